@@ -1,0 +1,275 @@
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "checkkern.h"
+#include "dsp.h"
+
+/* The family checks; each lives in its own check_<family>.c. */
+#define CK_FAMILIES(X) \
+    X(cpu)
+
+#define CK_DECLARE(f) void check_##f(unsigned flags);
+CK_FAMILIES(CK_DECLARE)
+
+static const struct {
+    const char *name;
+    ck_family_fn fn;
+} families[] = {
+#define CK_ENTRY(f) {#f, check_##f},
+    CK_FAMILIES(CK_ENTRY)
+};
+
+static const struct {
+    const char *name;
+    unsigned flags;
+} levels[] = {
+    {"c", 0},
+    {"avx2", KERN_CPU_AVX2},
+    {"avx512", KERN_CPU_AVX2 | KERN_CPU_AVX512},
+    {"avx512vnni", KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512VNNI},
+    {"avx512bf16", KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512VNNI |
+                       KERN_CPU_AVX512BF16},
+};
+
+enum { MAX_TESTED = 4096, MAX_PRINTED_FAILS = 5 };
+
+static struct {
+    const void *tested[MAX_TESTED];
+    int ntested;
+    const char *isa;
+    const char *filter;
+    bool bench;
+    bool in_check;
+    char name[128];
+    int fails_here;
+    int checks, failed;
+    uint32_t rng;
+} ck;
+
+uint32_t ck_rand(void)
+{
+    uint32_t x = ck.rng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    ck.rng = x;
+    return x;
+}
+
+float ck_randf(float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((ck_rand() >> 8) * (1.0 / 16777216.0));
+}
+
+int ck_randi(int lo, int hi)
+{
+    return lo + (int)(ck_rand() % (uint32_t)(hi - lo + 1));
+}
+
+void ck_fill_f32(float *p, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = ck_randf(lo, hi);
+    }
+}
+
+void ck_poison(void *p, size_t bytes)
+{
+    memset(p, 0x7f, bytes); /* 0x7f7f7f7f is a large finite float */
+    unsigned char *c = p;
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        const uint32_t nan = 0x7fa5a5a5u;
+        memcpy(c + i, &nan, 4);
+    }
+}
+
+uint32_t ck_ulp_f32(float a, float b)
+{
+    if (isnan(a) && isnan(b)) {
+        return 0;
+    }
+    if (isnan(a) || isnan(b)) {
+        return UINT32_MAX;
+    }
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    /* Map sign-magnitude to a monotonic integer line. */
+    int64_t la = ia < 0 ? (int64_t)INT32_MIN - ia : ia;
+    int64_t lb = ib < 0 ? (int64_t)INT32_MIN - ib : ib;
+    int64_t d = la > lb ? la - lb : lb - la;
+    return d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
+
+bool ck_close_f32(float a, float b, float abs_tol, float rel_tol)
+{
+    if (isnan(a) || isnan(b)) {
+        return isnan(a) && isnan(b);
+    }
+    if (isinf(a) || isinf(b)) {
+        return a == b;
+    }
+    return fabsf(a - b) <= abs_tol + rel_tol * fabsf(b);
+}
+
+bool ck_func(const void *fn, const char *fmt, ...)
+{
+    if (!fn) {
+        return false;
+    }
+    for (int i = 0; i < ck.ntested; i++) {
+        if (ck.tested[i] == fn) {
+            return false;
+        }
+    }
+    char base[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(base, sizeof base, fmt, ap);
+    va_end(ap);
+    if (ck.filter && !strstr(base, ck.filter)) {
+        return false;
+    }
+    if (ck.ntested < MAX_TESTED) {
+        ck.tested[ck.ntested++] = fn;
+    }
+    snprintf(ck.name, sizeof ck.name, "%s_%s", base, ck.isa);
+    ck.in_check = true;
+    ck.fails_here = 0;
+    return true;
+}
+
+bool ck_fail(const char *fmt, ...)
+{
+    if (ck.fails_here++ < MAX_PRINTED_FAILS) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "  %s: ", ck.name);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    return false;
+}
+
+void ck_report(void)
+{
+    if (!ck.in_check) {
+        return;
+    }
+    ck.checks++;
+    if (ck.fails_here) {
+        ck.failed++;
+        printf("  %-40s FAILED (%d mismatches)\n", ck.name, ck.fails_here);
+    } else {
+        printf("  %-40s OK\n", ck.name);
+    }
+    fflush(stdout);
+    ck.in_check = false;
+}
+
+bool ck_bench_on(void)
+{
+    return ck.bench;
+}
+
+double ck_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double ck_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void ck_bench_report(const char *what, double ref_ns, double isa_ns)
+{
+    printf("    bench %-34s c %12.1f ns  %-10s %12.1f ns  x%.2f\n", what,
+           ref_ns, ck.isa, isa_ns, isa_ns > 0 ? ref_ns / isa_ns : 0.0);
+}
+
+const char *ck_isa(void)
+{
+    return ck.isa;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: checkkern [--bench] [--test NAME] [--seed N]\n"
+               "  Checks every kernel on every instruction-set level of this\n"
+               "  CPU against its C reference. --test keeps the checks whose\n"
+               "  name contains NAME; --bench also times each against C.\n");
+}
+
+/* The cpu family checks the dispatch plumbing itself. */
+void check_cpu(unsigned flags)
+{
+    if (ck_func((const void *)kern_cpu_path_name, "cpu_path_name")) {
+        const char *want = ck_isa();
+        const char *got = kern_cpu_path_name(flags);
+        if (strcmp(want, "avx512bf16") != 0 && strcmp(got, want) != 0) {
+            ck_fail("flags %#x named %s, want %s", flags, got, want);
+        }
+        ck_report();
+    }
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t seed = 0x9e3779b9u;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--bench")) {
+            ck.bench = true;
+        } else if (!strcmp(argv[i], "--test") && i + 1 < argc) {
+            ck.filter = argv[++i];
+        } else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+            seed = (uint32_t)strtoul(argv[++i], NULL, 0);
+        } else if (!strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "checkkern: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!seed) {
+        seed = 1;
+    }
+    const unsigned host = kern_cpu_flags();
+    printf("checkkern: seed %" PRIu32 ", cpu flags %#x (%s)\n", seed, host,
+           kern_cpu_path_name(host));
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        if ((levels[l].flags & host) != levels[l].flags) {
+            continue;
+        }
+        ck.isa = levels[l].name;
+        printf("%s:\n", ck.isa);
+        for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+            ck.rng = seed ^ (uint32_t)(f * 0x85ebca6bu);
+            if (!ck.rng) {
+                ck.rng = 1;
+            }
+            families[f].fn(levels[l].flags);
+            ck_report();
+        }
+    }
+    printf("checkkern: %d checks, %d failed (seed %" PRIu32 ")\n", ck.checks,
+           ck.failed, seed);
+    return ck.failed ? 1 : 0;
+}
