@@ -1,0 +1,547 @@
+/*
+ * libmemest: memory and compute estimation for small MLPs and CNNs.
+ *
+ * A model is described in text, one layer per line (see the project's
+ * README for the format), or named by a preset ("mlp:784-64-10",
+ * "smallcnn"). The library infers every layer's shape and counts, with
+ * exact 64-bit arithmetic, parameters, activations and MACs for a batch
+ * size and a numeric precision; it fits a batch size to a memory budget the
+ * way the original hardware-simulation module did, and builds the run plan
+ * with the same warnings.
+ *
+ * Conventions (those of the original modules and of PyTorch):
+ *   - parameters: dense in*out + out; conv2d out_c*(in_c/g)*k*k + out_c
+ *     (no bias term with bias=no); everything else 0;
+ *   - output elements: batch * prod(output shape); conv/pool spatial size
+ *     floor((H + 2p - k) / s) + 1;
+ *   - MACs: dense batch*in*out; conv2d output_elements*(in_c/g)*k*k;
+ *     everything else 0;
+ *   - activation memory: the input plus every layer output, elements times
+ *     the precision's bytes;
+ *   - MB is 1024 * 1024 bytes.
+ *
+ * Every size is a uint64_t computed with overflow checks: a model or batch
+ * too large to count yields MEMEST_E_OVERFLOW, never a wrapped value.
+ *
+ * Thread safety: a model is immutable once built; any number of threads may
+ * read it at once. No function keeps global state.
+ */
+#ifndef EDGEFIT_MEMEST_H
+#define EDGEFIT_MEMEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(MEMEST_BUILDING)
+#define MEMEST_API __declspec(dllexport)
+#elif defined(MEMEST_BUILDING) && defined(__GNUC__)
+#define MEMEST_API __attribute__((visibility("default")))
+#else
+#define MEMEST_API
+#endif
+
+/* ---- Status codes and diagnostics ------------------------------------- */
+
+enum memest_status {
+    MEMEST_OK = 0,
+    MEMEST_E_PARSE,    /* malformed text: unknown kind or key, bad token */
+    MEMEST_E_RANGE,    /* a value outside its domain (zero, negative, NaN) */
+    MEMEST_E_OVERFLOW, /* a size that does not fit in 64 bits */
+    MEMEST_E_NOMEM,    /* an allocation failed */
+    MEMEST_E_IO,       /* a file could not be read */
+    MEMEST_E_INVALID,  /* a NULL pointer or an out-of-range enum value */
+    MEMEST_E_SHAPE,    /* shapes that do not agree (kernel, groups, dense) */
+};
+
+/* Static text for a status code; "unknown status" for anything else. */
+MEMEST_API const char *memest_strerror(int status);
+
+/* The library's version, e.g. "0.1.0". Static text. */
+MEMEST_API const char *memest_version(void);
+
+/*
+ * Where and why parsing failed. Parsers fill it when they return an error
+ * (and clear it on success) if the caller passes one; it may be NULL.
+ * `source` is the file path, the preset name, or "<string>"; `line` and
+ * `column` are 1-based and point at the offending token (0 when the error
+ * has no place in the text, e.g. a file that cannot be opened). Both
+ * strings are always NUL-terminated, truncated if need be.
+ */
+struct memest_diag {
+    int line;
+    int column;
+    char source[256];
+    char message[256];
+};
+
+/*
+ * Write "source:line:column: message" (or "source: message" when line is 0)
+ * into buf, NUL-terminated and truncated to cap bytes. Returns the length
+ * the full text would have, like snprintf.
+ */
+MEMEST_API size_t memest_diag_format(const struct memest_diag *diag,
+                                     char *buf, size_t cap);
+
+/* ---- Precisions --------------------------------------------------------- */
+
+enum memest_precision {
+    MEMEST_FP64 = 0,
+    MEMEST_FP32,
+    MEMEST_FP16,
+    MEMEST_BF16,
+    MEMEST_INT8,
+};
+
+#define MEMEST_PRECISION_COUNT 5
+
+/*
+ * Parse a precision name, case-insensitively: "fp64"/"float64",
+ * "fp32"/"float32", "fp16"/"float16"/"half", "bf16"/"bfloat16", "int8".
+ * Returns MEMEST_OK, MEMEST_E_PARSE for any other text, MEMEST_E_INVALID
+ * for NULL arguments.
+ */
+MEMEST_API int memest_precision_parse(const char *text,
+                                      enum memest_precision *out);
+
+/* Bytes per element: 8, 4, 2, 2, 1; 0 for a value outside the enum. */
+MEMEST_API unsigned memest_precision_bytes(enum memest_precision p);
+
+/* Short name: "fp64", "fp32", "fp16", "bf16", "int8"; NULL outside the
+ * enum. Static text. */
+MEMEST_API const char *memest_precision_name(enum memest_precision p);
+
+/* The original module's spelling of the precision mode, as used in run
+ * plans: "float64", "float32", "float16", "bfloat16", "int8"; NULL outside
+ * the enum. Static text. */
+MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
+
+/* ---- Models ------------------------------------------------------------- */
+
+enum memest_kind {
+    MEMEST_KIND_INPUT = 0, /* only in estimate rows: the model input */
+    MEMEST_KIND_DENSE,
+    MEMEST_KIND_CONV2D,
+    MEMEST_KIND_MAXPOOL,
+    MEMEST_KIND_AVGPOOL,
+    MEMEST_KIND_FLATTEN,
+    MEMEST_KIND_ACTIVATION, /* a standalone "relu", "gelu", ... line */
+};
+
+enum memest_act {
+    MEMEST_ACT_NONE = 0,
+    MEMEST_ACT_RELU,
+    MEMEST_ACT_GELU,
+    MEMEST_ACT_SIGMOID,
+    MEMEST_ACT_TANH,
+    MEMEST_ACT_SOFTMAX,
+};
+
+/* "input", "dense", "conv2d", "maxpool", "avgpool", "flatten",
+ * "activation"; NULL outside the enum. Static text. */
+MEMEST_API const char *memest_kind_name(enum memest_kind kind);
+
+/* "none", "relu", "gelu", "sigmoid", "tanh", "softmax"; NULL outside the
+ * enum. Static text. */
+MEMEST_API const char *memest_act_name(enum memest_act act);
+
+/*
+ * A tensor shape per sample (without the batch): rank 1 is a feature
+ * vector of dim[0] elements; rank 3 is channels, height, width in
+ * dim[0], dim[1], dim[2]. Unused dims are 0.
+ */
+struct memest_shape {
+    unsigned rank;
+    uint64_t dim[3];
+};
+
+/* Longest text memest_shape_format() writes, NUL included. */
+#define MEMEST_SHAPE_TEXT_MAX 64
+
+/*
+ * Write the shape as "8x14x14" or "10" into buf (NUL-terminated, truncated
+ * to cap). Returns the length the full text would have.
+ */
+MEMEST_API size_t memest_shape_format(const struct memest_shape *shape,
+                                      char *buf, size_t cap);
+
+/*
+ * One layer after shape inference. All counts are per sample and were
+ * checked for overflow when the model was built.
+ *
+ * `units` is the output features of a dense layer or the output channels of
+ * a conv2d, 0 otherwise. `kernel`, `stride`, `padding` describe conv2d and
+ * pooling windows (square), `groups` conv2d (1 elsewhere). `act` is the
+ * activation applied after a dense or conv2d layer, or the function of a
+ * standalone activation layer; MEMEST_ACT_NONE elsewhere. `has_bias` is 1
+ * for a dense or conv2d layer with a bias, 0 otherwise.
+ *
+ * `weight_count` and `bias_count` split `parameter_count`;
+ * `macs_per_sample` is the layer's MACs for batch 1; `output_elements` is
+ * the product of `out_shape`. `name` is owned by the model. `line` is the
+ * line of the description that declared the layer (1 for presets).
+ */
+struct memest_layer {
+    enum memest_kind kind;
+    enum memest_act act;
+    const char *name;
+    uint64_t units;
+    uint64_t kernel;
+    uint64_t stride;
+    uint64_t padding;
+    uint64_t groups;
+    int has_bias;
+    struct memest_shape in_shape;
+    struct memest_shape out_shape;
+    uint64_t weight_count;
+    uint64_t bias_count;
+    uint64_t parameter_count;
+    uint64_t output_elements;
+    uint64_t macs_per_sample;
+    int line;
+};
+
+typedef struct memest_model memest_model; /* opaque, immutable once built */
+
+/*
+ * Parse a model description from a NUL-terminated string. On success *out
+ * is a new model the caller releases with memest_model_destroy(); on error
+ * *out is NULL and diag (if given) holds source "<string>", the line, the
+ * column and a message.
+ *
+ * Returns MEMEST_OK; MEMEST_E_PARSE for unknown kinds or keys, missing
+ * widths, non-numeric values, a duplicate or missing `input`, duplicate
+ * names or keys, an empty model; MEMEST_E_RANGE for zero, negative or too
+ * large numbers; MEMEST_E_SHAPE for a kernel larger than the padded input,
+ * channels not divisible by groups, dense on a CxHxW input without
+ * flatten, and layers that need a CxHxW input but get a vector;
+ * MEMEST_E_OVERFLOW when a per-sample count does not fit in 64 bits;
+ * MEMEST_E_NOMEM; MEMEST_E_INVALID for NULL text or out.
+ */
+MEMEST_API int memest_model_parse(const char *text, memest_model **out,
+                                  struct memest_diag *diag);
+
+/*
+ * Like memest_model_parse() for `len` bytes that need not end in NUL (a NUL
+ * byte inside them is a parse error). `source` names the text in
+ * diagnostics; NULL means "<string>".
+ */
+MEMEST_API int memest_model_parse_buffer(const char *text, size_t len,
+                                         const char *source,
+                                         memest_model **out,
+                                         struct memest_diag *diag);
+
+/*
+ * Build a preset: "mlp:W0-W1-...-Wn" (input W0, dense layers W1..Wn with
+ * relu on the hidden ones and softmax on the last; at least two widths) or
+ * "smallcnn" (1x28x28 input, conv 8 k3 p1 relu, maxpool 2, conv 16 k3 p1
+ * relu, maxpool 2, flatten, dense 10 softmax). Errors as for
+ * memest_model_parse(), with source = the name, line 1 and the column of
+ * the offending character; an unknown name is MEMEST_E_PARSE.
+ */
+MEMEST_API int memest_model_preset(const char *name, memest_model **out,
+                                   struct memest_diag *diag);
+
+/* 1 when `text` names a preset (starts with "mlp:" or equals "smallcnn"),
+ * else 0. Says nothing about whether the preset is well formed. */
+MEMEST_API int memest_is_preset_name(const char *text);
+
+/*
+ * Load a model from a preset name or a file path. Preset names take
+ * precedence: a file called "smallcnn" is reached as "./smallcnn". For a
+ * file, diag->source is the path; MEMEST_E_IO when it cannot be read
+ * (message with the system's reason), MEMEST_E_RANGE when it is larger than
+ * 64 MiB; otherwise as memest_model_parse().
+ */
+MEMEST_API int memest_model_load(const char *path_or_preset,
+                                 memest_model **out,
+                                 struct memest_diag *diag);
+
+/* Release a model. NULL is allowed. */
+MEMEST_API void memest_model_destroy(memest_model *model);
+
+/* The model's name: from its `name` line, the preset name, or "model".
+ * Owned by the model. */
+MEMEST_API const char *memest_model_name(const memest_model *model);
+
+/* Number of layers after the input (at least 1 for a built model). */
+MEMEST_API size_t memest_model_layer_count(const memest_model *model);
+
+/* Layer i (0-based, not counting the input), or NULL when i is out of
+ * range. Owned by the model. */
+MEMEST_API const struct memest_layer *
+memest_model_layer(const memest_model *model, size_t i);
+
+/* The per-sample input shape. */
+MEMEST_API struct memest_shape
+memest_model_input_shape(const memest_model *model);
+
+/* The per-sample output shape of the last layer. */
+MEMEST_API struct memest_shape
+memest_model_output_shape(const memest_model *model);
+
+/* Total parameters of the model (batch-independent). */
+MEMEST_API uint64_t memest_model_parameter_count(const memest_model *model);
+
+/*
+ * Write the model as a canonical description (every option explicit, one
+ * layer per line) into buf, NUL-terminated. *len receives the length of the
+ * full text without the NUL. MEMEST_E_RANGE when cap is too small (buf then
+ * holds a truncated, NUL-terminated prefix when cap > 0); parsing the full
+ * text yields an identical model.
+ */
+MEMEST_API int memest_model_write(const memest_model *model, char *buf,
+                                  size_t cap, size_t *len);
+
+/* ---- Estimates ---------------------------------------------------------- */
+
+/*
+ * One row of the per-layer table, the columns of layerwise_breakdown.csv.
+ * Row 0 is the model input (kind MEMEST_KIND_INPUT, layer "input"): no
+ * parameters or MACs, and its activation_bytes are the input's, so that
+ * each column summed over all rows equals the totals.
+ */
+struct memest_layer_estimate {
+    const char *layer;                        /* owned by the model */
+    enum memest_kind kind;
+    char output_shape[MEMEST_SHAPE_TEXT_MAX]; /* "8x14x14" or "10" */
+    uint64_t output_elements;  /* batch * prod(output shape) */
+    uint64_t parameter_count;
+    uint64_t parameter_bytes;  /* parameter_count * precision bytes */
+    uint64_t activation_bytes; /* output_elements * precision bytes */
+    uint64_t macs;
+};
+
+/* Number of rows memest_estimate_layers() fills: layers + 1. */
+MEMEST_API size_t memest_estimate_row_count(const memest_model *model);
+
+/*
+ * Fill the per-layer table for a batch size (>= 1) and a precision into
+ * rows[0..count-1] (caller's storage). *count receives the number of rows
+ * needed even on MEMEST_E_RANGE (cap too small). MEMEST_E_RANGE for
+ * batch 0, MEMEST_E_OVERFLOW when a value does not fit in 64 bits,
+ * MEMEST_E_INVALID for NULL pointers or a bad precision.
+ */
+MEMEST_API int memest_estimate_layers(const memest_model *model,
+                                      uint64_t batch,
+                                      enum memest_precision precision,
+                                      struct memest_layer_estimate *rows,
+                                      size_t cap, size_t *count);
+
+/*
+ * Whole-model totals for a batch and precision. Byte counts are exact; the
+ * *_mb fields are the byte counts divided by 1024 * 1024.
+ *
+ * peak_inference_bytes = parameter bytes + the largest (input + output)
+ * bytes over the chain of layers, i.e. the most memory alive at once when
+ * each buffer is freed after its only reader.
+ */
+struct memest_totals {
+    uint64_t batch;
+    enum memest_precision precision;
+    uint64_t parameter_count;
+    uint64_t parameter_bytes;
+    uint64_t activation_elements; /* input + every layer output */
+    uint64_t activation_bytes;
+    uint64_t total_bytes;         /* parameter + activation bytes */
+    uint64_t macs;
+    uint64_t peak_inference_bytes;
+    double parameter_mb;
+    double activation_mb;
+    double total_mb;
+    double peak_inference_mb;
+};
+
+/* Compute the totals. MEMEST_E_RANGE for batch 0, MEMEST_E_OVERFLOW,
+ * MEMEST_E_INVALID for NULL pointers or a bad precision. */
+MEMEST_API int memest_estimate_totals(const memest_model *model,
+                                      uint64_t batch,
+                                      enum memest_precision precision,
+                                      struct memest_totals *out);
+
+/*
+ * Total memory in MB exactly as the original estimate_total_memory_mb():
+ * parameter bytes / 1024^2 + activation bytes / 1024^2, each quotient
+ * rounded to double once. Never overflows (exact wide arithmetic), so it
+ * also serves batches whose byte counts exceed 64 bits. MEMEST_E_RANGE for
+ * batch 0, MEMEST_E_INVALID for NULL pointers or a bad precision.
+ */
+MEMEST_API int memest_total_memory_mb(const memest_model *model,
+                                      uint64_t batch,
+                                      enum memest_precision precision,
+                                      double *out_mb);
+
+/* ---- Training memory ---------------------------------------------------- */
+
+enum memest_optimizer {
+    MEMEST_OPT_SGD = 0, /* no state */
+    MEMEST_OPT_MOMENTUM, /* one buffer per parameter */
+    MEMEST_OPT_ADAM,     /* two buffers per parameter */
+};
+
+/* Parse "sgd", "momentum" or "adam" (case-insensitive). MEMEST_E_PARSE for
+ * any other text, MEMEST_E_INVALID for NULL arguments. */
+MEMEST_API int memest_optimizer_parse(const char *text,
+                                      enum memest_optimizer *out);
+
+/* "sgd", "momentum", "adam"; NULL outside the enum. Static text. */
+MEMEST_API const char *memest_optimizer_name(enum memest_optimizer opt);
+
+/* State buffers per parameter: 0, 1, 2; 0 outside the enum. */
+MEMEST_API unsigned memest_optimizer_state_factor(enum memest_optimizer opt);
+
+/*
+ * Training memory, in bytes: parameters + gradients + optimizer state +
+ * all activations kept for backward (the input and every layer output).
+ */
+struct memest_training {
+    uint64_t parameter_bytes;
+    uint64_t gradient_bytes;
+    uint64_t optimizer_state_bytes;
+    uint64_t activation_bytes;
+    uint64_t total_bytes;
+    double total_mb;
+};
+
+/*
+ * Training memory with everything stored in one precision: with N
+ * parameters, A activation elements, b bytes per element and s state
+ * buffers per parameter: params N*b, gradients N*b, state s*N*b,
+ * activations A*b. MEMEST_E_RANGE for batch 0, MEMEST_E_OVERFLOW,
+ * MEMEST_E_INVALID.
+ */
+MEMEST_API int memest_training_memory(const memest_model *model,
+                                      uint64_t batch,
+                                      enum memest_precision precision,
+                                      enum memest_optimizer opt,
+                                      struct memest_training *out);
+
+/*
+ * Mixed-precision training memory (fp32 master weights, fp16 gradients and
+ * activations, fp32 optimizer state): params 4N, gradients 2N, state 4sN,
+ * activations 2A. With Adam this is the original table's
+ * 4N + 2N + 8N + 2A. Errors as memest_training_memory().
+ */
+MEMEST_API int memest_training_memory_mixed(const memest_model *model,
+                                            uint64_t batch,
+                                            enum memest_optimizer opt,
+                                            struct memest_training *out);
+
+/* ---- Batch fitting ------------------------------------------------------ */
+
+/*
+ * The original adjust_batch_size_to_memory(): cap the requested batch to
+ * [1, batch_limit] (a limit of 0 caps to 1, as the original does); if the
+ * capped batch's total memory (memest_total_memory_mb()) is <=
+ * max_memory_mb, return it; otherwise binary-search the largest batch in
+ * [1, capped] that fits; *out_batch = 0 when even batch 1 does not fit.
+ * MEMEST_E_RANGE for a NaN, infinite or negative budget, MEMEST_E_INVALID
+ * for NULL pointers or a bad precision.
+ */
+MEMEST_API int memest_fit_batch(const memest_model *model,
+                                uint64_t requested_batch,
+                                double max_memory_mb,
+                                enum memest_precision precision,
+                                uint64_t batch_limit, uint64_t *out_batch);
+
+/*
+ * The original estimate_batch_memory_mb(features, batch,
+ * bytes_per_feature=8): features * batch * bytes_per_feature / 1024^2,
+ * computed exactly and rounded once. Pass 8 for the original default.
+ * MEMEST_E_INVALID for a NULL out.
+ */
+MEMEST_API int memest_estimate_batch_memory_mb(uint64_t features,
+                                               uint64_t batch,
+                                               uint64_t bytes_per_feature,
+                                               double *out_mb);
+
+/*
+ * The halving variant auto_adjust_batch_size(features, batch, max_mb,
+ * bytes_per_feature=8): start from `batch`; while it is above 1 and its
+ * memory_mb (memest_estimate_batch_memory_mb()) exceeds max_memory_mb,
+ * halve it rounding down. The result is the first size in the sequence
+ * batch, batch/2, batch/4, ..., 1 that fits, or 1 when none does (the
+ * caller compares memory at 1 against the budget to tell). It is not the
+ * largest fitting size: 100 with room for 60 gives 50.
+ * MEMEST_E_RANGE for batch 0 or a NaN, infinite or negative budget;
+ * MEMEST_E_INVALID for a NULL out.
+ */
+MEMEST_API int memest_auto_adjust_batch_size(uint64_t features,
+                                             uint64_t batch,
+                                             double max_memory_mb,
+                                             uint64_t bytes_per_feature,
+                                             uint64_t *out_batch);
+
+/* ---- Hardware simulation and run plans --------------------------------- */
+
+/*
+ * The original HardwareSimulationConfig. Defaults (memest_hw_config_init):
+ * enabled 0, max_memory_mb 512.0, compute_speed_factor 1.0, precision
+ * MEMEST_FP32, batch_size_limit 128.
+ */
+struct memest_hw_config {
+    int enabled;
+    double max_memory_mb;
+    double compute_speed_factor; /* 1.0 = host speed, 2.0 = twice slower */
+    enum memest_precision precision;
+    uint64_t batch_size_limit;
+};
+
+/* Fill `config` with the defaults above. NULL is ignored. */
+MEMEST_API void memest_hw_config_init(struct memest_hw_config *config);
+
+#define MEMEST_PLAN_MAX_WARNINGS 3
+#define MEMEST_WARNING_TEXT_MAX 256
+
+/*
+ * The original prepare_hardware_constrained_run() result. `precision` is
+ * the config's (memest_precision_mode_name() gives the original
+ * spelling); `estimated_memory_mb` is memest_total_memory_mb() at the
+ * planned batch, rounded to 6 decimals as Python's round(x, 6).
+ * `warnings[0..warning_count-1]` hold, in this order and when they apply:
+ *   "Model cannot run under current memory and precision constraints;
+ *    even batch_size=1 exceeds max_memory_mb." (one line; batch set to 1)
+ *   "Projected memory (%.4f MB) exceeds limit (%.4f MB)."
+ *   "Batch size reduced from R to B due to memory constraints."
+ * When the config is disabled, batch_size is the requested one, there are
+ * no warnings, and estimated_memory_mb is still the (rounded) estimate at
+ * that batch for information; the original omitted it.
+ */
+struct memest_run_plan {
+    int enabled;
+    uint64_t batch_size;
+    enum memest_precision precision;
+    double estimated_memory_mb;
+    size_t warning_count;
+    char warnings[MEMEST_PLAN_MAX_WARNINGS][MEMEST_WARNING_TEXT_MAX];
+};
+
+/*
+ * Plan a run of `model` at `requested_batch` under `config`.
+ * MEMEST_E_RANGE for requested_batch 0, a NaN, infinite or negative
+ * max_memory_mb, a NaN, infinite or negative compute_speed_factor, or
+ * batch_size_limit 0 (checked even when disabled); MEMEST_E_INVALID for
+ * NULL pointers or a bad precision. On error *plan is zeroed.
+ */
+MEMEST_API int memest_prepare_run(const memest_model *model,
+                                  uint64_t requested_batch,
+                                  const struct memest_hw_config *config,
+                                  struct memest_run_plan *plan);
+
+/*
+ * The original apply_compute_slowdown() without the sleep: the extra
+ * seconds a host run of elapsed_s takes on hardware `factor` times slower,
+ * elapsed_s * (factor - 1) when factor > 1, else 0 (also 0 for a NaN
+ * factor and for elapsed_s that is not positive). Sleeping is the
+ * caller's choice.
+ */
+MEMEST_API double memest_compute_slowdown_s(double elapsed_s, double factor);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EDGEFIT_MEMEST_H */

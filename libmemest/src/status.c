@@ -1,0 +1,56 @@
+/* Status texts and diagnostics formatting. */
+#include "edgefit/memest.h"
+
+#include <stdio.h>
+
+const char *memest_strerror(int status)
+{
+    switch (status) {
+    case MEMEST_OK:
+        return "success";
+    case MEMEST_E_PARSE:
+        return "malformed model description";
+    case MEMEST_E_RANGE:
+        return "value out of range";
+    case MEMEST_E_OVERFLOW:
+        return "size too large to count in 64 bits";
+    case MEMEST_E_NOMEM:
+        return "out of memory";
+    case MEMEST_E_IO:
+        return "cannot read file";
+    case MEMEST_E_INVALID:
+        return "invalid argument";
+    case MEMEST_E_SHAPE:
+        return "shapes do not agree";
+    default:
+        return "unknown status";
+    }
+}
+
+const char *memest_version(void)
+{
+    return MEMEST_VERSION_TEXT;
+}
+
+size_t memest_diag_format(const struct memest_diag *diag, char *buf,
+                          size_t cap)
+{
+    char empty[1];
+    int n;
+
+    if (buf == NULL || cap == 0) {
+        buf = empty;
+        cap = 1;
+    }
+    if (diag == NULL) {
+        buf[0] = '\0';
+        return 0;
+    }
+    if (diag->line > 0) {
+        n = snprintf(buf, cap, "%s:%d:%d: %s", diag->source, diag->line,
+                     diag->column, diag->message);
+    } else {
+        n = snprintf(buf, cap, "%s: %s", diag->source, diag->message);
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
