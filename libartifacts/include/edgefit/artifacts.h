@@ -1,0 +1,211 @@
+/*
+ * libartifacts: the tables and documents edgefit writes, written so that a
+ * failed run never leaves a half-written file.
+ *
+ * A table has a name, typed columns and rows. It is written as CSV (through
+ * libcsv), as JSON (through jansson: an array of row objects) or as aligned
+ * text for a terminal. A document is a JSON object built key by key, which
+ * may hold tables. Files are written to a temporary name in the same folder
+ * and renamed into place.
+ *
+ *     art_table *t = NULL;
+ *     art_table_create("layers", &t);
+ *     art_table_add_column(t, "layer", ART_TEXT);
+ *     art_table_add_column(t, "macs", ART_UINT);
+ *     size_t r;
+ *     art_table_add_row(t, &r);
+ *     art_table_set_text(t, r, 0, "dense1");
+ *     art_table_set_uint(t, r, 1, 50176);
+ *     art_table_save_csv(t, "out/layers.csv");
+ *     art_table_destroy(t);
+ *
+ * libartifacts knows nothing of models: callers fill generic tables.
+ */
+#ifndef EDGEFIT_ARTIFACTS_H
+#define EDGEFIT_ARTIFACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ART_BUILDING) && defined(__GNUC__)
+#define ART_API __attribute__((visibility("default")))
+#else
+#define ART_API
+#endif
+
+/* ---- Status codes ------------------------------------------------------ */
+
+enum art_status {
+    ART_OK = 0,
+    ART_E_INVALID,  /* a NULL argument, an unknown column, a type mismatch */
+    ART_E_NOMEM,    /* an allocation failed */
+    ART_E_IO,       /* a file could not be opened, written or renamed */
+    ART_E_PARSE,    /* a CSV file that cannot be read back (see diag) */
+    ART_E_RANGE,    /* a row or column index out of range */
+    ART_E_OVERFLOW, /* a size that does not fit */
+};
+
+/* Static text for a status code; "unknown status" for anything else. */
+ART_API const char *art_strerror(int status);
+
+/* Where a read failed: 1-based line (0 when unknown) and a message. */
+struct art_diag {
+    int line;
+    char message[256];
+};
+
+/* ---- Atomic files ------------------------------------------------------ */
+
+/* A file being written under a temporary name next to its final path. */
+typedef struct art_atomic art_atomic;
+
+/* Open a temporary file in the folder of path for writing (binary). On
+ * success *out holds the handle; art_atomic_file() gives its FILE. Finish
+ * with exactly one of art_atomic_commit() or art_atomic_abort(). */
+ART_API int art_atomic_open(const char *path, art_atomic **out);
+/* The FILE to write to; owned by the handle. */
+ART_API FILE *art_atomic_file(art_atomic *a);
+/* Flush, sync and rename into place; frees the handle. On any failure the
+ * temporary file is removed, the destination is untouched and ART_E_IO is
+ * returned. Also fails (and removes) when the stream had a write error. */
+ART_API int art_atomic_commit(art_atomic *a);
+/* Close and remove the temporary file; frees the handle. NULL ok. */
+ART_API void art_atomic_abort(art_atomic *a);
+
+/* Create a folder and its missing parents (mode 0777 before umask).
+ * An existing folder is fine; an existing non-folder is ART_E_IO. */
+ART_API int art_mkdir_p(const char *dir);
+
+/* Join dir and name with one '/' into a new string the caller frees with
+ * free(); NULL when out of memory. */
+ART_API char *art_path_join(const char *dir, const char *name);
+
+/* ---- Tables ------------------------------------------------------------ */
+
+enum art_type {
+    ART_INT = 1, /* int64_t */
+    ART_UINT,    /* uint64_t */
+    ART_REAL,    /* double */
+    ART_TEXT,    /* UTF-8 text, copied into the table */
+    ART_BOOL,    /* true/false */
+};
+
+typedef struct art_table art_table;
+
+/* A new empty table named name (used as the JSON key by documents). */
+ART_API int art_table_create(const char *name, art_table **out);
+ART_API void art_table_destroy(art_table *t); /* NULL ok */
+
+/* Append a column; column names must be unique and non-empty. Columns can
+ * only be added while the table has no rows. */
+ART_API int art_table_add_column(art_table *t, const char *name,
+                                 enum art_type type);
+/* Append a row of empty cells (written as an empty CSV field, JSON null);
+ * *row receives its index (may be NULL). */
+ART_API int art_table_add_row(art_table *t, size_t *row);
+
+/* Set a cell; the value's type must match the column's (ART_E_INVALID
+ * otherwise), except that set_int/set_uint also fill a REAL column. */
+ART_API int art_table_set_int(art_table *t, size_t row, size_t col,
+                              int64_t v);
+ART_API int art_table_set_uint(art_table *t, size_t row, size_t col,
+                               uint64_t v);
+ART_API int art_table_set_real(art_table *t, size_t row, size_t col,
+                               double v);
+ART_API int art_table_set_text(art_table *t, size_t row, size_t col,
+                               const char *v);
+ART_API int art_table_set_bool(art_table *t, size_t row, size_t col, bool v);
+
+ART_API const char *art_table_name(const art_table *t);
+ART_API size_t art_table_rows(const art_table *t);
+ART_API size_t art_table_cols(const art_table *t);
+ART_API const char *art_table_column_name(const art_table *t, size_t col);
+ART_API enum art_type art_table_column_type(const art_table *t, size_t col);
+/* Index of the column called name, or -1. */
+ART_API long art_table_find_column(const art_table *t, const char *name);
+/* True when the cell holds a value. */
+ART_API bool art_table_is_set(const art_table *t, size_t row, size_t col);
+
+/* Read a cell. Each returns ART_E_INVALID on a type mismatch, ART_E_RANGE
+ * for a bad index and ART_E_INVALID for an empty cell. get_real converts
+ * INT and UINT cells. Text belongs to the table. */
+ART_API int art_table_get_int(const art_table *t, size_t row, size_t col,
+                              int64_t *v);
+ART_API int art_table_get_uint(const art_table *t, size_t row, size_t col,
+                               uint64_t *v);
+ART_API int art_table_get_real(const art_table *t, size_t row, size_t col,
+                               double *v);
+ART_API int art_table_get_text(const art_table *t, size_t row, size_t col,
+                               const char **v);
+ART_API int art_table_get_bool(const art_table *t, size_t row, size_t col,
+                               bool *v);
+
+/* Format one cell as it appears in CSV: integers in decimal, reals in the
+ * shortest form that reads back to the same double ("nan", "inf", "-inf"
+ * for the others), booleans as true/false, empty cells as "". Writes at most
+ * len bytes including the NUL; returns the length it needed, like
+ * snprintf. */
+ART_API size_t art_table_format_cell(const art_table *t, size_t row,
+                                     size_t col, char *buf, size_t len);
+
+/* CSV: a header line of column names, then one line per row, "\n" line
+ * ends, fields quoted only when they hold a comma, quote, CR, LF or
+ * leading/trailing space. */
+ART_API int art_table_write_csv(const art_table *t, FILE *f);
+ART_API int art_table_save_csv(const art_table *t, const char *path);
+
+/* JSON: an array of objects, one per row, keys in column order. */
+ART_API int art_table_write_json(const art_table *t, FILE *f);
+ART_API int art_table_save_json(const art_table *t, const char *path);
+
+/* Aligned text for a terminal: text left-aligned, numbers right-aligned,
+ * reals with the given number of decimals (shortest form when < 0). */
+ART_API int art_table_print(const art_table *t, FILE *f, int decimals);
+
+/* Read a CSV file written by any tool: the first line names the columns.
+ * Each column's type is inferred from its values (BOOL if every non-empty
+ * value is true/false, INT or UINT if every one is an integer, REAL if
+ * every one is a number, TEXT otherwise); empty fields stay empty. Rows
+ * must have as many fields as the header (diag names the line). */
+ART_API int art_table_load_csv(const char *path, art_table **out,
+                               struct art_diag *diag);
+
+/* ---- JSON documents ---------------------------------------------------- */
+
+/* A JSON object built key by key; setting an existing key replaces it. */
+typedef struct art_doc art_doc;
+
+ART_API int art_doc_create(art_doc **out);
+ART_API void art_doc_destroy(art_doc *d); /* NULL ok */
+
+ART_API int art_doc_set_int(art_doc *d, const char *key, int64_t v);
+ART_API int art_doc_set_uint(art_doc *d, const char *key, uint64_t v);
+/* Non-finite reals are written as null (JSON has no NaN). */
+ART_API int art_doc_set_real(art_doc *d, const char *key, double v);
+ART_API int art_doc_set_text(art_doc *d, const char *key, const char *v);
+ART_API int art_doc_set_bool(art_doc *d, const char *key, bool v);
+/* An array of n strings. */
+ART_API int art_doc_set_texts(art_doc *d, const char *key,
+                              const char *const *v, size_t n);
+/* The table's rows as an array of objects (copied now). */
+ART_API int art_doc_set_table(art_doc *d, const char *key,
+                              const art_table *t);
+/* A nested object (copied now; sub is still the caller's). */
+ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub);
+
+/* Indented JSON, keys in insertion order, a final newline. Reals are
+ * written with 17 significant digits, so they read back exactly. */
+ART_API int art_doc_write(const art_doc *d, FILE *f);
+ART_API int art_doc_save(const art_doc *d, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EDGEFIT_ARTIFACTS_H */

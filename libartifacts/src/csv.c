@@ -1,0 +1,422 @@
+#include <csv.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- Writing ----------------------------------------------------------- */
+
+static bool needs_quotes(const char *s)
+{
+    if (!*s) {
+        return false;
+    }
+    if (s[0] == ' ' || s[strlen(s) - 1] == ' ') {
+        return true;
+    }
+    return strpbrk(s, ",\"\r\n") != NULL;
+}
+
+static int put_field(FILE *f, const char *s)
+{
+    if (needs_quotes(s)) {
+        /* libcsv doubles the embedded quotes and adds the outer ones. */
+        return csv_fwrite(f, s, strlen(s)) == 0 ? ART_OK : ART_E_IO;
+    }
+    return fputs(s, f) >= 0 ? ART_OK : ART_E_IO;
+}
+
+static int write_csv(const void *obj, FILE *f)
+{
+    const art_table *t = obj;
+    const size_t cols = art_table_cols(t);
+    char small[128];
+    for (size_t c = 0; c < cols; c++) {
+        if ((c && fputc(',', f) == EOF) ||
+            put_field(f, art_table_column_name(t, c)) != ART_OK) {
+            return ART_E_IO;
+        }
+    }
+    if (fputc('\n', f) == EOF) {
+        return ART_E_IO;
+    }
+    for (size_t r = 0; r < art_table_rows(t); r++) {
+        for (size_t c = 0; c < cols; c++) {
+            const char *s = small;
+            size_t need = art_table_format_cell(t, r, c, small, sizeof small);
+            if (need >= sizeof small) {
+                /* Only text is this long; it is stored as is. */
+                (void)art_table_get_text(t, r, c, &s);
+            }
+            if ((c && fputc(',', f) == EOF) || put_field(f, s) != ART_OK) {
+                return ART_E_IO;
+            }
+        }
+        if (fputc('\n', f) == EOF) {
+            return ART_E_IO;
+        }
+    }
+    return ferror(f) ? ART_E_IO : ART_OK;
+}
+
+ART_API int art_table_write_csv(const art_table *t, FILE *f)
+{
+    if (!t || !f) {
+        return ART_E_INVALID;
+    }
+    return write_csv(t, f);
+}
+
+ART_API int art_table_save_csv(const art_table *t, const char *path)
+{
+    if (!t || !path) {
+        return ART_E_INVALID;
+    }
+    return art_save_with(path, write_csv, t);
+}
+
+/* ---- Terminal text ----------------------------------------------------- */
+
+static void format_for_print(const art_table *t, size_t r, size_t c,
+                             int decimals, char *buf, size_t len)
+{
+    double v;
+    if (decimals >= 0 && art_table_column_type(t, c) == ART_REAL &&
+        art_table_get_real(t, r, c, &v) == ART_OK) {
+        snprintf(buf, len, "%.*f", decimals, v);
+        return;
+    }
+    art_table_format_cell(t, r, c, buf, len);
+}
+
+ART_API int art_table_print(const art_table *t, FILE *f, int decimals)
+{
+    if (!t || !f) {
+        return ART_E_INVALID;
+    }
+    const size_t cols = art_table_cols(t), rows = art_table_rows(t);
+    size_t *width = calloc(cols ? cols : 1, sizeof *width);
+    if (!width) {
+        return ART_E_NOMEM;
+    }
+    char buf[256];
+    for (size_t c = 0; c < cols; c++) {
+        width[c] = strlen(art_table_column_name(t, c));
+        for (size_t r = 0; r < rows; r++) {
+            format_for_print(t, r, c, decimals, buf, sizeof buf);
+            const size_t w = strlen(buf);
+            width[c] = w > width[c] ? w : width[c];
+        }
+    }
+    for (size_t c = 0; c < cols; c++) {
+        const bool left = art_table_column_type(t, c) == ART_TEXT;
+        fprintf(f, "%s%*s", c ? "  " : "", left ? -(int)width[c] : (int)width[c],
+                art_table_column_name(t, c));
+    }
+    fputc('\n', f);
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t c = 0; c < cols; c++) {
+            const bool left = art_table_column_type(t, c) == ART_TEXT;
+            format_for_print(t, r, c, decimals, buf, sizeof buf);
+            fprintf(f, "%s%*s", c ? "  " : "",
+                    left ? -(int)width[c] : (int)width[c], buf);
+        }
+        fputc('\n', f);
+    }
+    free(width);
+    return ferror(f) ? ART_E_IO : ART_OK;
+}
+
+/* ---- Reading ----------------------------------------------------------- */
+
+struct reader {
+    char **fields; /* all fields, row-major, header first */
+    size_t nfields, cap;
+    size_t row_len; /* fields in the current record */
+    size_t header_len;
+    size_t records;
+    long line;
+    int st;
+    struct art_diag *diag;
+};
+
+static void on_field(void *s, size_t len, void *data)
+{
+    struct reader *rd = data;
+    if (rd->st != ART_OK) {
+        return;
+    }
+    if (rd->nfields == rd->cap) {
+        size_t cap = rd->cap ? rd->cap * 2 : 64;
+        char **p = realloc(rd->fields, cap * sizeof *p);
+        if (!p) {
+            rd->st = ART_E_NOMEM;
+            return;
+        }
+        rd->fields = p;
+        rd->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        rd->st = ART_E_NOMEM;
+        return;
+    }
+    memcpy(copy, s ? s : "", len);
+    copy[len] = '\0';
+    rd->fields[rd->nfields++] = copy;
+    rd->row_len++;
+}
+
+static void on_record(int c, void *data)
+{
+    struct reader *rd = data;
+    (void)c;
+    rd->line++;
+    if (rd->st != ART_OK) {
+        return;
+    }
+    if (rd->records == 0) {
+        rd->header_len = rd->row_len;
+    } else if (rd->row_len != rd->header_len) {
+        rd->st = ART_E_PARSE;
+        if (rd->diag) {
+            rd->diag->line = (int)rd->line;
+            snprintf(rd->diag->message, sizeof rd->diag->message,
+                     "%zu fields where the header has %zu", rd->row_len,
+                     rd->header_len);
+        }
+    }
+    rd->records++;
+    rd->row_len = 0;
+}
+
+static bool parse_bool(const char *s, bool *v)
+{
+    if (!strcmp(s, "true") || !strcmp(s, "True")) {
+        *v = true;
+        return true;
+    }
+    if (!strcmp(s, "false") || !strcmp(s, "False")) {
+        *v = false;
+        return true;
+    }
+    return false;
+}
+
+static bool parse_i64(const char *s, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || strpbrk(s, ".eE")) {
+        return false;
+    }
+    *v = x;
+    return true;
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    if (*s == '-' || *s == '+') {
+        return false;
+    }
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || end == s || *end) {
+        return false;
+    }
+    *v = x;
+    return true;
+}
+
+static bool parse_real(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end || (errno == ERANGE && x != 0.0 && x != x + 0.0)) {
+        return false;
+    }
+    *v = x;
+    return true;
+}
+
+static enum art_type infer(char **col, size_t stride, size_t n)
+{
+    bool all_bool = true, all_int = true, all_uint = true, all_real = true;
+    size_t filled = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = col[i * stride];
+        if (!*s) {
+            continue;
+        }
+        filled++;
+        bool b;
+        int64_t x;
+        uint64_t u;
+        double d;
+        all_bool = all_bool && parse_bool(s, &b);
+        all_int = all_int && parse_i64(s, &x);
+        all_uint = all_uint && parse_u64(s, &u);
+        all_real = all_real && parse_real(s, &d);
+    }
+    if (!filled) {
+        return ART_TEXT;
+    }
+    if (all_bool) {
+        return ART_BOOL;
+    }
+    if (all_int) {
+        return ART_INT;
+    }
+    if (all_uint) {
+        return ART_UINT;
+    }
+    return all_real ? ART_REAL : ART_TEXT;
+}
+
+static int set_from_text(art_table *t, size_t r, size_t c, const char *s)
+{
+    if (!*s) {
+        return ART_OK;
+    }
+    switch (art_table_column_type(t, c)) {
+    case ART_BOOL: {
+        bool b = false;
+        parse_bool(s, &b);
+        return art_table_set_bool(t, r, c, b);
+    }
+    case ART_INT: {
+        int64_t x = 0;
+        parse_i64(s, &x);
+        return art_table_set_int(t, r, c, x);
+    }
+    case ART_UINT: {
+        uint64_t u = 0;
+        parse_u64(s, &u);
+        return art_table_set_uint(t, r, c, u);
+    }
+    case ART_REAL: {
+        double d = 0;
+        parse_real(s, &d);
+        return art_table_set_real(t, r, c, d);
+    }
+    default:
+        return art_table_set_text(t, r, c, s);
+    }
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+ART_API int art_table_load_csv(const char *path, art_table **out,
+                               struct art_diag *diag)
+{
+    if (!out) {
+        return ART_E_INVALID;
+    }
+    *out = NULL;
+    if (diag) {
+        diag->line = 0;
+        diag->message[0] = '\0';
+    }
+    if (!path) {
+        return ART_E_INVALID;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (diag) {
+            snprintf(diag->message, sizeof diag->message, "cannot open: %s",
+                     strerror(errno));
+        }
+        return ART_E_IO;
+    }
+    struct csv_parser p;
+    struct reader rd = {.st = ART_OK, .diag = diag};
+    art_table *t = NULL;
+    int st = ART_OK;
+    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+        fclose(f);
+        return ART_E_NOMEM;
+    }
+    char buf[8192];
+    size_t n;
+    while (rd.st == ART_OK && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+        if (csv_parse(&p, buf, n, on_field, on_record, &rd) != n) {
+            rd.st = ART_E_PARSE;
+            if (diag) {
+                diag->line = (int)rd.line + 1;
+                snprintf(diag->message, sizeof diag->message, "%s",
+                         csv_strerror(csv_error(&p)));
+            }
+        }
+    }
+    if (ferror(f)) {
+        rd.st = ART_E_IO;
+    }
+    if (rd.st == ART_OK && csv_fini(&p, on_field, on_record, &rd) != 0) {
+        rd.st = ART_E_PARSE;
+        if (diag) {
+            diag->line = (int)rd.line + 1;
+            snprintf(diag->message, sizeof diag->message, "%s",
+                     csv_strerror(csv_error(&p)));
+        }
+    }
+    csv_free(&p);
+    fclose(f);
+    st = rd.st;
+    if (st == ART_OK && rd.records == 0) {
+        st = ART_E_PARSE;
+        if (diag) {
+            diag->line = 1;
+            snprintf(diag->message, sizeof diag->message,
+                     "empty file: no header line");
+        }
+    }
+    if (st != ART_OK) {
+        goto done;
+    }
+    const size_t cols = rd.header_len, rows = rd.records - 1;
+    if ((st = art_table_create(base_name(path), &t)) != ART_OK) {
+        goto done;
+    }
+    for (size_t c = 0; c < cols; c++) {
+        const enum art_type ty = infer(rd.fields + cols + c, cols, rows);
+        st = art_table_add_column(t, rd.fields[c], ty);
+        if (st == ART_E_INVALID) {
+            st = ART_E_PARSE;
+            if (diag) {
+                diag->line = 1;
+                snprintf(diag->message, sizeof diag->message,
+                         "column %zu: empty or repeated name '%s'", c + 1,
+                         rd.fields[c]);
+            }
+        }
+        if (st != ART_OK) {
+            goto done;
+        }
+    }
+    for (size_t r = 0; r < rows && st == ART_OK; r++) {
+        st = art_table_add_row(t, NULL);
+        for (size_t c = 0; c < cols && st == ART_OK; c++) {
+            st = set_from_text(t, r, c, rd.fields[(r + 1) * cols + c]);
+        }
+    }
+done:
+    for (size_t i = 0; i < rd.nfields; i++) {
+        free(rd.fields[i]);
+    }
+    free(rd.fields);
+    if (st != ART_OK) {
+        art_table_destroy(t);
+        return st;
+    }
+    *out = t;
+    return ART_OK;
+}

@@ -1,0 +1,20 @@
+/* Private to libartifacts. */
+#ifndef EDGEFIT_ARTIFACTS_INTERNAL_H
+#define EDGEFIT_ARTIFACTS_INTERNAL_H
+
+#include <jansson.h>
+
+#include "edgefit/artifacts.h"
+
+typedef int (*art_writer_fn)(const void *obj, FILE *f);
+
+/* Write obj with write() into path atomically. */
+int art_save_with(const char *path, art_writer_fn write, const void *obj);
+
+/* The table as a jansson array of row objects (new reference), or NULL. */
+json_t *art_table_to_json(const art_table *t);
+
+/* Shortest "%.*g" form of v that strtod reads back to v. */
+void art_format_real(double v, char *buf, size_t len);
+
+#endif

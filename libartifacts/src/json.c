@@ -1,0 +1,177 @@
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct art_doc {
+    json_t *obj;
+};
+
+/* Indented, insertion order kept, reals exact (17 significant digits). */
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
+
+ART_API int art_doc_create(art_doc **out)
+{
+    if (!out) {
+        return ART_E_INVALID;
+    }
+    *out = NULL;
+    art_doc *d = malloc(sizeof *d);
+    if (!d) {
+        return ART_E_NOMEM;
+    }
+    d->obj = json_object();
+    if (!d->obj) {
+        free(d);
+        return ART_E_NOMEM;
+    }
+    *out = d;
+    return ART_OK;
+}
+
+ART_API void art_doc_destroy(art_doc *d)
+{
+    if (!d) {
+        return;
+    }
+    json_decref(d->obj);
+    free(d);
+}
+
+/* Takes the reference to v in every case. */
+static int set_new(art_doc *d, const char *key, json_t *v)
+{
+    if (!d || !key) {
+        json_decref(v);
+        return ART_E_INVALID;
+    }
+    if (!v) {
+        return ART_E_NOMEM;
+    }
+    return json_object_set_new(d->obj, key, v) == 0 ? ART_OK : ART_E_INVALID;
+}
+
+ART_API int art_doc_set_int(art_doc *d, const char *key, int64_t v)
+{
+    return set_new(d, key, json_integer(v));
+}
+
+ART_API int art_doc_set_uint(art_doc *d, const char *key, uint64_t v)
+{
+    return set_new(d, key, v <= INT64_MAX ? json_integer((json_int_t)v)
+                                          : json_real((double)v));
+}
+
+ART_API int art_doc_set_real(art_doc *d, const char *key, double v)
+{
+    return set_new(d, key, isfinite(v) ? json_real(v) : json_null());
+}
+
+ART_API int art_doc_set_text(art_doc *d, const char *key, const char *v)
+{
+    if (!v) {
+        return ART_E_INVALID;
+    }
+    json_t *s = json_string(v);
+    if (!s) {
+        return ART_E_INVALID; /* not UTF-8 */
+    }
+    return set_new(d, key, s);
+}
+
+ART_API int art_doc_set_bool(art_doc *d, const char *key, bool v)
+{
+    return set_new(d, key, json_boolean(v));
+}
+
+ART_API int art_doc_set_texts(art_doc *d, const char *key,
+                              const char *const *v, size_t n)
+{
+    if (!v && n) {
+        return ART_E_INVALID;
+    }
+    json_t *arr = json_array();
+    if (!arr) {
+        return ART_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *s = v[i] ? json_string(v[i]) : NULL;
+        if (!s || json_array_append_new(arr, s) != 0) {
+            json_decref(arr);
+            return ART_E_INVALID;
+        }
+    }
+    return set_new(d, key, arr);
+}
+
+ART_API int art_doc_set_table(art_doc *d, const char *key, const art_table *t)
+{
+    if (!t) {
+        return ART_E_INVALID;
+    }
+    return set_new(d, key, art_table_to_json(t));
+}
+
+ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub)
+{
+    if (!sub || sub == d) {
+        return ART_E_INVALID;
+    }
+    return set_new(d, key, json_deep_copy(sub->obj));
+}
+
+static int dump(json_t *v, FILE *f)
+{
+    if (json_dumpf(v, f, DUMP_FLAGS) != 0 || fputc('\n', f) == EOF) {
+        return ART_E_IO;
+    }
+    return ferror(f) ? ART_E_IO : ART_OK;
+}
+
+static int write_doc(const void *obj, FILE *f)
+{
+    return dump(((const art_doc *)obj)->obj, f);
+}
+
+ART_API int art_doc_write(const art_doc *d, FILE *f)
+{
+    if (!d || !f) {
+        return ART_E_INVALID;
+    }
+    return write_doc(d, f);
+}
+
+ART_API int art_doc_save(const art_doc *d, const char *path)
+{
+    if (!d || !path) {
+        return ART_E_INVALID;
+    }
+    return art_save_with(path, write_doc, d);
+}
+
+static int write_table_json(const void *obj, FILE *f)
+{
+    json_t *arr = art_table_to_json(obj);
+    if (!arr) {
+        return ART_E_NOMEM;
+    }
+    int st = dump(arr, f);
+    json_decref(arr);
+    return st;
+}
+
+ART_API int art_table_write_json(const art_table *t, FILE *f)
+{
+    if (!t || !f) {
+        return ART_E_INVALID;
+    }
+    return write_table_json(t, f);
+}
+
+ART_API int art_table_save_json(const art_table *t, const char *path)
+{
+    if (!t || !path) {
+        return ART_E_INVALID;
+    }
+    return art_save_with(path, write_table_json, t);
+}

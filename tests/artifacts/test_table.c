@@ -1,0 +1,423 @@
+/* Tables: CSV and JSON writing checked against hand-written text and by
+ * reading the files back (libcsv through art_table_load_csv, jansson). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "edgefit/artifacts.h"
+
+static char tmpdir[] = "/tmp/edgefit-art-XXXXXX";
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] != '.') {
+            char *p = art_path_join(tmpdir, e->d_name);
+            unlink(p);
+            rmdir(p);
+            free(p);
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    rmdir(tmpdir);
+    return 0;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static size_t count_entries(const char *dir)
+{
+    size_t n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        n += e->d_name[0] != '.';
+    }
+    if (d) {
+        closedir(d);
+    }
+    return n;
+}
+
+static art_table *sample(void)
+{
+    art_table *t = NULL;
+    assert_int_equal(art_table_create("sample", &t), ART_OK);
+    assert_int_equal(art_table_add_column(t, "layer", ART_TEXT), ART_OK);
+    assert_int_equal(art_table_add_column(t, "macs", ART_UINT), ART_OK);
+    assert_int_equal(art_table_add_column(t, "delta", ART_INT), ART_OK);
+    assert_int_equal(art_table_add_column(t, "mb", ART_REAL), ART_OK);
+    assert_int_equal(art_table_add_column(t, "ok", ART_BOOL), ART_OK);
+    size_t r;
+    assert_int_equal(art_table_add_row(t, &r), ART_OK);
+    assert_int_equal(r, 0);
+    art_table_set_text(t, 0, 0, "dense1");
+    art_table_set_uint(t, 0, 1, UINT64_MAX);
+    art_table_set_int(t, 0, 2, INT64_MIN);
+    art_table_set_real(t, 0, 3, 0.1);
+    art_table_set_bool(t, 0, 4, true);
+    assert_int_equal(art_table_add_row(t, &r), ART_OK);
+    art_table_set_text(t, 1, 0, "a,b \"quoted\"\nline");
+    art_table_set_uint(t, 1, 1, 0);
+    art_table_set_int(t, 1, 2, -7);
+    art_table_set_real(t, 1, 3, 1.0 / 3.0);
+    art_table_set_bool(t, 1, 4, false);
+    assert_int_equal(art_table_add_row(t, &r), ART_OK);
+    art_table_set_text(t, 2, 0, " padded");
+    /* macs left empty on purpose */
+    art_table_set_int(t, 2, 2, 42);
+    art_table_set_real(t, 2, 3, 203560.0 / 1048576.0);
+    return t;
+}
+
+static void test_csv_text(void **state)
+{
+    (void)state;
+    art_table *t = sample();
+    char *path = art_path_join(tmpdir, "sample.csv");
+    assert_int_equal(art_table_save_csv(t, path), ART_OK);
+    const char *want =
+        "layer,macs,delta,mb,ok\n"
+        "dense1,18446744073709551615,-9223372036854775808,0.1,true\n"
+        "\"a,b \"\"quoted\"\"\nline\",0,-7,0.3333333333333333,false\n"
+        "\" padded\",,42,0.19412994384765625,\n";
+    assert_string_equal(slurp(path), want);
+    free(path);
+    art_table_destroy(t);
+}
+
+static void test_csv_round_trip(void **state)
+{
+    (void)state;
+    art_table *t = NULL;
+    assert_int_equal(art_table_create("reals", &t), ART_OK);
+    assert_int_equal(art_table_add_column(t, "x", ART_REAL), ART_OK);
+    assert_int_equal(art_table_add_column(t, "name", ART_TEXT), ART_OK);
+    const double vals[] = {0.1, 1.0 / 3.0, 1e-300, 5e-324, 1.7976931348623157e308,
+                           9007199254740993.0, -0.0, 123456.789, 2.5e-7, 1e22};
+    const size_t n = sizeof vals / sizeof vals[0];
+    for (size_t i = 0; i < n; i++) {
+        size_t r;
+        assert_int_equal(art_table_add_row(t, &r), ART_OK);
+        art_table_set_real(t, r, 0, vals[i]);
+        art_table_set_text(t, r, 1, i % 2 ? "plain" : "with, comma");
+    }
+    char *path = art_path_join(tmpdir, "reals.csv");
+    assert_int_equal(art_table_save_csv(t, path), ART_OK);
+    art_table *back = NULL;
+    struct art_diag diag;
+    assert_int_equal(art_table_load_csv(path, &back, &diag), ART_OK);
+    assert_int_equal(art_table_rows(back), n);
+    assert_int_equal(art_table_column_type(back, 0), ART_REAL);
+    assert_int_equal(art_table_column_type(back, 1), ART_TEXT);
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        const char *s;
+        assert_int_equal(art_table_get_real(back, i, 0, &v), ART_OK);
+        assert_memory_equal(&v, &vals[i], sizeof v); /* bit-exact, -0 too */
+        assert_int_equal(art_table_get_text(back, i, 1, &s), ART_OK);
+        assert_string_equal(s, i % 2 ? "plain" : "with, comma");
+    }
+    /* The sample table's types are inferred back the same way. */
+    art_table *s1 = sample();
+    assert_int_equal(art_table_save_csv(s1, path), ART_OK);
+    art_table *s2 = NULL;
+    assert_int_equal(art_table_load_csv(path, &s2, NULL), ART_OK);
+    for (size_t c = 0; c < art_table_cols(s1); c++) {
+        assert_int_equal(art_table_column_type(s2, c),
+                         c == 2 ? ART_INT : art_table_column_type(s1, c));
+        for (size_t r = 0; r < art_table_rows(s1); r++) {
+            char a[128], b[128];
+            art_table_format_cell(s1, r, c, a, sizeof a);
+            art_table_format_cell(s2, r, c, b, sizeof b);
+            assert_string_equal(a, b);
+        }
+    }
+    assert_false(art_table_is_set(s2, 2, 1));
+    art_table_destroy(s1);
+    art_table_destroy(s2);
+    art_table_destroy(back);
+    art_table_destroy(t);
+    free(path);
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    art_table *t = sample();
+    art_doc *d = NULL, *sub = NULL;
+    assert_int_equal(art_doc_create(&d), ART_OK);
+    assert_int_equal(art_doc_create(&sub), ART_OK);
+    assert_int_equal(art_doc_set_bool(d, "enabled", true), ART_OK);
+    assert_int_equal(art_doc_set_int(d, "batch_size", 32), ART_OK);
+    assert_int_equal(art_doc_set_real(d, "mb", 0.149536), ART_OK);
+    assert_int_equal(art_doc_set_real(d, "bad", NAN), ART_OK);
+    const char *warnings[] = {"first", "second \"quoted\""};
+    assert_int_equal(art_doc_set_texts(d, "warnings", warnings, 2), ART_OK);
+    assert_int_equal(art_doc_set_text(sub, "inner", "x"), ART_OK);
+    assert_int_equal(art_doc_set_doc(d, "sub", sub), ART_OK);
+    assert_int_equal(art_doc_set_table(d, "layers", t), ART_OK);
+    assert_int_equal(art_doc_set_int(d, "batch_size", 16), ART_OK); /* replace */
+    char *path = art_path_join(tmpdir, "doc.json");
+    assert_int_equal(art_doc_save(d, path), ART_OK);
+
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    assert_non_null(j);
+    assert_true(json_is_true(json_object_get(j, "enabled")));
+    assert_int_equal(json_integer_value(json_object_get(j, "batch_size")), 16);
+    assert_true(json_real_value(json_object_get(j, "mb")) == 0.149536);
+    assert_true(json_is_null(json_object_get(j, "bad")));
+    json_t *w = json_object_get(j, "warnings");
+    assert_int_equal(json_array_size(w), 2);
+    assert_string_equal(json_string_value(json_array_get(w, 1)),
+                        "second \"quoted\"");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "sub"), "inner")),
+        "x");
+    json_t *layers = json_object_get(j, "layers");
+    assert_int_equal(json_array_size(layers), 3);
+    json_t *row1 = json_array_get(layers, 1);
+    assert_string_equal(json_string_value(json_object_get(row1, "layer")),
+                        "a,b \"quoted\"\nline");
+    assert_true(json_real_value(json_object_get(row1, "mb")) == 1.0 / 3.0);
+    assert_int_equal(json_integer_value(json_object_get(row1, "delta")), -7);
+    assert_true(json_is_false(json_object_get(row1, "ok")));
+    assert_true(json_is_null(json_object_get(json_array_get(layers, 2), "macs")));
+    /* Keys keep their insertion order. */
+    const char *first_key = json_object_iter_key(json_object_iter(j));
+    assert_string_equal(first_key, "enabled");
+    json_decref(j);
+
+    /* The table alone is the same array. */
+    assert_int_equal(art_table_save_json(t, path), ART_OK);
+    j = json_load_file(path, 0, &err);
+    assert_true(json_is_array(j));
+    assert_int_equal(json_array_size(j), 3);
+    json_decref(j);
+    free(path);
+    art_doc_destroy(sub);
+    art_doc_destroy(d);
+    art_table_destroy(t);
+}
+
+static void test_misuse(void **state)
+{
+    (void)state;
+    art_table *t = NULL;
+    assert_int_equal(art_table_create("t", &t), ART_OK);
+    assert_int_equal(art_table_add_row(t, NULL), ART_E_INVALID); /* no columns */
+    assert_int_equal(art_table_add_column(t, "a", ART_INT), ART_OK);
+    assert_int_equal(art_table_add_column(t, "a", ART_REAL), ART_E_INVALID);
+    assert_int_equal(art_table_add_column(t, "", ART_REAL), ART_E_INVALID);
+    assert_int_equal(art_table_add_row(t, NULL), ART_OK);
+    assert_int_equal(art_table_add_column(t, "late", ART_INT), ART_E_INVALID);
+    assert_int_equal(art_table_set_text(t, 0, 0, "x"), ART_E_INVALID);
+    assert_int_equal(art_table_set_int(t, 1, 0, 1), ART_E_RANGE);
+    assert_int_equal(art_table_set_int(t, 0, 1, 1), ART_E_RANGE);
+    int64_t v;
+    assert_int_equal(art_table_get_int(t, 0, 0, &v), ART_E_INVALID); /* empty */
+    assert_int_equal(art_table_set_int(t, 0, 0, -3), ART_OK);
+    assert_int_equal(art_table_get_int(t, 0, 0, &v), ART_OK);
+    assert_int_equal(v, -3);
+    assert_int_equal(art_table_find_column(t, "a"), 0);
+    assert_int_equal(art_table_find_column(t, "zz"), -1);
+    art_table_destroy(t);
+    art_table_destroy(NULL);
+    art_doc_destroy(NULL);
+    assert_string_equal(art_strerror(ART_E_IO), "input/output error");
+    assert_string_equal(art_strerror(999), "unknown status");
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_load_errors(void **state)
+{
+    (void)state;
+    char *path = art_path_join(tmpdir, "bad.csv");
+    art_table *t = NULL;
+    struct art_diag diag;
+
+    write_file(path, "a,b\n1,2\n3\n");
+    assert_int_equal(art_table_load_csv(path, &t, &diag), ART_E_PARSE);
+    assert_null(t);
+    assert_int_equal(diag.line, 3);
+    assert_non_null(strstr(diag.message, "1 fields where the header has 2"));
+
+    write_file(path, "a,b\n1,\"unterminated\n");
+    assert_int_equal(art_table_load_csv(path, &t, &diag), ART_E_PARSE);
+
+    write_file(path, "");
+    assert_int_equal(art_table_load_csv(path, &t, &diag), ART_E_PARSE);
+    assert_non_null(strstr(diag.message, "empty"));
+
+    write_file(path, "a,a\n1,2\n");
+    assert_int_equal(art_table_load_csv(path, &t, &diag), ART_E_PARSE);
+    assert_non_null(strstr(diag.message, "repeated"));
+
+    char *missing = art_path_join(tmpdir, "missing.csv");
+    assert_int_equal(art_table_load_csv(missing, &t, &diag), ART_E_IO);
+    free(missing);
+
+    /* Mixed columns fall back to wider types. */
+    write_file(path, "i,r,t,b\n1,1,x,true\n-2,2.5,3,false\n,,,\n");
+    assert_int_equal(art_table_load_csv(path, &t, &diag), ART_OK);
+    assert_int_equal(art_table_column_type(t, 0), ART_INT);
+    assert_int_equal(art_table_column_type(t, 1), ART_REAL);
+    assert_int_equal(art_table_column_type(t, 2), ART_TEXT);
+    assert_int_equal(art_table_column_type(t, 3), ART_BOOL);
+    assert_int_equal(art_table_rows(t), 3);
+    assert_false(art_table_is_set(t, 2, 0));
+    art_table_destroy(t);
+    free(path);
+}
+
+static void test_atomic(void **state)
+{
+    (void)state;
+    const size_t before = count_entries(tmpdir);
+    char *path = art_path_join(tmpdir, "atomic.txt");
+
+    /* Abort leaves nothing behind. */
+    art_atomic *a = NULL;
+    assert_int_equal(art_atomic_open(path, &a), ART_OK);
+    fputs("partial", art_atomic_file(a));
+    art_atomic_abort(a);
+    assert_int_equal(count_entries(tmpdir), before);
+    assert_int_equal(access(path, F_OK), -1);
+
+    /* Commit replaces an existing file in one step. */
+    write_file(path, "old contents\n");
+    assert_int_equal(art_atomic_open(path, &a), ART_OK);
+    fputs("new\n", art_atomic_file(a));
+    assert_string_equal(slurp(path), "old contents\n"); /* untouched so far */
+    assert_int_equal(art_atomic_commit(a), ART_OK);
+    assert_string_equal(slurp(path), "new\n");
+    assert_int_equal(count_entries(tmpdir), before + 1);
+
+    /* A folder that does not exist: an error and no file anywhere. */
+    char *nodir = art_path_join(tmpdir, "no/such/dir/x.csv");
+    art_table *t = sample();
+    assert_int_equal(art_table_save_csv(t, nodir), ART_E_IO);
+    assert_int_equal(count_entries(tmpdir), before + 1);
+
+    /* A write that fails half-way (text that is not UTF-8 in JSON) keeps
+     * the old file and leaves no temporary. */
+    art_doc *d = NULL;
+    assert_int_equal(art_doc_create(&d), ART_OK);
+    assert_int_equal(art_doc_set_text(d, "bad", "\xff\xfe"), ART_E_INVALID);
+    art_doc_destroy(d);
+
+    free(nodir);
+    art_table_destroy(t);
+    unlink(path);
+    free(path);
+}
+
+static void test_mkdir_and_join(void **state)
+{
+    (void)state;
+    char *deep = art_path_join(tmpdir, "m/n/o");
+    assert_int_equal(art_mkdir_p(deep), ART_OK);
+    assert_int_equal(art_mkdir_p(deep), ART_OK); /* exists: fine */
+    struct stat sb;
+    assert_int_equal(stat(deep, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+    char *file = art_path_join(deep, "f");
+    write_file(file, "x");
+    assert_int_equal(art_mkdir_p(file), ART_E_IO); /* a file, not a folder */
+    unlink(file);
+    free(file);
+    rmdir(deep);
+    char *mid = art_path_join(tmpdir, "m/n");
+    rmdir(mid);
+    free(mid);
+    mid = art_path_join(tmpdir, "m");
+    rmdir(mid);
+    free(mid);
+    free(deep);
+
+    char *j = art_path_join("out///", "a.csv");
+    assert_string_equal(j, "out/a.csv");
+    free(j);
+    j = art_path_join("/", "a");
+    assert_string_equal(j, "/a");
+    free(j);
+}
+
+static void test_print(void **state)
+{
+    (void)state;
+    art_table *t = NULL;
+    assert_int_equal(art_table_create("p", &t), ART_OK);
+    art_table_add_column(t, "name", ART_TEXT);
+    art_table_add_column(t, "value", ART_REAL);
+    art_table_add_row(t, NULL);
+    art_table_set_text(t, 0, 0, "a");
+    art_table_set_real(t, 0, 1, 3.14159);
+    art_table_add_row(t, NULL);
+    art_table_set_text(t, 1, 0, "longer");
+    art_table_set_real(t, 1, 1, 10);
+    char buf[256] = {0};
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(art_table_print(t, f, 2), ART_OK);
+    fclose(f);
+    assert_string_equal(buf, "name    value\n"
+                             "a        3.14\n"
+                             "longer  10.00\n");
+    art_table_destroy(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_csv_text),
+        cmocka_unit_test(test_csv_round_trip),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_mkdir_and_join),
+        cmocka_unit_test(test_print),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
