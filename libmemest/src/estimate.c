@@ -1,0 +1,240 @@
+/* Per-layer tables, totals, training memory and the exact MB figure. */
+#include "internal.h"
+
+#include <string.h>
+
+static int check_args(const memest_model *model, uint64_t batch,
+                      enum memest_precision precision)
+{
+    if (model == NULL || memest_precision_bytes(precision) == 0) {
+        return MEMEST_E_INVALID;
+    }
+    return batch == 0 ? MEMEST_E_RANGE : MEMEST_OK;
+}
+
+/* elements * batch * bytes, or MEMEST_E_OVERFLOW. */
+static int scaled(uint64_t per_sample, uint64_t batch, uint64_t bytes,
+                  uint64_t *elements, uint64_t *out_bytes)
+{
+    uint64_t e;
+    if (mul_ovf(per_sample, batch, &e) || mul_ovf(e, bytes, out_bytes)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    if (elements != NULL) {
+        *elements = e;
+    }
+    return MEMEST_OK;
+}
+
+static double to_mb(uint64_t bytes)
+{
+    /* Division by 2^20 is exact, so this is one rounding of the true
+     * quotient, the same as Python's int / int. */
+    return (double)bytes / 1048576.0;
+}
+
+size_t memest_estimate_row_count(const memest_model *model)
+{
+    return model ? model->count + 1 : 0;
+}
+
+int memest_estimate_layers(const memest_model *model, uint64_t batch,
+                           enum memest_precision precision,
+                           struct memest_layer_estimate *rows, size_t cap,
+                           size_t *count)
+{
+    uint64_t bytes;
+    size_t need;
+    int st;
+
+    if (count == NULL || (rows == NULL && cap != 0)) {
+        return MEMEST_E_INVALID;
+    }
+    st = check_args(model, batch, precision);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    need = model->count + 1;
+    *count = need;
+    if (cap < need) {
+        return MEMEST_E_RANGE;
+    }
+    bytes = memest_precision_bytes(precision);
+
+    memset(&rows[0], 0, sizeof rows[0]);
+    rows[0].layer = "input";
+    rows[0].kind = MEMEST_KIND_INPUT;
+    memest_shape_format(&model->input, rows[0].output_shape,
+                        sizeof rows[0].output_shape);
+    st = scaled(model->input_elements, batch, bytes, &rows[0].output_elements,
+                &rows[0].activation_bytes);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    for (size_t i = 0; i < model->count; i++) {
+        const struct memest_layer *L = &model->layers[i];
+        struct memest_layer_estimate *r = &rows[i + 1];
+        memset(r, 0, sizeof *r);
+        r->layer = L->name;
+        r->kind = L->kind;
+        memest_shape_format(&L->out_shape, r->output_shape,
+                            sizeof r->output_shape);
+        r->parameter_count = L->parameter_count;
+        if (mul_ovf(L->parameter_count, bytes, &r->parameter_bytes) ||
+            scaled(L->output_elements, batch, bytes, &r->output_elements,
+                   &r->activation_bytes) != MEMEST_OK ||
+            mul_ovf(L->macs_per_sample, batch, &r->macs)) {
+            return MEMEST_E_OVERFLOW;
+        }
+    }
+    return MEMEST_OK;
+}
+
+int memest_estimate_totals(const memest_model *model, uint64_t batch,
+                           enum memest_precision precision,
+                           struct memest_totals *out)
+{
+    struct memest_totals t;
+    uint64_t bytes;
+    uint64_t peak;
+    int st;
+
+    if (out == NULL) {
+        return MEMEST_E_INVALID;
+    }
+    st = check_args(model, batch, precision);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    bytes = memest_precision_bytes(precision);
+    memset(&t, 0, sizeof t);
+    t.batch = batch;
+    t.precision = precision;
+    t.parameter_count = model->parameter_count;
+    if (mul_ovf(model->parameter_count, bytes, &t.parameter_bytes) ||
+        scaled(model->activation_elements, batch, bytes,
+               &t.activation_elements, &t.activation_bytes) != MEMEST_OK ||
+        add_ovf(t.parameter_bytes, t.activation_bytes, &t.total_bytes) ||
+        mul_ovf(model->macs_per_sample, batch, &t.macs) ||
+        scaled(model->peak_pair_elements, batch, bytes, NULL, &peak) !=
+            MEMEST_OK ||
+        add_ovf(t.parameter_bytes, peak, &t.peak_inference_bytes)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    t.parameter_mb = to_mb(t.parameter_bytes);
+    t.activation_mb = to_mb(t.activation_bytes);
+    t.total_mb = to_mb(t.total_bytes);
+    t.peak_inference_mb = to_mb(t.peak_inference_bytes);
+    *out = t;
+    return MEMEST_OK;
+}
+
+/*
+ * count * bytes / 2^20 rounded once, for a count that may exceed 64 bits:
+ * count = hi * 2^64 + lo. bytes is a power of two, so scaling by it and by
+ * 2^-20 is exact in binary floating point and only the conversion of the
+ * count rounds.
+ */
+static double wide_mb(uint64_t a, uint64_t b, unsigned bytes)
+{
+#if defined(__SIZEOF_INT128__)
+    __extension__ unsigned __int128 n = (unsigned __int128)a * b;
+    return (double)n * (double)bytes / 1048576.0;
+#else
+    uint64_t n;
+    if (!mul_ovf(a, b, &n)) {
+        return (double)n * (double)bytes / 1048576.0;
+    }
+    /* without 128-bit integers, beyond 2^64 elements: one extra rounding */
+    return (double)a * (double)b * (double)bytes / 1048576.0;
+#endif
+}
+
+int memest_total_memory_mb(const memest_model *model, uint64_t batch,
+                           enum memest_precision precision, double *out_mb)
+{
+    unsigned bytes;
+    int st;
+
+    if (out_mb == NULL) {
+        return MEMEST_E_INVALID;
+    }
+    st = check_args(model, batch, precision);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    bytes = memest_precision_bytes(precision);
+    /* As the original: parameter MB + activation MB, each rounded. */
+    *out_mb = wide_mb(model->parameter_count, 1, bytes) +
+              wide_mb(model->activation_elements, batch, bytes);
+    return MEMEST_OK;
+}
+
+static int training(const memest_model *model, uint64_t batch,
+                    uint64_t param_bytes, uint64_t grad_bytes,
+                    uint64_t state_bytes, uint64_t act_bytes,
+                    enum memest_optimizer opt, struct memest_training *out)
+{
+    struct memest_training t;
+    uint64_t n = model->parameter_count;
+    uint64_t state_factor = memest_optimizer_state_factor(opt);
+
+    memset(&t, 0, sizeof t);
+    if (mul_ovf(n, param_bytes, &t.parameter_bytes) ||
+        mul_ovf(n, grad_bytes, &t.gradient_bytes) ||
+        mul_ovf(n, state_bytes, &t.optimizer_state_bytes) ||
+        mul_ovf(t.optimizer_state_bytes, state_factor,
+                &t.optimizer_state_bytes) ||
+        scaled(model->activation_elements, batch, act_bytes, NULL,
+               &t.activation_bytes) != MEMEST_OK ||
+        add_ovf(t.parameter_bytes, t.gradient_bytes, &t.total_bytes) ||
+        add_ovf(t.total_bytes, t.optimizer_state_bytes, &t.total_bytes) ||
+        add_ovf(t.total_bytes, t.activation_bytes, &t.total_bytes)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    t.total_mb = to_mb(t.total_bytes);
+    *out = t;
+    return MEMEST_OK;
+}
+
+static int check_opt(enum memest_optimizer opt)
+{
+    return memest_optimizer_name(opt) != NULL;
+}
+
+int memest_training_memory(const memest_model *model, uint64_t batch,
+                           enum memest_precision precision,
+                           enum memest_optimizer opt,
+                           struct memest_training *out)
+{
+    uint64_t b;
+    int st;
+
+    if (out == NULL || !check_opt(opt)) {
+        return MEMEST_E_INVALID;
+    }
+    st = check_args(model, batch, precision);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    b = memest_precision_bytes(precision);
+    return training(model, batch, b, b, b, b, opt, out);
+}
+
+int memest_training_memory_mixed(const memest_model *model, uint64_t batch,
+                                 enum memest_optimizer opt,
+                                 struct memest_training *out)
+{
+    int st;
+
+    if (out == NULL || !check_opt(opt)) {
+        return MEMEST_E_INVALID;
+    }
+    st = check_args(model, batch, MEMEST_FP32);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    /* fp32 master weights and optimizer state; fp16 gradients and
+     * activations (the mixed-precision memory table of the original). */
+    return training(model, batch, 4, 2, 4, 2, opt, out);
+}
