@@ -297,22 +297,38 @@ ART_API int art_table_get_int(const art_table *t, size_t row, size_t col,
                               int64_t *v)
 {
     int st;
-    const struct cell *c = get_cell(t, row, col, ART_INT, &st);
-    if (c && v) {
-        *v = c->v.i;
+    const struct cell *c = cell_at(t, row, col, &st);
+    if (!c) {
+        return st;
     }
-    return st;
+    const enum art_type ty = t->cols[col].type;
+    if (!c->set || (ty != ART_INT && ty != ART_UINT) ||
+        (ty == ART_UINT && c->v.u > INT64_MAX)) {
+        return ART_E_INVALID;
+    }
+    if (v) {
+        *v = ty == ART_INT ? c->v.i : (int64_t)c->v.u;
+    }
+    return ART_OK;
 }
 
 ART_API int art_table_get_uint(const art_table *t, size_t row, size_t col,
                                uint64_t *v)
 {
     int st;
-    const struct cell *c = get_cell(t, row, col, ART_UINT, &st);
-    if (c && v) {
-        *v = c->v.u;
+    const struct cell *c = cell_at(t, row, col, &st);
+    if (!c) {
+        return st;
     }
-    return st;
+    const enum art_type ty = t->cols[col].type;
+    if (!c->set || (ty != ART_INT && ty != ART_UINT) ||
+        (ty == ART_INT && c->v.i < 0)) {
+        return ART_E_INVALID;
+    }
+    if (v) {
+        *v = ty == ART_UINT ? c->v.u : (uint64_t)c->v.i;
+    }
+    return ART_OK;
 }
 
 ART_API int art_table_get_real(const art_table *t, size_t row, size_t col,

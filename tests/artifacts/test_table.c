@@ -253,6 +253,14 @@ static void test_misuse(void **state)
     assert_int_equal(art_table_set_int(t, 0, 0, -3), ART_OK);
     assert_int_equal(art_table_get_int(t, 0, 0, &v), ART_OK);
     assert_int_equal(v, -3);
+    uint64_t u;
+    assert_int_equal(art_table_get_uint(t, 0, 0, &u), ART_E_INVALID);
+    assert_int_equal(art_table_set_int(t, 0, 0, 5), ART_OK);
+    assert_int_equal(art_table_get_uint(t, 0, 0, &u), ART_OK);
+    assert_int_equal(u, 5);
+    double d;
+    assert_int_equal(art_table_get_real(t, 0, 0, &d), ART_OK);
+    assert_true(d == 5.0);
     assert_int_equal(art_table_find_column(t, "a"), 0);
     assert_int_equal(art_table_find_column(t, "zz"), -1);
     art_table_destroy(t);

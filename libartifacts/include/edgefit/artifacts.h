@@ -133,8 +133,10 @@ ART_API long art_table_find_column(const art_table *t, const char *name);
 ART_API bool art_table_is_set(const art_table *t, size_t row, size_t col);
 
 /* Read a cell. Each returns ART_E_INVALID on a type mismatch, ART_E_RANGE
- * for a bad index and ART_E_INVALID for an empty cell. get_real converts
- * INT and UINT cells. Text belongs to the table. */
+ * for a bad index and ART_E_INVALID for an empty cell. get_int and get_uint
+ * read both integer columns when the value fits (CSV reading infers INT for
+ * non-negative integers); get_real converts INT and UINT cells. Text
+ * belongs to the table. */
 ART_API int art_table_get_int(const art_table *t, size_t row, size_t col,
                               int64_t *v);
 ART_API int art_table_get_uint(const art_table *t, size_t row, size_t col,

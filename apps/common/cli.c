@@ -1,0 +1,84 @@
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *program = "edgefit";
+
+void cli_set_program(const char *name)
+{
+    const char *slash = strrchr(name, '/');
+    program = slash ? slash + 1 : name;
+}
+
+const char *cli_program(void)
+{
+    return program;
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", program);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
+                   uint64_t max, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    /* strtoull accepts a sign and wraps "-1"; only plain digits pass. */
+    const bool digits = text[0] >= '0' && text[0] <= '9';
+    unsigned long long v = digits ? strtoull(text, &end, 10) : 0;
+    if (!digits || errno == ERANGE || !end || *end) {
+        cli_error("%s: '%s' is not a whole number", opt, text);
+        return false;
+    }
+    if (v < min || v > max) {
+        cli_error("%s: %llu is out of range [%llu, %llu]", opt, v,
+                  (unsigned long long)min, (unsigned long long)max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_parse_double(const char *opt, const char *text, double min,
+                      double max, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end || !isfinite(v)) {
+        cli_error("%s: '%s' is not a finite number", opt, text);
+        return false;
+    }
+    if (v < min || v > max) {
+        cli_error("%s: %s is out of range [%g, %g]", opt, text, min, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_parse_format(const char *opt, const char *text,
+                      enum cli_format *out)
+{
+    static const char *const names[] = {"table", "csv", "json"};
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(text, names[i]) == 0) {
+            *out = (enum cli_format)i;
+            return true;
+        }
+    }
+    cli_error("%s: '%s' is not one of table, csv, json", opt, text);
+    return false;
+}

@@ -1,0 +1,495 @@
+/* edgefit-memfit: estimate a model layer by layer and fit its batch size to
+ * a memory budget, the way the hardware simulation planned its runs. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "edgefit/artifacts.h"
+#include "edgefit/memest.h"
+
+#define DEFAULT_MODEL "mlp:784-64-10"
+
+struct options {
+    const char *model;
+    uint64_t batch;
+    enum memest_precision precision;
+    int simulate;
+    double max_memory_mb;
+    uint64_t batch_limit;
+    enum memest_optimizer optimizer;
+    enum cli_format format;
+    const char *out_dir;
+    int strict;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: edgefit-memfit [options]\n"
+        "\n"
+        "Estimate a model layer by layer (parameters, activations, MACs) and fit\n"
+        "its batch size to a memory budget.\n"
+        "\n"
+        "  --model SPEC          a model file, mlp:W0-W1-...-Wn or smallcnn\n"
+        "                        (default " DEFAULT_MODEL ")\n"
+        "  --batch N             requested batch size (default 32)\n"
+        "  --precision P         fp64|fp32|fp16|bf16|int8 (default fp32)\n"
+        "  --max-memory-mb X     memory budget in MB (1 MB = 1024^2 bytes);\n"
+        "                        turns the simulation on and fits the batch\n"
+        "  --batch-limit N       upper bound on the batch (default 128)\n"
+        "  --optimizer O         sgd|momentum|adam for the training memory\n"
+        "                        (default sgd)\n"
+        "  --format F            table|csv|json on stdout (default table)\n"
+        "  --out DIR             write layerwise_breakdown.csv, memory_plan.json\n"
+        "  --strict              exit 3 when the model does not fit the budget\n"
+        "  --help, --version\n"
+        "\n"
+        "Exit status: 0 success, 1 runtime failure, 2 bad usage or input,\n"
+        "3 constraint not met with --strict.\n");
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_MAXMEM, O_LIMIT, O_OPT,
+           O_FORMAT, O_OUT, O_STRICT, O_HELP, O_VERSION };
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, O_MODEL},
+        {"batch", required_argument, NULL, O_BATCH},
+        {"precision", required_argument, NULL, O_PRECISION},
+        {"max-memory-mb", required_argument, NULL, O_MAXMEM},
+        {"batch-limit", required_argument, NULL, O_LIMIT},
+        {"optimizer", required_argument, NULL, O_OPT},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"out", required_argument, NULL, O_OUT},
+        {"strict", no_argument, NULL, O_STRICT},
+        {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (struct options){
+        .model = DEFAULT_MODEL,
+        .batch = 32,
+        .precision = MEMEST_FP32,
+        .batch_limit = 128,
+        .optimizer = MEMEST_OPT_SGD,
+        .format = CLI_FORMAT_TABLE,
+    };
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_MODEL:
+            o->model = optarg;
+            break;
+        case O_BATCH:
+            if (!cli_parse_u64("--batch", optarg, 1, UINT32_MAX, &o->batch)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_PRECISION:
+            if (memest_precision_parse(optarg, &o->precision) != MEMEST_OK) {
+                cli_error("--precision: '%s' is not one of fp64, fp32, fp16, "
+                          "bf16, int8 (or float64, float32, float16, half, "
+                          "bfloat16)", optarg);
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_MAXMEM:
+            if (!cli_parse_double("--max-memory-mb", optarg, 0.0, 1e15,
+                                  &o->max_memory_mb)) {
+                return CLI_EXIT_USAGE;
+            }
+            o->simulate = 1;
+            break;
+        case O_LIMIT:
+            if (!cli_parse_u64("--batch-limit", optarg, 1, UINT32_MAX,
+                               &o->batch_limit)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_OPT:
+            if (memest_optimizer_parse(optarg, &o->optimizer) != MEMEST_OK) {
+                cli_error("--optimizer: '%s' is not one of sgd, momentum, "
+                          "adam", optarg);
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_FORMAT:
+            if (!cli_parse_format("--format", optarg, &o->format)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_OUT:
+            if (!*optarg) {
+                cli_error("--out: the folder name is empty");
+                return CLI_EXIT_USAGE;
+            }
+            o->out_dir = optarg;
+            break;
+        case O_STRICT:
+            o->strict = 1;
+            break;
+        case O_HELP:
+            usage(stdout);
+            exit(CLI_EXIT_OK);
+        case O_VERSION:
+            printf("edgefit-memfit %s\n", memest_version());
+            exit(CLI_EXIT_OK);
+        default:
+            if (optopt) {
+                cli_error("option needs a value or is unknown: %s",
+                          argv[optind - 1]);
+            } else {
+                cli_error("unknown option: %s", argv[optind - 1]);
+            }
+            fprintf(stderr, "Try '%s --help'.\n", cli_program());
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument: %s", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Everything the run computes, before anything is printed or written. */
+struct result {
+    memest_model *model;
+    struct memest_layer_estimate *rows;
+    size_t nrows;
+    struct memest_run_plan plan;
+    struct memest_totals totals;
+    struct memest_training training, training_mixed;
+    art_table *layers;
+    art_doc *plan_doc;
+};
+
+static void result_free(struct result *r)
+{
+    art_doc_destroy(r->plan_doc);
+    art_table_destroy(r->layers);
+    free(r->rows);
+    memest_model_destroy(r->model);
+}
+
+static int memest_failed(const char *what, int st)
+{
+    cli_error("%s: %s", what, memest_strerror(st));
+    return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+}
+
+static int art_failed(const char *what, int st)
+{
+    cli_error("%s: %s", what, art_strerror(st));
+    return CLI_EXIT_FAILURE;
+}
+
+static int build_layers_table(struct result *r)
+{
+    static const char *const cols[] = {
+        "layer", "kind", "output_shape", "output_elements", "parameter_count",
+        "parameter_bytes", "activation_bytes", "macs",
+    };
+    int st = art_table_create("layers", &r->layers);
+    for (size_t c = 0; st == ART_OK && c < 8; c++) {
+        st = art_table_add_column(r->layers, cols[c], c < 3 ? ART_TEXT
+                                                            : ART_UINT);
+    }
+    for (size_t i = 0; st == ART_OK && i < r->nrows; i++) {
+        const struct memest_layer_estimate *e = &r->rows[i];
+        size_t row = 0;
+        st = art_table_add_row(r->layers, &row);
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, 0, e->layer);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, 1,
+                                    memest_kind_name(e->kind));
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, 2, e->output_shape);
+        }
+        const uint64_t v[] = {e->output_elements, e->parameter_count,
+                              e->parameter_bytes, e->activation_bytes,
+                              e->macs};
+        for (size_t c = 0; st == ART_OK && c < 5; c++) {
+            st = art_table_set_uint(r->layers, row, 3 + c, v[c]);
+        }
+    }
+    return st;
+}
+
+static int build_plan_doc(const struct options *o, struct result *r)
+{
+    const struct memest_run_plan *p = &r->plan;
+    const char *warnings[MEMEST_PLAN_MAX_WARNINGS];
+    for (size_t i = 0; i < p->warning_count; i++) {
+        warnings[i] = p->warnings[i];
+    }
+    art_doc *d = NULL;
+    int st = art_doc_create(&d);
+    r->plan_doc = d;
+    /* The original run plan's keys first, then the totals. */
+    if (st == ART_OK) {
+        st = art_doc_set_bool(d, "enabled", p->enabled);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_uint(d, "batch_size", p->batch_size);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_text(d, "precision_mode",
+                              memest_precision_mode_name(p->precision));
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_real(d, "estimated_memory_mb",
+                              p->estimated_memory_mb);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_texts(d, "warnings", warnings, p->warning_count);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_text(d, "model", memest_model_name(r->model));
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_uint(d, "requested_batch_size", o->batch);
+    }
+    if (st == ART_OK && o->simulate) {
+        st = art_doc_set_real(d, "max_memory_mb", o->max_memory_mb);
+    }
+    if (st == ART_OK && o->simulate) {
+        st = art_doc_set_uint(d, "batch_size_limit", o->batch_limit);
+    }
+    const struct memest_totals *t = &r->totals;
+    if (st == ART_OK) {
+        st = art_doc_set_uint(d, "parameter_count", t->parameter_count);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_real(d, "parameter_memory_mb", t->parameter_mb);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_real(d, "activation_memory_mb", t->activation_mb);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_real(d, "total_memory_mb", t->total_mb);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_real(d, "peak_inference_memory_mb",
+                              t->peak_inference_mb);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_uint(d, "macs", t->macs);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_text(d, "optimizer",
+                              memest_optimizer_name(o->optimizer));
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_real(d, "training_memory_mb", r->training.total_mb);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_real(d, "training_memory_mixed_precision_mb",
+                              r->training_mixed.total_mb);
+    }
+    return st;
+}
+
+static int compute(const struct options *o, struct result *r)
+{
+    struct memest_diag diag;
+    int st = memest_model_load(o->model, &r->model, &diag);
+    if (st != MEMEST_OK) {
+        char msg[600];
+        memest_diag_format(&diag, msg, sizeof msg);
+        cli_error("%s", msg);
+        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+    struct memest_hw_config cfg;
+    memest_hw_config_init(&cfg);
+    cfg.enabled = o->simulate;
+    cfg.precision = o->precision;
+    cfg.batch_size_limit = o->batch_limit;
+    if (o->simulate) {
+        cfg.max_memory_mb = o->max_memory_mb;
+    }
+    st = memest_prepare_run(r->model, o->batch, &cfg, &r->plan);
+    if (st != MEMEST_OK) {
+        return memest_failed("planning the run", st);
+    }
+    const uint64_t batch = r->plan.batch_size;
+    st = memest_estimate_totals(r->model, batch, o->precision, &r->totals);
+    if (st == MEMEST_OK) {
+        st = memest_training_memory(r->model, batch, o->precision,
+                                    o->optimizer, &r->training);
+    }
+    if (st == MEMEST_OK) {
+        st = memest_training_memory_mixed(r->model, batch, o->optimizer,
+                                          &r->training_mixed);
+    }
+    if (st != MEMEST_OK) {
+        return memest_failed(o->model, st);
+    }
+    r->nrows = memest_estimate_row_count(r->model);
+    r->rows = calloc(r->nrows, sizeof *r->rows);
+    if (!r->rows) {
+        return memest_failed("estimating", MEMEST_E_NOMEM);
+    }
+    st = memest_estimate_layers(r->model, batch, o->precision, r->rows,
+                                r->nrows, &r->nrows);
+    if (st != MEMEST_OK) {
+        return memest_failed(o->model, st);
+    }
+    if ((st = build_layers_table(r)) != ART_OK ||
+        (st = build_plan_doc(o, r)) != ART_OK) {
+        return art_failed("building the output", st);
+    }
+    return CLI_EXIT_OK;
+}
+
+static void print_summary(const struct options *o, const struct result *r)
+{
+    const struct memest_totals *t = &r->totals;
+    const struct memest_run_plan *p = &r->plan;
+    printf("\nmodel %s, %s, batch %" PRIu64 "\n", memest_model_name(r->model),
+           memest_precision_name(o->precision), p->batch_size);
+    printf("  parameters        %" PRIu64 " (%.6f MB)\n", t->parameter_count,
+           t->parameter_mb);
+    printf("  activations       %" PRIu64 " elements (%.6f MB)\n",
+           t->activation_elements, t->activation_mb);
+    printf("  total             %.6f MB\n", t->total_mb);
+    printf("  peak inference    %.6f MB (buffers reused)\n",
+           t->peak_inference_mb);
+    printf("  MACs              %" PRIu64 "\n", t->macs);
+    printf("  training (%s)  %.6f MB; mixed precision %.6f MB\n",
+           memest_optimizer_name(o->optimizer), r->training.total_mb,
+           r->training_mixed.total_mb);
+    if (p->enabled) {
+        printf("plan: batch %" PRIu64 " of %" PRIu64 " requested, %s, "
+               "%.6f MB within %.4f MB (limit %" PRIu64 ")\n",
+               p->batch_size, o->batch,
+               memest_precision_mode_name(p->precision),
+               p->estimated_memory_mb, o->max_memory_mb, o->batch_limit);
+    } else {
+        printf("plan: simulation off (give --max-memory-mb), batch %" PRIu64
+               ", %.6f MB\n", p->batch_size, p->estimated_memory_mb);
+    }
+    for (size_t i = 0; i < p->warning_count; i++) {
+        printf("warning: %s\n", p->warnings[i]);
+    }
+}
+
+static int print_stdout(const struct options *o, const struct result *r)
+{
+    int st = ART_OK;
+    switch (o->format) {
+    case CLI_FORMAT_TABLE:
+        st = art_table_print(r->layers, stdout, -1);
+        if (st == ART_OK) {
+            print_summary(o, r);
+        }
+        break;
+    case CLI_FORMAT_CSV:
+        st = art_table_write_csv(r->layers, stdout);
+        break;
+    case CLI_FORMAT_JSON: {
+        art_doc *d = NULL;
+        st = art_doc_create(&d);
+        if (st == ART_OK) {
+            st = art_doc_set_table(d, "layers", r->layers);
+        }
+        if (st == ART_OK) {
+            st = art_doc_set_doc(d, "memory_plan", r->plan_doc);
+        }
+        if (st == ART_OK) {
+            st = art_doc_write(d, stdout);
+        }
+        art_doc_destroy(d);
+        break;
+    }
+    }
+    if (st == ART_OK && fflush(stdout) != 0) {
+        st = ART_E_IO;
+    }
+    return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+}
+
+/* Both files go to temporary names first and are renamed only when both
+ * were written, so a failed run leaves neither. */
+static int write_artifacts(const char *dir, const struct result *r)
+{
+    int st = art_mkdir_p(dir);
+    if (st != ART_OK) {
+        cli_error("--out: cannot create folder '%s'", dir);
+        return CLI_EXIT_FAILURE;
+    }
+    char *csv_path = art_path_join(dir, "layerwise_breakdown.csv");
+    char *json_path = art_path_join(dir, "memory_plan.json");
+    art_atomic *csv = NULL, *json = NULL;
+    int rc = CLI_EXIT_FAILURE;
+    if (!csv_path || !json_path) {
+        cli_error("out of memory");
+        goto done;
+    }
+    if (art_atomic_open(csv_path, &csv) != ART_OK ||
+        art_atomic_open(json_path, &json) != ART_OK) {
+        cli_error("%s: cannot write in this folder", dir);
+        goto done;
+    }
+    if (art_table_write_csv(r->layers, art_atomic_file(csv)) != ART_OK ||
+        art_doc_write(r->plan_doc, art_atomic_file(json)) != ART_OK) {
+        cli_error("%s: write failed", dir);
+        goto done;
+    }
+    st = art_atomic_commit(csv);
+    csv = NULL;
+    if (st != ART_OK) {
+        cli_error("%s: %s", csv_path, art_strerror(st));
+        goto done;
+    }
+    st = art_atomic_commit(json);
+    json = NULL;
+    if (st != ART_OK) {
+        cli_error("%s: %s", json_path, art_strerror(st));
+        goto done;
+    }
+    rc = CLI_EXIT_OK;
+done:
+    art_atomic_abort(json);
+    art_atomic_abort(csv);
+    free(json_path);
+    free(csv_path);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_program("edgefit-memfit");
+    struct options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
+    }
+    struct result r = {0};
+    rc = compute(&o, &r);
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK && o.out_dir) {
+        rc = write_artifacts(o.out_dir, &r);
+    }
+    double need_mb = 0.0;
+    if (rc == CLI_EXIT_OK && o.strict && r.plan.enabled &&
+        memest_total_memory_mb(r.model, r.plan.batch_size, o.precision,
+                               &need_mb) == MEMEST_OK &&
+        need_mb > o.max_memory_mb) {
+        cli_error("--strict: the model needs %.6f MB at batch %" PRIu64
+                  ", over the %.4f MB budget", need_mb, r.plan.batch_size,
+                  o.max_memory_mb);
+        rc = CLI_EXIT_CONSTRAINT;
+    }
+    result_free(&r);
+    return rc;
+}

@@ -1,0 +1,93 @@
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run.h"
+
+static char *slurp_fd(int fd)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    lseek(fd, 0, SEEK_SET);
+    for (;;) {
+        if (len + 1 >= cap) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n <= 0) {
+            break;
+        }
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+int run_argv(char *const argv[], struct run_result *r)
+{
+    FILE *fo = tmpfile(), *fe = tmpfile();
+    if (!fo || !fe) {
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fileno(fo), 1);
+        dup2(fileno(fe), 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    r->out = slurp_fd(fileno(fo));
+    r->err = slurp_fd(fileno(fe));
+    fclose(fo);
+    fclose(fe);
+    return r->status;
+}
+
+void run_free(struct run_result *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+int run_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        return -1;
+    }
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    }
+    closedir(d);
+    return n;
+}
+
+void run_rmdir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        return;
+    }
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+    rmdir(dir);
+}

@@ -1,0 +1,20 @@
+/* Run an app as a child process and capture what it prints. */
+#ifndef EDGEFIT_TESTS_RUN_H
+#define EDGEFIT_TESTS_RUN_H
+
+struct run_result {
+    int status;   /* exit code, or 128 + signal */
+    char *out;    /* stdout, NUL-terminated; release with run_free() */
+    char *err;    /* stderr */
+};
+
+/* Run argv (argv[0] is the program path; NULL-terminated). */
+int run_argv(char *const argv[], struct run_result *r);
+void run_free(struct run_result *r);
+
+/* Number of entries (other than . and ..) in a folder; -1 if missing. */
+int run_count_entries(const char *dir);
+/* Remove a folder and the files in it (one level). */
+void run_rmdir(const char *dir);
+
+#endif

@@ -1,0 +1,321 @@
+/* edgefit-memfit end to end: its outputs against hand-computed figures of
+ * the 784-64-10 network, its exit codes, and that rejected input writes no
+ * file. The program path comes as argv[1]. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edgefit/artifacts.h"
+#include "run.h"
+
+static const char *memfit;
+static char tmpdir[] = "/tmp/edgefit-memfit-XXXXXX";
+
+#define RUN(r, ...)                                                          \
+    do {                                                                     \
+        char *argv_[] = {(char *)memfit, __VA_ARGS__, NULL};                 \
+        run_argv(argv_, (r));                                                \
+    } while (0)
+
+static json_t *parse_json(const char *text)
+{
+    json_error_t err;
+    json_t *j = json_loads(text, 0, &err);
+    if (!j) {
+        fail_msg("not JSON (%s): %s", err.text, text);
+    }
+    return j;
+}
+
+static double jreal(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    assert_non_null(v);
+    return json_number_value(v);
+}
+
+static json_int_t jint(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    assert_true(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+/* The issue's example: fp16 under a 1 MB budget keeps batch 32 at
+ * (50,890 + 27,456) * 2 bytes = 156,692 B = 0.149433 MB. */
+static void test_seed_example_json(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "mlp:784-64-10", "--batch", "32", "--precision", "fp16",
+        "--max-memory-mb", "1", "--batch-limit", "64", "--format", "json");
+    assert_int_equal(r.status, 0);
+    json_t *j = parse_json(r.out);
+    json_t *plan = json_object_get(j, "memory_plan");
+    assert_true(json_is_true(json_object_get(plan, "enabled")));
+    assert_int_equal(jint(plan, "batch_size"), 32);
+    assert_string_equal(json_string_value(json_object_get(plan, "precision_mode")),
+                        "float16");
+    assert_true(jreal(plan, "estimated_memory_mb") == 0.149433);
+    assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 0);
+    assert_int_equal(jint(plan, "parameter_count"), 50890);
+    assert_true(jreal(plan, "parameter_memory_mb") == 101780.0 / 1048576.0);
+    assert_true(jreal(plan, "activation_memory_mb") == 54912.0 / 1048576.0);
+    assert_true(jreal(plan, "total_memory_mb") == 156692.0 / 1048576.0);
+    /* Peak: parameters + the input and hidden buffers alive together. */
+    assert_true(jreal(plan, "peak_inference_memory_mb") ==
+                (101780.0 + (25088 + 2048) * 2) / 1048576.0);
+    /* Training with SGD in fp16: params + grads + activations. */
+    assert_true(jreal(plan, "training_memory_mb") ==
+                (2 * 101780.0 + 54912) / 1048576.0);
+
+    json_t *layers = json_object_get(j, "layers");
+    assert_int_equal(json_array_size(layers), 3);
+    const struct {
+        const char *shape;
+        json_int_t elems, params, pbytes, abytes, macs;
+    } want[] = {
+        {"784", 25088, 0, 0, 50176, 0},
+        {"64", 2048, 50240, 100480, 4096, 32 * 784 * 64},
+        {"10", 320, 650, 1300, 640, 32 * 64 * 10},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        json_t *row = json_array_get(layers, i);
+        assert_string_equal(json_string_value(json_object_get(row, "output_shape")),
+                            want[i].shape);
+        assert_int_equal(jint(row, "output_elements"), want[i].elems);
+        assert_int_equal(jint(row, "parameter_count"), want[i].params);
+        assert_int_equal(jint(row, "parameter_bytes"), want[i].pbytes);
+        assert_int_equal(jint(row, "activation_bytes"), want[i].abytes);
+        assert_int_equal(jint(row, "macs"), want[i].macs);
+    }
+    json_decref(j);
+    run_free(&r);
+}
+
+static void test_table_output(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "mlp:784-64-10", "--batch", "32", "--precision", "fp16",
+        "--max-memory-mb", "1", "--batch-limit", "64");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "output_shape"));
+    assert_non_null(strstr(r.out, "1605632"));
+    assert_non_null(strstr(r.out, "0.149433"));
+    assert_string_equal(r.err, "");
+    run_free(&r);
+}
+
+static void test_out_dir(void **state)
+{
+    (void)state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/plan", tmpdir);
+    struct run_result r;
+    RUN(&r, "--model", "smallcnn", "--batch", "8", "--out", dir, "--format",
+        "csv");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(run_count_entries(dir), 2);
+
+    char path[600];
+    snprintf(path, sizeof path, "%s/layerwise_breakdown.csv", dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char file_text[8192] = {0};
+    assert_true(fread(file_text, 1, sizeof file_text - 1, f) > 0);
+    fclose(f);
+    /* stdout's CSV is the file's. */
+    assert_string_equal(r.out, file_text);
+    static const char header[] =
+        "layer,kind,output_shape,output_elements,parameter_count,"
+        "parameter_bytes,activation_bytes,macs\n";
+    assert_int_equal(strncmp(file_text, header, sizeof header - 1), 0);
+
+    art_table *t = NULL;
+    assert_int_equal(art_table_load_csv(path, &t, NULL), ART_OK);
+    /* smallcnn at batch 8: input, conv1, pool1, conv2, pool2, flatten,
+     * dense; conv1 = 8 * 1 * 3 * 3 + 8 = 80 parameters, 8x28x28 output,
+     * MACs 8 * 8*28*28 * 9; dense 784 * 10 + 10. */
+    assert_int_equal(art_table_rows(t), 7);
+    uint64_t v;
+    const char *s;
+    assert_int_equal(art_table_get_text(t, 1, 2, &s), ART_OK);
+    assert_string_equal(s, "8x28x28");
+    assert_int_equal(art_table_get_uint(t, 1, 4, &v), ART_OK);
+    assert_int_equal(v, 80);
+    assert_int_equal(art_table_get_uint(t, 1, 7, &v), ART_OK);
+    assert_int_equal(v, 8ull * 8 * 28 * 28 * 9);
+    assert_int_equal(art_table_get_uint(t, 6, 4, &v), ART_OK);
+    assert_int_equal(v, 7850);
+    art_table_destroy(t);
+
+    snprintf(path, sizeof path, "%s/memory_plan.json", dir);
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    assert_non_null(j);
+    assert_true(json_is_false(json_object_get(j, "enabled")));
+    assert_int_equal(jint(j, "batch_size"), 8);
+    assert_int_equal(jint(j, "parameter_count"), 80 + 1168 + 7850);
+    json_decref(j);
+    run_free(&r);
+    run_rmdir(dir);
+}
+
+static void test_fitting_and_warnings(void **state)
+{
+    (void)state;
+    struct run_result r;
+    /* fp32: 203,560 + 3,432 b bytes <= 0.25 MB = 262,144 B -> b = 17. */
+    RUN(&r, "--batch", "32", "--max-memory-mb", "0.25", "--batch-limit", "64",
+        "--format", "json");
+    assert_int_equal(r.status, 0);
+    json_t *j = parse_json(r.out);
+    json_t *plan = json_object_get(j, "memory_plan");
+    assert_int_equal(jint(plan, "batch_size"), 17);
+    json_t *w = json_object_get(plan, "warnings");
+    assert_int_equal(json_array_size(w), 1);
+    assert_string_equal(json_string_value(json_array_get(w, 0)),
+        "Batch size reduced from 32 to 17 due to memory constraints.");
+    json_decref(j);
+    run_free(&r);
+
+    /* Nothing fits: batch 1 with all three warnings; --strict exits 3. */
+    RUN(&r, "--batch", "32", "--max-memory-mb", "0.1", "--format", "json",
+        "--strict");
+    assert_int_equal(r.status, 3);
+    j = parse_json(r.out);
+    plan = json_object_get(j, "memory_plan");
+    assert_int_equal(jint(plan, "batch_size"), 1);
+    w = json_object_get(plan, "warnings");
+    assert_int_equal(json_array_size(w), 3);
+    assert_string_equal(json_string_value(json_array_get(w, 1)),
+        "Projected memory (0.1974 MB) exceeds limit (0.1000 MB).");
+    assert_non_null(strstr(r.err, "--strict"));
+    json_decref(j);
+    run_free(&r);
+
+    /* Without a budget the plan is off and the batch stays as asked, even
+     * above the limit. */
+    RUN(&r, "--batch", "500", "--format", "json");
+    assert_int_equal(r.status, 0);
+    j = parse_json(r.out);
+    plan = json_object_get(j, "memory_plan");
+    assert_true(json_is_false(json_object_get(plan, "enabled")));
+    assert_int_equal(jint(plan, "batch_size"), 500);
+    json_decref(j);
+    run_free(&r);
+}
+
+static void expect_rejected(const char *why, char *const argv[],
+                            const char *needle)
+{
+    struct run_result r;
+    run_argv(argv, &r);
+    if (r.status != 2 || !strstr(r.err, needle)) {
+        fail_msg("%s: status %d, stderr '%s' (want 2 and '%s')", why,
+                 r.status, r.err, needle);
+    }
+    assert_string_equal(r.out, "");
+    run_free(&r);
+}
+
+static void test_rejected_input(void **state)
+{
+    (void)state;
+    char dir[512], bad[512];
+    snprintf(dir, sizeof dir, "%s/rejected", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bad.model", tmpdir);
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("input 784\ndense 64\nconv2d 8 k=3\n", f);
+    fclose(f);
+    char *m = (char *)memfit, *o = dir;
+    struct {
+        const char *why;
+        char *argv[8];
+        const char *needle;
+    } cases[] = {
+        {"zero batch", {m, "--batch", "0", "--out", o, NULL}, "--batch"},
+        {"negative batch", {m, "--batch", "-3", "--out", o, NULL}, "--batch"},
+        {"text batch", {m, "--batch", "12x", "--out", o, NULL}, "--batch"},
+        {"precision", {m, "--precision", "fp8", "--out", o, NULL}, "fp8"},
+        {"nan budget", {m, "--max-memory-mb", "nan", "--out", o, NULL},
+         "--max-memory-mb"},
+        {"negative budget", {m, "--max-memory-mb", "-1", "--out", o, NULL},
+         "--max-memory-mb"},
+        {"zero limit", {m, "--batch-limit", "0", "--out", o, NULL},
+         "--batch-limit"},
+        {"format", {m, "--format", "xml", "--out", o, NULL}, "--format"},
+        {"unknown option", {m, "--frobnicate", "--out", o, NULL},
+         "--frobnicate"},
+        {"missing value", {m, "--out", o, "--batch", NULL}, "--batch"},
+        {"bad preset", {m, "--model", "mlp:784-0-10", "--out", o, NULL},
+         "mlp:784-0-10:1:"},
+        {"missing file", {m, "--model", "/nonexistent/model.txt", "--out", o,
+         NULL}, "/nonexistent/model.txt"},
+        {"bad model file", {m, "--model", bad, "--out", o, NULL},
+         "bad.model:3:"},
+        {"stray argument", {m, "extra", "--out", o, NULL}, "extra"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        expect_rejected(cases[i].why, cases[i].argv, cases[i].needle);
+        /* No output folder, let alone a file. */
+        assert_int_equal(run_count_entries(dir), -1);
+    }
+    unlink(bad);
+}
+
+static void test_help_version(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--help");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "--max-memory-mb"));
+    run_free(&r);
+    RUN(&r, "--version");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(strncmp(r.out, "edgefit-memfit ", 15), 0);
+    run_free(&r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rmdir(tmpdir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test-memfit PATH-TO-edgefit-memfit\n");
+        return 2;
+    }
+    memfit = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seed_example_json),
+        cmocka_unit_test(test_table_output),
+        cmocka_unit_test(test_out_dir),
+        cmocka_unit_test(test_fitting_and_warnings),
+        cmocka_unit_test(test_rejected_input),
+        cmocka_unit_test(test_help_version),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Install the build into a scratch folder, then build and run a consumer of
+# edgefit-memest found through pkg-config alone.
+# Usage: consumer.sh BUILD_DIR SOURCE_DIR CC SANITIZE
+set -eu
+build=$1
+src=$2
+cc=$3
+sanitize=$4
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+meson install -C "$build" --destdir "$scratch/root" --no-rebuild --quiet
+
+pc=$(find "$scratch/root" -name edgefit-memest.pc | head -n 1)
+[ -n "$pc" ] || { echo "edgefit-memest.pc was not installed" >&2; exit 1; }
+export PKG_CONFIG_PATH="$(dirname "$pc")"
+export PKG_CONFIG_SYSROOT_DIR="$scratch/root"
+export PKG_CONFIG_LIBDIR="$PKG_CONFIG_PATH"
+
+flags=$(pkg-config --cflags --libs edgefit-memest)
+echo "pkg-config: $flags"
+# The one library, nothing else of edgefit.
+case "$flags" in
+    *edgefit-kernels*|*edgefit-profile*|*edgefit-artifacts*)
+        echo "edgefit-memest pulls in another edgefit library" >&2; exit 1 ;;
+esac
+
+extra=""
+if [ "$sanitize" != "none" ]; then
+    extra="-fsanitize=$sanitize"
+fi
+# shellcheck disable=SC2086
+"$cc" -std=c11 -Wall -Werror $extra -o "$scratch/consumer" "$src/consumer.c" $flags
+libdir=$(pkg-config --variable=libdir edgefit-memest)
+# pkgconf prefixes variables with the sysroot, pkg-config does not.
+case "$libdir" in
+    "$scratch/root"/*) ;;
+    *) libdir="$scratch/root$libdir" ;;
+esac
+LD_LIBRARY_PATH="$libdir" "$scratch/consumer"
