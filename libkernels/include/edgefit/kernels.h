@@ -13,6 +13,7 @@
 #ifndef EDGEFIT_KERNELS_H
 #define EDGEFIT_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,273 @@ KERN_API unsigned kern_cpu_flags(void);
 /* Name of the widest path a set of flags selects: "c", "avx2", "avx512",
  * "avx512vnni"... Static text. */
 KERN_API const char *kern_cpu_path_name(unsigned flags);
+
+/* ---- q8 ---------------------------------------------------------------- */
+
+/* Symmetric int8 quantisation and an int8 x int8 -> int32 GEMM.
+ *
+ * Quantisation: q = clamp(round_half_even(x / scale), -127, 127). -128 is
+ * never produced, so the range is symmetric and negation is exact. NaN
+ * quantises to 0, +inf to 127 and -inf to -127. Dequantisation: x = q *
+ * scale. The scale of a tensor is max|x| / 127 (float arithmetic); an
+ * all-zero tensor gets scale 1.0, so it quantises to zeros and nothing is
+ * ever divided by zero. A scale must be finite and > 0 (else KERN_E_RANGE).
+ *
+ * Per-channel quantisation treats the data as `channels` rows of
+ * `per_channel` contiguous values (a dense weight [out][in] or a conv weight
+ * [out_c][in_c/g][k][k]): one scale per output channel. */
+
+/* Scale of a tensor: max|x| / 127, or 1.0 when every value is zero (also
+ * when n == 0). KERN_E_INVALID for NULL, KERN_E_RANGE when the tensor holds
+ * inf or NaN. */
+KERN_API int kern_q8_scale_f32(const float *x, size_t n, float *scale);
+
+/* Quantise n values with a given scale into dst (n int8). KERN_E_INVALID
+ * for NULL, KERN_E_RANGE for a scale that is not finite and > 0. */
+KERN_API int kern_q8_quantize_f32(const float *x, size_t n, float scale,
+                                  int8_t *dst);
+
+/* Per-tensor: compute the scale with kern_q8_scale_f32, store it in
+ * *scale and quantise x into dst. Status as kern_q8_scale_f32. */
+KERN_API int kern_q8_quantize_tensor_f32(const float *x, size_t n,
+                                         int8_t *dst, float *scale);
+
+/* Per output channel: scales[c] = scale of row c (as kern_q8_scale_f32),
+ * dst row c quantised with it. x and dst hold channels * per_channel values,
+ * scales holds `channels`. KERN_E_OVERFLOW if the product overflows. */
+KERN_API int kern_q8_quantize_channels_f32(const float *x, size_t channels,
+                                           size_t per_channel, int8_t *dst,
+                                           float *scales);
+
+/* dst[i] = q[i] * scale (exact for |q| <= 127 up to the float rounding of
+ * the product). Any finite scale is accepted; else KERN_E_RANGE. */
+KERN_API int kern_q8_dequantize_f32(const int8_t *q, size_t n, float scale,
+                                    float *dst);
+
+/* Per channel: dst[c][j] = q[c][j] * scales[c]. */
+KERN_API int kern_q8_dequantize_channels_f32(const int8_t *q, size_t channels,
+                                             size_t per_channel,
+                                             const float *scales, float *dst);
+
+/* Packed weights for kern_q8_gemm. The weight matrix W is N x K int8,
+ * row-major with leading dimension ldw >= K: row n holds the K inputs of
+ * output channel n (the [out][in] layout of a dense layer; a conv weight
+ * [out_c][in_c/g][k][k] is the same with K = in_c/g*k*k). Packing copies it
+ * into an opaque, ISA-independent format (columns in blocks of 16, K in
+ * groups of 4, values biased by +128 for the unsigned operand of the VNNI
+ * instruction) that every path reads. The packed buffer belongs to the
+ * caller; it has no alignment requirement and may be copied bytewise. */
+
+/* Bytes kern_q8_pack_weights needs for an N x K matrix; 0 when n or k is
+ * 0 or the size overflows size_t. */
+KERN_API size_t kern_q8_packed_bytes(size_t n, size_t k);
+
+/* Pack W (N x K, leading dimension ldw) into `packed` of `packed_bytes`
+ * bytes. Any int8 value is allowed. KERN_E_INVALID for NULL, KERN_E_SHAPE for n or k == 0 or ldw < k,
+ * KERN_E_OVERFLOW when the size overflows, KERN_E_NOMEM when packed_bytes
+ * is smaller than kern_q8_packed_bytes(n, k). */
+KERN_API int kern_q8_pack_weights(const int8_t *w, size_t n, size_t k,
+                                  size_t ldw, void *packed,
+                                  size_t packed_bytes);
+
+/* C[M x N] = A[M x K] . W^T, int32, exact (no saturation anywhere): A is
+ * int8 row-major (leading dimension lda >= K, any int8 values), W the
+ * packed weights of kern_q8_pack_weights, C int32 row-major (ldc >= N):
+ * c[i][j] = sum_k a[i][k] * w[j][k]. K <= 131071 keeps every sum inside
+ * int32; larger K gives KERN_E_RANGE. The VNNI path multiplies the biased
+ * weights (w + 128, unsigned) by a (signed) and starts each row's sums at
+ * -128 * sum_k a[i][k]; the result equals the plain sum bit for bit.
+ * KERN_E_SHAPE when n or k disagree with the packed matrix, lda < k or
+ * ldc < n; KERN_E_INVALID for NULL or a buffer that is not packed weights.
+ * m == 0 is a no-op. */
+KERN_API int kern_q8_gemm(size_t m, size_t n, size_t k, const int8_t *a,
+                          size_t lda, const void *packed_w, int32_t *c,
+                          size_t ldc);
+
+/* Requantisation of an int32 GEMM result (M x N, leading dimension
+ * ld_acc): y[i][j] = (float)acc[i][j] * (a_scale * w_scales[j]) + bias[j],
+ * then max(y, 0) when relu is nonzero. The product a_scale * w_scales[j]
+ * is rounded to float first, then the multiply and the add are separate
+ * float operations (no fused multiply-add), so every path gives the same
+ * bits. w_scales holds N per-channel scales; bias (N values) may be NULL.
+ * Output row-major with leading dimension ldo >= N. KERN_E_RANGE for a
+ * scale that is not finite and > 0. */
+KERN_API int kern_q8_requant_f32(size_t m, size_t n, const int32_t *acc,
+                                 size_t ld_acc, float a_scale,
+                                 const float *w_scales, const float *bias,
+                                 int relu, float *y, size_t ldo);
+
+/* The same, then quantised to int8 with the next layer's scale out_scale
+ * (kern_q8_quantize_f32 rules: y / out_scale rounded half to even,
+ * saturated to [-127, 127]). */
+KERN_API int kern_q8_requant_s8(size_t m, size_t n, const int32_t *acc,
+                                size_t ld_acc, float a_scale,
+                                const float *w_scales, const float *bias,
+                                int relu, float out_scale, int8_t *q,
+                                size_t ldo);
+
+/* ---- nn ---------------------------------------------------------------- */
+
+/* Network primitives in float32. Tensors are dense and row-major; images
+ * are NCHW (batch, channels, height, width). Every function returns a
+ * kern_status: KERN_E_INVALID for a NULL pointer, KERN_E_SHAPE for a zero
+ * or inconsistent dimension, KERN_E_OVERFLOW when an element count does not
+ * fit in size_t, KERN_E_RANGE for an argument outside its domain. */
+
+/* x[r][c] += bias[c] for rows x channels (a dense layer's output). */
+KERN_API int kern_nn_bias_add_f32(float *x, size_t rows, size_t channels,
+                                  const float *bias);
+
+/* x[b][c][i] += bias[c] for NCHW with hw = height * width. */
+KERN_API int kern_nn_bias_add_nchw_f32(float *x, size_t batch,
+                                       size_t channels, size_t hw,
+                                       const float *bias);
+
+/* Softmax over each of `rows` rows of `cols` values: y = exp(x - max) /
+ * sum(exp(x - max)); finite for any finite input (e.g. {1000, 1001}). A
+ * row holding NaN or +inf, or only -inf, gives NaN in that row. y may equal
+ * x (in place). */
+KERN_API int kern_nn_softmax_f32(const float *x, size_t rows, size_t cols,
+                                 float *y);
+
+/* Softmax cross-entropy for a batch of logits [batch][classes] and integer
+ * labels in [0, classes) (else KERN_E_RANGE). *loss = mean over the batch
+ * of -log softmax(x)[label], computed as logsumexp(x) - x[label] in a
+ * stable way (double accumulation). grad (may be NULL, may not alias
+ * logits) receives (softmax(x) - onehot(label)) / batch, [batch][classes]. */
+KERN_API int kern_nn_softmax_xent_f32(const float *logits,
+                                      const int32_t *labels, size_t batch,
+                                      size_t classes, float *loss,
+                                      float *grad);
+
+/* A 2-D convolution (cross-correlation, as in PyTorch), NCHW. Square
+ * kernel k x k, equal stride and zero padding on both axes, groups that
+ * divide both channel counts (groups == in_c == out_c is depthwise).
+ * Output size: out_h = (in_h + 2 pad - k) / stride + 1 (floor), out_w
+ * alike; k must be <= in + 2 pad and stride >= 1 (else KERN_E_SHAPE). */
+struct kern_conv2d_shape {
+    size_t batch;
+    size_t in_c, in_h, in_w;
+    size_t out_c;
+    size_t k, stride, pad, groups;
+};
+
+/* Output height and width of a convolution; KERN_E_SHAPE when the shape is
+ * invalid (zero sizes, groups not dividing the channels, kernel larger than
+ * the padded input), KERN_E_OVERFLOW when a size overflows. */
+KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
+                                size_t *out_h, size_t *out_w);
+
+/* Forward: y[b][oc][oy][ox] = bias[oc] + sum over ic in oc's group, ky, kx
+ * of w[oc][ic - g*in_c/groups][ky][kx] * x[b][ic][oy*s+ky-p][ox*s+kx-p]
+ * (zero outside the input). x: [batch][in_c][in_h][in_w]; w:
+ * [out_c][in_c/groups][k][k]; bias: out_c values or NULL; y:
+ * [batch][out_c][out_h][out_w], which must not overlap x or w. */
+KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
+                             const float *x, const float *w,
+                             const float *bias, float *y);
+
+/* Backward of kern_conv2d_f32 for dy ([batch][out_c][out_h][out_w]):
+ * grad_x ([batch][in_c][in_h][in_w]), grad_w (same shape as w) and
+ * grad_bias (out_c) are OVERWRITTEN with the gradients (sums over the
+ * batch). Any of the three outputs may be NULL to skip it; grad_x needs w,
+ * grad_w needs x (the other may then be NULL). */
+KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
+                                      const float *x, const float *w,
+                                      const float *dy, float *grad_x,
+                                      float *grad_w, float *grad_bias);
+
+/* 2-D pooling over NCHW with a square window k, stride and padding on both
+ * axes; out = (in + 2 pad - k) / stride + 1 (floor), as in PyTorch with
+ * ceil_mode=False. Padding must be at most k / 2 (PyTorch's rule, so every
+ * window holds at least one real element); else KERN_E_RANGE. */
+struct kern_pool2d_shape {
+    size_t batch, channels, in_h, in_w;
+    size_t k, stride, pad;
+};
+
+/* Output height and width of a pooling; status as kern_conv2d_out_hw, plus
+ * KERN_E_RANGE for pad > k / 2. */
+KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
+                                size_t *out_h, size_t *out_w);
+
+/* Max pooling: padding never wins (it acts as -inf); among equal maxima
+ * the first in row-major window order wins; NaN propagates. */
+KERN_API int kern_maxpool2d_f32(const struct kern_pool2d_shape *s,
+                                const float *x, float *y);
+
+/* Backward of max pooling: grad_x (OVERWRITTEN, [batch][channels][in_h]
+ * [in_w]) receives each dy at the position of its window's maximum (the one
+ * kern_maxpool2d_f32 picks, recomputed from x); overlapping windows add. */
+KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
+                                         const float *x, const float *dy,
+                                         float *grad_x);
+
+/* Average pooling with PyTorch's default count_include_pad=True: every
+ * window sums its real elements and divides by k * k (padding counts as
+ * zeros). */
+KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
+                                const float *x, float *y);
+
+/* Backward of average pooling: grad_x (OVERWRITTEN) gets dy / (k * k) at
+ * each real element of each window. */
+KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
+                                         const float *dy, float *grad_x);
+
+/* One SGD step over n parameters: g' = g + weight_decay * w; with momentum
+ * mu != 0: v = mu * v + g', w -= lr * v; with mu == 0: w -= lr * g' and
+ * velocity may be NULL. Each operation is a separate float multiply or add
+ * in that order. KERN_E_RANGE when lr, momentum or weight_decay is not
+ * finite. */
+KERN_API int kern_nn_sgd_f32(float *w, const float *g, float *velocity,
+                             size_t n, float lr, float momentum,
+                             float weight_decay);
+
+/* True when all n values are finite (no inf, no NaN); true for n == 0 and
+ * false for x == NULL with n > 0. */
+KERN_API bool kern_all_finite_f32(const float *x, size_t n);
+
+/* x[i] *= s over n values (gradient unscaling: s = 1 / loss scale).
+ * KERN_E_INVALID for NULL with n > 0. */
+KERN_API int kern_scale_f32(float *x, size_t n, float s);
+
+/* The dynamic loss scaler of mixed-precision training. Each step: compute
+ * the loss times `scale`, backpropagate, unscale the gradients
+ * (kern_scale_f32 with 1 / scale), check them (kern_all_finite_f32) and call
+ * kern_loss_scaler_update, which says whether to apply the step:
+ * - finite: good_steps += 1; when it reaches growth_interval, scale =
+ *   min(max_scale, scale * growth_factor) and good_steps = 0; apply.
+ * - inf/NaN: scale = max(min_scale, scale * backoff_factor), good_steps = 0,
+ *   skipped_steps += 1; skip the step.
+ * Fields may be read at any time; set them through kern_loss_scaler_config.
+ */
+struct kern_loss_scaler {
+    float scale;             /* current loss scale */
+    float min_scale;         /* lower bound, default 1 */
+    float max_scale;         /* upper bound, default 65536 */
+    float growth_factor;     /* default 2 */
+    float backoff_factor;    /* default 0.5 */
+    uint32_t growth_interval; /* finite steps before growth, default 2000 */
+    uint32_t good_steps;      /* consecutive finite steps since a change */
+    uint64_t skipped_steps;   /* steps skipped so far */
+};
+
+/* Defaults of the seed: scale 1024, bounds [1, 65536], x2 after 2000
+ * consecutive finite steps, x0.5 on inf/NaN. */
+KERN_API void kern_loss_scaler_init(struct kern_loss_scaler *s);
+
+/* Every parameter: needs 0 < min_scale <= init_scale <= max_scale (all
+ * finite), growth_factor >= 1, 0 < backoff_factor <= 1 and
+ * growth_interval >= 1; else KERN_E_RANGE and *s untouched. */
+KERN_API int kern_loss_scaler_config(struct kern_loss_scaler *s,
+                                     float init_scale, float min_scale,
+                                     float max_scale, float growth_factor,
+                                     float backoff_factor,
+                                     uint32_t growth_interval);
+
+/* One step's verdict; returns true when the step should be applied. */
+KERN_API bool kern_loss_scaler_update(struct kern_loss_scaler *s,
+                                      bool grads_finite);
 
 #ifdef __cplusplus
 }

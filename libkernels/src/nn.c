@@ -1,0 +1,695 @@
+#include <math.h>
+#include <string.h>
+
+#include "nn.h"
+
+/* ---- C references -------------------------------------------------------- */
+
+void kern_nn_bias_add_c(float *x, size_t rows, size_t channels,
+                        const float *bias)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * channels;
+        for (size_t c = 0; c < channels; c++) {
+            row[c] += bias[c];
+        }
+    }
+}
+
+bool kern_nn_all_finite_c(const float *x, size_t n)
+{
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], 4);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return !bad;
+}
+
+void kern_nn_scale_c(float *x, size_t n, float s)
+{
+    for (size_t i = 0; i < n; i++) {
+        x[i] *= s;
+    }
+}
+
+void kern_nn_sgd_c(float *w, const float *g, float *velocity, size_t n,
+                   float lr, float momentum, float weight_decay)
+{
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i];
+        if (weight_decay != 0.0f) {
+            gi = gi + weight_decay * w[i];
+        }
+        if (momentum != 0.0f) {
+            const float v = momentum * velocity[i] + gi;
+            velocity[i] = v;
+            gi = v;
+        }
+        w[i] = w[i] - lr * gi;
+    }
+}
+
+void kern_nn_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
+                      size_t out_w, const float *x, const float *w,
+                      const float *bias, float *y)
+{
+    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
+    const size_t k = s->k;
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t oc = 0; oc < s->out_c; oc++) {
+            const size_t g = oc / ocg;
+            const float *wo = w + oc * icg * k * k;
+            float *yo = y + (b * s->out_c + oc) * out_h * out_w;
+            for (size_t oy = 0; oy < out_h; oy++) {
+                for (size_t ox = 0; ox < out_w; ox++) {
+                    float acc = bias ? bias[oc] : 0.0f;
+                    for (size_t ci = 0; ci < icg; ci++) {
+                        const float *xc =
+                            x + (b * s->in_c + g * icg + ci) * s->in_h *
+                                    s->in_w;
+                        for (size_t ky = 0; ky < k; ky++) {
+                            /* Unsigned wrap makes negative rows huge. */
+                            const size_t iy = oy * s->stride + ky - s->pad;
+                            if (iy >= s->in_h) {
+                                continue;
+                            }
+                            for (size_t kx = 0; kx < k; kx++) {
+                                const size_t ix =
+                                    ox * s->stride + kx - s->pad;
+                                if (ix >= s->in_w) {
+                                    continue;
+                                }
+                                acc += wo[(ci * k + ky) * k + kx] *
+                                       xc[iy * s->in_w + ix];
+                            }
+                        }
+                    }
+                    yo[oy * out_w + ox] = acc;
+                }
+            }
+        }
+    }
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
+{
+    dsp->bias_add = kern_nn_bias_add_c;
+    dsp->all_finite = kern_nn_all_finite_c;
+    dsp->scale = kern_nn_scale_c;
+    dsp->sgd = kern_nn_sgd_c;
+    dsp->conv2d = kern_nn_conv2d_c;
+    (void)flags;
+}
+
+static struct kern_nn_dsp nn_dsp;
+static pthread_once_t nn_once = PTHREAD_ONCE_INIT;
+
+static void nn_init_once(void)
+{
+    kern_nn_dsp_init(&nn_dsp, kern_cpu_flags());
+}
+
+static const struct kern_nn_dsp *dsp_get(void)
+{
+    pthread_once(&nn_once, nn_init_once);
+    return &nn_dsp;
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+/* *out = a * b * c * d, or false on overflow. */
+static bool mul4(size_t a, size_t b, size_t c, size_t d, size_t *out)
+{
+    size_t r = a;
+    const size_t f[3] = {b, c, d};
+    for (int i = 0; i < 3; i++) {
+        if (f[i] && r > SIZE_MAX / f[i]) {
+            return false;
+        }
+        r *= f[i];
+    }
+    *out = r;
+    return true;
+}
+
+/* floor((in + 2 pad - k) / stride) + 1 with every check. */
+static int out_dim(size_t in, size_t k, size_t stride, size_t pad,
+                   size_t *out)
+{
+    if (!in || !k || !stride) {
+        return KERN_E_SHAPE;
+    }
+    if (pad > (SIZE_MAX - in) / 2) {
+        return KERN_E_OVERFLOW;
+    }
+    const size_t padded = in + 2 * pad;
+    if (k > padded) {
+        return KERN_E_SHAPE;
+    }
+    *out = (padded - k) / stride + 1;
+    return KERN_OK;
+}
+
+/* ---- public API ------------------------------------------------------------ */
+
+KERN_API int kern_nn_bias_add_f32(float *x, size_t rows, size_t channels,
+                                  const float *bias)
+{
+    if (!x || !bias) {
+        return KERN_E_INVALID;
+    }
+    size_t total;
+    if (!mul4(rows, channels, 1, 1, &total)) {
+        return KERN_E_OVERFLOW;
+    }
+    if (rows && channels) {
+        dsp_get()->bias_add(x, rows, channels, bias);
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_nn_bias_add_nchw_f32(float *x, size_t batch,
+                                       size_t channels, size_t hw,
+                                       const float *bias)
+{
+    if (!x || !bias) {
+        return KERN_E_INVALID;
+    }
+    size_t total;
+    if (!mul4(batch, channels, hw, 1, &total)) {
+        return KERN_E_OVERFLOW;
+    }
+    if (!total) {
+        return KERN_OK;
+    }
+    const struct kern_nn_dsp *d = dsp_get();
+    /* Each plane is one row of hw values with the same bias: reuse the row
+     * kernel with a one-channel bias. */
+    for (size_t b = 0; b < batch; b++) {
+        for (size_t c = 0; c < channels; c++) {
+            d->bias_add(x + (b * channels + c) * hw, hw, 1, &bias[c]);
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_nn_softmax_f32(const float *x, size_t rows, size_t cols,
+                                 float *y)
+{
+    if (!x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t total;
+    if (!mul4(rows, cols, 1, 1, &total)) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float mx = -INFINITY;
+        bool nan = false;
+        for (size_t c = 0; c < cols; c++) {
+            nan |= isnan(xr[c]);
+            mx = xr[c] > mx ? xr[c] : mx;
+        }
+        if (nan || mx == INFINITY || mx == -INFINITY) {
+            for (size_t c = 0; c < cols; c++) {
+                yr[c] = NAN;
+            }
+            continue;
+        }
+        double sum = 0.0;
+        for (size_t c = 0; c < cols; c++) {
+            const float e = expf(xr[c] - mx);
+            yr[c] = e;
+            sum += e;
+        }
+        /* sum >= 1: the maximum contributes exp(0). */
+        const float inv = (float)(1.0 / sum);
+        for (size_t c = 0; c < cols; c++) {
+            yr[c] *= inv;
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_nn_softmax_xent_f32(const float *logits,
+                                      const int32_t *labels, size_t batch,
+                                      size_t classes, float *loss,
+                                      float *grad)
+{
+    if (!logits || !labels || !loss) {
+        return KERN_E_INVALID;
+    }
+    if (!batch || !classes) {
+        return KERN_E_SHAPE;
+    }
+    size_t total;
+    if (!mul4(batch, classes, 1, 1, &total)) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t b = 0; b < batch; b++) {
+        if (labels[b] < 0 || (size_t)labels[b] >= classes) {
+            return KERN_E_RANGE;
+        }
+    }
+    double total_loss = 0.0;
+    const double inv_batch = 1.0 / (double)batch;
+    for (size_t b = 0; b < batch; b++) {
+        const float *xr = logits + b * classes;
+        float mx = -INFINITY;
+        for (size_t c = 0; c < classes; c++) {
+            mx = xr[c] > mx ? xr[c] : mx;
+        }
+        double sum = 0.0;
+        for (size_t c = 0; c < classes; c++) {
+            sum += exp((double)xr[c] - (double)mx);
+        }
+        const double lse = (double)mx + log(sum);
+        total_loss += lse - (double)xr[labels[b]];
+        if (grad) {
+            float *gr = grad + b * classes;
+            for (size_t c = 0; c < classes; c++) {
+                double p = exp((double)xr[c] - lse);
+                if (c == (size_t)labels[b]) {
+                    p -= 1.0;
+                }
+                gr[c] = (float)(p * inv_batch);
+            }
+        }
+    }
+    *loss = (float)(total_loss * inv_batch);
+    return KERN_OK;
+}
+
+KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
+                                size_t *out_h, size_t *out_w)
+{
+    if (!s || !out_h || !out_w) {
+        return KERN_E_INVALID;
+    }
+    if (!s->batch || !s->in_c || !s->out_c || !s->groups ||
+        s->in_c % s->groups || s->out_c % s->groups) {
+        return KERN_E_SHAPE;
+    }
+    size_t oh, ow, n;
+    int st = out_dim(s->in_h, s->k, s->stride, s->pad, &oh);
+    if (st == KERN_OK) {
+        st = out_dim(s->in_w, s->k, s->stride, s->pad, &ow);
+    }
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (!mul4(s->batch, s->in_c, s->in_h, s->in_w, &n) ||
+        !mul4(s->batch, s->out_c, oh, ow, &n) ||
+        !mul4(s->out_c, s->in_c / s->groups, s->k, s->k, &n)) {
+        return KERN_E_OVERFLOW;
+    }
+    *out_h = oh;
+    *out_w = ow;
+    return KERN_OK;
+}
+
+KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
+                             const float *x, const float *w,
+                             const float *bias, float *y)
+{
+    if (!s || !x || !w || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_conv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    dsp_get()->conv2d(s, oh, ow, x, w, bias, y);
+    return KERN_OK;
+}
+
+KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
+                                      const float *x, const float *w,
+                                      const float *dy, float *grad_x,
+                                      float *grad_w, float *grad_bias)
+{
+    if (!s || !dy || (grad_x && !w) || (grad_w && !x)) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_conv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
+    const size_t k = s->k, ih = s->in_h, iw = s->in_w;
+    if (grad_x) {
+        memset(grad_x, 0, s->batch * s->in_c * ih * iw * sizeof *grad_x);
+    }
+    if (grad_w) {
+        memset(grad_w, 0, s->out_c * icg * k * k * sizeof *grad_w);
+    }
+    if (grad_bias) {
+        memset(grad_bias, 0, s->out_c * sizeof *grad_bias);
+    }
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t oc = 0; oc < s->out_c; oc++) {
+            const size_t g = oc / ocg;
+            const float *dyo = dy + (b * s->out_c + oc) * oh * ow;
+            if (grad_bias) {
+                double sum = 0.0;
+                for (size_t i = 0; i < oh * ow; i++) {
+                    sum += dyo[i];
+                }
+                grad_bias[oc] += (float)sum;
+            }
+            for (size_t ci = 0; ci < icg; ci++) {
+                const size_t plane = (b * s->in_c + g * icg + ci) * ih * iw;
+                const size_t wbase = (oc * icg + ci) * k * k;
+                for (size_t oy = 0; oy < oh; oy++) {
+                    for (size_t ky = 0; ky < k; ky++) {
+                        const size_t iy = oy * s->stride + ky - s->pad;
+                        if (iy >= ih) {
+                            continue;
+                        }
+                        for (size_t ox = 0; ox < ow; ox++) {
+                            const float d = dyo[oy * ow + ox];
+                            for (size_t kx = 0; kx < k; kx++) {
+                                const size_t ix =
+                                    ox * s->stride + kx - s->pad;
+                                if (ix >= iw) {
+                                    continue;
+                                }
+                                const size_t xi = plane + iy * iw + ix;
+                                const size_t wi = wbase + ky * k + kx;
+                                if (grad_x) {
+                                    grad_x[xi] += w[wi] * d;
+                                }
+                                if (grad_w) {
+                                    grad_w[wi] += x[xi] * d;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
+                                size_t *out_h, size_t *out_w)
+{
+    if (!s || !out_h || !out_w) {
+        return KERN_E_INVALID;
+    }
+    if (!s->batch || !s->channels) {
+        return KERN_E_SHAPE;
+    }
+    size_t oh, ow, n;
+    int st = out_dim(s->in_h, s->k, s->stride, s->pad, &oh);
+    if (st == KERN_OK) {
+        st = out_dim(s->in_w, s->k, s->stride, s->pad, &ow);
+    }
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (s->pad > s->k / 2) {
+        return KERN_E_RANGE;
+    }
+    if (!mul4(s->batch, s->channels, s->in_h, s->in_w, &n) ||
+        !mul4(s->batch, s->channels, oh, ow, &n) ||
+        !mul4(s->k, s->k, 1, 1, &n)) {
+        return KERN_E_OVERFLOW;
+    }
+    *out_h = oh;
+    *out_w = ow;
+    return KERN_OK;
+}
+
+/* The real rows (or columns) [*lo, *hi) of a window starting at o*stride -
+ * pad; never empty when pad <= k / 2 and the output size is valid. */
+static void window(size_t o, size_t stride, size_t pad, size_t k, size_t in,
+                   size_t *lo, size_t *hi)
+{
+    const size_t start = o * stride; /* in padded coordinates */
+    *lo = start < pad ? 0 : start - pad;
+    const size_t end = start + k; /* exclusive, padded */
+    *hi = end - pad > in ? in : end - pad;
+}
+
+/* Index in the plane of the maximum of one window (first wins; the first
+ * NaN wins over everything). */
+static size_t window_argmax(const float *plane, size_t iw, size_t y0,
+                            size_t y1, size_t x0, size_t x1)
+{
+    size_t best_i = y0 * iw + x0;
+    float best = plane[best_i];
+    for (size_t iy = y0; iy < y1; iy++) {
+        for (size_t ix = x0; ix < x1; ix++) {
+            const float v = plane[iy * iw + ix];
+            if (best == best && (v > best || v != v)) {
+                best = v;
+                best_i = iy * iw + ix;
+            }
+        }
+    }
+    return best_i;
+}
+
+KERN_API int kern_maxpool2d_f32(const struct kern_pool2d_shape *s,
+                                const float *x, float *y)
+{
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t ih = s->in_h, iw = s->in_w;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        float *yo = y + p * oh * ow;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            window(oy, s->stride, s->pad, s->k, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                window(ox, s->stride, s->pad, s->k, iw, &x0, &x1);
+                yo[oy * ow + ox] =
+                    plane[window_argmax(plane, iw, y0, y1, x0, x1)];
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
+                                         const float *x, const float *dy,
+                                         float *grad_x)
+{
+    if (!s || !x || !dy || !grad_x) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t ih = s->in_h, iw = s->in_w;
+    memset(grad_x, 0, s->batch * s->channels * ih * iw * sizeof *grad_x);
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        const float *dyo = dy + p * oh * ow;
+        float *gx = grad_x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            window(oy, s->stride, s->pad, s->k, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                window(ox, s->stride, s->pad, s->k, iw, &x0, &x1);
+                gx[window_argmax(plane, iw, y0, y1, x0, x1)] +=
+                    dyo[oy * ow + ox];
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
+                                const float *x, float *y)
+{
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t ih = s->in_h, iw = s->in_w;
+    const float count = (float)(s->k * s->k);
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        float *yo = y + p * oh * ow;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            window(oy, s->stride, s->pad, s->k, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                window(ox, s->stride, s->pad, s->k, iw, &x0, &x1);
+                float sum = 0.0f;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    for (size_t ix = x0; ix < x1; ix++) {
+                        sum += plane[iy * iw + ix];
+                    }
+                }
+                yo[oy * ow + ox] = sum / count;
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
+                                         const float *dy, float *grad_x)
+{
+    if (!s || !dy || !grad_x) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t ih = s->in_h, iw = s->in_w;
+    const float count = (float)(s->k * s->k);
+    memset(grad_x, 0, s->batch * s->channels * ih * iw * sizeof *grad_x);
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *dyo = dy + p * oh * ow;
+        float *gx = grad_x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            window(oy, s->stride, s->pad, s->k, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                window(ox, s->stride, s->pad, s->k, iw, &x0, &x1);
+                const float d = dyo[oy * ow + ox] / count;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    for (size_t ix = x0; ix < x1; ix++) {
+                        gx[iy * iw + ix] += d;
+                    }
+                }
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_nn_sgd_f32(float *w, const float *g, float *velocity,
+                             size_t n, float lr, float momentum,
+                             float weight_decay)
+{
+    if (n && (!w || !g || (momentum != 0.0f && !velocity))) {
+        return KERN_E_INVALID;
+    }
+    if (!isfinite(lr) || !isfinite(momentum) || !isfinite(weight_decay)) {
+        return KERN_E_RANGE;
+    }
+    if (n) {
+        dsp_get()->sgd(w, g, velocity, n, lr, momentum, weight_decay);
+    }
+    return KERN_OK;
+}
+
+KERN_API bool kern_all_finite_f32(const float *x, size_t n)
+{
+    if (!n) {
+        return true;
+    }
+    if (!x) {
+        return false;
+    }
+    return dsp_get()->all_finite(x, n);
+}
+
+KERN_API int kern_scale_f32(float *x, size_t n, float s)
+{
+    if (n && !x) {
+        return KERN_E_INVALID;
+    }
+    if (n) {
+        dsp_get()->scale(x, n, s);
+    }
+    return KERN_OK;
+}
+
+KERN_API void kern_loss_scaler_init(struct kern_loss_scaler *s)
+{
+    if (!s) {
+        return;
+    }
+    s->scale = 1024.0f;
+    s->min_scale = 1.0f;
+    s->max_scale = 65536.0f;
+    s->growth_factor = 2.0f;
+    s->backoff_factor = 0.5f;
+    s->growth_interval = 2000;
+    s->good_steps = 0;
+    s->skipped_steps = 0;
+}
+
+KERN_API int kern_loss_scaler_config(struct kern_loss_scaler *s,
+                                     float init_scale, float min_scale,
+                                     float max_scale, float growth_factor,
+                                     float backoff_factor,
+                                     uint32_t growth_interval)
+{
+    if (!s) {
+        return KERN_E_INVALID;
+    }
+    if (!isfinite(init_scale) || !isfinite(min_scale) ||
+        !isfinite(max_scale) || !isfinite(growth_factor) ||
+        !(min_scale > 0.0f) || !(min_scale <= init_scale) ||
+        !(init_scale <= max_scale) || !(growth_factor >= 1.0f) ||
+        !(backoff_factor > 0.0f) || !(backoff_factor <= 1.0f) ||
+        growth_interval < 1) {
+        return KERN_E_RANGE;
+    }
+    s->scale = init_scale;
+    s->min_scale = min_scale;
+    s->max_scale = max_scale;
+    s->growth_factor = growth_factor;
+    s->backoff_factor = backoff_factor;
+    s->growth_interval = growth_interval;
+    s->good_steps = 0;
+    s->skipped_steps = 0;
+    return KERN_OK;
+}
+
+KERN_API bool kern_loss_scaler_update(struct kern_loss_scaler *s,
+                                      bool grads_finite)
+{
+    if (!s) {
+        return false;
+    }
+    if (!grads_finite) {
+        const float down = s->scale * s->backoff_factor;
+        s->scale = down > s->min_scale ? down : s->min_scale;
+        s->good_steps = 0;
+        s->skipped_steps++;
+        return false;
+    }
+    s->good_steps++;
+    if (s->good_steps >= s->growth_interval) {
+        const float up = s->scale * s->growth_factor;
+        s->scale = up < s->max_scale ? up : s->max_scale;
+        s->good_steps = 0;
+    }
+    return true;
+}
