@@ -1,0 +1,513 @@
+/*
+ * Counting: the original module's worked example (784-64-10), a CNN whose
+ * every per-layer value is worked out by hand below, window arithmetic for
+ * stride, padding and groups, totals, peak inference memory and training
+ * memory (plain and mixed precision) against hand-computed formulas.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "edgefit/memest.h"
+
+#define MB 1048576.0
+
+static memest_model *parse_ok(const char *text)
+{
+    memest_model *m = NULL;
+    struct memest_diag d;
+    int st = memest_model_parse(text, &m, &d);
+    if (st != MEMEST_OK) {
+        char buf[600];
+        memest_diag_format(&d, buf, sizeof buf);
+        fail_msg("parse failed: %s", buf);
+    }
+    return m;
+}
+
+/* ---- The worked example: 784-64-10 at batch 32 ------------------------ */
+
+static void test_worked_example(void **state)
+{
+    memest_model *m = NULL;
+    struct memest_totals t;
+    struct memest_layer_estimate rows[3];
+    size_t n = 0;
+    (void)state;
+
+    assert_int_equal(memest_model_preset("mlp:784-64-10", &m, NULL),
+                     MEMEST_OK);
+    assert_string_equal(memest_model_name(m), "mlp:784-64-10");
+    assert_int_equal(memest_model_layer_count(m), 2);
+    /* (784*64 + 64) + (64*10 + 10) = 50,240 + 650 */
+    assert_int_equal(memest_model_parameter_count(m), 50890);
+    assert_int_equal(memest_model_layer(m, 0)->parameter_count, 50240);
+    assert_int_equal(memest_model_layer(m, 1)->parameter_count, 650);
+    assert_int_equal(memest_model_layer(m, 0)->act, MEMEST_ACT_RELU);
+    assert_int_equal(memest_model_layer(m, 1)->act, MEMEST_ACT_SOFTMAX);
+    assert_null(memest_model_layer(m, 2));
+
+    assert_int_equal(memest_estimate_totals(m, 32, MEMEST_FP32, &t),
+                     MEMEST_OK);
+    /* 32*784 + 32*64 + 32*10 = 25,088 + 2,048 + 320 */
+    assert_int_equal(t.activation_elements, 27456);
+    assert_int_equal(t.parameter_bytes, 203560);
+    assert_int_equal(t.activation_bytes, 109824);
+    assert_int_equal(t.total_bytes, 313384);
+    assert_true(fabs(t.parameter_mb - 0.194) < 0.0005);
+    assert_true(fabs(t.activation_mb - 0.105) < 0.0005);
+    assert_true(t.parameter_mb == 203560 / MB);
+    assert_true(t.activation_mb == 109824 / MB);
+    /* MACs: 32*(784*64 + 64*10) */
+    assert_int_equal(t.macs, 32u * (784u * 64u + 640u));
+
+    /* fp16 halves everything, int8 quarters it, fp64 doubles it */
+    assert_int_equal(memest_estimate_totals(m, 32, MEMEST_FP16, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.parameter_bytes, 203560 / 2);
+    assert_int_equal(t.activation_bytes, 109824 / 2);
+    assert_true(fabs(t.parameter_mb - 0.097) < 0.0005);
+    assert_true(fabs(t.activation_mb - 0.052) < 0.0005);
+    assert_true(fabs(t.total_mb - 0.15) < 0.001);
+    assert_int_equal(memest_estimate_totals(m, 32, MEMEST_BF16, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.total_bytes, 313384 / 2);
+    assert_int_equal(memest_estimate_totals(m, 32, MEMEST_INT8, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.parameter_bytes, 203560 / 4);
+    assert_int_equal(t.activation_bytes, 109824 / 4);
+    /* the original truncates: 0.0485 and 0.0262 read as 0.048, 0.026 */
+    assert_true(fabs(t.parameter_mb - 0.048) < 0.001);
+    assert_true(fabs(t.activation_mb - 0.026) < 0.001);
+    assert_int_equal(memest_estimate_totals(m, 32, MEMEST_FP64, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.total_bytes, 313384 * 2);
+
+    /* the per-layer table: input row, then the two dense layers */
+    assert_int_equal(memest_estimate_row_count(m), 3);
+    assert_int_equal(memest_estimate_layers(m, 32, MEMEST_FP32, rows, 3, &n),
+                     MEMEST_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(rows[0].layer, "input");
+    assert_int_equal(rows[0].kind, MEMEST_KIND_INPUT);
+    assert_string_equal(rows[0].output_shape, "784");
+    assert_int_equal(rows[0].output_elements, 25088);
+    assert_int_equal(rows[0].activation_bytes, 25088 * 4);
+    assert_int_equal(rows[0].parameter_count, 0);
+    assert_string_equal(rows[1].layer, "dense1");
+    assert_int_equal(rows[1].kind, MEMEST_KIND_DENSE);
+    assert_string_equal(rows[1].output_shape, "64");
+    assert_int_equal(rows[1].output_elements, 2048);
+    assert_int_equal(rows[1].parameter_count, 50240);
+    assert_int_equal(rows[1].parameter_bytes, 200960);
+    assert_int_equal(rows[1].activation_bytes, 8192);
+    assert_int_equal(rows[1].macs, 32 * 784 * 64);
+    assert_string_equal(rows[2].layer, "dense2");
+    assert_string_equal(rows[2].output_shape, "10");
+    assert_int_equal(rows[2].output_elements, 320);
+    assert_int_equal(rows[2].parameter_bytes, 2600);
+    assert_int_equal(rows[2].macs, 32 * 64 * 10);
+    /* a table too small reports the size it needs */
+    n = 0;
+    assert_int_equal(memest_estimate_layers(m, 32, MEMEST_FP32, rows, 2, &n),
+                     MEMEST_E_RANGE);
+    assert_int_equal(n, 3);
+    assert_int_equal(memest_estimate_layers(m, 0, MEMEST_FP32, rows, 3, &n),
+                     MEMEST_E_RANGE);
+    assert_int_equal(memest_estimate_totals(m, 0, MEMEST_FP32, &t),
+                     MEMEST_E_RANGE);
+    assert_int_equal(
+        memest_estimate_totals(m, 1, (enum memest_precision)9, &t),
+        MEMEST_E_INVALID);
+    memest_model_destroy(m);
+}
+
+/* ---- A CNN worked out by hand ----------------------------------------- */
+
+static const char cnn_text[] =
+    "name handcnn\n"
+    "input 3x32x32\n"
+    "conv2d 16 k=5 s=2 p=2 act=relu\n" /* (32+4-5)/2+1 = 16 */
+    "conv2d 32 k=3 p=1 g=4 bias=no\n"  /* 16/4 = 4 in-channels per group */
+    "avgpool k=3 s=2\n"                /* (16-3)/2+1 = 7 */
+    "maxpool k=2 p=1\n"                /* s=2: (7+2-2)/2+1 = 4 */
+    "flatten\n"                        /* 32*4*4 = 512 */
+    "dense 100 act=gelu\n"
+    "gelu\n"
+    "dense 10 bias=no\n"
+    "softmax name=probs\n";
+
+struct row {
+    const char *layer;
+    enum memest_kind kind;
+    const char *shape;
+    uint64_t out_elems; /* batch 4 */
+    uint64_t params;
+    uint64_t macs; /* batch 4 */
+};
+
+static const struct row cnn_rows[] = {
+    {"input", MEMEST_KIND_INPUT, "3x32x32", 4 * 3072, 0, 0},
+    /* 16*3*5*5 + 16; MACs 4 * (16*16*16) * 3*25 */
+    {"conv1", MEMEST_KIND_CONV2D, "16x16x16", 4 * 4096, 1216, 4 * 307200},
+    /* 32*(16/4)*3*3, no bias; MACs 4 * (32*16*16) * 4*9 */
+    {"conv2", MEMEST_KIND_CONV2D, "32x16x16", 4 * 8192, 1152, 4 * 294912},
+    {"pool1", MEMEST_KIND_AVGPOOL, "32x7x7", 4 * 1568, 0, 0},
+    {"pool2", MEMEST_KIND_MAXPOOL, "32x4x4", 4 * 512, 0, 0},
+    {"flatten1", MEMEST_KIND_FLATTEN, "512", 4 * 512, 0, 0},
+    /* 512*100 + 100; MACs 4*512*100 */
+    {"dense1", MEMEST_KIND_DENSE, "100", 4 * 100, 51300, 4 * 51200},
+    {"act1", MEMEST_KIND_ACTIVATION, "100", 4 * 100, 0, 0},
+    /* 100*10, no bias */
+    {"dense2", MEMEST_KIND_DENSE, "10", 4 * 10, 1000, 4 * 1000},
+    {"probs", MEMEST_KIND_ACTIVATION, "10", 4 * 10, 0, 0},
+};
+
+#define CNN_ROWS (sizeof cnn_rows / sizeof cnn_rows[0])
+
+static void test_cnn_by_hand(void **state)
+{
+    memest_model *m = parse_ok(cnn_text);
+    struct memest_layer_estimate rows[CNN_ROWS];
+    struct memest_totals t;
+    uint64_t sum_params = 0;
+    uint64_t sum_act = 0;
+    uint64_t sum_macs = 0;
+    size_t n;
+    (void)state;
+
+    assert_string_equal(memest_model_name(m), "handcnn");
+    assert_int_equal(memest_estimate_layers(m, 4, MEMEST_FP32, rows,
+                                            CNN_ROWS, &n),
+                     MEMEST_OK);
+    assert_int_equal(n, CNN_ROWS);
+    for (size_t i = 0; i < CNN_ROWS; i++) {
+        const struct row *e = &cnn_rows[i];
+        assert_string_equal(rows[i].layer, e->layer);
+        assert_int_equal(rows[i].kind, e->kind);
+        assert_string_equal(rows[i].output_shape, e->shape);
+        assert_int_equal(rows[i].output_elements, e->out_elems);
+        assert_int_equal(rows[i].parameter_count, e->params);
+        assert_int_equal(rows[i].parameter_bytes, e->params * 4);
+        assert_int_equal(rows[i].activation_bytes, e->out_elems * 4);
+        assert_int_equal(rows[i].macs, e->macs);
+        sum_params += rows[i].parameter_bytes;
+        sum_act += rows[i].activation_bytes;
+        sum_macs += rows[i].macs;
+    }
+
+    /* layer details */
+    {
+        const struct memest_layer *c2 = memest_model_layer(m, 1);
+        assert_int_equal(c2->groups, 4);
+        assert_int_equal(c2->has_bias, 0);
+        assert_int_equal(c2->weight_count, 1152);
+        assert_int_equal(c2->bias_count, 0);
+        assert_int_equal(c2->in_shape.rank, 3);
+        assert_int_equal(c2->in_shape.dim[0], 16);
+        assert_int_equal(c2->kernel, 3);
+        assert_int_equal(c2->stride, 1);
+        assert_int_equal(c2->padding, 1);
+        assert_int_equal(memest_model_layer(m, 3)->stride, 2);
+        assert_int_equal(memest_model_layer(m, 6)->act, MEMEST_ACT_GELU);
+        assert_int_equal(memest_model_layer(m, 8)->act, MEMEST_ACT_SOFTMAX);
+    }
+
+    /* totals: 1216 + 1152 + 51300 + 1000 parameters; per sample
+     * 3072+4096+8192+1568+512+512+100+100+10+10 = 18172 activations */
+    assert_int_equal(memest_estimate_totals(m, 4, MEMEST_FP32, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.parameter_count, 54668);
+    assert_int_equal(t.parameter_bytes, 218672);
+    assert_int_equal(t.activation_elements, 4 * 18172);
+    assert_int_equal(t.activation_bytes, 290752);
+    assert_int_equal(t.total_bytes, 509424);
+    assert_int_equal(t.macs, 2617248);
+    assert_int_equal(t.parameter_bytes, sum_params);
+    assert_int_equal(t.activation_bytes, sum_act);
+    assert_int_equal(t.macs, sum_macs);
+    assert_true(t.total_mb == 509424 / MB);
+    /* peak: the largest input+output pair is conv1 -> conv2,
+     * 4096 + 8192 per sample: 4*12288*4 bytes + parameters */
+    assert_int_equal(t.peak_inference_bytes, 218672 + 196608);
+    assert_true(t.peak_inference_mb == 415280 / MB);
+
+    {
+        struct memest_shape in = memest_model_input_shape(m);
+        struct memest_shape out = memest_model_output_shape(m);
+        assert_int_equal(in.rank, 3);
+        assert_int_equal(in.dim[2], 32);
+        assert_int_equal(out.rank, 1);
+        assert_int_equal(out.dim[0], 10);
+    }
+    memest_model_destroy(m);
+}
+
+static void test_peak_mlp(void **state)
+{
+    memest_model *m = NULL;
+    struct memest_totals t;
+    (void)state;
+
+    /* pairs per sample: 100+400, 400+30, 30+5; max 500 */
+    assert_int_equal(memest_model_preset("mlp:100-400-30-5", &m, NULL),
+                     MEMEST_OK);
+    assert_int_equal(memest_estimate_totals(m, 8, MEMEST_FP16, &t),
+                     MEMEST_OK);
+    /* params 100*400+400 + 400*30+30 + 30*5+5 = 40400 + 12030 + 155 */
+    assert_int_equal(t.parameter_count, 52585);
+    assert_int_equal(t.peak_inference_bytes, 52585 * 2 + 8 * 500 * 2);
+    memest_model_destroy(m);
+}
+
+/* ---- Window arithmetic: stride, padding, groups ----------------------- */
+
+struct window_case {
+    uint64_t h, w, k, s, p;
+    uint64_t oh, ow; /* worked out by hand: floor((H+2p-k)/s)+1 */
+};
+
+static const struct window_case windows[] = {
+    {28, 28, 3, 1, 1, 28, 28}, {28, 28, 2, 2, 0, 14, 14},
+    {7, 7, 2, 2, 0, 3, 3},     {7, 7, 3, 2, 1, 4, 4},
+    {5, 5, 5, 1, 0, 1, 1},     {1, 1, 3, 1, 1, 1, 1},
+    {10, 10, 4, 3, 0, 3, 3},   {6, 6, 1, 4, 0, 2, 2},
+    {10, 6, 3, 2, 0, 4, 2},    {3, 3, 5, 1, 1, 1, 1},
+    {9, 4, 3, 3, 2, 4, 2},     {224, 224, 7, 2, 3, 112, 112},
+};
+
+static void test_windows(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) {
+        const struct window_case *c = &windows[i];
+        char text[256];
+        memest_model *m;
+        const struct memest_layer *L;
+        /* the same window as a conv and as both pools */
+        const char *kinds[] = {"conv2d 5", "maxpool", "avgpool"};
+        for (size_t j = 0; j < 3; j++) {
+            snprintf(text, sizeof text,
+                     "input 2x%llux%llu\n%s k=%llu s=%llu p=%llu\n",
+                     (unsigned long long)c->h, (unsigned long long)c->w,
+                     kinds[j], (unsigned long long)c->k,
+                     (unsigned long long)c->s, (unsigned long long)c->p);
+            m = parse_ok(text);
+            L = memest_model_layer(m, 0);
+            if (L->out_shape.dim[1] != c->oh || L->out_shape.dim[2] != c->ow) {
+                fail_msg("case %zu '%s': got %llux%llu, want %llux%llu", i,
+                         kinds[j], (unsigned long long)L->out_shape.dim[1],
+                         (unsigned long long)L->out_shape.dim[2],
+                         (unsigned long long)c->oh,
+                         (unsigned long long)c->ow);
+            }
+            assert_int_equal(L->out_shape.dim[0], j == 0 ? 5 : 2);
+            if (j == 0) {
+                /* 5*2*k*k + 5 parameters; MACs per output element 2*k*k */
+                assert_int_equal(L->parameter_count, 10 * c->k * c->k + 5);
+                assert_int_equal(L->macs_per_sample,
+                                 5 * c->oh * c->ow * 2 * c->k * c->k);
+            } else {
+                assert_int_equal(L->parameter_count, 0);
+                assert_int_equal(L->macs_per_sample, 0);
+            }
+            memest_model_destroy(m);
+        }
+    }
+}
+
+static void test_pool_stride_defaults_to_kernel(void **state)
+{
+    memest_model *m = parse_ok("input 1x9x9\nmaxpool k=3\navgpool k=2 s=1\n");
+    (void)state;
+    assert_int_equal(memest_model_layer(m, 0)->stride, 3);
+    assert_int_equal(memest_model_layer(m, 0)->out_shape.dim[1], 3);
+    assert_int_equal(memest_model_layer(m, 1)->out_shape.dim[1], 2);
+    memest_model_destroy(m);
+}
+
+static void test_groups(void **state)
+{
+    memest_model *m;
+    const struct memest_layer *L;
+    (void)state;
+
+    /* depthwise: 8 groups of 1 channel: 8*1*9 + 8 */
+    m = parse_ok("input 8x10x10\nconv2d 8 k=3 g=8\n");
+    L = memest_model_layer(m, 0);
+    assert_int_equal(L->parameter_count, 80);
+    assert_int_equal(L->macs_per_sample, 8 * 8 * 8 * 9);
+    memest_model_destroy(m);
+
+    /* 4 in, 6 out, 2 groups: 6*(4/2)*9 + 6 = 114 */
+    m = parse_ok("input 4x5x5\nconv2d 6 k=3 g=2 p=1\n");
+    L = memest_model_layer(m, 0);
+    assert_int_equal(L->parameter_count, 114);
+    assert_int_equal(L->macs_per_sample, 6 * 5 * 5 * 2 * 9);
+    memest_model_destroy(m);
+
+    /* 1x1 grouped, no bias: 12*(6/3)*1 */
+    m = parse_ok("input 6x3x3\nconv2d 12 k=1 g=3 bias=no\n");
+    L = memest_model_layer(m, 0);
+    assert_int_equal(L->parameter_count, 24);
+    assert_int_equal(L->weight_count, 24);
+    memest_model_destroy(m);
+}
+
+/* ---- Training memory -------------------------------------------------- */
+
+static void test_training(void **state)
+{
+    memest_model *m = parse_ok(cnn_text);
+    struct memest_training t;
+    /* N = 54668 parameters, A = 4*18172 = 72688 activation elements */
+    const uint64_t N = 54668;
+    const uint64_t A = 72688;
+    (void)state;
+
+    assert_int_equal(
+        memest_training_memory(m, 4, MEMEST_FP32, MEMEST_OPT_SGD, &t),
+        MEMEST_OK);
+    assert_int_equal(t.parameter_bytes, 4 * N);
+    assert_int_equal(t.gradient_bytes, 4 * N);
+    assert_int_equal(t.optimizer_state_bytes, 0);
+    assert_int_equal(t.activation_bytes, 4 * A);
+    assert_int_equal(t.total_bytes, 728096);
+    assert_int_equal(
+        memest_training_memory(m, 4, MEMEST_FP32, MEMEST_OPT_MOMENTUM, &t),
+        MEMEST_OK);
+    assert_int_equal(t.optimizer_state_bytes, 4 * N);
+    assert_int_equal(t.total_bytes, 946768);
+    assert_int_equal(
+        memest_training_memory(m, 4, MEMEST_FP32, MEMEST_OPT_ADAM, &t),
+        MEMEST_OK);
+    /* the original table's fp32 column: 4N + 4N + 8N + 4A */
+    assert_int_equal(t.optimizer_state_bytes, 8 * N);
+    assert_int_equal(t.total_bytes, 16 * N + 4 * A);
+    assert_int_equal(t.total_bytes, 1165440);
+    assert_true(t.total_mb == 1165440 / MB);
+    assert_int_equal(
+        memest_training_memory(m, 4, MEMEST_INT8, MEMEST_OPT_ADAM, &t),
+        MEMEST_OK);
+    assert_int_equal(t.total_bytes, 4 * N + A);
+
+    /* mixed precision (the FP16 column): 4N + 2N + 8N + 2A */
+    assert_int_equal(memest_training_memory_mixed(m, 4, MEMEST_OPT_ADAM, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.parameter_bytes, 4 * N);
+    assert_int_equal(t.gradient_bytes, 2 * N);
+    assert_int_equal(t.optimizer_state_bytes, 8 * N);
+    assert_int_equal(t.activation_bytes, 2 * A);
+    assert_int_equal(t.total_bytes, 910728);
+    assert_int_equal(memest_training_memory_mixed(m, 4, MEMEST_OPT_SGD, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.total_bytes, 473384);
+    assert_int_equal(
+        memest_training_memory_mixed(m, 4, MEMEST_OPT_MOMENTUM, &t),
+        MEMEST_OK);
+    assert_int_equal(t.total_bytes, 4 * N + 2 * N + 4 * N + 2 * A);
+
+    assert_int_equal(
+        memest_training_memory(m, 0, MEMEST_FP32, MEMEST_OPT_SGD, &t),
+        MEMEST_E_RANGE);
+    assert_int_equal(memest_training_memory(m, 1, MEMEST_FP32,
+                                            (enum memest_optimizer)7, &t),
+                     MEMEST_E_INVALID);
+    memest_model_destroy(m);
+
+    /* the worked example under Adam: 16N + 4A vs 14N + 2A */
+    assert_int_equal(memest_model_preset("mlp:784-64-10", &m, NULL),
+                     MEMEST_OK);
+    assert_int_equal(
+        memest_training_memory(m, 32, MEMEST_FP32, MEMEST_OPT_ADAM, &t),
+        MEMEST_OK);
+    assert_int_equal(t.total_bytes, 16 * 50890 + 4 * 27456);
+    assert_int_equal(memest_training_memory_mixed(m, 32, MEMEST_OPT_ADAM, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.total_bytes, 14 * 50890 + 2 * 27456);
+    memest_model_destroy(m);
+}
+
+/* ---- Overflow ----------------------------------------------------------- */
+
+static void test_batch_overflow(void **state)
+{
+    memest_model *m = NULL;
+    struct memest_totals t;
+    struct memest_layer_estimate rows[3];
+    struct memest_training tr;
+    size_t n;
+    double mb = 0;
+    (void)state;
+
+    assert_int_equal(memest_model_preset("mlp:784-64-10", &m, NULL),
+                     MEMEST_OK);
+    /* 858 elements per sample * 2^60 samples does not fit in 64 bits */
+    assert_int_equal(
+        memest_estimate_totals(m, UINT64_C(1) << 60, MEMEST_FP32, &t),
+        MEMEST_E_OVERFLOW);
+    assert_int_equal(memest_estimate_layers(m, UINT64_C(1) << 60,
+                                            MEMEST_FP32, rows, 3, &n),
+                     MEMEST_E_OVERFLOW);
+    assert_int_equal(memest_training_memory(m, UINT64_C(1) << 60,
+                                            MEMEST_FP32, MEMEST_OPT_SGD, &tr),
+                     MEMEST_E_OVERFLOW);
+    /* ... but the MB figure used for fitting is computed wide */
+    assert_int_equal(
+        memest_total_memory_mb(m, UINT64_C(1) << 60, MEMEST_FP32, &mb),
+        MEMEST_OK);
+    assert_true(mb == 50890.0 * 4 / MB + 858.0 * 4 * 0x1p60 / MB);
+    /* MACs are the largest per-sample count: 784*64 + 64*10 = 50816 */
+    assert_int_equal(memest_estimate_totals(m, UINT64_MAX / 50816,
+                                            MEMEST_FP32, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.macs, (UINT64_MAX / 50816) * 50816);
+    assert_int_equal(memest_estimate_totals(m, UINT64_MAX / 50816 + 1,
+                                            MEMEST_FP32, &t),
+                     MEMEST_E_OVERFLOW);
+    memest_model_destroy(m);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_string_equal(memest_kind_name(MEMEST_KIND_CONV2D), "conv2d");
+    assert_string_equal(memest_kind_name(MEMEST_KIND_INPUT), "input");
+    assert_null(memest_kind_name((enum memest_kind)42));
+    assert_string_equal(memest_act_name(MEMEST_ACT_TANH), "tanh");
+    assert_null(memest_act_name((enum memest_act)42));
+    {
+        struct memest_shape s = {3, {8, 14, 14}};
+        char buf[MEMEST_SHAPE_TEXT_MAX];
+        assert_int_equal(memest_shape_format(&s, buf, sizeof buf), 7);
+        assert_string_equal(buf, "8x14x14");
+        assert_int_equal(memest_shape_format(&s, buf, 4), 7);
+        assert_string_equal(buf, "8x1");
+        s.rank = 1;
+        s.dim[0] = UINT64_MAX;
+        memest_shape_format(&s, buf, sizeof buf);
+        assert_string_equal(buf, "18446744073709551615");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worked_example),
+        cmocka_unit_test(test_cnn_by_hand),
+        cmocka_unit_test(test_peak_mlp),
+        cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_pool_stride_defaults_to_kernel),
+        cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_training),
+        cmocka_unit_test(test_batch_overflow),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

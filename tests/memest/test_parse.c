@@ -1,0 +1,460 @@
+/*
+ * The model parser: every error with its status, line, column and a
+ * message fragment (columns counted by hand in the comments), presets,
+ * files, comments and whitespace, overflowing models, and the round trip
+ * through memest_model_write().
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edgefit/memest.h"
+
+struct err_case {
+    const char *text;
+    int status;
+    int line;
+    int column;
+    const char *fragment;
+};
+
+static const struct err_case errors[] = {
+    /* unknown kind */
+    {"input 4\nlinear 3\n", MEMEST_E_PARSE, 2, 1,
+     "unknown layer kind 'linear'"},
+    /* unknown key: "dense 3 k=2", k at column 9 */
+    {"input 4\ndense 3 k=2\n", MEMEST_E_PARSE, 2, 9,
+     "unknown key 'k' for dense"},
+    {"input 1x8x8\nmaxpool k=2 g=2\n", MEMEST_E_PARSE, 2, 13,
+     "unknown key 'g' for maxpool"},
+    {"input 4  # x\n\n  dense 3 bogus=1\n", MEMEST_E_PARSE, 3, 11,
+     "unknown key 'bogus'"},
+    /* missing width */
+    {"input 4\ndense act=relu\n", MEMEST_E_PARSE, 2, 1, "missing width"},
+    {"input 1x8x8\nconv2d k=3\n", MEMEST_E_PARSE, 2, 1, "missing width"},
+    /* bad numbers: non-numeric, zero, negative, too large */
+    {"input 4\ndense abc\n", MEMEST_E_PARSE, 2, 7, "not a whole number"},
+    {"input 4\ndense 3x\n", MEMEST_E_PARSE, 2, 7, "not a whole number"},
+    {"input 4\ndense +3\n", MEMEST_E_PARSE, 2, 7, "not a whole number"},
+    {"input 4\ndense 0\n", MEMEST_E_RANGE, 2, 7, "at least 1"},
+    {"input 1x8x8\nconv2d 4 k=-3\n", MEMEST_E_RANGE, 2, 12,
+     "must be positive"},
+    {"input 1x8x8\nconv2d 4 k=3 p=-1\n", MEMEST_E_RANGE, 2, 16,
+     "must be zero or positive"},
+    {"input 1x8x8\nconv2d 4 k=3 s=0\n", MEMEST_E_RANGE, 2, 16,
+     "stride s must be at least 1"},
+    {"input 99999999999999999999\n", MEMEST_E_RANGE, 1, 7, "too large"},
+    {"input 1x0x8\n", MEMEST_E_RANGE, 1, 9, "at least 1"},
+    {"input 1x8x8\nconv2d 3 k=\n", MEMEST_E_PARSE, 2, 12,
+     "missing value for kernel size k"},
+    /* kernel larger than the padded input: 4 + 2*1 < 7 */
+    {"input 1x4x4\nconv2d 2 k=7 p=1\n", MEMEST_E_SHAPE, 2, 12,
+     "larger than the padded input"},
+    {"input 1x4x9\nmaxpool k=5\n", MEMEST_E_SHAPE, 2, 11,
+     "larger than the padded input height 4"},
+    /* channels not divisible by groups */
+    {"input 3x8x8\nconv2d 4 k=3 g=2\n", MEMEST_E_SHAPE, 2, 16,
+     "input channels 3 are not divisible by groups g=2"},
+    {"input 4x8x8\nconv2d 6 k=3 g=4\n", MEMEST_E_SHAPE, 2, 16,
+     "output channels 6 are not divisible by groups g=4"},
+    /* dense on a CxHxW input without flatten */
+    {"input 1x4x4\ndense 3\n", MEMEST_E_SHAPE, 2, 1, "add a 'flatten'"},
+    {"input 1x8x8\nconv2d 2 k=3\nrelu\ndense 3\n", MEMEST_E_SHAPE, 4, 1,
+     "add a 'flatten'"},
+    {"input 16\nconv2d 4 k=3\n", MEMEST_E_SHAPE, 2, 1,
+     "needs a CxHxW input"},
+    /* empty models */
+    {"", MEMEST_E_PARSE, 1, 1, "empty model"},
+    {"# only a comment\n\n   \n", MEMEST_E_PARSE, 1, 1, "empty model"},
+    {"input 4\n", MEMEST_E_PARSE, 1, 1, "empty model: no layers"},
+    {"name x\n\ninput 4 # hi\n", MEMEST_E_PARSE, 3, 1,
+     "empty model: no layers"},
+    /* duplicate and missing input */
+    {"input 4\ninput 5\ndense 2\n", MEMEST_E_PARSE, 2, 1,
+     "duplicate 'input' line (first on line 1)"},
+    {"dense 3\n", MEMEST_E_PARSE, 1, 1, "missing input"},
+    {"name m\n  conv2d 3 k=1\n", MEMEST_E_PARSE, 2, 3, "missing input"},
+    {"input\n", MEMEST_E_PARSE, 1, 1, "missing input shape"},
+    /* other malformed lines */
+    {"input 28x28\n", MEMEST_E_PARSE, 1, 7, "two dimensions"},
+    {"input 1x2x3x4\n", MEMEST_E_PARSE, 1, 7, "more than three"},
+    {"input 1xx3\n", MEMEST_E_PARSE, 1, 9, "empty dimension"},
+    {"input 4 5\n", MEMEST_E_PARSE, 1, 9, "unexpected '5'"},
+    {"input 4\ndense 3 7\n", MEMEST_E_PARSE, 2, 9, "unexpected '7'"},
+    {"input 4\nflatten 3\n", MEMEST_E_PARSE, 2, 9, "unexpected '3'"},
+    {"input 4\ndense 3 act=relu act=gelu\n", MEMEST_E_PARSE, 2, 18,
+     "duplicate key 'act'"},
+    {"input 4\ndense 3 act=swish\n", MEMEST_E_PARSE, 2, 13,
+     "unknown activation 'swish'"},
+    {"input 4\ndense 3 bias=maybe\n", MEMEST_E_PARSE, 2, 14,
+     "bias must be yes or no"},
+    {"input 4\ndense 3 name=input\n", MEMEST_E_PARSE, 2, 14, "reserved"},
+    {"input 4\ndense 3 name=\n", MEMEST_E_PARSE, 2, 14,
+     "missing value for name"},
+    {"name a\nname b\n", MEMEST_E_PARSE, 2, 1, "duplicate 'name'"},
+    {"name\n", MEMEST_E_PARSE, 1, 1, "missing model name"},
+    {"input 4\ndense 3 name=a\ndense 2 name=a\n", MEMEST_E_PARSE, 3, 14,
+     "duplicate layer name 'a' (first used on line 2)"},
+    {"input 4\ndense 3\ndense 2 name=dense1\n", MEMEST_E_PARSE, 3, 14,
+     "duplicate layer name 'dense1'"},
+    {"input 4\ndense 3 name=dense2\ndense 2\n", MEMEST_E_PARSE, 3, 1,
+     "automatic name 'dense2' is already used on line 2"},
+    {"input 4\r\ndense 3 k=1\r\n", MEMEST_E_PARSE, 2, 9, "unknown key"},
+    {"input\t4\n\tdense\t3\tact=nope\n", MEMEST_E_PARSE, 2, 14,
+     "unknown activation"},
+    /* overflowing models */
+    {"input 4294967296\ndense 4294967296\n", MEMEST_E_OVERFLOW, 2, 1,
+     "weight count does not fit in 64 bits"},
+    {"input 4294967296x4294967296x2\ndense 1\n", MEMEST_E_OVERFLOW, 1, 7,
+     "64 bits"},
+    {"input 1x4294967295x4294967295\nconv2d 4 k=1\n", MEMEST_E_OVERFLOW, 2,
+     1, "output size"},
+    {"input 9223372036854775808\nrelu\n", MEMEST_E_OVERFLOW, 2, 1,
+     "activation count"},
+    {"input 1x8x8\nconv2d 8 k=3 p=9223372036854775807\n",
+     MEMEST_E_OVERFLOW, 2, 16, "padding"},
+};
+
+static void check_error(const char *where, int st,
+                        const struct memest_diag *d, const struct err_case *e)
+{
+    if (st != e->status || d->line != e->line || d->column != e->column ||
+        strstr(d->message, e->fragment) == NULL) {
+        fail_msg("%s: got status %d at %d:%d '%s'; want %d at %d:%d "
+                 "containing '%s'",
+                 where, st, d->line, d->column, d->message, e->status,
+                 e->line, e->column, e->fragment);
+    }
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        const struct err_case *e = &errors[i];
+        memest_model *m = (memest_model *)&m; /* must be reset to NULL */
+        struct memest_diag d;
+        char where[64];
+        int st = memest_model_parse(e->text, &m, &d);
+        snprintf(where, sizeof where, "case %zu", i);
+        check_error(where, st, &d, e);
+        assert_null(m);
+        assert_string_equal(d.source, "<string>");
+        /* the same without a diag */
+        assert_int_equal(memest_model_parse(e->text, &m, NULL), e->status);
+    }
+}
+
+static void test_diag_format(void **state)
+{
+    memest_model *m = NULL;
+    struct memest_diag d;
+    char buf[512];
+    (void)state;
+    assert_int_equal(memest_model_parse("input 4\nlinear 3\n", &m, &d),
+                     MEMEST_E_PARSE);
+    memest_diag_format(&d, buf, sizeof buf);
+    assert_int_equal(strncmp(buf, "<string>:2:1: unknown layer kind", 32),
+                     0);
+    d.line = 0;
+    memest_diag_format(&d, buf, sizeof buf);
+    assert_int_equal(strncmp(buf, "<string>: unknown", 17), 0);
+    assert_int_equal(memest_diag_format(&d, buf, 5), strlen(d.source) + 2 +
+                                                         strlen(d.message));
+    assert_string_equal(buf, "<str");
+}
+
+static void test_accepts(void **state)
+{
+    memest_model *m = NULL;
+    struct memest_diag d;
+    (void)state;
+
+    /* comments, blank lines, CRLF, tabs, options in any order */
+    assert_int_equal(
+        memest_model_parse("# a model\r\n\r\nname  tiny # its name\r\n"
+                           "input\t1x6x6\r\n"
+                           "conv2d p=1 name=c act=tanh 4 k=3 bias=no\r\n"
+                           "   avgpool s=1 k=2  \r\n"
+                           "flatten#glued comment\r\n"
+                           "dense 3 bias=yes act=sigmoid\r\n"
+                           "sigmoid\n",
+                           &m, &d),
+        MEMEST_OK);
+    assert_int_equal(d.line, 0);
+    assert_string_equal(d.message, "");
+    assert_string_equal(memest_model_name(m), "tiny");
+    assert_int_equal(memest_model_layer_count(m), 5);
+    assert_string_equal(memest_model_layer(m, 0)->name, "c");
+    assert_int_equal(memest_model_layer(m, 0)->act, MEMEST_ACT_TANH);
+    assert_int_equal(memest_model_layer(m, 0)->line, 5);
+    assert_int_equal(memest_model_layer(m, 0)->parameter_count, 36);
+    assert_string_equal(memest_model_layer(m, 1)->name, "pool1");
+    assert_int_equal(memest_model_layer(m, 1)->out_shape.dim[1], 5);
+    /* flatten: 4*5*5 = 100; dense 100*3+3 */
+    assert_int_equal(memest_model_layer(m, 3)->parameter_count, 303);
+    assert_int_equal(memest_model_layer(m, 4)->kind, MEMEST_KIND_ACTIVATION);
+    assert_int_equal(memest_model_layer(m, 4)->act, MEMEST_ACT_SIGMOID);
+    memest_model_destroy(m);
+
+    /* a name line may come anywhere; no name means "model" */
+    assert_int_equal(memest_model_parse("input 2\ndense 2\n", &m, NULL),
+                     MEMEST_OK);
+    assert_string_equal(memest_model_name(m), "model");
+    memest_model_destroy(m);
+    /* flatten of a vector keeps it */
+    assert_int_equal(memest_model_parse("input 7\nflatten\n", &m, NULL),
+                     MEMEST_OK);
+    assert_int_equal(memest_model_output_shape(m).dim[0], 7);
+    memest_model_destroy(m);
+
+    /* parse_buffer stops at len and names its source */
+    {
+        const char buf[] = "input 4\ndense 2\nGARBAGE";
+        assert_int_equal(memest_model_parse_buffer(buf, 16, "buf.txt", &m,
+                                                   &d),
+                         MEMEST_OK);
+        assert_int_equal(memest_model_layer_count(m), 1);
+        memest_model_destroy(m);
+        assert_int_equal(memest_model_parse_buffer(buf, sizeof buf - 1,
+                                                   "buf.txt", &m, &d),
+                         MEMEST_E_PARSE);
+        assert_string_equal(d.source, "buf.txt");
+        assert_int_equal(d.line, 3);
+    }
+    {
+        const char nul[] = "input 4\nden\0se 2\n";
+        assert_int_equal(memest_model_parse_buffer(nul, sizeof nul - 1, NULL,
+                                                   &m, &d),
+                         MEMEST_E_PARSE);
+        assert_int_equal(d.line, 2);
+        assert_int_equal(d.column, 4);
+        assert_non_null(strstr(d.message, "NUL"));
+    }
+    assert_int_equal(memest_model_parse(NULL, &m, &d), MEMEST_E_INVALID);
+    assert_int_equal(memest_model_parse("input 4\ndense 1\n", NULL, &d),
+                     MEMEST_E_INVALID);
+    memest_model_destroy(NULL);
+}
+
+struct preset_case {
+    const char *name;
+    int status;
+    int column;
+    const char *fragment;
+};
+
+static void test_presets(void **state)
+{
+    static const struct preset_case bad[] = {
+        {"mlp:784", MEMEST_E_PARSE, 1, "at least two widths"},
+        {"mlp:784--10", MEMEST_E_PARSE, 9, "missing width"},
+        {"mlp:", MEMEST_E_PARSE, 5, "missing width"},
+        {"mlp:784-10-", MEMEST_E_PARSE, 12, "missing width"},
+        {"mlp:784-0", MEMEST_E_RANGE, 9, "at least 1"},
+        {"mlp:784-1x", MEMEST_E_PARSE, 9, "not a whole number"},
+        {"mlp:5000000000-5000000000", MEMEST_E_OVERFLOW, 16, "64 bits"},
+        {"resnet50", MEMEST_E_PARSE, 1, "unknown preset"},
+    };
+    memest_model *m = NULL;
+    struct memest_diag d;
+    (void)state;
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct err_case e = {bad[i].name, bad[i].status, 1, bad[i].column,
+                             bad[i].fragment};
+        int st = memest_model_preset(bad[i].name, &m, &d);
+        check_error(bad[i].name, st, &d, &e);
+        assert_null(m);
+        assert_string_equal(d.source, bad[i].name);
+    }
+
+    assert_int_equal(memest_model_preset("smallcnn", &m, &d), MEMEST_OK);
+    assert_string_equal(memest_model_name(m), "smallcnn");
+    assert_int_equal(memest_model_layer_count(m), 6);
+    /* conv 8*1*9+8, conv 16*8*9+16, dense 784*10+10 */
+    assert_int_equal(memest_model_parameter_count(m), 80 + 1168 + 7850);
+    assert_int_equal(memest_model_layer(m, 4)->out_shape.dim[0], 784);
+    memest_model_destroy(m);
+
+    assert_int_equal(memest_model_preset("mlp:3-5", &m, &d), MEMEST_OK);
+    assert_int_equal(memest_model_layer_count(m), 1);
+    assert_int_equal(memest_model_layer(m, 0)->act, MEMEST_ACT_SOFTMAX);
+    assert_int_equal(memest_model_layer(m, 0)->parameter_count, 20);
+    memest_model_destroy(m);
+
+    assert_true(memest_is_preset_name("mlp:1-2"));
+    assert_true(memest_is_preset_name("mlp:"));
+    assert_true(memest_is_preset_name("smallcnn"));
+    assert_false(memest_is_preset_name("smallcnn.txt"));
+    assert_false(memest_is_preset_name("./smallcnn"));
+    assert_false(memest_is_preset_name(NULL));
+}
+
+static void test_files(void **state)
+{
+    char dir[] = "/tmp/memest-parse-XXXXXX";
+    char path[256];
+    char path2[256];
+    memest_model *m = NULL;
+    struct memest_diag d;
+    FILE *f;
+    (void)state;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/my net.model", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("input 1x28x28\nflatten\ndense 10\n", f);
+    fclose(f);
+    assert_int_equal(memest_model_load(path, &m, &d), MEMEST_OK);
+    /* the default name is the file's base name, kept to one token */
+    assert_string_equal(memest_model_name(m), "my_net");
+    memest_model_destroy(m);
+
+    snprintf(path2, sizeof path2, "%s/bad.txt", dir);
+    f = fopen(path2, "w");
+    assert_non_null(f);
+    fputs("input 1x28x28\n\n# next line is wrong\nconv2d 4 k=3 g=3\n", f);
+    fclose(f);
+    assert_int_equal(memest_model_load(path2, &m, &d), MEMEST_E_SHAPE);
+    assert_null(m);
+    assert_string_equal(d.source, path2);
+    assert_int_equal(d.line, 4);
+    assert_int_equal(d.column, 16);
+    unlink(path2);
+
+    /* a file that does not exist */
+    assert_int_equal(memest_model_load(path2, &m, &d), MEMEST_E_IO);
+    assert_string_equal(d.source, path2);
+    assert_int_equal(d.line, 0);
+    assert_non_null(strstr(d.message, "cannot open"));
+
+    /* presets take precedence over files */
+    assert_int_equal(memest_model_load("mlp:4-2", &m, &d), MEMEST_OK);
+    assert_string_equal(memest_model_name(m), "mlp:4-2");
+    memest_model_destroy(m);
+    assert_int_equal(memest_model_load("mlp:4", &m, &d), MEMEST_E_PARSE);
+    assert_string_equal(d.source, "mlp:4");
+
+    unlink(path);
+    rmdir(dir);
+}
+
+static void assert_same_model(const memest_model *a, const memest_model *b)
+{
+    assert_string_equal(memest_model_name(a), memest_model_name(b));
+    {
+        struct memest_shape sa = memest_model_input_shape(a);
+        struct memest_shape sb = memest_model_input_shape(b);
+        assert_int_equal(sa.rank, sb.rank);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(sa.dim[i], sb.dim[i]);
+        }
+    }
+    assert_int_equal(memest_model_layer_count(a), memest_model_layer_count(b));
+    for (size_t i = 0; i < memest_model_layer_count(a); i++) {
+        const struct memest_layer *x = memest_model_layer(a, i);
+        const struct memest_layer *y = memest_model_layer(b, i);
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->act, y->act);
+        assert_int_equal(x->units, y->units);
+        assert_int_equal(x->kernel, y->kernel);
+        assert_int_equal(x->stride, y->stride);
+        assert_int_equal(x->padding, y->padding);
+        assert_int_equal(x->groups, y->groups);
+        assert_int_equal(x->has_bias, y->has_bias);
+        assert_int_equal(x->parameter_count, y->parameter_count);
+        assert_int_equal(x->output_elements, y->output_elements);
+        assert_int_equal(x->macs_per_sample, y->macs_per_sample);
+        for (int k = 0; k < 3; k++) {
+            assert_int_equal(x->out_shape.dim[k], y->out_shape.dim[k]);
+        }
+    }
+}
+
+static void round_trip(const char *text)
+{
+    memest_model *a = NULL;
+    memest_model *b = NULL;
+    char *buf;
+    char *buf2;
+    size_t len = 0;
+    size_t len2 = 0;
+
+    if (memest_is_preset_name(text)) {
+        assert_int_equal(memest_model_preset(text, &a, NULL), MEMEST_OK);
+    } else {
+        assert_int_equal(memest_model_parse(text, &a, NULL), MEMEST_OK);
+    }
+    assert_int_equal(memest_model_write(a, NULL, 0, &len), MEMEST_E_RANGE);
+    buf = malloc(len + 1);
+    buf2 = malloc(len + 1);
+    assert_int_equal(memest_model_write(a, buf, len + 1, &len2), MEMEST_OK);
+    assert_int_equal(len, len2);
+    assert_int_equal(strlen(buf), len);
+    /* too small: truncated and NUL-terminated */
+    assert_int_equal(memest_model_write(a, buf2, len, &len2), MEMEST_E_RANGE);
+    assert_int_equal(strlen(buf2), len - 1);
+    assert_int_equal(memest_model_parse(buf, &b, NULL), MEMEST_OK);
+    assert_same_model(a, b);
+    assert_int_equal(memest_model_write(b, buf2, len + 1, &len2), MEMEST_OK);
+    assert_string_equal(buf, buf2);
+    memest_model_destroy(a);
+    memest_model_destroy(b);
+    free(buf);
+    free(buf2);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    round_trip("smallcnn");
+    round_trip("mlp:784-64-10");
+    round_trip("name x\ninput 6x9x9\nconv2d 6 k=3 s=2 p=1 g=3 bias=no\n"
+               "avgpool k=2 s=1 p=1 name=ap\ntanh\nflatten\ngelu name=g\n"
+               "dense 7 act=none\nsoftmax\n");
+}
+
+/* Many layers: automatic names stay unique and counting stays linear. */
+static void test_many_layers(void **state)
+{
+    size_t cap = 64 * 1024;
+    char *text = malloc(cap);
+    size_t len = 0;
+    memest_model *m = NULL;
+    struct memest_diag d;
+    (void)state;
+
+    len += (size_t)snprintf(text + len, cap - len, "input 64\n");
+    for (int i = 0; i < 2000; i++) {
+        len += (size_t)snprintf(text + len, cap - len, "%s\n",
+                                i % 2 ? "relu" : "dense 64");
+    }
+    assert_int_equal(memest_model_parse(text, &m, &d), MEMEST_OK);
+    assert_int_equal(memest_model_layer_count(m), 2000);
+    assert_string_equal(memest_model_layer(m, 1998)->name, "dense1000");
+    assert_string_equal(memest_model_layer(m, 1999)->name, "act1000");
+    assert_int_equal(memest_model_parameter_count(m), 1000 * (64 * 64 + 64));
+    memest_model_destroy(m);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_errors),   cmocka_unit_test(test_diag_format),
+        cmocka_unit_test(test_accepts),  cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_files),    cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_many_layers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
