@@ -1,0 +1,554 @@
+/*
+ * libprofile: measure what a model costs on this machine and say what bounds
+ * it on a device.
+ *
+ * Timing (a monotonic clock, warm-up runs, repeats, robust statistics), host
+ * calibration (peak GMAC/s from an FMA loop, memory bandwidth from a
+ * STREAM-style triad), the hardware summaries of the original tooling
+ * (bandwidth and compute utilisation, roofline knee and bound regime, the
+ * precision trade-off table), a device catalogue with roofline predictions,
+ * and the measured operator profile of a streaming model.
+ *
+ *     struct prof_time_opts opts;
+ *     struct prof_stats stats;
+ *     prof_time_opts_init(&opts);
+ *     opts.repeats = 20;
+ *     if (prof_time(run_once, &ctx, &opts, &stats) == PROF_OK) {
+ *         printf("median %.3f ms (p90 %.3f)\n", stats.median_ms,
+ *                stats.p90_ms);
+ *     }
+ *
+ * Units: latency in ms, GB/s = 1e9 B/s, GMAC/s = 1e9 MAC/s (1 MAC = 2 FLOP),
+ * KB = 1024 bytes, MB = 1024^2 bytes, MB/s = 1024^2 B/s.
+ */
+#ifndef EDGEFIT_PROFILE_H
+#define EDGEFIT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edgefit/memest.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(PROF_BUILDING)
+#define PROF_API __declspec(dllexport)
+#elif defined(PROF_BUILDING) && defined(__GNUC__)
+#define PROF_API __attribute__((visibility("default")))
+#else
+#define PROF_API
+#endif
+
+/* ---- Status codes ------------------------------------------------------ */
+
+enum prof_status {
+    PROF_OK = 0,
+    PROF_E_INVALID,  /* a NULL pointer, an empty list, an unknown name */
+    PROF_E_RANGE,    /* a value outside its domain (negative, NaN, zero) */
+    PROF_E_NOMEM,    /* an allocation failed */
+    PROF_E_OVERFLOW, /* a size that does not fit in 64 bits or size_t */
+    PROF_E_PARSE,    /* a device description that cannot be read (diag) */
+    PROF_E_IO,       /* a data file that cannot be opened or read */
+    PROF_E_CALLBACK, /* a timed callback reported a failure */
+    PROF_E_KERNEL,   /* a libkernels call failed */
+    PROF_E_MEMEST,   /* a libmemest call failed */
+};
+
+/* Static text for a status code; "unknown status" for anything else. */
+PROF_API const char *prof_strerror(int status);
+
+/* The library version, e.g. "0.1.0". Static text. */
+PROF_API const char *prof_version(void);
+
+/* Where a description failed: 1-based column (0 when unknown), the field
+ * and a message a person understands. */
+struct prof_diag {
+    int column;
+    char message[256];
+};
+
+/* ---- Timing ------------------------------------------------------------ */
+
+/* Nanoseconds of CLOCK_MONOTONIC (arbitrary origin, never goes back). */
+PROF_API uint64_t prof_now_ns(void);
+
+/*
+ * How to time a callback. The original collect_metrics() timed
+ * benchmark_repeats forward passes and multiplied the latency by
+ * latency_multiplier (a crude model of a slower device); both are kept.
+ */
+struct prof_time_opts {
+    unsigned warmup;           /* untimed runs first (default 2) */
+    unsigned repeats;          /* benchmark_repeats: timed runs (default 5) */
+    double latency_multiplier; /* > 0, scales every sample (default 1.0) */
+};
+
+/* Fill the defaults above. */
+PROF_API void prof_time_opts_init(struct prof_time_opts *opts);
+
+/*
+ * Statistics of a set of samples, in ms, after the latency multiplier.
+ * Quantiles interpolate linearly between order statistics (rank
+ * q * (count - 1), numpy's default): median = q 0.5, p90 = q 0.9.
+ * stddev_ms is the sample standard deviation (n - 1; 0 for one sample),
+ * mad_ms the median absolute deviation from the median (unscaled), a spread
+ * that a few slow outliers on a busy machine do not inflate.
+ */
+struct prof_stats {
+    size_t count;
+    double min_ms;
+    double median_ms;
+    double p90_ms;
+    double max_ms;
+    double mean_ms;
+    double stddev_ms;
+    double mad_ms;
+};
+
+/*
+ * Statistics of n >= 1 durations in ms (any order; not modified), each
+ * multiplied by multiplier (> 0). PROF_E_INVALID for NULL pointers or n 0,
+ * PROF_E_RANGE for a negative or non-finite sample or multiplier,
+ * PROF_E_NOMEM. This is the arithmetic prof_time() uses, apart from the
+ * clock.
+ */
+PROF_API int prof_stats_compute(const double *samples_ms, size_t n,
+                                double multiplier, struct prof_stats *out);
+
+/* A piece of work to time; returns 0 on success, anything else stops the
+ * measurement. */
+typedef int (*prof_work_fn)(void *ctx);
+
+/*
+ * Run fn(ctx) opts->warmup times untimed, then opts->repeats times, each
+ * timed alone with the monotonic clock, and summarise (see
+ * prof_stats_compute). opts may be NULL for the defaults. PROF_E_INVALID
+ * for a NULL fn or out, PROF_E_RANGE for repeats 0 or a bad multiplier,
+ * PROF_E_CALLBACK when fn returns non-zero, PROF_E_NOMEM. If samples_ms is
+ * not NULL it receives the repeats raw samples (before the multiplier).
+ */
+PROF_API int prof_time(prof_work_fn fn, void *ctx,
+                       const struct prof_time_opts *opts,
+                       struct prof_stats *out, double *samples_ms);
+
+/* ---- Host calibration -------------------------------------------------- */
+
+/* Peak multiply-accumulate rate of one thread. */
+struct prof_peak {
+    double gmacs;        /* median over the runs; GFLOP/s = 2 * gmacs */
+    double gmacs_min;    /* spread of the runs */
+    double gmacs_max;
+    const char *path;    /* "avx512", "avx2" or "c" (static text) */
+    unsigned runs;
+};
+
+/*
+ * Peak fp32 GMAC/s of one thread: a loop of independent FMA chains (enough
+ * accumulators to hide the FMA latency on two pipes) with the widest
+ * instruction set allowed by cpu_flags (a kern_cpu_flags() value; pass
+ * kern_cpu_flags() for the best path), each run long enough (>= ~20 ms) for
+ * the clock. Median of runs (>= 1). PROF_E_INVALID for NULL, PROF_E_RANGE
+ * for runs 0.
+ */
+PROF_API int prof_measure_peak(unsigned cpu_flags, unsigned runs,
+                               struct prof_peak *out);
+
+/* Sustainable memory bandwidth of one thread, STREAM's triad. */
+struct prof_triad {
+    double gbps;            /* median over the runs, 1e9 B/s */
+    double gbps_min;
+    double gbps_max;
+    uint64_t array_bytes;   /* bytes of one of the three arrays */
+    uint64_t total_bytes;   /* 3 * array_bytes, counted per pass */
+    uint64_t elements;      /* doubles per array */
+    unsigned runs;
+};
+
+/*
+ * The default triad footprint (all three arrays): 4 x the last-level cache
+ * (so no cache holds a useful part of the arrays), at least 64 MiB, at most
+ * a quarter of the memory available now, rounded down to whole cache lines
+ * per array. The environment variable PROF_TRIAD_MIB (a positive number of
+ * MiB for the three arrays together) overrides it. Returns the bytes.
+ */
+PROF_API uint64_t prof_triad_default_bytes(void);
+
+/*
+ * Last-level cache size in bytes (sysconf, then /sys); 0 when unknown.
+ * level 1, 2 or 3.
+ */
+PROF_API uint64_t prof_cache_bytes(int level);
+
+/*
+ * a[i] = b[i] + s * c[i] over three arrays of doubles whose sizes add up to
+ * total_bytes (0: prof_triad_default_bytes()), timed runs (>= 1) times
+ * after one untimed pass that faults the pages in; GB/s counts
+ * 3 x 8 bytes per element as STREAM does (the write-allocate read is not
+ * counted). PROF_E_RANGE for runs 0 or fewer than 4096 elements per array,
+ * PROF_E_NOMEM, PROF_E_OVERFLOW.
+ */
+PROF_API int prof_measure_triad(uint64_t total_bytes, unsigned runs,
+                                struct prof_triad *out);
+
+/* Both measurements of the host. */
+struct prof_calibration {
+    struct prof_peak peak;
+    struct prof_triad triad;
+    double knee_mac_per_byte; /* peak.gmacs / triad.gbps */
+    uint64_t l1_bytes, l2_bytes, l3_bytes; /* 0 when unknown */
+    uint64_t memory_mb;       /* physical memory, MB */
+};
+
+/*
+ * Calibrate the host: peak with kern_cpu_flags() and 5 runs, triad with
+ * prof_triad_default_bytes() and 5 runs. Computed once per process (the
+ * first call measures, later calls copy the cached result; thread-safe).
+ * PROF_E_INVALID for NULL; a failure is returned again on later calls.
+ */
+PROF_API int prof_host_calibration(struct prof_calibration *out);
+
+/* ---- Hardware summary (seeds 001/003) --------------------------------- */
+
+/* What one layer costs: the three columns summarize_hardware summed. */
+struct prof_layer_cost {
+    uint64_t parameter_bytes;
+    uint64_t activation_bytes;
+    uint64_t macs;
+};
+
+enum prof_bound {
+    PROF_BOUND_MEMORY = 0, /* intensity below the knee */
+    PROF_BOUND_COMPUTE,    /* intensity at or above the knee */
+};
+
+/* "memory" or "compute". Static text. */
+PROF_API const char *prof_bound_name(enum prof_bound bound);
+
+/*
+ * summarize_hardware() of the original, then the roofline:
+ *   estimated_total_bytes = sum(parameter_bytes) + sum(activation_bytes)
+ *   estimated_total_macs  = sum(macs)
+ *   latency_s             = max(latency_ms / 1000, 1e-9)
+ *   achieved_bandwidth_gbps = total_bytes / latency_s / 1e9
+ *   bandwidth_utilization = achieved / max(configured, 1e-9)
+ *   achieved_gmacs        = total_macs / latency_s / 1e9
+ *   arithmetic_intensity  = total_macs / total_bytes (MAC/byte; 0 when
+ *                           both are 0, +inf when only bytes are 0)
+ *   roofline_knee         = peak_gmacs / max(configured, 1e-9) (MAC/byte)
+ *   bound                 = memory if intensity < knee, else compute
+ *   compute_utilization   = see prof_compute_utilization()
+ *   reading               = prof_utilization_reading(bandwidth_utilization)
+ */
+struct prof_hw_summary {
+    double estimated_total_bytes;
+    double estimated_total_macs;
+    double latency_ms;
+    double achieved_bandwidth_gbps;
+    double configured_memory_bandwidth_gbps;
+    double bandwidth_utilization;
+    double achieved_gmacs;
+    double peak_gmacs;
+    double arithmetic_intensity;
+    double roofline_knee;
+    enum prof_bound bound;
+    double compute_utilization;
+    const char *reading; /* static text */
+};
+
+/*
+ * Summarise n >= 1 layer costs measured at latency_ms on a memory of
+ * bandwidth_gbps and a peak of peak_gmacs. The seed's clamps apply to
+ * latency and bandwidth (0 is allowed); negative or non-finite values are
+ * PROF_E_RANGE, as is peak_gmacs <= 0. PROF_E_INVALID for NULL or n 0,
+ * PROF_E_OVERFLOW when a sum does not fit in 64 bits.
+ */
+PROF_API int prof_summarize_hardware(const struct prof_layer_cost *layers,
+                                     size_t n, double latency_ms,
+                                     double bandwidth_gbps, double peak_gmacs,
+                                     struct prof_hw_summary *out);
+
+/*
+ * The same for a libmemest model at a batch size and precision (its
+ * per-layer estimates, input row included, as the original's table).
+ * PROF_E_MEMEST when the estimate fails, else as above.
+ */
+PROF_API int prof_summarize_model(const memest_model *model, uint64_t batch,
+                                  enum memest_precision precision,
+                                  double latency_ms, double bandwidth_gbps,
+                                  double peak_gmacs,
+                                  struct prof_hw_summary *out);
+
+/*
+ * The original's reading of bandwidth utilisation: above 0.8
+ * "memory-bound", below 0.2 "compute-bound or inefficient", otherwise
+ * "balanced" (NaN reads as "balanced"). Static text.
+ */
+PROF_API const char *prof_utilization_reading(double bandwidth_utilization);
+
+/*
+ * compute_utilization of seed 002, defined here as the fraction of the
+ * device's peak compute the work achieved:
+ *   clamp((macs / max(latency_ms / 1000, 1e-9) / 1e9) / peak_gmacs, 0, 1)
+ * (the same latency clamp as summarize_hardware). PROF_E_RANGE for
+ * negative or non-finite inputs or peak_gmacs <= 0.
+ */
+PROF_API int prof_compute_utilization(double macs, double latency_ms,
+                                      double peak_gmacs, double *out);
+
+/* ---- Precision trade-off table (seeds 001/003) ------------------------- */
+
+/* One sweep result, the columns precision_tradeoff_table() read. */
+struct prof_sweep_row {
+    const char *precision; /* group key, compared as a string */
+    double accuracy;
+    double latency_ms;
+    double memory_mb;
+    double energy_proxy_j;
+    bool accepted;
+};
+
+/* One precision: means over its rows and the fraction accepted. */
+struct prof_tradeoff_row {
+    const char *precision; /* points into the input rows */
+    size_t count;
+    double accuracy_mean;
+    double latency_ms_mean;
+    double memory_mb_mean;
+    double energy_proxy_j_mean;
+    double accepted_ratio;
+};
+
+/*
+ * Group n rows by precision and average each group; the groups are sorted
+ * by latency_ms_mean ascending, ties by precision name (strcmp), which is
+ * what grouping (sorted keys) then a stable sort gives. out needs room for
+ * n groups at most (cap); *out_n receives the number of groups. Means are
+ * sums in input order divided by the count. PROF_E_INVALID for NULL
+ * pointers, n 0 or a NULL/empty precision, PROF_E_RANGE for a non-finite
+ * value or cap too small (then *out_n holds the groups needed),
+ * PROF_E_NOMEM.
+ */
+PROF_API int prof_precision_tradeoff(const struct prof_sweep_row *rows,
+                                     size_t n, struct prof_tradeoff_row *out,
+                                     size_t cap, size_t *out_n);
+
+/* ---- Devices and roofline prediction ----------------------------------- */
+
+#define PROF_DEVICE_NAME_MAX 64
+
+struct prof_device {
+    char name[PROF_DEVICE_NAME_MAX];
+    double bandwidth_gbps; /* memory bandwidth, 1e9 B/s, > 0 */
+    double peak_gmacs;     /* nominal fp32 peak, 1e9 MAC/s, > 0 */
+    double power_watts;    /* for the energy proxy, >= 0 (0: unknown) */
+    double memory_mb;      /* >= 0 (0: unknown) */
+};
+
+/* Number of built-in devices (rpi4, jetson-nano, desktop). */
+PROF_API size_t prof_device_catalog_count(void);
+/* The i-th built-in device, NULL past the end. Static storage. */
+PROF_API const struct prof_device *prof_device_catalog(size_t i);
+
+/*
+ * The host as a device: bandwidth and peak from cal (NULL: from
+ * prof_host_calibration()), memory from the OS, power_watts 0 (unknown:
+ * nothing on a general-purpose machine measures it; callers may set it).
+ */
+PROF_API int prof_device_host(const struct prof_calibration *cal,
+                              struct prof_device *out);
+
+/* Check a device's fields (PROF_E_RANGE with a message in diag, which may
+ * be NULL): a non-empty name, finite bandwidth and peak > 0, finite power
+ * and memory >= 0. */
+PROF_API int prof_device_validate(const struct prof_device *dev,
+                                  struct prof_diag *diag);
+
+/*
+ * A device given field by field:
+ *   name=board,bandwidth_gbps=12.8,peak_gmacs=40,power_watts=5,memory_mb=2048
+ * Keys in any order, each at most once; name, bandwidth_gbps and peak_gmacs
+ * are required, power_watts and memory_mb default to 0 (unknown). Spaces
+ * around keys and values are ignored. PROF_E_PARSE with diag (column and
+ * message) for an unknown or repeated key, a missing '=', a bad number or a
+ * missing required key; PROF_E_RANGE for a value outside its domain.
+ */
+PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
+                               struct prof_diag *diag);
+
+/*
+ * A device by name: a catalogue name, "host" (calibrated, see
+ * prof_device_host) or a key=value description as above.
+ * PROF_E_INVALID (with diag) for an unknown name.
+ */
+PROF_API int prof_device_lookup(const char *name, struct prof_device *out,
+                                struct prof_diag *diag);
+
+/* Roofline prediction of one piece of work on a device. */
+struct prof_prediction {
+    double compute_ms;     /* macs / peak */
+    double memory_ms;      /* bytes / bandwidth */
+    double predicted_ms;   /* max of the two */
+    enum prof_bound bound; /* which term is larger (memory on a tie) */
+    double energy_proxy_j; /* power_watts * predicted_ms / 1000 */
+};
+
+/* Predict macs and bytes on dev. PROF_E_INVALID for NULL, PROF_E_RANGE
+ * for an invalid device. */
+PROF_API int prof_predict(const struct prof_device *dev, uint64_t macs,
+                          uint64_t bytes, struct prof_prediction *out);
+
+/* The work of one layer or operator. */
+struct prof_work {
+    uint64_t macs;
+    uint64_t bytes;
+};
+
+/* A layer's prediction and, when measured, its error. */
+struct prof_layer_prediction {
+    struct prof_prediction pred;
+    double measured_ms;    /* NaN when not measured */
+    double relative_error; /* (predicted - measured) / measured, or NaN */
+};
+
+/* The whole list: sums of the per-layer terms. */
+struct prof_prediction_total {
+    double predicted_ms;
+    double measured_ms;    /* NaN when not measured */
+    double relative_error; /* signed, over the sums, or NaN */
+    double energy_proxy_j;
+    double mean_abs_relative_error; /* mean of |per-layer error|, or NaN */
+};
+
+/*
+ * Predict n >= 1 layers on dev into out[0..n-1] and the total. measured_ms
+ * may be NULL; otherwise it holds n measured latencies (finite, > 0),
+ * compared with the predictions: a positive error means the prediction is
+ * too slow, a negative one too fast. PROF_E_INVALID for NULL pointers or
+ * n 0, PROF_E_RANGE for a bad device or measurement.
+ */
+PROF_API int prof_predict_layers(const struct prof_device *dev,
+                                 const struct prof_work *layers, size_t n,
+                                 const double *measured_ms,
+                                 struct prof_layer_prediction *out,
+                                 struct prof_prediction_total *total);
+
+/* ---- Stream profile (seed 002) ------------------------------------------ */
+
+enum prof_stream_act {
+    PROF_STREAM_RELU = 0,
+    PROF_STREAM_GELU, /* tanh form */
+};
+
+enum prof_stream_data {
+    PROF_DATA_AUTO = 0,      /* Fashion-MNIST if readable and features
+                                <= 784, else synthetic */
+    PROF_DATA_SYNTHETIC,     /* deterministic sensor-like stream from seed */
+    PROF_DATA_FASHION_MNIST, /* pixels / 255 of the first images */
+};
+
+#define PROF_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+struct prof_stream_opts {
+    uint64_t feature_count;    /* features per sample (default 64) */
+    uint64_t batch;            /* samples per stream step (default 32) */
+    uint64_t hidden;           /* linear_projection width (default 64) */
+    uint64_t outputs;          /* decision_head outputs (default 1) */
+    double stream_interval_ms; /* time between batches (default 10) */
+    enum prof_stream_act activation; /* default relu */
+    enum prof_stream_data data;      /* default auto */
+    const char *data_dir;      /* NULL: PROF_FASHION_MNIST_DIR */
+    uint64_t seed;             /* weights and synthetic data (default 42) */
+    struct prof_time_opts timing; /* default warm-up 3, repeats 50 */
+    bool measure_precisions;   /* also time fp16 storage and int8 (true) */
+};
+
+/* Fill the defaults above. */
+PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts);
+
+enum { PROF_STREAM_OPERATORS = 4 };
+
+/* One measured operator. */
+struct prof_stream_op {
+    const char *operator_name; /* static text */
+    struct prof_stats stats;   /* fp32 timing */
+    double latency_ms;         /* stats.median_ms */
+    double memory_kb;          /* fp32 bytes of its inputs, parameters and
+                                  outputs (an in-place buffer once) / 1024 */
+    uint64_t bytes_moved;      /* fp32 bytes read + written */
+    uint64_t macs;             /* elementwise work counts one per element */
+    double intensity_mac_per_byte;
+    enum prof_bound bound;     /* against the host knee */
+    double fp16_latency_ms;    /* median with fp16 storage, NaN if not run */
+    double int8_latency_ms;    /* median with int8 weights, NaN if not run */
+};
+
+#define PROF_SENTENCE_MAX 400
+
+struct prof_stream_profile {
+    uint64_t feature_count, batch, hidden, outputs;
+    double stream_interval_ms;
+    const char *activation;  /* "relu" or "gelu" */
+    const char *data_source; /* "fashion-mnist" or "synthetic" */
+    struct prof_stream_op ops[PROF_STREAM_OPERATORS];
+    /* totals: sums over the operators */
+    double latency_ms;
+    double memory_kb;
+    uint64_t bytes_moved;
+    double estimated_bandwidth_mb_s; /* bytes_moved / latency, MB/s */
+    double stream_utilization;       /* min(1, latency / interval) */
+    /* precision trade-offs: the same tensors at 4, 2 and 1 bytes */
+    double fp32_memory_kb, fp16_memory_kb, int8_memory_kb;
+    double fp32_latency_ms, fp16_latency_ms, int8_latency_ms; /* NaN if not
+                                                                 measured */
+    /* the host the bounds are judged against */
+    double host_peak_gmacs, host_bandwidth_gbps, host_knee_mac_per_byte;
+    /* edge constraints, generated from the numbers above */
+    char bottleneck[PROF_SENTENCE_MAX];
+    char headroom[PROF_SENTENCE_MAX];
+    char cache_sensitivity[PROF_SENTENCE_MAX];
+    /* the decision head's first output for the first sample, a check that
+       the operators ran on the data */
+    double first_score;
+};
+
+/*
+ * Run the four operators of a streaming model for real on a batch of data
+ * and time each (median over the repeats): input_normalization (per-feature
+ * (x - mean) / std, statistics from the data window), linear_projection
+ * (dense feature_count -> hidden, kern_sgemm), activation (relu or gelu),
+ * decision_head (dense hidden -> outputs, then sigmoid). cal gives the host
+ * knee (NULL: prof_host_calibration()). PROF_E_RANGE for a zero size or a
+ * bad interval, PROF_E_OVERFLOW for sizes that do not fit, PROF_E_IO when
+ * Fashion-MNIST was asked for and cannot be read or features > 784,
+ * PROF_E_NOMEM, PROF_E_KERNEL.
+ */
+PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
+                                 const struct prof_calibration *cal,
+                                 struct prof_stream_profile *out);
+
+/* ---- Data -------------------------------------------------------------- */
+
+/* Images of an IDX file (gzip or plain): count x rows x cols bytes. */
+struct prof_idx_images {
+    uint8_t *pixels; /* release with prof_idx_images_finish() */
+    uint64_t count, rows, cols;
+};
+
+/*
+ * Read at most max_count (0: all) images of an IDX3 unsigned-byte file,
+ * gzip-compressed or not (e.g. train-images-idx3-ubyte.gz). PROF_E_IO for a
+ * missing or short file, PROF_E_PARSE for a bad magic number,
+ * PROF_E_OVERFLOW, PROF_E_NOMEM.
+ */
+PROF_API int prof_idx_load_images(const char *path, uint64_t max_count,
+                                  struct prof_idx_images *out);
+PROF_API void prof_idx_images_finish(struct prof_idx_images *images);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EDGEFIT_PROFILE_H */

@@ -1,0 +1,370 @@
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edgefit/profile.h"
+
+/*
+ * The built-in boards. Peak figures are fp32 multiply-accumulates per second
+ * of the CPU cores, because edgefit's kernels run on CPUs; a GPU figure would
+ * promise what no edgefit run on the board can reach.
+ */
+static const struct prof_device catalog[] = {
+    {
+        .name = "rpi4",
+        /* 4.3 GB/s: the figure of the original tooling for the Pi 4's
+         * 32-bit LPDDR4-3200 (the nominal bus peak is 12.8 GB/s; 4.3 is
+         * closer to what a single core sustains). */
+        .bandwidth_gbps = 4.3,
+        /* BCM2711: 4 Cortex-A72 cores at 1.5 GHz. A 128-bit NEON FMLA
+         * (4 fp32 lanes) issues once per cycle (it occupies both 64-bit FP
+         * pipes, Cortex-A72 software optimisation guide), so
+         * 4 x 1.5e9 x 4 = 24 GMAC/s (48 GFLOP/s). */
+        .peak_gmacs = 24.0,
+        /* Raspberry Pi 4 product brief: 5 V 3 A supply; about 6.4 W is the
+         * commonly measured draw with all four cores loaded. */
+        .power_watts = 6.4,
+        /* The 4 GB model (1, 2, 4 and 8 GB exist). */
+        .memory_mb = 4096.0,
+    },
+    {
+        .name = "jetson-nano",
+        /* NVIDIA Jetson Nano module data sheet: 4 GB 64-bit LPDDR4 at
+         * 1600 MHz, 25.6 GB/s. */
+        .bandwidth_gbps = 25.6,
+        /* CPU figure: 4 Cortex-A57 cores at 1.43 GHz, one 128-bit FMLA
+         * (4 fp32 lanes) per cycle: 4 x 1.43e9 x 4 = 22.9 GMAC/s. The data
+         * sheet's 472 GFLOPS is the 128-core Maxwell GPU in fp16 (236 GFLOPS,
+         * 118 GMAC/s in fp32), which edgefit's CPU kernels do not use. */
+        .peak_gmacs = 22.88,
+        /* Data sheet power modes: 10 W (MAXN) and 5 W; the 10 W mode runs
+         * all four cores at full clock. */
+        .power_watts = 10.0,
+        .memory_mb = 4096.0,
+    },
+    {
+        .name = "desktop",
+        /* Dual-channel DDR4-3200: 2 x 8 B x 3.2e9 = 51.2 GB/s nominal; the
+         * original tooling used 50 GB/s ("desktop DDR4: ~40-60 GB/s"). */
+        .bandwidth_gbps = 50.0,
+        /* A nominal 8-core AVX2 desktop CPU at 3.5 GHz with two 256-bit FMA
+         * units per core (8 fp32 lanes each): 8 x 3.5e9 x 2 x 8 =
+         * 448 GMAC/s. A class figure, not one product. */
+        .peak_gmacs = 448.0,
+        /* The 65 W TDP class of such mainstream desktop processors. */
+        .power_watts = 65.0,
+        .memory_mb = 16384.0,
+    },
+};
+
+#define CATALOG_COUNT (sizeof(catalog) / sizeof(catalog[0]))
+
+PROF_API size_t prof_device_catalog_count(void)
+{
+    return CATALOG_COUNT;
+}
+
+PROF_API const struct prof_device *prof_device_catalog(size_t i)
+{
+    return i < CATALOG_COUNT ? &catalog[i] : NULL;
+}
+
+static void diag_set(struct prof_diag *diag, int column, const char *fmt,
+                     ...) __attribute__((format(printf, 3, 4)));
+
+static void diag_set(struct prof_diag *diag, int column, const char *fmt,
+                     ...)
+{
+    if (!diag) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    diag->column = column;
+    vsnprintf(diag->message, sizeof(diag->message), fmt, ap);
+    va_end(ap);
+}
+
+PROF_API int prof_device_validate(const struct prof_device *dev,
+                                  struct prof_diag *diag)
+{
+    if (!dev) {
+        return PROF_E_INVALID;
+    }
+    if (dev->name[0] == '\0' ||
+        memchr(dev->name, '\0', sizeof(dev->name)) == NULL) {
+        diag_set(diag, 0, "device name is empty or too long");
+        return PROF_E_RANGE;
+    }
+    if (!isfinite(dev->bandwidth_gbps) || dev->bandwidth_gbps <= 0.0) {
+        diag_set(diag, 0, "%s: bandwidth_gbps must be a number > 0",
+                 dev->name);
+        return PROF_E_RANGE;
+    }
+    if (!isfinite(dev->peak_gmacs) || dev->peak_gmacs <= 0.0) {
+        diag_set(diag, 0, "%s: peak_gmacs must be a number > 0", dev->name);
+        return PROF_E_RANGE;
+    }
+    if (!isfinite(dev->power_watts) || dev->power_watts < 0.0) {
+        diag_set(diag, 0, "%s: power_watts must be a number >= 0",
+                 dev->name);
+        return PROF_E_RANGE;
+    }
+    if (!isfinite(dev->memory_mb) || dev->memory_mb < 0.0) {
+        diag_set(diag, 0, "%s: memory_mb must be a number >= 0", dev->name);
+        return PROF_E_RANGE;
+    }
+    return PROF_OK;
+}
+
+PROF_API int prof_device_host(const struct prof_calibration *cal,
+                              struct prof_device *out)
+{
+    struct prof_calibration local;
+    if (!out) {
+        return PROF_E_INVALID;
+    }
+    if (!cal) {
+        const int st = prof_host_calibration(&local);
+        if (st != PROF_OK) {
+            return st;
+        }
+        cal = &local;
+    }
+    memset(out, 0, sizeof(*out));
+    snprintf(out->name, sizeof(out->name), "host");
+    out->bandwidth_gbps = cal->triad.gbps;
+    out->peak_gmacs = cal->peak.gmacs;
+    out->power_watts = 0.0;
+    out->memory_mb = (double)cal->memory_mb;
+    return prof_device_validate(out, NULL);
+}
+
+enum field { F_NAME, F_BANDWIDTH, F_PEAK, F_POWER, F_MEMORY, F_COUNT };
+
+static const char *const field_names[F_COUNT] = {
+    "name", "bandwidth_gbps", "peak_gmacs", "power_watts", "memory_mb",
+};
+
+PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
+                               struct prof_diag *diag)
+{
+    if (!spec || !out) {
+        return PROF_E_INVALID;
+    }
+    struct prof_device d;
+    memset(&d, 0, sizeof(d));
+    int seen[F_COUNT] = {0};
+    const char *p = spec;
+    for (;;) {
+        while (*p == ' ' || *p == '\t') {
+            p++;
+        }
+        const char *key = p;
+        while (*p && *p != '=' && *p != ',') {
+            p++;
+        }
+        const char *key_end = p;
+        while (key_end > key && (key_end[-1] == ' ' || key_end[-1] == '\t')) {
+            key_end--;
+        }
+        const int key_col = (int)(key - spec) + 1;
+        const size_t key_len = (size_t)(key_end - key);
+        if (*p != '=') {
+            if (key_len == 0) {
+                diag_set(diag, key_col, "expected key=value");
+            } else {
+                diag_set(diag, key_col, "'%.*s' has no '=value'",
+                         (int)key_len, key);
+            }
+            return PROF_E_PARSE;
+        }
+        int f = 0;
+        while (f < F_COUNT && (strlen(field_names[f]) != key_len ||
+                               strncmp(field_names[f], key, key_len) != 0)) {
+            f++;
+        }
+        if (f == F_COUNT) {
+            diag_set(diag, key_col,
+                     "unknown key '%.*s' (expected name, bandwidth_gbps, "
+                     "peak_gmacs, power_watts or memory_mb)",
+                     (int)key_len, key);
+            return PROF_E_PARSE;
+        }
+        if (seen[f]) {
+            diag_set(diag, key_col, "key '%s' given twice", field_names[f]);
+            return PROF_E_PARSE;
+        }
+        seen[f] = 1;
+        p++; /* '=' */
+        while (*p == ' ' || *p == '\t') {
+            p++;
+        }
+        const char *val = p;
+        while (*p && *p != ',') {
+            p++;
+        }
+        const char *val_end = p;
+        while (val_end > val && (val_end[-1] == ' ' || val_end[-1] == '\t')) {
+            val_end--;
+        }
+        const int val_col = (int)(val - spec) + 1;
+        const size_t val_len = (size_t)(val_end - val);
+        if (val_len == 0) {
+            diag_set(diag, val_col, "'%s' has an empty value",
+                     field_names[f]);
+            return PROF_E_PARSE;
+        }
+        if (f == F_NAME) {
+            if (val_len >= sizeof(d.name)) {
+                diag_set(diag, val_col, "name is longer than %d characters",
+                         (int)sizeof(d.name) - 1);
+                return PROF_E_PARSE;
+            }
+            memcpy(d.name, val, val_len);
+            d.name[val_len] = '\0';
+        } else {
+            char num[64];
+            if (val_len >= sizeof(num)) {
+                diag_set(diag, val_col, "'%s': '%.*s' is not a number",
+                         field_names[f], (int)val_len, val);
+                return PROF_E_PARSE;
+            }
+            memcpy(num, val, val_len);
+            num[val_len] = '\0';
+            char *end = NULL;
+            errno = 0;
+            const double v = strtod(num, &end);
+            if (end == num || *end != '\0' || errno == ERANGE ||
+                !isfinite(v)) {
+                diag_set(diag, val_col, "'%s': '%s' is not a finite number",
+                         field_names[f], num);
+                return PROF_E_PARSE;
+            }
+            double *slot = f == F_BANDWIDTH ? &d.bandwidth_gbps
+                           : f == F_PEAK    ? &d.peak_gmacs
+                           : f == F_POWER   ? &d.power_watts
+                                            : &d.memory_mb;
+            *slot = v;
+        }
+        if (*p == '\0') {
+            break;
+        }
+        p++; /* ',' */
+    }
+    for (int f = F_NAME; f <= F_PEAK; f++) {
+        if (!seen[f]) {
+            diag_set(diag, (int)strlen(spec) + 1, "missing key '%s'",
+                     field_names[f]);
+            return PROF_E_PARSE;
+        }
+    }
+    const int st = prof_device_validate(&d, diag);
+    if (st != PROF_OK) {
+        return st;
+    }
+    *out = d;
+    return PROF_OK;
+}
+
+PROF_API int prof_device_lookup(const char *name, struct prof_device *out,
+                                struct prof_diag *diag)
+{
+    if (!name || !out) {
+        return PROF_E_INVALID;
+    }
+    for (size_t i = 0; i < CATALOG_COUNT; i++) {
+        if (strcmp(name, catalog[i].name) == 0) {
+            *out = catalog[i];
+            return PROF_OK;
+        }
+    }
+    if (strcmp(name, "host") == 0) {
+        return prof_device_host(NULL, out);
+    }
+    if (strchr(name, '=')) {
+        return prof_device_parse(name, out, diag);
+    }
+    diag_set(diag, 1,
+             "unknown device '%s' (expected rpi4, jetson-nano, desktop, host "
+             "or name=...,bandwidth_gbps=...,peak_gmacs=...)",
+             name);
+    return PROF_E_INVALID;
+}
+
+PROF_API int prof_predict(const struct prof_device *dev, uint64_t macs,
+                          uint64_t bytes, struct prof_prediction *out)
+{
+    if (!dev || !out) {
+        return PROF_E_INVALID;
+    }
+    if (prof_device_validate(dev, NULL) != PROF_OK) {
+        return PROF_E_RANGE;
+    }
+    /* GMAC/s = MAC/ns and GB/s = B/ns: divide by 1e6 for ms. */
+    out->compute_ms = (double)macs / dev->peak_gmacs / 1e6;
+    out->memory_ms = (double)bytes / dev->bandwidth_gbps / 1e6;
+    out->bound = out->compute_ms > out->memory_ms ? PROF_BOUND_COMPUTE
+                                                  : PROF_BOUND_MEMORY;
+    out->predicted_ms = fmax(out->compute_ms, out->memory_ms);
+    out->energy_proxy_j = dev->power_watts * out->predicted_ms / 1000.0;
+    return PROF_OK;
+}
+
+PROF_API int prof_predict_layers(const struct prof_device *dev,
+                                 const struct prof_work *layers, size_t n,
+                                 const double *measured_ms,
+                                 struct prof_layer_prediction *out,
+                                 struct prof_prediction_total *total)
+{
+    if (!dev || !layers || !out || !total || n == 0) {
+        return PROF_E_INVALID;
+    }
+    if (prof_device_validate(dev, NULL) != PROF_OK) {
+        return PROF_E_RANGE;
+    }
+    if (measured_ms) {
+        for (size_t i = 0; i < n; i++) {
+            if (!isfinite(measured_ms[i]) || measured_ms[i] <= 0.0) {
+                return PROF_E_RANGE;
+            }
+        }
+    }
+    struct prof_prediction_total t = {0};
+    double measured = 0.0, abs_err = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const int st = prof_predict(dev, layers[i].macs, layers[i].bytes,
+                                    &out[i].pred);
+        if (st != PROF_OK) {
+            return st;
+        }
+        t.predicted_ms += out[i].pred.predicted_ms;
+        t.energy_proxy_j += out[i].pred.energy_proxy_j;
+        if (measured_ms) {
+            out[i].measured_ms = measured_ms[i];
+            out[i].relative_error =
+                (out[i].pred.predicted_ms - measured_ms[i]) / measured_ms[i];
+            measured += measured_ms[i];
+            abs_err += fabs(out[i].relative_error);
+        } else {
+            out[i].measured_ms = NAN;
+            out[i].relative_error = NAN;
+        }
+    }
+    if (measured_ms) {
+        t.measured_ms = measured;
+        t.relative_error = (t.predicted_ms - measured) / measured;
+        t.mean_abs_relative_error = abs_err / (double)n;
+    } else {
+        t.measured_ms = NAN;
+        t.relative_error = NAN;
+        t.mean_abs_relative_error = NAN;
+    }
+    *total = t;
+    return PROF_OK;
+}

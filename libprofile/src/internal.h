@@ -1,0 +1,23 @@
+/* Private to libprofile: the per-ISA FMA loops of the calibration and
+ * small helpers shared between files. */
+#ifndef EDGEFIT_PROFILE_INTERNAL_H
+#define EDGEFIT_PROFILE_INTERNAL_H
+
+#include <stdint.h>
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define PROF_HAVE_X86 1
+#else
+#define PROF_HAVE_X86 0
+#endif
+
+/* Each runs iters iterations of independent FMA chains and returns the
+ * number of multiply-accumulates done; *sink receives a value that depends
+ * on every chain so that no compiler drops the work. */
+uint64_t prof_fma_loop_c(uint64_t iters, float *sink);
+#if PROF_SIMD
+uint64_t prof_fma_loop_avx2(uint64_t iters, float *sink);
+uint64_t prof_fma_loop_avx512(uint64_t iters, float *sink);
+#endif
+
+#endif

@@ -1,0 +1,143 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "edgefit/profile.h"
+
+PROF_API uint64_t prof_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+PROF_API void prof_time_opts_init(struct prof_time_opts *opts)
+{
+    if (!opts) {
+        return;
+    }
+    /* benchmark_repeats = 5 and latency_multiplier = 1.0 are the defaults
+     * of the original collect_metrics(); two warm-up runs as its
+     * acceleration benchmarks did. */
+    opts->warmup = 2;
+    opts->repeats = 5;
+    opts->latency_multiplier = 1.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a;
+    const double y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between order statistics at rank q * (n - 1). */
+static double quantile_sorted(const double *v, size_t n, double q)
+{
+    const double rank = q * (double)(n - 1);
+    size_t lo = (size_t)rank;
+    if (lo >= n - 1) {
+        return v[n - 1];
+    }
+    const double frac = rank - (double)lo;
+    return v[lo] + frac * (v[lo + 1] - v[lo]);
+}
+
+PROF_API int prof_stats_compute(const double *samples_ms, size_t n,
+                                double multiplier, struct prof_stats *out)
+{
+    if (!samples_ms || !out || n == 0) {
+        return PROF_E_INVALID;
+    }
+    if (!isfinite(multiplier) || multiplier <= 0.0) {
+        return PROF_E_RANGE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(samples_ms[i]) || samples_ms[i] < 0.0) {
+            return PROF_E_RANGE;
+        }
+    }
+    if (n > SIZE_MAX / sizeof(double)) {
+        return PROF_E_OVERFLOW;
+    }
+    double *v = malloc(n * sizeof(double));
+    if (!v) {
+        return PROF_E_NOMEM;
+    }
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = samples_ms[i] * multiplier;
+        sum += v[i];
+    }
+    qsort(v, n, sizeof(double), cmp_double);
+
+    struct prof_stats s;
+    s.count = n;
+    s.min_ms = v[0];
+    s.max_ms = v[n - 1];
+    s.median_ms = quantile_sorted(v, n, 0.5);
+    s.p90_ms = quantile_sorted(v, n, 0.9);
+    s.mean_ms = sum / (double)n;
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double d = v[i] - s.mean_ms;
+        ss += d * d;
+    }
+    s.stddev_ms = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = fabs(v[i] - s.median_ms);
+    }
+    qsort(v, n, sizeof(double), cmp_double);
+    s.mad_ms = quantile_sorted(v, n, 0.5);
+    free(v);
+    *out = s;
+    return PROF_OK;
+}
+
+PROF_API int prof_time(prof_work_fn fn, void *ctx,
+                       const struct prof_time_opts *opts,
+                       struct prof_stats *out, double *samples_ms)
+{
+    struct prof_time_opts o;
+    if (!fn || !out) {
+        return PROF_E_INVALID;
+    }
+    if (opts) {
+        o = *opts;
+    } else {
+        prof_time_opts_init(&o);
+    }
+    if (o.repeats == 0 || !isfinite(o.latency_multiplier) ||
+        o.latency_multiplier <= 0.0) {
+        return PROF_E_RANGE;
+    }
+    double *v = malloc((size_t)o.repeats * sizeof(double));
+    if (!v) {
+        return PROF_E_NOMEM;
+    }
+    int st = PROF_OK;
+    for (unsigned i = 0; i < o.warmup; i++) {
+        if (fn(ctx) != 0) {
+            st = PROF_E_CALLBACK;
+            goto done;
+        }
+    }
+    for (unsigned i = 0; i < o.repeats; i++) {
+        const uint64_t t0 = prof_now_ns();
+        const int rc = fn(ctx);
+        const uint64_t t1 = prof_now_ns();
+        if (rc != 0) {
+            st = PROF_E_CALLBACK;
+            goto done;
+        }
+        v[i] = (double)(t1 - t0) / 1e6;
+    }
+    st = prof_stats_compute(v, o.repeats, o.latency_multiplier, out);
+    if (st == PROF_OK && samples_ms) {
+        memcpy(samples_ms, v, (size_t)o.repeats * sizeof(double));
+    }
+done:
+    free(v);
+    return st;
+}
