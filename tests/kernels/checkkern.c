@@ -11,7 +11,8 @@
 
 /* The family checks; each lives in its own check_<family>.c. */
 #define CK_FAMILIES(X) \
-    X(cpu)
+    X(cpu) \
+    X(matmul)
 
 #define CK_DECLARE(f) void check_##f(unsigned flags);
 CK_FAMILIES(CK_DECLARE)

@@ -327,6 +327,98 @@ KERN_API int kern_loss_scaler_config(struct kern_loss_scaler *s,
 KERN_API bool kern_loss_scaler_update(struct kern_loss_scaler *s,
                                       bool grads_finite);
 
+/* ---- matmul ------------------------------------------------------------ */
+
+/* Flags of kern_sgemm and kern_matmul_nd (OR them together). */
+enum kern_mm_flag {
+    /* op(A) = A^T: A is stored k x m (row-major) instead of m x k. */
+    KERN_MM_TRANS_A = 1u << 0,
+    /* op(B) = B^T: B is stored n x k instead of k x n. */
+    KERN_MM_TRANS_B = 1u << 1,
+    /* C += op(A)·op(B) instead of C = op(A)·op(B) (e.g. gradient sums). */
+    KERN_MM_ACCUMULATE = 1u << 2,
+};
+
+/* The most threads kern_set_threads accepts. */
+#define KERN_MAX_THREADS 64
+
+/* Single-precision matrix product, row-major:
+ *
+ *     C = op(A)·op(B)     or, with KERN_MM_ACCUMULATE,   C += op(A)·op(B)
+ *
+ * where op(A) is m x k, op(B) is k x n and C is m x n. Each matrix is read
+ * with a leading dimension, the distance in elements between the starts of
+ * two consecutive stored rows: A is stored m x k with lda >= k, or k x m
+ * with lda >= m under KERN_MM_TRANS_A; B is stored k x n with ldb >= n, or
+ * n x k with ldb >= k under KERN_MM_TRANS_B; C has ldc >= n. Without
+ * KERN_MM_ACCUMULATE the prior contents of C are never read (NaN there does
+ * not leak); k == 0 then sets C to zero. C must not overlap A or B.
+ *
+ * Results agree with the exact product to within about
+ * k * FLT_EPSILON * max|a| * max|b| per element (summation order and fused
+ * multiply-adds differ between instruction-set paths). Large products use
+ * up to kern_get_threads() threads; the result does not depend on the
+ * thread count.
+ *
+ * Pointers may be NULL only for a matrix with no elements. Returns KERN_OK;
+ * KERN_E_INVALID for an unknown flag or a NULL matrix that has elements;
+ * KERN_E_SHAPE when a leading dimension is smaller than its row;
+ * KERN_E_OVERFLOW when a matrix's extent in bytes does not fit in size_t;
+ * KERN_E_NOMEM when packing buffers cannot be allocated (C is then
+ * unspecified). Thread-safe. */
+KERN_API int kern_sgemm(unsigned flags, size_t m, size_t n, size_t k,
+                        const float *a, size_t lda, const float *b,
+                        size_t ldb, float *c, size_t ldc);
+
+/* The shape of the batched product of kern_matmul_nd, with numpy.matmul
+ * semantics for tensors of at least 2 dimensions: the last two dimensions
+ * of A (m x k, or k x m under KERN_MM_TRANS_A) and of B (k x n, or n x k
+ * under KERN_MM_TRANS_B) are matrices; the leading (batch) dimensions are
+ * aligned from the right and broadcast (equal, or one of them is 1; a
+ * missing dimension counts as 1). The result has max(a_ndim, b_ndim)
+ * dimensions: the broadcast batch dimensions, then m, n.
+ *
+ * c_shape receives max(a_ndim, b_ndim) entries (the caller's array must
+ * have room for them), *c_ndim their count, *c_elems (may be NULL) the
+ * number of elements of C. On failure msg (may be NULL; msg_len bytes,
+ * always NUL-terminated when msg_len > 0) receives a description such as
+ * "inner dimensions differ: A is 3x4 (k=4), B is 5x6 (k=5)"; on success it
+ * receives an empty string.
+ *
+ * Returns KERN_OK; KERN_E_INVALID for NULL shapes or outputs, or an unknown
+ * flag; KERN_E_SHAPE for fewer than 2 dimensions, inner dimensions that
+ * differ or batch dimensions that do not broadcast; KERN_E_OVERFLOW when
+ * an element count or byte size of A, B or C does not fit in size_t. */
+KERN_API int kern_matmul_nd_shape(unsigned flags, const size_t *a_shape,
+                                  size_t a_ndim, const size_t *b_shape,
+                                  size_t b_ndim, size_t *c_shape,
+                                  size_t *c_ndim, size_t *c_elems,
+                                  char *msg, size_t msg_len);
+
+/* Batched product C[..] = op(A[..])·op(B[..]) (or += with
+ * KERN_MM_ACCUMULATE) over dense row-major tensors, batch dimensions
+ * broadcast as described at kern_matmul_nd_shape, which gives C's shape.
+ * a and b hold the product of their shapes' elements, c holds *c_elems of
+ * kern_matmul_nd_shape (NULL pointers are allowed only for empty tensors).
+ * msg as for kern_matmul_nd_shape. Returns the status codes of
+ * kern_matmul_nd_shape and of kern_sgemm. */
+KERN_API int kern_matmul_nd(unsigned flags, const float *a,
+                            const size_t *a_shape, size_t a_ndim,
+                            const float *b, const size_t *b_shape,
+                            size_t b_ndim, float *c, char *msg,
+                            size_t msg_len);
+
+/* Sets the number of threads large matrix products may use (process-wide;
+ * default 1). Products under about eight million multiply-adds always run
+ * on the calling thread; larger ones are split among up to n threads (the
+ * caller's and up to n - 1 started for the call and joined before it
+ * returns). Returns KERN_OK, or KERN_E_RANGE unless
+ * 1 <= n <= KERN_MAX_THREADS. Thread-safe. */
+KERN_API int kern_set_threads(int n);
+
+/* The thread count set by kern_set_threads (1 by default). */
+KERN_API int kern_get_threads(void);
+
 #ifdef __cplusplus
 }
 #endif

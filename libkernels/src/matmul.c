@@ -1,0 +1,475 @@
+/* The float32 matrix product: C reference, dispatch, argument checks,
+ * threads and the batched (broadcasting) form. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matmul.h"
+
+enum {
+    MM_FLAGS = KERN_MM_TRANS_A | KERN_MM_TRANS_B | KERN_MM_ACCUMULATE,
+};
+
+int kern_sgemm_c(unsigned flags, size_t m, size_t n, size_t k,
+                 const float *a, size_t lda, const float *b, size_t ldb,
+                 float *c, size_t ldc)
+{
+    const int ta = (flags & KERN_MM_TRANS_A) != 0;
+    const int tb = (flags & KERN_MM_TRANS_B) != 0;
+    const int acc = (flags & KERN_MM_ACCUMULATE) != 0;
+    /* op(A)[i][p] sits at a[i * ars + p * acs]. */
+    const size_t ars = ta ? 1 : lda;
+    const size_t acs = ta ? lda : 1;
+
+    for (size_t i = 0; i < m; i++) {
+        float *crow = c + i * ldc;
+        const float *arow = a + i * ars;
+        if (tb) {
+            /* Row j of the stored B is column j of op(B): dot products. */
+            for (size_t j = 0; j < n; j++) {
+                const float *brow = b + j * ldb;
+                float s = 0.0f;
+                for (size_t p = 0; p < k; p++) {
+                    s += arow[p * acs] * brow[p];
+                }
+                crow[j] = acc ? crow[j] + s : s;
+            }
+            continue;
+        }
+        if (!acc) {
+            for (size_t j = 0; j < n; j++) {
+                crow[j] = 0.0f;
+            }
+        }
+        for (size_t p = 0; p < k; p++) {
+            const float aip = arow[p * acs];
+            const float *brow = b + p * ldb;
+            for (size_t j = 0; j < n; j++) {
+                crow[j] += aip * brow[j];
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+void kern_matmul_dsp_init(struct kern_matmul_dsp *dsp, unsigned flags)
+{
+    dsp->sgemm = kern_sgemm_c;
+    dsp->sgemm_direct = NULL;
+    dsp->sgemm_packed = NULL;
+    dsp->sgemv = NULL;
+#if KERN_SIMD && KERN_HAVE_X86
+    if (!(flags & KERN_CPU_AVX2)) {
+        return;
+    }
+    dsp->sgemm = kern_sgemm_avx2;
+    dsp->sgemm_direct = kern_sgemm_direct_avx2;
+    dsp->sgemm_packed = kern_sgemm_packed_avx2;
+    dsp->sgemv = kern_sgemv_avx2;
+    if (!(flags & KERN_CPU_AVX512)) {
+        return;
+    }
+    dsp->sgemm = kern_sgemm_avx512;
+    dsp->sgemm_direct = kern_sgemm_direct_avx512;
+    dsp->sgemm_packed = kern_sgemm_packed_avx512;
+    dsp->sgemv = kern_sgemv_avx512;
+#else
+    (void)flags;
+#endif
+}
+
+static struct kern_matmul_dsp mm_dsp;
+static pthread_once_t mm_once = PTHREAD_ONCE_INIT;
+
+static void init_dsp(void)
+{
+    kern_matmul_dsp_init(&mm_dsp, kern_cpu_flags());
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static atomic_int mm_threads = 1;
+
+KERN_API int kern_set_threads(int n)
+{
+    if (n < 1 || n > KERN_MAX_THREADS) {
+        return KERN_E_RANGE;
+    }
+    atomic_store(&mm_threads, n);
+    return KERN_OK;
+}
+
+KERN_API int kern_get_threads(void)
+{
+    return atomic_load(&mm_threads);
+}
+
+/* Below this many multiply-adds (about 30 us on one core) starting a
+ * thread costs more than it saves. */
+#define MM_THREAD_MIN_MACS (8.0 * 1024 * 1024)
+/* Split rows in multiples of every path's register tile height, columns
+ * in multiples of a cache line, so no thread gets a ragged tile that a
+ * single thread would not have had. */
+enum { MM_SPLIT_ROWS = 48, MM_SPLIT_COLS = 64 };
+
+struct mm_job {
+    kern_sgemm_fn fn;
+    unsigned flags;
+    size_t m, n, k;
+    const float *a;
+    size_t lda;
+    const float *b;
+    size_t ldb;
+    float *c;
+    size_t ldc;
+    int status;
+};
+
+static void run_job(struct mm_job *j)
+{
+    j->status = j->fn(j->flags, j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb,
+                      j->c, j->ldc);
+}
+
+static void *job_thread(void *arg)
+{
+    run_job(arg);
+    return NULL;
+}
+
+/* Splits C into up to `threads` blocks of rows (or columns, when C is
+ * wider than tall) and computes them concurrently; every block is the
+ * same computation a single thread would do on it, so results do not
+ * depend on the thread count. */
+static int run_threaded(int threads, kern_sgemm_fn fn, unsigned flags,
+                        size_t m, size_t n, size_t k, const float *a,
+                        size_t lda, const float *b, size_t ldb, float *c,
+                        size_t ldc)
+{
+    struct mm_job jobs[KERN_MAX_THREADS];
+    pthread_t tids[KERN_MAX_THREADS];
+    int started[KERN_MAX_THREADS];
+    const int by_rows = m >= n;
+    const size_t len = by_rows ? m : n;
+    const size_t unit = by_rows ? MM_SPLIT_ROWS : MM_SPLIT_COLS;
+    const size_t units = (len + unit - 1) / unit;
+    size_t parts = (size_t)threads < units ? (size_t)threads : units;
+    if (parts < 1) {
+        parts = 1;
+    }
+
+    size_t start = 0;
+    for (size_t t = 0; t < parts; t++) {
+        /* Spread whole units evenly: the first (units % parts) get one
+         * more. */
+        const size_t nu = units / parts + (t < units % parts ? 1 : 0);
+        size_t end = start + nu * unit;
+        if (end > len) {
+            end = len;
+        }
+        struct mm_job *j = &jobs[t];
+        *j = (struct mm_job){fn, flags, m, n, k, a, lda, b, ldb, c, ldc,
+                             KERN_OK};
+        if (by_rows) {
+            j->m = end - start;
+            j->a = (flags & KERN_MM_TRANS_A) ? a + start : a + start * lda;
+            j->c = c + start * ldc;
+        } else {
+            j->n = end - start;
+            j->b = (flags & KERN_MM_TRANS_B) ? b + start * ldb : b + start;
+            j->c = c + start;
+        }
+        start = end;
+    }
+
+    for (size_t t = 1; t < parts; t++) {
+        started[t] = pthread_create(&tids[t], NULL, job_thread, &jobs[t]) == 0;
+    }
+    run_job(&jobs[0]);
+    int status = jobs[0].status;
+    for (size_t t = 1; t < parts; t++) {
+        if (started[t]) {
+            pthread_join(tids[t], NULL);
+        } else {
+            /* No thread to be had: do this block here instead. */
+            run_job(&jobs[t]);
+        }
+        if (status == KERN_OK) {
+            status = jobs[t].status;
+        }
+    }
+    return status;
+}
+
+/* ---- kern_sgemm ----------------------------------------------------------- */
+
+static int mul_ok(size_t x, size_t y, size_t *out)
+{
+    if (x != 0 && y > SIZE_MAX / x) {
+        return 0;
+    }
+    *out = x * y;
+    return 1;
+}
+
+/* Checks one stored matrix of rows x cols with leading dimension ld. */
+static int check_matrix(const float *p, size_t rows, size_t cols, size_t ld)
+{
+    if (rows == 0 || cols == 0) {
+        return KERN_OK;
+    }
+    if (!p) {
+        return KERN_E_INVALID;
+    }
+    if (ld < cols) {
+        return KERN_E_SHAPE;
+    }
+    /* The last element read is (rows - 1) * ld + cols - 1; its byte offset
+     * must fit, and stay below PTRDIFF_MAX so pointer arithmetic is
+     * defined. */
+    size_t extent;
+    if (!mul_ok(rows - 1, ld, &extent) || extent > SIZE_MAX - cols ||
+        extent + cols > (size_t)PTRDIFF_MAX / sizeof(float)) {
+        return KERN_E_OVERFLOW;
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_sgemm(unsigned flags, size_t m, size_t n, size_t k,
+                        const float *a, size_t lda, const float *b,
+                        size_t ldb, float *c, size_t ldc)
+{
+    if (flags & ~(unsigned)MM_FLAGS) {
+        return KERN_E_INVALID;
+    }
+    const int ta = (flags & KERN_MM_TRANS_A) != 0;
+    const int tb = (flags & KERN_MM_TRANS_B) != 0;
+    int st = check_matrix(a, ta ? k : m, ta ? m : k, lda);
+    if (st == KERN_OK) {
+        st = check_matrix(b, tb ? n : k, tb ? k : n, ldb);
+    }
+    if (st == KERN_OK) {
+        st = check_matrix(c, m, n, ldc);
+    }
+    if (st != KERN_OK || m == 0 || n == 0) {
+        return st;
+    }
+    if (k == 0) {
+        if (!(flags & KERN_MM_ACCUMULATE)) {
+            for (size_t i = 0; i < m; i++) {
+                memset(c + i * ldc, 0, n * sizeof(float));
+            }
+        }
+        return KERN_OK;
+    }
+
+    pthread_once(&mm_once, init_dsp);
+    const int threads = kern_get_threads();
+    if (threads > 1 && (double)m * (double)n * (double)k >= MM_THREAD_MIN_MACS) {
+        return run_threaded(threads, mm_dsp.sgemm, flags, m, n, k, a, lda, b,
+                            ldb, c, ldc);
+    }
+    return mm_dsp.sgemm(flags, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+/* ---- batched form ------------------------------------------------------ */
+
+static void set_msg(char *msg, size_t msg_len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_msg(char *msg, size_t msg_len, const char *fmt, ...)
+{
+    if (!msg || msg_len == 0) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, msg_len, fmt, ap);
+    va_end(ap);
+}
+
+/* Element count of a shape; 0 on overflow (of the count or its bytes),
+ * with *ok cleared. */
+static size_t count_elems(const size_t *shape, size_t ndim, int *ok)
+{
+    size_t total = 1;
+    for (size_t d = 0; d < ndim; d++) {
+        if (!mul_ok(total, shape[d], &total)) {
+            *ok = 0;
+            return 0;
+        }
+    }
+    if (total > (size_t)PTRDIFF_MAX / sizeof(float)) {
+        *ok = 0;
+        return 0;
+    }
+    return total;
+}
+
+KERN_API int kern_matmul_nd_shape(unsigned flags, const size_t *a_shape,
+                                  size_t a_ndim, const size_t *b_shape,
+                                  size_t b_ndim, size_t *c_shape,
+                                  size_t *c_ndim, size_t *c_elems,
+                                  char *msg, size_t msg_len)
+{
+    set_msg(msg, msg_len, "%s", "");
+    if (flags & ~(unsigned)MM_FLAGS) {
+        set_msg(msg, msg_len, "unknown flags %#x", flags & ~(unsigned)MM_FLAGS);
+        return KERN_E_INVALID;
+    }
+    if ((a_ndim && !a_shape) || (b_ndim && !b_shape) || !c_shape || !c_ndim) {
+        set_msg(msg, msg_len, "a shape or output pointer is NULL");
+        return KERN_E_INVALID;
+    }
+    if (a_ndim < 2 || b_ndim < 2) {
+        const int a_short = a_ndim < 2;
+        set_msg(msg, msg_len,
+                "%s has %zu dimension%s; matmul needs at least 2",
+                a_short ? "A" : "B", a_short ? a_ndim : b_ndim,
+                (a_short ? a_ndim : b_ndim) == 1 ? "" : "s");
+        return KERN_E_SHAPE;
+    }
+    const size_t ar = a_shape[a_ndim - 2], ac = a_shape[a_ndim - 1];
+    const size_t br = b_shape[b_ndim - 2], bc = b_shape[b_ndim - 1];
+    const size_t m = (flags & KERN_MM_TRANS_A) ? ac : ar;
+    const size_t ka = (flags & KERN_MM_TRANS_A) ? ar : ac;
+    const size_t kb = (flags & KERN_MM_TRANS_B) ? bc : br;
+    const size_t n = (flags & KERN_MM_TRANS_B) ? br : bc;
+    if (ka != kb) {
+        set_msg(msg, msg_len,
+                "inner dimensions differ: A is %zux%zu%s (k=%zu), "
+                "B is %zux%zu%s (k=%zu)",
+                ar, ac, (flags & KERN_MM_TRANS_A) ? " transposed" : "", ka,
+                br, bc, (flags & KERN_MM_TRANS_B) ? " transposed" : "", kb);
+        return KERN_E_SHAPE;
+    }
+
+    const size_t nd = a_ndim > b_ndim ? a_ndim : b_ndim;
+    for (size_t i = 0; i + 2 < nd; i++) {
+        /* i counts batch dimensions from the right. */
+        const int has_a = i + 2 < a_ndim, has_b = i + 2 < b_ndim;
+        const size_t da = has_a ? a_shape[a_ndim - 3 - i] : 1;
+        const size_t db = has_b ? b_shape[b_ndim - 3 - i] : 1;
+        if (da != db && da != 1 && db != 1) {
+            set_msg(msg, msg_len,
+                    "batch dimensions do not broadcast: A dimension %zu is "
+                    "%zu, B dimension %zu is %zu",
+                    a_ndim - 3 - i, da, b_ndim - 3 - i, db);
+            return KERN_E_SHAPE;
+        }
+        c_shape[nd - 3 - i] = da == 1 ? db : da;
+    }
+    c_shape[nd - 2] = m;
+    c_shape[nd - 1] = n;
+
+    int ok = 1;
+    count_elems(a_shape, a_ndim, &ok);
+    count_elems(b_shape, b_ndim, &ok);
+    const size_t total = count_elems(c_shape, nd, &ok);
+    if (!ok) {
+        set_msg(msg, msg_len, "a tensor's size in bytes does not fit in "
+                              "size_t");
+        return KERN_E_OVERFLOW;
+    }
+    *c_ndim = nd;
+    if (c_elems) {
+        *c_elems = total;
+    }
+    return KERN_OK;
+}
+
+/* The shapes a batched product can take are bounded only by memory, so
+ * the output shape is built in a small fixed array when it fits and on the
+ * heap otherwise. */
+enum { ND_STACK_DIMS = 16 };
+
+KERN_API int kern_matmul_nd(unsigned flags, const float *a,
+                            const size_t *a_shape, size_t a_ndim,
+                            const float *b, const size_t *b_shape,
+                            size_t b_ndim, float *c, char *msg,
+                            size_t msg_len)
+{
+    size_t stack_shape[ND_STACK_DIMS];
+    size_t *c_shape = stack_shape;
+    const size_t nd = a_ndim > b_ndim ? a_ndim : b_ndim;
+    if (nd > ND_STACK_DIMS) {
+        size_t bytes;
+        if (!mul_ok(nd, sizeof *c_shape, &bytes)) {
+            set_msg(msg, msg_len, "too many dimensions");
+            return KERN_E_OVERFLOW;
+        }
+        c_shape = malloc(bytes);
+        if (!c_shape) {
+            set_msg(msg, msg_len, "out of memory");
+            return KERN_E_NOMEM;
+        }
+    }
+    size_t c_ndim = 0, c_elems = 0;
+    int st = kern_matmul_nd_shape(flags, a_shape, a_ndim, b_shape, b_ndim,
+                                  c_shape, &c_ndim, &c_elems, msg, msg_len);
+    if (st != KERN_OK) {
+        goto out;
+    }
+    if (c_elems == 0) {
+        goto out;
+    }
+    size_t a_elems = 1, b_elems = 1;
+    for (size_t d = 0; d < a_ndim; d++) {
+        a_elems *= a_shape[d];
+    }
+    for (size_t d = 0; d < b_ndim; d++) {
+        b_elems *= b_shape[d];
+    }
+    if (!c || (a_elems && !a) || (b_elems && !b)) {
+        set_msg(msg, msg_len, "a tensor with elements is NULL");
+        st = KERN_E_INVALID;
+        goto out;
+    }
+
+    const size_t ar = a_shape[a_ndim - 2], ac = a_shape[a_ndim - 1];
+    const size_t br = b_shape[b_ndim - 2], bc = b_shape[b_ndim - 1];
+    const size_t m = c_shape[nd - 2], n = c_shape[nd - 1];
+    const size_t k = (flags & KERN_MM_TRANS_A) ? ar : ac;
+    const size_t a_mat = ar * ac, b_mat = br * bc, c_mat = m * n;
+    const size_t batches = c_elems / c_mat;
+
+    for (size_t bi = 0; bi < batches; bi++) {
+        /* Walk the batch index from its last dimension, adding each
+         * dimension's offset in A and B (zero where that operand
+         * broadcasts). */
+        size_t rem = bi, a_off = 0, b_off = 0;
+        size_t a_stride = a_mat, b_stride = b_mat;
+        for (size_t i = 0; i + 2 < nd; i++) {
+            const size_t dc = c_shape[nd - 3 - i];
+            const size_t idx = rem % dc;
+            rem /= dc;
+            if (i + 2 < a_ndim) {
+                const size_t da = a_shape[a_ndim - 3 - i];
+                a_off += (da == 1 ? 0 : idx) * a_stride;
+                a_stride *= da;
+            }
+            if (i + 2 < b_ndim) {
+                const size_t db = b_shape[b_ndim - 3 - i];
+                b_off += (db == 1 ? 0 : idx) * b_stride;
+                b_stride *= db;
+            }
+        }
+        /* An empty operand (k == 0) may be NULL; never offset it. */
+        st = kern_sgemm(flags, m, n, k, a ? a + a_off : NULL, ac,
+                        b ? b + b_off : NULL, bc, c + bi * c_mat, n);
+        if (st != KERN_OK) {
+            set_msg(msg, msg_len, "matrix product failed: %s",
+                    kern_strerror(st));
+            goto out;
+        }
+    }
+out:
+    if (c_shape != stack_shape) {
+        free(c_shape);
+    }
+    return st;
+}

@@ -1,0 +1,71 @@
+/* Private: the float32 matrix-product family.
+ *
+ * Every path has the signature of kern_sgemm but trusts its arguments: the
+ * public wrapper has validated flags, pointers and leading dimensions, and
+ * calls a path only with m, n, k >= 1. A path returns KERN_OK, or
+ * KERN_E_NOMEM when it needs scratch memory and cannot get it.
+ *
+ * Paths per instruction-set level (NULL where a level has none):
+ *   sgemm         chooses among the paths below by shape; any shape.
+ *   sgemm_direct  register-blocked kernels reading A and B in place (B is
+ *                 copied only under KERN_MM_TRANS_B); any shape; meant for
+ *                 small and skinny products.
+ *   sgemm_packed  packs panels of A and B, blocks for L1/L2; any shape;
+ *                 meant for large products.
+ *   sgemv         matrix-vector products; only m == 1 or n == 1.
+ */
+#ifndef EDGEFIT_KERNELS_MATMUL_H
+#define EDGEFIT_KERNELS_MATMUL_H
+
+#include <stddef.h>
+
+#include "dsp.h"
+
+typedef int (*kern_sgemm_fn)(unsigned flags, size_t m, size_t n, size_t k,
+                             const float *a, size_t lda, const float *b,
+                             size_t ldb, float *c, size_t ldc);
+
+struct kern_matmul_dsp {
+    kern_sgemm_fn sgemm;
+    kern_sgemm_fn sgemm_direct;
+    kern_sgemm_fn sgemm_packed;
+    kern_sgemm_fn sgemv;
+};
+
+void kern_matmul_dsp_init(struct kern_matmul_dsp *dsp, unsigned flags);
+
+/* The portable reference: plain loops whose inner loop runs along a row of
+ * C (or a dot product under KERN_MM_TRANS_B), which compilers vectorise. */
+int kern_sgemm_c(unsigned flags, size_t m, size_t n, size_t k,
+                 const float *a, size_t lda, const float *b, size_t ldb,
+                 float *c, size_t ldc);
+
+#if KERN_SIMD && KERN_HAVE_X86
+int kern_sgemm_avx2(unsigned flags, size_t m, size_t n, size_t k,
+                    const float *a, size_t lda, const float *b, size_t ldb,
+                    float *c, size_t ldc);
+int kern_sgemm_direct_avx2(unsigned flags, size_t m, size_t n, size_t k,
+                           const float *a, size_t lda, const float *b,
+                           size_t ldb, float *c, size_t ldc);
+int kern_sgemm_packed_avx2(unsigned flags, size_t m, size_t n, size_t k,
+                           const float *a, size_t lda, const float *b,
+                           size_t ldb, float *c, size_t ldc);
+int kern_sgemv_avx2(unsigned flags, size_t m, size_t n, size_t k,
+                    const float *a, size_t lda, const float *b, size_t ldb,
+                    float *c, size_t ldc);
+
+int kern_sgemm_avx512(unsigned flags, size_t m, size_t n, size_t k,
+                      const float *a, size_t lda, const float *b,
+                      size_t ldb, float *c, size_t ldc);
+int kern_sgemm_direct_avx512(unsigned flags, size_t m, size_t n, size_t k,
+                             const float *a, size_t lda, const float *b,
+                             size_t ldb, float *c, size_t ldc);
+int kern_sgemm_packed_avx512(unsigned flags, size_t m, size_t n, size_t k,
+                             const float *a, size_t lda, const float *b,
+                             size_t ldb, float *c, size_t ldc);
+int kern_sgemv_avx512(unsigned flags, size_t m, size_t n, size_t k,
+                      const float *a, size_t lda, const float *b,
+                      size_t ldb, float *c, size_t ldc);
+#endif
+
+#endif

@@ -1,0 +1,50 @@
+/* AVX2+FMA float32 matrix product: 6x16 packed micro-tiles, direct tiles
+ * up to 6x16 (12x8 for narrow C) for small products, masked N tails.
+ * Compiled with AVX2/FMA flags; called only when the CPU has them. */
+#include <immintrin.h>
+
+#define V __m256
+#define VL 8
+#define MASK __m256i
+
+static inline __m256i mask_n(int r)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(r),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+static inline float hsum8(__m256 x)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(x),
+                          _mm256_extractf128_ps(x, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+#define v_zero() _mm256_setzero_ps()
+#define v_load(p) _mm256_loadu_ps(p)
+#define v_store(p, x) _mm256_storeu_ps((p), (x))
+#define v_fma(a, b, acc) _mm256_fmadd_ps((a), (b), (acc))
+#define v_bcast(p) _mm256_broadcast_ss(p)
+#define v_load_m(p, mk) _mm256_maskload_ps((p), (mk))
+#define v_store_m(p, mk, x) _mm256_maskstore_ps((p), (mk), (x))
+#define v_add(a, b) _mm256_add_ps((a), (b))
+#define v_hsum(x) hsum8(x)
+#define FN(name) name##_avx2
+
+/* 12 of the 16 registers hold the packed tile; KC x 16 floats of B
+ * (16 KiB) stay in L1, a 480 x 256 block of A (480 KiB) in L2. */
+#define PMR 6
+#define PNV 2
+#define PKC 256
+#define PMC 480
+#define PNC 4096
+#define DNV 2
+#define DMR_MAX 12
+#define DMR(nv) ((nv) == 1 ? 12 : 6)
+#define DKC 256
+#define GJV 4
+#define PATH_DIRECT_MACS (192.0 * 192.0 * 192.0)
+
+#include "matmul_tmpl.h"

@@ -1,0 +1,42 @@
+/* AVX-512 float32 matrix product: 12x32 packed micro-tiles, direct tiles
+ * up to 6x64 for small products, masked N tails. Compiled with AVX-512
+ * F/BW/DQ/VL flags; called only when the CPU has them. */
+#include <immintrin.h>
+
+#define V __m512
+#define VL 16
+#define MASK __mmask16
+
+static inline __mmask16 mask_n(int r)
+{
+    return (__mmask16)((1u << r) - 1u);
+}
+
+#define v_zero() _mm512_setzero_ps()
+#define v_load(p) _mm512_loadu_ps(p)
+#define v_store(p, x) _mm512_storeu_ps((p), (x))
+#define v_fma(a, b, acc) _mm512_fmadd_ps((a), (b), (acc))
+#define v_bcast(p) _mm512_set1_ps(*(p))
+#define v_load_m(p, mk) _mm512_maskz_loadu_ps((mk), (p))
+#define v_store_m(p, mk, x) _mm512_mask_storeu_ps((p), (mk), (x))
+#define v_add(a, b) _mm512_add_ps((a), (b))
+#define v_hsum(x) _mm512_reduce_add_ps(x)
+#define FN(name) name##_avx512
+
+/* 24 of the 32 registers hold the packed tile; a 12-float A sliver per
+ * step is one cache line; KC x 32 floats of B (32 KiB) stay in the 48 KiB
+ * L1 while a 528 x 256 block of A (528 KiB) stays in the 2 MiB L2. */
+#define PMR 12
+#define PNV 2
+#define PKC 256
+#define PMC 528
+#define PNC 4096
+/* Direct tiles: 24 accumulators at 2 to 4 vectors, 12 at one. */
+#define DNV 4
+#define DMR_MAX 12
+#define DMR(nv) ((nv) <= 2 ? 12 : (nv) == 3 ? 8 : 6)
+#define DKC 128
+#define GJV 8
+#define PATH_DIRECT_MACS (256.0 * 256.0 * 256.0)
+
+#include "matmul_tmpl.h"

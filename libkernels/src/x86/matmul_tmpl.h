@@ -1,0 +1,634 @@
+/* Private: the float32 matrix-product paths, written once over a small
+ * vector vocabulary and instantiated per instruction set by
+ * matmul_avx2.c and matmul_avx512.c (each compiled with its own flags).
+ *
+ * The includer defines:
+ *   V, VL            vector type and its float lanes
+ *   MASK             lane mask type; mask_n(r) selects lanes [0, r), 1..VL
+ *   v_zero() v_load(p) v_store(p, x) v_fma(a, b, acc) v_bcast(p)
+ *   v_load_m(p, mk) v_store_m(p, mk, x)   masked; no access past the mask
+ *   v_add(a, b) v_hsum(x)
+ *   FN(name)         appends the instruction-set suffix
+ *   PMR, PNV         packed micro-tile: PMR rows x PNV vectors
+ *   PKC, PMC, PNC    packed cache blocks (K depth, rows of A, columns of B)
+ *   DNV              widest direct tile, in vectors
+ *   DMR(nv)          direct tile height for nv vectors (<= DMR_MAX)
+ *   DMR_MAX, DKC     tallest direct tile; direct K block
+ *   GJV              vectors of C per block in the row-vector GEMV
+ *   PATH_DIRECT_MACS products up to this many multiply-adds go direct
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matmul.h"
+
+#define MM_INLINE static inline __attribute__((always_inline))
+
+static size_t min_sz(size_t x, size_t y)
+{
+    return x < y ? x : y;
+}
+
+/* Splits n into the fewest blocks of at most blk, of near-equal size
+ * rounded up to a multiple of 8, so no block is a sliver. */
+static size_t even_block(size_t n, size_t blk)
+{
+    const size_t nb = (n + blk - 1) / blk;
+    size_t per = (n + nb - 1) / nb;
+    per = (per + 7) & ~(size_t)7;
+    return per < blk ? per : blk;
+}
+
+/* 64-byte aligned scratch, for packed panels that vector loads sweep. */
+static float *alloc_floats(size_t count)
+{
+    if (count > (SIZE_MAX - 63) / sizeof(float)) {
+        return NULL;
+    }
+    size_t bytes = (count * sizeof(float) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes);
+}
+
+/* Copies op(B) = B^T, stored n x k, into k x n contiguous rows. Blocked
+ * so both sides stay within a few cache lines. */
+static void transpose_b(float *dst, const float *b, size_t ldb, size_t k,
+                        size_t n)
+{
+    enum { T = 16 };
+    for (size_t j0 = 0; j0 < n; j0 += T) {
+        const size_t j1 = min_sz(n, j0 + T);
+        for (size_t p0 = 0; p0 < k; p0 += T) {
+            const size_t p1 = min_sz(k, p0 + T);
+            for (size_t j = j0; j < j1; j++) {
+                for (size_t p = p0; p < p1; p++) {
+                    dst[p * n + j] = b[j * ldb + p];
+                }
+            }
+        }
+    }
+}
+
+/* ---- direct path -------------------------------------------------------- */
+
+/* One mr x (nv vectors) tile of C over kc steps, A and B read in place.
+ * A's element (i, p) is at a + i * lda + p, or a + p * lda + i when ta;
+ * B's row p at b + p * ldb. The last vector of each row is masked with mk
+ * (all lanes when the tile is full). With load_c the tile is added to C,
+ * otherwise C is overwritten without being read. mr, nv and ta are
+ * constants at every call, so the loops unroll into registers. */
+MM_INLINE void direct_tile(int mr, int nv, int ta, size_t kc,
+                           const float *a, size_t lda, const float *b,
+                           size_t ldb, float *c, size_t ldc, MASK mk,
+                           int load_c)
+{
+    V acc[DMR_MAX][DNV];
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++) {
+            acc[i][v] = v_zero();
+        }
+    }
+    for (size_t p = 0; p < kc; p++) {
+        V bv[DNV];
+        const float *bp = b + p * ldb;
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++) {
+            bv[v] = v == nv - 1 ? v_load_m(bp + v * VL, mk)
+                                : v_load(bp + v * VL);
+        }
+#pragma GCC unroll 16
+        for (int i = 0; i < mr; i++) {
+            const V av = ta ? v_bcast(a + p * lda + i)
+                            : v_bcast(a + i * lda + p);
+#pragma GCC unroll 8
+            for (int v = 0; v < nv; v++) {
+                acc[i][v] = v_fma(av, bv[v], acc[i][v]);
+            }
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+        float *cp = c + i * ldc;
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++) {
+            V x = acc[i][v];
+            if (v == nv - 1) {
+                if (load_c) {
+                    x = v_add(x, v_load_m(cp + v * VL, mk));
+                }
+                v_store_m(cp + v * VL, mk, x);
+            } else {
+                if (load_c) {
+                    x = v_add(x, v_load(cp + v * VL));
+                }
+                v_store(cp + v * VL, x);
+            }
+        }
+    }
+}
+
+typedef void (*tile_fn)(size_t kc, const float *a, size_t lda,
+                        const float *b, size_t ldb, float *c, size_t ldc,
+                        MASK mk, int load_c);
+
+#define TILE_DEF(mr, nv, ta)                                                \
+    static void tile_##mr##_##nv##_##ta(size_t kc, const float *a,          \
+                                        size_t lda, const float *b,         \
+                                        size_t ldb, float *c, size_t ldc,   \
+                                        MASK mk, int load_c)                \
+    {                                                                       \
+        direct_tile(mr, nv, ta, kc, a, lda, b, ldb, c, ldc, mk, load_c);    \
+    }
+#define TILE_REF(mr, nv, ta) tile_##mr##_##nv##_##ta,
+
+/* Every tile height 1..DMR_MAX for each width and A layout; heights above
+ * DMR(nv) are never selected but keep the table rectangular. */
+#define TILE_ROWS(X, nv, ta)                                                \
+    X(1, nv, ta) X(2, nv, ta) X(3, nv, ta) X(4, nv, ta) X(5, nv, ta)        \
+    X(6, nv, ta) X(7, nv, ta) X(8, nv, ta) X(9, nv, ta) X(10, nv, ta)       \
+    X(11, nv, ta) X(12, nv, ta)
+
+#if DMR_MAX != 12
+#error "TILE_ROWS lists 12 heights"
+#endif
+
+#if DNV == 2
+#define TILE_ALL(X, ta) TILE_ROWS(X, 1, ta) TILE_ROWS(X, 2, ta)
+#define TILE_TABLE(ta) {{TILE_ROWS(TILE_REF, 1, ta)}, \
+                        {TILE_ROWS(TILE_REF, 2, ta)}}
+#elif DNV == 4
+#define TILE_ALL(X, ta) TILE_ROWS(X, 1, ta) TILE_ROWS(X, 2, ta) \
+                        TILE_ROWS(X, 3, ta) TILE_ROWS(X, 4, ta)
+#define TILE_TABLE(ta) {{TILE_ROWS(TILE_REF, 1, ta)}, \
+                        {TILE_ROWS(TILE_REF, 2, ta)}, \
+                        {TILE_ROWS(TILE_REF, 3, ta)}, \
+                        {TILE_ROWS(TILE_REF, 4, ta)}}
+#else
+#error "DNV must be 2 or 4"
+#endif
+
+TILE_ALL(TILE_DEF, 0)
+TILE_ALL(TILE_DEF, 1)
+
+/* tiles[ta][nv - 1][mr - 1] */
+static const tile_fn tiles[2][DNV][DMR_MAX] = {TILE_TABLE(0), TILE_TABLE(1)};
+
+/* The direct product with op(B) already k x n in rows of ldb. */
+static void direct_run(int ta, int acc, size_t m, size_t n, size_t k,
+                       const float *a, size_t lda, const float *b,
+                       size_t ldb, float *c, size_t ldc)
+{
+    const size_t kb = even_block(k, DKC);
+    for (size_t pc = 0; pc < k; pc += kb) {
+        const size_t kc = min_sz(kb, k - pc);
+        const int load_c = acc || pc > 0;
+        const float *ap = ta ? a + pc * lda : a + pc;
+        const float *bp = b + pc * ldb;
+        for (size_t j = 0; j < n; j += DNV * VL) {
+            const size_t w = min_sz(n - j, DNV * VL);
+            const int nv = (int)((w + VL - 1) / VL);
+            const MASK mk = mask_n((int)(w - (size_t)(nv - 1) * VL));
+            const size_t mr_max = DMR(nv);
+            for (size_t i = 0; i < m; i += mr_max) {
+                const size_t mr = min_sz(mr_max, m - i);
+                const float *ai = ta ? ap + i : ap + i * lda;
+                tiles[ta][nv - 1][mr - 1](kc, ai, lda, bp + j, ldb,
+                                          c + i * ldc + j, ldc, mk, load_c);
+            }
+        }
+    }
+}
+
+int FN(kern_sgemm_direct)(unsigned flags, size_t m, size_t n, size_t k,
+                          const float *a, size_t lda, const float *b,
+                          size_t ldb, float *c, size_t ldc)
+{
+    const int ta = (flags & KERN_MM_TRANS_A) != 0;
+    const int acc = (flags & KERN_MM_ACCUMULATE) != 0;
+    if (!(flags & KERN_MM_TRANS_B)) {
+        direct_run(ta, acc, m, n, k, a, lda, b, ldb, c, ldc);
+        return KERN_OK;
+    }
+    /* The tiles want rows of op(B); copying B^T costs k*n moves against
+     * m*n*k multiply-adds. */
+    float *bt = alloc_floats(k * n);
+    if (!bt) {
+        return KERN_E_NOMEM;
+    }
+    transpose_b(bt, b, ldb, k, n);
+    direct_run(ta, acc, m, n, k, a, lda, bt, n, c, ldc);
+    free(bt);
+    return KERN_OK;
+}
+
+/* ---- packed path -------------------------------------------------------- */
+
+enum { PNR = PNV * VL };
+
+/* Packs rows [0, mc) x columns [0, kc) of op(A) into slivers of PMR rows:
+ * sliver s holds, for each p, the PMR values of column p (zero past mc). */
+static void pack_a(float *dst, int ta, const float *a, size_t lda,
+                   size_t mc, size_t kc)
+{
+    for (size_t i0 = 0; i0 < mc; i0 += PMR) {
+        const size_t rows = min_sz(PMR, mc - i0);
+        float *d = dst + i0 * kc;
+        if (ta) {
+            /* Column p of op(A) is row p of the stored A: contiguous. */
+            for (size_t p = 0; p < kc; p++) {
+                const float *src = a + p * lda + i0;
+                size_t i = 0;
+                for (; i < rows; i++) {
+                    d[p * PMR + i] = src[i];
+                }
+                for (; i < PMR; i++) {
+                    d[p * PMR + i] = 0.0f;
+                }
+            }
+            continue;
+        }
+        for (size_t i = 0; i < PMR; i++) {
+            if (i < rows) {
+                const float *src = a + (i0 + i) * lda;
+                for (size_t p = 0; p < kc; p++) {
+                    d[p * PMR + i] = src[p];
+                }
+            } else {
+                for (size_t p = 0; p < kc; p++) {
+                    d[p * PMR + i] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+/* Packs rows [0, kc) x columns [0, nc) of op(B) into slivers of PNR
+ * columns: sliver s holds, for each p, PNR values of row p (zero past
+ * nc). */
+static void pack_b(float *dst, int tb, const float *b, size_t ldb,
+                   size_t kc, size_t nc)
+{
+    for (size_t j0 = 0; j0 < nc; j0 += PNR) {
+        const size_t cols = min_sz(PNR, nc - j0);
+        float *d = dst + j0 * kc;
+        if (tb) {
+            for (size_t j = 0; j < PNR; j++) {
+                if (j < cols) {
+                    const float *src = b + (j0 + j) * ldb;
+                    for (size_t p = 0; p < kc; p++) {
+                        d[p * PNR + j] = src[p];
+                    }
+                } else {
+                    for (size_t p = 0; p < kc; p++) {
+                        d[p * PNR + j] = 0.0f;
+                    }
+                }
+            }
+            continue;
+        }
+        if (cols == PNR) {
+            for (size_t p = 0; p < kc; p++) {
+                const float *src = b + p * ldb + j0;
+#pragma GCC unroll 8
+                for (int v = 0; v < PNV; v++) {
+                    v_store(d + p * PNR + v * VL, v_load(src + v * VL));
+                }
+            }
+            continue;
+        }
+        for (size_t p = 0; p < kc; p++) {
+            const float *src = b + p * ldb + j0;
+            for (size_t j = 0; j < PNR; j++) {
+                d[p * PNR + j] = j < cols ? src[j] : 0.0f;
+            }
+        }
+    }
+}
+
+/* The register-blocked micro-kernel: a PMR x PNR tile over kc steps from
+ * packed slivers; stores rows [0, mr) and columns [0, nr) of it. */
+static void packed_tile(size_t kc, const float *ap, const float *bp,
+                        float *c, size_t ldc, size_t mr, size_t nr,
+                        int load_c)
+{
+    V acc[PMR][PNV];
+#pragma GCC unroll 32
+    for (int i = 0; i < PMR; i++) {
+#pragma GCC unroll 8
+        for (int v = 0; v < PNV; v++) {
+            acc[i][v] = v_zero();
+        }
+    }
+    for (size_t p = 0; p < kc; p++) {
+        V bv[PNV];
+#pragma GCC unroll 8
+        for (int v = 0; v < PNV; v++) {
+            bv[v] = v_load(bp + p * PNR + v * VL);
+        }
+#pragma GCC unroll 32
+        for (int i = 0; i < PMR; i++) {
+            const V av = v_bcast(ap + p * PMR + i);
+#pragma GCC unroll 8
+            for (int v = 0; v < PNV; v++) {
+                acc[i][v] = v_fma(av, bv[v], acc[i][v]);
+            }
+        }
+    }
+    if (mr == PMR && nr == PNR) {
+#pragma GCC unroll 32
+        for (int i = 0; i < PMR; i++) {
+            float *cp = c + i * ldc;
+#pragma GCC unroll 8
+            for (int v = 0; v < PNV; v++) {
+                V x = acc[i][v];
+                if (load_c) {
+                    x = v_add(x, v_load(cp + v * VL));
+                }
+                v_store(cp + v * VL, x);
+            }
+        }
+        return;
+    }
+#pragma GCC unroll 32
+    for (int i = 0; i < PMR; i++) {
+        if ((size_t)i >= mr) {
+            break;
+        }
+        float *cp = c + i * ldc;
+#pragma GCC unroll 8
+        for (int v = 0; v < PNV; v++) {
+            const size_t j = (size_t)v * VL;
+            if (j >= nr) {
+                break;
+            }
+            const MASK mk = mask_n((int)min_sz(VL, nr - j));
+            V x = acc[i][v];
+            if (load_c) {
+                x = v_add(x, v_load_m(cp + j, mk));
+            }
+            v_store_m(cp + j, mk, x);
+        }
+    }
+}
+
+int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
+                          const float *a, size_t lda, const float *b,
+                          size_t ldb, float *c, size_t ldc)
+{
+    const int ta = (flags & KERN_MM_TRANS_A) != 0;
+    const int tb = (flags & KERN_MM_TRANS_B) != 0;
+    const int acc = (flags & KERN_MM_ACCUMULATE) != 0;
+    const size_t kb = even_block(k, PKC);
+    const size_t mb = min_sz(PMC, (m + PMR - 1) / PMR * PMR);
+    const size_t nb = min_sz(PNC, (n + PNR - 1) / PNR * PNR);
+    float *apack = alloc_floats(mb * kb);
+    float *bpack = alloc_floats(kb * nb);
+    if (!apack || !bpack) {
+        free(apack);
+        free(bpack);
+        return KERN_E_NOMEM;
+    }
+    for (size_t jc = 0; jc < n; jc += PNC) {
+        const size_t nc = min_sz(PNC, n - jc);
+        for (size_t pc = 0; pc < k; pc += kb) {
+            const size_t kc = min_sz(kb, k - pc);
+            const int load_c = acc || pc > 0;
+            pack_b(bpack, tb, tb ? b + jc * ldb + pc : b + pc * ldb + jc,
+                   ldb, kc, nc);
+            for (size_t ic = 0; ic < m; ic += PMC) {
+                const size_t mc = min_sz(PMC, m - ic);
+                pack_a(apack, ta, ta ? a + pc * lda + ic : a + ic * lda + pc,
+                       lda, mc, kc);
+                /* The A sliver stays in L1 while B slivers stream from
+                 * the packed panel in L2. */
+                for (size_t ir = 0; ir < mc; ir += PMR) {
+                    const size_t mr = min_sz(PMR, mc - ir);
+                    for (size_t jr = 0; jr < nc; jr += PNR) {
+                        const size_t nr = min_sz(PNR, nc - jr);
+                        packed_tile(kc, apack + ir * kc, bpack + jr * kc,
+                                    c + (ic + ir) * ldc + jc + jr, ldc, mr,
+                                    nr, load_c);
+                    }
+                }
+            }
+        }
+    }
+    free(apack);
+    free(bpack);
+    return KERN_OK;
+}
+
+/* ---- matrix-vector paths ------------------------------------------------ */
+
+/* out[j * os] (j < len) = sum_p s[p * ss] * y[p * ldy + j], added to out
+ * when acc. Rows of y are swept in blocks of GB so a block of out stays in
+ * registers while consecutive rows stream in order. */
+enum { GB = 16 };
+
+MM_INLINE void axpy_cols(int nv, size_t k, const float *s, size_t ss,
+                         const float *y, size_t ldy, float *out, MASK mk,
+                         int load_out)
+{
+    V accv[GJV];
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; v++) {
+        if (!load_out) {
+            accv[v] = v_zero();
+        } else if (v == nv - 1) {
+            accv[v] = v_load_m(out + v * VL, mk);
+        } else {
+            accv[v] = v_load(out + v * VL);
+        }
+    }
+    for (size_t p = 0; p < k; p++) {
+        const V sv = v_bcast(s + p * ss);
+        const float *yp = y + p * ldy;
+#pragma GCC unroll 16
+        for (int v = 0; v < nv; v++) {
+            const V x = v == nv - 1 ? v_load_m(yp + v * VL, mk)
+                                    : v_load(yp + v * VL);
+            accv[v] = v_fma(sv, x, accv[v]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int v = 0; v < nv; v++) {
+        if (v == nv - 1) {
+            v_store_m(out + v * VL, mk, accv[v]);
+        } else {
+            v_store(out + v * VL, accv[v]);
+        }
+    }
+}
+
+typedef void (*axpy_fn)(size_t k, const float *s, size_t ss, const float *y,
+                        size_t ldy, float *out, MASK mk, int load_out);
+
+#define AXPY_DEF(nv)                                                        \
+    static void axpy_##nv(size_t k, const float *s, size_t ss,              \
+                          const float *y, size_t ldy, float *out, MASK mk,  \
+                          int load_out)                                     \
+    {                                                                       \
+        axpy_cols(nv, k, s, ss, y, ldy, out, mk, load_out);                 \
+    }
+
+#if GJV == 4
+AXPY_DEF(1) AXPY_DEF(2) AXPY_DEF(3) AXPY_DEF(4)
+static const axpy_fn axpys[GJV] = {axpy_1, axpy_2, axpy_3, axpy_4};
+#elif GJV == 8
+AXPY_DEF(1) AXPY_DEF(2) AXPY_DEF(3) AXPY_DEF(4)
+AXPY_DEF(5) AXPY_DEF(6) AXPY_DEF(7) AXPY_DEF(8)
+static const axpy_fn axpys[GJV] = {axpy_1, axpy_2, axpy_3, axpy_4,
+                                   axpy_5, axpy_6, axpy_7, axpy_8};
+#else
+#error "GJV must be 4 or 8"
+#endif
+
+/* The row-vector form into contiguous out. */
+static void gemv_axpy(int acc, size_t len, size_t k, const float *s,
+                      size_t ss, const float *y, size_t ldy, float *out)
+{
+    for (size_t p0 = 0; p0 < k; p0 += GB) {
+        const size_t pb = min_sz(GB, k - p0);
+        const int load_out = acc || p0 > 0;
+        for (size_t j = 0; j < len; j += GJV * VL) {
+            const size_t w = min_sz(len - j, GJV * VL);
+            const int nv = (int)((w + VL - 1) / VL);
+            const MASK mk = mask_n((int)(w - (size_t)(nv - 1) * VL));
+            axpys[nv - 1](pb, s + p0 * ss, ss, y + p0 * ldy + j, ldy,
+                          out + j, mk, load_out);
+        }
+    }
+}
+
+/* out[r * os] (r < rows) = dot(x + r * ldx, y) over k, added when acc;
+ * y contiguous. Four rows at a time, two accumulators each. */
+static void gemv_dot(int acc, size_t rows, size_t k, const float *x,
+                     size_t ldx, const float *y, float *out, size_t os)
+{
+    size_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        const float *x0 = x + r * ldx, *x1 = x0 + ldx;
+        const float *x2 = x1 + ldx, *x3 = x2 + ldx;
+        V s0 = v_zero(), s1 = v_zero(), s2 = v_zero(), s3 = v_zero();
+        V t0 = v_zero(), t1 = v_zero(), t2 = v_zero(), t3 = v_zero();
+        size_t p = 0;
+        for (; p + 2 * VL <= k; p += 2 * VL) {
+            const V ya = v_load(y + p), yb = v_load(y + p + VL);
+            s0 = v_fma(v_load(x0 + p), ya, s0);
+            s1 = v_fma(v_load(x1 + p), ya, s1);
+            s2 = v_fma(v_load(x2 + p), ya, s2);
+            s3 = v_fma(v_load(x3 + p), ya, s3);
+            t0 = v_fma(v_load(x0 + p + VL), yb, t0);
+            t1 = v_fma(v_load(x1 + p + VL), yb, t1);
+            t2 = v_fma(v_load(x2 + p + VL), yb, t2);
+            t3 = v_fma(v_load(x3 + p + VL), yb, t3);
+        }
+        for (; p < k; p += VL) {
+            const MASK mk = mask_n((int)min_sz(VL, k - p));
+            const V ya = v_load_m(y + p, mk);
+            s0 = v_fma(v_load_m(x0 + p, mk), ya, s0);
+            s1 = v_fma(v_load_m(x1 + p, mk), ya, s1);
+            s2 = v_fma(v_load_m(x2 + p, mk), ya, s2);
+            s3 = v_fma(v_load_m(x3 + p, mk), ya, s3);
+        }
+        const float d[4] = {v_hsum(v_add(s0, t0)), v_hsum(v_add(s1, t1)),
+                            v_hsum(v_add(s2, t2)), v_hsum(v_add(s3, t3))};
+        for (int q = 0; q < 4; q++) {
+            float *o = out + (r + (size_t)q) * os;
+            *o = acc ? *o + d[q] : d[q];
+        }
+    }
+    for (; r < rows; r++) {
+        const float *x0 = x + r * ldx;
+        V s0 = v_zero(), t0 = v_zero();
+        size_t p = 0;
+        for (; p + 2 * VL <= k; p += 2 * VL) {
+            s0 = v_fma(v_load(x0 + p), v_load(y + p), s0);
+            t0 = v_fma(v_load(x0 + p + VL), v_load(y + p + VL), t0);
+        }
+        for (; p < k; p += VL) {
+            const MASK mk = mask_n((int)min_sz(VL, k - p));
+            s0 = v_fma(v_load_m(x0 + p, mk), v_load_m(y + p, mk), s0);
+        }
+        const float d = v_hsum(v_add(s0, t0));
+        float *o = out + r * os;
+        *o = acc ? *o + d : d;
+    }
+}
+
+int FN(kern_sgemv)(unsigned flags, size_t m, size_t n, size_t k,
+                   const float *a, size_t lda, const float *b, size_t ldb,
+                   float *c, size_t ldc)
+{
+    const int ta = (flags & KERN_MM_TRANS_A) != 0;
+    const int tb = (flags & KERN_MM_TRANS_B) != 0;
+    const int acc = (flags & KERN_MM_ACCUMULATE) != 0;
+    /* The vector operand, its stride, and which form applies. */
+    const float *vec, *mat;
+    size_t vs, ldm, len, os;
+    int dot;
+    if (m == 1) {
+        vec = a;
+        vs = ta ? lda : 1;
+        mat = b;
+        ldm = ldb;
+        len = n;
+        os = 1;
+        dot = tb; /* rows of the stored B are columns of op(B) */
+    } else {
+        vec = b;
+        vs = tb ? 1 : ldb;
+        mat = a;
+        ldm = lda;
+        len = m;
+        os = ldc;
+        dot = !ta; /* rows of the stored A are rows of op(A) */
+    }
+    if (dot) {
+        if (vs == 1) {
+            gemv_dot(acc, len, k, mat, ldm, vec, c, os);
+            return KERN_OK;
+        }
+        float *tmp = alloc_floats(k);
+        if (!tmp) {
+            return KERN_E_NOMEM;
+        }
+        for (size_t p = 0; p < k; p++) {
+            tmp[p] = vec[p * vs];
+        }
+        gemv_dot(acc, len, k, mat, ldm, tmp, c, os);
+        free(tmp);
+        return KERN_OK;
+    }
+    if (os == 1) {
+        gemv_axpy(acc, len, k, vec, vs, mat, ldm, c);
+        return KERN_OK;
+    }
+    float *tmp = alloc_floats(len);
+    if (!tmp) {
+        return KERN_E_NOMEM;
+    }
+    gemv_axpy(0, len, k, vec, vs, mat, ldm, tmp);
+    for (size_t i = 0; i < len; i++) {
+        c[i * os] = acc ? c[i * os] + tmp[i] : tmp[i];
+    }
+    free(tmp);
+    return KERN_OK;
+}
+
+/* ---- the chooser -------------------------------------------------------- */
+
+int FN(kern_sgemm)(unsigned flags, size_t m, size_t n, size_t k,
+                   const float *a, size_t lda, const float *b, size_t ldb,
+                   float *c, size_t ldc)
+{
+    if (m == 1 || n == 1) {
+        return FN(kern_sgemv)(flags, m, n, k, a, lda, b, ldb, c, ldc);
+    }
+    if ((double)m * (double)n * (double)k <= PATH_DIRECT_MACS) {
+        return FN(kern_sgemm_direct)(flags, m, n, k, a, lda, b, ldb, c, ldc);
+    }
+    return FN(kern_sgemm_packed)(flags, m, n, k, a, lda, b, ldb, c, ldc);
+}
