@@ -1,8 +1,8 @@
 /*
  * libmemest: memory and compute estimation for small MLPs and CNNs.
  *
- * A model is described in text, one layer per line (see the project's
- * README for the format), or named by a preset ("mlp:784-64-10",
+ * A model is described in text, one layer per line (see
+ * libmemest/README.md for the format), or named by a preset ("mlp:784-64-10",
  * "smallcnn"). The library infers every layer's shape and counts, with
  * exact 64-bit arithmetic, parameters, activations and MACs for a batch
  * size and a numeric precision; it fits a batch size to a memory budget the
@@ -290,8 +290,9 @@ MEMEST_API uint64_t memest_model_parameter_count(const memest_model *model);
  * Write the model as a canonical description (every option explicit, one
  * layer per line) into buf, NUL-terminated. *len receives the length of the
  * full text without the NUL. MEMEST_E_RANGE when cap is too small (buf then
- * holds a truncated, NUL-terminated prefix when cap > 0); parsing the full
- * text yields an identical model.
+ * holds a truncated, NUL-terminated prefix when cap > 0); buf NULL with cap
+ * 0 asks for the length. Parsing the full text yields an identical model.
+ * MEMEST_E_INVALID for a NULL model or len, or buf NULL with cap > 0.
  */
 MEMEST_API int memest_model_write(const memest_model *model, char *buf,
                                   size_t cap, size_t *len);
