@@ -80,6 +80,16 @@ static void set_source(struct memest_diag *diag, const char *source)
     snprintf(diag->source, sizeof diag->source, "%s", source);
 }
 
+/* A column `off` bytes right of `col`, saturating rather than wrapping
+ * on absurdly long lines. */
+static int col_add(int col, size_t off)
+{
+    if (off > (size_t)(INT32_MAX - col)) {
+        return INT32_MAX;
+    }
+    return col + (int)off;
+}
+
 static int tok_is(const struct tok *t, const char *word)
 {
     size_t n = strlen(word);
@@ -540,7 +550,7 @@ static int parse_shape(struct ctx *c, const struct tok *t,
         }
         {
             struct tok part = {t->s + start, i - start,
-                               t->col + (int)start};
+                               col_add(t->col, start)};
             int st;
             if (part.n == 0) {
                 return fail(c, MEMEST_E_PARSE, c->line, part.col,
@@ -642,7 +652,7 @@ static int next_tok(struct line_iter *it, struct tok *t)
         return 0;
     }
     t->s = it->s + it->pos;
-    t->col = it->pos >= (size_t)INT32_MAX ? INT32_MAX : (int)it->pos + 1;
+    t->col = col_add(1, it->pos);
     while (it->pos < it->n && !is_space(it->s[it->pos]) &&
            it->s[it->pos] != '#') {
         it->pos++;
@@ -712,7 +722,7 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
         key.col = t.col;
         val.s = eq + 1;
         val.n = t.n - key.n - 1;
-        val.col = t.col + (int)key.n + 1;
+        val.col = col_add(t.col, key.n + 1);
         if (!key_allowed(ki->kind, &key)) {
             return fail(c, MEMEST_E_PARSE, c->line, key.col,
                         "unknown key '" TOKFMT "' for %s (expected %s)",
@@ -902,7 +912,7 @@ static int parse_text(struct parser *P, const char *text, size_t len)
         }
         if (nul != NULL) {
             return fail(&P->c, MEMEST_E_PARSE, P->c.line,
-                        (int)(nul - (text + pos)) + 1,
+                        col_add(1, (size_t)(nul - (text + pos))),
                         "unexpected NUL byte");
         }
         st = parse_line(P, text + pos, end - pos);
@@ -1037,7 +1047,7 @@ static int build_mlp(struct parser *P, const char *name)
         }
         t.s = name + pos;
         t.n = end - pos;
-        t.col = pos + 1 > (size_t)INT32_MAX ? INT32_MAX : (int)pos + 1;
+        t.col = col_add(1, pos);
         if (t.n == 0) {
             return fail(c, MEMEST_E_PARSE, 1, t.col,
                         "missing width in '%.60s': write widths like "
