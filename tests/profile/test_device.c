@@ -1,0 +1,236 @@
+/*
+ * Devices: the catalogue's figures, the key=value parser and each of its
+ * errors (with the column it names), lookups, and roofline predictions and
+ * errors worked out by hand.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "edgefit/profile.h"
+
+static void near(double got, double want)
+{
+    const double tol = 1e-12 * fmax(1.0, fabs(want));
+    if (!(fabs(got - want) <= tol)) {
+        fail_msg("got %.17g, want %.17g", got, want);
+    }
+}
+
+static void test_catalog(void **state)
+{
+    (void)state;
+    assert_int_equal(prof_device_catalog_count(), 3);
+    const char *names[3] = {"rpi4", "jetson-nano", "desktop"};
+    const double bw[3] = {4.3, 25.6, 50.0};
+    for (size_t i = 0; i < 3; i++) {
+        const struct prof_device *d = prof_device_catalog(i);
+        assert_non_null(d);
+        assert_string_equal(d->name, names[i]);
+        near(d->bandwidth_gbps, bw[i]);
+        assert_true(d->peak_gmacs > 0.0 && d->power_watts > 0.0 &&
+                    d->memory_mb > 0.0);
+        assert_int_equal(prof_device_validate(d, NULL), PROF_OK);
+        struct prof_device by_name;
+        assert_int_equal(prof_device_lookup(names[i], &by_name, NULL),
+                         PROF_OK);
+        assert_memory_equal(&by_name, d, sizeof(by_name));
+    }
+    assert_null(prof_device_catalog(3));
+    /* Pi 4: 4 cores x 1.5 GHz x 4 fp32 lanes, one FMLA per cycle */
+    near(prof_device_catalog(0)->peak_gmacs, 4 * 1.5 * 4);
+}
+
+static void test_parse_ok(void **state)
+{
+    (void)state;
+    struct prof_device d;
+    struct prof_diag diag;
+    assert_int_equal(
+        prof_device_parse("name=board,bandwidth_gbps=12.8,peak_gmacs=40,"
+                          "power_watts=5,memory_mb=2048",
+                          &d, &diag),
+        PROF_OK);
+    assert_string_equal(d.name, "board");
+    near(d.bandwidth_gbps, 12.8);
+    near(d.peak_gmacs, 40.0);
+    near(d.power_watts, 5.0);
+    near(d.memory_mb, 2048.0);
+    /* any order, spaces, optional fields default to 0 */
+    assert_int_equal(prof_device_parse(" peak_gmacs = 1e1 , name = my board "
+                                       ", bandwidth_gbps=0.5",
+                                       &d, &diag),
+                     PROF_OK);
+    assert_string_equal(d.name, "my board");
+    near(d.peak_gmacs, 10.0);
+    near(d.bandwidth_gbps, 0.5);
+    assert_true(d.power_watts == 0.0 && d.memory_mb == 0.0);
+    /* lookup passes a description through */
+    assert_int_equal(prof_device_lookup("name=x,bandwidth_gbps=1,"
+                                        "peak_gmacs=2",
+                                        &d, &diag),
+                     PROF_OK);
+    assert_string_equal(d.name, "x");
+}
+
+struct bad_case {
+    const char *spec;
+    int status;
+    int column;
+    const char *needle;
+};
+
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    const struct bad_case cases[] = {
+        {"name=a,speed=3,bandwidth_gbps=1,peak_gmacs=1", PROF_E_PARSE, 8,
+         "unknown key 'speed'"},
+        {"name=a,name=b,bandwidth_gbps=1,peak_gmacs=1", PROF_E_PARSE, 8,
+         "given twice"},
+        {"name=a,bandwidth_gbps,peak_gmacs=1", PROF_E_PARSE, 8,
+         "no '=value'"},
+        {"name=a,bandwidth_gbps=fast,peak_gmacs=1", PROF_E_PARSE, 23,
+         "'fast' is not a finite number"},
+        {"name=a,bandwidth_gbps=1x,peak_gmacs=1", PROF_E_PARSE, 23,
+         "not a finite number"},
+        {"name=a,bandwidth_gbps=inf,peak_gmacs=1", PROF_E_PARSE, 23,
+         "not a finite number"},
+        {"name=a,bandwidth_gbps=,peak_gmacs=1", PROF_E_PARSE, 23,
+         "empty value"},
+        {"name=a,peak_gmacs=1", PROF_E_PARSE, 20,
+         "missing key 'bandwidth_gbps'"},
+        {"bandwidth_gbps=1,peak_gmacs=1", PROF_E_PARSE, 30,
+         "missing key 'name'"},
+        {"name=a,bandwidth_gbps=1,peak_gmacs=1,", PROF_E_PARSE, 38,
+         "expected key=value"},
+        {"", PROF_E_PARSE, 1, "expected key=value"},
+        {"name=a,bandwidth_gbps=-1,peak_gmacs=1", PROF_E_RANGE, 0,
+         "bandwidth_gbps must be a number > 0"},
+        {"name=a,bandwidth_gbps=1,peak_gmacs=0", PROF_E_RANGE, 0,
+         "peak_gmacs must be a number > 0"},
+        {"name=a,bandwidth_gbps=1,peak_gmacs=1,power_watts=-2",
+         PROF_E_RANGE, 0, "power_watts must be a number >= 0"},
+        {"name=a,bandwidth_gbps=1,peak_gmacs=1,memory_mb=-1", PROF_E_RANGE,
+         0, "memory_mb must be a number >= 0"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct prof_device d;
+        memset(&d, 0x5a, sizeof(d));
+        struct prof_device before = d;
+        struct prof_diag diag = {0, ""};
+        const int st = prof_device_parse(cases[i].spec, &d, &diag);
+        if (st != cases[i].status || diag.column != cases[i].column ||
+            !strstr(diag.message, cases[i].needle)) {
+            fail_msg("'%s': status %d column %d '%s'", cases[i].spec, st,
+                     diag.column, diag.message);
+        }
+        /* a failed parse leaves the output alone */
+        assert_memory_equal(&d, &before, sizeof(d));
+    }
+    struct prof_device d;
+    struct prof_diag diag;
+    assert_int_equal(prof_device_lookup("pi5", &d, &diag), PROF_E_INVALID);
+    assert_non_null(strstr(diag.message, "unknown device 'pi5'"));
+    assert_int_equal(prof_device_parse(NULL, &d, NULL), PROF_E_INVALID);
+    /* diag may be NULL */
+    assert_int_equal(prof_device_parse("name=a", &d, NULL), PROF_E_PARSE);
+}
+
+static void test_predict_by_hand(void **state)
+{
+    (void)state;
+    struct prof_device d;
+    assert_int_equal(prof_device_parse("name=t,bandwidth_gbps=10,"
+                                       "peak_gmacs=20,power_watts=5",
+                                       &d, NULL),
+                     PROF_OK);
+    struct prof_prediction p;
+    /* 4e6 MAC / 20e9 = 0.2 ms; 1e6 B / 10e9 = 0.1 ms */
+    assert_int_equal(prof_predict(&d, 4000000, 1000000, &p), PROF_OK);
+    near(p.compute_ms, 0.2);
+    near(p.memory_ms, 0.1);
+    near(p.predicted_ms, 0.2);
+    assert_int_equal(p.bound, PROF_BOUND_COMPUTE);
+    near(p.energy_proxy_j, 5.0 * 0.2e-3);
+    /* 1e6 MAC: 0.05 ms; 3e6 B: 0.3 ms */
+    assert_int_equal(prof_predict(&d, 1000000, 3000000, &p), PROF_OK);
+    near(p.predicted_ms, 0.3);
+    assert_int_equal(p.bound, PROF_BOUND_MEMORY);
+    /* a tie reads as memory-bound */
+    assert_int_equal(prof_predict(&d, 2000000, 1000000, &p), PROF_OK);
+    assert_int_equal(p.bound, PROF_BOUND_MEMORY);
+
+    const struct prof_work layers[3] = {
+        {4000000, 1000000}, /* 0.2 ms */
+        {1000000, 3000000}, /* 0.3 ms */
+        {0, 500000},        /* 0.05 ms */
+    };
+    const double measured[3] = {0.25, 0.2, 0.1};
+    struct prof_layer_prediction out[3];
+    struct prof_prediction_total t;
+    assert_int_equal(prof_predict_layers(&d, layers, 3, measured, out, &t),
+                     PROF_OK);
+    near(out[0].relative_error, (0.2 - 0.25) / 0.25);
+    near(out[1].relative_error, (0.3 - 0.2) / 0.2);
+    near(out[2].relative_error, (0.05 - 0.1) / 0.1);
+    near(out[1].measured_ms, 0.2);
+    near(t.predicted_ms, 0.55);
+    near(t.measured_ms, 0.55);
+    near(t.relative_error, 0.0);
+    near(t.mean_abs_relative_error, (0.2 + 0.5 + 0.5) / 3.0);
+    near(t.energy_proxy_j, 5.0 * 0.55e-3);
+
+    assert_int_equal(prof_predict_layers(&d, layers, 3, NULL, out, &t),
+                     PROF_OK);
+    assert_true(isnan(out[0].relative_error) && isnan(t.measured_ms) &&
+                isnan(t.relative_error));
+    near(t.predicted_ms, 0.55);
+
+    const double bad[3] = {0.25, 0.0, 0.1};
+    assert_int_equal(prof_predict_layers(&d, layers, 3, bad, out, &t),
+                     PROF_E_RANGE);
+    assert_int_equal(prof_predict_layers(&d, layers, 0, NULL, out, &t),
+                     PROF_E_INVALID);
+    struct prof_device broken = d;
+    broken.peak_gmacs = 0.0;
+    assert_int_equal(prof_predict(&broken, 1, 1, &p), PROF_E_RANGE);
+}
+
+static void test_host_from_calibration(void **state)
+{
+    (void)state;
+    struct prof_calibration cal;
+    memset(&cal, 0, sizeof(cal));
+    cal.peak.gmacs = 100.0;
+    cal.triad.gbps = 12.5;
+    cal.memory_mb = 8192;
+    struct prof_device d;
+    assert_int_equal(prof_device_host(&cal, &d), PROF_OK);
+    assert_string_equal(d.name, "host");
+    near(d.peak_gmacs, 100.0);
+    near(d.bandwidth_gbps, 12.5);
+    near(d.memory_mb, 8192.0);
+    assert_true(d.power_watts == 0.0);
+    struct prof_prediction p;
+    assert_int_equal(prof_predict(&d, 1000000, 1000000, &p), PROF_OK);
+    near(p.predicted_ms, 1e6 / 12.5e9 * 1e3); /* memory term */
+    assert_true(p.energy_proxy_j == 0.0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_catalog),
+        cmocka_unit_test(test_parse_ok),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_predict_by_hand),
+        cmocka_unit_test(test_host_from_calibration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,237 @@
+/*
+ * Stream profile: the totals are the sums of their operators, memory and
+ * intensity per operator equal counts worked out by hand, the precision
+ * memories are 1/2 and 1/4 of fp32, the bound follows the knee given, the
+ * constraints carry the numbers, and bad options are refused. A fixed
+ * calibration stands in for the host so that the bounds are known.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "edgefit/profile.h"
+
+static void near(double got, double want)
+{
+    const double tol = 1e-12 * fmax(1.0, fabs(want));
+    if (!(fabs(got - want) <= tol)) {
+        fail_msg("got %.17g, want %.17g", got, want);
+    }
+}
+
+static struct prof_calibration fake_cal(double knee)
+{
+    struct prof_calibration c;
+    memset(&c, 0, sizeof(c));
+    c.peak.gmacs = 30.0 * knee;
+    c.triad.gbps = 30.0;
+    c.knee_mac_per_byte = knee;
+    c.l1_bytes = 48 * 1024;
+    c.l2_bytes = 2048 * 1024;
+    c.l3_bytes = 0;
+    return c;
+}
+
+static struct prof_stream_opts small_opts(void)
+{
+    struct prof_stream_opts o;
+    prof_stream_opts_init(&o);
+    o.feature_count = 10;
+    o.batch = 4;
+    o.hidden = 8;
+    o.outputs = 2;
+    o.stream_interval_ms = 5.0;
+    o.data = PROF_DATA_SYNTHETIC;
+    o.timing.warmup = 1;
+    o.timing.repeats = 3;
+    return o;
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    struct prof_stream_opts o;
+    prof_stream_opts_init(&o);
+    assert_int_equal(o.feature_count, 64);
+    assert_int_equal(o.batch, 32);
+    assert_int_equal(o.outputs, 1);
+    assert_true(o.stream_interval_ms == 10.0);
+    assert_true(o.measure_precisions);
+}
+
+static void test_counts_and_totals(void **state)
+{
+    (void)state;
+    const struct prof_stream_opts o = small_opts();
+    const struct prof_calibration cal = fake_cal(0.3);
+    struct prof_stream_profile p;
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_OK);
+    assert_string_equal(p.data_source, "synthetic");
+    assert_string_equal(p.activation, "relu");
+
+    /* B=4 F=10 H=8 O=2, fp32 (4 bytes), by hand:
+     * normalization: x 40 + mean 10 + std 10 + out 40 = 100 elements
+     * projection: in 40 + W 80 + b 8 + out 32 = 160
+     * activation: in 32 + out 32 = 64
+     * head: in 32 + W 16 + b 2 + out 8 = 58, moved + 16 (sigmoid) = 74 */
+    const char *names[4] = {"input_normalization", "linear_projection",
+                            "activation", "decision_head"};
+    const double mem_kb[4] = {400 / 1024.0, 640 / 1024.0, 256 / 1024.0,
+                              232 / 1024.0};
+    const uint64_t moved[4] = {400, 640, 256, 296};
+    const uint64_t macs[4] = {40, 320, 32, 72};
+    const enum prof_bound bound[4] = {PROF_BOUND_MEMORY, PROF_BOUND_COMPUTE,
+                                      PROF_BOUND_MEMORY, PROF_BOUND_MEMORY};
+    double lat = 0.0, mem = 0.0, lat16 = 0.0, lat8 = 0.0;
+    uint64_t bytes = 0;
+    for (int i = 0; i < 4; i++) {
+        const struct prof_stream_op *op = &p.ops[i];
+        assert_string_equal(op->operator_name, names[i]);
+        near(op->memory_kb, mem_kb[i]);
+        assert_int_equal(op->bytes_moved, moved[i]);
+        assert_int_equal(op->macs, macs[i]);
+        near(op->intensity_mac_per_byte, (double)macs[i] / moved[i]);
+        assert_int_equal(op->bound, bound[i]);
+        assert_true(op->latency_ms == op->stats.median_ms);
+        assert_int_equal(op->stats.count, 3);
+        assert_true(op->latency_ms >= 0.0);
+        assert_true(op->fp16_latency_ms >= 0.0 && op->int8_latency_ms >= 0.0);
+        lat += op->latency_ms;
+        mem += op->memory_kb;
+        bytes += op->bytes_moved;
+        lat16 += op->fp16_latency_ms;
+        lat8 += op->int8_latency_ms;
+    }
+    near(p.latency_ms, lat);
+    near(p.memory_kb, mem);
+    near(p.memory_kb, 382 * 4 / 1024.0);
+    assert_int_equal(p.bytes_moved, bytes);
+    near(p.fp32_latency_ms, lat);
+    near(p.fp16_latency_ms, lat16);
+    near(p.int8_latency_ms, lat8);
+    near(p.estimated_bandwidth_mb_s,
+         (double)bytes / fmax(lat / 1000.0, 1e-9) / 1048576.0);
+    near(p.stream_utilization, fmin(1.0, lat / 5.0));
+    near(p.fp32_memory_kb, 382 * 4 / 1024.0);
+    near(p.fp16_memory_kb, 382 * 2 / 1024.0);
+    near(p.int8_memory_kb, 382 / 1024.0);
+    near(p.host_knee_mac_per_byte, 0.3);
+    assert_true(p.first_score > 0.0 && p.first_score < 1.0);
+
+    /* the sentences carry the numbers */
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.4f ms", p.latency_ms);
+    assert_non_null(strstr(p.headroom, buf));
+    assert_non_null(strstr(p.headroom, "5.000 ms interval"));
+    assert_non_null(strstr(p.bottleneck, "0.30 MAC/byte"));
+    assert_non_null(strstr(p.bottleneck, "3 of 4 operators are"));
+    /* 100 + 160 + ... distinct buffers: weights 4*(20+80+8+16+2) = 504 B,
+     * per sample 4*(20+16+2) = 152 B: 504 + 4*152 = 1112 B = 1.1 KiB */
+    assert_non_null(strstr(p.cache_sensitivity, "1.1 KiB"));
+    assert_non_null(strstr(p.cache_sensitivity, "fits in L1 (48 KiB)"));
+}
+
+static void test_interval_exceeded(void **state)
+{
+    (void)state;
+    struct prof_stream_opts o = small_opts();
+    o.stream_interval_ms = 1e-9;
+    o.measure_precisions = false;
+    const struct prof_calibration cal = fake_cal(1.0);
+    struct prof_stream_profile p;
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_OK);
+    assert_true(p.stream_utilization == 1.0); /* min(1, ...) */
+    assert_non_null(strstr(p.headroom, "falls behind"));
+    assert_true(isnan(p.fp16_latency_ms) && isnan(p.int8_latency_ms));
+    assert_true(isnan(p.ops[0].fp16_latency_ms));
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(p.ops[i].bound, PROF_BOUND_MEMORY);
+    }
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    struct prof_stream_opts o = small_opts();
+    o.measure_precisions = false;
+    o.activation = PROF_STREAM_GELU;
+    const struct prof_calibration cal = fake_cal(1.0);
+    struct prof_stream_profile a, b, c;
+    assert_int_equal(prof_stream_profile(&o, &cal, &a), PROF_OK);
+    assert_int_equal(prof_stream_profile(&o, &cal, &b), PROF_OK);
+    assert_string_equal(a.activation, "gelu");
+    assert_true(a.first_score == b.first_score);
+    o.seed = 7;
+    assert_int_equal(prof_stream_profile(&o, &cal, &c), PROF_OK);
+    assert_true(c.first_score != a.first_score);
+}
+
+static void test_fashion_mnist(void **state)
+{
+    (void)state;
+    struct prof_stream_opts o = small_opts();
+    o.data = PROF_DATA_FASHION_MNIST;
+    o.measure_precisions = false;
+    const struct prof_calibration cal = fake_cal(1.0);
+    struct prof_stream_profile p;
+    int st = prof_stream_profile(&o, &cal, &p);
+    if (st == PROF_E_IO) {
+        skip(); /* the dataset package is not installed */
+    }
+    assert_int_equal(st, PROF_OK);
+    assert_string_equal(p.data_source, "fashion-mnist");
+    o.feature_count = 785; /* more than the 784 pixels */
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_IO);
+    o.feature_count = 10;
+    o.data_dir = "/nonexistent";
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_IO);
+    o.data = PROF_DATA_AUTO; /* falls back to the synthetic stream */
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_OK);
+    assert_string_equal(p.data_source, "synthetic");
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    const struct prof_calibration cal = fake_cal(1.0);
+    struct prof_stream_profile p;
+    struct prof_stream_opts o = small_opts();
+    o.feature_count = 0;
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    o = small_opts();
+    o.batch = 0;
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    o = small_opts();
+    o.stream_interval_ms = 0.0;
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    o.stream_interval_ms = NAN;
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    o = small_opts();
+    o.timing.repeats = 0;
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    o = small_opts();
+    o.feature_count = UINT64_C(1) << 40;
+    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_OVERFLOW);
+    o = small_opts();
+    assert_int_equal(prof_stream_profile(NULL, &cal, &p), PROF_E_INVALID);
+    assert_int_equal(prof_stream_profile(&o, &cal, NULL), PROF_E_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_counts_and_totals),
+        cmocka_unit_test(test_interval_exceeded),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_fashion_mnist),
+        cmocka_unit_test(test_bad_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

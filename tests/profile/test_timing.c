@@ -1,0 +1,218 @@
+/*
+ * Timing: the statistics on fixed arrays of fake durations worked out by
+ * hand, their errors, and the harness's call counts and lower bounds (a
+ * sleep of d ms can only be measured as >= d ms, so no bound can flake).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <time.h>
+
+#include "edgefit/profile.h"
+
+#define TOL 1e-12
+
+static void test_odd_count(void **state)
+{
+    (void)state;
+    const double v[5] = {5.0, 1.0, 4.0, 2.0, 3.0};
+    struct prof_stats s;
+    assert_int_equal(prof_stats_compute(v, 5, 1.0, &s), PROF_OK);
+    assert_int_equal(s.count, 5);
+    assert_true(fabs(s.min_ms - 1.0) < TOL);
+    assert_true(fabs(s.max_ms - 5.0) < TOL);
+    assert_true(fabs(s.median_ms - 3.0) < TOL);
+    /* rank 0.9 * 4 = 3.6: 4 + 0.6 * (5 - 4) */
+    assert_true(fabs(s.p90_ms - 4.6) < TOL);
+    assert_true(fabs(s.mean_ms - 3.0) < TOL);
+    /* squares of deviations 4 + 1 + 0 + 1 + 4 = 10, / (5 - 1) */
+    assert_true(fabs(s.stddev_ms - sqrt(2.5)) < TOL);
+    /* |v - 3| = {2, 2, 1, 1, 0}: median 1 */
+    assert_true(fabs(s.mad_ms - 1.0) < TOL);
+    /* the input is not reordered */
+    assert_true(v[0] == 5.0 && v[4] == 3.0);
+}
+
+static void test_even_count_and_multiplier(void **state)
+{
+    (void)state;
+    const double v[4] = {10.0, 2.0, 1.0, 3.0};
+    struct prof_stats s;
+    assert_int_equal(prof_stats_compute(v, 4, 1.0, &s), PROF_OK);
+    assert_true(fabs(s.median_ms - 2.5) < TOL);
+    /* rank 0.9 * 3 = 2.7: 3 + 0.7 * (10 - 3) */
+    assert_true(fabs(s.p90_ms - 7.9) < TOL);
+    assert_true(fabs(s.mean_ms - 4.0) < TOL);
+    /* deviations -3 -2 -1 6: 9 + 4 + 1 + 36 = 50, / 3 */
+    assert_true(fabs(s.stddev_ms - sqrt(50.0 / 3.0)) < TOL);
+    /* |v - 2.5| = {7.5, 0.5, 1.5, 0.5}: sorted 0.5 0.5 1.5 7.5 -> 1.0 */
+    assert_true(fabs(s.mad_ms - 1.0) < TOL);
+
+    /* latency_multiplier scales every statistic */
+    struct prof_stats m;
+    assert_int_equal(prof_stats_compute(v, 4, 2.5, &m), PROF_OK);
+    assert_true(fabs(m.min_ms - 2.5) < TOL);
+    assert_true(fabs(m.median_ms - 6.25) < TOL);
+    assert_true(fabs(m.p90_ms - 7.9 * 2.5) < 1e-11);
+    assert_true(fabs(m.max_ms - 25.0) < TOL);
+    assert_true(fabs(m.stddev_ms - 2.5 * sqrt(50.0 / 3.0)) < 1e-11);
+    assert_true(fabs(m.mad_ms - 2.5) < TOL);
+}
+
+static void test_single_sample(void **state)
+{
+    (void)state;
+    const double v[1] = {0.75};
+    struct prof_stats s;
+    assert_int_equal(prof_stats_compute(v, 1, 1.0, &s), PROF_OK);
+    assert_true(s.min_ms == 0.75 && s.median_ms == 0.75 &&
+                s.p90_ms == 0.75 && s.max_ms == 0.75);
+    assert_true(s.stddev_ms == 0.0 && s.mad_ms == 0.0);
+}
+
+static void test_stats_errors(void **state)
+{
+    (void)state;
+    struct prof_stats s;
+    const double ok[2] = {1.0, 2.0};
+    const double neg[2] = {1.0, -2.0};
+    const double nan_v[2] = {1.0, NAN};
+    const double inf_v[2] = {INFINITY, 1.0};
+    assert_int_equal(prof_stats_compute(NULL, 2, 1.0, &s), PROF_E_INVALID);
+    assert_int_equal(prof_stats_compute(ok, 0, 1.0, &s), PROF_E_INVALID);
+    assert_int_equal(prof_stats_compute(ok, 2, 1.0, NULL), PROF_E_INVALID);
+    assert_int_equal(prof_stats_compute(neg, 2, 1.0, &s), PROF_E_RANGE);
+    assert_int_equal(prof_stats_compute(nan_v, 2, 1.0, &s), PROF_E_RANGE);
+    assert_int_equal(prof_stats_compute(inf_v, 2, 1.0, &s), PROF_E_RANGE);
+    assert_int_equal(prof_stats_compute(ok, 2, 0.0, &s), PROF_E_RANGE);
+    assert_int_equal(prof_stats_compute(ok, 2, -1.0, &s), PROF_E_RANGE);
+    assert_int_equal(prof_stats_compute(ok, 2, NAN, &s), PROF_E_RANGE);
+}
+
+struct counter {
+    unsigned calls;
+    unsigned fail_at; /* 0: never */
+    long sleep_ns;
+};
+
+static int count_call(void *ctx)
+{
+    struct counter *c = ctx;
+    c->calls++;
+    if (c->sleep_ns > 0) {
+        struct timespec ts = {0, c->sleep_ns};
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+    }
+    return c->fail_at != 0 && c->calls == c->fail_at ? -1 : 0;
+}
+
+static void test_harness_counts(void **state)
+{
+    (void)state;
+    struct prof_time_opts o;
+    prof_time_opts_init(&o);
+    assert_int_equal(o.repeats, 5); /* benchmark_repeats of the seed */
+    assert_true(o.latency_multiplier == 1.0);
+    o.warmup = 3;
+    o.repeats = 7;
+    struct counter c = {0, 0, 0};
+    struct prof_stats s;
+    double samples[7];
+    assert_int_equal(prof_time(count_call, &c, &o, &s, samples), PROF_OK);
+    assert_int_equal(c.calls, 10);
+    assert_int_equal(s.count, 7);
+    /* the stats are those of the returned samples */
+    struct prof_stats again;
+    assert_int_equal(prof_stats_compute(samples, 7, 1.0, &again), PROF_OK);
+    assert_true(again.median_ms == s.median_ms && again.max_ms == s.max_ms);
+    assert_true(s.min_ms >= 0.0 && s.min_ms <= s.median_ms &&
+                s.median_ms <= s.p90_ms && s.p90_ms <= s.max_ms);
+
+    /* NULL options: the defaults, 2 warm-up + 5 */
+    c.calls = 0;
+    assert_int_equal(prof_time(count_call, &c, NULL, &s, NULL), PROF_OK);
+    assert_int_equal(c.calls, 7);
+}
+
+static void test_harness_lower_bound(void **state)
+{
+    (void)state;
+    struct prof_time_opts o = {.warmup = 0, .repeats = 3,
+                               .latency_multiplier = 3.0};
+    struct counter c = {0, 0, 2000000}; /* 2 ms */
+    struct prof_stats s;
+    double raw[3];
+    assert_int_equal(prof_time(count_call, &c, &o, &s, raw), PROF_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_true(raw[i] >= 2.0);
+    }
+    assert_true(s.min_ms >= 6.0); /* multiplied */
+    assert_true(fabs(s.min_ms - 3.0 * fmin(raw[0], fmin(raw[1], raw[2]))) <
+                1e-9);
+}
+
+static void test_harness_errors(void **state)
+{
+    (void)state;
+    struct prof_time_opts o;
+    prof_time_opts_init(&o);
+    struct counter c = {0, 4, 0};
+    struct prof_stats s;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL),
+                     PROF_E_CALLBACK);
+    assert_int_equal(c.calls, 4); /* stops at the failure */
+    c = (struct counter){0, 1, 0};
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL),
+                     PROF_E_CALLBACK); /* fails during warm-up */
+    assert_int_equal(prof_time(NULL, &c, &o, &s, NULL), PROF_E_INVALID);
+    assert_int_equal(prof_time(count_call, &c, &o, NULL, NULL),
+                     PROF_E_INVALID);
+    o.repeats = 0;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_E_RANGE);
+    o.repeats = 1;
+    o.latency_multiplier = 0.0;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_E_RANGE);
+}
+
+static void test_clock_monotonic(void **state)
+{
+    (void)state;
+    uint64_t prev = prof_now_ns();
+    for (int i = 0; i < 1000; i++) {
+        const uint64_t t = prof_now_ns();
+        assert_true(t >= prev);
+        prev = t;
+    }
+}
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    for (int st = PROF_OK; st <= PROF_E_MEMEST; st++) {
+        assert_string_not_equal(prof_strerror(st), "unknown status");
+    }
+    assert_string_equal(prof_strerror(-1), "unknown status");
+    assert_string_equal(prof_strerror(1000), "unknown status");
+    assert_string_equal(prof_version(), "0.1.0");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_odd_count),
+        cmocka_unit_test(test_even_count_and_multiplier),
+        cmocka_unit_test(test_single_sample),
+        cmocka_unit_test(test_stats_errors),
+        cmocka_unit_test(test_harness_counts),
+        cmocka_unit_test(test_harness_lower_bound),
+        cmocka_unit_test(test_harness_errors),
+        cmocka_unit_test(test_clock_monotonic),
+        cmocka_unit_test(test_strerror),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
