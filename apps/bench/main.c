@@ -1,0 +1,324 @@
+/* edgefit-bench: the acceleration analyses of seed 004 as reproducible
+ * tables: matmul scaling against the naive loop (and OpenBLAS, libxsmm and
+ * oneDNN with the blas_compare option), fused against unfused GELU, the
+ * arithmetic-intensity table with the host's roofline, the mixed-precision
+ * memory table, fp16/bf16 conversions and the int8 GEMM. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "edgefit/kernels.h"
+
+typedef int (*table_fn)(const struct bench_cfg *cfg,
+                        const struct bench_host *h, art_table **out);
+
+static const struct {
+    const char *name; /* --table NAME; the file is bench_NAME.csv */
+    table_fn build;
+    bool measured;    /* needs the host calibration */
+    const char *title;
+} tables[] = {
+    {"host", bench_table_host, true,
+     "host: one-thread FMA peak, STREAM triad, roofline knee"},
+    {"matmul", bench_table_matmul, true,
+     "matmul scaling, float32, one thread (medians; mt = --threads)"},
+    {"gelu", bench_table_gelu, true,
+     "GELU fused against unfused, against a plain copy"},
+    {"intensity", bench_table_intensity, true,
+     "arithmetic intensity and the roofline verdict"},
+    {"mixed_precision", bench_table_mixed_precision, false,
+     "mixed-precision training memory (seed 004 formulas)"},
+    {"conversions", bench_table_conversions, true,
+     "fp16/bf16 conversions, against F16C and a copy"},
+    {"int8", bench_table_int8, true,
+     "int8 GEMM (int8 x int8 -> int32), one thread"},
+};
+enum { NTABLES = sizeof tables / sizeof tables[0] };
+
+struct options {
+    struct bench_cfg cfg;
+    enum cli_format format;
+    const char *out_dir;
+    bool only[NTABLES];
+    bool any_only;
+    bool repeats_set;
+    bool quiet;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: edgefit-bench [options]\n"
+        "\n"
+        "Time edgefit's kernels the way seed 004 analysed acceleration and\n"
+        "print one table per analysis (medians of interleaved repeats).\n"
+        "\n"
+        "  --table NAME    run one table (repeatable): host, matmul, gelu,\n"
+        "                  intensity, mixed_precision, conversions, int8\n"
+        "  --quick         small sizes and few repeats (a smoke run)\n"
+        "  --repeats N     timed rounds per row (default 7, quick 3)\n"
+        "  --threads N     threads of the matmul mt column (default 2;\n"
+        "                  1 leaves it out)\n"
+        "  --format F      table|csv|json on stdout (default table)\n"
+        "  --out DIR       also write bench_NAME.csv for each table\n"
+        "  --quiet         no progress on stderr\n"
+        "  --help, --version\n"
+        "\n"
+        "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n");
+}
+
+static int find_table(const char *name)
+{
+    for (int i = 0; i < NTABLES; i++) {
+        if (strcmp(tables[i].name, name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    enum { O_TABLE = 256, O_QUICK, O_REPEATS, O_THREADS, O_FORMAT, O_OUT,
+           O_QUIET, O_HELP, O_VERSION };
+    static const struct option longopts[] = {
+        {"table", required_argument, NULL, O_TABLE},
+        {"quick", no_argument, NULL, O_QUICK},
+        {"repeats", required_argument, NULL, O_REPEATS},
+        {"threads", required_argument, NULL, O_THREADS},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"out", required_argument, NULL, O_OUT},
+        {"quiet", no_argument, NULL, O_QUIET},
+        {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (struct options){
+        .cfg = {.repeats = 7, .warmup = 1, .threads = 2, .sample_ms = 20.0},
+        .format = CLI_FORMAT_TABLE,
+    };
+    uint64_t v;
+    int c, t;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_TABLE:
+            t = find_table(optarg);
+            if (t < 0) {
+                cli_error("--table: '%s' is not one of host, matmul, gelu, "
+                          "intensity, mixed_precision, conversions, int8",
+                          optarg);
+                return CLI_EXIT_USAGE;
+            }
+            o->only[t] = true;
+            o->any_only = true;
+            break;
+        case O_QUICK:
+            o->cfg.quick = true;
+            break;
+        case O_REPEATS:
+            if (!cli_parse_u64("--repeats", optarg, 1, 1000, &v)) {
+                return CLI_EXIT_USAGE;
+            }
+            o->cfg.repeats = (unsigned)v;
+            o->repeats_set = true;
+            break;
+        case O_THREADS:
+            if (!cli_parse_u64("--threads", optarg, 1, KERN_MAX_THREADS,
+                               &v)) {
+                return CLI_EXIT_USAGE;
+            }
+            o->cfg.threads = (int)v;
+            break;
+        case O_FORMAT:
+            if (!cli_parse_format("--format", optarg, &o->format)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_OUT:
+            if (!*optarg) {
+                cli_error("--out: the folder name is empty");
+                return CLI_EXIT_USAGE;
+            }
+            o->out_dir = optarg;
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_HELP:
+            usage(stdout);
+            exit(CLI_EXIT_OK);
+        case O_VERSION:
+            printf("edgefit-bench %s\n", EDGEFIT_VERSION);
+            exit(CLI_EXIT_OK);
+        default:
+            if (optopt) {
+                cli_error("option needs a value or is unknown: %s",
+                          argv[optind - 1]);
+            } else {
+                cli_error("unknown option: %s", argv[optind - 1]);
+            }
+            fprintf(stderr, "Try '%s --help'.\n", cli_program());
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument: %s", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    if (o->cfg.quick) {
+        if (!o->repeats_set) {
+            o->cfg.repeats = 3;
+        }
+        o->cfg.sample_ms = 1.0;
+    }
+    o->cfg.progress = !o->quiet && isatty(STDERR_FILENO);
+    return CLI_EXIT_OK;
+}
+
+static int print_stdout(const struct options *o, art_table *const *built)
+{
+    int st = ART_OK;
+    bool first = true;
+    int ntables = 0;
+    for (int i = 0; i < NTABLES; i++) {
+        ntables += built[i] != NULL;
+    }
+    if (o->format == CLI_FORMAT_JSON) {
+        art_doc *d = NULL;
+        st = art_doc_create(&d);
+        for (int i = 0; st == ART_OK && i < NTABLES; i++) {
+            if (built[i]) {
+                st = art_doc_set_table(d, art_table_name(built[i]),
+                                       built[i]);
+            }
+        }
+        if (st == ART_OK) {
+            st = art_doc_write(d, stdout);
+        }
+        art_doc_destroy(d);
+    }
+    for (int i = 0; o->format != CLI_FORMAT_JSON && st == ART_OK &&
+                    i < NTABLES; i++) {
+        if (!built[i]) {
+            continue;
+        }
+        if (o->format == CLI_FORMAT_CSV) {
+            /* One CSV after another, a comment line naming each; a single
+             * table prints plain CSV. */
+            if (ntables > 1) {
+                printf("%s# %s\n", first ? "" : "\n",
+                       art_table_name(built[i]));
+            }
+            st = art_table_write_csv(built[i], stdout);
+        } else {
+            printf("%s%s: %s\n", first ? "" : "\n", art_table_name(built[i]),
+                   tables[i].title);
+            st = art_table_print(built[i], stdout, -1);
+        }
+        first = false;
+    }
+    if (st == ART_OK && fflush(stdout) != 0) {
+        st = ART_E_IO;
+    }
+    return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("stdout", st);
+}
+
+/* Every file goes to a temporary name first; they are renamed only when all
+ * were written, so a failed run leaves none. */
+static int write_csvs(const char *dir, art_table *const *built)
+{
+    if (art_mkdir_p(dir) != ART_OK) {
+        cli_error("--out: cannot create folder '%s'", dir);
+        return CLI_EXIT_FAILURE;
+    }
+    art_atomic *files[NTABLES] = {0};
+    char *paths[NTABLES] = {0};
+    int rc = CLI_EXIT_FAILURE;
+    for (int i = 0; i < NTABLES; i++) {
+        if (!built[i]) {
+            continue;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s.csv", art_table_name(built[i]));
+        paths[i] = art_path_join(dir, name);
+        if (!paths[i]) {
+            cli_error("out of memory");
+            goto done;
+        }
+        if (art_atomic_open(paths[i], &files[i]) != ART_OK) {
+            cli_error("%s: cannot write in this folder", dir);
+            goto done;
+        }
+        if (art_table_write_csv(built[i], art_atomic_file(files[i])) !=
+            ART_OK) {
+            cli_error("%s: write failed", paths[i]);
+            goto done;
+        }
+    }
+    for (int i = 0; i < NTABLES; i++) {
+        if (!files[i]) {
+            continue;
+        }
+        int st = art_atomic_commit(files[i]);
+        files[i] = NULL;
+        if (st != ART_OK) {
+            cli_error("%s: %s", paths[i], art_strerror(st));
+            goto done;
+        }
+    }
+    rc = CLI_EXIT_OK;
+done:
+    for (int i = 0; i < NTABLES; i++) {
+        art_atomic_abort(files[i]);
+        free(paths[i]);
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_program("edgefit-bench");
+    struct options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
+    }
+    bool run[NTABLES];
+    bool need_host = false;
+    for (int i = 0; i < NTABLES; i++) {
+        run[i] = !o.any_only || o.only[i];
+        need_host = need_host || (run[i] && tables[i].measured);
+    }
+    bench_compare_init();
+    struct bench_host host;
+    bench_host_init(&host);
+    if (need_host) {
+        bench_progress(&o.cfg, "calibrating the host (FMA peak, triad)");
+        if (bench_host_calibrate(&o.cfg, &host) != 0) {
+            rc = CLI_EXIT_FAILURE;
+        }
+        bench_progress_done(&o.cfg);
+    }
+    art_table *built[NTABLES] = {0};
+    for (int i = 0; rc == CLI_EXIT_OK && i < NTABLES; i++) {
+        if (run[i]) {
+            rc = tables[i].build(&o.cfg, &host, &built[i]);
+        }
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, built);
+    }
+    if (rc == CLI_EXIT_OK && o.out_dir) {
+        rc = write_csvs(o.out_dir, built);
+    }
+    for (int i = 0; i < NTABLES; i++) {
+        art_table_destroy(built[i]);
+    }
+    bench_compare_finish();
+    return rc;
+}
