@@ -419,6 +419,207 @@ KERN_API int kern_set_threads(int n);
 /* The thread count set by kern_set_threads (1 by default). */
 KERN_API int kern_get_threads(void);
 
+/* ---- act --------------------------------------------------------------- */
+/*
+ * Elementwise activations over n floats, forward and backward.
+ *
+ * Forward functions write dst[i] = f(src[i]); dst may equal src (in place),
+ * other overlaps are not allowed. Backward functions write
+ * grad_in[i] = grad_out[i] * f'(...), where the derivative is taken from the
+ * forward input x (relu, gelu) or from the forward output y (tanh, sigmoid),
+ * as each declaration says; grad_in may equal grad_out or that array.
+ *
+ * Every function returns KERN_OK; KERN_E_INVALID when a pointer is NULL
+ * (with n > 0); KERN_E_OVERFLOW when n * sizeof(float) does not fit in
+ * size_t. n == 0 does nothing and accepts NULL pointers. NaN inputs give NaN
+ * outputs (relu included); results are finite for every finite input.
+ *
+ * The C path (forced with KERN_CPU_MASK=0) uses libm and double precision;
+ * the AVX2 and AVX-512 paths use their own polynomial approximations with
+ * range reduction. Their errors against a double-precision evaluation of
+ * each formula are bounded by the KERN_ACT_* figures below, which
+ * tests/kernels/test_act.c checks on every path. Limits: tanh(+-inf) = +-1, erf(+-inf) = +-1,
+ * sigmoid(-inf) = 0, sigmoid(+inf) = 1, gelu(+inf) = +inf, gelu(-inf) = -0.
+ */
+
+/* Error bounds in units in the last place (ulp) of the float result, met
+ * by every path (tested over a dense sweep of [-10, 10] plus ranges out to
+ * the limits). For the tanh-form GELU at x < 0 the result decays like
+ * exp(-2|u|) with u = sqrt(2/pi) (x + 0.044715 x^3), and the SIMD paths
+ * round u to float before the exponential, which costs |2u| 2^-24 of
+ * relative error: there the bound grows with |u| and reads
+ * KERN_ACT_MAX_ULP_GELU + KERN_ACT_GELU_ULP_PER_U * |2u| ulp (about 225 ulp,
+ * or 3e-5 relative, at x = -10, where gelu(x) is -7e-37). The erf form
+ * splits x^2 exactly and needs no such term. */
+#define KERN_ACT_MAX_ULP_TANH 4
+#define KERN_ACT_MAX_ULP_ERF 4
+#define KERN_ACT_MAX_ULP_SIGMOID 4
+#define KERN_ACT_MAX_ULP_GELU 4       /* tanh form: all x >= 0 */
+#define KERN_ACT_GELU_ULP_PER_U 2.5   /* tanh form, x < 0: per unit of |2u| */
+#define KERN_ACT_MAX_ULP_GELU_ERF 8   /* erf form: all x */
+
+/* tanh(x). */
+KERN_API int kern_tanh_f32(float *dst, const float *src, size_t n);
+/* erf(x). */
+KERN_API int kern_erf_f32(float *dst, const float *src, size_t n);
+/* 1 / (1 + exp(-x)). */
+KERN_API int kern_sigmoid_f32(float *dst, const float *src, size_t n);
+/* max(x, 0); relu(-0) = +0. Exact. */
+KERN_API int kern_relu_f32(float *dst, const float *src, size_t n);
+
+/* GELU, tanh form, fused (one pass, no temporaries):
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+KERN_API int kern_gelu_f32(float *dst, const float *src, size_t n);
+/* GELU, erf form: 0.5 x (1 + erf(x / sqrt(2))) = x Phi(x). */
+KERN_API int kern_gelu_erf_f32(float *dst, const float *src, size_t n);
+/* The seed's deliberately unfused GELU (tanh form), kept for comparison:
+ * each numpy temporary (x^3, 0.044715 x^3, x + ..., sqrt(2/pi) * ...,
+ * tanh, 1 + ..., x * ..., 0.5 * ...) is one full pass over memory.
+ * scratch: caller-owned, n floats, overlapping neither dst nor src
+ * (KERN_E_INVALID if it equals either); dst may equal src. Because it
+ * evaluates 1 + tanh, its error for x < 0 is absolute (about 2^-24 |x|),
+ * not relative like kern_gelu_f32's. */
+KERN_API int kern_gelu_unfused_f32(float *dst, const float *src, size_t n,
+                                   float *scratch);
+
+/* grad_in = grad_out * (1 - y^2), from the forward output y = tanh(x). */
+KERN_API int kern_tanh_backward_f32(float *grad_in, const float *grad_out,
+                                    const float *y, size_t n);
+/* grad_in = grad_out * y (1 - y), from the forward output y = sigmoid(x). */
+KERN_API int kern_sigmoid_backward_f32(float *grad_in, const float *grad_out,
+                                       const float *y, size_t n);
+/* grad_in = x > 0 ? grad_out : 0, from the forward input x (the derivative
+ * at 0 is taken as 0); NaN x gives NaN. */
+KERN_API int kern_relu_backward_f32(float *grad_in, const float *grad_out,
+                                    const float *x, size_t n);
+/* grad_in = grad_out * gelu'(x), tanh form, from the forward input x:
+ * gelu'(x) = s + 2 k x s (1 - s)(1 + 3 a x^2), s = sigmoid(2u). */
+KERN_API int kern_gelu_backward_f32(float *grad_in, const float *grad_out,
+                                    const float *x, size_t n);
+/* grad_in = grad_out * (Phi(x) + x phi(x)), erf form, from the forward
+ * input x (phi the standard normal density). */
+KERN_API int kern_gelu_erf_backward_f32(float *grad_in,
+                                        const float *grad_out,
+                                        const float *x, size_t n);
+
+/* ---- cvt --------------------------------------------------------------- */
+/*
+ * Conversions between float and the 16-bit formats IEEE binary16 (fp16,
+ * "half") and bfloat16 (bf16), stored as uint16_t bit patterns.
+ *
+ * Narrowing rounds to nearest, ties to even, whatever the FPU rounding mode:
+ * fp16 keeps subnormals (down to 2^-24) and overflows to +-inf (anything of
+ * magnitude >= 65520 rounds to inf); bf16 has float's exponent range, so
+ * only values that round above its largest finite value overflow. A NaN
+ * stays NaN with its sign, quietened (top mantissa bit set), keeping the top
+ * payload bits that fit. Widening is exact: bf16 to float is a 16-bit shift
+ * (NaN payloads included); fp16 to float quietens a signalling NaN, as the
+ * F16C instruction does, and keeps its payload.
+ * Every path gives identical bits (tested over all 2^32 floats).
+ *
+ * Array functions return KERN_OK; KERN_E_INVALID when a pointer is NULL
+ * (with n > 0); KERN_E_OVERFLOW when n * sizeof(float) does not fit in
+ * size_t. n == 0 does nothing. dst and src must not overlap.
+ */
+KERN_API int kern_f32_to_f16(uint16_t *dst, const float *src, size_t n);
+KERN_API int kern_f16_to_f32(float *dst, const uint16_t *src, size_t n);
+KERN_API int kern_f32_to_bf16(uint16_t *dst, const float *src, size_t n);
+KERN_API int kern_bf16_to_f32(float *dst, const uint16_t *src, size_t n);
+
+/* Scalar helpers with the same results as the array functions, portable C
+ * (integer arithmetic only), inline so other libraries can use them in
+ * their own loops. */
+static inline uint32_t kern_cvt_f32_bits_(float f)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.f = f;
+    return v.u;
+}
+
+static inline float kern_cvt_bits_f32_(uint32_t u)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.u = u;
+    return v.f;
+}
+
+static inline uint16_t kern_f32_to_f16_1(float f)
+{
+    const uint32_t x = kern_cvt_f32_bits_(f);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) { /* NaN: quiet, keep sign and top payload */
+        return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+    }
+    if (ax >= 0x477ff000u) { /* >= 65520 (incl. inf): overflow to inf */
+        return (uint16_t)(sign | 0x7c00u);
+    }
+    if (ax < 0x38800000u) { /* below 2^-14: fp16 subnormal or zero */
+        if (ax < 0x33000000u) { /* <= 2^-25 rounds to zero (tie to even) */
+            return (uint16_t)sign;
+        }
+        const uint32_t e = ax >> 23;             /* 102 .. 112 */
+        const uint32_t m = (ax & 0x7fffffu) | 0x800000u;
+        const uint32_t shift = 126u - e;         /* 14 .. 24 */
+        uint32_t h = m >> shift;
+        const uint32_t rem = m & ((1u << shift) - 1u);
+        const uint32_t half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (h & 1u))) {
+            h++;
+        }
+        return (uint16_t)(sign | h);
+    }
+    /* Normal: rebias (127 -> 15) and round the 13 dropped bits; a carry
+     * into the exponent is the correct result (up to inf at 65520). */
+    const uint32_t r = ax - 0x38000000u;
+    const uint32_t h = (r + 0x0fffu + ((r >> 13) & 1u)) >> 13;
+    return (uint16_t)(sign | h);
+}
+
+static inline float kern_f16_to_f32_1(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    const uint32_t e = (h >> 10) & 0x1fu;
+    uint32_t m = h & 0x3ffu;
+    if (e == 0x1fu) { /* inf, or NaN (quietened) */
+        return kern_cvt_bits_f32_(sign | 0x7f800000u |
+                                  (m ? (0x400000u | (m << 13)) : 0u));
+    }
+    if (e != 0) {
+        return kern_cvt_bits_f32_(sign | ((e + 112u) << 23) | (m << 13));
+    }
+    if (m == 0) {
+        return kern_cvt_bits_f32_(sign);
+    }
+    /* Subnormal: normalise m * 2^-24. */
+    uint32_t ef = 113;
+    while (!(m & 0x400u)) {
+        m <<= 1;
+        ef--;
+    }
+    return kern_cvt_bits_f32_(sign | (ef << 23) | ((m & 0x3ffu) << 13));
+}
+
+static inline uint16_t kern_f32_to_bf16_1(float f)
+{
+    const uint32_t x = kern_cvt_f32_bits_(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) { /* NaN */
+        return (uint16_t)((x >> 16) | 0x0040u);
+    }
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+static inline float kern_bf16_to_f32_1(uint16_t b)
+{
+    return kern_cvt_bits_f32_((uint32_t)b << 16);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,76 @@
+/* Activations with AVX-512 (F, DQ): 16 lanes, masked tails, vscalefps for
+ * the exponent (exact scaling into the subnormal range) and vrcp14ps plus
+ * one Newton step for reciprocals. */
+#include <immintrin.h>
+#include <stddef.h>
+
+#include "act.h"
+
+typedef __m512 V;
+typedef __mmask16 M;
+#define VL 16
+#define ACT_FN(name) kern_##name##_avx512
+
+static inline V vset(float a) { return _mm512_set1_ps(a); }
+static inline V vadd(V a, V b) { return _mm512_add_ps(a, b); }
+static inline V vsub(V a, V b) { return _mm512_sub_ps(a, b); }
+static inline V vmul(V a, V b) { return _mm512_mul_ps(a, b); }
+static inline V vfma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+static inline V vabs(V a) { return _mm512_abs_ps(a); }
+
+static inline V vnegabs(V a)
+{
+    return _mm512_or_ps(a, _mm512_set1_ps(-0.0f));
+}
+
+static inline V vcopysign(V mag, V sgn)
+{
+    /* 0xca is "a ? b : c" bitwise: mag's bits under the mask 0x7fffffff,
+     * sgn's sign bit. */
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+        _mm512_set1_epi32(0x7fffffff), _mm512_castps_si512(mag),
+        _mm512_castps_si512(sgn), 0xca));
+}
+
+/* maxps/minps return their second operand when either is NaN. */
+static inline V vmax_keepnan(V c, V a) { return _mm512_max_ps(c, a); }
+static inline V vmin_keepnan(V c, V a) { return _mm512_min_ps(c, a); }
+static inline M vlt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline M vge(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+static inline M vgt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+
+static inline M vgt_or_nan(V a, V b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ);
+}
+
+static inline V vsel(M m, V a, V b) { return _mm512_mask_blend_ps(m, a, b); }
+static inline V vand_mask(M m, V a) { return _mm512_maskz_mov_ps(m, a); }
+
+static inline V vrcp(V d)
+{
+    const V r = _mm512_rcp14_ps(d);
+    return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(1.0f)),
+                           r);
+}
+
+static inline V vscale2(V p, V n, V t)
+{
+    (void)t;
+    return _mm512_scalef_ps(p, n);
+}
+
+static inline V vload(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vstore(float *p, V a) { _mm512_storeu_ps(p, a); }
+
+static inline V vload_tail(const float *p, size_t rest)
+{
+    return _mm512_maskz_loadu_ps((__mmask16)((1u << rest) - 1u), p);
+}
+
+static inline void vstore_tail(float *p, V a, size_t rest)
+{
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << rest) - 1u), a);
+}
+
+#include "act_tmpl.h"

@@ -1,0 +1,293 @@
+/* The SIMD activations, written once over a small vector vocabulary that
+ * act_avx2.c (8 lanes) and act_avx512.c (16 lanes) define before including
+ * this file: V (a vector of floats), M (a lane mask), VL (lanes), vset,
+ * vadd, vsub, vmul, vfma (a*b + c), vabs, vnegabs (-|a|), vcopysign,
+ * vmax_keepnan(c, a) (max that returns a when a is NaN), vmin_keepnan,
+ * vlt, vge, vgt, vgt_or_nan, vsel(m, a, b) (b where m is set, a elsewhere),
+ * vand_mask(m, a), vrcp (reciprocal to about 1 ulp), vscale2(p, n, t)
+ * (p * 2^n, n integral, t = n + 0x1.8p23 from the reduction; subnormal
+ * results included), vload, vstore, vload_tail, vstore_tail, and ACT_FN(name)
+ * naming the exported function.
+ *
+ * Approximations (coefficients fitted for this file with a weighted
+ * minimax fit in long double, then rounded to float):
+ *   exp(r), |r| <= ln2/2: 1 + r + r^2 q(r), q of degree 4 (rel. 3e-9);
+ *   tanh(x), |x| < 0.625: x + x^3 q(x^2), q of degree 4 (rel. 4e-9); above,
+ *     (1 - e)/(1 + e) with e = exp(-2|x|);
+ *   erf(x), |x| < 0.875: x q(x^2), q of degree 5 (rel. 9e-9); above,
+ *     erfc(x) = t exp(-x^2 + P(t)), t = 2/(2 + x), P of degree 9 on
+ *     [0.875, 10.1] (abs. 7e-10 in the exponent), with x^2 split exactly
+ *     into hi + lo by an FMA so large arguments keep their relative
+ *     accuracy;
+ *   sigmoid and GELU go through e = exp(-|.|) <= 1, which never overflows,
+ *     and pick e/(1 + e) or 1/(1 + e) by sign, so tiny results for negative
+ *     inputs keep relative accuracy instead of cancelling in 1 + tanh. */
+
+#define LOG2E 0x1.715476p+0f
+#define LN2_HI 0x1.62e430p-1f /* ln2 = LN2_HI + LN2_LO */
+#define LN2_LO -0x1.05c610p-29f
+#define MAGIC 0x1.8p23f
+/* 2 sqrt(2/pi), 2 sqrt(2/pi) 0.044715, 6 sqrt(2/pi) 0.044715. */
+#define GELU_C1 0x1.988454p+0f
+#define GELU_C2 0x1.2444f2p-4f
+#define GELU_C3 0x1.b6676cp-3f
+#define INV_SQRT2 0x1.6a09e6p-1f
+#define INV_SQRT_2PI 0x1.988454p-2f
+
+/* exp(y + c) for y + c <= 0 (NaN propagates): c (|c| < 2) is added after
+ * the range reduction, so y can carry an exact x^2 term. y is clamped at
+ * -104, where exp(-104 + c) already rounds to zero. */
+static inline V exp_neg2(V y, V c)
+{
+    y = vmax_keepnan(vset(-104.0f), y);
+    const V s = vadd(y, c);
+    const V t = vfma(s, vset(LOG2E), vset(MAGIC));
+    const V n = vsub(t, vset(MAGIC));
+    V r = vfma(n, vset(-LN2_HI), y);
+    r = vfma(n, vset(-LN2_LO), r);
+    r = vadd(r, c);
+    V q = vfma(vset(0x1.6a243ap-10f), r, vset(0x1.1239e0p-7f));
+    q = vfma(q, r, vset(0x1.5558f2p-5f));
+    q = vfma(q, r, vset(0x1.555492p-3f));
+    q = vfma(q, r, vset(0x1.fffffcp-2f));
+    const V p = vadd(vfma(vmul(r, r), q, r), vset(1.0f));
+    return vscale2(p, n, t);
+}
+
+/* exp(y) for y <= 0, subnormal results included; exp(-104) is below half
+ * the smallest subnormal, so clamping there gives exactly 0 below it. */
+static inline V exp_neg(V y)
+{
+    const V s = vmax_keepnan(vset(-104.0f), y);
+    const V t = vfma(s, vset(LOG2E), vset(MAGIC));
+    const V n = vsub(t, vset(MAGIC));
+    V r = vfma(n, vset(-LN2_HI), s);
+    r = vfma(n, vset(-LN2_LO), r);
+    V q = vfma(vset(0x1.6a243ap-10f), r, vset(0x1.1239e0p-7f));
+    q = vfma(q, r, vset(0x1.5558f2p-5f));
+    q = vfma(q, r, vset(0x1.555492p-3f));
+    q = vfma(q, r, vset(0x1.fffffcp-2f));
+    const V p = vadd(vfma(vmul(r, r), q, r), vset(1.0f));
+    return vscale2(p, n, t);
+}
+
+/* exp(y), y <= 0, one degree lower (rel. 1e-7): enough inside GELU, where
+ * the error of e enters the result damped by e/(1 + e) <= 1/2. */
+static inline V exp_neg_fast(V y)
+{
+    const V s = vmax_keepnan(vset(-104.0f), y);
+    const V t = vfma(s, vset(LOG2E), vset(MAGIC));
+    const V n = vsub(t, vset(MAGIC));
+    V r = vfma(n, vset(-LN2_HI), s);
+    r = vfma(n, vset(-LN2_LO), r);
+    V q = vfma(vset(0x1.10627cp-7f), r, vset(0x1.572a02p-5f));
+    q = vfma(q, r, vset(0x1.5557aep-3f));
+    q = vfma(q, r, vset(0x1.fffdfcp-2f));
+    const V p = vadd(vfma(vmul(r, r), q, r), vset(1.0f));
+    return vscale2(p, n, t);
+}
+
+static inline V tanh_v(V x)
+{
+    const V ax = vabs(x);
+    const V x2 = vmul(x, x);
+    V q = vfma(vset(-0x1.75e1cep-8f), x2, vset(0x1.52269cp-6f));
+    q = vfma(q, x2, vset(-0x1.b83c5ap-5f));
+    q = vfma(q, x2, vset(0x1.110726p-3f));
+    q = vfma(q, x2, vset(-0x1.555532p-2f));
+    /* On |x| so that tanh(-0) = -0 after the final copysign. */
+    const V small = vfma(vmul(ax, x2), q, ax);
+    const V e = exp_neg(vmul(vset(-2.0f), ax));
+    const V big = vmul(vsub(vset(1.0f), e), vrcp(vadd(vset(1.0f), e)));
+    return vcopysign(vsel(vlt(ax, vset(0.625f)), big, small), x);
+}
+
+/* 0.5 erfc(a) for 0.875 <= a <= 10.1 given a2h + a2l = a^2 exactly (the
+ * callers clamp a at 10.1, past which erfc is below every subnormal). */
+static inline V half_erfc_big(V a, V a2h, V a2l)
+{
+    const V t = vmul(vset(2.0f), vrcp(vadd(vset(2.0f), a)));
+    V p = vfma(vset(0x1.c80126p-3f), t, vset(-0x1.13827ep+0f));
+    p = vfma(p, t, vset(0x1.010440p+1f));
+    p = vfma(p, t, vset(-0x1.b78fb6p+0f));
+    p = vfma(p, t, vset(0x1.57e946p-1f));
+    p = vfma(p, t, vset(-0x1.67e050p-2f));
+    p = vfma(p, t, vset(0x1.1e5574p-3f));
+    p = vfma(p, t, vset(0x1.783d32p-2f));
+    p = vfma(p, t, vset(0x1.002624p+0f));
+    p = vfma(p, t, vset(-0x1.43f9e0p+0f));
+    const V e = exp_neg2(vsub(vset(0.0f), a2h), vsub(p, a2l));
+    return vmul(vmul(vset(0.5f), t), e);
+}
+
+/* erf(a) / a for |a| < 0.875, as a polynomial in a^2. */
+static inline V erf_small_q(V a2)
+{
+    V q = vfma(vset(-0x1.453b02p-11f), a2, vset(0x1.49ca14p-8f));
+    q = vfma(q, a2, vset(-0x1.b6f38ep-6f));
+    q = vfma(q, a2, vset(0x1.ce211ep-4f));
+    q = vfma(q, a2, vset(-0x1.81270cp-2f));
+    return vfma(q, a2, vset(0x1.20dd74p+0f));
+}
+
+static inline V erf_v(V x)
+{
+    const V ax = vmin_keepnan(vset(10.1f), vabs(x));
+    const V a2h = vmul(ax, ax);
+    const V a2l = vfma(ax, ax, vsub(vset(0.0f), a2h));
+    const V small = vmul(ax, erf_small_q(a2h));
+    const V big =
+        vsub(vset(1.0f), vmul(vset(2.0f), half_erfc_big(ax, a2h, a2l)));
+    return vcopysign(vsel(vlt(ax, vset(0.875f)), big, small), x);
+}
+
+static inline V sigmoid_v(V x)
+{
+    const V e = exp_neg(vnegabs(x));
+    const V r = vrcp(vadd(vset(1.0f), e));
+    return vsel(vge(x, vset(0.0f)), vmul(e, r), r);
+}
+
+static inline V relu_v(V x)
+{
+    return vand_mask(vgt_or_nan(x, vset(0.0f)), x);
+}
+
+/* x sigmoid(2u), 2u = x (C1 + C2 x^2). */
+static inline V gelu_v(V x)
+{
+    const V x2 = vmul(x, x);
+    const V v = vmul(x, vfma(vset(GELU_C2), x2, vset(GELU_C1)));
+    const V e = exp_neg_fast(vnegabs(v));
+    const V r = vrcp(vadd(vset(1.0f), e));
+    const M neg = vlt(x, vset(0.0f));
+    const V num = vsel(neg, x, vmul(x, e));
+    /* -inf * e (= 0) is NaN: below -20 the result is -0 in any case. */
+    return vsel(vlt(x, vset(-20.0f)), vmul(num, r), vset(-0.0f));
+}
+
+/* Phi(x) for the erf form, |x| <= 14.28 (callers clamp), with
+ * x^2 = x2h + x2l exactly. */
+static inline V phi_v(V x, V x2h, V x2l)
+{
+    const V z = vmul(x, vset(INV_SQRT2));
+    const V az = vabs(z);
+    /* z^2 = x^2 / 2 exactly; z itself is only used where its rounding
+     * does not matter (the polynomial variable t). */
+    const V h = half_erfc_big(az, vmul(vset(0.5f), x2h),
+                              vmul(vset(0.5f), x2l));
+    const V big = vsel(vlt(x, vset(0.0f)), vsub(vset(1.0f), h), h);
+    const V small = vfma(vmul(vset(0.5f), z), erf_small_q(vmul(z, z)),
+                         vset(0.5f));
+    return vsel(vlt(az, vset(0.875f)), big, small);
+}
+
+/* |x| clamped to 14.28 (|z| <= 10.1) where Phi is 0 or 1 in float. */
+static inline V clamp_phi_arg(V x)
+{
+    return vmax_keepnan(vset(-14.28f), vmin_keepnan(vset(14.28f), x));
+}
+
+static inline V gelu_erf_v(V x)
+{
+    const V xc = clamp_phi_arg(x);
+    const V x2h = vmul(xc, xc);
+    const V x2l = vfma(xc, xc, vsub(vset(0.0f), x2h));
+    const V res = vmul(x, phi_v(xc, x2h, x2l));
+    return vsel(vlt(x, vset(-14.2f)), res, vset(-0.0f));
+}
+
+static inline V gelu_grad_v(V x)
+{
+    const V x2 = vmul(x, x);
+    const V v = vmul(x, vfma(vset(GELU_C2), x2, vset(GELU_C1)));
+    const V e = exp_neg(vnegabs(v));
+    const V r = vrcp(vadd(vset(1.0f), e));
+    const V er = vmul(e, r);
+    const M pos = vge(x, vset(0.0f));
+    const V s = vsel(pos, er, r);
+    const V s1 = vsel(pos, r, er);
+    const V w = vfma(vset(GELU_C3), x2, vset(GELU_C1));
+    const V g = vfma(s, vmul(vmul(x, s1), w), s);
+    /* Past |x| = 20 the derivative is 1 or 0 to float precision; inf * 0
+     * would be NaN there. */
+    const V lim = vsel(pos, vset(0.0f), vset(1.0f));
+    return vsel(vgt(vabs(x), vset(20.0f)), g, lim);
+}
+
+static inline V gelu_erf_grad_v(V x)
+{
+    x = clamp_phi_arg(x);
+    const V x2h = vmul(x, x);
+    const V x2l = vfma(x, x, vsub(vset(0.0f), x2h));
+    const V ph = phi_v(x, x2h, x2l);
+    const V dens = exp_neg2(vmul(vset(-0.5f), x2h), vmul(vset(-0.5f), x2l));
+    const V g = vfma(vmul(x, vset(INV_SQRT_2PI)), dens, ph);
+    const V lim = vsel(vge(x, vset(0.0f)), vset(0.0f), vset(1.0f));
+    return vsel(vgt(vabs(x), vset(14.2f)), g, lim);
+}
+
+static inline V tanh_bwd_v(V go, V y)
+{
+    return vmul(go, vmul(vsub(vset(1.0f), y), vadd(vset(1.0f), y)));
+}
+
+static inline V sigmoid_bwd_v(V go, V y)
+{
+    return vmul(go, vmul(y, vsub(vset(1.0f), y)));
+}
+
+static inline V relu_bwd_v(V go, V x)
+{
+    const V nanx = vand_mask(vgt_or_nan(x, vset(0.0f)), x);
+    return vsel(vgt(x, vset(0.0f)), nanx, go);
+}
+
+static inline V gelu_bwd_v(V go, V x)
+{
+    return vmul(go, gelu_grad_v(x));
+}
+
+static inline V gelu_erf_bwd_v(V go, V x)
+{
+    return vmul(go, gelu_erf_grad_v(x));
+}
+
+#define ACT_UNARY(name, op)                                                  \
+    void ACT_FN(name)(float *dst, const float *src, size_t n)                \
+    {                                                                        \
+        size_t i = 0;                                                        \
+        for (; i + VL <= n; i += VL) {                                       \
+            vstore(dst + i, op(vload(src + i)));                             \
+        }                                                                    \
+        if (i < n) {                                                         \
+            vstore_tail(dst + i, op(vload_tail(src + i, n - i)), n - i);     \
+        }                                                                    \
+    }
+
+#define ACT_BINARY(name, op)                                                 \
+    void ACT_FN(name)(float *gi, const float *go, const float *v, size_t n)  \
+    {                                                                        \
+        size_t i = 0;                                                        \
+        for (; i + VL <= n; i += VL) {                                       \
+            vstore(gi + i, op(vload(go + i), vload(v + i)));                 \
+        }                                                                    \
+        if (i < n) {                                                         \
+            const size_t rest = n - i;                                       \
+            vstore_tail(gi + i,                                              \
+                        op(vload_tail(go + i, rest), vload_tail(v + i, rest)), \
+                        rest);                                               \
+        }                                                                    \
+    }
+
+ACT_UNARY(tanh_f32, tanh_v)
+ACT_UNARY(erf_f32, erf_v)
+ACT_UNARY(sigmoid_f32, sigmoid_v)
+ACT_UNARY(relu_f32, relu_v)
+ACT_UNARY(gelu_f32, gelu_v)
+ACT_UNARY(gelu_erf_f32, gelu_erf_v)
+ACT_BINARY(tanh_backward_f32, tanh_bwd_v)
+ACT_BINARY(sigmoid_backward_f32, sigmoid_bwd_v)
+ACT_BINARY(relu_backward_f32, relu_bwd_v)
+ACT_BINARY(gelu_backward_f32, gelu_bwd_v)
+ACT_BINARY(gelu_erf_backward_f32, gelu_erf_bwd_v)

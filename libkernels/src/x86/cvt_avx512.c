@@ -1,0 +1,108 @@
+/* float <-> fp16/bf16 with AVX-512 (F, BW, VL): 512-bit vcvtps2ph and
+ * vcvtph2ps with masked tails, and integer round-to-nearest-even for bf16.
+ * AVX512_BF16's vcvtneps2bf16 is not used: it treats float subnormals as
+ * zero, so it is not correctly rounded for them. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "cvt.h"
+
+static inline __mmask16 tail16(size_t rest)
+{
+    return (__mmask16)((1u << rest) - 1u);
+}
+
+void kern_f32_to_f16_avx512(uint16_t *dst, const float *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m512 a = _mm512_loadu_ps(src + i);
+        const __m512 b = _mm512_loadu_ps(src + i + 16);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i),
+                            _mm512_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i + 16),
+                            _mm512_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i += 16) {
+        const size_t rest = n - i < 16 ? n - i : 16;
+        const __mmask16 m = tail16(rest);
+        const __m512 a = _mm512_maskz_loadu_ps(m, src + i);
+        _mm256_mask_storeu_epi16(dst + i, m,
+                                 _mm512_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT));
+    }
+}
+
+void kern_f16_to_f32_avx512(float *dst, const uint16_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256i a =
+            _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
+        const __m256i b =
+            _mm256_loadu_si256((const __m256i *)(const void *)(src + i + 16));
+        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(a));
+        _mm512_storeu_ps(dst + i + 16, _mm512_cvtph_ps(b));
+    }
+    for (; i < n; i += 16) {
+        const size_t rest = n - i < 16 ? n - i : 16;
+        const __mmask16 m = tail16(rest);
+        const __m256i a = _mm256_maskz_loadu_epi16(m, src + i);
+        _mm512_mask_storeu_ps(dst + i, m, _mm512_cvtph_ps(a));
+    }
+}
+
+/* Round-to-nearest-even on the float bits; NaN lanes are quietened
+ * instead (rounding could carry a payload into the exponent or sign). */
+static inline __m256i bf16_round(__m512 f)
+{
+    const __m512i x = _mm512_castps_si512(f);
+    const __m512i lsb =
+        _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(
+        _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb),
+        16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+    r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(x, 16),
+                             _mm512_set1_epi32(0x0040));
+    return _mm512_cvtepi32_epi16(r);
+}
+
+void kern_f32_to_bf16_avx512(uint16_t *dst, const float *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i),
+                            bf16_round(_mm512_loadu_ps(src + i)));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i + 16),
+                            bf16_round(_mm512_loadu_ps(src + i + 16)));
+    }
+    for (; i < n; i += 16) {
+        const size_t rest = n - i < 16 ? n - i : 16;
+        const __mmask16 m = tail16(rest);
+        _mm256_mask_storeu_epi16(dst + i, m,
+                                 bf16_round(_mm512_maskz_loadu_ps(m, src + i)));
+    }
+}
+
+void kern_bf16_to_f32_avx512(float *dst, const uint16_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256i a =
+            _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
+        const __m256i b =
+            _mm256_loadu_si256((const __m256i *)(const void *)(src + i + 16));
+        _mm512_storeu_si512(dst + i,
+                            _mm512_slli_epi32(_mm512_cvtepu16_epi32(a), 16));
+        _mm512_storeu_si512(dst + i + 16,
+                            _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
+    }
+    for (; i < n; i += 16) {
+        const size_t rest = n - i < 16 ? n - i : 16;
+        const __mmask16 m = tail16(rest);
+        const __m256i a = _mm256_maskz_loadu_epi16(m, src + i);
+        _mm512_mask_storeu_ps(
+            dst + i, m,
+            _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(a), 16)));
+    }
+}
