@@ -1,0 +1,429 @@
+/* edgefit-bench end to end, in its --quick mode: every table printed with
+ * its columns, the CSVs of --out read back, the results the tables check
+ * (conversion bits, int8 products, matmul error) clean, the
+ * mixed-precision table equal to seed 004's formulas computed here, and
+ * bad options rejected with exit 2 and no file. No timing is judged: the
+ * measured columns only have to be positive. The program path comes as
+ * argv[1]. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edgefit/artifacts.h"
+#include "run.h"
+
+static const char *bench;
+static char tmpdir[] = "/tmp/edgefit-bench-XXXXXX";
+
+#define RUN(r, ...)                                                          \
+    do {                                                                     \
+        char *argv_[] = {(char *)bench, __VA_ARGS__, NULL};                  \
+        run_argv(argv_, (r));                                                \
+    } while (0)
+
+#define MAX_COLS 16
+
+/* What each table must hold: its name, its columns (the comparison
+ * columns of a blas_compare build come on top) and its rows in --quick. */
+static const struct {
+    const char *name;
+    size_t rows;
+    const char *cols[MAX_COLS];
+} want_tables[] = {
+    {"bench_host", 1,
+     {"kernel_path", "peak_path", "peak_gflops", "triad_gbps", "triad_mib",
+      "knee_flop_per_byte", "threads", "repeats", "sample_ms", "quick",
+      "compared_with"}},
+    {"bench_matmul", 5,
+     {"shape", "m", "k", "n", "flop", "edgefit_ms", "edgefit_gflops",
+      "pct_of_peak", "naive_ms", "naive_gflops", "naive_source",
+      "speedup_vs_naive", "mt_speedup", "check_ref", "max_err_of_bound"}},
+    {"bench_gelu", 5,
+     {"variant", "implementation", "elements", "ms", "ns_per_element",
+      "effective_gbps", "speedup_vs_unfused", "time_vs_copy",
+      "max_abs_err"}},
+    {"bench_intensity", 4,
+     {"operation", "flop", "bytes", "flop_per_byte", "ms", "gflops", "gbps",
+      "knee_flop_per_byte", "bound", "roofline_gflops", "pct_of_roofline"}},
+    {"bench_mixed_precision", 4,
+     {"model", "parameters", "activations", "fp32_bytes", "mixed_bytes",
+      "fp32_gb", "mixed_gb", "savings_gb", "savings_pct"}},
+    {"bench_conversions", 9,
+     {"conversion", "implementation", "elements", "bytes", "ms",
+      "ns_per_element", "gbps", "speedup_vs_f16c", "gbps_vs_copy",
+      "mismatches_vs_reference"}},
+    {"bench_int8", 2,
+     {"shape", "m", "k", "n", "ops", "edgefit_ms", "edgefit_gops",
+      "edgefit_mismatches"}},
+};
+enum { NTABLES = sizeof want_tables / sizeof want_tables[0] };
+
+/* The seed's four models and its formulas, written out as the seed does:
+ * parameters stay fp32, Adam keeps 8 bytes per parameter. */
+static const struct {
+    const char *name;
+    uint64_t params, activations;
+} seed_models[] = {
+    {"Tiny CNN", 50000, 100000},
+    {"Small BERT", 10000000, 5000000},
+    {"Medium GPT", 100000000, 50000000},
+    {"Large Transformer", 1000000000, 500000000},
+};
+
+static void seed_formula(uint64_t n, uint64_t a, uint64_t *fp32,
+                         uint64_t *mixed)
+{
+    uint64_t param_memory = n * 4;
+    uint64_t fp32_activations = a * 4, fp32_gradients = n * 4;
+    uint64_t fp32_optimizer = n * 8;
+    *fp32 = param_memory + fp32_activations + fp32_gradients + fp32_optimizer;
+    uint64_t fp16_activations = a * 2, fp16_gradients = n * 2;
+    *mixed = param_memory + fp16_activations + fp16_gradients +
+             fp32_optimizer;
+}
+
+static long col(const art_table *t, const char *name)
+{
+    long c = art_table_find_column(t, name);
+    if (c < 0) {
+        fail_msg("%s: no column %s", art_table_name(t), name);
+    }
+    return c;
+}
+
+static double real_at(const art_table *t, size_t row, const char *name)
+{
+    double v = NAN;
+    int st = art_table_get_real(t, row, (size_t)col(t, name), &v);
+    if (st != ART_OK) {
+        fail_msg("%s row %zu %s: empty or not a number", art_table_name(t),
+                 row, name);
+    }
+    return v;
+}
+
+static uint64_t uint_at(const art_table *t, size_t row, const char *name)
+{
+    uint64_t v = 0;
+    assert_int_equal(art_table_get_uint(t, row, (size_t)col(t, name), &v),
+                     ART_OK);
+    return v;
+}
+
+static const char *text_at(const art_table *t, size_t row, const char *name)
+{
+    const char *v = NULL;
+    assert_int_equal(art_table_get_text(t, row, (size_t)col(t, name), &v),
+                     ART_OK);
+    return v;
+}
+
+static bool is_set(const art_table *t, size_t row, const char *name)
+{
+    long c = art_table_find_column(t, name);
+    return c >= 0 && art_table_is_set(t, row, (size_t)c);
+}
+
+static art_table *load(const char *dir, const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s.csv", dir, name);
+    art_table *t = NULL;
+    struct art_diag diag;
+    if (art_table_load_csv(path, &t, &diag) != ART_OK) {
+        fail_msg("%s: cannot be read back (line %d: %s)", path, diag.line,
+                 diag.message);
+    }
+    return t;
+}
+
+static void check_mixed(const art_table *t)
+{
+    assert_int_equal(art_table_rows(t), 4);
+    for (size_t i = 0; i < 4; i++) {
+        uint64_t fp32, mixed;
+        seed_formula(seed_models[i].params, seed_models[i].activations,
+                     &fp32, &mixed);
+        assert_string_equal(text_at(t, i, "model"), seed_models[i].name);
+        assert_true(uint_at(t, i, "parameters") == seed_models[i].params);
+        assert_true(uint_at(t, i, "activations") ==
+                    seed_models[i].activations);
+        assert_true(uint_at(t, i, "fp32_bytes") == fp32);
+        assert_true(uint_at(t, i, "mixed_bytes") == mixed);
+        assert_true(real_at(t, i, "fp32_gb") == (double)fp32 / 1e9);
+        assert_true(real_at(t, i, "mixed_gb") == (double)mixed / 1e9);
+        assert_true(real_at(t, i, "savings_gb") ==
+                    (double)(fp32 - mixed) / 1e9);
+        assert_true(real_at(t, i, "savings_pct") ==
+                    (double)(fp32 - mixed) / (double)fp32 * 100.0);
+    }
+    /* By hand: Tiny CNN is 1,200,000 B in fp32 and 900,000 B mixed, a
+     * quarter saved; Medium GPT 1.8 GB against 1.5 GB. */
+    assert_true(uint_at(t, 0, "fp32_bytes") == 1200000);
+    assert_true(uint_at(t, 0, "mixed_bytes") == 900000);
+    assert_true(real_at(t, 0, "savings_pct") == 25.0);
+    assert_true(real_at(t, 2, "fp32_gb") == 1.8);
+    assert_true(real_at(t, 2, "mixed_gb") == 1.5);
+}
+
+/* The columns of a table as they appear in stdout after its title. */
+static void check_printed(const char *out, const char *name,
+                          const art_table *t)
+{
+    char title[80];
+    snprintf(title, sizeof title, "%s: ", name);
+    const char *at = strstr(out, title);
+    if (!at) {
+        fail_msg("stdout has no table %s", name);
+    }
+    const char *header_end = strchr(strchr(at, '\n') + 1, '\n');
+    assert_non_null(header_end);
+    for (size_t c = 0; c < art_table_cols(t); c++) {
+        const char *hit = strstr(at, art_table_column_name(t, c));
+        if (!hit || hit > header_end) {
+            fail_msg("%s: column %s not printed", name,
+                     art_table_column_name(t, c));
+        }
+    }
+}
+
+static void test_quick_run(void **state)
+{
+    (void)state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/out", tmpdir);
+    struct run_result r;
+    RUN(&r, "--quick", "--repeats", "2", "--out", dir);
+    if (r.status != 0) {
+        fail_msg("status %d: %s", r.status, r.err);
+    }
+    /* Not a terminal: no progress lines. */
+    assert_string_equal(r.err, "");
+    assert_int_equal(run_count_entries(dir), NTABLES);
+
+    art_table *t[NTABLES];
+    for (size_t i = 0; i < NTABLES; i++) {
+        t[i] = load(dir, want_tables[i].name);
+        assert_int_equal(art_table_rows(t[i]), want_tables[i].rows);
+        for (size_t c = 0; c < MAX_COLS && want_tables[i].cols[c]; c++) {
+            col(t[i], want_tables[i].cols[c]);
+        }
+        check_printed(r.out, want_tables[i].name, t[i]);
+    }
+    art_table *host = t[0], *mm = t[1], *gelu = t[2], *ai = t[3];
+    art_table *cvt = t[5], *q8 = t[6];
+
+    assert_true(real_at(host, 0, "peak_gflops") > 0.0);
+    assert_true(real_at(host, 0, "triad_gbps") > 0.0);
+
+    /* Matmul: the shapes in order, FLOP counts, edgefit's product within
+     * the error bound of kernels.h against the naive loop. */
+    static const uint64_t shapes[5][3] = {
+        {64, 64, 64}, {128, 128, 128}, {32, 784, 64}, {32, 64, 10},
+        {1, 784, 64},
+    };
+    for (size_t i = 0; i < 5; i++) {
+        uint64_t m = shapes[i][0], k = shapes[i][1], n = shapes[i][2];
+        char shape[64];
+        snprintf(shape, sizeof shape, "%llux%llux%llu",
+                 (unsigned long long)m, (unsigned long long)k,
+                 (unsigned long long)n);
+        assert_string_equal(text_at(mm, i, "shape"), shape);
+        assert_true(uint_at(mm, i, "flop") == 2 * m * k * n);
+        assert_true(real_at(mm, i, "edgefit_ms") > 0.0);
+        assert_true(real_at(mm, i, "naive_ms") > 0.0);
+        assert_string_equal(text_at(mm, i, "naive_source"), "measured");
+        assert_string_equal(text_at(mm, i, "check_ref"), "naive");
+        assert_true(real_at(mm, i, "max_err_of_bound") < 1.0);
+        /* A quick run has no square >= 512: no multi-thread figures. */
+        assert_false(is_set(mm, i, "mt_speedup"));
+        if (art_table_find_column(mm, "openblas_ms") >= 0) {
+            assert_true(real_at(mm, i, "openblas_ms") > 0.0);
+            assert_true(real_at(mm, i, "edgefit_to_best") > 0.0);
+        }
+    }
+
+    /* GELU: the copy is exact; the fused and unfused forms agree with a
+     * double evaluation of the tanh form to float accuracy. */
+    assert_string_equal(text_at(gelu, 0, "variant"), "copy");
+    assert_true(real_at(gelu, 0, "max_abs_err") == 0.0);
+    assert_true(real_at(gelu, 0, "time_vs_copy") == 1.0);
+    for (size_t i = 1; i < 5; i++) {
+        assert_true(real_at(gelu, i, "ms") > 0.0);
+        assert_true(real_at(gelu, i, "max_abs_err") < 1e-5);
+    }
+    assert_true(uint_at(gelu, 0, "elements") == 256 * 256);
+
+    /* Intensity on 128 x 128: the seed's FLOP and byte counts. */
+    const uint64_t e = 128 * 128;
+    const uint64_t flop[4] = {e, e, 8 * e, 2 * e * 128};
+    const uint64_t bytes[4] = {12 * e, 12 * e, 8 * e, 12 * e};
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(uint_at(ai, i, "flop") == flop[i]);
+        assert_true(uint_at(ai, i, "bytes") == bytes[i]);
+        assert_true(real_at(ai, i, "flop_per_byte") ==
+                    (double)flop[i] / (double)bytes[i]);
+        assert_true(real_at(ai, i, "gflops") > 0.0);
+    }
+    /* 1/12 FLOP per byte is memory-bound on any CPU. */
+    assert_string_equal(text_at(ai, 0, "bound"), "memory");
+
+    check_mixed(t[4]);
+
+    /* Conversions: every compared row agrees bit for bit. */
+    size_t compared = 0;
+    for (size_t i = 0; i < art_table_rows(cvt); i++) {
+        assert_true(real_at(cvt, i, "gbps") > 0.0);
+        if (is_set(cvt, i, "mismatches_vs_reference")) {
+            assert_true(uint_at(cvt, i, "mismatches_vs_reference") == 0);
+            compared++;
+        }
+    }
+    assert_int_equal(compared, 4);
+
+    /* int8: exact against the int32 reference loop. */
+    for (size_t i = 0; i < 2; i++) {
+        assert_true(uint_at(q8, i, "edgefit_mismatches") == 0);
+        assert_true(real_at(q8, i, "edgefit_gops") > 0.0);
+        if (art_table_find_column(q8, "onednn_mismatches") >= 0) {
+            assert_true(uint_at(q8, i, "onednn_mismatches") == 0);
+        }
+    }
+    for (size_t i = 0; i < NTABLES; i++) {
+        art_table_destroy(t[i]);
+    }
+    run_free(&r);
+    run_rmdir(dir);
+}
+
+static void test_single_table(void **state)
+{
+    (void)state;
+    struct run_result r;
+    /* One table in CSV: plain CSV, header first. */
+    RUN(&r, "--table", "mixed_precision", "--format", "csv");
+    assert_int_equal(r.status, 0);
+    static const char header[] =
+        "model,parameters,activations,fp32_bytes,mixed_bytes,fp32_gb,"
+        "mixed_gb,savings_gb,savings_pct\n";
+    assert_int_equal(strncmp(r.out, header, sizeof header - 1), 0);
+    assert_non_null(strstr(r.out, "\nTiny CNN,50000,100000,1200000,900000,"));
+    run_free(&r);
+
+    /* JSON: the numbers read back exactly. */
+    RUN(&r, "--table", "mixed_precision", "--format", "json");
+    assert_int_equal(r.status, 0);
+    json_error_t err;
+    json_t *j = json_loads(r.out, 0, &err);
+    if (!j) {
+        fail_msg("not JSON (%s): %s", err.text, r.out);
+    }
+    json_t *rows = json_object_get(j, "bench_mixed_precision");
+    assert_int_equal(json_array_size(rows), 4);
+    assert_int_equal(json_object_size(j), 1);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *row = json_array_get(rows, i);
+        uint64_t fp32, mixed;
+        seed_formula(seed_models[i].params, seed_models[i].activations,
+                     &fp32, &mixed);
+        assert_true((uint64_t)json_integer_value(
+                        json_object_get(row, "fp32_bytes")) == fp32);
+        assert_true(json_number_value(json_object_get(row, "mixed_gb")) ==
+                    (double)mixed / 1e9);
+        assert_true(json_number_value(json_object_get(row, "savings_pct")) ==
+                    (double)(fp32 - mixed) / (double)fp32 * 100.0);
+    }
+    json_decref(j);
+    run_free(&r);
+}
+
+static void test_rejected_input(void **state)
+{
+    (void)state;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/rejected", tmpdir);
+    char *b = (char *)bench, *o = dir;
+    struct {
+        const char *why;
+        char *argv[8];
+        const char *needle;
+    } cases[] = {
+        {"zero repeats", {b, "--repeats", "0", "--out", o, NULL}, "--repeats"},
+        {"text repeats", {b, "--repeats", "5x", "--out", o, NULL},
+         "--repeats"},
+        {"zero threads", {b, "--threads", "0", "--out", o, NULL}, "--threads"},
+        {"too many threads", {b, "--threads", "65", "--out", o, NULL},
+         "--threads"},
+        {"table", {b, "--table", "roofline", "--out", o, NULL}, "roofline"},
+        {"format", {b, "--format", "xml", "--out", o, NULL}, "--format"},
+        {"unknown option", {b, "--frobnicate", "--out", o, NULL},
+         "--frobnicate"},
+        {"missing value", {b, "--out", o, "--table", NULL}, "--table"},
+        {"empty out", {b, "--out", "", NULL}, "--out"},
+        {"stray argument", {b, "extra", "--out", o, NULL}, "extra"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct run_result r;
+        run_argv(cases[i].argv, &r);
+        if (r.status != 2 || !strstr(r.err, cases[i].needle)) {
+            fail_msg("%s: status %d, stderr '%s' (want 2 and '%s')",
+                     cases[i].why, r.status, r.err, cases[i].needle);
+        }
+        assert_string_equal(r.out, "");
+        run_free(&r);
+        assert_int_equal(run_count_entries(dir), -1);
+    }
+}
+
+static void test_help_version(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--help");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "--quick"));
+    assert_non_null(strstr(r.out, "mixed_precision"));
+    run_free(&r);
+    RUN(&r, "--version");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(strncmp(r.out, "edgefit-bench ", 14), 0);
+    run_free(&r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rmdir(tmpdir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test-bench PATH-TO-edgefit-bench\n");
+        return 2;
+    }
+    bench = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rejected_input),
+        cmocka_unit_test(test_help_version),
+        cmocka_unit_test(test_single_table),
+        cmocka_unit_test(test_quick_run),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
