@@ -1,0 +1,275 @@
+/* AVX2 kernels of the q8 family.
+ *
+ * GEMM: vpmaddubsw would saturate its int16 pair sums, so it is not used.
+ * The biased weights (w + 128, 0..255) are zero-extended to int16 and the
+ * activations sign-extended to int16; vpmaddwd then forms exact int32 sums
+ * of pairs, added with vpaddd. As in the VNNI path every row starts at
+ * -128 * rowsum(a). A tile is MR = 2 rows by one block of 16 columns;
+ * each accumulator holds 4 columns as two partial sums (k pairs 0-1 and
+ * 2-3) that vphaddd folds at the end.
+ *
+ * Element-wise kernels follow the C references operation by operation so
+ * their results are bit-identical. */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "q8.h"
+
+enum { MR = 2 };
+
+/* sum of a row of int8: vpsadbw sums (a ^ 0x80) = a + 128 as unsigned. */
+static int32_t row_sum(const int8_t *p, size_t k)
+{
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    __m256i acc = _mm256_setzero_si256();
+    size_t t = 0;
+    for (; t + 32 <= k; t += 32) {
+        const __m256i v =
+            _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(p + t)),
+                             flip);
+        acc = _mm256_add_epi64(acc,
+                               _mm256_sad_epu8(v, _mm256_setzero_si256()));
+    }
+    int64_t s = _mm256_extract_epi64(acc, 0) + _mm256_extract_epi64(acc, 1) +
+                _mm256_extract_epi64(acc, 2) + _mm256_extract_epi64(acc, 3);
+    s -= 128 * (int64_t)t;
+    for (; t < k; t++) {
+        s += p[t];
+    }
+    return (int32_t)s;
+}
+
+/* Four int8 of A as int16, broadcast to every 64-bit lane. */
+static inline __m256i bcast_a(const int8_t *p, size_t bytes)
+{
+    int32_t v = 0;
+    memcpy(&v, p, bytes);
+    const __m128i w = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(v));
+    return _mm256_broadcastq_epi64(w);
+}
+
+/* Folds the four accumulators of one row (16 columns) into two vectors of
+ * 8 columns in order and adds the row's start value. */
+static inline void fold(__m256i a0, __m256i a1, __m256i a2, __m256i a3,
+                        int32_t start, int32_t *out)
+{
+    const __m256i s = _mm256_set1_epi32(start);
+    const __m256i lo =
+        _mm256_permute4x64_epi64(_mm256_hadd_epi32(a0, a1), 0xd8);
+    const __m256i hi =
+        _mm256_permute4x64_epi64(_mm256_hadd_epi32(a2, a3), 0xd8);
+    _mm256_storeu_si256((__m256i *)out, _mm256_add_epi32(lo, s));
+    _mm256_storeu_si256((__m256i *)(out + 8), _mm256_add_epi32(hi, s));
+}
+
+#define LOADB(j)                                                            \
+    const __m256i b##j = _mm256_cvtepu8_epi16(                              \
+        _mm_loadu_si128((const __m128i *)(b + g * 64 + 16 * j)));
+#define DP(r, j)                                                            \
+    r##j = _mm256_add_epi32(r##j, _mm256_madd_epi16(b##j, a##r));
+
+/* One tile of mr rows (1 or 2) by 16 columns into out (16 per row, ld 16),
+ * over all groups of K; start[r] is each row's starting value. */
+static inline __attribute__((always_inline)) void
+tile(const int mr, size_t k, const int8_t *a, size_t lda, const uint8_t *b,
+     const int32_t *start, int32_t *out)
+{
+    __m256i x0 = _mm256_setzero_si256(), x1 = x0, x2 = x0, x3 = x0;
+    __m256i y0 = x0, y1 = x0, y2 = x0, y3 = x0;
+    const size_t kg = q8_groups(k);
+    for (size_t g = 0; g < kg; g++) {
+        const size_t bytes = 4 * g + 4 <= k ? 4 : k - 4 * g;
+        LOADB(0)
+        LOADB(1)
+        LOADB(2)
+        LOADB(3)
+        const __m256i ax = bcast_a(a + 4 * g, bytes);
+        DP(x, 0)
+        DP(x, 1)
+        DP(x, 2)
+        DP(x, 3)
+        if (mr > 1) {
+            const __m256i ay = bcast_a(a + lda + 4 * g, bytes);
+            DP(y, 0)
+            DP(y, 1)
+            DP(y, 2)
+            DP(y, 3)
+        }
+    }
+    fold(x0, x1, x2, x3, start[0], out);
+    if (mr > 1) {
+        fold(y0, y1, y2, y3, start[1], out + Q8_NB);
+    }
+}
+
+void kern_q8_gemm_avx2(size_t m, size_t n, size_t k, const int8_t *a,
+                       size_t lda, const uint8_t *bp, int32_t *c, size_t ldc)
+{
+    const size_t kg = q8_groups(k);
+    const size_t nb = q8_blocks(n);
+    const size_t bstride = kg * Q8_NB * Q8_KG;
+    int32_t out[MR * Q8_NB];
+    for (size_t i = 0; i < m; i += MR) {
+        const size_t mr = m - i < MR ? m - i : MR;
+        int32_t start[MR] = {0, 0};
+        for (size_t r = 0; r < mr; r++) {
+            start[r] = -128 * row_sum(a + (i + r) * lda, k);
+        }
+        for (size_t jb = 0; jb < nb; jb++) {
+            const size_t cols = n - jb * Q8_NB < Q8_NB ? n - jb * Q8_NB
+                                                       : Q8_NB;
+            if (mr == MR) {
+                tile(2, k, a + i * lda, lda, bp + jb * bstride, start, out);
+            } else {
+                tile(1, k, a + i * lda, lda, bp + jb * bstride, start, out);
+            }
+            for (size_t r = 0; r < mr; r++) {
+                memcpy(c + (i + r) * ldc + jb * Q8_NB, out + r * Q8_NB,
+                       cols * sizeof *c);
+            }
+        }
+    }
+}
+
+uint32_t kern_q8_absmax_avx2(const float *x, size_t n)
+{
+    const __m256i abs = _mm256_set1_epi32(0x7fffffff);
+    __m256i best = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
+        best = _mm256_max_epu32(best, _mm256_and_si256(v, abs));
+    }
+    uint32_t lanes[8];
+    _mm256_storeu_si256((__m256i *)lanes, best);
+    uint32_t r = 0;
+    for (int l = 0; l < 8; l++) {
+        r = lanes[l] > r ? lanes[l] : r;
+    }
+    for (; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], 4);
+        bits &= 0x7fffffffu;
+        r = bits > r ? bits : r;
+    }
+    return r;
+}
+
+static int8_t quant1(float v)
+{
+    if (v != v) {
+        return 0;
+    }
+    if (v > 127.0f) {
+        v = 127.0f;
+    } else if (v < -127.0f) {
+        v = -127.0f;
+    }
+    return (int8_t)nearbyintf(v);
+}
+
+/* 8 values already divided by the scale to 8 int8 in the low 64 bits. */
+static inline __m128i quant8(__m256 v)
+{
+    const __m256 ord = _mm256_cmp_ps(v, v, _CMP_ORD_Q);
+    v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(-127.0f)),
+                      _mm256_set1_ps(127.0f));
+    v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm256_and_ps(v, ord);
+    const __m256i i = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(i),
+                                      _mm256_extracti128_si256(i, 1));
+    return _mm_packs_epi16(w, w);
+}
+
+void kern_q8_quant_avx2(const float *x, size_t n, float scale, int8_t *dst)
+{
+    const __m256 s = _mm256_set1_ps(scale);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), s);
+        _mm_storel_epi64((__m128i *)(dst + i), quant8(v));
+    }
+    for (; i < n; i++) {
+        dst[i] = quant1(x[i] / scale);
+    }
+}
+
+void kern_q8_dequant_avx2(const int8_t *q, size_t n, float scale,
+                          float *dst)
+{
+    const __m256 s = _mm256_set1_ps(scale);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i b = _mm_loadl_epi64((const __m128i *)(q + i));
+        const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+        _mm256_storeu_ps(dst + i, _mm256_mul_ps(v, s));
+    }
+    for (; i < n; i++) {
+        dst[i] = (float)q[i] * scale;
+    }
+}
+
+static float requant1(int32_t acc, float a_scale, float w_scale,
+                      const float *bias, size_t j, int relu)
+{
+    const float mul = a_scale * w_scale;
+    float y = (float)acc * mul;
+    if (bias) {
+        y = y + bias[j];
+    }
+    if (relu && !(y > 0.0f)) {
+        y = y != y ? y : 0.0f;
+    }
+    return y;
+}
+
+static inline __m256 requant8(const int32_t *acc, __m256 as, const float *ws,
+                              const float *bias, size_t j, int relu)
+{
+    const __m256 mul = _mm256_mul_ps(as, _mm256_loadu_ps(ws + j));
+    const __m256i a = _mm256_loadu_si256((const __m256i *)(acc + j));
+    __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(a), mul);
+    if (bias) {
+        y = _mm256_add_ps(y, _mm256_loadu_ps(bias + j));
+    }
+    if (relu) {
+        const __m256 keep =
+            _mm256_or_ps(_mm256_cmp_ps(y, _mm256_setzero_ps(), _CMP_GT_OQ),
+                         _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
+        y = _mm256_and_ps(y, keep);
+    }
+    return y;
+}
+
+void kern_q8_requant_f32_avx2(size_t n, const int32_t *acc, float a_scale,
+                              const float *w_scales, const float *bias,
+                              int relu, float *y)
+{
+    const __m256 as = _mm256_set1_ps(a_scale);
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        _mm256_storeu_ps(y + j, requant8(acc, as, w_scales, bias, j, relu));
+    }
+    for (; j < n; j++) {
+        y[j] = requant1(acc[j], a_scale, w_scales[j], bias, j, relu);
+    }
+}
+
+void kern_q8_requant_s8_avx2(size_t n, const int32_t *acc, float a_scale,
+                             const float *w_scales, const float *bias,
+                             int relu, float out_scale, int8_t *q)
+{
+    const __m256 as = _mm256_set1_ps(a_scale);
+    const __m256 os = _mm256_set1_ps(out_scale);
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256 v = requant8(acc, as, w_scales, bias, j, relu);
+        _mm_storel_epi64((__m128i *)(q + j), quant8(_mm256_div_ps(v, os)));
+    }
+    for (; j < n; j++) {
+        const float v = requant1(acc[j], a_scale, w_scales[j], bias, j, relu);
+        q[j] = quant1(v / out_scale);
+    }
+}
