@@ -1,0 +1,633 @@
+/* edgefit-stream: run the four operators of a streaming model on real data,
+ * time each, and say what bounds it on this host and how much of the
+ * stream interval it leaves (the hardware profile of seed 002, measured). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "edgefit/artifacts.h"
+#include "edgefit/profile.h"
+
+struct options {
+    struct prof_stream_opts stream;
+    double triad_mib; /* 0: the library's default size */
+    enum cli_format format;
+    const char *out_dir;
+    int strict;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: edgefit-stream [options]\n"
+        "\n"
+        "Run a streaming model's operators (input_normalization,\n"
+        "linear_projection, activation, decision_head) on real data, time\n"
+        "each, and report memory, bandwidth, the share of the stream interval\n"
+        "used and what bounds it on this host.\n"
+        "\n"
+        "  --features N           features per sample (default 64)\n"
+        "  --batch N              samples per stream step (default 32)\n"
+        "  --hidden N             width of linear_projection (default 64)\n"
+        "  --outputs N            decision_head outputs (default 1)\n"
+        "  --stream-interval-ms X time between batches, ms (default 10)\n"
+        "  --activation A         relu|gelu (default relu)\n"
+        "  --repeats N            timed runs per operator, median kept\n"
+        "                         (default 50)\n"
+        "  --warmup N             untimed runs first (default 3)\n"
+        "  --latency-multiplier X scale measured latencies (default 1)\n"
+        "  --data D               auto|fashion-mnist|synthetic (default auto:\n"
+        "                         Fashion-MNIST when features <= 784 and the\n"
+        "                         files are readable, else a synthetic stream)\n"
+        "  --data-dir DIR         Fashion-MNIST folder (default\n"
+        "                         " PROF_FASHION_MNIST_DIR ")\n"
+        "  --seed N               weights and synthetic data (default 42)\n"
+        "  --triad-mib X          size of the bandwidth calibration's three\n"
+        "                         arrays together, MiB (default 4 x L3)\n"
+        "  --format F             table|csv|json on stdout (default table)\n"
+        "  --out DIR              write operator_profile.csv,\n"
+        "                         hardware_totals.csv, hardware_profile.json\n"
+        "  --strict               exit 3 when a batch takes longer than the\n"
+        "                         interval\n"
+        "  --help, --version\n"
+        "\n"
+        "Exit status: 0 success, 1 runtime failure, 2 bad usage or input,\n"
+        "3 constraint not met with --strict.\n");
+}
+
+/* Sizes are capped so that every tensor stays far inside memory; the
+ * library checks the products again. */
+#define SIZE_MAX_OPT UINT64_C(1048576)
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    enum { O_FEATURES = 256, O_BATCH, O_HIDDEN, O_OUTPUTS, O_INTERVAL,
+           O_ACT, O_REPEATS, O_WARMUP, O_MULT, O_DATA, O_DATA_DIR, O_SEED,
+           O_TRIAD, O_FORMAT, O_OUT, O_STRICT, O_HELP, O_VERSION };
+    static const struct option longopts[] = {
+        {"features", required_argument, NULL, O_FEATURES},
+        {"batch", required_argument, NULL, O_BATCH},
+        {"hidden", required_argument, NULL, O_HIDDEN},
+        {"outputs", required_argument, NULL, O_OUTPUTS},
+        {"stream-interval-ms", required_argument, NULL, O_INTERVAL},
+        {"activation", required_argument, NULL, O_ACT},
+        {"repeats", required_argument, NULL, O_REPEATS},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"latency-multiplier", required_argument, NULL, O_MULT},
+        {"data", required_argument, NULL, O_DATA},
+        {"data-dir", required_argument, NULL, O_DATA_DIR},
+        {"seed", required_argument, NULL, O_SEED},
+        {"triad-mib", required_argument, NULL, O_TRIAD},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"out", required_argument, NULL, O_OUT},
+        {"strict", no_argument, NULL, O_STRICT},
+        {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof(*o));
+    prof_stream_opts_init(&o->stream);
+    o->format = CLI_FORMAT_TABLE;
+    struct prof_stream_opts *s = &o->stream;
+    uint64_t v = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_FEATURES:
+            if (!cli_parse_u64("--features", optarg, 1, SIZE_MAX_OPT,
+                               &s->feature_count)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_BATCH:
+            if (!cli_parse_u64("--batch", optarg, 1, SIZE_MAX_OPT,
+                               &s->batch)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_HIDDEN:
+            if (!cli_parse_u64("--hidden", optarg, 1, SIZE_MAX_OPT,
+                               &s->hidden)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_OUTPUTS:
+            if (!cli_parse_u64("--outputs", optarg, 1, SIZE_MAX_OPT,
+                               &s->outputs)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_INTERVAL:
+            if (!cli_parse_double("--stream-interval-ms", optarg, 1e-9, 1e12,
+                                  &s->stream_interval_ms)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_ACT:
+            if (strcmp(optarg, "relu") == 0) {
+                s->activation = PROF_STREAM_RELU;
+            } else if (strcmp(optarg, "gelu") == 0) {
+                s->activation = PROF_STREAM_GELU;
+            } else {
+                cli_error("--activation: '%s' is not relu or gelu", optarg);
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_REPEATS:
+            if (!cli_parse_u64("--repeats", optarg, 1, 1000000, &v)) {
+                return CLI_EXIT_USAGE;
+            }
+            s->timing.repeats = (unsigned)v;
+            break;
+        case O_WARMUP:
+            if (!cli_parse_u64("--warmup", optarg, 0, 1000000, &v)) {
+                return CLI_EXIT_USAGE;
+            }
+            s->timing.warmup = (unsigned)v;
+            break;
+        case O_MULT:
+            if (!cli_parse_double("--latency-multiplier", optarg, 1e-6, 1e6,
+                                  &s->timing.latency_multiplier)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_DATA:
+            if (strcmp(optarg, "auto") == 0) {
+                s->data = PROF_DATA_AUTO;
+            } else if (strcmp(optarg, "fashion-mnist") == 0) {
+                s->data = PROF_DATA_FASHION_MNIST;
+            } else if (strcmp(optarg, "synthetic") == 0) {
+                s->data = PROF_DATA_SYNTHETIC;
+            } else {
+                cli_error("--data: '%s' is not auto, fashion-mnist or "
+                          "synthetic", optarg);
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_DATA_DIR:
+            if (!*optarg) {
+                cli_error("--data-dir: the folder name is empty");
+                return CLI_EXIT_USAGE;
+            }
+            s->data_dir = optarg;
+            break;
+        case O_SEED:
+            if (!cli_parse_u64("--seed", optarg, 0, UINT64_MAX, &s->seed)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_TRIAD:
+            if (!cli_parse_double("--triad-mib", optarg, 1.0, 1048576.0,
+                                  &o->triad_mib)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_FORMAT:
+            if (!cli_parse_format("--format", optarg, &o->format)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_OUT:
+            if (!*optarg) {
+                cli_error("--out: the folder name is empty");
+                return CLI_EXIT_USAGE;
+            }
+            o->out_dir = optarg;
+            break;
+        case O_STRICT:
+            o->strict = 1;
+            break;
+        case O_HELP:
+            usage(stdout);
+            exit(CLI_EXIT_OK);
+        case O_VERSION:
+            printf("edgefit-stream %s\n", prof_version());
+            exit(CLI_EXIT_OK);
+        default:
+            if (optopt) {
+                cli_error("option needs a value or is unknown: %s",
+                          argv[optind - 1]);
+            } else {
+                cli_error("unknown option: %s", argv[optind - 1]);
+            }
+            fprintf(stderr, "Try '%s --help'.\n", cli_program());
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument: %s", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+struct result {
+    struct prof_calibration cal;
+    struct prof_stream_profile p;
+    char note[PROF_SENTENCE_MAX];
+    art_table *ops;
+    art_table *totals;
+    art_doc *doc;
+};
+
+static void result_free(struct result *r)
+{
+    art_doc_destroy(r->doc);
+    art_table_destroy(r->totals);
+    art_table_destroy(r->ops);
+}
+
+static int art_failed(const char *what, int st)
+{
+    cli_error("%s: %s", what, art_strerror(st));
+    return CLI_EXIT_FAILURE;
+}
+
+/* Column-by-column helpers that stop at the first failure. */
+struct filler {
+    art_table *t;
+    size_t row, col;
+    int st;
+};
+
+static void put_real(struct filler *f, double v)
+{
+    if (f->st == ART_OK) {
+        f->st = art_table_set_real(f->t, f->row, f->col, v);
+    }
+    f->col++;
+}
+
+static void put_uint(struct filler *f, uint64_t v)
+{
+    if (f->st == ART_OK) {
+        f->st = art_table_set_uint(f->t, f->row, f->col, v);
+    }
+    f->col++;
+}
+
+static void put_text(struct filler *f, const char *v)
+{
+    if (f->st == ART_OK) {
+        f->st = art_table_set_text(f->t, f->row, f->col, v);
+    }
+    f->col++;
+}
+
+static int add_columns(art_table *t, const char *const *names,
+                       const enum art_type *types, size_t n)
+{
+    int st = ART_OK;
+    for (size_t i = 0; st == ART_OK && i < n; i++) {
+        st = art_table_add_column(t, names[i], types[i]);
+    }
+    return st;
+}
+
+static int build_ops_table(struct result *r)
+{
+    /* The seed's columns first, then what the measurement adds. */
+    static const char *const names[] = {
+        "operator", "latency_ms", "memory_kb", "latency_ms_min",
+        "latency_ms_p90", "latency_ms_max", "latency_ms_mad", "bytes_moved",
+        "macs", "intensity_mac_per_byte", "bound", "fp16_latency_ms",
+        "int8_latency_ms",
+    };
+    static const enum art_type types[] = {
+        ART_TEXT, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
+        ART_UINT, ART_UINT, ART_REAL, ART_TEXT, ART_REAL, ART_REAL,
+    };
+    int st = art_table_create("operator_profile", &r->ops);
+    if (st == ART_OK) {
+        st = add_columns(r->ops, names, types, sizeof(types) /
+                                                   sizeof(types[0]));
+    }
+    for (size_t i = 0; st == ART_OK && i < PROF_STREAM_OPERATORS; i++) {
+        const struct prof_stream_op *op = &r->p.ops[i];
+        struct filler f = {r->ops, 0, 0, ART_OK};
+        f.st = art_table_add_row(r->ops, &f.row);
+        put_text(&f, op->operator_name);
+        put_real(&f, op->latency_ms);
+        put_real(&f, op->memory_kb);
+        put_real(&f, op->stats.min_ms);
+        put_real(&f, op->stats.p90_ms);
+        put_real(&f, op->stats.max_ms);
+        put_real(&f, op->stats.mad_ms);
+        put_uint(&f, op->bytes_moved);
+        put_uint(&f, op->macs);
+        put_real(&f, op->intensity_mac_per_byte);
+        put_text(&f, prof_bound_name(op->bound));
+        put_real(&f, op->fp16_latency_ms);
+        put_real(&f, op->int8_latency_ms);
+        st = f.st;
+    }
+    return st;
+}
+
+static int build_totals_table(struct result *r)
+{
+    static const char *const names[] = {
+        "latency_ms", "memory_kb", "estimated_bandwidth_mb_s",
+        "stream_utilization", "stream_interval_ms", "feature_count",
+        "batch_size", "bytes_moved", "fp32_memory_kb", "fp16_memory_kb",
+        "int8_memory_kb", "fp32_latency_ms", "fp16_latency_ms",
+        "int8_latency_ms", "host_peak_gmacs", "host_bandwidth_gbps",
+        "host_knee_mac_per_byte",
+    };
+    static const enum art_type types[] = {
+        ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_UINT, ART_UINT,
+        ART_UINT, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
+        ART_REAL, ART_REAL, ART_REAL,
+    };
+    const struct prof_stream_profile *p = &r->p;
+    int st = art_table_create("totals", &r->totals);
+    if (st == ART_OK) {
+        st = add_columns(r->totals, names, types, sizeof(types) /
+                                                      sizeof(types[0]));
+    }
+    struct filler f = {r->totals, 0, 0, st};
+    if (f.st == ART_OK) {
+        f.st = art_table_add_row(r->totals, &f.row);
+    }
+    put_real(&f, p->latency_ms);
+    put_real(&f, p->memory_kb);
+    put_real(&f, p->estimated_bandwidth_mb_s);
+    put_real(&f, p->stream_utilization);
+    put_real(&f, p->stream_interval_ms);
+    put_uint(&f, p->feature_count);
+    put_uint(&f, p->batch);
+    put_uint(&f, p->bytes_moved);
+    put_real(&f, p->fp32_memory_kb);
+    put_real(&f, p->fp16_memory_kb);
+    put_real(&f, p->int8_memory_kb);
+    put_real(&f, p->fp32_latency_ms);
+    put_real(&f, p->fp16_latency_ms);
+    put_real(&f, p->int8_latency_ms);
+    put_real(&f, p->host_peak_gmacs);
+    put_real(&f, p->host_bandwidth_gbps);
+    put_real(&f, p->host_knee_mac_per_byte);
+    return f.st;
+}
+
+/* The seed's note warned that latency effects of lower precision depend on
+ * the deployment; here it states what this host measured. */
+static void write_note(struct result *r)
+{
+    const struct prof_stream_profile *p = &r->p;
+    snprintf(r->note, sizeof(r->note),
+             "memory scales with bytes per element (fp16 %.1f KiB, int8 "
+             "%.1f KiB of %.1f KiB); latency does not: on this host fp16 "
+             "storage took %.4f ms (%.2fx fp32) and int8 %.4f ms (%.2fx), "
+             "conversions and quantisation included, and another device's "
+             "kernels will differ",
+             p->fp16_memory_kb, p->int8_memory_kb, p->fp32_memory_kb,
+             p->fp16_latency_ms, p->fp16_latency_ms / p->fp32_latency_ms,
+             p->int8_latency_ms, p->int8_latency_ms / p->fp32_latency_ms);
+}
+
+#define DOC_SET(call)                                                        \
+    do {                                                                     \
+        if (st == ART_OK) {                                                  \
+            st = (call);                                                     \
+        }                                                                    \
+    } while (0)
+
+static int build_doc(const struct options *o, struct result *r)
+{
+    const struct prof_stream_profile *p = &r->p;
+    art_doc *d = NULL, *totals = NULL, *prec = NULL, *edge = NULL,
+            *config = NULL, *host = NULL;
+    int st = art_doc_create(&d);
+    r->doc = d;
+    DOC_SET(art_doc_create(&totals));
+    DOC_SET(art_doc_create(&prec));
+    DOC_SET(art_doc_create(&edge));
+    DOC_SET(art_doc_create(&config));
+    DOC_SET(art_doc_create(&host));
+
+    DOC_SET(art_doc_set_real(totals, "latency_ms", p->latency_ms));
+    DOC_SET(art_doc_set_real(totals, "memory_kb", p->memory_kb));
+    DOC_SET(art_doc_set_real(totals, "estimated_bandwidth_mb_s",
+                             p->estimated_bandwidth_mb_s));
+    DOC_SET(art_doc_set_real(totals, "stream_utilization",
+                             p->stream_utilization));
+    DOC_SET(art_doc_set_uint(totals, "bytes_moved", p->bytes_moved));
+
+    DOC_SET(art_doc_set_real(prec, "fp32_memory_kb", p->fp32_memory_kb));
+    DOC_SET(art_doc_set_real(prec, "fp16_memory_kb", p->fp16_memory_kb));
+    DOC_SET(art_doc_set_real(prec, "int8_memory_kb", p->int8_memory_kb));
+    DOC_SET(art_doc_set_real(prec, "fp32_latency_ms", p->fp32_latency_ms));
+    DOC_SET(art_doc_set_real(prec, "fp16_latency_ms", p->fp16_latency_ms));
+    DOC_SET(art_doc_set_real(prec, "int8_latency_ms", p->int8_latency_ms));
+    DOC_SET(art_doc_set_text(prec, "note", r->note));
+
+    DOC_SET(art_doc_set_text(edge, "cache_sensitivity",
+                             p->cache_sensitivity));
+    DOC_SET(art_doc_set_text(edge, "bottleneck", p->bottleneck));
+    DOC_SET(art_doc_set_text(edge, "headroom", p->headroom));
+
+    DOC_SET(art_doc_set_uint(config, "feature_count", p->feature_count));
+    DOC_SET(art_doc_set_uint(config, "batch_size", p->batch));
+    DOC_SET(art_doc_set_uint(config, "hidden", p->hidden));
+    DOC_SET(art_doc_set_uint(config, "outputs", p->outputs));
+    DOC_SET(art_doc_set_real(config, "stream_interval_ms",
+                             p->stream_interval_ms));
+    DOC_SET(art_doc_set_text(config, "activation", p->activation));
+    DOC_SET(art_doc_set_text(config, "data_source", p->data_source));
+    DOC_SET(art_doc_set_uint(config, "seed", o->stream.seed));
+    DOC_SET(art_doc_set_uint(config, "warmup", o->stream.timing.warmup));
+    DOC_SET(art_doc_set_uint(config, "repeats", o->stream.timing.repeats));
+    DOC_SET(art_doc_set_real(config, "latency_multiplier",
+                             o->stream.timing.latency_multiplier));
+
+    DOC_SET(art_doc_set_real(host, "peak_gmacs", r->cal.peak.gmacs));
+    DOC_SET(art_doc_set_text(host, "fma_path", r->cal.peak.path));
+    DOC_SET(art_doc_set_real(host, "triad_gbps", r->cal.triad.gbps));
+    DOC_SET(art_doc_set_uint(host, "triad_total_bytes",
+                             r->cal.triad.total_bytes));
+    DOC_SET(art_doc_set_real(host, "knee_mac_per_byte",
+                             r->cal.knee_mac_per_byte));
+
+    DOC_SET(art_doc_set_table(d, "operator_profile", r->ops));
+    DOC_SET(art_doc_set_doc(d, "totals", totals));
+    DOC_SET(art_doc_set_doc(d, "precision_tradeoffs", prec));
+    DOC_SET(art_doc_set_doc(d, "edge_constraints", edge));
+    DOC_SET(art_doc_set_doc(d, "config", config));
+    DOC_SET(art_doc_set_doc(d, "host", host));
+    art_doc_destroy(host);
+    art_doc_destroy(config);
+    art_doc_destroy(edge);
+    art_doc_destroy(prec);
+    art_doc_destroy(totals);
+    return st;
+}
+
+static int compute(const struct options *o, struct result *r)
+{
+    if (o->triad_mib > 0.0) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%.17g", o->triad_mib);
+        if (setenv("PROF_TRIAD_MIB", buf, 1) != 0) {
+            cli_error("--triad-mib: cannot pass the size on");
+            return CLI_EXIT_FAILURE;
+        }
+    }
+    int st = prof_host_calibration(&r->cal);
+    if (st != PROF_OK) {
+        cli_error("calibrating the host: %s", prof_strerror(st));
+        return CLI_EXIT_FAILURE;
+    }
+    st = prof_stream_profile(&o->stream, &r->cal, &r->p);
+    if (st != PROF_OK) {
+        if (st == PROF_E_IO) {
+            cli_error("--data fashion-mnist: cannot read %s/"
+                      "train-images-idx3-ubyte.gz with %" PRIu64
+                      " features (at most 784)",
+                      o->stream.data_dir ? o->stream.data_dir
+                                         : PROF_FASHION_MNIST_DIR,
+                      o->stream.feature_count);
+            return CLI_EXIT_USAGE;
+        }
+        cli_error("stream profile: %s", prof_strerror(st));
+        return st == PROF_E_RANGE || st == PROF_E_OVERFLOW
+                   ? CLI_EXIT_USAGE
+                   : CLI_EXIT_FAILURE;
+    }
+    write_note(r);
+    if ((st = build_ops_table(r)) != ART_OK ||
+        (st = build_totals_table(r)) != ART_OK ||
+        (st = build_doc(o, r)) != ART_OK) {
+        return art_failed("building the output", st);
+    }
+    return CLI_EXIT_OK;
+}
+
+static void print_summary(const struct result *r)
+{
+    const struct prof_stream_profile *p = &r->p;
+    printf("\nstream: %" PRIu64 " features, batch %" PRIu64 ", hidden %"
+           PRIu64 ", %" PRIu64 " output(s), %s, %s data, interval %.3f ms\n",
+           p->feature_count, p->batch, p->hidden, p->outputs, p->activation,
+           p->data_source, p->stream_interval_ms);
+    printf("host: %.1f GMAC/s (%s FMA, one thread), triad %.2f GB/s "
+           "(%.0f MiB), knee %.2f MAC/byte\n",
+           r->cal.peak.gmacs, r->cal.peak.path, r->cal.triad.gbps,
+           (double)r->cal.triad.total_bytes / 1048576.0,
+           r->cal.knee_mac_per_byte);
+    printf("totals: latency %.6f ms, memory %.3f KB, bandwidth %.1f MB/s, "
+           "stream utilization %.6f\n",
+           p->latency_ms, p->memory_kb, p->estimated_bandwidth_mb_s,
+           p->stream_utilization);
+    printf("precision: fp32 %.3f KB %.6f ms; fp16 %.3f KB %.6f ms; "
+           "int8 %.3f KB %.6f ms\n",
+           p->fp32_memory_kb, p->fp32_latency_ms, p->fp16_memory_kb,
+           p->fp16_latency_ms, p->int8_memory_kb, p->int8_latency_ms);
+    printf("bottleneck: %s\n", p->bottleneck);
+    printf("headroom: %s\n", p->headroom);
+    printf("cache: %s\n", p->cache_sensitivity);
+}
+
+static int print_stdout(const struct options *o, const struct result *r)
+{
+    int st = ART_OK;
+    switch (o->format) {
+    case CLI_FORMAT_TABLE:
+        st = art_table_print(r->ops, stdout, 6);
+        if (st == ART_OK) {
+            print_summary(r);
+        }
+        break;
+    case CLI_FORMAT_CSV:
+        st = art_table_write_csv(r->ops, stdout);
+        break;
+    case CLI_FORMAT_JSON:
+        st = art_doc_write(r->doc, stdout);
+        break;
+    }
+    if (st == ART_OK && fflush(stdout) != 0) {
+        st = ART_E_IO;
+    }
+    return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+}
+
+/* All three files go to temporary names first and are renamed only when
+ * all were written, so a failed run leaves none of them half-written. */
+static int write_artifacts(const char *dir, const struct result *r)
+{
+    static const char *const names[3] = {
+        "operator_profile.csv", "hardware_totals.csv",
+        "hardware_profile.json",
+    };
+    if (art_mkdir_p(dir) != ART_OK) {
+        cli_error("--out: cannot create folder '%s'", dir);
+        return CLI_EXIT_FAILURE;
+    }
+    char *paths[3] = {NULL, NULL, NULL};
+    art_atomic *files[3] = {NULL, NULL, NULL};
+    int rc = CLI_EXIT_FAILURE;
+    for (int i = 0; i < 3; i++) {
+        paths[i] = art_path_join(dir, names[i]);
+        if (!paths[i]) {
+            cli_error("out of memory");
+            goto done;
+        }
+        if (art_atomic_open(paths[i], &files[i]) != ART_OK) {
+            cli_error("%s: cannot write in this folder", dir);
+            goto done;
+        }
+    }
+    if (art_table_write_csv(r->ops, art_atomic_file(files[0])) != ART_OK ||
+        art_table_write_csv(r->totals, art_atomic_file(files[1])) !=
+            ART_OK ||
+        art_doc_write(r->doc, art_atomic_file(files[2])) != ART_OK) {
+        cli_error("%s: write failed", dir);
+        goto done;
+    }
+    for (int i = 0; i < 3; i++) {
+        const int st = art_atomic_commit(files[i]);
+        files[i] = NULL;
+        if (st != ART_OK) {
+            cli_error("%s: %s", paths[i], art_strerror(st));
+            goto done;
+        }
+    }
+    rc = CLI_EXIT_OK;
+done:
+    for (int i = 0; i < 3; i++) {
+        art_atomic_abort(files[i]);
+        free(paths[i]);
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_program("edgefit-stream");
+    struct options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
+    }
+    struct result r;
+    memset(&r, 0, sizeof(r));
+    rc = compute(&o, &r);
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK && o.out_dir) {
+        rc = write_artifacts(o.out_dir, &r);
+    }
+    if (rc == CLI_EXIT_OK && o.strict &&
+        r.p.latency_ms > r.p.stream_interval_ms) {
+        cli_error("--strict: a batch takes %.6f ms, longer than the %.6f ms "
+                  "stream interval", r.p.latency_ms, r.p.stream_interval_ms);
+        rc = CLI_EXIT_CONSTRAINT;
+    }
+    result_free(&r);
+    return rc;
+}

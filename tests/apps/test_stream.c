@@ -1,0 +1,295 @@
+/* edgefit-stream end to end: its totals are the sums of its operators in
+ * every output, the three artifacts are written and agree, and bad input
+ * exits 2 without writing a file. The program path comes as argv[1]. Runs
+ * use few repeats and small calibration arrays (--triad-mib) to stay quick;
+ * no check depends on how fast anything ran. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edgefit/artifacts.h"
+#include "run.h"
+
+static const char *stream;
+static char tmpdir[] = "/tmp/edgefit-stream-XXXXXX";
+
+#define RUN(r, ...)                                                          \
+    do {                                                                     \
+        char *argv_[] = {(char *)stream, __VA_ARGS__, NULL};                 \
+        run_argv(argv_, (r));                                                \
+    } while (0)
+
+static const char *const op_names[4] = {
+    "input_normalization", "linear_projection", "activation",
+    "decision_head",
+};
+
+static json_t *parse_json(const char *text)
+{
+    json_error_t err;
+    json_t *j = json_loads(text, 0, &err);
+    if (!j) {
+        fail_msg("not JSON (%s): %s", err.text, text);
+    }
+    return j;
+}
+
+static double jreal(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v)) {
+        fail_msg("no number '%s'", key);
+    }
+    return json_number_value(v);
+}
+
+/* The totals of a hardware_profile document against its operators: sums
+ * in operator order, as the library adds them. */
+static void check_profile(json_t *j, double interval_ms)
+{
+    json_t *ops = json_object_get(j, "operator_profile");
+    assert_int_equal(json_array_size(ops), 4);
+    double lat = 0.0, mem = 0.0, lat16 = 0.0, lat8 = 0.0;
+    for (size_t i = 0; i < 4; i++) {
+        json_t *op = json_array_get(ops, i);
+        assert_string_equal(json_string_value(json_object_get(op,
+                                                              "operator")),
+                            op_names[i]);
+        assert_true(jreal(op, "latency_ms") >= 0.0);
+        lat += jreal(op, "latency_ms");
+        mem += jreal(op, "memory_kb");
+        lat16 += jreal(op, "fp16_latency_ms");
+        lat8 += jreal(op, "int8_latency_ms");
+    }
+    json_t *t = json_object_get(j, "totals");
+    assert_true(jreal(t, "latency_ms") == lat);
+    assert_true(jreal(t, "memory_kb") == mem);
+    assert_true(jreal(t, "stream_utilization") ==
+                fmin(1.0, lat / interval_ms));
+    assert_true(fabs(jreal(t, "estimated_bandwidth_mb_s") -
+                     jreal(t, "bytes_moved") / fmax(lat / 1000.0, 1e-9) /
+                         1048576.0) <=
+                1e-9 * jreal(t, "estimated_bandwidth_mb_s"));
+    json_t *p = json_object_get(j, "precision_tradeoffs");
+    assert_true(jreal(p, "fp32_memory_kb") == mem);
+    assert_true(jreal(p, "fp16_memory_kb") == mem / 2.0);
+    assert_true(jreal(p, "int8_memory_kb") == mem / 4.0);
+    assert_true(jreal(p, "fp32_latency_ms") == lat);
+    assert_true(jreal(p, "fp16_latency_ms") == lat16);
+    assert_true(jreal(p, "int8_latency_ms") == lat8);
+    json_t *e = json_object_get(j, "edge_constraints");
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%.4f ms", lat);
+    assert_non_null(strstr(json_string_value(json_object_get(e, "headroom")),
+                           buf));
+    assert_non_null(json_string_value(json_object_get(e, "bottleneck")));
+    assert_non_null(json_string_value(json_object_get(e,
+                                                      "cache_sensitivity")));
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--features", "24", "--batch", "8", "--hidden", "16",
+        "--stream-interval-ms", "2.5", "--repeats", "3", "--triad-mib", "16",
+        "--data", "synthetic", "--format", "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    json_t *j = parse_json(r.out);
+    check_profile(j, 2.5);
+    json_t *c = json_object_get(j, "config");
+    assert_true(jreal(c, "feature_count") == 24);
+    assert_true(jreal(c, "batch_size") == 8);
+    assert_true(jreal(c, "hidden") == 16);
+    assert_string_equal(json_string_value(json_object_get(c, "data_source")),
+                        "synthetic");
+    /* memory by hand, fp32: normalization 2*8*24 + 2*24 = 432 elements,
+     * projection 192 + 384 + 16 + 128 = 720, activation 256,
+     * head 128 + 16 + 1 + 8 = 153: 1561 * 4 bytes */
+    assert_true(jreal(json_object_get(j, "totals"), "memory_kb") ==
+                1561 * 4 / 1024.0);
+    json_t *host = json_object_get(j, "host");
+    assert_true(jreal(host, "peak_gmacs") > 0.0);
+    assert_true(jreal(host, "triad_total_bytes") == 16 * 1048576.0);
+    json_decref(j);
+    run_free(&r);
+}
+
+static void test_out_dir(void **state)
+{
+    (void)state;
+    char dir[sizeof(tmpdir) + 16];
+    snprintf(dir, sizeof(dir), "%s/out", tmpdir);
+    struct run_result r;
+    RUN(&r, "--features", "32", "--batch", "4", "--repeats", "3",
+        "--triad-mib", "16", "--out", dir, "--format", "csv");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    assert_true(strncmp(r.out, "operator,latency_ms,memory_kb,", 30) == 0);
+    assert_int_equal(run_count_entries(dir), 3);
+
+    char path[512];
+    art_table *ops = NULL, *tot = NULL;
+    snprintf(path, sizeof(path), "%s/operator_profile.csv", dir);
+    assert_int_equal(art_table_load_csv(path, &ops, NULL), ART_OK);
+    snprintf(path, sizeof(path), "%s/hardware_totals.csv", dir);
+    assert_int_equal(art_table_load_csv(path, &tot, NULL), ART_OK);
+    assert_int_equal(art_table_rows(ops), 4);
+    assert_int_equal(art_table_rows(tot), 1);
+    assert_string_equal(art_table_column_name(tot, 0), "latency_ms");
+    assert_string_equal(art_table_column_name(tot, 1), "memory_kb");
+    assert_string_equal(art_table_column_name(tot, 2),
+                        "estimated_bandwidth_mb_s");
+    assert_string_equal(art_table_column_name(tot, 3), "stream_utilization");
+    double lat = 0.0, mem = 0.0, v;
+    for (size_t i = 0; i < 4; i++) {
+        const char *name = NULL;
+        assert_int_equal(art_table_get_text(ops, i, 0, &name), ART_OK);
+        assert_string_equal(name, op_names[i]);
+        assert_int_equal(art_table_get_real(ops, i, 1, &v), ART_OK);
+        lat += v;
+        assert_int_equal(art_table_get_real(ops, i, 2, &v), ART_OK);
+        mem += v;
+    }
+    assert_int_equal(art_table_get_real(tot, 0, 0, &v), ART_OK);
+    assert_true(v == lat);
+    assert_int_equal(art_table_get_real(tot, 0, 1, &v), ART_OK);
+    assert_true(v == mem);
+    assert_int_equal(art_table_get_real(tot, 0, 3, &v), ART_OK);
+    assert_true(v == fmin(1.0, lat / 10.0)); /* default interval */
+
+    snprintf(path, sizeof(path), "%s/hardware_profile.json", dir);
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    assert_non_null(j);
+    check_profile(j, 10.0);
+    assert_true(jreal(json_object_get(j, "totals"), "latency_ms") == lat);
+    json_decref(j);
+    art_table_destroy(ops);
+    art_table_destroy(tot);
+    run_rmdir(dir);
+    run_free(&r);
+}
+
+static void test_table_and_strict(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--features", "16", "--batch", "2", "--repeats", "3",
+        "--triad-mib", "16", "--activation", "gelu");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "linear_projection"));
+    assert_non_null(strstr(r.out, "stream utilization"));
+    assert_non_null(strstr(r.out, "gelu"));
+    run_free(&r);
+    /* no batch runs in a picosecond */
+    RUN(&r, "--features", "16", "--batch", "2", "--repeats", "3",
+        "--triad-mib", "16", "--stream-interval-ms", "1e-9", "--strict",
+        "--format", "csv");
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "--strict"));
+    run_free(&r);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    char dir[sizeof(tmpdir) + 16];
+    snprintf(dir, sizeof(dir), "%s/bad", tmpdir);
+    const char *bad_features[] = {"0", "abc", "-3", "12x", "1e3", ""};
+    for (size_t i = 0; i < sizeof(bad_features) / sizeof(*bad_features);
+         i++) {
+        struct run_result r;
+        RUN(&r, "--features", (char *)bad_features[i], "--out", dir,
+            "--triad-mib", "16");
+        if (r.status != 2 || !strstr(r.err, "--features")) {
+            fail_msg("--features '%s': exit %d, %s", bad_features[i],
+                     r.status, r.err);
+        }
+        assert_int_equal(run_count_entries(dir), -1);
+        run_free(&r);
+    }
+    struct run_result r;
+    RUN(&r, "--out", dir, "--features");
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    RUN(&r, "--batch", "0", "--out", dir);
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    RUN(&r, "--stream-interval-ms", "0", "--out", dir);
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    RUN(&r, "--activation", "swish", "--out", dir);
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    RUN(&r, "--format", "xml", "--out", dir);
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    RUN(&r, "--bogus");
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    RUN(&r, "extra");
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    /* Fashion-MNIST has 784 pixels */
+    RUN(&r, "--data", "fashion-mnist", "--features", "785", "--repeats", "3",
+        "--triad-mib", "16", "--out", dir);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "fashion-mnist"));
+    run_free(&r);
+    RUN(&r, "--data", "fashion-mnist", "--data-dir", "/nonexistent",
+        "--repeats", "3", "--triad-mib", "16", "--out", dir);
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    assert_int_equal(run_count_entries(dir), -1);
+}
+
+static void test_help_version(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--help");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "usage: edgefit-stream"));
+    assert_non_null(strstr(r.out, "--stream-interval-ms"));
+    run_free(&r);
+    RUN(&r, "--version");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "edgefit-stream 0.1.0"));
+    run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test-stream PATH-TO-edgefit-stream\n");
+        return 1;
+    }
+    stream = argv[1];
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_out_dir),
+        cmocka_unit_test(test_table_and_strict),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_help_version),
+    };
+    const int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    run_rmdir(tmpdir);
+    return rc;
+}
