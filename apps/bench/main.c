@@ -29,7 +29,8 @@ static const struct {
     {"gelu", bench_table_gelu, true,
      "GELU fused against unfused, against a plain copy"},
     {"intensity", bench_table_intensity, true,
-     "arithmetic intensity and the roofline verdict"},
+     "arithmetic intensity and the roofline verdict (the roof uses the "
+     "DRAM triad; data that fits in cache can beat it)"},
     {"mixed_precision", bench_table_mixed_precision, false,
      "mixed-precision training memory (seed 004 formulas)"},
     {"conversions", bench_table_conversions, true,

@@ -1,19 +1,15 @@
 /* edgefit-bench: timing of interleaved contenders, the host calibration,
  * buffers, the deterministic generator and table helpers. */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "cli.h"
 #include "edgefit/kernels.h"
-#if BENCH_HAVE_PROFILE
 #include "edgefit/profile.h"
-#endif
 
 void bench_progress(const struct bench_cfg *cfg, const char *fmt, ...)
 {
@@ -40,40 +36,13 @@ void bench_progress_done(const struct bench_cfg *cfg)
 
 uint64_t bench_now_ns(void)
 {
-#if BENCH_HAVE_PROFILE
     return prof_now_ns();
-#else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#endif
 }
 
-#if !BENCH_HAVE_PROFILE
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-/* Quantile with linear interpolation between order statistics (rank
- * q * (n - 1)), numpy's default, over sorted values. */
-static double quantile_sorted(const double *v, size_t n, double q)
-{
-    double rank = q * (double)(n - 1);
-    size_t lo = (size_t)rank;
-    if (lo + 1 >= n) {
-        return v[n - 1];
-    }
-    double frac = rank - (double)lo;
-    return v[lo] + (v[lo + 1] - v[lo]) * frac;
-}
-#endif
-
-/* Median, p90 and minimum of n >= 1 samples; 0 on success. */
+/* Median, p90 and minimum of n >= 1 samples (libprofile's statistics:
+ * quantiles interpolated as numpy does); 0 on success. */
 static int summarise(const double *samples, size_t n, struct bench_case *c)
 {
-#if BENCH_HAVE_PROFILE
     struct prof_stats st;
     if (prof_stats_compute(samples, n, 1.0, &st) != PROF_OK) {
         return -1;
@@ -82,19 +51,6 @@ static int summarise(const double *samples, size_t n, struct bench_case *c)
     c->p90_ms = st.p90_ms;
     c->min_ms = st.min_ms;
     return 0;
-#else
-    double *v = malloc(n * sizeof *v);
-    if (!v) {
-        return -1;
-    }
-    memcpy(v, samples, n * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_double);
-    c->median_ms = quantile_sorted(v, n, 0.5);
-    c->p90_ms = quantile_sorted(v, n, 0.9);
-    c->min_ms = v[0];
-    free(v);
-    return 0;
-#endif
 }
 
 /* ---- Interleaved measurement ------------------------------------------------ */
@@ -210,7 +166,6 @@ void bench_host_init(struct bench_host *out)
 int bench_host_calibrate(const struct bench_cfg *cfg, struct bench_host *out)
 {
     bench_host_init(out);
-#if BENCH_HAVE_PROFILE
     struct prof_peak peak;
     struct prof_triad triad;
     int st;
@@ -238,10 +193,6 @@ int bench_host_calibrate(const struct bench_cfg *cfg, struct bench_host *out)
     out->triad_bytes = triad.total_bytes;
     out->peak_path = peak.path;
     return 0;
-#else
-    (void)cfg;
-    return 0;
-#endif
 }
 
 /* ---- Buffers and data ------------------------------------------------------- */

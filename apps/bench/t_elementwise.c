@@ -197,11 +197,7 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
             {"max_abs_err", max_abs_err(dst[i], x, n, rows[i].ref)},
         };
         for (size_t j = 0; st == ART_OK && j < COUNT(reals); j++) {
-            double v = reals[j].v;
-            if (strcmp(reals[j].col, "max_abs_err") != 0) {
-                v = round4(v);
-            }
-            st = bench_set_real(t, row, reals[j].col, v);
+            st = bench_set_real(t, row, reals[j].col, round4(reals[j].v));
         }
     }
     if (st != ART_OK) {
