@@ -59,6 +59,7 @@ int kern_sgemm_c(unsigned flags, size_t m, size_t n, size_t k,
 void kern_matmul_dsp_init(struct kern_matmul_dsp *dsp, unsigned flags)
 {
     dsp->sgemm = kern_sgemm_c;
+    dsp->pick = NULL;
     dsp->sgemm_direct = NULL;
     dsp->sgemm_packed = NULL;
     dsp->sgemv = NULL;
@@ -67,6 +68,7 @@ void kern_matmul_dsp_init(struct kern_matmul_dsp *dsp, unsigned flags)
         return;
     }
     dsp->sgemm = kern_sgemm_avx2;
+    dsp->pick = kern_sgemm_pick_avx2;
     dsp->sgemm_direct = kern_sgemm_direct_avx2;
     dsp->sgemm_packed = kern_sgemm_packed_avx2;
     dsp->sgemv = kern_sgemv_avx2;
@@ -74,6 +76,7 @@ void kern_matmul_dsp_init(struct kern_matmul_dsp *dsp, unsigned flags)
         return;
     }
     dsp->sgemm = kern_sgemm_avx512;
+    dsp->pick = kern_sgemm_pick_avx512;
     dsp->sgemm_direct = kern_sgemm_direct_avx512;
     dsp->sgemm_packed = kern_sgemm_packed_avx512;
     dsp->sgemv = kern_sgemv_avx512;
@@ -269,9 +272,12 @@ KERN_API int kern_sgemm(unsigned flags, size_t m, size_t n, size_t k,
 
     pthread_once(&mm_once, init_dsp);
     const int threads = kern_get_threads();
-    if (threads > 1 && (double)m * (double)n * (double)k >= MM_THREAD_MIN_MACS) {
-        return run_threaded(threads, mm_dsp.sgemm, flags, m, n, k, a, lda, b,
-                            ldb, c, ldc);
+    if (threads > 1 &&
+        (double)m * (double)n * (double)k >= MM_THREAD_MIN_MACS) {
+        const kern_sgemm_fn fn =
+            mm_dsp.pick ? mm_dsp.pick(m, n, k) : mm_dsp.sgemm;
+        return run_threaded(threads, fn, flags, m, n, k, a, lda, b, ldb, c,
+                            ldc);
     }
     return mm_dsp.sgemm(flags, m, n, k, a, lda, b, ldb, c, ldc);
 }

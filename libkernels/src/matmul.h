@@ -6,7 +6,8 @@
  * KERN_E_NOMEM when it needs scratch memory and cannot get it.
  *
  * Paths per instruction-set level (NULL where a level has none):
- *   sgemm         chooses among the paths below by shape; any shape.
+ *   sgemm         chooses among the paths below by shape (pick tells
+ *                 which); any shape.
  *   sgemm_direct  register-blocked kernels reading A and B in place (B is
  *                 copied only under KERN_MM_TRANS_B); any shape; meant for
  *                 small and skinny products.
@@ -25,8 +26,12 @@ typedef int (*kern_sgemm_fn)(unsigned flags, size_t m, size_t n, size_t k,
                              const float *a, size_t lda, const float *b,
                              size_t ldb, float *c, size_t ldc);
 
+/* The path a level's sgemm takes for a shape. */
+typedef kern_sgemm_fn (*kern_sgemm_pick_fn)(size_t m, size_t n, size_t k);
+
 struct kern_matmul_dsp {
     kern_sgemm_fn sgemm;
+    kern_sgemm_pick_fn pick; /* NULL: sgemm has a single path */
     kern_sgemm_fn sgemm_direct;
     kern_sgemm_fn sgemm_packed;
     kern_sgemm_fn sgemv;
@@ -50,6 +55,7 @@ int kern_sgemm_direct_avx2(unsigned flags, size_t m, size_t n, size_t k,
 int kern_sgemm_packed_avx2(unsigned flags, size_t m, size_t n, size_t k,
                            const float *a, size_t lda, const float *b,
                            size_t ldb, float *c, size_t ldc);
+kern_sgemm_fn kern_sgemm_pick_avx2(size_t m, size_t n, size_t k);
 int kern_sgemv_avx2(unsigned flags, size_t m, size_t n, size_t k,
                     const float *a, size_t lda, const float *b, size_t ldb,
                     float *c, size_t ldc);
@@ -63,6 +69,7 @@ int kern_sgemm_direct_avx512(unsigned flags, size_t m, size_t n, size_t k,
 int kern_sgemm_packed_avx512(unsigned flags, size_t m, size_t n, size_t k,
                              const float *a, size_t lda, const float *b,
                              size_t ldb, float *c, size_t ldc);
+kern_sgemm_fn kern_sgemm_pick_avx512(size_t m, size_t n, size_t k);
 int kern_sgemv_avx512(unsigned flags, size_t m, size_t n, size_t k,
                       const float *a, size_t lda, const float *b,
                       size_t ldb, float *c, size_t ldc);

@@ -316,11 +316,15 @@ static void packed_tile(size_t kc, const float *ap, const float *bp,
     V acc[PMR][PNV];
 #pragma GCC unroll 32
     for (int i = 0; i < PMR; i++) {
+        /* C is needed only after the loop; start fetching it now. */
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + PNR - 1), _MM_HINT_T0);
 #pragma GCC unroll 8
         for (int v = 0; v < PNV; v++) {
             acc[i][v] = v_zero();
         }
     }
+#pragma GCC unroll 4
     for (size_t p = 0; p < kc; p++) {
         V bv[PNV];
 #pragma GCC unroll 8
@@ -401,12 +405,12 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
                 const size_t mc = min_sz(PMC, m - ic);
                 pack_a(apack, ta, ta ? a + pc * lda + ic : a + ic * lda + pc,
                        lda, mc, kc);
-                /* The A sliver stays in L1 while B slivers stream from
-                 * the packed panel in L2. */
-                for (size_t ir = 0; ir < mc; ir += PMR) {
-                    const size_t mr = min_sz(PMR, mc - ir);
-                    for (size_t jr = 0; jr < nc; jr += PNR) {
-                        const size_t nr = min_sz(PNR, nc - jr);
+                /* A B sliver (kc x PNR) stays in L1 while the A slivers
+                 * of the packed block stream from L2. */
+                for (size_t jr = 0; jr < nc; jr += PNR) {
+                    const size_t nr = min_sz(PNR, nc - jr);
+                    for (size_t ir = 0; ir < mc; ir += PMR) {
+                        const size_t mr = min_sz(PMR, mc - ir);
                         packed_tile(kc, apack + ir * kc, bpack + jr * kc,
                                     c + (ic + ir) * ldc + jc + jr, ldc, mr,
                                     nr, load_c);
@@ -620,15 +624,23 @@ int FN(kern_sgemv)(unsigned flags, size_t m, size_t n, size_t k,
 
 /* ---- the chooser -------------------------------------------------------- */
 
+/* The path for a shape. Threads call the path chosen for the whole product
+ * on each block, so the result does not depend on how C is split. */
+kern_sgemm_fn FN(kern_sgemm_pick)(size_t m, size_t n, size_t k)
+{
+    if (m == 1 || n == 1) {
+        return FN(kern_sgemv);
+    }
+    if ((double)m * (double)n * (double)k <= PATH_DIRECT_MACS) {
+        return FN(kern_sgemm_direct);
+    }
+    return FN(kern_sgemm_packed);
+}
+
 int FN(kern_sgemm)(unsigned flags, size_t m, size_t n, size_t k,
                    const float *a, size_t lda, const float *b, size_t ldb,
                    float *c, size_t ldc)
 {
-    if (m == 1 || n == 1) {
-        return FN(kern_sgemv)(flags, m, n, k, a, lda, b, ldb, c, ldc);
-    }
-    if ((double)m * (double)n * (double)k <= PATH_DIRECT_MACS) {
-        return FN(kern_sgemm_direct)(flags, m, n, k, a, lda, b, ldb, c, ldc);
-    }
-    return FN(kern_sgemm_packed)(flags, m, n, k, a, lda, b, ldb, c, ldc);
+    return FN(kern_sgemm_pick)(m, n, k)(flags, m, n, k, a, lda, b, ldb, c,
+                                        ldc);
 }
