@@ -93,11 +93,13 @@ const char *bench_compare_versions(void)
     return text;
 }
 
+#if BENCH_HAVE_OPENBLAS || BENCH_HAVE_LIBXSMM || BENCH_HAVE_ONEDNN
 /* The BLAS interfaces take int dimensions. */
 static int dims_fit(size_t m, size_t n, size_t k)
 {
     return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
 }
+#endif
 
 int bench_openblas_sgemm(size_t m, size_t n, size_t k, const float *a,
                          const float *b, float *c)
