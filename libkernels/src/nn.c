@@ -102,7 +102,26 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->scale = kern_nn_scale_c;
     dsp->sgd = kern_nn_sgd_c;
     dsp->conv2d = kern_nn_conv2d_c;
+#if KERN_SIMD && KERN_HAVE_X86
+    if (!(flags & KERN_CPU_AVX2)) {
+        return;
+    }
+    dsp->bias_add = kern_nn_bias_add_avx2;
+    dsp->all_finite = kern_nn_all_finite_avx2;
+    dsp->scale = kern_nn_scale_avx2;
+    dsp->sgd = kern_nn_sgd_avx2;
+    dsp->conv2d = kern_nn_conv2d_avx2;
+    if (!(flags & KERN_CPU_AVX512)) {
+        return;
+    }
+    dsp->bias_add = kern_nn_bias_add_avx512;
+    dsp->all_finite = kern_nn_all_finite_avx512;
+    dsp->scale = kern_nn_scale_avx512;
+    dsp->sgd = kern_nn_sgd_avx512;
+    dsp->conv2d = kern_nn_conv2d_avx512;
+#else
     (void)flags;
+#endif
 }
 
 static struct kern_nn_dsp nn_dsp;

@@ -12,6 +12,7 @@
 /* The family checks; each lives in its own check_<family>.c. */
 #define CK_FAMILIES(X) \
     X(cpu) \
+    X(nn) \
     X(q8) \
     X(matmul)
 

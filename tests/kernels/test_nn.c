@@ -1,0 +1,567 @@
+/* Behaviour of the public network primitives: convolution against a naive
+ * double-precision loop written here over many stride / padding / group
+ * combinations (depthwise included) and a tiny one by hand, its backward
+ * pass against loops written here, pooling by hand, softmax of large
+ * inputs, cross-entropy and its gradient against finite differences, SGD
+ * with momentum by hand, the loss scaler's transitions, and error
+ * statuses. Registered several times with KERN_CPU_MASK so every path runs
+ * through the public entry points. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "edgefit/kernels.h"
+
+static uint32_t rng = 2024u;
+
+static float randf(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return (float)(rng >> 8) / 8388608.0f - 1.0f; /* [-1, 1) */
+}
+
+static void fill(float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = randf();
+    }
+}
+
+/* The definition, in double: y = b + sum w * x over the window. */
+static void conv_naive(const struct kern_conv2d_shape *s, size_t oh,
+                       size_t ow, const float *x, const float *w,
+                       const float *b, double *y)
+{
+    const long icg = (long)(s->in_c / s->groups);
+    const long ocg = (long)(s->out_c / s->groups);
+    const long k = (long)s->k, ih = (long)s->in_h, iw = (long)s->in_w;
+    for (long n = 0; n < (long)s->batch; n++) {
+        for (long oc = 0; oc < (long)s->out_c; oc++) {
+            for (long oy = 0; oy < (long)oh; oy++) {
+                for (long ox = 0; ox < (long)ow; ox++) {
+                    double acc = b ? b[oc] : 0.0;
+                    for (long ci = 0; ci < icg; ci++) {
+                        const long ic = oc / ocg * icg + ci;
+                        for (long ky = 0; ky < k; ky++) {
+                            for (long kx = 0; kx < k; kx++) {
+                                const long iy =
+                                    oy * (long)s->stride + ky - (long)s->pad;
+                                const long ix =
+                                    ox * (long)s->stride + kx - (long)s->pad;
+                                if (iy < 0 || iy >= ih || ix < 0 ||
+                                    ix >= iw) {
+                                    continue;
+                                }
+                                acc += (double)w[((oc * icg + ci) * k + ky) *
+                                                     k + kx] *
+                                       x[((n * (long)s->in_c + ic) * ih +
+                                          iy) * iw + ix];
+                            }
+                        }
+                    }
+                    y[((n * (long)s->out_c + oc) * (long)oh + oy) *
+                          (long)ow + ox] = acc;
+                }
+            }
+        }
+    }
+}
+
+static void test_conv_combinations(void **state)
+{
+    (void)state;
+    int tested = 0;
+    for (size_t stride = 1; stride <= 3; stride++) {
+        for (size_t pad = 0; pad <= 2; pad++) {
+            for (size_t k = 1; k <= 5; k += 2) {
+                for (int gmode = 0; gmode < 3; gmode++) {
+                    struct kern_conv2d_shape s = {
+                        .batch = 2, .in_h = 9 + stride, .in_w = 23 + pad,
+                        .k = k, .stride = stride, .pad = pad};
+                    if (gmode == 0) { /* dense */
+                        s.in_c = 3, s.out_c = 5, s.groups = 1;
+                    } else if (gmode == 1) { /* grouped */
+                        s.in_c = 4, s.out_c = 6, s.groups = 2;
+                    } else { /* depthwise */
+                        s.in_c = 4, s.out_c = 4, s.groups = 4;
+                    }
+                    size_t oh, ow;
+                    if (kern_conv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+                        continue;
+                    }
+                    assert_int_equal(oh, (s.in_h + 2 * pad - k) / stride + 1);
+                    const size_t nx = s.batch * s.in_c * s.in_h * s.in_w;
+                    const size_t nw = s.out_c * (s.in_c / s.groups) * k * k;
+                    const size_t ny = s.batch * s.out_c * oh * ow;
+                    float *x = malloc(nx * 4), *w = malloc(nw * 4);
+                    float *b = malloc(s.out_c * 4), *y = malloc(ny * 4);
+                    double *want = malloc(ny * 8);
+                    assert_true(x && w && b && y && want);
+                    fill(x, nx);
+                    fill(w, nw);
+                    fill(b, s.out_c);
+                    const float *bias = (stride + pad) % 2 ? b : NULL;
+                    conv_naive(&s, oh, ow, x, w, bias, want);
+                    assert_int_equal(kern_conv2d_f32(&s, x, w, bias, y),
+                                     KERN_OK);
+                    /* |terms| <= 1: float sums of <= 46 terms stay within
+                     * 1e-5 of the double result. */
+                    for (size_t i = 0; i < ny; i++) {
+                        if (fabs(y[i] - want[i]) > 1e-5) {
+                            fail_msg("k%zu s%zu p%zu g%zu: y[%zu] = %.8g, "
+                                     "want %.8g", k, stride, pad, s.groups,
+                                     i, (double)y[i], want[i]);
+                        }
+                    }
+                    tested++;
+                    free(x);
+                    free(w);
+                    free(b);
+                    free(y);
+                    free(want);
+                }
+            }
+        }
+    }
+    assert_true(tested >= 70);
+}
+
+static void test_conv_hand(void **state)
+{
+    (void)state;
+    const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    /* 2x2 kernel of ones, bias 1: window sums + 1. */
+    const float w1[4] = {1, 1, 1, 1};
+    const float b1 = 1.0f;
+    struct kern_conv2d_shape s = {1, 1, 3, 3, 1, 2, 1, 0, 1};
+    float y[4];
+    assert_int_equal(kern_conv2d_f32(&s, x, w1, &b1, y), KERN_OK);
+    assert_true(y[0] == 13 && y[1] == 17 && y[2] == 25 && y[3] == 29);
+    /* 3x3 kernel picking the centre, padding 1, stride 2: the corners. */
+    const float w2[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
+    struct kern_conv2d_shape s2 = {1, 1, 3, 3, 1, 3, 2, 1, 1};
+    size_t oh, ow;
+    assert_int_equal(kern_conv2d_out_hw(&s2, &oh, &ow), KERN_OK);
+    assert_int_equal(oh, 2);
+    assert_int_equal(ow, 2);
+    assert_int_equal(kern_conv2d_f32(&s2, x, w2, NULL, y), KERN_OK);
+    assert_true(y[0] == 1 && y[1] == 3 && y[2] == 7 && y[3] == 9);
+    /* Two groups: channel 0 scaled by 2, channel 1 by -1 (1x1 kernel). */
+    const float x2[2] = {3, 5};
+    const float w3[2] = {2, -1};
+    struct kern_conv2d_shape s3 = {1, 2, 1, 1, 2, 1, 1, 0, 2};
+    float y2[2];
+    assert_int_equal(kern_conv2d_f32(&s3, x2, w3, NULL, y2), KERN_OK);
+    assert_true(y2[0] == 6 && y2[1] == -5);
+}
+
+static void test_conv_errors(void **state)
+{
+    (void)state;
+    float buf[16] = {0};
+    size_t oh, ow;
+    struct kern_conv2d_shape s = {1, 3, 4, 4, 2, 3, 1, 0, 2};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 5, 1, 1, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 0, 0, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
+    s = (struct kern_conv2d_shape){SIZE_MAX / 2, 4, 2, 2, 1, 1, 1, 0, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_OVERFLOW);
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 0, 1};
+    assert_int_equal(kern_conv2d_f32(&s, NULL, buf, NULL, buf),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_conv2d_backward_f32(&s, buf, NULL, buf, buf, NULL,
+                                              NULL), KERN_E_INVALID);
+}
+
+static void test_conv_backward(void **state)
+{
+    (void)state;
+    const struct kern_conv2d_shape shapes[] = {
+        {2, 4, 7, 9, 6, 3, 2, 1, 2},
+        {1, 3, 6, 5, 2, 2, 1, 0, 1},
+        {2, 3, 5, 8, 3, 3, 1, 2, 3},
+    };
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        const struct kern_conv2d_shape *s = &shapes[t];
+        size_t oh, ow;
+        assert_int_equal(kern_conv2d_out_hw(s, &oh, &ow), KERN_OK);
+        const long icg = (long)(s->in_c / s->groups);
+        const long ocg = (long)(s->out_c / s->groups), k = (long)s->k;
+        const size_t nx = s->batch * s->in_c * s->in_h * s->in_w;
+        const size_t nw = s->out_c * (size_t)icg * s->k * s->k;
+        const size_t ny = s->batch * s->out_c * oh * ow;
+        float *x = malloc(nx * 4), *w = malloc(nw * 4), *dy = malloc(ny * 4);
+        float *gx = malloc(nx * 4), *gw = malloc(nw * 4);
+        float *gb = malloc(s->out_c * 4);
+        double *wx = calloc(nx, 8), *ww = calloc(nw, 8);
+        double *wb = calloc(s->out_c, 8);
+        assert_true(x && w && dy && gx && gw && gb && wx && ww && wb);
+        fill(x, nx);
+        fill(w, nw);
+        fill(dy, ny);
+        /* The adjoint of the forward loop: every term w * x feeds y. */
+        for (long n = 0; n < (long)s->batch; n++) {
+            for (long oc = 0; oc < (long)s->out_c; oc++) {
+                for (long oy = 0; oy < (long)oh; oy++) {
+                    for (long ox = 0; ox < (long)ow; ox++) {
+                        const double d =
+                            dy[((n * (long)s->out_c + oc) * (long)oh + oy) *
+                                   (long)ow + ox];
+                        wb[oc] += d;
+                        for (long ci = 0; ci < icg; ci++) {
+                            const long ic = oc / ocg * icg + ci;
+                            for (long ky = 0; ky < k; ky++) {
+                                for (long kx = 0; kx < k; kx++) {
+                                    const long iy = oy * (long)s->stride +
+                                                    ky - (long)s->pad;
+                                    const long ix = ox * (long)s->stride +
+                                                    kx - (long)s->pad;
+                                    if (iy < 0 || iy >= (long)s->in_h ||
+                                        ix < 0 || ix >= (long)s->in_w) {
+                                        continue;
+                                    }
+                                    const long xi =
+                                        ((n * (long)s->in_c + ic) *
+                                             (long)s->in_h + iy) *
+                                            (long)s->in_w + ix;
+                                    const long wi =
+                                        ((oc * icg + ci) * k + ky) * k + kx;
+                                    wx[xi] += d * w[wi];
+                                    ww[wi] += d * x[xi];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        memset(gx, 0xff, nx * 4); /* NaN: must be overwritten */
+        assert_int_equal(kern_conv2d_backward_f32(s, x, w, dy, gx, gw, gb),
+                         KERN_OK);
+        for (size_t i = 0; i < nx; i++) {
+            assert_true(fabs(gx[i] - wx[i]) <= 1e-5);
+        }
+        for (size_t i = 0; i < nw; i++) {
+            assert_true(fabs(gw[i] - ww[i]) <= 1e-4);
+        }
+        for (size_t i = 0; i < s->out_c; i++) {
+            assert_true(fabs(gb[i] - wb[i]) <= 1e-4);
+        }
+        free(x);
+        free(w);
+        free(dy);
+        free(gx);
+        free(gw);
+        free(gb);
+        free(wx);
+        free(ww);
+        free(wb);
+    }
+}
+
+static void test_pool_hand(void **state)
+{
+    (void)state;
+    float x[16];
+    for (int i = 0; i < 16; i++) {
+        x[i] = (float)(i + 1);
+    }
+    struct kern_pool2d_shape s = {1, 1, 4, 4, 2, 2, 0};
+    float y[4];
+    assert_int_equal(kern_maxpool2d_f32(&s, x, y), KERN_OK);
+    assert_true(y[0] == 6 && y[1] == 8 && y[2] == 14 && y[3] == 16);
+    assert_int_equal(kern_avgpool2d_f32(&s, x, y), KERN_OK);
+    /* (1+2+5+6)/4 = 3.5, (3+4+7+8)/4 = 5.5, 11.5, 13.5 */
+    assert_true(y[0] == 3.5f && y[1] == 5.5f && y[2] == 11.5f &&
+                y[3] == 13.5f);
+    /* Padding 1, k 2, stride 2 over [1 2; 3 4]: each window holds one real
+     * value; avg divides by 4 (count_include_pad), max ignores padding
+     * even for negative values. */
+    const float x2[4] = {1, 2, 3, 4};
+    struct kern_pool2d_shape s2 = {1, 1, 2, 2, 2, 2, 1};
+    assert_int_equal(kern_avgpool2d_f32(&s2, x2, y), KERN_OK);
+    assert_true(y[0] == 0.25f && y[1] == 0.5f && y[2] == 0.75f &&
+                y[3] == 1.0f);
+    const float x3[4] = {-1, -2, -3, -4};
+    assert_int_equal(kern_maxpool2d_f32(&s2, x3, y), KERN_OK);
+    assert_true(y[0] == -1 && y[1] == -2 && y[2] == -3 && y[3] == -4);
+    /* Stride 1, k 3, pad 1 over 3x3: the centre window sees everything. */
+    float y9[9];
+    struct kern_pool2d_shape s3 = {1, 1, 3, 3, 3, 1, 1};
+    const float x9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    assert_int_equal(kern_avgpool2d_f32(&s3, x9, y9), KERN_OK);
+    assert_true(y9[4] == 5.0f);           /* 45 / 9 */
+    assert_true(y9[0] == 12.0f / 9.0f);   /* (1+2+4+5) / 9 */
+    assert_int_equal(kern_maxpool2d_f32(&s3, x9, y9), KERN_OK);
+    assert_true(y9[0] == 5 && y9[4] == 9 && y9[8] == 9);
+}
+
+static void test_pool_backward(void **state)
+{
+    (void)state;
+    /* Overlapping windows (k 3, stride 1, pad 1) over 3x3: the maximum 9
+     * collects the gradients of the 4 windows that contain it, 5 of the
+     * top-left window, ... */
+    const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const float dy[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    float gx[9];
+    struct kern_pool2d_shape s = {1, 1, 3, 3, 3, 1, 1};
+    assert_int_equal(kern_maxpool2d_backward_f32(&s, x, dy, gx), KERN_OK);
+    /* Window maxima: (0,0)->5 (1,1), (0,1)->6, (0,2)->6, (1,0)->8,
+     * (1,1)->9, (1,2)->9, (2,0)->8, (2,1)->9, (2,2)->9. */
+    const float want[9] = {0, 0, 0, 0, 1, 2 + 3, 0, 4 + 7, 5 + 6 + 8 + 9};
+    for (int i = 0; i < 9; i++) {
+        assert_true(gx[i] == want[i]);
+    }
+    /* Ties: the first in window order wins. */
+    const float same[4] = {2, 2, 2, 2};
+    const float one = 1.0f;
+    float g4[4];
+    struct kern_pool2d_shape s2 = {1, 1, 2, 2, 2, 2, 0};
+    assert_int_equal(kern_maxpool2d_backward_f32(&s2, same, &one, g4),
+                     KERN_OK);
+    assert_true(g4[0] == 1 && g4[1] == 0 && g4[2] == 0 && g4[3] == 0);
+    /* Average: each real element of each window gets dy / k^2. */
+    const float d1[4] = {4, 8, 12, 16};
+    float gavg[4];
+    struct kern_pool2d_shape s3 = {1, 1, 2, 2, 2, 2, 1};
+    assert_int_equal(kern_avgpool2d_backward_f32(&s3, d1, gavg), KERN_OK);
+    assert_true(gavg[0] == 1 && gavg[1] == 2 && gavg[2] == 3 &&
+                gavg[3] == 4);
+    struct kern_pool2d_shape bad = {1, 1, 4, 4, 2, 2, 2};
+    assert_int_equal(kern_maxpool2d_f32(&bad, x, gx), KERN_E_RANGE);
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    float x[2] = {1000.0f, 1001.0f};
+    float y[2];
+    assert_int_equal(kern_nn_softmax_f32(x, 1, 2, y), KERN_OK);
+    /* 1 / (1 + e) and e / (1 + e). */
+    const double e = exp(1.0);
+    assert_true(isfinite(y[0]) && isfinite(y[1]));
+    assert_true(fabs(y[0] - 1.0 / (1.0 + e)) < 1e-7);
+    assert_true(fabs(y[1] - e / (1.0 + e)) < 1e-7);
+    /* In place, two rows, -inf entries give 0. */
+    float z[6] = {0, 0, 0, -INFINITY, 3, 3};
+    assert_int_equal(kern_nn_softmax_f32(z, 2, 3, z), KERN_OK);
+    assert_true(fabs(z[0] - 1.0 / 3.0) < 1e-7 && z[3] == 0.0f &&
+                z[4] == 0.5f && z[5] == 0.5f);
+    float n[2] = {NAN, 1};
+    assert_int_equal(kern_nn_softmax_f32(n, 1, 2, n), KERN_OK);
+    assert_true(isnan(n[0]) && isnan(n[1]));
+}
+
+static double xent_loss(const float *logits, const int32_t *labels,
+                        size_t batch, size_t classes)
+{
+    float loss = 0.0f;
+    assert_int_equal(kern_nn_softmax_xent_f32(logits, labels, batch,
+                                              classes, &loss, NULL),
+                     KERN_OK);
+    return loss;
+}
+
+static void test_xent(void **state)
+{
+    (void)state;
+    /* Equal logits: loss ln 2, grad (0.5 - 1, 0.5). */
+    const float l0[2] = {0, 0};
+    const int32_t lab0 = 0;
+    float loss, g[2];
+    assert_int_equal(kern_nn_softmax_xent_f32(l0, &lab0, 1, 2, &loss, g),
+                     KERN_OK);
+    assert_true(fabs(loss - log(2.0)) < 1e-7);
+    assert_true(g[0] == -0.5f && g[1] == 0.5f);
+    /* Large logits stay finite. */
+    const float big[2] = {1000, 1001};
+    assert_int_equal(kern_nn_softmax_xent_f32(big, &lab0, 1, 2, &loss, g),
+                     KERN_OK);
+    assert_true(fabs(loss - log(1.0 + exp(1.0))) < 1e-5);
+    /* Gradient against central differences of the mean loss. */
+    enum { B = 3, C = 5 };
+    float x[B * C];
+    fill(x, B * C);
+    for (int i = 0; i < B * C; i++) {
+        x[i] *= 3.0f;
+    }
+    const int32_t labels[B] = {4, 0, 2};
+    float grad[B * C];
+    assert_int_equal(kern_nn_softmax_xent_f32(x, labels, B, C, &loss, grad),
+                     KERN_OK);
+    for (int i = 0; i < B * C; i++) {
+        const float h = 1e-2f;
+        float xp[B * C], xm[B * C];
+        memcpy(xp, x, sizeof x);
+        memcpy(xm, x, sizeof x);
+        xp[i] += h;
+        xm[i] -= h;
+        const double fd = (xent_loss(xp, labels, B, C) -
+                           xent_loss(xm, labels, B, C)) /
+                          ((double)xp[i] - (double)xm[i]);
+        if (fabs(fd - grad[i]) > 2e-4) {
+            fail_msg("grad[%d] = %g, finite difference %g", i,
+                     (double)grad[i], fd);
+        }
+    }
+    const int32_t badlab[1] = {2};
+    assert_int_equal(kern_nn_softmax_xent_f32(l0, badlab, 1, 2, &loss, g),
+                     KERN_E_RANGE);
+    const int32_t neg[1] = {-1};
+    assert_int_equal(kern_nn_softmax_xent_f32(l0, neg, 1, 2, &loss, g),
+                     KERN_E_RANGE);
+}
+
+static void test_bias_finite_scale(void **state)
+{
+    (void)state;
+    float x[2 * 19];
+    float bias[19];
+    for (int i = 0; i < 38; i++) {
+        x[i] = (float)i;
+    }
+    for (int c = 0; c < 19; c++) {
+        bias[c] = (float)(100 * c);
+    }
+    assert_int_equal(kern_nn_bias_add_f32(x, 2, 19, bias), KERN_OK);
+    for (int i = 0; i < 38; i++) {
+        assert_true(x[i] == (float)(i + 100 * (i % 19)));
+    }
+    float img[2 * 3 * 5];
+    const float cb[3] = {1, 2, 3};
+    memset(img, 0, sizeof img);
+    assert_int_equal(kern_nn_bias_add_nchw_f32(img, 2, 3, 5, cb), KERN_OK);
+    for (int i = 0; i < 30; i++) {
+        assert_true(img[i] == cb[(i / 5) % 3]);
+    }
+    float f[37];
+    for (int i = 0; i < 37; i++) {
+        f[i] = (float)i - 18.0f;
+    }
+    assert_true(kern_all_finite_f32(f, 37));
+    assert_true(kern_all_finite_f32(NULL, 0));
+    assert_false(kern_all_finite_f32(NULL, 3));
+    for (int pos = 0; pos < 37; pos += 6) {
+        const float keep = f[pos];
+        f[pos] = pos % 4 ? INFINITY : NAN;
+        assert_false(kern_all_finite_f32(f, 37));
+        f[pos] = keep;
+    }
+    f[36] = -INFINITY;
+    assert_false(kern_all_finite_f32(f, 37));
+    assert_true(kern_all_finite_f32(f, 36));
+    assert_int_equal(kern_scale_f32(f, 36, 0.5f), KERN_OK);
+    for (int i = 0; i < 36; i++) {
+        assert_true(f[i] == ((float)i - 18.0f) * 0.5f);
+    }
+}
+
+static void test_sgd(void **state)
+{
+    (void)state;
+    /* Momentum 0.9, lr 0.1, g 0.5 twice: v = 0.5, w = 1 - 0.05 = 0.95;
+     * v = 0.45 + 0.5 = 0.95, w = 0.95 - 0.095 = 0.855. */
+    float w[17], v[17], g[17];
+    for (int i = 0; i < 17; i++) {
+        w[i] = 1.0f;
+        v[i] = 0.0f;
+        g[i] = 0.5f;
+    }
+    assert_int_equal(kern_nn_sgd_f32(w, g, v, 17, 0.1f, 0.9f, 0.0f),
+                     KERN_OK);
+    assert_true(fabsf(w[16] - 0.95f) < 1e-7f && v[16] == 0.5f);
+    assert_int_equal(kern_nn_sgd_f32(w, g, v, 17, 0.1f, 0.9f, 0.0f),
+                     KERN_OK);
+    for (int i = 0; i < 17; i++) {
+        assert_true(fabsf(w[i] - 0.855f) < 1e-6f);
+        assert_true(fabsf(v[i] - 0.95f) < 1e-7f);
+    }
+    /* Plain SGD with weight decay 0.5: g' = 0.5 + 0.5 * 2 = 1.5; w = 2 -
+     * 0.1 * 1.5 = 1.85. No velocity needed. */
+    float w2[3] = {2, 2, 2};
+    assert_int_equal(kern_nn_sgd_f32(w2, g, NULL, 3, 0.1f, 0.0f, 0.5f),
+                     KERN_OK);
+    assert_true(fabsf(w2[0] - 1.85f) < 1e-6f);
+    assert_int_equal(kern_nn_sgd_f32(w2, g, NULL, 3, 0.1f, 0.9f, 0.0f),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_nn_sgd_f32(w2, g, v, 3, NAN, 0.9f, 0.0f),
+                     KERN_E_RANGE);
+}
+
+static void test_loss_scaler(void **state)
+{
+    (void)state;
+    struct kern_loss_scaler s;
+    kern_loss_scaler_init(&s);
+    assert_true(s.scale == 1024.0f && s.min_scale == 1.0f &&
+                s.max_scale == 65536.0f && s.growth_interval == 2000);
+    for (int i = 0; i < 1999; i++) {
+        assert_true(kern_loss_scaler_update(&s, true));
+    }
+    assert_true(s.scale == 1024.0f);
+    assert_int_equal(s.good_steps, 1999);
+    assert_true(kern_loss_scaler_update(&s, true)); /* the 2000th */
+    assert_true(s.scale == 2048.0f);
+    assert_int_equal(s.good_steps, 0);
+    /* Overflow: skip, halve, restart the count. */
+    for (int i = 0; i < 10; i++) {
+        assert_true(kern_loss_scaler_update(&s, true));
+    }
+    assert_false(kern_loss_scaler_update(&s, false));
+    assert_true(s.scale == 1024.0f);
+    assert_int_equal(s.good_steps, 0);
+    assert_int_equal(s.skipped_steps, 1);
+    /* Bounds: a small configuration. */
+    assert_int_equal(kern_loss_scaler_config(&s, 2.0f, 1.0f, 4.0f, 2.0f,
+                                             0.5f, 3), KERN_OK);
+    assert_false(kern_loss_scaler_update(&s, false));
+    assert_true(s.scale == 1.0f);
+    assert_false(kern_loss_scaler_update(&s, false));
+    assert_true(s.scale == 1.0f); /* floor */
+    for (int i = 0; i < 9; i++) {
+        kern_loss_scaler_update(&s, true);
+    }
+    assert_true(s.scale == 4.0f); /* 1 -> 2 -> 4 -> capped at 4 */
+    assert_int_equal(s.skipped_steps, 2);
+    assert_int_equal(kern_loss_scaler_config(&s, 8.0f, 1.0f, 4.0f, 2.0f,
+                                             0.5f, 3), KERN_E_RANGE);
+    assert_int_equal(kern_loss_scaler_config(&s, 2.0f, 0.0f, 4.0f, 2.0f,
+                                             0.5f, 3), KERN_E_RANGE);
+    assert_int_equal(kern_loss_scaler_config(&s, 2.0f, 1.0f, 4.0f, 2.0f,
+                                             1.5f, 3), KERN_E_RANGE);
+    assert_int_equal(kern_loss_scaler_config(&s, 2.0f, 1.0f, 4.0f, 2.0f,
+                                             0.5f, 0), KERN_E_RANGE);
+    assert_true(s.scale == 4.0f); /* untouched by a rejected config */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_combinations),
+        cmocka_unit_test(test_conv_hand),
+        cmocka_unit_test(test_conv_errors),
+        cmocka_unit_test(test_conv_backward),
+        cmocka_unit_test(test_pool_hand),
+        cmocka_unit_test(test_pool_backward),
+        cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_xent),
+        cmocka_unit_test(test_bias_finite_scale),
+        cmocka_unit_test(test_sgd),
+        cmocka_unit_test(test_loss_scaler),
+    };
+    printf("test_nn: path %s, seed %u\n", kern_cpu_path_name(kern_cpu_flags()),
+           (unsigned)rng);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
