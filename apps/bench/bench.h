@@ -49,11 +49,14 @@ int bench_host_calibrate(const struct bench_cfg *cfg, struct bench_host *out);
 /* One call of the work being timed; 0 on success. */
 typedef int (*bench_fn)(void *ctx);
 
-/* A contender. Set name, fn, ctx; bench_run_cases fills the rest. */
+/* A contender. Set name, fn, ctx (and prepare, or NULL); bench_run_cases
+ * fills the rest. */
 struct bench_case {
     const char *name;
     bench_fn fn;
     void *ctx;
+    bench_fn prepare; /* untimed, before every batch of calls (e.g. the
+                         thread count of a process-wide setting) */
     uint64_t calls;   /* calls per sample, chosen so a sample lasts
                          cfg->sample_ms */
     double median_ms; /* per call, median over the samples */

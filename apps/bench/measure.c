@@ -61,6 +61,10 @@ static int summarise(const double *samples, size_t n, struct bench_case *c)
 static uint64_t time_calls(const struct bench_case *c, uint64_t calls,
                            int *failed)
 {
+    if (c->prepare && c->prepare(c->ctx) != 0) {
+        *failed = 1;
+        return 0;
+    }
     uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < calls; i++) {
         if (c->fn(c->ctx) != 0) {
@@ -116,7 +120,8 @@ int bench_run_cases(const struct bench_cfg *cfg, struct bench_case *cases,
     int failed = 0;
     for (unsigned w = 0; w < cfg->warmup; w++) {
         for (size_t i = 0; i < n; i++) {
-            if (cases[i].fn(cases[i].ctx) != 0) {
+            time_calls(&cases[i], 1, &failed);
+            if (failed) {
                 free(samples);
                 return (int)i + 1;
             }

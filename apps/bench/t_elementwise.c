@@ -233,12 +233,15 @@ static int run_mul(void *p)
     return 0;
 }
 
+static int one_thread(void *p)
+{
+    (void)p;
+    return kern_set_threads(1) != KERN_OK;
+}
+
 static int run_matmul(void *p)
 {
     struct ew_ctx *c = p;
-    if (kern_set_threads(1) != KERN_OK) {
-        return -1;
-    }
     return kern_sgemm(0, c->dim, c->dim, c->dim, c->x, c->dim, c->y, c->dim,
                       c->dst, c->dim) != KERN_OK;
 }
@@ -303,6 +306,7 @@ int bench_table_intensity(const struct bench_cfg *cfg,
         };
         cases[i] = (struct bench_case){
             .name = names[i], .fn = fns[i], .ctx = &ctx[i],
+            .prepare = i == 3 ? one_thread : NULL,
         };
     }
     bench_progress(cfg, "arithmetic intensity %zux%zu", dim, dim);
