@@ -547,6 +547,243 @@ PROF_API int prof_idx_load_images(const char *path, uint64_t max_count,
                                   struct prof_idx_images *out);
 PROF_API void prof_idx_images_finish(struct prof_idx_images *images);
 
+/* ---- executor ---- */
+
+/*
+ * The model executor runs a libmemest model for real, layer by layer, on
+ * libkernels, at a batch size and a precision:
+ *   - fp32: every tensor and parameter in float;
+ *   - fp16, bf16: weights, biases and activations stored in 16 bits
+ *     (rounded to nearest even by kern_f32_to_f16/kern_f32_to_bf16); each
+ *     operator widens its inputs and parameters to float, computes in
+ *     float and rounds its result back to 16 bits;
+ *   - int8: weights quantised symmetrically per output channel, bias kept
+ *     in float, activations quantised per tensor (scale max|x| / 127,
+ *     computed from each tensor when it is produced); dense and conv2d
+ *     multiply int8 by int8 into int32 (kern_q8_gemm), requantise to float
+ *     (kern_q8_requant_f32), apply the activation in float (so a final
+ *     softmax runs in fp32) and quantise the result for the next layer;
+ *     pooling and standalone activations dequantise, compute in float and
+ *     quantise again; flatten copies the bytes and keeps the scale.
+ * fp64 is estimated by libmemest but not executed (PROF_E_RANGE).
+ *
+ * Operators: dense (y = x W^T + b, then its activation), conv2d (im2col per
+ * sample and group, then a GEMM; any stride, padding and groups, depthwise
+ * included), max and average pooling (kern_maxpool2d_f32 and
+ * kern_avgpool2d_f32: PyTorch's rules, padding at most half the window),
+ * flatten, and the activations relu, gelu (tanh form), sigmoid, tanh and
+ * softmax. Softmax normalises each sample's feature vector; on a CxHxW
+ * tensor it runs over the channels at every position (PyTorch's dim=1).
+ *
+ * Parameter layout, as PyTorch stores it: dense weight [out][in], conv2d
+ * weight [out_c][in_c/groups][k][k], bias [out] or [out_c].
+ *
+ * Memory. Activations live in ONE arena of exactly the size libmemest plans
+ * for inference: peak_inference_bytes - parameter_bytes, i.e. the largest
+ * (input + output) bytes over the chain at the storage precision. Tensor t
+ * (t = 0 the model input, t = i + 1 the output of layer i) sits at the
+ * start of the arena when t is even and ends at the arena's end when t is
+ * odd, so each layer reads one end and writes the other; the executor
+ * computes the size this layout needs from the layer shapes and refuses to
+ * run (PROF_E_MEMEST, with a message in diag) unless it equals the plan:
+ * the estimate is checked, not assumed. Apart from the arena, and not
+ * counted in it:
+ *   - the stored parameters (float, 16-bit, or packed int8 with one float
+ *     scale per output channel and a float bias);
+ *   - a float master copy of the parameters as initialised or supplied
+ *     (what prof_exec_get_params returns, and what int8 and 16-bit storage
+ *     are derived from);
+ *   - scratch: im2col columns (float, or int8 for int8), the float buffers
+ *     in which 16-bit and int8 operators compute, int32 GEMM accumulators,
+ *     and the transposes of int8 conv2d and of channel softmax. Each is
+ *     sized for the largest operator that uses it and shared by all.
+ * prof_exec_memory() reports each part.
+ *
+ * Initial weights: a deterministic function of the seed. One SplitMix64
+ * stream (state += 0x9E3779B97F4A7C15, then the xor-shift-multiply finaliser
+ * with 0xBF58476D1CE4E5B9 and 0x94D049BB133111EB) is drawn layer by layer,
+ * weights then bias; u = (z >> 40) * 2^-24 is uniform in [0, 1). Weights
+ * are uniform in [-a, a): He, a = sqrt(6 / fan_in), for a layer followed by
+ * relu, Glorot, a = sqrt(6 / (fan_in + fan_out)), otherwise; biases are
+ * uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)) (PyTorch's default), where
+ * fan_in = in (dense) or in_c/groups*k*k, fan_out = out or out_c/groups*k*k.
+ *
+ * An executor is not thread-safe: one thread at a time may use it. The
+ * model must outlive it.
+ */
+typedef struct prof_exec prof_exec;
+
+struct prof_exec_opts {
+    uint64_t batch;                  /* >= 1 (default 1) */
+    enum memest_precision precision; /* fp32, fp16, bf16, int8 (fp32) */
+    uint64_t seed;                   /* initial weights (default 42) */
+    /* The activation arena to check against, in bytes. 0 (the default)
+     * takes libmemest's plan; any other value is checked instead, so a
+     * wrong plan can be tried (it fails with PROF_E_MEMEST). */
+    uint64_t plan_bytes;
+};
+
+/* Fill the defaults above. NULL is ignored. */
+PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts);
+
+/*
+ * Build an executor for model (opts NULL: defaults). Allocates the arena,
+ * the parameters (seeded) and the scratch. On success *out is a new
+ * executor released with prof_exec_destroy(); on error *out is NULL and
+ * diag (may be NULL) says why. PROF_E_INVALID for NULL model or out;
+ * PROF_E_RANGE for batch 0, fp64 or a bad precision, or a layer the
+ * kernels do not run (pool padding over half the window, an int8 GEMM
+ * longer than the kernel allows); PROF_E_MEMEST when libmemest cannot
+ * estimate the model or when the arena the layout needs differs from the
+ * plan; PROF_E_OVERFLOW when a buffer does not fit in size_t;
+ * PROF_E_NOMEM; PROF_E_KERNEL when packing int8 weights fails.
+ */
+PROF_API int prof_exec_create(const memest_model *model,
+                              const struct prof_exec_opts *opts,
+                              prof_exec **out, struct prof_diag *diag);
+
+/* Release an executor. NULL is allowed. */
+PROF_API void prof_exec_destroy(prof_exec *ex);
+
+/* The model, batch and precision the executor runs. */
+PROF_API const memest_model *prof_exec_model(const prof_exec *ex);
+PROF_API uint64_t prof_exec_batch(const prof_exec *ex);
+PROF_API enum memest_precision prof_exec_precision(const prof_exec *ex);
+
+/* Floats prof_exec_run() reads (batch * input elements) and writes
+ * (batch * output elements); 0 for NULL. */
+PROF_API size_t prof_exec_input_count(const prof_exec *ex);
+PROF_API size_t prof_exec_output_count(const prof_exec *ex);
+
+/* Memory of an executor, in bytes (see the overview above). */
+struct prof_exec_memory {
+    uint64_t arena_bytes;     /* activations: what the layout needs */
+    uint64_t plan_bytes;      /* what it was checked against (equal) */
+    uint64_t peak_inference_bytes; /* libmemest's, parameters included */
+    uint64_t estimate_parameter_bytes; /* libmemest's parameter bytes */
+    uint64_t parameter_bytes; /* the stored parameters, as executed */
+    uint64_t master_bytes;    /* the float master copy */
+    uint64_t scratch_bytes;   /* all scratch buffers together */
+};
+
+/* Fill *out. PROF_E_INVALID for NULL. */
+PROF_API int prof_exec_memory(const prof_exec *ex,
+                              struct prof_exec_memory *out);
+
+/*
+ * Where operator i (0 = staging the input, i = 1..layers = layer i - 1)
+ * reads and writes in the arena, and what it moves. Offsets and sizes are
+ * in bytes at the storage precision; the input operator reads the
+ * caller's floats, so its input_offset is 0 and its input_bytes are
+ * batch * input elements * 4.
+ */
+struct prof_exec_op_info {
+    const char *layer;         /* "input" or the layer name (model-owned) */
+    enum memest_kind kind;     /* MEMEST_KIND_INPUT for operator 0 */
+    uint64_t input_offset, input_bytes;
+    uint64_t output_offset, output_bytes;
+    uint64_t macs;             /* libmemest's count at the batch */
+    uint64_t parameter_bytes;  /* libmemest's: count * storage bytes */
+    uint64_t bytes_moved;      /* parameter + input + output bytes */
+    uint64_t scratch_bytes;    /* scratch this operator touches */
+};
+
+/* Number of operators: layers + 1 (the input staging). 0 for NULL. */
+PROF_API size_t prof_exec_op_count(const prof_exec *ex);
+
+/* Operator i's placement and costs. PROF_E_INVALID for NULL or i out of
+ * range. */
+PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
+                               struct prof_exec_op_info *out);
+
+/*
+ * Replace the parameters of layer `layer` (0-based, as
+ * memest_model_layer()) with float arrays in the layout above: weights
+ * holds weight_count values, bias bias_count (NULL and 0 for a layer
+ * without bias). The master copy takes them as given and the stored form
+ * (16-bit, or int8 with new per-channel scales) is derived again.
+ * PROF_E_INVALID for NULL ex or weights, a layer out of range or without
+ * parameters; PROF_E_RANGE when a count differs from the layer's
+ * (memest_layer weight_count, bias_count) or a value is not finite.
+ */
+PROF_API int prof_exec_set_params(prof_exec *ex, size_t layer,
+                                  const float *weights, size_t weight_count,
+                                  const float *bias, size_t bias_count);
+
+/*
+ * Copy layer `layer`'s master parameters out (exactly what was set or
+ * initialised): weights needs weight_count floats, bias bias_count (may be
+ * NULL to skip it). Errors as prof_exec_set_params().
+ */
+PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
+                                  float *weights, size_t weight_count,
+                                  float *bias, size_t bias_count);
+
+/*
+ * One forward pass: input holds prof_exec_input_count() floats (NCHW or
+ * [batch][features]), output receives prof_exec_output_count() floats: the
+ * last operator's float result before it is stored at the storage
+ * precision (for int8 with a final softmax, the fp32 softmax). The arena
+ * also holds every tensor at the storage precision, as planned.
+ * PROF_E_INVALID for NULL or wrong counts; PROF_E_RANGE for an input that
+ * int8 cannot quantise (inf or NaN) or a result that overflows it;
+ * PROF_E_KERNEL when a kernel fails.
+ */
+PROF_API int prof_exec_run(prof_exec *ex, const float *input, size_t n_in,
+                           float *output, size_t n_out);
+
+/* One operator of the profile: what it moves and how long it takes. */
+struct prof_exec_op_row {
+    struct prof_exec_op_info info;
+    struct prof_stats stats; /* the operator timed alone */
+    double latency_ms;       /* stats.median_ms */
+    double achieved_gbps;    /* bytes_moved / latency, 1e9 B/s */
+    double achieved_gmacs;   /* macs / latency, 1e9 MAC/s */
+    double memory_kb;        /* (bytes_moved + scratch_bytes) / 1024: what
+                                the operator holds while it runs */
+};
+
+/* The operator profile of one input. */
+struct prof_exec_profile {
+    size_t count;                 /* operators: layers + 1 */
+    struct prof_exec_op_row *ops; /* release with prof_exec_profile_finish */
+    struct prof_stats forward;    /* whole forward passes (prof_exec_run) */
+    double forward_ms;            /* forward.median_ms */
+    double operator_sum_ms;       /* sum of the operators' medians */
+    /* forward_ms - operator_sum_ms: what running the chain costs beyond
+     * its operators run alone (calls, cache state between operators) */
+    double framing_ms;
+};
+
+/*
+ * Profile the executor on input (prof_exec_input_count() floats) with the
+ * timing harness: first whole forward passes with prof_time(opts), then
+ * each operator in chain order, timed alone the same way on its real input
+ * (the previous operator's output), so every timed run computes the same
+ * thing. Latencies include opts->latency_multiplier. opts NULL: defaults.
+ * Statuses as prof_exec_run() and prof_time(); PROF_E_NOMEM. On success
+ * release *out with prof_exec_profile_finish().
+ */
+PROF_API int prof_exec_profile(prof_exec *ex, const float *input,
+                               size_t n_in, const struct prof_time_opts *opts,
+                               struct prof_exec_profile *out);
+
+/* Release a profile's rows. NULL is allowed. */
+PROF_API void prof_exec_profile_finish(struct prof_exec_profile *p);
+
+/*
+ * Predict every operator of a profile on dev (roofline, prof_predict_layers
+ * with each operator's macs and bytes_moved) and compare with its measured
+ * latency; out needs p->count entries. A measured median below 1 ns counts
+ * as 1 ns (the clock's resolution). With the host device from its own
+ * calibration this says how far a prediction can be trusted. Statuses as
+ * prof_predict_layers().
+ */
+PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
+                               const struct prof_device *dev,
+                               struct prof_layer_prediction *out,
+                               struct prof_prediction_total *total);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,137 @@
+/* The executor's operator profile (each operator timed alone with the
+ * timing harness) and its roofline prediction on a device. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgefit/profile.h"
+#include "executor.h"
+
+/* What a timed callback runs, and the status it met. */
+struct op_work {
+    prof_exec *ex;
+    const float *input;
+    size_t op;  /* 0: stage the input; i: layer i - 1 */
+    int status;
+};
+
+static int run_op(void *ctx)
+{
+    struct op_work *w = ctx;
+    w->status = w->op == 0 ? exec_stage_input(w->ex, w->input)
+                           : exec_run_layer(w->ex, w->op - 1);
+    return w->status != PROF_OK;
+}
+
+static int run_forward(void *ctx)
+{
+    struct op_work *w = ctx;
+    w->status = exec_forward(w->ex, w->input);
+    return w->status != PROF_OK;
+}
+
+/* The seed's clamp: a latency is never taken below 1 ns. */
+static double per_second(double amount, double latency_ms)
+{
+    const double s = latency_ms / 1000.0;
+    return amount / (s > 1e-9 ? s : 1e-9) / 1e9;
+}
+
+/* A failed timing: the callback's own status when it reported one. */
+static int timing_status(int st, const struct op_work *w)
+{
+    return st == PROF_E_CALLBACK && w->status != PROF_OK ? w->status : st;
+}
+
+PROF_API int prof_exec_profile(prof_exec *ex, const float *input,
+                               size_t n_in, const struct prof_time_opts *opts,
+                               struct prof_exec_profile *out)
+{
+    if (!out) {
+        return PROF_E_INVALID;
+    }
+    memset(out, 0, sizeof *out);
+    if (!ex || !input || n_in != ex->input_n) {
+        return PROF_E_INVALID;
+    }
+    const size_t count = ex->nlayers + 1;
+    struct prof_exec_op_row *rows = calloc(count, sizeof *rows);
+    if (!rows) {
+        return PROF_E_NOMEM;
+    }
+    struct op_work w = {.ex = ex, .input = input, .status = PROF_OK};
+    int st = prof_time(run_forward, &w, opts, &out->forward, NULL);
+    if (st != PROF_OK) {
+        st = timing_status(st, &w);
+        goto fail;
+    }
+    /* Operators in chain order: each timed run recomputes the same output
+     * from the same input, which its predecessor left in the arena. */
+    double sum = 0.0;
+    for (size_t i = 0; i < count; i++) {
+        struct prof_exec_op_row *r = &rows[i];
+        if ((st = prof_exec_op_info(ex, i, &r->info)) != PROF_OK) {
+            goto fail;
+        }
+        w.op = i;
+        st = prof_time(run_op, &w, opts, &r->stats, NULL);
+        if (st != PROF_OK) {
+            st = timing_status(st, &w);
+            goto fail;
+        }
+        r->latency_ms = r->stats.median_ms;
+        r->achieved_gbps =
+            per_second((double)r->info.bytes_moved, r->latency_ms);
+        r->achieved_gmacs = per_second((double)r->info.macs, r->latency_ms);
+        r->memory_kb =
+            (double)(r->info.bytes_moved + r->info.scratch_bytes) / 1024.0;
+        sum += r->latency_ms;
+    }
+    out->count = count;
+    out->ops = rows;
+    out->forward_ms = out->forward.median_ms;
+    out->operator_sum_ms = sum;
+    out->framing_ms = out->forward_ms - sum;
+    return PROF_OK;
+fail:
+    free(rows);
+    memset(out, 0, sizeof *out);
+    return st;
+}
+
+PROF_API void prof_exec_profile_finish(struct prof_exec_profile *p)
+{
+    if (!p) {
+        return;
+    }
+    free(p->ops);
+    memset(p, 0, sizeof *p);
+}
+
+/* The clock's resolution: a median below it is taken as 1 ns. */
+#define MIN_MEASURED_MS 1e-6
+
+PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
+                               const struct prof_device *dev,
+                               struct prof_layer_prediction *out,
+                               struct prof_prediction_total *total)
+{
+    if (!p || !p->ops || p->count == 0 || !dev || !out || !total) {
+        return PROF_E_INVALID;
+    }
+    struct prof_work *work = calloc(p->count, sizeof *work);
+    double *measured = calloc(p->count, sizeof *measured);
+    int st = PROF_E_NOMEM;
+    if (work && measured) {
+        for (size_t i = 0; i < p->count; i++) {
+            work[i].macs = p->ops[i].info.macs;
+            work[i].bytes = p->ops[i].info.bytes_moved;
+            const double m = p->ops[i].latency_ms;
+            measured[i] = m > MIN_MEASURED_MS ? m : MIN_MEASURED_MS;
+        }
+        st = prof_predict_layers(dev, work, p->count, measured, out, total);
+    }
+    free(measured);
+    free(work);
+    return st;
+}

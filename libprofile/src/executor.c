@@ -1,0 +1,1244 @@
+/* The model executor: a libmemest model run layer by layer on libkernels,
+ * every activation in one arena of exactly the planned size. The public
+ * contract is in profile.h (section "executor"); executor.h shares the
+ * private structure with the profiling code. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgefit/kernels.h"
+#include "edgefit/profile.h"
+#include "executor.h"
+
+/* ---- sizes --------------------------------------------------------------- */
+
+static int mul_sz(size_t a, size_t b, size_t *out)
+{
+    return __builtin_mul_overflow(a, b, out) ? PROF_E_OVERFLOW : PROF_OK;
+}
+
+static int mul3_sz(size_t a, size_t b, size_t c, size_t *out)
+{
+    size_t t;
+    if (mul_sz(a, b, &t) != PROF_OK) {
+        return PROF_E_OVERFLOW;
+    }
+    return mul_sz(t, c, out);
+}
+
+static int u64_sz(uint64_t v, size_t *out)
+{
+    if (v > SIZE_MAX) {
+        return PROF_E_OVERFLOW;
+    }
+    *out = (size_t)v;
+    return PROF_OK;
+}
+
+static size_t shape_elements(const struct memest_shape *s)
+{
+    size_t n = 1;
+    for (unsigned i = 0; i < s->rank; i++) {
+        n *= (size_t)s->dim[i]; /* checked by libmemest when it was built */
+    }
+    return n;
+}
+
+static void diag_set(struct prof_diag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void diag_set(struct prof_diag *diag, const char *fmt, ...)
+{
+    if (!diag) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    diag->column = 0;
+    vsnprintf(diag->message, sizeof diag->message, fmt, ap);
+    va_end(ap);
+}
+
+int exec_kern_status(int kst)
+{
+    switch (kst) {
+    case KERN_OK:
+        return PROF_OK;
+    case KERN_E_RANGE:
+        return PROF_E_RANGE;
+    case KERN_E_NOMEM:
+        return PROF_E_NOMEM;
+    case KERN_E_OVERFLOW:
+        return PROF_E_OVERFLOW;
+    default:
+        return PROF_E_KERNEL;
+    }
+}
+
+/* ---- initial weights ----------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-a, a): 24 random bits make u exact in float. */
+static float uniform(uint64_t *state, double a)
+{
+    const double u = (double)(splitmix64(state) >> 40) * 0x1p-24;
+    return (float)((2.0 * u - 1.0) * a);
+}
+
+static void init_params(struct exec_op *op, uint64_t *state)
+{
+    const struct memest_layer *L = op->layer;
+    double fan_in, fan_out;
+    if (L->kind == MEMEST_KIND_DENSE) {
+        fan_in = (double)op->kdim;
+        fan_out = (double)L->units;
+    } else {
+        fan_in = (double)op->kdim;
+        fan_out = (double)(op->ocg * op->k * op->k);
+    }
+    const double a = L->act == MEMEST_ACT_RELU
+                         ? sqrt(6.0 / fan_in)
+                         : sqrt(6.0 / (fan_in + fan_out));
+    for (size_t i = 0; i < op->wn; i++) {
+        op->w[i] = uniform(state, a);
+    }
+    const double ab = 1.0 / sqrt(fan_in);
+    for (size_t i = 0; i < op->bn; i++) {
+        op->b[i] = uniform(state, ab);
+    }
+}
+
+/* Derive the stored form of a layer's parameters from its master copy. */
+static int store_params(struct prof_exec *ex, struct exec_op *op)
+{
+    int kst = KERN_OK;
+    switch (ex->precision) {
+    case MEMEST_FP16:
+        kst = kern_f32_to_f16(op->w16, op->w, op->wn);
+        if (kst == KERN_OK) {
+            kst = kern_f32_to_f16(op->b16, op->b, op->bn);
+        }
+        break;
+    case MEMEST_BF16:
+        kst = kern_f32_to_bf16(op->w16, op->w, op->wn);
+        if (kst == KERN_OK) {
+            kst = kern_f32_to_bf16(op->b16, op->b, op->bn);
+        }
+        break;
+    case MEMEST_INT8: {
+        /* Quantise all output channels at once (one scale each), then pack
+         * each group's rows as its own N x K matrix. The int8 rows are
+         * staged in the im2col scratch, which is at least as large. */
+        int8_t *q = ex->wq_stage;
+        kst = kern_q8_quantize_channels_f32(op->w, op->c_out, op->kdim, q,
+                                            op->wscale);
+        for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
+            kst = kern_q8_pack_weights(q + g * op->ocg * op->kdim, op->ocg,
+                                       op->kdim, op->kdim,
+                                       (unsigned char *)op->wpack +
+                                           g * op->wpack_group_bytes,
+                                       op->wpack_group_bytes);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return exec_kern_status(kst);
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
+{
+    if (!opts) {
+        return;
+    }
+    opts->batch = 1;
+    opts->precision = MEMEST_FP32;
+    opts->seed = 42;
+    opts->plan_bytes = 0;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    if (n == 0) {
+        return NULL;
+    }
+    return calloc(n, size);
+}
+
+/* 64-byte alignment keeps the arena's start on a cache line; the odd
+ * tensors end at its end, so they are aligned to their element size. */
+static void *alloc_aligned(size_t bytes)
+{
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    if (rounded < bytes) {
+        return NULL;
+    }
+    return aligned_alloc(64, rounded == 0 ? 64 : rounded);
+}
+
+/* Geometry of one layer, parameters, and what its kernels need. */
+static int plan_layer(struct prof_exec *ex, struct exec_op *op,
+                      struct prof_diag *diag)
+{
+    const struct memest_layer *L = op->layer;
+    const size_t B = ex->batch;
+    int st;
+
+    op->groups = 1;
+    if (L->in_shape.rank == 3) {
+        op->c_in = (size_t)L->in_shape.dim[0];
+        op->h_in = (size_t)L->in_shape.dim[1];
+        op->w_in = (size_t)L->in_shape.dim[2];
+    } else {
+        op->c_in = (size_t)L->in_shape.dim[0];
+        op->h_in = op->w_in = 1;
+    }
+    if (L->out_shape.rank == 3) {
+        op->c_out = (size_t)L->out_shape.dim[0];
+        op->h_out = (size_t)L->out_shape.dim[1];
+        op->w_out = (size_t)L->out_shape.dim[2];
+    } else {
+        op->c_out = (size_t)L->out_shape.dim[0];
+        op->h_out = op->w_out = 1;
+    }
+    if ((st = mul_sz(B, shape_elements(&L->in_shape), &op->in_n)) != PROF_OK ||
+        (st = mul_sz(B, shape_elements(&L->out_shape), &op->out_n)) !=
+            PROF_OK) {
+        return st;
+    }
+    op->hw_out = op->h_out * op->w_out;
+
+    switch (L->kind) {
+    case MEMEST_KIND_DENSE:
+        op->kdim = op->c_in;
+        op->ocg = op->c_out;
+        break;
+    case MEMEST_KIND_CONV2D: {
+        op->k = (size_t)L->kernel;
+        op->stride = (size_t)L->stride;
+        op->pad = (size_t)L->padding;
+        op->groups = (size_t)L->groups;
+        op->ocg = op->c_out / op->groups;
+        if ((st = mul3_sz(op->c_in / op->groups, op->k, op->k, &op->kdim)) !=
+            PROF_OK) {
+            return st;
+        }
+        struct kern_conv2d_shape cs = {
+            .batch = B, .in_c = op->c_in, .in_h = op->h_in,
+            .in_w = op->w_in, .out_c = op->c_out, .k = op->k,
+            .stride = op->stride, .pad = op->pad, .groups = op->groups,
+        };
+        size_t oh, ow;
+        int kst = kern_conv2d_out_hw(&cs, &oh, &ow);
+        if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
+            diag_set(diag, "%s: the convolution kernels disagree with the "
+                     "model's shape", L->name);
+            return PROF_E_RANGE;
+        }
+        break;
+    }
+    case MEMEST_KIND_MAXPOOL:
+    case MEMEST_KIND_AVGPOOL: {
+        op->k = (size_t)L->kernel;
+        op->stride = (size_t)L->stride;
+        op->pad = (size_t)L->padding;
+        struct kern_pool2d_shape ps = {
+            .batch = B, .channels = op->c_in, .in_h = op->h_in,
+            .in_w = op->w_in, .k = op->k, .stride = op->stride,
+            .pad = op->pad,
+        };
+        size_t oh, ow;
+        int kst = kern_pool2d_out_hw(&ps, &oh, &ow);
+        if (kst == KERN_E_RANGE) {
+            diag_set(diag, "%s: padding p=%zu is more than half the window "
+                     "k=%zu, which the pooling kernels do not run", L->name,
+                     op->pad, op->k);
+            return PROF_E_RANGE;
+        }
+        if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
+            diag_set(diag, "%s: the pooling kernels disagree with the "
+                     "model's shape", L->name);
+            return PROF_E_RANGE;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+
+    if (L->kind == MEMEST_KIND_DENSE || L->kind == MEMEST_KIND_CONV2D) {
+        if ((st = u64_sz(L->weight_count, &op->wn)) != PROF_OK ||
+            (st = u64_sz(L->bias_count, &op->bn)) != PROF_OK) {
+            return st;
+        }
+        if (ex->precision == MEMEST_INT8 && op->kdim > 131071) {
+            diag_set(diag, "%s: %zu inputs per output are more than the int8 "
+                     "GEMM sums exactly (131071)", L->name, op->kdim);
+            return PROF_E_RANGE;
+        }
+    }
+    return PROF_OK;
+}
+
+/* Scratch needs of one operator, in elements of each buffer. */
+struct scratch_need {
+    size_t col32, col8, acc, x32, y32, t32, w32, b32;
+};
+
+static int layer_scratch(const struct prof_exec *ex, const struct exec_op *op,
+                         struct scratch_need *n)
+{
+    const struct memest_layer *L = op->layer;
+    const enum memest_precision p = ex->precision;
+    const int narrow = p == MEMEST_FP16 || p == MEMEST_BF16;
+    const int softmax3 = L->act == MEMEST_ACT_SOFTMAX &&
+                         L->out_shape.rank == 3;
+    int st;
+    memset(n, 0, sizeof *n);
+
+    if (p != MEMEST_FP32) {
+        n->y32 = op->out_n; /* every operator computes its result in float */
+    }
+    if (softmax3) {
+        n->t32 = op->out_n;
+    }
+    switch (L->kind) {
+    case MEMEST_KIND_DENSE:
+        if (narrow) {
+            n->x32 = op->in_n;
+            n->w32 = op->wn;
+            n->b32 = op->bn;
+        } else if (p == MEMEST_INT8) {
+            n->acc = op->out_n;
+        }
+        break;
+    case MEMEST_KIND_CONV2D:
+        if (p == MEMEST_INT8) {
+            /* Whole batch: [batch * out_h * out_w][kdim] int8 columns, one
+             * group at a time; [..][ocg] int32; [..][out_c] float. */
+            if ((st = mul3_sz(ex->batch, op->hw_out, op->kdim, &n->col8)) !=
+                    PROF_OK ||
+                (st = mul3_sz(ex->batch, op->hw_out, op->ocg, &n->acc)) !=
+                    PROF_OK) {
+                return st;
+            }
+            n->t32 = op->out_n;
+        } else {
+            /* One sample and one group: [kdim][out_h * out_w] floats. */
+            if ((st = mul_sz(op->kdim, op->hw_out, &n->col32)) != PROF_OK) {
+                return st;
+            }
+            if (narrow) {
+                n->x32 = op->in_n;
+                n->w32 = op->wn;
+                n->b32 = op->bn;
+            }
+        }
+        break;
+    case MEMEST_KIND_MAXPOOL:
+    case MEMEST_KIND_AVGPOOL:
+    case MEMEST_KIND_ACTIVATION:
+        if (p != MEMEST_FP32) {
+            n->x32 = op->in_n;
+        }
+        break;
+    default:
+        break;
+    }
+    return PROF_OK;
+}
+
+static size_t max_sz(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+static uint64_t need_bytes(const struct scratch_need *n)
+{
+    return (uint64_t)n->col32 * 4 + (uint64_t)n->col8 +
+           (uint64_t)n->acc * 4 + (uint64_t)n->x32 * 4 +
+           (uint64_t)n->y32 * 4 + (uint64_t)n->t32 * 4 +
+           (uint64_t)n->w32 * 4 + (uint64_t)n->b32 * 4;
+}
+
+static int alloc_params(struct prof_exec *ex, struct exec_op *op)
+{
+    const enum memest_precision p = ex->precision;
+    if (op->wn == 0) {
+        return PROF_OK;
+    }
+    op->w = xcalloc(op->wn, sizeof(float));
+    op->b = xcalloc(op->bn, sizeof(float));
+    if (!op->w || (op->bn && !op->b)) {
+        return PROF_E_NOMEM;
+    }
+    ex->master_bytes += (uint64_t)(op->wn + op->bn) * sizeof(float);
+    switch (p) {
+    case MEMEST_FP32:
+        op->stored_bytes = (uint64_t)(op->wn + op->bn) * sizeof(float);
+        break;
+    case MEMEST_FP16:
+    case MEMEST_BF16:
+        op->w16 = xcalloc(op->wn, sizeof(uint16_t));
+        op->b16 = xcalloc(op->bn, sizeof(uint16_t));
+        if (!op->w16 || (op->bn && !op->b16)) {
+            return PROF_E_NOMEM;
+        }
+        op->stored_bytes = (uint64_t)(op->wn + op->bn) * sizeof(uint16_t);
+        break;
+    case MEMEST_INT8: {
+        op->wpack_group_bytes = kern_q8_packed_bytes(op->ocg, op->kdim);
+        size_t total;
+        if (op->wpack_group_bytes == 0 ||
+            mul_sz(op->wpack_group_bytes, op->groups, &total) != PROF_OK) {
+            return PROF_E_OVERFLOW;
+        }
+        op->wpack = malloc(total);
+        op->wscale = xcalloc(op->c_out, sizeof(float));
+        if (!op->wpack || !op->wscale) {
+            return PROF_E_NOMEM;
+        }
+        /* packed weights, one scale per channel, the float bias */
+        op->stored_bytes = (uint64_t)total +
+                           (uint64_t)op->c_out * sizeof(float) +
+                           (uint64_t)op->bn * sizeof(float);
+        break;
+    }
+    default:
+        break;
+    }
+    return PROF_OK;
+}
+
+/*
+ * Place every tensor and compute the arena the placement needs: tensor t
+ * at offset 0 when t is even, ending at the arena's end when t is odd.
+ * Layer i reads tensor i and writes tensor i + 1, one from each end, so
+ * they are disjoint exactly when their sizes add up to at most the arena:
+ * the smallest arena is the largest such sum.
+ */
+static int layout_arena(struct prof_exec *ex, uint64_t *need)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        const struct exec_op *op = &ex->ops[i];
+        uint64_t pair;
+        if (__builtin_add_overflow((uint64_t)op->in_bytes,
+                                   (uint64_t)op->out_bytes, &pair)) {
+            return PROF_E_OVERFLOW;
+        }
+        if (pair > m) {
+            m = pair;
+        }
+    }
+    *need = m;
+    return PROF_OK;
+}
+
+static void assign_offsets(struct prof_exec *ex)
+{
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        struct exec_op *op = &ex->ops[i];
+        op->in_off = (i % 2 == 0) ? 0 : ex->arena_bytes - op->in_bytes;
+        op->out_off = (i % 2 == 1) ? 0 : ex->arena_bytes - op->out_bytes;
+    }
+}
+
+static int alloc_scratch(struct prof_exec *ex)
+{
+    struct scratch_need tot = {0};
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        struct scratch_need n;
+        int st = layer_scratch(ex, &ex->ops[i], &n);
+        if (st != PROF_OK) {
+            return st;
+        }
+        ex->ops[i].scratch_bytes = need_bytes(&n);
+        tot.col32 = max_sz(tot.col32, n.col32);
+        tot.col8 = max_sz(tot.col8, n.col8);
+        tot.acc = max_sz(tot.acc, n.acc);
+        tot.x32 = max_sz(tot.x32, n.x32);
+        tot.y32 = max_sz(tot.y32, n.y32);
+        tot.t32 = max_sz(tot.t32, n.t32);
+        tot.w32 = max_sz(tot.w32, n.w32);
+        tot.b32 = max_sz(tot.b32, n.b32);
+    }
+    /* int8 weights are quantised into the column scratch before packing. */
+    if (ex->precision == MEMEST_INT8) {
+        for (size_t i = 0; i < ex->nlayers; i++) {
+            tot.col8 = max_sz(tot.col8, ex->ops[i].wn);
+        }
+    }
+    ex->col32 = xcalloc(tot.col32, sizeof(float));
+    ex->col8 = xcalloc(tot.col8, 1);
+    ex->acc = xcalloc(tot.acc, sizeof(int32_t));
+    ex->x32 = xcalloc(tot.x32, sizeof(float));
+    ex->y32 = xcalloc(tot.y32, sizeof(float));
+    ex->t32 = xcalloc(tot.t32, sizeof(float));
+    ex->w32 = xcalloc(tot.w32, sizeof(float));
+    ex->b32 = xcalloc(tot.b32, sizeof(float));
+    if ((tot.col32 && !ex->col32) || (tot.col8 && !ex->col8) ||
+        (tot.acc && !ex->acc) || (tot.x32 && !ex->x32) ||
+        (tot.y32 && !ex->y32) || (tot.t32 && !ex->t32) ||
+        (tot.w32 && !ex->w32) || (tot.b32 && !ex->b32)) {
+        return PROF_E_NOMEM;
+    }
+    ex->wq_stage = ex->col8;
+    ex->scratch_bytes = need_bytes(&tot);
+    return PROF_OK;
+}
+
+PROF_API int prof_exec_create(const memest_model *model,
+                     const struct prof_exec_opts *opts, prof_exec **out,
+                     struct prof_diag *diag)
+{
+    struct prof_exec_opts o;
+    struct memest_totals totals;
+    int st;
+
+    if (diag) {
+        diag->column = 0;
+        diag->message[0] = '\0';
+    }
+    if (!out) {
+        return PROF_E_INVALID;
+    }
+    *out = NULL;
+    if (!model) {
+        return PROF_E_INVALID;
+    }
+    if (opts) {
+        o = *opts;
+    } else {
+        prof_exec_opts_init(&o);
+    }
+    if (o.batch == 0) {
+        diag_set(diag, "the batch size must be at least 1");
+        return PROF_E_RANGE;
+    }
+    if (o.precision != MEMEST_FP32 && o.precision != MEMEST_FP16 &&
+        o.precision != MEMEST_BF16 && o.precision != MEMEST_INT8) {
+        diag_set(diag, "precision %s is estimated but not executed (use "
+                 "fp32, fp16, bf16 or int8)",
+                 memest_precision_name(o.precision)
+                     ? memest_precision_name(o.precision)
+                     : "(unknown)");
+        return PROF_E_RANGE;
+    }
+    int mst = memest_estimate_totals(model, o.batch, o.precision, &totals);
+    if (mst != MEMEST_OK) {
+        diag_set(diag, "libmemest: %s", memest_strerror(mst));
+        return mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
+    }
+
+    struct prof_exec *ex = calloc(1, sizeof *ex);
+    if (!ex) {
+        return PROF_E_NOMEM;
+    }
+    ex->model = model;
+    ex->precision = o.precision;
+    ex->sbytes = memest_precision_bytes(o.precision);
+    ex->nlayers = memest_model_layer_count(model);
+    ex->peak_inference_bytes = totals.peak_inference_bytes;
+    ex->estimate_parameter_bytes = totals.parameter_bytes;
+    if ((st = u64_sz(o.batch, &ex->batch)) != PROF_OK) {
+        goto fail;
+    }
+    struct memest_shape in_shape = memest_model_input_shape(model);
+    struct memest_shape out_shape = memest_model_output_shape(model);
+    if ((st = mul_sz(ex->batch, shape_elements(&in_shape), &ex->input_n)) !=
+            PROF_OK ||
+        (st = mul_sz(ex->batch, shape_elements(&out_shape), &ex->output_n)) !=
+            PROF_OK) {
+        goto fail;
+    }
+    ex->ops = calloc(ex->nlayers, sizeof *ex->ops);
+    if (!ex->ops) {
+        st = PROF_E_NOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        struct exec_op *op = &ex->ops[i];
+        op->layer = memest_model_layer(model, i);
+        op->index = i;
+        if ((st = plan_layer(ex, op, diag)) != PROF_OK) {
+            goto fail;
+        }
+        if ((st = mul_sz(op->in_n, ex->sbytes, &op->in_bytes)) != PROF_OK ||
+            (st = mul_sz(op->out_n, ex->sbytes, &op->out_bytes)) !=
+                PROF_OK) {
+            goto fail;
+        }
+    }
+
+    /* The estimate is checked, not assumed. */
+    uint64_t need;
+    if ((st = layout_arena(ex, &need)) != PROF_OK) {
+        goto fail;
+    }
+    uint64_t plan = o.plan_bytes;
+    if (plan == 0) {
+        plan = totals.peak_inference_bytes - totals.parameter_bytes;
+    }
+    ex->plan_bytes = plan;
+    if (need != plan) {
+        diag_set(diag, "the activations need %llu bytes (the largest input + "
+                 "output at %s), but the plan gives %llu",
+                 (unsigned long long)need, memest_precision_name(o.precision),
+                 (unsigned long long)plan);
+        st = PROF_E_MEMEST;
+        goto fail;
+    }
+    if ((st = u64_sz(need, &ex->arena_bytes)) != PROF_OK) {
+        goto fail;
+    }
+    ex->arena = alloc_aligned(ex->arena_bytes);
+    if (!ex->arena) {
+        st = PROF_E_NOMEM;
+        goto fail;
+    }
+    memset(ex->arena, 0, ex->arena_bytes);
+    assign_offsets(ex);
+
+    if ((st = alloc_scratch(ex)) != PROF_OK) {
+        goto fail;
+    }
+    uint64_t rng = o.seed;
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        struct exec_op *op = &ex->ops[i];
+        if ((st = alloc_params(ex, op)) != PROF_OK) {
+            goto fail;
+        }
+        ex->parameter_bytes += op->stored_bytes;
+        if (op->wn == 0) {
+            continue;
+        }
+        init_params(op, &rng);
+        if ((st = store_params(ex, op)) != PROF_OK) {
+            diag_set(diag, "%s: storing the weights: %s",
+                     op->layer->name, prof_strerror(st));
+            goto fail;
+        }
+    }
+    *out = ex;
+    return PROF_OK;
+fail:
+    prof_exec_destroy(ex);
+    return st;
+}
+
+PROF_API void prof_exec_destroy(prof_exec *ex)
+{
+    if (!ex) {
+        return;
+    }
+    for (size_t i = 0; ex->ops && i < ex->nlayers; i++) {
+        struct exec_op *op = &ex->ops[i];
+        free(op->w);
+        free(op->b);
+        free(op->w16);
+        free(op->b16);
+        free(op->wpack);
+        free(op->wscale);
+    }
+    free(ex->ops);
+    free(ex->arena);
+    free(ex->col32);
+    free(ex->col8);
+    free(ex->acc);
+    free(ex->x32);
+    free(ex->y32);
+    free(ex->t32);
+    free(ex->w32);
+    free(ex->b32);
+    free(ex);
+}
+
+PROF_API const memest_model *prof_exec_model(const prof_exec *ex)
+{
+    return ex ? ex->model : NULL;
+}
+
+PROF_API uint64_t prof_exec_batch(const prof_exec *ex)
+{
+    return ex ? (uint64_t)ex->batch : 0;
+}
+
+PROF_API enum memest_precision prof_exec_precision(const prof_exec *ex)
+{
+    return ex ? ex->precision : MEMEST_FP32;
+}
+
+PROF_API size_t prof_exec_input_count(const prof_exec *ex)
+{
+    return ex ? ex->input_n : 0;
+}
+
+PROF_API size_t prof_exec_output_count(const prof_exec *ex)
+{
+    return ex ? ex->output_n : 0;
+}
+
+PROF_API int prof_exec_memory(const prof_exec *ex,
+                              struct prof_exec_memory *out)
+{
+    if (!ex || !out) {
+        return PROF_E_INVALID;
+    }
+    out->arena_bytes = ex->arena_bytes;
+    out->plan_bytes = ex->plan_bytes;
+    out->peak_inference_bytes = ex->peak_inference_bytes;
+    out->estimate_parameter_bytes = ex->estimate_parameter_bytes;
+    out->parameter_bytes = ex->parameter_bytes;
+    out->master_bytes = ex->master_bytes;
+    out->scratch_bytes = ex->scratch_bytes;
+    return PROF_OK;
+}
+
+PROF_API size_t prof_exec_op_count(const prof_exec *ex)
+{
+    return ex ? ex->nlayers + 1 : 0;
+}
+
+PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
+                      struct prof_exec_op_info *out)
+{
+    if (!ex || !out || i > ex->nlayers) {
+        return PROF_E_INVALID;
+    }
+    memset(out, 0, sizeof *out);
+    if (i == 0) {
+        out->layer = "input";
+        out->kind = MEMEST_KIND_INPUT;
+        out->input_offset = 0;
+        out->input_bytes = (uint64_t)ex->input_n * sizeof(float);
+        out->output_offset = 0;
+        out->output_bytes = (uint64_t)ex->input_n * ex->sbytes;
+        out->bytes_moved = out->input_bytes + out->output_bytes;
+        return PROF_OK;
+    }
+    const struct exec_op *op = &ex->ops[i - 1];
+    const struct memest_layer *L = op->layer;
+    out->layer = L->name;
+    out->kind = L->kind;
+    out->input_offset = op->in_off;
+    out->input_bytes = op->in_bytes;
+    out->output_offset = op->out_off;
+    out->output_bytes = op->out_bytes;
+    /* The counts libmemest reports, at this batch and storage precision;
+     * they were checked for overflow by memest_estimate_totals(). */
+    out->macs = L->macs_per_sample * (uint64_t)ex->batch;
+    out->parameter_bytes = L->parameter_count * ex->sbytes;
+    out->bytes_moved =
+        out->parameter_bytes + out->input_bytes + out->output_bytes;
+    out->scratch_bytes = op->scratch_bytes;
+    return PROF_OK;
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+static int param_layer(const prof_exec *ex, size_t layer,
+                       size_t weight_count, size_t bias_count,
+                       struct exec_op **op)
+{
+    if (layer >= ex->nlayers || ex->ops[layer].wn == 0) {
+        return PROF_E_INVALID;
+    }
+    *op = &ex->ops[layer];
+    if (weight_count != (*op)->wn || bias_count != (*op)->bn) {
+        return PROF_E_RANGE;
+    }
+    return PROF_OK;
+}
+
+PROF_API int prof_exec_set_params(prof_exec *ex, size_t layer,
+                                  const float *weights, size_t weight_count,
+                                  const float *bias, size_t bias_count)
+{
+    struct exec_op *op;
+    if (!ex || !weights || (bias_count > 0 && !bias)) {
+        return PROF_E_INVALID;
+    }
+    int st = param_layer(ex, layer, weight_count, bias_count, &op);
+    if (st != PROF_OK) {
+        return st;
+    }
+    for (size_t i = 0; i < weight_count; i++) {
+        if (!isfinite(weights[i])) {
+            return PROF_E_RANGE;
+        }
+    }
+    for (size_t i = 0; i < bias_count; i++) {
+        if (!isfinite(bias[i])) {
+            return PROF_E_RANGE;
+        }
+    }
+    memcpy(op->w, weights, weight_count * sizeof(float));
+    if (bias_count) {
+        memcpy(op->b, bias, bias_count * sizeof(float));
+    }
+    return store_params(ex, op);
+}
+
+PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
+                                  float *weights, size_t weight_count,
+                                  float *bias, size_t bias_count)
+{
+    struct exec_op *op;
+    if (!ex || !weights) {
+        return PROF_E_INVALID;
+    }
+    int st = param_layer(ex, layer, weight_count, bias_count, &op);
+    if (st != PROF_OK) {
+        return st;
+    }
+    memcpy(weights, op->w, weight_count * sizeof(float));
+    if (bias && bias_count) {
+        memcpy(bias, op->b, bias_count * sizeof(float));
+    }
+    return PROF_OK;
+}
+
+/* ---- float operators ----------------------------------------------------- */
+
+/* One sample, one group: col[(c * k + ky) * k + kx][oy * out_w + ox] =
+ * x[c][oy * s + ky - p][ox * s + kx - p], zero outside the input. */
+static void im2col_f32(const struct exec_op *op, const float *x, float *col)
+{
+    const size_t cg = op->c_in / op->groups, k = op->k;
+    const size_t hw_in = op->h_in * op->w_in;
+    for (size_t c = 0; c < cg; c++) {
+        for (size_t ky = 0; ky < k; ky++) {
+            for (size_t kx = 0; kx < k; kx++) {
+                float *row = col + ((c * k + ky) * k + kx) * op->hw_out;
+                for (size_t oy = 0; oy < op->h_out; oy++) {
+                    /* Unsigned wrap-around makes rows above the input
+                     * huge, so one comparison rejects both sides. */
+                    const size_t iy = oy * op->stride + ky - op->pad;
+                    float *r = row + oy * op->w_out;
+                    if (iy >= op->h_in) {
+                        memset(r, 0, op->w_out * sizeof(float));
+                        continue;
+                    }
+                    const float *xr = x + c * hw_in + iy * op->w_in;
+                    for (size_t ox = 0; ox < op->w_out; ox++) {
+                        const size_t ix = ox * op->stride + kx - op->pad;
+                        r[ox] = ix < op->w_in ? xr[ix] : 0.0f;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The same for int8 and the whole batch, transposed for kern_q8_gemm:
+ * col[(b * out_h + oy) * out_w + ox][(c * k + ky) * k + kx]; the zero of
+ * symmetric quantisation is 0. */
+static void im2col_s8(const struct exec_op *op, size_t batch, size_t g,
+                      const int8_t *x, int8_t *col)
+{
+    const size_t cg = op->c_in / op->groups, k = op->k;
+    const size_t hw_in = op->h_in * op->w_in;
+    for (size_t b = 0; b < batch; b++) {
+        const int8_t *xb = x + (b * op->c_in + g * cg) * hw_in;
+        for (size_t oy = 0; oy < op->h_out; oy++) {
+            for (size_t ox = 0; ox < op->w_out; ox++) {
+                int8_t *r = col + ((b * op->h_out + oy) * op->w_out + ox) *
+                                      op->kdim;
+                for (size_t c = 0; c < cg; c++) {
+                    for (size_t ky = 0; ky < k; ky++) {
+                        const size_t iy = oy * op->stride + ky - op->pad;
+                        for (size_t kx = 0; kx < k; kx++) {
+                            const size_t ix = ox * op->stride + kx - op->pad;
+                            *r++ = (iy < op->h_in && ix < op->w_in)
+                                       ? xb[c * hw_in + iy * op->w_in + ix]
+                                       : 0;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+static int dense_f32(const prof_exec *ex, const struct exec_op *op,
+                     const float *x, const float *w, const float *b, float *y)
+{
+    int kst = kern_sgemm(KERN_MM_TRANS_B, ex->batch, op->c_out, op->kdim, x,
+                         op->kdim, w, op->kdim, y, op->c_out);
+    if (kst == KERN_OK && op->bn) {
+        kst = kern_nn_bias_add_f32(y, ex->batch, op->c_out, b);
+    }
+    return exec_kern_status(kst);
+}
+
+static int conv_f32(const prof_exec *ex, const struct exec_op *op,
+                    const float *x, const float *w, const float *b, float *y)
+{
+    const size_t hw_in = op->h_in * op->w_in;
+    const size_t cg = op->c_in / op->groups;
+    int kst = KERN_OK;
+    for (size_t s = 0; kst == KERN_OK && s < ex->batch; s++) {
+        for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
+            im2col_f32(op, x + (s * op->c_in + g * cg) * hw_in, ex->col32);
+            /* [ocg][kdim] . [kdim][out_h * out_w], written straight into
+             * the NCHW output rows of this group. */
+            kst = kern_sgemm(0, op->ocg, op->hw_out, op->kdim,
+                             w + g * op->ocg * op->kdim, op->kdim, ex->col32,
+                             op->hw_out,
+                             y + (s * op->c_out + g * op->ocg) * op->hw_out,
+                             op->hw_out);
+        }
+    }
+    if (kst == KERN_OK && op->bn) {
+        kst = kern_nn_bias_add_nchw_f32(y, ex->batch, op->c_out, op->hw_out,
+                                        b);
+    }
+    return exec_kern_status(kst);
+}
+
+static int pool_f32(const prof_exec *ex, const struct exec_op *op,
+                    const float *x, float *y)
+{
+    struct kern_pool2d_shape ps = {
+        .batch = ex->batch, .channels = op->c_in, .in_h = op->h_in,
+        .in_w = op->w_in, .k = op->k, .stride = op->stride, .pad = op->pad,
+    };
+    int kst = op->layer->kind == MEMEST_KIND_MAXPOOL
+                  ? kern_maxpool2d_f32(&ps, x, y)
+                  : kern_avgpool2d_f32(&ps, x, y);
+    return exec_kern_status(kst);
+}
+
+/* Softmax over the channels at every position of an NCHW tensor: transpose
+ * to [batch * h * w][c], normalise the rows, transpose back. */
+static int softmax_channels(const prof_exec *ex, const struct exec_op *op,
+                            const float *x, float *y)
+{
+    const size_t C = op->c_out, HW = op->hw_out;
+    for (size_t b = 0; b < ex->batch; b++) {
+        for (size_t c = 0; c < C; c++) {
+            const float *src = x + (b * C + c) * HW;
+            for (size_t i = 0; i < HW; i++) {
+                ex->t32[(b * HW + i) * C + c] = src[i];
+            }
+        }
+    }
+    int kst = kern_nn_softmax_f32(ex->t32, ex->batch * HW, C, ex->t32);
+    if (kst != KERN_OK) {
+        return exec_kern_status(kst);
+    }
+    for (size_t b = 0; b < ex->batch; b++) {
+        for (size_t c = 0; c < C; c++) {
+            float *dst = y + (b * C + c) * HW;
+            for (size_t i = 0; i < HW; i++) {
+                dst[i] = ex->t32[(b * HW + i) * C + c];
+            }
+        }
+    }
+    return PROF_OK;
+}
+
+/* y = act(x) over the operator's output size; y may equal x. */
+static int apply_act(const prof_exec *ex, const struct exec_op *op,
+                     enum memest_act act, const float *x, float *y)
+{
+    const size_t n = op->out_n;
+    int kst = KERN_OK;
+    switch (act) {
+    case MEMEST_ACT_NONE:
+        if (x != y) {
+            memcpy(y, x, n * sizeof(float));
+        }
+        break;
+    case MEMEST_ACT_RELU:
+        kst = kern_relu_f32(y, x, n);
+        break;
+    case MEMEST_ACT_GELU:
+        kst = kern_gelu_f32(y, x, n);
+        break;
+    case MEMEST_ACT_SIGMOID:
+        kst = kern_sigmoid_f32(y, x, n);
+        break;
+    case MEMEST_ACT_TANH:
+        kst = kern_tanh_f32(y, x, n);
+        break;
+    case MEMEST_ACT_SOFTMAX:
+        if (op->layer->out_shape.rank == 3) {
+            return softmax_channels(ex, op, x, y);
+        }
+        kst = kern_nn_softmax_f32(x, ex->batch, op->c_out, y);
+        break;
+    }
+    return exec_kern_status(kst);
+}
+
+/* The layer in float: x, parameters and y are float arrays. */
+static int layer_f32(const prof_exec *ex, const struct exec_op *op,
+                     const float *x, const float *w, const float *b, float *y)
+{
+    const struct memest_layer *L = op->layer;
+    int st = PROF_OK;
+    switch (L->kind) {
+    case MEMEST_KIND_DENSE:
+        st = dense_f32(ex, op, x, w, b, y);
+        break;
+    case MEMEST_KIND_CONV2D:
+        st = conv_f32(ex, op, x, w, b, y);
+        break;
+    case MEMEST_KIND_MAXPOOL:
+    case MEMEST_KIND_AVGPOOL:
+        return pool_f32(ex, op, x, y);
+    case MEMEST_KIND_FLATTEN:
+        memcpy(y, x, op->out_n * sizeof(float));
+        return PROF_OK;
+    case MEMEST_KIND_ACTIVATION:
+        return apply_act(ex, op, L->act, x, y);
+    default:
+        return PROF_E_INVALID;
+    }
+    if (st != PROF_OK) {
+        return st;
+    }
+    return apply_act(ex, op, L->act, y, y);
+}
+
+/* ---- 16-bit storage ------------------------------------------------------ */
+
+static int widen(const prof_exec *ex, float *dst, const uint16_t *src,
+                 size_t n)
+{
+    return exec_kern_status(ex->precision == MEMEST_FP16
+                                ? kern_f16_to_f32(dst, src, n)
+                                : kern_bf16_to_f32(dst, src, n));
+}
+
+static int narrow(const prof_exec *ex, uint16_t *dst, const float *src,
+                  size_t n)
+{
+    return exec_kern_status(ex->precision == MEMEST_FP16
+                                ? kern_f32_to_f16(dst, src, n)
+                                : kern_f32_to_bf16(dst, src, n));
+}
+
+static int layer_16(prof_exec *ex, struct exec_op *op)
+{
+    const uint16_t *x = (const uint16_t *)(ex->arena + op->in_off);
+    uint16_t *y = (uint16_t *)(ex->arena + op->out_off);
+    const enum memest_kind kind = op->layer->kind;
+    int st;
+    if (kind == MEMEST_KIND_FLATTEN) {
+        memcpy(y, x, op->out_bytes);
+        /* The last layer's float result is what prof_exec_run returns. */
+        if (op->index + 1 == ex->nlayers) {
+            return widen(ex, ex->y32, x, op->out_n);
+        }
+        return PROF_OK;
+    }
+    if ((st = widen(ex, ex->x32, x, op->in_n)) != PROF_OK) {
+        return st;
+    }
+    if (op->wn) {
+        if ((st = widen(ex, ex->w32, op->w16, op->wn)) != PROF_OK ||
+            (st = widen(ex, ex->b32, op->b16, op->bn)) != PROF_OK) {
+            return st;
+        }
+    }
+    st = layer_f32(ex, op, ex->x32, ex->w32, ex->b32, ex->y32);
+    if (st != PROF_OK) {
+        return st;
+    }
+    return narrow(ex, y, ex->y32, op->out_n);
+}
+
+/* ---- int8 ---------------------------------------------------------------- */
+
+/* Quantise the float result y32 per tensor into the layer's output. */
+static int quantize_out(prof_exec *ex, struct exec_op *op)
+{
+    int8_t *y = (int8_t *)(ex->arena + op->out_off);
+    return exec_kern_status(
+        kern_q8_quantize_tensor_f32(ex->y32, op->out_n, y, &op->out_scale));
+}
+
+static float input_scale(const prof_exec *ex, const struct exec_op *op)
+{
+    return op->index == 0 ? ex->in_scale : ex->ops[op->index - 1].out_scale;
+}
+
+static int dense_s8(prof_exec *ex, struct exec_op *op)
+{
+    const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
+    const enum memest_act act = op->layer->act;
+    int kst = kern_q8_gemm(ex->batch, op->c_out, op->kdim, x, op->kdim,
+                           op->wpack, ex->acc, op->c_out);
+    if (kst == KERN_OK) {
+        kst = kern_q8_requant_f32(ex->batch, op->c_out, ex->acc, op->c_out,
+                                  input_scale(ex, op), op->wscale,
+                                  op->bn ? op->b : NULL,
+                                  act == MEMEST_ACT_RELU, ex->y32, op->c_out);
+    }
+    if (kst != KERN_OK) {
+        return exec_kern_status(kst);
+    }
+    if (act != MEMEST_ACT_RELU) {
+        int st = apply_act(ex, op, act, ex->y32, ex->y32);
+        if (st != PROF_OK) {
+            return st;
+        }
+    }
+    return quantize_out(ex, op);
+}
+
+static int conv_s8(prof_exec *ex, struct exec_op *op)
+{
+    const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
+    const enum memest_act act = op->layer->act;
+    const size_t M = ex->batch * op->hw_out;
+    const float sx = input_scale(ex, op);
+    int kst = KERN_OK;
+    for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
+        im2col_s8(op, ex->batch, g, x, ex->col8);
+        kst = kern_q8_gemm(M, op->ocg, op->kdim, ex->col8, op->kdim,
+                           (const unsigned char *)op->wpack +
+                               g * op->wpack_group_bytes,
+                           ex->acc, op->ocg);
+        if (kst == KERN_OK) {
+            /* Into [batch * out_h * out_w][out_c], this group's columns. */
+            kst = kern_q8_requant_f32(M, op->ocg, ex->acc, op->ocg, sx,
+                                      op->wscale + g * op->ocg,
+                                      op->bn ? op->b + g * op->ocg : NULL,
+                                      act == MEMEST_ACT_RELU,
+                                      ex->t32 + g * op->ocg, op->c_out);
+        }
+    }
+    if (kst != KERN_OK) {
+        return exec_kern_status(kst);
+    }
+    const size_t C = op->c_out, HW = op->hw_out;
+    for (size_t b = 0; b < ex->batch; b++) {
+        for (size_t c = 0; c < C; c++) {
+            float *dst = ex->y32 + (b * C + c) * HW;
+            for (size_t i = 0; i < HW; i++) {
+                dst[i] = ex->t32[(b * HW + i) * C + c];
+            }
+        }
+    }
+    if (act != MEMEST_ACT_RELU) {
+        int st = apply_act(ex, op, act, ex->y32, ex->y32);
+        if (st != PROF_OK) {
+            return st;
+        }
+    }
+    return quantize_out(ex, op);
+}
+
+static int layer_s8(prof_exec *ex, struct exec_op *op)
+{
+    const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
+    int8_t *y = (int8_t *)(ex->arena + op->out_off);
+    int st;
+    switch (op->layer->kind) {
+    case MEMEST_KIND_DENSE:
+        return dense_s8(ex, op);
+    case MEMEST_KIND_CONV2D:
+        return conv_s8(ex, op);
+    case MEMEST_KIND_FLATTEN:
+        memcpy(y, x, op->out_bytes);
+        op->out_scale = input_scale(ex, op);
+        if (op->index + 1 == ex->nlayers) {
+            return exec_kern_status(
+                kern_q8_dequantize_f32(x, op->out_n, op->out_scale, ex->y32));
+        }
+        return PROF_OK;
+    default:
+        break;
+    }
+    st = exec_kern_status(
+        kern_q8_dequantize_f32(x, op->in_n, input_scale(ex, op), ex->x32));
+    if (st == PROF_OK) {
+        st = layer_f32(ex, op, ex->x32, NULL, NULL, ex->y32);
+    }
+    if (st == PROF_OK) {
+        st = quantize_out(ex, op);
+    }
+    return st;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+int exec_stage_input(prof_exec *ex, const float *input)
+{
+    switch (ex->precision) {
+    case MEMEST_FP32:
+        memcpy(ex->arena, input, ex->input_n * sizeof(float));
+        return PROF_OK;
+    case MEMEST_FP16:
+    case MEMEST_BF16:
+        return narrow(ex, (uint16_t *)ex->arena, input, ex->input_n);
+    case MEMEST_INT8:
+        return exec_kern_status(kern_q8_quantize_tensor_f32(
+            input, ex->input_n, (int8_t *)ex->arena, &ex->in_scale));
+    default:
+        return PROF_E_INVALID;
+    }
+}
+
+int exec_run_layer(prof_exec *ex, size_t i)
+{
+    struct exec_op *op = &ex->ops[i];
+    switch (ex->precision) {
+    case MEMEST_FP32: {
+        const float *x = (const float *)(ex->arena + op->in_off);
+        float *y = (float *)(ex->arena + op->out_off);
+        return layer_f32(ex, op, x, op->w, op->b, y);
+    }
+    case MEMEST_FP16:
+    case MEMEST_BF16:
+        return layer_16(ex, op);
+    case MEMEST_INT8:
+        return layer_s8(ex, op);
+    default:
+        return PROF_E_INVALID;
+    }
+}
+
+int exec_forward(prof_exec *ex, const float *input)
+{
+    int st = exec_stage_input(ex, input);
+    for (size_t i = 0; st == PROF_OK && i < ex->nlayers; i++) {
+        st = exec_run_layer(ex, i);
+    }
+    return st;
+}
+
+PROF_API int prof_exec_run(prof_exec *ex, const float *input, size_t n_in,
+                  float *output, size_t n_out)
+{
+    if (!ex || !input || !output || n_in != ex->input_n ||
+        n_out != ex->output_n) {
+        return PROF_E_INVALID;
+    }
+    int st = exec_forward(ex, input);
+    if (st != PROF_OK) {
+        return st;
+    }
+    const struct exec_op *last = &ex->ops[ex->nlayers - 1];
+    const float *result = ex->precision == MEMEST_FP32
+                              ? (const float *)(ex->arena + last->out_off)
+                              : ex->y32;
+    memcpy(output, result, n_out * sizeof(float));
+    return PROF_OK;
+}

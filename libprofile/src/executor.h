@@ -1,0 +1,75 @@
+/* Private to libprofile: the executor's structure, shared by executor.c
+ * (building and running) and exec_profile.c (timing and prediction). */
+#ifndef EDGEFIT_PROFILE_EXECUTOR_H
+#define EDGEFIT_PROFILE_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+
+/* One layer as the executor runs it. Element counts include the batch. */
+struct exec_op {
+    const struct memest_layer *layer; /* owned by the model */
+    size_t index;                     /* layer index */
+    size_t in_n, out_n;               /* elements */
+    size_t in_bytes, out_bytes;       /* at the storage precision */
+    size_t in_off, out_off;           /* byte offsets in the arena */
+    /* geometry (rank-1 tensors have h = w = 1) */
+    size_t c_in, h_in, w_in, c_out, h_out, w_out, hw_out;
+    size_t k, stride, pad, groups;
+    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*k*k */
+    size_t ocg;  /* output channels per group (dense: out) */
+    /* parameters: float master, and the stored form */
+    size_t wn, bn;
+    float *w, *b;
+    uint16_t *w16, *b16;     /* fp16/bf16 */
+    void *wpack;             /* int8: one packed matrix per group */
+    size_t wpack_group_bytes;
+    float *wscale;           /* int8: one scale per output channel */
+    uint64_t stored_bytes;   /* parameters as stored */
+    uint64_t scratch_bytes;  /* scratch this operator touches */
+    float out_scale;         /* int8: the output tensor's scale */
+};
+
+struct prof_exec {
+    const memest_model *model;
+    size_t batch;
+    enum memest_precision precision;
+    unsigned sbytes; /* storage bytes per element */
+    size_t nlayers;
+    struct exec_op *ops;
+    size_t input_n, output_n;
+    float in_scale; /* int8: the staged input's scale */
+
+    unsigned char *arena;
+    size_t arena_bytes;
+    uint64_t plan_bytes;
+    uint64_t peak_inference_bytes, estimate_parameter_bytes;
+    uint64_t parameter_bytes, master_bytes, scratch_bytes;
+
+    /* scratch, each sized for its largest user */
+    float *col32;    /* float im2col, one sample and group */
+    int8_t *col8;    /* int8 im2col, whole batch, one group */
+    int8_t *wq_stage; /* = col8: int8 weights before packing */
+    int32_t *acc;    /* int32 GEMM results */
+    float *x32, *y32; /* float input and result of 16-bit/int8 operators */
+    float *t32;      /* transposes (int8 conv2d, channel softmax) */
+    float *w32, *b32; /* widened 16-bit parameters */
+};
+
+/* A libkernels status as a libprofile one. */
+int exec_kern_status(int kst);
+
+/* Store the caller's floats as tensor 0 at the storage precision. */
+int exec_stage_input(prof_exec *ex, const float *input);
+
+/* Run layer i: tensor i to tensor i + 1 (the previous ones must be
+ * valid). */
+int exec_run_layer(prof_exec *ex, size_t i);
+
+/* Stage the input and run every layer. */
+int exec_forward(prof_exec *ex, const float *input);
+
+#endif

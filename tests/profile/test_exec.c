@@ -1,0 +1,1161 @@
+/* The model executor against an independent forward pass written here in
+ * double precision (its own loops for dense, conv2d, pooling, activations
+ * and softmax), for MLPs and CNNs with stride, padding and groups, in every
+ * executed precision; the arena against libmemest's peak plan; parameters
+ * round trip; the operator profile's counts against libmemest's table.
+ *
+ * Tolerances are not constants picked to pass: the reference carries, next
+ * to every value r, an error model derived by first-order forward error
+ * analysis from the unit roundoff of the precision (fp32 2^-24, fp16
+ * 2^-11, bf16 2^-8; int8: half the quantisation step max|x| / 127 of each
+ * tensor and of each weight channel) and the depth of each sum. The
+ * analysis is the probabilistic one of Higham and Mary (SIAM J. Sci.
+ * Comput. 41(5), 2019): rounding errors of a sum of n terms are treated as
+ * independent and mean-zero, so they grow like sqrt(n) u sum|w x| instead
+ * of the worst case n u sum|w x|, and errors already in the inputs
+ * combine in quadrature. Rounding and quantisation errors are modelled as
+ * uniform noise (see the error model below); with LAMBDA = 8 standard
+ * deviations a Gaussian tail is below 1e-15 per output. The
+ * worst-case bound would be rigorous but, for a 784-wide layer, about 30
+ * times looser: too loose to catch a wrong fp32 result. The bound is also
+ * checked to be small against the outputs (max_relative_bound), so a loose
+ * tolerance cannot hide a wrong result either. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+
+#define SEED UINT64_C(20261122)
+
+/* |a - b| <= tol, with the values in the message. */
+#define ASSERT_NEAR(a, b, tol)                                              \
+    do {                                                                    \
+        const double a_ = (a), b_ = (b), t_ = (tol);                        \
+        if (!(fabs(a_ - b_) <= t_)) {                                       \
+            fail_msg("%s = %.17g, expected %.17g (tolerance %.3g)", #a, a_, \
+                     b_, t_);                                               \
+        }                                                                   \
+    } while (0)
+
+/* Unit roundoffs: fp32 2^-24, fp16 2^-11 (10 stored mantissa bits), bf16
+ * 2^-8 (7 bits). */
+#define U32 0x1p-24
+#define U16 0x1p-11
+#define UBF 0x1p-8
+#define LAMBDA 8.0
+
+/* ---- the test's own random numbers (xorshift64*) ------------------------- */
+
+static uint64_t rng_state;
+
+static double rnd(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (double)((rng_state * UINT64_C(2685821657736338717)) >> 11) *
+           0x1p-53;
+}
+
+static float rnd_sym(double a)
+{
+    return (float)((2.0 * rnd() - 1.0) * a);
+}
+
+/* ---- models ---------------------------------------------------------------- */
+
+static memest_model *model_of(const char *text)
+{
+    memest_model *m = NULL;
+    struct memest_diag d;
+    int st = memest_is_preset_name(text) ? memest_model_preset(text, &m, &d)
+                                         : memest_model_parse(text, &m, &d);
+    if (st != MEMEST_OK) {
+        fail_msg("model: %s at %d:%d", d.message, d.line, d.column);
+    }
+    return m;
+}
+
+static const char *const MODELS[] = {
+    /* MLP, every activation after dense, no softmax at the end */
+    "input 12\n"
+    "dense 16 act=relu\n"
+    "dense 9 act=tanh\n"
+    "dense 7 act=sigmoid\n"
+    "dense 6 act=gelu\n"
+    "dense 5\n",
+    /* the preset MLP with its softmax output */
+    "mlp:20-16-10",
+    /* CNN: stride 2 with padding and 2 groups, depthwise (groups = channels)
+     * with gelu, max pool, 1x1 conv without bias, average pool with
+     * padding, standalone activations, flatten, dense */
+    "input 4x9x9\n"
+    "conv2d 6 k=3 s=2 p=1 g=2 act=relu\n"
+    "conv2d 6 k=3 p=1 g=6 act=gelu\n"
+    "maxpool k=2\n"
+    "conv2d 4 k=1 bias=no\n"
+    "tanh\n"
+    "avgpool k=3 s=1 p=1\n"
+    "flatten\n"
+    "dense 7 act=none\n"
+    "sigmoid\n",
+    /* channel softmax on a CxHxW tensor, stride 3 without padding,
+     * overlapping max pool with padding */
+    "input 2x10x10\n"
+    "conv2d 5 k=4 s=3 act=none\n"
+    "maxpool k=3 s=2 p=1\n"
+    "conv2d 3 k=1 act=softmax\n",
+    /* the default model of edgefit-layerwise */
+    "smallcnn",
+};
+#define N_MODELS (sizeof MODELS / sizeof MODELS[0])
+
+static const enum memest_precision PRECISIONS[] = {
+    MEMEST_FP32, MEMEST_FP16, MEMEST_BF16, MEMEST_INT8,
+};
+
+/* ---- the double-precision reference with its error model ----------------- */
+
+/*
+ * Each element's error, executor minus reference, is modelled as
+ * delta = a + b: |a| <= d is a bounded evaluation error of the last
+ * operator (a kernel's stated ulp error, a rounded bias), b is noise with
+ * standard deviation s: rounding and quantisation errors, each uniform
+ * over its interval [-h, h] (Widrow's model of quantisation noise:
+ * standard deviation h / sqrt(3)), and everything sums accumulated from
+ * them. Errors entering a sum count as d + s; sums combine them in
+ * quadrature, sqrt(sum w^2 (d + s)^2); the accepted error of an output is
+ * d + LAMBDA s + 1e-6.
+ */
+struct tensor {
+    size_t batch, c, h, w; /* rank 1: h = w = 1 */
+    double *r;             /* reference values */
+    double *d;             /* bounded part of the error */
+    double *s;             /* sub-Gaussian scale of the error */
+};
+
+static size_t tsize(const struct tensor *t)
+{
+    return t->batch * t->c * t->h * t->w;
+}
+
+static void tensor_alloc(struct tensor *t, size_t batch,
+                         const struct memest_shape *sh)
+{
+    t->batch = batch;
+    t->c = (size_t)sh->dim[0];
+    t->h = sh->rank == 3 ? (size_t)sh->dim[1] : 1;
+    t->w = sh->rank == 3 ? (size_t)sh->dim[2] : 1;
+    t->r = calloc(tsize(t), sizeof(double));
+    t->d = calloc(tsize(t), sizeof(double));
+    t->s = calloc(tsize(t), sizeof(double));
+    assert_non_null(t->r);
+    assert_non_null(t->d);
+    assert_non_null(t->s);
+}
+
+static void tensor_copy(struct tensor *dst, const struct tensor *src)
+{
+    const size_t n = tsize(src);
+    memcpy(dst->r, src->r, n * sizeof(double));
+    memcpy(dst->d, src->d, n * sizeof(double));
+    memcpy(dst->s, src->s, n * sizeof(double));
+}
+
+static void tensor_free(struct tensor *t)
+{
+    free(t->r);
+    free(t->d);
+    free(t->s);
+}
+
+/* The accepted error of element i. */
+static double tol_of(const struct tensor *t, size_t i)
+{
+    return t->d[i] + LAMBDA * t->s[i] + 1e-6;
+}
+
+/* The error scale element i brings into a sum. */
+static double scale_in(const struct tensor *t, size_t i)
+{
+    return t->d[i] + t->s[i];
+}
+
+static double max_abs(const double *v, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        m = fmax(m, fabs(v[i]));
+    }
+    return m;
+}
+
+/* Storing a tensor at the precision rounds it: to 16 bits within a
+ * relative u (plus half the smallest subnormal step of fp16); int8
+ * per-tensor quantisation within half a step, the step being the
+ * executor's max|x| / 127, at most max(|r| + tolerance) / 127. fp32
+ * stores what it computed. The rounding joins the noise. */
+static void propagate_store(struct tensor *t, enum memest_precision p)
+{
+    const size_t n = tsize(t);
+    double step = 0.0;
+    if (p == MEMEST_INT8) {
+        for (size_t i = 0; i < n; i++) {
+            step = fmax(step, (fabs(t->r[i]) + tol_of(t, i)) / 127.0);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double mag = fabs(t->r[i]) + tol_of(t, i);
+        double h = 0.0;
+        switch (p) {
+        case MEMEST_FP16:
+            h = U16 * mag + 0x1p-25;
+            break;
+        case MEMEST_BF16:
+            h = UBF * mag;
+            break;
+        case MEMEST_INT8:
+            h = 0.5 * step;
+            break;
+        default:
+            break;
+        }
+        t->s[i] = sqrt(t->s[i] * t->s[i] + h * h / 3.0);
+    }
+}
+
+/* How far the executor's stored weights may be from the master w: 16 bits
+ * round relatively; int8 per output channel is off by half that channel's
+ * step max|w_c| / 127. dw receives one bound per weight (uniform noise of
+ * standard deviation dw / sqrt(3) in the sums). */
+static void weight_error(enum memest_precision p, const float *w, size_t oc,
+                         size_t per, double *dw)
+{
+    for (size_t c = 0; c < oc; c++) {
+        double m = 0.0;
+        for (size_t j = 0; j < per; j++) {
+            m = fmax(m, fabs(w[c * per + j]));
+        }
+        for (size_t j = 0; j < per; j++) {
+            const double a = fabs(w[c * per + j]);
+            dw[c * per + j] = p == MEMEST_FP16   ? U16 * a + 0x1p-25
+                              : p == MEMEST_BF16 ? UBF * a
+                              : p == MEMEST_INT8 ? 0.5 * m / 127.0
+                                                 : 0.0;
+        }
+    }
+}
+
+/* A bias stored in 16 bits is rounded; int8 keeps it in float. */
+static double bias_error(enum memest_precision p, float b)
+{
+    return p == MEMEST_FP16   ? U16 * fabs(b) + 0x1p-25
+           : p == MEMEST_BF16 ? UBF * fabs(b)
+                              : 0.0;
+}
+
+/* One output of a dense or conv2d layer: value sum w x + b. The inputs'
+ * errors (scale ex) and the weights' (bound dw) enter in quadrature; the
+ * float sum of the terms (any order, fused or not) errs like
+ * sqrt(terms + 2) u32 (sum |w x| + |b|) (the +2: the bias add and the int8
+ * requantisation's product); a rounded bias adds its bound. */
+struct dot {
+    double val, abs_sum, var;
+    size_t terms;
+};
+
+static void dot_add(struct dot *dt, double w, double dw, double x, double ex)
+{
+    const double aw = fabs(w) + dw;
+    dt->val += w * x;
+    dt->abs_sum += aw * (fabs(x) + LAMBDA * ex);
+    dt->var += aw * aw * ex * ex + dw * dw * x * x / 3.0;
+    dt->terms++;
+}
+
+static void dot_finish(struct dot *dt, double b, double db,
+                       struct tensor *y, size_t i)
+{
+    y->r[i] = dt->val + b;
+    y->d[i] = db;
+    y->s[i] = sqrt(dt->var) + sqrt((double)(dt->terms + 2)) * U32 *
+                                  (dt->abs_sum + fabs(b) + db);
+}
+
+static void ref_dense(const struct tensor *x, struct tensor *y,
+                      const float *w, const float *b,
+                      enum memest_precision p)
+{
+    const size_t in = x->c * x->h * x->w, out = y->c;
+    double *dw = calloc(in * out, sizeof(double));
+    assert_non_null(dw);
+    weight_error(p, w, out, in, dw);
+    for (size_t n = 0; n < x->batch; n++) {
+        for (size_t o = 0; o < out; o++) {
+            struct dot dt = {0};
+            for (size_t i = 0; i < in; i++) {
+                dot_add(&dt, w[o * in + i], dw[o * in + i], x->r[n * in + i],
+                        scale_in(x, n * in + i));
+            }
+            dot_finish(&dt, b ? b[o] : 0.0, b ? bias_error(p, b[o]) : 0.0,
+                       y, n * out + o);
+        }
+    }
+    free(dw);
+}
+
+static void ref_conv(const struct memest_layer *L, const struct tensor *x,
+                     struct tensor *y, const float *w, const float *b,
+                     enum memest_precision p)
+{
+    const size_t g = (size_t)L->groups, k = (size_t)L->kernel;
+    const size_t st = (size_t)L->stride, pad = (size_t)L->padding;
+    const size_t icg = x->c / g, ocg = y->c / g, per = icg * k * k;
+    double *dw = calloc(y->c * per, sizeof(double));
+    assert_non_null(dw);
+    weight_error(p, w, y->c, per, dw);
+    for (size_t n = 0; n < x->batch; n++) {
+        for (size_t oc = 0; oc < y->c; oc++) {
+            const size_t grp = oc / ocg;
+            for (size_t oy = 0; oy < y->h; oy++) {
+                for (size_t ox = 0; ox < y->w; ox++) {
+                    struct dot dt = {0};
+                    for (size_t ci = 0; ci < icg; ci++) {
+                        const size_t c = grp * icg + ci;
+                        for (size_t ky = 0; ky < k; ky++) {
+                            for (size_t kx = 0; kx < k; kx++) {
+                                const long iy = (long)(oy * st + ky) -
+                                                (long)pad;
+                                const long ix = (long)(ox * st + kx) -
+                                                (long)pad;
+                                if (iy < 0 || ix < 0 || iy >= (long)x->h ||
+                                    ix >= (long)x->w) {
+                                    continue;
+                                }
+                                const size_t wi =
+                                    oc * per + (ci * k + ky) * k + kx;
+                                const size_t xi =
+                                    ((n * x->c + c) * x->h + (size_t)iy) *
+                                        x->w +
+                                    (size_t)ix;
+                                dot_add(&dt, w[wi], dw[wi], x->r[xi],
+                                        scale_in(x, xi));
+                            }
+                        }
+                    }
+                    const size_t yi =
+                        ((n * y->c + oc) * y->h + oy) * y->w + ox;
+                    dot_finish(&dt, b ? b[oc] : 0.0,
+                               b ? bias_error(p, b[oc]) : 0.0, y, yi);
+                }
+            }
+        }
+    }
+    free(dw);
+}
+
+/* Max pooling: the result is one of the window's elements, so its error is
+ * at most the largest of theirs; no rounding. Average pooling (padding
+ * counts as zeros, divisor k*k): the inputs' errors in quadrature over
+ * k*k, plus a float sum of k*k terms and a division. */
+static void ref_pool(const struct memest_layer *L, const struct tensor *x,
+                     struct tensor *y)
+{
+    const size_t k = (size_t)L->kernel, st = (size_t)L->stride;
+    const size_t pad = (size_t)L->padding;
+    const int is_max = L->kind == MEMEST_KIND_MAXPOOL;
+    for (size_t n = 0; n < x->batch; n++) {
+        for (size_t c = 0; c < x->c; c++) {
+            for (size_t oy = 0; oy < y->h; oy++) {
+                for (size_t ox = 0; ox < y->w; ox++) {
+                    double v = is_max ? -INFINITY : 0.0;
+                    double dmax = 0.0, smax = 0.0, var = 0.0, a = 0.0;
+                    for (size_t ky = 0; ky < k; ky++) {
+                        for (size_t kx = 0; kx < k; kx++) {
+                            const long iy = (long)(oy * st + ky) - (long)pad;
+                            const long ix = (long)(ox * st + kx) - (long)pad;
+                            if (iy < 0 || ix < 0 || iy >= (long)x->h ||
+                                ix >= (long)x->w) {
+                                continue;
+                            }
+                            const size_t xi =
+                                ((n * x->c + c) * x->h + (size_t)iy) * x->w +
+                                (size_t)ix;
+                            if (is_max) {
+                                v = fmax(v, x->r[xi]);
+                                dmax = fmax(dmax, x->d[xi]);
+                                smax = fmax(smax, x->s[xi]);
+                            } else {
+                                const double e = scale_in(x, xi);
+                                v += x->r[xi];
+                                var += e * e;
+                                a += fabs(x->r[xi]) + tol_of(x, xi);
+                            }
+                        }
+                    }
+                    const size_t yi = ((n * y->c + c) * y->h + oy) * y->w + ox;
+                    if (is_max) {
+                        y->r[yi] = v;
+                        y->d[yi] = dmax;
+                        y->s[yi] = smax;
+                    } else {
+                        const double kk = (double)(k * k);
+                        y->r[yi] = v / kk;
+                        y->d[yi] = 0.0;
+                        y->s[yi] = sqrt(var) / kk +
+                                   sqrt(kk + 2.0) * U32 * a / kk;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Elementwise activations in place. Both parts of the input's error are
+ * multiplied by the function's largest slope (relu and tanh 1, sigmoid
+ * 1/4, gelu 1.13), and the kernel's own error is added to the bounded
+ * part: libkernels states 4 ulp (8 u32 relative) for tanh and sigmoid and
+ * a relative 1e-5 for gelu at negative inputs. Softmax, to first order:
+ * dp_i = p_i (dz_i - sum_j p_j dz_j), so the scale is at most
+ * p_i (e_i + sum_j p_j e_j); a float evaluation adds (cols + 8) u32
+ * relative. */
+static double gelu_ref(double x)
+{
+    const double k = sqrt(2.0 / acos(-1.0));
+    return 0.5 * x * (1.0 + tanh(k * (x + 0.044715 * x * x * x)));
+}
+
+/* n values at stride apart starting at element first. */
+static void softmax_group(struct tensor *t, size_t first, size_t n,
+                          size_t stride)
+{
+    double m = -INFINITY, sum = 0.0, pe = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        m = fmax(m, t->r[first + i * stride]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        sum += exp(t->r[first + i * stride] - m);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const size_t j = first + i * stride;
+        t->r[j] = exp(t->r[j] - m) / sum;
+        pe += t->r[j] * scale_in(t, j);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const size_t j = first + i * stride;
+        const double pr = t->r[j];
+        t->s[j] = pr * (scale_in(t, j) + pe);
+        t->d[j] = (double)(n + 8) * U32 * pr;
+    }
+}
+
+static void ref_act(enum memest_act act, struct tensor *t)
+{
+    const size_t n = tsize(t);
+    if (act == MEMEST_ACT_SOFTMAX) {
+        const size_t hw = t->h * t->w;
+        for (size_t b = 0; b < t->batch; b++) {
+            for (size_t i = 0; i < hw; i++) {
+                softmax_group(t, b * t->c * hw + i, t->c, hw);
+            }
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double x = t->r[i];
+        double y = x, slope = 1.0, kerr = 0.0;
+        switch (act) {
+        case MEMEST_ACT_RELU:
+            y = x > 0.0 ? x : 0.0;
+            break;
+        case MEMEST_ACT_GELU:
+            y = gelu_ref(x);
+            slope = 1.13;
+            kerr = 8.0 * U32 * fabs(y) + 1e-5 * fabs(y);
+            break;
+        case MEMEST_ACT_SIGMOID:
+            y = 1.0 / (1.0 + exp(-x));
+            slope = 0.25;
+            kerr = 8.0 * U32 * fabs(y);
+            break;
+        case MEMEST_ACT_TANH:
+            y = tanh(x);
+            kerr = 8.0 * U32 * fabs(y);
+            break;
+        default:
+            break;
+        }
+        t->r[i] = y;
+        t->d[i] = slope * t->d[i] + kerr;
+        t->s[i] = slope * t->s[i];
+    }
+}
+
+/*
+ * Run the reference on ex's own master weights and input x; *out receives
+ * the final tensor (caller frees). The executor returns the last
+ * operator's float result, so the last layer is not stored.
+ */
+static void reference(const memest_model *m, const prof_exec *ex,
+                      const float *x, struct tensor *out)
+{
+    const enum memest_precision p = prof_exec_precision(ex);
+    const size_t batch = (size_t)prof_exec_batch(ex);
+    const struct memest_shape ishape = memest_model_input_shape(m);
+    struct tensor cur;
+    tensor_alloc(&cur, batch, &ishape);
+    for (size_t i = 0; i < tsize(&cur); i++) {
+        cur.r[i] = x[i];
+    }
+    propagate_store(&cur, p);
+    const size_t nl = memest_model_layer_count(m);
+    for (size_t li = 0; li < nl; li++) {
+        const struct memest_layer *L = memest_model_layer(m, li);
+        struct tensor nxt;
+        tensor_alloc(&nxt, batch, &L->out_shape);
+        float *w = NULL, *b = NULL;
+        if (L->weight_count) {
+            w = calloc((size_t)L->weight_count, sizeof(float));
+            b = calloc((size_t)L->bias_count + 1, sizeof(float));
+            assert_int_equal(prof_exec_get_params(ex, li, w,
+                                                  (size_t)L->weight_count, b,
+                                                  (size_t)L->bias_count),
+                             PROF_OK);
+        }
+        switch (L->kind) {
+        case MEMEST_KIND_DENSE:
+            ref_dense(&cur, &nxt, w, L->has_bias ? b : NULL, p);
+            ref_act(L->act, &nxt);
+            break;
+        case MEMEST_KIND_CONV2D:
+            ref_conv(L, &cur, &nxt, w, L->has_bias ? b : NULL, p);
+            ref_act(L->act, &nxt);
+            break;
+        case MEMEST_KIND_MAXPOOL:
+        case MEMEST_KIND_AVGPOOL:
+            ref_pool(L, &cur, &nxt);
+            break;
+        case MEMEST_KIND_FLATTEN:
+            tensor_copy(&nxt, &cur);
+            break;
+        case MEMEST_KIND_ACTIVATION:
+            tensor_copy(&nxt, &cur);
+            ref_act(L->act, &nxt);
+            break;
+        default:
+            fail_msg("unexpected layer kind");
+        }
+        free(w);
+        free(b);
+        if (li + 1 < nl) {
+            propagate_store(&nxt, p);
+        }
+        tensor_free(&cur);
+        cur = nxt;
+    }
+    *out = cur;
+}
+
+/* The largest bound the test accepts relative to the outputs' size, per
+ * precision: a tolerance this size still catches a wrong index, a missing
+ * bias or a swapped operand, which err by the outputs' own magnitude. int8
+ * is the exception where a softmax ends the model: the quantisation noise
+ * of a 784-wide layer's inputs alone moves its logits by a few tenths,
+ * which may move a probability by as much, so there the bound only has to
+ * stay under the outputs' size; the models without softmax hold int8 to
+ * about a tenth of the outputs (see EXEC_TEST_VERBOSE=1). */
+static double max_relative_bound(enum memest_precision p, int softmax_end)
+{
+    switch (p) {
+    case MEMEST_FP32:
+        return 5e-3;
+    case MEMEST_FP16:
+        return 0.15;
+    case MEMEST_BF16:
+        return 0.5;
+    default:
+        return softmax_end ? 1.0 : 0.25;
+    }
+}
+
+static void check_against_reference(const char *text,
+                                    enum memest_precision p, uint64_t batch)
+{
+    memest_model *m = model_of(text);
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    o.batch = batch;
+    o.precision = p;
+    o.seed = SEED + batch;
+    prof_exec *ex = NULL;
+    struct prof_diag d;
+    int st = prof_exec_create(m, &o, &ex, &d);
+    if (st != PROF_OK) {
+        fail_msg("%s: create: %s (%s)", text, prof_strerror(st), d.message);
+    }
+    const size_t nin = prof_exec_input_count(ex);
+    const size_t nout = prof_exec_output_count(ex);
+    float *x = malloc(nin * sizeof(float));
+    float *y = malloc(nout * sizeof(float));
+    assert_non_null(x);
+    assert_non_null(y);
+    rng_state = SEED ^ (batch * 7919u) ^ ((uint64_t)p << 32);
+    const uint64_t seed_used = rng_state;
+    for (size_t i = 0; i < nin; i++) {
+        x[i] = rnd_sym(1.0);
+    }
+    assert_int_equal(prof_exec_run(ex, x, nin, y, nout), PROF_OK);
+
+    struct tensor ref;
+    reference(m, ex, x, &ref);
+    assert_int_equal(tsize(&ref), nout);
+    const double scale = fmax(max_abs(ref.r, nout), 1e-3);
+    double worst = 0.0, worst_tol = 0.0;
+    for (size_t i = 0; i < nout; i++) {
+        const double tol = tol_of(&ref, i);
+        const double err = fabs((double)y[i] - ref.r[i]);
+        if (!(err <= tol)) {
+            fail_msg("%s %s batch %llu (input seed %llu): output %zu is %.9g, "
+                     "reference %.9g, error %.3g > bound %.3g",
+                     text, memest_precision_name(p),
+                     (unsigned long long)batch,
+                     (unsigned long long)seed_used, i, (double)y[i],
+                     ref.r[i], err, tol);
+        }
+        worst = fmax(worst, err);
+        worst_tol = fmax(worst_tol, tol);
+    }
+    if (getenv("EXEC_TEST_VERBOSE")) {
+        fprintf(stderr, "%-14.14s %s batch %llu: error %.3g, bound %.3g, "
+                "outputs %.3g\n", text, memest_precision_name(p),
+                (unsigned long long)batch, worst, worst_tol, scale);
+    }
+    const struct memest_layer *last =
+        memest_model_layer(m, memest_model_layer_count(m) - 1);
+    if (!(worst_tol <=
+          max_relative_bound(p, last->act == MEMEST_ACT_SOFTMAX) * scale)) {
+        fail_msg("%s %s: the derived bound %.3g is too loose for outputs of "
+                 "size %.3g", text, memest_precision_name(p), worst_tol,
+                 scale);
+    }
+    tensor_free(&ref);
+    free(y);
+    free(x);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+}
+
+static void test_reference_all(void **state)
+{
+    (void)state;
+    for (size_t mi = 0; mi < N_MODELS; mi++) {
+        for (size_t pi = 0; pi < 4; pi++) {
+            check_against_reference(MODELS[mi], PRECISIONS[pi], 1);
+            check_against_reference(MODELS[mi], PRECISIONS[pi], 3);
+        }
+    }
+}
+
+/* The same model at a batch large enough for the GEMM's blocked paths. */
+static void test_reference_batch32(void **state)
+{
+    (void)state;
+    for (size_t pi = 0; pi < 4; pi++) {
+        check_against_reference("mlp:784-64-10", PRECISIONS[pi], 32);
+        check_against_reference("smallcnn", PRECISIONS[pi], 32);
+    }
+}
+
+/* A wrong executor must fail the comparison: perturb one weight after the
+ * reference has read the masters and see the check catch it. */
+static void test_reference_detects_error(void **state)
+{
+    (void)state;
+    memest_model *m = model_of(MODELS[2]);
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    o.batch = 2;
+    prof_exec *ex = NULL;
+    assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+    const size_t nin = prof_exec_input_count(ex);
+    const size_t nout = prof_exec_output_count(ex);
+    float *x = malloc(nin * sizeof(float));
+    float *y = malloc(nout * sizeof(float));
+    rng_state = SEED;
+    for (size_t i = 0; i < nin; i++) {
+        x[i] = rnd_sym(1.0);
+    }
+    struct tensor ref;
+    reference(m, ex, x, &ref);
+    /* The last dense layer's first bias, moved by 0.5. */
+    const struct memest_layer *L = memest_model_layer(m, 7);
+    assert_int_equal(L->kind, MEMEST_KIND_DENSE);
+    float *w = calloc((size_t)L->weight_count, sizeof(float));
+    float *b = calloc((size_t)L->bias_count, sizeof(float));
+    assert_int_equal(prof_exec_get_params(ex, 7, w, (size_t)L->weight_count,
+                                          b, (size_t)L->bias_count),
+                     PROF_OK);
+    b[0] += 0.5f;
+    assert_int_equal(prof_exec_set_params(ex, 7, w, (size_t)L->weight_count,
+                                          b, (size_t)L->bias_count),
+                     PROF_OK);
+    assert_int_equal(prof_exec_run(ex, x, nin, y, nout), PROF_OK);
+    const double err = fabs((double)y[0] - ref.r[0]);
+    assert_true(err > tol_of(&ref, 0));
+    tensor_free(&ref);
+    free(b);
+    free(w);
+    free(y);
+    free(x);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+}
+
+/* ---- the arena is the plan -------------------------------------------------- */
+
+static void check_arena(const char *text, enum memest_precision p,
+                        uint64_t batch)
+{
+    memest_model *m = model_of(text);
+    struct memest_totals t;
+    assert_int_equal(memest_estimate_totals(m, batch, p, &t), MEMEST_OK);
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    o.batch = batch;
+    o.precision = p;
+    prof_exec *ex = NULL;
+    assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+    struct prof_exec_memory mem;
+    assert_int_equal(prof_exec_memory(ex, &mem), PROF_OK);
+    assert_true(mem.arena_bytes ==
+                t.peak_inference_bytes - t.parameter_bytes);
+    assert_true(mem.plan_bytes == mem.arena_bytes);
+    assert_true(mem.peak_inference_bytes == t.peak_inference_bytes);
+    assert_true(mem.estimate_parameter_bytes == t.parameter_bytes);
+    assert_true(mem.master_bytes == t.parameter_count * 4);
+    if (p != MEMEST_INT8) {
+        assert_true(mem.parameter_bytes == t.parameter_bytes);
+    }
+
+    /* Every layer reads and writes inside the arena, without overlap, and
+     * its output is where the next layer reads. */
+    const size_t n = prof_exec_op_count(ex);
+    assert_int_equal(n, memest_model_layer_count(m) + 1);
+    uint64_t largest_pair = 0, prev_out_off = 0, prev_out_bytes = 0;
+    for (size_t i = 1; i < n; i++) {
+        struct prof_exec_op_info in;
+        assert_int_equal(prof_exec_op_info(ex, i, &in), PROF_OK);
+        assert_true(in.input_offset + in.input_bytes <= mem.arena_bytes);
+        assert_true(in.output_offset + in.output_bytes <= mem.arena_bytes);
+        assert_true(in.input_offset + in.input_bytes <= in.output_offset ||
+                    in.output_offset + in.output_bytes <= in.input_offset);
+        if (i > 1) {
+            assert_true(in.input_offset == prev_out_off);
+            assert_true(in.input_bytes == prev_out_bytes);
+        } else {
+            assert_true(in.input_offset == 0);
+        }
+        prev_out_off = in.output_offset;
+        prev_out_bytes = in.output_bytes;
+        if (in.input_bytes + in.output_bytes > largest_pair) {
+            largest_pair = in.input_bytes + in.output_bytes;
+        }
+        /* element size alignment of each tensor */
+        const unsigned sb = memest_precision_bytes(p);
+        assert_int_equal(in.output_offset % sb, 0);
+    }
+    assert_true(largest_pair == mem.arena_bytes);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+}
+
+static void test_arena_equals_plan(void **state)
+{
+    (void)state;
+    for (size_t mi = 0; mi < N_MODELS; mi++) {
+        for (size_t pi = 0; pi < 4; pi++) {
+            check_arena(MODELS[mi], PRECISIONS[pi], 1);
+            check_arena(MODELS[mi], PRECISIONS[pi], 7);
+        }
+    }
+    check_arena("mlp:784-64-10", MEMEST_FP32, 32);
+    check_arena("mlp:4-100", MEMEST_FP16, 5); /* the last pair is the peak */
+}
+
+/* A plan that is not what the layout needs fails cleanly, either way. */
+static void test_wrong_plan_fails(void **state)
+{
+    (void)state;
+    memest_model *m = model_of("smallcnn");
+    struct memest_totals t;
+    assert_int_equal(memest_estimate_totals(m, 4, MEMEST_FP32, &t),
+                     MEMEST_OK);
+    const uint64_t need = t.peak_inference_bytes - t.parameter_bytes;
+    /* smallcnn at batch 4 in fp32: the largest pair is pool1, which reads
+     * 8x28x28 and writes 8x14x14: (6272 + 1568) * 4 samples * 4 bytes. */
+    assert_true(need == (6272u + 1568u) * 4u * 4u);
+    const uint64_t wrong[] = {need - 1, need + 1, need / 2};
+    for (size_t i = 0; i < 3; i++) {
+        struct prof_exec_opts o;
+        prof_exec_opts_init(&o);
+        o.batch = 4;
+        o.plan_bytes = wrong[i];
+        prof_exec *ex = (prof_exec *)&o; /* must be reset to NULL */
+        struct prof_diag d;
+        assert_int_equal(prof_exec_create(m, &o, &ex, &d), PROF_E_MEMEST);
+        assert_null(ex);
+        assert_non_null(strstr(d.message, "plan"));
+    }
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    o.batch = 4;
+    o.plan_bytes = need;
+    prof_exec *ex = NULL;
+    assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+}
+
+/* ---- parameters -------------------------------------------------------------- */
+
+static void test_params_round_trip(void **state)
+{
+    (void)state;
+    for (size_t pi = 0; pi < 4; pi++) {
+        memest_model *m = model_of(MODELS[2]);
+        struct prof_exec_opts o;
+        prof_exec_opts_init(&o);
+        o.precision = PRECISIONS[pi];
+        prof_exec *ex = NULL;
+        assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+        rng_state = SEED + pi;
+        for (size_t li = 0; li < memest_model_layer_count(m); li++) {
+            const struct memest_layer *L = memest_model_layer(m, li);
+            const size_t wn = (size_t)L->weight_count;
+            const size_t bn = (size_t)L->bias_count;
+            float tmp = 0.0f;
+            if (wn == 0) {
+                assert_int_equal(prof_exec_set_params(ex, li, &tmp, 0,
+                                                      NULL, 0),
+                                 PROF_E_INVALID);
+                continue;
+            }
+            float *w = malloc(wn * sizeof(float));
+            float *b = malloc((bn + 1) * sizeof(float));
+            float *w2 = malloc(wn * sizeof(float));
+            float *b2 = malloc((bn + 1) * sizeof(float));
+            for (size_t i = 0; i < wn; i++) {
+                w[i] = rnd_sym(3.0);
+            }
+            for (size_t i = 0; i < bn; i++) {
+                b[i] = rnd_sym(3.0);
+            }
+            assert_int_equal(prof_exec_set_params(ex, li, w, wn, b, bn),
+                             PROF_OK);
+            assert_int_equal(prof_exec_get_params(ex, li, w2, wn, b2, bn),
+                             PROF_OK);
+            assert_memory_equal(w, w2, wn * sizeof(float));
+            if (bn) {
+                assert_memory_equal(b, b2, bn * sizeof(float));
+            }
+            /* wrong counts, non-finite values */
+            assert_int_equal(prof_exec_set_params(ex, li, w, wn - 1, b, bn),
+                             PROF_E_RANGE);
+            assert_int_equal(prof_exec_get_params(ex, li, w2, wn, b2,
+                                                  bn + 1),
+                             PROF_E_RANGE);
+            w[wn / 2] = NAN;
+            assert_int_equal(prof_exec_set_params(ex, li, w, wn, b, bn),
+                             PROF_E_RANGE);
+            free(b2);
+            free(w2);
+            free(b);
+            free(w);
+        }
+        assert_int_equal(prof_exec_get_params(ex, 99, NULL, 0, NULL, 0),
+                         PROF_E_INVALID);
+        prof_exec_destroy(ex);
+        memest_model_destroy(m);
+    }
+}
+
+/* Seeded initialisation: deterministic, seed-dependent, and inside the He
+ * (relu layers) or Glorot bounds and PyTorch's bias bound. */
+static void test_seeded_init(void **state)
+{
+    (void)state;
+    memest_model *m = model_of("smallcnn");
+    prof_exec *a = NULL, *b = NULL, *c = NULL;
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    o.seed = 7;
+    assert_int_equal(prof_exec_create(m, &o, &a, NULL), PROF_OK);
+    o.precision = MEMEST_INT8; /* the masters do not depend on precision */
+    assert_int_equal(prof_exec_create(m, &o, &b, NULL), PROF_OK);
+    o.seed = 8;
+    assert_int_equal(prof_exec_create(m, &o, &c, NULL), PROF_OK);
+    for (size_t li = 0; li < memest_model_layer_count(m); li++) {
+        const struct memest_layer *L = memest_model_layer(m, li);
+        const size_t wn = (size_t)L->weight_count;
+        const size_t bn = (size_t)L->bias_count;
+        if (!wn) {
+            continue;
+        }
+        float *wa = malloc(wn * 4), *wb = malloc(wn * 4), *wc = malloc(wn * 4);
+        float *ba = malloc(bn * 4), *bb = malloc(bn * 4), *bc = malloc(bn * 4);
+        assert_int_equal(prof_exec_get_params(a, li, wa, wn, ba, bn), PROF_OK);
+        assert_int_equal(prof_exec_get_params(b, li, wb, wn, bb, bn), PROF_OK);
+        assert_int_equal(prof_exec_get_params(c, li, wc, wn, bc, bn), PROF_OK);
+        assert_memory_equal(wa, wb, wn * 4);
+        assert_memory_equal(ba, bb, bn * 4);
+        assert_true(memcmp(wa, wc, wn * 4) != 0);
+        double fan_in, fan_out;
+        if (L->kind == MEMEST_KIND_DENSE) {
+            fan_in = (double)L->in_shape.dim[0];
+            fan_out = (double)L->units;
+        } else {
+            const double kk = (double)(L->kernel * L->kernel);
+            fan_in = (double)(L->in_shape.dim[0] / L->groups) * kk;
+            fan_out = (double)(L->units / L->groups) * kk;
+        }
+        const double bound = L->act == MEMEST_ACT_RELU
+                                 ? sqrt(6.0 / fan_in)
+                                 : sqrt(6.0 / (fan_in + fan_out));
+        double mx = 0.0, mean = 0.0;
+        for (size_t i = 0; i < wn; i++) {
+            assert_true(fabs(wa[i]) <= bound);
+            mx = fmax(mx, fabs(wa[i]));
+            mean += wa[i];
+        }
+        /* uniform: the largest of many draws comes near the bound */
+        assert_true(mx > 0.8 * bound);
+        assert_true(fabs(mean / (double)wn) < 0.2 * bound);
+        for (size_t i = 0; i < bn; i++) {
+            assert_true(fabs(ba[i]) <= 1.0 / sqrt(fan_in));
+        }
+        free(wa);
+        free(wb);
+        free(wc);
+        free(ba);
+        free(bb);
+        free(bc);
+    }
+    prof_exec_destroy(a);
+    prof_exec_destroy(b);
+    prof_exec_destroy(c);
+    memest_model_destroy(m);
+}
+
+/* ---- the operator profile ----------------------------------------------- */
+
+static void test_profile_rows(void **state)
+{
+    (void)state;
+    for (size_t pi = 0; pi < 4; pi++) {
+        const enum memest_precision p = PRECISIONS[pi];
+        const uint64_t batch = 3;
+        memest_model *m = model_of(MODELS[2]);
+        struct prof_exec_opts o;
+        prof_exec_opts_init(&o);
+        o.batch = batch;
+        o.precision = p;
+        prof_exec *ex = NULL;
+        assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+        const size_t nin = prof_exec_input_count(ex);
+        float *x = malloc(nin * sizeof(float));
+        rng_state = SEED;
+        for (size_t i = 0; i < nin; i++) {
+            x[i] = rnd_sym(1.0);
+        }
+        struct prof_time_opts to;
+        prof_time_opts_init(&to);
+        to.warmup = 1;
+        to.repeats = 3;
+        to.latency_multiplier = 2.0;
+        struct prof_exec_profile prof;
+        assert_int_equal(prof_exec_profile(ex, x, nin, &to, &prof), PROF_OK);
+
+        const size_t nrows = memest_estimate_row_count(m);
+        struct memest_layer_estimate *rows = calloc(nrows, sizeof *rows);
+        size_t got = 0;
+        assert_int_equal(memest_estimate_layers(m, batch, p, rows, nrows,
+                                                &got),
+                         MEMEST_OK);
+        assert_int_equal(prof.count, nrows);
+        const unsigned sb = memest_precision_bytes(p);
+        double sum = 0.0;
+        for (size_t i = 0; i < nrows; i++) {
+            const struct prof_exec_op_row *r = &prof.ops[i];
+            assert_string_equal(r->info.layer, rows[i].layer);
+            assert_int_equal(r->info.kind, rows[i].kind);
+            assert_true(r->info.macs == rows[i].macs);
+            assert_true(r->info.parameter_bytes == rows[i].parameter_bytes);
+            assert_true(r->info.output_bytes == rows[i].activation_bytes);
+            if (i == 0) {
+                /* staging reads the caller's floats */
+                assert_true(r->info.input_bytes ==
+                            rows[0].output_elements * 4);
+                assert_true(r->info.bytes_moved ==
+                            rows[0].output_elements * (4 + sb));
+            } else {
+                assert_true(r->info.input_bytes ==
+                            rows[i - 1].activation_bytes);
+                assert_true(r->info.bytes_moved ==
+                            rows[i].parameter_bytes +
+                                rows[i - 1].activation_bytes +
+                                rows[i].activation_bytes);
+            }
+            assert_int_equal(r->stats.count, 3);
+            assert_true(r->latency_ms == r->stats.median_ms);
+            assert_true(r->latency_ms >= 0.0);
+            const double s = fmax(r->latency_ms / 1000.0, 1e-9);
+            ASSERT_NEAR(r->achieved_gbps,
+                                (double)r->info.bytes_moved / s / 1e9,
+                                1e-9 * r->achieved_gbps + 1e-12);
+            ASSERT_NEAR(r->achieved_gmacs,
+                                (double)r->info.macs / s / 1e9,
+                                1e-9 * r->achieved_gmacs + 1e-12);
+            ASSERT_NEAR(r->memory_kb,
+                                (double)(r->info.bytes_moved +
+                                         r->info.scratch_bytes) / 1024.0,
+                                1e-12);
+            sum += r->latency_ms;
+        }
+        ASSERT_NEAR(prof.operator_sum_ms, sum, 1e-12);
+        assert_true(prof.forward_ms == prof.forward.median_ms);
+        ASSERT_NEAR(prof.framing_ms, prof.forward_ms - sum, 1e-12);
+
+        /* Predictions on a device made up for the test: every row is the
+         * roofline of its own counts. */
+        struct prof_device dev = {
+            .bandwidth_gbps = 2.0, .peak_gmacs = 3.0, .power_watts = 4.0,
+        };
+        strcpy(dev.name, "board");
+        struct prof_layer_prediction *pred = calloc(nrows, sizeof *pred);
+        struct prof_prediction_total tot;
+        assert_int_equal(prof_exec_predict(&prof, &dev, pred, &tot), PROF_OK);
+        double psum = 0.0;
+        for (size_t i = 0; i < nrows; i++) {
+            const struct prof_exec_op_row *r = &prof.ops[i];
+            const double c_ms = (double)r->info.macs / 3e9 * 1e3;
+            const double m_ms = (double)r->info.bytes_moved / 2e9 * 1e3;
+            ASSERT_NEAR(pred[i].pred.predicted_ms, fmax(c_ms, m_ms),
+                                1e-12 * fmax(c_ms, m_ms) + 1e-15);
+            const double meas = fmax(r->latency_ms, 1e-6);
+            ASSERT_NEAR(pred[i].measured_ms, meas, 1e-15);
+            psum += pred[i].pred.predicted_ms;
+        }
+        ASSERT_NEAR(tot.predicted_ms, psum, 1e-12 * psum);
+        free(pred);
+        free(rows);
+        prof_exec_profile_finish(&prof);
+        prof_exec_profile_finish(NULL);
+        free(x);
+        prof_exec_destroy(ex);
+        memest_model_destroy(m);
+    }
+}
+
+/* ---- bad input ------------------------------------------------------------ */
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    memest_model *m = model_of("mlp:6-4-3");
+    struct prof_exec_opts o;
+    prof_exec *ex = NULL;
+    struct prof_diag d;
+
+    assert_int_equal(prof_exec_create(NULL, NULL, &ex, NULL), PROF_E_INVALID);
+    assert_int_equal(prof_exec_create(m, NULL, NULL, NULL), PROF_E_INVALID);
+    prof_exec_opts_init(&o);
+    o.batch = 0;
+    assert_int_equal(prof_exec_create(m, &o, &ex, &d), PROF_E_RANGE);
+    assert_null(ex);
+    prof_exec_opts_init(&o);
+    o.precision = MEMEST_FP64;
+    assert_int_equal(prof_exec_create(m, &o, &ex, &d), PROF_E_RANGE);
+    assert_non_null(strstr(d.message, "fp64"));
+    o.precision = (enum memest_precision)17;
+    assert_int_equal(prof_exec_create(m, &o, &ex, &d), PROF_E_RANGE);
+
+    /* Padding over half the window: libmemest counts it, the pooling
+     * kernels (as PyTorch) refuse it. */
+    memest_model *pm = model_of("input 1x6x6\nmaxpool k=2 p=2\n");
+    assert_int_equal(prof_exec_create(pm, NULL, &ex, &d), PROF_E_RANGE);
+    assert_non_null(strstr(d.message, "pool1"));
+    memest_model_destroy(pm);
+
+    /* A batch whose sizes overflow. */
+    prof_exec_opts_init(&o);
+    o.batch = UINT64_MAX / 2;
+    assert_int_not_equal(prof_exec_create(m, &o, &ex, &d), PROF_OK);
+    assert_null(ex);
+
+    /* Wrong counts at run time; int8 cannot quantise NaN. */
+    prof_exec_opts_init(&o);
+    o.batch = 2;
+    o.precision = MEMEST_INT8;
+    assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+    float x[12] = {0}, y[6];
+    assert_int_equal(prof_exec_run(ex, x, 11, y, 6), PROF_E_INVALID);
+    assert_int_equal(prof_exec_run(ex, x, 12, y, 5), PROF_E_INVALID);
+    assert_int_equal(prof_exec_run(ex, NULL, 12, y, 6), PROF_E_INVALID);
+    assert_int_equal(prof_exec_run(ex, x, 12, y, 6), PROF_OK);
+    x[3] = NAN;
+    assert_int_equal(prof_exec_run(ex, x, 12, y, 6), PROF_E_RANGE);
+    struct prof_exec_op_info info;
+    assert_int_equal(prof_exec_op_info(ex, 3, &info), PROF_E_INVALID);
+    assert_int_equal(prof_exec_memory(NULL, NULL), PROF_E_INVALID);
+    prof_exec_destroy(ex);
+    prof_exec_destroy(NULL);
+    memest_model_destroy(m);
+}
+
+/* An all-zero input: int8 gives scale 1 and zeros, softmax is uniform. */
+static void test_zero_input(void **state)
+{
+    (void)state;
+    memest_model *m = model_of("input 3\ndense 4 bias=no act=relu\n"
+                               "dense 5 bias=no act=softmax\n");
+    for (size_t pi = 0; pi < 4; pi++) {
+        struct prof_exec_opts o;
+        prof_exec_opts_init(&o);
+        o.precision = PRECISIONS[pi];
+        prof_exec *ex = NULL;
+        assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+        float x[3] = {0}, y[5];
+        assert_int_equal(prof_exec_run(ex, x, 3, y, 5), PROF_OK);
+        for (size_t i = 0; i < 5; i++) {
+            assert_true(y[i] == 0.2f);
+        }
+        prof_exec_destroy(ex);
+    }
+    memest_model_destroy(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reference_all),
+        cmocka_unit_test(test_reference_batch32),
+        cmocka_unit_test(test_reference_detects_error),
+        cmocka_unit_test(test_arena_equals_plan),
+        cmocka_unit_test(test_wrong_plan_fails),
+        cmocka_unit_test(test_params_round_trip),
+        cmocka_unit_test(test_seeded_init),
+        cmocka_unit_test(test_profile_rows),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_zero_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
