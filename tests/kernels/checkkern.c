@@ -12,6 +12,8 @@
 /* The family checks; each lives in its own check_<family>.c. */
 #define CK_FAMILIES(X) \
     X(cpu) \
+    X(act) \
+    X(cvt) \
     X(nn) \
     X(q8) \
     X(matmul)

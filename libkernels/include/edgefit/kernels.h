@@ -456,7 +456,7 @@ KERN_API int kern_get_threads(void);
 #define KERN_ACT_MAX_ULP_SIGMOID 4
 #define KERN_ACT_MAX_ULP_GELU 4       /* tanh form: all x >= 0 */
 #define KERN_ACT_GELU_ULP_PER_U 2.5   /* tanh form, x < 0: per unit of |2u| */
-#define KERN_ACT_MAX_ULP_GELU_ERF 8   /* erf form: all x */
+#define KERN_ACT_MAX_ULP_GELU_ERF 12  /* erf form: all x */
 
 /* tanh(x). */
 KERN_API int kern_tanh_f32(float *dst, const float *src, size_t n);

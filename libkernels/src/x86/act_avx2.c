@@ -1,6 +1,6 @@
 /* Activations with AVX2 + FMA: 8 lanes, tails through a stack buffer, the
  * exponent applied in two integer steps so subnormal results are exact, and
- * vrcpps plus one Newton step for reciprocals. */
+ * vrcpps plus two Newton steps for reciprocals. */
 #include <immintrin.h>
 #include <stddef.h>
 #include <string.h>
@@ -44,11 +44,14 @@ static inline M vgt_or_nan(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); 
 static inline V vsel(M m, V a, V b) { return _mm256_blendv_ps(a, b, m); }
 static inline V vand_mask(M m, V a) { return _mm256_and_ps(m, a); }
 
+/* vrcpps has 12 bits; two Newton steps reach float precision (one leaves
+ * 1/1 at 1 - 2^-24, which would make tanh(inf) != 1). */
 static inline V vrcp(V d)
 {
-    const V r = _mm256_rcp_ps(d);
-    return _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(1.0f)),
-                           r);
+    const V one = _mm256_set1_ps(1.0f);
+    V r = _mm256_rcp_ps(d);
+    r = _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, one), r);
+    return _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, one), r);
 }
 
 /* p * 2^n with n = bits(t) - bits(MAGIC), in two factors 2^(n/2) so that

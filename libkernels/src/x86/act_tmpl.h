@@ -9,8 +9,9 @@
  * results included), vload, vstore, vload_tail, vstore_tail, and ACT_FN(name)
  * naming the exported function.
  *
- * Approximations (coefficients fitted for this file with a weighted
- * minimax fit in long double, then rounded to float):
+ * Approximations (coefficients fitted for this file by a weighted minimax
+ * fit in long double, fixing them to float one at a time from the lowest
+ * and refitting the rest, so rounding them costs little):
  *   exp(r), |r| <= ln2/2: 1 + r + r^2 q(r), q of degree 4 (rel. 3e-9);
  *   tanh(x), |x| < 0.625: x + x^3 q(x^2), q of degree 4 (rel. 4e-9); above,
  *     (1 - e)/(1 + e) with e = exp(-2|x|);
@@ -26,6 +27,8 @@
 #define LOG2E 0x1.715476p+0f
 #define LN2_HI 0x1.62e430p-1f /* ln2 = LN2_HI + LN2_LO */
 #define LN2_LO -0x1.05c610p-29f
+#define LN2_HI15 0x1.62e4p-1f /* ln2 = LN2_HI15 + LN2_REST */
+#define LN2_REST 0x1.7f7d1cp-20f
 #define MAGIC 0x1.8p23f
 /* 2 sqrt(2/pi), 2 sqrt(2/pi) 0.044715, 6 sqrt(2/pi) 0.044715. */
 #define GELU_C1 0x1.988454p+0f
@@ -43,11 +46,15 @@ static inline V exp_neg2(V y, V c)
     const V s = vadd(y, c);
     const V t = vfma(s, vset(LOG2E), vset(MAGIC));
     const V n = vsub(t, vset(MAGIC));
-    V r = vfma(n, vset(-LN2_HI), y);
-    r = vfma(n, vset(-LN2_LO), r);
+    /* ln2 = LN2_HI15 + LN2_REST with LN2_HI15 of 15 bits, so n LN2_HI15 is
+     * exact and, for |y| >= 32, so is y - n LN2_HI15 (an integer multiple
+     * of y's ulp below 2): c is then added to an exact value and rounded
+     * once near r's final size, instead of after y - n ln2 (of size |c|). */
+    V r = vfma(n, vset(-LN2_HI15), y);
     r = vadd(r, c);
-    V q = vfma(vset(0x1.6a243ap-10f), r, vset(0x1.1239e0p-7f));
-    q = vfma(q, r, vset(0x1.5558f2p-5f));
+    r = vfma(n, vset(-LN2_REST), r);
+    V q = vfma(vset(0x1.6a5234p-10f), r, vset(0x1.12396cp-7f));
+    q = vfma(q, r, vset(0x1.5558aap-5f));
     q = vfma(q, r, vset(0x1.555492p-3f));
     q = vfma(q, r, vset(0x1.fffffcp-2f));
     const V p = vadd(vfma(vmul(r, r), q, r), vset(1.0f));
@@ -63,8 +70,8 @@ static inline V exp_neg(V y)
     const V n = vsub(t, vset(MAGIC));
     V r = vfma(n, vset(-LN2_HI), s);
     r = vfma(n, vset(-LN2_LO), r);
-    V q = vfma(vset(0x1.6a243ap-10f), r, vset(0x1.1239e0p-7f));
-    q = vfma(q, r, vset(0x1.5558f2p-5f));
+    V q = vfma(vset(0x1.6a5234p-10f), r, vset(0x1.12396cp-7f));
+    q = vfma(q, r, vset(0x1.5558aap-5f));
     q = vfma(q, r, vset(0x1.555492p-3f));
     q = vfma(q, r, vset(0x1.fffffcp-2f));
     const V p = vadd(vfma(vmul(r, r), q, r), vset(1.0f));
@@ -80,8 +87,8 @@ static inline V exp_neg_fast(V y)
     const V n = vsub(t, vset(MAGIC));
     V r = vfma(n, vset(-LN2_HI), s);
     r = vfma(n, vset(-LN2_LO), r);
-    V q = vfma(vset(0x1.10627cp-7f), r, vset(0x1.572a02p-5f));
-    q = vfma(q, r, vset(0x1.5557aep-3f));
+    V q = vfma(vset(0x1.106402p-7f), r, vset(0x1.572a1ap-5f));
+    q = vfma(q, r, vset(0x1.5557acp-3f));
     q = vfma(q, r, vset(0x1.fffdfcp-2f));
     const V p = vadd(vfma(vmul(r, r), q, r), vset(1.0f));
     return vscale2(p, n, t);
@@ -91,9 +98,9 @@ static inline V tanh_v(V x)
 {
     const V ax = vabs(x);
     const V x2 = vmul(x, x);
-    V q = vfma(vset(-0x1.75e1cep-8f), x2, vset(0x1.52269cp-6f));
-    q = vfma(q, x2, vset(-0x1.b83c5ap-5f));
-    q = vfma(q, x2, vset(0x1.110726p-3f));
+    V q = vfma(vset(-0x1.750ce4p-8f), x2, vset(0x1.51f8cep-6f));
+    q = vfma(q, x2, vset(-0x1.b835a4p-5f));
+    q = vfma(q, x2, vset(0x1.1106f6p-3f));
     q = vfma(q, x2, vset(-0x1.555532p-2f));
     /* On |x| so that tanh(-0) = -0 after the final copysign. */
     const V small = vfma(vmul(ax, x2), q, ax);
@@ -107,14 +114,14 @@ static inline V tanh_v(V x)
 static inline V half_erfc_big(V a, V a2h, V a2l)
 {
     const V t = vmul(vset(2.0f), vrcp(vadd(vset(2.0f), a)));
-    V p = vfma(vset(0x1.c80126p-3f), t, vset(-0x1.13827ep+0f));
-    p = vfma(p, t, vset(0x1.010440p+1f));
-    p = vfma(p, t, vset(-0x1.b78fb6p+0f));
-    p = vfma(p, t, vset(0x1.57e946p-1f));
-    p = vfma(p, t, vset(-0x1.67e050p-2f));
-    p = vfma(p, t, vset(0x1.1e5574p-3f));
-    p = vfma(p, t, vset(0x1.783d32p-2f));
-    p = vfma(p, t, vset(0x1.002624p+0f));
+    V p = vfma(vset(0x1.c7af26p-3f), t, vset(-0x1.135912p+0f));
+    p = vfma(p, t, vset(0x1.00dfd4p+1f));
+    p = vfma(p, t, vset(-0x1.b746b2p+0f));
+    p = vfma(p, t, vset(0x1.578d7ap-1f));
+    p = vfma(p, t, vset(-0x1.679560p-2f));
+    p = vfma(p, t, vset(0x1.1e2dcep-3f));
+    p = vfma(p, t, vset(0x1.784078p-2f));
+    p = vfma(p, t, vset(0x1.002610p+0f));
     p = vfma(p, t, vset(-0x1.43f9e0p+0f));
     const V e = exp_neg2(vsub(vset(0.0f), a2h), vsub(p, a2l));
     return vmul(vmul(vset(0.5f), t), e);
