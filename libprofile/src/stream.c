@@ -26,6 +26,7 @@ PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts)
      * the median stable on a busy machine. */
     opts->timing.warmup = 3;
     opts->timing.repeats = 50;
+    opts->timing.min_sample_ms = 0.05;
     opts->measure_precisions = true;
 }
 

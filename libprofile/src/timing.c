@@ -23,6 +23,7 @@ PROF_API void prof_time_opts_init(struct prof_time_opts *opts)
     opts->warmup = 2;
     opts->repeats = 5;
     opts->latency_multiplier = 1.0;
+    opts->min_sample_ms = 0.0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -74,6 +75,7 @@ PROF_API int prof_stats_compute(const double *samples_ms, size_t n,
 
     struct prof_stats s;
     s.count = n;
+    s.calls_per_sample = 1;
     s.min_ms = v[0];
     s.max_ms = v[n - 1];
     s.median_ms = quantile_sorted(v, n, 0.5);
@@ -109,7 +111,8 @@ PROF_API int prof_time(prof_work_fn fn, void *ctx,
         prof_time_opts_init(&o);
     }
     if (o.repeats == 0 || !isfinite(o.latency_multiplier) ||
-        o.latency_multiplier <= 0.0) {
+        o.latency_multiplier <= 0.0 || !isfinite(o.min_sample_ms) ||
+        o.min_sample_ms < 0.0) {
         return PROF_E_RANGE;
     }
     double *v = malloc((size_t)o.repeats * sizeof(double));
@@ -123,17 +126,41 @@ PROF_API int prof_time(prof_work_fn fn, void *ctx,
             goto done;
         }
     }
+    uint64_t inner = 1;
+    if (o.min_sample_ms > 0.0) {
+        /* Double the group until it lasts min_sample_ms; the cap keeps a
+         * callback that takes no time at all from looping forever. */
+        const double min_ns = o.min_sample_ms * 1e6;
+        for (;;) {
+            const uint64_t t0 = prof_now_ns();
+            for (uint64_t k = 0; k < inner; k++) {
+                if (fn(ctx) != 0) {
+                    st = PROF_E_CALLBACK;
+                    goto done;
+                }
+            }
+            const uint64_t dt = prof_now_ns() - t0;
+            if ((double)dt >= min_ns || inner >= (UINT64_C(1) << 24)) {
+                break;
+            }
+            inner *= 2;
+        }
+    }
     for (unsigned i = 0; i < o.repeats; i++) {
         const uint64_t t0 = prof_now_ns();
-        const int rc = fn(ctx);
-        const uint64_t t1 = prof_now_ns();
-        if (rc != 0) {
-            st = PROF_E_CALLBACK;
-            goto done;
+        for (uint64_t k = 0; k < inner; k++) {
+            if (fn(ctx) != 0) {
+                st = PROF_E_CALLBACK;
+                goto done;
+            }
         }
-        v[i] = (double)(t1 - t0) / 1e6;
+        const uint64_t t1 = prof_now_ns();
+        v[i] = (double)(t1 - t0) / 1e6 / (double)inner;
     }
     st = prof_stats_compute(v, o.repeats, o.latency_multiplier, out);
+    if (st == PROF_OK) {
+        out->calls_per_sample = inner;
+    }
     if (st == PROF_OK && samples_ms) {
         memcpy(samples_ms, v, (size_t)o.repeats * sizeof(double));
     }

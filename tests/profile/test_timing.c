@@ -126,6 +126,7 @@ static void test_harness_counts(void **state)
     assert_int_equal(prof_time(count_call, &c, &o, &s, samples), PROF_OK);
     assert_int_equal(c.calls, 10);
     assert_int_equal(s.count, 7);
+    assert_int_equal(s.calls_per_sample, 1);
     /* the stats are those of the returned samples */
     struct prof_stats again;
     assert_int_equal(prof_stats_compute(samples, 7, 1.0, &again), PROF_OK);
@@ -154,6 +155,45 @@ static void test_harness_lower_bound(void **state)
     assert_true(s.min_ms >= 6.0); /* multiplied */
     assert_true(fabs(s.min_ms - 3.0 * fmin(raw[0], fmin(raw[1], raw[2]))) <
                 1e-9);
+}
+
+static void test_harness_grouping(void **state)
+{
+    (void)state;
+    /* Each call sleeps 2 ms, so the first group of one call already lasts
+     * min_sample_ms = 1: exactly warm-up + 1 (the group search) + repeats
+     * calls, one per sample. */
+    struct prof_time_opts o = {.warmup = 2, .repeats = 3,
+                               .latency_multiplier = 1.0,
+                               .min_sample_ms = 1.0};
+    struct counter c = {0, 0, 2000000};
+    struct prof_stats s;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_OK);
+    assert_int_equal(c.calls, 2 + 1 + 3);
+    assert_int_equal(s.calls_per_sample, 1);
+    assert_true(s.min_ms >= 2.0);
+
+    /* A call that takes no time is grouped: the search doubles from 1 to
+     * the final group g (1 + 2 + ... + g = 2g - 1 calls), then 4 samples
+     * of g calls each. */
+    o = (struct prof_time_opts){.warmup = 0, .repeats = 4,
+                                .latency_multiplier = 1.0,
+                                .min_sample_ms = 0.01};
+    c = (struct counter){0, 0, 0};
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_OK);
+    const uint64_t g = s.calls_per_sample;
+    assert_true(g >= 1 && (g & (g - 1)) == 0); /* a power of two */
+    assert_int_equal(c.calls, (2 * g - 1) + 4 * g);
+
+    o.min_sample_ms = -1.0;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_E_RANGE);
+    o.min_sample_ms = NAN;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_E_RANGE);
+    /* a failure inside a group is reported */
+    o.min_sample_ms = 0.01;
+    c = (struct counter){0, 3, 0};
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL),
+                     PROF_E_CALLBACK);
 }
 
 static void test_harness_errors(void **state)
@@ -210,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_stats_errors),
         cmocka_unit_test(test_harness_counts),
         cmocka_unit_test(test_harness_lower_bound),
+        cmocka_unit_test(test_harness_grouping),
         cmocka_unit_test(test_harness_errors),
         cmocka_unit_test(test_clock_monotonic),
         cmocka_unit_test(test_strerror),

@@ -82,8 +82,16 @@ PROF_API uint64_t prof_now_ns(void);
  */
 struct prof_time_opts {
     unsigned warmup;           /* untimed runs first (default 2) */
-    unsigned repeats;          /* benchmark_repeats: timed runs (default 5) */
+    unsigned repeats;          /* benchmark_repeats: timed samples (default
+                                  5) */
     double latency_multiplier; /* > 0, scales every sample (default 1.0) */
+    double min_sample_ms;      /* >= 0 (default 0: every call timed alone).
+                                  When > 0, each sample times as many
+                                  back-to-back calls as reach this duration
+                                  (found after the warm-up, doubling from 1)
+                                  and reports the time per call, so work of
+                                  a few hundred nanoseconds is not lost in
+                                  the clock's own cost. */
 };
 
 /* Fill the defaults above. */
@@ -98,7 +106,8 @@ PROF_API void prof_time_opts_init(struct prof_time_opts *opts);
  * that a few slow outliers on a busy machine do not inflate.
  */
 struct prof_stats {
-    size_t count;
+    size_t count;            /* samples */
+    uint64_t calls_per_sample; /* 1 unless min_sample_ms grouped calls */
     double min_ms;
     double median_ms;
     double p90_ms;
@@ -123,12 +132,15 @@ PROF_API int prof_stats_compute(const double *samples_ms, size_t n,
 typedef int (*prof_work_fn)(void *ctx);
 
 /*
- * Run fn(ctx) opts->warmup times untimed, then opts->repeats times, each
- * timed alone with the monotonic clock, and summarise (see
+ * Run fn(ctx) opts->warmup times untimed, then take opts->repeats samples
+ * with the monotonic clock (one call each, or calls_per_sample calls when
+ * min_sample_ms > 0, see above), and summarise the time per call (see
  * prof_stats_compute). opts may be NULL for the defaults. PROF_E_INVALID
- * for a NULL fn or out, PROF_E_RANGE for repeats 0 or a bad multiplier,
+ * for a NULL fn or out, PROF_E_RANGE for repeats 0, a bad multiplier or a
+ * negative or non-finite min_sample_ms,
  * PROF_E_CALLBACK when fn returns non-zero, PROF_E_NOMEM. If samples_ms is
- * not NULL it receives the repeats raw samples (before the multiplier).
+ * not NULL it receives the repeats raw samples, ms per call (before the
+ * multiplier).
  */
 PROF_API int prof_time(prof_work_fn fn, void *ctx,
                        const struct prof_time_opts *opts,
@@ -461,7 +473,8 @@ struct prof_stream_opts {
     enum prof_stream_data data;      /* default auto */
     const char *data_dir;      /* NULL: PROF_FASHION_MNIST_DIR */
     uint64_t seed;             /* weights and synthetic data (default 42) */
-    struct prof_time_opts timing; /* default warm-up 3, repeats 50 */
+    struct prof_time_opts timing; /* default warm-up 3, repeats 50,
+                                     min_sample_ms 0.05 */
     bool measure_precisions;   /* also time fp16 storage and int8 (true) */
 };
 
