@@ -225,8 +225,8 @@ static void test_quick_run(void **state)
     assert_true(real_at(host, 0, "peak_gflops") > 0.0);
     assert_true(real_at(host, 0, "triad_gbps") > 0.0);
 
-    /* Matmul: the shapes in order, FLOP counts, edgefit's product within
-     * the error bound of kernels.h against the naive loop. */
+    /* Matmul: the shapes in order, FLOP counts, edgefit's product against
+     * the naive loop's within the error bound of kernels.h. */
     static const uint64_t shapes[5][3] = {
         {64, 64, 64}, {128, 128, 128}, {32, 784, 64}, {32, 64, 10},
         {1, 784, 64},
@@ -243,7 +243,9 @@ static void test_quick_run(void **state)
         assert_true(real_at(mm, i, "naive_ms") > 0.0);
         assert_string_equal(text_at(mm, i, "naive_source"), "measured");
         assert_string_equal(text_at(mm, i, "check_ref"), "naive");
-        assert_true(real_at(mm, i, "max_err_of_bound") < 1.0);
+        /* Each product is within the bound of the exact one, so the two
+         * are within twice the bound of each other. */
+        assert_true(real_at(mm, i, "max_err_of_bound") <= 2.0);
         /* A quick run has no square >= 512: no multi-thread figures. */
         assert_false(is_set(mm, i, "mt_speedup"));
         if (art_table_find_column(mm, "openblas_ms") >= 0) {
