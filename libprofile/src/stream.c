@@ -542,16 +542,43 @@ static void describe(struct prof_stream_profile *p,
     const double achieved_gbps =
         t->latency_ms > 0.0 ? (double)t->bytes_moved / t->latency_ms / 1e6
                             : 0.0;
+    const double achieved_gmacs =
+        t->latency_ms > 0.0 ? (double)t->macs / t->latency_ms / 1e6 : 0.0;
+    /* The knee uses the DRAM triad; a working set that a cache holds can
+     * run faster than that roof, which the sentence then says. */
+    const uint64_t ws = fixed_bytes + per_sample_bytes * p->batch;
+    const uint64_t caches[3] = {cal->l1_bytes, cal->l2_bytes, cal->l3_bytes};
+    int level = 0;
+    for (int i = 0; i < 3 && level == 0; i++) {
+        if (caches[i] != 0 && ws <= caches[i]) {
+            level = i + 1;
+        }
+    }
+    char caveat[120] = "";
+    if (level != 0) {
+        snprintf(caveat, sizeof(caveat),
+                 "; its data stay in L%d, so the DRAM roofline is a "
+                 "pessimistic bound here", level);
+    }
     snprintf(p->bottleneck, sizeof(p->bottleneck),
              "%s dominates with %.4f ms of %.4f ms (%.0f%%); at %.2f MAC/byte "
-             "it sits %s the host knee of %.2f MAC/byte, so it is %s-bound "
-             "(%.2f GB/s achieved of %.2f); %u of %d operators are "
-             "memory-bound",
+             "it sits %s the host knee of %.2f MAC/byte, so the roofline "
+             "calls it %s-bound; it achieved %.2f GMAC/s (%.0f%% of the %.1f "
+             "peak) and %.2f GB/s (%.0f%% of the triad's %.2f)%s; %u of %d "
+             "operators are below the knee",
              t->operator_name, t->latency_ms, p->latency_ms, share,
              t->intensity_mac_per_byte,
              t->bound == PROF_BOUND_MEMORY ? "below" : "at or above",
              p->host_knee_mac_per_byte, prof_bound_name(t->bound),
-             achieved_gbps, p->host_bandwidth_gbps, memory_bound,
+             achieved_gmacs,
+             p->host_peak_gmacs > 0.0
+                 ? 100.0 * achieved_gmacs / p->host_peak_gmacs
+                 : 0.0,
+             p->host_peak_gmacs, achieved_gbps,
+             p->host_bandwidth_gbps > 0.0
+                 ? 100.0 * achieved_gbps / p->host_bandwidth_gbps
+                 : 0.0,
+             p->host_bandwidth_gbps, caveat, memory_bound,
              PROF_STREAM_OPERATORS);
     const double left = p->stream_interval_ms - p->latency_ms;
     const double rate = p->latency_ms > 0.0 ? 1000.0 / p->latency_ms : 0.0;

@@ -130,7 +130,10 @@ static void test_counts_and_totals(void **state)
     assert_non_null(strstr(p.headroom, buf));
     assert_non_null(strstr(p.headroom, "5.000 ms interval"));
     assert_non_null(strstr(p.bottleneck, "0.30 MAC/byte"));
-    assert_non_null(strstr(p.bottleneck, "3 of 4 operators are"));
+    assert_non_null(strstr(p.bottleneck, "3 of 4 operators are below"));
+    assert_non_null(strstr(p.bottleneck, "of the 9.0 peak"));
+    assert_non_null(strstr(p.bottleneck, "triad's 30.00"));
+    assert_non_null(strstr(p.bottleneck, "data stay in L1"));
     /* 100 + 160 + ... distinct buffers: weights 4*(20+80+8+16+2) = 504 B,
      * per sample 4*(20+16+2) = 152 B: 504 + 4*152 = 1112 B = 1.1 KiB */
     assert_non_null(strstr(p.cache_sensitivity, "1.1 KiB"));

@@ -498,7 +498,7 @@ struct prof_stream_op {
     double int8_latency_ms;    /* median with int8 weights, NaN if not run */
 };
 
-#define PROF_SENTENCE_MAX 400
+#define PROF_SENTENCE_MAX 512
 
 struct prof_stream_profile {
     uint64_t feature_count, batch, hidden, outputs;
