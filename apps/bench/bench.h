@@ -31,8 +31,9 @@ void bench_progress_done(const struct bench_cfg *cfg);
 
 struct bench_host {
     bool measured;             /* false: the figures below are NaN */
-    double peak_gflops;        /* one thread, FMA loop, 2 FLOP per MAC */
-    double triad_gbps;         /* STREAM triad, one thread */
+    double peak_gflops;        /* one thread, FMA loop, 2 FLOP per MAC,
+                                  best of the runs */
+    double triad_gbps;         /* STREAM triad, one thread, best run */
     double knee_flop_per_byte; /* peak_gflops / triad_gbps */
     uint64_t triad_bytes;      /* footprint of the three triad arrays */
     const char *peak_path;     /* instruction set of the FMA loop */
