@@ -1,0 +1,753 @@
+/* edgefit-layerwise: run a model layer by layer on this machine, measure
+ * each operator, predict it on a device with the roofline, and summarise
+ * the hardware use the way the original layer-wise analysis did. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "edgefit/artifacts.h"
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+
+#define DEFAULT_MODEL "smallcnn"
+
+struct options {
+    const char *model;
+    uint64_t batch;
+    enum memest_precision precision;
+    const char *device;
+    uint64_t repeats;
+    uint64_t warmup;
+    int have_power;
+    double power_watts;
+    double latency_multiplier;
+    uint64_t seed;
+    enum cli_format format;
+    const char *out_dir;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: edgefit-layerwise [options]\n"
+        "\n"
+        "Run a model layer by layer on this machine, time every operator,\n"
+        "predict each on a device (roofline: max(MACs / peak, bytes /\n"
+        "bandwidth)) and summarise bandwidth and compute use.\n"
+        "\n"
+        "  --model SPEC             a model file, mlp:W0-W1-...-Wn or smallcnn\n"
+        "                           (default " DEFAULT_MODEL ")\n"
+        "  --batch N                batch size (default 32)\n"
+        "  --precision P            fp32|fp16|bf16|int8 (default fp32)\n"
+        "  --device D               rpi4, jetson-nano, desktop, host (this\n"
+        "                           machine, calibrated) or\n"
+        "                           name=X,bandwidth_gbps=B,peak_gmacs=P\n"
+        "                           [,power_watts=W,memory_mb=M]\n"
+        "                           (default host)\n"
+        "  --repeats N              timed runs per operator (default 5)\n"
+        "  --warmup N               untimed runs first (default 2)\n"
+        "  --power-watts W          power for the energy proxy (default the\n"
+        "                           device's; 0 for host)\n"
+        "  --latency-multiplier X   scale every measured latency (default 1)\n"
+        "  --seed N                 weights and input (default 42)\n"
+        "  --format F               table|csv|json on stdout (default table)\n"
+        "  --out DIR                write layerwise_breakdown.csv and\n"
+        "                           hardware_summary.csv\n"
+        "  --help, --version\n"
+        "\n"
+        "Latencies are medians of the timed runs. The host prediction (from\n"
+        "this machine's own calibration) is always compared with the\n"
+        "measurement: host_prediction_error = (predicted - measured) /\n"
+        "measured, per layer and in total.\n"
+        "\n"
+        "Exit status: 0 success, 1 runtime failure, 2 bad usage or input.\n");
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_DEVICE, O_REPEATS,
+           O_WARMUP, O_POWER, O_MULT, O_SEED, O_FORMAT, O_OUT, O_HELP,
+           O_VERSION };
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, O_MODEL},
+        {"batch", required_argument, NULL, O_BATCH},
+        {"precision", required_argument, NULL, O_PRECISION},
+        {"device", required_argument, NULL, O_DEVICE},
+        {"repeats", required_argument, NULL, O_REPEATS},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"power-watts", required_argument, NULL, O_POWER},
+        {"latency-multiplier", required_argument, NULL, O_MULT},
+        {"seed", required_argument, NULL, O_SEED},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"out", required_argument, NULL, O_OUT},
+        {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (struct options){
+        .model = DEFAULT_MODEL,
+        .batch = 32,
+        .precision = MEMEST_FP32,
+        .device = "host",
+        .repeats = 5,
+        .warmup = 2,
+        .latency_multiplier = 1.0,
+        .seed = 42,
+        .format = CLI_FORMAT_TABLE,
+    };
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_MODEL:
+            o->model = optarg;
+            break;
+        case O_BATCH:
+            if (!cli_parse_u64("--batch", optarg, 1, UINT32_MAX, &o->batch)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_PRECISION:
+            if (memest_precision_parse(optarg, &o->precision) != MEMEST_OK ||
+                o->precision == MEMEST_FP64) {
+                cli_error("--precision: '%s' is not one of fp32, fp16, bf16, "
+                          "int8 (or float32, float16, half, bfloat16); fp64 "
+                          "is estimated by edgefit-memfit, not executed",
+                          optarg);
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_DEVICE:
+            o->device = optarg;
+            break;
+        case O_REPEATS:
+            if (!cli_parse_u64("--repeats", optarg, 1, 100000, &o->repeats)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_WARMUP:
+            if (!cli_parse_u64("--warmup", optarg, 0, 100000, &o->warmup)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_POWER:
+            if (!cli_parse_double("--power-watts", optarg, 0.0, 1e6,
+                                  &o->power_watts)) {
+                return CLI_EXIT_USAGE;
+            }
+            o->have_power = 1;
+            break;
+        case O_MULT:
+            if (!cli_parse_double("--latency-multiplier", optarg, 1e-6, 1e6,
+                                  &o->latency_multiplier)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_SEED:
+            if (!cli_parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_FORMAT:
+            if (!cli_parse_format("--format", optarg, &o->format)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_OUT:
+            if (!*optarg) {
+                cli_error("--out: the folder name is empty");
+                return CLI_EXIT_USAGE;
+            }
+            o->out_dir = optarg;
+            break;
+        case O_HELP:
+            usage(stdout);
+            exit(CLI_EXIT_OK);
+        case O_VERSION:
+            printf("edgefit-layerwise %s\n", prof_version());
+            exit(CLI_EXIT_OK);
+        default:
+            if (optopt) {
+                cli_error("option needs a value or is unknown: %s",
+                          argv[optind - 1]);
+            } else {
+                cli_error("unknown option: %s", argv[optind - 1]);
+            }
+            fprintf(stderr, "Try '%s --help'.\n", cli_program());
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("unexpected argument: %s", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Everything the run computes, before anything is printed or written. */
+struct result {
+    memest_model *model;
+    prof_exec *ex;
+    struct memest_layer_estimate *rows;
+    size_t nrows;
+    struct prof_exec_profile prof;
+    struct prof_exec_memory mem;
+    struct prof_device device, host;
+    int device_is_host;
+    struct prof_layer_prediction *pred, *host_pred;
+    struct prof_prediction_total total, host_total;
+    struct prof_hw_summary summary;
+    double energy_proxy_j;
+    art_table *layers;
+    art_table *hw;
+};
+
+static void result_free(struct result *r)
+{
+    art_table_destroy(r->hw);
+    art_table_destroy(r->layers);
+    free(r->host_pred);
+    free(r->pred);
+    prof_exec_profile_finish(&r->prof);
+    free(r->rows);
+    prof_exec_destroy(r->ex);
+    memest_model_destroy(r->model);
+}
+
+static int prof_failed(const char *what, int st, const struct prof_diag *d)
+{
+    if (d && d->message[0]) {
+        cli_error("%s: %s", what, d->message);
+    } else {
+        cli_error("%s: %s", what, prof_strerror(st));
+    }
+    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
+                   st == PROF_E_CALLBACK || st == PROF_E_IO
+               ? CLI_EXIT_FAILURE
+               : CLI_EXIT_USAGE;
+}
+
+/* The device named on the command line; "host" waits for calibration. */
+static int resolve_device(const struct options *o, struct result *r)
+{
+    struct prof_diag d = {0};
+    if (strcmp(o->device, "host") == 0) {
+        r->device_is_host = 1;
+        return CLI_EXIT_OK;
+    }
+    int st = prof_device_lookup(o->device, &r->device, &d);
+    if (st != PROF_OK) {
+        if (d.message[0]) {
+            cli_error("--device: %s", d.message);
+        } else {
+            cli_error("--device: '%s': %s", o->device, prof_strerror(st));
+        }
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int run_model(const struct options *o, struct result *r)
+{
+    struct memest_diag md;
+    int st = memest_model_load(o->model, &r->model, &md);
+    if (st != MEMEST_OK) {
+        char msg[600];
+        memest_diag_format(&md, msg, sizeof msg);
+        cli_error("%s", msg);
+        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+    r->nrows = memest_estimate_row_count(r->model);
+    r->rows = calloc(r->nrows, sizeof *r->rows);
+    if (!r->rows) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    st = memest_estimate_layers(r->model, o->batch, o->precision, r->rows,
+                                r->nrows, &r->nrows);
+    if (st != MEMEST_OK) {
+        cli_error("%s: %s", o->model, memest_strerror(st));
+        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = o->batch;
+    eo.precision = o->precision;
+    eo.seed = o->seed;
+    struct prof_diag d = {0};
+    st = prof_exec_create(r->model, &eo, &r->ex, &d);
+    if (st != PROF_OK) {
+        return prof_failed(o->model, st, &d);
+    }
+    prof_exec_memory(r->ex, &r->mem);
+
+    /* The input: uniform in [0, 1) like pixel intensities, from the same
+     * seed (SplitMix64, as the executor's weights). */
+    const size_t nin = prof_exec_input_count(r->ex);
+    float *x = malloc(nin * sizeof(float));
+    if (!x) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    uint64_t s = o->seed ^ UINT64_C(0x5DEECE66D);
+    for (size_t i = 0; i < nin; i++) {
+        uint64_t z = (s += UINT64_C(0x9E3779B97F4A7C15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        z ^= z >> 31;
+        x[i] = (float)((double)(z >> 40) * 0x1p-24);
+    }
+    struct prof_time_opts to;
+    prof_time_opts_init(&to);
+    to.repeats = (unsigned)o->repeats;
+    to.warmup = (unsigned)o->warmup;
+    to.latency_multiplier = o->latency_multiplier;
+    st = prof_exec_profile(r->ex, x, nin, &to, &r->prof);
+    free(x);
+    if (st != PROF_OK) {
+        return prof_failed("measuring", st, NULL);
+    }
+    if (r->prof.count != r->nrows) {
+        cli_error("internal error: %zu operators for %zu layers",
+                  r->prof.count, r->nrows);
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int predict(const struct options *o, struct result *r)
+{
+    struct prof_calibration cal;
+    int st = prof_host_calibration(&cal);
+    if (st == PROF_OK) {
+        st = prof_device_host(&cal, &r->host);
+    }
+    if (st != PROF_OK) {
+        return prof_failed("calibrating the host", st, NULL);
+    }
+    if (r->device_is_host) {
+        r->device = r->host;
+    }
+    if (o->have_power) {
+        r->device.power_watts = o->power_watts;
+        r->host.power_watts = o->power_watts;
+    }
+    r->pred = calloc(r->prof.count, sizeof *r->pred);
+    r->host_pred = calloc(r->prof.count, sizeof *r->host_pred);
+    if (!r->pred || !r->host_pred) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    if ((st = prof_exec_predict(&r->prof, &r->device, r->pred, &r->total)) !=
+            PROF_OK ||
+        (st = prof_exec_predict(&r->prof, &r->host, r->host_pred,
+                                &r->host_total)) != PROF_OK) {
+        return prof_failed("predicting", st, NULL);
+    }
+    /* The original summary: the model's estimated bytes and MACs over the
+     * measured forward latency, against the device's bandwidth. */
+    st = prof_summarize_model(r->model, o->batch, o->precision,
+                              r->prof.forward_ms, r->device.bandwidth_gbps,
+                              r->device.peak_gmacs, &r->summary);
+    if (st != PROF_OK) {
+        return prof_failed("summarising", st, NULL);
+    }
+    r->energy_proxy_j = r->device.power_watts * r->prof.forward_ms / 1000.0;
+    /* The totals are judged against the measured forward pass, framing
+     * included, not against the sum of the operators run alone. */
+    r->total.measured_ms = r->prof.forward_ms;
+    r->total.relative_error =
+        (r->total.predicted_ms - r->prof.forward_ms) / r->prof.forward_ms;
+    r->host_total.measured_ms = r->prof.forward_ms;
+    r->host_total.relative_error =
+        (r->host_total.predicted_ms - r->prof.forward_ms) /
+        r->prof.forward_ms;
+    return CLI_EXIT_OK;
+}
+
+/* ---- tables ---------------------------------------------------------------- */
+
+struct col {
+    const char *name;
+    enum art_type type;
+};
+
+static int add_columns(art_table *t, const struct col *cols, size_t n)
+{
+    int st = ART_OK;
+    for (size_t i = 0; st == ART_OK && i < n; i++) {
+        st = art_table_add_column(t, cols[i].name, cols[i].type);
+    }
+    return st;
+}
+
+static int build_layers_table(struct result *r)
+{
+    static const struct col cols[] = {
+        {"layer", ART_TEXT},
+        {"kind", ART_TEXT},
+        {"output_shape", ART_TEXT},
+        {"output_elements", ART_UINT},
+        {"parameter_count", ART_UINT},
+        {"parameter_bytes", ART_UINT},
+        {"activation_bytes", ART_UINT},
+        {"macs", ART_UINT},
+        {"latency_ms", ART_REAL},
+        {"predicted_ms", ART_REAL},
+        {"bound", ART_TEXT},
+        {"latency_p90_ms", ART_REAL},
+        {"bytes_moved", ART_UINT},
+        {"achieved_gmacs", ART_REAL},
+        {"achieved_gbps", ART_REAL},
+        {"memory_kb", ART_REAL},
+        {"predicted_energy_proxy_j", ART_REAL},
+        {"host_predicted_ms", ART_REAL},
+        {"host_prediction_error", ART_REAL},
+    };
+    int st = art_table_create("layers", &r->layers);
+    if (st == ART_OK) {
+        st = add_columns(r->layers, cols, sizeof cols / sizeof cols[0]);
+    }
+    for (size_t i = 0; st == ART_OK && i < r->nrows; i++) {
+        const struct memest_layer_estimate *e = &r->rows[i];
+        const struct prof_exec_op_row *op = &r->prof.ops[i];
+        const struct prof_layer_prediction *p = &r->pred[i];
+        const struct prof_layer_prediction *h = &r->host_pred[i];
+        size_t row = 0;
+        size_t c = 0;
+        st = art_table_add_row(r->layers, &row);
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++, e->layer);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++,
+                                    memest_kind_name(e->kind));
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++, e->output_shape);
+        }
+        const uint64_t u[] = {e->output_elements, e->parameter_count,
+                              e->parameter_bytes, e->activation_bytes,
+                              e->macs};
+        for (size_t k = 0; st == ART_OK && k < 5; k++) {
+            st = art_table_set_uint(r->layers, row, c++, u[k]);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_real(r->layers, row, c++, op->latency_ms);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_real(r->layers, row, c++,
+                                    p->pred.predicted_ms);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++,
+                                    prof_bound_name(p->pred.bound));
+        }
+        if (st == ART_OK) {
+            st = art_table_set_real(r->layers, row, c++, op->stats.p90_ms);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_uint(r->layers, row, c++,
+                                    op->info.bytes_moved);
+        }
+        const double v[] = {op->achieved_gmacs, op->achieved_gbps,
+                            op->memory_kb, p->pred.energy_proxy_j,
+                            h->pred.predicted_ms, h->relative_error};
+        for (size_t k = 0; st == ART_OK && k < 6; k++) {
+            st = art_table_set_real(r->layers, row, c++, v[k]);
+        }
+    }
+    return st;
+}
+
+static int build_hw_table(const struct options *o, struct result *r)
+{
+    const struct prof_hw_summary *s = &r->summary;
+    static const struct col cols[] = {
+        /* the original summarize_hardware() keys */
+        {"estimated_total_bytes", ART_REAL},
+        {"estimated_total_macs", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
+        {"configured_memory_bandwidth_gbps", ART_REAL},
+        {"bandwidth_utilization", ART_REAL},
+        {"achieved_gmacs", ART_REAL},
+        /* the roofline */
+        {"peak_gmacs", ART_REAL},
+        {"arithmetic_intensity", ART_REAL},
+        {"roofline_knee", ART_REAL},
+        {"regime", ART_TEXT},
+        {"reading", ART_TEXT},
+        {"compute_utilization", ART_REAL},
+        /* the run */
+        {"model", ART_TEXT},
+        {"batch_size", ART_UINT},
+        {"precision", ART_TEXT},
+        {"device", ART_TEXT},
+        {"latency_ms", ART_REAL},
+        {"latency_p90_ms", ART_REAL},
+        {"operator_sum_ms", ART_REAL},
+        {"framing_ms", ART_REAL},
+        {"predicted_ms", ART_REAL},
+        {"prediction_error", ART_REAL},
+        {"predicted_bound_layers", ART_TEXT},
+        {"host_predicted_ms", ART_REAL},
+        {"host_prediction_error", ART_REAL},
+        {"host_mean_abs_layer_error", ART_REAL},
+        {"host_peak_gmacs", ART_REAL},
+        {"host_bandwidth_gbps", ART_REAL},
+        {"power_watts", ART_REAL},
+        {"energy_proxy_j", ART_REAL},
+        {"predicted_energy_proxy_j", ART_REAL},
+        {"arena_bytes", ART_UINT},
+        {"peak_inference_bytes", ART_UINT},
+        {"stored_parameter_bytes", ART_UINT},
+        {"scratch_bytes", ART_UINT},
+        {"latency_multiplier", ART_REAL},
+        {"repeats", ART_UINT},
+    };
+    /* How many layers each bound limits on the device, e.g. "3/6 memory". */
+    size_t mem_layers = 0;
+    for (size_t i = 0; i < r->prof.count; i++) {
+        mem_layers += r->pred[i].pred.bound == PROF_BOUND_MEMORY;
+    }
+    char bound_text[64];
+    snprintf(bound_text, sizeof bound_text, "%zu/%zu memory", mem_layers,
+             r->prof.count);
+
+    int st = art_table_create("hardware_summary", &r->hw);
+    if (st == ART_OK) {
+        st = add_columns(r->hw, cols, sizeof cols / sizeof cols[0]);
+    }
+    size_t row = 0, c = 0;
+    if (st == ART_OK) {
+        st = art_table_add_row(r->hw, &row);
+    }
+    const double a[] = {s->estimated_total_bytes, s->estimated_total_macs,
+                        s->achieved_bandwidth_gbps,
+                        s->configured_memory_bandwidth_gbps,
+                        s->bandwidth_utilization, s->achieved_gmacs,
+                        s->peak_gmacs, s->arithmetic_intensity,
+                        s->roofline_knee};
+    for (size_t k = 0; st == ART_OK && k < 9; k++) {
+        st = art_table_set_real(r->hw, row, c++, a[k]);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, prof_bound_name(s->bound));
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, s->reading);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_real(r->hw, row, c++, s->compute_utilization);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++,
+                                memest_model_name(r->model));
+    }
+    if (st == ART_OK) {
+        st = art_table_set_uint(r->hw, row, c++, o->batch);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++,
+                                memest_precision_name(o->precision));
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, r->device.name);
+    }
+    const double b[] = {r->prof.forward_ms, r->prof.forward.p90_ms,
+                        r->prof.operator_sum_ms, r->prof.framing_ms,
+                        r->total.predicted_ms, r->total.relative_error};
+    for (size_t k = 0; st == ART_OK && k < 6; k++) {
+        st = art_table_set_real(r->hw, row, c++, b[k]);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, bound_text);
+    }
+    const double d[] = {r->host_total.predicted_ms,
+                        r->host_total.relative_error,
+                        r->host_total.mean_abs_relative_error,
+                        r->host.peak_gmacs, r->host.bandwidth_gbps,
+                        r->device.power_watts, r->energy_proxy_j,
+                        r->total.energy_proxy_j};
+    for (size_t k = 0; st == ART_OK && k < 8; k++) {
+        st = art_table_set_real(r->hw, row, c++, d[k]);
+    }
+    const uint64_t m[] = {r->mem.arena_bytes, r->mem.peak_inference_bytes,
+                          r->mem.parameter_bytes, r->mem.scratch_bytes};
+    for (size_t k = 0; st == ART_OK && k < 4; k++) {
+        st = art_table_set_uint(r->hw, row, c++, m[k]);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_real(r->hw, row, c++, o->latency_multiplier);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_uint(r->hw, row, c++, o->repeats);
+    }
+    return st;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static void print_summary(const struct options *o, const struct result *r)
+{
+    const struct prof_hw_summary *s = &r->summary;
+    printf("\nmodel %s, %s, batch %" PRIu64 ", device %s\n",
+           memest_model_name(r->model), memest_precision_name(o->precision),
+           o->batch, r->device.name);
+    printf("  measured forward    %.4f ms (p90 %.4f); operators alone "
+           "%.4f ms; framing %+.4f ms\n",
+           r->prof.forward_ms, r->prof.forward.p90_ms,
+           r->prof.operator_sum_ms, r->prof.framing_ms);
+    printf("  predicted on %-6s %.4f ms (%+.1f%% vs measured); energy "
+           "proxy %.6g J at %g W\n",
+           r->device.name, r->total.predicted_ms,
+           100.0 * r->total.relative_error, r->total.energy_proxy_j,
+           r->device.power_watts);
+    printf("  host prediction     %.4f ms, error %+.1f%% in total, mean "
+           "|error| per layer %.1f%% (peak %.1f GMAC/s, %.1f GB/s)\n",
+           r->host_total.predicted_ms, 100.0 * r->host_total.relative_error,
+           100.0 * r->host_total.mean_abs_relative_error, r->host.peak_gmacs,
+           r->host.bandwidth_gbps);
+    printf("  bandwidth           %.4f GB/s achieved of %.4g (utilisation "
+           "%.4f: %s)\n",
+           s->achieved_bandwidth_gbps, s->configured_memory_bandwidth_gbps,
+           s->bandwidth_utilization, s->reading);
+    printf("  compute             %.4f GMAC/s achieved of %.4g "
+           "(utilisation %.4f)\n",
+           s->achieved_gmacs, s->peak_gmacs, s->compute_utilization);
+    printf("  roofline            intensity %.4f MAC/B, knee %.4f MAC/B: "
+           "%s-bound\n",
+           s->arithmetic_intensity, s->roofline_knee,
+           prof_bound_name(s->bound));
+    printf("  memory              arena %" PRIu64 " B = plan (peak %" PRIu64
+           " B incl. parameters); stored parameters %" PRIu64
+           " B; scratch %" PRIu64 " B\n",
+           r->mem.arena_bytes, r->mem.peak_inference_bytes,
+           r->mem.parameter_bytes, r->mem.scratch_bytes);
+}
+
+static int print_stdout(const struct options *o, const struct result *r)
+{
+    int st = ART_OK;
+    switch (o->format) {
+    case CLI_FORMAT_TABLE:
+        st = art_table_print(r->layers, stdout, 4);
+        if (st == ART_OK) {
+            print_summary(o, r);
+        }
+        break;
+    case CLI_FORMAT_CSV:
+        st = art_table_write_csv(r->layers, stdout);
+        break;
+    case CLI_FORMAT_JSON: {
+        art_doc *d = NULL;
+        st = art_doc_create(&d);
+        if (st == ART_OK) {
+            st = art_doc_set_table(d, "layers", r->layers);
+        }
+        if (st == ART_OK) {
+            st = art_doc_set_table(d, "hardware_summary", r->hw);
+        }
+        if (st == ART_OK) {
+            st = art_doc_write(d, stdout);
+        }
+        art_doc_destroy(d);
+        break;
+    }
+    }
+    if (st == ART_OK && fflush(stdout) != 0) {
+        st = ART_E_IO;
+    }
+    if (st != ART_OK) {
+        cli_error("stdout: %s", art_strerror(st));
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Both files go to temporary names first and are renamed only when both
+ * were written, so a failed run leaves neither. */
+static int write_artifacts(const char *dir, const struct result *r)
+{
+    if (art_mkdir_p(dir) != ART_OK) {
+        cli_error("--out: cannot create folder '%s'", dir);
+        return CLI_EXIT_FAILURE;
+    }
+    char *lw_path = art_path_join(dir, "layerwise_breakdown.csv");
+    char *hw_path = art_path_join(dir, "hardware_summary.csv");
+    art_atomic *lw = NULL, *hw = NULL;
+    int rc = CLI_EXIT_FAILURE;
+    int st;
+    if (!lw_path || !hw_path) {
+        cli_error("out of memory");
+        goto done;
+    }
+    if (art_atomic_open(lw_path, &lw) != ART_OK ||
+        art_atomic_open(hw_path, &hw) != ART_OK) {
+        cli_error("%s: cannot write in this folder", dir);
+        goto done;
+    }
+    if (art_table_write_csv(r->layers, art_atomic_file(lw)) != ART_OK ||
+        art_table_write_csv(r->hw, art_atomic_file(hw)) != ART_OK) {
+        cli_error("%s: write failed", dir);
+        goto done;
+    }
+    st = art_atomic_commit(lw);
+    lw = NULL;
+    if (st != ART_OK) {
+        cli_error("%s: %s", lw_path, art_strerror(st));
+        goto done;
+    }
+    st = art_atomic_commit(hw);
+    hw = NULL;
+    if (st != ART_OK) {
+        cli_error("%s: %s", hw_path, art_strerror(st));
+        goto done;
+    }
+    rc = CLI_EXIT_OK;
+done:
+    art_atomic_abort(hw);
+    art_atomic_abort(lw);
+    free(hw_path);
+    free(lw_path);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_program("edgefit-layerwise");
+    struct options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
+    }
+    struct result r;
+    memset(&r, 0, sizeof r);
+    /* Bad input is rejected before anything is measured or written. */
+    rc = resolve_device(&o, &r);
+    if (rc == CLI_EXIT_OK) {
+        rc = run_model(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = predict(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK &&
+        (build_layers_table(&r) != ART_OK ||
+         build_hw_table(&o, &r) != ART_OK)) {
+        cli_error("building the output: out of memory");
+        rc = CLI_EXIT_FAILURE;
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK && o.out_dir) {
+        rc = write_artifacts(o.out_dir, &r);
+    }
+    result_free(&r);
+    return rc;
+}
