@@ -45,6 +45,7 @@ static inline float hsum8(__m256 x)
 #define DMR(nv) ((nv) == 1 ? 12 : 6)
 #define DKC 256
 #define GJV 4
+#define GPF 8
 #define PATH_DIRECT_MACS (192.0 * 192.0 * 192.0)
 
 #include "matmul_tmpl.h"

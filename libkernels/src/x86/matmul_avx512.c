@@ -37,6 +37,7 @@ static inline __mmask16 mask_n(int r)
 #define DMR(nv) ((nv) <= 2 ? 12 : (nv) == 3 ? 8 : 6)
 #define DKC 128
 #define GJV 8
+#define GPF 8
 #define PATH_DIRECT_MACS (256.0 * 256.0 * 256.0)
 
 #include "matmul_tmpl.h"

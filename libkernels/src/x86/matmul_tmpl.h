@@ -15,6 +15,7 @@
  *   DMR(nv)          direct tile height for nv vectors (<= DMR_MAX)
  *   DMR_MAX, DKC     tallest direct tile; direct K block
  *   GJV              vectors of C per block in the row-vector GEMV
+ *   GPF              rows of B the row-vector GEMV prefetches ahead
  *   PATH_DIRECT_MACS products up to this many multiply-adds go direct
  */
 #include <stdint.h>
@@ -249,16 +250,21 @@ static void pack_a(float *dst, int ta, const float *a, size_t lda,
             }
             continue;
         }
-        for (size_t i = 0; i < PMR; i++) {
-            if (i < rows) {
-                const float *src = a + (i0 + i) * lda;
-                for (size_t p = 0; p < kc; p++) {
-                    d[p * PMR + i] = src[p];
+        if (rows == PMR) {
+            /* All PMR rows advance together: their cache misses overlap
+             * and the stores run in order. */
+            const float *src = a + i0 * lda;
+            for (size_t p = 0; p < kc; p++) {
+#pragma GCC unroll 32
+                for (size_t i = 0; i < PMR; i++) {
+                    d[p * PMR + i] = src[i * lda + p];
                 }
-            } else {
-                for (size_t p = 0; p < kc; p++) {
-                    d[p * PMR + i] = 0.0f;
-                }
+            }
+            continue;
+        }
+        for (size_t p = 0; p < kc; p++) {
+            for (size_t i = 0; i < PMR; i++) {
+                d[p * PMR + i] = i < rows ? a[(i0 + i) * lda + p] : 0.0f;
             }
         }
     }
@@ -270,10 +276,10 @@ static void pack_a(float *dst, int ta, const float *a, size_t lda,
 static void pack_b(float *dst, int tb, const float *b, size_t ldb,
                    size_t kc, size_t nc)
 {
-    for (size_t j0 = 0; j0 < nc; j0 += PNR) {
-        const size_t cols = min_sz(PNR, nc - j0);
-        float *d = dst + j0 * kc;
-        if (tb) {
+    if (tb) {
+        for (size_t j0 = 0; j0 < nc; j0 += PNR) {
+            const size_t cols = min_sz(PNR, nc - j0);
+            float *d = dst + j0 * kc;
             for (size_t j = 0; j < PNR; j++) {
                 if (j < cols) {
                     const float *src = b + (j0 + j) * ldb;
@@ -286,22 +292,25 @@ static void pack_b(float *dst, int tb, const float *b, size_t ldb,
                     }
                 }
             }
-            continue;
         }
-        if (cols == PNR) {
-            for (size_t p = 0; p < kc; p++) {
-                const float *src = b + p * ldb + j0;
+        return;
+    }
+    /* Row by row, so B is read in order (a sliver at a time would stride
+     * a page per row and defeat the prefetchers). */
+    const size_t full = nc / PNR * PNR;
+    for (size_t p = 0; p < kc; p++) {
+        const float *src = b + p * ldb;
+        for (size_t j0 = 0; j0 < full; j0 += PNR) {
+            float *d = dst + j0 * kc + p * PNR;
 #pragma GCC unroll 8
-                for (int v = 0; v < PNV; v++) {
-                    v_store(d + p * PNR + v * VL, v_load(src + v * VL));
-                }
+            for (int v = 0; v < PNV; v++) {
+                v_store(d + v * VL, v_load(src + j0 + v * VL));
             }
-            continue;
         }
-        for (size_t p = 0; p < kc; p++) {
-            const float *src = b + p * ldb + j0;
+        if (full < nc) {
+            float *d = dst + full * kc + p * PNR;
             for (size_t j = 0; j < PNR; j++) {
-                d[p * PNR + j] = j < cols ? src[j] : 0.0f;
+                d[j] = full + j < nc ? src[full + j] : 0.0f;
             }
         }
     }
@@ -435,33 +444,58 @@ MM_INLINE void axpy_cols(int nv, size_t k, const float *s, size_t ss,
                          const float *y, size_t ldy, float *out, MASK mk,
                          int load_out)
 {
-    V accv[GJV];
+    /* Even and odd rows of y go to separate accumulators, so even a
+     * one-vector block keeps two FMA chains in flight; every block width
+     * sums in the same order, so a split of C cannot change a result. */
+    V even[GJV], odd[GJV];
 #pragma GCC unroll 16
     for (int v = 0; v < nv; v++) {
+        odd[v] = v_zero();
         if (!load_out) {
-            accv[v] = v_zero();
+            even[v] = v_zero();
         } else if (v == nv - 1) {
-            accv[v] = v_load_m(out + v * VL, mk);
+            even[v] = v_load_m(out + v * VL, mk);
         } else {
-            accv[v] = v_load(out + v * VL);
+            even[v] = v_load(out + v * VL);
         }
     }
-    for (size_t p = 0; p < k; p++) {
-        const V sv = v_bcast(s + p * ss);
-        const float *yp = y + p * ldy;
+    size_t p = 0;
+    for (; p + 2 <= k; p += 2) {
+        const V s0 = v_bcast(s + p * ss), s1 = v_bcast(s + (p + 1) * ss);
+        const float *y0 = y + p * ldy, *y1 = y0 + ldy;
+        /* The rows GPF ahead, as integers: they may lie past y. */
+        const uintptr_t ahead = (uintptr_t)y0 + GPF * ldy * sizeof(float);
 #pragma GCC unroll 16
         for (int v = 0; v < nv; v++) {
-            const V x = v == nv - 1 ? v_load_m(yp + v * VL, mk)
-                                    : v_load(yp + v * VL);
-            accv[v] = v_fma(sv, x, accv[v]);
+            _mm_prefetch((const char *)(ahead + (size_t)v * VL * 4),
+                         _MM_HINT_T0);
+            _mm_prefetch((const char *)(ahead + (ldy + (size_t)v * VL) * 4),
+                         _MM_HINT_T0);
+            const V x0 = v == nv - 1 ? v_load_m(y0 + v * VL, mk)
+                                     : v_load(y0 + v * VL);
+            const V x1 = v == nv - 1 ? v_load_m(y1 + v * VL, mk)
+                                     : v_load(y1 + v * VL);
+            even[v] = v_fma(s0, x0, even[v]);
+            odd[v] = v_fma(s1, x1, odd[v]);
+        }
+    }
+    if (p < k) {
+        const V s0 = v_bcast(s + p * ss);
+        const float *y0 = y + p * ldy;
+#pragma GCC unroll 16
+        for (int v = 0; v < nv; v++) {
+            const V x0 = v == nv - 1 ? v_load_m(y0 + v * VL, mk)
+                                     : v_load(y0 + v * VL);
+            even[v] = v_fma(s0, x0, even[v]);
         }
     }
 #pragma GCC unroll 16
     for (int v = 0; v < nv; v++) {
+        const V x = v_add(even[v], odd[v]);
         if (v == nv - 1) {
-            v_store_m(out + v * VL, mk, accv[v]);
+            v_store_m(out + v * VL, mk, x);
         } else {
-            v_store(out + v * VL, accv[v]);
+            v_store(out + v * VL, x);
         }
     }
 }
