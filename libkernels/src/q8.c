@@ -328,12 +328,22 @@ KERN_API int kern_q8_pack_weights(const int8_t *w, size_t n, size_t k,
     unsigned char *data = out + Q8_HDR_BYTES;
     const size_t kg = q8_groups(k);
     memset(data, 0, need - Q8_HDR_BYTES);
+    /* Row j's groups of four land 64 bytes apart; the +128 bias is an
+     * exclusive or of the sign bit. */
     for (size_t j = 0; j < n; j++) {
         unsigned char *col = data + ((j / Q8_NB) * kg * Q8_NB + j % Q8_NB) *
                                         Q8_KG;
-        for (size_t t = 0; t < k; t++) {
-            col[(t / Q8_KG) * Q8_NB * Q8_KG + t % Q8_KG] =
-                (unsigned char)(w[j * ldw + t] + 128);
+        const unsigned char *src = (const unsigned char *)(w + j * ldw);
+        size_t t = 0;
+        for (; t + Q8_KG <= k; t += Q8_KG) {
+            unsigned char *dst = col + t * Q8_NB;
+            dst[0] = src[t] ^ 0x80u;
+            dst[1] = src[t + 1] ^ 0x80u;
+            dst[2] = src[t + 2] ^ 0x80u;
+            dst[3] = src[t + 3] ^ 0x80u;
+        }
+        for (; t < k; t++) {
+            col[(t / Q8_KG) * Q8_NB * Q8_KG + t % Q8_KG] = src[t] ^ 0x80u;
         }
     }
     return KERN_OK;
