@@ -66,6 +66,12 @@ static void check_gemm(const struct kern_q8_dsp *isa,
         if (t == 9) {
             m = 200; /* more than one row block */
         }
+        if (t == 10) {
+            /* C beyond 512 KiB: the large K blocks, two of them. */
+            m = 300;
+            n = 450;
+            k = 2053;
+        }
         const size_t lda = k + (size_t)ck_randi(0, 5);
         const size_t ldw = k + (size_t)ck_randi(0, 3);
         const size_t ldc = n + (size_t)ck_randi(0, 7);

@@ -7,16 +7,20 @@
  * arithmetic, the final value is in range for K <= Q8_MAX_K).
  *
  * Blocking: a micro-tile of MR = 6 rows by up to 64 columns (4 zmm per row,
- * 24 accumulators) runs over KCG groups of four k; the 64-column sliver of
- * packed weights (KCG * 256 bytes = 32 KiB) stays in L1 while the tiles of
- * an MC-row block of A (MC * 4 * KCG bytes) come from L2. */
+ * 24 accumulators) runs over a block of K; the 64-column sliver of packed
+ * weights for that block is reused by every tile of an MC-row block of A.
+ * When C is small enough to stay in L2 the K blocks hold at most KCG_L1
+ * groups of four (a 32 KiB sliver that stays in L1); otherwise C would
+ * travel to memory once per K block, so the blocks grow to KCG_BIG groups
+ * and the sliver streams from L2 instead. Blocks are balanced so no pass is
+ * a short remainder. */
 #include <immintrin.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "q8.h"
 
-enum { MR = 6, NJ = 4, KCG = 128, MC = 96 };
+enum { MR = 6, NJ = 4, KCG_L1 = 128, KCG_BIG = 512, MC = 96 };
 
 static inline int32_t load_group(const int8_t *p)
 {
@@ -167,8 +171,12 @@ void kern_q8_gemm_vnni(size_t m, size_t n, size_t k, const int8_t *a,
     int8_t atail[MR * Q8_KG];
     /* K blocks; with K < 4 one pass over zero groups stores the
      * corrections. */
-    for (size_t g0 = 0; g0 < kfull || g0 == 0; g0 += KCG) {
-        const size_t ng = kfull - g0 < KCG ? kfull - g0 : KCG;
+    const size_t kcg_max =
+        m * n * sizeof *c <= (size_t)512 * 1024 ? KCG_L1 : KCG_BIG;
+    const size_t passes = (kfull + kcg_max - 1) / kcg_max;
+    const size_t kcg = passes ? (kfull + passes - 1) / passes : 1;
+    for (size_t g0 = 0; g0 < kfull || g0 == 0; g0 += kcg) {
+        const size_t ng = kfull - g0 < kcg ? kfull - g0 : kcg;
         const bool first = g0 == 0;
         for (size_t m0 = 0; m0 < m; m0 += MC) {
             const size_t mc = m - m0 < MC ? m - m0 : MC;
