@@ -416,52 +416,29 @@ static int print_stdout(const struct options *o, const struct result *r)
     return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
 }
 
-/* Both files go to temporary names first and are renamed only when both
- * were written, so a failed run leaves neither. */
+/* Both files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    int st = art_mkdir_p(dir);
+    art_bundle *b = NULL;
+    char failed[64] = "";
+    int st = art_bundle_create(dir, &b);
+    if (st == ART_OK) {
+        st = art_bundle_add_csv(b, "layerwise_breakdown.csv", r->layers);
+    }
+    if (st == ART_OK) {
+        st = art_bundle_add_doc(b, "memory_plan.json", r->plan_doc);
+    }
+    if (st == ART_OK) {
+        st = art_bundle_commit(b, failed, sizeof failed);
+        b = NULL;
+    }
+    art_bundle_destroy(b);
     if (st != ART_OK) {
-        cli_error("--out: cannot create folder '%s'", dir);
+        cli_error("--out %s: %s%s%s", dir, failed, *failed ? ": " : "",
+                  art_strerror(st));
         return CLI_EXIT_FAILURE;
     }
-    char *csv_path = art_path_join(dir, "layerwise_breakdown.csv");
-    char *json_path = art_path_join(dir, "memory_plan.json");
-    art_atomic *csv = NULL, *json = NULL;
-    int rc = CLI_EXIT_FAILURE;
-    if (!csv_path || !json_path) {
-        cli_error("out of memory");
-        goto done;
-    }
-    if (art_atomic_open(csv_path, &csv) != ART_OK ||
-        art_atomic_open(json_path, &json) != ART_OK) {
-        cli_error("%s: cannot write in this folder", dir);
-        goto done;
-    }
-    if (art_table_write_csv(r->layers, art_atomic_file(csv)) != ART_OK ||
-        art_doc_write(r->plan_doc, art_atomic_file(json)) != ART_OK) {
-        cli_error("%s: write failed", dir);
-        goto done;
-    }
-    st = art_atomic_commit(csv);
-    csv = NULL;
-    if (st != ART_OK) {
-        cli_error("%s: %s", csv_path, art_strerror(st));
-        goto done;
-    }
-    st = art_atomic_commit(json);
-    json = NULL;
-    if (st != ART_OK) {
-        cli_error("%s: %s", json_path, art_strerror(st));
-        goto done;
-    }
-    rc = CLI_EXIT_OK;
-done:
-    art_atomic_abort(json);
-    art_atomic_abort(csv);
-    free(json_path);
-    free(csv_path);
-    return rc;
+    return CLI_EXIT_OK;
 }
 
 int main(int argc, char **argv)

@@ -160,7 +160,7 @@ ART_API char *art_path_join(const char *dir, const char *name)
     return s;
 }
 
-int art_save_with(const char *path, art_writer_fn write, const void *obj)
+int art_save_with(const char *path, art_write_fn write, const void *obj)
 {
     art_atomic *a = NULL;
     int st = art_atomic_open(path, &a);

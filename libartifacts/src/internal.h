@@ -6,10 +6,8 @@
 
 #include "edgefit/artifacts.h"
 
-typedef int (*art_writer_fn)(const void *obj, FILE *f);
-
 /* Write obj with write() into path atomically. */
-int art_save_with(const char *path, art_writer_fn write, const void *obj);
+int art_save_with(const char *path, art_write_fn write, const void *obj);
 
 /* The table as a jansson array of row objects (new reference), or NULL. */
 json_t *art_table_to_json(const art_table *t);

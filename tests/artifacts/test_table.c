@@ -415,6 +415,71 @@ static void test_print(void **state)
     art_table_destroy(t);
 }
 
+static int fail_after_half(const void *obj, FILE *f)
+{
+    (void)obj;
+    fputs("half", f);
+    return ART_E_IO;
+}
+
+static void test_bundle(void **state)
+{
+    (void)state;
+    art_table *t = sample();
+    art_doc *d = NULL;
+    assert_int_equal(art_doc_create(&d), ART_OK);
+    assert_int_equal(art_doc_set_int(d, "n", 3), ART_OK);
+    char *dir = art_path_join(tmpdir, "bundle/deep");
+
+    /* A bundle whose last file fails leaves no file and no folder
+     * contents; the first two were written but never renamed. */
+    art_bundle *b = NULL;
+    assert_int_equal(art_bundle_create(dir, &b), ART_OK);
+    assert_int_equal(art_bundle_add_csv(b, "a.csv", t), ART_OK);
+    assert_int_equal(art_bundle_add_doc(b, "b.json", d), ART_OK);
+    assert_int_equal(art_bundle_add(b, "c.bin", fail_after_half, NULL),
+                     ART_OK);
+    assert_int_equal(art_bundle_add_csv(b, "a.csv", t), ART_E_INVALID);
+    assert_int_equal(art_bundle_add_csv(b, "x/y.csv", t), ART_E_INVALID);
+    char failed[64];
+    assert_int_equal(art_bundle_commit(b, failed, sizeof failed), ART_E_IO);
+    assert_string_equal(failed, "c.bin");
+    assert_int_equal(count_entries(dir), 0);
+
+    /* The same without the failing file: both appear. */
+    assert_int_equal(art_bundle_create(dir, &b), ART_OK);
+    assert_int_equal(art_bundle_add_csv(b, "a.csv", t), ART_OK);
+    assert_int_equal(art_bundle_add_table_json(b, "a.json", t), ART_OK);
+    assert_int_equal(art_bundle_add_doc(b, "b.json", d), ART_OK);
+    assert_int_equal(art_bundle_commit(b, failed, sizeof failed), ART_OK);
+    assert_int_equal(count_entries(dir), 3);
+    char *p = art_path_join(dir, "b.json");
+    assert_string_equal(slurp(p), "{\n  \"n\": 3\n}\n");
+    free(p);
+
+    /* Dropped without commit: nothing is created at all. */
+    char *never = art_path_join(tmpdir, "never");
+    assert_int_equal(art_bundle_create(never, &b), ART_OK);
+    assert_int_equal(art_bundle_add_csv(b, "a.csv", t), ART_OK);
+    art_bundle_destroy(b);
+    assert_int_equal(count_entries(never), 0);
+    free(never);
+
+    const char *names[] = {"a.csv", "a.json", "b.json"};
+    for (size_t i = 0; i < 3; i++) {
+        char *f = art_path_join(dir, names[i]);
+        unlink(f);
+        free(f);
+    }
+    rmdir(dir);
+    char *mid = art_path_join(tmpdir, "bundle");
+    rmdir(mid);
+    free(mid);
+    free(dir);
+    art_doc_destroy(d);
+    art_table_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_mkdir_and_join),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_bundle),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -86,6 +86,44 @@ ART_API int art_mkdir_p(const char *dir);
  * free(); NULL when out of memory. */
 ART_API char *art_path_join(const char *dir, const char *name);
 
+/* ---- Bundles: several files, all or none ------------------------------ */
+
+typedef struct art_table art_table;
+typedef struct art_doc art_doc;
+
+/* Writes one file's contents to f; returns an ART_ status. */
+typedef int (*art_write_fn)(const void *obj, FILE *f);
+
+/* A set of files in one folder that appear together or not at all: each
+ * is written under a temporary name, and only when every one was written
+ * are they renamed into place. (A crash between two renames can still
+ * leave the first ones: each file is whole, never half-written.) */
+typedef struct art_bundle art_bundle;
+
+/* Start a bundle in dir; the folder is created on commit, not before, so
+ * a bundle that is never committed leaves no trace. */
+ART_API int art_bundle_create(const char *dir, art_bundle **out);
+/* Add a file called name (no '/') written by write(obj, f). obj must stay
+ * valid until commit. */
+ART_API int art_bundle_add(art_bundle *b, const char *name,
+                           art_write_fn write, const void *obj);
+/* Shorthands: a table as CSV, a table as JSON, a document as JSON. */
+ART_API int art_bundle_add_csv(art_bundle *b, const char *name,
+                               const art_table *t);
+ART_API int art_bundle_add_table_json(art_bundle *b, const char *name,
+                                      const art_table *t);
+ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
+                               const art_doc *d);
+/* Create the folder, write everything, rename into place; frees the
+ * bundle. When a write fails, no file of the bundle is renamed and the
+ * temporaries are removed (the folder itself may remain); a failure among
+ * the renames themselves (rare: same folder, same file system) leaves the
+ * ones before it in place, each whole. If failed_name is not NULL it
+ * receives the name of the file that failed (at most len bytes). */
+ART_API int art_bundle_commit(art_bundle *b, char *failed_name, size_t len);
+/* Drop the bundle without writing. NULL ok. */
+ART_API void art_bundle_destroy(art_bundle *b);
+
 /* ---- Tables ------------------------------------------------------------ */
 
 enum art_type {
@@ -95,8 +133,6 @@ enum art_type {
     ART_TEXT,    /* UTF-8 text, copied into the table */
     ART_BOOL,    /* true/false */
 };
-
-typedef struct art_table art_table;
 
 /* A new empty table named name (used as the JSON key by documents). */
 ART_API int art_table_create(const char *name, art_table **out);
@@ -180,8 +216,8 @@ ART_API int art_table_load_csv(const char *path, art_table **out,
 
 /* ---- JSON documents ---------------------------------------------------- */
 
-/* A JSON object built key by key; setting an existing key replaces it. */
-typedef struct art_doc art_doc;
+/* A JSON object built key by key (type art_doc, declared above); setting
+ * an existing key replaces it. */
 
 ART_API int art_doc_create(art_doc **out);
 ART_API void art_doc_destroy(art_doc *d); /* NULL ok */

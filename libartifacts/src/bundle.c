@@ -1,0 +1,151 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct entry {
+    char *name;
+    art_write_fn write;
+    const void *obj;
+};
+
+struct art_bundle {
+    char *dir;
+    struct entry *entries;
+    size_t n, cap;
+};
+
+ART_API int art_bundle_create(const char *dir, art_bundle **out)
+{
+    if (!out) {
+        return ART_E_INVALID;
+    }
+    *out = NULL;
+    if (!dir || !*dir) {
+        return ART_E_INVALID;
+    }
+    art_bundle *b = calloc(1, sizeof *b);
+    if (!b || !(b->dir = strdup(dir))) {
+        free(b);
+        return ART_E_NOMEM;
+    }
+    *out = b;
+    return ART_OK;
+}
+
+ART_API void art_bundle_destroy(art_bundle *b)
+{
+    if (!b) {
+        return;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->entries[i].name);
+    }
+    free(b->entries);
+    free(b->dir);
+    free(b);
+}
+
+ART_API int art_bundle_add(art_bundle *b, const char *name,
+                           art_write_fn write, const void *obj)
+{
+    if (!b || !name || !*name || strchr(name, '/') || !write) {
+        return ART_E_INVALID;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        if (strcmp(b->entries[i].name, name) == 0) {
+            return ART_E_INVALID;
+        }
+    }
+    if (b->n == b->cap) {
+        const size_t cap = b->cap ? b->cap * 2 : 4;
+        struct entry *e = realloc(b->entries, cap * sizeof *e);
+        if (!e) {
+            return ART_E_NOMEM;
+        }
+        b->entries = e;
+        b->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy) {
+        return ART_E_NOMEM;
+    }
+    b->entries[b->n++] = (struct entry){copy, write, obj};
+    return ART_OK;
+}
+
+static int write_csv(const void *obj, FILE *f)
+{
+    return art_table_write_csv(obj, f);
+}
+
+static int write_table_json(const void *obj, FILE *f)
+{
+    return art_table_write_json(obj, f);
+}
+
+static int write_doc(const void *obj, FILE *f)
+{
+    return art_doc_write(obj, f);
+}
+
+ART_API int art_bundle_add_csv(art_bundle *b, const char *name,
+                               const art_table *t)
+{
+    return t ? art_bundle_add(b, name, write_csv, t) : ART_E_INVALID;
+}
+
+ART_API int art_bundle_add_table_json(art_bundle *b, const char *name,
+                                      const art_table *t)
+{
+    return t ? art_bundle_add(b, name, write_table_json, t) : ART_E_INVALID;
+}
+
+ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
+                               const art_doc *d)
+{
+    return d ? art_bundle_add(b, name, write_doc, d) : ART_E_INVALID;
+}
+
+ART_API int art_bundle_commit(art_bundle *b, char *failed_name, size_t len)
+{
+    if (!b) {
+        return ART_E_INVALID;
+    }
+    if (failed_name && len) {
+        failed_name[0] = '\0';
+    }
+    art_atomic **tmp = calloc(b->n ? b->n : 1, sizeof *tmp);
+    int st = tmp ? art_mkdir_p(b->dir) : ART_E_NOMEM;
+    size_t i = 0;
+    /* Phase one: every file to its temporary name. */
+    for (; st == ART_OK && i < b->n; i++) {
+        char *path = art_path_join(b->dir, b->entries[i].name);
+        st = path ? art_atomic_open(path, &tmp[i]) : ART_E_NOMEM;
+        free(path);
+        if (st == ART_OK) {
+            st = b->entries[i].write(b->entries[i].obj,
+                                     art_atomic_file(tmp[i]));
+        }
+    }
+    /* Phase two: rename them all, only when all were written. */
+    size_t j = 0;
+    for (; st == ART_OK && j < b->n; j++) {
+        st = art_atomic_commit(tmp[j]);
+        tmp[j] = NULL;
+    }
+    if (st != ART_OK) {
+        /* The file being written or renamed when it failed; none when
+         * the folder could not be made. */
+        const size_t bad = j ? j - 1 : i - (i > 0);
+        if (failed_name && len && (i || j)) {
+            snprintf(failed_name, len, "%s", b->entries[bad].name);
+        }
+        for (size_t k = 0; tmp && k < b->n; k++) {
+            art_atomic_abort(tmp[k]);
+        }
+    }
+    free(tmp);
+    art_bundle_destroy(b);
+    return st;
+}
