@@ -163,6 +163,7 @@ struct sweep_stats {
     double max_ulp[NFN][NPATHS];
     float worst_x[NFN][NPATHS];
     double gelu_neg_per_u[NPATHS]; /* max (ulp - 4) / |2u| for x < 0 */
+    double gelu_pos[NPATHS];       /* max ulp for x >= 0 */
     long fails;
 };
 
@@ -182,6 +183,9 @@ static void sweep_block(const float *xs, size_t n, struct sweep_stats *st)
                 if (e > st->max_ulp[f][p]) {
                     st->max_ulp[f][p] = e;
                     st->worst_x[f][p] = xs[i];
+                }
+                if (f == F_GELU && xs[i] >= 0.0f && e > st->gelu_pos[p]) {
+                    st->gelu_pos[p] = e;
                 }
                 if (f == F_GELU && xs[i] < 0.0f) {
                     const double xd = xs[i];
@@ -241,6 +245,11 @@ static void test_sweep(void **state)
         }
         printf("\n");
     }
+    printf("  gelu x>=0: max ulp:");
+    for (int p = 0; p < npaths; p++) {
+        printf("  %s %.0f", paths[p].name, st.gelu_pos[p]);
+    }
+    printf("\n");
     printf("  gelu x<0: max (ulp - %d) / |2u|:", KERN_ACT_MAX_ULP_GELU);
     for (int p = 0; p < npaths; p++) {
         printf("  %s %.3f", paths[p].name, st.gelu_neg_per_u[p]);

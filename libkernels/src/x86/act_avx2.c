@@ -28,6 +28,11 @@ static inline V vnegabs(V a)
     return _mm256_or_ps(a, _mm256_set1_ps(-0.0f));
 }
 
+static inline V vnegabs_min(V a, float c)
+{
+    return _mm256_max_ps(_mm256_set1_ps(-c), vnegabs(a)); /* NaN kept */
+}
+
 static inline V vcopysign(V mag, V sgn)
 {
     const V s = _mm256_set1_ps(-0.0f);

@@ -23,6 +23,13 @@ static inline V vnegabs(V a)
     return _mm512_or_ps(a, _mm512_set1_ps(-0.0f));
 }
 
+/* vrangeps, imm 0xe: the operand of smaller magnitude (bits 1:0 = 10)
+ * with the sign bit set (bits 3:2 = 11); a NaN operand comes through. */
+static inline V vnegabs_min(V a, float c)
+{
+    return _mm512_range_ps(a, _mm512_set1_ps(c), 0x0e);
+}
+
 static inline V vcopysign(V mag, V sgn)
 {
     /* 0xca is "a ? b : c" bitwise: mag's bits under the mask 0x7fffffff,

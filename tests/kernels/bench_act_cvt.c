@@ -1,0 +1,234 @@
+/* Benchmark of the activations and conversions on every path this CPU
+ * has, one thread, against a plain copy of the same data (memcpy):
+ *   GELU (fused tanh form, erf form, the seed's unfused version) and the
+ *   other activations on 4 Mi floats, in ns per element;
+ *   float <-> fp16/bf16 on 16 Mi floats, in GB/s counting bytes read and
+ *   written (6 per element), next to the copy's GB/s (8 per element).
+ * Medians of --reps runs (default 21) after a warm-up run.
+ *
+ * usage: bench-act-cvt [--reps N] [--n-act N] [--n-cvt N] */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "act.h"
+#include "cvt.h"
+#include "edgefit/kernels.h"
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+enum op {
+    OP_COPY, OP_GELU, OP_GELU_ERF, OP_GELU_UNFUSED, OP_TANH, OP_ERF,
+    OP_SIGMOID, OP_RELU, OP_GELU_BWD, OP_F2H, OP_H2F, OP_F2B, OP_B2F,
+};
+
+struct ctx {
+    const struct kern_act_dsp *act;
+    const struct kern_cvt_dsp *cvt;
+    size_t n;
+    float *x, *y, *scratch;
+    uint16_t *h;
+};
+
+static void run_op(const struct ctx *c, enum op op)
+{
+    switch (op) {
+    case OP_COPY:
+        memcpy(c->y, c->x, c->n * sizeof *c->x);
+        break;
+    case OP_GELU:
+        c->act->gelu_f32(c->y, c->x, c->n);
+        break;
+    case OP_GELU_ERF:
+        c->act->gelu_erf_f32(c->y, c->x, c->n);
+        break;
+    case OP_GELU_UNFUSED:
+        /* Through the public API, which dispatches its tanh pass. */
+        kern_gelu_unfused_f32(c->y, c->x, c->n, c->scratch);
+        break;
+    case OP_TANH:
+        c->act->tanh_f32(c->y, c->x, c->n);
+        break;
+    case OP_ERF:
+        c->act->erf_f32(c->y, c->x, c->n);
+        break;
+    case OP_SIGMOID:
+        c->act->sigmoid_f32(c->y, c->x, c->n);
+        break;
+    case OP_RELU:
+        c->act->relu_f32(c->y, c->x, c->n);
+        break;
+    case OP_GELU_BWD:
+        c->act->gelu_backward_f32(c->y, c->scratch, c->x, c->n);
+        break;
+    case OP_F2H:
+        c->cvt->f32_to_f16(c->h, c->x, c->n);
+        break;
+    case OP_H2F:
+        c->cvt->f16_to_f32(c->y, c->h, c->n);
+        break;
+    case OP_F2B:
+        c->cvt->f32_to_bf16(c->h, c->x, c->n);
+        break;
+    case OP_B2F:
+        c->cvt->bf16_to_f32(c->y, c->h, c->n);
+        break;
+    }
+}
+
+static double time_op(const struct ctx *c, enum op op, int reps)
+{
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) {
+        return 0.0;
+    }
+    run_op(c, op);
+    for (int r = 0; r < reps; r++) {
+        const double t0 = now_ns();
+        run_op(c, op);
+        t[r] = now_ns() - t0;
+    }
+    const double m = median(t, reps);
+    free(t);
+    return m;
+}
+
+static void *alloc64(size_t bytes)
+{
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (p) {
+        memset(p, 0, bytes); /* fault the pages in before timing */
+    }
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 21;
+    size_t n_act = (size_t)4 << 20, n_cvt = (size_t)16 << 20;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+            reps = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--n-act") && i + 1 < argc) {
+            n_act = (size_t)strtoull(argv[++i], NULL, 0);
+        } else if (!strcmp(argv[i], "--n-cvt") && i + 1 < argc) {
+            n_cvt = (size_t)strtoull(argv[++i], NULL, 0);
+        } else {
+            fprintf(stderr, "usage: bench-act-cvt [--reps N] [--n-act N] "
+                            "[--n-cvt N]\n");
+            return 2;
+        }
+    }
+    if (reps < 1 || n_act < 1 || n_cvt < 1 || n_act > ((size_t)1 << 30) ||
+        n_cvt > ((size_t)1 << 30)) {
+        fprintf(stderr, "bench-act-cvt: sizes must be in [1, 2^30], reps "
+                        ">= 1\n");
+        return 2;
+    }
+    const size_t nmax = n_act > n_cvt ? n_act : n_cvt;
+    struct ctx c = {0};
+    c.x = alloc64(nmax * sizeof *c.x);
+    c.y = alloc64(nmax * sizeof *c.y);
+    c.scratch = alloc64(nmax * sizeof *c.scratch);
+    c.h = alloc64(nmax * sizeof *c.h);
+    if (!c.x || !c.y || !c.scratch || !c.h) {
+        fprintf(stderr, "bench-act-cvt: out of memory\n");
+        return 1;
+    }
+    uint32_t s = 12345;
+    for (size_t i = 0; i < nmax; i++) {
+        s = s * 1664525u + 1013904223u;
+        c.x[i] = ((float)(s >> 8) / 16777216.0f - 0.5f) * 12.0f;
+        c.scratch[i] = 1.0f;
+    }
+    kern_f32_to_f16(c.h, c.x, nmax);
+
+    static const struct {
+        const char *name;
+        unsigned flags;
+    } levels[] = {
+        {"c", 0},
+        {"avx2", KERN_CPU_AVX2},
+        {"avx512", KERN_CPU_AVX2 | KERN_CPU_AVX512},
+    };
+    const unsigned host = kern_cpu_flags();
+    printf("bench-act-cvt: one thread, medians of %d runs; cpu path %s\n",
+           reps, kern_cpu_path_name(host));
+
+    c.n = n_act;
+    const double copy_act = time_op(&c, OP_COPY, reps) / (double)n_act;
+    printf("\nactivations, %zu floats: ns/element (x copy = ratio to "
+           "memcpy's %.3f ns/element)\n", n_act, copy_act);
+    printf("%-8s %16s %16s %16s %16s %16s %16s %16s\n", "path", "gelu",
+           "gelu_erf", "gelu_unfused", "tanh", "sigmoid", "erf",
+           "gelu_backward");
+    static const enum op act_ops[] = {OP_GELU, OP_GELU_ERF, OP_GELU_UNFUSED,
+                                      OP_TANH, OP_SIGMOID, OP_ERF,
+                                      OP_GELU_BWD};
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        if ((levels[l].flags & host) != levels[l].flags) {
+            continue;
+        }
+        struct kern_act_dsp act;
+        kern_act_dsp_init(&act, levels[l].flags);
+        c.act = &act;
+        printf("%-8s", levels[l].name);
+        for (size_t k = 0; k < sizeof act_ops / sizeof act_ops[0]; k++) {
+            if (act_ops[k] == OP_GELU_UNFUSED &&
+                levels[l].flags != (host & (KERN_CPU_AVX2 | KERN_CPU_AVX512))) {
+                printf(" %16s", "-"); /* the public API: host path only */
+                continue;
+            }
+            const double t = time_op(&c, act_ops[k], reps) / (double)n_act;
+            printf(" %7.3f (x%5.2f)", t, t / copy_act);
+        }
+        printf("\n");
+    }
+
+    c.n = n_cvt;
+    const double copy_cvt = time_op(&c, OP_COPY, reps);
+    const double copy_gbs = 8.0 * (double)n_cvt / copy_cvt;
+    printf("\nconversions, %zu elements: GB/s counting bytes read + "
+           "written (memcpy of the floats: %.1f GB/s)\n", n_cvt, copy_gbs);
+    printf("%-8s %14s %14s %14s %14s\n", "path", "f32->f16", "f16->f32",
+           "f32->bf16", "bf16->f32");
+    static const enum op cvt_ops[] = {OP_F2H, OP_H2F, OP_F2B, OP_B2F};
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        if ((levels[l].flags & host) != levels[l].flags) {
+            continue;
+        }
+        struct kern_cvt_dsp cvt;
+        kern_cvt_dsp_init(&cvt, levels[l].flags);
+        c.cvt = &cvt;
+        printf("%-8s", levels[l].name);
+        for (size_t k = 0; k < 4; k++) {
+            const double t = time_op(&c, cvt_ops[k], reps);
+            printf(" %14.1f", 6.0 * (double)n_cvt / t);
+        }
+        printf("\n");
+    }
+    free(c.x);
+    free(c.y);
+    free(c.scratch);
+    free(c.h);
+    return 0;
+}
