@@ -93,6 +93,93 @@ static void init_dsp(void)
     kern_matmul_dsp_init(&mm_dsp, kern_cpu_flags());
 }
 
+/* ---- scratch pool --------------------------------------------------------- */
+
+enum { POOL_SLOTS = 2 * 8 };
+
+static struct {
+    pthread_mutex_t lock;
+    struct {
+        float *p;
+        size_t cap; /* floats */
+        int busy;
+    } slot[POOL_SLOTS];
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static float *alloc_aligned(size_t count)
+{
+    if (count == 0 || count > (SIZE_MAX - 63) / sizeof(float)) {
+        return NULL;
+    }
+    const size_t bytes = (count * sizeof(float) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes);
+}
+
+float *kern_mm_scratch_get(size_t count)
+{
+    float *out = NULL;
+    pthread_mutex_lock(&pool.lock);
+    int best = -1, spare = -1;
+    for (int i = 0; i < POOL_SLOTS; i++) {
+        if (pool.slot[i].busy) {
+            continue;
+        }
+        if (pool.slot[i].p && pool.slot[i].cap >= count &&
+            (best < 0 || pool.slot[i].cap < pool.slot[best].cap)) {
+            best = i;
+        }
+        if (spare < 0 || pool.slot[i].cap < pool.slot[spare].cap) {
+            spare = i;
+        }
+    }
+    if (best >= 0) {
+        pool.slot[best].busy = 1;
+        out = pool.slot[best].p;
+    } else if (spare >= 0) {
+        /* Replace the smallest idle buffer with one large enough. */
+        free(pool.slot[spare].p);
+        pool.slot[spare].p = alloc_aligned(count);
+        pool.slot[spare].cap = pool.slot[spare].p ? count : 0;
+        pool.slot[spare].busy = pool.slot[spare].p != NULL;
+        out = pool.slot[spare].p;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    if (best < 0 && spare < 0) {
+        out = alloc_aligned(count); /* every slot busy: not pooled */
+    }
+    return out;
+}
+
+void kern_mm_scratch_put(float *p)
+{
+    if (!p) {
+        return;
+    }
+    pthread_mutex_lock(&pool.lock);
+    for (int i = 0; i < POOL_SLOTS; i++) {
+        if (pool.slot[i].p == p) {
+            pool.slot[i].busy = 0;
+            p = NULL;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pool.lock);
+    free(p);
+}
+
+__attribute__((destructor)) static void pool_release(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    for (int i = 0; i < POOL_SLOTS; i++) {
+        if (!pool.slot[i].busy) {
+            free(pool.slot[i].p);
+            pool.slot[i].p = NULL;
+            pool.slot[i].cap = 0;
+        }
+    }
+    pthread_mutex_unlock(&pool.lock);
+}
+
 /* ---- threads ------------------------------------------------------------ */
 
 static atomic_int mm_threads = 1;

@@ -39,6 +39,14 @@ struct kern_matmul_dsp {
 
 void kern_matmul_dsp_init(struct kern_matmul_dsp *dsp, unsigned flags);
 
+/* Packing scratch, 64-byte aligned room for count floats, or NULL. Buffers
+ * return to a small process-wide pool on kern_mm_scratch_put and are
+ * reused, so their pages stay mapped from one product to the next (page
+ * faults would otherwise dominate products of a few microseconds). Freed
+ * when the library is unloaded. Thread-safe. */
+float *kern_mm_scratch_get(size_t count);
+void kern_mm_scratch_put(float *p); /* NULL ok */
+
 /* The portable reference: plain loops whose inner loop runs along a row of
  * C (or a dot product under KERN_MM_TRANS_B), which compilers vectorise. */
 int kern_sgemm_c(unsigned flags, size_t m, size_t n, size_t k,

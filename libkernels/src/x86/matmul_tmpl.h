@@ -41,16 +41,6 @@ static size_t even_block(size_t n, size_t blk)
     return per < blk ? per : blk;
 }
 
-/* 64-byte aligned scratch, for packed panels that vector loads sweep. */
-static float *alloc_floats(size_t count)
-{
-    if (count > (SIZE_MAX - 63) / sizeof(float)) {
-        return NULL;
-    }
-    size_t bytes = (count * sizeof(float) + 63) & ~(size_t)63;
-    return aligned_alloc(64, bytes);
-}
-
 /* Copies op(B) = B^T, stored n x k, into k x n contiguous rows. Blocked
  * so both sides stay within a few cache lines. */
 static void transpose_b(float *dst, const float *b, size_t ldb, size_t k,
@@ -214,13 +204,13 @@ int FN(kern_sgemm_direct)(unsigned flags, size_t m, size_t n, size_t k,
     }
     /* The tiles want rows of op(B); copying B^T costs k*n moves against
      * m*n*k multiply-adds. */
-    float *bt = alloc_floats(k * n);
+    float *bt = kern_mm_scratch_get(k * n);
     if (!bt) {
         return KERN_E_NOMEM;
     }
     transpose_b(bt, b, ldb, k, n);
     direct_run(ta, acc, m, n, k, a, lda, bt, n, c, ldc);
-    free(bt);
+    kern_mm_scratch_put(bt);
     return KERN_OK;
 }
 
@@ -396,13 +386,13 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
     const size_t kb = even_block(k, PKC);
     const size_t mb = min_sz(PMC, (m + PMR - 1) / PMR * PMR);
     const size_t nb = min_sz(PNC, (n + PNR - 1) / PNR * PNR);
-    float *apack = alloc_floats(mb * kb);
-    float *bpack = alloc_floats(kb * nb);
-    if (!apack || !bpack) {
-        free(apack);
-        free(bpack);
+    /* One buffer: the A block, then the B panel (both multiples of 16
+     * floats, so the panel stays 64-byte aligned). */
+    float *apack = kern_mm_scratch_get(mb * kb + kb * nb);
+    if (!apack) {
         return KERN_E_NOMEM;
     }
+    float *bpack = apack + mb * kb;
     for (size_t jc = 0; jc < n; jc += PNC) {
         const size_t nc = min_sz(PNC, n - jc);
         for (size_t pc = 0; pc < k; pc += kb) {
@@ -428,8 +418,7 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
             }
         }
     }
-    free(apack);
-    free(bpack);
+    kern_mm_scratch_put(apack);
     return KERN_OK;
 }
 
@@ -629,7 +618,7 @@ int FN(kern_sgemv)(unsigned flags, size_t m, size_t n, size_t k,
             gemv_dot(acc, len, k, mat, ldm, vec, c, os);
             return KERN_OK;
         }
-        float *tmp = alloc_floats(k);
+        float *tmp = kern_mm_scratch_get(k);
         if (!tmp) {
             return KERN_E_NOMEM;
         }
@@ -637,14 +626,14 @@ int FN(kern_sgemv)(unsigned flags, size_t m, size_t n, size_t k,
             tmp[p] = vec[p * vs];
         }
         gemv_dot(acc, len, k, mat, ldm, tmp, c, os);
-        free(tmp);
+        kern_mm_scratch_put(tmp);
         return KERN_OK;
     }
     if (os == 1) {
         gemv_axpy(acc, len, k, vec, vs, mat, ldm, c);
         return KERN_OK;
     }
-    float *tmp = alloc_floats(len);
+    float *tmp = kern_mm_scratch_get(len);
     if (!tmp) {
         return KERN_E_NOMEM;
     }
@@ -652,7 +641,7 @@ int FN(kern_sgemv)(unsigned flags, size_t m, size_t n, size_t k,
     for (size_t i = 0; i < len; i++) {
         c[i * os] = acc ? c[i * os] + tmp[i] : tmp[i];
     }
-    free(tmp);
+    kern_mm_scratch_put(tmp);
     return KERN_OK;
 }
 
