@@ -138,7 +138,7 @@ static const struct kern_nn_dsp *dsp_get(void)
     return &nn_dsp;
 }
 
-/* ---- helpers --------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------- */
 
 /* *out = a * b * c * d, or false on overflow. */
 static bool mul4(size_t a, size_t b, size_t c, size_t d, size_t *out)
@@ -173,7 +173,7 @@ static int out_dim(size_t in, size_t k, size_t stride, size_t pad,
     return KERN_OK;
 }
 
-/* ---- public API ------------------------------------------------------------ */
+/* ---- public API ---------------------------------------------------------- */
 
 KERN_API int kern_nn_bias_add_f32(float *x, size_t rows, size_t channels,
                                   const float *bias)
@@ -333,6 +333,67 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
     return KERN_OK;
 }
 
+/* Convolution as matrix products, without a workspace: a few output rows
+ * at a time, the input patches go into a 32 KiB buffer on the stack,
+ * P[(ci, ky, kx)][(oy, ox)], and each group's weights, an ocg x K matrix,
+ * multiply it straight into the output planes (kern_sgemm with ldc = out_h
+ * * out_w). Worth it when the product is not skinny: at least 4 output
+ * channels per group and K = in_c/groups * k * k >= 16 (a depthwise
+ * convolution stays direct). Returns false, having written nothing
+ * useful, when the shape does not qualify or kern_sgemm fails; the caller
+ * then runs the direct kernel. */
+enum { PATCH_FLOATS = 8192 };
+
+static bool conv2d_gemm(const struct kern_conv2d_shape *s, size_t oh,
+                        size_t ow, const float *x, const float *w,
+                        const float *bias, float *y)
+{
+    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
+    const size_t k = s->k, kk = icg * k * k;
+    if (ocg < 4 || kk < 16 || kk > PATCH_FLOATS / ow) {
+        return false;
+    }
+    const size_t rows = PATCH_FLOATS / (kk * ow);
+    float patch[PATCH_FLOATS];
+    const size_t ih = s->in_h, iw = s->in_w, plane = oh * ow;
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t g = 0; g < s->groups; g++) {
+            for (size_t oy0 = 0; oy0 < oh; oy0 += rows) {
+                const size_t r = oh - oy0 < rows ? oh - oy0 : rows;
+                const size_t n = r * ow;
+                for (size_t ci = 0; ci < icg; ci++) {
+                    const float *xc =
+                        x + (b * s->in_c + g * icg + ci) * ih * iw;
+                    for (size_t ky = 0; ky < k; ky++) {
+                        for (size_t kx = 0; kx < k; kx++) {
+                            float *p = patch + ((ci * k + ky) * k + kx) * n;
+                            for (size_t oy = oy0; oy < oy0 + r; oy++) {
+                                const size_t iy = oy * s->stride + ky - s->pad;
+                                for (size_t ox = 0; ox < ow; ox++) {
+                                    const size_t ix =
+                                        ox * s->stride + kx - s->pad;
+                                    *p++ = iy < ih && ix < iw
+                                               ? xc[iy * iw + ix]
+                                               : 0.0f;
+                                }
+                            }
+                        }
+                    }
+                }
+                float *yo = y + (b * s->out_c + g * ocg) * plane + oy0 * ow;
+                if (kern_sgemm(0, ocg, n, kk, w + g * ocg * kk, kk, patch, n,
+                               yo, plane) != KERN_OK) {
+                    return false;
+                }
+            }
+        }
+    }
+    if (bias) {
+        kern_nn_bias_add_nchw_f32(y, s->batch, s->out_c, plane, bias);
+    }
+    return true;
+}
+
 KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
                              const float *x, const float *w,
                              const float *bias, float *y)
@@ -345,7 +406,9 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    dsp_get()->conv2d(s, oh, ow, x, w, bias, y);
+    if (!conv2d_gemm(s, oh, ow, x, w, bias, y)) {
+        dsp_get()->conv2d(s, oh, ow, x, w, bias, y);
+    }
     return KERN_OK;
 }
 

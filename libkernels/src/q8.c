@@ -152,7 +152,7 @@ static const struct kern_q8_dsp *dsp_get(void)
     return &q8_dsp;
 }
 
-/* ---- public API ------------------------------------------------------------ */
+/* ---- public API ---------------------------------------------------------- */
 
 static int scale_ok(float scale)
 {

@@ -154,6 +154,9 @@ static void check_conv(const struct kern_nn_dsp *isa,
         free(y0);
         free(y1);
     }
+    struct kern_nn_dsp host;
+    kern_nn_dsp_init(&host, kern_cpu_flags());
+    const bool public_too = host.conv2d == isa->conv2d;
     if (ck_bench_on()) {
         /* smallcnn's two convolutions at batch 32, a strided one and a
          * depthwise one. */
@@ -187,10 +190,24 @@ static void check_conv(const struct kern_nn_dsp *isa,
                     ti[r] = ck_now_ns() - t0;
                 }
                 char what[64];
-                snprintf(what, sizeof what, "conv2d %zu>%zu %zux%zu k%zus%zug%zu",
-                         s->in_c, s->out_c, s->in_h, s->in_w, s->k,
-                         s->stride, s->groups);
+                snprintf(what, sizeof what,
+                         "conv2d %zu>%zu %zux%zu k%zus%zug%zu", s->in_c,
+                         s->out_c, s->in_h, s->in_w, s->k, s->stride,
+                         s->groups);
                 ck_bench_report(what, ck_median(tr, 5), ck_median(ti, 15));
+                if (public_too) {
+                    /* kern_conv2d_f32 itself: patches + kern_sgemm where
+                     * that pays, on the host's widest path. */
+                    for (int r = 0; r < 15; r++) {
+                        const double t0 = ck_now_ns();
+                        kern_conv2d_f32(s, x, w, NULL, y);
+                        ti[r] = ck_now_ns() - t0;
+                    }
+                    snprintf(what, sizeof what, "  kern_conv2d_f32 (%s)",
+                             kern_cpu_path_name(kern_cpu_flags()));
+                    ck_bench_report(what, ck_median(tr, 5),
+                                    ck_median(ti, 15));
+                }
             }
             free(x);
             free(w);
