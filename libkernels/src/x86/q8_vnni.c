@@ -117,7 +117,68 @@ typedef void (*tile_fn)(size_t ng, const int8_t *a, size_t lda,
         }                                                                   \
     }
 #define TILE_ROW(R) TILE(R, 1) TILE(R, 2) TILE(R, 3) TILE(R, 4)
-TILE_ROW(1)
+
+/* A single row (batch 1) has only nj dependent chains of vpdpbusd, too few
+ * to hide its latency: even and odd groups go to two sets of accumulators,
+ * added at the end (integer sums, so the result is the same). */
+#define DECL1(j)                                                            \
+    __m512i e##j = _mm512_setzero_si512(), o##j = e##j;                     \
+    if (j < nj) {                                                           \
+        e##j = first ? _mm512_set1_epi32(init[0])                           \
+                     : _mm512_loadu_si512(c + 16 * j);                      \
+    }
+#define STEP1(acc, j, gg)                                                   \
+    if (j < nj) {                                                           \
+        acc##j = _mm512_dpbusd_epi32(                                       \
+            acc##j, _mm512_loadu_si512(b + j * bstride + (gg) * 64), av);   \
+    }
+#define EVEN1(j) STEP1(e, j, g)
+#define ODD1(j) STEP1(o, j, g + 1)
+#define STORE1(j)                                                           \
+    if (j < nj) {                                                           \
+        _mm512_storeu_si512(c + 16 * j, _mm512_add_epi32(e##j, o##j));      \
+    }
+
+static inline __attribute__((always_inline)) void
+tile1(const int nj, const int first, size_t ng, const int8_t *a,
+      const uint8_t *b, size_t bstride, int32_t *c, const int32_t *init)
+{
+    FOR_JJ(DECL1)
+    size_t g = 0;
+    for (; g + 2 <= ng; g += 2) {
+        {
+            const __m512i av = _mm512_set1_epi32(load_group(a + 4 * g));
+            FOR_JJ(EVEN1)
+        }
+        {
+            const __m512i av = _mm512_set1_epi32(load_group(a + 4 * g + 4));
+            FOR_JJ(ODD1)
+        }
+    }
+    if (g < ng) {
+        const __m512i av = _mm512_set1_epi32(load_group(a + 4 * g));
+        FOR_JJ(EVEN1)
+    }
+    FOR_JJ(STORE1)
+}
+
+#define TILE1(J)                                                            \
+    static void tile_1_##J(size_t ng, const int8_t *a, size_t lda,          \
+                           const uint8_t *b, size_t bs, int32_t *c,         \
+                           size_t ldc, const int32_t *init)                 \
+    {                                                                       \
+        (void)lda;                                                          \
+        (void)ldc;                                                          \
+        if (init) {                                                         \
+            tile1(J, 1, ng, a, b, bs, c, init);                             \
+        } else {                                                            \
+            tile1(J, 0, ng, a, b, bs, c, init);                             \
+        }                                                                   \
+    }
+TILE1(1)
+TILE1(2)
+TILE1(3)
+TILE1(4)
 TILE_ROW(2)
 TILE_ROW(3)
 TILE_ROW(4)
