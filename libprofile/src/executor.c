@@ -813,29 +813,74 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
 
 /* ---- float operators ----------------------------------------------------- */
 
+/* The output columns ox whose input column ox * s + kx - p lies inside
+ * [0, w_in): [*lo, *hi), possibly empty. */
+static void valid_cols(const struct exec_op *op, size_t kx, size_t *lo,
+                       size_t *hi)
+{
+    const size_t s = op->stride, p = op->pad;
+    size_t a = kx < p ? (p - kx + s - 1) / s : 0;
+    size_t b = 0;
+    if (op->w_in + p > kx) {
+        b = (op->w_in - 1 + p - kx) / s + 1;
+    }
+    if (b > op->w_out) {
+        b = op->w_out;
+    }
+    if (a > b) {
+        a = b;
+    }
+    *lo = a;
+    *hi = b;
+}
+
 /* One sample, one group: col[(c * k + ky) * k + kx][oy * out_w + ox] =
- * x[c][oy * s + ky - p][ox * s + kx - p], zero outside the input. */
+ * x[c][oy * s + ky - p][ox * s + kx - p], zero outside the input. Rows are
+ * built a run at a time (a memcpy at stride 1), the padding zeroed apart,
+ * so no element pays for a bounds test. */
 static void im2col_f32(const struct exec_op *op, const float *x, float *col)
 {
-    const size_t cg = op->c_in / op->groups, k = op->k;
+    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
     const size_t hw_in = op->h_in * op->w_in;
-    for (size_t c = 0; c < cg; c++) {
-        for (size_t ky = 0; ky < k; ky++) {
-            for (size_t kx = 0; kx < k; kx++) {
+    for (size_t kx = 0; kx < k; kx++) {
+        size_t lo, hi;
+        valid_cols(op, kx, &lo, &hi);
+        for (size_t c = 0; c < cg; c++) {
+            for (size_t ky = 0; ky < k; ky++) {
                 float *row = col + ((c * k + ky) * k + kx) * op->hw_out;
                 for (size_t oy = 0; oy < op->h_out; oy++) {
                     /* Unsigned wrap-around makes rows above the input
                      * huge, so one comparison rejects both sides. */
-                    const size_t iy = oy * op->stride + ky - op->pad;
+                    const size_t iy = oy * s + ky - op->pad;
                     float *r = row + oy * op->w_out;
-                    if (iy >= op->h_in) {
-                        memset(r, 0, op->w_out * sizeof(float));
+                    if (iy >= op->h_in || lo == hi) {
+                        for (size_t ox = 0; ox < op->w_out; ox++) {
+                            r[ox] = 0.0f;
+                        }
                         continue;
                     }
-                    const float *xr = x + c * hw_in + iy * op->w_in;
-                    for (size_t ox = 0; ox < op->w_out; ox++) {
-                        const size_t ix = ox * op->stride + kx - op->pad;
-                        r[ox] = ix < op->w_in ? xr[ix] : 0.0f;
+                    /* Rows are short (the output width): plain loops,
+                     * which the compiler vectorises, cost less than
+                     * calls to memset and memcpy. */
+                    for (size_t ox = 0; ox < lo; ox++) {
+                        r[ox] = 0.0f;
+                    }
+                    for (size_t ox = hi; ox < op->w_out; ox++) {
+                        r[ox] = 0.0f;
+                    }
+                    /* lo * s + kx >= p by construction of lo */
+                    const float *xr = x + c * hw_in + iy * op->w_in +
+                                      (lo * s + kx - op->pad);
+                    float *rl = r + lo;
+                    const size_t n = hi - lo;
+                    if (s == 1) {
+                        for (size_t j = 0; j < n; j++) {
+                            rl[j] = xr[j];
+                        }
+                    } else {
+                        for (size_t j = 0; j < n; j++) {
+                            rl[j] = xr[j * s];
+                        }
                     }
                 }
             }
@@ -845,11 +890,12 @@ static void im2col_f32(const struct exec_op *op, const float *x, float *col)
 
 /* The same for int8 and the whole batch, transposed for kern_q8_gemm:
  * col[(b * out_h + oy) * out_w + ox][(c * k + ky) * k + kx]; the zero of
- * symmetric quantisation is 0. */
+ * symmetric quantisation is 0. Along kx the input is contiguous, so each
+ * (pixel, c, ky) is one copy of up to k bytes. */
 static void im2col_s8(const struct exec_op *op, size_t batch, size_t g,
                       const int8_t *x, int8_t *col)
 {
-    const size_t cg = op->c_in / op->groups, k = op->k;
+    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
     const size_t hw_in = op->h_in * op->w_in;
     for (size_t b = 0; b < batch; b++) {
         const int8_t *xb = x + (b * op->c_in + g * cg) * hw_in;
@@ -857,15 +903,27 @@ static void im2col_s8(const struct exec_op *op, size_t batch, size_t g,
             for (size_t ox = 0; ox < op->w_out; ox++) {
                 int8_t *r = col + ((b * op->h_out + oy) * op->w_out + ox) *
                                       op->kdim;
+                /* kx in [k0, k1) reads inside the row */
+                const size_t x0 = ox * s; /* input column of kx = p */
+                const size_t k0 = x0 < op->pad ? op->pad - x0 : 0;
+                size_t k1 = op->w_in + op->pad > x0 ? op->w_in + op->pad - x0
+                                                    : 0;
+                if (k1 > k) {
+                    k1 = k;
+                }
                 for (size_t c = 0; c < cg; c++) {
-                    for (size_t ky = 0; ky < k; ky++) {
-                        const size_t iy = oy * op->stride + ky - op->pad;
-                        for (size_t kx = 0; kx < k; kx++) {
-                            const size_t ix = ox * op->stride + kx - op->pad;
-                            *r++ = (iy < op->h_in && ix < op->w_in)
-                                       ? xb[c * hw_in + iy * op->w_in + ix]
-                                       : 0;
+                    for (size_t ky = 0; ky < k; ky++, r += k) {
+                        const size_t iy = oy * s + ky - op->pad;
+                        if (iy >= op->h_in || k0 >= k1) {
+                            memset(r, 0, k);
+                            continue;
                         }
+                        memset(r, 0, k0);
+                        memcpy(r + k0,
+                               xb + c * hw_in + iy * op->w_in + x0 + k0 -
+                                   op->pad,
+                               k1 - k0);
+                        memset(r + k1, 0, k - k1);
                     }
                 }
             }
