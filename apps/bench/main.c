@@ -279,56 +279,31 @@ static int print_stdout(const struct options *o, art_table *const *built)
     return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("stdout", st);
 }
 
-/* Every file goes to a temporary name first; they are renamed only when all
- * were written, so a failed run leaves none. */
+/* The CSVs appear together or not at all (a libartifacts bundle). */
 static int write_csvs(const char *dir, art_table *const *built)
 {
-    if (art_mkdir_p(dir) != ART_OK) {
-        cli_error("--out: cannot create folder '%s'", dir);
-        return CLI_EXIT_FAILURE;
-    }
-    art_atomic *files[NTABLES] = {0};
-    char *paths[NTABLES] = {0};
-    int rc = CLI_EXIT_FAILURE;
-    for (int i = 0; i < NTABLES; i++) {
+    art_bundle *b = NULL;
+    char failed[64] = "";
+    int st = art_bundle_create(dir, &b);
+    for (int i = 0; st == ART_OK && i < NTABLES; i++) {
         if (!built[i]) {
             continue;
         }
         char name[64];
         snprintf(name, sizeof name, "%s.csv", art_table_name(built[i]));
-        paths[i] = art_path_join(dir, name);
-        if (!paths[i]) {
-            cli_error("out of memory");
-            goto done;
-        }
-        if (art_atomic_open(paths[i], &files[i]) != ART_OK) {
-            cli_error("%s: cannot write in this folder", dir);
-            goto done;
-        }
-        if (art_table_write_csv(built[i], art_atomic_file(files[i])) !=
-            ART_OK) {
-            cli_error("%s: write failed", paths[i]);
-            goto done;
-        }
+        st = art_bundle_add_csv(b, name, built[i]);
     }
-    for (int i = 0; i < NTABLES; i++) {
-        if (!files[i]) {
-            continue;
-        }
-        int st = art_atomic_commit(files[i]);
-        files[i] = NULL;
-        if (st != ART_OK) {
-            cli_error("%s: %s", paths[i], art_strerror(st));
-            goto done;
-        }
+    if (st == ART_OK) {
+        st = art_bundle_commit(b, failed, sizeof failed);
+        b = NULL;
     }
-    rc = CLI_EXIT_OK;
-done:
-    for (int i = 0; i < NTABLES; i++) {
-        art_atomic_abort(files[i]);
-        free(paths[i]);
+    art_bundle_destroy(b);
+    if (st != ART_OK) {
+        cli_error("--out %s: %s%s%s", dir, failed, *failed ? ": " : "",
+                  art_strerror(st));
+        return CLI_EXIT_FAILURE;
     }
-    return rc;
+    return CLI_EXIT_OK;
 }
 
 int main(int argc, char **argv)
