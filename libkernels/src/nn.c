@@ -333,16 +333,16 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
     return KERN_OK;
 }
 
-/* Convolution as matrix products, without a workspace: a few output rows
- * at a time, the input patches go into a 32 KiB buffer on the stack,
- * P[(ci, ky, kx)][(oy, ox)], and each group's weights, an ocg x K matrix,
- * multiply it straight into the output planes (kern_sgemm with ldc = out_h
- * * out_w). Worth it when the product is not skinny: at least 4 output
- * channels per group and K = in_c/groups * k * k >= 16 (a depthwise
- * convolution stays direct). Returns false, having written nothing
- * useful, when the shape does not qualify or kern_sgemm fails; the caller
- * then runs the direct kernel. */
-enum { PATCH_FLOATS = 8192 };
+/* Convolution as matrix products, without a workspace: the input patches
+ * of a few output rows (or of part of one row) go into a 32 KiB buffer on
+ * the stack, P[(ci, ky, kx)][(oy, ox)], and each group's weights, an ocg x K
+ * matrix, multiply it straight into the output planes (kern_sgemm with
+ * ldc = out_h * out_w). Worth it when the product is not skinny: at least 4
+ * output channels per group and K = in_c/groups * k * k >= 16 (a depthwise
+ * convolution stays direct), with room for 8 patch columns. Returns false,
+ * having written nothing useful, when the shape does not qualify or
+ * kern_sgemm fails; the caller then runs the direct kernel. */
+enum { PATCH_FLOATS = 8192, MIN_PATCH_COLS = 8 };
 
 static bool conv2d_gemm(const struct kern_conv2d_shape *s, size_t oh,
                         size_t ow, const float *x, const float *w,
@@ -350,40 +350,51 @@ static bool conv2d_gemm(const struct kern_conv2d_shape *s, size_t oh,
 {
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t k = s->k, kk = icg * k * k;
-    if (ocg < 4 || kk < 16 || kk > PATCH_FLOATS / ow) {
+    if (ocg < 4 || kk < 16 || kk > PATCH_FLOATS / MIN_PATCH_COLS) {
         return false;
     }
-    const size_t rows = PATCH_FLOATS / (kk * ow);
+    /* Whole rows when one fits, else chunks of one row. */
+    const size_t rows = kk * ow <= PATCH_FLOATS ? PATCH_FLOATS / (kk * ow) : 1;
+    const size_t cols = rows > 1 || kk * ow <= PATCH_FLOATS
+                            ? ow
+                            : PATCH_FLOATS / kk;
     float patch[PATCH_FLOATS];
     const size_t ih = s->in_h, iw = s->in_w, plane = oh * ow;
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t g = 0; g < s->groups; g++) {
             for (size_t oy0 = 0; oy0 < oh; oy0 += rows) {
                 const size_t r = oh - oy0 < rows ? oh - oy0 : rows;
-                const size_t n = r * ow;
-                for (size_t ci = 0; ci < icg; ci++) {
-                    const float *xc =
-                        x + (b * s->in_c + g * icg + ci) * ih * iw;
-                    for (size_t ky = 0; ky < k; ky++) {
-                        for (size_t kx = 0; kx < k; kx++) {
-                            float *p = patch + ((ci * k + ky) * k + kx) * n;
-                            for (size_t oy = oy0; oy < oy0 + r; oy++) {
-                                const size_t iy = oy * s->stride + ky - s->pad;
-                                for (size_t ox = 0; ox < ow; ox++) {
-                                    const size_t ix =
-                                        ox * s->stride + kx - s->pad;
-                                    *p++ = iy < ih && ix < iw
-                                               ? xc[iy * iw + ix]
-                                               : 0.0f;
+                for (size_t ox0 = 0; ox0 < ow; ox0 += cols) {
+                    const size_t cw = ow - ox0 < cols ? ow - ox0 : cols;
+                    const size_t n = r * cw;
+                    for (size_t ci = 0; ci < icg; ci++) {
+                        const float *xc =
+                            x + (b * s->in_c + g * icg + ci) * ih * iw;
+                        for (size_t ky = 0; ky < k; ky++) {
+                            for (size_t kx = 0; kx < k; kx++) {
+                                float *p =
+                                    patch + ((ci * k + ky) * k + kx) * n;
+                                for (size_t oy = oy0; oy < oy0 + r; oy++) {
+                                    const size_t iy =
+                                        oy * s->stride + ky - s->pad;
+                                    for (size_t ox = ox0; ox < ox0 + cw;
+                                         ox++) {
+                                        const size_t ix =
+                                            ox * s->stride + kx - s->pad;
+                                        *p++ = iy < ih && ix < iw
+                                                   ? xc[iy * iw + ix]
+                                                   : 0.0f;
+                                    }
                                 }
                             }
                         }
                     }
-                }
-                float *yo = y + (b * s->out_c + g * ocg) * plane + oy0 * ow;
-                if (kern_sgemm(0, ocg, n, kk, w + g * ocg * kk, kk, patch, n,
-                               yo, plane) != KERN_OK) {
-                    return false;
+                    float *yo = y + (b * s->out_c + g * ocg) * plane +
+                                oy0 * ow + ox0;
+                    if (kern_sgemm(0, ocg, n, kk, w + g * ocg * kk, kk,
+                                   patch, n, yo, plane) != KERN_OK) {
+                        return false;
+                    }
                 }
             }
         }
