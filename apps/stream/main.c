@@ -485,12 +485,15 @@ static int compute(const struct options *o, struct result *r)
     st = prof_stream_profile(&o->stream, &r->cal, &r->p);
     if (st != PROF_OK) {
         if (st == PROF_E_IO) {
-            cli_error("--data fashion-mnist: cannot read %s/"
-                      "train-images-idx3-ubyte.gz with %" PRIu64
-                      " features (at most 784)",
+            const uint64_t rows =
+                o->stream.batch > 256 ? o->stream.batch : 256;
+            cli_error("--data fashion-mnist: cannot read %" PRIu64
+                      " images of %" PRIu64 " features from %s/"
+                      "train-images-idx3-ubyte.gz (784 pixels and 60000 "
+                      "images at most)",
+                      rows, o->stream.feature_count,
                       o->stream.data_dir ? o->stream.data_dir
-                                         : PROF_FASHION_MNIST_DIR,
-                      o->stream.feature_count);
+                                         : PROF_FASHION_MNIST_DIR);
             return CLI_EXIT_USAGE;
         }
         cli_error("stream profile: %s", prof_strerror(st));

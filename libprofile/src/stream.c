@@ -222,6 +222,8 @@ static int op_head16(void *ctx)
     return narrow(s, s->y16, s->s_out, n);
 }
 
+#define Q8_MAX_K 131071u
+
 /* ---- int8: per-channel weights, per-tensor activations, int32 sums ---- */
 
 static int op_norm8(void *ctx)
@@ -516,12 +518,14 @@ static void describe_cache(struct prof_stream_profile *p,
     snprintf(p->cache_sensitivity, sizeof(p->cache_sensitivity),
              "the working set of %.1f KiB (batch %llu x %llu features, "
              "%.1f KiB of weights) fits in L%d (%.0f KiB)%s; batches up to "
-             "%llu stay in L%d, and small batches reuse the %.1f KiB of "
-             "weights less, so per-sample cost rises as the batch shrinks",
+             "%llu stay in L%d; the weights are %.0f%% of it, %.3f KiB per "
+             "sample at this batch, a share that grows as the batch "
+             "shrinks",
              kib(ws), (unsigned long long)p->batch,
              (unsigned long long)p->feature_count, kib(fixed_bytes), level,
              kib(cache), lower, (unsigned long long)max_batch, level,
-             kib(fixed_bytes));
+             100.0 * (double)fixed_bytes / (double)ws,
+             kib(fixed_bytes) / (double)p->batch);
 }
 
 static void describe(struct prof_stream_profile *p,
@@ -719,9 +723,11 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
     if (st != PROF_OK) {
         goto done;
     }
+    /* kern_q8_gemm keeps its int32 sums exact up to K = 131071. */
+    const bool int8_ok = s.f <= Q8_MAX_K && s.h <= Q8_MAX_K;
     if (opts->measure_precisions) {
         st = time_ops(&s, fp16_ops, &opts->timing, st16);
-        if (st == PROF_OK) {
+        if (st == PROF_OK && int8_ok) {
             st = time_ops(&s, int8_ops, &opts->timing, st8);
         }
         if (st != PROF_OK) {
@@ -749,7 +755,7 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
     const uint64_t macs[4] = {B * F, B * F * H, B * H, B * H * O + B * O};
     uint64_t mem_total_el = 0;
     p.fp16_latency_ms = opts->measure_precisions ? 0.0 : NAN;
-    p.int8_latency_ms = opts->measure_precisions ? 0.0 : NAN;
+    p.int8_latency_ms = opts->measure_precisions && int8_ok ? 0.0 : NAN;
     p.host_peak_gmacs = cal->peak.gmacs;
     p.host_bandwidth_gbps = cal->triad.gbps;
     p.host_knee_mac_per_byte = cal->knee_mac_per_byte;
@@ -769,7 +775,7 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
         op->fp16_latency_ms =
             opts->measure_precisions ? st16[i].median_ms : NAN;
         op->int8_latency_ms =
-            opts->measure_precisions ? st8[i].median_ms : NAN;
+            opts->measure_precisions && int8_ok ? st8[i].median_ms : NAN;
         p.latency_ms += op->latency_ms;
         p.memory_kb += op->memory_kb;
         p.bytes_moved += op->bytes_moved;

@@ -495,7 +495,10 @@ struct prof_stream_op {
     double intensity_mac_per_byte;
     enum prof_bound bound;     /* against the host knee */
     double fp16_latency_ms;    /* median with fp16 storage, NaN if not run */
-    double int8_latency_ms;    /* median with int8 weights, NaN if not run */
+    double int8_latency_ms;    /* median with int8 weights, NaN if not run
+                                  (also when features or hidden exceed
+                                  131071, the exact int32 limit of
+                                  kern_q8_gemm) */
 };
 
 #define PROF_SENTENCE_MAX 512
@@ -530,7 +533,9 @@ struct prof_stream_profile {
 /*
  * Run the four operators of a streaming model for real on a batch of data
  * and time each (median over the repeats): input_normalization (per-feature
- * (x - mean) / std, statistics from the data window), linear_projection
+ * (x - mean) / std, statistics from a window of max(batch, 256) samples
+ * whose newest rows are the batch; a constant feature keeps std 1),
+ * linear_projection
  * (dense feature_count -> hidden, kern_sgemm), activation (relu or gelu),
  * decision_head (dense hidden -> outputs, then sigmoid). cal gives the host
  * knee (NULL: prof_host_calibration()). PROF_E_RANGE for a zero size or a
