@@ -114,6 +114,12 @@ static const char *const MODELS[] = {
     "conv2d 5 k=4 s=3 act=none\n"
     "maxpool k=3 s=2 p=1\n"
     "conv2d 3 k=1 act=softmax\n",
+    /* padding wider than the kernel: whole rows and columns of zeros */
+    "input 2x5x5\n"
+    "conv2d 4 k=2 s=2 p=3 g=2 act=tanh\n"
+    "avgpool k=2 s=1\n"
+    "flatten\n"
+    "dense 3\n",
     /* the default model of edgefit-layerwise */
     "smallcnn",
 };
