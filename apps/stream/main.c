@@ -384,10 +384,12 @@ static void write_note(struct result *r)
              "%.1f KiB of %.1f KiB); latency does not: on this host fp16 "
              "storage took %.4f ms (%.2fx fp32) and int8 %.4f ms (%.2fx), "
              "conversions and quantisation included, and another device's "
-             "kernels will differ",
+             "kernels will differ; decision scores moved by at most %.2g "
+             "(fp16) and %.2g (int8)",
              p->fp16_memory_kb, p->int8_memory_kb, p->fp32_memory_kb,
              p->fp16_latency_ms, p->fp16_latency_ms / p->fp32_latency_ms,
-             p->int8_latency_ms, p->int8_latency_ms / p->fp32_latency_ms);
+             p->int8_latency_ms, p->int8_latency_ms / p->fp32_latency_ms,
+             p->fp16_max_abs_diff, p->int8_max_abs_diff);
 }
 
 #define DOC_SET(call)                                                        \
@@ -424,6 +426,10 @@ static int build_doc(const struct options *o, struct result *r)
     DOC_SET(art_doc_set_real(prec, "fp32_latency_ms", p->fp32_latency_ms));
     DOC_SET(art_doc_set_real(prec, "fp16_latency_ms", p->fp16_latency_ms));
     DOC_SET(art_doc_set_real(prec, "int8_latency_ms", p->int8_latency_ms));
+    DOC_SET(art_doc_set_real(prec, "fp16_max_abs_diff",
+                             p->fp16_max_abs_diff));
+    DOC_SET(art_doc_set_real(prec, "int8_max_abs_diff",
+                             p->int8_max_abs_diff));
     DOC_SET(art_doc_set_text(prec, "note", r->note));
 
     DOC_SET(art_doc_set_text(edge, "cache_sensitivity",
@@ -530,6 +536,7 @@ static void print_summary(const struct result *r)
            "int8 %.3f KB %.6f ms\n",
            p->fp32_memory_kb, p->fp32_latency_ms, p->fp16_memory_kb,
            p->fp16_latency_ms, p->int8_memory_kb, p->int8_latency_ms);
+    printf("note: %s\n", r->note);
     printf("bottleneck: %s\n", p->bottleneck);
     printf("headroom: %s\n", p->headroom);
     printf("cache: %s\n", p->cache_sensitivity);

@@ -59,6 +59,7 @@ struct stream {
     enum prof_stream_act act;
     /* fp32 */
     float *x, *mean, *std, *xn, *w1, *b1, *hpre, *hact, *w2, *b2, *y;
+    float *y_ref; /* the fp32 decision scores */
     /* fp16 storage */
     uint16_t *x16, *mean16, *std16, *xn16, *w1_16, *b1_16, *hpre16, *hact16,
         *w2_16, *b2_16, *y16;
@@ -357,6 +358,7 @@ static void stream_free(struct stream *s)
         s->b1_16, s->hpre16, s->hact16, s->w2_16, s->b2_16, s->y16, s->s_in,
         s->s_w, s->s_p1, s->s_p2, s->s_out, s->xq, s->hq, s->w1q, s->w2q,
         s->w1_scales, s->w2_scales, s->w1p, s->w2p, s->acc1, s->acc2,
+        s->y_ref,
     };
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         free(all[i]);
@@ -392,6 +394,7 @@ static int alloc_all(struct stream *s)
     s->w2 = F32(ho);
     s->b2 = F32(s->o);
     s->y = F32(bo);
+    s->y_ref = F32(bo);
     s->x16 = U16(bf);
     s->mean16 = U16(s->f);
     s->std16 = U16(s->f);
@@ -426,7 +429,8 @@ static int alloc_all(struct stream *s)
     s->w1p = malloc(p1);
     s->w2p = malloc(p2);
     if (!s->x || !s->mean || !s->std || !s->xn || !s->w1 || !s->b1 ||
-        !s->hpre || !s->hact || !s->w2 || !s->b2 || !s->y || !s->x16 ||
+        !s->hpre || !s->hact || !s->w2 || !s->b2 || !s->y || !s->y_ref ||
+        !s->x16 ||
         !s->mean16 || !s->std16 || !s->xn16 || !s->w1_16 || !s->b1_16 ||
         !s->hpre16 || !s->hact16 || !s->w2_16 || !s->b2_16 || !s->y16 ||
         !s->s_in || !s->s_w || !s->s_p1 || !s->s_p2 || !s->s_out ||
@@ -608,6 +612,16 @@ static void describe(struct prof_stream_profile *p,
     describe_cache(p, cal, fixed_bytes, per_sample_bytes);
 }
 
+static double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double d = fabs((double)a[i] - (double)b[i]);
+        m = d > m || isnan(d) ? d : m;
+    }
+    return m;
+}
+
 static int time_ops(struct stream *s, prof_work_fn const fns[4],
                     const struct prof_time_opts *timing,
                     struct prof_stats stats[4])
@@ -723,15 +737,27 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
     if (st != PROF_OK) {
         goto done;
     }
+    memcpy(s.y_ref, s.y, s.b * s.o * sizeof(float));
     /* kern_q8_gemm keeps its int32 sums exact up to K = 131071. */
     const bool int8_ok = s.f <= Q8_MAX_K && s.h <= Q8_MAX_K;
+    p.fp16_max_abs_diff = NAN;
+    p.int8_max_abs_diff = NAN;
     if (opts->measure_precisions) {
         st = time_ops(&s, fp16_ops, &opts->timing, st16);
-        if (st == PROF_OK && int8_ok) {
-            st = time_ops(&s, int8_ops, &opts->timing, st8);
-        }
         if (st != PROF_OK) {
             goto done;
+        }
+        if (widen(&s, s.s_out, s.y16, s.b * s.o) != 0) {
+            st = PROF_E_KERNEL;
+            goto done;
+        }
+        p.fp16_max_abs_diff = max_abs_diff(s.s_out, s.y_ref, s.b * s.o);
+        if (int8_ok) {
+            st = time_ops(&s, int8_ops, &opts->timing, st8);
+            if (st != PROF_OK) {
+                goto done;
+            }
+            p.int8_max_abs_diff = max_abs_diff(s.y, s.y_ref, s.b * s.o);
         }
     }
 

@@ -86,6 +86,8 @@ static void check_profile(json_t *j, double interval_ms)
     assert_true(jreal(p, "fp32_latency_ms") == lat);
     assert_true(jreal(p, "fp16_latency_ms") == lat16);
     assert_true(jreal(p, "int8_latency_ms") == lat8);
+    assert_true(jreal(p, "fp16_max_abs_diff") < 1e-2);
+    assert_true(jreal(p, "int8_max_abs_diff") < 1e-1);
     json_t *e = json_object_get(j, "edge_constraints");
     char buf[64];
     snprintf(buf, sizeof(buf), "%.4f ms", lat);

@@ -123,6 +123,11 @@ static void test_counts_and_totals(void **state)
     near(p.int8_memory_kb, 382 / 1024.0);
     near(p.host_knee_mac_per_byte, 0.3);
     assert_true(p.first_score > 0.0 && p.first_score < 1.0);
+    /* Lower precision moves the sigmoid scores a little, not wildly: fp16
+     * keeps 11 significant bits (relative 2^-11 per rounding, a few
+     * roundings per score, slope of the sigmoid <= 1/4), int8 about 7. */
+    assert_true(p.fp16_max_abs_diff >= 0.0 && p.fp16_max_abs_diff < 1e-2);
+    assert_true(p.int8_max_abs_diff >= 0.0 && p.int8_max_abs_diff < 1e-1);
 
     /* the sentences carry the numbers */
     char buf[64];
@@ -153,6 +158,7 @@ static void test_interval_exceeded(void **state)
     assert_non_null(strstr(p.headroom, "falls behind"));
     assert_true(isnan(p.fp16_latency_ms) && isnan(p.int8_latency_ms));
     assert_true(isnan(p.ops[0].fp16_latency_ms));
+    assert_true(isnan(p.fp16_max_abs_diff) && isnan(p.int8_max_abs_diff));
     for (int i = 0; i < 4; i++) {
         assert_int_equal(p.ops[i].bound, PROF_BOUND_MEMORY);
     }

@@ -528,6 +528,11 @@ struct prof_stream_profile {
     /* the decision head's first output for the first sample, a check that
        the operators ran on the data */
     double first_score;
+    /* what lower precision changes in the results: the largest
+       |output - fp32 output| over all batch x outputs decision scores
+       (sigmoid, in [0, 1]); NaN if not measured */
+    double fp16_max_abs_diff;
+    double int8_max_abs_diff;
 };
 
 /*
