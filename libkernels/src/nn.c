@@ -191,6 +191,26 @@ KERN_API int kern_nn_bias_add_f32(float *x, size_t rows, size_t channels,
     return KERN_OK;
 }
 
+KERN_API int kern_nn_bias_grad_f32(const float *dy, size_t rows,
+                                   size_t channels, float *grad_bias)
+{
+    if (!dy || !grad_bias) {
+        return KERN_E_INVALID;
+    }
+    size_t total;
+    if (!mul4(rows, channels, 1, 1, &total)) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t c = 0; c < channels; c++) {
+        double sum = 0.0;
+        for (size_t r = 0; r < rows; r++) {
+            sum += dy[r * channels + c];
+        }
+        grad_bias[c] = (float)sum;
+    }
+    return KERN_OK;
+}
+
 KERN_API int kern_nn_bias_add_nchw_f32(float *x, size_t batch,
                                        size_t channels, size_t hw,
                                        const float *bias)

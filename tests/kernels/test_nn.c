@@ -452,6 +452,14 @@ static void test_bias_finite_scale(void **state)
     for (int i = 0; i < 38; i++) {
         assert_true(x[i] == (float)(i + 100 * (i % 19)));
     }
+    /* Bias gradient: column sums of x (now i + 100 c) over the 2 rows:
+     * c + (19 + c) + 200 c. */
+    float gb[19];
+    assert_int_equal(kern_nn_bias_grad_f32(x, 2, 19, gb), KERN_OK);
+    for (int c = 0; c < 19; c++) {
+        assert_true(gb[c] == (float)(c + 19 + c + 200 * c));
+    }
+    assert_int_equal(kern_nn_bias_grad_f32(NULL, 2, 19, gb), KERN_E_INVALID);
     float img[2 * 3 * 5];
     const float cb[3] = {1, 2, 3};
     memset(img, 0, sizeof img);

@@ -176,6 +176,12 @@ KERN_API int kern_q8_requant_s8(size_t m, size_t n, const int32_t *acc,
 KERN_API int kern_nn_bias_add_f32(float *x, size_t rows, size_t channels,
                                   const float *bias);
 
+/* Gradient of a dense layer's bias: grad_bias[c] = sum over r of
+ * dy[r][c] for rows x channels (OVERWRITTEN; summed in double, then rounded
+ * once). */
+KERN_API int kern_nn_bias_grad_f32(const float *dy, size_t rows,
+                                   size_t channels, float *grad_bias);
+
 /* x[b][c][i] += bias[c] for NCHW with hw = height * width. */
 KERN_API int kern_nn_bias_add_nchw_f32(float *x, size_t batch,
                                        size_t channels, size_t hw,
