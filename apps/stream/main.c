@@ -18,6 +18,9 @@ struct options {
     enum cli_format format;
     const char *out_dir;
     int strict;
+    int have_device;
+    int device_is_host;
+    struct prof_device device;
 };
 
 static void usage(FILE *f)
@@ -48,6 +51,10 @@ static void usage(FILE *f)
         "  --seed N               weights and synthetic data (default 42)\n"
         "  --triad-mib X          size of the bandwidth calibration's three\n"
         "                         arrays together, MiB (default 4 x L3)\n"
+        "  --device D             also predict each operator on D: rpi4,\n"
+        "                         jetson-nano, desktop, host or\n"
+        "                         name=..,bandwidth_gbps=..,peak_gmacs=..\n"
+        "                         [,power_watts=..,memory_mb=..]\n"
         "  --format F             table|csv|json on stdout (default table)\n"
         "  --out DIR              write operator_profile.csv,\n"
         "                         hardware_totals.csv, hardware_profile.json\n"
@@ -67,7 +74,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_FEATURES = 256, O_BATCH, O_HIDDEN, O_OUTPUTS, O_INTERVAL,
            O_ACT, O_REPEATS, O_WARMUP, O_MULT, O_DATA, O_DATA_DIR, O_SEED,
-           O_TRIAD, O_FORMAT, O_OUT, O_STRICT, O_HELP, O_VERSION };
+           O_TRIAD, O_DEVICE, O_FORMAT, O_OUT, O_STRICT, O_HELP,
+           O_VERSION };
     static const struct option longopts[] = {
         {"features", required_argument, NULL, O_FEATURES},
         {"batch", required_argument, NULL, O_BATCH},
@@ -82,6 +90,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"data-dir", required_argument, NULL, O_DATA_DIR},
         {"seed", required_argument, NULL, O_SEED},
         {"triad-mib", required_argument, NULL, O_TRIAD},
+        {"device", required_argument, NULL, O_DEVICE},
         {"format", required_argument, NULL, O_FORMAT},
         {"out", required_argument, NULL, O_OUT},
         {"strict", no_argument, NULL, O_STRICT},
@@ -187,6 +196,18 @@ static int parse_args(int argc, char **argv, struct options *o)
                 return CLI_EXIT_USAGE;
             }
             break;
+        case O_DEVICE:
+            o->have_device = 1;
+            o->device_is_host = strcmp(optarg, "host") == 0;
+            if (!o->device_is_host) {
+                struct prof_diag diag = {0, ""};
+                if (prof_device_lookup(optarg, &o->device, &diag) !=
+                    PROF_OK) {
+                    cli_error("--device: %s", diag.message);
+                    return CLI_EXIT_USAGE;
+                }
+            }
+            break;
         case O_FORMAT:
             if (!cli_parse_format("--format", optarg, &o->format)) {
                 return CLI_EXIT_USAGE;
@@ -229,6 +250,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 struct result {
     struct prof_calibration cal;
     struct prof_stream_profile p;
+    /* the roofline of the host from its own calibration against what was
+     * measured, and optionally of another device */
+    struct prof_layer_prediction host_pred[PROF_STREAM_OPERATORS];
+    struct prof_prediction_total host_total;
+    struct prof_device device;
+    struct prof_layer_prediction dev_pred[PROF_STREAM_OPERATORS];
+    struct prof_prediction_total dev_total;
     char note[PROF_SENTENCE_MAX];
     art_table *ops;
     art_table *totals;
@@ -296,16 +324,25 @@ static int build_ops_table(struct result *r)
         "operator", "latency_ms", "memory_kb", "latency_ms_min",
         "latency_ms_p90", "latency_ms_max", "latency_ms_mad", "bytes_moved",
         "macs", "intensity_mac_per_byte", "bound", "fp16_latency_ms",
-        "int8_latency_ms",
+        "int8_latency_ms", "host_predicted_ms", "host_prediction_error",
     };
     static const enum art_type types[] = {
         ART_TEXT, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
-        ART_UINT, ART_UINT, ART_REAL, ART_TEXT, ART_REAL, ART_REAL,
+        ART_UINT, ART_UINT, ART_REAL, ART_TEXT, ART_REAL, ART_REAL, ART_REAL,
+        ART_REAL,
     };
+    static const char *const dev_names[] = {
+        "device_predicted_ms", "device_bound", "device_energy_proxy_j",
+    };
+    static const enum art_type dev_types[] = {ART_REAL, ART_TEXT, ART_REAL};
+    const int with_dev = r->device.name[0] != '\0';
     int st = art_table_create("operator_profile", &r->ops);
     if (st == ART_OK) {
         st = add_columns(r->ops, names, types, sizeof(types) /
                                                    sizeof(types[0]));
+    }
+    if (st == ART_OK && with_dev) {
+        st = add_columns(r->ops, dev_names, dev_types, 3);
     }
     for (size_t i = 0; st == ART_OK && i < PROF_STREAM_OPERATORS; i++) {
         const struct prof_stream_op *op = &r->p.ops[i];
@@ -324,6 +361,13 @@ static int build_ops_table(struct result *r)
         put_text(&f, prof_bound_name(op->bound));
         put_real(&f, op->fp16_latency_ms);
         put_real(&f, op->int8_latency_ms);
+        put_real(&f, r->host_pred[i].pred.predicted_ms);
+        put_real(&f, r->host_pred[i].relative_error);
+        if (with_dev) {
+            put_real(&f, r->dev_pred[i].pred.predicted_ms);
+            put_text(&f, prof_bound_name(r->dev_pred[i].pred.bound));
+            put_real(&f, r->dev_pred[i].pred.energy_proxy_j);
+        }
         st = f.st;
     }
     return st;
@@ -337,18 +381,29 @@ static int build_totals_table(struct result *r)
         "batch_size", "bytes_moved", "fp32_memory_kb", "fp16_memory_kb",
         "int8_memory_kb", "fp32_latency_ms", "fp16_latency_ms",
         "int8_latency_ms", "host_peak_gmacs", "host_bandwidth_gbps",
-        "host_knee_mac_per_byte",
+        "host_knee_mac_per_byte", "host_predicted_ms",
+        "host_prediction_error",
     };
     static const enum art_type types[] = {
         ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_UINT, ART_UINT,
         ART_UINT, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
-        ART_REAL, ART_REAL, ART_REAL,
+        ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
     };
+    static const char *const dev_names[] = {
+        "device", "device_predicted_ms", "device_stream_utilization",
+        "device_energy_proxy_j",
+    };
+    static const enum art_type dev_types[] = {ART_TEXT, ART_REAL, ART_REAL,
+                                              ART_REAL};
+    const int with_dev = r->device.name[0] != '\0';
     const struct prof_stream_profile *p = &r->p;
     int st = art_table_create("totals", &r->totals);
     if (st == ART_OK) {
         st = add_columns(r->totals, names, types, sizeof(types) /
                                                       sizeof(types[0]));
+    }
+    if (st == ART_OK && with_dev) {
+        st = add_columns(r->totals, dev_names, dev_types, 4);
     }
     struct filler f = {r->totals, 0, 0, st};
     if (f.st == ART_OK) {
@@ -371,6 +426,15 @@ static int build_totals_table(struct result *r)
     put_real(&f, p->host_peak_gmacs);
     put_real(&f, p->host_bandwidth_gbps);
     put_real(&f, p->host_knee_mac_per_byte);
+    put_real(&f, r->host_total.predicted_ms);
+    put_real(&f, r->host_total.relative_error);
+    if (with_dev) {
+        put_text(&f, r->device.name);
+        put_real(&f, r->dev_total.predicted_ms);
+        put_real(&f, fmin(1.0, r->dev_total.predicted_ms /
+                                   p->stream_interval_ms));
+        put_real(&f, r->dev_total.energy_proxy_j);
+    }
     return f.st;
 }
 
@@ -403,7 +467,7 @@ static int build_doc(const struct options *o, struct result *r)
 {
     const struct prof_stream_profile *p = &r->p;
     art_doc *d = NULL, *totals = NULL, *prec = NULL, *edge = NULL,
-            *config = NULL, *host = NULL;
+            *config = NULL, *host = NULL, *dev = NULL;
     int st = art_doc_create(&d);
     r->doc = d;
     DOC_SET(art_doc_create(&totals));
@@ -411,6 +475,7 @@ static int build_doc(const struct options *o, struct result *r)
     DOC_SET(art_doc_create(&edge));
     DOC_SET(art_doc_create(&config));
     DOC_SET(art_doc_create(&host));
+    DOC_SET(art_doc_create(&dev));
 
     DOC_SET(art_doc_set_real(totals, "latency_ms", p->latency_ms));
     DOC_SET(art_doc_set_real(totals, "memory_kb", p->memory_kb));
@@ -458,6 +523,29 @@ static int build_doc(const struct options *o, struct result *r)
                              r->cal.triad.total_bytes));
     DOC_SET(art_doc_set_real(host, "knee_mac_per_byte",
                              r->cal.knee_mac_per_byte));
+    DOC_SET(art_doc_set_real(host, "predicted_ms",
+                             r->host_total.predicted_ms));
+    DOC_SET(art_doc_set_real(host, "measured_ms", r->host_total.measured_ms));
+    DOC_SET(art_doc_set_real(host, "prediction_error",
+                             r->host_total.relative_error));
+    DOC_SET(art_doc_set_real(host, "mean_abs_operator_error",
+                             r->host_total.mean_abs_relative_error));
+    const int with_dev = r->device.name[0] != '\0';
+    if (with_dev) {
+        DOC_SET(art_doc_set_text(dev, "name", r->device.name));
+        DOC_SET(art_doc_set_real(dev, "bandwidth_gbps",
+                                 r->device.bandwidth_gbps));
+        DOC_SET(art_doc_set_real(dev, "peak_gmacs", r->device.peak_gmacs));
+        DOC_SET(art_doc_set_real(dev, "power_watts", r->device.power_watts));
+        DOC_SET(art_doc_set_real(dev, "memory_mb", r->device.memory_mb));
+        DOC_SET(art_doc_set_real(dev, "predicted_ms",
+                                 r->dev_total.predicted_ms));
+        DOC_SET(art_doc_set_real(dev, "stream_utilization",
+                                 fmin(1.0, r->dev_total.predicted_ms /
+                                               p->stream_interval_ms)));
+        DOC_SET(art_doc_set_real(dev, "energy_proxy_j",
+                                 r->dev_total.energy_proxy_j));
+    }
 
     DOC_SET(art_doc_set_table(d, "operator_profile", r->ops));
     DOC_SET(art_doc_set_doc(d, "totals", totals));
@@ -465,12 +553,49 @@ static int build_doc(const struct options *o, struct result *r)
     DOC_SET(art_doc_set_doc(d, "edge_constraints", edge));
     DOC_SET(art_doc_set_doc(d, "config", config));
     DOC_SET(art_doc_set_doc(d, "host", host));
+    if (with_dev) {
+        DOC_SET(art_doc_set_doc(d, "device", dev));
+    }
+    art_doc_destroy(dev);
     art_doc_destroy(host);
     art_doc_destroy(config);
     art_doc_destroy(edge);
     art_doc_destroy(prec);
     art_doc_destroy(totals);
     return st;
+}
+
+/* Roofline predictions of the four operators: on the host from its own
+ * calibration, compared with what was measured, and on --device. */
+static int predict(const struct options *o, struct result *r)
+{
+    struct prof_work work[PROF_STREAM_OPERATORS];
+    double measured[PROF_STREAM_OPERATORS];
+    int all_positive = 1;
+    for (int i = 0; i < PROF_STREAM_OPERATORS; i++) {
+        work[i].macs = r->p.ops[i].macs;
+        work[i].bytes = r->p.ops[i].bytes_moved;
+        measured[i] = r->p.ops[i].latency_ms;
+        all_positive &= measured[i] > 0.0;
+    }
+    struct prof_device host;
+    int st = prof_device_host(&r->cal, &host);
+    if (st == PROF_OK) {
+        /* a latency below the clock's resolution cannot be compared */
+        st = prof_predict_layers(&host, work, PROF_STREAM_OPERATORS,
+                                 all_positive ? measured : NULL,
+                                 r->host_pred, &r->host_total);
+    }
+    if (st == PROF_OK && o->have_device) {
+        r->device = o->device_is_host ? host : o->device;
+        st = prof_predict_layers(&r->device, work, PROF_STREAM_OPERATORS,
+                                 NULL, r->dev_pred, &r->dev_total);
+    }
+    if (st != PROF_OK) {
+        cli_error("predicting the operators: %s", prof_strerror(st));
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
 }
 
 static int compute(const struct options *o, struct result *r)
@@ -507,6 +632,10 @@ static int compute(const struct options *o, struct result *r)
                    ? CLI_EXIT_USAGE
                    : CLI_EXIT_FAILURE;
     }
+    st = predict(o, r);
+    if (st != CLI_EXIT_OK) {
+        return st;
+    }
     write_note(r);
     if ((st = build_ops_table(r)) != ART_OK ||
         (st = build_totals_table(r)) != ART_OK ||
@@ -537,6 +666,18 @@ static void print_summary(const struct result *r)
            p->fp32_memory_kb, p->fp32_latency_ms, p->fp16_memory_kb,
            p->fp16_latency_ms, p->int8_memory_kb, p->int8_latency_ms);
     printf("note: %s\n", r->note);
+    printf("host roofline: %.6f ms predicted for %.6f ms measured "
+           "(%+.0f%%; per operator on average %.0f%% off)\n",
+           r->host_total.predicted_ms, r->host_total.measured_ms,
+           100.0 * r->host_total.relative_error,
+           100.0 * r->host_total.mean_abs_relative_error);
+    if (r->device.name[0] != '\0') {
+        printf("on %s: %.6f ms predicted (stream utilization %.6f), "
+               "energy proxy %.3g J per batch\n",
+               r->device.name, r->dev_total.predicted_ms,
+               fmin(1.0, r->dev_total.predicted_ms / p->stream_interval_ms),
+               r->dev_total.energy_proxy_j);
+    }
     printf("bottleneck: %s\n", p->bottleneck);
     printf("headroom: %s\n", p->headroom);
     printf("cache: %s\n", p->cache_sensitivity);

@@ -130,6 +130,55 @@ static void test_json(void **state)
     run_free(&r);
 }
 
+/* Roofline by hand from the JSON's own figures: max(MACs / peak,
+ * bytes / bandwidth) per operator, on the host and on rpi4 (4.3 GB/s,
+ * 24 GMAC/s), and the host's signed error against the measurement. */
+static void test_predictions(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--features", "48", "--batch", "16", "--repeats", "3",
+        "--triad-mib", "16", "--device", "rpi4", "--format", "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    json_t *j = parse_json(r.out);
+    json_t *host = json_object_get(j, "host");
+    json_t *dev = json_object_get(j, "device");
+    assert_non_null(dev);
+    assert_string_equal(json_string_value(json_object_get(dev, "name")),
+                        "rpi4");
+    const double peak = jreal(host, "peak_gmacs");
+    const double bw = jreal(host, "triad_gbps");
+    json_t *ops = json_object_get(j, "operator_profile");
+    double host_sum = 0.0, dev_sum = 0.0, measured = 0.0;
+    for (size_t i = 0; i < 4; i++) {
+        json_t *op = json_array_get(ops, i);
+        const double macs = jreal(op, "macs");
+        const double bytes = jreal(op, "bytes_moved");
+        const double lat = jreal(op, "latency_ms");
+        const double hp = fmax(macs / peak / 1e6, bytes / bw / 1e6);
+        const double dp = fmax(macs / 24.0 / 1e6, bytes / 4.3 / 1e6);
+        assert_true(fabs(jreal(op, "host_predicted_ms") - hp) <= 1e-12 * hp);
+        assert_true(fabs(jreal(op, "host_prediction_error") -
+                         (hp - lat) / lat) <=
+                    1e-9 * fmax(1.0, fabs((hp - lat) / lat)));
+        assert_true(fabs(jreal(op, "device_predicted_ms") - dp) <= 1e-12 * dp);
+        assert_true(fabs(jreal(op, "device_energy_proxy_j") -
+                         6.4 * dp / 1000.0) <= 1e-12 * dp);
+        host_sum += hp;
+        dev_sum += dp;
+        measured += lat;
+    }
+    assert_true(fabs(jreal(host, "predicted_ms") - host_sum) <=
+                1e-12 * host_sum);
+    assert_true(fabs(jreal(host, "prediction_error") -
+                     (host_sum - measured) / measured) <= 1e-9);
+    assert_true(fabs(jreal(dev, "predicted_ms") - dev_sum) <= 1e-12 * dev_sum);
+    json_decref(j);
+    run_free(&r);
+}
+
 static void test_out_dir(void **state)
 {
     (void)state;
@@ -241,6 +290,15 @@ static void test_bad_input(void **state)
     RUN(&r, "--format", "xml", "--out", dir);
     assert_int_equal(r.status, 2);
     run_free(&r);
+    RUN(&r, "--device", "pi5", "--out", dir);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--device: unknown device 'pi5'"));
+    run_free(&r);
+    RUN(&r, "--device", "name=x,bandwidth_gbps=-1,peak_gmacs=1", "--out",
+        dir);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "bandwidth_gbps"));
+    run_free(&r);
     RUN(&r, "--bogus");
     assert_int_equal(r.status, 2);
     run_free(&r);
@@ -288,6 +346,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_predictions),
         cmocka_unit_test(test_out_dir),
         cmocka_unit_test(test_table_and_strict),
         cmocka_unit_test(test_bad_input),
