@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "edgefit/artifacts.h"
@@ -18,6 +19,7 @@ struct options {
     enum cli_format format;
     const char *out_dir;
     int strict;
+    int quiet;
     int have_device;
     int device_is_host;
     struct prof_device device;
@@ -61,6 +63,8 @@ static void usage(FILE *f)
         "                         hardware_totals.csv, hardware_profile.json\n"
         "  --strict               exit 3 when a batch takes longer than the\n"
         "                         interval\n"
+        "  --quiet                no progress messages on stderr (they appear\n"
+        "                         only on a terminal anyway)\n"
         "  --help, --version\n"
         "\n"
         "Exit status: 0 success, 1 runtime failure, 2 bad usage or input,\n"
@@ -75,7 +79,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_FEATURES = 256, O_BATCH, O_HIDDEN, O_OUTPUTS, O_INTERVAL,
            O_ACT, O_REPEATS, O_WARMUP, O_MULT, O_DATA, O_DATA_DIR, O_SEED,
-           O_TRIAD, O_DEVICE, O_FORMAT, O_OUT, O_STRICT, O_HELP,
+           O_TRIAD, O_DEVICE, O_FORMAT, O_OUT, O_STRICT, O_QUIET, O_HELP,
            O_VERSION };
     static const struct option longopts[] = {
         {"features", required_argument, NULL, O_FEATURES},
@@ -95,6 +99,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"format", required_argument, NULL, O_FORMAT},
         {"out", required_argument, NULL, O_OUT},
         {"strict", no_argument, NULL, O_STRICT},
+        {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, O_HELP},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -223,6 +228,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             break;
         case O_STRICT:
             o->strict = 1;
+            break;
+        case O_QUIET:
+            o->quiet = 1;
             break;
         case O_HELP:
             usage(stdout);
@@ -599,6 +607,21 @@ static int predict(const struct options *o, struct result *r)
     return CLI_EXIT_OK;
 }
 
+/* One line of progress on stderr, overwritten by the next; only on a
+ * terminal and without --quiet. NULL clears the line. */
+static void progress(const struct options *o, const char *what)
+{
+    if (o->quiet || !isatty(fileno(stderr))) {
+        return;
+    }
+    if (what) {
+        fprintf(stderr, "\r%s: %s...\033[K", cli_program(), what);
+    } else {
+        fprintf(stderr, "\r\033[K");
+    }
+    fflush(stderr);
+}
+
 static int compute(const struct options *o, struct result *r)
 {
     if (o->triad_mib > 0.0) {
@@ -609,12 +632,16 @@ static int compute(const struct options *o, struct result *r)
             return CLI_EXIT_FAILURE;
         }
     }
+    progress(o, "calibrating the host (FMA peak, memory triad)");
     int st = prof_host_calibration(&r->cal);
     if (st != PROF_OK) {
+        progress(o, NULL);
         cli_error("calibrating the host: %s", prof_strerror(st));
         return CLI_EXIT_FAILURE;
     }
+    progress(o, "timing the operators");
     st = prof_stream_profile(&o->stream, &r->cal, &r->p);
+    progress(o, NULL);
     if (st != PROF_OK) {
         if (st == PROF_E_IO) {
             const uint64_t rows =
