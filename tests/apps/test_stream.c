@@ -241,8 +241,9 @@ static void test_table_and_strict(void **state)
     (void)state;
     struct run_result r;
     RUN(&r, "--features", "16", "--batch", "2", "--repeats", "3",
-        "--triad-mib", "16", "--activation", "gelu");
+        "--triad-mib", "16", "--activation", "gelu", "--quiet");
     assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, ""); /* no progress, no diagnostics */
     assert_non_null(strstr(r.out, "linear_projection"));
     assert_non_null(strstr(r.out, "stream utilization"));
     assert_non_null(strstr(r.out, "gelu"));
