@@ -590,9 +590,9 @@ PROF_API void prof_idx_images_finish(struct prof_idx_images *images);
  *     quantise again; flatten copies the bytes and keeps the scale.
  * fp64 is estimated by libmemest but not executed (PROF_E_RANGE).
  *
- * Operators: dense (y = x W^T + b, then its activation), conv2d (im2col per
- * sample and group, then a GEMM; any stride, padding and groups, depthwise
- * included), max and average pooling (kern_maxpool2d_f32 and
+ * Operators: dense (y = x W^T + b, then its activation), conv2d (im2col,
+ * then one GEMM per sample and group, or for int8 one per group over the
+ * whole batch; any stride, padding and groups, depthwise included), max and average pooling (kern_maxpool2d_f32 and
  * kern_avgpool2d_f32: PyTorch's rules, padding at most half the window),
  * flatten, and the activations relu, gelu (tanh form), sigmoid, tanh and
  * softmax. Softmax normalises each sample's feature vector; on a CxHxW
