@@ -595,8 +595,9 @@ PROF_API void prof_idx_images_finish(struct prof_idx_images *images);
  * whole batch; any stride, padding and groups, depthwise included), max
  * and average pooling (kern_maxpool2d_f32 and kern_avgpool2d_f32:
  * PyTorch's rules, padding at most half the window), flatten, and the
- * activations relu, gelu (tanh form), sigmoid, tanh and softmax. Softmax normalises each sample's feature vector; on a CxHxW
- * tensor it runs over the channels at every position (PyTorch's dim=1).
+ * activations relu, gelu (tanh form), sigmoid, tanh and softmax. Softmax
+ * normalises each sample's feature vector; on a CxHxW tensor it runs over
+ * the channels at every position (PyTorch's dim=1).
  *
  * Parameter layout, as PyTorch stores it: dense weight [out][in], conv2d
  * weight [out_c][in_c/groups][k][k], bias [out] or [out_c].
