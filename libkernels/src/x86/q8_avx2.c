@@ -2,11 +2,12 @@
  *
  * GEMM: vpmaddubsw would saturate its int16 pair sums, so it is not used.
  * The biased weights (w + 128, 0..255) are zero-extended to int16 and the
- * activations sign-extended to int16; vpmaddwd then forms exact int32 sums
- * of pairs, added with vpaddd. As in the VNNI path every row starts at
- * -128 * rowsum(a). A tile is MR = 2 rows by one block of 16 columns;
- * each accumulator holds 4 columns as two partial sums (k pairs 0-1 and
- * 2-3) that vphaddd folds at the end.
+ * activations sign-extended to int16 (once per block of K, into a buffer on
+ * the stack); vpmaddwd then forms exact int32 sums of pairs, added with
+ * vpaddd. As in the VNNI path every row starts at -128 * rowsum(a). A tile
+ * is MR = 2 rows by one block of 16 columns; each accumulator holds 4
+ * columns as two partial sums (k pairs 0-1 and 2-3) that vphaddd folds at
+ * the end.
  *
  * Element-wise kernels follow the C references operation by operation so
  * their results are bit-identical. */
@@ -40,27 +41,17 @@ static int32_t row_sum(const int8_t *p, size_t k)
     return (int32_t)s;
 }
 
-/* Four int8 of A as int16, broadcast to every 64-bit lane. */
-static inline __m256i bcast_a(const int8_t *p, size_t bytes)
-{
-    int32_t v = 0;
-    memcpy(&v, p, bytes);
-    const __m128i w = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(v));
-    return _mm256_broadcastq_epi64(w);
-}
-
-/* Folds the four accumulators of one row (16 columns) into two vectors of
- * 8 columns in order and adds the row's start value. */
+/* Folds the four accumulators of one row (16 columns) into 16 sums in
+ * column order. */
 static inline void fold(__m256i a0, __m256i a1, __m256i a2, __m256i a3,
-                        int32_t start, int32_t *out)
+                        int32_t *out)
 {
-    const __m256i s = _mm256_set1_epi32(start);
     const __m256i lo =
         _mm256_permute4x64_epi64(_mm256_hadd_epi32(a0, a1), 0xd8);
     const __m256i hi =
         _mm256_permute4x64_epi64(_mm256_hadd_epi32(a2, a3), 0xd8);
-    _mm256_storeu_si256((__m256i *)out, _mm256_add_epi32(lo, s));
-    _mm256_storeu_si256((__m256i *)(out + 8), _mm256_add_epi32(hi, s));
+    _mm256_storeu_si256((__m256i *)out, lo);
+    _mm256_storeu_si256((__m256i *)(out + 8), hi);
 }
 
 #define LOADB(j)                                                            \
@@ -69,39 +60,43 @@ static inline void fold(__m256i a0, __m256i a1, __m256i a2, __m256i a3,
 #define DP(r, j)                                                            \
     r##j = _mm256_add_epi32(r##j, _mm256_madd_epi16(b##j, a##r));
 
-/* One tile of mr rows (1 or 2) by 16 columns into out (16 per row, ld 16),
- * over all groups of K; start[r] is each row's starting value. */
+/* One tile of mr rows (1 or 2) by 16 columns over ng groups: the rows of A
+ * come pre-widened (wx, wy: four int16 per group, 8 bytes), the sums go to
+ * out (16 per row). */
 static inline __attribute__((always_inline)) void
-tile(const int mr, size_t k, const int8_t *a, size_t lda, const uint8_t *b,
-     const int32_t *start, int32_t *out)
+tile(const int mr, size_t ng, const int16_t *wx, const int16_t *wy,
+     const uint8_t *b, int32_t *out)
 {
     __m256i x0 = _mm256_setzero_si256(), x1 = x0, x2 = x0, x3 = x0;
     __m256i y0 = x0, y1 = x0, y2 = x0, y3 = x0;
-    const size_t kg = q8_groups(k);
-    for (size_t g = 0; g < kg; g++) {
-        const size_t bytes = 4 * g + 4 <= k ? 4 : k - 4 * g;
+    for (size_t g = 0; g < ng; g++) {
+        int64_t q;
         LOADB(0)
         LOADB(1)
         LOADB(2)
         LOADB(3)
-        const __m256i ax = bcast_a(a + 4 * g, bytes);
+        memcpy(&q, wx + 4 * g, 8);
+        const __m256i ax = _mm256_set1_epi64x(q);
         DP(x, 0)
         DP(x, 1)
         DP(x, 2)
         DP(x, 3)
         if (mr > 1) {
-            const __m256i ay = bcast_a(a + lda + 4 * g, bytes);
+            memcpy(&q, wy + 4 * g, 8);
+            const __m256i ay = _mm256_set1_epi64x(q);
             DP(y, 0)
             DP(y, 1)
             DP(y, 2)
             DP(y, 3)
         }
     }
-    fold(x0, x1, x2, x3, start[0], out);
+    fold(x0, x1, x2, x3, out);
     if (mr > 1) {
-        fold(y0, y1, y2, y3, start[1], out + Q8_NB);
+        fold(y0, y1, y2, y3, out + Q8_NB);
     }
 }
+
+enum { KCG = 512 }; /* groups of A widened at a time: 4 KiB per row */
 
 void kern_q8_gemm_avx2(size_t m, size_t n, size_t k, const int8_t *a,
                        size_t lda, const uint8_t *bp, int32_t *c, size_t ldc)
@@ -109,6 +104,7 @@ void kern_q8_gemm_avx2(size_t m, size_t n, size_t k, const int8_t *a,
     const size_t kg = q8_groups(k);
     const size_t nb = q8_blocks(n);
     const size_t bstride = kg * Q8_NB * Q8_KG;
+    int16_t wide[MR][KCG * Q8_KG];
     int32_t out[MR * Q8_NB];
     for (size_t i = 0; i < m; i += MR) {
         const size_t mr = m - i < MR ? m - i : MR;
@@ -116,17 +112,46 @@ void kern_q8_gemm_avx2(size_t m, size_t n, size_t k, const int8_t *a,
         for (size_t r = 0; r < mr; r++) {
             start[r] = -128 * row_sum(a + (i + r) * lda, k);
         }
-        for (size_t jb = 0; jb < nb; jb++) {
-            const size_t cols = n - jb * Q8_NB < Q8_NB ? n - jb * Q8_NB
-                                                       : Q8_NB;
-            if (mr == MR) {
-                tile(2, k, a + i * lda, lda, bp + jb * bstride, start, out);
-            } else {
-                tile(1, k, a + i * lda, lda, bp + jb * bstride, start, out);
-            }
+        for (size_t g0 = 0; g0 < kg; g0 += KCG) {
+            const size_t ng = kg - g0 < KCG ? kg - g0 : KCG;
+            /* Widen this K block of the rows; past K the values are 0. */
+            const size_t t0 = 4 * g0;
+            const size_t tn = k - t0 < 4 * ng ? k - t0 : 4 * ng;
             for (size_t r = 0; r < mr; r++) {
-                memcpy(c + (i + r) * ldc + jb * Q8_NB, out + r * Q8_NB,
-                       cols * sizeof *c);
+                const int8_t *src = a + (i + r) * lda + t0;
+                size_t t = 0;
+                for (; t + 16 <= tn; t += 16) {
+                    const __m256i v = _mm256_cvtepi8_epi16(
+                        _mm_loadu_si128((const __m128i *)(src + t)));
+                    _mm256_storeu_si256((__m256i *)(wide[r] + t), v);
+                }
+                for (; t < tn; t++) {
+                    wide[r][t] = src[t];
+                }
+                for (; t < 4 * ng; t++) {
+                    wide[r][t] = 0;
+                }
+            }
+            for (size_t jb = 0; jb < nb; jb++) {
+                const size_t cols = n - jb * Q8_NB < Q8_NB ? n - jb * Q8_NB
+                                                           : Q8_NB;
+                const uint8_t *b = bp + jb * bstride + g0 * Q8_NB * Q8_KG;
+                if (mr == MR) {
+                    tile(2, ng, wide[0], wide[1], b, out);
+                } else {
+                    tile(1, ng, wide[0], wide[0], b, out);
+                }
+                for (size_t r = 0; r < mr; r++) {
+                    int32_t *cr = c + (i + r) * ldc + jb * Q8_NB;
+                    const int32_t *o = out + r * Q8_NB;
+                    /* Wrapping adds: the partial sums of the biased
+                     * weights may leave int32 before the correction. */
+                    for (size_t j = 0; j < cols; j++) {
+                        const uint32_t base =
+                            g0 == 0 ? (uint32_t)start[r] : (uint32_t)cr[j];
+                        cr[j] = (int32_t)(base + (uint32_t)o[j]);
+                    }
+                }
             }
         }
     }
