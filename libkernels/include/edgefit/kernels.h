@@ -97,12 +97,13 @@ KERN_API int kern_q8_quantize_channels_f32(const float *x, size_t channels,
                                            size_t per_channel, int8_t *dst,
                                            float *scales);
 
-/* dst[i] = q[i] * scale (exact for |q| <= 127 up to the float rounding of
- * the product). Any finite scale is accepted; else KERN_E_RANGE. */
+/* dst[i] = q[i] * scale, one float multiply (rounded to nearest). Any
+ * finite scale is accepted; else KERN_E_RANGE. KERN_E_INVALID for NULL. */
 KERN_API int kern_q8_dequantize_f32(const int8_t *q, size_t n, float scale,
                                     float *dst);
 
-/* Per channel: dst[c][j] = q[c][j] * scales[c]. */
+/* Per channel: dst[c][j] = q[c][j] * scales[c] (scales holds `channels`
+ * finite values, else KERN_E_RANGE). */
 KERN_API int kern_q8_dequantize_channels_f32(const int8_t *q, size_t channels,
                                              size_t per_channel,
                                              const float *scales, float *dst);
@@ -121,9 +122,10 @@ KERN_API int kern_q8_dequantize_channels_f32(const int8_t *q, size_t channels,
 KERN_API size_t kern_q8_packed_bytes(size_t n, size_t k);
 
 /* Pack W (N x K, leading dimension ldw) into `packed` of `packed_bytes`
- * bytes. Any int8 value is allowed. KERN_E_INVALID for NULL, KERN_E_SHAPE for n or k == 0 or ldw < k,
- * KERN_E_OVERFLOW when the size overflows, KERN_E_NOMEM when packed_bytes
- * is smaller than kern_q8_packed_bytes(n, k). */
+ * bytes. Any int8 value is allowed. KERN_E_INVALID for NULL, KERN_E_SHAPE
+ * for n or k == 0 or ldw < k, KERN_E_OVERFLOW when the size overflows,
+ * KERN_E_NOMEM when packed_bytes is smaller than
+ * kern_q8_packed_bytes(n, k). */
 KERN_API int kern_q8_pack_weights(const int8_t *w, size_t n, size_t k,
                                   size_t ldw, void *packed,
                                   size_t packed_bytes);
@@ -137,7 +139,7 @@ KERN_API int kern_q8_pack_weights(const int8_t *w, size_t n, size_t k,
  * -128 * sum_k a[i][k]; the result equals the plain sum bit for bit.
  * KERN_E_SHAPE when n or k disagree with the packed matrix, lda < k or
  * ldc < n; KERN_E_INVALID for NULL or a buffer that is not packed weights.
- * m == 0 is a no-op. */
+ * m == 0 is a no-op. C must not overlap A or the packed weights. */
 KERN_API int kern_q8_gemm(size_t m, size_t n, size_t k, const int8_t *a,
                           size_t lda, const void *packed_w, int32_t *c,
                           size_t ldc);
