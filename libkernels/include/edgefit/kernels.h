@@ -233,7 +233,8 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
  * in_c/groups * k * k <= 1024 run as kern_sgemm products over input
  * patches gathered a few rows (or part of a row) at a time in a 32 KiB
  * stack buffer (kern_sgemm may use its own pooled buffers; no other
- * allocation); the others (depthwise ones included) run a direct kernel. Summation order differs between paths:
+ * allocation); the others (depthwise ones included) run a direct kernel.
+ * Summation order differs between paths:
  * results agree with the exact sum to within about K * FLT_EPSILON * sum of
  * |w * x| with K = in_c/groups * k * k. */
 KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
