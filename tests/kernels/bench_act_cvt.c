@@ -95,19 +95,31 @@ static void run_op(const struct ctx *c, enum op op)
     }
 }
 
-static double time_op(const struct ctx *c, enum op op, int reps)
+/* Median time of op, and the median over runs of op's time divided by a
+ * copy timed right before it: on a shared, busy machine the paired ratio
+ * is steadier than either time. */
+static double time_op(const struct ctx *c, enum op op, int reps,
+                      double *ratio)
 {
-    double *t = malloc((size_t)reps * sizeof *t);
+    double *t = malloc(2 * (size_t)reps * sizeof *t);
     if (!t) {
         return 0.0;
     }
+    double *q = t + reps;
     run_op(c, op);
     for (int r = 0; r < reps; r++) {
         const double t0 = now_ns();
+        run_op(c, OP_COPY);
+        const double t1 = now_ns();
         run_op(c, op);
-        t[r] = now_ns() - t0;
+        const double t2 = now_ns();
+        t[r] = t2 - t1;
+        q[r] = (t2 - t1) / (t1 - t0);
     }
     const double m = median(t, reps);
+    if (ratio) {
+        *ratio = median(q, reps);
+    }
     free(t);
     return m;
 }
@@ -175,9 +187,10 @@ int main(int argc, char **argv)
            reps, kern_cpu_path_name(host));
 
     c.n = n_act;
-    const double copy_act = time_op(&c, OP_COPY, reps) / (double)n_act;
-    printf("\nactivations, %zu floats: ns/element (x copy = ratio to "
-           "memcpy's %.3f ns/element)\n", n_act, copy_act);
+    const double copy_act = time_op(&c, OP_COPY, reps, NULL) / (double)n_act;
+    printf("\nactivations, %zu floats: ns/element (x copy: median ratio to a "
+           "memcpy timed alongside; alone it takes %.3f ns/element)\n",
+           n_act, copy_act);
     printf("%-8s %16s %16s %16s %16s %16s %16s %16s\n", "path", "gelu",
            "gelu_erf", "gelu_unfused", "tanh", "sigmoid", "erf",
            "gelu_backward");
@@ -198,18 +211,22 @@ int main(int argc, char **argv)
                 printf(" %16s", "-"); /* the public API: host path only */
                 continue;
             }
-            const double t = time_op(&c, act_ops[k], reps) / (double)n_act;
-            printf(" %7.3f (x%5.2f)", t, t / copy_act);
+            double ratio = 0.0;
+            const double t =
+                time_op(&c, act_ops[k], reps, &ratio) / (double)n_act;
+            printf(" %7.3f (x%5.2f)", t, ratio);
         }
         printf("\n");
     }
 
     c.n = n_cvt;
-    const double copy_cvt = time_op(&c, OP_COPY, reps);
+    const double copy_cvt = time_op(&c, OP_COPY, reps, NULL);
     const double copy_gbs = 8.0 * (double)n_cvt / copy_cvt;
     printf("\nconversions, %zu elements: GB/s counting bytes read + "
-           "written (memcpy of the floats: %.1f GB/s)\n", n_cvt, copy_gbs);
-    printf("%-8s %14s %14s %14s %14s\n", "path", "f32->f16", "f16->f32",
+           "written (memcpy of the floats: %.1f GB/s); in brackets the\n"
+           "median ratio of GB/s to a memcpy of the floats timed alongside\n",
+           n_cvt, copy_gbs);
+    printf("%-8s %18s %18s %18s %18s\n", "path", "f32->f16", "f16->f32",
            "f32->bf16", "bf16->f32");
     static const enum op cvt_ops[] = {OP_F2H, OP_H2F, OP_F2B, OP_B2F};
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
@@ -221,8 +238,11 @@ int main(int argc, char **argv)
         c.cvt = &cvt;
         printf("%-8s", levels[l].name);
         for (size_t k = 0; k < 4; k++) {
-            const double t = time_op(&c, cvt_ops[k], reps);
-            printf(" %14.1f", 6.0 * (double)n_cvt / t);
+            double ratio = 0.0;
+            const double t = time_op(&c, cvt_ops[k], reps, &ratio);
+            /* GB/s ratio: (6 n / t) / (8 n / t_copy). */
+            printf(" %10.1f (x%4.2f)", 6.0 * (double)n_cvt / t,
+                   6.0 / 8.0 / ratio);
         }
         printf("\n");
     }

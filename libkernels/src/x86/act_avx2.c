@@ -1,6 +1,7 @@
 /* Activations with AVX2 + FMA: 8 lanes, tails through a stack buffer, the
- * exponent applied in two integer steps so subnormal results are exact, and
- * vrcpps plus two Newton steps for reciprocals. */
+ * exponent applied in two integer steps so subnormal results are exact.
+ * Divisions are real divisions (faster here than vrcpps plus the two
+ * Newton steps float precision needs). */
 #include <immintrin.h>
 #include <stddef.h>
 #include <string.h>
@@ -49,15 +50,7 @@ static inline M vgt_or_nan(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); 
 static inline V vsel(M m, V a, V b) { return _mm256_blendv_ps(a, b, m); }
 static inline V vand_mask(M m, V a) { return _mm256_and_ps(m, a); }
 
-/* vrcpps has 12 bits; two Newton steps reach float precision (one leaves
- * 1/1 at 1 - 2^-24, which would make tanh(inf) != 1). */
-static inline V vrcp(V d)
-{
-    const V one = _mm256_set1_ps(1.0f);
-    V r = _mm256_rcp_ps(d);
-    r = _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, one), r);
-    return _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, one), r);
-}
+static inline V vdiv(V a, V b) { return _mm256_div_ps(a, b); }
 
 /* p * 2^n with n = bits(t) - bits(MAGIC), in two factors 2^(n/2) so that
  * n down to -152 stays exact until the final, correctly rounded multiply. */

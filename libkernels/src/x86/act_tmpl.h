@@ -5,7 +5,7 @@
  * (-min(|a|, c), NaN kept), vcopysign,
  * vmax_keepnan(c, a) (max that returns a when a is NaN), vmin_keepnan,
  * vlt, vge, vgt, vgt_or_nan, vsel(m, a, b) (b where m is set, a elsewhere),
- * vand_mask(m, a), vrcp (reciprocal to about 1 ulp), vscale2(p, n, t)
+ * vand_mask(m, a), vdiv (correctly rounded), vscale2(p, n, t)
  * (p * 2^n, n integral, t = n + 0x1.8p23 from the reduction; subnormal
  * results included), vload, vstore, vload_tail, vstore_tail, and ACT_FN(name)
  * naming the exported function.
@@ -35,6 +35,10 @@
 #define GELU_C1 0x1.988454p+0f
 #define GELU_C2 0x1.2444f2p-4f
 #define GELU_C3 0x1.b6676cp-3f
+/* The same times log2(e): 2 sqrt(2/pi) log2(e), 2 sqrt(2/pi) 0.044715
+ * log2(e). */
+#define GELU_C1L 0x1.26aec2p+1f
+#define GELU_C2L 0x1.a5a7d0p-4f
 #define INV_SQRT2 0x1.6a09e6p-1f
 #define INV_SQRT_2PI 0x1.988454p-2f
 
@@ -79,19 +83,25 @@ static inline V exp_neg(V y)
     return vscale2(p, n, t);
 }
 
-/* exp(s) for -104 <= s <= 0 (the caller clamps), one degree lower (rel.
- * 1e-7, about 1 ulp) and in plain Horner form: the fused GELU's budget. */
-static inline V exp_neg_fast(V s)
+/* 2^s for -152 <= s <= 0 (the caller clamps; 2^-152 rounds to 0), for the
+ * fused GELU: s = n + f with n = round(s) and f = s - n exact, then
+ * 2^f = 1 + f q(f) with q of degree 4 on [-1/2, 1/2] (rel. 9e-8). */
+static inline V exp2_neg_fast(V s)
 {
-    const V t = vfma(s, vset(LOG2E), vset(MAGIC));
+#ifdef ACT_HAVE_REDUCE
+    const V f = vreduce(s);
+    const V n = vsub(s, f);
+    const V t = n;
+#else
+    const V t = vadd(s, vset(MAGIC));
     const V n = vsub(t, vset(MAGIC));
-    V r = vfma(n, vset(-LN2_HI), s);
-    r = vfma(n, vset(-LN2_LO), r);
-    V q = vfma(vset(0x1.106402p-7f), r, vset(0x1.572a1ap-5f));
-    q = vfma(q, r, vset(0x1.5557acp-3f));
-    q = vfma(q, r, vset(0x1.fffdfcp-2f));
-    q = vfma(q, r, vset(1.0f));
-    return vscale2(vfma(q, r, vset(1.0f)), n, t);
+    const V f = vsub(s, n);
+#endif
+    V q = vfma(vset(0x1.5bda58p-10f), f, vset(0x1.3ce8aep-7f));
+    q = vfma(q, f, vset(0x1.c6b6d8p-5f));
+    q = vfma(q, f, vset(0x1.ebf9c2p-3f));
+    q = vfma(q, f, vset(0x1.62e42ap-1f));
+    return vscale2(vfma(q, f, vset(1.0f)), n, t);
 }
 
 static inline V tanh_v(V x)
@@ -105,7 +115,7 @@ static inline V tanh_v(V x)
     /* On |x| so that tanh(-0) = -0 after the final copysign. */
     const V small = vfma(vmul(ax, x2), q, ax);
     const V e = exp_neg(vmul(vset(-2.0f), ax));
-    const V big = vmul(vsub(vset(1.0f), e), vrcp(vadd(vset(1.0f), e)));
+    const V big = vdiv(vsub(vset(1.0f), e), vadd(vset(1.0f), e));
     return vcopysign(vsel(vlt(ax, vset(0.625f)), big, small), x);
 }
 
@@ -113,7 +123,7 @@ static inline V tanh_v(V x)
  * callers clamp a at 10.1, past which erfc is below every subnormal). */
 static inline V half_erfc_big(V a, V a2h, V a2l)
 {
-    const V t = vmul(vset(2.0f), vrcp(vadd(vset(2.0f), a)));
+    const V t = vdiv(vset(2.0f), vadd(vset(2.0f), a));
     V p = vfma(vset(0x1.c7af26p-3f), t, vset(-0x1.135912p+0f));
     p = vfma(p, t, vset(0x1.00dfd4p+1f));
     p = vfma(p, t, vset(-0x1.b746b2p+0f));
@@ -151,8 +161,8 @@ static inline V erf_v(V x)
 static inline V sigmoid_v(V x)
 {
     const V e = exp_neg(vnegabs(x));
-    const V r = vrcp(vadd(vset(1.0f), e));
-    return vsel(vge(x, vset(0.0f)), vmul(e, r), r);
+    const V num = vsel(vge(x, vset(0.0f)), e, vset(1.0f));
+    return vdiv(num, vadd(vset(1.0f), e));
 }
 
 static inline V relu_v(V x)
@@ -161,18 +171,18 @@ static inline V relu_v(V x)
 }
 
 /* x sigmoid(2u), 2u = x (C1 + C2 x^2): x / (1 + e) for x >= 0 and
- * x e / (1 + e) for x < 0, with e = exp(-|2u|). About 21 vector operations
- * per vector, the budget that keeps GELU near memory speed. */
+ * x e / (1 + e) for x < 0, with e = exp(-|2u|) = 2^-|w|, w = 2u log2(e)
+ * (log2(e) folded into the constants). About 20 vector operations per
+ * vector, the budget that keeps GELU near memory speed. */
 static inline V gelu_v(V x)
 {
     /* -inf becomes -FLT_MAX so that x e is -0, not -inf * 0 = NaN. */
     x = vmax_keepnan(vset(-0x1.fffffep+127f), x);
     const V x2 = vmul(x, x);
-    const V v = vmul(x, vfma(vset(GELU_C2), x2, vset(GELU_C1)));
-    const V e = exp_neg_fast(vnegabs_min(v, 104.0f));
-    const V r = vrcp(vadd(vset(1.0f), e));
+    const V w = vmul(x, vfma(vset(GELU_C2L), x2, vset(GELU_C1L)));
+    const V e = exp2_neg_fast(vnegabs_min(w, 152.0f));
     const V num = vsel(vlt(x, vset(0.0f)), x, vmul(x, e));
-    return vmul(num, r);
+    return vdiv(num, vadd(vset(1.0f), e));
 }
 
 /* Phi(x) for the erf form, |x| <= 14.28 (callers clamp), with
@@ -211,7 +221,7 @@ static inline V gelu_grad_v(V x)
     const V x2 = vmul(x, x);
     const V v = vmul(x, vfma(vset(GELU_C2), x2, vset(GELU_C1)));
     const V e = exp_neg(vnegabs(v));
-    const V r = vrcp(vadd(vset(1.0f), e));
+    const V r = vdiv(vset(1.0f), vadd(vset(1.0f), e));
     const V er = vmul(e, r);
     const M pos = vge(x, vset(0.0f));
     const V s = vsel(pos, er, r);
