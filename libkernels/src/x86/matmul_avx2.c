@@ -33,19 +33,22 @@ static inline float hsum8(__m256 x)
 #define v_hsum(x) hsum8(x)
 #define FN(name) name##_avx2
 
-/* 12 of the 16 registers hold the packed tile; KC x 16 floats of B
- * (16 KiB) stay in L1, a 480 x 256 block of A (480 KiB) in L2. */
+/* 12 of the 16 registers hold the packed tile; a 6 x 256 sliver of A
+ * (6 KiB) stays in L1 while 256 x 16 slivers of a 256 x 1024 panel of B
+ * (1 MiB) stream from L2. */
 #define PMR 6
 #define PNV 2
 #define PKC 256
 #define PMC 480
-#define PNC 4096
+#define PNC 1024
 #define DNV 2
 #define DMR_MAX 12
 #define DMR(nv) ((nv) == 1 ? 12 : 6)
 #define DKC 256
 #define GJV 4
-#define GPF 8
-#define PATH_DIRECT_MACS (192.0 * 192.0 * 192.0)
+#define GPF 4
+#define PATH_DIRECT_MACS (128.0 * 128.0 * 128.0)
+#define PATH_DIRECT_N 64
+#define PATH_DIRECT_M 64
 
 #include "matmul_tmpl.h"

@@ -23,21 +23,24 @@ static inline __mmask16 mask_n(int r)
 #define v_hsum(x) _mm512_reduce_add_ps(x)
 #define FN(name) name##_avx512
 
-/* 24 of the 32 registers hold the packed tile; a 12-float A sliver per
- * step is one cache line; KC x 32 floats of B (32 KiB) stay in the 48 KiB
- * L1 while a 528 x 256 block of A (528 KiB) stays in the 2 MiB L2. */
+/* 24 of the 32 registers hold the packed tile; a 12 x 256 sliver of A
+ * (12 KiB) stays in the 48 KiB L1 while 256 x 32 slivers of a 256 x 1024
+ * panel of B (1 MiB) stream from the 2 MiB L2 (measured best of KC 128 to
+ * 384 and NC 768 to 4096 on square and edge shapes). */
 #define PMR 12
 #define PNV 2
 #define PKC 256
 #define PMC 528
-#define PNC 4096
+#define PNC 1024
 /* Direct tiles: 24 accumulators at 2 to 4 vectors, 12 at one. */
 #define DNV 4
 #define DMR_MAX 12
 #define DMR(nv) ((nv) <= 2 ? 12 : (nv) == 3 ? 8 : 6)
 #define DKC 128
 #define GJV 8
-#define GPF 8
-#define PATH_DIRECT_MACS (256.0 * 256.0 * 256.0)
+#define GPF 4
+#define PATH_DIRECT_MACS (128.0 * 128.0 * 128.0)
+#define PATH_DIRECT_N 64
+#define PATH_DIRECT_M 64
 
 #include "matmul_tmpl.h"

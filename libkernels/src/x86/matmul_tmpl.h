@@ -10,13 +10,17 @@
  *   v_add(a, b) v_hsum(x)
  *   FN(name)         appends the instruction-set suffix
  *   PMR, PNV         packed micro-tile: PMR rows x PNV vectors
- *   PKC, PMC, PNC    packed cache blocks (K depth, rows of A, columns of B)
+ *   PKC, PMC, PNC    packed cache blocks (K depth, rows of A, columns of B);
+ *                    a PMR x PKC sliver of A lives in L1, a PKC x PNC panel
+ *                    of B in L2
  *   DNV              widest direct tile, in vectors
  *   DMR(nv)          direct tile height for nv vectors (<= DMR_MAX)
  *   DMR_MAX, DKC     tallest direct tile; direct K block
  *   GJV              vectors of C per block in the row-vector GEMV
  *   GPF              rows of B the row-vector GEMV prefetches ahead
- *   PATH_DIRECT_MACS products up to this many multiply-adds go direct
+ *   PATH_DIRECT_MACS products up to this many multiply-adds go direct, as
+ *   PATH_DIRECT_N    do those with n <= this
+ *   PATH_DIRECT_M    and those with m < this
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -404,12 +408,13 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
                 const size_t mc = min_sz(PMC, m - ic);
                 pack_a(apack, ta, ta ? a + pc * lda + ic : a + ic * lda + pc,
                        lda, mc, kc);
-                /* A B sliver (kc x PNR) stays in L1 while the A slivers
-                 * of the packed block stream from L2. */
-                for (size_t jr = 0; jr < nc; jr += PNR) {
-                    const size_t nr = min_sz(PNR, nc - jr);
-                    for (size_t ir = 0; ir < mc; ir += PMR) {
-                        const size_t mr = min_sz(PMR, mc - ir);
+                /* An A sliver (PMR x kc) stays in L1 while the B slivers
+                 * stream from the packed panel in L2, and C is walked
+                 * along its rows. */
+                for (size_t ir = 0; ir < mc; ir += PMR) {
+                    const size_t mr = min_sz(PMR, mc - ir);
+                    for (size_t jr = 0; jr < nc; jr += PNR) {
+                        const size_t nr = min_sz(PNR, nc - jr);
                         packed_tile(kc, apack + ir * kc, bpack + jr * kc,
                                     c + (ic + ir) * ldc + jc + jr, ldc, mr,
                                     nr, load_c);
@@ -456,10 +461,13 @@ MM_INLINE void axpy_cols(int nv, size_t k, const float *s, size_t ss,
         const uintptr_t ahead = (uintptr_t)y0 + GPF * ldy * sizeof(float);
 #pragma GCC unroll 16
         for (int v = 0; v < nv; v++) {
-            _mm_prefetch((const char *)(ahead + (size_t)v * VL * 4),
-                         _MM_HINT_T0);
-            _mm_prefetch((const char *)(ahead + (ldy + (size_t)v * VL) * 4),
-                         _MM_HINT_T0);
+            if (GPF) {
+                _mm_prefetch((const char *)(ahead + (size_t)v * VL * 4),
+                             _MM_HINT_T0);
+                _mm_prefetch((const char *)(ahead +
+                                            (ldy + (size_t)v * VL) * 4),
+                             _MM_HINT_T0);
+            }
             const V x0 = v == nv - 1 ? v_load_m(y0 + v * VL, mk)
                                      : v_load(y0 + v * VL);
             const V x1 = v == nv - 1 ? v_load_m(y1 + v * VL, mk)
@@ -654,7 +662,10 @@ kern_sgemm_fn FN(kern_sgemm_pick)(size_t m, size_t n, size_t k)
     if (m == 1 || n == 1) {
         return FN(kern_sgemv);
     }
-    if ((double)m * (double)n * (double)k <= PATH_DIRECT_MACS) {
+    /* Packing pays when B is wide enough to need its own L1 slivers and
+     * enough rows of A reuse the packed panel (measured crossovers). */
+    if ((double)m * (double)n * (double)k <= PATH_DIRECT_MACS ||
+        n <= PATH_DIRECT_N || m < PATH_DIRECT_M) {
         return FN(kern_sgemm_direct);
     }
     return FN(kern_sgemm_packed);
