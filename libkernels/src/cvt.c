@@ -53,6 +53,10 @@ void kern_cvt_dsp_init(struct kern_cvt_dsp *dsp, unsigned flags)
     dsp->f16_to_f32 = kern_f16_to_f32_avx512;
     dsp->f32_to_bf16 = kern_f32_to_bf16_avx512;
     dsp->bf16_to_f32 = kern_bf16_to_f32_avx512;
+    if (!(flags & KERN_CPU_AVX512BF16)) {
+        return;
+    }
+    dsp->f32_to_bf16 = kern_f32_to_bf16_avx512bf16;
 #else
     (void)flags;
 #endif

@@ -32,6 +32,8 @@ KERN_CVT_DECLARE(c)
 #if KERN_SIMD && KERN_HAVE_X86
 KERN_CVT_DECLARE(avx2)
 KERN_CVT_DECLARE(avx512)
+/* AVX512_BF16 (vcvtne2ps2bf16 with a fallback for subnormal inputs). */
+void kern_f32_to_bf16_avx512bf16(uint16_t *dst, const float *src, size_t n);
 #endif
 
 #endif

@@ -181,6 +181,7 @@ int main(int argc, char **argv)
         {"c", 0},
         {"avx2", KERN_CPU_AVX2},
         {"avx512", KERN_CPU_AVX2 | KERN_CPU_AVX512},
+        {"avx512bf16", KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512BF16},
     };
     const unsigned host = kern_cpu_flags();
     printf("bench-act-cvt: one thread, medians of %d runs; cpu path %s\n",
@@ -200,6 +201,9 @@ int main(int argc, char **argv)
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
         if ((levels[l].flags & host) != levels[l].flags) {
             continue;
+        }
+        if (levels[l].flags & KERN_CPU_AVX512BF16) {
+            continue; /* a conversion-only level */
         }
         struct kern_act_dsp act;
         kern_act_dsp_init(&act, levels[l].flags);
@@ -226,7 +230,7 @@ int main(int argc, char **argv)
            "written (memcpy of the floats: %.1f GB/s); in brackets the\n"
            "median ratio of GB/s to a memcpy of the floats timed alongside\n",
            n_cvt, copy_gbs);
-    printf("%-8s %18s %18s %18s %18s\n", "path", "f32->f16", "f16->f32",
+    printf("%-10s %18s %18s %18s %18s\n", "path", "f32->f16", "f16->f32",
            "f32->bf16", "bf16->f32");
     static const enum op cvt_ops[] = {OP_F2H, OP_H2F, OP_F2B, OP_B2F};
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
@@ -236,7 +240,7 @@ int main(int argc, char **argv)
         struct kern_cvt_dsp cvt;
         kern_cvt_dsp_init(&cvt, levels[l].flags);
         c.cvt = &cvt;
-        printf("%-8s", levels[l].name);
+        printf("%-10s", levels[l].name);
         for (size_t k = 0; k < 4; k++) {
             double ratio = 0.0;
             const double t = time_op(&c, cvt_ops[k], reps, &ratio);

@@ -17,7 +17,7 @@ static void fill_bits(float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t u = ck_rand();
-        switch (ck_randi(0, 5)) {
+        switch (ck_randi(0, 6)) {
         case 0: /* near the fp16 subnormal/normal and overflow edges */
             u = (u & 0x80000000u) | (ck_randi(0, 1) ? 0x33000000u : 0x477fe000u) |
                 (u & 0x3fffu);
@@ -30,6 +30,9 @@ static void fill_bits(float *x, size_t n)
             break;
         case 3: /* NaN or inf with a random payload */
             u = (u & 0x807fffffu) | 0x7f800000u;
+            break;
+        case 4: /* float subnormal */
+            u &= 0x807fffffu;
             break;
         default:
             break;

@@ -14,7 +14,7 @@
 #include "cvt.h"
 #include "edgefit/kernels.h"
 
-enum { NPATHS = 3, ALL = 1 << 16 };
+enum { NPATHS = 4, ALL = 1 << 16 };
 
 struct path {
     const char *name;
@@ -34,6 +34,7 @@ static int setup(void **state)
         {"c", 0},
         {"avx2", KERN_CPU_AVX2},
         {"avx512", KERN_CPU_AVX2 | KERN_CPU_AVX512},
+        {"avx512bf16", KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512BF16},
     };
     const unsigned host = kern_cpu_flags();
     for (int i = 0; i < NPATHS; i++) {

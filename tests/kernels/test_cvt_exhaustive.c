@@ -22,10 +22,10 @@
 #include "cvt.h"
 #include "edgefit/kernels.h"
 
-enum { BLOCK = 1 << 16, NPATHS = 3, NTHREADS = 2 };
+enum { BLOCK = 1 << 16, NPATHS = 4, NTHREADS = 2 };
 
 static struct kern_cvt_dsp tables[NPATHS];
-static const char *names[NPATHS] = {"c", "avx2", "avx512"};
+static const char *names[NPATHS] = {"c", "avx2", "avx512", "avx512bf16"};
 static int have[NPATHS];
 
 static double rne(double v) /* 0 <= v < 2^52 */
@@ -152,8 +152,9 @@ done:
 
 int main(void)
 {
-    static const unsigned flags[NPATHS] = {0, KERN_CPU_AVX2,
-                                           KERN_CPU_AVX2 | KERN_CPU_AVX512};
+    static const unsigned flags[NPATHS] = {
+        0, KERN_CPU_AVX2, KERN_CPU_AVX2 | KERN_CPU_AVX512,
+        KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512BF16};
     const unsigned host = kern_cpu_flags();
     init_ref();
     for (int p = 0; p < NPATHS; p++) {
@@ -184,7 +185,7 @@ int main(void)
     uint64_t bad = 0;
     for (int p = 0; p < NPATHS; p++) {
         if (!have[p]) {
-            printf("%-7s not on this CPU\n", names[p]);
+            printf("%-10s not on this CPU\n", names[p]);
             continue;
         }
         uint64_t m16 = 0, mb = 0;
@@ -192,7 +193,7 @@ int main(void)
             m16 += jobs[t].mismatches[p][0];
             mb += jobs[t].mismatches[p][1];
         }
-        printf("%-7s f32->f16: %" PRIu64 " mismatches, f32->bf16: %" PRIu64
+        printf("%-10s f32->f16: %" PRIu64 " mismatches, f32->bf16: %" PRIu64
                " mismatches (of 2^32 each)\n", names[p], m16, mb);
         bad += m16 + mb;
     }

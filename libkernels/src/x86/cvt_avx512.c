@@ -1,7 +1,8 @@
 /* float <-> fp16/bf16 with AVX-512 (F, BW, VL): 512-bit vcvtps2ph and
  * vcvtph2ps with masked tails, and integer round-to-nearest-even for bf16.
- * AVX512_BF16's vcvtneps2bf16 is not used: it treats float subnormals as
- * zero, so it is not correctly rounded for them. */
+ * AVX512_BF16's conversion flushes float subnormals to zero, so
+ * cvt_avx512bf16.c uses it only for blocks without subnormals and falls
+ * back to kern_f32_to_bf16_avx512 for the others. */
 #include <immintrin.h>
 #include <stdint.h>
 
