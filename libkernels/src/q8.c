@@ -124,6 +124,7 @@ void kern_q8_dsp_init(struct kern_q8_dsp *dsp, unsigned flags)
     if (!(flags & KERN_CPU_AVX512)) {
         return;
     }
+    dsp->gemm = kern_q8_gemm_avx512;
     dsp->absmax = kern_q8_absmax_avx512;
     dsp->quant = kern_q8_quant_avx512;
     dsp->dequant = kern_q8_dequant_avx512;

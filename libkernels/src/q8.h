@@ -91,6 +91,9 @@ void kern_q8_requant_f32_avx2(size_t n, const int32_t *acc, float a_scale,
 void kern_q8_requant_s8_avx2(size_t n, const int32_t *acc, float a_scale,
                              const float *w_scales, const float *bias,
                              int relu, float out_scale, int8_t *q);
+void kern_q8_gemm_avx512(size_t m, size_t n, size_t k, const int8_t *a,
+                         size_t lda, const uint8_t *bp, int32_t *c,
+                         size_t ldc);
 uint32_t kern_q8_absmax_avx512(const float *x, size_t n);
 void kern_q8_quant_avx512(const float *x, size_t n, float scale,
                           int8_t *dst);
