@@ -76,8 +76,9 @@ KERN_API const char *kern_cpu_path_name(unsigned flags);
  * [out_c][in_c/g][k][k]): one scale per output channel. */
 
 /* Scale of a tensor: max|x| / 127, or 1.0 when every value is zero (also
- * when n == 0). KERN_E_INVALID for NULL, KERN_E_RANGE when the tensor holds
- * inf or NaN. */
+ * when n == 0, and when max|x| / 127 underflows to 0: such a tensor then
+ * quantises to zeros). KERN_E_INVALID for NULL, KERN_E_RANGE when the
+ * tensor holds inf or NaN. */
 KERN_API int kern_q8_scale_f32(const float *x, size_t n, float *scale);
 
 /* Quantise n values with a given scale into dst (n int8). KERN_E_INVALID
