@@ -86,6 +86,10 @@ static void test_scale(void **state)
     assert_true(s == 1.0f);
     assert_int_equal(kern_q8_scale_f32(NULL, 0, &s), KERN_OK);
     assert_true(s == 1.0f);
+    /* The smallest subnormals: max / 127 underflows to 0, scale 1. */
+    const float tiny[3] = {1e-44f, -2e-45f, 0.0f};
+    assert_int_equal(kern_q8_scale_f32(tiny, 3, &s), KERN_OK);
+    assert_true(s == 1.0f);
     const float bad[] = {1.0f, INFINITY};
     assert_int_equal(kern_q8_scale_f32(bad, 2, &s), KERN_E_RANGE);
     const float nan[] = {NAN, 1.0f};
