@@ -364,6 +364,42 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
  * kern_sgemm fails; the caller then runs the direct kernel. */
 enum { PATCH_FLOATS = 8192, MIN_PATCH_COLS = 8 };
 
+/* One row of patch values: p[j] = row[(ox0 + j) * stride + kx - pad], or 0
+ * outside the input (or when the whole input row is padding). With stride
+ * 1 the valid part is one contiguous copy. */
+static void patch_row(float *p, const float *row, bool row_ok, size_t ox0,
+                      size_t cw, size_t stride, size_t kx, size_t pad,
+                      size_t iw)
+{
+    if (!row_ok) {
+        memset(p, 0, cw * sizeof *p);
+        return;
+    }
+    if (stride == 1) {
+        /* Valid ox: pad - kx <= ox < iw + pad - kx. */
+        const size_t lo_ox = pad > kx ? pad - kx : 0;
+        const size_t hi_ox = iw + pad > kx ? iw + pad - kx : 0;
+        size_t j = 0;
+        for (; j < cw && ox0 + j < lo_ox; j++) {
+            p[j] = 0.0f;
+        }
+        const size_t end = hi_ox > ox0 ? (hi_ox - ox0 < cw ? hi_ox - ox0 : cw)
+                                       : 0;
+        if (end > j) {
+            memcpy(p + j, row + (ox0 + j + kx - pad), (end - j) * sizeof *p);
+            j = end;
+        }
+        for (; j < cw; j++) {
+            p[j] = 0.0f;
+        }
+        return;
+    }
+    for (size_t j = 0; j < cw; j++) {
+        const size_t ix = (ox0 + j) * stride + kx - pad;
+        p[j] = ix < iw ? row[ix] : 0.0f;
+    }
+}
+
 static bool conv2d_gemm(const struct kern_conv2d_shape *s, size_t oh,
                         size_t ow, const float *x, const float *w,
                         const float *bias, float *y)
@@ -397,14 +433,10 @@ static bool conv2d_gemm(const struct kern_conv2d_shape *s, size_t oh,
                                 for (size_t oy = oy0; oy < oy0 + r; oy++) {
                                     const size_t iy =
                                         oy * s->stride + ky - s->pad;
-                                    for (size_t ox = ox0; ox < ox0 + cw;
-                                         ox++) {
-                                        const size_t ix =
-                                            ox * s->stride + kx - s->pad;
-                                        *p++ = iy < ih && ix < iw
-                                                   ? xc[iy * iw + ix]
-                                                   : 0.0f;
-                                    }
+                                    patch_row(p, xc + iy * iw, iy < ih,
+                                              ox0, cw, s->stride, kx,
+                                              s->pad, iw);
+                                    p += cw;
                                 }
                             }
                         }
