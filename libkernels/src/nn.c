@@ -358,7 +358,7 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
  * the stack, P[(ci, ky, kx)][(oy, ox)], and each group's weights, an ocg x K
  * matrix, multiply it straight into the output planes (kern_sgemm with
  * ldc = out_h * out_w). Worth it when the product is not skinny: at least 4
- * output channels per group and K = in_c/groups * k * k >= 16 (a depthwise
+ * output channels per group and K = in_c/groups * k * k >= 8 (a depthwise
  * convolution stays direct), with room for 8 patch columns. Returns false,
  * having written nothing useful, when the shape does not qualify or
  * kern_sgemm fails; the caller then runs the direct kernel. */
@@ -406,7 +406,7 @@ static bool conv2d_gemm(const struct kern_conv2d_shape *s, size_t oh,
 {
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t k = s->k, kk = icg * k * k;
-    if (ocg < 4 || kk < 16 || kk > PATCH_FLOATS / MIN_PATCH_COLS) {
+    if (ocg < 4 || kk < 8 || kk > PATCH_FLOATS / MIN_PATCH_COLS) {
         return false;
     }
     /* Whole rows when one fits, else chunks of one row. */

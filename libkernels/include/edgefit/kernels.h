@@ -230,7 +230,7 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
  * (zero outside the input). x: [batch][in_c][in_h][in_w]; w:
  * [out_c][in_c/groups][k][k]; bias: out_c values or NULL; y:
  * [batch][out_c][out_h][out_w], which must not overlap x or w.
- * Convolutions with at least 4 output channels per group and 16 <=
+ * Convolutions with at least 4 output channels per group and 8 <=
  * in_c/groups * k * k <= 1024 run as kern_sgemm products over input
  * patches gathered a few rows (or part of a row) at a time in a 32 KiB
  * stack buffer (kern_sgemm may use its own pooled buffers; no other
