@@ -396,12 +396,14 @@ void art_format_real(double v, char *buf, size_t len)
     }
     /* The shortest of 1..17 significant digits that reads back exactly:
      * 0.1 stays "0.1", and every double survives a CSV round trip. */
+    char tmp[48]; /* "%.17g" needs at most 24 bytes */
     for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, len, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) {
-            return;
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v) {
+            break;
         }
     }
+    snprintf(buf, len, "%s", tmp);
 }
 
 ART_API size_t art_table_format_cell(const art_table *t, size_t row,
