@@ -56,10 +56,110 @@ int kern_sgemm_c(unsigned flags, size_t m, size_t n, size_t k,
     return KERN_OK;
 }
 
+/* The generic path: register tiles of CMR x CNR sums in a local array,
+ * whose inner loops run along CNR contiguous floats so any compiler with a
+ * vector unit (SSE2, NEON) keeps them in vector registers; K is blocked so
+ * the CNR-wide strip of B a tile reads stays in L1 across the tiles of a
+ * column. op(B) is read in place, or from a transposed copy made once per
+ * K block under KERN_MM_TRANS_B. */
+enum { CMR = 4, CNR = 8, CKC = 256 };
+
+static void tile_c(int ta, size_t mr, size_t nr, size_t kc, const float *a,
+                   size_t lda, const float *b, size_t ldb, float *c,
+                   size_t ldc, int load_c)
+{
+    float acc[CMR][CNR] = {{0.0f}};
+    if (mr == CMR && nr == CNR) {
+        for (size_t p = 0; p < kc; p++) {
+            const float *bp = b + p * ldb;
+            for (size_t i = 0; i < CMR; i++) {
+                const float ai = ta ? a[p * lda + i] : a[i * lda + p];
+                for (size_t j = 0; j < CNR; j++) {
+                    acc[i][j] += ai * bp[j];
+                }
+            }
+        }
+    } else {
+        for (size_t p = 0; p < kc; p++) {
+            const float *bp = b + p * ldb;
+            for (size_t i = 0; i < mr; i++) {
+                const float ai = ta ? a[p * lda + i] : a[i * lda + p];
+                for (size_t j = 0; j < nr; j++) {
+                    acc[i][j] += ai * bp[j];
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < mr; i++) {
+        for (size_t j = 0; j < nr; j++) {
+            c[i * ldc + j] = load_c ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+        }
+    }
+}
+
+int kern_sgemm_blocked_c(unsigned flags, size_t m, size_t n, size_t k,
+                         const float *a, size_t lda, const float *b,
+                         size_t ldb, float *c, size_t ldc)
+{
+    const int ta = (flags & KERN_MM_TRANS_A) != 0;
+    const int tb = (flags & KERN_MM_TRANS_B) != 0;
+    const int acc = (flags & KERN_MM_ACCUMULATE) != 0;
+    float *bt = NULL;
+    if (tb) {
+        /* At most k x n floats, which B itself occupies: no overflow. */
+        bt = kern_mm_scratch_get((k < CKC ? k : CKC) * n);
+        if (!bt) {
+            return KERN_E_NOMEM;
+        }
+    }
+    for (size_t pc = 0; pc < k; pc += CKC) {
+        const size_t kc = k - pc < CKC ? k - pc : CKC;
+        const int load_c = acc || pc > 0;
+        const float *bp = b + pc * ldb;
+        size_t ldbp = ldb;
+        if (tb) {
+            for (size_t j = 0; j < n; j++) {
+                for (size_t p = 0; p < kc; p++) {
+                    bt[p * n + j] = b[j * ldb + pc + p];
+                }
+            }
+            bp = bt;
+            ldbp = n;
+        }
+        const float *ap = ta ? a + pc * lda : a + pc;
+        for (size_t j = 0; j < n; j += CNR) {
+            const size_t nr = n - j < CNR ? n - j : CNR;
+            for (size_t i = 0; i < m; i += CMR) {
+                const size_t mr = m - i < CMR ? m - i : CMR;
+                tile_c(ta, mr, nr, kc, ta ? ap + i : ap + i * lda, lda,
+                       bp + j, ldbp, c + i * ldc + j, ldc, load_c);
+            }
+        }
+    }
+    kern_mm_scratch_put(bt);
+    return KERN_OK;
+}
+
+/* Row and column vectors have nothing to block: the reference's loops
+ * already stream B once. */
+static kern_sgemm_fn pick_c(size_t m, size_t n, size_t k)
+{
+    (void)k;
+    return m == 1 || n == 1 ? kern_sgemm_c : kern_sgemm_blocked_c;
+}
+
+static int sgemm_generic_c(unsigned flags, size_t m, size_t n, size_t k,
+                           const float *a, size_t lda, const float *b,
+                           size_t ldb, float *c, size_t ldc)
+{
+    return pick_c(m, n, k)(flags, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 void kern_matmul_dsp_init(struct kern_matmul_dsp *dsp, unsigned flags)
 {
-    dsp->sgemm = kern_sgemm_c;
-    dsp->pick = NULL;
+    dsp->sgemm_ref = kern_sgemm_c;
+    dsp->sgemm = sgemm_generic_c;
+    dsp->pick = pick_c;
     dsp->sgemm_direct = NULL;
     dsp->sgemm_packed = NULL;
     dsp->sgemv = NULL;
@@ -361,8 +461,7 @@ KERN_API int kern_sgemm(unsigned flags, size_t m, size_t n, size_t k,
     const int threads = kern_get_threads();
     if (threads > 1 &&
         (double)m * (double)n * (double)k >= MM_THREAD_MIN_MACS) {
-        const kern_sgemm_fn fn =
-            mm_dsp.pick ? mm_dsp.pick(m, n, k) : mm_dsp.sgemm;
+        const kern_sgemm_fn fn = mm_dsp.pick(m, n, k);
         return run_threaded(threads, fn, flags, m, n, k, a, lda, b, ldb, c,
                             ldc);
     }

@@ -6,6 +6,7 @@
  * KERN_E_NOMEM when it needs scratch memory and cannot get it.
  *
  * Paths per instruction-set level (NULL where a level has none):
+ *   sgemm_ref     the plain reference, kern_sgemm_c, at every level.
  *   sgemm         chooses among the paths below by shape (pick tells
  *                 which); any shape.
  *   sgemm_direct  register-blocked kernels reading A and B in place (B is
@@ -30,8 +31,9 @@ typedef int (*kern_sgemm_fn)(unsigned flags, size_t m, size_t n, size_t k,
 typedef kern_sgemm_fn (*kern_sgemm_pick_fn)(size_t m, size_t n, size_t k);
 
 struct kern_matmul_dsp {
+    kern_sgemm_fn sgemm_ref; /* kern_sgemm_c at every level */
     kern_sgemm_fn sgemm;
-    kern_sgemm_pick_fn pick; /* NULL: sgemm has a single path */
+    kern_sgemm_pick_fn pick;
     kern_sgemm_fn sgemm_direct;
     kern_sgemm_fn sgemm_packed;
     kern_sgemm_fn sgemv;
@@ -52,6 +54,11 @@ void kern_mm_scratch_put(float *p); /* NULL ok */
 int kern_sgemm_c(unsigned flags, size_t m, size_t n, size_t k,
                  const float *a, size_t lda, const float *b, size_t ldb,
                  float *c, size_t ldc);
+/* The portable fast path (sgemm of the C level takes it unless m or n is
+ * 1): register-blocked tiles in plain C, K-blocked for L1. */
+int kern_sgemm_blocked_c(unsigned flags, size_t m, size_t n, size_t k,
+                         const float *a, size_t lda, const float *b,
+                         size_t ldb, float *c, size_t ldc);
 
 #if KERN_SIMD && KERN_HAVE_X86
 int kern_sgemm_avx2(unsigned flags, size_t m, size_t n, size_t k,

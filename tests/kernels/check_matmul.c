@@ -249,6 +249,7 @@ void check_matmul(unsigned flags)
         const char *name;
         bool gemv_only;
     } paths[] = {
+        {dsp.sgemm_ref, "sgemm_ref", false},
         {dsp.sgemm, "sgemm", false},
         {dsp.sgemm_direct, "sgemm_direct", false},
         {dsp.sgemm_packed, "sgemm_packed", false},
@@ -257,8 +258,8 @@ void check_matmul(unsigned flags)
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         if (ck_func((const void *)paths[i].fn, "%s", paths[i].name)) {
             check_path(paths[i].fn, paths[i].gemv_only);
-            if (ck_bench_on() && i == 0) {
-                bench_chooser(ref.sgemm, paths[i].fn);
+            if (ck_bench_on() && i == 1) {
+                bench_chooser(ref.sgemm_ref, paths[i].fn);
             }
             ck_report();
         }

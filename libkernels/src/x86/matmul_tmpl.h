@@ -185,12 +185,19 @@ static void direct_run(int ta, int acc, size_t m, size_t n, size_t k,
             const size_t w = min_sz(n - j, DNV * VL);
             const int nv = (int)((w + VL - 1) / VL);
             const MASK mk = mask_n((int)(w - (size_t)(nv - 1) * VL));
+            /* Rows split evenly over the fewest tiles (32 rows as
+             * 6,6,5,5,5,5 rather than 6,6,6,6,6,2): a short tile has too
+             * few independent sums to keep the FMA units busy. */
             const size_t mr_max = DMR(nv);
-            for (size_t i = 0; i < m; i += mr_max) {
-                const size_t mr = min_sz(mr_max, m - i);
+            const size_t ntiles = (m + mr_max - 1) / mr_max;
+            const size_t base = m / ntiles, extra = m % ntiles;
+            size_t i = 0;
+            for (size_t t = 0; t < ntiles; t++) {
+                const size_t mr = base + (t < extra ? 1 : 0);
                 const float *ai = ta ? ap + i : ap + i * lda;
                 tiles[ta][nv - 1][mr - 1](kc, ai, lda, bp + j, ldb,
                                           c + i * ldc + j, ldc, mk, load_c);
+                i += mr;
             }
         }
     }
