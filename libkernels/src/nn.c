@@ -365,13 +365,12 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
 enum { PATCH_FLOATS = 8192, MIN_PATCH_COLS = 8 };
 
 /* One row of patch values: p[j] = row[(ox0 + j) * stride + kx - pad], or 0
- * outside the input (or when the whole input row is padding). With stride
- * 1 the valid part is one contiguous copy. */
-static void patch_row(float *p, const float *row, bool row_ok, size_t ox0,
-                      size_t cw, size_t stride, size_t kx, size_t pad,
-                      size_t iw)
+ * outside the input (all zeros when row is NULL: the input row is
+ * padding). With stride 1 the valid part is one contiguous copy. */
+static void patch_row(float *p, const float *row, size_t ox0, size_t cw,
+                      size_t stride, size_t kx, size_t pad, size_t iw)
 {
-    if (!row_ok) {
+    if (!row) {
         memset(p, 0, cw * sizeof *p);
         return;
     }
@@ -433,7 +432,8 @@ static bool conv2d_gemm(const struct kern_conv2d_shape *s, size_t oh,
                                 for (size_t oy = oy0; oy < oy0 + r; oy++) {
                                     const size_t iy =
                                         oy * s->stride + ky - s->pad;
-                                    patch_row(p, xc + iy * iw, iy < ih,
+                                    patch_row(p,
+                                              iy < ih ? xc + iy * iw : NULL,
                                               ox0, cw, s->stride, kx,
                                               s->pad, iw);
                                     p += cw;

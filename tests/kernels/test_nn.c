@@ -200,10 +200,11 @@ static void test_conv_errors(void **state)
 static void test_conv_backward(void **state)
 {
     (void)state;
+    /* Grouped, dense, depthwise-like, strided and a wide one. */
     const struct kern_conv2d_shape shapes[] = {
-        {2, 4, 7, 9, 6, 3, 2, 1, 2},
-        {1, 3, 6, 5, 2, 2, 1, 0, 1},
-        {2, 3, 5, 8, 3, 3, 1, 2, 3},
+        {2, 4, 7, 9, 6, 3, 2, 1, 2},  {1, 3, 6, 5, 2, 2, 1, 0, 1},
+        {2, 3, 5, 8, 3, 3, 1, 2, 3},  {2, 3, 6, 9, 8, 3, 1, 1, 1},
+        {2, 4, 9, 11, 8, 3, 2, 1, 2}, {1, 16, 4, 61, 4, 5, 1, 2, 1},
     };
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         const struct kern_conv2d_shape *s = &shapes[t];
@@ -259,17 +260,31 @@ static void test_conv_backward(void **state)
                 }
             }
         }
-        memset(gx, 0xff, nx * 4); /* NaN: must be overwritten */
-        assert_int_equal(kern_conv2d_backward_f32(s, x, w, dy, gx, gw, gb),
-                         KERN_OK);
-        for (size_t i = 0; i < nx; i++) {
-            assert_true(fabs(gx[i] - wx[i]) <= 1e-5);
-        }
-        for (size_t i = 0; i < nw; i++) {
-            assert_true(fabs(gw[i] - ww[i]) <= 1e-4);
-        }
-        for (size_t i = 0; i < s->out_c; i++) {
-            assert_true(fabs(gb[i] - wb[i]) <= 1e-4);
+        /* Every output on its own too (the others NULL). */
+        for (int only = 0; only < 4; only++) {
+            memset(gx, 0xff, nx * 4); /* NaN: must be overwritten */
+            memset(gw, 0xff, nw * 4);
+            memset(gb, 0xff, s->out_c * 4);
+            float *px = only == 0 || only == 1 ? gx : NULL;
+            float *pw = only == 0 || only == 2 ? gw : NULL;
+            float *pb = only == 0 || only == 3 ? gb : NULL;
+            assert_int_equal(kern_conv2d_backward_f32(s, x, w, dy, px, pw,
+                                                      pb), KERN_OK);
+            for (size_t i = 0; px && i < nx; i++) {
+                if (!(fabs(gx[i] - wx[i]) <= 1e-4)) {
+                    fail_msg("shape %zu: grad_x[%zu] = %g, want %g", t, i,
+                             (double)gx[i], wx[i]);
+                }
+            }
+            for (size_t i = 0; pw && i < nw; i++) {
+                if (!(fabs(gw[i] - ww[i]) <= 1e-4)) {
+                    fail_msg("shape %zu: grad_w[%zu] = %g, want %g", t, i,
+                             (double)gw[i], ww[i]);
+                }
+            }
+            for (size_t i = 0; pb && i < s->out_c; i++) {
+                assert_true(fabs(gb[i] - wb[i]) <= 1e-4);
+            }
         }
         free(x);
         free(w);
