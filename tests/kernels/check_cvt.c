@@ -19,8 +19,8 @@ static void fill_bits(float *x, size_t n)
         uint32_t u = ck_rand();
         switch (ck_randi(0, 6)) {
         case 0: /* near the fp16 subnormal/normal and overflow edges */
-            u = (u & 0x80000000u) | (ck_randi(0, 1) ? 0x33000000u : 0x477fe000u) |
-                (u & 0x3fffu);
+            u = (u & 0x80000000u) | (u & 0x3fffu) |
+                (ck_randi(0, 1) ? 0x33000000u : 0x477fe000u);
             break;
         case 1: /* fp16 tie: the 13 dropped bits are 1000000000000 */
             u = (u & 0xffffe000u) | 0x1000u;

@@ -46,27 +46,45 @@ static inline V vmin_keepnan(V c, V a) { return _mm256_min_ps(c, a); }
 static inline M vlt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline M vge(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
 static inline M vgt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline M vgt_or_nan(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_NLE_UQ); }
+static inline M vgt_or_nan(V a, V b)
+{
+    return _mm256_cmp_ps(a, b, _CMP_NLE_UQ);
+}
 static inline V vsel(M m, V a, V b) { return _mm256_blendv_ps(a, b, m); }
 static inline V vand_mask(M m, V a) { return _mm256_and_ps(m, a); }
 
 static inline V vdiv(V a, V b) { return _mm256_div_ps(a, b); }
 
-/* p * 2^n with n = bits(t) - bits(MAGIC), in two factors 2^(n/2) so that
- * n down to -152 stays exact until the final, correctly rounded multiply. */
-static inline V vscale2(V p, V n, V t)
+/* 2^n with n = bits(t) - bits(MAGIC) as two factors 2^(n/2), so that n
+ * down to -152 stays exact until the final, correctly rounded multiply. */
+static inline void pow2_halves(V t, V *s1, V *s2)
 {
-    (void)n;
     const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(t),
                                         _mm256_castps_si256(vset(0x1.8p23f)));
     const __m256i n1 = _mm256_srai_epi32(ni, 1);
     const __m256i n2 = _mm256_sub_epi32(ni, n1);
     const __m256i bias = _mm256_set1_epi32(127);
-    const V s1 = _mm256_castsi256_ps(
+    *s1 = _mm256_castsi256_ps(
         _mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    const V s2 = _mm256_castsi256_ps(
+    *s2 = _mm256_castsi256_ps(
         _mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+}
+
+static inline V vscale2(V p, V n, V t)
+{
+    (void)n;
+    V s1, s2;
+    pow2_halves(t, &s1, &s2);
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+static inline void vscale2_pair(V p, V q, V n, V t, V *pn, V *qn)
+{
+    (void)n;
+    V s1, s2;
+    pow2_halves(t, &s1, &s2);
+    *pn = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    *qn = _mm256_mul_ps(_mm256_mul_ps(q, s1), s2);
 }
 
 static inline V vload(const float *p) { return _mm256_loadu_ps(p); }

@@ -69,6 +69,13 @@ static inline V vscale2(V p, V n, V t)
     return _mm512_scalef_ps(p, n);
 }
 
+static inline void vscale2_pair(V p, V q, V n, V t, V *pn, V *qn)
+{
+    (void)t;
+    *pn = _mm512_scalef_ps(p, n);
+    *qn = _mm512_scalef_ps(q, n);
+}
+
 static inline V vload(const float *p) { return _mm512_loadu_ps(p); }
 static inline void vstore(float *p, V a) { _mm512_storeu_ps(p, a); }
 

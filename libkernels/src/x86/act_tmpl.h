@@ -2,14 +2,13 @@
  * act_avx2.c (8 lanes) and act_avx512.c (16 lanes) define before including
  * this file: V (a vector of floats), M (a lane mask), VL (lanes), vset,
  * vadd, vsub, vmul, vfma (a*b + c), vabs, vnegabs (-|a|), vnegabs_min(a, c)
- * (-min(|a|, c), NaN kept), vcopysign,
- * vmax_keepnan(c, a) (max that returns a when a is NaN), vmin_keepnan,
- * vlt, vge, vgt, vgt_or_nan, vsel(m, a, b) (b where m is set, a elsewhere),
- * vand_mask(m, a), vdiv (correctly rounded), vscale2(p, n, t)
- * (p * 2^n, n integral, t = n + 0x1.8p23 from the reduction; subnormal
- * results included), vload, vstore, vload_tail, vstore_tail, and ACT_FN(name)
- * naming the exported function.
- *
+ * (-min(|a|, c), NaN kept), vcopysign, vmax_keepnan(c, a) (max that
+ * returns a when a is NaN), vmin_keepnan, vlt, vge, vgt, vgt_or_nan,
+ * vsel(m, a, b) (b where m is set, a elsewhere), vand_mask(m, a), vdiv
+ * (correctly rounded), vscale2(p, n, t) (p * 2^n, n integral, t = n +
+ * 0x1.8p23 from the reduction, subnormal results included) and
+ * vscale2_pair (two products with one n), vload, vstore, vload_tail,
+ * vstore_tail, and ACT_FN(name) naming the exported function. *
  * Approximations (coefficients fitted for this file by a weighted minimax
  * fit in long double, fixing them to float one at a time from the lowest
  * and refitting the rest, so rounding them costs little):
@@ -83,25 +82,26 @@ static inline V exp_neg(V y)
     return vscale2(p, n, t);
 }
 
-/* 2^s for -152 <= s <= 0 (the caller clamps; 2^-152 rounds to 0), for the
- * fused GELU: s = n + f with n = round(s) and f = s - n exact, then
- * 2^f = 1 + f q(f) with q of degree 4 on [-1/2, 1/2] (rel. 9e-8). */
-static inline V exp2_neg_fast(V s)
+/* 2^s for -152 <= s <= 0 (the caller clamps), for the fused GELU, as
+ * p 2^n: s = n + f with n = round(s) and f = s - n exact, p = 2^f =
+ * 1 + f q(f) with q of degree 4 on [-1/2, 1/2] (rel. 9e-8). t is what
+ * vscale2 needs besides n. */
+static inline V exp2_parts(V s, V *n, V *t)
 {
 #ifdef ACT_HAVE_REDUCE
     const V f = vreduce(s);
-    const V n = vsub(s, f);
-    const V t = n;
+    *n = vsub(s, f);
+    *t = *n;
 #else
-    const V t = vadd(s, vset(MAGIC));
-    const V n = vsub(t, vset(MAGIC));
-    const V f = vsub(s, n);
+    *t = vadd(s, vset(MAGIC));
+    *n = vsub(*t, vset(MAGIC));
+    const V f = vsub(s, *n);
 #endif
     V q = vfma(vset(0x1.5bda58p-10f), f, vset(0x1.3ce8aep-7f));
     q = vfma(q, f, vset(0x1.c6b6d8p-5f));
     q = vfma(q, f, vset(0x1.ebf9c2p-3f));
     q = vfma(q, f, vset(0x1.62e42ap-1f));
-    return vscale2(vfma(q, f, vset(1.0f)), n, t);
+    return vfma(q, f, vset(1.0f));
 }
 
 static inline V tanh_v(V x)
@@ -119,9 +119,9 @@ static inline V tanh_v(V x)
     return vcopysign(vsel(vlt(ax, vset(0.625f)), big, small), x);
 }
 
-/* 0.5 erfc(a) for 0.875 <= a <= 10.1 given a2h + a2l = a^2 exactly (the
+/* m 0.5 erfc(a) for 0.875 <= a <= 10.1 given a2h + a2l = a^2 exactly (the
  * callers clamp a at 10.1, past which erfc is below every subnormal). */
-static inline V half_erfc_big(V a, V a2h, V a2l)
+static inline V half_erfc_big(V a, V a2h, V a2l, V m)
 {
     const V t = vdiv(vset(2.0f), vadd(vset(2.0f), a));
     V p = vfma(vset(0x1.c7af26p-3f), t, vset(-0x1.135912p+0f));
@@ -134,7 +134,8 @@ static inline V half_erfc_big(V a, V a2h, V a2l)
     p = vfma(p, t, vset(0x1.002610p+0f));
     p = vfma(p, t, vset(-0x1.43f9e0p+0f));
     const V e = exp_neg2(vsub(vset(0.0f), a2h), vsub(p, a2l));
-    return vmul(vmul(vset(0.5f), t), e);
+    /* m 0.5 t first: with FTZ, only a product below FLT_MIN flushes. */
+    return vmul(vmul(m, vmul(vset(0.5f), t)), e);
 }
 
 /* erf(a) / a for |a| < 0.875, as a polynomial in a^2. */
@@ -154,7 +155,7 @@ static inline V erf_v(V x)
     const V a2l = vfma(ax, ax, vsub(vset(0.0f), a2h));
     const V small = vmul(ax, erf_small_q(a2h));
     const V big =
-        vsub(vset(1.0f), vmul(vset(2.0f), half_erfc_big(ax, a2h, a2l)));
+        vsub(vset(1.0f), half_erfc_big(ax, a2h, a2l, vset(2.0f)));
     return vcopysign(vsel(vlt(ax, vset(0.875f)), big, small), x);
 }
 
@@ -176,28 +177,34 @@ static inline V relu_v(V x)
  * vector, the budget that keeps GELU near memory speed. */
 static inline V gelu_v(V x)
 {
-    /* -inf becomes -FLT_MAX so that x e is -0, not -inf * 0 = NaN. */
-    x = vmax_keepnan(vset(-0x1.fffffep+127f), x);
+    /* Below -20, GELU is far under FLT_MIN: clamping there makes x e of
+     * x = -inf a flushed -0 rather than -inf * 0 = NaN. */
+    x = vmax_keepnan(vset(-20.0f), x);
     const V x2 = vmul(x, x);
     const V w = vmul(x, vfma(vset(GELU_C2L), x2, vset(GELU_C1L)));
-    const V e = exp2_neg_fast(vnegabs_min(w, 152.0f));
-    const V num = vsel(vlt(x, vset(0.0f)), x, vmul(x, e));
+    V n, t;
+    const V p = exp2_parts(vnegabs_min(w, 152.0f), &n, &t);
+    /* x e is scaled from x p, not formed from e: e underflows (and is
+     * flushed) from x = -10.35, x e only from x = -10.4. */
+    V e, xe;
+    vscale2_pair(p, vmul(x, p), n, t, &e, &xe);
+    const V num = vsel(vlt(x, vset(0.0f)), x, xe);
     return vdiv(num, vadd(vset(1.0f), e));
 }
 
-/* Phi(x) for the erf form, |x| <= 14.28 (callers clamp), with
+/* m Phi(x) for the erf form, |x| <= 14.28 (callers clamp), with
  * x^2 = x2h + x2l exactly. */
-static inline V phi_v(V x, V x2h, V x2l)
+static inline V phi_v(V x, V x2h, V x2l, V m)
 {
     const V z = vmul(x, vset(INV_SQRT2));
     const V az = vabs(z);
     /* z^2 = x^2 / 2 exactly; z itself is only used where its rounding
      * does not matter (the polynomial variable t). */
     const V h = half_erfc_big(az, vmul(vset(0.5f), x2h),
-                              vmul(vset(0.5f), x2l));
-    const V big = vsel(vlt(x, vset(0.0f)), vsub(vset(1.0f), h), h);
-    const V small = vfma(vmul(vset(0.5f), z), erf_small_q(vmul(z, z)),
-                         vset(0.5f));
+                              vmul(vset(0.5f), x2l), m);
+    const V big = vsel(vlt(x, vset(0.0f)), vsub(m, h), h);
+    const V half_m = vmul(vset(0.5f), m);
+    const V small = vfma(vmul(half_m, z), erf_small_q(vmul(z, z)), half_m);
     return vsel(vlt(az, vset(0.875f)), big, small);
 }
 
@@ -212,8 +219,10 @@ static inline V gelu_erf_v(V x)
     const V xc = clamp_phi_arg(x);
     const V x2h = vmul(xc, xc);
     const V x2l = vfma(xc, xc, vsub(vset(0.0f), x2h));
-    const V res = vmul(x, phi_v(xc, x2h, x2l));
-    return vsel(vlt(x, vset(-14.2f)), res, vset(-0.0f));
+    const V res = phi_v(xc, x2h, x2l, xc);
+    /* Past |x| = 14.2, Phi is 0 or 1 in float: gelu is -0 or x. */
+    const V lim = vsel(vlt(x, vset(0.0f)), x, vset(-0.0f));
+    return vsel(vgt(vabs(x), vset(14.2f)), res, lim);
 }
 
 static inline V gelu_grad_v(V x)
@@ -239,7 +248,7 @@ static inline V gelu_erf_grad_v(V x)
     x = clamp_phi_arg(x);
     const V x2h = vmul(x, x);
     const V x2l = vfma(x, x, vsub(vset(0.0f), x2h));
-    const V ph = phi_v(x, x2h, x2l);
+    const V ph = phi_v(x, x2h, x2l, vset(1.0f));
     const V dens = exp_neg2(vmul(vset(-0.5f), x2h), vmul(vset(-0.5f), x2l));
     const V g = vfma(vmul(x, vset(INV_SQRT_2PI)), dens, ph);
     const V lim = vsel(vge(x, vset(0.0f)), vset(0.0f), vset(1.0f));
@@ -272,9 +281,29 @@ static inline V gelu_erf_bwd_v(V go, V x)
     return vmul(go, gelu_erf_grad_v(x));
 }
 
-#define ACT_UNARY(name, op)                                                  \
+/* Functions that go through exp run with MXCSR.FTZ and DAZ set (and the
+ * caller's MXCSR restored): without them every vector holding a lane whose
+ * exp or result is subnormal (GELU below x = -10.4, sigmoid below -87)
+ * takes microcode assists costing ~20x the whole vector. Results below
+ * FLT_MIN in magnitude become zero and subnormal inputs read as zero, an
+ * absolute error below 2^-126. The exact functions (relu, the backward of
+ * relu, tanh and sigmoid) leave MXCSR alone. */
+static inline unsigned ftz_enter(void)
+{
+    const unsigned csr = _mm_getcsr();
+    _mm_setcsr(csr | 0x8040u); /* FTZ (bit 15) | DAZ (bit 6) */
+    return csr;
+}
+
+static inline void ftz_leave(unsigned csr)
+{
+    _mm_setcsr(csr);
+}
+
+#define ACT_UNARY(name, op, ftz)                                             \
     void ACT_FN(name)(float *dst, const float *src, size_t n)                \
     {                                                                        \
+        const unsigned csr = ftz ? ftz_enter() : 0;                          \
         size_t i = 0;                                                        \
         for (; i + VL <= n; i += VL) {                                       \
             vstore(dst + i, op(vload(src + i)));                             \
@@ -282,11 +311,15 @@ static inline V gelu_erf_bwd_v(V go, V x)
         if (i < n) {                                                         \
             vstore_tail(dst + i, op(vload_tail(src + i, n - i)), n - i);     \
         }                                                                    \
+        if (ftz) {                                                           \
+            ftz_leave(csr);                                                  \
+        }                                                                    \
     }
 
-#define ACT_BINARY(name, op)                                                 \
+#define ACT_BINARY(name, op, ftz)                                            \
     void ACT_FN(name)(float *gi, const float *go, const float *v, size_t n)  \
     {                                                                        \
+        const unsigned csr = ftz ? ftz_enter() : 0;                          \
         size_t i = 0;                                                        \
         for (; i + VL <= n; i += VL) {                                       \
             vstore(gi + i, op(vload(go + i), vload(v + i)));                 \
@@ -297,16 +330,19 @@ static inline V gelu_erf_bwd_v(V go, V x)
                         op(vload_tail(go + i, rest), vload_tail(v + i, rest)), \
                         rest);                                               \
         }                                                                    \
+        if (ftz) {                                                           \
+            ftz_leave(csr);                                                  \
+        }                                                                    \
     }
 
-ACT_UNARY(tanh_f32, tanh_v)
-ACT_UNARY(erf_f32, erf_v)
-ACT_UNARY(sigmoid_f32, sigmoid_v)
-ACT_UNARY(relu_f32, relu_v)
-ACT_UNARY(gelu_f32, gelu_v)
-ACT_UNARY(gelu_erf_f32, gelu_erf_v)
-ACT_BINARY(tanh_backward_f32, tanh_bwd_v)
-ACT_BINARY(sigmoid_backward_f32, sigmoid_bwd_v)
-ACT_BINARY(relu_backward_f32, relu_bwd_v)
-ACT_BINARY(gelu_backward_f32, gelu_bwd_v)
-ACT_BINARY(gelu_erf_backward_f32, gelu_erf_bwd_v)
+ACT_UNARY(tanh_f32, tanh_v, 1)
+ACT_UNARY(erf_f32, erf_v, 1)
+ACT_UNARY(sigmoid_f32, sigmoid_v, 1)
+ACT_UNARY(relu_f32, relu_v, 0)
+ACT_UNARY(gelu_f32, gelu_v, 1)
+ACT_UNARY(gelu_erf_f32, gelu_erf_v, 1)
+ACT_BINARY(tanh_backward_f32, tanh_bwd_v, 0)
+ACT_BINARY(sigmoid_backward_f32, sigmoid_bwd_v, 0)
+ACT_BINARY(relu_backward_f32, relu_bwd_v, 0)
+ACT_BINARY(gelu_backward_f32, gelu_bwd_v, 1)
+ACT_BINARY(gelu_erf_backward_f32, gelu_erf_bwd_v, 1)

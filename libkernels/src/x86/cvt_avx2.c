@@ -55,10 +55,11 @@ void kern_f16_to_f32_avx2(float *dst, const uint16_t *src, size_t n)
         float out[16];
         const size_t rest = n - i;
         memcpy(in, src + i, rest * sizeof *in);
-        _mm256_storeu_ps(out, _mm256_cvtph_ps(_mm_loadu_si128(
-                                  (const __m128i *)(const void *)in)));
-        _mm256_storeu_ps(out + 8, _mm256_cvtph_ps(_mm_loadu_si128(
-                                      (const __m128i *)(const void *)(in + 8))));
+        const __m128i ha = _mm_loadu_si128((const __m128i *)(const void *)in);
+        const __m128i hb =
+            _mm_loadu_si128((const __m128i *)(const void *)(in + 8));
+        _mm256_storeu_ps(out, _mm256_cvtph_ps(ha));
+        _mm256_storeu_ps(out + 8, _mm256_cvtph_ps(hb));
         memcpy(dst + i, out, rest * sizeof *out);
     }
 }

@@ -87,8 +87,8 @@ void kern_f32_to_bf16_avx512(uint16_t *dst, const float *src, size_t n)
         const size_t rest = n - i < 16 ? n - i : 16;
         const __mmask16 m = tail16(rest);
         const __m512i r = bf16_round_hi(_mm512_maskz_loadu_ps(m, src + i));
-        _mm256_mask_storeu_epi16(dst + i, m,
-                                 _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+        const __m256i h = _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+        _mm256_mask_storeu_epi16(dst + i, m, h);
     }
 }
 
@@ -109,8 +109,7 @@ void kern_bf16_to_f32_avx512(float *dst, const uint16_t *src, size_t n)
         const size_t rest = n - i < 16 ? n - i : 16;
         const __mmask16 m = tail16(rest);
         const __m256i a = _mm256_maskz_loadu_epi16(m, src + i);
-        _mm512_mask_storeu_ps(
-            dst + i, m,
-            _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(a), 16)));
+        const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(a), 16);
+        _mm512_mask_storeu_ps(dst + i, m, _mm512_castsi512_ps(w));
     }
 }
