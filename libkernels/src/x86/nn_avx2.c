@@ -100,6 +100,14 @@ void kern_nn_sgd_avx2(float *w, const float *g, float *velocity, size_t n,
 
 enum { NV = 4, MAXK = 16 };
 
+/* Address of row[off] for a masked load whose first lanes may lie before
+ * the row (off < 0; those lanes are masked off and never read). Computed on
+ * integers, since a pointer before the start of an array is undefined. */
+static inline const float *at(const float *row, ptrdiff_t off)
+{
+    return (const float *)((uintptr_t)row + (uintptr_t)off * sizeof *row);
+}
+
 static __m256i lane_mask(size_t ox0, size_t v, size_t stride, size_t kx,
                          size_t pad, size_t in_w, size_t out_w)
 {
@@ -169,7 +177,7 @@ void kern_nn_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                                     __m256 xv;
                                     if (st == 1) {
                                         xv = _mm256_maskload_ps(
-                                            row + off + 8 * (ptrdiff_t)v,
+                                            at(row, off + 8 * (ptrdiff_t)v),
                                             masks[kx][v]);
                                     } else {
                                         const __m256i ii = _mm256_add_epi32(

@@ -90,6 +90,14 @@ void kern_nn_sgd_avx512(float *w, const float *g, float *velocity, size_t n,
 
 enum { NV = 4, MAXK = 16 };
 
+/* Address of row[off] for a masked load whose first lanes may lie before
+ * the row (off < 0; those lanes are masked off and never read). Computed on
+ * integers, since a pointer before the start of an array is undefined. */
+static inline const float *at(const float *row, ptrdiff_t off)
+{
+    return (const float *)((uintptr_t)row + (uintptr_t)off * sizeof *row);
+}
+
 /* Lanes l of vector v whose input column ix = (ox0 + 16 v + l) * stride +
  * kx - pad lies in [0, in_w) and whose output column is below out_w. */
 static __mmask16 lane_mask(size_t ox0, size_t v, size_t stride, size_t kx,
@@ -169,7 +177,8 @@ void kern_nn_conv2d_avx512(const struct kern_conv2d_shape *s, size_t out_h,
                                     __m512 xv;
                                     if (st == 1) {
                                         xv = _mm512_maskz_loadu_ps(
-                                            m, row + off + 16 * (ptrdiff_t)v);
+                                            m,
+                                            at(row, off + 16 * (ptrdiff_t)v));
                                     } else {
                                         const __m512i ii = _mm512_add_epi32(
                                             idx[v],
