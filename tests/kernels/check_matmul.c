@@ -153,6 +153,8 @@ static void check_path(kern_sgemm_fn fn, bool gemv_only)
         {32, 64, 784}, {1, 64, 784},  {32, 10, 64},  {16, 256, 1024},
         {1, 512, 512}, {531, 37, 260}, {13, 4101, 9}, {70, 97, 513},
         {12, 32, 256}, {25, 33, 1},   {1, 129, 300}, {300, 1, 129},
+        /* A packed by the packed path: tall, or rows 4 KiB apart */
+        {1030, 40, 20}, {37, 50, 1024},
     };
     const int randoms = 40;
     for (int r = 0; r < randoms; r++) {

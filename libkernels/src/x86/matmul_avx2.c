@@ -41,6 +41,7 @@ static inline float hsum8(__m256 x)
 #define PKC 256
 #define PMC 480
 #define PNC 1024
+#define PACK_A_ROWS 1024
 #define DNV 2
 #define DMR_MAX 12
 #define DMR(nv) ((nv) == 1 ? 12 : 6)

@@ -32,6 +32,7 @@ static inline __mmask16 mask_n(int r)
 #define PKC 256
 #define PMC 528
 #define PNC 1024
+#define PACK_A_ROWS 1024
 /* Direct tiles: 24 accumulators at 2 to 4 vectors, 12 at one. */
 #define DNV 4
 #define DMR_MAX 12

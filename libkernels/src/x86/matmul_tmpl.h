@@ -10,6 +10,7 @@
  *   v_add(a, b) v_hsum(x)
  *   FN(name)         appends the instruction-set suffix
  *   PMR, PNV         packed micro-tile: PMR rows x PNV vectors
+ *   PACK_A_ROWS      the packed path always packs A from this many rows
  *   PKC, PMC, PNC    packed cache blocks (K depth, rows of A, columns of B);
  *                    a PMR x PKC sliver of A lives in L1, a PKC x PNC panel
  *                    of B in L2
@@ -296,22 +297,30 @@ static void pack_b(float *dst, int tb, const float *b, size_t ldb,
         }
         return;
     }
-    /* Row by row, so B is read in order (a sliver at a time would stride
-     * a page per row and defeat the prefetchers). */
+    /* Sixteen rows at a time, sliver by sliver: B is read a few whole
+     * rows at a time, and the stores of a sliver stay in a few cache
+     * lines (writing every sliver for each row would hit one L1 set, the
+     * slivers being kc * PNR floats apart). */
     const size_t full = nc / PNR * PNR;
-    for (size_t p = 0; p < kc; p++) {
-        const float *src = b + p * ldb;
+    for (size_t p0 = 0; p0 < kc; p0 += 16) {
+        const size_t p1 = min_sz(kc, p0 + 16);
         for (size_t j0 = 0; j0 < full; j0 += PNR) {
-            float *d = dst + j0 * kc + p * PNR;
+            float *d = dst + j0 * kc;
+            for (size_t p = p0; p < p1; p++) {
+                const float *src = b + p * ldb + j0;
 #pragma GCC unroll 8
-            for (int v = 0; v < PNV; v++) {
-                v_store(d + v * VL, v_load(src + j0 + v * VL));
+                for (int v = 0; v < PNV; v++) {
+                    v_store(d + p * PNR + v * VL, v_load(src + v * VL));
+                }
             }
         }
         if (full < nc) {
-            float *d = dst + full * kc + p * PNR;
-            for (size_t j = 0; j < PNR; j++) {
-                d[j] = full + j < nc ? src[full + j] : 0.0f;
+            float *d = dst + full * kc;
+            for (size_t p = p0; p < p1; p++) {
+                const float *src = b + p * ldb;
+                for (size_t j = 0; j < PNR; j++) {
+                    d[p * PNR + j] = full + j < nc ? src[full + j] : 0.0f;
+                }
             }
         }
     }
@@ -395,8 +404,14 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
     const int tb = (flags & KERN_MM_TRANS_B) != 0;
     const int acc = (flags & KERN_MM_ACCUMULATE) != 0;
     const size_t kb = even_block(k, PKC);
-    const size_t mb = min_sz(PMC, (m + PMR - 1) / PMR * PMR);
     const size_t nb = min_sz(PNC, (n + PNR - 1) / PNR * PNR);
+    /* A is packed when its rows would crowd a few L1 sets (a leading
+     * dimension of a multiple of 4 KiB puts the PMR rows of a sliver on
+     * the same sets as each other), when transposed (a sliver's column is
+     * then a partial cache line), or when it is tall enough that packing
+     * costs nothing. Otherwise the tiles read it in place. */
+    const int pack = ta || m >= PACK_A_ROWS || lda % 1024 == 0;
+    const size_t mb = pack ? min_sz(PMC, (m + PMR - 1) / PMR * PMR) : 0;
     /* One buffer: the A block, then the B panel (both multiples of 16
      * floats, so the panel stays 64-byte aligned). */
     float *apack = kern_mm_scratch_get(mb * kb + kb * nb);
@@ -411,7 +426,7 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
             const int load_c = acc || pc > 0;
             pack_b(bpack, tb, tb ? b + jc * ldb + pc : b + pc * ldb + jc,
                    ldb, kc, nc);
-            for (size_t ic = 0; ic < m; ic += PMC) {
+            for (size_t ic = 0; pack && ic < m; ic += PMC) {
                 const size_t mc = min_sz(PMC, m - ic);
                 pack_a(apack, ta, ta ? a + pc * lda + ic : a + ic * lda + pc,
                        lda, mc, kc);
@@ -426,6 +441,21 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
                                     c + (ic + ir) * ldc + jc + jr, ldc, mr,
                                     nr, load_c);
                     }
+                }
+            }
+            /* Or A is read in place by the direct tiles (PMR rows of kc
+             * floats stay in L1 across a sweep of the panel), which saves
+             * packing it; B's slivers are PNR floats apart. */
+            for (size_t ir = 0; !pack && ir < m; ir += PMR) {
+                const size_t mr = min_sz(PMR, m - ir);
+                const float *ai = ta ? a + pc * lda + ir : a + ir * lda + pc;
+                for (size_t jr = 0; jr < nc; jr += PNR) {
+                    const size_t nr = min_sz(PNR, nc - jr);
+                    const int nv = (int)((nr + VL - 1) / VL);
+                    const MASK mk = mask_n((int)(nr - (size_t)(nv - 1) * VL));
+                    tiles[ta][nv - 1][mr - 1](kc, ai, lda, bpack + jr * kc,
+                                              PNR, c + ir * ldc + jc + jr,
+                                              ldc, mk, load_c);
                 }
             }
         }
