@@ -116,6 +116,11 @@ void kern_q8_gemm_avx512(size_t m, size_t n, size_t k, const int8_t *a,
                 const int8_t *src = a + (i + (r < mr ? r : 0)) * lda + t0;
                 for (size_t t = 0; t < 4 * ng; t += 32) {
                     const size_t left = t < tn ? tn - t : 0;
+                    if (!left) {
+                        _mm512_storeu_si512(wide[r] + t,
+                                            _mm512_setzero_si512());
+                        continue;
+                    }
                     const __mmask32 msk =
                         left >= 32 ? (__mmask32)-1
                                    : (__mmask32)((1u << left) - 1);
