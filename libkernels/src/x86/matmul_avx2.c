@@ -50,6 +50,6 @@ static inline float hsum8(__m256 x)
 #define GPF 4
 #define PATH_DIRECT_MACS (128.0 * 128.0 * 128.0)
 #define PATH_DIRECT_N 64
-#define PATH_DIRECT_M 64
+#define PATH_DIRECT_M 96
 
 #include "matmul_tmpl.h"

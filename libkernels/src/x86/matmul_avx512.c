@@ -42,6 +42,6 @@ static inline __mmask16 mask_n(int r)
 #define GPF 4
 #define PATH_DIRECT_MACS (128.0 * 128.0 * 128.0)
 #define PATH_DIRECT_N 64
-#define PATH_DIRECT_M 64
+#define PATH_DIRECT_M 96
 
 #include "matmul_tmpl.h"

@@ -176,14 +176,22 @@ static void direct_run(int ta, int acc, size_t m, size_t n, size_t k,
                        const float *a, size_t lda, const float *b,
                        size_t ldb, float *c, size_t ldc)
 {
+    /* The widest tiles, unless one vector narrower (and so taller) tiles
+     * split the rows exactly where the widest do not (16 or 32 rows: 8-row
+     * tiles rather than 6-row ones and a short one; measured on wide C). */
+    int wide = DNV;
+    if (m % DMR(DNV) != 0 && m % DMR(DNV - 1) == 0 &&
+        n > (size_t)DNV * VL) {
+        wide = DNV - 1;
+    }
     const size_t kb = even_block(k, DKC);
     for (size_t pc = 0; pc < k; pc += kb) {
         const size_t kc = min_sz(kb, k - pc);
         const int load_c = acc || pc > 0;
         const float *ap = ta ? a + pc * lda : a + pc;
         const float *bp = b + pc * ldb;
-        for (size_t j = 0; j < n; j += DNV * VL) {
-            const size_t w = min_sz(n - j, DNV * VL);
+        for (size_t j = 0; j < n; j += (size_t)wide * VL) {
+            const size_t w = min_sz(n - j, (size_t)wide * VL);
             const int nv = (int)((w + VL - 1) / VL);
             const MASK mk = mask_n((int)(w - (size_t)(nv - 1) * VL));
             /* Rows split evenly over the fewest tiles (32 rows as
