@@ -42,12 +42,10 @@ enum { NTABLES = sizeof tables / sizeof tables[0] };
 
 struct options {
     struct bench_cfg cfg;
-    enum cli_format format;
-    const char *out_dir;
+    struct cli_common co;
     bool only[NTABLES];
     bool any_only;
     bool repeats_set;
-    bool quiet;
 };
 
 static void usage(FILE *f)
@@ -84,28 +82,26 @@ static int find_table(const char *name)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { O_TABLE = 256, O_QUICK, O_REPEATS, O_THREADS, O_FORMAT, O_OUT,
-           O_QUIET, O_HELP, O_VERSION };
+    enum { O_TABLE = 256, O_QUICK, O_REPEATS, O_THREADS };
     static const struct option longopts[] = {
         {"table", required_argument, NULL, O_TABLE},
         {"quick", no_argument, NULL, O_QUICK},
         {"repeats", required_argument, NULL, O_REPEATS},
         {"threads", required_argument, NULL, O_THREADS},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"out", required_argument, NULL, O_OUT},
-        {"quiet", no_argument, NULL, O_QUIET},
-        {"help", no_argument, NULL, O_HELP},
-        {"version", no_argument, NULL, O_VERSION},
+        CLI_COMMON_OPTIONS,
+        CLI_QUIET_OPTION,
         {NULL, 0, NULL, 0},
     };
+    static const struct cli_app app = {"edgefit-bench", EDGEFIT_VERSION,
+                                       usage};
     *o = (struct options){
         .cfg = {.repeats = 7, .warmup = 1, .threads = 2, .sample_ms = 20.0},
-        .format = CLI_FORMAT_TABLE,
     };
     uint64_t v;
-    int c, t;
+    int c, t, rc = CLI_EXIT_OK;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while (rc == CLI_EXIT_OK &&
+           (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case O_TABLE:
             t = find_table(optarg);
@@ -113,7 +109,8 @@ static int parse_args(int argc, char **argv, struct options *o)
                 cli_error("--table: '%s' is not one of host, matmul, gelu, "
                           "intensity, mixed_precision, conversions, int8",
                           optarg);
-                return CLI_EXIT_USAGE;
+                rc = CLI_EXIT_USAGE;
+                break;
             }
             o->only[t] = true;
             o->any_only = true;
@@ -123,7 +120,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             break;
         case O_REPEATS:
             if (!cli_parse_u64("--repeats", optarg, 1, 1000, &v)) {
-                return CLI_EXIT_USAGE;
+                rc = CLI_EXIT_USAGE;
+                break;
             }
             o->cfg.repeats = (unsigned)v;
             o->repeats_set = true;
@@ -131,45 +129,21 @@ static int parse_args(int argc, char **argv, struct options *o)
         case O_THREADS:
             if (!cli_parse_u64("--threads", optarg, 1, KERN_MAX_THREADS,
                                &v)) {
-                return CLI_EXIT_USAGE;
+                rc = CLI_EXIT_USAGE;
+                break;
             }
             o->cfg.threads = (int)v;
             break;
-        case O_FORMAT:
-            if (!cli_parse_format("--format", optarg, &o->format)) {
-                return CLI_EXIT_USAGE;
-            }
-            break;
-        case O_OUT:
-            if (!*optarg) {
-                cli_error("--out: the folder name is empty");
-                return CLI_EXIT_USAGE;
-            }
-            o->out_dir = optarg;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        case O_HELP:
-            usage(stdout);
-            exit(CLI_EXIT_OK);
-        case O_VERSION:
-            printf("edgefit-bench %s\n", EDGEFIT_VERSION);
-            exit(CLI_EXIT_OK);
         default:
-            if (optopt) {
-                cli_error("option needs a value or is unknown: %s",
-                          argv[optind - 1]);
-            } else {
-                cli_error("unknown option: %s", argv[optind - 1]);
-            }
-            fprintf(stderr, "Try '%s --help'.\n", cli_program());
-            return CLI_EXIT_USAGE;
+            rc = cli_common_option(c, &app, argv, &o->co);
+            break;
         }
     }
-    if (optind < argc) {
-        cli_error("unexpected argument: %s", argv[optind]);
-        return CLI_EXIT_USAGE;
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_no_operands(argc, argv);
+    }
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
     if (o->cfg.quick) {
         if (!o->repeats_set) {
@@ -177,7 +151,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         }
         o->cfg.sample_ms = 1.0;
     }
-    o->cfg.progress = !o->quiet && isatty(STDERR_FILENO);
+    o->cfg.progress = !o->co.quiet && isatty(STDERR_FILENO);
     return CLI_EXIT_OK;
 }
 
@@ -239,7 +213,7 @@ static int print_stdout(const struct options *o, art_table *const *built)
     for (int i = 0; i < NTABLES; i++) {
         ntables += built[i] != NULL;
     }
-    if (o->format == CLI_FORMAT_JSON) {
+    if (o->co.format == CLI_FORMAT_JSON) {
         art_doc *d = NULL;
         st = art_doc_create(&d);
         for (int i = 0; st == ART_OK && i < NTABLES; i++) {
@@ -253,12 +227,12 @@ static int print_stdout(const struct options *o, art_table *const *built)
         }
         art_doc_destroy(d);
     }
-    for (int i = 0; o->format != CLI_FORMAT_JSON && st == ART_OK &&
+    for (int i = 0; o->co.format != CLI_FORMAT_JSON && st == ART_OK &&
                     i < NTABLES; i++) {
         if (!built[i]) {
             continue;
         }
-        if (o->format == CLI_FORMAT_CSV) {
+        if (o->co.format == CLI_FORMAT_CSV) {
             /* One CSV after another, a comment line naming each; a single
              * table prints plain CSV. */
             if (ntables > 1) {
@@ -339,8 +313,8 @@ int main(int argc, char **argv)
     if (rc == CLI_EXIT_OK) {
         rc = print_stdout(&o, built);
     }
-    if (rc == CLI_EXIT_OK && o.out_dir) {
-        rc = write_csvs(o.out_dir, built);
+    if (rc == CLI_EXIT_OK && o.co.out_dir) {
+        rc = write_csvs(o.co.out_dir, built);
     }
     for (int i = 0; i < NTABLES; i++) {
         art_table_destroy(built[i]);

@@ -82,3 +82,53 @@ bool cli_parse_format(const char *opt, const char *text,
     cli_error("%s: '%s' is not one of table, csv, json", opt, text);
     return false;
 }
+
+int cli_common_option(int c, const struct cli_app *app, char **argv,
+                      struct cli_common *co)
+{
+    switch (c) {
+    case CLI_OPT_FORMAT:
+        return cli_parse_format("--format", optarg, &co->format)
+                   ? CLI_EXIT_OK
+                   : CLI_EXIT_USAGE;
+    case CLI_OPT_OUT:
+        if (!*optarg) {
+            cli_error("--out: the folder name is empty");
+            return CLI_EXIT_USAGE;
+        }
+        co->out_dir = optarg;
+        return CLI_EXIT_OK;
+    case CLI_OPT_STRICT:
+        co->strict = true;
+        return CLI_EXIT_OK;
+    case CLI_OPT_QUIET:
+        co->quiet = true;
+        return CLI_EXIT_OK;
+    case CLI_OPT_HELP:
+        app->usage(stdout);
+        exit(CLI_EXIT_OK);
+    case CLI_OPT_VERSION:
+        printf("%s %s\n", app->name, app->version);
+        exit(CLI_EXIT_OK);
+    default:
+        /* getopt_long sets optopt for a known option missing its value
+         * (and for unknown short ones, which the apps do not have). */
+        if (optopt) {
+            cli_error("option needs a value or is unknown: %s",
+                      argv[optind - 1]);
+        } else {
+            cli_error("unknown option: %s", argv[optind - 1]);
+        }
+        fprintf(stderr, "Try '%s --help'.\n", program);
+        return CLI_EXIT_USAGE;
+    }
+}
+
+int cli_no_operands(int argc, char **argv)
+{
+    if (optind < argc) {
+        cli_error("unexpected argument: %s", argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}

@@ -4,8 +4,10 @@
 #ifndef EDGEFIT_APPS_CLI_H
 #define EDGEFIT_APPS_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum {
     CLI_EXIT_OK = 0,
@@ -37,5 +39,52 @@ bool cli_parse_double(const char *opt, const char *text, double min,
 /* Parse table|csv|json. */
 bool cli_parse_format(const char *opt, const char *text,
                       enum cli_format *out);
+
+/* The options every app shares, and how getopt_long reports them: put
+ * CLI_COMMON_OPTIONS at the end of the app's option table (before the
+ * terminating zero entry) and pass every value getopt_long returns that the
+ * app does not know to cli_common_option(). */
+enum {
+    CLI_OPT_FORMAT = 1000,
+    CLI_OPT_OUT,
+    CLI_OPT_STRICT,
+    CLI_OPT_QUIET,
+    CLI_OPT_HELP,
+    CLI_OPT_VERSION,
+};
+
+#define CLI_COMMON_OPTIONS                                                  \
+    {"format", required_argument, NULL, CLI_OPT_FORMAT},                    \
+    {"out", required_argument, NULL, CLI_OPT_OUT},                          \
+    {"help", no_argument, NULL, CLI_OPT_HELP},                              \
+    {"version", no_argument, NULL, CLI_OPT_VERSION}
+/* For the apps that have them. */
+#define CLI_STRICT_OPTION {"strict", no_argument, NULL, CLI_OPT_STRICT}
+#define CLI_QUIET_OPTION {"quiet", no_argument, NULL, CLI_OPT_QUIET}
+
+struct cli_common {
+    enum cli_format format; /* --format, default table */
+    const char *out_dir;    /* --out DIR, NULL when not given */
+    bool strict;            /* --strict */
+    bool quiet;             /* --quiet */
+};
+
+/* What an app needs to answer --help and --version. */
+struct cli_app {
+    const char *name;       /* "edgefit-memfit" */
+    const char *version;    /* "0.1.0" */
+    void (*usage)(FILE *f); /* prints the --help text */
+};
+
+/* Handle one value from getopt_long (opterr must be 0) that the app did
+ * not: a common option, or an unknown option / missing value, which it
+ * reports. --help and --version print and exit(0). Returns CLI_EXIT_OK
+ * when handled, CLI_EXIT_USAGE after reporting a bad option. */
+int cli_common_option(int c, const struct cli_app *app, char **argv,
+                      struct cli_common *co);
+
+/* After the options: operands are not accepted. Returns CLI_EXIT_OK or
+ * CLI_EXIT_USAGE after naming the first one. */
+int cli_no_operands(int argc, char **argv);
 
 #endif

@@ -20,9 +20,7 @@ struct options {
     double max_memory_mb;
     uint64_t batch_limit;
     enum memest_optimizer optimizer;
-    enum cli_format format;
-    const char *out_dir;
-    int strict;
+    struct cli_common co;
 };
 
 static void usage(FILE *f)
@@ -53,8 +51,7 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_MAXMEM, O_LIMIT, O_OPT,
-           O_FORMAT, O_OUT, O_STRICT, O_HELP, O_VERSION };
+    enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_MAXMEM, O_LIMIT, O_OPT };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"batch", required_argument, NULL, O_BATCH},
@@ -62,31 +59,30 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"max-memory-mb", required_argument, NULL, O_MAXMEM},
         {"batch-limit", required_argument, NULL, O_LIMIT},
         {"optimizer", required_argument, NULL, O_OPT},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"out", required_argument, NULL, O_OUT},
-        {"strict", no_argument, NULL, O_STRICT},
-        {"help", no_argument, NULL, O_HELP},
-        {"version", no_argument, NULL, O_VERSION},
+        CLI_COMMON_OPTIONS,
+        CLI_STRICT_OPTION,
         {NULL, 0, NULL, 0},
     };
+    static const struct cli_app app = {"edgefit-memfit", EDGEFIT_VERSION,
+                                       usage};
     *o = (struct options){
         .model = DEFAULT_MODEL,
         .batch = 32,
         .precision = MEMEST_FP32,
         .batch_limit = 128,
         .optimizer = MEMEST_OPT_SGD,
-        .format = CLI_FORMAT_TABLE,
     };
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    int c, rc = CLI_EXIT_OK;
+    while (rc == CLI_EXIT_OK &&
+           (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case O_MODEL:
             o->model = optarg;
             break;
         case O_BATCH:
             if (!cli_parse_u64("--batch", optarg, 1, UINT32_MAX, &o->batch)) {
-                return CLI_EXIT_USAGE;
+                rc = CLI_EXIT_USAGE;
             }
             break;
         case O_PRECISION:
@@ -94,66 +90,35 @@ static int parse_args(int argc, char **argv, struct options *o)
                 cli_error("--precision: '%s' is not one of fp64, fp32, fp16, "
                           "bf16, int8 (or float64, float32, float16, half, "
                           "bfloat16)", optarg);
-                return CLI_EXIT_USAGE;
+                rc = CLI_EXIT_USAGE;
             }
             break;
         case O_MAXMEM:
             if (!cli_parse_double("--max-memory-mb", optarg, 0.0, 1e15,
                                   &o->max_memory_mb)) {
-                return CLI_EXIT_USAGE;
+                rc = CLI_EXIT_USAGE;
             }
             o->simulate = 1;
             break;
         case O_LIMIT:
             if (!cli_parse_u64("--batch-limit", optarg, 1, UINT32_MAX,
                                &o->batch_limit)) {
-                return CLI_EXIT_USAGE;
+                rc = CLI_EXIT_USAGE;
             }
             break;
         case O_OPT:
             if (memest_optimizer_parse(optarg, &o->optimizer) != MEMEST_OK) {
                 cli_error("--optimizer: '%s' is not one of sgd, momentum, "
                           "adam", optarg);
-                return CLI_EXIT_USAGE;
+                rc = CLI_EXIT_USAGE;
             }
             break;
-        case O_FORMAT:
-            if (!cli_parse_format("--format", optarg, &o->format)) {
-                return CLI_EXIT_USAGE;
-            }
-            break;
-        case O_OUT:
-            if (!*optarg) {
-                cli_error("--out: the folder name is empty");
-                return CLI_EXIT_USAGE;
-            }
-            o->out_dir = optarg;
-            break;
-        case O_STRICT:
-            o->strict = 1;
-            break;
-        case O_HELP:
-            usage(stdout);
-            exit(CLI_EXIT_OK);
-        case O_VERSION:
-            printf("edgefit-memfit %s\n", memest_version());
-            exit(CLI_EXIT_OK);
         default:
-            if (optopt) {
-                cli_error("option needs a value or is unknown: %s",
-                          argv[optind - 1]);
-            } else {
-                cli_error("unknown option: %s", argv[optind - 1]);
-            }
-            fprintf(stderr, "Try '%s --help'.\n", cli_program());
-            return CLI_EXIT_USAGE;
+            rc = cli_common_option(c, &app, argv, &o->co);
+            break;
         }
     }
-    if (optind < argc) {
-        cli_error("unexpected argument: %s", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
+    return rc == CLI_EXIT_OK ? cli_no_operands(argc, argv) : rc;
 }
 
 /* Everything the run computes, before anything is printed or written. */
@@ -384,7 +349,7 @@ static void print_summary(const struct options *o, const struct result *r)
 static int print_stdout(const struct options *o, const struct result *r)
 {
     int st = ART_OK;
-    switch (o->format) {
+    switch (o->co.format) {
     case CLI_FORMAT_TABLE:
         st = art_table_print(r->layers, stdout, -1);
         if (st == ART_OK) {
@@ -454,11 +419,11 @@ int main(int argc, char **argv)
     if (rc == CLI_EXIT_OK) {
         rc = print_stdout(&o, &r);
     }
-    if (rc == CLI_EXIT_OK && o.out_dir) {
-        rc = write_artifacts(o.out_dir, &r);
+    if (rc == CLI_EXIT_OK && o.co.out_dir) {
+        rc = write_artifacts(o.co.out_dir, &r);
     }
     double need_mb = 0.0;
-    if (rc == CLI_EXIT_OK && o.strict && r.plan.enabled &&
+    if (rc == CLI_EXIT_OK && o.co.strict && r.plan.enabled &&
         memest_total_memory_mb(r.model, r.plan.batch_size, o.precision,
                                &need_mb) == MEMEST_OK &&
         need_mb > o.max_memory_mb) {
