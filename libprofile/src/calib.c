@@ -250,7 +250,10 @@ PROF_API uint64_t prof_triad_default_bytes(void)
     if (llc == 0) {
         llc = prof_cache_bytes(2);
     }
-    uint64_t bytes = 4u * llc;
+    /* Twice the last-level cache: a cyclic stream over that much misses
+     * in any replacement policy worth the name, and it keeps the
+     * calibration near a second even with a very large shared L3. */
+    uint64_t bytes = 2u * llc;
     if (bytes < 64u * MIB) {
         bytes = 64u * MIB;
     }
@@ -333,6 +336,109 @@ done:
     return st;
 }
 
+/* A sample of cache triads lasts about this long: a thousand times the
+ * clock's cost, short enough for five samples per level in a few ms. */
+#define CACHE_SAMPLE_NS UINT64_C(1000000)
+
+PROF_API int prof_measure_cache_triad(uint64_t footprint_bytes,
+                                      unsigned runs, struct prof_triad *out)
+{
+    if (!out) {
+        return PROF_E_INVALID;
+    }
+    if (runs == 0) {
+        return PROF_E_RANGE;
+    }
+    const uint64_t elements =
+        footprint_bytes / (3u * sizeof(double)) / 8u * 8u;
+    if (elements < 64u) {
+        return PROF_E_RANGE;
+    }
+    if (elements > SIZE_MAX / sizeof(double)) {
+        return PROF_E_OVERFLOW;
+    }
+    const size_t n = (size_t)elements;
+    const size_t bytes = n * sizeof(double);
+    /* One block for the three arrays, each starting on a cache line, so
+     * they sit together the way a layer's tensors do. */
+    double *block = aligned_alloc(64, 3u * bytes);
+    double *gbps = malloc(runs * sizeof(double));
+    int st = PROF_OK;
+    if (!block || !gbps) {
+        st = PROF_E_NOMEM;
+        goto done;
+    }
+    double *a = block, *b = block + n, *c = block + 2u * n;
+    for (size_t i = 0; i < n; i++) {
+        a[i] = 0.0;
+        b[i] = 1.0;
+        c[i] = 2.0;
+    }
+    const double s = 3.0;
+    /* Grow the passes per sample until one sample lasts CACHE_SAMPLE_NS;
+     * this also brings the arrays into the cache. */
+    uint64_t passes = 1;
+    for (;;) {
+        const uint64_t t0 = prof_now_ns();
+        for (uint64_t k = 0; k < passes; k++) {
+            triad(a, b, c, s, n);
+        }
+        const uint64_t dt = prof_now_ns() - t0;
+        if (dt >= CACHE_SAMPLE_NS || passes >= (UINT64_C(1) << 30)) {
+            break;
+        }
+        passes *= 2;
+    }
+    const double sample_bytes = 3.0 * (double)bytes * (double)passes;
+    for (unsigned r = 0; r < runs; r++) {
+        const uint64_t t0 = prof_now_ns();
+        for (uint64_t k = 0; k < passes; k++) {
+            triad(a, b, c, s, n);
+        }
+        const uint64_t dt = prof_now_ns() - t0;
+        gbps[r] = sample_bytes / (double)(dt ? dt : 1); /* B/ns */
+    }
+    if (a[n / 2] != 7.0) {
+        st = PROF_E_KERNEL;
+        goto done;
+    }
+    out->elements = elements;
+    out->array_bytes = (uint64_t)bytes;
+    out->total_bytes = 3u * (uint64_t)bytes;
+    out->runs = runs;
+    spread(gbps, runs, &out->gbps, &out->gbps_min, &out->gbps_max);
+done:
+    free(block);
+    free(gbps);
+    return st;
+}
+
+PROF_API uint64_t prof_cache_footprint_bytes(int level, uint64_t l1,
+                                             uint64_t l2, uint64_t l3)
+{
+    uint64_t size = 0, below = 0;
+    if (level == 1) {
+        size = l1;
+    } else if (level == 2) {
+        size = l2;
+        below = l1;
+    } else if (level == 3) {
+        size = l3;
+        below = l2;
+    }
+    if (size == 0) {
+        return 0;
+    }
+    uint64_t fp = size / 2u;
+    if (level == 3 && l2 > 0 && l2 <= UINT64_MAX / 8u && fp > 8u * l2) {
+        fp = 8u * l2;
+    }
+    if (fp <= below || fp < 3u * 64u * sizeof(double)) {
+        return 0;
+    }
+    return fp;
+}
+
 static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static struct prof_calibration host_cal;
 static int host_status;
@@ -344,14 +450,39 @@ static void calibrate_host(void)
     if (host_status != PROF_OK) {
         return;
     }
-    host_status = prof_measure_triad(0, 5, &host_cal.triad);
-    if (host_status != PROF_OK) {
-        return;
-    }
-    host_cal.knee_mac_per_byte = host_cal.peak.gmacs / host_cal.triad.gbps;
     host_cal.l1_bytes = prof_cache_bytes(1);
     host_cal.l2_bytes = prof_cache_bytes(2);
     host_cal.l3_bytes = prof_cache_bytes(3);
+    /* Caches first, while nothing large has been touched yet. */
+    const uint64_t sizes[3] = {host_cal.l1_bytes, host_cal.l2_bytes,
+                               host_cal.l3_bytes};
+    unsigned n = 0;
+    for (int level = 1; level <= 3; level++) {
+        const uint64_t fp = prof_cache_footprint_bytes(
+            level, sizes[0], sizes[1], sizes[2]);
+        if (fp == 0) {
+            continue;
+        }
+        struct prof_mem_level *l = &host_cal.levels[n];
+        host_status = prof_measure_cache_triad(fp, 5, &l->triad);
+        if (host_status != PROF_OK) {
+            return;
+        }
+        l->level = (unsigned)level;
+        l->capacity_bytes = sizes[level - 1];
+        n++;
+    }
+    /* Main memory: the time of the whole calibration is in these passes
+     * over twice the last-level cache, so three runs. */
+    host_status = prof_measure_triad(0, 3, &host_cal.triad);
+    if (host_status != PROF_OK) {
+        return;
+    }
+    host_cal.levels[n].level = 0;
+    host_cal.levels[n].capacity_bytes = 0;
+    host_cal.levels[n].triad = host_cal.triad;
+    host_cal.level_count = n + 1;
+    host_cal.knee_mac_per_byte = host_cal.peak.gmacs / host_cal.triad.gbps;
     host_cal.memory_mb = physical_bytes() / MIB;
 }
 

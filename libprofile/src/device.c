@@ -64,6 +64,44 @@ static const struct prof_device catalog[] = {
 
 #define CATALOG_COUNT (sizeof(catalog) / sizeof(catalog[0]))
 
+/* The comments above as text for a person choosing a device; no cache
+ * figures, because none of these boards has a published per-level
+ * bandwidth this tool could cite, so they keep the plain DRAM roofline. */
+static const char *const catalog_source[] = {
+    "bandwidth 4.3 GB/s: the original tooling's figure for the Pi 4's "
+    "32-bit LPDDR4-3200 (nominal bus peak 12.8 GB/s; 4.3 is nearer what "
+    "one core sustains)\n"
+    "peak 24 GMAC/s: BCM2711, 4 Cortex-A72 at 1.5 GHz, one 128-bit NEON "
+    "FMLA (4 fp32 lanes) per cycle (Cortex-A72 software optimisation "
+    "guide)\n"
+    "power 6.4 W: commonly measured draw with four cores loaded (product "
+    "brief: 5 V 3 A supply)\n"
+    "memory 4096 MB: the 4 GB model (1, 2, 4 and 8 GB exist)",
+    "bandwidth 25.6 GB/s: Jetson Nano module data sheet, 64-bit LPDDR4 at "
+    "1600 MHz\n"
+    "peak 22.88 GMAC/s: 4 Cortex-A57 at 1.43 GHz, one 128-bit FMLA per "
+    "cycle (the data sheet's 472 GFLOPS is the GPU in fp16, which edgefit's "
+    "CPU kernels do not use)\n"
+    "power 10 W: data sheet MAXN power mode (all four cores at full "
+    "clock)\n"
+    "memory 4096 MB: data sheet, 4 GB LPDDR4",
+    "bandwidth 50 GB/s: dual-channel DDR4-3200 is 51.2 GB/s nominal; the "
+    "original tooling used 50 GB/s\n"
+    "peak 448 GMAC/s: a nominal 8-core AVX2 CPU at 3.5 GHz with two "
+    "256-bit FMA units per core (a class figure, not one product)\n"
+    "power 65 W: the TDP class of mainstream desktop processors\n"
+    "memory 16384 MB: a typical desktop configuration",
+};
+
+_Static_assert(sizeof(catalog_source) / sizeof(catalog_source[0]) ==
+                   CATALOG_COUNT,
+               "one source text per catalogue device");
+
+PROF_API const char *prof_device_catalog_source(size_t i)
+{
+    return i < CATALOG_COUNT ? catalog_source[i] : NULL;
+}
+
 PROF_API size_t prof_device_catalog_count(void)
 {
     return CATALOG_COUNT;
@@ -119,7 +157,55 @@ PROF_API int prof_device_validate(const struct prof_device *dev,
         diag_set(diag, 0, "%s: memory_mb must be a number >= 0", dev->name);
         return PROF_E_RANGE;
     }
+    if (dev->cache_count > PROF_CACHE_LEVELS_MAX) {
+        diag_set(diag, 0, "%s: at most %d cache levels", dev->name,
+                 (int)PROF_CACHE_LEVELS_MAX);
+        return PROF_E_RANGE;
+    }
+    for (unsigned i = 0; i < dev->cache_count; i++) {
+        const struct prof_cache_level *c = &dev->cache[i];
+        if (c->capacity_bytes == 0 ||
+            (i > 0 && c->capacity_bytes <= dev->cache[i - 1].capacity_bytes)) {
+            diag_set(diag, 0,
+                     "%s: cache capacities must be > 0 and increasing",
+                     dev->name);
+            return PROF_E_RANGE;
+        }
+        if (!isfinite(c->bandwidth_gbps) || c->bandwidth_gbps <= 0.0) {
+            diag_set(diag, 0, "%s: cache bandwidth must be a number > 0",
+                     dev->name);
+            return PROF_E_RANGE;
+        }
+    }
     return PROF_OK;
+}
+
+PROF_API int prof_device_make(const char *name, double bandwidth_gbps,
+                              double peak_gmacs, double power_watts,
+                              double memory_mb, struct prof_device *out,
+                              struct prof_diag *diag)
+{
+    if (!name || !out) {
+        return PROF_E_INVALID;
+    }
+    const size_t len = strlen(name);
+    if (len == 0 || len >= PROF_DEVICE_NAME_MAX) {
+        diag_set(diag, 0, "device name must have 1 to %d characters",
+                 PROF_DEVICE_NAME_MAX - 1);
+        return PROF_E_RANGE;
+    }
+    struct prof_device d;
+    memset(&d, 0, sizeof d);
+    memcpy(d.name, name, len + 1);
+    d.bandwidth_gbps = bandwidth_gbps;
+    d.peak_gmacs = peak_gmacs;
+    d.power_watts = power_watts;
+    d.memory_mb = memory_mb;
+    const int st = prof_device_validate(&d, diag);
+    if (st == PROF_OK) {
+        *out = d;
+    }
+    return st;
 }
 
 PROF_API int prof_device_host(const struct prof_calibration *cal,
@@ -142,6 +228,19 @@ PROF_API int prof_device_host(const struct prof_calibration *cal,
     out->peak_gmacs = cal->peak.gmacs;
     out->power_watts = 0.0;
     out->memory_mb = (double)cal->memory_mb;
+    const unsigned nl = cal->level_count < PROF_MEM_LEVELS_MAX
+                            ? cal->level_count
+                            : PROF_MEM_LEVELS_MAX;
+    for (unsigned i = 0; i < nl; i++) {
+        const struct prof_mem_level *l = &cal->levels[i];
+        if (l->level == 0 || out->cache_count == PROF_CACHE_LEVELS_MAX) {
+            continue;
+        }
+        struct prof_cache_level *c = &out->cache[out->cache_count++];
+        c->level = l->level;
+        c->capacity_bytes = l->capacity_bytes;
+        c->bandwidth_gbps = l->triad.gbps;
+    }
     return prof_device_validate(out, NULL);
 }
 
@@ -306,13 +405,28 @@ PROF_API int prof_predict(const struct prof_device *dev, uint64_t macs,
     if (prof_device_validate(dev, NULL) != PROF_OK) {
         return PROF_E_RANGE;
     }
+    /* The working set is what the work moves: the smallest cache that
+     * holds all of it serves it (the operator is run repeatedly on the
+     * same tensors, as in a steady stream of inferences). */
+    out->memory_level = 0;
+    out->bandwidth_gbps = dev->bandwidth_gbps;
+    for (unsigned i = 0; i < dev->cache_count; i++) {
+        if (bytes <= dev->cache[i].capacity_bytes) {
+            out->memory_level = dev->cache[i].level;
+            out->bandwidth_gbps = dev->cache[i].bandwidth_gbps;
+            break;
+        }
+    }
     /* GMAC/s = MAC/ns and GB/s = B/ns: divide by 1e6 for ms. */
     out->compute_ms = (double)macs / dev->peak_gmacs / 1e6;
-    out->memory_ms = (double)bytes / dev->bandwidth_gbps / 1e6;
+    out->memory_ms = (double)bytes / out->bandwidth_gbps / 1e6;
     out->bound = out->compute_ms > out->memory_ms ? PROF_BOUND_COMPUTE
                                                   : PROF_BOUND_MEMORY;
     out->predicted_ms = fmax(out->compute_ms, out->memory_ms);
-    out->energy_proxy_j = dev->power_watts * out->predicted_ms / 1000.0;
+    /* Zero watts means nobody said: no energy rather than 0 J. */
+    out->energy_proxy_j = dev->power_watts > 0.0
+                              ? dev->power_watts * out->predicted_ms / 1000.0
+                              : NAN;
     return PROF_OK;
 }
 
@@ -330,41 +444,47 @@ PROF_API int prof_predict_layers(const struct prof_device *dev,
     }
     if (measured_ms) {
         for (size_t i = 0; i < n; i++) {
-            if (!isfinite(measured_ms[i]) || measured_ms[i] <= 0.0) {
+            const double m = measured_ms[i];
+            if (!isnan(m) && (!isfinite(m) || m < 0.0)) {
                 return PROF_E_RANGE;
             }
         }
     }
     struct prof_prediction_total t = {0};
-    double measured = 0.0, abs_err = 0.0;
+    double measured = 0.0, predicted_measured = 0.0, abs_err = 0.0;
+    size_t n_measured = 0;
     for (size_t i = 0; i < n; i++) {
         const int st = prof_predict(dev, layers[i].macs, layers[i].bytes,
                                     &out[i].pred);
         if (st != PROF_OK) {
             return st;
         }
-        t.predicted_ms += out[i].pred.predicted_ms;
+        const double p = out[i].pred.predicted_ms;
+        t.predicted_ms += p;
         t.energy_proxy_j += out[i].pred.energy_proxy_j;
-        if (measured_ms) {
-            out[i].measured_ms = measured_ms[i];
-            out[i].relative_error =
-                (out[i].pred.predicted_ms - measured_ms[i]) / measured_ms[i];
-            measured += measured_ms[i];
+        const double m = measured_ms ? measured_ms[i] : NAN;
+        out[i].measured_ms = m;
+        out[i].relative_error = NAN;
+        if (isnan(m)) {
+            continue;
+        }
+        measured += m;
+        predicted_measured += p;
+        n_measured++;
+        /* A ratio to or of nothing says nothing: zero work predicts 0 ms,
+         * and a median under the clock's resolution reads 0 ms. */
+        if (p > 0.0 && m > 0.0) {
+            out[i].relative_error = (p - m) / m;
             abs_err += fabs(out[i].relative_error);
-        } else {
-            out[i].measured_ms = NAN;
-            out[i].relative_error = NAN;
+            t.compared++;
         }
     }
-    if (measured_ms) {
-        t.measured_ms = measured;
-        t.relative_error = (t.predicted_ms - measured) / measured;
-        t.mean_abs_relative_error = abs_err / (double)n;
-    } else {
-        t.measured_ms = NAN;
-        t.relative_error = NAN;
-        t.mean_abs_relative_error = NAN;
-    }
+    t.measured_ms = n_measured ? measured : NAN;
+    t.relative_error = n_measured && measured > 0.0
+                           ? (predicted_measured - measured) / measured
+                           : NAN;
+    t.mean_abs_relative_error =
+        t.compared ? abs_err / (double)t.compared : NAN;
     *total = t;
     return PROF_OK;
 }

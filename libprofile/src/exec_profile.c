@@ -108,9 +108,6 @@ PROF_API void prof_exec_profile_finish(struct prof_exec_profile *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The clock's resolution: a median below it is taken as 1 ns. */
-#define MIN_MEASURED_MS 1e-6
-
 PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
                                const struct prof_device *dev,
                                struct prof_layer_prediction *out,
@@ -124,10 +121,15 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
     int st = PROF_E_NOMEM;
     if (work && measured) {
         for (size_t i = 0; i < p->count; i++) {
+            /* Staging the input is the executor's copy of the caller's
+             * floats, not a layer: nothing to predict or compare. */
+            if (p->ops[i].info.kind == MEMEST_KIND_INPUT) {
+                measured[i] = NAN;
+                continue;
+            }
             work[i].macs = p->ops[i].info.macs;
             work[i].bytes = p->ops[i].info.bytes_moved;
-            const double m = p->ops[i].latency_ms;
-            measured[i] = m > MIN_MEASURED_MS ? m : MIN_MEASURED_MS;
+            measured[i] = p->ops[i].latency_ms;
         }
         st = prof_predict_layers(dev, work, p->count, measured, out, total);
     }

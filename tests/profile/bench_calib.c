@@ -1,4 +1,4 @@
-/* The host's calibration at full size (triad arrays 4 x the last-level
+/* The host's calibration at full size (triad arrays 2 x the last-level
  * cache unless PROF_TRIAD_MIB says otherwise) and the peak of every FMA
  * path this CPU has, as ratios to the C loop. A benchmark, not a test:
  * `meson test --benchmark --suite profile`. */
@@ -42,6 +42,15 @@ int main(void)
            cal.peak.gmacs, cal.peak.path, cal.triad.gbps, cal.triad.gbps_min,
            cal.triad.gbps_max, (double)cal.triad.array_bytes / 1048576.0,
            cal.knee_mac_per_byte);
+    for (unsigned i = 0; i < cal.level_count; i++) {
+        const struct prof_mem_level *l = &cal.levels[i];
+        printf("level %s%u triad %8.2f GB/s (min %.2f max %.2f) over "
+               "%.1f KiB, %.1fx main memory\n",
+               l->level ? "L" : "memory ", l->level, l->triad.gbps,
+               l->triad.gbps_min, l->triad.gbps_max,
+               (double)l->triad.total_bytes / 1024.0,
+               l->triad.gbps / cal.triad.gbps);
+    }
     printf("caches L1 %llu KiB, L2 %llu KiB, L3 %llu KiB; memory %llu MB\n",
            (unsigned long long)(cal.l1_bytes >> 10),
            (unsigned long long)(cal.l2_bytes >> 10),

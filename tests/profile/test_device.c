@@ -185,6 +185,7 @@ static void test_predict_by_hand(void **state)
     near(t.relative_error, 0.0);
     near(t.mean_abs_relative_error, (0.2 + 0.5 + 0.5) / 3.0);
     near(t.energy_proxy_j, 5.0 * 0.55e-3);
+    assert_int_equal(t.compared, 3);
 
     assert_int_equal(prof_predict_layers(&d, layers, 3, NULL, out, &t),
                      PROF_OK);
@@ -192,8 +193,11 @@ static void test_predict_by_hand(void **state)
                 isnan(t.relative_error));
     near(t.predicted_ms, 0.55);
 
-    const double bad[3] = {0.25, 0.0, 0.1};
+    const double bad[3] = {0.25, -0.1, 0.1};
     assert_int_equal(prof_predict_layers(&d, layers, 3, bad, out, &t),
+                     PROF_E_RANGE);
+    const double inf[3] = {0.25, INFINITY, 0.1};
+    assert_int_equal(prof_predict_layers(&d, layers, 3, inf, out, &t),
                      PROF_E_RANGE);
     assert_int_equal(prof_predict_layers(&d, layers, 0, NULL, out, &t),
                      PROF_E_INVALID);
@@ -220,7 +224,192 @@ static void test_host_from_calibration(void **state)
     struct prof_prediction p;
     assert_int_equal(prof_predict(&d, 1000000, 1000000, &p), PROF_OK);
     near(p.predicted_ms, 1e6 / 12.5e9 * 1e3); /* memory term */
-    assert_true(p.energy_proxy_j == 0.0);
+    /* no power figure: no energy, rather than 0 J */
+    assert_true(isnan(p.energy_proxy_j));
+    assert_int_equal(d.cache_count, 0); /* no levels calibrated */
+    d.power_watts = 2.0;
+    assert_int_equal(prof_predict(&d, 1000000, 1000000, &p), PROF_OK);
+    near(p.energy_proxy_j, 2.0 * p.predicted_ms / 1000.0);
+}
+
+/* A calibration made up for the test: L1 32 KiB at 200 GB/s, L2 1 MiB at
+ * 100 GB/s, L3 16 MiB at 40 GB/s, main memory 10 GB/s, peak 50 GMAC/s. */
+static void fake_calibration(struct prof_calibration *cal)
+{
+    memset(cal, 0, sizeof *cal);
+    cal->peak.gmacs = 50.0;
+    cal->triad.gbps = 10.0;
+    cal->memory_mb = 1024;
+    const uint64_t cap[3] = {32 * 1024, 1024 * 1024, 16 * 1024 * 1024};
+    const double bw[3] = {200.0, 100.0, 40.0};
+    for (unsigned i = 0; i < 3; i++) {
+        cal->levels[i].level = i + 1;
+        cal->levels[i].capacity_bytes = cap[i];
+        cal->levels[i].triad.gbps = bw[i];
+    }
+    cal->levels[3].level = 0;
+    cal->levels[3].triad.gbps = 10.0;
+    cal->level_count = 4;
+}
+
+static void test_cache_aware(void **state)
+{
+    (void)state;
+    struct prof_calibration cal;
+    fake_calibration(&cal);
+    struct prof_device d;
+    assert_int_equal(prof_device_host(&cal, &d), PROF_OK);
+    assert_int_equal(d.cache_count, 3);
+    assert_int_equal(d.cache[0].level, 1);
+    assert_int_equal(d.cache[2].capacity_bytes, 16 * 1024 * 1024);
+    near(d.bandwidth_gbps, 10.0);
+    struct prof_prediction p;
+    /* 32768 B fit L1 exactly: 32768 / 200e9 s = 1.6384e-4 ms */
+    assert_int_equal(prof_predict(&d, 0, 32768, &p), PROF_OK);
+    assert_int_equal(p.memory_level, 1);
+    near(p.bandwidth_gbps, 200.0);
+    near(p.memory_ms, 32768.0 / 200e9 * 1e3);
+    /* one byte more goes to L2: 32769 / 100e9 s */
+    assert_int_equal(prof_predict(&d, 0, 32769, &p), PROF_OK);
+    assert_int_equal(p.memory_level, 2);
+    near(p.memory_ms, 32769.0 / 100e9 * 1e3);
+    /* 2 MiB: L3, 2097152 / 40e9 s = 0.0524288 ms, against 1e6 MAC at
+     * 50 GMAC/s = 0.02 ms: memory-bound */
+    assert_int_equal(prof_predict(&d, 1000000, 2097152, &p), PROF_OK);
+    assert_int_equal(p.memory_level, 3);
+    near(p.predicted_ms, 0.0524288);
+    assert_int_equal(p.bound, PROF_BOUND_MEMORY);
+    /* 32 MiB: main memory, 33554432 / 10e9 s = 3.3554432 ms */
+    assert_int_equal(prof_predict(&d, 0, 33554432, &p), PROF_OK);
+    assert_int_equal(p.memory_level, 0);
+    near(p.predicted_ms, 3.3554432);
+    /* compute-bound in L1: 1e6 MAC = 0.02 ms > 8000 B / 200e9 s */
+    assert_int_equal(prof_predict(&d, 1000000, 8000, &p), PROF_OK);
+    assert_int_equal(p.bound, PROF_BOUND_COMPUTE);
+    near(p.predicted_ms, 0.02);
+
+    /* The plain roofline of the same host: every byte at 10 GB/s. */
+    struct prof_device dram = d;
+    dram.cache_count = 0;
+    assert_int_equal(prof_predict(&dram, 0, 32768, &p), PROF_OK);
+    assert_int_equal(p.memory_level, 0);
+    near(p.memory_ms, 32768.0 / 10e9 * 1e3);
+
+    /* Both over three layers measured 0.001, 0.05 and 4 ms: cache-aware
+     * 1.6384e-4, 0.0524288, 3.3554432 ms. */
+    const struct prof_work w[3] = {{0, 32768}, {1000000, 2097152},
+                                   {0, 33554432}};
+    const double meas[3] = {0.001, 0.05, 4.0};
+    struct prof_layer_prediction out[3];
+    struct prof_prediction_total t;
+    assert_int_equal(prof_predict_layers(&d, w, 3, meas, out, &t), PROF_OK);
+    near(out[0].relative_error, (1.6384e-4 - 0.001) / 0.001);
+    near(out[1].relative_error, (0.0524288 - 0.05) / 0.05);
+    near(out[2].relative_error, (3.3554432 - 4.0) / 4.0);
+    near(t.predicted_ms, 1.6384e-4 + 0.0524288 + 3.3554432);
+    near(t.relative_error, (1.6384e-4 + 0.0524288 + 3.3554432 - 4.051) /
+                               4.051);
+    assert_true(isnan(t.energy_proxy_j)); /* the host has no power */
+
+    /* An invalid cache list is rejected. */
+    struct prof_device bad = d;
+    bad.cache[1].capacity_bytes = bad.cache[0].capacity_bytes;
+    assert_int_equal(prof_device_validate(&bad, NULL), PROF_E_RANGE);
+    bad = d;
+    bad.cache[2].bandwidth_gbps = NAN;
+    assert_int_equal(prof_device_validate(&bad, NULL), PROF_E_RANGE);
+    bad = d;
+    bad.cache_count = PROF_CACHE_LEVELS_MAX + 1;
+    assert_int_equal(prof_predict(&bad, 1, 1, &p), PROF_E_RANGE);
+}
+
+/* Rows without a measurement or without work have no error and stay out
+ * of the mean; the total compares only what was measured. */
+static void test_undefined_errors(void **state)
+{
+    (void)state;
+    struct prof_device d;
+    assert_int_equal(prof_device_make("t", 10.0, 20.0, 0.0, 0.0, &d, NULL),
+                     PROF_OK);
+    const struct prof_work w[4] = {
+        {0, 0},              /* not a layer: no measurement */
+        {4000000, 1000000},  /* 0.2 ms, measured 0.25 */
+        {0, 0},              /* no work, measured 0.01 */
+        {1000000, 3000000},  /* 0.3 ms, measured 0 (below the clock) */
+    };
+    const double meas[4] = {NAN, 0.25, 0.01, 0.0};
+    struct prof_layer_prediction out[4];
+    struct prof_prediction_total t;
+    assert_int_equal(prof_predict_layers(&d, w, 4, meas, out, &t), PROF_OK);
+    assert_true(isnan(out[0].measured_ms) && isnan(out[0].relative_error));
+    near(out[1].relative_error, -0.2);
+    assert_true(isnan(out[2].relative_error));
+    assert_true(isnan(out[3].relative_error));
+    assert_int_equal(t.compared, 1);
+    near(t.mean_abs_relative_error, 0.2);
+    near(t.predicted_ms, 0.5);
+    near(t.measured_ms, 0.26);
+    near(t.relative_error, (0.5 - 0.26) / 0.26);
+    assert_true(isnan(t.energy_proxy_j) && isnan(out[1].pred.energy_proxy_j));
+    /* nothing measured at all */
+    const double none[4] = {NAN, NAN, NAN, NAN};
+    assert_int_equal(prof_predict_layers(&d, w, 4, none, out, &t), PROF_OK);
+    assert_true(isnan(t.measured_ms) && isnan(t.relative_error) &&
+                isnan(t.mean_abs_relative_error));
+    assert_int_equal(t.compared, 0);
+}
+
+static void test_make_and_sources(void **state)
+{
+    (void)state;
+    struct prof_device d;
+    struct prof_diag diag = {0, ""};
+    assert_int_equal(prof_device_make("board", 12.8, 40.0, 5.0, 2048.0, &d,
+                                      &diag),
+                     PROF_OK);
+    assert_string_equal(d.name, "board");
+    near(d.bandwidth_gbps, 12.8);
+    near(d.peak_gmacs, 40.0);
+    near(d.power_watts, 5.0);
+    near(d.memory_mb, 2048.0);
+    assert_int_equal(d.cache_count, 0);
+    /* the same device as the key=value form */
+    struct prof_device e;
+    assert_int_equal(prof_device_parse("name=board,bandwidth_gbps=12.8,"
+                                       "peak_gmacs=40,power_watts=5,"
+                                       "memory_mb=2048",
+                                       &e, NULL),
+                     PROF_OK);
+    assert_memory_equal(&d, &e, sizeof d);
+    /* errors leave *out alone and name the field */
+    assert_int_equal(prof_device_make("x", 0.0, 1.0, 0.0, 0.0, &d, &diag),
+                     PROF_E_RANGE);
+    assert_non_null(strstr(diag.message, "bandwidth_gbps"));
+    assert_string_equal(d.name, "board");
+    assert_int_equal(prof_device_make("x", 1.0, 1.0, -1.0, 0.0, &d, &diag),
+                     PROF_E_RANGE);
+    assert_non_null(strstr(diag.message, "power_watts"));
+    assert_int_equal(prof_device_make("", 1.0, 1.0, 0.0, 0.0, &d, &diag),
+                     PROF_E_RANGE);
+    char longname[PROF_DEVICE_NAME_MAX + 1];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    assert_int_equal(prof_device_make(longname, 1.0, 1.0, 0.0, 0.0, &d,
+                                      NULL),
+                     PROF_E_RANGE);
+    assert_int_equal(prof_device_make(NULL, 1.0, 1.0, 0.0, 0.0, &d, NULL),
+                     PROF_E_INVALID);
+    /* every catalogue board has a source for each figure and no caches */
+    for (size_t i = 0; i < prof_device_catalog_count(); i++) {
+        const char *src = prof_device_catalog_source(i);
+        assert_non_null(src);
+        assert_non_null(strstr(src, "bandwidth"));
+        assert_non_null(strstr(src, "peak"));
+        assert_non_null(strstr(src, "power"));
+        assert_non_null(strstr(src, "memory"));
+        assert_int_equal(prof_device_catalog(i)->cache_count, 0);
+    }
+    assert_null(prof_device_catalog_source(prof_device_catalog_count()));
 }
 
 int main(void)
@@ -231,6 +420,9 @@ int main(void)
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_predict_by_hand),
         cmocka_unit_test(test_host_from_calibration),
+        cmocka_unit_test(test_cache_aware),
+        cmocka_unit_test(test_undefined_errors),
+        cmocka_unit_test(test_make_and_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

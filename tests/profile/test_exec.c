@@ -1050,17 +1050,37 @@ static void test_profile_rows(void **state)
         struct prof_prediction_total tot;
         assert_int_equal(prof_exec_predict(&prof, &dev, pred, &tot), PROF_OK);
         double psum = 0.0;
-        for (size_t i = 0; i < nrows; i++) {
+        double msum = 0.0;
+        size_t compared = 0;
+        /* Row 0 stages the input: not a layer, so no prediction, no
+         * measurement and no error. */
+        assert_int_equal(prof.ops[0].info.kind, MEMEST_KIND_INPUT);
+        assert_true(pred[0].pred.predicted_ms == 0.0);
+        assert_true(isnan(pred[0].measured_ms));
+        assert_true(isnan(pred[0].relative_error));
+        for (size_t i = 1; i < nrows; i++) {
             const struct prof_exec_op_row *r = &prof.ops[i];
             const double c_ms = (double)r->info.macs / 3e9 * 1e3;
             const double m_ms = (double)r->info.bytes_moved / 2e9 * 1e3;
             ASSERT_NEAR(pred[i].pred.predicted_ms, fmax(c_ms, m_ms),
                                 1e-12 * fmax(c_ms, m_ms) + 1e-15);
-            const double meas = fmax(r->latency_ms, 1e-6);
-            ASSERT_NEAR(pred[i].measured_ms, meas, 1e-15);
+            assert_true(pred[i].measured_ms == r->latency_ms);
+            /* an error only where both sides are positive */
+            if (r->latency_ms > 0.0 && pred[i].pred.predicted_ms > 0.0) {
+                ASSERT_NEAR(pred[i].relative_error,
+                            (pred[i].pred.predicted_ms - r->latency_ms) /
+                                r->latency_ms,
+                            1e-12 * fabs(pred[i].relative_error) + 1e-15);
+                compared++;
+            } else {
+                assert_true(isnan(pred[i].relative_error));
+            }
             psum += pred[i].pred.predicted_ms;
+            msum += r->latency_ms;
         }
         ASSERT_NEAR(tot.predicted_ms, psum, 1e-12 * psum);
+        ASSERT_NEAR(tot.measured_ms, msum, 1e-12 * msum);
+        assert_int_equal(tot.compared, compared);
         free(pred);
         free(rows);
         prof_exec_profile_finish(&prof);

@@ -180,7 +180,7 @@ struct prof_triad {
 };
 
 /*
- * The default triad footprint (all three arrays): 4 x the last-level cache
+ * The default triad footprint (all three arrays): 2 x the last-level cache
  * (so no cache holds a useful part of the arrays), at least 64 MiB, at most
  * a quarter of the memory available now, rounded down to whole cache lines
  * per array. The environment variable PROF_TRIAD_MIB (a positive number of
@@ -205,20 +205,64 @@ PROF_API uint64_t prof_cache_bytes(int level);
 PROF_API int prof_measure_triad(uint64_t total_bytes, unsigned runs,
                                 struct prof_triad *out);
 
+/*
+ * The triad over arrays small enough to stay in a cache: footprint_bytes
+ * (all three arrays together, >= 3 x 64 doubles) rounded down to whole
+ * 64-byte lines per array, after one untimed pass that brings them in.
+ * Each of the runs (>= 1) times as many back-to-back passes as last about
+ * a millisecond (found before the timed runs), so even an L1-sized pass of
+ * a few hundred nanoseconds is measured well above the clock's cost. GB/s
+ * counts 3 x 8 bytes per element and pass, as prof_measure_triad().
+ * PROF_E_INVALID for NULL, PROF_E_RANGE for runs 0 or a footprint under
+ * 1536 bytes, PROF_E_OVERFLOW, PROF_E_NOMEM.
+ */
+PROF_API int prof_measure_cache_triad(uint64_t footprint_bytes,
+                                      unsigned runs, struct prof_triad *out);
+
+/* One level of the memory hierarchy as the triad saw it. */
+struct prof_mem_level {
+    unsigned level;          /* 1, 2, 3 for a cache; 0 for main memory */
+    uint64_t capacity_bytes; /* the cache's size (0 for main memory:
+                                unbounded) */
+    struct prof_triad triad; /* triad.gbps is the level's bandwidth */
+};
+
+enum { PROF_MEM_LEVELS_MAX = 4 };
+
 /* Both measurements of the host. */
 struct prof_calibration {
     struct prof_peak peak;
-    struct prof_triad triad;
+    struct prof_triad triad;  /* main memory (the DRAM roofline) */
     double knee_mac_per_byte; /* peak.gmacs / triad.gbps */
     uint64_t l1_bytes, l2_bytes, l3_bytes; /* 0 when unknown */
     uint64_t memory_mb;       /* physical memory, MB */
+    /* The bandwidth of each level, smallest first: one entry per cache
+     * whose size is known (triad footprint half the cache; for L3 at most
+     * 8 x L2, see prof_cache_footprint_bytes()), then main memory (a copy
+     * of triad, level 0). level_count >= 1. */
+    unsigned level_count;
+    struct prof_mem_level levels[PROF_MEM_LEVELS_MAX];
 };
 
 /*
- * Calibrate the host: peak with kern_cpu_flags() and 5 runs, triad with
- * prof_triad_default_bytes() and 5 runs. Computed once per process (the
- * first call measures, later calls copy the cached result; thread-safe).
- * PROF_E_INVALID for NULL; a failure is returned again on later calls.
+ * The triad footprint the calibration uses to measure cache `level` (1, 2
+ * or 3) of sizes l1, l2, l3 bytes: half the cache, so the three arrays and
+ * whatever else the process touches fit; for L3 at most 8 x l2 (a large
+ * shared L3 would otherwise cost as much time as main memory, and the
+ * layers that live between L2 and L3 are a few to tens of MiB). 0 when the
+ * level's size is unknown (0) or the footprint would not exceed the level
+ * below (no distinct level to measure).
+ */
+PROF_API uint64_t prof_cache_footprint_bytes(int level, uint64_t l1,
+                                             uint64_t l2, uint64_t l3);
+
+/*
+ * Calibrate the host: peak with kern_cpu_flags() and 5 runs, the main
+ * memory triad with prof_triad_default_bytes() and 3 runs, and one cache
+ * triad (prof_measure_cache_triad, 5 runs) per known cache level.
+ * Computed once per process (the first call measures, later calls copy
+ * the cached result; thread-safe). PROF_E_INVALID for NULL; a failure is
+ * returned again on later calls.
  */
 PROF_API int prof_host_calibration(struct prof_calibration *out);
 
@@ -351,32 +395,67 @@ PROF_API int prof_precision_tradeoff(const struct prof_sweep_row *rows,
 
 #define PROF_DEVICE_NAME_MAX 64
 
+/* A cache with its own bandwidth, for the cache-aware roofline. */
+struct prof_cache_level {
+    unsigned level;          /* 1, 2 or 3 */
+    uint64_t capacity_bytes; /* > 0 */
+    double bandwidth_gbps;   /* > 0, 1e9 B/s */
+};
+
+enum { PROF_CACHE_LEVELS_MAX = 3 };
+
 struct prof_device {
     char name[PROF_DEVICE_NAME_MAX];
-    double bandwidth_gbps; /* memory bandwidth, 1e9 B/s, > 0 */
+    double bandwidth_gbps; /* main memory bandwidth, 1e9 B/s, > 0 */
     double peak_gmacs;     /* nominal fp32 peak, 1e9 MAC/s, > 0 */
     double power_watts;    /* for the energy proxy, >= 0 (0: unknown) */
     double memory_mb;      /* >= 0 (0: unknown) */
+    /* Caches with a known bandwidth, smallest first (capacities strictly
+     * increasing). cache_count 0 (every catalogue board, every device
+     * given field by field) is the plain roofline on bandwidth_gbps. */
+    unsigned cache_count;
+    struct prof_cache_level cache[PROF_CACHE_LEVELS_MAX];
 };
 
 /* Number of built-in devices (rpi4, jetson-nano, desktop). */
 PROF_API size_t prof_device_catalog_count(void);
 /* The i-th built-in device, NULL past the end. Static storage. */
 PROF_API const struct prof_device *prof_device_catalog(size_t i);
+/* Where the i-th built-in device's figures come from, one line of static
+ * text per figure separated by '\n' (no final newline); NULL past the
+ * end. */
+PROF_API const char *prof_device_catalog_source(size_t i);
 
 /*
- * The host as a device: bandwidth and peak from cal (NULL: from
- * prof_host_calibration()), memory from the OS, power_watts 0 (unknown:
- * nothing on a general-purpose machine measures it; callers may set it).
+ * The host as a device: main memory bandwidth and peak from cal (NULL:
+ * from prof_host_calibration()), one cache level per calibrated cache
+ * (cal->levels), memory from the OS, power_watts 0 (unknown: nothing on a
+ * general-purpose machine measures it; callers may set it). Clear
+ * cache_count for the plain DRAM roofline of the host.
+ * PROF_E_RANGE when cal holds a non-positive or non-finite figure.
  */
 PROF_API int prof_device_host(const struct prof_calibration *cal,
                               struct prof_device *out);
 
 /* Check a device's fields (PROF_E_RANGE with a message in diag, which may
  * be NULL): a non-empty name, finite bandwidth and peak > 0, finite power
- * and memory >= 0. */
+ * and memory >= 0, at most PROF_CACHE_LEVELS_MAX caches with capacities
+ * > 0 strictly increasing and finite bandwidths > 0. */
 PROF_API int prof_device_validate(const struct prof_device *dev,
                                   struct prof_diag *diag);
+
+/*
+ * A device from its fields, the columns of the catalogue (no caches): name
+ * (copied; at most PROF_DEVICE_NAME_MAX - 1 bytes), bandwidth_gbps and
+ * peak_gmacs (> 0), power_watts and memory_mb (>= 0, 0 for unknown). On
+ * success *out holds the validated device; on error *out is untouched and
+ * diag (may be NULL) names the field. PROF_E_INVALID for NULL name or
+ * out, PROF_E_RANGE for an empty or long name or a value out of domain.
+ */
+PROF_API int prof_device_make(const char *name, double bandwidth_gbps,
+                              double peak_gmacs, double power_watts,
+                              double memory_mb, struct prof_device *out,
+                              struct prof_diag *diag);
 
 /*
  * A device given field by field:
@@ -401,14 +480,22 @@ PROF_API int prof_device_lookup(const char *name, struct prof_device *out,
 /* Roofline prediction of one piece of work on a device. */
 struct prof_prediction {
     double compute_ms;     /* macs / peak */
-    double memory_ms;      /* bytes / bandwidth */
+    double memory_ms;      /* bytes / bandwidth_gbps */
     double predicted_ms;   /* max of the two */
     enum prof_bound bound; /* which term is larger (memory on a tie) */
-    double energy_proxy_j; /* power_watts * predicted_ms / 1000 */
+    double energy_proxy_j; /* power_watts * predicted_ms / 1000; NaN when
+                              the device's power is unknown (0) */
+    unsigned memory_level; /* the level whose bandwidth was used: 1-3 a
+                              cache, 0 main memory */
+    double bandwidth_gbps; /* that bandwidth */
 };
 
-/* Predict macs and bytes on dev. PROF_E_INVALID for NULL, PROF_E_RANGE
- * for an invalid device. */
+/*
+ * Predict macs and bytes on dev: compute_ms = macs / peak_gmacs, and
+ * memory_ms = bytes / the bandwidth of the smallest cache in dev->cache
+ * whose capacity holds all the bytes (the working set), or of main memory
+ * when none does or the device has no caches. PROF_E_INVALID for NULL,
+ * PROF_E_RANGE for an invalid device. */
 PROF_API int prof_predict(const struct prof_device *dev, uint64_t macs,
                           uint64_t bytes, struct prof_prediction *out);
 
@@ -422,24 +509,34 @@ struct prof_work {
 struct prof_layer_prediction {
     struct prof_prediction pred;
     double measured_ms;    /* NaN when not measured */
-    double relative_error; /* (predicted - measured) / measured, or NaN */
+    /* (predicted - measured) / measured; NaN (undefined) when the layer
+     * was not measured or either side is zero */
+    double relative_error;
 };
 
 /* The whole list: sums of the per-layer terms. */
 struct prof_prediction_total {
-    double predicted_ms;
-    double measured_ms;    /* NaN when not measured */
-    double relative_error; /* signed, over the sums, or NaN */
-    double energy_proxy_j;
-    double mean_abs_relative_error; /* mean of |per-layer error|, or NaN */
+    double predicted_ms;    /* over every layer */
+    double measured_ms;     /* over the measured layers; NaN if none */
+    /* (predicted - measured) / measured over the sums of the measured
+     * layers only; NaN if none was measured or the sum is zero */
+    double relative_error;
+    double energy_proxy_j;  /* NaN when the power is unknown */
+    double mean_abs_relative_error; /* mean of the defined |per-layer
+                                       error|s, or NaN */
+    size_t compared;        /* layers whose error is defined */
 };
 
 /*
  * Predict n >= 1 layers on dev into out[0..n-1] and the total. measured_ms
- * may be NULL; otherwise it holds n measured latencies (finite, > 0),
- * compared with the predictions: a positive error means the prediction is
- * too slow, a negative one too fast. PROF_E_INVALID for NULL pointers or
- * n 0, PROF_E_RANGE for a bad device or measurement.
+ * may be NULL; otherwise it holds n measured latencies (finite, >= 0, or
+ * NaN for a layer not measured), compared with the predictions: a
+ * positive error means the prediction is too slow, a negative one too
+ * fast. A layer whose prediction or measurement is zero (no work, or
+ * below the clock) has no error, and neither has one not measured; the
+ * mean |error| is over the others. PROF_E_INVALID for NULL pointers or
+ * n 0, PROF_E_RANGE for a bad device or a negative or infinite
+ * measurement.
  */
 PROF_API int prof_predict_layers(const struct prof_device *dev,
                                  const struct prof_work *layers, size_t n,
@@ -708,7 +805,10 @@ struct prof_exec_op_info {
     uint64_t output_offset, output_bytes;
     uint64_t macs;             /* libmemest's count at the batch */
     uint64_t parameter_bytes;  /* libmemest's: count * storage bytes */
-    uint64_t bytes_moved;      /* parameter + input + output bytes */
+    uint64_t bytes_moved;      /* parameter + input + output bytes: what
+                                  the operator reads and writes (flatten
+                                  copies its input to the arena's other
+                                  end, so it moves both) */
     uint64_t scratch_bytes;    /* scratch this operator touches */
 };
 
@@ -798,10 +898,12 @@ PROF_API void prof_exec_profile_finish(struct prof_exec_profile *p);
 /*
  * Predict every operator of a profile on dev (roofline, prof_predict_layers
  * with each operator's macs and bytes_moved) and compare with its measured
- * latency; out needs p->count entries. A measured median below 1 ns counts
- * as 1 ns (the clock's resolution). With the host device from its own
- * calibration this says how far a prediction can be trusted. Statuses as
- * prof_predict_layers().
+ * latency; out needs p->count entries. Row 0, the staging of the caller's
+ * input, is not a layer of the model: it gets no prediction (zero work),
+ * no measurement (NaN) and no error, and stays out of the totals. A layer
+ * whose median is 0 (below the clock) or that does no work has no error.
+ * With the host device from its own calibration this says how far a
+ * prediction can be trusted. Statuses as prof_predict_layers().
  */
 PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
                                const struct prof_device *dev,
