@@ -48,6 +48,7 @@ static inline float hsum8(__m256 x)
 #define DKC 256
 #define GJV 4
 #define GPF 4
+#define GB 64
 #define PATH_DIRECT_MACS (128.0 * 128.0 * 128.0)
 #define PATH_DIRECT_N 64
 #define PATH_DIRECT_M 96

@@ -40,6 +40,7 @@ static inline __mmask16 mask_n(int r)
 #define DKC 128
 #define GJV 8
 #define GPF 4
+#define GB 64
 #define PATH_DIRECT_MACS (128.0 * 128.0 * 128.0)
 #define PATH_DIRECT_N 64
 #define PATH_DIRECT_M 96

@@ -18,6 +18,7 @@
  *   DMR(nv)          direct tile height for nv vectors (<= DMR_MAX)
  *   DMR_MAX, DKC     tallest direct tile; direct K block
  *   GJV              vectors of C per block in the row-vector GEMV
+ *   GB               rows of B per block in the row-vector GEMV
  *   GPF              rows of B the row-vector GEMV prefetches ahead
  *   PATH_DIRECT_MACS products up to this many multiply-adds go direct, as
  *   PATH_DIRECT_N    do those with n <= this
@@ -476,8 +477,8 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
 
 /* out[j * os] (j < len) = sum_p s[p * ss] * y[p * ldy + j], added to out
  * when acc. Rows of y are swept in blocks of GB so a block of out stays in
- * registers while consecutive rows stream in order. */
-enum { GB = 16 };
+ * registers while consecutive rows stream in order; GB depends on nothing
+ * but the instruction set, so neither does the order of the sums. */
 
 MM_INLINE void axpy_cols(int nv, size_t k, const float *s, size_t ss,
                          const float *y, size_t ldy, float *out, MASK mk,
