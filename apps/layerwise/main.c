@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "devices.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -20,6 +21,8 @@ struct options {
     uint64_t batch;
     enum memest_precision precision;
     const char *device;
+    const char *devices_file;
+    int list_devices;
     uint64_t repeats;
     uint64_t warmup;
     double min_sample_ms;
@@ -48,7 +51,13 @@ static void usage(FILE *f)
         "                           machine, calibrated) or\n"
         "                           name=X,bandwidth_gbps=B,peak_gmacs=P\n"
         "                           [,power_watts=W,memory_mb=M]\n"
-        "                           (default host)\n"
+        "                           (default host), or a device of --devices\n"
+        "  --devices FILE           devices of your own: a CSV file with the\n"
+        "                           catalogue's columns name, bandwidth_gbps,\n"
+        "                           peak_gmacs[, power_watts, memory_mb]\n"
+        "  --list-devices           print the catalogue with the source of\n"
+        "                           each figure (and the --devices file) and\n"
+        "                           exit\n"
         "  --repeats N              timed runs per operator (default 5)\n"
         "  --warmup N               untimed runs first (default 2)\n"
         "  --min-sample-ms X        time back-to-back runs of an operator\n"
@@ -56,7 +65,7 @@ static void usage(FILE *f)
         "                           time per run (default 0.05; 0: one run\n"
         "                           per sample)\n"
         "  --power-watts W          power for the energy proxy (default the\n"
-        "                           device's; 0 for host)\n"
+        "                           device's; unknown for host: no energy)\n"
         "  --latency-multiplier X   scale every measured latency (default 1)\n"
         "  --seed N                 weights and input (default 42)\n"
         "  --format F               table|csv|json on stdout (default table)\n"
@@ -67,7 +76,12 @@ static void usage(FILE *f)
         "Latencies are medians of the timed runs. The host prediction (from\n"
         "this machine's own calibration) is always compared with the\n"
         "measurement: host_prediction_error = (predicted - measured) /\n"
-        "measured, per layer and in total.\n"
+        "measured, per layer and in total. It is cache-aware: each layer\n"
+        "streams its bytes at the bandwidth of the smallest cache that holds\n"
+        "them (host_memory_level); host_dram_* is the plain roofline on the\n"
+        "main-memory bandwidth, which catalogue devices use. The input row\n"
+        "is not a layer (no latency, no prediction); an error is left empty\n"
+        "when either side is zero.\n"
         "\n"
         "Exit status: 0 success, 1 runtime failure, 2 bad usage or input.\n");
 }
@@ -76,12 +90,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_DEVICE, O_REPEATS,
            O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED, O_FORMAT, O_OUT,
-           O_HELP, O_VERSION };
+           O_HELP, O_VERSION, O_DEVICES, O_LIST_DEVICES };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"batch", required_argument, NULL, O_BATCH},
         {"precision", required_argument, NULL, O_PRECISION},
         {"device", required_argument, NULL, O_DEVICE},
+        {"devices", required_argument, NULL, O_DEVICES},
+        {"list-devices", no_argument, NULL, O_LIST_DEVICES},
         {"repeats", required_argument, NULL, O_REPEATS},
         {"warmup", required_argument, NULL, O_WARMUP},
         {"min-sample-ms", required_argument, NULL, O_MINSAMPLE},
@@ -130,6 +146,16 @@ static int parse_args(int argc, char **argv, struct options *o)
             break;
         case O_DEVICE:
             o->device = optarg;
+            break;
+        case O_DEVICES:
+            if (!*optarg) {
+                cli_error("--devices: the file name is empty");
+                return CLI_EXIT_USAGE;
+            }
+            o->devices_file = optarg;
+            break;
+        case O_LIST_DEVICES:
+            o->list_devices = 1;
             break;
         case O_REPEATS:
             if (!cli_parse_u64("--repeats", optarg, 1, 100000, &o->repeats)) {
@@ -209,10 +235,13 @@ struct result {
     size_t nrows;
     struct prof_exec_profile prof;
     struct prof_exec_memory mem;
-    struct prof_device device, host;
+    struct cli_devices devs;
+    struct prof_calibration cal;
+    /* host: cache-aware; host_dram: the same without its caches */
+    struct prof_device device, host, host_dram;
     int device_is_host;
-    struct prof_layer_prediction *pred, *host_pred;
-    struct prof_prediction_total total, host_total;
+    struct prof_layer_prediction *pred, *host_pred, *dram_pred;
+    struct prof_prediction_total total, host_total, dram_total;
     struct prof_hw_summary summary;
     double energy_proxy_j;
     art_table *layers;
@@ -223,8 +252,10 @@ static void result_free(struct result *r)
 {
     art_table_destroy(r->hw);
     art_table_destroy(r->layers);
+    free(r->dram_pred);
     free(r->host_pred);
     free(r->pred);
+    cli_devices_free(&r->devs);
     prof_exec_profile_finish(&r->prof);
     free(r->rows);
     prof_exec_destroy(r->ex);
@@ -244,21 +275,19 @@ static int prof_failed(const char *what, int st, const struct prof_diag *d)
                : CLI_EXIT_USAGE;
 }
 
-/* The device named on the command line; "host" waits for calibration. */
+/* The device named on the command line (among the --devices file's
+ * first); "host" waits for calibration. */
 static int resolve_device(const struct options *o, struct result *r)
 {
-    struct prof_diag d = {0};
+    if (o->devices_file && !cli_devices_load(o->devices_file, &r->devs)) {
+        return CLI_EXIT_USAGE;
+    }
     if (strcmp(o->device, "host") == 0) {
         r->device_is_host = 1;
         return CLI_EXIT_OK;
     }
-    int st = prof_device_lookup(o->device, &r->device, &d);
-    if (st != PROF_OK) {
-        if (d.message[0]) {
-            cli_error("--device: %s", d.message);
-        } else {
-            cli_error("--device: '%s': %s", o->device, prof_strerror(st));
-        }
+    if (!cli_device_resolve(o->device, o->devices_file ? &r->devs : NULL,
+                            &r->device)) {
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
@@ -336,33 +365,48 @@ static int run_model(const struct options *o, struct result *r)
     return CLI_EXIT_OK;
 }
 
+/* The totals are judged against the measured forward pass (staging and
+ * framing included), not against the sum of the operators run alone. */
+static void judge_total(struct prof_prediction_total *t, double forward_ms)
+{
+    t->measured_ms = forward_ms;
+    t->relative_error = forward_ms > 0.0 && t->predicted_ms > 0.0
+                            ? (t->predicted_ms - forward_ms) / forward_ms
+                            : NAN;
+}
+
 static int predict(const struct options *o, struct result *r)
 {
-    struct prof_calibration cal;
-    int st = prof_host_calibration(&cal);
+    int st = prof_host_calibration(&r->cal);
     if (st == PROF_OK) {
-        st = prof_device_host(&cal, &r->host);
+        st = prof_device_host(&r->cal, &r->host);
     }
     if (st != PROF_OK) {
         return prof_failed("calibrating the host", st, NULL);
     }
+    r->host_dram = r->host;
+    r->host_dram.cache_count = 0;
     if (r->device_is_host) {
         r->device = r->host;
     }
     if (o->have_power) {
         r->device.power_watts = o->power_watts;
         r->host.power_watts = o->power_watts;
+        r->host_dram.power_watts = o->power_watts;
     }
     r->pred = calloc(r->prof.count, sizeof *r->pred);
     r->host_pred = calloc(r->prof.count, sizeof *r->host_pred);
-    if (!r->pred || !r->host_pred) {
+    r->dram_pred = calloc(r->prof.count, sizeof *r->dram_pred);
+    if (!r->pred || !r->host_pred || !r->dram_pred) {
         cli_error("out of memory");
         return CLI_EXIT_FAILURE;
     }
     if ((st = prof_exec_predict(&r->prof, &r->device, r->pred, &r->total)) !=
             PROF_OK ||
         (st = prof_exec_predict(&r->prof, &r->host, r->host_pred,
-                                &r->host_total)) != PROF_OK) {
+                                &r->host_total)) != PROF_OK ||
+        (st = prof_exec_predict(&r->prof, &r->host_dram, r->dram_pred,
+                                &r->dram_total)) != PROF_OK) {
         return prof_failed("predicting", st, NULL);
     }
     /* The original summary: the model's estimated bytes and MACs over the
@@ -373,17 +417,27 @@ static int predict(const struct options *o, struct result *r)
     if (st != PROF_OK) {
         return prof_failed("summarising", st, NULL);
     }
-    r->energy_proxy_j = r->device.power_watts * r->prof.forward_ms / 1000.0;
-    /* The totals are judged against the measured forward pass, framing
-     * included, not against the sum of the operators run alone. */
-    r->total.measured_ms = r->prof.forward_ms;
-    r->total.relative_error =
-        (r->total.predicted_ms - r->prof.forward_ms) / r->prof.forward_ms;
-    r->host_total.measured_ms = r->prof.forward_ms;
-    r->host_total.relative_error =
-        (r->host_total.predicted_ms - r->prof.forward_ms) /
-        r->prof.forward_ms;
+    r->energy_proxy_j =
+        r->device.power_watts > 0.0
+            ? r->device.power_watts * r->prof.forward_ms / 1000.0
+            : NAN;
+    judge_total(&r->total, r->prof.forward_ms);
+    judge_total(&r->host_total, r->prof.forward_ms);
+    judge_total(&r->dram_total, r->prof.forward_ms);
     return CLI_EXIT_OK;
+}
+
+/* "L1".."L3", or "DRAM" for main memory. */
+static const char *level_name(unsigned level)
+{
+    static const char *const names[] = {"DRAM", "L1", "L2", "L3"};
+    return level < 4 ? names[level] : "?";
+}
+
+/* A real cell, left empty when the value is undefined (NaN). */
+static int set_real_opt(art_table *t, size_t row, size_t col, double v)
+{
+    return isfinite(v) ? art_table_set_real(t, row, col, v) : ART_OK;
 }
 
 /* ---- tables ---------------------------------------------------------------- */
@@ -424,6 +478,9 @@ static int build_layers_table(struct result *r)
         {"predicted_energy_proxy_j", ART_REAL},
         {"host_predicted_ms", ART_REAL},
         {"host_prediction_error", ART_REAL},
+        {"host_memory_level", ART_TEXT},
+        {"host_dram_predicted_ms", ART_REAL},
+        {"host_dram_prediction_error", ART_REAL},
     };
     int st = art_table_create("layers", &r->layers);
     if (st == ART_OK) {
@@ -453,6 +510,11 @@ static int build_layers_table(struct result *r)
         for (size_t k = 0; st == ART_OK && k < 5; k++) {
             st = art_table_set_uint(r->layers, row, c++, u[k]);
         }
+        /* Staging the input is not a layer: its measured and predicted
+         * cells stay empty. */
+        if (op->info.kind == MEMEST_KIND_INPUT) {
+            continue;
+        }
         if (st == ART_OK) {
             st = art_table_set_real(r->layers, row, c++, op->latency_ms);
         }
@@ -475,7 +537,18 @@ static int build_layers_table(struct result *r)
                             op->memory_kb, p->pred.energy_proxy_j,
                             h->pred.predicted_ms, h->relative_error};
         for (size_t k = 0; st == ART_OK && k < 6; k++) {
-            st = art_table_set_real(r->layers, row, c++, v[k]);
+            st = set_real_opt(r->layers, row, c++, v[k]);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++,
+                                    level_name(h->pred.memory_level));
+        }
+        const struct prof_layer_prediction *dp = &r->dram_pred[i];
+        if (st == ART_OK) {
+            st = set_real_opt(r->layers, row, c++, dp->pred.predicted_ms);
+        }
+        if (st == ART_OK) {
+            st = set_real_opt(r->layers, row, c++, dp->relative_error);
         }
     }
     return st;
@@ -514,6 +587,10 @@ static int build_hw_table(const struct options *o, struct result *r)
         {"host_predicted_ms", ART_REAL},
         {"host_prediction_error", ART_REAL},
         {"host_mean_abs_layer_error", ART_REAL},
+        {"host_dram_predicted_ms", ART_REAL},
+        {"host_dram_prediction_error", ART_REAL},
+        {"host_dram_mean_abs_layer_error", ART_REAL},
+        {"input_staging_ms", ART_REAL},
         {"host_peak_gmacs", ART_REAL},
         {"host_bandwidth_gbps", ART_REAL},
         {"power_watts", ART_REAL},
@@ -527,13 +604,17 @@ static int build_hw_table(const struct options *o, struct result *r)
         {"repeats", ART_UINT},
     };
     /* How many layers each bound limits on the device, e.g. "3/6 memory". */
-    size_t mem_layers = 0;
+    size_t mem_layers = 0, layers = 0;
     for (size_t i = 0; i < r->prof.count; i++) {
+        if (r->prof.ops[i].info.kind == MEMEST_KIND_INPUT) {
+            continue;
+        }
+        layers++;
         mem_layers += r->pred[i].pred.bound == PROF_BOUND_MEMORY;
     }
     char bound_text[64];
     snprintf(bound_text, sizeof bound_text, "%zu/%zu memory", mem_layers,
-             r->prof.count);
+             layers);
 
     int st = art_table_create("hardware_summary", &r->hw);
     if (st == ART_OK) {
@@ -579,7 +660,7 @@ static int build_hw_table(const struct options *o, struct result *r)
                         r->prof.operator_sum_ms, r->prof.framing_ms,
                         r->total.predicted_ms, r->total.relative_error};
     for (size_t k = 0; st == ART_OK && k < 6; k++) {
-        st = art_table_set_real(r->hw, row, c++, b[k]);
+        st = set_real_opt(r->hw, row, c++, b[k]);
     }
     if (st == ART_OK) {
         st = art_table_set_text(r->hw, row, c++, bound_text);
@@ -587,11 +668,16 @@ static int build_hw_table(const struct options *o, struct result *r)
     const double d[] = {r->host_total.predicted_ms,
                         r->host_total.relative_error,
                         r->host_total.mean_abs_relative_error,
+                        r->dram_total.predicted_ms,
+                        r->dram_total.relative_error,
+                        r->dram_total.mean_abs_relative_error,
+                        r->prof.ops[0].latency_ms,
                         r->host.peak_gmacs, r->host.bandwidth_gbps,
-                        r->device.power_watts, r->energy_proxy_j,
-                        r->total.energy_proxy_j};
-    for (size_t k = 0; st == ART_OK && k < 8; k++) {
-        st = art_table_set_real(r->hw, row, c++, d[k]);
+                        r->device.power_watts > 0.0 ? r->device.power_watts
+                                                    : NAN,
+                        r->energy_proxy_j, r->total.energy_proxy_j};
+    for (size_t k = 0; st == ART_OK && k < 12; k++) {
+        st = set_real_opt(r->hw, row, c++, d[k]);
     }
     const uint64_t m[] = {r->mem.arena_bytes, r->mem.peak_inference_bytes,
                           r->mem.parameter_bytes, r->mem.scratch_bytes};
@@ -619,16 +705,35 @@ static void print_summary(const struct options *o, const struct result *r)
            "%.4f ms; framing %+.4f ms\n",
            r->prof.forward_ms, r->prof.forward.p90_ms,
            r->prof.operator_sum_ms, r->prof.framing_ms);
-    printf("  predicted on %-6s %.4f ms (%+.1f%% vs measured); energy "
-           "proxy %.6g J at %g W\n",
+    printf("  input staging       %.4f ms (a copy into the arena, not a "
+           "layer: not predicted)\n",
+           r->prof.ops[0].latency_ms);
+    printf("  predicted on %-6s %.4f ms (%+.1f%% vs measured); ",
            r->device.name, r->total.predicted_ms,
-           100.0 * r->total.relative_error, r->total.energy_proxy_j,
-           r->device.power_watts);
-    printf("  host prediction     %.4f ms, error %+.1f%% in total, mean "
-           "|error| per layer %.1f%% (peak %.1f GMAC/s, %.1f GB/s)\n",
+           100.0 * r->total.relative_error);
+    if (r->device.power_watts > 0.0) {
+        printf("energy proxy %.6g J at %g W\n", r->total.energy_proxy_j,
+               r->device.power_watts);
+    } else {
+        printf("energy: power unknown: give --power-watts\n");
+    }
+    printf("  host, cache-aware   %.4f ms, error %+.1f%% in total, mean "
+           "|error| over %zu layers %.1f%%\n",
            r->host_total.predicted_ms, 100.0 * r->host_total.relative_error,
-           100.0 * r->host_total.mean_abs_relative_error, r->host.peak_gmacs,
-           r->host.bandwidth_gbps);
+           r->host_total.compared,
+           100.0 * r->host_total.mean_abs_relative_error);
+    printf("  host, DRAM only     %.4f ms, error %+.1f%% in total, mean "
+           "|error| over %zu layers %.1f%%\n",
+           r->dram_total.predicted_ms, 100.0 * r->dram_total.relative_error,
+           r->dram_total.compared,
+           100.0 * r->dram_total.mean_abs_relative_error);
+    printf("  host calibration    peak %.1f GMAC/s (%s); triad",
+           r->host.peak_gmacs, r->cal.peak.path);
+    for (unsigned i = 0; i < r->cal.level_count; i++) {
+        const struct prof_mem_level *l = &r->cal.levels[i];
+        printf(" %s %.1f GB/s%s", level_name(l->level), l->triad.gbps,
+               i + 1 < r->cal.level_count ? "," : "\n");
+    }
     printf("  bandwidth           %.4f GB/s achieved of %.4g (utilisation "
            "%.4f: %s)\n",
            s->achieved_bandwidth_gbps, s->configured_memory_bandwidth_gbps,
@@ -746,6 +851,11 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     /* Bad input is rejected before anything is measured or written. */
     rc = resolve_device(&o, &r);
+    if (rc == CLI_EXIT_OK && o.list_devices) {
+        cli_devices_list(stdout, o.devices_file ? &r.devs : NULL);
+        result_free(&r);
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+    }
     if (rc == CLI_EXIT_OK) {
         rc = run_model(&o, &r);
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "devices.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/profile.h"
 
@@ -20,9 +21,11 @@ struct options {
     const char *out_dir;
     int strict;
     int quiet;
-    int have_device;
-    int device_is_host;
-    struct prof_device device;
+    const char *device;       /* --device, NULL when not given */
+    const char *devices_file; /* --devices */
+    int list_devices;
+    int have_power;
+    double power_watts;
 };
 
 static void usage(FILE *f)
@@ -53,11 +56,19 @@ static void usage(FILE *f)
         "                         " PROF_FASHION_MNIST_DIR ")\n"
         "  --seed N               weights and synthetic data (default 42)\n"
         "  --triad-mib X          size of the bandwidth calibration's three\n"
-        "                         arrays together, MiB (default 4 x L3)\n"
+        "                         arrays together, MiB (default 2 x L3)\n"
         "  --device D             also predict each operator on D: rpi4,\n"
-        "                         jetson-nano, desktop, host or\n"
+        "                         jetson-nano, desktop, host, a device of\n"
+        "                         --devices, or\n"
         "                         name=..,bandwidth_gbps=..,peak_gmacs=..\n"
         "                         [,power_watts=..,memory_mb=..]\n"
+        "  --devices FILE         devices of your own: a CSV file with the\n"
+        "                         catalogue's columns name, bandwidth_gbps,\n"
+        "                         peak_gmacs[, power_watts, memory_mb]\n"
+        "  --list-devices         print the catalogue with the source of\n"
+        "                         each figure (and the --devices file), exit\n"
+        "  --power-watts W        the device's power for the energy proxy\n"
+        "                         (default its own; unknown for host)\n"
         "  --format F             table|csv|json on stdout (default table)\n"
         "  --out DIR              write operator_profile.csv,\n"
         "                         hardware_totals.csv, hardware_profile.json\n"
@@ -66,6 +77,11 @@ static void usage(FILE *f)
         "  --quiet                no progress messages on stderr (they appear\n"
         "                         only on a terminal anyway)\n"
         "  --help, --version\n"
+        "\n"
+        "The host prediction is cache-aware (each operator at the bandwidth\n"
+        "of the smallest cache that holds its bytes); host_dram_* is the\n"
+        "plain roofline on main memory. Energy is left empty when the\n"
+        "device's power is unknown.\n"
         "\n"
         "Exit status: 0 success, 1 runtime failure, 2 bad usage or input,\n"
         "3 constraint not met with --strict.\n");
@@ -80,7 +96,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     enum { O_FEATURES = 256, O_BATCH, O_HIDDEN, O_OUTPUTS, O_INTERVAL,
            O_ACT, O_REPEATS, O_WARMUP, O_MULT, O_DATA, O_DATA_DIR, O_SEED,
            O_TRIAD, O_DEVICE, O_FORMAT, O_OUT, O_STRICT, O_QUIET, O_HELP,
-           O_VERSION };
+           O_VERSION, O_DEVICES, O_LIST_DEVICES, O_POWER };
     static const struct option longopts[] = {
         {"features", required_argument, NULL, O_FEATURES},
         {"batch", required_argument, NULL, O_BATCH},
@@ -96,6 +112,9 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"seed", required_argument, NULL, O_SEED},
         {"triad-mib", required_argument, NULL, O_TRIAD},
         {"device", required_argument, NULL, O_DEVICE},
+        {"devices", required_argument, NULL, O_DEVICES},
+        {"list-devices", no_argument, NULL, O_LIST_DEVICES},
+        {"power-watts", required_argument, NULL, O_POWER},
         {"format", required_argument, NULL, O_FORMAT},
         {"out", required_argument, NULL, O_OUT},
         {"strict", no_argument, NULL, O_STRICT},
@@ -203,16 +222,24 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         case O_DEVICE:
-            o->have_device = 1;
-            o->device_is_host = strcmp(optarg, "host") == 0;
-            if (!o->device_is_host) {
-                struct prof_diag diag = {0, ""};
-                if (prof_device_lookup(optarg, &o->device, &diag) !=
-                    PROF_OK) {
-                    cli_error("--device: %s", diag.message);
-                    return CLI_EXIT_USAGE;
-                }
+            o->device = optarg;
+            break;
+        case O_DEVICES:
+            if (!*optarg) {
+                cli_error("--devices: the file name is empty");
+                return CLI_EXIT_USAGE;
             }
+            o->devices_file = optarg;
+            break;
+        case O_LIST_DEVICES:
+            o->list_devices = 1;
+            break;
+        case O_POWER:
+            if (!cli_parse_double("--power-watts", optarg, 0.0, 1e6,
+                                  &o->power_watts)) {
+                return CLI_EXIT_USAGE;
+            }
+            o->have_power = 1;
             break;
         case O_FORMAT:
             if (!cli_parse_format("--format", optarg, &o->format)) {
@@ -257,12 +284,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 }
 
 struct result {
+    struct cli_devices devs;
+    /* the device of --device (resolved before anything is measured; the
+     * host waits for calibration) */
+    int have_device, device_is_host;
     struct prof_calibration cal;
     struct prof_stream_profile p;
     /* the roofline of the host from its own calibration against what was
      * measured, and optionally of another device */
     struct prof_layer_prediction host_pred[PROF_STREAM_OPERATORS];
     struct prof_prediction_total host_total;
+    /* the same host without its caches: the plain DRAM roofline */
+    struct prof_layer_prediction dram_pred[PROF_STREAM_OPERATORS];
+    struct prof_prediction_total dram_total;
     struct prof_device device;
     struct prof_layer_prediction dev_pred[PROF_STREAM_OPERATORS];
     struct prof_prediction_total dev_total;
@@ -277,6 +311,7 @@ static void result_free(struct result *r)
     art_doc_destroy(r->doc);
     art_table_destroy(r->totals);
     art_table_destroy(r->ops);
+    cli_devices_free(&r->devs);
 }
 
 static int art_failed(const char *what, int st)
@@ -308,6 +343,15 @@ static void put_uint(struct filler *f, uint64_t v)
     f->col++;
 }
 
+/* A real that may be undefined (NaN): the cell stays empty. */
+static void put_real_opt(struct filler *f, double v)
+{
+    if (f->st == ART_OK && isfinite(v)) {
+        f->st = art_table_set_real(f->t, f->row, f->col, v);
+    }
+    f->col++;
+}
+
 static void put_text(struct filler *f, const char *v)
 {
     if (f->st == ART_OK) {
@@ -326,6 +370,13 @@ static int add_columns(art_table *t, const char *const *names,
     return st;
 }
 
+/* "L1".."L3", or "DRAM" for main memory. */
+static const char *level_name(unsigned level)
+{
+    static const char *const names[] = {"DRAM", "L1", "L2", "L3"};
+    return level < 4 ? names[level] : "?";
+}
+
 static int build_ops_table(struct result *r)
 {
     /* The seed's columns first, then what the measurement adds. */
@@ -334,11 +385,13 @@ static int build_ops_table(struct result *r)
         "latency_ms_p90", "latency_ms_max", "latency_ms_mad", "bytes_moved",
         "macs", "intensity_mac_per_byte", "bound", "fp16_latency_ms",
         "int8_latency_ms", "host_predicted_ms", "host_prediction_error",
+        "host_memory_level", "host_dram_predicted_ms",
+        "host_dram_prediction_error",
     };
     static const enum art_type types[] = {
         ART_TEXT, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
         ART_UINT, ART_UINT, ART_REAL, ART_TEXT, ART_REAL, ART_REAL, ART_REAL,
-        ART_REAL,
+        ART_REAL, ART_TEXT, ART_REAL, ART_REAL,
     };
     static const char *const dev_names[] = {
         "device_predicted_ms", "device_bound", "device_energy_proxy_j",
@@ -371,11 +424,14 @@ static int build_ops_table(struct result *r)
         put_real(&f, op->fp16_latency_ms);
         put_real(&f, op->int8_latency_ms);
         put_real(&f, r->host_pred[i].pred.predicted_ms);
-        put_real(&f, r->host_pred[i].relative_error);
+        put_real_opt(&f, r->host_pred[i].relative_error);
+        put_text(&f, level_name(r->host_pred[i].pred.memory_level));
+        put_real(&f, r->dram_pred[i].pred.predicted_ms);
+        put_real_opt(&f, r->dram_pred[i].relative_error);
         if (with_dev) {
             put_real(&f, r->dev_pred[i].pred.predicted_ms);
             put_text(&f, prof_bound_name(r->dev_pred[i].pred.bound));
-            put_real(&f, r->dev_pred[i].pred.energy_proxy_j);
+            put_real_opt(&f, r->dev_pred[i].pred.energy_proxy_j);
         }
         st = f.st;
     }
@@ -391,12 +447,13 @@ static int build_totals_table(struct result *r)
         "int8_memory_kb", "fp32_latency_ms", "fp16_latency_ms",
         "int8_latency_ms", "host_peak_gmacs", "host_bandwidth_gbps",
         "host_knee_mac_per_byte", "host_predicted_ms",
-        "host_prediction_error",
+        "host_prediction_error", "host_dram_predicted_ms",
+        "host_dram_prediction_error",
     };
     static const enum art_type types[] = {
         ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_UINT, ART_UINT,
         ART_UINT, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
-        ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
+        ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
     };
     static const char *const dev_names[] = {
         "device", "device_predicted_ms", "device_stream_utilization",
@@ -436,13 +493,15 @@ static int build_totals_table(struct result *r)
     put_real(&f, p->host_bandwidth_gbps);
     put_real(&f, p->host_knee_mac_per_byte);
     put_real(&f, r->host_total.predicted_ms);
-    put_real(&f, r->host_total.relative_error);
+    put_real_opt(&f, r->host_total.relative_error);
+    put_real(&f, r->dram_total.predicted_ms);
+    put_real_opt(&f, r->dram_total.relative_error);
     if (with_dev) {
         put_text(&f, r->device.name);
         put_real(&f, r->dev_total.predicted_ms);
         put_real(&f, fmin(1.0, r->dev_total.predicted_ms /
                                    p->stream_interval_ms));
-        put_real(&f, r->dev_total.energy_proxy_j);
+        put_real_opt(&f, r->dev_total.energy_proxy_j);
     }
     return f.st;
 }
@@ -539,13 +598,44 @@ static int build_doc(const struct options *o, struct result *r)
                              r->host_total.relative_error));
     DOC_SET(art_doc_set_real(host, "mean_abs_operator_error",
                              r->host_total.mean_abs_relative_error));
+    DOC_SET(art_doc_set_real(host, "dram_predicted_ms",
+                             r->dram_total.predicted_ms));
+    DOC_SET(art_doc_set_real(host, "dram_prediction_error",
+                             r->dram_total.relative_error));
+    DOC_SET(art_doc_set_real(host, "dram_mean_abs_operator_error",
+                             r->dram_total.mean_abs_relative_error));
+    art_table *levels = NULL;
+    DOC_SET(art_table_create("memory_levels", &levels));
+    DOC_SET(art_table_add_column(levels, "level", ART_TEXT));
+    DOC_SET(art_table_add_column(levels, "capacity_bytes", ART_UINT));
+    DOC_SET(art_table_add_column(levels, "triad_total_bytes", ART_UINT));
+    DOC_SET(art_table_add_column(levels, "triad_gbps", ART_REAL));
+    for (unsigned i = 0; st == ART_OK && i < r->cal.level_count; i++) {
+        const struct prof_mem_level *l = &r->cal.levels[i];
+        size_t row = 0;
+        DOC_SET(art_table_add_row(levels, &row));
+        DOC_SET(art_table_set_text(levels, row, 0, level_name(l->level)));
+        if (l->capacity_bytes) {
+            DOC_SET(art_table_set_uint(levels, row, 1, l->capacity_bytes));
+        }
+        DOC_SET(art_table_set_uint(levels, row, 2, l->triad.total_bytes));
+        DOC_SET(art_table_set_real(levels, row, 3, l->triad.gbps));
+    }
+    DOC_SET(art_doc_set_table(host, "memory_levels", levels));
+    art_table_destroy(levels);
     const int with_dev = r->device.name[0] != '\0';
     if (with_dev) {
         DOC_SET(art_doc_set_text(dev, "name", r->device.name));
         DOC_SET(art_doc_set_real(dev, "bandwidth_gbps",
                                  r->device.bandwidth_gbps));
         DOC_SET(art_doc_set_real(dev, "peak_gmacs", r->device.peak_gmacs));
-        DOC_SET(art_doc_set_real(dev, "power_watts", r->device.power_watts));
+        if (r->device.power_watts > 0.0) {
+            DOC_SET(art_doc_set_real(dev, "power_watts",
+                                     r->device.power_watts));
+        } else {
+            DOC_SET(art_doc_set_text(dev, "power_watts",
+                                     "unknown: give --power-watts"));
+        }
         DOC_SET(art_doc_set_real(dev, "memory_mb", r->device.memory_mb));
         DOC_SET(art_doc_set_real(dev, "predicted_ms",
                                  r->dev_total.predicted_ms));
@@ -580,23 +670,31 @@ static int predict(const struct options *o, struct result *r)
 {
     struct prof_work work[PROF_STREAM_OPERATORS];
     double measured[PROF_STREAM_OPERATORS];
-    int all_positive = 1;
     for (int i = 0; i < PROF_STREAM_OPERATORS; i++) {
         work[i].macs = r->p.ops[i].macs;
         work[i].bytes = r->p.ops[i].bytes_moved;
+        /* a latency below the clock's resolution (0) has no error */
         measured[i] = r->p.ops[i].latency_ms;
-        all_positive &= measured[i] > 0.0;
     }
-    struct prof_device host;
+    struct prof_device host, dram;
     int st = prof_device_host(&r->cal, &host);
     if (st == PROF_OK) {
-        /* a latency below the clock's resolution cannot be compared */
         st = prof_predict_layers(&host, work, PROF_STREAM_OPERATORS,
-                                 all_positive ? measured : NULL,
-                                 r->host_pred, &r->host_total);
+                                 measured, r->host_pred, &r->host_total);
     }
-    if (st == PROF_OK && o->have_device) {
-        r->device = o->device_is_host ? host : o->device;
+    if (st == PROF_OK) {
+        dram = host;
+        dram.cache_count = 0;
+        st = prof_predict_layers(&dram, work, PROF_STREAM_OPERATORS,
+                                 measured, r->dram_pred, &r->dram_total);
+    }
+    if (st == PROF_OK && r->have_device) {
+        if (r->device_is_host) {
+            r->device = host;
+        }
+        if (o->have_power) {
+            r->device.power_watts = o->power_watts;
+        }
         st = prof_predict_layers(&r->device, work, PROF_STREAM_OPERATORS,
                                  NULL, r->dev_pred, &r->dev_total);
     }
@@ -694,17 +792,25 @@ static void print_summary(const struct result *r)
            p->fp32_memory_kb, p->fp32_latency_ms, p->fp16_memory_kb,
            p->fp16_latency_ms, p->int8_memory_kb, p->int8_latency_ms);
     printf("note: %s\n", r->note);
-    printf("host roofline: %.6f ms predicted for %.6f ms measured "
-           "(%+.0f%%; per operator on average %.0f%% off)\n",
+    printf("host roofline, cache-aware: %.6f ms predicted for %.6f ms "
+           "measured (%+.0f%%; per operator on average %.0f%% off)\n",
            r->host_total.predicted_ms, r->host_total.measured_ms,
            100.0 * r->host_total.relative_error,
            100.0 * r->host_total.mean_abs_relative_error);
+    printf("host roofline, DRAM only:   %.6f ms predicted (%+.0f%%; per "
+           "operator on average %.0f%% off)\n",
+           r->dram_total.predicted_ms, 100.0 * r->dram_total.relative_error,
+           100.0 * r->dram_total.mean_abs_relative_error);
     if (r->device.name[0] != '\0') {
-        printf("on %s: %.6f ms predicted (stream utilization %.6f), "
-               "energy proxy %.3g J per batch\n",
+        printf("on %s: %.6f ms predicted (stream utilization %.6f), ",
                r->device.name, r->dev_total.predicted_ms,
-               fmin(1.0, r->dev_total.predicted_ms / p->stream_interval_ms),
-               r->dev_total.energy_proxy_j);
+               fmin(1.0, r->dev_total.predicted_ms / p->stream_interval_ms));
+        if (r->device.power_watts > 0.0) {
+            printf("energy proxy %.3g J per batch\n",
+                   r->dev_total.energy_proxy_j);
+        } else {
+            printf("energy: power unknown: give --power-watts\n");
+        }
     }
     printf("bottleneck: %s\n", p->bottleneck);
     printf("headroom: %s\n", p->headroom);
@@ -794,6 +900,26 @@ int main(int argc, char **argv)
     }
     struct result r;
     memset(&r, 0, sizeof(r));
+    /* Bad input is rejected before anything is measured or written. */
+    if (o.devices_file && !cli_devices_load(o.devices_file, &r.devs)) {
+        result_free(&r);
+        return CLI_EXIT_USAGE;
+    }
+    if (o.device) {
+        r.have_device = 1;
+        r.device_is_host = strcmp(o.device, "host") == 0;
+        if (!r.device_is_host &&
+            !cli_device_resolve(o.device, o.devices_file ? &r.devs : NULL,
+                                &r.device)) {
+            result_free(&r);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (o.list_devices) {
+        cli_devices_list(stdout, o.devices_file ? &r.devs : NULL);
+        result_free(&r);
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+    }
     rc = compute(&o, &r);
     if (rc == CLI_EXIT_OK) {
         rc = print_stdout(&o, &r);

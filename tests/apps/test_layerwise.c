@@ -42,8 +42,8 @@ static char tmpdir[] = "/tmp/edgefit-layerwise-XXXXXX";
  *   input   8 elements,  32 B
  *   dense1  6 elements,  24 B, 15 parameters (60 B), 2*4*3 = 24 MACs
  *   dense2  4 elements,  16 B,  8 parameters (32 B), 2*3*2 = 12 MACs
- * bytes moved per operator: staging 8*4 + 8*4 = 64, dense1 60 + 32 + 24 =
- * 116, dense2 32 + 24 + 16 = 72. */
+ * bytes moved per operator: dense1 60 + 32 + 24 = 116, dense2 32 + 24 + 16
+ * = 72; the input row is not an operator (no latency, no prediction). */
 static const char *const TINY = "input 4\ndense 3 act=relu\n"
                                 "dense 2 act=softmax\n";
 static char tiny_path[512];
@@ -57,6 +57,15 @@ static double cell_real(const art_table *t, size_t row, const char *col)
     double v = 0.0;
     assert_int_equal(art_table_get_real(t, row, (size_t)c, &v), ART_OK);
     return v;
+}
+
+static int cell_set(const art_table *t, size_t row, const char *col)
+{
+    long c = art_table_find_column(t, col);
+    if (c < 0) {
+        fail_msg("no column %s", col);
+    }
+    return art_table_is_set(t, row, (size_t)c);
 }
 
 static const char *cell_text(const art_table *t, size_t row, const char *col)
@@ -106,7 +115,7 @@ static void test_tiny_on_rpi4(void **state)
     const char *names[] = {"input", "dense1", "dense2"};
     const double elems[] = {8, 6, 4}, params[] = {0, 15, 8};
     const double pbytes[] = {0, 60, 32}, abytes[] = {32, 24, 16};
-    const double macs[] = {0, 24, 12}, moved[] = {64, 116, 72};
+    const double macs[] = {0, 24, 12}, moved[] = {0, 116, 72};
     struct prof_device rpi4;
     assert_int_equal(prof_device_lookup("rpi4", &rpi4, NULL), PROF_OK);
     double pred_sum = 0.0;
@@ -117,6 +126,22 @@ static void test_tiny_on_rpi4(void **state)
         assert_true(cell_real(t, i, "parameter_bytes") == pbytes[i]);
         assert_true(cell_real(t, i, "activation_bytes") == abytes[i]);
         assert_true(cell_real(t, i, "macs") == macs[i]);
+        if (i == 0) {
+            /* not an operator: every measured or predicted cell empty */
+            static const char *const empty[] = {
+                "latency_ms", "predicted_ms", "bound", "latency_p90_ms",
+                "bytes_moved", "achieved_gbps", "predicted_energy_proxy_j",
+                "host_predicted_ms", "host_prediction_error",
+                "host_memory_level", "host_dram_predicted_ms",
+                "host_dram_prediction_error",
+            };
+            for (size_t k = 0; k < sizeof empty / sizeof empty[0]; k++) {
+                if (cell_set(t, i, empty[k])) {
+                    fail_msg("input row: %s is not empty", empty[k]);
+                }
+            }
+            continue;
+        }
         assert_true(cell_real(t, i, "bytes_moved") == moved[i]);
         /* roofline on the catalogue's rpi4 */
         const double c_ms = macs[i] / (rpi4.peak_gmacs * 1e9) * 1e3;
@@ -130,11 +155,23 @@ static void test_tiny_on_rpi4(void **state)
         const double lat = cell_real(t, i, "latency_ms");
         assert_true(lat >= 0.0);
         assert_true(cell_real(t, i, "latency_p90_ms") >= lat);
-        /* the host prediction's error, as documented */
+        /* the host predictions' errors, as documented: empty when the
+         * median is below the clock (0) */
         const double hp = cell_real(t, i, "host_predicted_ms");
-        ASSERT_NEAR(cell_real(t, i, "host_prediction_error"),
-                    (hp - fmax(lat, 1e-6)) / fmax(lat, 1e-6),
-                    1e-9 * fabs(hp / fmax(lat, 1e-6)) + 1e-12);
+        const double hd = cell_real(t, i, "host_dram_predicted_ms");
+        if (lat > 0.0) {
+            ASSERT_NEAR(cell_real(t, i, "host_prediction_error"),
+                        (hp - lat) / lat, 1e-9 * fabs(hp / lat) + 1e-12);
+            ASSERT_NEAR(cell_real(t, i, "host_dram_prediction_error"),
+                        (hd - lat) / lat, 1e-9 * fabs(hd / lat) + 1e-12);
+        } else {
+            assert_false(cell_set(t, i, "host_prediction_error"));
+        }
+        /* a hundred bytes sit in the smallest cache the host knows */
+        const char *lvl = cell_text(t, i, "host_memory_level");
+        if (prof_cache_bytes(1) >= 1024) {
+            assert_string_equal(lvl, "L1");
+        }
         pred_sum += pred;
     }
     art_table_destroy(t);
@@ -228,7 +265,170 @@ static void test_table_output(void **state)
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "conv2"));
     assert_non_null(strstr(r.out, "device board"));
-    assert_non_null(strstr(r.out, "host prediction"));
+    assert_non_null(strstr(r.out, "host, cache-aware"));
+    assert_non_null(strstr(r.out, "host, DRAM only"));
+    /* the board has no power figure: no energy, and a hint */
+    assert_non_null(strstr(r.out, "power unknown: give --power-watts"));
+    run_free(&r);
+}
+
+/* On the host without --power-watts the energy cells are empty, not 0. */
+static void test_energy_unknown(void **state)
+{
+    (void)state;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/energy", tmpdir);
+    struct run_result r;
+    RUN(&r, "--model", tiny_path, "--batch", "2", "--repeats", "2",
+        "--out", dir);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "power unknown: give --power-watts"));
+    assert_null(strstr(r.out, "at 0 W"));
+    run_free(&r);
+    char *lw = art_path_join(dir, "layerwise_breakdown.csv");
+    char *hw = art_path_join(dir, "hardware_summary.csv");
+    art_table *t = NULL;
+    struct art_diag d;
+    assert_int_equal(art_table_load_csv(lw, &t, &d), ART_OK);
+    for (size_t i = 0; i < art_table_rows(t); i++) {
+        assert_false(cell_set(t, i, "predicted_energy_proxy_j"));
+    }
+    art_table_destroy(t);
+    assert_int_equal(art_table_load_csv(hw, &t, &d), ART_OK);
+    assert_false(cell_set(t, 0, "energy_proxy_j"));
+    assert_false(cell_set(t, 0, "predicted_energy_proxy_j"));
+    assert_false(cell_set(t, 0, "power_watts"));
+    art_table_destroy(t);
+    free(hw);
+    free(lw);
+    run_rmdir(dir);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A device file: a device from it is predicted with its own figures. */
+static void test_devices_file(void **state)
+{
+    (void)state;
+    char path[600], dir[600];
+    snprintf(path, sizeof path, "%s/boards.csv", tmpdir);
+    snprintf(dir, sizeof dir, "%s/boards", tmpdir);
+    /* columns in another order; power and memory optional */
+    write_file(path, "peak_gmacs,name,bandwidth_gbps,power_watts\n"
+                     "2,slowboard,0.5,3\n"
+                     "100,fastboard,20,\n");
+    struct run_result r;
+    RUN(&r, "--model", tiny_path, "--batch", "2", "--repeats", "2",
+        "--devices", path, "--device", "slowboard", "--format", "csv",
+        "--out", dir);
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    run_free(&r);
+    char *lw = art_path_join(dir, "layerwise_breakdown.csv");
+    art_table *t = NULL;
+    struct art_diag d;
+    assert_int_equal(art_table_load_csv(lw, &t, &d), ART_OK);
+    /* dense1: 24 MAC / 2e9 = 1.2e-5 ms; 116 B / 0.5e9 = 2.32e-4 ms */
+    ASSERT_NEAR(cell_real(t, 1, "predicted_ms"), 2.32e-4, 1e-15);
+    ASSERT_NEAR(cell_real(t, 1, "predicted_energy_proxy_j"),
+                3.0 * 2.32e-4 / 1000.0, 1e-18);
+    /* dense2: 72 B / 0.5e9 = 1.44e-4 ms */
+    ASSERT_NEAR(cell_real(t, 2, "predicted_ms"), 1.44e-4, 1e-15);
+    art_table_destroy(t);
+    free(lw);
+    run_rmdir(dir);
+
+    /* the second board has no power: no energy */
+    RUN(&r, "--model", tiny_path, "--batch", "2", "--repeats", "1",
+        "--devices", path, "--device", "fastboard");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "device fastboard"));
+    assert_non_null(strstr(r.out, "power unknown: give --power-watts"));
+    run_free(&r);
+
+    /* the catalogue with its sources, then the file's boards */
+    RUN(&r, "--list-devices", "--devices", path);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "rpi4: bandwidth 4.3 GB/s"));
+    assert_non_null(strstr(r.out, "data sheet"));
+    assert_non_null(strstr(r.out, "host: this machine"));
+    assert_non_null(strstr(r.out, "slowboard: bandwidth 0.5 GB/s, peak 2 "
+                                  "GMAC/s, power 3 W, memory unknown"));
+    char where[700];
+    snprintf(where, sizeof where, "source: %s:3", path);
+    assert_non_null(strstr(r.out, where));
+    run_free(&r);
+    RUN(&r, "--list-devices");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "jetson-nano"));
+    assert_null(strstr(r.out, "slowboard"));
+    run_free(&r);
+}
+
+/* Bad device files: exit 2, the message names file:line, no output. */
+static void test_devices_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int line;
+        const char *what;
+    } cases[] = {
+        {"name,bandwidth_gbps\nb,1\n", 1, "missing column 'peak_gmacs'"},
+        {"name,bandwidth_gbps,peak_gmacs,colour\nb,1,2,red\n", 1,
+         "unknown column 'colour'"},
+        {"name,bandwidth_gbps,peak_gmacs\n", 1, "no devices"},
+        {"name,bandwidth_gbps,peak_gmacs\na,1,2\nb,fast,2\n", 3,
+         "bandwidth_gbps: 'fast' is not a finite number"},
+        {"name,bandwidth_gbps,peak_gmacs\na,-1,2\n", 2,
+         "bandwidth_gbps must be a number > 0"},
+        {"name,bandwidth_gbps,peak_gmacs,power_watts\na,1,2,-5\n", 2,
+         "power_watts must be a number >= 0"},
+        {"name,bandwidth_gbps,peak_gmacs\na,1,2\na,3,4\n", 3,
+         "'a' already given on line 2"},
+        {"name,bandwidth_gbps,peak_gmacs\nhost,1,2\n", 2, "'host'"},
+        {"name,bandwidth_gbps,peak_gmacs\n,1,2\n", 2, "name"},
+        {"name,bandwidth_gbps,peak_gmacs\na,1\n", 2, ""},
+    };
+    char path[600], dir[600];
+    snprintf(path, sizeof path, "%s/bad.csv", tmpdir);
+    snprintf(dir, sizeof dir, "%s/rejected-devices", tmpdir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(path, cases[i].text);
+        struct run_result r;
+        RUN(&r, "--model", tiny_path, "--devices", path, "--out", dir);
+        if (r.status != 2) {
+            fail_msg("case %zu: exit %d (%s)", i, r.status, r.err);
+        }
+        char where[700];
+        snprintf(where, sizeof where, "%s:%d: ", path, cases[i].line);
+        if (!strstr(r.err, where) || !strstr(r.err, cases[i].what)) {
+            fail_msg("case %zu: expected '%s' and '%s' in: %s", i, where,
+                     cases[i].what, r.err);
+        }
+        assert_int_equal(strlen(r.out), 0);
+        assert_int_equal(run_count_entries(dir), -1);
+        run_free(&r);
+    }
+    struct run_result r;
+    RUN(&r, "--devices", "no-such-devices.csv", "--out", dir);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "no-such-devices.csv"));
+    assert_int_equal(run_count_entries(dir), -1);
+    run_free(&r);
+    /* a name neither in the file nor in the catalogue */
+    write_file(path, "name,bandwidth_gbps,peak_gmacs\na,1,2\n");
+    RUN(&r, "--devices", path, "--device", "b", "--out", dir);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "unknown device 'b'"));
+    assert_int_equal(run_count_entries(dir), -1);
     run_free(&r);
 }
 
@@ -304,6 +504,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tiny_on_rpi4),
         cmocka_unit_test(test_json_and_host),
         cmocka_unit_test(test_table_output),
+        cmocka_unit_test(test_energy_unknown),
+        cmocka_unit_test(test_devices_file),
+        cmocka_unit_test(test_devices_errors),
         cmocka_unit_test(test_bad_input),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

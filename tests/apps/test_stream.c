@@ -130,9 +130,29 @@ static void test_json(void **state)
     run_free(&r);
 }
 
+/* The bandwidth of the smallest level in the document's memory_levels
+ * whose capacity holds bytes (main memory has no capacity), and its
+ * name. */
+static double level_gbps(json_t *levels, double bytes, const char **name)
+{
+    const size_t n = json_array_size(levels);
+    for (size_t i = 0; i < n; i++) {
+        json_t *l = json_array_get(levels, i);
+        json_t *cap = json_object_get(l, "capacity_bytes");
+        if (json_is_null(cap) || bytes <= json_number_value(cap)) {
+            *name = json_string_value(json_object_get(l, "level"));
+            return jreal(l, "triad_gbps");
+        }
+    }
+    fail_msg("no level holds %g bytes", bytes);
+    return 0.0;
+}
+
 /* Roofline by hand from the JSON's own figures: max(MACs / peak,
- * bytes / bandwidth) per operator, on the host and on rpi4 (4.3 GB/s,
- * 24 GMAC/s), and the host's signed error against the measurement. */
+ * bytes / bandwidth) per operator, on the host (cache-aware: the
+ * bandwidth of the smallest level holding the bytes; and DRAM only) and
+ * on rpi4 (4.3 GB/s, 24 GMAC/s), and the host's signed error against the
+ * measurement. */
 static void test_predictions(void **state)
 {
     (void)state;
@@ -150,23 +170,46 @@ static void test_predictions(void **state)
                         "rpi4");
     const double peak = jreal(host, "peak_gmacs");
     const double bw = jreal(host, "triad_gbps");
+    json_t *levels = json_object_get(host, "memory_levels");
+    assert_true(json_array_size(levels) >= 1);
+    /* the last level is main memory, the triad's */
+    json_t *last = json_array_get(levels, json_array_size(levels) - 1);
+    assert_string_equal(json_string_value(json_object_get(last, "level")),
+                        "DRAM");
+    assert_true(jreal(last, "triad_gbps") == bw);
     json_t *ops = json_object_get(j, "operator_profile");
-    double host_sum = 0.0, dev_sum = 0.0, measured = 0.0;
+    double host_sum = 0.0, dram_sum = 0.0, dev_sum = 0.0, measured = 0.0;
     for (size_t i = 0; i < 4; i++) {
         json_t *op = json_array_get(ops, i);
         const double macs = jreal(op, "macs");
         const double bytes = jreal(op, "bytes_moved");
         const double lat = jreal(op, "latency_ms");
-        const double hp = fmax(macs / peak / 1e6, bytes / bw / 1e6);
+        const char *lvl = NULL;
+        const double lbw = level_gbps(levels, bytes, &lvl);
+        const double hp = fmax(macs / peak / 1e6, bytes / lbw / 1e6);
+        const double hd = fmax(macs / peak / 1e6, bytes / bw / 1e6);
         const double dp = fmax(macs / 24.0 / 1e6, bytes / 4.3 / 1e6);
         assert_true(fabs(jreal(op, "host_predicted_ms") - hp) <= 1e-12 * hp);
-        assert_true(fabs(jreal(op, "host_prediction_error") -
-                         (hp - lat) / lat) <=
-                    1e-9 * fmax(1.0, fabs((hp - lat) / lat)));
+        assert_true(fabs(jreal(op, "host_dram_predicted_ms") - hd) <=
+                    1e-12 * hd);
+        assert_string_equal(
+            json_string_value(json_object_get(op, "host_memory_level")), lvl);
+        if (lat > 0.0) {
+            assert_true(fabs(jreal(op, "host_prediction_error") -
+                             (hp - lat) / lat) <=
+                        1e-9 * fmax(1.0, fabs((hp - lat) / lat)));
+            assert_true(fabs(jreal(op, "host_dram_prediction_error") -
+                             (hd - lat) / lat) <=
+                        1e-9 * fmax(1.0, fabs((hd - lat) / lat)));
+        } else {
+            assert_true(json_is_null(
+                json_object_get(op, "host_prediction_error")));
+        }
         assert_true(fabs(jreal(op, "device_predicted_ms") - dp) <= 1e-12 * dp);
         assert_true(fabs(jreal(op, "device_energy_proxy_j") -
                          6.4 * dp / 1000.0) <= 1e-12 * dp);
         host_sum += hp;
+        dram_sum += hd;
         dev_sum += dp;
         measured += lat;
     }
@@ -174,9 +217,87 @@ static void test_predictions(void **state)
                 1e-12 * host_sum);
     assert_true(fabs(jreal(host, "prediction_error") -
                      (host_sum - measured) / measured) <= 1e-9);
+    assert_true(fabs(jreal(host, "dram_predicted_ms") - dram_sum) <=
+                1e-12 * dram_sum);
     assert_true(fabs(jreal(dev, "predicted_ms") - dev_sum) <= 1e-12 * dev_sum);
     json_decref(j);
     run_free(&r);
+}
+
+/* A device from a --devices file, and the host's unknown power. */
+static void test_devices(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/edgefit-stream-devices-XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    assert_true(fputs("name,bandwidth_gbps,peak_gmacs,power_watts,"
+                      "memory_mb\nboard,2,8,4,512\n", f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    struct run_result r;
+    RUN(&r, "--features", "32", "--batch", "8", "--repeats", "2",
+        "--triad-mib", "16", "--devices", path, "--device", "board",
+        "--format", "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    json_t *j = parse_json(r.out);
+    json_t *dev = json_object_get(j, "device");
+    assert_string_equal(json_string_value(json_object_get(dev, "name")),
+                        "board");
+    json_t *ops = json_object_get(j, "operator_profile");
+    for (size_t i = 0; i < 4; i++) {
+        json_t *op = json_array_get(ops, i);
+        const double dp = fmax(jreal(op, "macs") / 8.0 / 1e6,
+                               jreal(op, "bytes_moved") / 2.0 / 1e6);
+        assert_true(fabs(jreal(op, "device_predicted_ms") - dp) <=
+                    1e-12 * dp);
+        assert_true(fabs(jreal(op, "device_energy_proxy_j") -
+                         4.0 * dp / 1000.0) <= 1e-12 * dp);
+    }
+    json_decref(j);
+    run_free(&r);
+
+    /* the host as the device: no power, so no energy and a hint */
+    RUN(&r, "--features", "32", "--batch", "8", "--repeats", "2",
+        "--triad-mib", "16", "--device", "host");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "power unknown: give --power-watts"));
+    run_free(&r);
+    RUN(&r, "--features", "32", "--batch", "8", "--repeats", "2",
+        "--triad-mib", "16", "--device", "host", "--power-watts", "15",
+        "--format", "json");
+    assert_int_equal(r.status, 0);
+    j = parse_json(r.out);
+    dev = json_object_get(j, "device");
+    assert_true(jreal(dev, "power_watts") == 15.0);
+    assert_true(jreal(dev, "energy_proxy_j") > 0.0);
+    json_decref(j);
+    run_free(&r);
+
+    RUN(&r, "--list-devices", "--devices", path);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "desktop: bandwidth 50 GB/s"));
+    assert_non_null(strstr(r.out, "board: bandwidth 2 GB/s, peak 8 GMAC/s, "
+                                  "power 4 W, memory 512 MB"));
+    run_free(&r);
+
+    /* a bad file: file:line, exit 2, nothing on stdout */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs("name,bandwidth_gbps,peak_gmacs\nboard,2,zero\n", f) >=
+                0);
+    assert_int_equal(fclose(f), 0);
+    RUN(&r, "--devices", path, "--device", "board");
+    assert_int_equal(r.status, 2);
+    char where[128];
+    snprintf(where, sizeof where, "%s:2: peak_gmacs", path);
+    assert_non_null(strstr(r.err, where));
+    assert_int_equal(strlen(r.out), 0);
+    run_free(&r);
+    unlink(path);
 }
 
 static void test_out_dir(void **state)
@@ -348,6 +469,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_predictions),
+        cmocka_unit_test(test_devices),
         cmocka_unit_test(test_out_dir),
         cmocka_unit_test(test_table_and_strict),
         cmocka_unit_test(test_bad_input),

@@ -1,0 +1,233 @@
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "devices.h"
+#include "edgefit/artifacts.h"
+
+enum dev_col { C_NAME, C_BANDWIDTH, C_PEAK, C_POWER, C_MEMORY, C_COUNT };
+
+static const char *const col_names[C_COUNT] = {
+    "name", "bandwidth_gbps", "peak_gmacs", "power_watts", "memory_mb",
+};
+
+void cli_devices_free(struct cli_devices *d)
+{
+    if (!d) {
+        return;
+    }
+    free(d->devs);
+    free(d->lines);
+    memset(d, 0, sizeof *d);
+}
+
+/* A cell as the CSV held it (numbers come back in the shortest form that
+ * reads back to the same value), in buf; "" when empty. */
+static const char *cell_text(const art_table *t, size_t row, size_t col,
+                             char *buf, size_t len)
+{
+    if (!art_table_is_set(t, row, col)) {
+        return "";
+    }
+    const size_t need = art_table_format_cell(t, row, col, buf, len);
+    return need < len ? buf : NULL;
+}
+
+static bool parse_number(const char *text, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_devices_load(const char *path, struct cli_devices *out)
+{
+    memset(out, 0, sizeof *out);
+    out->path = path;
+    art_table *t = NULL;
+    struct art_diag ad = {0, ""};
+    int st = art_table_load_csv(path, &t, &ad);
+    if (st != ART_OK) {
+        if (ad.line > 0) {
+            cli_error("%s:%d: %s", path, ad.line,
+                      ad.message[0] ? ad.message : art_strerror(st));
+        } else {
+            cli_error("%s: %s", path,
+                      ad.message[0] ? ad.message : art_strerror(st));
+        }
+        return false;
+    }
+    long cols[C_COUNT];
+    for (int c = 0; c < C_COUNT; c++) {
+        cols[c] = -1;
+    }
+    const size_t ncols = art_table_cols(t);
+    for (size_t j = 0; j < ncols; j++) {
+        const char *name = art_table_column_name(t, j);
+        int c = 0;
+        while (c < C_COUNT && strcmp(name, col_names[c]) != 0) {
+            c++;
+        }
+        if (c == C_COUNT) {
+            cli_error("%s:1: unknown column '%s' (expected name, "
+                      "bandwidth_gbps, peak_gmacs, power_watts, memory_mb)",
+                      path, name);
+            goto fail;
+        }
+        cols[c] = (long)j; /* the loader rejects repeated column names */
+    }
+    for (int c = C_NAME; c <= C_PEAK; c++) {
+        if (cols[c] < 0) {
+            cli_error("%s:1: missing column '%s'", path, col_names[c]);
+            goto fail;
+        }
+    }
+    const size_t rows = art_table_rows(t);
+    if (rows == 0) {
+        cli_error("%s:1: no devices after the header", path);
+        goto fail;
+    }
+    out->devs = calloc(rows, sizeof *out->devs);
+    out->lines = calloc(rows, sizeof *out->lines);
+    if (!out->devs || !out->lines) {
+        cli_error("%s: out of memory", path);
+        goto fail;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        /* The header is line 1; fields never span lines in a device
+         * file (a name with a line break is rejected below). */
+        const size_t line = r + 2;
+        char buf[C_COUNT][128];
+        const char *text[C_COUNT];
+        for (int c = 0; c < C_COUNT; c++) {
+            text[c] = cols[c] < 0 ? ""
+                                  : cell_text(t, r, (size_t)cols[c], buf[c],
+                                              sizeof buf[c]);
+            if (!text[c]) {
+                cli_error("%s:%zu: %s: value too long", path, line,
+                          col_names[c]);
+                goto fail;
+            }
+        }
+        if (text[C_NAME][0] == '\0' || strpbrk(text[C_NAME], "\r\n")) {
+            cli_error("%s:%zu: name: a device needs a one-line name", path,
+                      line);
+            goto fail;
+        }
+        double v[C_COUNT] = {0};
+        for (int c = C_BANDWIDTH; c < C_COUNT; c++) {
+            if (text[c][0] == '\0' && c >= C_POWER) {
+                continue; /* unknown */
+            }
+            if (!parse_number(text[c], &v[c])) {
+                cli_error("%s:%zu: %s: '%s' is not a finite number", path,
+                          line, col_names[c], text[c]);
+                goto fail;
+            }
+        }
+        if (strcmp(text[C_NAME], "host") == 0) {
+            cli_error("%s:%zu: name: 'host' is this machine, calibrated at "
+                      "run time; choose another name",
+                      path, line);
+            goto fail;
+        }
+        for (size_t k = 0; k < out->count; k++) {
+            if (strcmp(out->devs[k].name, text[C_NAME]) == 0) {
+                cli_error("%s:%zu: name: '%s' already given on line %zu",
+                          path, line, text[C_NAME], out->lines[k]);
+                goto fail;
+            }
+        }
+        struct prof_diag pd = {0, ""};
+        st = prof_device_make(text[C_NAME], v[C_BANDWIDTH], v[C_PEAK],
+                              v[C_POWER], v[C_MEMORY], &out->devs[out->count],
+                              &pd);
+        if (st != PROF_OK) {
+            cli_error("%s:%zu: %s", path, line,
+                      pd.message[0] ? pd.message : prof_strerror(st));
+            goto fail;
+        }
+        out->lines[out->count++] = line;
+    }
+    art_table_destroy(t);
+    return true;
+fail:
+    art_table_destroy(t);
+    cli_devices_free(out);
+    return false;
+}
+
+bool cli_device_resolve(const char *name, const struct cli_devices *d,
+                        struct prof_device *out)
+{
+    for (size_t i = 0; d && i < d->count; i++) {
+        if (strcmp(d->devs[i].name, name) == 0) {
+            *out = d->devs[i];
+            return true;
+        }
+    }
+    struct prof_diag diag = {0, ""};
+    const int st = prof_device_lookup(name, out, &diag);
+    if (st != PROF_OK) {
+        if (diag.message[0]) {
+            cli_error("--device: %s%s%s", diag.message,
+                      d ? "; or a device of " : "", d ? d->path : "");
+        } else {
+            cli_error("--device: '%s': %s", name, prof_strerror(st));
+        }
+        return false;
+    }
+    return true;
+}
+
+static void print_indented(FILE *f, const char *text)
+{
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        const size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        fprintf(f, "    %.*s\n", (int)len, p);
+        p += len + (nl ? 1 : 0);
+    }
+}
+
+static void print_device(FILE *f, const struct prof_device *d)
+{
+    fprintf(f, "%s: bandwidth %g GB/s, peak %g GMAC/s, ", d->name,
+            d->bandwidth_gbps, d->peak_gmacs);
+    if (d->power_watts > 0.0) {
+        fprintf(f, "power %g W, ", d->power_watts);
+    } else {
+        fprintf(f, "power unknown, ");
+    }
+    if (d->memory_mb > 0.0) {
+        fprintf(f, "memory %g MB\n", d->memory_mb);
+    } else {
+        fprintf(f, "memory unknown\n");
+    }
+}
+
+void cli_devices_list(FILE *f, const struct cli_devices *d)
+{
+    for (size_t i = 0; i < prof_device_catalog_count(); i++) {
+        print_device(f, prof_device_catalog(i));
+        print_indented(f, prof_device_catalog_source(i));
+    }
+    fprintf(f, "host: this machine, calibrated at run time\n");
+    print_indented(f, "peak: an FMA loop on the widest instruction set\n"
+                      "bandwidth: STREAM triads sized for L1, L2, L3 and "
+                      "main memory (cache-aware roofline)\n"
+                      "power unknown (give --power-watts)");
+    for (size_t i = 0; d && i < d->count; i++) {
+        print_device(f, &d->devs[i]);
+        fprintf(f, "    source: %s:%zu\n", d->path, d->lines[i]);
+    }
+}

@@ -1,0 +1,46 @@
+/* Shared by edgefit-layerwise and edgefit-stream: the devices a user
+ * describes in a CSV file (--devices FILE), the lookup of --device among
+ * them and the catalogue, and the --list-devices text. Not installed. */
+#ifndef EDGEFIT_APPS_DEVICES_H
+#define EDGEFIT_APPS_DEVICES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "edgefit/profile.h"
+
+/* Devices read from a file; each remembers the line it came from. */
+struct cli_devices {
+    const char *path;           /* the file (the caller's string) */
+    struct prof_device *devs;   /* count entries */
+    size_t *lines;              /* 1-based line of each */
+    size_t count;
+};
+
+/*
+ * Read a device CSV with the catalogue's columns: a header naming name,
+ * bandwidth_gbps and peak_gmacs (required) and optionally power_watts and
+ * memory_mb (an empty cell or a missing column: 0, unknown), in any order,
+ * then one device per line, built by prof_device_make(). On error print
+ * "prog: FILE:LINE: message" (line 1 for the header) and return false with
+ * *out empty; unknown or repeated columns, a file without devices, a cell
+ * that is not a finite number, a value out of its domain, a name given
+ * twice and the reserved name "host" are errors. Release with
+ * cli_devices_free().
+ */
+bool cli_devices_load(const char *path, struct cli_devices *out);
+void cli_devices_free(struct cli_devices *d);
+
+/*
+ * The device called name: first among the file's devices (d may be NULL),
+ * then prof_device_lookup() (catalogue, "host", key=value). On error print
+ * "prog: --device: message" and return false.
+ */
+bool cli_device_resolve(const char *name, const struct cli_devices *d,
+                        struct prof_device *out);
+
+/* Print the catalogue with the source of each figure, "host", and the
+ * file's devices when d is not NULL. */
+void cli_devices_list(FILE *f, const struct cli_devices *d);
+
+#endif
