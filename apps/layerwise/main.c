@@ -30,8 +30,7 @@ struct options {
     double power_watts;
     double latency_multiplier;
     uint64_t seed;
-    enum cli_format format;
-    const char *out_dir;
+    struct cli_common co;
 };
 
 static void usage(FILE *f)
@@ -89,8 +88,8 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_DEVICE, O_REPEATS,
-           O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED, O_FORMAT, O_OUT,
-           O_HELP, O_VERSION, O_DEVICES, O_LIST_DEVICES };
+           O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED, O_DEVICES,
+           O_LIST_DEVICES };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"batch", required_argument, NULL, O_BATCH},
@@ -104,12 +103,11 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"power-watts", required_argument, NULL, O_POWER},
         {"latency-multiplier", required_argument, NULL, O_MULT},
         {"seed", required_argument, NULL, O_SEED},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"out", required_argument, NULL, O_OUT},
-        {"help", no_argument, NULL, O_HELP},
-        {"version", no_argument, NULL, O_VERSION},
+        CLI_COMMON_OPTIONS,
         {NULL, 0, NULL, 0},
     };
+    static const struct cli_app app = {"edgefit-layerwise", EDGEFIT_VERSION,
+                                       usage};
     *o = (struct options){
         .model = DEFAULT_MODEL,
         .batch = 32,
@@ -120,7 +118,6 @@ static int parse_args(int argc, char **argv, struct options *o)
         .min_sample_ms = 0.05,
         .latency_multiplier = 1.0,
         .seed = 42,
-        .format = CLI_FORMAT_TABLE,
     };
     opterr = 0;
     int c;
@@ -191,40 +188,16 @@ static int parse_args(int argc, char **argv, struct options *o)
                 return CLI_EXIT_USAGE;
             }
             break;
-        case O_FORMAT:
-            if (!cli_parse_format("--format", optarg, &o->format)) {
-                return CLI_EXIT_USAGE;
+        default: {
+            const int rc = cli_common_option(c, &app, argv, &o->co);
+            if (rc != CLI_EXIT_OK) {
+                return rc;
             }
             break;
-        case O_OUT:
-            if (!*optarg) {
-                cli_error("--out: the folder name is empty");
-                return CLI_EXIT_USAGE;
-            }
-            o->out_dir = optarg;
-            break;
-        case O_HELP:
-            usage(stdout);
-            exit(CLI_EXIT_OK);
-        case O_VERSION:
-            printf("edgefit-layerwise %s\n", prof_version());
-            exit(CLI_EXIT_OK);
-        default:
-            if (optopt) {
-                cli_error("option needs a value or is unknown: %s",
-                          argv[optind - 1]);
-            } else {
-                cli_error("unknown option: %s", argv[optind - 1]);
-            }
-            fprintf(stderr, "Try '%s --help'.\n", cli_program());
-            return CLI_EXIT_USAGE;
+        }
         }
     }
-    if (optind < argc) {
-        cli_error("unexpected argument: %s", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
+    return cli_no_operands(argc, argv);
 }
 
 /* Everything the run computes, before anything is printed or written. */
@@ -755,7 +728,7 @@ static void print_summary(const struct options *o, const struct result *r)
 static int print_stdout(const struct options *o, const struct result *r)
 {
     int st = ART_OK;
-    switch (o->format) {
+    switch (o->co.format) {
     case CLI_FORMAT_TABLE:
         st = art_table_print(r->layers, stdout, 4);
         if (st == ART_OK) {
@@ -871,8 +844,8 @@ int main(int argc, char **argv)
     if (rc == CLI_EXIT_OK) {
         rc = print_stdout(&o, &r);
     }
-    if (rc == CLI_EXIT_OK && o.out_dir) {
-        rc = write_artifacts(o.out_dir, &r);
+    if (rc == CLI_EXIT_OK && o.co.out_dir) {
+        rc = write_artifacts(o.co.out_dir, &r);
     }
     result_free(&r);
     return rc;

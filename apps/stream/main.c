@@ -17,10 +17,7 @@
 struct options {
     struct prof_stream_opts stream;
     double triad_mib; /* 0: the library's default size */
-    enum cli_format format;
-    const char *out_dir;
-    int strict;
-    int quiet;
+    struct cli_common co;
     const char *device;       /* --device, NULL when not given */
     const char *devices_file; /* --devices */
     int list_devices;
@@ -95,8 +92,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_FEATURES = 256, O_BATCH, O_HIDDEN, O_OUTPUTS, O_INTERVAL,
            O_ACT, O_REPEATS, O_WARMUP, O_MULT, O_DATA, O_DATA_DIR, O_SEED,
-           O_TRIAD, O_DEVICE, O_FORMAT, O_OUT, O_STRICT, O_QUIET, O_HELP,
-           O_VERSION, O_DEVICES, O_LIST_DEVICES, O_POWER };
+           O_TRIAD, O_DEVICE, O_DEVICES, O_LIST_DEVICES, O_POWER };
     static const struct option longopts[] = {
         {"features", required_argument, NULL, O_FEATURES},
         {"batch", required_argument, NULL, O_BATCH},
@@ -115,17 +111,15 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"devices", required_argument, NULL, O_DEVICES},
         {"list-devices", no_argument, NULL, O_LIST_DEVICES},
         {"power-watts", required_argument, NULL, O_POWER},
-        {"format", required_argument, NULL, O_FORMAT},
-        {"out", required_argument, NULL, O_OUT},
-        {"strict", no_argument, NULL, O_STRICT},
-        {"quiet", no_argument, NULL, O_QUIET},
-        {"help", no_argument, NULL, O_HELP},
-        {"version", no_argument, NULL, O_VERSION},
+        CLI_COMMON_OPTIONS,
+        CLI_STRICT_OPTION,
+        CLI_QUIET_OPTION,
         {NULL, 0, NULL, 0},
     };
+    static const struct cli_app app = {"edgefit-stream", EDGEFIT_VERSION,
+                                       usage};
     memset(o, 0, sizeof(*o));
     prof_stream_opts_init(&o->stream);
-    o->format = CLI_FORMAT_TABLE;
     struct prof_stream_opts *s = &o->stream;
     uint64_t v = 0;
     opterr = 0;
@@ -241,46 +235,16 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             o->have_power = 1;
             break;
-        case O_FORMAT:
-            if (!cli_parse_format("--format", optarg, &o->format)) {
-                return CLI_EXIT_USAGE;
+        default: {
+            const int rc = cli_common_option(c, &app, argv, &o->co);
+            if (rc != CLI_EXIT_OK) {
+                return rc;
             }
             break;
-        case O_OUT:
-            if (!*optarg) {
-                cli_error("--out: the folder name is empty");
-                return CLI_EXIT_USAGE;
-            }
-            o->out_dir = optarg;
-            break;
-        case O_STRICT:
-            o->strict = 1;
-            break;
-        case O_QUIET:
-            o->quiet = 1;
-            break;
-        case O_HELP:
-            usage(stdout);
-            exit(CLI_EXIT_OK);
-        case O_VERSION:
-            printf("edgefit-stream %s\n", prof_version());
-            exit(CLI_EXIT_OK);
-        default:
-            if (optopt) {
-                cli_error("option needs a value or is unknown: %s",
-                          argv[optind - 1]);
-            } else {
-                cli_error("unknown option: %s", argv[optind - 1]);
-            }
-            fprintf(stderr, "Try '%s --help'.\n", cli_program());
-            return CLI_EXIT_USAGE;
+        }
         }
     }
-    if (optind < argc) {
-        cli_error("unexpected argument: %s", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
+    return cli_no_operands(argc, argv);
 }
 
 struct result {
@@ -709,7 +673,7 @@ static int predict(const struct options *o, struct result *r)
  * terminal and without --quiet. NULL clears the line. */
 static void progress(const struct options *o, const char *what)
 {
-    if (o->quiet || !isatty(fileno(stderr))) {
+    if (o->co.quiet || !isatty(fileno(stderr))) {
         return;
     }
     if (what) {
@@ -820,7 +784,7 @@ static void print_summary(const struct result *r)
 static int print_stdout(const struct options *o, const struct result *r)
 {
     int st = ART_OK;
-    switch (o->format) {
+    switch (o->co.format) {
     case CLI_FORMAT_TABLE:
         st = art_table_print(r->ops, stdout, 6);
         if (st == ART_OK) {
@@ -924,10 +888,10 @@ int main(int argc, char **argv)
     if (rc == CLI_EXIT_OK) {
         rc = print_stdout(&o, &r);
     }
-    if (rc == CLI_EXIT_OK && o.out_dir) {
-        rc = write_artifacts(o.out_dir, &r);
+    if (rc == CLI_EXIT_OK && o.co.out_dir) {
+        rc = write_artifacts(o.co.out_dir, &r);
     }
-    if (rc == CLI_EXIT_OK && o.strict &&
+    if (rc == CLI_EXIT_OK && o.co.strict &&
         r.p.latency_ms > r.p.stream_interval_ms) {
         cli_error("--strict: a batch takes %.6f ms, longer than the %.6f ms "
                   "stream interval", r.p.latency_ms, r.p.stream_interval_ms);
