@@ -325,10 +325,125 @@ static void run_job(struct mm_job *j)
                       j->c, j->ldc);
 }
 
-static void *job_thread(void *arg)
+/* A small persistent pool of workers: started on the first threaded
+ * product, kept asleep on a condition variable between products (a thread
+ * that has run before wakes on its own core, where a new one may first
+ * queue behind its creator), and joined when the library is unloaded.
+ * One batch of jobs at a time; a caller that finds the pool busy runs its
+ * blocks itself, which gives the same result. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t work;
+    pthread_cond_t done;
+    pthread_mutex_t batch; /* held by the caller whose jobs are posted */
+    pthread_t tid[KERN_MAX_THREADS];
+    int nworkers;
+    int shutdown;
+    struct mm_job *jobs;
+    size_t njobs, next, pending;
+} tp = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .work = PTHREAD_COND_INITIALIZER,
+    .done = PTHREAD_COND_INITIALIZER,
+    .batch = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static void *worker(void *arg)
 {
-    run_job(arg);
+    (void)arg;
+    pthread_mutex_lock(&tp.lock);
+    for (;;) {
+        while (!tp.shutdown && tp.next >= tp.njobs) {
+            pthread_cond_wait(&tp.work, &tp.lock);
+        }
+        if (tp.shutdown) {
+            break;
+        }
+        struct mm_job *j = &tp.jobs[tp.next++];
+        pthread_mutex_unlock(&tp.lock);
+        run_job(j);
+        pthread_mutex_lock(&tp.lock);
+        if (--tp.pending == 0) {
+            pthread_cond_signal(&tp.done);
+        }
+    }
+    pthread_mutex_unlock(&tp.lock);
     return NULL;
+}
+
+__attribute__((destructor)) static void workers_stop(void)
+{
+    pthread_mutex_lock(&tp.lock);
+    tp.shutdown = 1;
+    pthread_cond_broadcast(&tp.work);
+    const int n = tp.nworkers;
+    tp.nworkers = 0;
+    pthread_mutex_unlock(&tp.lock);
+    for (int i = 0; i < n; i++) {
+        pthread_join(tp.tid[i], NULL);
+    }
+}
+
+/* In a child of fork() the workers do not exist. */
+static void workers_forget(void)
+{
+    pthread_mutex_init(&tp.lock, NULL);
+    pthread_mutex_init(&tp.batch, NULL);
+    pthread_cond_init(&tp.work, NULL);
+    pthread_cond_init(&tp.done, NULL);
+    tp.nworkers = 0;
+    tp.jobs = NULL;
+    tp.njobs = tp.next = tp.pending = 0;
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void register_atfork(void)
+{
+    pthread_atfork(NULL, NULL, workers_forget);
+}
+
+/* Runs jobs[0..n) with the pool's help; jobs[0] on the calling thread. */
+static void run_jobs(struct mm_job *jobs, size_t n)
+{
+    if (n < 2 || pthread_mutex_trylock(&tp.batch) != 0) {
+        for (size_t t = 0; t < n; t++) {
+            run_job(&jobs[t]);
+        }
+        return;
+    }
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&tp.lock);
+    while (!tp.shutdown && (size_t)tp.nworkers < n - 1) {
+        if (pthread_create(&tp.tid[tp.nworkers], NULL, worker, NULL) != 0) {
+            break; /* fewer helpers: the caller takes the rest */
+        }
+        tp.nworkers++;
+    }
+    tp.jobs = jobs;
+    tp.njobs = n;
+    tp.next = 1;
+    tp.pending = n - 1;
+    pthread_cond_broadcast(&tp.work);
+    pthread_mutex_unlock(&tp.lock);
+
+    run_job(&jobs[0]);
+
+    pthread_mutex_lock(&tp.lock);
+    while (tp.next < tp.njobs) {
+        struct mm_job *j = &tp.jobs[tp.next++];
+        pthread_mutex_unlock(&tp.lock);
+        run_job(j);
+        pthread_mutex_lock(&tp.lock);
+        tp.pending--;
+    }
+    while (tp.pending > 0) {
+        pthread_cond_wait(&tp.done, &tp.lock);
+    }
+    tp.jobs = NULL;
+    tp.njobs = tp.next = 0;
+    pthread_mutex_unlock(&tp.lock);
+    pthread_mutex_unlock(&tp.batch);
 }
 
 /* Splits C into up to `threads` blocks of rows (or columns, when C is
@@ -341,8 +456,6 @@ static int run_threaded(int threads, kern_sgemm_fn fn, unsigned flags,
                         size_t ldc)
 {
     struct mm_job jobs[KERN_MAX_THREADS];
-    pthread_t tids[KERN_MAX_THREADS];
-    int started[KERN_MAX_THREADS];
     const int by_rows = m >= n;
     const size_t len = by_rows ? m : n;
     const size_t unit = by_rows ? MM_SPLIT_ROWS : MM_SPLIT_COLS;
@@ -376,21 +489,10 @@ static int run_threaded(int threads, kern_sgemm_fn fn, unsigned flags,
         start = end;
     }
 
-    for (size_t t = 1; t < parts; t++) {
-        started[t] = pthread_create(&tids[t], NULL, job_thread, &jobs[t]) == 0;
-    }
-    run_job(&jobs[0]);
-    int status = jobs[0].status;
-    for (size_t t = 1; t < parts; t++) {
-        if (started[t]) {
-            pthread_join(tids[t], NULL);
-        } else {
-            /* No thread to be had: do this block here instead. */
-            run_job(&jobs[t]);
-        }
-        if (status == KERN_OK) {
-            status = jobs[t].status;
-        }
+    run_jobs(jobs, parts);
+    int status = KERN_OK;
+    for (size_t t = 0; t < parts && status == KERN_OK; t++) {
+        status = jobs[t].status;
     }
     return status;
 }

@@ -3,6 +3,7 @@
  * written here, error statuses and messages, overflow, and threads. Values
  * are small integers so every float result is exact, whatever the
  * summation order of the path the CPU selects. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -420,6 +421,75 @@ static void test_threads(void **state)
     }
 }
 
+/* Several callers at once, each asking for threads: one gets the
+ * library's workers, the others compute their blocks alone; every result
+ * must equal the one-thread product. */
+struct caller {
+    const float *a, *b, *want;
+    float *c;
+    size_t m, n, k;
+    int same;
+};
+
+static void *caller_main(void *arg)
+{
+    struct caller *x = arg;
+    for (int r = 0; r < 3; r++) {
+        memset(x->c, 0xff, x->m * x->n * sizeof *x->c);
+        x->same = kern_sgemm(0, x->m, x->n, x->k, x->a, x->k, x->b, x->n,
+                             x->c, x->n) == KERN_OK &&
+                  memcmp(x->c, x->want, x->m * x->n * sizeof *x->c) == 0;
+        if (!x->same) {
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void test_concurrent_callers(void **state)
+{
+    (void)state;
+    enum { CALLERS = 3 };
+    const size_t m = 320, n = 200, k = 300;
+    float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+    float *want = malloc(m * n * sizeof *want);
+    float *cs = malloc(CALLERS * m * n * sizeof *cs);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(want);
+    assert_non_null(cs);
+    uint32_t x = 7;
+    for (size_t i = 0; i < m * k; i++) {
+        x = x * 1664525u + 1013904223u;
+        a[i] = (float)(x >> 8) / 16777216.0f - 0.5f;
+    }
+    for (size_t i = 0; i < k * n; i++) {
+        x = x * 1664525u + 1013904223u;
+        b[i] = (float)(x >> 8) / 16777216.0f - 0.5f;
+    }
+    assert_int_equal(kern_set_threads(1), KERN_OK);
+    assert_int_equal(kern_sgemm(0, m, n, k, a, k, b, n, want, n), KERN_OK);
+    assert_int_equal(kern_set_threads(2), KERN_OK);
+    struct caller callers[CALLERS];
+    pthread_t tids[CALLERS];
+    for (int t = 0; t < CALLERS; t++) {
+        callers[t] = (struct caller){a, b, want, cs + (size_t)t * m * n,
+                                     m, n, k, 0};
+        assert_int_equal(pthread_create(&tids[t], NULL, caller_main,
+                                        &callers[t]),
+                         0);
+    }
+    for (int t = 0; t < CALLERS; t++) {
+        pthread_join(tids[t], NULL);
+        assert_true(callers[t].same);
+    }
+    assert_int_equal(kern_set_threads(1), KERN_OK);
+    free(a);
+    free(b);
+    free(want);
+    free(cs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_nd_broadcast),
         cmocka_unit_test(test_nd_errors),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_concurrent_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

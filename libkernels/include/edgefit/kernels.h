@@ -427,9 +427,11 @@ KERN_API int kern_matmul_nd(unsigned flags, const float *a,
 
 /* Sets the number of threads large matrix products may use (process-wide;
  * default 1). Products under about eight million multiply-adds always run
- * on the calling thread; larger ones are split among up to n threads (the
- * caller's and up to n - 1 started for the call and joined before it
- * returns). Returns KERN_OK, or KERN_E_RANGE unless
+ * on the calling thread; larger ones are split among up to n threads: the
+ * caller's and up to n - 1 workers the library starts on first use, keeps
+ * asleep between products and joins when it is unloaded. While one
+ * caller's product uses the workers, other callers compute their own
+ * blocks (same results). Returns KERN_OK, or KERN_E_RANGE unless
  * 1 <= n <= KERN_MAX_THREADS. Thread-safe. */
 KERN_API int kern_set_threads(int n);
 
