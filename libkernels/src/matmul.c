@@ -298,12 +298,12 @@ KERN_API int kern_get_threads(void)
     return atomic_load(&mm_threads);
 }
 
-/* Below this many multiply-adds (about 30 us on one core) starting a
- * thread costs more than it saves. */
+/* Below this many multiply-adds (about 0.1 ms on one core) waking workers
+ * and splitting the work costs more than it saves. */
 #define MM_THREAD_MIN_MACS (8.0 * 1024 * 1024)
-/* Split rows in multiples of every path's register tile height, columns
- * in multiples of a cache line, so no thread gets a ragged tile that a
- * single thread would not have had. */
+/* Split rows in multiples of every path's register tile height and
+ * columns in multiples of every path's tile width, so no thread gets a
+ * ragged tile that a single thread would not have had. */
 enum { MM_SPLIT_ROWS = 48, MM_SPLIT_COLS = 64 };
 
 struct mm_job {
