@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "matmul.h"
 
@@ -304,7 +305,7 @@ KERN_API int kern_get_threads(void)
 /* Split rows in multiples of every path's register tile height and
  * columns in multiples of every path's tile width, so no thread gets a
  * ragged tile that a single thread would not have had. */
-enum { MM_SPLIT_ROWS = 48, MM_SPLIT_COLS = 64 };
+enum { MM_SPLIT_ROWS = 24, MM_SPLIT_COLS = 64 };
 
 struct mm_job {
     kern_sgemm_fn fn;
@@ -326,11 +327,13 @@ static void run_job(struct mm_job *j)
 }
 
 /* A small persistent pool of workers: started on the first threaded
- * product, kept asleep on a condition variable between products (a thread
- * that has run before wakes on its own core, where a new one may first
- * queue behind its creator), and joined when the library is unloaded.
- * One batch of jobs at a time; a caller that finds the pool busy runs its
- * blocks itself, which gives the same result. */
+ * product, joined when the library is unloaded. Between products a worker
+ * first spins for a short while (MM_SPIN_NS) watching for the next batch,
+ * then sleeps on a condition variable: a worker woken from sleep is often
+ * queued on its waker's core and would serialise a product of a fraction
+ * of a millisecond. One batch of jobs at a time; a caller that finds the
+ * pool busy runs its blocks itself, which gives the same result. */
+#define MM_SPIN_NS 200000.0
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t work;
@@ -341,6 +344,7 @@ static struct {
     int shutdown;
     struct mm_job *jobs;
     size_t njobs, next, pending;
+    atomic_ulong posted; /* batches posted so far; read while spinning */
 } tp = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .work = PTHREAD_COND_INITIALIZER,
@@ -348,14 +352,41 @@ static struct {
     .batch = PTHREAD_MUTEX_INITIALIZER,
 };
 
+static double mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Called and returns with tp.lock held: waits for work or shutdown. */
+static void await_work(void)
+{
+    if (!tp.shutdown && tp.next >= tp.njobs) {
+        const unsigned long seen = atomic_load(&tp.posted);
+        pthread_mutex_unlock(&tp.lock);
+        const double until = mono_ns() + MM_SPIN_NS;
+        for (int i = 0; atomic_load(&tp.posted) == seen; i++) {
+            if ((i & 255) == 255 && mono_ns() > until) {
+                break;
+            }
+#if KERN_HAVE_X86
+            __builtin_ia32_pause();
+#endif
+        }
+        pthread_mutex_lock(&tp.lock);
+    }
+    while (!tp.shutdown && tp.next >= tp.njobs) {
+        pthread_cond_wait(&tp.work, &tp.lock);
+    }
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&tp.lock);
     for (;;) {
-        while (!tp.shutdown && tp.next >= tp.njobs) {
-            pthread_cond_wait(&tp.work, &tp.lock);
-        }
+        await_work();
         if (tp.shutdown) {
             break;
         }
@@ -424,6 +455,7 @@ static void run_jobs(struct mm_job *jobs, size_t n)
     tp.njobs = n;
     tp.next = 1;
     tp.pending = n - 1;
+    atomic_fetch_add(&tp.posted, 1);
     pthread_cond_broadcast(&tp.work);
     pthread_mutex_unlock(&tp.lock);
 

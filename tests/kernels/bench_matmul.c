@@ -3,8 +3,11 @@
  * library) and, when built with them, OpenBLAS, libxsmm and oneDNN; all
  * measured side by side in one run, medians of interleaved samples.
  *
- *     bench-matmul [--reps N] [--threads N] [--wall] [--shape MxKxN]...
+ *     bench-matmul [--reps N] [--threads N] [--wall] [--only NAME]
+ *                  [--shape MxKxN]...
  *
+ * --only NAME times edgefit and NAME alone (e.g. --only naive): with
+ * threads, the spinning workers of one library slow the next one down.
  * With one thread the clock is the thread's CPU time, so time slices lost
  * to other processes on a shared machine do not count (--wall to use the
  * wall clock); with more threads it is the wall clock. The comparison
@@ -12,6 +15,7 @@
  * program sets and re-executes itself with when it is unset).
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +146,15 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* Implementations to time: all, or edgefit and the one named by --only. */
+static const char *only;
+
+static bool selected(size_t i)
+{
+    return !only || !strcmp(impls[i].name, "edgefit") ||
+           !strcmp(impls[i].name, only);
+}
+
 static int cmp_double(const void *x, const void *y)
 {
     const double a = *(const double *)x, b = *(const double *)y;
@@ -177,15 +190,22 @@ static void bench_shape(size_t m, size_t k, size_t n, int reps)
     }
     const struct problem p = {m, n, k, a, b, c};
     const double flops = 2.0 * (double)m * (double)n * (double)k;
-    /* Each sample repeats the product to at least ~0.3 ms at 100 GFLOP/s
-     * (the naive loop gets the same count, so it runs longer). */
-    int inner = (int)(3e5 / (flops / 100.0)) + 1;
+    /* Each sample repeats the product for about 10 ms at 100 GFLOP/s, so
+     * threads and caches reach their steady state (the naive loop runs a
+     * quarter as many). */
+    int inner = (int)(1e9 / flops) + 1;
     static double t[NIMPL][MAX_REPS];
     for (size_t i = 0; i < NIMPL; i++) {
-        impls[i].fn(&p); /* warm caches, JIT and thread pools */
+        if (selected(i)) {
+            impls[i].fn(&p); /* warm caches, JIT and thread pools */
+        }
     }
     for (int r = 0; r < reps; r++) {
         for (size_t i = 0; i < NIMPL; i++) {
+            if (!selected(i)) {
+                t[i][r] = 0.0;
+                continue;
+            }
             const int times = strcmp(impls[i].name, "naive") ? inner
                               : (inner + 3) / 4;
             const double t0 = now_ns();
@@ -242,6 +262,8 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--wall")) {
             wall = 1;
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = argv[++i];
         } else if (!strcmp(argv[i], "--shape") && i + 1 < argc &&
                    nshapes < 32) {
             if (sscanf(argv[++i], "%zux%zux%zu", &shapes[nshapes][0],
@@ -252,7 +274,7 @@ int main(int argc, char **argv)
             nshapes++;
         } else {
             fprintf(stderr, "usage: bench-matmul [--reps N] [--threads N] "
-                            "[--wall] [--shape MxKxN]...\n");
+                            "[--wall] [--only NAME] [--shape MxKxN]...\n");
             return 2;
         }
     }
