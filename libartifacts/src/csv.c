@@ -53,6 +53,11 @@ static int write_csv(const void *obj, FILE *f)
             if ((c && fputc(',', f) == EOF) || put_field(f, s) != ART_OK) {
                 return ART_E_IO;
             }
+            /* A lone empty field would make an empty line, which readers
+             * skip: quote it so the row survives. */
+            if (cols == 1 && !*s && fputs("\"\"", f) < 0) {
+                return ART_E_IO;
+            }
         }
         if (fputc('\n', f) == EOF) {
             return ART_E_IO;
@@ -157,6 +162,15 @@ static void on_field(void *s, size_t len, void *data)
         }
         rd->fields = p;
         rd->cap = cap;
+    }
+    if (len && memchr(s, '\0', len)) {
+        rd->st = ART_E_PARSE;
+        if (rd->diag) {
+            rd->diag->line = (int)rd->line + 1;
+            snprintf(rd->diag->message, sizeof rd->diag->message,
+                     "a NUL byte inside field %zu", rd->row_len + 1);
+        }
+        return;
     }
     char *copy = malloc(len + 1);
     if (!copy) {

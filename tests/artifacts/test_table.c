@@ -302,9 +302,31 @@ static void test_load_errors(void **state)
     assert_int_equal(art_table_load_csv(path, &t, &diag), ART_E_PARSE);
     assert_non_null(strstr(diag.message, "repeated"));
 
+    static const char nul_row[] = "a,b\n1,x\0y\n";
+    FILE *nf = fopen(path, "wb");
+    assert_non_null(nf);
+    fwrite(nul_row, 1, sizeof nul_row - 1, nf);
+    fclose(nf);
+    assert_int_equal(art_table_load_csv(path, &t, &diag), ART_E_PARSE);
+    assert_int_equal(diag.line, 2);
+    assert_non_null(strstr(diag.message, "NUL"));
+
     char *missing = art_path_join(tmpdir, "missing.csv");
     assert_int_equal(art_table_load_csv(missing, &t, &diag), ART_E_IO);
     free(missing);
+
+    /* A one-column table with an empty cell keeps its row. */
+    art_table *one = NULL;
+    assert_int_equal(art_table_create("one", &one), ART_OK);
+    assert_int_equal(art_table_add_column(one, "x", ART_TEXT), ART_OK);
+    assert_int_equal(art_table_add_row(one, NULL), ART_OK);
+    assert_int_equal(art_table_add_row(one, NULL), ART_OK);
+    assert_int_equal(art_table_set_text(one, 1, 0, "v"), ART_OK);
+    assert_int_equal(art_table_save_csv(one, path), ART_OK);
+    art_table_destroy(one);
+    assert_int_equal(art_table_load_csv(path, &t, &diag), ART_OK);
+    assert_int_equal(art_table_rows(t), 2);
+    art_table_destroy(t);
 
     /* Mixed columns fall back to wider types. */
     write_file(path, "i,r,t,b\n1,1,x,true\n-2,2.5,3,false\n,,,\n");
