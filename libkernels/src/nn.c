@@ -95,6 +95,214 @@ void kern_nn_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
 
 /* ---- dispatch ------------------------------------------------------------ */
 
+/* The real rows (or columns) [*lo, *hi) of a window starting at o*stride -
+ * pad; never empty when pad <= k / 2 and the output size is valid. */
+static void window(size_t o, size_t stride, size_t pad, size_t k, size_t in,
+                   size_t *lo, size_t *hi)
+{
+    const size_t start = o * stride; /* in padded coordinates */
+    *lo = start < pad ? 0 : start - pad;
+    const size_t end = start + k; /* exclusive, padded */
+    *hi = end - pad > in ? in : end - pad;
+}
+
+/* Output columns [*lo, *hi) whose input column ox * stride + kx - pad lies
+ * in [0, in_w): the columns that kernel column kx reads. */
+static void col_range(size_t kx, size_t stride, size_t pad, size_t in_w,
+                      size_t out_w, size_t *lo, size_t *hi)
+{
+    size_t l = kx < pad ? (pad - kx + stride - 1) / stride : 0;
+    size_t h = kx > in_w - 1 + pad ? 0 : (in_w - 1 + pad - kx) / stride + 1;
+    h = h < out_w ? h : out_w;
+    *lo = l < h ? l : h;
+    *hi = h;
+}
+
+/* One step of the max scan in window order: v replaces best when it is
+ * larger or the first NaN (starting from -inf, this is the reference's
+ * "first maximum wins, the first NaN wins over everything"). */
+static inline float max_step(float best, float v)
+{
+    return (best == best && (v > best || v != v)) ? v : best;
+}
+
+/* Pooling is computed output row by output row: the row is initialised,
+ * then each real input row of its windows is swept once per kernel column
+ * over the output columns that read a real input (a contiguous range), so
+ * the inner loops carry no per-element window arithmetic. Each output sees
+ * its window's elements in row-major order, as the definition says. */
+void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
+                         size_t out_w, const float *x, float *y)
+{
+    const size_t ih = s->in_h, iw = s->in_w, k = s->k, st = s->stride;
+    const size_t pad = s->pad, oh = out_h, ow = out_w;
+    const bool k2s2 = k == 2 && st == 2 && pad == 0;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            float *yr = y + (p * oh + oy) * ow;
+            if (k2s2) {
+                const float *r0 = plane + 2 * oy * iw, *r1 = r0 + iw;
+                for (size_t ox = 0; ox < ow; ox++) {
+                    float b = max_step(-INFINITY, r0[2 * ox]);
+                    b = max_step(b, r0[2 * ox + 1]);
+                    b = max_step(b, r1[2 * ox]);
+                    yr[ox] = max_step(b, r1[2 * ox + 1]);
+                }
+                continue;
+            }
+            size_t y0, y1;
+            window(oy, st, pad, k, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                yr[ox] = -INFINITY;
+            }
+            for (size_t iy = y0; iy < y1; iy++) {
+                const float *row = plane + iy * iw;
+                for (size_t kx = 0; kx < k; kx++) {
+                    size_t lo, hi;
+                    col_range(kx, st, pad, iw, ow, &lo, &hi);
+                    if (lo == hi) {
+                        continue;
+                    }
+                    /* First input column read (real, since lo is). */
+                    const float *src = row + lo * st + kx - pad;
+                    float *dst = yr + lo;
+                    const size_t n = hi - lo;
+                    if (st == 1) {
+                        for (size_t i = 0; i < n; i++) {
+                            dst[i] = max_step(dst[i], src[i]);
+                        }
+                    } else {
+                        for (size_t i = 0; i < n; i++) {
+                            dst[i] = max_step(dst[i], src[i * st]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
+                         size_t out_w, const float *x, float *y)
+{
+    const size_t ih = s->in_h, iw = s->in_w, k = s->k, st = s->stride;
+    const size_t pad = s->pad, oh = out_h, ow = out_w;
+    const float count = (float)(k * k);
+    const bool k2s2 = k == 2 && st == 2 && pad == 0;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            float *yr = y + (p * oh + oy) * ow;
+            if (k2s2) {
+                const float *r0 = plane + 2 * oy * iw, *r1 = r0 + iw;
+                for (size_t ox = 0; ox < ow; ox++) {
+                    float sum = 0.0f + r0[2 * ox];
+                    sum += r0[2 * ox + 1];
+                    sum += r1[2 * ox];
+                    sum += r1[2 * ox + 1];
+                    yr[ox] = sum / count;
+                }
+                continue;
+            }
+            size_t y0, y1;
+            window(oy, st, pad, k, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                yr[ox] = 0.0f;
+            }
+            for (size_t iy = y0; iy < y1; iy++) {
+                const float *row = plane + iy * iw;
+                for (size_t kx = 0; kx < k; kx++) {
+                    size_t lo, hi;
+                    col_range(kx, st, pad, iw, ow, &lo, &hi);
+                    if (lo == hi) {
+                        continue;
+                    }
+                    const float *src = row + lo * st + kx - pad;
+                    float *dst = yr + lo;
+                    const size_t n = hi - lo;
+                    if (st == 1) {
+                        for (size_t i = 0; i < n; i++) {
+                            dst[i] += src[i];
+                        }
+                    } else {
+                        for (size_t i = 0; i < n; i++) {
+                            dst[i] += src[i * st];
+                        }
+                    }
+                }
+            }
+            for (size_t ox = 0; ox < ow; ox++) {
+                yr[ox] = yr[ox] / count;
+            }
+        }
+    }
+}
+
+/* Softmax with expf and a double sum (the accuracy reference). */
+void kern_nn_softmax_c(const float *x, size_t rows, size_t cols, float *y)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float mx = -INFINITY;
+        bool nan = false;
+        for (size_t c = 0; c < cols; c++) {
+            nan |= isnan(xr[c]);
+            mx = xr[c] > mx ? xr[c] : mx;
+        }
+        if (nan || mx == INFINITY || mx == -INFINITY) {
+            for (size_t c = 0; c < cols; c++) {
+                yr[c] = NAN;
+            }
+            continue;
+        }
+        double sum = 0.0;
+        for (size_t c = 0; c < cols; c++) {
+            const float e = expf(xr[c] - mx);
+            yr[c] = e;
+            sum += e;
+        }
+        /* sum >= 1: the maximum contributes exp(0). */
+        const float inv = (float)(1.0 / sum);
+        for (size_t c = 0; c < cols; c++) {
+            yr[c] *= inv;
+        }
+    }
+}
+
+/* Cross-entropy in double throughout (the accuracy reference). */
+double kern_nn_xent_c(const float *logits, const int32_t *labels,
+                      size_t batch, size_t classes, float *grad)
+{
+    double total_loss = 0.0;
+    const double inv_batch = 1.0 / (double)batch;
+    for (size_t b = 0; b < batch; b++) {
+        const float *xr = logits + b * classes;
+        float mx = -INFINITY;
+        for (size_t c = 0; c < classes; c++) {
+            mx = xr[c] > mx ? xr[c] : mx;
+        }
+        double sum = 0.0;
+        for (size_t c = 0; c < classes; c++) {
+            sum += exp((double)xr[c] - (double)mx);
+        }
+        const double lse = (double)mx + log(sum);
+        total_loss += lse - (double)xr[labels[b]];
+        if (grad) {
+            float *gr = grad + b * classes;
+            for (size_t c = 0; c < classes; c++) {
+                double p = exp((double)xr[c] - lse);
+                if (c == (size_t)labels[b]) {
+                    p -= 1.0;
+                }
+                gr[c] = (float)(p * inv_batch);
+            }
+        }
+    }
+    return total_loss;
+}
+
 void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
 {
     dsp->bias_add = kern_nn_bias_add_c;
@@ -102,6 +310,10 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->scale = kern_nn_scale_c;
     dsp->sgd = kern_nn_sgd_c;
     dsp->conv2d = kern_nn_conv2d_c;
+    dsp->maxpool2d = kern_nn_maxpool2d_c;
+    dsp->avgpool2d = kern_nn_avgpool2d_c;
+    dsp->softmax = kern_nn_softmax_c;
+    dsp->xent = kern_nn_xent_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -111,6 +323,10 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->scale = kern_nn_scale_avx2;
     dsp->sgd = kern_nn_sgd_avx2;
     dsp->conv2d = kern_nn_conv2d_avx2;
+    dsp->maxpool2d = kern_nn_maxpool2d_avx2;
+    dsp->avgpool2d = kern_nn_avgpool2d_avx2;
+    dsp->softmax = kern_nn_softmax_avx2;
+    dsp->xent = kern_nn_xent_avx2;
     if (!(flags & KERN_CPU_AVX512)) {
         return;
     }
@@ -119,6 +335,10 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->scale = kern_nn_scale_avx512;
     dsp->sgd = kern_nn_sgd_avx512;
     dsp->conv2d = kern_nn_conv2d_avx512;
+    dsp->maxpool2d = kern_nn_maxpool2d_avx512;
+    dsp->avgpool2d = kern_nn_avgpool2d_avx512;
+    dsp->softmax = kern_nn_softmax_avx512;
+    dsp->xent = kern_nn_xent_avx512;
 #else
     (void)flags;
 #endif
@@ -246,32 +466,8 @@ KERN_API int kern_nn_softmax_f32(const float *x, size_t rows, size_t cols,
     if (!mul4(rows, cols, 1, 1, &total)) {
         return KERN_E_OVERFLOW;
     }
-    for (size_t r = 0; r < rows; r++) {
-        const float *xr = x + r * cols;
-        float *yr = y + r * cols;
-        float mx = -INFINITY;
-        bool nan = false;
-        for (size_t c = 0; c < cols; c++) {
-            nan |= isnan(xr[c]);
-            mx = xr[c] > mx ? xr[c] : mx;
-        }
-        if (nan || mx == INFINITY || mx == -INFINITY) {
-            for (size_t c = 0; c < cols; c++) {
-                yr[c] = NAN;
-            }
-            continue;
-        }
-        double sum = 0.0;
-        for (size_t c = 0; c < cols; c++) {
-            const float e = expf(xr[c] - mx);
-            yr[c] = e;
-            sum += e;
-        }
-        /* sum >= 1: the maximum contributes exp(0). */
-        const float inv = (float)(1.0 / sum);
-        for (size_t c = 0; c < cols; c++) {
-            yr[c] *= inv;
-        }
+    if (total) {
+        dsp_get()->softmax(x, rows, cols, y);
     }
     return KERN_OK;
 }
@@ -296,32 +492,9 @@ KERN_API int kern_nn_softmax_xent_f32(const float *logits,
             return KERN_E_RANGE;
         }
     }
-    double total_loss = 0.0;
-    const double inv_batch = 1.0 / (double)batch;
-    for (size_t b = 0; b < batch; b++) {
-        const float *xr = logits + b * classes;
-        float mx = -INFINITY;
-        for (size_t c = 0; c < classes; c++) {
-            mx = xr[c] > mx ? xr[c] : mx;
-        }
-        double sum = 0.0;
-        for (size_t c = 0; c < classes; c++) {
-            sum += exp((double)xr[c] - (double)mx);
-        }
-        const double lse = (double)mx + log(sum);
-        total_loss += lse - (double)xr[labels[b]];
-        if (grad) {
-            float *gr = grad + b * classes;
-            for (size_t c = 0; c < classes; c++) {
-                double p = exp((double)xr[c] - lse);
-                if (c == (size_t)labels[b]) {
-                    p -= 1.0;
-                }
-                gr[c] = (float)(p * inv_batch);
-            }
-        }
-    }
-    *loss = (float)(total_loss * inv_batch);
+    const double total_loss =
+        dsp_get()->xent(logits, labels, batch, classes, grad);
+    *loss = (float)(total_loss * (1.0 / (double)batch));
     return KERN_OK;
 }
 
@@ -575,17 +748,6 @@ KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
     return KERN_OK;
 }
 
-/* The real rows (or columns) [*lo, *hi) of a window starting at o*stride -
- * pad; never empty when pad <= k / 2 and the output size is valid. */
-static void window(size_t o, size_t stride, size_t pad, size_t k, size_t in,
-                   size_t *lo, size_t *hi)
-{
-    const size_t start = o * stride; /* in padded coordinates */
-    *lo = start < pad ? 0 : start - pad;
-    const size_t end = start + k; /* exclusive, padded */
-    *hi = end - pad > in ? in : end - pad;
-}
-
 /* Index in the plane of the maximum of one window (first wins; the first
  * NaN wins over everything). */
 static size_t window_argmax(const float *plane, size_t iw, size_t y0,
@@ -616,21 +778,7 @@ KERN_API int kern_maxpool2d_f32(const struct kern_pool2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    const size_t ih = s->in_h, iw = s->in_w;
-    for (size_t p = 0; p < s->batch * s->channels; p++) {
-        const float *plane = x + p * ih * iw;
-        float *yo = y + p * oh * ow;
-        for (size_t oy = 0; oy < oh; oy++) {
-            size_t y0, y1;
-            window(oy, s->stride, s->pad, s->k, ih, &y0, &y1);
-            for (size_t ox = 0; ox < ow; ox++) {
-                size_t x0, x1;
-                window(ox, s->stride, s->pad, s->k, iw, &x0, &x1);
-                yo[oy * ow + ox] =
-                    plane[window_argmax(plane, iw, y0, y1, x0, x1)];
-            }
-        }
-    }
+    dsp_get()->maxpool2d(s, oh, ow, x, y);
     return KERN_OK;
 }
 
@@ -677,27 +825,7 @@ KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    const size_t ih = s->in_h, iw = s->in_w;
-    const float count = (float)(s->k * s->k);
-    for (size_t p = 0; p < s->batch * s->channels; p++) {
-        const float *plane = x + p * ih * iw;
-        float *yo = y + p * oh * ow;
-        for (size_t oy = 0; oy < oh; oy++) {
-            size_t y0, y1;
-            window(oy, s->stride, s->pad, s->k, ih, &y0, &y1);
-            for (size_t ox = 0; ox < ow; ox++) {
-                size_t x0, x1;
-                window(ox, s->stride, s->pad, s->k, iw, &x0, &x1);
-                float sum = 0.0f;
-                for (size_t iy = y0; iy < y1; iy++) {
-                    for (size_t ix = x0; ix < x1; ix++) {
-                        sum += plane[iy * iw + ix];
-                    }
-                }
-                yo[oy * ow + ox] = sum / count;
-            }
-        }
-    }
+    dsp_get()->avgpool2d(s, oh, ow, x, y);
     return KERN_OK;
 }
 

@@ -22,12 +22,31 @@ typedef void (*kern_nn_conv2d_fn)(const struct kern_conv2d_shape *s,
                                   const float *w, const float *bias,
                                   float *y);
 
+/* Pooling forward (max or average, semantics of kern_maxpool2d_f32 and
+ * kern_avgpool2d_f32) for a validated shape with its output size. */
+typedef void (*kern_nn_pool2d_fn)(const struct kern_pool2d_shape *s,
+                                  size_t out_h, size_t out_w, const float *x,
+                                  float *y);
+/* Softmax of each row of x[rows][cols] into y (may be x itself); rows
+ * holding a NaN or whose maximum is infinite become NaN. */
+typedef void (*kern_nn_softmax_fn)(const float *x, size_t rows, size_t cols,
+                                   float *y);
+/* Softmax cross-entropy over validated labels: returns the sum over rows
+ * of logsumexp(row) - row[label]; grad (NULL: not written) receives
+ * (softmax - one_hot) / batch. */
+typedef double (*kern_nn_xent_fn)(const float *logits, const int32_t *labels,
+                                  size_t batch, size_t classes, float *grad);
+
 struct kern_nn_dsp {
     kern_nn_bias_add_fn bias_add;
     kern_nn_all_finite_fn all_finite;
     kern_nn_scale_fn scale;
     kern_nn_sgd_fn sgd;
     kern_nn_conv2d_fn conv2d;
+    kern_nn_pool2d_fn maxpool2d;
+    kern_nn_pool2d_fn avgpool2d;
+    kern_nn_softmax_fn softmax;
+    kern_nn_xent_fn xent;
 };
 
 void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags);
@@ -41,6 +60,13 @@ void kern_nn_sgd_c(float *w, const float *g, float *velocity, size_t n,
 void kern_nn_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                       size_t out_w, const float *x, const float *w,
                       const float *bias, float *y);
+void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
+                         size_t out_w, const float *x, float *y);
+void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
+                         size_t out_w, const float *x, float *y);
+void kern_nn_softmax_c(const float *x, size_t rows, size_t cols, float *y);
+double kern_nn_xent_c(const float *logits, const int32_t *labels,
+                      size_t batch, size_t classes, float *grad);
 
 #if KERN_SIMD && KERN_HAVE_X86
 void kern_nn_bias_add_avx2(float *x, size_t rows, size_t channels,
@@ -61,6 +87,20 @@ void kern_nn_sgd_avx512(float *w, const float *g, float *velocity, size_t n,
 void kern_nn_conv2d_avx512(const struct kern_conv2d_shape *s, size_t out_h,
                            size_t out_w, const float *x, const float *w,
                            const float *bias, float *y);
+void kern_nn_maxpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y);
+void kern_nn_avgpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y);
+void kern_nn_softmax_avx2(const float *x, size_t rows, size_t cols, float *y);
+double kern_nn_xent_avx2(const float *logits, const int32_t *labels,
+                         size_t batch, size_t classes, float *grad);
+void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s, size_t out_h,
+                              size_t out_w, const float *x, float *y);
+void kern_nn_avgpool2d_avx512(const struct kern_pool2d_shape *s, size_t out_h,
+                              size_t out_w, const float *x, float *y);
+void kern_nn_softmax_avx512(const float *x, size_t rows, size_t cols, float *y);
+double kern_nn_xent_avx512(const float *logits, const int32_t *labels,
+                           size_t batch, size_t classes, float *grad);
 #endif
 
 #endif

@@ -3,7 +3,23 @@
  * in the same order). The convolution uses fused multiply-adds, so each
  * product is rounded once less than in the reference: the tolerance is
  * 4e-7 per accumulated term (inputs and weights in [-1, 1], so every term
- * is at most 1 in magnitude) plus 1e-5 relative. */
+ * is at most 1 in magnitude) plus 1e-5 relative.
+ *
+ * Pooling (every path, the C reference included) is compared bit for bit
+ * with the direct window loops written here: max pooling picks the same
+ * element (first maximum, first NaN; ties of +0 and -0 tell), average
+ * pooling performs the same float additions in the same order (a NaN it
+ * produces may differ in sign and payload).
+ *
+ * Softmax is compared with exp((double)(x - max)) / sum in double written
+ * here (every path evaluates exp at the float difference): tolerance 6 ulp
+ * relative (a 2-ulp exp, the rounded 1/sum and the product) plus FLT_MIN
+ * absolute (the vector paths flush exponentials below FLT_MIN to 0).
+ * Cross-entropy is compared with a double evaluation: loss within
+ * 1e-6 (1 + |loss|); each gradient element within 3e-7 / batch absolute
+ * plus 2e-6 relative (the vector paths round x - max to float, a relative
+ * error of |x - max| 2^-24 in the probability, |x - max| <= 20 here). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +233,415 @@ static void check_conv(const struct kern_nn_dsp *isa,
     ck_report();
 }
 
+/* ---- pooling --------------------------------------------------------- */
+
+/* The definition, window by window: max keeps the first maximum in
+ * row-major window order (the first NaN wins), average sums the real
+ * elements from +0 in that order and divides by k * k. */
+static void naive_pool(const struct kern_pool2d_shape *s, size_t oh,
+                       size_t ow, const float *x, float *y, bool is_max)
+{
+    const ptrdiff_t ih = (ptrdiff_t)s->in_h, iw = (ptrdiff_t)s->in_w;
+    const ptrdiff_t k = (ptrdiff_t)s->k, st = (ptrdiff_t)s->stride;
+    const ptrdiff_t pad = (ptrdiff_t)s->pad;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * s->in_h * s->in_w;
+        for (size_t oy = 0; oy < oh; oy++) {
+            for (size_t ox = 0; ox < ow; ox++) {
+                float best = 0.0f, sum = 0.0f;
+                bool first = true;
+                for (ptrdiff_t ky = 0; ky < k; ky++) {
+                    const ptrdiff_t iy = (ptrdiff_t)oy * st + ky - pad;
+                    for (ptrdiff_t kx = 0; kx < k; kx++) {
+                        const ptrdiff_t ix = (ptrdiff_t)ox * st + kx - pad;
+                        if (iy < 0 || iy >= ih || ix < 0 || ix >= iw) {
+                            continue;
+                        }
+                        const float v = plane[iy * iw + ix];
+                        if (first) {
+                            best = v;
+                            first = false;
+                        } else if (best == best && (v > best || v != v)) {
+                            best = v;
+                        }
+                        sum += v;
+                    }
+                }
+                y[(p * oh + oy) * ow + ox] =
+                    is_max ? best : sum / (float)(s->k * s->k);
+            }
+        }
+    }
+}
+
+static void random_pool(struct kern_pool2d_shape *s, size_t *oh, size_t *ow,
+                        int t)
+{
+    for (;;) {
+        s->batch = (size_t)ck_randi(1, 2);
+        s->channels = (size_t)ck_randi(1, 3);
+        s->in_h = (size_t)ck_randi(1, 17);
+        s->in_w = (size_t)ck_randi(1, 75);
+        if (t % 3 == 0) {
+            s->k = 2;
+            s->stride = 2;
+            s->pad = 0;
+        } else {
+            s->k = (size_t)ck_randi(1, 5);
+            s->stride = (size_t)ck_randi(1, 3);
+            s->pad = (size_t)ck_randi(0, (int)s->k / 2);
+        }
+        if (kern_pool2d_out_hw(s, oh, ow) == KERN_OK) {
+            return;
+        }
+    }
+}
+
+/* Values on a coarse grid (many ties, +0 and -0), with NaNs of both signs
+ * and infinities sprinkled in some tests. */
+static void fill_pool_input(float *x, size_t n, int t)
+{
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)ck_randi(-6, 6) * 0.5f;
+        if (x[i] == 0.0f && ck_randi(0, 1)) {
+            x[i] = -0.0f;
+        }
+        if (t % 2 && ck_randi(0, 40) == 0) {
+            const float sp[4] = {INFINITY, -INFINITY, NAN, -NAN};
+            x[i] = sp[ck_randi(0, 3)];
+        }
+    }
+}
+
+static double time_pool(kern_nn_pool2d_fn fn, const struct kern_pool2d_shape *s,
+                        size_t oh, size_t ow, const float *x, float *y)
+{
+    double t[21];
+    for (int r = 0; r < 21; r++) {
+        const double t0 = ck_now_ns();
+        fn(s, oh, ow, x, y);
+        t[r] = ck_now_ns() - t0;
+    }
+    return ck_median(t, 21);
+}
+
+static void naive_max(const struct kern_pool2d_shape *s, size_t oh,
+                      size_t ow, const float *x, float *y)
+{
+    naive_pool(s, oh, ow, x, y, true);
+}
+
+static void naive_avg(const struct kern_pool2d_shape *s, size_t oh,
+                      size_t ow, const float *x, float *y)
+{
+    naive_pool(s, oh, ow, x, y, false);
+}
+
+static void check_pool_one(kern_nn_pool2d_fn fn, kern_nn_pool2d_fn ref,
+                           bool is_max)
+{
+    for (int t = 0; t < 400; t++) {
+        struct kern_pool2d_shape s;
+        size_t oh, ow;
+        random_pool(&s, &oh, &ow, t);
+        const size_t nx = s.batch * s.channels * s.in_h * s.in_w;
+        const size_t ny = s.batch * s.channels * oh * ow;
+        float *x = malloc(nx * sizeof *x);
+        float *y0 = malloc(ny * sizeof *y0), *y1 = malloc(ny * sizeof *y1);
+        if (x && y0 && y1) {
+            fill_pool_input(x, nx, t);
+            ck_poison(y1, ny * sizeof *y1);
+            naive_pool(&s, oh, ow, x, y0, is_max);
+            fn(&s, oh, ow, x, y1);
+            for (size_t i = 0; i < ny; i++) {
+                /* The sign and payload of a NaN made by an addition depend
+                 * on the operand order the compiler picks: any NaN will do
+                 * for average pooling. Max pooling must return the very
+                 * element. */
+                const bool nans = !is_max && isnan(y0[i]) && isnan(y1[i]);
+                if (!nans && memcmp(&y0[i], &y1[i], sizeof *y0)) {
+                    ck_fail("b%zu c%zu %zux%zu k%zu s%zu p%zu: y[%zu] = %g, "
+                            "want %g", s.batch, s.channels, s.in_h, s.in_w,
+                            s.k, s.stride, s.pad, i, (double)y1[i],
+                            (double)y0[i]);
+                    break;
+                }
+            }
+        } else {
+            ck_fail("out of memory");
+        }
+        free(x);
+        free(y0);
+        free(y1);
+    }
+    if (!ck_bench_on()) {
+        return;
+    }
+    /* smallcnn's pool1 and pool2 at batch 32, then 3x3 windows. */
+    static const struct kern_pool2d_shape shapes[] = {
+        {32, 8, 28, 28, 2, 2, 0},
+        {32, 16, 14, 14, 2, 2, 0},
+        {32, 16, 28, 28, 3, 2, 1},
+        {32, 16, 28, 28, 3, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const struct kern_pool2d_shape *s = &shapes[i];
+        size_t oh, ow;
+        kern_pool2d_out_hw(s, &oh, &ow);
+        const size_t nx = s->batch * s->channels * s->in_h * s->in_w;
+        const size_t ny = s->batch * s->channels * oh * ow;
+        float *x = malloc(nx * sizeof *x), *y = malloc(ny * sizeof *y);
+        if (x && y) {
+            ck_fill_f32(x, nx, -1.0f, 1.0f);
+            const double tn = time_pool(is_max ? naive_max : naive_avg, s,
+                                        oh, ow, x, y);
+            const double tr = time_pool(ref, s, oh, ow, x, y);
+            const double ti = time_pool(fn, s, oh, ow, x, y);
+            char what[64];
+            snprintf(what, sizeof what, "%s %zux%zux%zu k%zus%zup%zu",
+                     is_max ? "maxpool" : "avgpool", s->channels, s->in_h,
+                     s->in_w, s->k, s->stride, s->pad);
+            ck_bench_report(what, tr, ti);
+            printf("    bench   ns per input element: window loops %.3f, "
+                   "c %.3f, %s %.3f\n", tn / (double)nx, tr / (double)nx,
+                   ck_isa(), ti / (double)nx);
+        }
+        free(x);
+        free(y);
+    }
+}
+
+static void check_pool(const struct kern_nn_dsp *isa,
+                       const struct kern_nn_dsp *ref)
+{
+    if (ck_func((const void *)isa->maxpool2d, "nn_maxpool2d")) {
+        check_pool_one(isa->maxpool2d, ref->maxpool2d, true);
+        ck_report();
+    }
+    if (ck_func((const void *)isa->avgpool2d, "nn_avgpool2d")) {
+        check_pool_one(isa->avgpool2d, ref->avgpool2d, false);
+        ck_report();
+    }
+}
+
+/* ---- softmax ----------------------------------------------------------- */
+
+/* Softmax of one row in double from the float differences x - max; false
+ * for a row the kernels turn into NaN. */
+static bool truth_softmax(const float *x, size_t cols, double *p)
+{
+    float mx = -INFINITY;
+    for (size_t c = 0; c < cols; c++) {
+        if (isnan(x[c])) {
+            return false;
+        }
+        mx = x[c] > mx ? x[c] : mx;
+    }
+    if (isinf(mx)) {
+        return false;
+    }
+    double sum = 0.0;
+    for (size_t c = 0; c < cols; c++) {
+        p[c] = exp((double)(x[c] - mx));
+        sum += p[c];
+    }
+    for (size_t c = 0; c < cols; c++) {
+        p[c] /= sum;
+    }
+    return true;
+}
+
+static void fill_logits(float *x, size_t n, int t)
+{
+    const float span = t % 4 == 0 ? 20.0f : t % 4 == 1 ? 3.0f : 10.0f;
+    ck_fill_f32(x, n, -span, span);
+    if (t % 5 == 1) {
+        /* Far below the maximum: exponentials that underflow. */
+        x[ck_randi(0, (int)n - 1)] = -120.0f;
+        x[ck_randi(0, (int)n - 1)] = -INFINITY;
+    }
+}
+
+static double time_softmax(kern_nn_softmax_fn fn, const float *x,
+                           size_t rows, size_t cols, float *y)
+{
+    double t[31];
+    for (int r = 0; r < 31; r++) {
+        const double t0 = ck_now_ns();
+        fn(x, rows, cols, y);
+        t[r] = ck_now_ns() - t0;
+    }
+    return ck_median(t, 31);
+}
+
+static double time_xent(kern_nn_xent_fn fn, const float *x,
+                        const int32_t *lab, size_t rows, size_t cols,
+                        float *g)
+{
+    double t[31];
+    volatile double sink = 0.0;
+    for (int r = 0; r < 31; r++) {
+        const double t0 = ck_now_ns();
+        sink += fn(x, lab, rows, cols, g);
+        t[r] = ck_now_ns() - t0;
+    }
+    (void)sink;
+    return ck_median(t, 31);
+}
+
+static void check_softmax(const struct kern_nn_dsp *isa,
+                          const struct kern_nn_dsp *ref)
+{
+    enum { MAXR = 40, MAXC = 1100 };
+    static float x[MAXR * MAXC], y[MAXR * MAXC], g[MAXR * MAXC];
+    static double p[MAXC];
+    static int32_t lab[MAXR];
+    if (ck_func((const void *)isa->softmax, "nn_softmax")) {
+        for (int t = 0; t < 200; t++) {
+            const size_t rows = (size_t)ck_randi(1, MAXR);
+            const size_t cols = (size_t)ck_randi(1, t % 2 ? 40 : MAXC);
+            const size_t n = rows * cols;
+            fill_logits(x, n, t);
+            if (t % 7 == 3) {
+                const float sp[3] = {NAN, INFINITY, -NAN};
+                x[ck_randi(0, (int)n - 1)] = sp[ck_randi(0, 2)];
+            }
+            const bool in_place = t % 3 == 2;
+            float *out = in_place ? x : y;
+            float *saved = in_place ? g : x;
+            if (in_place) {
+                memcpy(g, x, n * sizeof *x);
+            } else {
+                ck_poison(y, n * sizeof *y);
+            }
+            isa->softmax(x, rows, cols, out);
+            for (size_t r = 0; r < rows; r++) {
+                const bool ok = truth_softmax(saved + r * cols, cols, p);
+                for (size_t c = 0; c < cols; c++) {
+                    const float v = out[r * cols + c];
+                    if (ok ? !ck_close_f32(v, (float)p[c], FLT_MIN, 6e-7f)
+                           : !isnan(v)) {
+                        ck_fail("%zux%zu%s: y[%zu][%zu] = %.9g, want %.9g",
+                                rows, cols, in_place ? " in place" : "", r,
+                                c, (double)v, ok ? p[c] : (double)NAN);
+                        r = rows;
+                        break;
+                    }
+                }
+            }
+        }
+        if (ck_bench_on()) {
+            static const size_t shapes[][2] = {{32, 10}, {256, 1000}};
+            for (size_t i = 0; i < 2; i++) {
+                const size_t rows = shapes[i][0], cols = shapes[i][1];
+                float *bx = malloc(rows * cols * sizeof *bx);
+                float *by = malloc(rows * cols * sizeof *by);
+                if (bx && by) {
+                    ck_fill_f32(bx, rows * cols, -10.0f, 10.0f);
+                    const double tr =
+                        time_softmax(ref->softmax, bx, rows, cols, by);
+                    const double ti =
+                        time_softmax(isa->softmax, bx, rows, cols, by);
+                    char what[64];
+                    snprintf(what, sizeof what, "softmax %zux%zu", rows,
+                             cols);
+                    ck_bench_report(what, tr, ti);
+                    printf("    bench   ns per element: c %.3f, %s %.3f\n",
+                           tr / (double)(rows * cols), ck_isa(),
+                           ti / (double)(rows * cols));
+                }
+                free(bx);
+                free(by);
+            }
+        }
+        ck_report();
+    }
+    if (ck_func((const void *)isa->xent, "nn_softmax_xent")) {
+        for (int t = 0; t < 200; t++) {
+            const size_t rows = (size_t)ck_randi(1, MAXR);
+            const size_t cols = (size_t)ck_randi(1, t % 2 ? 40 : MAXC);
+            const size_t n = rows * cols;
+            fill_logits(x, n, t);
+            for (size_t r = 0; r < rows; r++) {
+                lab[r] = ck_randi(0, (int)cols - 1);
+                /* A -inf label logit makes the loss infinite. */
+                if (isinf(x[r * cols + (size_t)lab[r]])) {
+                    x[r * cols + (size_t)lab[r]] = 0.0f;
+                }
+            }
+            ck_poison(g, n * sizeof *g);
+            const bool with_grad = t % 4 != 3;
+            const double loss =
+                isa->xent(x, lab, rows, cols, with_grad ? g : NULL);
+            double want = 0.0;
+            const double ib = 1.0 / (double)rows;
+            bool bad = false;
+            for (size_t r = 0; r < rows && !bad; r++) {
+                const float *xr = x + r * cols;
+                truth_softmax(xr, cols, p);
+                float mx = -INFINITY;
+                for (size_t c = 0; c < cols; c++) {
+                    mx = xr[c] > mx ? xr[c] : mx;
+                }
+                double sum = 0.0;
+                for (size_t c = 0; c < cols; c++) {
+                    sum += exp((double)xr[c] - (double)mx);
+                }
+                const double lse = (double)mx + log(sum);
+                want += lse - (double)xr[lab[r]];
+                for (size_t c = 0; c < cols && with_grad; c++) {
+                    const double gw =
+                        (exp((double)xr[c] - lse) - (c == (size_t)lab[r])) *
+                        ib;
+                    if (!ck_close_f32(g[r * cols + c], (float)gw,
+                                      (float)(3e-7 * ib), 2e-6f)) {
+                        ck_fail("%zux%zu: grad[%zu][%zu] = %.9g, want %.9g",
+                                rows, cols, r, c,
+                                (double)g[r * cols + c], gw);
+                        bad = true;
+                        break;
+                    }
+                }
+            }
+            if (!(fabs(loss * ib - want * ib) <=
+                  1e-6 * (1.0 + fabs(want * ib)))) {
+                ck_fail("%zux%zu: loss %.9g, want %.9g", rows, cols,
+                        loss * ib, want * ib);
+            }
+        }
+        if (ck_bench_on()) {
+            static const size_t shapes[][2] = {{32, 10}, {256, 1000}};
+            for (size_t i = 0; i < 2; i++) {
+                const size_t rows = shapes[i][0], cols = shapes[i][1];
+                float *bx = malloc(rows * cols * sizeof *bx);
+                float *bg = malloc(rows * cols * sizeof *bg);
+                int32_t *bl = malloc(rows * sizeof *bl);
+                if (bx && bg && bl) {
+                    ck_fill_f32(bx, rows * cols, -10.0f, 10.0f);
+                    for (size_t r = 0; r < rows; r++) {
+                        bl[r] = ck_randi(0, (int)cols - 1);
+                    }
+                    const double tr =
+                        time_xent(ref->xent, bx, bl, rows, cols, bg);
+                    const double ti =
+                        time_xent(isa->xent, bx, bl, rows, cols, bg);
+                    char what[64];
+                    snprintf(what, sizeof what, "softmax_xent %zux%zu+grad",
+                             rows, cols);
+                    ck_bench_report(what, tr, ti);
+                    printf("    bench   ns per element: c %.3f, %s %.3f\n",
+                           tr / (double)(rows * cols), ck_isa(),
+                           ti / (double)(rows * cols));
+                }
+                free(bx);
+                free(bg);
+                free(bl);
+            }
+        }
+        ck_report();
+    }
+}
+
 void check_nn(unsigned flags);
 
 void check_nn(unsigned flags)
@@ -226,4 +651,6 @@ void check_nn(unsigned flags)
     kern_nn_dsp_init(&ref, 0);
     check_simple(&isa, &ref);
     check_conv(&isa, &ref);
+    check_pool(&isa, &ref);
+    check_softmax(&isa, &ref);
 }

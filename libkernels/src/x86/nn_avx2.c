@@ -1,6 +1,7 @@
 /* AVX2 kernels of the nn family; see nn_avx512.c for the approach (same
  * operations, 8 lanes per vector, masks as integer vectors). */
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "nn.h"
@@ -203,4 +204,328 @@ void kern_nn_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
             }
         }
     }
+}
+
+/* ---- pooling ------------------------------------------------------------- */
+
+/* Bit-identical to the C reference, as in nn_avx512.c: 8 output columns
+ * per vector, masks as integer vectors, masked loads and gathers that never
+ * touch the masked-off lanes' addresses. */
+enum { POOL_MAXK = 32 };
+
+/* Row pointer plus a possibly negative offset, computed on integers (the
+ * lanes before the row are masked off and never read). */
+static inline const float *pool_at(const float *row, ptrdiff_t off)
+{
+    return (const float *)((uintptr_t)row + (uintptr_t)off * sizeof *row);
+}
+
+/* One step of the max scan on the lanes of m (all-ones lanes): v replaces
+ * best when it is larger or NaN while best is not. */
+static inline __m256 max_step8(__m256 best, __m256 v, __m256 m)
+{
+    const __m256 ok = _mm256_and_ps(m, _mm256_cmp_ps(best, best, _CMP_ORD_Q));
+    const __m256 take = _mm256_and_ps(ok, _mm256_cmp_ps(v, best, _CMP_NLE_UQ));
+    return _mm256_blendv_ps(best, v, take);
+}
+
+/* Lanes of output columns [lo, hi) within the vector starting at ox0. */
+static inline __m256i range_mask8(size_t ox0, size_t lo, size_t hi)
+{
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    size_t a = lo > ox0 ? lo - ox0 : 0;
+    size_t b = hi > ox0 ? hi - ox0 : 0;
+    a = a < 8 ? a : 8;
+    b = b < 8 ? b : 8;
+    return _mm256_andnot_si256(
+        _mm256_cmpgt_epi32(_mm256_set1_epi32((int)a), lanes),
+        _mm256_cmpgt_epi32(_mm256_set1_epi32((int)b), lanes));
+}
+
+/* Even and odd elements of the 16 floats a:b, in order. */
+static inline void deinterleave(__m256 a, __m256 b, __m256 *even, __m256 *odd)
+{
+    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    *even = _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    *odd = _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+static void pool_k2s2(const struct kern_pool2d_shape *s, size_t oh,
+                      size_t ow, const float *x, float *y, bool is_max)
+{
+    const __m256 cnt = _mm256_set1_ps(4.0f);
+    const size_t ih = s->in_h, iw = s->in_w;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            const float *r0 = plane + 2 * oy * iw, *r1 = r0 + iw;
+            float *yr = y + (p * oh + oy) * ow;
+            for (size_t ox = 0; ox < ow; ox += 8) {
+                const size_t n = ow - ox < 8 ? ow - ox : 8;
+                const __m256i mo = lane_mask_n(n);
+                const __m256i ma = lane_mask_n(2 * n);
+                const __m256i mb = lane_mask_n(2 * n > 8 ? 2 * n - 8 : 0);
+                __m256 e0, o0, e1, o1;
+                deinterleave(
+                    _mm256_maskload_ps(r0 + 2 * ox, ma),
+                    _mm256_maskload_ps(pool_at(r0, (ptrdiff_t)(2 * ox + 8)),
+                                       mb),
+                    &e0, &o0);
+                deinterleave(
+                    _mm256_maskload_ps(r1 + 2 * ox, ma),
+                    _mm256_maskload_ps(pool_at(r1, (ptrdiff_t)(2 * ox + 8)),
+                                       mb),
+                    &e1, &o1);
+                __m256 r;
+                if (is_max) {
+                    const __m256 m = _mm256_castsi256_ps(mo);
+                    r = max_step8(e0, o0, m);
+                    r = max_step8(r, e1, m);
+                    r = max_step8(r, o1, m);
+                } else {
+                    r = _mm256_add_ps(_mm256_setzero_ps(), e0);
+                    r = _mm256_add_ps(r, o0);
+                    r = _mm256_add_ps(r, e1);
+                    r = _mm256_add_ps(r, o1);
+                    r = _mm256_div_ps(r, cnt);
+                }
+                _mm256_maskstore_ps(yr + ox, mo, r);
+            }
+        }
+    }
+}
+
+static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
+                     const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, k = s->k, st = s->stride;
+    const size_t pad = s->pad;
+    size_t lo[POOL_MAXK], hi[POOL_MAXK];
+    for (size_t kx = 0; kx < k; kx++) {
+        /* Output columns whose input column ox * st + kx - pad is real. */
+        lo[kx] = kx < pad ? (pad - kx + st - 1) / st : 0;
+        hi[kx] = kx > iw - 1 + pad ? 0 : (iw - 1 + pad - kx) / st + 1;
+        hi[kx] = hi[kx] < ow ? hi[kx] : ow;
+        lo[kx] = lo[kx] < hi[kx] ? lo[kx] : hi[kx];
+    }
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 cnt = _mm256_set1_ps((float)(k * k));
+    const __m256 init = is_max ? _mm256_set1_ps(-INFINITY)
+                               : _mm256_setzero_ps();
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            const size_t start = oy * st;
+            const size_t y0 = start < pad ? 0 : start - pad;
+            const size_t y1 = start + k - pad > ih ? ih : start + k - pad;
+            float *yr = y + (p * oh + oy) * ow;
+            for (size_t ox0 = 0; ox0 < ow; ox0 += 8) {
+                const __m256i idx = _mm256_mullo_epi32(
+                    _mm256_add_epi32(lanes, _mm256_set1_epi32((int)ox0)),
+                    _mm256_set1_epi32((int)st));
+                __m256 acc = init;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    const float *row = plane + iy * iw;
+                    for (size_t kx = 0; kx < k; kx++) {
+                        const __m256i mi = range_mask8(ox0, lo[kx], hi[kx]);
+                        if (_mm256_testz_si256(mi, mi)) {
+                            continue;
+                        }
+                        const __m256 m = _mm256_castsi256_ps(mi);
+                        __m256 v;
+                        if (st == 1) {
+                            v = _mm256_maskload_ps(
+                                pool_at(row, (ptrdiff_t)(ox0 + kx) -
+                                                 (ptrdiff_t)pad),
+                                mi);
+                        } else {
+                            v = _mm256_mask_i32gather_ps(
+                                _mm256_setzero_ps(), row,
+                                _mm256_add_epi32(
+                                    idx, _mm256_set1_epi32((int)kx -
+                                                           (int)pad)),
+                                m, 4);
+                        }
+                        acc = is_max ? max_step8(acc, v, m)
+                                     : _mm256_blendv_ps(
+                                           acc, _mm256_add_ps(acc, v), m);
+                    }
+                }
+                if (!is_max) {
+                    acc = _mm256_div_ps(acc, cnt);
+                }
+                _mm256_maskstore_ps(yr + ox0, lane_mask_n(ow - ox0), acc);
+            }
+        }
+    }
+}
+
+static bool pool_fits(const struct kern_pool2d_shape *s, size_t ow)
+{
+    return s->k <= POOL_MAXK && s->stride < 65536 &&
+           ow < (size_t)INT32_MAX / 2 / s->stride &&
+           s->in_w < (size_t)INT32_MAX / 2;
+}
+
+void kern_nn_maxpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y)
+{
+    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+        pool_k2s2(s, out_h, out_w, x, y, true);
+    } else if (pool_fits(s, out_w)) {
+        pool_any(s, out_h, out_w, x, y, true);
+    } else {
+        kern_nn_maxpool2d_c(s, out_h, out_w, x, y);
+    }
+}
+
+void kern_nn_avgpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y)
+{
+    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+        pool_k2s2(s, out_h, out_w, x, y, false);
+    } else if (pool_fits(s, out_w)) {
+        pool_any(s, out_h, out_w, x, y, false);
+    } else {
+        kern_nn_avgpool2d_c(s, out_h, out_w, x, y);
+    }
+}
+
+/* ---- softmax ------------------------------------------------------------- */
+
+/* exp(x) as exp16 of nn_avx512.c (same reduction, polynomial and stated
+ * error), with 2^n built in the exponent field: x is clamped to
+ * [-88, 88] so n lies in [-127, 127], and lanes below -87.3365 (where n may
+ * be -127) are flushed to +0. */
+static inline __m256 exp8(__m256 x)
+{
+    const __m256 tiny =
+        _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
+    x = _mm256_min_ps(_mm256_set1_ps(88.0f),
+                      _mm256_max_ps(_mm256_set1_ps(-88.0f), x));
+    const __m256 n = _mm256_round_ps(
+        _mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860677e-6f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    /* NaN lanes give an arbitrary n, but p is NaN and so is the product. */
+    const __m256i e = _mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_andnot_ps(tiny,
+                            _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+}
+
+static float hmax8(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v),
+                          _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    return _mm_cvtss_f32(m);
+}
+
+static double hsum4d(__m256d v)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v),
+                           _mm256_extractf128_pd(v, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+
+static float row_max(const float *xr, size_t cols, bool *nan)
+{
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    __m256 mx = ninf, un = _mm256_setzero_ps();
+    for (size_t c = 0; c < cols; c += 8) {
+        const __m256i m = lane_mask_n(cols - c);
+        const __m256 v = _mm256_blendv_ps(ninf, _mm256_maskload_ps(xr + c, m),
+                                          _mm256_castsi256_ps(m));
+        un = _mm256_or_ps(un, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        mx = _mm256_max_ps(mx, v);
+    }
+    *nan = _mm256_movemask_ps(un) != 0;
+    return hmax8(mx);
+}
+
+/* y[c] = exp(x[c] - mx) (y may be x, or NULL: not stored); returns the
+ * sum in double. */
+static double row_exp(const float *xr, size_t cols, float mx, float *yr)
+{
+    const __m256 mv = _mm256_set1_ps(mx);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    for (size_t c = 0; c < cols; c += 8) {
+        const __m256i m = lane_mask_n(cols - c);
+        const __m256 e = _mm256_and_ps(
+            _mm256_castsi256_ps(m),
+            exp8(_mm256_sub_ps(_mm256_maskload_ps(xr + c, m), mv)));
+        if (yr) {
+            _mm256_maskstore_ps(yr + c, m, e);
+        }
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    return hsum4d(_mm256_add_pd(s0, s1));
+}
+
+static void row_scale(float *yr, size_t cols, float s)
+{
+    const __m256 sv = _mm256_set1_ps(s);
+    for (size_t c = 0; c < cols; c += 8) {
+        const __m256i m = lane_mask_n(cols - c);
+        _mm256_maskstore_ps(
+            yr + c, m, _mm256_mul_ps(_mm256_maskload_ps(yr + c, m), sv));
+    }
+}
+
+void kern_nn_softmax_avx2(const float *x, size_t rows, size_t cols, float *y)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        bool nan;
+        const float mx = row_max(xr, cols, &nan);
+        if (nan || isinf(mx)) {
+            for (size_t c = 0; c < cols; c++) {
+                yr[c] = NAN;
+            }
+            continue;
+        }
+        const double sum = row_exp(xr, cols, mx, yr);
+        row_scale(yr, cols, (float)(1.0 / sum));
+    }
+}
+
+double kern_nn_xent_avx2(const float *logits, const int32_t *labels,
+                         size_t batch, size_t classes, float *grad)
+{
+    const float inv_batch = (float)(1.0 / (double)batch);
+    double total = 0.0;
+    for (size_t b = 0; b < batch; b++) {
+        const float *xr = logits + b * classes;
+        const size_t lab = (size_t)labels[b];
+        const double xl = (double)xr[lab];
+        bool nan;
+        const float mx = row_max(xr, classes, &nan);
+        float *gr = grad ? grad + b * classes : NULL;
+        const double sum = row_exp(xr, classes, mx, gr);
+        if (gr) {
+            const float inv = (float)(1.0 / sum);
+            const float el = gr[lab];
+            row_scale(gr, classes, inv * inv_batch);
+            gr[lab] = (el * inv - 1.0f) * inv_batch;
+        }
+        total += (double)mx + log(sum) - xl;
+    }
+    return total;
 }

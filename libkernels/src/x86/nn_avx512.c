@@ -6,6 +6,7 @@
  * fused multiply-adds, so it differs from the reference only by the
  * rounding of the separate multiply. */
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "nn.h"
@@ -202,4 +203,308 @@ void kern_nn_conv2d_avx512(const struct kern_conv2d_shape *s, size_t out_h,
             }
         }
     }
+}
+
+/* ---- pooling ------------------------------------------------------------- */
+
+/* Pooling is bit-identical to the C reference: each output lane sees its
+ * window's real elements in row-major order, max pooling with the same
+ * "larger, or the first NaN" rule, average pooling with the same float
+ * additions from +0 and the same division by k * k. Windows wider than
+ * POOL_MAXK columns, or shapes whose column indices do not fit the 32-bit
+ * gather offsets, use the C reference. */
+enum { POOL_MAXK = 32 };
+
+/* One step of the max scan on the lanes of m: v replaces best when it is
+ * larger or NaN while best is not. */
+static inline __m512 max_step16(__m512 best, __m512 v, __mmask16 m)
+{
+    const __mmask16 ok = _mm512_mask_cmp_ps_mask(m, best, best, _CMP_ORD_Q);
+    const __mmask16 take = _mm512_mask_cmp_ps_mask(ok, v, best, _CMP_NLE_UQ);
+    return _mm512_mask_mov_ps(best, take, v);
+}
+
+/* Lanes of output columns [lo, hi) within the vector starting at ox0. */
+static inline __mmask16 range_mask(size_t ox0, size_t lo, size_t hi)
+{
+    size_t a = lo > ox0 ? lo - ox0 : 0;
+    size_t b = hi > ox0 ? hi - ox0 : 0;
+    a = a < 16 ? a : 16;
+    b = b < 16 ? b : 16;
+    if (a >= b) {
+        return 0;
+    }
+    return (__mmask16)((0xffffu >> (16 - (b - a))) << a);
+}
+
+/* The common 2x2 window with stride 2 and no padding: two rows of 32
+ * inputs are split into even and odd columns by permutes, 16 outputs per
+ * step. */
+static void pool_k2s2(const struct kern_pool2d_shape *s, size_t oh,
+                      size_t ow, const float *x, float *y, bool is_max)
+{
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                         20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+    const __m512 cnt = _mm512_set1_ps(4.0f);
+    const size_t ih = s->in_h, iw = s->in_w;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            const float *r0 = plane + 2 * oy * iw, *r1 = r0 + iw;
+            float *yr = y + (p * oh + oy) * ow;
+            for (size_t ox = 0; ox < ow; ox += 16) {
+                const size_t n = ow - ox < 16 ? ow - ox : 16;
+                const __mmask16 mo = tail_mask(n);
+                const __mmask16 ma = tail_mask(2 * n);
+                const __mmask16 mb = tail_mask(2 * n > 16 ? 2 * n - 16 : 0);
+                const __m512 a0 = _mm512_maskz_loadu_ps(ma, r0 + 2 * ox);
+                const __m512 b0 = _mm512_maskz_loadu_ps(
+                    mb, at(r0, (ptrdiff_t)(2 * ox + 16)));
+                const __m512 a1 = _mm512_maskz_loadu_ps(ma, r1 + 2 * ox);
+                const __m512 b1 = _mm512_maskz_loadu_ps(
+                    mb, at(r1, (ptrdiff_t)(2 * ox + 16)));
+                const __m512 e0 = _mm512_permutex2var_ps(a0, ev, b0);
+                const __m512 o0 = _mm512_permutex2var_ps(a0, od, b0);
+                const __m512 e1 = _mm512_permutex2var_ps(a1, ev, b1);
+                const __m512 o1 = _mm512_permutex2var_ps(a1, od, b1);
+                __m512 r;
+                if (is_max) {
+                    r = max_step16(e0, o0, mo);
+                    r = max_step16(r, e1, mo);
+                    r = max_step16(r, o1, mo);
+                } else {
+                    r = _mm512_add_ps(_mm512_setzero_ps(), e0);
+                    r = _mm512_add_ps(r, o0);
+                    r = _mm512_add_ps(r, e1);
+                    r = _mm512_add_ps(r, o1);
+                    r = _mm512_div_ps(r, cnt);
+                }
+                _mm512_mask_storeu_ps(yr + ox, mo, r);
+            }
+        }
+    }
+}
+
+/* Any shape: per output row and vector of 16 output columns, each real
+ * input row of the windows and each kernel column is one masked load
+ * (stride 1) or gather (other strides) of the lanes that read a real
+ * input. */
+static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
+                     const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, k = s->k, st = s->stride;
+    const size_t pad = s->pad;
+    size_t lo[POOL_MAXK], hi[POOL_MAXK];
+    for (size_t kx = 0; kx < k; kx++) {
+        /* Output columns whose input column ox * st + kx - pad is real. */
+        lo[kx] = kx < pad ? (pad - kx + st - 1) / st : 0;
+        hi[kx] = kx > iw - 1 + pad ? 0 : (iw - 1 + pad - kx) / st + 1;
+        hi[kx] = hi[kx] < ow ? hi[kx] : ow;
+        lo[kx] = lo[kx] < hi[kx] ? lo[kx] : hi[kx];
+    }
+    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                            10, 11, 12, 13, 14, 15);
+    const __m512 cnt = _mm512_set1_ps((float)(k * k));
+    const __m512 init = is_max ? _mm512_set1_ps(-INFINITY)
+                               : _mm512_setzero_ps();
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            /* Real input rows [y0, y1) of this output row's windows. */
+            const size_t start = oy * st;
+            const size_t y0 = start < pad ? 0 : start - pad;
+            const size_t y1 = start + k - pad > ih ? ih : start + k - pad;
+            float *yr = y + (p * oh + oy) * ow;
+            for (size_t ox0 = 0; ox0 < ow; ox0 += 16) {
+                const __m512i idx = _mm512_mullo_epi32(
+                    _mm512_add_epi32(lanes, _mm512_set1_epi32((int)ox0)),
+                    _mm512_set1_epi32((int)st));
+                __m512 acc = init;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    const float *row = plane + iy * iw;
+                    for (size_t kx = 0; kx < k; kx++) {
+                        const __mmask16 m = range_mask(ox0, lo[kx], hi[kx]);
+                        if (!m) {
+                            continue;
+                        }
+                        __m512 v;
+                        if (st == 1) {
+                            v = _mm512_maskz_loadu_ps(
+                                m, at(row, (ptrdiff_t)(ox0 + kx) -
+                                               (ptrdiff_t)pad));
+                        } else {
+                            v = _mm512_mask_i32gather_ps(
+                                _mm512_setzero_ps(), m,
+                                _mm512_add_epi32(
+                                    idx, _mm512_set1_epi32((int)kx -
+                                                           (int)pad)),
+                                row, 4);
+                        }
+                        acc = is_max ? max_step16(acc, v, m)
+                                     : _mm512_mask_add_ps(acc, m, acc, v);
+                    }
+                }
+                if (!is_max) {
+                    acc = _mm512_div_ps(acc, cnt);
+                }
+                _mm512_mask_storeu_ps(yr + ox0, tail_mask(ow - ox0), acc);
+            }
+        }
+    }
+}
+
+/* True when pool_any's 32-bit column offsets and window arrays fit. */
+static bool pool_fits(const struct kern_pool2d_shape *s, size_t ow)
+{
+    return s->k <= POOL_MAXK && s->stride < 65536 &&
+           ow < (size_t)INT32_MAX / 2 / s->stride &&
+           s->in_w < (size_t)INT32_MAX / 2;
+}
+
+void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s,
+                              size_t out_h, size_t out_w, const float *x,
+                              float *y)
+{
+    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+        pool_k2s2(s, out_h, out_w, x, y, true);
+    } else if (pool_fits(s, out_w)) {
+        pool_any(s, out_h, out_w, x, y, true);
+    } else {
+        kern_nn_maxpool2d_c(s, out_h, out_w, x, y);
+    }
+}
+
+void kern_nn_avgpool2d_avx512(const struct kern_pool2d_shape *s,
+                              size_t out_h, size_t out_w, const float *x,
+                              float *y)
+{
+    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+        pool_k2s2(s, out_h, out_w, x, y, false);
+    } else if (pool_fits(s, out_w)) {
+        pool_any(s, out_h, out_w, x, y, false);
+    } else {
+        kern_nn_avgpool2d_c(s, out_h, out_w, x, y);
+    }
+}
+
+/* ---- softmax ------------------------------------------------------------- */
+
+/* exp(x) for x <= 88: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two
+ * parts, n ln2_hi exact), e^r by its degree-7 Taylor polynomial (truncation
+ * below 6e-9 relative) in Horner form with fused multiply-adds, scaled by
+ * 2^n with scalef. Results below FLT_MIN (x < -87.3365) are flushed to +0;
+ * NaN stays NaN; -inf gives 0. Error: at most 2 ulp against a correctly
+ * rounded exp on [-87.3, 0] (checked by test_nn against double exp). */
+static inline __m512 exp16(__m512 x)
+{
+    const __mmask16 tiny =
+        _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_LT_OQ);
+    /* max/min return their second operand for NaN: NaN passes. */
+    x = _mm512_min_ps(_mm512_set1_ps(88.0f),
+                      _mm512_max_ps(_mm512_set1_ps(-88.0f), x));
+    const __m512 n = _mm512_roundscale_ps(
+        _mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860677e-6f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_maskz_mov_ps((__mmask16)~tiny, _mm512_scalef_ps(p, n));
+}
+
+/* Largest element of a row and whether it holds a NaN. */
+static float row_max(const float *xr, size_t cols, bool *nan)
+{
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    __m512 mx = ninf;
+    __mmask16 un = 0;
+    for (size_t c = 0; c < cols; c += 16) {
+        const __m512 v = _mm512_mask_loadu_ps(ninf, tail_mask(cols - c),
+                                              xr + c);
+        un |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        mx = _mm512_max_ps(mx, v);
+    }
+    *nan = un != 0;
+    return _mm512_reduce_max_ps(mx);
+}
+
+/* y[c] = exp(x[c] - mx) (y may be x, or NULL: not stored); returns the
+ * sum in double. */
+static double row_exp(const float *xr, size_t cols, float mx, float *yr)
+{
+    const __m512 mv = _mm512_set1_ps(mx);
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    for (size_t c = 0; c < cols; c += 16) {
+        const __mmask16 m = tail_mask(cols - c);
+        const __m512 e = _mm512_maskz_mov_ps(
+            m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, xr + c), mv)));
+        if (yr) {
+            _mm512_mask_storeu_ps(yr + c, m, e);
+        }
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        s1 = _mm512_add_pd(
+            s1, _mm512_cvtps_pd(_mm256_castpd_ps(
+                    _mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+}
+
+static void row_scale(float *yr, size_t cols, float s)
+{
+    const __m512 sv = _mm512_set1_ps(s);
+    for (size_t c = 0; c < cols; c += 16) {
+        const __mmask16 m = tail_mask(cols - c);
+        _mm512_mask_storeu_ps(
+            yr + c, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, yr + c), sv));
+    }
+}
+
+void kern_nn_softmax_avx512(const float *x, size_t rows, size_t cols,
+                            float *y)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        bool nan;
+        const float mx = row_max(xr, cols, &nan);
+        if (nan || isinf(mx)) {
+            for (size_t c = 0; c < cols; c++) {
+                yr[c] = NAN;
+            }
+            continue;
+        }
+        const double sum = row_exp(xr, cols, mx, yr);
+        row_scale(yr, cols, (float)(1.0 / sum));
+    }
+}
+
+double kern_nn_xent_avx512(const float *logits, const int32_t *labels,
+                           size_t batch, size_t classes, float *grad)
+{
+    const float inv_batch = (float)(1.0 / (double)batch);
+    double total = 0.0;
+    for (size_t b = 0; b < batch; b++) {
+        const float *xr = logits + b * classes;
+        const size_t lab = (size_t)labels[b];
+        const double xl = (double)xr[lab];
+        bool nan;
+        const float mx = row_max(xr, classes, &nan);
+        float *gr = grad ? grad + b * classes : NULL;
+        const double sum = row_exp(xr, classes, mx, gr);
+        if (gr) {
+            const float inv = (float)(1.0 / sum);
+            const float el = gr[lab];
+            row_scale(gr, classes, inv * inv_batch);
+            gr[lab] = (el * inv - 1.0f) * inv_batch;
+        }
+        total += (double)mx + log(sum) - xl;
+    }
+    return total;
 }
