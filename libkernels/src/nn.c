@@ -123,7 +123,9 @@ static void col_range(size_t kx, size_t stride, size_t pad, size_t in_w,
  * "first maximum wins, the first NaN wins over everything"). */
 static inline float max_step(float best, float v)
 {
-    return (best == best && (v > best || v != v)) ? v : best;
+    const float larger = v > best ? v : best; /* keeps a NaN best */
+    const bool take_nan = (v != v) & (best == best);
+    return take_nan ? v : larger;
 }
 
 /* Pooling is computed output row by output row: the row is initialised,
@@ -142,12 +144,20 @@ void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
         for (size_t oy = 0; oy < oh; oy++) {
             float *yr = y + (p * oh + oy) * ow;
             if (k2s2) {
+                /* One pass per window element: each pass is a loop the
+                 * compiler vectorises (the fused form it does not). */
                 const float *r0 = plane + 2 * oy * iw, *r1 = r0 + iw;
                 for (size_t ox = 0; ox < ow; ox++) {
-                    float b = max_step(-INFINITY, r0[2 * ox]);
-                    b = max_step(b, r0[2 * ox + 1]);
-                    b = max_step(b, r1[2 * ox]);
-                    yr[ox] = max_step(b, r1[2 * ox + 1]);
+                    yr[ox] = r0[2 * ox];
+                }
+                for (size_t ox = 0; ox < ow; ox++) {
+                    yr[ox] = max_step(yr[ox], r0[2 * ox + 1]);
+                }
+                for (size_t ox = 0; ox < ow; ox++) {
+                    yr[ox] = max_step(yr[ox], r1[2 * ox]);
+                }
+                for (size_t ox = 0; ox < ow; ox++) {
+                    yr[ox] = max_step(yr[ox], r1[2 * ox + 1]);
                 }
                 continue;
             }

@@ -281,10 +281,21 @@ static void pool_k2s2(const struct kern_pool2d_shape *s, size_t oh,
                     &e1, &o1);
                 __m256 r;
                 if (is_max) {
-                    const __m256 m = _mm256_castsi256_ps(mo);
-                    r = max_step8(e0, o0, m);
-                    r = max_step8(r, e1, m);
-                    r = max_step8(r, o1, m);
+                    /* Without NaNs, max(v, best) is the scan's step; rows
+                     * with one take the exact step. */
+                    const __m256 un = _mm256_or_ps(
+                        _mm256_cmp_ps(e0, o0, _CMP_UNORD_Q),
+                        _mm256_cmp_ps(e1, o1, _CMP_UNORD_Q));
+                    if (_mm256_movemask_ps(un)) {
+                        const __m256 m = _mm256_castsi256_ps(mo);
+                        r = max_step8(e0, o0, m);
+                        r = max_step8(r, e1, m);
+                        r = max_step8(r, o1, m);
+                    } else {
+                        r = _mm256_max_ps(o0, e0);
+                        r = _mm256_max_ps(e1, r);
+                        r = _mm256_max_ps(o1, r);
+                    }
                 } else {
                     r = _mm256_add_ps(_mm256_setzero_ps(), e0);
                     r = _mm256_add_ps(r, o0);
@@ -297,6 +308,11 @@ static void pool_k2s2(const struct kern_pool2d_shape *s, size_t oh,
         }
     }
 }
+
+/* Any shape, as pool_any of nn_avx512.c: up to PV vectors of 8 output
+ * columns per pass, max(v, best) with the first NaN of each lane kept
+ * aside. */
+enum { PV = 4 };
 
 static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                      const float *x, float *y, bool is_max)
@@ -315,49 +331,79 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
     const __m256 cnt = _mm256_set1_ps((float)(k * k));
     const __m256 init = is_max ? _mm256_set1_ps(-INFINITY)
                                : _mm256_setzero_ps();
-    for (size_t p = 0; p < s->batch * s->channels; p++) {
-        const float *plane = x + p * ih * iw;
-        for (size_t oy = 0; oy < oh; oy++) {
-            const size_t start = oy * st;
-            const size_t y0 = start < pad ? 0 : start - pad;
-            const size_t y1 = start + k - pad > ih ? ih : start + k - pad;
-            float *yr = y + (p * oh + oy) * ow;
-            for (size_t ox0 = 0; ox0 < ow; ox0 += 8) {
-                const __m256i idx = _mm256_mullo_epi32(
-                    _mm256_add_epi32(lanes, _mm256_set1_epi32((int)ox0)),
-                    _mm256_set1_epi32((int)st));
-                __m256 acc = init;
+    __m256i masks[POOL_MAXK][PV];
+    bool any[POOL_MAXK][PV];
+    __m256i idx[PV];
+    for (size_t ox0 = 0; ox0 < ow; ox0 += 8 * PV) {
+        const size_t nv = (ow - ox0 + 7) / 8 < PV ? (ow - ox0 + 7) / 8 : PV;
+        for (size_t v = 0; v < nv; v++) {
+            for (size_t kx = 0; kx < k; kx++) {
+                masks[kx][v] = range_mask8(ox0 + 8 * v, lo[kx], hi[kx]);
+                any[kx][v] = !_mm256_testz_si256(masks[kx][v], masks[kx][v]);
+            }
+            idx[v] = _mm256_mullo_epi32(
+                _mm256_add_epi32(lanes, _mm256_set1_epi32((int)(ox0 + 8 * v))),
+                _mm256_set1_epi32((int)st));
+        }
+        for (size_t p = 0; p < s->batch * s->channels; p++) {
+            const float *plane = x + p * ih * iw;
+            for (size_t oy = 0; oy < oh; oy++) {
+                const size_t start = oy * st;
+                const size_t y0 = start < pad ? 0 : start - pad;
+                const size_t y1 =
+                    start + k - pad > ih ? ih : start + k - pad;
+                float *yr = y + (p * oh + oy) * ow;
+                __m256 acc[PV], nanv[PV], seen[PV];
+                for (size_t v = 0; v < PV; v++) {
+                    acc[v] = init;
+                    nanv[v] = init;
+                    seen[v] = _mm256_setzero_ps();
+                }
                 for (size_t iy = y0; iy < y1; iy++) {
                     const float *row = plane + iy * iw;
                     for (size_t kx = 0; kx < k; kx++) {
-                        const __m256i mi = range_mask8(ox0, lo[kx], hi[kx]);
-                        if (_mm256_testz_si256(mi, mi)) {
-                            continue;
+                        const ptrdiff_t off =
+                            (ptrdiff_t)(ox0 + kx) - (ptrdiff_t)pad;
+                        const __m256i kofs =
+                            _mm256_set1_epi32((int)kx - (int)pad);
+                        for (size_t v = 0; v < nv; v++) {
+                            if (!any[kx][v]) {
+                                continue;
+                            }
+                            const __m256i mi = masks[kx][v];
+                            const __m256 m = _mm256_castsi256_ps(mi);
+                            __m256 a;
+                            if (st == 1) {
+                                a = _mm256_maskload_ps(
+                                    pool_at(row, off + 8 * (ptrdiff_t)v), mi);
+                            } else {
+                                a = _mm256_mask_i32gather_ps(
+                                    _mm256_setzero_ps(), row,
+                                    _mm256_add_epi32(idx[v], kofs), m, 4);
+                            }
+                            if (is_max) {
+                                acc[v] = _mm256_blendv_ps(
+                                    acc[v], _mm256_max_ps(a, acc[v]), m);
+                                const __m256 n = _mm256_andnot_ps(
+                                    seen[v],
+                                    _mm256_and_ps(
+                                        m, _mm256_cmp_ps(a, a, _CMP_UNORD_Q)));
+                                nanv[v] = _mm256_blendv_ps(nanv[v], a, n);
+                                seen[v] = _mm256_or_ps(seen[v], n);
+                            } else {
+                                acc[v] = _mm256_blendv_ps(
+                                    acc[v], _mm256_add_ps(acc[v], a), m);
+                            }
                         }
-                        const __m256 m = _mm256_castsi256_ps(mi);
-                        __m256 v;
-                        if (st == 1) {
-                            v = _mm256_maskload_ps(
-                                pool_at(row, (ptrdiff_t)(ox0 + kx) -
-                                                 (ptrdiff_t)pad),
-                                mi);
-                        } else {
-                            v = _mm256_mask_i32gather_ps(
-                                _mm256_setzero_ps(), row,
-                                _mm256_add_epi32(
-                                    idx, _mm256_set1_epi32((int)kx -
-                                                           (int)pad)),
-                                m, 4);
-                        }
-                        acc = is_max ? max_step8(acc, v, m)
-                                     : _mm256_blendv_ps(
-                                           acc, _mm256_add_ps(acc, v), m);
                     }
                 }
-                if (!is_max) {
-                    acc = _mm256_div_ps(acc, cnt);
+                for (size_t v = 0; v < nv; v++) {
+                    const __m256 r =
+                        is_max ? _mm256_blendv_ps(acc[v], nanv[v], seen[v])
+                               : _mm256_div_ps(acc[v], cnt);
+                    _mm256_maskstore_ps(yr + ox0 + 8 * v,
+                                        lane_mask_n(ow - ox0 - 8 * v), r);
                 }
-                _mm256_maskstore_ps(yr + ox0, lane_mask_n(ow - ox0), acc);
             }
         }
     }

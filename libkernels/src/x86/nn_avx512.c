@@ -270,9 +270,21 @@ static void pool_k2s2(const struct kern_pool2d_shape *s, size_t oh,
                 const __m512 o1 = _mm512_permutex2var_ps(a1, od, b1);
                 __m512 r;
                 if (is_max) {
-                    r = max_step16(e0, o0, mo);
-                    r = max_step16(r, e1, mo);
-                    r = max_step16(r, o1, mo);
+                    /* Without NaNs, max(v, best) is the scan's step
+                     * (v > best ? v : best); lanes with one take the exact
+                     * step. */
+                    const __mmask16 un =
+                        _mm512_cmp_ps_mask(e0, o0, _CMP_UNORD_Q) |
+                        _mm512_cmp_ps_mask(e1, o1, _CMP_UNORD_Q);
+                    if (un) {
+                        r = max_step16(e0, o0, mo);
+                        r = max_step16(r, e1, mo);
+                        r = max_step16(r, o1, mo);
+                    } else {
+                        r = _mm512_max_ps(o0, e0);
+                        r = _mm512_max_ps(e1, r);
+                        r = _mm512_max_ps(o1, r);
+                    }
                 } else {
                     r = _mm512_add_ps(_mm512_setzero_ps(), e0);
                     r = _mm512_add_ps(r, o0);
@@ -286,10 +298,14 @@ static void pool_k2s2(const struct kern_pool2d_shape *s, size_t oh,
     }
 }
 
-/* Any shape: per output row and vector of 16 output columns, each real
- * input row of the windows and each kernel column is one masked load
- * (stride 1) or gather (other strides) of the lanes that read a real
- * input. */
+/* Any shape: per output row and group of up to PV vectors of 16 output
+ * columns (independent chains), each real input row of the windows and
+ * each kernel column is one masked load (stride 1) or gather (other
+ * strides) of the lanes that read a real input. Max pooling runs
+ * max(v, best) (the scan's step without NaNs) and keeps the first NaN of
+ * each lane aside. */
+enum { PV = 4 };
+
 static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                      const float *x, float *y, bool is_max)
 {
@@ -308,47 +324,76 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
     const __m512 cnt = _mm512_set1_ps((float)(k * k));
     const __m512 init = is_max ? _mm512_set1_ps(-INFINITY)
                                : _mm512_setzero_ps();
-    for (size_t p = 0; p < s->batch * s->channels; p++) {
-        const float *plane = x + p * ih * iw;
-        for (size_t oy = 0; oy < oh; oy++) {
-            /* Real input rows [y0, y1) of this output row's windows. */
-            const size_t start = oy * st;
-            const size_t y0 = start < pad ? 0 : start - pad;
-            const size_t y1 = start + k - pad > ih ? ih : start + k - pad;
-            float *yr = y + (p * oh + oy) * ow;
-            for (size_t ox0 = 0; ox0 < ow; ox0 += 16) {
-                const __m512i idx = _mm512_mullo_epi32(
-                    _mm512_add_epi32(lanes, _mm512_set1_epi32((int)ox0)),
-                    _mm512_set1_epi32((int)st));
-                __m512 acc = init;
+    __mmask16 masks[POOL_MAXK][PV];
+    __m512i idx[PV];
+    for (size_t ox0 = 0; ox0 < ow; ox0 += 16 * PV) {
+        const size_t nv = (ow - ox0 + 15) / 16 < PV ? (ow - ox0 + 15) / 16
+                                                     : PV;
+        for (size_t v = 0; v < nv; v++) {
+            for (size_t kx = 0; kx < k; kx++) {
+                masks[kx][v] = range_mask(ox0 + 16 * v, lo[kx], hi[kx]);
+            }
+            idx[v] = _mm512_mullo_epi32(
+                _mm512_add_epi32(lanes,
+                                 _mm512_set1_epi32((int)(ox0 + 16 * v))),
+                _mm512_set1_epi32((int)st));
+        }
+        for (size_t p = 0; p < s->batch * s->channels; p++) {
+            const float *plane = x + p * ih * iw;
+            for (size_t oy = 0; oy < oh; oy++) {
+                /* Real input rows [y0, y1) of this output row's windows. */
+                const size_t start = oy * st;
+                const size_t y0 = start < pad ? 0 : start - pad;
+                const size_t y1 =
+                    start + k - pad > ih ? ih : start + k - pad;
+                float *yr = y + (p * oh + oy) * ow;
+                __m512 acc[PV], nanv[PV];
+                __mmask16 seen[PV];
+                for (size_t v = 0; v < PV; v++) {
+                    acc[v] = init;
+                    nanv[v] = init;
+                    seen[v] = 0;
+                }
                 for (size_t iy = y0; iy < y1; iy++) {
                     const float *row = plane + iy * iw;
                     for (size_t kx = 0; kx < k; kx++) {
-                        const __mmask16 m = range_mask(ox0, lo[kx], hi[kx]);
-                        if (!m) {
-                            continue;
+                        const ptrdiff_t off =
+                            (ptrdiff_t)(ox0 + kx) - (ptrdiff_t)pad;
+                        const __m512i kofs =
+                            _mm512_set1_epi32((int)kx - (int)pad);
+                        for (size_t v = 0; v < nv; v++) {
+                            const __mmask16 m = masks[kx][v];
+                            __m512 a;
+                            if (st == 1) {
+                                a = _mm512_maskz_loadu_ps(
+                                    m, at(row, off + 16 * (ptrdiff_t)v));
+                            } else {
+                                a = _mm512_mask_i32gather_ps(
+                                    _mm512_setzero_ps(), m,
+                                    _mm512_add_epi32(idx[v], kofs), row, 4);
+                            }
+                            if (is_max) {
+                                acc[v] = _mm512_mask_max_ps(acc[v], m, a,
+                                                            acc[v]);
+                                const __mmask16 n = _mm512_mask_cmp_ps_mask(
+                                    m & (__mmask16)~seen[v], a, a,
+                                    _CMP_UNORD_Q);
+                                nanv[v] = _mm512_mask_mov_ps(nanv[v], n, a);
+                                seen[v] |= n;
+                            } else {
+                                acc[v] = _mm512_mask_add_ps(acc[v], m,
+                                                            acc[v], a);
+                            }
                         }
-                        __m512 v;
-                        if (st == 1) {
-                            v = _mm512_maskz_loadu_ps(
-                                m, at(row, (ptrdiff_t)(ox0 + kx) -
-                                               (ptrdiff_t)pad));
-                        } else {
-                            v = _mm512_mask_i32gather_ps(
-                                _mm512_setzero_ps(), m,
-                                _mm512_add_epi32(
-                                    idx, _mm512_set1_epi32((int)kx -
-                                                           (int)pad)),
-                                row, 4);
-                        }
-                        acc = is_max ? max_step16(acc, v, m)
-                                     : _mm512_mask_add_ps(acc, m, acc, v);
                     }
                 }
-                if (!is_max) {
-                    acc = _mm512_div_ps(acc, cnt);
+                for (size_t v = 0; v < nv; v++) {
+                    const __m512 r =
+                        is_max ? _mm512_mask_mov_ps(acc[v], seen[v], nanv[v])
+                               : _mm512_div_ps(acc[v], cnt);
+                    _mm512_mask_storeu_ps(yr + ox0 + 16 * v,
+                                          tail_mask(ow - ox0 - 16 * v), r);
                 }
-                _mm512_mask_storeu_ps(yr + ox0, tail_mask(ow - ox0), acc);
             }
         }
     }
