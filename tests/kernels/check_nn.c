@@ -12,8 +12,8 @@
  * produces may differ in sign and payload).
  *
  * Softmax is compared with exp((double)(x - max)) / sum in double written
- * here (every path evaluates exp at the float difference): tolerance 6 ulp
- * relative (a 2-ulp exp, the rounded 1/sum and the product) plus FLT_MIN
+ * here (every path evaluates exp at the float difference): tolerance 6e-7
+ * relative (a sub-ulp exp, the rounded 1/sum and the product) plus FLT_MIN
  * absolute (the vector paths flush exponentials below FLT_MIN to 0).
  * Cross-entropy is compared with a double evaluation: loss within
  * 1e-6 (1 + |loss|); each gradient element within 3e-7 / batch absolute
