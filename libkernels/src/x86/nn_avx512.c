@@ -237,20 +237,74 @@ static inline __mmask16 range_mask(size_t ox0, size_t lo, size_t hi)
     return (__mmask16)((0xffffu >> (16 - (b - a))) << a);
 }
 
+/* The four window elements of 16 outputs (even and odd columns of the
+ * window's two rows) reduced in window order on the lanes of m. */
+static inline __m512 k2s2_combine(__m512 e0, __m512 o0, __m512 e1, __m512 o1,
+                                  __mmask16 m, bool is_max)
+{
+    if (is_max) {
+        /* Without NaNs, max(v, best) is the scan's step
+         * (v > best ? v : best); vectors with one take the exact step. */
+        const __mmask16 un = _mm512_cmp_ps_mask(e0, o0, _CMP_UNORD_Q) |
+                             _mm512_cmp_ps_mask(e1, o1, _CMP_UNORD_Q);
+        if (un) {
+            __m512 r = max_step16(e0, o0, m);
+            r = max_step16(r, e1, m);
+            return max_step16(r, o1, m);
+        }
+        __m512 r = _mm512_max_ps(o0, e0);
+        r = _mm512_max_ps(e1, r);
+        return _mm512_max_ps(o1, r);
+    }
+    __m512 r = _mm512_add_ps(_mm512_setzero_ps(), e0);
+    r = _mm512_add_ps(r, o0);
+    r = _mm512_add_ps(r, e1);
+    r = _mm512_add_ps(r, o1);
+    return _mm512_div_ps(r, _mm512_set1_ps(4.0f));
+}
+
 /* The common 2x2 window with stride 2 and no padding: two rows of 32
  * inputs are split into even and odd columns by permutes, 16 outputs per
- * step. */
+ * step. With an even input height the planes are one tall plane (output
+ * row r reads input rows 2r and 2r + 1 across plane boundaries too), and
+ * outputs at most 8 wide are done two rows per vector, stored together
+ * (consecutive output rows are contiguous). */
 static void pool_k2s2(const struct kern_pool2d_shape *s, size_t oh,
                       size_t ow, const float *x, float *y, bool is_max)
 {
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
                                          20, 22, 24, 26, 28, 30);
     const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
-    const __m512 cnt = _mm512_set1_ps(4.0f);
-    const size_t ih = s->in_h, iw = s->in_w;
-    for (size_t p = 0; p < s->batch * s->channels; p++) {
+    const size_t iw = s->in_w;
+    size_t planes = s->batch * s->channels, ih = s->in_h;
+    if (ih == 2 * oh) {
+        ih *= planes;
+        oh *= planes;
+        planes = 1;
+    }
+    for (size_t p = 0; p < planes; p++) {
         const float *plane = x + p * ih * iw;
-        for (size_t oy = 0; oy < oh; oy++) {
+        size_t oy = 0;
+        if (ow <= 8) {
+            const __mmask16 ma = tail_mask(2 * ow);
+            const __mmask16 mo = (__mmask16)(tail_mask(ow) |
+                                             (tail_mask(ow) << 8));
+            for (; oy + 1 < oh; oy += 2) {
+                const float *r0 = plane + 2 * oy * iw;
+                const __m512 a0 = _mm512_maskz_loadu_ps(ma, r0);
+                const __m512 a1 = _mm512_maskz_loadu_ps(ma, r0 + iw);
+                const __m512 a2 = _mm512_maskz_loadu_ps(ma, r0 + 2 * iw);
+                const __m512 a3 = _mm512_maskz_loadu_ps(ma, r0 + 3 * iw);
+                /* Lanes 0-7: row oy; lanes 8-15: row oy + 1. */
+                const __m512 r = k2s2_combine(
+                    _mm512_permutex2var_ps(a0, ev, a2),
+                    _mm512_permutex2var_ps(a0, od, a2),
+                    _mm512_permutex2var_ps(a1, ev, a3),
+                    _mm512_permutex2var_ps(a1, od, a3), mo, is_max);
+                _mm512_mask_compressstoreu_ps(y + (p * oh + oy) * ow, mo, r);
+            }
+        }
+        for (; oy < oh; oy++) {
             const float *r0 = plane + 2 * oy * iw, *r1 = r0 + iw;
             float *yr = y + (p * oh + oy) * ow;
             for (size_t ox = 0; ox < ow; ox += 16) {
@@ -264,34 +318,11 @@ static void pool_k2s2(const struct kern_pool2d_shape *s, size_t oh,
                 const __m512 a1 = _mm512_maskz_loadu_ps(ma, r1 + 2 * ox);
                 const __m512 b1 = _mm512_maskz_loadu_ps(
                     mb, at(r1, (ptrdiff_t)(2 * ox + 16)));
-                const __m512 e0 = _mm512_permutex2var_ps(a0, ev, b0);
-                const __m512 o0 = _mm512_permutex2var_ps(a0, od, b0);
-                const __m512 e1 = _mm512_permutex2var_ps(a1, ev, b1);
-                const __m512 o1 = _mm512_permutex2var_ps(a1, od, b1);
-                __m512 r;
-                if (is_max) {
-                    /* Without NaNs, max(v, best) is the scan's step
-                     * (v > best ? v : best); lanes with one take the exact
-                     * step. */
-                    const __mmask16 un =
-                        _mm512_cmp_ps_mask(e0, o0, _CMP_UNORD_Q) |
-                        _mm512_cmp_ps_mask(e1, o1, _CMP_UNORD_Q);
-                    if (un) {
-                        r = max_step16(e0, o0, mo);
-                        r = max_step16(r, e1, mo);
-                        r = max_step16(r, o1, mo);
-                    } else {
-                        r = _mm512_max_ps(o0, e0);
-                        r = _mm512_max_ps(e1, r);
-                        r = _mm512_max_ps(o1, r);
-                    }
-                } else {
-                    r = _mm512_add_ps(_mm512_setzero_ps(), e0);
-                    r = _mm512_add_ps(r, o0);
-                    r = _mm512_add_ps(r, e1);
-                    r = _mm512_add_ps(r, o1);
-                    r = _mm512_div_ps(r, cnt);
-                }
+                const __m512 r = k2s2_combine(
+                    _mm512_permutex2var_ps(a0, ev, b0),
+                    _mm512_permutex2var_ps(a0, od, b0),
+                    _mm512_permutex2var_ps(a1, ev, b1),
+                    _mm512_permutex2var_ps(a1, od, b1), mo, is_max);
                 _mm512_mask_storeu_ps(yr + ox, mo, r);
             }
         }
