@@ -87,6 +87,7 @@ MM_INLINE void direct_tile(int mr, int nv, int ta, size_t kc,
             acc[i][v] = v_zero();
         }
     }
+#pragma GCC unroll 2
     for (size_t p = 0; p < kc; p++) {
         V bv[DNV];
         const float *bp = b + p * ldb;
@@ -352,7 +353,7 @@ static void packed_tile(size_t kc, const float *ap, const float *bp,
             acc[i][v] = v_zero();
         }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 2
     for (size_t p = 0; p < kc; p++) {
         V bv[PNV];
 #pragma GCC unroll 8
