@@ -286,6 +286,13 @@ static void random_pool(struct kern_pool2d_shape *s, size_t *oh, size_t *ow,
             s->k = 2;
             s->stride = 2;
             s->pad = 0;
+        } else if (t % 50 == 7) {
+            /* Windows wider than the vector paths' limit of 32. */
+            s->k = (size_t)ck_randi(33, 36);
+            s->stride = (size_t)ck_randi(1, 3);
+            s->pad = (size_t)ck_randi(0, 3);
+            s->in_h = s->k + (size_t)ck_randi(0, 3);
+            s->in_w = s->k + (size_t)ck_randi(0, 40);
         } else {
             s->k = (size_t)ck_randi(1, 5);
             s->stride = (size_t)ck_randi(1, 3);
