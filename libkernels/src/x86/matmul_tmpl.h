@@ -481,9 +481,9 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
  * registers while consecutive rows stream in order; GB depends on nothing
  * but the instruction set, so neither does the order of the sums. */
 
-MM_INLINE void axpy_cols(int nv, size_t k, const float *s, size_t ss,
-                         const float *y, size_t ldy, float *out, MASK mk,
-                         int load_out)
+MM_INLINE void axpy_cols(int nv, int tail, size_t k, const float *s,
+                         size_t ss, const float *y, size_t ldy, float *out,
+                         MASK mk, int load_out)
 {
     /* Even and odd rows of y go to separate accumulators, so even a
      * one-vector block keeps two FMA chains in flight; every block width
@@ -494,7 +494,7 @@ MM_INLINE void axpy_cols(int nv, size_t k, const float *s, size_t ss,
         odd[v] = v_zero();
         if (!load_out) {
             even[v] = v_zero();
-        } else if (v == nv - 1) {
+        } else if (tail && v == nv - 1) {
             even[v] = v_load_m(out + v * VL, mk);
         } else {
             even[v] = v_load(out + v * VL);
@@ -515,10 +515,12 @@ MM_INLINE void axpy_cols(int nv, size_t k, const float *s, size_t ss,
                                             (ldy + (size_t)v * VL) * 4),
                              _MM_HINT_T0);
             }
-            const V x0 = v == nv - 1 ? v_load_m(y0 + v * VL, mk)
-                                     : v_load(y0 + v * VL);
-            const V x1 = v == nv - 1 ? v_load_m(y1 + v * VL, mk)
-                                     : v_load(y1 + v * VL);
+            const V x0 = tail && v == nv - 1
+                             ? v_load_m(y0 + v * VL, mk)
+                             : v_load(y0 + v * VL);
+            const V x1 = tail && v == nv - 1
+                             ? v_load_m(y1 + v * VL, mk)
+                             : v_load(y1 + v * VL);
             even[v] = v_fma(s0, x0, even[v]);
             odd[v] = v_fma(s1, x1, odd[v]);
         }
@@ -528,15 +530,16 @@ MM_INLINE void axpy_cols(int nv, size_t k, const float *s, size_t ss,
         const float *y0 = y + p * ldy;
 #pragma GCC unroll 16
         for (int v = 0; v < nv; v++) {
-            const V x0 = v == nv - 1 ? v_load_m(y0 + v * VL, mk)
-                                     : v_load(y0 + v * VL);
+            const V x0 = tail && v == nv - 1
+                             ? v_load_m(y0 + v * VL, mk)
+                             : v_load(y0 + v * VL);
             even[v] = v_fma(s0, x0, even[v]);
         }
     }
 #pragma GCC unroll 16
     for (int v = 0; v < nv; v++) {
         const V x = v_add(even[v], odd[v]);
-        if (v == nv - 1) {
+        if (tail && v == nv - 1) {
             v_store_m(out + v * VL, mk, x);
         } else {
             v_store(out + v * VL, x);
@@ -552,17 +555,29 @@ typedef void (*axpy_fn)(size_t k, const float *s, size_t ss, const float *y,
                           const float *y, size_t ldy, float *out, MASK mk,  \
                           int load_out)                                     \
     {                                                                       \
-        axpy_cols(nv, k, s, ss, y, ldy, out, mk, load_out);                 \
+        axpy_cols(nv, 1, k, s, ss, y, ldy, out, mk, load_out);              \
+    }                                                                       \
+    static void axpy_full_##nv(size_t k, const float *s, size_t ss,         \
+                               const float *y, size_t ldy, float *out,      \
+                               MASK mk, int load_out)                       \
+    {                                                                       \
+        axpy_cols(nv, 0, k, s, ss, y, ldy, out, mk, load_out);              \
     }
+#define AXPY_REF(nv) {axpy_##nv, axpy_full_##nv},
 
+/* axpys[nv - 1][full]: full when every lane of the last vector is used,
+ * which then needs no masked access (a masked load costs more, most of
+ * all across two cache lines). */
 #if GJV == 4
 AXPY_DEF(1) AXPY_DEF(2) AXPY_DEF(3) AXPY_DEF(4)
-static const axpy_fn axpys[GJV] = {axpy_1, axpy_2, axpy_3, axpy_4};
+static const axpy_fn axpys[GJV][2] = {AXPY_REF(1) AXPY_REF(2) AXPY_REF(3)
+                                      AXPY_REF(4)};
 #elif GJV == 8
 AXPY_DEF(1) AXPY_DEF(2) AXPY_DEF(3) AXPY_DEF(4)
 AXPY_DEF(5) AXPY_DEF(6) AXPY_DEF(7) AXPY_DEF(8)
-static const axpy_fn axpys[GJV] = {axpy_1, axpy_2, axpy_3, axpy_4,
-                                   axpy_5, axpy_6, axpy_7, axpy_8};
+static const axpy_fn axpys[GJV][2] = {AXPY_REF(1) AXPY_REF(2) AXPY_REF(3)
+                                      AXPY_REF(4) AXPY_REF(5) AXPY_REF(6)
+                                      AXPY_REF(7) AXPY_REF(8)};
 #else
 #error "GJV must be 4 or 8"
 #endif
@@ -578,8 +593,9 @@ static void gemv_axpy(int acc, size_t len, size_t k, const float *s,
             const size_t w = min_sz(len - j, GJV * VL);
             const int nv = (int)((w + VL - 1) / VL);
             const MASK mk = mask_n((int)(w - (size_t)(nv - 1) * VL));
-            axpys[nv - 1](pb, s + p0 * ss, ss, y + p0 * ldy + j, ldy,
-                          out + j, mk, load_out);
+            axpys[nv - 1][w == (size_t)nv * VL](pb, s + p0 * ss, ss,
+                                                y + p0 * ldy + j, ldy,
+                                                out + j, mk, load_out);
         }
     }
 }
