@@ -74,7 +74,7 @@ static void transpose_b(float *dst, const float *b, size_t ldb, size_t k,
  * (all lanes when the tile is full). With load_c the tile is added to C,
  * otherwise C is overwritten without being read. mr, nv and ta are
  * constants at every call, so the loops unroll into registers. */
-MM_INLINE void direct_tile(int mr, int nv, int ta, size_t kc,
+MM_INLINE void direct_tile(int mr, int nv, int ta, int full, size_t kc,
                            const float *a, size_t lda, const float *b,
                            size_t ldb, float *c, size_t ldc, MASK mk,
                            int load_c)
@@ -93,7 +93,7 @@ MM_INLINE void direct_tile(int mr, int nv, int ta, size_t kc,
         const float *bp = b + p * ldb;
 #pragma GCC unroll 8
         for (int v = 0; v < nv; v++) {
-            bv[v] = v == nv - 1 ? v_load_m(bp + v * VL, mk)
+            bv[v] = !full && v == nv - 1 ? v_load_m(bp + v * VL, mk)
                                 : v_load(bp + v * VL);
         }
 #pragma GCC unroll 16
@@ -112,7 +112,7 @@ MM_INLINE void direct_tile(int mr, int nv, int ta, size_t kc,
 #pragma GCC unroll 8
         for (int v = 0; v < nv; v++) {
             V x = acc[i][v];
-            if (v == nv - 1) {
+            if (!full && v == nv - 1) {
                 if (load_c) {
                     x = v_add(x, v_load_m(cp + v * VL, mk));
                 }
@@ -131,13 +131,15 @@ typedef void (*tile_fn)(size_t kc, const float *a, size_t lda,
                         const float *b, size_t ldb, float *c, size_t ldc,
                         MASK mk, int load_c);
 
+/* ta: bit 0 transposed A, bit 1 the last vector full (no mask). */
 #define TILE_DEF(mr, nv, ta)                                                \
     static void tile_##mr##_##nv##_##ta(size_t kc, const float *a,          \
                                         size_t lda, const float *b,         \
                                         size_t ldb, float *c, size_t ldc,   \
                                         MASK mk, int load_c)                \
     {                                                                       \
-        direct_tile(mr, nv, ta, kc, a, lda, b, ldb, c, ldc, mk, load_c);    \
+        direct_tile(mr, nv, (ta) & 1, (ta) >> 1, kc, a, lda, b, ldb, c,     \
+                    ldc, mk, load_c);                                       \
     }
 #define TILE_REF(mr, nv, ta) tile_##mr##_##nv##_##ta,
 
@@ -169,9 +171,13 @@ typedef void (*tile_fn)(size_t kc, const float *a, size_t lda,
 
 TILE_ALL(TILE_DEF, 0)
 TILE_ALL(TILE_DEF, 1)
+TILE_ALL(TILE_DEF, 2)
+TILE_ALL(TILE_DEF, 3)
 
-/* tiles[ta][nv - 1][mr - 1] */
-static const tile_fn tiles[2][DNV][DMR_MAX] = {TILE_TABLE(0), TILE_TABLE(1)};
+/* tiles[ta + 2 * full][nv - 1][mr - 1]: full when every lane of the last
+ * vector is used, which then needs no masked access. */
+static const tile_fn tiles[4][DNV][DMR_MAX] = {TILE_TABLE(0), TILE_TABLE(1),
+                                               TILE_TABLE(2), TILE_TABLE(3)};
 
 /* The direct product with op(B) already k x n in rows of ldb. */
 static void direct_run(int ta, int acc, size_t m, size_t n, size_t k,
@@ -196,6 +202,7 @@ static void direct_run(int ta, int acc, size_t m, size_t n, size_t k,
             const size_t w = min_sz(n - j, (size_t)wide * VL);
             const int nv = (int)((w + VL - 1) / VL);
             const MASK mk = mask_n((int)(w - (size_t)(nv - 1) * VL));
+            const int full = w == (size_t)nv * VL;
             /* Rows split evenly over the fewest tiles (32 rows as
              * 6,6,5,5,5,5 rather than 6,6,6,6,6,2): a short tile has too
              * few independent sums to keep the FMA units busy. */
@@ -206,8 +213,9 @@ static void direct_run(int ta, int acc, size_t m, size_t n, size_t k,
             for (size_t t = 0; t < ntiles; t++) {
                 const size_t mr = base + (t < extra ? 1 : 0);
                 const float *ai = ta ? ap + i : ap + i * lda;
-                tiles[ta][nv - 1][mr - 1](kc, ai, lda, bp + j, ldb,
-                                          c + i * ldc + j, ldc, mk, load_c);
+                tiles[ta + 2 * full][nv - 1][mr - 1](
+                    kc, ai, lda, bp + j, ldb, c + i * ldc + j, ldc, mk,
+                    load_c);
                 i += mr;
             }
         }
@@ -463,9 +471,10 @@ int FN(kern_sgemm_packed)(unsigned flags, size_t m, size_t n, size_t k,
                     const size_t nr = min_sz(PNR, nc - jr);
                     const int nv = (int)((nr + VL - 1) / VL);
                     const MASK mk = mask_n((int)(nr - (size_t)(nv - 1) * VL));
-                    tiles[ta][nv - 1][mr - 1](kc, ai, lda, bpack + jr * kc,
-                                              PNR, c + ir * ldc + jc + jr,
-                                              ldc, mk, load_c);
+                    const int full = nr == (size_t)nv * VL;
+                    tiles[ta + 2 * full][nv - 1][mr - 1](
+                        kc, ai, lda, bpack + jr * kc, PNR,
+                        c + ir * ldc + jc + jr, ldc, mk, load_c);
                 }
             }
         }
