@@ -248,6 +248,11 @@ int FN(kern_sgemm_direct)(unsigned flags, size_t m, size_t n, size_t k,
 
 enum { PNR = PNV * VL };
 
+/* A panel of B is packed in whole slivers: PNC columns must be whole
+ * slivers, or the last one would run past the panel's buffer. */
+_Static_assert(PNC % PNR == 0, "PNC must be a multiple of PNV * VL");
+_Static_assert(PMC % PMR == 0, "PMC must be a multiple of PMR");
+
 /* Packs rows [0, mc) x columns [0, kc) of op(A) into slivers of PMR rows:
  * sliver s holds, for each p, the PMR values of column p (zero past mc). */
 static void pack_a(float *dst, int ta, const float *a, size_t lda,
