@@ -49,19 +49,51 @@ static size_t even_block(size_t n, size_t blk)
 
 /* Copies op(B) = B^T, stored n x k, into k x n contiguous rows. Blocked
  * so both sides stay within a few cache lines. */
+/* dst (k x n, row-major) = the n x k matrix b^T. Whole 8 x 8 blocks go
+ * through registers (both includers have AVX), so every load and store is
+ * a contiguous row; the edges are copied one element at a time. */
+MM_INLINE void transpose_8x8(float *dst, size_t ldd, const float *src,
+                             size_t lds)
+{
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm256_loadu_ps(src + i * lds);
+    }
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(dst + i * ldd,
+                         _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (i + 4) * ldd,
+                         _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+}
+
 static void transpose_b(float *dst, const float *b, size_t ldb, size_t k,
                         size_t n)
 {
-    enum { T = 16 };
-    for (size_t j0 = 0; j0 < n; j0 += T) {
-        const size_t j1 = min_sz(n, j0 + T);
-        for (size_t p0 = 0; p0 < k; p0 += T) {
-            const size_t p1 = min_sz(k, p0 + T);
-            for (size_t j = j0; j < j1; j++) {
-                for (size_t p = p0; p < p1; p++) {
-                    dst[p * n + j] = b[j * ldb + p];
-                }
+    const size_t n8 = n & ~(size_t)7, k8 = k & ~(size_t)7;
+    for (size_t j = 0; j < n8; j += 8) {
+        for (size_t p = 0; p < k8; p += 8) {
+            transpose_8x8(dst + p * n + j, n, b + j * ldb + p, ldb);
+        }
+        for (size_t p = k8; p < k; p++) {
+            for (size_t jj = j; jj < j + 8; jj++) {
+                dst[p * n + jj] = b[jj * ldb + p];
             }
+        }
+    }
+    for (size_t p = 0; p < k; p++) {
+        for (size_t j = n8; j < n; j++) {
+            dst[p * n + j] = b[j * ldb + p];
         }
     }
 }
