@@ -231,3 +231,24 @@ void cli_devices_list(FILE *f, const struct cli_devices *d)
         fprintf(f, "    source: %s:%zu\n", d->path, d->lines[i]);
     }
 }
+
+int cli_device_option(int c, struct cli_device_opts *d)
+{
+    switch (c) {
+    case CLI_OPT_DEVICE:
+        d->device = optarg;
+        return 1;
+    case CLI_OPT_DEVICES:
+        if (!*optarg) {
+            cli_error("--devices: the file name is empty");
+            return -1;
+        }
+        d->devices_file = optarg;
+        return 1;
+    case CLI_OPT_LIST_DEVICES:
+        d->list = true;
+        return 1;
+    default:
+        return 0;
+    }
+}

@@ -4,10 +4,36 @@
 #ifndef EDGEFIT_APPS_DEVICES_H
 #define EDGEFIT_APPS_DEVICES_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "edgefit/profile.h"
+
+/* The device options, for the option table of the apps that have them:
+ * --device D, --devices FILE, --list-devices. */
+enum {
+    CLI_OPT_DEVICE = 1100,
+    CLI_OPT_DEVICES,
+    CLI_OPT_LIST_DEVICES,
+};
+
+#define CLI_DEVICE_OPTIONS                                                  \
+    {"device", required_argument, NULL, CLI_OPT_DEVICE},                    \
+    {"devices", required_argument, NULL, CLI_OPT_DEVICES},                  \
+    {"list-devices", no_argument, NULL, CLI_OPT_LIST_DEVICES}
+
+struct cli_device_opts {
+    const char *device;       /* --device, or the app's default */
+    const char *devices_file; /* --devices, NULL when not given */
+    bool list;                /* --list-devices */
+};
+
+/* Handle a value of getopt_long (optarg holds its argument). Returns 1 when
+ * c was a device option and is stored, 0 when c is not one, -1 after
+ * reporting a bad value. */
+int cli_device_option(int c, struct cli_device_opts *d);
 
 /* Devices read from a file; each remembers the line it came from. */
 struct cli_devices {

@@ -20,9 +20,7 @@ struct options {
     const char *model;
     uint64_t batch;
     enum memest_precision precision;
-    const char *device;
-    const char *devices_file;
-    int list_devices;
+    struct cli_device_opts dev;
     uint64_t repeats;
     uint64_t warmup;
     double min_sample_ms;
@@ -87,16 +85,13 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_DEVICE, O_REPEATS,
-           O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED, O_DEVICES,
-           O_LIST_DEVICES };
+    enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_REPEATS,
+           O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"batch", required_argument, NULL, O_BATCH},
         {"precision", required_argument, NULL, O_PRECISION},
-        {"device", required_argument, NULL, O_DEVICE},
-        {"devices", required_argument, NULL, O_DEVICES},
-        {"list-devices", no_argument, NULL, O_LIST_DEVICES},
+        CLI_DEVICE_OPTIONS,
         {"repeats", required_argument, NULL, O_REPEATS},
         {"warmup", required_argument, NULL, O_WARMUP},
         {"min-sample-ms", required_argument, NULL, O_MINSAMPLE},
@@ -112,7 +107,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         .model = DEFAULT_MODEL,
         .batch = 32,
         .precision = MEMEST_FP32,
-        .device = "host",
+        .dev = {.device = "host"},
         .repeats = 5,
         .warmup = 2,
         .min_sample_ms = 0.05,
@@ -140,19 +135,6 @@ static int parse_args(int argc, char **argv, struct options *o)
                           optarg);
                 return CLI_EXIT_USAGE;
             }
-            break;
-        case O_DEVICE:
-            o->device = optarg;
-            break;
-        case O_DEVICES:
-            if (!*optarg) {
-                cli_error("--devices: the file name is empty");
-                return CLI_EXIT_USAGE;
-            }
-            o->devices_file = optarg;
-            break;
-        case O_LIST_DEVICES:
-            o->list_devices = 1;
             break;
         case O_REPEATS:
             if (!cli_parse_u64("--repeats", optarg, 1, 100000, &o->repeats)) {
@@ -189,6 +171,13 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         default: {
+            const int dv = cli_device_option(c, &o->dev);
+            if (dv != 0) {
+                if (dv < 0) {
+                    return CLI_EXIT_USAGE;
+                }
+                break;
+            }
             const int rc = cli_common_option(c, &app, argv, &o->co);
             if (rc != CLI_EXIT_OK) {
                 return rc;
@@ -252,14 +241,16 @@ static int prof_failed(const char *what, int st, const struct prof_diag *d)
  * first); "host" waits for calibration. */
 static int resolve_device(const struct options *o, struct result *r)
 {
-    if (o->devices_file && !cli_devices_load(o->devices_file, &r->devs)) {
+    if (o->dev.devices_file &&
+        !cli_devices_load(o->dev.devices_file, &r->devs)) {
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(o->device, "host") == 0) {
+    if (strcmp(o->dev.device, "host") == 0) {
         r->device_is_host = 1;
         return CLI_EXIT_OK;
     }
-    if (!cli_device_resolve(o->device, o->devices_file ? &r->devs : NULL,
+    if (!cli_device_resolve(o->dev.device,
+                            o->dev.devices_file ? &r->devs : NULL,
                             &r->device)) {
         return CLI_EXIT_USAGE;
     }
@@ -824,8 +815,8 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     /* Bad input is rejected before anything is measured or written. */
     rc = resolve_device(&o, &r);
-    if (rc == CLI_EXIT_OK && o.list_devices) {
-        cli_devices_list(stdout, o.devices_file ? &r.devs : NULL);
+    if (rc == CLI_EXIT_OK && o.dev.list) {
+        cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
     }

@@ -18,9 +18,7 @@ struct options {
     struct prof_stream_opts stream;
     double triad_mib; /* 0: the library's default size */
     struct cli_common co;
-    const char *device;       /* --device, NULL when not given */
-    const char *devices_file; /* --devices */
-    int list_devices;
+    struct cli_device_opts dev;
     int have_power;
     double power_watts;
 };
@@ -92,7 +90,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_FEATURES = 256, O_BATCH, O_HIDDEN, O_OUTPUTS, O_INTERVAL,
            O_ACT, O_REPEATS, O_WARMUP, O_MULT, O_DATA, O_DATA_DIR, O_SEED,
-           O_TRIAD, O_DEVICE, O_DEVICES, O_LIST_DEVICES, O_POWER };
+           O_TRIAD, O_POWER };
     static const struct option longopts[] = {
         {"features", required_argument, NULL, O_FEATURES},
         {"batch", required_argument, NULL, O_BATCH},
@@ -107,9 +105,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"data-dir", required_argument, NULL, O_DATA_DIR},
         {"seed", required_argument, NULL, O_SEED},
         {"triad-mib", required_argument, NULL, O_TRIAD},
-        {"device", required_argument, NULL, O_DEVICE},
-        {"devices", required_argument, NULL, O_DEVICES},
-        {"list-devices", no_argument, NULL, O_LIST_DEVICES},
+        CLI_DEVICE_OPTIONS,
         {"power-watts", required_argument, NULL, O_POWER},
         CLI_COMMON_OPTIONS,
         CLI_STRICT_OPTION,
@@ -215,19 +211,6 @@ static int parse_args(int argc, char **argv, struct options *o)
                 return CLI_EXIT_USAGE;
             }
             break;
-        case O_DEVICE:
-            o->device = optarg;
-            break;
-        case O_DEVICES:
-            if (!*optarg) {
-                cli_error("--devices: the file name is empty");
-                return CLI_EXIT_USAGE;
-            }
-            o->devices_file = optarg;
-            break;
-        case O_LIST_DEVICES:
-            o->list_devices = 1;
-            break;
         case O_POWER:
             if (!cli_parse_double("--power-watts", optarg, 0.0, 1e6,
                                   &o->power_watts)) {
@@ -236,6 +219,13 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->have_power = 1;
             break;
         default: {
+            const int dv = cli_device_option(c, &o->dev);
+            if (dv != 0) {
+                if (dv < 0) {
+                    return CLI_EXIT_USAGE;
+                }
+                break;
+            }
             const int rc = cli_common_option(c, &app, argv, &o->co);
             if (rc != CLI_EXIT_OK) {
                 return rc;
@@ -865,22 +855,24 @@ int main(int argc, char **argv)
     struct result r;
     memset(&r, 0, sizeof(r));
     /* Bad input is rejected before anything is measured or written. */
-    if (o.devices_file && !cli_devices_load(o.devices_file, &r.devs)) {
+    if (o.dev.devices_file &&
+        !cli_devices_load(o.dev.devices_file, &r.devs)) {
         result_free(&r);
         return CLI_EXIT_USAGE;
     }
-    if (o.device) {
+    if (o.dev.device) {
         r.have_device = 1;
-        r.device_is_host = strcmp(o.device, "host") == 0;
+        r.device_is_host = strcmp(o.dev.device, "host") == 0;
         if (!r.device_is_host &&
-            !cli_device_resolve(o.device, o.devices_file ? &r.devs : NULL,
+            !cli_device_resolve(o.dev.device,
+                                o.dev.devices_file ? &r.devs : NULL,
                                 &r.device)) {
             result_free(&r);
             return CLI_EXIT_USAGE;
         }
     }
-    if (o.list_devices) {
-        cli_devices_list(stdout, o.devices_file ? &r.devs : NULL);
+    if (o.dev.list) {
+        cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
     }
