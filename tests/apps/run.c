@@ -59,6 +59,22 @@ void run_free(struct run_result *r)
     r->out = r->err = NULL;
 }
 
+const char *run_rejected(char *const argv[], const char *needle)
+{
+    static char what[1024];
+    struct run_result r;
+    run_argv(argv, &r);
+    const char *bad = NULL;
+    if (r.status != 2 || !strstr(r.err, needle) || r.out[0] != '\0') {
+        snprintf(what, sizeof what,
+                 "status %d, stdout '%.200s', stderr '%.400s' (want 2, no "
+                 "output and '%s')", r.status, r.out, r.err, needle);
+        bad = what;
+    }
+    run_free(&r);
+    return bad;
+}
+
 int run_count_entries(const char *dir)
 {
     DIR *d = opendir(dir);

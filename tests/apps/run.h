@@ -12,6 +12,11 @@ struct run_result {
 int run_argv(char *const argv[], struct run_result *r);
 void run_free(struct run_result *r);
 
+/* Run argv and check it was rejected as bad usage: exit status 2,
+ * nothing on stdout, and needle in what it printed on stderr. Returns NULL
+ * when so, otherwise a description of what happened (static storage). */
+const char *run_rejected(char *const argv[], const char *needle);
+
 /* Number of entries (other than . and ..) in a folder; -1 if missing. */
 int run_count_entries(const char *dir);
 /* Remove a folder and the files in it (one level). */

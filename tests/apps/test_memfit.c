@@ -219,14 +219,10 @@ static void test_fitting_and_warnings(void **state)
 static void expect_rejected(const char *why, char *const argv[],
                             const char *needle)
 {
-    struct run_result r;
-    run_argv(argv, &r);
-    if (r.status != 2 || !strstr(r.err, needle)) {
-        fail_msg("%s: status %d, stderr '%s' (want 2 and '%s')", why,
-                 r.status, r.err, needle);
+    const char *bad = run_rejected(argv, needle);
+    if (bad) {
+        fail_msg("%s: %s", why, bad);
     }
-    assert_string_equal(r.out, "");
-    run_free(&r);
 }
 
 static void test_rejected_input(void **state)
