@@ -94,6 +94,16 @@ static float uniform(uint64_t *state, double a)
     return (float)((2.0 * u - 1.0) * a);
 }
 
+/* Where element i of a layer's weights, in the API's order
+ * ([out][in] for dense), lives in op->w. */
+static size_t w_slot(const struct exec_op *op, size_t i)
+{
+    if (op->layer->kind != MEMEST_KIND_DENSE) {
+        return i;
+    }
+    return (i % op->kdim) * op->c_out + i / op->kdim;
+}
+
 static void init_params(struct exec_op *op, uint64_t *state)
 {
     const struct memest_layer *L = op->layer;
@@ -109,7 +119,7 @@ static void init_params(struct exec_op *op, uint64_t *state)
                          ? sqrt(6.0 / fan_in)
                          : sqrt(6.0 / (fan_in + fan_out));
     for (size_t i = 0; i < op->wn; i++) {
-        op->w[i] = uniform(state, a);
+        op->w[w_slot(op, i)] = uniform(state, a);
     }
     const double ab = 1.0 / sqrt(fan_in);
     for (size_t i = 0; i < op->bn; i++) {
@@ -139,8 +149,23 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
          * each group's rows as its own N x K matrix. The int8 rows are
          * staged in the im2col scratch, which is at least as large. */
         int8_t *q = ex->wq_stage;
-        kst = kern_q8_quantize_channels_f32(op->w, op->c_out, op->kdim, q,
+        /* Channels are rows of [out][in]: a dense layer's input-major
+         * master is turned back for this (once per weight update). */
+        float *rows = op->w;
+        if (op->layer->kind == MEMEST_KIND_DENSE) {
+            rows = malloc(op->wn * sizeof *rows);
+            if (!rows) {
+                return PROF_E_NOMEM;
+            }
+            for (size_t i = 0; i < op->wn; i++) {
+                rows[i] = op->w[w_slot(op, i)];
+            }
+        }
+        kst = kern_q8_quantize_channels_f32(rows, op->c_out, op->kdim, q,
                                             op->wscale);
+        if (rows != op->w) {
+            free(rows);
+        }
         for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
             kst = kern_q8_pack_weights(q + g * op->ocg * op->kdim, op->ocg,
                                        op->kdim, op->kdim,
@@ -785,7 +810,9 @@ PROF_API int prof_exec_set_params(prof_exec *ex, size_t layer,
             return PROF_E_RANGE;
         }
     }
-    memcpy(op->w, weights, weight_count * sizeof(float));
+    for (size_t i = 0; i < weight_count; i++) {
+        op->w[w_slot(op, i)] = weights[i];
+    }
     if (bias_count) {
         memcpy(op->b, bias, bias_count * sizeof(float));
     }
@@ -804,7 +831,9 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
     if (st != PROF_OK) {
         return st;
     }
-    memcpy(weights, op->w, weight_count * sizeof(float));
+    for (size_t i = 0; i < weight_count; i++) {
+        weights[i] = op->w[w_slot(op, i)];
+    }
     if (bias && bias_count) {
         memcpy(bias, op->b, bias_count * sizeof(float));
     }
@@ -934,8 +963,8 @@ static void im2col_s8(const struct exec_op *op, size_t batch, size_t g,
 static int dense_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
-    int kst = kern_sgemm(KERN_MM_TRANS_B, ex->batch, op->c_out, op->kdim, x,
-                         op->kdim, w, op->kdim, y, op->c_out);
+    int kst = kern_sgemm(0, ex->batch, op->c_out, op->kdim, x, op->kdim, w,
+                         op->c_out, y, op->c_out);
     if (kst == KERN_OK && op->bn) {
         kst = kern_nn_bias_add_f32(y, ex->batch, op->c_out, b);
     }

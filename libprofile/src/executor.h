@@ -21,7 +21,11 @@ struct exec_op {
     size_t k, stride, pad, groups;
     size_t kdim; /* GEMM depth: in (dense) or in_c/groups*k*k */
     size_t ocg;  /* output channels per group (dense: out) */
-    /* parameters: float master, and the stored form */
+    /* parameters: float master, and the stored form. A conv2d's weights
+     * are [out_c][in_c/g][k][k], as the API gives them; a dense layer's are
+     * kept input-major, [in][out], so that its product runs on
+     * kern_sgemm's untransposed path without copying B on every call
+     * (prof_exec_set_params/get_params translate). */
     size_t wn, bn;
     float *w, *b;
     uint16_t *w16, *b16;     /* fp16/bf16 */
