@@ -777,8 +777,10 @@ static size_t window_argmax(const float *plane, size_t iw, size_t y0,
     return best_i;
 }
 
-KERN_API int kern_maxpool2d_f32(const struct kern_pool2d_shape *s,
-                                const float *x, float *y)
+/* Checks the arguments and the shape, then runs a pooling path. */
+static int pool_forward(kern_nn_pool2d_fn fn,
+                        const struct kern_pool2d_shape *s, const float *x,
+                        float *y)
 {
     if (!s || !x || !y) {
         return KERN_E_INVALID;
@@ -788,8 +790,14 @@ KERN_API int kern_maxpool2d_f32(const struct kern_pool2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    dsp_get()->maxpool2d(s, oh, ow, x, y);
+    fn(s, oh, ow, x, y);
     return KERN_OK;
+}
+
+KERN_API int kern_maxpool2d_f32(const struct kern_pool2d_shape *s,
+                                const float *x, float *y)
+{
+    return pool_forward(dsp_get()->maxpool2d, s, x, y);
 }
 
 KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
@@ -827,16 +835,7 @@ KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
 KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
                                 const float *x, float *y)
 {
-    if (!s || !x || !y) {
-        return KERN_E_INVALID;
-    }
-    size_t oh, ow;
-    int st = kern_pool2d_out_hw(s, &oh, &ow);
-    if (st != KERN_OK) {
-        return st;
-    }
-    dsp_get()->avgpool2d(s, oh, ow, x, y);
-    return KERN_OK;
+    return pool_forward(dsp_get()->avgpool2d, s, x, y);
 }
 
 KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
