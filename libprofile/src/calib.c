@@ -234,6 +234,11 @@ static uint64_t physical_bytes(void)
 
 #define MIB (UINT64_C(1) << 20)
 
+PROF_API uint64_t prof_host_memory_bytes(void)
+{
+    return physical_bytes();
+}
+
 PROF_API uint64_t prof_triad_default_bytes(void)
 {
     const char *env = getenv("PROF_TRIAD_MIB");

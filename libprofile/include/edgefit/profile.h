@@ -189,6 +189,12 @@ struct prof_triad {
 PROF_API uint64_t prof_triad_default_bytes(void);
 
 /*
+ * Physical memory of this machine in bytes (sysconf); 0 when unknown.
+ * Cheap: no calibration runs.
+ */
+PROF_API uint64_t prof_host_memory_bytes(void);
+
+/*
  * Last-level cache size in bytes (sysconf, then /sys); 0 when unknown.
  * level 1, 2 or 3.
  */
