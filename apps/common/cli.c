@@ -136,6 +136,7 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
         co->quiet = true;
         return CLI_EXIT_OK;
     case CLI_OPT_HELP:
+    case 'h':
         app->usage(stdout);
         exit(CLI_EXIT_OK);
     case CLI_OPT_VERSION:

@@ -92,7 +92,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     opterr = 0;
     int c, rc = CLI_EXIT_OK;
     while (rc == CLI_EXIT_OK &&
-           (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+           (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_MODEL:
             o->model = optarg;
