@@ -724,8 +724,9 @@ static void print_summary(const struct result *r)
            PRIu64 ", %" PRIu64 " output(s), %s, %s data, interval %.3f ms\n",
            p->feature_count, p->batch, p->hidden, p->outputs, p->activation,
            p->data_source, p->stream_interval_ms);
-    printf("host: %.1f GMAC/s (%s FMA, one thread), triad %.2f GB/s "
-           "(%.0f MiB), knee %.2f MAC/byte\n",
+    printf("host: peak %.1f GMAC/s (%s, one thread; best of the FMA loop "
+           "and sgemm), main-memory triad %.2f GB/s (%.0f MiB), DRAM knee "
+           "%.2f MAC/byte\n",
            r->cal.peak.gmacs, r->cal.peak.path, r->cal.triad.gbps,
            (double)r->cal.triad.total_bytes / 1048576.0,
            r->cal.knee_mac_per_byte);
