@@ -106,7 +106,7 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
         {"latency_ms", ART_REAL},
         {"latency_p90_ms", ART_REAL},
         {"ns_per_element", ART_REAL},
-        {"effective_gbps", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"speedup_vs_unfused", ART_REAL},
         {"time_vs_copy", ART_REAL},
         {"max_abs_err", ART_REAL},
@@ -191,7 +191,7 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
             {"latency_ms", ms},
             {"latency_p90_ms", cases[i].p90_ms},
             {"ns_per_element", ms * 1e6 / (double)n},
-            {"effective_gbps", 8.0 * (double)n / (ms * 1e6)},
+            {"achieved_bandwidth_gbps", 8.0 * (double)n / (ms * 1e6)},
             {"speedup_vs_unfused", unfused_ms / ms},
             {"time_vs_copy", ms / copy_ms},
             {"max_abs_err", max_abs_err(dst[i], x, n, rows[i].ref)},
@@ -253,11 +253,11 @@ int bench_table_intensity(const struct bench_cfg *cfg,
         {"operation", ART_TEXT},
         {"implementation", ART_TEXT},
         {"flop", ART_UINT},
-        {"bytes", ART_UINT},
+        {"bytes_moved", ART_UINT},
         {"intensity_flop_per_byte", ART_REAL},
         {"latency_ms", ART_REAL},
-        {"gflops", ART_REAL},
-        {"gbps", ART_REAL},
+        {"achieved_gflops", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"roof_level", ART_TEXT},
         {"roof_gbps", ART_REAL},
         {"knee_flop_per_byte", ART_REAL},
@@ -350,7 +350,7 @@ int bench_table_intensity(const struct bench_cfg *cfg,
             st = bench_set_uint(t, row, "flop", flop[i]);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "bytes", bytes[i]);
+            st = bench_set_uint(t, row, "bytes_moved", bytes[i]);
         }
         if (st == ART_OK && h->measured) {
             st = bench_set_text(t, row, "bound",
@@ -366,8 +366,8 @@ int bench_table_intensity(const struct bench_cfg *cfg,
         } reals[] = {
             {"intensity_flop_per_byte", ai},
             {"latency_ms", round4(ms)},
-            {"gflops", round4(gf)},
-            {"gbps", round4(gbps)},
+            {"achieved_gflops", round4(gf)},
+            {"achieved_bandwidth_gbps", round4(gbps)},
             {"roof_gbps", round4(roof_gbps)},
             {"knee_flop_per_byte", round4(knee)},
             {"roofline_gflops", round4(roof)},
@@ -466,10 +466,10 @@ int bench_table_conversions(const struct bench_cfg *cfg,
         {"conversion", ART_TEXT},
         {"implementation", ART_TEXT},
         {"elements", ART_UINT},
-        {"bytes", ART_UINT},
+        {"bytes_moved", ART_UINT},
         {"latency_ms", ART_REAL},
         {"ns_per_element", ART_REAL},
-        {"gbps", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"speedup_vs_f16c", ART_REAL},
         {"gbps_vs_copy", ART_REAL},
         {"mismatches_vs_reference", ART_UINT},
@@ -592,7 +592,7 @@ int bench_table_conversions(const struct bench_cfg *cfg,
             st = bench_set_uint(t, row, "elements", n);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "bytes", bytes);
+            st = bench_set_uint(t, row, "bytes_moved", bytes);
         }
         const struct {
             const char *col;
@@ -600,7 +600,7 @@ int bench_table_conversions(const struct bench_cfg *cfg,
         } reals[] = {
             {"latency_ms", ms[i]},
             {"ns_per_element", ms[i] * 1e6 / (double)n},
-            {"gbps", gbps},
+            {"achieved_bandwidth_gbps", gbps},
             {"speedup_vs_f16c", ref_ms / ms[i]},
             {"gbps_vs_copy", gbps / copy_gbps},
         };

@@ -102,8 +102,8 @@ int bench_table_mixed_precision(const struct bench_cfg *cfg,
     (void)h;
     static const struct bench_col cols[] = {
         {"model", ART_TEXT},
-        {"parameters", ART_UINT},
-        {"activations", ART_UINT},
+        {"parameter_count", ART_UINT},
+        {"activation_count", ART_UINT},
         {"fp32_bytes", ART_UINT},
         {"mixed_bytes", ART_UINT},
         {"fp32_gb", ART_REAL},
@@ -141,10 +141,10 @@ int bench_table_mixed_precision(const struct bench_cfg *cfg,
             st = bench_set_text(t, row, "model", models[i].name);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "parameters", n);
+            st = bench_set_uint(t, row, "parameter_count", n);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "activations", a);
+            st = bench_set_uint(t, row, "activation_count", a);
         }
         if (st == ART_OK) {
             st = bench_set_uint(t, row, "fp32_bytes", fp32);

@@ -538,7 +538,7 @@ static int build_doc(const struct options *o, struct result *r)
                              o->stream.timing.latency_multiplier));
 
     DOC_SET(art_doc_set_real(host, "peak_gmacs", r->cal.peak.gmacs));
-    DOC_SET(art_doc_set_text(host, "fma_path", r->cal.peak.path));
+    DOC_SET(art_doc_set_text(host, "peak_path", r->cal.peak.path));
     DOC_SET(art_doc_set_real(host, "triad_gbps", r->cal.triad.gbps));
     DOC_SET(art_doc_set_uint(host, "triad_total_bytes",
                              r->cal.triad.total_bytes));
@@ -549,13 +549,13 @@ static int build_doc(const struct options *o, struct result *r)
     DOC_SET(art_doc_set_real(host, "measured_ms", r->host_total.measured_ms));
     DOC_SET(art_doc_set_real(host, "prediction_error",
                              r->host_total.relative_error));
-    DOC_SET(art_doc_set_real(host, "mean_abs_operator_error",
+    DOC_SET(art_doc_set_real(host, "host_mean_abs_error",
                              r->host_total.mean_abs_relative_error));
-    DOC_SET(art_doc_set_real(host, "dram_predicted_ms",
+    DOC_SET(art_doc_set_real(host, "host_dram_predicted_ms",
                              r->dram_total.predicted_ms));
-    DOC_SET(art_doc_set_real(host, "dram_prediction_error",
+    DOC_SET(art_doc_set_real(host, "host_dram_prediction_error",
                              r->dram_total.relative_error));
-    DOC_SET(art_doc_set_real(host, "dram_mean_abs_operator_error",
+    DOC_SET(art_doc_set_real(host, "host_dram_mean_abs_error",
                              r->dram_total.mean_abs_relative_error));
     art_table *levels = NULL;
     DOC_SET(art_table_create("memory_levels", &levels));
