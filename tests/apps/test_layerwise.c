@@ -255,6 +255,153 @@ static void test_json_and_host(void **state)
     run_free(&r);
 }
 
+/* The hardware summary's row of a --format json run. */
+static json_t *summary_row(json_t *j)
+{
+    return json_array_get(json_object_get(j, "hardware_summary"), 0);
+}
+
+static double host_peak_of_run(const char *extra1, const char *extra2)
+{
+    struct run_result r;
+    char *argv[16] = {(char *)layerwise, "--model", tiny_path, "--batch", "2",
+                      "--repeats", "1", "--warmup", "0", "--format", "json",
+                      (char *)extra1, (char *)extra2, NULL};
+    run_argv(argv, &r);
+    if (r.status != 0) {
+        fail_msg("status %d: %s", r.status, r.err);
+    }
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    const double v =
+        json_number_value(json_object_get(summary_row(j), "host_peak_gmacs"));
+    json_decref(j);
+    run_free(&r);
+    return v;
+}
+
+/* Set a figure of the cache file: "peak"."gmacs", or the CPU model. */
+static void edit_cache(const char *path, double peak, const char *model)
+{
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    if (peak > 0.0) {
+        json_object_set_new(json_object_get(j, "peak"), "gmacs",
+                            json_real(peak));
+    }
+    if (model) {
+        json_object_set_new(j, "cpu_model", json_string(model));
+    }
+    assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
+    json_decref(j);
+}
+
+/* The calibration is kept in $XDG_CACHE_HOME/edgefit/host.json (here a
+ * folder of the test's), read back when it matches the CPU, its flags
+ * and the options, and measured again with --recalibrate, another
+ * --triad-mib or another CPU. A planted peak of 1234.5 GMAC/s shows which
+ * runs read the file. Without XDG_CACHE_HOME, ~/.cache is used. */
+static void test_calibration_cache(void **state)
+{
+    (void)state;
+    char cache[600], file[700], home[600];
+    snprintf(cache, sizeof cache, "%s/xdg", tmpdir);
+    snprintf(file, sizeof file, "%s/edgefit/host.json", cache);
+    snprintf(home, sizeof home, "%s/home", tmpdir);
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME"))
+                                             : NULL;
+    setenv("XDG_CACHE_HOME", cache, 1);
+
+    assert_true(host_peak_of_run("--triad-mib", "8") > 0.0);
+    assert_int_equal(access(file, R_OK), 0);
+    json_t *j = json_load_file(file, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(
+                         j, "triad_request_bytes")), 8 << 20);
+    assert_true(json_array_size(json_object_get(j, "levels")) >= 1);
+    json_decref(j);
+
+    edit_cache(file, 1234.5, NULL);
+    assert_true(host_peak_of_run("--triad-mib", "8") == 1234.5);
+    /* --recalibrate measures and replaces the file */
+    assert_true(host_peak_of_run("--triad-mib", "8") == 1234.5);
+    const double fresh = host_peak_of_run("--recalibrate", "--triad-mib=8");
+    assert_true(fresh != 1234.5 && fresh > 0.0);
+    assert_true(host_peak_of_run("--triad-mib", "8") == fresh);
+    /* other options or another CPU: not this calibration */
+    edit_cache(file, 1234.5, NULL);
+    assert_true(host_peak_of_run("--triad-mib", "9") != 1234.5);
+    edit_cache(file, 1234.5, "Another CPU");
+    assert_true(host_peak_of_run("--triad-mib", "9") != 1234.5);
+    /* a file that is not JSON is measured over, not an error */
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("{not json", f);
+    fclose(f);
+    assert_true(host_peak_of_run("--triad-mib", "9") > 0.0);
+    j = json_load_file(file, 0, NULL);
+    assert_non_null(j);
+    json_decref(j);
+
+    /* no XDG_CACHE_HOME: $HOME/.cache */
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", home, 1);
+    assert_true(host_peak_of_run("--triad-mib", "8") > 0.0);
+    snprintf(file, sizeof file, "%s/.cache/edgefit/host.json", home);
+    assert_int_equal(access(file, R_OK), 0);
+    if (old_home) {
+        setenv("HOME", old_home, 1);
+    }
+    if (old_xdg) {
+        setenv("XDG_CACHE_HOME", old_xdg, 1);
+    }
+    free(old_home);
+    free(old_xdg);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", cache, home);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* No setting reaches the library through the environment: PROF_TRIAD_MIB
+ * is not read; --triad-mib is. */
+static void test_no_environment_settings(void **state)
+{
+    (void)state;
+    char cache[600];
+    snprintf(cache, sizeof cache, "%s/xdg-env", tmpdir);
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME"))
+                                             : NULL;
+    setenv("XDG_CACHE_HOME", cache, 1);
+    setenv("PROF_TRIAD_MIB", "3", 1);
+    struct run_result r;
+    RUN(&r, "--model", tiny_path, "--batch", "2", "--repeats", "1",
+        "--triad-mib", "6", "--recalibrate", "--format", "json");
+    unsetenv("PROF_TRIAD_MIB");
+    assert_int_equal(r.status, 0);
+    char file[700];
+    snprintf(file, sizeof file, "%s/edgefit/host.json", cache);
+    json_t *j = json_load_file(file, 0, NULL);
+    assert_non_null(j);
+    json_t *levels = json_object_get(j, "levels");
+    json_t *dram = json_array_get(levels, json_array_size(levels) - 1);
+    /* 6 MiB in three arrays of whole 64-byte lines */
+    assert_int_equal(json_integer_value(json_object_get(dram,
+                                                        "total_bytes")),
+                     (6 << 20) / 192 * 192);
+    json_decref(j);
+    run_free(&r);
+    if (old_xdg) {
+        setenv("XDG_CACHE_HOME", old_xdg, 1);
+    } else {
+        unsetenv("XDG_CACHE_HOME");
+    }
+    free(old_xdg);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_table_output(void **state)
 {
     (void)state;
@@ -504,6 +651,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tiny_on_rpi4),
         cmocka_unit_test(test_json_and_host),
         cmocka_unit_test(test_table_output),
+        cmocka_unit_test(test_calibration_cache),
+        cmocka_unit_test(test_no_environment_settings),
         cmocka_unit_test(test_energy_unknown),
         cmocka_unit_test(test_devices_file),
         cmocka_unit_test(test_devices_errors),
