@@ -34,6 +34,13 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * them in its document. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Progress of a long run: one line on stderr, "prog: [ 42%] what",
+ * overwritten by the next, only when on (callers pass !quiet &&
+ * isatty(stderr): cli_progress_wanted()). done of total steps; what NULL
+ * clears the line. */
+bool cli_progress_wanted(bool quiet);
+void cli_progress(bool on, unsigned done, unsigned total, const char *what);
+
 /* Parse a whole decimal integer in [min, max] given to option opt. On
  * failure print "prog: --opt: '<text>' is not ..." and return false. */
 bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
@@ -83,6 +90,9 @@ struct cli_app {
     const char *name;       /* "edgefit-memfit" */
     const char *version;    /* "0.1.0" */
     void (*usage)(FILE *f); /* prints the --help text */
+    /* prints what --version adds after "name version" (the libraries,
+     * kernel paths and dependencies: cli_version_details()), or NULL */
+    void (*details)(FILE *f);
 };
 
 /* Handle one value from getopt_long (opterr must be 0; optstring "h", so

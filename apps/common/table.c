@@ -75,6 +75,61 @@ int cli_table_build(const char *name, const struct cli_column_set *sets,
     return st;
 }
 
+int cli_table_view(const art_table *t, const char *const *keep,
+                   art_table **out)
+{
+    art_table *v = NULL;
+    size_t cols[64], n = 0;
+    int st = art_table_create(art_table_name(t), &v);
+    for (size_t k = 0; st == ART_OK && keep[k] && n < 64; k++) {
+        const long c = art_table_find_column(t, keep[k]);
+        if (c >= 0) {
+            cols[n++] = (size_t)c;
+            st = art_table_add_column(v, keep[k],
+                                      art_table_column_type(t, (size_t)c));
+        }
+    }
+    for (size_t r = 0; st == ART_OK && r < art_table_rows(t); r++) {
+        size_t row = 0;
+        st = art_table_add_row(v, &row);
+        for (size_t k = 0; st == ART_OK && k < n; k++) {
+            if (!art_table_is_set(t, r, cols[k])) {
+                continue;
+            }
+            union cli_value x = {0};
+            const enum art_type type = art_table_column_type(t, cols[k]);
+            switch (type) {
+            case ART_INT:
+                st = art_table_get_int(t, r, cols[k], &x.i);
+                break;
+            case ART_UINT:
+                st = art_table_get_uint(t, r, cols[k], &x.u);
+                break;
+            case ART_REAL:
+                st = art_table_get_real(t, r, cols[k], &x.r);
+                break;
+            case ART_TEXT:
+                st = art_table_get_text(t, r, cols[k], &x.s);
+                break;
+            case ART_BOOL:
+                st = art_table_get_bool(t, r, cols[k], &x.b);
+                break;
+            default:
+                st = ART_E_INVALID;
+            }
+            if (st == ART_OK) {
+                st = set_cell(v, row, k, type, &x, true);
+            }
+        }
+    }
+    if (st != ART_OK) {
+        art_table_destroy(v);
+        v = NULL;
+    }
+    *out = v;
+    return st;
+}
+
 int cli_record_build(const char *name, const struct cli_field *f, size_t n,
                      art_table **out)
 {

@@ -74,7 +74,8 @@ static void usage(FILE *f)
         "  --format F               table|csv|json on stdout (default table)\n"
         "  --out DIR                write layerwise_breakdown.csv and\n"
         "                           hardware_summary.csv\n"
-        "  --help, --version\n"
+        "  -h, --help, --version   this text; the version, the kernel paths\n"
+        "                           built and selected, the dependencies\n"
         "\n"
         "Latencies are medians of the timed runs. The host prediction (from\n"
         "this machine's own calibration) is always compared with the\n"
@@ -110,7 +111,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-layerwise", EDGEFIT_VERSION,
-                                       usage};
+                                       usage,
+                                       cli_version_details};
     *o = (struct options){
         .model = DEFAULT_MODEL,
         .batch = 32,
@@ -408,6 +410,8 @@ static int run_model(const struct options *o, struct result *r)
     /* Operators of a few microseconds are timed in groups of back-to-back
      * runs so that the clock's own cost does not dominate them. */
     to.min_sample_ms = o->min_sample_ms;
+    cli_progress(cli_progress_wanted(o->co.quiet), 0, 2,
+                 "timing every operator");
     st = prof_exec_profile(r->ex, x, nin, &to, &r->prof);
     free(x);
     if (st != PROF_OK) {
@@ -435,8 +439,10 @@ static int predict(const struct options *o, struct result *r)
 {
     bool cached = false;
     struct cli_calib_opts co = o->calib;
-    co.quiet = o->co.quiet;
+    cli_progress(cli_progress_wanted(o->co.quiet), 1, 2,
+                 "calibrating the host (or reading its cache)");
     int st = cli_host_calibration(&co, &r->cal, &cached);
+    cli_progress(cli_progress_wanted(o->co.quiet), 2, 2, NULL);
     if (st == PROF_OK) {
         st = prof_device_host(&r->cal, &r->host);
     }
@@ -856,9 +862,10 @@ int main(int argc, char **argv)
     /* Bad input is rejected before anything is measured or written. */
     rc = resolve_device(&o, &r);
     if (rc == CLI_EXIT_OK && o.dev.list) {
-        cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
+        const int lrc = cli_devices_print(
+            o.co.format, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
-        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        return lrc;
     }
     if (rc == CLI_EXIT_OK) {
         rc = run_model(&o, &r);

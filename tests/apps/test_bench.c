@@ -175,7 +175,8 @@ static void check_mixed(const art_table *t)
     assert_true(real_at(t, 2, "mixed_gb") == 1.5);
 }
 
-/* The columns of a table as they appear in stdout after its title. */
+/* The terminal shows a table's key columns, each one of the CSV's, in at
+ * most 120 characters (the CSV and JSON carry them all). */
 static void check_printed(const char *out, const char *name,
                           const art_table *t)
 {
@@ -185,15 +186,19 @@ static void check_printed(const char *out, const char *name,
     if (!at) {
         fail_msg("stdout has no table %s", name);
     }
-    const char *header_end = strchr(strchr(at, '\n') + 1, '\n');
-    assert_non_null(header_end);
-    for (size_t c = 0; c < art_table_cols(t); c++) {
-        const char *hit = strstr(at, art_table_column_name(t, c));
-        if (!hit || hit > header_end) {
-            fail_msg("%s: column %s not printed", name,
-                     art_table_column_name(t, c));
+    const char *header = strchr(at, '\n') + 1;
+    const size_t len = strcspn(header, "\n");
+    assert_true(len <= 120);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)len, header);
+    size_t shown = 0;
+    for (char *w = strtok(line, " "); w; w = strtok(NULL, " ")) {
+        if (art_table_find_column(t, w) < 0) {
+            fail_msg("%s: printed column %s is not in the CSV", name, w);
         }
+        shown++;
     }
+    assert_true(shown >= 4 || shown == art_table_cols(t));
 }
 
 static void test_quick_run(void **state)

@@ -2,7 +2,10 @@
  * --format csv (and --out, whose files are read too); every CSV column and
  * every JSON key must be in the README's glossary, and no value of a
  * column or key that claims a utilisation (its name contains
- * "utilization" or "utilisation") may exceed 1. A TAP test.
+ * "utilization" or "utilisation") may exceed 1. Each app's terminal is
+ * readable too: its default table (with --quiet) fits 120 characters,
+ * -h is --help, --version names the kernel paths and the dependencies,
+ * and --list-devices --format json prints JSON. A TAP test.
  *
  * Usage: test-vocabulary README.md NAME=PATH...  (the apps this build
  * has). An app is added with one line of the table below. */
@@ -23,14 +26,16 @@
  * --out, where every table is a file. */
 static const struct app {
     const char *name;
+    bool devices; /* has --list-devices */
     const char *args[12];
 } apps[] = {
-    {"edgefit-memfit", {"--model", "smallcnn", "--max-memory-mb", "1"}},
-    {"edgefit-layerwise", {"--model", "mlp:784-64-10", "--batch", "2",
-                           "--precision", "fp16", "--repeats", "1",
-                           "--warmup", "0"}},
-    {"edgefit-stream", {"--repeats", "1", "--warmup", "0"}},
-    {"edgefit-bench", {"--quick", "--repeats", "1"}},
+    {"edgefit-memfit", true, {"--model", "smallcnn", "--max-memory-mb", "1"}},
+    {"edgefit-layerwise", true, {"--model", "mlp:784-64-10", "--batch", "2",
+                                 "--precision", "fp16", "--repeats", "1",
+                                 "--warmup", "0", "--device", "rpi4"}},
+    {"edgefit-stream", true, {"--repeats", "1", "--warmup", "0", "--device",
+                              "jetson-nano"}},
+    {"edgefit-bench", false, {"--quick", "--repeats", "1"}},
 };
 
 static int tests_run, tests_failed;
@@ -294,6 +299,71 @@ static void run_app(const struct app *a, const char *path, const char *tmp)
     run_rmdir(dir);
 }
 
+/* The terminal: the default table with --quiet, -h, --version,
+ * --list-devices --format json. */
+static void run_terminal(const struct app *a, const char *path)
+{
+    char *argv[24];
+    size_t n = 0;
+    argv[n++] = (char *)path;
+    for (size_t i = 0; i < 12 && a->args[i]; i++) {
+        argv[n++] = (char *)a->args[i];
+    }
+    argv[n++] = "--quiet";
+    argv[n] = NULL;
+    struct run_result r;
+    run_argv(argv, &r);
+    ok(r.status == 0, "%s --quiet exits 0", a->name);
+    ok(strchr(r.err, '\r') == NULL, "%s --quiet: no progress", a->name);
+    /* The first table: the lines up to the first blank one (bench prints
+     * a title line first). */
+    size_t widest = 0, lines = 0;
+    for (const char *p = r.out; *p;) {
+        const size_t len = strcspn(p, "\n");
+        if (len == 0 && lines > 1) {
+            break;
+        }
+        widest = len > widest ? len : widest;
+        lines++;
+        p += len + (p[len] == '\n');
+    }
+    ok(lines > 1 && widest <= 120, "%s: the default table is %zu "
+       "characters wide (at most 120)", a->name, widest);
+    run_free(&r);
+
+    char *help[] = {(char *)path, "-h", NULL};
+    run_argv(help, &r);
+    ok(r.status == 0 && strncmp(r.out, "usage:", 6) == 0,
+       "%s -h prints the usage", a->name);
+    run_free(&r);
+
+    char *version[] = {(char *)path, "--version", NULL};
+    run_argv(version, &r);
+    ok(r.status == 0 && strncmp(r.out, a->name, strlen(a->name)) == 0 &&
+           strstr(r.out, "kernel paths: built c") &&
+           strstr(r.out, "selected ") && strstr(r.out, "jansson ") &&
+           strstr(r.out, "libcsv ") && strstr(r.out, "zlib "),
+       "%s --version names the version, the kernel paths and the "
+       "dependencies", a->name);
+    run_free(&r);
+
+    if (a->devices) {
+        char *list[] = {(char *)path, "--list-devices", "--format", "json",
+                        NULL};
+        run_argv(list, &r);
+        json_t *j = json_loads(r.out, 0, NULL);
+        ok(r.status == 0 && json_array_size(json_object_get(j, "devices")) >
+                                4 - 1,
+           "%s --list-devices --format json prints the devices as JSON",
+           a->name);
+        struct tally t = {0};
+        walk_json(j, &t);
+        report(a->name, "--list-devices", &t);
+        json_decref(j);
+        run_free(&r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -333,6 +403,7 @@ int main(int argc, char **argv)
             continue;
         }
         run_app(&apps[i], path, tmp);
+        run_terminal(&apps[i], path);
     }
     rmdir(tmp);
     printf("1..%d\n", tests_run);
