@@ -255,6 +255,31 @@ static void test_json_and_host(void **state)
     run_free(&r);
 }
 
+/* int8 work is predicted with the device's int8 peak, not the fp32 one
+ * (an int8 dense measured at 0.008 ms was predicted at 0.032 ms): on a
+ * device of 1 GMAC/s fp32 and 100 GMAC/s int8 with a bandwidth too high to
+ * matter, dense1's 24 MACs take 24 / 100e9 s = 2.4e-7 ms. */
+static void test_int8_peak(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", tiny_path, "--batch", "2", "--precision", "int8",
+        "--repeats", "1", "--device",
+        "name=b,bandwidth_gbps=1e6,peak_gmacs=1,peak_gmacs_int8=100",
+        "--format", "json");
+    assert_int_equal(r.status, 0);
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    json_t *l1 = json_array_get(json_object_get(j, "layers"), 1);
+    ASSERT_NEAR(json_number_value(json_object_get(l1, "predicted_ms")),
+                2.4e-7, 1e-18);
+    json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
+    assert_true(json_number_value(json_object_get(row, "peak_gmacs")) ==
+                100.0);
+    json_decref(j);
+    run_free(&r);
+}
+
 /* fp16 must not need more memory than fp32, or say why: the 784-64-10
  * network at batch 32 runs in 296,212 B against fp32's 312,104 B (see
  * tests/profile/test_exec.c); smallcnn, whose pooling layers widen whole
@@ -687,6 +712,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_table_output),
         cmocka_unit_test(test_calibration_cache),
         cmocka_unit_test(test_fp16_memory),
+        cmocka_unit_test(test_int8_peak),
         cmocka_unit_test(test_no_environment_settings),
         cmocka_unit_test(test_energy_unknown),
         cmocka_unit_test(test_devices_file),

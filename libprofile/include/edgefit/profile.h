@@ -535,7 +535,8 @@ PROF_API int prof_device_make(const char *name, double bandwidth_gbps,
  * A device given field by field:
  *   name=board,bandwidth_gbps=12.8,peak_gmacs=40,power_watts=5,memory_mb=2048
  * Keys in any order, each at most once; name, bandwidth_gbps and peak_gmacs
- * are required, power_watts and memory_mb default to 0 (unknown). Spaces
+ * are required, power_watts and memory_mb default to 0 (unknown), and
+ * peak_gmacs_f16 and peak_gmacs_int8 to 0 (the fp32 peak). Spaces
  * around keys and values are ignored. PROF_E_PARSE with diag (column and
  * message) for an unknown or repeated key, a missing '=', a bad number or a
  * missing required key; PROF_E_RANGE for a value outside its domain.
