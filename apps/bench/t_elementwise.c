@@ -9,19 +9,11 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "table.h"
 #include "edgefit/kernels.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static double round4(double v)
-{
-    if (!isfinite(v) || v == 0.0) {
-        return v;
-    }
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", v);
-    return strtod(buf, NULL);
-}
 
 /* ---- GELU ------------------------------------------------------------------- */
 
@@ -197,7 +189,7 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
             {"max_abs_err", max_abs_err(dst[i], x, n, rows[i].ref)},
         };
         for (size_t j = 0; st == ART_OK && j < COUNT(reals); j++) {
-            st = bench_set_real(t, row, reals[j].col, round4(reals[j].v));
+            st = bench_set_real(t, row, reals[j].col, cli_round4(reals[j].v));
         }
     }
     if (st != ART_OK) {
@@ -365,14 +357,14 @@ int bench_table_intensity(const struct bench_cfg *cfg,
             double v;
         } reals[] = {
             {"intensity_flop_per_byte", ai},
-            {"latency_ms", round4(ms)},
-            {"achieved_gflops", round4(gf)},
-            {"achieved_bandwidth_gbps", round4(gbps)},
-            {"roof_gbps", round4(roof_gbps)},
-            {"knee_flop_per_byte", round4(knee)},
-            {"roofline_gflops", round4(roof)},
+            {"latency_ms", cli_round4(ms)},
+            {"achieved_gflops", cli_round4(gf)},
+            {"achieved_bandwidth_gbps", cli_round4(gbps)},
+            {"roof_gbps", cli_round4(roof_gbps)},
+            {"knee_flop_per_byte", cli_round4(knee)},
+            {"roofline_gflops", cli_round4(roof)},
             /* at most 1: above the compute roof only by noise */
-            {"roofline_utilization", round4(fmin(1.0, gf / roof))},
+            {"roofline_utilization", cli_round4(fmin(1.0, gf / roof))},
         };
         for (size_t j = 0; st == ART_OK && j < COUNT(reals); j++) {
             st = bench_set_real(t, row, reals[j].col, reals[j].v);
@@ -605,7 +597,7 @@ int bench_table_conversions(const struct bench_cfg *cfg,
             {"gbps_vs_copy", gbps / copy_gbps},
         };
         for (size_t c = 0; st == ART_OK && c < COUNT(reals); c++) {
-            st = bench_set_real(t, row, reals[c].col, round4(reals[c].v));
+            st = bench_set_real(t, row, reals[c].col, cli_round4(reals[c].v));
         }
         const int ref = rows[i].ref;
         if (st == ART_OK && ref >= 0 && !isnan(ms[ref])) {

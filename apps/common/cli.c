@@ -21,13 +21,18 @@ const char *cli_program(void)
     return program;
 }
 
+static void report(const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: %s", program, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", program);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    report("", fmt, ap);
     va_end(ap);
 }
 
@@ -35,9 +40,7 @@ void cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: warning: ", program);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    report("warning: ", fmt, ap);
     va_end(ap);
 }
 

@@ -4,9 +4,7 @@
 
 #include "table.h"
 
-/* Four significant digits: what a person compares on a terminal; the
- * CSV and JSON keep every digit. */
-static double round_sig4(double v)
+double cli_round4(double v)
 {
     if (!isfinite(v) || v == 0.0) {
         return v;
@@ -26,7 +24,7 @@ static int set_cell(art_table *t, size_t row, size_t col, enum art_type type,
         return art_table_set_uint(t, row, col, v->u);
     case ART_REAL:
         return art_table_set_real(t, row, col,
-                                  terminal ? round_sig4(v->r) : v->r);
+                                  terminal ? cli_round4(v->r) : v->r);
     case ART_TEXT:
         return art_table_set_text(t, row, col, v->s ? v->s : "");
     case ART_BOOL:
