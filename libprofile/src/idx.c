@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "edgefit/profile.h"
+#include "internal.h"
 
 /* The first read of a gzip stream asks for at most this much memory; the
  * buffer doubles from there. */
@@ -405,12 +406,8 @@ PROF_API const char *prof_dataset_default_dir(void)
     return PROF_FASHION_MNIST_DIR;
 }
 
-/*
- * dir/<split>-<kind>.gz, or dir/<split>-<kind> when the compressed file
- * does not exist and the plain one does. Fails only on overflow of buf.
- */
-static int split_path(char *buf, size_t len, const char *dir,
-                      const char *split, const char *kind)
+int prof_idx_path(char *buf, size_t len, const char *dir, const char *split,
+                  const char *kind)
 {
     int n = snprintf(buf, len, "%s/%s-%s.gz", dir, split, kind);
     if (n < 0 || (size_t)n >= len) {
@@ -419,7 +416,7 @@ static int split_path(char *buf, size_t len, const char *dir,
     if (access(buf, F_OK) != 0 && errno == ENOENT) {
         char plain[4096];
         n = snprintf(plain, sizeof(plain), "%s/%s-%s", dir, split, kind);
-        if (n >= 0 && (size_t)n < sizeof(plain) &&
+        if (n >= 0 && (size_t)n < sizeof(plain) && (size_t)n < len &&
             access(plain, F_OK) == 0) {
             memcpy(buf, plain, (size_t)n + 1);
         }
@@ -446,8 +443,8 @@ PROF_API int prof_dataset_load(const char *dir, const char *split,
         dir = prof_dataset_default_dir();
     }
     char ipath[4096], lpath[4096];
-    if (split_path(ipath, sizeof(ipath), dir, split, "images-idx3-ubyte") ||
-        split_path(lpath, sizeof(lpath), dir, split, "labels-idx1-ubyte")) {
+    if (prof_idx_path(ipath, sizeof(ipath), dir, split, "images-idx3-ubyte") ||
+        prof_idx_path(lpath, sizeof(lpath), dir, split, "labels-idx1-ubyte")) {
         return fail(diag, PROF_E_INVALID, "dataset: folder name too long");
     }
     struct prof_idx_images im;
