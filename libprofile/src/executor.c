@@ -86,7 +86,7 @@ static float uniform(uint64_t *state, double a)
 
 /* Where element i of a layer's weights, in the API's order
  * ([out][in] for dense), lives in op->w. */
-static size_t w_slot(const struct exec_op *op, size_t i)
+size_t exec_w_slot(const struct exec_op *op, size_t i)
 {
     if (op->layer->kind != MEMEST_KIND_DENSE) {
         return i;
@@ -109,7 +109,7 @@ static void init_params(struct exec_op *op, uint64_t *state)
                          ? sqrt(6.0 / fan_in)
                          : sqrt(6.0 / (fan_in + fan_out));
     for (size_t i = 0; i < op->wn; i++) {
-        op->w[w_slot(op, i)] = uniform(state, a);
+        op->w[exec_w_slot(op, i)] = uniform(state, a);
     }
     const double ab = 1.0 / sqrt(fan_in);
     for (size_t i = 0; i < op->bn; i++) {
@@ -148,7 +148,7 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
                 return PROF_E_NOMEM;
             }
             for (size_t i = 0; i < op->wn; i++) {
-                rows[i] = op->w[w_slot(op, i)];
+                rows[i] = op->w[exec_w_slot(op, i)];
             }
         }
         kst = kern_q8_quantize_channels_f32(rows, op->c_out, op->kdim, q,
@@ -811,7 +811,7 @@ PROF_API int prof_exec_set_params(prof_exec *ex, size_t layer,
         }
     }
     for (size_t i = 0; i < weight_count; i++) {
-        op->w[w_slot(op, i)] = weights[i];
+        op->w[exec_w_slot(op, i)] = weights[i];
     }
     if (bias_count) {
         memcpy(op->b, bias, bias_count * sizeof(float));
@@ -832,7 +832,7 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
         return st;
     }
     for (size_t i = 0; i < weight_count; i++) {
-        weights[i] = op->w[w_slot(op, i)];
+        weights[i] = op->w[exec_w_slot(op, i)];
     }
     if (bias && bias_count) {
         memcpy(bias, op->b, bias_count * sizeof(float));

@@ -44,6 +44,7 @@ struct prof_train {
     float *xs, *dxs, *ys, *dys, *gs;
 
     struct kern_loss_scaler scaler;
+    float grad_scale; /* the loss scale the stored gradients carry */
     struct prof_train_scale_event *events;
     size_t n_events, cap_events;
     uint64_t steps_done;  /* steps run since create (applied or not) */
@@ -391,6 +392,7 @@ PROF_API int prof_train_create(const memest_model *model,
         goto fail;
     }
     kern_loss_scaler_init(&t->scaler);
+    t->grad_scale = 1.0f;
     if (t->prec == MEMEST_FP16 &&
         kern_loss_scaler_config(&t->scaler, (float)o.loss_scale, 1.0f,
                                 65536.0f, 2.0f, 0.5f, 2000) != KERN_OK) {
@@ -838,7 +840,7 @@ static int layer_grads(prof_train *t, const struct tlayer *l, float **gw,
         st = exec_widen16(t->prec, t->gs + wn, l->gb, bn);
     }
     if (st == PROF_OK && t->prec == MEMEST_FP16) {
-        st = kst(kern_scale_f32(t->gs, wn + bn, 1.0f / t->scaler.scale));
+        st = kst(kern_scale_f32(t->gs, wn + bn, 1.0f / t->grad_scale));
     }
     *gw = t->gs;
     *gb = t->gs + wn;
@@ -969,9 +971,11 @@ static int loss_grad(prof_train *t, const float *logits, float *loss)
     if (!t->narrow) {
         return PROF_OK;
     }
-    if (t->prec == MEMEST_FP16 &&
-        (k = kern_scale_f32(g, n, t->scaler.scale)) != KERN_OK) {
-        return kst(k);
+    if (t->prec == MEMEST_FP16) {
+        t->grad_scale = t->scaler.scale;
+        if ((k = kern_scale_f32(g, n, t->grad_scale)) != KERN_OK) {
+            return kst(k);
+        }
     }
     return exec_narrow16(t->prec, grad_ptr(t, t->nl), g, n);
 }
@@ -1112,6 +1116,32 @@ PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
         return PROF_E_INVALID;
     }
     return prof_exec_get_params(t->ex, layer, weight, n_weight, bias, n_bias);
+}
+
+PROF_API int prof_train_get_grads(prof_train *t, size_t layer,
+                                  float *weight, size_t n_weight, float *bias,
+                                  size_t n_bias)
+{
+    if (!t || !weight || layer >= t->nl || t->L[layer].op->wn == 0) {
+        return PROF_E_INVALID;
+    }
+    const struct tlayer *l = &t->L[layer];
+    const struct exec_op *op = l->op;
+    if (n_weight != op->wn || n_bias != op->bn) {
+        return PROF_E_RANGE;
+    }
+    float *gw, *gb;
+    int st = layer_grads(t, l, &gw, &gb);
+    if (st != PROF_OK) {
+        return st;
+    }
+    for (size_t i = 0; i < n_weight; i++) {
+        weight[i] = gw[exec_w_slot(op, i)];
+    }
+    if (bias && n_bias) {
+        memcpy(bias, gb, n_bias * sizeof(float));
+    }
+    return PROF_OK;
 }
 
 PROF_API int prof_train_set_params(prof_train *t, size_t layer,

@@ -1174,6 +1174,18 @@ PROF_API int prof_train_set_params(prof_train *t, size_t layer,
                                    const float *weight, size_t n_weight,
                                    const float *bias, size_t n_bias);
 
+/*
+ * The gradients of the mean loss of the last step (prof_train_epoch's last
+ * batch) with respect to layer `layer`'s parameters, as floats in the same
+ * layout: with mixed precision the stored 16-bit gradients widened and,
+ * for fp16, divided by the loss scale they were computed at. All zero
+ * before the first step. Counts and statuses as prof_train_get_params();
+ * t is not const because the 16-bit gradients are widened in its staging.
+ */
+PROF_API int prof_train_get_grads(prof_train *t, size_t layer, float *weight,
+                                  size_t n_weight, float *bias,
+                                  size_t n_bias);
+
 #ifdef __cplusplus
 }
 #endif
