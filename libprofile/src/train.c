@@ -957,6 +957,30 @@ static int gather(prof_train *t, const float *x, const uint8_t *y,
     return PROF_OK;
 }
 
+/* Ask for rows [r0, r1) of the next batch while this one computes: in a
+ * shuffled order the rows are scattered over the whole data set, so
+ * without it the gather waits on main memory at every row (measured: 10%
+ * of an fp32 epoch of mlp:784-64-10). The step asks for a quarter of the
+ * rows at each of four points, so that the requests overlap its products:
+ * a whole batch in one burst fills the core's miss buffers and stalls
+ * (measured: 6% of the epoch). */
+static void prefetch_rows(const prof_train *t, const float *x,
+                          const uint32_t *idx, size_t first, size_t part)
+{
+    if (!idx) {
+        return;
+    }
+    const size_t bytes = t->sample_n * sizeof(float);
+    const size_t r0 = t->batch * part / 4, r1 = t->batch * (part + 1) / 4;
+    for (size_t r = r0; r < r1; r++) {
+        const char *row = (const char *)(x + (size_t)idx[first + r] *
+                                                 t->sample_n);
+        for (size_t off = 0; off < bytes; off += 64) {
+            __builtin_prefetch(row + off, 0, 2);
+        }
+    }
+}
+
 /* Loss and the gradient of the logits (times the loss scale for fp16),
  * stored at the storage precision as the last tensor's gradient. */
 static int loss_grad(prof_train *t, const float *logits, float *loss)
@@ -1023,17 +1047,27 @@ PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
         bool applied;
         t->steps_done++;
         if ((st = gather(t, x, y, perm, (size_t)(s * t->batch), t->batch)) !=
-                PROF_OK ||
-            (st = forward(t)) != PROF_OK ||
+            PROF_OK) {
+            break;
+        }
+        const uint32_t *next = s + 1 < steps ? perm : NULL;
+        const size_t nf = (size_t)((s + 1) * t->batch);
+        prefetch_rows(t, x, next, nf, 0);
+        if ((st = forward(t)) != PROF_OK ||
             (st = logits_f32(t, &logits)) != PROF_OK) {
             break;
         }
+        prefetch_rows(t, x, next, nf, 1);
         const size_t ok = count_correct(t, logits, t->batch);
         if ((st = loss_grad(t, logits, &loss)) != PROF_OK ||
-            (st = backward(t)) != PROF_OK ||
-            (st = step(t, isfinite(loss), &applied)) != PROF_OK) {
+            (st = backward(t)) != PROF_OK) {
             break;
         }
+        prefetch_rows(t, x, next, nf, 2);
+        if ((st = step(t, isfinite(loss), &applied)) != PROF_OK) {
+            break;
+        }
+        prefetch_rows(t, x, next, nf, 3);
         if (applied) {
             applied_steps++;
             loss_sum += loss;
