@@ -59,6 +59,16 @@ void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
     va_end(ap);
 }
 
+int exec_create_args(const memest_model *model, const void *out,
+                     struct prof_diag *diag)
+{
+    if (diag) {
+        diag->column = 0;
+        diag->message[0] = '\0';
+    }
+    return model && out ? PROF_OK : PROF_E_INVALID;
+}
+
 int exec_kern_status(int kst)
 {
     switch (kst) {
@@ -527,18 +537,13 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
 {
     struct prof_exec_opts o;
     struct memest_totals totals;
-    int st;
+    int st = exec_create_args(model, out, diag);
 
-    if (diag) {
-        diag->column = 0;
-        diag->message[0] = '\0';
+    if (out) {
+        *out = NULL;
     }
-    if (!out) {
-        return PROF_E_INVALID;
-    }
-    *out = NULL;
-    if (!model) {
-        return PROF_E_INVALID;
+    if (st != PROF_OK) {
+        return st;
     }
     if (opts) {
         o = *opts;
@@ -1152,30 +1157,13 @@ void exec_im2col_f32(const struct exec_op *op, const float *x, float *col)
 static int layer_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
-    const struct memest_layer *L = op->layer;
-    int st = PROF_OK;
-    switch (L->kind) {
-    case MEMEST_KIND_DENSE:
-        st = dense_f32(ex, op, x, w, b, y);
-        break;
-    case MEMEST_KIND_CONV2D:
-        st = conv_f32(ex, op, x, w, b, y);
-        break;
-    case MEMEST_KIND_MAXPOOL:
-    case MEMEST_KIND_AVGPOOL:
-        return pool_f32(ex, op, x, y);
-    case MEMEST_KIND_FLATTEN:
-        memcpy(y, x, op->out_n * sizeof(float));
-        return PROF_OK;
-    case MEMEST_KIND_ACTIVATION:
-        return apply_act(ex, op, L->act, x, y);
-    default:
-        return PROF_E_INVALID;
-    }
-    if (st != PROF_OK) {
+    const enum memest_kind kind = op->layer->kind;
+    int st = linear_f32(ex, op, x, w, b, y);
+    if (st != PROF_OK ||
+        (kind != MEMEST_KIND_DENSE && kind != MEMEST_KIND_CONV2D)) {
         return st;
     }
-    return apply_act(ex, op, L->act, y, y);
+    return apply_act(ex, op, op->layer->act, y, y);
 }
 
 /* ---- 16-bit storage ------------------------------------------------------ */

@@ -333,18 +333,13 @@ PROF_API int prof_train_create(const memest_model *model,
                                prof_train **out, struct prof_diag *diag)
 {
     struct prof_train_opts o;
-    int st;
+    int st = exec_create_args(model, out, diag);
 
-    if (diag) {
-        diag->column = 0;
-        diag->message[0] = '\0';
+    if (out) {
+        *out = NULL;
     }
-    if (!out) {
-        return PROF_E_INVALID;
-    }
-    *out = NULL;
-    if (!model) {
-        return PROF_E_INVALID;
+    if (st != PROF_OK) {
+        return st;
     }
     if (opts) {
         o = *opts;

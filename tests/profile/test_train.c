@@ -106,6 +106,18 @@ static double act1(enum memest_act a, double x)
     }
 }
 
+/* The input pixel a window element (ky, kx) of output (oy, ox) reads,
+ * iy * W + ix, or -1 in the padding. */
+static long pixel(size_t oy, size_t ox, long ky, long kx, long s, long pad,
+                  size_t H, size_t W)
+{
+    const long iy = (long)oy * s + ky - pad, ix = (long)ox * s + kx - pad;
+    if (iy < 0 || ix < 0 || iy >= (long)H || ix >= (long)W) {
+        return -1;
+    }
+    return iy * (long)W + ix;
+}
+
 /* One sample: x (input elements) -> the mean loss contribution
  * -log softmax(z)[label], with its own loops for every operator. */
 static double ref_sample_loss(const memest_model *m,
@@ -155,18 +167,16 @@ static double ref_sample_loss(const memest_model *m,
                         for (size_t ci = 0; ci < icg; ci++) {
                             for (long ky = 0; ky < k; ky++) {
                                 for (long kx = 0; kx < k; kx++) {
-                                    long iy = (long)oy * s + ky - pad;
-                                    long ix = (long)ox * s + kx - pad;
-                                    if (iy < 0 || ix < 0 || iy >= (long)H ||
-                                        ix >= (long)W) {
+                                    const long at = pixel(
+                                        oy, ox, ky, kx, s, pad, H, W);
+                                    if (at < 0) {
                                         continue;
                                     }
                                     acc += p->w[i][((oc * icg + ci) * k + ky) *
                                                        k +
                                                    kx] *
-                                           cur[((grp * icg + ci) * H + iy) *
-                                                   W +
-                                               ix];
+                                           cur[(grp * icg + ci) * H * W +
+                                               (size_t)at];
                                 }
                             }
                         }
@@ -184,13 +194,12 @@ static double ref_sample_loss(const memest_model *m,
                         double mx = -INFINITY, sum = 0;
                         for (long ky = 0; ky < k; ky++) {
                             for (long kx = 0; kx < k; kx++) {
-                                long iy = (long)oy * s + ky - pad;
-                                long ix = (long)ox * s + kx - pad;
-                                if (iy < 0 || ix < 0 || iy >= (long)H ||
-                                    ix >= (long)W) {
+                                const long at =
+                                    pixel(oy, ox, ky, kx, s, pad, H, W);
+                                if (at < 0) {
                                     continue;
                                 }
-                                double v = cur[(c * H + iy) * W + ix];
+                                double v = cur[c * H * W + (size_t)at];
                                 mx = v > mx ? v : mx;
                                 sum += v;
                             }
