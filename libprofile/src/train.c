@@ -1053,7 +1053,7 @@ PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
 
     const uint64_t steps = count / t->batch;
     double loss_sum = 0.0;
-    uint64_t applied_steps = 0, correct = 0;
+    uint64_t applied_steps = 0, correct = 0, run = 0;
     int st = PROF_OK;
     for (uint64_t s = 0; s < steps; s++) {
         const float *logits;
@@ -1082,6 +1082,7 @@ PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
             break;
         }
         prefetch_rows(t, x, next, nf, 3);
+        run++;
         if (applied) {
             applied_steps++;
             loss_sum += loss;
@@ -1094,8 +1095,8 @@ PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
     }
     free(perm);
     out->epoch = epoch;
-    out->steps = steps;
-    out->skipped_steps = steps - applied_steps;
+    out->steps = run; /* = steps unless a step failed */
+    out->skipped_steps = run - applied_steps;
     out->loss = applied_steps ? loss_sum / (double)applied_steps : NAN;
     out->train_accuracy =
         applied_steps ? (double)correct / (double)(applied_steps * t->batch)

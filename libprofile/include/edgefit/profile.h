@@ -1125,11 +1125,12 @@ struct prof_train_epoch_result {
  * floats (NCHW or [count][features]), y count labels in [0, classes).
  * The order is reshuffled with the seed and the epoch number; the last
  * partial batch is dropped (steps = count / batch, at least 1 needed).
- * progress (may be NULL) is called after every step. PROF_E_INVALID for
- * NULL t, x, y or out; PROF_E_RANGE when count < batch, a label is out of
- * range or the loss or an fp32 gradient is not finite (training diverged;
- * the weights are then left as they were before that step);
- * PROF_E_KERNEL.
+ * progress (may be NULL) is called after every step. out is filled even
+ * on failure (the steps done so far). PROF_E_INVALID for NULL t, x, y or
+ * out; PROF_E_RANGE when count < batch or count > 2^32 - 1, a label is out
+ * of range, or the loss is not finite in fp32 or bf16 (training diverged;
+ * the weights are left as they were before that step; fp16 skips such a
+ * step instead); PROF_E_NOMEM (the shuffled order); PROF_E_KERNEL.
  */
 PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
                               uint64_t count, prof_train_progress_fn progress,
