@@ -403,6 +403,7 @@ struct memest_training {
     uint64_t gradient_bytes;
     uint64_t optimizer_state_bytes;
     uint64_t activation_bytes;
+    uint64_t working_bytes; /* the trainer's working buffers (see below) */
     uint64_t total_bytes;
     double total_mb;
 };
