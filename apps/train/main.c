@@ -567,6 +567,14 @@ static int train(const struct options *o, struct result *r)
             if (p.on) {
                 fputc('\n', stderr);
             }
+            /* The data were checked against the model, so a range error
+             * here is a loss or gradient that is no longer finite. */
+            if (st == PROF_E_RANGE) {
+                cli_error("training epoch %" PRIu64 ": the loss or a "
+                          "gradient is not finite: training diverged (a "
+                          "smaller --alpha may help)", e + 1);
+                return CLI_EXIT_FAILURE;
+            }
             char what[64];
             snprintf(what, sizeof what, "training epoch %" PRIu64, e + 1);
             return prof_failed(what, st, NULL);
