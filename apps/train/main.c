@@ -992,13 +992,16 @@ static void print_summary(const struct options *o, const struct result *r)
                r->skipped_steps, r->scale_event_count);
     }
     const struct prof_train_memory *m = &r->mem;
-    printf("  training memory   %" PRIu64 " B allocated (parameters %" PRIu64
-           ", gradients %" PRIu64 ", optimizer state %" PRIu64
+    /* The plan above counts what the original counted (parameters and
+     * activations); training needs this much more, which is shown so the
+     * two are not confused. */
+    printf("  training memory   %.6f MB = %" PRIu64 " B allocated (parameters "
+           "%" PRIu64 ", gradients %" PRIu64 ", optimizer state %" PRIu64
            ", activations %" PRIu64 ", working %" PRIu64
-           "); libmemest's estimate %" PRIu64 " B\n",
-           m->total_bytes, m->parameter_bytes, m->gradient_bytes,
-           m->optimizer_state_bytes, m->activation_bytes, m->working_bytes,
-           m->estimate_total_bytes);
+           "); libmemest's training estimate %" PRIu64 " B\n",
+           (double)m->total_bytes / 1048576.0, m->total_bytes,
+           m->parameter_bytes, m->gradient_bytes, m->optimizer_state_bytes,
+           m->activation_bytes, m->working_bytes, m->estimate_total_bytes);
     for (size_t i = 0; i < p->warning_count; i++) {
         printf("warning: %s\n", p->warnings[i]);
     }
