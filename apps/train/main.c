@@ -18,6 +18,7 @@
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "model.h"
 #include "weights.h"
 
 #define DEFAULT_MODEL "mlp:784-64-10"
@@ -318,30 +319,13 @@ static void result_free(struct result *r)
     memest_model_destroy(r->model);
 }
 
-static int prof_failed(const char *what, int st, const struct prof_diag *d)
-{
-    if (d && d->message[0]) {
-        cli_error("%s: %s", what, d->message);
-    } else {
-        cli_error("%s: %s", what, prof_strerror(st));
-    }
-    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
-                   st == PROF_E_CALLBACK || st == PROF_E_IO
-               ? CLI_EXIT_FAILURE
-               : CLI_EXIT_USAGE;
-}
-
 /* The model, the run plan, the trainer and the starting weights: all of
  * it checked before any data is read. */
 static int prepare(const struct options *o, struct result *r)
 {
-    struct memest_diag md;
-    int st = memest_model_load(o->model, &r->model, &md);
-    if (st != MEMEST_OK) {
-        char msg[600];
-        memest_diag_format(&md, msg, sizeof msg);
-        cli_error("%s", msg);
-        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    const int rc = cli_model_load(o->model, &r->model);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
     struct memest_hw_config hw;
     memest_hw_config_init(&hw);
@@ -350,7 +334,7 @@ static int prepare(const struct options *o, struct result *r)
     hw.compute_speed_factor = o->speed_factor;
     hw.precision = o->precision;
     hw.batch_size_limit = o->batch_limit;
-    st = memest_prepare_run(r->model, o->batch, &hw, &r->plan);
+    int st = memest_prepare_run(r->model, o->batch, &hw, &r->plan);
     if (st != MEMEST_OK) {
         cli_error("planning the run: %s", memest_strerror(st));
         return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
@@ -375,11 +359,11 @@ static int prepare(const struct options *o, struct result *r)
     struct prof_diag d = {0};
     st = prof_train_create(r->model, &to, &r->trainer, &d);
     if (st != PROF_OK) {
-        return prof_failed(o->model, st, &d);
+        return cli_prof_failed(o->model, st, &d);
     }
     st = prof_train_memory(r->trainer, &r->mem);
     if (st != PROF_OK) {
-        return prof_failed("training memory", st, NULL);
+        return cli_prof_failed("training memory", st, NULL);
     }
     if (!cli_weights_init(r->model, &r->weights)) {
         return CLI_EXIT_FAILURE;
@@ -399,7 +383,7 @@ static int prepare(const struct options *o, struct result *r)
                 snprintf(what, sizeof what, "--init-weights %s: layer %s",
                          o->init_weights,
                          memest_model_layer(r->model, l->layer)->name);
-                return prof_failed(what, st, NULL);
+                return cli_prof_failed(what, st, NULL);
             }
         }
     }
@@ -443,7 +427,7 @@ static int check_outputs(const struct options *o, const struct result *r)
  * reason; only running out of memory is a failure of the run. */
 static int data_failed(int st, const struct prof_diag *d)
 {
-    prof_failed("--data", st, d);
+    cli_prof_failed("--data", st, d);
     return st == PROF_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
 }
 
@@ -577,7 +561,7 @@ static int train(const struct options *o, struct result *r)
             }
             char what[64];
             snprintf(what, sizeof what, "training epoch %" PRIu64, e + 1);
-            return prof_failed(what, st, NULL);
+            return cli_prof_failed(what, st, NULL);
         }
         elapsed += er->seconds;
         double loss = 0.0;
@@ -585,7 +569,7 @@ static int train(const struct options *o, struct result *r)
                                  r->test.count, &r->epoch_test_accuracy[e],
                                  &loss);
         if (st != PROF_OK) {
-            return prof_failed("evaluating on the test set", st, NULL);
+            return cli_prof_failed("evaluating on the test set", st, NULL);
         }
         r->test_loss = loss;
         r->skipped_steps += er->skipped_steps;
@@ -621,7 +605,7 @@ static int train(const struct options *o, struct result *r)
                                      &r->test_loss);
         }
         if (st != PROF_OK) {
-            return prof_failed("evaluating", st, NULL);
+            return cli_prof_failed("evaluating", st, NULL);
         }
     }
     if (o->sleep && delay > 0.0) {
@@ -639,7 +623,7 @@ static int train(const struct options *o, struct result *r)
         st = prof_train_get_params(r->trainer, l->layer, l->weight,
                                    l->weight_count, l->bias, l->bias_count);
         if (st != PROF_OK) {
-            return prof_failed("reading the trained weights", st, NULL);
+            return cli_prof_failed("reading the trained weights", st, NULL);
         }
     }
     return CLI_EXIT_OK;
@@ -659,7 +643,7 @@ static int executor_accuracy(const struct result *r,
     struct prof_diag d = {0};
     int st = prof_exec_create(r->model, &eo, &ex, &d);
     if (st != PROF_OK) {
-        return prof_failed(memest_precision_name(precision), st, &d);
+        return cli_prof_failed(memest_precision_name(precision), st, &d);
     }
     for (size_t i = 0; st == PROF_OK && i < r->weights.layer_count; i++) {
         const struct cli_weights_layer *l = &r->weights.layers[i];
@@ -686,7 +670,7 @@ static int executor_accuracy(const struct result *r,
     free(y);
     prof_exec_destroy(ex);
     if (st != PROF_OK) {
-        return prof_failed(precision == MEMEST_INT8 ? "int8 quantisation"
+        return cli_prof_failed(precision == MEMEST_INT8 ? "int8 quantisation"
                                                     : "fp32 execution",
                            st, NULL);
     }
@@ -696,31 +680,17 @@ static int executor_accuracy(const struct result *r,
 
 /* ---- outputs --------------------------------------------------------------- */
 
-struct col {
-    const char *name;
-    enum art_type type;
-};
-
-static int add_columns(art_table *t, const struct col *cols, size_t n)
-{
-    int st = ART_OK;
-    for (size_t i = 0; st == ART_OK && i < n; i++) {
-        st = art_table_add_column(t, cols[i].name, cols[i].type);
-    }
-    return st;
-}
-
 static int build_history(struct result *r)
 {
-    static const struct col cols[] = {
-        {"epoch", ART_UINT},        {"loss", ART_REAL},
-        {"train_accuracy", ART_REAL}, {"test_accuracy", ART_REAL},
-        {"epoch_time_s", ART_REAL}, {"steps", ART_UINT},
-        {"loss_scale", ART_REAL},   {"skipped_steps", ART_UINT},
-    };
+    static const char *const names[] = {
+        "epoch", "loss", "train_accuracy", "test_accuracy", "epoch_time_s",
+        "steps", "loss_scale", "skipped_steps"};
+    static const enum art_type types[] = {
+        ART_UINT, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
+        ART_UINT, ART_REAL, ART_UINT};
     int st = art_table_create("history", &r->history);
-    if (st == ART_OK) {
-        st = add_columns(r->history, cols, sizeof cols / sizeof cols[0]);
+    for (size_t c = 0; st == ART_OK && c < 8; c++) {
+        st = art_table_add_column(r->history, names[c], types[c]);
     }
     for (size_t e = 0; st == ART_OK && e < r->epochs_done; e++) {
         const struct prof_train_epoch_result *er = &r->epochs[e];
@@ -749,12 +719,15 @@ static int build_history(struct result *r)
 
 static int build_scale_table(struct result *r)
 {
-    static const struct col cols[] = {
-        {"step", ART_UINT}, {"loss_scale", ART_REAL}, {"skipped", ART_BOOL},
-    };
     int st = art_table_create("loss_scale_events", &r->scale_table);
     if (st == ART_OK) {
-        st = add_columns(r->scale_table, cols, 3);
+        st = art_table_add_column(r->scale_table, "step", ART_UINT);
+    }
+    if (st == ART_OK) {
+        st = art_table_add_column(r->scale_table, "loss_scale", ART_REAL);
+    }
+    if (st == ART_OK) {
+        st = art_table_add_column(r->scale_table, "skipped", ART_BOOL);
     }
     for (size_t i = 0; st == ART_OK && i < r->scale_event_count; i++) {
         const struct prof_train_scale_event *ev = &r->scale_events[i];
