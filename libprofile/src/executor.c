@@ -59,6 +59,16 @@ void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
     va_end(ap);
 }
 
+int exec_create_args(const memest_model *model, const void *out,
+                     struct prof_diag *diag)
+{
+    if (diag) {
+        diag->column = 0;
+        diag->message[0] = '\0';
+    }
+    return model && out ? PROF_OK : PROF_E_INVALID;
+}
+
 int exec_kern_status(int kst)
 {
     switch (kst) {
@@ -86,7 +96,7 @@ static float uniform(uint64_t *state, double a)
 
 /* Where element i of a layer's weights, in the API's order
  * ([out][in] for dense), lives in op->w. */
-static size_t w_slot(const struct exec_op *op, size_t i)
+size_t exec_w_slot(const struct exec_op *op, size_t i)
 {
     if (op->layer->kind != MEMEST_KIND_DENSE) {
         return i;
@@ -109,7 +119,7 @@ static void init_params(struct exec_op *op, uint64_t *state)
                          ? sqrt(6.0 / fan_in)
                          : sqrt(6.0 / (fan_in + fan_out));
     for (size_t i = 0; i < op->wn; i++) {
-        op->w[w_slot(op, i)] = uniform(state, a);
+        op->w[exec_w_slot(op, i)] = uniform(state, a);
     }
     const double ab = 1.0 / sqrt(fan_in);
     for (size_t i = 0; i < op->bn; i++) {
@@ -148,7 +158,7 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
                 return PROF_E_NOMEM;
             }
             for (size_t i = 0; i < op->wn; i++) {
-                rows[i] = op->w[w_slot(op, i)];
+                rows[i] = op->w[exec_w_slot(op, i)];
             }
         }
         kst = kern_q8_quantize_channels_f32(rows, op->c_out, op->kdim, q,
@@ -527,18 +537,13 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
 {
     struct prof_exec_opts o;
     struct memest_totals totals;
-    int st;
+    int st = exec_create_args(model, out, diag);
 
-    if (diag) {
-        diag->column = 0;
-        diag->message[0] = '\0';
+    if (out) {
+        *out = NULL;
     }
-    if (!out) {
-        return PROF_E_INVALID;
-    }
-    *out = NULL;
-    if (!model) {
-        return PROF_E_INVALID;
+    if (st != PROF_OK) {
+        return st;
     }
     if (opts) {
         o = *opts;
@@ -811,7 +816,7 @@ PROF_API int prof_exec_set_params(prof_exec *ex, size_t layer,
         }
     }
     for (size_t i = 0; i < weight_count; i++) {
-        op->w[w_slot(op, i)] = weights[i];
+        op->w[exec_w_slot(op, i)] = weights[i];
     }
     if (bias_count) {
         memcpy(op->b, bias, bias_count * sizeof(float));
@@ -832,7 +837,7 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
         return st;
     }
     for (size_t i = 0; i < weight_count; i++) {
-        weights[i] = op->w[w_slot(op, i)];
+        weights[i] = op->w[exec_w_slot(op, i)];
     }
     if (bias && bias_count) {
         memcpy(bias, op->b, bias_count * sizeof(float));
@@ -1152,30 +1157,13 @@ void exec_im2col_f32(const struct exec_op *op, const float *x, float *col)
 static int layer_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
-    const struct memest_layer *L = op->layer;
-    int st = PROF_OK;
-    switch (L->kind) {
-    case MEMEST_KIND_DENSE:
-        st = dense_f32(ex, op, x, w, b, y);
-        break;
-    case MEMEST_KIND_CONV2D:
-        st = conv_f32(ex, op, x, w, b, y);
-        break;
-    case MEMEST_KIND_MAXPOOL:
-    case MEMEST_KIND_AVGPOOL:
-        return pool_f32(ex, op, x, y);
-    case MEMEST_KIND_FLATTEN:
-        memcpy(y, x, op->out_n * sizeof(float));
-        return PROF_OK;
-    case MEMEST_KIND_ACTIVATION:
-        return apply_act(ex, op, L->act, x, y);
-    default:
-        return PROF_E_INVALID;
-    }
-    if (st != PROF_OK) {
+    const enum memest_kind kind = op->layer->kind;
+    int st = linear_f32(ex, op, x, w, b, y);
+    if (st != PROF_OK ||
+        (kind != MEMEST_KIND_DENSE && kind != MEMEST_KIND_CONV2D)) {
         return st;
     }
-    return apply_act(ex, op, L->act, y, y);
+    return apply_act(ex, op, op->layer->act, y, y);
 }
 
 /* ---- 16-bit storage ------------------------------------------------------ */

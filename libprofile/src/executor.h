@@ -68,6 +68,15 @@ struct prof_exec {
 void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Where element i of a layer's weights in the API's order ([out][in] for
+ * dense, [out_c][in_c/g][k][k] for conv2d) lives in op->w. */
+size_t exec_w_slot(const struct exec_op *op, size_t i);
+
+/* The common start of a create function: clear diag (may be NULL), check
+ * model and the out-pointer. PROF_E_INVALID when either is NULL. */
+int exec_create_args(const memest_model *model, const void *out,
+                     struct prof_diag *diag);
+
 /* A libkernels status as a libprofile one. */
 int exec_kern_status(int kst);
 

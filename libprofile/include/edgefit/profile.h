@@ -1125,11 +1125,12 @@ struct prof_train_epoch_result {
  * floats (NCHW or [count][features]), y count labels in [0, classes).
  * The order is reshuffled with the seed and the epoch number; the last
  * partial batch is dropped (steps = count / batch, at least 1 needed).
- * progress (may be NULL) is called after every step. PROF_E_INVALID for
- * NULL t, x, y or out; PROF_E_RANGE when count < batch, a label is out of
- * range or the loss or an fp32 gradient is not finite (training diverged;
- * the weights are then left as they were before that step);
- * PROF_E_KERNEL.
+ * progress (may be NULL) is called after every step. out is filled even
+ * on failure (the steps done so far). PROF_E_INVALID for NULL t, x, y or
+ * out; PROF_E_RANGE when count < batch or count > 2^32 - 1, a label is out
+ * of range, or the loss is not finite in fp32 or bf16 (training diverged;
+ * the weights are left as they were before that step; fp16 skips such a
+ * step instead); PROF_E_NOMEM (the shuffled order); PROF_E_KERNEL.
  */
 PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
                               uint64_t count, prof_train_progress_fn progress,
@@ -1173,6 +1174,18 @@ PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
 PROF_API int prof_train_set_params(prof_train *t, size_t layer,
                                    const float *weight, size_t n_weight,
                                    const float *bias, size_t n_bias);
+
+/*
+ * The gradients of the mean loss of the last step (prof_train_epoch's last
+ * batch) with respect to layer `layer`'s parameters, as floats in the same
+ * layout: with mixed precision the stored 16-bit gradients widened and,
+ * for fp16, divided by the loss scale they were computed at. All zero
+ * before the first step. Counts and statuses as prof_train_get_params();
+ * t is not const because the 16-bit gradients are widened in its staging.
+ */
+PROF_API int prof_train_get_grads(prof_train *t, size_t layer, float *weight,
+                                  size_t n_weight, float *bias,
+                                  size_t n_bias);
 
 #ifdef __cplusplus
 }
