@@ -663,8 +663,8 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
  *
  * The readers never trust the header's sizes: a plain file must be exactly
  * as long as its header says (checked against fstat before anything is
- * allocated), and a gzip stream is read into a buffer that grows with what
- * the stream really holds, so a 17-byte file claiming 2^31 images is
+ * allocated), and a gzip stream (or a pipe) is read into a buffer that
+ * grows with what the stream really holds, so a 17-byte file claiming 2^31 images is
  * refused with the reason, not with an allocation of 1.6 TB. Status codes:
  * PROF_E_IO when the file cannot be opened or read (diag carries the
  * system's reason), PROF_E_PARSE for a file that is not what it claims
@@ -720,8 +720,8 @@ struct prof_dataset {
  * <split>-images-idx3-ubyte.gz and <split>-labels-idx1-ubyte.gz, or the
  * same names without .gz when the compressed one does not exist. At most
  * max_count (0: all) samples. Besides the checks of the IDX readers, the
- * two files must hold the same number of samples (PROF_E_RANGE). An empty
- * set is PROF_E_RANGE. PROF_E_INVALID for NULL split or out, or a split
+ * two headers must claim the same number of samples, even when max_count
+ * reads fewer (PROF_E_RANGE). An empty set is PROF_E_RANGE. PROF_E_INVALID for NULL split or out, or a split
  * other than train or t10k. On error *out is zeroed and diag (may be NULL)
  * names the file and what is wrong.
  */
