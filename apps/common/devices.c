@@ -53,7 +53,7 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
     memset(out, 0, sizeof *out);
     out->path = path;
     art_table *t = NULL;
-    struct art_diag ad = {0, ""};
+    struct art_diag ad = {0, "", 0};
     int st = art_table_load_csv(path, &t, &ad);
     if (st != ART_OK) {
         if (ad.line > 0) {
