@@ -24,6 +24,10 @@ int art_atomic_rename(art_atomic *a, struct art_diag *diag);
 int art_sync_dir(const char *dir, struct art_diag *diag);
 const char *art_atomic_path(const art_atomic *a);
 
+/* The line a row (or the header) of a table read from a file began on. */
+int art_table_set_row_line(art_table *t, size_t row, long line);
+int art_table_set_header_line(art_table *t, long line);
+
 /* Write obj with write() into path atomically. */
 int art_save_with(const char *path, art_write_fn write, const void *obj);
 

@@ -167,6 +167,7 @@ ART_API int art_table_set_uint(art_table *t, size_t row, size_t col,
                                uint64_t v);
 ART_API int art_table_set_real(art_table *t, size_t row, size_t col,
                                double v);
+/* Text must be valid UTF-8 (ART_E_INVALID otherwise). */
 ART_API int art_table_set_text(art_table *t, size_t row, size_t col,
                                const char *v);
 ART_API int art_table_set_bool(art_table *t, size_t row, size_t col, bool v);
@@ -206,8 +207,9 @@ ART_API size_t art_table_format_cell(const art_table *t, size_t row,
                                      size_t col, char *buf, size_t len);
 
 /* CSV: a header line of column names, then one line per row, "\n" line
- * ends, fields quoted only when they hold a comma, quote, CR, LF or
- * leading/trailing space. */
+ * ends, fields quoted only when they would not read back otherwise: a
+ * comma, quote, CR or LF inside, a leading or trailing space or tab (which
+ * readers trim), a byte-order mark at the start of the file. */
 ART_API int art_table_write_csv(const art_table *t, FILE *f);
 ART_API int art_table_save_csv(const art_table *t, const char *path);
 
@@ -223,9 +225,18 @@ ART_API int art_table_print(const art_table *t, FILE *f, int decimals);
  * Each column's type is inferred from its values (BOOL if every non-empty
  * value is true/false, INT or UINT if every one is an integer, REAL if
  * every one is a number, TEXT otherwise); empty fields stay empty. Rows
- * must have as many fields as the header (diag names the line). */
+ * must have as many fields as the header. The file must be UTF-8 without
+ * NUL bytes (a leading byte-order mark is skipped); blank lines are
+ * skipped. ART_E_PARSE with diag naming the line (and the column, in the
+ * message, of a bad byte); ART_E_IO when the file cannot be read. */
 ART_API int art_table_load_csv(const char *path, art_table **out,
                                struct art_diag *diag);
+
+/* For a table read by art_table_load_csv(): the 1-based line of the file
+ * where a row (or the header) began, counting blank lines; 0 for rows
+ * added otherwise. */
+ART_API long art_table_row_line(const art_table *t, size_t row);
+ART_API long art_table_header_line(const art_table *t);
 
 /* ---- JSON documents ---------------------------------------------------- */
 
