@@ -456,8 +456,8 @@ ART_API int art_table_load_csv(const char *path, art_table **out,
     }
     if (rd.st == ART_OK && !utf8_complete(&rd.utf8)) {
         read_fail(&rd, rd.line,
-                  "column %ld: invalid UTF-8 (byte 0x%02X starts a "
-                  "sequence the end of the file cuts short)",
+                  "column %ld: invalid UTF-8 (byte 0x%02X); the file "
+                  "ends inside its sequence",
                   rd.seq_col, rd.seq_byte);
     }
     if (rd.st == ART_OK && csv_fini(&p, on_field, on_record, &rd) != 0) {

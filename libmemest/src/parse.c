@@ -1166,6 +1166,16 @@ static void base_name(const char *path, char *buf, size_t cap)
             buf[i] = '_';
         }
     }
+    /* and be UTF-8 like the text (a Latin-1 file name, or a name cut in
+     * the middle of a character): each byte of a bad sequence becomes '_' */
+    for (size_t i = 0; i < n;) {
+        const size_t bad = utf8_invalid_at((unsigned char *)buf + i, n - i);
+        if (bad == n - i) {
+            break;
+        }
+        buf[i + bad] = '_';
+        i += bad + 1;
+    }
 }
 
 int memest_model_load(const char *path_or_preset, memest_model **out,
