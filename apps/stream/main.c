@@ -1,6 +1,6 @@
 /* edgefit-stream: run the four operators of a streaming model on real data,
  * time each, and say what bounds it on this host and how much of the
- * stream interval it leaves (the hardware profile of seed 002, measured). */
+ * stream interval it leaves (the original streaming profile, measured). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -333,7 +333,7 @@ static const char *level_name(unsigned level)
 
 static int build_ops_table(struct result *r)
 {
-    /* The seed's columns first, then what the measurement adds. */
+    /* The original profile's columns first, then what the measurement adds. */
     static const char *const names[] = {
         "operator", "latency_ms", "memory_kb", "latency_ms_min",
         "latency_ms_p90", "latency_ms_max", "latency_ms_mad", "bytes_moved",
@@ -460,7 +460,7 @@ static int build_totals_table(struct result *r)
     return f.st;
 }
 
-/* The seed's note warned that latency effects of lower precision depend on
+/* The original profile's note warned that latency effects of lower precision depend on
  * the deployment; here it states what this host measured. */
 static void write_note(struct result *r)
 {
