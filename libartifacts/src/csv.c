@@ -308,7 +308,10 @@ static bool parse_i64(const char *s, int64_t *v)
     char *end;
     errno = 0;
     long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end || strpbrk(s, ".eE")) {
+    /* "-0" is the real -0.0 as written back (an integer has no sign of
+     * zero): reading it as the integer 0 would not round-trip. */
+    if (errno || end == s || *end || strpbrk(s, ".eE") ||
+        (x == 0 && strchr(s, '-'))) {
         return false;
     }
     *v = x;
