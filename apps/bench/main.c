@@ -248,10 +248,7 @@ static int print_stdout(const struct options *o, art_table *const *built)
         }
         first = false;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
 /* The CSVs appear together or not at all (a libartifacts bundle). */

@@ -745,14 +745,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         break;
     }
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    if (st != ART_OK) {
-        cli_error("stdout: %s", art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    return cli_stdout_finish(st);
 }
 
 /* Both files appear together or not at all. */
@@ -792,7 +785,7 @@ int main(int argc, char **argv)
     if (rc == CLI_EXIT_OK && o.dev.list) {
         cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
-        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        return cli_stdout_finish(ART_OK);
     }
     if (rc == CLI_EXIT_OK) {
         rc = run_model(&o, &r);

@@ -375,10 +375,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         break;
     }
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
 /* Both files appear together or not at all. */

@@ -788,10 +788,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         st = art_doc_write(r->doc, stdout);
         break;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
 /* All three files appear together or not at all. */
@@ -849,7 +846,7 @@ int main(int argc, char **argv)
     if (o.dev.list) {
         cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
-        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        return cli_stdout_finish(ART_OK);
     }
     rc = compute(&o, &r);
     if (rc == CLI_EXIT_OK) {

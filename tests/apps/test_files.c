@@ -233,6 +233,37 @@ static void test_model_not_utf8(void **state)
     unlink(model);
 }
 
+/* A full disk under stdout: the system's reason, exit 1 (was "input/output
+ * error" for every cause). */
+static void test_stdout_full(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) {
+        skip();
+    }
+    static const char *const args[NAPPS][6] = {
+        {"--format", "json", NULL},
+        {"--list-devices", NULL},
+        {"--list-devices", NULL},
+        {"--table", "mixed_precision", "--format", "csv", NULL},
+    };
+    for (int app = 0; app < NAPPS; app++) {
+        char *argv[8] = {(char *)exe[app]};
+        for (int i = 0; args[app][i]; i++) {
+            argv[1 + i] = (char *)args[app][i];
+        }
+        struct run_result r;
+        run_argv_stdout(argv, "/dev/full", &r);
+        char want[200];
+        snprintf(want, sizeof want, "stdout: %s", strerror(ENOSPC));
+        if (r.status != 1 || !strstr(r.err, want)) {
+            fail_msg("%s > /dev/full: status %d, stderr '%s' (want 1 and "
+                     "'%s')", exe[app], r.status, r.err, want);
+        }
+        run_free(&r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 1 + NAPPS) {
@@ -251,6 +282,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_out_not_writable),
         cmocka_unit_test(test_full_disk),
         cmocka_unit_test(test_model_not_utf8),
+        cmocka_unit_test(test_stdout_full),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);
     run_rmdir(tmpdir);
