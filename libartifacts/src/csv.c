@@ -86,12 +86,14 @@ ART_API int art_table_write_csv(const art_table *t, FILE *f)
     return write_csv(t, f);
 }
 
-ART_API int art_table_save_csv(const art_table *t, const char *path)
+ART_API int art_table_save_csv(const art_table *t, const char *path,
+                               struct art_diag *diag)
 {
+    art_diag_clear(diag);
     if (!t || !path) {
         return ART_E_INVALID;
     }
-    return art_save_with(path, write_csv, t);
+    return art_save_with(path, write_csv, t, diag);
 }
 
 /* ---- Terminal text ----------------------------------------------------- */

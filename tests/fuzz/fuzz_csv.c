@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct art_diag diag;
     if (art_table_load_csv(path, &t, &diag) == ART_OK) {
         snprintf(again, sizeof again, "%s.again", path);
-        if (art_table_save_csv(t, again) == ART_OK) {
+        if (art_table_save_csv(t, again, NULL) == ART_OK) {
             art_table *u = NULL;
             if (art_table_load_csv(again, &u, &diag) != ART_OK ||
                 art_table_rows(u) != art_table_rows(t) ||

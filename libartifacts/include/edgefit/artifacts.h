@@ -16,7 +16,7 @@
  *     art_table_add_row(t, &r);
  *     art_table_set_text(t, r, 0, "dense1");
  *     art_table_set_uint(t, r, 1, 50176);
- *     art_table_save_csv(t, "out/layers.csv");
+ *     art_table_save_csv(t, "out/layers.csv", NULL);
  *     art_table_destroy(t);
  *
  * libartifacts knows nothing of models: callers fill generic tables.
@@ -211,11 +211,15 @@ ART_API size_t art_table_format_cell(const art_table *t, size_t row,
  * comma, quote, CR or LF inside, a leading or trailing space or tab (which
  * readers trim), a byte-order mark at the start of the file. */
 ART_API int art_table_write_csv(const art_table *t, FILE *f);
-ART_API int art_table_save_csv(const art_table *t, const char *path);
+/* The save functions write path atomically (art_atomic_open()); diag (may
+ * be NULL) receives "path: reason" and the errno as for bundles. */
+ART_API int art_table_save_csv(const art_table *t, const char *path,
+                               struct art_diag *diag);
 
 /* JSON: an array of objects, one per row, keys in column order. */
 ART_API int art_table_write_json(const art_table *t, FILE *f);
-ART_API int art_table_save_json(const art_table *t, const char *path);
+ART_API int art_table_save_json(const art_table *t, const char *path,
+                                struct art_diag *diag);
 
 /* Aligned text for a terminal: text left-aligned, numbers right-aligned,
  * reals with the given number of decimals (shortest form when < 0). */
@@ -264,7 +268,8 @@ ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub);
 /* Indented JSON, keys in insertion order, a final newline. Reals are
  * written with 17 significant digits, so they read back exactly. */
 ART_API int art_doc_write(const art_doc *d, FILE *f);
-ART_API int art_doc_save(const art_doc *d, const char *path);
+ART_API int art_doc_save(const art_doc *d, const char *path,
+                         struct art_diag *diag);
 
 #ifdef __cplusplus
 }
