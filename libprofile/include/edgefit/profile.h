@@ -641,15 +641,38 @@ struct prof_stream_profile {
  * (dense feature_count -> hidden, kern_sgemm), activation (relu or gelu),
  * decision_head (dense hidden -> outputs, then sigmoid). cal gives the host
  * knee (NULL: prof_host_calibration()). PROF_E_RANGE for a zero size or a
- * bad interval, PROF_E_OVERFLOW for sizes that do not fit, PROF_E_IO when
- * Fashion-MNIST was asked for and cannot be read or features > 784,
- * PROF_E_NOMEM, PROF_E_KERNEL.
+ * bad interval, PROF_E_OVERFLOW for sizes that do not fit, PROF_E_NOMEM,
+ * PROF_E_KERNEL. When Fashion-MNIST was asked for and cannot be used, the
+ * IDX reader's status (PROF_E_IO, PROF_E_PARSE, ...) or PROF_E_RANGE (more
+ * features than pixels, fewer images than the window), with diag (may be
+ * NULL) naming the file and what is wrong.
  */
 PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
                                  const struct prof_calibration *cal,
-                                 struct prof_stream_profile *out);
+                                 struct prof_stream_profile *out,
+                                 struct prof_diag *diag);
 
 /* ---- Data -------------------------------------------------------------- */
+
+/*
+ * IDX files (the format of MNIST and Fashion-MNIST), gzip-compressed or
+ * plain: a magic number (two zero bytes, a type byte 0x08 for unsigned
+ * bytes, the number of dimensions), one big-endian 32-bit size per
+ * dimension, then the data. Images are IDX3 (count x rows x cols), labels
+ * IDX1 (count).
+ *
+ * The readers never trust the header's sizes: a plain file must be exactly
+ * as long as its header says (checked against fstat before anything is
+ * allocated), and a gzip stream is read into a buffer that grows with what
+ * the stream really holds, so a 17-byte file claiming 2^31 images is
+ * refused with the reason, not with an allocation of 1.6 TB. Status codes:
+ * PROF_E_IO when the file cannot be opened or read (diag carries the
+ * system's reason), PROF_E_PARSE for a file that is not what it claims
+ * (bad magic number, truncated, longer than its header, a corrupt gzip
+ * stream), PROF_E_RANGE for a zero dimension, PROF_E_OVERFLOW for sizes
+ * that do not fit, PROF_E_NOMEM. diag (may be NULL) names the file and
+ * what is wrong.
+ */
 
 /* Images of an IDX file (gzip or plain): count x rows x cols bytes. */
 struct prof_idx_images {
@@ -658,14 +681,57 @@ struct prof_idx_images {
 };
 
 /*
- * Read at most max_count (0: all) images of an IDX3 unsigned-byte file,
- * gzip-compressed or not (e.g. train-images-idx3-ubyte.gz). PROF_E_IO for a
- * missing or short file, PROF_E_PARSE for a bad magic number,
- * PROF_E_OVERFLOW, PROF_E_NOMEM.
+ * Read at most max_count (0: all) images of an IDX3 unsigned-byte file
+ * (e.g. train-images-idx3-ubyte.gz). When every image is read, the file
+ * must end there; a plain file must always match its header's size. On
+ * error *out is zeroed.
  */
 PROF_API int prof_idx_load_images(const char *path, uint64_t max_count,
-                                  struct prof_idx_images *out);
+                                  struct prof_idx_images *out,
+                                  struct prof_diag *diag);
 PROF_API void prof_idx_images_finish(struct prof_idx_images *images);
+
+/* Labels of an IDX1 unsigned-byte file (gzip or plain). */
+struct prof_idx_labels {
+    uint8_t *labels; /* release with prof_idx_labels_finish() */
+    uint64_t count;
+};
+
+/* Read at most max_count (0: all) labels, with the checks of
+ * prof_idx_load_images(). */
+PROF_API int prof_idx_load_labels(const char *path, uint64_t max_count,
+                                  struct prof_idx_labels *out,
+                                  struct prof_diag *diag);
+PROF_API void prof_idx_labels_finish(struct prof_idx_labels *labels);
+
+/* A labelled image set: pixels as floats scaled to [0, 1] (byte / 255),
+ * NCHW with C = 1. */
+struct prof_dataset {
+    float *x;          /* count * rows * cols; release with
+                          prof_dataset_finish() */
+    uint8_t *y;        /* count labels */
+    uint64_t count, rows, cols;
+    unsigned classes;  /* 1 + the largest label */
+};
+
+/*
+ * Load the split "train" or "t10k" of an IDX data set in dir (NULL: the
+ * default, prof_dataset_default_dir()): the files
+ * <split>-images-idx3-ubyte.gz and <split>-labels-idx1-ubyte.gz, or the
+ * same names without .gz when the compressed one does not exist. At most
+ * max_count (0: all) samples. Besides the checks of the IDX readers, the
+ * two files must hold the same number of samples (PROF_E_RANGE). An empty
+ * set is PROF_E_RANGE. PROF_E_INVALID for NULL split or out, or a split
+ * other than train or t10k. On error *out is zeroed and diag (may be NULL)
+ * names the file and what is wrong.
+ */
+PROF_API int prof_dataset_load(const char *dir, const char *split,
+                               uint64_t max_count, struct prof_dataset *out,
+                               struct prof_diag *diag);
+PROF_API void prof_dataset_finish(struct prof_dataset *d); /* NULL ok */
+
+/* Debian's dataset-fashion-mnist folder, PROF_FASHION_MNIST_DIR. Static. */
+PROF_API const char *prof_dataset_default_dir(void);
 
 /* ---- executor ---- */
 
