@@ -254,21 +254,18 @@ static int print_stdout(const struct options *o, art_table *const *built)
 /* The CSVs appear together or not at all (a libartifacts bundle). */
 static int write_csvs(const char *dir, art_table *const *built)
 {
-    art_bundle *b = NULL;
-    int st = art_bundle_create(dir, &b);
-    for (int i = 0; st == ART_OK && i < NTABLES; i++) {
-        if (!built[i]) {
-            continue;
+    struct cli_out_file files[NTABLES];
+    char names[NTABLES][64];
+    size_t n = 0;
+    for (int i = 0; i < NTABLES; i++) {
+        if (built[i]) {
+            snprintf(names[n], sizeof names[n], "%s.csv",
+                     art_table_name(built[i]));
+            files[n] = (struct cli_out_file){names[n], built[i], NULL};
+            n++;
         }
-        char name[64];
-        snprintf(name, sizeof name, "%s.csv", art_table_name(built[i]));
-        st = art_bundle_add_csv(b, name, built[i]);
     }
-    if (st != ART_OK) {
-        art_bundle_destroy(b);
-        return bench_art_failed(dir, st);
-    }
-    return cli_out_commit(b);
+    return cli_out_write(dir, files, n);
 }
 
 int main(int argc, char **argv)

@@ -102,9 +102,18 @@ int cli_out_check(const char *dir);
  * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. */
 int cli_stdout_finish(int st);
 
-/* Commit a bundle of outputs (consumed, as by art_bundle_commit()); on
- * failure prints "prog: path: reason" and returns CLI_EXIT_FAILURE, none
- * of the bundle's files having appeared. */
-int cli_out_commit(art_bundle *b);
+/* One file of --out: a table written as CSV or a document as JSON
+ * (exactly one of csv and doc is set). */
+struct cli_out_file {
+    const char *name;
+    const art_table *csv;
+    const art_doc *doc;
+};
+
+/* Write the n files into dir as one bundle: all appear or none. On failure
+ * prints "prog: path: reason" (the system's strerror text for an I/O
+ * failure) and returns CLI_EXIT_FAILURE. */
+int cli_out_write(const char *dir, const struct cli_out_file *files,
+                  size_t n);
 
 #endif

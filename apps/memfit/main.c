@@ -381,19 +381,11 @@ static int print_stdout(const struct options *o, const struct result *r)
 /* Both files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    art_bundle *b = NULL;
-    int st = art_bundle_create(dir, &b);
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "layerwise_breakdown.csv", r->layers);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_doc(b, "memory_plan.json", r->plan_doc);
-    }
-    if (st != ART_OK) {
-        art_bundle_destroy(b);
-        return art_failed(dir, st);
-    }
-    return cli_out_commit(b);
+    const struct cli_out_file files[] = {
+        {"layerwise_breakdown.csv", r->layers, NULL},
+        {"memory_plan.json", NULL, r->plan_doc},
+    };
+    return cli_out_write(dir, files, sizeof files / sizeof files[0]);
 }
 
 int main(int argc, char **argv)

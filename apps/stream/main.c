@@ -791,23 +791,12 @@ static int print_stdout(const struct options *o, const struct result *r)
 /* All three files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    art_bundle *b = NULL;
-    int st = art_bundle_create(dir, &b);
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "operator_profile.csv", r->ops);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "hardware_totals.csv", r->totals);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_doc(b, "hardware_profile.json", r->doc);
-    }
-    if (st != ART_OK) {
-        art_bundle_destroy(b);
-        cli_error("--out %s: %s", dir, art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return cli_out_commit(b);
+    const struct cli_out_file files[] = {
+        {"operator_profile.csv", r->ops, NULL},
+        {"hardware_totals.csv", r->totals, NULL},
+        {"hardware_profile.json", NULL, r->doc},
+    };
+    return cli_out_write(dir, files, sizeof files / sizeof files[0]);
 }
 
 int main(int argc, char **argv)
