@@ -243,26 +243,29 @@ static void cache_write(const char *path, const char *model,
     json_t *j = cal_json(c, model, o);
     char *dir = strdup(path);
     char *slash = dir ? strrchr(dir, '/') : NULL;
+    struct art_diag diag = {0, "", 0};
     int st = j && slash ? ART_OK : ART_E_NOMEM;
     if (st == ART_OK) {
         *slash = '\0';
-        st = art_mkdir_p(dir);
+        st = art_mkdir_p(dir, &diag);
     }
     art_atomic *a = NULL;
     if (st == ART_OK) {
-        st = art_atomic_open(path, &a);
+        st = art_atomic_open(path, &a, &diag);
     }
     if (st == ART_OK) {
         st = dump_json(j, art_atomic_file(a));
         if (st == ART_OK) {
-            st = art_atomic_commit(a);
+            st = art_atomic_commit(a, &diag);
         } else {
             art_atomic_abort(a);
         }
     }
+    /* Not an error: the run has its calibration; the next one measures
+     * again. The reason is the system's when there is one. */
     if (st != ART_OK) {
-        cli_warn("calibration cache %s not written: %s", path,
-                 art_strerror(st));
+        cli_warn("calibration cache not written: %s",
+                 diag.message[0] ? diag.message : art_strerror(st));
     }
     free(dir);
     json_decref(j);

@@ -220,12 +220,6 @@ const size_t cli_breakdown_column_count =
 
 /* ---- output ---------------------------------------------------------------- */
 
-static int out_failed(const char *what, int st)
-{
-    cli_error("%s: %s", what, art_strerror(st));
-    return CLI_EXIT_FAILURE;
-}
-
 static int doc_of(const struct cli_output *outs, size_t n, art_doc **out)
 {
     art_doc *d = NULL;
@@ -292,46 +286,43 @@ int cli_emit(enum cli_format format, const struct cli_output *outs,
         break;
     }
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : out_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
 int cli_write_outputs(const char *dir, const struct cli_output *outs,
                       size_t n, const char *json_name)
 {
-    art_bundle *b = NULL;
+    struct cli_out_file *files = calloc(n + 1, sizeof *files);
+    char (*names)[128] = calloc(n, sizeof *names);
     art_doc *all = NULL;
-    char failed[128] = "";
-    int st = art_bundle_create(dir, &b);
-    for (size_t i = 0; st == ART_OK && i < n; i++) {
-        char name[128];
+    int rc = CLI_EXIT_FAILURE;
+    if (!files || !names) {
+        cli_error("--out %s: %s", dir, art_strerror(ART_E_NOMEM));
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
         if (outs[i].file) {
-            snprintf(name, sizeof name, "%s", outs[i].file);
+            snprintf(names[i], sizeof names[i], "%s", outs[i].file);
         } else {
-            snprintf(name, sizeof name, "%s.%s", outs[i].key,
+            snprintf(names[i], sizeof names[i], "%s.%s", outs[i].key,
                      outs[i].table ? "csv" : "json");
         }
-        st = outs[i].table ? art_bundle_add_csv(b, name, outs[i].table)
-                           : art_bundle_add_doc(b, name, outs[i].doc);
+        files[i] = (struct cli_out_file){names[i], outs[i].table,
+                                         outs[i].table ? NULL : outs[i].doc};
     }
-    if (st == ART_OK && json_name) {
-        st = doc_of(outs, n, &all);
-        if (st == ART_OK) {
-            st = art_bundle_add_doc(b, json_name, all);
+    size_t nfiles = n;
+    if (json_name) {
+        const int st = doc_of(outs, n, &all);
+        if (st != ART_OK) {
+            cli_error("--out %s: %s", dir, art_strerror(st));
+            goto done;
         }
+        files[nfiles++] = (struct cli_out_file){json_name, NULL, all};
     }
-    if (st == ART_OK) {
-        st = art_bundle_commit(b, failed, sizeof failed);
-        b = NULL;
-    }
-    art_bundle_destroy(b);
+    rc = cli_out_write(dir, files, nfiles);
+done:
     art_doc_destroy(all);
-    if (st != ART_OK) {
-        cli_error("--out %s: %s%s%s", dir, failed, *failed ? ": " : "",
-                  art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    free(names);
+    free(files);
+    return rc;
 }

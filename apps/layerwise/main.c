@@ -835,16 +835,13 @@ static int print_stdout(const struct options *o, const struct result *r)
         {.key = "hardware_summary",
          .table = o->co.format == CLI_FORMAT_CSV ? NULL : r->hw},
     };
-    int rc = cli_emit(o->co.format, outs,
-                      o->co.format == CLI_FORMAT_TABLE ? 1 : 2);
-    if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
-        print_summary(o, r);
-        if (fflush(stdout) != 0) {
-            cli_error("stdout: %s", art_strerror(ART_E_IO));
-            rc = CLI_EXIT_FAILURE;
-        }
+    const int rc = cli_emit(o->co.format, outs,
+                            o->co.format == CLI_FORMAT_TABLE ? 1 : 2);
+    if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
     }
-    return rc;
+    print_summary(o, r);
+    return cli_stdout_finish(ART_OK);
 }
 
 /* The CSVs and one JSON of both appear together or not at all. */
@@ -864,6 +861,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-layerwise");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

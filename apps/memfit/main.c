@@ -427,13 +427,11 @@ static int print_stdout(const struct options *o, const struct result *r)
         {.key = "memory_plan", .doc = r->plan_doc},
     };
     const int rc = cli_emit(o->co.format, outs, 2);
-    if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
-        print_summary(o, r);
-        if (fflush(stdout) != 0) {
-            return art_failed("stdout", ART_E_IO);
-        }
+    if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
     }
-    return rc;
+    print_summary(o, r);
+    return cli_stdout_finish(ART_OK);
 }
 
 /* Both files appear together or not at all. */
@@ -453,6 +451,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-memfit");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

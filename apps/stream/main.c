@@ -1,6 +1,6 @@
 /* edgefit-stream: run the four operators of a streaming model on real data,
  * time each, and say what bounds it on this host and how much of the
- * stream interval it leaves (the hardware profile of seed 002, measured). */
+ * stream interval it leaves (the original streaming profile, measured). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -490,7 +490,7 @@ static int build_totals_table(struct result *r)
     return cli_record_build("totals", f, n, &r->totals);
 }
 
-/* The seed's note warned that latency effects of lower precision depend on
+/* The original profile's note warned that latency effects of lower precision depend on
  * the deployment; here it states what this host measured. */
 static void write_note(struct result *r)
 {
@@ -792,23 +792,17 @@ static int print_stdout(const struct options *o, const struct result *r)
     if (o->co.format == CLI_FORMAT_JSON) {
         /* The document (hardware_profile.json) holds the tables and the
          * sentences. */
-        int st = art_doc_write(r->doc, stdout);
-        if (st == ART_OK && fflush(stdout) != 0) {
-            st = ART_E_IO;
-        }
-        return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+        return cli_stdout_finish(art_doc_write(r->doc, stdout));
     }
     const struct cli_output outs[] = {
         {.key = "operator_profile", .table = r->ops, .view = r->ops_view},
     };
     rc = cli_emit(o->co.format, outs, 1);
-    if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
-        print_summary(r);
-        if (fflush(stdout) != 0) {
-            rc = art_failed("stdout", ART_E_IO);
-        }
+    if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
     }
-    return rc;
+    print_summary(r);
+    return cli_stdout_finish(ART_OK);
 }
 
 /* All three files appear together or not at all. */
@@ -829,6 +823,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-stream");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
