@@ -36,6 +36,9 @@ static const struct app {
     {"edgefit-stream", true, {"--repeats", "1", "--warmup", "0", "--device",
                               "jetson-nano"}},
     {"edgefit-bench", false, {"--quick", "--repeats", "1"}},
+    {"edgefit-train", false, {"--epochs", "1", "--train-limit", "512",
+                              "--test-limit", "256", "--max-memory-mb",
+                              "0.5"}},
 };
 
 static int tests_run, tests_failed;
