@@ -318,7 +318,8 @@ static int set_peak_utilization(art_table *t, const struct bench_host *h)
         double gf = NAN;
         if (art_table_get_real(t, i, (size_t)gf_col, &gf) == ART_OK &&
             peak > 0.0) {
-            st = bench_set_real(t, i, "peak_utilization", cli_round4(gf / peak));
+            st = bench_set_real(t, i, "peak_utilization",
+                                cli_round4(gf / peak));
         }
     }
     return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("matmul table", st);
@@ -374,10 +375,10 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
         int idx;
         const char *ms_col, *gf_col, *name;
     } others[] = {
-        {BENCH_LIB_OPENBLAS, C_OPENBLAS, "openblas_latency_ms", "openblas_gflops",
-         "openblas"},
-        {BENCH_LIB_LIBXSMM, C_XSMM, "libxsmm_latency_ms", "libxsmm_gflops",
-         "libxsmm"},
+        {BENCH_LIB_OPENBLAS, C_OPENBLAS, "openblas_latency_ms",
+         "openblas_gflops", "openblas"},
+        {BENCH_LIB_LIBXSMM, C_XSMM, "libxsmm_latency_ms",
+         "libxsmm_gflops", "libxsmm"},
         {BENCH_LIB_ONEDNN, C_ONEDNN, "onednn_latency_ms", "onednn_gflops",
          "onednn"},
     };
@@ -414,7 +415,8 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
     if (st == ART_OK && !isnan(r->ms[C_MT])) {
         st = bench_set_uint(t, row, "threads", (uint64_t)cfg->threads);
         if (st == ART_OK) {
-            st = bench_set_real(t, row, "mt_latency_ms", cli_round4(r->ms[C_MT]));
+            st = bench_set_real(t, row, "mt_latency_ms",
+                                cli_round4(r->ms[C_MT]));
         }
         if (st == ART_OK) {
             st = bench_set_real(t, row, "mt_gflops",
@@ -621,7 +623,8 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
         st = bench_set_uint(t, row, "ops", 2u * s.m * s.k * s.n);
     }
     if (st == ART_OK) {
-        st = bench_set_real(t, row, "edgefit_latency_ms", cli_round4(cases[0].median_ms));
+        st = bench_set_real(t, row, "edgefit_latency_ms",
+                            cli_round4(cases[0].median_ms));
     }
     if (st == ART_OK) {
         st = bench_set_real(t, row, "edgefit_gops",
@@ -632,7 +635,8 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
                             count_mismatches(c_edge, c_ref, s.m * s.n));
     }
     if (st == ART_OK && dnnl) {
-        st = bench_set_real(t, row, "onednn_latency_ms", cli_round4(cases[1].median_ms));
+        st = bench_set_real(t, row, "onednn_latency_ms",
+                            cli_round4(cases[1].median_ms));
         if (st == ART_OK) {
             st = bench_set_real(t, row, "onednn_gops",
                                 cli_round4(gflops(ops, cases[1].median_ms)));

@@ -230,8 +230,8 @@ static bool cache_read(const char *path, const char *model,
 
 static int dump_json(const void *obj, FILE *f)
 {
-    return json_dumpf((json_t *)obj, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17))
-                       == 0 && fputc('\n', f) != EOF
+    const size_t flags = JSON_INDENT(2) | JSON_REAL_PRECISION(17);
+    return json_dumpf((json_t *)obj, f, flags) == 0 && fputc('\n', f) != EOF
                ? ART_OK
                : ART_E_IO;
 }

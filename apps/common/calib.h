@@ -56,9 +56,9 @@ char *cli_calib_cache_path(void);
 
 /*
  * The host's calibration: from the cache when it matches (see above),
- * else measured with o and stored (the app shows the progress). Installs it with prof_host_calibration_set() so
- * that "host" devices use it. *from_cache says which. Returns a PROF_
- * status of the measurement.
+ * else measured with o and stored (the app shows the progress). Installs
+ * it with prof_host_calibration_set() so that "host" devices use it.
+ * *from_cache says which. Returns a PROF_ status of the measurement.
  */
 int cli_host_calibration(const struct cli_calib_opts *o,
                          struct prof_calibration *out, bool *from_cache);

@@ -98,8 +98,9 @@ struct cli_app {
 };
 
 /* Handle one value from getopt_long (opterr must be 0; optstring "h", so
- * that -h is --help) that the app did not: a common option, or an unknown option / missing value, which it
- * reports. --help and --version print and exit(0). Returns CLI_EXIT_OK
+ * that -h is --help) that the app did not: a common option, or an unknown
+ * option / missing value, which it reports. --help and --version print
+ * and exit(0). Returns CLI_EXIT_OK
  * when handled, CLI_EXIT_USAGE after reporting a bad option. */
 int cli_common_option(int c, const struct cli_app *app, char **argv,
                       struct cli_common *co);

@@ -516,7 +516,8 @@ static int predict(const struct options *o, struct result *r)
             t_mem += p->predicted_ms;
         }
     }
-    const int mem = t_all > 0.0 ? t_mem * 2.0 >= t_all : n_mem * 2 >= r->n_layers;
+    const int mem = t_all > 0.0 ? t_mem * 2.0 >= t_all
+                                : n_mem * 2 >= r->n_layers;
     r->regime = mem ? PROF_BOUND_MEMORY : PROF_BOUND_COMPUTE;
     r->regime_layers = mem ? n_mem : r->n_layers - n_mem;
     r->regime_share = t_all > 0.0 ? (mem ? t_mem : t_all - t_mem) / t_all

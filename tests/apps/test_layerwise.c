@@ -130,7 +130,8 @@ static void test_tiny_on_rpi4(void **state)
             /* not an operator: every measured or predicted cell empty */
             static const char *const empty[] = {
                 "latency_ms", "predicted_ms", "bound", "latency_p90_ms",
-                "bytes_moved", "achieved_bandwidth_gbps", "predicted_energy_proxy_j",
+                "bytes_moved", "achieved_bandwidth_gbps",
+                "predicted_energy_proxy_j",
                 "host_predicted_ms", "host_prediction_error",
                 "host_memory_level", "host_dram_predicted_ms",
                 "host_dram_prediction_error",

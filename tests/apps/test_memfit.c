@@ -63,8 +63,8 @@ static void test_seed_example_json(void **state)
     json_t *plan = json_object_get(j, "memory_plan");
     assert_true(json_is_true(json_object_get(plan, "enabled")));
     assert_int_equal(jint(plan, "batch_size"), 32);
-    assert_string_equal(json_string_value(json_object_get(plan, "precision_mode")),
-                        "fp16");
+    assert_string_equal(
+        json_string_value(json_object_get(plan, "precision_mode")), "fp16");
     assert_true(jreal(plan, "estimated_memory_mb") == 0.149433);
     assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 0);
     assert_int_equal(jint(plan, "parameter_count"), 50890);
