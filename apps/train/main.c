@@ -1015,7 +1015,6 @@ static int write_outputs(const struct options *o, const struct result *r)
     const struct cli_weights *w = &r->weights;
     if (o->co.out_dir) {
         art_bundle *b = NULL;
-        char failed[256] = "";
         int st = art_bundle_create(o->co.out_dir, &b);
         if (st == ART_OK) {
             st = art_bundle_add_doc(b, "run_log.json", r->log);
@@ -1027,14 +1026,15 @@ static int write_outputs(const struct options *o, const struct result *r)
             st = art_bundle_add_safetensors(b, r->weights_path, w->tensors,
                                             w->tensor_count);
         }
+        struct art_diag diag = {0, "", 0};
         if (st == ART_OK) {
-            st = art_bundle_commit(b, failed, sizeof failed);
+            st = art_bundle_commit(b, &diag);
             b = NULL;
         }
         art_bundle_destroy(b);
         if (st != ART_OK) {
-            cli_error("--out %s: %s%s%s", o->co.out_dir, failed,
-                      *failed ? ": " : "", art_strerror(st));
+            cli_error("--out %s: %s", o->co.out_dir,
+                      diag.message[0] ? diag.message : art_strerror(st));
             return CLI_EXIT_FAILURE;
         }
     }
