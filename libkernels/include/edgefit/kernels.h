@@ -303,6 +303,21 @@ KERN_API int kern_nn_sgd_f32(float *w, const float *g, float *velocity,
                              size_t n, float lr, float momentum,
                              float weight_decay);
 
+/* One Adam step (Kingma and Ba, with PyTorch's bias correction) over n
+ * parameters, step = 1 for the first:
+ *     m = beta1 * m + (1 - beta1) * g
+ *     v = beta2 * v + (1 - beta2) * g * g
+ *     w -= (lr / (1 - beta1^step)) * (m / (sqrt(v) / sqrt(1 - beta2^step)
+ *                                          + eps))
+ * in float; 1 - beta, the step size and the bias corrections are computed
+ * in double from the arguments and rounded to float once (PyTorch's way).
+ * m and v (n floats each) start at zero and belong to the caller.
+ * KERN_E_INVALID for NULL with n > 0; KERN_E_RANGE when lr is not finite,
+ * a beta is outside [0, 1), eps is not finite and > 0, or step is 0. */
+KERN_API int kern_nn_adam_f32(float *w, const float *g, float *m, float *v,
+                              size_t n, double lr, double beta1, double beta2,
+                              double eps, uint64_t step);
+
 /* True when all n values are finite (no inf, no NaN); true for n == 0 and
  * false for x == NULL with n > 0. */
 KERN_API bool kern_all_finite_f32(const float *x, size_t n);
@@ -332,7 +347,7 @@ struct kern_loss_scaler {
     uint64_t skipped_steps;   /* steps skipped so far */
 };
 
-/* Defaults of the seed: scale 1024, bounds [1, 65536], x2 after 2000
+/* Defaults of TinyTorch's MixedPrecisionTrainer: scale 1024, bounds [1, 65536], x2 after 2000
  * consecutive finite steps, x0.5 on inf/NaN. */
 KERN_API void kern_loss_scaler_init(struct kern_loss_scaler *s);
 
@@ -508,7 +523,7 @@ KERN_API int kern_relu_f32(float *dst, const float *src, size_t n);
 KERN_API int kern_gelu_f32(float *dst, const float *src, size_t n);
 /* GELU, erf form: 0.5 x (1 + erf(x / sqrt(2))) = x Phi(x). */
 KERN_API int kern_gelu_erf_f32(float *dst, const float *src, size_t n);
-/* The seed's deliberately unfused GELU (tanh form), kept for comparison:
+/* TinyTorch's deliberately unfused GELU (tanh form), kept for comparison:
  * each numpy temporary (x^3, 0.044715 x^3, x + ..., sqrt(2/pi) * ...,
  * tanh, 1 + ..., x * ..., 0.5 * ...) is one full pass over memory.
  * scratch: caller-owned, n floats, overlapping neither dst nor src
