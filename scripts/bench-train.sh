@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --threads) threads_list=${2:?--threads needs a list}; shift 2 ;;
     --data) data=${2:?--data needs a folder}; shift 2 ;;
     --epochs) epochs=${2:?--epochs needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
