@@ -1045,6 +1045,11 @@ struct prof_train_opts {
                                         products (process-wide setting) */
     double loss_scale;               /* fp16 initial loss scale, in
                                         [1, 65536] (1024); others ignore it */
+    /* The training memory to check against, in bytes. 0 (the default)
+     * takes libmemest's estimate and checks every term; any other value is
+     * checked against the total instead, so that a wrong estimate can be
+     * tried (it fails with PROF_E_MEMEST), as prof_exec_opts.plan_bytes. */
+    uint64_t estimate_bytes;
 };
 
 /* Fill the defaults above. NULL is ignored. */
