@@ -1095,7 +1095,10 @@ PROF_API size_t prof_train_sample_size(const prof_train *t);
  *     in (activation gradients, pre-activations of fused gelu, im2col
  *     columns, float staging, labels);
  *   total_bytes: their sum.
- * Not counted: the caller's data set and one shuffled index per sample.
+ * Not counted: the caller's data set, one shuffled index per sample
+ * (4 bytes, allocated by each epoch), the loss-scale event log, per-layer
+ * bookkeeping, and the packing buffers kern_sgemm keeps for large
+ * products.
  */
 struct prof_train_memory {
     uint64_t parameter_bytes, gradient_bytes, optimizer_state_bytes,
