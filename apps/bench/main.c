@@ -1,4 +1,4 @@
-/* edgefit-bench: the acceleration analyses of seed 004 as reproducible
+/* edgefit-bench: TinyTorch's acceleration analyses as reproducible
  * tables: matmul scaling against the naive loop (and OpenBLAS, libxsmm and
  * oneDNN with the blas_compare option), fused against unfused GELU, the
  * arithmetic-intensity table with the host's roofline, the mixed-precision
@@ -32,7 +32,7 @@ static const struct {
      "arithmetic intensity and the roofline verdict (the roof uses the "
      "DRAM triad; data that fits in cache can beat it)"},
     {"mixed_precision", bench_table_mixed_precision, false,
-     "mixed-precision training memory (seed 004 formulas)"},
+     "mixed-precision training memory (TinyTorch's formulas)"},
     {"conversions", bench_table_conversions, true,
      "fp16/bf16 conversions, against F16C and a copy"},
     {"int8", bench_table_int8, true,
@@ -53,8 +53,9 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: edgefit-bench [options]\n"
         "\n"
-        "Time edgefit's kernels the way seed 004 analysed acceleration and\n"
-        "print one table per analysis (medians of interleaved repeats).\n"
+        "Time edgefit's kernels the way TinyTorch's acceleration module\n"
+        "analyses acceleration, and print one table per analysis (medians\n"
+        "of interleaved repeats).\n"
         "\n"
         "  --table NAME    run one table (repeatable): host, matmul, gelu,\n"
         "                  intensity, mixed_precision, conversions, int8\n"
@@ -247,37 +248,24 @@ static int print_stdout(const struct options *o, art_table *const *built)
         }
         first = false;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
 /* The CSVs appear together or not at all (a libartifacts bundle). */
 static int write_csvs(const char *dir, art_table *const *built)
 {
-    art_bundle *b = NULL;
-    char failed[64] = "";
-    int st = art_bundle_create(dir, &b);
-    for (int i = 0; st == ART_OK && i < NTABLES; i++) {
-        if (!built[i]) {
-            continue;
+    struct cli_out_file files[NTABLES];
+    char names[NTABLES][64];
+    size_t n = 0;
+    for (int i = 0; i < NTABLES; i++) {
+        if (built[i]) {
+            snprintf(names[n], sizeof names[n], "%s.csv",
+                     art_table_name(built[i]));
+            files[n] = (struct cli_out_file){names[n], built[i], NULL};
+            n++;
         }
-        char name[64];
-        snprintf(name, sizeof name, "%s.csv", art_table_name(built[i]));
-        st = art_bundle_add_csv(b, name, built[i]);
     }
-    if (st == ART_OK) {
-        st = art_bundle_commit(b, failed, sizeof failed);
-        b = NULL;
-    }
-    art_bundle_destroy(b);
-    if (st != ART_OK) {
-        cli_error("--out %s: %s%s%s", dir, failed, *failed ? ": " : "",
-                  art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    return cli_out_write(dir, files, n);
 }
 
 int main(int argc, char **argv)
@@ -285,6 +273,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-bench");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

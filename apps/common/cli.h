@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "edgefit/artifacts.h"
+
 enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAILURE = 1,
@@ -99,5 +101,32 @@ bool cli_check_out_file(const char *opt, const char *path);
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);
+
+/* Check --out DIR before any long work (NULL: nothing to check): an
+ * existing DIR must be a folder we may write in; a missing one needs its
+ * nearest existing ancestor to be such a folder and no symbolic link to a
+ * missing target on the way. On failure prints "prog: --out: path:
+ * reason" (the system's strerror text) and returns CLI_EXIT_USAGE. */
+int cli_out_check(const char *dir);
+
+/* Finish what an app printed on stdout: st is the status of the printing
+ * (an ART_ code). Flushes stdout; on failure prints "prog: stdout: reason"
+ * (the system's, e.g. "No space left on device", for a write error) and
+ * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. */
+int cli_stdout_finish(int st);
+
+/* One file of --out: a table written as CSV or a document as JSON
+ * (exactly one of csv and doc is set). */
+struct cli_out_file {
+    const char *name;
+    const art_table *csv;
+    const art_doc *doc;
+};
+
+/* Write the n files into dir as one bundle: all appear or none. On failure
+ * prints "prog: path: reason" (the system's strerror text for an I/O
+ * failure) and returns CLI_EXIT_FAILURE. */
+int cli_out_write(const char *dir, const struct cli_out_file *files,
+                  size_t n);
 
 #endif

@@ -375,35 +375,17 @@ static int print_stdout(const struct options *o, const struct result *r)
         break;
     }
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
 /* Both files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    art_bundle *b = NULL;
-    char failed[64] = "";
-    int st = art_bundle_create(dir, &b);
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "layerwise_breakdown.csv", r->layers);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_doc(b, "memory_plan.json", r->plan_doc);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_commit(b, failed, sizeof failed);
-        b = NULL;
-    }
-    art_bundle_destroy(b);
-    if (st != ART_OK) {
-        cli_error("--out %s: %s%s%s", dir, failed, *failed ? ": " : "",
-                  art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    const struct cli_out_file files[] = {
+        {"layerwise_breakdown.csv", r->layers, NULL},
+        {"memory_plan.json", NULL, r->plan_doc},
+    };
+    return cli_out_write(dir, files, sizeof files / sizeof files[0]);
 }
 
 int main(int argc, char **argv)
@@ -411,6 +393,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-memfit");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

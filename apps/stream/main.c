@@ -1,6 +1,6 @@
 /* edgefit-stream: run the four operators of a streaming model on real data,
  * time each, and say what bounds it on this host and how much of the
- * stream interval it leaves (the hardware profile of seed 002, measured). */
+ * stream interval it leaves (the original streaming profile, measured). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -333,7 +333,7 @@ static const char *level_name(unsigned level)
 
 static int build_ops_table(struct result *r)
 {
-    /* The seed's columns first, then what the measurement adds. */
+    /* The original profile's columns first, then what the measurement adds. */
     static const char *const names[] = {
         "operator", "latency_ms", "memory_kb", "latency_ms_min",
         "latency_ms_p90", "latency_ms_max", "latency_ms_mad", "bytes_moved",
@@ -460,7 +460,7 @@ static int build_totals_table(struct result *r)
     return f.st;
 }
 
-/* The seed's note warned that latency effects of lower precision depend on
+/* The original profile's note warned that latency effects of lower precision depend on
  * the deployment; here it states what this host measured. */
 static void write_note(struct result *r)
 {
@@ -785,60 +785,18 @@ static int print_stdout(const struct options *o, const struct result *r)
         st = art_doc_write(r->doc, stdout);
         break;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
-/* All three files go to temporary names first and are renamed only when
- * all were written, so a failed run leaves none of them half-written. */
+/* All three files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    static const char *const names[3] = {
-        "operator_profile.csv", "hardware_totals.csv",
-        "hardware_profile.json",
+    const struct cli_out_file files[] = {
+        {"operator_profile.csv", r->ops, NULL},
+        {"hardware_totals.csv", r->totals, NULL},
+        {"hardware_profile.json", NULL, r->doc},
     };
-    if (art_mkdir_p(dir) != ART_OK) {
-        cli_error("--out: cannot create folder '%s'", dir);
-        return CLI_EXIT_FAILURE;
-    }
-    char *paths[3] = {NULL, NULL, NULL};
-    art_atomic *files[3] = {NULL, NULL, NULL};
-    int rc = CLI_EXIT_FAILURE;
-    for (int i = 0; i < 3; i++) {
-        paths[i] = art_path_join(dir, names[i]);
-        if (!paths[i]) {
-            cli_error("out of memory");
-            goto done;
-        }
-        if (art_atomic_open(paths[i], &files[i]) != ART_OK) {
-            cli_error("%s: cannot write in this folder", dir);
-            goto done;
-        }
-    }
-    if (art_table_write_csv(r->ops, art_atomic_file(files[0])) != ART_OK ||
-        art_table_write_csv(r->totals, art_atomic_file(files[1])) !=
-            ART_OK ||
-        art_doc_write(r->doc, art_atomic_file(files[2])) != ART_OK) {
-        cli_error("%s: write failed", dir);
-        goto done;
-    }
-    for (int i = 0; i < 3; i++) {
-        const int st = art_atomic_commit(files[i]);
-        files[i] = NULL;
-        if (st != ART_OK) {
-            cli_error("%s: %s", paths[i], art_strerror(st));
-            goto done;
-        }
-    }
-    rc = CLI_EXIT_OK;
-done:
-    for (int i = 0; i < 3; i++) {
-        art_atomic_abort(files[i]);
-        free(paths[i]);
-    }
-    return rc;
+    return cli_out_write(dir, files, sizeof files / sizeof files[0]);
 }
 
 int main(int argc, char **argv)
@@ -846,6 +804,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-stream");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
@@ -871,7 +832,7 @@ int main(int argc, char **argv)
     if (o.dev.list) {
         cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
-        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        return cli_stdout_finish(ART_OK);
     }
     rc = compute(&o, &r);
     if (rc == CLI_EXIT_OK) {

@@ -108,7 +108,7 @@ static void test_csv_text(void **state)
     (void)state;
     art_table *t = sample();
     char *path = art_path_join(tmpdir, "sample.csv");
-    assert_int_equal(art_table_save_csv(t, path), ART_OK);
+    assert_int_equal(art_table_save_csv(t, path, NULL), ART_OK);
     const char *want =
         "layer,macs,delta,mb,ok\n"
         "dense1,18446744073709551615,-9223372036854775808,0.1,true\n"
@@ -136,7 +136,7 @@ static void test_csv_round_trip(void **state)
         art_table_set_text(t, r, 1, i % 2 ? "plain" : "with, comma");
     }
     char *path = art_path_join(tmpdir, "reals.csv");
-    assert_int_equal(art_table_save_csv(t, path), ART_OK);
+    assert_int_equal(art_table_save_csv(t, path, NULL), ART_OK);
     art_table *back = NULL;
     struct art_diag diag;
     assert_int_equal(art_table_load_csv(path, &back, &diag), ART_OK);
@@ -153,7 +153,7 @@ static void test_csv_round_trip(void **state)
     }
     /* The sample table's types are inferred back the same way. */
     art_table *s1 = sample();
-    assert_int_equal(art_table_save_csv(s1, path), ART_OK);
+    assert_int_equal(art_table_save_csv(s1, path, NULL), ART_OK);
     art_table *s2 = NULL;
     assert_int_equal(art_table_load_csv(path, &s2, NULL), ART_OK);
     for (size_t c = 0; c < art_table_cols(s1); c++) {
@@ -192,7 +192,7 @@ static void test_json(void **state)
     assert_int_equal(art_doc_set_table(d, "layers", t), ART_OK);
     assert_int_equal(art_doc_set_int(d, "batch_size", 16), ART_OK); /* replace */
     char *path = art_path_join(tmpdir, "doc.json");
-    assert_int_equal(art_doc_save(d, path), ART_OK);
+    assert_int_equal(art_doc_save(d, path, NULL), ART_OK);
 
     json_error_t err;
     json_t *j = json_load_file(path, 0, &err);
@@ -223,7 +223,7 @@ static void test_json(void **state)
     json_decref(j);
 
     /* The table alone is the same array. */
-    assert_int_equal(art_table_save_json(t, path), ART_OK);
+    assert_int_equal(art_table_save_json(t, path, NULL), ART_OK);
     j = json_load_file(path, 0, &err);
     assert_true(json_is_array(j));
     assert_int_equal(json_array_size(j), 3);
@@ -322,7 +322,7 @@ static void test_load_errors(void **state)
     assert_int_equal(art_table_add_row(one, NULL), ART_OK);
     assert_int_equal(art_table_add_row(one, NULL), ART_OK);
     assert_int_equal(art_table_set_text(one, 1, 0, "v"), ART_OK);
-    assert_int_equal(art_table_save_csv(one, path), ART_OK);
+    assert_int_equal(art_table_save_csv(one, path, NULL), ART_OK);
     art_table_destroy(one);
     assert_int_equal(art_table_load_csv(path, &t, &diag), ART_OK);
     assert_int_equal(art_table_rows(t), 2);
@@ -349,7 +349,7 @@ static void test_atomic(void **state)
 
     /* Abort leaves nothing behind. */
     art_atomic *a = NULL;
-    assert_int_equal(art_atomic_open(path, &a), ART_OK);
+    assert_int_equal(art_atomic_open(path, &a, NULL), ART_OK);
     fputs("partial", art_atomic_file(a));
     art_atomic_abort(a);
     assert_int_equal(count_entries(tmpdir), before);
@@ -357,17 +357,17 @@ static void test_atomic(void **state)
 
     /* Commit replaces an existing file in one step. */
     write_file(path, "old contents\n");
-    assert_int_equal(art_atomic_open(path, &a), ART_OK);
+    assert_int_equal(art_atomic_open(path, &a, NULL), ART_OK);
     fputs("new\n", art_atomic_file(a));
     assert_string_equal(slurp(path), "old contents\n"); /* untouched so far */
-    assert_int_equal(art_atomic_commit(a), ART_OK);
+    assert_int_equal(art_atomic_commit(a, NULL), ART_OK);
     assert_string_equal(slurp(path), "new\n");
     assert_int_equal(count_entries(tmpdir), before + 1);
 
     /* A folder that does not exist: an error and no file anywhere. */
     char *nodir = art_path_join(tmpdir, "no/such/dir/x.csv");
     art_table *t = sample();
-    assert_int_equal(art_table_save_csv(t, nodir), ART_E_IO);
+    assert_int_equal(art_table_save_csv(t, nodir, NULL), ART_E_IO);
     assert_int_equal(count_entries(tmpdir), before + 1);
 
     /* A write that fails half-way (text that is not UTF-8 in JSON) keeps
@@ -387,14 +387,14 @@ static void test_mkdir_and_join(void **state)
 {
     (void)state;
     char *deep = art_path_join(tmpdir, "m/n/o");
-    assert_int_equal(art_mkdir_p(deep), ART_OK);
-    assert_int_equal(art_mkdir_p(deep), ART_OK); /* exists: fine */
+    assert_int_equal(art_mkdir_p(deep, NULL), ART_OK);
+    assert_int_equal(art_mkdir_p(deep, NULL), ART_OK); /* exists: fine */
     struct stat sb;
     assert_int_equal(stat(deep, &sb), 0);
     assert_true(S_ISDIR(sb.st_mode));
     char *file = art_path_join(deep, "f");
     write_file(file, "x");
-    assert_int_equal(art_mkdir_p(file), ART_E_IO); /* a file, not a folder */
+    assert_int_equal(art_mkdir_p(file, NULL), ART_E_IO); /* a file, not a folder */
     unlink(file);
     free(file);
     rmdir(deep);
@@ -463,9 +463,13 @@ static void test_bundle(void **state)
                      ART_OK);
     assert_int_equal(art_bundle_add_csv(b, "a.csv", t), ART_E_INVALID);
     assert_int_equal(art_bundle_add_csv(b, "x/y.csv", t), ART_E_INVALID);
-    char failed[64];
-    assert_int_equal(art_bundle_commit(b, failed, sizeof failed), ART_E_IO);
-    assert_string_equal(failed, "c.bin");
+    struct art_diag diag;
+    assert_int_equal(art_bundle_commit(b, &diag), ART_E_IO);
+    /* The writer's own failure: the path, and a reason even without an
+     * errno. */
+    char *bad = art_path_join(dir, "c.bin: ");
+    assert_non_null(strstr(diag.message, bad));
+    free(bad);
     assert_int_equal(count_entries(dir), 0);
 
     /* The same without the failing file: both appear. */
@@ -473,7 +477,7 @@ static void test_bundle(void **state)
     assert_int_equal(art_bundle_add_csv(b, "a.csv", t), ART_OK);
     assert_int_equal(art_bundle_add_table_json(b, "a.json", t), ART_OK);
     assert_int_equal(art_bundle_add_doc(b, "b.json", d), ART_OK);
-    assert_int_equal(art_bundle_commit(b, failed, sizeof failed), ART_OK);
+    assert_int_equal(art_bundle_commit(b, &diag), ART_OK);
     assert_int_equal(count_entries(dir), 3);
     char *p = art_path_join(dir, "b.json");
     assert_string_equal(slurp(p), "{\n  \"n\": 3\n}\n");
