@@ -574,6 +574,32 @@ static void test_fp16(void **state)
     json_decref(j);
 }
 
+/* --save-weights with a path of its own: written (its folders created)
+ * without --out, alone in its folder. */
+static void test_save_weights_path(void **state)
+{
+    (void)state;
+    char deep[700], file[800];
+    snprintf(deep, sizeof deep, "%s/deep/er", tmpdir);
+    snprintf(file, sizeof file, "%s/w.safetensors", deep);
+    struct run_result r;
+    RUN(&r, "--data", datadir, "--model", "mlp:784-16-10", "--epochs", "1",
+        "--save-weights", file, "--format", "csv");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    run_free(&r);
+    assert_int_equal(run_count_entries(deep), 1);
+    art_safetensors *st = NULL;
+    assert_int_equal(art_safetensors_load(file, &st, NULL), ART_OK);
+    assert_int_equal(art_safetensors_count(st), 4);
+    assert_non_null(art_safetensors_find(st, "dense2.bias"));
+    art_safetensors_destroy(st);
+    run_rmdir(deep);
+    snprintf(deep, sizeof deep, "%s/deep", tmpdir);
+    rmdir(deep);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -730,7 +756,7 @@ static void test_rejected_input(void **state)
         {"batch over limit", {m, "--train-limit", "10", "--batch", "32",
          "--data", d, "--out", o, NULL}, "--batch"},
         {"out is a file", {m, "--data", d, "--out", file, NULL},
-         "not a folder"},
+         "a-file: Not a directory"},
         {"out under a file", {m, "--data", d, "--out", under, NULL},
          "--out"},
         {"weights to a folder", {m, "--data", d, "--save-weights", folder,
@@ -831,6 +857,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tight_budget),
         cmocka_unit_test(test_int8),
         cmocka_unit_test(test_fp16),
+        cmocka_unit_test(test_save_weights_path),
         cmocka_unit_test(test_sleep_and_csv),
         cmocka_unit_test(test_fashion_mnist_slice),
         cmocka_unit_test(test_rejected_input),
