@@ -600,6 +600,32 @@ static void test_save_weights_path(void **state)
     rmdir(deep);
 }
 
+/* The same seed gives the same weights, bit for bit, on one thread or
+ * two (the trainer's promise, through the app). */
+static void test_threads_identical(void **state)
+{
+    (void)state;
+    char *a = out_dir("one"), *b = out_dir("two");
+    struct run_result r;
+    RUN(&r, "--data", datadir, "--model", "mlp:784-64-10", "--epochs", "1",
+        "--threads", "1", "--out", a, "--format", "csv");
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    RUN(&r, "--data", datadir, "--model", "mlp:784-64-10", "--epochs", "1",
+        "--threads", "2", "--out", b, "--format", "csv");
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    size_t n1 = 0, n2 = 0;
+    unsigned char *f1 = slurp(path_in(a, "weights.safetensors"), &n1);
+    unsigned char *f2 = slurp(path_in(b, "weights.safetensors"), &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(f1, f2, n1);
+    free(f1);
+    free(f2);
+    run_rmdir(a);
+    run_rmdir(b);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -858,6 +884,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_int8),
         cmocka_unit_test(test_fp16),
         cmocka_unit_test(test_save_weights_path),
+        cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_sleep_and_csv),
         cmocka_unit_test(test_fashion_mnist_slice),
         cmocka_unit_test(test_rejected_input),
