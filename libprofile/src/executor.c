@@ -11,6 +11,7 @@
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
 #include "executor.h"
+#include "internal.h"
 
 /* ---- sizes --------------------------------------------------------------- */
 
@@ -46,10 +47,7 @@ static size_t shape_elements(const struct memest_shape *s)
     return n;
 }
 
-static void diag_set(struct prof_diag *diag, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void diag_set(struct prof_diag *diag, const char *fmt, ...)
+void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
 {
     if (!diag) {
         return;
@@ -59,6 +57,16 @@ static void diag_set(struct prof_diag *diag, const char *fmt, ...)
     diag->column = 0;
     vsnprintf(diag->message, sizeof diag->message, fmt, ap);
     va_end(ap);
+}
+
+int exec_create_args(const memest_model *model, const void *out,
+                     struct prof_diag *diag)
+{
+    if (diag) {
+        diag->column = 0;
+        diag->message[0] = '\0';
+    }
+    return model && out ? PROF_OK : PROF_E_INVALID;
 }
 
 int exec_kern_status(int kst)
@@ -79,24 +87,16 @@ int exec_kern_status(int kst)
 
 /* ---- initial weights ----------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [-a, a): 24 random bits make u exact in float. */
 static float uniform(uint64_t *state, double a)
 {
-    const double u = (double)(splitmix64(state) >> 40) * 0x1p-24;
+    const double u = (double)(prof_splitmix64(state) >> 40) * 0x1p-24;
     return (float)((2.0 * u - 1.0) * a);
 }
 
 /* Where element i of a layer's weights, in the API's order
  * ([out][in] for dense), lives in op->w. */
-static size_t w_slot(const struct exec_op *op, size_t i)
+size_t exec_w_slot(const struct exec_op *op, size_t i)
 {
     if (op->layer->kind != MEMEST_KIND_DENSE) {
         return i;
@@ -119,7 +119,7 @@ static void init_params(struct exec_op *op, uint64_t *state)
                          ? sqrt(6.0 / fan_in)
                          : sqrt(6.0 / (fan_in + fan_out));
     for (size_t i = 0; i < op->wn; i++) {
-        op->w[w_slot(op, i)] = uniform(state, a);
+        op->w[exec_w_slot(op, i)] = uniform(state, a);
     }
     const double ab = 1.0 / sqrt(fan_in);
     for (size_t i = 0; i < op->bn; i++) {
@@ -158,7 +158,7 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
                 return PROF_E_NOMEM;
             }
             for (size_t i = 0; i < op->wn; i++) {
-                rows[i] = op->w[w_slot(op, i)];
+                rows[i] = op->w[exec_w_slot(op, i)];
             }
         }
         kst = kern_q8_quantize_channels_f32(rows, op->c_out, op->kdim, q,
@@ -268,7 +268,7 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
         size_t oh, ow;
         int kst = kern_conv2d_out_hw(&cs, &oh, &ow);
         if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
-            diag_set(diag, "%s: the convolution kernels disagree with the "
+            exec_diag_set(diag, "%s: the convolution kernels disagree with the "
                      "model's shape", L->name);
             return PROF_E_RANGE;
         }
@@ -287,13 +287,13 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
         size_t oh, ow;
         int kst = kern_pool2d_out_hw(&ps, &oh, &ow);
         if (kst == KERN_E_RANGE) {
-            diag_set(diag, "%s: padding p=%zu is more than half the window "
+            exec_diag_set(diag, "%s: padding p=%zu is more than half the window "
                      "k=%zu, which the pooling kernels do not run", L->name,
                      op->pad, op->k);
             return PROF_E_RANGE;
         }
         if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
-            diag_set(diag, "%s: the pooling kernels disagree with the "
+            exec_diag_set(diag, "%s: the pooling kernels disagree with the "
                      "model's shape", L->name);
             return PROF_E_RANGE;
         }
@@ -309,7 +309,7 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
             return st;
         }
         if (ex->precision == MEMEST_INT8 && op->kdim > 131071) {
-            diag_set(diag, "%s: %zu inputs per output are more than the int8 "
+            exec_diag_set(diag, "%s: %zu inputs per output are more than the int8 "
                      "GEMM sums exactly (131071)", L->name, op->kdim);
             return PROF_E_RANGE;
         }
@@ -529,20 +529,21 @@ PROF_API int prof_exec_create(const memest_model *model,
                      const struct prof_exec_opts *opts, prof_exec **out,
                      struct prof_diag *diag)
 {
+    return exec_create(model, opts, true, out, diag);
+}
+
+int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
+                bool with_arena, prof_exec **out, struct prof_diag *diag)
+{
     struct prof_exec_opts o;
     struct memest_totals totals;
-    int st;
+    int st = exec_create_args(model, out, diag);
 
-    if (diag) {
-        diag->column = 0;
-        diag->message[0] = '\0';
+    if (out) {
+        *out = NULL;
     }
-    if (!out) {
-        return PROF_E_INVALID;
-    }
-    *out = NULL;
-    if (!model) {
-        return PROF_E_INVALID;
+    if (st != PROF_OK) {
+        return st;
     }
     if (opts) {
         o = *opts;
@@ -550,12 +551,12 @@ PROF_API int prof_exec_create(const memest_model *model,
         prof_exec_opts_init(&o);
     }
     if (o.batch == 0) {
-        diag_set(diag, "the batch size must be at least 1");
+        exec_diag_set(diag, "the batch size must be at least 1");
         return PROF_E_RANGE;
     }
     if (o.precision != MEMEST_FP32 && o.precision != MEMEST_FP16 &&
         o.precision != MEMEST_BF16 && o.precision != MEMEST_INT8) {
-        diag_set(diag, "precision %s is estimated but not executed (use "
+        exec_diag_set(diag, "precision %s is estimated but not executed (use "
                  "fp32, fp16, bf16 or int8)",
                  memest_precision_name(o.precision)
                      ? memest_precision_name(o.precision)
@@ -564,7 +565,7 @@ PROF_API int prof_exec_create(const memest_model *model,
     }
     int mst = memest_estimate_totals(model, o.batch, o.precision, &totals);
     if (mst != MEMEST_OK) {
-        diag_set(diag, "libmemest: %s", memest_strerror(mst));
+        exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
         return mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
     }
 
@@ -610,6 +611,9 @@ PROF_API int prof_exec_create(const memest_model *model,
 
     /* The estimate is checked, not assumed. */
     uint64_t need;
+    if (!with_arena) {
+        goto params; /* the caller keeps the tensors */
+    }
     if ((st = layout_arena(ex, &need)) != PROF_OK) {
         goto fail;
     }
@@ -619,7 +623,7 @@ PROF_API int prof_exec_create(const memest_model *model,
     }
     ex->plan_bytes = plan;
     if (need != plan) {
-        diag_set(diag, "the activations need %llu bytes (the largest input + "
+        exec_diag_set(diag, "the activations need %llu bytes (the largest input + "
                  "output at %s), but the plan gives %llu",
                  (unsigned long long)need, memest_precision_name(o.precision),
                  (unsigned long long)plan);
@@ -637,6 +641,7 @@ PROF_API int prof_exec_create(const memest_model *model,
     memset(ex->arena, 0, ex->arena_bytes);
     assign_offsets(ex);
 
+params:
     if ((st = alloc_scratch(ex)) != PROF_OK) {
         goto fail;
     }
@@ -652,7 +657,7 @@ PROF_API int prof_exec_create(const memest_model *model,
         }
         init_params(op, &rng);
         if ((st = store_params(ex, op)) != PROF_OK) {
-            diag_set(diag, "%s: storing the weights: %s",
+            exec_diag_set(diag, "%s: storing the weights: %s",
                      op->layer->name, prof_strerror(st));
             goto fail;
         }
@@ -811,7 +816,7 @@ PROF_API int prof_exec_set_params(prof_exec *ex, size_t layer,
         }
     }
     for (size_t i = 0; i < weight_count; i++) {
-        op->w[w_slot(op, i)] = weights[i];
+        op->w[exec_w_slot(op, i)] = weights[i];
     }
     if (bias_count) {
         memcpy(op->b, bias, bias_count * sizeof(float));
@@ -832,7 +837,7 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
         return st;
     }
     for (size_t i = 0; i < weight_count; i++) {
-        weights[i] = op->w[w_slot(op, i)];
+        weights[i] = op->w[exec_w_slot(op, i)];
     }
     if (bias && bias_count) {
         memcpy(bias, op->b, bias_count * sizeof(float));
@@ -910,6 +915,40 @@ static void im2col_f32(const struct exec_op *op, const float *x, float *col)
                         for (size_t j = 0; j < n; j++) {
                             rl[j] = xr[j * s];
                         }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The adjoint of im2col_f32: x[c][oy * s + ky - p][ox * s + kx - p] +=
+ * col[(c * k + ky) * k + kx][oy * out_w + ox] over every column that read
+ * inside the input (padding takes nothing back). x is not cleared. */
+void exec_col2im_f32(const struct exec_op *op, const float *col, float *x)
+{
+    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
+    const size_t hw_in = op->h_in * op->w_in;
+    for (size_t kx = 0; kx < k; kx++) {
+        size_t lo, hi;
+        valid_cols(op, kx, &lo, &hi);
+        if (lo == hi) {
+            continue;
+        }
+        for (size_t c = 0; c < cg; c++) {
+            for (size_t ky = 0; ky < k; ky++) {
+                const float *row = col + ((c * k + ky) * k + kx) * op->hw_out;
+                for (size_t oy = 0; oy < op->h_out; oy++) {
+                    const size_t iy = oy * s + ky - op->pad;
+                    if (iy >= op->h_in) {
+                        continue;
+                    }
+                    float *xr = x + c * hw_in + iy * op->w_in +
+                                (lo * s + kx - op->pad);
+                    const float *rl = row + oy * op->w_out + lo;
+                    const size_t n = hi - lo;
+                    for (size_t j = 0; j < n; j++) {
+                        xr[j * s] += rl[j];
                     }
                 }
             }
@@ -1072,19 +1111,18 @@ static int apply_act(const prof_exec *ex, const struct exec_op *op,
     return exec_kern_status(kst);
 }
 
-/* The layer in float: x, parameters and y are float arrays. */
-static int layer_f32(const prof_exec *ex, const struct exec_op *op,
-                     const float *x, const float *w, const float *b, float *y)
+/* The layer in float without the activation fused after a dense or
+ * conv2d layer: x, parameters and y are float arrays. */
+static int linear_f32(const prof_exec *ex, const struct exec_op *op,
+                      const float *x, const float *w, const float *b,
+                      float *y)
 {
     const struct memest_layer *L = op->layer;
-    int st = PROF_OK;
     switch (L->kind) {
     case MEMEST_KIND_DENSE:
-        st = dense_f32(ex, op, x, w, b, y);
-        break;
+        return dense_f32(ex, op, x, w, b, y);
     case MEMEST_KIND_CONV2D:
-        st = conv_f32(ex, op, x, w, b, y);
-        break;
+        return conv_f32(ex, op, x, w, b, y);
     case MEMEST_KIND_MAXPOOL:
     case MEMEST_KIND_AVGPOOL:
         return pool_f32(ex, op, x, y);
@@ -1096,28 +1134,64 @@ static int layer_f32(const prof_exec *ex, const struct exec_op *op,
     default:
         return PROF_E_INVALID;
     }
-    if (st != PROF_OK) {
+}
+
+int exec_linear_f32(const prof_exec *ex, const struct exec_op *op,
+                    const float *x, float *y)
+{
+    return linear_f32(ex, op, x, op->w, op->b, y);
+}
+
+int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
+                 enum memest_act act, const float *x, float *y)
+{
+    return apply_act(ex, op, act, x, y);
+}
+
+void exec_im2col_f32(const struct exec_op *op, const float *x, float *col)
+{
+    im2col_f32(op, x, col);
+}
+
+/* The layer in float: x, parameters and y are float arrays. */
+static int layer_f32(const prof_exec *ex, const struct exec_op *op,
+                     const float *x, const float *w, const float *b, float *y)
+{
+    const enum memest_kind kind = op->layer->kind;
+    int st = linear_f32(ex, op, x, w, b, y);
+    if (st != PROF_OK ||
+        (kind != MEMEST_KIND_DENSE && kind != MEMEST_KIND_CONV2D)) {
         return st;
     }
-    return apply_act(ex, op, L->act, y, y);
+    return apply_act(ex, op, op->layer->act, y, y);
 }
 
 /* ---- 16-bit storage ------------------------------------------------------ */
 
+int exec_widen16(enum memest_precision p, float *dst, const uint16_t *src,
+                 size_t n)
+{
+    return exec_kern_status(p == MEMEST_FP16 ? kern_f16_to_f32(dst, src, n)
+                                             : kern_bf16_to_f32(dst, src, n));
+}
+
+int exec_narrow16(enum memest_precision p, uint16_t *dst, const float *src,
+                  size_t n)
+{
+    return exec_kern_status(p == MEMEST_FP16 ? kern_f32_to_f16(dst, src, n)
+                                             : kern_f32_to_bf16(dst, src, n));
+}
+
 static int widen(const prof_exec *ex, float *dst, const uint16_t *src,
                  size_t n)
 {
-    return exec_kern_status(ex->precision == MEMEST_FP16
-                                ? kern_f16_to_f32(dst, src, n)
-                                : kern_bf16_to_f32(dst, src, n));
+    return exec_widen16(ex->precision, dst, src, n);
 }
 
 static int narrow(const prof_exec *ex, uint16_t *dst, const float *src,
                   size_t n)
 {
-    return exec_kern_status(ex->precision == MEMEST_FP16
-                                ? kern_f32_to_f16(dst, src, n)
-                                : kern_f32_to_bf16(dst, src, n));
+    return exec_narrow16(ex->precision, dst, src, n);
 }
 
 static int layer_16(prof_exec *ex, struct exec_op *op)

@@ -3,7 +3,14 @@
 #ifndef EDGEFIT_PROFILE_INTERNAL_H
 #define EDGEFIT_PROFILE_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* The path of an IDX file of a data set: dir/<split>-<kind>.gz, or the
+ * same without .gz when only the plain file exists (kind e.g.
+ * "images-idx3-ubyte"). Nonzero when buf is too small. */
+int prof_idx_path(char *buf, size_t len, const char *dir, const char *split,
+                  const char *kind);
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define PROF_HAVE_X86 1
@@ -19,5 +26,17 @@ uint64_t prof_fma_loop_c(uint64_t iters, float *sink);
 uint64_t prof_fma_loop_avx2(uint64_t iters, float *sink);
 uint64_t prof_fma_loop_avx512(uint64_t iters, float *sink);
 #endif
+
+/* SplitMix64 (Steele, Lea and Flood): the one generator of libprofile,
+ * behind the executor's seeded weights, the trainer's shuffles and the
+ * stream profile's synthetic data: state += 0x9E3779B97F4A7C15, then the
+ * xor-shift-multiply finaliser. */
+static inline uint64_t prof_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
 
 #endif
