@@ -997,14 +997,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         st = art_doc_write(r->log, stdout);
         break;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    if (st != ART_OK) {
-        cli_error("stdout: %s", art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    return cli_stdout_finish(st);
 }
 
 /* The run log, the history and the weights appear together or not at all
