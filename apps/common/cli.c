@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -131,4 +133,101 @@ int cli_no_operands(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
+}
+
+/* Print why opt DIR cannot be written: at is DIR itself or the ancestor
+ * that stops it, err the system's reason. A symbolic link to a missing
+ * target is named as such (stat() says only ENOENT, which would read as
+ * if nothing were there, yet nothing can be created there either). */
+static bool refuse(const char *opt, const char *dir, const char *at, int err)
+{
+    struct stat lsb;
+    const char *why = "";
+    if (err == ENOENT && lstat(at, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+        why = " (a symbolic link whose target is missing)";
+    } else if (err == ENOTDIR) {
+        why = " (a file, not a folder)";
+    }
+    if (strcmp(at, dir) == 0) {
+        cli_error("%s %s: %s%s", opt, dir, strerror(err), why);
+    } else {
+        cli_error("%s %s: cannot create it: %s: %s%s", opt, dir, at,
+                  strerror(err), why);
+    }
+    return false;
+}
+
+bool cli_check_out_dir(const char *opt, const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p) {
+        cli_error("out of memory");
+        return false;
+    }
+    /* From dir up to the nearest existing path: that one must be a folder
+     * we may create entries in, and nothing on the way may be a link to
+     * nowhere. Nothing is created. */
+    bool ok = true;
+    for (;;) {
+        struct stat st, lst;
+        if (stat(p, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                ok = refuse(opt, dir, p, ENOTDIR);
+            } else if (access(p, W_OK | X_OK) != 0) {
+                /* (root passes on anything but a read-only mount) */
+                ok = refuse(opt, dir, p, errno);
+            }
+            break;
+        }
+        const int err = errno;
+        if (err != ENOENT || (lstat(p, &lst) == 0 && S_ISLNK(lst.st_mode)) ||
+            strcmp(p, ".") == 0 || strcmp(p, "/") == 0) {
+            ok = refuse(opt, dir, p, err); /* ENOTDIR, EACCES, ELOOP... */
+            break;
+        }
+        /* Drop trailing slashes, then the last component. */
+        size_t n = strlen(p);
+        while (n > 1 && p[n - 1] == '/') {
+            p[--n] = '\0';
+        }
+        char *slash = strrchr(p, '/');
+        if (!slash) {
+            strcpy(p, ".");
+        } else if (slash == p) {
+            p[1] = '\0';
+        } else {
+            *slash = '\0';
+        }
+    }
+    free(p);
+    return ok;
+}
+
+bool cli_check_out_file(const char *opt, const char *path)
+{
+    struct stat st;
+    if (!*path) {
+        cli_error("%s: the file name is empty", opt);
+        return false;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_error("%s %s: is a folder", opt, path);
+        return false;
+    }
+    char *dir = strdup(path);
+    if (!dir) {
+        cli_error("out of memory");
+        return false;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        strcpy(dir, ".");
+    } else if (slash == dir) {
+        dir[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    const bool ok = cli_check_out_dir(opt, dir);
+    free(dir);
+    return ok;
 }

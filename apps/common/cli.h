@@ -85,22 +85,26 @@ struct cli_app {
 int cli_common_option(int c, const struct cli_app *app, char **argv,
                       struct cli_common *co);
 
+/*
+ * Check, before any long work, that an output folder can be written (every
+ * app calls it for --out): the folder itself when it exists, otherwise the
+ * nearest existing folder above it, where it would be created, with no
+ * symbolic link to a missing target on the way. On failure print
+ * "prog: opt DIR: reason" with the system's strerror text ("Not a
+ * directory", "Permission denied", "No such file or directory (a symbolic
+ * link whose target is missing)"), naming the ancestor when it is the one
+ * at fault, and return false. Nothing is created.
+ */
+bool cli_check_out_dir(const char *opt, const char *dir);
+/* The same for an output file written under a temporary name in its
+ * folder and renamed into place: its folder must be writable (or
+ * creatable) and path must not be a folder. */
+bool cli_check_out_file(const char *opt, const char *path);
+
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);
 
-/* Check --out DIR before any long work (NULL: nothing to check): an
- * existing DIR must be a folder we may write in; a missing one needs its
- * nearest existing ancestor to be such a folder and no symbolic link to a
- * missing target on the way. On failure prints "prog: --out: path:
- * reason" (the system's strerror text) and returns CLI_EXIT_USAGE. */
-int cli_out_check(const char *dir);
-/* The same for the folder of another option (opt names it in messages). */
-int cli_out_check_as(const char *opt, const char *dir);
-/* The same for an output file of option opt, written under a temporary
- * name in its folder and renamed into place: path must not be a folder,
- * and its folder must be writable or creatable. */
-int cli_out_check_file(const char *opt, const char *path);
 
 /* Finish what an app printed on stdout: st is the status of the printing
  * (an ART_ code). Flushes stdout; on failure prints "prog: stdout: reason"

@@ -413,11 +413,15 @@ static int check_outputs(const struct options *o, const struct result *r)
                   r->weights_path);
         return CLI_EXIT_USAGE;
     }
-    const int rc = cli_out_check(o->co.out_dir);
-    if (rc != CLI_EXIT_OK || !r->weights_path || r->weights_in_bundle) {
-        return rc;
+    if (o->co.out_dir && !cli_check_out_dir("--out", o->co.out_dir)) {
+        return CLI_EXIT_USAGE;
     }
-    return cli_out_check_file("--save-weights", r->weights_path);
+    if (!r->weights_path || r->weights_in_bundle) {
+        return CLI_EXIT_OK;
+    }
+    return cli_check_out_file("--save-weights", r->weights_path)
+               ? CLI_EXIT_OK
+               : CLI_EXIT_USAGE;
 }
 
 /* A data set that cannot be read is bad input (exit 2), whatever the
