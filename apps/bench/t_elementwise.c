@@ -9,19 +9,11 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "table.h"
 #include "edgefit/kernels.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static double round4(double v)
-{
-    if (!isfinite(v) || v == 0.0) {
-        return v;
-    }
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", v);
-    return strtod(buf, NULL);
-}
 
 /* ---- GELU ------------------------------------------------------------------- */
 
@@ -103,10 +95,10 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
         {"variant", ART_TEXT},
         {"implementation", ART_TEXT},
         {"elements", ART_UINT},
-        {"ms", ART_REAL},
-        {"p90_ms", ART_REAL},
+        {"latency_ms", ART_REAL},
+        {"latency_p90_ms", ART_REAL},
         {"ns_per_element", ART_REAL},
-        {"effective_gbps", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"speedup_vs_unfused", ART_REAL},
         {"time_vs_copy", ART_REAL},
         {"max_abs_err", ART_REAL},
@@ -188,16 +180,16 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
             const char *col;
             double v;
         } reals[] = {
-            {"ms", ms},
-            {"p90_ms", cases[i].p90_ms},
+            {"latency_ms", ms},
+            {"latency_p90_ms", cases[i].p90_ms},
             {"ns_per_element", ms * 1e6 / (double)n},
-            {"effective_gbps", 8.0 * (double)n / (ms * 1e6)},
+            {"achieved_bandwidth_gbps", 8.0 * (double)n / (ms * 1e6)},
             {"speedup_vs_unfused", unfused_ms / ms},
             {"time_vs_copy", ms / copy_ms},
             {"max_abs_err", max_abs_err(dst[i], x, n, rows[i].ref)},
         };
         for (size_t j = 0; st == ART_OK && j < COUNT(reals); j++) {
-            st = bench_set_real(t, row, reals[j].col, round4(reals[j].v));
+            st = bench_set_real(t, row, reals[j].col, cli_round4(reals[j].v));
         }
     }
     if (st != ART_OK) {
@@ -253,15 +245,17 @@ int bench_table_intensity(const struct bench_cfg *cfg,
         {"operation", ART_TEXT},
         {"implementation", ART_TEXT},
         {"flop", ART_UINT},
-        {"bytes", ART_UINT},
-        {"flop_per_byte", ART_REAL},
-        {"ms", ART_REAL},
-        {"gflops", ART_REAL},
-        {"gbps", ART_REAL},
+        {"bytes_moved", ART_UINT},
+        {"intensity_flop_per_byte", ART_REAL},
+        {"latency_ms", ART_REAL},
+        {"achieved_gflops", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
+        {"roof_level", ART_TEXT},
+        {"roof_gbps", ART_REAL},
         {"knee_flop_per_byte", ART_REAL},
         {"bound", ART_TEXT},
         {"roofline_gflops", ART_REAL},
-        {"pct_of_roofline", ART_REAL},
+        {"roofline_utilization", ART_REAL},
     };
     /* TinyTorch's counts: add and multiply one FLOP per element, GELU
      * eight, matmul 2 N^3; bytes: three N^2 float arrays for add, multiply
@@ -321,9 +315,21 @@ int bench_table_intensity(const struct bench_cfg *cfg,
         const double ms = cases[i].median_ms;
         const double ai = (double)flop[i] / (double)bytes[i];
         const double gf = (double)flop[i] / (ms * 1e6);
-        /* The roofline: attainable = min(peak, intensity x bandwidth),
-         * the verdict from which side of the knee the intensity sits. */
-        const double roof = fmin(h->peak_gflops, ai * h->triad_gbps);
+        /* The roofline against the level that holds the data (the
+         * smallest cache holding the bytes, or a faster one when the
+         * operation beat it): attainable = min(peak, intensity x that
+         * bandwidth), the verdict from which side of that knee the
+         * intensity sits. A 4 MiB GELU judged against main memory once
+         * "reached" 380% of its roof. */
+        const double gbps = (double)bytes[i] / (ms * 1e6);
+        unsigned level = 0;
+        double roof_gbps = h->triad_gbps;
+        if (h->measured) {
+            prof_bandwidth_roof(&h->dev, bytes[i], gbps, &level, &roof_gbps);
+        }
+        const double knee = h->peak_gflops / roof_gbps;
+        const double roof = fmin(h->peak_gflops, ai * roof_gbps);
+        static const char *const level_names[] = {"DRAM", "L1", "L2", "L3"};
         size_t row;
         st = art_table_add_row(t, &row);
         if (st == ART_OK) {
@@ -336,24 +342,29 @@ int bench_table_intensity(const struct bench_cfg *cfg,
             st = bench_set_uint(t, row, "flop", flop[i]);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "bytes", bytes[i]);
+            st = bench_set_uint(t, row, "bytes_moved", bytes[i]);
         }
         if (st == ART_OK && h->measured) {
             st = bench_set_text(t, row, "bound",
-                                ai < h->knee_flop_per_byte ? "memory"
-                                                           : "compute");
+                                ai < knee ? "memory" : "compute");
+        }
+        if (st == ART_OK && h->measured) {
+            st = bench_set_text(t, row, "roof_level",
+                                level_names[level < 4 ? level : 0]);
         }
         const struct {
             const char *col;
             double v;
         } reals[] = {
-            {"flop_per_byte", ai},
-            {"ms", round4(ms)},
-            {"gflops", round4(gf)},
-            {"gbps", round4((double)bytes[i] / (ms * 1e6))},
-            {"knee_flop_per_byte", round4(h->knee_flop_per_byte)},
-            {"roofline_gflops", round4(roof)},
-            {"pct_of_roofline", round4(100.0 * gf / roof)},
+            {"intensity_flop_per_byte", ai},
+            {"latency_ms", cli_round4(ms)},
+            {"achieved_gflops", cli_round4(gf)},
+            {"achieved_bandwidth_gbps", cli_round4(gbps)},
+            {"roof_gbps", cli_round4(roof_gbps)},
+            {"knee_flop_per_byte", cli_round4(knee)},
+            {"roofline_gflops", cli_round4(roof)},
+            /* at most 1: above the compute roof only by noise */
+            {"roofline_utilization", cli_round4(fmin(1.0, gf / roof))},
         };
         for (size_t j = 0; st == ART_OK && j < COUNT(reals); j++) {
             st = bench_set_real(t, row, reals[j].col, reals[j].v);
@@ -447,10 +458,10 @@ int bench_table_conversions(const struct bench_cfg *cfg,
         {"conversion", ART_TEXT},
         {"implementation", ART_TEXT},
         {"elements", ART_UINT},
-        {"bytes", ART_UINT},
-        {"ms", ART_REAL},
+        {"bytes_moved", ART_UINT},
+        {"latency_ms", ART_REAL},
         {"ns_per_element", ART_REAL},
-        {"gbps", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"speedup_vs_f16c", ART_REAL},
         {"gbps_vs_copy", ART_REAL},
         {"mismatches_vs_reference", ART_UINT},
@@ -573,20 +584,20 @@ int bench_table_conversions(const struct bench_cfg *cfg,
             st = bench_set_uint(t, row, "elements", n);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "bytes", bytes);
+            st = bench_set_uint(t, row, "bytes_moved", bytes);
         }
         const struct {
             const char *col;
             double v;
         } reals[] = {
-            {"ms", ms[i]},
+            {"latency_ms", ms[i]},
             {"ns_per_element", ms[i] * 1e6 / (double)n},
-            {"gbps", gbps},
+            {"achieved_bandwidth_gbps", gbps},
             {"speedup_vs_f16c", ref_ms / ms[i]},
             {"gbps_vs_copy", gbps / copy_gbps},
         };
         for (size_t c = 0; st == ART_OK && c < COUNT(reals); c++) {
-            st = bench_set_real(t, row, reals[c].col, round4(reals[c].v));
+            st = bench_set_real(t, row, reals[c].col, cli_round4(reals[c].v));
         }
         const int ref = rows[i].ref;
         if (st == ART_OK && ref >= 0 && !isnan(ms[ref])) {

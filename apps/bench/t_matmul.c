@@ -8,6 +8,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "table.h"
 #include "edgefit/kernels.h"
 
 struct shape {
@@ -39,17 +40,6 @@ static const struct shape int8_quick[] = {
  * 2048 cube would take seconds per call). */
 static const double naive_max_flop = 2.0 * 1024 * 1024 * 1024;
 
-static double round4(double v)
-{
-    /* Measured figures keep four significant digits: more would be noise,
-     * and the shortest form of the rounded value prints cleanly. */
-    if (!isfinite(v) || v == 0.0) {
-        return v;
-    }
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", v);
-    return strtod(buf, NULL);
-}
 
 struct mm_ctx {
     size_t m, n, k;
@@ -105,26 +95,26 @@ static const struct bench_col matmul_base_cols[] = {
     {"k", ART_UINT},
     {"n", ART_UINT},
     {"flop", ART_UINT},
-    {"edgefit_ms", ART_REAL},
-    {"edgefit_p90_ms", ART_REAL},
+    {"edgefit_latency_ms", ART_REAL},
+    {"edgefit_latency_p90_ms", ART_REAL},
     {"edgefit_gflops", ART_REAL},
-    {"pct_of_peak", ART_REAL},
-    {"naive_ms", ART_REAL},
+    {"peak_utilization", ART_REAL},
+    {"naive_latency_ms", ART_REAL},
     {"naive_gflops", ART_REAL},
     {"naive_source", ART_TEXT},
     {"speedup_vs_naive", ART_REAL},
 };
 static const struct bench_col matmul_openblas_cols[] = {
-    {"openblas_ms", ART_REAL},
+    {"openblas_latency_ms", ART_REAL},
     {"openblas_gflops", ART_REAL},
 };
 static const struct bench_col matmul_xsmm_cols[] = {
-    {"libxsmm_ms", ART_REAL},
+    {"libxsmm_latency_ms", ART_REAL},
     {"libxsmm_gflops", ART_REAL},
     {"libxsmm_route", ART_TEXT},
 };
 static const struct bench_col matmul_onednn_cols[] = {
-    {"onednn_ms", ART_REAL},
+    {"onednn_latency_ms", ART_REAL},
     {"onednn_gflops", ART_REAL},
 };
 static const struct bench_col matmul_best_cols[] = {
@@ -133,7 +123,7 @@ static const struct bench_col matmul_best_cols[] = {
 };
 static const struct bench_col matmul_tail_cols[] = {
     {"threads", ART_UINT},
-    {"mt_ms", ART_REAL},
+    {"mt_latency_ms", ART_REAL},
     {"mt_gflops", ART_REAL},
     {"mt_speedup", ART_REAL},
     {"check_ref", ART_TEXT},
@@ -303,6 +293,37 @@ static double gflops(double flop, double ms)
     return isnan(ms) || ms <= 0.0 ? NAN : flop / (ms * 1e6);
 }
 
+/* The host's peak is the best of the FMA loop and the best kernel: the
+ * calibration's (which already takes kern_sgemm's 256^3 product) or a
+ * faster edgefit row of this very table, so that no row runs above its
+ * own "peak" (a Xeon's FMA loop once gave 117 GFLOP/s under a 151 GFLOP/s
+ * matmul). */
+static int set_peak_utilization(art_table *t, const struct bench_host *h)
+{
+    const long gf_col = art_table_find_column(t, "edgefit_gflops");
+    const long pu_col = art_table_find_column(t, "peak_utilization");
+    if (gf_col < 0 || pu_col < 0) {
+        return bench_art_failed("matmul table", ART_E_INVALID);
+    }
+    double peak = h->peak_gflops;
+    for (size_t i = 0; i < art_table_rows(t); i++) {
+        double gf = NAN;
+        if (art_table_get_real(t, i, (size_t)gf_col, &gf) == ART_OK &&
+            (isnan(peak) || gf > peak)) {
+            peak = gf;
+        }
+    }
+    int st = ART_OK;
+    for (size_t i = 0; st == ART_OK && i < art_table_rows(t); i++) {
+        double gf = NAN;
+        if (art_table_get_real(t, i, (size_t)gf_col, &gf) == ART_OK &&
+            peak > 0.0) {
+            st = bench_set_real(t, i, "peak_utilization", cli_round4(gf / peak));
+        }
+    }
+    return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("matmul table", st);
+}
+
 static int fill_row(art_table *t, const struct bench_cfg *cfg,
                     const struct bench_host *h, const struct mm_row *r,
                     double naive_ms, const char *naive_source)
@@ -335,16 +356,15 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
         const char *col;
         double v;
     } reals[] = {
-        {"edgefit_ms", edge_ms},
-        {"edgefit_p90_ms", r->p90_ms},
+        {"edgefit_latency_ms", edge_ms},
+        {"edgefit_latency_p90_ms", r->p90_ms},
         {"edgefit_gflops", edge_gf},
-        {"pct_of_peak", 100.0 * edge_gf / h->peak_gflops},
-        {"naive_ms", naive_ms},
+        {"naive_latency_ms", naive_ms},
         {"naive_gflops", gflops(flop, naive_ms)},
         {"speedup_vs_naive", naive_ms / edge_ms},
     };
     for (size_t i = 0; st == ART_OK && i < COUNT(reals); i++) {
-        st = bench_set_real(t, row, reals[i].col, round4(reals[i].v));
+        st = bench_set_real(t, row, reals[i].col, cli_round4(reals[i].v));
     }
     if (st == ART_OK && naive_source) {
         st = bench_set_text(t, row, "naive_source", naive_source);
@@ -354,11 +374,11 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
         int idx;
         const char *ms_col, *gf_col, *name;
     } others[] = {
-        {BENCH_LIB_OPENBLAS, C_OPENBLAS, "openblas_ms", "openblas_gflops",
+        {BENCH_LIB_OPENBLAS, C_OPENBLAS, "openblas_latency_ms", "openblas_gflops",
          "openblas"},
-        {BENCH_LIB_LIBXSMM, C_XSMM, "libxsmm_ms", "libxsmm_gflops",
+        {BENCH_LIB_LIBXSMM, C_XSMM, "libxsmm_latency_ms", "libxsmm_gflops",
          "libxsmm"},
-        {BENCH_LIB_ONEDNN, C_ONEDNN, "onednn_ms", "onednn_gflops",
+        {BENCH_LIB_ONEDNN, C_ONEDNN, "onednn_latency_ms", "onednn_gflops",
          "onednn"},
     };
     double best_ms = INFINITY;
@@ -368,10 +388,10 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
             continue;
         }
         double ms = r->ms[others[i].idx];
-        st = bench_set_real(t, row, others[i].ms_col, round4(ms));
+        st = bench_set_real(t, row, others[i].ms_col, cli_round4(ms));
         if (st == ART_OK) {
             st = bench_set_real(t, row, others[i].gf_col,
-                                round4(gflops(flop, ms)));
+                                cli_round4(gflops(flop, ms)));
         }
         if (ms < best_ms) {
             best_ms = ms;
@@ -388,21 +408,21 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
             /* GFLOP/s of edgefit over the best library's: >= 1 when
              * edgefit is at least as fast. */
             st = bench_set_real(t, row, "edgefit_to_best",
-                                round4(best_ms / edge_ms));
+                                cli_round4(best_ms / edge_ms));
         }
     }
     if (st == ART_OK && !isnan(r->ms[C_MT])) {
         st = bench_set_uint(t, row, "threads", (uint64_t)cfg->threads);
         if (st == ART_OK) {
-            st = bench_set_real(t, row, "mt_ms", round4(r->ms[C_MT]));
+            st = bench_set_real(t, row, "mt_latency_ms", cli_round4(r->ms[C_MT]));
         }
         if (st == ART_OK) {
             st = bench_set_real(t, row, "mt_gflops",
-                                round4(gflops(flop, r->ms[C_MT])));
+                                cli_round4(gflops(flop, r->ms[C_MT])));
         }
         if (st == ART_OK) {
             st = bench_set_real(t, row, "mt_speedup",
-                                round4(edge_ms / r->ms[C_MT]));
+                                cli_round4(edge_ms / r->ms[C_MT]));
         }
     }
     /* Check edgefit's result against the naive loop's, or OpenBLAS's when
@@ -428,7 +448,7 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
             e = e2 > e ? e2 : e;
         }
         if (st == ART_OK) {
-            st = bench_set_real(t, row, "max_err_of_bound", round4(e));
+            st = bench_set_real(t, row, "max_err_of_bound", cli_round4(e));
         }
     }
     return st;
@@ -483,6 +503,9 @@ int bench_table_matmul(const struct bench_cfg *cfg,
         row_free(&r);
     }
     bench_progress_done(cfg);
+    if (rc == CLI_EXIT_OK) {
+        rc = set_peak_utilization(t, h);
+    }
     if (rc != CLI_EXIT_OK) {
         art_table_destroy(t);
         t = NULL;
@@ -598,25 +621,25 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
         st = bench_set_uint(t, row, "ops", 2u * s.m * s.k * s.n);
     }
     if (st == ART_OK) {
-        st = bench_set_real(t, row, "edgefit_ms", round4(cases[0].median_ms));
+        st = bench_set_real(t, row, "edgefit_latency_ms", cli_round4(cases[0].median_ms));
     }
     if (st == ART_OK) {
         st = bench_set_real(t, row, "edgefit_gops",
-                            round4(gflops(ops, cases[0].median_ms)));
+                            cli_round4(gflops(ops, cases[0].median_ms)));
     }
     if (st == ART_OK) {
         st = bench_set_uint(t, row, "edgefit_mismatches",
                             count_mismatches(c_edge, c_ref, s.m * s.n));
     }
     if (st == ART_OK && dnnl) {
-        st = bench_set_real(t, row, "onednn_ms", round4(cases[1].median_ms));
+        st = bench_set_real(t, row, "onednn_latency_ms", cli_round4(cases[1].median_ms));
         if (st == ART_OK) {
             st = bench_set_real(t, row, "onednn_gops",
-                                round4(gflops(ops, cases[1].median_ms)));
+                                cli_round4(gflops(ops, cases[1].median_ms)));
         }
         if (st == ART_OK) {
             st = bench_set_real(t, row, "edgefit_to_onednn",
-                                round4(cases[1].median_ms /
+                                cli_round4(cases[1].median_ms /
                                        cases[0].median_ms));
         }
         if (st == ART_OK) {
@@ -647,11 +670,11 @@ int bench_table_int8(const struct bench_cfg *cfg, const struct bench_host *h,
     static const struct bench_col base[] = {
         {"shape", ART_TEXT},       {"m", ART_UINT},
         {"k", ART_UINT},           {"n", ART_UINT},
-        {"ops", ART_UINT},         {"edgefit_ms", ART_REAL},
+        {"ops", ART_UINT},         {"edgefit_latency_ms", ART_REAL},
         {"edgefit_gops", ART_REAL}, {"edgefit_mismatches", ART_UINT},
     };
     static const struct bench_col dnnl[] = {
-        {"onednn_ms", ART_REAL},
+        {"onednn_latency_ms", ART_REAL},
         {"onednn_gops", ART_REAL},
         {"edgefit_to_onednn", ART_REAL},
         {"onednn_mismatches", ART_UINT},

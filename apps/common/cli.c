@@ -22,14 +22,48 @@ const char *cli_program(void)
     return program;
 }
 
+static void report(const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: %s", program, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", program);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    report("", fmt, ap);
     va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+bool cli_progress_wanted(bool quiet)
+{
+    return !quiet && isatty(STDERR_FILENO);
+}
+
+void cli_progress(bool on, unsigned done, unsigned total, const char *what)
+{
+    if (!on) {
+        return;
+    }
+    if (what) {
+        const unsigned pct = total ? 100u * (done < total ? done : total) /
+                                         total
+                                   : 0u;
+        fprintf(stderr, "\r\033[K%s: [%3u%%] %s", program, pct, what);
+    } else {
+        fputs("\r\033[K", stderr);
+    }
+    fflush(stderr);
 }
 
 bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
@@ -65,6 +99,27 @@ bool cli_parse_double(const char *opt, const char *text, double min,
     }
     if (v < min || v > max) {
         cli_error("%s: %s is out of range [%g, %g]", opt, text, min, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_parse_positive(const char *opt, const char *text, double max,
+                        double *out)
+{
+    double v = 0.0;
+    if (!cli_parse_double(opt, text, -HUGE_VAL, HUGE_VAL, &v)) {
+        return false;
+    }
+    /* -0.0 compares equal to 0 and is refused with it. */
+    if (!(v > 0.0)) {
+        cli_error("%s: %s must be above 0", opt, text);
+        return false;
+    }
+    if (v > max) {
+        cli_error("%s: %s is above the largest accepted value %g", opt, text,
+                  max);
         return false;
     }
     *out = v;
@@ -107,11 +162,15 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
         co->quiet = true;
         return CLI_EXIT_OK;
     case CLI_OPT_HELP:
+    case 'h':
         app->usage(stdout);
         exit(CLI_EXIT_OK);
     case CLI_OPT_VERSION:
         printf("%s %s\n", app->name, app->version);
-        exit(CLI_EXIT_OK);
+        if (app->details) {
+            app->details(stdout);
+        }
+        exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE);
     default:
         /* getopt_long sets optopt for a known option missing its value
          * (and for unknown short ones, which the apps do not have). */

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cli.h"
 #include "devices.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -28,6 +30,7 @@ struct options {
     double power_watts;
     double latency_multiplier;
     uint64_t seed;
+    struct cli_calib_opts calib;
     struct cli_common co;
 };
 
@@ -65,10 +68,14 @@ static void usage(FILE *f)
         "                           device's; unknown for host: no energy)\n"
         "  --latency-multiplier X   scale every measured latency (default 1)\n"
         "  --seed N                 weights and input (default 42)\n"
+        CLI_CALIB_HELP
+        "  --quiet                  no progress on stderr (shown only on a\n"
+        "                           terminal)\n"
         "  --format F               table|csv|json on stdout (default table)\n"
         "  --out DIR                write layerwise_breakdown.csv and\n"
         "                           hardware_summary.csv\n"
-        "  --help, --version\n"
+        "  -h, --help, --version   this text; the version, the kernel paths\n"
+        "                           built and selected, the dependencies\n"
         "\n"
         "Latencies are medians of the timed runs. The host prediction (from\n"
         "this machine's own calibration) is always compared with the\n"
@@ -98,11 +105,14 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"power-watts", required_argument, NULL, O_POWER},
         {"latency-multiplier", required_argument, NULL, O_MULT},
         {"seed", required_argument, NULL, O_SEED},
+        CLI_CALIB_OPTIONS,
         CLI_COMMON_OPTIONS,
+        CLI_QUIET_OPTION,
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-layerwise", EDGEFIT_VERSION,
-                                       usage};
+                                       usage,
+                                       cli_version_details};
     *o = (struct options){
         .model = DEFAULT_MODEL,
         .batch = 32,
@@ -114,9 +124,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         .latency_multiplier = 1.0,
         .seed = 42,
     };
+    cli_calib_opts_init(&o->calib);
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_MODEL:
             o->model = optarg;
@@ -153,8 +164,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         case O_POWER:
-            if (!cli_parse_double("--power-watts", optarg, 0.0, 1e6,
-                                  &o->power_watts)) {
+            if (!cli_parse_positive("--power-watts", optarg, 1e6,
+                                    &o->power_watts)) {
                 return CLI_EXIT_USAGE;
             }
             o->have_power = 1;
@@ -171,7 +182,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         default: {
-            const int dv = cli_device_option(c, &o->dev);
+            const int cv = cli_calib_option(c, &o->calib);
+            const int dv = cv ? cv : cli_device_option(c, &o->dev);
             if (dv != 0) {
                 if (dv < 0) {
                     return CLI_EXIT_USAGE;
@@ -197,6 +209,12 @@ struct result {
     size_t nrows;
     struct prof_exec_profile prof;
     struct prof_exec_memory mem;
+    /* The working memory of the run: activations, stored parameters, the
+     * float master copy kept beside other precisions, and the scratch;
+     * and the same for fp32, to compare. */
+    uint64_t working_bytes, fp32_working_bytes;
+    size_t widest_op;          /* the operator with the most scratch */
+    char memory_note[320];
     struct cli_devices devs;
     struct prof_calibration cal;
     /* host: cache-aware; host_dram: the same without its caches */
@@ -205,14 +223,22 @@ struct result {
     struct prof_layer_prediction *pred, *host_pred, *dram_pred;
     struct prof_prediction_total total, host_total, dram_total;
     struct prof_hw_summary summary;
+    unsigned roof_level;   /* the memory level the summary's roof is */
+    double peak_gmacs;     /* the device's peak for the precision */
+    enum prof_bound regime; /* the bound of most of the predicted time */
+    double regime_share;    /* that share of the predicted time */
+    size_t regime_layers, n_layers;
+    char regime_text[200];
     double energy_proxy_j;
     art_table *layers;
+    art_table *layers_view; /* the terminal's */
     art_table *hw;
 };
 
 static void result_free(struct result *r)
 {
     art_table_destroy(r->hw);
+    art_table_destroy(r->layers_view);
     art_table_destroy(r->layers);
     free(r->dram_pred);
     free(r->host_pred);
@@ -257,6 +283,73 @@ static int resolve_device(const struct options *o, struct result *r)
     return CLI_EXIT_OK;
 }
 
+/* What running the model holds: activations, stored parameters, scratch.
+ * The fp32 master copy beside lower precisions serves
+ * prof_exec_get_params/set_params, not inference: reported apart. */
+static uint64_t working_of(const struct prof_exec_memory *m)
+{
+    return m->arena_bytes + m->parameter_bytes + m->scratch_bytes;
+}
+
+/*
+ * The run's real working memory, part of the plan the summary reports,
+ * against fp32's. Lower precisions store 2 or 1 bytes per value between
+ * operators, but the kernels compute in fp32 (16-bit: operands widened in
+ * tiles) or need int32 accumulators and staging (int8), in scratch; when
+ * that makes the run need more than fp32 (a model of small layers, where
+ * the tiles are large beside what 16 bits save), memory_note says why,
+ * with the figures.
+ */
+static int working_memory(const struct options *o, struct result *r,
+                          struct prof_diag *d)
+{
+    r->working_bytes = working_of(&r->mem);
+    r->fp32_working_bytes = r->working_bytes;
+    uint64_t widest = 0;
+    for (size_t i = 0; i < prof_exec_op_count(r->ex); i++) {
+        struct prof_exec_op_info info;
+        if (prof_exec_op_info(r->ex, i, &info) == PROF_OK &&
+            info.scratch_bytes > widest) {
+            widest = info.scratch_bytes;
+            r->widest_op = i;
+        }
+    }
+    if (o->precision == MEMEST_FP32) {
+        return PROF_OK;
+    }
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = o->batch;
+    eo.precision = MEMEST_FP32;
+    eo.seed = o->seed;
+    prof_exec *f32 = NULL;
+    int st = prof_exec_create(r->model, &eo, &f32, d);
+    if (st != PROF_OK) {
+        return st;
+    }
+    struct prof_exec_memory m32;
+    prof_exec_memory(f32, &m32);
+    prof_exec_destroy(f32);
+    r->fp32_working_bytes = working_of(&m32);
+    if (r->working_bytes > r->fp32_working_bytes) {
+        struct prof_exec_op_info info;
+        prof_exec_op_info(r->ex, r->widest_op, &info);
+        snprintf(r->memory_note, sizeof r->memory_note,
+                 "%s needs %" PRIu64 " B against fp32's %" PRIu64 " B: its "
+                 "values are stored in %s, but its kernels work on wider "
+                 "copies in scratch (%s), %s alone %" PRIu64 " B, more than "
+                 "the narrower storage saves on this model",
+                 memest_precision_name(o->precision), r->working_bytes,
+                 r->fp32_working_bytes,
+                 o->precision == MEMEST_INT8 ? "8 bits" : "16 bits",
+                 o->precision == MEMEST_INT8
+                     ? "int8 columns, int32 accumulators, fp32 results"
+                     : "fp32 inputs and results, fp32 weight tiles",
+                 info.layer, info.scratch_bytes);
+    }
+    return PROF_OK;
+}
+
 static int run_model(const struct options *o, struct result *r)
 {
     struct memest_diag md;
@@ -291,6 +384,10 @@ static int run_model(const struct options *o, struct result *r)
         return prof_failed(o->model, st, &d);
     }
     prof_exec_memory(r->ex, &r->mem);
+    st = working_memory(o, r, &d);
+    if (st != PROF_OK) {
+        return prof_failed(o->model, st, &d);
+    }
 
     /* The input: uniform in [0, 1) like pixel intensities, from the same
      * seed (SplitMix64, as the executor's weights). */
@@ -316,6 +413,8 @@ static int run_model(const struct options *o, struct result *r)
     /* Operators of a few microseconds are timed in groups of back-to-back
      * runs so that the clock's own cost does not dominate them. */
     to.min_sample_ms = o->min_sample_ms;
+    cli_progress(cli_progress_wanted(o->co.quiet), 0, 2,
+                 "timing every operator");
     st = prof_exec_profile(r->ex, x, nin, &to, &r->prof);
     free(x);
     if (st != PROF_OK) {
@@ -341,7 +440,12 @@ static void judge_total(struct prof_prediction_total *t, double forward_ms)
 
 static int predict(const struct options *o, struct result *r)
 {
-    int st = prof_host_calibration(&r->cal);
+    bool cached = false;
+    struct cli_calib_opts co = o->calib;
+    cli_progress(cli_progress_wanted(o->co.quiet), 1, 2,
+                 "calibrating the host (or reading its cache)");
+    int st = cli_host_calibration(&co, &r->cal, &cached);
+    cli_progress(cli_progress_wanted(o->co.quiet), 2, 2, NULL);
     if (st == PROF_OK) {
         st = prof_device_host(&r->cal, &r->host);
     }
@@ -374,13 +478,56 @@ static int predict(const struct options *o, struct result *r)
         return prof_failed("predicting", st, NULL);
     }
     /* The original summary: the model's estimated bytes and MACs over the
-     * measured forward latency, against the device's bandwidth. */
+     * measured forward latency, against the roof of the memory level that
+     * holds the data (a first pass finds the bytes and the achieved rate)
+     * and the device's peak for this precision. */
+    r->peak_gmacs = prof_device_peak(&r->device, o->precision);
+    double roof_gbps = r->device.bandwidth_gbps;
     st = prof_summarize_model(r->model, o->batch, o->precision,
-                              r->prof.forward_ms, r->device.bandwidth_gbps,
-                              r->device.peak_gmacs, &r->summary);
+                              r->prof.forward_ms, roof_gbps, r->peak_gmacs,
+                              &r->summary);
+    if (st == PROF_OK) {
+        st = prof_bandwidth_roof(&r->device,
+                                 (uint64_t)r->summary.estimated_total_bytes,
+                                 r->summary.achieved_bandwidth_gbps,
+                                 &r->roof_level, &roof_gbps);
+    }
+    if (st == PROF_OK) {
+        st = prof_summarize_model(r->model, o->batch, o->precision,
+                                  r->prof.forward_ms, roof_gbps,
+                                  r->peak_gmacs, &r->summary);
+    }
     if (st != PROF_OK) {
         return prof_failed("summarising", st, NULL);
     }
+    /* One regime: the bound that limits most of the predicted time, with
+     * how many layers it limits, so the sentence and the count agree. */
+    double t_mem = 0.0, t_all = 0.0;
+    size_t n_mem = 0;
+    for (size_t i = 0; i < r->prof.count; i++) {
+        if (r->prof.ops[i].info.kind == MEMEST_KIND_INPUT) {
+            continue;
+        }
+        const struct prof_prediction *p = &r->pred[i].pred;
+        r->n_layers++;
+        t_all += p->predicted_ms;
+        if (p->bound == PROF_BOUND_MEMORY) {
+            n_mem++;
+            t_mem += p->predicted_ms;
+        }
+    }
+    const int mem = t_all > 0.0 ? t_mem * 2.0 >= t_all : n_mem * 2 >= r->n_layers;
+    r->regime = mem ? PROF_BOUND_MEMORY : PROF_BOUND_COMPUTE;
+    r->regime_layers = mem ? n_mem : r->n_layers - n_mem;
+    r->regime_share = t_all > 0.0 ? (mem ? t_mem : t_all - t_mem) / t_all
+                                  : NAN;
+    snprintf(r->regime_text, sizeof r->regime_text,
+             "%s-bound on %s: %zu of %zu layers, %.0f%% of the predicted "
+             "time, are limited by %s",
+             prof_bound_name(r->regime), r->device.name, r->regime_layers,
+             r->n_layers, 100.0 * (isfinite(r->regime_share) ? r->regime_share
+                                                           : 0.0),
+             mem ? "memory bandwidth" : "the compute peak");
     r->energy_proxy_j =
         r->device.power_watts > 0.0
             ? r->device.power_watts * r->prof.forward_ms / 1000.0
@@ -398,122 +545,137 @@ static const char *level_name(unsigned level)
     return level < 4 ? names[level] : "?";
 }
 
-/* A real cell, left empty when the value is undefined (NaN). */
-static int set_real_opt(art_table *t, size_t row, size_t col, double v)
-{
-    return isfinite(v) ? art_table_set_real(t, row, col, v) : ART_OK;
-}
-
 /* ---- tables ---------------------------------------------------------------- */
 
-struct col {
-    const char *name;
-    enum art_type type;
-};
-
-static int add_columns(art_table *t, const struct col *cols, size_t n)
+/* The measured columns, after the estimates of apps/common: one row per
+ * operator of the profile (the input row's cells stay empty: staging is
+ * not a layer). */
+static bool measured(const struct result *r, size_t i)
 {
-    int st = ART_OK;
-    for (size_t i = 0; st == ART_OK && i < n; i++) {
-        st = art_table_add_column(t, cols[i].name, cols[i].type);
-    }
-    return st;
+    return r->prof.ops[i].info.kind != MEMEST_KIND_INPUT;
 }
 
+#define RES(ctx) ((const struct result *)(ctx))
+
+static bool real_cell(double x, union cli_value *v)
+{
+    v->r = x;
+    return isfinite(x);
+}
+
+static bool get_latency(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].latency_ms, v);
+}
+
+static bool get_predicted(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->pred[i].pred.predicted_ms, v);
+}
+
+static bool get_bound(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = prof_bound_name(RES(ctx)->pred[i].pred.bound);
+    return measured(RES(ctx), i);
+}
+
+static bool get_p90(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].stats.p90_ms, v);
+}
+
+static bool get_bytes_moved(const void *ctx, size_t i, union cli_value *v)
+{
+    v->u = RES(ctx)->prof.ops[i].info.bytes_moved;
+    return measured(RES(ctx), i);
+}
+
+static bool get_gmacs(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].achieved_gmacs, v);
+}
+
+static bool get_gbps(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].achieved_gbps, v);
+}
+
+static bool get_memory_kb(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].memory_kb, v);
+}
+
+static bool get_energy(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->pred[i].pred.energy_proxy_j, v);
+}
+
+static bool get_host_pred(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->host_pred[i].pred.predicted_ms, v);
+}
+
+static bool get_host_err(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->host_pred[i].relative_error, v);
+}
+
+static bool get_host_level(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = level_name(RES(ctx)->host_pred[i].pred.memory_level);
+    return measured(RES(ctx), i);
+}
+
+static bool get_dram_pred(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->dram_pred[i].pred.predicted_ms, v);
+}
+
+static bool get_dram_err(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->dram_pred[i].relative_error, v);
+}
+
+static const struct cli_column measured_cols[] = {
+    {"latency_ms", ART_REAL, get_latency, CLI_COL_BRIEF},
+    {"predicted_ms", ART_REAL, get_predicted, CLI_COL_BRIEF},
+    {"bound", ART_TEXT, get_bound, CLI_COL_BRIEF},
+    {"latency_p90_ms", ART_REAL, get_p90, CLI_COL_ALL},
+    {"bytes_moved", ART_UINT, get_bytes_moved, CLI_COL_ALL},
+    {"achieved_gmacs", ART_REAL, get_gmacs, CLI_COL_ALL},
+    {"achieved_bandwidth_gbps", ART_REAL, get_gbps, CLI_COL_ALL},
+    {"memory_kb", ART_REAL, get_memory_kb, CLI_COL_ALL},
+    {"predicted_energy_proxy_j", ART_REAL, get_energy, CLI_COL_ALL},
+    {"host_predicted_ms", ART_REAL, get_host_pred, CLI_COL_ALL},
+    {"host_prediction_error", ART_REAL, get_host_err, CLI_COL_BRIEF},
+    {"host_memory_level", ART_TEXT, get_host_level, CLI_COL_ALL},
+    {"host_dram_predicted_ms", ART_REAL, get_dram_pred, CLI_COL_ALL},
+    {"host_dram_prediction_error", ART_REAL, get_dram_err, CLI_COL_ALL},
+};
+
+/* The full table (CSV, JSON) and the terminal's brief view. */
 static int build_layers_table(struct result *r)
 {
-    static const struct col cols[] = {
-        {"layer", ART_TEXT},
-        {"kind", ART_TEXT},
-        {"output_shape", ART_TEXT},
-        {"output_elements", ART_UINT},
-        {"parameter_count", ART_UINT},
-        {"parameter_bytes", ART_UINT},
-        {"activation_bytes", ART_UINT},
-        {"macs", ART_UINT},
-        {"latency_ms", ART_REAL},
-        {"predicted_ms", ART_REAL},
-        {"bound", ART_TEXT},
-        {"latency_p90_ms", ART_REAL},
-        {"bytes_moved", ART_UINT},
-        {"achieved_gmacs", ART_REAL},
-        {"achieved_gbps", ART_REAL},
-        {"memory_kb", ART_REAL},
-        {"predicted_energy_proxy_j", ART_REAL},
-        {"host_predicted_ms", ART_REAL},
-        {"host_prediction_error", ART_REAL},
-        {"host_memory_level", ART_TEXT},
-        {"host_dram_predicted_ms", ART_REAL},
-        {"host_dram_prediction_error", ART_REAL},
+    const struct cli_column_set sets[] = {
+        {cli_breakdown_columns, cli_breakdown_column_count, r->rows},
+        {measured_cols, sizeof measured_cols / sizeof measured_cols[0], r},
     };
-    int st = art_table_create("layers", &r->layers);
+    int st = cli_table_build("layers", sets, 2, r->nrows, CLI_COL_ALL,
+                             &r->layers);
     if (st == ART_OK) {
-        st = add_columns(r->layers, cols, sizeof cols / sizeof cols[0]);
-    }
-    for (size_t i = 0; st == ART_OK && i < r->nrows; i++) {
-        const struct memest_layer_estimate *e = &r->rows[i];
-        const struct prof_exec_op_row *op = &r->prof.ops[i];
-        const struct prof_layer_prediction *p = &r->pred[i];
-        const struct prof_layer_prediction *h = &r->host_pred[i];
-        size_t row = 0;
-        size_t c = 0;
-        st = art_table_add_row(r->layers, &row);
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++, e->layer);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++,
-                                    memest_kind_name(e->kind));
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++, e->output_shape);
-        }
-        const uint64_t u[] = {e->output_elements, e->parameter_count,
-                              e->parameter_bytes, e->activation_bytes,
-                              e->macs};
-        for (size_t k = 0; st == ART_OK && k < 5; k++) {
-            st = art_table_set_uint(r->layers, row, c++, u[k]);
-        }
-        /* Staging the input is not a layer: its measured and predicted
-         * cells stay empty. */
-        if (op->info.kind == MEMEST_KIND_INPUT) {
-            continue;
-        }
-        if (st == ART_OK) {
-            st = art_table_set_real(r->layers, row, c++, op->latency_ms);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_real(r->layers, row, c++,
-                                    p->pred.predicted_ms);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++,
-                                    prof_bound_name(p->pred.bound));
-        }
-        if (st == ART_OK) {
-            st = art_table_set_real(r->layers, row, c++, op->stats.p90_ms);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_uint(r->layers, row, c++,
-                                    op->info.bytes_moved);
-        }
-        const double v[] = {op->achieved_gmacs, op->achieved_gbps,
-                            op->memory_kb, p->pred.energy_proxy_j,
-                            h->pred.predicted_ms, h->relative_error};
-        for (size_t k = 0; st == ART_OK && k < 6; k++) {
-            st = set_real_opt(r->layers, row, c++, v[k]);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++,
-                                    level_name(h->pred.memory_level));
-        }
-        const struct prof_layer_prediction *dp = &r->dram_pred[i];
-        if (st == ART_OK) {
-            st = set_real_opt(r->layers, row, c++, dp->pred.predicted_ms);
-        }
-        if (st == ART_OK) {
-            st = set_real_opt(r->layers, row, c++, dp->relative_error);
-        }
+        st = cli_table_build("layers", sets, 2, r->nrows, CLI_COL_BRIEF,
+                             &r->layers_view);
     }
     return st;
 }
@@ -521,140 +683,70 @@ static int build_layers_table(struct result *r)
 static int build_hw_table(const struct options *o, struct result *r)
 {
     const struct prof_hw_summary *s = &r->summary;
-    static const struct col cols[] = {
+    const struct cli_field f[] = {
         /* the original summarize_hardware() keys */
-        {"estimated_total_bytes", ART_REAL},
-        {"estimated_total_macs", ART_REAL},
-        {"achieved_bandwidth_gbps", ART_REAL},
-        {"configured_memory_bandwidth_gbps", ART_REAL},
-        {"bandwidth_utilization", ART_REAL},
-        {"achieved_gmacs", ART_REAL},
-        /* the roofline */
-        {"peak_gmacs", ART_REAL},
-        {"arithmetic_intensity", ART_REAL},
-        {"roofline_knee", ART_REAL},
-        {"regime", ART_TEXT},
-        {"reading", ART_TEXT},
-        {"compute_utilization", ART_REAL},
+        CLI_REAL("estimated_total_bytes", s->estimated_total_bytes),
+        CLI_REAL("estimated_total_macs", s->estimated_total_macs),
+        CLI_REAL("achieved_bandwidth_gbps", s->achieved_bandwidth_gbps),
+        CLI_REAL("configured_memory_bandwidth_gbps",
+                 s->configured_memory_bandwidth_gbps),
+        CLI_REAL("bandwidth_utilization", s->bandwidth_utilization),
+        CLI_REAL("achieved_gmacs", s->achieved_gmacs),
+        /* the roofline, against the roof of the level holding the data */
+        CLI_TEXT("bandwidth_roof_level", level_name(r->roof_level)),
+        CLI_BOOL("bandwidth_above_roof", s->above_roof),
+        CLI_REAL("peak_gmacs", s->peak_gmacs),
+        CLI_REAL("intensity_mac_per_byte", s->arithmetic_intensity),
+        CLI_REAL("knee_mac_per_byte", s->roofline_knee),
+        CLI_TEXT("model_bound", prof_bound_name(s->bound)),
+        CLI_TEXT("reading", s->reading),
+        CLI_REAL("compute_utilization", s->compute_utilization),
         /* the run */
-        {"model", ART_TEXT},
-        {"batch_size", ART_UINT},
-        {"precision", ART_TEXT},
-        {"device", ART_TEXT},
-        {"latency_ms", ART_REAL},
-        {"latency_p90_ms", ART_REAL},
-        {"operator_sum_ms", ART_REAL},
-        {"framing_ms", ART_REAL},
-        {"predicted_ms", ART_REAL},
-        {"prediction_error", ART_REAL},
-        {"predicted_bound_layers", ART_TEXT},
-        {"host_predicted_ms", ART_REAL},
-        {"host_prediction_error", ART_REAL},
-        {"host_mean_abs_layer_error", ART_REAL},
-        {"host_dram_predicted_ms", ART_REAL},
-        {"host_dram_prediction_error", ART_REAL},
-        {"host_dram_mean_abs_layer_error", ART_REAL},
-        {"input_staging_ms", ART_REAL},
-        {"host_peak_gmacs", ART_REAL},
-        {"host_bandwidth_gbps", ART_REAL},
-        {"power_watts", ART_REAL},
-        {"energy_proxy_j", ART_REAL},
-        {"predicted_energy_proxy_j", ART_REAL},
-        {"arena_bytes", ART_UINT},
-        {"peak_inference_bytes", ART_UINT},
-        {"stored_parameter_bytes", ART_UINT},
-        {"scratch_bytes", ART_UINT},
-        {"latency_multiplier", ART_REAL},
-        {"repeats", ART_UINT},
+        CLI_TEXT("model", memest_model_name(r->model)),
+        CLI_UINT("batch_size", o->batch),
+        CLI_TEXT("precision", memest_precision_name(o->precision)),
+        CLI_TEXT("device", r->device.name),
+        CLI_REAL("latency_ms", r->prof.forward_ms),
+        CLI_REAL("latency_p90_ms", r->prof.forward.p90_ms),
+        CLI_REAL("operator_sum_ms", r->prof.operator_sum_ms),
+        CLI_REAL("framing_ms", r->prof.framing_ms),
+        CLI_REAL("predicted_ms", r->total.predicted_ms),
+        CLI_REAL("prediction_error", r->total.relative_error),
+        /* one regime: the bound of most of the predicted time */
+        CLI_TEXT("regime", prof_bound_name(r->regime)),
+        CLI_UINT("regime_layers", r->regime_layers),
+        CLI_REAL("regime_time_share", r->regime_share),
+        CLI_TEXT("regime_reading", r->regime_text),
+        CLI_REAL("host_predicted_ms", r->host_total.predicted_ms),
+        CLI_REAL("host_prediction_error", r->host_total.relative_error),
+        CLI_REAL("host_mean_abs_error",
+                 r->host_total.mean_abs_relative_error),
+        CLI_REAL("host_dram_predicted_ms", r->dram_total.predicted_ms),
+        CLI_REAL("host_dram_prediction_error", r->dram_total.relative_error),
+        CLI_REAL("host_dram_mean_abs_error",
+                 r->dram_total.mean_abs_relative_error),
+        CLI_REAL("input_staging_ms", r->prof.ops[0].latency_ms),
+        CLI_REAL("host_peak_gmacs", prof_device_peak(&r->host, o->precision)),
+        CLI_REAL("host_bandwidth_gbps", r->host.bandwidth_gbps),
+        CLI_REAL("power_watts", r->device.power_watts > 0.0
+                                    ? r->device.power_watts
+                                    : NAN),
+        CLI_REAL("energy_proxy_j", r->energy_proxy_j),
+        CLI_REAL("predicted_energy_proxy_j", r->total.energy_proxy_j),
+        CLI_UINT("arena_bytes", r->mem.arena_bytes),
+        CLI_UINT("peak_inference_bytes", r->mem.peak_inference_bytes),
+        CLI_UINT("stored_parameter_bytes", r->mem.parameter_bytes),
+        CLI_UINT("scratch_bytes", r->mem.scratch_bytes),
+        CLI_UINT("master_parameter_bytes",
+                 o->precision == MEMEST_FP32 ? 0 : r->mem.master_bytes),
+        CLI_UINT("working_memory_bytes", r->working_bytes),
+        CLI_UINT("fp32_working_memory_bytes", r->fp32_working_bytes),
+        CLI_TEXT("memory_note", r->memory_note),
+        CLI_REAL("latency_multiplier", o->latency_multiplier),
+        CLI_UINT("repeats", o->repeats),
     };
-    /* How many layers each bound limits on the device, e.g. "3/6 memory". */
-    size_t mem_layers = 0, layers = 0;
-    for (size_t i = 0; i < r->prof.count; i++) {
-        if (r->prof.ops[i].info.kind == MEMEST_KIND_INPUT) {
-            continue;
-        }
-        layers++;
-        mem_layers += r->pred[i].pred.bound == PROF_BOUND_MEMORY;
-    }
-    char bound_text[64];
-    snprintf(bound_text, sizeof bound_text, "%zu/%zu memory", mem_layers,
-             layers);
-
-    int st = art_table_create("hardware_summary", &r->hw);
-    if (st == ART_OK) {
-        st = add_columns(r->hw, cols, sizeof cols / sizeof cols[0]);
-    }
-    size_t row = 0, c = 0;
-    if (st == ART_OK) {
-        st = art_table_add_row(r->hw, &row);
-    }
-    const double a[] = {s->estimated_total_bytes, s->estimated_total_macs,
-                        s->achieved_bandwidth_gbps,
-                        s->configured_memory_bandwidth_gbps,
-                        s->bandwidth_utilization, s->achieved_gmacs,
-                        s->peak_gmacs, s->arithmetic_intensity,
-                        s->roofline_knee};
-    for (size_t k = 0; st == ART_OK && k < 9; k++) {
-        st = art_table_set_real(r->hw, row, c++, a[k]);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, prof_bound_name(s->bound));
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, s->reading);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_real(r->hw, row, c++, s->compute_utilization);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++,
-                                memest_model_name(r->model));
-    }
-    if (st == ART_OK) {
-        st = art_table_set_uint(r->hw, row, c++, o->batch);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++,
-                                memest_precision_name(o->precision));
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, r->device.name);
-    }
-    const double b[] = {r->prof.forward_ms, r->prof.forward.p90_ms,
-                        r->prof.operator_sum_ms, r->prof.framing_ms,
-                        r->total.predicted_ms, r->total.relative_error};
-    for (size_t k = 0; st == ART_OK && k < 6; k++) {
-        st = set_real_opt(r->hw, row, c++, b[k]);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, bound_text);
-    }
-    const double d[] = {r->host_total.predicted_ms,
-                        r->host_total.relative_error,
-                        r->host_total.mean_abs_relative_error,
-                        r->dram_total.predicted_ms,
-                        r->dram_total.relative_error,
-                        r->dram_total.mean_abs_relative_error,
-                        r->prof.ops[0].latency_ms,
-                        r->host.peak_gmacs, r->host.bandwidth_gbps,
-                        r->device.power_watts > 0.0 ? r->device.power_watts
-                                                    : NAN,
-                        r->energy_proxy_j, r->total.energy_proxy_j};
-    for (size_t k = 0; st == ART_OK && k < 12; k++) {
-        st = set_real_opt(r->hw, row, c++, d[k]);
-    }
-    const uint64_t m[] = {r->mem.arena_bytes, r->mem.peak_inference_bytes,
-                          r->mem.parameter_bytes, r->mem.scratch_bytes};
-    for (size_t k = 0; st == ART_OK && k < 4; k++) {
-        st = art_table_set_uint(r->hw, row, c++, m[k]);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_real(r->hw, row, c++, o->latency_multiplier);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_uint(r->hw, row, c++, o->repeats);
-    }
-    return st;
+    return cli_record_build("hardware_summary", f, sizeof f / sizeof f[0],
+                            &r->hw);
 }
 
 /* ---- output ---------------------------------------------------------------- */
@@ -691,71 +783,77 @@ static void print_summary(const struct options *o, const struct result *r)
            r->dram_total.predicted_ms, 100.0 * r->dram_total.relative_error,
            r->dram_total.compared,
            100.0 * r->dram_total.mean_abs_relative_error);
-    printf("  host calibration    peak %.1f GMAC/s (%s); triad",
-           r->host.peak_gmacs, r->cal.peak.path);
+    printf("  host peaks          fp32 %.1f GMAC/s (%s; FMA loop %.1f, sgemm "
+           "%.1f), 16-bit %.1f, int8 %.1f\n",
+           r->host.peak_gmacs, r->cal.peak.path, r->cal.fma.gmacs,
+           r->cal.sgemm.gmacs, r->cal.f16.gmacs, r->cal.int8.gmacs);
+    printf("  host triads         best of %u trials:", r->cal.trials);
     for (unsigned i = 0; i < r->cal.level_count; i++) {
         const struct prof_mem_level *l = &r->cal.levels[i];
         printf(" %s %.1f GB/s%s", level_name(l->level), l->triad.gbps,
                i + 1 < r->cal.level_count ? "," : "\n");
     }
-    printf("  bandwidth           %.4f GB/s achieved of %.4g (utilisation "
-           "%.4f: %s)\n",
-           s->achieved_bandwidth_gbps, s->configured_memory_bandwidth_gbps,
-           s->bandwidth_utilization, s->reading);
-    printf("  compute             %.4f GMAC/s achieved of %.4g "
-           "(utilisation %.4f)\n",
-           s->achieved_gmacs, s->peak_gmacs, s->compute_utilization);
-    printf("  roofline            intensity %.4f MAC/B, knee %.4f MAC/B: "
-           "%s-bound\n",
+    printf("  bandwidth           %.4g GB/s achieved against the %s roof of "
+           "%.4g GB/s (%.4g MB of data; utilisation %.3f%s)\n",
+           s->achieved_bandwidth_gbps, level_name(r->roof_level),
+           s->configured_memory_bandwidth_gbps,
+           s->estimated_total_bytes / 1048576.0, s->bandwidth_utilization,
+           s->above_roof ? ", capped: faster than every level calibrated"
+                         : "");
+    printf("  compute             %.4g GMAC/s achieved of the %s peak %.4g "
+           "(utilisation %.3f)\n",
+           s->achieved_gmacs, memest_precision_name(o->precision),
+           s->peak_gmacs, s->compute_utilization);
+    printf("  regime              %s\n", r->regime_text);
+    printf("  roofline            intensity %.4g MAC/B, knee %.4g MAC/B "
+           "(the whole model, against the %s roof)\n",
            s->arithmetic_intensity, s->roofline_knee,
-           prof_bound_name(s->bound));
-    printf("  memory              arena %" PRIu64 " B = plan (peak %" PRIu64
-           " B incl. parameters); stored parameters %" PRIu64
-           " B; scratch %" PRIu64 " B\n",
-           r->mem.arena_bytes, r->mem.peak_inference_bytes,
-           r->mem.parameter_bytes, r->mem.scratch_bytes);
+           level_name(r->roof_level));
+    printf("  memory              arena %" PRIu64 " B (= the plan), "
+           "stored parameters %" PRIu64 " B, scratch %" PRIu64 " B\n",
+           r->mem.arena_bytes, r->mem.parameter_bytes, r->mem.scratch_bytes);
+    printf("  working memory      %" PRIu64 " B = arena + stored parameters "
+           "+ scratch (fp32: %" PRIu64 " B)", r->working_bytes,
+           r->fp32_working_bytes);
+    if (o->precision != MEMEST_FP32) {
+        printf("; beside it %" PRIu64 " B of fp32 master weights for "
+               "get/set_params, which inference does not read",
+               r->mem.master_bytes);
+    }
+    printf("\n");
+    if (r->memory_note[0]) {
+        printf("  why more than fp32  %s\n", r->memory_note);
+    }
 }
 
 static int print_stdout(const struct options *o, const struct result *r)
 {
-    int st = ART_OK;
-    switch (o->co.format) {
-    case CLI_FORMAT_TABLE:
-        st = art_table_print(r->layers, stdout, 4);
-        if (st == ART_OK) {
-            print_summary(o, r);
-        }
-        break;
-    case CLI_FORMAT_CSV:
-        st = art_table_write_csv(r->layers, stdout);
-        break;
-    case CLI_FORMAT_JSON: {
-        art_doc *d = NULL;
-        st = art_doc_create(&d);
-        if (st == ART_OK) {
-            st = art_doc_set_table(d, "layers", r->layers);
-        }
-        if (st == ART_OK) {
-            st = art_doc_set_table(d, "hardware_summary", r->hw);
-        }
-        if (st == ART_OK) {
-            st = art_doc_write(d, stdout);
-        }
-        art_doc_destroy(d);
-        break;
+    /* CSV on stdout is the layer table; the summary is a file of --out
+     * and a key of the JSON. */
+    const struct cli_output outs[] = {
+        {.key = "layers", .table = r->layers, .view = r->layers_view},
+        {.key = "hardware_summary",
+         .table = o->co.format == CLI_FORMAT_CSV ? NULL : r->hw},
+    };
+    const int rc = cli_emit(o->co.format, outs,
+                            o->co.format == CLI_FORMAT_TABLE ? 1 : 2);
+    if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
     }
-    }
-    return cli_stdout_finish(st);
+    print_summary(o, r);
+    return cli_stdout_finish(ART_OK);
 }
 
-/* Both files appear together or not at all. */
+/* The CSVs and one JSON of both appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    const struct cli_out_file files[] = {
-        {"layerwise_breakdown.csv", r->layers, NULL},
-        {"hardware_summary.csv", r->hw, NULL},
+    const struct cli_output outs[] = {
+        {.key = "layers", .file = "layerwise_breakdown.csv",
+         .table = r->layers},
+        {.key = "hardware_summary", .file = "hardware_summary.csv",
+         .table = r->hw},
     };
-    return cli_out_write(dir, files, sizeof files / sizeof files[0]);
+    return cli_write_outputs(dir, outs, 2, "layerwise.json");
 }
 
 int main(int argc, char **argv)
@@ -775,9 +873,10 @@ int main(int argc, char **argv)
     /* Bad input is rejected before anything is measured or written. */
     rc = resolve_device(&o, &r);
     if (rc == CLI_EXIT_OK && o.dev.list) {
-        cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
+        const int lrc = cli_devices_print(
+            o.co.format, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
-        return cli_stdout_finish(ART_OK);
+        return lrc;
     }
     if (rc == CLI_EXIT_OK) {
         rc = run_model(&o, &r);

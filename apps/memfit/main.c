@@ -6,9 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cli.h"
+#include "devices.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
+#include "edgefit/profile.h"
 
 #define DEFAULT_MODEL "mlp:784-64-10"
 
@@ -18,6 +22,9 @@ struct options {
     enum memest_precision precision;
     int simulate;
     double max_memory_mb;
+    int have_budget;          /* --max-memory-mb given */
+    struct cli_device_opts dev;
+    int have_device;          /* --device given: its memory is the budget */
     uint64_t batch_limit;
     enum memest_optimizer optimizer;
     struct cli_common co;
@@ -37,13 +44,26 @@ static void usage(FILE *f)
         "  --precision P         fp64|fp32|fp16|bf16|int8 (default fp32)\n"
         "  --max-memory-mb X     memory budget in MB (1 MB = 1024^2 bytes);\n"
         "                        turns the simulation on and fits the batch\n"
+        "  --device D            fit to the memory of a device instead: rpi4,\n"
+        "                        jetson-nano, desktop, host (this machine's\n"
+        "                        physical memory), name=..,memory_mb=M,.. or a\n"
+        "                        device of --devices FILE\n"
+        "  --devices FILE        devices of your own (CSV, see edgefit-layerwise)\n"
+        "  --list-devices        print the catalogue and exit\n"
         "  --batch-limit N       upper bound on the batch (default 128)\n"
         "  --optimizer O         sgd|momentum|adam for the training memory\n"
         "                        (default sgd)\n"
         "  --format F            table|csv|json on stdout (default table)\n"
         "  --out DIR             write layerwise_breakdown.csv, memory_plan.json\n"
+        "  --quiet               no progress (memfit does no long work; accepted\n"
+        "                        as by every edgefit app)\n"
         "  --strict              exit 3 when the model does not fit the budget\n"
-        "  --help, --version\n"
+        "                        (needs --max-memory-mb or --device)\n"
+        "  -h, --help, --version   this text; the version, the kernel paths\n"
+        "                           built and selected, the dependencies\n"
+        "\n"
+        "Warnings (a batch capped or reduced, a budget exceeded) go to stderr\n"
+        "in every format, and into memory_plan.json's \"warnings\".\n"
         "\n"
         "Exit status: 0 success, 1 runtime failure, 2 bad usage or input,\n"
         "3 constraint not met with --strict.\n");
@@ -59,23 +79,27 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"max-memory-mb", required_argument, NULL, O_MAXMEM},
         {"batch-limit", required_argument, NULL, O_LIMIT},
         {"optimizer", required_argument, NULL, O_OPT},
+        CLI_DEVICE_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_STRICT_OPTION,
+        CLI_QUIET_OPTION,
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-memfit", EDGEFIT_VERSION,
-                                       usage};
+                                       usage,
+                                       cli_version_details};
     *o = (struct options){
         .model = DEFAULT_MODEL,
         .batch = 32,
         .precision = MEMEST_FP32,
         .batch_limit = 128,
         .optimizer = MEMEST_OPT_SGD,
+        .dev = {.device = NULL},
     };
     opterr = 0;
     int c, rc = CLI_EXIT_OK;
     while (rc == CLI_EXIT_OK &&
-           (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+           (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_MODEL:
             o->model = optarg;
@@ -94,11 +118,13 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         case O_MAXMEM:
-            if (!cli_parse_double("--max-memory-mb", optarg, 0.0, 1e15,
-                                  &o->max_memory_mb)) {
+            /* A budget of 0 (or -0) would plan nothing: refused. */
+            if (!cli_parse_positive("--max-memory-mb", optarg, 1e15,
+                                    &o->max_memory_mb)) {
                 rc = CLI_EXIT_USAGE;
             }
             o->simulate = 1;
+            o->have_budget = 1;
             break;
         case O_LIMIT:
             if (!cli_parse_u64("--batch-limit", optarg, 1, UINT32_MAX,
@@ -113,12 +139,61 @@ static int parse_args(int argc, char **argv, struct options *o)
                 rc = CLI_EXIT_USAGE;
             }
             break;
-        default:
-            rc = cli_common_option(c, &app, argv, &o->co);
+        default: {
+            const int dv = cli_device_option(c, &o->dev);
+            if (dv < 0) {
+                rc = CLI_EXIT_USAGE;
+            } else if (dv == 0) {
+                rc = cli_common_option(c, &app, argv, &o->co);
+            }
             break;
         }
+        }
     }
-    return rc == CLI_EXIT_OK ? cli_no_operands(argc, argv) : rc;
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_no_operands(argc, argv);
+    }
+    if (rc != CLI_EXIT_OK || o->dev.list) {
+        return rc;
+    }
+    o->have_device = o->dev.device != NULL;
+    if (o->have_device && o->have_budget) {
+        cli_error("--device and --max-memory-mb: give one budget, not both");
+        return CLI_EXIT_USAGE;
+    }
+    if (o->co.strict && !o->have_budget && !o->have_device) {
+        cli_error("--strict: there is no budget to hold the model to; give "
+                  "--max-memory-mb or --device");
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* --device: its memory becomes the budget, as if given with
+ * --max-memory-mb. */
+static int device_budget(struct options *o, struct cli_devices *devs)
+{
+    if (o->dev.devices_file && !cli_devices_load(o->dev.devices_file, devs)) {
+        return CLI_EXIT_USAGE;
+    }
+    struct prof_device d;
+    memset(&d, 0, sizeof d);
+    if (strcmp(o->dev.device, "host") == 0) {
+        /* Only the memory is needed: no calibration run. */
+        snprintf(d.name, sizeof d.name, "host");
+        d.memory_mb = (double)prof_host_memory_bytes() / (1024.0 * 1024.0);
+    } else if (!cli_device_resolve(o->dev.device,
+                                   o->dev.devices_file ? devs : NULL, &d)) {
+        return CLI_EXIT_USAGE;
+    }
+    if (!(d.memory_mb > 0.0)) {
+        cli_error("--device: the memory of '%s' is unknown (give it with "
+                  "memory_mb=, or use --max-memory-mb)", d.name);
+        return CLI_EXIT_USAGE;
+    }
+    o->max_memory_mb = d.memory_mb;
+    o->simulate = 1;
+    return CLI_EXIT_OK;
 }
 
 /* Everything the run computes, before anything is printed or written. */
@@ -129,6 +204,10 @@ struct result {
     struct memest_run_plan plan;
     struct memest_totals totals;
     struct memest_training training, training_mixed;
+    /* The plan's warnings, then the app's own (a capped batch). */
+    size_t warning_count;
+    const char *warnings[MEMEST_PLAN_MAX_WARNINGS + 1];
+    char cap_warning[160];
     art_table *layers;
     art_doc *plan_doc;
 };
@@ -155,46 +234,15 @@ static int art_failed(const char *what, int st)
 
 static int build_layers_table(struct result *r)
 {
-    static const char *const cols[] = {
-        "layer", "kind", "output_shape", "output_elements", "parameter_count",
-        "parameter_bytes", "activation_bytes", "macs",
-    };
-    int st = art_table_create("layers", &r->layers);
-    for (size_t c = 0; st == ART_OK && c < 8; c++) {
-        st = art_table_add_column(r->layers, cols[c], c < 3 ? ART_TEXT
-                                                            : ART_UINT);
-    }
-    for (size_t i = 0; st == ART_OK && i < r->nrows; i++) {
-        const struct memest_layer_estimate *e = &r->rows[i];
-        size_t row = 0;
-        st = art_table_add_row(r->layers, &row);
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, 0, e->layer);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, 1,
-                                    memest_kind_name(e->kind));
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, 2, e->output_shape);
-        }
-        const uint64_t v[] = {e->output_elements, e->parameter_count,
-                              e->parameter_bytes, e->activation_bytes,
-                              e->macs};
-        for (size_t c = 0; st == ART_OK && c < 5; c++) {
-            st = art_table_set_uint(r->layers, row, 3 + c, v[c]);
-        }
-    }
-    return st;
+    const struct cli_column_set set = {cli_breakdown_columns,
+                                       cli_breakdown_column_count, r->rows};
+    return cli_table_build("layers", &set, 1, r->nrows, CLI_COL_ALL,
+                           &r->layers);
 }
 
 static int build_plan_doc(const struct options *o, struct result *r)
 {
     const struct memest_run_plan *p = &r->plan;
-    const char *warnings[MEMEST_PLAN_MAX_WARNINGS];
-    for (size_t i = 0; i < p->warning_count; i++) {
-        warnings[i] = p->warnings[i];
-    }
     art_doc *d = NULL;
     int st = art_doc_create(&d);
     r->plan_doc = d;
@@ -207,14 +255,15 @@ static int build_plan_doc(const struct options *o, struct result *r)
     }
     if (st == ART_OK) {
         st = art_doc_set_text(d, "precision_mode",
-                              memest_precision_mode_name(p->precision));
+                              memest_precision_name(p->precision));
     }
     if (st == ART_OK) {
         st = art_doc_set_real(d, "estimated_memory_mb",
                               p->estimated_memory_mb);
     }
     if (st == ART_OK) {
-        st = art_doc_set_texts(d, "warnings", warnings, p->warning_count);
+        st = art_doc_set_texts(d, "warnings", r->warnings,
+                               r->warning_count);
     }
     if (st == ART_OK) {
         st = art_doc_set_text(d, "model", memest_model_name(r->model));
@@ -224,6 +273,13 @@ static int build_plan_doc(const struct options *o, struct result *r)
     }
     if (st == ART_OK && o->simulate) {
         st = art_doc_set_real(d, "max_memory_mb", o->max_memory_mb);
+    }
+    if (st == ART_OK && o->simulate) {
+        st = art_doc_set_bool(d, "fits",
+                              p->estimated_memory_mb <= o->max_memory_mb);
+    }
+    if (st == ART_OK && o->have_device) {
+        st = art_doc_set_text(d, "device", o->dev.device);
     }
     if (st == ART_OK && o->simulate) {
         st = art_doc_set_uint(d, "batch_size_limit", o->batch_limit);
@@ -284,6 +340,24 @@ static int compute(const struct options *o, struct result *r)
     if (st != MEMEST_OK) {
         return memest_failed("planning the run", st);
     }
+    for (size_t i = 0; i < r->plan.warning_count; i++) {
+        r->warnings[r->warning_count++] = r->plan.warnings[i];
+    }
+    /* The original's warning says "due to memory constraints" even when
+     * the limit, not the memory, capped the batch: say which. */
+    if (o->simulate && o->batch > o->batch_limit) {
+        snprintf(r->cap_warning, sizeof r->cap_warning,
+                 "Requested batch %" PRIu64 " is above --batch-limit %" PRIu64
+                 "; the plan starts from %" PRIu64 ".",
+                 o->batch, o->batch_limit, o->batch_limit);
+        r->warnings[r->warning_count++] = r->cap_warning;
+    } else if (!o->simulate && o->batch > o->batch_limit) {
+        snprintf(r->cap_warning, sizeof r->cap_warning,
+                 "--batch-limit %" PRIu64 " has no effect without a budget "
+                 "(--max-memory-mb or --device); batch %" PRIu64 " is "
+                 "planned as requested.", o->batch_limit, o->batch);
+        r->warnings[r->warning_count++] = r->cap_warning;
+    }
     const uint64_t batch = r->plan.batch_size;
     st = memest_estimate_totals(r->model, batch, o->precision, &r->totals);
     if (st == MEMEST_OK) {
@@ -332,60 +406,44 @@ static void print_summary(const struct options *o, const struct result *r)
            memest_optimizer_name(o->optimizer), r->training.total_mb,
            r->training_mixed.total_mb);
     if (p->enabled) {
+        const int fits = p->estimated_memory_mb <= o->max_memory_mb;
         printf("plan: batch %" PRIu64 " of %" PRIu64 " requested, %s, "
-               "%.6f MB within %.4f MB (limit %" PRIu64 ")\n",
-               p->batch_size, o->batch,
-               memest_precision_mode_name(p->precision),
-               p->estimated_memory_mb, o->max_memory_mb, o->batch_limit);
+               "%.6f MB %s %.4f MB%s%s (batch limit %" PRIu64 ")\n",
+               p->batch_size, o->batch, memest_precision_name(p->precision),
+               p->estimated_memory_mb, fits ? "within" : "EXCEEDS",
+               o->max_memory_mb, o->have_device ? " of " : "",
+               o->have_device ? o->dev.device : "", o->batch_limit);
     } else {
-        printf("plan: simulation off (give --max-memory-mb), batch %" PRIu64
-               ", %.6f MB\n", p->batch_size, p->estimated_memory_mb);
-    }
-    for (size_t i = 0; i < p->warning_count; i++) {
-        printf("warning: %s\n", p->warnings[i]);
+        printf("plan: simulation off (give --max-memory-mb or --device), "
+               "batch %" PRIu64 ", %.6f MB\n", p->batch_size,
+               p->estimated_memory_mb);
     }
 }
 
 static int print_stdout(const struct options *o, const struct result *r)
 {
-    int st = ART_OK;
-    switch (o->co.format) {
-    case CLI_FORMAT_TABLE:
-        st = art_table_print(r->layers, stdout, -1);
-        if (st == ART_OK) {
-            print_summary(o, r);
-        }
-        break;
-    case CLI_FORMAT_CSV:
-        st = art_table_write_csv(r->layers, stdout);
-        break;
-    case CLI_FORMAT_JSON: {
-        art_doc *d = NULL;
-        st = art_doc_create(&d);
-        if (st == ART_OK) {
-            st = art_doc_set_table(d, "layers", r->layers);
-        }
-        if (st == ART_OK) {
-            st = art_doc_set_doc(d, "memory_plan", r->plan_doc);
-        }
-        if (st == ART_OK) {
-            st = art_doc_write(d, stdout);
-        }
-        art_doc_destroy(d);
-        break;
+    const struct cli_output outs[] = {
+        {.key = "layers", .table = r->layers},
+        {.key = "memory_plan", .doc = r->plan_doc},
+    };
+    const int rc = cli_emit(o->co.format, outs, 2);
+    if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
     }
-    }
-    return cli_stdout_finish(st);
+    print_summary(o, r);
+    return cli_stdout_finish(ART_OK);
 }
 
 /* Both files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    const struct cli_out_file files[] = {
-        {"layerwise_breakdown.csv", r->layers, NULL},
-        {"memory_plan.json", NULL, r->plan_doc},
+    const struct cli_output outs[] = {
+        {.key = "layers", .file = "layerwise_breakdown.csv",
+         .table = r->layers},
+        {.key = "memory_plan", .file = "memory_plan.json",
+         .doc = r->plan_doc},
     };
-    return cli_out_write(dir, files, sizeof files / sizeof files[0]);
+    return cli_write_outputs(dir, outs, 2, NULL);
 }
 
 int main(int argc, char **argv)
@@ -400,8 +458,32 @@ int main(int argc, char **argv)
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
+    struct cli_devices devs;
+    memset(&devs, 0, sizeof devs);
+    if (o.dev.list) {
+        if (o.dev.devices_file && !cli_devices_load(o.dev.devices_file,
+                                                    &devs)) {
+            return CLI_EXIT_USAGE;
+        }
+        const int lrc = cli_devices_print(
+            o.co.format, o.dev.devices_file ? &devs : NULL);
+        cli_devices_free(&devs);
+        return lrc;
+    }
+    if (o.have_device) {
+        rc = device_budget(&o, &devs);
+        cli_devices_free(&devs);
+        if (rc != CLI_EXIT_OK) {
+            return rc;
+        }
+    }
     struct result r = {0};
     rc = compute(&o, &r);
+    /* Warnings reach stderr whatever the format: a CSV on stdout has no
+     * room for them and a user piping it must still see them. */
+    for (size_t i = 0; rc == CLI_EXIT_OK && i < r.warning_count; i++) {
+        cli_warn("%s", r.warnings[i]);
+    }
     if (rc == CLI_EXIT_OK) {
         rc = print_stdout(&o, &r);
     }

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calib.h"
 #include "cli.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/kernels.h"
@@ -135,7 +136,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-train", EDGEFIT_VERSION,
-                                       usage};
+                                       usage, cli_version_details};
     struct memest_hw_config hw;
     memest_hw_config_init(&hw);
     struct prof_train_opts to;

@@ -21,6 +21,9 @@ struct exec_op {
     size_t c_in, h_in, w_in, c_out, h_out, w_out, hw_out;
     size_t k, stride, pad, groups;
     size_t kdim; /* GEMM depth: in (dense) or in_c/groups*k*k */
+    /* 16-bit dense: rows of the input and columns of the weights widened
+     * to fp32 at a time (see dense_16) */
+    size_t tile_m, tile_n;
     size_t ocg;  /* output channels per group (dense: out) */
     /* parameters: float master, and the stored form. A conv2d's weights
      * are [out_c][in_c/g][k][k], as the API gives them; a dense layer's are

@@ -218,7 +218,7 @@ static void test_predictions(void **state)
                 1e-12 * host_sum);
     assert_true(fabs(jreal(host, "prediction_error") -
                      (host_sum - measured) / measured) <= 1e-9);
-    assert_true(fabs(jreal(host, "dram_predicted_ms") - dram_sum) <=
+    assert_true(fabs(jreal(host, "host_dram_predicted_ms") - dram_sum) <=
                 1e-12 * dram_sum);
     assert_true(fabs(jreal(dev, "predicted_ms") - dev_sum) <= 1e-12 * dev_sum);
     json_decref(j);
