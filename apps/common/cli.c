@@ -194,22 +194,55 @@ int cli_no_operands(int argc, char **argv)
     return CLI_EXIT_OK;
 }
 
-/* The nearest existing path at or above path (a copy the caller frees),
- * stat()ed into *st; NULL with errno set for a reason other than absence
- * (or when out of memory). */
-static char *existing_ancestor(const char *path, struct stat *st)
+/* Print why opt DIR cannot be written: at is DIR itself or the ancestor
+ * that stops it, err the system's reason. A symbolic link to a missing
+ * target is named as such (stat() says only ENOENT, which would read as
+ * if nothing were there, yet nothing can be created there either). */
+static bool refuse(const char *opt, const char *dir, const char *at, int err)
 {
-    char *p = strdup(path);
-    if (!p) {
-        return NULL;
+    struct stat lsb;
+    const char *why = "";
+    if (err == ENOENT && lstat(at, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+        why = " (a symbolic link whose target is missing)";
+    } else if (err == ENOTDIR) {
+        why = " (a file, not a folder)";
     }
+    if (strcmp(at, dir) == 0) {
+        cli_error("%s %s: %s%s", opt, dir, strerror(err), why);
+    } else {
+        cli_error("%s %s: cannot create it: %s: %s%s", opt, dir, at,
+                  strerror(err), why);
+    }
+    return false;
+}
+
+bool cli_check_out_dir(const char *opt, const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p) {
+        cli_error("out of memory");
+        return false;
+    }
+    /* From dir up to the nearest existing path: that one must be a folder
+     * we may create entries in, and nothing on the way may be a link to
+     * nowhere. Nothing is created. */
+    bool ok = true;
     for (;;) {
-        if (stat(p, st) == 0) {
-            return p;
+        struct stat st, lst;
+        if (stat(p, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                ok = refuse(opt, dir, p, ENOTDIR);
+            } else if (access(p, W_OK | X_OK) != 0) {
+                /* (root passes on anything but a read-only mount) */
+                ok = refuse(opt, dir, p, errno);
+            }
+            break;
         }
-        if (errno != ENOENT) {
-            free(p);
-            return NULL;
+        const int err = errno;
+        if (err != ENOENT || (lstat(p, &lst) == 0 && S_ISLNK(lst.st_mode)) ||
+            strcmp(p, ".") == 0 || strcmp(p, "/") == 0) {
+            ok = refuse(opt, dir, p, err); /* ENOTDIR, EACCES, ELOOP... */
+            break;
         }
         /* Drop trailing slashes, then the last component. */
         size_t n = strlen(p);
@@ -225,35 +258,7 @@ static char *existing_ancestor(const char *path, struct stat *st)
             *slash = '\0';
         }
     }
-}
-
-bool cli_check_out_dir(const char *opt, const char *dir)
-{
-    struct stat st;
-    char *at = existing_ancestor(dir, &st);
-    if (!at) {
-        cli_error("%s %s: %s", opt, dir, strerror(errno));
-        return false;
-    }
-    bool ok = true;
-    const bool self = strcmp(at, dir) == 0;
-    if (!S_ISDIR(st.st_mode)) {
-        if (self) {
-            cli_error("%s %s: not a folder", opt, dir);
-        } else {
-            cli_error("%s %s: %s is not a folder", opt, dir, at);
-        }
-        ok = false;
-    } else if (access(at, W_OK | X_OK) != 0) {
-        if (self) {
-            cli_error("%s %s: %s", opt, dir, strerror(errno));
-        } else {
-            cli_error("%s %s: cannot create it in %s: %s", opt, dir, at,
-                      strerror(errno));
-        }
-        ok = false;
-    }
-    free(at);
+    free(p);
     return ok;
 }
 

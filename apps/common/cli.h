@@ -106,11 +106,14 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
                       struct cli_common *co);
 
 /*
- * Check, before any long work, that an output folder can be written: the
- * folder itself when it exists, otherwise the nearest existing folder above
- * it, where it would be created. On failure print "prog: opt DIR: reason"
- * (not a folder, or the system's reason such as "Permission denied") and
- * return false. Nothing is created.
+ * Check, before any long work, that an output folder can be written (every
+ * app calls it for --out): the folder itself when it exists, otherwise the
+ * nearest existing folder above it, where it would be created, with no
+ * symbolic link to a missing target on the way. On failure print
+ * "prog: opt DIR: reason" with the system's strerror text ("Not a
+ * directory", "Permission denied", "No such file or directory (a symbolic
+ * link whose target is missing)"), naming the ancestor when it is the one
+ * at fault, and return false. Nothing is created.
  */
 bool cli_check_out_dir(const char *opt, const char *dir);
 /* The same for an output file written under a temporary name in its
@@ -122,12 +125,6 @@ bool cli_check_out_file(const char *opt, const char *path);
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);
 
-/* Check --out DIR before any long work (NULL: nothing to check): an
- * existing DIR must be a folder we may write in; a missing one needs its
- * nearest existing ancestor to be such a folder and no symbolic link to a
- * missing target on the way. On failure prints "prog: --out: path:
- * reason" (the system's strerror text) and returns CLI_EXIT_USAGE. */
-int cli_out_check(const char *dir);
 
 /* Finish what an app printed on stdout: st is the status of the printing
  * (an ART_ code). Flushes stdout; on failure prints "prog: stdout: reason"
@@ -148,5 +145,12 @@ struct cli_out_file {
  * failure) and returns CLI_EXIT_FAILURE. */
 int cli_out_write(const char *dir, const struct cli_out_file *files,
                   size_t n);
+/* The two halves of cli_out_write(), for an app that adds members of
+ * other kinds (art_bundle_add_*) in between: cli_out_bundle() starts the
+ * bundle with the n files (*out NULL and CLI_EXIT_FAILURE after a
+ * message on failure); cli_out_commit() writes it (consumed). */
+int cli_out_bundle(const char *dir, const struct cli_out_file *files,
+                   size_t n, art_bundle **out);
+int cli_out_commit(art_bundle *b);
 
 #endif

@@ -417,11 +417,12 @@ static int check_outputs(const struct options *o, const struct result *r)
     if (o->co.out_dir && !cli_check_out_dir("--out", o->co.out_dir)) {
         return CLI_EXIT_USAGE;
     }
-    if (r->weights_path && !r->weights_in_bundle &&
-        !cli_check_out_file("--save-weights", r->weights_path)) {
-        return CLI_EXIT_USAGE;
+    if (!r->weights_path || r->weights_in_bundle) {
+        return CLI_EXIT_OK;
     }
-    return CLI_EXIT_OK;
+    return cli_check_out_file("--save-weights", r->weights_path)
+               ? CLI_EXIT_OK
+               : CLI_EXIT_USAGE;
 }
 
 /* A data set that cannot be read is bad input (exit 2), whatever the
@@ -998,14 +999,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         st = art_doc_write(r->log, stdout);
         break;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    if (st != ART_OK) {
-        cli_error("stdout: %s", art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    return cli_stdout_finish(st);
 }
 
 /* The run log, the history and the weights appear together or not at all
@@ -1015,37 +1009,51 @@ static int write_outputs(const struct options *o, const struct result *r)
 {
     const struct cli_weights *w = &r->weights;
     if (o->co.out_dir) {
+        const struct cli_out_file files[] = {
+            {"run_log.json", NULL, r->log},
+            {"training_history.csv", r->history, NULL},
+        };
         art_bundle *b = NULL;
-        struct art_diag diag = {0, "", 0};
-        int st = art_bundle_create(o->co.out_dir, &b);
-        if (st == ART_OK) {
-            st = art_bundle_add_doc(b, "run_log.json", r->log);
+        int rc = cli_out_bundle(o->co.out_dir, files, 2, &b);
+        if (rc != CLI_EXIT_OK) {
+            return rc;
         }
-        if (st == ART_OK) {
-            st = art_bundle_add_csv(b, "training_history.csv", r->history);
+        if (r->weights_in_bundle) {
+            const int st = art_bundle_add_safetensors(
+                b, r->weights_path, w->tensors, w->tensor_count);
+            if (st != ART_OK) {
+                art_bundle_destroy(b);
+                cli_error("--out %s: %s: %s", o->co.out_dir, r->weights_path,
+                          art_strerror(st));
+                return CLI_EXIT_FAILURE;
+            }
         }
-        if (st == ART_OK && r->weights_in_bundle) {
-            st = art_bundle_add_safetensors(b, r->weights_path, w->tensors,
-                                            w->tensor_count);
-        }
-        if (st == ART_OK) {
-            st = art_bundle_commit(b, &diag);
-            b = NULL;
-        }
-        art_bundle_destroy(b);
-        if (st != ART_OK) {
-            cli_error("--out %s: %s", o->co.out_dir,
-                      diag.message[0] ? diag.message : art_strerror(st));
-            return CLI_EXIT_FAILURE;
+        rc = cli_out_commit(b);
+        if (rc != CLI_EXIT_OK) {
+            return rc;
         }
     }
     if (r->weights_path && !r->weights_in_bundle) {
-        struct art_diag d = {0};
-        const int st = art_safetensors_save(r->weights_path, w->tensors,
-                                            w->tensor_count, NULL, NULL, 0,
-                                            &d);
+        struct art_diag d = {0, "", 0};
+        /* Its folder may not exist yet (checked creatable at the start). */
+        char *dir = strdup(r->weights_path);
+        if (!dir) {
+            cli_error("out of memory");
+            return CLI_EXIT_FAILURE;
+        }
+        char *slash = strrchr(dir, '/');
+        int st = ART_OK;
+        if (slash && slash != dir) {
+            *slash = '\0';
+            st = art_mkdir_p(dir, &d);
+        }
+        free(dir);
+        if (st == ART_OK) {
+            st = art_safetensors_save(r->weights_path, w->tensors,
+                                      w->tensor_count, NULL, NULL, 0, &d);
+        }
         if (st != ART_OK) {
-            cli_error("--save-weights %s: %s", r->weights_path,
+            cli_error("--save-weights: %s",
                       d.message[0] ? d.message : art_strerror(st));
             return CLI_EXIT_FAILURE;
         }

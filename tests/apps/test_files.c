@@ -65,7 +65,7 @@ static void expect_refused(const char *out, const char *reason,
         double s;
         run_app(app, out, &r, &s);
         char want[800];
-        snprintf(want, sizeof want, "--out: %s", out);
+        snprintf(want, sizeof want, "--out %s: ", out);
         if (r.status != 2 || !strstr(r.err, want) ||
             !strstr(r.err, reason) || (extra && !strstr(r.err, extra)) ||
             r.out[0] != '\0') {
