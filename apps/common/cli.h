@@ -1,6 +1,19 @@
 /* Shared by the edgefit apps: strict option values and the exit codes of
  * the design (0 success, 1 runtime failure, 2 bad usage or input, 3 a
- * constraint that --strict asked for cannot be met). Not installed. */
+ * constraint that --strict asked for cannot be met). Not installed.
+ *
+ * The rest of apps/common, for every app (a new one included):
+ *   table.h    the columns of a table as one list of {name, type, getter}
+ *              (and one-row records of {name, type, value}), the terminal's
+ *              key-column view, and the writing of outputs: stdout in
+ *              --format table|csv|json (CSV one table only), --out as one
+ *              bundle plus a JSON of everything. Every column name must be
+ *              in README.md's Glossary (tests/apps/test_vocabulary.c).
+ *   calib.h    the host calibration, cached in
+ *              $XDG_CACHE_HOME/edgefit/host.json; --recalibrate,
+ *              --triad-mib; --version's details.
+ *   devices.h  --device, --devices, --list-devices.
+ */
 #ifndef EDGEFIT_APPS_CLI_H
 #define EDGEFIT_APPS_CLI_H
 
