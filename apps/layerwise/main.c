@@ -791,7 +791,8 @@ static void print_summary(const struct options *o, const struct result *r)
     printf("  host triads         best of %u trials:", r->cal.trials);
     for (unsigned i = 0; i < r->cal.level_count; i++) {
         const struct prof_mem_level *l = &r->cal.levels[i];
-        printf(" %s %.1f GB/s%s", level_name(l->level), l->triad.gbps,
+        printf(" %s %.1f GB/s (min %.1f)%s", level_name(l->level),
+               l->triad.gbps, l->triad.gbps_min,
                i + 1 < r->cal.level_count ? "," : "\n");
     }
     printf("  bandwidth           %.4g GB/s achieved against the %s roof of "

@@ -594,6 +594,7 @@ static int build_doc(const struct options *o, struct result *r)
     DOC_SET(art_table_add_column(levels, "capacity_bytes", ART_UINT));
     DOC_SET(art_table_add_column(levels, "triad_total_bytes", ART_UINT));
     DOC_SET(art_table_add_column(levels, "triad_gbps", ART_REAL));
+    DOC_SET(art_table_add_column(levels, "triad_min_gbps", ART_REAL));
     for (unsigned i = 0; st == ART_OK && i < r->cal.level_count; i++) {
         const struct prof_mem_level *l = &r->cal.levels[i];
         size_t row = 0;
@@ -604,6 +605,8 @@ static int build_doc(const struct options *o, struct result *r)
         }
         DOC_SET(art_table_set_uint(levels, row, 2, l->triad.total_bytes));
         DOC_SET(art_table_set_real(levels, row, 3, l->triad.gbps));
+        /* the spread of the trials (triad_gbps is their best) */
+        DOC_SET(art_table_set_real(levels, row, 4, l->triad.gbps_min));
     }
     DOC_SET(art_doc_set_table(host, "memory_levels", levels));
     art_table_destroy(levels);

@@ -150,7 +150,8 @@ PROF_API int prof_time(prof_work_fn fn, void *ctx,
 
 /* Peak multiply-accumulate rate of one thread. */
 struct prof_peak {
-    double gmacs;        /* median over the runs; GFLOP/s = 2 * gmacs */
+    double gmacs;        /* median over the runs; GFLOP/s = 2 * gmacs
+                            (prof_calibrate keeps the best, gmacs_max) */
     double gmacs_min;    /* spread of the runs */
     double gmacs_max;
     const char *path;    /* "avx512", "avx2" or "c" (static text) */
@@ -170,7 +171,8 @@ PROF_API int prof_measure_peak(unsigned cpu_flags, unsigned runs,
 
 /* Sustainable memory bandwidth of one thread, STREAM's triad. */
 struct prof_triad {
-    double gbps;            /* median over the runs, 1e9 B/s */
+    double gbps;            /* median over the runs, 1e9 B/s
+                               (prof_calibrate keeps the best, gbps_max) */
     double gbps_min;
     double gbps_max;
     uint64_t array_bytes;   /* bytes of one of the three arrays */
