@@ -83,6 +83,19 @@ struct cli_app {
 int cli_common_option(int c, const struct cli_app *app, char **argv,
                       struct cli_common *co);
 
+/*
+ * Check, before any long work, that an output folder can be written: the
+ * folder itself when it exists, otherwise the nearest existing folder above
+ * it, where it would be created. On failure print "prog: opt DIR: reason"
+ * (not a folder, or the system's reason such as "Permission denied") and
+ * return false. Nothing is created.
+ */
+bool cli_check_out_dir(const char *opt, const char *dir);
+/* The same for an output file written under a temporary name in its
+ * folder and renamed into place: its folder must be writable (or
+ * creatable) and path must not be a folder. */
+bool cli_check_out_file(const char *opt, const char *path);
+
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);

@@ -692,20 +692,17 @@ static int compute(const struct options *o, struct result *r)
         return CLI_EXIT_FAILURE;
     }
     progress(o, "timing the operators");
-    st = prof_stream_profile(&o->stream, &r->cal, &r->p);
+    struct prof_diag diag;
+    memset(&diag, 0, sizeof(diag));
+    st = prof_stream_profile(&o->stream, &r->cal, &r->p, &diag);
     progress(o, NULL);
     if (st != PROF_OK) {
-        if (st == PROF_E_IO) {
-            const uint64_t rows =
-                o->stream.batch > 256 ? o->stream.batch : 256;
-            cli_error("--data fashion-mnist: cannot read %" PRIu64
-                      " images of %" PRIu64 " features from %s/"
-                      "train-images-idx3-ubyte.gz (784 pixels and 60000 "
-                      "images at most)",
-                      rows, o->stream.feature_count,
-                      o->stream.data_dir ? o->stream.data_dir
-                                         : PROF_FASHION_MNIST_DIR);
-            return CLI_EXIT_USAGE;
+        if (diag.message[0] != '\0') {
+            /* The data could not be used: the reader says which file and
+             * why. A missing, unreadable or malformed data file is bad
+             * input; running out of memory is a runtime failure. */
+            cli_error("--data fashion-mnist: %s", diag.message);
+            return st == PROF_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
         }
         cli_error("stream profile: %s", prof_strerror(st));
         return st == PROF_E_RANGE || st == PROF_E_OVERFLOW

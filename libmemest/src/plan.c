@@ -138,9 +138,14 @@ void memest_hw_config_init(struct memest_hw_config *config)
     config->batch_size_limit = 128;
 }
 
-/* Python's round(x, 6): the correctly rounded 6-decimal text, read back. */
-static double round6(double x)
+/* Python's round(x, 6): the correctly rounded 6-decimal text (glibc's
+ * printf rounds the exact binary value), read back. 512 bytes hold the
+ * longest finite double with 6 decimals. */
+double memest_round6(double x)
 {
+    if (!isfinite(x)) {
+        return x;
+    }
     char buf[512];
     snprintf(buf, sizeof buf, "%.6f", x);
     return strtod(buf, NULL);
@@ -178,7 +183,7 @@ int memest_prepare_run(const memest_model *model, uint64_t requested_batch,
         if (st != MEMEST_OK) {
             return st;
         }
-        p.estimated_memory_mb = round6(projected);
+        p.estimated_memory_mb = memest_round6(projected);
         *plan = p;
         return MEMEST_OK;
     }
@@ -210,7 +215,7 @@ int memest_prepare_run(const memest_model *model, uint64_t requested_batch,
                  requested_batch, adjusted);
     }
     p.batch_size = adjusted;
-    p.estimated_memory_mb = round6(projected);
+    p.estimated_memory_mb = memest_round6(projected);
     *plan = p;
     return MEMEST_OK;
 }

@@ -1,23 +1,45 @@
+/*
+ * IDX files, the format of MNIST and Fashion-MNIST: images (IDX3) and
+ * labels (IDX1), gzip-compressed or plain, and the labelled data sets made
+ * of one of each.
+ *
+ * The header's sizes are never trusted with memory: a plain file must be
+ * exactly as long as its header says (fstat, before any allocation), and a
+ * gzip stream, whose length is unknown until it ends, is read into a buffer
+ * that grows geometrically with what really arrives. Either way a lying
+ * header costs at most about twice the bytes the file really holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "edgefit/profile.h"
 
-/* Read exactly len bytes; gzread also reads files that are not gzipped. */
-static int read_all(gzFile f, void *buf, uint64_t len)
+/* The first read of a gzip stream asks for at most this much memory; the
+ * buffer doubles from there. */
+#define GZ_FIRST_CHUNK ((uint64_t)1 << 20)
+
+/* The largest read handed to gzread at once (it takes an unsigned and
+ * returns an int). */
+#define GZ_MAX_READ ((uint64_t)1 << 30)
+
+static int fail(struct prof_diag *diag, int status, const char *fmt, ...)
 {
-    unsigned char *p = buf;
-    while (len > 0) {
-        const unsigned chunk = len > (1u << 30) ? (1u << 30) : (unsigned)len;
-        const int n = gzread(f, p, chunk);
-        if (n <= 0) {
-            return -1;
-        }
-        p += n;
-        len -= (unsigned)n;
+    if (diag) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(diag->message, sizeof(diag->message), fmt, ap);
+        va_end(ap);
+        diag->column = 0;
     }
-    return 0;
+    return status;
 }
 
 static uint32_t be32(const unsigned char *b)
@@ -26,62 +48,290 @@ static uint32_t be32(const unsigned char *b)
            ((uint32_t)b[2] << 8) | (uint32_t)b[3];
 }
 
-PROF_API int prof_idx_load_images(const char *path, uint64_t max_count,
-                                  struct prof_idx_images *out)
+/* An open IDX file: the stream, whether it is compressed and, for a plain
+ * file, its size. */
+struct idx_file {
+    const char *path;
+    gzFile gz;
+    bool plain;
+    uint64_t file_bytes;
+};
+
+/* The reason of the last gzread failure: the system's for an I/O error,
+ * zlib's for a corrupt stream (PROF_E_PARSE). */
+static int read_error(const struct idx_file *f, struct prof_diag *diag)
 {
-    if (!path || !out) {
-        return PROF_E_INVALID;
+    int zerr = Z_OK;
+    const char *msg = gzerror(f->gz, &zerr);
+    if (zerr == Z_ERRNO) {
+        return fail(diag, PROF_E_IO, "%s: cannot read: %s", f->path,
+                    strerror(errno));
     }
-    memset(out, 0, sizeof(*out));
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        return PROF_E_IO;
+    if (zerr == Z_MEM_ERROR) {
+        return fail(diag, PROF_E_NOMEM, "%s: out of memory while "
+                    "decompressing", f->path);
     }
-    int st = PROF_OK;
+    return fail(diag, PROF_E_PARSE, "%s: corrupt gzip stream (%s)",
+                f->path, msg ? msg : "unknown zlib error");
+}
+
+/* Read up to len bytes; *got receives how many arrived before the end of
+ * the data. */
+static int read_some(const struct idx_file *f, void *buf, uint64_t len,
+                     uint64_t *got, struct prof_diag *diag)
+{
+    unsigned char *p = buf;
+    *got = 0;
+    while (len > 0) {
+        const unsigned chunk =
+            (unsigned)(len > GZ_MAX_READ ? GZ_MAX_READ : len);
+        const int n = gzread(f->gz, p, chunk);
+        if (n < 0) {
+            return read_error(f, diag);
+        }
+        if (n == 0) {
+            break;
+        }
+        p += n;
+        *got += (uint64_t)n;
+        len -= (uint64_t)n;
+    }
+    return PROF_OK;
+}
+
+static int idx_open(const char *path, struct idx_file *f,
+                    struct prof_diag *diag)
+{
+    memset(f, 0, sizeof(*f));
+    f->path = path;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return fail(diag, PROF_E_IO, "%s: cannot open: %s", path,
+                    strerror(errno));
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        const int e = errno;
+        close(fd);
+        return fail(diag, PROF_E_IO, "%s: cannot stat: %s", path,
+                    strerror(e));
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        close(fd);
+        return fail(diag, PROF_E_IO, "%s: cannot read: %s", path,
+                    strerror(EISDIR));
+    }
+    f->file_bytes = sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
+    f->gz = gzdopen(fd, "rb");
+    if (!f->gz) {
+        close(fd);
+        return fail(diag, PROF_E_NOMEM, "%s: out of memory opening the "
+                    "stream", path);
+    }
+    return PROF_OK;
+}
+
+static void idx_close(struct idx_file *f)
+{
+    if (f->gz) {
+        gzclose(f->gz);
+        f->gz = NULL;
+    }
+}
+
+static const char *kind_name(unsigned ndim)
+{
+    return ndim == 3 ? "images (IDX3)" : "labels (IDX1)";
+}
+
+/*
+ * Read the magic number and the ndim sizes; check them; *item receives the
+ * bytes per item (rows * cols for images, 1 for labels) and *count the
+ * items claimed.
+ */
+static int read_header(struct idx_file *f, unsigned ndim, uint64_t *dims,
+                       struct prof_diag *diag)
+{
     unsigned char head[16];
-    if (read_all(f, head, sizeof(head)) != 0) {
-        st = PROF_E_IO;
-        goto done;
+    const uint64_t head_bytes = 4 + 4 * (uint64_t)ndim;
+    uint64_t got = 0;
+    int st = read_some(f, head, head_bytes, &got, diag);
+    if (st != PROF_OK) {
+        return st;
     }
-    /* IDX: two zero bytes, type 0x08 (unsigned byte), 3 dimensions. */
-    if (head[0] != 0 || head[1] != 0 || head[2] != 0x08 || head[3] != 3) {
-        st = PROF_E_PARSE;
-        goto done;
+    /* gzdirect() is valid once the first read has looked at the data. */
+    f->plain = gzdirect(f->gz) != 0;
+    if (got < head_bytes) {
+        return fail(diag, PROF_E_PARSE,
+                    "%s: truncated: %" PRIu64 " bytes, shorter than the "
+                    "%" PRIu64 "-byte header of IDX %s",
+                    f->path, got, head_bytes, kind_name(ndim));
     }
-    uint64_t count = be32(head + 4);
-    const uint64_t rows = be32(head + 8);
-    const uint64_t cols = be32(head + 12);
-    if (rows == 0 || cols == 0) {
-        st = PROF_E_PARSE;
-        goto done;
+    const uint32_t magic = be32(head);
+    const uint32_t want = 0x800u | ndim;
+    if (magic != want) {
+        if ((magic & 0xffff0000u) != 0) {
+            return fail(diag, PROF_E_PARSE,
+                        "%s: not an IDX file (magic number 0x%08" PRIx32
+                        ", expected 0x%08" PRIx32 " for %s)",
+                        f->path, magic, want, kind_name(ndim));
+        }
+        if ((magic & 0xff00u) != 0x800u) {
+            return fail(diag, PROF_E_PARSE,
+                        "%s: IDX data type 0x%02x is not unsigned bytes "
+                        "(0x08)", f->path, (unsigned)((magic >> 8) & 0xff));
+        }
+        return fail(diag, PROF_E_PARSE,
+                    "%s: IDX data of %u dimension(s), not %s (magic number "
+                    "0x%08" PRIx32 ", expected 0x%08" PRIx32 ")",
+                    f->path, (unsigned)(magic & 0xff), kind_name(ndim),
+                    magic, want);
     }
-    if (max_count != 0 && max_count < count) {
-        count = max_count;
+    for (unsigned i = 0; i < ndim; i++) {
+        dims[i] = be32(head + 4 + 4 * i);
     }
-    /* rows and cols are below 2^32, so rows * cols fits; the product with
-     * count is checked. */
-    const uint64_t per = rows * cols;
-    if (count != 0 && per > SIZE_MAX / count) {
-        st = PROF_E_OVERFLOW;
-        goto done;
+    for (unsigned i = 1; i < ndim; i++) {
+        if (dims[i] == 0) {
+            return fail(diag, PROF_E_RANGE, "%s: image size %" PRIu64
+                        "x%" PRIu64 " has a zero dimension", f->path,
+                        dims[1], dims[2]);
+        }
     }
-    const uint64_t bytes = per * count;
-    uint8_t *pixels = malloc(bytes ? (size_t)bytes : 1u);
-    if (!pixels) {
-        st = PROF_E_NOMEM;
-        goto done;
+    return PROF_OK;
+}
+
+/*
+ * Read the data after the header: `take` items of `item` bytes out of the
+ * `count` the header claims. A plain file is checked against its size
+ * first; a gzip stream grows its buffer with the data. When every item is
+ * taken, nothing may follow.
+ */
+static int read_items(struct idx_file *f, uint64_t head_bytes,
+                      uint64_t count, uint64_t take, uint64_t item,
+                      const char *what, uint8_t **out,
+                      struct prof_diag *diag)
+{
+    *out = NULL;
+    /* item < 2^64 and count < 2^32: check the product before using it. */
+    if (count != 0 && item > (UINT64_MAX - head_bytes) / count) {
+        return fail(diag, PROF_E_OVERFLOW, "%s: the header claims %" PRIu64
+                    " %s of %" PRIu64 " bytes, more than 2^64 bytes",
+                    f->path, count, what, item);
     }
-    if (read_all(f, pixels, bytes) != 0) {
-        free(pixels);
-        st = PROF_E_IO;
-        goto done;
+    const uint64_t claimed = count * item;
+    const uint64_t want = take * item;
+    if (f->plain && f->file_bytes != head_bytes + claimed) {
+        /* The cheap, exact check: refuse before allocating anything. */
+        const uint64_t body =
+            f->file_bytes > head_bytes ? f->file_bytes - head_bytes : 0;
+        if (f->file_bytes < head_bytes + claimed) {
+            return fail(diag, PROF_E_PARSE,
+                        "%s: truncated: the header claims %" PRIu64
+                        " %s (%" PRIu64 " bytes) but the file holds %"
+                        PRIu64 " bytes of data (%" PRIu64 " whole %s)",
+                        f->path, count, what, claimed, body, body / item,
+                        what);
+        }
+        return fail(diag, PROF_E_PARSE,
+                    "%s: %" PRIu64 " bytes after the %" PRIu64 " %s the "
+                    "header claims", f->path, body - claimed, count, what);
     }
-    out->pixels = pixels;
-    out->count = count;
-    out->rows = rows;
-    out->cols = cols;
-done:
-    gzclose(f);
+    if (want > SIZE_MAX - 1) {
+        return fail(diag, PROF_E_OVERFLOW, "%s: %" PRIu64 " %s of %" PRIu64
+                    " bytes do not fit in memory here", f->path, take, what,
+                    item);
+    }
+    /* For a plain file the size is now known to hold want bytes; a gzip
+     * stream starts small and doubles, so memory follows the data. */
+    uint64_t cap = f->plain ? want
+                            : (want < GZ_FIRST_CHUNK ? want : GZ_FIRST_CHUNK);
+    uint8_t *buf = malloc(cap ? (size_t)cap : 1u);
+    if (!buf) {
+        return fail(diag, PROF_E_NOMEM, "%s: out of memory for %" PRIu64
+                    " bytes of %s", f->path, cap, what);
+    }
+    uint64_t have = 0;
+    int st = PROF_OK;
+    for (;;) {
+        uint64_t got = 0;
+        st = read_some(f, buf + have, cap - have, &got, diag);
+        if (st != PROF_OK) {
+            goto fail;
+        }
+        have += got;
+        if (have < cap || cap == want) {
+            break; /* the end of the stream, or all we want */
+        }
+        const uint64_t next = cap > want / 2 ? want : cap * 2;
+        uint8_t *grown = realloc(buf, (size_t)next);
+        if (!grown) {
+            st = fail(diag, PROF_E_NOMEM, "%s: out of memory for %" PRIu64
+                      " bytes of %s", f->path, next, what);
+            goto fail;
+        }
+        buf = grown;
+        cap = next;
+    }
+    if (have < want) {
+        st = fail(diag, PROF_E_PARSE,
+                  "%s: truncated: the header claims %" PRIu64 " %s (%" PRIu64
+                  " bytes) but the data ends after %" PRIu64 " bytes (%"
+                  PRIu64 " whole %s)",
+                  f->path, count, what, claimed, have, have / item, what);
+        goto fail;
+    }
+    if (take == count) {
+        /* Everything was read: the stream must end here. */
+        unsigned char extra;
+        uint64_t got = 0;
+        st = read_some(f, &extra, 1, &got, diag);
+        if (st != PROF_OK) {
+            goto fail;
+        }
+        if (got != 0) {
+            st = fail(diag, PROF_E_PARSE, "%s: data after the %" PRIu64
+                      " %s the header claims", f->path, count, what);
+            goto fail;
+        }
+    }
+    *out = buf;
+    return PROF_OK;
+fail:
+    free(buf);
+    return st;
+}
+
+PROF_API int prof_idx_load_images(const char *path, uint64_t max_count,
+                                  struct prof_idx_images *out,
+                                  struct prof_diag *diag)
+{
+    if (out) {
+        memset(out, 0, sizeof(*out));
+    }
+    if (!path || !out) {
+        return fail(diag, PROF_E_INVALID, "idx images: NULL %s",
+                    path ? "output" : "path");
+    }
+    struct idx_file f;
+    int st = idx_open(path, &f, diag);
+    if (st != PROF_OK) {
+        return st;
+    }
+    uint64_t dims[3] = {0, 0, 0};
+    st = read_header(&f, 3, dims, diag);
+    if (st == PROF_OK) {
+        const uint64_t take =
+            max_count != 0 && max_count < dims[0] ? max_count : dims[0];
+        /* rows and cols are below 2^32, so their product fits. */
+        st = read_items(&f, 16, dims[0], take, dims[1] * dims[2], "images",
+                        &out->pixels, diag);
+        if (st == PROF_OK) {
+            out->count = take;
+            out->rows = dims[1];
+            out->cols = dims[2];
+        }
+    }
+    idx_close(&f);
     return st;
 }
 
@@ -92,4 +342,166 @@ PROF_API void prof_idx_images_finish(struct prof_idx_images *images)
     }
     free(images->pixels);
     memset(images, 0, sizeof(*images));
+}
+
+PROF_API int prof_idx_load_labels(const char *path, uint64_t max_count,
+                                  struct prof_idx_labels *out,
+                                  struct prof_diag *diag)
+{
+    if (out) {
+        memset(out, 0, sizeof(*out));
+    }
+    if (!path || !out) {
+        return fail(diag, PROF_E_INVALID, "idx labels: NULL %s",
+                    path ? "output" : "path");
+    }
+    struct idx_file f;
+    int st = idx_open(path, &f, diag);
+    if (st != PROF_OK) {
+        return st;
+    }
+    uint64_t dims[1] = {0};
+    st = read_header(&f, 1, dims, diag);
+    if (st == PROF_OK) {
+        const uint64_t take =
+            max_count != 0 && max_count < dims[0] ? max_count : dims[0];
+        st = read_items(&f, 8, dims[0], take, 1, "labels", &out->labels,
+                        diag);
+        if (st == PROF_OK) {
+            out->count = take;
+        }
+    }
+    idx_close(&f);
+    return st;
+}
+
+PROF_API void prof_idx_labels_finish(struct prof_idx_labels *labels)
+{
+    if (!labels) {
+        return;
+    }
+    free(labels->labels);
+    memset(labels, 0, sizeof(*labels));
+}
+
+PROF_API const char *prof_dataset_default_dir(void)
+{
+    return PROF_FASHION_MNIST_DIR;
+}
+
+/*
+ * dir/<split>-<kind>.gz, or dir/<split>-<kind> when the compressed file
+ * does not exist and the plain one does. Fails only on overflow of buf.
+ */
+static int split_path(char *buf, size_t len, const char *dir,
+                      const char *split, const char *kind)
+{
+    int n = snprintf(buf, len, "%s/%s-%s.gz", dir, split, kind);
+    if (n < 0 || (size_t)n >= len) {
+        return -1;
+    }
+    if (access(buf, F_OK) != 0 && errno == ENOENT) {
+        char plain[4096];
+        n = snprintf(plain, sizeof(plain), "%s/%s-%s", dir, split, kind);
+        if (n >= 0 && (size_t)n < sizeof(plain) &&
+            access(plain, F_OK) == 0) {
+            memcpy(buf, plain, (size_t)n + 1);
+        }
+    }
+    return 0;
+}
+
+PROF_API int prof_dataset_load(const char *dir, const char *split,
+                               uint64_t max_count, struct prof_dataset *out,
+                               struct prof_diag *diag)
+{
+    if (out) {
+        memset(out, 0, sizeof(*out));
+    }
+    if (!split || !out) {
+        return fail(diag, PROF_E_INVALID, "dataset: NULL %s",
+                    split ? "output" : "split");
+    }
+    if (strcmp(split, "train") != 0 && strcmp(split, "t10k") != 0) {
+        return fail(diag, PROF_E_INVALID, "dataset: unknown split '%s' "
+                    "(train or t10k)", split);
+    }
+    if (!dir) {
+        dir = prof_dataset_default_dir();
+    }
+    char ipath[4096], lpath[4096];
+    if (split_path(ipath, sizeof(ipath), dir, split, "images-idx3-ubyte") ||
+        split_path(lpath, sizeof(lpath), dir, split, "labels-idx1-ubyte")) {
+        return fail(diag, PROF_E_INVALID, "dataset: folder name too long");
+    }
+    struct prof_idx_images im;
+    struct prof_idx_labels lb;
+    memset(&lb, 0, sizeof(lb));
+    int st = prof_idx_load_images(ipath, max_count, &im, diag);
+    if (st != PROF_OK) {
+        return st;
+    }
+    st = prof_idx_load_labels(lpath, max_count, &lb, diag);
+    if (st != PROF_OK) {
+        goto done;
+    }
+    if (im.count != lb.count) {
+        /* With a count limit both were cut to it; a mismatch means the
+         * files themselves differ, so say what each holds. */
+        st = fail(diag, PROF_E_RANGE,
+                  "%s holds %" PRIu64 " labels but %s holds %" PRIu64
+                  " images", lpath, lb.count, ipath, im.count);
+        goto done;
+    }
+    if (im.count == 0) {
+        st = fail(diag, PROF_E_RANGE, "%s: no images", ipath);
+        goto done;
+    }
+    const uint64_t per = im.rows * im.cols;
+    if (per > SIZE_MAX / sizeof(float) / im.count) {
+        st = fail(diag, PROF_E_OVERFLOW, "%s: %" PRIu64 " images of %"
+                  PRIu64 " pixels do not fit in memory as floats", ipath,
+                  im.count, per);
+        goto done;
+    }
+    const size_t n = (size_t)(per * im.count);
+    float *x = malloc(n * sizeof(float));
+    if (!x) {
+        st = fail(diag, PROF_E_NOMEM, "%s: out of memory for %" PRIu64
+                  " images as floats", ipath, im.count);
+        goto done;
+    }
+    /* byte / 255 correctly rounded, as numpy's float32 division gives. */
+    float scale[256];
+    for (int v = 0; v < 256; v++) {
+        scale[v] = (float)v / 255.0f;
+    }
+    for (size_t i = 0; i < n; i++) {
+        x[i] = scale[im.pixels[i]];
+    }
+    unsigned top = 0;
+    for (uint64_t i = 0; i < lb.count; i++) {
+        top = lb.labels[i] > top ? lb.labels[i] : top;
+    }
+    out->x = x;
+    out->y = lb.labels;
+    lb.labels = NULL;
+    out->count = im.count;
+    out->rows = im.rows;
+    out->cols = im.cols;
+    out->classes = top + 1;
+done:
+    prof_idx_images_finish(&im);
+    prof_idx_labels_finish(&lb);
+    return st;
+}
+
+PROF_API void prof_dataset_finish(struct prof_dataset *d)
+{
+    if (!d) {
+        return;
+    }
+    free(d->x);
+    free(d->y);
+    memset(d, 0, sizeof(*d));
 }

@@ -1,3 +1,4 @@
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,21 +300,36 @@ static void synthetic(float *win, size_t rows, size_t f, uint64_t seed)
 }
 
 /* Pixels / 255 of the first rows images; feature j is pixel
- * floor(j * 784 / f), so a few features still span the whole image. */
-static int fashion(float *win, size_t rows, size_t f, const char *dir)
+ * floor(j * pixels / f), so a few features still span the whole image. */
+static int fashion(float *win, size_t rows, size_t f, const char *dir,
+                   struct prof_diag *diag)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/train-images-idx3-ubyte.gz",
-             dir ? dir : PROF_FASHION_MNIST_DIR);
+    const int n = snprintf(path, sizeof(path), "%s/train-images-idx3-ubyte.gz",
+                           dir ? dir : prof_dataset_default_dir());
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        snprintf(diag->message, sizeof(diag->message),
+                 "data folder name too long");
+        return PROF_E_RANGE;
+    }
     struct prof_idx_images img;
-    int st = prof_idx_load_images(path, rows, &img);
+    int st = prof_idx_load_images(path, rows, &img, diag);
     if (st != PROF_OK) {
         return st;
     }
     const size_t pix = (size_t)(img.rows * img.cols);
-    if (img.count < rows || f > pix) {
-        prof_idx_images_finish(&img);
-        return PROF_E_IO;
+    st = PROF_E_RANGE;
+    if (f > pix) {
+        snprintf(diag->message, sizeof(diag->message),
+                 "%.120s: %zu features asked for, but an image has %zu pixels",
+                 path, f, pix);
+        goto done;
+    }
+    if (img.count < rows) {
+        snprintf(diag->message, sizeof(diag->message),
+                 "%.120s: %zu images needed for the statistics window, the "
+                 "file holds %" PRIu64, path, rows, img.count);
+        goto done;
     }
     for (size_t t = 0; t < rows; t++) {
         for (size_t j = 0; j < f; j++) {
@@ -321,8 +337,10 @@ static int fashion(float *win, size_t rows, size_t f, const char *dir)
             win[t * f + j] = (float)img.pixels[t * pix + p] / 255.0f;
         }
     }
+    st = PROF_OK;
+done:
     prof_idx_images_finish(&img);
-    return PROF_OK;
+    return st;
 }
 
 /* Per-feature mean and standard deviation over the window (double sums).
@@ -637,7 +655,8 @@ static int time_ops(struct stream *s, prof_work_fn const fns[4],
 
 PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
                                  const struct prof_calibration *cal,
-                                 struct prof_stream_profile *out)
+                                 struct prof_stream_profile *out,
+                                 struct prof_diag *diag)
 {
     if (!opts || !out) {
         return PROF_E_INVALID;
@@ -695,11 +714,18 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
     }
     p.data_source = "synthetic";
     if (opts->data == PROF_DATA_FASHION_MNIST ||
-        (opts->data == PROF_DATA_AUTO && s.f <= 784)) {
-        st = s.f <= 784 ? fashion(win, rows, s.f, opts->data_dir) : PROF_E_IO;
+        opts->data == PROF_DATA_AUTO) {
+        /* Auto falls back to the synthetic stream quietly, so the reason
+         * goes to the caller only when Fashion-MNIST was asked for. */
+        struct prof_diag why;
+        memset(&why, 0, sizeof(why));
+        st = fashion(win, rows, s.f, opts->data_dir, &why);
         if (st == PROF_OK) {
             p.data_source = "fashion-mnist";
         } else if (opts->data == PROF_DATA_FASHION_MNIST) {
+            if (diag) {
+                *diag = why;
+            }
             goto done;
         }
     }

@@ -488,6 +488,31 @@ static void test_slowdown(void **state)
     assert_true(memest_compute_slowdown_s(0.25, 1.25) == 0.0625);
 }
 
+/* memest_round6 against what Python's round(x, 6) printed for the same
+ * doubles: the binary value decides (0.1234565 is just below the half),
+ * exact halves go to even, and the sign of a zero stays. */
+static void test_round6(void **state)
+{
+    (void)state;
+    static const struct {
+        double x, want;
+    } cases[] = {
+        {0.1234565, 0.123456},     {2.5e-7, 0.0},
+        {1.0000005, 1.000001},     {0.8583333333, 0.858333},
+        {123.4567895, 123.456789}, {5e-7, 0.0},
+        {3.333333333333333e+19, 3.333333333333333e+19},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (memest_round6(cases[i].x) != cases[i].want) {
+            fail_msg("round6(%.17g) = %.17g, want %.17g", cases[i].x,
+                     memest_round6(cases[i].x), cases[i].want);
+        }
+    }
+    assert_true(signbit(memest_round6(-4e-7)));
+    assert_true(isnan(memest_round6(NAN)));
+    assert_true(memest_round6(-INFINITY) == -INFINITY);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_plan_three_warnings),
         cmocka_unit_test(test_plan_rejects),
         cmocka_unit_test(test_slowdown),
+        cmocka_unit_test(test_round6),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,11 +59,11 @@ static void test_plain_and_gzip(void **state)
     close(fd);
     write_plain(plain, header, 18);
     struct prof_idx_images im;
-    assert_int_equal(prof_idx_load_images(plain, 0, &im), PROF_OK);
+    assert_int_equal(prof_idx_load_images(plain, 0, &im, NULL), PROF_OK);
     check_images(&im, 3);
     prof_idx_images_finish(&im);
     assert_null(im.pixels);
-    assert_int_equal(prof_idx_load_images(plain, 2, &im), PROF_OK);
+    assert_int_equal(prof_idx_load_images(plain, 2, &im, NULL), PROF_OK);
     check_images(&im, 2);
     prof_idx_images_finish(&im);
 
@@ -78,7 +78,7 @@ static void test_plain_and_gzip(void **state)
     assert_int_equal(gzwrite(g, header, 16), 16);
     assert_int_equal(gzwrite(g, p, 18), 18);
     gzclose(g);
-    assert_int_equal(prof_idx_load_images(gz, 0, &im), PROF_OK);
+    assert_int_equal(prof_idx_load_images(gz, 0, &im, NULL), PROF_OK);
     check_images(&im, 3);
     prof_idx_images_finish(&im);
     unlink(gz);
@@ -97,15 +97,15 @@ static void test_errors(void **state)
     memcpy(bad, header, 16);
     bad[2] = 0x0d; /* float data, not unsigned bytes */
     write_plain(path, bad, 18);
-    assert_int_equal(prof_idx_load_images(path, 0, &im), PROF_E_PARSE);
+    assert_int_equal(prof_idx_load_images(path, 0, &im, NULL), PROF_E_PARSE);
     assert_null(im.pixels);
     write_plain(path, header, 17); /* one byte short */
-    assert_int_equal(prof_idx_load_images(path, 0, &im), PROF_E_IO);
-    assert_int_equal(prof_idx_load_images(path, 2, &im), PROF_OK);
-    prof_idx_images_finish(&im);
+    assert_int_equal(prof_idx_load_images(path, 0, &im, NULL), PROF_E_PARSE);
+    /* a plain file must match its header even when a prefix is asked for */
+    assert_int_equal(prof_idx_load_images(path, 2, &im, NULL), PROF_E_PARSE);
     unlink(path);
-    assert_int_equal(prof_idx_load_images(path, 0, &im), PROF_E_IO);
-    assert_int_equal(prof_idx_load_images(NULL, 0, &im), PROF_E_INVALID);
+    assert_int_equal(prof_idx_load_images(path, 0, &im, NULL), PROF_E_IO);
+    assert_int_equal(prof_idx_load_images(NULL, 0, &im, NULL), PROF_E_INVALID);
     prof_idx_images_finish(NULL);
 }
 

@@ -71,7 +71,7 @@ static void test_counts_and_totals(void **state)
     const struct prof_stream_opts o = small_opts();
     const struct prof_calibration cal = fake_cal(0.3);
     struct prof_stream_profile p;
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_OK);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_OK);
     assert_string_equal(p.data_source, "synthetic");
     assert_string_equal(p.activation, "relu");
 
@@ -153,7 +153,7 @@ static void test_interval_exceeded(void **state)
     o.measure_precisions = false;
     const struct prof_calibration cal = fake_cal(1.0);
     struct prof_stream_profile p;
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_OK);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_OK);
     assert_true(p.stream_utilization == 1.0); /* min(1, ...) */
     assert_non_null(strstr(p.headroom, "falls behind"));
     assert_true(isnan(p.fp16_latency_ms) && isnan(p.int8_latency_ms));
@@ -172,12 +172,12 @@ static void test_deterministic(void **state)
     o.activation = PROF_STREAM_GELU;
     const struct prof_calibration cal = fake_cal(1.0);
     struct prof_stream_profile a, b, c;
-    assert_int_equal(prof_stream_profile(&o, &cal, &a), PROF_OK);
-    assert_int_equal(prof_stream_profile(&o, &cal, &b), PROF_OK);
+    assert_int_equal(prof_stream_profile(&o, &cal, &a, NULL), PROF_OK);
+    assert_int_equal(prof_stream_profile(&o, &cal, &b, NULL), PROF_OK);
     assert_string_equal(a.activation, "gelu");
     assert_true(a.first_score == b.first_score);
     o.seed = 7;
-    assert_int_equal(prof_stream_profile(&o, &cal, &c), PROF_OK);
+    assert_int_equal(prof_stream_profile(&o, &cal, &c, NULL), PROF_OK);
     assert_true(c.first_score != a.first_score);
 }
 
@@ -189,19 +189,25 @@ static void test_fashion_mnist(void **state)
     o.measure_precisions = false;
     const struct prof_calibration cal = fake_cal(1.0);
     struct prof_stream_profile p;
-    int st = prof_stream_profile(&o, &cal, &p);
+    int st = prof_stream_profile(&o, &cal, &p, NULL);
     if (st == PROF_E_IO) {
         skip(); /* the dataset package is not installed */
     }
     assert_int_equal(st, PROF_OK);
     assert_string_equal(p.data_source, "fashion-mnist");
+    struct prof_diag diag;
     o.feature_count = 785; /* more than the 784 pixels */
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_IO);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, &diag), PROF_E_RANGE);
+    assert_non_null(strstr(diag.message, "785 features"));
+    assert_non_null(strstr(diag.message, "784 pixels"));
     o.feature_count = 10;
     o.data_dir = "/nonexistent";
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_IO);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, &diag), PROF_E_IO);
+    assert_non_null(strstr(diag.message,
+                           "/nonexistent/train-images-idx3-ubyte.gz"));
+    assert_non_null(strstr(diag.message, "No such file"));
     o.data = PROF_DATA_AUTO; /* falls back to the synthetic stream */
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_OK);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_OK);
     assert_string_equal(p.data_source, "synthetic");
 }
 
@@ -212,24 +218,24 @@ static void test_bad_options(void **state)
     struct prof_stream_profile p;
     struct prof_stream_opts o = small_opts();
     o.feature_count = 0;
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_E_RANGE);
     o = small_opts();
     o.batch = 0;
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_E_RANGE);
     o = small_opts();
     o.stream_interval_ms = 0.0;
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_E_RANGE);
     o.stream_interval_ms = NAN;
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_E_RANGE);
     o = small_opts();
     o.timing.repeats = 0;
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_RANGE);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_E_RANGE);
     o = small_opts();
     o.feature_count = UINT64_C(1) << 40;
-    assert_int_equal(prof_stream_profile(&o, &cal, &p), PROF_E_OVERFLOW);
+    assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_E_OVERFLOW);
     o = small_opts();
-    assert_int_equal(prof_stream_profile(NULL, &cal, &p), PROF_E_INVALID);
-    assert_int_equal(prof_stream_profile(&o, &cal, NULL), PROF_E_INVALID);
+    assert_int_equal(prof_stream_profile(NULL, &cal, &p, NULL), PROF_E_INVALID);
+    assert_int_equal(prof_stream_profile(&o, &cal, NULL, NULL), PROF_E_INVALID);
 }
 
 int main(void)

@@ -385,6 +385,109 @@ ART_API int art_chart_save(const struct art_chart *c, const char *path);
 ART_API int art_bundle_add_chart(art_bundle *b, const char *name,
                                  const struct art_chart *c);
 
+/* ---- Tensors as safetensors ------------------------------------------- */
+
+/*
+ * The safetensors format (PyTorch's and Hugging Face's weight files): an
+ * 8-byte little-endian header length N, N bytes of JSON header padded with
+ * spaces to a multiple of 8,
+ *
+ *     {"dense1.weight": {"dtype": "F32", "shape": [64, 784],
+ *                        "data_offsets": [0, 200704]}, ...,
+ *      "__metadata__": {"key": "value"}}
+ *
+ * then the byte buffer: each tensor row-major, little-endian, at its
+ * offsets relative to the buffer's start. libartifacts knows nothing of
+ * models: names and layouts are the caller's (edgefit uses PyTorch's,
+ * "<layer>.weight" and "<layer>.bias").
+ */
+enum art_dtype {
+    ART_DTYPE_F32 = 0,
+    ART_DTYPE_F16,
+    ART_DTYPE_BF16,
+    ART_DTYPE_F64,
+    ART_DTYPE_I8,
+    ART_DTYPE_U8,
+    ART_DTYPE_I32,
+    ART_DTYPE_I64,
+};
+
+/* Bytes per element; 0 outside the enum. */
+ART_API size_t art_dtype_size(enum art_dtype dtype);
+/* The format's name ("F32", "F16", "BF16", "F64", "I8", "U8", "I32",
+ * "I64"); NULL outside the enum. Static text. */
+ART_API const char *art_dtype_name(enum art_dtype dtype);
+
+#define ART_TENSOR_MAX_DIMS 8
+
+struct art_tensor {
+    const char *name;
+    enum art_dtype dtype;
+    size_t ndim;                         /* 0 for a scalar */
+    uint64_t shape[ART_TENSOR_MAX_DIMS];
+    const void *data; /* row-major, little-endian,
+                         prod(shape) * art_dtype_size(dtype) bytes */
+};
+
+/*
+ * Write n tensors as one safetensors file, atomically (a temporary file
+ * renamed into place), with their data in the order given, contiguous.
+ * meta_keys/meta_values (n_meta pairs, may be 0) become the "__metadata__"
+ * string map. ART_E_INVALID (diag names the tensor) for a NULL or empty
+ * name, a duplicate name, the reserved name "__metadata__", an unknown
+ * dtype, more than ART_TENSOR_MAX_DIMS dimensions, NULL data with a
+ * non-zero size; ART_E_OVERFLOW for sizes that do not fit; ART_E_IO,
+ * ART_E_NOMEM. diag may be NULL.
+ */
+ART_API int art_safetensors_save(const char *path,
+                                 const struct art_tensor *tensors, size_t n,
+                                 const char *const *meta_keys,
+                                 const char *const *meta_values,
+                                 size_t n_meta, struct art_diag *diag);
+/* The same file as a member of a bundle, so weights appear with the other
+ * outputs, all or none. The tensor array is copied now; the names and data
+ * it points to must stay valid until commit. */
+ART_API int art_bundle_add_safetensors(art_bundle *b, const char *name,
+                                       const struct art_tensor *tensors,
+                                       size_t n);
+
+/* A safetensors file read into memory. */
+typedef struct art_safetensors art_safetensors;
+
+/*
+ * Read and check a whole file: the header length against the file size,
+ * the header's JSON (through jansson), each entry an object with a known
+ * dtype, a shape of at most ART_TENSOR_MAX_DIMS non-negative integers
+ * whose product times the dtype's size equals end - begin (overflow
+ * checked), offsets in range; the tensors, sorted by offset, must cover
+ * the buffer contiguously without overlap or gap, and the file must end
+ * with the buffer. Duplicate names are refused. ART_E_IO (with the
+ * system's reason), ART_E_PARSE for a malformed file, ART_E_NOMEM. On error
+ * *out is NULL and diag (may be NULL) names the tensor at fault (or the
+ * header part) and what is wrong.
+ */
+ART_API int art_safetensors_load(const char *path, art_safetensors **out,
+                                 struct art_diag *diag);
+/* Tensors in file order (of their offsets); pointers stay valid until
+ * destroy. */
+ART_API size_t art_safetensors_count(const art_safetensors *st);
+ART_API const struct art_tensor *
+art_safetensors_tensor(const art_safetensors *st, size_t i); /* NULL past
+                                                                 the end */
+ART_API const struct art_tensor *
+art_safetensors_find(const art_safetensors *st, const char *name); /* NULL
+                                                          if absent */
+/* The "__metadata__" map: its size, and the value of key (NULL if
+ * absent). */
+ART_API size_t art_safetensors_meta_count(const art_safetensors *st);
+ART_API const char *art_safetensors_meta(const art_safetensors *st,
+                                         const char *key);
+/* The i-th pair of the map, in the file's order; ART_E_RANGE past the
+ * end. The strings belong to st. */
+ART_API int art_safetensors_meta_at(const art_safetensors *st, size_t i,
+                                    const char **key, const char **value);
+ART_API void art_safetensors_destroy(art_safetensors *st); /* NULL ok */
+
 #ifdef __cplusplus
 }
 #endif

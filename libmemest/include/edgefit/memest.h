@@ -403,6 +403,7 @@ struct memest_training {
     uint64_t gradient_bytes;
     uint64_t optimizer_state_bytes;
     uint64_t activation_bytes;
+    uint64_t working_bytes; /* the trainer's working buffers (see below) */
     uint64_t total_bytes;
     double total_mb;
 };
@@ -540,6 +541,14 @@ MEMEST_API int memest_prepare_run(const memest_model *model,
  * caller's choice.
  */
 MEMEST_API double memest_compute_slowdown_s(double elapsed_s, double factor);
+
+/*
+ * Python's round(x, 6), with which the original reported memory, times,
+ * accuracies and losses: the correctly rounded 6-decimal value (halves of
+ * the exact binary value go to even), read back as a double. Non-finite
+ * values are returned as they are.
+ */
+MEMEST_API double memest_round6(double x);
 
 #ifdef __cplusplus
 }

@@ -641,15 +641,38 @@ struct prof_stream_profile {
  * (dense feature_count -> hidden, kern_sgemm), activation (relu or gelu),
  * decision_head (dense hidden -> outputs, then sigmoid). cal gives the host
  * knee (NULL: prof_host_calibration()). PROF_E_RANGE for a zero size or a
- * bad interval, PROF_E_OVERFLOW for sizes that do not fit, PROF_E_IO when
- * Fashion-MNIST was asked for and cannot be read or features > 784,
- * PROF_E_NOMEM, PROF_E_KERNEL.
+ * bad interval, PROF_E_OVERFLOW for sizes that do not fit, PROF_E_NOMEM,
+ * PROF_E_KERNEL. When Fashion-MNIST was asked for and cannot be used, the
+ * IDX reader's status (PROF_E_IO, PROF_E_PARSE, ...) or PROF_E_RANGE (more
+ * features than pixels, fewer images than the window), with diag (may be
+ * NULL) naming the file and what is wrong.
  */
 PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
                                  const struct prof_calibration *cal,
-                                 struct prof_stream_profile *out);
+                                 struct prof_stream_profile *out,
+                                 struct prof_diag *diag);
 
 /* ---- Data -------------------------------------------------------------- */
+
+/*
+ * IDX files (the format of MNIST and Fashion-MNIST), gzip-compressed or
+ * plain: a magic number (two zero bytes, a type byte 0x08 for unsigned
+ * bytes, the number of dimensions), one big-endian 32-bit size per
+ * dimension, then the data. Images are IDX3 (count x rows x cols), labels
+ * IDX1 (count).
+ *
+ * The readers never trust the header's sizes: a plain file must be exactly
+ * as long as its header says (checked against fstat before anything is
+ * allocated), and a gzip stream is read into a buffer that grows with what
+ * the stream really holds, so a 17-byte file claiming 2^31 images is
+ * refused with the reason, not with an allocation of 1.6 TB. Status codes:
+ * PROF_E_IO when the file cannot be opened or read (diag carries the
+ * system's reason), PROF_E_PARSE for a file that is not what it claims
+ * (bad magic number, truncated, longer than its header, a corrupt gzip
+ * stream), PROF_E_RANGE for a zero dimension, PROF_E_OVERFLOW for sizes
+ * that do not fit, PROF_E_NOMEM. diag (may be NULL) names the file and
+ * what is wrong.
+ */
 
 /* Images of an IDX file (gzip or plain): count x rows x cols bytes. */
 struct prof_idx_images {
@@ -658,14 +681,57 @@ struct prof_idx_images {
 };
 
 /*
- * Read at most max_count (0: all) images of an IDX3 unsigned-byte file,
- * gzip-compressed or not (e.g. train-images-idx3-ubyte.gz). PROF_E_IO for a
- * missing or short file, PROF_E_PARSE for a bad magic number,
- * PROF_E_OVERFLOW, PROF_E_NOMEM.
+ * Read at most max_count (0: all) images of an IDX3 unsigned-byte file
+ * (e.g. train-images-idx3-ubyte.gz). When every image is read, the file
+ * must end there; a plain file must always match its header's size. On
+ * error *out is zeroed.
  */
 PROF_API int prof_idx_load_images(const char *path, uint64_t max_count,
-                                  struct prof_idx_images *out);
+                                  struct prof_idx_images *out,
+                                  struct prof_diag *diag);
 PROF_API void prof_idx_images_finish(struct prof_idx_images *images);
+
+/* Labels of an IDX1 unsigned-byte file (gzip or plain). */
+struct prof_idx_labels {
+    uint8_t *labels; /* release with prof_idx_labels_finish() */
+    uint64_t count;
+};
+
+/* Read at most max_count (0: all) labels, with the checks of
+ * prof_idx_load_images(). */
+PROF_API int prof_idx_load_labels(const char *path, uint64_t max_count,
+                                  struct prof_idx_labels *out,
+                                  struct prof_diag *diag);
+PROF_API void prof_idx_labels_finish(struct prof_idx_labels *labels);
+
+/* A labelled image set: pixels as floats scaled to [0, 1] (byte / 255),
+ * NCHW with C = 1. */
+struct prof_dataset {
+    float *x;          /* count * rows * cols; release with
+                          prof_dataset_finish() */
+    uint8_t *y;        /* count labels */
+    uint64_t count, rows, cols;
+    unsigned classes;  /* 1 + the largest label */
+};
+
+/*
+ * Load the split "train" or "t10k" of an IDX data set in dir (NULL: the
+ * default, prof_dataset_default_dir()): the files
+ * <split>-images-idx3-ubyte.gz and <split>-labels-idx1-ubyte.gz, or the
+ * same names without .gz when the compressed one does not exist. At most
+ * max_count (0: all) samples. Besides the checks of the IDX readers, the
+ * two files must hold the same number of samples (PROF_E_RANGE). An empty
+ * set is PROF_E_RANGE. PROF_E_INVALID for NULL split or out, or a split
+ * other than train or t10k. On error *out is zeroed and diag (may be NULL)
+ * names the file and what is wrong.
+ */
+PROF_API int prof_dataset_load(const char *dir, const char *split,
+                               uint64_t max_count, struct prof_dataset *out,
+                               struct prof_diag *diag);
+PROF_API void prof_dataset_finish(struct prof_dataset *d); /* NULL ok */
+
+/* Debian's dataset-fashion-mnist folder, PROF_FASHION_MNIST_DIR. Static. */
+PROF_API const char *prof_dataset_default_dir(void);
 
 /* ---- executor ---- */
 
@@ -909,6 +975,204 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
                                const struct prof_device *dev,
                                struct prof_layer_prediction *out,
                                struct prof_prediction_total *total);
+
+/* ---- trainer ---- */
+
+/*
+ * The trainer trains a libmemest model on labelled samples with the
+ * executor's operators, parameter layout and seeded initialisation (see
+ * "executor" above): forward and backward for dense, conv2d (any stride,
+ * padding and groups), max and average pooling, flatten and the
+ * activations relu, gelu (tanh form), sigmoid and tanh, fused after a dense
+ * or conv2d layer or standing alone. The last layer must end in softmax on
+ * a feature vector: softmax and the cross-entropy loss are computed
+ * together (kern_nn_softmax_xent_f32), so the last layer's stored output
+ * is its logits. Softmax anywhere else is refused (PROF_E_RANGE).
+ *
+ * Precision:
+ *   - fp32: everything in float;
+ *   - fp16, bf16 (mixed precision): float master weights used by every
+ *     product, float optimiser state; every activation kept for backward,
+ *     every activation gradient and every weight gradient stored in 16 bits
+ *     (rounded to nearest even by kern_f32_to_f16/kern_f32_to_bf16); each
+ *     operator widens its 16-bit inputs, computes in float and rounds its
+ *     results back. fp16 scales the loss dynamically (kern_loss_scaler:
+ *     initial opts.loss_scale, bounds [1, 65536], x2 after 2000
+ *     consecutive finite steps, x0.5 and the step skipped when a gradient
+ *     is inf or NaN); bf16 has float's range and needs no scaling.
+ *   - int8 and fp64 are not trained (PROF_E_RANGE); int8 is the executor's
+ *     post-training quantisation of trained weights.
+ *
+ * Optimisers (alpha = learning rate; g the mean gradient over the batch):
+ *   - sgd: w -= alpha * g;
+ *   - momentum: v = momentum * v + g, w -= alpha * v (kern_nn_sgd_f32);
+ *   - adam: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+ *     w -= alpha * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+ *     (kern_nn_adam_f32), t the number of applied steps.
+ *
+ * Memory, checked: the trainer's buffers are counted term by term and must
+ * equal libmemest's training estimate (memest_training_memory for fp32,
+ * memest_training_memory_mixed for fp16/bf16) for the same model, batch
+ * and optimiser, or prof_train_create refuses to run (PROF_E_MEMEST with a
+ * message), as the executor checks its arena against the inference plan.
+ * See struct memest_training for the terms.
+ *
+ * Determinism: an epoch's order is a seeded shuffle (Fisher-Yates driven
+ * by the executor's SplitMix64, seeded from opts.seed and the epoch
+ * number); with the same model, options and data, two trainers produce
+ * bit-identical weights, losses and scale events. kern_sgemm's results do
+ * not depend on its thread count, and the trainer does no other threading,
+ * so the thread count does not change the results either.
+ *
+ * A trainer is not thread-safe: one thread at a time may use it. The model
+ * must outlive it.
+ */
+typedef struct prof_train prof_train;
+
+struct prof_train_opts {
+    uint64_t batch;                  /* >= 1 (default 32) */
+    enum memest_precision precision; /* fp32 (default), fp16 or bf16 =
+                                        mixed precision */
+    enum memest_optimizer optimizer; /* default MEMEST_OPT_SGD */
+    double alpha;                    /* learning rate, finite > 0 (0.1) */
+    double momentum;                 /* [0, 1) (0.9), momentum optimiser */
+    double adam_beta1, adam_beta2;   /* [0, 1) (0.9, 0.999) */
+    double adam_eps;                 /* finite > 0 (1e-8) */
+    uint64_t seed;                   /* initial weights (the executor's
+                                        initialisation) and shuffles (42) */
+    unsigned threads;                /* 1 (default) to KERN_MAX_THREADS:
+                                        kern_set_threads() for the large
+                                        products (process-wide setting) */
+    double loss_scale;               /* fp16 initial loss scale, in
+                                        [1, 65536] (1024); others ignore it */
+};
+
+/* Fill the defaults above. NULL is ignored. */
+PROF_API void prof_train_opts_init(struct prof_train_opts *opts);
+
+/*
+ * Build a trainer for model (opts NULL: defaults): the executor's plan and
+ * seeded parameters, the gradients, optimiser state, activations and
+ * working buffers, all allocated here and never during training. On
+ * success *out is a new trainer released with prof_train_destroy(); on
+ * error *out is NULL and diag (may be NULL) says why. PROF_E_INVALID for
+ * NULL model or out, an unknown optimiser; PROF_E_RANGE for batch 0, a
+ * precision that is not trained, a bad learning rate, momentum, Adam
+ * parameter, loss scale or thread count, a model whose last layer does not
+ * end in softmax on a feature vector or with softmax elsewhere (the message
+ * names the layer); PROF_E_MEMEST when libmemest cannot estimate the model
+ * or the buffers differ from its estimate; PROF_E_OVERFLOW; PROF_E_NOMEM.
+ */
+PROF_API int prof_train_create(const memest_model *model,
+                               const struct prof_train_opts *opts,
+                               prof_train **out, struct prof_diag *diag);
+
+/* Release a trainer. NULL is allowed. */
+PROF_API void prof_train_destroy(prof_train *t);
+
+/* The model and options the trainer runs with (NULL for NULL). */
+PROF_API const memest_model *prof_train_model(const prof_train *t);
+PROF_API const struct prof_train_opts *prof_train_options(const prof_train *t);
+
+/* Floats of one sample (the model's input elements); 0 for NULL. */
+PROF_API size_t prof_train_sample_size(const prof_train *t);
+
+/*
+ * The trainer's real buffers by term, in bytes, next to libmemest's
+ * estimate for the same model, batch, optimiser and precision; equal by
+ * construction and checked at create (see struct memest_training):
+ *   parameter_bytes: float master weights and biases (4 per parameter);
+ *   gradient_bytes: one gradient per parameter at the storage precision;
+ *   optimizer_state_bytes: float momentum velocity, or Adam's two moments;
+ *   activation_bytes: the input batch and every layer output at the
+ *     storage precision (logits for the last layer);
+ *   working_bytes: what the backward pass and the 16-bit operators work
+ *     in (activation gradients, pre-activations of fused gelu, im2col
+ *     columns, float staging, labels);
+ *   total_bytes: their sum.
+ * Not counted: the caller's data set and one shuffled index per sample.
+ */
+struct prof_train_memory {
+    uint64_t parameter_bytes, gradient_bytes, optimizer_state_bytes,
+        activation_bytes, total_bytes; /* what the trainer allocated */
+    uint64_t estimate_total_bytes;     /* libmemest's training estimate */
+    uint64_t working_bytes;            /* part of total_bytes, see above */
+    struct memest_training estimate;   /* libmemest's terms */
+};
+
+/* Fill *out. PROF_E_INVALID for NULL. */
+PROF_API int prof_train_memory(const prof_train *t,
+                               struct prof_train_memory *out);
+
+/* Progress of one epoch: step of steps done, the running mean loss. */
+typedef void (*prof_train_progress_fn)(void *ctx, uint64_t step,
+                                       uint64_t steps, double mean_loss);
+
+struct prof_train_epoch_result {
+    uint64_t epoch;        /* 1-based */
+    double loss;           /* mean training loss over the applied steps
+                              (NaN when every step was skipped) */
+    double train_accuracy; /* over the samples of the applied steps, with
+                              the weights as they were when each batch
+                              ran forward */
+    double seconds;        /* wall time of the epoch */
+    uint64_t steps, skipped_steps;
+    double loss_scale;     /* at the end of the epoch (fp16), else 1 */
+};
+
+/*
+ * One epoch over count samples: x holds count * prof_train_sample_size()
+ * floats (NCHW or [count][features]), y count labels in [0, classes).
+ * The order is reshuffled with the seed and the epoch number; the last
+ * partial batch is dropped (steps = count / batch, at least 1 needed).
+ * progress (may be NULL) is called after every step. PROF_E_INVALID for
+ * NULL t, x, y or out; PROF_E_RANGE when count < batch, a label is out of
+ * range or the loss or an fp32 gradient is not finite (training diverged;
+ * the weights are then left as they were before that step);
+ * PROF_E_KERNEL.
+ */
+PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
+                              uint64_t count, prof_train_progress_fn progress,
+                              void *ctx, struct prof_train_epoch_result *out);
+
+/*
+ * Accuracy (fraction of argmax(logits) == label) and mean cross-entropy
+ * loss of the current weights on count >= 1 labelled samples (forward
+ * only, in the trainer's precision and batch; a last partial batch is
+ * padded and its padding ignored). Either output may be NULL.
+ * PROF_E_INVALID for NULL t, x or y or count 0; PROF_E_RANGE for a label
+ * out of range.
+ */
+PROF_API int prof_train_evaluate(prof_train *t, const float *x,
+                                 const uint8_t *y, uint64_t count,
+                                 double *accuracy, double *loss);
+
+/* The loss-scale trajectory of fp16 training: one event per scale change or
+ * skipped step (step is the 1-based step count since create; scale the
+ * scale after the event). */
+struct prof_train_scale_event {
+    uint64_t step;
+    double scale;
+    bool skipped;
+};
+
+/* Number of events so far; *events (may be NULL) points at them, owned by
+ * the trainer and valid until the next epoch or destroy. 0 for NULL t. */
+PROF_API size_t prof_train_scale_events(
+    const prof_train *t, const struct prof_train_scale_event **events);
+
+/*
+ * Copy out or replace layer `layer`'s float master parameters in the
+ * executor's (PyTorch's) layout, with the counts and statuses of
+ * prof_exec_get_params/prof_exec_set_params. Setting them does not reset
+ * the optimiser state.
+ */
+PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
+                                   float *weight, size_t n_weight, float *bias,
+                                   size_t n_bias);
+PROF_API int prof_train_set_params(prof_train *t, size_t layer,
+                                   const float *weight, size_t n_weight,
+                                   const float *bias, size_t n_bias);
 
 #ifdef __cplusplus
 }

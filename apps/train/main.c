@@ -1,0 +1,1103 @@
+/* edgefit-train: train a model on labelled images (Fashion-MNIST by default)
+ * under the original hardware simulation's constraints: a batch fitted to a
+ * memory budget, a slowdown factor and a precision (fp32, fp16 or bf16
+ * mixed precision, or int8 by post-training quantisation). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "edgefit/artifacts.h"
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+#include "weights.h"
+
+#define DEFAULT_MODEL "mlp:784-64-10"
+#define DEFAULT_WEIGHTS "weights.safetensors"
+
+struct options {
+    const char *model;
+    uint64_t epochs;
+    double alpha;
+    uint64_t batch;
+    uint64_t seed;
+    enum memest_optimizer optimizer;
+    enum memest_precision precision;
+    bool simulate;
+    double max_memory_mb;
+    double speed_factor;
+    uint64_t batch_limit;
+    double loss_scale;
+    bool sleep;
+    uint64_t threads;
+    const char *data;         /* NULL: the default folder */
+    uint64_t train_limit;     /* 0: all */
+    uint64_t test_limit;
+    const char *save_weights; /* NULL: DEFAULT_WEIGHTS in --out, if any */
+    const char *init_weights;
+    struct cli_common co;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: edgefit-train [options]\n"
+        "\n"
+        "Train a model on labelled images (Fashion-MNIST by default) under\n"
+        "simulated device constraints: the batch fitted to a memory budget, a\n"
+        "slowdown factor, and a precision (fp32; fp16 or bf16 mixed precision\n"
+        "with fp32 master weights; int8 by post-training quantisation).\n"
+        "\n"
+        "  --model SPEC          a model file, mlp:W0-W1-...-Wn or smallcnn\n"
+        "                        ending in softmax (default " DEFAULT_MODEL ")\n"
+        "  --epochs N            passes over the training set (default 5; 0\n"
+        "                        trains nothing and evaluates the weights)\n"
+        "  --alpha X             learning rate (default 0.1)\n"
+        "  --batch N             requested batch size (default 32)\n"
+        "  --seed N              initial weights and shuffles (default 42)\n"
+        "  --optimizer O         sgd|momentum|adam (default sgd; momentum 0.9,\n"
+        "                        adam 0.9, 0.999, 1e-8)\n"
+        "  --precision P         fp32|fp16|bf16|int8 (default fp32); int8\n"
+        "                        trains in fp32, then quantises the weights\n"
+        "                        and reports the fp32 and int8 test accuracy\n"
+        "  --simulate            fit the batch to the memory budget (the\n"
+        "                        original run plan and its warnings)\n"
+        "  --max-memory-mb X     the budget in MB (1 MB = 1024^2 bytes) of\n"
+        "                        parameters + activations at the precision;\n"
+        "                        implies --simulate (default 512)\n"
+        "  --batch-limit N       upper bound on the fitted batch (default 128)\n"
+        "  --speed-factor X      simulated slowdown: artificial_delay_s =\n"
+        "                        training_time_s * (X - 1) when X > 1\n"
+        "                        (default 1)\n"
+        "  --sleep               really sleep for the delay (default: only\n"
+        "                        count it)\n"
+        "  --loss-scale X        initial fp16 loss scale in [1, 65536]\n"
+        "                        (default 1024)\n"
+        "  --threads N           worker threads of the trainer (default 1)\n"
+        "  --data DIR            IDX files train-* and t10k-*, gzipped or not\n"
+        "                        (default %s)\n"
+        "  --train-limit N       use the first N training images (default all)\n"
+        "  --test-limit N        use the first N test images (default all)\n"
+        "  --init-weights FILE   start from a safetensors file (PyTorch names\n"
+        "                        and layouts; F32, F16 or BF16)\n"
+        "  --save-weights FILE   where the trained weights go (default\n"
+        "                        " DEFAULT_WEIGHTS " in --out; a bare name is\n"
+        "                        a file of --out)\n"
+        "  --out DIR             write run_log.json, training_history.csv and\n"
+        "                        the weights\n"
+        "  --format F            table|csv|json on stdout (default table)\n"
+        "  --quiet               no progress bar\n"
+        "  --help, --version\n"
+        "\n"
+        "A progress bar (step, loss, ETA) is drawn on stderr when it is a\n"
+        "terminal. Exit status: 0 success, 1 runtime failure, 2 bad usage or\n"
+        "input.\n",
+        prof_dataset_default_dir());
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    enum { O_MODEL = 256, O_EPOCHS, O_ALPHA, O_BATCH, O_SEED, O_OPT,
+           O_PRECISION, O_SIMULATE, O_MAXMEM, O_LIMIT, O_SPEED, O_SLEEP,
+           O_SCALE, O_THREADS, O_DATA, O_TRAIN_LIMIT, O_TEST_LIMIT,
+           O_SAVE, O_INIT };
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, O_MODEL},
+        {"epochs", required_argument, NULL, O_EPOCHS},
+        {"alpha", required_argument, NULL, O_ALPHA},
+        {"batch", required_argument, NULL, O_BATCH},
+        {"seed", required_argument, NULL, O_SEED},
+        {"optimizer", required_argument, NULL, O_OPT},
+        {"precision", required_argument, NULL, O_PRECISION},
+        {"simulate", no_argument, NULL, O_SIMULATE},
+        {"max-memory-mb", required_argument, NULL, O_MAXMEM},
+        {"batch-limit", required_argument, NULL, O_LIMIT},
+        {"speed-factor", required_argument, NULL, O_SPEED},
+        {"sleep", no_argument, NULL, O_SLEEP},
+        {"loss-scale", required_argument, NULL, O_SCALE},
+        {"threads", required_argument, NULL, O_THREADS},
+        {"data", required_argument, NULL, O_DATA},
+        {"train-limit", required_argument, NULL, O_TRAIN_LIMIT},
+        {"test-limit", required_argument, NULL, O_TEST_LIMIT},
+        {"save-weights", required_argument, NULL, O_SAVE},
+        {"init-weights", required_argument, NULL, O_INIT},
+        CLI_COMMON_OPTIONS,
+        CLI_QUIET_OPTION,
+        {NULL, 0, NULL, 0},
+    };
+    static const struct cli_app app = {"edgefit-train", EDGEFIT_VERSION,
+                                       usage};
+    struct memest_hw_config hw;
+    memest_hw_config_init(&hw);
+    struct prof_train_opts to;
+    prof_train_opts_init(&to);
+    /* The original's defaults: 784-64-10, 5 epochs, alpha 0.1, batch 32,
+     * seed 42; the simulation's budget and limit. */
+    *o = (struct options){
+        .model = DEFAULT_MODEL,
+        .epochs = 5,
+        .alpha = 0.1,
+        .batch = 32,
+        .seed = 42,
+        .optimizer = MEMEST_OPT_SGD,
+        .precision = MEMEST_FP32,
+        .max_memory_mb = hw.max_memory_mb,
+        .speed_factor = hw.compute_speed_factor,
+        .batch_limit = hw.batch_size_limit,
+        .loss_scale = to.loss_scale,
+        .threads = 1,
+    };
+    opterr = 0;
+    int c;
+    /* "-h" is the one short option. */
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        bool ok = true;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            exit(CLI_EXIT_OK);
+        case O_MODEL:
+            o->model = optarg;
+            break;
+        case O_EPOCHS:
+            ok = cli_parse_u64("--epochs", optarg, 0, 100000, &o->epochs);
+            break;
+        case O_ALPHA:
+            ok = cli_parse_double("--alpha", optarg, 0.0, 1e6, &o->alpha);
+            if (ok && o->alpha == 0.0) {
+                cli_error("--alpha: the learning rate must be above 0");
+                ok = false;
+            }
+            break;
+        case O_BATCH:
+            ok = cli_parse_u64("--batch", optarg, 1, UINT32_MAX, &o->batch);
+            break;
+        case O_SEED:
+            ok = cli_parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed);
+            break;
+        case O_OPT:
+            if (memest_optimizer_parse(optarg, &o->optimizer) != MEMEST_OK) {
+                cli_error("--optimizer: '%s' is not one of sgd, momentum, "
+                          "adam", optarg);
+                ok = false;
+            }
+            break;
+        case O_PRECISION:
+            if (memest_precision_parse(optarg, &o->precision) != MEMEST_OK ||
+                o->precision == MEMEST_FP64) {
+                cli_error("--precision: '%s' is not one of fp32, fp16, bf16, "
+                          "int8 (or float32, float16, half, bfloat16)",
+                          optarg);
+                ok = false;
+            }
+            break;
+        case O_SIMULATE:
+            o->simulate = true;
+            break;
+        case O_MAXMEM:
+            ok = cli_parse_double("--max-memory-mb", optarg, 0.0, 1e15,
+                                  &o->max_memory_mb);
+            o->simulate = true;
+            break;
+        case O_LIMIT:
+            ok = cli_parse_u64("--batch-limit", optarg, 1, UINT32_MAX,
+                               &o->batch_limit);
+            break;
+        case O_SPEED:
+            ok = cli_parse_double("--speed-factor", optarg, 0.0, 1e6,
+                                  &o->speed_factor);
+            if (ok && o->speed_factor == 0.0) {
+                cli_error("--speed-factor: must be above 0 (1 is this "
+                          "machine's speed, 2 twice slower)");
+                ok = false;
+            }
+            break;
+        case O_SLEEP:
+            o->sleep = true;
+            break;
+        case O_SCALE:
+            ok = cli_parse_double("--loss-scale", optarg, 1.0, 65536.0,
+                                  &o->loss_scale);
+            break;
+        case O_THREADS:
+            ok = cli_parse_u64("--threads", optarg, 1, 256, &o->threads);
+            break;
+        case O_DATA:
+            if (!*optarg) {
+                cli_error("--data: the folder name is empty");
+                ok = false;
+            }
+            o->data = optarg;
+            break;
+        case O_TRAIN_LIMIT:
+            ok = cli_parse_u64("--train-limit", optarg, 1, UINT32_MAX,
+                               &o->train_limit);
+            break;
+        case O_TEST_LIMIT:
+            ok = cli_parse_u64("--test-limit", optarg, 1, UINT32_MAX,
+                               &o->test_limit);
+            break;
+        case O_SAVE:
+            if (!*optarg) {
+                cli_error("--save-weights: the file name is empty");
+                ok = false;
+            }
+            o->save_weights = optarg;
+            break;
+        case O_INIT:
+            if (!*optarg) {
+                cli_error("--init-weights: the file name is empty");
+                ok = false;
+            }
+            o->init_weights = optarg;
+            break;
+        default: {
+            const int rc = cli_common_option(c, &app, argv, &o->co);
+            if (rc != CLI_EXIT_OK) {
+                return rc;
+            }
+            break;
+        }
+        }
+        if (!ok) {
+            return CLI_EXIT_USAGE;
+        }
+    }
+    return cli_no_operands(argc, argv);
+}
+
+/* ---- the run --------------------------------------------------------------- */
+
+/* Everything the run computes, before anything is printed or written. */
+struct result {
+    memest_model *model;
+    struct memest_run_plan plan;
+    prof_train *trainer;
+    struct prof_train_memory mem;
+    struct cli_weights weights;
+    struct prof_dataset train, test;
+    struct prof_train_epoch_result *epochs; /* o->epochs entries */
+    double *epoch_test_accuracy;
+    size_t epochs_done;
+    double training_time_s, artificial_delay_s, effective_time_s;
+    double final_accuracy, final_loss;
+    double test_accuracy, test_loss;
+    /* int8: both through the executor, one test image at a time */
+    double exec_fp32_accuracy, exec_int8_accuracy;
+    const struct prof_train_scale_event *scale_events;
+    size_t scale_event_count;
+    uint64_t skipped_steps;
+    bool slept;
+    const char *weights_path;  /* the file written, NULL if none */
+    bool weights_in_bundle;    /* a member of the --out bundle */
+    art_table *history;
+    art_table *scale_table;
+    art_doc *log;
+};
+
+static void result_free(struct result *r)
+{
+    art_doc_destroy(r->log);
+    art_table_destroy(r->scale_table);
+    art_table_destroy(r->history);
+    free(r->epoch_test_accuracy);
+    free(r->epochs);
+    prof_dataset_finish(&r->test);
+    prof_dataset_finish(&r->train);
+    cli_weights_free(&r->weights);
+    prof_train_destroy(r->trainer);
+    memest_model_destroy(r->model);
+}
+
+static int prof_failed(const char *what, int st, const struct prof_diag *d)
+{
+    if (d && d->message[0]) {
+        cli_error("%s: %s", what, d->message);
+    } else {
+        cli_error("%s: %s", what, prof_strerror(st));
+    }
+    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
+                   st == PROF_E_CALLBACK || st == PROF_E_IO
+               ? CLI_EXIT_FAILURE
+               : CLI_EXIT_USAGE;
+}
+
+static uint64_t input_elements(const memest_model *m)
+{
+    const struct memest_shape s = memest_model_input_shape(m);
+    uint64_t n = 1;
+    for (unsigned d = 0; d < s.rank; d++) {
+        n *= s.dim[d];
+    }
+    return n;
+}
+
+static uint64_t output_elements(const memest_model *m)
+{
+    const struct memest_shape s = memest_model_output_shape(m);
+    uint64_t n = 1;
+    for (unsigned d = 0; d < s.rank; d++) {
+        n *= s.dim[d];
+    }
+    return n;
+}
+
+/* The model, the run plan, the trainer and the starting weights: all of
+ * it checked before any data is read. */
+static int prepare(const struct options *o, struct result *r)
+{
+    struct memest_diag md;
+    int st = memest_model_load(o->model, &r->model, &md);
+    if (st != MEMEST_OK) {
+        char msg[600];
+        memest_diag_format(&md, msg, sizeof msg);
+        cli_error("%s", msg);
+        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+    struct memest_hw_config hw;
+    memest_hw_config_init(&hw);
+    hw.enabled = o->simulate;
+    hw.max_memory_mb = o->max_memory_mb;
+    hw.compute_speed_factor = o->speed_factor;
+    hw.precision = o->precision;
+    hw.batch_size_limit = o->batch_limit;
+    st = memest_prepare_run(r->model, o->batch, &hw, &r->plan);
+    if (st != MEMEST_OK) {
+        cli_error("planning the run: %s", memest_strerror(st));
+        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+    if (o->train_limit && r->plan.batch_size > o->train_limit) {
+        cli_error("--batch: the batch of %" PRIu64 " is larger than the %"
+                  PRIu64 " images of --train-limit", r->plan.batch_size,
+                  o->train_limit);
+        return CLI_EXIT_USAGE;
+    }
+
+    struct prof_train_opts to;
+    prof_train_opts_init(&to);
+    to.batch = r->plan.batch_size;
+    /* int8 is post-training quantisation: the training itself is fp32. */
+    to.precision = o->precision == MEMEST_INT8 ? MEMEST_FP32 : o->precision;
+    to.optimizer = o->optimizer;
+    to.alpha = o->alpha;
+    to.seed = o->seed;
+    to.threads = (unsigned)o->threads;
+    to.loss_scale = o->loss_scale;
+    struct prof_diag d = {0};
+    st = prof_train_create(r->model, &to, &r->trainer, &d);
+    if (st != PROF_OK) {
+        return prof_failed(o->model, st, &d);
+    }
+    st = prof_train_memory(r->trainer, &r->mem);
+    if (st != PROF_OK) {
+        return prof_failed("training memory", st, NULL);
+    }
+    if (!cli_weights_init(r->model, &r->weights)) {
+        return CLI_EXIT_FAILURE;
+    }
+    if (o->init_weights) {
+        if (!cli_weights_read("--init-weights", o->init_weights, r->model,
+                              &r->weights)) {
+            return CLI_EXIT_USAGE;
+        }
+        for (size_t i = 0; i < r->weights.layer_count; i++) {
+            const struct cli_weights_layer *l = &r->weights.layers[i];
+            st = prof_train_set_params(r->trainer, l->layer, l->weight,
+                                       l->weight_count, l->bias,
+                                       l->bias_count);
+            if (st != PROF_OK) {
+                char what[300];
+                snprintf(what, sizeof what, "--init-weights %s: layer %s",
+                         o->init_weights,
+                         memest_model_layer(r->model, l->layer)->name);
+                return prof_failed(what, st, NULL);
+            }
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Where the weights go: a bare name (or the default) is a member of the
+ * --out bundle; a path is its own file. */
+static void plan_weights_output(const struct options *o, struct result *r)
+{
+    if (o->save_weights && strchr(o->save_weights, '/')) {
+        r->weights_path = o->save_weights;
+    } else if (o->co.out_dir) {
+        r->weights_path = o->save_weights ? o->save_weights : DEFAULT_WEIGHTS;
+        r->weights_in_bundle = true;
+    } else if (o->save_weights) {
+        r->weights_path = o->save_weights; /* in the current folder */
+    }
+}
+
+static int check_outputs(const struct options *o, const struct result *r)
+{
+    if (r->weights_in_bundle &&
+        (strcmp(r->weights_path, "run_log.json") == 0 ||
+         strcmp(r->weights_path, "training_history.csv") == 0)) {
+        cli_error("--save-weights: '%s' is the name of another output",
+                  r->weights_path);
+        return CLI_EXIT_USAGE;
+    }
+    if (o->co.out_dir && !cli_check_out_dir("--out", o->co.out_dir)) {
+        return CLI_EXIT_USAGE;
+    }
+    if (r->weights_path && !r->weights_in_bundle &&
+        !cli_check_out_file("--save-weights", r->weights_path)) {
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int load_data(const struct options *o, struct result *r)
+{
+    struct prof_diag d = {0};
+    int st = prof_dataset_load(o->data, "train", o->train_limit, &r->train,
+                               &d);
+    if (st != PROF_OK) {
+        return prof_failed("--data", st, &d);
+    }
+    memset(&d, 0, sizeof d);
+    st = prof_dataset_load(o->data, "t10k", o->test_limit, &r->test, &d);
+    if (st != PROF_OK) {
+        return prof_failed("--data", st, &d);
+    }
+    const char *dir = o->data ? o->data : prof_dataset_default_dir();
+    const uint64_t need = input_elements(r->model);
+    const uint64_t outputs = output_elements(r->model);
+    const struct prof_dataset *sets[2] = {&r->train, &r->test};
+    for (int i = 0; i < 2; i++) {
+        const struct prof_dataset *s = sets[i];
+        if (s->rows * s->cols != need) {
+            cli_error("--data %s: %s images are %" PRIu64 "x%" PRIu64
+                      " = %" PRIu64 " pixels, the model %s takes %" PRIu64
+                      " inputs", dir, i ? "test" : "training", s->rows,
+                      s->cols, s->rows * s->cols, memest_model_name(r->model),
+                      need);
+            return CLI_EXIT_USAGE;
+        }
+        if (s->classes > outputs) {
+            cli_error("--data %s: %s labels go up to %u, the model %s has %"
+                      PRIu64 " outputs", dir, i ? "test" : "training",
+                      s->classes - 1, memest_model_name(r->model), outputs);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    if (r->train.count < r->plan.batch_size) {
+        cli_error("--batch: the batch of %" PRIu64 " is larger than the %"
+                  PRIu64 " training images of %s", r->plan.batch_size,
+                  r->train.count, dir);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ---- progress -------------------------------------------------------------- */
+
+struct progress {
+    bool on;                /* stderr is a terminal and not --quiet */
+    uint64_t epoch, epochs;
+    uint64_t start_ns, last_ns;
+};
+
+static void on_progress(void *ctx, uint64_t step, uint64_t steps,
+                        double mean_loss)
+{
+    struct progress *p = ctx;
+    if (!p->on || steps == 0) {
+        return;
+    }
+    const uint64_t now = prof_now_ns();
+    /* Ten redraws a second are plenty and cost nothing next to a step. */
+    if (step < steps && now - p->last_ns < 100000000u) {
+        return;
+    }
+    p->last_ns = now;
+    enum { WIDTH = 24 };
+    char bar[WIDTH + 1];
+    const size_t filled = (size_t)(step * WIDTH / steps);
+    for (size_t i = 0; i < WIDTH; i++) {
+        bar[i] = i < filled ? '#' : '.';
+    }
+    bar[WIDTH] = '\0';
+    const double spent = (double)(now - p->start_ns) * 1e-9;
+    const double eta = step ? spent * (double)(steps - step) / (double)step
+                            : 0.0;
+    fprintf(stderr, "\repoch %" PRIu64 "/%" PRIu64 " [%s] %" PRIu64 "/%"
+            PRIu64 " loss %.4f ETA %.0fs\033[K", p->epoch, p->epochs, bar,
+            step, steps, mean_loss, ceil(eta));
+    fflush(stderr);
+}
+
+/* ---- training -------------------------------------------------------------- */
+
+/* Sleep for seconds, resuming after signals. */
+static void sleep_s(double seconds)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static int train(const struct options *o, struct result *r)
+{
+    if (o->epochs > 0) {
+        r->epochs = calloc((size_t)o->epochs, sizeof *r->epochs);
+        r->epoch_test_accuracy = calloc((size_t)o->epochs, sizeof(double));
+        if (!r->epochs || !r->epoch_test_accuracy) {
+            cli_error("out of memory");
+            return CLI_EXIT_FAILURE;
+        }
+    }
+    struct progress p = {
+        .on = !o->co.quiet && isatty(STDERR_FILENO),
+        .epochs = o->epochs,
+    };
+    double elapsed = 0.0;
+    int st = PROF_OK;
+    for (uint64_t e = 0; e < o->epochs; e++) {
+        struct prof_train_epoch_result *er = &r->epochs[e];
+        p.epoch = e + 1;
+        p.start_ns = p.last_ns = prof_now_ns();
+        st = prof_train_epoch(r->trainer, r->train.x, r->train.y,
+                              r->train.count, on_progress, &p, er);
+        if (st != PROF_OK) {
+            if (p.on) {
+                fputc('\n', stderr);
+            }
+            char what[64];
+            snprintf(what, sizeof what, "training epoch %" PRIu64, e + 1);
+            return prof_failed(what, st, NULL);
+        }
+        elapsed += er->seconds;
+        double loss = 0.0;
+        st = prof_train_evaluate(r->trainer, r->test.x, r->test.y,
+                                 r->test.count, &r->epoch_test_accuracy[e],
+                                 &loss);
+        if (st != PROF_OK) {
+            return prof_failed("evaluating on the test set", st, NULL);
+        }
+        r->test_loss = loss;
+        r->skipped_steps += er->skipped_steps;
+        r->epochs_done = (size_t)e + 1;
+        if (p.on) {
+            fprintf(stderr, "\repoch %" PRIu64 "/%" PRIu64 ": loss %.4f, "
+                    "train accuracy %.4f, test accuracy %.4f, %.2f s\033[K\n",
+                    e + 1, o->epochs, er->loss, er->train_accuracy,
+                    r->epoch_test_accuracy[e], er->seconds);
+        }
+    }
+    /* The original timed fit() alone; the per-epoch test evaluation is
+     * not training and is left out. */
+    r->training_time_s = memest_round6(elapsed);
+    const double delay = memest_compute_slowdown_s(elapsed, o->speed_factor);
+    r->artificial_delay_s = memest_round6(delay);
+    r->effective_time_s = memest_round6(elapsed + delay);
+    if (o->epochs > 0) {
+        const struct prof_train_epoch_result *last = &r->epochs[o->epochs - 1];
+        r->final_accuracy = memest_round6(last->train_accuracy);
+        r->final_loss = memest_round6(last->loss);
+        r->test_accuracy = r->epoch_test_accuracy[o->epochs - 1];
+    } else {
+        /* Nothing trained: the starting weights on both sets. */
+        double acc = 0.0, loss = 0.0;
+        st = prof_train_evaluate(r->trainer, r->train.x, r->train.y,
+                                 r->train.count, &acc, &loss);
+        if (st == PROF_OK) {
+            r->final_accuracy = memest_round6(acc);
+            r->final_loss = memest_round6(loss);
+            st = prof_train_evaluate(r->trainer, r->test.x, r->test.y,
+                                     r->test.count, &r->test_accuracy,
+                                     &r->test_loss);
+        }
+        if (st != PROF_OK) {
+            return prof_failed("evaluating", st, NULL);
+        }
+    }
+    if (o->sleep && delay > 0.0) {
+        sleep_s(delay);
+        r->slept = true;
+    }
+    if (o->precision == MEMEST_FP16) {
+        r->scale_event_count =
+            prof_train_scale_events(r->trainer, &r->scale_events);
+    }
+    /* The trained weights, in PyTorch's layouts, for the file and for the
+     * int8 executor. */
+    for (size_t i = 0; i < r->weights.layer_count; i++) {
+        const struct cli_weights_layer *l = &r->weights.layers[i];
+        st = prof_train_get_params(r->trainer, l->layer, l->weight,
+                                   l->weight_count, l->bias, l->bias_count);
+        if (st != PROF_OK) {
+            return prof_failed("reading the trained weights", st, NULL);
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Test accuracy of the trained weights run by the executor at precision,
+ * one image at a time (int8 quantises each activation tensor with its own
+ * scale, so a batch would let images change each other's results). */
+static int executor_accuracy(const struct result *r,
+                             enum memest_precision precision, double *out)
+{
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = 1;
+    eo.precision = precision;
+    prof_exec *ex = NULL;
+    struct prof_diag d = {0};
+    int st = prof_exec_create(r->model, &eo, &ex, &d);
+    if (st != PROF_OK) {
+        return prof_failed(memest_precision_name(precision), st, &d);
+    }
+    for (size_t i = 0; st == PROF_OK && i < r->weights.layer_count; i++) {
+        const struct cli_weights_layer *l = &r->weights.layers[i];
+        st = prof_exec_set_params(ex, l->layer, l->weight, l->weight_count,
+                                  l->bias, l->bias_count);
+    }
+    const size_t nin = prof_exec_input_count(ex);
+    const size_t nout = prof_exec_output_count(ex);
+    float *y = malloc(nout * sizeof *y);
+    if (!y) {
+        st = PROF_E_NOMEM;
+    }
+    uint64_t correct = 0;
+    for (uint64_t i = 0; st == PROF_OK && i < r->test.count; i++) {
+        st = prof_exec_run(ex, r->test.x + i * nin, nin, y, nout);
+        size_t best = 0;
+        for (size_t k = 1; st == PROF_OK && k < nout; k++) {
+            if (y[k] > y[best]) {
+                best = k;
+            }
+        }
+        correct += st == PROF_OK && best == r->test.y[i];
+    }
+    free(y);
+    prof_exec_destroy(ex);
+    if (st != PROF_OK) {
+        return prof_failed(precision == MEMEST_INT8 ? "int8 quantisation"
+                                                    : "fp32 execution",
+                           st, NULL);
+    }
+    *out = (double)correct / (double)r->test.count;
+    return CLI_EXIT_OK;
+}
+
+/* ---- outputs --------------------------------------------------------------- */
+
+struct col {
+    const char *name;
+    enum art_type type;
+};
+
+static int add_columns(art_table *t, const struct col *cols, size_t n)
+{
+    int st = ART_OK;
+    for (size_t i = 0; st == ART_OK && i < n; i++) {
+        st = art_table_add_column(t, cols[i].name, cols[i].type);
+    }
+    return st;
+}
+
+static int build_history(struct result *r)
+{
+    static const struct col cols[] = {
+        {"epoch", ART_UINT},        {"loss", ART_REAL},
+        {"train_accuracy", ART_REAL}, {"test_accuracy", ART_REAL},
+        {"epoch_time_s", ART_REAL}, {"steps", ART_UINT},
+        {"loss_scale", ART_REAL},   {"skipped_steps", ART_UINT},
+    };
+    int st = art_table_create("history", &r->history);
+    if (st == ART_OK) {
+        st = add_columns(r->history, cols, sizeof cols / sizeof cols[0]);
+    }
+    for (size_t e = 0; st == ART_OK && e < r->epochs_done; e++) {
+        const struct prof_train_epoch_result *er = &r->epochs[e];
+        size_t row = 0;
+        st = art_table_add_row(r->history, &row);
+        if (st == ART_OK) {
+            st = art_table_set_uint(r->history, row, 0, er->epoch);
+        }
+        const double v[] = {er->loss, er->train_accuracy,
+                            r->epoch_test_accuracy[e], er->seconds};
+        for (size_t c = 0; st == ART_OK && c < 4; c++) {
+            st = art_table_set_real(r->history, row, 1 + c, v[c]);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_uint(r->history, row, 5, er->steps);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_real(r->history, row, 6, er->loss_scale);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_uint(r->history, row, 7, er->skipped_steps);
+        }
+    }
+    return st;
+}
+
+static int build_scale_table(struct result *r)
+{
+    static const struct col cols[] = {
+        {"step", ART_UINT}, {"loss_scale", ART_REAL}, {"skipped", ART_BOOL},
+    };
+    int st = art_table_create("loss_scale_events", &r->scale_table);
+    if (st == ART_OK) {
+        st = add_columns(r->scale_table, cols, 3);
+    }
+    for (size_t i = 0; st == ART_OK && i < r->scale_event_count; i++) {
+        const struct prof_train_scale_event *ev = &r->scale_events[i];
+        size_t row = 0;
+        st = art_table_add_row(r->scale_table, &row);
+        if (st == ART_OK) {
+            st = art_table_set_uint(r->scale_table, row, 0, ev->step);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_real(r->scale_table, row, 1, ev->scale);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_bool(r->scale_table, row, 2, ev->skipped);
+        }
+    }
+    return st;
+}
+
+/* One helper per JSON value type keeps the document builders flat: each
+ * does nothing once an earlier call failed. */
+static void set_uint(art_doc *d, const char *k, uint64_t v, int *st)
+{
+    if (*st == ART_OK) {
+        *st = art_doc_set_uint(d, k, v);
+    }
+}
+
+static void set_real(art_doc *d, const char *k, double v, int *st)
+{
+    if (*st == ART_OK) {
+        *st = art_doc_set_real(d, k, v);
+    }
+}
+
+static void set_text(art_doc *d, const char *k, const char *v, int *st)
+{
+    if (*st == ART_OK) {
+        *st = art_doc_set_text(d, k, v);
+    }
+}
+
+static void set_bool(art_doc *d, const char *k, bool v, int *st)
+{
+    if (*st == ART_OK) {
+        *st = art_doc_set_bool(d, k, v);
+    }
+}
+
+static void set_doc(art_doc *d, const char *k, art_doc *sub, int *st)
+{
+    if (*st == ART_OK) {
+        *st = art_doc_set_doc(d, k, sub);
+    }
+    art_doc_destroy(sub);
+}
+
+static art_doc *new_doc(int *st)
+{
+    art_doc *d = NULL;
+    if (*st == ART_OK) {
+        *st = art_doc_create(&d);
+    }
+    return d;
+}
+
+static art_doc *config_doc(const struct options *o, const struct result *r,
+                           int *st)
+{
+    art_doc *d = new_doc(st);
+    set_text(d, "model", o->model, st);
+    set_uint(d, "epochs", o->epochs, st);
+    set_real(d, "alpha", o->alpha, st);
+    set_uint(d, "batch_size", o->batch, st);
+    set_uint(d, "seed", o->seed, st);
+    set_text(d, "optimizer", memest_optimizer_name(o->optimizer), st);
+    set_text(d, "precision", memest_precision_name(o->precision), st);
+    set_text(d, "training_precision",
+             o->precision == MEMEST_INT8 ? "fp32"
+                                         : memest_precision_name(o->precision),
+             st);
+    /* The original HardwareSimulationConfig's fields. */
+    set_bool(d, "simulate", o->simulate, st);
+    set_real(d, "max_memory_mb", o->max_memory_mb, st);
+    set_real(d, "compute_speed_factor", o->speed_factor, st);
+    set_uint(d, "batch_size_limit", o->batch_limit, st);
+    if (o->precision == MEMEST_FP16) {
+        set_real(d, "loss_scale", o->loss_scale, st);
+    }
+    set_bool(d, "sleep", o->sleep, st);
+    set_uint(d, "threads", o->threads, st);
+    set_text(d, "data", o->data ? o->data : prof_dataset_default_dir(), st);
+    set_uint(d, "train_samples", r->train.count, st);
+    set_uint(d, "test_samples", r->test.count, st);
+    if (o->init_weights) {
+        set_text(d, "init_weights", o->init_weights, st);
+    }
+    return d;
+}
+
+static art_doc *setup_doc(const struct result *r, int *st)
+{
+    const struct memest_run_plan *p = &r->plan;
+    const char *warnings[MEMEST_PLAN_MAX_WARNINGS];
+    for (size_t i = 0; i < p->warning_count; i++) {
+        warnings[i] = p->warnings[i];
+    }
+    art_doc *d = new_doc(st);
+    set_bool(d, "enabled", p->enabled, st);
+    set_uint(d, "batch_size", p->batch_size, st);
+    set_text(d, "precision_mode", memest_precision_mode_name(p->precision),
+             st);
+    set_real(d, "estimated_memory_mb", p->estimated_memory_mb, st);
+    if (*st == ART_OK) {
+        *st = art_doc_set_texts(d, "warnings", warnings, p->warning_count);
+    }
+    return d;
+}
+
+static art_doc *results_doc(const struct options *o, const struct result *r,
+                            int *st)
+{
+    art_doc *d = new_doc(st);
+    set_real(d, "training_time_s", r->training_time_s, st);
+    set_real(d, "artificial_delay_s", r->artificial_delay_s, st);
+    set_real(d, "effective_time_s", r->effective_time_s, st);
+    set_real(d, "final_accuracy", r->final_accuracy, st);
+    set_real(d, "final_loss", r->final_loss, st);
+    set_real(d, "test_accuracy", r->test_accuracy, st);
+    set_real(d, "test_loss", r->test_loss, st);
+    set_bool(d, "slept", r->slept, st);
+    set_uint(d, "steps_per_epoch", r->train.count / r->plan.batch_size, st);
+    if (o->precision == MEMEST_INT8) {
+        set_real(d, "fp32_test_accuracy", r->exec_fp32_accuracy, st);
+        set_real(d, "int8_test_accuracy", r->exec_int8_accuracy, st);
+    }
+    if (o->precision == MEMEST_FP16) {
+        set_uint(d, "skipped_steps", r->skipped_steps, st);
+        set_real(d, "final_loss_scale",
+                 r->epochs_done ? r->epochs[r->epochs_done - 1].loss_scale
+                                : o->loss_scale,
+                 st);
+    }
+    return d;
+}
+
+static art_doc *memory_doc(const struct result *r, int *st)
+{
+    const struct prof_train_memory *m = &r->mem;
+    art_doc *d = new_doc(st);
+    set_uint(d, "parameter_bytes", m->parameter_bytes, st);
+    set_uint(d, "gradient_bytes", m->gradient_bytes, st);
+    set_uint(d, "optimizer_state_bytes", m->optimizer_state_bytes, st);
+    set_uint(d, "activation_bytes", m->activation_bytes, st);
+    set_uint(d, "total_bytes", m->total_bytes, st);
+    set_uint(d, "estimate_total_bytes", m->estimate_total_bytes, st);
+    set_real(d, "total_mb", (double)m->total_bytes / 1048576.0, st);
+    set_real(d, "estimate_total_mb",
+             (double)m->estimate_total_bytes / 1048576.0, st);
+    return d;
+}
+
+static int build_log(const struct options *o, struct result *r)
+{
+    int st = art_doc_create(&r->log);
+    set_doc(r->log, "config", config_doc(o, r, &st), &st);
+    set_doc(r->log, "setup", setup_doc(r, &st), &st);
+    set_doc(r->log, "results", results_doc(o, r, &st), &st);
+    set_doc(r->log, "training_memory", memory_doc(r, &st), &st);
+    if (st == ART_OK) {
+        st = art_doc_set_table(r->log, "history", r->history);
+    }
+    if (st == ART_OK && o->precision == MEMEST_FP16) {
+        st = art_doc_set_table(r->log, "loss_scale_events", r->scale_table);
+    }
+    return st;
+}
+
+static void print_summary(const struct options *o, const struct result *r)
+{
+    const struct memest_run_plan *p = &r->plan;
+    printf("\nmodel %s, %s, %s, batch %" PRIu64 " of %" PRIu64
+           " requested, %" PRIu64 " training and %" PRIu64 " test images\n",
+           memest_model_name(r->model), memest_precision_name(o->precision),
+           memest_optimizer_name(o->optimizer), p->batch_size, o->batch,
+           r->train.count, r->test.count);
+    if (p->enabled) {
+        printf("  plan              %.6f MB (parameters + activations, %s) "
+               "within %.4f MB\n",
+               p->estimated_memory_mb, memest_precision_mode_name(p->precision),
+               o->max_memory_mb);
+    }
+    printf("  training_time_s   %.6f; artificial_delay_s %.6f (speed factor "
+           "%g%s); effective_time_s %.6f\n",
+           r->training_time_s, r->artificial_delay_s, o->speed_factor,
+           r->slept ? ", slept" : "", r->effective_time_s);
+    printf("  final_accuracy    %.6f; final_loss %.6f (training set, last "
+           "epoch)\n",
+           r->final_accuracy, r->final_loss);
+    printf("  test_accuracy     %.6f; test_loss %.6f\n", r->test_accuracy,
+           r->test_loss);
+    if (o->precision == MEMEST_INT8) {
+        printf("  int8              test accuracy %.6f after quantisation, "
+               "fp32 %.6f (executor, %+.2f points)\n",
+               r->exec_int8_accuracy, r->exec_fp32_accuracy,
+               100.0 * (r->exec_int8_accuracy - r->exec_fp32_accuracy));
+    }
+    if (o->precision == MEMEST_FP16) {
+        printf("  loss scale        %g -> %g, %" PRIu64 " skipped steps, %zu "
+               "scale events\n",
+               o->loss_scale,
+               r->epochs_done ? r->epochs[r->epochs_done - 1].loss_scale
+                              : o->loss_scale,
+               r->skipped_steps, r->scale_event_count);
+    }
+    const struct prof_train_memory *m = &r->mem;
+    printf("  training memory   %" PRIu64 " B (parameters %" PRIu64
+           ", gradients %" PRIu64 ", optimizer state %" PRIu64
+           ", activations %" PRIu64 "); libmemest's estimate %" PRIu64
+           " B\n",
+           m->total_bytes, m->parameter_bytes, m->gradient_bytes,
+           m->optimizer_state_bytes, m->activation_bytes,
+           m->estimate_total_bytes);
+    for (size_t i = 0; i < p->warning_count; i++) {
+        printf("warning: %s\n", p->warnings[i]);
+    }
+}
+
+static int print_stdout(const struct options *o, const struct result *r)
+{
+    int st = ART_OK;
+    switch (o->co.format) {
+    case CLI_FORMAT_TABLE:
+        st = art_table_print(r->history, stdout, 4);
+        if (st == ART_OK) {
+            print_summary(o, r);
+        }
+        break;
+    case CLI_FORMAT_CSV:
+        st = art_table_write_csv(r->history, stdout);
+        break;
+    case CLI_FORMAT_JSON:
+        st = art_doc_write(r->log, stdout);
+        break;
+    }
+    if (st == ART_OK && fflush(stdout) != 0) {
+        st = ART_E_IO;
+    }
+    if (st != ART_OK) {
+        cli_error("stdout: %s", art_strerror(st));
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The run log, the history and the weights appear together or not at all
+ * (one bundle); weights given as a path of their own follow once the
+ * bundle is in place, written atomically too. */
+static int write_outputs(const struct options *o, const struct result *r)
+{
+    const struct cli_weights *w = &r->weights;
+    if (o->co.out_dir) {
+        art_bundle *b = NULL;
+        char failed[256] = "";
+        int st = art_bundle_create(o->co.out_dir, &b);
+        if (st == ART_OK) {
+            st = art_bundle_add_doc(b, "run_log.json", r->log);
+        }
+        if (st == ART_OK) {
+            st = art_bundle_add_csv(b, "training_history.csv", r->history);
+        }
+        if (st == ART_OK && r->weights_in_bundle) {
+            st = art_bundle_add_safetensors(b, r->weights_path, w->tensors,
+                                            w->tensor_count);
+        }
+        if (st == ART_OK) {
+            st = art_bundle_commit(b, failed, sizeof failed);
+            b = NULL;
+        }
+        art_bundle_destroy(b);
+        if (st != ART_OK) {
+            cli_error("--out %s: %s%s%s", o->co.out_dir, failed,
+                      *failed ? ": " : "", art_strerror(st));
+            return CLI_EXIT_FAILURE;
+        }
+    }
+    if (r->weights_path && !r->weights_in_bundle) {
+        struct art_diag d = {0};
+        const int st = art_safetensors_save(r->weights_path, w->tensors,
+                                            w->tensor_count, NULL, NULL, 0,
+                                            &d);
+        if (st != ART_OK) {
+            cli_error("--save-weights %s: %s", r->weights_path,
+                      d.message[0] ? d.message : art_strerror(st));
+            return CLI_EXIT_FAILURE;
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_program("edgefit-train");
+    struct options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
+    }
+    struct result r;
+    memset(&r, 0, sizeof r);
+    /* Every argument, the model, the starting weights and the output
+     * folders are checked before the data is read or a step is taken. */
+    rc = prepare(&o, &r);
+    if (rc == CLI_EXIT_OK) {
+        plan_weights_output(&o, &r);
+        rc = check_outputs(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = load_data(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        for (size_t i = 0; i < r.plan.warning_count; i++) {
+            cli_error("warning: %s", r.plan.warnings[i]);
+        }
+        rc = train(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK && o.precision == MEMEST_INT8) {
+        rc = executor_accuracy(&r, MEMEST_FP32, &r.exec_fp32_accuracy);
+        if (rc == CLI_EXIT_OK) {
+            rc = executor_accuracy(&r, MEMEST_INT8, &r.exec_int8_accuracy);
+        }
+    }
+    if (rc == CLI_EXIT_OK &&
+        (build_history(&r) != ART_OK || build_scale_table(&r) != ART_OK ||
+         build_log(&o, &r) != ART_OK)) {
+        cli_error("building the output: out of memory");
+        rc = CLI_EXIT_FAILURE;
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = write_outputs(&o, &r);
+    }
+    result_free(&r);
+    return rc;
+}
