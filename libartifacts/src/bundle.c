@@ -7,6 +7,8 @@ struct entry {
     char *name;
     art_write_fn write;
     const void *obj;
+    void (*release)(void *); /* for objects the bundle owns, else NULL */
+    void *owned;
 };
 
 struct art_bundle {
@@ -40,6 +42,9 @@ ART_API void art_bundle_destroy(art_bundle *b)
     }
     for (size_t i = 0; i < b->n; i++) {
         free(b->entries[i].name);
+        if (b->entries[i].release) {
+            b->entries[i].release(b->entries[i].owned);
+        }
     }
     free(b->entries);
     free(b->dir);
@@ -70,8 +75,19 @@ ART_API int art_bundle_add(art_bundle *b, const char *name,
     if (!copy) {
         return ART_E_NOMEM;
     }
-    b->entries[b->n++] = (struct entry){copy, write, obj};
+    b->entries[b->n++] = (struct entry){copy, write, obj, NULL, NULL};
     return ART_OK;
+}
+
+int art_bundle_add_owned(art_bundle *b, const char *name, art_write_fn write,
+                         void *obj, void (*release)(void *))
+{
+    const int st = art_bundle_add(b, name, write, obj);
+    if (st == ART_OK) {
+        b->entries[b->n - 1].release = release;
+        b->entries[b->n - 1].owned = obj;
+    }
+    return st;
 }
 
 static int write_csv(const void *obj, FILE *f)

@@ -9,6 +9,11 @@
 /* Write obj with write() into path atomically. */
 int art_save_with(const char *path, art_write_fn write, const void *obj);
 
+/* art_bundle_add() for an object the bundle owns: release(obj) runs when
+ * the bundle is committed or destroyed (not when the add fails). */
+int art_bundle_add_owned(art_bundle *b, const char *name, art_write_fn write,
+                         void *obj, void (*release)(void *));
+
 /* The table as a jansson array of row objects (new reference), or NULL. */
 json_t *art_table_to_json(const art_table *t);
 
