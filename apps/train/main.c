@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "edgefit/artifacts.h"
+#include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "weights.h"
@@ -227,7 +228,8 @@ static int parse_args(int argc, char **argv, struct options *o)
                                   &o->loss_scale);
             break;
         case O_THREADS:
-            ok = cli_parse_u64("--threads", optarg, 1, 256, &o->threads);
+            ok = cli_parse_u64("--threads", optarg, 1, KERN_MAX_THREADS,
+                               &o->threads);
             break;
         case O_DATA:
             if (!*optarg) {
@@ -457,18 +459,26 @@ static int check_outputs(const struct options *o, const struct result *r)
     return CLI_EXIT_OK;
 }
 
+/* A data set that cannot be read is bad input (exit 2), whatever the
+ * reason; only running out of memory is a failure of the run. */
+static int data_failed(int st, const struct prof_diag *d)
+{
+    prof_failed("--data", st, d);
+    return st == PROF_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+}
+
 static int load_data(const struct options *o, struct result *r)
 {
     struct prof_diag d = {0};
     int st = prof_dataset_load(o->data, "train", o->train_limit, &r->train,
                                &d);
     if (st != PROF_OK) {
-        return prof_failed("--data", st, &d);
+        return data_failed(st, &d);
     }
     memset(&d, 0, sizeof d);
     st = prof_dataset_load(o->data, "t10k", o->test_limit, &r->test, &d);
     if (st != PROF_OK) {
-        return prof_failed("--data", st, &d);
+        return data_failed(st, &d);
     }
     const char *dir = o->data ? o->data : prof_dataset_default_dir();
     const uint64_t need = input_elements(r->model);
@@ -900,19 +910,41 @@ static art_doc *results_doc(const struct options *o, const struct result *r,
     return d;
 }
 
+/* One side of the training memory: the trainer's buffers or libmemest's
+ * estimate, term by term. */
+static art_doc *memory_terms_doc(uint64_t parameter_bytes,
+                                 uint64_t gradient_bytes,
+                                 uint64_t optimizer_state_bytes,
+                                 uint64_t activation_bytes,
+                                 uint64_t working_bytes, uint64_t total_bytes,
+                                 int *st)
+{
+    art_doc *d = new_doc(st);
+    set_uint(d, "parameter_bytes", parameter_bytes, st);
+    set_uint(d, "gradient_bytes", gradient_bytes, st);
+    set_uint(d, "optimizer_state_bytes", optimizer_state_bytes, st);
+    set_uint(d, "activation_bytes", activation_bytes, st);
+    set_uint(d, "working_bytes", working_bytes, st);
+    set_uint(d, "total_bytes", total_bytes, st);
+    set_real(d, "total_mb", (double)total_bytes / 1048576.0, st);
+    return d;
+}
+
 static art_doc *memory_doc(const struct result *r, int *st)
 {
     const struct prof_train_memory *m = &r->mem;
+    const struct memest_training *e = &m->estimate;
     art_doc *d = new_doc(st);
-    set_uint(d, "parameter_bytes", m->parameter_bytes, st);
-    set_uint(d, "gradient_bytes", m->gradient_bytes, st);
-    set_uint(d, "optimizer_state_bytes", m->optimizer_state_bytes, st);
-    set_uint(d, "activation_bytes", m->activation_bytes, st);
-    set_uint(d, "total_bytes", m->total_bytes, st);
-    set_uint(d, "estimate_total_bytes", m->estimate_total_bytes, st);
-    set_real(d, "total_mb", (double)m->total_bytes / 1048576.0, st);
-    set_real(d, "estimate_total_mb",
-             (double)m->estimate_total_bytes / 1048576.0, st);
+    set_doc(d, "trainer",
+            memory_terms_doc(m->parameter_bytes, m->gradient_bytes,
+                             m->optimizer_state_bytes, m->activation_bytes,
+                             m->working_bytes, m->total_bytes, st),
+            st);
+    set_doc(d, "estimate",
+            memory_terms_doc(e->parameter_bytes, e->gradient_bytes,
+                             e->optimizer_state_bytes, e->activation_bytes,
+                             e->working_bytes, e->total_bytes, st),
+            st);
     return d;
 }
 
@@ -970,12 +1002,12 @@ static void print_summary(const struct options *o, const struct result *r)
                r->skipped_steps, r->scale_event_count);
     }
     const struct prof_train_memory *m = &r->mem;
-    printf("  training memory   %" PRIu64 " B (parameters %" PRIu64
+    printf("  training memory   %" PRIu64 " B allocated (parameters %" PRIu64
            ", gradients %" PRIu64 ", optimizer state %" PRIu64
-           ", activations %" PRIu64 "); libmemest's estimate %" PRIu64
-           " B\n",
+           ", activations %" PRIu64 ", working %" PRIu64
+           "); libmemest's estimate %" PRIu64 " B\n",
            m->total_bytes, m->parameter_bytes, m->gradient_bytes,
-           m->optimizer_state_bytes, m->activation_bytes,
+           m->optimizer_state_bytes, m->activation_bytes, m->working_bytes,
            m->estimate_total_bytes);
     for (size_t i = 0; i < p->warning_count; i++) {
         printf("warning: %s\n", p->warnings[i]);

@@ -170,6 +170,86 @@ int memest_total_memory_mb(const memest_model *model, uint64_t batch,
     return MEMEST_OK;
 }
 
+static uint64_t shape_elems(const struct memest_shape *sh)
+{
+    uint64_t n = 1;
+    for (unsigned i = 0; i < sh->rank; i++) {
+        n *= sh->dim[i]; /* checked when the model was built */
+    }
+    return n;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/*
+ * The trainer's working buffers (libprofile's prof_train), a function of
+ * the layers only, so that the trainer can check its allocation against
+ * it. Per sample, with s bytes of storage per element:
+ *   - the activation gradients of the backward pass, two tensors laid out
+ *     like the inference arena (one at each end of one buffer): the largest
+ *     input + output of a layer, except that the first layer's input needs
+ *     no gradient (its output alone counts);
+ *   - the pre-activations a fused gelu needs for its derivative (every
+ *     dense or conv2d layer with act=gelu keeps its output twice);
+ * then, independent of the storage:
+ *   - the labels of one batch as int32;
+ *   - the float im2col columns of the largest conv2d (one sample, one
+ *     group: in_c/groups*k*k x out_h*out_w), shared with the forward pass;
+ * and when the storage is not 4-byte float, the float staging in which the
+ * 16-bit operators compute: two tensors the size of the largest layer
+ * input and two of the largest layer output (per sample), and the largest
+ * layer's weight and bias gradients.
+ */
+static int working(const memest_model *model, uint64_t batch, uint64_t s,
+                   uint64_t *out)
+{
+    uint64_t grad = 0, pre = 0, col = 0, max_in = 0, max_out = 0;
+    uint64_t max_params = 0, t, sum;
+
+    for (size_t i = 0; i < model->count; i++) {
+        const struct memest_layer *L = &model->layers[i];
+        const uint64_t in = shape_elems(&L->in_shape);
+        const uint64_t o = L->output_elements;
+        grad = max_u64(grad, i == 0 ? o : in + o);
+        max_in = max_u64(max_in, in);
+        max_out = max_u64(max_out, o);
+        max_params = max_u64(max_params, L->parameter_count);
+        if ((L->kind == MEMEST_KIND_DENSE || L->kind == MEMEST_KIND_CONV2D) &&
+            L->act == MEMEST_ACT_GELU) {
+            pre += o;
+        }
+        if (L->kind == MEMEST_KIND_CONV2D) {
+            const uint64_t kdim = L->in_shape.dim[0] / L->groups * L->kernel *
+                                  L->kernel;
+            const uint64_t hw = L->out_shape.dim[1] * L->out_shape.dim[2];
+            if (mul_ovf(kdim, hw, &t)) {
+                return MEMEST_E_OVERFLOW;
+            }
+            col = max_u64(col, t);
+        }
+    }
+    /* per-sample terms at the storage precision, then the rest */
+    if (add_ovf(grad, pre, &t) || scaled(t, batch, s, NULL, &sum) !=
+            MEMEST_OK ||
+        scaled(1, batch, 4, NULL, &t) != MEMEST_OK || add_ovf(sum, t, &sum) ||
+        mul_ovf(col, 4, &t) || add_ovf(sum, t, &sum)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    if (s != 4) {
+        if (add_ovf(max_in, max_out, &t) || mul_ovf(t, 2, &t) ||
+            scaled(t, batch, 4, NULL, &t) != MEMEST_OK ||
+            add_ovf(sum, t, &sum) || mul_ovf(max_params, 4, &t) ||
+            add_ovf(sum, t, &sum)) {
+            return MEMEST_E_OVERFLOW;
+        }
+    }
+    *out = sum;
+    return MEMEST_OK;
+}
+
 static int training(const memest_model *model, uint64_t batch,
                     uint64_t param_bytes, uint64_t grad_bytes,
                     uint64_t state_bytes, uint64_t act_bytes,
@@ -187,9 +267,11 @@ static int training(const memest_model *model, uint64_t batch,
                 &t.optimizer_state_bytes) ||
         scaled(model->activation_elements, batch, act_bytes, NULL,
                &t.activation_bytes) != MEMEST_OK ||
+        working(model, batch, act_bytes, &t.working_bytes) != MEMEST_OK ||
         add_ovf(t.parameter_bytes, t.gradient_bytes, &t.total_bytes) ||
         add_ovf(t.total_bytes, t.optimizer_state_bytes, &t.total_bytes) ||
-        add_ovf(t.total_bytes, t.activation_bytes, &t.total_bytes)) {
+        add_ovf(t.total_bytes, t.activation_bytes, &t.total_bytes) ||
+        add_ovf(t.total_bytes, t.working_bytes, &t.total_bytes)) {
         return MEMEST_E_OVERFLOW;
     }
     t.total_mb = to_mb(t.total_bytes);

@@ -11,6 +11,7 @@
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
 #include "executor.h"
+#include "internal.h"
 
 /* ---- sizes --------------------------------------------------------------- */
 
@@ -79,18 +80,10 @@ int exec_kern_status(int kst)
 
 /* ---- initial weights ----------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [-a, a): 24 random bits make u exact in float. */
 static float uniform(uint64_t *state, double a)
 {
-    const double u = (double)(splitmix64(state) >> 40) * 0x1p-24;
+    const double u = (double)(prof_splitmix64(state) >> 40) * 0x1p-24;
     return (float)((2.0 * u - 1.0) * a);
 }
 
@@ -529,6 +522,12 @@ PROF_API int prof_exec_create(const memest_model *model,
                      const struct prof_exec_opts *opts, prof_exec **out,
                      struct prof_diag *diag)
 {
+    return exec_create(model, opts, true, out, diag);
+}
+
+int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
+                bool with_arena, prof_exec **out, struct prof_diag *diag)
+{
     struct prof_exec_opts o;
     struct memest_totals totals;
     int st;
@@ -610,6 +609,9 @@ PROF_API int prof_exec_create(const memest_model *model,
 
     /* The estimate is checked, not assumed. */
     uint64_t need;
+    if (!with_arena) {
+        goto params; /* the caller keeps the tensors */
+    }
     if ((st = layout_arena(ex, &need)) != PROF_OK) {
         goto fail;
     }
@@ -637,6 +639,7 @@ PROF_API int prof_exec_create(const memest_model *model,
     memset(ex->arena, 0, ex->arena_bytes);
     assign_offsets(ex);
 
+params:
     if ((st = alloc_scratch(ex)) != PROF_OK) {
         goto fail;
     }
@@ -917,6 +920,40 @@ static void im2col_f32(const struct exec_op *op, const float *x, float *col)
     }
 }
 
+/* The adjoint of im2col_f32: x[c][oy * s + ky - p][ox * s + kx - p] +=
+ * col[(c * k + ky) * k + kx][oy * out_w + ox] over every column that read
+ * inside the input (padding takes nothing back). x is not cleared. */
+void exec_col2im_f32(const struct exec_op *op, const float *col, float *x)
+{
+    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
+    const size_t hw_in = op->h_in * op->w_in;
+    for (size_t kx = 0; kx < k; kx++) {
+        size_t lo, hi;
+        valid_cols(op, kx, &lo, &hi);
+        if (lo == hi) {
+            continue;
+        }
+        for (size_t c = 0; c < cg; c++) {
+            for (size_t ky = 0; ky < k; ky++) {
+                const float *row = col + ((c * k + ky) * k + kx) * op->hw_out;
+                for (size_t oy = 0; oy < op->h_out; oy++) {
+                    const size_t iy = oy * s + ky - op->pad;
+                    if (iy >= op->h_in) {
+                        continue;
+                    }
+                    float *xr = x + c * hw_in + iy * op->w_in +
+                                (lo * s + kx - op->pad);
+                    const float *rl = row + oy * op->w_out + lo;
+                    const size_t n = hi - lo;
+                    for (size_t j = 0; j < n; j++) {
+                        xr[j * s] += rl[j];
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* The same for int8 and the whole batch, transposed for kern_q8_gemm:
  * col[(b * out_h + oy) * out_w + ox][(c * k + ky) * k + kx]; the zero of
  * symmetric quantisation is 0. Along kx the input is contiguous, so each
@@ -1070,6 +1107,48 @@ static int apply_act(const prof_exec *ex, const struct exec_op *op,
         break;
     }
     return exec_kern_status(kst);
+}
+
+/* The layer in float without the activation fused after a dense or
+ * conv2d layer: x, parameters and y are float arrays. */
+static int linear_f32(const prof_exec *ex, const struct exec_op *op,
+                      const float *x, const float *w, const float *b,
+                      float *y)
+{
+    const struct memest_layer *L = op->layer;
+    switch (L->kind) {
+    case MEMEST_KIND_DENSE:
+        return dense_f32(ex, op, x, w, b, y);
+    case MEMEST_KIND_CONV2D:
+        return conv_f32(ex, op, x, w, b, y);
+    case MEMEST_KIND_MAXPOOL:
+    case MEMEST_KIND_AVGPOOL:
+        return pool_f32(ex, op, x, y);
+    case MEMEST_KIND_FLATTEN:
+        memcpy(y, x, op->out_n * sizeof(float));
+        return PROF_OK;
+    case MEMEST_KIND_ACTIVATION:
+        return apply_act(ex, op, L->act, x, y);
+    default:
+        return PROF_E_INVALID;
+    }
+}
+
+int exec_linear_f32(const prof_exec *ex, const struct exec_op *op,
+                    const float *x, float *y)
+{
+    return linear_f32(ex, op, x, op->w, op->b, y);
+}
+
+int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
+                 enum memest_act act, const float *x, float *y)
+{
+    return apply_act(ex, op, act, x, y);
+}
+
+void exec_im2col_f32(const struct exec_op *op, const float *x, float *col)
+{
+    im2col_f32(op, x, col);
 }
 
 /* The layer in float: x, parameters and y are float arrays. */

@@ -3,6 +3,7 @@
 #ifndef EDGEFIT_PROFILE_EXECUTOR_H
 #define EDGEFIT_PROFILE_EXECUTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,5 +76,29 @@ int exec_run_layer(prof_exec *ex, size_t i);
 
 /* Stage the input and run every layer. */
 int exec_forward(prof_exec *ex, const float *input);
+
+/* Build an executor; with_arena false skips the activation arena and its
+ * check against the plan (the trainer keeps every tensor itself and runs
+ * the operators on its own buffers). */
+int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
+                bool with_arena, prof_exec **out, struct prof_diag *diag);
+
+/* Operator op in float on any buffers (op->out_n floats written to y),
+ * with the master parameters, WITHOUT the activation fused after a dense
+ * or conv2d layer (a standalone activation layer applies its own). Uses
+ * the float im2col scratch. */
+int exec_linear_f32(const prof_exec *ex, const struct exec_op *op,
+                    const float *x, float *y);
+
+/* y = act(x) over op->out_n floats (y may equal x). */
+int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
+                 enum memest_act act, const float *x, float *y);
+
+/* A conv2d's columns for one sample and group (x points at the group's
+ * first input channel): col is [kdim][out_h * out_w]. */
+void exec_im2col_f32(const struct exec_op *op, const float *x, float *col);
+
+/* Its adjoint: add the columns back into x (same addressing). */
+void exec_col2im_f32(const struct exec_op *op, const float *col, float *x);
 
 #endif

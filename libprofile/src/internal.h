@@ -20,4 +20,16 @@ uint64_t prof_fma_loop_avx2(uint64_t iters, float *sink);
 uint64_t prof_fma_loop_avx512(uint64_t iters, float *sink);
 #endif
 
+/* SplitMix64 (Steele, Lea and Flood): the one generator of libprofile,
+ * behind the executor's seeded weights, the trainer's shuffles and the
+ * stream profile's synthetic data: state += 0x9E3779B97F4A7C15, then the
+ * xor-shift-multiply finaliser. */
+static inline uint64_t prof_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
 #endif

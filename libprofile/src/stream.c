@@ -6,6 +6,7 @@
 
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
+#include "internal.h"
 
 PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts)
 {
@@ -38,20 +39,10 @@ static const char *const op_names[PROF_STREAM_OPERATORS] = {
     "decision_head",
 };
 
-/* splitmix64: a small, well-mixed generator for reproducible weights and
- * data from one seed. */
-static uint64_t next_u64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [-1, 1). */
 static float next_unit(uint64_t *state)
 {
-    return (float)((double)(next_u64(state) >> 11) * 0x1.0p-52 - 1.0);
+    return (float)((double)(prof_splitmix64(state) >> 11) * 0x1.0p-52 - 1.0);
 }
 
 /* Everything one run needs; sizes in elements. */
@@ -286,9 +277,9 @@ static void synthetic(float *win, size_t rows, size_t f, uint64_t seed)
 {
     uint64_t st = seed ^ UINT64_C(0x5eed5eed5eed5eed);
     for (size_t j = 0; j < f; j++) {
-        const double period = 8.0 + (double)(next_u64(&st) % 120u);
+        const double period = 8.0 + (double)(prof_splitmix64(&st) % 120u);
         const double phase = 6.283185307179586 * (double)next_unit(&st);
-        const double gain = 0.5 + (double)(next_u64(&st) % 1000u) / 500.0;
+        const double gain = 0.5 + (double)(prof_splitmix64(&st) % 1000u) / 500.0;
         for (size_t t = 0; t < rows; t++) {
             const double v = gain * sin(6.283185307179586 * (double)t /
                                             period + phase) +

@@ -378,24 +378,37 @@ static void test_training(void **state)
     assert_int_equal(t.gradient_bytes, 4 * N);
     assert_int_equal(t.optimizer_state_bytes, 0);
     assert_int_equal(t.activation_bytes, 4 * A);
-    assert_int_equal(t.total_bytes, 728096);
+    /* Working buffers per sample: activation gradients 12288 (conv2's
+     * input 4096 + output 8192, the largest pair) + gelu pre-activations
+     * 100 (dense 100 act=gelu), at 4 bytes x batch 4; labels 4 x 4; conv1's
+     * columns 3*5*5 x 16*16 = 19200 floats (conv2: 4*3*3 x 256 = 9216). */
+    const uint64_t W32 = 4 * 4 * (12288 + 100) + 4 * 4 + 4 * 19200;
+    assert_int_equal(t.working_bytes, W32);
+    assert_int_equal(t.working_bytes, 275024);
+    assert_int_equal(t.total_bytes, 728096 + W32);
     assert_int_equal(
         memest_training_memory(m, 4, MEMEST_FP32, MEMEST_OPT_MOMENTUM, &t),
         MEMEST_OK);
     assert_int_equal(t.optimizer_state_bytes, 4 * N);
-    assert_int_equal(t.total_bytes, 946768);
+    assert_int_equal(t.total_bytes, 946768 + W32);
     assert_int_equal(
         memest_training_memory(m, 4, MEMEST_FP32, MEMEST_OPT_ADAM, &t),
         MEMEST_OK);
     /* the original table's fp32 column: 4N + 4N + 8N + 4A */
     assert_int_equal(t.optimizer_state_bytes, 8 * N);
-    assert_int_equal(t.total_bytes, 16 * N + 4 * A);
-    assert_int_equal(t.total_bytes, 1165440);
-    assert_true(t.total_mb == 1165440 / MB);
+    assert_int_equal(t.total_bytes, 16 * N + 4 * A + W32);
+    assert_int_equal(t.total_bytes - t.working_bytes, 1165440);
+    assert_true(t.total_mb == (1165440 + W32) / MB);
     assert_int_equal(
         memest_training_memory(m, 4, MEMEST_INT8, MEMEST_OPT_ADAM, &t),
         MEMEST_OK);
-    assert_int_equal(t.total_bytes, 4 * N + A);
+    /* Other storage adds float staging: 2 x (largest input 8192 + largest
+     * output 8192) per sample x batch 4, and the largest layer's 51300
+     * parameter gradients (dense 100: 512*100 + 100). */
+    const uint64_t STAGE = 4 * 4 * 2 * (8192 + 8192) + 4 * 51300;
+    assert_int_equal(t.working_bytes,
+                     1 * 4 * (12288 + 100) + 16 + 4 * 19200 + STAGE);
+    assert_int_equal(t.total_bytes, 4 * N + A + t.working_bytes);
 
     /* mixed precision (the FP16 column): 4N + 2N + 8N + 2A */
     assert_int_equal(memest_training_memory_mixed(m, 4, MEMEST_OPT_ADAM, &t),
@@ -404,14 +417,16 @@ static void test_training(void **state)
     assert_int_equal(t.gradient_bytes, 2 * N);
     assert_int_equal(t.optimizer_state_bytes, 8 * N);
     assert_int_equal(t.activation_bytes, 2 * A);
-    assert_int_equal(t.total_bytes, 910728);
+    const uint64_t W16 = 2 * 4 * (12288 + 100) + 16 + 4 * 19200 + STAGE;
+    assert_int_equal(t.working_bytes, W16);
+    assert_int_equal(t.total_bytes, 910728 + W16);
     assert_int_equal(memest_training_memory_mixed(m, 4, MEMEST_OPT_SGD, &t),
                      MEMEST_OK);
-    assert_int_equal(t.total_bytes, 473384);
+    assert_int_equal(t.total_bytes, 473384 + W16);
     assert_int_equal(
         memest_training_memory_mixed(m, 4, MEMEST_OPT_MOMENTUM, &t),
         MEMEST_OK);
-    assert_int_equal(t.total_bytes, 4 * N + 2 * N + 4 * N + 2 * A);
+    assert_int_equal(t.total_bytes, 4 * N + 2 * N + 4 * N + 2 * A + W16);
 
     assert_int_equal(
         memest_training_memory(m, 0, MEMEST_FP32, MEMEST_OPT_SGD, &t),
@@ -427,10 +442,16 @@ static void test_training(void **state)
     assert_int_equal(
         memest_training_memory(m, 32, MEMEST_FP32, MEMEST_OPT_ADAM, &t),
         MEMEST_OK);
-    assert_int_equal(t.total_bytes, 16 * 50890 + 4 * 27456);
+    /* working: gradients of dense2's 64 + 10 per sample, 32 labels */
+    assert_int_equal(t.working_bytes, 4 * 32 * 74 + 4 * 32);
+    assert_int_equal(t.total_bytes, 16 * 50890 + 4 * 27456 + 9600);
     assert_int_equal(memest_training_memory_mixed(m, 32, MEMEST_OPT_ADAM, &t),
                      MEMEST_OK);
-    assert_int_equal(t.total_bytes, 14 * 50890 + 2 * 27456);
+    /* + staging: 2 x (784 + 64) floats per sample, dense1's 50240 */
+    assert_int_equal(t.working_bytes,
+                     2 * 32 * 74 + 4 * 32 + 4 * 32 * 2 * 848 + 4 * 50240);
+    assert_int_equal(t.total_bytes,
+                     14 * 50890 + 2 * 27456 + t.working_bytes);
     memest_model_destroy(m);
 }
 

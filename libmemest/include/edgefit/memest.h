@@ -396,7 +396,21 @@ MEMEST_API unsigned memest_optimizer_state_factor(enum memest_optimizer opt);
 
 /*
  * Training memory, in bytes: parameters + gradients + optimizer state +
- * all activations kept for backward (the input and every layer output).
+ * all activations kept for backward (the input and every layer output) +
+ * the working buffers of a trainer (libprofile's prof_train allocates
+ * exactly this and checks it). With b bytes of storage per element and B
+ * the batch, working_bytes is:
+ *   - b * B * (the largest input + output elements of a layer, the first
+ *     layer counting its output only): the activation gradients of the
+ *     backward pass, one at each end of one buffer;
+ *   - b * B * (the outputs of every dense or conv2d layer with act=gelu):
+ *     the pre-activations gelu's derivative needs;
+ *   - 4 * B: the batch's labels as int32;
+ *   - 4 * (in_c/groups * k * k * out_h * out_w) of the largest conv2d:
+ *     the float im2col columns of one sample and group;
+ *   - when b != 4, the float staging of operators that store in another
+ *     precision: 4 * B * 2 * (largest layer input + largest layer output)
+ *     and 4 * (the largest layer's parameter count) for its gradients.
  */
 struct memest_training {
     uint64_t parameter_bytes;
@@ -412,8 +426,8 @@ struct memest_training {
  * Training memory with everything stored in one precision: with N
  * parameters, A activation elements, b bytes per element and s state
  * buffers per parameter: params N*b, gradients N*b, state s*N*b,
- * activations A*b. MEMEST_E_RANGE for batch 0, MEMEST_E_OVERFLOW,
- * MEMEST_E_INVALID.
+ * activations A*b, working buffers as above. MEMEST_E_RANGE for batch 0,
+ * MEMEST_E_OVERFLOW, MEMEST_E_INVALID.
  */
 MEMEST_API int memest_training_memory(const memest_model *model,
                                       uint64_t batch,
@@ -424,8 +438,9 @@ MEMEST_API int memest_training_memory(const memest_model *model,
 /*
  * Mixed-precision training memory (fp32 master weights, fp16 gradients and
  * activations, fp32 optimizer state): params 4N, gradients 2N, state 4sN,
- * activations 2A. With Adam this is the original table's
- * 4N + 2N + 8N + 2A. Errors as memest_training_memory().
+ * activations 2A, working buffers as above with b = 2. With Adam the first
+ * four terms are the original table's 4N + 2N + 8N + 2A. Errors as
+ * memest_training_memory().
  */
 MEMEST_API int memest_training_memory_mixed(const memest_model *model,
                                             uint64_t batch,

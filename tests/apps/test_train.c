@@ -1,0 +1,811 @@
+/* edgefit-train end to end, on a small learnable data set written here as
+ * IDX files (and on a slice of the real Fashion-MNIST when it is
+ * installed): the run log's figures against each other and against the
+ * original's formulas, the history, the weights file read back by
+ * libartifacts, a round trip through --init-weights, the memory plan's
+ * warnings, int8 quantisation, fp16 loss scaling, and bad input refused
+ * before any work. The program path comes as argv[1]. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "edgefit/artifacts.h"
+#include "edgefit/kernels.h"
+#include "run.h"
+
+#define FASHION_DIR "/usr/share/datasets/fashion-mnist"
+#define TRAIN_COUNT 600
+#define TEST_COUNT 200
+
+static const char *train_app;
+static char tmpdir[] = "/tmp/edgefit-train-XXXXXX";
+static char datadir[600];
+
+#define RUN(r, ...)                                                          \
+    do {                                                                     \
+        char *argv_[] = {(char *)train_app, __VA_ARGS__, NULL};              \
+        run_argv(argv_, (r));                                                \
+    } while (0)
+
+/* ---- a data set a small MLP learns in a few epochs --------------------- */
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005u + 1442695040888963407u;
+    return *s >> 33;
+}
+
+static void put_be32(FILE *f, uint32_t v)
+{
+    const unsigned char b[4] = {(unsigned char)(v >> 24),
+                                (unsigned char)(v >> 16),
+                                (unsigned char)(v >> 8), (unsigned char)v};
+    assert_int_equal(fwrite(b, 1, 4, f), 4);
+}
+
+/* Class k is a bright band over rows 2k..2k+3 of a 28x28 image, on dim
+ * noise; labels cycle through the ten classes. Plain (not gzipped) files,
+ * which the reader takes when no .gz exists. */
+static void write_split(const char *split, unsigned count, uint64_t seed)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte", datadir, split);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    put_be32(f, 0x803);
+    put_be32(f, count);
+    put_be32(f, 28);
+    put_be32(f, 28);
+    unsigned char img[784];
+    for (unsigned i = 0; i < count; i++) {
+        const unsigned k = (i * 7) % 10;
+        for (unsigned p = 0; p < 784; p++) {
+            const unsigned row = p / 28;
+            const unsigned noise = (unsigned)(lcg(&seed) % 60);
+            img[p] = (unsigned char)(row >= 2 * k && row < 2 * k + 4
+                                         ? 180 + noise
+                                         : noise);
+        }
+        assert_int_equal(fwrite(img, 1, 784, f), 784);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte", datadir, split);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    put_be32(f, 0x801);
+    put_be32(f, count);
+    for (unsigned i = 0; i < count; i++) {
+        fputc((int)((i * 7) % 10), f);
+    }
+    fclose(f);
+}
+
+/* ---- reading what the app wrote --------------------------------------- */
+
+static char *path_in(const char *dir, const char *name)
+{
+    static char p[4][800];
+    static int next;
+    char *s = p[next++ & 3];
+    snprintf(s, sizeof p[0], "%s/%s", dir, name);
+    return s;
+}
+
+static char *out_dir(const char *name)
+{
+    static char p[4][700];
+    static int next;
+    char *s = p[next++ & 3];
+    snprintf(s, sizeof p[0], "%s/%s", tmpdir, name);
+    return s;
+}
+
+static json_t *load_json(const char *path)
+{
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    if (!j) {
+        fail_msg("%s: %s", path, err.text);
+    }
+    return j;
+}
+
+static json_t *jget(json_t *obj, const char *a, const char *b)
+{
+    json_t *v = json_object_get(obj, a);
+    if (v && b) {
+        v = json_object_get(v, b);
+    }
+    if (!v) {
+        fail_msg("missing key %s%s%s", a, b ? "." : "", b ? b : "");
+    }
+    return v;
+}
+
+static double jreal(json_t *obj, const char *a, const char *b)
+{
+    json_t *v = jget(obj, a, b);
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+static json_int_t jint(json_t *obj, const char *a, const char *b)
+{
+    json_t *v = jget(obj, a, b);
+    assert_true(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+static const char *jtext(json_t *obj, const char *a, const char *b)
+{
+    json_t *v = jget(obj, a, b);
+    assert_true(json_is_string(v));
+    return json_string_value(v);
+}
+
+static double cell(const art_table *t, size_t row, const char *col)
+{
+    const long c = art_table_find_column(t, col);
+    assert_true(c >= 0);
+    double v = 0.0;
+    assert_int_equal(art_table_get_real(t, row, (size_t)c, &v), ART_OK);
+    return v;
+}
+
+static bool near(double a, double b, double tol)
+{
+    return fabs(a - b) <= tol;
+}
+
+/* ---- the tests --------------------------------------------------------- */
+
+/* The constrained run's figures, checked against each other and the
+ * original's formulas, from a run at speed factor 2.5. */
+static void test_run_log_and_history(void **state)
+{
+    (void)state;
+    char *o = out_dir("run");
+    struct run_result r;
+    RUN(&r, "--data", datadir, "--model", "mlp:784-32-10", "--epochs", "3",
+        "--batch", "16", "--seed", "7", "--speed-factor", "2.5", "--out", o,
+        "--format", "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    /* stdout's JSON is the file's. */
+    FILE *f = fopen(path_in(o, "run_log.json"), "rb");
+    assert_non_null(f);
+    static char file_text[1 << 16];
+    const size_t len = fread(file_text, 1, sizeof file_text - 1, f);
+    fclose(f);
+    file_text[len] = '\0';
+    assert_string_equal(r.out, file_text);
+    run_free(&r);
+    assert_int_equal(run_count_entries(o), 3);
+
+    json_t *j = load_json(path_in(o, "run_log.json"));
+    assert_string_equal(jtext(j, "config", "model"), "mlp:784-32-10");
+    assert_int_equal(jint(j, "config", "epochs"), 3);
+    assert_true(jreal(j, "config", "alpha") == 0.1);
+    assert_int_equal(jint(j, "config", "batch_size"), 16);
+    assert_int_equal(jint(j, "config", "seed"), 7);
+    assert_string_equal(jtext(j, "config", "optimizer"), "sgd");
+    assert_string_equal(jtext(j, "config", "precision"), "fp32");
+    assert_true(json_is_false(jget(j, "config", "simulate")));
+    assert_true(jreal(j, "config", "compute_speed_factor") == 2.5);
+    assert_int_equal(jint(j, "config", "train_samples"), TRAIN_COUNT);
+    assert_int_equal(jint(j, "config", "test_samples"), TEST_COUNT);
+    /* The simulation is off: the batch as asked, no warnings. */
+    assert_true(json_is_false(jget(j, "setup", "enabled")));
+    assert_int_equal(jint(j, "setup", "batch_size"), 16);
+    assert_int_equal(json_array_size(jget(j, "setup", "warnings")), 0);
+
+    /* delay = elapsed * (factor - 1); effective = elapsed + delay; each
+     * rounded to 6 places, so sums agree within two half-units. */
+    const double train_s = jreal(j, "results", "training_time_s");
+    const double delay_s = jreal(j, "results", "artificial_delay_s");
+    const double eff_s = jreal(j, "results", "effective_time_s");
+    assert_true(train_s > 0.0);
+    assert_true(near(delay_s, train_s * 1.5, 1.5e-6));
+    assert_true(near(eff_s, train_s + delay_s, 1.5e-6));
+    assert_true(json_is_false(jget(j, "results", "slept")));
+    assert_int_equal(jint(j, "results", "steps_per_epoch"), TRAIN_COUNT / 16);
+
+    /* The history: one row per epoch, the columns in order. */
+    f = fopen(path_in(o, "training_history.csv"), "rb");
+    assert_non_null(f);
+    char header[256] = {0};
+    assert_non_null(fgets(header, sizeof header, f));
+    fclose(f);
+    assert_string_equal(header, "epoch,loss,train_accuracy,test_accuracy,"
+                                "epoch_time_s,steps,loss_scale,"
+                                "skipped_steps\n");
+    art_table *h = NULL;
+    assert_int_equal(art_table_load_csv(path_in(o, "training_history.csv"),
+                                        &h, NULL),
+                     ART_OK);
+    assert_int_equal(art_table_rows(h), 3);
+    double sum_s = 0.0;
+    for (size_t e = 0; e < 3; e++) {
+        assert_true(cell(h, e, "epoch") == (double)(e + 1));
+        assert_true(cell(h, e, "steps") == TRAIN_COUNT / 16);
+        assert_true(cell(h, e, "loss_scale") == 1.0);
+        assert_true(cell(h, e, "skipped_steps") == 0.0);
+        sum_s += cell(h, e, "epoch_time_s");
+    }
+    /* The training time is the epochs' time; the results are the last
+     * epoch's, rounded as the original rounds them. */
+    assert_true(near(train_s, sum_s, 1e-6));
+    assert_true(near(jreal(j, "results", "final_accuracy"),
+                     cell(h, 2, "train_accuracy"), 5e-7));
+    assert_true(near(jreal(j, "results", "final_loss"), cell(h, 2, "loss"),
+                     5e-7));
+    assert_true(jreal(j, "results", "test_accuracy") ==
+                cell(h, 2, "test_accuracy"));
+    /* It learned: the bands are easy to tell apart. */
+    assert_true(cell(h, 2, "loss") < cell(h, 0, "loss"));
+    assert_true(jreal(j, "results", "test_accuracy") > 0.9);
+    art_table_destroy(h);
+
+    /* The trainer's buffers next to libmemest's estimate: equal term by
+     * term, and the total is params + grads + activations for SGD (16 x
+     * (784 + 32 + 10) floats of activations, 25,450 parameters). */
+    json_t *mem = jget(j, "training_memory", NULL);
+    json_t *tm = jget(mem, "trainer", NULL), *em = jget(mem, "estimate", NULL);
+    static const char *const terms[] = {
+        "parameter_bytes", "gradient_bytes", "optimizer_state_bytes",
+        "activation_bytes", "working_bytes", "total_bytes"};
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(jint(tm, terms[i], NULL), jint(em, terms[i], NULL));
+    }
+    assert_int_equal(jint(tm, "parameter_bytes", NULL), 25450 * 4);
+    assert_int_equal(jint(tm, "activation_bytes", NULL),
+                     16 * (784 + 32 + 10) * 4);
+    assert_int_equal(jint(tm, "optimizer_state_bytes", NULL), 0);
+    json_decref(j);
+
+    /* The weights in PyTorch's names and layouts. */
+    art_safetensors *st = NULL;
+    assert_int_equal(art_safetensors_load(path_in(o, "weights.safetensors"),
+                                          &st, NULL),
+                     ART_OK);
+    assert_int_equal(art_safetensors_count(st), 4);
+    static const struct {
+        const char *name;
+        size_t ndim;
+        uint64_t d0, d1;
+    } want[] = {
+        {"dense1.weight", 2, 32, 784},
+        {"dense1.bias", 1, 32, 0},
+        {"dense2.weight", 2, 10, 32},
+        {"dense2.bias", 1, 10, 0},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        const struct art_tensor *t = art_safetensors_find(st, want[i].name);
+        if (!t) {
+            fail_msg("no tensor %s", want[i].name);
+        }
+        assert_int_equal(t->dtype, ART_DTYPE_F32);
+        assert_int_equal(t->ndim, want[i].ndim);
+        assert_int_equal(t->shape[0], want[i].d0);
+        if (t->ndim == 2) {
+            assert_int_equal(t->shape[1], want[i].d1);
+        }
+    }
+    art_safetensors_destroy(st);
+    run_rmdir(o);
+}
+
+static json_t *run_json(const char *why, char *const argv[])
+{
+    struct run_result r;
+    run_argv(argv, &r);
+    if (r.status != 0) {
+        fail_msg("%s: exit %d: %s", why, r.status, r.err);
+    }
+    json_error_t err;
+    json_t *j = json_loads(r.out, 0, &err);
+    if (!j) {
+        fail_msg("%s: not JSON (%s)", why, err.text);
+    }
+    run_free(&r);
+    return j;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*len ? *len : 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, *len, f), *len);
+    fclose(f);
+    return b;
+}
+
+/* Saved weights loaded back give the same test accuracy (0 epochs:
+ * nothing trained, only evaluated) and are saved again bit for bit; the
+ * same weights in F16 are widened exactly. */
+static void test_init_weights_round_trip(void **state)
+{
+    (void)state;
+    char *a = out_dir("first"), *b = out_dir("again"), *c = out_dir("half");
+    char *t = (char *)train_app;
+    char *first[] = {t, "--data", datadir, "--model", "mlp:784-16-10",
+                     "--epochs", "2", "--batch", "20", "--out", a,
+                     "--format", "json", NULL};
+    json_t *j1 = run_json("training", first);
+    char w1[800];
+    snprintf(w1, sizeof w1, "%s", path_in(a, "weights.safetensors"));
+    char *again[] = {t, "--data", datadir, "--model", "mlp:784-16-10",
+                     "--epochs", "0", "--batch", "20", "--init-weights", w1,
+                     "--out", b, "--format", "json", NULL};
+    json_t *j2 = run_json("evaluating", again);
+    assert_true(jreal(j1, "results", "test_accuracy") ==
+                jreal(j2, "results", "test_accuracy"));
+    assert_true(jreal(j2, "results", "training_time_s") == 0.0);
+    assert_int_equal(json_array_size(jget(j2, "history", NULL)), 0);
+    size_t n1 = 0, n2 = 0;
+    unsigned char *f1 = slurp(w1, &n1);
+    unsigned char *f2 = slurp(path_in(b, "weights.safetensors"), &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(f1, f2, n1);
+    free(f1);
+    free(f2);
+    json_decref(j1);
+    json_decref(j2);
+
+    /* The same tensors narrowed to F16 by libkernels: loading widens
+     * them exactly, so the weights saved next are the F16 values. */
+    art_safetensors *st = NULL;
+    assert_int_equal(art_safetensors_load(w1, &st, NULL), ART_OK);
+    const size_t n = art_safetensors_count(st);
+    struct art_tensor half[4];
+    uint16_t *bits[4] = {NULL};
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        half[i] = *art_safetensors_tensor(st, i);
+        size_t count = 1;
+        for (size_t d = 0; d < half[i].ndim; d++) {
+            count *= (size_t)half[i].shape[d];
+        }
+        bits[i] = malloc(count * 2);
+        float *tmp = malloc(count * 4);
+        assert_non_null(bits[i]);
+        assert_non_null(tmp);
+        memcpy(tmp, half[i].data, count * 4);
+        assert_int_equal(kern_f32_to_f16(bits[i], tmp, count), KERN_OK);
+        free(tmp);
+        half[i].dtype = ART_DTYPE_F16;
+        half[i].data = bits[i];
+    }
+    char w16[800];
+    snprintf(w16, sizeof w16, "%s/half.safetensors", tmpdir);
+    assert_int_equal(art_safetensors_save(w16, half, n, NULL, NULL, 0, NULL),
+                     ART_OK);
+    char *h[] = {t, "--data", datadir, "--model", "mlp:784-16-10",
+                 "--epochs", "0", "--batch", "20", "--init-weights", w16,
+                 "--out", c, "--format", "json", NULL};
+    json_t *j3 = run_json("from F16", h);
+    json_decref(j3);
+    art_safetensors *back = NULL;
+    assert_int_equal(art_safetensors_load(path_in(c, "weights.safetensors"),
+                                          &back, NULL),
+                     ART_OK);
+    for (size_t i = 0; i < n; i++) {
+        const struct art_tensor *bt = art_safetensors_find(back, half[i].name);
+        assert_non_null(bt);
+        assert_int_equal(bt->dtype, ART_DTYPE_F32);
+        size_t count = 1;
+        for (size_t d = 0; d < bt->ndim; d++) {
+            count *= (size_t)bt->shape[d];
+        }
+        for (size_t k = 0; k < count; k++) {
+            float got;
+            memcpy(&got, (const unsigned char *)bt->data + 4 * k, 4);
+            if (got != kern_f16_to_f32_1(bits[i][k])) {
+                fail_msg("%s[%zu] = %g, want %g", bt->name, k, got,
+                         kern_f16_to_f32_1(bits[i][k]));
+            }
+        }
+        free(bits[i]);
+    }
+    art_safetensors_destroy(back);
+    art_safetensors_destroy(st);
+    unlink(w16);
+    run_rmdir(a);
+    run_rmdir(b);
+    run_rmdir(c);
+}
+
+/* The original's plan under a tight budget: fp32 784-64-10 needs
+ * 203,560 + 3,432 b bytes <= 0.25 MB = 262,144 B, so b = 17; at 0.1 MB
+ * not even batch 1 fits: all three warnings, and the run still trains. */
+static void test_tight_budget(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--data", datadir, "--max-memory-mb", "0.25", "--simulate",
+        "--epochs", "1", "--format", "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    json_error_t err;
+    json_t *j = json_loads(r.out, 0, &err);
+    assert_non_null(j);
+    assert_true(json_is_true(jget(j, "setup", "enabled")));
+    assert_int_equal(jint(j, "setup", "batch_size"), 17);
+    assert_string_equal(jtext(j, "setup", "precision_mode"), "float32");
+    assert_true(jreal(j, "setup", "estimated_memory_mb") ==
+                round((203560.0 + 3432.0 * 17) / 1048576.0 * 1e6) / 1e6);
+    json_t *w = jget(j, "setup", "warnings");
+    assert_int_equal(json_array_size(w), 1);
+    static const char reduced[] =
+        "Batch size reduced from 32 to 17 due to memory constraints.";
+    assert_string_equal(json_string_value(json_array_get(w, 0)), reduced);
+    assert_non_null(strstr(r.err, reduced));
+    assert_int_equal(jint(j, "results", "steps_per_epoch"), TRAIN_COUNT / 17);
+    assert_int_equal(json_array_size(jget(j, "history", NULL)), 1);
+    json_decref(j);
+    run_free(&r);
+
+    RUN(&r, "--data", datadir, "--max-memory-mb", "0.1", "--epochs", "1",
+        "--train-limit", "100", "--format", "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    j = json_loads(r.out, 0, &err);
+    assert_non_null(j);
+    assert_int_equal(jint(j, "setup", "batch_size"), 1);
+    w = jget(j, "setup", "warnings");
+    assert_int_equal(json_array_size(w), 3);
+    assert_string_equal(json_string_value(json_array_get(w, 1)),
+                        "Projected memory (0.1974 MB) exceeds limit "
+                        "(0.1000 MB).");
+    assert_non_null(strstr(r.err, "even batch_size=1 exceeds"));
+    assert_int_equal(jint(j, "results", "steps_per_epoch"), 100);
+    assert_true(jreal(j, "results", "final_loss") > 0.0);
+    json_decref(j);
+    run_free(&r);
+}
+
+/* int8: the trained weights quantised by the executor; both accuracies
+ * reported, close to each other and the fp32 one to the trainer's. */
+static void test_int8(void **state)
+{
+    (void)state;
+    char *t = (char *)train_app;
+    char *argv[] = {t, "--data", datadir, "--model", "mlp:784-32-10",
+                    "--epochs", "2", "--precision", "int8", "--format",
+                    "json", NULL};
+    json_t *j = run_json("int8", argv);
+    assert_string_equal(jtext(j, "config", "precision"), "int8");
+    assert_string_equal(jtext(j, "config", "training_precision"), "fp32");
+    assert_string_equal(jtext(j, "setup", "precision_mode"), "int8");
+    const double fp32 = jreal(j, "results", "fp32_test_accuracy");
+    const double int8 = jreal(j, "results", "int8_test_accuracy");
+    assert_true(near(fp32, jreal(j, "results", "test_accuracy"), 0.01));
+    assert_true(near(int8, fp32, 0.03));
+    assert_true(int8 > 0.85);
+    json_decref(j);
+}
+
+/* fp16 mixed precision: the loss-scale trajectory and the skipped steps
+ * agree between the history, the events and the results. */
+static void test_fp16(void **state)
+{
+    (void)state;
+    char *t = (char *)train_app;
+    char *argv[] = {t, "--data", datadir, "--model", "mlp:784-32-10",
+                    "--epochs", "2", "--precision", "fp16", "--loss-scale",
+                    "65536", "--format", "json", NULL};
+    json_t *j = run_json("fp16", argv);
+    assert_true(jreal(j, "config", "loss_scale") == 65536.0);
+    json_t *ev = jget(j, "loss_scale_events", NULL);
+    json_t *hist = jget(j, "history", NULL);
+    size_t skipped_events = 0;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        skipped_events +=
+            json_is_true(json_object_get(json_array_get(ev, i), "skipped"));
+    }
+    json_int_t skipped_rows = 0;
+    for (size_t i = 0; i < json_array_size(hist); i++) {
+        skipped_rows += json_integer_value(
+            json_object_get(json_array_get(hist, i), "skipped_steps"));
+    }
+    assert_int_equal(skipped_rows, (json_int_t)skipped_events);
+    assert_int_equal(jint(j, "results", "skipped_steps"), skipped_rows);
+    json_t *last = json_array_get(hist, json_array_size(hist) - 1);
+    const double final_scale = jreal(j, "results", "final_loss_scale");
+    assert_true(json_number_value(json_object_get(last, "loss_scale")) ==
+                final_scale);
+    if (json_array_size(ev) > 0) {
+        json_t *le = json_array_get(ev, json_array_size(ev) - 1);
+        assert_true(json_number_value(json_object_get(le, "loss_scale")) ==
+                    final_scale);
+    } else {
+        assert_true(final_scale == 65536.0);
+    }
+    assert_true(final_scale >= 1.0 && final_scale <= 65536.0);
+    assert_true(jreal(j, "results", "test_accuracy") > 0.9);
+    json_decref(j);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --sleep waits for the delay for real: the process lasts at least the
+ * effective time. CSV on stdout is the history. */
+static void test_sleep_and_csv(void **state)
+{
+    (void)state;
+    struct run_result r;
+    const double t0 = now_s();
+    RUN(&r, "--data", datadir, "--model", "mlp:784-16-10", "--epochs", "1",
+        "--speed-factor", "4", "--sleep", "--format", "csv", "--quiet");
+    const double wall = now_s() - t0;
+    assert_int_equal(r.status, 0);
+    assert_int_equal(strncmp(r.out, "epoch,loss,", 11), 0);
+    /* one header line and one row */
+    const char *nl = strchr(r.out, '\n');
+    assert_non_null(nl);
+    nl = strchr(nl + 1, '\n');
+    assert_non_null(nl);
+    assert_string_equal(nl + 1, "");
+    double epoch_s = 0.0;
+    const char *row = strchr(r.out, '\n') + 1;
+    /* epoch,loss,train_accuracy,test_accuracy,epoch_time_s,... */
+    assert_int_equal(sscanf(row, "%*[^,],%*[^,],%*[^,],%*[^,],%lf", &epoch_s),
+                     1);
+    assert_true(wall >= 4.0 * epoch_s - 1e-3);
+    run_free(&r);
+}
+
+/* A slice of the real data, when installed. */
+static void test_fashion_mnist_slice(void **state)
+{
+    (void)state;
+    struct stat sb;
+    if (stat(FASHION_DIR, &sb) != 0) {
+        skip();
+    }
+    char *t = (char *)train_app;
+    char *argv[] = {t, "--train-limit", "3000", "--test-limit", "1000",
+                    "--epochs", "2", "--format", "json", NULL};
+    json_t *j = run_json("fashion-mnist", argv);
+    assert_int_equal(jint(j, "config", "train_samples"), 3000);
+    assert_int_equal(jint(j, "config", "test_samples"), 1000);
+    /* 784-64-10 reaches about 0.75 after 2 x 3000 images; chance is 0.1 */
+    assert_true(jreal(j, "results", "test_accuracy") > 0.65);
+    json_decref(j);
+}
+
+static void expect_rejected(const char *why, char *const argv[],
+                            const char *needle)
+{
+    const char *bad = run_rejected(argv, needle);
+    if (bad) {
+        fail_msg("%s: %s", why, bad);
+    }
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_rejected_input(void **state)
+{
+    (void)state;
+    char o[700], nosoftmax[700], file[700], under[700], wrongshape[700],
+        extra[700], baddata[700], folder[700];
+    snprintf(o, sizeof o, "%s/rejected", tmpdir);
+    snprintf(nosoftmax, sizeof nosoftmax, "%s/plain.model", tmpdir);
+    snprintf(file, sizeof file, "%s/a-file", tmpdir);
+    snprintf(under, sizeof under, "%s/a-file/out", tmpdir);
+    snprintf(wrongshape, sizeof wrongshape, "%s/wrong.safetensors", tmpdir);
+    snprintf(extra, sizeof extra, "%s/extra.safetensors", tmpdir);
+    snprintf(baddata, sizeof baddata, "%s/no-such-data", tmpdir);
+    snprintf(folder, sizeof folder, "%s/a-folder", tmpdir);
+    write_text(nosoftmax, "input 784\ndense 10\n");
+    write_text(file, "not a folder\n");
+    assert_int_equal(mkdir(folder, 0755), 0);
+
+    /* Weights of the right names with one wrong shape, and weights with a
+     * tensor the model does not have. */
+    static float zeros[784 * 16];
+    struct art_tensor ts[4] = {
+        {"dense1.weight", ART_DTYPE_F32, 2, {16, 784}, zeros},
+        {"dense1.bias", ART_DTYPE_F32, 1, {16}, zeros},
+        {"dense2.weight", ART_DTYPE_F32, 2, {16, 10}, zeros},
+        {"dense2.bias", ART_DTYPE_F32, 1, {10}, zeros},
+    };
+    assert_int_equal(art_safetensors_save(wrongshape, ts, 4, NULL, NULL, 0,
+                                          NULL),
+                     ART_OK);
+    ts[2].shape[0] = 10;
+    ts[2].shape[1] = 16;
+    ts[3].name = "dense3.bias";
+    assert_int_equal(art_safetensors_save(extra, ts, 4, NULL, NULL, 0, NULL),
+                     ART_OK);
+
+    char *m = (char *)train_app, *d = datadir;
+    struct {
+        const char *why;
+        char *argv[12];
+        const char *needle;
+    } cases[] = {
+        {"negative epochs", {m, "--epochs", "-1", "--out", o, NULL},
+         "--epochs"},
+        {"text epochs", {m, "--epochs", "five", "--out", o, NULL},
+         "--epochs"},
+        {"zero alpha", {m, "--alpha", "0", "--out", o, NULL}, "--alpha"},
+        {"nan alpha", {m, "--alpha", "nan", "--out", o, NULL}, "--alpha"},
+        {"zero batch", {m, "--batch", "0", "--out", o, NULL}, "--batch"},
+        {"negative seed", {m, "--seed", "-1", "--out", o, NULL}, "--seed"},
+        {"optimizer", {m, "--optimizer", "rmsprop", "--out", o, NULL},
+         "--optimizer"},
+        {"fp64", {m, "--precision", "fp64", "--out", o, NULL},
+         "--precision"},
+        {"precision", {m, "--precision", "fp8", "--out", o, NULL}, "fp8"},
+        {"negative budget", {m, "--max-memory-mb", "-1", "--out", o, NULL},
+         "--max-memory-mb"},
+        {"zero limit", {m, "--batch-limit", "0", "--out", o, NULL},
+         "--batch-limit"},
+        {"zero speed", {m, "--speed-factor", "0", "--out", o, NULL},
+         "--speed-factor"},
+        {"inf speed", {m, "--speed-factor", "inf", "--out", o, NULL},
+         "--speed-factor"},
+        {"small loss scale", {m, "--loss-scale", "0.5", "--out", o, NULL},
+         "--loss-scale"},
+        {"large loss scale", {m, "--loss-scale", "1e6", "--out", o, NULL},
+         "--loss-scale"},
+        {"zero threads", {m, "--threads", "0", "--out", o, NULL},
+         "--threads"},
+        {"many threads", {m, "--threads", "100000", "--out", o, NULL},
+         "--threads"},
+        {"zero train limit", {m, "--train-limit", "0", "--out", o, NULL},
+         "--train-limit"},
+        {"test limit", {m, "--test-limit", "x", "--out", o, NULL},
+         "--test-limit"},
+        {"format", {m, "--format", "xml", "--out", o, NULL}, "--format"},
+        {"unknown option", {m, "--frobnicate", "--out", o, NULL},
+         "--frobnicate"},
+        {"missing value", {m, "--out", o, "--epochs", NULL}, "--epochs"},
+        {"stray argument", {m, "extra", "--out", o, NULL}, "extra"},
+        {"bad preset", {m, "--model", "mlp:784-0-10", "--out", o, NULL},
+         "mlp:784-0-10"},
+        {"no softmax", {m, "--model", nosoftmax, "--data", d, "--out", o,
+         NULL}, "dense1"},
+        {"batch over limit", {m, "--train-limit", "10", "--batch", "32",
+         "--data", d, "--out", o, NULL}, "--batch"},
+        {"out is a file", {m, "--data", d, "--out", file, NULL},
+         "not a folder"},
+        {"out under a file", {m, "--data", d, "--out", under, NULL},
+         "--out"},
+        {"weights to a folder", {m, "--data", d, "--save-weights", folder,
+         NULL}, "is a folder"},
+        {"weights over an output", {m, "--data", d, "--out", o,
+         "--save-weights", "run_log.json", NULL}, "--save-weights"},
+        {"missing init weights", {m, "--data", d, "--model", "mlp:784-16-10",
+         "--init-weights", "/nonexistent/w.safetensors", "--out", o, NULL},
+         "/nonexistent/w.safetensors"},
+        {"init weights shape", {m, "--data", d, "--model", "mlp:784-16-10",
+         "--init-weights", wrongshape, "--out", o, NULL}, "dense2.weight"},
+        {"init weights extra", {m, "--data", d, "--model", "mlp:784-16-10",
+         "--init-weights", extra, "--out", o, NULL}, "dense3.bias"},
+        {"init weights other model", {m, "--data", d, "--model",
+         "mlp:784-32-10", "--init-weights", extra, "--out", o, NULL},
+         "--init-weights"},
+        {"missing data", {m, "--data", baddata, "--out", o, NULL},
+         "no-such-data"},
+        {"data of other size", {m, "--data", d, "--model", "mlp:100-10",
+         "--out", o, NULL}, "100 inputs"},
+        {"too few classes", {m, "--data", d, "--model", "mlp:784-16-4",
+         "--out", o, NULL}, "4 outputs"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        expect_rejected(cases[i].why, cases[i].argv, cases[i].needle);
+        /* No output folder, let alone a file. */
+        assert_int_equal(run_count_entries(o), -1);
+    }
+    assert_int_equal(run_count_entries(folder), 0);
+    rmdir(folder);
+    unlink(nosoftmax);
+    unlink(file);
+    unlink(wrongshape);
+    unlink(extra);
+}
+
+static void test_help_version(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--help");
+    assert_int_equal(r.status, 0);
+    static const char *const opts[] = {
+        "--model", "--epochs", "--alpha", "--batch", "--seed", "--optimizer",
+        "--precision", "--simulate", "--max-memory-mb", "--batch-limit",
+        "--speed-factor", "--sleep", "--loss-scale", "--threads", "--data",
+        "--train-limit", "--test-limit", "--init-weights", "--save-weights",
+        "--out", "--format", "--quiet"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        if (!strstr(r.out, opts[i])) {
+            fail_msg("--help does not mention %s", opts[i]);
+        }
+    }
+    run_free(&r);
+    RUN(&r, "-h");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "usage: edgefit-train"));
+    run_free(&r);
+    RUN(&r, "--version");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(strncmp(r.out, "edgefit-train ", 14), 0);
+    run_free(&r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(tmpdir)) {
+        return -1;
+    }
+    snprintf(datadir, sizeof datadir, "%s/data", tmpdir);
+    if (mkdir(datadir, 0755) != 0) {
+        return -1;
+    }
+    write_split("train", TRAIN_COUNT, 1);
+    write_split("t10k", TEST_COUNT, 2);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    run_rmdir(datadir);
+    rmdir(tmpdir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test-train PATH-TO-edgefit-train\n");
+        return 2;
+    }
+    train_app = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_log_and_history),
+        cmocka_unit_test(test_init_weights_round_trip),
+        cmocka_unit_test(test_tight_budget),
+        cmocka_unit_test(test_int8),
+        cmocka_unit_test(test_fp16),
+        cmocka_unit_test(test_sleep_and_csv),
+        cmocka_unit_test(test_fashion_mnist_slice),
+        cmocka_unit_test(test_rejected_input),
+        cmocka_unit_test(test_help_version),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
