@@ -560,46 +560,64 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
         sweep_chart_free(c);
         return false;
     }
-    /* accepted points first, then rejected ones, each a contiguous run */
-    size_t k = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        const size_t start = k;
-        for (size_t i = 0; i < r->n; i++) {
-            const struct sweep_row *w = &r->rows[i];
-            if (w->accepted != (pass == 0)) {
-                continue;
-            }
-            c->x[k] = w->latency_ms;
-            c->y[k] = w->accuracy;
-            if (w->batch) {
-                snprintf(c->text[k], sizeof c->text[k], "%s b%llu",
-                         w->precision, (unsigned long long)w->batch);
-            } else {
-                snprintf(c->text[k], sizeof c->text[k], "%s", w->precision);
-            }
-            c->labels[k] = c->text[k];
+    /* the precisions in order of first appearance */
+    const char *prec[SWEEP_MAX_PRECISIONS];
+    size_t np = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        size_t k = 0;
+        while (k < np && strcmp(prec[k], r->rows[i].precision) != 0) {
             k++;
         }
-        c->series[pass] = (struct art_series){
-            .name = pass == 0 ? "accepted" : "rejected (a constraint fails)",
-            .n = k - start, .x = c->x + start, .y = c->y + start,
-            .labels = c->labels + start, .hollow = pass == 1,
-            .marker = pass == 0 ? ART_MARKER_CIRCLE : ART_MARKER_SQUARE,
-            .color = pass == 0 ? 3 : 4}; /* green, red */
+        if (k == np) {
+            if (np == SWEEP_MAX_PRECISIONS) {
+                cli_error("more than %d precisions to draw",
+                          SWEEP_MAX_PRECISIONS);
+                sweep_chart_free(c);
+                return false;
+            }
+            prec[np++] = r->rows[i].precision;
+        }
+    }
+    /* one series per precision and verdict, each a contiguous run */
+    size_t k = 0, ns = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t p = 0; p < np; p++) {
+            const size_t start = k;
+            for (size_t i = 0; i < r->n; i++) {
+                const struct sweep_row *w = &r->rows[i];
+                if (w->accepted != (pass == 0) ||
+                    strcmp(w->precision, prec[p]) != 0) {
+                    continue;
+                }
+                c->x[k] = w->latency_ms;
+                c->y[k] = w->accuracy;
+                if (w->batch) {
+                    snprintf(c->text[k], sizeof c->text[k], "b%llu",
+                             (unsigned long long)w->batch);
+                    c->labels[k] = c->text[k];
+                }
+                k++;
+            }
+            if (k == start) {
+                continue;
+            }
+            snprintf(c->names[ns], sizeof c->names[ns], "%s%s", prec[p],
+                     pass == 0 ? "" : " rejected");
+            c->series[ns++] = (struct art_series){
+                .name = c->names[ns - 1], .n = k - start,
+                .x = c->x + start, .y = c->y + start,
+                .labels = c->labels + start, .hollow = pass == 1,
+                .marker = pass == 0 ? ART_MARKER_CIRCLE : ART_MARKER_SQUARE,
+                .color = (int)p + 1};
+        }
     }
     c->chart = (struct art_chart){
         .kind = ART_CHART_SCATTER,
         .title = "Precision trade-offs: latency against accuracy",
-        .x_label = "Latency per batch, measured on this machine (ms)",
+        .x_label = "Latency per batch on this machine (ms); "
+                   "bN = batch of N",
         .y_label = "Test accuracy (fraction correct)",
-        .x_scale = ART_SCALE_LOG, .series = c->series, .n_series = 2};
-    /* leave out an empty group so the legend only names what is there */
-    if (c->series[0].n == 0) {
-        c->chart.series = &c->series[1];
-        c->chart.n_series = 1;
-    } else if (c->series[1].n == 0) {
-        c->chart.n_series = 1;
-    }
+        .x_scale = ART_SCALE_LOG, .series = c->series, .n_series = ns};
     return true;
 }
 

@@ -99,12 +99,16 @@ art_table *sweep_results_table(const struct sweep_result *r);
  * NULL after printing why. */
 art_table *sweep_tradeoff_table(const struct sweep_result *r);
 
-/* The trade-off scatter: latency against accuracy, one labelled point per
- * configuration, accepted and rejected apart. The storage behind the
+/* The trade-off scatter: latency against accuracy, one point per
+ * configuration labelled with its batch, a colour per precision, filled
+ * when accepted and open when rejected (at most SWEEP_MAX_PRECISIONS
+ * precisions; more is an error). The storage behind the
  * chart lives in *chart; release with sweep_chart_free(). */
 struct sweep_chart {
     struct art_chart chart;
-    struct art_series series[2];
+    /* one colour per precision, filled when accepted, open when not */
+    struct art_series series[2 * SWEEP_MAX_PRECISIONS];
+    char names[2 * SWEEP_MAX_PRECISIONS][48];
     double *x, *y;
     const char **labels;
     char (*text)[40];

@@ -225,10 +225,10 @@ static int print_tables(const struct options *o, const art_table *res,
     default:
         printf("Sweep (latency per batch on this machine; device figures "
                "from the roofline)\n");
-        art_table_print(res, stdout, 4);
+        art_table_print(res, stdout, 6);
         printf("\nPrecision trade-offs (means per precision, by mean "
                "latency)\n");
-        return art_table_print(trade, stdout, 4);
+        return art_table_print(trade, stdout, 6);
     }
 }
 

@@ -931,7 +931,8 @@ static double overlap(const struct rects *rs, double x0, double y0,
  * the marker that stays inside the plot and overlaps nothing placed, else
  * the one that overlaps least. */
 static void place_label(cairo_t *cr, const struct plan *p, struct rects *rs,
-                        const char *t, double x, double y, double r)
+                        const char *t, double x, double y, double r,
+                        int color)
 {
     cairo_text_extents_t e;
     cairo_text_extents(cr, t, &e);
@@ -964,7 +965,12 @@ static void place_label(cairo_t *cr, const struct plan *p, struct rects *rs,
     }
     const double x0 = cand[pick][0], y0 = cand[pick][1];
     rects_add(rs, x0, y0, x0 + w, y0 + h);
-    cairo_set_source_rgb(cr, 0.12, 0.12, 0.12);
+    /* in the point's colour, darkened: a crowded label still says whose
+     * it is */
+    unsigned char rgb[3];
+    art_chart_color(color, rgb);
+    cairo_set_source_rgb(cr, rgb[0] / 255.0 * 0.7, rgb[1] / 255.0 * 0.7,
+                         rgb[2] / 255.0 * 0.7);
     text_at(cr, t, x0, y0 + h / 2, 0, 0);
 }
 
@@ -1164,7 +1170,7 @@ static void draw_points(cairo_t *cr, const struct plan *p)
             if (se->labels[k] && usable(se->x[k], p->x.scale) &&
                 usable(se->y[k], p->y.scale)) {
                 place_label(cr, p, &rs, se->labels[k], map_x(p, se->x[k]),
-                            map_y(p, se->y[k]), r);
+                            map_y(p, se->y[k]), r, series_color(se, s));
             }
         }
     }
