@@ -40,11 +40,11 @@ static bool split_list(const char *opt, const char *text, char (*items)[32],
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len == 0 || len >= 32) {
-            cli_error("--%s: '%s' is not a comma-separated list", opt, text);
+            cli_error("%s: '%s' is not a comma-separated list", opt, text);
             return false;
         }
         if (*n == cap) {
-            cli_error("--%s: at most %zu values", opt, cap);
+            cli_error("%s: at most %zu values", opt, cap);
             return false;
         }
         memcpy(items[*n], p, len);
@@ -68,13 +68,13 @@ bool sweep_parse_precisions(const char *opt, const char *text,
         enum memest_precision p;
         if (memest_precision_parse(items[i], &p) != MEMEST_OK ||
             p == MEMEST_FP64) {
-            cli_error("--%s: '%s' is not one of fp32, fp16, bf16, int8",
+            cli_error("%s: '%s' is not one of fp32, fp16, bf16, int8",
                       opt, items[i]);
             return false;
         }
         for (size_t k = 0; k < i; k++) {
             if (cfg->precisions[k] == p) {
-                cli_error("--%s: %s given twice", opt, items[i]);
+                cli_error("%s: %s given twice", opt, items[i]);
                 return false;
             }
         }
@@ -329,7 +329,13 @@ static bool cell_real(const char *path, const art_table *t, size_t r,
     if (art_table_get_real(t, r, (size_t)c, v) == ART_OK && isfinite(*v)) {
         return true;
     }
+    /* a column with one bad cell reads as text: parse the others */
     cell_text(t, r, (size_t)c, buf, sizeof buf);
+    char *end = NULL;
+    *v = strtod(buf, &end);
+    if (buf[0] && end && !*end && isfinite(*v)) {
+        return true;
+    }
     /* line r + 2: the header is line 1 */
     cli_error("%s:%zu: column '%s': '%s' is not a finite number", path,
               r + 2, name, buf);

@@ -134,41 +134,41 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->data = optarg;
             break;
         case O_TEST_LIMIT:
-            if (!cli_parse_u64("test-limit", optarg, 1, UINT64_MAX,
+            if (!cli_parse_u64("--test-limit", optarg, 1, UINT64_MAX,
                                &o->test_limit)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_PRECISIONS:
-            if (!sweep_parse_precisions("precisions", optarg, &o->cfg)) {
+            if (!sweep_parse_precisions("--precisions", optarg, &o->cfg)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_BATCHES:
-            if (!sweep_parse_batches("batches", optarg, &o->cfg)) {
+            if (!sweep_parse_batches("--batches", optarg, &o->cfg)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_MAXLAT:
-            if (!cli_parse_double("max-latency-ms", optarg, 0, INFINITY,
+            if (!cli_parse_double("--max-latency-ms", optarg, 0, INFINITY,
                                   &o->cfg.max_latency_ms)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_MAXMEM:
-            if (!cli_parse_double("max-memory-mb", optarg, 0, INFINITY,
+            if (!cli_parse_double("--max-memory-mb", optarg, 0, INFINITY,
                                   &o->cfg.max_memory_mb)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_MINACC:
-            if (!cli_parse_double("min-accuracy", optarg, 0, 1,
+            if (!cli_parse_double("--min-accuracy", optarg, 0, 1,
                                   &o->cfg.min_accuracy)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_REPEATS:
-            if (!cli_parse_u64("repeats", optarg, 1, 100000, &u)) {
+            if (!cli_parse_u64("--repeats", optarg, 1, 100000, &u)) {
                 return CLI_EXIT_USAGE;
             }
             o->cfg.timing.repeats = (unsigned)u;
