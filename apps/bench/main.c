@@ -257,7 +257,6 @@ static int print_stdout(const struct options *o, art_table *const *built)
 static int write_csvs(const char *dir, art_table *const *built)
 {
     art_bundle *b = NULL;
-    char failed[64] = "";
     int st = art_bundle_create(dir, &b);
     for (int i = 0; st == ART_OK && i < NTABLES; i++) {
         if (!built[i]) {
@@ -267,17 +266,11 @@ static int write_csvs(const char *dir, art_table *const *built)
         snprintf(name, sizeof name, "%s.csv", art_table_name(built[i]));
         st = art_bundle_add_csv(b, name, built[i]);
     }
-    if (st == ART_OK) {
-        st = art_bundle_commit(b, failed, sizeof failed);
-        b = NULL;
-    }
-    art_bundle_destroy(b);
     if (st != ART_OK) {
-        cli_error("--out %s: %s%s%s", dir, failed, *failed ? ": " : "",
-                  art_strerror(st));
-        return CLI_EXIT_FAILURE;
+        art_bundle_destroy(b);
+        return bench_art_failed(dir, st);
     }
-    return CLI_EXIT_OK;
+    return cli_out_commit(b);
 }
 
 int main(int argc, char **argv)
@@ -285,6 +278,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-bench");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "edgefit/artifacts.h"
+
 enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_FAILURE = 1,
@@ -99,5 +101,17 @@ bool cli_check_out_file(const char *opt, const char *path);
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);
+
+/* Check --out DIR before any long work (NULL: nothing to check): an
+ * existing DIR must be a folder we may write in; a missing one needs its
+ * nearest existing ancestor to be such a folder and no symbolic link to a
+ * missing target on the way. On failure prints "prog: --out: path:
+ * reason" (the system's strerror text) and returns CLI_EXIT_USAGE. */
+int cli_out_check(const char *dir);
+
+/* Commit a bundle of outputs (consumed, as by art_bundle_commit()); on
+ * failure prints "prog: path: reason" and returns CLI_EXIT_FAILURE, none
+ * of the bundle's files having appeared. */
+int cli_out_commit(art_bundle *b);
 
 #endif

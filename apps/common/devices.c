@@ -36,16 +36,28 @@ static const char *cell_text(const art_table *t, size_t row, size_t col,
     return need < len ? buf : NULL;
 }
 
-static bool parse_number(const char *text, double *out)
+/* A finite number in the normal range of a double: NULL and *out set, or
+ * what is wrong with text. (strtod says ERANGE for both overflow and
+ * underflow; a subnormal or a value rounded to zero is "out of range", not
+ * "not finite".) */
+static const char *parse_number(const char *text, double *out)
 {
     char *end = NULL;
     errno = 0;
     const double v = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-        return false;
+    if (end == text || *end != '\0' || isnan(v)) {
+        return "is not a number";
+    }
+    if (isinf(v) && errno != ERANGE) {
+        return "is not a finite number";
+    }
+    if (errno == ERANGE || (v != 0.0 && !isnormal(v))) {
+        return fabs(v) > 1.0 ? "is out of range (too large for a double)"
+                             : "is out of range (too small: below the "
+                               "smallest normal double)";
     }
     *out = v;
-    return true;
+    return NULL;
 }
 
 bool cli_devices_load(const char *path, struct cli_devices *out)
@@ -53,10 +65,12 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
     memset(out, 0, sizeof *out);
     out->path = path;
     art_table *t = NULL;
-    struct art_diag ad = {0, ""};
+    struct art_diag ad = {0, "", 0};
     int st = art_table_load_csv(path, &t, &ad);
     if (st != ART_OK) {
-        if (ad.line > 0) {
+        if (ad.sys_errno != 0) {
+            cli_error("%s", ad.message); /* "path: reason" */
+        } else if (ad.line > 0) {
             cli_error("%s:%d: %s", path, ad.line,
                       ad.message[0] ? ad.message : art_strerror(st));
         } else {
@@ -65,6 +79,7 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
         }
         return false;
     }
+    const long head = art_table_header_line(t);
     long cols[C_COUNT];
     for (int c = 0; c < C_COUNT; c++) {
         cols[c] = -1;
@@ -77,22 +92,23 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
             c++;
         }
         if (c == C_COUNT) {
-            cli_error("%s:1: unknown column '%s' (expected name, "
+            cli_error("%s:%ld: unknown column '%s' (expected name, "
                       "bandwidth_gbps, peak_gmacs, power_watts, memory_mb)",
-                      path, name);
+                      path, head, name);
             goto fail;
         }
         cols[c] = (long)j; /* the loader rejects repeated column names */
     }
     for (int c = C_NAME; c <= C_PEAK; c++) {
         if (cols[c] < 0) {
-            cli_error("%s:1: missing column '%s'", path, col_names[c]);
+            cli_error("%s:%ld: missing column '%s'", path, head,
+                      col_names[c]);
             goto fail;
         }
     }
     const size_t rows = art_table_rows(t);
     if (rows == 0) {
-        cli_error("%s:1: no devices after the header", path);
+        cli_error("%s:%ld: no devices after the header", path, head);
         goto fail;
     }
     out->devs = calloc(rows, sizeof *out->devs);
@@ -102,9 +118,8 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
         goto fail;
     }
     for (size_t r = 0; r < rows; r++) {
-        /* The header is line 1; fields never span lines in a device
-         * file (a name with a line break is rejected below). */
-        const size_t line = r + 2;
+        /* The line in the file, blank lines counted. */
+        const size_t line = (size_t)art_table_row_line(t, r);
         char buf[C_COUNT][128];
         const char *text[C_COUNT];
         for (int c = 0; c < C_COUNT; c++) {
@@ -127,9 +142,10 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
             if (text[c][0] == '\0' && c >= C_POWER) {
                 continue; /* unknown */
             }
-            if (!parse_number(text[c], &v[c])) {
-                cli_error("%s:%zu: %s: '%s' is not a finite number", path,
-                          line, col_names[c], text[c]);
+            const char *why = parse_number(text[c], &v[c]);
+            if (why) {
+                cli_error("%s:%zu: %s: '%s' %s", path, line, col_names[c],
+                          text[c], why);
                 goto fail;
             }
         }
@@ -138,6 +154,18 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
                       "run time; choose another name",
                       path, line);
             goto fail;
+        }
+        /* A file device named like a catalogue one would silently change
+         * what --device rpi4 means in one run and not the next: refused,
+         * so a name always means one set of figures. */
+        for (size_t k = 0; k < prof_device_catalog_count(); k++) {
+            if (strcmp(prof_device_catalog(k)->name, text[C_NAME]) == 0) {
+                cli_error("%s:%zu: name: '%s' is a built-in device "
+                          "(--list-devices shows its figures); give yours "
+                          "another name",
+                          path, line, text[C_NAME]);
+                goto fail;
+            }
         }
         for (size_t k = 0; k < out->count; k++) {
             if (strcmp(out->devs[k].name, text[C_NAME]) == 0) {

@@ -48,10 +48,13 @@ struct cli_devices {
  * bandwidth_gbps and peak_gmacs (required) and optionally power_watts and
  * memory_mb (an empty cell or a missing column: 0, unknown), in any order,
  * then one device per line, built by prof_device_make(). On error print
- * "prog: FILE:LINE: message" (line 1 for the header) and return false with
- * *out empty; unknown or repeated columns, a file without devices, a cell
+ * "prog: FILE:LINE: message" (the header's line for a header error) and
+ * return false with *out empty; unknown or repeated columns, a file without devices, a cell
  * that is not a finite number, a value out of its domain, a name given
- * twice and the reserved name "host" are errors. Release with
+ * twice, the reserved name "host" and the name of a built-in device
+ * (refused rather than overridden, so that a name always means the same
+ * figures) are errors. Lines are the file's own, blank lines counted; a
+ * file that is not UTF-8 is refused at its first bad byte. Release with
  * cli_devices_free().
  */
 bool cli_devices_load(const char *path, struct cli_devices *out);

@@ -755,52 +755,23 @@ static int print_stdout(const struct options *o, const struct result *r)
     return CLI_EXIT_OK;
 }
 
-/* Both files go to temporary names first and are renamed only when both
- * were written, so a failed run leaves neither. */
+/* Both files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    if (art_mkdir_p(dir) != ART_OK) {
-        cli_error("--out: cannot create folder '%s'", dir);
+    art_bundle *b = NULL;
+    int st = art_bundle_create(dir, &b);
+    if (st == ART_OK) {
+        st = art_bundle_add_csv(b, "layerwise_breakdown.csv", r->layers);
+    }
+    if (st == ART_OK) {
+        st = art_bundle_add_csv(b, "hardware_summary.csv", r->hw);
+    }
+    if (st != ART_OK) {
+        art_bundle_destroy(b);
+        cli_error("--out %s: %s", dir, art_strerror(st));
         return CLI_EXIT_FAILURE;
     }
-    char *lw_path = art_path_join(dir, "layerwise_breakdown.csv");
-    char *hw_path = art_path_join(dir, "hardware_summary.csv");
-    art_atomic *lw = NULL, *hw = NULL;
-    int rc = CLI_EXIT_FAILURE;
-    int st;
-    if (!lw_path || !hw_path) {
-        cli_error("out of memory");
-        goto done;
-    }
-    if (art_atomic_open(lw_path, &lw) != ART_OK ||
-        art_atomic_open(hw_path, &hw) != ART_OK) {
-        cli_error("%s: cannot write in this folder", dir);
-        goto done;
-    }
-    if (art_table_write_csv(r->layers, art_atomic_file(lw)) != ART_OK ||
-        art_table_write_csv(r->hw, art_atomic_file(hw)) != ART_OK) {
-        cli_error("%s: write failed", dir);
-        goto done;
-    }
-    st = art_atomic_commit(lw);
-    lw = NULL;
-    if (st != ART_OK) {
-        cli_error("%s: %s", lw_path, art_strerror(st));
-        goto done;
-    }
-    st = art_atomic_commit(hw);
-    hw = NULL;
-    if (st != ART_OK) {
-        cli_error("%s: %s", hw_path, art_strerror(st));
-        goto done;
-    }
-    rc = CLI_EXIT_OK;
-done:
-    art_atomic_abort(hw);
-    art_atomic_abort(lw);
-    free(hw_path);
-    free(lw_path);
-    return rc;
+    return cli_out_commit(b);
 }
 
 int main(int argc, char **argv)
@@ -808,6 +779,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-layerwise");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

@@ -385,7 +385,6 @@ static int print_stdout(const struct options *o, const struct result *r)
 static int write_artifacts(const char *dir, const struct result *r)
 {
     art_bundle *b = NULL;
-    char failed[64] = "";
     int st = art_bundle_create(dir, &b);
     if (st == ART_OK) {
         st = art_bundle_add_csv(b, "layerwise_breakdown.csv", r->layers);
@@ -393,17 +392,11 @@ static int write_artifacts(const char *dir, const struct result *r)
     if (st == ART_OK) {
         st = art_bundle_add_doc(b, "memory_plan.json", r->plan_doc);
     }
-    if (st == ART_OK) {
-        st = art_bundle_commit(b, failed, sizeof failed);
-        b = NULL;
-    }
-    art_bundle_destroy(b);
     if (st != ART_OK) {
-        cli_error("--out %s: %s%s%s", dir, failed, *failed ? ": " : "",
-                  art_strerror(st));
-        return CLI_EXIT_FAILURE;
+        art_bundle_destroy(b);
+        return art_failed(dir, st);
     }
-    return CLI_EXIT_OK;
+    return cli_out_commit(b);
 }
 
 int main(int argc, char **argv)
@@ -411,6 +404,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-memfit");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

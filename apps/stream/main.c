@@ -791,54 +791,26 @@ static int print_stdout(const struct options *o, const struct result *r)
     return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
 }
 
-/* All three files go to temporary names first and are renamed only when
- * all were written, so a failed run leaves none of them half-written. */
+/* All three files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    static const char *const names[3] = {
-        "operator_profile.csv", "hardware_totals.csv",
-        "hardware_profile.json",
-    };
-    if (art_mkdir_p(dir) != ART_OK) {
-        cli_error("--out: cannot create folder '%s'", dir);
+    art_bundle *b = NULL;
+    int st = art_bundle_create(dir, &b);
+    if (st == ART_OK) {
+        st = art_bundle_add_csv(b, "operator_profile.csv", r->ops);
+    }
+    if (st == ART_OK) {
+        st = art_bundle_add_csv(b, "hardware_totals.csv", r->totals);
+    }
+    if (st == ART_OK) {
+        st = art_bundle_add_doc(b, "hardware_profile.json", r->doc);
+    }
+    if (st != ART_OK) {
+        art_bundle_destroy(b);
+        cli_error("--out %s: %s", dir, art_strerror(st));
         return CLI_EXIT_FAILURE;
     }
-    char *paths[3] = {NULL, NULL, NULL};
-    art_atomic *files[3] = {NULL, NULL, NULL};
-    int rc = CLI_EXIT_FAILURE;
-    for (int i = 0; i < 3; i++) {
-        paths[i] = art_path_join(dir, names[i]);
-        if (!paths[i]) {
-            cli_error("out of memory");
-            goto done;
-        }
-        if (art_atomic_open(paths[i], &files[i]) != ART_OK) {
-            cli_error("%s: cannot write in this folder", dir);
-            goto done;
-        }
-    }
-    if (art_table_write_csv(r->ops, art_atomic_file(files[0])) != ART_OK ||
-        art_table_write_csv(r->totals, art_atomic_file(files[1])) !=
-            ART_OK ||
-        art_doc_write(r->doc, art_atomic_file(files[2])) != ART_OK) {
-        cli_error("%s: write failed", dir);
-        goto done;
-    }
-    for (int i = 0; i < 3; i++) {
-        const int st = art_atomic_commit(files[i]);
-        files[i] = NULL;
-        if (st != ART_OK) {
-            cli_error("%s: %s", paths[i], art_strerror(st));
-            goto done;
-        }
-    }
-    rc = CLI_EXIT_OK;
-done:
-    for (int i = 0; i < 3; i++) {
-        art_atomic_abort(files[i]);
-        free(paths[i]);
-    }
-    return rc;
+    return cli_out_commit(b);
 }
 
 int main(int argc, char **argv)
@@ -846,6 +818,9 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-stream");
     struct options o;
     int rc = parse_args(argc, argv, &o);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

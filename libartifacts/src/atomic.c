@@ -9,13 +9,49 @@
 #include "internal.h"
 
 struct art_atomic {
-    FILE *f;
+    FILE *f; /* NULL once closed by art_atomic_finish() */
     char *tmp_path;
     char *path;
 };
 
-ART_API int art_atomic_open(const char *path, art_atomic **out)
+void art_diag_clear(struct art_diag *diag)
 {
+    if (diag) {
+        diag->line = 0;
+        diag->message[0] = '\0';
+        diag->sys_errno = 0;
+    }
+}
+
+int art_io_fail(struct art_diag *diag, const char *path, int err)
+{
+    if (err == 0) {
+        err = EIO; /* a stream error without an errno: say so plainly */
+    }
+    if (diag) {
+        diag->line = 0;
+        diag->sys_errno = err;
+        snprintf(diag->message, sizeof diag->message, "%s: %s", path,
+                 strerror(err));
+    }
+    return ART_E_IO;
+}
+
+int art_status_fail(struct art_diag *diag, const char *path, int st)
+{
+    if (diag) {
+        diag->line = 0;
+        diag->sys_errno = 0;
+        snprintf(diag->message, sizeof diag->message, "%s: %s", path,
+                 art_strerror(st));
+    }
+    return st;
+}
+
+ART_API int art_atomic_open(const char *path, art_atomic **out,
+                            struct art_diag *diag)
+{
+    art_diag_clear(diag);
     if (!out) {
         return ART_E_INVALID;
     }
@@ -43,6 +79,8 @@ ART_API int art_atomic_open(const char *path, art_atomic **out)
      * atomic: it never crosses a file system. */
     int fd = mkstemp(a->tmp_path);
     if (fd < 0) {
+        /* The user asked for path, not for the temporary: name path. */
+        art_io_fail(diag, path, errno);
         goto fail;
     }
     /* mkstemp creates 0600; give the file the usual mode for outputs. */
@@ -51,6 +89,7 @@ ART_API int art_atomic_open(const char *path, art_atomic **out)
     (void)fchmod(fd, 0666 & ~mask);
     a->f = fdopen(fd, "wb");
     if (!a->f) {
+        art_io_fail(diag, path, errno);
         close(fd);
         unlink(a->tmp_path);
         goto fail;
@@ -69,6 +108,11 @@ ART_API FILE *art_atomic_file(art_atomic *a)
     return a ? a->f : NULL;
 }
 
+const char *art_atomic_path(const art_atomic *a)
+{
+    return a->path;
+}
+
 static void release(art_atomic *a)
 {
     free(a->path);
@@ -76,21 +120,84 @@ static void release(art_atomic *a)
     free(a);
 }
 
-ART_API int art_atomic_commit(art_atomic *a)
+int art_atomic_finish(art_atomic *a, struct art_diag *diag)
 {
+    /* A write error seen by the writer sets the stream's error flag; its
+     * errno is long gone, so take the flush's when there is one. */
+    const bool had_error = ferror(a->f) != 0;
+    errno = 0;
+    int err = 0;
+    if (fflush(a->f) != 0 || had_error) {
+        err = errno ? errno : EIO;
+    } else if (fsync(fileno(a->f)) != 0) {
+        err = errno;
+    }
+    /* fclose() reports what a lazy file system (NFS) kept for the close. */
+    if (fclose(a->f) != 0 && err == 0) {
+        err = errno ? errno : EIO;
+    }
+    a->f = NULL;
+    if (err != 0) {
+        return art_io_fail(diag, a->path, err);
+    }
+    return ART_OK;
+}
+
+int art_atomic_rename(art_atomic *a, struct art_diag *diag)
+{
+    if (rename(a->tmp_path, a->path) != 0) {
+        return art_io_fail(diag, a->path, errno);
+    }
+    /* Renamed: nothing is left for art_atomic_abort() to remove. */
+    a->tmp_path[0] = '\0';
+    return ART_OK;
+}
+
+int art_sync_dir(const char *dir, struct art_diag *diag)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return art_io_fail(diag, dir, errno);
+    }
+    int err = 0;
+    /* Some file systems cannot sync a folder (EINVAL): nothing to do. */
+    if (fsync(fd) != 0 && errno != EINVAL) {
+        err = errno;
+    }
+    close(fd);
+    return err ? art_io_fail(diag, dir, err) : ART_OK;
+}
+
+/* The folder of path ("." for a bare name), or NULL without memory. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        return strdup(".");
+    }
+    if (slash == path) {
+        return strdup("/");
+    }
+    return strndup(path, (size_t)(slash - path));
+}
+
+ART_API int art_atomic_commit(art_atomic *a, struct art_diag *diag)
+{
+    art_diag_clear(diag);
     if (!a) {
         return ART_E_INVALID;
     }
-    int ok = !ferror(a->f);
-    ok = fflush(a->f) == 0 && ok;
-    ok = ok && fsync(fileno(a->f)) == 0;
-    ok = fclose(a->f) == 0 && ok;
-    ok = ok && rename(a->tmp_path, a->path) == 0;
-    if (!ok) {
-        unlink(a->tmp_path);
+    int st = art_atomic_finish(a, diag);
+    if (st == ART_OK) {
+        st = art_atomic_rename(a, diag);
     }
-    release(a);
-    return ok ? ART_OK : ART_E_IO;
+    if (st == ART_OK) {
+        char *dir = dir_of(a->path);
+        st = dir ? art_sync_dir(dir, diag) : ART_E_NOMEM;
+        free(dir);
+    }
+    art_atomic_abort(a);
+    return st;
 }
 
 ART_API void art_atomic_abort(art_atomic *a)
@@ -98,13 +205,18 @@ ART_API void art_atomic_abort(art_atomic *a)
     if (!a) {
         return;
     }
-    fclose(a->f);
-    unlink(a->tmp_path);
+    if (a->f) {
+        fclose(a->f);
+    }
+    if (a->tmp_path[0]) {
+        unlink(a->tmp_path);
+    }
     release(a);
 }
 
-ART_API int art_mkdir_p(const char *dir)
+ART_API int art_mkdir_p(const char *dir, struct art_diag *diag)
 {
+    art_diag_clear(diag);
     if (!dir || !*dir) {
         return ART_E_INVALID;
     }
@@ -119,8 +231,10 @@ ART_API int art_mkdir_p(const char *dir)
             continue;
         }
         *s = '\0';
+        /* EEXIST is fine here whatever exists: the check below says
+         * whether the whole path ended up a folder. */
         if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            st = ART_E_IO;
+            st = art_io_fail(diag, p, errno);
             break;
         }
         *s = c;
@@ -129,8 +243,18 @@ ART_API int art_mkdir_p(const char *dir)
         }
     }
     struct stat sb;
-    if (st == ART_OK && (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
-        st = ART_E_IO;
+    if (st == ART_OK && stat(p, &sb) != 0) {
+        const int err = errno;
+        struct stat lsb;
+        st = art_io_fail(diag, p, err);
+        if (diag && err == ENOENT && lstat(p, &lsb) == 0 &&
+            S_ISLNK(lsb.st_mode)) {
+            snprintf(diag->message, sizeof diag->message,
+                     "%s: %s (a symbolic link whose target is missing)", p,
+                     strerror(err));
+        }
+    } else if (st == ART_OK && !S_ISDIR(sb.st_mode)) {
+        st = art_io_fail(diag, p, ENOTDIR);
     }
     free(p);
     return st;
@@ -163,7 +287,7 @@ ART_API char *art_path_join(const char *dir, const char *name)
 int art_save_with(const char *path, art_write_fn write, const void *obj)
 {
     art_atomic *a = NULL;
-    int st = art_atomic_open(path, &a);
+    int st = art_atomic_open(path, &a, NULL);
     if (st != ART_OK) {
         return st;
     }
@@ -172,7 +296,7 @@ int art_save_with(const char *path, art_write_fn write, const void *obj)
         art_atomic_abort(a);
         return st;
     }
-    return art_atomic_commit(a);
+    return art_atomic_commit(a, NULL);
 }
 
 ART_API const char *art_strerror(int status)

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,43 +124,45 @@ ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
     return d ? art_bundle_add(b, name, write_doc, d) : ART_E_INVALID;
 }
 
-ART_API int art_bundle_commit(art_bundle *b, char *failed_name, size_t len)
+ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
 {
+    art_diag_clear(diag);
     if (!b) {
         return ART_E_INVALID;
     }
-    if (failed_name && len) {
-        failed_name[0] = '\0';
-    }
     art_atomic **tmp = calloc(b->n ? b->n : 1, sizeof *tmp);
-    int st = tmp ? art_mkdir_p(b->dir) : ART_E_NOMEM;
-    size_t i = 0;
-    /* Phase one: every file to its temporary name. */
-    for (; st == ART_OK && i < b->n; i++) {
+    int st = tmp ? art_mkdir_p(b->dir, diag) : ART_E_NOMEM;
+    /* Phase one: every file written, flushed and synced under its
+     * temporary name. Only then can no rename expose one member while
+     * another's data is still in a buffer a full disk would refuse. */
+    for (size_t i = 0; st == ART_OK && i < b->n; i++) {
         char *path = art_path_join(b->dir, b->entries[i].name);
-        st = path ? art_atomic_open(path, &tmp[i]) : ART_E_NOMEM;
-        free(path);
+        st = path ? art_atomic_open(path, &tmp[i], diag) : ART_E_NOMEM;
         if (st == ART_OK) {
+            errno = 0;
             st = b->entries[i].write(b->entries[i].obj,
                                      art_atomic_file(tmp[i]));
+            if (st == ART_E_IO) {
+                art_io_fail(diag, path, errno);
+            } else if (st != ART_OK) {
+                art_status_fail(diag, path, st);
+            }
         }
+        if (st == ART_OK) {
+            st = art_atomic_finish(tmp[i], diag);
+        }
+        free(path);
     }
-    /* Phase two: rename them all, only when all were written. */
-    size_t j = 0;
-    for (; st == ART_OK && j < b->n; j++) {
-        st = art_atomic_commit(tmp[j]);
-        tmp[j] = NULL;
+    /* Phase two: rename them all. */
+    for (size_t i = 0; st == ART_OK && i < b->n; i++) {
+        st = art_atomic_rename(tmp[i], diag);
     }
-    if (st != ART_OK) {
-        /* The file being written or renamed when it failed; none when
-         * the folder could not be made. */
-        const size_t bad = j ? j - 1 : i - (i > 0);
-        if (failed_name && len && (i || j)) {
-            snprintf(failed_name, len, "%s", b->entries[bad].name);
-        }
-        for (size_t k = 0; tmp && k < b->n; k++) {
-            art_atomic_abort(tmp[k]);
-        }
+    /* Phase three: the new names themselves reach the disk. */
+    if (st == ART_OK && b->n > 0) {
+        st = art_sync_dir(b->dir, diag);
+    }
+    for (size_t i = 0; tmp && i < b->n; i++) {
+        art_atomic_abort(tmp[i]); /* frees; removes what was not renamed */
     }
     free(tmp);
     art_bundle_destroy(b);

@@ -1,27 +1,38 @@
 #include <csv.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "utf8.h"
 
 /* ---- Writing ----------------------------------------------------------- */
 
-static bool needs_quotes(const char *s)
+/* libcsv, like most readers, trims spaces and tabs around an unquoted field
+ * and splits at commas and line ends; a reader (ours included) drops a
+ * byte-order mark at the very start of a file. A field is quoted whenever
+ * any of these would change it on the way back. */
+static bool needs_quotes(const char *s, bool file_start)
 {
     if (!*s) {
         return false;
     }
-    if (s[0] == ' ' || s[strlen(s) - 1] == ' ') {
+    const char last = s[strlen(s) - 1];
+    if (s[0] == ' ' || s[0] == '\t' || last == ' ' || last == '\t') {
+        return true;
+    }
+    if (file_start && utf8_is_bom((const unsigned char *)s, strlen(s))) {
         return true;
     }
     return strpbrk(s, ",\"\r\n") != NULL;
 }
 
-static int put_field(FILE *f, const char *s)
+static int put_field(FILE *f, const char *s, bool file_start)
 {
-    if (needs_quotes(s)) {
+    if (needs_quotes(s, file_start)) {
         /* libcsv doubles the embedded quotes and adds the outer ones. */
         return csv_fwrite(f, s, strlen(s)) == 0 ? ART_OK : ART_E_IO;
     }
@@ -35,7 +46,7 @@ static int write_csv(const void *obj, FILE *f)
     char small[128];
     for (size_t c = 0; c < cols; c++) {
         if ((c && fputc(',', f) == EOF) ||
-            put_field(f, art_table_column_name(t, c)) != ART_OK) {
+            put_field(f, art_table_column_name(t, c), c == 0) != ART_OK) {
             return ART_E_IO;
         }
     }
@@ -50,7 +61,8 @@ static int write_csv(const void *obj, FILE *f)
                 /* Only text is this long; it is stored as is. */
                 (void)art_table_get_text(t, r, c, &s);
             }
-            if ((c && fputc(',', f) == EOF) || put_field(f, s) != ART_OK) {
+            if ((c && fputc(',', f) == EOF) ||
+                put_field(f, s, false) != ART_OK) {
                 return ART_E_IO;
             }
             /* A lone empty field would make an empty line, which readers
@@ -142,10 +154,32 @@ struct reader {
     size_t row_len; /* fields in the current record */
     size_t header_len;
     size_t records;
-    long line;
+    long *rec_lines; /* line where each record began, header first */
+    size_t cap_lines;
+    long line;      /* physical line of the bytes being parsed, 1-based */
+    long col;       /* bytes already seen on that line */
+    long rec_start; /* line of the current record's first byte, or 0 */
+    struct utf8_state utf8;
+    long seq_col;           /* column where the open UTF-8 sequence began */
+    unsigned char seq_byte; /* and its first byte */
     int st;
     struct art_diag *diag;
 };
+
+static void read_fail(struct reader *rd, long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void read_fail(struct reader *rd, long line, const char *fmt, ...)
+{
+    rd->st = ART_E_PARSE;
+    if (rd->diag) {
+        va_list ap;
+        va_start(ap, fmt);
+        rd->diag->line = line > INT32_MAX ? INT32_MAX : (int)line;
+        vsnprintf(rd->diag->message, sizeof rd->diag->message, fmt, ap);
+        va_end(ap);
+    }
+}
 
 static void on_field(void *s, size_t len, void *data)
 {
@@ -163,15 +197,6 @@ static void on_field(void *s, size_t len, void *data)
         rd->fields = p;
         rd->cap = cap;
     }
-    if (len && memchr(s, '\0', len)) {
-        rd->st = ART_E_PARSE;
-        if (rd->diag) {
-            rd->diag->line = (int)rd->line + 1;
-            snprintf(rd->diag->message, sizeof rd->diag->message,
-                     "a NUL byte inside field %zu", rd->row_len + 1);
-        }
-        return;
-    }
     char *copy = malloc(len + 1);
     if (!copy) {
         rd->st = ART_E_NOMEM;
@@ -187,23 +212,82 @@ static void on_record(int c, void *data)
 {
     struct reader *rd = data;
     (void)c;
-    rd->line++;
+    const long start = rd->rec_start ? rd->rec_start : rd->line;
+    rd->rec_start = 0;
     if (rd->st != ART_OK) {
         return;
     }
+    if (rd->records == rd->cap_lines) {
+        const size_t cap = rd->cap_lines ? rd->cap_lines * 2 : 64;
+        long *p = realloc(rd->rec_lines, cap * sizeof *p);
+        if (!p) {
+            rd->st = ART_E_NOMEM;
+            return;
+        }
+        rd->rec_lines = p;
+        rd->cap_lines = cap;
+    }
+    rd->rec_lines[rd->records] = start;
     if (rd->records == 0) {
         rd->header_len = rd->row_len;
     } else if (rd->row_len != rd->header_len) {
-        rd->st = ART_E_PARSE;
-        if (rd->diag) {
-            rd->diag->line = (int)rd->line;
-            snprintf(rd->diag->message, sizeof rd->diag->message,
-                     "%zu fields where the header has %zu", rd->row_len,
-                     rd->header_len);
-        }
+        read_fail(rd, start, "%zu fields where the header has %zu",
+                  rd->row_len, rd->header_len);
     }
     rd->records++;
     rd->row_len = 0;
+}
+
+/* Check n raw bytes (UTF-8, no NUL) and hand them to libcsv a line at a
+ * time. libcsv does not say where a record began, and it skips blank
+ * lines, so the reader counts lines itself: a record begins on the first
+ * line after the previous record that holds more than blanks, and feeding
+ * line by line makes on_record() run before the next line is counted. */
+static void feed(struct reader *rd, struct csv_parser *p, const char *buf,
+                 size_t n)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < n && rd->st == ART_OK; i++) {
+        const unsigned char b = (unsigned char)buf[i];
+        rd->col++;
+        if (rd->utf8.need == 0) {
+            rd->seq_col = rd->col;
+            rd->seq_byte = b;
+        }
+        if (b == '\0') {
+            read_fail(rd, rd->line, "column %ld: a NUL byte", rd->col);
+            return;
+        }
+        if (!utf8_step(&rd->utf8, b)) {
+            read_fail(rd, rd->line,
+                      "column %ld: invalid UTF-8 (byte 0x%02X); the file "
+                      "must be UTF-8 text",
+                      rd->seq_col, rd->seq_byte);
+            return;
+        }
+        if (rd->rec_start == 0 && b != ' ' && b != '\t' && b != '\r' &&
+            b != '\n') {
+            rd->rec_start = rd->line;
+        }
+        if (b != '\n' && b != '\r') {
+            continue;
+        }
+        const size_t len = i + 1 - from;
+        if (csv_parse(p, buf + from, len, on_field, on_record, rd) != len) {
+            read_fail(rd, rd->line, "%s", csv_strerror(csv_error(p)));
+            return;
+        }
+        from = i + 1;
+        if (b == '\n') {
+            rd->line++;
+            rd->col = 0;
+        }
+    }
+    const size_t len = n - from;
+    if (rd->st == ART_OK && len > 0 &&
+        csv_parse(p, buf + from, len, on_field, on_record, rd) != len) {
+        read_fail(rd, rd->line, "%s", csv_strerror(csv_error(p)));
+    }
 }
 
 static bool parse_bool(const char *s, bool *v)
@@ -251,7 +335,10 @@ static bool parse_real(const char *s, double *v)
     char *end;
     errno = 0;
     double x = strtod(s, &end);
-    if (end == s || *end || (errno == ERANGE && x != 0.0 && x != x + 0.0)) {
+    /* Text out of a double's range (1e999, 1e-400) stays text rather than
+     * becoming inf or 0, so a reader can say what it was; a subnormal
+     * keeps its value and is a number. */
+    if (end == s || *end || (errno == ERANGE && (isinf(x) || x == 0.0))) {
         return false;
     }
     *v = x;
@@ -336,23 +423,17 @@ ART_API int art_table_load_csv(const char *path, art_table **out,
         return ART_E_INVALID;
     }
     *out = NULL;
-    if (diag) {
-        diag->line = 0;
-        diag->message[0] = '\0';
-    }
+    art_diag_clear(diag);
     if (!path) {
         return ART_E_INVALID;
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        if (diag) {
-            snprintf(diag->message, sizeof diag->message, "cannot open: %s",
-                     strerror(errno));
-        }
-        return ART_E_IO;
+        return art_io_fail(diag, path, errno);
     }
     struct csv_parser p;
-    struct reader rd = {.st = ART_OK, .diag = diag};
+    struct reader rd = {.st = ART_OK, .diag = diag, .line = 1,
+                        .utf8 = UTF8_STATE_INIT};
     art_table *t = NULL;
     int st = ART_OK;
     if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
@@ -361,37 +442,33 @@ ART_API int art_table_load_csv(const char *path, art_table **out,
     }
     char buf[8192];
     size_t n;
+    bool first = true;
     while (rd.st == ART_OK && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-        if (csv_parse(&p, buf, n, on_field, on_record, &rd) != n) {
-            rd.st = ART_E_PARSE;
-            if (diag) {
-                diag->line = (int)rd.line + 1;
-                snprintf(diag->message, sizeof diag->message, "%s",
-                         csv_strerror(csv_error(&p)));
-            }
-        }
+        /* A byte-order mark is an editor's signature, not a header
+         * cell. (fread fills the buffer unless the file ends first.) */
+        const size_t skip =
+            first && utf8_is_bom((const unsigned char *)buf, n) ? 3 : 0;
+        first = false;
+        feed(&rd, &p, buf + skip, n - skip);
     }
     if (ferror(f)) {
-        rd.st = ART_E_IO;
+        rd.st = art_io_fail(diag, path, errno);
+    }
+    if (rd.st == ART_OK && !utf8_complete(&rd.utf8)) {
+        read_fail(&rd, rd.line,
+                  "column %ld: invalid UTF-8 (byte 0x%02X); the file "
+                  "ends inside its sequence",
+                  rd.seq_col, rd.seq_byte);
     }
     if (rd.st == ART_OK && csv_fini(&p, on_field, on_record, &rd) != 0) {
-        rd.st = ART_E_PARSE;
-        if (diag) {
-            diag->line = (int)rd.line + 1;
-            snprintf(diag->message, sizeof diag->message, "%s",
-                     csv_strerror(csv_error(&p)));
-        }
+        read_fail(&rd, rd.line, "%s", csv_strerror(csv_error(&p)));
     }
     csv_free(&p);
     fclose(f);
     st = rd.st;
     if (st == ART_OK && rd.records == 0) {
-        st = ART_E_PARSE;
-        if (diag) {
-            diag->line = 1;
-            snprintf(diag->message, sizeof diag->message,
-                     "empty file: no header line");
-        }
+        read_fail(&rd, 1, "empty file: no header line");
+        st = rd.st;
     }
     if (st != ART_OK) {
         goto done;
@@ -404,13 +481,10 @@ ART_API int art_table_load_csv(const char *path, art_table **out,
         const enum art_type ty = infer(rd.fields + cols + c, cols, rows);
         st = art_table_add_column(t, rd.fields[c], ty);
         if (st == ART_E_INVALID) {
-            st = ART_E_PARSE;
-            if (diag) {
-                diag->line = 1;
-                snprintf(diag->message, sizeof diag->message,
-                         "column %zu: empty or repeated name '%s'", c + 1,
-                         rd.fields[c]);
-            }
+            read_fail(&rd, rd.rec_lines[0],
+                      "column %zu: empty or repeated name '%s'", c + 1,
+                      rd.fields[c]);
+            st = rd.st;
         }
         if (st != ART_OK) {
             goto done;
@@ -418,6 +492,9 @@ ART_API int art_table_load_csv(const char *path, art_table **out,
     }
     for (size_t r = 0; r < rows && st == ART_OK; r++) {
         st = art_table_add_row(t, NULL);
+        if (st == ART_OK) {
+            st = art_table_set_row_line(t, r, rd.rec_lines[r + 1]);
+        }
         for (size_t c = 0; c < cols && st == ART_OK; c++) {
             st = set_from_text(t, r, c, rd.fields[(r + 1) * cols + c]);
         }
@@ -427,6 +504,10 @@ done:
         free(rd.fields[i]);
     }
     free(rd.fields);
+    if (st == ART_OK) {
+        st = art_table_set_header_line(t, rd.rec_lines[0]);
+    }
+    free(rd.rec_lines);
     if (st != ART_OK) {
         art_table_destroy(t);
         return st;

@@ -6,6 +6,28 @@
 
 #include "edgefit/artifacts.h"
 
+/* Empty a diag (NULL ok). */
+void art_diag_clear(struct art_diag *diag);
+/* Fill diag with "path: strerror(err)" and err (EIO when err is 0);
+ * returns ART_E_IO. */
+int art_io_fail(struct art_diag *diag, const char *path, int err);
+/* Fill diag with "path: art_strerror(st)" for a failure that is not the
+ * system's; returns st. */
+int art_status_fail(struct art_diag *diag, const char *path, int st);
+
+/* The steps of art_atomic_commit(), for bundles that must finish every
+ * member before renaming any. finish flushes, syncs and closes (the handle
+ * stays for rename or abort); rename puts the file in place (abort then
+ * only frees); sync_dir makes the folder's new names durable. */
+int art_atomic_finish(art_atomic *a, struct art_diag *diag);
+int art_atomic_rename(art_atomic *a, struct art_diag *diag);
+int art_sync_dir(const char *dir, struct art_diag *diag);
+const char *art_atomic_path(const art_atomic *a);
+
+/* The line a row (or the header) of a table read from a file began on. */
+int art_table_set_row_line(art_table *t, size_t row, long line);
+int art_table_set_header_line(art_table *t, long line);
+
 /* Write obj with write() into path atomically. */
 int art_save_with(const char *path, art_write_fn write, const void *obj);
 

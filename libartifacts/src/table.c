@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "utf8.h"
 
 struct cell {
     bool set;
@@ -27,6 +28,8 @@ struct art_table {
     size_t ncols;
     struct cell *cells; /* rows * ncols, row-major */
     size_t nrows, cap_rows;
+    long *lines;      /* cap_rows entries once a line was set, else NULL */
+    long header_line; /* 0 unless read from a file */
 };
 
 ART_API int art_table_create(const char *name, art_table **out)
@@ -62,6 +65,7 @@ ART_API void art_table_destroy(art_table *t)
     }
     free(t->cols);
     free(t->cells);
+    free(t->lines);
     free(t->name);
     free(t);
 }
@@ -103,14 +107,55 @@ ART_API int art_table_add_row(art_table *t, size_t *row)
             return ART_E_NOMEM;
         }
         t->cells = cells;
+        if (t->lines) {
+            long *lines = realloc(t->lines, cap * sizeof *lines);
+            if (!lines) {
+                return ART_E_NOMEM;
+            }
+            t->lines = lines;
+        }
         t->cap_rows = cap;
     }
     memset(&t->cells[t->nrows * t->ncols], 0, t->ncols * sizeof(struct cell));
+    if (t->lines) {
+        t->lines[t->nrows] = 0;
+    }
     if (row) {
         *row = t->nrows;
     }
     t->nrows++;
     return ART_OK;
+}
+
+int art_table_set_row_line(art_table *t, size_t row, long line)
+{
+    if (row >= t->nrows) {
+        return ART_E_RANGE;
+    }
+    if (!t->lines) {
+        t->lines = calloc(t->cap_rows, sizeof *t->lines);
+        if (!t->lines) {
+            return ART_E_NOMEM;
+        }
+    }
+    t->lines[row] = line;
+    return ART_OK;
+}
+
+int art_table_set_header_line(art_table *t, long line)
+{
+    t->header_line = line;
+    return ART_OK;
+}
+
+ART_API long art_table_row_line(const art_table *t, size_t row)
+{
+    return t && t->lines && row < t->nrows ? t->lines[row] : 0;
+}
+
+ART_API long art_table_header_line(const art_table *t)
+{
+    return t ? t->header_line : 0;
 }
 
 static struct cell *cell_at(const art_table *t, size_t row, size_t col,
@@ -207,6 +252,12 @@ ART_API int art_table_set_text(art_table *t, size_t row, size_t col,
         return st;
     }
     if (t->cols[col].type != ART_TEXT || !v) {
+        return ART_E_INVALID;
+    }
+    /* CSV and JSON are UTF-8: text that is not could be written but
+     * never read back (and jansson refuses it). */
+    const size_t len = strlen(v);
+    if (utf8_invalid_at((const unsigned char *)v, len) != len) {
         return ART_E_INVALID;
     }
     char *copy = strdup(v);

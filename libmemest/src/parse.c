@@ -7,6 +7,7 @@
  * set so that duplicate checks stay linear in the number of layers.
  */
 #include "internal.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -903,6 +904,11 @@ static int parse_text(struct parser *P, const char *text, size_t len)
     int st;
 
     P->c.line = 0;
+    /* A byte-order mark is an editor's signature, not text: columns on
+     * line 1 count from after it, as the editor shows them. */
+    if (utf8_is_bom((const unsigned char *)text, len)) {
+        pos = 3;
+    }
     while (pos < len) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - text) : len;
@@ -914,6 +920,15 @@ static int parse_text(struct parser *P, const char *text, size_t len)
             return fail(&P->c, MEMEST_E_PARSE, P->c.line,
                         col_add(1, (size_t)(nul - (text + pos))),
                         "unexpected NUL byte");
+        }
+        /* Names end up in CSV and JSON, which must be UTF-8: a Latin-1
+         * name would make a file other tools cannot read. */
+        const unsigned char *u = (const unsigned char *)text + pos;
+        const size_t bad = utf8_invalid_at(u, end - pos);
+        if (bad < end - pos) {
+            return fail(&P->c, MEMEST_E_PARSE, P->c.line, col_add(1, bad),
+                        "invalid UTF-8 (byte 0x%02X); the model file must "
+                        "be UTF-8 text", u[bad]);
         }
         st = parse_line(P, text + pos, end - pos);
         if (st != MEMEST_OK) {
@@ -1150,6 +1165,16 @@ static void base_name(const char *path, char *buf, size_t cap)
         if (is_space(buf[i]) || buf[i] == '#') {
             buf[i] = '_';
         }
+    }
+    /* and be UTF-8 like the text (a Latin-1 file name, or a name cut in
+     * the middle of a character): each byte of a bad sequence becomes '_' */
+    for (size_t i = 0; i < n;) {
+        const size_t bad = utf8_invalid_at((unsigned char *)buf + i, n - i);
+        if (bad == n - i) {
+            break;
+        }
+        buf[i + bad] = '_';
+        i += bad + 1;
     }
 }
 

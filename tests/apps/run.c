@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,7 +30,8 @@ static char *slurp_fd(int fd)
     return buf;
 }
 
-int run_argv(char *const argv[], struct run_result *r)
+static int run_child(char *const argv[], long fsize_bytes,
+                     struct run_result *r)
 {
     FILE *fo = tmpfile(), *fe = tmpfile();
     if (!fo || !fe) {
@@ -39,6 +42,18 @@ int run_argv(char *const argv[], struct run_result *r)
     if (pid == 0) {
         dup2(fileno(fo), 1);
         dup2(fileno(fe), 2);
+        if (fsize_bytes > 0) {
+            /* /dev/null is not a regular file: the limit spares it. */
+            const int null = open("/dev/null", O_WRONLY);
+            dup2(null, 1);
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit lim;
+            getrlimit(RLIMIT_FSIZE, &lim);
+            lim.rlim_cur = (rlim_t)fsize_bytes;
+            if (setrlimit(RLIMIT_FSIZE, &lim) != 0) {
+                _exit(126);
+            }
+        }
         execv(argv[0], argv);
         _exit(127);
     }
@@ -50,6 +65,17 @@ int run_argv(char *const argv[], struct run_result *r)
     fclose(fo);
     fclose(fe);
     return r->status;
+}
+
+int run_argv(char *const argv[], struct run_result *r)
+{
+    return run_child(argv, 0, r);
+}
+
+int run_argv_fsize(char *const argv[], long fsize_bytes,
+                   struct run_result *r)
+{
+    return run_child(argv, fsize_bytes, r);
 }
 
 void run_free(struct run_result *r)

@@ -11,6 +11,11 @@ struct run_result {
 /* Run argv (argv[0] is the program path; NULL-terminated). */
 int run_argv(char *const argv[], struct run_result *r);
 void run_free(struct run_result *r);
+/* Run argv with files limited to fsize_bytes (RLIMIT_FSIZE, which binds
+ * root too; SIGXFSZ ignored, so writes fail with EFBIG as on a full disk)
+ * and stdout discarded; r->out is empty. */
+int run_argv_fsize(char *const argv[], long fsize_bytes,
+                   struct run_result *r);
 
 /* Run argv and check it was rejected as bad usage: exit status 2,
  * nothing on stdout, and needle in what it printed on stderr. Returns NULL

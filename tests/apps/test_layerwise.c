@@ -386,7 +386,25 @@ static void test_devices_errors(void **state)
          "unknown column 'colour'"},
         {"name,bandwidth_gbps,peak_gmacs\n", 1, "no devices"},
         {"name,bandwidth_gbps,peak_gmacs\na,1,2\nb,fast,2\n", 3,
-         "bandwidth_gbps: 'fast' is not a finite number"},
+         "bandwidth_gbps: 'fast' is not a number"},
+        /* blank lines count: the lines are the file's own */
+        {"\nname,bandwidth_gbps,peak_gmacs\n\na,1,2\n  \nb,fast,2\n", 6,
+         "bandwidth_gbps: 'fast' is not a number"},
+        {"\n\nname,bandwidth_gbps\nb,1\n", 3,
+         "missing column 'peak_gmacs'"},
+        {"name,bandwidth_gbps,peak_gmacs\na,1,2\n\na,3,4\n", 4,
+         "'a' already given on line 2"},
+        /* a subnormal is a number, only out of range */
+        {"name,bandwidth_gbps,peak_gmacs\na,1e-310,2\n", 2,
+         "bandwidth_gbps: '1e-310' is out of range (too small"},
+        {"name,bandwidth_gbps,peak_gmacs\na,1,1e999\n", 2,
+         "is out of range (too large"},
+        /* a built-in name is refused, not silently overridden */
+        {"name,bandwidth_gbps,peak_gmacs\nrpi4,1,2\n", 2,
+         "'rpi4' is a built-in device"},
+        /* not UTF-8: Latin-1 e acute, at its column */
+        {"name,bandwidth_gbps,peak_gmacs\ncaf\xe9,1,2\n", 2,
+         "column 4: invalid UTF-8 (byte 0xE9)"},
         {"name,bandwidth_gbps,peak_gmacs\na,-1,2\n", 2,
          "bandwidth_gbps must be a number > 0"},
         {"name,bandwidth_gbps,peak_gmacs,power_watts\na,1,2,-5\n", 2,
@@ -422,6 +440,20 @@ static void test_devices_errors(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no-such-devices.csv"));
     assert_int_equal(run_count_entries(dir), -1);
+    run_free(&r);
+    /* a file that is not there: the system's reason */
+    RUN(&r, "--devices", "no-such-devices.csv", "--out", dir);
+    assert_non_null(strstr(r.err, "no-such-devices.csv: No such file"));
+    run_free(&r);
+    /* a leading byte-order mark is skipped, lines still the file's */
+    write_file(path, "\xef\xbb\xbfname,bandwidth_gbps,peak_gmacs\n\nbom,1,2\n");
+    RUN(&r, "--devices", path, "--list-devices");
+    assert_int_equal(r.status, 0);
+    char where[700];
+    snprintf(where, sizeof where, "bom: bandwidth 1 GB/s");
+    assert_non_null(strstr(r.out, where));
+    snprintf(where, sizeof where, "source: %s:3", path);
+    assert_non_null(strstr(r.out, where));
     run_free(&r);
     /* a name neither in the file nor in the catalogue */
     write_file(path, "name,bandwidth_gbps,peak_gmacs\na,1,2\n");

@@ -349,7 +349,7 @@ static void test_atomic(void **state)
 
     /* Abort leaves nothing behind. */
     art_atomic *a = NULL;
-    assert_int_equal(art_atomic_open(path, &a), ART_OK);
+    assert_int_equal(art_atomic_open(path, &a, NULL), ART_OK);
     fputs("partial", art_atomic_file(a));
     art_atomic_abort(a);
     assert_int_equal(count_entries(tmpdir), before);
@@ -357,10 +357,10 @@ static void test_atomic(void **state)
 
     /* Commit replaces an existing file in one step. */
     write_file(path, "old contents\n");
-    assert_int_equal(art_atomic_open(path, &a), ART_OK);
+    assert_int_equal(art_atomic_open(path, &a, NULL), ART_OK);
     fputs("new\n", art_atomic_file(a));
     assert_string_equal(slurp(path), "old contents\n"); /* untouched so far */
-    assert_int_equal(art_atomic_commit(a), ART_OK);
+    assert_int_equal(art_atomic_commit(a, NULL), ART_OK);
     assert_string_equal(slurp(path), "new\n");
     assert_int_equal(count_entries(tmpdir), before + 1);
 
@@ -387,14 +387,14 @@ static void test_mkdir_and_join(void **state)
 {
     (void)state;
     char *deep = art_path_join(tmpdir, "m/n/o");
-    assert_int_equal(art_mkdir_p(deep), ART_OK);
-    assert_int_equal(art_mkdir_p(deep), ART_OK); /* exists: fine */
+    assert_int_equal(art_mkdir_p(deep, NULL), ART_OK);
+    assert_int_equal(art_mkdir_p(deep, NULL), ART_OK); /* exists: fine */
     struct stat sb;
     assert_int_equal(stat(deep, &sb), 0);
     assert_true(S_ISDIR(sb.st_mode));
     char *file = art_path_join(deep, "f");
     write_file(file, "x");
-    assert_int_equal(art_mkdir_p(file), ART_E_IO); /* a file, not a folder */
+    assert_int_equal(art_mkdir_p(file, NULL), ART_E_IO); /* a file, not a folder */
     unlink(file);
     free(file);
     rmdir(deep);
@@ -463,9 +463,13 @@ static void test_bundle(void **state)
                      ART_OK);
     assert_int_equal(art_bundle_add_csv(b, "a.csv", t), ART_E_INVALID);
     assert_int_equal(art_bundle_add_csv(b, "x/y.csv", t), ART_E_INVALID);
-    char failed[64];
-    assert_int_equal(art_bundle_commit(b, failed, sizeof failed), ART_E_IO);
-    assert_string_equal(failed, "c.bin");
+    struct art_diag diag;
+    assert_int_equal(art_bundle_commit(b, &diag), ART_E_IO);
+    /* The writer's own failure: the path, and a reason even without an
+     * errno. */
+    char *bad = art_path_join(dir, "c.bin: ");
+    assert_non_null(strstr(diag.message, bad));
+    free(bad);
     assert_int_equal(count_entries(dir), 0);
 
     /* The same without the failing file: both appear. */
@@ -473,7 +477,7 @@ static void test_bundle(void **state)
     assert_int_equal(art_bundle_add_csv(b, "a.csv", t), ART_OK);
     assert_int_equal(art_bundle_add_table_json(b, "a.json", t), ART_OK);
     assert_int_equal(art_bundle_add_doc(b, "b.json", d), ART_OK);
-    assert_int_equal(art_bundle_commit(b, failed, sizeof failed), ART_OK);
+    assert_int_equal(art_bundle_commit(b, &diag), ART_OK);
     assert_int_equal(count_entries(dir), 3);
     char *p = art_path_join(dir, "b.json");
     assert_string_equal(slurp(p), "{\n  \"n\": 3\n}\n");

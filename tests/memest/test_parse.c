@@ -109,6 +109,27 @@ static const struct err_case errors[] = {
     {"input 4\r\ndense 3 k=1\r\n", MEMEST_E_PARSE, 2, 9, "unknown key"},
     {"input\t4\n\tdense\t3\tact=nope\n", MEMEST_E_PARSE, 2, 14,
      "unknown activation"},
+    /* text that is not UTF-8, at the column of the bad sequence */
+    {"input 4\ndense 3 name=caf\xe9\n", MEMEST_E_PARSE, 2, 17,
+     "invalid UTF-8 (byte 0xE9)"},
+    {"name \xc0\xaf\ninput 4\ndense 3\n", MEMEST_E_PARSE, 1, 6,
+     "invalid UTF-8 (byte 0xC0)"}, /* overlong '/' */
+    {"name \xe0\x80\xaf\ninput 4\ndense 3\n", MEMEST_E_PARSE, 1, 6,
+     "invalid UTF-8 (byte 0xE0)"}, /* overlong, three bytes */
+    {"input 4\ndense 3 # \xed\xb0\x80\n", MEMEST_E_PARSE, 2, 11,
+     "invalid UTF-8 (byte 0xED)"}, /* a surrogate, even in a comment */
+    {"input 4\ndense 3 name=a\xe2\x82\n", MEMEST_E_PARSE, 2, 15,
+     "invalid UTF-8 (byte 0xE2)"}, /* cut short by the line end */
+    {"input 4\ndense 3 name=\xf0\x9f\x98", MEMEST_E_PARSE, 2, 14,
+     "invalid UTF-8 (byte 0xF0)"}, /* cut short by the end */
+    {"input 4\n\x80" "dense 3\n", MEMEST_E_PARSE, 2, 1,
+     "invalid UTF-8 (byte 0x80)"},
+    /* a byte-order mark is skipped only at the very start */
+    {"input 4\n\xef\xbb\xbf" "dense 3\n", MEMEST_E_PARSE, 2, 1,
+     "unknown layer kind"},
+    {"\xef\xbb\xbfinput 4\ndense 3 k=1\n", MEMEST_E_PARSE, 2, 9,
+     "unknown key"},
+    {"\xef\xbb\xbfinput 4 5\n", MEMEST_E_PARSE, 1, 9, "unexpected '5'"},
     /* overflowing models */
     {"input 4294967296\ndense 4294967296\n", MEMEST_E_OVERFLOW, 2, 1,
      "weight count does not fit in 64 bits"},
@@ -176,6 +197,16 @@ static void test_accepts(void **state)
     memest_model *m = NULL;
     struct memest_diag d;
     (void)state;
+
+    /* a byte-order mark, UTF-8 names */
+    assert_int_equal(memest_model_parse("\xef\xbb\xbfname caf\xc3\xa9\n"
+                                        "input 4\ndense 3 name=\xf0\x9f\x98"
+                                        "\x80\n",
+                                        &m, &d),
+                     MEMEST_OK);
+    assert_string_equal(memest_model_name(m), "caf\xc3\xa9");
+    memest_model_destroy(m);
+    m = NULL;
 
     /* comments, blank lines, CRLF, tabs, options in any order */
     assert_int_equal(
@@ -318,6 +349,14 @@ static void test_files(void **state)
     /* the default name is the file's base name, kept to one token */
     assert_string_equal(memest_model_name(m), "my_net");
     memest_model_destroy(m);
+
+    /* a Latin-1 file name gives a UTF-8 default name ('_' for the byte) */
+    snprintf(path2, sizeof path2, "%s/caf\xe9.model", dir);
+    assert_int_equal(rename(path, path2), 0);
+    assert_int_equal(memest_model_load(path2, &m, &d), MEMEST_OK);
+    assert_string_equal(memest_model_name(m), "caf_");
+    memest_model_destroy(m);
+    assert_int_equal(rename(path2, path), 0);
 
     snprintf(path2, sizeof path2, "%s/bad.txt", dir);
     f = fopen(path2, "w");

@@ -56,10 +56,15 @@ enum art_status {
 /* Static text for a status code; "unknown status" for anything else. */
 ART_API const char *art_strerror(int status);
 
-/* Where a read failed: 1-based line (0 when unknown) and a message. */
+/* What went wrong, for the functions that take a diag (which may be NULL):
+ * a read names the 1-based line (0 when unknown), a write the path; for
+ * ART_E_IO, sys_errno holds the errno of the failed system call (give it
+ * to strerror()) and message reads "path: <strerror text>". sys_errno is 0
+ * when the failure was not the system's (a malformed file, no memory). */
 struct art_diag {
     int line;
     char message[256];
+    int sys_errno;
 };
 
 /* ---- Atomic files ------------------------------------------------------ */
@@ -69,20 +74,25 @@ typedef struct art_atomic art_atomic;
 
 /* Open a temporary file in the folder of path for writing (binary). On
  * success *out holds the handle; art_atomic_file() gives its FILE. Finish
- * with exactly one of art_atomic_commit() or art_atomic_abort(). */
-ART_API int art_atomic_open(const char *path, art_atomic **out);
+ * with exactly one of art_atomic_commit() or art_atomic_abort(). ART_E_IO
+ * when the folder is missing or not writable (diag says why). */
+ART_API int art_atomic_open(const char *path, art_atomic **out,
+                            struct art_diag *diag);
 /* The FILE to write to; owned by the handle. */
 ART_API FILE *art_atomic_file(art_atomic *a);
-/* Flush, sync and rename into place; frees the handle. On any failure the
+/* Flush, sync and rename into place, then sync the folder so the new name
+ * survives a crash; frees the handle. On any failure before the rename the
  * temporary file is removed, the destination is untouched and ART_E_IO is
- * returned. Also fails (and removes) when the stream had a write error. */
-ART_API int art_atomic_commit(art_atomic *a);
+ * returned (diag names the path and the reason). Also fails (and removes)
+ * when the stream had a write error. */
+ART_API int art_atomic_commit(art_atomic *a, struct art_diag *diag);
 /* Close and remove the temporary file; frees the handle. NULL ok. */
 ART_API void art_atomic_abort(art_atomic *a);
 
 /* Create a folder and its missing parents (mode 0777 before umask).
- * An existing folder is fine; an existing non-folder is ART_E_IO. */
-ART_API int art_mkdir_p(const char *dir);
+ * An existing folder is fine; an existing non-folder is ART_E_IO with
+ * ENOTDIR in diag, a symbolic link to nothing ART_E_IO with ENOENT. */
+ART_API int art_mkdir_p(const char *dir, struct art_diag *diag);
 
 /* Join dir and name with one '/' into a new string the caller frees with
  * free(); NULL when out of memory. */
@@ -97,9 +107,11 @@ typedef struct art_doc art_doc;
 typedef int (*art_write_fn)(const void *obj, FILE *f);
 
 /* A set of files in one folder that appear together or not at all: each
- * is written under a temporary name, and only when every one was written
- * are they renamed into place. (A crash between two renames can still
- * leave the first ones: each file is whole, never half-written.) */
+ * is written under a temporary name, flushed and synced to the disk, and
+ * only when every one is on the disk are they renamed into place; a full
+ * disk or a failing writer therefore leaves none of them. (A crash between
+ * two renames can still leave the first ones: each file is whole, never
+ * half-written.) */
 typedef struct art_bundle art_bundle;
 
 /* Start a bundle in dir; the folder is created on commit, not before, so
@@ -116,13 +128,14 @@ ART_API int art_bundle_add_table_json(art_bundle *b, const char *name,
                                       const art_table *t);
 ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
                                const art_doc *d);
-/* Create the folder, write everything, rename into place; frees the
- * bundle. When a write fails, no file of the bundle is renamed and the
- * temporaries are removed (the folder itself may remain); a failure among
- * the renames themselves (rare: same folder, same file system) leaves the
- * ones before it in place, each whole. If failed_name is not NULL it
- * receives the name of the file that failed (at most len bytes). */
-ART_API int art_bundle_commit(art_bundle *b, char *failed_name, size_t len);
+/* Create the folder, write and sync everything, rename into place, sync
+ * the folder; frees the bundle. When a write, flush or sync fails, no file
+ * of the bundle is renamed and the temporaries are removed (the folder
+ * itself may remain); a failure among the renames themselves (rare: same
+ * folder, same file system) leaves the ones before it in place, each
+ * whole. diag (may be NULL) receives "path: reason" for the file or folder
+ * that failed and, for ART_E_IO, the errno. */
+ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag);
 /* Drop the bundle without writing. NULL ok. */
 ART_API void art_bundle_destroy(art_bundle *b);
 
@@ -156,6 +169,7 @@ ART_API int art_table_set_uint(art_table *t, size_t row, size_t col,
                                uint64_t v);
 ART_API int art_table_set_real(art_table *t, size_t row, size_t col,
                                double v);
+/* Text must be valid UTF-8 (ART_E_INVALID otherwise). */
 ART_API int art_table_set_text(art_table *t, size_t row, size_t col,
                                const char *v);
 ART_API int art_table_set_bool(art_table *t, size_t row, size_t col, bool v);
@@ -195,8 +209,9 @@ ART_API size_t art_table_format_cell(const art_table *t, size_t row,
                                      size_t col, char *buf, size_t len);
 
 /* CSV: a header line of column names, then one line per row, "\n" line
- * ends, fields quoted only when they hold a comma, quote, CR, LF or
- * leading/trailing space. */
+ * ends, fields quoted only when they would not read back otherwise: a
+ * comma, quote, CR or LF inside, a leading or trailing space or tab (which
+ * readers trim), a byte-order mark at the start of the file. */
 ART_API int art_table_write_csv(const art_table *t, FILE *f);
 ART_API int art_table_save_csv(const art_table *t, const char *path);
 
@@ -212,9 +227,18 @@ ART_API int art_table_print(const art_table *t, FILE *f, int decimals);
  * Each column's type is inferred from its values (BOOL if every non-empty
  * value is true/false, INT or UINT if every one is an integer, REAL if
  * every one is a number, TEXT otherwise); empty fields stay empty. Rows
- * must have as many fields as the header (diag names the line). */
+ * must have as many fields as the header. The file must be UTF-8 without
+ * NUL bytes (a leading byte-order mark is skipped); blank lines are
+ * skipped. ART_E_PARSE with diag naming the line (and the column, in the
+ * message, of a bad byte); ART_E_IO when the file cannot be read. */
 ART_API int art_table_load_csv(const char *path, art_table **out,
                                struct art_diag *diag);
+
+/* For a table read by art_table_load_csv(): the 1-based line of the file
+ * where a row (or the header) began, counting blank lines; 0 for rows
+ * added otherwise. */
+ART_API long art_table_row_line(const art_table *t, size_t row);
+ART_API long art_table_header_line(const art_table *t);
 
 /* ---- JSON documents ---------------------------------------------------- */
 

@@ -1,0 +1,104 @@
+/* --out: checked before the work, written all or nothing after it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Print the reason a path cannot be used, naming a symbolic link to a
+ * missing target (stat says only ENOENT, which would read as if nothing
+ * were there). */
+static int refuse(const char *dir, const char *path, int err)
+{
+    struct stat lsb;
+    const bool dangling =
+        err == ENOENT && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode);
+    if (strcmp(dir, path) == 0) {
+        cli_error("--out: %s: %s%s", path, strerror(err),
+                  dangling ? " (a symbolic link whose target is missing)"
+                           : "");
+    } else {
+        cli_error("--out: %s: cannot create it: %s: %s%s", dir, path,
+                  strerror(err),
+                  dangling ? " (a symbolic link whose target is missing)"
+                           : "");
+    }
+    return CLI_EXIT_USAGE;
+}
+
+int cli_out_check(const char *dir)
+{
+    if (!dir) {
+        return CLI_EXIT_OK;
+    }
+    struct stat sb;
+    if (stat(dir, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) {
+            return refuse(dir, dir, ENOTDIR);
+        }
+        /* W_OK for the new files, X_OK to reach them. (root passes both
+         * on anything but a read-only file system.) */
+        return access(dir, W_OK | X_OK) == 0 ? CLI_EXIT_OK
+                                              : refuse(dir, dir, errno);
+    }
+    if (errno != ENOENT) {
+        return refuse(dir, dir, errno); /* ENOTDIR, EACCES, ELOOP... */
+    }
+    /* Missing: the bundle creates it on commit, so its nearest existing
+     * ancestor must be a folder we may create entries in, and nothing on
+     * the way may be a link to nowhere. */
+    char *p = strdup(dir);
+    if (!p) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    int rc = CLI_EXIT_OK;
+    for (;;) {
+        struct stat lsb;
+        if (lstat(p, &lsb) == 0 && S_ISLNK(lsb.st_mode) &&
+            stat(p, &sb) != 0) {
+            rc = refuse(dir, p, errno);
+            break;
+        }
+        char *slash = strrchr(p, '/');
+        while (slash && slash > p && slash[1] == '\0') {
+            *slash = '\0'; /* "a/b/" is "a/b" */
+            slash = strrchr(p, '/');
+        }
+        const char *parent = p;
+        if (!slash) {
+            parent = ".";
+        } else if (slash == p) {
+            parent = "/";
+        } else {
+            *slash = '\0';
+        }
+        if (stat(parent, &sb) == 0) {
+            if (!S_ISDIR(sb.st_mode)) {
+                rc = refuse(dir, parent, ENOTDIR);
+            } else if (access(parent, W_OK | X_OK) != 0) {
+                rc = refuse(dir, parent, errno);
+            }
+            break;
+        }
+        if (errno != ENOENT || parent != p) {
+            rc = refuse(dir, parent, errno);
+            break;
+        }
+    }
+    free(p);
+    return rc;
+}
+
+int cli_out_commit(art_bundle *b)
+{
+    struct art_diag diag = {0, "", 0};
+    const int st = art_bundle_commit(b, &diag);
+    if (st != ART_OK) {
+        cli_error("%s", diag.message[0] ? diag.message : art_strerror(st));
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,212 @@
+/* --out in every app: checked before any work with the system's reason
+ * (a file, a file on the way, a link to nowhere), and written all or
+ * nothing when the disk fills up while the files are written.
+ * argv: memfit layerwise stream bench. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run.h"
+
+enum { MEMFIT, LAYERWISE, STREAM, BENCH, NAPPS };
+static const char *exe[NAPPS];
+static char tmpdir[] = "/tmp/edgefit-out-XXXXXX";
+
+/* Arguments that make each app do real work (seconds at least for
+ * layerwise and stream if the --out check came after it). */
+static const char *const work[NAPPS][12] = {
+    {"--model", "smallcnn", NULL},
+    {"--model", "mlp:1024-1024-1024", "--repeats", "2000", NULL},
+    {"--features", "784", "--hidden", "512", "--repeats", "5000", NULL},
+    {"--table", "matmul", NULL},
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Run app with its work arguments and --out out; rc and what it printed. */
+static void run_app(int app, const char *out, struct run_result *r,
+                    double *seconds)
+{
+    char *argv[20];
+    int n = 0;
+    argv[n++] = (char *)exe[app];
+    for (int i = 0; work[app][i]; i++) {
+        argv[n++] = (char *)work[app][i];
+    }
+    argv[n++] = "--out";
+    argv[n++] = (char *)out;
+    argv[n] = NULL;
+    const double t0 = now_s();
+    run_argv(argv, r);
+    *seconds = now_s() - t0;
+}
+
+static void expect_refused(const char *out, const char *reason,
+                           const char *extra)
+{
+    for (int app = 0; app < NAPPS; app++) {
+        struct run_result r;
+        double s;
+        run_app(app, out, &r, &s);
+        char want[800];
+        snprintf(want, sizeof want, "--out: %s", out);
+        if (r.status != 2 || !strstr(r.err, want) ||
+            !strstr(r.err, reason) || (extra && !strstr(r.err, extra)) ||
+            r.out[0] != '\0') {
+            fail_msg("%s --out %s: status %d, stderr '%s' (want 2 and "
+                     "'%s' '%s')",
+                     exe[app], out, r.status, r.err, want, reason);
+        }
+        /* Before the work: far below what the work takes (many seconds
+         * for layerwise, stream and bench). */
+        if (s > 2.0) {
+            fail_msg("%s --out %s: refused only after %.1f s", exe[app], out,
+                     s);
+        }
+        run_free(&r);
+    }
+}
+
+static void test_out_is_a_file(void **state)
+{
+    (void)state;
+    char file[600];
+    snprintf(file, sizeof file, "%s/a-file", tmpdir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    expect_refused(file, strerror(ENOTDIR), NULL);
+
+    /* a folder to create below a file */
+    char below[700];
+    snprintf(below, sizeof below, "%s/sub/deeper", file);
+    expect_refused(below, strerror(ENOTDIR), NULL);
+    unlink(file);
+}
+
+static void test_out_dangling_link(void **state)
+{
+    (void)state;
+    char link[600], target[600];
+    snprintf(link, sizeof link, "%s/link", tmpdir);
+    snprintf(target, sizeof target, "%s/nowhere", tmpdir);
+    assert_int_equal(symlink(target, link), 0);
+    expect_refused(link, strerror(ENOENT), "symbolic link");
+    /* and as a folder on the way */
+    char below[700];
+    snprintf(below, sizeof below, "%s/x", link);
+    expect_refused(below, strerror(ENOENT), "symbolic link");
+    unlink(link);
+}
+
+/* Root may write anywhere, so permission is only checked when the test
+ * runs as another user. */
+static void test_out_not_writable(void **state)
+{
+    (void)state;
+    if (geteuid() == 0) {
+        skip();
+    }
+    char dir[600], below[700];
+    snprintf(dir, sizeof dir, "%s/read-only", tmpdir);
+    assert_int_equal(mkdir(dir, 0500), 0);
+    expect_refused(dir, strerror(EACCES), NULL);
+    snprintf(below, sizeof below, "%s/new", dir);
+    expect_refused(below, strerror(EACCES), NULL);
+    rmdir(dir);
+}
+
+/* A disk that fills up while the files are written: RLIMIT_FSIZE between
+ * the sizes of the first and second files makes the second one's flush
+ * fail. Nothing may appear, and the message names the file and the
+ * system's reason. */
+static void fill_up(int app, char *const argv[], const char *dir,
+                    const char *first, const char *second)
+{
+    struct run_result r;
+    run_argv(argv, &r); /* room enough: sizes of both */
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    char a[700], b[700];
+    snprintf(a, sizeof a, "%s/%s", dir, first);
+    snprintf(b, sizeof b, "%s/%s", dir, second);
+    struct stat sa, sb;
+    assert_int_equal(stat(a, &sa), 0);
+    assert_int_equal(stat(b, &sb), 0);
+    if (sa.st_size + 64 >= sb.st_size) {
+        fail_msg("%s: %s (%lld B) is not smaller than %s (%lld B)", exe[app],
+                 first, (long long)sa.st_size, second,
+                 (long long)sb.st_size);
+    }
+    run_rmdir(dir);
+
+    const long limit = (long)(sa.st_size + sb.st_size) / 2;
+    run_argv_fsize(argv, limit, &r);
+    if (run_count_entries(dir) > 0) {
+        fail_msg("%s under a %ld B limit: %d files appeared in %s",
+                 exe[app], limit, run_count_entries(dir), dir);
+    }
+    char want[800];
+    snprintf(want, sizeof want, "%s: %s", b, strerror(EFBIG));
+    if (r.status != 1 || !strstr(r.err, want)) {
+        fail_msg("%s under a %ld B limit: status %d, stderr '%s' (want 1 "
+                 "and '%s')",
+                 exe[app], limit, r.status, r.err, want);
+    }
+    run_free(&r);
+    run_rmdir(dir);
+}
+
+static void test_full_disk(void **state)
+{
+    (void)state;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/full", tmpdir);
+    char *memfit[] = {(char *)exe[MEMFIT], "--model", "smallcnn", "--out",
+                      dir, NULL};
+    fill_up(MEMFIT, memfit, dir, "layerwise_breakdown.csv",
+            "memory_plan.json");
+    char *layerwise[] = {(char *)exe[LAYERWISE], "--model", "mlp:8-4-2",
+                         "--repeats", "1", "--warmup", "0", "--out", dir,
+                         NULL};
+    fill_up(LAYERWISE, layerwise, dir, "layerwise_breakdown.csv",
+            "hardware_summary.csv");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 1 + NAPPS) {
+        fprintf(stderr, "usage: %s MEMFIT LAYERWISE STREAM BENCH\n", argv[0]);
+        return 2;
+    }
+    for (int i = 0; i < NAPPS; i++) {
+        exe[i] = argv[1 + i];
+    }
+    if (!mkdtemp(tmpdir)) {
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_out_is_a_file),
+        cmocka_unit_test(test_out_dangling_link),
+        cmocka_unit_test(test_out_not_writable),
+        cmocka_unit_test(test_full_disk),
+    };
+    const int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    run_rmdir(tmpdir);
+    return rc;
+}
