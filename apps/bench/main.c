@@ -101,7 +101,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     int c, t, rc = CLI_EXIT_OK;
     opterr = 0;
     while (rc == CLI_EXIT_OK &&
-           (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+           (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_TABLE:
             t = find_table(optarg);

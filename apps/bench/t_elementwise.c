@@ -103,8 +103,8 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
         {"variant", ART_TEXT},
         {"implementation", ART_TEXT},
         {"elements", ART_UINT},
-        {"ms", ART_REAL},
-        {"p90_ms", ART_REAL},
+        {"latency_ms", ART_REAL},
+        {"latency_p90_ms", ART_REAL},
         {"ns_per_element", ART_REAL},
         {"effective_gbps", ART_REAL},
         {"speedup_vs_unfused", ART_REAL},
@@ -188,8 +188,8 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
             const char *col;
             double v;
         } reals[] = {
-            {"ms", ms},
-            {"p90_ms", cases[i].p90_ms},
+            {"latency_ms", ms},
+            {"latency_p90_ms", cases[i].p90_ms},
             {"ns_per_element", ms * 1e6 / (double)n},
             {"effective_gbps", 8.0 * (double)n / (ms * 1e6)},
             {"speedup_vs_unfused", unfused_ms / ms},
@@ -254,14 +254,14 @@ int bench_table_intensity(const struct bench_cfg *cfg,
         {"implementation", ART_TEXT},
         {"flop", ART_UINT},
         {"bytes", ART_UINT},
-        {"flop_per_byte", ART_REAL},
-        {"ms", ART_REAL},
+        {"intensity_flop_per_byte", ART_REAL},
+        {"latency_ms", ART_REAL},
         {"gflops", ART_REAL},
         {"gbps", ART_REAL},
         {"knee_flop_per_byte", ART_REAL},
         {"bound", ART_TEXT},
         {"roofline_gflops", ART_REAL},
-        {"pct_of_roofline", ART_REAL},
+        {"roofline_utilization", ART_REAL},
     };
     /* The seed's counts: add and multiply one FLOP per element, GELU
      * eight, matmul 2 N^3; bytes: three N^2 float arrays for add, multiply
@@ -347,13 +347,13 @@ int bench_table_intensity(const struct bench_cfg *cfg,
             const char *col;
             double v;
         } reals[] = {
-            {"flop_per_byte", ai},
-            {"ms", round4(ms)},
+            {"intensity_flop_per_byte", ai},
+            {"latency_ms", round4(ms)},
             {"gflops", round4(gf)},
             {"gbps", round4((double)bytes[i] / (ms * 1e6))},
             {"knee_flop_per_byte", round4(h->knee_flop_per_byte)},
             {"roofline_gflops", round4(roof)},
-            {"pct_of_roofline", round4(100.0 * gf / roof)},
+            {"roofline_utilization", round4(100.0 * gf / roof)},
         };
         for (size_t j = 0; st == ART_OK && j < COUNT(reals); j++) {
             st = bench_set_real(t, row, reals[j].col, reals[j].v);
@@ -448,7 +448,7 @@ int bench_table_conversions(const struct bench_cfg *cfg,
         {"implementation", ART_TEXT},
         {"elements", ART_UINT},
         {"bytes", ART_UINT},
-        {"ms", ART_REAL},
+        {"latency_ms", ART_REAL},
         {"ns_per_element", ART_REAL},
         {"gbps", ART_REAL},
         {"speedup_vs_f16c", ART_REAL},
@@ -579,7 +579,7 @@ int bench_table_conversions(const struct bench_cfg *cfg,
             const char *col;
             double v;
         } reals[] = {
-            {"ms", ms[i]},
+            {"latency_ms", ms[i]},
             {"ns_per_element", ms[i] * 1e6 / (double)n},
             {"gbps", gbps},
             {"speedup_vs_f16c", ref_ms / ms[i]},

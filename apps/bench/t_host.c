@@ -18,7 +18,7 @@ int bench_table_host(const struct bench_cfg *cfg, const struct bench_host *h,
         {"peak_path", ART_TEXT},
         {"peak_gflops", ART_REAL},
         {"triad_gbps", ART_REAL},
-        {"triad_mib", ART_REAL},
+        {"triad_mb", ART_REAL},
         {"knee_flop_per_byte", ART_REAL},
         {"threads", ART_UINT},
         {"repeats", ART_UINT},
@@ -45,7 +45,7 @@ int bench_table_host(const struct bench_cfg *cfg, const struct bench_host *h,
     } reals[] = {
         {"peak_gflops", h->peak_gflops},
         {"triad_gbps", h->triad_gbps},
-        {"triad_mib", h->measured ? (double)h->triad_bytes / 1048576.0
+        {"triad_mb", h->measured ? (double)h->triad_bytes / 1048576.0
                                   : NAN},
         {"knee_flop_per_byte", h->knee_flop_per_byte},
         {"sample_ms", cfg->sample_ms},

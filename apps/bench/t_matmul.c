@@ -105,26 +105,26 @@ static const struct bench_col matmul_base_cols[] = {
     {"k", ART_UINT},
     {"n", ART_UINT},
     {"flop", ART_UINT},
-    {"edgefit_ms", ART_REAL},
-    {"edgefit_p90_ms", ART_REAL},
+    {"edgefit_latency_ms", ART_REAL},
+    {"edgefit_latency_p90_ms", ART_REAL},
     {"edgefit_gflops", ART_REAL},
-    {"pct_of_peak", ART_REAL},
-    {"naive_ms", ART_REAL},
+    {"peak_utilization", ART_REAL},
+    {"naive_latency_ms", ART_REAL},
     {"naive_gflops", ART_REAL},
     {"naive_source", ART_TEXT},
     {"speedup_vs_naive", ART_REAL},
 };
 static const struct bench_col matmul_openblas_cols[] = {
-    {"openblas_ms", ART_REAL},
+    {"openblas_latency_ms", ART_REAL},
     {"openblas_gflops", ART_REAL},
 };
 static const struct bench_col matmul_xsmm_cols[] = {
-    {"libxsmm_ms", ART_REAL},
+    {"libxsmm_latency_ms", ART_REAL},
     {"libxsmm_gflops", ART_REAL},
     {"libxsmm_route", ART_TEXT},
 };
 static const struct bench_col matmul_onednn_cols[] = {
-    {"onednn_ms", ART_REAL},
+    {"onednn_latency_ms", ART_REAL},
     {"onednn_gflops", ART_REAL},
 };
 static const struct bench_col matmul_best_cols[] = {
@@ -133,7 +133,7 @@ static const struct bench_col matmul_best_cols[] = {
 };
 static const struct bench_col matmul_tail_cols[] = {
     {"threads", ART_UINT},
-    {"mt_ms", ART_REAL},
+    {"mt_latency_ms", ART_REAL},
     {"mt_gflops", ART_REAL},
     {"mt_speedup", ART_REAL},
     {"check_ref", ART_TEXT},
@@ -335,11 +335,11 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
         const char *col;
         double v;
     } reals[] = {
-        {"edgefit_ms", edge_ms},
-        {"edgefit_p90_ms", r->p90_ms},
+        {"edgefit_latency_ms", edge_ms},
+        {"edgefit_latency_p90_ms", r->p90_ms},
         {"edgefit_gflops", edge_gf},
-        {"pct_of_peak", 100.0 * edge_gf / h->peak_gflops},
-        {"naive_ms", naive_ms},
+        {"peak_utilization", 100.0 * edge_gf / h->peak_gflops},
+        {"naive_latency_ms", naive_ms},
         {"naive_gflops", gflops(flop, naive_ms)},
         {"speedup_vs_naive", naive_ms / edge_ms},
     };
@@ -354,11 +354,11 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
         int idx;
         const char *ms_col, *gf_col, *name;
     } others[] = {
-        {BENCH_LIB_OPENBLAS, C_OPENBLAS, "openblas_ms", "openblas_gflops",
+        {BENCH_LIB_OPENBLAS, C_OPENBLAS, "openblas_latency_ms", "openblas_gflops",
          "openblas"},
-        {BENCH_LIB_LIBXSMM, C_XSMM, "libxsmm_ms", "libxsmm_gflops",
+        {BENCH_LIB_LIBXSMM, C_XSMM, "libxsmm_latency_ms", "libxsmm_gflops",
          "libxsmm"},
-        {BENCH_LIB_ONEDNN, C_ONEDNN, "onednn_ms", "onednn_gflops",
+        {BENCH_LIB_ONEDNN, C_ONEDNN, "onednn_latency_ms", "onednn_gflops",
          "onednn"},
     };
     double best_ms = INFINITY;
@@ -394,7 +394,7 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
     if (st == ART_OK && !isnan(r->ms[C_MT])) {
         st = bench_set_uint(t, row, "threads", (uint64_t)cfg->threads);
         if (st == ART_OK) {
-            st = bench_set_real(t, row, "mt_ms", round4(r->ms[C_MT]));
+            st = bench_set_real(t, row, "mt_latency_ms", round4(r->ms[C_MT]));
         }
         if (st == ART_OK) {
             st = bench_set_real(t, row, "mt_gflops",
@@ -598,7 +598,7 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
         st = bench_set_uint(t, row, "ops", 2u * s.m * s.k * s.n);
     }
     if (st == ART_OK) {
-        st = bench_set_real(t, row, "edgefit_ms", round4(cases[0].median_ms));
+        st = bench_set_real(t, row, "edgefit_latency_ms", round4(cases[0].median_ms));
     }
     if (st == ART_OK) {
         st = bench_set_real(t, row, "edgefit_gops",
@@ -609,7 +609,7 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
                             count_mismatches(c_edge, c_ref, s.m * s.n));
     }
     if (st == ART_OK && dnnl) {
-        st = bench_set_real(t, row, "onednn_ms", round4(cases[1].median_ms));
+        st = bench_set_real(t, row, "onednn_latency_ms", round4(cases[1].median_ms));
         if (st == ART_OK) {
             st = bench_set_real(t, row, "onednn_gops",
                                 round4(gflops(ops, cases[1].median_ms)));
@@ -647,11 +647,11 @@ int bench_table_int8(const struct bench_cfg *cfg, const struct bench_host *h,
     static const struct bench_col base[] = {
         {"shape", ART_TEXT},       {"m", ART_UINT},
         {"k", ART_UINT},           {"n", ART_UINT},
-        {"ops", ART_UINT},         {"edgefit_ms", ART_REAL},
+        {"ops", ART_UINT},         {"edgefit_latency_ms", ART_REAL},
         {"edgefit_gops", ART_REAL}, {"edgefit_mismatches", ART_UINT},
     };
     static const struct bench_col dnnl[] = {
-        {"onednn_ms", ART_REAL},
+        {"onednn_latency_ms", ART_REAL},
         {"onednn_gops", ART_REAL},
         {"edgefit_to_onednn", ART_REAL},
         {"onednn_mismatches", ART_UINT},

@@ -32,6 +32,16 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: warning: ", program);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
                    uint64_t max, uint64_t *out)
 {
@@ -65,6 +75,27 @@ bool cli_parse_double(const char *opt, const char *text, double min,
     }
     if (v < min || v > max) {
         cli_error("%s: %s is out of range [%g, %g]", opt, text, min, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_parse_positive(const char *opt, const char *text, double max,
+                        double *out)
+{
+    double v = 0.0;
+    if (!cli_parse_double(opt, text, -HUGE_VAL, HUGE_VAL, &v)) {
+        return false;
+    }
+    /* -0.0 compares equal to 0 and is refused with it. */
+    if (!(v > 0.0)) {
+        cli_error("%s: %s must be above 0", opt, text);
+        return false;
+    }
+    if (v > max) {
+        cli_error("%s: %s is above the largest accepted value %g", opt, text,
+                  max);
         return false;
     }
     *out = v;
@@ -107,6 +138,7 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
         co->quiet = true;
         return CLI_EXIT_OK;
     case CLI_OPT_HELP:
+    case 'h':
         app->usage(stdout);
         exit(CLI_EXIT_OK);
     case CLI_OPT_VERSION:

@@ -31,6 +31,11 @@ const char *cli_program(void);
 /* Print "prog: message" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Print "prog: warning: message" to stderr. Warnings always reach stderr,
+ * whatever --format and --quiet say; an app that writes JSON also puts
+ * them in its document. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Parse a whole decimal integer in [min, max] given to option opt. On
  * failure print "prog: --opt: '<text>' is not ..." and return false. */
 bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
@@ -38,6 +43,10 @@ bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
 /* Parse a finite number in [min, max]. */
 bool cli_parse_double(const char *opt, const char *text, double min,
                       double max, double *out);
+/* Parse a finite number in (0, max]: zero and negative zero are refused
+ * ("must be above 0"), for budgets and powers where 0 means nothing. */
+bool cli_parse_positive(const char *opt, const char *text, double max,
+                        double *out);
 /* Parse table|csv|json. */
 bool cli_parse_format(const char *opt, const char *text,
                       enum cli_format *out);
@@ -78,8 +87,8 @@ struct cli_app {
     void (*usage)(FILE *f); /* prints the --help text */
 };
 
-/* Handle one value from getopt_long (opterr must be 0) that the app did
- * not: a common option, or an unknown option / missing value, which it
+/* Handle one value from getopt_long (opterr must be 0; optstring "h", so
+ * that -h is --help) that the app did not: a common option, or an unknown option / missing value, which it
  * reports. --help and --version print and exit(0). Returns CLI_EXIT_OK
  * when handled, CLI_EXIT_USAGE after reporting a bad option. */
 int cli_common_option(int c, const struct cli_app *app, char **argv,

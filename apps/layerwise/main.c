@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cli.h"
 #include "devices.h"
 #include "edgefit/artifacts.h"
@@ -28,6 +29,7 @@ struct options {
     double power_watts;
     double latency_multiplier;
     uint64_t seed;
+    struct cli_calib_opts calib;
     struct cli_common co;
 };
 
@@ -65,6 +67,9 @@ static void usage(FILE *f)
         "                           device's; unknown for host: no energy)\n"
         "  --latency-multiplier X   scale every measured latency (default 1)\n"
         "  --seed N                 weights and input (default 42)\n"
+        CLI_CALIB_HELP
+        "  --quiet                  no progress on stderr (shown only on a\n"
+        "                           terminal)\n"
         "  --format F               table|csv|json on stdout (default table)\n"
         "  --out DIR                write layerwise_breakdown.csv and\n"
         "                           hardware_summary.csv\n"
@@ -98,7 +103,9 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"power-watts", required_argument, NULL, O_POWER},
         {"latency-multiplier", required_argument, NULL, O_MULT},
         {"seed", required_argument, NULL, O_SEED},
+        CLI_CALIB_OPTIONS,
         CLI_COMMON_OPTIONS,
+        CLI_QUIET_OPTION,
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-layerwise", EDGEFIT_VERSION,
@@ -114,9 +121,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         .latency_multiplier = 1.0,
         .seed = 42,
     };
+    cli_calib_opts_init(&o->calib);
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_MODEL:
             o->model = optarg;
@@ -153,8 +161,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         case O_POWER:
-            if (!cli_parse_double("--power-watts", optarg, 0.0, 1e6,
-                                  &o->power_watts)) {
+            if (!cli_parse_positive("--power-watts", optarg, 1e6,
+                                    &o->power_watts)) {
                 return CLI_EXIT_USAGE;
             }
             o->have_power = 1;
@@ -171,7 +179,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         default: {
-            const int dv = cli_device_option(c, &o->dev);
+            const int cv = cli_calib_option(c, &o->calib);
+            const int dv = cv ? cv : cli_device_option(c, &o->dev);
             if (dv != 0) {
                 if (dv < 0) {
                     return CLI_EXIT_USAGE;
@@ -205,6 +214,12 @@ struct result {
     struct prof_layer_prediction *pred, *host_pred, *dram_pred;
     struct prof_prediction_total total, host_total, dram_total;
     struct prof_hw_summary summary;
+    unsigned roof_level;   /* the memory level the summary's roof is */
+    double peak_gmacs;     /* the device's peak for the precision */
+    enum prof_bound regime; /* the bound of most of the predicted time */
+    double regime_share;    /* that share of the predicted time */
+    size_t regime_layers, n_layers;
+    char regime_text[200];
     double energy_proxy_j;
     art_table *layers;
     art_table *hw;
@@ -341,7 +356,10 @@ static void judge_total(struct prof_prediction_total *t, double forward_ms)
 
 static int predict(const struct options *o, struct result *r)
 {
-    int st = prof_host_calibration(&r->cal);
+    bool cached = false;
+    struct cli_calib_opts co = o->calib;
+    co.quiet = o->co.quiet;
+    int st = cli_host_calibration(&co, &r->cal, &cached);
     if (st == PROF_OK) {
         st = prof_device_host(&r->cal, &r->host);
     }
@@ -374,13 +392,56 @@ static int predict(const struct options *o, struct result *r)
         return prof_failed("predicting", st, NULL);
     }
     /* The original summary: the model's estimated bytes and MACs over the
-     * measured forward latency, against the device's bandwidth. */
+     * measured forward latency, against the roof of the memory level that
+     * holds the data (a first pass finds the bytes and the achieved rate)
+     * and the device's peak for this precision. */
+    r->peak_gmacs = prof_device_peak(&r->device, o->precision);
+    double roof_gbps = r->device.bandwidth_gbps;
     st = prof_summarize_model(r->model, o->batch, o->precision,
-                              r->prof.forward_ms, r->device.bandwidth_gbps,
-                              r->device.peak_gmacs, &r->summary);
+                              r->prof.forward_ms, roof_gbps, r->peak_gmacs,
+                              &r->summary);
+    if (st == PROF_OK) {
+        st = prof_bandwidth_roof(&r->device,
+                                 (uint64_t)r->summary.estimated_total_bytes,
+                                 r->summary.achieved_bandwidth_gbps,
+                                 &r->roof_level, &roof_gbps);
+    }
+    if (st == PROF_OK) {
+        st = prof_summarize_model(r->model, o->batch, o->precision,
+                                  r->prof.forward_ms, roof_gbps,
+                                  r->peak_gmacs, &r->summary);
+    }
     if (st != PROF_OK) {
         return prof_failed("summarising", st, NULL);
     }
+    /* One regime: the bound that limits most of the predicted time, with
+     * how many layers it limits, so the sentence and the count agree. */
+    double t_mem = 0.0, t_all = 0.0;
+    size_t n_mem = 0;
+    for (size_t i = 0; i < r->prof.count; i++) {
+        if (r->prof.ops[i].info.kind == MEMEST_KIND_INPUT) {
+            continue;
+        }
+        const struct prof_prediction *p = &r->pred[i].pred;
+        r->n_layers++;
+        t_all += p->predicted_ms;
+        if (p->bound == PROF_BOUND_MEMORY) {
+            n_mem++;
+            t_mem += p->predicted_ms;
+        }
+    }
+    const int mem = t_all > 0.0 ? t_mem * 2.0 >= t_all : n_mem * 2 >= r->n_layers;
+    r->regime = mem ? PROF_BOUND_MEMORY : PROF_BOUND_COMPUTE;
+    r->regime_layers = mem ? n_mem : r->n_layers - n_mem;
+    r->regime_share = t_all > 0.0 ? (mem ? t_mem : t_all - t_mem) / t_all
+                                  : NAN;
+    snprintf(r->regime_text, sizeof r->regime_text,
+             "%s-bound on %s: %zu of %zu layers, %.0f%% of the predicted "
+             "time, are limited by %s",
+             prof_bound_name(r->regime), r->device.name, r->regime_layers,
+             r->n_layers, 100.0 * (isfinite(r->regime_share) ? r->regime_share
+                                                           : 0.0),
+             mem ? "memory bandwidth" : "the compute peak");
     r->energy_proxy_j =
         r->device.power_watts > 0.0
             ? r->device.power_watts * r->prof.forward_ms / 1000.0
@@ -437,7 +498,7 @@ static int build_layers_table(struct result *r)
         {"latency_p90_ms", ART_REAL},
         {"bytes_moved", ART_UINT},
         {"achieved_gmacs", ART_REAL},
-        {"achieved_gbps", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"memory_kb", ART_REAL},
         {"predicted_energy_proxy_j", ART_REAL},
         {"host_predicted_ms", ART_REAL},
@@ -531,9 +592,9 @@ static int build_hw_table(const struct options *o, struct result *r)
         {"achieved_gmacs", ART_REAL},
         /* the roofline */
         {"peak_gmacs", ART_REAL},
-        {"arithmetic_intensity", ART_REAL},
-        {"roofline_knee", ART_REAL},
-        {"regime", ART_TEXT},
+        {"intensity_mac_per_byte", ART_REAL},
+        {"knee_mac_per_byte", ART_REAL},
+        {"model_bound", ART_TEXT},
         {"reading", ART_TEXT},
         {"compute_utilization", ART_REAL},
         /* the run */
@@ -547,7 +608,11 @@ static int build_hw_table(const struct options *o, struct result *r)
         {"framing_ms", ART_REAL},
         {"predicted_ms", ART_REAL},
         {"prediction_error", ART_REAL},
-        {"predicted_bound_layers", ART_TEXT},
+        {"regime", ART_TEXT},
+        {"regime_layers", ART_UINT},
+        {"regime_time_share", ART_REAL},
+        {"regime_reading", ART_TEXT},
+        {"bandwidth_roof_level", ART_TEXT},
         {"host_predicted_ms", ART_REAL},
         {"host_prediction_error", ART_REAL},
         {"host_mean_abs_layer_error", ART_REAL},
@@ -567,19 +632,6 @@ static int build_hw_table(const struct options *o, struct result *r)
         {"latency_multiplier", ART_REAL},
         {"repeats", ART_UINT},
     };
-    /* How many layers each bound limits on the device, e.g. "3/6 memory". */
-    size_t mem_layers = 0, layers = 0;
-    for (size_t i = 0; i < r->prof.count; i++) {
-        if (r->prof.ops[i].info.kind == MEMEST_KIND_INPUT) {
-            continue;
-        }
-        layers++;
-        mem_layers += r->pred[i].pred.bound == PROF_BOUND_MEMORY;
-    }
-    char bound_text[64];
-    snprintf(bound_text, sizeof bound_text, "%zu/%zu memory", mem_layers,
-             layers);
-
     int st = art_table_create("hardware_summary", &r->hw);
     if (st == ART_OK) {
         st = add_columns(r->hw, cols, sizeof cols / sizeof cols[0]);
@@ -627,7 +679,19 @@ static int build_hw_table(const struct options *o, struct result *r)
         st = set_real_opt(r->hw, row, c++, b[k]);
     }
     if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, bound_text);
+        st = art_table_set_text(r->hw, row, c++, prof_bound_name(r->regime));
+    }
+    if (st == ART_OK) {
+        st = art_table_set_uint(r->hw, row, c++, r->regime_layers);
+    }
+    if (st == ART_OK) {
+        st = set_real_opt(r->hw, row, c++, r->regime_share);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, r->regime_text);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, level_name(r->roof_level));
     }
     const double d[] = {r->host_total.predicted_ms,
                         r->host_total.relative_error,
@@ -691,24 +755,32 @@ static void print_summary(const struct options *o, const struct result *r)
            r->dram_total.predicted_ms, 100.0 * r->dram_total.relative_error,
            r->dram_total.compared,
            100.0 * r->dram_total.mean_abs_relative_error);
-    printf("  host calibration    peak %.1f GMAC/s (%s); triad",
-           r->host.peak_gmacs, r->cal.peak.path);
+    printf("  host calibration    peak fp32 %.1f GMAC/s (%s; FMA loop %.1f, "
+           "sgemm %.1f), 16-bit %.1f, int8 %.1f; best of %u trials; triad",
+           r->host.peak_gmacs, r->cal.peak.path, r->cal.fma.gmacs,
+           r->cal.sgemm.gmacs, r->cal.f16.gmacs, r->cal.int8.gmacs,
+           r->cal.trials);
     for (unsigned i = 0; i < r->cal.level_count; i++) {
         const struct prof_mem_level *l = &r->cal.levels[i];
         printf(" %s %.1f GB/s%s", level_name(l->level), l->triad.gbps,
                i + 1 < r->cal.level_count ? "," : "\n");
     }
-    printf("  bandwidth           %.4f GB/s achieved of %.4g (utilisation "
-           "%.4f: %s)\n",
-           s->achieved_bandwidth_gbps, s->configured_memory_bandwidth_gbps,
-           s->bandwidth_utilization, s->reading);
-    printf("  compute             %.4f GMAC/s achieved of %.4g "
-           "(utilisation %.4f)\n",
-           s->achieved_gmacs, s->peak_gmacs, s->compute_utilization);
-    printf("  roofline            intensity %.4f MAC/B, knee %.4f MAC/B: "
-           "%s-bound\n",
+    printf("  bandwidth           %.4g GB/s achieved against the %s roof of "
+           "%.4g GB/s (%.4g MB of data; utilisation %.3f%s)\n",
+           s->achieved_bandwidth_gbps, level_name(r->roof_level),
+           s->configured_memory_bandwidth_gbps,
+           s->estimated_total_bytes / 1048576.0, s->bandwidth_utilization,
+           s->above_roof ? ", capped: faster than every level calibrated"
+                         : "");
+    printf("  compute             %.4g GMAC/s achieved of the %s peak %.4g "
+           "(utilisation %.3f)\n",
+           s->achieved_gmacs, memest_precision_name(o->precision),
+           s->peak_gmacs, s->compute_utilization);
+    printf("  regime              %s\n", r->regime_text);
+    printf("  roofline            intensity %.4g MAC/B, knee %.4g MAC/B "
+           "(the whole model, against the %s roof)\n",
            s->arithmetic_intensity, s->roofline_knee,
-           prof_bound_name(s->bound));
+           level_name(r->roof_level));
     printf("  memory              arena %" PRIu64 " B = plan (peak %" PRIu64
            " B incl. parameters); stored parameters %" PRIu64
            " B; scratch %" PRIu64 " B\n",

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "devices.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
+#include "edgefit/profile.h"
 
 #define DEFAULT_MODEL "mlp:784-64-10"
 
@@ -18,6 +20,9 @@ struct options {
     enum memest_precision precision;
     int simulate;
     double max_memory_mb;
+    int have_budget;          /* --max-memory-mb given */
+    struct cli_device_opts dev;
+    int have_device;          /* --device given: its memory is the budget */
     uint64_t batch_limit;
     enum memest_optimizer optimizer;
     struct cli_common co;
@@ -37,13 +42,23 @@ static void usage(FILE *f)
         "  --precision P         fp64|fp32|fp16|bf16|int8 (default fp32)\n"
         "  --max-memory-mb X     memory budget in MB (1 MB = 1024^2 bytes);\n"
         "                        turns the simulation on and fits the batch\n"
+        "  --device D            fit to the memory of a device instead: rpi4,\n"
+        "                        jetson-nano, desktop, host (this machine's\n"
+        "                        physical memory), name=..,memory_mb=M,.. or a\n"
+        "                        device of --devices FILE\n"
+        "  --devices FILE        devices of your own (CSV, see edgefit-layerwise)\n"
+        "  --list-devices        print the catalogue and exit\n"
         "  --batch-limit N       upper bound on the batch (default 128)\n"
         "  --optimizer O         sgd|momentum|adam for the training memory\n"
         "                        (default sgd)\n"
         "  --format F            table|csv|json on stdout (default table)\n"
         "  --out DIR             write layerwise_breakdown.csv, memory_plan.json\n"
         "  --strict              exit 3 when the model does not fit the budget\n"
+        "                        (needs --max-memory-mb or --device)\n"
         "  --help, --version\n"
+        "\n"
+        "Warnings (a batch capped or reduced, a budget exceeded) go to stderr\n"
+        "in every format, and into memory_plan.json's \"warnings\".\n"
         "\n"
         "Exit status: 0 success, 1 runtime failure, 2 bad usage or input,\n"
         "3 constraint not met with --strict.\n");
@@ -59,6 +74,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"max-memory-mb", required_argument, NULL, O_MAXMEM},
         {"batch-limit", required_argument, NULL, O_LIMIT},
         {"optimizer", required_argument, NULL, O_OPT},
+        CLI_DEVICE_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_STRICT_OPTION,
         {NULL, 0, NULL, 0},
@@ -71,11 +87,12 @@ static int parse_args(int argc, char **argv, struct options *o)
         .precision = MEMEST_FP32,
         .batch_limit = 128,
         .optimizer = MEMEST_OPT_SGD,
+        .dev = {.device = NULL},
     };
     opterr = 0;
     int c, rc = CLI_EXIT_OK;
     while (rc == CLI_EXIT_OK &&
-           (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+           (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_MODEL:
             o->model = optarg;
@@ -94,11 +111,13 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         case O_MAXMEM:
-            if (!cli_parse_double("--max-memory-mb", optarg, 0.0, 1e15,
-                                  &o->max_memory_mb)) {
+            /* A budget of 0 (or -0) would plan nothing: refused. */
+            if (!cli_parse_positive("--max-memory-mb", optarg, 1e15,
+                                    &o->max_memory_mb)) {
                 rc = CLI_EXIT_USAGE;
             }
             o->simulate = 1;
+            o->have_budget = 1;
             break;
         case O_LIMIT:
             if (!cli_parse_u64("--batch-limit", optarg, 1, UINT32_MAX,
@@ -113,12 +132,61 @@ static int parse_args(int argc, char **argv, struct options *o)
                 rc = CLI_EXIT_USAGE;
             }
             break;
-        default:
-            rc = cli_common_option(c, &app, argv, &o->co);
+        default: {
+            const int dv = cli_device_option(c, &o->dev);
+            if (dv < 0) {
+                rc = CLI_EXIT_USAGE;
+            } else if (dv == 0) {
+                rc = cli_common_option(c, &app, argv, &o->co);
+            }
             break;
         }
+        }
     }
-    return rc == CLI_EXIT_OK ? cli_no_operands(argc, argv) : rc;
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_no_operands(argc, argv);
+    }
+    if (rc != CLI_EXIT_OK || o->dev.list) {
+        return rc;
+    }
+    o->have_device = o->dev.device != NULL;
+    if (o->have_device && o->have_budget) {
+        cli_error("--device and --max-memory-mb: give one budget, not both");
+        return CLI_EXIT_USAGE;
+    }
+    if (o->co.strict && !o->have_budget && !o->have_device) {
+        cli_error("--strict: there is no budget to hold the model to; give "
+                  "--max-memory-mb or --device");
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* --device: its memory becomes the budget, as if given with
+ * --max-memory-mb. */
+static int device_budget(struct options *o, struct cli_devices *devs)
+{
+    if (o->dev.devices_file && !cli_devices_load(o->dev.devices_file, devs)) {
+        return CLI_EXIT_USAGE;
+    }
+    struct prof_device d;
+    memset(&d, 0, sizeof d);
+    if (strcmp(o->dev.device, "host") == 0) {
+        /* Only the memory is needed: no calibration run. */
+        snprintf(d.name, sizeof d.name, "host");
+        d.memory_mb = (double)prof_host_memory_bytes() / (1024.0 * 1024.0);
+    } else if (!cli_device_resolve(o->dev.device,
+                                   o->dev.devices_file ? devs : NULL, &d)) {
+        return CLI_EXIT_USAGE;
+    }
+    if (!(d.memory_mb > 0.0)) {
+        cli_error("--device: the memory of '%s' is unknown (give it with "
+                  "memory_mb=, or use --max-memory-mb)", d.name);
+        return CLI_EXIT_USAGE;
+    }
+    o->max_memory_mb = d.memory_mb;
+    o->simulate = 1;
+    return CLI_EXIT_OK;
 }
 
 /* Everything the run computes, before anything is printed or written. */
@@ -129,6 +197,10 @@ struct result {
     struct memest_run_plan plan;
     struct memest_totals totals;
     struct memest_training training, training_mixed;
+    /* The plan's warnings, then the app's own (a capped batch). */
+    size_t warning_count;
+    const char *warnings[MEMEST_PLAN_MAX_WARNINGS + 1];
+    char cap_warning[160];
     art_table *layers;
     art_doc *plan_doc;
 };
@@ -191,10 +263,6 @@ static int build_layers_table(struct result *r)
 static int build_plan_doc(const struct options *o, struct result *r)
 {
     const struct memest_run_plan *p = &r->plan;
-    const char *warnings[MEMEST_PLAN_MAX_WARNINGS];
-    for (size_t i = 0; i < p->warning_count; i++) {
-        warnings[i] = p->warnings[i];
-    }
     art_doc *d = NULL;
     int st = art_doc_create(&d);
     r->plan_doc = d;
@@ -207,14 +275,15 @@ static int build_plan_doc(const struct options *o, struct result *r)
     }
     if (st == ART_OK) {
         st = art_doc_set_text(d, "precision_mode",
-                              memest_precision_mode_name(p->precision));
+                              memest_precision_name(p->precision));
     }
     if (st == ART_OK) {
         st = art_doc_set_real(d, "estimated_memory_mb",
                               p->estimated_memory_mb);
     }
     if (st == ART_OK) {
-        st = art_doc_set_texts(d, "warnings", warnings, p->warning_count);
+        st = art_doc_set_texts(d, "warnings", r->warnings,
+                               r->warning_count);
     }
     if (st == ART_OK) {
         st = art_doc_set_text(d, "model", memest_model_name(r->model));
@@ -224,6 +293,13 @@ static int build_plan_doc(const struct options *o, struct result *r)
     }
     if (st == ART_OK && o->simulate) {
         st = art_doc_set_real(d, "max_memory_mb", o->max_memory_mb);
+    }
+    if (st == ART_OK && o->simulate) {
+        st = art_doc_set_bool(d, "fits",
+                              p->estimated_memory_mb <= o->max_memory_mb);
+    }
+    if (st == ART_OK && o->have_device) {
+        st = art_doc_set_text(d, "device", o->dev.device);
     }
     if (st == ART_OK && o->simulate) {
         st = art_doc_set_uint(d, "batch_size_limit", o->batch_limit);
@@ -284,6 +360,24 @@ static int compute(const struct options *o, struct result *r)
     if (st != MEMEST_OK) {
         return memest_failed("planning the run", st);
     }
+    for (size_t i = 0; i < r->plan.warning_count; i++) {
+        r->warnings[r->warning_count++] = r->plan.warnings[i];
+    }
+    /* The original's warning says "due to memory constraints" even when
+     * the limit, not the memory, capped the batch: say which. */
+    if (o->simulate && o->batch > o->batch_limit) {
+        snprintf(r->cap_warning, sizeof r->cap_warning,
+                 "Requested batch %" PRIu64 " is above --batch-limit %" PRIu64
+                 "; the plan starts from %" PRIu64 ".",
+                 o->batch, o->batch_limit, o->batch_limit);
+        r->warnings[r->warning_count++] = r->cap_warning;
+    } else if (!o->simulate && o->batch > o->batch_limit) {
+        snprintf(r->cap_warning, sizeof r->cap_warning,
+                 "--batch-limit %" PRIu64 " has no effect without a budget "
+                 "(--max-memory-mb or --device); batch %" PRIu64 " is "
+                 "planned as requested.", o->batch_limit, o->batch);
+        r->warnings[r->warning_count++] = r->cap_warning;
+    }
     const uint64_t batch = r->plan.batch_size;
     st = memest_estimate_totals(r->model, batch, o->precision, &r->totals);
     if (st == MEMEST_OK) {
@@ -332,17 +426,17 @@ static void print_summary(const struct options *o, const struct result *r)
            memest_optimizer_name(o->optimizer), r->training.total_mb,
            r->training_mixed.total_mb);
     if (p->enabled) {
+        const int fits = p->estimated_memory_mb <= o->max_memory_mb;
         printf("plan: batch %" PRIu64 " of %" PRIu64 " requested, %s, "
-               "%.6f MB within %.4f MB (limit %" PRIu64 ")\n",
-               p->batch_size, o->batch,
-               memest_precision_mode_name(p->precision),
-               p->estimated_memory_mb, o->max_memory_mb, o->batch_limit);
+               "%.6f MB %s %.4f MB%s%s (batch limit %" PRIu64 ")\n",
+               p->batch_size, o->batch, memest_precision_name(p->precision),
+               p->estimated_memory_mb, fits ? "within" : "EXCEEDS",
+               o->max_memory_mb, o->have_device ? " of " : "",
+               o->have_device ? o->dev.device : "", o->batch_limit);
     } else {
-        printf("plan: simulation off (give --max-memory-mb), batch %" PRIu64
-               ", %.6f MB\n", p->batch_size, p->estimated_memory_mb);
-    }
-    for (size_t i = 0; i < p->warning_count; i++) {
-        printf("warning: %s\n", p->warnings[i]);
+        printf("plan: simulation off (give --max-memory-mb or --device), "
+               "batch %" PRIu64 ", %.6f MB\n", p->batch_size,
+               p->estimated_memory_mb);
     }
 }
 
@@ -410,8 +504,31 @@ int main(int argc, char **argv)
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
+    struct cli_devices devs;
+    memset(&devs, 0, sizeof devs);
+    if (o.dev.list) {
+        if (o.dev.devices_file && !cli_devices_load(o.dev.devices_file,
+                                                    &devs)) {
+            return CLI_EXIT_USAGE;
+        }
+        cli_devices_list(stdout, o.dev.devices_file ? &devs : NULL);
+        cli_devices_free(&devs);
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+    }
+    if (o.have_device) {
+        rc = device_budget(&o, &devs);
+        cli_devices_free(&devs);
+        if (rc != CLI_EXIT_OK) {
+            return rc;
+        }
+    }
     struct result r = {0};
     rc = compute(&o, &r);
+    /* Warnings reach stderr whatever the format: a CSV on stdout has no
+     * room for them and a user piping it must still see them. */
+    for (size_t i = 0; rc == CLI_EXIT_OK && i < r.warning_count; i++) {
+        cli_warn("%s", r.warnings[i]);
+    }
     if (rc == CLI_EXIT_OK) {
         rc = print_stdout(&o, &r);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calib.h"
 #include "cli.h"
 #include "devices.h"
 #include "edgefit/artifacts.h"
@@ -16,7 +17,7 @@
 
 struct options {
     struct prof_stream_opts stream;
-    double triad_mib; /* 0: the library's default size */
+    struct cli_calib_opts calib;
     struct cli_common co;
     struct cli_device_opts dev;
     int have_power;
@@ -52,6 +53,8 @@ static void usage(FILE *f)
         "  --seed N               weights and synthetic data (default 42)\n"
         "  --triad-mib X          size of the bandwidth calibration's three\n"
         "                         arrays together, MiB (default 2 x L3)\n"
+        "  --recalibrate          measure the host again instead of reading\n"
+        "                         the calibration cache\n"
         "  --device D             also predict each operator on D: rpi4,\n"
         "                         jetson-nano, desktop, host, a device of\n"
         "                         --devices, or\n"
@@ -104,7 +107,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"data", required_argument, NULL, O_DATA},
         {"data-dir", required_argument, NULL, O_DATA_DIR},
         {"seed", required_argument, NULL, O_SEED},
-        {"triad-mib", required_argument, NULL, O_TRIAD},
+        CLI_CALIB_OPTIONS,
         CLI_DEVICE_OPTIONS,
         {"power-watts", required_argument, NULL, O_POWER},
         CLI_COMMON_OPTIONS,
@@ -116,11 +119,12 @@ static int parse_args(int argc, char **argv, struct options *o)
                                        usage};
     memset(o, 0, sizeof(*o));
     prof_stream_opts_init(&o->stream);
+    cli_calib_opts_init(&o->calib);
     struct prof_stream_opts *s = &o->stream;
     uint64_t v = 0;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_FEATURES:
             if (!cli_parse_u64("--features", optarg, 1, SIZE_MAX_OPT,
@@ -205,21 +209,16 @@ static int parse_args(int argc, char **argv, struct options *o)
                 return CLI_EXIT_USAGE;
             }
             break;
-        case O_TRIAD:
-            if (!cli_parse_double("--triad-mib", optarg, 1.0, 1048576.0,
-                                  &o->triad_mib)) {
-                return CLI_EXIT_USAGE;
-            }
-            break;
         case O_POWER:
-            if (!cli_parse_double("--power-watts", optarg, 0.0, 1e6,
-                                  &o->power_watts)) {
+            if (!cli_parse_positive("--power-watts", optarg, 1e6,
+                                    &o->power_watts)) {
                 return CLI_EXIT_USAGE;
             }
             o->have_power = 1;
             break;
         default: {
-            const int dv = cli_device_option(c, &o->dev);
+            const int cv = cli_calib_option(c, &o->calib);
+            const int dv = cv ? cv : cli_device_option(c, &o->dev);
             if (dv != 0) {
                 if (dv < 0) {
                     return CLI_EXIT_USAGE;
@@ -335,8 +334,8 @@ static int build_ops_table(struct result *r)
 {
     /* The seed's columns first, then what the measurement adds. */
     static const char *const names[] = {
-        "operator", "latency_ms", "memory_kb", "latency_ms_min",
-        "latency_ms_p90", "latency_ms_max", "latency_ms_mad", "bytes_moved",
+        "operator", "latency_ms", "memory_kb", "latency_min_ms",
+        "latency_p90_ms", "latency_max_ms", "latency_mad_ms", "bytes_moved",
         "macs", "intensity_mac_per_byte", "bound", "fp16_latency_ms",
         "int8_latency_ms", "host_predicted_ms", "host_prediction_error",
         "host_memory_level", "host_dram_predicted_ms",
@@ -676,18 +675,11 @@ static void progress(const struct options *o, const char *what)
 
 static int compute(const struct options *o, struct result *r)
 {
-    if (o->triad_mib > 0.0) {
-        char buf[64];
-        snprintf(buf, sizeof(buf), "%.17g", o->triad_mib);
-        if (setenv("PROF_TRIAD_MIB", buf, 1) != 0) {
-            cli_error("--triad-mib: cannot pass the size on");
-            return CLI_EXIT_FAILURE;
-        }
-    }
-    progress(o, "calibrating the host (FMA peak, memory triad)");
-    int st = prof_host_calibration(&r->cal);
+    bool cached = false;
+    struct cli_calib_opts co = o->calib;
+    co.quiet = o->co.quiet;
+    int st = cli_host_calibration(&co, &r->cal, &cached);
     if (st != PROF_OK) {
-        progress(o, NULL);
         cli_error("calibrating the host: %s", prof_strerror(st));
         return CLI_EXIT_FAILURE;
     }
@@ -729,8 +721,9 @@ static void print_summary(const struct result *r)
            PRIu64 ", %" PRIu64 " output(s), %s, %s data, interval %.3f ms\n",
            p->feature_count, p->batch, p->hidden, p->outputs, p->activation,
            p->data_source, p->stream_interval_ms);
-    printf("host: %.1f GMAC/s (%s FMA, one thread), triad %.2f GB/s "
-           "(%.0f MiB), knee %.2f MAC/byte\n",
+    printf("host: peak %.1f GMAC/s (%s, one thread; best of the FMA loop "
+           "and sgemm), main-memory triad %.2f GB/s (%.0f MiB), DRAM knee "
+           "%.2f MAC/byte\n",
            r->cal.peak.gmacs, r->cal.peak.path, r->cal.triad.gbps,
            (double)r->cal.triad.total_bytes / 1048576.0,
            r->cal.knee_mac_per_byte);

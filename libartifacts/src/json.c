@@ -1,5 +1,6 @@
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -7,8 +8,6 @@ struct art_doc {
     json_t *obj;
 };
 
-/* Indented, insertion order kept, reals exact (17 significant digits). */
-#define DUMP_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
 
 ART_API int art_doc_create(art_doc **out)
 {
@@ -120,12 +119,107 @@ ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub)
     return set_new(d, key, json_deep_copy(sub->obj));
 }
 
+/* jansson writes every real with a fixed number of digits (17 gives
+ * 0.29886600000000002 for 0.298866), so the values are written here, in
+ * jansson's indented layout, with each real in the shortest form that
+ * reads back exactly (art_format_real) and ".0" kept on whole numbers so
+ * they stay reals. Strings, with their escapes, are still jansson's. */
+static int emit(json_t *v, FILE *f, int depth);
+
+static int indent(FILE *f, int depth)
+{
+    return fprintf(f, "\n%*s", 2 * depth, "") < 0 ? ART_E_IO : ART_OK;
+}
+
+static int emit_real(double x, FILE *f)
+{
+    char buf[64];
+    art_format_real(x, buf, sizeof buf);
+    if (!isfinite(x)) {
+        return fputs("null", f) == EOF ? ART_E_IO : ART_OK;
+    }
+    const int whole = strpbrk(buf, ".eE") == NULL;
+    return fprintf(f, "%s%s", buf, whole ? ".0" : "") < 0 ? ART_E_IO
+                                                          : ART_OK;
+}
+
+static int emit(json_t *v, FILE *f, int depth)
+{
+    int st = ART_OK;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        if (json_object_size(v) == 0) {
+            return fputs("{}", f) == EOF ? ART_E_IO : ART_OK;
+        }
+        if (fputc('{', f) == EOF) {
+            return ART_E_IO;
+        }
+        const char *key;
+        json_t *val;
+        size_t i = 0;
+        json_object_foreach(v, key, val) {
+            if (st == ART_OK && i++ > 0 && fputc(',', f) == EOF) {
+                st = ART_E_IO;
+            }
+            if (st == ART_OK) {
+                st = indent(f, depth + 1);
+            }
+            json_t *k = st == ART_OK ? json_string(key) : NULL;
+            if (st == ART_OK && !k) {
+                st = ART_E_NOMEM;
+            }
+            if (st == ART_OK &&
+                (json_dumpf(k, f, JSON_ENCODE_ANY) != 0 ||
+                 fputs(": ", f) == EOF)) {
+                st = ART_E_IO;
+            }
+            json_decref(k);
+            if (st == ART_OK) {
+                st = emit(val, f, depth + 1);
+            }
+        }
+        if (st == ART_OK) {
+            st = indent(f, depth);
+        }
+        return st == ART_OK && fputc('}', f) == EOF ? ART_E_IO : st;
+    }
+    case JSON_ARRAY: {
+        if (json_array_size(v) == 0) {
+            return fputs("[]", f) == EOF ? ART_E_IO : ART_OK;
+        }
+        if (fputc('[', f) == EOF) {
+            return ART_E_IO;
+        }
+        for (size_t i = 0; st == ART_OK && i < json_array_size(v); i++) {
+            if (i > 0 && fputc(',', f) == EOF) {
+                st = ART_E_IO;
+            }
+            if (st == ART_OK) {
+                st = indent(f, depth + 1);
+            }
+            if (st == ART_OK) {
+                st = emit(json_array_get(v, i), f, depth + 1);
+            }
+        }
+        if (st == ART_OK) {
+            st = indent(f, depth);
+        }
+        return st == ART_OK && fputc(']', f) == EOF ? ART_E_IO : st;
+    }
+    case JSON_REAL:
+        return emit_real(json_real_value(v), f);
+    default:
+        return json_dumpf(v, f, JSON_ENCODE_ANY) != 0 ? ART_E_IO : ART_OK;
+    }
+}
+
 static int dump(json_t *v, FILE *f)
 {
-    if (json_dumpf(v, f, DUMP_FLAGS) != 0 || fputc('\n', f) == EOF) {
-        return ART_E_IO;
+    int st = emit(v, f, 0);
+    if (st == ART_OK && fputc('\n', f) == EOF) {
+        st = ART_E_IO;
     }
-    return ferror(f) ? ART_E_IO : ART_OK;
+    return st == ART_OK && ferror(f) ? ART_E_IO : st;
 }
 
 static int write_doc(const void *obj, FILE *f)

@@ -445,8 +445,16 @@ void art_format_real(double v, char *buf, size_t len)
         snprintf(buf, len, v < 0 ? "-inf" : "inf");
         return;
     }
-    /* The shortest of 1..17 significant digits that reads back exactly:
-     * 0.1 stays "0.1", and every double survives a CSV round trip. */
+    /* A whole number below 2^53 (a count, a byte size held as a real) is
+     * written in full: "9282560", not the shorter "9.28256e+06" that reads
+     * back to the same double but not as the integer a reader expects. */
+    if (v == floor(v) && fabs(v) < 0x1p53) {
+        snprintf(buf, len, "%.0f", v);
+        return;
+    }
+    /* Otherwise the shortest of 1..17 significant digits that reads back
+     * exactly: 0.1 stays "0.1" (not 0.10000000000000001), and every double
+     * survives a CSV round trip. */
     char tmp[48]; /* "%.17g" needs at most 24 bytes */
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, v);

@@ -234,18 +234,13 @@ static uint64_t physical_bytes(void)
 
 #define MIB (UINT64_C(1) << 20)
 
+PROF_API uint64_t prof_host_memory_bytes(void)
+{
+    return physical_bytes();
+}
+
 PROF_API uint64_t prof_triad_default_bytes(void)
 {
-    const char *env = getenv("PROF_TRIAD_MIB");
-    if (env && *env) {
-        char *end = NULL;
-        errno = 0;
-        const double mib = strtod(env, &end);
-        if (errno == 0 && end && *end == '\0' && isfinite(mib) &&
-            mib > 0.0 && mib < 1048576.0) {
-            return (uint64_t)(mib * (double)MIB) / 192u * 192u;
-        }
-    }
     uint64_t llc = prof_cache_bytes(3);
     if (llc == 0) {
         llc = prof_cache_bytes(2);
@@ -439,51 +434,320 @@ PROF_API uint64_t prof_cache_footprint_bytes(int level, uint64_t l1,
     return fp;
 }
 
-static pthread_once_t host_once = PTHREAD_ONCE_INIT;
-static struct prof_calibration host_cal;
-static int host_status;
-
-static void calibrate_host(void)
+PROF_API void prof_calib_opts_init(struct prof_calib_opts *opts)
 {
-    memset(&host_cal, 0, sizeof(host_cal));
-    host_status = prof_measure_peak(kern_cpu_flags(), 5, &host_cal.peak);
-    if (host_status != PROF_OK) {
-        return;
+    if (opts) {
+        opts->triad_bytes = 0;
+        opts->trials = 5;
     }
-    host_cal.l1_bytes = prof_cache_bytes(1);
-    host_cal.l2_bytes = prof_cache_bytes(2);
-    host_cal.l3_bytes = prof_cache_bytes(3);
+}
+
+/* The best of the runs is the figure: on a shared machine a slower run
+ * measures the neighbours, not the hardware (STREAM reports its best rate
+ * for the same reason). The median stays in the spread fields. */
+static void keep_best_peak(struct prof_peak *p)
+{
+    p->gmacs = p->gmacs_max;
+}
+
+static void keep_best_triad(struct prof_triad *t)
+{
+    t->gbps = t->gbps_max;
+}
+
+/* Time fn(ctx) (one call = macs MACs) runs times, each sample repeating
+ * calls until it lasts PEAK_RUN_NS / 4, into *out as GMAC/s (best kept). */
+typedef int (*kernel_fn)(void *ctx);
+
+static int time_kernel(kernel_fn fn, void *ctx, double macs, unsigned runs,
+                       const char *path, struct prof_peak *out)
+{
+    double *rate = malloc(runs * sizeof(double));
+    if (!rate) {
+        return PROF_E_NOMEM;
+    }
+    int st = fn(ctx); /* warm: packing buffers, pages, the clock */
+    uint64_t calls = 1;
+    while (st == PROF_OK) {
+        const uint64_t t0 = prof_now_ns();
+        for (uint64_t i = 0; st == PROF_OK && i < calls; i++) {
+            st = fn(ctx);
+        }
+        const uint64_t dt = prof_now_ns() - t0;
+        if (dt >= PEAK_RUN_NS / 4 || calls >= (UINT64_C(1) << 20)) {
+            break;
+        }
+        calls *= 2;
+    }
+    for (unsigned r = 0; st == PROF_OK && r < runs; r++) {
+        const uint64_t t0 = prof_now_ns();
+        for (uint64_t i = 0; st == PROF_OK && i < calls; i++) {
+            st = fn(ctx);
+        }
+        const uint64_t dt = prof_now_ns() - t0;
+        rate[r] = macs * (double)calls / (double)(dt ? dt : 1);
+    }
+    if (st == PROF_OK) {
+        out->path = path;
+        out->runs = runs;
+        spread(rate, runs, &out->gmacs, &out->gmacs_min, &out->gmacs_max);
+        keep_best_peak(out);
+    }
+    free(rate);
+    return st;
+}
+
+/* The products the calibration times: 256 x 256 x 256, large enough for
+ * the kernels' packed paths and small enough (256 KiB per fp32 operand) to
+ * time in a few milliseconds; the shape the executor's dense and conv
+ * layers reach at moderate sizes. */
+#define PK 256u
+
+struct kctx {
+    float *a, *b, *c;
+    uint16_t *a16, *b16;
+    int8_t *qa;
+    void *qw;
+    int32_t *qc;
+};
+
+static int run_sgemm(void *p)
+{
+    struct kctx *x = p;
+    return kern_sgemm(0, PK, PK, PK, x->a, PK, x->b, PK, x->c, PK) == KERN_OK
+               ? PROF_OK
+               : PROF_E_KERNEL;
+}
+
+/* What the executor's 16-bit dense layer does: widen both operands, then
+ * the fp32 product. */
+static int run_f16(void *p)
+{
+    struct kctx *x = p;
+    if (kern_f16_to_f32(x->a, x->a16, PK * PK) != KERN_OK ||
+        kern_f16_to_f32(x->b, x->b16, PK * PK) != KERN_OK) {
+        return PROF_E_KERNEL;
+    }
+    return run_sgemm(p);
+}
+
+static int run_q8(void *p)
+{
+    struct kctx *x = p;
+    return kern_q8_gemm(PK, PK, PK, x->qa, PK, x->qw, x->qc, PK) == KERN_OK
+               ? PROF_OK
+               : PROF_E_KERNEL;
+}
+
+/* The kernels' peaks, one thread (as the FMA loop). */
+static int measure_kernel_peaks(unsigned runs, struct prof_calibration *c)
+{
+    struct kctx x;
+    memset(&x, 0, sizeof x);
+    const size_t n = (size_t)PK * PK;
+    const size_t qbytes = kern_q8_packed_bytes(PK, PK);
+    int st = PROF_E_NOMEM;
+    x.a = aligned_alloc(64, n * sizeof(float));
+    x.b = aligned_alloc(64, n * sizeof(float));
+    x.c = aligned_alloc(64, n * sizeof(float));
+    x.a16 = malloc(n * sizeof(uint16_t));
+    x.b16 = malloc(n * sizeof(uint16_t));
+    x.qa = malloc(n);
+    x.qw = malloc(qbytes ? qbytes : 1);
+    x.qc = malloc(n * sizeof(int32_t));
+    const int threads = kern_get_threads();
+    if (!x.a || !x.b || !x.c || !x.a16 || !x.b16 || !x.qa || !x.qw ||
+        !x.qc) {
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        x.a[i] = (float)(i % 7) * 0.125f - 0.375f;
+        x.b[i] = (float)(i % 5) * 0.25f - 0.5f;
+        x.qa[i] = (int8_t)((int)(i % 255) - 127);
+    }
+    if (kern_f32_to_f16(x.a16, x.a, n) != KERN_OK ||
+        kern_f32_to_f16(x.b16, x.b, n) != KERN_OK ||
+        kern_q8_pack_weights(x.qa, PK, PK, PK, x.qw, qbytes) != KERN_OK) {
+        st = PROF_E_KERNEL;
+        goto done;
+    }
+    kern_set_threads(1);
+    const double macs = (double)PK * PK * PK / 1e9 * 1e9;
+    st = time_kernel(run_sgemm, &x, macs, runs, "sgemm", &c->sgemm);
+    if (st == PROF_OK) {
+        st = time_kernel(run_f16, &x, macs, runs, "f16+sgemm", &c->f16);
+    }
+    if (st == PROF_OK) {
+        st = time_kernel(run_q8, &x, macs, runs, "q8_gemm", &c->int8);
+    }
+    kern_set_threads(threads);
+done:
+    free(x.a);
+    free(x.b);
+    free(x.c);
+    free(x.a16);
+    free(x.b16);
+    free(x.qa);
+    free(x.qw);
+    free(x.qc);
+    return st;
+}
+
+static const char *level_label(unsigned level)
+{
+    static const char *const names[] = {"main memory", "L1", "L2", "L3"};
+    return level < 4 ? names[level] : "?";
+}
+
+/* Measure level i of c (a cache when level > 0) into its triad. */
+static int measure_level(struct prof_calibration *c, unsigned i,
+                         uint64_t footprint, unsigned trials)
+{
+    struct prof_mem_level *l = &c->levels[i];
+    const int st = l->level == 0
+                       ? prof_measure_triad(footprint, trials, &l->triad)
+                       : prof_measure_cache_triad(footprint, trials,
+                                                  &l->triad);
+    if (st == PROF_OK) {
+        keep_best_triad(&l->triad);
+    }
+    return st;
+}
+
+PROF_API int prof_calibrate(const struct prof_calib_opts *opts,
+                            struct prof_calibration *out)
+{
+    if (!out) {
+        return PROF_E_INVALID;
+    }
+    struct prof_calib_opts o;
+    prof_calib_opts_init(&o);
+    if (opts) {
+        o = *opts;
+    }
+    if (o.trials == 0) {
+        o.trials = 5;
+    }
+    const uint64_t triad_bytes =
+        o.triad_bytes ? o.triad_bytes / 192u * 192u
+                      : prof_triad_default_bytes();
+    struct prof_calibration c;
+    memset(&c, 0, sizeof c);
+    c.trials = o.trials;
+    int st = prof_measure_peak(kern_cpu_flags(), o.trials, &c.fma);
+    if (st != PROF_OK) {
+        return st;
+    }
+    keep_best_peak(&c.fma);
+    if ((st = measure_kernel_peaks(o.trials, &c)) != PROF_OK) {
+        return st;
+    }
+    c.peak = c.sgemm.gmacs > c.fma.gmacs ? c.sgemm : c.fma;
+    c.l1_bytes = prof_cache_bytes(1);
+    c.l2_bytes = prof_cache_bytes(2);
+    c.l3_bytes = prof_cache_bytes(3);
     /* Caches first, while nothing large has been touched yet. */
-    const uint64_t sizes[3] = {host_cal.l1_bytes, host_cal.l2_bytes,
-                               host_cal.l3_bytes};
+    const uint64_t sizes[3] = {c.l1_bytes, c.l2_bytes, c.l3_bytes};
+    uint64_t footprint[PROF_MEM_LEVELS_MAX];
     unsigned n = 0;
     for (int level = 1; level <= 3; level++) {
-        const uint64_t fp = prof_cache_footprint_bytes(
-            level, sizes[0], sizes[1], sizes[2]);
+        const uint64_t fp = prof_cache_footprint_bytes(level, sizes[0],
+                                                       sizes[1], sizes[2]);
         if (fp == 0) {
             continue;
         }
-        struct prof_mem_level *l = &host_cal.levels[n];
-        host_status = prof_measure_cache_triad(fp, 5, &l->triad);
-        if (host_status != PROF_OK) {
-            return;
+        c.levels[n].level = (unsigned)level;
+        c.levels[n].capacity_bytes = sizes[level - 1];
+        footprint[n] = fp;
+        if ((st = measure_level(&c, n, fp, o.trials)) != PROF_OK) {
+            return st;
         }
-        l->level = (unsigned)level;
-        l->capacity_bytes = sizes[level - 1];
         n++;
     }
-    /* Main memory: the time of the whole calibration is in these passes
-     * over twice the last-level cache, so three runs. */
-    host_status = prof_measure_triad(0, 3, &host_cal.triad);
-    if (host_status != PROF_OK) {
-        return;
+    /* Main memory: most of the calibration's time is in these passes. */
+    c.levels[n].level = 0;
+    c.levels[n].capacity_bytes = 0;
+    footprint[n] = triad_bytes;
+    if ((st = measure_level(&c, n, triad_bytes, o.trials < 3 ? o.trials : 3))
+        != PROF_OK) {
+        return st;
     }
-    host_cal.levels[n].level = 0;
-    host_cal.levels[n].capacity_bytes = 0;
-    host_cal.levels[n].triad = host_cal.triad;
-    host_cal.level_count = n + 1;
-    host_cal.knee_mac_per_byte = host_cal.peak.gmacs / host_cal.triad.gbps;
-    host_cal.memory_mb = physical_bytes() / MIB;
+    c.level_count = n + 1;
+    /* A smaller level slower than a larger one is a disturbed measurement
+     * (L2 once measured below DRAM on a busy machine): measure both again,
+     * a few times, before giving up. */
+    for (unsigned i = 0; i + 1 < c.level_count; i++) {
+        for (int retry = 0; retry < 3 &&
+             c.levels[i].triad.gbps < c.levels[i + 1].triad.gbps; retry++) {
+            c.order_retries++;
+            struct prof_triad keep = c.levels[i].triad;
+            if ((st = measure_level(&c, i, footprint[i], o.trials)) !=
+                PROF_OK) {
+                return st;
+            }
+            if (c.levels[i].triad.gbps < keep.gbps) {
+                c.levels[i].triad = keep;
+            }
+        }
+        if (c.levels[i].triad.gbps < c.levels[i + 1].triad.gbps) {
+            /* Still out of order: a level cannot be slower than the one
+             * behind it (its misses go there), so its roof is at least
+             * that one's. Said, not hidden. */
+            c.order_fixed++;
+            snprintf(c.order_note, sizeof c.order_note,
+                     "%s measured %.3g GB/s, below %s's %.3g GB/s; raised to "
+                     "it", level_label(c.levels[i].level),
+                     c.levels[i].triad.gbps,
+                     level_label(c.levels[i + 1].level),
+                     c.levels[i + 1].triad.gbps);
+            c.levels[i].triad.gbps = c.levels[i + 1].triad.gbps;
+        }
+    }
+    /* Retries run the checks from the largest level down again: a
+     * raised level may now be faster than a smaller one. */
+    for (unsigned i = c.level_count - 1; i-- > 0;) {
+        if (c.levels[i].triad.gbps < c.levels[i + 1].triad.gbps) {
+            c.levels[i].triad.gbps = c.levels[i + 1].triad.gbps;
+        }
+    }
+    c.triad = c.levels[n].triad;
+    c.knee_mac_per_byte = c.peak.gmacs / c.triad.gbps;
+    c.memory_mb = physical_bytes() / MIB;
+    *out = c;
+    return PROF_OK;
+}
+
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct prof_calibration host_cal;
+static int host_status;
+static int host_installed;
+
+static void calibrate_host(void)
+{
+    pthread_mutex_lock(&host_lock);
+    if (!host_installed) {
+        host_status = prof_calibrate(NULL, &host_cal);
+    }
+    pthread_mutex_unlock(&host_lock);
+}
+
+PROF_API int prof_host_calibration_set(const struct prof_calibration *cal)
+{
+    if (!cal) {
+        return PROF_E_INVALID;
+    }
+    if (!(cal->peak.gmacs > 0.0) || !isfinite(cal->peak.gmacs) ||
+        !(cal->triad.gbps > 0.0) || !isfinite(cal->triad.gbps) ||
+        cal->level_count == 0 || cal->level_count > PROF_MEM_LEVELS_MAX) {
+        return PROF_E_RANGE;
+    }
+    pthread_mutex_lock(&host_lock);
+    host_cal = *cal;
+    host_status = PROF_OK;
+    host_installed = 1;
+    pthread_mutex_unlock(&host_lock);
+    return PROF_OK;
 }
 
 PROF_API int prof_host_calibration(struct prof_calibration *out)
@@ -492,8 +756,11 @@ PROF_API int prof_host_calibration(struct prof_calibration *out)
         return PROF_E_INVALID;
     }
     pthread_once(&host_once, calibrate_host);
-    if (host_status == PROF_OK) {
+    pthread_mutex_lock(&host_lock);
+    const int st = host_status;
+    if (st == PROF_OK) {
         *out = host_cal;
     }
-    return host_status;
+    pthread_mutex_unlock(&host_lock);
+    return st;
 }

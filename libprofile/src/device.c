@@ -26,6 +26,11 @@ static const struct prof_device catalog[] = {
          * pipes, Cortex-A72 software optimisation guide), so
          * 4 x 1.5e9 x 4 = 24 GMAC/s (48 GFLOP/s). */
         .peak_gmacs = 24.0,
+        /* ARMv8.0: no fp16 arithmetic and no int8 dot product. 16-bit
+         * storage is widened to fp32 (the fp32 peak); int8 runs as 16-bit
+         * NEON MLA, 8 lanes per cycle: 4 x 1.5e9 x 8 = 48 GMAC/s. */
+        .peak_gmacs_f16 = 24.0,
+        .peak_gmacs_int8 = 48.0,
         /* Raspberry Pi 4 product brief: 5 V 3 A supply; about 6.4 W is the
          * commonly measured draw with all four cores loaded. */
         .power_watts = 6.4,
@@ -42,6 +47,10 @@ static const struct prof_device catalog[] = {
          * sheet's 472 GFLOPS is the 128-core Maxwell GPU in fp16 (236 GFLOPS,
          * 118 GMAC/s in fp32), which edgefit's CPU kernels do not use. */
         .peak_gmacs = 22.88,
+        /* ARMv8.0 as the Pi's A72: fp32 for 16-bit storage; int8 as 16-bit
+         * MLA, 8 lanes: 4 x 1.43e9 x 8 = 45.76 GMAC/s. */
+        .peak_gmacs_f16 = 22.88,
+        .peak_gmacs_int8 = 45.76,
         /* Data sheet power modes: 10 W (MAXN) and 5 W; the 10 W mode runs
          * all four cores at full clock. */
         .power_watts = 10.0,
@@ -56,11 +65,61 @@ static const struct prof_device catalog[] = {
          * units per core (8 fp32 lanes each): 8 x 3.5e9 x 2 x 8 =
          * 448 GMAC/s. A class figure, not one product. */
         .peak_gmacs = 448.0,
+        /* 16-bit storage computes in fp32 on AVX2 (F16C widens it). int8:
+         * VPMADDUBSW + VPMADDWD, 32 MACs per 256-bit pair, one pair per
+         * cycle per core: 8 x 3.5e9 x 32 = 896 GMAC/s. */
+        .peak_gmacs_f16 = 448.0,
+        .peak_gmacs_int8 = 896.0,
         /* The 65 W TDP class of such mainstream desktop processors. */
         .power_watts = 65.0,
         .memory_mb = 16384.0,
     },
 };
+
+PROF_API double prof_device_peak(const struct prof_device *dev,
+                                 enum memest_precision p)
+{
+    if (!dev) {
+        return 0.0;
+    }
+    if ((p == MEMEST_FP16 || p == MEMEST_BF16) && dev->peak_gmacs_f16 > 0.0) {
+        return dev->peak_gmacs_f16;
+    }
+    if (p == MEMEST_INT8 && dev->peak_gmacs_int8 > 0.0) {
+        return dev->peak_gmacs_int8;
+    }
+    return dev->peak_gmacs;
+}
+
+PROF_API int prof_bandwidth_roof(const struct prof_device *dev,
+                                 uint64_t bytes, double achieved_gbps,
+                                 unsigned *level, double *gbps)
+{
+    if (!dev || !level || !gbps) {
+        return PROF_E_INVALID;
+    }
+    if (prof_device_validate(dev, NULL) != PROF_OK) {
+        return PROF_E_RANGE;
+    }
+    /* Levels from the largest (main memory, index cache_count) down to
+     * L1 (index 0). */
+    unsigned i = dev->cache_count;
+    for (unsigned k = 0; k < dev->cache_count; k++) {
+        if (bytes <= dev->cache[k].capacity_bytes) {
+            i = k;
+            break;
+        }
+    }
+#define BW(j) ((j) == dev->cache_count ? dev->bandwidth_gbps \
+                                       : dev->cache[(j)].bandwidth_gbps)
+    while (i > 0 && achieved_gbps > BW(i)) {
+        i--;
+    }
+    *gbps = BW(i);
+#undef BW
+    *level = i == dev->cache_count ? 0 : dev->cache[i].level;
+    return PROF_OK;
+}
 
 #define CATALOG_COUNT (sizeof(catalog) / sizeof(catalog[0]))
 
@@ -74,6 +133,10 @@ static const char *const catalog_source[] = {
     "peak 24 GMAC/s: BCM2711, 4 Cortex-A72 at 1.5 GHz, one 128-bit NEON "
     "FMLA (4 fp32 lanes) per cycle (Cortex-A72 software optimisation "
     "guide)\n"
+    "peak fp16/bf16 24 GMAC/s: no fp16 arithmetic on ARMv8.0, widened to "
+    "fp32\n"
+    "peak int8 48 GMAC/s: 16-bit NEON MLA, 8 lanes per cycle (no int8 dot "
+    "product before ARMv8.2)\n"
     "power 6.4 W: commonly measured draw with four cores loaded (product "
     "brief: 5 V 3 A supply)\n"
     "memory 4096 MB: the 4 GB model (1, 2, 4 and 8 GB exist)",
@@ -82,6 +145,8 @@ static const char *const catalog_source[] = {
     "peak 22.88 GMAC/s: 4 Cortex-A57 at 1.43 GHz, one 128-bit FMLA per "
     "cycle (the data sheet's 472 GFLOPS is the GPU in fp16, which edgefit's "
     "CPU kernels do not use)\n"
+    "peak fp16/bf16 22.88 GMAC/s: widened to fp32 (ARMv8.0)\n"
+    "peak int8 45.76 GMAC/s: 16-bit NEON MLA, 8 lanes per cycle\n"
     "power 10 W: data sheet MAXN power mode (all four cores at full "
     "clock)\n"
     "memory 4096 MB: data sheet, 4 GB LPDDR4",
@@ -89,6 +154,9 @@ static const char *const catalog_source[] = {
     "original tooling used 50 GB/s\n"
     "peak 448 GMAC/s: a nominal 8-core AVX2 CPU at 3.5 GHz with two "
     "256-bit FMA units per core (a class figure, not one product)\n"
+    "peak fp16/bf16 448 GMAC/s: F16C widens to fp32\n"
+    "peak int8 896 GMAC/s: VPMADDUBSW + VPMADDWD, 32 MACs per cycle per "
+    "core\n"
     "power 65 W: the TDP class of mainstream desktop processors\n"
     "memory 16384 MB: a typical desktop configuration",
 };
@@ -226,6 +294,8 @@ PROF_API int prof_device_host(const struct prof_calibration *cal,
     snprintf(out->name, sizeof(out->name), "host");
     out->bandwidth_gbps = cal->triad.gbps;
     out->peak_gmacs = cal->peak.gmacs;
+    out->peak_gmacs_f16 = cal->f16.gmacs;
+    out->peak_gmacs_int8 = cal->int8.gmacs;
     out->power_watts = 0.0;
     out->memory_mb = (double)cal->memory_mb;
     const unsigned nl = cal->level_count < PROF_MEM_LEVELS_MAX

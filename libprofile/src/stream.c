@@ -561,42 +561,45 @@ static void describe(struct prof_stream_profile *p,
                             : 0.0;
     const double achieved_gmacs =
         t->latency_ms > 0.0 ? (double)t->macs / t->latency_ms / 1e6 : 0.0;
-    /* The knee uses the DRAM triad; a working set that a cache holds can
-     * run faster than that roof, which the sentence then says. */
+    /* The roof is the bandwidth of the level that holds the working set
+     * (or a faster one when the operator beat it: prof_bandwidth_roof),
+     * the knee is the peak over that roof, and the verdict, the knee and
+     * both shares are all said against that one roof, so the sentence
+     * cannot call an operator compute-bound and memory-bound at once, and
+     * no share exceeds 100%. */
     const uint64_t ws = fixed_bytes + per_sample_bytes * p->batch;
-    const uint64_t caches[3] = {cal->l1_bytes, cal->l2_bytes, cal->l3_bytes};
-    int level = 0;
-    for (int i = 0; i < 3 && level == 0; i++) {
-        if (caches[i] != 0 && ws <= caches[i]) {
-            level = i + 1;
-        }
+    struct prof_device host;
+    unsigned level = 0;
+    double roof = p->host_bandwidth_gbps;
+    if (prof_device_host(cal, &host) != PROF_OK ||
+        prof_bandwidth_roof(&host, ws, achieved_gbps, &level, &roof) !=
+            PROF_OK) {
+        level = 0;
+        roof = p->host_bandwidth_gbps;
     }
-    char caveat[120] = "";
-    if (level != 0) {
-        snprintf(caveat, sizeof(caveat),
-                 "; its data stay in L%d, so the DRAM roofline is a "
-                 "pessimistic bound here", level);
-    }
+    static const char *const level_names[] = {"main memory", "L1", "L2",
+                                              "L3"};
+    const double knee = roof > 0.0 ? p->host_peak_gmacs / roof : 0.0;
+    const int mem = t->intensity_mac_per_byte < knee;
+    const double peak_share =
+        p->host_peak_gmacs > 0.0
+            ? fmin(1.0, achieved_gmacs / p->host_peak_gmacs)
+            : 0.0;
+    const double roof_share = roof > 0.0 ? fmin(1.0, achieved_gbps / roof)
+                                         : 0.0;
     snprintf(p->bottleneck, sizeof(p->bottleneck),
-             "%s dominates with %.4f ms of %.4f ms (%.0f%%); at %.2f MAC/byte "
-             "it sits %s the host knee of %.2f MAC/byte, so the roofline "
-             "calls it %s-bound; it achieved %.2f GMAC/s (%.0f%% of the %.1f "
-             "peak) and %.2f GB/s (%.0f%% of the triad's %.2f)%s; %u of %d "
-             "operators are below the knee",
+             "%s dominates with %.4f ms of %.4f ms (%.0f%%); its working set "
+             "of %.1f KiB is served by %s at %.2f GB/s, where the knee is "
+             "%.2f MAC/byte: at %.2f MAC/byte it is %s-bound; it achieved "
+             "%.2f GMAC/s (%.0f%% of the %.1f GMAC/s peak) and %.2f GB/s "
+             "(%.0f%% of the %s roof)",
              t->operator_name, t->latency_ms, p->latency_ms, share,
-             t->intensity_mac_per_byte,
-             t->bound == PROF_BOUND_MEMORY ? "below" : "at or above",
-             p->host_knee_mac_per_byte, prof_bound_name(t->bound),
-             achieved_gmacs,
-             p->host_peak_gmacs > 0.0
-                 ? 100.0 * achieved_gmacs / p->host_peak_gmacs
-                 : 0.0,
-             p->host_peak_gmacs, achieved_gbps,
-             p->host_bandwidth_gbps > 0.0
-                 ? 100.0 * achieved_gbps / p->host_bandwidth_gbps
-                 : 0.0,
-             p->host_bandwidth_gbps, caveat, memory_bound,
-             PROF_STREAM_OPERATORS);
+             (double)ws / 1024.0, level_names[level < 4 ? level : 0], roof,
+             knee, t->intensity_mac_per_byte,
+             mem ? "memory" : "compute", achieved_gmacs, 100.0 * peak_share,
+             p->host_peak_gmacs, achieved_gbps, 100.0 * roof_share,
+             level_names[level < 4 ? level : 0]);
+    (void)memory_bound;
     const double left = p->stream_interval_ms - p->latency_ms;
     const double rate = p->latency_ms > 0.0 ? 1000.0 / p->latency_ms : 0.0;
     if (left >= 0.0) {

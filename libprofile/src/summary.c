@@ -83,8 +83,14 @@ PROF_API int prof_summarize_hardware(const struct prof_layer_cost *layers,
     const double latency_s = clamped_latency_s(latency_ms);
     s.achieved_bandwidth_gbps = (s.estimated_total_bytes / latency_s) / 1e9;
     s.configured_memory_bandwidth_gbps = bandwidth_gbps;
-    s.bandwidth_utilization =
+    /* A utilisation is a share of a roof: at most 1. A rate above the
+     * roof means the roof was not the one that served the data (a cache
+     * faster than the level assumed); above_roof says so rather than
+     * printing 4.7 "utilisation". */
+    const double bw_ratio =
         s.achieved_bandwidth_gbps / fmax(bandwidth_gbps, 1e-9);
+    s.above_roof = bw_ratio > 1.0;
+    s.bandwidth_utilization = fmin(1.0, bw_ratio);
     s.achieved_gmacs = (s.estimated_total_macs / latency_s) / 1e9;
     s.peak_gmacs = peak_gmacs;
     if (param + act == 0) {

@@ -40,29 +40,29 @@ static const struct {
     const char *cols[MAX_COLS];
 } want_tables[] = {
     {"bench_host", 1,
-     {"kernel_path", "peak_path", "peak_gflops", "triad_gbps", "triad_mib",
+     {"kernel_path", "peak_path", "peak_gflops", "triad_gbps", "triad_mb",
       "knee_flop_per_byte", "threads", "repeats", "sample_ms", "quick",
       "compared_with"}},
     {"bench_matmul", 5,
-     {"shape", "m", "k", "n", "flop", "edgefit_ms", "edgefit_gflops",
-      "pct_of_peak", "naive_ms", "naive_gflops", "naive_source",
+     {"shape", "m", "k", "n", "flop", "edgefit_latency_ms", "edgefit_gflops",
+      "peak_utilization", "naive_latency_ms", "naive_gflops", "naive_source",
       "speedup_vs_naive", "mt_speedup", "check_ref", "max_err_of_bound"}},
     {"bench_gelu", 5,
-     {"variant", "implementation", "elements", "ms", "ns_per_element",
+     {"variant", "implementation", "elements", "latency_ms", "ns_per_element",
       "effective_gbps", "speedup_vs_unfused", "time_vs_copy",
       "max_abs_err"}},
     {"bench_intensity", 4,
-     {"operation", "flop", "bytes", "flop_per_byte", "ms", "gflops", "gbps",
-      "knee_flop_per_byte", "bound", "roofline_gflops", "pct_of_roofline"}},
+     {"operation", "flop", "bytes", "intensity_flop_per_byte", "latency_ms", "gflops", "gbps",
+      "knee_flop_per_byte", "bound", "roofline_gflops", "roofline_utilization"}},
     {"bench_mixed_precision", 4,
      {"model", "parameters", "activations", "fp32_bytes", "mixed_bytes",
       "fp32_gb", "mixed_gb", "savings_gb", "savings_pct"}},
     {"bench_conversions", 9,
-     {"conversion", "implementation", "elements", "bytes", "ms",
+     {"conversion", "implementation", "elements", "bytes", "latency_ms",
       "ns_per_element", "gbps", "speedup_vs_f16c", "gbps_vs_copy",
       "mismatches_vs_reference"}},
     {"bench_int8", 2,
-     {"shape", "m", "k", "n", "ops", "edgefit_ms", "edgefit_gops",
+     {"shape", "m", "k", "n", "ops", "edgefit_latency_ms", "edgefit_gops",
       "edgefit_mismatches"}},
 };
 enum { NTABLES = sizeof want_tables / sizeof want_tables[0] };
@@ -239,8 +239,8 @@ static void test_quick_run(void **state)
                  (unsigned long long)n);
         assert_string_equal(text_at(mm, i, "shape"), shape);
         assert_true(uint_at(mm, i, "flop") == 2 * m * k * n);
-        assert_true(real_at(mm, i, "edgefit_ms") > 0.0);
-        assert_true(real_at(mm, i, "naive_ms") > 0.0);
+        assert_true(real_at(mm, i, "edgefit_latency_ms") > 0.0);
+        assert_true(real_at(mm, i, "naive_latency_ms") > 0.0);
         assert_string_equal(text_at(mm, i, "naive_source"), "measured");
         assert_string_equal(text_at(mm, i, "check_ref"), "naive");
         /* Each product is within the bound of the exact one, so the two
@@ -248,8 +248,8 @@ static void test_quick_run(void **state)
         assert_true(real_at(mm, i, "max_err_of_bound") <= 2.0);
         /* A quick run has no square >= 512: no multi-thread figures. */
         assert_false(is_set(mm, i, "mt_speedup"));
-        if (art_table_find_column(mm, "openblas_ms") >= 0) {
-            assert_true(real_at(mm, i, "openblas_ms") > 0.0);
+        if (art_table_find_column(mm, "openblas_latency_ms") >= 0) {
+            assert_true(real_at(mm, i, "openblas_latency_ms") > 0.0);
             assert_true(real_at(mm, i, "edgefit_to_best") > 0.0);
         }
     }
@@ -260,7 +260,7 @@ static void test_quick_run(void **state)
     assert_true(real_at(gelu, 0, "max_abs_err") == 0.0);
     assert_true(real_at(gelu, 0, "time_vs_copy") == 1.0);
     for (size_t i = 1; i < 5; i++) {
-        assert_true(real_at(gelu, i, "ms") > 0.0);
+        assert_true(real_at(gelu, i, "latency_ms") > 0.0);
         assert_true(real_at(gelu, i, "max_abs_err") < 1e-5);
     }
     assert_true(uint_at(gelu, 0, "elements") == 256 * 256);
@@ -272,7 +272,7 @@ static void test_quick_run(void **state)
     for (size_t i = 0; i < 4; i++) {
         assert_true(uint_at(ai, i, "flop") == flop[i]);
         assert_true(uint_at(ai, i, "bytes") == bytes[i]);
-        assert_true(real_at(ai, i, "flop_per_byte") ==
+        assert_true(real_at(ai, i, "intensity_flop_per_byte") ==
                     (double)flop[i] / (double)bytes[i]);
         assert_true(real_at(ai, i, "gflops") > 0.0);
     }

@@ -130,7 +130,7 @@ static void test_tiny_on_rpi4(void **state)
             /* not an operator: every measured or predicted cell empty */
             static const char *const empty[] = {
                 "latency_ms", "predicted_ms", "bound", "latency_p90_ms",
-                "bytes_moved", "achieved_gbps", "predicted_energy_proxy_j",
+                "bytes_moved", "achieved_bandwidth_gbps", "predicted_energy_proxy_j",
                 "host_predicted_ms", "host_prediction_error",
                 "host_memory_level", "host_dram_predicted_ms",
                 "host_dram_prediction_error",
@@ -192,9 +192,9 @@ static void test_tiny_on_rpi4(void **state)
                 gbps / rpi4.bandwidth_gbps, 1e-9 * gbps);
     ASSERT_NEAR(cell_real(t, 0, "achieved_gmacs"), 36.0 / lat_s / 1e9,
                 1e-9 * (36.0 / lat_s / 1e9));
-    ASSERT_NEAR(cell_real(t, 0, "arithmetic_intensity"), 36.0 / 164.0,
+    ASSERT_NEAR(cell_real(t, 0, "intensity_mac_per_byte"), 36.0 / 164.0,
                 1e-15);
-    ASSERT_NEAR(cell_real(t, 0, "roofline_knee"),
+    ASSERT_NEAR(cell_real(t, 0, "knee_mac_per_byte"),
                 rpi4.peak_gmacs / rpi4.bandwidth_gbps, 1e-12);
     assert_string_equal(cell_text(t, 0, "regime"),
                         36.0 / 164.0 < rpi4.peak_gmacs / rpi4.bandwidth_gbps

@@ -64,7 +64,7 @@ static void test_seed_example_json(void **state)
     assert_true(json_is_true(json_object_get(plan, "enabled")));
     assert_int_equal(jint(plan, "batch_size"), 32);
     assert_string_equal(json_string_value(json_object_get(plan, "precision_mode")),
-                        "float16");
+                        "fp16");
     assert_true(jreal(plan, "estimated_memory_mb") == 0.149433);
     assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 0);
     assert_int_equal(jint(plan, "parameter_count"), 50890);
@@ -219,6 +219,97 @@ static void test_fitting_and_warnings(void **state)
     run_free(&r);
 }
 
+/* A plan that does not fit says so: the table's plan line says "EXCEEDS",
+ * never "within", the JSON says fits false, and the warnings reach stderr
+ * in every format (a CSV on stdout has no room for them). */
+static void test_plan_tells_the_truth(void **state)
+{
+    (void)state;
+    struct run_result r;
+    /* 3 x 1e5 widths: 2e10 parameters, 76,295.85 MB at batch 1. */
+    RUN(&r, "--model", "mlp:100000-100000-100000", "--max-memory-mb", "4096");
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.out, "within"));
+    assert_non_null(strstr(r.out, "76295.852661 MB EXCEEDS 4096.0000 MB"));
+    assert_non_null(strstr(r.err, "warning: Projected memory (76295.8527 MB) "
+                                  "exceeds limit (4096.0000 MB)."));
+    assert_null(strstr(r.out, "warning"));
+    run_free(&r);
+
+    RUN(&r, "--max-memory-mb", "0.01", "--format", "csv");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "warning: Batch size reduced from 32 to 1"));
+    assert_null(strstr(r.out, "warning"));
+    run_free(&r);
+
+    RUN(&r, "--max-memory-mb", "0.01", "--format", "json");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "warning: Batch size reduced from 32 to 1"));
+    json_t *j = parse_json(r.out);
+    json_t *plan = json_object_get(j, "memory_plan");
+    assert_true(json_is_false(json_object_get(plan, "fits")));
+    assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 3);
+    json_decref(j);
+    run_free(&r);
+
+    /* A request above the limit: said, not blamed on memory alone. */
+    RUN(&r, "--batch", "500", "--batch-limit", "64", "--max-memory-mb",
+        "100", "--format", "json");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "above --batch-limit 64"));
+    j = parse_json(r.out);
+    plan = json_object_get(j, "memory_plan");
+    assert_int_equal(jint(plan, "batch_size"), 64);
+    assert_true(json_is_true(json_object_get(plan, "fits")));
+    json_t *w = json_object_get(plan, "warnings");
+    assert_int_equal(json_array_size(w), 2);
+    assert_non_null(strstr(json_string_value(json_array_get(w, 1)),
+                           "above --batch-limit 64"));
+    json_decref(j);
+    run_free(&r);
+
+    /* Without a budget the limit does nothing: warned. */
+    RUN(&r, "--batch", "500", "--batch-limit", "64");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "--batch-limit 64 has no effect"));
+    run_free(&r);
+}
+
+/* --device fits against the device's memory: rpi4 has 4096 MB, so the
+ * 76,295 MB model exceeds it and a 3 MB one fits at the requested batch. */
+static void test_device_budget(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "mlp:100000-100000-100000", "--device", "rpi4",
+        "--format", "json", "--strict");
+    assert_int_equal(r.status, 3);
+    json_t *j = parse_json(r.out);
+    json_t *plan = json_object_get(j, "memory_plan");
+    assert_true(json_is_true(json_object_get(plan, "enabled")));
+    assert_true(jreal(plan, "max_memory_mb") == 4096.0);
+    assert_string_equal(json_string_value(json_object_get(plan, "device")),
+                        "rpi4");
+    assert_true(json_is_false(json_object_get(plan, "fits")));
+    json_decref(j);
+    run_free(&r);
+
+    RUN(&r, "--device", "name=b,bandwidth_gbps=1,peak_gmacs=1,memory_mb=0.25",
+        "--batch", "32", "--format", "json");
+    assert_int_equal(r.status, 0);
+    j = parse_json(r.out);
+    plan = json_object_get(j, "memory_plan");
+    /* The same fit as --max-memory-mb 0.25: batch 17. */
+    assert_int_equal(jint(plan, "batch_size"), 17);
+    json_decref(j);
+    run_free(&r);
+
+    RUN(&r, "--device", "host");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "MB of host"));
+    run_free(&r);
+}
+
 static void expect_rejected(const char *why, char *const argv[],
                             const char *needle)
 {
@@ -265,6 +356,19 @@ static void test_rejected_input(void **state)
         {"bad model file", {m, "--model", bad, "--out", o, NULL},
          "bad.model:3:"},
         {"stray argument", {m, "extra", "--out", o, NULL}, "extra"},
+        {"zero budget", {m, "--max-memory-mb", "0", "--out", o, NULL},
+         "must be above 0"},
+        {"negative zero budget", {m, "--max-memory-mb", "-0", "--out", o,
+         NULL}, "must be above 0"},
+        {"strict without a budget", {m, "--strict", "--out", o, NULL},
+         "--strict"},
+        {"two budgets", {m, "--device", "rpi4", "--max-memory-mb", "5",
+         "--out", o, NULL}, "one budget"},
+        {"device without memory", {m, "--device",
+         "name=b,bandwidth_gbps=1,peak_gmacs=1", "--out", o, NULL},
+         "memory of 'b' is unknown"},
+        {"unknown device", {m, "--device", "toaster", "--out", o, NULL},
+         "toaster"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         expect_rejected(cases[i].why, cases[i].argv, cases[i].needle);
@@ -313,6 +417,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_table_output),
         cmocka_unit_test(test_out_dir),
         cmocka_unit_test(test_fitting_and_warnings),
+        cmocka_unit_test(test_plan_tells_the_truth),
+        cmocka_unit_test(test_device_budget),
         cmocka_unit_test(test_rejected_input),
         cmocka_unit_test(test_help_version),
     };

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,7 +71,8 @@ static void test_triad(void **state)
 static void test_default_size(void **state)
 {
     (void)state;
-    unsetenv("PROF_TRIAD_MIB");
+    /* No environment variable changes the size any more: a setting that
+     * used to pass through PROF_TRIAD_MIB is an option field now. */
     const uint64_t d = prof_triad_default_bytes();
     const uint64_t llc = prof_cache_bytes(3) ? prof_cache_bytes(3)
                                              : prof_cache_bytes(2);
@@ -79,12 +81,63 @@ static void test_default_size(void **state)
     /* 2 x the last-level cache unless memory bounds it */
     assert_true(d <= (2 * llc > 64 * MIB ? 2 * llc : 64 * MIB));
     setenv("PROF_TRIAD_MIB", "96", 1);
-    assert_int_equal(prof_triad_default_bytes(), 96 * MIB);
-    setenv("PROF_TRIAD_MIB", "0.5", 1);
-    assert_int_equal(prof_triad_default_bytes(), MIB / 2 / 192 * 192);
-    setenv("PROF_TRIAD_MIB", "lots", 1); /* ignored */
     assert_int_equal(prof_triad_default_bytes(), d);
     unsetenv("PROF_TRIAD_MIB");
+    struct prof_calib_opts o;
+    prof_calib_opts_init(&o);
+    assert_int_equal(o.triad_bytes, 0);
+    assert_int_equal(o.trials, 5);
+}
+
+/* prof_bandwidth_roof and prof_device_peak against a device by hand:
+ * L1 32 KiB at 200 GB/s, L2 1 MiB at 100, main memory 20. */
+static void test_roof_and_peaks(void **state)
+{
+    (void)state;
+    struct prof_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "x");
+    d.bandwidth_gbps = 20.0;
+    d.peak_gmacs = 50.0;
+    d.cache_count = 2;
+    d.cache[0] = (struct prof_cache_level){1, 32 * 1024, 200.0};
+    d.cache[1] = (struct prof_cache_level){2, MIB, 100.0};
+    unsigned level = 9;
+    double gbps = 0.0;
+    /* 512 KiB live in L2; 60 GB/s achieved is under its roof */
+    assert_int_equal(prof_bandwidth_roof(&d, 512 * 1024, 60.0, &level,
+                                         &gbps), PROF_OK);
+    assert_int_equal(level, 2);
+    assert_true(gbps == 100.0);
+    /* 150 GB/s beats L2: L1 served it */
+    assert_int_equal(prof_bandwidth_roof(&d, 512 * 1024, 150.0, &level,
+                                         &gbps), PROF_OK);
+    assert_int_equal(level, 1);
+    assert_true(gbps == 200.0);
+    /* beyond every cache: main memory, or the fastest level above it */
+    assert_int_equal(prof_bandwidth_roof(&d, 8 * MIB, 10.0, &level, &gbps),
+                     PROF_OK);
+    assert_int_equal(level, 0);
+    assert_true(gbps == 20.0);
+    assert_int_equal(prof_bandwidth_roof(&d, 8 * MIB, 500.0, &level, &gbps),
+                     PROF_OK);
+    assert_int_equal(level, 1);
+    assert_int_equal(prof_bandwidth_roof(NULL, 1, 1.0, &level, &gbps),
+                     PROF_E_INVALID);
+    /* peaks per precision; 0 falls back on fp32 */
+    assert_true(prof_device_peak(&d, MEMEST_INT8) == 50.0);
+    d.peak_gmacs_int8 = 120.0;
+    d.peak_gmacs_f16 = 40.0;
+    assert_true(prof_device_peak(&d, MEMEST_INT8) == 120.0);
+    assert_true(prof_device_peak(&d, MEMEST_FP16) == 40.0);
+    assert_true(prof_device_peak(&d, MEMEST_BF16) == 40.0);
+    assert_true(prof_device_peak(&d, MEMEST_FP32) == 50.0);
+    assert_true(prof_device_peak(NULL, MEMEST_FP32) == 0.0);
+    /* the catalogue states every precision */
+    for (size_t i = 0; i < prof_device_catalog_count(); i++) {
+        const struct prof_device *c = prof_device_catalog(i);
+        assert_true(c->peak_gmacs_f16 > 0.0 && c->peak_gmacs_int8 > 0.0);
+    }
 }
 
 static void test_cache_triad(void **state)
@@ -152,18 +205,42 @@ static void test_host_once(void **state)
 {
     (void)state;
     /* Small arrays keep the test quick; the size rule is tested above. */
-    setenv("PROF_TRIAD_MIB", "48", 1);
+    struct prof_calib_opts o;
+    prof_calib_opts_init(&o);
+    o.triad_bytes = 48 * MIB;
+    o.trials = 3;
     struct prof_calibration a, b;
-    assert_int_equal(prof_host_calibration(&a), PROF_OK);
+    assert_int_equal(prof_calibrate(&o, &a), PROF_OK);
+    assert_int_equal(prof_host_calibration_set(&a), PROF_OK);
     assert_int_equal(prof_host_calibration(&b), PROF_OK);
-    assert_memory_equal(&a, &b, sizeof(a)); /* cached, not measured twice */
+    assert_memory_equal(&a, &b, sizeof(a)); /* installed, not measured */
+    assert_int_equal(a.trials, 3);
     assert_int_equal(a.triad.total_bytes, 48 * MIB);
     assert_true(a.peak.gmacs > 0.0 && a.triad.gbps > 0.0);
+    /* the fp32 roof is the best of the FMA loop and the kernel, so no
+     * kernel of this library runs above it */
+    assert_true(a.fma.gmacs > 0.0 && a.sgemm.gmacs > 0.0);
+    assert_true(a.peak.gmacs == fmax(a.fma.gmacs, a.sgemm.gmacs));
+    assert_true(a.f16.gmacs > 0.0 && a.int8.gmacs > 0.0);
+    /* each figure is the best of its trials, with the spread */
+    assert_true(a.fma.gmacs == a.fma.gmacs_max);
+    assert_true(a.fma.gmacs_min <= a.fma.gmacs_max);
     assert_true(fabs(a.knee_mac_per_byte - a.peak.gmacs / a.triad.gbps) <
                 1e-12 * a.knee_mac_per_byte);
     assert_true(a.memory_mb > 0);
-    /* the levels: known caches smallest first, then main memory */
+    /* the levels: known caches smallest first, then main memory, and
+     * never a smaller level slower than a larger one */
     assert_true(a.level_count >= 1 && a.level_count <= PROF_MEM_LEVELS_MAX);
+    for (unsigned i = 0; i + 1 < a.level_count; i++) {
+        assert_true(a.levels[i].triad.gbps >= a.levels[i + 1].triad.gbps);
+    }
+    for (unsigned i = 0; i < a.level_count; i++) {
+        const struct prof_triad *t = &a.levels[i].triad;
+        assert_true(t->gbps_min <= t->gbps_max);
+        if (a.order_fixed == 0) {
+            assert_true(t->gbps == t->gbps_max);
+        }
+    }
     const struct prof_mem_level *dram = &a.levels[a.level_count - 1];
     assert_int_equal(dram->level, 0);
     assert_int_equal(dram->capacity_bytes, 0);
@@ -192,8 +269,12 @@ static void test_host_once(void **state)
     for (unsigned i = 0; i < host.cache_count; i++) {
         assert_true(host.cache[i].bandwidth_gbps == a.levels[i].triad.gbps);
     }
+    assert_true(host.peak_gmacs_f16 == a.f16.gmacs);
+    assert_true(host.peak_gmacs_int8 == a.int8.gmacs);
     assert_int_equal(prof_host_calibration(NULL), PROF_E_INVALID);
-    unsetenv("PROF_TRIAD_MIB");
+    struct prof_calibration bad = a;
+    bad.peak.gmacs = 0.0;
+    assert_int_equal(prof_host_calibration_set(&bad), PROF_E_RANGE);
 }
 
 int main(void)
@@ -202,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_peak_every_path),
         cmocka_unit_test(test_triad),
         cmocka_unit_test(test_default_size),
+        cmocka_unit_test(test_roof_and_peaks),
         cmocka_unit_test(test_cache_triad),
         cmocka_unit_test(test_footprints),
         cmocka_unit_test(test_cache_sizes),

@@ -35,6 +35,15 @@ static struct prof_calibration fake_cal(double knee)
     c.l1_bytes = 48 * 1024;
     c.l2_bytes = 2048 * 1024;
     c.l3_bytes = 0;
+    /* L1 at 10 x, L2 at 4 x main memory */
+    c.level_count = 3;
+    c.levels[0].level = 1;
+    c.levels[0].capacity_bytes = c.l1_bytes;
+    c.levels[0].triad.gbps = 300.0;
+    c.levels[1].level = 2;
+    c.levels[1].capacity_bytes = c.l2_bytes;
+    c.levels[1].triad.gbps = 120.0;
+    c.levels[2].triad = c.triad;
     return c;
 }
 
@@ -134,11 +143,13 @@ static void test_counts_and_totals(void **state)
     snprintf(buf, sizeof(buf), "%.4f ms", p.latency_ms);
     assert_non_null(strstr(p.headroom, buf));
     assert_non_null(strstr(p.headroom, "5.000 ms interval"));
-    assert_non_null(strstr(p.bottleneck, "0.30 MAC/byte"));
-    assert_non_null(strstr(p.bottleneck, "3 of 4 operators are below"));
-    assert_non_null(strstr(p.bottleneck, "of the 9.0 peak"));
-    assert_non_null(strstr(p.bottleneck, "triad's 30.00"));
-    assert_non_null(strstr(p.bottleneck, "data stay in L1"));
+    /* One roof for the whole sentence: the working set fits L1, whose
+     * 300 GB/s puts the knee at 9 / 300 = 0.03 MAC/byte. */
+    assert_non_null(strstr(p.bottleneck, "served by L1 at 300.00 GB/s"));
+    assert_non_null(strstr(p.bottleneck, "the knee is 0.03 MAC/byte"));
+    assert_non_null(strstr(p.bottleneck, "of the 9.0 GMAC/s peak"));
+    assert_non_null(strstr(p.bottleneck, "of the L1 roof"));
+    assert_null(strstr(p.bottleneck, "operators are below"));
     /* 100 + 160 + ... distinct buffers: weights 4*(20+80+8+16+2) = 504 B,
      * per sample 4*(20+16+2) = 152 B: 504 + 4*152 = 1112 B = 1.1 KiB */
     assert_non_null(strstr(p.cache_sensitivity, "1.1 KiB"));

@@ -183,10 +183,16 @@ struct prof_triad {
  * The default triad footprint (all three arrays): 2 x the last-level cache
  * (so no cache holds a useful part of the arrays), at least 64 MiB, at most
  * a quarter of the memory available now, rounded down to whole cache lines
- * per array. The environment variable PROF_TRIAD_MIB (a positive number of
- * MiB for the three arrays together) overrides it. Returns the bytes.
+ * per array (struct prof_calib_opts.triad_bytes overrides it). Returns
+ * the bytes.
  */
 PROF_API uint64_t prof_triad_default_bytes(void);
+
+/*
+ * Physical memory of this machine in bytes (sysconf); 0 when unknown.
+ * Cheap: no calibration runs.
+ */
+PROF_API uint64_t prof_host_memory_bytes(void);
 
 /*
  * Last-level cache size in bytes (sysconf, then /sys); 0 when unknown.
@@ -231,7 +237,20 @@ enum { PROF_MEM_LEVELS_MAX = 4 };
 
 /* Both measurements of the host. */
 struct prof_calibration {
+    /* The fp32 roof: the best of the FMA loop (fma) and of the fp32
+     * kernel (kern_sgemm on a 256 x 256 x 256 product, one thread), so the
+     * roof is never below what a kernel of this library achieves. path
+     * names the winner: "avx512"/"avx2"/"c" for the loop, "sgemm" for the
+     * kernel. */
     struct prof_peak peak;
+    struct prof_peak fma;      /* the FMA loop alone */
+    struct prof_peak sgemm;    /* kern_sgemm 256^3 alone */
+    /* 16-bit storage (fp16, bf16): the executor widens the operands to
+     * fp32 and calls kern_sgemm; the same product with both operands
+     * widened from fp16 first, best of the runs, GMAC/s. */
+    struct prof_peak f16;
+    /* int8: kern_q8_gemm on a 256 x 256 x 256 product, 1e9 MAC/s. */
+    struct prof_peak int8;
     struct prof_triad triad;  /* main memory (the DRAM roofline) */
     double knee_mac_per_byte; /* peak.gmacs / triad.gbps */
     uint64_t l1_bytes, l2_bytes, l3_bytes; /* 0 when unknown */
@@ -242,7 +261,50 @@ struct prof_calibration {
      * of triad, level 0). level_count >= 1. */
     unsigned level_count;
     struct prof_mem_level levels[PROF_MEM_LEVELS_MAX];
+    /* Trials per figure; each figure is the best of its trials (a slower
+     * trial measures the neighbours, not the hardware) and triad.gbps_min
+     * / gbps_max give the spread. */
+    unsigned trials;
+    /* Levels re-measured because a larger level was faster than a smaller
+     * one, and levels that stayed out of order after the retries (their
+     * bandwidth is then raised to the next larger level's, and
+     * order_note says so). */
+    unsigned order_retries;
+    unsigned order_fixed;
+    char order_note[160];
 };
+
+/* How to calibrate. */
+struct prof_calib_opts {
+    uint64_t triad_bytes; /* main-memory triad footprint, all three arrays
+                             (0: prof_triad_default_bytes()) */
+    unsigned trials;      /* trials per level and per peak, best kept
+                             (0: 5) */
+};
+
+/* Defaults: triad_bytes 0, trials 5. NULL is ignored. */
+PROF_API void prof_calib_opts_init(struct prof_calib_opts *opts);
+
+/*
+ * Measure the host now (nothing cached): the peaks of every precision, one
+ * cache triad per known cache level and the main-memory triad, each the
+ * best of opts->trials trials (opts NULL: defaults). The levels are
+ * checked for order (a smaller level at least as fast as a larger one);
+ * a level out of order is measured again up to 3 times. PROF_E_INVALID
+ * for NULL out, PROF_E_RANGE for a triad footprint that is too small,
+ * else as the measurements.
+ */
+PROF_API int prof_calibrate(const struct prof_calib_opts *opts,
+                            struct prof_calibration *out);
+
+/*
+ * Make cal the host's calibration for the rest of the process: later
+ * prof_host_calibration() calls (and "host" devices) return it instead of
+ * measuring. For an application that calibrated with its own options or
+ * read a stored calibration. PROF_E_INVALID for NULL, PROF_E_RANGE for a
+ * calibration with a non-positive or non-finite peak or bandwidth.
+ */
+PROF_API int prof_host_calibration_set(const struct prof_calibration *cal);
 
 /*
  * The triad footprint the calibration uses to measure cache `level` (1, 2
@@ -257,12 +319,10 @@ PROF_API uint64_t prof_cache_footprint_bytes(int level, uint64_t l1,
                                              uint64_t l2, uint64_t l3);
 
 /*
- * Calibrate the host: peak with kern_cpu_flags() and 5 runs, the main
- * memory triad with prof_triad_default_bytes() and 3 runs, and one cache
- * triad (prof_measure_cache_triad, 5 runs) per known cache level.
- * Computed once per process (the first call measures, later calls copy
- * the cached result; thread-safe). PROF_E_INVALID for NULL; a failure is
- * returned again on later calls.
+ * The host's calibration: the one installed with
+ * prof_host_calibration_set(), else prof_calibrate() with the defaults,
+ * computed once per process (later calls copy the result; thread-safe).
+ * PROF_E_INVALID for NULL; a failure is returned again on later calls.
  */
 PROF_API int prof_host_calibration(struct prof_calibration *out);
 
@@ -289,7 +349,8 @@ PROF_API const char *prof_bound_name(enum prof_bound bound);
  *   estimated_total_macs  = sum(macs)
  *   latency_s             = max(latency_ms / 1000, 1e-9)
  *   achieved_bandwidth_gbps = total_bytes / latency_s / 1e9
- *   bandwidth_utilization = achieved / max(configured, 1e-9)
+ *   bandwidth_utilization = min(1, achieved / max(configured, 1e-9));
+ *                           above_roof when the ratio exceeded 1
  *   achieved_gmacs        = total_macs / latency_s / 1e9
  *   arithmetic_intensity  = total_macs / total_bytes (MAC/byte; 0 when
  *                           both are 0, +inf when only bytes are 0)
@@ -312,6 +373,7 @@ struct prof_hw_summary {
     enum prof_bound bound;
     double compute_utilization;
     const char *reading; /* static text */
+    bool above_roof;     /* achieved bandwidth above the configured one */
 };
 
 /*
@@ -407,7 +469,7 @@ enum { PROF_CACHE_LEVELS_MAX = 3 };
 struct prof_device {
     char name[PROF_DEVICE_NAME_MAX];
     double bandwidth_gbps; /* main memory bandwidth, 1e9 B/s, > 0 */
-    double peak_gmacs;     /* nominal fp32 peak, 1e9 MAC/s, > 0 */
+    double peak_gmacs;     /* fp32 peak, 1e9 MAC/s, > 0 */
     double power_watts;    /* for the energy proxy, >= 0 (0: unknown) */
     double memory_mb;      /* >= 0 (0: unknown) */
     /* Caches with a known bandwidth, smallest first (capacities strictly
@@ -415,7 +477,19 @@ struct prof_device {
      * given field by field) is the plain roofline on bandwidth_gbps. */
     unsigned cache_count;
     struct prof_cache_level cache[PROF_CACHE_LEVELS_MAX];
+    /* Peaks of the other precisions, 1e9 MAC/s (0: unknown, the fp32 peak
+     * is used): 16-bit storage (fp16, bf16) and int8. */
+    double peak_gmacs_f16;
+    double peak_gmacs_int8;
 };
+
+/*
+ * The peak of dev for work stored in precision p: peak_gmacs_f16 for fp16
+ * and bf16, peak_gmacs_int8 for int8, when known (> 0); otherwise, and for
+ * fp32 and fp64, peak_gmacs. NULL dev: 0.
+ */
+PROF_API double prof_device_peak(const struct prof_device *dev,
+                                 enum memest_precision p);
 
 /* Number of built-in devices (rpi4, jetson-nano, desktop). */
 PROF_API size_t prof_device_catalog_count(void);
@@ -476,6 +550,19 @@ PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
  */
 PROF_API int prof_device_lookup(const char *name, struct prof_device *out,
                                 struct prof_diag *diag);
+
+/*
+ * The bandwidth roof for work that moved `bytes` at achieved_gbps on dev:
+ * the smallest cache of dev that holds the bytes (main memory when none
+ * does), as prof_predict() uses; when the achieved rate is above that roof
+ * the data were served by a faster level, and the roof is the smallest
+ * (slowest) faster level whose bandwidth reaches the rate, or the fastest
+ * level when none does. *level: 1-3 a cache, 0 main memory; *gbps its
+ * bandwidth. PROF_E_INVALID for NULL, PROF_E_RANGE for an invalid device.
+ */
+PROF_API int prof_bandwidth_roof(const struct prof_device *dev,
+                                 uint64_t bytes, double achieved_gbps,
+                                 unsigned *level, double *gbps);
 
 /* Roofline prediction of one piece of work on a device. */
 struct prof_prediction {
@@ -943,6 +1030,9 @@ struct prof_exec_profile {
     /* forward_ms - operator_sum_ms: what running the chain costs beyond
      * its operators run alone (calls, cache state between operators) */
     double framing_ms;
+    /* The executor's precision: predictions use the device's peak for it
+     * (prof_device_peak). */
+    enum memest_precision precision;
 };
 
 /*

@@ -1,0 +1,306 @@
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "cli.h"
+#include "edgefit/artifacts.h"
+#include "edgefit/kernels.h"
+
+/* Bumped when the stored fields change: an old file is then remeasured. */
+#define CACHE_VERSION 1
+
+void cli_calib_opts_init(struct cli_calib_opts *o)
+{
+    prof_calib_opts_init(&o->prof);
+    o->recalibrate = false;
+    o->quiet = false;
+}
+
+int cli_calib_option(int c, struct cli_calib_opts *o)
+{
+    double mib = 0.0;
+    switch (c) {
+    case CLI_OPT_RECALIBRATE:
+        o->recalibrate = true;
+        return 1;
+    case CLI_OPT_TRIAD_MIB:
+        /* At least 1 MiB: a main-memory triad must not fit a cache. */
+        if (!cli_parse_double("--triad-mib", optarg, 1.0, 1048576.0, &mib)) {
+            return -1;
+        }
+        o->prof.triad_bytes = (uint64_t)(mib * 1048576.0);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+char *cli_calib_cache_path(void)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char *dir = NULL;
+    if (xdg && xdg[0] == '/') {
+        dir = art_path_join(xdg, "edgefit");
+    } else if (home && home[0] == '/') {
+        char *cache = art_path_join(home, ".cache");
+        dir = cache ? art_path_join(cache, "edgefit") : NULL;
+        free(cache);
+    }
+    char *path = dir ? art_path_join(dir, "host.json") : NULL;
+    free(dir);
+    return path;
+}
+
+/* The CPU's model name, as /proc/cpuinfo says it ("unknown" elsewhere). */
+static void cpu_model(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) {
+        return;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            const char *v = strchr(line, ':');
+            if (v) {
+                v++;
+                while (*v == ' ' || *v == '\t') {
+                    v++;
+                }
+                snprintf(buf, len, "%.*s", (int)strcspn(v, "\n"), v);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* The static names a prof_peak.path can take. */
+static const char *path_name(const char *s)
+{
+    static const char *const names[] = {"avx512", "avx2", "c", "sgemm",
+                                        "f16+sgemm", "q8_gemm"};
+    for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            return names[i];
+        }
+    }
+    return NULL;
+}
+
+static json_t *peak_json(const struct prof_peak *p)
+{
+    return json_pack("{s:f, s:f, s:f, s:s, s:I}", "gmacs", p->gmacs,
+                     "gmacs_min", p->gmacs_min, "gmacs_max", p->gmacs_max,
+                     "path", p->path ? p->path : "", "runs",
+                     (json_int_t)p->runs);
+}
+
+static bool peak_from(json_t *j, struct prof_peak *p)
+{
+    const char *path = NULL;
+    json_int_t runs = 0;
+    if (json_unpack(j, "{s:F, s:F, s:F, s:s, s:I}", "gmacs", &p->gmacs,
+                    "gmacs_min", &p->gmacs_min, "gmacs_max", &p->gmacs_max,
+                    "path", &path, "runs", &runs) != 0) {
+        return false;
+    }
+    p->path = path_name(path);
+    p->runs = (unsigned)runs;
+    return p->path && p->gmacs > 0.0 && isfinite(p->gmacs);
+}
+
+static json_t *cal_json(const struct prof_calibration *c, const char *model,
+                        const struct cli_calib_opts *o)
+{
+    json_t *levels = json_array();
+    for (unsigned i = 0; levels && i < c->level_count; i++) {
+        const struct prof_mem_level *l = &c->levels[i];
+        json_array_append_new(levels, json_pack(
+            "{s:I, s:I, s:f, s:f, s:f, s:I, s:I, s:I, s:I}",
+            "level", (json_int_t)l->level,
+            "capacity_bytes", (json_int_t)l->capacity_bytes,
+            "gbps", l->triad.gbps, "gbps_min", l->triad.gbps_min,
+            "gbps_max", l->triad.gbps_max,
+            "array_bytes", (json_int_t)l->triad.array_bytes,
+            "total_bytes", (json_int_t)l->triad.total_bytes,
+            "elements", (json_int_t)l->triad.elements,
+            "runs", (json_int_t)l->triad.runs));
+    }
+    return json_pack(
+        "{s:i, s:s, s:I, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, "
+        "s:I, s:I, s:o, s:I, s:I, s:s}",
+        "version", CACHE_VERSION, "cpu_model", model, "cpu_flags",
+        (json_int_t)kern_cpu_flags(), "kernel_path",
+        kern_cpu_path_name(kern_cpu_flags()), "triad_request_bytes",
+        (json_int_t)o->prof.triad_bytes, "trials", (json_int_t)o->prof.trials,
+        "peak", peak_json(&c->peak), "fma", peak_json(&c->fma), "sgemm",
+        peak_json(&c->sgemm), "f16", peak_json(&c->f16), "int8",
+        peak_json(&c->int8), "l1_bytes", (json_int_t)c->l1_bytes, "l2_bytes",
+        (json_int_t)c->l2_bytes, "l3_bytes", (json_int_t)c->l3_bytes,
+        "memory_mb", (json_int_t)c->memory_mb, "levels", levels,
+        "order_retries", (json_int_t)c->order_retries, "order_fixed",
+        (json_int_t)c->order_fixed, "order_note", c->order_note);
+}
+
+/* The cached calibration when the file matches this machine and o. */
+static bool cache_read(const char *path, const char *model,
+                       const struct cli_calib_opts *o,
+                       struct prof_calibration *out)
+{
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j) {
+        return false;
+    }
+    struct prof_calibration c;
+    memset(&c, 0, sizeof c);
+    int version = 0;
+    const char *m = NULL, *note = NULL;
+    json_int_t flags = -1, req = -1, trials = -1, l1, l2, l3, mem, retries,
+               fixed;
+    json_t *peak, *fma, *sgemm, *f16, *int8, *levels;
+    bool ok = json_unpack(
+        j, "{s:i, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, "
+           "s:I, s:I, s:o, s:I, s:I, s:s}",
+        "version", &version, "cpu_model", &m, "cpu_flags", &flags,
+        "triad_request_bytes", &req, "trials", &trials, "peak", &peak,
+        "fma", &fma, "sgemm", &sgemm, "f16", &f16, "int8", &int8,
+        "l1_bytes", &l1, "l2_bytes", &l2, "l3_bytes", &l3, "memory_mb",
+        &mem, "levels", &levels, "order_retries", &retries, "order_fixed",
+        &fixed, "order_note", &note) == 0;
+    ok = ok && version == CACHE_VERSION && strcmp(m, model) == 0 &&
+         flags == (json_int_t)kern_cpu_flags() &&
+         req == (json_int_t)o->prof.triad_bytes &&
+         trials == (json_int_t)o->prof.trials;
+    ok = ok && peak_from(peak, &c.peak) && peak_from(fma, &c.fma) &&
+         peak_from(sgemm, &c.sgemm) && peak_from(f16, &c.f16) &&
+         peak_from(int8, &c.int8);
+    const size_t n = ok ? json_array_size(levels) : 0;
+    ok = ok && n >= 1 && n <= PROF_MEM_LEVELS_MAX;
+    for (size_t i = 0; ok && i < n; i++) {
+        struct prof_mem_level *l = &c.levels[i];
+        json_int_t lv, cap, ab, tb, el, runs;
+        ok = json_unpack(json_array_get(levels, i),
+                         "{s:I, s:I, s:F, s:F, s:F, s:I, s:I, s:I, s:I}",
+                         "level", &lv, "capacity_bytes", &cap, "gbps",
+                         &l->triad.gbps, "gbps_min", &l->triad.gbps_min,
+                         "gbps_max", &l->triad.gbps_max, "array_bytes", &ab,
+                         "total_bytes", &tb, "elements", &el, "runs",
+                         &runs) == 0 &&
+             lv >= 0 && lv <= 3 && cap >= 0 && ab >= 0 && tb >= 0 &&
+             el >= 0 && runs >= 0 && l->triad.gbps > 0.0 &&
+             isfinite(l->triad.gbps);
+        if (ok) {
+            l->level = (unsigned)lv;
+            l->capacity_bytes = (uint64_t)cap;
+            l->triad.array_bytes = (uint64_t)ab;
+            l->triad.total_bytes = (uint64_t)tb;
+            l->triad.elements = (uint64_t)el;
+            l->triad.runs = (unsigned)runs;
+        }
+    }
+    /* Main memory last, as prof_calibrate() leaves it. */
+    ok = ok && c.levels[n - 1].level == 0;
+    if (ok) {
+        c.level_count = (unsigned)n;
+        c.triad = c.levels[n - 1].triad;
+        c.knee_mac_per_byte = c.peak.gmacs / c.triad.gbps;
+        c.l1_bytes = (uint64_t)l1;
+        c.l2_bytes = (uint64_t)l2;
+        c.l3_bytes = (uint64_t)l3;
+        c.memory_mb = (uint64_t)mem;
+        c.trials = (unsigned)trials;
+        c.order_retries = (unsigned)retries;
+        c.order_fixed = (unsigned)fixed;
+        snprintf(c.order_note, sizeof c.order_note, "%s", note);
+        *out = c;
+    }
+    json_decref(j);
+    return ok;
+}
+
+static int dump_json(const void *obj, FILE *f)
+{
+    return json_dumpf((json_t *)obj, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17))
+                       == 0 && fputc('\n', f) != EOF
+               ? ART_OK
+               : ART_E_IO;
+}
+
+static void cache_write(const char *path, const char *model,
+                        const struct cli_calib_opts *o,
+                        const struct prof_calibration *c)
+{
+    json_t *j = cal_json(c, model, o);
+    char *dir = strdup(path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    int st = j && slash ? ART_OK : ART_E_NOMEM;
+    if (st == ART_OK) {
+        *slash = '\0';
+        st = art_mkdir_p(dir);
+    }
+    art_atomic *a = NULL;
+    if (st == ART_OK) {
+        st = art_atomic_open(path, &a);
+    }
+    if (st == ART_OK) {
+        st = dump_json(j, art_atomic_file(a));
+        if (st == ART_OK) {
+            st = art_atomic_commit(a);
+        } else {
+            art_atomic_abort(a);
+        }
+    }
+    if (st != ART_OK) {
+        cli_warn("calibration cache %s not written: %s", path,
+                 art_strerror(st));
+    }
+    free(dir);
+    json_decref(j);
+}
+
+int cli_host_calibration(const struct cli_calib_opts *o,
+                         struct prof_calibration *out, bool *from_cache)
+{
+    char model[256];
+    cpu_model(model, sizeof model);
+    struct cli_calib_opts eff = *o;
+    if (eff.prof.trials == 0) {
+        eff.prof.trials = 5;
+    }
+    char *path = cli_calib_cache_path();
+    *from_cache = false;
+    if (path && !eff.recalibrate && cache_read(path, model, &eff, out)) {
+        *from_cache = true;
+    } else {
+        const bool show = !eff.quiet && isatty(STDERR_FILENO);
+        if (show) {
+            fprintf(stderr, "%s: calibrating the host (peaks, triads)...",
+                    cli_program());
+            fflush(stderr);
+        }
+        const int st = prof_calibrate(&eff.prof, out);
+        if (show) {
+            fprintf(stderr, "\r\033[K");
+        }
+        if (st != PROF_OK) {
+            free(path);
+            return st;
+        }
+        if (path) {
+            cache_write(path, model, &eff, out);
+        }
+    }
+    free(path);
+    if (!*from_cache && out->order_fixed) {
+        cli_warn("calibration: %s", out->order_note);
+    }
+    return prof_host_calibration_set(out);
+}

@@ -1,0 +1,67 @@
+/* Shared by the apps that predict on the host (edgefit-layerwise,
+ * edgefit-stream, edgefit-bench): the host calibration, kept between runs
+ * in a cache file so that every run of every app on one machine uses the
+ * same figures. Not installed.
+ *
+ * The cache is $XDG_CACHE_HOME/edgefit/host.json (~/.cache/edgefit/... when
+ * XDG_CACHE_HOME is unset or not absolute, as the XDG base directory
+ * specification says). An entry is used only when it was measured on the
+ * same CPU (model name of /proc/cpuinfo), with the same instruction-set
+ * flags (kern_cpu_flags(), which KERN_CPU_MASK can lower), the same triad
+ * footprint and the same number of trials; otherwise, or with
+ * --recalibrate, the host is measured again and the file replaced
+ * (atomically). A cache that cannot be read or written is not an error:
+ * the run calibrates and says so on stderr. */
+#ifndef EDGEFIT_APPS_CALIB_H
+#define EDGEFIT_APPS_CALIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "edgefit/profile.h"
+
+/* The calibration options, for the option tables of the apps:
+ * --recalibrate, --triad-mib X. */
+enum {
+    CLI_OPT_RECALIBRATE = 1200,
+    CLI_OPT_TRIAD_MIB,
+};
+
+#define CLI_CALIB_OPTIONS                                                   \
+    {"recalibrate", no_argument, NULL, CLI_OPT_RECALIBRATE},                \
+    {"triad-mib", required_argument, NULL, CLI_OPT_TRIAD_MIB}
+
+#define CLI_CALIB_HELP                                                      \
+    "  --triad-mib X            footprint of the main-memory triad in MiB\n" \
+    "                           (all three arrays; default 2 x the last-\n"  \
+    "                           level cache, at least 64)\n"                 \
+    "  --recalibrate            measure the host again instead of reading\n" \
+    "                           the calibration cache\n"
+
+struct cli_calib_opts {
+    struct prof_calib_opts prof; /* triad footprint, trials */
+    bool recalibrate;            /* --recalibrate */
+    bool quiet;                  /* no progress line */
+};
+
+/* Defaults: prof_calib_opts_init(), no recalibration. */
+void cli_calib_opts_init(struct cli_calib_opts *o);
+
+/* Handle a value of getopt_long: 1 when c was a calibration option and is
+ * stored, 0 when it is not one, -1 after reporting a bad value. */
+int cli_calib_option(int c, struct cli_calib_opts *o);
+
+/* The cache file's path (caller frees), NULL when no home is known. */
+char *cli_calib_cache_path(void);
+
+/*
+ * The host's calibration: from the cache when it matches (see above),
+ * else measured with o (a progress line on a terminal's stderr unless
+ * o->quiet) and stored. Installs it with prof_host_calibration_set() so
+ * that "host" devices use it. *from_cache says which. Returns a PROF_
+ * status of the measurement.
+ */
+int cli_host_calibration(const struct cli_calib_opts *o,
+                         struct prof_calibration *out, bool *from_cache);
+
+#endif
