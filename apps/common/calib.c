@@ -244,16 +244,16 @@ static void cache_write(const char *path, const char *model,
     int st = j && slash ? ART_OK : ART_E_NOMEM;
     if (st == ART_OK) {
         *slash = '\0';
-        st = art_mkdir_p(dir);
+        st = art_mkdir_p(dir, NULL);
     }
     art_atomic *a = NULL;
     if (st == ART_OK) {
-        st = art_atomic_open(path, &a);
+        st = art_atomic_open(path, &a, NULL);
     }
     if (st == ART_OK) {
         st = dump_json(j, art_atomic_file(a));
         if (st == ART_OK) {
-            st = art_atomic_commit(a);
+            st = art_atomic_commit(a, NULL);
         } else {
             art_atomic_abort(a);
         }

@@ -257,7 +257,7 @@ int main(int argc, char **argv)
     art_table *rt = NULL, *tt = NULL;
     struct sweep_chart ch = {0};
     art_bundle *b = NULL;
-    if (o.co.out_dir && !cli_check_out_dir("out", o.co.out_dir)) {
+    if (cli_out_check(o.co.out_dir) != CLI_EXIT_OK) {
         goto done;
     }
     if (o.from_csv) {
@@ -309,20 +309,19 @@ int main(int argc, char **argv)
         goto done;
     }
     if (o.co.out_dir) {
-        char failed[256] = "";
         int st = art_bundle_create(o.co.out_dir, &b);
         st = st ? st : art_bundle_add_csv(b, "sweep_results.csv", rt);
         st = st ? st : art_bundle_add_csv(b, "precision_tradeoffs.csv", tt);
         st = st ? st
                 : art_bundle_add_chart(b, "precision_tradeoffs.png",
                                        &ch.chart);
-        if (st == ART_OK) {
-            st = art_bundle_commit(b, failed, sizeof failed);
-            b = NULL;
-        }
         if (st != ART_OK) {
-            cli_error("--out %s: %s%s%s", o.co.out_dir, failed,
-                      failed[0] ? ": " : "", art_strerror(st));
+            cli_error("--out %s: %s", o.co.out_dir, art_strerror(st));
+            goto done;
+        }
+        const int crc = cli_out_commit(b);
+        b = NULL;
+        if (crc != CLI_EXIT_OK) {
             goto done;
         }
     }

@@ -1062,8 +1062,10 @@ static int write_outputs(const struct options *o, const struct result *r)
                                             w->tensor_count);
         }
         if (st == ART_OK) {
-            st = art_bundle_commit(b, failed, sizeof failed);
+            struct art_diag cd = {0, "", 0};
+            st = art_bundle_commit(b, &cd);
             b = NULL;
+            snprintf(failed, sizeof failed, "%s", cd.message);
         }
         art_bundle_destroy(b);
         if (st != ART_OK) {

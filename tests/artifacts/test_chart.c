@@ -521,7 +521,7 @@ static void test_errors(void **state)
     assert_int_equal(art_bundle_add_chart(b, "bad.png", &lc), ART_E_RANGE);
     c.kind = ART_CHART_BAR;
     assert_int_equal(art_bundle_add_chart(b, "good.png", &c), ART_OK);
-    assert_int_equal(art_bundle_commit(b, NULL, 0), ART_OK);
+    assert_int_equal(art_bundle_commit(b, NULL), ART_OK);
     snprintf(path, sizeof path, "%s/good.png", tmpdir);
     struct image im;
     decode(path, &im);

@@ -207,7 +207,7 @@ static void test_bundle(void **state)
                      ART_OK);
     /* the array was copied: the caller's may change */
     t[0].name = "changed";
-    assert_int_equal(art_bundle_commit(b, NULL, 0), ART_OK);
+    assert_int_equal(art_bundle_commit(b, NULL), ART_OK);
     fill(t);
     char *path = join(out, "weights.safetensors");
     art_safetensors *st = NULL;
