@@ -1,0 +1,619 @@
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "layerwise.h"
+
+
+void layerwise_free(struct layerwise *r)
+{
+    art_table_destroy(r->hw);
+    art_table_destroy(r->layers);
+    free(r->dram_pred);
+    free(r->host_pred);
+    free(r->pred);
+    cli_devices_free(&r->devs);
+    prof_exec_profile_finish(&r->prof);
+    free(r->rows);
+    prof_exec_destroy(r->ex);
+    memest_model_destroy(r->model);
+}
+
+static int prof_failed(const char *what, int st, const struct prof_diag *d)
+{
+    if (d && d->message[0]) {
+        cli_error("%s: %s", what, d->message);
+    } else {
+        cli_error("%s: %s", what, prof_strerror(st));
+    }
+    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
+                   st == PROF_E_CALLBACK || st == PROF_E_IO
+               ? CLI_EXIT_FAILURE
+               : CLI_EXIT_USAGE;
+}
+
+/* The device named on the command line (among the --devices file's
+ * first); "host" waits for calibration. */
+int layerwise_resolve_device(const struct layerwise_opts *o, struct layerwise *r)
+{
+    if (o->dev.devices_file &&
+        !cli_devices_load(o->dev.devices_file, &r->devs)) {
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(o->dev.device, "host") == 0) {
+        r->device_is_host = 1;
+        return CLI_EXIT_OK;
+    }
+    if (!cli_device_resolve(o->dev.device,
+                            o->dev.devices_file ? &r->devs : NULL,
+                            &r->device)) {
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
+{
+    struct memest_diag md;
+    int st = memest_model_load(o->model, &r->model, &md);
+    if (st != MEMEST_OK) {
+        char msg[600];
+        memest_diag_format(&md, msg, sizeof msg);
+        cli_error("%s", msg);
+        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+    r->nrows = memest_estimate_row_count(r->model);
+    r->rows = calloc(r->nrows, sizeof *r->rows);
+    if (!r->rows) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    st = memest_estimate_layers(r->model, o->batch, o->precision, r->rows,
+                                r->nrows, &r->nrows);
+    if (st != MEMEST_OK) {
+        cli_error("%s: %s", o->model, memest_strerror(st));
+        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = o->batch;
+    eo.precision = o->precision;
+    eo.seed = o->seed;
+    struct prof_diag d = {0};
+    st = prof_exec_create(r->model, &eo, &r->ex, &d);
+    if (st != PROF_OK) {
+        return prof_failed(o->model, st, &d);
+    }
+    prof_exec_memory(r->ex, &r->mem);
+
+    /* The input: uniform in [0, 1) like pixel intensities, from the same
+     * seed (SplitMix64, as the executor's weights). */
+    const size_t nin = prof_exec_input_count(r->ex);
+    float *x = malloc(nin * sizeof(float));
+    if (!x) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    uint64_t s = o->seed ^ UINT64_C(0x5DEECE66D);
+    for (size_t i = 0; i < nin; i++) {
+        uint64_t z = (s += UINT64_C(0x9E3779B97F4A7C15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        z ^= z >> 31;
+        x[i] = (float)((double)(z >> 40) * 0x1p-24);
+    }
+    struct prof_time_opts to;
+    prof_time_opts_init(&to);
+    to.repeats = (unsigned)o->repeats;
+    to.warmup = (unsigned)o->warmup;
+    to.latency_multiplier = o->latency_multiplier;
+    /* Operators of a few microseconds are timed in groups of back-to-back
+     * runs so that the clock's own cost does not dominate them. */
+    to.min_sample_ms = o->min_sample_ms;
+    st = prof_exec_profile(r->ex, x, nin, &to, &r->prof);
+    free(x);
+    if (st != PROF_OK) {
+        return prof_failed("measuring", st, NULL);
+    }
+    if (r->prof.count != r->nrows) {
+        cli_error("internal error: %zu operators for %zu layers",
+                  r->prof.count, r->nrows);
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The totals are judged against the measured forward pass (staging and
+ * framing included), not against the sum of the operators run alone. */
+static void judge_total(struct prof_prediction_total *t, double forward_ms)
+{
+    t->measured_ms = forward_ms;
+    t->relative_error = forward_ms > 0.0 && t->predicted_ms > 0.0
+                            ? (t->predicted_ms - forward_ms) / forward_ms
+                            : NAN;
+}
+
+int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
+{
+    bool cached = false;
+    struct cli_calib_opts co = o->calib;
+    co.quiet = o->quiet;
+    int st = cli_host_calibration(&co, &r->cal, &cached);
+    if (st == PROF_OK) {
+        st = prof_device_host(&r->cal, &r->host);
+    }
+    if (st != PROF_OK) {
+        return prof_failed("calibrating the host", st, NULL);
+    }
+    r->host_dram = r->host;
+    r->host_dram.cache_count = 0;
+    if (r->device_is_host) {
+        r->device = r->host;
+    }
+    if (o->have_power) {
+        r->device.power_watts = o->power_watts;
+        r->host.power_watts = o->power_watts;
+        r->host_dram.power_watts = o->power_watts;
+    }
+    r->pred = calloc(r->prof.count, sizeof *r->pred);
+    r->host_pred = calloc(r->prof.count, sizeof *r->host_pred);
+    r->dram_pred = calloc(r->prof.count, sizeof *r->dram_pred);
+    if (!r->pred || !r->host_pred || !r->dram_pred) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    if ((st = prof_exec_predict(&r->prof, &r->device, r->pred, &r->total)) !=
+            PROF_OK ||
+        (st = prof_exec_predict(&r->prof, &r->host, r->host_pred,
+                                &r->host_total)) != PROF_OK ||
+        (st = prof_exec_predict(&r->prof, &r->host_dram, r->dram_pred,
+                                &r->dram_total)) != PROF_OK) {
+        return prof_failed("predicting", st, NULL);
+    }
+    /* The original summary: the model's estimated bytes and MACs over the
+     * measured forward latency, against the roof of the memory level that
+     * holds the data (a first pass finds the bytes and the achieved rate)
+     * and the device's peak for this precision. */
+    r->peak_gmacs = prof_device_peak(&r->device, o->precision);
+    double roof_gbps = r->device.bandwidth_gbps;
+    st = prof_summarize_model(r->model, o->batch, o->precision,
+                              r->prof.forward_ms, roof_gbps, r->peak_gmacs,
+                              &r->summary);
+    if (st == PROF_OK) {
+        st = prof_bandwidth_roof(&r->device,
+                                 (uint64_t)r->summary.estimated_total_bytes,
+                                 r->summary.achieved_bandwidth_gbps,
+                                 &r->roof_level, &roof_gbps);
+    }
+    if (st == PROF_OK) {
+        st = prof_summarize_model(r->model, o->batch, o->precision,
+                                  r->prof.forward_ms, roof_gbps,
+                                  r->peak_gmacs, &r->summary);
+    }
+    if (st != PROF_OK) {
+        return prof_failed("summarising", st, NULL);
+    }
+    /* One regime: the bound that limits most of the predicted time, with
+     * how many layers it limits, so the sentence and the count agree. */
+    double t_mem = 0.0, t_all = 0.0;
+    size_t n_mem = 0;
+    for (size_t i = 0; i < r->prof.count; i++) {
+        if (r->prof.ops[i].info.kind == MEMEST_KIND_INPUT) {
+            continue;
+        }
+        const struct prof_prediction *p = &r->pred[i].pred;
+        r->n_layers++;
+        t_all += p->predicted_ms;
+        if (p->bound == PROF_BOUND_MEMORY) {
+            n_mem++;
+            t_mem += p->predicted_ms;
+        }
+    }
+    const int mem = t_all > 0.0 ? t_mem * 2.0 >= t_all : n_mem * 2 >= r->n_layers;
+    r->regime = mem ? PROF_BOUND_MEMORY : PROF_BOUND_COMPUTE;
+    r->regime_layers = mem ? n_mem : r->n_layers - n_mem;
+    r->regime_share = t_all > 0.0 ? (mem ? t_mem : t_all - t_mem) / t_all
+                                  : NAN;
+    snprintf(r->regime_text, sizeof r->regime_text,
+             "%s-bound on %s: %zu of %zu layers, %.0f%% of the predicted "
+             "time, are limited by %s",
+             prof_bound_name(r->regime), r->device.name, r->regime_layers,
+             r->n_layers, 100.0 * (isfinite(r->regime_share) ? r->regime_share
+                                                           : 0.0),
+             mem ? "memory bandwidth" : "the compute peak");
+    r->energy_proxy_j =
+        r->device.power_watts > 0.0
+            ? r->device.power_watts * r->prof.forward_ms / 1000.0
+            : NAN;
+    judge_total(&r->total, r->prof.forward_ms);
+    judge_total(&r->host_total, r->prof.forward_ms);
+    judge_total(&r->dram_total, r->prof.forward_ms);
+    return CLI_EXIT_OK;
+}
+
+/* "L1".."L3", or "DRAM" for main memory. */
+const char *layerwise_level_name(unsigned level)
+{
+    static const char *const names[] = {"DRAM", "L1", "L2", "L3"};
+    return level < 4 ? names[level] : "?";
+}
+
+/* A real cell, left empty when the value is undefined (NaN). */
+static int set_real_opt(art_table *t, size_t row, size_t col, double v)
+{
+    return isfinite(v) ? art_table_set_real(t, row, col, v) : ART_OK;
+}
+
+/* ---- tables ---------------------------------------------------------------- */
+
+struct col {
+    const char *name;
+    enum art_type type;
+};
+
+static int add_columns(art_table *t, const struct col *cols, size_t n)
+{
+    int st = ART_OK;
+    for (size_t i = 0; st == ART_OK && i < n; i++) {
+        st = art_table_add_column(t, cols[i].name, cols[i].type);
+    }
+    return st;
+}
+
+static int build_layers_table(struct layerwise *r)
+{
+    static const struct col cols[] = {
+        {"layer", ART_TEXT},
+        {"kind", ART_TEXT},
+        {"output_shape", ART_TEXT},
+        {"output_elements", ART_UINT},
+        {"parameter_count", ART_UINT},
+        {"parameter_bytes", ART_UINT},
+        {"activation_bytes", ART_UINT},
+        {"macs", ART_UINT},
+        {"latency_ms", ART_REAL},
+        {"predicted_ms", ART_REAL},
+        {"bound", ART_TEXT},
+        {"latency_p90_ms", ART_REAL},
+        {"bytes_moved", ART_UINT},
+        {"achieved_gmacs", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
+        {"memory_kb", ART_REAL},
+        {"predicted_energy_proxy_j", ART_REAL},
+        {"host_predicted_ms", ART_REAL},
+        {"host_prediction_error", ART_REAL},
+        {"host_memory_level", ART_TEXT},
+        {"host_dram_predicted_ms", ART_REAL},
+        {"host_dram_prediction_error", ART_REAL},
+    };
+    int st = art_table_create("layers", &r->layers);
+    if (st == ART_OK) {
+        st = add_columns(r->layers, cols, sizeof cols / sizeof cols[0]);
+    }
+    for (size_t i = 0; st == ART_OK && i < r->nrows; i++) {
+        const struct memest_layer_estimate *e = &r->rows[i];
+        const struct prof_exec_op_row *op = &r->prof.ops[i];
+        const struct prof_layer_prediction *p = &r->pred[i];
+        const struct prof_layer_prediction *h = &r->host_pred[i];
+        size_t row = 0;
+        size_t c = 0;
+        st = art_table_add_row(r->layers, &row);
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++, e->layer);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++,
+                                    memest_kind_name(e->kind));
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++, e->output_shape);
+        }
+        const uint64_t u[] = {e->output_elements, e->parameter_count,
+                              e->parameter_bytes, e->activation_bytes,
+                              e->macs};
+        for (size_t k = 0; st == ART_OK && k < 5; k++) {
+            st = art_table_set_uint(r->layers, row, c++, u[k]);
+        }
+        /* Staging the input is not a layer: its measured and predicted
+         * cells stay empty. */
+        if (op->info.kind == MEMEST_KIND_INPUT) {
+            continue;
+        }
+        if (st == ART_OK) {
+            st = art_table_set_real(r->layers, row, c++, op->latency_ms);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_real(r->layers, row, c++,
+                                    p->pred.predicted_ms);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++,
+                                    prof_bound_name(p->pred.bound));
+        }
+        if (st == ART_OK) {
+            st = art_table_set_real(r->layers, row, c++, op->stats.p90_ms);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_uint(r->layers, row, c++,
+                                    op->info.bytes_moved);
+        }
+        const double v[] = {op->achieved_gmacs, op->achieved_gbps,
+                            op->memory_kb, p->pred.energy_proxy_j,
+                            h->pred.predicted_ms, h->relative_error};
+        for (size_t k = 0; st == ART_OK && k < 6; k++) {
+            st = set_real_opt(r->layers, row, c++, v[k]);
+        }
+        if (st == ART_OK) {
+            st = art_table_set_text(r->layers, row, c++,
+                                    layerwise_level_name(h->pred.memory_level));
+        }
+        const struct prof_layer_prediction *dp = &r->dram_pred[i];
+        if (st == ART_OK) {
+            st = set_real_opt(r->layers, row, c++, dp->pred.predicted_ms);
+        }
+        if (st == ART_OK) {
+            st = set_real_opt(r->layers, row, c++, dp->relative_error);
+        }
+    }
+    return st;
+}
+
+static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
+{
+    const struct prof_hw_summary *s = &r->summary;
+    static const struct col cols[] = {
+        /* the original summarize_hardware() keys */
+        {"estimated_total_bytes", ART_REAL},
+        {"estimated_total_macs", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
+        {"configured_memory_bandwidth_gbps", ART_REAL},
+        {"bandwidth_utilization", ART_REAL},
+        {"achieved_gmacs", ART_REAL},
+        /* the roofline */
+        {"peak_gmacs", ART_REAL},
+        {"intensity_mac_per_byte", ART_REAL},
+        {"knee_mac_per_byte", ART_REAL},
+        {"model_bound", ART_TEXT},
+        {"reading", ART_TEXT},
+        {"compute_utilization", ART_REAL},
+        /* the run */
+        {"model", ART_TEXT},
+        {"batch_size", ART_UINT},
+        {"precision", ART_TEXT},
+        {"device", ART_TEXT},
+        {"latency_ms", ART_REAL},
+        {"latency_p90_ms", ART_REAL},
+        {"operator_sum_ms", ART_REAL},
+        {"framing_ms", ART_REAL},
+        {"predicted_ms", ART_REAL},
+        {"prediction_error", ART_REAL},
+        {"regime", ART_TEXT},
+        {"regime_layers", ART_UINT},
+        {"regime_time_share", ART_REAL},
+        {"regime_reading", ART_TEXT},
+        {"bandwidth_roof_level", ART_TEXT},
+        {"host_predicted_ms", ART_REAL},
+        {"host_prediction_error", ART_REAL},
+        {"host_mean_abs_layer_error", ART_REAL},
+        {"host_dram_predicted_ms", ART_REAL},
+        {"host_dram_prediction_error", ART_REAL},
+        {"host_dram_mean_abs_layer_error", ART_REAL},
+        {"input_staging_ms", ART_REAL},
+        {"host_peak_gmacs", ART_REAL},
+        {"host_bandwidth_gbps", ART_REAL},
+        {"power_watts", ART_REAL},
+        {"energy_proxy_j", ART_REAL},
+        {"predicted_energy_proxy_j", ART_REAL},
+        {"arena_bytes", ART_UINT},
+        {"peak_inference_bytes", ART_UINT},
+        {"stored_parameter_bytes", ART_UINT},
+        {"scratch_bytes", ART_UINT},
+        {"latency_multiplier", ART_REAL},
+        {"repeats", ART_UINT},
+    };
+    int st = art_table_create("hardware_summary", &r->hw);
+    if (st == ART_OK) {
+        st = add_columns(r->hw, cols, sizeof cols / sizeof cols[0]);
+    }
+    size_t row = 0, c = 0;
+    if (st == ART_OK) {
+        st = art_table_add_row(r->hw, &row);
+    }
+    const double a[] = {s->estimated_total_bytes, s->estimated_total_macs,
+                        s->achieved_bandwidth_gbps,
+                        s->configured_memory_bandwidth_gbps,
+                        s->bandwidth_utilization, s->achieved_gmacs,
+                        s->peak_gmacs, s->arithmetic_intensity,
+                        s->roofline_knee};
+    for (size_t k = 0; st == ART_OK && k < 9; k++) {
+        st = art_table_set_real(r->hw, row, c++, a[k]);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, prof_bound_name(s->bound));
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, s->reading);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_real(r->hw, row, c++, s->compute_utilization);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++,
+                                memest_model_name(r->model));
+    }
+    if (st == ART_OK) {
+        st = art_table_set_uint(r->hw, row, c++, o->batch);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++,
+                                memest_precision_name(o->precision));
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, r->device.name);
+    }
+    const double b[] = {r->prof.forward_ms, r->prof.forward.p90_ms,
+                        r->prof.operator_sum_ms, r->prof.framing_ms,
+                        r->total.predicted_ms, r->total.relative_error};
+    for (size_t k = 0; st == ART_OK && k < 6; k++) {
+        st = set_real_opt(r->hw, row, c++, b[k]);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, prof_bound_name(r->regime));
+    }
+    if (st == ART_OK) {
+        st = art_table_set_uint(r->hw, row, c++, r->regime_layers);
+    }
+    if (st == ART_OK) {
+        st = set_real_opt(r->hw, row, c++, r->regime_share);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, r->regime_text);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_text(r->hw, row, c++, layerwise_level_name(r->roof_level));
+    }
+    const double d[] = {r->host_total.predicted_ms,
+                        r->host_total.relative_error,
+                        r->host_total.mean_abs_relative_error,
+                        r->dram_total.predicted_ms,
+                        r->dram_total.relative_error,
+                        r->dram_total.mean_abs_relative_error,
+                        r->prof.ops[0].latency_ms,
+                        r->host.peak_gmacs, r->host.bandwidth_gbps,
+                        r->device.power_watts > 0.0 ? r->device.power_watts
+                                                    : NAN,
+                        r->energy_proxy_j, r->total.energy_proxy_j};
+    for (size_t k = 0; st == ART_OK && k < 12; k++) {
+        st = set_real_opt(r->hw, row, c++, d[k]);
+    }
+    const uint64_t m[] = {r->mem.arena_bytes, r->mem.peak_inference_bytes,
+                          r->mem.parameter_bytes, r->mem.scratch_bytes};
+    for (size_t k = 0; st == ART_OK && k < 4; k++) {
+        st = art_table_set_uint(r->hw, row, c++, m[k]);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_real(r->hw, row, c++, o->latency_multiplier);
+    }
+    if (st == ART_OK) {
+        st = art_table_set_uint(r->hw, row, c++, o->repeats);
+    }
+    return st;
+}
+
+
+int layerwise_build_tables(const struct layerwise_opts *o, struct layerwise *r)
+{
+    int st = build_layers_table(r);
+    return st == ART_OK ? build_hw_table(o, r) : st;
+}
+
+/* ---- charts ---------------------------------------------------------------- */
+
+void layerwise_charts_free(struct layerwise_charts *c)
+{
+    free(c->names);
+    free(c->act_mb);
+    free(c->macs_m);
+    free(c->x);
+    free(c->host_y);
+    free(c->dev_y);
+    free(c->point_names);
+    memset(c, 0, sizeof *c);
+}
+
+bool layerwise_charts_init(const struct layerwise_opts *o,
+                           const struct layerwise *r,
+                           struct layerwise_charts *c)
+{
+    memset(c, 0, sizeof *c);
+    const size_t n = r->nrows;
+    c->names = calloc(n, sizeof *c->names);
+    c->act_mb = calloc(n, sizeof *c->act_mb);
+    c->macs_m = calloc(n, sizeof *c->macs_m);
+    c->x = calloc(n, sizeof *c->x);
+    c->host_y = calloc(n, sizeof *c->host_y);
+    c->dev_y = calloc(n, sizeof *c->dev_y);
+    c->point_names = calloc(n, sizeof *c->point_names);
+    if (!c->names || !c->act_mb || !c->macs_m || !c->x || !c->host_y ||
+        !c->dev_y || !c->point_names) {
+        cli_error("out of memory");
+        layerwise_charts_free(c);
+        return false;
+    }
+    /* The original's two bar charts, one bar per row of the breakdown
+     * (the input row included: its activation is memory too). */
+    for (size_t i = 0; i < n; i++) {
+        c->names[i] = r->rows[i].layer;
+        c->act_mb[i] = (double)r->rows[i].activation_bytes / 1048576.0;
+        c->macs_m[i] = (double)r->rows[i].macs / 1e6;
+    }
+    c->act_series = (struct art_series){.n = n, .y = c->act_mb};
+    c->macs_series = (struct art_series){.n = n, .y = c->macs_m};
+    c->activation = (struct art_chart){
+        .kind = ART_CHART_BAR, .title = "Layer-wise Activation Memory",
+        .x_label = "Layer", .y_label = "Activation Memory (MB)",
+        .categories = c->names, .n_categories = n,
+        .series = &c->act_series, .n_series = 1, .value_labels = true};
+    c->macs = c->activation;
+    c->macs.title = "Layer-wise Compute Estimate";
+    c->macs.y_label = "MACs (Millions)";
+    c->macs.series = &c->macs_series;
+
+    /* The roofline: each layer that does work at its intensity (MACs over
+     * the bytes it moves), at the rate measured on this machine and at the
+     * rate the device's roofline predicts (MACs over the predicted
+     * time). Staging the input and layers without MACs have no point. */
+    size_t k = 0;
+    for (size_t i = 0; i < r->prof.count; i++) {
+        const struct prof_exec_op_row *op = &r->prof.ops[i];
+        const double pred_ms = r->pred[i].pred.predicted_ms;
+        if (op->info.kind == MEMEST_KIND_INPUT || op->info.macs == 0 ||
+            op->info.bytes_moved == 0) {
+            continue;
+        }
+        c->x[k] = (double)op->info.macs / (double)op->info.bytes_moved;
+        c->host_y[k] = op->achieved_gmacs > 0 ? op->achieved_gmacs : NAN;
+        c->dev_y[k] = pred_ms > 0 ? (double)op->info.macs / pred_ms / 1e6
+                                  : NAN;
+        c->point_names[k] = op->info.layer;
+        k++;
+    }
+    const double dev_peak = prof_device_peak(&r->device, o->precision);
+    const double host_peak = prof_device_peak(&r->host_dram, o->precision);
+    snprintf(c->roof_names[0], sizeof c->roof_names[0],
+             "%s roof: %.3g GB/s, %.3g GMAC/s %s", r->device.name,
+             r->device.bandwidth_gbps, dev_peak,
+             memest_precision_name(o->precision));
+    c->roofs[0] = (struct art_roof){c->roof_names[0],
+                                    r->device.bandwidth_gbps, dev_peak};
+    size_t nroofs = 1;
+    if (!r->device_is_host) {
+        snprintf(c->roof_names[1], sizeof c->roof_names[1],
+                 "this machine (DRAM): %.3g GB/s, %.3g GMAC/s",
+                 r->host_dram.bandwidth_gbps, host_peak);
+        c->roofs[1] = (struct art_roof){c->roof_names[1],
+                                        r->host_dram.bandwidth_gbps,
+                                        host_peak};
+        nroofs = 2;
+    }
+    c->roof_series[0] = (struct art_series){
+        .name = "measured on this machine", .n = k, .x = c->x,
+        .y = c->host_y, .labels = c->point_names,
+        .marker = ART_MARKER_CIRCLE};
+    c->roof_series[1] = (struct art_series){
+        .name = "predicted on the device", .n = k, .x = c->x,
+        .y = c->dev_y, .labels = c->point_names,
+        .marker = ART_MARKER_SQUARE};
+    c->roofline = (struct art_chart){
+        .kind = ART_CHART_ROOFLINE,
+        .title = "Roofline: layers measured here and predicted on the "
+                 "device",
+        .x_label = "Arithmetic intensity (MAC per byte moved)",
+        .y_label = "Throughput (GMAC/s)", .series = c->roof_series,
+        .n_series = k ? 2 : 0, .roofs = c->roofs, .n_roofs = nroofs};
+    return true;
+}
