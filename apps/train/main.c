@@ -18,6 +18,7 @@
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "train_charts.h"
 #include "weights.h"
 
 #define DEFAULT_MODEL "mlp:784-64-10"
@@ -91,8 +92,9 @@ static void usage(FILE *f)
         "  --save-weights FILE   where the trained weights go (default\n"
         "                        " DEFAULT_WEIGHTS " in --out; a bare name is\n"
         "                        a file of --out)\n"
-        "  --out DIR             write run_log.json, training_history.csv and\n"
-        "                        the weights\n"
+        "  --out DIR             write run_log.json, training_history.csv,\n"
+        "                        training_curves.png (loss_scale.png for\n"
+        "                        fp16) and the weights\n"
         "  --format F            table|csv|json on stdout (default table)\n"
         "  --quiet               no progress bar\n"
         "  --help, --version\n"
@@ -287,6 +289,7 @@ struct result {
     struct prof_dataset train, test;
     struct prof_train_epoch_result *epochs; /* o->epochs entries */
     double *epoch_test_accuracy;
+    double *epoch_test_loss;
     size_t epochs_done;
     double training_time_s, artificial_delay_s, effective_time_s;
     double final_accuracy, final_loss;
@@ -310,6 +313,7 @@ static void result_free(struct result *r)
     art_table_destroy(r->scale_table);
     art_table_destroy(r->history);
     free(r->epoch_test_accuracy);
+    free(r->epoch_test_loss);
     free(r->epochs);
     prof_dataset_finish(&r->test);
     prof_dataset_finish(&r->train);
@@ -564,7 +568,8 @@ static int train(const struct options *o, struct result *r)
     if (o->epochs > 0) {
         r->epochs = calloc((size_t)o->epochs, sizeof *r->epochs);
         r->epoch_test_accuracy = calloc((size_t)o->epochs, sizeof(double));
-        if (!r->epochs || !r->epoch_test_accuracy) {
+        r->epoch_test_loss = calloc((size_t)o->epochs, sizeof(double));
+        if (!r->epochs || !r->epoch_test_accuracy || !r->epoch_test_loss) {
             cli_error("out of memory");
             return CLI_EXIT_FAILURE;
         }
@@ -598,6 +603,7 @@ static int train(const struct options *o, struct result *r)
             return prof_failed("evaluating on the test set", st, NULL);
         }
         r->test_loss = loss;
+        r->epoch_test_loss[e] = loss;
         r->skipped_steps += er->skipped_steps;
         r->epochs_done = (size_t)e + 1;
         if (p.on) {
@@ -1061,12 +1067,31 @@ static int write_outputs(const struct options *o, const struct result *r)
             st = art_bundle_add_safetensors(b, r->weights_path, w->tensors,
                                             w->tensor_count);
         }
+        /* the curves when something was trained; the loss scale for fp16 */
+        struct train_charts ch = {0};
+        if (st == ART_OK && r->epochs_done > 0) {
+            if (!train_charts_init(r->epochs, r->epochs_done,
+                                   r->epoch_test_accuracy,
+                                   r->epoch_test_loss, r->scale_events,
+                                   r->scale_event_count,
+                                   o->precision == MEMEST_FP16
+                                       ? o->loss_scale : 0,
+                                   &ch)) {
+                art_bundle_destroy(b);
+                return CLI_EXIT_FAILURE;
+            }
+            st = art_bundle_add_figure(b, "training_curves.png", &ch.curves);
+            if (st == ART_OK && ch.has_scale) {
+                st = art_bundle_add_chart(b, "loss_scale.png", &ch.scale);
+            }
+        }
         if (st == ART_OK) {
             struct art_diag cd = {0, "", 0};
             st = art_bundle_commit(b, &cd);
             b = NULL;
             snprintf(failed, sizeof failed, "%s", cd.message);
         }
+        train_charts_free(&ch);
         art_bundle_destroy(b);
         if (st != ART_OK) {
             cli_error("--out %s: %s%s%s", o->co.out_dir, failed,

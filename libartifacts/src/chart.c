@@ -470,7 +470,10 @@ static size_t legend_layout(cairo_t *cr, const struct plan *p, double avail,
     return rows;
 }
 
-static int plan_chart(struct plan *p, const struct art_chart *c, cairo_t *cr)
+/* Lay c out in a w x h area (0: the chart's own size) with text scaled by
+ * s (0: by the size against 1260 x 900). */
+static int plan_chart(struct plan *p, const struct art_chart *c, cairo_t *cr,
+                      double w, double h, double s)
 {
     memset(p, 0, sizeof *p);
     p->c = c;
@@ -478,9 +481,10 @@ static int plan_chart(struct plan *p, const struct art_chart *c, cairo_t *cr)
     if (st != ART_OK) {
         return st;
     }
-    p->w = c->width_px ? c->width_px : DEFAULT_W;
-    p->h = c->height_px ? c->height_px : DEFAULT_H;
-    p->s = fmin(p->w / (double)DEFAULT_W, p->h / (double)DEFAULT_H);
+    p->w = w > 0 ? w : c->width_px ? c->width_px : DEFAULT_W;
+    p->h = h > 0 ? h : c->height_px ? c->height_px : DEFAULT_H;
+    p->s = s > 0 ? s
+                 : fmin(p->w / (double)DEFAULT_W, p->h / (double)DEFAULT_H);
     /* 180 DPI: a point is 2.5 px */
     p->f_title = 13 * 2.5 * p->s;
     p->f_label = 10 * 2.5 * p->s;
@@ -613,7 +617,7 @@ ART_API int art_chart_layout(const struct art_chart *c,
         return ART_E_NOMEM;
     }
     struct plan p;
-    int st = plan_chart(&p, c, cr);
+    int st = plan_chart(&p, c, cr, 0, 0, 0);
     if (st == ART_OK) {
         *out = (struct art_chart_layout){
             .width_px = (unsigned)p.w, .height_px = (unsigned)p.h,
@@ -1177,53 +1181,89 @@ static void draw_points(cairo_t *cr, const struct plan *p)
     free(rs.r);
 }
 
-static int render(const struct art_chart *c, cairo_surface_t **out)
+/* Draw a planned chart with its top-left corner at the origin of cr. */
+static void draw_chart(cairo_t *cr, const struct plan *p)
+{
+    const struct art_chart *c = p->c;
+    draw_axes(cr, p);
+    draw_legend(cr, p);
+    if (c->kind == ART_CHART_BAR) {
+        draw_bars(cr, p);
+        /* the frame's bottom over the bars' feet */
+        cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
+        cairo_set_line_width(cr, fmax(1.0, 1.2 * p->s));
+        cairo_move_to(cr, p->px, p->py + p->ph);
+        cairo_line_to(cr, p->px + p->pw, p->py + p->ph);
+        cairo_stroke(cr);
+    } else {
+        if (c->kind == ART_CHART_ROOFLINE) {
+            draw_roofs(cr, p);
+        }
+        draw_points(cr, p);
+    }
+}
+
+/* Draw n charts side by side on one w x h image (n 1: a chart alone at
+ * its own size). */
+static int render(const struct art_chart *const *charts, size_t n,
+                  unsigned w, unsigned h, cairo_surface_t **out)
 {
     *out = NULL;
+    if (n == 0 || n > 8) {
+        return ART_E_INVALID;
+    }
     cairo_surface_t *ms;
     cairo_t *mcr = measure_context(&ms);
     if (!mcr) {
         return ART_E_NOMEM;
     }
-    struct plan p;
-    int st = plan_chart(&p, c, mcr);
+    struct plan p[8];
+    memset(p, 0, sizeof p);
+    int st = ART_OK;
+    /* panels keep the figure's text size, a little smaller so that two
+     * or three fit across */
+    const double s = n == 1 ? 0
+        : fmin(w / (double)DEFAULT_W, h / (double)DEFAULT_H) *
+              (n == 2 ? 0.8 : 0.7);
+    for (size_t i = 0; i < n && st == ART_OK; i++) {
+        st = plan_chart(&p[i], charts[i], mcr, n == 1 ? 0 : (double)w / n,
+                        n == 1 ? 0 : h, s);
+    }
     cairo_destroy(mcr);
     cairo_surface_destroy(ms);
     if (st != ART_OK) {
-        plan_finish(&p);
+        for (size_t i = 0; i < n; i++) {
+            plan_finish(&p[i]);
+        }
         return st;
     }
-    cairo_surface_t *surf = cairo_image_surface_create(
-        CAIRO_FORMAT_ARGB32, (int)p.w, (int)p.h);
+    const int iw = n == 1 ? (int)p[0].w : (int)w;
+    const int ih = n == 1 ? (int)p[0].h : (int)h;
+    cairo_surface_t *surf =
+        cairo_image_surface_create(CAIRO_FORMAT_ARGB32, iw, ih);
     cairo_t *cr = cairo_create(surf);
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
         cairo_destroy(cr);
         cairo_surface_destroy(surf);
-        plan_finish(&p);
+        for (size_t i = 0; i < n; i++) {
+            plan_finish(&p[i]);
+        }
         return ART_E_NOMEM;
     }
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
-    draw_axes(cr, &p);
-    draw_legend(cr, &p);
-    if (c->kind == ART_CHART_BAR) {
-        draw_bars(cr, &p);
-        /* the frame's bottom over the bars' feet */
-        cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-        cairo_set_line_width(cr, fmax(1.0, 1.2 * p.s));
-        cairo_move_to(cr, p.px, p.py + p.ph);
-        cairo_line_to(cr, p.px + p.pw, p.py + p.ph);
-        cairo_stroke(cr);
-    } else {
-        if (c->kind == ART_CHART_ROOFLINE) {
-            draw_roofs(cr, &p);
-        }
-        draw_points(cr, &p);
+    for (size_t i = 0; i < n; i++) {
+        cairo_save(cr);
+        cairo_translate(cr, round(i * p[i].w), 0);
+        cairo_rectangle(cr, 0, 0, p[i].w, p[i].h);
+        cairo_clip(cr);
+        draw_chart(cr, &p[i]);
+        cairo_restore(cr);
+        plan_finish(&p[i]);
     }
     st = cairo_status(cr) == CAIRO_STATUS_SUCCESS ? ART_OK : ART_E_NOMEM;
     cairo_destroy(cr);
-    plan_finish(&p);
     if (st != ART_OK) {
         cairo_surface_destroy(surf);
         return st;
@@ -1233,21 +1273,26 @@ static int render(const struct art_chart *c, cairo_surface_t **out)
     return ART_OK;
 }
 
+static int write_surface(cairo_surface_t *surf, const char *title, FILE *f)
+{
+    return art_png_write_argb(f, cairo_image_surface_get_data(surf),
+                              (unsigned)cairo_image_surface_get_width(surf),
+                              (unsigned)cairo_image_surface_get_height(surf),
+                              (size_t)cairo_image_surface_get_stride(surf),
+                              title);
+}
+
 ART_API int art_chart_write_png(const struct art_chart *c, FILE *f)
 {
     if (!f) {
         return ART_E_INVALID;
     }
     cairo_surface_t *surf;
-    int st = render(c, &surf);
+    int st = render(&c, 1, 0, 0, &surf);
     if (st != ART_OK) {
         return st;
     }
-    st = art_png_write_argb(f, cairo_image_surface_get_data(surf),
-                            (unsigned)cairo_image_surface_get_width(surf),
-                            (unsigned)cairo_image_surface_get_height(surf),
-                            (size_t)cairo_image_surface_get_stride(surf),
-                            c->title);
+    st = write_surface(surf, c->title, f);
     cairo_surface_destroy(surf);
     return st;
 }
@@ -1279,4 +1324,81 @@ ART_API int art_bundle_add_chart(art_bundle *b, const char *name,
         return st;
     }
     return art_bundle_add(b, name, write_chart, c);
+}
+
+/* ---- Figures: charts side by side ---------------------------------------- */
+
+static int check_figure(const struct art_figure *fig, unsigned *w,
+                        unsigned *h)
+{
+    if (!fig || !fig->title || !*fig->title || !fig->panels ||
+        fig->n_panels == 0 || fig->n_panels > 8) {
+        return ART_E_INVALID;
+    }
+    *w = fig->width_px ? fig->width_px : DEFAULT_W;
+    *h = fig->height_px ? fig->height_px : DEFAULT_H;
+    if (*w < 200 * fig->n_panels || *h < 150 || *w > 8000 || *h > 8000) {
+        return ART_E_RANGE;
+    }
+    cairo_surface_t *ms;
+    cairo_t *cr = measure_context(&ms);
+    if (!cr) {
+        return ART_E_NOMEM;
+    }
+    const double s = fmin(*w / (double)DEFAULT_W, *h / (double)DEFAULT_H) *
+                     (fig->n_panels == 1 ? 1 : fig->n_panels == 2 ? 0.8
+                                                                : 0.7);
+    int st = ART_OK;
+    for (size_t i = 0; i < fig->n_panels && st == ART_OK; i++) {
+        struct plan p;
+        st = plan_chart(&p, &fig->panels[i], cr,
+                        (double)*w / fig->n_panels, *h, s);
+        plan_finish(&p);
+    }
+    cairo_destroy(cr);
+    cairo_surface_destroy(ms);
+    return st;
+}
+
+ART_API int art_figure_write_png(const struct art_figure *fig, FILE *f)
+{
+    unsigned w, h;
+    int st = f ? check_figure(fig, &w, &h) : ART_E_INVALID;
+    if (st != ART_OK) {
+        return st;
+    }
+    const struct art_chart *charts[8];
+    for (size_t i = 0; i < fig->n_panels; i++) {
+        charts[i] = &fig->panels[i];
+    }
+    cairo_surface_t *surf;
+    st = fig->n_panels == 1
+        ? render(charts, 1, 0, 0, &surf)
+        : render(charts, fig->n_panels, w, h, &surf);
+    if (st != ART_OK) {
+        return st;
+    }
+    st = write_surface(surf, fig->title, f);
+    cairo_surface_destroy(surf);
+    return st;
+}
+
+static int write_figure(const void *obj, FILE *f)
+{
+    return art_figure_write_png(obj, f);
+}
+
+ART_API int art_figure_save(const struct art_figure *fig, const char *path)
+{
+    unsigned w, h;
+    int st = path ? check_figure(fig, &w, &h) : ART_E_INVALID;
+    return st != ART_OK ? st : art_save_with(path, write_figure, fig);
+}
+
+ART_API int art_bundle_add_figure(art_bundle *b, const char *name,
+                                  const struct art_figure *fig)
+{
+    unsigned w, h;
+    int st = check_figure(fig, &w, &h);
+    return st != ART_OK ? st : art_bundle_add(b, name, write_figure, fig);
 }

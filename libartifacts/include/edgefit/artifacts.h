@@ -409,6 +409,22 @@ ART_API int art_chart_save(const struct art_chart *c, const char *path);
 ART_API int art_bundle_add_chart(art_bundle *b, const char *name,
                                  const struct art_chart *c);
 
+/* Several charts side by side in one image (e.g. loss and accuracy), each
+ * panel a chart laid out in its share of the width, text a little smaller
+ * than a chart alone; the panels' own sizes are not used. */
+struct art_figure {
+    const char *title;              /* the PNG Title */
+    const struct art_chart *panels; /* 1 to 8 */
+    size_t n_panels;
+    unsigned width_px, height_px;   /* 0: 1260 x 900 */
+};
+/* As the chart calls; ART_E_RANGE also when a panel would be narrower
+ * than 200 px. */
+ART_API int art_figure_write_png(const struct art_figure *fig, FILE *f);
+ART_API int art_figure_save(const struct art_figure *fig, const char *path);
+ART_API int art_bundle_add_figure(art_bundle *b, const char *name,
+                                  const struct art_figure *fig);
+
 /* ---- Tensors as safetensors ------------------------------------------- */
 
 /*
