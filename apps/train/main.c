@@ -335,26 +335,6 @@ static int prof_failed(const char *what, int st, const struct prof_diag *d)
                : CLI_EXIT_USAGE;
 }
 
-static uint64_t input_elements(const memest_model *m)
-{
-    const struct memest_shape s = memest_model_input_shape(m);
-    uint64_t n = 1;
-    for (unsigned d = 0; d < s.rank; d++) {
-        n *= s.dim[d];
-    }
-    return n;
-}
-
-static uint64_t output_elements(const memest_model *m)
-{
-    const struct memest_shape s = memest_model_output_shape(m);
-    uint64_t n = 1;
-    for (unsigned d = 0; d < s.rank; d++) {
-        n *= s.dim[d];
-    }
-    return n;
-}
-
 /* The model, the run plan, the trainer and the starting weights: all of
  * it checked before any data is read. */
 static int prepare(const struct options *o, struct result *r)
@@ -485,8 +465,10 @@ static int load_data(const struct options *o, struct result *r)
         return data_failed(st, &d);
     }
     const char *dir = o->data ? o->data : prof_dataset_default_dir();
-    const uint64_t need = input_elements(r->model);
-    const uint64_t outputs = output_elements(r->model);
+    const uint64_t need = prof_train_sample_size(r->trainer);
+    const uint64_t outputs =
+        memest_model_layer(r->model, memest_model_layer_count(r->model) - 1)
+            ->output_elements;
     const struct prof_dataset *sets[2] = {&r->train, &r->test};
     for (int i = 0; i < 2; i++) {
         const struct prof_dataset *s = sets[i];
@@ -589,6 +571,14 @@ static int train(const struct options *o, struct result *r)
         if (st != PROF_OK) {
             if (p.on) {
                 fputc('\n', stderr);
+            }
+            /* The data were checked against the model, so a range error
+             * here is a loss or gradient that is no longer finite. */
+            if (st == PROF_E_RANGE) {
+                cli_error("training epoch %" PRIu64 ": the loss or a "
+                          "gradient is not finite: training diverged (a "
+                          "smaller --alpha may help)", e + 1);
+                return CLI_EXIT_FAILURE;
             }
             char what[64];
             snprintf(what, sizeof what, "training epoch %" PRIu64, e + 1);

@@ -47,10 +47,7 @@ static size_t shape_elements(const struct memest_shape *s)
     return n;
 }
 
-static void diag_set(struct prof_diag *diag, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void diag_set(struct prof_diag *diag, const char *fmt, ...)
+void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
 {
     if (!diag) {
         return;
@@ -261,7 +258,7 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
         size_t oh, ow;
         int kst = kern_conv2d_out_hw(&cs, &oh, &ow);
         if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
-            diag_set(diag, "%s: the convolution kernels disagree with the "
+            exec_diag_set(diag, "%s: the convolution kernels disagree with the "
                      "model's shape", L->name);
             return PROF_E_RANGE;
         }
@@ -280,13 +277,13 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
         size_t oh, ow;
         int kst = kern_pool2d_out_hw(&ps, &oh, &ow);
         if (kst == KERN_E_RANGE) {
-            diag_set(diag, "%s: padding p=%zu is more than half the window "
+            exec_diag_set(diag, "%s: padding p=%zu is more than half the window "
                      "k=%zu, which the pooling kernels do not run", L->name,
                      op->pad, op->k);
             return PROF_E_RANGE;
         }
         if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
-            diag_set(diag, "%s: the pooling kernels disagree with the "
+            exec_diag_set(diag, "%s: the pooling kernels disagree with the "
                      "model's shape", L->name);
             return PROF_E_RANGE;
         }
@@ -302,7 +299,7 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
             return st;
         }
         if (ex->precision == MEMEST_INT8 && op->kdim > 131071) {
-            diag_set(diag, "%s: %zu inputs per output are more than the int8 "
+            exec_diag_set(diag, "%s: %zu inputs per output are more than the int8 "
                      "GEMM sums exactly (131071)", L->name, op->kdim);
             return PROF_E_RANGE;
         }
@@ -549,12 +546,12 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         prof_exec_opts_init(&o);
     }
     if (o.batch == 0) {
-        diag_set(diag, "the batch size must be at least 1");
+        exec_diag_set(diag, "the batch size must be at least 1");
         return PROF_E_RANGE;
     }
     if (o.precision != MEMEST_FP32 && o.precision != MEMEST_FP16 &&
         o.precision != MEMEST_BF16 && o.precision != MEMEST_INT8) {
-        diag_set(diag, "precision %s is estimated but not executed (use "
+        exec_diag_set(diag, "precision %s is estimated but not executed (use "
                  "fp32, fp16, bf16 or int8)",
                  memest_precision_name(o.precision)
                      ? memest_precision_name(o.precision)
@@ -563,7 +560,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     }
     int mst = memest_estimate_totals(model, o.batch, o.precision, &totals);
     if (mst != MEMEST_OK) {
-        diag_set(diag, "libmemest: %s", memest_strerror(mst));
+        exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
         return mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
     }
 
@@ -621,7 +618,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     }
     ex->plan_bytes = plan;
     if (need != plan) {
-        diag_set(diag, "the activations need %llu bytes (the largest input + "
+        exec_diag_set(diag, "the activations need %llu bytes (the largest input + "
                  "output at %s), but the plan gives %llu",
                  (unsigned long long)need, memest_precision_name(o.precision),
                  (unsigned long long)plan);
@@ -655,7 +652,7 @@ params:
         }
         init_params(op, &rng);
         if ((st = store_params(ex, op)) != PROF_OK) {
-            diag_set(diag, "%s: storing the weights: %s",
+            exec_diag_set(diag, "%s: storing the weights: %s",
                      op->layer->name, prof_strerror(st));
             goto fail;
         }
@@ -1183,20 +1180,30 @@ static int layer_f32(const prof_exec *ex, const struct exec_op *op,
 
 /* ---- 16-bit storage ------------------------------------------------------ */
 
+int exec_widen16(enum memest_precision p, float *dst, const uint16_t *src,
+                 size_t n)
+{
+    return exec_kern_status(p == MEMEST_FP16 ? kern_f16_to_f32(dst, src, n)
+                                             : kern_bf16_to_f32(dst, src, n));
+}
+
+int exec_narrow16(enum memest_precision p, uint16_t *dst, const float *src,
+                  size_t n)
+{
+    return exec_kern_status(p == MEMEST_FP16 ? kern_f32_to_f16(dst, src, n)
+                                             : kern_f32_to_bf16(dst, src, n));
+}
+
 static int widen(const prof_exec *ex, float *dst, const uint16_t *src,
                  size_t n)
 {
-    return exec_kern_status(ex->precision == MEMEST_FP16
-                                ? kern_f16_to_f32(dst, src, n)
-                                : kern_bf16_to_f32(dst, src, n));
+    return exec_widen16(ex->precision, dst, src, n);
 }
 
 static int narrow(const prof_exec *ex, uint16_t *dst, const float *src,
                   size_t n)
 {
-    return exec_kern_status(ex->precision == MEMEST_FP16
-                                ? kern_f32_to_f16(dst, src, n)
-                                : kern_f32_to_bf16(dst, src, n));
+    return exec_narrow16(ex->precision, dst, src, n);
 }
 
 static int layer_16(prof_exec *ex, struct exec_op *op)

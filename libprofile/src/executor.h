@@ -64,6 +64,10 @@ struct prof_exec {
     float *w32, *b32; /* widened 16-bit parameters */
 };
 
+/* Fill diag (may be NULL): column 0 and the formatted message. */
+void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* A libkernels status as a libprofile one. */
 int exec_kern_status(int kst);
 
@@ -100,5 +104,12 @@ void exec_im2col_f32(const struct exec_op *op, const float *x, float *col);
 
 /* Its adjoint: add the columns back into x (same addressing). */
 void exec_col2im_f32(const struct exec_op *op, const float *col, float *x);
+
+/* 16-bit storage of precision p (fp16 or bf16) to float and back, through
+ * libkernels' conversions (round to nearest even). */
+int exec_widen16(enum memest_precision p, float *dst, const uint16_t *src,
+                 size_t n);
+int exec_narrow16(enum memest_precision p, uint16_t *dst, const float *src,
+                  size_t n);
 
 #endif

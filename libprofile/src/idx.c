@@ -154,14 +154,24 @@ static int read_header(struct idx_file *f, unsigned ndim, uint64_t *dims,
 {
     unsigned char head[16];
     const uint64_t head_bytes = 4 + 4 * (uint64_t)ndim;
+    /* The magic number first, so that a file of the wrong kind is named
+     * as such even when it is shorter than the header expected. */
     uint64_t got = 0;
-    int st = read_some(f, head, head_bytes, &got, diag);
+    int st = read_some(f, head, 4, &got, diag);
     if (st != PROF_OK) {
         return st;
     }
     /* gzdirect() is valid once the first read has looked at the data. */
     f->plain = gzdirect(f->gz) != 0;
-    if (got < head_bytes) {
+    if (got == 4) {
+        uint64_t more = 0;
+        st = read_some(f, head + 4, head_bytes - 4, &more, diag);
+        if (st != PROF_OK) {
+            return st;
+        }
+        got += more;
+    }
+    if (got < 4) {
         return fail(diag, PROF_E_PARSE,
                     "%s: truncated: %" PRIu64 " bytes, shorter than the "
                     "%" PRIu64 "-byte header of IDX %s",
@@ -186,6 +196,12 @@ static int read_header(struct idx_file *f, unsigned ndim, uint64_t *dims,
                     "0x%08" PRIx32 ", expected 0x%08" PRIx32 ")",
                     f->path, (unsigned)(magic & 0xff), kind_name(ndim),
                     magic, want);
+    }
+    if (got < head_bytes) {
+        return fail(diag, PROF_E_PARSE,
+                    "%s: truncated: %" PRIu64 " bytes, shorter than the "
+                    "%" PRIu64 "-byte header of IDX %s",
+                    f->path, got, head_bytes, kind_name(ndim));
     }
     for (unsigned i = 0; i < ndim; i++) {
         dims[i] = be32(head + 4 + 4 * i);

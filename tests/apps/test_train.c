@@ -337,9 +337,79 @@ static unsigned char *slurp(const char *path, size_t *len)
     return b;
 }
 
+/* The tensors of the F32 file w narrowed to dtype (F16 or BF16) by
+ * libkernels: --init-weights widens them exactly, so the weights a 0-epoch
+ * run saves in out are the 16-bit values. */
+static void check_widened(const char *w, enum art_dtype dtype,
+                          const char *out)
+{
+    const bool f16 = dtype == ART_DTYPE_F16;
+    art_safetensors *st = NULL;
+    assert_int_equal(art_safetensors_load(w, &st, NULL), ART_OK);
+    const size_t n = art_safetensors_count(st);
+    struct art_tensor half[4];
+    uint16_t *bits[4] = {NULL};
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        half[i] = *art_safetensors_tensor(st, i);
+        size_t count = 1;
+        for (size_t d = 0; d < half[i].ndim; d++) {
+            count *= (size_t)half[i].shape[d];
+        }
+        bits[i] = malloc(count * 2);
+        float *tmp = malloc(count * 4);
+        assert_non_null(bits[i]);
+        assert_non_null(tmp);
+        memcpy(tmp, half[i].data, count * 4);
+        assert_int_equal(f16 ? kern_f32_to_f16(bits[i], tmp, count)
+                             : kern_f32_to_bf16(bits[i], tmp, count),
+                         KERN_OK);
+        free(tmp);
+        half[i].dtype = dtype;
+        half[i].data = bits[i];
+    }
+    char w16[800];
+    snprintf(w16, sizeof w16, "%s/half.safetensors", tmpdir);
+    assert_int_equal(art_safetensors_save(w16, half, n, NULL, NULL, 0, NULL),
+                     ART_OK);
+    char *h[] = {(char *)train_app, "--data", datadir, "--model",
+                 "mlp:784-16-10", "--epochs", "0", "--batch", "20",
+                 "--init-weights", w16, "--out", (char *)out, "--format",
+                 "json", NULL};
+    json_t *j = run_json(f16 ? "from F16" : "from BF16", h);
+    json_decref(j);
+    art_safetensors *back = NULL;
+    assert_int_equal(art_safetensors_load(path_in(out, "weights.safetensors"),
+                                          &back, NULL),
+                     ART_OK);
+    for (size_t i = 0; i < n; i++) {
+        const struct art_tensor *bt = art_safetensors_find(back, half[i].name);
+        assert_non_null(bt);
+        assert_int_equal(bt->dtype, ART_DTYPE_F32);
+        size_t count = 1;
+        for (size_t d = 0; d < bt->ndim; d++) {
+            count *= (size_t)bt->shape[d];
+        }
+        for (size_t k = 0; k < count; k++) {
+            float got;
+            memcpy(&got, (const unsigned char *)bt->data + 4 * k, 4);
+            const float want = f16 ? kern_f16_to_f32_1(bits[i][k])
+                                   : kern_bf16_to_f32_1(bits[i][k]);
+            if (got != want) {
+                fail_msg("%s %s[%zu] = %g, want %g", art_dtype_name(dtype),
+                         bt->name, k, got, want);
+            }
+        }
+        free(bits[i]);
+    }
+    art_safetensors_destroy(back);
+    art_safetensors_destroy(st);
+    unlink(w16);
+}
+
 /* Saved weights loaded back give the same test accuracy (0 epochs:
  * nothing trained, only evaluated) and are saved again bit for bit; the
- * same weights in F16 are widened exactly. */
+ * same weights in F16 and in BF16 are widened exactly. */
 static void test_init_weights_round_trip(void **state)
 {
     (void)state;
@@ -369,64 +439,8 @@ static void test_init_weights_round_trip(void **state)
     json_decref(j1);
     json_decref(j2);
 
-    /* The same tensors narrowed to F16 by libkernels: loading widens
-     * them exactly, so the weights saved next are the F16 values. */
-    art_safetensors *st = NULL;
-    assert_int_equal(art_safetensors_load(w1, &st, NULL), ART_OK);
-    const size_t n = art_safetensors_count(st);
-    struct art_tensor half[4];
-    uint16_t *bits[4] = {NULL};
-    assert_int_equal(n, 4);
-    for (size_t i = 0; i < n; i++) {
-        half[i] = *art_safetensors_tensor(st, i);
-        size_t count = 1;
-        for (size_t d = 0; d < half[i].ndim; d++) {
-            count *= (size_t)half[i].shape[d];
-        }
-        bits[i] = malloc(count * 2);
-        float *tmp = malloc(count * 4);
-        assert_non_null(bits[i]);
-        assert_non_null(tmp);
-        memcpy(tmp, half[i].data, count * 4);
-        assert_int_equal(kern_f32_to_f16(bits[i], tmp, count), KERN_OK);
-        free(tmp);
-        half[i].dtype = ART_DTYPE_F16;
-        half[i].data = bits[i];
-    }
-    char w16[800];
-    snprintf(w16, sizeof w16, "%s/half.safetensors", tmpdir);
-    assert_int_equal(art_safetensors_save(w16, half, n, NULL, NULL, 0, NULL),
-                     ART_OK);
-    char *h[] = {t, "--data", datadir, "--model", "mlp:784-16-10",
-                 "--epochs", "0", "--batch", "20", "--init-weights", w16,
-                 "--out", c, "--format", "json", NULL};
-    json_t *j3 = run_json("from F16", h);
-    json_decref(j3);
-    art_safetensors *back = NULL;
-    assert_int_equal(art_safetensors_load(path_in(c, "weights.safetensors"),
-                                          &back, NULL),
-                     ART_OK);
-    for (size_t i = 0; i < n; i++) {
-        const struct art_tensor *bt = art_safetensors_find(back, half[i].name);
-        assert_non_null(bt);
-        assert_int_equal(bt->dtype, ART_DTYPE_F32);
-        size_t count = 1;
-        for (size_t d = 0; d < bt->ndim; d++) {
-            count *= (size_t)bt->shape[d];
-        }
-        for (size_t k = 0; k < count; k++) {
-            float got;
-            memcpy(&got, (const unsigned char *)bt->data + 4 * k, 4);
-            if (got != kern_f16_to_f32_1(bits[i][k])) {
-                fail_msg("%s[%zu] = %g, want %g", bt->name, k, got,
-                         kern_f16_to_f32_1(bits[i][k]));
-            }
-        }
-        free(bits[i]);
-    }
-    art_safetensors_destroy(back);
-    art_safetensors_destroy(st);
-    unlink(w16);
+    check_widened(w1, ART_DTYPE_F16, c);
+    check_widened(w1, ART_DTYPE_BF16, c);
     run_rmdir(a);
     run_rmdir(b);
     run_rmdir(c);

@@ -536,6 +536,60 @@ static void test_sgd(void **state)
                      KERN_E_RANGE);
 }
 
+static void test_adam(void **state)
+{
+    (void)state;
+    /* By hand, lr 0.1, betas 0.9 and 0.999, eps 1e-8, w 1:
+     * step 1, g 0.5: m = 0.05, v = 0.00025; m^ = 0.05 / 0.1 = 0.5,
+     * v^ = 0.00025 / 0.001 = 0.25; w = 1 - 0.1 * 0.5 / (0.5 + 1e-8)
+     * = 0.9 + 2e-9 (Adam's first step is lr * sign(g)).
+     * step 2, g -0.25: m = 0.045 - 0.025 = 0.02, v = 0.00024975 +
+     * 0.0000625 = 0.00031225; m^ = 0.02 / 0.19 = 0.105263158,
+     * v^ = 0.00031225 / 0.001999 = 0.156203102, sqrt = 0.395225381;
+     * w = 0.9 - 0.1 * 0.105263158 / 0.395225391 = 0.8733663. */
+    float w[9], g[9], m[9], v[9];
+    for (int i = 0; i < 9; i++) {
+        w[i] = 1.0f;
+        g[i] = 0.5f;
+        m[i] = v[i] = 0.0f;
+    }
+    assert_int_equal(kern_nn_adam_f32(w, g, m, v, 9, 0.1, 0.9, 0.999,
+                                      1e-8, 1),
+                     KERN_OK);
+    for (int i = 0; i < 9; i++) {
+        assert_true(fabsf(w[i] - 0.9f) < 1e-7f);
+        assert_true(fabsf(m[i] - 0.05f) < 1e-7f);
+        assert_true(fabsf(v[i] - 0.00025f) < 1e-9f);
+        g[i] = -0.25f;
+    }
+    assert_int_equal(kern_nn_adam_f32(w, g, m, v, 9, 0.1, 0.9, 0.999,
+                                      1e-8, 2),
+                     KERN_OK);
+    for (int i = 0; i < 9; i++) {
+        assert_true(fabs(w[i] - 0.8733663) < 1e-6);
+        assert_true(fabsf(m[i] - 0.02f) < 1e-7f);
+        assert_true(fabsf(v[i] - 0.00031225f) < 1e-9f);
+    }
+    /* zero gradient from zero moments: no move */
+    float w1 = 3.0f, g0 = 0.0f, m0 = 0.0f, v0 = 0.0f;
+    assert_int_equal(kern_nn_adam_f32(&w1, &g0, &m0, &v0, 1, 0.1, 0.9,
+                                      0.999, 1e-8, 1),
+                     KERN_OK);
+    assert_true(w1 == 3.0f);
+    assert_int_equal(kern_nn_adam_f32(w, g, m, v, 9, 0.1, 0.9, 0.999,
+                                      1e-8, 0),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_nn_adam_f32(w, g, m, v, 9, 0.1, 1.0, 0.999,
+                                      1e-8, 1),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_nn_adam_f32(w, g, m, v, 9, 0.1, 0.9, 0.999,
+                                      0.0, 1),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_nn_adam_f32(w, NULL, m, v, 9, 0.1, 0.9, 0.999,
+                                      1e-8, 1),
+                     KERN_E_INVALID);
+}
+
 static void test_loss_scaler(void **state)
 {
     (void)state;
@@ -595,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_xent),
         cmocka_unit_test(test_bias_finite_scale),
         cmocka_unit_test(test_sgd),
+        cmocka_unit_test(test_adam),
         cmocka_unit_test(test_loss_scaler),
     };
     printf("test_nn: path %s, seed %u\n", kern_cpu_path_name(kern_cpu_flags()),

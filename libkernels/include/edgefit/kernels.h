@@ -303,6 +303,21 @@ KERN_API int kern_nn_sgd_f32(float *w, const float *g, float *velocity,
                              size_t n, float lr, float momentum,
                              float weight_decay);
 
+/* One Adam step (Kingma and Ba, with PyTorch's bias correction) over n
+ * parameters, step = 1 for the first:
+ *     m = beta1 * m + (1 - beta1) * g
+ *     v = beta2 * v + (1 - beta2) * g * g
+ *     w -= (lr / (1 - beta1^step)) * (m / (sqrt(v) / sqrt(1 - beta2^step)
+ *                                          + eps))
+ * in float; 1 - beta, the step size and the bias corrections are computed
+ * in double from the arguments and rounded to float once (PyTorch's way).
+ * m and v (n floats each) start at zero and belong to the caller.
+ * KERN_E_INVALID for NULL with n > 0; KERN_E_RANGE when lr is not finite,
+ * a beta is outside [0, 1), eps is not finite and > 0, or step is 0. */
+KERN_API int kern_nn_adam_f32(float *w, const float *g, float *m, float *v,
+                              size_t n, double lr, double beta1, double beta2,
+                              double eps, uint64_t step);
+
 /* True when all n values are finite (no inf, no NaN); true for n == 0 and
  * false for x == NULL with n > 0. */
 KERN_API bool kern_all_finite_f32(const float *x, size_t n);

@@ -1,0 +1,1125 @@
+/* The trainer: forward and backward passes of a libmemest model on the
+ * executor's operators and parameters, an optimiser step, fp32 or mixed
+ * precision with dynamic loss scaling. The public contract is in profile.h
+ * (section "trainer"); its memory is libmemest's training estimate,
+ * checked term by term when it is built. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgefit/kernels.h"
+#include "edgefit/profile.h"
+#include "executor.h"
+#include "internal.h"
+
+/* One layer's training state; tensors include the batch. */
+struct tlayer {
+    struct exec_op *op;  /* the executor's plan and float parameters */
+    void *y;             /* output, op->out_n at the storage precision */
+    void *pre;           /* fused gelu: pre-activation, else NULL */
+    void *gw, *gb;       /* gradients, storage precision (slices) */
+    float *s1w, *s1b;    /* momentum velocity or Adam's m (slices) */
+    float *s2w, *s2b;    /* Adam's v (slices) */
+    bool loss_softmax;   /* the final softmax, fused with the loss */
+};
+
+struct prof_train {
+    const memest_model *model;
+    struct prof_train_opts opts;
+    prof_exec *ex; /* fp32, no arena: the trainer keeps every tensor */
+    size_t nl, batch, sample_n, classes;
+    enum memest_precision prec;
+    bool narrow;   /* 16-bit storage (mixed precision) */
+    size_t sb;     /* storage bytes per element */
+    struct tlayer *L;
+
+    void *x0;                 /* the input batch, storage precision */
+    void *grad;               /* every parameter's gradient */
+    float *state;             /* optimiser state, 0, 1 or 2 per parameter */
+    unsigned char *garena;    /* activation gradients, two ends */
+    size_t garena_bytes;
+    int32_t *labels;
+    /* float staging of the 16-bit operators (mixed precision only) */
+    float *xs, *dxs, *ys, *dys, *gs;
+
+    struct kern_loss_scaler scaler;
+    struct prof_train_scale_event *events;
+    size_t n_events, cap_events;
+    uint64_t steps_done;  /* steps run since create (applied or not) */
+    uint64_t adam_t;      /* steps applied, Adam's t */
+    uint64_t epochs_done;
+
+    struct prof_train_memory mem;
+};
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static size_t max_sz(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Allocate bytes (64-byte aligned, zeroed) and count them in *term: the
+ * trainer's memory is the sum of what passes through here and the
+ * executor's own (parameters, im2col scratch). */
+static void *talloc(size_t bytes, uint64_t *term, int *st)
+{
+    if (bytes == 0 || *st != PROF_OK) {
+        return NULL;
+    }
+    const size_t rounded = (bytes + 63) & ~(size_t)63;
+    void *p = rounded < bytes ? NULL : aligned_alloc(64, rounded);
+    if (!p) {
+        *st = PROF_E_NOMEM;
+        return NULL;
+    }
+    memset(p, 0, rounded);
+    *term += bytes;
+    return p;
+}
+
+static int kst(int k)
+{
+    return exec_kern_status(k);
+}
+
+/* The tensor t (0 the input, i + 1 the output of layer i) as stored. */
+static void *act_ptr(const prof_train *t, size_t i)
+{
+    return i == 0 ? t->x0 : t->L[i - 1].y;
+}
+
+static size_t act_n(const prof_train *t, size_t i)
+{
+    return i == 0 ? t->ex->input_n : t->L[i - 1].op->out_n;
+}
+
+/* Gradient of tensor i in the gradient arena: even tensors at its start,
+ * odd ones ending at its end, so layer i reads one end (tensor i + 1) and
+ * writes the other (tensor i), as the executor lays out activations. */
+static void *grad_ptr(const prof_train *t, size_t i)
+{
+    if (i % 2 == 0) {
+        return t->garena;
+    }
+    return t->garena + t->garena_bytes - act_n(t, i) * t->sb;
+}
+
+/* ---- building -------------------------------------------------------------- */
+
+PROF_API void prof_train_opts_init(struct prof_train_opts *opts)
+{
+    if (!opts) {
+        return;
+    }
+    memset(opts, 0, sizeof *opts);
+    opts->batch = 32;
+    opts->precision = MEMEST_FP32;
+    opts->optimizer = MEMEST_OPT_SGD;
+    opts->alpha = 0.1;
+    opts->momentum = 0.9;
+    opts->adam_beta1 = 0.9;
+    opts->adam_beta2 = 0.999;
+    opts->adam_eps = 1e-8;
+    opts->seed = 42;
+    opts->threads = 1;
+    opts->loss_scale = 1024.0;
+}
+
+static int check_opts(const struct prof_train_opts *o, struct prof_diag *diag)
+{
+    if (memest_optimizer_name(o->optimizer) == NULL) {
+        exec_diag_set(diag, "unknown optimizer %d", (int)o->optimizer);
+        return PROF_E_INVALID;
+    }
+    if (o->batch == 0) {
+        exec_diag_set(diag, "the batch size must be at least 1");
+        return PROF_E_RANGE;
+    }
+    if (o->precision != MEMEST_FP32 && o->precision != MEMEST_FP16 &&
+        o->precision != MEMEST_BF16) {
+        const char *n = memest_precision_name(o->precision);
+        exec_diag_set(diag, "precision %s is not trained (use fp32, or fp16 "
+                      "or bf16 for mixed precision; int8 is the executor's "
+                      "post-training quantisation)",
+                      n ? n : "(unknown)");
+        return PROF_E_RANGE;
+    }
+    if (!(o->alpha > 0.0) || !isfinite(o->alpha)) {
+        exec_diag_set(diag, "the learning rate alpha must be finite and "
+                      "positive (got %g)", o->alpha);
+        return PROF_E_RANGE;
+    }
+    if (!(o->momentum >= 0.0 && o->momentum < 1.0)) {
+        exec_diag_set(diag, "momentum must be in [0, 1) (got %g)",
+                      o->momentum);
+        return PROF_E_RANGE;
+    }
+    if (!(o->adam_beta1 >= 0.0 && o->adam_beta1 < 1.0) ||
+        !(o->adam_beta2 >= 0.0 && o->adam_beta2 < 1.0)) {
+        exec_diag_set(diag, "Adam's betas must be in [0, 1) (got %g, %g)",
+                      o->adam_beta1, o->adam_beta2);
+        return PROF_E_RANGE;
+    }
+    if (!(o->adam_eps > 0.0) || !isfinite(o->adam_eps)) {
+        exec_diag_set(diag, "Adam's eps must be finite and positive (got %g)",
+                      o->adam_eps);
+        return PROF_E_RANGE;
+    }
+    if (o->precision == MEMEST_FP16 &&
+        !(o->loss_scale >= 1.0 && o->loss_scale <= 65536.0)) {
+        exec_diag_set(diag, "the loss scale must be in [1, 65536] (got %g)",
+                      o->loss_scale);
+        return PROF_E_RANGE;
+    }
+    if (o->threads < 1 || o->threads > KERN_MAX_THREADS) {
+        exec_diag_set(diag, "threads must be in [1, %d] (got %u)",
+                      KERN_MAX_THREADS, o->threads);
+        return PROF_E_RANGE;
+    }
+    return PROF_OK;
+}
+
+/* Softmax is trained only as the last operation, fused with the loss. */
+static int check_layers(prof_train *t, struct prof_diag *diag)
+{
+    for (size_t i = 0; i < t->nl; i++) {
+        const struct memest_layer *L = t->L[i].op->layer;
+        const bool last = i + 1 == t->nl;
+        if (L->act != MEMEST_ACT_SOFTMAX) {
+            continue;
+        }
+        if (!last) {
+            exec_diag_set(diag, "%s: softmax is trained only at the end of "
+                          "the model, fused with the cross-entropy loss",
+                          L->name);
+            return PROF_E_RANGE;
+        }
+        if (L->out_shape.rank != 1) {
+            exec_diag_set(diag, "%s: the final softmax must act on a feature "
+                          "vector (flatten first)", L->name);
+            return PROF_E_RANGE;
+        }
+        t->L[i].loss_softmax = true;
+    }
+    const struct tlayer *last = &t->L[t->nl - 1];
+    if (!last->loss_softmax) {
+        exec_diag_set(diag, "%s: the model must end in softmax (act=softmax "
+                      "or a softmax layer) for the cross-entropy loss",
+                      last->op->layer->name);
+        return PROF_E_RANGE;
+    }
+    return PROF_OK;
+}
+
+/* Compare each term with libmemest's estimate; the first that differs is
+ * named. */
+static int check_memory(prof_train *t, struct prof_diag *diag)
+{
+    struct memest_training e;
+    int mst = t->narrow ? memest_training_memory_mixed(t->model, t->batch,
+                                                       t->opts.optimizer, &e)
+                        : memest_training_memory(t->model, t->batch,
+                                                 MEMEST_FP32,
+                                                 t->opts.optimizer, &e);
+    if (mst != MEMEST_OK) {
+        exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
+        return mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
+    }
+    struct prof_train_memory *m = &t->mem;
+    m->total_bytes = m->parameter_bytes + m->gradient_bytes +
+                     m->optimizer_state_bytes + m->activation_bytes +
+                     m->working_bytes;
+    m->estimate = e;
+    m->estimate_total_bytes = e.total_bytes;
+    const struct {
+        const char *name;
+        uint64_t have, want;
+    } terms[] = {
+        {"parameters", m->parameter_bytes, e.parameter_bytes},
+        {"gradients", m->gradient_bytes, e.gradient_bytes},
+        {"optimizer state", m->optimizer_state_bytes,
+         e.optimizer_state_bytes},
+        {"activations", m->activation_bytes, e.activation_bytes},
+        {"working buffers", m->working_bytes, e.working_bytes},
+        {"total", m->total_bytes, e.total_bytes},
+    };
+    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++) {
+        if (terms[i].have != terms[i].want) {
+            exec_diag_set(diag, "the trainer's %s take %llu bytes, but "
+                          "libmemest's training estimate gives %llu",
+                          terms[i].name, (unsigned long long)terms[i].have,
+                          (unsigned long long)terms[i].want);
+            return PROF_E_MEMEST;
+        }
+    }
+    return PROF_OK;
+}
+
+static int alloc_buffers(prof_train *t)
+{
+    struct prof_train_memory *m = &t->mem;
+    const size_t sb = t->sb;
+    const unsigned k = memest_optimizer_state_factor(t->opts.optimizer);
+    size_t nparams = 0, gmax = 0;
+    size_t max_in = 0, max_out = 0, max_params = 0;
+    int st = PROF_OK;
+
+    for (size_t i = 0; i < t->nl; i++) {
+        const struct exec_op *op = t->L[i].op;
+        nparams += op->wn + op->bn;
+        gmax = max_sz(gmax, i == 0 ? op->out_n : op->in_n + op->out_n);
+        max_in = max_sz(max_in, op->in_n);
+        max_out = max_sz(max_out, op->out_n);
+        max_params = max_sz(max_params, op->wn + op->bn);
+    }
+    /* Sizes were checked for overflow by libmemest (the estimate of the
+     * same model and batch fits in 64 bits) and by the executor. */
+    m->parameter_bytes = t->ex->master_bytes;
+    t->x0 = talloc(t->ex->input_n * sb, &m->activation_bytes, &st);
+    for (size_t i = 0; i < t->nl; i++) {
+        struct tlayer *l = &t->L[i];
+        const enum memest_kind kind = l->op->layer->kind;
+        l->y = talloc(l->op->out_n * sb, &m->activation_bytes, &st);
+        if ((kind == MEMEST_KIND_DENSE || kind == MEMEST_KIND_CONV2D) &&
+            l->op->layer->act == MEMEST_ACT_GELU) {
+            l->pre = talloc(l->op->out_n * sb, &m->working_bytes, &st);
+        }
+    }
+    t->grad = talloc(nparams * sb, &m->gradient_bytes, &st);
+    t->state = talloc(nparams * k * sizeof(float),
+                      &m->optimizer_state_bytes, &st);
+    t->garena_bytes = gmax * sb;
+    t->garena = talloc(t->garena_bytes, &m->working_bytes, &st);
+    t->labels = talloc(t->batch * sizeof(int32_t), &m->working_bytes, &st);
+    m->working_bytes += t->ex->scratch_bytes; /* the im2col columns */
+    if (t->narrow) {
+        t->xs = talloc(max_in * sizeof(float), &m->working_bytes, &st);
+        t->dxs = talloc(max_in * sizeof(float), &m->working_bytes, &st);
+        t->ys = talloc(max_out * sizeof(float), &m->working_bytes, &st);
+        t->dys = talloc(max_out * sizeof(float), &m->working_bytes, &st);
+        t->gs = talloc(max_params * sizeof(float), &m->working_bytes, &st);
+    }
+    if (st != PROF_OK) {
+        return st;
+    }
+    /* Slices of the gradient and state blocks, layer by layer. */
+    size_t off = 0;
+    for (size_t i = 0; i < t->nl; i++) {
+        struct tlayer *l = &t->L[i];
+        const size_t wn = l->op->wn, bn = l->op->bn;
+        if (wn == 0) {
+            continue;
+        }
+        l->gw = (unsigned char *)t->grad + off * sb;
+        l->gb = (unsigned char *)t->grad + (off + wn) * sb;
+        if (k >= 1) {
+            l->s1w = t->state + off;
+            l->s1b = t->state + off + wn;
+        }
+        if (k >= 2) {
+            l->s2w = t->state + nparams + off;
+            l->s2b = t->state + nparams + off + wn;
+        }
+        off += wn + bn;
+    }
+    return PROF_OK;
+}
+
+PROF_API int prof_train_create(const memest_model *model,
+                               const struct prof_train_opts *opts,
+                               prof_train **out, struct prof_diag *diag)
+{
+    struct prof_train_opts o;
+    int st;
+
+    if (diag) {
+        diag->column = 0;
+        diag->message[0] = '\0';
+    }
+    if (!out) {
+        return PROF_E_INVALID;
+    }
+    *out = NULL;
+    if (!model) {
+        return PROF_E_INVALID;
+    }
+    if (opts) {
+        o = *opts;
+    } else {
+        prof_train_opts_init(&o);
+    }
+    if ((st = check_opts(&o, diag)) != PROF_OK) {
+        return st;
+    }
+    prof_train *t = calloc(1, sizeof *t);
+    if (!t) {
+        return PROF_E_NOMEM;
+    }
+    t->model = model;
+    t->opts = o;
+    t->prec = o.precision;
+    t->narrow = o.precision != MEMEST_FP32;
+    t->sb = memest_precision_bytes(o.precision);
+
+    /* The executor in float without its arena: the layer plan, the
+     * parameters as initialised from the seed, the im2col scratch. */
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = o.batch;
+    eo.precision = MEMEST_FP32;
+    eo.seed = o.seed;
+    if ((st = exec_create(model, &eo, false, &t->ex, diag)) != PROF_OK) {
+        goto fail;
+    }
+    t->nl = t->ex->nlayers;
+    t->batch = t->ex->batch;
+    t->sample_n = t->ex->input_n / t->batch;
+    t->classes = t->ex->output_n / t->batch;
+    t->L = calloc(t->nl, sizeof *t->L);
+    if (!t->L) {
+        st = PROF_E_NOMEM;
+        goto fail;
+    }
+    for (size_t i = 0; i < t->nl; i++) {
+        t->L[i].op = &t->ex->ops[i];
+    }
+    if ((st = check_layers(t, diag)) != PROF_OK ||
+        (st = alloc_buffers(t)) != PROF_OK ||
+        (st = check_memory(t, diag)) != PROF_OK) {
+        goto fail;
+    }
+    kern_loss_scaler_init(&t->scaler);
+    if (t->prec == MEMEST_FP16 &&
+        kern_loss_scaler_config(&t->scaler, (float)o.loss_scale, 1.0f,
+                                65536.0f, 2.0f, 0.5f, 2000) != KERN_OK) {
+        st = PROF_E_RANGE;
+        goto fail;
+    }
+    if (kern_set_threads((int)o.threads) != KERN_OK) {
+        st = PROF_E_RANGE;
+        goto fail;
+    }
+    *out = t;
+    return PROF_OK;
+fail:
+    prof_train_destroy(t);
+    return st;
+}
+
+PROF_API void prof_train_destroy(prof_train *t)
+{
+    if (!t) {
+        return;
+    }
+    if (t->L) {
+        for (size_t i = 0; i < t->nl; i++) {
+            free(t->L[i].y);
+            free(t->L[i].pre);
+        }
+    }
+    free(t->L);
+    free(t->x0);
+    free(t->grad);
+    free(t->state);
+    free(t->garena);
+    free(t->labels);
+    free(t->xs);
+    free(t->dxs);
+    free(t->ys);
+    free(t->dys);
+    free(t->gs);
+    free(t->events);
+    prof_exec_destroy(t->ex);
+    free(t);
+}
+
+PROF_API const memest_model *prof_train_model(const prof_train *t)
+{
+    return t ? t->model : NULL;
+}
+
+PROF_API const struct prof_train_opts *prof_train_options(const prof_train *t)
+{
+    return t ? &t->opts : NULL;
+}
+
+PROF_API size_t prof_train_sample_size(const prof_train *t)
+{
+    return t ? t->sample_n : 0;
+}
+
+PROF_API int prof_train_memory(const prof_train *t,
+                               struct prof_train_memory *out)
+{
+    if (!t || !out) {
+        return PROF_E_INVALID;
+    }
+    *out = t->mem;
+    return PROF_OK;
+}
+
+/* ---- forward ---------------------------------------------------------------- */
+
+/* Layer i in float: x in, y out (op->out_n floats), pre the pre-activation
+ * of a fused gelu (may equal NULL otherwise). The loss softmax is left to
+ * the loss: its layer outputs logits. */
+static int forward_f32(prof_train *t, size_t i, const float *x, float *y,
+                       float *pre)
+{
+    const struct tlayer *l = &t->L[i];
+    const struct exec_op *op = l->op;
+    const struct memest_layer *L = op->layer;
+    int st;
+    if (L->kind == MEMEST_KIND_ACTIVATION && l->loss_softmax) {
+        memcpy(y, x, op->out_n * sizeof(float));
+        return PROF_OK;
+    }
+    if (L->kind != MEMEST_KIND_DENSE && L->kind != MEMEST_KIND_CONV2D) {
+        return exec_linear_f32(t->ex, op, x, y);
+    }
+    if (l->loss_softmax || L->act == MEMEST_ACT_NONE) {
+        return exec_linear_f32(t->ex, op, x, y);
+    }
+    if (L->act == MEMEST_ACT_GELU) {
+        if ((st = exec_linear_f32(t->ex, op, x, pre)) != PROF_OK) {
+            return st;
+        }
+        return exec_act_f32(t->ex, op, L->act, pre, y);
+    }
+    if ((st = exec_linear_f32(t->ex, op, x, y)) != PROF_OK) {
+        return st;
+    }
+    return exec_act_f32(t->ex, op, L->act, y, y);
+}
+
+/* Layer i with 16-bit storage: widen, compute in float, round back. */
+static int forward_16(prof_train *t, size_t i)
+{
+    const struct tlayer *l = &t->L[i];
+    const struct exec_op *op = l->op;
+    const uint16_t *x = act_ptr(t, i);
+    int st;
+    if (op->layer->kind == MEMEST_KIND_FLATTEN ||
+        (op->layer->kind == MEMEST_KIND_ACTIVATION && l->loss_softmax)) {
+        memcpy(l->y, x, op->out_n * sizeof(uint16_t));
+        return PROF_OK;
+    }
+    if ((st = exec_widen16(t->prec, t->xs, x, op->in_n)) != PROF_OK) {
+        return st;
+    }
+    /* A fused gelu's pre-activation goes through dys, free until the
+     * backward pass. */
+    if ((st = forward_f32(t, i, t->xs, t->ys, t->dys)) != PROF_OK) {
+        return st;
+    }
+    if (l->pre && (st = exec_narrow16(t->prec, l->pre, t->dys,
+                                      op->out_n)) != PROF_OK) {
+        return st;
+    }
+    return exec_narrow16(t->prec, l->y, t->ys, op->out_n);
+}
+
+static int forward(prof_train *t)
+{
+    int st = PROF_OK;
+    for (size_t i = 0; st == PROF_OK && i < t->nl; i++) {
+        if (t->narrow) {
+            st = forward_16(t, i);
+        } else {
+            st = forward_f32(t, i, act_ptr(t, i), t->L[i].y, t->L[i].pre);
+        }
+    }
+    return st;
+}
+
+/* The logits of the batch in float: the last tensor itself, or widened
+ * into ys. */
+static int logits_f32(prof_train *t, const float **out)
+{
+    const struct tlayer *last = &t->L[t->nl - 1];
+    if (!t->narrow) {
+        *out = last->y;
+        return PROF_OK;
+    }
+    *out = t->ys;
+    return exec_widen16(t->prec, t->ys, last->y, last->op->out_n);
+}
+
+static size_t count_correct(const prof_train *t, const float *logits,
+                            size_t rows)
+{
+    size_t correct = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const float *z = logits + r * t->classes;
+        size_t best = 0;
+        for (size_t c = 1; c < t->classes; c++) {
+            if (z[c] > z[best]) {
+                best = c;
+            }
+        }
+        correct += best == (size_t)t->labels[r];
+    }
+    return correct;
+}
+
+/* ---- backward ---------------------------------------------------------------- */
+
+static int conv_backward(prof_train *t, const struct exec_op *op,
+                         const float *x, const float *dz, float *gw,
+                         float *gb, float *gx)
+{
+    const size_t hw_in = op->h_in * op->w_in, hw = op->hw_out;
+    const size_t cg = op->c_in / op->groups, kd = op->kdim;
+    float *col = t->ex->col32;
+    int k = KERN_OK;
+    if (gx) {
+        memset(gx, 0, op->in_n * sizeof(float));
+    }
+    for (size_t s = 0; k == KERN_OK && s < t->batch; s++) {
+        for (size_t g = 0; k == KERN_OK && g < op->groups; g++) {
+            const float *dzg = dz + (s * op->c_out + g * op->ocg) * hw;
+            exec_im2col_f32(op, x + (s * op->c_in + g * cg) * hw_in, col);
+            /* dW_g (+)= dZ_g [ocg x hw] . col^T [hw x kdim] */
+            k = kern_sgemm(KERN_MM_TRANS_B | (s ? KERN_MM_ACCUMULATE : 0u),
+                           op->ocg, kd, hw, dzg, hw, col, hw,
+                           gw + g * op->ocg * kd, kd);
+            if (k != KERN_OK || !gx) {
+                continue;
+            }
+            /* dcol = W_g^T [kdim x ocg] . dZ_g [ocg x hw], back into x */
+            k = kern_sgemm(KERN_MM_TRANS_A, kd, hw, op->ocg,
+                           op->w + g * op->ocg * kd, kd, dzg, hw, col, hw);
+            if (k == KERN_OK) {
+                exec_col2im_f32(op, col,
+                                gx + (s * op->c_in + g * cg) * hw_in);
+            }
+        }
+    }
+    if (k != KERN_OK) {
+        return kst(k);
+    }
+    if (gb) {
+        for (size_t c = 0; c < op->c_out; c++) {
+            double sum = 0.0;
+            for (size_t s = 0; s < t->batch; s++) {
+                const float *d = dz + (s * op->c_out + c) * hw;
+                for (size_t j = 0; j < hw; j++) {
+                    sum += d[j];
+                }
+            }
+            gb[c] = (float)sum;
+        }
+    }
+    return PROF_OK;
+}
+
+/* d/dx of an activation, in place on g (n values): from the forward input
+ * x (relu, gelu) or output y (sigmoid, tanh), as libkernels defines. */
+static int act_backward(enum memest_act act, float *gin, const float *g,
+                        const float *x, const float *y, size_t n)
+{
+    switch (act) {
+    case MEMEST_ACT_NONE:
+        if (gin != g) {
+            memcpy(gin, g, n * sizeof(float));
+        }
+        return PROF_OK;
+    case MEMEST_ACT_RELU:
+        /* y = relu(x) > 0 exactly when x > 0, so y serves as well */
+        return kst(kern_relu_backward_f32(gin, g, x ? x : y, n));
+    case MEMEST_ACT_GELU:
+        return kst(kern_gelu_backward_f32(gin, g, x, n));
+    case MEMEST_ACT_SIGMOID:
+        return kst(kern_sigmoid_backward_f32(gin, g, y, n));
+    case MEMEST_ACT_TANH:
+        return kst(kern_tanh_backward_f32(gin, g, y, n));
+    default:
+        return PROF_E_INVALID;
+    }
+}
+
+/* Layer i backward in float: g the gradient of its output (overwritten
+ * with that of the pre-activation), gx that of its input (NULL for the
+ * first layer), gw and gb of its parameters; x, y, pre its forward tensors
+ * (pre only for a fused gelu). */
+static int backward_f32(prof_train *t, size_t i, const float *x,
+                        const float *y, const float *pre, float *g, float *gx,
+                        float *gw, float *gb)
+{
+    const struct tlayer *l = &t->L[i];
+    const struct exec_op *op = l->op;
+    const struct memest_layer *L = op->layer;
+    int st;
+    switch (L->kind) {
+    case MEMEST_KIND_DENSE:
+    case MEMEST_KIND_CONV2D:
+        if (!l->loss_softmax && L->act != MEMEST_ACT_NONE &&
+            (st = act_backward(L->act, g, g, pre, y, op->out_n)) !=
+                PROF_OK) {
+            return st;
+        }
+        if (L->kind == MEMEST_KIND_CONV2D) {
+            return conv_backward(t, op, x, g, gw, op->bn ? gb : NULL, gx);
+        }
+        {
+            const size_t B = t->batch, in = op->kdim, o = op->c_out;
+            /* dW [in][out] = X^T . dZ (the executor's input-major layout) */
+            int k = kern_sgemm(KERN_MM_TRANS_A, in, o, B, x, in, g, o, gw, o);
+            if (k == KERN_OK && op->bn) {
+                k = kern_nn_bias_grad_f32(g, B, o, gb);
+            }
+            /* dX = dZ . W^T */
+            if (k == KERN_OK && gx) {
+                k = kern_sgemm(KERN_MM_TRANS_B, B, in, o, g, o, op->w, o, gx,
+                               in);
+            }
+            return kst(k);
+        }
+    case MEMEST_KIND_MAXPOOL:
+    case MEMEST_KIND_AVGPOOL: {
+        if (!gx) {
+            return PROF_OK;
+        }
+        struct kern_pool2d_shape ps = {
+            .batch = t->batch, .channels = op->c_in, .in_h = op->h_in,
+            .in_w = op->w_in, .k = op->k, .stride = op->stride,
+            .pad = op->pad,
+        };
+        return kst(L->kind == MEMEST_KIND_MAXPOOL
+                       ? kern_maxpool2d_backward_f32(&ps, x, g, gx)
+                       : kern_avgpool2d_backward_f32(&ps, g, gx));
+    }
+    case MEMEST_KIND_FLATTEN:
+        if (gx) {
+            memcpy(gx, g, op->in_n * sizeof(float));
+        }
+        return PROF_OK;
+    case MEMEST_KIND_ACTIVATION:
+        if (!gx) {
+            return PROF_OK;
+        }
+        if (l->loss_softmax) {
+            memcpy(gx, g, op->in_n * sizeof(float));
+            return PROF_OK;
+        }
+        return act_backward(L->act, gx, g, x, y, op->out_n);
+    default:
+        return PROF_E_INVALID;
+    }
+}
+
+/* Which forward tensors layer i's backward reads. */
+static bool needs_x(const struct tlayer *l)
+{
+    const struct memest_layer *L = l->op->layer;
+    switch (L->kind) {
+    case MEMEST_KIND_DENSE:
+    case MEMEST_KIND_CONV2D:
+    case MEMEST_KIND_MAXPOOL:
+        return true;
+    case MEMEST_KIND_ACTIVATION:
+        return !l->loss_softmax &&
+               (L->act == MEMEST_ACT_RELU || L->act == MEMEST_ACT_GELU);
+    default:
+        return false;
+    }
+}
+
+static bool needs_y(const struct tlayer *l)
+{
+    const struct memest_layer *L = l->op->layer;
+    if (l->loss_softmax || L->kind == MEMEST_KIND_MAXPOOL ||
+        L->kind == MEMEST_KIND_AVGPOOL || L->kind == MEMEST_KIND_FLATTEN) {
+        return false;
+    }
+    if (L->kind == MEMEST_KIND_ACTIVATION) {
+        return L->act == MEMEST_ACT_SIGMOID || L->act == MEMEST_ACT_TANH;
+    }
+    return L->act != MEMEST_ACT_NONE && L->act != MEMEST_ACT_GELU;
+}
+
+static int backward_16(prof_train *t, size_t i)
+{
+    const struct tlayer *l = &t->L[i];
+    const struct exec_op *op = l->op;
+    const enum memest_precision p = t->prec;
+    const bool has_gx = i > 0;
+    int st;
+    if (op->layer->kind == MEMEST_KIND_FLATTEN ||
+        (op->layer->kind == MEMEST_KIND_ACTIVATION && l->loss_softmax)) {
+        if (has_gx) {
+            memcpy(grad_ptr(t, i), grad_ptr(t, i + 1),
+                   op->in_n * sizeof(uint16_t));
+        }
+        return PROF_OK;
+    }
+    if (!has_gx && op->wn == 0) {
+        return PROF_OK;
+    }
+    if ((st = exec_widen16(p, t->dys, grad_ptr(t, i + 1), op->out_n)) !=
+            PROF_OK ||
+        (needs_x(l) &&
+         (st = exec_widen16(p, t->xs, act_ptr(t, i), op->in_n)) != PROF_OK) ||
+        (needs_y(l) &&
+         (st = exec_widen16(p, t->ys, l->y, op->out_n)) != PROF_OK) ||
+        (l->pre &&
+         (st = exec_widen16(p, t->ys, l->pre, op->out_n)) != PROF_OK)) {
+        return st;
+    }
+    st = backward_f32(t, i, t->xs, t->ys, t->ys, t->dys,
+                      has_gx ? t->dxs : NULL, t->gs, t->gs + op->wn);
+    if (st == PROF_OK && has_gx) {
+        st = exec_narrow16(p, grad_ptr(t, i), t->dxs, op->in_n);
+    }
+    if (st == PROF_OK && op->wn) {
+        st = exec_narrow16(p, l->gw, t->gs, op->wn);
+        if (st == PROF_OK && op->bn) {
+            st = exec_narrow16(p, l->gb, t->gs + op->wn, op->bn);
+        }
+    }
+    return st;
+}
+
+static int backward(prof_train *t)
+{
+    for (size_t j = t->nl; j-- > 0;) {
+        const struct tlayer *l = &t->L[j];
+        int st;
+        if (t->narrow) {
+            st = backward_16(t, j);
+        } else {
+            st = backward_f32(t, j, act_ptr(t, j), l->y, l->pre,
+                              grad_ptr(t, j + 1),
+                              j > 0 ? grad_ptr(t, j) : NULL, l->gw, l->gb);
+        }
+        if (st != PROF_OK) {
+            return st;
+        }
+    }
+    return PROF_OK;
+}
+
+/* ---- the optimiser --------------------------------------------------------- */
+
+static int update(prof_train *t, float *w, const float *g, float *s1,
+                  float *s2, size_t n)
+{
+    const struct prof_train_opts *o = &t->opts;
+    switch (o->optimizer) {
+    case MEMEST_OPT_SGD:
+        return kst(kern_nn_sgd_f32(w, g, NULL, n, (float)o->alpha, 0.0f,
+                                   0.0f));
+    case MEMEST_OPT_MOMENTUM:
+        return kst(kern_nn_sgd_f32(w, g, s1, n, (float)o->alpha,
+                                   (float)o->momentum, 0.0f));
+    case MEMEST_OPT_ADAM:
+        return kst(kern_nn_adam_f32(w, g, s1, s2, n, o->alpha, o->adam_beta1,
+                                    o->adam_beta2, o->adam_eps, t->adam_t));
+    default:
+        return PROF_E_INVALID;
+    }
+}
+
+/* Layer l's gradients in float: the fp32 ones in place, the 16-bit ones
+ * widened into gs and unscaled (fp16). */
+static int layer_grads(prof_train *t, const struct tlayer *l, float **gw,
+                       float **gb)
+{
+    const size_t wn = l->op->wn, bn = l->op->bn;
+    if (!t->narrow) {
+        *gw = l->gw;
+        *gb = l->gb;
+        return PROF_OK;
+    }
+    int st = exec_widen16(t->prec, t->gs, l->gw, wn);
+    if (st == PROF_OK) {
+        st = exec_widen16(t->prec, t->gs + wn, l->gb, bn);
+    }
+    if (st == PROF_OK && t->prec == MEMEST_FP16) {
+        st = kst(kern_scale_f32(t->gs, wn + bn, 1.0f / t->scaler.scale));
+    }
+    *gw = t->gs;
+    *gb = t->gs + wn;
+    return st;
+}
+
+static bool grads_finite(prof_train *t, int *st)
+{
+    for (size_t i = 0; i < t->nl; i++) {
+        const struct tlayer *l = &t->L[i];
+        float *gw, *gb;
+        if (l->op->wn == 0) {
+            continue;
+        }
+        if ((*st = layer_grads(t, l, &gw, &gb)) != PROF_OK) {
+            return false;
+        }
+        if (!kern_all_finite_f32(gw, l->op->wn) ||
+            !kern_all_finite_f32(gb, l->op->bn)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int push_event(prof_train *t, bool skipped)
+{
+    if (t->n_events == t->cap_events) {
+        const size_t cap = t->cap_events ? 2 * t->cap_events : 16;
+        void *p = realloc(t->events, cap * sizeof *t->events);
+        if (!p) {
+            return PROF_E_NOMEM;
+        }
+        t->events = p;
+        t->cap_events = cap;
+    }
+    t->events[t->n_events++] = (struct prof_train_scale_event){
+        .step = t->steps_done, .scale = t->scaler.scale, .skipped = skipped};
+    return PROF_OK;
+}
+
+/* After backward: decide (fp16: the loss scaler) and apply the step.
+ * *applied says whether the weights moved. */
+static int step(prof_train *t, bool loss_finite, bool *applied)
+{
+    int st = PROF_OK;
+    *applied = false;
+    if (t->prec == MEMEST_FP16) {
+        const float before = t->scaler.scale;
+        const bool finite = loss_finite && grads_finite(t, &st);
+        if (st != PROF_OK) {
+            return st;
+        }
+        const bool apply = kern_loss_scaler_update(&t->scaler, finite);
+        if ((!apply || t->scaler.scale != before) &&
+            (st = push_event(t, !apply)) != PROF_OK) {
+            return st;
+        }
+        if (!apply) {
+            return PROF_OK;
+        }
+    } else if (!loss_finite) {
+        return PROF_E_RANGE; /* diverged: no scaler to recover */
+    }
+    t->adam_t++;
+    for (size_t i = 0; i < t->nl; i++) {
+        const struct tlayer *l = &t->L[i];
+        struct exec_op *op = l->op;
+        float *gw, *gb;
+        if (op->wn == 0) {
+            continue;
+        }
+        if ((st = layer_grads(t, l, &gw, &gb)) != PROF_OK ||
+            (st = update(t, op->w, gw, l->s1w, l->s2w, op->wn)) != PROF_OK ||
+            (st = update(t, op->b, gb, l->s1b, l->s2b, op->bn)) != PROF_OK) {
+            return st;
+        }
+    }
+    *applied = true;
+    return PROF_OK;
+}
+
+/* ---- batches ------------------------------------------------------------------ */
+
+/* Copy rows idx[0..rows) of x into the input tensor (narrowed with 16-bit
+ * storage) and their labels; rows past `rows` up to the batch are zero. */
+static int gather(prof_train *t, const float *x, const uint8_t *y,
+                  const uint32_t *idx, size_t first, size_t rows)
+{
+    const size_t n = t->sample_n;
+    for (size_t r = 0; r < rows; r++) {
+        const size_t s = idx ? idx[first + r] : first + r;
+        const float *src = x + s * n;
+        if (y[s] >= t->classes) {
+            return PROF_E_RANGE;
+        }
+        t->labels[r] = y[s];
+        if (t->narrow) {
+            int st = exec_narrow16(t->prec, (uint16_t *)t->x0 + r * n, src, n);
+            if (st != PROF_OK) {
+                return st;
+            }
+        } else {
+            memcpy((float *)t->x0 + r * n, src, n * sizeof(float));
+        }
+    }
+    if (rows < t->batch) {
+        memset((unsigned char *)t->x0 + rows * n * t->sb, 0,
+               (t->batch - rows) * n * t->sb);
+        for (size_t r = rows; r < t->batch; r++) {
+            t->labels[r] = 0;
+        }
+    }
+    return PROF_OK;
+}
+
+/* Loss and the gradient of the logits (times the loss scale for fp16),
+ * stored at the storage precision as the last tensor's gradient. */
+static int loss_grad(prof_train *t, const float *logits, float *loss)
+{
+    const size_t n = t->batch * t->classes;
+    float *g = t->narrow ? t->dys : grad_ptr(t, t->nl);
+    int k = kern_nn_softmax_xent_f32(logits, t->labels, t->batch, t->classes,
+                                     loss, g);
+    if (k != KERN_OK) {
+        return kst(k);
+    }
+    if (!t->narrow) {
+        return PROF_OK;
+    }
+    if (t->prec == MEMEST_FP16 &&
+        (k = kern_scale_f32(g, n, t->scaler.scale)) != KERN_OK) {
+        return kst(k);
+    }
+    return exec_narrow16(t->prec, grad_ptr(t, t->nl), g, n);
+}
+
+PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
+                              uint64_t count, prof_train_progress_fn progress,
+                              void *ctx, struct prof_train_epoch_result *out)
+{
+    if (!t || !x || !y || !out) {
+        return PROF_E_INVALID;
+    }
+    memset(out, 0, sizeof *out);
+    if (count < t->batch || count > UINT32_MAX) {
+        return PROF_E_RANGE;
+    }
+    const uint64_t t0 = prof_now_ns();
+    const uint64_t epoch = ++t->epochs_done;
+    uint32_t *perm = malloc((size_t)count * sizeof *perm);
+    if (!perm) {
+        return PROF_E_NOMEM;
+    }
+    /* Fisher-Yates, the one SplitMix64 seeded from the seed and the epoch;
+     * j = floor(r * (i + 1) / 2^64) (Lemire's multiply-shift) takes the
+     * top bits, where a modulo would take the bottom ones. */
+    uint64_t rng = t->opts.seed ^ (epoch * UINT64_C(0xD1B54A32D192ED03));
+    for (uint64_t i = 0; i < count; i++) {
+        perm[i] = (uint32_t)i;
+    }
+    for (uint64_t i = count - 1; i > 0; i--) {
+        __extension__ unsigned __int128 m =
+            (unsigned __int128)prof_splitmix64(&rng) * (i + 1);
+        const uint64_t j = (uint64_t)(m >> 64);
+        const uint32_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+
+    const uint64_t steps = count / t->batch;
+    double loss_sum = 0.0;
+    uint64_t applied_steps = 0, correct = 0;
+    int st = PROF_OK;
+    for (uint64_t s = 0; s < steps; s++) {
+        const float *logits;
+        float loss;
+        bool applied;
+        t->steps_done++;
+        if ((st = gather(t, x, y, perm, (size_t)(s * t->batch), t->batch)) !=
+                PROF_OK ||
+            (st = forward(t)) != PROF_OK ||
+            (st = logits_f32(t, &logits)) != PROF_OK) {
+            break;
+        }
+        const size_t ok = count_correct(t, logits, t->batch);
+        if ((st = loss_grad(t, logits, &loss)) != PROF_OK ||
+            (st = backward(t)) != PROF_OK ||
+            (st = step(t, isfinite(loss), &applied)) != PROF_OK) {
+            break;
+        }
+        if (applied) {
+            applied_steps++;
+            loss_sum += loss;
+            correct += ok;
+        }
+        if (progress) {
+            progress(ctx, s + 1, steps,
+                     applied_steps ? loss_sum / (double)applied_steps : NAN);
+        }
+    }
+    free(perm);
+    out->epoch = epoch;
+    out->steps = steps;
+    out->skipped_steps = steps - applied_steps;
+    out->loss = applied_steps ? loss_sum / (double)applied_steps : NAN;
+    out->train_accuracy =
+        applied_steps ? (double)correct / (double)(applied_steps * t->batch)
+                      : 0.0;
+    out->loss_scale = t->prec == MEMEST_FP16 ? t->scaler.scale : 1.0;
+    out->seconds = (double)(prof_now_ns() - t0) * 1e-9;
+    return st;
+}
+
+PROF_API int prof_train_evaluate(prof_train *t, const float *x,
+                                 const uint8_t *y, uint64_t count,
+                                 double *accuracy, double *loss)
+{
+    if (!t || !x || !y || count == 0) {
+        return PROF_E_INVALID;
+    }
+    double loss_sum = 0.0;
+    uint64_t correct = 0;
+    for (uint64_t first = 0; first < count; first += t->batch) {
+        const size_t rows = (size_t)(count - first < t->batch ? count - first
+                                                              : t->batch);
+        const float *logits;
+        float l;
+        int st = gather(t, x, y, NULL, (size_t)first, rows);
+        if (st == PROF_OK) {
+            st = forward(t);
+        }
+        if (st == PROF_OK) {
+            st = logits_f32(t, &logits);
+        }
+        if (st != PROF_OK) {
+            return st;
+        }
+        correct += count_correct(t, logits, rows);
+        /* the mean over the real rows only; the gradient is not needed */
+        st = kst(kern_nn_softmax_xent_f32(logits, t->labels, rows, t->classes,
+                                          &l, NULL));
+        if (st != PROF_OK) {
+            return st;
+        }
+        loss_sum += (double)l * (double)rows;
+    }
+    if (accuracy) {
+        *accuracy = (double)correct / (double)count;
+    }
+    if (loss) {
+        *loss = loss_sum / (double)count;
+    }
+    return PROF_OK;
+}
+
+PROF_API size_t prof_train_scale_events(
+    const prof_train *t, const struct prof_train_scale_event **events)
+{
+    if (events) {
+        *events = t ? t->events : NULL;
+    }
+    return t ? t->n_events : 0;
+}
+
+PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
+                                   float *weight, size_t n_weight, float *bias,
+                                   size_t n_bias)
+{
+    if (!t) {
+        return PROF_E_INVALID;
+    }
+    return prof_exec_get_params(t->ex, layer, weight, n_weight, bias, n_bias);
+}
+
+PROF_API int prof_train_set_params(prof_train *t, size_t layer,
+                                   const float *weight, size_t n_weight,
+                                   const float *bias, size_t n_bias)
+{
+    if (!t) {
+        return PROF_E_INVALID;
+    }
+    return prof_exec_set_params(t->ex, layer, weight, n_weight, bias, n_bias);
+}
