@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "edgefit/artifacts.h"
+#include "edgefit/profile.h"
 
 /* ---- Configuration ------------------------------------------------------ */
 
@@ -31,12 +32,15 @@ void bench_progress_done(const struct bench_cfg *cfg);
 
 struct bench_host {
     bool measured;             /* false: the figures below are NaN */
-    double peak_gflops;        /* one thread, FMA loop, 2 FLOP per MAC,
-                                  best of the runs */
+    double peak_gflops;        /* one thread, 2 FLOP per MAC: the best of
+                                  the FMA loop and kern_sgemm */
     double triad_gbps;         /* STREAM triad, one thread, best run */
     double knee_flop_per_byte; /* peak_gflops / triad_gbps */
     uint64_t triad_bytes;      /* footprint of the three triad arrays */
-    const char *peak_path;     /* instruction set of the FMA loop */
+    const char *peak_path;     /* what set the peak: the FMA loop's
+                                  instruction set, or "sgemm" */
+    struct prof_device dev;    /* the host with its cache levels, for
+                                  the roof of the level holding the data */
 };
 
 /* An unmeasured host: NaN figures, measured false. */

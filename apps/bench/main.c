@@ -11,6 +11,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "table.h"
 #include "edgefit/kernels.h"
 
 typedef int (*table_fn)(const struct bench_cfg *cfg,
@@ -29,8 +30,8 @@ static const struct {
     {"gelu", bench_table_gelu, true,
      "GELU fused against unfused, against a plain copy"},
     {"intensity", bench_table_intensity, true,
-     "arithmetic intensity and the roofline verdict (the roof uses the "
-     "DRAM triad; data that fits in cache can beat it)"},
+     "arithmetic intensity and the roofline verdict against the roof of "
+     "the memory level that holds the data"},
     {"mixed_precision", bench_table_mixed_precision, false,
      "mixed-precision training memory (seed 004 formulas)"},
     {"conversions", bench_table_conversions, true,
@@ -62,8 +63,10 @@ static void usage(FILE *f)
         "  --repeats N     timed rounds per row (default 7, quick 3)\n"
         "  --threads N     threads of the matmul mt column (default 2;\n"
         "                  1 leaves it out)\n"
-        "  --format F      table|csv|json on stdout (default table)\n"
-        "  --out DIR       also write bench_NAME.csv for each table\n"
+        "  --format F      table|csv|json on stdout (default table); csv\n"
+        "                  prints one table: give one --table, or --out\n"
+        "  --out DIR       also write bench_NAME.csv for each table and\n"
+        "                  bench.json with all of them\n"
         "  --quiet         no progress on stderr\n"
         "  --help, --version\n"
         "\n"
@@ -152,6 +155,18 @@ static int parse_args(int argc, char **argv, struct options *o)
         o->cfg.sample_ms = 1.0;
     }
     o->cfg.progress = !o->co.quiet && isatty(STDERR_FILENO);
+    /* CSV on stdout holds one table: several are never glued into one
+     * stream. Said now, before any timing. */
+    int selected = 0;
+    for (int i = 0; i < NTABLES; i++) {
+        selected += !o->any_only || o->only[i];
+    }
+    if (o->co.format == CLI_FORMAT_CSV && selected > 1 && !o->co.out_dir) {
+        cli_error("--format csv prints one table and %d are selected: give "
+                  "one --table, or --out DIR for one file per table",
+                  selected);
+        return CLI_EXIT_USAGE;
+    }
     return CLI_EXIT_OK;
 }
 
@@ -207,44 +222,31 @@ static int print_text(const art_table *t, FILE *f)
 
 static int print_stdout(const struct options *o, art_table *const *built)
 {
+    struct cli_output outs[NTABLES];
+    size_t n = 0;
+    for (int i = 0; i < NTABLES; i++) {
+        if (built[i]) {
+            outs[n++] = (struct cli_output){.key = art_table_name(built[i]),
+                                            .table = built[i]};
+        }
+    }
+    if (o->co.format == CLI_FORMAT_CSV && n > 1) {
+        /* Several tables in CSV go to --out, one file each (checked at
+         * parse time): nothing is glued on stdout. */
+        return CLI_EXIT_OK;
+    }
+    if (o->co.format != CLI_FORMAT_TABLE) {
+        return cli_emit(o->co.format, outs, n);
+    }
     int st = ART_OK;
     bool first = true;
-    int ntables = 0;
-    for (int i = 0; i < NTABLES; i++) {
-        ntables += built[i] != NULL;
-    }
-    if (o->co.format == CLI_FORMAT_JSON) {
-        art_doc *d = NULL;
-        st = art_doc_create(&d);
-        for (int i = 0; st == ART_OK && i < NTABLES; i++) {
-            if (built[i]) {
-                st = art_doc_set_table(d, art_table_name(built[i]),
-                                       built[i]);
-            }
-        }
-        if (st == ART_OK) {
-            st = art_doc_write(d, stdout);
-        }
-        art_doc_destroy(d);
-    }
-    for (int i = 0; o->co.format != CLI_FORMAT_JSON && st == ART_OK &&
-                    i < NTABLES; i++) {
+    for (int i = 0; st == ART_OK && i < NTABLES; i++) {
         if (!built[i]) {
             continue;
         }
-        if (o->co.format == CLI_FORMAT_CSV) {
-            /* One CSV after another, a comment line naming each; a single
-             * table prints plain CSV. */
-            if (ntables > 1) {
-                printf("%s# %s\n", first ? "" : "\n",
-                       art_table_name(built[i]));
-            }
-            st = art_table_write_csv(built[i], stdout);
-        } else {
-            printf("%s%s: %s\n", first ? "" : "\n", art_table_name(built[i]),
-                   tables[i].title);
-            st = print_text(built[i], stdout);
-        }
+        printf("%s%s: %s\n", first ? "" : "\n", art_table_name(built[i]),
+               tables[i].title);
+        st = print_text(built[i], stdout);
         first = false;
     }
     if (st == ART_OK && fflush(stdout) != 0) {
@@ -253,24 +255,18 @@ static int print_stdout(const struct options *o, art_table *const *built)
     return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("stdout", st);
 }
 
-/* The CSVs appear together or not at all (a libartifacts bundle). */
-static int write_csvs(const char *dir, art_table *const *built)
+/* The CSVs and bench.json appear together or not at all. */
+static int write_outputs(const char *dir, art_table *const *built)
 {
-    art_bundle *b = NULL;
-    int st = art_bundle_create(dir, &b);
-    for (int i = 0; st == ART_OK && i < NTABLES; i++) {
-        if (!built[i]) {
-            continue;
+    struct cli_output outs[NTABLES];
+    size_t n = 0;
+    for (int i = 0; i < NTABLES; i++) {
+        if (built[i]) {
+            outs[n++] = (struct cli_output){.key = art_table_name(built[i]),
+                                            .table = built[i]};
         }
-        char name[64];
-        snprintf(name, sizeof name, "%s.csv", art_table_name(built[i]));
-        st = art_bundle_add_csv(b, name, built[i]);
     }
-    if (st != ART_OK) {
-        art_bundle_destroy(b);
-        return bench_art_failed(dir, st);
-    }
-    return cli_out_commit(b);
+    return cli_write_outputs(dir, outs, n, "bench.json");
 }
 
 int main(int argc, char **argv)
@@ -310,7 +306,7 @@ int main(int argc, char **argv)
         rc = print_stdout(&o, built);
     }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
-        rc = write_csvs(o.co.out_dir, built);
+        rc = write_outputs(o.co.out_dir, built);
     }
     for (int i = 0; i < NTABLES; i++) {
         art_table_destroy(built[i]);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "calib.h"
 #include "cli.h"
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
@@ -171,34 +172,39 @@ void bench_host_init(struct bench_host *out)
 int bench_host_calibrate(const struct bench_cfg *cfg, struct bench_host *out)
 {
     bench_host_init(out);
-    struct prof_peak peak;
-    struct prof_triad triad;
+    struct prof_calibration cal;
     int st;
     if (cfg->quick) {
-        /* A short peak run and a 64 MiB triad: enough for a test to see
-         * every column filled, not a calibration to quote. */
-        st = prof_measure_peak(kern_cpu_flags(), 3, &peak);
-        if (st == PROF_OK) {
-            st = prof_measure_triad(64u << 20, 3, &triad);
-        }
+        /* Three trials and a 64 MiB triad: enough for a test to see every
+         * column filled, not a calibration to quote (nor to cache). */
+        struct prof_calib_opts o;
+        prof_calib_opts_init(&o);
+        o.trials = 3;
+        o.triad_bytes = UINT64_C(64) << 20;
+        st = prof_calibrate(&o, &cal);
     } else {
-        struct prof_calibration cal;
-        st = prof_host_calibration(&cal);
-        peak = cal.peak;
-        triad = cal.triad;
+        struct cli_calib_opts o;
+        cli_calib_opts_init(&o);
+        o.quiet = !cfg->progress;
+        bool cached = false;
+        st = cli_host_calibration(&o, &cal, &cached);
+    }
+    if (st == PROF_OK) {
+        st = prof_device_host(&cal, &out->dev);
     }
     if (st != PROF_OK) {
         cli_error("host calibration: %s", prof_strerror(st));
         return -1;
     }
-    /* The best run of each, as STREAM reports its best rate: on a shared
-     * machine a slower run measures the neighbours, not the hardware. */
+    /* Each figure is the best of its trials (prof_calibrate), as STREAM
+     * reports its best rate; the peak is the best of the FMA loop and the
+     * fp32 kernel. */
     out->measured = true;
-    out->peak_gflops = 2.0 * peak.gmacs_max;
-    out->triad_gbps = triad.gbps_max;
+    out->peak_gflops = 2.0 * cal.peak.gmacs;
+    out->triad_gbps = cal.triad.gbps;
     out->knee_flop_per_byte = out->peak_gflops / out->triad_gbps;
-    out->triad_bytes = triad.total_bytes;
-    out->peak_path = peak.path;
+    out->triad_bytes = cal.triad.total_bytes;
+    out->peak_path = cal.peak.path;
     return 0;
 }
 

@@ -6,11 +6,13 @@
 
 #include "cli.h"
 #include "layerwise.h"
+#include "table.h"
 
 
 void layerwise_free(struct layerwise *r)
 {
     art_table_destroy(r->hw);
+    art_table_destroy(r->layers_view);
     art_table_destroy(r->layers);
     free(r->dram_pred);
     free(r->host_pred);
@@ -55,6 +57,70 @@ int layerwise_resolve_device(const struct layerwise_opts *o, struct layerwise *r
     return CLI_EXIT_OK;
 }
 
+static uint64_t working_of(const struct prof_exec_memory *m,
+                           enum memest_precision p)
+{
+    return m->arena_bytes + m->parameter_bytes +
+           (p == MEMEST_FP32 ? 0 : m->master_bytes) + m->scratch_bytes;
+}
+
+/*
+ * The run's real working memory, part of the plan the summary reports,
+ * against fp32's. Lower precisions store 2 or 1 bytes per value between
+ * operators, but the kernels compute in fp32 (16-bit) or need int32
+ * accumulators and staging (int8), so a layer's operands are widened into
+ * scratch, and the float master weights stay beside the stored ones; when
+ * that makes the run need more than fp32, memory_note says why, with the
+ * figures.
+ */
+static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
+                          struct prof_diag *d)
+{
+    r->working_bytes = working_of(&r->mem, o->precision);
+    r->fp32_working_bytes = r->working_bytes;
+    uint64_t widest = 0;
+    for (size_t i = 0; i < prof_exec_op_count(r->ex); i++) {
+        struct prof_exec_op_info info;
+        if (prof_exec_op_info(r->ex, i, &info) == PROF_OK &&
+            info.scratch_bytes > widest) {
+            widest = info.scratch_bytes;
+            r->widest_op = i;
+        }
+    }
+    if (o->precision == MEMEST_FP32) {
+        return PROF_OK;
+    }
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = o->batch;
+    eo.precision = MEMEST_FP32;
+    eo.seed = o->seed;
+    prof_exec *f32 = NULL;
+    int st = prof_exec_create(r->model, &eo, &f32, d);
+    if (st != PROF_OK) {
+        return st;
+    }
+    struct prof_exec_memory m32;
+    prof_exec_memory(f32, &m32);
+    prof_exec_destroy(f32);
+    r->fp32_working_bytes = working_of(&m32, MEMEST_FP32);
+    if (r->working_bytes > r->fp32_working_bytes) {
+        struct prof_exec_op_info info;
+        prof_exec_op_info(r->ex, r->widest_op, &info);
+        snprintf(r->memory_note, sizeof r->memory_note,
+                 "%s needs %" PRIu64 " B against fp32's %" PRIu64 " B: its "
+                 "values are stored in %s, but the kernels compute on fp32 "
+                 "(%s widens its operands into %" PRIu64 " B of scratch) and "
+                 "the fp32 master weights (%" PRIu64 " B) are kept to "
+                 "re-store them",
+                 memest_precision_name(o->precision), r->working_bytes,
+                 r->fp32_working_bytes,
+                 o->precision == MEMEST_INT8 ? "8 bits" : "16 bits",
+                 info.layer, info.scratch_bytes, r->mem.master_bytes);
+    }
+    return PROF_OK;
+}
+
 int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
 {
     struct memest_diag md;
@@ -89,6 +155,10 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
         return prof_failed(o->model, st, &d);
     }
     prof_exec_memory(r->ex, &r->mem);
+    st = working_memory(o, r, &d);
+    if (st != PROF_OK) {
+        return prof_failed(o->model, st, &d);
+    }
 
     /* The input: uniform in [0, 1) like pixel intensities, from the same
      * seed (SplitMix64, as the executor's weights). */
@@ -242,122 +312,137 @@ const char *layerwise_level_name(unsigned level)
     return level < 4 ? names[level] : "?";
 }
 
-/* A real cell, left empty when the value is undefined (NaN). */
-static int set_real_opt(art_table *t, size_t row, size_t col, double v)
-{
-    return isfinite(v) ? art_table_set_real(t, row, col, v) : ART_OK;
-}
-
 /* ---- tables ---------------------------------------------------------------- */
 
-struct col {
-    const char *name;
-    enum art_type type;
-};
-
-static int add_columns(art_table *t, const struct col *cols, size_t n)
+/* The measured columns, after the estimates of apps/common: one row per
+ * operator of the profile (the input row's cells stay empty: staging is
+ * not a layer). */
+static bool measured(const struct layerwise *r, size_t i)
 {
-    int st = ART_OK;
-    for (size_t i = 0; st == ART_OK && i < n; i++) {
-        st = art_table_add_column(t, cols[i].name, cols[i].type);
-    }
-    return st;
+    return r->prof.ops[i].info.kind != MEMEST_KIND_INPUT;
 }
 
+#define RES(ctx) ((const struct layerwise *)(ctx))
+
+static bool real_cell(double x, union cli_value *v)
+{
+    v->r = x;
+    return isfinite(x);
+}
+
+static bool get_latency(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].latency_ms, v);
+}
+
+static bool get_predicted(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->pred[i].pred.predicted_ms, v);
+}
+
+static bool get_bound(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = prof_bound_name(RES(ctx)->pred[i].pred.bound);
+    return measured(RES(ctx), i);
+}
+
+static bool get_p90(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].stats.p90_ms, v);
+}
+
+static bool get_bytes_moved(const void *ctx, size_t i, union cli_value *v)
+{
+    v->u = RES(ctx)->prof.ops[i].info.bytes_moved;
+    return measured(RES(ctx), i);
+}
+
+static bool get_gmacs(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].achieved_gmacs, v);
+}
+
+static bool get_gbps(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].achieved_gbps, v);
+}
+
+static bool get_memory_kb(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->prof.ops[i].memory_kb, v);
+}
+
+static bool get_energy(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->pred[i].pred.energy_proxy_j, v);
+}
+
+static bool get_host_pred(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->host_pred[i].pred.predicted_ms, v);
+}
+
+static bool get_host_err(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->host_pred[i].relative_error, v);
+}
+
+static bool get_host_level(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = layerwise_level_name(RES(ctx)->host_pred[i].pred.memory_level);
+    return measured(RES(ctx), i);
+}
+
+static bool get_dram_pred(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->dram_pred[i].pred.predicted_ms, v);
+}
+
+static bool get_dram_err(const void *ctx, size_t i, union cli_value *v)
+{
+    return measured(RES(ctx), i) &&
+           real_cell(RES(ctx)->dram_pred[i].relative_error, v);
+}
+
+static const struct cli_column measured_cols[] = {
+    {"latency_ms", ART_REAL, get_latency, CLI_COL_BRIEF},
+    {"predicted_ms", ART_REAL, get_predicted, CLI_COL_BRIEF},
+    {"bound", ART_TEXT, get_bound, CLI_COL_BRIEF},
+    {"latency_p90_ms", ART_REAL, get_p90, CLI_COL_ALL},
+    {"bytes_moved", ART_UINT, get_bytes_moved, CLI_COL_ALL},
+    {"achieved_gmacs", ART_REAL, get_gmacs, CLI_COL_ALL},
+    {"achieved_bandwidth_gbps", ART_REAL, get_gbps, CLI_COL_ALL},
+    {"memory_kb", ART_REAL, get_memory_kb, CLI_COL_ALL},
+    {"predicted_energy_proxy_j", ART_REAL, get_energy, CLI_COL_ALL},
+    {"host_predicted_ms", ART_REAL, get_host_pred, CLI_COL_ALL},
+    {"host_prediction_error", ART_REAL, get_host_err, CLI_COL_BRIEF},
+    {"host_memory_level", ART_TEXT, get_host_level, CLI_COL_ALL},
+    {"host_dram_predicted_ms", ART_REAL, get_dram_pred, CLI_COL_ALL},
+    {"host_dram_prediction_error", ART_REAL, get_dram_err, CLI_COL_ALL},
+};
+
+/* The full table (CSV, JSON) and the terminal's brief view. */
 static int build_layers_table(struct layerwise *r)
 {
-    static const struct col cols[] = {
-        {"layer", ART_TEXT},
-        {"kind", ART_TEXT},
-        {"output_shape", ART_TEXT},
-        {"output_elements", ART_UINT},
-        {"parameter_count", ART_UINT},
-        {"parameter_bytes", ART_UINT},
-        {"activation_bytes", ART_UINT},
-        {"macs", ART_UINT},
-        {"latency_ms", ART_REAL},
-        {"predicted_ms", ART_REAL},
-        {"bound", ART_TEXT},
-        {"latency_p90_ms", ART_REAL},
-        {"bytes_moved", ART_UINT},
-        {"achieved_gmacs", ART_REAL},
-        {"achieved_bandwidth_gbps", ART_REAL},
-        {"memory_kb", ART_REAL},
-        {"predicted_energy_proxy_j", ART_REAL},
-        {"host_predicted_ms", ART_REAL},
-        {"host_prediction_error", ART_REAL},
-        {"host_memory_level", ART_TEXT},
-        {"host_dram_predicted_ms", ART_REAL},
-        {"host_dram_prediction_error", ART_REAL},
+    const struct cli_column_set sets[] = {
+        {cli_breakdown_columns, cli_breakdown_column_count, r->rows},
+        {measured_cols, sizeof measured_cols / sizeof measured_cols[0], r},
     };
-    int st = art_table_create("layers", &r->layers);
+    int st = cli_table_build("layers", sets, 2, r->nrows, CLI_COL_ALL,
+                             &r->layers);
     if (st == ART_OK) {
-        st = add_columns(r->layers, cols, sizeof cols / sizeof cols[0]);
-    }
-    for (size_t i = 0; st == ART_OK && i < r->nrows; i++) {
-        const struct memest_layer_estimate *e = &r->rows[i];
-        const struct prof_exec_op_row *op = &r->prof.ops[i];
-        const struct prof_layer_prediction *p = &r->pred[i];
-        const struct prof_layer_prediction *h = &r->host_pred[i];
-        size_t row = 0;
-        size_t c = 0;
-        st = art_table_add_row(r->layers, &row);
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++, e->layer);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++,
-                                    memest_kind_name(e->kind));
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++, e->output_shape);
-        }
-        const uint64_t u[] = {e->output_elements, e->parameter_count,
-                              e->parameter_bytes, e->activation_bytes,
-                              e->macs};
-        for (size_t k = 0; st == ART_OK && k < 5; k++) {
-            st = art_table_set_uint(r->layers, row, c++, u[k]);
-        }
-        /* Staging the input is not a layer: its measured and predicted
-         * cells stay empty. */
-        if (op->info.kind == MEMEST_KIND_INPUT) {
-            continue;
-        }
-        if (st == ART_OK) {
-            st = art_table_set_real(r->layers, row, c++, op->latency_ms);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_real(r->layers, row, c++,
-                                    p->pred.predicted_ms);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++,
-                                    prof_bound_name(p->pred.bound));
-        }
-        if (st == ART_OK) {
-            st = art_table_set_real(r->layers, row, c++, op->stats.p90_ms);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_uint(r->layers, row, c++,
-                                    op->info.bytes_moved);
-        }
-        const double v[] = {op->achieved_gmacs, op->achieved_gbps,
-                            op->memory_kb, p->pred.energy_proxy_j,
-                            h->pred.predicted_ms, h->relative_error};
-        for (size_t k = 0; st == ART_OK && k < 6; k++) {
-            st = set_real_opt(r->layers, row, c++, v[k]);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, c++,
-                                    layerwise_level_name(h->pred.memory_level));
-        }
-        const struct prof_layer_prediction *dp = &r->dram_pred[i];
-        if (st == ART_OK) {
-            st = set_real_opt(r->layers, row, c++, dp->pred.predicted_ms);
-        }
-        if (st == ART_OK) {
-            st = set_real_opt(r->layers, row, c++, dp->relative_error);
-        }
+        st = cli_table_build("layers", sets, 2, r->nrows, CLI_COL_BRIEF,
+                             &r->layers_view);
     }
     return st;
 }
@@ -365,143 +450,70 @@ static int build_layers_table(struct layerwise *r)
 static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
 {
     const struct prof_hw_summary *s = &r->summary;
-    static const struct col cols[] = {
+    const struct cli_field f[] = {
         /* the original summarize_hardware() keys */
-        {"estimated_total_bytes", ART_REAL},
-        {"estimated_total_macs", ART_REAL},
-        {"achieved_bandwidth_gbps", ART_REAL},
-        {"configured_memory_bandwidth_gbps", ART_REAL},
-        {"bandwidth_utilization", ART_REAL},
-        {"achieved_gmacs", ART_REAL},
-        /* the roofline */
-        {"peak_gmacs", ART_REAL},
-        {"intensity_mac_per_byte", ART_REAL},
-        {"knee_mac_per_byte", ART_REAL},
-        {"model_bound", ART_TEXT},
-        {"reading", ART_TEXT},
-        {"compute_utilization", ART_REAL},
+        CLI_REAL("estimated_total_bytes", s->estimated_total_bytes),
+        CLI_REAL("estimated_total_macs", s->estimated_total_macs),
+        CLI_REAL("achieved_bandwidth_gbps", s->achieved_bandwidth_gbps),
+        CLI_REAL("configured_memory_bandwidth_gbps",
+                 s->configured_memory_bandwidth_gbps),
+        CLI_REAL("bandwidth_utilization", s->bandwidth_utilization),
+        CLI_REAL("achieved_gmacs", s->achieved_gmacs),
+        /* the roofline, against the roof of the level holding the data */
+        CLI_TEXT("bandwidth_roof_level", layerwise_level_name(r->roof_level)),
+        CLI_BOOL("bandwidth_above_roof", s->above_roof),
+        CLI_REAL("peak_gmacs", s->peak_gmacs),
+        CLI_REAL("intensity_mac_per_byte", s->arithmetic_intensity),
+        CLI_REAL("knee_mac_per_byte", s->roofline_knee),
+        CLI_TEXT("model_bound", prof_bound_name(s->bound)),
+        CLI_TEXT("reading", s->reading),
+        CLI_REAL("compute_utilization", s->compute_utilization),
         /* the run */
-        {"model", ART_TEXT},
-        {"batch_size", ART_UINT},
-        {"precision", ART_TEXT},
-        {"device", ART_TEXT},
-        {"latency_ms", ART_REAL},
-        {"latency_p90_ms", ART_REAL},
-        {"operator_sum_ms", ART_REAL},
-        {"framing_ms", ART_REAL},
-        {"predicted_ms", ART_REAL},
-        {"prediction_error", ART_REAL},
-        {"regime", ART_TEXT},
-        {"regime_layers", ART_UINT},
-        {"regime_time_share", ART_REAL},
-        {"regime_reading", ART_TEXT},
-        {"bandwidth_roof_level", ART_TEXT},
-        {"host_predicted_ms", ART_REAL},
-        {"host_prediction_error", ART_REAL},
-        {"host_mean_abs_layer_error", ART_REAL},
-        {"host_dram_predicted_ms", ART_REAL},
-        {"host_dram_prediction_error", ART_REAL},
-        {"host_dram_mean_abs_layer_error", ART_REAL},
-        {"input_staging_ms", ART_REAL},
-        {"host_peak_gmacs", ART_REAL},
-        {"host_bandwidth_gbps", ART_REAL},
-        {"power_watts", ART_REAL},
-        {"energy_proxy_j", ART_REAL},
-        {"predicted_energy_proxy_j", ART_REAL},
-        {"arena_bytes", ART_UINT},
-        {"peak_inference_bytes", ART_UINT},
-        {"stored_parameter_bytes", ART_UINT},
-        {"scratch_bytes", ART_UINT},
-        {"latency_multiplier", ART_REAL},
-        {"repeats", ART_UINT},
+        CLI_TEXT("model", memest_model_name(r->model)),
+        CLI_UINT("batch_size", o->batch),
+        CLI_TEXT("precision", memest_precision_name(o->precision)),
+        CLI_TEXT("device", r->device.name),
+        CLI_REAL("latency_ms", r->prof.forward_ms),
+        CLI_REAL("latency_p90_ms", r->prof.forward.p90_ms),
+        CLI_REAL("operator_sum_ms", r->prof.operator_sum_ms),
+        CLI_REAL("framing_ms", r->prof.framing_ms),
+        CLI_REAL("predicted_ms", r->total.predicted_ms),
+        CLI_REAL("prediction_error", r->total.relative_error),
+        /* one regime: the bound of most of the predicted time */
+        CLI_TEXT("regime", prof_bound_name(r->regime)),
+        CLI_UINT("regime_layers", r->regime_layers),
+        CLI_REAL("regime_time_share", r->regime_share),
+        CLI_TEXT("regime_reading", r->regime_text),
+        CLI_REAL("host_predicted_ms", r->host_total.predicted_ms),
+        CLI_REAL("host_prediction_error", r->host_total.relative_error),
+        CLI_REAL("host_mean_abs_error",
+                 r->host_total.mean_abs_relative_error),
+        CLI_REAL("host_dram_predicted_ms", r->dram_total.predicted_ms),
+        CLI_REAL("host_dram_prediction_error", r->dram_total.relative_error),
+        CLI_REAL("host_dram_mean_abs_error",
+                 r->dram_total.mean_abs_relative_error),
+        CLI_REAL("input_staging_ms", r->prof.ops[0].latency_ms),
+        CLI_REAL("host_peak_gmacs", prof_device_peak(&r->host, o->precision)),
+        CLI_REAL("host_bandwidth_gbps", r->host.bandwidth_gbps),
+        CLI_REAL("power_watts", r->device.power_watts > 0.0
+                                    ? r->device.power_watts
+                                    : NAN),
+        CLI_REAL("energy_proxy_j", r->energy_proxy_j),
+        CLI_REAL("predicted_energy_proxy_j", r->total.energy_proxy_j),
+        CLI_UINT("arena_bytes", r->mem.arena_bytes),
+        CLI_UINT("peak_inference_bytes", r->mem.peak_inference_bytes),
+        CLI_UINT("stored_parameter_bytes", r->mem.parameter_bytes),
+        CLI_UINT("scratch_bytes", r->mem.scratch_bytes),
+        CLI_UINT("master_parameter_bytes",
+                 o->precision == MEMEST_FP32 ? 0 : r->mem.master_bytes),
+        CLI_UINT("working_memory_bytes", r->working_bytes),
+        CLI_UINT("fp32_working_memory_bytes", r->fp32_working_bytes),
+        CLI_TEXT("memory_note", r->memory_note),
+        CLI_REAL("latency_multiplier", o->latency_multiplier),
+        CLI_UINT("repeats", o->repeats),
     };
-    int st = art_table_create("hardware_summary", &r->hw);
-    if (st == ART_OK) {
-        st = add_columns(r->hw, cols, sizeof cols / sizeof cols[0]);
-    }
-    size_t row = 0, c = 0;
-    if (st == ART_OK) {
-        st = art_table_add_row(r->hw, &row);
-    }
-    const double a[] = {s->estimated_total_bytes, s->estimated_total_macs,
-                        s->achieved_bandwidth_gbps,
-                        s->configured_memory_bandwidth_gbps,
-                        s->bandwidth_utilization, s->achieved_gmacs,
-                        s->peak_gmacs, s->arithmetic_intensity,
-                        s->roofline_knee};
-    for (size_t k = 0; st == ART_OK && k < 9; k++) {
-        st = art_table_set_real(r->hw, row, c++, a[k]);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, prof_bound_name(s->bound));
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, s->reading);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_real(r->hw, row, c++, s->compute_utilization);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++,
-                                memest_model_name(r->model));
-    }
-    if (st == ART_OK) {
-        st = art_table_set_uint(r->hw, row, c++, o->batch);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++,
-                                memest_precision_name(o->precision));
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, r->device.name);
-    }
-    const double b[] = {r->prof.forward_ms, r->prof.forward.p90_ms,
-                        r->prof.operator_sum_ms, r->prof.framing_ms,
-                        r->total.predicted_ms, r->total.relative_error};
-    for (size_t k = 0; st == ART_OK && k < 6; k++) {
-        st = set_real_opt(r->hw, row, c++, b[k]);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, prof_bound_name(r->regime));
-    }
-    if (st == ART_OK) {
-        st = art_table_set_uint(r->hw, row, c++, r->regime_layers);
-    }
-    if (st == ART_OK) {
-        st = set_real_opt(r->hw, row, c++, r->regime_share);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, r->regime_text);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_text(r->hw, row, c++, layerwise_level_name(r->roof_level));
-    }
-    const double d[] = {r->host_total.predicted_ms,
-                        r->host_total.relative_error,
-                        r->host_total.mean_abs_relative_error,
-                        r->dram_total.predicted_ms,
-                        r->dram_total.relative_error,
-                        r->dram_total.mean_abs_relative_error,
-                        r->prof.ops[0].latency_ms,
-                        r->host.peak_gmacs, r->host.bandwidth_gbps,
-                        r->device.power_watts > 0.0 ? r->device.power_watts
-                                                    : NAN,
-                        r->energy_proxy_j, r->total.energy_proxy_j};
-    for (size_t k = 0; st == ART_OK && k < 12; k++) {
-        st = set_real_opt(r->hw, row, c++, d[k]);
-    }
-    const uint64_t m[] = {r->mem.arena_bytes, r->mem.peak_inference_bytes,
-                          r->mem.parameter_bytes, r->mem.scratch_bytes};
-    for (size_t k = 0; st == ART_OK && k < 4; k++) {
-        st = art_table_set_uint(r->hw, row, c++, m[k]);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_real(r->hw, row, c++, o->latency_multiplier);
-    }
-    if (st == ART_OK) {
-        st = art_table_set_uint(r->hw, row, c++, o->repeats);
-    }
-    return st;
+    return cli_record_build("hardware_summary", f, sizeof f / sizeof f[0],
+                            &r->hw);
 }
 
 

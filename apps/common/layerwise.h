@@ -40,6 +40,12 @@ struct layerwise {
     size_t nrows;
     struct prof_exec_profile prof;
     struct prof_exec_memory mem;
+    /* The working memory of the run: activations, stored parameters, the
+     * float master copy kept beside other precisions, and the scratch;
+     * and the same for fp32, to compare. */
+    uint64_t working_bytes, fp32_working_bytes;
+    size_t widest_op;          /* the operator with the most scratch */
+    char memory_note[320];
     struct cli_devices devs;
     struct prof_calibration cal;
     /* host: cache-aware; host_dram: the same without its caches */
@@ -56,6 +62,7 @@ struct layerwise {
     char regime_text[200];
     double energy_proxy_j;
     art_table *layers;
+    art_table *layers_view; /* the terminal's */
     art_table *hw;
 };
 

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "devices.h"
 #include "layerwise.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -222,11 +223,11 @@ static void print_summary(const struct options *o, const struct layerwise *r)
            r->dram_total.predicted_ms, 100.0 * r->dram_total.relative_error,
            r->dram_total.compared,
            100.0 * r->dram_total.mean_abs_relative_error);
-    printf("  host calibration    peak fp32 %.1f GMAC/s (%s; FMA loop %.1f, "
-           "sgemm %.1f), 16-bit %.1f, int8 %.1f; best of %u trials; triad",
+    printf("  host peaks          fp32 %.1f GMAC/s (%s; FMA loop %.1f, sgemm "
+           "%.1f), 16-bit %.1f, int8 %.1f\n",
            r->host.peak_gmacs, r->cal.peak.path, r->cal.fma.gmacs,
-           r->cal.sgemm.gmacs, r->cal.f16.gmacs, r->cal.int8.gmacs,
-           r->cal.trials);
+           r->cal.sgemm.gmacs, r->cal.f16.gmacs, r->cal.int8.gmacs);
+    printf("  host triads         best of %u trials:", r->cal.trials);
     for (unsigned i = 0; i < r->cal.level_count; i++) {
         const struct prof_mem_level *l = &r->cal.levels[i];
         printf(" %s %.1f GB/s%s", layerwise_level_name(l->level), l->triad.gbps,
@@ -248,85 +249,56 @@ static void print_summary(const struct options *o, const struct layerwise *r)
            "(the whole model, against the %s roof)\n",
            s->arithmetic_intensity, s->roofline_knee,
            layerwise_level_name(r->roof_level));
-    printf("  memory              arena %" PRIu64 " B = plan (peak %" PRIu64
-           " B incl. parameters); stored parameters %" PRIu64
-           " B; scratch %" PRIu64 " B\n",
-           r->mem.arena_bytes, r->mem.peak_inference_bytes,
-           r->mem.parameter_bytes, r->mem.scratch_bytes);
+    printf("  memory              arena %" PRIu64 " B (= the plan), "
+           "stored parameters %" PRIu64 " B, scratch %" PRIu64 " B\n",
+           r->mem.arena_bytes, r->mem.parameter_bytes, r->mem.scratch_bytes);
+    printf("  working memory      %" PRIu64 " B (fp32: %" PRIu64 " B)\n",
+           r->working_bytes, r->fp32_working_bytes);
+    if (r->memory_note[0]) {
+        printf("  why more than fp32  %s\n", r->memory_note);
+    }
 }
 
 static int print_stdout(const struct options *o, const struct layerwise *r)
 {
-    int st = ART_OK;
-    switch (o->co.format) {
-    case CLI_FORMAT_TABLE:
-        st = art_table_print(r->layers, stdout, 4);
-        if (st == ART_OK) {
-            print_summary(o, r);
+    /* CSV on stdout is the layer table; the summary is a file of --out
+     * and a key of the JSON. */
+    const struct cli_output outs[] = {
+        {.key = "layers", .table = r->layers, .view = r->layers_view},
+        {.key = "hardware_summary",
+         .table = o->co.format == CLI_FORMAT_CSV ? NULL : r->hw},
+    };
+    int rc = cli_emit(o->co.format, outs,
+                      o->co.format == CLI_FORMAT_TABLE ? 1 : 2);
+    if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
+        print_summary(o, r);
+        if (fflush(stdout) != 0) {
+            cli_error("stdout: %s", art_strerror(ART_E_IO));
+            rc = CLI_EXIT_FAILURE;
         }
-        break;
-    case CLI_FORMAT_CSV:
-        st = art_table_write_csv(r->layers, stdout);
-        break;
-    case CLI_FORMAT_JSON: {
-        art_doc *d = NULL;
-        st = art_doc_create(&d);
-        if (st == ART_OK) {
-            st = art_doc_set_table(d, "layers", r->layers);
-        }
-        if (st == ART_OK) {
-            st = art_doc_set_table(d, "hardware_summary", r->hw);
-        }
-        if (st == ART_OK) {
-            st = art_doc_write(d, stdout);
-        }
-        art_doc_destroy(d);
-        break;
     }
-    }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    if (st != ART_OK) {
-        cli_error("stdout: %s", art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    return rc;
 }
 
-/* The tables and charts appear together or not at all. */
+/* The CSVs, the charts and one JSON of both tables appear together or not
+ * at all. */
 static int write_artifacts(const struct options *o, const struct layerwise *r)
 {
-    const char *dir = o->co.out_dir;
     struct layerwise_charts ch;
     if (!layerwise_charts_init(&o->lw, r, &ch)) {
         return CLI_EXIT_FAILURE;
     }
-    art_bundle *b = NULL;
-    int st = art_bundle_create(dir, &b);
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "layerwise_breakdown.csv", r->layers);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "hardware_summary.csv", r->hw);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_chart(b, "layerwise_activation_memory.png",
-                                  &ch.activation);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_chart(b, "layerwise_macs.png", &ch.macs);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_chart(b, "roofline.png", &ch.roofline);
-    }
-    if (st != ART_OK) {
-        art_bundle_destroy(b);
-        layerwise_charts_free(&ch);
-        cli_error("--out %s: %s", dir, art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    const int rc = cli_out_commit(b);
+    const struct cli_output outs[] = {
+        {.key = "layers", .file = "layerwise_breakdown.csv",
+         .table = r->layers},
+        {.key = "hardware_summary", .file = "hardware_summary.csv",
+         .table = r->hw},
+        {.file = "layerwise_activation_memory.png", .chart = &ch.activation},
+        {.file = "layerwise_macs.png", .chart = &ch.macs},
+        {.file = "roofline.png", .chart = &ch.roofline},
+    };
+    const int rc = cli_write_outputs(o->co.out_dir, outs, 5,
+                                     "layerwise.json");
     layerwise_charts_free(&ch);
     return rc;
 }

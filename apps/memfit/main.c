@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "devices.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -227,37 +228,10 @@ static int art_failed(const char *what, int st)
 
 static int build_layers_table(struct result *r)
 {
-    static const char *const cols[] = {
-        "layer", "kind", "output_shape", "output_elements", "parameter_count",
-        "parameter_bytes", "activation_bytes", "macs",
-    };
-    int st = art_table_create("layers", &r->layers);
-    for (size_t c = 0; st == ART_OK && c < 8; c++) {
-        st = art_table_add_column(r->layers, cols[c], c < 3 ? ART_TEXT
-                                                            : ART_UINT);
-    }
-    for (size_t i = 0; st == ART_OK && i < r->nrows; i++) {
-        const struct memest_layer_estimate *e = &r->rows[i];
-        size_t row = 0;
-        st = art_table_add_row(r->layers, &row);
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, 0, e->layer);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, 1,
-                                    memest_kind_name(e->kind));
-        }
-        if (st == ART_OK) {
-            st = art_table_set_text(r->layers, row, 2, e->output_shape);
-        }
-        const uint64_t v[] = {e->output_elements, e->parameter_count,
-                              e->parameter_bytes, e->activation_bytes,
-                              e->macs};
-        for (size_t c = 0; st == ART_OK && c < 5; c++) {
-            st = art_table_set_uint(r->layers, row, 3 + c, v[c]);
-        }
-    }
-    return st;
+    const struct cli_column_set set = {cli_breakdown_columns,
+                                       cli_breakdown_column_count, r->rows};
+    return cli_table_build("layers", &set, 1, r->nrows, CLI_COL_ALL,
+                           &r->layers);
 }
 
 static int build_plan_doc(const struct options *o, struct result *r)
@@ -442,55 +416,30 @@ static void print_summary(const struct options *o, const struct result *r)
 
 static int print_stdout(const struct options *o, const struct result *r)
 {
-    int st = ART_OK;
-    switch (o->co.format) {
-    case CLI_FORMAT_TABLE:
-        st = art_table_print(r->layers, stdout, -1);
-        if (st == ART_OK) {
-            print_summary(o, r);
+    const struct cli_output outs[] = {
+        {.key = "layers", .table = r->layers},
+        {.key = "memory_plan", .doc = r->plan_doc},
+    };
+    const int rc = cli_emit(o->co.format, outs, 2);
+    if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
+        print_summary(o, r);
+        if (fflush(stdout) != 0) {
+            return art_failed("stdout", ART_E_IO);
         }
-        break;
-    case CLI_FORMAT_CSV:
-        st = art_table_write_csv(r->layers, stdout);
-        break;
-    case CLI_FORMAT_JSON: {
-        art_doc *d = NULL;
-        st = art_doc_create(&d);
-        if (st == ART_OK) {
-            st = art_doc_set_table(d, "layers", r->layers);
-        }
-        if (st == ART_OK) {
-            st = art_doc_set_doc(d, "memory_plan", r->plan_doc);
-        }
-        if (st == ART_OK) {
-            st = art_doc_write(d, stdout);
-        }
-        art_doc_destroy(d);
-        break;
     }
-    }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+    return rc;
 }
 
 /* Both files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    art_bundle *b = NULL;
-    int st = art_bundle_create(dir, &b);
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "layerwise_breakdown.csv", r->layers);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_doc(b, "memory_plan.json", r->plan_doc);
-    }
-    if (st != ART_OK) {
-        art_bundle_destroy(b);
-        return art_failed(dir, st);
-    }
-    return cli_out_commit(b);
+    const struct cli_output outs[] = {
+        {.key = "layers", .file = "layerwise_breakdown.csv",
+         .table = r->layers},
+        {.key = "memory_plan", .file = "memory_plan.json",
+         .doc = r->plan_doc},
+    };
+    return cli_write_outputs(dir, outs, 2, NULL);
 }
 
 int main(int argc, char **argv)

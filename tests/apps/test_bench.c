@@ -208,7 +208,14 @@ static void test_quick_run(void **state)
     }
     /* Not a terminal: no progress lines. */
     assert_string_equal(r.err, "");
-    assert_int_equal(run_count_entries(dir), NTABLES);
+    /* one CSV per table and bench.json with all of them */
+    assert_int_equal(run_count_entries(dir), NTABLES + 1);
+    char jpath[600];
+    snprintf(jpath, sizeof jpath, "%s/bench.json", dir);
+    json_t *all = json_load_file(jpath, 0, NULL);
+    assert_non_null(all);
+    assert_int_equal(json_object_size(all), NTABLES);
+    json_decref(all);
 
     art_table *t[NTABLES];
     for (size_t i = 0; i < NTABLES; i++) {
@@ -246,6 +253,10 @@ static void test_quick_run(void **state)
         /* Each product is within the bound of the exact one, so the two
          * are within twice the bound of each other. */
         assert_true(real_at(mm, i, "max_err_of_bound") <= 2.0);
+        /* A share of the host's peak, which is the best of the FMA loop
+         * and the best kernel: never above 1. */
+        assert_true(real_at(mm, i, "peak_utilization") > 0.0 &&
+                    real_at(mm, i, "peak_utilization") <= 1.0);
         /* A quick run has no square >= 512: no multi-thread figures. */
         assert_false(is_set(mm, i, "mt_speedup"));
         if (art_table_find_column(mm, "openblas_latency_ms") >= 0) {
@@ -275,6 +286,10 @@ static void test_quick_run(void **state)
         assert_true(real_at(ai, i, "intensity_flop_per_byte") ==
                     (double)flop[i] / (double)bytes[i]);
         assert_true(real_at(ai, i, "gflops") > 0.0);
+        /* against the roof of the level holding the data: at most 1 */
+        assert_true(real_at(ai, i, "roofline_utilization") > 0.0 &&
+                    real_at(ai, i, "roofline_utilization") <= 1.0);
+        assert_non_null(text_at(ai, i, "roof_level"));
     }
     /* 1/12 FLOP per byte is memory-bound on any CPU. */
     assert_string_equal(text_at(ai, 0, "bound"), "memory");
@@ -320,6 +335,24 @@ static void test_single_table(void **state)
     assert_int_equal(strncmp(r.out, header, sizeof header - 1), 0);
     assert_non_null(strstr(r.out, "\nTiny CNN,50000,100000,1200000,900000,"));
     run_free(&r);
+
+    /* Several tables are never glued into one CSV stream: refused before
+     * any timing, unless --out takes one file per table. */
+    RUN(&r, "--table", "host", "--table", "mixed_precision", "--format",
+        "csv");
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "one --table"));
+    run_free(&r);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/csv", tmpdir);
+    RUN(&r, "--table", "mixed_precision", "--table", "host", "--quick",
+        "--format", "csv", "--out", dir);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "");
+    assert_int_equal(run_count_entries(dir), 3);
+    run_free(&r);
+    run_rmdir(dir);
 
     /* JSON: the numbers read back exactly. */
     RUN(&r, "--table", "mixed_precision", "--format", "json");
