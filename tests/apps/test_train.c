@@ -192,7 +192,11 @@ static void test_run_log_and_history(void **state)
     file_text[len] = '\0';
     assert_string_equal(r.out, file_text);
     run_free(&r);
-    assert_int_equal(run_count_entries(o), 3);
+    /* the log, the history, the weights and the training curves */
+    assert_int_equal(run_count_entries(o), 4);
+    struct stat png;
+    assert_int_equal(stat(path_in(o, "training_curves.png"), &png), 0);
+    assert_true(png.st_size > 1000);
 
     json_t *j = load_json(path_in(o, "run_log.json"));
     assert_string_equal(jtext(j, "config", "model"), "mlp:784-32-10");
