@@ -105,8 +105,11 @@ bool train_charts_init(const struct prof_train_epoch_result *epochs,
             .name = "skipped step (inf/NaN gradient)", .n = nk, .x = c->kx,
             .y = c->ky, .style = ART_STYLE_POINTS,
             .marker = ART_MARKER_CROSS, .color = 4};
+        snprintf(c->scale_title, sizeof c->scale_title,
+                 "fp16 loss scale over training: %zu skipped step%s", nk,
+                 nk == 1 ? "" : "s");
         c->scale = (struct art_chart){
-            .kind = ART_CHART_LINE, .title = "fp16 loss scale over training",
+            .kind = ART_CHART_LINE, .title = c->scale_title,
             .x_label = "Training step (batches)",
             .y_label = "Loss scale (log)", .y_scale = ART_SCALE_LOG,
             .series = c->scale_series, .n_series = nk ? 2 : 1};

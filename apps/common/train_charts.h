@@ -20,6 +20,7 @@ struct train_charts {
     struct art_chart scale;
     struct art_series scale_series[2];
     double *sx, *sy, *kx, *ky;  /* the trajectory, the skipped steps */
+    char scale_title[96];
 };
 
 /*

@@ -369,6 +369,18 @@ static int data_ranges(struct plan *p)
     if (!(xh >= xl) || !(yh >= yl)) {
         return ART_E_RANGE;
     }
+    /* On a log axis a point just above a decade would sit on the frame
+     * (1024 on [1000, 10000]): keep half a decade's room either side. */
+    if (c->kind != ART_CHART_ROOFLINE) {
+        if (p->x.scale == ART_SCALE_LOG) {
+            xl /= 1.6;
+            xh *= 1.6;
+        }
+        if (p->y.scale == ART_SCALE_LOG) {
+            yl /= 1.6;
+            yh *= 1.6;
+        }
+    }
     axis_round(&p->x, xl, xh, false);
     axis_round(&p->y, yl, yh, false);
     return ART_OK;
@@ -1147,10 +1159,6 @@ static void draw_points(cairo_t *cr, const struct plan *p)
                     cairo_line_to(cr, x, y);
                 }
                 prev_y = y;
-            }
-            if (st == ART_STYLE_STEP && open) {
-                /* held to the right edge: the last value still applies */
-                cairo_line_to(cr, p->px + p->pw, prev_y);
             }
             cairo_stroke(cr);
             cairo_set_dash(cr, NULL, 0, 0);

@@ -312,7 +312,8 @@ enum art_scale {
 enum art_style {
     ART_STYLE_DEFAULT = 0, /* bars for BAR, lines for LINE, points else */
     ART_STYLE_LINE,        /* straight segments with a marker per point */
-    ART_STYLE_STEP,        /* held at each y until the next x (no marker) */
+    ART_STYLE_STEP,        /* held at each y until the next x, ending at
+                              the last point (no marker) */
     ART_STYLE_POINTS,      /* markers only */
 };
 
