@@ -234,7 +234,7 @@ static void test_run_log_and_history(void **state)
     fclose(f);
     assert_string_equal(header, "epoch,loss,train_accuracy,test_accuracy,"
                                 "epoch_time_s,steps,loss_scale,"
-                                "skipped_steps\n");
+                                "skipped_steps,test_loss\n");
     art_table *h = NULL;
     assert_int_equal(art_table_load_csv(path_in(o, "training_history.csv"),
                                         &h, NULL),
