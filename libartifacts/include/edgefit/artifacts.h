@@ -268,6 +268,16 @@ ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub);
 ART_API int art_doc_write(const art_doc *d, FILE *f);
 ART_API int art_doc_save(const art_doc *d, const char *path);
 
+/* ---- HTML ------------------------------------------------------------- */
+
+/* Write text with &, <, >, " and ' escaped for HTML. */
+ART_API int art_html_write_text(FILE *f, const char *text);
+/* The table as an HTML <table>: a header row of column names, then one
+ * row per table row; every cell escaped, numeric cells with class "num"
+ * (for right alignment), reals to `digits` significant digits (digits <=
+ * 0: the CSV form), empty cells empty. */
+ART_API int art_table_write_html(const art_table *t, FILE *f, int digits);
+
 /* ---- Charts ------------------------------------------------------------ */
 
 /*
