@@ -247,8 +247,12 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
                   (unsigned long long)batch);
         goto done;
     }
+    /* the device's peak for this precision (int8 and 16-bit storage have
+     * their own on some boards) */
+    struct prof_device dev = cfg->device;
+    dev.peak_gmacs = prof_device_peak(&cfg->device, prec);
     struct prof_prediction pred;
-    st = prof_predict(&cfg->device, tot.macs, tot.total_bytes, &pred);
+    st = prof_predict(&dev, tot.macs, tot.total_bytes, &pred);
     if (st != PROF_OK) {
         cli_error("predicting on %s: %s", cfg->device.name,
                   prof_strerror(st));
