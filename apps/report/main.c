@@ -738,7 +738,7 @@ static void html_figure(FILE *f, const char *file, const char *alt)
     art_html_write_text(f, file);
     fputs("\" alt=\"", f);
     art_html_write_text(f, alt);
-    fputs("\" width=\"630\"></a><figcaption>", f);
+    fputs("\" width=\"600\"></a><figcaption>", f);
     art_html_write_text(f, alt);
     fputs("</figcaption></figure>\n", f);
 }

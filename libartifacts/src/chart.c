@@ -380,6 +380,18 @@ static int data_ranges(struct plan *p)
             yl /= 1.6;
             yh *= 1.6;
         }
+        /* on a linear axis, 4 % of the span, so that no point sits on
+         * the frame when the span ends on a round value */
+        if (p->x.scale == ART_SCALE_LINEAR && c->kind == ART_CHART_SCATTER) {
+            const double m = (xh - xl) * 0.04;
+            xl -= m;
+            xh += m;
+        }
+        if (p->y.scale == ART_SCALE_LINEAR) {
+            const double m = (yh - yl) * 0.04;
+            yl -= m;
+            yh += m;
+        }
     }
     axis_round(&p->x, xl, xh, false);
     axis_round(&p->y, yl, yh, false);
