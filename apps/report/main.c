@@ -590,12 +590,27 @@ static int judge(const struct options *o, struct report *r)
         const double test_acc = r->log.test_accuracy[n - 1];
         const double gain = n > 1 ? test_acc - r->log.test_accuracy[n - 2]
                                   : NAN;
-        const char *trend =
-            last->train_accuracy - test_acc > 0.05 ? "overfitting: train "
-                                                     "accuracy well above test"
-            : isfinite(gain) && gain > 0.005 ? "still improving: more "
-                                               "epochs may help"
-            : "levelled off";
+        size_t best_e = 0;
+        for (size_t e = 1; e < n; e++) {
+            if (r->log.test_accuracy[e] > r->log.test_accuracy[best_e]) {
+                best_e = e;
+            }
+        }
+        char trend[160];
+        if (last->train_accuracy - test_acc > 0.05) {
+            snprintf(trend, sizeof trend, "overfitting: train accuracy "
+                     "%.1f points above test", 100.0 *
+                     (last->train_accuracy - test_acc));
+        } else if (isfinite(gain) && gain > 0.005) {
+            snprintf(trend, sizeof trend, "still improving, %+.1f points in "
+                     "the last epoch: more epochs may help", 100.0 * gain);
+        } else if (isfinite(gain) && gain < -0.005) {
+            snprintf(trend, sizeof trend, "the last epoch lost %.1f points; "
+                     "the best was %.4f after epoch %zu", -100.0 * gain,
+                     r->log.test_accuracy[best_e], best_e + 1);
+        } else {
+            snprintf(trend, sizeof trend, "levelled off");
+        }
         say(r, "Training: %zu epochs in %.2f s, train loss %.4f, train "
             "accuracy %.4f, test accuracy %.4f (%s).", n, r->log.elapsed_s,
             last->loss, last->train_accuracy, test_acc, trend);
