@@ -110,7 +110,7 @@ void bench_s8gemm_naive(size_t m, size_t n, size_t k, const int8_t *a,
                         const int8_t *w, int32_t *c);
 /* GELU, tanh form, element by element with libm's tanhf. */
 void bench_gelu_tanhf_loop(float *dst, const float *src, size_t n);
-/* dst = x + y and dst = x * y, the element-wise operations of the seed's
+/* dst = x + y and dst = x * y, the element-wise operations of TinyTorch's
  * arithmetic-intensity table. */
 void bench_add(float *dst, const float *x, const float *y, size_t n);
 void bench_mul(float *dst, const float *x, const float *y, size_t n);

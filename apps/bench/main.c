@@ -1,4 +1,4 @@
-/* edgefit-bench: the acceleration analyses of seed 004 as reproducible
+/* edgefit-bench: TinyTorch's acceleration analyses as reproducible
  * tables: matmul scaling against the naive loop (and OpenBLAS, libxsmm and
  * oneDNN with the blas_compare option), fused against unfused GELU, the
  * arithmetic-intensity table with the host's roofline, the mixed-precision
@@ -33,7 +33,7 @@ static const struct {
      "arithmetic intensity and the roofline verdict against the roof of "
      "the memory level that holds the data"},
     {"mixed_precision", bench_table_mixed_precision, false,
-     "mixed-precision training memory (seed 004 formulas)"},
+     "mixed-precision training memory (TinyTorch's formulas)"},
     {"conversions", bench_table_conversions, true,
      "fp16/bf16 conversions, against F16C and a copy"},
     {"int8", bench_table_int8, true,
@@ -54,8 +54,9 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: edgefit-bench [options]\n"
         "\n"
-        "Time edgefit's kernels the way seed 004 analysed acceleration and\n"
-        "print one table per analysis (medians of interleaved repeats).\n"
+        "Time edgefit's kernels the way TinyTorch's acceleration module\n"
+        "analyses acceleration, and print one table per analysis (medians\n"
+        "of interleaved repeats).\n"
         "\n"
         "  --table NAME    run one table (repeatable): host, matmul, gelu,\n"
         "                  intensity, mixed_precision, conversions, int8\n"
@@ -249,10 +250,7 @@ static int print_stdout(const struct options *o, art_table *const *built)
         st = print_text(built[i], stdout);
         first = false;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
 /* The CSVs and bench.json appear together or not at all. */

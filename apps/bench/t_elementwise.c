@@ -1,5 +1,5 @@
-/* edgefit-bench: the memory-bound tables. Fused against unfused GELU (seed
- * 004's test_unit_fusion_speedup on its 2000 x 2000 tensor), the
+/* edgefit-bench: the memory-bound tables. Fused against unfused GELU
+ * (TinyTorch's test_unit_fusion_speedup on its 2000 x 2000 tensor), the
  * arithmetic-intensity table (analyze_arithmetic_intensity on 1024 x 1024)
  * and the fp16/bf16 conversions, each against a plain copy as the floor. */
 #include <math.h>
@@ -126,7 +126,7 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
         {"gelu_tanhf_loop", "scalar loop over libm tanhf", run_gelu_tanhf,
          gelu_tanh_ref},
     };
-    /* The seed's 2000 x 2000 float32 tensor of standard normals. */
+    /* TinyTorch's 2000 x 2000 float32 tensor of standard normals. */
     const size_t side = cfg->quick ? 256 : 2000;
     const size_t n = side * side;
     art_table *t = NULL;
@@ -265,7 +265,7 @@ int bench_table_intensity(const struct bench_cfg *cfg,
         {"roofline_gflops", ART_REAL},
         {"roofline_utilization", ART_REAL},
     };
-    /* The seed's counts: add and multiply one FLOP per element, GELU
+    /* TinyTorch's counts: add and multiply one FLOP per element, GELU
      * eight, matmul 2 N^3; bytes: three N^2 float arrays for add, multiply
      * and matmul, two for GELU. */
     const size_t dim = cfg->quick ? 128 : 1024;

@@ -1,4 +1,4 @@
-/* edgefit-bench: the host the measurements ran on, and seed 004's
+/* edgefit-bench: the host the measurements ran on, and TinyTorch's
  * mixed-precision memory table (arithmetic, not measured). */
 #include <math.h>
 #include <stdio.h>
@@ -85,7 +85,7 @@ int bench_table_host(const struct bench_cfg *cfg, const struct bench_host *h,
 }
 
 /*
- * analyze_mixed_precision_benefits() of seed 004, with N parameters and A
+ * TinyTorch's analyze_mixed_precision_benefits(), with N parameters and A
  * activation elements, in bytes:
  *   fp32  = 4N (params) + 4A (activations) + 4N (gradients) + 8N (Adam)
  *   mixed = 4N (fp32 master params) + 2A (fp16 activations)
@@ -93,7 +93,7 @@ int bench_table_host(const struct bench_cfg *cfg, const struct bench_host *h,
  *   GB = bytes / 1e9; savings % = (fp32 - mixed) / fp32 * 100.
  * This is memest_training_memory() in fp32 and
  * memest_training_memory_mixed() with MEMEST_OPT_ADAM, which take a model;
- * the seed gives only counts, so the same formula is applied to them here.
+ * TinyTorch gives only counts, so the same formula is applied to them here.
  */
 int bench_table_mixed_precision(const struct bench_cfg *cfg,
                                 const struct bench_host *h, art_table **out)

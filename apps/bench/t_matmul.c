@@ -1,4 +1,4 @@
-/* edgefit-bench: the matrix-product tables, float32 scaling (seed 004's
+/* edgefit-bench: the matrix-product tables, float32 scaling (TinyTorch's
  * analyze_vectorization_scaling, plus the edge shapes) and int8. */
 #include <float.h>
 #include <math.h>
@@ -14,7 +14,7 @@ struct shape {
     size_t m, k, n;
 };
 
-/* The seed's square sizes, then the shapes of small networks (batch 1 to
+/* TinyTorch's square sizes, then the shapes of small networks (batch 1 to
  * 256 against layer weights), M x K x N. */
 static const struct shape matmul_full[] = {
     {64, 64, 64},     {128, 128, 128},   {256, 256, 256},
@@ -34,7 +34,7 @@ static const struct shape int8_quick[] = {
     {32, 784, 64}, {128, 128, 128},
 };
 
-/* The naive loop runs up to the seed's 1024 cube; beyond, its time is
+/* The naive loop runs up to TinyTorch's 1024 cube; beyond, its time is
  * extrapolated from the largest measured square at that square's rate (a
  * 2048 cube would take seconds per call). */
 static const double naive_max_flop = 2.0 * 1024 * 1024 * 1024;

@@ -118,6 +118,12 @@ int cli_no_operands(int argc, char **argv);
  * reason" (the system's strerror text) and returns CLI_EXIT_USAGE. */
 int cli_out_check(const char *dir);
 
+/* Finish what an app printed on stdout: st is the status of the printing
+ * (an ART_ code). Flushes stdout; on failure prints "prog: stdout: reason"
+ * (the system's, e.g. "No space left on device", for a write error) and
+ * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. */
+int cli_stdout_finish(int st);
+
 /* Commit a bundle of outputs (consumed, as by art_bundle_commit()); on
  * failure prints "prog: path: reason" and returns CLI_EXIT_FAILURE, none
  * of the bundle's files having appeared. */

@@ -92,6 +92,26 @@ int cli_out_check(const char *dir)
     return rc;
 }
 
+int cli_stdout_finish(int st)
+{
+    /* A writer that failed left the errno of its write; the flush below
+     * meets the same error again and says it afresh. */
+    int err = st == ART_E_IO ? errno : 0;
+    if (st == ART_OK || st == ART_E_IO) {
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            st = ART_E_IO;
+            err = errno ? errno : err;
+        }
+    }
+    if (st == ART_OK) {
+        return CLI_EXIT_OK;
+    }
+    cli_error("stdout: %s", st == ART_E_IO ? strerror(err ? err : EIO)
+                                           : art_strerror(st));
+    return CLI_EXIT_FAILURE;
+}
+
 int cli_out_commit(art_bundle *b)
 {
     struct art_diag diag = {0, "", 0};

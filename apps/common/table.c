@@ -167,12 +167,6 @@ const size_t cli_breakdown_column_count =
 
 /* ---- output ---------------------------------------------------------------- */
 
-static int out_failed(const char *what, int st)
-{
-    cli_error("%s: %s", what, art_strerror(st));
-    return CLI_EXIT_FAILURE;
-}
-
 static int doc_of(const struct cli_output *outs, size_t n, art_doc **out)
 {
     art_doc *d = NULL;
@@ -242,10 +236,8 @@ int cli_emit(enum cli_format format, const struct cli_output *outs,
         break;
     }
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : out_failed("stdout", st);
+    /* the flush meets a full disk or a closed pipe and says why */
+    return cli_stdout_finish(st);
 }
 
 int cli_write_outputs(const char *dir, const struct cli_output *outs,

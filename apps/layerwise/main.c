@@ -272,10 +272,7 @@ static int print_stdout(const struct options *o, const struct layerwise *r)
                       o->co.format == CLI_FORMAT_TABLE ? 1 : 2);
     if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
         print_summary(o, r);
-        if (fflush(stdout) != 0) {
-            cli_error("stdout: %s", art_strerror(ART_E_IO));
-            rc = CLI_EXIT_FAILURE;
-        }
+        rc = cli_stdout_finish(ART_OK);
     }
     return rc;
 }
@@ -321,7 +318,7 @@ int main(int argc, char **argv)
     if (rc == CLI_EXIT_OK && o.lw.dev.list) {
         cli_devices_list(stdout, o.lw.dev.devices_file ? &r.devs : NULL);
         layerwise_free(&r);
-        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        return cli_stdout_finish(ART_OK);
     }
     if (rc == CLI_EXIT_OK) {
         rc = layerwise_run(&o.lw, &r);

@@ -423,9 +423,7 @@ static int print_stdout(const struct options *o, const struct result *r)
     const int rc = cli_emit(o->co.format, outs, 2);
     if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
         print_summary(o, r);
-        if (fflush(stdout) != 0) {
-            return art_failed("stdout", ART_E_IO);
-        }
+        return cli_stdout_finish(ART_OK);
     }
     return rc;
 }

@@ -916,7 +916,7 @@ int main(int argc, char **argv)
         }
         cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
         cli_devices_free(&r.devs);
-        return CLI_EXIT_OK;
+        return cli_stdout_finish(ART_OK);
     }
     struct progress p = {!o.co.quiet && isatty(STDERR_FILENO),
                          prof_now_ns()};
@@ -961,10 +961,7 @@ int main(int argc, char **argv)
             printf("Everything is in %s/ (open report.html).\n",
                    o.co.out_dir);
         }
-        if (fflush(stdout) != 0) {
-            cli_error("stdout: %s", art_strerror(ART_E_IO));
-            rc = CLI_EXIT_FAILURE;
-        }
+        rc = cli_stdout_finish(rc == CLI_EXIT_OK ? ART_OK : ART_E_IO);
     }
     if (rc == CLI_EXIT_OK && o.co.strict && r.accepted == 0) {
         cli_error("--strict: no configuration meets the constraints");

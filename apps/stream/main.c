@@ -1,6 +1,6 @@
 /* edgefit-stream: run the four operators of a streaming model on real data,
  * time each, and say what bounds it on this host and how much of the
- * stream interval it leaves (the hardware profile of seed 002, measured). */
+ * stream interval it leaves (the original streaming profile, measured). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -332,7 +332,7 @@ static const char *level_name(unsigned level)
 
 static int build_ops_table(struct result *r)
 {
-    /* The seed's columns first, then what the measurement adds. */
+    /* The original profile's columns first, then what the measurement adds. */
     static const char *const names[] = {
         "operator", "latency_ms", "memory_kb", "latency_min_ms",
         "latency_p90_ms", "latency_max_ms", "latency_mad_ms", "bytes_moved",
@@ -459,7 +459,7 @@ static int build_totals_table(struct result *r)
     return f.st;
 }
 
-/* The seed's note warned that latency effects of lower precision depend on
+/* The original profile's note warned that latency effects of lower precision depend on
  * the deployment; here it states what this host measured. */
 static void write_note(struct result *r)
 {
@@ -778,10 +778,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         st = art_doc_write(r->doc, stdout);
         break;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    return st == ART_OK ? CLI_EXIT_OK : art_failed("stdout", st);
+    return cli_stdout_finish(st);
 }
 
 /* All three files appear together or not at all. */
@@ -839,7 +836,7 @@ int main(int argc, char **argv)
     if (o.dev.list) {
         cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
-        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        return cli_stdout_finish(ART_OK);
     }
     rc = compute(&o, &r);
     if (rc == CLI_EXIT_OK) {

@@ -247,7 +247,7 @@ int main(int argc, char **argv)
     if (o.dev.list) {
         cli_devices_list(stdout, o.dev.devices_file ? &devs : NULL);
         cli_devices_free(&devs);
-        return CLI_EXIT_OK;
+        return cli_stdout_finish(ART_OK);
     }
     rc = CLI_EXIT_USAGE;
     memest_model *model = NULL;
@@ -325,11 +325,10 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    if (print_tables(&o, rt, tt) != ART_OK) {
-        cli_error("writing to stdout failed");
+    rc = cli_stdout_finish(print_tables(&o, rt, tt));
+    if (rc != CLI_EXIT_OK) {
         goto done;
     }
-    rc = CLI_EXIT_OK;
     if (o.co.strict) {
         bool any = false;
         for (size_t i = 0; i < res.n; i++) {

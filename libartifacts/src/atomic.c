@@ -284,19 +284,26 @@ ART_API char *art_path_join(const char *dir, const char *name)
     return s;
 }
 
-int art_save_with(const char *path, art_write_fn write, const void *obj)
+int art_save_with(const char *path, art_write_fn write, const void *obj,
+                  struct art_diag *diag)
 {
     art_atomic *a = NULL;
-    int st = art_atomic_open(path, &a, NULL);
+    int st = art_atomic_open(path, &a, diag);
     if (st != ART_OK) {
         return st;
     }
+    errno = 0;
     st = write(obj, art_atomic_file(a));
     if (st != ART_OK) {
+        if (st == ART_E_IO) {
+            art_io_fail(diag, path, errno);
+        } else {
+            art_status_fail(diag, path, st);
+        }
         art_atomic_abort(a);
         return st;
     }
-    return art_atomic_commit(a, NULL);
+    return art_atomic_commit(a, diag);
 }
 
 ART_API const char *art_strerror(int status)

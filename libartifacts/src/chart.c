@@ -1322,7 +1322,8 @@ static int write_chart(const void *obj, FILE *f)
     return art_chart_write_png(obj, f);
 }
 
-ART_API int art_chart_save(const struct art_chart *c, const char *path)
+ART_API int art_chart_save(const struct art_chart *c, const char *path,
+                           struct art_diag *diag)
 {
     if (!path) {
         return ART_E_INVALID;
@@ -1332,7 +1333,7 @@ ART_API int art_chart_save(const struct art_chart *c, const char *path)
     if (st != ART_OK) {
         return st;
     }
-    return art_save_with(path, write_chart, c);
+    return art_save_with(path, write_chart, c, diag);
 }
 
 ART_API int art_bundle_add_chart(art_bundle *b, const char *name,
@@ -1408,11 +1409,12 @@ static int write_figure(const void *obj, FILE *f)
     return art_figure_write_png(obj, f);
 }
 
-ART_API int art_figure_save(const struct art_figure *fig, const char *path)
+ART_API int art_figure_save(const struct art_figure *fig, const char *path,
+                            struct art_diag *diag)
 {
     unsigned w, h;
     int st = path ? check_figure(fig, &w, &h) : ART_E_INVALID;
-    return st != ART_OK ? st : art_save_with(path, write_figure, fig);
+    return st != ART_OK ? st : art_save_with(path, write_figure, fig, diag);
 }
 
 ART_API int art_bundle_add_figure(art_bundle *b, const char *name,

@@ -86,12 +86,14 @@ ART_API int art_table_write_csv(const art_table *t, FILE *f)
     return write_csv(t, f);
 }
 
-ART_API int art_table_save_csv(const art_table *t, const char *path)
+ART_API int art_table_save_csv(const art_table *t, const char *path,
+                               struct art_diag *diag)
 {
+    art_diag_clear(diag);
     if (!t || !path) {
         return ART_E_INVALID;
     }
-    return art_save_with(path, write_csv, t);
+    return art_save_with(path, write_csv, t, diag);
 }
 
 /* ---- Terminal text ----------------------------------------------------- */
@@ -308,7 +310,10 @@ static bool parse_i64(const char *s, int64_t *v)
     char *end;
     errno = 0;
     long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end || strpbrk(s, ".eE")) {
+    /* "-0" is the real -0.0 as written back (an integer has no sign of
+     * zero): reading it as the integer 0 would not round-trip. */
+    if (errno || end == s || *end || strpbrk(s, ".eE") ||
+        (x == 0 && strchr(s, '-'))) {
         return false;
     }
     *v = x;

@@ -28,8 +28,9 @@ const char *art_atomic_path(const art_atomic *a);
 int art_table_set_row_line(art_table *t, size_t row, long line);
 int art_table_set_header_line(art_table *t, long line);
 
-/* Write obj with write() into path atomically. */
-int art_save_with(const char *path, art_write_fn write, const void *obj);
+/* Write obj with write() into path atomically; diag as for bundles. */
+int art_save_with(const char *path, art_write_fn write, const void *obj,
+                  struct art_diag *diag);
 
 /* art_bundle_add() for an object the bundle owns: release(obj) runs when
  * the bundle is committed or destroyed (not when the add fails). */

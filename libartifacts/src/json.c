@@ -235,12 +235,14 @@ ART_API int art_doc_write(const art_doc *d, FILE *f)
     return write_doc(d, f);
 }
 
-ART_API int art_doc_save(const art_doc *d, const char *path)
+ART_API int art_doc_save(const art_doc *d, const char *path,
+                         struct art_diag *diag)
 {
+    art_diag_clear(diag);
     if (!d || !path) {
         return ART_E_INVALID;
     }
-    return art_save_with(path, write_doc, d);
+    return art_save_with(path, write_doc, d, diag);
 }
 
 static int write_table_json(const void *obj, FILE *f)
@@ -262,10 +264,12 @@ ART_API int art_table_write_json(const art_table *t, FILE *f)
     return write_table_json(t, f);
 }
 
-ART_API int art_table_save_json(const art_table *t, const char *path)
+ART_API int art_table_save_json(const art_table *t, const char *path,
+                                struct art_diag *diag)
 {
+    art_diag_clear(diag);
     if (!t || !path) {
         return ART_E_INVALID;
     }
-    return art_save_with(path, write_table_json, t);
+    return art_save_with(path, write_table_json, t, diag);
 }

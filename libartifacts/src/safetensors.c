@@ -357,7 +357,7 @@ ART_API int art_safetensors_save(const char *path,
         return st;
     }
     errno = 0;
-    st = art_save_with(path, write_set, s);
+    st = art_save_with(path, write_set, s, NULL);
     if (st == ART_E_IO) {
         fail(diag, st, "%s: cannot write: %s", path,
              errno ? strerror(errno) : "input/output error");

@@ -284,9 +284,9 @@ ACT_BWD_WRAPPER(relu_backward_f32)
 ACT_BWD_WRAPPER(gelu_backward_f32)
 ACT_BWD_WRAPPER(gelu_erf_backward_f32)
 
-/* The seed's deliberately unfused GELU: every numpy temporary becomes one
- * full pass over memory (read, write), in the seed's order. The passes run
- * in place in one scratch array, which keeps the traffic of the seed's
+/* TinyTorch's deliberately unfused GELU: every numpy temporary becomes one
+ * full pass over memory (read, write), in TinyTorch's order. The passes run
+ * in place in one scratch array, which keeps the traffic of TinyTorch's
  * version (one read and one write of n floats per step) without needing
  * seven buffers. The loops are plain C that the compiler vectorises, like
  * numpy's ufunc loops; tanh uses the dispatched kernel. */

@@ -30,7 +30,7 @@ static int run_forward(void *ctx)
     return w->status != PROF_OK;
 }
 
-/* The seed's clamp: a latency is never taken below 1 ns. */
+/* edge_opt's hardware summary's clamp: a latency is never taken below 1 ns. */
 static double per_second(double amount, double latency_ms)
 {
     const double s = latency_ms / 1000.0;

@@ -31,7 +31,7 @@ static char *slurp_fd(int fd)
 }
 
 static int run_child(char *const argv[], long fsize_bytes,
-                     struct run_result *r)
+                     const char *stdout_path, struct run_result *r)
 {
     FILE *fo = tmpfile(), *fe = tmpfile();
     if (!fo || !fe) {
@@ -42,6 +42,13 @@ static int run_child(char *const argv[], long fsize_bytes,
     if (pid == 0) {
         dup2(fileno(fo), 1);
         dup2(fileno(fe), 2);
+        if (stdout_path) {
+            const int fd = open(stdout_path, O_WRONLY);
+            if (fd < 0) {
+                _exit(125);
+            }
+            dup2(fd, 1);
+        }
         if (fsize_bytes > 0) {
             /* /dev/null is not a regular file: the limit spares it. */
             const int null = open("/dev/null", O_WRONLY);
@@ -69,13 +76,19 @@ static int run_child(char *const argv[], long fsize_bytes,
 
 int run_argv(char *const argv[], struct run_result *r)
 {
-    return run_child(argv, 0, r);
+    return run_child(argv, 0, NULL, r);
 }
 
 int run_argv_fsize(char *const argv[], long fsize_bytes,
                    struct run_result *r)
 {
-    return run_child(argv, fsize_bytes, r);
+    return run_child(argv, fsize_bytes, NULL, r);
+}
+
+int run_argv_stdout(char *const argv[], const char *path,
+                    struct run_result *r)
+{
+    return run_child(argv, 0, path, r);
 }
 
 void run_free(struct run_result *r)

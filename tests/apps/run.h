@@ -16,6 +16,9 @@ void run_free(struct run_result *r);
  * and stdout discarded; r->out is empty. */
 int run_argv_fsize(char *const argv[], long fsize_bytes,
                    struct run_result *r);
+/* Run argv with stdout going to path (e.g. /dev/full); r->out is empty. */
+int run_argv_stdout(char *const argv[], const char *path,
+                    struct run_result *r);
 
 /* Run argv and check it was rejected as bad usage: exit status 2,
  * nothing on stdout, and needle in what it printed on stderr. Returns NULL

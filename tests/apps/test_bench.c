@@ -1,7 +1,7 @@
 /* edgefit-bench end to end, in its --quick mode: every table printed with
  * its columns, the CSVs of --out read back, the results the tables check
  * (conversion bits, int8 products, matmul error) clean, the
- * mixed-precision table equal to seed 004's formulas computed here, and
+ * mixed-precision table equal to TinyTorch's formulas computed here, and
  * bad options rejected with exit 2 and no file. No timing is judged: the
  * measured columns only have to be positive. The program path comes as
  * argv[1]. */
@@ -67,7 +67,7 @@ static const struct {
 };
 enum { NTABLES = sizeof want_tables / sizeof want_tables[0] };
 
-/* The seed's four models and its formulas, written out as the seed does:
+/* TinyTorch's four models and its formulas, written out as it does:
  * parameters stay fp32, Adam keeps 8 bytes per parameter. */
 static const struct {
     const char *name;
@@ -276,7 +276,7 @@ static void test_quick_run(void **state)
     }
     assert_true(uint_at(gelu, 0, "elements") == 256 * 256);
 
-    /* Intensity on 128 x 128: the seed's FLOP and byte counts. */
+    /* Intensity on 128 x 128: TinyTorch's FLOP and byte counts. */
     const uint64_t e = 128 * 128;
     const uint64_t flop[4] = {e, e, 8 * e, 2 * e * 128};
     const uint64_t bytes[4] = {12 * e, 12 * e, 8 * e, 12 * e};

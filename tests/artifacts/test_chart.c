@@ -114,12 +114,12 @@ static void save_and_decode(const struct art_chart *c, const char *name,
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    assert_int_equal(art_chart_save(c, path), ART_OK);
+    assert_int_equal(art_chart_save(c, path, NULL), ART_OK);
     const char *keep = getenv("EDGEFIT_CHART_OUT");
     if (keep && *keep) {
         char dst[512];
         snprintf(dst, sizeof dst, "%s/%s", keep, name);
-        art_chart_save(c, dst);
+        art_chart_save(c, dst, NULL);
     }
     decode(path, im);
     unlink(path);
@@ -514,7 +514,7 @@ static void test_errors(void **state)
     /* a failed save leaves no file; a bundle refuses a bad chart now */
     char path[512];
     snprintf(path, sizeof path, "%s/bad.png", tmpdir);
-    assert_int_equal(art_chart_save(&lc, path), ART_E_RANGE);
+    assert_int_equal(art_chart_save(&lc, path, NULL), ART_E_RANGE);
     assert_int_equal(access(path, F_OK), -1);
     art_bundle *b = NULL;
     assert_int_equal(art_bundle_create(tmpdir, &b), ART_OK);

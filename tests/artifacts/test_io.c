@@ -230,6 +230,16 @@ static void test_reasons(void **state)
     expect_io(art_atomic_open(lost, &a, &diag), &diag, ENOENT, lost);
     assert_null(a);
 
+    /* A single file below a file: the path and ENOTDIR. */
+    art_table *one = NULL;
+    assert_int_equal(art_table_create("t", &one), ART_OK);
+    assert_int_equal(art_table_add_column(one, "c", ART_UINT), ART_OK);
+    char *inside = art_path_join(file, "x.csv");
+    expect_io(art_table_save_csv(one, inside, &diag), &diag, ENOTDIR,
+              inside);
+    free(inside);
+    art_table_destroy(one);
+
     /* Reading: a file that is not there, a folder. */
     art_table *t = NULL;
     expect_io(art_table_load_csv(lost, &t, &diag), &diag, ENOENT, lost);
@@ -395,7 +405,7 @@ static void test_csv_round_trip_cells(void **state)
             }
             assert_int_equal(art_table_set_text(t, r, 1, "z"), ART_OK);
         }
-        assert_int_equal(art_table_save_csv(t, path), ART_OK);
+        assert_int_equal(art_table_save_csv(t, path, NULL), ART_OK);
         art_table *back = NULL;
         struct art_diag diag;
         if (art_table_load_csv(path, &back, &diag) != ART_OK) {

@@ -108,7 +108,7 @@ static void test_csv_text(void **state)
     (void)state;
     art_table *t = sample();
     char *path = art_path_join(tmpdir, "sample.csv");
-    assert_int_equal(art_table_save_csv(t, path), ART_OK);
+    assert_int_equal(art_table_save_csv(t, path, NULL), ART_OK);
     const char *want =
         "layer,macs,delta,mb,ok\n"
         "dense1,18446744073709551615,-9223372036854775808,0.1,true\n"
@@ -136,7 +136,7 @@ static void test_csv_round_trip(void **state)
         art_table_set_text(t, r, 1, i % 2 ? "plain" : "with, comma");
     }
     char *path = art_path_join(tmpdir, "reals.csv");
-    assert_int_equal(art_table_save_csv(t, path), ART_OK);
+    assert_int_equal(art_table_save_csv(t, path, NULL), ART_OK);
     art_table *back = NULL;
     struct art_diag diag;
     assert_int_equal(art_table_load_csv(path, &back, &diag), ART_OK);
@@ -153,7 +153,7 @@ static void test_csv_round_trip(void **state)
     }
     /* The sample table's types are inferred back the same way. */
     art_table *s1 = sample();
-    assert_int_equal(art_table_save_csv(s1, path), ART_OK);
+    assert_int_equal(art_table_save_csv(s1, path, NULL), ART_OK);
     art_table *s2 = NULL;
     assert_int_equal(art_table_load_csv(path, &s2, NULL), ART_OK);
     for (size_t c = 0; c < art_table_cols(s1); c++) {
@@ -192,7 +192,7 @@ static void test_json(void **state)
     assert_int_equal(art_doc_set_table(d, "layers", t), ART_OK);
     assert_int_equal(art_doc_set_int(d, "batch_size", 16), ART_OK); /* replace */
     char *path = art_path_join(tmpdir, "doc.json");
-    assert_int_equal(art_doc_save(d, path), ART_OK);
+    assert_int_equal(art_doc_save(d, path, NULL), ART_OK);
 
     json_error_t err;
     json_t *j = json_load_file(path, 0, &err);
@@ -223,7 +223,7 @@ static void test_json(void **state)
     json_decref(j);
 
     /* The table alone is the same array. */
-    assert_int_equal(art_table_save_json(t, path), ART_OK);
+    assert_int_equal(art_table_save_json(t, path, NULL), ART_OK);
     j = json_load_file(path, 0, &err);
     assert_true(json_is_array(j));
     assert_int_equal(json_array_size(j), 3);
@@ -322,7 +322,7 @@ static void test_load_errors(void **state)
     assert_int_equal(art_table_add_row(one, NULL), ART_OK);
     assert_int_equal(art_table_add_row(one, NULL), ART_OK);
     assert_int_equal(art_table_set_text(one, 1, 0, "v"), ART_OK);
-    assert_int_equal(art_table_save_csv(one, path), ART_OK);
+    assert_int_equal(art_table_save_csv(one, path, NULL), ART_OK);
     art_table_destroy(one);
     assert_int_equal(art_table_load_csv(path, &t, &diag), ART_OK);
     assert_int_equal(art_table_rows(t), 2);
@@ -367,7 +367,7 @@ static void test_atomic(void **state)
     /* A folder that does not exist: an error and no file anywhere. */
     char *nodir = art_path_join(tmpdir, "no/such/dir/x.csv");
     art_table *t = sample();
-    assert_int_equal(art_table_save_csv(t, nodir), ART_E_IO);
+    assert_int_equal(art_table_save_csv(t, nodir, NULL), ART_E_IO);
     assert_int_equal(count_entries(tmpdir), before + 1);
 
     /* A write that fails half-way (text that is not UTF-8 in JSON) keeps

@@ -1,6 +1,6 @@
 /* Benchmark of the activations and conversions on every path this CPU
  * has, one thread, against a plain copy of the same data (memcpy):
- *   GELU (fused tanh form, erf form, the seed's unfused version) and the
+ *   GELU (fused tanh form, erf form, TinyTorch's unfused version) and the
  *   other activations on 4 Mi floats, in ns per element;
  *   float <-> fp16/bf16 on 16 Mi floats, in GB/s counting bytes read and
  *   written (6 per element), next to the copy's GB/s (8 per element).

@@ -307,7 +307,7 @@ static void test_gelu_forms(void **state)
     }
     printf("gelu: |fused - unfused| / max(1,|x|) <= %.3g, "
            "|tanh form - erf form| <= %.3g\n", max_unf, max_erf);
-    /* The seed's example values (tanh form). */
+    /* TinyTorch's example values (tanh form). */
     const float xs[5] = {-2, -1, 0, 1, 2};
     const double want[5] = {-0.04540230591222, -0.15880800939172, 0.0,
                             0.84119199060828, 1.95459769408778};

@@ -42,7 +42,7 @@ static void test_hand_product(void **state)
     assert_int_equal(kern_sgemm(0, 2, 2, 3, A23, 3, B32, 2, c, 2), KERN_OK);
     assert_floats(c, C22, 4);
 
-    /* The seed's example: [1 2; 3 4] x [5 6; 7 8] = [19 22; 43 50]. */
+    /* TinyTorch's example: [1 2; 3 4] x [5 6; 7 8] = [19 22; 43 50]. */
     const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
     const float want[] = {19, 22, 43, 50};
     assert_int_equal(kern_sgemm(0, 2, 2, 2, a, 2, b, 2, c, 2), KERN_OK);

@@ -116,7 +116,7 @@ static void test_harness_counts(void **state)
     (void)state;
     struct prof_time_opts o;
     prof_time_opts_init(&o);
-    assert_int_equal(o.repeats, 5); /* benchmark_repeats of the seed */
+    assert_int_equal(o.repeats, 5); /* edge_opt's benchmark_repeats */
     assert_true(o.latency_multiplier == 1.0);
     o.warmup = 3;
     o.repeats = 7;

@@ -16,7 +16,7 @@
  *     art_table_add_row(t, &r);
  *     art_table_set_text(t, r, 0, "dense1");
  *     art_table_set_uint(t, r, 1, 50176);
- *     art_table_save_csv(t, "out/layers.csv");
+ *     art_table_save_csv(t, "out/layers.csv", NULL);
  *     art_table_destroy(t);
  *
  * Charts (bar, line, scatter, roofline) are drawn from generic series.
@@ -213,11 +213,15 @@ ART_API size_t art_table_format_cell(const art_table *t, size_t row,
  * comma, quote, CR or LF inside, a leading or trailing space or tab (which
  * readers trim), a byte-order mark at the start of the file. */
 ART_API int art_table_write_csv(const art_table *t, FILE *f);
-ART_API int art_table_save_csv(const art_table *t, const char *path);
+/* The save functions write path atomically (art_atomic_open()); diag (may
+ * be NULL) receives "path: reason" and the errno as for bundles. */
+ART_API int art_table_save_csv(const art_table *t, const char *path,
+                               struct art_diag *diag);
 
 /* JSON: an array of objects, one per row, keys in column order. */
 ART_API int art_table_write_json(const art_table *t, FILE *f);
-ART_API int art_table_save_json(const art_table *t, const char *path);
+ART_API int art_table_save_json(const art_table *t, const char *path,
+                                struct art_diag *diag);
 
 /* Aligned text for a terminal: text left-aligned, numbers right-aligned,
  * reals with the given number of decimals (shortest form when < 0). */
@@ -266,7 +270,8 @@ ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub);
 /* Indented JSON, keys in insertion order, a final newline. Reals are
  * written with 17 significant digits, so they read back exactly. */
 ART_API int art_doc_write(const art_doc *d, FILE *f);
-ART_API int art_doc_save(const art_doc *d, const char *path);
+ART_API int art_doc_save(const art_doc *d, const char *path,
+                         struct art_diag *diag);
 
 /* ---- HTML ------------------------------------------------------------- */
 
@@ -298,7 +303,7 @@ ART_API int art_table_write_html(const art_table *t, FILE *f, int digits);
  *         .title = "Layer-wise Activation Memory", .x_label = "Layer",
  *         .y_label = "Activation Memory (MB)", .categories = layers,
  *         .n_categories = 3, .series = &s, .n_series = 1};
- *     art_chart_save(&c, "out/layerwise_activation_memory.png");
+ *     art_chart_save(&c, "out/layerwise_activation_memory.png", NULL);
  */
 
 enum art_chart_kind {
@@ -413,8 +418,10 @@ ART_API size_t art_chart_ticks(double lo, double hi, enum art_scale scale,
 /* Draw the chart and write it to f as PNG. Statuses as art_chart_layout(),
  * ART_E_NOMEM, ART_E_IO when drawing or writing fails. */
 ART_API int art_chart_write_png(const struct art_chart *c, FILE *f);
-/* The same into path, atomically. */
-ART_API int art_chart_save(const struct art_chart *c, const char *path);
+/* The same into path, atomically; diag (may be NULL) receives the
+ * system's reason of an I/O failure, as for bundles. */
+ART_API int art_chart_save(const struct art_chart *c, const char *path,
+                           struct art_diag *diag);
 /* A chart as a bundle member; c and everything it points to must stay
  * valid until commit. The spec is checked now (art_chart_layout). */
 ART_API int art_bundle_add_chart(art_bundle *b, const char *name,
@@ -432,7 +439,8 @@ struct art_figure {
 /* As the chart calls; ART_E_RANGE also when a panel would be narrower
  * than 200 px. */
 ART_API int art_figure_write_png(const struct art_figure *fig, FILE *f);
-ART_API int art_figure_save(const struct art_figure *fig, const char *path);
+ART_API int art_figure_save(const struct art_figure *fig, const char *path,
+                            struct art_diag *diag);
 ART_API int art_bundle_add_figure(art_bundle *b, const char *name,
                                   const struct art_figure *fig);
 

@@ -347,7 +347,7 @@ struct kern_loss_scaler {
     uint64_t skipped_steps;   /* steps skipped so far */
 };
 
-/* Defaults of the seed: scale 1024, bounds [1, 65536], x2 after 2000
+/* Defaults of TinyTorch's MixedPrecisionTrainer: scale 1024, bounds [1, 65536], x2 after 2000
  * consecutive finite steps, x0.5 on inf/NaN. */
 KERN_API void kern_loss_scaler_init(struct kern_loss_scaler *s);
 
@@ -523,7 +523,7 @@ KERN_API int kern_relu_f32(float *dst, const float *src, size_t n);
 KERN_API int kern_gelu_f32(float *dst, const float *src, size_t n);
 /* GELU, erf form: 0.5 x (1 + erf(x / sqrt(2))) = x Phi(x). */
 KERN_API int kern_gelu_erf_f32(float *dst, const float *src, size_t n);
-/* The seed's deliberately unfused GELU (tanh form), kept for comparison:
+/* TinyTorch's deliberately unfused GELU (tanh form), kept for comparison:
  * each numpy temporary (x^3, 0.044715 x^3, x + ..., sqrt(2/pi) * ...,
  * tanh, 1 + ..., x * ..., 0.5 * ...) is one full pass over memory.
  * scratch: caller-owned, n floats, overlapping neither dst nor src

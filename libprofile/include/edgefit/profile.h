@@ -326,7 +326,7 @@ PROF_API uint64_t prof_cache_footprint_bytes(int level, uint64_t l1,
  */
 PROF_API int prof_host_calibration(struct prof_calibration *out);
 
-/* ---- Hardware summary (seeds 001/003) --------------------------------- */
+/* ---- Hardware summary (edge_opt's layer-wise analysis and summary) --- */
 
 /* What one layer costs: the three columns summarize_hardware summed. */
 struct prof_layer_cost {
@@ -378,7 +378,7 @@ struct prof_hw_summary {
 
 /*
  * Summarise n >= 1 layer costs measured at latency_ms on a memory of
- * bandwidth_gbps and a peak of peak_gmacs. The seed's clamps apply to
+ * bandwidth_gbps and a peak of peak_gmacs. edge_opt's clamps apply to
  * latency and bandwidth (0 is allowed); negative or non-finite values are
  * PROF_E_RANGE, as is peak_gmacs <= 0. PROF_E_INVALID for NULL or n 0,
  * PROF_E_OVERFLOW when a sum does not fit in 64 bits.
@@ -407,7 +407,7 @@ PROF_API int prof_summarize_model(const memest_model *model, uint64_t batch,
 PROF_API const char *prof_utilization_reading(double bandwidth_utilization);
 
 /*
- * compute_utilization of seed 002, defined here as the fraction of the
+ * compute_utilization of the original streaming profile, defined here as the fraction of the
  * device's peak compute the work achieved:
  *   clamp((macs / max(latency_ms / 1000, 1e-9) / 1e9) / peak_gmacs, 0, 1)
  * (the same latency clamp as summarize_hardware). PROF_E_RANGE for
@@ -416,7 +416,7 @@ PROF_API const char *prof_utilization_reading(double bandwidth_utilization);
 PROF_API int prof_compute_utilization(double macs, double latency_ms,
                                       double peak_gmacs, double *out);
 
-/* ---- Precision trade-off table (seeds 001/003) ------------------------- */
+/* ---- Precision trade-off table (edge_opt's hardware module) ----------- */
 
 /* One sweep result, the columns precision_tradeoff_table() read. */
 struct prof_sweep_row {
@@ -631,7 +631,7 @@ PROF_API int prof_predict_layers(const struct prof_device *dev,
                                  struct prof_layer_prediction *out,
                                  struct prof_prediction_total *total);
 
-/* ---- Stream profile (seed 002) ------------------------------------------ */
+/* ---- Stream profile (the original streaming profile) ------------------ */
 
 enum prof_stream_act {
     PROF_STREAM_RELU = 0,

@@ -1,6 +1,7 @@
-/* --out in every app: checked before any work with the system's reason
- * (a file, a file on the way, a link to nowhere), and written all or
- * nothing when the disk fills up while the files are written.
+/* Files in and out of every app. --out is checked before any work with
+ * the system's reason (a file, a file on the way, a link to nowhere) and
+ * written all or nothing when the disk fills up while the files are
+ * written; a model file must be UTF-8 (a BOM is skipped).
  * argv: memfit layerwise stream bench. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -188,6 +189,81 @@ static void test_full_disk(void **state)
             "hardware_summary.csv");
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A Latin-1 name once made "--format json" fail with "stdout: out of
+ * memory" and wrote a CSV other tools could not read: now refused at its
+ * line and column, in memfit as in layerwise, before any output. */
+static void test_model_not_utf8(void **state)
+{
+    (void)state;
+    char model[600], dir[600];
+    snprintf(model, sizeof model, "%s/latin1.model", tmpdir);
+    snprintf(dir, sizeof dir, "%s/not-written", tmpdir);
+    write_text(model, "input 4\ndense 3 name=caf\xe9\n");
+    char want[700];
+    snprintf(want, sizeof want, "%s:2:17: invalid UTF-8 (byte 0xE9)", model);
+    for (int app = 0; app < 2; app++) {
+        char *argv[] = {(char *)exe[app == 0 ? MEMFIT : LAYERWISE],
+                        "--model", model, "--format", "json", "--out", dir,
+                        NULL};
+        const char *bad = run_rejected(argv, want);
+        if (bad) {
+            fail_msg("%s: %s", argv[0], bad);
+        }
+        assert_int_equal(run_count_entries(dir), -1);
+    }
+
+    /* The same name in UTF-8, after a byte-order mark: accepted, and the
+     * JSON carries it. */
+    write_text(model, "\xef\xbb\xbfname caf\xc3\xa9\ninput 4\ndense 3\n");
+    char *argv[] = {(char *)exe[MEMFIT], "--model", model, "--format",
+                    "json", NULL};
+    struct run_result r;
+    run_argv(argv, &r);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "caf\xc3\xa9"));
+    run_free(&r);
+    unlink(model);
+}
+
+/* A full disk under stdout: the system's reason, exit 1 (was "input/output
+ * error" for every cause). */
+static void test_stdout_full(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) {
+        skip();
+    }
+    static const char *const args[NAPPS][6] = {
+        {"--format", "json", NULL},
+        {"--list-devices", NULL},
+        {"--list-devices", NULL},
+        {"--table", "mixed_precision", "--format", "csv", NULL},
+    };
+    for (int app = 0; app < NAPPS; app++) {
+        char *argv[8] = {(char *)exe[app]};
+        for (int i = 0; args[app][i]; i++) {
+            argv[1 + i] = (char *)args[app][i];
+        }
+        struct run_result r;
+        run_argv_stdout(argv, "/dev/full", &r);
+        char want[200];
+        snprintf(want, sizeof want, "stdout: %s", strerror(ENOSPC));
+        if (r.status != 1 || !strstr(r.err, want)) {
+            fail_msg("%s > /dev/full: status %d, stderr '%s' (want 1 and "
+                     "'%s')", exe[app], r.status, r.err, want);
+        }
+        run_free(&r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 1 + NAPPS) {
@@ -205,6 +281,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_out_dangling_link),
         cmocka_unit_test(test_out_not_writable),
         cmocka_unit_test(test_full_disk),
+        cmocka_unit_test(test_model_not_utf8),
+        cmocka_unit_test(test_stdout_full),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);
     run_rmdir(tmpdir);
