@@ -64,8 +64,10 @@ static void usage(FILE *f)
         "                         ending in softmax (default " DEFAULT_MODEL
         ")\n"
         "  --data DIR             IDX files train-* and t10k-* (default %s)\n"
-        "  --device D             the device (default " DEFAULT_DEVICE "; see\n"
-        "                         --list-devices), --devices FILE adds yours\n"
+        "  --device D             the device (default " DEFAULT_DEVICE ")\n"
+        "  --devices FILE         devices of your own (a CSV, as for\n"
+        "                         edgefit-layerwise)\n"
+        "  --list-devices         print the catalogue and exit\n"
         "  --epochs N             training epochs (default 5)\n"
         "  --out DIR              the folder (default " DEFAULT_OUT ")\n"
         "  --train-limit N        the first N training images (default all)\n"
@@ -77,6 +79,7 @@ static void usage(FILE *f)
         "  --max-accuracy-drop X  reject one more than X below fp32's test\n"
         "                         accuracy at batch 1 (default 0.01)\n"
         "  --format F             table (the verdict) or json (summary.json)\n"
+        "  --strict               exit 3 when no configuration is accepted\n"
         "  --quiet                no progress on stderr\n"
         CLI_CALIB_HELP
         "  --help, --version\n"
