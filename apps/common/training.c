@@ -50,11 +50,55 @@ void cli_train_log_free(struct cli_train_log *log)
     memset(log, 0, sizeof *log);
 }
 
+int cli_prof_failed(const char *what, int st, const struct prof_diag *d)
+{
+    cli_error("%s: %s", what, d && d->message[0] ? d->message
+                                                 : prof_strerror(st));
+    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
+                   st == PROF_E_CALLBACK || st == PROF_E_IO
+               ? CLI_EXIT_FAILURE
+               : CLI_EXIT_USAGE;
+}
+
+int cli_data_failed(int st, const struct prof_diag *d)
+{
+    cli_prof_failed("--data", st, d);
+    return st == PROF_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+}
+
 static int failed(const char *what, int st)
 {
-    cli_error("%s: %s", what, prof_strerror(st));
-    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ? CLI_EXIT_FAILURE
-                                                     : CLI_EXIT_USAGE;
+    return cli_prof_failed(what, st, NULL);
+}
+
+int cli_train_create(const memest_model *model, const char *what,
+                     const struct prof_train_opts *opts, prof_train **t,
+                     struct prof_train_memory *mem, struct cli_weights *w)
+{
+    struct prof_diag d = {0};
+    int st = prof_train_create(model, opts, t, &d);
+    if (st != PROF_OK) {
+        return cli_prof_failed(what, st, &d);
+    }
+    st = prof_train_memory(*t, mem);
+    if (st != PROF_OK) {
+        return failed("training memory", st);
+    }
+    return cli_weights_init(model, w) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+int cli_train_read_weights(const prof_train *t, struct cli_weights *w)
+{
+    for (size_t i = 0; i < w->layer_count; i++) {
+        const struct cli_weights_layer *l = &w->layers[i];
+        const int st = prof_train_get_params(t, l->layer, l->weight,
+                                             l->weight_count, l->bias,
+                                             l->bias_count);
+        if (st != PROF_OK) {
+            return failed("reading the trained weights", st);
+        }
+    }
+    return CLI_EXIT_OK;
 }
 
 int cli_train_epochs(prof_train *t, const struct prof_dataset *train,

@@ -10,6 +10,30 @@
 
 #include "edgefit/artifacts.h"
 #include "edgefit/profile.h"
+#include "weights.h"
+
+/* Report a libprofile failure as "prog: what: reason" (diag's message
+ * when it has one) and return the exit code it deserves: 1 for a runtime
+ * failure (memory, a kernel), 2 for bad input. */
+int cli_prof_failed(const char *what, int st, const struct prof_diag *d);
+
+/* The same for data that cannot be read (prof_dataset_load): bad input
+ * (2) unless memory ran out. */
+int cli_data_failed(int st, const struct prof_diag *d);
+
+/*
+ * A trainer for model with opts (what names the model in messages), its
+ * real memory next to libmemest's estimate, and the model's parameter
+ * tensors laid out (zeroed) in w. Returns a CLI_EXIT_ code after printing
+ * why; release t with prof_train_destroy() and w with cli_weights_free()
+ * whatever happened.
+ */
+int cli_train_create(const memest_model *model, const char *what,
+                     const struct prof_train_opts *opts, prof_train **t,
+                     struct prof_train_memory *mem, struct cli_weights *w);
+
+/* Copy the trainer's current parameters into w (PyTorch's layouts). */
+int cli_train_read_weights(const prof_train *t, struct cli_weights *w);
 
 /* What the epochs gave; arrays of `epochs` entries, `done` of them set. */
 struct cli_train_log {

@@ -274,13 +274,6 @@ static void report_free(struct report *r)
     memest_model_destroy(r->model);
 }
 
-static int prof_failed(const char *what, int st, const struct prof_diag *d)
-{
-    cli_error("%s: %s", what, d && d->message[0] ? d->message
-                                                 : prof_strerror(st));
-    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ? CLI_EXIT_FAILURE
-                                                     : CLI_EXIT_USAGE;
-}
 
 /* Everything that can be wrong with the input, before any long work. */
 static int prepare(const struct options *o, struct report *r)
@@ -308,7 +301,7 @@ static int prepare(const struct options *o, struct report *r)
         st = prof_dataset_load(o->data, "t10k", o->test_limit, &r->test, &d);
     }
     if (st != PROF_OK) {
-        return prof_failed("--data", st, &d);
+        return cli_data_failed(st, &d);
     }
     if (r->train.count < o->batch) {
         cli_error("--train-limit: %" PRIu64 " training images are fewer "
@@ -324,30 +317,17 @@ static int train(const struct options *o, struct report *r,
     struct prof_train_opts to;
     prof_train_opts_init(&to); /* the original's defaults */
     to.batch = o->batch;
-    struct prof_diag d = {0};
-    int st = prof_train_create(r->model, &to, &r->trainer, &d);
-    if (st != PROF_OK) {
-        return prof_failed(o->model, st, &d);
-    }
-    st = prof_train_memory(r->trainer, &r->train_mem);
-    if (st != PROF_OK) {
-        return prof_failed("training memory", st, NULL);
-    }
-    if (!cli_weights_init(r->model, &r->weights)) {
-        return CLI_EXIT_FAILURE;
-    }
-    int rc = cli_train_epochs(r->trainer, &r->train, &r->test, o->epochs,
+    int rc = cli_train_create(r->model, o->model, &to, &r->trainer,
+                              &r->train_mem, &r->weights);
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_train_epochs(r->trainer, &r->train, &r->test, o->epochs,
                               p->on, &r->log);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_train_read_weights(r->trainer, &r->weights);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
-    }
-    for (size_t i = 0; i < r->weights.layer_count; i++) {
-        const struct cli_weights_layer *l = &r->weights.layers[i];
-        st = prof_train_get_params(r->trainer, l->layer, l->weight,
-                                   l->weight_count, l->bias, l->bias_count);
-        if (st != PROF_OK) {
-            return prof_failed("reading the trained weights", st, NULL);
-        }
     }
     r->history = cli_train_history(&r->log);
     if (!r->history) {

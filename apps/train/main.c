@@ -317,19 +317,6 @@ static void result_free(struct result *r)
     memest_model_destroy(r->model);
 }
 
-static int prof_failed(const char *what, int st, const struct prof_diag *d)
-{
-    if (d && d->message[0]) {
-        cli_error("%s: %s", what, d->message);
-    } else {
-        cli_error("%s: %s", what, prof_strerror(st));
-    }
-    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
-                   st == PROF_E_CALLBACK || st == PROF_E_IO
-               ? CLI_EXIT_FAILURE
-               : CLI_EXIT_USAGE;
-}
-
 /* The model, the run plan, the trainer and the starting weights: all of
  * it checked before any data is read. */
 static int prepare(const struct options *o, struct result *r)
@@ -371,17 +358,10 @@ static int prepare(const struct options *o, struct result *r)
     to.seed = o->seed;
     to.threads = (unsigned)o->threads;
     to.loss_scale = o->loss_scale;
-    struct prof_diag d = {0};
-    st = prof_train_create(r->model, &to, &r->trainer, &d);
-    if (st != PROF_OK) {
-        return prof_failed(o->model, st, &d);
-    }
-    st = prof_train_memory(r->trainer, &r->mem);
-    if (st != PROF_OK) {
-        return prof_failed("training memory", st, NULL);
-    }
-    if (!cli_weights_init(r->model, &r->weights)) {
-        return CLI_EXIT_FAILURE;
+    const int rc = cli_train_create(r->model, o->model, &to, &r->trainer,
+                                    &r->mem, &r->weights);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
     if (o->init_weights) {
         if (!cli_weights_read("--init-weights", o->init_weights, r->model,
@@ -398,7 +378,7 @@ static int prepare(const struct options *o, struct result *r)
                 snprintf(what, sizeof what, "--init-weights %s: layer %s",
                          o->init_weights,
                          memest_model_layer(r->model, l->layer)->name);
-                return prof_failed(what, st, NULL);
+                return cli_prof_failed(what, st, NULL);
             }
         }
     }
@@ -440,24 +420,18 @@ static int check_outputs(const struct options *o, const struct result *r)
 
 /* A data set that cannot be read is bad input (exit 2), whatever the
  * reason; only running out of memory is a failure of the run. */
-static int data_failed(int st, const struct prof_diag *d)
-{
-    prof_failed("--data", st, d);
-    return st == PROF_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
-}
-
 static int load_data(const struct options *o, struct result *r)
 {
     struct prof_diag d = {0};
     int st = prof_dataset_load(o->data, "train", o->train_limit, &r->train,
                                &d);
     if (st != PROF_OK) {
-        return data_failed(st, &d);
+        return cli_data_failed(st, &d);
     }
     memset(&d, 0, sizeof d);
     st = prof_dataset_load(o->data, "t10k", o->test_limit, &r->test, &d);
     if (st != PROF_OK) {
-        return data_failed(st, &d);
+        return cli_data_failed(st, &d);
     }
     const char *dir = o->data ? o->data : prof_dataset_default_dir();
     const uint64_t need = prof_train_sample_size(r->trainer);
@@ -541,7 +515,7 @@ static int train(const struct options *o, struct result *r)
                                      &r->test_loss);
         }
         if (st != PROF_OK) {
-            return prof_failed("evaluating", st, NULL);
+            return cli_prof_failed("evaluating", st, NULL);
         }
     }
     if (o->sleep && delay > 0.0) {
@@ -554,15 +528,7 @@ static int train(const struct options *o, struct result *r)
     }
     /* The trained weights, in PyTorch's layouts, for the file and for the
      * int8 executor. */
-    for (size_t i = 0; i < r->weights.layer_count; i++) {
-        const struct cli_weights_layer *l = &r->weights.layers[i];
-        st = prof_train_get_params(r->trainer, l->layer, l->weight,
-                                   l->weight_count, l->bias, l->bias_count);
-        if (st != PROF_OK) {
-            return prof_failed("reading the trained weights", st, NULL);
-        }
-    }
-    return CLI_EXIT_OK;
+    return cli_train_read_weights(r->trainer, &r->weights);
 }
 
 /* Test accuracy of the trained weights run by the executor at precision,
@@ -579,7 +545,7 @@ static int executor_accuracy(const struct result *r,
     struct prof_diag d = {0};
     int st = prof_exec_create(r->model, &eo, &ex, &d);
     if (st != PROF_OK) {
-        return prof_failed(memest_precision_name(precision), st, &d);
+        return cli_prof_failed(memest_precision_name(precision), st, &d);
     }
     for (size_t i = 0; st == PROF_OK && i < r->weights.layer_count; i++) {
         const struct cli_weights_layer *l = &r->weights.layers[i];
@@ -606,7 +572,7 @@ static int executor_accuracy(const struct result *r,
     free(y);
     prof_exec_destroy(ex);
     if (st != PROF_OK) {
-        return prof_failed(precision == MEMEST_INT8 ? "int8 quantisation"
+        return cli_prof_failed(precision == MEMEST_INT8 ? "int8 quantisation"
                                                     : "fp32 execution",
                            st, NULL);
     }

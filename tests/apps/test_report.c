@@ -24,55 +24,6 @@ static const char *report_app;
 static char tmpdir[] = "/tmp/edgefit-report-XXXXXX";
 static char datadir[600];
 
-static uint64_t lcg(uint64_t *s)
-{
-    *s = *s * 6364136223846793005u + 1442695040888963407u;
-    return *s >> 33;
-}
-
-static void put_be32(FILE *f, uint32_t v)
-{
-    const unsigned char b[4] = {(unsigned char)(v >> 24),
-                                (unsigned char)(v >> 16),
-                                (unsigned char)(v >> 8), (unsigned char)v};
-    assert_int_equal(fwrite(b, 1, 4, f), 4);
-}
-
-/* Class k: a bright band over rows 2k..2k+3 on noise. */
-static void write_split(const char *split, unsigned count, uint64_t seed)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte", datadir, split);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x803);
-    put_be32(f, count);
-    put_be32(f, 28);
-    put_be32(f, 28);
-    unsigned char img[784];
-    for (unsigned i = 0; i < count; i++) {
-        const unsigned k = (i * 7) % 10;
-        for (unsigned p = 0; p < 784; p++) {
-            const unsigned row = p / 28;
-            const unsigned noise = (unsigned)(lcg(&seed) % 60);
-            img[p] = (unsigned char)(row >= 2 * k && row < 2 * k + 4
-                                         ? 180 + noise
-                                         : noise);
-        }
-        assert_int_equal(fwrite(img, 1, 784, f), 784);
-    }
-    fclose(f);
-    snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte", datadir, split);
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x801);
-    put_be32(f, count);
-    for (unsigned i = 0; i < count; i++) {
-        fputc((int)((i * 7) % 10), f);
-    }
-    fclose(f);
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -146,8 +97,8 @@ static size_t check_links(const char *html, const char *dir)
 static void test_report(void **state)
 {
     (void)state;
-    write_split("train", 640, 3);
-    write_split("t10k", 200, 5);
+    assert_int_equal(run_write_bands(datadir, "train", 640, 3), 0);
+    assert_int_equal(run_write_bands(datadir, "t10k", 200, 5), 0);
     char out[700];
     snprintf(out, sizeof out, "%s/out", tmpdir);
     char *argv[] = {(char *)report_app, "--data", datadir, "--epochs", "2",

@@ -35,20 +35,6 @@ static unsigned char images[COUNT][784];
 static unsigned char labels[COUNT];
 static float w1[HIDDEN * 784], b1[HIDDEN], w2[10 * HIDDEN], b2[10];
 
-static uint64_t lcg(uint64_t *s)
-{
-    *s = *s * 6364136223846793005u + 1442695040888963407u;
-    return *s >> 33;
-}
-
-static void put_be32(FILE *f, uint32_t v)
-{
-    const unsigned char b[4] = {(unsigned char)(v >> 24),
-                                (unsigned char)(v >> 16),
-                                (unsigned char)(v >> 8), (unsigned char)v};
-    assert_int_equal(fwrite(b, 1, 4, f), 4);
-}
-
 /* Class k: a bright band over rows 2k..2k+3 on noise; some images get a
  * second, fainter band so that the classifier below errs on a few. */
 static void write_data(void)
@@ -56,36 +42,22 @@ static void write_data(void)
     uint64_t seed = 7;
     for (unsigned i = 0; i < COUNT; i++) {
         const unsigned k = (i * 7) % 10, decoy = (k + 3) % 10;
-        const bool hard = lcg(&seed) % 5 == 0;
+        const bool hard = run_lcg(&seed) % 5 == 0;
         labels[i] = (unsigned char)k;
         for (unsigned p = 0; p < 784; p++) {
             const unsigned row = p / 28;
-            unsigned v = (unsigned)(lcg(&seed) % 90);
+            unsigned v = (unsigned)(run_lcg(&seed) % 90);
             if (row >= 2 * k && row < 2 * k + 4) {
                 v += 120;
             } else if (hard && row >= 2 * decoy && row < 2 * decoy + 4) {
-                v += 110 + (unsigned)(lcg(&seed) % 30);
+                v += 110 + (unsigned)(run_lcg(&seed) % 30);
             }
             images[i][p] = (unsigned char)(v > 255 ? 255 : v);
         }
     }
-    char path[700];
-    snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", datadir);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x803);
-    put_be32(f, COUNT);
-    put_be32(f, 28);
-    put_be32(f, 28);
-    assert_int_equal(fwrite(images, 1, sizeof images, f), sizeof images);
-    fclose(f);
-    snprintf(path, sizeof path, "%s/t10k-labels-idx1-ubyte", datadir);
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x801);
-    put_be32(f, COUNT);
-    assert_int_equal(fwrite(labels, 1, COUNT, f), COUNT);
-    fclose(f);
+    assert_int_equal(run_write_idx(datadir, "t10k", &images[0][0], labels,
+                                   COUNT),
+                     0);
 }
 
 /* Hidden unit k < 10 sums band k's pixels; the others are small noise.
@@ -95,7 +67,8 @@ static void write_weights(void)
     uint64_t seed = 11;
     for (unsigned h = 0; h < HIDDEN; h++) {
         for (unsigned p = 0; p < 784; p++) {
-            const double noise = ((double)(lcg(&seed) % 2001) - 1000) * 1e-5;
+            const double noise =
+                ((double)(run_lcg(&seed) % 2001) - 1000) * 1e-5;
             const unsigned row = p / 28;
             w1[h * 784 + p] = (float)((h < 10 && row >= 2 * h &&
                                        row < 2 * h + 4) ? 1.0 / 112 + noise

@@ -40,55 +40,12 @@ static char datadir[600];
 
 /* ---- a data set a small MLP learns in a few epochs --------------------- */
 
-static uint64_t lcg(uint64_t *s)
-{
-    *s = *s * 6364136223846793005u + 1442695040888963407u;
-    return *s >> 33;
-}
-
-static void put_be32(FILE *f, uint32_t v)
-{
-    const unsigned char b[4] = {(unsigned char)(v >> 24),
-                                (unsigned char)(v >> 16),
-                                (unsigned char)(v >> 8), (unsigned char)v};
-    assert_int_equal(fwrite(b, 1, 4, f), 4);
-}
-
 /* Class k is a bright band over rows 2k..2k+3 of a 28x28 image, on dim
- * noise; labels cycle through the ten classes. Plain (not gzipped) files,
- * which the reader takes when no .gz exists. */
+ * noise (run_write_bands). Plain (not gzipped) files, which the reader
+ * takes when no .gz exists. */
 static void write_split(const char *split, unsigned count, uint64_t seed)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte", datadir, split);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x803);
-    put_be32(f, count);
-    put_be32(f, 28);
-    put_be32(f, 28);
-    unsigned char img[784];
-    for (unsigned i = 0; i < count; i++) {
-        const unsigned k = (i * 7) % 10;
-        for (unsigned p = 0; p < 784; p++) {
-            const unsigned row = p / 28;
-            const unsigned noise = (unsigned)(lcg(&seed) % 60);
-            img[p] = (unsigned char)(row >= 2 * k && row < 2 * k + 4
-                                         ? 180 + noise
-                                         : noise);
-        }
-        assert_int_equal(fwrite(img, 1, 784, f), 784);
-    }
-    fclose(f);
-    snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte", datadir, split);
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x801);
-    put_be32(f, count);
-    for (unsigned i = 0; i < count; i++) {
-        fputc((int)((i * 7) % 10), f);
-    }
-    fclose(f);
+    assert_int_equal(run_write_bands(datadir, split, count, seed), 0);
 }
 
 /* ---- reading what the app wrote --------------------------------------- */
