@@ -471,6 +471,66 @@ static void test_scatter(void **state)
     image_free(&im);
 }
 
+/* Two panels side by side: one image of the figure's size and title, each
+ * panel's series drawn in its own half. */
+static void test_figure(void **state)
+{
+    (void)state;
+    const double ep[] = {1, 2, 3}, loss[] = {0.9, 0.5, 0.4},
+                 acc[] = {0.7, 0.8, 0.85};
+    struct art_series ls = {.name = "train", .n = 3, .x = ep, .y = loss};
+    struct art_series as = {.name = "train", .n = 3, .x = ep, .y = acc,
+                            .color = 2}; /* palette 1 */
+    const struct art_chart panels[] = {
+        {.kind = ART_CHART_LINE, .title = "Loss", .x_label = "Epoch",
+         .y_label = "Loss", .series = &ls, .n_series = 1},
+        {.kind = ART_CHART_LINE, .title = "Accuracy", .x_label = "Epoch",
+         .y_label = "Accuracy", .series = &as, .n_series = 1},
+    };
+    const struct art_figure fig = {.title = "Training curves",
+                                   .panels = panels, .n_panels = 2};
+    char path[512];
+    snprintf(path, sizeof path, "%s/figure.png", tmpdir);
+    assert_int_equal(art_figure_save(&fig, path, NULL), ART_OK);
+    const char *keep = getenv("EDGEFIT_CHART_OUT");
+    if (keep && *keep) {
+        char dst[512];
+        snprintf(dst, sizeof dst, "%s/figure.png", keep);
+        art_figure_save(&fig, dst, NULL);
+    }
+    struct image im;
+    decode(path, &im);
+    unlink(path);
+    assert_int_equal(im.w, 1260);
+    assert_int_equal(im.h, 900);
+    assert_int_equal(im.res_x, 7087);
+    assert_string_equal(im.title, "Training curves");
+    assert_border_white(&im);
+    unsigned char c0[3], c1[3];
+    art_chart_color(0, c0);
+    art_chart_color(1, c1);
+    size_t left0 = 0, right0 = 0, left1 = 0, right1 = 0;
+    for (unsigned y = 0; y < im.h; y++) {
+        for (unsigned x = 0; x < im.w; x++) {
+            const bool left = x < im.w / 2;
+            if (is_color(&im, x, y, c0)) {
+                left ? left0++ : right0++;
+            }
+            if (is_color(&im, x, y, c1)) {
+                left ? left1++ : right1++;
+            }
+        }
+    }
+    assert_true(left0 > 50 && right0 == 0);
+    assert_true(right1 > 50 && left1 == 0);
+    image_free(&im);
+    /* panels narrower than 200 px are refused */
+    const struct art_figure narrow = {.title = "t", .panels = panels,
+                                      .n_panels = 2, .width_px = 300};
+    assert_int_equal(art_figure_save(&narrow, path, NULL), ART_E_RANGE);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -539,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_roofline),
         cmocka_unit_test(test_lines),
         cmocka_unit_test(test_scatter),
+        cmocka_unit_test(test_figure),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
