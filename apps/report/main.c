@@ -545,11 +545,18 @@ static int judge(const struct options *o, struct report *r)
     }
     if (r->best && r->fp32_b1) {
         const double cost = r->fp32_b1->accuracy - r->best->accuracy;
+        char delta[64];
+        if (fabs(100.0 * cost) < 0.005) {
+            snprintf(delta, sizeof delta, "the same as");
+        } else {
+            snprintf(delta, sizeof delta, "%+.2f points against",
+                     -100.0 * cost);
+        }
         say(r, "Precision: %s is the best accepted at batch 1 (%zu of %zu "
-            "configurations accepted): test accuracy %.4f, %+.2f points "
-            "against fp32's %.4f, memory %.3g MB instead of %.3g MB.",
+            "configurations accepted): test accuracy %.4f, %s fp32's %.4f, "
+            "memory %.3g MB instead of %.3g MB.",
             r->best->precision, r->accepted, r->sweep.n, r->best->accuracy,
-            -100.0 * cost, r->fp32_b1->accuracy, r->best->memory_mb,
+            delta, r->fp32_b1->accuracy, r->best->memory_mb,
             r->fp32_b1->memory_mb);
         const double e_j = r->device.power_watts > 0
             ? r->device.power_watts * r->best->device_latency_ms / 1000.0
@@ -591,12 +598,15 @@ static int judge(const struct options *o, struct report *r)
             snprintf(trend, sizeof trend, "the last epoch lost %.1f points; "
                      "the best was %.4f after epoch %zu", -100.0 * gain,
                      r->log.test_accuracy[best_e], best_e + 1);
+        } else if (n == 1) {
+            snprintf(trend, sizeof trend, "one epoch: no trend yet");
         } else {
             snprintf(trend, sizeof trend, "levelled off");
         }
-        say(r, "Training: %zu epochs in %.2f s, train loss %.4f, train "
-            "accuracy %.4f, test accuracy %.4f (%s).", n, r->log.elapsed_s,
-            last->loss, last->train_accuracy, test_acc, trend);
+        say(r, "Training: %zu epoch%s in %.2f s, train loss %.4f, train "
+            "accuracy %.4f, test accuracy %.4f (%s).", n, n == 1 ? "" : "s",
+            r->log.elapsed_s, last->loss, last->train_accuracy, test_acc,
+            trend);
     }
     return CLI_EXIT_OK;
 }
