@@ -20,6 +20,8 @@ struct bench_cfg {
     int threads;        /* thread count of the multi-thread column */
     double sample_ms;   /* a sample repeats a call until it lasts this long */
     bool progress;      /* progress lines on stderr */
+    unsigned step;      /* tables done (the calibration is the first) */
+    unsigned steps;     /* of that many, for the progress percentage */
 };
 
 /* Print a progress line on stderr when cfg->progress (a terminal). */

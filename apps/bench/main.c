@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "calib.h"
 #include "cli.h"
 #include "table.h"
 #include "edgefit/kernels.h"
@@ -17,27 +18,68 @@
 typedef int (*table_fn)(const struct bench_cfg *cfg,
                         const struct bench_host *h, art_table **out);
 
+/* The key columns of each table, for the terminal. */
+static const char *const key_host[] = {
+    "kernel_path", "peak_path", "peak_gflops", "triad_gbps", "triad_mb",
+    "knee_flop_per_byte", "threads", "repeats", "quick", NULL,
+};
+static const char *const key_matmul[] = {
+    "shape", "edgefit_latency_ms", "edgefit_gflops", "peak_utilization",
+    "naive_gflops", "speedup_vs_naive", "mt_speedup", "best_other",
+    "edgefit_to_best", NULL,
+};
+static const char *const key_gelu[] = {
+    "variant", "latency_ms", "ns_per_element", "achieved_bandwidth_gbps",
+    "speedup_vs_unfused", "time_vs_copy", NULL,
+};
+static const char *const key_intensity[] = {
+    "operation", "intensity_flop_per_byte", "latency_ms", "achieved_gflops",
+    "roof_level", "bound", "roofline_utilization", NULL,
+};
+static const char *const key_mixed_precision[] = {
+    "model", "parameter_count", "activation_count", "fp32_gb", "mixed_gb",
+    "savings_gb", "savings_pct", NULL,
+};
+static const char *const key_conversions[] = {
+    "conversion", "implementation", "latency_ms", "achieved_bandwidth_gbps",
+    "speedup_vs_f16c", "gbps_vs_copy", NULL,
+};
+static const char *const key_int8[] = {
+    "shape", "edgefit_latency_ms", "edgefit_gops", "edgefit_mismatches",
+    "onednn_gops", "edgefit_to_onednn", NULL,
+};
+
 static const struct {
     const char *name; /* --table NAME; the file is bench_NAME.csv */
     table_fn build;
     bool measured;    /* needs the host calibration */
     const char *title;
+    /* what the terminal shows (CSV and JSON carry every column) */
+    const char *const *key_cols;
 } tables[] = {
     {"host", bench_table_host, true,
-     "host: one-thread FMA peak, STREAM triad, roofline knee"},
+     "host: one-thread peak (the best of the FMA loop and sgemm), STREAM "
+     "triad, roofline knee",
+     key_host},
     {"matmul", bench_table_matmul, true,
-     "matmul scaling, float32, one thread (medians; mt = --threads)"},
+     "matmul scaling, float32, one thread (medians; mt = --threads)",
+     key_matmul},
     {"gelu", bench_table_gelu, true,
-     "GELU fused against unfused, against a plain copy"},
+     "GELU fused against unfused, against a plain copy",
+     key_gelu},
     {"intensity", bench_table_intensity, true,
      "arithmetic intensity and the roofline verdict against the roof of "
-     "the memory level that holds the data"},
+     "the memory level that holds the data",
+     key_intensity},
     {"mixed_precision", bench_table_mixed_precision, false,
-     "mixed-precision training memory (TinyTorch's formulas)"},
+     "mixed-precision training memory (TinyTorch's formulas)",
+     key_mixed_precision},
     {"conversions", bench_table_conversions, true,
-     "fp16/bf16 conversions, against F16C and a copy"},
+     "fp16/bf16 conversions, against F16C and a copy",
+     key_conversions},
     {"int8", bench_table_int8, true,
-     "int8 GEMM (int8 x int8 -> int32), one thread"},
+     "int8 GEMM (int8 x int8 -> int32), one thread",
+     key_int8},
 };
 enum { NTABLES = sizeof tables / sizeof tables[0] };
 
@@ -69,7 +111,8 @@ static void usage(FILE *f)
         "  --out DIR       also write bench_NAME.csv for each table and\n"
         "                  bench.json with all of them\n"
         "  --quiet         no progress on stderr\n"
-        "  --help, --version\n"
+        "  -h, --help, --version   this text; the version, the kernel paths\n"
+        "                           built and selected, the dependencies\n"
         "\n"
         "Exit status: 0 success, 1 runtime failure, 2 bad usage.\n");
 }
@@ -97,7 +140,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-bench", EDGEFIT_VERSION,
-                                       usage};
+                                       usage,
+                                       cli_version_details};
     *o = (struct options){
         .cfg = {.repeats = 7, .warmup = 1, .threads = 2, .sample_ms = 20.0},
     };
@@ -171,56 +215,6 @@ static int parse_args(int argc, char **argv, struct options *o)
     return CLI_EXIT_OK;
 }
 
-/* One cell for a person: reals with the four significant digits the
- * measurements keep ("%.4g": 60, 1920, 0.0005224), everything else as in
- * the CSV. */
-static void display_cell(const art_table *t, size_t r, size_t c, char *buf,
-                         size_t len)
-{
-    double v;
-    if (art_table_column_type(t, c) == ART_REAL &&
-        art_table_get_real(t, r, c, &v) == ART_OK) {
-        snprintf(buf, len, "%.4g", v);
-        return;
-    }
-    art_table_format_cell(t, r, c, buf, len);
-}
-
-/* Aligned text: text columns to the left, numbers to the right. */
-static int print_text(const art_table *t, FILE *f)
-{
-    const size_t cols = art_table_cols(t), rows = art_table_rows(t);
-    size_t *width = calloc(cols ? cols : 1, sizeof *width);
-    if (!width) {
-        return ART_E_NOMEM;
-    }
-    char buf[256];
-    for (size_t c = 0; c < cols; c++) {
-        width[c] = strlen(art_table_column_name(t, c));
-        for (size_t r = 0; r < rows; r++) {
-            display_cell(t, r, c, buf, sizeof buf);
-            size_t w = strlen(buf);
-            width[c] = w > width[c] ? w : width[c];
-        }
-    }
-    for (size_t r = 0; r <= rows; r++) {
-        for (size_t c = 0; c < cols; c++) {
-            const int w = art_table_column_type(t, c) == ART_TEXT
-                              ? -(int)width[c]
-                              : (int)width[c];
-            if (r == 0) {
-                snprintf(buf, sizeof buf, "%s", art_table_column_name(t, c));
-            } else {
-                display_cell(t, r - 1, c, buf, sizeof buf);
-            }
-            fprintf(f, "%s%*s", c ? "  " : "", w, buf);
-        }
-        fputc('\n', f);
-    }
-    free(width);
-    return ferror(f) ? ART_E_IO : ART_OK;
-}
-
 static int print_stdout(const struct options *o, art_table *const *built)
 {
     struct cli_output outs[NTABLES];
@@ -247,7 +241,12 @@ static int print_stdout(const struct options *o, art_table *const *built)
         }
         printf("%s%s: %s\n", first ? "" : "\n", art_table_name(built[i]),
                tables[i].title);
-        st = print_text(built[i], stdout);
+        art_table *view = NULL;
+        st = cli_table_view(built[i], tables[i].key_cols, &view);
+        if (st == ART_OK) {
+            st = art_table_print(view, stdout, -1);
+        }
+        art_table_destroy(view);
         first = false;
     }
     return cli_stdout_finish(st);
@@ -287,17 +286,23 @@ int main(int argc, char **argv)
     bench_compare_init();
     struct bench_host host;
     bench_host_init(&host);
+    o.cfg.steps = need_host ? 1 : 0;
+    for (int i = 0; i < NTABLES; i++) {
+        o.cfg.steps += run[i];
+    }
     if (need_host) {
-        bench_progress(&o.cfg, "calibrating the host (FMA peak, triad)");
+        bench_progress(&o.cfg, "calibrating the host (peaks, triads)");
         if (bench_host_calibrate(&o.cfg, &host) != 0) {
             rc = CLI_EXIT_FAILURE;
         }
         bench_progress_done(&o.cfg);
+        o.cfg.step++;
     }
     art_table *built[NTABLES] = {0};
     for (int i = 0; rc == CLI_EXIT_OK && i < NTABLES; i++) {
         if (run[i]) {
             rc = tables[i].build(&o.cfg, &host, &built[i]);
+            o.cfg.step++;
         }
     }
     if (rc == CLI_EXIT_OK) {

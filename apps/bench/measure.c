@@ -17,20 +17,18 @@ void bench_progress(const struct bench_cfg *cfg, const char *fmt, ...)
     if (!cfg->progress) {
         return;
     }
+    char what[200];
     va_list ap;
     va_start(ap, fmt);
-    fputs("\r\033[Kedgefit-bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    fflush(stderr);
+    /* The share of the selected tables done, calibration first. */
+    cli_progress(true, cfg->step, cfg->steps, what);
 }
 
 void bench_progress_done(const struct bench_cfg *cfg)
 {
-    if (cfg->progress) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
-    }
+    cli_progress(cfg->progress, cfg->step, cfg->steps, NULL);
 }
 
 /* ---- Clock and statistics --------------------------------------------------- */
@@ -185,7 +183,6 @@ int bench_host_calibrate(const struct bench_cfg *cfg, struct bench_host *out)
     } else {
         struct cli_calib_opts o;
         cli_calib_opts_init(&o);
-        o.quiet = !cfg->progress;
         bool cached = false;
         st = cli_host_calibration(&o, &cal, &cached);
     }

@@ -9,19 +9,11 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "table.h"
 #include "edgefit/kernels.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static double round4(double v)
-{
-    if (!isfinite(v) || v == 0.0) {
-        return v;
-    }
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", v);
-    return strtod(buf, NULL);
-}
 
 /* ---- GELU ------------------------------------------------------------------- */
 
@@ -106,7 +98,7 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
         {"latency_ms", ART_REAL},
         {"latency_p90_ms", ART_REAL},
         {"ns_per_element", ART_REAL},
-        {"effective_gbps", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"speedup_vs_unfused", ART_REAL},
         {"time_vs_copy", ART_REAL},
         {"max_abs_err", ART_REAL},
@@ -191,13 +183,13 @@ int bench_table_gelu(const struct bench_cfg *cfg, const struct bench_host *h,
             {"latency_ms", ms},
             {"latency_p90_ms", cases[i].p90_ms},
             {"ns_per_element", ms * 1e6 / (double)n},
-            {"effective_gbps", 8.0 * (double)n / (ms * 1e6)},
+            {"achieved_bandwidth_gbps", 8.0 * (double)n / (ms * 1e6)},
             {"speedup_vs_unfused", unfused_ms / ms},
             {"time_vs_copy", ms / copy_ms},
             {"max_abs_err", max_abs_err(dst[i], x, n, rows[i].ref)},
         };
         for (size_t j = 0; st == ART_OK && j < COUNT(reals); j++) {
-            st = bench_set_real(t, row, reals[j].col, round4(reals[j].v));
+            st = bench_set_real(t, row, reals[j].col, cli_round4(reals[j].v));
         }
     }
     if (st != ART_OK) {
@@ -253,11 +245,11 @@ int bench_table_intensity(const struct bench_cfg *cfg,
         {"operation", ART_TEXT},
         {"implementation", ART_TEXT},
         {"flop", ART_UINT},
-        {"bytes", ART_UINT},
+        {"bytes_moved", ART_UINT},
         {"intensity_flop_per_byte", ART_REAL},
         {"latency_ms", ART_REAL},
-        {"gflops", ART_REAL},
-        {"gbps", ART_REAL},
+        {"achieved_gflops", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"roof_level", ART_TEXT},
         {"roof_gbps", ART_REAL},
         {"knee_flop_per_byte", ART_REAL},
@@ -350,7 +342,7 @@ int bench_table_intensity(const struct bench_cfg *cfg,
             st = bench_set_uint(t, row, "flop", flop[i]);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "bytes", bytes[i]);
+            st = bench_set_uint(t, row, "bytes_moved", bytes[i]);
         }
         if (st == ART_OK && h->measured) {
             st = bench_set_text(t, row, "bound",
@@ -365,14 +357,14 @@ int bench_table_intensity(const struct bench_cfg *cfg,
             double v;
         } reals[] = {
             {"intensity_flop_per_byte", ai},
-            {"latency_ms", round4(ms)},
-            {"gflops", round4(gf)},
-            {"gbps", round4(gbps)},
-            {"roof_gbps", round4(roof_gbps)},
-            {"knee_flop_per_byte", round4(knee)},
-            {"roofline_gflops", round4(roof)},
+            {"latency_ms", cli_round4(ms)},
+            {"achieved_gflops", cli_round4(gf)},
+            {"achieved_bandwidth_gbps", cli_round4(gbps)},
+            {"roof_gbps", cli_round4(roof_gbps)},
+            {"knee_flop_per_byte", cli_round4(knee)},
+            {"roofline_gflops", cli_round4(roof)},
             /* at most 1: above the compute roof only by noise */
-            {"roofline_utilization", round4(fmin(1.0, gf / roof))},
+            {"roofline_utilization", cli_round4(fmin(1.0, gf / roof))},
         };
         for (size_t j = 0; st == ART_OK && j < COUNT(reals); j++) {
             st = bench_set_real(t, row, reals[j].col, reals[j].v);
@@ -466,10 +458,10 @@ int bench_table_conversions(const struct bench_cfg *cfg,
         {"conversion", ART_TEXT},
         {"implementation", ART_TEXT},
         {"elements", ART_UINT},
-        {"bytes", ART_UINT},
+        {"bytes_moved", ART_UINT},
         {"latency_ms", ART_REAL},
         {"ns_per_element", ART_REAL},
-        {"gbps", ART_REAL},
+        {"achieved_bandwidth_gbps", ART_REAL},
         {"speedup_vs_f16c", ART_REAL},
         {"gbps_vs_copy", ART_REAL},
         {"mismatches_vs_reference", ART_UINT},
@@ -592,7 +584,7 @@ int bench_table_conversions(const struct bench_cfg *cfg,
             st = bench_set_uint(t, row, "elements", n);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "bytes", bytes);
+            st = bench_set_uint(t, row, "bytes_moved", bytes);
         }
         const struct {
             const char *col;
@@ -600,12 +592,12 @@ int bench_table_conversions(const struct bench_cfg *cfg,
         } reals[] = {
             {"latency_ms", ms[i]},
             {"ns_per_element", ms[i] * 1e6 / (double)n},
-            {"gbps", gbps},
+            {"achieved_bandwidth_gbps", gbps},
             {"speedup_vs_f16c", ref_ms / ms[i]},
             {"gbps_vs_copy", gbps / copy_gbps},
         };
         for (size_t c = 0; st == ART_OK && c < COUNT(reals); c++) {
-            st = bench_set_real(t, row, reals[c].col, round4(reals[c].v));
+            st = bench_set_real(t, row, reals[c].col, cli_round4(reals[c].v));
         }
         const int ref = rows[i].ref;
         if (st == ART_OK && ref >= 0 && !isnan(ms[ref])) {

@@ -6,6 +6,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "table.h"
 #include "edgefit/kernels.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -51,13 +52,7 @@ int bench_table_host(const struct bench_cfg *cfg, const struct bench_host *h,
         {"sample_ms", cfg->sample_ms},
     };
     for (size_t i = 0; st == ART_OK && i < COUNT(reals); i++) {
-        double v = reals[i].v;
-        if (isfinite(v) && v != 0.0) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "%.4g", v);
-            sscanf(buf, "%lf", &v);
-        }
-        st = bench_set_real(t, row, reals[i].col, v);
+        st = bench_set_real(t, row, reals[i].col, cli_round4(reals[i].v));
     }
     if (st == ART_OK) {
         st = bench_set_uint(t, row, "threads", (uint64_t)cfg->threads);
@@ -102,8 +97,8 @@ int bench_table_mixed_precision(const struct bench_cfg *cfg,
     (void)h;
     static const struct bench_col cols[] = {
         {"model", ART_TEXT},
-        {"parameters", ART_UINT},
-        {"activations", ART_UINT},
+        {"parameter_count", ART_UINT},
+        {"activation_count", ART_UINT},
         {"fp32_bytes", ART_UINT},
         {"mixed_bytes", ART_UINT},
         {"fp32_gb", ART_REAL},
@@ -141,10 +136,10 @@ int bench_table_mixed_precision(const struct bench_cfg *cfg,
             st = bench_set_text(t, row, "model", models[i].name);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "parameters", n);
+            st = bench_set_uint(t, row, "parameter_count", n);
         }
         if (st == ART_OK) {
-            st = bench_set_uint(t, row, "activations", a);
+            st = bench_set_uint(t, row, "activation_count", a);
         }
         if (st == ART_OK) {
             st = bench_set_uint(t, row, "fp32_bytes", fp32);

@@ -8,6 +8,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "table.h"
 #include "edgefit/kernels.h"
 
 struct shape {
@@ -39,17 +40,6 @@ static const struct shape int8_quick[] = {
  * 2048 cube would take seconds per call). */
 static const double naive_max_flop = 2.0 * 1024 * 1024 * 1024;
 
-static double round4(double v)
-{
-    /* Measured figures keep four significant digits: more would be noise,
-     * and the shortest form of the rounded value prints cleanly. */
-    if (!isfinite(v) || v == 0.0) {
-        return v;
-    }
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", v);
-    return strtod(buf, NULL);
-}
 
 struct mm_ctx {
     size_t m, n, k;
@@ -328,7 +318,7 @@ static int set_peak_utilization(art_table *t, const struct bench_host *h)
         double gf = NAN;
         if (art_table_get_real(t, i, (size_t)gf_col, &gf) == ART_OK &&
             peak > 0.0) {
-            st = bench_set_real(t, i, "peak_utilization", round4(gf / peak));
+            st = bench_set_real(t, i, "peak_utilization", cli_round4(gf / peak));
         }
     }
     return st == ART_OK ? CLI_EXIT_OK : bench_art_failed("matmul table", st);
@@ -374,7 +364,7 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
         {"speedup_vs_naive", naive_ms / edge_ms},
     };
     for (size_t i = 0; st == ART_OK && i < COUNT(reals); i++) {
-        st = bench_set_real(t, row, reals[i].col, round4(reals[i].v));
+        st = bench_set_real(t, row, reals[i].col, cli_round4(reals[i].v));
     }
     if (st == ART_OK && naive_source) {
         st = bench_set_text(t, row, "naive_source", naive_source);
@@ -398,10 +388,10 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
             continue;
         }
         double ms = r->ms[others[i].idx];
-        st = bench_set_real(t, row, others[i].ms_col, round4(ms));
+        st = bench_set_real(t, row, others[i].ms_col, cli_round4(ms));
         if (st == ART_OK) {
             st = bench_set_real(t, row, others[i].gf_col,
-                                round4(gflops(flop, ms)));
+                                cli_round4(gflops(flop, ms)));
         }
         if (ms < best_ms) {
             best_ms = ms;
@@ -418,21 +408,21 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
             /* GFLOP/s of edgefit over the best library's: >= 1 when
              * edgefit is at least as fast. */
             st = bench_set_real(t, row, "edgefit_to_best",
-                                round4(best_ms / edge_ms));
+                                cli_round4(best_ms / edge_ms));
         }
     }
     if (st == ART_OK && !isnan(r->ms[C_MT])) {
         st = bench_set_uint(t, row, "threads", (uint64_t)cfg->threads);
         if (st == ART_OK) {
-            st = bench_set_real(t, row, "mt_latency_ms", round4(r->ms[C_MT]));
+            st = bench_set_real(t, row, "mt_latency_ms", cli_round4(r->ms[C_MT]));
         }
         if (st == ART_OK) {
             st = bench_set_real(t, row, "mt_gflops",
-                                round4(gflops(flop, r->ms[C_MT])));
+                                cli_round4(gflops(flop, r->ms[C_MT])));
         }
         if (st == ART_OK) {
             st = bench_set_real(t, row, "mt_speedup",
-                                round4(edge_ms / r->ms[C_MT]));
+                                cli_round4(edge_ms / r->ms[C_MT]));
         }
     }
     /* Check edgefit's result against the naive loop's, or OpenBLAS's when
@@ -458,7 +448,7 @@ static int fill_row(art_table *t, const struct bench_cfg *cfg,
             e = e2 > e ? e2 : e;
         }
         if (st == ART_OK) {
-            st = bench_set_real(t, row, "max_err_of_bound", round4(e));
+            st = bench_set_real(t, row, "max_err_of_bound", cli_round4(e));
         }
     }
     return st;
@@ -631,25 +621,25 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
         st = bench_set_uint(t, row, "ops", 2u * s.m * s.k * s.n);
     }
     if (st == ART_OK) {
-        st = bench_set_real(t, row, "edgefit_latency_ms", round4(cases[0].median_ms));
+        st = bench_set_real(t, row, "edgefit_latency_ms", cli_round4(cases[0].median_ms));
     }
     if (st == ART_OK) {
         st = bench_set_real(t, row, "edgefit_gops",
-                            round4(gflops(ops, cases[0].median_ms)));
+                            cli_round4(gflops(ops, cases[0].median_ms)));
     }
     if (st == ART_OK) {
         st = bench_set_uint(t, row, "edgefit_mismatches",
                             count_mismatches(c_edge, c_ref, s.m * s.n));
     }
     if (st == ART_OK && dnnl) {
-        st = bench_set_real(t, row, "onednn_latency_ms", round4(cases[1].median_ms));
+        st = bench_set_real(t, row, "onednn_latency_ms", cli_round4(cases[1].median_ms));
         if (st == ART_OK) {
             st = bench_set_real(t, row, "onednn_gops",
-                                round4(gflops(ops, cases[1].median_ms)));
+                                cli_round4(gflops(ops, cases[1].median_ms)));
         }
         if (st == ART_OK) {
             st = bench_set_real(t, row, "edgefit_to_onednn",
-                                round4(cases[1].median_ms /
+                                cli_round4(cases[1].median_ms /
                                        cases[0].median_ms));
         }
         if (st == ART_OK) {

@@ -4,12 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <zlib.h>
+
+#include <csv.h>
 
 #include "calib.h"
 #include "cli.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/kernels.h"
+#include "edgefit/memest.h"
 
 /* Bumped when the stored fields change: an old file is then remeasured. */
 #define CACHE_VERSION 1
@@ -18,7 +21,6 @@ void cli_calib_opts_init(struct cli_calib_opts *o)
 {
     prof_calib_opts_init(&o->prof);
     o->recalibrate = false;
-    o->quiet = false;
 }
 
 int cli_calib_option(int c, struct cli_calib_opts *o)
@@ -241,26 +243,29 @@ static void cache_write(const char *path, const char *model,
     json_t *j = cal_json(c, model, o);
     char *dir = strdup(path);
     char *slash = dir ? strrchr(dir, '/') : NULL;
+    struct art_diag diag = {0, "", 0};
     int st = j && slash ? ART_OK : ART_E_NOMEM;
     if (st == ART_OK) {
         *slash = '\0';
-        st = art_mkdir_p(dir, NULL);
+        st = art_mkdir_p(dir, &diag);
     }
     art_atomic *a = NULL;
     if (st == ART_OK) {
-        st = art_atomic_open(path, &a, NULL);
+        st = art_atomic_open(path, &a, &diag);
     }
     if (st == ART_OK) {
         st = dump_json(j, art_atomic_file(a));
         if (st == ART_OK) {
-            st = art_atomic_commit(a, NULL);
+            st = art_atomic_commit(a, &diag);
         } else {
             art_atomic_abort(a);
         }
     }
+    /* Not an error: the run has its calibration; the next one measures
+     * again. The reason is the system's when there is one. */
     if (st != ART_OK) {
-        cli_warn("calibration cache %s not written: %s", path,
-                 art_strerror(st));
+        cli_warn("calibration cache not written: %s",
+                 diag.message[0] ? diag.message : art_strerror(st));
     }
     free(dir);
     json_decref(j);
@@ -280,16 +285,7 @@ int cli_host_calibration(const struct cli_calib_opts *o,
     if (path && !eff.recalibrate && cache_read(path, model, &eff, out)) {
         *from_cache = true;
     } else {
-        const bool show = !eff.quiet && isatty(STDERR_FILENO);
-        if (show) {
-            fprintf(stderr, "%s: calibrating the host (peaks, triads)...",
-                    cli_program());
-            fflush(stderr);
-        }
         const int st = prof_calibrate(&eff.prof, out);
-        if (show) {
-            fprintf(stderr, "\r\033[K");
-        }
         if (st != PROF_OK) {
             free(path);
             return st;
@@ -303,4 +299,16 @@ int cli_host_calibration(const struct cli_calib_opts *o,
         cli_warn("calibration: %s", out->order_note);
     }
     return prof_host_calibration_set(out);
+}
+
+void cli_version_details(FILE *f)
+{
+    fprintf(f, "libraries: edgefit-memest %s, edgefit-profile %s\n",
+            memest_version(), prof_version());
+    fprintf(f, "kernel paths: built %s; selected %s on this CPU "
+               "(KERN_CPU_MASK can lower it)\n",
+            kern_built_paths(), kern_cpu_path_name(kern_cpu_flags()));
+    fprintf(f, "dependencies: jansson %s, libcsv %d.%d.%d, zlib %s\n",
+            jansson_version_str(), CSV_MAJOR, CSV_MINOR, CSV_RELEASE,
+            zlibVersion());
 }

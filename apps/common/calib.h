@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "edgefit/profile.h"
 
@@ -41,7 +42,6 @@ enum {
 struct cli_calib_opts {
     struct prof_calib_opts prof; /* triad footprint, trials */
     bool recalibrate;            /* --recalibrate */
-    bool quiet;                  /* no progress line */
 };
 
 /* Defaults: prof_calib_opts_init(), no recalibration. */
@@ -56,12 +56,16 @@ char *cli_calib_cache_path(void);
 
 /*
  * The host's calibration: from the cache when it matches (see above),
- * else measured with o (a progress line on a terminal's stderr unless
- * o->quiet) and stored. Installs it with prof_host_calibration_set() so
+ * else measured with o and stored (the app shows the progress). Installs it with prof_host_calibration_set() so
  * that "host" devices use it. *from_cache says which. Returns a PROF_
  * status of the measurement.
  */
 int cli_host_calibration(const struct cli_calib_opts *o,
                          struct prof_calibration *out, bool *from_cache);
+
+/* For --version (struct cli_app.details): the edgefit libraries'
+ * versions, the kernel paths built and the one selected on this CPU, and
+ * the versions of jansson, libcsv and zlib. */
+void cli_version_details(FILE *f);
 
 #endif

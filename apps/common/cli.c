@@ -22,13 +22,18 @@ const char *cli_program(void)
     return program;
 }
 
+static void report(const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: %s", program, kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", program);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    report("", fmt, ap);
     va_end(ap);
 }
 
@@ -36,10 +41,29 @@ void cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: warning: ", program);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    report("warning: ", fmt, ap);
     va_end(ap);
+}
+
+bool cli_progress_wanted(bool quiet)
+{
+    return !quiet && isatty(STDERR_FILENO);
+}
+
+void cli_progress(bool on, unsigned done, unsigned total, const char *what)
+{
+    if (!on) {
+        return;
+    }
+    if (what) {
+        const unsigned pct = total ? 100u * (done < total ? done : total) /
+                                         total
+                                   : 0u;
+        fprintf(stderr, "\r\033[K%s: [%3u%%] %s", program, pct, what);
+    } else {
+        fputs("\r\033[K", stderr);
+    }
+    fflush(stderr);
 }
 
 bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
@@ -143,7 +167,10 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
         exit(CLI_EXIT_OK);
     case CLI_OPT_VERSION:
         printf("%s %s\n", app->name, app->version);
-        exit(CLI_EXIT_OK);
+        if (app->details) {
+            app->details(stdout);
+        }
+        exit(fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE);
     default:
         /* getopt_long sets optopt for a known option missing its value
          * (and for unknown short ones, which the apps do not have). */

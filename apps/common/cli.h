@@ -36,6 +36,13 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * them in its document. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Progress of a long run: one line on stderr, "prog: [ 42%] what",
+ * overwritten by the next, only when on (callers pass !quiet &&
+ * isatty(stderr): cli_progress_wanted()). done of total steps; what NULL
+ * clears the line. */
+bool cli_progress_wanted(bool quiet);
+void cli_progress(bool on, unsigned done, unsigned total, const char *what);
+
 /* Parse a whole decimal integer in [min, max] given to option opt. On
  * failure print "prog: --opt: '<text>' is not ..." and return false. */
 bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
@@ -85,6 +92,9 @@ struct cli_app {
     const char *name;       /* "edgefit-memfit" */
     const char *version;    /* "0.1.0" */
     void (*usage)(FILE *f); /* prints the --help text */
+    /* prints what --version adds after "name version" (the libraries,
+     * kernel paths and dependencies: cli_version_details()), or NULL */
+    void (*details)(FILE *f);
 };
 
 /* Handle one value from getopt_long (opterr must be 0; optstring "h", so
@@ -124,9 +134,20 @@ int cli_out_check(const char *dir);
  * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. */
 int cli_stdout_finish(int st);
 
-/* Commit a bundle of outputs (consumed, as by art_bundle_commit()); on
- * failure prints "prog: path: reason" and returns CLI_EXIT_FAILURE, none
- * of the bundle's files having appeared. */
-int cli_out_commit(art_bundle *b);
+/* One file of --out: a table written as CSV, a document as JSON or a
+ * chart as PNG (exactly one is set). */
+struct cli_out_file {
+    const char *name;
+    const art_table *csv;            /* one of csv, doc, chart, figure */
+    const art_doc *doc;
+    const struct art_chart *chart;   /* a PNG */
+    const struct art_figure *figure; /* a PNG of several panels */
+};
+
+/* Write the n files into dir as one bundle: all appear or none. On failure
+ * prints "prog: path: reason" (the system's strerror text for an I/O
+ * failure) and returns CLI_EXIT_FAILURE. */
+int cli_out_write(const char *dir, const struct cli_out_file *files,
+                  size_t n);
 
 #endif

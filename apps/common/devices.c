@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "devices.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 
 enum dev_col { C_NAME, C_BANDWIDTH, C_PEAK, C_POWER, C_MEMORY, C_COUNT };
@@ -229,8 +230,14 @@ static void print_indented(FILE *f, const char *text)
 
 static void print_device(FILE *f, const struct prof_device *d)
 {
-    fprintf(f, "%s: bandwidth %g GB/s, peak %g GMAC/s, ", d->name,
+    fprintf(f, "%s: bandwidth %g GB/s, peak %g GMAC/s", d->name,
             d->bandwidth_gbps, d->peak_gmacs);
+    if (d->peak_gmacs_f16 > 0.0 || d->peak_gmacs_int8 > 0.0) {
+        fprintf(f, " (16-bit %g, int8 %g)",
+                prof_device_peak(d, MEMEST_FP16),
+                prof_device_peak(d, MEMEST_INT8));
+    }
+    fputs(", ", f);
     if (d->power_watts > 0.0) {
         fprintf(f, "power %g W, ", d->power_watts);
     } else {
@@ -250,7 +257,9 @@ void cli_devices_list(FILE *f, const struct cli_devices *d)
         print_indented(f, prof_device_catalog_source(i));
     }
     fprintf(f, "host: this machine, calibrated at run time\n");
-    print_indented(f, "peak: an FMA loop on the widest instruction set\n"
+    print_indented(f, "peak: the best of an FMA loop on the widest "
+                      "instruction set and kern_sgemm; 16-bit and int8 "
+                      "peaks from their kernels\n"
                       "bandwidth: STREAM triads sized for L1, L2, L3 and "
                       "main memory (cache-aware roofline)\n"
                       "power unknown (give --power-watts)");
@@ -258,6 +267,130 @@ void cli_devices_list(FILE *f, const struct cli_devices *d)
         print_device(f, &d->devs[i]);
         fprintf(f, "    source: %s:%zu\n", d->path, d->lines[i]);
     }
+}
+
+/* ---- --list-devices --format json ----------------------------------------- */
+
+struct dev_row {
+    const struct prof_device *dev; /* NULL for "host": measured, no figures */
+    char source[1024];
+};
+
+#define ROW(ctx, i) (&((const struct dev_row *)(ctx))[(i)])
+
+static bool real_or_empty(double x, union cli_value *v)
+{
+    v->r = x;
+    return x > 0.0;
+}
+
+static bool get_name(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = ROW(ctx, i)->dev ? ROW(ctx, i)->dev->name : "host";
+    return true;
+}
+
+static bool get_bw(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(d->bandwidth_gbps, v);
+}
+
+static bool get_peak(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(d->peak_gmacs, v);
+}
+
+static bool get_peak16(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(prof_device_peak(d, MEMEST_FP16), v);
+}
+
+static bool get_peak8(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(prof_device_peak(d, MEMEST_INT8), v);
+}
+
+static bool get_power(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(d->power_watts, v);
+}
+
+static bool get_memory(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(d->memory_mb, v);
+}
+
+static bool get_source(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = ROW(ctx, i)->source;
+    return true;
+}
+
+static const struct cli_column device_cols[] = {
+    {"name", ART_TEXT, get_name, CLI_COL_BRIEF},
+    {"bandwidth_gbps", ART_REAL, get_bw, CLI_COL_BRIEF},
+    {"peak_gmacs", ART_REAL, get_peak, CLI_COL_BRIEF},
+    {"peak_gmacs_f16", ART_REAL, get_peak16, CLI_COL_BRIEF},
+    {"peak_gmacs_int8", ART_REAL, get_peak8, CLI_COL_BRIEF},
+    {"power_watts", ART_REAL, get_power, CLI_COL_BRIEF},
+    {"memory_mb", ART_REAL, get_memory, CLI_COL_BRIEF},
+    {"source", ART_TEXT, get_source, CLI_COL_ALL},
+};
+
+int cli_devices_print(enum cli_format format, const struct cli_devices *d)
+{
+    if (format == CLI_FORMAT_TABLE) {
+        cli_devices_list(stdout, d);
+        return cli_stdout_finish(ART_OK);
+    }
+    const size_t ncat = prof_device_catalog_count();
+    const size_t n = ncat + 1 + (d ? d->count : 0);
+    struct dev_row *rows = calloc(n, sizeof *rows);
+    if (!rows) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < ncat; i++) {
+        rows[i].dev = prof_device_catalog(i);
+        /* one line per figure becomes "; " in a cell */
+        const char *src = prof_device_catalog_source(i);
+        size_t k = 0;
+        for (; *src && k + 3 < sizeof rows[i].source; src++) {
+            if (*src == '\n') {
+                rows[i].source[k++] = ';';
+                rows[i].source[k++] = ' ';
+            } else {
+                rows[i].source[k++] = *src;
+            }
+        }
+        rows[i].source[k] = '\0';
+    }
+    snprintf(rows[ncat].source, sizeof rows[ncat].source,
+             "this machine, calibrated at run time");
+    for (size_t i = 0; d && i < d->count; i++) {
+        rows[ncat + 1 + i].dev = &d->devs[i];
+        snprintf(rows[ncat + 1 + i].source, sizeof rows[0].source,
+                 "%s:%zu", d->path, d->lines[i]);
+    }
+    const struct cli_column_set set = {
+        device_cols, sizeof device_cols / sizeof device_cols[0], rows};
+    art_table *t = NULL;
+    int rc = CLI_EXIT_FAILURE;
+    if (cli_table_build("devices", &set, 1, n, CLI_COL_ALL, &t) == ART_OK) {
+        const struct cli_output out = {.key = "devices", .table = t};
+        rc = cli_emit(format, &out, 1);
+    } else {
+        cli_error("listing the devices: out of memory");
+    }
+    art_table_destroy(t);
+    free(rows);
+    return rc;
 }
 
 int cli_device_option(int c, struct cli_device_opts *d)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "edgefit/profile.h"
 
 /* The device options, for the option table of the apps that have them:
@@ -71,5 +72,12 @@ bool cli_device_resolve(const char *name, const struct cli_devices *d,
 /* Print the catalogue with the source of each figure, "host", and the
  * file's devices when d is not NULL. */
 void cli_devices_list(FILE *f, const struct cli_devices *d);
+
+/* --list-devices in the --format asked for: the text above, or the table
+ * "devices" (name, bandwidth_gbps, peak_gmacs, peak_gmacs_f16,
+ * peak_gmacs_int8, power_watts, memory_mb, source; host's figures empty:
+ * measured at run time) as CSV or JSON on stdout. Returns a CLI_EXIT_
+ * code. */
+int cli_devices_print(enum cli_format format, const struct cli_devices *d);
 
 #endif

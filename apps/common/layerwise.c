@@ -57,26 +57,27 @@ int layerwise_resolve_device(const struct layerwise_opts *o, struct layerwise *r
     return CLI_EXIT_OK;
 }
 
-static uint64_t working_of(const struct prof_exec_memory *m,
-                           enum memest_precision p)
+/* What running the model holds: activations, stored parameters, scratch.
+ * The fp32 master copy beside lower precisions serves
+ * prof_exec_get_params/set_params, not inference: reported apart. */
+static uint64_t working_of(const struct prof_exec_memory *m)
 {
-    return m->arena_bytes + m->parameter_bytes +
-           (p == MEMEST_FP32 ? 0 : m->master_bytes) + m->scratch_bytes;
+    return m->arena_bytes + m->parameter_bytes + m->scratch_bytes;
 }
 
 /*
  * The run's real working memory, part of the plan the summary reports,
  * against fp32's. Lower precisions store 2 or 1 bytes per value between
- * operators, but the kernels compute in fp32 (16-bit) or need int32
- * accumulators and staging (int8), so a layer's operands are widened into
- * scratch, and the float master weights stay beside the stored ones; when
- * that makes the run need more than fp32, memory_note says why, with the
- * figures.
+ * operators, but the kernels compute in fp32 (16-bit: operands widened in
+ * tiles) or need int32 accumulators and staging (int8), in scratch; when
+ * that makes the run need more than fp32 (a model of small layers, where
+ * the tiles are large beside what 16 bits save), memory_note says why,
+ * with the figures.
  */
 static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
                           struct prof_diag *d)
 {
-    r->working_bytes = working_of(&r->mem, o->precision);
+    r->working_bytes = working_of(&r->mem);
     r->fp32_working_bytes = r->working_bytes;
     uint64_t widest = 0;
     for (size_t i = 0; i < prof_exec_op_count(r->ex); i++) {
@@ -103,20 +104,22 @@ static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
     struct prof_exec_memory m32;
     prof_exec_memory(f32, &m32);
     prof_exec_destroy(f32);
-    r->fp32_working_bytes = working_of(&m32, MEMEST_FP32);
+    r->fp32_working_bytes = working_of(&m32);
     if (r->working_bytes > r->fp32_working_bytes) {
         struct prof_exec_op_info info;
         prof_exec_op_info(r->ex, r->widest_op, &info);
         snprintf(r->memory_note, sizeof r->memory_note,
                  "%s needs %" PRIu64 " B against fp32's %" PRIu64 " B: its "
-                 "values are stored in %s, but the kernels compute on fp32 "
-                 "(%s widens its operands into %" PRIu64 " B of scratch) and "
-                 "the fp32 master weights (%" PRIu64 " B) are kept to "
-                 "re-store them",
+                 "values are stored in %s, but its kernels work on wider "
+                 "copies in scratch (%s), %s alone %" PRIu64 " B, more than "
+                 "the narrower storage saves on this model",
                  memest_precision_name(o->precision), r->working_bytes,
                  r->fp32_working_bytes,
                  o->precision == MEMEST_INT8 ? "8 bits" : "16 bits",
-                 info.layer, info.scratch_bytes, r->mem.master_bytes);
+                 o->precision == MEMEST_INT8
+                     ? "int8 columns, int32 accumulators, fp32 results"
+                     : "fp32 inputs and results, fp32 weight tiles",
+                 info.layer, info.scratch_bytes);
     }
     return PROF_OK;
 }
@@ -184,6 +187,8 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     /* Operators of a few microseconds are timed in groups of back-to-back
      * runs so that the clock's own cost does not dominate them. */
     to.min_sample_ms = o->min_sample_ms;
+    cli_progress(cli_progress_wanted(o->quiet), 0, 2,
+                 "timing every operator");
     st = prof_exec_profile(r->ex, x, nin, &to, &r->prof);
     free(x);
     if (st != PROF_OK) {
@@ -211,8 +216,10 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
 {
     bool cached = false;
     struct cli_calib_opts co = o->calib;
-    co.quiet = o->quiet;
+    cli_progress(cli_progress_wanted(o->quiet), 1, 2,
+                 "calibrating the host (or reading its cache)");
     int st = cli_host_calibration(&co, &r->cal, &cached);
+    cli_progress(cli_progress_wanted(o->quiet), 2, 2, NULL);
     if (st == PROF_OK) {
         st = prof_device_host(&r->cal, &r->host);
     }

@@ -112,10 +112,29 @@ int cli_stdout_finish(int st)
     return CLI_EXIT_FAILURE;
 }
 
-int cli_out_commit(art_bundle *b)
+int cli_out_write(const char *dir, const struct cli_out_file *files,
+                  size_t n)
 {
+    art_bundle *b = NULL;
+    int st = art_bundle_create(dir, &b);
+    for (size_t i = 0; st == ART_OK && i < n; i++) {
+        if (files[i].csv) {
+            st = art_bundle_add_csv(b, files[i].name, files[i].csv);
+        } else if (files[i].chart) {
+            st = art_bundle_add_chart(b, files[i].name, files[i].chart);
+        } else if (files[i].figure) {
+            st = art_bundle_add_figure(b, files[i].name, files[i].figure);
+        } else {
+            st = art_bundle_add_doc(b, files[i].name, files[i].doc);
+        }
+    }
+    if (st != ART_OK) {
+        art_bundle_destroy(b);
+        cli_error("--out %s: %s", dir, art_strerror(st));
+        return CLI_EXIT_FAILURE;
+    }
     struct art_diag diag = {0, "", 0};
-    const int st = art_bundle_commit(b, &diag);
+    st = art_bundle_commit(b, &diag);
     if (st != ART_OK) {
         cli_error("%s", diag.message[0] ? diag.message : art_strerror(st));
         return CLI_EXIT_FAILURE;

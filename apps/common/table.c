@@ -4,9 +4,7 @@
 
 #include "table.h"
 
-/* Four significant digits: what a person compares on a terminal; the
- * CSV and JSON keep every digit. */
-static double round_sig4(double v)
+double cli_round4(double v)
 {
     if (!isfinite(v) || v == 0.0) {
         return v;
@@ -26,7 +24,7 @@ static int set_cell(art_table *t, size_t row, size_t col, enum art_type type,
         return art_table_set_uint(t, row, col, v->u);
     case ART_REAL:
         return art_table_set_real(t, row, col,
-                                  terminal ? round_sig4(v->r) : v->r);
+                                  terminal ? cli_round4(v->r) : v->r);
     case ART_TEXT:
         return art_table_set_text(t, row, col, v->s ? v->s : "");
     case ART_BOOL:
@@ -72,6 +70,61 @@ int cli_table_build(const char *name, const struct cli_column_set *sets,
         t = NULL;
     }
     *out = t;
+    return st;
+}
+
+int cli_table_view(const art_table *t, const char *const *keep,
+                   art_table **out)
+{
+    art_table *v = NULL;
+    size_t cols[64], n = 0;
+    int st = art_table_create(art_table_name(t), &v);
+    for (size_t k = 0; st == ART_OK && keep[k] && n < 64; k++) {
+        const long c = art_table_find_column(t, keep[k]);
+        if (c >= 0) {
+            cols[n++] = (size_t)c;
+            st = art_table_add_column(v, keep[k],
+                                      art_table_column_type(t, (size_t)c));
+        }
+    }
+    for (size_t r = 0; st == ART_OK && r < art_table_rows(t); r++) {
+        size_t row = 0;
+        st = art_table_add_row(v, &row);
+        for (size_t k = 0; st == ART_OK && k < n; k++) {
+            if (!art_table_is_set(t, r, cols[k])) {
+                continue;
+            }
+            union cli_value x = {0};
+            const enum art_type type = art_table_column_type(t, cols[k]);
+            switch (type) {
+            case ART_INT:
+                st = art_table_get_int(t, r, cols[k], &x.i);
+                break;
+            case ART_UINT:
+                st = art_table_get_uint(t, r, cols[k], &x.u);
+                break;
+            case ART_REAL:
+                st = art_table_get_real(t, r, cols[k], &x.r);
+                break;
+            case ART_TEXT:
+                st = art_table_get_text(t, r, cols[k], &x.s);
+                break;
+            case ART_BOOL:
+                st = art_table_get_bool(t, r, cols[k], &x.b);
+                break;
+            default:
+                st = ART_E_INVALID;
+            }
+            if (st == ART_OK) {
+                st = set_cell(v, row, k, type, &x, true);
+            }
+        }
+    }
+    if (st != ART_OK) {
+        art_table_destroy(v);
+        v = NULL;
+    }
+    *out = v;
     return st;
 }
 
@@ -236,53 +289,45 @@ int cli_emit(enum cli_format format, const struct cli_output *outs,
         break;
     }
     }
-    /* the flush meets a full disk or a closed pipe and says why */
     return cli_stdout_finish(st);
 }
 
 int cli_write_outputs(const char *dir, const struct cli_output *outs,
                       size_t n, const char *json_name)
 {
-    art_bundle *b = NULL;
+    struct cli_out_file *files = calloc(n + 1, sizeof *files);
+    char (*names)[128] = calloc(n, sizeof *names);
     art_doc *all = NULL;
-    char failed[128] = "";
-    int st = art_bundle_create(dir, &b);
-    for (size_t i = 0; st == ART_OK && i < n; i++) {
-        char name[128];
+    int rc = CLI_EXIT_FAILURE;
+    if (!files || !names) {
+        cli_error("--out %s: %s", dir, art_strerror(ART_E_NOMEM));
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
         if (outs[i].file) {
-            snprintf(name, sizeof name, "%s", outs[i].file);
+            snprintf(names[i], sizeof names[i], "%s", outs[i].file);
         } else {
-            snprintf(name, sizeof name, "%s.%s", outs[i].key,
+            snprintf(names[i], sizeof names[i], "%s.%s", outs[i].key,
                      outs[i].table ? "csv" : "json");
         }
-        if (outs[i].table) {
-            st = art_bundle_add_csv(b, name, outs[i].table);
-        } else if (outs[i].doc) {
-            st = art_bundle_add_doc(b, name, outs[i].doc);
-        } else if (outs[i].chart) {
-            st = art_bundle_add_chart(b, name, outs[i].chart);
-        } else if (outs[i].figure) {
-            st = art_bundle_add_figure(b, name, outs[i].figure);
+        files[i] = (struct cli_out_file){
+            .name = names[i], .csv = outs[i].table,
+            .doc = outs[i].table ? NULL : outs[i].doc,
+            .chart = outs[i].chart, .figure = outs[i].figure};
+    }
+    size_t nfiles = n;
+    if (json_name) {
+        const int st = doc_of(outs, n, &all);
+        if (st != ART_OK) {
+            cli_error("--out %s: %s", dir, art_strerror(st));
+            goto done;
         }
+        files[nfiles++] = (struct cli_out_file){.name = json_name, .doc = all};
     }
-    if (st == ART_OK && json_name) {
-        st = doc_of(outs, n, &all);
-        if (st == ART_OK) {
-            st = art_bundle_add_doc(b, json_name, all);
-        }
-    }
-    if (st == ART_OK) {
-        struct art_diag cd = {0, "", 0};
-        st = art_bundle_commit(b, &cd);
-        b = NULL;
-        snprintf(failed, sizeof failed, "%s", cd.message);
-    }
-    art_bundle_destroy(b);
+    rc = cli_out_write(dir, files, nfiles);
+done:
     art_doc_destroy(all);
-    if (st != ART_OK) {
-        cli_error("--out %s: %s%s%s", dir, failed, *failed ? ": " : "",
-                  art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    free(names);
+    free(files);
+    return rc;
 }

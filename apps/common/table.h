@@ -87,6 +87,20 @@ struct cli_column_set {
 int cli_table_build(const char *name, const struct cli_column_set *sets,
                     size_t nsets, size_t rows, int view, art_table **out);
 
+/* v rounded to four significant digits (NaN, infinities and 0 as they
+ * are): what a person compares on a terminal, and what a measured figure
+ * keeps in bench's tables (more digits would be noise). */
+double cli_round4(double v);
+
+/*
+ * A terminal view of t: the columns named in keep (NULL-terminated; names
+ * t does not have are skipped), in that order, reals rounded to four
+ * significant digits, for a table built elsewhere. Returns an art_status;
+ * on success the caller destroys *out.
+ */
+int cli_table_view(const art_table *t, const char *const *keep,
+                   art_table **out);
+
 /* One row of named values (a summary): {name, type, value}, built into a
  * one-row table with cli_record_build(). set false leaves the cell empty
  * (CLI_REAL() does that for a NaN). */

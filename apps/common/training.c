@@ -50,16 +50,6 @@ void cli_train_log_free(struct cli_train_log *log)
     memset(log, 0, sizeof *log);
 }
 
-int cli_prof_failed(const char *what, int st, const struct prof_diag *d)
-{
-    cli_error("%s: %s", what, d && d->message[0] ? d->message
-                                                 : prof_strerror(st));
-    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
-                   st == PROF_E_CALLBACK || st == PROF_E_IO
-               ? CLI_EXIT_FAILURE
-               : CLI_EXIT_USAGE;
-}
-
 int cli_data_failed(int st, const struct prof_diag *d)
 {
     cli_prof_failed("--data", st, d);

@@ -10,12 +10,8 @@
 
 #include "edgefit/artifacts.h"
 #include "edgefit/profile.h"
+#include "model.h"
 #include "weights.h"
-
-/* Report a libprofile failure as "prog: what: reason" (diag's message
- * when it has one) and return the exit code it deserves: 1 for a runtime
- * failure (memory, a kernel), 2 for bad input. */
-int cli_prof_failed(const char *what, int st, const struct prof_diag *d);
 
 /* The same for data that cannot be read (prof_dataset_load): bad input
  * (2) unless memory ran out. */

@@ -64,7 +64,8 @@ static void usage(FILE *f)
         "  --format F               table|csv|json on stdout (default table)\n"
         "  --out DIR                write layerwise_breakdown.csv and\n"
         "                           hardware_summary.csv\n"
-        "  --help, --version\n"
+        "  -h, --help, --version   this text; the version, the kernel paths\n"
+        "                           built and selected, the dependencies\n"
         "\n"
         "Latencies are medians of the timed runs. The host prediction (from\n"
         "this machine's own calibration) is always compared with the\n"
@@ -100,7 +101,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-layerwise", EDGEFIT_VERSION,
-                                       usage};
+                                       usage,
+                                       cli_version_details};
     *o = (struct options){.lw = {
         .model = DEFAULT_MODEL,
         .batch = 32,
@@ -252,8 +254,15 @@ static void print_summary(const struct options *o, const struct layerwise *r)
     printf("  memory              arena %" PRIu64 " B (= the plan), "
            "stored parameters %" PRIu64 " B, scratch %" PRIu64 " B\n",
            r->mem.arena_bytes, r->mem.parameter_bytes, r->mem.scratch_bytes);
-    printf("  working memory      %" PRIu64 " B (fp32: %" PRIu64 " B)\n",
-           r->working_bytes, r->fp32_working_bytes);
+    printf("  working memory      %" PRIu64 " B = arena + stored parameters "
+           "+ scratch (fp32: %" PRIu64 " B)", r->working_bytes,
+           r->fp32_working_bytes);
+    if (o->lw.precision != MEMEST_FP32) {
+        printf("; beside it %" PRIu64 " B of fp32 master weights for "
+               "get/set_params, which inference does not read",
+               r->mem.master_bytes);
+    }
+    printf("\n");
     if (r->memory_note[0]) {
         printf("  why more than fp32  %s\n", r->memory_note);
     }
@@ -268,13 +277,13 @@ static int print_stdout(const struct options *o, const struct layerwise *r)
         {.key = "hardware_summary",
          .table = o->co.format == CLI_FORMAT_CSV ? NULL : r->hw},
     };
-    int rc = cli_emit(o->co.format, outs,
-                      o->co.format == CLI_FORMAT_TABLE ? 1 : 2);
-    if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
-        print_summary(o, r);
-        rc = cli_stdout_finish(ART_OK);
+    const int rc = cli_emit(o->co.format, outs,
+                            o->co.format == CLI_FORMAT_TABLE ? 1 : 2);
+    if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
     }
-    return rc;
+    print_summary(o, r);
+    return cli_stdout_finish(ART_OK);
 }
 
 /* The CSVs, the charts and one JSON of both tables appear together or not
@@ -316,9 +325,10 @@ int main(int argc, char **argv)
     /* Bad input is rejected before anything is measured or written. */
     rc = layerwise_resolve_device(&o.lw, &r);
     if (rc == CLI_EXIT_OK && o.lw.dev.list) {
-        cli_devices_list(stdout, o.lw.dev.devices_file ? &r.devs : NULL);
+        const int lrc = cli_devices_print(
+            o.co.format, o.lw.dev.devices_file ? &r.devs : NULL);
         layerwise_free(&r);
-        return cli_stdout_finish(ART_OK);
+        return lrc;
     }
     if (rc == CLI_EXIT_OK) {
         rc = layerwise_run(&o.lw, &r);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib.h"
 #include "cli.h"
 #include "devices.h"
 #include "table.h"
@@ -54,9 +55,12 @@ static void usage(FILE *f)
         "                        (default sgd)\n"
         "  --format F            table|csv|json on stdout (default table)\n"
         "  --out DIR             write layerwise_breakdown.csv, memory_plan.json\n"
+        "  --quiet               no progress (memfit does no long work; accepted\n"
+        "                        as by every edgefit app)\n"
         "  --strict              exit 3 when the model does not fit the budget\n"
         "                        (needs --max-memory-mb or --device)\n"
-        "  --help, --version\n"
+        "  -h, --help, --version   this text; the version, the kernel paths\n"
+        "                           built and selected, the dependencies\n"
         "\n"
         "Warnings (a batch capped or reduced, a budget exceeded) go to stderr\n"
         "in every format, and into memory_plan.json's \"warnings\".\n"
@@ -78,10 +82,12 @@ static int parse_args(int argc, char **argv, struct options *o)
         CLI_DEVICE_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_STRICT_OPTION,
+        CLI_QUIET_OPTION,
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-memfit", EDGEFIT_VERSION,
-                                       usage};
+                                       usage,
+                                       cli_version_details};
     *o = (struct options){
         .model = DEFAULT_MODEL,
         .batch = 32,
@@ -421,11 +427,11 @@ static int print_stdout(const struct options *o, const struct result *r)
         {.key = "memory_plan", .doc = r->plan_doc},
     };
     const int rc = cli_emit(o->co.format, outs, 2);
-    if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
-        print_summary(o, r);
-        return cli_stdout_finish(ART_OK);
+    if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
     }
-    return rc;
+    print_summary(o, r);
+    return cli_stdout_finish(ART_OK);
 }
 
 /* Both files appear together or not at all. */
@@ -458,9 +464,10 @@ int main(int argc, char **argv)
                                                     &devs)) {
             return CLI_EXIT_USAGE;
         }
-        cli_devices_list(stdout, o.dev.devices_file ? &devs : NULL);
+        const int lrc = cli_devices_print(
+            o.co.format, o.dev.devices_file ? &devs : NULL);
         cli_devices_free(&devs);
-        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        return lrc;
     }
     if (o.have_device) {
         rc = device_budget(&o, &devs);

@@ -90,7 +90,8 @@ static void usage(FILE *f)
         prof_dataset_default_dir());
 }
 
-static const struct cli_app app = {"edgefit-report", EDGEFIT_VERSION, usage};
+static const struct cli_app app = {"edgefit-report", EDGEFIT_VERSION, usage,
+                                   cli_version_details};
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -884,9 +885,14 @@ static int write_folder(const struct options *o, struct report *r)
         cli_error("--out %s: %s", o->co.out_dir, art_strerror(st));
         return CLI_EXIT_FAILURE;
     }
-    const int rc = cli_out_commit(b);
+    struct art_diag diag = {0, "", 0};
+    st = art_bundle_commit(b, &diag);
     art_doc_destroy(lj);
-    return rc;
+    if (st != ART_OK) {
+        cli_error("%s", diag.message[0] ? diag.message : art_strerror(st));
+        return CLI_EXIT_FAILURE;
+    }
+    return CLI_EXIT_OK;
 }
 
 int main(int argc, char **argv)

@@ -12,6 +12,7 @@
 #include "calib.h"
 #include "cli.h"
 #include "devices.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/profile.h"
 
@@ -74,7 +75,8 @@ static void usage(FILE *f)
         "                         interval\n"
         "  --quiet                no progress messages on stderr (they appear\n"
         "                         only on a terminal anyway)\n"
-        "  --help, --version\n"
+        "  -h, --help, --version   this text; the version, the kernel paths\n"
+        "                           built and selected, the dependencies\n"
         "\n"
         "The host prediction is cache-aware (each operator at the bandwidth\n"
         "of the smallest cache that holds its bytes); host_dram_* is the\n"
@@ -116,7 +118,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-stream", EDGEFIT_VERSION,
-                                       usage};
+                                       usage,
+                                       cli_version_details};
     memset(o, 0, sizeof(*o));
     prof_stream_opts_init(&o->stream);
     cli_calib_opts_init(&o->calib);
@@ -255,6 +258,7 @@ struct result {
     struct prof_prediction_total dev_total;
     char note[PROF_SENTENCE_MAX];
     art_table *ops;
+    art_table *ops_view; /* the terminal's */
     art_table *totals;
     art_doc *doc;
 };
@@ -263,6 +267,7 @@ static void result_free(struct result *r)
 {
     art_doc_destroy(r->doc);
     art_table_destroy(r->totals);
+    art_table_destroy(r->ops_view);
     art_table_destroy(r->ops);
     cli_devices_free(&r->devs);
 }
@@ -273,56 +278,6 @@ static int art_failed(const char *what, int st)
     return CLI_EXIT_FAILURE;
 }
 
-/* Column-by-column helpers that stop at the first failure. */
-struct filler {
-    art_table *t;
-    size_t row, col;
-    int st;
-};
-
-static void put_real(struct filler *f, double v)
-{
-    if (f->st == ART_OK) {
-        f->st = art_table_set_real(f->t, f->row, f->col, v);
-    }
-    f->col++;
-}
-
-static void put_uint(struct filler *f, uint64_t v)
-{
-    if (f->st == ART_OK) {
-        f->st = art_table_set_uint(f->t, f->row, f->col, v);
-    }
-    f->col++;
-}
-
-/* A real that may be undefined (NaN): the cell stays empty. */
-static void put_real_opt(struct filler *f, double v)
-{
-    if (f->st == ART_OK && isfinite(v)) {
-        f->st = art_table_set_real(f->t, f->row, f->col, v);
-    }
-    f->col++;
-}
-
-static void put_text(struct filler *f, const char *v)
-{
-    if (f->st == ART_OK) {
-        f->st = art_table_set_text(f->t, f->row, f->col, v);
-    }
-    f->col++;
-}
-
-static int add_columns(art_table *t, const char *const *names,
-                       const enum art_type *types, size_t n)
-{
-    int st = ART_OK;
-    for (size_t i = 0; st == ART_OK && i < n; i++) {
-        st = art_table_add_column(t, names[i], types[i]);
-    }
-    return st;
-}
-
 /* "L1".."L3", or "DRAM" for main memory. */
 static const char *level_name(unsigned level)
 {
@@ -330,133 +285,209 @@ static const char *level_name(unsigned level)
     return level < 4 ? names[level] : "?";
 }
 
+/* The operator table: one column list of {name, type, getter} over the
+ * result, the original streaming profile's columns first, then what the
+ * measurement adds; the device's columns when --device is given. */
+#define RES(ctx) ((const struct result *)(ctx))
+#define OP(ctx, i) (&RES(ctx)->p.ops[(i)])
+
+static bool real_cell(double x, union cli_value *v)
+{
+    v->r = x;
+    return isfinite(x);
+}
+
+static bool g_operator(const void *c, size_t i, union cli_value *v)
+{
+    v->s = OP(c, i)->operator_name;
+    return true;
+}
+
+static bool g_latency(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->latency_ms, v);
+}
+
+static bool g_memory_kb(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->memory_kb, v);
+}
+
+static bool g_min(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->stats.min_ms, v);
+}
+
+static bool g_p90(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->stats.p90_ms, v);
+}
+
+static bool g_max(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->stats.max_ms, v);
+}
+
+static bool g_mad(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->stats.mad_ms, v);
+}
+
+static bool g_bytes(const void *c, size_t i, union cli_value *v)
+{
+    v->u = OP(c, i)->bytes_moved;
+    return true;
+}
+
+static bool g_macs(const void *c, size_t i, union cli_value *v)
+{
+    v->u = OP(c, i)->macs;
+    return true;
+}
+
+static bool g_intensity(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->intensity_mac_per_byte, v);
+}
+
+static bool g_bound(const void *c, size_t i, union cli_value *v)
+{
+    v->s = prof_bound_name(OP(c, i)->bound);
+    return true;
+}
+
+static bool g_fp16(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->fp16_latency_ms, v);
+}
+
+static bool g_int8(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(OP(c, i)->int8_latency_ms, v);
+}
+
+static bool g_host_pred(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(RES(c)->host_pred[i].pred.predicted_ms, v);
+}
+
+static bool g_host_err(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(RES(c)->host_pred[i].relative_error, v);
+}
+
+static bool g_host_level(const void *c, size_t i, union cli_value *v)
+{
+    v->s = level_name(RES(c)->host_pred[i].pred.memory_level);
+    return true;
+}
+
+static bool g_dram_pred(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(RES(c)->dram_pred[i].pred.predicted_ms, v);
+}
+
+static bool g_dram_err(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(RES(c)->dram_pred[i].relative_error, v);
+}
+
+static bool g_dev_pred(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(RES(c)->dev_pred[i].pred.predicted_ms, v);
+}
+
+static bool g_dev_bound(const void *c, size_t i, union cli_value *v)
+{
+    v->s = prof_bound_name(RES(c)->dev_pred[i].pred.bound);
+    return true;
+}
+
+static bool g_dev_energy(const void *c, size_t i, union cli_value *v)
+{
+    return real_cell(RES(c)->dev_pred[i].pred.energy_proxy_j, v);
+}
+
+static const struct cli_column op_cols[] = {
+    {"operator", ART_TEXT, g_operator, CLI_COL_BRIEF},
+    {"latency_ms", ART_REAL, g_latency, CLI_COL_BRIEF},
+    {"memory_kb", ART_REAL, g_memory_kb, CLI_COL_BRIEF},
+    {"latency_min_ms", ART_REAL, g_min, CLI_COL_ALL},
+    {"latency_p90_ms", ART_REAL, g_p90, CLI_COL_ALL},
+    {"latency_max_ms", ART_REAL, g_max, CLI_COL_ALL},
+    {"latency_mad_ms", ART_REAL, g_mad, CLI_COL_ALL},
+    {"bytes_moved", ART_UINT, g_bytes, CLI_COL_ALL},
+    {"macs", ART_UINT, g_macs, CLI_COL_ALL},
+    {"intensity_mac_per_byte", ART_REAL, g_intensity, CLI_COL_ALL},
+    {"bound", ART_TEXT, g_bound, CLI_COL_BRIEF},
+    {"fp16_latency_ms", ART_REAL, g_fp16, CLI_COL_BRIEF},
+    {"int8_latency_ms", ART_REAL, g_int8, CLI_COL_BRIEF},
+    {"host_predicted_ms", ART_REAL, g_host_pred, CLI_COL_ALL},
+    {"host_prediction_error", ART_REAL, g_host_err, CLI_COL_BRIEF},
+    {"host_memory_level", ART_TEXT, g_host_level, CLI_COL_ALL},
+    {"host_dram_predicted_ms", ART_REAL, g_dram_pred, CLI_COL_ALL},
+    {"host_dram_prediction_error", ART_REAL, g_dram_err, CLI_COL_ALL},
+};
+
+static const struct cli_column op_device_cols[] = {
+    {"device_predicted_ms", ART_REAL, g_dev_pred, CLI_COL_ALL},
+    {"device_bound", ART_TEXT, g_dev_bound, CLI_COL_ALL},
+    {"device_energy_proxy_j", ART_REAL, g_dev_energy, CLI_COL_ALL},
+};
+
 static int build_ops_table(struct result *r)
 {
-    /* The original profile's columns first, then what the measurement adds. */
-    static const char *const names[] = {
-        "operator", "latency_ms", "memory_kb", "latency_min_ms",
-        "latency_p90_ms", "latency_max_ms", "latency_mad_ms", "bytes_moved",
-        "macs", "intensity_mac_per_byte", "bound", "fp16_latency_ms",
-        "int8_latency_ms", "host_predicted_ms", "host_prediction_error",
-        "host_memory_level", "host_dram_predicted_ms",
-        "host_dram_prediction_error",
+    const struct cli_column_set sets[] = {
+        {op_cols, sizeof op_cols / sizeof op_cols[0], r},
+        {op_device_cols, sizeof op_device_cols / sizeof op_device_cols[0],
+         r},
     };
-    static const enum art_type types[] = {
-        ART_TEXT, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
-        ART_UINT, ART_UINT, ART_REAL, ART_TEXT, ART_REAL, ART_REAL, ART_REAL,
-        ART_REAL, ART_TEXT, ART_REAL, ART_REAL,
-    };
-    static const char *const dev_names[] = {
-        "device_predicted_ms", "device_bound", "device_energy_proxy_j",
-    };
-    static const enum art_type dev_types[] = {ART_REAL, ART_TEXT, ART_REAL};
-    const int with_dev = r->device.name[0] != '\0';
-    int st = art_table_create("operator_profile", &r->ops);
+    const size_t nsets = r->device.name[0] != '\0' ? 2 : 1;
+    int st = cli_table_build("operator_profile", sets, nsets,
+                             PROF_STREAM_OPERATORS, CLI_COL_ALL, &r->ops);
     if (st == ART_OK) {
-        st = add_columns(r->ops, names, types, sizeof(types) /
-                                                   sizeof(types[0]));
-    }
-    if (st == ART_OK && with_dev) {
-        st = add_columns(r->ops, dev_names, dev_types, 3);
-    }
-    for (size_t i = 0; st == ART_OK && i < PROF_STREAM_OPERATORS; i++) {
-        const struct prof_stream_op *op = &r->p.ops[i];
-        struct filler f = {r->ops, 0, 0, ART_OK};
-        f.st = art_table_add_row(r->ops, &f.row);
-        put_text(&f, op->operator_name);
-        put_real(&f, op->latency_ms);
-        put_real(&f, op->memory_kb);
-        put_real(&f, op->stats.min_ms);
-        put_real(&f, op->stats.p90_ms);
-        put_real(&f, op->stats.max_ms);
-        put_real(&f, op->stats.mad_ms);
-        put_uint(&f, op->bytes_moved);
-        put_uint(&f, op->macs);
-        put_real(&f, op->intensity_mac_per_byte);
-        put_text(&f, prof_bound_name(op->bound));
-        put_real(&f, op->fp16_latency_ms);
-        put_real(&f, op->int8_latency_ms);
-        put_real(&f, r->host_pred[i].pred.predicted_ms);
-        put_real_opt(&f, r->host_pred[i].relative_error);
-        put_text(&f, level_name(r->host_pred[i].pred.memory_level));
-        put_real(&f, r->dram_pred[i].pred.predicted_ms);
-        put_real_opt(&f, r->dram_pred[i].relative_error);
-        if (with_dev) {
-            put_real(&f, r->dev_pred[i].pred.predicted_ms);
-            put_text(&f, prof_bound_name(r->dev_pred[i].pred.bound));
-            put_real_opt(&f, r->dev_pred[i].pred.energy_proxy_j);
-        }
-        st = f.st;
+        st = cli_table_build("operator_profile", sets, nsets,
+                             PROF_STREAM_OPERATORS, CLI_COL_BRIEF,
+                             &r->ops_view);
     }
     return st;
 }
 
 static int build_totals_table(struct result *r)
 {
-    static const char *const names[] = {
-        "latency_ms", "memory_kb", "estimated_bandwidth_mb_s",
-        "stream_utilization", "stream_interval_ms", "feature_count",
-        "batch_size", "bytes_moved", "fp32_memory_kb", "fp16_memory_kb",
-        "int8_memory_kb", "fp32_latency_ms", "fp16_latency_ms",
-        "int8_latency_ms", "host_peak_gmacs", "host_bandwidth_gbps",
-        "host_knee_mac_per_byte", "host_predicted_ms",
-        "host_prediction_error", "host_dram_predicted_ms",
-        "host_dram_prediction_error",
-    };
-    static const enum art_type types[] = {
-        ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_UINT, ART_UINT,
-        ART_UINT, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
-        ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
-    };
-    static const char *const dev_names[] = {
-        "device", "device_predicted_ms", "device_stream_utilization",
-        "device_energy_proxy_j",
-    };
-    static const enum art_type dev_types[] = {ART_TEXT, ART_REAL, ART_REAL,
-                                              ART_REAL};
-    const int with_dev = r->device.name[0] != '\0';
     const struct prof_stream_profile *p = &r->p;
-    int st = art_table_create("totals", &r->totals);
-    if (st == ART_OK) {
-        st = add_columns(r->totals, names, types, sizeof(types) /
-                                                      sizeof(types[0]));
-    }
-    if (st == ART_OK && with_dev) {
-        st = add_columns(r->totals, dev_names, dev_types, 4);
-    }
-    struct filler f = {r->totals, 0, 0, st};
-    if (f.st == ART_OK) {
-        f.st = art_table_add_row(r->totals, &f.row);
-    }
-    put_real(&f, p->latency_ms);
-    put_real(&f, p->memory_kb);
-    put_real(&f, p->estimated_bandwidth_mb_s);
-    put_real(&f, p->stream_utilization);
-    put_real(&f, p->stream_interval_ms);
-    put_uint(&f, p->feature_count);
-    put_uint(&f, p->batch);
-    put_uint(&f, p->bytes_moved);
-    put_real(&f, p->fp32_memory_kb);
-    put_real(&f, p->fp16_memory_kb);
-    put_real(&f, p->int8_memory_kb);
-    put_real(&f, p->fp32_latency_ms);
-    put_real(&f, p->fp16_latency_ms);
-    put_real(&f, p->int8_latency_ms);
-    put_real(&f, p->host_peak_gmacs);
-    put_real(&f, p->host_bandwidth_gbps);
-    put_real(&f, p->host_knee_mac_per_byte);
-    put_real(&f, r->host_total.predicted_ms);
-    put_real_opt(&f, r->host_total.relative_error);
-    put_real(&f, r->dram_total.predicted_ms);
-    put_real_opt(&f, r->dram_total.relative_error);
-    if (with_dev) {
-        put_text(&f, r->device.name);
-        put_real(&f, r->dev_total.predicted_ms);
-        put_real(&f, fmin(1.0, r->dev_total.predicted_ms /
-                                   p->stream_interval_ms));
-        put_real_opt(&f, r->dev_total.energy_proxy_j);
-    }
-    return f.st;
+    const int with_dev = r->device.name[0] != '\0';
+    const struct cli_field f[] = {
+        CLI_REAL("latency_ms", p->latency_ms),
+        CLI_REAL("memory_kb", p->memory_kb),
+        CLI_REAL("estimated_bandwidth_mb_s", p->estimated_bandwidth_mb_s),
+        CLI_REAL("stream_utilization", p->stream_utilization),
+        CLI_REAL("stream_interval_ms", p->stream_interval_ms),
+        CLI_UINT("feature_count", p->feature_count),
+        CLI_UINT("batch_size", p->batch),
+        CLI_UINT("bytes_moved", p->bytes_moved),
+        CLI_REAL("fp32_memory_kb", p->fp32_memory_kb),
+        CLI_REAL("fp16_memory_kb", p->fp16_memory_kb),
+        CLI_REAL("int8_memory_kb", p->int8_memory_kb),
+        CLI_REAL("fp32_latency_ms", p->fp32_latency_ms),
+        CLI_REAL("fp16_latency_ms", p->fp16_latency_ms),
+        CLI_REAL("int8_latency_ms", p->int8_latency_ms),
+        CLI_REAL("host_peak_gmacs", p->host_peak_gmacs),
+        CLI_REAL("host_bandwidth_gbps", p->host_bandwidth_gbps),
+        CLI_REAL("host_knee_mac_per_byte", p->host_knee_mac_per_byte),
+        CLI_REAL("host_predicted_ms", r->host_total.predicted_ms),
+        CLI_REAL("host_prediction_error", r->host_total.relative_error),
+        CLI_REAL("host_dram_predicted_ms", r->dram_total.predicted_ms),
+        CLI_REAL("host_dram_prediction_error", r->dram_total.relative_error),
+        /* the device's, when --device is given */
+        CLI_TEXT("device", r->device.name),
+        CLI_REAL("device_predicted_ms", r->dev_total.predicted_ms),
+        CLI_REAL("device_stream_utilization",
+                 fmin(1.0, r->dev_total.predicted_ms / p->stream_interval_ms)),
+        CLI_REAL("device_energy_proxy_j", r->dev_total.energy_proxy_j),
+    };
+    const size_t n = sizeof f / sizeof f[0] - (with_dev ? 0 : 4);
+    return cli_record_build("totals", f, n, &r->totals);
 }
 
 /* The original profile's note warned that latency effects of lower precision depend on
@@ -538,7 +569,7 @@ static int build_doc(const struct options *o, struct result *r)
                              o->stream.timing.latency_multiplier));
 
     DOC_SET(art_doc_set_real(host, "peak_gmacs", r->cal.peak.gmacs));
-    DOC_SET(art_doc_set_text(host, "fma_path", r->cal.peak.path));
+    DOC_SET(art_doc_set_text(host, "peak_path", r->cal.peak.path));
     DOC_SET(art_doc_set_real(host, "triad_gbps", r->cal.triad.gbps));
     DOC_SET(art_doc_set_uint(host, "triad_total_bytes",
                              r->cal.triad.total_bytes));
@@ -549,13 +580,13 @@ static int build_doc(const struct options *o, struct result *r)
     DOC_SET(art_doc_set_real(host, "measured_ms", r->host_total.measured_ms));
     DOC_SET(art_doc_set_real(host, "prediction_error",
                              r->host_total.relative_error));
-    DOC_SET(art_doc_set_real(host, "mean_abs_operator_error",
+    DOC_SET(art_doc_set_real(host, "host_mean_abs_error",
                              r->host_total.mean_abs_relative_error));
-    DOC_SET(art_doc_set_real(host, "dram_predicted_ms",
+    DOC_SET(art_doc_set_real(host, "host_dram_predicted_ms",
                              r->dram_total.predicted_ms));
-    DOC_SET(art_doc_set_real(host, "dram_prediction_error",
+    DOC_SET(art_doc_set_real(host, "host_dram_prediction_error",
                              r->dram_total.relative_error));
-    DOC_SET(art_doc_set_real(host, "dram_mean_abs_operator_error",
+    DOC_SET(art_doc_set_real(host, "host_dram_mean_abs_error",
                              r->dram_total.mean_abs_relative_error));
     art_table *levels = NULL;
     DOC_SET(art_table_create("memory_levels", &levels));
@@ -658,36 +689,30 @@ static int predict(const struct options *o, struct result *r)
     return CLI_EXIT_OK;
 }
 
-/* One line of progress on stderr, overwritten by the next; only on a
- * terminal and without --quiet. NULL clears the line. */
-static void progress(const struct options *o, const char *what)
+/* Progress by stage: calibration, the operators (fp32, then fp16 and
+ * int8 inside the library), done. */
+static void progress(const struct options *o, unsigned step,
+                     const char *what)
 {
-    if (o->co.quiet || !isatty(fileno(stderr))) {
-        return;
-    }
-    if (what) {
-        fprintf(stderr, "\r%s: %s...\033[K", cli_program(), what);
-    } else {
-        fprintf(stderr, "\r\033[K");
-    }
-    fflush(stderr);
+    cli_progress(cli_progress_wanted(o->co.quiet), step, 2, what);
 }
 
 static int compute(const struct options *o, struct result *r)
 {
     bool cached = false;
     struct cli_calib_opts co = o->calib;
-    co.quiet = o->co.quiet;
+    progress(o, 0, "calibrating the host (or reading its cache)");
     int st = cli_host_calibration(&co, &r->cal, &cached);
     if (st != PROF_OK) {
+        progress(o, 0, NULL);
         cli_error("calibrating the host: %s", prof_strerror(st));
         return CLI_EXIT_FAILURE;
     }
-    progress(o, "timing the operators");
+    progress(o, 1, "timing the operators in fp32, fp16 and int8");
     struct prof_diag diag;
     memset(&diag, 0, sizeof(diag));
     st = prof_stream_profile(&o->stream, &r->cal, &r->p, &diag);
-    progress(o, NULL);
+    progress(o, 2, NULL);
     if (st != PROF_OK) {
         if (diag.message[0] != '\0') {
             /* The data could not be used: the reader says which file and
@@ -763,44 +788,34 @@ static void print_summary(const struct result *r)
 
 static int print_stdout(const struct options *o, const struct result *r)
 {
-    int st = ART_OK;
-    switch (o->co.format) {
-    case CLI_FORMAT_TABLE:
-        st = art_table_print(r->ops, stdout, 6);
-        if (st == ART_OK) {
-            print_summary(r);
-        }
-        break;
-    case CLI_FORMAT_CSV:
-        st = art_table_write_csv(r->ops, stdout);
-        break;
-    case CLI_FORMAT_JSON:
-        st = art_doc_write(r->doc, stdout);
-        break;
+    int rc;
+    if (o->co.format == CLI_FORMAT_JSON) {
+        /* The document (hardware_profile.json) holds the tables and the
+         * sentences. */
+        return cli_stdout_finish(art_doc_write(r->doc, stdout));
     }
-    return cli_stdout_finish(st);
+    const struct cli_output outs[] = {
+        {.key = "operator_profile", .table = r->ops, .view = r->ops_view},
+    };
+    rc = cli_emit(o->co.format, outs, 1);
+    if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
+    }
+    print_summary(r);
+    return cli_stdout_finish(ART_OK);
 }
 
 /* All three files appear together or not at all. */
 static int write_artifacts(const char *dir, const struct result *r)
 {
-    art_bundle *b = NULL;
-    int st = art_bundle_create(dir, &b);
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "operator_profile.csv", r->ops);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_csv(b, "hardware_totals.csv", r->totals);
-    }
-    if (st == ART_OK) {
-        st = art_bundle_add_doc(b, "hardware_profile.json", r->doc);
-    }
-    if (st != ART_OK) {
-        art_bundle_destroy(b);
-        cli_error("--out %s: %s", dir, art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return cli_out_commit(b);
+    const struct cli_output outs[] = {
+        {.key = "operator_profile", .file = "operator_profile.csv",
+         .table = r->ops},
+        {.key = "totals", .file = "hardware_totals.csv", .table = r->totals},
+        {.key = "hardware_profile", .file = "hardware_profile.json",
+         .doc = r->doc},
+    };
+    return cli_write_outputs(dir, outs, 3, NULL);
 }
 
 int main(int argc, char **argv)
@@ -834,9 +849,10 @@ int main(int argc, char **argv)
         }
     }
     if (o.dev.list) {
-        cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
+        const int lrc = cli_devices_print(
+            o.co.format, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
-        return cli_stdout_finish(ART_OK);
+        return lrc;
     }
     rc = compute(&o, &r);
     if (rc == CLI_EXIT_OK) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calib.h"
 #include "cli.h"
 #include "devices.h"
 #include "edgefit/artifacts.h"
@@ -87,7 +88,8 @@ static void usage(FILE *f)
         prof_dataset_default_dir());
 }
 
-static const struct cli_app app = {"edgefit-sweep", EDGEFIT_VERSION, usage};
+static const struct cli_app app = {"edgefit-sweep", EDGEFIT_VERSION, usage,
+                                   cli_version_details};
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -260,7 +262,6 @@ int main(int argc, char **argv)
     struct sweep_result res = {0};
     art_table *rt = NULL, *tt = NULL;
     struct sweep_chart ch = {0};
-    art_bundle *b = NULL;
     if (cli_out_check(o.co.out_dir) != CLI_EXIT_OK) {
         goto done;
     }
@@ -313,19 +314,12 @@ int main(int argc, char **argv)
         goto done;
     }
     if (o.co.out_dir) {
-        int st = art_bundle_create(o.co.out_dir, &b);
-        st = st ? st : art_bundle_add_csv(b, "sweep_results.csv", rt);
-        st = st ? st : art_bundle_add_csv(b, "precision_tradeoffs.csv", tt);
-        st = st ? st
-                : art_bundle_add_chart(b, "precision_tradeoffs.png",
-                                       &ch.chart);
-        if (st != ART_OK) {
-            cli_error("--out %s: %s", o.co.out_dir, art_strerror(st));
-            goto done;
-        }
-        const int crc = cli_out_commit(b);
-        b = NULL;
-        if (crc != CLI_EXIT_OK) {
+        const struct cli_out_file files[] = {
+            {.name = "sweep_results.csv", .csv = rt},
+            {.name = "precision_tradeoffs.csv", .csv = tt},
+            {.name = "precision_tradeoffs.png", .chart = &ch.chart},
+        };
+        if (cli_out_write(o.co.out_dir, files, 3) != CLI_EXIT_OK) {
             goto done;
         }
     }
@@ -344,7 +338,6 @@ int main(int argc, char **argv)
         }
     }
 done:
-    art_bundle_destroy(b);
     sweep_chart_free(&ch);
     art_table_destroy(rt);
     art_table_destroy(tt);

@@ -13,11 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calib.h"
 #include "cli.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "model.h"
 #include "train_charts.h"
 #include "training.h"
 #include "weights.h"
@@ -137,7 +139,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-train", EDGEFIT_VERSION,
-                                       usage};
+                                       usage, cli_version_details};
     struct memest_hw_config hw;
     memest_hw_config_init(&hw);
     struct prof_train_opts to;
@@ -321,13 +323,9 @@ static void result_free(struct result *r)
  * it checked before any data is read. */
 static int prepare(const struct options *o, struct result *r)
 {
-    struct memest_diag md;
-    int st = memest_model_load(o->model, &r->model, &md);
-    if (st != MEMEST_OK) {
-        char msg[600];
-        memest_diag_format(&md, msg, sizeof msg);
-        cli_error("%s", msg);
-        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    const int rc = cli_model_load(o->model, &r->model);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
     struct memest_hw_config hw;
     memest_hw_config_init(&hw);
@@ -336,7 +334,7 @@ static int prepare(const struct options *o, struct result *r)
     hw.compute_speed_factor = o->speed_factor;
     hw.precision = o->precision;
     hw.batch_size_limit = o->batch_limit;
-    st = memest_prepare_run(r->model, o->batch, &hw, &r->plan);
+    int st = memest_prepare_run(r->model, o->batch, &hw, &r->plan);
     if (st != MEMEST_OK) {
         cli_error("planning the run: %s", memest_strerror(st));
         return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
@@ -358,10 +356,10 @@ static int prepare(const struct options *o, struct result *r)
     to.seed = o->seed;
     to.threads = (unsigned)o->threads;
     to.loss_scale = o->loss_scale;
-    const int rc = cli_train_create(r->model, o->model, &to, &r->trainer,
-                                    &r->mem, &r->weights);
-    if (rc != CLI_EXIT_OK) {
-        return rc;
+    const int trc = cli_train_create(r->model, o->model, &to, &r->trainer,
+                                     &r->mem, &r->weights);
+    if (trc != CLI_EXIT_OK) {
+        return trc;
     }
     if (o->init_weights) {
         if (!cli_weights_read("--init-weights", o->init_weights, r->model,
@@ -582,20 +580,6 @@ static int executor_accuracy(const struct result *r,
 
 /* ---- outputs --------------------------------------------------------------- */
 
-struct col {
-    const char *name;
-    enum art_type type;
-};
-
-static int add_columns(art_table *t, const struct col *cols, size_t n)
-{
-    int st = ART_OK;
-    for (size_t i = 0; st == ART_OK && i < n; i++) {
-        st = art_table_add_column(t, cols[i].name, cols[i].type);
-    }
-    return st;
-}
-
 static int build_history(struct result *r)
 {
     r->history = cli_train_history(&r->epochs);
@@ -604,12 +588,15 @@ static int build_history(struct result *r)
 
 static int build_scale_table(struct result *r)
 {
-    static const struct col cols[] = {
-        {"step", ART_UINT}, {"loss_scale", ART_REAL}, {"skipped", ART_BOOL},
-    };
     int st = art_table_create("loss_scale_events", &r->scale_table);
     if (st == ART_OK) {
-        st = add_columns(r->scale_table, cols, 3);
+        st = art_table_add_column(r->scale_table, "step", ART_UINT);
+    }
+    if (st == ART_OK) {
+        st = art_table_add_column(r->scale_table, "loss_scale", ART_REAL);
+    }
+    if (st == ART_OK) {
+        st = art_table_add_column(r->scale_table, "skipped", ART_BOOL);
     }
     for (size_t i = 0; st == ART_OK && i < r->scale_event_count; i++) {
         const struct prof_train_scale_event *ev = &r->scale_events[i];
@@ -847,13 +834,16 @@ static void print_summary(const struct options *o, const struct result *r)
                r->epochs.skipped_steps, r->scale_event_count);
     }
     const struct prof_train_memory *m = &r->mem;
-    printf("  training memory   %" PRIu64 " B allocated (parameters %" PRIu64
-           ", gradients %" PRIu64 ", optimizer state %" PRIu64
+    /* The plan above counts what the original counted (parameters and
+     * activations); training needs this much more, which is shown so the
+     * two are not confused. */
+    printf("  training memory   %.6f MB = %" PRIu64 " B allocated (parameters "
+           "%" PRIu64 ", gradients %" PRIu64 ", optimizer state %" PRIu64
            ", activations %" PRIu64 ", working %" PRIu64
-           "); libmemest's estimate %" PRIu64 " B\n",
-           m->total_bytes, m->parameter_bytes, m->gradient_bytes,
-           m->optimizer_state_bytes, m->activation_bytes, m->working_bytes,
-           m->estimate_total_bytes);
+           "); libmemest's training estimate %" PRIu64 " B\n",
+           (double)m->total_bytes / 1048576.0, m->total_bytes,
+           m->parameter_bytes, m->gradient_bytes, m->optimizer_state_bytes,
+           m->activation_bytes, m->working_bytes, m->estimate_total_bytes);
     for (size_t i = 0; i < p->warning_count; i++) {
         printf("warning: %s\n", p->warnings[i]);
     }
@@ -894,7 +884,7 @@ static int write_outputs(const struct options *o, const struct result *r)
     const struct cli_weights *w = &r->weights;
     if (o->co.out_dir) {
         art_bundle *b = NULL;
-        char failed[256] = "";
+        struct art_diag diag = {0, "", 0};
         int st = art_bundle_create(o->co.out_dir, &b);
         if (st == ART_OK) {
             st = art_bundle_add_doc(b, "run_log.json", r->log);
@@ -925,16 +915,14 @@ static int write_outputs(const struct options *o, const struct result *r)
             }
         }
         if (st == ART_OK) {
-            struct art_diag cd = {0, "", 0};
-            st = art_bundle_commit(b, &cd);
+            st = art_bundle_commit(b, &diag);
             b = NULL;
-            snprintf(failed, sizeof failed, "%s", cd.message);
         }
         train_charts_free(&ch);
         art_bundle_destroy(b);
         if (st != ART_OK) {
-            cli_error("--out %s: %s%s%s", o->co.out_dir, failed,
-                      *failed ? ": " : "", art_strerror(st));
+            cli_error("--out %s: %s", o->co.out_dir,
+                      diag.message[0] ? diag.message : art_strerror(st));
             return CLI_EXIT_FAILURE;
         }
     }

@@ -56,16 +56,41 @@ static int dtype_from_name(const char *name, enum art_dtype *out)
     return -1;
 }
 
-static int fail(struct art_diag *diag, int status, const char *fmt, ...)
+/* Fill diag; sys_errno is the errno of the system call that failed, 0
+ * when the failure is not the system's. */
+static int fail_errno(struct art_diag *diag, int status, int sys_errno,
+                      const char *fmt, va_list ap)
 {
     if (diag) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(diag->message, sizeof(diag->message), fmt, ap);
-        va_end(ap);
         diag->line = 0;
+        diag->sys_errno = sys_errno;
     }
     return status;
+}
+
+static int fail(struct art_diag *diag, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(struct art_diag *diag, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_errno(diag, status, 0, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* An I/O failure: the message ends in strerror(err) (or says why when the
+ * stream had no errno), and sys_errno keeps err. */
+static int fail_io(struct art_diag *diag, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_io(struct art_diag *diag, int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_errno(diag, ART_E_IO, err, fmt, ap);
+    va_end(ap);
+    return ART_E_IO;
 }
 
 /* Bytes of a tensor: prod(shape) * size, or -1 on overflow. */
@@ -356,14 +381,8 @@ ART_API int art_safetensors_save(const char *path,
     if (st != ART_OK) {
         return st;
     }
-    errno = 0;
-    st = art_save_with(path, write_set, s, NULL);
-    if (st == ART_E_IO) {
-        fail(diag, st, "%s: cannot write: %s", path,
-             errno ? strerror(errno) : "input/output error");
-    } else if (st != ART_OK) {
-        fail(diag, st, "%s: %s", path, art_strerror(st));
-    }
+    /* "path: reason" and the errno, as every libartifacts write. */
+    st = art_save_with(path, write_set, s, diag);
     free_set(s);
     return st;
 }
@@ -764,8 +783,8 @@ ART_API int art_safetensors_load(const char *path, art_safetensors **out,
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        return fail(diag, ART_E_IO, "%s: cannot open: %s", path,
-                    strerror(errno));
+        return fail_io(diag, errno, "%s: cannot open: %s", path,
+                       strerror(errno));
     }
     art_safetensors *st = calloc(1, sizeof *st);
     char *text = NULL;
@@ -777,8 +796,8 @@ ART_API int art_safetensors_load(const char *path, art_safetensors **out,
         goto done;
     }
     if (fstat(fileno(f), &sb) != 0) {
-        rc = fail(diag, ART_E_IO, "%s: cannot stat: %s", path,
-                  strerror(errno));
+        rc = fail_io(diag, errno, "%s: cannot stat: %s", path,
+                     strerror(errno));
         goto done;
     }
     if (!S_ISREG(sb.st_mode)) {
@@ -793,8 +812,8 @@ ART_API int art_safetensors_load(const char *path, art_safetensors **out,
         goto done;
     }
     if (read_exact(f, lenb, 8) != 0) {
-        rc = fail(diag, ART_E_IO, "%s: cannot read: %s", path,
-                  ferror(f) ? strerror(errno) : "the file shrank");
+        rc = fail_io(diag, ferror(f) ? errno : 0, "%s: cannot read: %s",
+                     path, ferror(f) ? strerror(errno) : "the file shrank");
         goto done;
     }
     uint64_t hlen = 0;
@@ -819,8 +838,8 @@ ART_API int art_safetensors_load(const char *path, art_safetensors **out,
         goto done;
     }
     if (read_exact(f, text, hlen) != 0) {
-        rc = fail(diag, ART_E_IO, "%s: cannot read: %s", path,
-                  ferror(f) ? strerror(errno) : "the file shrank");
+        rc = fail_io(diag, ferror(f) ? errno : 0, "%s: cannot read: %s",
+                     path, ferror(f) ? strerror(errno) : "the file shrank");
         goto done;
     }
     const uint64_t buffer_bytes = file_bytes - 8 - hlen;
@@ -852,9 +871,10 @@ ART_API int art_safetensors_load(const char *path, art_safetensors **out,
         const uint64_t bytes = ents[i].end - ents[i].begin;
         /* Contiguous in the file, so the slots fill in one pass. */
         if (read_exact(f, st->data + slot, bytes) != 0) {
-            rc = fail(diag, ART_E_IO, "%s: cannot read tensor '%.80s': %s",
-                      path, st->tensors[i].name,
-                      ferror(f) ? strerror(errno) : "the file shrank");
+            rc = fail_io(diag, ferror(f) ? errno : 0,
+                         "%s: cannot read tensor '%.80s': %s", path,
+                         st->tensors[i].name,
+                         ferror(f) ? strerror(errno) : "the file shrank");
             goto done;
         }
         st->tensors[i].data = st->data + slot;

@@ -107,6 +107,15 @@ KERN_API unsigned kern_cpu_flags(void)
     return masked_flags;
 }
 
+KERN_API const char *kern_built_paths(void)
+{
+#if KERN_SIMD
+    return "c avx2 avx512 avx512vnni avx512bf16";
+#else
+    return "c";
+#endif
+}
+
 KERN_API const char *kern_cpu_path_name(unsigned flags)
 {
     if (flags & KERN_CPU_AVX512VNNI) {

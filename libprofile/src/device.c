@@ -216,6 +216,12 @@ PROF_API int prof_device_validate(const struct prof_device *dev,
         diag_set(diag, 0, "%s: peak_gmacs must be a number > 0", dev->name);
         return PROF_E_RANGE;
     }
+    if (!isfinite(dev->peak_gmacs_f16) || dev->peak_gmacs_f16 < 0.0 ||
+        !isfinite(dev->peak_gmacs_int8) || dev->peak_gmacs_int8 < 0.0) {
+        diag_set(diag, 0, "%s: peak_gmacs_f16 and peak_gmacs_int8 must be "
+                 "numbers >= 0 (0: the fp32 peak)", dev->name);
+        return PROF_E_RANGE;
+    }
     if (!isfinite(dev->power_watts) || dev->power_watts < 0.0) {
         diag_set(diag, 0, "%s: power_watts must be a number >= 0",
                  dev->name);
@@ -314,10 +320,14 @@ PROF_API int prof_device_host(const struct prof_calibration *cal,
     return prof_device_validate(out, NULL);
 }
 
-enum field { F_NAME, F_BANDWIDTH, F_PEAK, F_POWER, F_MEMORY, F_COUNT };
+enum field {
+    F_NAME, F_BANDWIDTH, F_PEAK, F_POWER, F_MEMORY, F_PEAK16, F_PEAK8,
+    F_COUNT
+};
 
 static const char *const field_names[F_COUNT] = {
     "name", "bandwidth_gbps", "peak_gmacs", "power_watts", "memory_mb",
+    "peak_gmacs_f16", "peak_gmacs_int8",
 };
 
 PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
@@ -361,7 +371,8 @@ PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
         if (f == F_COUNT) {
             diag_set(diag, key_col,
                      "unknown key '%.*s' (expected name, bandwidth_gbps, "
-                     "peak_gmacs, power_watts or memory_mb)",
+                     "peak_gmacs, power_watts, memory_mb, peak_gmacs_f16 "
+                     "or peak_gmacs_int8)",
                      (int)key_len, key);
             return PROF_E_PARSE;
         }
@@ -418,6 +429,8 @@ PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
             double *slot = f == F_BANDWIDTH ? &d.bandwidth_gbps
                            : f == F_PEAK    ? &d.peak_gmacs
                            : f == F_POWER   ? &d.power_watts
+                           : f == F_PEAK16  ? &d.peak_gmacs_f16
+                           : f == F_PEAK8   ? &d.peak_gmacs_int8
                                             : &d.memory_mb;
             *slot = v;
         }

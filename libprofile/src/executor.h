@@ -21,6 +21,9 @@ struct exec_op {
     size_t c_in, h_in, w_in, c_out, h_out, w_out, hw_out;
     size_t k, stride, pad, groups;
     size_t kdim; /* GEMM depth: in (dense) or in_c/groups*k*k */
+    /* 16-bit dense: rows of the input and columns of the weights widened
+     * to fp32 at a time (see dense_16) */
+    size_t tile_m, tile_n;
     size_t ocg;  /* output channels per group (dense: out) */
     /* parameters: float master, and the stored form. A conv2d's weights
      * are [out_c][in_c/g][k][k], as the API gives them; a dense layer's are
@@ -67,6 +70,15 @@ struct prof_exec {
 /* Fill diag (may be NULL): column 0 and the formatted message. */
 void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Where element i of a layer's weights in the API's order ([out][in] for
+ * dense, [out_c][in_c/g][k][k] for conv2d) lives in op->w. */
+size_t exec_w_slot(const struct exec_op *op, size_t i);
+
+/* The common start of a create function: clear diag (may be NULL), check
+ * model and the out-pointer. PROF_E_INVALID when either is NULL. */
+int exec_create_args(const memest_model *model, const void *out,
+                     struct prof_diag *diag);
 
 /* A libkernels status as a libprofile one. */
 int exec_kern_status(int kst);

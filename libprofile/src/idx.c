@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "edgefit/profile.h"
+#include "internal.h"
 
 /* The first read of a gzip stream asks for at most this much memory; the
  * buffer doubles from there. */
@@ -54,6 +55,7 @@ struct idx_file {
     const char *path;
     gzFile gz;
     bool plain;
+    bool sized;          /* a regular file, whose size fstat knows */
     uint64_t file_bytes;
 };
 
@@ -121,6 +123,9 @@ static int idx_open(const char *path, struct idx_file *f,
         return fail(diag, PROF_E_IO, "%s: cannot read: %s", path,
                     strerror(EISDIR));
     }
+    /* A pipe or a device has no size to check against: it is read like a
+     * gzip stream, growing the buffer with the data. */
+    f->sized = S_ISREG(sb.st_mode);
     f->file_bytes = sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
     f->gz = gzdopen(fd, "rb");
     if (!f->gz) {
@@ -236,7 +241,7 @@ static int read_items(struct idx_file *f, uint64_t head_bytes,
     }
     const uint64_t claimed = count * item;
     const uint64_t want = take * item;
-    if (f->plain && f->file_bytes != head_bytes + claimed) {
+    if (f->plain && f->sized && f->file_bytes != head_bytes + claimed) {
         /* The cheap, exact check: refuse before allocating anything. */
         const uint64_t body =
             f->file_bytes > head_bytes ? f->file_bytes - head_bytes : 0;
@@ -257,9 +262,9 @@ static int read_items(struct idx_file *f, uint64_t head_bytes,
                     " bytes do not fit in memory here", f->path, take, what,
                     item);
     }
-    /* For a plain file the size is now known to hold want bytes; a gzip
-     * stream starts small and doubles, so memory follows the data. */
-    uint64_t cap = f->plain ? want
+    /* A plain file is now known to hold want bytes; a gzip stream starts
+     * small and doubles, so memory follows the data. */
+    uint64_t cap = f->plain && f->sized ? want
                             : (want < GZ_FIRST_CHUNK ? want : GZ_FIRST_CHUNK);
     uint8_t *buf = malloc(cap ? (size_t)cap : 1u);
     if (!buf) {
@@ -317,6 +322,34 @@ fail:
     return st;
 }
 
+/*
+ * Read an IDX file of ndim dimensions (3: images, 1: labels): dims
+ * receives the header's sizes (dims[0] the count it claims), *taken the
+ * items read (at most max_count, 0: all) and *data their bytes.
+ */
+static int load_idx(const char *path, unsigned ndim, uint64_t max_count,
+                    uint64_t *dims, uint64_t *taken, uint8_t **data,
+                    struct prof_diag *diag)
+{
+    struct idx_file f;
+    int st = idx_open(path, &f, diag);
+    if (st != PROF_OK) {
+        return st;
+    }
+    st = read_header(&f, ndim, dims, diag);
+    if (st == PROF_OK) {
+        const uint64_t take =
+            max_count != 0 && max_count < dims[0] ? max_count : dims[0];
+        /* rows and cols are below 2^32, so their product fits. */
+        const uint64_t item = ndim == 3 ? dims[1] * dims[2] : 1;
+        st = read_items(&f, 4 + 4 * (uint64_t)ndim, dims[0], take, item,
+                        ndim == 3 ? "images" : "labels", data, diag);
+        *taken = take;
+    }
+    idx_close(&f);
+    return st;
+}
+
 PROF_API int prof_idx_load_images(const char *path, uint64_t max_count,
                                   struct prof_idx_images *out,
                                   struct prof_diag *diag)
@@ -328,26 +361,14 @@ PROF_API int prof_idx_load_images(const char *path, uint64_t max_count,
         return fail(diag, PROF_E_INVALID, "idx images: NULL %s",
                     path ? "output" : "path");
     }
-    struct idx_file f;
-    int st = idx_open(path, &f, diag);
-    if (st != PROF_OK) {
-        return st;
-    }
-    uint64_t dims[3] = {0, 0, 0};
-    st = read_header(&f, 3, dims, diag);
+    uint64_t dims[3] = {0, 0, 0}, taken = 0;
+    const int st = load_idx(path, 3, max_count, dims, &taken, &out->pixels,
+                            diag);
     if (st == PROF_OK) {
-        const uint64_t take =
-            max_count != 0 && max_count < dims[0] ? max_count : dims[0];
-        /* rows and cols are below 2^32, so their product fits. */
-        st = read_items(&f, 16, dims[0], take, dims[1] * dims[2], "images",
-                        &out->pixels, diag);
-        if (st == PROF_OK) {
-            out->count = take;
-            out->rows = dims[1];
-            out->cols = dims[2];
-        }
+        out->count = taken;
+        out->rows = dims[1];
+        out->cols = dims[2];
     }
-    idx_close(&f);
     return st;
 }
 
@@ -371,23 +392,12 @@ PROF_API int prof_idx_load_labels(const char *path, uint64_t max_count,
         return fail(diag, PROF_E_INVALID, "idx labels: NULL %s",
                     path ? "output" : "path");
     }
-    struct idx_file f;
-    int st = idx_open(path, &f, diag);
-    if (st != PROF_OK) {
-        return st;
-    }
-    uint64_t dims[1] = {0};
-    st = read_header(&f, 1, dims, diag);
+    uint64_t dims[1] = {0}, taken = 0;
+    const int st = load_idx(path, 1, max_count, dims, &taken, &out->labels,
+                            diag);
     if (st == PROF_OK) {
-        const uint64_t take =
-            max_count != 0 && max_count < dims[0] ? max_count : dims[0];
-        st = read_items(&f, 8, dims[0], take, 1, "labels", &out->labels,
-                        diag);
-        if (st == PROF_OK) {
-            out->count = take;
-        }
+        out->count = taken;
     }
-    idx_close(&f);
     return st;
 }
 
@@ -405,12 +415,8 @@ PROF_API const char *prof_dataset_default_dir(void)
     return PROF_FASHION_MNIST_DIR;
 }
 
-/*
- * dir/<split>-<kind>.gz, or dir/<split>-<kind> when the compressed file
- * does not exist and the plain one does. Fails only on overflow of buf.
- */
-static int split_path(char *buf, size_t len, const char *dir,
-                      const char *split, const char *kind)
+int prof_idx_path(char *buf, size_t len, const char *dir, const char *split,
+                  const char *kind)
 {
     int n = snprintf(buf, len, "%s/%s-%s.gz", dir, split, kind);
     if (n < 0 || (size_t)n >= len) {
@@ -419,7 +425,7 @@ static int split_path(char *buf, size_t len, const char *dir,
     if (access(buf, F_OK) != 0 && errno == ENOENT) {
         char plain[4096];
         n = snprintf(plain, sizeof(plain), "%s/%s-%s", dir, split, kind);
-        if (n >= 0 && (size_t)n < sizeof(plain) &&
+        if (n >= 0 && (size_t)n < sizeof(plain) && (size_t)n < len &&
             access(plain, F_OK) == 0) {
             memcpy(buf, plain, (size_t)n + 1);
         }
@@ -446,27 +452,32 @@ PROF_API int prof_dataset_load(const char *dir, const char *split,
         dir = prof_dataset_default_dir();
     }
     char ipath[4096], lpath[4096];
-    if (split_path(ipath, sizeof(ipath), dir, split, "images-idx3-ubyte") ||
-        split_path(lpath, sizeof(lpath), dir, split, "labels-idx1-ubyte")) {
+    if (prof_idx_path(ipath, sizeof(ipath), dir, split, "images-idx3-ubyte") ||
+        prof_idx_path(lpath, sizeof(lpath), dir, split, "labels-idx1-ubyte")) {
         return fail(diag, PROF_E_INVALID, "dataset: folder name too long");
     }
     struct prof_idx_images im;
     struct prof_idx_labels lb;
+    memset(&im, 0, sizeof(im));
     memset(&lb, 0, sizeof(lb));
-    int st = prof_idx_load_images(ipath, max_count, &im, diag);
-    if (st != PROF_OK) {
-        return st;
-    }
-    st = prof_idx_load_labels(lpath, max_count, &lb, diag);
+    uint64_t idims[3] = {0, 0, 0}, ldims[1] = {0};
+    int st = load_idx(ipath, 3, max_count, idims, &im.count, &im.pixels,
+                      diag);
     if (st != PROF_OK) {
         goto done;
     }
-    if (im.count != lb.count) {
-        /* With a count limit both were cut to it; a mismatch means the
-         * files themselves differ, so say what each holds. */
+    im.rows = idims[1];
+    im.cols = idims[2];
+    st = load_idx(lpath, 1, max_count, ldims, &lb.count, &lb.labels, diag);
+    if (st != PROF_OK) {
+        goto done;
+    }
+    if (idims[0] != ldims[0]) {
+        /* The headers' counts, compared even when a limit reads fewer:
+         * files that disagree are not one data set. */
         st = fail(diag, PROF_E_RANGE,
                   "%s holds %" PRIu64 " labels but %s holds %" PRIu64
-                  " images", lpath, lb.count, ipath, im.count);
+                  " images", lpath, ldims[0], ipath, idims[0]);
         goto done;
     }
     if (im.count == 0) {

@@ -3,7 +3,14 @@
 #ifndef EDGEFIT_PROFILE_INTERNAL_H
 #define EDGEFIT_PROFILE_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* The path of an IDX file of a data set: dir/<split>-<kind>.gz, or the
+ * same without .gz when only the plain file exists (kind e.g.
+ * "images-idx3-ubyte"). Nonzero when buf is too small. */
+int prof_idx_path(char *buf, size_t len, const char *dir, const char *split,
+                  const char *kind);
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define PROF_HAVE_X86 1

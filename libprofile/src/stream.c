@@ -296,9 +296,9 @@ static int fashion(float *win, size_t rows, size_t f, const char *dir,
                    struct prof_diag *diag)
 {
     char path[4096];
-    const int n = snprintf(path, sizeof(path), "%s/train-images-idx3-ubyte.gz",
-                           dir ? dir : prof_dataset_default_dir());
-    if (n < 0 || (size_t)n >= sizeof(path)) {
+    if (prof_idx_path(path, sizeof(path),
+                      dir ? dir : prof_dataset_default_dir(), "train",
+                      "images-idx3-ubyte") != 0) {
         snprintf(diag->message, sizeof(diag->message),
                  "data folder name too long");
         return PROF_E_RANGE;

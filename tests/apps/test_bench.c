@@ -49,17 +49,17 @@ static const struct {
       "speedup_vs_naive", "mt_speedup", "check_ref", "max_err_of_bound"}},
     {"bench_gelu", 5,
      {"variant", "implementation", "elements", "latency_ms", "ns_per_element",
-      "effective_gbps", "speedup_vs_unfused", "time_vs_copy",
+      "achieved_bandwidth_gbps", "speedup_vs_unfused", "time_vs_copy",
       "max_abs_err"}},
     {"bench_intensity", 4,
-     {"operation", "flop", "bytes", "intensity_flop_per_byte", "latency_ms", "gflops", "gbps",
+     {"operation", "flop", "bytes_moved", "intensity_flop_per_byte", "latency_ms", "achieved_gflops", "achieved_bandwidth_gbps",
       "knee_flop_per_byte", "bound", "roofline_gflops", "roofline_utilization"}},
     {"bench_mixed_precision", 4,
-     {"model", "parameters", "activations", "fp32_bytes", "mixed_bytes",
+     {"model", "parameter_count", "activation_count", "fp32_bytes", "mixed_bytes",
       "fp32_gb", "mixed_gb", "savings_gb", "savings_pct"}},
     {"bench_conversions", 9,
-     {"conversion", "implementation", "elements", "bytes", "latency_ms",
-      "ns_per_element", "gbps", "speedup_vs_f16c", "gbps_vs_copy",
+     {"conversion", "implementation", "elements", "bytes_moved", "latency_ms",
+      "ns_per_element", "achieved_bandwidth_gbps", "speedup_vs_f16c", "gbps_vs_copy",
       "mismatches_vs_reference"}},
     {"bench_int8", 2,
      {"shape", "m", "k", "n", "ops", "edgefit_latency_ms", "edgefit_gops",
@@ -154,8 +154,8 @@ static void check_mixed(const art_table *t)
         seed_formula(seed_models[i].params, seed_models[i].activations,
                      &fp32, &mixed);
         assert_string_equal(text_at(t, i, "model"), seed_models[i].name);
-        assert_true(uint_at(t, i, "parameters") == seed_models[i].params);
-        assert_true(uint_at(t, i, "activations") ==
+        assert_true(uint_at(t, i, "parameter_count") == seed_models[i].params);
+        assert_true(uint_at(t, i, "activation_count") ==
                     seed_models[i].activations);
         assert_true(uint_at(t, i, "fp32_bytes") == fp32);
         assert_true(uint_at(t, i, "mixed_bytes") == mixed);
@@ -175,7 +175,8 @@ static void check_mixed(const art_table *t)
     assert_true(real_at(t, 2, "mixed_gb") == 1.5);
 }
 
-/* The columns of a table as they appear in stdout after its title. */
+/* The terminal shows a table's key columns, each one of the CSV's, in at
+ * most 120 characters (the CSV and JSON carry them all). */
 static void check_printed(const char *out, const char *name,
                           const art_table *t)
 {
@@ -185,15 +186,19 @@ static void check_printed(const char *out, const char *name,
     if (!at) {
         fail_msg("stdout has no table %s", name);
     }
-    const char *header_end = strchr(strchr(at, '\n') + 1, '\n');
-    assert_non_null(header_end);
-    for (size_t c = 0; c < art_table_cols(t); c++) {
-        const char *hit = strstr(at, art_table_column_name(t, c));
-        if (!hit || hit > header_end) {
-            fail_msg("%s: column %s not printed", name,
-                     art_table_column_name(t, c));
+    const char *header = strchr(at, '\n') + 1;
+    const size_t len = strcspn(header, "\n");
+    assert_true(len <= 120);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)len, header);
+    size_t shown = 0;
+    for (char *w = strtok(line, " "); w; w = strtok(NULL, " ")) {
+        if (art_table_find_column(t, w) < 0) {
+            fail_msg("%s: printed column %s is not in the CSV", name, w);
         }
+        shown++;
     }
+    assert_true(shown >= 4 || shown == art_table_cols(t));
 }
 
 static void test_quick_run(void **state)
@@ -282,10 +287,10 @@ static void test_quick_run(void **state)
     const uint64_t bytes[4] = {12 * e, 12 * e, 8 * e, 12 * e};
     for (size_t i = 0; i < 4; i++) {
         assert_true(uint_at(ai, i, "flop") == flop[i]);
-        assert_true(uint_at(ai, i, "bytes") == bytes[i]);
+        assert_true(uint_at(ai, i, "bytes_moved") == bytes[i]);
         assert_true(real_at(ai, i, "intensity_flop_per_byte") ==
                     (double)flop[i] / (double)bytes[i]);
-        assert_true(real_at(ai, i, "gflops") > 0.0);
+        assert_true(real_at(ai, i, "achieved_gflops") > 0.0);
         /* against the roof of the level holding the data: at most 1 */
         assert_true(real_at(ai, i, "roofline_utilization") > 0.0 &&
                     real_at(ai, i, "roofline_utilization") <= 1.0);
@@ -299,7 +304,7 @@ static void test_quick_run(void **state)
     /* Conversions: every compared row agrees bit for bit. */
     size_t compared = 0;
     for (size_t i = 0; i < art_table_rows(cvt); i++) {
-        assert_true(real_at(cvt, i, "gbps") > 0.0);
+        assert_true(real_at(cvt, i, "achieved_bandwidth_gbps") > 0.0);
         if (is_set(cvt, i, "mismatches_vs_reference")) {
             assert_true(uint_at(cvt, i, "mismatches_vs_reference") == 0);
             compared++;
@@ -330,7 +335,7 @@ static void test_single_table(void **state)
     RUN(&r, "--table", "mixed_precision", "--format", "csv");
     assert_int_equal(r.status, 0);
     static const char header[] =
-        "model,parameters,activations,fp32_bytes,mixed_bytes,fp32_gb,"
+        "model,parameter_count,activation_count,fp32_bytes,mixed_bytes,fp32_gb,"
         "mixed_gb,savings_gb,savings_pct\n";
     assert_int_equal(strncmp(r.out, header, sizeof header - 1), 0);
     assert_non_null(strstr(r.out, "\nTiny CNN,50000,100000,1200000,900000,"));

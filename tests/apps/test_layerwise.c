@@ -255,6 +255,212 @@ static void test_json_and_host(void **state)
     run_free(&r);
 }
 
+/* int8 work is predicted with the device's int8 peak, not the fp32 one
+ * (an int8 dense measured at 0.008 ms was predicted at 0.032 ms): on a
+ * device of 1 GMAC/s fp32 and 100 GMAC/s int8 with a bandwidth too high to
+ * matter, dense1's 24 MACs take 24 / 100e9 s = 2.4e-7 ms. */
+static void test_int8_peak(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", tiny_path, "--batch", "2", "--precision", "int8",
+        "--repeats", "1", "--device",
+        "name=b,bandwidth_gbps=1e6,peak_gmacs=1,peak_gmacs_int8=100",
+        "--format", "json");
+    assert_int_equal(r.status, 0);
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    json_t *l1 = json_array_get(json_object_get(j, "layers"), 1);
+    ASSERT_NEAR(json_number_value(json_object_get(l1, "predicted_ms")),
+                2.4e-7, 1e-18);
+    json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
+    assert_true(json_number_value(json_object_get(row, "peak_gmacs")) ==
+                100.0);
+    json_decref(j);
+    run_free(&r);
+}
+
+/* fp16 must not need more memory than fp32, or say why: the 784-64-10
+ * network at batch 32 runs in 296,212 B against fp32's 312,104 B (see
+ * tests/profile/test_exec.c); smallcnn, whose pooling layers widen whole
+ * tensors, needs more and the summary says why. */
+static void test_fp16_memory(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "mlp:784-64-10", "--batch", "32", "--precision",
+        "fp16", "--repeats", "1", "--format", "json");
+    assert_int_equal(r.status, 0);
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
+    assert_int_equal(json_integer_value(json_object_get(
+                         row, "working_memory_bytes")), 296212);
+    assert_int_equal(json_integer_value(json_object_get(
+                         row, "fp32_working_memory_bytes")), 312104);
+    assert_int_equal(json_integer_value(json_object_get(row,
+                                                        "scratch_bytes")),
+                     140160);
+    assert_string_equal(json_string_value(json_object_get(row,
+                                                          "memory_note")),
+                        "");
+    json_decref(j);
+    run_free(&r);
+
+    RUN(&r, "--model", "smallcnn", "--batch", "4", "--precision", "fp16",
+        "--repeats", "1");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "why more than fp32  fp16 needs"));
+    run_free(&r);
+}
+
+/* The hardware summary's row of a --format json run. */
+static json_t *summary_row(json_t *j)
+{
+    return json_array_get(json_object_get(j, "hardware_summary"), 0);
+}
+
+static double host_peak_of_run(const char *extra1, const char *extra2)
+{
+    struct run_result r;
+    char *argv[16] = {(char *)layerwise, "--model", tiny_path, "--batch", "2",
+                      "--repeats", "1", "--warmup", "0", "--format", "json",
+                      (char *)extra1, (char *)extra2, NULL};
+    run_argv(argv, &r);
+    if (r.status != 0) {
+        fail_msg("status %d: %s", r.status, r.err);
+    }
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    const double v =
+        json_number_value(json_object_get(summary_row(j), "host_peak_gmacs"));
+    json_decref(j);
+    run_free(&r);
+    return v;
+}
+
+/* Set a figure of the cache file: "peak"."gmacs", or the CPU model. */
+static void edit_cache(const char *path, double peak, const char *model)
+{
+    json_t *j = json_load_file(path, 0, NULL);
+    assert_non_null(j);
+    if (peak > 0.0) {
+        json_object_set_new(json_object_get(j, "peak"), "gmacs",
+                            json_real(peak));
+    }
+    if (model) {
+        json_object_set_new(j, "cpu_model", json_string(model));
+    }
+    assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
+    json_decref(j);
+}
+
+/* The calibration is kept in $XDG_CACHE_HOME/edgefit/host.json (here a
+ * folder of the test's), read back when it matches the CPU, its flags
+ * and the options, and measured again with --recalibrate, another
+ * --triad-mib or another CPU. A planted peak of 1234.5 GMAC/s shows which
+ * runs read the file. Without XDG_CACHE_HOME, ~/.cache is used. */
+static void test_calibration_cache(void **state)
+{
+    (void)state;
+    char cache[600], file[700], home[600];
+    snprintf(cache, sizeof cache, "%s/xdg", tmpdir);
+    snprintf(file, sizeof file, "%s/edgefit/host.json", cache);
+    snprintf(home, sizeof home, "%s/home", tmpdir);
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME"))
+                                             : NULL;
+    setenv("XDG_CACHE_HOME", cache, 1);
+
+    assert_true(host_peak_of_run("--triad-mib", "8") > 0.0);
+    assert_int_equal(access(file, R_OK), 0);
+    json_t *j = json_load_file(file, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(
+                         j, "triad_request_bytes")), 8 << 20);
+    assert_true(json_array_size(json_object_get(j, "levels")) >= 1);
+    json_decref(j);
+
+    edit_cache(file, 1234.5, NULL);
+    assert_true(host_peak_of_run("--triad-mib", "8") == 1234.5);
+    /* --recalibrate measures and replaces the file */
+    assert_true(host_peak_of_run("--triad-mib", "8") == 1234.5);
+    const double fresh = host_peak_of_run("--recalibrate", "--triad-mib=8");
+    assert_true(fresh != 1234.5 && fresh > 0.0);
+    assert_true(host_peak_of_run("--triad-mib", "8") == fresh);
+    /* other options or another CPU: not this calibration */
+    edit_cache(file, 1234.5, NULL);
+    assert_true(host_peak_of_run("--triad-mib", "9") != 1234.5);
+    edit_cache(file, 1234.5, "Another CPU");
+    assert_true(host_peak_of_run("--triad-mib", "9") != 1234.5);
+    /* a file that is not JSON is measured over, not an error */
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("{not json", f);
+    fclose(f);
+    assert_true(host_peak_of_run("--triad-mib", "9") > 0.0);
+    j = json_load_file(file, 0, NULL);
+    assert_non_null(j);
+    json_decref(j);
+
+    /* no XDG_CACHE_HOME: $HOME/.cache */
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    unsetenv("XDG_CACHE_HOME");
+    setenv("HOME", home, 1);
+    assert_true(host_peak_of_run("--triad-mib", "8") > 0.0);
+    snprintf(file, sizeof file, "%s/.cache/edgefit/host.json", home);
+    assert_int_equal(access(file, R_OK), 0);
+    if (old_home) {
+        setenv("HOME", old_home, 1);
+    }
+    if (old_xdg) {
+        setenv("XDG_CACHE_HOME", old_xdg, 1);
+    }
+    free(old_home);
+    free(old_xdg);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", cache, home);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* No setting reaches the library through the environment: PROF_TRIAD_MIB
+ * is not read; --triad-mib is. */
+static void test_no_environment_settings(void **state)
+{
+    (void)state;
+    char cache[600];
+    snprintf(cache, sizeof cache, "%s/xdg-env", tmpdir);
+    char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME"))
+                                             : NULL;
+    setenv("XDG_CACHE_HOME", cache, 1);
+    setenv("PROF_TRIAD_MIB", "3", 1);
+    struct run_result r;
+    RUN(&r, "--model", tiny_path, "--batch", "2", "--repeats", "1",
+        "--triad-mib", "6", "--recalibrate", "--format", "json");
+    unsetenv("PROF_TRIAD_MIB");
+    assert_int_equal(r.status, 0);
+    char file[700];
+    snprintf(file, sizeof file, "%s/edgefit/host.json", cache);
+    json_t *j = json_load_file(file, 0, NULL);
+    assert_non_null(j);
+    json_t *levels = json_object_get(j, "levels");
+    json_t *dram = json_array_get(levels, json_array_size(levels) - 1);
+    /* 6 MiB in three arrays of whole 64-byte lines */
+    assert_int_equal(json_integer_value(json_object_get(dram,
+                                                        "total_bytes")),
+                     (6 << 20) / 192 * 192);
+    json_decref(j);
+    run_free(&r);
+    if (old_xdg) {
+        setenv("XDG_CACHE_HOME", old_xdg, 1);
+    } else {
+        unsetenv("XDG_CACHE_HOME");
+    }
+    free(old_xdg);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_table_output(void **state)
 {
     (void)state;
@@ -536,6 +742,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tiny_on_rpi4),
         cmocka_unit_test(test_json_and_host),
         cmocka_unit_test(test_table_output),
+        cmocka_unit_test(test_calibration_cache),
+        cmocka_unit_test(test_fp16_memory),
+        cmocka_unit_test(test_int8_peak),
+        cmocka_unit_test(test_no_environment_settings),
         cmocka_unit_test(test_energy_unknown),
         cmocka_unit_test(test_devices_file),
         cmocka_unit_test(test_devices_errors),

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "edgefit/artifacts.h"
@@ -217,7 +218,7 @@ static void test_predictions(void **state)
                 1e-12 * host_sum);
     assert_true(fabs(jreal(host, "prediction_error") -
                      (host_sum - measured) / measured) <= 1e-9);
-    assert_true(fabs(jreal(host, "dram_predicted_ms") - dram_sum) <=
+    assert_true(fabs(jreal(host, "host_dram_predicted_ms") - dram_sum) <=
                 1e-12 * dram_sum);
     assert_true(fabs(jreal(dev, "predicted_ms") - dev_sum) <= 1e-12 * dev_sum);
     json_decref(j);
@@ -444,6 +445,26 @@ static void test_bad_input(void **state)
     assert_non_null(strstr(r.err, "/nonexistent/train-images-idx3-ubyte.gz"));
     assert_non_null(strstr(r.err, "No such file or directory"));
     run_free(&r);
+    /* A 17-byte file claiming 2^31 images of 28 x 28 (1.68 TB): refused
+     * with the reason, not "out of memory". */
+    char liar_dir[sizeof(tmpdir) + 16], liar[sizeof(tmpdir) + 64];
+    snprintf(liar_dir, sizeof(liar_dir), "%s/liar", tmpdir);
+    snprintf(liar, sizeof(liar), "%s/train-images-idx3-ubyte", liar_dir);
+    assert_int_equal(mkdir(liar_dir, 0700), 0);
+    FILE *f = fopen(liar, "wb");
+    assert_non_null(f);
+    static const unsigned char head[17] = {0, 0, 8, 3, 0x80, 0, 0, 0, 0, 0,
+                                           0, 28, 0, 0, 0, 28, 1};
+    assert_int_equal(fwrite(head, 1, 17, f), 17);
+    fclose(f);
+    RUN(&r, "--data", "fashion-mnist", "--data-dir", liar_dir, "--repeats",
+        "3", "--triad-mib", "16", "--out", dir);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, liar));
+    assert_non_null(strstr(r.err, "the header claims 2147483648 images"));
+    assert_null(strstr(r.err, "out of memory"));
+    run_free(&r);
+    run_rmdir(liar_dir);
     assert_int_equal(run_count_entries(dir), -1);
 }
 

@@ -360,6 +360,60 @@ static void test_pool_backward(void **state)
     assert_int_equal(kern_maxpool2d_backward_f32(&s2, same, &one, g4),
                      KERN_OK);
     assert_true(g4[0] == 1 && g4[1] == 0 && g4[2] == 0 && g4[3] == 0);
+    /* The unrolled 2x2 path against the rule written out: 2 x 3 planes of
+     * 5 x 7 (an odd row and column left out), with ties and NaN. */
+    {
+        enum { B = 2, C = 3, H = 5, W = 7, OH = 2, OW = 3 };
+        float xx[B * C * H * W], dd[B * C * OH * OW], gg[B * C * H * W];
+        float want2[B * C * H * W];
+        for (int i = 0; i < B * C * H * W; i++) {
+            xx[i] = (float)((i * 37) % 11) - 5.0f; /* many ties */
+        }
+        xx[9] = NAN;
+        xx[W * H + 1] = NAN;
+        xx[W * H + 8] = NAN; /* two NaN in one window: the first wins */
+        for (int i = 0; i < B * C * OH * OW; i++) {
+            dd[i] = (float)(i + 1);
+        }
+        memset(want2, 0, sizeof want2);
+        for (int p = 0; p < B * C; p++) {
+            for (int oy = 0; oy < OH; oy++) {
+                for (int ox = 0; ox < OW; ox++) {
+                    int bi = -1;
+                    for (int ky = 0; ky < 2 && bi < 0; ky++) {
+                        for (int kx = 0; kx < 2 && bi < 0; kx++) {
+                            int i = p * H * W + (2 * oy + ky) * W + 2 * ox +
+                                    kx;
+                            if (xx[i] != xx[i]) {
+                                bi = i;
+                            }
+                        }
+                    }
+                    for (int ky = 0; ky < 2 && bi < 0; ky++) {
+                        for (int kx = 0; kx < 2; kx++) {
+                            int i = p * H * W + (2 * oy + ky) * W + 2 * ox +
+                                    kx;
+                            float mx = -INFINITY;
+                            for (int q = 0; q < 4; q++) {
+                                float v = xx[p * H * W +
+                                             (2 * oy + q / 2) * W + 2 * ox +
+                                             q % 2];
+                                mx = v > mx ? v : mx;
+                            }
+                            if (bi < 0 && xx[i] == mx) {
+                                bi = i;
+                            }
+                        }
+                    }
+                    want2[bi] += dd[(p * OH + oy) * OW + ox];
+                }
+            }
+        }
+        struct kern_pool2d_shape s4 = {B, C, H, W, 2, 2, 0};
+        assert_int_equal(kern_maxpool2d_backward_f32(&s4, xx, dd, gg),
+                         KERN_OK);
+        assert_memory_equal(gg, want2, sizeof gg);
+    }
     /* Average: each real element of each window gets dy / k^2. */
     const float d1[4] = {4, 8, 12, 16};
     float gavg[4];

@@ -679,6 +679,46 @@ static void test_reference_batch32(void **state)
         check_against_reference("mlp:784-64-10", PRECISIONS[pi], 32);
         check_against_reference("smallcnn", PRECISIONS[pi], 32);
     }
+    /* 16-bit dense layers run in tiles of 10 input rows and 32 weight
+     * columns at 784 inputs: 70 columns and 7 rows leave ragged tiles. */
+    check_against_reference("mlp:784-70-10", MEMEST_FP16, 7);
+    check_against_reference("mlp:784-70-10", MEMEST_BF16, 7);
+}
+
+/* 16-bit storage must not need more memory than fp32 to run: for
+ * mlp:784-64-10 at batch 32 the widened tiles are, in floats, 10 x 784
+ * input rows, 784 x 32 weight columns, 64 biases and the 32 x 64 result:
+ * 35,040 floats = 140,160 B (widening whole operands took 309,504 B), so
+ * arena 54,272 + stored 101,780 + scratch 140,160 = 296,212 B against
+ * fp32's 108,544 + 203,560 + 0 = 312,104 B. */
+static void test_16bit_memory(void **state)
+{
+    (void)state;
+    memest_model *m = model_of("mlp:784-64-10");
+    uint64_t working[2] = {0, 0};
+    const enum memest_precision p[2] = {MEMEST_FP32, MEMEST_FP16};
+    for (int i = 0; i < 2; i++) {
+        struct prof_exec_opts o;
+        prof_exec_opts_init(&o);
+        o.batch = 32;
+        o.precision = p[i];
+        prof_exec *ex = NULL;
+        assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+        struct prof_exec_memory mem;
+        assert_int_equal(prof_exec_memory(ex, &mem), PROF_OK);
+        working[i] = mem.arena_bytes + mem.parameter_bytes +
+                     mem.scratch_bytes;
+        if (p[i] == MEMEST_FP16) {
+            assert_int_equal(mem.arena_bytes, 54272);
+            assert_int_equal(mem.parameter_bytes, 101780);
+            assert_int_equal(mem.scratch_bytes, 140160);
+        }
+        prof_exec_destroy(ex);
+    }
+    assert_int_equal(working[0], 312104);
+    assert_int_equal(working[1], 296212);
+    assert_true(working[1] < working[0]);
+    memest_model_destroy(m);
 }
 
 /* A wrong executor must fail the comparison: perturb one weight after the
@@ -1174,6 +1214,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_all),
         cmocka_unit_test(test_reference_batch32),
+        cmocka_unit_test(test_16bit_memory),
         cmocka_unit_test(test_reference_detects_error),
         cmocka_unit_test(test_arena_equals_plan),
         cmocka_unit_test(test_wrong_plan_fails),

@@ -5,7 +5,7 @@
  * numbers, zero dimensions, image and label files that disagree, and
  * headers that lie about their size (a 17-byte file claiming 2^31 images)
  * each refused with the reason, before any allocation the file cannot
- * justify.
+ * justify; a pipe, which has no size, read to its end.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -75,7 +76,9 @@ static void write_idx(const char *path, bool gz, uint32_t magic,
         FILE *f = fopen(path, "wb");
         assert_non_null(f);
         assert_int_equal(fwrite(head, 1, hn, f), hn);
-        assert_int_equal(fwrite(body, 1, body_len, f), body_len);
+        if (body_len) {
+            assert_int_equal(fwrite(body, 1, body_len, f), body_len);
+        }
         fclose(f);
     }
 }
@@ -163,6 +166,47 @@ static void test_good_files(void **state)
     prof_idx_labels_finish(NULL);
 }
 
+static void expect(int got, int want, const struct prof_diag *diag,
+                   const char *a, const char *b);
+
+/* A pipe has no size: it is read like a stream, to its end. */
+static void test_pipe(void **state)
+{
+    (void)state;
+    setup_dir();
+    const char *fifo = path_of("fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    for (int body = 18; body >= 17; body--) {
+        const pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            unsigned char head[16], p[18];
+            be32(head, 0x803);
+            for (int i = 0; i < 3; i++) {
+                be32(head + 4 + 4 * i, img_dims[i]);
+            }
+            pixels(p);
+            FILE *f = fopen(fifo, "wb");
+            const int ok = f && fwrite(head, 1, 16, f) == 16 &&
+                           fwrite(p, 1, (size_t)body, f) == (size_t)body;
+            _exit(f && fclose(f) == 0 && ok ? 0 : 1);
+        }
+        struct prof_idx_images im;
+        struct prof_diag diag;
+        const int st = prof_idx_load_images(fifo, 0, &im, &diag);
+        int ws = 0;
+        assert_int_equal(waitpid(pid, &ws, 0), pid);
+        if (body == 18) {
+            assert_int_equal(st, PROF_OK);
+            check_images(&im, 3);
+            prof_idx_images_finish(&im);
+        } else {
+            expect(st, PROF_E_PARSE, &diag, "truncated", "2 whole images");
+        }
+    }
+    unlink(fifo);
+}
+
 static void test_dataset(void **state)
 {
     (void)state;
@@ -205,9 +249,10 @@ static void test_dataset(void **state)
                                          "labels"));
     assert_non_null(strstr(diag.message, "train-images-idx3-ubyte.gz holds "
                                          "3 images"));
-    /* with a limit both sides are cut to it: 2 and 2 agree */
-    assert_int_equal(prof_dataset_load(dir, "train", 2, &d, &diag), PROF_OK);
-    prof_dataset_finish(&d);
+    /* the headers disagree even when a limit reads 2 of each */
+    assert_int_equal(prof_dataset_load(dir, "train", 2, &d, &diag),
+                     PROF_E_RANGE);
+    assert_non_null(strstr(diag.message, "holds 2 labels"));
 
     /* a missing split: the file and the system's reason */
     assert_int_equal(prof_dataset_load(dir, "t10k", 0, &d, &diag),
@@ -423,6 +468,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_files),
+        cmocka_unit_test(test_pipe),
         cmocka_unit_test(test_dataset),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_lying_header),

@@ -133,8 +133,10 @@ ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
  * of the bundle is renamed and the temporaries are removed (the folder
  * itself may remain); a failure among the renames themselves (rare: same
  * folder, same file system) leaves the ones before it in place, each
- * whole. diag (may be NULL) receives "path: reason" for the file or folder
- * that failed and, for ART_E_IO, the errno. */
+ * whole; a folder that cannot be synced after the renames is reported
+ * too (the files are in place but might not survive a crash). diag (may be
+ * NULL) receives "path: reason" for the file or folder that failed and,
+ * for ART_E_IO, the errno. */
 ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag);
 /* Drop the bundle without writing. NULL ok. */
 ART_API void art_bundle_destroy(art_bundle *b);

@@ -60,6 +60,12 @@ KERN_API unsigned kern_cpu_flags(void);
  * "avx512vnni"... Static text. */
 KERN_API const char *kern_cpu_path_name(unsigned flags);
 
+/* The instruction-set paths compiled into this build, widest last:
+ * "c" alone when built without SIMD (meson -Dsimd=disabled or a non-x86
+ * host), else "c avx2 avx512 avx512vnni avx512bf16". Static text; which
+ * one runs is kern_cpu_path_name(kern_cpu_flags()). */
+KERN_API const char *kern_built_paths(void);
+
 /* ---- q8 ---------------------------------------------------------------- */
 
 /* Symmetric int8 quantisation and an int8 x int8 -> int32 GEMM.

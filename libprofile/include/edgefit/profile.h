@@ -535,7 +535,8 @@ PROF_API int prof_device_make(const char *name, double bandwidth_gbps,
  * A device given field by field:
  *   name=board,bandwidth_gbps=12.8,peak_gmacs=40,power_watts=5,memory_mb=2048
  * Keys in any order, each at most once; name, bandwidth_gbps and peak_gmacs
- * are required, power_watts and memory_mb default to 0 (unknown). Spaces
+ * are required, power_watts and memory_mb default to 0 (unknown), and
+ * peak_gmacs_f16 and peak_gmacs_int8 to 0 (the fp32 peak). Spaces
  * around keys and values are ignored. PROF_E_PARSE with diag (column and
  * message) for an unknown or repeated key, a missing '=', a bad number or a
  * missing required key; PROF_E_RANGE for a value outside its domain.
@@ -750,8 +751,8 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
  *
  * The readers never trust the header's sizes: a plain file must be exactly
  * as long as its header says (checked against fstat before anything is
- * allocated), and a gzip stream is read into a buffer that grows with what
- * the stream really holds, so a 17-byte file claiming 2^31 images is
+ * allocated), and a gzip stream (or a pipe) is read into a buffer that
+ * grows with what the stream really holds, so a 17-byte file claiming 2^31 images is
  * refused with the reason, not with an allocation of 1.6 TB. Status codes:
  * PROF_E_IO when the file cannot be opened or read (diag carries the
  * system's reason), PROF_E_PARSE for a file that is not what it claims
@@ -807,8 +808,8 @@ struct prof_dataset {
  * <split>-images-idx3-ubyte.gz and <split>-labels-idx1-ubyte.gz, or the
  * same names without .gz when the compressed one does not exist. At most
  * max_count (0: all) samples. Besides the checks of the IDX readers, the
- * two files must hold the same number of samples (PROF_E_RANGE). An empty
- * set is PROF_E_RANGE. PROF_E_INVALID for NULL split or out, or a split
+ * two headers must claim the same number of samples, even when max_count
+ * reads fewer (PROF_E_RANGE). An empty set is PROF_E_RANGE. PROF_E_INVALID for NULL split or out, or a split
  * other than train or t10k. On error *out is zeroed and diag (may be NULL)
  * names the file and what is wrong.
  */
@@ -1215,11 +1216,12 @@ struct prof_train_epoch_result {
  * floats (NCHW or [count][features]), y count labels in [0, classes).
  * The order is reshuffled with the seed and the epoch number; the last
  * partial batch is dropped (steps = count / batch, at least 1 needed).
- * progress (may be NULL) is called after every step. PROF_E_INVALID for
- * NULL t, x, y or out; PROF_E_RANGE when count < batch, a label is out of
- * range or the loss or an fp32 gradient is not finite (training diverged;
- * the weights are then left as they were before that step);
- * PROF_E_KERNEL.
+ * progress (may be NULL) is called after every step. out is filled even
+ * on failure (the steps done so far). PROF_E_INVALID for NULL t, x, y or
+ * out; PROF_E_RANGE when count < batch or count > 2^32 - 1, a label is out
+ * of range, or the loss is not finite in fp32 or bf16 (training diverged;
+ * the weights are left as they were before that step; fp16 skips such a
+ * step instead); PROF_E_NOMEM (the shuffled order); PROF_E_KERNEL.
  */
 PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
                               uint64_t count, prof_train_progress_fn progress,
@@ -1263,6 +1265,18 @@ PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
 PROF_API int prof_train_set_params(prof_train *t, size_t layer,
                                    const float *weight, size_t n_weight,
                                    const float *bias, size_t n_bias);
+
+/*
+ * The gradients of the mean loss of the last step (prof_train_epoch's last
+ * batch) with respect to layer `layer`'s parameters, as floats in the same
+ * layout: with mixed precision the stored 16-bit gradients widened and,
+ * for fp16, divided by the loss scale they were computed at. All zero
+ * before the first step. Counts and statuses as prof_train_get_params();
+ * t is not const because the 16-bit gradients are widened in its staging.
+ */
+PROF_API int prof_train_get_grads(prof_train *t, size_t layer, float *weight,
+                                  size_t n_weight, float *bias,
+                                  size_t n_bias);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,30 @@
+#include <stdio.h>
+
+#include "cli.h"
+#include "model.h"
+
+int cli_model_load(const char *spec, memest_model **out)
+{
+    struct memest_diag md;
+    const int st = memest_model_load(spec, out, &md);
+    if (st != MEMEST_OK) {
+        char msg[600];
+        memest_diag_format(&md, msg, sizeof msg);
+        cli_error("%s", msg);
+        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_prof_failed(const char *what, int st, const struct prof_diag *d)
+{
+    if (d && d->message[0]) {
+        cli_error("%s: %s", what, d->message);
+    } else {
+        cli_error("%s: %s", what, prof_strerror(st));
+    }
+    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
+                   st == PROF_E_CALLBACK || st == PROF_E_IO
+               ? CLI_EXIT_FAILURE
+               : CLI_EXIT_USAGE;
+}

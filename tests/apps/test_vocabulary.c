@@ -1,0 +1,414 @@
+/* Every app speaks one vocabulary: each app runs with --format json and
+ * --format csv (and --out, whose files are read too); every CSV column and
+ * every JSON key must be in the README's glossary, and no value of a
+ * column or key that claims a utilisation (its name contains
+ * "utilization" or "utilisation") may exceed 1. Each app's terminal is
+ * readable too: its default table (with --quiet) fits 120 characters,
+ * -h is --help, --version names the kernel paths and the dependencies,
+ * and --list-devices --format json prints JSON. A TAP test.
+ *
+ * Usage: test-vocabulary README.md NAME=PATH...  (the apps this build
+ * has). An app is added with one line of the table below. */
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "edgefit/artifacts.h"
+#include "run.h"
+
+/* name, then the cheapest arguments that still print every column. The
+ * CSV run of an app whose stdout holds one table of several also writes
+ * --out, where every table is a file. */
+static const struct app {
+    const char *name;
+    bool devices; /* has --list-devices */
+    const char *args[12];
+} apps[] = {
+    {"edgefit-memfit", true, {"--model", "smallcnn", "--max-memory-mb", "1"}},
+    {"edgefit-layerwise", true, {"--model", "mlp:784-64-10", "--batch", "2",
+                                 "--precision", "fp16", "--repeats", "1",
+                                 "--warmup", "0", "--device", "rpi4"}},
+    {"edgefit-stream", true, {"--repeats", "1", "--warmup", "0", "--device",
+                              "jetson-nano"}},
+    {"edgefit-bench", false, {"--quick", "--repeats", "1"}},
+    {"edgefit-train", false, {"--epochs", "1", "--train-limit", "512",
+                              "--test-limit", "256", "--max-memory-mb",
+                              "0.5"}},
+};
+
+static int tests_run, tests_failed;
+
+static void ok(bool cond, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#include <stdarg.h>
+static void ok(bool cond, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s %d - ", cond ? "ok" : "not ok", ++tests_run);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    tests_failed += !cond;
+}
+
+/* ---- the glossary ---------------------------------------------------------- */
+
+static char **glossary;
+static size_t nglossary;
+
+/* Names in backquotes in the first cell of the table rows of README's
+ * section "## Glossary". */
+static bool load_glossary(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return false;
+    }
+    char line[4096];
+    bool in = false;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "## ", 3) == 0) {
+            in = strncmp(line, "## Glossary", 11) == 0;
+            continue;
+        }
+        if (!in || strncmp(line, "| `", 3) != 0) {
+            continue;
+        }
+        char *end = strchr(line + 1, '|');
+        if (end) {
+            *end = '\0';
+        }
+        for (char *p = strchr(line, '`'); p; p = strchr(p, '`')) {
+            char *q = strchr(p + 1, '`');
+            if (!q) {
+                break;
+            }
+            glossary = realloc(glossary, (nglossary + 1) * sizeof *glossary);
+            glossary[nglossary++] = strndup(p + 1, (size_t)(q - p - 1));
+            p = q + 1;
+        }
+    }
+    fclose(f);
+    return nglossary > 0;
+}
+
+static bool in_glossary(const char *name)
+{
+    for (size_t i = 0; i < nglossary; i++) {
+        if (strcmp(glossary[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool claims_utilisation(const char *name)
+{
+    return strstr(name, "utilization") || strstr(name, "utilisation");
+}
+
+/* ---- checks ---------------------------------------------------------------- */
+
+struct tally {
+    size_t names, unknown, over;
+    char first_unknown[128];
+    char first_over[160];
+};
+
+static void note_name(struct tally *t, const char *name)
+{
+    t->names++;
+    if (!in_glossary(name)) {
+        if (t->unknown++ == 0) {
+            snprintf(t->first_unknown, sizeof t->first_unknown, "%s", name);
+        }
+    }
+}
+
+static void note_value(struct tally *t, const char *name, double v)
+{
+    if (claims_utilisation(name) && !(v <= 1.0)) {
+        if (t->over++ == 0) {
+            snprintf(t->first_over, sizeof t->first_over, "%s = %.17g",
+                     name, v);
+        }
+    }
+}
+
+static void walk_json(json_t *j, struct tally *t)
+{
+    if (json_is_object(j)) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(j, key, v) {
+            note_name(t, key);
+            if (json_is_number(v)) {
+                note_value(t, key, json_number_value(v));
+            }
+            walk_json(v, t);
+        }
+    } else if (json_is_array(j)) {
+        for (size_t i = 0; i < json_array_size(j); i++) {
+            walk_json(json_array_get(j, i), t);
+        }
+    }
+}
+
+static bool check_csv_file(const char *path, struct tally *t)
+{
+    art_table *tab = NULL;
+    if (art_table_load_csv(path, &tab, NULL) != ART_OK) {
+        return false;
+    }
+    for (size_t c = 0; c < art_table_cols(tab); c++) {
+        const char *name = art_table_column_name(tab, c);
+        note_name(t, name);
+        for (size_t r = 0; r < art_table_rows(tab); r++) {
+            double v;
+            if (art_table_column_type(tab, c) == ART_REAL &&
+                art_table_get_real(tab, r, c, &v) == ART_OK) {
+                note_value(t, name, v);
+            }
+            uint64_t u;
+            if (art_table_column_type(tab, c) == ART_UINT &&
+                art_table_get_uint(tab, r, c, &u) == ART_OK) {
+                note_value(t, name, (double)u);
+            }
+        }
+    }
+    art_table_destroy(tab);
+    return true;
+}
+
+/* Every file of an --out folder. */
+static bool check_dir(const char *dir, struct tally *t, size_t *files)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        return false;
+    }
+    bool good = true;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const size_t n = strlen(e->d_name);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (n > 4 && strcmp(e->d_name + n - 4, ".csv") == 0) {
+            good = check_csv_file(path, t) && good;
+            ++*files;
+        } else if (n > 5 && strcmp(e->d_name + n - 5, ".json") == 0) {
+            json_t *j = json_load_file(path, 0, NULL);
+            good = j != NULL && good;
+            walk_json(j, t);
+            json_decref(j);
+            ++*files;
+        }
+    }
+    closedir(d);
+    return good;
+}
+
+/* The first line of stderr, for a failure's message. */
+static const char *first_line(const char *err, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.*s", (int)strcspn(err, "\n"), err);
+    return buf;
+}
+
+static void report(const char *app, const char *what, const struct tally *t)
+{
+    ok(t->names > 0, "%s %s: names found (%zu)", app, what, t->names);
+    ok(t->unknown == 0, "%s %s: every name in the glossary%s%s", app, what,
+       t->unknown ? "; missing: " : "", t->first_unknown);
+    ok(t->over == 0, "%s %s: no utilisation above 1%s%s", app, what,
+       t->over ? "; " : "", t->first_over);
+}
+
+static void run_app(const struct app *a, const char *path, const char *tmp)
+{
+    char *argv[24];
+    size_t n = 0;
+    argv[n++] = (char *)path;
+    for (size_t i = 0; i < 12 && a->args[i]; i++) {
+        argv[n++] = (char *)a->args[i];
+    }
+    const size_t base = n;
+    char dir[600];
+
+    /* JSON on stdout, and --out's files */
+    snprintf(dir, sizeof dir, "%s/%s-json", tmp, a->name);
+    argv[n++] = "--format";
+    argv[n++] = "json";
+    argv[n++] = "--out";
+    argv[n++] = dir;
+    argv[n] = NULL;
+    struct run_result r;
+    run_argv(argv, &r);
+    char line[256];
+    ok(r.status == 0, "%s --format json exits 0 (%d %s)", a->name,
+       r.status, first_line(r.err, line, sizeof line));
+    json_t *j = json_loads(r.out, 0, NULL);
+    ok(j != NULL, "%s --format json prints JSON", a->name);
+    struct tally t = {0};
+    walk_json(j, &t);
+    json_decref(j);
+    report(a->name, "json", &t);
+    struct tally tf = {0};
+    size_t files = 0;
+    bool read_back = check_dir(dir, &tf, &files);
+    ok(read_back && files > 0, "%s --out: %zu files read back", a->name,
+       files);
+    report(a->name, "--out files", &tf);
+    run_free(&r);
+    run_rmdir(dir);
+
+    /* CSV on stdout: one table (an app with several writes each under
+     * --out instead, never glued). */
+    n = base;
+    snprintf(dir, sizeof dir, "%s/%s-csv", tmp, a->name);
+    argv[n++] = "--format";
+    argv[n++] = "csv";
+    argv[n++] = "--out";
+    argv[n++] = dir;
+    argv[n] = NULL;
+    run_argv(argv, &r);
+    ok(r.status == 0, "%s --format csv exits 0 (%d %s)", a->name,
+       r.status, first_line(r.err, line, sizeof line));
+    struct tally tc = {0};
+    if (r.out[0]) {
+        char csv[700];
+        snprintf(csv, sizeof csv, "%s/stdout.csv", tmp);
+        FILE *f = fopen(csv, "w");
+        fputs(r.out, f);
+        fclose(f);
+        ok(check_csv_file(csv, &tc), "%s --format csv prints one CSV table",
+           a->name);
+        unlink(csv);
+    }
+    files = 0;
+    read_back = check_dir(dir, &tc, &files);
+    ok(read_back && files > 0, "%s --format csv --out: %zu files read back",
+       a->name, files);
+    report(a->name, "csv", &tc);
+    run_free(&r);
+    run_rmdir(dir);
+}
+
+/* The terminal: the default table with --quiet, -h, --version,
+ * --list-devices --format json. */
+static void run_terminal(const struct app *a, const char *path)
+{
+    char *argv[24];
+    size_t n = 0;
+    argv[n++] = (char *)path;
+    for (size_t i = 0; i < 12 && a->args[i]; i++) {
+        argv[n++] = (char *)a->args[i];
+    }
+    argv[n++] = "--quiet";
+    argv[n] = NULL;
+    struct run_result r;
+    run_argv(argv, &r);
+    ok(r.status == 0, "%s --quiet exits 0", a->name);
+    ok(strchr(r.err, '\r') == NULL, "%s --quiet: no progress", a->name);
+    /* The first table: the lines up to the first blank one (bench prints
+     * a title line first). */
+    size_t widest = 0, lines = 0;
+    for (const char *p = r.out; *p;) {
+        const size_t len = strcspn(p, "\n");
+        if (len == 0 && lines > 1) {
+            break;
+        }
+        widest = len > widest ? len : widest;
+        lines++;
+        p += len + (p[len] == '\n');
+    }
+    ok(lines > 1 && widest <= 120, "%s: the default table is %zu "
+       "characters wide (at most 120)", a->name, widest);
+    run_free(&r);
+
+    char *help[] = {(char *)path, "-h", NULL};
+    run_argv(help, &r);
+    ok(r.status == 0 && strncmp(r.out, "usage:", 6) == 0,
+       "%s -h prints the usage", a->name);
+    run_free(&r);
+
+    char *version[] = {(char *)path, "--version", NULL};
+    run_argv(version, &r);
+    ok(r.status == 0 && strncmp(r.out, a->name, strlen(a->name)) == 0 &&
+           strstr(r.out, "kernel paths: built c") &&
+           strstr(r.out, "selected ") && strstr(r.out, "jansson ") &&
+           strstr(r.out, "libcsv ") && strstr(r.out, "zlib "),
+       "%s --version names the version, the kernel paths and the "
+       "dependencies", a->name);
+    run_free(&r);
+
+    if (a->devices) {
+        char *list[] = {(char *)path, "--list-devices", "--format", "json",
+                        NULL};
+        run_argv(list, &r);
+        json_t *j = json_loads(r.out, 0, NULL);
+        ok(r.status == 0 && json_array_size(json_object_get(j, "devices")) >
+                                4 - 1,
+           "%s --list-devices --format json prints the devices as JSON",
+           a->name);
+        struct tally t = {0};
+        walk_json(j, &t);
+        report(a->name, "--list-devices", &t);
+        json_decref(j);
+        run_free(&r);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test-vocabulary README.md NAME=PATH...\n");
+        return 2;
+    }
+    if (!load_glossary(argv[1])) {
+        printf("Bail out! no glossary in %s\n", argv[1]);
+        return 1;
+    }
+    /* The checker itself: a name outside the glossary and a utilisation
+     * above 1 are caught. */
+    struct tally t = {0};
+    note_name(&t, "latency_ms_p90");
+    note_value(&t, "pct_of_roofline_utilization", 3.8);
+    note_value(&t, "bandwidth_utilization", 1.0);
+    ok(t.unknown == 1 && t.over == 1, "the checker catches a stray name "
+       "and a utilisation above 1");
+
+    char tmp[] = "/tmp/edgefit-vocabulary-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++) {
+        const char *path = NULL;
+        const size_t len = strlen(apps[i].name);
+        for (int k = 2; k < argc; k++) {
+            if (strncmp(argv[k], apps[i].name, len) == 0 &&
+                argv[k][len] == '=') {
+                path = argv[k] + len + 1;
+            }
+        }
+        if (!path) {
+            printf("ok %d - %s # SKIP not built\n", ++tests_run,
+                   apps[i].name);
+            continue;
+        }
+        run_app(&apps[i], path, tmp);
+        run_terminal(&apps[i], path);
+    }
+    rmdir(tmp);
+    printf("1..%d\n", tests_run);
+    return tests_failed ? 1 : 0;
+}

@@ -1,0 +1,999 @@
+/* The trainer against independent truths:
+ *   - its gradients against central finite differences of a forward pass
+ *     written here in double precision (its own loops for dense, conv2d with
+ *     stride, padding and groups, max and average pooling, flatten, relu,
+ *     gelu, sigmoid, tanh and softmax cross-entropy), on tiny models that
+ *     together use every operator and activation, fused and standalone;
+ *     and a check that the comparison catches a wrong gradient;
+ *   - momentum and Adam steps against the same steps computed by hand from
+ *     the closed-form gradient of a one-layer softmax model;
+ *   - GradScaler's own trace (scale 4, growth 2, backoff 0.25, interval 2:
+ *     two finite steps give 8, an overflow 2), and an fp16 overflow through
+ *     the trainer: the step is skipped, the weights do not move, the scale
+ *     halves and the event is recorded;
+ *   - its buffers against libmemest's training estimate, term by term, for
+ *     several models, precisions and optimisers, and a hand count;
+ *   - determinism (same seed: bit-identical weights; also across thread
+ *     counts, which kern_sgemm does not let change a result);
+ *   - learning: a separable synthetic problem reaches high accuracy in every
+ *     precision and with every optimiser;
+ *   - bad options and unsupported models are refused with a message.
+ *
+ * Finite differences: L(theta +- h) in double with h = 1e-5 have a
+ * truncation error of order h^2 |L'''| (about 1e-10 here) and a rounding
+ * error of order 1e-16 / h, both far below the float gradients' own error
+ * (measured: at most 2e-7 of the largest gradient of a layer). The fp32
+ * tolerance is 2e-6 of the largest gradient magnitude of the layer plus
+ * 2e-5 of the value (about 34 unit roundoffs: float sums of a few hundred
+ * terms and the SIMD activations' few ulp); with 16-bit storage it is 8
+ * unit roundoffs of the format (fp16 2^-11, bf16 2^-8) of the largest
+ * gradient, as every stored tensor is rounded once more. A wrong label
+ * gives errors thousands of times the tolerance. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgefit/kernels.h"
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+
+#define SEED UINT64_C(20261122)
+#define PI 3.14159265358979323846
+
+/* ---- the test's own random numbers (xorshift64*) ------------------------- */
+
+static uint64_t rng_state;
+
+static double rnd(void) /* uniform in [0, 1) */
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (double)((rng_state * UINT64_C(0x2545F4914F6CDD1D)) >> 11) *
+           0x1p-53;
+}
+
+static memest_model *model(const char *text)
+{
+    memest_model *m = NULL;
+    struct memest_diag d;
+    if (memest_model_load(text, &m, &d) != MEMEST_OK) {
+        if (memest_model_parse(text, &m, &d) != MEMEST_OK) {
+            fail_msg("model: %s", d.message);
+        }
+    }
+    return m;
+}
+
+static size_t shape_n(const struct memest_shape *s)
+{
+    size_t n = 1;
+    for (unsigned i = 0; i < s->rank; i++) {
+        n *= (size_t)s->dim[i];
+    }
+    return n;
+}
+
+/* ---- the reference forward pass in double --------------------------------- */
+
+struct ref_params {
+    size_t n;        /* layers */
+    double **w, **b; /* PyTorch layout; NULL for layers without */
+    size_t *wn, *bn;
+};
+
+static double act1(enum memest_act a, double x)
+{
+    switch (a) {
+    case MEMEST_ACT_RELU:
+        return x > 0 ? x : 0;
+    case MEMEST_ACT_GELU:
+        return 0.5 * x *
+               (1 + tanh(sqrt(2 / PI) * (x + 0.044715 * x * x * x)));
+    case MEMEST_ACT_SIGMOID:
+        return 1 / (1 + exp(-x));
+    case MEMEST_ACT_TANH:
+        return tanh(x);
+    default:
+        return x;
+    }
+}
+
+/* The input pixel a window element (ky, kx) of output (oy, ox) reads,
+ * iy * W + ix, or -1 in the padding. */
+static long pixel(size_t oy, size_t ox, long ky, long kx, long s, long pad,
+                  size_t H, size_t W)
+{
+    const long iy = (long)oy * s + ky - pad, ix = (long)ox * s + kx - pad;
+    if (iy < 0 || ix < 0 || iy >= (long)H || ix >= (long)W) {
+        return -1;
+    }
+    return iy * (long)W + ix;
+}
+
+/* One sample: x (input elements) -> the mean loss contribution
+ * -log softmax(z)[label], with its own loops for every operator. */
+static double ref_sample_loss(const memest_model *m,
+                              const struct ref_params *p, const double *x,
+                              unsigned label)
+{
+    size_t maxn = shape_n(&memest_model_layer(m, 0)->in_shape);
+    for (size_t i = 0; i < p->n; i++) {
+        size_t o = shape_n(&memest_model_layer(m, i)->out_shape);
+        maxn = o > maxn ? o : maxn;
+    }
+    double *cur = malloc(maxn * sizeof *cur), *nxt = malloc(maxn * sizeof *nxt);
+    assert_non_null(cur);
+    assert_non_null(nxt);
+    memcpy(cur, x, shape_n(&memest_model_layer(m, 0)->in_shape) * sizeof *cur);
+    double loss = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        const size_t on = shape_n(&L->out_shape);
+        const size_t in_n = shape_n(&L->in_shape);
+        const size_t C = L->in_shape.dim[0];
+        const size_t H = L->in_shape.rank == 3 ? L->in_shape.dim[1] : 1;
+        const size_t W = L->in_shape.rank == 3 ? L->in_shape.dim[2] : 1;
+        const size_t OC = L->out_shape.dim[0];
+        const size_t OH = L->out_shape.rank == 3 ? L->out_shape.dim[1] : 1;
+        const size_t OW = L->out_shape.rank == 3 ? L->out_shape.dim[2] : 1;
+        const long k = (long)L->kernel, s = (long)L->stride,
+                   pad = (long)L->padding;
+        enum memest_act act = L->act;
+        switch (L->kind) {
+        case MEMEST_KIND_DENSE:
+            for (size_t o = 0; o < on; o++) {
+                double acc = p->b[i] ? p->b[i][o] : 0;
+                for (size_t j = 0; j < in_n; j++) {
+                    acc += p->w[i][o * in_n + j] * cur[j];
+                }
+                nxt[o] = acc;
+            }
+            break;
+        case MEMEST_KIND_CONV2D: {
+            const size_t g = L->groups, icg = C / g, ocg = OC / g;
+            for (size_t oc = 0; oc < OC; oc++) {
+                const size_t grp = oc / ocg;
+                for (size_t oy = 0; oy < OH; oy++) {
+                    for (size_t ox = 0; ox < OW; ox++) {
+                        double acc = p->b[i] ? p->b[i][oc] : 0;
+                        for (size_t ci = 0; ci < icg; ci++) {
+                            for (long ky = 0; ky < k; ky++) {
+                                for (long kx = 0; kx < k; kx++) {
+                                    const long at = pixel(
+                                        oy, ox, ky, kx, s, pad, H, W);
+                                    if (at < 0) {
+                                        continue;
+                                    }
+                                    acc += p->w[i][((oc * icg + ci) * k + ky) *
+                                                       k +
+                                                   kx] *
+                                           cur[(grp * icg + ci) * H * W +
+                                               (size_t)at];
+                                }
+                            }
+                        }
+                        nxt[(oc * OH + oy) * OW + ox] = acc;
+                    }
+                }
+            }
+            break;
+        }
+        case MEMEST_KIND_MAXPOOL:
+        case MEMEST_KIND_AVGPOOL:
+            for (size_t c = 0; c < OC; c++) {
+                for (size_t oy = 0; oy < OH; oy++) {
+                    for (size_t ox = 0; ox < OW; ox++) {
+                        double mx = -INFINITY, sum = 0;
+                        for (long ky = 0; ky < k; ky++) {
+                            for (long kx = 0; kx < k; kx++) {
+                                const long at =
+                                    pixel(oy, ox, ky, kx, s, pad, H, W);
+                                if (at < 0) {
+                                    continue;
+                                }
+                                double v = cur[c * H * W + (size_t)at];
+                                mx = v > mx ? v : mx;
+                                sum += v;
+                            }
+                        }
+                        nxt[(c * OH + oy) * OW + ox] =
+                            L->kind == MEMEST_KIND_MAXPOOL
+                                ? mx
+                                : sum / (double)(k * k);
+                    }
+                }
+            }
+            act = MEMEST_ACT_NONE;
+            break;
+        case MEMEST_KIND_FLATTEN:
+            memcpy(nxt, cur, on * sizeof *nxt);
+            break;
+        case MEMEST_KIND_ACTIVATION:
+            memcpy(nxt, cur, on * sizeof *nxt);
+            break;
+        default:
+            fail_msg("layer kind %d", (int)L->kind);
+        }
+        if (act == MEMEST_ACT_SOFTMAX) {
+            /* the last layer: the loss applies it */
+            double mx = -INFINITY, se = 0;
+            for (size_t o = 0; o < on; o++) {
+                mx = nxt[o] > mx ? nxt[o] : mx;
+            }
+            for (size_t o = 0; o < on; o++) {
+                se += exp(nxt[o] - mx);
+            }
+            loss = log(se) + mx - nxt[label];
+        } else {
+            for (size_t o = 0; o < on; o++) {
+                nxt[o] = act1(act, nxt[o]);
+            }
+        }
+        double *tmp = cur;
+        cur = nxt;
+        nxt = tmp;
+    }
+    free(cur);
+    free(nxt);
+    return loss;
+}
+
+static double ref_loss(const memest_model *m, const struct ref_params *p,
+                       const double *x, const uint8_t *y, size_t batch)
+{
+    const size_t n = shape_n(&memest_model_layer(m, 0)->in_shape);
+    double sum = 0;
+    for (size_t b = 0; b < batch; b++) {
+        sum += ref_sample_loss(m, p, x + b * n, y[b]);
+    }
+    return sum / (double)batch;
+}
+
+static void ref_params_from(struct ref_params *p, const memest_model *m,
+                            const prof_train *t)
+{
+    p->n = memest_model_layer_count(m);
+    p->w = calloc(p->n, sizeof *p->w);
+    p->b = calloc(p->n, sizeof *p->b);
+    p->wn = calloc(p->n, sizeof *p->wn);
+    p->bn = calloc(p->n, sizeof *p->bn);
+    for (size_t i = 0; i < p->n; i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        p->wn[i] = (size_t)L->weight_count;
+        p->bn[i] = (size_t)L->bias_count;
+        if (!p->wn[i]) {
+            continue;
+        }
+        float *w = malloc(p->wn[i] * sizeof *w);
+        float *b = malloc((p->bn[i] + 1) * sizeof *b);
+        assert_int_equal(prof_train_get_params(t, i, w, p->wn[i], b, p->bn[i]),
+                         PROF_OK);
+        p->w[i] = malloc(p->wn[i] * sizeof(double));
+        p->b[i] = p->bn[i] ? malloc(p->bn[i] * sizeof(double)) : NULL;
+        for (size_t j = 0; j < p->wn[i]; j++) {
+            p->w[i][j] = w[j];
+        }
+        for (size_t j = 0; j < p->bn[i]; j++) {
+            p->b[i][j] = b[j];
+        }
+        free(w);
+        free(b);
+    }
+}
+
+static void ref_params_free(struct ref_params *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->w[i]);
+        free(p->b[i]);
+    }
+    free(p->w);
+    free(p->b);
+    free(p->wn);
+    free(p->bn);
+}
+
+/* ---- gradients against finite differences --------------------------------- */
+
+/* Largest |trainer - reference| / (rel (2e-6 max|ref| + 2e-5 |ref|)) over
+ * the layer's parameters: <= 1 passes. */
+static double grad_ratio(const float *g, const double *ref, size_t n,
+                         double rel)
+{
+    double mx = 0, worst = 0;
+    for (size_t j = 0; j < n; j++) {
+        mx = fabs(ref[j]) > mx ? fabs(ref[j]) : mx;
+    }
+    for (size_t j = 0; j < n; j++) {
+        const double tol = rel * (2e-6 * mx + 2e-5 * fabs(ref[j])) + 1e-12;
+        const double r = fabs((double)g[j] - ref[j]) / tol;
+        worst = r > worst ? r : worst;
+    }
+    return worst;
+}
+
+/* One step of batch 4 on random data; every parameter's gradient against
+ * central differences of the double loss. rel widens the tolerance for
+ * 16-bit storage. wrong_label != 0 makes the reference use a different
+ * label for sample 0, which must be caught (returns the worst ratio). */
+static double check_grads(const char *text, enum memest_precision prec,
+                          double rel, int wrong_label)
+{
+    const size_t B = 4;
+    memest_model *m = model(text);
+    struct prof_train_opts o;
+    prof_train_opts_init(&o);
+    o.batch = B;
+    o.precision = prec;
+    o.alpha = 1e-3;
+    o.seed = 7;
+    prof_train *t = NULL;
+    struct prof_diag d;
+    if (prof_train_create(m, &o, &t, &d) != PROF_OK) {
+        fail_msg("%s: %s", text, d.message);
+    }
+    const size_t n = prof_train_sample_size(t);
+    const struct memest_shape out = memest_model_output_shape(m);
+    const size_t classes = (size_t)out.dim[0];
+    float *x = malloc(B * n * sizeof *x);
+    double *xd = malloc(B * n * sizeof *xd);
+    uint8_t y[4];
+    rng_state = SEED;
+    for (size_t j = 0; j < B * n; j++) {
+        x[j] = (float)(2 * rnd() - 1);
+        xd[j] = x[j];
+    }
+    for (size_t b = 0; b < B; b++) {
+        y[b] = (uint8_t)(rnd() * (double)classes);
+    }
+    struct ref_params p;
+    ref_params_from(&p, m, t);
+    struct prof_train_epoch_result r;
+    assert_int_equal(prof_train_epoch(t, x, y, B, NULL, NULL, &r), PROF_OK);
+    assert_int_equal(r.steps, 1);
+    /* The trainer's loss of that step is the reference loss. */
+    const double L0 = ref_loss(m, &p, xd, y, B);
+    if (!wrong_label) {
+        const double ltol = prec == MEMEST_FP32 ? 1e-5 : 0.05;
+        if (!(fabs(r.loss - L0) <= ltol * (1 + fabs(L0)))) {
+            fail_msg("%s: loss %.9g, reference %.9g", text, r.loss, L0);
+        }
+    }
+    uint8_t yr[4];
+    memcpy(yr, y, sizeof yr);
+    if (wrong_label) {
+        yr[0] = (uint8_t)((y[0] + 1) % classes);
+    }
+    const double h = 1e-5;
+    double worst = 0;
+    size_t checked = 0;
+    for (size_t i = 0; i < p.n; i++) {
+        if (!p.wn[i]) {
+            continue;
+        }
+        const size_t tot = p.wn[i] + p.bn[i];
+        float *g = malloc(tot * sizeof *g);
+        double *fd = malloc(tot * sizeof *fd);
+        assert_int_equal(prof_train_get_grads(t, i, g, p.wn[i], g + p.wn[i],
+                                              p.bn[i]),
+                         PROF_OK);
+        for (size_t j = 0; j < tot; j++) {
+            double *v = j < p.wn[i] ? &p.w[i][j] : &p.b[i][j - p.wn[i]];
+            const double keep = *v;
+            *v = keep + h;
+            const double lp = ref_loss(m, &p, xd, yr, B);
+            *v = keep - h;
+            const double lm = ref_loss(m, &p, xd, yr, B);
+            *v = keep;
+            fd[j] = (lp - lm) / (2 * h);
+        }
+        double rw = grad_ratio(g, fd, p.wn[i], rel);
+        double rb = p.bn[i] ? grad_ratio(g + p.wn[i], fd + p.wn[i], p.bn[i],
+                                         rel)
+                            : 0;
+        if (!wrong_label && (rw > 1 || rb > 1)) {
+            const struct memest_layer *L = memest_model_layer(m, i);
+            fail_msg("%s (%s): layer %s gradient off: %.3g x the tolerance "
+                     "(weights), %.3g (bias)",
+                     text, memest_precision_name(prec), L->name, rw, rb);
+        }
+        worst = rw > worst ? rw : worst;
+        worst = rb > worst ? rb : worst;
+        checked += tot;
+        free(g);
+        free(fd);
+    }
+    assert_true(checked > 0);
+    if (getenv("TRAIN_TEST_VERBOSE")) {
+        fprintf(stderr, "%s: worst %.3g (%zu parameters)\n", memest_precision_name(prec), worst, checked);
+    }
+    ref_params_free(&p);
+    free(x);
+    free(xd);
+    prof_train_destroy(t);
+    memest_model_destroy(m);
+    return worst;
+}
+
+/* Every fused activation after dense, softmax-xent at the end. */
+static const char *mlp_fused = "input 6\n"
+                               "dense 5 act=relu\n"
+                               "dense 5 act=gelu\n"
+                               "dense 4 act=sigmoid\n"
+                               "dense 4 act=tanh\n"
+                               "dense 3 act=softmax\n";
+/* Standalone activation layers, and a standalone softmax at the end. */
+static const char *mlp_standalone = "input 5\n"
+                                    "dense 6\n"
+                                    "relu\n"
+                                    "dense 5\n"
+                                    "gelu\n"
+                                    "dense 5 bias=no\n"
+                                    "sigmoid\n"
+                                    "dense 4\n"
+                                    "tanh\n"
+                                    "dense 3\n"
+                                    "softmax\n";
+/* conv2d with stride, padding and groups; max and average pooling (with
+ * stride 1 overlap, padding); flatten. */
+static const char *cnn_a = "input 4x7x7\n"
+                           "conv2d 6 k=3 s=2 p=1 g=2 act=tanh\n"
+                           "maxpool k=2 s=1\n"
+                           "conv2d 4 k=2 p=1 act=gelu\n"
+                           "avgpool k=3 s=2 p=1\n"
+                           "flatten\n"
+                           "dense 3 act=softmax\n";
+/* relu and sigmoid after conv2d, a depthwise conv2d without bias, an
+ * overlapping max pool with padding. */
+static const char *cnn_b = "input 2x6x6\n"
+                           "conv2d 4 k=3 act=relu\n"
+                           "conv2d 4 k=3 g=4 p=1 bias=no act=sigmoid\n"
+                           "maxpool k=3 s=2 p=1\n"
+                           "flatten\n"
+                           "dense 4\n"
+                           "tanh\n"
+                           "dense 3 act=softmax\n";
+
+static void test_grads_fp32(void **state)
+{
+    (void)state;
+    check_grads(mlp_fused, MEMEST_FP32, 1, 0);
+    check_grads(mlp_standalone, MEMEST_FP32, 1, 0);
+    check_grads(cnn_a, MEMEST_FP32, 1, 0);
+    check_grads(cnn_b, MEMEST_FP32, 1, 0);
+}
+
+/* 16-bit storage: the same gradients within 8 unit roundoffs of the
+ * format, 4e-3 (fp16) and 3e-2 (bf16) of the largest gradient. */
+static void test_grads_mixed(void **state)
+{
+    (void)state;
+    const char *models[] = {mlp_fused, mlp_standalone, cnn_a, cnn_b};
+    for (size_t i = 0; i < 4; i++) {
+        check_grads(models[i], MEMEST_FP16, 2000, 0);
+        check_grads(models[i], MEMEST_BF16, 15000, 0);
+    }
+}
+
+/* The comparison catches a gradient of the wrong loss. */
+static void test_grads_detect_error(void **state)
+{
+    (void)state;
+    assert_true(check_grads(mlp_fused, MEMEST_FP32, 1, 1) > 10);
+    assert_true(check_grads(cnn_a, MEMEST_FP32, 1, 1) > 10);
+}
+
+/* ---- optimisers against hand-computed steps ------------------------------- */
+
+/* "input 2, dense 2 act=softmax", one sample x = (1, 2), label 0. With
+ * z = W x + b, p = softmax(z), the gradient is dz = p - e0, dW = dz x^T,
+ * db = dz: computed here in double, then the optimiser's formulas. */
+static void hand_grads(const double w[4], const double b[2], double gw[4],
+                       double gb[2])
+{
+    const double x[2] = {1, 2};
+    double z[2], p[2];
+    for (int o = 0; o < 2; o++) {
+        z[o] = b[o] + w[o * 2] * x[0] + w[o * 2 + 1] * x[1];
+    }
+    const double mx = z[0] > z[1] ? z[0] : z[1];
+    const double s = exp(z[0] - mx) + exp(z[1] - mx);
+    p[0] = exp(z[0] - mx) / s;
+    p[1] = exp(z[1] - mx) / s;
+    const double dz[2] = {p[0] - 1, p[1]};
+    for (int o = 0; o < 2; o++) {
+        gb[o] = dz[o];
+        gw[o * 2] = dz[o] * x[0];
+        gw[o * 2 + 1] = dz[o] * x[1];
+    }
+}
+
+static void run_optimizer(enum memest_optimizer opt)
+{
+    memest_model *m = model("input 2\ndense 2 act=softmax\n");
+    struct prof_train_opts o;
+    prof_train_opts_init(&o);
+    o.batch = 1;
+    o.optimizer = opt;
+    o.alpha = 0.1;
+    o.momentum = 0.9;
+    prof_train *t = NULL;
+    assert_int_equal(prof_train_create(m, &o, &t, NULL), PROF_OK);
+    const float w0[4] = {0.5f, -0.25f, 0.125f, 0.75f}, b0[2] = {0.1f, -0.2f};
+    assert_int_equal(prof_train_set_params(t, 0, w0, 4, b0, 2), PROF_OK);
+    double w[6] = {0.5, -0.25, 0.125, 0.75, 0.1, -0.2}; /* w then b */
+    double s1[6] = {0}, s2[6] = {0};
+    const float x[2] = {1, 2};
+    const uint8_t y = 0;
+    for (int step = 1; step <= 3; step++) {
+        double g[6];
+        hand_grads(w, w + 4, g, g + 4);
+        for (int j = 0; j < 6; j++) {
+            if (opt == MEMEST_OPT_MOMENTUM) {
+                s1[j] = 0.9 * s1[j] + g[j];
+                w[j] -= 0.1 * s1[j];
+            } else {
+                s1[j] = 0.9 * s1[j] + 0.1 * g[j];
+                s2[j] = 0.999 * s2[j] + 0.001 * g[j] * g[j];
+                const double mh = s1[j] / (1 - pow(0.9, step));
+                const double vh = s2[j] / (1 - pow(0.999, step));
+                w[j] -= 0.1 * mh / (sqrt(vh) + 1e-8);
+            }
+        }
+        struct prof_train_epoch_result r;
+        assert_int_equal(prof_train_epoch(t, x, &y, 1, NULL, NULL, &r),
+                         PROF_OK);
+        float wt[4], bt[2];
+        assert_int_equal(prof_train_get_params(t, 0, wt, 4, bt, 2), PROF_OK);
+        for (int j = 0; j < 6; j++) {
+            const double got = j < 4 ? wt[j] : bt[j - 4];
+            if (!(fabs(got - w[j]) <= 2e-6)) {
+                fail_msg("%s step %d parameter %d: %.9g, by hand %.9g",
+                         memest_optimizer_name(opt), step, j, got, w[j]);
+            }
+        }
+    }
+    prof_train_destroy(t);
+    memest_model_destroy(m);
+}
+
+static void test_momentum_by_hand(void **state)
+{
+    (void)state;
+    run_optimizer(MEMEST_OPT_MOMENTUM);
+}
+
+static void test_adam_by_hand(void **state)
+{
+    (void)state;
+    run_optimizer(MEMEST_OPT_ADAM);
+}
+
+/* ---- loss scaling ------------------------------------------------------------ */
+
+/* PyTorch's GradScaler test trace (test_grad_scaling_update_scale): scale
+ * 4, growth 2, backoff 0.25, interval 2: two finite steps grow it to 8 (the
+ * second completes the interval), an overflow backs it off to 2 and skips
+ * the step. */
+static void test_grad_scaler_trace(void **state)
+{
+    (void)state;
+    struct kern_loss_scaler s;
+    kern_loss_scaler_init(&s);
+    assert_int_equal(kern_loss_scaler_config(&s, 4.0f, 1.0f, 65536.0f, 2.0f,
+                                             0.25f, 2),
+                     KERN_OK);
+    assert_true(kern_loss_scaler_update(&s, true));
+    assert_true(s.scale == 4.0f && s.good_steps == 1);
+    assert_true(kern_loss_scaler_update(&s, true));
+    assert_true(s.scale == 8.0f && s.good_steps == 0);
+    assert_false(kern_loss_scaler_update(&s, false));
+    assert_true(s.scale == 2.0f && s.good_steps == 0);
+    assert_int_equal(s.skipped_steps, 1);
+}
+
+/* Through the trainer: inputs of 4000 and the loss scaled by 65536 make
+ * the fp16 weight gradients overflow (|dW| reaches about 4000 x 65536 / 2),
+ * so the first steps are skipped with the weights unchanged and the scale
+ * halved each time, until the gradients fit and a step applies. */
+static void test_fp16_overflow_skips(void **state)
+{
+    (void)state;
+    memest_model *m = model("input 3\ndense 2 act=softmax\n");
+    struct prof_train_opts o;
+    prof_train_opts_init(&o);
+    o.batch = 2;
+    o.precision = MEMEST_FP16;
+    o.loss_scale = 65536;
+    prof_train *t = NULL;
+    assert_int_equal(prof_train_create(m, &o, &t, NULL), PROF_OK);
+    const float x[6] = {4000, -4000, 4000, -4000, 4000, 4000};
+    const uint8_t y[2] = {0, 1};
+    float w0[6], b0[2], w1[6], b1[2];
+    assert_int_equal(prof_train_get_params(t, 0, w0, 6, b0, 2), PROF_OK);
+    struct prof_train_epoch_result r;
+    assert_int_equal(prof_train_epoch(t, x, y, 2, NULL, NULL, &r), PROF_OK);
+    assert_int_equal(r.skipped_steps, 1);
+    assert_true(r.loss_scale == 32768.0);
+    assert_int_equal(prof_train_get_params(t, 0, w1, 6, b1, 2), PROF_OK);
+    assert_memory_equal(w0, w1, sizeof w0);
+    assert_memory_equal(b0, b1, sizeof b0);
+    const struct prof_train_scale_event *ev;
+    assert_int_equal(prof_train_scale_events(t, &ev), 1);
+    assert_true(ev[0].step == 1 && ev[0].skipped && ev[0].scale == 32768.0);
+    /* keep going until a step applies: each skip halves the scale */
+    uint64_t skipped = 1;
+    int applied = 0;
+    for (int e = 0; e < 20 && !applied; e++) {
+        assert_int_equal(prof_train_epoch(t, x, y, 2, NULL, NULL, &r),
+                         PROF_OK);
+        skipped += r.skipped_steps;
+        applied = r.skipped_steps == 0;
+    }
+    assert_true(applied);
+    assert_true(skipped >= 2);
+    const size_t n = prof_train_scale_events(t, &ev);
+    assert_int_equal(n, skipped);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(ev[i].skipped);
+        assert_int_equal(ev[i].step, i + 1);
+        assert_true(ev[i].scale == 65536.0 / pow(2, (double)(i + 1)));
+    }
+    assert_int_equal(prof_train_get_params(t, 0, w1, 6, b1, 2), PROF_OK);
+    assert_true(memcmp(w0, w1, sizeof w0) != 0);
+    prof_train_destroy(t);
+    memest_model_destroy(m);
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+static void test_memory_equals_estimate(void **state)
+{
+    (void)state;
+    const char *models[] = {"mlp:784-64-10", "smallcnn", mlp_fused,
+                            mlp_standalone, cnn_a, cnn_b};
+    const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
+                                           MEMEST_BF16};
+    const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,
+                                          MEMEST_OPT_ADAM};
+    const uint64_t batches[] = {1, 32};
+    for (size_t i = 0; i < 6; i++) {
+        memest_model *m = model(models[i]);
+        for (size_t p = 0; p < 3; p++) {
+            for (size_t k = 0; k < 3; k++) {
+                for (size_t b = 0; b < 2; b++) {
+                    struct prof_train_opts o;
+                    prof_train_opts_init(&o);
+                    o.precision = precs[p];
+                    o.optimizer = opts[k];
+                    o.batch = batches[b];
+                    prof_train *t = NULL;
+                    struct prof_diag d;
+                    if (prof_train_create(m, &o, &t, &d) != PROF_OK) {
+                        fail_msg("%s: %s", models[i], d.message);
+                    }
+                    struct prof_train_memory mem;
+                    struct memest_training e;
+                    assert_int_equal(prof_train_memory(t, &mem), PROF_OK);
+                    assert_int_equal(
+                        precs[p] == MEMEST_FP32
+                            ? memest_training_memory(m, batches[b],
+                                                     MEMEST_FP32, opts[k], &e)
+                            : memest_training_memory_mixed(m, batches[b],
+                                                           opts[k], &e),
+                        MEMEST_OK);
+                    assert_int_equal(mem.parameter_bytes, e.parameter_bytes);
+                    assert_int_equal(mem.gradient_bytes, e.gradient_bytes);
+                    assert_int_equal(mem.optimizer_state_bytes,
+                                     e.optimizer_state_bytes);
+                    assert_int_equal(mem.activation_bytes,
+                                     e.activation_bytes);
+                    assert_int_equal(mem.working_bytes, e.working_bytes);
+                    assert_int_equal(mem.total_bytes, e.total_bytes);
+                    assert_int_equal(mem.estimate_total_bytes, e.total_bytes);
+                    prof_train_destroy(t);
+                }
+            }
+        }
+        memest_model_destroy(m);
+    }
+    /* By hand, mlp:784-64-10 at batch 32, fp32, momentum: parameters and
+     * gradients 4 x 50890, velocity 4 x 50890, activations 4 x 32 x
+     * (784 + 64 + 10); working: gradients of dense2's input and output
+     * 4 x 32 x (64 + 10), labels 4 x 32. */
+    memest_model *m = model("mlp:784-64-10");
+    struct prof_train_opts o;
+    prof_train_opts_init(&o);
+    o.optimizer = MEMEST_OPT_MOMENTUM;
+    prof_train *t = NULL;
+    assert_int_equal(prof_train_create(m, &o, &t, NULL), PROF_OK);
+    struct prof_train_memory mem;
+    assert_int_equal(prof_train_memory(t, &mem), PROF_OK);
+    assert_int_equal(mem.parameter_bytes, 203560);
+    assert_int_equal(mem.gradient_bytes, 203560);
+    assert_int_equal(mem.optimizer_state_bytes, 203560);
+    assert_int_equal(mem.activation_bytes, 4 * 32 * 858);
+    assert_int_equal(mem.working_bytes, 4 * 32 * 74 + 4 * 32);
+    assert_int_equal(mem.total_bytes, 3 * 203560 + 4 * 32 * 858 + 9600);
+    prof_train_destroy(t);
+    memest_model_destroy(m);
+}
+
+/* ---- learning and determinism ----------------------------------------------- */
+
+/* Three Gaussian blobs in 8 dimensions, centres 3 apart, unit spread. */
+static void blobs(float *x, uint8_t *y, size_t n, uint64_t seed)
+{
+    rng_state = seed;
+    for (size_t i = 0; i < n; i++) {
+        const unsigned c = (unsigned)(rnd() * 3);
+        y[i] = (uint8_t)c;
+        for (size_t j = 0; j < 8; j++) {
+            /* Box-Muller */
+            const double u1 = rnd() + 1e-12, u2 = rnd();
+            const double g = sqrt(-2 * log(u1)) * cos(2 * PI * u2);
+            x[i * 8 + j] = (float)((j % 3 == c ? 3.0 : 0.0) + g);
+        }
+    }
+}
+
+static prof_train *train_blobs(enum memest_precision p,
+                               enum memest_optimizer opt, unsigned threads,
+                               const memest_model *m, double *test_acc)
+{
+    enum { N = 2048, NT = 512 };
+    static float x[N * 8], xt[NT * 8];
+    static uint8_t y[N], yt[NT];
+    blobs(x, y, N, 1);
+    blobs(xt, yt, NT, 2);
+    struct prof_train_opts o;
+    prof_train_opts_init(&o);
+    o.precision = p;
+    o.optimizer = opt;
+    o.threads = threads;
+    o.alpha = opt == MEMEST_OPT_ADAM ? 0.01 : 0.05;
+    prof_train *t = NULL;
+    assert_int_equal(prof_train_create(m, &o, &t, NULL), PROF_OK);
+    for (int e = 0; e < 3; e++) {
+        struct prof_train_epoch_result r;
+        assert_int_equal(prof_train_epoch(t, x, y, N, NULL, NULL, &r),
+                         PROF_OK);
+        assert_int_equal(r.steps, N / 32);
+        assert_true(isfinite(r.loss));
+    }
+    double loss;
+    assert_int_equal(prof_train_evaluate(t, xt, yt, NT, test_acc, &loss),
+                     PROF_OK);
+    return t;
+}
+
+static void test_learns_blobs(void **state)
+{
+    (void)state;
+    memest_model *m = model("input 8\ndense 16 act=relu\ndense 3 "
+                            "act=softmax\n");
+    const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
+                                           MEMEST_BF16};
+    const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,
+                                          MEMEST_OPT_ADAM};
+    for (size_t p = 0; p < 3; p++) {
+        for (size_t k = 0; k < 3; k++) {
+            double acc;
+            prof_train *t = train_blobs(precs[p], opts[k], 1, m, &acc);
+            /* The Bayes rate of these blobs is about 0.98. */
+            if (!(acc >= 0.93)) {
+                fail_msg("%s %s: test accuracy %.3f",
+                         memest_precision_name(precs[p]),
+                         memest_optimizer_name(opts[k]), acc);
+            }
+            prof_train_destroy(t);
+        }
+    }
+    memest_model_destroy(m);
+}
+
+static void params_equal(prof_train *a, prof_train *b, size_t layers)
+{
+    for (size_t i = 0; i < layers; i++) {
+        const struct memest_layer *L =
+            memest_model_layer(prof_train_model(a), i);
+        if (!L->weight_count) {
+            continue;
+        }
+        const size_t wn = (size_t)L->weight_count, bn = (size_t)L->bias_count;
+        float *wa = malloc((wn + bn) * sizeof *wa);
+        float *wb = malloc((wn + bn) * sizeof *wb);
+        assert_int_equal(prof_train_get_params(a, i, wa, wn, wa + wn, bn),
+                         PROF_OK);
+        assert_int_equal(prof_train_get_params(b, i, wb, wn, wb + wn, bn),
+                         PROF_OK);
+        assert_memory_equal(wa, wb, (wn + bn) * sizeof *wa);
+        free(wa);
+        free(wb);
+    }
+}
+
+static void test_determinism(void **state)
+{
+    (void)state;
+    memest_model *m = model("input 8\ndense 16 act=gelu\ndense 3 "
+                            "act=softmax\n");
+    const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16};
+    for (size_t p = 0; p < 2; p++) {
+        double a1, a2, a3;
+        prof_train *t1 = train_blobs(precs[p], MEMEST_OPT_ADAM, 1, m, &a1);
+        prof_train *t2 = train_blobs(precs[p], MEMEST_OPT_ADAM, 1, m, &a2);
+        prof_train *t3 = train_blobs(precs[p], MEMEST_OPT_ADAM, 2, m, &a3);
+        params_equal(t1, t2, 2);
+        params_equal(t1, t3, 2);
+        assert_true(a1 == a2 && a1 == a3);
+        prof_train_destroy(t1);
+        prof_train_destroy(t2);
+        prof_train_destroy(t3);
+    }
+    kern_set_threads(1);
+    /* A different seed gives different weights (the seed is used). */
+    struct prof_train_opts o;
+    prof_train_opts_init(&o);
+    prof_train *a = NULL, *b = NULL;
+    assert_int_equal(prof_train_create(m, &o, &a, NULL), PROF_OK);
+    o.seed = 43;
+    assert_int_equal(prof_train_create(m, &o, &b, NULL), PROF_OK);
+    float wa[128], wb[128];
+    assert_int_equal(prof_train_get_params(a, 0, wa, 128, NULL, 16), PROF_OK);
+    assert_int_equal(prof_train_get_params(b, 0, wb, 128, NULL, 16), PROF_OK);
+    assert_true(memcmp(wa, wb, sizeof wa) != 0);
+    prof_train_destroy(a);
+    prof_train_destroy(b);
+    memest_model_destroy(m);
+}
+
+/* The initial weights are the executor's for the same seed. */
+static void test_executor_init(void **state)
+{
+    (void)state;
+    memest_model *m = model("smallcnn");
+    struct prof_train_opts o;
+    prof_train_opts_init(&o);
+    o.seed = 5;
+    prof_train *t = NULL;
+    assert_int_equal(prof_train_create(m, &o, &t, NULL), PROF_OK);
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.seed = 5;
+    prof_exec *ex = NULL;
+    assert_int_equal(prof_exec_create(m, &eo, &ex, NULL), PROF_OK);
+    for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        if (!L->weight_count) {
+            continue;
+        }
+        const size_t wn = (size_t)L->weight_count, bn = (size_t)L->bias_count;
+        float *a = malloc((wn + bn) * sizeof *a), *b = malloc((wn + bn) * 4);
+        assert_int_equal(prof_train_get_params(t, i, a, wn, a + wn, bn),
+                         PROF_OK);
+        assert_int_equal(prof_exec_get_params(ex, i, b, wn, b + wn, bn),
+                         PROF_OK);
+        assert_memory_equal(a, b, (wn + bn) * sizeof *a);
+        free(a);
+        free(b);
+    }
+    prof_exec_destroy(ex);
+    prof_train_destroy(t);
+    memest_model_destroy(m);
+}
+
+/* ---- bad input ---------------------------------------------------------------- */
+
+static void expect_refused(const char *text, void (*edit)(struct prof_train_opts *),
+                           int status, const char *needle)
+{
+    memest_model *m = model(text);
+    struct prof_train_opts o;
+    prof_train_opts_init(&o);
+    if (edit) {
+        edit(&o);
+    }
+    prof_train *t = (prof_train *)&o;
+    struct prof_diag d;
+    assert_int_equal(prof_train_create(m, &o, &t, &d), status);
+    assert_null(t);
+    if (!strstr(d.message, needle)) {
+        fail_msg("message \"%s\" lacks \"%s\"", d.message, needle);
+    }
+    memest_model_destroy(m);
+}
+
+static void o_batch0(struct prof_train_opts *o) { o->batch = 0; }
+static void o_int8(struct prof_train_opts *o) { o->precision = MEMEST_INT8; }
+static void o_alpha(struct prof_train_opts *o) { o->alpha = NAN; }
+static void o_mom(struct prof_train_opts *o) { o->momentum = 1.0; }
+static void o_beta(struct prof_train_opts *o) { o->adam_beta2 = -0.1; }
+static void o_eps(struct prof_train_opts *o) { o->adam_eps = 0; }
+static void o_threads(struct prof_train_opts *o) { o->threads = 0; }
+static void o_opt(struct prof_train_opts *o)
+{
+    o->optimizer = (enum memest_optimizer)9;
+}
+static void o_scale(struct prof_train_opts *o)
+{
+    o->precision = MEMEST_FP16;
+    o->loss_scale = 1e6;
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    const char *mlp = "mlp:4-3-2";
+    expect_refused(mlp, o_batch0, PROF_E_RANGE, "batch");
+    expect_refused(mlp, o_int8, PROF_E_RANGE, "int8");
+    expect_refused(mlp, o_alpha, PROF_E_RANGE, "alpha");
+    expect_refused(mlp, o_mom, PROF_E_RANGE, "momentum");
+    expect_refused(mlp, o_beta, PROF_E_RANGE, "betas");
+    expect_refused(mlp, o_eps, PROF_E_RANGE, "eps");
+    expect_refused(mlp, o_threads, PROF_E_RANGE, "threads");
+    expect_refused(mlp, o_opt, PROF_E_INVALID, "optimizer");
+    expect_refused(mlp, o_scale, PROF_E_RANGE, "loss scale");
+    expect_refused("input 4\ndense 3 act=softmax\ndense 2 act=softmax\n",
+                   NULL, PROF_E_RANGE, "dense1: softmax");
+    expect_refused("input 4\ndense 3 act=relu\ndense 2\n", NULL,
+                   PROF_E_RANGE, "dense2: the model must end in softmax");
+    expect_refused("input 1x4x4\nconv2d 2 k=3 act=softmax\n", NULL,
+                   PROF_E_RANGE, "feature vector");
+
+    memest_model *m = model(mlp);
+    prof_train *t = NULL;
+    assert_int_equal(prof_train_create(NULL, NULL, &t, NULL), PROF_E_INVALID);
+    assert_int_equal(prof_train_create(m, NULL, NULL, NULL), PROF_E_INVALID);
+    assert_int_equal(prof_train_create(m, NULL, &t, NULL), PROF_OK);
+    float x[4 * 40] = {0};
+    uint8_t y[40] = {0};
+    struct prof_train_epoch_result r;
+    /* fewer samples than a batch (32) */
+    assert_int_equal(prof_train_epoch(t, x, y, 31, NULL, NULL, &r),
+                     PROF_E_RANGE);
+    y[3] = 2; /* classes are 0 and 1 */
+    assert_int_equal(prof_train_epoch(t, x, y, 40, NULL, NULL, &r),
+                     PROF_E_RANGE);
+    assert_int_equal(prof_train_evaluate(t, x, y, 40, NULL, NULL),
+                     PROF_E_RANGE);
+    assert_int_equal(prof_train_evaluate(t, x, y, 0, NULL, NULL),
+                     PROF_E_INVALID);
+    float w[12];
+    assert_int_equal(prof_train_get_params(t, 0, w, 11, NULL, 3),
+                     PROF_E_RANGE);
+    assert_int_equal(prof_train_get_grads(t, 0, w, 12, NULL, 3), PROF_OK);
+    for (int i = 0; i < 12; i++) {
+        assert_true(w[i] == 0.0f); /* no step yet */
+    }
+    prof_train_destroy(t);
+    prof_train_destroy(NULL);
+    memest_model_destroy(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grads_fp32),
+        cmocka_unit_test(test_grads_mixed),
+        cmocka_unit_test(test_grads_detect_error),
+        cmocka_unit_test(test_momentum_by_hand),
+        cmocka_unit_test(test_adam_by_hand),
+        cmocka_unit_test(test_grad_scaler_trace),
+        cmocka_unit_test(test_fp16_overflow_skips),
+        cmocka_unit_test(test_memory_equals_estimate),
+        cmocka_unit_test(test_learns_blobs),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_executor_init),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
