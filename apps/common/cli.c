@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -192,96 +191,4 @@ int cli_no_operands(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
-}
-
-/* The nearest existing path at or above path (a copy the caller frees),
- * stat()ed into *st; NULL with errno set for a reason other than absence
- * (or when out of memory). */
-static char *existing_ancestor(const char *path, struct stat *st)
-{
-    char *p = strdup(path);
-    if (!p) {
-        return NULL;
-    }
-    for (;;) {
-        if (stat(p, st) == 0) {
-            return p;
-        }
-        if (errno != ENOENT) {
-            free(p);
-            return NULL;
-        }
-        /* Drop trailing slashes, then the last component. */
-        size_t n = strlen(p);
-        while (n > 1 && p[n - 1] == '/') {
-            p[--n] = '\0';
-        }
-        char *slash = strrchr(p, '/');
-        if (!slash) {
-            strcpy(p, ".");
-        } else if (slash == p) {
-            p[1] = '\0';
-        } else {
-            *slash = '\0';
-        }
-    }
-}
-
-bool cli_check_out_dir(const char *opt, const char *dir)
-{
-    struct stat st;
-    char *at = existing_ancestor(dir, &st);
-    if (!at) {
-        cli_error("%s %s: %s", opt, dir, strerror(errno));
-        return false;
-    }
-    bool ok = true;
-    const bool self = strcmp(at, dir) == 0;
-    if (!S_ISDIR(st.st_mode)) {
-        if (self) {
-            cli_error("%s %s: not a folder", opt, dir);
-        } else {
-            cli_error("%s %s: %s is not a folder", opt, dir, at);
-        }
-        ok = false;
-    } else if (access(at, W_OK | X_OK) != 0) {
-        if (self) {
-            cli_error("%s %s: %s", opt, dir, strerror(errno));
-        } else {
-            cli_error("%s %s: cannot create it in %s: %s", opt, dir, at,
-                      strerror(errno));
-        }
-        ok = false;
-    }
-    free(at);
-    return ok;
-}
-
-bool cli_check_out_file(const char *opt, const char *path)
-{
-    struct stat st;
-    if (!*path) {
-        cli_error("%s: the file name is empty", opt);
-        return false;
-    }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        cli_error("%s %s: is a folder", opt, path);
-        return false;
-    }
-    char *dir = strdup(path);
-    if (!dir) {
-        cli_error("out of memory");
-        return false;
-    }
-    char *slash = strrchr(dir, '/');
-    if (!slash) {
-        strcpy(dir, ".");
-    } else if (slash == dir) {
-        dir[1] = '\0';
-    } else {
-        *slash = '\0';
-    }
-    const bool ok = cli_check_out_dir(opt, dir);
-    free(dir);
-    return ok;
 }

@@ -104,19 +104,6 @@ struct cli_app {
 int cli_common_option(int c, const struct cli_app *app, char **argv,
                       struct cli_common *co);
 
-/*
- * Check, before any long work, that an output folder can be written: the
- * folder itself when it exists, otherwise the nearest existing folder above
- * it, where it would be created. On failure print "prog: opt DIR: reason"
- * (not a folder, or the system's reason such as "Permission denied") and
- * return false. Nothing is created.
- */
-bool cli_check_out_dir(const char *opt, const char *dir);
-/* The same for an output file written under a temporary name in its
- * folder and renamed into place: its folder must be writable (or
- * creatable) and path must not be a folder. */
-bool cli_check_out_file(const char *opt, const char *path);
-
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);
@@ -127,6 +114,12 @@ int cli_no_operands(int argc, char **argv);
  * missing target on the way. On failure prints "prog: --out: path:
  * reason" (the system's strerror text) and returns CLI_EXIT_USAGE. */
 int cli_out_check(const char *dir);
+/* The same for the folder of another option (opt names it in messages). */
+int cli_out_check_as(const char *opt, const char *dir);
+/* The same for an output file of option opt, written under a temporary
+ * name in its folder and renamed into place: path must not be a folder,
+ * and its folder must be writable or creatable. */
+int cli_out_check_file(const char *opt, const char *path);
 
 /* Finish what an app printed on stdout: st is the status of the printing
  * (an ART_ code). Flushes stdout; on failure prints "prog: stdout: reason"
@@ -149,5 +142,12 @@ struct cli_out_file {
  * failure) and returns CLI_EXIT_FAILURE. */
 int cli_out_write(const char *dir, const struct cli_out_file *files,
                   size_t n);
+/* The two halves of cli_out_write(), for an app that adds members of
+ * other kinds (art_bundle_add_*) in between: cli_out_bundle() starts the
+ * bundle with the n files (*out NULL and CLI_EXIT_FAILURE after a
+ * message on failure); cli_out_commit() writes it (consumed). */
+int cli_out_bundle(const char *dir, const struct cli_out_file *files,
+                   size_t n, art_bundle **out);
+int cli_out_commit(art_bundle *b);
 
 #endif

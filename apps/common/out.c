@@ -10,17 +10,18 @@
 /* Print the reason a path cannot be used, naming a symbolic link to a
  * missing target (stat says only ENOENT, which would read as if nothing
  * were there). */
-static int refuse(const char *dir, const char *path, int err)
+static int refuse(const char *opt, const char *dir, const char *path,
+                  int err)
 {
     struct stat lsb;
     const bool dangling =
         err == ENOENT && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode);
     if (strcmp(dir, path) == 0) {
-        cli_error("--out: %s: %s%s", path, strerror(err),
+        cli_error("%s: %s: %s%s", opt, path, strerror(err),
                   dangling ? " (a symbolic link whose target is missing)"
                            : "");
     } else {
-        cli_error("--out: %s: cannot create it: %s: %s%s", dir, path,
+        cli_error("%s: %s: cannot create it: %s: %s%s", opt, dir, path,
                   strerror(err),
                   dangling ? " (a symbolic link whose target is missing)"
                            : "");
@@ -28,7 +29,7 @@ static int refuse(const char *dir, const char *path, int err)
     return CLI_EXIT_USAGE;
 }
 
-int cli_out_check(const char *dir)
+int cli_out_check_as(const char *opt, const char *dir)
 {
     if (!dir) {
         return CLI_EXIT_OK;
@@ -36,15 +37,15 @@ int cli_out_check(const char *dir)
     struct stat sb;
     if (stat(dir, &sb) == 0) {
         if (!S_ISDIR(sb.st_mode)) {
-            return refuse(dir, dir, ENOTDIR);
+            return refuse(opt, dir, dir, ENOTDIR);
         }
         /* W_OK for the new files, X_OK to reach them. (root passes both
          * on anything but a read-only file system.) */
         return access(dir, W_OK | X_OK) == 0 ? CLI_EXIT_OK
-                                              : refuse(dir, dir, errno);
+                                              : refuse(opt, dir, dir, errno);
     }
     if (errno != ENOENT) {
-        return refuse(dir, dir, errno); /* ENOTDIR, EACCES, ELOOP... */
+        return refuse(opt, dir, dir, errno); /* ENOTDIR, EACCES, ELOOP... */
     }
     /* Missing: the bundle creates it on commit, so its nearest existing
      * ancestor must be a folder we may create entries in, and nothing on
@@ -59,7 +60,7 @@ int cli_out_check(const char *dir)
         struct stat lsb;
         if (lstat(p, &lsb) == 0 && S_ISLNK(lsb.st_mode) &&
             stat(p, &sb) != 0) {
-            rc = refuse(dir, p, errno);
+            rc = refuse(opt, dir, p, errno);
             break;
         }
         char *slash = strrchr(p, '/');
@@ -77,18 +78,50 @@ int cli_out_check(const char *dir)
         }
         if (stat(parent, &sb) == 0) {
             if (!S_ISDIR(sb.st_mode)) {
-                rc = refuse(dir, parent, ENOTDIR);
+                rc = refuse(opt, dir, parent, ENOTDIR);
             } else if (access(parent, W_OK | X_OK) != 0) {
-                rc = refuse(dir, parent, errno);
+                rc = refuse(opt, dir, parent, errno);
             }
             break;
         }
         if (errno != ENOENT || parent != p) {
-            rc = refuse(dir, parent, errno);
+            rc = refuse(opt, dir, parent, errno);
             break;
         }
     }
     free(p);
+    return rc;
+}
+
+int cli_out_check(const char *dir)
+{
+    return cli_out_check_as("--out", dir);
+}
+
+int cli_out_check_file(const char *opt, const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        cli_error("%s: %s: is a folder", opt, path);
+        return CLI_EXIT_USAGE;
+    }
+    /* The file is written next to itself and renamed: its folder is what
+     * must be writable, or creatable. */
+    char *dir = strdup(path);
+    if (!dir) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash) {
+        strcpy(dir, ".");
+    } else if (slash == dir) {
+        dir[1] = '\0';
+    } else {
+        *slash = '\0';
+    }
+    const int rc = cli_out_check_as(opt, dir);
+    free(dir);
     return rc;
 }
 
@@ -112,8 +145,8 @@ int cli_stdout_finish(int st)
     return CLI_EXIT_FAILURE;
 }
 
-int cli_out_write(const char *dir, const struct cli_out_file *files,
-                  size_t n)
+int cli_out_bundle(const char *dir, const struct cli_out_file *files,
+                   size_t n, art_bundle **out)
 {
     art_bundle *b = NULL;
     int st = art_bundle_create(dir, &b);
@@ -130,14 +163,29 @@ int cli_out_write(const char *dir, const struct cli_out_file *files,
     }
     if (st != ART_OK) {
         art_bundle_destroy(b);
+        *out = NULL;
         cli_error("--out %s: %s", dir, art_strerror(st));
         return CLI_EXIT_FAILURE;
     }
+    *out = b;
+    return CLI_EXIT_OK;
+}
+
+int cli_out_commit(art_bundle *b)
+{
     struct art_diag diag = {0, "", 0};
-    st = art_bundle_commit(b, &diag);
+    const int st = art_bundle_commit(b, &diag);
     if (st != ART_OK) {
         cli_error("%s", diag.message[0] ? diag.message : art_strerror(st));
         return CLI_EXIT_FAILURE;
     }
     return CLI_EXIT_OK;
+}
+
+int cli_out_write(const char *dir, const struct cli_out_file *files,
+                  size_t n)
+{
+    art_bundle *b = NULL;
+    const int rc = cli_out_bundle(dir, files, n, &b);
+    return rc == CLI_EXIT_OK ? cli_out_commit(b) : rc;
 }

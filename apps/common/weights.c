@@ -146,8 +146,12 @@ bool cli_weights_read(const char *opt, const char *path,
     struct art_diag diag = {0};
     int s = art_safetensors_load(path, &st, &diag);
     if (s != ART_OK) {
-        cli_error("%s %s: %s", opt, path,
-                  diag.message[0] ? diag.message : art_strerror(s));
+        /* The reader's messages name the file already. */
+        if (diag.message[0]) {
+            cli_error("%s: %s", opt, diag.message);
+        } else {
+            cli_error("%s %s: %s", opt, path, art_strerror(s));
+        }
         return false;
     }
     bool ok = false;

@@ -406,14 +406,11 @@ static int check_outputs(const struct options *o, const struct result *r)
                   r->weights_path);
         return CLI_EXIT_USAGE;
     }
-    if (o->co.out_dir && !cli_check_out_dir("--out", o->co.out_dir)) {
-        return CLI_EXIT_USAGE;
+    const int rc = cli_out_check(o->co.out_dir);
+    if (rc != CLI_EXIT_OK || !r->weights_path || r->weights_in_bundle) {
+        return rc;
     }
-    if (r->weights_path && !r->weights_in_bundle &&
-        !cli_check_out_file("--save-weights", r->weights_path)) {
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
+    return cli_out_check_file("--save-weights", r->weights_path);
 }
 
 /* A data set that cannot be read is bad input (exit 2), whatever the
@@ -866,14 +863,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         st = art_doc_write(r->log, stdout);
         break;
     }
-    if (st == ART_OK && fflush(stdout) != 0) {
-        st = ART_E_IO;
-    }
-    if (st != ART_OK) {
-        cli_error("stdout: %s", art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    return cli_stdout_finish(st);
 }
 
 /* The run log, the history and the weights appear together or not at all
@@ -883,56 +873,67 @@ static int write_outputs(const struct options *o, const struct result *r)
 {
     const struct cli_weights *w = &r->weights;
     if (o->co.out_dir) {
-        art_bundle *b = NULL;
-        struct art_diag diag = {0, "", 0};
-        int st = art_bundle_create(o->co.out_dir, &b);
-        if (st == ART_OK) {
-            st = art_bundle_add_doc(b, "run_log.json", r->log);
-        }
-        if (st == ART_OK) {
-            st = art_bundle_add_csv(b, "training_history.csv", r->history);
-        }
-        if (st == ART_OK && r->weights_in_bundle) {
-            st = art_bundle_add_safetensors(b, r->weights_path, w->tensors,
-                                            w->tensor_count);
-        }
         /* the curves when something was trained; the loss scale for fp16 */
         struct train_charts ch = {0};
-        if (st == ART_OK && r->epochs.done > 0) {
-            if (!train_charts_init(r->epochs.epochs, r->epochs.done,
-                                   r->epochs.test_accuracy,
-                                   r->epochs.test_loss, r->scale_events,
-                                   r->scale_event_count,
-                                   o->precision == MEMEST_FP16
-                                       ? o->loss_scale : 0,
-                                   &ch)) {
+        const bool charts = r->epochs.done > 0;
+        if (charts &&
+            !train_charts_init(r->epochs.epochs, r->epochs.done,
+                               r->epochs.test_accuracy, r->epochs.test_loss,
+                               r->scale_events, r->scale_event_count,
+                               o->precision == MEMEST_FP16 ? o->loss_scale
+                                                           : 0,
+                               &ch)) {
+            return CLI_EXIT_FAILURE;
+        }
+        const struct cli_out_file files[] = {
+            {.name = "run_log.json", .doc = r->log},
+            {.name = "training_history.csv", .csv = r->history},
+            {.name = "training_curves.png", .figure = &ch.curves},
+            {.name = "loss_scale.png", .chart = &ch.scale},
+        };
+        const size_t nfiles = !charts ? 2 : ch.has_scale ? 4 : 3;
+        art_bundle *b = NULL;
+        int rc = cli_out_bundle(o->co.out_dir, files, nfiles, &b);
+        if (rc == CLI_EXIT_OK && r->weights_in_bundle) {
+            const int st = art_bundle_add_safetensors(
+                b, r->weights_path, w->tensors, w->tensor_count);
+            if (st != ART_OK) {
                 art_bundle_destroy(b);
-                return CLI_EXIT_FAILURE;
-            }
-            st = art_bundle_add_figure(b, "training_curves.png", &ch.curves);
-            if (st == ART_OK && ch.has_scale) {
-                st = art_bundle_add_chart(b, "loss_scale.png", &ch.scale);
+                b = NULL;
+                cli_error("--out %s: %s: %s", o->co.out_dir, r->weights_path,
+                          art_strerror(st));
+                rc = CLI_EXIT_FAILURE;
             }
         }
-        if (st == ART_OK) {
-            st = art_bundle_commit(b, &diag);
-            b = NULL;
+        if (rc == CLI_EXIT_OK) {
+            rc = cli_out_commit(b);
         }
         train_charts_free(&ch);
-        art_bundle_destroy(b);
-        if (st != ART_OK) {
-            cli_error("--out %s: %s", o->co.out_dir,
-                      diag.message[0] ? diag.message : art_strerror(st));
-            return CLI_EXIT_FAILURE;
+        if (rc != CLI_EXIT_OK) {
+            return rc;
         }
     }
     if (r->weights_path && !r->weights_in_bundle) {
-        struct art_diag d = {0};
-        const int st = art_safetensors_save(r->weights_path, w->tensors,
-                                            w->tensor_count, NULL, NULL, 0,
-                                            &d);
+        struct art_diag d = {0, "", 0};
+        /* Its folder may not exist yet (checked creatable at the start). */
+        char *dir = strdup(r->weights_path);
+        if (!dir) {
+            cli_error("out of memory");
+            return CLI_EXIT_FAILURE;
+        }
+        char *slash = strrchr(dir, '/');
+        int st = ART_OK;
+        if (slash && slash != dir) {
+            *slash = '\0';
+            st = art_mkdir_p(dir, &d);
+        }
+        free(dir);
+        if (st == ART_OK) {
+            st = art_safetensors_save(r->weights_path, w->tensors,
+                                      w->tensor_count, NULL, NULL, 0, &d);
+        }
         if (st != ART_OK) {
-            cli_error("--save-weights %s: %s", r->weights_path,
+            cli_error("--save-weights: %s",
                       d.message[0] ? d.message : art_strerror(st));
             return CLI_EXIT_FAILURE;
         }

@@ -479,24 +479,46 @@ static void test_int8(void **state)
     json_decref(j);
 }
 
-/* fp16 mixed precision: the loss-scale trajectory and the skipped steps
- * agree between the history, the events and the results. */
+/* fp16 mixed precision at the largest initial scale and batch 1, where a
+ * confidently wrong sample's logit gradient, (p - y) x 65536, overflows
+ * fp16: steps are skipped, and the trajectory follows the original's rule
+ * (x0.5 on each skipped step, x2 after a run of finite ones); the history,
+ * the events and the results agree on the skipped steps and the scale. */
 static void test_fp16(void **state)
 {
     (void)state;
     char *t = (char *)train_app;
     char *argv[] = {t, "--data", datadir, "--model", "mlp:784-32-10",
-                    "--epochs", "2", "--precision", "fp16", "--loss-scale",
-                    "65536", "--format", "json", NULL};
+                    "--epochs", "2", "--batch", "1", "--train-limit", "200",
+                    "--precision", "fp16", "--loss-scale", "65536",
+                    "--format", "json", NULL};
     json_t *j = run_json("fp16", argv);
     assert_true(jreal(j, "config", "loss_scale") == 65536.0);
     json_t *ev = jget(j, "loss_scale_events", NULL);
     json_t *hist = jget(j, "history", NULL);
     size_t skipped_events = 0;
+    double scale = 65536.0;
+    uint64_t last_step = 0;
     for (size_t i = 0; i < json_array_size(ev); i++) {
-        skipped_events +=
-            json_is_true(json_object_get(json_array_get(ev, i), "skipped"));
+        json_t *e = json_array_get(ev, i);
+        const bool skipped = json_is_true(json_object_get(e, "skipped"));
+        const double next = json_number_value(json_object_get(e, "loss_scale"));
+        const uint64_t step =
+            (uint64_t)json_integer_value(json_object_get(e, "step"));
+        assert_true(step > last_step);
+        last_step = step;
+        /* bounded to [1, 65536]: a skip at 1 or growth at 65536 stays */
+        const double want = skipped ? fmax(scale * 0.5, 1.0)
+                                    : fmin(scale * 2.0, 65536.0);
+        if (next != want) {
+            fail_msg("event %zu at step %llu: scale %g after %g (%s)", i,
+                     (unsigned long long)step, next, scale,
+                     skipped ? "skipped" : "grown");
+        }
+        scale = next;
+        skipped_events += skipped;
     }
+    assert_true(skipped_events >= 1);
     json_int_t skipped_rows = 0;
     for (size_t i = 0; i < json_array_size(hist); i++) {
         skipped_rows += json_integer_value(
@@ -506,18 +528,63 @@ static void test_fp16(void **state)
     assert_int_equal(jint(j, "results", "skipped_steps"), skipped_rows);
     json_t *last = json_array_get(hist, json_array_size(hist) - 1);
     const double final_scale = jreal(j, "results", "final_loss_scale");
+    assert_true(final_scale == scale);
     assert_true(json_number_value(json_object_get(last, "loss_scale")) ==
                 final_scale);
-    if (json_array_size(ev) > 0) {
-        json_t *le = json_array_get(ev, json_array_size(ev) - 1);
-        assert_true(json_number_value(json_object_get(le, "loss_scale")) ==
-                    final_scale);
-    } else {
-        assert_true(final_scale == 65536.0);
-    }
-    assert_true(final_scale >= 1.0 && final_scale <= 65536.0);
     assert_true(jreal(j, "results", "test_accuracy") > 0.9);
     json_decref(j);
+}
+
+/* --save-weights with a path of its own: written (its folders created)
+ * without --out, alone in its folder. */
+static void test_save_weights_path(void **state)
+{
+    (void)state;
+    char deep[700], file[800];
+    snprintf(deep, sizeof deep, "%s/deep/er", tmpdir);
+    snprintf(file, sizeof file, "%s/w.safetensors", deep);
+    struct run_result r;
+    RUN(&r, "--data", datadir, "--model", "mlp:784-16-10", "--epochs", "1",
+        "--save-weights", file, "--format", "csv");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    run_free(&r);
+    assert_int_equal(run_count_entries(deep), 1);
+    art_safetensors *st = NULL;
+    assert_int_equal(art_safetensors_load(file, &st, NULL), ART_OK);
+    assert_int_equal(art_safetensors_count(st), 4);
+    assert_non_null(art_safetensors_find(st, "dense2.bias"));
+    art_safetensors_destroy(st);
+    run_rmdir(deep);
+    snprintf(deep, sizeof deep, "%s/deep", tmpdir);
+    rmdir(deep);
+}
+
+/* The same seed gives the same weights, bit for bit, on one thread or
+ * two (the trainer's promise, through the app). */
+static void test_threads_identical(void **state)
+{
+    (void)state;
+    char *a = out_dir("one"), *b = out_dir("two");
+    struct run_result r;
+    RUN(&r, "--data", datadir, "--model", "mlp:784-64-10", "--epochs", "1",
+        "--threads", "1", "--out", a, "--format", "csv");
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    RUN(&r, "--data", datadir, "--model", "mlp:784-64-10", "--epochs", "1",
+        "--threads", "2", "--out", b, "--format", "csv");
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    size_t n1 = 0, n2 = 0;
+    unsigned char *f1 = slurp(path_in(a, "weights.safetensors"), &n1);
+    unsigned char *f2 = slurp(path_in(b, "weights.safetensors"), &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(f1, f2, n1);
+    free(f1);
+    free(f2);
+    run_rmdir(a);
+    run_rmdir(b);
 }
 
 static double now_s(void)
@@ -676,7 +743,7 @@ static void test_rejected_input(void **state)
         {"batch over limit", {m, "--train-limit", "10", "--batch", "32",
          "--data", d, "--out", o, NULL}, "--batch"},
         {"out is a file", {m, "--data", d, "--out", file, NULL},
-         "not a folder"},
+         "a-file: Not a directory"},
         {"out under a file", {m, "--data", d, "--out", under, NULL},
          "--out"},
         {"weights to a folder", {m, "--data", d, "--save-weights", folder,
@@ -777,6 +844,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tight_budget),
         cmocka_unit_test(test_int8),
         cmocka_unit_test(test_fp16),
+        cmocka_unit_test(test_save_weights_path),
+        cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_sleep_and_csv),
         cmocka_unit_test(test_fashion_mnist_slice),
         cmocka_unit_test(test_rejected_input),
