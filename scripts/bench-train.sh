@@ -8,6 +8,9 @@
 # speed drifts slows them alike; each one's figure is the median of its
 # per-epoch seconds over every round, and only the ratios between them are
 # meant to be compared. Python serves these reference scripts only.
+# Multi-threaded runs need idle cores: on a machine busier than its cores a
+# thread waiting at a barrier for a descheduled peer measures the scheduler
+# (PyTorch's small per-step operators suffer most).
 #
 # usage: scripts/bench-train.sh [--build DIR] [--rounds N] [--threads "1 2"]
 #                               [--data DIR] [--epochs N]
@@ -33,7 +36,7 @@ while [ $# -gt 0 ]; do
     --threads) threads_list=${2:?--threads needs a list}; shift 2 ;;
     --data) data=${2:?--data needs a folder}; shift 2 ;;
     --epochs) epochs=${2:?--epochs needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
