@@ -234,6 +234,17 @@ static int check_memory(prof_train *t, struct prof_diag *diag)
                      m->working_bytes;
     m->estimate = e;
     m->estimate_total_bytes = e.total_bytes;
+    if (t->opts.estimate_bytes != 0) {
+        m->estimate_total_bytes = t->opts.estimate_bytes;
+        if (m->total_bytes != t->opts.estimate_bytes) {
+            exec_diag_set(diag, "the trainer's buffers take %llu bytes, but "
+                          "the estimate to check gives %llu",
+                          (unsigned long long)m->total_bytes,
+                          (unsigned long long)t->opts.estimate_bytes);
+            return PROF_E_MEMEST;
+        }
+        return PROF_OK;
+    }
     const struct {
         const char *name;
         uint64_t have, want;

@@ -724,6 +724,15 @@ static void test_memory_equals_estimate(void **state)
     assert_int_equal(mem.working_bytes, 4 * 32 * 74 + 4 * 32);
     assert_int_equal(mem.total_bytes, 3 * 203560 + 4 * 32 * 858 + 9600);
     prof_train_destroy(t);
+    /* A wrong estimate is refused, a right one passes. */
+    struct prof_diag d;
+    o.estimate_bytes = mem.total_bytes + 4;
+    assert_int_equal(prof_train_create(m, &o, &t, &d), PROF_E_MEMEST);
+    assert_null(t);
+    assert_non_null(strstr(d.message, "the estimate to check gives"));
+    o.estimate_bytes = mem.total_bytes;
+    assert_int_equal(prof_train_create(m, &o, &t, &d), PROF_OK);
+    prof_train_destroy(t);
     memest_model_destroy(m);
 }
 

@@ -1136,6 +1136,11 @@ struct prof_train_opts {
                                         products (process-wide setting) */
     double loss_scale;               /* fp16 initial loss scale, in
                                         [1, 65536] (1024); others ignore it */
+    /* The training memory to check against, in bytes. 0 (the default)
+     * takes libmemest's estimate and checks every term; any other value is
+     * checked against the total instead, so that a wrong estimate can be
+     * tried (it fails with PROF_E_MEMEST), as prof_exec_opts.plan_bytes. */
+    uint64_t estimate_bytes;
 };
 
 /* Fill the defaults above. NULL is ignored. */
@@ -1181,7 +1186,10 @@ PROF_API size_t prof_train_sample_size(const prof_train *t);
  *     in (activation gradients, pre-activations of fused gelu, im2col
  *     columns, float staging, labels);
  *   total_bytes: their sum.
- * Not counted: the caller's data set and one shuffled index per sample.
+ * Not counted: the caller's data set, one shuffled index per sample
+ * (4 bytes, allocated by each epoch), the loss-scale event log, per-layer
+ * bookkeeping, and the packing buffers kern_sgemm keeps for large
+ * products.
  */
 struct prof_train_memory {
     uint64_t parameter_bytes, gradient_bytes, optimizer_state_bytes,
