@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "layerwise.h"
+#include "model.h"
 #include "table.h"
 
 
@@ -22,19 +23,6 @@ void layerwise_free(struct layerwise *r)
     free(r->rows);
     prof_exec_destroy(r->ex);
     memest_model_destroy(r->model);
-}
-
-static int prof_failed(const char *what, int st, const struct prof_diag *d)
-{
-    if (d && d->message[0]) {
-        cli_error("%s: %s", what, d->message);
-    } else {
-        cli_error("%s: %s", what, prof_strerror(st));
-    }
-    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
-                   st == PROF_E_CALLBACK || st == PROF_E_IO
-               ? CLI_EXIT_FAILURE
-               : CLI_EXIT_USAGE;
 }
 
 /* The device named on the command line (among the --devices file's
@@ -126,14 +114,11 @@ static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
 
 int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
 {
-    struct memest_diag md;
-    int st = memest_model_load(o->model, &r->model, &md);
-    if (st != MEMEST_OK) {
-        char msg[600];
-        memest_diag_format(&md, msg, sizeof msg);
-        cli_error("%s", msg);
-        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    const int rc = cli_model_load(o->model, &r->model);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
+    int st;
     r->nrows = memest_estimate_row_count(r->model);
     r->rows = calloc(r->nrows, sizeof *r->rows);
     if (!r->rows) {
@@ -155,12 +140,12 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     struct prof_diag d = {0};
     st = prof_exec_create(r->model, &eo, &r->ex, &d);
     if (st != PROF_OK) {
-        return prof_failed(o->model, st, &d);
+        return cli_prof_failed(o->model, st, &d);
     }
     prof_exec_memory(r->ex, &r->mem);
     st = working_memory(o, r, &d);
     if (st != PROF_OK) {
-        return prof_failed(o->model, st, &d);
+        return cli_prof_failed(o->model, st, &d);
     }
 
     /* The input: uniform in [0, 1) like pixel intensities, from the same
@@ -192,7 +177,7 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     st = prof_exec_profile(r->ex, x, nin, &to, &r->prof);
     free(x);
     if (st != PROF_OK) {
-        return prof_failed("measuring", st, NULL);
+        return cli_prof_failed("measuring", st, NULL);
     }
     if (r->prof.count != r->nrows) {
         cli_error("internal error: %zu operators for %zu layers",
@@ -224,7 +209,7 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
         st = prof_device_host(&r->cal, &r->host);
     }
     if (st != PROF_OK) {
-        return prof_failed("calibrating the host", st, NULL);
+        return cli_prof_failed("calibrating the host", st, NULL);
     }
     r->host_dram = r->host;
     r->host_dram.cache_count = 0;
@@ -249,7 +234,7 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
                                 &r->host_total)) != PROF_OK ||
         (st = prof_exec_predict(&r->prof, &r->host_dram, r->dram_pred,
                                 &r->dram_total)) != PROF_OK) {
-        return prof_failed("predicting", st, NULL);
+        return cli_prof_failed("predicting", st, NULL);
     }
     /* The original summary: the model's estimated bytes and MACs over the
      * measured forward latency, against the roof of the memory level that
@@ -272,7 +257,7 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
                                   r->peak_gmacs, &r->summary);
     }
     if (st != PROF_OK) {
-        return prof_failed("summarising", st, NULL);
+        return cli_prof_failed("summarising", st, NULL);
     }
     /* One regime: the bound that limits most of the predicted time, with
      * how many layers it limits, so the sentence and the count agree. */

@@ -288,12 +288,9 @@ static int prepare(const struct options *o, struct report *r)
                             &r->device)) {
         return CLI_EXIT_USAGE;
     }
-    struct memest_diag md = {0};
-    if (memest_model_load(o->model, &r->model, &md) != MEMEST_OK) {
-        char msg[600];
-        memest_diag_format(&md, msg, sizeof msg);
-        cli_error("--model: %s", msg);
-        return CLI_EXIT_USAGE;
+    const int rc = cli_model_load(o->model, &r->model);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
     struct prof_diag d = {0};
     int st = prof_dataset_load(o->data, "train", o->train_limit, &r->train,

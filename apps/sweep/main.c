@@ -14,6 +14,7 @@
 #include "calib.h"
 #include "cli.h"
 #include "devices.h"
+#include "model.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -277,11 +278,7 @@ int main(int argc, char **argv)
             o.cfg.max_memory_mb = o.cfg.device.memory_mb > 0
                 ? o.cfg.device.memory_mb : INFINITY;
         }
-        struct memest_diag md = {0};
-        if (memest_model_load(o.model, &model, &md) != MEMEST_OK) {
-            char buf[512];
-            memest_diag_format(&md, buf, sizeof buf);
-            cli_error("--model: %s", buf);
+        if (cli_model_load(o.model, &model) != CLI_EXIT_OK) {
             goto done;
         }
         if (!cli_weights_init(model, &w) ||

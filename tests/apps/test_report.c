@@ -194,7 +194,7 @@ static void test_bad_input(void **state)
         {a1, "no-such-data"},
         {a2, "--epochs"},
         {a3, "nosuchboard"},
-        {a4, "--model"},
+        {a4, "mlp:784-x:1:9"},
     };
     for (size_t i = 0; i < 4; i++) {
         const char *why = run_rejected(cases[i].argv, cases[i].needle);
