@@ -290,3 +290,11 @@ bool cli_check_out_file(const char *opt, const char *path)
     free(dir);
     return ok;
 }
+
+int cli_out_check(const char *dir)
+{
+    if (!dir) {
+        return CLI_EXIT_OK;
+    }
+    return cli_check_out_dir("--out", dir) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+}

@@ -133,6 +133,9 @@ bool cli_check_out_dir(const char *opt, const char *dir);
  * folder and renamed into place: its folder must be writable (or
  * creatable) and path must not be a folder. */
 bool cli_check_out_file(const char *opt, const char *path);
+/* cli_check_out_dir() for --out as an exit code: CLI_EXIT_OK when dir is
+ * NULL or usable, else CLI_EXIT_USAGE (after the message). */
+int cli_out_check(const char *dir);
 
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
@@ -145,12 +148,14 @@ int cli_no_operands(int argc, char **argv);
  * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. */
 int cli_stdout_finish(int st);
 
-/* One file of --out: a table written as CSV or a document as JSON
- * (exactly one of csv and doc is set). */
+/* One file of --out: a table written as CSV, a document as JSON or a
+ * chart as PNG (exactly one is set). */
 struct cli_out_file {
     const char *name;
-    const art_table *csv;
+    const art_table *csv;            /* one of csv, doc, chart, figure */
     const art_doc *doc;
+    const struct art_chart *chart;   /* a PNG */
+    const struct art_figure *figure; /* a PNG of several panels */
 };
 
 /* Write the n files into dir as one bundle: all appear or none. On failure

@@ -31,8 +31,15 @@ int cli_out_bundle(const char *dir, const struct cli_out_file *files,
     art_bundle *b = NULL;
     int st = art_bundle_create(dir, &b);
     for (size_t i = 0; st == ART_OK && i < n; i++) {
-        st = files[i].csv ? art_bundle_add_csv(b, files[i].name, files[i].csv)
-                          : art_bundle_add_doc(b, files[i].name, files[i].doc);
+        if (files[i].csv) {
+            st = art_bundle_add_csv(b, files[i].name, files[i].csv);
+        } else if (files[i].chart) {
+            st = art_bundle_add_chart(b, files[i].name, files[i].chart);
+        } else if (files[i].figure) {
+            st = art_bundle_add_figure(b, files[i].name, files[i].figure);
+        } else {
+            st = art_bundle_add_doc(b, files[i].name, files[i].doc);
+        }
     }
     if (st != ART_OK) {
         art_bundle_destroy(b);

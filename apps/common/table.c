@@ -225,8 +225,11 @@ static int doc_of(const struct cli_output *outs, size_t n, art_doc **out)
     art_doc *d = NULL;
     int st = art_doc_create(&d);
     for (size_t i = 0; st == ART_OK && i < n; i++) {
-        st = outs[i].table ? art_doc_set_table(d, outs[i].key, outs[i].table)
-                           : art_doc_set_doc(d, outs[i].key, outs[i].doc);
+        if (outs[i].table) {
+            st = art_doc_set_table(d, outs[i].key, outs[i].table);
+        } else if (outs[i].doc) {
+            st = art_doc_set_doc(d, outs[i].key, outs[i].doc);
+        }
     }
     if (st != ART_OK) {
         art_doc_destroy(d);
@@ -307,8 +310,10 @@ int cli_write_outputs(const char *dir, const struct cli_output *outs,
             snprintf(names[i], sizeof names[i], "%s.%s", outs[i].key,
                      outs[i].table ? "csv" : "json");
         }
-        files[i] = (struct cli_out_file){names[i], outs[i].table,
-                                         outs[i].table ? NULL : outs[i].doc};
+        files[i] = (struct cli_out_file){
+            .name = names[i], .csv = outs[i].table,
+            .doc = outs[i].table ? NULL : outs[i].doc,
+            .chart = outs[i].chart, .figure = outs[i].figure};
     }
     size_t nfiles = n;
     if (json_name) {
@@ -317,7 +322,7 @@ int cli_write_outputs(const char *dir, const struct cli_output *outs,
             cli_error("--out %s: %s", dir, art_strerror(st));
             goto done;
         }
-        files[nfiles++] = (struct cli_out_file){json_name, NULL, all};
+        files[nfiles++] = (struct cli_out_file){.name = json_name, .doc = all};
     }
     rc = cli_out_write(dir, files, nfiles);
 done:

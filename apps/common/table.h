@@ -134,8 +134,12 @@ struct cli_output {
     const char *key;        /* JSON key on stdout and in the JSON file */
     const char *file;       /* file name under --out (NULL: KEY.csv for a
                                table, KEY.json for a document) */
-    const art_table *table; /* one of table, doc */
+    const art_table *table; /* one of table, doc, chart, figure */
     const art_doc *doc;
+    const struct art_chart *chart;   /* a PNG under --out only (file
+                                        needed), never on stdout or in the
+                                        JSON of all */
+    const struct art_figure *figure; /* the same, several panels */
     const art_table *view;  /* the terminal's view of table (may be NULL:
                                the whole table) */
 };

@@ -11,6 +11,7 @@
 #include "calib.h"
 #include "cli.h"
 #include "devices.h"
+#include "layerwise.h"
 #include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
@@ -19,18 +20,7 @@
 #define DEFAULT_MODEL "smallcnn"
 
 struct options {
-    const char *model;
-    uint64_t batch;
-    enum memest_precision precision;
-    struct cli_device_opts dev;
-    uint64_t repeats;
-    uint64_t warmup;
-    double min_sample_ms;
-    int have_power;
-    double power_watts;
-    double latency_multiplier;
-    uint64_t seed;
-    struct cli_calib_opts calib;
+    struct layerwise_opts lw;
     struct cli_common co;
 };
 
@@ -113,7 +103,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     static const struct cli_app app = {"edgefit-layerwise", EDGEFIT_VERSION,
                                        usage,
                                        cli_version_details};
-    *o = (struct options){
+    *o = (struct options){.lw = {
         .model = DEFAULT_MODEL,
         .batch = 32,
         .precision = MEMEST_FP32,
@@ -123,23 +113,23 @@ static int parse_args(int argc, char **argv, struct options *o)
         .min_sample_ms = 0.05,
         .latency_multiplier = 1.0,
         .seed = 42,
-    };
-    cli_calib_opts_init(&o->calib);
+    }};
+    cli_calib_opts_init(&o->lw.calib);
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_MODEL:
-            o->model = optarg;
+            o->lw.model = optarg;
             break;
         case O_BATCH:
-            if (!cli_parse_u64("--batch", optarg, 1, UINT32_MAX, &o->batch)) {
+            if (!cli_parse_u64("--batch", optarg, 1, UINT32_MAX, &o->lw.batch)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_PRECISION:
-            if (memest_precision_parse(optarg, &o->precision) != MEMEST_OK ||
-                o->precision == MEMEST_FP64) {
+            if (memest_precision_parse(optarg, &o->lw.precision) != MEMEST_OK ||
+                o->lw.precision == MEMEST_FP64) {
                 cli_error("--precision: '%s' is not one of fp32, fp16, bf16, "
                           "int8 (or float32, float16, half, bfloat16); fp64 "
                           "is estimated by edgefit-memfit, not executed",
@@ -148,42 +138,42 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         case O_REPEATS:
-            if (!cli_parse_u64("--repeats", optarg, 1, 100000, &o->repeats)) {
+            if (!cli_parse_u64("--repeats", optarg, 1, 100000, &o->lw.repeats)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_WARMUP:
-            if (!cli_parse_u64("--warmup", optarg, 0, 100000, &o->warmup)) {
+            if (!cli_parse_u64("--warmup", optarg, 0, 100000, &o->lw.warmup)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_MINSAMPLE:
             if (!cli_parse_double("--min-sample-ms", optarg, 0.0, 1e4,
-                                  &o->min_sample_ms)) {
+                                  &o->lw.min_sample_ms)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_POWER:
             if (!cli_parse_positive("--power-watts", optarg, 1e6,
-                                    &o->power_watts)) {
+                                    &o->lw.power_watts)) {
                 return CLI_EXIT_USAGE;
             }
-            o->have_power = 1;
+            o->lw.have_power = 1;
             break;
         case O_MULT:
             if (!cli_parse_double("--latency-multiplier", optarg, 1e-6, 1e6,
-                                  &o->latency_multiplier)) {
+                                  &o->lw.latency_multiplier)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         case O_SEED:
-            if (!cli_parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed)) {
+            if (!cli_parse_u64("--seed", optarg, 0, UINT64_MAX, &o->lw.seed)) {
                 return CLI_EXIT_USAGE;
             }
             break;
         default: {
-            const int cv = cli_calib_option(c, &o->calib);
-            const int dv = cv ? cv : cli_device_option(c, &o->dev);
+            const int cv = cli_calib_option(c, &o->lw.calib);
+            const int dv = cv ? cv : cli_device_option(c, &o->lw.dev);
             if (dv != 0) {
                 if (dv < 0) {
                     return CLI_EXIT_USAGE;
@@ -201,563 +191,14 @@ static int parse_args(int argc, char **argv, struct options *o)
     return cli_no_operands(argc, argv);
 }
 
-/* Everything the run computes, before anything is printed or written. */
-struct result {
-    memest_model *model;
-    prof_exec *ex;
-    struct memest_layer_estimate *rows;
-    size_t nrows;
-    struct prof_exec_profile prof;
-    struct prof_exec_memory mem;
-    /* The working memory of the run: activations, stored parameters, the
-     * float master copy kept beside other precisions, and the scratch;
-     * and the same for fp32, to compare. */
-    uint64_t working_bytes, fp32_working_bytes;
-    size_t widest_op;          /* the operator with the most scratch */
-    char memory_note[320];
-    struct cli_devices devs;
-    struct prof_calibration cal;
-    /* host: cache-aware; host_dram: the same without its caches */
-    struct prof_device device, host, host_dram;
-    int device_is_host;
-    struct prof_layer_prediction *pred, *host_pred, *dram_pred;
-    struct prof_prediction_total total, host_total, dram_total;
-    struct prof_hw_summary summary;
-    unsigned roof_level;   /* the memory level the summary's roof is */
-    double peak_gmacs;     /* the device's peak for the precision */
-    enum prof_bound regime; /* the bound of most of the predicted time */
-    double regime_share;    /* that share of the predicted time */
-    size_t regime_layers, n_layers;
-    char regime_text[200];
-    double energy_proxy_j;
-    art_table *layers;
-    art_table *layers_view; /* the terminal's */
-    art_table *hw;
-};
-
-static void result_free(struct result *r)
-{
-    art_table_destroy(r->hw);
-    art_table_destroy(r->layers_view);
-    art_table_destroy(r->layers);
-    free(r->dram_pred);
-    free(r->host_pred);
-    free(r->pred);
-    cli_devices_free(&r->devs);
-    prof_exec_profile_finish(&r->prof);
-    free(r->rows);
-    prof_exec_destroy(r->ex);
-    memest_model_destroy(r->model);
-}
-
-static int prof_failed(const char *what, int st, const struct prof_diag *d)
-{
-    if (d && d->message[0]) {
-        cli_error("%s: %s", what, d->message);
-    } else {
-        cli_error("%s: %s", what, prof_strerror(st));
-    }
-    return st == PROF_E_NOMEM || st == PROF_E_KERNEL ||
-                   st == PROF_E_CALLBACK || st == PROF_E_IO
-               ? CLI_EXIT_FAILURE
-               : CLI_EXIT_USAGE;
-}
-
-/* The device named on the command line (among the --devices file's
- * first); "host" waits for calibration. */
-static int resolve_device(const struct options *o, struct result *r)
-{
-    if (o->dev.devices_file &&
-        !cli_devices_load(o->dev.devices_file, &r->devs)) {
-        return CLI_EXIT_USAGE;
-    }
-    if (strcmp(o->dev.device, "host") == 0) {
-        r->device_is_host = 1;
-        return CLI_EXIT_OK;
-    }
-    if (!cli_device_resolve(o->dev.device,
-                            o->dev.devices_file ? &r->devs : NULL,
-                            &r->device)) {
-        return CLI_EXIT_USAGE;
-    }
-    return CLI_EXIT_OK;
-}
-
-/* What running the model holds: activations, stored parameters, scratch.
- * The fp32 master copy beside lower precisions serves
- * prof_exec_get_params/set_params, not inference: reported apart. */
-static uint64_t working_of(const struct prof_exec_memory *m)
-{
-    return m->arena_bytes + m->parameter_bytes + m->scratch_bytes;
-}
-
-/*
- * The run's real working memory, part of the plan the summary reports,
- * against fp32's. Lower precisions store 2 or 1 bytes per value between
- * operators, but the kernels compute in fp32 (16-bit: operands widened in
- * tiles) or need int32 accumulators and staging (int8), in scratch; when
- * that makes the run need more than fp32 (a model of small layers, where
- * the tiles are large beside what 16 bits save), memory_note says why,
- * with the figures.
- */
-static int working_memory(const struct options *o, struct result *r,
-                          struct prof_diag *d)
-{
-    r->working_bytes = working_of(&r->mem);
-    r->fp32_working_bytes = r->working_bytes;
-    uint64_t widest = 0;
-    for (size_t i = 0; i < prof_exec_op_count(r->ex); i++) {
-        struct prof_exec_op_info info;
-        if (prof_exec_op_info(r->ex, i, &info) == PROF_OK &&
-            info.scratch_bytes > widest) {
-            widest = info.scratch_bytes;
-            r->widest_op = i;
-        }
-    }
-    if (o->precision == MEMEST_FP32) {
-        return PROF_OK;
-    }
-    struct prof_exec_opts eo;
-    prof_exec_opts_init(&eo);
-    eo.batch = o->batch;
-    eo.precision = MEMEST_FP32;
-    eo.seed = o->seed;
-    prof_exec *f32 = NULL;
-    int st = prof_exec_create(r->model, &eo, &f32, d);
-    if (st != PROF_OK) {
-        return st;
-    }
-    struct prof_exec_memory m32;
-    prof_exec_memory(f32, &m32);
-    prof_exec_destroy(f32);
-    r->fp32_working_bytes = working_of(&m32);
-    if (r->working_bytes > r->fp32_working_bytes) {
-        struct prof_exec_op_info info;
-        prof_exec_op_info(r->ex, r->widest_op, &info);
-        snprintf(r->memory_note, sizeof r->memory_note,
-                 "%s needs %" PRIu64 " B against fp32's %" PRIu64 " B: its "
-                 "values are stored in %s, but its kernels work on wider "
-                 "copies in scratch (%s), %s alone %" PRIu64 " B, more than "
-                 "the narrower storage saves on this model",
-                 memest_precision_name(o->precision), r->working_bytes,
-                 r->fp32_working_bytes,
-                 o->precision == MEMEST_INT8 ? "8 bits" : "16 bits",
-                 o->precision == MEMEST_INT8
-                     ? "int8 columns, int32 accumulators, fp32 results"
-                     : "fp32 inputs and results, fp32 weight tiles",
-                 info.layer, info.scratch_bytes);
-    }
-    return PROF_OK;
-}
-
-static int run_model(const struct options *o, struct result *r)
-{
-    struct memest_diag md;
-    int st = memest_model_load(o->model, &r->model, &md);
-    if (st != MEMEST_OK) {
-        char msg[600];
-        memest_diag_format(&md, msg, sizeof msg);
-        cli_error("%s", msg);
-        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
-    }
-    r->nrows = memest_estimate_row_count(r->model);
-    r->rows = calloc(r->nrows, sizeof *r->rows);
-    if (!r->rows) {
-        cli_error("out of memory");
-        return CLI_EXIT_FAILURE;
-    }
-    st = memest_estimate_layers(r->model, o->batch, o->precision, r->rows,
-                                r->nrows, &r->nrows);
-    if (st != MEMEST_OK) {
-        cli_error("%s: %s", o->model, memest_strerror(st));
-        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
-    }
-
-    struct prof_exec_opts eo;
-    prof_exec_opts_init(&eo);
-    eo.batch = o->batch;
-    eo.precision = o->precision;
-    eo.seed = o->seed;
-    struct prof_diag d = {0};
-    st = prof_exec_create(r->model, &eo, &r->ex, &d);
-    if (st != PROF_OK) {
-        return prof_failed(o->model, st, &d);
-    }
-    prof_exec_memory(r->ex, &r->mem);
-    st = working_memory(o, r, &d);
-    if (st != PROF_OK) {
-        return prof_failed(o->model, st, &d);
-    }
-
-    /* The input: uniform in [0, 1) like pixel intensities, from the same
-     * seed (SplitMix64, as the executor's weights). */
-    const size_t nin = prof_exec_input_count(r->ex);
-    float *x = malloc(nin * sizeof(float));
-    if (!x) {
-        cli_error("out of memory");
-        return CLI_EXIT_FAILURE;
-    }
-    uint64_t s = o->seed ^ UINT64_C(0x5DEECE66D);
-    for (size_t i = 0; i < nin; i++) {
-        uint64_t z = (s += UINT64_C(0x9E3779B97F4A7C15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-        z ^= z >> 31;
-        x[i] = (float)((double)(z >> 40) * 0x1p-24);
-    }
-    struct prof_time_opts to;
-    prof_time_opts_init(&to);
-    to.repeats = (unsigned)o->repeats;
-    to.warmup = (unsigned)o->warmup;
-    to.latency_multiplier = o->latency_multiplier;
-    /* Operators of a few microseconds are timed in groups of back-to-back
-     * runs so that the clock's own cost does not dominate them. */
-    to.min_sample_ms = o->min_sample_ms;
-    cli_progress(cli_progress_wanted(o->co.quiet), 0, 2,
-                 "timing every operator");
-    st = prof_exec_profile(r->ex, x, nin, &to, &r->prof);
-    free(x);
-    if (st != PROF_OK) {
-        return prof_failed("measuring", st, NULL);
-    }
-    if (r->prof.count != r->nrows) {
-        cli_error("internal error: %zu operators for %zu layers",
-                  r->prof.count, r->nrows);
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
-}
-
-/* The totals are judged against the measured forward pass (staging and
- * framing included), not against the sum of the operators run alone. */
-static void judge_total(struct prof_prediction_total *t, double forward_ms)
-{
-    t->measured_ms = forward_ms;
-    t->relative_error = forward_ms > 0.0 && t->predicted_ms > 0.0
-                            ? (t->predicted_ms - forward_ms) / forward_ms
-                            : NAN;
-}
-
-static int predict(const struct options *o, struct result *r)
-{
-    bool cached = false;
-    struct cli_calib_opts co = o->calib;
-    cli_progress(cli_progress_wanted(o->co.quiet), 1, 2,
-                 "calibrating the host (or reading its cache)");
-    int st = cli_host_calibration(&co, &r->cal, &cached);
-    cli_progress(cli_progress_wanted(o->co.quiet), 2, 2, NULL);
-    if (st == PROF_OK) {
-        st = prof_device_host(&r->cal, &r->host);
-    }
-    if (st != PROF_OK) {
-        return prof_failed("calibrating the host", st, NULL);
-    }
-    r->host_dram = r->host;
-    r->host_dram.cache_count = 0;
-    if (r->device_is_host) {
-        r->device = r->host;
-    }
-    if (o->have_power) {
-        r->device.power_watts = o->power_watts;
-        r->host.power_watts = o->power_watts;
-        r->host_dram.power_watts = o->power_watts;
-    }
-    r->pred = calloc(r->prof.count, sizeof *r->pred);
-    r->host_pred = calloc(r->prof.count, sizeof *r->host_pred);
-    r->dram_pred = calloc(r->prof.count, sizeof *r->dram_pred);
-    if (!r->pred || !r->host_pred || !r->dram_pred) {
-        cli_error("out of memory");
-        return CLI_EXIT_FAILURE;
-    }
-    if ((st = prof_exec_predict(&r->prof, &r->device, r->pred, &r->total)) !=
-            PROF_OK ||
-        (st = prof_exec_predict(&r->prof, &r->host, r->host_pred,
-                                &r->host_total)) != PROF_OK ||
-        (st = prof_exec_predict(&r->prof, &r->host_dram, r->dram_pred,
-                                &r->dram_total)) != PROF_OK) {
-        return prof_failed("predicting", st, NULL);
-    }
-    /* The original summary: the model's estimated bytes and MACs over the
-     * measured forward latency, against the roof of the memory level that
-     * holds the data (a first pass finds the bytes and the achieved rate)
-     * and the device's peak for this precision. */
-    r->peak_gmacs = prof_device_peak(&r->device, o->precision);
-    double roof_gbps = r->device.bandwidth_gbps;
-    st = prof_summarize_model(r->model, o->batch, o->precision,
-                              r->prof.forward_ms, roof_gbps, r->peak_gmacs,
-                              &r->summary);
-    if (st == PROF_OK) {
-        st = prof_bandwidth_roof(&r->device,
-                                 (uint64_t)r->summary.estimated_total_bytes,
-                                 r->summary.achieved_bandwidth_gbps,
-                                 &r->roof_level, &roof_gbps);
-    }
-    if (st == PROF_OK) {
-        st = prof_summarize_model(r->model, o->batch, o->precision,
-                                  r->prof.forward_ms, roof_gbps,
-                                  r->peak_gmacs, &r->summary);
-    }
-    if (st != PROF_OK) {
-        return prof_failed("summarising", st, NULL);
-    }
-    /* One regime: the bound that limits most of the predicted time, with
-     * how many layers it limits, so the sentence and the count agree. */
-    double t_mem = 0.0, t_all = 0.0;
-    size_t n_mem = 0;
-    for (size_t i = 0; i < r->prof.count; i++) {
-        if (r->prof.ops[i].info.kind == MEMEST_KIND_INPUT) {
-            continue;
-        }
-        const struct prof_prediction *p = &r->pred[i].pred;
-        r->n_layers++;
-        t_all += p->predicted_ms;
-        if (p->bound == PROF_BOUND_MEMORY) {
-            n_mem++;
-            t_mem += p->predicted_ms;
-        }
-    }
-    const int mem = t_all > 0.0 ? t_mem * 2.0 >= t_all
-                                : n_mem * 2 >= r->n_layers;
-    r->regime = mem ? PROF_BOUND_MEMORY : PROF_BOUND_COMPUTE;
-    r->regime_layers = mem ? n_mem : r->n_layers - n_mem;
-    r->regime_share = t_all > 0.0 ? (mem ? t_mem : t_all - t_mem) / t_all
-                                  : NAN;
-    snprintf(r->regime_text, sizeof r->regime_text,
-             "%s-bound on %s: %zu of %zu layers, %.0f%% of the predicted "
-             "time, are limited by %s",
-             prof_bound_name(r->regime), r->device.name, r->regime_layers,
-             r->n_layers, 100.0 * (isfinite(r->regime_share) ? r->regime_share
-                                                           : 0.0),
-             mem ? "memory bandwidth" : "the compute peak");
-    r->energy_proxy_j =
-        r->device.power_watts > 0.0
-            ? r->device.power_watts * r->prof.forward_ms / 1000.0
-            : NAN;
-    judge_total(&r->total, r->prof.forward_ms);
-    judge_total(&r->host_total, r->prof.forward_ms);
-    judge_total(&r->dram_total, r->prof.forward_ms);
-    return CLI_EXIT_OK;
-}
-
-/* "L1".."L3", or "DRAM" for main memory. */
-static const char *level_name(unsigned level)
-{
-    static const char *const names[] = {"DRAM", "L1", "L2", "L3"};
-    return level < 4 ? names[level] : "?";
-}
-
-/* ---- tables ---------------------------------------------------------------- */
-
-/* The measured columns, after the estimates of apps/common: one row per
- * operator of the profile (the input row's cells stay empty: staging is
- * not a layer). */
-static bool measured(const struct result *r, size_t i)
-{
-    return r->prof.ops[i].info.kind != MEMEST_KIND_INPUT;
-}
-
-#define RES(ctx) ((const struct result *)(ctx))
-
-static bool real_cell(double x, union cli_value *v)
-{
-    v->r = x;
-    return isfinite(x);
-}
-
-static bool get_latency(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->prof.ops[i].latency_ms, v);
-}
-
-static bool get_predicted(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->pred[i].pred.predicted_ms, v);
-}
-
-static bool get_bound(const void *ctx, size_t i, union cli_value *v)
-{
-    v->s = prof_bound_name(RES(ctx)->pred[i].pred.bound);
-    return measured(RES(ctx), i);
-}
-
-static bool get_p90(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->prof.ops[i].stats.p90_ms, v);
-}
-
-static bool get_bytes_moved(const void *ctx, size_t i, union cli_value *v)
-{
-    v->u = RES(ctx)->prof.ops[i].info.bytes_moved;
-    return measured(RES(ctx), i);
-}
-
-static bool get_gmacs(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->prof.ops[i].achieved_gmacs, v);
-}
-
-static bool get_gbps(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->prof.ops[i].achieved_gbps, v);
-}
-
-static bool get_memory_kb(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->prof.ops[i].memory_kb, v);
-}
-
-static bool get_energy(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->pred[i].pred.energy_proxy_j, v);
-}
-
-static bool get_host_pred(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->host_pred[i].pred.predicted_ms, v);
-}
-
-static bool get_host_err(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->host_pred[i].relative_error, v);
-}
-
-static bool get_host_level(const void *ctx, size_t i, union cli_value *v)
-{
-    v->s = level_name(RES(ctx)->host_pred[i].pred.memory_level);
-    return measured(RES(ctx), i);
-}
-
-static bool get_dram_pred(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->dram_pred[i].pred.predicted_ms, v);
-}
-
-static bool get_dram_err(const void *ctx, size_t i, union cli_value *v)
-{
-    return measured(RES(ctx), i) &&
-           real_cell(RES(ctx)->dram_pred[i].relative_error, v);
-}
-
-static const struct cli_column measured_cols[] = {
-    {"latency_ms", ART_REAL, get_latency, CLI_COL_BRIEF},
-    {"predicted_ms", ART_REAL, get_predicted, CLI_COL_BRIEF},
-    {"bound", ART_TEXT, get_bound, CLI_COL_BRIEF},
-    {"latency_p90_ms", ART_REAL, get_p90, CLI_COL_ALL},
-    {"bytes_moved", ART_UINT, get_bytes_moved, CLI_COL_ALL},
-    {"achieved_gmacs", ART_REAL, get_gmacs, CLI_COL_ALL},
-    {"achieved_bandwidth_gbps", ART_REAL, get_gbps, CLI_COL_ALL},
-    {"memory_kb", ART_REAL, get_memory_kb, CLI_COL_ALL},
-    {"predicted_energy_proxy_j", ART_REAL, get_energy, CLI_COL_ALL},
-    {"host_predicted_ms", ART_REAL, get_host_pred, CLI_COL_ALL},
-    {"host_prediction_error", ART_REAL, get_host_err, CLI_COL_BRIEF},
-    {"host_memory_level", ART_TEXT, get_host_level, CLI_COL_ALL},
-    {"host_dram_predicted_ms", ART_REAL, get_dram_pred, CLI_COL_ALL},
-    {"host_dram_prediction_error", ART_REAL, get_dram_err, CLI_COL_ALL},
-};
-
-/* The full table (CSV, JSON) and the terminal's brief view. */
-static int build_layers_table(struct result *r)
-{
-    const struct cli_column_set sets[] = {
-        {cli_breakdown_columns, cli_breakdown_column_count, r->rows},
-        {measured_cols, sizeof measured_cols / sizeof measured_cols[0], r},
-    };
-    int st = cli_table_build("layers", sets, 2, r->nrows, CLI_COL_ALL,
-                             &r->layers);
-    if (st == ART_OK) {
-        st = cli_table_build("layers", sets, 2, r->nrows, CLI_COL_BRIEF,
-                             &r->layers_view);
-    }
-    return st;
-}
-
-static int build_hw_table(const struct options *o, struct result *r)
-{
-    const struct prof_hw_summary *s = &r->summary;
-    const struct cli_field f[] = {
-        /* the original summarize_hardware() keys */
-        CLI_REAL("estimated_total_bytes", s->estimated_total_bytes),
-        CLI_REAL("estimated_total_macs", s->estimated_total_macs),
-        CLI_REAL("achieved_bandwidth_gbps", s->achieved_bandwidth_gbps),
-        CLI_REAL("configured_memory_bandwidth_gbps",
-                 s->configured_memory_bandwidth_gbps),
-        CLI_REAL("bandwidth_utilization", s->bandwidth_utilization),
-        CLI_REAL("achieved_gmacs", s->achieved_gmacs),
-        /* the roofline, against the roof of the level holding the data */
-        CLI_TEXT("bandwidth_roof_level", level_name(r->roof_level)),
-        CLI_BOOL("bandwidth_above_roof", s->above_roof),
-        CLI_REAL("peak_gmacs", s->peak_gmacs),
-        CLI_REAL("intensity_mac_per_byte", s->arithmetic_intensity),
-        CLI_REAL("knee_mac_per_byte", s->roofline_knee),
-        CLI_TEXT("model_bound", prof_bound_name(s->bound)),
-        CLI_TEXT("reading", s->reading),
-        CLI_REAL("compute_utilization", s->compute_utilization),
-        /* the run */
-        CLI_TEXT("model", memest_model_name(r->model)),
-        CLI_UINT("batch_size", o->batch),
-        CLI_TEXT("precision", memest_precision_name(o->precision)),
-        CLI_TEXT("device", r->device.name),
-        CLI_REAL("latency_ms", r->prof.forward_ms),
-        CLI_REAL("latency_p90_ms", r->prof.forward.p90_ms),
-        CLI_REAL("operator_sum_ms", r->prof.operator_sum_ms),
-        CLI_REAL("framing_ms", r->prof.framing_ms),
-        CLI_REAL("predicted_ms", r->total.predicted_ms),
-        CLI_REAL("prediction_error", r->total.relative_error),
-        /* one regime: the bound of most of the predicted time */
-        CLI_TEXT("regime", prof_bound_name(r->regime)),
-        CLI_UINT("regime_layers", r->regime_layers),
-        CLI_REAL("regime_time_share", r->regime_share),
-        CLI_TEXT("regime_reading", r->regime_text),
-        CLI_REAL("host_predicted_ms", r->host_total.predicted_ms),
-        CLI_REAL("host_prediction_error", r->host_total.relative_error),
-        CLI_REAL("host_mean_abs_error",
-                 r->host_total.mean_abs_relative_error),
-        CLI_REAL("host_dram_predicted_ms", r->dram_total.predicted_ms),
-        CLI_REAL("host_dram_prediction_error", r->dram_total.relative_error),
-        CLI_REAL("host_dram_mean_abs_error",
-                 r->dram_total.mean_abs_relative_error),
-        CLI_REAL("input_staging_ms", r->prof.ops[0].latency_ms),
-        CLI_REAL("host_peak_gmacs", prof_device_peak(&r->host, o->precision)),
-        CLI_REAL("host_bandwidth_gbps", r->host.bandwidth_gbps),
-        CLI_REAL("power_watts", r->device.power_watts > 0.0
-                                    ? r->device.power_watts
-                                    : NAN),
-        CLI_REAL("energy_proxy_j", r->energy_proxy_j),
-        CLI_REAL("predicted_energy_proxy_j", r->total.energy_proxy_j),
-        CLI_UINT("arena_bytes", r->mem.arena_bytes),
-        CLI_UINT("peak_inference_bytes", r->mem.peak_inference_bytes),
-        CLI_UINT("stored_parameter_bytes", r->mem.parameter_bytes),
-        CLI_UINT("scratch_bytes", r->mem.scratch_bytes),
-        CLI_UINT("master_parameter_bytes",
-                 o->precision == MEMEST_FP32 ? 0 : r->mem.master_bytes),
-        CLI_UINT("working_memory_bytes", r->working_bytes),
-        CLI_UINT("fp32_working_memory_bytes", r->fp32_working_bytes),
-        CLI_TEXT("memory_note", r->memory_note),
-        CLI_REAL("latency_multiplier", o->latency_multiplier),
-        CLI_UINT("repeats", o->repeats),
-    };
-    return cli_record_build("hardware_summary", f, sizeof f / sizeof f[0],
-                            &r->hw);
-}
-
 /* ---- output ---------------------------------------------------------------- */
 
-static void print_summary(const struct options *o, const struct result *r)
+static void print_summary(const struct options *o, const struct layerwise *r)
 {
     const struct prof_hw_summary *s = &r->summary;
     printf("\nmodel %s, %s, batch %" PRIu64 ", device %s\n",
-           memest_model_name(r->model), memest_precision_name(o->precision),
-           o->batch, r->device.name);
+           memest_model_name(r->model), memest_precision_name(o->lw.precision),
+           o->lw.batch, r->device.name);
     printf("  measured forward    %.4f ms (p90 %.4f); operators alone "
            "%.4f ms; framing %+.4f ms\n",
            r->prof.forward_ms, r->prof.forward.p90_ms,
@@ -791,33 +232,33 @@ static void print_summary(const struct options *o, const struct result *r)
     printf("  host triads         best of %u trials:", r->cal.trials);
     for (unsigned i = 0; i < r->cal.level_count; i++) {
         const struct prof_mem_level *l = &r->cal.levels[i];
-        printf(" %s %.1f GB/s (min %.1f)%s", level_name(l->level),
+        printf(" %s %.1f GB/s (min %.1f)%s", layerwise_level_name(l->level),
                l->triad.gbps, l->triad.gbps_min,
                i + 1 < r->cal.level_count ? "," : "\n");
     }
     printf("  bandwidth           %.4g GB/s achieved against the %s roof of "
            "%.4g GB/s (%.4g MB of data; utilisation %.3f%s)\n",
-           s->achieved_bandwidth_gbps, level_name(r->roof_level),
+           s->achieved_bandwidth_gbps, layerwise_level_name(r->roof_level),
            s->configured_memory_bandwidth_gbps,
            s->estimated_total_bytes / 1048576.0, s->bandwidth_utilization,
            s->above_roof ? ", capped: faster than every level calibrated"
                          : "");
     printf("  compute             %.4g GMAC/s achieved of the %s peak %.4g "
            "(utilisation %.3f)\n",
-           s->achieved_gmacs, memest_precision_name(o->precision),
+           s->achieved_gmacs, memest_precision_name(o->lw.precision),
            s->peak_gmacs, s->compute_utilization);
     printf("  regime              %s\n", r->regime_text);
     printf("  roofline            intensity %.4g MAC/B, knee %.4g MAC/B "
            "(the whole model, against the %s roof)\n",
            s->arithmetic_intensity, s->roofline_knee,
-           level_name(r->roof_level));
+           layerwise_level_name(r->roof_level));
     printf("  memory              arena %" PRIu64 " B (= the plan), "
            "stored parameters %" PRIu64 " B, scratch %" PRIu64 " B\n",
            r->mem.arena_bytes, r->mem.parameter_bytes, r->mem.scratch_bytes);
     printf("  working memory      %" PRIu64 " B = arena + stored parameters "
            "+ scratch (fp32: %" PRIu64 " B)", r->working_bytes,
            r->fp32_working_bytes);
-    if (o->precision != MEMEST_FP32) {
+    if (o->lw.precision != MEMEST_FP32) {
         printf("; beside it %" PRIu64 " B of fp32 master weights for "
                "get/set_params, which inference does not read",
                r->mem.master_bytes);
@@ -828,7 +269,7 @@ static void print_summary(const struct options *o, const struct result *r)
     }
 }
 
-static int print_stdout(const struct options *o, const struct result *r)
+static int print_stdout(const struct options *o, const struct layerwise *r)
 {
     /* CSV on stdout is the layer table; the summary is a file of --out
      * and a key of the JSON. */
@@ -846,16 +287,27 @@ static int print_stdout(const struct options *o, const struct result *r)
     return cli_stdout_finish(ART_OK);
 }
 
-/* The CSVs and one JSON of both appear together or not at all. */
-static int write_artifacts(const char *dir, const struct result *r)
+/* The CSVs, the charts and one JSON of both tables appear together or not
+ * at all. */
+static int write_artifacts(const struct options *o, const struct layerwise *r)
 {
+    struct layerwise_charts ch;
+    if (!layerwise_charts_init(&o->lw, r, &ch)) {
+        return CLI_EXIT_FAILURE;
+    }
     const struct cli_output outs[] = {
         {.key = "layers", .file = "layerwise_breakdown.csv",
          .table = r->layers},
         {.key = "hardware_summary", .file = "hardware_summary.csv",
          .table = r->hw},
+        {.file = "layerwise_activation_memory.png", .chart = &ch.activation},
+        {.file = "layerwise_macs.png", .chart = &ch.macs},
+        {.file = "roofline.png", .chart = &ch.roofline},
     };
-    return cli_write_outputs(dir, outs, 2, "layerwise.json");
+    const int rc = cli_write_outputs(o->co.out_dir, outs, 5,
+                                     "layerwise.json");
+    layerwise_charts_free(&ch);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -863,32 +315,30 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-layerwise");
     struct options o;
     int rc = parse_args(argc, argv, &o);
-    if (rc == CLI_EXIT_OK && o.co.out_dir &&
-        !cli_check_out_dir("--out", o.co.out_dir)) {
-        rc = CLI_EXIT_USAGE;
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
-    struct result r;
+    struct layerwise r;
     memset(&r, 0, sizeof r);
     /* Bad input is rejected before anything is measured or written. */
-    rc = resolve_device(&o, &r);
-    if (rc == CLI_EXIT_OK && o.dev.list) {
+    rc = layerwise_resolve_device(&o.lw, &r);
+    if (rc == CLI_EXIT_OK && o.lw.dev.list) {
         const int lrc = cli_devices_print(
-            o.co.format, o.dev.devices_file ? &r.devs : NULL);
-        result_free(&r);
+            o.co.format, o.lw.dev.devices_file ? &r.devs : NULL);
+        layerwise_free(&r);
         return lrc;
     }
     if (rc == CLI_EXIT_OK) {
-        rc = run_model(&o, &r);
+        rc = layerwise_run(&o.lw, &r);
     }
     if (rc == CLI_EXIT_OK) {
-        rc = predict(&o, &r);
+        rc = layerwise_predict(&o.lw, &r);
     }
     if (rc == CLI_EXIT_OK &&
-        (build_layers_table(&r) != ART_OK ||
-         build_hw_table(&o, &r) != ART_OK)) {
+        layerwise_build_tables(&o.lw, &r) != ART_OK) {
         cli_error("building the output: out of memory");
         rc = CLI_EXIT_FAILURE;
     }
@@ -896,8 +346,8 @@ int main(int argc, char **argv)
         rc = print_stdout(&o, &r);
     }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
-        rc = write_artifacts(o.co.out_dir, &r);
+        rc = write_artifacts(&o, &r);
     }
-    result_free(&r);
+    layerwise_free(&r);
     return rc;
 }

@@ -20,6 +20,8 @@
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "model.h"
+#include "train_charts.h"
+#include "training.h"
 #include "weights.h"
 
 #define DEFAULT_MODEL "mlp:784-64-10"
@@ -93,8 +95,9 @@ static void usage(FILE *f)
         "  --save-weights FILE   where the trained weights go (default\n"
         "                        " DEFAULT_WEIGHTS " in --out; a bare name is\n"
         "                        a file of --out)\n"
-        "  --out DIR             write run_log.json, training_history.csv and\n"
-        "                        the weights\n"
+        "  --out DIR             write run_log.json, training_history.csv,\n"
+        "                        training_curves.png (loss_scale.png for\n"
+        "                        fp16) and the weights\n"
         "  --format F            table|csv|json on stdout (default table)\n"
         "  --quiet               no progress bar\n"
         "  --help, --version\n"
@@ -287,9 +290,7 @@ struct result {
     struct prof_train_memory mem;
     struct cli_weights weights;
     struct prof_dataset train, test;
-    struct prof_train_epoch_result *epochs; /* o->epochs entries */
-    double *epoch_test_accuracy;
-    size_t epochs_done;
+    struct cli_train_log epochs; /* the epochs and their evaluations */
     double training_time_s, artificial_delay_s, effective_time_s;
     double final_accuracy, final_loss;
     double test_accuracy, test_loss;
@@ -297,7 +298,6 @@ struct result {
     double exec_fp32_accuracy, exec_int8_accuracy;
     const struct prof_train_scale_event *scale_events;
     size_t scale_event_count;
-    uint64_t skipped_steps;
     bool slept;
     const char *weights_path;  /* the file written, NULL if none */
     bool weights_in_bundle;    /* a member of the --out bundle */
@@ -311,8 +311,7 @@ static void result_free(struct result *r)
     art_doc_destroy(r->log);
     art_table_destroy(r->scale_table);
     art_table_destroy(r->history);
-    free(r->epoch_test_accuracy);
-    free(r->epochs);
+    cli_train_log_free(&r->epochs);
     prof_dataset_finish(&r->test);
     prof_dataset_finish(&r->train);
     cli_weights_free(&r->weights);
@@ -357,17 +356,10 @@ static int prepare(const struct options *o, struct result *r)
     to.seed = o->seed;
     to.threads = (unsigned)o->threads;
     to.loss_scale = o->loss_scale;
-    struct prof_diag d = {0};
-    st = prof_train_create(r->model, &to, &r->trainer, &d);
-    if (st != PROF_OK) {
-        return cli_prof_failed(o->model, st, &d);
-    }
-    st = prof_train_memory(r->trainer, &r->mem);
-    if (st != PROF_OK) {
-        return cli_prof_failed("training memory", st, NULL);
-    }
-    if (!cli_weights_init(r->model, &r->weights)) {
-        return CLI_EXIT_FAILURE;
+    const int trc = cli_train_create(r->model, o->model, &to, &r->trainer,
+                                     &r->mem, &r->weights);
+    if (trc != CLI_EXIT_OK) {
+        return trc;
     }
     if (o->init_weights) {
         if (!cli_weights_read("--init-weights", o->init_weights, r->model,
@@ -427,24 +419,18 @@ static int check_outputs(const struct options *o, const struct result *r)
 
 /* A data set that cannot be read is bad input (exit 2), whatever the
  * reason; only running out of memory is a failure of the run. */
-static int data_failed(int st, const struct prof_diag *d)
-{
-    cli_prof_failed("--data", st, d);
-    return st == PROF_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
-}
-
 static int load_data(const struct options *o, struct result *r)
 {
     struct prof_diag d = {0};
     int st = prof_dataset_load(o->data, "train", o->train_limit, &r->train,
                                &d);
     if (st != PROF_OK) {
-        return data_failed(st, &d);
+        return cli_data_failed(st, &d);
     }
     memset(&d, 0, sizeof d);
     st = prof_dataset_load(o->data, "t10k", o->test_limit, &r->test, &d);
     if (st != PROF_OK) {
-        return data_failed(st, &d);
+        return cli_data_failed(st, &d);
     }
     const char *dir = o->data ? o->data : prof_dataset_default_dir();
     const uint64_t need = prof_train_sample_size(r->trainer);
@@ -478,43 +464,6 @@ static int load_data(const struct options *o, struct result *r)
     return CLI_EXIT_OK;
 }
 
-/* ---- progress -------------------------------------------------------------- */
-
-struct progress {
-    bool on;                /* stderr is a terminal and not --quiet */
-    uint64_t epoch, epochs;
-    uint64_t start_ns, last_ns;
-};
-
-static void on_progress(void *ctx, uint64_t step, uint64_t steps,
-                        double mean_loss)
-{
-    struct progress *p = ctx;
-    if (!p->on || steps == 0) {
-        return;
-    }
-    const uint64_t now = prof_now_ns();
-    /* Ten redraws a second are plenty and cost nothing next to a step. */
-    if (step < steps && now - p->last_ns < 100000000u) {
-        return;
-    }
-    p->last_ns = now;
-    enum { WIDTH = 24 };
-    char bar[WIDTH + 1];
-    const size_t filled = (size_t)(step * WIDTH / steps);
-    for (size_t i = 0; i < WIDTH; i++) {
-        bar[i] = i < filled ? '#' : '.';
-    }
-    bar[WIDTH] = '\0';
-    const double spent = (double)(now - p->start_ns) * 1e-9;
-    const double eta = step ? spent * (double)(steps - step) / (double)step
-                            : 0.0;
-    fprintf(stderr, "\repoch %" PRIu64 "/%" PRIu64 " [%s] %" PRIu64 "/%"
-            PRIu64 " loss %.4f ETA %.0fs\033[K", p->epoch, p->epochs, bar,
-            step, steps, mean_loss, ceil(eta));
-    fflush(stderr);
-}
-
 /* ---- training -------------------------------------------------------------- */
 
 /* Sleep for seconds, resuming after signals. */
@@ -529,60 +478,17 @@ static void sleep_s(double seconds)
 
 static int train(const struct options *o, struct result *r)
 {
-    if (o->epochs > 0) {
-        r->epochs = calloc((size_t)o->epochs, sizeof *r->epochs);
-        r->epoch_test_accuracy = calloc((size_t)o->epochs, sizeof(double));
-        if (!r->epochs || !r->epoch_test_accuracy) {
-            cli_error("out of memory");
-            return CLI_EXIT_FAILURE;
-        }
+    int rc = cli_train_epochs(r->trainer, &r->train, &r->test, o->epochs,
+                              !o->co.quiet && isatty(STDERR_FILENO),
+                              &r->epochs);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
-    struct progress p = {
-        .on = !o->co.quiet && isatty(STDERR_FILENO),
-        .epochs = o->epochs,
-    };
-    double elapsed = 0.0;
+    const double elapsed = r->epochs.elapsed_s;
+    if (r->epochs.done) {
+        r->test_loss = r->epochs.test_loss[r->epochs.done - 1];
+    }
     int st = PROF_OK;
-    for (uint64_t e = 0; e < o->epochs; e++) {
-        struct prof_train_epoch_result *er = &r->epochs[e];
-        p.epoch = e + 1;
-        p.start_ns = p.last_ns = prof_now_ns();
-        st = prof_train_epoch(r->trainer, r->train.x, r->train.y,
-                              r->train.count, on_progress, &p, er);
-        if (st != PROF_OK) {
-            if (p.on) {
-                fputc('\n', stderr);
-            }
-            /* The data were checked against the model, so a range error
-             * here is a loss or gradient that is no longer finite. */
-            if (st == PROF_E_RANGE) {
-                cli_error("training epoch %" PRIu64 ": the loss or a "
-                          "gradient is not finite: training diverged (a "
-                          "smaller --alpha may help)", e + 1);
-                return CLI_EXIT_FAILURE;
-            }
-            char what[64];
-            snprintf(what, sizeof what, "training epoch %" PRIu64, e + 1);
-            return cli_prof_failed(what, st, NULL);
-        }
-        elapsed += er->seconds;
-        double loss = 0.0;
-        st = prof_train_evaluate(r->trainer, r->test.x, r->test.y,
-                                 r->test.count, &r->epoch_test_accuracy[e],
-                                 &loss);
-        if (st != PROF_OK) {
-            return cli_prof_failed("evaluating on the test set", st, NULL);
-        }
-        r->test_loss = loss;
-        r->skipped_steps += er->skipped_steps;
-        r->epochs_done = (size_t)e + 1;
-        if (p.on) {
-            fprintf(stderr, "\repoch %" PRIu64 "/%" PRIu64 ": loss %.4f, "
-                    "train accuracy %.4f, test accuracy %.4f, %.2f s\033[K\n",
-                    e + 1, o->epochs, er->loss, er->train_accuracy,
-                    r->epoch_test_accuracy[e], er->seconds);
-        }
-    }
     /* The original timed fit() alone; the per-epoch test evaluation is
      * not training and is left out. */
     r->training_time_s = memest_round6(elapsed);
@@ -590,10 +496,11 @@ static int train(const struct options *o, struct result *r)
     r->artificial_delay_s = memest_round6(delay);
     r->effective_time_s = memest_round6(elapsed + delay);
     if (o->epochs > 0) {
-        const struct prof_train_epoch_result *last = &r->epochs[o->epochs - 1];
+        const struct prof_train_epoch_result *last =
+            &r->epochs.epochs[o->epochs - 1];
         r->final_accuracy = memest_round6(last->train_accuracy);
         r->final_loss = memest_round6(last->loss);
-        r->test_accuracy = r->epoch_test_accuracy[o->epochs - 1];
+        r->test_accuracy = r->epochs.test_accuracy[o->epochs - 1];
     } else {
         /* Nothing trained: the starting weights on both sets. */
         double acc = 0.0, loss = 0.0;
@@ -620,15 +527,7 @@ static int train(const struct options *o, struct result *r)
     }
     /* The trained weights, in PyTorch's layouts, for the file and for the
      * int8 executor. */
-    for (size_t i = 0; i < r->weights.layer_count; i++) {
-        const struct cli_weights_layer *l = &r->weights.layers[i];
-        st = prof_train_get_params(r->trainer, l->layer, l->weight,
-                                   l->weight_count, l->bias, l->bias_count);
-        if (st != PROF_OK) {
-            return cli_prof_failed("reading the trained weights", st, NULL);
-        }
-    }
-    return CLI_EXIT_OK;
+    return cli_train_read_weights(r->trainer, &r->weights);
 }
 
 /* Test accuracy of the trained weights run by the executor at precision,
@@ -684,39 +583,8 @@ static int executor_accuracy(const struct result *r,
 
 static int build_history(struct result *r)
 {
-    static const char *const names[] = {
-        "epoch", "loss", "train_accuracy", "test_accuracy", "epoch_time_s",
-        "steps", "loss_scale", "skipped_steps"};
-    static const enum art_type types[] = {
-        ART_UINT, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
-        ART_UINT, ART_REAL, ART_UINT};
-    int st = art_table_create("history", &r->history);
-    for (size_t c = 0; st == ART_OK && c < 8; c++) {
-        st = art_table_add_column(r->history, names[c], types[c]);
-    }
-    for (size_t e = 0; st == ART_OK && e < r->epochs_done; e++) {
-        const struct prof_train_epoch_result *er = &r->epochs[e];
-        size_t row = 0;
-        st = art_table_add_row(r->history, &row);
-        if (st == ART_OK) {
-            st = art_table_set_uint(r->history, row, 0, er->epoch);
-        }
-        const double v[] = {er->loss, er->train_accuracy,
-                            r->epoch_test_accuracy[e], er->seconds};
-        for (size_t c = 0; st == ART_OK && c < 4; c++) {
-            st = art_table_set_real(r->history, row, 1 + c, v[c]);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_uint(r->history, row, 5, er->steps);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_real(r->history, row, 6, er->loss_scale);
-        }
-        if (st == ART_OK) {
-            st = art_table_set_uint(r->history, row, 7, er->skipped_steps);
-        }
-    }
-    return st;
+    r->history = cli_train_history(&r->epochs);
+    return r->history ? ART_OK : ART_E_NOMEM;
 }
 
 static int build_scale_table(struct result *r)
@@ -866,9 +734,9 @@ static art_doc *results_doc(const struct options *o, const struct result *r,
         set_real(d, "int8_test_accuracy", r->exec_int8_accuracy, st);
     }
     if (o->precision == MEMEST_FP16) {
-        set_uint(d, "skipped_steps", r->skipped_steps, st);
+        set_uint(d, "skipped_steps", r->epochs.skipped_steps, st);
         set_real(d, "final_loss_scale",
-                 r->epochs_done ? r->epochs[r->epochs_done - 1].loss_scale
+                 r->epochs.done ? r->epochs.epochs[r->epochs.done - 1].loss_scale
                                 : o->loss_scale,
                  st);
     }
@@ -962,9 +830,9 @@ static void print_summary(const struct options *o, const struct result *r)
         printf("  loss scale        %g -> %g, %" PRIu64 " skipped steps, %zu "
                "scale events\n",
                o->loss_scale,
-               r->epochs_done ? r->epochs[r->epochs_done - 1].loss_scale
+               r->epochs.done ? r->epochs.epochs[r->epochs.done - 1].loss_scale
                               : o->loss_scale,
-               r->skipped_steps, r->scale_event_count);
+               r->epochs.skipped_steps, r->scale_event_count);
     }
     const struct prof_train_memory *m = &r->mem;
     /* The plan above counts what the original counted (parameters and
@@ -1009,26 +877,42 @@ static int write_outputs(const struct options *o, const struct result *r)
 {
     const struct cli_weights *w = &r->weights;
     if (o->co.out_dir) {
-        const struct cli_out_file files[] = {
-            {"run_log.json", NULL, r->log},
-            {"training_history.csv", r->history, NULL},
-        };
-        art_bundle *b = NULL;
-        int rc = cli_out_bundle(o->co.out_dir, files, 2, &b);
-        if (rc != CLI_EXIT_OK) {
-            return rc;
+        /* the curves when something was trained; the loss scale for fp16 */
+        struct train_charts ch = {0};
+        const bool charts = r->epochs.done > 0;
+        if (charts &&
+            !train_charts_init(r->epochs.epochs, r->epochs.done,
+                               r->epochs.test_accuracy, r->epochs.test_loss,
+                               r->scale_events, r->scale_event_count,
+                               o->precision == MEMEST_FP16 ? o->loss_scale
+                                                           : 0,
+                               &ch)) {
+            return CLI_EXIT_FAILURE;
         }
-        if (r->weights_in_bundle) {
+        const struct cli_out_file files[] = {
+            {.name = "run_log.json", .doc = r->log},
+            {.name = "training_history.csv", .csv = r->history},
+            {.name = "training_curves.png", .figure = &ch.curves},
+            {.name = "loss_scale.png", .chart = &ch.scale},
+        };
+        const size_t nfiles = !charts ? 2 : ch.has_scale ? 4 : 3;
+        art_bundle *b = NULL;
+        int rc = cli_out_bundle(o->co.out_dir, files, nfiles, &b);
+        if (rc == CLI_EXIT_OK && r->weights_in_bundle) {
             const int st = art_bundle_add_safetensors(
                 b, r->weights_path, w->tensors, w->tensor_count);
             if (st != ART_OK) {
                 art_bundle_destroy(b);
+                b = NULL;
                 cli_error("--out %s: %s: %s", o->co.out_dir, r->weights_path,
                           art_strerror(st));
-                return CLI_EXIT_FAILURE;
+                rc = CLI_EXIT_FAILURE;
             }
         }
-        rc = cli_out_commit(b);
+        if (rc == CLI_EXIT_OK) {
+            rc = cli_out_commit(b);
+        }
+        train_charts_free(&ch);
         if (rc != CLI_EXIT_OK) {
             return rc;
         }

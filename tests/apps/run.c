@@ -146,3 +146,73 @@ void run_rmdir(const char *dir)
     closedir(d);
     rmdir(dir);
 }
+
+uint64_t run_lcg(uint64_t *state)
+{
+    *state = *state * 6364136223846793005u + 1442695040888963407u;
+    return *state >> 33;
+}
+
+static int put_be32(FILE *f, uint32_t v)
+{
+    const unsigned char b[4] = {(unsigned char)(v >> 24),
+                                (unsigned char)(v >> 16),
+                                (unsigned char)(v >> 8), (unsigned char)v};
+    return fwrite(b, 1, 4, f) == 4 ? 0 : -1;
+}
+
+static int write_idx_file(const char *path, uint32_t magic, unsigned count,
+                          unsigned dims, const unsigned char *data,
+                          size_t bytes)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        return -1;
+    }
+    int rc = put_be32(f, magic) | put_be32(f, count);
+    for (unsigned i = 0; i < dims; i++) {
+        rc |= put_be32(f, 28);
+    }
+    if (fwrite(data, 1, bytes, f) != bytes) {
+        rc = -1;
+    }
+    return fclose(f) == 0 ? rc : -1;
+}
+
+int run_write_idx(const char *dir, const char *split,
+                  const unsigned char *images, const unsigned char *labels,
+                  unsigned count)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte", dir, split);
+    int rc = write_idx_file(path, 0x803, count, 2, images,
+                            (size_t)count * 784);
+    snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte", dir, split);
+    return rc | write_idx_file(path, 0x801, count, 0, labels, count);
+}
+
+int run_write_bands(const char *dir, const char *split, unsigned count,
+                    uint64_t seed)
+{
+    unsigned char *img = malloc((size_t)count * 784);
+    unsigned char *lab = malloc(count ? count : 1);
+    int rc = -1;
+    if (img && lab) {
+        for (unsigned i = 0; i < count; i++) {
+            const unsigned k = (i * 7) % 10;
+            lab[i] = (unsigned char)k;
+            for (unsigned p = 0; p < 784; p++) {
+                const unsigned row = p / 28;
+                const unsigned noise = (unsigned)(run_lcg(&seed) % 60);
+                img[(size_t)i * 784 + p] =
+                    (unsigned char)(row >= 2 * k && row < 2 * k + 4
+                                        ? 180 + noise
+                                        : noise);
+            }
+        }
+        rc = run_write_idx(dir, split, img, lab, count);
+    }
+    free(img);
+    free(lab);
+    return rc;
+}

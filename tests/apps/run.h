@@ -2,6 +2,8 @@
 #ifndef EDGEFIT_TESTS_RUN_H
 #define EDGEFIT_TESTS_RUN_H
 
+#include <stdint.h>
+
 struct run_result {
     int status;   /* exit code, or 128 + signal */
     char *out;    /* stdout, NUL-terminated; release with run_free() */
@@ -29,5 +31,20 @@ const char *run_rejected(char *const argv[], const char *needle);
 int run_count_entries(const char *dir);
 /* Remove a folder and the files in it (one level). */
 void run_rmdir(const char *dir);
+
+/* ---- labelled image sets for the apps that read them ---- */
+
+/* A 64-bit linear congruential step; returns the high 31 bits. */
+uint64_t run_lcg(uint64_t *state);
+/* Write <split>-images-idx3-ubyte (count images of 28 x 28 bytes) and
+ * <split>-labels-idx1-ubyte into dir, uncompressed. 0, or -1 on a write
+ * failure. */
+int run_write_idx(const char *dir, const char *split,
+                  const unsigned char *images, const unsigned char *labels,
+                  unsigned count);
+/* A set a small MLP learns in a few epochs: image i of class (i * 7) % 10,
+ * class k a bright band over rows 2k..2k+3 on dim noise from seed. */
+int run_write_bands(const char *dir, const char *split, unsigned count,
+                    uint64_t seed);
 
 #endif

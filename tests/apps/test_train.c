@@ -40,55 +40,12 @@ static char datadir[600];
 
 /* ---- a data set a small MLP learns in a few epochs --------------------- */
 
-static uint64_t lcg(uint64_t *s)
-{
-    *s = *s * 6364136223846793005u + 1442695040888963407u;
-    return *s >> 33;
-}
-
-static void put_be32(FILE *f, uint32_t v)
-{
-    const unsigned char b[4] = {(unsigned char)(v >> 24),
-                                (unsigned char)(v >> 16),
-                                (unsigned char)(v >> 8), (unsigned char)v};
-    assert_int_equal(fwrite(b, 1, 4, f), 4);
-}
-
 /* Class k is a bright band over rows 2k..2k+3 of a 28x28 image, on dim
- * noise; labels cycle through the ten classes. Plain (not gzipped) files,
- * which the reader takes when no .gz exists. */
+ * noise (run_write_bands). Plain (not gzipped) files, which the reader
+ * takes when no .gz exists. */
 static void write_split(const char *split, unsigned count, uint64_t seed)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte", datadir, split);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x803);
-    put_be32(f, count);
-    put_be32(f, 28);
-    put_be32(f, 28);
-    unsigned char img[784];
-    for (unsigned i = 0; i < count; i++) {
-        const unsigned k = (i * 7) % 10;
-        for (unsigned p = 0; p < 784; p++) {
-            const unsigned row = p / 28;
-            const unsigned noise = (unsigned)(lcg(&seed) % 60);
-            img[p] = (unsigned char)(row >= 2 * k && row < 2 * k + 4
-                                         ? 180 + noise
-                                         : noise);
-        }
-        assert_int_equal(fwrite(img, 1, 784, f), 784);
-    }
-    fclose(f);
-    snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte", datadir, split);
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    put_be32(f, 0x801);
-    put_be32(f, count);
-    for (unsigned i = 0; i < count; i++) {
-        fputc((int)((i * 7) % 10), f);
-    }
-    fclose(f);
+    assert_int_equal(run_write_bands(datadir, split, count, seed), 0);
 }
 
 /* ---- reading what the app wrote --------------------------------------- */
@@ -192,7 +149,11 @@ static void test_run_log_and_history(void **state)
     file_text[len] = '\0';
     assert_string_equal(r.out, file_text);
     run_free(&r);
-    assert_int_equal(run_count_entries(o), 3);
+    /* the log, the history, the weights and the training curves */
+    assert_int_equal(run_count_entries(o), 4);
+    struct stat png;
+    assert_int_equal(stat(path_in(o, "training_curves.png"), &png), 0);
+    assert_true(png.st_size > 1000);
 
     json_t *j = load_json(path_in(o, "run_log.json"));
     assert_string_equal(jtext(j, "config", "model"), "mlp:784-32-10");
@@ -230,7 +191,7 @@ static void test_run_log_and_history(void **state)
     fclose(f);
     assert_string_equal(header, "epoch,loss,train_accuracy,test_accuracy,"
                                 "epoch_time_s,steps,loss_scale,"
-                                "skipped_steps\n");
+                                "skipped_steps,test_loss\n");
     art_table *h = NULL;
     assert_int_equal(art_table_load_csv(path_in(o, "training_history.csv"),
                                         &h, NULL),

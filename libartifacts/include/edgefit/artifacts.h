@@ -19,6 +19,8 @@
  *     art_table_save_csv(t, "out/layers.csv", NULL);
  *     art_table_destroy(t);
  *
+ * Charts (bar, line, scatter, roofline) are drawn from generic series.
+ *
  * libartifacts knows nothing of models: callers fill generic tables.
  */
 #ifndef EDGEFIT_ARTIFACTS_H
@@ -272,6 +274,177 @@ ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub);
 ART_API int art_doc_write(const art_doc *d, FILE *f);
 ART_API int art_doc_save(const art_doc *d, const char *path,
                          struct art_diag *diag);
+
+/* ---- HTML ------------------------------------------------------------- */
+
+/* Write text with &, <, >, " and ' escaped for HTML. */
+ART_API int art_html_write_text(FILE *f, const char *text);
+/* The table as an HTML <table>: a header row of column names, then one
+ * row per table row; every cell escaped, numeric cells with class "num"
+ * (for right alignment), reals to `digits` significant digits (digits <=
+ * 0: the CSV form), empty cells empty. */
+ART_API int art_table_write_html(const art_table *t, FILE *f, int digits);
+
+/* ---- Charts ------------------------------------------------------------ */
+
+/*
+ * Charts are drawn with cairo (antialiased, DejaVu Sans) and written as PNG
+ * through libpng: by default 7 x 5 inches at 180 DPI (1260 x 900 px), with
+ * a pHYs chunk saying so and tEXt chunks Title (the chart's title) and
+ * Software ("edgefit <version>"). Axes get round ticks (1-2-5 steps on
+ * linear axes, decades on log axes), the caller's unit-bearing labels, and
+ * a legend above the plot when more than one series is named. Labels never
+ * leave the image: long category names are rotated, then shortened with an
+ * ellipsis in the middle only when even rotated they would take more than
+ * a third of the height.
+ *
+ *     const char *layers[] = {"input", "dense1", "dense2"};
+ *     const double mb[] = {0.10, 0.01, 0.002};
+ *     struct art_series s = {.name = "batch 32", .n = 3, .y = mb};
+ *     struct art_chart c = {.kind = ART_CHART_BAR,
+ *         .title = "Layer-wise Activation Memory", .x_label = "Layer",
+ *         .y_label = "Activation Memory (MB)", .categories = layers,
+ *         .n_categories = 3, .series = &s, .n_series = 1};
+ *     art_chart_save(&c, "out/layerwise_activation_memory.png", NULL);
+ */
+
+enum art_chart_kind {
+    /* One bar per category and series (grouped side by side), from zero;
+     * series[i].y holds n_categories values >= 0, x is not used. */
+    ART_CHART_BAR = 1,
+    /* Series of (x, y) points joined in order (or as drawn by style). */
+    ART_CHART_LINE,
+    /* Series of (x, y) points, unjoined, each labelled when labels given. */
+    ART_CHART_SCATTER,
+    /* Log-log roofline: the roofs (bandwidth slope up to the knee, then the
+     * compute ceiling) and labelled points. Both axes are log. */
+    ART_CHART_ROOFLINE,
+};
+
+enum art_scale {
+    ART_SCALE_LINEAR = 0,
+    ART_SCALE_LOG, /* values <= 0 are left out */
+};
+
+enum art_style {
+    ART_STYLE_DEFAULT = 0, /* bars for BAR, lines for LINE, points else */
+    ART_STYLE_LINE,        /* straight segments with a marker per point */
+    ART_STYLE_STEP,        /* held at each y until the next x, ending at
+                              the last point (no marker) */
+    ART_STYLE_POINTS,      /* markers only */
+};
+
+enum art_marker {
+    ART_MARKER_CIRCLE = 0,
+    ART_MARKER_SQUARE,
+    ART_MARKER_TRIANGLE,
+    ART_MARKER_CROSS,  /* an x: drawn as strokes */
+    ART_MARKER_DIAMOND,
+};
+
+/* One named series. Points whose x or y is not finite (or not > 0 on a log
+ * axis) are left out; a line breaks there. */
+struct art_series {
+    const char *name;           /* legend text; NULL: not in the legend */
+    size_t n;                   /* points (BAR: must equal n_categories) */
+    const double *x;            /* n values (unused by BAR) */
+    const double *y;            /* n values */
+    const char *const *labels;  /* n point labels or NULL (NULL entries
+                                   are unlabelled); BAR: shown above bars
+                                   instead of the value */
+    enum art_style style;
+    enum art_marker marker;
+    bool hollow;                /* open markers (e.g. "rejected") */
+    bool dashed;                /* dashed line */
+    int color;                  /* 0: the series' own (palette colour of
+                                   its index); k > 0: palette colour k-1 */
+};
+
+/* A roof: attainable y = min(ceiling, slope * x); its knee is at
+ * x = ceiling / slope. The first roof is drawn solid, the others dashed. */
+struct art_roof {
+    const char *name;  /* e.g. "rpi4: 4 GB/s, 13.5 GMAC/s" (legend) */
+    double slope;      /* > 0, finite (e.g. GB/s for GMAC/s over MAC/B) */
+    double ceiling;    /* > 0, finite */
+};
+
+struct art_chart {
+    enum art_chart_kind kind;
+    const char *title;     /* required; also the PNG Title */
+    const char *x_label;   /* with its unit, e.g. "Epoch" or "Latency (ms)" */
+    const char *y_label;
+    enum art_scale x_scale; /* LINE and SCATTER (ROOFLINE: always log) */
+    enum art_scale y_scale; /* LINE, SCATTER and BAR (ROOFLINE: log) */
+    const char *const *categories; /* BAR: n_categories names */
+    size_t n_categories;
+    const struct art_series *series;
+    size_t n_series;       /* >= 1 (ROOFLINE: may be 0) */
+    const struct art_roof *roofs; /* ROOFLINE: n_roofs >= 1 */
+    size_t n_roofs;
+    bool value_labels;     /* BAR: print each bar's value above it */
+    unsigned width_px;     /* 0: 1260 */
+    unsigned height_px;    /* 0: 900 */
+};
+
+/* Where the chart maps data, in pixels of the image (y grows downwards):
+ * the plot rectangle and the axis ranges (the data values at its edges;
+ * for a log axis the values themselves, not their logarithms). BAR: x_lo
+ * and x_hi are 0 and n_categories, category i spans [i, i + 1). */
+struct art_chart_layout {
+    unsigned width_px, height_px;
+    double plot_x, plot_y, plot_w, plot_h;
+    double x_lo, x_hi, y_lo, y_hi;
+};
+
+/* The resolution every chart is written at, in dots per inch. */
+#define ART_CHART_DPI 180
+
+/* Check a chart spec and compute its layout (text is measured with the
+ * chart font). ART_E_INVALID for NULL pointers, an unknown kind, a missing
+ * title, no series, a BAR series whose n differs from n_categories;
+ * ART_E_RANGE for a negative or non-finite bar, a bad roof, a size below
+ * 200 x 150 or above 8000 x 8000 px, or nothing to plot. */
+ART_API int art_chart_layout(const struct art_chart *c,
+                             struct art_chart_layout *out);
+
+/* Colour i of the palette the series use (wraps around), as 0-255 RGB. */
+ART_API void art_chart_color(int i, unsigned char rgb[3]);
+
+/* The round tick values of an axis from lo to hi: multiples of a 1, 2 or 5
+ * times a power of ten step giving 4 to 10 ticks (linear), or the powers
+ * of ten within [lo, hi] (log). Writes at most cap values to out and
+ * returns how many there are. */
+ART_API size_t art_chart_ticks(double lo, double hi, enum art_scale scale,
+                               double *out, size_t cap);
+
+/* Draw the chart and write it to f as PNG. Statuses as art_chart_layout(),
+ * ART_E_NOMEM, ART_E_IO when drawing or writing fails. */
+ART_API int art_chart_write_png(const struct art_chart *c, FILE *f);
+/* The same into path, atomically; diag (may be NULL) receives the
+ * system's reason of an I/O failure, as for bundles. */
+ART_API int art_chart_save(const struct art_chart *c, const char *path,
+                           struct art_diag *diag);
+/* A chart as a bundle member; c and everything it points to must stay
+ * valid until commit. The spec is checked now (art_chart_layout). */
+ART_API int art_bundle_add_chart(art_bundle *b, const char *name,
+                                 const struct art_chart *c);
+
+/* Several charts side by side in one image (e.g. loss and accuracy), each
+ * panel a chart laid out in its share of the width, text a little smaller
+ * than a chart alone; the panels' own sizes are not used. */
+struct art_figure {
+    const char *title;              /* the PNG Title */
+    const struct art_chart *panels; /* 1 to 8 */
+    size_t n_panels;
+    unsigned width_px, height_px;   /* 0: 1260 x 900 */
+};
+/* As the chart calls; ART_E_RANGE also when a panel would be narrower
+ * than 200 px. */
+ART_API int art_figure_write_png(const struct art_figure *fig, FILE *f);
+ART_API int art_figure_save(const struct art_figure *fig, const char *path,
+                            struct art_diag *diag);
+ART_API int art_bundle_add_figure(art_bundle *b, const char *name,
+                                  const struct art_figure *fig);
 
 /* ---- Tensors as safetensors ------------------------------------------- */
 

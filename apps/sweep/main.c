@@ -1,0 +1,347 @@
+/* edgefit-sweep: what each precision and batch costs and keeps. Trained
+ * weights run over the whole test set at every precision and batch through
+ * the executor (accuracy), timed on one batch (latency); libmemest's plan
+ * gives the memory, the device the energy proxy and a roofline latency;
+ * constraints accept or reject each configuration; the original's
+ * precision trade-off table and a chart close it. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "cli.h"
+#include "devices.h"
+#include "model.h"
+#include "edgefit/artifacts.h"
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+#include "sweep.h"
+#include "weights.h"
+
+#define DEFAULT_MODEL "mlp:784-64-10"
+#define DEFAULT_DEVICE "rpi4"
+
+struct options {
+    const char *model;
+    const char *weights;
+    const char *data;
+    uint64_t test_limit;
+    const char *from_csv;
+    struct cli_device_opts dev;
+    struct sweep_config cfg;
+    struct cli_common co;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: edgefit-sweep --weights FILE [options]\n"
+        "       edgefit-sweep --from-csv FILE [--out DIR]\n"
+        "\n"
+        "Run trained weights at every precision and batch: test accuracy over\n"
+        "the whole test set (the executor, int8 by post-training\n"
+        "quantisation), latency of one batch on this machine (median of the\n"
+        "samples), memory (libmemest's peak inference plan), the energy proxy\n"
+        "(the device's power x that latency) and the device's roofline\n"
+        "latency; accept or reject each configuration against the\n"
+        "constraints, then average per precision as the original's\n"
+        "precision trade-off table did (sorted by mean latency).\n"
+        "\n"
+        "  --weights FILE         safetensors with PyTorch names (dense1.weight,\n"
+        "                         ...), e.g. from edgefit-train\n"
+        "  --model SPEC           the model of the weights (default "
+        DEFAULT_MODEL ")\n"
+        "  --data DIR             IDX files t10k-* (default %s)\n"
+        "  --test-limit N         the first N test images (default all)\n"
+        "  --precisions LIST      of fp32,fp16,bf16,int8 (default all four)\n"
+        "  --batches LIST         batch sizes (default 1,8,32)\n"
+        "  --device D             power and roofline (default " DEFAULT_DEVICE
+        ")\n"
+        "  --devices FILE         devices of your own (a CSV, as for\n"
+        "                         edgefit-layerwise)\n"
+        "  --list-devices         print the catalogue and exit\n"
+        "  --max-latency-ms X     reject a configuration slower than X per\n"
+        "                         batch\n"
+        "  --max-memory-mb X      reject one whose peak plan exceeds X MB\n"
+        "                         (default: the device's memory when known)\n"
+        "  --min-accuracy X       reject one below this test accuracy (0-1)\n"
+        "  --repeats N            timed samples per configuration (default "
+        "7)\n"
+        "  --from-csv FILE        aggregate a CSV with the columns precision,\n"
+        "                         accuracy, latency_ms, memory_mb,\n"
+        "                         energy_proxy_j, accepted (batch_size\n"
+        "                         optional) instead of running\n"
+        "  --out DIR              write sweep_results.csv,\n"
+        "                         precision_tradeoffs.csv and\n"
+        "                         precision_tradeoffs.png\n"
+        "  --format F             table|csv|json on stdout (default table;\n"
+        "                         csv: the trade-off table)\n"
+        "  --strict               exit 3 when no configuration is accepted\n"
+        "  --quiet                no progress on stderr\n"
+        "  --help, --version\n"
+        "\n"
+        "Units: MB = 1024^2 bytes, ms per batch, J. Exit status: 0 success,\n"
+        "1 runtime failure, 2 bad usage or input, 3 with --strict when no\n"
+        "configuration is accepted.\n",
+        prof_dataset_default_dir());
+}
+
+static const struct cli_app app = {"edgefit-sweep", EDGEFIT_VERSION, usage,
+                                   cli_version_details};
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    enum { O_MODEL = 256, O_WEIGHTS, O_DATA, O_TEST_LIMIT, O_PRECISIONS,
+           O_BATCHES, O_MAXLAT, O_MAXMEM, O_MINACC, O_REPEATS, O_FROM };
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, O_MODEL},
+        {"weights", required_argument, NULL, O_WEIGHTS},
+        {"data", required_argument, NULL, O_DATA},
+        {"test-limit", required_argument, NULL, O_TEST_LIMIT},
+        {"precisions", required_argument, NULL, O_PRECISIONS},
+        {"batches", required_argument, NULL, O_BATCHES},
+        {"max-latency-ms", required_argument, NULL, O_MAXLAT},
+        {"max-memory-mb", required_argument, NULL, O_MAXMEM},
+        {"min-accuracy", required_argument, NULL, O_MINACC},
+        {"repeats", required_argument, NULL, O_REPEATS},
+        {"from-csv", required_argument, NULL, O_FROM},
+        CLI_DEVICE_OPTIONS,
+        CLI_STRICT_OPTION,
+        CLI_QUIET_OPTION,
+        CLI_COMMON_OPTIONS,
+        {0, 0, 0, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->model = DEFAULT_MODEL;
+    o->dev.device = DEFAULT_DEVICE;
+    sweep_config_init(&o->cfg);
+    o->cfg.max_memory_mb = NAN; /* NaN: the device's, decided later */
+    opterr = 0;
+    int c;
+    uint64_t u;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        int d = cli_device_option(c, &o->dev);
+        if (d < 0) {
+            return CLI_EXIT_USAGE;
+        }
+        if (d > 0) {
+            continue;
+        }
+        switch (c) {
+        case O_MODEL:
+            o->model = optarg;
+            break;
+        case O_WEIGHTS:
+            o->weights = optarg;
+            break;
+        case O_DATA:
+            o->data = optarg;
+            break;
+        case O_TEST_LIMIT:
+            if (!cli_parse_u64("--test-limit", optarg, 1, UINT64_MAX,
+                               &o->test_limit)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_PRECISIONS:
+            if (!sweep_parse_precisions("--precisions", optarg, &o->cfg)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_BATCHES:
+            if (!sweep_parse_batches("--batches", optarg, &o->cfg)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_MAXLAT:
+            if (!cli_parse_double("--max-latency-ms", optarg, 0, INFINITY,
+                                  &o->cfg.max_latency_ms)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_MAXMEM:
+            if (!cli_parse_double("--max-memory-mb", optarg, 0, INFINITY,
+                                  &o->cfg.max_memory_mb)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_MINACC:
+            if (!cli_parse_double("--min-accuracy", optarg, 0, 1,
+                                  &o->cfg.min_accuracy)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_REPEATS:
+            if (!cli_parse_u64("--repeats", optarg, 1, 100000, &u)) {
+                return CLI_EXIT_USAGE;
+            }
+            o->cfg.timing.repeats = (unsigned)u;
+            break;
+        case O_FROM:
+            o->from_csv = optarg;
+            break;
+        default:
+            if (cli_common_option(c, &app, argv, &o->co) != CLI_EXIT_OK) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        }
+    }
+    if (cli_no_operands(argc, argv) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
+    if (!o->from_csv && !o->weights && !o->dev.list) {
+        cli_error("--weights FILE is required (trained weights, e.g. from "
+                  "edgefit-train --out DIR), or --from-csv FILE");
+        return CLI_EXIT_USAGE;
+    }
+    if (o->from_csv && o->weights) {
+        cli_error("--from-csv aggregates a file: --weights is not used "
+                  "with it");
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+static void progress(void *ctx, size_t done, size_t total, const char *what)
+{
+    (void)ctx;
+    fprintf(stderr, "\r\033[Ksweep %zu/%zu: %s", done + 1, total, what);
+    fflush(stderr);
+}
+
+static int print_tables(const struct options *o, const art_table *res,
+                        const art_table *trade)
+{
+    switch (o->co.format) {
+    case CLI_FORMAT_CSV:
+        return art_table_write_csv(trade, stdout);
+    case CLI_FORMAT_JSON: {
+        art_doc *d = NULL;
+        int st = art_doc_create(&d);
+        st = st ? st : art_doc_set_table(d, "sweep_results", res);
+        st = st ? st : art_doc_set_table(d, "precision_tradeoffs", trade);
+        st = st ? st : art_doc_write(d, stdout);
+        art_doc_destroy(d);
+        return st;
+    }
+    case CLI_FORMAT_TABLE:
+    default:
+        printf("Sweep (latency per batch on this machine; device figures "
+               "from the roofline)\n");
+        art_table_print(res, stdout, 6);
+        printf("\nPrecision trade-offs (means per precision, by mean "
+               "latency)\n");
+        return art_table_print(trade, stdout, 6);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_program("edgefit-sweep");
+    struct options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
+    }
+    struct cli_devices devs = {0};
+    if (o.dev.devices_file && !cli_devices_load(o.dev.devices_file, &devs)) {
+        return CLI_EXIT_USAGE;
+    }
+    if (o.dev.list) {
+        cli_devices_list(stdout, o.dev.devices_file ? &devs : NULL);
+        cli_devices_free(&devs);
+        return cli_stdout_finish(ART_OK);
+    }
+    rc = CLI_EXIT_USAGE;
+    memest_model *model = NULL;
+    struct cli_weights w = {0};
+    struct prof_dataset test = {0};
+    struct sweep_result res = {0};
+    art_table *rt = NULL, *tt = NULL;
+    struct sweep_chart ch = {0};
+    if (cli_out_check(o.co.out_dir) != CLI_EXIT_OK) {
+        goto done;
+    }
+    if (o.from_csv) {
+        if (!sweep_load_csv(o.from_csv, &res)) {
+            goto done;
+        }
+    } else {
+        if (!cli_device_resolve(o.dev.device, &devs, &o.cfg.device)) {
+            goto done;
+        }
+        if (isnan(o.cfg.max_memory_mb)) {
+            o.cfg.max_memory_mb = o.cfg.device.memory_mb > 0
+                ? o.cfg.device.memory_mb : INFINITY;
+        }
+        if (cli_model_load(o.model, &model) != CLI_EXIT_OK) {
+            goto done;
+        }
+        if (!cli_weights_init(model, &w) ||
+            !cli_weights_read("--weights", o.weights, model, &w)) {
+            goto done;
+        }
+        struct prof_diag pd = {0};
+        int st = prof_dataset_load(o.data, "t10k", o.test_limit, &test, &pd);
+        if (st != PROF_OK) {
+            cli_error("--data: %s", pd.message[0] ? pd.message
+                                                   : prof_strerror(st));
+            goto done;
+        }
+        if (!o.co.quiet && isatty(STDERR_FILENO)) {
+            o.cfg.progress = progress;
+        }
+        rc = CLI_EXIT_FAILURE;
+        bool ok = sweep_run(model, &w, &test, &o.cfg, &res);
+        if (o.cfg.progress) {
+            fprintf(stderr, "\r\033[K");
+        }
+        if (!ok) {
+            goto done;
+        }
+    }
+    rc = CLI_EXIT_FAILURE;
+    rt = sweep_results_table(&res);
+    tt = sweep_tradeoff_table(&res);
+    if (!rt || !tt || !sweep_chart_init(&res, &ch)) {
+        goto done;
+    }
+    if (o.co.out_dir) {
+        const struct cli_out_file files[] = {
+            {.name = "sweep_results.csv", .csv = rt},
+            {.name = "precision_tradeoffs.csv", .csv = tt},
+            {.name = "precision_tradeoffs.png", .chart = &ch.chart},
+        };
+        if (cli_out_write(o.co.out_dir, files, 3) != CLI_EXIT_OK) {
+            goto done;
+        }
+    }
+    rc = cli_stdout_finish(print_tables(&o, rt, tt));
+    if (rc != CLI_EXIT_OK) {
+        goto done;
+    }
+    if (o.co.strict) {
+        bool any = false;
+        for (size_t i = 0; i < res.n; i++) {
+            any = any || res.rows[i].accepted;
+        }
+        if (!any) {
+            cli_error("--strict: no configuration meets the constraints");
+            rc = CLI_EXIT_CONSTRAINT;
+        }
+    }
+done:
+    sweep_chart_free(&ch);
+    art_table_destroy(rt);
+    art_table_destroy(tt);
+    sweep_result_free(&res);
+    prof_dataset_finish(&test);
+    cli_weights_free(&w);
+    memest_model_destroy(model);
+    cli_devices_free(&devs);
+    return rc;
+}
