@@ -298,3 +298,32 @@ int cli_out_check(const char *dir)
     }
     return cli_check_out_dir("--out", dir) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 }
+
+void cli_print_wrapped(FILE *f, const char *text, int indent, int width)
+{
+    int col = fprintf(f, "%*s", indent, "");
+    bool line_empty = true;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ') {
+            p++;
+        }
+        const int len = (int)strcspn(p, " ");
+        if (len == 0) {
+            break;
+        }
+        if (!line_empty && col + 1 + len > width) {
+            col = fprintf(f, "\n%*s", indent + 2, "") - 1;
+            line_empty = true;
+        }
+        if (!line_empty) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(p, 1, (size_t)len, f);
+        col += len;
+        line_empty = false;
+        p += len;
+    }
+    fputc('\n', f);
+}

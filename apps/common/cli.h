@@ -137,6 +137,11 @@ bool cli_check_out_file(const char *opt, const char *path);
  * NULL or usable, else CLI_EXIT_USAGE (after the message). */
 int cli_out_check(const char *dir);
 
+/* Print text on f wrapped at width columns on spaces: the first line
+ * after indent, the next ones after indent and two more spaces. A word
+ * longer than the line stands alone on its line. */
+void cli_print_wrapped(FILE *f, const char *text, int indent, int width);
+
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);

@@ -910,9 +910,10 @@ int main(int argc, char **argv)
             !cli_devices_load(o.dev.devices_file, &r.devs)) {
             return CLI_EXIT_USAGE;
         }
-        cli_devices_list(stdout, o.dev.devices_file ? &r.devs : NULL);
+        rc = cli_devices_print(o.co.format,
+                               o.dev.devices_file ? &r.devs : NULL);
         cli_devices_free(&r.devs);
-        return cli_stdout_finish(ART_OK);
+        return rc;
     }
     struct progress p = {!o.co.quiet && isatty(STDERR_FILENO),
                          prof_now_ns()};
@@ -952,7 +953,7 @@ int main(int argc, char **argv)
         } else {
             printf("%s on %s:\n", memest_model_name(r.model), r.device.name);
             for (size_t i = 0; i < r.n_verdict; i++) {
-                printf("  %s\n", r.verdict[i]);
+                cli_print_wrapped(stdout, r.verdict[i], 2, 100);
             }
             printf("Everything is in %s/ (open report.html).\n",
                    o.co.out_dir);

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "devices.h"
 #include "model.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -122,7 +123,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     opterr = 0;
     int c;
     uint64_t u;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         int d = cli_device_option(c, &o->dev);
         if (d < 0) {
             return CLI_EXIT_USAGE;
@@ -230,12 +231,38 @@ static int print_tables(const struct options *o, const art_table *res,
     }
     case CLI_FORMAT_TABLE:
     default:
+    {
+        /* The key columns in at most 120 characters; CSV and JSON carry
+         * test_samples, latency_p90_ms and device_bound too. */
+        static const char *const keep[] = {
+            "precision", "batch_size", "accuracy", "latency_ms",
+            "memory_mb", "energy_proxy_j", "device_latency_ms", "accepted",
+            "rejected_by", NULL};
+        art_table *view = NULL;
+        int st = cli_table_view(res, keep, &view);
+        if (st != ART_OK) {
+            return st;
+        }
         printf("Sweep (latency per batch on this machine; device figures "
                "from the roofline)\n");
-        art_table_print(res, stdout, 6);
+        st = art_table_print(view, stdout, -1);
+        art_table_destroy(view);
+        if (st != ART_OK) {
+            return st;
+        }
+        static const char *const trade_keep[] = {
+            "precision", "accuracy_mean", "latency_ms_mean", "memory_mb_mean",
+            "energy_proxy_j_mean", "accepted_ratio", NULL};
+        st = cli_table_view(trade, trade_keep, &view);
+        if (st != ART_OK) {
+            return st;
+        }
         printf("\nPrecision trade-offs (means per precision, by mean "
                "latency)\n");
-        return art_table_print(trade, stdout, 6);
+        st = art_table_print(view, stdout, -1);
+        art_table_destroy(view);
+        return st;
+    }
     }
 }
 
@@ -252,9 +279,10 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     if (o.dev.list) {
-        cli_devices_list(stdout, o.dev.devices_file ? &devs : NULL);
+        rc = cli_devices_print(o.co.format,
+                               o.dev.devices_file ? &devs : NULL);
         cli_devices_free(&devs);
-        return cli_stdout_finish(ART_OK);
+        return rc;
     }
     rc = CLI_EXIT_USAGE;
     memest_model *model = NULL;

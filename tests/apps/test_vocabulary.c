@@ -24,21 +24,29 @@
 /* name, then the cheapest arguments that still print every column. The
  * CSV run of an app whose stdout holds one table of several also writes
  * --out, where every table is a file. */
+/* Zero weights of mlp:784-64-10 for edgefit-sweep, written at start. */
+static char sweep_weights[640];
+
 static const struct app {
     const char *name;
     bool devices; /* has --list-devices */
     const char *args[12];
+    bool no_csv;  /* --format is table or json only (a verdict, no table) */
 } apps[] = {
-    {"edgefit-memfit", true, {"--model", "smallcnn", "--max-memory-mb", "1"}},
+    {"edgefit-memfit", true, {"--model", "smallcnn", "--max-memory-mb", "1"}, false},
     {"edgefit-layerwise", true, {"--model", "mlp:784-64-10", "--batch", "2",
                                  "--precision", "fp16", "--repeats", "1",
-                                 "--warmup", "0", "--device", "rpi4"}},
+                                 "--warmup", "0", "--device", "rpi4"}, false},
     {"edgefit-stream", true, {"--repeats", "1", "--warmup", "0", "--device",
-                              "jetson-nano"}},
-    {"edgefit-bench", false, {"--quick", "--repeats", "1"}},
+                              "jetson-nano"}, false},
+    {"edgefit-bench", false, {"--quick", "--repeats", "1"}, false},
     {"edgefit-train", false, {"--epochs", "1", "--train-limit", "512",
                               "--test-limit", "256", "--max-memory-mb",
-                              "0.5"}},
+                              "0.5"}, false},
+    {"edgefit-sweep", true, {"--weights", sweep_weights, "--test-limit",
+                             "64", "--batches", "1,8", "--repeats", "1"}, false},
+    {"edgefit-report", true, {"--epochs", "1", "--train-limit", "256",
+                              "--test-limit", "64"}, true},
 };
 
 static int tests_run, tests_failed;
@@ -270,6 +278,9 @@ static void run_app(const struct app *a, const char *path, const char *tmp)
     run_free(&r);
     run_rmdir(dir);
 
+    if (a->no_csv) {
+        return;
+    }
     /* CSV on stdout: one table (an app with several writes each under
      * --out instead, never glued). */
     n = base;
@@ -367,6 +378,23 @@ static void run_terminal(const struct app *a, const char *path)
     }
 }
 
+/* Weights of the right names and shapes are all the sweep needs here:
+ * its columns, not its accuracy, are under test. */
+static bool write_sweep_weights(const char *tmp)
+{
+    static float w1[64 * 784], b1[64], w2[10 * 64], b2[10];
+    const struct art_tensor t[] = {
+        {"dense1.weight", ART_DTYPE_F32, 2, {64, 784}, w1},
+        {"dense1.bias", ART_DTYPE_F32, 1, {64}, b1},
+        {"dense2.weight", ART_DTYPE_F32, 2, {10, 64}, w2},
+        {"dense2.bias", ART_DTYPE_F32, 1, {10}, b2},
+    };
+    snprintf(sweep_weights, sizeof sweep_weights, "%s/weights.safetensors",
+             tmp);
+    return art_safetensors_save(sweep_weights, t, 4, NULL, NULL, 0, NULL) ==
+           ART_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -389,6 +417,10 @@ int main(int argc, char **argv)
     char tmp[] = "/tmp/edgefit-vocabulary-XXXXXX";
     if (!mkdtemp(tmp)) {
         printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    if (!write_sweep_weights(tmp)) {
+        printf("Bail out! cannot write %s\n", sweep_weights);
         return 1;
     }
     for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++) {
