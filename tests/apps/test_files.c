@@ -2,9 +2,10 @@
  * the system's reason (a file, a file on the way, a link to nowhere) and
  * written all or nothing when the disk fills up while the files are
  * written; a model file must be UTF-8 (a BOM is skipped).
- * argv: memfit layerwise stream bench. */
+ * argv: memfit layerwise stream bench train sweep report. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,11 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "edgefit/artifacts.h"
 #include "run.h"
 
-enum { MEMFIT, LAYERWISE, STREAM, BENCH, NAPPS };
+enum { MEMFIT, LAYERWISE, STREAM, BENCH, TRAIN, SWEEP, REPORT, NAPPS };
 static const char *exe[NAPPS];
 static char tmpdir[] = "/tmp/edgefit-out-XXXXXX";
+/* Zero weights of mlp:784-64-10 for edgefit-sweep, written at start. */
+static char sweep_weights[640];
 
 /* Arguments that make each app do real work (seconds at least for
  * layerwise and stream if the --out check came after it). */
@@ -30,6 +34,12 @@ static const char *const work[NAPPS][12] = {
     {"--model", "mlp:1024-1024-1024", "--repeats", "2000", NULL},
     {"--features", "784", "--hidden", "512", "--repeats", "5000", NULL},
     {"--table", "matmul", NULL},
+    /* a whole epoch of Fashion-MNIST, a sweep of the test set and a
+     * report's training: each many seconds */
+    {"--epochs", "2", NULL},
+    {"--weights", sweep_weights, "--batches", "1,8,32,128", "--repeats",
+     "200", NULL},
+    {"--epochs", "2", NULL},
 };
 
 static double now_s(void)
@@ -241,14 +251,18 @@ static void test_stdout_full(void **state)
     if (access("/dev/full", W_OK) != 0) {
         skip();
     }
-    static const char *const args[NAPPS][6] = {
+    static const char *const args[NAPPS][8] = {
         {"--format", "json", NULL},
         {"--list-devices", NULL},
         {"--list-devices", NULL},
         {"--table", "mixed_precision", "--format", "csv", NULL},
+        {"--epochs", "1", "--train-limit", "128", "--test-limit", "64",
+         NULL},
+        {"--list-devices", NULL},
+        {"--list-devices", NULL},
     };
     for (int app = 0; app < NAPPS; app++) {
-        char *argv[8] = {(char *)exe[app]};
+        char *argv[10] = {(char *)exe[app]};
         for (int i = 0; args[app][i]; i++) {
             argv[1 + i] = (char *)args[app][i];
         }
@@ -264,16 +278,41 @@ static void test_stdout_full(void **state)
     }
 }
 
+/* Weights of the right names and shapes are all the sweep needs: its
+ * files, not its accuracy, are under test. */
+static bool write_sweep_weights(void)
+{
+    static float w1[64 * 784], b1[64], w2[10 * 64], b2[10];
+    const struct art_tensor t[] = {
+        {"dense1.weight", ART_DTYPE_F32, 2, {64, 784}, w1},
+        {"dense1.bias", ART_DTYPE_F32, 1, {64}, b1},
+        {"dense2.weight", ART_DTYPE_F32, 2, {10, 64}, w2},
+        {"dense2.bias", ART_DTYPE_F32, 1, {10}, b2},
+    };
+    snprintf(sweep_weights, sizeof sweep_weights, "%s/weights.safetensors",
+             tmpdir);
+    return art_safetensors_save(sweep_weights, t, 4, NULL, NULL, 0, NULL) ==
+           ART_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 1 + NAPPS) {
-        fprintf(stderr, "usage: %s MEMFIT LAYERWISE STREAM BENCH\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s MEMFIT LAYERWISE STREAM BENCH TRAIN SWEEP "
+                "REPORT\n",
+                argv[0]);
         return 2;
     }
     for (int i = 0; i < NAPPS; i++) {
         exe[i] = argv[1 + i];
     }
     if (!mkdtemp(tmpdir)) {
+        return 1;
+    }
+    if (!write_sweep_weights()) {
+        fprintf(stderr, "cannot write %s\n", sweep_weights);
+        run_rmdir(tmpdir);
         return 1;
     }
     const struct CMUnitTest tests[] = {
