@@ -5,7 +5,6 @@
  * argv: memfit layerwise stream bench train sweep report. */
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "edgefit/artifacts.h"
 #include "run.h"
 
 enum { MEMFIT, LAYERWISE, STREAM, BENCH, TRAIN, SWEEP, REPORT, NAPPS };
@@ -279,23 +277,6 @@ static void test_stdout_full(void **state)
     }
 }
 
-/* Weights of the right names and shapes are all the sweep needs: its
- * files, not its accuracy, are under test. */
-static bool write_sweep_weights(void)
-{
-    static float w1[64 * 784], b1[64], w2[10 * 64], b2[10];
-    const struct art_tensor t[] = {
-        {"dense1.weight", ART_DTYPE_F32, 2, {64, 784}, w1},
-        {"dense1.bias", ART_DTYPE_F32, 1, {64}, b1},
-        {"dense2.weight", ART_DTYPE_F32, 2, {10, 64}, w2},
-        {"dense2.bias", ART_DTYPE_F32, 1, {10}, b2},
-    };
-    snprintf(sweep_weights, sizeof sweep_weights, "%s/weights.safetensors",
-             tmpdir);
-    return art_safetensors_save(sweep_weights, t, 4, NULL, NULL, 0, NULL) ==
-           ART_OK;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 1 + NAPPS) {
@@ -311,7 +292,9 @@ int main(int argc, char **argv)
     if (!mkdtemp(tmpdir)) {
         return 1;
     }
-    if (!write_sweep_weights()) {
+    snprintf(sweep_weights, sizeof sweep_weights, "%s/weights.safetensors",
+             tmpdir);
+    if (run_write_zero_mlp(sweep_weights) != 0) {
         fprintf(stderr, "cannot write %s\n", sweep_weights);
         run_rmdir(tmpdir);
         return 1;
