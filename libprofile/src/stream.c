@@ -547,11 +547,35 @@ static void describe(struct prof_stream_profile *p,
 {
     size_t top = 0;
     unsigned memory_bound = 0;
+    const uint64_t stream_ws = fixed_bytes + per_sample_bytes * p->batch;
+    struct prof_device roofs;
+    const bool have_roofs = prof_device_host(cal, &roofs) == PROF_OK;
     for (size_t i = 0; i < PROF_STREAM_OPERATORS; i++) {
-        if (p->ops[i].latency_ms > p->ops[top].latency_ms) {
+        struct prof_stream_op *op = &p->ops[i];
+        /* Each operator is judged against the roof of the level that
+         * holds the stream's working set (or the faster one it beat), as
+         * the sentence below judges the slowest: the table's bound and the
+         * sentence cannot disagree. */
+        unsigned lvl = 0;
+        double op_roof = p->host_bandwidth_gbps;
+        const double op_gbps =
+            op->latency_ms > 0.0
+                ? (double)op->bytes_moved / op->latency_ms / 1e6
+                : 0.0;
+        if (!have_roofs || prof_bandwidth_roof(&roofs, stream_ws, op_gbps,
+                                               &lvl, &op_roof) != PROF_OK) {
+            op_roof = p->host_bandwidth_gbps;
+        }
+        if (op_roof > 0.0) {
+            op->bound = op->intensity_mac_per_byte <
+                                p->host_peak_gmacs / op_roof
+                            ? PROF_BOUND_MEMORY
+                            : PROF_BOUND_COMPUTE;
+        }
+        if (op->latency_ms > p->ops[top].latency_ms) {
             top = i;
         }
-        memory_bound += p->ops[i].bound == PROF_BOUND_MEMORY;
+        memory_bound += op->bound == PROF_BOUND_MEMORY;
     }
     const struct prof_stream_op *t = &p->ops[top];
     const double share =

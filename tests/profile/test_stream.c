@@ -95,8 +95,12 @@ static void test_counts_and_totals(void **state)
                               232 / 1024.0};
     const uint64_t moved[4] = {400, 640, 256, 296};
     const uint64_t macs[4] = {40, 320, 32, 72};
-    const enum prof_bound bound[4] = {PROF_BOUND_MEMORY, PROF_BOUND_COMPUTE,
-                                      PROF_BOUND_MEMORY, PROF_BOUND_MEMORY};
+    /* The 1.1 KiB working set sits in L1 (300 GB/s): the knee is the
+     * 9 GMAC/s peak over 300 GB/s, 0.03 MAC/byte, below every
+     * operator's intensity (0.1, 0.5, 0.125, 0.24): all compute-bound,
+     * where main memory's knee (0.3) would call three memory-bound. */
+    const enum prof_bound bound[4] = {PROF_BOUND_COMPUTE, PROF_BOUND_COMPUTE,
+                                      PROF_BOUND_COMPUTE, PROF_BOUND_COMPUTE};
     double lat = 0.0, mem = 0.0, lat16 = 0.0, lat8 = 0.0;
     uint64_t bytes = 0;
     for (int i = 0; i < 4; i++) {
@@ -162,7 +166,9 @@ static void test_interval_exceeded(void **state)
     struct prof_stream_opts o = small_opts();
     o.stream_interval_ms = 1e-9;
     o.measure_precisions = false;
-    const struct prof_calibration cal = fake_cal(1.0);
+    /* peak 600 GMAC/s: the L1 knee is 600 / 300 = 2 MAC/byte, above
+     * every operator's intensity: all memory-bound */
+    const struct prof_calibration cal = fake_cal(20.0);
     struct prof_stream_profile p;
     assert_int_equal(prof_stream_profile(&o, &cal, &p, NULL), PROF_OK);
     assert_true(p.stream_utilization == 1.0); /* min(1, ...) */
@@ -198,7 +204,9 @@ static void test_fashion_mnist(void **state)
     struct prof_stream_opts o = small_opts();
     o.data = PROF_DATA_FASHION_MNIST;
     o.measure_precisions = false;
-    const struct prof_calibration cal = fake_cal(1.0);
+    /* peak 600 GMAC/s: the L1 knee is 600 / 300 = 2 MAC/byte, above
+     * every operator's intensity: all memory-bound */
+    const struct prof_calibration cal = fake_cal(20.0);
     struct prof_stream_profile p;
     int st = prof_stream_profile(&o, &cal, &p, NULL);
     if (st == PROF_E_IO) {

@@ -680,7 +680,10 @@ struct prof_stream_op {
     uint64_t bytes_moved;      /* fp32 bytes read + written */
     uint64_t macs;             /* elementwise work counts one per element */
     double intensity_mac_per_byte;
-    enum prof_bound bound;     /* against the host knee */
+    /* against the knee of the roof of the memory level that holds the
+     * stream's working set (or the faster one the operator beat;
+     * prof_bandwidth_roof), the roof the bottleneck sentence uses too */
+    enum prof_bound bound;
     double fp16_latency_ms;    /* median with fp16 storage, NaN if not run */
     double int8_latency_ms;    /* median with int8 weights, NaN if not run
                                   (also when features or hidden exceed
