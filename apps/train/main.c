@@ -15,6 +15,7 @@
 
 #include "calib.h"
 #include "cli.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
@@ -854,12 +855,23 @@ static int print_stdout(const struct options *o, const struct result *r)
 {
     int st = ART_OK;
     switch (o->co.format) {
-    case CLI_FORMAT_TABLE:
-        st = art_table_print(r->history, stdout, 4);
+    case CLI_FORMAT_TABLE: {
+        /* four significant digits, in the shortest form (a loss scale of
+         * 1024 reads 1024, not 1024.0000) */
+        static const char *const keep[] = {
+            "epoch", "loss", "train_accuracy", "test_accuracy", "test_loss",
+            "epoch_time_s", "steps", "loss_scale", "skipped_steps", NULL};
+        art_table *view = NULL;
+        st = cli_table_view(r->history, keep, &view);
+        if (st == ART_OK) {
+            st = art_table_print(view, stdout, -1);
+        }
+        art_table_destroy(view);
         if (st == ART_OK) {
             print_summary(o, r);
         }
         break;
+    }
     case CLI_FORMAT_CSV:
         st = art_table_write_csv(r->history, stdout);
         break;
