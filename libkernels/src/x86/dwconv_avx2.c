@@ -12,7 +12,17 @@
 #define V_MAX _mm256_max_ps
 #define V_MIN _mm256_min_ps
 #define V_LOAD_EVEN load_even
+#define V_LOAD_PART(s, n) _mm256_maskload_ps((s), lane_mask(n))
+#define V_COPY_PART(d, s, n) \
+    _mm256_maskstore_ps((d), lane_mask(n), _mm256_maskload_ps((s), lane_mask(n)))
 #define DW_FN kern_dwconv2d_avx2
+
+/* All-ones in the first n (< 8) lanes. */
+static inline __m256i lane_mask(size_t n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 
 /* p[0], p[2], ..., p[14]: the even elements of two vectors; shuffle_ps
  * picks them per 128-bit lane (a0 a2 b0 b2 | a4 a6 b4 b6), the 64-bit

@@ -12,6 +12,12 @@
 #define V_MAX _mm512_max_ps
 #define V_MIN _mm512_min_ps
 #define V_LOAD_EVEN load_even
+#define V_LOAD_PART(s, n) \
+    _mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1u), (s))
+#define V_COPY_PART(d, s, n)                                             \
+    _mm512_mask_storeu_ps((d), (__mmask16)((1u << (n)) - 1u),            \
+                          _mm512_maskz_loadu_ps(                         \
+                              (__mmask16)((1u << (n)) - 1u), (s)))
 #define DW_FN kern_dwconv2d_avx512
 
 /* p[0], p[2], ..., p[30]: the even elements of two vectors. */
