@@ -130,9 +130,49 @@ done:
     free(guard);
 }
 
+/* The executor's former depthwise path, for the benchmark: per sample and
+ * channel, the kh x kw columns of the plane gathered ([kh kw][oh ow], zero
+ * outside the input), one 1-row kern_sgemm with the channel's filter, then
+ * the bias and relu over the whole output. */
+static int im2col_path(const struct kern_dwconv2d_shape *s, size_t oh,
+                       size_t ow, const float *x, const float *w,
+                       const float *b, float *col, float *y)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t hw = oh * ow;
+    int st = KERN_OK;
+    for (size_t p = 0; st == KERN_OK && p < s->batch * s->channels; p++) {
+        const size_t c = p % s->channels;
+        const float *xp = x + p * ih * iw;
+        for (size_t ky = 0; ky < kh; ky++) {
+            for (size_t kx = 0; kx < kw; kx++) {
+                float *row = col + (ky * kw + kx) * hw;
+                for (size_t oy = 0; oy < oh; oy++) {
+                    const size_t iy = oy * s->stride + ky - s->pad_top;
+                    for (size_t ox = 0; ox < ow; ox++) {
+                        const size_t ix = ox * s->stride + kx - s->pad_left;
+                        row[oy * ow + ox] =
+                            iy < ih && ix < iw ? xp[iy * iw + ix] : 0.0f;
+                    }
+                }
+            }
+        }
+        st = kern_sgemm(0, 1, hw, kh * kw, w + c * kh * kw, kh * kw, col, hw,
+                        y + p * hw, hw);
+    }
+    if (st == KERN_OK) {
+        st = kern_nn_bias_add_nchw_f32(y, s->batch, s->channels, hw, b);
+    }
+    if (st == KERN_OK) {
+        st = kern_relu_f32(y, y, s->batch * s->channels * hw);
+    }
+    return st;
+}
+
 /* A DS-CNN-like depthwise layer (64 channels, 25 x 5, 3 x 3, pad 1,
- * batch 1) and a MobileNet-like strided one, timed on this path against the
- * reference and against kern_conv2d_f32 with groups = channels. */
+ * batch 1) and MobileNet-like ones, timed on this path against the
+ * reference, against kern_conv2d_f32 with groups = channels and against
+ * the executor's former im2col path, interleaved, medians of R runs. */
 static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
 {
     static const struct kern_dwconv2d_shape shapes[] = {
@@ -150,12 +190,13 @@ static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
         float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
         float *b = malloc(s->channels * sizeof *b);
         float *y = malloc(ny * sizeof *y);
-        if (x && w && b && y) {
+        float *col = malloc(s->kh * s->kw * oh * ow * sizeof *col);
+        if (x && w && b && y && col) {
             ck_fill_f32(x, nx, -1.0f, 1.0f);
             ck_fill_f32(w, nw, -1.0f, 1.0f);
             ck_fill_f32(b, s->channels, -1.0f, 1.0f);
             enum { R = 201 };
-            double tr[R], ti[R], tg[R];
+            double tr[R], ti[R], tg[R], tc[R];
             /* the general convolution (symmetric padding only) */
             const struct kern_conv2d_shape g = {
                 s->batch, s->channels, s->in_h, s->in_w, s->channels,
@@ -177,6 +218,11 @@ static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
                     kern_relu_f32(y, y, ny);
                 }
                 tg[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                if (im2col_path(s, oh, ow, x, w, b, col, y) != KERN_OK) {
+                    ck_fail("im2col path failed");
+                }
+                tc[r] = ck_now_ns() - t0;
             }
             const double mi = ck_median(ti, R);
             char what[64];
@@ -189,11 +235,15 @@ static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
                        "dwconv2d %s x%.2f\n", s->channels, mg, ck_isa(),
                        mg / mi);
             }
+            const double mc = ck_median(tc, R);
+            printf("    bench   im2col + sgemm per channel %8.1f ns, "
+                   "dwconv2d %s x%.2f\n", mc, ck_isa(), mc / mi);
         }
         free(x);
         free(w);
         free(b);
         free(y);
+        free(col);
     }
 }
 
