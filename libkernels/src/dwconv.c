@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "dwconv.h"
+#include "nn.h"
 
 static float fuse(float v, int act)
 {
@@ -80,39 +81,6 @@ static void dw_init_once(void)
     kern_dwconv_dsp_init(&dw_dsp, kern_cpu_flags());
 }
 
-/* *out = a * b * c * d, or false on overflow. */
-static int mul4(size_t a, size_t b, size_t c, size_t d, size_t *out)
-{
-    const size_t f[4] = {a, b, c, d};
-    size_t r = 1;
-    for (int i = 0; i < 4; i++) {
-        if (f[i] && r > SIZE_MAX / f[i]) {
-            return 0;
-        }
-        r *= f[i];
-    }
-    *out = r;
-    return 1;
-}
-
-/* floor((in + lo + hi - k) / stride) + 1 with every check. */
-static int out_dim(size_t in, size_t k, size_t stride, size_t lo, size_t hi,
-                   size_t *out)
-{
-    if (!in || !k || !stride) {
-        return KERN_E_SHAPE;
-    }
-    if (lo > SIZE_MAX - in || hi > SIZE_MAX - in - lo) {
-        return KERN_E_OVERFLOW;
-    }
-    const size_t padded = in + lo + hi;
-    if (k > padded) {
-        return KERN_E_SHAPE;
-    }
-    *out = (padded - k) / stride + 1;
-    return KERN_OK;
-}
-
 KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
                                   size_t *out_h, size_t *out_w)
 {
@@ -123,18 +91,18 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
         return KERN_E_SHAPE;
     }
     size_t oh, ow, n;
-    int st = out_dim(s->in_h, s->kh, s->stride, s->pad_top, s->pad_bottom,
-                     &oh);
+    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride, s->pad_top,
+                             s->pad_bottom, &oh);
     if (st == KERN_OK) {
-        st = out_dim(s->in_w, s->kw, s->stride, s->pad_left, s->pad_right,
-                     &ow);
+        st = kern_nn_out_dim(s->in_w, s->kw, s->stride, s->pad_left,
+                             s->pad_right, &ow);
     }
     if (st != KERN_OK) {
         return st;
     }
-    if (!mul4(s->batch, s->channels, s->in_h, s->in_w, &n) ||
-        !mul4(s->batch, s->channels, oh, ow, &n) ||
-        !mul4(s->channels, s->kh, s->kw, 1, &n) ||
+    if (!kern_nn_mul4(s->batch, s->channels, s->in_h, s->in_w, &n) ||
+        !kern_nn_mul4(s->batch, s->channels, oh, ow, &n) ||
+        !kern_nn_mul4(s->channels, s->kh, s->kw, 1, &n) ||
         n > SIZE_MAX / sizeof(float)) {
         return KERN_E_OVERFLOW;
     }

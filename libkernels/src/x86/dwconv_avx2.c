@@ -13,8 +13,9 @@
 #define V_MIN _mm256_min_ps
 #define V_LOAD_EVEN load_even
 #define V_LOAD_PART(s, n) _mm256_maskload_ps((s), lane_mask(n))
-#define V_COPY_PART(d, s, n) \
-    _mm256_maskstore_ps((d), lane_mask(n), _mm256_maskload_ps((s), lane_mask(n)))
+#define V_COPY_PART(d, s, n)                                             \
+    _mm256_maskstore_ps((d), lane_mask(n),                               \
+                        _mm256_maskload_ps((s), lane_mask(n)))
 #define DW_FN kern_dwconv2d_avx2
 
 /* All-ones in the first n (< 8) lanes. */

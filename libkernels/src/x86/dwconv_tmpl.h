@@ -2,8 +2,9 @@
  * The including file defines VL (lanes), V (vector type), V_SET1, V_LOADU,
  * V_STOREU, V_FMA(a, b, c) = a * b + c, V_MAX, V_MIN, V_ZERO, V_LOAD_EVEN(p)
  * (p[0], p[2], ..., p[2 VL - 2]; may read p[0 .. 2 VL - 1]),
- * V_LOAD_PART(s, n) (s[0..n) then zeros, n < VL, reading no more), V_COPY_PART(d,
- * s, n) (copies n < VL floats, touching no others) and DW_FN.
+ * V_LOAD_PART(s, n) (s[0..n) then zeros, n < VL, reading no more),
+ * V_COPY_PART(d, s, n) (copies n < VL floats, touching no others) and
+ * DW_FN.
  *
  * Why a padded copy: with the zero padding materialised, every output is
  * the same loop over kh x kw taps with no bounds test, so one vector loop
