@@ -572,6 +572,8 @@ bool layerwise_charts_init(const struct layerwise_opts *o,
      * rate the device's roofline predicts (MACs over the predicted
      * time). Staging the input and layers without MACs have no point. */
     size_t k = 0;
+    /* the fastest memory level a plotted prediction used */
+    const struct prof_prediction *fastest = NULL;
     for (size_t i = 0; i < r->prof.count; i++) {
         const struct prof_exec_op_row *op = &r->prof.ops[i];
         const double pred_ms = r->pred[i].pred.predicted_ms;
@@ -584,6 +586,10 @@ bool layerwise_charts_init(const struct layerwise_opts *o,
         c->dev_y[k] = pred_ms > 0 ? (double)op->info.macs / pred_ms / 1e6
                                   : NAN;
         c->point_names[k] = op->info.layer;
+        if (!fastest ||
+            r->pred[i].pred.bandwidth_gbps > fastest->bandwidth_gbps) {
+            fastest = &r->pred[i].pred;
+        }
         k++;
     }
     const double dev_peak = prof_device_peak(&r->device, o->precision);
@@ -604,18 +610,35 @@ bool layerwise_charts_init(const struct layerwise_opts *o,
                                         host_peak};
         nroofs = 2;
     }
+    /* A device with caches predicts a layer whose data fits one against
+     * that cache's bandwidth: without its roof, such points would sit
+     * above the only roof drawn (the host's L2 or L3 points did). */
+    if (fastest && fastest->memory_level != 0 &&
+        fastest->bandwidth_gbps > r->device.bandwidth_gbps) {
+        snprintf(c->roof_names[nroofs], sizeof c->roof_names[nroofs],
+                 "%s %s roof (data in cache): %.3g GB/s", r->device.name,
+                 layerwise_level_name(fastest->memory_level),
+                 fastest->bandwidth_gbps);
+        c->roofs[nroofs] = (struct art_roof){c->roof_names[nroofs],
+                                             fastest->bandwidth_gbps,
+                                             dev_peak};
+        nroofs++;
+    }
+    snprintf(c->dev_series_name, sizeof c->dev_series_name,
+             "predicted on %s", r->device_is_host ? "this machine (roofline)"
+                                                 : r->device.name);
     c->roof_series[0] = (struct art_series){
         .name = "measured on this machine", .n = k, .x = c->x,
         .y = c->host_y, .labels = c->point_names,
         .marker = ART_MARKER_CIRCLE};
     c->roof_series[1] = (struct art_series){
-        .name = "predicted on the device", .n = k, .x = c->x,
+        .name = c->dev_series_name, .n = k, .x = c->x,
         .y = c->dev_y, .labels = c->point_names,
         .marker = ART_MARKER_SQUARE};
     c->roofline = (struct art_chart){
         .kind = ART_CHART_ROOFLINE,
-        .title = "Roofline: layers measured here and predicted on the "
-                 "device",
+        .title = "Roofline: layers measured here and predicted by the "
+                 "roofline",
         .x_label = "Arithmetic intensity (MAC per byte moved)",
         .y_label = "Throughput (GMAC/s)", .series = c->roof_series,
         .n_series = k ? 2 : 0, .roofs = c->roofs, .n_roofs = nroofs};

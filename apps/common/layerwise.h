@@ -93,8 +93,9 @@ const char *layerwise_level_name(unsigned level);
 struct layerwise_charts {
     struct art_chart activation, macs, roofline;
     struct art_series act_series, macs_series, roof_series[2];
-    struct art_roof roofs[2];
-    char roof_names[2][96];
+    struct art_roof roofs[3];
+    char roof_names[3][96];
+    char dev_series_name[96];
     const char **names;      /* layer names (all rows) */
     double *act_mb, *macs_m; /* per row */
     double *x, *host_y, *dev_y; /* per layer with work */

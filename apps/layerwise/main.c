@@ -199,7 +199,7 @@ static void print_summary(const struct options *o, const struct layerwise *r)
     printf("\nmodel %s, %s, batch %" PRIu64 ", device %s\n",
            memest_model_name(r->model), memest_precision_name(o->lw.precision),
            o->lw.batch, r->device.name);
-    printf("  measured forward    %.4f ms (p90 %.4f); operators alone "
+    printf("  measured forward    %.4f ms (p90 %.4f ms); operators alone "
            "%.4f ms; framing %+.4f ms\n",
            r->prof.forward_ms, r->prof.forward.p90_ms,
            r->prof.operator_sum_ms, r->prof.framing_ms);

@@ -402,9 +402,11 @@ static void print_summary(const struct options *o, const struct result *r)
     printf("  peak inference    %.6f MB (buffers reused)\n",
            t->peak_inference_mb);
     printf("  MACs              %" PRIu64 "\n", t->macs);
-    printf("  training (%s)  %.6f MB; mixed precision %.6f MB\n",
-           memest_optimizer_name(o->optimizer), r->training.total_mb,
-           r->training_mixed.total_mb);
+    char training[40];
+    snprintf(training, sizeof training, "training (%s)",
+             memest_optimizer_name(o->optimizer));
+    printf("  %-17s %.6f MB; mixed precision %.6f MB\n", training,
+           r->training.total_mb, r->training_mixed.total_mb);
     if (p->enabled) {
         const int fits = p->estimated_memory_mb <= o->max_memory_mb;
         printf("plan: batch %" PRIu64 " of %" PRIu64 " requested, %s, "

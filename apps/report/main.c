@@ -560,8 +560,13 @@ static int judge(const struct options *o, struct report *r)
             ? r->device.power_watts * r->best->device_latency_ms / 1000.0
             : NAN;
         const struct sweep_row *bb = row_of(r, r->best->precision, o->batch);
+        /* The sweep's energy_proxy_j is the power times this machine's
+         * latency (the original's proxy); here the device's own latency:
+         * said, since the two differ for the same configuration. */
         say(r, "On %s (roofline): %.4g ms per input at %s batch 1, energy "
-            "%.3g mJ at %.3g W; at batch %" PRIu64 " %.4g ms per input.",
+            "%.3g mJ at %.3g W over that time (the sweep's energy_proxy_j "
+            "uses this machine's latency); at batch %" PRIu64 " %.4g ms "
+            "per input.",
             r->device.name, r->best->device_latency_ms, r->best->precision,
             1000.0 * e_j, r->device.power_watts, o->batch,
             bb ? bb->device_latency_ms / (double)o->batch : NAN);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "edgefit/artifacts.h"
 #include "run.h"
 
 static char *slurp_fd(int fd)
@@ -215,4 +216,18 @@ int run_write_bands(const char *dir, const char *split, unsigned count,
     free(img);
     free(lab);
     return rc;
+}
+
+int run_write_zero_mlp(const char *path)
+{
+    static float w1[64 * 784], b1[64], w2[10 * 64], b2[10];
+    const struct art_tensor t[] = {
+        {"dense1.weight", ART_DTYPE_F32, 2, {64, 784}, w1},
+        {"dense1.bias", ART_DTYPE_F32, 1, {64}, b1},
+        {"dense2.weight", ART_DTYPE_F32, 2, {10, 64}, w2},
+        {"dense2.bias", ART_DTYPE_F32, 1, {10}, b2},
+    };
+    return art_safetensors_save(path, t, 4, NULL, NULL, 0, NULL) == ART_OK
+               ? 0
+               : -1;
 }

@@ -47,4 +47,8 @@ int run_write_idx(const char *dir, const char *split,
 int run_write_bands(const char *dir, const char *split, unsigned count,
                     uint64_t seed);
 
+/* Zero weights of mlp:784-64-10 with PyTorch names (dense1.weight, ...)
+ * as safetensors at path, for edgefit-sweep --weights: 0 or -1. */
+int run_write_zero_mlp(const char *path);
+
 #endif

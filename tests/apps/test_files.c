@@ -2,7 +2,7 @@
  * the system's reason (a file, a file on the way, a link to nowhere) and
  * written all or nothing when the disk fills up while the files are
  * written; a model file must be UTF-8 (a BOM is skipped).
- * argv: memfit layerwise stream bench. */
+ * argv: memfit layerwise stream bench train sweep report. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,9 +19,11 @@
 
 #include "run.h"
 
-enum { MEMFIT, LAYERWISE, STREAM, BENCH, NAPPS };
+enum { MEMFIT, LAYERWISE, STREAM, BENCH, TRAIN, SWEEP, REPORT, NAPPS };
 static const char *exe[NAPPS];
 static char tmpdir[] = "/tmp/edgefit-out-XXXXXX";
+/* Zero weights of mlp:784-64-10 for edgefit-sweep, written at start. */
+static char sweep_weights[640];
 
 /* Arguments that make each app do real work (seconds at least for
  * layerwise and stream if the --out check came after it). */
@@ -30,6 +32,13 @@ static const char *const work[NAPPS][12] = {
     {"--model", "mlp:1024-1024-1024", "--repeats", "2000", NULL},
     {"--features", "784", "--hidden", "512", "--repeats", "5000", NULL},
     {"--table", "matmul", NULL},
+    /* epochs of Fashion-MNIST on a wide MLP, a sweep of the test set and
+     * a report's training: each many seconds (the default MLP trains an
+     * epoch in less than half a second) */
+    {"--model", "mlp:784-512-512-10", "--epochs", "3", NULL},
+    {"--weights", sweep_weights, "--batches", "1,8,32,128", "--repeats",
+     "200", NULL},
+    {"--model", "mlp:784-512-512-10", "--epochs", "3", NULL},
 };
 
 static double now_s(void)
@@ -241,14 +250,18 @@ static void test_stdout_full(void **state)
     if (access("/dev/full", W_OK) != 0) {
         skip();
     }
-    static const char *const args[NAPPS][6] = {
+    static const char *const args[NAPPS][8] = {
         {"--format", "json", NULL},
         {"--list-devices", NULL},
         {"--list-devices", NULL},
         {"--table", "mixed_precision", "--format", "csv", NULL},
+        {"--epochs", "1", "--train-limit", "128", "--test-limit", "64",
+         NULL},
+        {"--list-devices", NULL},
+        {"--list-devices", NULL},
     };
     for (int app = 0; app < NAPPS; app++) {
-        char *argv[8] = {(char *)exe[app]};
+        char *argv[10] = {(char *)exe[app]};
         for (int i = 0; args[app][i]; i++) {
             argv[1 + i] = (char *)args[app][i];
         }
@@ -267,13 +280,23 @@ static void test_stdout_full(void **state)
 int main(int argc, char **argv)
 {
     if (argc != 1 + NAPPS) {
-        fprintf(stderr, "usage: %s MEMFIT LAYERWISE STREAM BENCH\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s MEMFIT LAYERWISE STREAM BENCH TRAIN SWEEP "
+                "REPORT\n",
+                argv[0]);
         return 2;
     }
     for (int i = 0; i < NAPPS; i++) {
         exe[i] = argv[1 + i];
     }
     if (!mkdtemp(tmpdir)) {
+        return 1;
+    }
+    snprintf(sweep_weights, sizeof sweep_weights, "%s/weights.safetensors",
+             tmpdir);
+    if (run_write_zero_mlp(sweep_weights) != 0) {
+        fprintf(stderr, "cannot write %s\n", sweep_weights);
+        run_rmdir(tmpdir);
         return 1;
     }
     const struct CMUnitTest tests[] = {

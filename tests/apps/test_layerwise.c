@@ -476,6 +476,16 @@ static void test_table_output(void **state)
     assert_non_null(strstr(r.out, "host, DRAM only"));
     /* the board has no power figure: no energy, and a hint */
     assert_non_null(strstr(r.out, "power unknown: give --power-watts"));
+    /* every figure of the summary with its unit (the p90 had none) */
+    double med, p90;
+    const char *fw = strstr(r.out, "measured forward");
+    assert_non_null(fw);
+    int end = 0;
+    assert_int_equal(sscanf(fw, "measured forward %lf ms (p90 %lf ms)%n",
+                            &med, &p90, &end),
+                     2);
+    assert_true(end > 0); /* the text after the p90 matched too */
+    assert_true(p90 >= med);
     run_free(&r);
 }
 

@@ -117,6 +117,22 @@ static void test_table_output(void **state)
     assert_non_null(strstr(r.out, "0.149433"));
     assert_string_equal(r.err, "");
     run_free(&r);
+
+    /* The summary's figures in one column, whatever the optimizer's name
+     * (the training line's was two columns left of the others). */
+    RUN(&r, "--model", "smallcnn", "--optimizer", "adam");
+    assert_int_equal(r.status, 0);
+    const char *lines[] = {"\n  parameters ", "\n  MACs ",
+                           "\n  training (adam) "};
+    size_t col[3];
+    for (size_t i = 0; i < 3; i++) {
+        const char *p = strstr(r.out, lines[i]);
+        assert_non_null(p);
+        col[i] = strspn(p + strlen(lines[i]), " ") + strlen(lines[i]);
+    }
+    assert_int_equal(col[0], col[1]);
+    assert_int_equal(col[0], col[2]);
+    run_free(&r);
 }
 
 static void test_out_dir(void **state)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,20 @@ static void test_report(void **state)
         if (!strstr(r.out, parts[i])) {
             fail_msg("no '%s' in the verdict:\n%s", parts[i], r.out);
         }
+    }
+    /* The device's energy is its power over the device's latency (not
+     * this machine's, as energy_proxy_j), and says so. */
+    const char *on = strstr(r.out, "On rpi4 (roofline): ");
+    double ms, mj, watts;
+    char prec[16];
+    if (sscanf(on, "On rpi4 (roofline): %lf ms per input at %15s batch 1, "
+                   "energy %lf mJ at %lf W over that time (the sweep's "
+                   "energy_proxy_j uses this machine's latency)",
+               &ms, prec, &mj, &watts) != 4) {
+        fail_msg("the device sentence: %.200s", on);
+    }
+    if (fabs(mj - watts * ms) > 0.005 * mj) {
+        fail_msg("%g mJ is not %g W x %g ms", mj, watts, ms);
     }
     run_free(&r);
 

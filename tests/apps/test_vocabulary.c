@@ -378,23 +378,6 @@ static void run_terminal(const struct app *a, const char *path)
     }
 }
 
-/* Weights of the right names and shapes are all the sweep needs here:
- * its columns, not its accuracy, are under test. */
-static bool write_sweep_weights(const char *tmp)
-{
-    static float w1[64 * 784], b1[64], w2[10 * 64], b2[10];
-    const struct art_tensor t[] = {
-        {"dense1.weight", ART_DTYPE_F32, 2, {64, 784}, w1},
-        {"dense1.bias", ART_DTYPE_F32, 1, {64}, b1},
-        {"dense2.weight", ART_DTYPE_F32, 2, {10, 64}, w2},
-        {"dense2.bias", ART_DTYPE_F32, 1, {10}, b2},
-    };
-    snprintf(sweep_weights, sizeof sweep_weights, "%s/weights.safetensors",
-             tmp);
-    return art_safetensors_save(sweep_weights, t, 4, NULL, NULL, 0, NULL) ==
-           ART_OK;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -419,7 +402,9 @@ int main(int argc, char **argv)
         printf("Bail out! mkdtemp\n");
         return 1;
     }
-    if (!write_sweep_weights(tmp)) {
+    snprintf(sweep_weights, sizeof sweep_weights, "%s/weights.safetensors",
+             tmp);
+    if (run_write_zero_mlp(sweep_weights) != 0) {
         printf("Bail out! cannot write %s\n", sweep_weights);
         return 1;
     }
