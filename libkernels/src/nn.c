@@ -370,8 +370,7 @@ static const struct kern_nn_dsp *dsp_get(void)
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* *out = a * b * c * d, or false on overflow. */
-static bool mul4(size_t a, size_t b, size_t c, size_t d, size_t *out)
+bool kern_nn_mul4(size_t a, size_t b, size_t c, size_t d, size_t *out)
 {
     size_t r = a;
     const size_t f[3] = {b, c, d};
@@ -385,17 +384,16 @@ static bool mul4(size_t a, size_t b, size_t c, size_t d, size_t *out)
     return true;
 }
 
-/* floor((in + 2 pad - k) / stride) + 1 with every check. */
-static int out_dim(size_t in, size_t k, size_t stride, size_t pad,
-                   size_t *out)
+int kern_nn_out_dim(size_t in, size_t k, size_t stride, size_t lo,
+                    size_t hi, size_t *out)
 {
     if (!in || !k || !stride) {
         return KERN_E_SHAPE;
     }
-    if (pad > (SIZE_MAX - in) / 2) {
+    if (lo > SIZE_MAX - in || hi > SIZE_MAX - in - lo) {
         return KERN_E_OVERFLOW;
     }
-    const size_t padded = in + 2 * pad;
+    const size_t padded = in + lo + hi;
     if (k > padded) {
         return KERN_E_SHAPE;
     }
@@ -412,7 +410,7 @@ KERN_API int kern_nn_bias_add_f32(float *x, size_t rows, size_t channels,
         return KERN_E_INVALID;
     }
     size_t total;
-    if (!mul4(rows, channels, 1, 1, &total)) {
+    if (!kern_nn_mul4(rows, channels, 1, 1, &total)) {
         return KERN_E_OVERFLOW;
     }
     if (rows && channels) {
@@ -428,7 +426,7 @@ KERN_API int kern_nn_bias_grad_f32(const float *dy, size_t rows,
         return KERN_E_INVALID;
     }
     size_t total;
-    if (!mul4(rows, channels, 1, 1, &total)) {
+    if (!kern_nn_mul4(rows, channels, 1, 1, &total)) {
         return KERN_E_OVERFLOW;
     }
     for (size_t c = 0; c < channels; c++) {
@@ -449,7 +447,7 @@ KERN_API int kern_nn_bias_add_nchw_f32(float *x, size_t batch,
         return KERN_E_INVALID;
     }
     size_t total;
-    if (!mul4(batch, channels, hw, 1, &total)) {
+    if (!kern_nn_mul4(batch, channels, hw, 1, &total)) {
         return KERN_E_OVERFLOW;
     }
     if (!total) {
@@ -473,7 +471,7 @@ KERN_API int kern_nn_softmax_f32(const float *x, size_t rows, size_t cols,
         return KERN_E_INVALID;
     }
     size_t total;
-    if (!mul4(rows, cols, 1, 1, &total)) {
+    if (!kern_nn_mul4(rows, cols, 1, 1, &total)) {
         return KERN_E_OVERFLOW;
     }
     if (total) {
@@ -494,7 +492,7 @@ KERN_API int kern_nn_softmax_xent_f32(const float *logits,
         return KERN_E_SHAPE;
     }
     size_t total;
-    if (!mul4(batch, classes, 1, 1, &total)) {
+    if (!kern_nn_mul4(batch, classes, 1, 1, &total)) {
         return KERN_E_OVERFLOW;
     }
     for (size_t b = 0; b < batch; b++) {
@@ -519,16 +517,16 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
         return KERN_E_SHAPE;
     }
     size_t oh, ow, n;
-    int st = out_dim(s->in_h, s->k, s->stride, s->pad, &oh);
+    int st = kern_nn_out_dim(s->in_h, s->k, s->stride, s->pad, s->pad, &oh);
     if (st == KERN_OK) {
-        st = out_dim(s->in_w, s->k, s->stride, s->pad, &ow);
+        st = kern_nn_out_dim(s->in_w, s->k, s->stride, s->pad, s->pad, &ow);
     }
     if (st != KERN_OK) {
         return st;
     }
-    if (!mul4(s->batch, s->in_c, s->in_h, s->in_w, &n) ||
-        !mul4(s->batch, s->out_c, oh, ow, &n) ||
-        !mul4(s->out_c, s->in_c / s->groups, s->k, s->k, &n)) {
+    if (!kern_nn_mul4(s->batch, s->in_c, s->in_h, s->in_w, &n) ||
+        !kern_nn_mul4(s->batch, s->out_c, oh, ow, &n) ||
+        !kern_nn_mul4(s->out_c, s->in_c / s->groups, s->k, s->k, &n)) {
         return KERN_E_OVERFLOW;
     }
     *out_h = oh;
@@ -738,9 +736,9 @@ KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
         return KERN_E_SHAPE;
     }
     size_t oh, ow, n;
-    int st = out_dim(s->in_h, s->k, s->stride, s->pad, &oh);
+    int st = kern_nn_out_dim(s->in_h, s->k, s->stride, s->pad, s->pad, &oh);
     if (st == KERN_OK) {
-        st = out_dim(s->in_w, s->k, s->stride, s->pad, &ow);
+        st = kern_nn_out_dim(s->in_w, s->k, s->stride, s->pad, s->pad, &ow);
     }
     if (st != KERN_OK) {
         return st;
@@ -748,9 +746,9 @@ KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
     if (s->pad > s->k / 2) {
         return KERN_E_RANGE;
     }
-    if (!mul4(s->batch, s->channels, s->in_h, s->in_w, &n) ||
-        !mul4(s->batch, s->channels, oh, ow, &n) ||
-        !mul4(s->k, s->k, 1, 1, &n)) {
+    if (!kern_nn_mul4(s->batch, s->channels, s->in_h, s->in_w, &n) ||
+        !kern_nn_mul4(s->batch, s->channels, oh, ow, &n) ||
+        !kern_nn_mul4(s->k, s->k, 1, 1, &n)) {
         return KERN_E_OVERFLOW;
     }
     *out_h = oh;

@@ -51,6 +51,15 @@ struct kern_nn_dsp {
 
 void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags);
 
+/* Size arithmetic shared by the convolution and pooling entry points:
+ * *out = a * b * c * d, or false on overflow; and an output size
+ * floor((in + lo + hi - k) / stride) + 1 with padding lo before and hi
+ * after (KERN_E_SHAPE for zero sizes or k larger than the padded input,
+ * KERN_E_OVERFLOW). */
+bool kern_nn_mul4(size_t a, size_t b, size_t c, size_t d, size_t *out);
+int kern_nn_out_dim(size_t in, size_t k, size_t stride, size_t lo,
+                    size_t hi, size_t *out);
+
 void kern_nn_bias_add_c(float *x, size_t rows, size_t channels,
                         const float *bias);
 bool kern_nn_all_finite_c(const float *x, size_t n);

@@ -1040,9 +1040,35 @@ static int dense_f32(const prof_exec *ex, const struct exec_op *op,
     return exec_kern_status(kst);
 }
 
+/* A depthwise convolution (one input and one output channel per group):
+ * im2col + a 1-row GEMM per channel would spend its time gathering, so it
+ * runs libkernels' direct kernel, with the bias and `fuse` (a
+ * kern_fused_act) in its output pass. */
+static bool conv_is_depthwise(const struct exec_op *op)
+{
+    return op->groups == op->c_in && op->c_out == op->c_in;
+}
+
+static int conv_dw_f32(const prof_exec *ex, const struct exec_op *op,
+                       const float *x, const float *w, const float *b,
+                       int fuse, float *y)
+{
+    const struct kern_dwconv2d_shape ds = {
+        .batch = ex->batch, .channels = op->c_in, .in_h = op->h_in,
+        .in_w = op->w_in, .kh = op->k, .kw = op->k, .stride = op->stride,
+        .pad_top = op->pad, .pad_left = op->pad, .pad_bottom = op->pad,
+        .pad_right = op->pad,
+    };
+    return exec_kern_status(
+        kern_dwconv2d_f32(&ds, x, w, op->bn ? b : NULL, fuse, y));
+}
+
 static int conv_f32(const prof_exec *ex, const struct exec_op *op,
                     const float *x, const float *w, const float *b, float *y)
 {
+    if (conv_is_depthwise(op)) {
+        return conv_dw_f32(ex, op, x, w, b, KERN_FUSE_NONE, y);
+    }
     const size_t hw_in = op->h_in * op->w_in;
     const size_t cg = op->c_in / op->groups;
     int kst = KERN_OK;
@@ -1188,6 +1214,14 @@ static int layer_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
     const enum memest_kind kind = op->layer->kind;
+    if (kind == MEMEST_KIND_CONV2D && conv_is_depthwise(op) &&
+        (op->layer->act == MEMEST_ACT_NONE ||
+         op->layer->act == MEMEST_ACT_RELU)) {
+        return conv_dw_f32(ex, op, x, w, b,
+                           op->layer->act == MEMEST_ACT_RELU ? KERN_FUSE_RELU
+                                                             : KERN_FUSE_NONE,
+                           y);
+    }
     int st = linear_f32(ex, op, x, w, b, y);
     if (st != PROF_OK ||
         (kind != MEMEST_KIND_DENSE && kind != MEMEST_KIND_CONV2D)) {

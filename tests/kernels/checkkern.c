@@ -15,6 +15,7 @@
     X(act) \
     X(cvt) \
     X(nn) \
+    X(dwconv) \
     X(q8) \
     X(matmul)
 

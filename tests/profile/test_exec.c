@@ -120,6 +120,14 @@ static const char *const MODELS[] = {
     "avgpool k=2 s=1\n"
     "flatten\n"
     "dense 3\n",
+    /* depthwise layers on the direct kernel: relu fused, stride 2 without
+     * bias, a 5x5 window, DS-CNN's narrow planes */
+    "input 3x11x5\n"
+    "conv2d 3 k=3 p=1 g=3 act=relu\n"
+    "conv2d 3 k=3 s=2 p=1 g=3 bias=no\n"
+    "conv2d 3 k=5 p=2 g=3 act=relu bias=no\n"
+    "flatten\n"
+    "dense 4\n",
     /* the default model of edgefit-layerwise */
     "smallcnn",
 };

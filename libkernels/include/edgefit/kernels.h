@@ -263,6 +263,49 @@ KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
                                       const float *dy, float *grad_x,
                                       float *grad_w, float *grad_bias);
 
+/* A direct depthwise 2-D convolution (groups == channels: each channel is
+ * convolved with its own kh x kw filter), NCHW, with the bias and an
+ * activation applied in the same pass over the output. Rectangular kernels,
+ * one stride on both axes, and zero padding given per side (asymmetric
+ * padding, as ONNX "pads" or TensorFlow "SAME" produce). Output size:
+ * out_h = (in_h + pad_top + pad_bottom - kh) / stride + 1 (floor), out_w
+ * alike with pad_left, pad_right and kw. */
+struct kern_dwconv2d_shape {
+    size_t batch, channels, in_h, in_w;
+    size_t kh, kw, stride;
+    size_t pad_top, pad_left, pad_bottom, pad_right;
+};
+
+/* The activation fused into a convolution's output pass. */
+enum kern_fused_act {
+    KERN_FUSE_NONE = 0,  /* y = sum */
+    KERN_FUSE_RELU = 1,  /* y = max(sum, 0) */
+    KERN_FUSE_RELU6 = 2, /* y = min(max(sum, 0), 6) */
+};
+
+/* Output height and width of a depthwise convolution; KERN_E_INVALID for
+ * NULL, KERN_E_SHAPE for a zero size or stride or a kernel larger than the
+ * padded input, KERN_E_OVERFLOW when a size overflows. */
+KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
+                                  size_t *out_h, size_t *out_w);
+
+/* Forward: y[b][c][oy][ox] = act(bias[c] + sum over ky, kx of
+ * w[c][ky][kx] * x[b][c][oy*stride+ky-pad_top][ox*stride+kx-pad_left])
+ * (zero outside the input). x: [batch][channels][in_h][in_w]; w:
+ * [channels][kh][kw]; bias: channels values or NULL (0); act: a
+ * kern_fused_act (else KERN_E_RANGE); y: [batch][channels][out_h][out_w],
+ * which must not overlap x or w. No allocation: the AVX2/AVX-512 paths copy
+ * bands of each input plane into a zero-padded 32 KiB stack buffer so that
+ * their inner loops carry no bounds tests (stride 1 and 2; other strides,
+ * and planes too wide for one padded row band, run the C reference). The
+ * sum starts from the bias and adds the taps in row-major order on every
+ * path, the vector paths with fused multiply-adds: results agree with the
+ * exact value to within about (kh * kw + 1) * FLT_EPSILON * (|bias| + sum
+ * of |w * x|). */
+KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
+                               const float *x, const float *w,
+                               const float *bias, int act, float *y);
+
 /* 2-D pooling over NCHW with a square window k, stride and padding on both
  * axes; out = (in + 2 pad - k) / stride + 1 (floor), as in PyTorch with
  * ceil_mode=False. Padding must be at most k / 2 (PyTorch's rule, so every

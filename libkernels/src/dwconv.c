@@ -1,0 +1,133 @@
+/* Depthwise convolution: the C reference, the dispatch and the public
+ * wrapper. The reference is the definition written out, one output at a
+ * time, with the bounds tested per tap; the vector paths in src/x86/ get
+ * rid of those tests by padding the input (see dwconv_tmpl.h). */
+#include <stdint.h>
+
+#include "dwconv.h"
+#include "nn.h"
+
+static float fuse(float v, int act)
+{
+    if (act == KERN_FUSE_NONE) {
+        return v;
+    }
+    /* A NaN sum stays NaN (comparisons with it are false); the vector
+     * paths keep it too by passing the sum as max/min's second operand. */
+    v = v < 0.0f ? 0.0f : v;
+    if (act == KERN_FUSE_RELU6) {
+        v = v > 6.0f ? 6.0f : v;
+    }
+    return v;
+}
+
+void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
+                     size_t out_w, const float *x, const float *w,
+                     const float *bias, int act, float *y)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t st = s->stride, pt = s->pad_top, pl = s->pad_left;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const size_t c = p % s->channels;
+        const float *xp = x + p * ih * iw;
+        const float *wc = w + c * kh * kw;
+        float *yp = y + p * out_h * out_w;
+        const float b = bias ? bias[c] : 0.0f;
+        for (size_t oy = 0; oy < out_h; oy++) {
+            for (size_t ox = 0; ox < out_w; ox++) {
+                float acc = b;
+                for (size_t ky = 0; ky < kh; ky++) {
+                    /* Unsigned wrap makes rows above the input huge. */
+                    const size_t iy = oy * st + ky - pt;
+                    if (iy >= ih) {
+                        continue;
+                    }
+                    for (size_t kx = 0; kx < kw; kx++) {
+                        const size_t ix = ox * st + kx - pl;
+                        if (ix >= iw) {
+                            continue;
+                        }
+                        acc += wc[ky * kw + kx] * xp[iy * iw + ix];
+                    }
+                }
+                yp[oy * out_w + ox] = fuse(acc, act);
+            }
+        }
+    }
+}
+
+void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
+{
+    dsp->dwconv2d = kern_dwconv2d_c;
+#if KERN_SIMD && KERN_HAVE_X86
+    if (!(flags & KERN_CPU_AVX2)) {
+        return;
+    }
+    dsp->dwconv2d = kern_dwconv2d_avx2;
+    if (!(flags & KERN_CPU_AVX512)) {
+        return;
+    }
+    dsp->dwconv2d = kern_dwconv2d_avx512;
+#else
+    (void)flags;
+#endif
+}
+
+static struct kern_dwconv_dsp dw_dsp;
+static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
+
+static void dw_init_once(void)
+{
+    kern_dwconv_dsp_init(&dw_dsp, kern_cpu_flags());
+}
+
+KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
+                                  size_t *out_h, size_t *out_w)
+{
+    if (!s || !out_h || !out_w) {
+        return KERN_E_INVALID;
+    }
+    if (!s->batch || !s->channels) {
+        return KERN_E_SHAPE;
+    }
+    size_t oh, ow, n;
+    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride, s->pad_top,
+                             s->pad_bottom, &oh);
+    if (st == KERN_OK) {
+        st = kern_nn_out_dim(s->in_w, s->kw, s->stride, s->pad_left,
+                             s->pad_right, &ow);
+    }
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (!kern_nn_mul4(s->batch, s->channels, s->in_h, s->in_w, &n) ||
+        !kern_nn_mul4(s->batch, s->channels, oh, ow, &n) ||
+        !kern_nn_mul4(s->channels, s->kh, s->kw, 1, &n) ||
+        n > SIZE_MAX / sizeof(float)) {
+        return KERN_E_OVERFLOW;
+    }
+    *out_h = oh;
+    *out_w = ow;
+    return KERN_OK;
+}
+
+KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
+                               const float *x, const float *w,
+                               const float *bias, int act, float *y)
+{
+    if (!s || !x || !w || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    const int st = kern_dwconv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (act != KERN_FUSE_NONE && act != KERN_FUSE_RELU &&
+        act != KERN_FUSE_RELU6) {
+        return KERN_E_RANGE;
+    }
+    pthread_once(&dw_once, dw_init_once);
+    dw_dsp.dwconv2d(s, oh, ow, x, w, bias, act, y);
+    return KERN_OK;
+}

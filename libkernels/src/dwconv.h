@@ -1,0 +1,35 @@
+/* Private: depthwise convolution (family dwconv). */
+#ifndef EDGEFIT_KERNELS_DWCONV_H
+#define EDGEFIT_KERNELS_DWCONV_H
+
+#include <stddef.h>
+
+#include "dsp.h"
+
+/* Forward of kern_dwconv2d_f32 for a validated shape, its output size and
+ * a valid kern_fused_act. */
+typedef void (*kern_dwconv2d_fn)(const struct kern_dwconv2d_shape *s,
+                                 size_t out_h, size_t out_w, const float *x,
+                                 const float *w, const float *bias, int act,
+                                 float *y);
+
+struct kern_dwconv_dsp {
+    kern_dwconv2d_fn dwconv2d;
+};
+
+void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags);
+
+void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
+                     size_t out_w, const float *x, const float *w,
+                     const float *bias, int act, float *y);
+
+#if KERN_SIMD && KERN_HAVE_X86
+void kern_dwconv2d_avx2(const struct kern_dwconv2d_shape *s, size_t out_h,
+                        size_t out_w, const float *x, const float *w,
+                        const float *bias, int act, float *y);
+void kern_dwconv2d_avx512(const struct kern_dwconv2d_shape *s, size_t out_h,
+                          size_t out_w, const float *x, const float *w,
+                          const float *bias, int act, float *y);
+#endif
+
+#endif

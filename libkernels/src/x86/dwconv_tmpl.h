@@ -1,0 +1,199 @@
+/* Depthwise convolution body shared by dwconv_avx2.c and dwconv_avx512.c.
+ * The including file defines VL (lanes), V (vector type), V_SET1, V_LOADU,
+ * V_STOREU, V_FMA(a, b, c) = a * b + c, V_MAX, V_MIN, V_ZERO, V_LOAD_EVEN(p)
+ * (p[0], p[2], ..., p[2 VL - 2]; may read p[0 .. 2 VL - 1]),
+ * V_LOAD_PART(s, n) (s[0..n) then zeros, n < VL, reading no more),
+ * V_COPY_PART(d, s, n) (copies n < VL floats, touching no others) and
+ * DW_FN.
+ *
+ * Why a padded copy: with the zero padding materialised, every output is
+ * the same loop over kh x kw taps with no bounds test, so one vector loop
+ * covers the borders too. Each plane is copied band by band (a few padded
+ * input rows at a time) into a 32 KiB stack buffer; the copy is one pass
+ * over the input, small next to kh * kw passes of multiply-adds.
+ *
+ * Why flattening: edge networks have narrow planes (DS-CNN's are 5 wide),
+ * too narrow to fill a vector row by row. With stride 1, output (oy, ox)
+ * reads padded element (oy + ky) * pitch + ox + kx, i.e. output j = oy *
+ * pitch + ox reads j + ky * pitch + kx: the band's outputs, laid out with
+ * the padded pitch, are one long vector loop, and the columns ox >= out_w
+ * (junk) are dropped when the band is copied out. Wide planes and stride 2
+ * go row by row straight into y. */
+#include <string.h>
+
+#include "dwconv.h"
+
+enum { PBUF = 6144, OBUF = 2048, SLACK = 4 * VL + 64 };
+
+static inline V fuse_v(V v, int act, V six)
+{
+    if (act == KERN_FUSE_NONE) {
+        return v;
+    }
+    v = V_MAX(V_ZERO, v); /* v second: a NaN sum stays NaN */
+    if (act == KERN_FUSE_RELU6) {
+        v = V_MIN(six, v);
+    }
+    return v;
+}
+
+/* d[0..n) = s[0..n), and when room (the floats writable from d) allows,
+ * zeros or junk up to the next multiple of VL: rows of narrow planes are a
+ * few floats long, a memcpy call per row cost more than the convolution,
+ * and masked stores are slow on some processors (microcoded on AMD's
+ * before Zen 4) and stall the loads that read them back. Callers write rows
+ * in increasing address order, so what spills into the next row is
+ * overwritten, and a spill into a row's right padding is zeros. */
+static inline void copy_row(float *d, const float *s, size_t n, size_t room)
+{
+    size_t i = 0;
+    for (; i + VL <= n; i += VL) {
+        V_STOREU(d + i, V_LOADU(s + i));
+    }
+    if (i == n) {
+        return;
+    }
+    if (room >= i + VL) {
+        V_STOREU(d + i, V_LOAD_PART(s + i, n - i));
+    } else {
+        V_COPY_PART(d + i, s + i, n - i);
+    }
+}
+
+/* One vector of outputs from in (st 1 or 2): a + the taps. */
+static inline V taps(V a, const float *in, size_t st, size_t pitch,
+                     const float *wc, size_t kh, size_t kw)
+{
+    for (size_t ky = 0; ky < kh; ky++) {
+        const float *r = in + ky * pitch;
+        for (size_t kx = 0; kx < kw; kx++) {
+            const V wv = V_SET1(wc[ky * kw + kx]);
+            a = V_FMA(wv, st == 1 ? V_LOADU(r + kx) : V_LOAD_EVEN(r + kx), a);
+        }
+    }
+    return a;
+}
+
+/* out[j] = act(b + sum over ky, kx of wc[ky][kx] * in[j * st + ky * pitch
+ * + kx]) for j < n; st is 1 or 2. Four independent accumulators hide the
+ * multiply-add latency (one chain of kh * kw dependent FMAs each). The
+ * last, partial vector is computed whole (in has SLACK readable floats past
+ * what the outputs need) and stored as copy_row does: room is the floats
+ * writable from out. */
+static void run(float *out, const float *in, size_t n, size_t st,
+                size_t pitch, const float *wc, size_t kh, size_t kw, float b,
+                int act, size_t room)
+{
+    const V bv = V_SET1(b), six = V_SET1(6.0f);
+    size_t j = 0;
+    for (; j + 4 * VL <= n; j += 4 * VL) {
+        V a0 = bv, a1 = bv, a2 = bv, a3 = bv;
+        for (size_t ky = 0; ky < kh; ky++) {
+            const float *r = in + j * st + ky * pitch;
+            for (size_t kx = 0; kx < kw; kx++) {
+                const V wv = V_SET1(wc[ky * kw + kx]);
+                if (st == 1) {
+                    a0 = V_FMA(wv, V_LOADU(r + kx), a0);
+                    a1 = V_FMA(wv, V_LOADU(r + kx + VL), a1);
+                    a2 = V_FMA(wv, V_LOADU(r + kx + 2 * VL), a2);
+                    a3 = V_FMA(wv, V_LOADU(r + kx + 3 * VL), a3);
+                } else {
+                    a0 = V_FMA(wv, V_LOAD_EVEN(r + kx), a0);
+                    a1 = V_FMA(wv, V_LOAD_EVEN(r + kx + 2 * VL), a1);
+                    a2 = V_FMA(wv, V_LOAD_EVEN(r + kx + 4 * VL), a2);
+                    a3 = V_FMA(wv, V_LOAD_EVEN(r + kx + 6 * VL), a3);
+                }
+            }
+        }
+        V_STOREU(out + j, fuse_v(a0, act, six));
+        V_STOREU(out + j + VL, fuse_v(a1, act, six));
+        V_STOREU(out + j + 2 * VL, fuse_v(a2, act, six));
+        V_STOREU(out + j + 3 * VL, fuse_v(a3, act, six));
+    }
+    for (; j + VL <= n; j += VL) {
+        const V a = taps(bv, in + j * st, st, pitch, wc, kh, kw);
+        V_STOREU(out + j, fuse_v(a, act, six));
+    }
+    if (j < n) {
+        float t[VL];
+        const V a = taps(bv, in + j * st, st, pitch, wc, kh, kw);
+        V_STOREU(t, fuse_v(a, act, six));
+        copy_row(out + j, t, n - j, room - j);
+    }
+}
+
+/* Padded rows [r0, r0 + rows) of plane xp into buf with the given pitch
+ * (padded column c holds input column c - pl), then SLACK zeros. */
+static void pad_band(float *buf, const float *xp, size_t ih, size_t iw,
+                     size_t pt, size_t pl, size_t r0, size_t rows,
+                     size_t pitch)
+{
+    memset(buf, 0, (rows * pitch + SLACK) * sizeof *buf);
+    if (pl >= pitch) {
+        return;
+    }
+    const size_t n = iw < pitch - pl ? iw : pitch - pl;
+    for (size_t r = 0; r < rows; r++) {
+        const size_t iy = r0 + r - pt; /* wraps above the input */
+        if (iy < ih) {
+            /* room: the rows and the SLACK zeros (>= VL) after them */
+            copy_row(buf + r * pitch + pl, xp + iy * iw, n,
+                     (rows - r) * pitch - pl + SLACK);
+        }
+    }
+}
+
+void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
+           const float *x, const float *w, const float *bias, int act,
+           float *y)
+{
+    const size_t kh = s->kh, kw = s->kw, st = s->stride;
+    /* Padded columns read: up to (out_w - 1) * st + kw - 1. */
+    const size_t pitch = (out_w - 1) * st + kw;
+    if ((st != 1 && st != 2) || pitch > PBUF ||
+        kh > (PBUF - SLACK) / pitch) {
+        kern_dwconv2d_c(s, out_h, out_w, x, w, bias, act, y);
+        return;
+    }
+    const int flat = st == 1 && out_w < 2 * VL;
+    /* Output rows per band: its padded rows ((nb - 1) st + kh) fit in
+     * PBUF, and in flat mode its nb * pitch outputs fit in OBUF. */
+    size_t nb = ((PBUF - SLACK) / pitch - kh) / st + 1;
+    if (flat && nb > OBUF / pitch) {
+        nb = OBUF / pitch;
+    }
+    if (!nb) {
+        kern_dwconv2d_c(s, out_h, out_w, x, w, bias, act, y);
+        return;
+    }
+    float buf[PBUF], obuf[OBUF];
+    const size_t ih = s->in_h, iw = s->in_w;
+    const size_t ny = s->batch * s->channels * out_h * out_w;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const size_t c = p % s->channels;
+        const float *xp = x + p * ih * iw;
+        const float *wc = w + c * kh * kw;
+        const float b = bias ? bias[c] : 0.0f;
+        for (size_t oy0 = 0; oy0 < out_h; oy0 += nb) {
+            const size_t rows = out_h - oy0 < nb ? out_h - oy0 : nb;
+            pad_band(buf, xp, ih, iw, s->pad_top, s->pad_left, oy0 * st,
+                     (rows - 1) * st + kh, pitch);
+            if (flat) {
+                run(obuf, buf, (rows - 1) * pitch + out_w, 1, pitch, wc, kh,
+                    kw, b, act, OBUF);
+                for (size_t r = 0; r < rows; r++) {
+                    /* spills land in later rows and planes, all written
+                     * after this one */
+                    const size_t at = (p * out_h + oy0 + r) * out_w;
+                    copy_row(y + at, obuf + r * pitch, out_w, ny - at);
+                }
+                continue;
+            }
+            for (size_t r = 0; r < rows; r++) {
+                const size_t at = (p * out_h + oy0 + r) * out_w;
+                run(y + at, buf + r * st * pitch, out_w, st, pitch, wc, kh,
+                    kw, b, act, ny - at);
+            }
+        }
+    }
+}

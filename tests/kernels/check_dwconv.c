@@ -1,0 +1,267 @@
+/* Checks of the depthwise convolution: every path against the C reference
+ * on random shapes (odd sizes, rectangular kernels up to 7 x 7, asymmetric
+ * padding up to 3 per side, strides 1, 2 and 3 (3 runs the reference on
+ * every path), widths that exercise the flattened and the row-by-row loops
+ * and their scalar tails, planes tall enough to be cut into bands, and a
+ * plane too wide for the padded buffer), with and without bias, with each
+ * fused activation. Outputs are poisoned beforehand, so an unwritten value
+ * fails, and a guard after the output must stay untouched.
+ *
+ * Tolerance: the vector paths add the same terms in the same order with
+ * fused multiply-adds (each product rounded once less), so a path and the
+ * reference each differ from the exact sum by at most about n FLT_EPSILON
+ * times S = |bias| + sum of |w * x| (n = kh * kw + 1 terms): the check
+ * allows 2 (n + 1) FLT_EPSILON S, computed per output. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkkern.h"
+#include "dwconv.h"
+
+enum { GUARD = 64 };
+
+static void random_shape(struct kern_dwconv2d_shape *s, size_t *oh,
+                         size_t *ow, int t)
+{
+    for (;;) {
+        s->batch = (size_t)ck_randi(1, 2);
+        s->channels = (size_t)ck_randi(1, 5);
+        s->kh = (size_t)ck_randi(1, 7);
+        s->kw = (size_t)ck_randi(1, 7);
+        s->stride = (size_t)(t % 7 == 6 ? 3 : ck_randi(1, 2));
+        s->pad_top = (size_t)ck_randi(0, 3);
+        s->pad_left = (size_t)ck_randi(0, 3);
+        s->pad_bottom = (size_t)ck_randi(0, 3);
+        s->pad_right = (size_t)ck_randi(0, 3);
+        s->in_h = (size_t)ck_randi(1, t % 10 == 9 ? 700 : 30);
+        s->in_w = (size_t)ck_randi(1, t % 3 ? 40 : 90);
+        if (t == 5) {
+            /* wider than the padded buffer: the reference on every path */
+            s->in_w = 7000;
+            s->in_h = 3;
+            s->channels = 1;
+        }
+        if (kern_dwconv2d_out_hw(s, oh, ow) == KERN_OK) {
+            return;
+        }
+    }
+}
+
+/* |bias| + sum of |w * x| over the taps of output i (the error scale). */
+static double magnitude(const struct kern_dwconv2d_shape *s, size_t oh,
+                        size_t ow, const float *x, const float *w,
+                        const float *bias, size_t i)
+{
+    const size_t ox = i % ow, oy = i / ow % oh, p = i / (ow * oh);
+    const size_t c = p % s->channels;
+    double m = bias ? fabs((double)bias[c]) : 0.0;
+    for (size_t ky = 0; ky < s->kh; ky++) {
+        const size_t iy = oy * s->stride + ky - s->pad_top;
+        for (size_t kx = 0; kx < s->kw && iy < s->in_h; kx++) {
+            const size_t ix = ox * s->stride + kx - s->pad_left;
+            if (ix < s->in_w) {
+                m += fabs((double)w[(c * s->kh + ky) * s->kw + kx] *
+                          (double)x[(p * s->in_h + iy) * s->in_w + ix]);
+            }
+        }
+    }
+    return m;
+}
+
+static void check_one(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref, int t)
+{
+    struct kern_dwconv2d_shape s;
+    size_t oh, ow;
+    random_shape(&s, &oh, &ow, t);
+    const size_t nx = s.batch * s.channels * s.in_h * s.in_w;
+    const size_t nw = s.channels * s.kh * s.kw;
+    const size_t ny = s.batch * s.channels * oh * ow;
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+    float *b = malloc(s.channels * sizeof *b);
+    float *y0 = malloc(ny * sizeof *y0);
+    float *y1 = malloc((ny + GUARD) * sizeof *y1);
+    float *guard = malloc(GUARD * sizeof *guard);
+    if (!x || !w || !b || !y0 || !y1 || !guard) {
+        ck_fail("out of memory");
+        goto done;
+    }
+    ck_fill_f32(x, nx, -1.0f, 1.0f);
+    ck_fill_f32(w, nw, -1.0f, 1.0f);
+    ck_fill_f32(b, s.channels, -1.0f, 1.0f);
+    ck_poison(y0, ny * sizeof *y0);
+    ck_poison(y1, (ny + GUARD) * sizeof *y1);
+    memcpy(guard, y1 + ny, GUARD * sizeof *guard);
+    const float *bias = t % 4 ? b : NULL;
+    const int act = t % 3; /* KERN_FUSE_NONE, _RELU, _RELU6 */
+    if (act == KERN_FUSE_RELU6) {
+        /* sums beyond 6 so that the clamp is exercised */
+        for (size_t i = 0; i < nw; i++) {
+            w[i] *= 8.0f;
+        }
+    }
+    ref(&s, oh, ow, x, w, bias, act, y0);
+    fn(&s, oh, ow, x, w, bias, act, y1);
+    const double n = (double)(s.kh * s.kw + 1);
+    for (size_t i = 0; i < ny; i++) {
+        const double tol = 2.0 * (n + 1.0) * FLT_EPSILON *
+                           magnitude(&s, oh, ow, x, w, bias, i);
+        if (!(fabs((double)y1[i] - (double)y0[i]) <= tol)) {
+            ck_fail("b%zu c%zu %zux%zu k%zux%zu s%zu p%zu,%zu,%zu,%zu "
+                    "act%d bias%d: y[%zu] = %g, want %g (tol %g)", s.batch,
+                    s.channels, s.in_h, s.in_w, s.kh, s.kw, s.stride,
+                    s.pad_top, s.pad_left, s.pad_bottom, s.pad_right, act,
+                    bias != NULL, i, (double)y1[i], (double)y0[i], tol);
+            break;
+        }
+    }
+    if (memcmp(guard, y1 + ny, GUARD * sizeof *guard) != 0) {
+        ck_fail("b%zu c%zu %zux%zu k%zux%zu s%zu: wrote past the output",
+                s.batch, s.channels, s.in_h, s.in_w, s.kh, s.kw, s.stride);
+    }
+done:
+    free(x);
+    free(w);
+    free(b);
+    free(y0);
+    free(y1);
+    free(guard);
+}
+
+/* The executor's former depthwise path, for the benchmark: per sample and
+ * channel, the kh x kw columns of the plane gathered ([kh kw][oh ow], zero
+ * outside the input), one 1-row kern_sgemm with the channel's filter, then
+ * the bias and relu over the whole output. */
+static int im2col_path(const struct kern_dwconv2d_shape *s, size_t oh,
+                       size_t ow, const float *x, const float *w,
+                       const float *b, float *col, float *y)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t hw = oh * ow;
+    int st = KERN_OK;
+    for (size_t p = 0; st == KERN_OK && p < s->batch * s->channels; p++) {
+        const size_t c = p % s->channels;
+        const float *xp = x + p * ih * iw;
+        for (size_t ky = 0; ky < kh; ky++) {
+            for (size_t kx = 0; kx < kw; kx++) {
+                float *row = col + (ky * kw + kx) * hw;
+                for (size_t oy = 0; oy < oh; oy++) {
+                    const size_t iy = oy * s->stride + ky - s->pad_top;
+                    for (size_t ox = 0; ox < ow; ox++) {
+                        const size_t ix = ox * s->stride + kx - s->pad_left;
+                        row[oy * ow + ox] =
+                            iy < ih && ix < iw ? xp[iy * iw + ix] : 0.0f;
+                    }
+                }
+            }
+        }
+        st = kern_sgemm(0, 1, hw, kh * kw, w + c * kh * kw, kh * kw, col, hw,
+                        y + p * hw, hw);
+    }
+    if (st == KERN_OK) {
+        st = kern_nn_bias_add_nchw_f32(y, s->batch, s->channels, hw, b);
+    }
+    if (st == KERN_OK) {
+        st = kern_relu_f32(y, y, s->batch * s->channels * hw);
+    }
+    return st;
+}
+
+/* A DS-CNN-like depthwise layer (64 channels, 25 x 5, 3 x 3, pad 1,
+ * batch 1) and MobileNet-like ones, timed on this path against the
+ * reference, against kern_conv2d_f32 with groups = channels and against
+ * the executor's former im2col path, interleaved, medians of R runs. */
+static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
+{
+    static const struct kern_dwconv2d_shape shapes[] = {
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1},
+        {1, 32, 48, 48, 3, 3, 2, 0, 0, 1, 1},
+        {1, 128, 12, 12, 3, 3, 1, 1, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const struct kern_dwconv2d_shape *s = &shapes[i];
+        size_t oh, ow;
+        kern_dwconv2d_out_hw(s, &oh, &ow);
+        const size_t nx = s->batch * s->channels * s->in_h * s->in_w;
+        const size_t nw = s->channels * s->kh * s->kw;
+        const size_t ny = s->batch * s->channels * oh * ow;
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+        float *b = malloc(s->channels * sizeof *b);
+        float *y = malloc(ny * sizeof *y);
+        float *col = malloc(s->kh * s->kw * oh * ow * sizeof *col);
+        if (x && w && b && y && col) {
+            ck_fill_f32(x, nx, -1.0f, 1.0f);
+            ck_fill_f32(w, nw, -1.0f, 1.0f);
+            ck_fill_f32(b, s->channels, -1.0f, 1.0f);
+            enum { R = 201 };
+            double tr[R], ti[R], tg[R], tc[R];
+            /* the general convolution (symmetric padding only) */
+            const struct kern_conv2d_shape g = {
+                s->batch, s->channels, s->in_h, s->in_w, s->channels,
+                s->kh, s->stride, s->pad_top, s->channels};
+            const int general = s->kh == s->kw &&
+                                s->pad_top == s->pad_bottom &&
+                                s->pad_left == s->pad_right &&
+                                s->pad_top == s->pad_left;
+            for (int r = 0; r < R; r++) {
+                double t0 = ck_now_ns();
+                ref(s, oh, ow, x, w, b, KERN_FUSE_RELU, y);
+                tr[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                fn(s, oh, ow, x, w, b, KERN_FUSE_RELU, y);
+                ti[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                if (general) {
+                    kern_conv2d_f32(&g, x, w, b, y);
+                    kern_relu_f32(y, y, ny);
+                }
+                tg[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                if (im2col_path(s, oh, ow, x, w, b, col, y) != KERN_OK) {
+                    ck_fail("im2col path failed");
+                }
+                tc[r] = ck_now_ns() - t0;
+            }
+            const double mi = ck_median(ti, R);
+            char what[64];
+            snprintf(what, sizeof what, "dwconv2d c%zu %zux%zu k%zux%zu s%zu",
+                     s->channels, s->in_h, s->in_w, s->kh, s->kw, s->stride);
+            ck_bench_report(what, ck_median(tr, R), mi);
+            if (general) {
+                const double mg = ck_median(tg, R);
+                printf("    bench   kern_conv2d_f32 g=%zu + relu %10.1f ns, "
+                       "dwconv2d %s x%.2f\n", s->channels, mg, ck_isa(),
+                       mg / mi);
+            }
+            const double mc = ck_median(tc, R);
+            printf("    bench   im2col + sgemm per channel %8.1f ns, "
+                   "dwconv2d %s x%.2f\n", mc, ck_isa(), mc / mi);
+        }
+        free(x);
+        free(w);
+        free(b);
+        free(y);
+        free(col);
+    }
+}
+
+void check_dwconv(unsigned flags);
+
+void check_dwconv(unsigned flags)
+{
+    struct kern_dwconv_dsp isa, ref;
+    kern_dwconv_dsp_init(&isa, flags);
+    kern_dwconv_dsp_init(&ref, 0);
+    if (!ck_func((const void *)isa.dwconv2d, "dwconv2d")) {
+        return;
+    }
+    for (int t = 0; t < 400; t++) {
+        check_one(isa.dwconv2d, ref.dwconv2d, t);
+    }
+    if (ck_bench_on()) {
+        bench(isa.dwconv2d, ref.dwconv2d);
+    }
+    ck_report();
+}
