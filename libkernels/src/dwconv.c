@@ -63,11 +63,10 @@ void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
     if (!(flags & KERN_CPU_AVX2)) {
         return;
     }
+    /* AVX-512 machines take the AVX2 path too: a 16-lane variant of
+     * dwconv_tmpl.h is a few macros away, but it joins the table only
+     * once checkkern has run it on AVX-512 hardware. */
     dsp->dwconv2d = kern_dwconv2d_avx2;
-    if (!(flags & KERN_CPU_AVX512)) {
-        return;
-    }
-    dsp->dwconv2d = kern_dwconv2d_avx512;
 #else
     (void)flags;
 #endif

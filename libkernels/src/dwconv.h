@@ -27,9 +27,6 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
 void kern_dwconv2d_avx2(const struct kern_dwconv2d_shape *s, size_t out_h,
                         size_t out_w, const float *x, const float *w,
                         const float *bias, int act, float *y);
-void kern_dwconv2d_avx512(const struct kern_dwconv2d_shape *s, size_t out_h,
-                          size_t out_w, const float *x, const float *w,
-                          const float *bias, int act, float *y);
 #endif
 
 #endif
