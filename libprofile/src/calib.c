@@ -707,6 +707,17 @@ PROF_API int prof_calibrate(const struct prof_calib_opts *opts,
      * raised level may now be faster than a smaller one. */
     for (unsigned i = c.level_count - 1; i-- > 0;) {
         if (c.levels[i].triad.gbps < c.levels[i + 1].triad.gbps) {
+            /* raised too, so counted: order_fixed says a figure is not
+             * its best trial */
+            c.order_fixed++;
+            if (!c.order_note[0]) {
+                snprintf(c.order_note, sizeof c.order_note,
+                         "%s measured %.3g GB/s, below %s's %.3g GB/s; "
+                         "raised to it", level_label(c.levels[i].level),
+                         c.levels[i].triad.gbps,
+                         level_label(c.levels[i + 1].level),
+                         c.levels[i + 1].triad.gbps);
+            }
             c.levels[i].triad.gbps = c.levels[i + 1].triad.gbps;
         }
     }
