@@ -271,9 +271,8 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-bench");
     struct options o;
     int rc = parse_args(argc, argv, &o);
-    if (rc == CLI_EXIT_OK && o.co.out_dir &&
-        !cli_check_out_dir("--out", o.co.out_dir)) {
-        rc = CLI_EXIT_USAGE;
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
         return rc;

@@ -312,3 +312,17 @@ void cli_version_details(FILE *f)
             jansson_version_str(), CSV_MAJOR, CSV_MINOR, CSV_RELEASE,
             zlibVersion());
 }
+
+int cli_shared_option(int c, struct cli_calib_opts *calib,
+                      struct cli_device_opts *dev, const struct cli_app *app,
+                      char **argv, struct cli_common *co)
+{
+    int v = calib ? cli_calib_option(c, calib) : 0;
+    if (v == 0 && dev) {
+        v = cli_device_option(c, dev);
+    }
+    if (v != 0) {
+        return v < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    }
+    return cli_common_option(c, app, argv, co);
+}

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli.h"
+#include "devices.h"
 #include "edgefit/profile.h"
 
 /* The calibration options, for the option tables of the apps:
@@ -50,6 +52,15 @@ void cli_calib_opts_init(struct cli_calib_opts *o);
 /* Handle a value of getopt_long: 1 when c was a calibration option and is
  * stored, 0 when it is not one, -1 after reporting a bad value. */
 int cli_calib_option(int c, struct cli_calib_opts *o);
+
+/* The options every measuring app shares, for the default: branch of its
+ * getopt_long loop: the calibration's (calib may be NULL), --device,
+ * --devices and --list-devices (dev may be NULL), then the common ones.
+ * Returns CLI_EXIT_OK to go on, or the exit code to return: CLI_EXIT_USAGE
+ * after a bad value, or what cli_common_option() decided. */
+int cli_shared_option(int c, struct cli_calib_opts *calib,
+                      struct cli_device_opts *dev, const struct cli_app *app,
+                      char **argv, struct cli_common *co);
 
 /* The cache file's path (caller frees), NULL when no home is known. */
 char *cli_calib_cache_path(void);

@@ -139,15 +139,9 @@ static int parse_args(int argc, char **argv, struct options *o)
                 rc = CLI_EXIT_USAGE;
             }
             break;
-        default: {
-            const int dv = cli_device_option(c, &o->dev);
-            if (dv < 0) {
-                rc = CLI_EXIT_USAGE;
-            } else if (dv == 0) {
-                rc = cli_common_option(c, &app, argv, &o->co);
-            }
+        default:
+            rc = cli_shared_option(c, NULL, &o->dev, &app, argv, &o->co);
             break;
-        }
         }
     }
     if (rc == CLI_EXIT_OK) {
@@ -453,9 +447,8 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-memfit");
     struct options o;
     int rc = parse_args(argc, argv, &o);
-    if (rc == CLI_EXIT_OK && o.co.out_dir &&
-        !cli_check_out_dir("--out", o.co.out_dir)) {
-        rc = CLI_EXIT_USAGE;
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
         return rc;

@@ -168,15 +168,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         default: {
-            const int cv = cli_calib_option(c, &o->calib);
-            const int dv = cv ? cv : cli_device_option(c, &o->dev);
-            if (dv != 0) {
-                if (dv < 0) {
-                    return CLI_EXIT_USAGE;
-                }
-                break;
-            }
-            const int rc = cli_common_option(c, &app, argv, &o->co);
+            const int rc = cli_shared_option(c, &o->calib, &o->dev, &app, argv,
+                                             &o->co);
             if (rc != CLI_EXIT_OK) {
                 return rc;
             }

@@ -220,15 +220,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->have_power = 1;
             break;
         default: {
-            const int cv = cli_calib_option(c, &o->calib);
-            const int dv = cv ? cv : cli_device_option(c, &o->dev);
-            if (dv != 0) {
-                if (dv < 0) {
-                    return CLI_EXIT_USAGE;
-                }
-                break;
-            }
-            const int rc = cli_common_option(c, &app, argv, &o->co);
+            const int rc = cli_shared_option(c, &o->calib, &o->dev, &app, argv,
+                                             &o->co);
             if (rc != CLI_EXIT_OK) {
                 return rc;
             }
@@ -826,9 +819,8 @@ int main(int argc, char **argv)
     cli_set_program("edgefit-stream");
     struct options o;
     int rc = parse_args(argc, argv, &o);
-    if (rc == CLI_EXIT_OK && o.co.out_dir &&
-        !cli_check_out_dir("--out", o.co.out_dir)) {
-        rc = CLI_EXIT_USAGE;
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
         return rc;
