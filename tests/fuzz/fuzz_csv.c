@@ -11,29 +11,9 @@
 #include <unistd.h>
 
 #include "edgefit/artifacts.h"
+#include "fuzz_temp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int write_temp(const uint8_t *data, size_t size, char *path)
-{
-    strcpy(path, "/tmp/edgefit-fuzz-csv-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        return -1;
-    }
-    size_t off = 0;
-    while (off < size) {
-        ssize_t n = write(fd, data + off, size - off);
-        if (n <= 0) {
-            close(fd);
-            unlink(path);
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    close(fd);
-    return 0;
-}
 
 /* The cell as CSV text in both tables (the type may change: a REAL column
  * of whole numbers reads back as INT, with the same text). */
@@ -60,7 +40,7 @@ static int same_cell(const art_table *t, const art_table *u, size_t r,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char path[64], again[80];
-    if (write_temp(data, size, path) != 0) {
+    if (fuzz_write_temp(data, size, "csv", path) != 0) {
         return 0;
     }
     art_table *t = NULL;

@@ -12,34 +12,14 @@
 #include <unistd.h>
 
 #include "edgefit/profile.h"
+#include "fuzz_temp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int write_temp(const uint8_t *data, size_t size, char *path)
-{
-    strcpy(path, "/tmp/edgefit-fuzz-idx-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        return -1;
-    }
-    size_t off = 0;
-    while (off < size) {
-        ssize_t n = write(fd, data + off, size - off);
-        if (n <= 0) {
-            close(fd);
-            unlink(path);
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    close(fd);
-    return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char path[64];
-    if (write_temp(data, size, path) != 0) {
+    if (fuzz_write_temp(data, size, "idx", path) != 0) {
         return 0;
     }
     struct prof_diag diag;
