@@ -22,41 +22,16 @@ The BLAS thread count is fixed before numpy is imported
 import os
 import sys
 
-
-def parse_args(argv):
-    opts = {"data": "/usr/share/datasets/fashion-mnist", "epochs": 5,
-            "threads": 1, "alpha": 0.1, "batch": 32, "seed": 42}
-    i = 1
-    while i < len(argv):
-        key = argv[i].lstrip("-")
-        if key not in opts or i + 1 >= len(argv):
-            sys.exit("usage: %s [--data DIR] [--epochs N] [--threads N] "
-                     "[--alpha A] [--batch B] [--seed S]" % argv[0])
-        opts[key] = type(opts[key])(argv[i + 1])
-        i += 2
-    return opts
+import refmlp
 
 
-OPTS = parse_args(sys.argv)
+OPTS = refmlp.parse_args(sys.argv)
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(OPTS["threads"])
 
-import gzip  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-
-
-def load(folder, split):
-    with gzip.open(os.path.join(folder, split + "-images-idx3-ubyte.gz")) as f:
-        raw = f.read()
-    count, rows, cols = (int.from_bytes(raw[4 * i:4 * i + 4], "big")
-                         for i in (1, 2, 3))
-    x = np.frombuffer(raw, np.uint8, count * rows * cols, 16)
-    x = x.reshape(count, rows * cols).astype(np.float32) / np.float32(255)
-    with gzip.open(os.path.join(folder, split + "-labels-idx1-ubyte.gz")) as f:
-        y = np.frombuffer(f.read(), np.uint8, count, 8).astype(np.int64)
-    return x, y
 
 
 def init(rng, sizes):
@@ -87,8 +62,8 @@ def evaluate(params, x, y):
 
 
 def main():
-    xtr, ytr = load(OPTS["data"], "train")
-    xte, yte = load(OPTS["data"], "t10k")
+    xtr, ytr = refmlp.load(OPTS["data"], "train")
+    xte, yte = refmlp.load(OPTS["data"], "t10k")
     rng = np.random.default_rng(OPTS["seed"])
     params = init(rng, [784, 64, 10])
     (w1, b1), (w2, b2) = params
@@ -117,12 +92,9 @@ def main():
         dt = time.perf_counter() - t0
         seconds.append(dt)
         acc = evaluate(((w1, b1), (w2, b2)), xte, yte)
-        print("epoch %d seconds %.4f loss %.4f train_accuracy %.4f "
-              "test_accuracy %.4f" % (epoch, dt, loss_sum / steps,
-                                      correct / (steps * batch), acc),
-              flush=True)
-    print("final epochs %d mean_epoch_seconds %.4f test_accuracy %.4f"
-          % (len(seconds), sum(seconds) / len(seconds), acc))
+        refmlp.print_epoch(epoch, dt, loss_sum / steps,
+                           correct / (steps * batch), acc)
+    refmlp.print_final(seconds, acc)
 
 
 if __name__ == "__main__":

@@ -16,49 +16,24 @@ Prints the same lines as train-numpy.py:
 
 Usage: train-torch.py [--data DIR] [--epochs N] [--threads N]
 """
-import gzip
 import math
-import os
 import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-
-def parse_args(argv):
-    opts = {"data": "/usr/share/datasets/fashion-mnist", "epochs": 5,
-            "threads": 1, "alpha": 0.1, "batch": 32, "seed": 42}
-    i = 1
-    while i < len(argv):
-        key = argv[i].lstrip("-")
-        if key not in opts or i + 1 >= len(argv):
-            sys.exit("usage: %s [--data DIR] [--epochs N] [--threads N] "
-                     "[--alpha A] [--batch B] [--seed S]" % argv[0])
-        opts[key] = type(opts[key])(argv[i + 1])
-        i += 2
-    return opts
-
-
-def load(folder, split):
-    with gzip.open(os.path.join(folder, split + "-images-idx3-ubyte.gz")) as f:
-        raw = f.read()
-    count, rows, cols = (int.from_bytes(raw[4 * i:4 * i + 4], "big")
-                         for i in (1, 2, 3))
-    x = np.frombuffer(raw, np.uint8, count * rows * cols, 16)
-    x = x.reshape(count, rows * cols).astype(np.float32) / np.float32(255)
-    with gzip.open(os.path.join(folder, split + "-labels-idx1-ubyte.gz")) as f:
-        y = np.frombuffer(f.read(), np.uint8, count, 8).astype(np.int64)
-    return torch.from_numpy(x), torch.from_numpy(y)
+import refmlp
 
 
 def main():
-    opts = parse_args(sys.argv)
+    opts = refmlp.parse_args(sys.argv)
     torch.set_num_threads(opts["threads"])
     torch.manual_seed(opts["seed"])
-    xtr, ytr = load(opts["data"], "train")
-    xte, yte = load(opts["data"], "t10k")
+    xtr, ytr = (torch.from_numpy(a)
+                for a in refmlp.load(opts["data"], "train"))
+    xte, yte = (torch.from_numpy(a)
+                for a in refmlp.load(opts["data"], "t10k"))
     model = torch.nn.Sequential(torch.nn.Linear(784, 64), torch.nn.ReLU(),
                                 torch.nn.Linear(64, 10))
     with torch.no_grad():
@@ -91,12 +66,9 @@ def main():
         seconds.append(dt)
         with torch.no_grad():
             acc = float((model(xte).argmax(dim=1) == yte).float().mean())
-        print("epoch %d seconds %.4f loss %.4f train_accuracy %.4f "
-              "test_accuracy %.4f" % (epoch, dt, loss_sum / steps,
-                                      correct / (steps * batch), acc),
-              flush=True)
-    print("final epochs %d mean_epoch_seconds %.4f test_accuracy %.4f"
-          % (len(seconds), sum(seconds) / len(seconds), acc))
+        refmlp.print_epoch(epoch, dt, loss_sum / steps,
+                           correct / (steps * batch), acc)
+    refmlp.print_final(seconds, acc)
 
 
 if __name__ == "__main__":
