@@ -413,3 +413,17 @@ int cli_device_option(int c, struct cli_device_opts *d)
         return 0;
     }
 }
+
+int cli_devices_list_run(const struct cli_device_opts *dev,
+                         enum cli_format format)
+{
+    struct cli_devices devs;
+    memset(&devs, 0, sizeof devs);
+    if (dev->devices_file && !cli_devices_load(dev->devices_file, &devs)) {
+        return CLI_EXIT_USAGE;
+    }
+    const int rc = cli_devices_print(format,
+                                     dev->devices_file ? &devs : NULL);
+    cli_devices_free(&devs);
+    return rc;
+}

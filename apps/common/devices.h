@@ -80,4 +80,10 @@ void cli_devices_list(FILE *f, const struct cli_devices *d);
  * code. */
 int cli_devices_print(enum cli_format format, const struct cli_devices *d);
 
+/* --list-devices on its own: read the --devices file when one was given,
+ * print with cli_devices_print() and release it. Returns a CLI_EXIT_
+ * code (CLI_EXIT_USAGE when the file cannot be read). */
+int cli_devices_list_run(const struct cli_device_opts *dev,
+                         enum cli_format format);
+
 #endif

@@ -456,14 +456,7 @@ int main(int argc, char **argv)
     struct cli_devices devs;
     memset(&devs, 0, sizeof devs);
     if (o.dev.list) {
-        if (o.dev.devices_file && !cli_devices_load(o.dev.devices_file,
-                                                    &devs)) {
-            return CLI_EXIT_USAGE;
-        }
-        const int lrc = cli_devices_print(
-            o.co.format, o.dev.devices_file ? &devs : NULL);
-        cli_devices_free(&devs);
-        return lrc;
+        return cli_devices_list_run(&o.dev, o.co.format);
     }
     if (o.have_device) {
         rc = device_budget(&o, &devs);

@@ -904,14 +904,7 @@ int main(int argc, char **argv)
     struct report r;
     memset(&r, 0, sizeof r);
     if (o.dev.list) {
-        if (o.dev.devices_file &&
-            !cli_devices_load(o.dev.devices_file, &r.devs)) {
-            return CLI_EXIT_USAGE;
-        }
-        rc = cli_devices_print(o.co.format,
-                               o.dev.devices_file ? &r.devs : NULL);
-        cli_devices_free(&r.devs);
-        return rc;
+        return cli_devices_list_run(&o.dev, o.co.format);
     }
     struct progress p = {!o.co.quiet && isatty(STDERR_FILENO),
                          prof_now_ns()};
