@@ -276,20 +276,19 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
     }
     case MEMEST_KIND_MAXPOOL:
     case MEMEST_KIND_AVGPOOL: {
-        op->k = (size_t)L->kernel;
-        op->stride = (size_t)L->stride;
-        op->pad = (size_t)L->padding;
-        struct kern_pool2d_shape ps = {
-            .batch = B, .channels = op->c_in, .in_h = op->h_in,
-            .in_w = op->w_in, .k = op->k, .stride = op->stride,
-            .pad = op->pad,
-        };
+        op->kh = op->kw = (size_t)L->kernel;
+        op->sh = op->sw = (size_t)L->stride;
+        op->pad_t = op->pad_l = op->pad_b = op->pad_r = (size_t)L->padding;
+        op->count_include_pad = 1;
+        struct kern_pool2d_shape ps = exec_pool_shape(op, B);
         size_t oh, ow;
         int kst = kern_pool2d_out_hw(&ps, &oh, &ow);
         if (kst == KERN_E_RANGE) {
-            exec_diag_set(diag, "%s: padding p=%zu is more than half the window "
-                     "k=%zu, which the pooling kernels do not run", L->name,
-                     op->pad, op->k);
+            exec_diag_set(diag, "%s: padding %zu,%zu,%zu,%zu (top, left, "
+                          "bottom, right) reaches a whole %zux%zu window, "
+                          "which leaves windows with no input", L->name,
+                          op->pad_t, op->pad_l, op->pad_b, op->pad_r,
+                          op->kh, op->kw);
             return PROF_E_RANGE;
         }
         if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
@@ -1091,13 +1090,22 @@ static int conv_f32(const prof_exec *ex, const struct exec_op *op,
     return exec_kern_status(kst);
 }
 
+struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
+                                         size_t batch)
+{
+    return (struct kern_pool2d_shape){
+        .batch = batch, .channels = op->c_in, .in_h = op->h_in,
+        .in_w = op->w_in, .kh = op->kh, .kw = op->kw, .stride_h = op->sh,
+        .stride_w = op->sw, .pad_top = op->pad_t, .pad_left = op->pad_l,
+        .pad_bottom = op->pad_b, .pad_right = op->pad_r,
+        .count_include_pad = op->count_include_pad,
+    };
+}
+
 static int pool_f32(const prof_exec *ex, const struct exec_op *op,
                     const float *x, float *y)
 {
-    struct kern_pool2d_shape ps = {
-        .batch = ex->batch, .channels = op->c_in, .in_h = op->h_in,
-        .in_w = op->w_in, .k = op->k, .stride = op->stride, .pad = op->pad,
-    };
+    struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
     int kst = op->layer->kind == MEMEST_KIND_MAXPOOL
                   ? kern_maxpool2d_f32(&ps, x, y)
                   : kern_avgpool2d_f32(&ps, x, y);

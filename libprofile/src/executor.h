@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 
@@ -20,6 +21,10 @@ struct exec_op {
     /* geometry (rank-1 tensors have h = w = 1) */
     size_t c_in, h_in, w_in, c_out, h_out, w_out, hw_out;
     size_t k, stride, pad, groups;
+    /* pooling windows: kh x kw, strides, padding per side, the average's
+     * divisor (see struct kern_pool2d_shape) */
+    size_t kh, kw, sh, sw, pad_t, pad_l, pad_b, pad_r;
+    int count_include_pad;
     size_t kdim; /* GEMM depth: in (dense) or in_c/groups*k*k */
     /* 16-bit dense: rows of the input and columns of the weights widened
      * to fp32 at a time (see dense_16) */
@@ -109,6 +114,10 @@ int exec_linear_f32(const prof_exec *ex, const struct exec_op *op,
 /* y = act(x) over op->out_n floats (y may equal x). */
 int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
                  enum memest_act act, const float *x, float *y);
+
+/* The libkernels shape of a pooling operator at a batch size. */
+struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
+                                         size_t batch);
 
 /* A conv2d's columns for one sample and group (x points at the group's
  * first input channel): col is [kdim][out_h * out_w]. */

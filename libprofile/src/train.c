@@ -709,11 +709,7 @@ static int backward_f32(prof_train *t, size_t i, const float *x,
         if (!gx) {
             return PROF_OK;
         }
-        struct kern_pool2d_shape ps = {
-            .batch = t->batch, .channels = op->c_in, .in_h = op->h_in,
-            .in_w = op->w_in, .k = op->k, .stride = op->stride,
-            .pad = op->pad,
-        };
+        struct kern_pool2d_shape ps = exec_pool_shape(op, t->batch);
         return kst(L->kind == MEMEST_KIND_MAXPOOL
                        ? kern_maxpool2d_backward_f32(&ps, x, g, gx)
                        : kern_avgpool2d_backward_f32(&ps, g, gx));

@@ -101,8 +101,11 @@ static int run_bare(void *ctx)
         struct kern_pool2d_shape ps = {
             .batch = k->batch, .channels = (size_t)L->in_shape.dim[0],
             .in_h = (size_t)L->in_shape.dim[1],
-            .in_w = (size_t)L->in_shape.dim[2], .k = (size_t)L->kernel,
-            .stride = (size_t)L->stride, .pad = (size_t)L->padding,
+            .in_w = (size_t)L->in_shape.dim[2], .kh = (size_t)L->kernel,
+            .kw = (size_t)L->kernel, .stride_h = (size_t)L->stride,
+            .stride_w = (size_t)L->stride, .pad_top = (size_t)L->padding,
+            .pad_left = (size_t)L->padding, .pad_bottom = (size_t)L->padding,
+            .pad_right = (size_t)L->padding, .count_include_pad = 1,
         };
         st = L->kind == MEMEST_KIND_MAXPOOL ? kern_maxpool2d_f32(&ps, k->x, k->y)
                                             : kern_avgpool2d_f32(&ps, k->x, k->y);

@@ -306,17 +306,25 @@ KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
                                const float *x, const float *w,
                                const float *bias, int act, float *y);
 
-/* 2-D pooling over NCHW with a square window k, stride and padding on both
- * axes; out = (in + 2 pad - k) / stride + 1 (floor), as in PyTorch with
- * ceil_mode=False. Padding must be at most k / 2 (PyTorch's rule, so every
- * window holds at least one real element); else KERN_E_RANGE. */
+/* 2-D pooling over NCHW with a kh x kw window, a stride per axis and zero
+ * padding per side (asymmetric padding, as ONNX "pads" and TensorFlow's
+ * "SAME" give): out_h = (in_h + pad_top + pad_bottom - kh) / stride_h + 1
+ * (floor, PyTorch's ceil_mode=False), out_w alike with pad_left, pad_right
+ * and kw. Every pad must be smaller than the window along its axis, so
+ * that every window holds at least one real element (PyTorch's own rule,
+ * pad <= k / 2, is stricter; ONNX allows more); else KERN_E_RANGE.
+ * count_include_pad is average pooling's divisor: nonzero divides every
+ * window by kh * kw (PyTorch's default), 0 by the number of its cells that
+ * lie inside the input (ONNX's default); max pooling ignores it. */
 struct kern_pool2d_shape {
     size_t batch, channels, in_h, in_w;
-    size_t k, stride, pad;
+    size_t kh, kw, stride_h, stride_w;
+    size_t pad_top, pad_left, pad_bottom, pad_right;
+    int count_include_pad;
 };
 
 /* Output height and width of a pooling; status as kern_conv2d_out_hw, plus
- * KERN_E_RANGE for pad > k / 2. */
+ * KERN_E_RANGE for a pad not smaller than its window side. */
 KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
                                 size_t *out_h, size_t *out_w);
 
@@ -332,13 +340,13 @@ KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
                                          const float *x, const float *dy,
                                          float *grad_x);
 
-/* Average pooling with PyTorch's default count_include_pad=True: every
- * window sums its real elements and divides by k * k (padding counts as
- * zeros). */
+/* Average pooling: every window sums its real elements in row-major order
+ * from +0 and divides the sum by the divisor count_include_pad selects
+ * (padding counts as zeros in the sum either way). */
 KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
                                 const float *x, float *y);
 
-/* Backward of average pooling: grad_x (OVERWRITTEN) gets dy / (k * k) at
+/* Backward of average pooling: grad_x (OVERWRITTEN) gets dy / divisor at
  * each real element of each window. */
 KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
                                          const float *dy, float *grad_x);
