@@ -645,6 +645,126 @@ static void test_bias_finite_scale(void **state)
     }
 }
 
+/* The graph primitives against double references written here. */
+static void test_add_affine_gap(void **state)
+{
+    (void)state;
+    enum { N = 1003 }; /* odd: every vector tail */
+    static float a[N], b[N], c[N], y[N];
+    fill(a, N);
+    fill(b, N);
+    fill(c, N);
+    const float *two[2] = {a, b}, *three[3] = {a, b, c};
+    assert_int_equal(kern_nn_add_f32(y, two, 2, N), KERN_OK);
+    for (size_t i = 0; i < N; i++) {
+        /* one float addition of two floats: the rounded exact sum */
+        assert_true(y[i] == (float)((double)a[i] + (double)b[i]));
+    }
+    assert_int_equal(kern_nn_add_f32(y, three, 3, N), KERN_OK);
+    for (size_t i = 0; i < N; i++) {
+        const double want = (double)a[i] + (double)b[i] + (double)c[i];
+        /* two roundings of values below 3 in magnitude */
+        assert_true(fabs(y[i] - want) <= 2.0 * 0x1p-23 * 3.0);
+    }
+    /* in place on the first input */
+    memcpy(y, a, sizeof y);
+    const float *inplace[2] = {y, b};
+    assert_int_equal(kern_nn_add_f32(y, inplace, 2, N), KERN_OK);
+    assert_true(y[7] == a[7] + b[7]);
+    assert_int_equal(kern_nn_add_f32(y, two, 0, N), KERN_E_SHAPE);
+    const float *hole[2] = {a, NULL};
+    assert_int_equal(kern_nn_add_f32(y, hole, 2, N), KERN_E_INVALID);
+
+    /* affine: 3 samples, 5 channels, 7x9 planes */
+    enum { B = 3, C = 5, HW = 63 };
+    static float x[B * C * HW], z[B * C * HW];
+    float scale[C], shift[C];
+    fill(x, B * C * HW);
+    fill(scale, C);
+    fill(shift, C);
+    assert_int_equal(
+        kern_nn_channel_affine_f32(x, B, C, HW, scale, shift, z), KERN_OK);
+    for (size_t n = 0; n < B; n++) {
+        for (size_t ch = 0; ch < C; ch++) {
+            for (size_t i = 0; i < HW; i++) {
+                const size_t at = (n * C + ch) * HW + i;
+                const double want = (double)x[at] * scale[ch] + shift[ch];
+                assert_true(fabs(z[at] - want) <= 2.0 * 0x1p-24 * 2.0);
+            }
+        }
+    }
+
+    /* global average of 15 planes of 63 values, and of one long plane
+     * whose float sum would lose digits */
+    assert_int_equal(kern_nn_global_avgpool_f32(x, B * C, HW, z), KERN_OK);
+    for (size_t p = 0; p < B * C; p++) {
+        double sum = 0.0;
+        for (size_t i = 0; i < HW; i++) {
+            sum += x[p * HW + i];
+        }
+        assert_true(z[p] == (float)(sum / HW));
+    }
+    enum { LONG = 100003 };
+    float *big = malloc(LONG * sizeof *big);
+    assert_non_null(big);
+    for (size_t i = 0; i < LONG; i++) {
+        big[i] = 1.0f + (float)(i % 3) * 0x1p-20f;
+    }
+    float mean;
+    assert_int_equal(kern_nn_global_avgpool_f32(big, 1, LONG, &mean),
+                     KERN_OK);
+    double want = 0.0;
+    for (size_t i = 0; i < LONG; i++) {
+        want += big[i];
+    }
+    assert_true(mean == (float)(want / LONG));
+    free(big);
+    assert_int_equal(kern_nn_global_avgpool_f32(x, 1, 0, z), KERN_E_SHAPE);
+}
+
+static void test_relu6_log_softmax(void **state)
+{
+    (void)state;
+    const float in[8] = {-1.0f, -0.0f, 0.5f, 6.0f, 7.5f, NAN, INFINITY,
+                         -INFINITY};
+    float out[8];
+    assert_int_equal(kern_nn_relu6_f32(out, in, 8), KERN_OK);
+    assert_true(out[0] == 0.0f && !signbit(out[0]));
+    assert_true(out[1] == 0.0f && !signbit(out[1]));
+    assert_true(out[2] == 0.5f && out[3] == 6.0f && out[4] == 6.0f);
+    assert_true(isnan(out[5]) && out[6] == 6.0f && out[7] == 0.0f);
+
+    enum { R = 7, CO = 37 };
+    static float x[R * CO], y[R * CO];
+    fill(x, R * CO);
+    for (size_t i = 0; i < R * CO; i++) {
+        x[i] *= 30.0f; /* exponents far apart */
+    }
+    x[3 * CO + 5] = 1000.0f; /* a row dominated by one class */
+    assert_int_equal(kern_nn_log_softmax_f32(x, R, CO, y), KERN_OK);
+    for (size_t r = 0; r < R; r++) {
+        double mx = -INFINITY, sum = 0.0;
+        for (size_t c = 0; c < CO; c++) {
+            mx = fmax(mx, x[r * CO + c]);
+        }
+        for (size_t c = 0; c < CO; c++) {
+            sum += exp(x[r * CO + c] - mx);
+        }
+        for (size_t c = 0; c < CO; c++) {
+            const double want = x[r * CO + c] - mx - log(sum);
+            assert_true(fabs(y[r * CO + c] - want) <=
+                        0x1p-23 * fabs(want) + 1e-30);
+        }
+    }
+    /* log softmax of {0, 0} is -log 2; in place */
+    float two[2] = {0.0f, 0.0f};
+    assert_int_equal(kern_nn_log_softmax_f32(two, 1, 2, two), KERN_OK);
+    assert_true(two[0] == (float)-log(2.0) && two[1] == two[0]);
+    float bad[3] = {1.0f, NAN, 2.0f};
+    assert_int_equal(kern_nn_log_softmax_f32(bad, 1, 3, bad), KERN_OK);
+    assert_true(isnan(bad[0]) && isnan(bad[2]));
+}
+
 static void test_sgd(void **state)
 {
     (void)state;
@@ -786,6 +906,8 @@ int main(void)
         cmocka_unit_test(test_conv_backward),
         cmocka_unit_test(test_pool_hand),
         cmocka_unit_test(test_pool_rect),
+        cmocka_unit_test(test_add_affine_gap),
+        cmocka_unit_test(test_relu6_log_softmax),
         cmocka_unit_test(test_pool_backward),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_xent),

@@ -205,6 +205,38 @@ KERN_API int kern_nn_bias_add_nchw_f32(float *x, size_t batch,
 KERN_API int kern_nn_softmax_f32(const float *x, size_t rows, size_t cols,
                                  float *y);
 
+/* Log-softmax over each of `rows` rows of `cols` values: y = (x - max) -
+ * log(sum(exp(x - max))), evaluated in double and rounded once (within
+ * 1 ulp of the exact value plus 2^-24 * |log sum| absolute); y may equal
+ * x. Rows holding NaN or +inf, or only -inf, give NaN, as
+ * kern_nn_softmax_f32. */
+KERN_API int kern_nn_log_softmax_f32(const float *x, size_t rows,
+                                     size_t cols, float *y);
+
+/* The element-wise sum of count >= 1 tensors of n floats, left to right
+ * in float: y[i] = (x[0][i] + x[1][i]) + x[2][i] ... y may be x[0]; it
+ * must not overlap any other input. KERN_E_SHAPE for count 0. */
+KERN_API int kern_nn_add_f32(float *y, const float *const *x, size_t count,
+                             size_t n);
+
+/* A per-channel affine map over NCHW (hw = height * width; 1 for a
+ * [batch][channels] tensor): y[b][c][i] = x[b][c][i] * scale[c] +
+ * shift[c], a batch norm at inference. y may equal x. */
+KERN_API int kern_nn_channel_affine_f32(const float *x, size_t batch,
+                                        size_t channels, size_t hw,
+                                        const float *scale,
+                                        const float *shift, float *y);
+
+/* Global average pooling: y[p] = the mean of the hw values of plane p of
+ * x ([planes][hw], planes = batch * channels), summed in double and
+ * rounded once. KERN_E_SHAPE for hw 0. */
+KERN_API int kern_nn_global_avgpool_f32(const float *x, size_t planes,
+                                        size_t hw, float *y);
+
+/* relu6: min(max(x, 0), 6) over n floats; relu6(-0) = +0, NaN propagates.
+ * Exact. dst may equal src. */
+KERN_API int kern_nn_relu6_f32(float *dst, const float *src, size_t n);
+
 /* Softmax cross-entropy for a batch of logits [batch][classes] and integer
  * labels in [0, classes) (else KERN_E_RANGE). *loss = mean over the batch
  * of -log softmax(x)[label], computed as logsumexp(x) - x[label] in a
