@@ -1476,8 +1476,10 @@ static int layer_f32(const prof_exec *ex, const struct exec_op *op,
                            y);
     }
     int st = linear_f32(ex, op, x, w, b, y);
-    if (st != PROF_OK ||
-        (kind != MEMEST_KIND_DENSE && kind != MEMEST_KIND_CONV2D)) {
+    /* the activation after a dense, conv2d or standalone batchnorm (a
+     * standalone activation layer has applied its own) */
+    if (st != PROF_OK || kind == MEMEST_KIND_ACTIVATION ||
+        op->layer->act == MEMEST_ACT_NONE) {
         return st;
     }
     return apply_act(ex, op, op->layer->act, y, y);
