@@ -1512,24 +1512,38 @@ static int add_f32(const prof_exec *ex, const struct exec_op *op, float *y)
     return st;
 }
 
-/* A concat of arena tensors in their stored form (fp32 or 16-bit, where
- * joining copies the bits): each sample's output is the inputs' samples
- * one after the other, which along dim[0] of C x H x W (or of a vector)
- * is the channels in order. */
-static void concat_bytes(const prof_exec *ex, const struct exec_op *op)
+/* A concat along dim[0] (the channels of C x H x W, the features of a
+ * vector): each sample of the output is the inputs' samples one after the
+ * other. `block` moves n elements of tensor t, from element `from` of t to
+ * element `to` of the output, in whatever form it works on. */
+typedef int (*concat_block_fn)(prof_exec *ex, const struct exec_op *op,
+                               size_t t, size_t from, size_t to, size_t n);
+
+static int concat_blocks(prof_exec *ex, const struct exec_op *op,
+                         concat_block_fn block)
 {
     const struct memest_layer *L = op->layer;
-    const size_t out_sample = op->out_bytes / ex->batch;
-    for (size_t b = 0; b < ex->batch; b++) {
+    const size_t out_sample = op->out_n / ex->batch;
+    int st = PROF_OK;
+    for (size_t b = 0; st == PROF_OK && b < ex->batch; b++) {
         size_t at = b * out_sample;
-        for (size_t j = 0; j < L->input_count; j++) {
+        for (size_t j = 0; st == PROF_OK && j < L->input_count; j++) {
             const size_t t = L->inputs[j];
-            const size_t sample = ex->t_bytes[t] / ex->batch;
-            memcpy(ex->arena + op->out_off + at,
-                   ex->arena + ex->t_off[t] + b * sample, sample);
+            const size_t sample = ex->t_n[t] / ex->batch;
+            st = block(ex, op, t, b * sample, at, sample);
             at += sample;
         }
     }
+    return st;
+}
+
+/* fp32 and 16-bit: joining copies the stored bits. */
+static int copy_block(prof_exec *ex, const struct exec_op *op, size_t t,
+                      size_t from, size_t to, size_t n)
+{
+    memcpy(ex->arena + op->out_off + to * ex->sbytes,
+           ex->arena + ex->t_off[t] + from * ex->sbytes, n * ex->sbytes);
+    return PROF_OK;
 }
 
 /* ---- 16-bit storage ------------------------------------------------------ */
@@ -1633,8 +1647,9 @@ static int layer_16(prof_exec *ex, struct exec_op *op)
     if (op->alias || kind == MEMEST_KIND_CONCAT) {
         /* Nothing to compute (a concat joins the bits); the last layer's
          * float result is what prof_exec_run returns. */
-        if (kind == MEMEST_KIND_CONCAT) {
-            concat_bytes(ex, op);
+        if (kind == MEMEST_KIND_CONCAT &&
+            (st = concat_blocks(ex, op, copy_block)) != PROF_OK) {
+            return st;
         }
         return last ? widen(ex, ex->y32, y, op->out_n) : PROF_OK;
     }
@@ -1706,25 +1721,20 @@ static int add_s8(prof_exec *ex, struct exec_op *op)
     return st == PROF_OK ? quantize_out(ex, op) : st;
 }
 
+/* int8: each block dequantised with its input's scale into y32. */
+static int dequantize_block(prof_exec *ex, const struct exec_op *op,
+                            size_t t, size_t from, size_t to, size_t n)
+{
+    (void)op;
+    return exec_kern_status(kern_q8_dequantize_f32(
+        (const int8_t *)(ex->arena + ex->t_off[t]) + from, n, ex->t_scale[t],
+        ex->y32 + to));
+}
+
 static int concat_s8(prof_exec *ex, struct exec_op *op)
 {
-    const struct memest_layer *L = op->layer;
-    const size_t out_sample = op->out_n / ex->batch;
-    for (size_t b = 0; b < ex->batch; b++) {
-        size_t at = b * out_sample;
-        for (size_t j = 0; j < L->input_count; j++) {
-            const size_t t = L->inputs[j];
-            const size_t sample = ex->t_n[t] / ex->batch;
-            int kst = kern_q8_dequantize_f32(
-                (const int8_t *)(ex->arena + ex->t_off[t]) + b * sample,
-                sample, ex->t_scale[t], ex->y32 + at);
-            if (kst != KERN_OK) {
-                return exec_kern_status(kst);
-            }
-            at += sample;
-        }
-    }
-    return quantize_out(ex, op);
+    int st = concat_blocks(ex, op, dequantize_block);
+    return st == PROF_OK ? quantize_out(ex, op) : st;
 }
 
 static int dense_s8(prof_exec *ex, struct exec_op *op)
@@ -1874,8 +1884,7 @@ int exec_run_layer(prof_exec *ex, size_t i)
             return add_f32(ex, op, y);
         }
         if (op->layer->kind == MEMEST_KIND_CONCAT) {
-            concat_bytes(ex, op);
-            return PROF_OK;
+            return concat_blocks(ex, op, copy_block);
         }
         return layer_f32(ex, op, x, op->w, op->b, y);
     }
