@@ -1123,11 +1123,15 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
 
 /*
  * The trainer trains a libmemest model on labelled samples with the
- * executor's operators, parameter layout and seeded initialisation (see
- * "executor" above): forward and backward for dense, conv2d (any stride,
- * padding and groups), max and average pooling, flatten and the
- * activations relu, gelu (tanh form), sigmoid and tanh, fused after a dense
- * or conv2d layer or standing alone. The last layer must end in softmax on
+ * executor's operators, parameter layout and initialisation (see
+ * "executor" above: seeded, or the model's own weights when it carries
+ * them, so that a trained or imported model is fine-tuned): forward and
+ * backward for a chain of dense, conv2d (any stride, padding and groups),
+ * max and average pooling (any window, strides and padding, either
+ * average divisor), flatten and the activations relu, gelu (tanh form),
+ * sigmoid and tanh, fused after a dense or conv2d layer or standing alone.
+ * The graph layers have no backward pass here and are refused (see
+ * prof_train_create). The last layer must end in softmax on
  * a feature vector: softmax and the cross-entropy loss are computed
  * together (kern_nn_softmax_xent_f32), so the last layer's stored output
  * is its logits. Softmax anywhere else is refused (PROF_E_RANGE).
