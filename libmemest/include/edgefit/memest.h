@@ -79,8 +79,8 @@ struct memest_diag {
 };
 
 /*
- * Write "source:line:column: message" (or "source: message" when line is 0)
- * into buf, NUL-terminated and truncated to cap bytes. Returns the length
+ * Write "source:line:column: message" ("source:line: message" when column
+ * is 0, "source: message" when line is 0) into buf, NUL-terminated and truncated to cap bytes. Returns the length
  * the full text would have, like snprintf.
  */
 MEMEST_API size_t memest_diag_format(const struct memest_diag *diag,
