@@ -36,7 +36,8 @@
 static const char supported_ops[] =
     "Add AveragePool BatchNormalization Clip Concat Constant Conv Dropout "
     "Erf Flatten Gemm GlobalAveragePool Identity LogSoftmax MatMul MaxPool "
-    "Relu Reshape Sigmoid Softmax Tanh, and GELU as Div/Erf/Add/Mul";
+    "Relu Reshape Sigmoid Softmax Tanh Transpose (of a constant), and GELU "
+    "as Div/Erf/Add/Mul";
 
 static const char *str(const char *s)
 {
@@ -1011,6 +1012,89 @@ static int constant_node_value(struct imp *I, size_t node, struct cval *c)
                      "value_float(s) and value_int(s) are)", str(a->name));
 }
 
+static int get_const(struct imp *I, size_t node, size_t slot,
+                     const char *role, const struct cval **out);
+
+/* A Transpose of a constant (PyTorch's older exports transpose a Linear's
+ * weight in the graph): folded here into a new constant. */
+static int transpose_value(struct imp *I, size_t node, struct cval *c)
+{
+    const Onnx__AttributeProto *a = NULL;
+    const struct cval *x;
+    uint64_t stride[MEMEST_TENSOR_MAX_RANK];
+    size_t perm[MEMEST_TENSOR_MAX_RANK];
+    int st;
+
+    memset(c, 0, sizeof *c);
+    if ((st = get_const(I, node, 0, "input", &x))) {
+        return st;
+    }
+    for (size_t i = 0; i < I->g->node[node]->n_attribute; i++) {
+        if (str_eq(I->g->node[node]->attribute[i]->name, "perm")) {
+            a = I->g->node[node]->attribute[i];
+        } else {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "attribute '%.40s' is not supported",
+                             str(I->g->node[node]->attribute[i]->name));
+        }
+    }
+    for (unsigned d = 0; d < x->rank; d++) {
+        perm[d] = x->rank - 1 - d; /* the default reverses the axes */
+    }
+    if (a != NULL) {
+        unsigned seen = 0;
+        if (a->n_ints != x->rank) {
+            return node_fail(I, node, MEMEST_E_SHAPE,
+                             "perm has %zu axes for a rank %u tensor",
+                             a->n_ints, x->rank);
+        }
+        for (unsigned d = 0; d < x->rank; d++) {
+            if (a->ints[d] < 0 || a->ints[d] >= (int64_t)x->rank ||
+                (seen & (1u << a->ints[d]))) {
+                return node_fail(I, node, MEMEST_E_PARSE,
+                                 "perm is not a permutation of the axes");
+            }
+            seen |= 1u << a->ints[d];
+            perm[d] = (size_t)a->ints[d];
+        }
+    }
+    c->owned = malloc((x->count ? (size_t)x->count : 1) * sizeof(float));
+    if (c->owned == NULL) {
+        return nomem(I);
+    }
+    c->rank = x->rank;
+    c->count = x->count;
+    for (unsigned d = x->rank; d-- > 0;) {
+        stride[d] = d + 1 == x->rank ? 1 : stride[d + 1] * x->dim[d + 1];
+    }
+    for (unsigned d = 0; d < x->rank; d++) {
+        c->dim[d] = x->dim[perm[d]];
+    }
+    for (uint64_t i = 0; i < x->count; i++) {
+        /* i indexes the output; walk its coordinates back to the input */
+        uint64_t rest = i;
+        uint64_t src = 0;
+        for (unsigned d = x->rank; d-- > 0;) {
+            uint64_t coord = rest % c->dim[d];
+            rest /= c->dim[d];
+            src += coord * stride[perm[d]];
+        }
+        c->owned[i] = x->f[src];
+    }
+    c->f = c->owned;
+    return MEMEST_OK;
+}
+
+/* The value of a node that makes a constant: Constant or a folded
+ * Transpose. */
+static int node_const_value(struct imp *I, size_t node, struct cval *c)
+{
+    if (str_eq(I->g->node[node]->op_type, "Transpose")) {
+        return transpose_value(I, node, c);
+    }
+    return constant_node_value(I, node, c);
+}
+
 /*
  * The constant operand in `slot` of `node`: an initializer, a Constant
  * node's output or a graph input bound by opts->constants. A missing
@@ -1073,7 +1157,7 @@ static int get_const(struct imp *I, size_t node, size_t slot,
                                  why);
             }
         } else {
-            st = constant_node_value(I, v->producer, &v->c);
+            st = node_const_value(I, v->producer, &v->c);
             if (st != MEMEST_OK) {
                 return st;
             }
@@ -1135,7 +1219,7 @@ static int peek_scalar(struct imp *I, const Onnx__NodeProto *n, size_t slot,
             struct memest_diag *keep = I->diag;
             int st;
             I->diag = NULL;
-            st = constant_node_value(I, v->producer, &c);
+            st = node_const_value(I, v->producer, &c);
             I->diag = keep;
             if (st != MEMEST_OK) {
                 return 0;
@@ -1627,8 +1711,8 @@ static int need_rank(struct imp *I, size_t node, const struct value *x,
                      unsigned rank, const char *what)
 {
     if (x->rank != rank) {
-        return node_fail(I, node, MEMEST_E_SHAPE,
-                         "its input '%.60s' has rank %u; it needs %s",
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "its input '%.60s' has rank %u; supported is %s",
                          x->name, x->rank, what);
     }
     return MEMEST_OK;
@@ -1719,11 +1803,10 @@ static int broadcast_bias(struct imp *I, size_t node, const struct cval *C,
     float *b;
     *out = NULL;
     if (!ok) {
-        return node_fail(I, node, MEMEST_E_SHAPE,
-                         "the bias of shape %s%llu values does not "
-                         "broadcast to one per output (%llu)",
-                         C->rank == 2 ? "2-D, " : "",
-                         (unsigned long long)C->count,
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "a bias of %llu values (rank %u) is not supported: "
+                         "only one value per output (%llu) or a scalar",
+                         (unsigned long long)C->count, C->rank,
                          (unsigned long long)m);
     }
     b = malloc((size_t)m * sizeof *b);
@@ -1808,7 +1891,9 @@ static int op_gemm(struct imp *I, size_t node)
     size_t x;
     int st;
 
-    if ((st = check_attrs(I, node, "alpha beta transA transB")) ||
+    /* broadcast (before opset 7) only allowed C to broadcast, which the
+     * bias check below handles */
+    if ((st = check_attrs(I, node, "alpha beta broadcast transA transB")) ||
         (st = attr_float(I, node, "alpha", 1.0, &alpha)) ||
         (st = attr_float(I, node, "beta", 1.0, &beta)) ||
         (st = attr_int(I, node, "transA", 0, &ta)) ||
@@ -1888,11 +1973,16 @@ static int op_batchnorm(struct imp *I, size_t node)
     const struct cval *p[4];
     double eps;
     int64_t training;
+    int64_t spatial;
     size_t x;
     size_t l;
     int st;
 
-    if ((st = check_attrs(I, node, "epsilon momentum training_mode")) ||
+    /* is_test (before opset 7) and momentum matter only for training;
+     * spatial=0 (before opset 9) means statistics per element */
+    if ((st = check_attrs(I, node, "epsilon is_test momentum spatial "
+                                   "training_mode")) ||
+        (st = attr_int(I, node, "spatial", 1, &spatial)) ||
         (st = attr_float(I, node, "epsilon", 1e-5, &eps)) ||
         (st = attr_int(I, node, "training_mode", 0, &training))) {
         return st;
@@ -1901,6 +1991,11 @@ static int op_batchnorm(struct imp *I, size_t node)
         return node_fail(I, node, MEMEST_E_PARSE,
                          "training_mode=1 is not supported (inference "
                          "only)");
+    }
+    if (spatial != 1) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "spatial=0 (statistics per element) is not "
+                         "supported");
     }
     for (size_t o = 1; o < n->n_output; o++) {
         if (str(n->output[o])[0] != '\0' &&
@@ -2140,8 +2235,16 @@ static int op_clip(struct imp *I, size_t node)
     size_t x;
     int st;
 
-    if ((st = check_attrs(I, node, "")) || (st = get_act(I, node, 0, &x))) {
+    if ((st = check_attrs(I, node, I->opset < 11 ? "max min" : "")) ||
+        (st = get_act(I, node, 0, &x))) {
         return st;
+    }
+    if (I->opset < 11) {
+        /* before opset 11 the bounds were attributes */
+        if ((st = attr_float(I, node, "min", -INFINITY, &lo)) ||
+            (st = attr_float(I, node, "max", INFINITY, &hi))) {
+            return st;
+        }
     }
     if (in_name(n, 1)[0] && (st = get_scalar(I, node, 1, "min", &lo))) {
         return st;
@@ -2189,7 +2292,9 @@ static int op_add(struct imp *I, size_t node)
     size_t l;
     int st;
 
-    if ((st = check_attrs(I, node, ""))) {
+    /* broadcast and axis (before opset 7) only allowed broadcasting,
+     * which is refused below anyway */
+    if ((st = check_attrs(I, node, "axis broadcast"))) {
         return st;
     }
     for (size_t i = 0; i < 2; i++) {
@@ -2235,7 +2340,8 @@ static int op_concat(struct imp *I, size_t node)
     int st;
 
     if ((st = check_attrs(I, node, "axis")) ||
-        (st = attr_int(I, node, "axis", INT64_MIN, &axis))) {
+        (st = attr_int(I, node, "axis", I->opset < 4 ? 1 : INT64_MIN,
+                       &axis))) {
         return st;
     }
     if (n->n_input < 1 || axis == INT64_MIN) {
@@ -2301,8 +2407,17 @@ static int op_dropout(struct imp *I, size_t node)
     size_t x;
     int st;
 
-    if ((st = check_attrs(I, node, "ratio seed"))) {
+    int64_t is_test;
+    if ((st = check_attrs(I, node, "is_test ratio seed")) ||
+        (st = attr_int(I, node, "is_test", I->opset < 7 ? 0 : 1,
+                       &is_test))) {
         return st;
+    }
+    if (is_test == 0) {
+        /* before opset 7 a Dropout dropped unless is_test=1 */
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "is_test=0 drops at random; only inference (an "
+                         "identity) is supported");
     }
     if (n->n_output > 1 && str(n->output[1])[0] != '\0' &&
         I->v[value_of(I, n->output[1])].readers > 0) {
@@ -2670,6 +2785,10 @@ static int analyse(struct imp *I)
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
         int constant = str_eq(n->op_type, "Constant");
+        if (str_eq(n->op_type, "Transpose") && n->n_input == 1) {
+            size_t src = value_of(I, str(n->input[0]));
+            constant = src != SIZE_MAX && is_constant(&I->v[src]);
+        }
         I->ni[i].gelu_x = SIZE_MAX;
         I->ni[i].gelu_erf = SIZE_MAX;
         I->ni[i].bias_add = SIZE_MAX;
@@ -3022,10 +3141,11 @@ int memest_model_load_onnx(const char *path,
             I.opset = o->has_version ? o->version : 1;
         }
     }
-    if (I.opset < 11 || I.opset > 17) {
+    if (I.opset < 1 || I.opset > 17) {
         st = diag_msg(diag, MEMEST_E_PARSE,
                       "opset %lld of the default domain is not supported "
-                      "(11 to 17 are)", (long long)I.opset);
+                      "(1 to 17 are, for the operators' forms listed in "
+                      "libmemest/README.md)", (long long)I.opset);
         goto done;
     }
     if ((st = analyse(&I)) != MEMEST_OK) {
@@ -3033,8 +3153,10 @@ int memest_model_load_onnx(const char *path,
     }
     for (size_t i = 0; i < I.g->n_node; i++) {
         const Onnx__NodeProto *n = I.g->node[i];
-        if (!I.ni[i].live || I.ni[i].skip || str_eq(n->op_type, "Constant")) {
-            continue;
+        size_t o = n->n_output ? value_of(&I, str(n->output[0])) : SIZE_MAX;
+        if (!I.ni[i].live || I.ni[i].skip ||
+            (o != SIZE_MAX && I.v[o].kind == V_CONST)) {
+            continue; /* folded, or a constant used where it is read */
         }
         if (!str_eq(n->domain, "") && !str_eq(n->domain, "ai.onnx")) {
             st = node_fail(&I, i, MEMEST_E_PARSE,
