@@ -781,32 +781,30 @@ static int nomem(struct imp *I)
     return diag_msg(I->diag, MEMEST_E_NOMEM, "out of memory");
 }
 
-/* A name safe for the text format: letters, digits, '_', '.', '-', at
- * most 64 bytes, not "input", unique among the names used so far. */
+/* A name the text format can carry: printable ASCII but for ',', '='
+ * and '#' (each becomes '_'), at most 64 bytes, unique among the names
+ * used so far; "input" is a layer name only for an input (`is_input`).
+ * ONNX's names ("input.1", "onnx::Conv_0", "/conv1/Conv") pass
+ * unchanged. */
 static int unique_name(struct imp *I, const char *want, const char *fallback,
-                       char **out)
+                       int is_input, char **out)
 {
     char base[72];
     char cand[96];
     size_t n = 0;
 
     for (const char *s = want; s && *s && n < 64; s++) {
-        char ch = *s;
-        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                 (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
-                 ch == '-';
-        /* leading separators would read oddly; drop them */
-        if (!ok && n == 0) {
-            continue;
-        }
-        base[n++] = ok ? ch : '_';
+        unsigned char ch = (unsigned char)*s;
+        int ok = ch > ' ' && ch < 0x7f && ch != ',' && ch != '=' &&
+                 ch != '#';
+        base[n++] = ok ? (char)ch : '_';
     }
     base[n] = '\0';
     if (n == 0) {
         snprintf(base, sizeof base, "%.60s", fallback);
     }
     snprintf(cand, sizeof cand, "%s", base);
-    for (unsigned k = 2; strcmp(cand, "input") == 0 ||
+    for (unsigned k = 2; (!is_input && strcmp(cand, "input") == 0) ||
                          strmap_get(&I->names, cand) != SIZE_MAX;
          k++) {
         snprintf(cand, sizeof cand, "%s_%u", base, k);
@@ -1327,7 +1325,7 @@ static int make_model_input(struct imp *I, size_t node, size_t vi)
     }
     v->shaped = 1;
     v->layer = SIZE_MAX;
-    st = unique_name(I, v->name, "x", (char **)&v->ref);
+    st = unique_name(I, v->name, "x", 1, (char **)&v->ref);
     if (st != MEMEST_OK) {
         return st;
     }
@@ -1410,7 +1408,7 @@ static int push_layer(struct imp *I, size_t node, const char *kind,
     memset(L, 0, sizeof *L);
     L->node = node;
     L->kind = kind;
-    st = unique_name(I, want_name, fallback, &L->name);
+    st = unique_name(I, want_name, fallback, 0, &L->name);
     if (st != MEMEST_OK) {
         return st;
     }
@@ -1535,7 +1533,7 @@ static int emit_act(struct imp *I, size_t node, size_t x,
         NULL, "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
         "logsoftmax", "erf"};
     const struct value *v = &I->v[x];
-    size_t l;
+    size_t l = 0;
     int st;
 
     if (try_fuse(I, x, act)) {
@@ -1727,8 +1725,8 @@ static int op_conv(struct imp *I, size_t node)
     const struct cval *B = NULL;
     struct window w;
     int64_t group;
-    size_t x;
-    size_t l;
+    size_t x = 0;
+    size_t l = 0;
     uint64_t dim[4];
     char win[120];
     int st;
@@ -1833,7 +1831,7 @@ static int emit_dense(struct imp *I, size_t node, size_t x,
     uint64_t bdim[1] = {m};
     uint64_t odim[4] = {I->v[x].dim[0], m, 0, 0};
     float *w = NULL;
-    size_t l;
+    size_t l = 0;
     int st;
 
     if (k != I->v[x].dim[1]) {
@@ -1888,7 +1886,7 @@ static int op_gemm(struct imp *I, size_t node)
     double alpha, beta;
     int64_t ta, tb;
     float *bias = NULL;
-    size_t x;
+    size_t x = 0;
     int st;
 
     /* broadcast (before opset 7) only allowed C to broadcast, which the
@@ -1929,7 +1927,7 @@ static int op_matmul(struct imp *I, size_t node)
     const struct cval *B;
     const struct cval *C = NULL;
     float *bias = NULL;
-    size_t x;
+    size_t x = 0;
     int st;
 
     if ((st = check_attrs(I, node, "")) ||
@@ -1974,8 +1972,8 @@ static int op_batchnorm(struct imp *I, size_t node)
     double eps;
     int64_t training;
     int64_t spatial;
-    size_t x;
-    size_t l;
+    size_t x = 0;
+    size_t l = 0;
     int st;
 
     /* is_test (before opset 7) and momentum matter only for training;
@@ -2053,8 +2051,8 @@ static int op_pool(struct imp *I, size_t node, int is_max)
     int64_t order = 0;
     uint64_t dim[4];
     char win[120];
-    size_t x;
-    size_t l;
+    size_t x = 0;
+    size_t l = 0;
     int st;
 
     if (is_max) {
@@ -2110,7 +2108,7 @@ static int emit_simple(struct imp *I, size_t node, const char *kind,
                        const char *fallback, size_t x, unsigned rank,
                        const uint64_t *dim)
 {
-    size_t l;
+    size_t l = 0;
     int st = push_layer(I, node, kind, I->g->node[node]->name, fallback, &l);
     if (st == MEMEST_OK) {
         st = layer_inputs(I, l, &x, 1);
@@ -2135,7 +2133,7 @@ static int emit_flat(struct imp *I, size_t node, size_t x)
 static int op_flatten(struct imp *I, size_t node)
 {
     int64_t axis;
-    size_t x;
+    size_t x = 0;
     int st;
     if ((st = check_attrs(I, node, "axis")) ||
         (st = attr_int(I, node, "axis", 1, &axis)) ||
@@ -2157,7 +2155,7 @@ static int op_reshape(struct imp *I, size_t node)
 {
     const struct cval *s;
     int64_t allowzero;
-    size_t x;
+    size_t x = 0;
     uint64_t k;
     int st;
 
@@ -2190,7 +2188,7 @@ static int op_softmax(struct imp *I, size_t node, enum memest_act act)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     int64_t axis;
-    size_t x;
+    size_t x = 0;
     int ok;
     int st;
 
@@ -2232,7 +2230,7 @@ static int op_clip(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     double lo = -INFINITY, hi = INFINITY;
-    size_t x;
+    size_t x = 0;
     int st;
 
     if ((st = check_attrs(I, node, I->opset < 11 ? "max min" : "")) ||
@@ -2289,7 +2287,7 @@ static int op_add(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     size_t xs[2];
-    size_t l;
+    size_t l = 0;
     int st;
 
     /* broadcast and axis (before opset 7) only allowed broadcasting,
@@ -2336,7 +2334,7 @@ static int op_concat(struct imp *I, size_t node)
     size_t *xs;
     uint64_t dim[4];
     int64_t axis;
-    size_t l;
+    size_t l = 0;
     int st;
 
     if ((st = check_attrs(I, node, "axis")) ||
@@ -2404,7 +2402,7 @@ done:
 static int op_dropout(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
-    size_t x;
+    size_t x = 0;
     int st;
 
     int64_t is_test;
@@ -2425,7 +2423,7 @@ static int op_dropout(struct imp *I, size_t node)
                          "its mask output is read, which is not supported");
     }
     if (in_name(n, 2)[0] != '\0') {
-        double training;
+        double training = 0.0;
         if ((st = get_scalar(I, node, 2, "training_mode", &training))) {
             return st;
         }
@@ -2445,7 +2443,7 @@ static int op_dropout(struct imp *I, size_t node)
 static int op_gap(struct imp *I, size_t node)
 {
     uint64_t dim[4];
-    size_t x;
+    size_t x = 0;
     int st;
     if ((st = check_attrs(I, node, "")) || (st = get_act(I, node, 0, &x)) ||
         (st = need_rank(I, node, &I->v[x], 4, "NxCxHxW"))) {
@@ -2460,7 +2458,7 @@ static int op_gap(struct imp *I, size_t node)
 /* An element-wise activation node (Relu, Sigmoid, Tanh, Erf). */
 static int op_unary(struct imp *I, size_t node, enum memest_act act)
 {
-    size_t x;
+    size_t x = 0;
     int st;
     if ((st = check_attrs(I, node, "")) || (st = get_act(I, node, 0, &x))) {
         return st;
@@ -2972,7 +2970,6 @@ static int build(struct imp *I, const char *model_name, memest_model **out)
     size_t nlines = 0;
     struct memest_tensor *ts = NULL;
     memest_model *m = NULL;
-    const char **names = NULL;
     int st;
 
     st = render(I, model_name, &b, &line_node, &nlines);
@@ -2990,8 +2987,7 @@ static int build(struct imp *I, const char *model_name, memest_model **out)
         goto done;
     }
     ts = calloc(I->nw ? I->nw : 1, sizeof *ts);
-    names = calloc(I->ninputs ? I->ninputs : 1, sizeof *names);
-    if (ts == NULL || names == NULL) {
+    if (ts == NULL) {
         st = nomem(I);
         goto done;
     }
@@ -3015,19 +3011,11 @@ static int build(struct imp *I, const char *model_name, memest_model **out)
         map_diag(I, node);
         goto done;
     }
-    for (size_t i = 0; i < I->ninputs; i++) {
-        names[i] = I->v[I->input_values[i]].name;
-    }
-    st = memest_model_set_import(m, I->fixed_batch, names, I->ninputs);
-    if (st != MEMEST_OK) {
-        st = nomem(I);
-        goto done;
-    }
+    model_set_fixed_batch(m, I->fixed_batch);
     *out = m;
     m = NULL;
 done:
     memest_model_destroy(m);
-    free(names);
     free(ts);
     free(line_node);
     free(b.s);
