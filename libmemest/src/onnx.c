@@ -841,17 +841,22 @@ static int check_attrs(struct imp *I, size_t node, const char *allowed)
     for (size_t i = 0; i < n->n_attribute; i++) {
         const char *a = str(n->attribute[i]->name);
         size_t len = strlen(a);
-        const char *p = allowed;
         int found = 0;
-        while (!found && (p = strstr(p, a)) != NULL) {
-            found = (p == allowed || p[-1] == ' ') &&
-                    (p[len] == ' ' || p[len] == '\0') && len > 0;
-            p += len ? len : 1;
+        /* compare with each space-separated word of the list */
+        for (const char *w = allowed; !found && *w != '\0';) {
+            size_t wl = strcspn(w, " ");
+            found = len > 0 && wl == len && memcmp(w, a, len) == 0;
+            w += wl;
+            while (*w == ' ') {
+                w++;
+            }
         }
         if (!found) {
             return node_fail(I, node, MEMEST_E_PARSE,
                              "attribute '%.40s' is not supported (this "
-                             "importer reads: %s)", a, allowed);
+                             "importer reads %s%s)", a,
+                             allowed[0] ? "only: " : "none here",
+                             allowed);
         }
     }
     return MEMEST_OK;
