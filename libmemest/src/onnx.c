@@ -25,6 +25,7 @@
 
 /* Protocol buffers cannot encode a message over 2 GiB. */
 #define MAX_FILE_BYTES ((size_t)2 * 1024 * 1024 * 1024 - 1)
+#define PB_LIMIT_TEXT "2 GiB, the limit of protocol buffers"
 /* Deeper nesting than any ONNX model has (a graph in an attribute of a
  * node of a graph...); refused before protobuf-c recurses into it. */
 #define MAX_NESTING 32
@@ -60,87 +61,6 @@ static void diag_start(struct memest_diag *diag, const char *source)
     }
     memset(diag, 0, sizeof *diag);
     snprintf(diag->source, sizeof diag->source, "%s", source);
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int diag_msg(struct memest_diag *diag, int status, const char *fmt,
-                    ...)
-{
-    va_list ap;
-
-    if (diag == NULL) {
-        return status;
-    }
-    diag->line = 0;
-    diag->column = 0;
-    va_start(ap, fmt);
-    vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-static int read_file(const char *path, const char *what, uint8_t **out,
-                     size_t *out_len, struct memest_diag *diag)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    size_t cap = 0;
-    int st = MEMEST_OK;
-
-    *out = NULL;
-    *out_len = 0;
-    if (f == NULL) {
-        return diag_msg(diag, MEMEST_E_IO, "cannot open the %s: %s", what,
-                        strerror(errno));
-    }
-    for (;;) {
-        size_t got;
-        if (len == cap) {
-            uint8_t *grown;
-            if (cap > MAX_FILE_BYTES) {
-                st = diag_msg(diag, MEMEST_E_RANGE,
-                              "the %s is larger than 2 GiB, the limit of "
-                              "protocol buffers", what);
-                goto fail;
-            }
-            cap = cap ? cap * 2 : 65536;
-            grown = realloc(buf, cap);
-            if (grown == NULL) {
-                st = diag_msg(diag, MEMEST_E_NOMEM,
-                              "out of memory reading the %s", what);
-                goto fail;
-            }
-            buf = grown;
-        }
-        got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            break;
-        }
-    }
-    if (ferror(f)) {
-        st = diag_msg(diag, MEMEST_E_IO, "error reading the %s: %s", what,
-                      strerror(errno));
-        goto fail;
-    }
-    if (len > MAX_FILE_BYTES) {
-        st = diag_msg(diag, MEMEST_E_RANGE,
-                      "the %s is larger than 2 GiB, the limit of protocol "
-                      "buffers", what);
-        goto fail;
-    }
-    fclose(f);
-    *out = buf;
-    *out_len = len;
-    return MEMEST_OK;
-
-fail:
-    fclose(f);
-    free(buf);
-    return st;
 }
 
 /* ---- Protobuf wire checks ----------------------------------------------- */
@@ -513,16 +433,6 @@ int memest_onnx_available(void)
     return 1;
 }
 
-void memest_owned_tensor_free(struct memest_owned_tensor *t)
-{
-    if (t == NULL) {
-        return;
-    }
-    free(t->name);
-    free(t->data);
-    memset(t, 0, sizeof *t);
-}
-
 int memest_tensor_load_pb(const char *path, struct memest_owned_tensor *out,
                           struct memest_diag *diag)
 {
@@ -538,29 +448,30 @@ int memest_tensor_load_pb(const char *path, struct memest_owned_tensor *out,
     }
     diag_start(diag, path ? path : "<tensor>");
     if (path == NULL || out == NULL) {
-        return diag_msg(diag, MEMEST_E_INVALID,
-                        "no tensor path or no place for the result");
+        return diag_fail(diag, MEMEST_E_INVALID,
+                         "no tensor path or no place for the result");
     }
-    st = read_file(path, "tensor file", &buf, &len, diag);
+    st = read_whole_file(path, "tensor file", MAX_FILE_BYTES, PB_LIMIT_TEXT,
+                         (char **)&buf, &len, diag);
     if (st != MEMEST_OK) {
         return st;
     }
     if (check_nesting(buf, len, &onnx__tensor_proto__descriptor, 0) != 0) {
         free(buf);
-        return diag_msg(diag, MEMEST_E_PARSE,
-                        "not an ONNX TensorProto: messages nested deeper "
-                        "than %d levels", MAX_NESTING);
+        return diag_fail(diag, MEMEST_E_PARSE,
+                         "not an ONNX TensorProto: messages nested deeper "
+                         "than %d levels", MAX_NESTING);
     }
     tp = onnx__tensor_proto__unpack(NULL, len, buf);
     free(buf);
     if (tp == NULL) {
-        return diag_msg(diag, MEMEST_E_PARSE,
-                        "not an ONNX TensorProto (malformed or truncated "
-                        "protocol buffer)");
+        return diag_fail(diag, MEMEST_E_PARSE,
+                         "not an ONNX TensorProto (malformed or truncated "
+                         "protocol buffer)");
     }
     st = decode_tensor(tp, &c, why, sizeof why);
     if (st != MEMEST_OK) {
-        diag_msg(diag, st, "tensor '%.60s' %s", str(tp->name), why);
+        diag_fail(diag, st, "tensor '%.60s' %s", str(tp->name), why);
         onnx__tensor_proto__free_unpacked(tp, NULL);
         return st;
     }
@@ -568,7 +479,7 @@ int memest_tensor_load_pb(const char *path, struct memest_owned_tensor *out,
     if (out->name == NULL) {
         cval_free(&c);
         onnx__tensor_proto__free_unpacked(tp, NULL);
-        return diag_msg(diag, MEMEST_E_NOMEM, "out of memory");
+        return diag_fail(diag, MEMEST_E_NOMEM, "out of memory");
     }
     out->data = c.owned;
     c.owned = NULL;
@@ -780,7 +691,7 @@ static int node_fail(struct imp *I, size_t node, int status,
 
 static int nomem(struct imp *I)
 {
-    return diag_msg(I->diag, MEMEST_E_NOMEM, "out of memory");
+    return diag_fail(I->diag, MEMEST_E_NOMEM, "out of memory");
 }
 
 /* A name the text format can carry: printable ASCII but for ',', '='
@@ -1206,7 +1117,8 @@ static int peek_scalar(struct imp *I, const Onnx__NodeProto *n, size_t slot,
     v = &I->v[vi];
     if (!v->decoded) {
         if (v->user != NULL) {
-            if (v->user->data == NULL || v->user->rank > MEMEST_TENSOR_MAX_RANK) {
+            if (v->user->data == NULL ||
+                v->user->rank > MEMEST_TENSOR_MAX_RANK) {
                 return 0;
             }
             uint64_t cnt = 1;
@@ -2818,16 +2730,16 @@ static int analyse(struct imp *I)
         }
     }
     if (g->n_output != 1) {
-        return diag_msg(I->diag, MEMEST_E_PARSE,
-                        "the graph has %zu outputs; one is supported",
-                        g->n_output);
+        return diag_fail(I->diag, MEMEST_E_PARSE,
+                         "the graph has %zu outputs; one is supported",
+                         g->n_output);
     }
     I->output_value = value_of(I, str(g->output[0]->name));
     if (I->output_value == SIZE_MAX ||
         I->v[I->output_value].kind == V_CONST) {
-        return diag_msg(I->diag, MEMEST_E_PARSE,
-                        "the graph output '%.60s' is not computed by any "
-                        "node", str(g->output[0]->name));
+        return diag_fail(I->diag, MEMEST_E_PARSE,
+                         "the graph output '%.60s' is not computed by any "
+                         "node", str(g->output[0]->name));
     }
     /* liveness, backwards from the output; readers of live nodes */
     I->v[I->output_value].live = 1;
@@ -3100,33 +3012,34 @@ int memest_model_load_onnx(const char *path,
     }
     diag_start(diag, path ? path : "<onnx>");
     if (path == NULL || out == NULL) {
-        return diag_msg(diag, MEMEST_E_INVALID,
-                        "no model path or no place for the result");
+        return diag_fail(diag, MEMEST_E_INVALID,
+                         "no model path or no place for the result");
     }
     memset(&I, 0, sizeof I);
     I.path = path;
     I.diag = diag;
     I.opts = opts;
-    st = read_file(path, "model file", &data, &len, diag);
+    st = read_whole_file(path, "model file", MAX_FILE_BYTES, PB_LIMIT_TEXT,
+                         (char **)&data, &len, diag);
     if (st != MEMEST_OK) {
         return st;
     }
     if (check_nesting(data, len, &onnx__model_proto__descriptor, 0) != 0) {
         free(data);
-        return diag_msg(diag, MEMEST_E_PARSE,
-                        "not an ONNX model: messages nested deeper than %d "
-                        "levels", MAX_NESTING);
+        return diag_fail(diag, MEMEST_E_PARSE,
+                         "not an ONNX model: messages nested deeper than %d "
+                         "levels", MAX_NESTING);
     }
     I.model = onnx__model_proto__unpack(NULL, len, data);
     free(data);
     if (I.model == NULL) {
-        return diag_msg(diag, MEMEST_E_PARSE,
-                        "not an ONNX model (malformed or truncated protocol "
-                        "buffer)");
+        return diag_fail(diag, MEMEST_E_PARSE,
+                         "not an ONNX model (malformed or truncated protocol "
+                         "buffer)");
     }
     I.g = I.model->graph;
     if (I.g == NULL) {
-        st = diag_msg(diag, MEMEST_E_PARSE, "the ONNX model has no graph");
+        st = diag_fail(diag, MEMEST_E_PARSE, "the ONNX model has no graph");
         goto done;
     }
     I.opset = -1;
@@ -3137,10 +3050,10 @@ int memest_model_load_onnx(const char *path,
         }
     }
     if (I.opset < 1 || I.opset > 17) {
-        st = diag_msg(diag, MEMEST_E_PARSE,
-                      "opset %lld of the default domain is not supported "
-                      "(1 to 17 are, for the operators' forms listed in "
-                      "libmemest/README.md)", (long long)I.opset);
+        st = diag_fail(diag, MEMEST_E_PARSE,
+                       "opset %lld of the default domain is not supported "
+                       "(1 to 17 are, for the operators' forms listed in "
+                       "libmemest/README.md)", (long long)I.opset);
         goto done;
     }
     if ((st = analyse(&I)) != MEMEST_OK) {
@@ -3164,9 +3077,10 @@ int memest_model_load_onnx(const char *path,
         }
     }
     if (I.nl == 0 || I.v[I.output_value].layer != I.nl - 1) {
-        st = diag_msg(diag, MEMEST_E_PARSE,
-                      "the graph output '%.60s' is %s", I.v[I.output_value].name,
-                      I.nl == 0 ? "not computed by any supported node"
+        st = diag_fail(diag, MEMEST_E_PARSE,
+                       "the graph output '%.60s' is %s",
+                       I.v[I.output_value].name,
+                       I.nl == 0 ? "not computed by any supported node"
                                 : "not made by the last node");
         goto done;
     }

@@ -45,13 +45,3 @@ int memest_tensor_load_pb(const char *path, struct memest_owned_tensor *out,
     }
     return no_onnx(path, diag);
 }
-
-void memest_owned_tensor_free(struct memest_owned_tensor *t)
-{
-    if (t == NULL) {
-        return;
-    }
-    free(t->name);
-    free(t->data);
-    memset(t, 0, sizeof *t);
-}

@@ -1773,10 +1773,8 @@ static void base_name(const char *path, char *buf, size_t cap)
 int memest_model_load(const char *path_or_preset, memest_model **out,
                       struct memest_diag *diag)
 {
-    FILE *f;
     char *text = NULL;
     size_t len = 0;
-    size_t cap = 0;
     char default_name[128];
     int st;
 
@@ -1798,71 +1796,15 @@ int memest_model_load(const char *path_or_preset, memest_model **out,
     if (len > 5 && strcmp(path_or_preset + len - 5, ".onnx") == 0) {
         return memest_model_load_onnx(path_or_preset, NULL, out, diag);
     }
-    len = 0;
     set_source(diag, path_or_preset);
-    f = fopen(path_or_preset, "rb");
-    if (f == NULL) {
-        if (diag != NULL) {
-            snprintf(diag->message, sizeof diag->message,
-                     "cannot open the model file: %s", strerror(errno));
-        }
-        return MEMEST_E_IO;
+    st = read_whole_file(path_or_preset, "model file", MAX_FILE_BYTES,
+                         "64 MiB", &text, &len, diag);
+    if (st != MEMEST_OK) {
+        return st;
     }
-    for (;;) {
-        size_t got;
-        if (len == cap) {
-            char *grown;
-            if (cap > MAX_FILE_BYTES) {
-                st = MEMEST_E_RANGE;
-                if (diag != NULL) {
-                    snprintf(diag->message, sizeof diag->message,
-                             "the model file is larger than 64 MiB");
-                }
-                goto fail_read;
-            }
-            cap = cap ? cap * 2 : 4096;
-            grown = realloc(text, cap);
-            if (grown == NULL) {
-                st = MEMEST_E_NOMEM;
-                if (diag != NULL) {
-                    snprintf(diag->message, sizeof diag->message,
-                             "out of memory reading the model file");
-                }
-                goto fail_read;
-            }
-            text = grown;
-        }
-        got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            break;
-        }
-    }
-    if (ferror(f)) {
-        st = MEMEST_E_IO;
-        if (diag != NULL) {
-            snprintf(diag->message, sizeof diag->message,
-                     "error reading the model file: %s", strerror(errno));
-        }
-        goto fail_read;
-    }
-    if (len > MAX_FILE_BYTES) {
-        st = MEMEST_E_RANGE;
-        if (diag != NULL) {
-            snprintf(diag->message, sizeof diag->message,
-                     "the model file is larger than 64 MiB");
-        }
-        goto fail_read;
-    }
-    fclose(f);
     base_name(path_or_preset, default_name, sizeof default_name);
     st = parse_named(text ? text : "", len, path_or_preset, default_name,
                      out, diag);
-    free(text);
-    return st;
-
-fail_read:
-    fclose(f);
     free(text);
     return st;
 }
