@@ -387,6 +387,21 @@ static void shape_is(struct memest_shape s, uint64_t a, uint64_t b,
     assert_int_equal(s.dim[2], c);
 }
 
+/* kernel, stride, then padding top, left, bottom, right */
+static void window_is(const struct memest_layer *L, uint64_t kh, uint64_t kw,
+                      uint64_t sh, uint64_t sw, uint64_t pt, uint64_t pl,
+                      uint64_t pb, uint64_t pr)
+{
+    assert_int_equal(L->kernel_h, kh);
+    assert_int_equal(L->kernel_w, kw);
+    assert_int_equal(L->stride_h, sh);
+    assert_int_equal(L->stride_w, sw);
+    assert_int_equal(L->pad_top, pt);
+    assert_int_equal(L->pad_left, pl);
+    assert_int_equal(L->pad_bottom, pb);
+    assert_int_equal(L->pad_right, pr);
+}
+
 static void test_fixture_layers(void **state)
 {
     memest_model *m;
@@ -397,14 +412,7 @@ static void test_fixture_layers(void **state)
      * = 5, W (8+0+1-2)/1+1 = 8; the depthwise conv takes the Relu. */
     m = load_fixture("conv_pads_strides");
     L = layer(m, 0, MEMEST_KIND_CONV2D, MEMEST_ACT_NONE);
-    assert_int_equal(L->kernel_h, 3);
-    assert_int_equal(L->kernel_w, 2);
-    assert_int_equal(L->stride_h, 2);
-    assert_int_equal(L->stride_w, 1);
-    assert_int_equal(L->pad_top, 1);
-    assert_int_equal(L->pad_left, 0);
-    assert_int_equal(L->pad_bottom, 2);
-    assert_int_equal(L->pad_right, 1);
+    window_is(L, 3, 2, 2, 1, 1, 0, 2, 1);
     shape_is(L->out_shape, 4, 5, 8);
     L = layer(m, 1, MEMEST_KIND_CONV2D, MEMEST_ACT_RELU);
     assert_int_equal(L->groups, 4);
@@ -419,19 +427,13 @@ static void test_fixture_layers(void **state)
      * SAME_UPPER puts the odd one at the end, SAME_LOWER at the start */
     m = load_fixture("conv_same_upper");
     L = layer(m, 0, MEMEST_KIND_CONV2D, MEMEST_ACT_NONE);
-    assert_int_equal(L->pad_top, 1);
-    assert_int_equal(L->pad_bottom, 2);
-    assert_int_equal(L->pad_left, 0);
-    assert_int_equal(L->pad_right, 1);
+    window_is(L, 4, 3, 2, 2, 1, 0, 2, 1);
     shape_is(L->out_shape, 3, 4, 4);
     assert_false(L->has_bias);
     memest_model_destroy(m);
     m = load_fixture("conv_same_lower");
     L = layer(m, 0, MEMEST_KIND_CONV2D, MEMEST_ACT_NONE);
-    assert_int_equal(L->pad_top, 2);
-    assert_int_equal(L->pad_bottom, 1);
-    assert_int_equal(L->pad_left, 1);
-    assert_int_equal(L->pad_right, 0);
+    window_is(L, 4, 3, 2, 2, 2, 1, 1, 0);
     shape_is(memest_model_layer(m, 1)->out_shape, 4, 3, 3); /* VALID k=2 */
     memest_model_destroy(m);
 
@@ -475,11 +477,14 @@ static void test_fixture_layers(void **state)
      * 3x3; Reshape [0, -1] -> a flatten of 2*3*3 */
     m = load_fixture("pools");
     L = layer(m, 0, MEMEST_KIND_MAXPOOL, MEMEST_ACT_NONE);
+    window_is(L, 3, 3, 2, 2, 1, 1, 1, 1);
     shape_is(L->out_shape, 2, 5, 5);
     L = layer(m, 1, MEMEST_KIND_AVGPOOL, MEMEST_ACT_NONE);
+    window_is(L, 2, 2, 1, 1, 1, 0, 0, 1);
     assert_int_equal(L->count_include_pad, 0);
     shape_is(L->out_shape, 2, 5, 5);
     L = layer(m, 2, MEMEST_KIND_AVGPOOL, MEMEST_ACT_NONE);
+    window_is(L, 3, 2, 2, 2, 1, 1, 1, 1);
     assert_int_equal(L->count_include_pad, 1);
     shape_is(L->out_shape, 2, 3, 3);
     L = layer(m, 3, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
