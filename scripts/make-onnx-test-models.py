@@ -357,6 +357,64 @@ def m_typed(out):
     g.save(out, y)
 
 
+# ---- Models exported by PyTorch itself -----------------------------------
+
+class TorchNet(torch.nn.Module):
+    """conv-bn-relu, depthwise conv-bn, a residual add with relu6, max
+    pooling, global pooling, flatten, Linear-GELU-Linear, log-softmax."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(2)
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Linear(8, 16)
+        self.gelu = nn.GELU()
+        self.fc2 = nn.Linear(16, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = F.relu6(self.bn2(self.conv2(y)) + y)
+        y = torch.flatten(self.gap(self.pool(y)), 1)
+        return F.log_softmax(self.fc2(self.gelu(self.fc1(y))), 1)
+
+
+def m_torch(out):
+    """The same network exported twice: in eval mode PyTorch folds the
+    batch norms into the convolutions itself; in preserve mode they stay
+    BatchNormalization nodes (with Identity nodes on shared constants)."""
+    net = TorchNet().eval()
+    with torch.no_grad():
+        for mod in net.modules():
+            if isinstance(mod, torch.nn.BatchNorm2d):
+                mod.running_mean.uniform_(-0.5, 0.5)
+                mod.running_var.uniform_(0.5, 2.0)
+                mod.weight.uniform_(0.5, 1.5)
+                mod.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(BATCH, 3, 16, 16)
+    with torch.no_grad():
+        y = net(x)
+    for name, mode in (("torch_cnn", torch.onnx.TrainingMode.EVAL),
+                       ("torch_cnn_bn", torch.onnx.TrainingMode.PRESERVE)):
+        d = os.path.join(out, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(os.path.join(d, "test_data_set_0"))
+        torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
+                          input_names=["input"], output_names=["logits"],
+                          dynamic_axes={"input": {0: "batch"},
+                                        "logits": {0: "batch"}},
+                          opset_version=13, training=mode,
+                          do_constant_folding=True)
+        save_pb(x, "input", os.path.join(d, "test_data_set_0",
+                                         "input_0.pb"))
+        save_pb(y, "logits", os.path.join(d, "test_data_set_0",
+                                          "output_0.pb"))
+
+
 # ---- The bad models ------------------------------------------------------
 
 def bad(out, name, g, output, check=False):
@@ -432,6 +490,7 @@ def main():
     m_gelu(out)
     m_residual(out)
     m_typed(out)
+    m_torch(out)
     bad_models(out)
 
 

@@ -1001,12 +1001,39 @@ static int transpose_value(struct imp *I, size_t node, struct cval *c)
     return MEMEST_OK;
 }
 
-/* The value of a node that makes a constant: Constant or a folded
- * Transpose. */
+/* An Identity of a constant (PyTorch exports one per initializer that
+ * two names share): the same values. */
+static int identity_value(struct imp *I, size_t node, struct cval *c)
+{
+    const struct cval *x;
+    int st = get_const(I, node, 0, "input", &x);
+
+    memset(c, 0, sizeof *c);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    *c = *x;
+    c->owned = NULL; /* the data stays the source's */
+    c->ints = NULL;
+    if (x->ints != NULL) {
+        c->ints = malloc((x->count ? (size_t)x->count : 1) * sizeof *c->ints);
+        if (c->ints == NULL) {
+            return nomem(I);
+        }
+        memcpy(c->ints, x->ints, (size_t)x->count * sizeof *c->ints);
+    }
+    return MEMEST_OK;
+}
+
+/* The value of a node that makes a constant: Constant, or a Transpose or
+ * Identity of a constant, folded. */
 static int node_const_value(struct imp *I, size_t node, struct cval *c)
 {
     if (str_eq(I->g->node[node]->op_type, "Transpose")) {
         return transpose_value(I, node, c);
+    }
+    if (str_eq(I->g->node[node]->op_type, "Identity")) {
+        return identity_value(I, node, c);
     }
     return constant_node_value(I, node, c);
 }
@@ -1428,7 +1455,8 @@ static int push_weight(struct imp *I, size_t l, const char *suffix,
 }
 
 /* Fuse activation `act` into the layer making value x when that layer
- * takes one, has none yet, and x has no other reader. 1 when fused. */
+ * takes one, has none yet (or a relu that act makes redundant), and x
+ * has no other reader. 1 when fused. */
 static int try_fuse(struct imp *I, size_t x, enum memest_act act)
 {
     struct value *v = &I->v[x];
@@ -1437,7 +1465,17 @@ static int try_fuse(struct imp *I, size_t x, enum memest_act act)
         return 0;
     }
     L = &I->L[v->layer];
-    if (!L->takes_act || L->act != MEMEST_ACT_NONE) {
+    if (!L->takes_act) {
+        return 0;
+    }
+    /* relu then relu or relu6 is the second alone (PyTorch exports
+     * F.relu6 as Relu followed by Clip(0, 6)) */
+    if (L->act == MEMEST_ACT_RELU &&
+        (act == MEMEST_ACT_RELU || act == MEMEST_ACT_RELU6)) {
+        L->act = act;
+        return 1;
+    }
+    if (L->act != MEMEST_ACT_NONE) {
         return 0;
     }
     L->act = act;
@@ -2702,9 +2740,13 @@ static int analyse(struct imp *I)
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
         int constant = str_eq(n->op_type, "Constant");
-        if (str_eq(n->op_type, "Transpose") && n->n_input == 1) {
+        if ((str_eq(n->op_type, "Transpose") ||
+             str_eq(n->op_type, "Identity")) &&
+            n->n_input == 1) {
+            /* folded only from a constant of the file: a graph input
+             * bound by opts->constants may still be read as data */
             size_t src = value_of(I, str(n->input[0]));
-            constant = src != SIZE_MAX && is_constant(&I->v[src]);
+            constant = src != SIZE_MAX && I->v[src].kind == V_CONST;
         }
         I->ni[i].gelu_x = SIZE_MAX;
         I->ni[i].gelu_erf = SIZE_MAX;

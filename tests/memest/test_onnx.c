@@ -516,6 +516,31 @@ static void test_fixture_layers(void **state)
     m = load_fixture("typed_fixed_batch");
     assert_int_equal(memest_model_fixed_batch(m), 3);
     memest_model_destroy(m);
+
+    /* torch.onnx.export of one network: folded by PyTorch (eval) or with
+     * its BatchNormalization nodes (preserve), the same layers: conv 8*3*9
+     * + 8 (the folded bias), depthwise 8*9 + 8, Linear 8*16 + 16 and
+     * 16*10 + 10 = 618 parameters */
+    for (int k = 0; k < 2; k++) {
+        m = load_fixture(k ? "torch_cnn_bn" : "torch_cnn");
+        assert_string_equal(memest_model_input_name(m, 0), "input");
+        assert_int_equal(memest_model_layer_count(m), 8);
+        L = layer(m, 0, MEMEST_KIND_CONV2D, MEMEST_ACT_RELU);
+        assert_string_equal(L->name, "/conv1/Conv");
+        if (k) {
+            assert_string_equal(L->folded_bn, "/bn1/BatchNormalization");
+        }
+        L = layer(m, 1, MEMEST_KIND_CONV2D, MEMEST_ACT_NONE);
+        assert_int_equal(L->groups, 8);
+        layer(m, 2, MEMEST_KIND_ADD, MEMEST_ACT_RELU6);
+        layer(m, 3, MEMEST_KIND_MAXPOOL, MEMEST_ACT_NONE);
+        layer(m, 4, MEMEST_KIND_GLOBALAVGPOOL, MEMEST_ACT_NONE);
+        layer(m, 5, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+        layer(m, 6, MEMEST_KIND_DENSE, MEMEST_ACT_GELU);
+        layer(m, 7, MEMEST_KIND_DENSE, MEMEST_ACT_LOGSOFTMAX);
+        assert_int_equal(memest_model_parameter_count(m), 618);
+        memest_model_destroy(m);
+    }
 }
 
 static void test_fixture_outputs(void **state)
@@ -523,7 +548,7 @@ static void test_fixture_outputs(void **state)
     static const char *const names[] = {
         "conv_pads_strides", "conv_same_upper", "conv_same_lower",
         "gemm_softmax", "matmul_add", "bn_fold", "pools", "gelu",
-        "residual", "typed_fixed_batch"};
+        "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
