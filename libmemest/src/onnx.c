@@ -1150,7 +1150,9 @@ static int peek_scalar(struct imp *I, const Onnx__NodeProto *n, size_t slot,
             }
             uint64_t cnt = 1;
             for (unsigned d = 0; d < v->user->rank; d++) {
-                cnt *= v->user->dim[d];
+                if (mul_ovf(cnt, v->user->dim[d], &cnt)) {
+                    return 0;
+                }
             }
             if (cnt != 1) {
                 return 0;
@@ -3090,6 +3092,12 @@ int memest_model_load_onnx(const char *path,
         if (str_eq(o->domain, "") || str_eq(o->domain, "ai.onnx")) {
             I.opset = o->has_version ? o->version : 1;
         }
+    }
+    if (I.opset < 0) {
+        st = diag_fail(diag, MEMEST_E_PARSE,
+                       "the model imports no opset of the default domain "
+                       "(ai.onnx)");
+        goto done;
     }
     if (I.opset < 1 || I.opset > 17) {
         st = diag_fail(diag, MEMEST_E_PARSE,
