@@ -901,7 +901,25 @@ struct prof_exec_opts {
      * takes libmemest's plan; any other value is checked instead, so a
      * wrong plan can be tried (it fails with PROF_E_MEMEST). */
     uint64_t plan_bytes;
+    /* Threads, 1 to 64 (default 1). A dense or conv2d layer of at least
+     * thread_min_macs MACs at the batch (default
+     * PROF_EXEC_THREAD_MIN_MACS) is split among them: a convolution by
+     * samples (a single sample: its products by rows or columns, or a
+     * depthwise one by channels), a dense layer by rows or columns of its
+     * product, an int8 product by rows; every other operator, and smaller
+     * layers, whose work would not pay for waking the threads, run on the
+     * caller's. Each thread computes whole output elements exactly as one
+     * thread would, so results do not depend on the thread count (bit for
+     * bit). The workers are libkernels' (kern_parallel). */
+    unsigned threads;
+    uint64_t thread_min_macs;
 };
+
+/* The default work threshold of prof_exec_opts.thread_min_macs: 2^20
+ * MACs, about 30 us of a layer at this project's one-core speeds, several
+ * times what handing work to a spinning worker and waiting for it costs
+ * (bench-exec --threads measures the ratio). */
+#define PROF_EXEC_THREAD_MIN_MACS UINT64_C(1048576)
 
 /* Fill the defaults above. NULL is ignored. */
 PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts);
@@ -911,9 +929,9 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts);
  * the parameters (seeded) and the scratch. On success *out is a new
  * executor released with prof_exec_destroy(); on error *out is NULL and
  * diag (may be NULL) says why. PROF_E_INVALID for NULL model or out;
- * PROF_E_RANGE for batch 0, fp64 or a bad precision, or a layer the
- * kernels do not run (pool padding over half the window, an int8 GEMM
- * longer than the kernel allows); PROF_E_MEMEST when libmemest cannot
+ * PROF_E_RANGE for batch 0, threads outside 1..64, fp64 or a bad
+ * precision, or a layer the kernels do not run (pool padding over half the
+ * window, an int8 GEMM longer than the kernel allows); PROF_E_MEMEST when libmemest cannot
  * estimate the model or when the arena the layout needs differs from the
  * plan; PROF_E_OVERFLOW when a buffer does not fit in size_t;
  * PROF_E_NOMEM; PROF_E_KERNEL when packing int8 weights fails.
@@ -969,6 +987,7 @@ struct prof_exec_op_info {
                                   copies its input to the arena's other
                                   end, so it moves both) */
     uint64_t scratch_bytes;    /* scratch this operator touches */
+    unsigned threads;          /* threads it runs on (prof_exec_opts) */
 };
 
 /* Number of operators: layers + 1 (the input staging). 0 for NULL. */
