@@ -130,6 +130,8 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
             }
             work[i].macs = p->ops[i].info.macs;
             work[i].bytes = p->ops[i].info.bytes_moved;
+            /* a layer split among threads is predicted on as many cores */
+            work[i].threads = p->ops[i].info.threads;
             measured[i] = p->ops[i].latency_ms;
         }
         /* int8 work runs at the int8 peak, 16-bit at the 16-bit one: the

@@ -458,6 +458,8 @@ PROF_API int prof_precision_tradeoff(const struct prof_sweep_row *rows,
 /* ---- Devices and roofline prediction ----------------------------------- */
 
 #define PROF_DEVICE_NAME_MAX 64
+/* The most cores a device may count. */
+#define PROF_DEVICE_CORES_MAX 4096
 
 /* A cache with its own bandwidth, for the cache-aware roofline. */
 struct prof_cache_level {
@@ -483,6 +485,11 @@ struct prof_device {
      * is used): 16-bit storage (fp16, bf16) and int8. */
     double peak_gmacs_f16;
     double peak_gmacs_int8;
+    /* The cores the peaks add up (0 is read as 1): every peak above is the
+     * whole device's, cores of them working together. A run on T threads
+     * is predicted at min(T, cores) / cores of it (prof_device_peak_threads),
+     * so a one-thread run on a four-core board at a quarter of its peak. */
+    unsigned cores;
 };
 
 /*
@@ -492,6 +499,18 @@ struct prof_device {
  */
 PROF_API double prof_device_peak(const struct prof_device *dev,
                                  enum memest_precision p);
+
+/* The cores dev's peaks count: dev->cores, or 1 when it is 0. NULL: 1. */
+PROF_API unsigned prof_device_cores(const struct prof_device *dev);
+
+/*
+ * The peak of dev for precision p on `threads` threads (0 is read as 1):
+ * prof_device_peak(dev, p) * min(threads, cores) / cores. More threads
+ * than cores gain nothing. NULL dev: 0.
+ */
+PROF_API double prof_device_peak_threads(const struct prof_device *dev,
+                                         enum memest_precision p,
+                                         unsigned threads);
 
 /* Number of built-in devices (rpi4, jetson-nano, desktop). */
 PROF_API size_t prof_device_catalog_count(void);
@@ -504,7 +523,8 @@ PROF_API const char *prof_device_catalog_source(size_t i);
 
 /*
  * The host as a device: main memory bandwidth and peak from cal (NULL:
- * from prof_host_calibration()), one cache level per calibrated cache
+ * from prof_host_calibration()), the peaks (calibrated on one thread)
+ * times the online cores, which cores counts, one cache level per calibrated cache
  * (cal->levels), memory from the OS, power_watts 0 (unknown: nothing on a
  * general-purpose machine measures it; callers may set it). Clear
  * cache_count for the plain DRAM roofline of the host.
@@ -515,7 +535,8 @@ PROF_API int prof_device_host(const struct prof_calibration *cal,
 
 /* Check a device's fields (PROF_E_RANGE with a message in diag, which may
  * be NULL): a non-empty name, finite bandwidth and peak > 0, finite power
- * and memory >= 0, at most PROF_CACHE_LEVELS_MAX caches with capacities
+ * and memory >= 0, cores <= PROF_DEVICE_CORES_MAX, at most
+ * PROF_CACHE_LEVELS_MAX caches with capacities
  * > 0 strictly increasing and finite bandwidths > 0. */
 PROF_API int prof_device_validate(const struct prof_device *dev,
                                   struct prof_diag *diag);
@@ -538,7 +559,8 @@ PROF_API int prof_device_make(const char *name, double bandwidth_gbps,
  *   name=board,bandwidth_gbps=12.8,peak_gmacs=40,power_watts=5,memory_mb=2048
  * Keys in any order, each at most once; name, bandwidth_gbps and peak_gmacs
  * are required, power_watts and memory_mb default to 0 (unknown), and
- * peak_gmacs_f16 and peak_gmacs_int8 to 0 (the fp32 peak). Spaces
+ * peak_gmacs_f16 and peak_gmacs_int8 to 0 (the fp32 peak), cores (a
+ * whole number, 1 to PROF_DEVICE_CORES_MAX) to 1. Spaces
  * around keys and values are ignored. PROF_E_PARSE with diag (column and
  * message) for an unknown or repeated key, a missing '=', a bad number or a
  * missing required key; PROF_E_RANGE for a value outside its domain.
@@ -569,7 +591,7 @@ PROF_API int prof_bandwidth_roof(const struct prof_device *dev,
 
 /* Roofline prediction of one piece of work on a device. */
 struct prof_prediction {
-    double compute_ms;     /* macs / peak */
+    double compute_ms;     /* macs / peak_gmacs */
     double memory_ms;      /* bytes / bandwidth_gbps */
     double predicted_ms;   /* max of the two */
     enum prof_bound bound; /* which term is larger (memory on a tie) */
@@ -578,21 +600,35 @@ struct prof_prediction {
     unsigned memory_level; /* the level whose bandwidth was used: 1-3 a
                               cache, 0 main memory */
     double bandwidth_gbps; /* that bandwidth */
+    unsigned threads;      /* the threads the work was predicted on */
+    double peak_gmacs;     /* the compute roof used: dev->peak_gmacs *
+                              min(threads, cores) / cores */
 };
 
 /*
- * Predict macs and bytes on dev: compute_ms = macs / peak_gmacs, and
- * memory_ms = bytes / the bandwidth of the smallest cache in dev->cache
- * whose capacity holds all the bytes (the working set), or of main memory
- * when none does or the device has no caches. PROF_E_INVALID for NULL,
- * PROF_E_RANGE for an invalid device. */
+ * Predict macs and bytes on one thread of dev: compute_ms = macs / the
+ * peak of one of its cores (dev->peak_gmacs / cores), and memory_ms =
+ * bytes / the bandwidth of the smallest cache in dev->cache whose capacity
+ * holds all the bytes (the working set), or of main memory when none does
+ * or the device has no caches. PROF_E_INVALID for NULL, PROF_E_RANGE for
+ * an invalid device. */
 PROF_API int prof_predict(const struct prof_device *dev, uint64_t macs,
                           uint64_t bytes, struct prof_prediction *out);
+
+/* The same on `threads` threads (0 is read as 1): the compute roof is
+ * dev->peak_gmacs * min(threads, cores) / cores; the bandwidth is the
+ * device's whatever the threads (the catalogue's figures are what the
+ * memory system sustains, and the host's one thread's triad). */
+PROF_API int prof_predict_threads(const struct prof_device *dev,
+                                  uint64_t macs, uint64_t bytes,
+                                  unsigned threads,
+                                  struct prof_prediction *out);
 
 /* The work of one layer or operator. */
 struct prof_work {
     uint64_t macs;
     uint64_t bytes;
+    unsigned threads; /* it runs on (0 is read as 1) */
 };
 
 /* A layer's prediction and, when measured, its error. */
