@@ -134,7 +134,7 @@ static void test_tiny_on_rpi4(void **state)
                 "predicted_energy_proxy_j",
                 "host_predicted_ms", "host_prediction_error",
                 "host_memory_level", "host_dram_predicted_ms",
-                "host_dram_prediction_error",
+                "host_dram_prediction_error", "threads",
             };
             for (size_t k = 0; k < sizeof empty / sizeof empty[0]; k++) {
                 if (cell_set(t, i, empty[k])) {
@@ -144,8 +144,10 @@ static void test_tiny_on_rpi4(void **state)
             continue;
         }
         assert_true(cell_real(t, i, "bytes_moved") == moved[i]);
-        /* roofline on the catalogue's rpi4 */
-        const double c_ms = macs[i] / (rpi4.peak_gmacs * 1e9) * 1e3;
+        /* roofline on the catalogue's rpi4, one thread: one core */
+        assert_true(cell_real(t, i, "threads") == 1.0);
+        const double c_ms =
+            macs[i] / (rpi4.peak_gmacs / rpi4.cores * 1e9) * 1e3;
         const double m_ms = moved[i] / (rpi4.bandwidth_gbps * 1e9) * 1e3;
         const double pred = cell_real(t, i, "predicted_ms");
         ASSERT_NEAR(pred, fmax(c_ms, m_ms), 1e-12 * pred);
@@ -195,10 +197,13 @@ static void test_tiny_on_rpi4(void **state)
                 1e-9 * (36.0 / lat_s / 1e9));
     ASSERT_NEAR(cell_real(t, 0, "intensity_mac_per_byte"), 36.0 / 164.0,
                 1e-15);
+    /* one thread: one of the Pi's four cores */
+    const double core_peak = rpi4.peak_gmacs / rpi4.cores;
+    assert_true(cell_real(t, 0, "threads") == 1.0);
     ASSERT_NEAR(cell_real(t, 0, "knee_mac_per_byte"),
-                rpi4.peak_gmacs / rpi4.bandwidth_gbps, 1e-12);
+                core_peak / rpi4.bandwidth_gbps, 1e-12);
     assert_string_equal(cell_text(t, 0, "regime"),
-                        36.0 / 164.0 < rpi4.peak_gmacs / rpi4.bandwidth_gbps
+                        36.0 / 164.0 < core_peak / rpi4.bandwidth_gbps
                             ? "memory"
                             : "compute");
     const double pred = cell_real(t, 0, "predicted_ms");

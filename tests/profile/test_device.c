@@ -484,6 +484,89 @@ static void test_cores(void **state)
     assert_int_equal(prof_device_validate(&d, NULL), PROF_E_RANGE);
 }
 
+/* The three predictions the profile apps share, by hand from a made-up
+ * calibration (one thread at 50 GMAC/s; L1 32 KiB at 200 GB/s, L2 1 MiB at
+ * 100, L3 16 MiB at 40, DRAM 10) and a profile of three rows: the input
+ * staging, a layer of 5e6 MACs and 40 KiB on one thread, one of 2e8 MACs
+ * and 4 MiB on two threads. */
+static void test_predict_all(void **state)
+{
+    (void)state;
+    struct prof_calibration cal;
+    fake_calibration(&cal);
+    struct prof_exec_op_row rows[3];
+    memset(rows, 0, sizeof rows);
+    rows[0].info.kind = MEMEST_KIND_INPUT;
+    rows[0].info.bytes_moved = 1000;
+    rows[0].info.threads = 1;
+    rows[0].latency_ms = 0.001;
+    rows[1].info.kind = MEMEST_KIND_DENSE;
+    rows[1].info.macs = 5000000;
+    rows[1].info.bytes_moved = 40960;
+    rows[1].info.threads = 1;
+    rows[1].latency_ms = 0.2;
+    rows[2].info.kind = MEMEST_KIND_CONV2D;
+    rows[2].info.macs = 200000000;
+    rows[2].info.bytes_moved = 4194304;
+    rows[2].info.threads = 2;
+    rows[2].latency_ms = 3.0;
+    struct prof_exec_profile p;
+    memset(&p, 0, sizeof p);
+    p.count = 3;
+    p.ops = rows;
+    p.precision = MEMEST_FP32;
+
+    struct prof_exec_predictions pr;
+    struct prof_device rpi;
+    assert_int_equal(prof_device_lookup("rpi4", &rpi, NULL), PROF_OK);
+    assert_int_equal(prof_exec_predict_all(&p, &cal, &rpi, 5.0, &pr),
+                     PROF_OK);
+    assert_int_equal(pr.count, 3);
+    /* the input row is not predicted */
+    assert_true(isnan(pr.host_pred[0].measured_ms));
+    assert_true(pr.device_pred[0].pred.predicted_ms == 0.0);
+    /* host, cache-aware: row 1 in L2 (40 KiB > 32 KiB): max(5e6 / 50e9,
+     * 40960 / 100e9) s = 0.1 ms; row 2 in L3 on two cores: max(2e8 /
+     * 100e9, 4194304 / 40e9) s = 2 ms */
+    near(pr.host_pred[1].pred.predicted_ms, 0.1);
+    assert_int_equal(pr.host_pred[1].pred.memory_level, 2);
+    near(pr.host_pred[2].pred.predicted_ms,
+         cal.peak.gmacs * prof_device_cores(&pr.host) >= 100.0 ? 2.0
+                                                               : 4.0);
+    near(pr.host_pred[1].relative_error, (0.1 - 0.2) / 0.2);
+    near(pr.host_total.measured_ms, 3.2);
+    /* the same host on DRAM only: row 1 max(0.1, 0.004096) ms */
+    assert_int_equal(pr.host_dram.cache_count, 0);
+    near(pr.dram_pred[1].pred.predicted_ms, 0.1);
+    near(pr.dram_pred[2].pred.memory_ms, 4194304 / 10e9 * 1e3);
+    /* rpi4: one core 6 GMAC/s, two cores 12; 4.3 GB/s; 5 W given */
+    near(pr.device_pred[1].pred.predicted_ms,
+         fmax(5e6 / 6e9, 40960 / 4.3e9) * 1e3);
+    near(pr.device_pred[2].pred.predicted_ms,
+         fmax(2e8 / 12e9, 4194304 / 4.3e9) * 1e3);
+    near(pr.device_total.energy_proxy_j,
+         5.0 * pr.device_total.predicted_ms / 1000.0);
+    assert_true(pr.host.power_watts == 5.0);
+    prof_exec_predictions_finish(&pr);
+    assert_null(pr.host_pred);
+
+    /* no device: the host; no power: unknown */
+    assert_int_equal(prof_exec_predict_all(&p, &cal, NULL, 0.0, &pr),
+                     PROF_OK);
+    assert_string_equal(pr.device.name, "host");
+    near(pr.device_total.predicted_ms, pr.host_total.predicted_ms);
+    assert_true(isnan(pr.device_total.energy_proxy_j));
+    prof_exec_predictions_finish(&pr);
+    assert_int_equal(prof_exec_predict_all(&p, &cal, NULL, -1.0, &pr),
+                     PROF_E_RANGE);
+    assert_int_equal(prof_exec_predict_all(NULL, &cal, NULL, 0.0, &pr),
+                     PROF_E_INVALID);
+    cal.peak.gmacs = NAN;
+    assert_int_equal(prof_exec_predict_all(&p, &cal, NULL, 0.0, &pr),
+                     PROF_E_RANGE);
+    assert_null(pr.host_pred);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -496,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_undefined_errors),
         cmocka_unit_test(test_make_and_sources),
         cmocka_unit_test(test_cores),
+        cmocka_unit_test(test_predict_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1127,6 +1127,37 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
                                struct prof_layer_prediction *out,
                                struct prof_prediction_total *total);
 
+/* The roofline predictions of one profile that the profile apps report:
+ * on the host from its calibration, cache-aware and on main memory alone,
+ * and on a device. */
+struct prof_exec_predictions {
+    size_t count; /* rows of each array: the profile's operators */
+    /* the host (prof_device_host), the same without its caches (the plain
+     * DRAM roofline), and the device asked for (the host when none was) */
+    struct prof_device host, host_dram, device;
+    struct prof_layer_prediction *host_pred, *dram_pred, *device_pred;
+    struct prof_prediction_total host_total, dram_total, device_total;
+};
+
+/*
+ * Predict every operator of p (prof_exec_predict) on the host from cal,
+ * on the same host without its caches, and on device (NULL: the host).
+ * power_watts > 0 replaces the power of all three (the host's is unknown,
+ * 0, otherwise). On success release *out with
+ * prof_exec_predictions_finish(); on error *out is cleared.
+ * PROF_E_INVALID for NULL p, cal or out; PROF_E_RANGE for a calibration
+ * prof_device_host refuses, a bad device or a negative or non-finite
+ * power; PROF_E_NOMEM.
+ */
+PROF_API int prof_exec_predict_all(const struct prof_exec_profile *p,
+                                   const struct prof_calibration *cal,
+                                   const struct prof_device *device,
+                                   double power_watts,
+                                   struct prof_exec_predictions *out);
+
+/* Release the arrays of prof_exec_predict_all(). NULL is allowed. */
+PROF_API void prof_exec_predictions_finish(struct prof_exec_predictions *p);
+
 /* ---- trainer ---- */
 
 /*
