@@ -670,117 +670,6 @@ PROF_API int prof_predict_layers(const struct prof_device *dev,
                                  struct prof_layer_prediction *out,
                                  struct prof_prediction_total *total);
 
-/* ---- Stream profile (the original streaming profile) ------------------ */
-
-enum prof_stream_act {
-    PROF_STREAM_RELU = 0,
-    PROF_STREAM_GELU, /* tanh form */
-};
-
-enum prof_stream_data {
-    PROF_DATA_AUTO = 0,      /* Fashion-MNIST if readable and features
-                                <= 784, else synthetic */
-    PROF_DATA_SYNTHETIC,     /* deterministic sensor-like stream from seed */
-    PROF_DATA_FASHION_MNIST, /* pixels / 255 of the first images */
-};
-
-#define PROF_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
-
-struct prof_stream_opts {
-    uint64_t feature_count;    /* features per sample (default 64) */
-    uint64_t batch;            /* samples per stream step (default 32) */
-    uint64_t hidden;           /* linear_projection width (default 64) */
-    uint64_t outputs;          /* decision_head outputs (default 1) */
-    double stream_interval_ms; /* time between batches (default 10) */
-    enum prof_stream_act activation; /* default relu */
-    enum prof_stream_data data;      /* default auto */
-    const char *data_dir;      /* NULL: PROF_FASHION_MNIST_DIR */
-    uint64_t seed;             /* weights and synthetic data (default 42) */
-    struct prof_time_opts timing; /* default warm-up 3, repeats 50,
-                                     min_sample_ms 0.05 */
-    bool measure_precisions;   /* also time fp16 storage and int8 (true) */
-};
-
-/* Fill the defaults above. */
-PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts);
-
-enum { PROF_STREAM_OPERATORS = 4 };
-
-/* One measured operator. */
-struct prof_stream_op {
-    const char *operator_name; /* static text */
-    struct prof_stats stats;   /* fp32 timing */
-    double latency_ms;         /* stats.median_ms */
-    double memory_kb;          /* fp32 bytes of its inputs, parameters and
-                                  outputs (an in-place buffer once) / 1024 */
-    uint64_t bytes_moved;      /* fp32 bytes read + written */
-    uint64_t macs;             /* elementwise work counts one per element */
-    double intensity_mac_per_byte;
-    /* against the knee of the roof of the memory level that holds the
-     * stream's working set (or the faster one the operator beat;
-     * prof_bandwidth_roof), the roof the bottleneck sentence uses too */
-    enum prof_bound bound;
-    double fp16_latency_ms;    /* median with fp16 storage, NaN if not run */
-    double int8_latency_ms;    /* median with int8 weights, NaN if not run
-                                  (also when features or hidden exceed
-                                  131071, the exact int32 limit of
-                                  kern_q8_gemm) */
-};
-
-#define PROF_SENTENCE_MAX 512
-
-struct prof_stream_profile {
-    uint64_t feature_count, batch, hidden, outputs;
-    double stream_interval_ms;
-    const char *activation;  /* "relu" or "gelu" */
-    const char *data_source; /* "fashion-mnist" or "synthetic" */
-    struct prof_stream_op ops[PROF_STREAM_OPERATORS];
-    /* totals: sums over the operators */
-    double latency_ms;
-    double memory_kb;
-    uint64_t bytes_moved;
-    double estimated_bandwidth_mb_s; /* bytes_moved / latency, MB/s */
-    double stream_utilization;       /* min(1, latency / interval) */
-    /* precision trade-offs: the same tensors at 4, 2 and 1 bytes */
-    double fp32_memory_kb, fp16_memory_kb, int8_memory_kb;
-    double fp32_latency_ms, fp16_latency_ms, int8_latency_ms; /* NaN if not
-                                                                 measured */
-    /* the host the bounds are judged against */
-    double host_peak_gmacs, host_bandwidth_gbps, host_knee_mac_per_byte;
-    /* edge constraints, generated from the numbers above */
-    char bottleneck[PROF_SENTENCE_MAX];
-    char headroom[PROF_SENTENCE_MAX];
-    char cache_sensitivity[PROF_SENTENCE_MAX];
-    /* the decision head's first output for the first sample, a check that
-       the operators ran on the data */
-    double first_score;
-    /* what lower precision changes in the results: the largest
-       |output - fp32 output| over all batch x outputs decision scores
-       (sigmoid, in [0, 1]); NaN if not measured */
-    double fp16_max_abs_diff;
-    double int8_max_abs_diff;
-};
-
-/*
- * Run the four operators of a streaming model for real on a batch of data
- * and time each (median over the repeats): input_normalization (per-feature
- * (x - mean) / std, statistics from a window of max(batch, 256) samples
- * whose newest rows are the batch; a constant feature keeps std 1),
- * linear_projection
- * (dense feature_count -> hidden, kern_sgemm), activation (relu or gelu),
- * decision_head (dense hidden -> outputs, then sigmoid). cal gives the host
- * knee (NULL: prof_host_calibration()). PROF_E_RANGE for a zero size or a
- * bad interval, PROF_E_OVERFLOW for sizes that do not fit, PROF_E_NOMEM,
- * PROF_E_KERNEL. When Fashion-MNIST was asked for and cannot be used, the
- * IDX reader's status (PROF_E_IO, PROF_E_PARSE, ...) or PROF_E_RANGE (more
- * features than pixels, fewer images than the window), with diag (may be
- * NULL) naming the file and what is wrong.
- */
-PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
-                                 const struct prof_calibration *cal,
-                                 struct prof_stream_profile *out,
-                                 struct prof_diag *diag);
-
 /* ---- Data -------------------------------------------------------------- */
 
 /*
@@ -1157,6 +1046,142 @@ PROF_API int prof_exec_predict_all(const struct prof_exec_profile *p,
 
 /* Release the arrays of prof_exec_predict_all(). NULL is allowed. */
 PROF_API void prof_exec_predictions_finish(struct prof_exec_predictions *p);
+
+/* ---- Stream profile (the original streaming profile) ------------------ */
+
+enum prof_stream_act {
+    PROF_STREAM_RELU = 0,
+    PROF_STREAM_GELU, /* tanh form */
+};
+
+enum prof_stream_data {
+    PROF_DATA_AUTO = 0,      /* Fashion-MNIST if readable and features
+                                <= 784, else synthetic */
+    PROF_DATA_SYNTHETIC,     /* deterministic sensor-like stream from seed */
+    PROF_DATA_FASHION_MNIST, /* pixels / 255 of the first images */
+};
+
+#define PROF_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+struct prof_stream_opts {
+    uint64_t feature_count;    /* features per sample (default 64) */
+    uint64_t batch;            /* samples per stream step (default 32) */
+    uint64_t hidden;           /* linear_projection width (default 64) */
+    uint64_t outputs;          /* decision_head outputs (default 1) */
+    double stream_interval_ms; /* time between batches (default 10) */
+    enum prof_stream_act activation; /* default relu */
+    enum prof_stream_data data;      /* default auto */
+    const char *data_dir;      /* NULL: PROF_FASHION_MNIST_DIR */
+    uint64_t seed;             /* weights and synthetic data (default 42) */
+    struct prof_time_opts timing; /* default warm-up 3, repeats 50,
+                                     min_sample_ms 0.05 */
+    bool measure_precisions;   /* also time fp16 storage and int8 (true) */
+    unsigned threads;          /* executor threads, 1 to 64 (default 1;
+                                  0 is read as 1): prof_exec_opts */
+};
+
+/* Fill the defaults above. */
+PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts);
+
+enum { PROF_STREAM_OPERATORS = 4 };
+
+/* One measured operator. */
+struct prof_stream_op {
+    const char *operator_name; /* static text */
+    struct prof_stats stats;   /* fp32 timing */
+    double latency_ms;         /* stats.median_ms */
+    double memory_kb;          /* fp32 bytes of its inputs, parameters and
+                                  outputs (an in-place buffer once) / 1024 */
+    uint64_t bytes_moved;      /* fp32 bytes read + written */
+    uint64_t macs;             /* libmemest's count: the dense layers'
+                                  multiply-adds; 0 for the normalisation
+                                  and the activation */
+    unsigned threads;          /* threads it ran on (prof_exec_opts) */
+    double intensity_mac_per_byte;
+    /* against the knee of the roof of the memory level that holds the
+     * stream's working set (or the faster one the operator beat;
+     * prof_bandwidth_roof), the roof the bottleneck sentence uses too */
+    enum prof_bound bound;
+    double fp16_latency_ms;    /* median with fp16 storage, NaN if not run */
+    double int8_latency_ms;    /* median with int8 weights, NaN if not run
+                                  (also when features or hidden exceed
+                                  131071, the exact int32 limit of
+                                  kern_q8_gemm) */
+};
+
+#define PROF_SENTENCE_MAX 512
+
+struct prof_stream_profile {
+    uint64_t feature_count, batch, hidden, outputs;
+    double stream_interval_ms;
+    const char *activation;  /* "relu" or "gelu" */
+    const char *data_source; /* "fashion-mnist" or "synthetic" */
+    struct prof_stream_op ops[PROF_STREAM_OPERATORS];
+    /* totals: sums over the operators */
+    double latency_ms;
+    double memory_kb;
+    uint64_t bytes_moved;
+    double estimated_bandwidth_mb_s; /* bytes_moved / latency, MB/s */
+    double stream_utilization;       /* min(1, latency / interval) */
+    /* precision trade-offs: the same tensors at 4, 2 and 1 bytes */
+    double fp32_memory_kb, fp16_memory_kb, int8_memory_kb;
+    double fp32_latency_ms, fp16_latency_ms, int8_latency_ms; /* NaN if not
+                                                                 measured */
+    /* the host the bounds are judged against */
+    double host_peak_gmacs, host_bandwidth_gbps, host_knee_mac_per_byte;
+    /* edge constraints, generated from the numbers above */
+    char bottleneck[PROF_SENTENCE_MAX];
+    char headroom[PROF_SENTENCE_MAX];
+    char cache_sensitivity[PROF_SENTENCE_MAX];
+    /* the decision head's first output for the first sample, a check that
+       the operators ran on the data */
+    double first_score;
+    /* what lower precision changes in the results: the largest
+       |output - fp32 output| over all batch x outputs decision scores
+       (sigmoid, in [0, 1]); NaN if not measured */
+    double fp16_max_abs_diff;
+    double int8_max_abs_diff;
+    /* The fp32 run as the executor profiled it: row 0 stages the input
+     * (not an operator of the stream), rows 1-4 are the four operators
+     * (prof_stream_exec_view), and its whole forward passes. */
+    struct prof_exec_op_row exec_ops[PROF_STREAM_OPERATORS + 1];
+    double forward_ms;
+    unsigned threads;
+};
+
+/*
+ * The streaming model run for real on a batch of data: a libmemest model
+ * whose four layers are the operators, input_normalization (a standalone
+ * batchnorm over the features, scale 1 / std and shift -mean / std, the
+ * statistics from a window of max(batch, 256) samples whose newest rows
+ * are the batch; a constant feature keeps std 1), linear_projection
+ * (dense feature_count -> hidden), activation (relu or gelu) and
+ * decision_head (dense hidden -> outputs with sigmoid), dense weights and
+ * biases uniform in +-1/sqrt(fan_in) from the seed, run by the executor
+ * (prof_exec_*) at fp32 and, with measure_precisions, at fp16 storage and
+ * int8, each operator timed alone (prof_exec_profile: median over the
+ * repeats). The stream's own figures are computed here: the totals, the
+ * share of the interval, the precision memories and the edge-constraint
+ * sentences, whose working set is the executor's stored parameters and
+ * activation arena. cal gives the host knee (NULL:
+ * prof_host_calibration()). PROF_E_RANGE for a zero size, a bad interval
+ * or more than 64 threads, PROF_E_OVERFLOW for sizes that do not fit,
+ * PROF_E_NOMEM, PROF_E_KERNEL, or the executor's statuses (with diag).
+ * When Fashion-MNIST was asked for and cannot be used, the IDX reader's
+ * status (PROF_E_IO, PROF_E_PARSE, ...) or PROF_E_RANGE (more features
+ * than pixels, fewer images than the window), with diag (may be NULL)
+ * naming the file and what is wrong.
+ */
+PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
+                                 const struct prof_calibration *cal,
+                                 struct prof_stream_profile *out,
+                                 struct prof_diag *diag);
+
+/* A view of p's fp32 run as an executor profile (for prof_exec_predict and
+ * prof_exec_predict_all): out->ops points into p (not to be released with
+ * prof_exec_profile_finish), out->count is 5. NULL p: *out cleared. */
+PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
+                                    struct prof_exec_profile *out);
 
 /* ---- trainer ---- */
 
