@@ -28,6 +28,7 @@ struct layerwise_opts {
     double power_watts;
     double latency_multiplier;
     uint64_t seed;
+    unsigned threads; /* executor threads (0: 1) */
     struct cli_calib_opts calib;
     bool quiet; /* no calibration progress */
 };
