@@ -18,7 +18,8 @@ void cli_weights_free(struct cli_weights *w)
 }
 
 /* PyTorch's shape of a layer's weight: dense [out, in], conv2d
- * [out_c, in_c/groups, kernel_h, kernel_w]. */
+ * [out_c, in_c/groups, kernel_h, kernel_w]; [C] for a standalone batch
+ * norm's scale. */
 static void weight_shape(const struct memest_layer *l, struct art_tensor *t)
 {
     if (l->kind == MEMEST_KIND_CONV2D) {
@@ -27,10 +28,14 @@ static void weight_shape(const struct memest_layer *l, struct art_tensor *t)
         t->shape[1] = l->in_shape.dim[0] / l->groups;
         t->shape[2] = l->kernel_h;
         t->shape[3] = l->kernel_w;
-    } else {
+    } else if (l->kind == MEMEST_KIND_DENSE) {
         t->ndim = 2;
         t->shape[0] = l->units;
         t->shape[1] = l->weight_count / l->units;
+    } else {
+        /* a standalone batch norm: its folded per-channel scale */
+        t->ndim = 1;
+        t->shape[0] = l->weight_count;
     }
 }
 
