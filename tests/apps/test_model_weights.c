@@ -6,9 +6,10 @@
  * PyTorch's outputs within 1e-4 of their largest magnitude
  * (tests/data/models/<preset>/test_data_set_0, written by
  * scripts/make-model-fixtures.py). The same preset with the executor's
- * seeded weights must not, or the comparison would prove nothing. And
- * 16-bit files are widened exactly: a layer of an F16 copy carries exactly
- * the F16 values.
+ * seeded weights must not, or the comparison would prove nothing; the
+ * ONNX export of the same network (model.onnx, weights as initializers)
+ * must reproduce them too. And 16-bit files are widened exactly: a layer
+ * of an F16 copy carries exactly the F16 values.
  *
  * argv[1]: the fixtures folder, tests/data/models.
  */
@@ -118,6 +119,22 @@ static void check_preset(const char *name)
     assert_true(scale > 0.0);
     assert_true(err <= 1e-4 * scale);
     assert_true(seeded_err > 1e-2 * scale);
+
+    /* The ONNX export of the same network carries the same weights as
+     * initializers (batch norms folded by PyTorch's exporter or by the
+     * importer): the same outputs. */
+    char onnx_path[1024];
+    snprintf(onnx_path, sizeof onnx_path, "%s/%s/model.onnx", fixtures,
+             name);
+    memest_model *onnx = NULL;
+    assert_int_equal(cli_model_load(onnx_path, NULL, &onnx), 0);
+    double onnx_scale = 0.0;
+    const double onnx_err = run_and_compare(onnx, &x.t, &ref.t,
+                                            &onnx_scale);
+    print_message("%-17s ONNX: max |edgefit - PyTorch| %.3g (%.2g "
+                  "relative)\n", name, onnx_err, onnx_err / onnx_scale);
+    assert_true(onnx_err <= 1e-4 * onnx_scale);
+    memest_model_destroy(onnx);
 
     memest_owned_tensor_free(&x);
     memest_owned_tensor_free(&ref);
