@@ -232,7 +232,7 @@ static void test_resnet8(void **state)
     memest_model_destroy(m);
 }
 
-/* ---- DS-CNN --------------------------------------------------------------- */
+/* ---- DS-CNN -------------------------------------------------------------- */
 
 static void test_ds_cnn(void **state)
 {
@@ -295,7 +295,7 @@ static void test_ds_cnn(void **state)
     memest_model_destroy(m);
 }
 
-/* ---- MobileNetV1 0.25 -------------------------------------------------- */
+/* ---- MobileNetV1 0.25 ---------------------------------------------------- */
 
 static void test_mobilenet(void **state)
 {
@@ -370,7 +370,7 @@ static void test_mobilenet(void **state)
     memest_model_destroy(m);
 }
 
-/* ---- FC autoencoder ---------------------------------------------------- */
+/* ---- FC autoencoder ------------------------------------------------------ */
 
 static void test_fc_autoencoder(void **state)
 {
@@ -412,7 +412,7 @@ static void test_fc_autoencoder(void **state)
     memest_model_destroy(m);
 }
 
-/* ---- Every preset: names, text, ONNX fixtures ------------------------- */
+/* ---- Every preset: listed, written, parsed back -------------------------- */
 
 static const char *const names4[] = {"resnet8", "ds-cnn", "mobilenetv1-0.25",
                                      "fc-autoencoder"};
