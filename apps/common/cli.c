@@ -155,6 +155,13 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
         }
         co->out_dir = optarg;
         return CLI_EXIT_OK;
+    case CLI_OPT_WEIGHTS:
+        if (!*optarg) {
+            cli_error("--weights: the file name is empty");
+            return CLI_EXIT_USAGE;
+        }
+        co->weights = optarg;
+        return CLI_EXIT_OK;
     case CLI_OPT_STRICT:
         co->strict = true;
         return CLI_EXIT_OK;

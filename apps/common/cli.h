@@ -82,6 +82,7 @@ enum {
     CLI_OPT_QUIET,
     CLI_OPT_HELP,
     CLI_OPT_VERSION,
+    CLI_OPT_WEIGHTS,
 };
 
 #define CLI_COMMON_OPTIONS                                                  \
@@ -92,12 +93,16 @@ enum {
 /* For the apps that have them. */
 #define CLI_STRICT_OPTION {"strict", no_argument, NULL, CLI_OPT_STRICT}
 #define CLI_QUIET_OPTION {"quiet", no_argument, NULL, CLI_OPT_QUIET}
+/* --weights FILE: for the apps that take a model (cli_model_load()). */
+#define CLI_WEIGHTS_OPTION                                                  \
+    {"weights", required_argument, NULL, CLI_OPT_WEIGHTS}
 
 struct cli_common {
     enum cli_format format; /* --format, default table */
     const char *out_dir;    /* --out DIR, NULL when not given */
     bool strict;            /* --strict */
     bool quiet;             /* --quiet */
+    const char *weights;    /* --weights FILE, NULL when not given */
 };
 
 /* What an app needs to answer --help and --version. */

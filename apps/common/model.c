@@ -2,8 +2,9 @@
 
 #include "cli.h"
 #include "model.h"
+#include "weights.h"
 
-int cli_model_load(const char *spec, memest_model **out)
+int cli_model_load(const char *spec, const char *weights, memest_model **out)
 {
     struct memest_diag md;
     const int st = memest_model_load(spec, out, &md);
@@ -12,6 +13,14 @@ int cli_model_load(const char *spec, memest_model **out)
         memest_diag_format(&md, msg, sizeof msg);
         cli_error("%s", msg);
         return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+    if (weights) {
+        const int rc = cli_weights_load("--weights", weights, *out);
+        if (rc != CLI_EXIT_OK) {
+            memest_model_destroy(*out);
+            *out = NULL;
+            return rc;
+        }
     }
     return CLI_EXIT_OK;
 }

@@ -1,16 +1,19 @@
 /* Shared by the apps that load a model and run it through libprofile: the
- * model given by --model and the messages of failed libprofile calls. Not
- * installed. */
+ * model given by --model (and its --weights) and the messages of failed
+ * libprofile calls. Not installed. */
 #ifndef EDGEFIT_APPS_MODEL_H
 #define EDGEFIT_APPS_MODEL_H
 
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 
-/* Load --model SPEC (a preset or a file) into *out. On failure print
- * "prog: source:line:column: message" and return CLI_EXIT_USAGE (bad
- * input) or CLI_EXIT_FAILURE (out of memory), *out NULL. */
-int cli_model_load(const char *spec, memest_model **out);
+/* Load --model SPEC (a preset or a file) into *out and, when weights is
+ * not NULL, give it the weights of that safetensors file (--weights FILE,
+ * cli_weights_load()): every executor made from the model then runs them.
+ * On failure print "prog: source:line:column: message" (or the weights'
+ * message) and return CLI_EXIT_USAGE (bad input) or CLI_EXIT_FAILURE (out
+ * of memory), *out NULL. */
+int cli_model_load(const char *spec, const char *weights, memest_model **out);
 
 /* Report a failed libprofile call as "prog: what: message", the message
  * being diag's when it has one (d may be NULL), else prof_strerror(st).
