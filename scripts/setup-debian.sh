@@ -5,6 +5,8 @@ set -eu
 
 pkgs="meson ninja-build pkg-config gcc libc6-dev libcsv-dev libpng-dev libcairo2-dev
 fonts-dejavu-core libjansson-dev zlib1g-dev libcmocka-dev dataset-fashion-mnist"
+# ONNX's own backend test cases, run by tests/apps/test_onnx_testdata.c
+pkgs="$pkgs libonnx-testdata"
 if [ "${1:-}" = "--bench" ]; then
     pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev"
 fi
