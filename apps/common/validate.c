@@ -13,6 +13,7 @@
 #include "edgefit/kernels.h"
 #include "model.h"
 #include "validate.h"
+#include "weights.h"
 
 /* TODO(onnx): until the ONNX reader lands, these may be absent. */
 #pragma weak memest_tensor_load_pb
@@ -491,6 +492,95 @@ int validate_match(const memest_model *model, const struct validate_set *s,
     }
     *samples = n;
     return CLI_EXIT_OK;
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+/* Feed every sample through ex, batch by batch (the last one padded with
+ * zeros, its padding not kept), into out (samples x output elements). */
+static int run_all(prof_exec *ex, const memest_model *model,
+                   const struct validate_set *s, const size_t *map,
+                   uint64_t samples, uint64_t b, float *out)
+{
+    const size_t ni = memest_model_input_count(model);
+    size_t in_per[VALIDATE_MAX_INPUTS], n_in[VALIDATE_MAX_INPUTS];
+    const float *ins[VALIDATE_MAX_INPUTS];
+    float *stage[VALIDATE_MAX_INPUTS] = {0};
+    int rc = CLI_EXIT_OK;
+    const size_t out_count = prof_exec_output_count(ex);
+    const size_t out_each = out_count / (size_t)b;
+    float *y = malloc((out_count ? out_count : 1) * sizeof *y);
+    for (size_t k = 0; k < ni; k++) {
+        in_per[k] = s->inputs[map[k]].count / (size_t)samples;
+        n_in[k] = in_per[k] * (size_t)b;
+        stage[k] = calloc(n_in[k] ? n_in[k] : 1, sizeof(float));
+        if (!stage[k]) {
+            rc = CLI_EXIT_FAILURE;
+        }
+    }
+    if (!y || rc != CLI_EXIT_OK) {
+        cli_error("%s: out of memory", s->dir);
+        rc = CLI_EXIT_FAILURE;
+        goto done;
+    }
+    for (uint64_t s0 = 0; s0 < samples; s0 += b) {
+        const size_t rows = (size_t)(samples - s0 < b ? samples - s0 : b);
+        for (size_t k = 0; k < ni; k++) {
+            const float *src = s->inputs[map[k]].data +
+                               (size_t)s0 * in_per[k];
+            memcpy(stage[k], src, rows * in_per[k] * sizeof(float));
+            memset(stage[k] + rows * in_per[k], 0,
+                   ((size_t)b - rows) * in_per[k] * sizeof(float));
+            ins[k] = stage[k];
+        }
+        /* TODO(exec): prof_exec_run_inputs for several inputs. */
+        const int st = ni == 1 ? prof_exec_run(ex, ins[0], n_in[0], y,
+                                               out_count)
+                               : PROF_E_INVALID;
+        if (st != PROF_OK) {
+            rc = cli_prof_failed(s->dir, st, NULL);
+            goto done;
+        }
+        memcpy(out + (size_t)s0 * out_each, y, rows * out_each * sizeof *y);
+    }
+done:
+    for (size_t k = 0; k < ni; k++) {
+        free(stage[k]);
+    }
+    free(y);
+    return rc;
+}
+
+int validate_run(const memest_model *model, const struct validate_set *s,
+                 const size_t *map, uint64_t samples, uint64_t batch,
+                 enum memest_precision p, const struct cli_weights *w,
+                 float *out)
+{
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = batch;
+    eo.precision = p;
+    prof_exec *ex = NULL;
+    struct prof_diag pd;
+    char what[600];
+    snprintf(what, sizeof what, "%s at %s", s->dir,
+             memest_precision_name(p));
+    int st = prof_exec_create(model, &eo, &ex, &pd);
+    if (st != PROF_OK) {
+        return cli_prof_failed(what, st, &pd);
+    }
+    for (size_t i = 0; w && i < w->layer_count; i++) {
+        const struct cli_weights_layer *l = &w->layers[i];
+        st = prof_exec_set_params(ex, l->layer, l->weight, l->weight_count,
+                                  l->bias, l->bias_count);
+        if (st != PROF_OK) {
+            prof_exec_destroy(ex);
+            return cli_prof_failed(what, st, NULL);
+        }
+    }
+    const int rc = run_all(ex, model, s, map, samples, batch, out);
+    prof_exec_destroy(ex);
+    return rc;
 }
 
 /* ---- the comparison ---------------------------------------------------------- */

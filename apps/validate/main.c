@@ -212,7 +212,7 @@ struct job {
     struct validate_set set;
     memest_model *model; /* owned when own_model */
     bool own_model;
-    size_t map[64];      /* model input k <- set.inputs[map[k]] */
+    size_t map[VALIDATE_MAX_INPUTS]; /* input k <- set.inputs[map[k]] */
     uint64_t samples;
     uint64_t batch;      /* the executor's */
 };
@@ -382,96 +382,18 @@ static int prepare(const struct options *o, struct run *r)
     return rc;
 }
 
-/* Feed every sample through ex, chunk by chunk (the last one padded with
- * zeros, its padding not kept), into out (samples x output elements). */
-static int run_all(prof_exec *ex, const struct job *j, float *out)
-{
-    const size_t ni = memest_model_input_count(j->model);
-    const uint64_t b = j->batch;
-    size_t in_per[64];
-    const float *ins[64];
-    size_t n_in[64];
-    float *stage[64] = {0};
-    int rc = CLI_EXIT_OK;
-    const size_t out_count = prof_exec_output_count(ex);
-    const size_t out_each = out_count / (size_t)b;
-    float *y = malloc(out_count * sizeof *y);
-    for (size_t k = 0; k < ni; k++) {
-        in_per[k] = j->set.inputs[j->map[k]].count / (size_t)j->samples;
-        n_in[k] = in_per[k] * (size_t)b;
-        stage[k] = calloc(n_in[k] ? n_in[k] : 1, sizeof(float));
-        if (!stage[k]) {
-            rc = CLI_EXIT_FAILURE;
-        }
-    }
-    if (!y || rc != CLI_EXIT_OK) {
-        cli_error("out of memory");
-        rc = CLI_EXIT_FAILURE;
-        goto done;
-    }
-    for (uint64_t s0 = 0; s0 < j->samples; s0 += b) {
-        const size_t rows = (size_t)(j->samples - s0 < b ? j->samples - s0
-                                                         : b);
-        for (size_t k = 0; k < ni; k++) {
-            const float *src = j->set.inputs[j->map[k]].data +
-                               (size_t)s0 * in_per[k];
-            memcpy(stage[k], src, rows * in_per[k] * sizeof(float));
-            memset(stage[k] + rows * in_per[k], 0,
-                   ((size_t)b - rows) * in_per[k] * sizeof(float));
-            ins[k] = stage[k];
-        }
-        /* TODO(exec): prof_exec_run_inputs for several inputs. */
-        const int st = ni == 1 ? prof_exec_run(ex, ins[0], n_in[0], y,
-                                               out_count)
-                               : PROF_E_INVALID;
-        if (st != PROF_OK) {
-            rc = cli_prof_failed(j->set.dir, st, NULL);
-            goto done;
-        }
-        memcpy(out + (size_t)s0 * out_each, y, rows * out_each * sizeof *y);
-    }
-done:
-    for (size_t k = 0; k < ni; k++) {
-        free(stage[k]);
-    }
-    free(y);
-    return rc;
-}
-
 static int validate_job(const struct options *o, struct run *r,
                         const struct job *j, enum memest_precision p)
 {
-    struct prof_exec_opts eo;
-    prof_exec_opts_init(&eo);
-    eo.batch = j->batch;
-    eo.precision = p;
-    prof_exec *ex = NULL;
-    struct prof_diag pd;
-    char what[600];
-    snprintf(what, sizeof what, "%s at %s", j->set.dir,
-             memest_precision_name(p));
-    int st = prof_exec_create(j->model, &eo, &ex, &pd);
-    if (st != PROF_OK) {
-        return cli_prof_failed(what, st, &pd);
-    }
-    for (size_t i = 0; r->have_weights && i < r->weights.layer_count; i++) {
-        const struct cli_weights_layer *l = &r->weights.layers[i];
-        st = prof_exec_set_params(ex, l->layer, l->weight, l->weight_count,
-                                  l->bias, l->bias_count);
-        if (st != PROF_OK) {
-            prof_exec_destroy(ex);
-            return cli_prof_failed(what, st, NULL);
-        }
-    }
     const struct validate_ref *ref = &j->set.outputs[0];
     float *got = malloc((ref->count ? ref->count : 1) * sizeof *got);
     if (!got) {
-        prof_exec_destroy(ex);
-        cli_error("%s: out of memory", what);
+        cli_error("%s: out of memory", j->set.dir);
         return CLI_EXIT_FAILURE;
     }
-    int rc = run_all(ex, j, got);
-    prof_exec_destroy(ex);
+    const int rc = validate_run(j->model, &j->set, j->map, j->samples,
+                                j->batch, p,
+                                r->have_weights ? &r->weights : NULL, got);
     if (rc == CLI_EXIT_OK) {
         const struct memest_shape os = memest_model_output_shape(j->model);
         const size_t features = ref->count / (size_t)j->samples;
