@@ -322,7 +322,8 @@ static int prepare(const struct options *o, struct run *r)
                 return CLI_EXIT_USAGE;
             }
             r->have_weights = true;
-        } else if (!memest_model_has_weights(r->text_model)) {
+        } else if (memest_model_parameter_count(r->text_model) > 0 &&
+                   !memest_model_has_weights(r->text_model)) {
             cli_error("--model %s has no weights to validate: give "
                       "--weights FILE", o->model);
             return CLI_EXIT_USAGE;
