@@ -1,6 +1,5 @@
 #include <dirent.h>
 #include <errno.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,52 +29,73 @@ void validate_dirs_free(char **dirs, size_t n)
     free(dirs);
 }
 
+/* test_data_set_2 before test_data_set_10: the shorter name first, then
+ * in byte order. */
+static int by_set_number(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    const size_t nx = strlen(x), ny = strlen(y);
+    return nx != ny ? (nx < ny ? -1 : 1) : strcmp(x, y);
+}
+
 bool validate_find_sets(const char *model_path, char ***dirs, size_t *n)
 {
     *dirs = NULL;
     *n = 0;
+    /* The model's folder, read with opendir rather than glob so that no
+     * character of its path is taken for a pattern. */
     const char *slash = strrchr(model_path, '/');
-    const int dlen = slash ? (int)(slash - model_path) : 1;
-    const char *dir = slash ? model_path : ".";
-    char pattern[4200];
-    if (snprintf(pattern, sizeof pattern, "%.*s/test_data_set_*",
-                 slash && dlen == 0 ? 1 : dlen, dir) >= (int)sizeof pattern) {
-        cli_error("--model %s: the path is too long", model_path);
+    char *dir = slash ? strndup(model_path, (size_t)(slash - model_path) +
+                                                (slash == model_path))
+                      : strdup(".");
+    char **out = NULL;
+    size_t k = 0, cap = 0;
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) {
+        cli_error("--model %s: cannot list its folder: %s", model_path,
+                  strerror(dir ? errno : ENOMEM));
+        free(dir);
         return false;
     }
-    glob_t g;
-    /* glob sorts the names; GLOB_MARK ends folders with '/'. */
-    const int rc = glob(pattern, GLOB_MARK, NULL, &g);
-    if (rc == GLOB_NOMATCH) {
-        return true;
+    struct dirent *e;
+    bool good = true;
+    while (good && (e = readdir(d))) {
+        if (strncmp(e->d_name, "test_data_set_", 14) != 0) {
+            continue;
+        }
+        char *path = malloc(strlen(dir) + strlen(e->d_name) + 2);
+        struct stat sb;
+        if (!path) {
+            good = false;
+            break;
+        }
+        sprintf(path, "%s/%s", dir, e->d_name);
+        if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            free(path); /* a file of that name, not a set */
+            continue;
+        }
+        if (k == cap) {
+            cap = cap ? 2 * cap : 8;
+            char **grown = realloc(out, cap * sizeof *out);
+            if (!grown) {
+                free(path);
+                good = false;
+                break;
+            }
+            out = grown;
+        }
+        out[k++] = path;
     }
-    if (rc != 0) {
-        cli_error("--model %s: cannot list the folder %.*s: %s", model_path,
-                  dlen, dir, rc == GLOB_NOSPACE ? strerror(ENOMEM)
-                                                : strerror(EIO));
-        return false;
-    }
-    char **out = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof *out);
-    if (!out) {
-        globfree(&g);
+    closedir(d);
+    free(dir);
+    if (!good) {
+        validate_dirs_free(out, k);
         cli_error("%s", strerror(ENOMEM));
         return false;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        const size_t len = strlen(g.gl_pathv[i]);
-        if (len == 0 || g.gl_pathv[i][len - 1] != '/') {
-            continue; /* a file of that name, not a set */
-        }
-        if (!(out[k] = strndup(g.gl_pathv[i], len - 1))) {
-            validate_dirs_free(out, k);
-            globfree(&g);
-            cli_error("%s", strerror(ENOMEM));
-            return false;
-        }
-        k++;
+    if (k > 1) {
+        qsort(out, k, sizeof *out, by_set_number);
     }
-    globfree(&g);
     *dirs = out;
     *n = k;
     return true;
