@@ -1,30 +1,34 @@
 /*
- * libmemest: memory and compute estimation for small MLPs and CNNs.
+ * libmemest: memory and compute estimation for small neural networks.
  *
- * A model is described in text, one layer per line (see
- * libmemest/README.md for the format), or named by a preset ("mlp:784-64-10",
- * "smallcnn"). The library infers every layer's shape and counts, with
- * exact 64-bit arithmetic, parameters, activations and MACs for a batch
- * size and a numeric precision; it fits a batch size to a memory budget the
- * way the original hardware-simulation module did, and builds the run plan
- * with the same warnings.
+ * A model is a graph of layers in execution order, described in text, one
+ * layer per line (see libmemest/README.md for the format), named by a
+ * preset ("mlp:784-64-10", "smallcnn", "resnet8"), or read from ONNX. The
+ * library infers every layer's shape and counts, with exact 64-bit
+ * arithmetic, parameters, activations and MACs for a batch size and a
+ * numeric precision; it plans the inference arena over tensor lifetimes;
+ * it fits a batch size to a memory budget the way the original
+ * hardware-simulation module did, and builds the run plan with the same
+ * warnings.
  *
  * Conventions (those of the original modules and of PyTorch):
- *   - parameters: dense in*out + out; conv2d out_c*(in_c/g)*k*k + out_c
- *     (no bias term with bias=no); everything else 0;
+ *   - parameters: dense in*out + out; conv2d out_c*(in_c/g)*kh*kw + out_c
+ *     (no bias term with bias=no unless a batch norm folded into it); a
+ *     standalone batch norm 2*C; everything else 0;
  *   - output elements: batch * prod(output shape); conv/pool spatial size
- *     floor((H + 2p - k) / s) + 1;
- *   - MACs: dense batch*in*out; conv2d output_elements*(in_c/g)*k*k;
+ *     floor((H + pad_top + pad_bottom - kh) / s) + 1;
+ *   - MACs: dense batch*in*out; conv2d output_elements*(in_c/g)*kh*kw;
  *     everything else 0;
- *   - activation memory: the input plus every layer output, elements times
- *     the precision's bytes;
+ *   - activation memory: every input plus every layer output, elements
+ *     times the precision's bytes;
  *   - MB is 1024 * 1024 bytes.
  *
  * Every size is a uint64_t computed with overflow checks: a model or batch
  * too large to count yields MEMEST_E_OVERFLOW, never a wrapped value.
  *
- * Thread safety: a model is immutable once built; any number of threads may
- * read it at once. No function keeps global state.
+ * Thread safety: a model is immutable once built (memest_model_set_weights
+ * is the one exception, before the model is shared); any number of
+ * threads may read it at once. No function keeps global state.
  */
 #ifndef EDGEFIT_MEMEST_H
 #define EDGEFIT_MEMEST_H
@@ -270,8 +274,9 @@ typedef struct memest_model memest_model; /* opaque, immutable once built */
  * names or keys, an empty model; MEMEST_E_RANGE for zero, negative or too
  * large numbers; MEMEST_E_SHAPE for a kernel larger than the padded input,
  * channels not divisible by groups, dense on a CxHxW input without
- * flatten, and layers that need a CxHxW input but get a vector;
- * MEMEST_E_OVERFLOW when a per-sample count does not fit in 64 bits;
+ * flatten, layers that need a CxHxW input but get a vector, shapes that
+ * disagree at an add or concat, and an output no layer reads (an unknown
+ * or later input name is MEMEST_E_PARSE); MEMEST_E_OVERFLOW when a per-sample count does not fit in 64 bits;
  * MEMEST_E_NOMEM; MEMEST_E_INVALID for NULL text or out.
  */
 MEMEST_API int memest_model_parse(const char *text, memest_model **out,
@@ -541,9 +546,10 @@ MEMEST_API void memest_arena_plan_free(struct memest_arena_plan *plan);
 
 /*
  * One row of the per-layer table, the columns of layerwise_breakdown.csv.
- * Row 0 is the model input (kind MEMEST_KIND_INPUT, layer "input"): no
- * parameters or MACs, and its activation_bytes are the input's, so that
- * each column summed over all rows equals the totals.
+ * Rows 0 to input count - 1 are the model inputs (kind MEMEST_KIND_INPUT,
+ * layer = the input's name): no parameters or MACs, and their
+ * activation_bytes are the inputs', so that each column summed over all
+ * rows equals the totals.
  */
 struct memest_layer_estimate {
     const char *layer;                        /* owned by the model */
@@ -556,7 +562,7 @@ struct memest_layer_estimate {
     uint64_t macs;
 };
 
-/* Number of rows memest_estimate_layers() fills: layers + 1. */
+/* Number of rows memest_estimate_layers() fills: inputs + layers. */
 MEMEST_API size_t memest_estimate_row_count(const memest_model *model);
 
 /*
