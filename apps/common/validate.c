@@ -553,10 +553,8 @@ static int run_all(prof_exec *ex, const memest_model *model,
                    ((size_t)b - rows) * in_per[k] * sizeof(float));
             ins[k] = stage[k];
         }
-        /* TODO(exec): prof_exec_run_inputs for several inputs. */
-        const int st = ni == 1 ? prof_exec_run(ex, ins[0], n_in[0], y,
-                                               out_count)
-                               : PROF_E_INVALID;
+        const int st = prof_exec_run_inputs(ex, ins, n_in, ni, y,
+                                            out_count);
         if (st != PROF_OK) {
             rc = cli_prof_failed(s->dir, st, NULL);
             goto done;

@@ -9,6 +9,13 @@
  *     test_data_set_* folders: fp32 within float rounding, every
  *     precision within its default tolerance, a --batch that splits the
  *     samples (a padded last chunk) giving the same numbers;
+ *   - a model of two inputs (a concat) fed by position from .npy files:
+ *     exact, and wrong when the files are swapped;
+ *   - ONNX's own cases (when Debian's libonnx-testdata is installed): a
+ *     convolution whose weights are a graph input, at every precision; a
+ *     concat whose input files are swapped still fed by their names; the
+ *     batch the file fixes; an unsupported node named; a truncated
+ *     TensorProto refused;
  *   - --out's validation.csv and validation.json;
  *   - bad input refused with exit 2, naming the file and the reason.
  * argv[1]: the program; argv[2]: the fixture folder. */
@@ -110,9 +117,16 @@ static double real(const art_table *t, size_t row, const char *col)
     assert_true(c >= 0);
     double v = NAN;
     if (art_table_is_set(t, row, (size_t)c)) {
-        if (art_table_column_type(t, (size_t)c) == ART_REAL) {
+        /* whole numbers read back as integers */
+        const enum art_type type = art_table_column_type(t, (size_t)c);
+        if (type == ART_REAL) {
             assert_int_equal(art_table_get_real(t, row, (size_t)c, &v),
                              ART_OK);
+        } else if (type == ART_INT) {
+            int64_t i;
+            assert_int_equal(art_table_get_int(t, row, (size_t)c, &i),
+                             ART_OK);
+            v = (double)i;
         } else {
             uint64_t u;
             assert_int_equal(art_table_get_uint(t, row, (size_t)c, &u),
@@ -241,6 +255,160 @@ static void test_batch_chunks(void **state)
     art_table_destroy(b);
 }
 
+static void expect_refused(char **args, const char *needle)
+{
+    char *argv[30] = {(char *)app};
+    int n = 1;
+    for (int i = 0; args[i]; i++) {
+        argv[n++] = args[i];
+    }
+    argv[n] = NULL;
+    const char *bad = run_rejected(argv, needle);
+    if (bad) {
+        fail_msg("%s: %s", needle, bad);
+    }
+}
+
+/* concat of a = [[1, 2, 3], [4, 5, 6]] and b = -a: [a, -a] per sample. */
+static void test_several_inputs(void **state)
+{
+    (void)state;
+    char model[700], set[700];
+    snprintf(model, sizeof model, "%s/cat.txt", tmpdir);
+    write_text(model, "name cat\ninput 3 name=a\ninput 3 name=b\n"
+                      "concat in=a,b\n");
+    snprintf(set, sizeof set, "%s/cat-set", tmpdir);
+    assert_int_equal(mkdir(set, 0700), 0);
+    const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {-1, -2, -3, -4, -5, -6};
+    const float y[12] = {1, 2, 3, -1, -2, -3, 4, 5, 6, -4, -5, -6};
+    save_npy(set, "input_0.npy", a, 2, (uint64_t[]){2, 3});
+    save_npy(set, "input_1.npy", b, 2, (uint64_t[]){2, 3});
+    save_npy(set, "output_0.npy", y, 2, (uint64_t[]){2, 6});
+    /* no parameters: no --weights needed */
+    char *args[] = {"--model", model, "--test-data", set, NULL};
+    art_table *t = run_csv(args, 0);
+    assert_true(real(t, 0, "max_abs_error") == 0.0);
+    assert_string_equal(text(t, 0, "verdict"), "pass");
+    art_table_destroy(t);
+    /* .npy files have no names: input_K feeds model input K, so swapped
+     * files give [-a, a]: off by 2 * 6 at most, twice the largest value */
+    save_npy(set, "input_0.npy", b, 2, (uint64_t[]){2, 3});
+    save_npy(set, "input_1.npy", a, 2, (uint64_t[]){2, 3});
+    t = run_csv(args, 0);
+    assert_true(real(t, 0, "max_abs_error") == 12.0);
+    assert_true(real(t, 0, "relative_error") == 2.0);
+    assert_true(fabs(real(t, 0, "cosine_similarity") + 1.0) < 1e-15);
+    assert_string_equal(text(t, 0, "verdict"), "fail");
+    art_table_destroy(t);
+    run_rmdir(set);
+}
+
+#define ONNX_NODE "/usr/share/libonnx-testdata/data/node"
+
+static void copy_file(const char *from, const char *to, long keep)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    int c;
+    for (long n = 0; (keep < 0 || n < keep) && (c = fgetc(in)) != EOF;
+         n++) {
+        fputc(c, out);
+    }
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* A copy of ONNX case NAME in tmpdir/NAME: model.onnx and
+ * test_data_set_0/ (input_0, input_1 swapped when swap). */
+static void copy_case(const char *name, bool swap, char *dir, size_t cap)
+{
+    char from[800], to[800];
+    snprintf(dir, cap, "%s/%s", tmpdir, name);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(from, sizeof from, "%s/%s/model.onnx", ONNX_NODE, name);
+    snprintf(to, sizeof to, "%s/model.onnx", dir);
+    copy_file(from, to, -1);
+    snprintf(to, sizeof to, "%s/test_data_set_0", dir);
+    assert_int_equal(mkdir(to, 0700), 0);
+    static const char *const files[] = {"input_0.pb", "input_1.pb",
+                                        "output_0.pb"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(from, sizeof from, "%s/%s/test_data_set_0/%s", ONNX_NODE,
+                 name, files[i]);
+        snprintf(to, sizeof to, "%s/test_data_set_0/%s", dir,
+                 files[swap && i < 2 ? 1 - i : i]);
+        copy_file(from, to, -1);
+    }
+}
+
+static void test_onnx_cases(void **state)
+{
+    (void)state;
+    struct stat sb;
+    if (stat(ONNX_NODE, &sb) != 0) {
+        skip(); /* Debian's libonnx-testdata is not installed */
+    }
+    char *probe[] = {(char *)app, "--model",
+                     ONNX_NODE "/test_relu/model.onnx", NULL};
+    struct run_result pr;
+    run_argv(probe, &pr);
+    const bool no_onnx = strstr(pr.err, "reads no ONNX files") != NULL;
+    run_free(&pr);
+    if (no_onnx) {
+        skip(); /* built with -Donnx=disabled */
+    }
+    /* Conv's weights W are a graph input: given as a constant. */
+    char model[800], dir[700], path[900];
+    snprintf(model, sizeof model,
+             ONNX_NODE "/test_conv_with_strides_padding/model.onnx");
+    char *all[] = {"--model", model, "--precision", "fp32,fp16,bf16,int8",
+                   NULL};
+    art_table *t = run_csv(all, 0);
+    assert_int_equal(art_table_rows(t), 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(text(t, i, "verdict"), "pass");
+        assert_string_equal(text(t, i, "output"), "y");
+        assert_true(real(t, i, "batch_size") == 1);
+    }
+    /* small integers: exact in fp32, fp16 and bf16 alike */
+    assert_true(real(t, 0, "max_abs_error") == 0.0);
+    assert_true(real(t, 3, "max_abs_error") > 0.0); /* int8 */
+    art_table_destroy(t);
+    char *batch[] = {"--model", model, "--batch", "2", NULL};
+    expect_refused(batch, "--batch 2: ");
+    expect_refused(batch, "fixes the batch at 1");
+
+    /* concat is not symmetric: swapped files are still fed by the
+     * TensorProto names they carry */
+    copy_case("test_concat_2d_axis_1", true, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    char *swapped[] = {"--model", path, NULL};
+    t = run_csv(swapped, 0);
+    assert_true(real(t, 0, "max_abs_error") == 0.0);
+    assert_string_equal(text(t, 0, "verdict"), "pass");
+    art_table_destroy(t);
+    /* a reference cut short: refused naming it */
+    char pb[900];
+    snprintf(pb, sizeof pb, "%s/test_data_set_0/output_0.pb", dir);
+    snprintf(path, sizeof path, "%s/output_0.pb", tmpdir);
+    copy_file(pb, path, -1);
+    copy_file(path, pb, 20);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    expect_refused(swapped, pb);
+    char sub[800];
+    snprintf(sub, sizeof sub, "%s/test_data_set_0", dir);
+    run_rmdir(sub);
+    run_rmdir(dir);
+
+    /* an operator edgefit does not run: the node and its type named */
+    snprintf(model, sizeof model, ONNX_NODE "/test_abs/model.onnx");
+    char *abs_[] = {"--model", model, NULL};
+    expect_refused(abs_, "model.onnx:1: node '(unnamed)' (Abs): "
+                         "unsupported operator");
+}
+
 static void test_out_files(void **state)
 {
     (void)state;
@@ -282,20 +450,6 @@ static void test_out_files(void **state)
     assert_int_equal(json_array_size(json_object_get(j, "validation")), 2);
     json_decref(j);
     run_rmdir(out);
-}
-
-static void expect_refused(char **args, const char *needle)
-{
-    char *argv[30] = {(char *)app};
-    int n = 1;
-    for (int i = 0; args[i]; i++) {
-        argv[n++] = args[i];
-    }
-    argv[n] = NULL;
-    const char *bad = run_rejected(argv, needle);
-    if (bad) {
-        fail_msg("%s: %s", needle, bad);
-    }
 }
 
 static void test_bad_input(void **state)
@@ -388,6 +542,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dense_by_hand),
         cmocka_unit_test(test_cnn_against_numpy),
         cmocka_unit_test(test_batch_chunks),
+        cmocka_unit_test(test_several_inputs),
+        cmocka_unit_test(test_onnx_cases),
         cmocka_unit_test(test_out_files),
         cmocka_unit_test(test_bad_input),
     };
