@@ -317,7 +317,7 @@ int validate_set_load(const char *dir, struct validate_set *s)
             }
             if (!has_pb && !has_npy) {
                 cli_error("--test-data %s: %s_%lu.pb or .npy is missing "
-                          "(there is a %s_%lu)", dir, what[side], k,
+                          "(%s_%lu is there)", dir, what[side], k,
                           what[side], max[side] - 1);
                 rc = CLI_EXIT_USAGE;
                 break;

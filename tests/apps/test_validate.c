@@ -506,8 +506,8 @@ static void test_bad_input(void **state)
     save_npy(dir, "output_0.npy", dense_y, 2, (uint64_t[]){2, 2});
     /* a gap: input_2 without input_1 */
     save_npy(dir, "input_2.npy", dense_x, 2, (uint64_t[]){2, 3});
-    expect_refused(args, "input_1.pb or .npy is missing (there is a "
-                         "input_2)");
+    expect_refused(args, "input_1.pb or .npy is missing (input_2 is "
+                         "there)");
     snprintf(path, sizeof path, "%s/input_2.npy", dir);
     unlink(path);
     /* both formats for one tensor */
