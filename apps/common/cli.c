@@ -334,3 +334,28 @@ void cli_print_wrapped(FILE *f, const char *text, int indent, int width)
     }
     fputc('\n', f);
 }
+
+bool cli_split_list(const char *opt, const char *text, char (*items)[32],
+                       size_t cap, size_t *n)
+{
+    *n = 0;
+    const char *p = text;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 0 || len >= 32) {
+            cli_error("%s: '%s' is not a comma-separated list", opt, text);
+            return false;
+        }
+        if (*n == cap) {
+            cli_error("%s: at most %zu values", opt, cap);
+            return false;
+        }
+        memcpy(items[*n], p, len);
+        items[(*n)++][len] = '\0';
+        if (!end) {
+            return true;
+        }
+        p = end + 1;
+    }
+}

@@ -67,6 +67,11 @@ bool cli_parse_double(const char *opt, const char *text, double min,
  * ("must be above 0"), for budgets and powers where 0 means nothing. */
 bool cli_parse_positive(const char *opt, const char *text, double max,
                         double *out);
+/* Split a comma list ("fp32,int8", "1,8,32") into at most cap items of
+ * at most 31 bytes each. On failure print "prog: opt: ..." (an empty
+ * item, one too long, too many) and return false. */
+bool cli_split_list(const char *opt, const char *text, char (*items)[32],
+                    size_t cap, size_t *n);
 /* Parse table|csv|json. */
 bool cli_parse_format(const char *opt, const char *text,
                       enum cli_format *out);

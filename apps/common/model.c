@@ -37,3 +37,35 @@ int cli_prof_failed(const char *what, int st, const struct prof_diag *d)
                ? CLI_EXIT_FAILURE
                : CLI_EXIT_USAGE;
 }
+
+bool cli_parse_precisions(const char *opt, const char *text,
+                          enum memest_precision *out, size_t cap,
+                          size_t *n)
+{
+    char items[MEMEST_PRECISION_COUNT + 1][32];
+    size_t count;
+    if (cap > MEMEST_PRECISION_COUNT) {
+        cap = MEMEST_PRECISION_COUNT;
+    }
+    if (!cli_split_list(opt, text, items, cap, &count)) {
+        return false;
+    }
+    for (size_t i = 0; i < count; i++) {
+        enum memest_precision p;
+        if (memest_precision_parse(items[i], &p) != MEMEST_OK ||
+            p == MEMEST_FP64) {
+            cli_error("%s: '%s' is not one of fp32, fp16, bf16, int8",
+                      opt, items[i]);
+            return false;
+        }
+        for (size_t k = 0; k < i; k++) {
+            if (out[k] == p) {
+                cli_error("%s: %s given twice", opt, items[i]);
+                return false;
+            }
+        }
+        out[i] = p;
+    }
+    *n = count;
+    return true;
+}

@@ -4,6 +4,9 @@
 #ifndef EDGEFIT_APPS_MODEL_H
 #define EDGEFIT_APPS_MODEL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 
@@ -20,5 +23,12 @@ int cli_model_load(const char *spec, const char *weights, memest_model **out);
  * Returns the exit code: CLI_EXIT_FAILURE for what the run itself failed
  * at (memory, a kernel, I/O, a callback), CLI_EXIT_USAGE otherwise. */
 int cli_prof_failed(const char *what, int st, const struct prof_diag *d);
+
+/* Parse a list of executed precisions, "fp32,int8" (each of fp32, fp16,
+ * bf16, int8 or their long names, at most once, at most cap of them) into
+ * out[0..*n-1]. On failure print "prog: opt: ..." and return false. */
+bool cli_parse_precisions(const char *opt, const char *text,
+                          enum memest_precision *out, size_t cap,
+                          size_t *n);
 
 #endif
