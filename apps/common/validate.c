@@ -12,7 +12,6 @@
 #include "edgefit/kernels.h"
 #include "model.h"
 #include "validate.h"
-#include "weights.h"
 
 /* TODO(onnx): until the ONNX reader lands, these may be absent. */
 #pragma weak memest_tensor_load_pb
@@ -364,9 +363,9 @@ int validate_model_load(const char *spec, const struct validate_set *s,
 {
     *out = NULL;
     if (!s || !ends_with(spec, ".onnx") || memest_is_preset_name(spec)) {
-        return cli_model_load(spec, out);
+        return cli_model_load(spec, NULL, out);
     }
-    if (!memest_model_load_onnx) {
+    if (!memest_onnx_available()) {
         cli_error("%s: this build reads no ONNX files", spec);
         return CLI_EXIT_USAGE;
     }
@@ -571,8 +570,7 @@ done:
 
 int validate_run(const memest_model *model, const struct validate_set *s,
                  const size_t *map, uint64_t samples, uint64_t batch,
-                 enum memest_precision p, const struct cli_weights *w,
-                 float *out)
+                 enum memest_precision p, float *out)
 {
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
@@ -586,15 +584,6 @@ int validate_run(const memest_model *model, const struct validate_set *s,
     int st = prof_exec_create(model, &eo, &ex, &pd);
     if (st != PROF_OK) {
         return cli_prof_failed(what, st, &pd);
-    }
-    for (size_t i = 0; w && i < w->layer_count; i++) {
-        const struct cli_weights_layer *l = &w->layers[i];
-        st = prof_exec_set_params(ex, l->layer, l->weight, l->weight_count,
-                                  l->bias, l->bias_count);
-        if (st != PROF_OK) {
-            prof_exec_destroy(ex);
-            return cli_prof_failed(what, st, NULL);
-        }
     }
     const int rc = run_all(ex, model, s, map, samples, batch, out);
     prof_exec_destroy(ex);

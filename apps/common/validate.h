@@ -85,16 +85,14 @@ int validate_match(const memest_model *model, const struct validate_set *s,
 /*
  * Run the samples of s (model input k fed from s->inputs[map[k]]) through
  * libprofile's executor at precision p, batch samples at a time (the last
- * batch padded with zeros that are not kept), with the parameters of w
- * when it is not NULL (a text model's --weights; otherwise the model's
- * own), into out: samples x the output's elements. A failure is reported
+ * batch padded with zeros that are not kept), with the weights the model
+ * carries (an ONNX file's, or a text model's --weights), into out: samples
+ * x the output's elements. A failure is reported
  * as "prog: DIR at PRECISION: reason" and returns a CLI_EXIT_ code.
  */
-struct cli_weights;
 int validate_run(const memest_model *model, const struct validate_set *s,
                  const size_t *map, uint64_t samples, uint64_t batch,
-                 enum memest_precision p, const struct cli_weights *w,
-                 float *out);
+                 enum memest_precision p, float *out);
 
 /* The comparison of one output at one precision. */
 struct validate_metrics {

@@ -232,8 +232,6 @@ struct run {
     struct job *jobs;
     size_t n_jobs;
     memest_model *text_model; /* the one model of a non-ONNX spec */
-    struct cli_weights weights;
-    bool have_weights;
     struct row *rows;
     size_t n_rows;
 };
@@ -248,7 +246,6 @@ static void run_free(struct run *r)
     }
     free(r->jobs);
     memest_model_destroy(r->text_model);
-    cli_weights_free(&r->weights);
     free(r->rows);
 }
 
@@ -316,12 +313,10 @@ static int prepare(const struct options *o, struct run *r)
             return rc;
         }
         if (o->weights) {
-            if (!cli_weights_init(r->text_model, &r->weights) ||
-                !cli_weights_read("--weights", o->weights, r->text_model,
-                                  &r->weights)) {
-                return CLI_EXIT_USAGE;
+            rc = cli_weights_load("--weights", o->weights, r->text_model);
+            if (rc != CLI_EXIT_OK) {
+                return rc;
             }
-            r->have_weights = true;
         } else if (memest_model_parameter_count(r->text_model) > 0 &&
                    !memest_model_has_weights(r->text_model)) {
             cli_error("--model %s has no weights to validate: give "
@@ -393,8 +388,7 @@ static int validate_job(const struct options *o, struct run *r,
         return CLI_EXIT_FAILURE;
     }
     const int rc = validate_run(j->model, &j->set, j->map, j->samples,
-                                j->batch, p,
-                                r->have_weights ? &r->weights : NULL, got);
+                                j->batch, p, got);
     if (rc == CLI_EXIT_OK) {
         const struct memest_shape os = memest_model_output_shape(j->model);
         const size_t features = ref->count / (size_t)j->samples;
