@@ -1554,6 +1554,69 @@ static void test_seeded_init(void **state)
 
 /* ---- the operator profile ----------------------------------------------- */
 
+/* A graph's profile: one row per layer, each moving its parameters, ALL
+ * the tensors it reads and its output (nothing for the views). A model
+ * with two inputs is refused by the one-input profile. */
+static void test_profile_graph(void **state)
+{
+    (void)state;
+    memest_model *m = model_of(GRAPH_MODELS[0]);
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    o.batch = 2;
+    prof_exec *ex = NULL;
+    assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+    const size_t nin = prof_exec_input_count(ex);
+    float *x = malloc(nin * sizeof(float));
+    assert_non_null(x);
+    rng_state = SEED;
+    for (size_t i = 0; i < nin; i++) {
+        x[i] = rnd_sym(1.0);
+    }
+    struct prof_time_opts to;
+    prof_time_opts_init(&to);
+    to.warmup = 1;
+    to.repeats = 2;
+    struct prof_exec_profile prof;
+    assert_int_equal(prof_exec_profile(ex, x, nin, &to, &prof), PROF_OK);
+    assert_int_equal(prof.count, memest_model_layer_count(m) + 1);
+    for (size_t i = 1; i < prof.count; i++) {
+        const struct memest_layer *L = memest_model_layer(m, i - 1);
+        const struct prof_exec_op_info *in = &prof.ops[i].info;
+        uint64_t read = 0;
+        for (size_t j = 0; j < L->input_count; j++) {
+            const struct memest_shape sh =
+                memest_model_tensor_shape(m, L->inputs[j]);
+            uint64_t e = o.batch * 4;
+            for (unsigned r = 0; r < sh.rank; r++) {
+                e *= sh.dim[r];
+            }
+            read += e;
+        }
+        assert_true(in->input_bytes == read);
+        const bool view = L->kind == MEMEST_KIND_FLATTEN ||
+                          L->kind == MEMEST_KIND_DROPOUT ||
+                          L->kind == MEMEST_KIND_IDENTITY;
+        assert_true(in->bytes_moved ==
+                    (view ? 0
+                          : L->parameter_count * 4 + read +
+                                in->output_bytes));
+    }
+    prof_exec_profile_finish(&prof);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+
+    m = model_of(GRAPH_MODELS[2]);
+    assert_int_equal(prof_exec_create(m, NULL, &ex, NULL), PROF_OK);
+    assert_int_equal(prof_exec_input_tensors(ex), 2);
+    assert_int_equal(prof_exec_profile(ex, x, prof_exec_input_count(ex), &to,
+                                       &prof),
+                     PROF_E_INVALID);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+    free(x);
+}
+
 static void test_profile_rows(void **state)
 {
     (void)state;
@@ -1781,6 +1844,7 @@ int main(void)
         cmocka_unit_test(test_params_round_trip),
         cmocka_unit_test(test_seeded_init),
         cmocka_unit_test(test_profile_rows),
+        cmocka_unit_test(test_profile_graph),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_zero_input),
     };
