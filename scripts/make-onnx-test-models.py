@@ -417,12 +417,10 @@ def m_torch(out):
 
 # ---- The bad models ------------------------------------------------------
 
-def bad(out, name, g, output, check=False):
+def bad(out, name, g, output, folder="bad"):
     m = g.model(output)
-    if check:
-        onnx.checker.check_model(m)
-    os.makedirs(os.path.join(out, "bad"), exist_ok=True)
-    onnx.save(m, os.path.join(out, "bad", name + ".onnx"))
+    os.makedirs(os.path.join(out, folder), exist_ok=True)
+    onnx.save(m, os.path.join(out, folder, name + ".onnx"))
 
 
 def bad_models(out):
@@ -468,6 +466,27 @@ def bad_models(out):
     x = g.input("x", [3, 4, 4])
     y = g.node("Softmax", [x], None, name="sm_last", axis=-1)
     bad(out, "softmax_last_axis_chw", g, y)
+
+    # a weight whose dims claim 2^40 elements over 36 bytes of data
+    g = Graph("absurd_initializer")
+    x = g.input("x", [3, 5, 5])
+    w = TensorProto()
+    w.name = "big.w"
+    w.data_type = TensorProto.FLOAT
+    w.dims.extend([1 << 20, 1 << 20, 3, 3])
+    w.raw_data = np.zeros(9, np.float32).tobytes()
+    g.inits.append(w)
+    y = g.node("Conv", [x, "big.w"], None, name="big_conv")
+    bad(out, "absurd_initializer", g, y)
+
+    # dead code is dropped before anything is checked: an LSTM whose
+    # output nothing reads does not stop the import
+    g = Graph("dead_branch")
+    x = g.input("x", [4])
+    g.node("LSTM", [x, g.rand("W", [1, 8, 4]), g.rand("R", [1, 8, 2])],
+           None, name="unused_lstm", hidden_size=2)
+    y = g.node("Relu", [x], None, name="kept_relu")
+    bad(out, "dead_branch", g, y, folder="misc")
 
     with open(os.path.join(out, "residual", "model.onnx"), "rb") as f:
         data = f.read()
