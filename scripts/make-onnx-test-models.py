@@ -383,6 +383,36 @@ class TorchNet(torch.nn.Module):
         return F.log_softmax(self.fc2(self.gelu(self.fc1(y))), 1)
 
 
+class TorchView(torch.nn.Module):
+    """x.view(x.size(0), -1) with a free batch: PyTorch builds the shape
+    from Shape, Gather, Unsqueeze and Concat."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 2, 3)
+        self.fc = torch.nn.Linear(2 * 4 * 4, 3)
+
+    def forward(self, x):
+        y = torch.sigmoid(self.conv(x))
+        return self.fc(y.view(y.size(0), -1))
+
+
+def export(out, name, net, x, mode=torch.onnx.TrainingMode.EVAL):
+    with torch.no_grad():
+        y = net(x)
+    d = os.path.join(out, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"},
+                                    "output": {0: "batch"}},
+                      opset_version=13, training=mode,
+                      do_constant_folding=True)
+    save_pb(x, "input", os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(y, "output", os.path.join(d, "test_data_set_0", "output_0.pb"))
+
+
 def m_torch(out):
     """The same network exported twice: in eval mode PyTorch folds the
     batch norms into the convolutions itself; in preserve mode they stay
@@ -396,23 +426,9 @@ def m_torch(out):
                 mod.weight.uniform_(0.5, 1.5)
                 mod.bias.uniform_(-0.5, 0.5)
     x = torch.randn(BATCH, 3, 16, 16)
-    with torch.no_grad():
-        y = net(x)
-    for name, mode in (("torch_cnn", torch.onnx.TrainingMode.EVAL),
-                       ("torch_cnn_bn", torch.onnx.TrainingMode.PRESERVE)):
-        d = os.path.join(out, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(os.path.join(d, "test_data_set_0"))
-        torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
-                          input_names=["input"], output_names=["logits"],
-                          dynamic_axes={"input": {0: "batch"},
-                                        "logits": {0: "batch"}},
-                          opset_version=13, training=mode,
-                          do_constant_folding=True)
-        save_pb(x, "input", os.path.join(d, "test_data_set_0",
-                                         "input_0.pb"))
-        save_pb(y, "logits", os.path.join(d, "test_data_set_0",
-                                          "output_0.pb"))
+    export(out, "torch_cnn", net, x)
+    export(out, "torch_cnn_bn", net, x, torch.onnx.TrainingMode.PRESERVE)
+    export(out, "torch_view", TorchView().eval(), torch.randn(BATCH, 1, 6, 6))
 
 
 # ---- The bad models ------------------------------------------------------

@@ -541,6 +541,16 @@ static void test_fixture_layers(void **state)
         assert_int_equal(memest_model_parameter_count(m), 618);
         memest_model_destroy(m);
     }
+
+    /* view(size(0), -1): the Shape/Gather/Unsqueeze/Concat shape is a
+     * flatten, and the Sigmoid still fuses into the conv (the Shape no
+     * longer counts as a reader) */
+    m = load_fixture("torch_view");
+    assert_int_equal(memest_model_layer_count(m), 3);
+    layer(m, 0, MEMEST_KIND_CONV2D, MEMEST_ACT_SIGMOID);
+    layer(m, 1, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    layer(m, 2, MEMEST_KIND_DENSE, MEMEST_ACT_NONE);
+    memest_model_destroy(m);
 }
 
 static void test_fixture_outputs(void **state)
@@ -548,7 +558,8 @@ static void test_fixture_outputs(void **state)
     static const char *const names[] = {
         "conv_pads_strides", "conv_same_upper", "conv_same_lower",
         "gemm_softmax", "matmul_add", "bn_fold", "pools", "gelu",
-        "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn"};
+        "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn",
+        "torch_view"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
