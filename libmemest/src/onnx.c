@@ -1077,11 +1077,10 @@ static int get_const(struct imp *I, size_t node, size_t slot,
         if (v->user != NULL) {
             const struct memest_tensor *t = v->user;
             memset(&v->c, 0, sizeof v->c);
-            if (t->rank > MEMEST_TENSOR_MAX_RANK ||
-                (t->data == NULL && t->rank > 0)) {
+            if (t->rank > MEMEST_TENSOR_MAX_RANK) {
                 return node_fail(I, node, MEMEST_E_INVALID,
                                  "the constant '%.60s' given for the %s "
-                                 "has no data or a bad rank", nm, role);
+                                 "has rank %u", nm, role, t->rank);
             }
             v->c.rank = t->rank;
             v->c.count = 1;
@@ -1092,6 +1091,11 @@ static int get_const(struct imp *I, size_t node, size_t slot,
                                      "the constant '%.60s' is too large",
                                      nm);
                 }
+            }
+            if (t->data == NULL && v->c.count > 0) {
+                return node_fail(I, node, MEMEST_E_INVALID,
+                                 "the constant '%.60s' given for the %s "
+                                 "has no data", nm, role);
             }
             v->c.f = t->data;
         } else if (v->tp != NULL) {
@@ -2571,6 +2575,9 @@ static int op_is(const struct imp *I, size_t node, const char *op)
 /* The only reader of value vi, or SIZE_MAX. */
 static size_t sole_reader(const struct imp *I, size_t vi)
 {
+    if (vi == SIZE_MAX) {
+        return SIZE_MAX; /* an output with no name */
+    }
     return I->v[vi].readers == 1 && vi != I->output_value ? I->v[vi].reader
                                                          : SIZE_MAX;
 }
