@@ -8,6 +8,7 @@ set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libcsv-dev libpng-dev libcairo2-dev
 fonts-dejavu-core libjansson-dev zlib1g-dev libcmocka-dev dataset-fashion-mnist
 protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata"
+
 if [ "${1:-}" = "--bench" ]; then
     pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev"
 fi

@@ -225,6 +225,8 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
     opts->precision = MEMEST_FP32;
     opts->seed = 42;
     opts->plan_bytes = 0;
+    opts->threads = 1;
+    opts->thread_min_macs = PROF_EXEC_THREAD_MIN_MACS;
 }
 
 static void *xcalloc(size_t n, size_t size)
@@ -412,6 +414,16 @@ static void dense_tiles(const struct prof_exec *ex, struct exec_op *op)
     op->tile_m = mb < ex->batch ? mb : ex->batch;
 }
 
+/* How many threads share a conv2d's samples (each with its own im2col
+ * block): 1 when the layer stays on one thread or the batch is a single
+ * sample (then its products are split instead). */
+static size_t conv_sample_parts(const struct prof_exec *ex,
+                                const struct exec_op *op)
+{
+    const size_t t = exec_op_threads(ex, op);
+    return t > 1 && ex->batch > 1 ? (t < ex->batch ? t : ex->batch) : 1;
+}
+
 /* A softmax or log-softmax over the channels of a rank-2 or rank-3
  * tensor, which runs on a transposed copy. */
 static bool channel_softmax(const struct memest_layer *L)
@@ -462,8 +474,11 @@ static int layer_scratch(const struct prof_exec *ex, struct exec_op *op,
             }
             n->t32 = op->out_n;
         } else {
-            /* One sample and one group: [kdim][out_h * out_w] floats. */
-            if ((st = mul_sz(op->kdim, op->hw_out, &n->col32)) != PROF_OK) {
+            /* One sample and one group: [kdim][out_h * out_w] floats,
+             * one such block per thread when the samples are split among
+             * threads (conv_f32). */
+            if ((st = mul3_sz(op->kdim, op->hw_out, conv_sample_parts(ex, op),
+                              &n->col32)) != PROF_OK) {
                 return st;
             }
             if (narrow) {
@@ -756,6 +771,11 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         exec_diag_set(diag, "the batch size must be at least 1");
         return PROF_E_RANGE;
     }
+    if (o.threads < 1 || o.threads > KERN_MAX_THREADS) {
+        exec_diag_set(diag, "%u threads: the executor runs on 1 to %d",
+                      o.threads, KERN_MAX_THREADS);
+        return PROF_E_RANGE;
+    }
     if (o.precision != MEMEST_FP32 && o.precision != MEMEST_FP16 &&
         o.precision != MEMEST_BF16 && o.precision != MEMEST_INT8) {
         exec_diag_set(diag, "precision %s is estimated but not executed (use "
@@ -777,6 +797,8 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     }
     ex->model = model;
     ex->precision = o.precision;
+    ex->threads = o.threads;
+    ex->thread_min_macs = o.thread_min_macs;
     ex->sbytes = memest_precision_bytes(o.precision);
     ex->nlayers = memest_model_layer_count(model);
     ex->peak_inference_bytes = totals.peak_inference_bytes;
@@ -998,6 +1020,7 @@ PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
             out->output_bytes += ex->t_bytes[k];
         }
         out->bytes_moved = out->input_bytes + out->output_bytes;
+        out->threads = 1;
         return PROF_OK;
     }
     const struct exec_op *op = &ex->ops[i - 1];
@@ -1020,6 +1043,7 @@ PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
                   : out->parameter_bytes + out->input_bytes +
                         out->output_bytes;
     out->scratch_bytes = op->scratch_bytes;
+    out->threads = exec_op_threads(ex, op);
     return PROF_OK;
 }
 
@@ -1248,12 +1272,13 @@ static void im2col_s8(const struct exec_op *op, size_t batch, size_t g,
 static int dense_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
-    int kst = kern_sgemm(0, ex->batch, op->c_out, op->kdim, x, op->kdim, w,
-                         op->c_out, y, op->c_out);
-    if (kst == KERN_OK && op->bn) {
-        kst = kern_nn_bias_add_f32(y, ex->batch, op->c_out, b);
+    int st = exec_sgemm(ex, op, ex->batch, op->c_out, op->kdim, x, op->kdim,
+                        w, op->c_out, y, op->c_out);
+    if (st == PROF_OK && op->bn) {
+        st = exec_kern_status(kern_nn_bias_add_f32(y, ex->batch, op->c_out,
+                                                   b));
     }
-    return exec_kern_status(kst);
+    return st;
 }
 
 /* A depthwise convolution (one input and one output channel per group):
@@ -1265,18 +1290,84 @@ static bool conv_is_depthwise(const struct exec_op *op)
     return op->groups == op->c_in && op->c_out == op->c_in;
 }
 
-static int conv_dw_f32(const prof_exec *ex, const struct exec_op *op,
-                       const float *x, const float *w, const float *b,
-                       int fuse, float *y)
+struct dw_job {
+    const prof_exec *ex;
+    const struct exec_op *op;
+    const float *x, *w, *b;
+    int fuse;
+    float *y;
+};
+
+/* Samples [lo, hi) of a batch, or channels [lo, hi) of a single sample:
+ * each output element is computed as on one thread. */
+static int dw_part(void *arg, size_t part, size_t lo, size_t hi)
 {
-    const struct kern_dwconv2d_shape ds = {
-        .batch = ex->batch, .channels = op->c_in, .in_h = op->h_in,
+    (void)part;
+    const struct dw_job *j = arg;
+    const struct exec_op *op = j->op;
+    const size_t hw_in = op->h_in * op->w_in;
+    const int by_sample = j->ex->batch > 1;
+    struct kern_dwconv2d_shape ds = {
+        .batch = by_sample ? hi - lo : 1,
+        .channels = by_sample ? op->c_in : hi - lo, .in_h = op->h_in,
         .in_w = op->w_in, .kh = op->k, .kw = op->k, .stride = op->stride,
         .pad_top = op->pad, .pad_left = op->pad, .pad_bottom = op->pad,
         .pad_right = op->pad,
     };
-    return exec_kern_status(
-        kern_dwconv2d_f32(&ds, x, w, op->bn ? b : NULL, fuse, y));
+    /* samples are c_in channels apart; a channel slice starts at lo */
+    const size_t ch0 = by_sample ? lo * op->c_in : lo;
+    const size_t wk = op->k * op->k;
+    return exec_kern_status(kern_dwconv2d_f32(
+        &ds, j->x + ch0 * hw_in, j->w + (by_sample ? 0 : lo * wk),
+        op->bn ? j->b + (by_sample ? 0 : lo) : NULL, j->fuse,
+        j->y + ch0 * op->hw_out));
+}
+
+static int conv_dw_f32(const prof_exec *ex, const struct exec_op *op,
+                       const float *x, const float *w, const float *b,
+                       int fuse, float *y)
+{
+    struct dw_job j = {ex, op, x, w, b, fuse, y};
+    return exec_split(ex->batch > 1 ? ex->batch : op->c_in,
+                      exec_op_threads(ex, op), dw_part, &j);
+}
+
+struct conv_job {
+    const prof_exec *ex;
+    const struct exec_op *op;
+    const float *x, *w;
+    float *y;
+};
+
+/* Samples [lo, hi) through im2col block `part` of the column scratch.
+ * With one part (one thread for the samples) each product may still be
+ * split among the layer's threads (exec_sgemm): a single sample. */
+static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
+{
+    const struct conv_job *j = arg;
+    const prof_exec *ex = j->ex;
+    const struct exec_op *op = j->op;
+    const size_t hw_in = op->h_in * op->w_in;
+    const size_t cg = op->c_in / op->groups;
+    float *col = ex->col32 + part * op->kdim * op->hw_out;
+    const int split_products = conv_sample_parts(ex, op) == 1;
+    int st = PROF_OK;
+    for (size_t s = lo; st == PROF_OK && s < hi; s++) {
+        for (size_t g = 0; st == PROF_OK && g < op->groups; g++) {
+            im2col_f32(op, j->x + (s * op->c_in + g * cg) * hw_in, col);
+            /* [ocg][kdim] . [kdim][out_h * out_w], written straight into
+             * the NCHW output rows of this group. */
+            const float *wg = j->w + g * op->ocg * op->kdim;
+            float *yg = j->y + (s * op->c_out + g * op->ocg) * op->hw_out;
+            st = split_products
+                     ? exec_sgemm(ex, op, op->ocg, op->hw_out, op->kdim, wg,
+                                  op->kdim, col, op->hw_out, yg, op->hw_out)
+                     : exec_kern_status(kern_sgemm(
+                           0, op->ocg, op->hw_out, op->kdim, wg, op->kdim,
+                           col, op->hw_out, yg, op->hw_out));
+        }
+    }
+    return st;
 }
 
 static int conv_f32(const prof_exec *ex, const struct exec_op *op,
@@ -1285,26 +1376,14 @@ static int conv_f32(const prof_exec *ex, const struct exec_op *op,
     if (conv_is_depthwise(op)) {
         return conv_dw_f32(ex, op, x, w, b, KERN_FUSE_NONE, y);
     }
-    const size_t hw_in = op->h_in * op->w_in;
-    const size_t cg = op->c_in / op->groups;
-    int kst = KERN_OK;
-    for (size_t s = 0; kst == KERN_OK && s < ex->batch; s++) {
-        for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
-            im2col_f32(op, x + (s * op->c_in + g * cg) * hw_in, ex->col32);
-            /* [ocg][kdim] . [kdim][out_h * out_w], written straight into
-             * the NCHW output rows of this group. */
-            kst = kern_sgemm(0, op->ocg, op->hw_out, op->kdim,
-                             w + g * op->ocg * op->kdim, op->kdim, ex->col32,
-                             op->hw_out,
-                             y + (s * op->c_out + g * op->ocg) * op->hw_out,
-                             op->hw_out);
-        }
+    struct conv_job j = {ex, op, x, w, y};
+    int st = exec_split(ex->batch, (unsigned)conv_sample_parts(ex, op),
+                        conv_part, &j);
+    if (st == PROF_OK && op->bn) {
+        st = exec_kern_status(kern_nn_bias_add_nchw_f32(
+            y, ex->batch, op->c_out, op->hw_out, b));
     }
-    if (kst == KERN_OK && op->bn) {
-        kst = kern_nn_bias_add_nchw_f32(y, ex->batch, op->c_out, op->hw_out,
-                                        b);
-    }
-    return exec_kern_status(kst);
+    return st;
 }
 
 struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
@@ -1596,9 +1675,8 @@ static int dense_16(prof_exec *ex, const struct exec_op *op,
             const size_t mb = m - i0 < op->tile_m ? m - i0 : op->tile_m;
             st = widen(ex, ex->x32, x + i0 * k, mb * k);
             if (st == PROF_OK) {
-                st = exec_kern_status(kern_sgemm(0, mb, nb, k, ex->x32, k,
-                                                 ex->w32, nb,
-                                                 ex->y32 + i0 * n + j0, n));
+                st = exec_sgemm(ex, op, mb, nb, k, ex->x32, k, ex->w32, nb,
+                                ex->y32 + i0 * n + j0, n);
             }
         }
     }
@@ -1741,19 +1819,21 @@ static int dense_s8(prof_exec *ex, struct exec_op *op)
 {
     const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
     const enum memest_act act = op->layer->act;
-    int kst = kern_q8_gemm(ex->batch, op->c_out, op->kdim, x, op->kdim,
-                           op->wpack, ex->acc, op->c_out);
-    if (kst == KERN_OK) {
-        kst = kern_q8_requant_f32(ex->batch, op->c_out, ex->acc, op->c_out,
-                                  input_scale(ex, op), op->wscale,
-                                  op->bn ? op->b : NULL,
-                                  act == MEMEST_ACT_RELU, ex->y32, op->c_out);
+    int st = exec_q8_gemm(ex, op, ex->batch, op->c_out, op->kdim, x,
+                          op->kdim, op->wpack, ex->acc, op->c_out);
+    if (st != PROF_OK) {
+        return st;
     }
+    const int kst = kern_q8_requant_f32(ex->batch, op->c_out, ex->acc,
+                                        op->c_out, input_scale(ex, op),
+                                        op->wscale, op->bn ? op->b : NULL,
+                                        act == MEMEST_ACT_RELU, ex->y32,
+                                        op->c_out);
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
     }
     if (act != MEMEST_ACT_RELU) {
-        int st = apply_act(ex, op, act, ex->y32, ex->y32);
+        st = apply_act(ex, op, act, ex->y32, ex->y32);
         if (st != PROF_OK) {
             return st;
         }
@@ -1770,18 +1850,20 @@ static int conv_s8(prof_exec *ex, struct exec_op *op)
     int kst = KERN_OK;
     for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
         im2col_s8(op, ex->batch, g, x, ex->col8);
-        kst = kern_q8_gemm(M, op->ocg, op->kdim, ex->col8, op->kdim,
-                           (const unsigned char *)op->wpack +
-                               g * op->wpack_group_bytes,
-                           ex->acc, op->ocg);
-        if (kst == KERN_OK) {
-            /* Into [batch * out_h * out_w][out_c], this group's columns. */
-            kst = kern_q8_requant_f32(M, op->ocg, ex->acc, op->ocg, sx,
-                                      op->wscale + g * op->ocg,
-                                      op->bn ? op->b + g * op->ocg : NULL,
-                                      act == MEMEST_ACT_RELU,
-                                      ex->t32 + g * op->ocg, op->c_out);
+        const int st = exec_q8_gemm(ex, op, M, op->ocg, op->kdim, ex->col8,
+                                    op->kdim,
+                                    (const unsigned char *)op->wpack +
+                                        g * op->wpack_group_bytes,
+                                    ex->acc, op->ocg);
+        if (st != PROF_OK) {
+            return st;
         }
+        /* Into [batch * out_h * out_w][out_c], this group's columns. */
+        kst = kern_q8_requant_f32(M, op->ocg, ex->acc, op->ocg, sx,
+                                  op->wscale + g * op->ocg,
+                                  op->bn ? op->b + g * op->ocg : NULL,
+                                  act == MEMEST_ACT_RELU,
+                                  ex->t32 + g * op->ocg, op->c_out);
     }
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
