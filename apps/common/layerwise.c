@@ -114,7 +114,7 @@ static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
 
 int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
 {
-    const int rc = cli_model_load(o->model, &r->model);
+    const int rc = cli_model_load(o->model, o->weights, &r->model);
     if (rc != CLI_EXIT_OK) {
         return rc;
     }

@@ -18,6 +18,8 @@
 
 struct layerwise_opts {
     const char *model;
+    const char *weights; /* --weights FILE, NULL: the executor's seeded
+                            weights (or an ONNX model's own) */
     uint64_t batch;
     enum memest_precision precision;
     struct cli_device_opts dev;

@@ -35,6 +35,8 @@ static void usage(FILE *f)
         "\n"
         "  --model SPEC             a model file, mlp:W0-W1-...-Wn or smallcnn\n"
         "                           (default " DEFAULT_MODEL ")\n"
+        "  --weights FILE           the model's weights: safetensors in PyTorch's\n"
+        "                           state_dict names (default: seeded ones)\n"
         "  --batch N                batch size (default 32)\n"
         "  --precision P            fp32|fp16|bf16|int8 (default fp32)\n"
         "  --device D               rpi4, jetson-nano, desktop, host (this\n"
@@ -57,7 +59,8 @@ static void usage(FILE *f)
         "  --power-watts W          power for the energy proxy (default the\n"
         "                           device's; unknown for host: no energy)\n"
         "  --latency-multiplier X   scale every measured latency (default 1)\n"
-        "  --seed N                 weights and input (default 42)\n"
+        "  --seed N                 input and, without --weights, weights\n"
+        "                           (default 42)\n"
         "  --threads N              run dense and conv2d layers of at least\n"
         "                           2^20 MACs on N threads (default 1); the\n"
         "                           predictions count min(N, cores) cores\n"
@@ -103,6 +106,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         CLI_CALIB_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_QUIET_OPTION,
+        CLI_WEIGHTS_OPTION,
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-layerwise", EDGEFIT_VERSION,
@@ -195,6 +199,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         }
         }
     }
+    o->lw.quiet = o->co.quiet;
+    o->lw.weights = o->co.weights;
     return cli_no_operands(argc, argv);
 }
 

@@ -1262,6 +1262,43 @@ static void test_graph_arena(void **state)
     }
 }
 
+/* Every preset compiled into libmemest (smallcnn and the MLPerf Tiny
+ * models ResNet-8, DS-CNN, MobileNetV1 0.25 and the FC autoencoder): its
+ * arena is the plan and at most the greedy planner's, and its forward
+ * pass matches the double-precision reference in fp32 and fp16. */
+static void check_preset(const char *name)
+{
+    const enum memest_precision arena_precs[3] = {MEMEST_FP32, MEMEST_FP16,
+                                                  MEMEST_INT8};
+    for (size_t pi = 0; pi < 3; pi++) {
+        check_graph_arena(name, arena_precs[pi], 1);
+        check_graph_arena(name, arena_precs[pi], 3);
+    }
+    check_against_reference(name, MEMEST_FP32, 1);
+    check_against_reference(name, MEMEST_FP16, 2);
+}
+
+static void test_presets(void **state)
+{
+    (void)state;
+    const char *const *names = memest_preset_names();
+    size_t n = 0;
+    for (; names[n]; n++) {
+        check_preset(names[n]);
+    }
+    assert_true(n >= 1);
+    if (getenv("EXEC_TEST_PRESET_FILE")) {
+        /* a preset's text before it is compiled in */
+        FILE *f = fopen(getenv("EXEC_TEST_PRESET_FILE"), "rb");
+        assert_non_null(f);
+        static char text[1 << 16];
+        const size_t len = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[len] = '\0';
+        check_preset(text);
+    }
+}
+
 /* Weights a model carries (memest_model_set_weights, PyTorch's names):
  * the executor's masters are those, batch norms folded, and its output is
  * the one computed by hand from them. */
@@ -1736,6 +1773,7 @@ int main(void)
         cmocka_unit_test(test_arena_equals_plan),
         cmocka_unit_test(test_graph_arena),
         cmocka_unit_test(test_model_weights),
+        cmocka_unit_test(test_presets),
         cmocka_unit_test(test_wrong_plan_fails),
         cmocka_unit_test(test_params_round_trip),
         cmocka_unit_test(test_seeded_init),

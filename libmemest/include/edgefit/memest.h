@@ -83,8 +83,8 @@ struct memest_diag {
 };
 
 /*
- * Write "source:line:column: message" (or "source: message" when line is 0)
- * into buf, NUL-terminated and truncated to cap bytes. Returns the length
+ * Write "source:line:column: message" ("source:line: message" when column
+ * is 0, "source: message" when line is 0) into buf, NUL-terminated and truncated to cap bytes. Returns the length
  * the full text would have, like snprintf.
  */
 MEMEST_API size_t memest_diag_format(const struct memest_diag *diag,
@@ -443,9 +443,12 @@ struct memest_onnx_opts {
 };
 
 /*
- * Read an ONNX model (opsets 11 to 17) and its weights: the supported
- * operators map onto layers (see libmemest/README.md); the model carries
- * the initializers as weights (memest_model_has_weights() is 1). Layer
+ * Read an ONNX model (opsets 1 to 17, each operator in its form of the
+ * opset) and its weights: the supported operators map onto layers (see
+ * libmemest/README.md); the model carries the initializers as weights
+ * (memest_model_has_weights() is 1 when it has parameters). Graph inputs
+ * read as data are the model's inputs, under their names; the batch a
+ * numeric first dimension fixes is memest_model_fixed_batch(). Layer
  * names are the nodes' names made unique and safe for the text format
  * (or derived from the op type when a node has none); diag->source is the
  * path, diag->line the node's index + 1, and the message starts with the
