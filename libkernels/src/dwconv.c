@@ -26,7 +26,8 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                      const float *bias, int act, float *y)
 {
     const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
-    const size_t st = s->stride, pt = s->pad_top, pl = s->pad_left;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t pt = s->pad_top, pl = s->pad_left;
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const size_t c = p % s->channels;
         const float *xp = x + p * ih * iw;
@@ -38,12 +39,12 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                 float acc = b;
                 for (size_t ky = 0; ky < kh; ky++) {
                     /* Unsigned wrap makes rows above the input huge. */
-                    const size_t iy = oy * st + ky - pt;
+                    const size_t iy = oy * sh + ky - pt;
                     if (iy >= ih) {
                         continue;
                     }
                     for (size_t kx = 0; kx < kw; kx++) {
-                        const size_t ix = ox * st + kx - pl;
+                        const size_t ix = ox * sw + kx - pl;
                         if (ix >= iw) {
                             continue;
                         }
@@ -90,10 +91,10 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
         return KERN_E_SHAPE;
     }
     size_t oh, ow, n;
-    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride, s->pad_top,
+    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride_h, s->pad_top,
                              s->pad_bottom, &oh);
     if (st == KERN_OK) {
-        st = kern_nn_out_dim(s->in_w, s->kw, s->stride, s->pad_left,
+        st = kern_nn_out_dim(s->in_w, s->kw, s->stride_w, s->pad_left,
                              s->pad_right, &ow);
     }
     if (st != KERN_OK) {

@@ -113,7 +113,7 @@ static void init_params(struct exec_op *op, uint64_t *state)
         fan_out = (double)L->units;
     } else {
         fan_in = (double)op->kdim;
-        fan_out = (double)(op->ocg * op->k * op->k);
+        fan_out = (double)(op->ocg * op->cs.kh * op->cs.kw);
     }
     const double a = L->act == MEMEST_ACT_RELU
                          ? sqrt(6.0 / fan_in)
@@ -251,22 +251,24 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
         op->ocg = op->c_out;
         break;
     case MEMEST_KIND_CONV2D: {
-        op->k = (size_t)L->kernel;
-        op->stride = (size_t)L->stride;
-        op->pad = (size_t)L->padding;
         op->groups = (size_t)L->groups;
         op->ocg = op->c_out / op->groups;
-        if ((st = mul3_sz(op->c_in / op->groups, op->k, op->k, &op->kdim)) !=
-            PROF_OK) {
+        /* The geometry every conv2d path runs from (libkernels'). */
+        op->cs = (struct kern_conv2d_shape){
+            .batch = B, .in_c = op->c_in, .in_h = op->h_in,
+            .in_w = op->w_in, .out_c = op->c_out,
+            .kh = (size_t)L->kernel, .kw = (size_t)L->kernel,
+            .stride_h = (size_t)L->stride, .stride_w = (size_t)L->stride,
+            .pad_top = (size_t)L->padding, .pad_left = (size_t)L->padding,
+            .pad_bottom = (size_t)L->padding,
+            .pad_right = (size_t)L->padding, .groups = op->groups,
+        };
+        if ((st = mul3_sz(op->c_in / op->groups, op->cs.kh, op->cs.kw,
+                          &op->kdim)) != PROF_OK) {
             return st;
         }
-        struct kern_conv2d_shape cs = {
-            .batch = B, .in_c = op->c_in, .in_h = op->h_in,
-            .in_w = op->w_in, .out_c = op->c_out, .k = op->k,
-            .stride = op->stride, .pad = op->pad, .groups = op->groups,
-        };
         size_t oh, ow;
-        int kst = kern_conv2d_out_hw(&cs, &oh, &ow);
+        int kst = kern_conv2d_out_hw(&op->cs, &oh, &ow);
         if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
             exec_diag_set(diag, "%s: the convolution kernels disagree with the "
                      "model's shape", L->name);
@@ -391,8 +393,14 @@ static int layer_scratch(const struct prof_exec *ex, struct exec_op *op,
             }
             n->t32 = op->out_n;
         } else {
-            /* One sample and one group: [kdim][out_h * out_w] floats. */
-            if ((st = mul_sz(op->kdim, op->hw_out, &n->col32)) != PROF_OK) {
+            /* libkernels' convolution scratch. The trainer lowers one
+             * sample and group into [kdim][out_h * out_w] floats instead,
+             * which libmemest's training estimate counts, and lends them
+             * to the forward pass (see conv_f32). */
+            op->cwork = kern_conv2d_work_bytes(&op->cs);
+            n->col32 = (op->cwork + 3) / 4;
+            if (ex->lowering &&
+                (st = mul_sz(op->kdim, op->hw_out, &n->col32)) != PROF_OK) {
                 return st;
             }
             if (narrow) {
@@ -537,6 +545,7 @@ static int alloc_scratch(struct prof_exec *ex)
         }
     }
     ex->col32 = xcalloc(tot.col32, sizeof(float));
+    ex->col32_n = tot.col32;
     ex->col8 = xcalloc(tot.col8, 1);
     ex->acc = xcalloc(tot.acc, sizeof(int32_t));
     ex->x32 = xcalloc(tot.x32, sizeof(float));
@@ -604,6 +613,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         return PROF_E_NOMEM;
     }
     ex->model = model;
+    ex->lowering = !with_arena;
     ex->precision = o.precision;
     ex->sbytes = memest_precision_bytes(o.precision);
     ex->nlayers = memest_model_layer_count(model);
@@ -877,158 +887,6 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
 
 /* ---- float operators ----------------------------------------------------- */
 
-/* The output columns ox whose input column ox * s + kx - p lies inside
- * [0, w_in): [*lo, *hi), possibly empty. */
-static void valid_cols(const struct exec_op *op, size_t kx, size_t *lo,
-                       size_t *hi)
-{
-    const size_t s = op->stride, p = op->pad;
-    size_t a = kx < p ? (p - kx + s - 1) / s : 0;
-    size_t b = 0;
-    if (op->w_in + p > kx) {
-        b = (op->w_in - 1 + p - kx) / s + 1;
-    }
-    if (b > op->w_out) {
-        b = op->w_out;
-    }
-    if (a > b) {
-        a = b;
-    }
-    *lo = a;
-    *hi = b;
-}
-
-/* One sample, one group: col[(c * k + ky) * k + kx][oy * out_w + ox] =
- * x[c][oy * s + ky - p][ox * s + kx - p], zero outside the input. Rows are
- * built a run at a time (a memcpy at stride 1), the padding zeroed apart,
- * so no element pays for a bounds test. */
-static void im2col_f32(const struct exec_op *op, const float *x, float *col)
-{
-    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
-    const size_t hw_in = op->h_in * op->w_in;
-    for (size_t kx = 0; kx < k; kx++) {
-        size_t lo, hi;
-        valid_cols(op, kx, &lo, &hi);
-        for (size_t c = 0; c < cg; c++) {
-            for (size_t ky = 0; ky < k; ky++) {
-                float *row = col + ((c * k + ky) * k + kx) * op->hw_out;
-                for (size_t oy = 0; oy < op->h_out; oy++) {
-                    /* Unsigned wrap-around makes rows above the input
-                     * huge, so one comparison rejects both sides. */
-                    const size_t iy = oy * s + ky - op->pad;
-                    float *r = row + oy * op->w_out;
-                    if (iy >= op->h_in || lo == hi) {
-                        for (size_t ox = 0; ox < op->w_out; ox++) {
-                            r[ox] = 0.0f;
-                        }
-                        continue;
-                    }
-                    /* Rows are short (the output width): plain loops,
-                     * which the compiler vectorises, cost less than
-                     * calls to memset and memcpy. */
-                    for (size_t ox = 0; ox < lo; ox++) {
-                        r[ox] = 0.0f;
-                    }
-                    for (size_t ox = hi; ox < op->w_out; ox++) {
-                        r[ox] = 0.0f;
-                    }
-                    /* lo * s + kx >= p by construction of lo */
-                    const float *xr = x + c * hw_in + iy * op->w_in +
-                                      (lo * s + kx - op->pad);
-                    float *rl = r + lo;
-                    const size_t n = hi - lo;
-                    if (s == 1) {
-                        for (size_t j = 0; j < n; j++) {
-                            rl[j] = xr[j];
-                        }
-                    } else {
-                        for (size_t j = 0; j < n; j++) {
-                            rl[j] = xr[j * s];
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* The adjoint of im2col_f32: x[c][oy * s + ky - p][ox * s + kx - p] +=
- * col[(c * k + ky) * k + kx][oy * out_w + ox] over every column that read
- * inside the input (padding takes nothing back). x is not cleared. */
-void exec_col2im_f32(const struct exec_op *op, const float *col, float *x)
-{
-    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
-    const size_t hw_in = op->h_in * op->w_in;
-    for (size_t kx = 0; kx < k; kx++) {
-        size_t lo, hi;
-        valid_cols(op, kx, &lo, &hi);
-        if (lo == hi) {
-            continue;
-        }
-        for (size_t c = 0; c < cg; c++) {
-            for (size_t ky = 0; ky < k; ky++) {
-                const float *row = col + ((c * k + ky) * k + kx) * op->hw_out;
-                for (size_t oy = 0; oy < op->h_out; oy++) {
-                    const size_t iy = oy * s + ky - op->pad;
-                    if (iy >= op->h_in) {
-                        continue;
-                    }
-                    float *xr = x + c * hw_in + iy * op->w_in +
-                                (lo * s + kx - op->pad);
-                    const float *rl = row + oy * op->w_out + lo;
-                    const size_t n = hi - lo;
-                    for (size_t j = 0; j < n; j++) {
-                        xr[j * s] += rl[j];
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* The same for int8 and the whole batch, transposed for kern_q8_gemm:
- * col[(b * out_h + oy) * out_w + ox][(c * k + ky) * k + kx]; the zero of
- * symmetric quantisation is 0. Along kx the input is contiguous, so each
- * (pixel, c, ky) is one copy of up to k bytes. */
-static void im2col_s8(const struct exec_op *op, size_t batch, size_t g,
-                      const int8_t *x, int8_t *col)
-{
-    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
-    const size_t hw_in = op->h_in * op->w_in;
-    for (size_t b = 0; b < batch; b++) {
-        const int8_t *xb = x + (b * op->c_in + g * cg) * hw_in;
-        for (size_t oy = 0; oy < op->h_out; oy++) {
-            for (size_t ox = 0; ox < op->w_out; ox++) {
-                int8_t *r = col + ((b * op->h_out + oy) * op->w_out + ox) *
-                                      op->kdim;
-                /* kx in [k0, k1) reads inside the row */
-                const size_t x0 = ox * s; /* input column of kx = p */
-                const size_t k0 = x0 < op->pad ? op->pad - x0 : 0;
-                size_t k1 = op->w_in + op->pad > x0 ? op->w_in + op->pad - x0
-                                                    : 0;
-                if (k1 > k) {
-                    k1 = k;
-                }
-                for (size_t c = 0; c < cg; c++) {
-                    for (size_t ky = 0; ky < k; ky++, r += k) {
-                        const size_t iy = oy * s + ky - op->pad;
-                        if (iy >= op->h_in || k0 >= k1) {
-                            memset(r, 0, k);
-                            continue;
-                        }
-                        memset(r, 0, k0);
-                        memcpy(r + k0,
-                               xb + c * hw_in + iy * op->w_in + x0 + k0 -
-                                   op->pad,
-                               k1 - k0);
-                        memset(r + k1, 0, k - k1);
-                    }
-                }
-            }
-        }
-    }
-}
-
 static int dense_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
@@ -1040,55 +898,33 @@ static int dense_f32(const prof_exec *ex, const struct exec_op *op,
     return exec_kern_status(kst);
 }
 
-/* A depthwise convolution (one input and one output channel per group):
- * im2col + a 1-row GEMM per channel would spend its time gathering, so it
- * runs libkernels' direct kernel, with the bias and `fuse` (a
- * kern_fused_act) in its output pass. */
-static bool conv_is_depthwise(const struct exec_op *op)
+/* The kern_fused_act that applies act in a convolution's output pass, or
+ * -1 when act runs as a pass of its own. */
+static int conv_fuse(enum memest_act act)
 {
-    return op->groups == op->c_in && op->c_out == op->c_in;
+    switch (act) {
+    case MEMEST_ACT_NONE:
+        return KERN_FUSE_NONE;
+    case MEMEST_ACT_RELU:
+        return KERN_FUSE_RELU;
+    default:
+        return -1;
+    }
 }
 
-static int conv_dw_f32(const prof_exec *ex, const struct exec_op *op,
-                       const float *x, const float *w, const float *b,
-                       int fuse, float *y)
-{
-    const struct kern_dwconv2d_shape ds = {
-        .batch = ex->batch, .channels = op->c_in, .in_h = op->h_in,
-        .in_w = op->w_in, .kh = op->k, .kw = op->k, .stride = op->stride,
-        .pad_top = op->pad, .pad_left = op->pad, .pad_bottom = op->pad,
-        .pad_right = op->pad,
-    };
-    return exec_kern_status(
-        kern_dwconv2d_f32(&ds, x, w, op->bn ? b : NULL, fuse, y));
-}
-
+/* A conv2d in float through libkernels (NCHW; depthwise ones run its
+ * direct depthwise kernel, the others its GEMM paths), the bias and `fuse`
+ * (a kern_fused_act) in the output pass, the float scratch as its work.
+ * The trainer's scratch is sized for its lowered columns; a layer whose
+ * kernel scratch is larger still (1 x 1 on planes of fewer than about 28
+ * pixels) lets libkernels allocate it for the call. */
 static int conv_f32(const prof_exec *ex, const struct exec_op *op,
-                    const float *x, const float *w, const float *b, float *y)
+                    const float *x, const float *w, const float *b, int fuse,
+                    float *y)
 {
-    if (conv_is_depthwise(op)) {
-        return conv_dw_f32(ex, op, x, w, b, KERN_FUSE_NONE, y);
-    }
-    const size_t hw_in = op->h_in * op->w_in;
-    const size_t cg = op->c_in / op->groups;
-    int kst = KERN_OK;
-    for (size_t s = 0; kst == KERN_OK && s < ex->batch; s++) {
-        for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
-            im2col_f32(op, x + (s * op->c_in + g * cg) * hw_in, ex->col32);
-            /* [ocg][kdim] . [kdim][out_h * out_w], written straight into
-             * the NCHW output rows of this group. */
-            kst = kern_sgemm(0, op->ocg, op->hw_out, op->kdim,
-                             w + g * op->ocg * op->kdim, op->kdim, ex->col32,
-                             op->hw_out,
-                             y + (s * op->c_out + g * op->ocg) * op->hw_out,
-                             op->hw_out);
-        }
-    }
-    if (kst == KERN_OK && op->bn) {
-        kst = kern_nn_bias_add_nchw_f32(y, ex->batch, op->c_out, op->hw_out,
-                                        b);
-    }
-    return exec_kern_status(kst);
+    void *work = op->cwork <= ex->col32_n * sizeof(float) ? ex->col32 : NULL;
+    return exec_kern_status(kern_conv2d_f32(&op->cs, x, w, op->bn ? b : NULL,
+                                            fuse, work, y));
 }
 
 static int pool_f32(const prof_exec *ex, const struct exec_op *op,
@@ -1178,7 +1014,7 @@ static int linear_f32(const prof_exec *ex, const struct exec_op *op,
     case MEMEST_KIND_DENSE:
         return dense_f32(ex, op, x, w, b, y);
     case MEMEST_KIND_CONV2D:
-        return conv_f32(ex, op, x, w, b, y);
+        return conv_f32(ex, op, x, w, b, KERN_FUSE_NONE, y);
     case MEMEST_KIND_MAXPOOL:
     case MEMEST_KIND_AVGPOOL:
         return pool_f32(ex, op, x, y);
@@ -1204,23 +1040,13 @@ int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
     return apply_act(ex, op, act, x, y);
 }
 
-void exec_im2col_f32(const struct exec_op *op, const float *x, float *col)
-{
-    im2col_f32(op, x, col);
-}
-
 /* The layer in float: x, parameters and y are float arrays. */
 static int layer_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
     const enum memest_kind kind = op->layer->kind;
-    if (kind == MEMEST_KIND_CONV2D && conv_is_depthwise(op) &&
-        (op->layer->act == MEMEST_ACT_NONE ||
-         op->layer->act == MEMEST_ACT_RELU)) {
-        return conv_dw_f32(ex, op, x, w, b,
-                           op->layer->act == MEMEST_ACT_RELU ? KERN_FUSE_RELU
-                                                             : KERN_FUSE_NONE,
-                           y);
+    if (kind == MEMEST_KIND_CONV2D && conv_fuse(op->layer->act) >= 0) {
+        return conv_f32(ex, op, x, w, b, conv_fuse(op->layer->act), y);
     }
     int st = linear_f32(ex, op, x, w, b, y);
     if (st != PROF_OK ||
@@ -1382,7 +1208,14 @@ static int conv_s8(prof_exec *ex, struct exec_op *op)
     const float sx = input_scale(ex, op);
     int kst = KERN_OK;
     for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
-        im2col_s8(op, ex->batch, g, x, ex->col8);
+        /* [batch * out_h * out_w][kdim]: one sample's rows after another */
+        for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
+            kst = kern_im2col_s8(&op->cs, x, b, g,
+                                 ex->col8 + b * op->hw_out * op->kdim);
+        }
+        if (kst != KERN_OK) {
+            break;
+        }
         kst = kern_q8_gemm(M, op->ocg, op->kdim, ex->col8, op->kdim,
                            (const unsigned char *)op->wpack +
                                g * op->wpack_group_bytes,

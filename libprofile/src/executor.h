@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 
@@ -19,8 +20,10 @@ struct exec_op {
     size_t in_off, out_off;           /* byte offsets in the arena */
     /* geometry (rank-1 tensors have h = w = 1) */
     size_t c_in, h_in, w_in, c_out, h_out, w_out, hw_out;
-    size_t k, stride, pad, groups;
-    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*k*k */
+    size_t k, stride, pad, groups; /* pooling windows; conv2d: groups */
+    struct kern_conv2d_shape cs;   /* conv2d: libkernels' geometry */
+    size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes */
+    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */
     /* 16-bit dense: rows of the input and columns of the weights widened
      * to fp32 at a time (see dense_16) */
     size_t tile_m, tile_n;
@@ -58,7 +61,10 @@ struct prof_exec {
     uint64_t parameter_bytes, master_bytes, scratch_bytes;
 
     /* scratch, each sized for its largest user */
-    float *col32;    /* float im2col, one sample and group */
+    bool lowering;   /* col32 also holds a conv2d's lowered columns (the
+                      * trainer's, one sample and group) */
+    float *col32;    /* libkernels' conv2d work; the trainer's columns */
+    size_t col32_n;  /* floats in col32 */
     int8_t *col8;    /* int8 im2col, whole batch, one group */
     int8_t *wq_stage; /* = col8: int8 weights before packing */
     int32_t *acc;    /* int32 GEMM results */
@@ -109,13 +115,6 @@ int exec_linear_f32(const prof_exec *ex, const struct exec_op *op,
 /* y = act(x) over op->out_n floats (y may equal x). */
 int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
                  enum memest_act act, const float *x, float *y);
-
-/* A conv2d's columns for one sample and group (x points at the group's
- * first input channel): col is [kdim][out_h * out_w]. */
-void exec_im2col_f32(const struct exec_op *op, const float *x, float *col);
-
-/* Its adjoint: add the columns back into x (same addressing). */
-void exec_col2im_f32(const struct exec_op *op, const float *col, float *x);
 
 /* 16-bit storage of precision p (fp16 or bf16) to float and back, through
  * libkernels' conversions (round to nearest even). */

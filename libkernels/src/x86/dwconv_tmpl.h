@@ -147,7 +147,8 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
            const float *x, const float *w, const float *bias, int act,
            float *y)
 {
-    const size_t kh = s->kh, kw = s->kw, st = s->stride;
+    const size_t kh = s->kh, kw = s->kw, st = s->stride_w;
+    const size_t sy = s->stride_h;
     /* Padded columns read: up to (out_w - 1) * st + kw - 1. */
     const size_t pitch = (out_w - 1) * st + kw;
     if ((st != 1 && st != 2) || pitch > PBUF ||
@@ -155,10 +156,12 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
         kern_dwconv2d_c(s, out_h, out_w, x, w, bias, act, y);
         return;
     }
-    const int flat = st == 1 && out_w < 2 * VL;
-    /* Output rows per band: its padded rows ((nb - 1) st + kh) fit in
+    /* Flattening needs output row r + 1 to start one pitch after row r
+     * in the padded band: stride 1 on both axes. */
+    const int flat = st == 1 && sy == 1 && out_w < 2 * VL;
+    /* Output rows per band: its padded rows ((nb - 1) sy + kh) fit in
      * PBUF, and in flat mode its nb * pitch outputs fit in OBUF. */
-    size_t nb = ((PBUF - SLACK) / pitch - kh) / st + 1;
+    size_t nb = ((PBUF - SLACK) / pitch - kh) / sy + 1;
     if (flat && nb > OBUF / pitch) {
         nb = OBUF / pitch;
     }
@@ -176,8 +179,8 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
         const float b = bias ? bias[c] : 0.0f;
         for (size_t oy0 = 0; oy0 < out_h; oy0 += nb) {
             const size_t rows = out_h - oy0 < nb ? out_h - oy0 : nb;
-            pad_band(buf, xp, ih, iw, s->pad_top, s->pad_left, oy0 * st,
-                     (rows - 1) * st + kh, pitch);
+            pad_band(buf, xp, ih, iw, s->pad_top, s->pad_left, oy0 * sy,
+                     (rows - 1) * sy + kh, pitch);
             if (flat) {
                 run(obuf, buf, (rows - 1) * pitch + out_w, 1, pitch, wc, kh,
                     kw, b, act, OBUF);
@@ -191,7 +194,7 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
             }
             for (size_t r = 0; r < rows; r++) {
                 const size_t at = (p * out_h + oy0 + r) * out_w;
-                run(y + at, buf + r * st * pitch, out_w, st, pitch, wc, kh,
+                run(y + at, buf + r * sy * pitch, out_w, st, pitch, wc, kh,
                     kw, b, act, ny - at);
             }
         }
