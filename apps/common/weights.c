@@ -19,15 +19,15 @@ void cli_weights_free(struct cli_weights *w)
 }
 
 /* PyTorch's shape of a layer's weight: dense [out, in], conv2d
- * [out_c, in_c/groups, k, k] (square windows in libmemest). */
+ * [out_c, in_c/groups, kernel_h, kernel_w]. */
 static void weight_shape(const struct memest_layer *l, struct art_tensor *t)
 {
     if (l->kind == MEMEST_KIND_CONV2D) {
         t->ndim = 4;
         t->shape[0] = l->units;
         t->shape[1] = l->in_shape.dim[0] / l->groups;
-        t->shape[2] = l->kernel;
-        t->shape[3] = l->kernel;
+        t->shape[2] = l->kernel_h;
+        t->shape[3] = l->kernel_w;
     } else {
         t->ndim = 2;
         t->shape[0] = l->units;

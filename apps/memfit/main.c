@@ -296,6 +296,14 @@ static int build_plan_doc(const struct options *o, struct result *r)
                               t->peak_inference_mb);
     }
     if (st == ART_OK) {
+        st = art_doc_set_real(d, "arena_memory_mb",
+                              (double)t->arena_bytes / 1048576.0);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_real(d, "live_lower_bound_mb",
+                              (double)t->live_lower_bound_bytes / 1048576.0);
+    }
+    if (st == ART_OK) {
         st = art_doc_set_uint(d, "macs", t->macs);
     }
     if (st == ART_OK) {
@@ -393,8 +401,10 @@ static void print_summary(const struct options *o, const struct result *r)
     printf("  activations       %" PRIu64 " elements (%.6f MB)\n",
            t->activation_elements, t->activation_mb);
     printf("  total             %.6f MB\n", t->total_mb);
-    printf("  peak inference    %.6f MB (buffers reused)\n",
-           t->peak_inference_mb);
+    printf("  peak inference    %.6f MB: parameters + an arena of %.6f MB "
+           "(no plan below %.6f MB)\n",
+           t->peak_inference_mb, (double)t->arena_bytes / 1048576.0,
+           (double)t->live_lower_bound_bytes / 1048576.0);
     printf("  MACs              %" PRIu64 "\n", t->macs);
     char training[40];
     snprintf(training, sizeof training, "training (%s)",

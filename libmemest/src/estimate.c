@@ -35,7 +35,7 @@ static double to_mb(uint64_t bytes)
 
 size_t memest_estimate_row_count(const memest_model *model)
 {
-    return model ? model->count + 1 : 0;
+    return model ? model->input_count + model->count : 0;
 }
 
 int memest_estimate_layers(const memest_model *model, uint64_t batch,
@@ -54,26 +54,29 @@ int memest_estimate_layers(const memest_model *model, uint64_t batch,
     if (st != MEMEST_OK) {
         return st;
     }
-    need = model->count + 1;
+    need = model->input_count + model->count;
     *count = need;
     if (cap < need) {
         return MEMEST_E_RANGE;
     }
     bytes = memest_precision_bytes(precision);
 
-    memset(&rows[0], 0, sizeof rows[0]);
-    rows[0].layer = "input";
-    rows[0].kind = MEMEST_KIND_INPUT;
-    memest_shape_format(&model->input, rows[0].output_shape,
-                        sizeof rows[0].output_shape);
-    st = scaled(model->input_elements, batch, bytes, &rows[0].output_elements,
-                &rows[0].activation_bytes);
-    if (st != MEMEST_OK) {
-        return st;
+    for (size_t k = 0; k < model->input_count; k++) {
+        struct memest_layer_estimate *r = &rows[k];
+        memset(r, 0, sizeof *r);
+        r->layer = model->inputs[k].name;
+        r->kind = MEMEST_KIND_INPUT;
+        memest_shape_format(&model->inputs[k].shape, r->output_shape,
+                            sizeof r->output_shape);
+        st = scaled(model->inputs[k].elements, batch, bytes,
+                    &r->output_elements, &r->activation_bytes);
+        if (st != MEMEST_OK) {
+            return st;
+        }
     }
     for (size_t i = 0; i < model->count; i++) {
         const struct memest_layer *L = &model->layers[i];
-        struct memest_layer_estimate *r = &rows[i + 1];
+        struct memest_layer_estimate *r = &rows[model->input_count + i];
         memset(r, 0, sizeof *r);
         r->layer = L->name;
         r->kind = L->kind;
@@ -95,8 +98,8 @@ int memest_estimate_totals(const memest_model *model, uint64_t batch,
                            struct memest_totals *out)
 {
     struct memest_totals t;
+    struct memest_arena_plan plan;
     uint64_t bytes;
-    uint64_t peak;
     int st;
 
     if (out == NULL) {
@@ -115,10 +118,17 @@ int memest_estimate_totals(const memest_model *model, uint64_t batch,
         scaled(model->activation_elements, batch, bytes,
                &t.activation_elements, &t.activation_bytes) != MEMEST_OK ||
         add_ovf(t.parameter_bytes, t.activation_bytes, &t.total_bytes) ||
-        mul_ovf(model->macs_per_sample, batch, &t.macs) ||
-        scaled(model->peak_pair_elements, batch, bytes, NULL, &peak) !=
-            MEMEST_OK ||
-        add_ovf(t.parameter_bytes, peak, &t.peak_inference_bytes)) {
+        mul_ovf(model->macs_per_sample, batch, &t.macs)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    st = memest_plan_arena(model, batch, precision, &plan);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    t.arena_bytes = plan.arena_bytes;
+    t.live_lower_bound_bytes = plan.live_lower_bound_bytes;
+    memest_arena_plan_free(&plan);
+    if (add_ovf(t.parameter_bytes, t.arena_bytes, &t.peak_inference_bytes)) {
         return MEMEST_E_OVERFLOW;
     }
     t.parameter_mb = to_mb(t.parameter_bytes);
@@ -170,15 +180,6 @@ int memest_total_memory_mb(const memest_model *model, uint64_t batch,
     return MEMEST_OK;
 }
 
-static uint64_t shape_elems(const struct memest_shape *sh)
-{
-    uint64_t n = 1;
-    for (unsigned i = 0; i < sh->rank; i++) {
-        n *= sh->dim[i]; /* checked when the model was built */
-    }
-    return n;
-}
-
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
@@ -211,7 +212,7 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
 
     for (size_t i = 0; i < model->count; i++) {
         const struct memest_layer *L = &model->layers[i];
-        const uint64_t in = shape_elems(&L->in_shape);
+        const uint64_t in = shape_elements(&L->in_shape);
         const uint64_t o = L->output_elements;
         grad = max_u64(grad, i == 0 ? o : in + o);
         max_in = max_u64(max_in, in);
@@ -222,8 +223,8 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
             pre += o;
         }
         if (L->kind == MEMEST_KIND_CONV2D) {
-            const uint64_t kdim = L->in_shape.dim[0] / L->groups * L->kernel *
-                                  L->kernel;
+            const uint64_t kdim = L->in_shape.dim[0] / L->groups *
+                                  L->kernel_h * L->kernel_w;
             const uint64_t hw = L->out_shape.dim[1] * L->out_shape.dim[2];
             if (mul_ovf(kdim, hw, &t)) {
                 return MEMEST_E_OVERFLOW;

@@ -14,9 +14,17 @@ void memest_model_destroy(memest_model *model)
     }
     for (size_t i = 0; i < model->count; i++) {
         free((char *)model->layers[i].name);
+        free((size_t *)model->layers[i].inputs);
+        free((char *)model->layers[i].folded_bn);
+        free(model->extra[i].weight);
+        free(model->extra[i].bias);
     }
+    for (size_t i = 0; i < model->input_count; i++) {
+        free(model->inputs[i].name);
+    }
+    free(model->inputs);
     free(model->layers);
-    free(model->slots);
+    free(model->extra);
     free(model->name);
     free(model);
 }
@@ -40,17 +48,71 @@ const struct memest_layer *memest_model_layer(const memest_model *model,
     return &model->layers[i];
 }
 
+const struct memest_shape *model_tensor_shape(const struct memest_model *m,
+                                              size_t t)
+{
+    if (t < m->input_count) {
+        return &m->inputs[t].shape;
+    }
+    if (t - m->input_count < m->count) {
+        return &m->layers[t - m->input_count].out_shape;
+    }
+    return NULL;
+}
+
+void model_set_fixed_batch(struct memest_model *m, uint64_t batch)
+{
+    m->fixed_batch = batch;
+}
+
+static const struct memest_shape no_shape;
+
 struct memest_shape memest_model_input_shape(const memest_model *model)
 {
-    struct memest_shape none = {0, {0, 0, 0}};
-    return model ? model->input : none;
+    return memest_model_input_shape_at(model, 0);
+}
+
+size_t memest_model_input_count(const memest_model *model)
+{
+    return model ? model->input_count : 0;
+}
+
+const char *memest_model_input_name(const memest_model *model, size_t k)
+{
+    if (model == NULL || k >= model->input_count) {
+        return NULL;
+    }
+    return model->inputs[k].name;
+}
+
+struct memest_shape memest_model_input_shape_at(const memest_model *model,
+                                                size_t k)
+{
+    if (model == NULL || k >= model->input_count) {
+        return no_shape;
+    }
+    return model->inputs[k].shape;
+}
+
+size_t memest_model_tensor_count(const memest_model *model)
+{
+    return model ? model->input_count + model->count : 0;
+}
+
+struct memest_shape memest_model_tensor_shape(const memest_model *model,
+                                              size_t t)
+{
+    const struct memest_shape *sh;
+    if (model == NULL || (sh = model_tensor_shape(model, t)) == NULL) {
+        return no_shape;
+    }
+    return *sh;
 }
 
 struct memest_shape memest_model_output_shape(const memest_model *model)
 {
-    struct memest_shape none = {0, {0, 0, 0}};
     if (model == NULL || model->count == 0) {
-        return none;
+        return no_shape;
     }
     return model->layers[model->count - 1].out_shape;
 }
@@ -60,46 +122,51 @@ uint64_t memest_model_parameter_count(const memest_model *model)
     return model ? model->parameter_count : 0;
 }
 
+int memest_model_has_weights(const memest_model *model)
+{
+    int any = 0;
+    if (model == NULL) {
+        return 0;
+    }
+    for (size_t i = 0; i < model->count; i++) {
+        const struct memest_layer *L = &model->layers[i];
+        if (L->parameter_count == 0) {
+            continue;
+        }
+        if (L->weight == NULL || (L->bias_count != 0 && L->bias == NULL)) {
+            return 0;
+        }
+        any = 1;
+    }
+    return any;
+}
+
+uint64_t memest_model_fixed_batch(const memest_model *model)
+{
+    return model ? model->fixed_batch : 0;
+}
+
 const char *memest_kind_name(enum memest_kind kind)
 {
-    switch (kind) {
-    case MEMEST_KIND_INPUT:
-        return "input";
-    case MEMEST_KIND_DENSE:
-        return "dense";
-    case MEMEST_KIND_CONV2D:
-        return "conv2d";
-    case MEMEST_KIND_MAXPOOL:
-        return "maxpool";
-    case MEMEST_KIND_AVGPOOL:
-        return "avgpool";
-    case MEMEST_KIND_FLATTEN:
-        return "flatten";
-    case MEMEST_KIND_ACTIVATION:
-        return "activation";
-    default:
+    static const char *const names[MEMEST_KIND_COUNT] = {
+        "input",   "dense",     "conv2d",   "maxpool", "avgpool",
+        "flatten", "activation", "globalavgpool", "add", "concat",
+        "batchnorm", "identity", "dropout"};
+    if ((unsigned)kind >= MEMEST_KIND_COUNT) {
         return NULL;
     }
+    return names[kind];
 }
 
 const char *memest_act_name(enum memest_act act)
 {
-    switch (act) {
-    case MEMEST_ACT_NONE:
-        return "none";
-    case MEMEST_ACT_RELU:
-        return "relu";
-    case MEMEST_ACT_GELU:
-        return "gelu";
-    case MEMEST_ACT_SIGMOID:
-        return "sigmoid";
-    case MEMEST_ACT_TANH:
-        return "tanh";
-    case MEMEST_ACT_SOFTMAX:
-        return "softmax";
-    default:
+    static const char *const names[MEMEST_ACT_COUNT] = {
+        "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
+        "logsoftmax", "erf"};
+    if ((unsigned)act >= MEMEST_ACT_COUNT) {
         return NULL;
     }
+    return names[act];
 }
 
 size_t memest_shape_format(const struct memest_shape *shape, char *buf,
@@ -157,6 +224,27 @@ static void put(struct out *o, const char *fmt, ...)
     }
 }
 
+/* " key=N" or " key=HxW". */
+static void put_pair(struct out *o, const char *key, uint64_t h, uint64_t w)
+{
+    if (h == w) {
+        put(o, " %s=%" PRIu64, key, h);
+    } else {
+        put(o, " %s=%" PRIu64 "x%" PRIu64, key, h, w);
+    }
+}
+
+/* The shortest of p=N, p=HxW and p=top,left,bottom,right. */
+static void put_pads(struct out *o, const struct memest_layer *L)
+{
+    if (L->pad_top == L->pad_bottom && L->pad_left == L->pad_right) {
+        put_pair(o, "p", L->pad_top, L->pad_left);
+    } else {
+        put(o, " p=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+            L->pad_top, L->pad_left, L->pad_bottom, L->pad_right);
+    }
+}
+
 int memest_model_write(const memest_model *model, char *buf, size_t cap,
                        size_t *len)
 {
@@ -170,36 +258,75 @@ int memest_model_write(const memest_model *model, char *buf, size_t cap,
         buf[0] = '\0';
     }
     put(&o, "name %s\n", model->name);
-    memest_shape_format(&model->input, shape, sizeof shape);
-    put(&o, "input %s\n", shape);
+    for (size_t k = 0; k < model->input_count; k++) {
+        memest_shape_format(&model->inputs[k].shape, shape, sizeof shape);
+        if (model->input_count == 1 &&
+            strcmp(model->inputs[k].name, "input") == 0) {
+            put(&o, "input %s\n", shape);
+        } else {
+            put(&o, "input %s name=%s\n", shape, model->inputs[k].name);
+        }
+    }
     for (size_t i = 0; i < model->count; i++) {
         const struct memest_layer *L = &model->layers[i];
+        const size_t self = model->input_count + i;
+        /* a folded batch norm is written back as its own line, so that
+         * parsing folds it again: the layer keeps its declared bias and
+         * the batch norm carries the activation */
+        const enum memest_act act = L->folded_bn ? MEMEST_ACT_NONE : L->act;
+        const int bias = L->folded_bn ? model->extra[i].declared_bias
+                                      : L->has_bias;
         switch (L->kind) {
         case MEMEST_KIND_DENSE:
             put(&o, "dense %" PRIu64 " act=%s bias=%s", L->units,
-                memest_act_name(L->act), L->has_bias ? "yes" : "no");
+                memest_act_name(act), bias ? "yes" : "no");
             break;
         case MEMEST_KIND_CONV2D:
-            put(&o,
-                "conv2d %" PRIu64 " k=%" PRIu64 " s=%" PRIu64
-                " p=%" PRIu64 " g=%" PRIu64 " act=%s bias=%s",
-                L->units, L->kernel, L->stride, L->padding, L->groups,
-                memest_act_name(L->act), L->has_bias ? "yes" : "no");
+            put(&o, "conv2d %" PRIu64, L->units);
+            put_pair(&o, "k", L->kernel_h, L->kernel_w);
+            put_pair(&o, "s", L->stride_h, L->stride_w);
+            put_pads(&o, L);
+            put(&o, " g=%" PRIu64 " act=%s bias=%s", L->groups,
+                memest_act_name(act), bias ? "yes" : "no");
             break;
         case MEMEST_KIND_MAXPOOL:
         case MEMEST_KIND_AVGPOOL:
-            put(&o, "%s k=%" PRIu64 " s=%" PRIu64 " p=%" PRIu64,
-                memest_kind_name(L->kind), L->kernel, L->stride,
-                L->padding);
+            put(&o, "%s", memest_kind_name(L->kind));
+            put_pair(&o, "k", L->kernel_h, L->kernel_w);
+            put_pair(&o, "s", L->stride_h, L->stride_w);
+            put_pads(&o, L);
+            if (L->kind == MEMEST_KIND_AVGPOOL) {
+                put(&o, " count_pad=%s", L->count_include_pad ? "yes" : "no");
+            }
             break;
-        case MEMEST_KIND_FLATTEN:
-            put(&o, "flatten");
+        case MEMEST_KIND_ADD:
+            put(&o, "add act=%s", memest_act_name(L->act));
             break;
-        default:
+        case MEMEST_KIND_BATCHNORM:
+            put(&o, "batchnorm act=%s eps=%.17g", memest_act_name(L->act),
+                L->bn_epsilon);
+            break;
+        case MEMEST_KIND_ACTIVATION:
             put(&o, "%s", memest_act_name(L->act));
             break;
+        default:
+            put(&o, "%s", memest_kind_name(L->kind));
+            break;
+        }
+        if (L->input_count != 1 || L->inputs[0] + 1 != self) {
+            for (size_t k = 0; k < L->input_count; k++) {
+                const size_t t = L->inputs[k];
+                put(&o, "%s%s", k ? "," : " in=",
+                    t < model->input_count
+                        ? model->inputs[t].name
+                        : model->layers[t - model->input_count].name);
+            }
         }
         put(&o, " name=%s\n", L->name);
+        if (L->folded_bn) {
+            put(&o, "batchnorm act=%s eps=%.17g name=%s\n",
+                memest_act_name(L->act), L->bn_epsilon, L->folded_bn);
+        }
     }
     *len = o.len;
     if (buf != NULL && o.len >= cap) {

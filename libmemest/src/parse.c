@@ -30,6 +30,10 @@ struct tok {
     int col;
 };
 
+/* The most inputs one layer may name (an add or concat of more is not a
+ * model anyone writes by hand; ONNX importers split wider ones). */
+#define MAX_LAYER_INPUTS 64
+
 /* What a layer line asked for, before shape inference. */
 struct spec {
     enum memest_kind kind;
@@ -37,11 +41,14 @@ struct spec {
     const char *kind_text;
     struct tok name;
     uint64_t units;
-    uint64_t k;
-    uint64_t s;
-    uint64_t p;
+    uint64_t kh, kw, sh, sw;
+    uint64_t pt, pl, pb, pr;
     uint64_t g;
     int has_bias;
+    int count_pad;
+    double eps;
+    struct tok in[MAX_LAYER_INPUTS];
+    size_t nin;
     int have_units;
     int have_k;
     int have_s;
@@ -51,6 +58,7 @@ struct spec {
     int col_s;
     int col_p;
     int col_g;
+    int col_in;
 };
 
 #if defined(__GNUC__)
@@ -114,21 +122,44 @@ static uint64_t hash_name(const char *s, size_t n)
     return h;
 }
 
-/* Index of the layer with this name, or SIZE_MAX. */
-static size_t find_name(const struct memest_model *m, const char *s, size_t n)
+/*
+ * The names the parser has seen: an open-addressing set of tensor ids
+ * (slot = id + 1, 0 = free), keyed by the tensor's name. Inputs come
+ * before layers, so tensor t is input t or layer t - input_count.
+ */
+struct names {
+    size_t *slots;
+    size_t cap;
+};
+
+static const char *tensor_name(const struct memest_model *m, size_t t)
+{
+    return t < m->input_count ? m->inputs[t].name
+                              : m->layers[t - m->input_count].name;
+}
+
+static int tensor_line(const struct memest_model *m, size_t t)
+{
+    return t < m->input_count ? m->inputs[t].line
+                              : m->layers[t - m->input_count].line;
+}
+
+/* The tensor with this name, or SIZE_MAX. */
+static size_t find_name(const struct names *nm, const struct memest_model *m,
+                        const char *s, size_t n)
 {
     size_t mask;
     size_t i;
 
-    if (m->slot_cap == 0) {
+    if (nm->cap == 0) {
         return SIZE_MAX;
     }
-    mask = m->slot_cap - 1;
+    mask = nm->cap - 1;
     i = (size_t)hash_name(s, n) & mask;
-    while (m->slots[i] != 0) {
-        const char *name = m->layers[m->slots[i] - 1].name;
+    while (nm->slots[i] != 0) {
+        const char *name = tensor_name(m, nm->slots[i] - 1);
         if (strlen(name) == n && memcmp(name, s, n) == 0) {
-            return m->slots[i] - 1;
+            return nm->slots[i] - 1;
         }
         i = (i + 1) & mask;
     }
@@ -136,22 +167,43 @@ static size_t find_name(const struct memest_model *m, const char *s, size_t n)
 }
 
 static void insert_slot(size_t *slots, size_t cap, const char *name,
-                        size_t index)
+                        size_t id)
 {
     size_t mask = cap - 1;
     size_t i = (size_t)hash_name(name, strlen(name)) & mask;
     while (slots[i] != 0) {
         i = (i + 1) & mask;
     }
-    slots[i] = index + 1;
+    slots[i] = id + 1;
 }
 
-/* Make room for one more layer and its name slot. */
-static int reserve(struct memest_model *m)
+/* Make room in the set for one more name (tensors = the current count). */
+static int names_reserve(struct names *nm, const struct memest_model *m)
+{
+    const size_t tensors = m->input_count + m->count;
+    if ((tensors + 1) * 2 > nm->cap) {
+        size_t cap = nm->cap ? nm->cap * 2 : 32;
+        size_t *slots = calloc(cap, sizeof *slots);
+        if (slots == NULL) {
+            return MEMEST_E_NOMEM;
+        }
+        for (size_t t = 0; t < tensors; t++) {
+            insert_slot(slots, cap, tensor_name(m, t), t);
+        }
+        free(nm->slots);
+        nm->slots = slots;
+        nm->cap = cap;
+    }
+    return MEMEST_OK;
+}
+
+/* Make room for one more layer. */
+static int reserve_layer(struct memest_model *m)
 {
     if (m->count == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 16;
         struct memest_layer *l;
+        struct layer_extra *x;
         if (cap > SIZE_MAX / sizeof *l) {
             return MEMEST_E_NOMEM;
         }
@@ -160,20 +212,12 @@ static int reserve(struct memest_model *m)
             return MEMEST_E_NOMEM;
         }
         m->layers = l;
-        m->cap = cap;
-    }
-    if ((m->count + 1) * 2 > m->slot_cap) {
-        size_t cap = m->slot_cap ? m->slot_cap * 2 : 32;
-        size_t *slots = calloc(cap, sizeof *slots);
-        if (slots == NULL) {
+        x = realloc(m->extra, cap * sizeof *x);
+        if (x == NULL) {
             return MEMEST_E_NOMEM;
         }
-        for (size_t i = 0; i < m->count; i++) {
-            insert_slot(slots, cap, m->layers[i].name, i);
-        }
-        free(m->slots);
-        m->slots = slots;
-        m->slot_cap = cap;
+        m->extra = x;
+        m->cap = cap;
     }
     return MEMEST_OK;
 }
@@ -183,58 +227,109 @@ static struct memest_model *model_new(void)
     return calloc(1, sizeof(struct memest_model));
 }
 
+static char *dup_n(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d != NULL) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
 static int set_model_name(struct memest_model *m, const char *s, size_t n)
 {
-    char *name = malloc(n + 1);
+    char *name = dup_n(s, n);
     if (name == NULL) {
         return MEMEST_E_NOMEM;
     }
-    memcpy(name, s, n);
-    name[n] = '\0';
     free(m->name);
     m->name = name;
     return MEMEST_OK;
 }
 
-static int set_input(struct ctx *c, struct memest_model *m,
-                     const struct memest_shape *shape, int col)
+static int add_input(struct ctx *c, struct memest_model *m, struct names *nm,
+                     const struct memest_shape *shape, const struct tok *name,
+                     int col)
 {
     uint64_t e = 1;
+    const char *nm_s = name && name->s ? name->s : "input";
+    const size_t nm_n = name && name->s ? name->n : 5;
+    size_t dup;
+    struct model_input in;
+
     for (unsigned i = 0; i < shape->rank; i++) {
         if (mul_ovf(e, shape->dim[i], &e)) {
             return fail(c, MEMEST_E_OVERFLOW, c->line, col,
                         "input has more elements than fit in 64 bits");
         }
     }
-    m->input = *shape;
-    m->input_elements = e;
-    m->activation_elements = e;
+    dup = find_name(nm, m, nm_s, nm_n);
+    if (dup != SIZE_MAX) {
+        return fail(c, MEMEST_E_PARSE, c->line,
+                    name && name->s ? name->col : col,
+                    "duplicate name '%.*s' (first used on line %d); give "
+                    "each input its own name=",
+                    (int)(nm_n > 60 ? 60 : nm_n), nm_s,
+                    tensor_line(m, dup));
+    }
+    if (m->input_count == m->input_cap) {
+        size_t cap = m->input_cap ? m->input_cap * 2 : 4;
+        struct model_input *grown = realloc(m->inputs, cap * sizeof *grown);
+        if (grown == NULL) {
+            return fail(c, MEMEST_E_NOMEM, c->line, col, "out of memory");
+        }
+        m->inputs = grown;
+        m->input_cap = cap;
+    }
+    if (names_reserve(nm, m) != MEMEST_OK) {
+        return fail(c, MEMEST_E_NOMEM, c->line, col, "out of memory");
+    }
+    in.name = dup_n(nm_s, nm_n);
+    if (in.name == NULL) {
+        return fail(c, MEMEST_E_NOMEM, c->line, col, "out of memory");
+    }
+    in.shape = *shape;
+    in.elements = e;
+    in.line = c->line;
+    m->inputs[m->input_count] = in;
+    insert_slot(nm->slots, nm->cap, in.name, m->input_count);
+    m->input_count++;
     return MEMEST_OK;
 }
 
-/* floor((h + 2p - k) / s) + 1, or an error when the window does not fit. */
+/* floor((h + before + after - k) / s) + 1, or an error when the window
+ * does not fit. */
 static int window_out(struct ctx *c, const struct spec *sp, uint64_t h,
-                      const char *axis, const struct memest_shape *in,
-                      uint64_t *out)
+                      uint64_t k, uint64_t s, uint64_t before,
+                      uint64_t after, const char *axis,
+                      const struct memest_shape *in, uint64_t *out)
 {
     uint64_t padded;
     char shape_text[MEMEST_SHAPE_TEXT_MAX];
 
-    if (mul_ovf(sp->p, 2, &padded) || add_ovf(padded, h, &padded)) {
+    if (add_ovf(before, after, &padded) || add_ovf(padded, h, &padded)) {
         return fail(c, MEMEST_E_OVERFLOW, c->line, sp->col_p,
-                    "%s: padding p=%llu overflows 64 bits", sp->kind_text,
-                    (unsigned long long)sp->p);
+                    "%s: the %s with its padding overflows 64 bits", sp->kind_text,
+                    axis);
     }
-    if (sp->k > padded) {
+    if (k > padded) {
         memest_shape_format(in, shape_text, sizeof shape_text);
         return fail(c, MEMEST_E_SHAPE, c->line, sp->col_k,
-                    "%s: kernel k=%llu is larger than the padded input "
-                    "%s %llu (input %s, padding %llu)",
-                    sp->kind_text, (unsigned long long)sp->k, axis,
+                    "%s: kernel %s %llu is larger than the padded input "
+                    "%s %llu (input %s, padding %llu+%llu)",
+                    sp->kind_text, axis, (unsigned long long)k, axis,
                     (unsigned long long)padded, shape_text,
-                    (unsigned long long)sp->p);
+                    (unsigned long long)before, (unsigned long long)after);
     }
-    *out = (padded - sp->k) / sp->s + 1;
+    if (sp->kind != MEMEST_KIND_CONV2D && (before >= k || after >= k)) {
+        return fail(c, MEMEST_E_SHAPE, c->line, sp->col_p,
+                    "%s: padding %llu+%llu on the %s is not smaller than "
+                    "the window %llu, so a window could hold only padding",
+                    sp->kind_text, (unsigned long long)before,
+                    (unsigned long long)after, axis, (unsigned long long)k);
+    }
+    *out = (padded - k) / s + 1;
     return MEMEST_OK;
 }
 
@@ -250,31 +345,35 @@ static const char *family_prefix(enum memest_kind kind)
         return "pool";
     case MEMEST_KIND_FLATTEN:
         return "flatten";
+    case MEMEST_KIND_GLOBALAVGPOOL:
+        return "gap";
+    case MEMEST_KIND_ADD:
+        return "add";
+    case MEMEST_KIND_CONCAT:
+        return "concat";
+    case MEMEST_KIND_BATCHNORM:
+        return "bn";
+    case MEMEST_KIND_IDENTITY:
+        return "identity";
+    case MEMEST_KIND_DROPOUT:
+        return "dropout";
     default:
         return "act";
     }
 }
 
-/* Per-family counters for automatic names. */
+/* Per-family counters for automatic names, indexed by kind (the two
+ * pooling kinds share one family). */
 struct counters {
-    uint64_t n[5];
+    uint64_t n[MEMEST_KIND_COUNT];
 };
 
 static uint64_t *family_counter(struct counters *k, enum memest_kind kind)
 {
-    switch (kind) {
-    case MEMEST_KIND_DENSE:
-        return &k->n[0];
-    case MEMEST_KIND_CONV2D:
-        return &k->n[1];
-    case MEMEST_KIND_MAXPOOL:
-    case MEMEST_KIND_AVGPOOL:
-        return &k->n[2];
-    case MEMEST_KIND_FLATTEN:
-        return &k->n[3];
-    default:
-        return &k->n[4];
+    if (kind == MEMEST_KIND_AVGPOOL) {
+        kind = MEMEST_KIND_MAXPOOL;
     }
+    return &k->n[kind];
 }
 
 static int overflow_in(struct ctx *c, const struct spec *sp, const char *what)
@@ -283,17 +382,77 @@ static int overflow_in(struct ctx *c, const struct spec *sp, const char *what)
                 "%s: %s does not fit in 64 bits", sp->kind_text, what);
 }
 
+static int same_shape(const struct memest_shape *a,
+                      const struct memest_shape *b)
+{
+    if (a->rank != b->rank) {
+        return 0;
+    }
+    for (unsigned i = 0; i < a->rank; i++) {
+        if (a->dim[i] != b->dim[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Resolve the layer's inputs to tensor ids in ids[0..*n-1]. */
+static int resolve_inputs(struct ctx *c, const struct memest_model *m,
+                          const struct names *nm, const struct spec *sp,
+                          size_t *ids, size_t *n)
+{
+    const size_t tensors = m->input_count + m->count;
+    const int multi = sp->kind == MEMEST_KIND_ADD ||
+                      sp->kind == MEMEST_KIND_CONCAT;
+
+    if (sp->nin == 0) {
+        if (multi) {
+            return fail(c, MEMEST_E_PARSE, c->line, sp->col_kind,
+                        "%s needs the names of two or more inputs, e.g. "
+                        "'%s in=conv2,pool1'", sp->kind_text, sp->kind_text);
+        }
+        if (m->count == 0 && m->input_count > 1) {
+            return fail(c, MEMEST_E_PARSE, c->line, sp->col_kind,
+                        "the model has %zu inputs: name the one this layer "
+                        "reads with in=", m->input_count);
+        }
+        ids[0] = tensors - 1;
+        *n = 1;
+        return MEMEST_OK;
+    }
+    if (multi && sp->nin < 2) {
+        return fail(c, MEMEST_E_PARSE, c->line, sp->col_in,
+                    "%s needs two or more inputs, got one", sp->kind_text);
+    }
+    if (!multi && sp->nin > 1) {
+        return fail(c, MEMEST_E_PARSE, c->line, sp->col_in,
+                    "%s reads one input, got %zu", sp->kind_text, sp->nin);
+    }
+    for (size_t i = 0; i < sp->nin; i++) {
+        const struct tok *t = &sp->in[i];
+        size_t id = find_name(nm, m, t->s, t->n);
+        if (id == SIZE_MAX) {
+            return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                        "unknown input '" TOKFMT "': no input or earlier "
+                        "layer has that name (layers run in the order "
+                        "written, so a layer can only read those above it)",
+                        TOKARG(t));
+        }
+        ids[i] = id;
+    }
+    *n = sp->nin;
+    return MEMEST_OK;
+}
+
 /* Infer the layer's shapes and counts and append it to the model. */
-static int add_layer(struct ctx *c, struct memest_model *m,
+static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
                      struct counters *counters, const struct spec *sp)
 {
     struct memest_layer L;
-    const struct memest_shape *in =
-        m->count ? &m->layers[m->count - 1].out_shape : &m->input;
-    uint64_t in_elems =
-        m->count ? m->layers[m->count - 1].output_elements : m->input_elements;
+    size_t ids[MAX_LAYER_INPUTS];
+    size_t nids = 0;
+    const struct memest_shape *in;
     uint64_t *counter = family_counter(counters, sp->kind);
-    uint64_t pair;
     char shape_text[MEMEST_SHAPE_TEXT_MAX];
     char autoname[48];
     const char *name;
@@ -301,6 +460,11 @@ static int add_layer(struct ctx *c, struct memest_model *m,
     size_t dup;
     int st;
 
+    st = resolve_inputs(c, m, nm, sp, ids, &nids);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    in = model_tensor_shape(m, ids[0]);
     memset(&L, 0, sizeof L);
     L.kind = sp->kind;
     L.act = sp->act;
@@ -315,7 +479,7 @@ static int add_layer(struct ctx *c, struct memest_model *m,
             memest_shape_format(in, shape_text, sizeof shape_text);
             return fail(c, MEMEST_E_SHAPE, c->line, sp->col_kind,
                         "dense needs a feature vector but its input is "
-                        "%s (CxHxW); add a 'flatten' line before it",
+                        "%s; add a 'flatten' line before it",
                         shape_text);
         }
         L.units = sp->units;
@@ -336,17 +500,24 @@ static int add_layer(struct ctx *c, struct memest_model *m,
         if (in->rank != 3) {
             memest_shape_format(in, shape_text, sizeof shape_text);
             return fail(c, MEMEST_E_SHAPE, c->line, sp->col_kind,
-                        "%s needs a CxHxW input but gets a vector of %s "
-                        "features", sp->kind_text, shape_text);
+                        "%s needs a CxHxW input but gets %s", sp->kind_text,
+                        shape_text);
         }
-        L.kernel = sp->k;
-        L.stride = sp->s;
-        L.padding = sp->p;
-        st = window_out(c, sp, in->dim[1], "height", in, &oh);
+        L.kernel_h = sp->kh;
+        L.kernel_w = sp->kw;
+        L.stride_h = sp->sh;
+        L.stride_w = sp->sw;
+        L.pad_top = sp->pt;
+        L.pad_left = sp->pl;
+        L.pad_bottom = sp->pb;
+        L.pad_right = sp->pr;
+        st = window_out(c, sp, in->dim[1], sp->kh, sp->sh, sp->pt, sp->pb,
+                        "height", in, &oh);
         if (st != MEMEST_OK) {
             return st;
         }
-        st = window_out(c, sp, in->dim[2], "width", in, &ow);
+        st = window_out(c, sp, in->dim[2], sp->kw, sp->sw, sp->pl, sp->pr,
+                        "width", in, &ow);
         if (st != MEMEST_OK) {
             return st;
         }
@@ -355,6 +526,8 @@ static int add_layer(struct ctx *c, struct memest_model *m,
         L.out_shape.dim[2] = ow;
         if (sp->kind != MEMEST_KIND_CONV2D) {
             L.out_shape.dim[0] = in->dim[0];
+            L.count_include_pad =
+                sp->kind == MEMEST_KIND_AVGPOOL ? sp->count_pad : 0;
             break;
         }
         {
@@ -363,7 +536,6 @@ static int add_layer(struct ctx *c, struct memest_model *m,
             uint64_t out_elems;
             L.units = sp->units;
             L.groups = sp->g;
-            L.act = sp->act;
             L.has_bias = sp->has_bias;
             L.out_shape.dim[0] = sp->units;
             if (in->dim[0] % sp->g != 0) {
@@ -381,7 +553,7 @@ static int add_layer(struct ctx *c, struct memest_model *m,
                             (unsigned long long)sp->g);
             }
             per_group = in->dim[0] / sp->g;
-            if (mul_ovf(sp->k, sp->k, &kk) ||
+            if (mul_ovf(sp->kh, sp->kw, &kk) ||
                 mul_ovf(kk, per_group, &kk) ||
                 mul_ovf(kk, sp->units, &L.weight_count)) {
                 return overflow_in(c, sp, "the weight count");
@@ -391,18 +563,76 @@ static int add_layer(struct ctx *c, struct memest_model *m,
                 mul_ovf(out_elems, ow, &out_elems)) {
                 return overflow_in(c, sp, "the output size");
             }
-            /* kk is k*k*(in_c/g): MACs per output element */
+            /* kk is kh*kw*(in_c/g): MACs per output element */
             if (mul_ovf(out_elems, kk, &L.macs_per_sample)) {
                 return overflow_in(c, sp, "the MAC count");
             }
         }
         break;
     }
-    case MEMEST_KIND_FLATTEN: {
-        L.out_shape.rank = 1;
-        L.out_shape.dim[0] = in_elems;
+    case MEMEST_KIND_GLOBALAVGPOOL:
+        if (in->rank != 3) {
+            memest_shape_format(in, shape_text, sizeof shape_text);
+            return fail(c, MEMEST_E_SHAPE, c->line, sp->col_kind,
+                        "globalavgpool needs a CxHxW input but gets %s",
+                        shape_text);
+        }
+        L.out_shape.rank = 3;
+        L.out_shape.dim[0] = in->dim[0];
+        L.out_shape.dim[1] = 1;
+        L.out_shape.dim[2] = 1;
         break;
-    }
+    case MEMEST_KIND_FLATTEN:
+        L.out_shape.rank = 1;
+        L.out_shape.dim[0] = shape_elements(in);
+        break;
+    case MEMEST_KIND_BATCHNORM:
+        /* one scale and one shift per channel (dim[0]) */
+        L.weight_count = in->dim[0];
+        L.bias_count = in->dim[0];
+        L.bn_epsilon = sp->eps;
+        L.out_shape = *in;
+        break;
+    case MEMEST_KIND_ADD:
+        for (size_t i = 1; i < nids; i++) {
+            const struct memest_shape *o = model_tensor_shape(m, ids[i]);
+            if (!same_shape(o, in)) {
+                char other[MEMEST_SHAPE_TEXT_MAX];
+                memest_shape_format(in, shape_text, sizeof shape_text);
+                memest_shape_format(o, other, sizeof other);
+                return fail(c, MEMEST_E_SHAPE, c->line, sp->in[i].col,
+                            "add: input '%s' is %s but '%s' is %s; an add "
+                            "needs inputs of one shape",
+                            tensor_name(m, ids[i]), other,
+                            tensor_name(m, ids[0]), shape_text);
+            }
+        }
+        L.out_shape = *in;
+        break;
+    case MEMEST_KIND_CONCAT:
+        L.out_shape = *in;
+        for (size_t i = 1; i < nids; i++) {
+            const struct memest_shape *o = model_tensor_shape(m, ids[i]);
+            int ok = o->rank == in->rank;
+            for (unsigned d = 1; ok && d < in->rank; d++) {
+                ok = o->dim[d] == in->dim[d];
+            }
+            if (!ok) {
+                char other[MEMEST_SHAPE_TEXT_MAX];
+                memest_shape_format(in, shape_text, sizeof shape_text);
+                memest_shape_format(o, other, sizeof other);
+                return fail(c, MEMEST_E_SHAPE, c->line, sp->in[i].col,
+                            "concat: input '%s' is %s but '%s' is %s; "
+                            "concat joins channels (the first dimension) "
+                            "and needs the others equal",
+                            tensor_name(m, ids[i]), other,
+                            tensor_name(m, ids[0]), shape_text);
+            }
+            if (add_ovf(L.out_shape.dim[0], o->dim[0], &L.out_shape.dim[0])) {
+                return overflow_in(c, sp, "the channel count");
+            }
+        }
+        break;
     default:
         L.out_shape = *in;
         break;
@@ -418,23 +648,6 @@ static int add_layer(struct ctx *c, struct memest_model *m,
     if (add_ovf(L.weight_count, L.bias_count, &L.parameter_count)) {
         return overflow_in(c, sp, "the parameter count");
     }
-    if (add_ovf(m->parameter_count, L.parameter_count, &m->parameter_count)) {
-        return overflow_in(c, sp, "the model's parameter count");
-    }
-    if (add_ovf(m->macs_per_sample, L.macs_per_sample,
-                &m->macs_per_sample)) {
-        return overflow_in(c, sp, "the model's MAC count");
-    }
-    if (add_ovf(m->activation_elements, L.output_elements,
-                &m->activation_elements)) {
-        return overflow_in(c, sp, "the model's activation count");
-    }
-    if (add_ovf(in_elems, L.output_elements, &pair)) {
-        return overflow_in(c, sp, "input plus output size");
-    }
-    if (pair > m->peak_pair_elements) {
-        m->peak_pair_elements = pair;
-    }
 
     if (sp->name.s != NULL) {
         name = sp->name.s;
@@ -445,36 +658,188 @@ static int add_layer(struct ctx *c, struct memest_model *m,
         name = autoname;
         name_len = strlen(autoname);
     }
-    dup = find_name(m, name, name_len);
+    dup = find_name(nm, m, name, name_len);
     if (dup != SIZE_MAX) {
         if (sp->name.s != NULL) {
             return fail(c, MEMEST_E_PARSE, c->line, sp->name.col,
                         "duplicate layer name '%.*s' (first used on line "
                         "%d)", (int)(name_len > 60 ? 60 : name_len), name,
-                        m->layers[dup].line);
+                        tensor_line(m, dup));
         }
         return fail(c, MEMEST_E_PARSE, c->line, sp->col_kind,
                     "the automatic name '%s' is already used on line %d; "
-                    "give this layer a name=", name, m->layers[dup].line);
+                    "give this layer a name=", name, tensor_line(m, dup));
     }
-    st = reserve(m);
-    if (st != MEMEST_OK) {
-        return fail(c, st, c->line, sp->col_kind, "out of memory");
+    if (reserve_layer(m) != MEMEST_OK || names_reserve(nm, m) != MEMEST_OK) {
+        return fail(c, MEMEST_E_NOMEM, c->line, sp->col_kind,
+                    "out of memory");
     }
     {
-        char *copy = malloc(name_len + 1);
-        if (copy == NULL) {
+        char *copy = dup_n(name, name_len);
+        size_t *in_ids = malloc(nids * sizeof *in_ids);
+        if (copy == NULL || in_ids == NULL) {
+            free(copy);
+            free(in_ids);
             return fail(c, MEMEST_E_NOMEM, c->line, sp->col_kind,
                         "out of memory");
         }
-        memcpy(copy, name, name_len);
-        copy[name_len] = '\0';
+        memcpy(in_ids, ids, nids * sizeof *in_ids);
         L.name = copy;
+        L.inputs = in_ids;
+        L.input_count = nids;
     }
     m->layers[m->count] = L;
-    insert_slot(m->slots, m->slot_cap, L.name, m->count);
+    memset(&m->extra[m->count], 0, sizeof m->extra[m->count]);
+    m->extra[m->count].declared_bias = L.has_bias;
+    insert_slot(nm->slots, nm->cap, L.name, m->input_count + m->count);
     m->count++;
     return MEMEST_OK;
+}
+
+/*
+ * After the last line: fold each batch norm into the dense or conv2d it
+ * reads when nothing else reads that layer and it has no activation (the
+ * batch norm's own act= moves to it), drop the folded layers and renumber
+ * the tensors; then check that every tensor but the output has a reader
+ * and sum the model's totals.
+ */
+static int finalize(struct ctx *c, struct memest_model *m)
+{
+    const size_t I = m->input_count;
+    const size_t T = I + m->count;
+    size_t *readers = calloc(T, sizeof *readers);
+    size_t *rep = malloc(T * sizeof *rep);   /* tensor -> tensor it became */
+    size_t *newid = malloc(T * sizeof *newid);
+    int st = MEMEST_OK;
+    size_t kept = 0;
+
+    if (readers == NULL || rep == NULL || newid == NULL) {
+        st = fail(c, MEMEST_E_NOMEM, 0, 0, "out of memory");
+        goto out;
+    }
+    for (size_t t = 0; t < T; t++) {
+        rep[t] = t;
+    }
+    for (size_t i = 0; i < m->count; i++) {
+        for (size_t k = 0; k < m->layers[i].input_count; k++) {
+            readers[m->layers[i].inputs[k]]++;
+        }
+    }
+    for (size_t i = 0; i < m->count; i++) {
+        struct memest_layer *B = &m->layers[i];
+        struct memest_layer *P;
+        size_t src;
+        /* inputs of earlier folds are final: rep only points backwards */
+        for (size_t k = 0; k < B->input_count; k++) {
+            ((size_t *)B->inputs)[k] = rep[B->inputs[k]];
+        }
+        if (B->kind != MEMEST_KIND_BATCHNORM) {
+            continue;
+        }
+        src = B->inputs[0];
+        if (src < I) {
+            continue;
+        }
+        P = &m->layers[src - I];
+        if ((P->kind != MEMEST_KIND_DENSE && P->kind != MEMEST_KIND_CONV2D) ||
+            P->act != MEMEST_ACT_NONE || P->folded_bn != NULL ||
+            readers[src] != 1) {
+            continue;
+        }
+        P->act = B->act;
+        P->folded_bn = B->name;
+        P->bn_epsilon = B->bn_epsilon;
+        P->has_bias = 1;
+        P->bias_count = P->units;
+        P->parameter_count = P->weight_count + P->bias_count;
+        B->name = NULL;
+        readers[src] = readers[I + i];
+        rep[I + i] = src;
+        B->kind = MEMEST_KIND_INPUT; /* marks the layer as folded */
+    }
+    /* renumber: inputs keep their ids, kept layers close up */
+    for (size_t t = 0; t < I; t++) {
+        newid[t] = t;
+    }
+    for (size_t i = 0; i < m->count; i++) {
+        if (m->layers[i].kind == MEMEST_KIND_INPUT) {
+            free((size_t *)m->layers[i].inputs);
+            continue;
+        }
+        newid[I + i] = I + kept;
+        if (kept != i) {
+            m->layers[kept] = m->layers[i];
+            m->extra[kept] = m->extra[i];
+        }
+        kept++;
+    }
+    m->count = kept;
+    for (size_t i = 0; i < m->count; i++) {
+        size_t *ins = (size_t *)m->layers[i].inputs;
+        for (size_t k = 0; k < m->layers[i].input_count; k++) {
+            ins[k] = newid[ins[k]];
+        }
+    }
+    /* every tensor but the output is read */
+    memset(readers, 0, T * sizeof *readers);
+    for (size_t i = 0; i < m->count; i++) {
+        for (size_t k = 0; k < m->layers[i].input_count; k++) {
+            readers[m->layers[i].inputs[k]]++;
+        }
+    }
+    for (size_t t = 0; t + 1 < I + m->count; t++) {
+        if (readers[t] == 0) {
+            if (t < I) {
+                st = fail(c, MEMEST_E_SHAPE, m->inputs[t].line, 1,
+                          "input '%s' is read by no layer",
+                          m->inputs[t].name);
+            } else {
+                const struct memest_layer *L = &m->layers[t - I];
+                st = fail(c, MEMEST_E_SHAPE, L->line, 1,
+                          "the output of '%s' is read by no layer: an "
+                          "unused branch (only the last layer's output is "
+                          "the model's output)", L->name);
+            }
+            goto out;
+        }
+    }
+    m->parameter_count = 0;
+    m->macs_per_sample = 0;
+    m->activation_elements = 0;
+    for (size_t t = 0; t < I; t++) {
+        if (add_ovf(m->activation_elements, m->inputs[t].elements,
+                    &m->activation_elements)) {
+            st = fail(c, MEMEST_E_OVERFLOW, m->inputs[t].line, 1,
+                      "the model's activation count does not fit in 64 "
+                      "bits");
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < m->count; i++) {
+        const struct memest_layer *L = &m->layers[i];
+        const char *what = NULL;
+        if (add_ovf(m->parameter_count, L->parameter_count,
+                    &m->parameter_count)) {
+            what = "parameter count";
+        } else if (add_ovf(m->macs_per_sample, L->macs_per_sample,
+                           &m->macs_per_sample)) {
+            what = "MAC count";
+        } else if (add_ovf(m->activation_elements, L->output_elements,
+                           &m->activation_elements)) {
+            what = "activation count";
+        }
+        if (what != NULL) {
+            st = fail(c, MEMEST_E_OVERFLOW, L->line, 1,
+                      "%s: the model's %s does not fit in 64 bits", L->name,
+                      what);
+            goto out;
+        }
+    }
+out:
+    free(readers);
+    free(rep);
+    free(newid);
+    return st;
 }
 
 /* ---- Tokens and values -------------------------------------------------- */
@@ -532,7 +897,7 @@ static int parse_u64(struct ctx *c, const struct tok *t, uint64_t min,
     return MEMEST_OK;
 }
 
-/* "N" or "CxHxW". */
+/* "N", "AxB" or "CxHxW". */
 static int parse_shape(struct ctx *c, const struct tok *t,
                        struct memest_shape *out)
 {
@@ -567,22 +932,145 @@ static int parse_shape(struct ctx *c, const struct tok *t,
         sh.rank++;
         start = i + 1;
     }
-    if (sh.rank == 2) {
-        return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    "input shape '" TOKFMT "' has two dimensions; write N "
-                    "for a feature vector or CxHxW for an image",
-                    TOKARG(t));
-    }
     *out = sh;
     return MEMEST_OK;
 }
 
+/* "N" (both the same) or "HxW", each at least min. */
+static int parse_pair(struct ctx *c, const struct tok *t, uint64_t min,
+                      const char *what, uint64_t *h, uint64_t *w)
+{
+    const char *x = memchr(t->s, 'x', t->n);
+    struct tok a = *t;
+    struct tok b;
+    int st;
+
+    if (x == NULL) {
+        st = parse_u64(c, t, min, what, h);
+        *w = *h;
+        return st;
+    }
+    a.n = (size_t)(x - t->s);
+    b.s = x + 1;
+    b.n = t->n - a.n - 1;
+    b.col = col_add(t->col, a.n + 1);
+    st = parse_u64(c, &a, min, what, h);
+    if (st == MEMEST_OK) {
+        st = parse_u64(c, &b, min, what, w);
+    }
+    return st;
+}
+
+/* p=N, p=HxW (top and bottom H, left and right W) or p=top,left,bottom,
+ * right. */
+static int parse_pads(struct ctx *c, const struct tok *t, struct spec *sp)
+{
+    uint64_t v[4];
+    size_t n = 0;
+    size_t start = 0;
+
+    if (memchr(t->s, ',', t->n) == NULL) {
+        int st = parse_pair(c, t, 0, "padding p", &sp->pt, &sp->pl);
+        sp->pb = sp->pt;
+        sp->pr = sp->pl;
+        return st;
+    }
+    for (size_t i = 0; i <= t->n; i++) {
+        if (i < t->n && t->s[i] != ',') {
+            continue;
+        }
+        if (n == 4) {
+            return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                        "padding p='" TOKFMT "' has more than four values; "
+                        "write p=N, p=HxW or p=top,left,bottom,right",
+                        TOKARG(t));
+        }
+        {
+            struct tok part = {t->s + start, i - start,
+                               col_add(t->col, start)};
+            int st = parse_u64(c, &part, 0, "padding p", &v[n]);
+            if (st != MEMEST_OK) {
+                return st;
+            }
+        }
+        n++;
+        start = i + 1;
+    }
+    if (n != 4) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "padding p='" TOKFMT "' has %zu values; write p=N, "
+                    "p=HxW or p=top,left,bottom,right", TOKARG(t), n);
+    }
+    sp->pt = v[0];
+    sp->pl = v[1];
+    sp->pb = v[2];
+    sp->pr = v[3];
+    return MEMEST_OK;
+}
+
+/* in=A[,B...]: names, not checked here. */
+static int parse_in(struct ctx *c, const struct tok *t, struct spec *sp)
+{
+    size_t start = 0;
+
+    sp->nin = 0;
+    for (size_t i = 0; i <= t->n; i++) {
+        if (i < t->n && t->s[i] != ',') {
+            continue;
+        }
+        if (i == start) {
+            return fail(c, MEMEST_E_PARSE, c->line, col_add(t->col, start),
+                        "in= has an empty name; write in=A or in=A,B");
+        }
+        if (sp->nin == MAX_LAYER_INPUTS) {
+            return fail(c, MEMEST_E_RANGE, c->line, t->col,
+                        "in= names more than %d inputs", MAX_LAYER_INPUTS);
+        }
+        sp->in[sp->nin].s = t->s + start;
+        sp->in[sp->nin].n = i - start;
+        sp->in[sp->nin].col = col_add(t->col, start);
+        sp->nin++;
+        start = i + 1;
+    }
+    sp->col_in = t->col;
+    return MEMEST_OK;
+}
+
+/* A positive finite decimal such as 1e-5. */
+static int parse_eps(struct ctx *c, const struct tok *t, double *out)
+{
+    char buf[64];
+    char *end;
+    double v;
+
+    if (t->n == 0 || t->n >= sizeof buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "eps: '" TOKFMT "' is not a number", TOKARG(t));
+    }
+    memcpy(buf, t->s, t->n);
+    buf[t->n] = '\0';
+    errno = 0;
+    v = strtod(buf, &end);
+    if (*end != '\0' || end == buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "eps: '" TOKFMT "' is not a number", TOKARG(t));
+    }
+    if (!(v > 0.0) || v > 1.0 || errno == ERANGE) {
+        return fail(c, MEMEST_E_RANGE, c->line, t->col,
+                    "eps must be in (0, 1], got " TOKFMT, TOKARG(t));
+    }
+    *out = v;
+    return MEMEST_OK;
+}
+
+static const char *const act_names[MEMEST_ACT_COUNT] = {
+    "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
+    "logsoftmax", "erf"};
+
 static int parse_act(const struct tok *t, enum memest_act *out)
 {
-    static const char *const names[] = {"none", "relu", "gelu",
-                                        "sigmoid", "tanh", "softmax"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (tok_is(t, names[i])) {
+    for (size_t i = 0; i < MEMEST_ACT_COUNT; i++) {
+        if (tok_is(t, act_names[i])) {
             *out = (enum memest_act)i;
             return 1;
         }
@@ -599,36 +1087,97 @@ struct kind_info {
 };
 
 static const struct kind_info kinds[] = {
-    {"dense", MEMEST_KIND_DENSE, MEMEST_ACT_NONE, 1, "name, act, bias"},
+    {"dense", MEMEST_KIND_DENSE, MEMEST_ACT_NONE, 1, "name, in, act, bias"},
     {"conv2d", MEMEST_KIND_CONV2D, MEMEST_ACT_NONE, 1,
-     "name, k, s, p, g, act, bias"},
-    {"maxpool", MEMEST_KIND_MAXPOOL, MEMEST_ACT_NONE, 0, "name, k, s, p"},
-    {"avgpool", MEMEST_KIND_AVGPOOL, MEMEST_ACT_NONE, 0, "name, k, s, p"},
-    {"flatten", MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE, 0, "name"},
-    {"relu", MEMEST_KIND_ACTIVATION, MEMEST_ACT_RELU, 0, "name"},
-    {"gelu", MEMEST_KIND_ACTIVATION, MEMEST_ACT_GELU, 0, "name"},
-    {"sigmoid", MEMEST_KIND_ACTIVATION, MEMEST_ACT_SIGMOID, 0, "name"},
-    {"tanh", MEMEST_KIND_ACTIVATION, MEMEST_ACT_TANH, 0, "name"},
-    {"softmax", MEMEST_KIND_ACTIVATION, MEMEST_ACT_SOFTMAX, 0, "name"},
+     "name, in, k, s, p, g, act, bias"},
+    {"maxpool", MEMEST_KIND_MAXPOOL, MEMEST_ACT_NONE, 0,
+     "name, in, k, s, p"},
+    {"avgpool", MEMEST_KIND_AVGPOOL, MEMEST_ACT_NONE, 0,
+     "name, in, k, s, p, count_pad"},
+    {"globalavgpool", MEMEST_KIND_GLOBALAVGPOOL, MEMEST_ACT_NONE, 0,
+     "name, in"},
+    {"flatten", MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE, 0, "name, in"},
+    {"add", MEMEST_KIND_ADD, MEMEST_ACT_NONE, 0, "name, in, act"},
+    {"concat", MEMEST_KIND_CONCAT, MEMEST_ACT_NONE, 0, "name, in"},
+    {"batchnorm", MEMEST_KIND_BATCHNORM, MEMEST_ACT_NONE, 0,
+     "name, in, act, eps"},
+    {"identity", MEMEST_KIND_IDENTITY, MEMEST_ACT_NONE, 0, "name, in"},
+    {"dropout", MEMEST_KIND_DROPOUT, MEMEST_ACT_NONE, 0, "name, in"},
+    {"relu", MEMEST_KIND_ACTIVATION, MEMEST_ACT_RELU, 0, "name, in"},
+    {"relu6", MEMEST_KIND_ACTIVATION, MEMEST_ACT_RELU6, 0, "name, in"},
+    {"gelu", MEMEST_KIND_ACTIVATION, MEMEST_ACT_GELU, 0, "name, in"},
+    {"sigmoid", MEMEST_KIND_ACTIVATION, MEMEST_ACT_SIGMOID, 0, "name, in"},
+    {"tanh", MEMEST_KIND_ACTIVATION, MEMEST_ACT_TANH, 0, "name, in"},
+    {"softmax", MEMEST_KIND_ACTIVATION, MEMEST_ACT_SOFTMAX, 0, "name, in"},
+    {"logsoftmax", MEMEST_KIND_ACTIVATION, MEMEST_ACT_LOGSOFTMAX, 0,
+     "name, in"},
+    {"erf", MEMEST_KIND_ACTIVATION, MEMEST_ACT_ERF, 0, "name, in"},
 };
 
-static int key_allowed(enum memest_kind kind, const struct tok *key)
+enum key_bit {
+    KEY_NAME = 1u << 0,
+    KEY_ACT = 1u << 1,
+    KEY_BIAS = 1u << 2,
+    KEY_K = 1u << 3,
+    KEY_S = 1u << 4,
+    KEY_P = 1u << 5,
+    KEY_G = 1u << 6,
+    KEY_IN = 1u << 7,
+    KEY_EPS = 1u << 8,
+    KEY_COUNT_PAD = 1u << 9,
+};
+
+static unsigned key_of(const struct tok *key)
 {
-    if (tok_is(key, "name")) {
-        return 1;
-    }
-    if (kind == MEMEST_KIND_DENSE || kind == MEMEST_KIND_CONV2D) {
-        if (tok_is(key, "act") || tok_is(key, "bias")) {
-            return 1;
+    static const struct {
+        const char *word;
+        unsigned bit;
+    } keys[] = {{"name", KEY_NAME}, {"act", KEY_ACT},   {"bias", KEY_BIAS},
+                {"k", KEY_K},       {"s", KEY_S},       {"p", KEY_P},
+                {"g", KEY_G},       {"in", KEY_IN},     {"eps", KEY_EPS},
+                {"count_pad", KEY_COUNT_PAD}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (tok_is(key, keys[i].word)) {
+            return keys[i].bit;
         }
     }
-    if (kind == MEMEST_KIND_CONV2D || kind == MEMEST_KIND_MAXPOOL ||
-        kind == MEMEST_KIND_AVGPOOL) {
-        if (tok_is(key, "k") || tok_is(key, "s") || tok_is(key, "p")) {
-            return 1;
-        }
+    return 0;
+}
+
+static unsigned keys_allowed(enum memest_kind kind)
+{
+    switch (kind) {
+    case MEMEST_KIND_DENSE:
+        return KEY_NAME | KEY_IN | KEY_ACT | KEY_BIAS;
+    case MEMEST_KIND_CONV2D:
+        return KEY_NAME | KEY_IN | KEY_ACT | KEY_BIAS | KEY_K | KEY_S |
+               KEY_P | KEY_G;
+    case MEMEST_KIND_MAXPOOL:
+        return KEY_NAME | KEY_IN | KEY_K | KEY_S | KEY_P;
+    case MEMEST_KIND_AVGPOOL:
+        return KEY_NAME | KEY_IN | KEY_K | KEY_S | KEY_P | KEY_COUNT_PAD;
+    case MEMEST_KIND_ADD:
+        return KEY_NAME | KEY_IN | KEY_ACT;
+    case MEMEST_KIND_BATCHNORM:
+        return KEY_NAME | KEY_IN | KEY_ACT | KEY_EPS;
+    default:
+        return KEY_NAME | KEY_IN;
     }
-    return kind == MEMEST_KIND_CONV2D && tok_is(key, "g");
+}
+
+static int parse_yes_no(struct ctx *c, const struct tok *key,
+                        const struct tok *val, int *out)
+{
+    if (tok_is(val, "yes")) {
+        *out = 1;
+    } else if (tok_is(val, "no")) {
+        *out = 0;
+    } else {
+        return fail(c, MEMEST_E_PARSE, c->line, val->col,
+                    TOKFMT " must be yes or no, got '" TOKFMT "'",
+                    TOKARG(key), TOKARG(val));
+    }
+    return MEMEST_OK;
 }
 
 /* Split a line (without its newline) into tokens, comments removed. */
@@ -667,10 +1216,25 @@ static int next_tok(struct line_iter *it, struct tok *t)
 struct parser {
     struct ctx c;
     struct memest_model *m;
+    struct names names;
     struct counters counters;
     int name_line;
-    int input_line;
 };
+
+static int parse_name_value(struct ctx *c, const struct tok *val)
+{
+    if (val->n == 0) {
+        return fail(c, MEMEST_E_PARSE, c->line, val->col,
+                    "missing value for name");
+    }
+    if (memchr(val->s, ',', val->n) != NULL ||
+        memchr(val->s, '=', val->n) != NULL) {
+        return fail(c, MEMEST_E_PARSE, c->line, val->col,
+                    "name '" TOKFMT "' contains ',' or '=', which in= "
+                    "could not name", TOKARG(val));
+    }
+    return MEMEST_OK;
+}
 
 static int parse_layer(struct parser *P, const struct kind_info *ki,
                        const struct tok *kw, struct line_iter *it)
@@ -679,6 +1243,7 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
     struct spec sp;
     struct tok t;
     unsigned seen = 0; /* bit per key, for duplicates */
+    const unsigned allowed = keys_allowed(ki->kind);
     int st;
 
     memset(&sp, 0, sizeof sp);
@@ -688,8 +1253,10 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
     sp.col_kind = kw->col;
     sp.g = 1;
     sp.has_bias = 1;
+    sp.count_pad = 1;
+    sp.eps = 1e-5;
 
-    if (P->input_line == 0) {
+    if (P->m->input_count == 0) {
         return fail(c, MEMEST_E_PARSE, c->line, kw->col,
                     "missing input: an 'input N' or 'input CxHxW' line "
                     "must come before the first layer");
@@ -724,75 +1291,68 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
         val.s = eq + 1;
         val.n = t.n - key.n - 1;
         val.col = col_add(t.col, key.n + 1);
-        if (!key_allowed(ki->kind, &key)) {
+        bit = key_of(&key);
+        if ((bit & allowed) == 0) {
             return fail(c, MEMEST_E_PARSE, c->line, key.col,
                         "unknown key '" TOKFMT "' for %s (expected %s)",
                         TOKARG(&key), ki->word, ki->keys);
         }
-        bit = tok_is(&key, "name")   ? 1u
-              : tok_is(&key, "act")  ? 2u
-              : tok_is(&key, "bias") ? 4u
-              : tok_is(&key, "k")    ? 8u
-              : tok_is(&key, "s")    ? 16u
-              : tok_is(&key, "p")    ? 32u
-                                     : 64u;
         if (seen & bit) {
             return fail(c, MEMEST_E_PARSE, c->line, key.col,
                         "duplicate key '" TOKFMT "'", TOKARG(&key));
         }
         seen |= bit;
         switch (bit) {
-        case 1u:
-            if (val.n == 0) {
-                return fail(c, MEMEST_E_PARSE, c->line, val.col,
-                            "missing value for name");
-            }
-            if (tok_is(&val, "input")) {
-                return fail(c, MEMEST_E_PARSE, c->line, val.col,
-                            "the name 'input' is reserved for the model "
-                            "input");
+        case KEY_NAME:
+            st = parse_name_value(c, &val);
+            if (st == MEMEST_OK && tok_is(&val, "input")) {
+                st = fail(c, MEMEST_E_PARSE, c->line, val.col,
+                          "the name 'input' is reserved for the model "
+                          "input");
             }
             sp.name = val;
             break;
-        case 2u:
+        case KEY_ACT:
+            st = MEMEST_OK;
             if (!parse_act(&val, &sp.act)) {
-                return fail(c, MEMEST_E_PARSE, c->line, val.col,
-                            "unknown activation '" TOKFMT "' (expected "
-                            "none, relu, gelu, sigmoid, tanh or softmax)",
-                            TOKARG(&val));
+                st = fail(c, MEMEST_E_PARSE, c->line, val.col,
+                          "unknown activation '" TOKFMT "' (expected "
+                          "none, relu, relu6, gelu, sigmoid, tanh, softmax, "
+                          "logsoftmax or erf)", TOKARG(&val));
             }
             break;
-        case 4u:
-            if (tok_is(&val, "yes")) {
-                sp.has_bias = 1;
-            } else if (tok_is(&val, "no")) {
-                sp.has_bias = 0;
-            } else {
-                return fail(c, MEMEST_E_PARSE, c->line, val.col,
-                            "bias must be yes or no, got '" TOKFMT "'",
-                            TOKARG(&val));
-            }
+        case KEY_BIAS:
+            st = parse_yes_no(c, &key, &val, &sp.has_bias);
             break;
-        case 8u:
-            st = parse_u64(c, &val, 1, "kernel size k", &sp.k);
+        case KEY_COUNT_PAD:
+            st = parse_yes_no(c, &key, &val, &sp.count_pad);
+            break;
+        case KEY_K:
+            st = parse_pair(c, &val, 1, "kernel size k", &sp.kh, &sp.kw);
             sp.have_k = 1;
             sp.col_k = val.col;
             break;
-        case 16u:
-            st = parse_u64(c, &val, 1, "stride s", &sp.s);
+        case KEY_S:
+            st = parse_pair(c, &val, 1, "stride s", &sp.sh, &sp.sw);
             sp.have_s = 1;
             sp.col_s = val.col;
             break;
-        case 32u:
-            st = parse_u64(c, &val, 0, "padding p", &sp.p);
+        case KEY_P:
+            st = parse_pads(c, &val, &sp);
             sp.col_p = val.col;
             break;
-        default:
+        case KEY_G:
             st = parse_u64(c, &val, 1, "groups g", &sp.g);
             sp.col_g = val.col;
             break;
+        case KEY_IN:
+            st = parse_in(c, &val, &sp);
+            break;
+        default:
+            st = parse_eps(c, &val, &sp.eps);
+            break;
         }
-        if (bit >= 8u && st != MEMEST_OK) {
+        if (st != MEMEST_OK) {
             return st;
         }
     }
@@ -814,7 +1374,8 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
     }
     if (!sp.have_s) {
         /* conv stride defaults to 1, pooling stride to the kernel size */
-        sp.s = ki->kind == MEMEST_KIND_CONV2D ? 1 : sp.k;
+        sp.sh = ki->kind == MEMEST_KIND_CONV2D ? 1 : sp.kh;
+        sp.sw = ki->kind == MEMEST_KIND_CONV2D ? 1 : sp.kw;
         sp.col_s = kw->col;
     }
     if (sp.col_p == 0) {
@@ -823,7 +1384,55 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
     if (sp.col_g == 0) {
         sp.col_g = sp.col_units ? sp.col_units : kw->col;
     }
-    return add_layer(c, P->m, &P->counters, &sp);
+    return add_layer(c, P->m, &P->names, &P->counters, &sp);
+}
+
+static int parse_input_line(struct parser *P, const struct tok *kw,
+                            struct line_iter *it)
+{
+    struct ctx *c = &P->c;
+    struct memest_shape sh;
+    struct tok t;
+    struct tok shape_tok;
+    struct tok name = {NULL, 0, 0};
+    int st;
+
+    if (P->m->count != 0) {
+        return fail(c, MEMEST_E_PARSE, c->line, kw->col,
+                    "'input' after the first layer: declare every input "
+                    "before the layers");
+    }
+    if (!next_tok(it, &shape_tok)) {
+        return fail(c, MEMEST_E_PARSE, c->line, kw->col,
+                    "missing input shape: write 'input N' or "
+                    "'input CxHxW'");
+    }
+    st = parse_shape(c, &shape_tok, &sh);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    while (next_tok(it, &t)) {
+        if (t.n > 5 && memcmp(t.s, "name=", 5) == 0 && name.s == NULL) {
+            name.s = t.s + 5;
+            name.n = t.n - 5;
+            name.col = col_add(t.col, 5);
+            st = parse_name_value(c, &name);
+            if (st != MEMEST_OK) {
+                return st;
+            }
+            continue;
+        }
+        return fail(c, MEMEST_E_PARSE, c->line, t.col,
+                    "unexpected '" TOKFMT "' in an input line (expected "
+                    "name=)", TOKARG(&t));
+    }
+    if (P->m->input_count == 1 && name.s == NULL) {
+        return fail(c, MEMEST_E_PARSE, c->line, kw->col,
+                    "duplicate 'input' line (first on line %d); a model "
+                    "with several inputs names each one with name=",
+                    P->m->inputs[0].line);
+    }
+    return add_input(c, P->m, &P->names, &sh, &name, shape_tok.col);
 }
 
 static int parse_line(struct parser *P, const char *s, size_t n)
@@ -853,26 +1462,7 @@ static int parse_line(struct parser *P, const char *s, size_t n)
         }
         P->name_line = c->line;
     } else if (tok_is(&kw, "input")) {
-        struct memest_shape sh;
-        if (P->input_line != 0) {
-            return fail(c, MEMEST_E_PARSE, c->line, kw.col,
-                        "duplicate 'input' line (first on line %d)",
-                        P->input_line);
-        }
-        if (!next_tok(&it, &t)) {
-            return fail(c, MEMEST_E_PARSE, c->line, kw.col,
-                        "missing input shape: write 'input N' or "
-                        "'input CxHxW'");
-        }
-        st = parse_shape(c, &t, &sh);
-        if (st != MEMEST_OK) {
-            return st;
-        }
-        st = set_input(c, P->m, &sh, t.col);
-        if (st != MEMEST_OK) {
-            return st;
-        }
-        P->input_line = c->line;
+        return parse_input_line(P, &kw, &it);
     } else {
         const struct kind_info *ki = NULL;
         for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -884,8 +1474,10 @@ static int parse_line(struct parser *P, const char *s, size_t n)
         if (ki == NULL) {
             return fail(c, MEMEST_E_PARSE, c->line, kw.col,
                         "unknown layer kind '" TOKFMT "' (expected input, "
-                        "name, dense, conv2d, maxpool, avgpool, flatten, "
-                        "relu, gelu, sigmoid, tanh or softmax)",
+                        "name, dense, conv2d, maxpool, avgpool, "
+                        "globalavgpool, flatten, add, concat, batchnorm, "
+                        "identity, dropout, relu, relu6, gelu, sigmoid, "
+                        "tanh, softmax, logsoftmax or erf)",
                         TOKARG(&kw));
         }
         return parse_layer(P, ki, &kw, &it);
@@ -936,15 +1528,15 @@ static int parse_text(struct parser *P, const char *text, size_t len)
         }
         pos = end + 1;
     }
-    if (P->input_line == 0) {
+    if (P->m->input_count == 0) {
         return fail(&P->c, MEMEST_E_PARSE, 1, 1,
                     "empty model: no 'input' line and no layers");
     }
     if (P->m->count == 0) {
-        return fail(&P->c, MEMEST_E_PARSE, P->input_line, 1,
+        return fail(&P->c, MEMEST_E_PARSE, P->m->inputs[0].line, 1,
                     "empty model: no layers after 'input'");
     }
-    return MEMEST_OK;
+    return finalize(&P->c, P->m);
 }
 
 /* Finish a parse: default name, result or cleanup. */
@@ -957,6 +1549,8 @@ static int finish(struct parser *P, int st, const char *default_name,
             fail(&P->c, st, 0, 0, "out of memory");
         }
     }
+    free(P->names.slots);
+    P->names.slots = NULL;
     if (st != MEMEST_OK) {
         memest_model_destroy(P->m);
         return st;
@@ -1026,22 +1620,28 @@ int memest_model_parse(const char *text, memest_model **out,
 
 /* ---- Presets ------------------------------------------------------------ */
 
-static const char smallcnn_text[] =
-    "name smallcnn\n"
-    "input 1x28x28\n"
-    "conv2d 8 k=3 s=1 p=1 act=relu\n"
-    "maxpool k=2\n"
-    "conv2d 16 k=3 p=1 act=relu\n"
-    "maxpool k=2\n"
-    "flatten\n"
-    "dense 10 act=softmax\n";
+/* A preset compiled from libmemest/models/, or NULL. */
+static const struct preset_text *find_preset(const char *name)
+{
+    for (size_t i = 0; i < memest_preset_text_count; i++) {
+        if (strcmp(memest_preset_texts[i].name, name) == 0) {
+            return &memest_preset_texts[i];
+        }
+    }
+    return NULL;
+}
+
+const char *const *memest_preset_names(void)
+{
+    return memest_preset_name_list;
+}
 
 int memest_is_preset_name(const char *text)
 {
     if (text == NULL) {
         return 0;
     }
-    return strncmp(text, "mlp:", 4) == 0 || strcmp(text, "smallcnn") == 0;
+    return strncmp(text, "mlp:", 4) == 0 || find_preset(text) != NULL;
 }
 
 static int build_mlp(struct parser *P, const char *name)
@@ -1074,8 +1674,7 @@ static int build_mlp(struct parser *P, const char *name)
         }
         if (nwidths == 0) {
             struct memest_shape sh = {1, {w, 0, 0}};
-            st = set_input(c, P->m, &sh, t.col);
-            P->input_line = 1;
+            st = add_input(c, P->m, &P->names, &sh, NULL, t.col);
         } else {
             struct spec sp;
             memset(&sp, 0, sizeof sp);
@@ -1089,7 +1688,7 @@ static int build_mlp(struct parser *P, const char *name)
             sp.col_units = t.col;
             /* relu on hidden layers, softmax on the output */
             sp.act = end == len ? MEMEST_ACT_SOFTMAX : MEMEST_ACT_RELU;
-            st = add_layer(c, P->m, &P->counters, &sp);
+            st = add_layer(c, P->m, &P->names, &P->counters, &sp);
         }
         if (st != MEMEST_OK) {
             return st;
@@ -1105,7 +1704,7 @@ static int build_mlp(struct parser *P, const char *name)
                     "empty model: the mlp preset needs at least two widths "
                     "(input and output), e.g. mlp:784-10");
     }
-    return MEMEST_OK;
+    return finalize(c, P->m);
 }
 
 int memest_model_preset(const char *name, memest_model **out,
@@ -1125,9 +1724,11 @@ int memest_model_preset(const char *name, memest_model **out,
         }
         return MEMEST_E_INVALID;
     }
-    if (strcmp(name, "smallcnn") == 0) {
-        return parse_named(smallcnn_text, sizeof smallcnn_text - 1,
-                           "smallcnn", "smallcnn", out, diag);
+    {
+        const struct preset_text *p = find_preset(name);
+        if (p != NULL) {
+            return parse_named(p->text, p->len, p->name, p->name, out, diag);
+        }
     }
     st = start(&P, diag, name);
     if (st != MEMEST_OK) {
@@ -1138,7 +1739,8 @@ int memest_model_preset(const char *name, memest_model **out,
     } else {
         st = fail(&P.c, MEMEST_E_PARSE, 1, 1,
                   "unknown preset '%.60s' (expected mlp:W0-W1-...-Wn or "
-                  "smallcnn)", name);
+                  "one of the models of libmemest/models, such as "
+                  "smallcnn or resnet8)", name);
     }
     return finish(&P, st, name, out);
 }

@@ -257,11 +257,11 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
         op->cs = (struct kern_conv2d_shape){
             .batch = B, .in_c = op->c_in, .in_h = op->h_in,
             .in_w = op->w_in, .out_c = op->c_out,
-            .kh = (size_t)L->kernel, .kw = (size_t)L->kernel,
-            .stride_h = (size_t)L->stride, .stride_w = (size_t)L->stride,
-            .pad_top = (size_t)L->padding, .pad_left = (size_t)L->padding,
-            .pad_bottom = (size_t)L->padding,
-            .pad_right = (size_t)L->padding, .groups = op->groups,
+            .kh = (size_t)L->kernel_h, .kw = (size_t)L->kernel_w,
+            .stride_h = (size_t)L->stride_h, .stride_w = (size_t)L->stride_w,
+            .pad_top = (size_t)L->pad_top, .pad_left = (size_t)L->pad_left,
+            .pad_bottom = (size_t)L->pad_bottom,
+            .pad_right = (size_t)L->pad_right, .groups = op->groups,
         };
         if ((st = mul3_sz(op->c_in / op->groups, op->cs.kh, op->cs.kw,
                           &op->kdim)) != PROF_OK) {
@@ -278,9 +278,9 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
     }
     case MEMEST_KIND_MAXPOOL:
     case MEMEST_KIND_AVGPOOL: {
-        op->k = (size_t)L->kernel;
-        op->stride = (size_t)L->stride;
-        op->pad = (size_t)L->padding;
+        op->k = (size_t)L->kernel_h;
+        op->stride = (size_t)L->stride_h;
+        op->pad = (size_t)L->pad_top;
         struct kern_pool2d_shape ps = {
             .batch = B, .channels = op->c_in, .in_h = op->h_in,
             .in_w = op->w_in, .k = op->k, .stride = op->stride,
@@ -486,37 +486,37 @@ static int alloc_params(struct prof_exec *ex, struct exec_op *op)
 }
 
 /*
- * Place every tensor and compute the arena the placement needs: tensor t
- * at offset 0 when t is even, ending at the arena's end when t is odd.
- * Layer i reads tensor i and writes tensor i + 1, one from each end, so
- * they are disjoint exactly when their sizes add up to at most the arena:
- * the smallest arena is the largest such sum.
+ * Place every tensor where libmemest's arena plan puts it (flatten's
+ * output is its input's buffer) and compute the arena this placement
+ * needs: the highest end of a tensor.
  */
 static int layout_arena(struct prof_exec *ex, uint64_t *need)
 {
+    struct memest_arena_plan plan;
+    const size_t I = memest_model_input_count(ex->model);
     uint64_t m = 0;
-    for (size_t i = 0; i < ex->nlayers; i++) {
-        const struct exec_op *op = &ex->ops[i];
-        uint64_t pair;
-        if (__builtin_add_overflow((uint64_t)op->in_bytes,
-                                   (uint64_t)op->out_bytes, &pair)) {
-            return PROF_E_OVERFLOW;
-        }
-        if (pair > m) {
-            m = pair;
-        }
+    int mst = memest_plan_arena(ex->model, ex->batch, ex->precision, &plan);
+    if (mst != MEMEST_OK) {
+        return mst == MEMEST_E_NOMEM      ? PROF_E_NOMEM
+               : mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW
+                                          : PROF_E_MEMEST;
     }
-    *need = m;
-    return PROF_OK;
-}
-
-static void assign_offsets(struct prof_exec *ex)
-{
     for (size_t i = 0; i < ex->nlayers; i++) {
         struct exec_op *op = &ex->ops[i];
-        op->in_off = (i % 2 == 0) ? 0 : ex->arena_bytes - op->in_bytes;
-        op->out_off = (i % 2 == 1) ? 0 : ex->arena_bytes - op->out_bytes;
+        const size_t in_t = op->layer->inputs[0];
+        const size_t out_t = I + i;
+        op->in_off = (size_t)plan.offset[in_t];
+        op->out_off = (size_t)plan.offset[out_t];
+        if (plan.offset[in_t] + op->in_bytes > m) {
+            m = plan.offset[in_t] + op->in_bytes;
+        }
+        if (plan.offset[out_t] + op->out_bytes > m) {
+            m = plan.offset[out_t] + op->out_bytes;
+        }
     }
+    memest_arena_plan_free(&plan);
+    *need = m;
+    return PROF_OK;
 }
 
 static int alloc_scratch(struct prof_exec *ex)
@@ -571,6 +571,50 @@ PROF_API int prof_exec_create(const memest_model *model,
     return exec_create(model, opts, true, out, diag);
 }
 
+/* What this executor runs: one input, a chain of layers, pooling windows
+ * square with the same padding on every side (convolutions take any
+ * window libkernels' geometry describes). */
+static int check_runnable(const memest_model *model, struct prof_diag *diag)
+{
+    const size_t I = memest_model_input_count(model);
+    if (I != 1) {
+        exec_diag_set(diag, "the model has %zu inputs; the executor runs "
+                      "models with one", I);
+        return PROF_E_RANGE;
+    }
+    for (size_t i = 0; i < memest_model_layer_count(model); i++) {
+        const struct memest_layer *L = memest_model_layer(model, i);
+        const bool window = L->kind == MEMEST_KIND_MAXPOOL ||
+                            L->kind == MEMEST_KIND_AVGPOOL;
+        if (L->kind > MEMEST_KIND_ACTIVATION || L->act > MEMEST_ACT_SOFTMAX) {
+            exec_diag_set(diag, "%s: the executor does not run %s layers "
+                          "(act=%s) yet", L->name, memest_kind_name(L->kind),
+                          memest_act_name(L->act));
+            return PROF_E_RANGE;
+        }
+        if (L->input_count != 1 || L->inputs[0] != I + i - 1) {
+            exec_diag_set(diag, "%s: the executor runs chains of layers, "
+                          "each reading the one before it", L->name);
+            return PROF_E_RANGE;
+        }
+        if (window && (L->kernel_h != L->kernel_w ||
+                       L->stride_h != L->stride_w ||
+                       L->pad_top != L->pad_left ||
+                       L->pad_top != L->pad_bottom ||
+                       L->pad_top != L->pad_right ||
+                       (L->kind == MEMEST_KIND_AVGPOOL &&
+                        !L->count_include_pad))) {
+            exec_diag_set(diag, "%s: the executor runs square windows with "
+                          "equal padding on every side%s", L->name,
+                          L->kind == MEMEST_KIND_AVGPOOL
+                              ? " and padding counted in averages"
+                              : "");
+            return PROF_E_RANGE;
+        }
+    }
+    return PROF_OK;
+}
+
 int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
                 bool with_arena, prof_exec **out, struct prof_diag *diag)
 {
@@ -608,6 +652,9 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         return mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
     }
 
+    if ((st = check_runnable(model, diag)) != PROF_OK) {
+        return st;
+    }
     struct prof_exec *ex = calloc(1, sizeof *ex);
     if (!ex) {
         return PROF_E_NOMEM;
@@ -679,7 +726,6 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         goto fail;
     }
     memset(ex->arena, 0, ex->arena_bytes);
-    assign_offsets(ex);
 
 params:
     if ((st = alloc_scratch(ex)) != PROF_OK) {
@@ -794,7 +840,7 @@ PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
         out->kind = MEMEST_KIND_INPUT;
         out->input_offset = 0;
         out->input_bytes = (uint64_t)ex->input_n * sizeof(float);
-        out->output_offset = 0;
+        out->output_offset = ex->ops[0].in_off;
         out->output_bytes = (uint64_t)ex->input_n * ex->sbytes;
         out->bytes_moved = out->input_bytes + out->output_bytes;
         return PROF_OK;
@@ -907,6 +953,8 @@ static int conv_fuse(enum memest_act act)
         return KERN_FUSE_NONE;
     case MEMEST_ACT_RELU:
         return KERN_FUSE_RELU;
+    case MEMEST_ACT_RELU6:
+        return KERN_FUSE_RELU6;
     default:
         return -1;
     }
@@ -999,6 +1047,8 @@ static int apply_act(const prof_exec *ex, const struct exec_op *op,
         }
         kst = kern_nn_softmax_f32(x, ex->batch, op->c_out, y);
         break;
+    default: /* refused when the executor was built */
+        return PROF_E_INVALID;
     }
     return exec_kern_status(kst);
 }
@@ -1019,7 +1069,9 @@ static int linear_f32(const prof_exec *ex, const struct exec_op *op,
     case MEMEST_KIND_AVGPOOL:
         return pool_f32(ex, op, x, y);
     case MEMEST_KIND_FLATTEN:
-        memcpy(y, x, op->out_n * sizeof(float));
+        if (y != x) { /* the arena's flatten is a view: nothing to move */
+            memmove(y, x, op->out_n * sizeof(float));
+        }
         return PROF_OK;
     case MEMEST_KIND_ACTIVATION:
         return apply_act(ex, op, L->act, x, y);
@@ -1132,7 +1184,9 @@ static int layer_16(prof_exec *ex, struct exec_op *op)
     const enum memest_kind kind = op->layer->kind;
     int st;
     if (kind == MEMEST_KIND_FLATTEN) {
-        memcpy(y, x, op->out_bytes);
+        if (y != x) {
+            memmove(y, x, op->out_bytes);
+        }
         /* The last layer's float result is what prof_exec_run returns. */
         if (op->index + 1 == ex->nlayers) {
             return widen(ex, ex->y32, x, op->out_n);
@@ -1261,7 +1315,9 @@ static int layer_s8(prof_exec *ex, struct exec_op *op)
     case MEMEST_KIND_CONV2D:
         return conv_s8(ex, op);
     case MEMEST_KIND_FLATTEN:
-        memcpy(y, x, op->out_bytes);
+        if (y != x) {
+            memmove(y, x, op->out_bytes);
+        }
         op->out_scale = input_scale(ex, op);
         if (op->index + 1 == ex->nlayers) {
             return exec_kern_status(
@@ -1286,16 +1342,18 @@ static int layer_s8(prof_exec *ex, struct exec_op *op)
 
 int exec_stage_input(prof_exec *ex, const float *input)
 {
+    /* the first layer reads the input where the plan put it */
+    unsigned char *dst = ex->arena + ex->ops[0].in_off;
     switch (ex->precision) {
     case MEMEST_FP32:
-        memcpy(ex->arena, input, ex->input_n * sizeof(float));
+        memcpy(dst, input, ex->input_n * sizeof(float));
         return PROF_OK;
     case MEMEST_FP16:
     case MEMEST_BF16:
-        return narrow(ex, (uint16_t *)ex->arena, input, ex->input_n);
+        return narrow(ex, (uint16_t *)dst, input, ex->input_n);
     case MEMEST_INT8:
         return exec_kern_status(kern_q8_quantize_tensor_f32(
-            input, ex->input_n, (int8_t *)ex->arena, &ex->in_scale));
+            input, ex->input_n, (int8_t *)dst, &ex->in_scale));
     default:
         return PROF_E_INVALID;
     }

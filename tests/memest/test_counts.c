@@ -211,10 +211,10 @@ static void test_cnn_by_hand(void **state)
         assert_int_equal(c2->bias_count, 0);
         assert_int_equal(c2->in_shape.rank, 3);
         assert_int_equal(c2->in_shape.dim[0], 16);
-        assert_int_equal(c2->kernel, 3);
-        assert_int_equal(c2->stride, 1);
-        assert_int_equal(c2->padding, 1);
-        assert_int_equal(memest_model_layer(m, 3)->stride, 2);
+        assert_int_equal(c2->kernel_h, 3);
+        assert_int_equal(c2->stride_h, 1);
+        assert_int_equal(c2->pad_top, 1);
+        assert_int_equal(memest_model_layer(m, 3)->stride_h, 2);
         assert_int_equal(memest_model_layer(m, 6)->act, MEMEST_ACT_GELU);
         assert_int_equal(memest_model_layer(m, 8)->act, MEMEST_ACT_SOFTMAX);
     }
@@ -326,7 +326,7 @@ static void test_pool_stride_defaults_to_kernel(void **state)
 {
     memest_model *m = parse_ok("input 1x9x9\nmaxpool k=3\navgpool k=2 s=1\n");
     (void)state;
-    assert_int_equal(memest_model_layer(m, 0)->stride, 3);
+    assert_int_equal(memest_model_layer(m, 0)->stride_h, 3);
     assert_int_equal(memest_model_layer(m, 0)->out_shape.dim[1], 3);
     assert_int_equal(memest_model_layer(m, 1)->out_shape.dim[1], 2);
     memest_model_destroy(m);

@@ -83,7 +83,48 @@ static const struct err_case errors[] = {
     {"name m\n  conv2d 3 k=1\n", MEMEST_E_PARSE, 2, 3, "missing input"},
     {"input\n", MEMEST_E_PARSE, 1, 1, "missing input shape"},
     /* other malformed lines */
-    {"input 28x28\n", MEMEST_E_PARSE, 1, 7, "two dimensions"},
+    /* a 2-D input serves element-wise layers, not dense */
+    {"input 28x28\ndense 3\n", MEMEST_E_SHAPE, 2, 1,
+     "dense needs a feature vector"},
+    /* graphs: "add in=a,b" has b at column 10 */
+    {"input 1x8x8\nconv2d 4 k=3 p=1 name=a\nconv2d 8 k=3 p=1 in=input "
+     "name=b\nadd in=a,b\n",
+     MEMEST_E_SHAPE, 4, 10, "add: input 'b' is 8x8x8 but 'a' is 4x8x8"},
+    {"input 4\ndense 3 in=foo\n", MEMEST_E_PARSE, 2, 12,
+     "unknown input 'foo'"},
+    /* reading a layer below: the order written is the order run */
+    {"input 4\ndense 3 in=d2 name=d1\ndense 3 name=d2\n", MEMEST_E_PARSE, 2,
+     12, "earlier layer"},
+    {"input 4\ndense 3 name=a\ndense 3 in=input name=b\n", MEMEST_E_SHAPE,
+     2, 1, "'a' is read by no layer"},
+    {"input 4\nadd in=input\n", MEMEST_E_PARSE, 2, 8, "two or more"},
+    {"input 4\nadd\n", MEMEST_E_PARSE, 2, 1, "two or more inputs"},
+    {"input 4\ndense 3 in=input,input\n", MEMEST_E_PARSE, 2, 12,
+     "reads one input"},
+    {"input 1x8x8\nmaxpool k=2 name=p\nconcat in=input,p\n", MEMEST_E_SHAPE,
+     3, 17, "concat: input 'p' is 1x4x4"},
+    {"input 1x8x8\nconv2d 2 k=3 p=1,1,1\n", MEMEST_E_PARSE, 2, 16,
+     "has 3 values"},
+    {"input 1x8x8\nconv2d 2 k=3x \n", MEMEST_E_PARSE, 2, 14,
+     "missing value"},
+    {"input 4\nbatchnorm eps=0\n", MEMEST_E_RANGE, 2, 15, "eps must be"},
+    {"input 4\nbatchnorm eps=x\n", MEMEST_E_PARSE, 2, 15, "not a number"},
+    {"input 4\ndense 2\ninput 3 name=x\n", MEMEST_E_PARSE, 3, 1,
+     "after the first layer"},
+    {"input 4 name=a\ninput 4 name=b\ndense 2\n", MEMEST_E_PARSE, 3, 1,
+     "has 2 inputs"},
+    {"input 4 name=a\ninput 4 name=a\ndense 2 in=a\n", MEMEST_E_PARSE, 2,
+     14, "duplicate name 'a'"},
+    {"input 4\ninput 4\n", MEMEST_E_PARSE, 2, 1, "several inputs"},
+    {"input 4 name=a\ninput 4 name=b\ndense 2 in=a\n", MEMEST_E_SHAPE, 2,
+     1, "input 'b' is read by no layer"},
+    {"input 1x8x8\nmaxpool k=2 p=2\n", MEMEST_E_SHAPE, 2, 15,
+     "only padding"},
+    {"input 4\ndense 3 name=a,b\n", MEMEST_E_PARSE, 2, 14, "contains ','"},
+    {"input 1x8x8\navgpool k=2 count_pad=maybe\n", MEMEST_E_PARSE, 2, 23,
+     "count_pad must be yes or no"},
+    {"input 4\nrelu act=relu\n", MEMEST_E_PARSE, 2, 6,
+     "unknown key 'act' for relu"},
     {"input 1x2x3x4\n", MEMEST_E_PARSE, 1, 7, "more than three"},
     {"input 1xx3\n", MEMEST_E_PARSE, 1, 9, "empty dimension"},
     {"input 4 5\n", MEMEST_E_PARSE, 1, 9, "unexpected '5'"},
@@ -406,9 +447,9 @@ static void assert_same_model(const memest_model *a, const memest_model *b)
         assert_int_equal(x->kind, y->kind);
         assert_int_equal(x->act, y->act);
         assert_int_equal(x->units, y->units);
-        assert_int_equal(x->kernel, y->kernel);
-        assert_int_equal(x->stride, y->stride);
-        assert_int_equal(x->padding, y->padding);
+        assert_int_equal(x->kernel_h, y->kernel_h);
+        assert_int_equal(x->stride_h, y->stride_h);
+        assert_int_equal(x->pad_top, y->pad_top);
         assert_int_equal(x->groups, y->groups);
         assert_int_equal(x->has_bias, y->has_bias);
         assert_int_equal(x->parameter_count, y->parameter_count);

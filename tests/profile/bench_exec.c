@@ -79,7 +79,7 @@ static int run_bare(void *ctx)
         const size_t g = (size_t)L->groups, oc = (size_t)L->units;
         const size_t ocg = oc / g;
         const size_t kdim = (size_t)(L->in_shape.dim[0] / L->groups) *
-                            (size_t)(L->kernel * L->kernel);
+                            (size_t)(L->kernel_h * L->kernel_w);
         const size_t hw = (size_t)(L->out_shape.dim[1] * L->out_shape.dim[2]);
         for (size_t s = 0; st == KERN_OK && s < k->batch; s++) {
             for (size_t j = 0; st == KERN_OK && j < g; j++) {
@@ -101,8 +101,8 @@ static int run_bare(void *ctx)
         struct kern_pool2d_shape ps = {
             .batch = k->batch, .channels = (size_t)L->in_shape.dim[0],
             .in_h = (size_t)L->in_shape.dim[1],
-            .in_w = (size_t)L->in_shape.dim[2], .k = (size_t)L->kernel,
-            .stride = (size_t)L->stride, .pad = (size_t)L->padding,
+            .in_w = (size_t)L->in_shape.dim[2], .k = (size_t)L->kernel_h,
+            .stride = (size_t)L->stride_h, .pad = (size_t)L->pad_top,
         };
         st = L->kind == MEMEST_KIND_MAXPOOL ? kern_maxpool2d_f32(&ps, k->x, k->y)
                                             : kern_avgpool2d_f32(&ps, k->x, k->y);
@@ -174,7 +174,7 @@ static void bench(const char *spec, uint64_t batch,
         size_t col_n = 0;
         if (k.L->kind == MEMEST_KIND_CONV2D) {
             col_n = (size_t)(k.L->in_shape.dim[0] / k.L->groups *
-                             k.L->kernel * k.L->kernel *
+                             k.L->kernel_h * k.L->kernel_w *
                              k.L->out_shape.dim[1] * k.L->out_shape.dim[2]);
         }
         k.col = filled(col_n, 0.5f);

@@ -144,8 +144,8 @@ static double ref_sample_loss(const memest_model *m,
         const size_t OC = L->out_shape.dim[0];
         const size_t OH = L->out_shape.rank == 3 ? L->out_shape.dim[1] : 1;
         const size_t OW = L->out_shape.rank == 3 ? L->out_shape.dim[2] : 1;
-        const long k = (long)L->kernel, s = (long)L->stride,
-                   pad = (long)L->padding;
+        const long k = (long)L->kernel_h, s = (long)L->stride_h,
+                   pad = (long)L->pad_top;
         enum memest_act act = L->act;
         switch (L->kind) {
         case MEMEST_KIND_DENSE:

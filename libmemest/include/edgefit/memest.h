@@ -1,30 +1,34 @@
 /*
- * libmemest: memory and compute estimation for small MLPs and CNNs.
+ * libmemest: memory and compute estimation for small neural networks.
  *
- * A model is described in text, one layer per line (see
- * libmemest/README.md for the format), or named by a preset ("mlp:784-64-10",
- * "smallcnn"). The library infers every layer's shape and counts, with
- * exact 64-bit arithmetic, parameters, activations and MACs for a batch
- * size and a numeric precision; it fits a batch size to a memory budget the
- * way the original hardware-simulation module did, and builds the run plan
- * with the same warnings.
+ * A model is a graph of layers in execution order, described in text, one
+ * layer per line (see libmemest/README.md for the format), named by a
+ * preset ("mlp:784-64-10", "smallcnn", "resnet8"), or read from ONNX. The
+ * library infers every layer's shape and counts, with exact 64-bit
+ * arithmetic, parameters, activations and MACs for a batch size and a
+ * numeric precision; it plans the inference arena over tensor lifetimes;
+ * it fits a batch size to a memory budget the way the original
+ * hardware-simulation module did, and builds the run plan with the same
+ * warnings.
  *
  * Conventions (those of the original modules and of PyTorch):
- *   - parameters: dense in*out + out; conv2d out_c*(in_c/g)*k*k + out_c
- *     (no bias term with bias=no); everything else 0;
+ *   - parameters: dense in*out + out; conv2d out_c*(in_c/g)*kh*kw + out_c
+ *     (no bias term with bias=no unless a batch norm folded into it); a
+ *     standalone batch norm 2*C; everything else 0;
  *   - output elements: batch * prod(output shape); conv/pool spatial size
- *     floor((H + 2p - k) / s) + 1;
- *   - MACs: dense batch*in*out; conv2d output_elements*(in_c/g)*k*k;
+ *     floor((H + pad_top + pad_bottom - kh) / s) + 1;
+ *   - MACs: dense batch*in*out; conv2d output_elements*(in_c/g)*kh*kw;
  *     everything else 0;
- *   - activation memory: the input plus every layer output, elements times
- *     the precision's bytes;
+ *   - activation memory: every input plus every layer output, elements
+ *     times the precision's bytes;
  *   - MB is 1024 * 1024 bytes.
  *
  * Every size is a uint64_t computed with overflow checks: a model or batch
  * too large to count yields MEMEST_E_OVERFLOW, never a wrapped value.
  *
- * Thread safety: a model is immutable once built; any number of threads may
- * read it at once. No function keeps global state.
+ * Thread safety: a model is immutable once built (memest_model_set_weights
+ * is the one exception, before the model is shared); any number of
+ * threads may read it at once. No function keeps global state.
  */
 #ifndef EDGEFIT_MEMEST_H
 #define EDGEFIT_MEMEST_H
@@ -122,14 +126,22 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
 /* ---- Models ------------------------------------------------------------- */
 
 enum memest_kind {
-    MEMEST_KIND_INPUT = 0, /* only in estimate rows: the model input */
+    MEMEST_KIND_INPUT = 0, /* only in estimate rows: a model input */
     MEMEST_KIND_DENSE,
     MEMEST_KIND_CONV2D,
     MEMEST_KIND_MAXPOOL,
     MEMEST_KIND_AVGPOOL,
     MEMEST_KIND_FLATTEN,
     MEMEST_KIND_ACTIVATION, /* a standalone "relu", "gelu", ... line */
+    MEMEST_KIND_GLOBALAVGPOOL, /* CxHxW to Cx1x1, the mean of each plane */
+    MEMEST_KIND_ADD,       /* element-wise sum of 2+ equal shapes, then act */
+    MEMEST_KIND_CONCAT,    /* 2+ inputs joined along channels (dim[0]) */
+    MEMEST_KIND_BATCHNORM, /* standalone per-channel x * scale + shift */
+    MEMEST_KIND_IDENTITY,  /* output = input */
+    MEMEST_KIND_DROPOUT,   /* output = input at inference */
 };
+
+#define MEMEST_KIND_COUNT 13
 
 enum memest_act {
     MEMEST_ACT_NONE = 0,
@@ -137,15 +149,22 @@ enum memest_act {
     MEMEST_ACT_GELU,
     MEMEST_ACT_SIGMOID,
     MEMEST_ACT_TANH,
-    MEMEST_ACT_SOFTMAX,
+    MEMEST_ACT_SOFTMAX,    /* over the features of a vector, over the
+                            * channels at each pixel of a CxHxW tensor */
+    MEMEST_ACT_RELU6,      /* min(max(x, 0), 6) */
+    MEMEST_ACT_LOGSOFTMAX, /* log of softmax, same axis */
+    MEMEST_ACT_ERF,        /* the error function */
 };
 
+#define MEMEST_ACT_COUNT 9
+
 /* "input", "dense", "conv2d", "maxpool", "avgpool", "flatten",
- * "activation"; NULL outside the enum. Static text. */
+ * "activation", "globalavgpool", "add", "concat", "batchnorm", "identity",
+ * "dropout"; NULL outside the enum. Static text. */
 MEMEST_API const char *memest_kind_name(enum memest_kind kind);
 
-/* "none", "relu", "gelu", "sigmoid", "tanh", "softmax"; NULL outside the
- * enum. Static text. */
+/* "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
+ * "logsoftmax", "erf"; NULL outside the enum. Static text. */
 MEMEST_API const char *memest_act_name(enum memest_act act);
 
 /*
@@ -172,28 +191,62 @@ MEMEST_API size_t memest_shape_format(const struct memest_shape *shape,
  * One layer after shape inference. All counts are per sample and were
  * checked for overflow when the model was built.
  *
- * `units` is the output features of a dense layer or the output channels of
- * a conv2d, 0 otherwise. `kernel`, `stride`, `padding` describe conv2d and
- * pooling windows (square), `groups` conv2d (1 elsewhere). `act` is the
- * activation applied after a dense or conv2d layer, or the function of a
- * standalone activation layer; MEMEST_ACT_NONE elsewhere. `has_bias` is 1
- * for a dense or conv2d layer with a bias, 0 otherwise.
+ * Tensors: a model with I inputs and L layers has I + L tensors. Tensor t
+ * for t < I is input t; tensor I + i is the output of layer i. Layers are
+ * in execution order: a layer reads only tensors made before it. Every
+ * tensor but the last layer's output is read by at least one layer (the
+ * last layer's output is the model's output).
  *
- * `weight_count` and `bias_count` split `parameter_count`;
- * `macs_per_sample` is the layer's MACs for batch 1; `output_elements` is
- * the product of `out_shape`. `name` is owned by the model. `line` is the
- * line of the description that declared the layer (1 for presets).
+ * `inputs[0..input_count-1]` are the tensor ids the layer reads (one for
+ * every kind but add and concat, which read two or more). `in_shape` is
+ * the shape of inputs[0].
+ *
+ * `units` is the output features of a dense layer or the output channels of
+ * a conv2d, 0 otherwise. `kernel_h/w`, `stride_h/w` and `pad_*` describe
+ * conv2d and pooling windows (output height floor((H + pad_top +
+ * pad_bottom - kernel_h) / stride_h) + 1, likewise the width); 0 for other
+ * kinds. `groups` is conv2d's (1 elsewhere). `act` is the activation
+ * applied after a dense, conv2d or add layer, or the function of a
+ * standalone activation layer; MEMEST_ACT_NONE elsewhere. `has_bias` is 1
+ * for a dense or conv2d layer with a bias (a folded batch norm gives one),
+ * 0 otherwise. `count_include_pad` is 1 when an avgpool divides by the
+ * whole window, padding included (PyTorch's default), 0 when it divides by
+ * the window's cells inside the input (ONNX's default); 0 for other kinds.
+ *
+ * `folded_bn` names a batchnorm layer of the description that was folded
+ * into this dense or conv2d layer (it read this layer's output and nothing
+ * else did), NULL otherwise; `bn_epsilon` is the epsilon of that batch
+ * norm or of a standalone batchnorm layer (1e-5 by default), 0 elsewhere.
+ * A folded batch norm has no layer, tensor or name of its own; `in=` may
+ * still name it, meaning this layer.
+ *
+ * `weight_count` and `bias_count` split `parameter_count` (a standalone
+ * batchnorm has C scales and C shifts); `macs_per_sample` is the layer's
+ * MACs for batch 1; `output_elements` is the product of `out_shape`.
+ *
+ * `weight` and `bias` are the layer's parameters in float32 when the model
+ * carries weights (ONNX initializers, memest_model_set_weights()), NULL
+ * otherwise: weight_count and bias_count floats in PyTorch's layouts,
+ * dense [out][in], conv2d [out_c][in_c/groups][kernel_h][kernel_w], with
+ * any folded batch norm already applied; a standalone batchnorm's weight
+ * is its per-channel scale gamma / sqrt(var + eps) and its bias the shift
+ * beta - mean * scale. `name`, `inputs`, `folded_bn`, `weight` and `bias`
+ * are owned by the model. `line` is the line of the description that
+ * declared the layer (1 for presets; for ONNX, the node's index + 1).
  */
 struct memest_layer {
     enum memest_kind kind;
     enum memest_act act;
     const char *name;
     uint64_t units;
-    uint64_t kernel;
-    uint64_t stride;
-    uint64_t padding;
+    uint64_t kernel_h, kernel_w;
+    uint64_t stride_h, stride_w;
+    uint64_t pad_top, pad_left, pad_bottom, pad_right;
     uint64_t groups;
     int has_bias;
+    int count_include_pad;
+    size_t input_count;
+    const size_t *inputs;
     struct memest_shape in_shape;
     struct memest_shape out_shape;
     uint64_t weight_count;
@@ -201,6 +254,10 @@ struct memest_layer {
     uint64_t parameter_count;
     uint64_t output_elements;
     uint64_t macs_per_sample;
+    const char *folded_bn;
+    double bn_epsilon;
+    const float *weight;
+    const float *bias;
     int line;
 };
 
@@ -217,8 +274,9 @@ typedef struct memest_model memest_model; /* opaque, immutable once built */
  * names or keys, an empty model; MEMEST_E_RANGE for zero, negative or too
  * large numbers; MEMEST_E_SHAPE for a kernel larger than the padded input,
  * channels not divisible by groups, dense on a CxHxW input without
- * flatten, and layers that need a CxHxW input but get a vector;
- * MEMEST_E_OVERFLOW when a per-sample count does not fit in 64 bits;
+ * flatten, layers that need a CxHxW input but get a vector, shapes that
+ * disagree at an add or concat, and an output no layer reads (an unknown
+ * or later input name is MEMEST_E_PARSE); MEMEST_E_OVERFLOW when a per-sample count does not fit in 64 bits;
  * MEMEST_E_NOMEM; MEMEST_E_INVALID for NULL text or out.
  */
 MEMEST_API int memest_model_parse(const char *text, memest_model **out,
@@ -236,25 +294,33 @@ MEMEST_API int memest_model_parse_buffer(const char *text, size_t len,
 
 /*
  * Build a preset: "mlp:W0-W1-...-Wn" (input W0, dense layers W1..Wn with
- * relu on the hidden ones and softmax on the last; at least two widths) or
+ * relu on the hidden ones and softmax on the last; at least two widths),
  * "smallcnn" (1x28x28 input, conv 8 k3 p1 relu, maxpool 2, conv 16 k3 p1
- * relu, maxpool 2, flatten, dense 10 softmax). Errors as for
- * memest_model_parse(), with source = the name, line 1 and the column of
- * the offending character; an unknown name is MEMEST_E_PARSE.
+ * relu, maxpool 2, flatten, dense 10 softmax), or one of the models of
+ * libmemest/models/ compiled into the library (installed as text under
+ * share/edgefit/models): the MLPerf Tiny reference architectures
+ * "resnet8", "ds-cnn", "mobilenetv1-0.25" and "fc-autoencoder". Errors as
+ * for memest_model_parse(), with source = the name, line 1 and the column
+ * of the offending character; an unknown name is MEMEST_E_PARSE.
  */
 MEMEST_API int memest_model_preset(const char *name, memest_model **out,
                                    struct memest_diag *diag);
 
-/* 1 when `text` names a preset (starts with "mlp:" or equals "smallcnn"),
- * else 0. Says nothing about whether the preset is well formed. */
+/* 1 when `text` names a preset (starts with "mlp:" or is one of the names
+ * above), else 0. Says nothing about whether an mlp preset is well
+ * formed. */
 MEMEST_API int memest_is_preset_name(const char *text);
+
+/* The names of the presets other than "mlp:...", NULL-terminated. Static. */
+MEMEST_API const char *const *memest_preset_names(void);
 
 /*
  * Load a model from a preset name or a file path. Preset names take
- * precedence: a file called "smallcnn" is reached as "./smallcnn". For a
- * file, diag->source is the path; MEMEST_E_IO when it cannot be read
- * (message with the system's reason), MEMEST_E_RANGE when it is larger than
- * 64 MiB; otherwise as memest_model_parse().
+ * precedence: a file called "smallcnn" is reached as "./smallcnn". A path
+ * ending in ".onnx" is read by memest_model_load_onnx() with no options.
+ * For a text file, diag->source is the path; MEMEST_E_IO when it cannot be
+ * read (message with the system's reason), MEMEST_E_RANGE when it is
+ * larger than 64 MiB; otherwise as memest_model_parse().
  */
 MEMEST_API int memest_model_load(const char *path_or_preset,
                                  memest_model **out,
@@ -275,9 +341,36 @@ MEMEST_API size_t memest_model_layer_count(const memest_model *model);
 MEMEST_API const struct memest_layer *
 memest_model_layer(const memest_model *model, size_t i);
 
-/* The per-sample input shape. */
+/* The per-sample shape of input 0. */
 MEMEST_API struct memest_shape
 memest_model_input_shape(const memest_model *model);
+
+/* Number of model inputs (at least 1 for a built model). A description
+ * has one `input` line per input; the first is input 0. */
+MEMEST_API size_t memest_model_input_count(const memest_model *model);
+
+/* Input k's name ("input" for a single unnamed input, else its `name=`
+ * or, for ONNX, the graph input's name) and per-sample shape; NULL / a
+ * zero shape when k is out of range. Owned by the model. */
+MEMEST_API const char *memest_model_input_name(const memest_model *model,
+                                               size_t k);
+MEMEST_API struct memest_shape
+memest_model_input_shape_at(const memest_model *model, size_t k);
+
+/* Tensors (see struct memest_layer): their number, input count + layer
+ * count, and tensor t's per-sample shape (zero shape when out of range). */
+MEMEST_API size_t memest_model_tensor_count(const memest_model *model);
+MEMEST_API struct memest_shape
+memest_model_tensor_shape(const memest_model *model, size_t t);
+
+/* 1 when every layer with parameters carries weights (layer->weight
+ * non-NULL), else 0. */
+MEMEST_API int memest_model_has_weights(const memest_model *model);
+
+/* The batch size the model's file fixes (an ONNX input whose first
+ * dimension is a number), 0 when it leaves the batch free (text models,
+ * a symbolic ONNX batch). */
+MEMEST_API uint64_t memest_model_fixed_batch(const memest_model *model);
 
 /* The per-sample output shape of the last layer. */
 MEMEST_API struct memest_shape
@@ -297,13 +390,166 @@ MEMEST_API uint64_t memest_model_parameter_count(const memest_model *model);
 MEMEST_API int memest_model_write(const memest_model *model, char *buf,
                                   size_t cap, size_t *len);
 
+/* ---- Weights ------------------------------------------------------------ */
+
+#define MEMEST_TENSOR_MAX_RANK 8
+
+/* A float32 tensor, row-major, as the caller owns it. */
+struct memest_tensor {
+    const char *name;
+    unsigned rank;
+    uint64_t dim[MEMEST_TENSOR_MAX_RANK];
+    const float *data; /* prod(dim) floats */
+};
+
+/*
+ * Give a model its weights from tensors named and laid out as PyTorch's
+ * state_dict does: "<layer>.weight" ([out, in] for dense, [out_c,
+ * in_c/groups, kernel_h, kernel_w] for conv2d) and "<layer>.bias"; a batch
+ * norm (folded or standalone) by "<bn>.weight", "<bn>.bias",
+ * "<bn>.running_mean", "<bn>.running_var" ([C] each), which are folded
+ * here with the layer's epsilon. "<bn>.num_batches_tracked" is ignored.
+ * The data is copied. Replaces weights the model had.
+ *
+ * Call it before the model is shared: it is the one function that changes
+ * a built model. On error the model is unchanged and diag names the
+ * tensor: MEMEST_E_PARSE for a tensor the model has no use for, or one it
+ * needs that is missing; MEMEST_E_SHAPE for a tensor of the wrong shape
+ * (the message gives both); MEMEST_E_RANGE for a non-finite value or a
+ * negative running variance; MEMEST_E_NOMEM; MEMEST_E_INVALID for NULL
+ * model, or tensors NULL with count > 0.
+ */
+MEMEST_API int memest_model_set_weights(memest_model *model,
+                                        const struct memest_tensor *tensors,
+                                        size_t count,
+                                        struct memest_diag *diag);
+
+/* ---- ONNX --------------------------------------------------------------- */
+
+/* 1 when this build reads ONNX files (the Meson option `onnx`), else 0;
+ * without it the functions below return MEMEST_E_INVALID with a diag
+ * saying so. */
+MEMEST_API int memest_onnx_available(void);
+
+/*
+ * Options of memest_model_load_onnx(). `constants[0..constant_count-1]`
+ * give values to graph inputs that are not initializers (ONNX's node
+ * tests pass a convolution's weights as inputs): a graph input so named is
+ * treated as an initializer. Zeroed options mean none.
+ */
+struct memest_onnx_opts {
+    const struct memest_tensor *constants;
+    size_t constant_count;
+};
+
+/*
+ * Read an ONNX model (opsets 11 to 17) and its weights: the supported
+ * operators map onto layers (see libmemest/README.md); the model carries
+ * the initializers as weights (memest_model_has_weights() is 1). Layer
+ * names are the nodes' names made unique and safe for the text format
+ * (or derived from the op type when a node has none); diag->source is the
+ * path, diag->line the node's index + 1, and the message starts with the
+ * node's name and op type. MEMEST_E_IO when the file cannot be read (the
+ * system's reason), MEMEST_E_PARSE for a malformed protobuf, a missing
+ * initializer or an unsupported operator or attribute (the message lists
+ * the supported operators), MEMEST_E_SHAPE for shapes that disagree,
+ * MEMEST_E_RANGE for absurd dimensions, MEMEST_E_OVERFLOW, MEMEST_E_NOMEM.
+ * opts may be NULL.
+ */
+MEMEST_API int memest_model_load_onnx(const char *path,
+                                      const struct memest_onnx_opts *opts,
+                                      memest_model **out,
+                                      struct memest_diag *diag);
+
+/*
+ * A tensor read from a file, owning its name and data. Free with
+ * memest_owned_tensor_free().
+ */
+struct memest_owned_tensor {
+    struct memest_tensor t; /* t.name and t.data point into the fields below */
+    char *name;
+    float *data;
+};
+
+/*
+ * Read one ONNX TensorProto file (the input_K.pb / output_K.pb of ONNX's
+ * test_data_set folders): float, double, float16, bfloat16 and integer
+ * types are converted to float32. Errors as memest_model_load_onnx().
+ */
+MEMEST_API int memest_tensor_load_pb(const char *path,
+                                     struct memest_owned_tensor *out,
+                                     struct memest_diag *diag);
+
+/* Release what a loader filled; NULL is allowed. */
+MEMEST_API void memest_owned_tensor_free(struct memest_owned_tensor *t);
+
+/* ---- Memory plans ------------------------------------------------------- */
+
+/*
+ * A buffer to place: `size` bytes alive from step `first` to step `last`
+ * inclusive (first <= last).
+ */
+struct memest_buffer_req {
+    uint64_t size;
+    size_t first;
+    size_t last;
+};
+
+/*
+ * TensorFlow Lite Micro's greedy-by-size planner: buffers in decreasing
+ * size (ties by index), each at the lowest offset where it overlaps no
+ * already placed buffer alive at a common step. offsets[i] receives buffer
+ * i's offset and *arena_bytes the arena's size (the highest end).
+ * `alignment` (a power of two, 1 for none) rounds every offset up.
+ * MEMEST_E_INVALID for NULL pointers with count > 0, first > last or a bad
+ * alignment; MEMEST_E_OVERFLOW; MEMEST_E_NOMEM.
+ */
+MEMEST_API int memest_plan_buffers(const struct memest_buffer_req *reqs,
+                                   size_t count, uint64_t alignment,
+                                   uint64_t *offsets, uint64_t *arena_bytes);
+
+/*
+ * The inference arena of a model at a batch and precision. Tensors (see
+ * struct memest_layer) live from the step that writes them (inputs: step
+ * 0; layer i: step i) to the last step that reads them (the model's output:
+ * the last step). Identity, dropout and flatten write nothing: their
+ * output is their input's buffer, whose life extends to cover theirs.
+ * `offset[t]` and `bytes[t]` place tensor t (bytes = batch * elements *
+ * precision bytes; offsets are multiples of the precision's bytes, with
+ * no further alignment); `arena_bytes` is the greedy plan's size;
+ * `live_lower_bound_bytes` is the most bytes alive
+ * at one step, which no plan can beat. The arrays hold tensor_count
+ * entries and are owned by the plan.
+ */
+struct memest_arena_plan {
+    uint64_t batch;
+    enum memest_precision precision;
+    size_t tensor_count;
+    uint64_t *offset;
+    uint64_t *bytes;
+    size_t *first;      /* step that writes it */
+    size_t *last;       /* last step that reads it */
+    size_t *alias;      /* the tensor whose buffer it uses (itself if none) */
+    uint64_t arena_bytes;
+    uint64_t live_lower_bound_bytes;
+};
+
+/* Plan the arena. MEMEST_E_RANGE for batch 0, MEMEST_E_OVERFLOW,
+ * MEMEST_E_NOMEM, MEMEST_E_INVALID. Free with memest_arena_plan_free(). */
+MEMEST_API int memest_plan_arena(const memest_model *model, uint64_t batch,
+                                 enum memest_precision precision,
+                                 struct memest_arena_plan *out);
+
+MEMEST_API void memest_arena_plan_free(struct memest_arena_plan *plan);
+
 /* ---- Estimates ---------------------------------------------------------- */
 
 /*
  * One row of the per-layer table, the columns of layerwise_breakdown.csv.
- * Row 0 is the model input (kind MEMEST_KIND_INPUT, layer "input"): no
- * parameters or MACs, and its activation_bytes are the input's, so that
- * each column summed over all rows equals the totals.
+ * Rows 0 to input count - 1 are the model inputs (kind MEMEST_KIND_INPUT,
+ * layer = the input's name): no parameters or MACs, and their
+ * activation_bytes are the inputs', so that each column summed over all
+ * rows equals the totals.
  */
 struct memest_layer_estimate {
     const char *layer;                        /* owned by the model */
@@ -316,7 +562,7 @@ struct memest_layer_estimate {
     uint64_t macs;
 };
 
-/* Number of rows memest_estimate_layers() fills: layers + 1. */
+/* Number of rows memest_estimate_layers() fills: inputs + layers. */
 MEMEST_API size_t memest_estimate_row_count(const memest_model *model);
 
 /*
@@ -336,9 +582,8 @@ MEMEST_API int memest_estimate_layers(const memest_model *model,
  * Whole-model totals for a batch and precision. Byte counts are exact; the
  * *_mb fields are the byte counts divided by 1024 * 1024.
  *
- * peak_inference_bytes = parameter bytes + the largest (input + output)
- * bytes over the chain of layers, i.e. the most memory alive at once when
- * each buffer is freed after its only reader.
+ * peak_inference_bytes = parameter bytes + arena_bytes, the arena of
+ * memest_plan_arena(); live_lower_bound_bytes is that plan's lower bound.
  */
 struct memest_totals {
     uint64_t batch;
@@ -349,6 +594,8 @@ struct memest_totals {
     uint64_t activation_bytes;
     uint64_t total_bytes;         /* parameter + activation bytes */
     uint64_t macs;
+    uint64_t arena_bytes;
+    uint64_t live_lower_bound_bytes;
     uint64_t peak_inference_bytes;
     double parameter_mb;
     double activation_mb;

@@ -1,0 +1,304 @@
+/*
+ * The inference arena: tensor lifetimes in execution order and offsets from
+ * a greedy-by-size planner, the idea of TensorFlow Lite Micro's
+ * GreedyMemoryPlanner: place the biggest buffer first, each at the lowest
+ * offset where it overlaps no buffer already placed that is alive at a
+ * common step. It is not optimal (the problem is NP-hard), which is why the
+ * plan also reports the live-set lower bound: the most bytes alive at one
+ * step, below which no placement can go.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct order_ctx {
+    const struct memest_buffer_req *reqs;
+};
+
+/* Sizes decreasing, ties by index: qsort is not stable, so the index is
+ * part of the key and the plan is the same on every C library. */
+static int by_size_desc(const void *a, const void *b, void *ctx)
+{
+    const struct memest_buffer_req *r = ((struct order_ctx *)ctx)->reqs;
+    const size_t i = *(const size_t *)a;
+    const size_t j = *(const size_t *)b;
+    if (r[i].size != r[j].size) {
+        return r[i].size > r[j].size ? -1 : 1;
+    }
+    return i < j ? -1 : (i > j);
+}
+
+/* An insertion sort with a context (qsort has none in C11); the plans are
+ * of a model's tensors, a few hundred at most in practice, and the
+ * placement below is quadratic anyway. */
+static void sort_idx(size_t *v, size_t n,
+                     int (*cmp)(const void *, const void *, void *),
+                     void *ctx)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t x = v[i];
+        size_t j = i;
+        while (j > 0 && cmp(&v[j - 1], &x, ctx) > 0) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+static int round_up(uint64_t v, uint64_t a, uint64_t *out)
+{
+    uint64_t r;
+    if (add_ovf(v, a - 1, &r)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    *out = r & ~(a - 1);
+    return MEMEST_OK;
+}
+
+int memest_plan_buffers(const struct memest_buffer_req *reqs, size_t count,
+                        uint64_t alignment, uint64_t *offsets,
+                        uint64_t *arena_bytes)
+{
+    size_t *order = NULL;
+    size_t *placed = NULL; /* placed buffers, in placement order */
+    size_t *conf = NULL;    /* placed buffers alive with the current one */
+    size_t nplaced = 0;
+    uint64_t arena = 0;
+    struct order_ctx oc = {reqs};
+    int st = MEMEST_OK;
+
+    if (arena_bytes == NULL || (count > 0 && (reqs == NULL || offsets == NULL))
+        || alignment == 0 || (alignment & (alignment - 1)) != 0) {
+        return MEMEST_E_INVALID;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (reqs[i].first > reqs[i].last) {
+            return MEMEST_E_INVALID;
+        }
+    }
+    *arena_bytes = 0;
+    if (count == 0) {
+        return MEMEST_OK;
+    }
+    if (count > SIZE_MAX / sizeof *order) {
+        return MEMEST_E_NOMEM;
+    }
+    order = malloc(count * sizeof *order);
+    placed = malloc(count * sizeof *placed);
+    conf = malloc(count * sizeof *conf);
+    if (order == NULL || placed == NULL || conf == NULL) {
+        st = MEMEST_E_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < count; i++) {
+        order[i] = i;
+    }
+    sort_idx(order, count, by_size_desc, &oc);
+    for (size_t n = 0; n < count; n++) {
+        const size_t i = order[n];
+        const struct memest_buffer_req *r = &reqs[i];
+        size_t nconf = 0;
+        uint64_t best = UINT64_MAX;
+
+        /* The placed buffers alive at a common step are the only ones it
+         * may not overlap; the lowest offset that fits is 0 or the end of
+         * one of them. */
+        for (size_t k = 0; k < nplaced; k++) {
+            const struct memest_buffer_req *q = &reqs[placed[k]];
+            if (q->first <= r->last && r->first <= q->last) {
+                conf[nconf++] = placed[k];
+            }
+        }
+        for (size_t c = 0; c <= nconf; c++) {
+            uint64_t off = 0;
+            uint64_t end;
+            int clash = 0;
+            if (c > 0 && add_ovf(offsets[conf[c - 1]], reqs[conf[c - 1]].size,
+                                 &off)) {
+                st = MEMEST_E_OVERFLOW;
+                goto out;
+            }
+            if (round_up(off, alignment, &off) != MEMEST_OK ||
+                add_ovf(off, r->size, &end)) {
+                st = MEMEST_E_OVERFLOW;
+                goto out;
+            }
+            if (off >= best) {
+                continue;
+            }
+            for (size_t k = 0; k < nconf && !clash; k++) {
+                const uint64_t qo = offsets[conf[k]];
+                clash = off < qo + reqs[conf[k]].size && qo < end;
+            }
+            if (!clash) {
+                best = off;
+            }
+        }
+        offsets[i] = best;
+        placed[nplaced++] = i;
+        if (best + r->size > arena) {
+            arena = best + r->size;
+        }
+    }
+    *arena_bytes = arena;
+out:
+    free(order);
+    free(placed);
+    free(conf);
+    return st;
+}
+
+void memest_arena_plan_free(struct memest_arena_plan *plan)
+{
+    if (plan == NULL) {
+        return;
+    }
+    free(plan->offset);
+    free(plan->bytes);
+    free(plan->first);
+    free(plan->last);
+    free(plan->alias);
+    memset(plan, 0, sizeof *plan);
+}
+
+/* Layers whose output is their input's buffer, unchanged. */
+static int is_view(enum memest_kind kind)
+{
+    return kind == MEMEST_KIND_IDENTITY || kind == MEMEST_KIND_DROPOUT ||
+           kind == MEMEST_KIND_FLATTEN;
+}
+
+int memest_plan_arena(const memest_model *model, uint64_t batch,
+                      enum memest_precision precision,
+                      struct memest_arena_plan *out)
+{
+    struct memest_arena_plan p;
+    struct memest_buffer_req *reqs = NULL;
+    uint64_t *roff = NULL;
+    size_t *root_of = NULL; /* request index of each root tensor */
+    size_t nreq = 0;
+    size_t T;
+    size_t I;
+    uint64_t eb;
+    int st = MEMEST_OK;
+
+    if (out == NULL) {
+        return MEMEST_E_INVALID;
+    }
+    memset(out, 0, sizeof *out);
+    if (model == NULL || (eb = memest_precision_bytes(precision)) == 0) {
+        return MEMEST_E_INVALID;
+    }
+    if (batch == 0) {
+        return MEMEST_E_RANGE;
+    }
+    memset(&p, 0, sizeof p);
+    I = model->input_count;
+    T = I + model->count;
+    p.batch = batch;
+    p.precision = precision;
+    p.tensor_count = T;
+    p.offset = calloc(T, sizeof *p.offset);
+    p.bytes = calloc(T, sizeof *p.bytes);
+    p.first = calloc(T, sizeof *p.first);
+    p.last = calloc(T, sizeof *p.last);
+    p.alias = calloc(T, sizeof *p.alias);
+    reqs = calloc(T, sizeof *reqs);
+    roff = calloc(T, sizeof *roff);
+    root_of = calloc(T, sizeof *root_of);
+    if (p.offset == NULL || p.bytes == NULL || p.first == NULL ||
+        p.last == NULL || p.alias == NULL || reqs == NULL || roff == NULL ||
+        root_of == NULL) {
+        st = MEMEST_E_NOMEM;
+        goto fail;
+    }
+    /* Sizes, births and aliases. Step i runs layer i; inputs are born
+     * before step 0 and so alive at it. */
+    for (size_t t = 0; t < T; t++) {
+        const struct memest_shape *sh = model_tensor_shape(model, t);
+        uint64_t e = shape_elements(sh);
+        if (mul_ovf(e, batch, &e) || mul_ovf(e, eb, &p.bytes[t])) {
+            st = MEMEST_E_OVERFLOW;
+            goto fail;
+        }
+        p.alias[t] = t;
+        p.first[t] = t < I ? 0 : t - I;
+        p.last[t] = p.first[t];
+        if (t >= I && is_view(model->layers[t - I].kind)) {
+            p.alias[t] = p.alias[model->layers[t - I].inputs[0]];
+        }
+    }
+    /* Deaths: the last step that reads a tensor; the output lives to the
+     * end. A view's reads keep its root alive. */
+    for (size_t i = 0; i < model->count; i++) {
+        const struct memest_layer *L = &model->layers[i];
+        for (size_t k = 0; k < L->input_count; k++) {
+            const size_t t = L->inputs[k];
+            if (i > p.last[t]) {
+                p.last[t] = i;
+            }
+        }
+    }
+    p.last[T - 1] = model->count - 1;
+    for (size_t t = 0; t < T; t++) {
+        const size_t r = p.alias[t];
+        if (p.last[t] > p.last[r]) {
+            p.last[r] = p.last[t];
+        }
+    }
+    /* Views share the root's placement: only roots are planned. */
+    for (size_t t = 0; t < T; t++) {
+        if (p.alias[t] == t) {
+            root_of[t] = nreq;
+            reqs[nreq].size = p.bytes[t];
+            reqs[nreq].first = p.first[t];
+            reqs[nreq].last = p.last[t];
+            nreq++;
+        }
+    }
+    st = memest_plan_buffers(reqs, nreq, 1, roff, &p.arena_bytes);
+    if (st != MEMEST_OK) {
+        goto fail;
+    }
+    for (size_t t = 0; t < T; t++) {
+        p.offset[t] = roff[root_of[p.alias[t]]];
+    }
+    /* The live set at each step, a sweep over births and deaths (roff
+     * is free again and holds the births). The sums
+     * cannot overflow: every live set fits in the arena just planned. */
+    memset(roff, 0, T * sizeof *roff);
+    {
+        uint64_t *died = calloc(T, sizeof *died);
+        uint64_t live = 0;
+        if (died == NULL) {
+            st = MEMEST_E_NOMEM;
+            goto fail;
+        }
+        for (size_t k = 0; k < nreq; k++) {
+            roff[reqs[k].first] += reqs[k].size;
+            died[reqs[k].last] += reqs[k].size;
+        }
+        for (size_t s = 0; s < model->count; s++) {
+            live += roff[s];
+            if (live > p.live_lower_bound_bytes) {
+                p.live_lower_bound_bytes = live;
+            }
+            live -= died[s];
+        }
+        free(died);
+    }
+    free(reqs);
+    free(roff);
+    free(root_of);
+    *out = p;
+    return MEMEST_OK;
+
+fail:
+    free(reqs);
+    free(roff);
+    free(root_of);
+    memest_arena_plan_free(&p);
+    return st;
+}

@@ -1,0 +1,287 @@
+/*
+ * Weights for a model, by PyTorch's state_dict names, with batch norms
+ * folded here: a model carries float32 parameters in the layouts its
+ * layers document, whatever the file that gave them.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int wfail(struct memest_diag *diag, int st, const char *fmt, ...)
+{
+    va_list ap;
+    if (diag != NULL) {
+        diag->line = 0;
+        diag->column = 0;
+        va_start(ap, fmt);
+        vsnprintf(diag->message, sizeof diag->message, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static uint64_t tensor_elements(const struct memest_tensor *t)
+{
+    uint64_t n = 1;
+    for (unsigned i = 0; i < t->rank; i++) {
+        if (mul_ovf(n, t->dim[i], &n)) {
+            return UINT64_MAX;
+        }
+    }
+    return n;
+}
+
+static void shape_text(const uint64_t *dim, unsigned rank, char *buf,
+                       size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    len += (size_t)snprintf(buf, cap, "[");
+    for (unsigned i = 0; i < rank && len < cap; i++) {
+        len += (size_t)snprintf(buf + len, cap - len, "%s%llu",
+                                i ? ", " : "", (unsigned long long)dim[i]);
+    }
+    if (len < cap) {
+        snprintf(buf + len, cap - len, "]");
+    }
+}
+
+struct lookup {
+    const struct memest_tensor *tensors;
+    size_t count;
+    unsigned char *used;
+};
+
+/*
+ * The tensor "<prefix><suffix>" with exactly this shape: *out points at its
+ * data. MEMEST_E_PARSE when it is missing (optional: *out = NULL, OK),
+ * MEMEST_E_SHAPE when its shape differs, MEMEST_E_RANGE for a non-finite
+ * value.
+ */
+static int need(struct lookup *lk, const char *prefix, const char *suffix,
+                const uint64_t *dim, unsigned rank, int optional,
+                const float **out, struct memest_diag *diag)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s%s", prefix, suffix);
+    *out = NULL;
+    for (size_t i = 0; i < lk->count; i++) {
+        const struct memest_tensor *t = &lk->tensors[i];
+        int same = t->rank == rank;
+        uint64_t n;
+        if (t->name == NULL || strcmp(t->name, name) != 0) {
+            continue;
+        }
+        for (unsigned d = 0; same && d < rank; d++) {
+            same = t->dim[d] == dim[d];
+        }
+        if (!same) {
+            char want[160];
+            char got[160];
+            shape_text(dim, rank, want, sizeof want);
+            shape_text(t->dim, t->rank > MEMEST_TENSOR_MAX_RANK
+                                   ? MEMEST_TENSOR_MAX_RANK
+                                   : t->rank,
+                       got, sizeof got);
+            return wfail(diag, MEMEST_E_SHAPE,
+                         "tensor '%s' has shape %s but the model needs %s",
+                         name, got, want);
+        }
+        n = tensor_elements(t);
+        if (t->data == NULL && n > 0) {
+            return wfail(diag, MEMEST_E_INVALID, "tensor '%s' has no data",
+                         name);
+        }
+        for (uint64_t k = 0; k < n; k++) {
+            if (!isfinite(t->data[k])) {
+                return wfail(diag, MEMEST_E_RANGE,
+                             "tensor '%s' holds a value that is not finite "
+                             "at element %llu",
+                             name, (unsigned long long)k);
+            }
+        }
+        lk->used[i] = 1;
+        *out = t->data;
+        return MEMEST_OK;
+    }
+    if (optional) {
+        return MEMEST_OK;
+    }
+    return wfail(diag, MEMEST_E_PARSE,
+                 "tensor '%s' is missing (the model's layer needs it)",
+                 name);
+}
+
+/* The four tensors of a batch norm over c channels. */
+static int need_bn(struct lookup *lk, const char *bn, uint64_t c,
+                   const float *p[4], struct memest_diag *diag)
+{
+    static const char *const suffix[4] = {".weight", ".bias",
+                                          ".running_mean", ".running_var"};
+    for (int k = 0; k < 4; k++) {
+        int st = need(lk, bn, suffix[k], &c, 1, 0, &p[k], diag);
+        if (st != MEMEST_OK) {
+            return st;
+        }
+    }
+    for (uint64_t i = 0; i < c; i++) {
+        if (p[3][i] < 0.0f) {
+            return wfail(diag, MEMEST_E_RANGE,
+                         "tensor '%s.running_var' holds a negative "
+                         "variance at element %llu",
+                         bn, (unsigned long long)i);
+        }
+    }
+    return MEMEST_OK;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s);
+    size_t m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int memest_model_set_weights(memest_model *model,
+                             const struct memest_tensor *tensors,
+                             size_t count, struct memest_diag *diag)
+{
+    struct lookup lk = {tensors, count, NULL};
+    float **w = NULL;
+    float **b = NULL;
+    int st = MEMEST_OK;
+
+    if (diag != NULL) {
+        memset(diag, 0, sizeof *diag);
+        snprintf(diag->source, sizeof diag->source, "%s",
+                 model && model->name ? model->name : "<weights>");
+    }
+    if (model == NULL || (tensors == NULL && count > 0)) {
+        return wfail(diag, MEMEST_E_INVALID, "no model or no tensors");
+    }
+    lk.used = calloc(count ? count : 1, 1);
+    w = calloc(model->count ? model->count : 1, sizeof *w);
+    b = calloc(model->count ? model->count : 1, sizeof *b);
+    if (lk.used == NULL || w == NULL || b == NULL) {
+        st = wfail(diag, MEMEST_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < model->count && st == MEMEST_OK; i++) {
+        const struct memest_layer *L = &model->layers[i];
+        const char *name = L->name;
+        uint64_t dim[4];
+        unsigned rank;
+        const float *pw = NULL;
+        const float *pb = NULL;
+        const float *bn[4] = {NULL, NULL, NULL, NULL};
+
+        if (L->parameter_count == 0) {
+            continue;
+        }
+        if (L->kind == MEMEST_KIND_BATCHNORM) {
+            st = need_bn(&lk, name, L->weight_count, bn, diag);
+            if (st != MEMEST_OK) {
+                break;
+            }
+        } else {
+            if (L->kind == MEMEST_KIND_CONV2D) {
+                dim[0] = L->units;
+                dim[1] = L->in_shape.dim[0] / L->groups;
+                dim[2] = L->kernel_h;
+                dim[3] = L->kernel_w;
+                rank = 4;
+            } else {
+                dim[0] = L->units;
+                dim[1] = L->in_shape.dim[0];
+                rank = 2;
+            }
+            st = need(&lk, name, ".weight", dim, rank, 0, &pw, diag);
+            if (st == MEMEST_OK && model->extra[i].declared_bias) {
+                st = need(&lk, name, ".bias", &L->units, 1, 0, &pb, diag);
+            }
+            if (st == MEMEST_OK && L->folded_bn != NULL) {
+                st = need_bn(&lk, L->folded_bn, L->units, bn, diag);
+            }
+            if (st != MEMEST_OK) {
+                break;
+            }
+        }
+        w[i] = malloc(L->weight_count * sizeof(float));
+        b[i] = L->bias_count ? malloc(L->bias_count * sizeof(float)) : NULL;
+        if (w[i] == NULL || (L->bias_count && b[i] == NULL)) {
+            st = wfail(diag, MEMEST_E_NOMEM, "out of memory");
+            break;
+        }
+        if (L->kind == MEMEST_KIND_BATCHNORM) {
+            /* y = (x - mean) / sqrt(var + eps) * gamma + beta
+             *   = x * scale + (beta - mean * scale) */
+            for (uint64_t c = 0; c < L->weight_count; c++) {
+                const double scale =
+                    bn[0][c] / sqrt((double)bn[3][c] + L->bn_epsilon);
+                w[i][c] = (float)scale;
+                b[i][c] = (float)(bn[1][c] - bn[2][c] * scale);
+            }
+        } else if (L->folded_bn != NULL) {
+            /* conv(x) * scale + shift per output channel: the weights of
+             * channel c scale by scale[c]; the bias becomes
+             * (bias - mean) * scale + beta */
+            const uint64_t per = L->weight_count / L->units;
+            for (uint64_t c = 0; c < L->units; c++) {
+                const double scale =
+                    bn[0][c] / sqrt((double)bn[3][c] + L->bn_epsilon);
+                const double bias = pb ? pb[c] : 0.0;
+                for (uint64_t k = 0; k < per; k++) {
+                    w[i][c * per + k] = (float)(pw[c * per + k] * scale);
+                }
+                b[i][c] = (float)((bias - bn[2][c]) * scale + bn[1][c]);
+            }
+        } else {
+            memcpy(w[i], pw, L->weight_count * sizeof(float));
+            if (L->bias_count) {
+                memcpy(b[i], pb, L->bias_count * sizeof(float));
+            }
+        }
+    }
+    for (size_t k = 0; k < count && st == MEMEST_OK; k++) {
+        if (!lk.used[k] && !(tensors[k].name != NULL &&
+                             ends_with(tensors[k].name,
+                                       ".num_batches_tracked"))) {
+            st = wfail(diag, MEMEST_E_PARSE,
+                       "tensor '%s' matches no layer of the model",
+                       tensors[k].name ? tensors[k].name : "(unnamed)");
+        }
+    }
+    if (st == MEMEST_OK) {
+        for (size_t i = 0; i < model->count; i++) {
+            if (model->layers[i].parameter_count == 0) {
+                continue;
+            }
+            free(model->extra[i].weight);
+            free(model->extra[i].bias);
+            model->extra[i].weight = w[i];
+            model->extra[i].bias = b[i];
+            model->layers[i].weight = w[i];
+            model->layers[i].bias = b[i];
+            w[i] = NULL;
+            b[i] = NULL;
+        }
+    }
+out:
+    if (w != NULL) {
+        for (size_t i = 0; i < model->count; i++) {
+            free(w[i]);
+            free(b[i]);
+        }
+    }
+    free(w);
+    free(b);
+    free(lk.used);
+    return st;
+}
