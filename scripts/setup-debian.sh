@@ -6,7 +6,8 @@ set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libcsv-dev libpng-dev libcairo2-dev
 fonts-dejavu-core libjansson-dev zlib1g-dev libcmocka-dev dataset-fashion-mnist"
 if [ "${1:-}" = "--bench" ]; then
-    pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev libxnnpack-dev"
+    pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev libxnnpack-dev
+    libpthreadpool-dev"
 fi
 
 missing=""

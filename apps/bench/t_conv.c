@@ -226,7 +226,7 @@ static int set_row(art_table *t, const char *model, const char *layers,
 static void shape_text(const struct kern_conv2d_shape *s, char *buf,
                        size_t len)
 {
-    snprintf(buf, len, "%zux%zux%zu>%zu k%zux%zu s%zu p%zu,%zu,%zu,%zu%s",
+    snprintf(buf, len, "%zux%zux%zu>%zu k%zux%zu s%zu p%zu:%zu:%zu:%zu%s",
              s->in_c, s->in_h, s->in_w, s->out_c, s->kh, s->kw, s->stride_h,
              s->pad_top, s->pad_left, s->pad_bottom, s->pad_right,
              s->groups == 1 ? "" : s->groups == s->in_c ? " dw" : " g");

@@ -282,10 +282,16 @@ KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s);
  * starts from the bias and gets the activation before its one store. The C
  * path is the definition, one output at a time.
  *
- * Accuracy: the sum starts from the bias and adds the K terms in (ic, ky,
- * kx) order on every path (the AVX2 path with fused multiply-adds, each
- * product rounded once less): results agree with the exact value to within
- * about (K + 1) * FLT_EPSILON * (|bias| + sum of |w * x|). */
+ * A 1 x 1 convolution on a plane of fewer than 24 pixels (MobileNet's last
+ * layers) would leave most of the tile's lanes idle: there the AVX2 path
+ * transposes the plane (P x K floats in the scratch) and takes dot
+ * products along K, 4 output channels x 3 pixels at a time.
+ *
+ * Accuracy: the C path and the AVX2 tile start from the bias and add the K
+ * terms in (ic, ky, kx) order (the tile with fused multiply-adds, each
+ * product rounded once less); the dot products add 8 interleaved partial
+ * sums, then the bias. Either way results agree with the exact value to
+ * within about (K + 1) * FLT_EPSILON * (|bias| + sum of |w * x|). */
 KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
                              const float *x, const float *w,
                              const float *bias, int act, void *work,
@@ -358,10 +364,13 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
  * (zero outside the input). x: [batch][channels][in_h][in_w]; w:
  * [channels][kh][kw]; bias: channels values or NULL (0); act: a
  * kern_fused_act (else KERN_E_RANGE); y: [batch][channels][out_h][out_w],
- * which must not overlap x or w. No allocation: the AVX2/AVX-512 paths copy
- * bands of each input plane into a zero-padded 32 KiB stack buffer so that
- * their inner loops carry no bounds tests (column stride 1 and 2, any row
- * stride; other column strides, and planes too wide for one padded row
+ * which must not overlap x or w. No allocation: the AVX2 path (also taken
+ * on AVX-512 machines) runs small planes (padded plane up to 768 floats,
+ * output rows up to 64) eight planes at a time, interleaved one plane per
+ * lane into a zero-padded stack buffer, any stride; larger ones a plane at
+ * a time, copied band by band into a zero-padded 32 KiB stack buffer so
+ * that the inner loops carry no bounds tests (column stride 1 and 2, any
+ * row stride; other column strides, and planes too wide for one padded row
  * band, run the C reference). The
  * sum starts from the bias and adds the taps in row-major order on every
  * path, the vector paths with fused multiply-adds: results agree with the

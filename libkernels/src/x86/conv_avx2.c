@@ -103,6 +103,95 @@ static void tile_any(size_t mr, size_t K, const float *w, const float *base,
     }
 }
 
+/* ---- 1 x 1 on planes of fewer than NR pixels ---------------------------- */
+
+static inline float hsum8(__m256 v)
+{
+    __m128 a = _mm_add_ps(_mm256_castps256_ps128(v),
+                          _mm256_extractf128_ps(v, 1));
+    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_add_ss(a, _mm_movehdup_ps(a));
+    return _mm_cvtss_f32(a);
+}
+
+static inline float act1(float v, int act)
+{
+    if (act == KERN_FUSE_NONE) {
+        return v;
+    }
+    v = v < 0.0f ? 0.0f : v;
+    return act == KERN_FUSE_RELU6 && v > 6.0f ? 6.0f : v;
+}
+
+/* y[r][j] = act(bias[r] + sum over k of w[r * K + k] * xt[j * K + k]) for
+ * r < mr, j < nj: dot products along K, 8 terms per lane, the lanes added
+ * at the end; rows of y are ldy apart. */
+static inline __attribute__((always_inline)) void
+dot_tile(const int mr, const int nj, size_t K, const float *w,
+         const float *xt, const float *bias, int act, float *y, size_t ldy)
+{
+    __m256 a[MR][3];
+    for (int r = 0; r < MR; r++) {
+        a[r][0] = a[r][1] = a[r][2] = _mm256_setzero_ps();
+    }
+    size_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 xv[3];
+        for (int j = 0; j < nj; j++) {
+            xv[j] = _mm256_loadu_ps(xt + j * K + k);
+        }
+        for (int r = 0; r < mr; r++) {
+            const __m256 wv = _mm256_loadu_ps(w + r * K + k);
+            for (int j = 0; j < nj; j++) {
+                a[r][j] = _mm256_fmadd_ps(wv, xv[j], a[r][j]);
+            }
+        }
+    }
+    for (int r = 0; r < mr; r++) {
+        for (int j = 0; j < nj; j++) {
+            float v = hsum8(a[r][j]);
+            for (size_t kk = k; kk < K; kk++) {
+                v += w[r * K + kk] * xt[j * K + kk];
+            }
+            y[r * ldy + j] = act1((bias ? bias[r] : 0.0f) + v, act);
+        }
+    }
+}
+
+/* A direct (1 x 1) group on a plane of P < NR pixels: the plane's columns
+ * are few, so the pixel-wide tile would leave most lanes idle; the input is
+ * transposed instead (xt[p][k], P * K floats, small beside the P * K * ocg
+ * multiply-adds) and every output is a dot product along K, the vector
+ * lanes across K, 4 output channels x 3 pixels at a time. */
+static void direct_small(size_t ocg, size_t K, size_t P, const float *xg,
+                         const float *wg, const float *bg, int act,
+                         float *xt, float *yg)
+{
+    for (size_t k = 0; k < K; k++) {
+        for (size_t p = 0; p < P; p++) {
+            xt[p * K + k] = xg[k * P + p];
+        }
+    }
+    size_t oc = 0;
+    for (; oc + MR <= ocg; oc += MR) {
+        size_t p = 0;
+        for (; p + 3 <= P; p += 3) {
+            dot_tile(MR, 3, K, wg + oc * K, xt + p * K, bg ? bg + oc : NULL,
+                     act, yg + oc * P + p, P);
+        }
+        for (; p < P; p++) {
+            dot_tile(MR, 1, K, wg + oc * K, xt + p * K, bg ? bg + oc : NULL,
+                     act, yg + oc * P + p, P);
+        }
+    }
+    for (; oc < ocg; oc++) {
+        for (size_t p = 0; p < P; p++) {
+            dot_tile(1, 1, K, wg + oc * K, xt + p * K, bg ? bg + oc : NULL,
+                     act, yg + oc * P + p, P);
+        }
+    }
+}
+
 /* The group's input planes (x points at its first one), zero-padded and
  * split by stride phase into buf (layout in conv.h). */
 static void pack(const struct kern_conv2d_shape *s,
@@ -214,6 +303,11 @@ void kern_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
             const float *wg = w + gi * ocg * K;
             const float *bg = bias ? bias + gi * ocg : NULL;
             float *yg = y + (b * s->out_c + gi * ocg) * plane;
+            if (g.direct && J < NR) {
+                /* buf holds K * NR floats in direct mode */
+                direct_small(ocg, K, J, xg, wg, bg, act, buf, yg);
+                continue;
+            }
             if (!g.direct) {
                 pack(s, &g, xg, buf);
             }

@@ -3,7 +3,8 @@
  * V_STOREU, V_FMA(a, b, c) = a * b + c, V_MAX, V_MIN, V_ZERO, V_LOAD_EVEN(p)
  * (p[0], p[2], ..., p[2 VL - 2]; may read p[0 .. 2 VL - 1]),
  * V_LOAD_PART(s, n) (s[0..n) then zeros, n < VL, reading no more),
- * V_COPY_PART(d, s, n) (copies n < VL floats, touching no others) and
+ * V_COPY_PART(d, s, n) (copies n < VL floats, touching no others),
+ * V_TRANSPOSE(V r[VL]) (r[i] lane j to r[j] lane i; VL rows of VL) and
  * DW_FN.
  *
  * Why a padded copy: with the zero padding materialised, every output is
@@ -143,10 +144,159 @@ static void pad_band(float *buf, const float *xp, size_t ih, size_t iw,
     }
 }
 
+/*
+ * Small planes, VL planes at a time with one plane per lane.
+ *
+ * Why: MobileNet's and DS-CNN's depthwise layers have planes of 3 x 3 to
+ * 25 x 25; one plane fills few vectors, each output is a chain of kh * kw
+ * dependent multiply-adds, and the per-plane padding, copies and tails
+ * cost more than the taps. With VL planes interleaved (the blocked layout
+ * oneDNN calls nChw8c), every lane does useful work whatever the plane's
+ * size, every tap is one load and one multiply-add for VL outputs, and the
+ * stride costs nothing. A plane is contiguous, so VL of them are
+ * interleaved by VL x VL transposes over their flattened elements (the
+ * last few and a partial group of planes element by element), each
+ * element's vector landing at its place in a zero-padded stack buffer; the
+ * outputs, computed into a second buffer in plane order, go back the same
+ * way. Lanes are planes p = b * channels + c of the whole batch, so a
+ * group may span two samples; each lane takes its own channel's filter
+ * and bias. Returns 0, doing nothing, when the padded plane or the output
+ * plane does not fit the buffers.
+ */
+enum { IBUF = 6144, IOUT = 4608, MAXTAPS = 64 };
+
+static __attribute__((noinline)) int
+interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
+            const float *x, const float *w, const float *bias, int act,
+            float *y)
+{
+    const size_t kh = s->kh, kw = s->kw, sy = s->stride_h, sx = s->stride_w;
+    const size_t ih = s->in_h, iw = s->in_w, pt = s->pad_top;
+    const size_t pl = s->pad_left, hw = ih * iw, ohw = oh * ow;
+    /* the padded rows and columns the outputs read */
+    const size_t hp = (oh - 1) * sy + kh, wp = (ow - 1) * sx + kw;
+    if (kh * kw > MAXTAPS || wp > IBUF / VL || hp > IBUF / VL / wp ||
+        ohw > IOUT / VL) {
+        return 0;
+    }
+    float in[IBUF], out[IOUT], wt[MAXTAPS * VL], bv[VL];
+    const V six = V_SET1(6.0f);
+    const size_t np = s->batch * s->channels, taps = kh * kw;
+    for (size_t p0 = 0; p0 < np; p0 += VL) {
+        const size_t nl = np - p0 < VL ? np - p0 : VL;
+        const float *xg = x + p0 * hw;
+        float *yg = y + p0 * ohw;
+        /* lane l's channel, counted without a division per lane */
+        size_t c = p0 % s->channels;
+        for (size_t l = 0; l < VL; l++) {
+            const float *wc = w + c * taps;
+            bv[l] = l < nl && bias ? bias[c] : 0.0f;
+            for (size_t t = 0; t < taps; t++) {
+                wt[t * VL + l] = l < nl ? wc[t] : 0.0f;
+            }
+            if (++c == s->channels) {
+                c = 0;
+            }
+        }
+        memset(in, 0, hp * wp * VL * sizeof *in);
+        /* element i = (iy, ix) of the planes to padded (iy + pt, ix + pl),
+         * when the outputs read it */
+        size_t i = 0, iy = 0, ix = 0;
+        if (nl == VL) {
+            for (; i + VL <= hw; i += VL) {
+                V v[VL];
+                for (size_t l = 0; l < VL; l++) {
+                    v[l] = V_LOADU(xg + l * hw + i);
+                }
+                V_TRANSPOSE(v);
+                for (size_t j = 0; j < VL; j++) {
+                    if (iy + pt < hp && ix + pl < wp) {
+                        V_STOREU(in + ((iy + pt) * wp + ix + pl) * VL, v[j]);
+                    }
+                    if (++ix == iw) {
+                        ix = 0;
+                        iy++;
+                    }
+                }
+            }
+        }
+        for (; i < hw; i++) {
+            if (iy + pt < hp && ix + pl < wp) {
+                float *d = in + ((iy + pt) * wp + ix + pl) * VL;
+                for (size_t l = 0; l < nl; l++) {
+                    d[l] = xg[l * hw + i];
+                }
+            }
+            if (++ix == iw) {
+                ix = 0;
+                iy++;
+            }
+        }
+        const V bias_v = V_LOADU(bv);
+        for (size_t oy = 0; oy < oh; oy++) {
+            const float *rows = in + oy * sy * wp * VL;
+            float *orow = out + oy * ow * VL;
+            size_t ox = 0;
+            for (; ox + 4 <= ow; ox += 4) {
+                V a0 = bias_v, a1 = bias_v, a2 = bias_v, a3 = bias_v;
+                for (size_t ky = 0; ky < kh; ky++) {
+                    const float *r = rows + (ky * wp + ox * sx) * VL;
+                    for (size_t kx = 0; kx < kw; kx++) {
+                        const V wv = V_LOADU(wt + (ky * kw + kx) * VL);
+                        const float *q = r + kx * VL;
+                        a0 = V_FMA(wv, V_LOADU(q), a0);
+                        a1 = V_FMA(wv, V_LOADU(q + sx * VL), a1);
+                        a2 = V_FMA(wv, V_LOADU(q + 2 * sx * VL), a2);
+                        a3 = V_FMA(wv, V_LOADU(q + 3 * sx * VL), a3);
+                    }
+                }
+                V_STOREU(orow + ox * VL, fuse_v(a0, act, six));
+                V_STOREU(orow + (ox + 1) * VL, fuse_v(a1, act, six));
+                V_STOREU(orow + (ox + 2) * VL, fuse_v(a2, act, six));
+                V_STOREU(orow + (ox + 3) * VL, fuse_v(a3, act, six));
+            }
+            for (; ox < ow; ox++) {
+                V a = bias_v;
+                for (size_t ky = 0; ky < kh; ky++) {
+                    const float *r = rows + (ky * wp + ox * sx) * VL;
+                    for (size_t kx = 0; kx < kw; kx++) {
+                        a = V_FMA(V_LOADU(wt + (ky * kw + kx) * VL),
+                                  V_LOADU(r + kx * VL), a);
+                    }
+                }
+                V_STOREU(orow + ox * VL, fuse_v(a, act, six));
+            }
+        }
+        /* the outputs back to their planes */
+        size_t o = 0;
+        if (nl == VL) {
+            for (; o + VL <= ohw; o += VL) {
+                V v[VL];
+                for (size_t j = 0; j < VL; j++) {
+                    v[j] = V_LOADU(out + (o + j) * VL);
+                }
+                V_TRANSPOSE(v);
+                for (size_t l = 0; l < VL; l++) {
+                    V_STOREU(yg + l * ohw + o, v[l]);
+                }
+            }
+        }
+        for (; o < ohw; o++) {
+            for (size_t l = 0; l < nl; l++) {
+                yg[l * ohw + o] = out[o * VL + l];
+            }
+        }
+    }
+    return 1;
+}
+
 void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
            const float *x, const float *w, const float *bias, int act,
            float *y)
 {
+    if (interleaved(s, out_h, out_w, x, w, bias, act, y)) {
+        return;
+    }
     const size_t kh = s->kh, kw = s->kw, st = s->stride_w;
     const size_t sy = s->stride_h;
     /* Padded columns read: up to (out_w - 1) * st + kw - 1. */
