@@ -2,7 +2,8 @@
  * tables: matmul scaling against the naive loop (and OpenBLAS, libxsmm and
  * oneDNN with the blas_compare option), fused against unfused GELU, the
  * arithmetic-intensity table with the host's roofline, the mixed-precision
- * memory table, fp16/bf16 conversions and the int8 GEMM. */
+ * memory table, fp16/bf16 conversions and the int8 GEMM; and the MLPerf
+ * Tiny models' convolutions against oneDNN and XNNPACK. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ static const char *const key_conversions[] = {
     "speedup_vs_f16c", "gbps_vs_copy", NULL,
 };
 static const char *const key_conv[] = {
-    "model", "layers", "count", "shape", "edgefit_latency_ms",
+    "model", "layer_names", "count", "shape", "edgefit_latency_ms",
     "onednn_latency_ms", "xnnpack_latency_ms", "best_other",
     "edgefit_to_best", NULL,
 };

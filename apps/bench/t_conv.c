@@ -119,7 +119,7 @@ static int run_xnnpack(void *p)
 
 static const struct bench_col base_cols[] = {
     {"model", ART_TEXT},
-    {"layers", ART_TEXT},
+    {"layer_names", ART_TEXT},
     {"count", ART_UINT},
     {"shape", ART_TEXT},
     {"macs", ART_UINT},
@@ -175,7 +175,7 @@ static int set_row(art_table *t, const char *model, const char *layers,
         st = bench_set_text(t, row, "model", model);
     }
     if (st == ART_OK) {
-        st = bench_set_text(t, row, "layers", layers);
+        st = bench_set_text(t, row, "layer_names", layers);
     }
     if (st == ART_OK) {
         st = bench_set_uint(t, row, "count", count);
