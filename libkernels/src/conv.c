@@ -9,19 +9,6 @@
 #include "conv.h"
 #include "nn.h"
 
-static float fuse(float v, int act)
-{
-    if (act == KERN_FUSE_NONE) {
-        return v;
-    }
-    /* A NaN sum stays NaN (comparisons with it are false). */
-    v = v < 0.0f ? 0.0f : v;
-    if (act == KERN_FUSE_RELU6) {
-        v = v > 6.0f ? 6.0f : v;
-    }
-    return v;
-}
-
 void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                    size_t out_w, const float *x, const float *w,
                    const float *bias, int act, void *work, float *y)
@@ -60,7 +47,7 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                             }
                         }
                     }
-                    yo[oy * out_w + ox] = fuse(acc, act);
+                    yo[oy * out_w + ox] = kern_fuse1(acc, act);
                 }
             }
         }

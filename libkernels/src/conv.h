@@ -22,6 +22,22 @@ struct kern_conv_dsp {
 
 void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags);
 
+/* A kern_fused_act applied to one sum (the convolution and depthwise
+ * references, the scalar ends of the vector paths). A NaN sum stays NaN
+ * (comparisons with it are false); the vector paths keep it too by
+ * passing the sum as max/min's second operand. */
+static inline float kern_fuse1(float v, int act)
+{
+    if (act == KERN_FUSE_NONE) {
+        return v;
+    }
+    v = v < 0.0f ? 0.0f : v;
+    if (act == KERN_FUSE_RELU6) {
+        v = v > 6.0f ? 6.0f : v;
+    }
+    return v;
+}
+
 void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                    size_t out_w, const float *x, const float *w,
                    const float *bias, int act, void *work, float *y);

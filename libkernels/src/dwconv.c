@@ -4,22 +4,10 @@
  * rid of those tests by padding the input (see dwconv_tmpl.h). */
 #include <stdint.h>
 
+#include "conv.h"
 #include "dwconv.h"
 #include "nn.h"
 
-static float fuse(float v, int act)
-{
-    if (act == KERN_FUSE_NONE) {
-        return v;
-    }
-    /* A NaN sum stays NaN (comparisons with it are false); the vector
-     * paths keep it too by passing the sum as max/min's second operand. */
-    v = v < 0.0f ? 0.0f : v;
-    if (act == KERN_FUSE_RELU6) {
-        v = v > 6.0f ? 6.0f : v;
-    }
-    return v;
-}
 
 void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                      size_t out_w, const float *x, const float *w,
@@ -51,7 +39,7 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                         acc += wc[ky * kw + kx] * xp[iy * iw + ix];
                     }
                 }
-                yp[oy * out_w + ox] = fuse(acc, act);
+                yp[oy * out_w + ox] = kern_fuse1(acc, act);
             }
         }
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "conv.h"
+#include "hsum_avx2.h"
 
 enum { NR = KERN_CONV_NR, MR = KERN_CONV_MR };
 
@@ -105,23 +106,6 @@ static void tile_any(size_t mr, size_t K, const float *w, const float *base,
 
 /* ---- 1 x 1 on planes of fewer than NR pixels ---------------------------- */
 
-static inline float hsum8(__m256 v)
-{
-    __m128 a = _mm_add_ps(_mm256_castps256_ps128(v),
-                          _mm256_extractf128_ps(v, 1));
-    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
-    a = _mm_add_ss(a, _mm_movehdup_ps(a));
-    return _mm_cvtss_f32(a);
-}
-
-static inline float act1(float v, int act)
-{
-    if (act == KERN_FUSE_NONE) {
-        return v;
-    }
-    v = v < 0.0f ? 0.0f : v;
-    return act == KERN_FUSE_RELU6 && v > 6.0f ? 6.0f : v;
-}
 
 /* y[r][j] = act(bias[r] + sum over k of w[r * K + k] * xt[j * K + k]) for
  * r < mr, j < nj: dot products along K, 8 terms per lane, the lanes added
@@ -153,7 +137,7 @@ dot_tile(const int mr, const int nj, size_t K, const float *w,
             for (size_t kk = k; kk < K; kk++) {
                 v += w[r * K + kk] * xt[j * K + kk];
             }
-            y[r * ldy + j] = act1((bias ? bias[r] : 0.0f) + v, act);
+            y[r * ldy + j] = kern_fuse1((bias ? bias[r] : 0.0f) + v, act);
         }
     }
 }
