@@ -229,9 +229,14 @@ static void scatter(const float *t, size_t mr, size_t j0, size_t n, size_t P,
         const size_t run = P - ox < n - j ? P - ox : n - j;
         if (ox < out_w) {
             const size_t m = out_w - ox < run ? out_w - ox : run;
+            /* runs are a few floats (an output row): a loop, not a
+             * call per run */
             for (size_t r = 0; r < mr; r++) {
-                memcpy(yo + r * plane + oy * out_w + ox, t + r * NR + j,
-                       m * sizeof *t);
+                float *d = yo + r * plane + oy * out_w + ox;
+                const float *src = t + r * NR + j;
+                for (size_t q = 0; q < m; q++) {
+                    d[q] = src[q];
+                }
             }
         }
         j += run;
