@@ -365,13 +365,14 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
  * [channels][kh][kw]; bias: channels values or NULL (0); act: a
  * kern_fused_act (else KERN_E_RANGE); y: [batch][channels][out_h][out_w],
  * which must not overlap x or w. No allocation: the AVX2 path (also taken
- * on AVX-512 machines) runs small planes (padded plane up to 768 floats,
- * output rows up to 64) eight planes at a time, interleaved one plane per
- * lane into a zero-padded stack buffer, any stride; larger ones a plane at
- * a time, copied band by band into a zero-padded 32 KiB stack buffer so
- * that the inner loops carry no bounds tests (column stride 1 and 2, any
- * row stride; other column strides, and planes too wide for one padded row
- * band, run the C reference). The
+ * on AVX-512 machines) runs eight planes at a time, interleaved one plane
+ * per lane into a zero-padded 24 KiB stack buffer band by band, any
+ * stride, when an output row and the padded rows it reads fit (kh * padded
+ * width <= 768, out_w <= 576); wider planes go a plane at a time, copied
+ * band by band into a zero-padded 32 KiB stack buffer so that the inner
+ * loops carry no bounds tests (column stride 1 and 2, any row stride;
+ * other column strides, and planes too wide for one padded row band, run
+ * the C reference). The
  * sum starts from the bias and adds the taps in row-major order on every
  * path, the vector paths with fused multiply-adds: results agree with the
  * exact value to within about (kh * kw + 1) * FLT_EPSILON * (|bias| + sum

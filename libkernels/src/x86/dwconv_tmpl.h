@@ -145,10 +145,10 @@ static void pad_band(float *buf, const float *xp, size_t ih, size_t iw,
 }
 
 /*
- * Small planes, VL planes at a time with one plane per lane.
+ * VL planes at a time, one plane per lane.
  *
  * Why: MobileNet's and DS-CNN's depthwise layers have planes of 3 x 3 to
- * 25 x 25; one plane fills few vectors, each output is a chain of kh * kw
+ * 48 x 48; one plane fills few vectors, each output is a chain of kh * kw
  * dependent multiply-adds, and the per-plane padding, copies and tails
  * cost more than the taps. With VL planes interleaved (the blocked layout
  * oneDNN calls nChw8c), every lane does useful work whatever the plane's
@@ -158,10 +158,12 @@ static void pad_band(float *buf, const float *xp, size_t ih, size_t iw,
  * last few and a partial group of planes element by element), each
  * element's vector landing at its place in a zero-padded stack buffer; the
  * outputs, computed into a second buffer in plane order, go back the same
- * way. Lanes are planes p = b * channels + c of the whole batch, so a
- * group may span two samples; each lane takes its own channel's filter
- * and bias. Returns 0, doing nothing, when the padded plane or the output
- * plane does not fit the buffers.
+ * way. Planes too tall for the buffers go in bands of output rows (the
+ * input rows a band reads are a contiguous run of the plane too). Lanes
+ * are planes p = b * channels + c of the whole batch, so a group may span
+ * two samples; each lane takes its own channel's filter and bias. Returns
+ * 0, doing nothing, when one output row and the padded rows it reads do
+ * not fit the buffers.
  */
 enum { IBUF = 6144, IOUT = 4608, MAXTAPS = 64 };
 
@@ -173,12 +175,16 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
     const size_t kh = s->kh, kw = s->kw, sy = s->stride_h, sx = s->stride_w;
     const size_t ih = s->in_h, iw = s->in_w, pt = s->pad_top;
     const size_t pl = s->pad_left, hw = ih * iw, ohw = oh * ow;
-    /* the padded rows and columns the outputs read */
-    const size_t hp = (oh - 1) * sy + kh, wp = (ow - 1) * sx + kw;
-    if (kh * kw > MAXTAPS || wp > IBUF / VL || hp > IBUF / VL / wp ||
-        ohw > IOUT / VL) {
+    /* the padded columns the outputs read */
+    const size_t wp = (ow - 1) * sx + kw;
+    if (kh * kw > MAXTAPS || wp > IBUF / VL / kh || ow > IOUT / VL) {
         return 0;
     }
+    /* output rows per band: their padded rows, (nb - 1) sy + kh, and
+     * their outputs fit the buffers */
+    size_t nb = (IBUF / VL / wp - kh) / sy + 1;
+    nb = nb < IOUT / VL / ow ? nb : IOUT / VL / ow;
+    nb = nb < oh ? nb : oh;
     float in[IBUF], out[IOUT], wt[MAXTAPS * VL], bv[VL];
     const V six = V_SET1(6.0f);
     const size_t np = s->batch * s->channels, taps = kh * kw;
@@ -198,92 +204,105 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
                 c = 0;
             }
         }
-        memset(in, 0, hp * wp * VL * sizeof *in);
-        /* element i = (iy, ix) of the planes to padded (iy + pt, ix + pl),
-         * when the outputs read it */
-        size_t i = 0, iy = 0, ix = 0;
-        if (nl == VL) {
-            for (; i + VL <= hw; i += VL) {
-                V v[VL];
-                for (size_t l = 0; l < VL; l++) {
-                    v[l] = V_LOADU(xg + l * hw + i);
-                }
-                V_TRANSPOSE(v);
-                for (size_t j = 0; j < VL; j++) {
-                    if (iy + pt < hp && ix + pl < wp) {
-                        V_STOREU(in + ((iy + pt) * wp + ix + pl) * VL, v[j]);
-                    }
-                    if (++ix == iw) {
-                        ix = 0;
-                        iy++;
-                    }
-                }
-            }
-        }
-        for (; i < hw; i++) {
-            if (iy + pt < hp && ix + pl < wp) {
-                float *d = in + ((iy + pt) * wp + ix + pl) * VL;
-                for (size_t l = 0; l < nl; l++) {
-                    d[l] = xg[l * hw + i];
-                }
-            }
-            if (++ix == iw) {
-                ix = 0;
-                iy++;
-            }
-        }
         const V bias_v = V_LOADU(bv);
-        for (size_t oy = 0; oy < oh; oy++) {
-            const float *rows = in + oy * sy * wp * VL;
-            float *orow = out + oy * ow * VL;
-            size_t ox = 0;
-            for (; ox + 4 <= ow; ox += 4) {
-                V a0 = bias_v, a1 = bias_v, a2 = bias_v, a3 = bias_v;
-                for (size_t ky = 0; ky < kh; ky++) {
-                    const float *r = rows + (ky * wp + ox * sx) * VL;
-                    for (size_t kx = 0; kx < kw; kx++) {
-                        const V wv = V_LOADU(wt + (ky * kw + kx) * VL);
-                        const float *q = r + kx * VL;
-                        a0 = V_FMA(wv, V_LOADU(q), a0);
-                        a1 = V_FMA(wv, V_LOADU(q + sx * VL), a1);
-                        a2 = V_FMA(wv, V_LOADU(q + 2 * sx * VL), a2);
-                        a3 = V_FMA(wv, V_LOADU(q + 3 * sx * VL), a3);
+        for (size_t oy0 = 0; oy0 < oh; oy0 += nb) {
+            const size_t oy1 = oh - oy0 < nb ? oh : oy0 + nb;
+            /* padded rows [r0, r0 + hb) hold input rows r - pt */
+            const size_t r0 = oy0 * sy, hb = (oy1 - oy0 - 1) * sy + kh;
+            memset(in, 0, hb * wp * VL * sizeof *in);
+            /* the input rows inside the band: [iy0, iy1) */
+            const size_t iy0 = r0 > pt ? r0 - pt : 0;
+            size_t iy1 = r0 + hb > pt ? r0 + hb - pt : 0;
+            iy1 = iy1 < ih ? iy1 : ih;
+            /* element i = (iy, ix) to band row iy + pt - r0, column
+             * ix + pl, when the outputs read it */
+            size_t i = iy0 * iw, iy = iy0, ix = 0;
+            const size_t i1 = iy1 > iy0 ? iy1 * iw : i;
+            if (nl == VL) {
+                for (; i + VL <= i1; i += VL) {
+                    V v[VL];
+                    for (size_t l = 0; l < VL; l++) {
+                        v[l] = V_LOADU(xg + l * hw + i);
+                    }
+                    V_TRANSPOSE(v);
+                    for (size_t j = 0; j < VL; j++) {
+                        if (ix + pl < wp) {
+                            V_STOREU(in + ((iy + pt - r0) * wp + ix + pl) *
+                                              VL,
+                                     v[j]);
+                        }
+                        if (++ix == iw) {
+                            ix = 0;
+                            iy++;
+                        }
                     }
                 }
-                V_STOREU(orow + ox * VL, fuse_v(a0, act, six));
-                V_STOREU(orow + (ox + 1) * VL, fuse_v(a1, act, six));
-                V_STOREU(orow + (ox + 2) * VL, fuse_v(a2, act, six));
-                V_STOREU(orow + (ox + 3) * VL, fuse_v(a3, act, six));
             }
-            for (; ox < ow; ox++) {
-                V a = bias_v;
-                for (size_t ky = 0; ky < kh; ky++) {
-                    const float *r = rows + (ky * wp + ox * sx) * VL;
-                    for (size_t kx = 0; kx < kw; kx++) {
-                        a = V_FMA(V_LOADU(wt + (ky * kw + kx) * VL),
-                                  V_LOADU(r + kx * VL), a);
+            for (; i < i1; i++) {
+                if (ix + pl < wp) {
+                    float *d = in + ((iy + pt - r0) * wp + ix + pl) * VL;
+                    for (size_t l = 0; l < nl; l++) {
+                        d[l] = xg[l * hw + i];
                     }
                 }
-                V_STOREU(orow + ox * VL, fuse_v(a, act, six));
-            }
-        }
-        /* the outputs back to their planes */
-        size_t o = 0;
-        if (nl == VL) {
-            for (; o + VL <= ohw; o += VL) {
-                V v[VL];
-                for (size_t j = 0; j < VL; j++) {
-                    v[j] = V_LOADU(out + (o + j) * VL);
-                }
-                V_TRANSPOSE(v);
-                for (size_t l = 0; l < VL; l++) {
-                    V_STOREU(yg + l * ohw + o, v[l]);
+                if (++ix == iw) {
+                    ix = 0;
+                    iy++;
                 }
             }
-        }
-        for (; o < ohw; o++) {
-            for (size_t l = 0; l < nl; l++) {
-                yg[l * ohw + o] = out[o * VL + l];
+            for (size_t oy = oy0; oy < oy1; oy++) {
+                const float *rows = in + (oy - oy0) * sy * wp * VL;
+                float *orow = out + (oy - oy0) * ow * VL;
+                size_t ox = 0;
+                for (; ox + 4 <= ow; ox += 4) {
+                    V a0 = bias_v, a1 = bias_v, a2 = bias_v, a3 = bias_v;
+                    for (size_t ky = 0; ky < kh; ky++) {
+                        const float *r = rows + (ky * wp + ox * sx) * VL;
+                        for (size_t kx = 0; kx < kw; kx++) {
+                            const V wv = V_LOADU(wt + (ky * kw + kx) * VL);
+                            const float *q = r + kx * VL;
+                            a0 = V_FMA(wv, V_LOADU(q), a0);
+                            a1 = V_FMA(wv, V_LOADU(q + sx * VL), a1);
+                            a2 = V_FMA(wv, V_LOADU(q + 2 * sx * VL), a2);
+                            a3 = V_FMA(wv, V_LOADU(q + 3 * sx * VL), a3);
+                        }
+                    }
+                    V_STOREU(orow + ox * VL, fuse_v(a0, act, six));
+                    V_STOREU(orow + (ox + 1) * VL, fuse_v(a1, act, six));
+                    V_STOREU(orow + (ox + 2) * VL, fuse_v(a2, act, six));
+                    V_STOREU(orow + (ox + 3) * VL, fuse_v(a3, act, six));
+                }
+                for (; ox < ow; ox++) {
+                    V a = bias_v;
+                    for (size_t ky = 0; ky < kh; ky++) {
+                        const float *r = rows + (ky * wp + ox * sx) * VL;
+                        for (size_t kx = 0; kx < kw; kx++) {
+                            a = V_FMA(V_LOADU(wt + (ky * kw + kx) * VL),
+                                      V_LOADU(r + kx * VL), a);
+                        }
+                    }
+                    V_STOREU(orow + ox * VL, fuse_v(a, act, six));
+                }
+            }
+            /* the band's outputs, positions [o0, o1), back to the planes */
+            const size_t o0 = oy0 * ow, o1 = oy1 * ow;
+            size_t o = o0;
+            if (nl == VL) {
+                for (; o + VL <= o1; o += VL) {
+                    V v[VL];
+                    for (size_t j = 0; j < VL; j++) {
+                        v[j] = V_LOADU(out + (o - o0 + j) * VL);
+                    }
+                    V_TRANSPOSE(v);
+                    for (size_t l = 0; l < VL; l++) {
+                        V_STOREU(yg + l * ohw + o, v[l]);
+                    }
+                }
+            }
+            for (; o < o1; o++) {
+                for (size_t l = 0; l < nl; l++) {
+                    yg[l * ohw + o] = out[(o - o0) * VL + l];
+                }
             }
         }
     }
