@@ -54,7 +54,7 @@ void kern_nn_sgd_c(float *w, const float *g, float *velocity, size_t n,
 /* ---- dispatch ------------------------------------------------------------ */
 
 /* The real rows (or columns) [*lo, *hi) of a window starting at o*stride -
- * pad; never empty when pad <= k / 2 and the output size is valid. */
+ * pad; never empty when pad < k and the output size is valid. */
 static void window(size_t o, size_t stride, size_t pad, size_t k, size_t in,
                    size_t *lo, size_t *hi)
 {
@@ -86,6 +86,20 @@ static inline float max_step(float best, float v)
     return take_nan ? v : larger;
 }
 
+bool kern_nn_pool_is_k2s2(const struct kern_pool2d_shape *s)
+{
+    return s->kh == 2 && s->kw == 2 && s->stride_h == 2 &&
+           s->stride_w == 2 && s->pad_top == 0 && s->pad_left == 0 &&
+           s->pad_bottom == 0 && s->pad_right == 0;
+}
+
+float kern_nn_pool_divisor(const struct kern_pool2d_shape *s, size_t rows,
+                           size_t cols)
+{
+    return s->count_include_pad ? (float)(s->kh * s->kw)
+                                : (float)(rows * cols);
+}
+
 /* Pooling is computed output row by output row: the row is initialised,
  * then each real input row of its windows is swept once per kernel column
  * over the output columns that read a real input (a contiguous range), so
@@ -94,9 +108,10 @@ static inline float max_step(float best, float v)
 void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                          size_t out_w, const float *x, float *y)
 {
-    const size_t ih = s->in_h, iw = s->in_w, k = s->k, st = s->stride;
-    const size_t pad = s->pad, oh = out_h, ow = out_w;
-    const bool k2s2 = k == 2 && st == 2 && pad == 0;
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t pt = s->pad_top, pl = s->pad_left, oh = out_h, ow = out_w;
+    const bool k2s2 = kern_nn_pool_is_k2s2(s);
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const float *plane = x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
@@ -120,29 +135,29 @@ void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                 continue;
             }
             size_t y0, y1;
-            window(oy, st, pad, k, ih, &y0, &y1);
+            window(oy, sh, pt, kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 yr[ox] = -INFINITY;
             }
             for (size_t iy = y0; iy < y1; iy++) {
                 const float *row = plane + iy * iw;
-                for (size_t kx = 0; kx < k; kx++) {
+                for (size_t kx = 0; kx < kw; kx++) {
                     size_t lo, hi;
-                    col_range(kx, st, pad, iw, ow, &lo, &hi);
+                    col_range(kx, sw, pl, iw, ow, &lo, &hi);
                     if (lo == hi) {
                         continue;
                     }
                     /* First input column read (real, since lo is). */
-                    const float *src = row + lo * st + kx - pad;
+                    const float *src = row + lo * sw + kx - pl;
                     float *dst = yr + lo;
                     const size_t n = hi - lo;
-                    if (st == 1) {
+                    if (sw == 1) {
                         for (size_t i = 0; i < n; i++) {
                             dst[i] = max_step(dst[i], src[i]);
                         }
                     } else {
                         for (size_t i = 0; i < n; i++) {
-                            dst[i] = max_step(dst[i], src[i * st]);
+                            dst[i] = max_step(dst[i], src[i * sw]);
                         }
                     }
                 }
@@ -154,10 +169,10 @@ void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
 void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                          size_t out_w, const float *x, float *y)
 {
-    const size_t ih = s->in_h, iw = s->in_w, k = s->k, st = s->stride;
-    const size_t pad = s->pad, oh = out_h, ow = out_w;
-    const float count = (float)(k * k);
-    const bool k2s2 = k == 2 && st == 2 && pad == 0;
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t pt = s->pad_top, pl = s->pad_left, oh = out_h, ow = out_w;
+    const bool k2s2 = kern_nn_pool_is_k2s2(s);
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const float *plane = x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
@@ -169,39 +184,41 @@ void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                     sum += r0[2 * ox + 1];
                     sum += r1[2 * ox];
                     sum += r1[2 * ox + 1];
-                    yr[ox] = sum / count;
+                    yr[ox] = sum / 4.0f;
                 }
                 continue;
             }
             size_t y0, y1;
-            window(oy, st, pad, k, ih, &y0, &y1);
+            window(oy, sh, pt, kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 yr[ox] = 0.0f;
             }
             for (size_t iy = y0; iy < y1; iy++) {
                 const float *row = plane + iy * iw;
-                for (size_t kx = 0; kx < k; kx++) {
+                for (size_t kx = 0; kx < kw; kx++) {
                     size_t lo, hi;
-                    col_range(kx, st, pad, iw, ow, &lo, &hi);
+                    col_range(kx, sw, pl, iw, ow, &lo, &hi);
                     if (lo == hi) {
                         continue;
                     }
-                    const float *src = row + lo * st + kx - pad;
+                    const float *src = row + lo * sw + kx - pl;
                     float *dst = yr + lo;
                     const size_t n = hi - lo;
-                    if (st == 1) {
+                    if (sw == 1) {
                         for (size_t i = 0; i < n; i++) {
                             dst[i] += src[i];
                         }
                     } else {
                         for (size_t i = 0; i < n; i++) {
-                            dst[i] += src[i * st];
+                            dst[i] += src[i * sw];
                         }
                     }
                 }
             }
             for (size_t ox = 0; ox < ow; ox++) {
-                yr[ox] = yr[ox] / count;
+                size_t x0, x1;
+                window(ox, sw, pl, kw, iw, &x0, &x1);
+                yr[ox] = yr[ox] / kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
             }
         }
     }
@@ -471,19 +488,24 @@ KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
         return KERN_E_SHAPE;
     }
     size_t oh, ow, n;
-    int st = kern_nn_out_dim(s->in_h, s->k, s->stride, s->pad, s->pad, &oh);
+    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride_h, s->pad_top,
+                             s->pad_bottom, &oh);
     if (st == KERN_OK) {
-        st = kern_nn_out_dim(s->in_w, s->k, s->stride, s->pad, s->pad, &ow);
+        st = kern_nn_out_dim(s->in_w, s->kw, s->stride_w, s->pad_left,
+                             s->pad_right, &ow);
     }
     if (st != KERN_OK) {
         return st;
     }
-    if (s->pad > s->k / 2) {
+    /* A side padded by a whole window would give windows with no real
+     * element (nothing to take the maximum of, nothing to divide by). */
+    if (s->pad_top >= s->kh || s->pad_bottom >= s->kh ||
+        s->pad_left >= s->kw || s->pad_right >= s->kw) {
         return KERN_E_RANGE;
     }
     if (!kern_nn_mul4(s->batch, s->channels, s->in_h, s->in_w, &n) ||
         !kern_nn_mul4(s->batch, s->channels, oh, ow, &n) ||
-        !kern_nn_mul4(s->k, s->k, 1, 1, &n)) {
+        !kern_nn_mul4(s->kh, s->kw, 1, 1, &n)) {
         return KERN_E_OVERFLOW;
     }
     *out_h = oh;
@@ -549,7 +571,7 @@ KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
     }
     const size_t ih = s->in_h, iw = s->in_w;
     memset(grad_x, 0, s->batch * s->channels * ih * iw * sizeof *grad_x);
-    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+    if (kern_nn_pool_is_k2s2(s)) {
         /* The common 2x2 window, every window inside the input: the four
          * candidates in window order, the same selection unrolled. */
         for (size_t p = 0; p < s->batch * s->channels; p++) {
@@ -584,10 +606,10 @@ KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
         float *gx = grad_x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
             size_t y0, y1;
-            window(oy, s->stride, s->pad, s->k, ih, &y0, &y1);
+            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 size_t x0, x1;
-                window(ox, s->stride, s->pad, s->k, iw, &x0, &x1);
+                window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
                 gx[window_argmax(plane, iw, y0, y1, x0, x1)] +=
                     dyo[oy * ow + ox];
             }
@@ -614,18 +636,18 @@ KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
         return st;
     }
     const size_t ih = s->in_h, iw = s->in_w;
-    const float count = (float)(s->k * s->k);
     memset(grad_x, 0, s->batch * s->channels * ih * iw * sizeof *grad_x);
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const float *dyo = dy + p * oh * ow;
         float *gx = grad_x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
             size_t y0, y1;
-            window(oy, s->stride, s->pad, s->k, ih, &y0, &y1);
+            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 size_t x0, x1;
-                window(ox, s->stride, s->pad, s->k, iw, &x0, &x1);
-                const float d = dyo[oy * ow + ox] / count;
+                window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
+                const float d = dyo[oy * ow + ox] /
+                                kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
                 for (size_t iy = y0; iy < y1; iy++) {
                     for (size_t ix = x0; ix < x1; ix++) {
                         gx[iy * iw + ix] += d;

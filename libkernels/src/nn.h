@@ -45,6 +45,13 @@ struct kern_nn_dsp {
 
 void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags);
 
+/* Pooling helpers shared by every path: true for the 2x2 window with
+ * stride 2 and no padding (the fast paths' special case); the float an
+ * average window of `rows` x `cols` real cells is divided by. */
+bool kern_nn_pool_is_k2s2(const struct kern_pool2d_shape *s);
+float kern_nn_pool_divisor(const struct kern_pool2d_shape *s, size_t rows,
+                           size_t cols);
+
 /* Size arithmetic shared by the convolution and pooling entry points:
  * *out = a * b * c * d, or false on overflow; and an output size
  * floor((in + lo + hi - k) / stride) + 1 with padding lo before and hi

@@ -18,7 +18,7 @@ struct op_work {
 static int run_op(void *ctx)
 {
     struct op_work *w = ctx;
-    w->status = w->op == 0 ? exec_stage_input(w->ex, w->input)
+    w->status = w->op == 0 ? exec_stage_inputs(w->ex, &w->input)
                            : exec_run_layer(w->ex, w->op - 1);
     return w->status != PROF_OK;
 }
@@ -26,7 +26,7 @@ static int run_op(void *ctx)
 static int run_forward(void *ctx)
 {
     struct op_work *w = ctx;
-    w->status = exec_forward(w->ex, w->input);
+    w->status = exec_forward(w->ex, &w->input);
     return w->status != PROF_OK;
 }
 
@@ -51,7 +51,7 @@ PROF_API int prof_exec_profile(prof_exec *ex, const float *input,
         return PROF_E_INVALID;
     }
     memset(out, 0, sizeof *out);
-    if (!ex || !input || n_in != ex->input_n) {
+    if (!ex || !input || ex->ninputs != 1 || n_in != ex->input_n) {
         return PROF_E_INVALID;
     }
     const size_t count = ex->nlayers + 1;
@@ -65,8 +65,10 @@ PROF_API int prof_exec_profile(prof_exec *ex, const float *input,
         st = timing_status(st, &w);
         goto fail;
     }
-    /* Operators in chain order: each timed run recomputes the same output
-     * from the same input, which its predecessor left in the arena. */
+    /* Operators in execution order: each timed run recomputes the same
+     * output from the same inputs, which earlier operators left in the
+     * arena (the plan keeps a tensor's buffer until its last reader has
+     * run, and an operator writes only its own output). */
     double sum = 0.0;
     for (size_t i = 0; i < count; i++) {
         struct prof_exec_op_row *r = &rows[i];

@@ -107,6 +107,19 @@ size_t exec_w_slot(const struct exec_op *op, size_t i)
 static void init_params(struct exec_op *op, uint64_t *state)
 {
     const struct memest_layer *L = op->layer;
+    if (L->kind == MEMEST_KIND_BATCHNORM) {
+        /* PyTorch's fresh batch norm (weight 1, bias 0, running mean 0,
+         * variance 1) folded: no draws, so the other layers' values do not
+         * depend on where batch norms sit. */
+        const float scale = (float)(1.0 / sqrt(1.0 + L->bn_epsilon));
+        for (size_t i = 0; i < op->wn; i++) {
+            op->w[i] = scale;
+        }
+        for (size_t i = 0; i < op->bn; i++) {
+            op->b[i] = 0.0f;
+        }
+        return;
+    }
     double fan_in, fan_out;
     if (L->kind == MEMEST_KIND_DENSE) {
         fan_in = (double)op->kdim;
@@ -124,6 +137,23 @@ static void init_params(struct exec_op *op, uint64_t *state)
     const double ab = 1.0 / sqrt(fan_in);
     for (size_t i = 0; i < op->bn; i++) {
         op->b[i] = uniform(state, ab);
+    }
+}
+
+/* The model's own weights, when it carries them, replace the drawn ones
+ * (which were still drawn, so that every other layer's draws stay those
+ * of the seed). A layer with weights but no bias array has zero bias. */
+static void model_params(struct exec_op *op)
+{
+    const struct memest_layer *L = op->layer;
+    if (!L->weight) {
+        return;
+    }
+    for (size_t i = 0; i < op->wn; i++) {
+        op->w[exec_w_slot(op, i)] = L->weight[i];
+    }
+    for (size_t i = 0; i < op->bn; i++) {
+        op->b[i] = L->bias ? L->bias[i] : 0.0f;
     }
 }
 
@@ -145,6 +175,9 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
         }
         break;
     case MEMEST_INT8: {
+        if (op->layer->kind == MEMEST_KIND_BATCHNORM) {
+            break; /* used in float */
+        }
         /* Quantise all output channels at once (one scale each), then pack
          * each group's rows as its own N x K matrix. The int8 rows are
          * staged in the im2col scratch, which is at least as large. */
@@ -213,6 +246,16 @@ static void *alloc_aligned(size_t bytes)
     return aligned_alloc(64, rounded == 0 ? 64 : rounded);
 }
 
+/* A per-sample shape as channels x h x w: rank 1 is features x 1 x 1,
+ * rank 2 d0 x d1 x 1 (the element-wise layers' "over dim[0]"). */
+static void shape_chw(const struct memest_shape *s, size_t *c, size_t *h,
+                      size_t *w)
+{
+    *c = (size_t)s->dim[0];
+    *h = s->rank >= 2 ? (size_t)s->dim[1] : 1;
+    *w = s->rank >= 3 ? (size_t)s->dim[2] : 1;
+}
+
 /* Geometry of one layer, parameters, and what its kernels need. */
 static int plan_layer(struct prof_exec *ex, struct exec_op *op,
                       struct prof_diag *diag)
@@ -222,28 +265,18 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
     int st;
 
     op->groups = 1;
-    if (L->in_shape.rank == 3) {
-        op->c_in = (size_t)L->in_shape.dim[0];
-        op->h_in = (size_t)L->in_shape.dim[1];
-        op->w_in = (size_t)L->in_shape.dim[2];
-    } else {
-        op->c_in = (size_t)L->in_shape.dim[0];
-        op->h_in = op->w_in = 1;
-    }
-    if (L->out_shape.rank == 3) {
-        op->c_out = (size_t)L->out_shape.dim[0];
-        op->h_out = (size_t)L->out_shape.dim[1];
-        op->w_out = (size_t)L->out_shape.dim[2];
-    } else {
-        op->c_out = (size_t)L->out_shape.dim[0];
-        op->h_out = op->w_out = 1;
-    }
+    op->out_t = ex->ninputs + op->index;
+    shape_chw(&L->in_shape, &op->c_in, &op->h_in, &op->w_in);
+    shape_chw(&L->out_shape, &op->c_out, &op->h_out, &op->w_out);
     if ((st = mul_sz(B, shape_elements(&L->in_shape), &op->in_n)) != PROF_OK ||
         (st = mul_sz(B, shape_elements(&L->out_shape), &op->out_n)) !=
             PROF_OK) {
         return st;
     }
     op->hw_out = op->h_out * op->w_out;
+    op->alias = L->kind == MEMEST_KIND_FLATTEN ||
+                L->kind == MEMEST_KIND_IDENTITY ||
+                L->kind == MEMEST_KIND_DROPOUT;
 
     switch (L->kind) {
     case MEMEST_KIND_DENSE:
@@ -278,20 +311,25 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
     }
     case MEMEST_KIND_MAXPOOL:
     case MEMEST_KIND_AVGPOOL: {
-        op->k = (size_t)L->kernel_h;
-        op->stride = (size_t)L->stride_h;
-        op->pad = (size_t)L->pad_top;
-        struct kern_pool2d_shape ps = {
-            .batch = B, .channels = op->c_in, .in_h = op->h_in,
-            .in_w = op->w_in, .k = op->k, .stride = op->stride,
-            .pad = op->pad,
-        };
+        op->kh = (size_t)L->kernel_h;
+        op->kw = (size_t)L->kernel_w;
+        op->sh = (size_t)L->stride_h;
+        op->sw = (size_t)L->stride_w;
+        op->pad_t = (size_t)L->pad_top;
+        op->pad_l = (size_t)L->pad_left;
+        op->pad_b = (size_t)L->pad_bottom;
+        op->pad_r = (size_t)L->pad_right;
+        op->count_include_pad =
+            L->kind == MEMEST_KIND_AVGPOOL ? L->count_include_pad : 1;
+        struct kern_pool2d_shape ps = exec_pool_shape(op, B);
         size_t oh, ow;
         int kst = kern_pool2d_out_hw(&ps, &oh, &ow);
         if (kst == KERN_E_RANGE) {
-            exec_diag_set(diag, "%s: padding p=%zu is more than half the window "
-                     "k=%zu, which the pooling kernels do not run", L->name,
-                     op->pad, op->k);
+            exec_diag_set(diag, "%s: padding %zu,%zu,%zu,%zu (top, left, "
+                          "bottom, right) reaches a whole %zux%zu window, "
+                          "which leaves windows with no input", L->name,
+                          op->pad_t, op->pad_l, op->pad_b, op->pad_r,
+                          op->kh, op->kw);
             return PROF_E_RANGE;
         }
         if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
@@ -305,10 +343,18 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
         break;
     }
 
-    if (L->kind == MEMEST_KIND_DENSE || L->kind == MEMEST_KIND_CONV2D) {
+    if (L->kind == MEMEST_KIND_DENSE || L->kind == MEMEST_KIND_CONV2D ||
+        L->kind == MEMEST_KIND_BATCHNORM) {
         if ((st = u64_sz(L->weight_count, &op->wn)) != PROF_OK ||
             (st = u64_sz(L->bias_count, &op->bn)) != PROF_OK) {
             return st;
+        }
+        if (L->kind == MEMEST_KIND_BATCHNORM &&
+            (op->wn != op->c_out || op->bn != op->c_out)) {
+            exec_diag_set(diag, "%s: a batchnorm needs one scale and one "
+                          "shift per channel (%zu), the model gives %zu and "
+                          "%zu", L->name, op->c_out, op->wn, op->bn);
+            return PROF_E_RANGE;
         }
         if (ex->precision == MEMEST_INT8 && op->kdim > 131071) {
             exec_diag_set(diag, "%s: %zu inputs per output are more than the int8 "
@@ -349,21 +395,27 @@ static void dense_tiles(const struct prof_exec *ex, struct exec_op *op)
     op->tile_m = mb < ex->batch ? mb : ex->batch;
 }
 
+/* A softmax or log-softmax over the channels of a rank-2 or rank-3
+ * tensor, which runs on a transposed copy. */
+static bool channel_softmax(const struct memest_layer *L)
+{
+    return (L->act == MEMEST_ACT_SOFTMAX || L->act == MEMEST_ACT_LOGSOFTMAX) &&
+           L->out_shape.rank >= 2;
+}
+
 static int layer_scratch(const struct prof_exec *ex, struct exec_op *op,
                          struct scratch_need *n)
 {
     const struct memest_layer *L = op->layer;
     const enum memest_precision p = ex->precision;
     const int narrow = p == MEMEST_FP16 || p == MEMEST_BF16;
-    const int softmax3 = L->act == MEMEST_ACT_SOFTMAX &&
-                         L->out_shape.rank == 3;
     int st;
     memset(n, 0, sizeof *n);
 
     if (p != MEMEST_FP32) {
         n->y32 = op->out_n; /* every operator computes its result in float */
     }
-    if (softmax3) {
+    if (channel_softmax(L)) {
         n->t32 = op->out_n;
     }
     switch (L->kind) {
@@ -410,15 +462,30 @@ static int layer_scratch(const struct prof_exec *ex, struct exec_op *op,
             }
         }
         break;
+    case MEMEST_KIND_BATCHNORM:
+        /* its widened parameters, then its input in float as below */
+        if (narrow) {
+            n->w32 = op->wn;
+            n->b32 = op->bn;
+        }
+        /* fall through */
     case MEMEST_KIND_MAXPOOL:
     case MEMEST_KIND_AVGPOOL:
     case MEMEST_KIND_ACTIVATION:
+    case MEMEST_KIND_GLOBALAVGPOOL:
         if (p != MEMEST_FP32) {
             n->x32 = op->in_n;
         }
         break;
-    default:
+    case MEMEST_KIND_ADD:
+        /* 16-bit and int8: the sum builds in y32, each further input is
+         * widened into x32 (all inputs have the output's size) */
+        if (p != MEMEST_FP32) {
+            n->x32 = op->out_n;
+        }
         break;
+    default:
+        break; /* concat places blocks; the aliases compute nothing */
     }
     return PROF_OK;
 }
@@ -462,6 +529,11 @@ static int alloc_params(struct prof_exec *ex, struct exec_op *op)
         op->stored_bytes = (uint64_t)(op->wn + op->bn) * sizeof(uint16_t);
         break;
     case MEMEST_INT8: {
+        if (op->layer->kind == MEMEST_KIND_BATCHNORM) {
+            /* int8 computes a batch norm in float: no packed form */
+            op->stored_bytes = (uint64_t)(op->wn + op->bn) * sizeof(float);
+            break;
+        }
         op->wpack_group_bytes = kern_q8_packed_bytes(op->ocg, op->kdim);
         size_t total;
         if (op->wpack_group_bytes == 0 ||
@@ -486,37 +558,118 @@ static int alloc_params(struct prof_exec *ex, struct exec_op *op)
 }
 
 /*
- * Place every tensor where libmemest's arena plan puts it (flatten's
- * output is its input's buffer) and compute the arena this placement
- * needs: the highest end of a tensor.
+ * Tensor lifetimes as the executor runs the model: input t is written at
+ * step 0, layer i's output at step i, and a tensor lives until the last
+ * step that reads it (the model's output until the last step). An alias
+ * (identity, dropout, flatten) is its input's buffer: root[t] names the
+ * tensor that owns t's buffer, and the owner lives as long as any tensor
+ * that shares it. Roots precede their aliases, so one pass in tensor
+ * order carries each life to its owner.
  */
-static int layout_arena(struct prof_exec *ex, uint64_t *need)
+static void tensor_lifetimes(const struct prof_exec *ex, size_t *root,
+                             size_t *first, size_t *last)
 {
-    struct memest_arena_plan plan;
-    const size_t I = memest_model_input_count(ex->model);
-    uint64_t m = 0;
-    int mst = memest_plan_arena(ex->model, ex->batch, ex->precision, &plan);
-    if (mst != MEMEST_OK) {
-        return mst == MEMEST_E_NOMEM      ? PROF_E_NOMEM
-               : mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW
-                                          : PROF_E_MEMEST;
+    for (size_t t = 0; t < ex->ninputs; t++) {
+        root[t] = t;
+        first[t] = last[t] = 0;
+    }
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        const struct exec_op *op = &ex->ops[i];
+        const struct memest_layer *L = op->layer;
+        root[op->out_t] = op->alias ? root[L->inputs[0]] : op->out_t;
+        first[op->out_t] = last[op->out_t] = i;
+        for (size_t j = 0; j < L->input_count; j++) {
+            last[L->inputs[j]] = i;
+        }
+    }
+    last[ex->ntensors - 1] = ex->nlayers - 1;
+    for (size_t t = 0; t < ex->ntensors; t++) {
+        if (root[t] != t && last[t] > last[root[t]]) {
+            last[root[t]] = last[t];
+        }
+    }
+}
+
+/*
+ * Take the offsets of libmemest's arena plan and check them, not assume
+ * them: each tensor has the size the executor computes, aliases share
+ * their owner's offset, offsets are multiples of the element size, and no
+ * two buffers alive at a common step (by the executor's own lifetimes)
+ * overlap. *need receives the arena this placement needs, the highest end
+ * of a buffer. PROF_E_MEMEST, with a message naming the tensors, when the
+ * plan breaks a rule.
+ */
+static int place_tensors(struct prof_exec *ex,
+                         const struct memest_arena_plan *plan, uint64_t *need,
+                         struct prof_diag *diag)
+{
+    const size_t T = ex->ntensors;
+    size_t *root = calloc(T, sizeof *root);
+    size_t *first = calloc(T, sizeof *first);
+    size_t *last = calloc(T, sizeof *last);
+    int st = PROF_OK;
+    if (!root || !first || !last) {
+        st = PROF_E_NOMEM;
+        goto done;
+    }
+    if (plan->tensor_count != T) {
+        exec_diag_set(diag, "the arena plan places %zu tensors, the model "
+                      "has %zu", plan->tensor_count, T);
+        st = PROF_E_MEMEST;
+        goto done;
+    }
+    tensor_lifetimes(ex, root, first, last);
+    uint64_t end = 0;
+    for (size_t t = 0; t < T; t++) {
+        const uint64_t off = plan->offset[t];
+        if (plan->bytes[t] != ex->t_bytes[t] || off % ex->sbytes != 0 ||
+            (root[t] != t && off != plan->offset[root[t]]) ||
+            off > UINT64_MAX - ex->t_bytes[t]) {
+            exec_diag_set(diag, "the arena plan puts tensor %zu (%llu bytes) "
+                          "at offset %llu; the executor needs %zu bytes at "
+                          "a multiple of %u%s", t,
+                          (unsigned long long)plan->bytes[t],
+                          (unsigned long long)off, ex->t_bytes[t],
+                          ex->sbytes,
+                          root[t] != t ? ", sharing its input's buffer" : "");
+            st = PROF_E_MEMEST;
+            goto done;
+        }
+        if (off + ex->t_bytes[t] > end) {
+            end = off + ex->t_bytes[t];
+        }
+    }
+    for (size_t a = 0; a < T; a++) {
+        for (size_t b = a + 1; b < T && root[a] == a; b++) {
+            if (root[b] != b || first[b] > last[a] || first[a] > last[b]) {
+                continue;
+            }
+            const uint64_t a0 = plan->offset[a], b0 = plan->offset[b];
+            if (a0 < b0 + ex->t_bytes[b] && b0 < a0 + ex->t_bytes[a]) {
+                exec_diag_set(diag, "the arena plan overlaps tensors %zu and "
+                              "%zu, both alive at step %zu", a, b,
+                              first[a] > first[b] ? first[a] : first[b]);
+                st = PROF_E_MEMEST;
+                goto done;
+            }
+        }
+    }
+    for (size_t t = 0; t < T; t++) {
+        if ((st = u64_sz(plan->offset[t], &ex->t_off[t])) != PROF_OK) {
+            goto done;
+        }
     }
     for (size_t i = 0; i < ex->nlayers; i++) {
         struct exec_op *op = &ex->ops[i];
-        const size_t in_t = op->layer->inputs[0];
-        const size_t out_t = I + i;
-        op->in_off = (size_t)plan.offset[in_t];
-        op->out_off = (size_t)plan.offset[out_t];
-        if (plan.offset[in_t] + op->in_bytes > m) {
-            m = plan.offset[in_t] + op->in_bytes;
-        }
-        if (plan.offset[out_t] + op->out_bytes > m) {
-            m = plan.offset[out_t] + op->out_bytes;
-        }
+        op->in_off = ex->t_off[op->layer->inputs[0]];
+        op->out_off = ex->t_off[op->out_t];
     }
-    memest_arena_plan_free(&plan);
-    *need = m;
-    return PROF_OK;
+    *need = end;
+done:
+    free(root);
+    free(first);
+    free(last);
+    return st;
 }
 
 static int alloc_scratch(struct prof_exec *ex)
@@ -571,50 +724,6 @@ PROF_API int prof_exec_create(const memest_model *model,
     return exec_create(model, opts, true, out, diag);
 }
 
-/* What this executor runs: one input, a chain of layers, pooling windows
- * square with the same padding on every side (convolutions take any
- * window libkernels' geometry describes). */
-static int check_runnable(const memest_model *model, struct prof_diag *diag)
-{
-    const size_t I = memest_model_input_count(model);
-    if (I != 1) {
-        exec_diag_set(diag, "the model has %zu inputs; the executor runs "
-                      "models with one", I);
-        return PROF_E_RANGE;
-    }
-    for (size_t i = 0; i < memest_model_layer_count(model); i++) {
-        const struct memest_layer *L = memest_model_layer(model, i);
-        const bool window = L->kind == MEMEST_KIND_MAXPOOL ||
-                            L->kind == MEMEST_KIND_AVGPOOL;
-        if (L->kind > MEMEST_KIND_ACTIVATION || L->act > MEMEST_ACT_SOFTMAX) {
-            exec_diag_set(diag, "%s: the executor does not run %s layers "
-                          "(act=%s) yet", L->name, memest_kind_name(L->kind),
-                          memest_act_name(L->act));
-            return PROF_E_RANGE;
-        }
-        if (L->input_count != 1 || L->inputs[0] != I + i - 1) {
-            exec_diag_set(diag, "%s: the executor runs chains of layers, "
-                          "each reading the one before it", L->name);
-            return PROF_E_RANGE;
-        }
-        if (window && (L->kernel_h != L->kernel_w ||
-                       L->stride_h != L->stride_w ||
-                       L->pad_top != L->pad_left ||
-                       L->pad_top != L->pad_bottom ||
-                       L->pad_top != L->pad_right ||
-                       (L->kind == MEMEST_KIND_AVGPOOL &&
-                        !L->count_include_pad))) {
-            exec_diag_set(diag, "%s: the executor runs square windows with "
-                          "equal padding on every side%s", L->name,
-                          L->kind == MEMEST_KIND_AVGPOOL
-                              ? " and padding counted in averages"
-                              : "");
-            return PROF_E_RANGE;
-        }
-    }
-    return PROF_OK;
-}
-
 int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
                 bool with_arena, prof_exec **out, struct prof_diag *diag)
 {
@@ -652,9 +761,6 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         return mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
     }
 
-    if ((st = check_runnable(model, diag)) != PROF_OK) {
-        return st;
-    }
     struct prof_exec *ex = calloc(1, sizeof *ex);
     if (!ex) {
         return PROF_E_NOMEM;
@@ -669,19 +775,29 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     if ((st = u64_sz(o.batch, &ex->batch)) != PROF_OK) {
         goto fail;
     }
-    struct memest_shape in_shape = memest_model_input_shape(model);
-    struct memest_shape out_shape = memest_model_output_shape(model);
-    if ((st = mul_sz(ex->batch, shape_elements(&in_shape), &ex->input_n)) !=
-            PROF_OK ||
-        (st = mul_sz(ex->batch, shape_elements(&out_shape), &ex->output_n)) !=
-            PROF_OK) {
-        goto fail;
-    }
+    /* Tensors: every model input, then every layer's output. */
+    ex->ninputs = memest_model_input_count(model);
+    ex->ntensors = memest_model_tensor_count(model);
+    ex->t_off = calloc(ex->ntensors, sizeof *ex->t_off);
+    ex->t_n = calloc(ex->ntensors, sizeof *ex->t_n);
+    ex->t_bytes = calloc(ex->ntensors, sizeof *ex->t_bytes);
+    ex->t_scale = calloc(ex->ntensors, sizeof *ex->t_scale);
     ex->ops = calloc(ex->nlayers, sizeof *ex->ops);
-    if (!ex->ops) {
+    if (!ex->t_off || !ex->t_n || !ex->t_bytes || !ex->t_scale || !ex->ops) {
         st = PROF_E_NOMEM;
         goto fail;
     }
+    for (size_t t = 0; t < ex->ntensors; t++) {
+        struct memest_shape sh = memest_model_tensor_shape(model, t);
+        if ((st = mul_sz(ex->batch, shape_elements(&sh), &ex->t_n[t])) !=
+                PROF_OK ||
+            (st = mul_sz(ex->t_n[t], ex->sbytes, &ex->t_bytes[t])) !=
+                PROF_OK) {
+            goto fail;
+        }
+    }
+    ex->input_n = ex->t_n[0];
+    ex->output_n = ex->t_n[ex->ntensors - 1];
     for (size_t i = 0; i < ex->nlayers; i++) {
         struct exec_op *op = &ex->ops[i];
         op->layer = memest_model_layer(model, i);
@@ -697,23 +813,35 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     }
 
     /* The estimate is checked, not assumed. */
-    uint64_t need;
     if (!with_arena) {
         goto params; /* the caller keeps the tensors */
     }
-    if ((st = layout_arena(ex, &need)) != PROF_OK) {
+    struct memest_arena_plan plan;
+    mst = memest_plan_arena(model, o.batch, o.precision, &plan);
+    if (mst != MEMEST_OK) {
+        exec_diag_set(diag, "libmemest's arena plan: %s",
+                      memest_strerror(mst));
+        st = mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
         goto fail;
     }
-    uint64_t plan = o.plan_bytes;
-    if (plan == 0) {
-        plan = totals.peak_inference_bytes - totals.parameter_bytes;
+    uint64_t need = 0;
+    st = place_tensors(ex, &plan, &need, diag);
+    const uint64_t plan_arena = plan.arena_bytes;
+    memest_arena_plan_free(&plan);
+    if (st != PROF_OK) {
+        goto fail;
     }
-    ex->plan_bytes = plan;
-    if (need != plan) {
-        exec_diag_set(diag, "the activations need %llu bytes (the largest input + "
-                 "output at %s), but the plan gives %llu",
-                 (unsigned long long)need, memest_precision_name(o.precision),
-                 (unsigned long long)plan);
+    uint64_t want = o.plan_bytes;
+    if (want == 0) {
+        want = totals.peak_inference_bytes - totals.parameter_bytes;
+    }
+    ex->plan_bytes = want;
+    if (need != want || need != plan_arena) {
+        exec_diag_set(diag, "the activations need %llu bytes (the tensors at "
+                      "the planned offsets, at %s), but the plan gives %llu",
+                      (unsigned long long)need,
+                      memest_precision_name(o.precision),
+                      (unsigned long long)(need != want ? want : plan_arena));
         st = PROF_E_MEMEST;
         goto fail;
     }
@@ -742,6 +870,7 @@ params:
             continue;
         }
         init_params(op, &rng);
+        model_params(op);
         if ((st = store_params(ex, op)) != PROF_OK) {
             exec_diag_set(diag, "%s: storing the weights: %s",
                      op->layer->name, prof_strerror(st));
@@ -770,6 +899,10 @@ PROF_API void prof_exec_destroy(prof_exec *ex)
         free(op->wscale);
     }
     free(ex->ops);
+    free(ex->t_off);
+    free(ex->t_n);
+    free(ex->t_bytes);
+    free(ex->t_scale);
     free(ex->arena);
     free(ex->col32);
     free(ex->col8);
@@ -807,6 +940,16 @@ PROF_API size_t prof_exec_output_count(const prof_exec *ex)
     return ex ? ex->output_n : 0;
 }
 
+PROF_API size_t prof_exec_input_tensors(const prof_exec *ex)
+{
+    return ex ? ex->ninputs : 0;
+}
+
+PROF_API size_t prof_exec_input_count_at(const prof_exec *ex, size_t k)
+{
+    return ex && k < ex->ninputs ? ex->t_n[k] : 0;
+}
+
 PROF_API int prof_exec_memory(const prof_exec *ex,
                               struct prof_exec_memory *out)
 {
@@ -836,12 +979,15 @@ PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
     }
     memset(out, 0, sizeof *out);
     if (i == 0) {
+        /* the caller's floats of every input, stored at their offsets */
         out->layer = "input";
         out->kind = MEMEST_KIND_INPUT;
         out->input_offset = 0;
-        out->input_bytes = (uint64_t)ex->input_n * sizeof(float);
-        out->output_offset = ex->ops[0].in_off;
-        out->output_bytes = (uint64_t)ex->input_n * ex->sbytes;
+        out->output_offset = ex->t_off[0];
+        for (size_t k = 0; k < ex->ninputs; k++) {
+            out->input_bytes += (uint64_t)ex->t_n[k] * sizeof(float);
+            out->output_bytes += ex->t_bytes[k];
+        }
         out->bytes_moved = out->input_bytes + out->output_bytes;
         return PROF_OK;
     }
@@ -850,15 +996,20 @@ PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
     out->layer = L->name;
     out->kind = L->kind;
     out->input_offset = op->in_off;
-    out->input_bytes = op->in_bytes;
+    for (size_t j = 0; j < L->input_count; j++) {
+        out->input_bytes += ex->t_bytes[L->inputs[j]];
+    }
     out->output_offset = op->out_off;
     out->output_bytes = op->out_bytes;
     /* The counts libmemest reports, at this batch and storage precision;
      * they were checked for overflow by memest_estimate_totals(). */
     out->macs = L->macs_per_sample * (uint64_t)ex->batch;
     out->parameter_bytes = L->parameter_count * ex->sbytes;
+    /* An alias (identity, dropout, flatten) reads and writes nothing. */
     out->bytes_moved =
-        out->parameter_bytes + out->input_bytes + out->output_bytes;
+        op->alias ? 0
+                  : out->parameter_bytes + out->input_bytes +
+                        out->output_bytes;
     out->scratch_bytes = op->scratch_bytes;
     return PROF_OK;
 }
@@ -975,23 +1126,33 @@ static int conv_f32(const prof_exec *ex, const struct exec_op *op,
                                             fuse, work, y));
 }
 
+struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
+                                         size_t batch)
+{
+    return (struct kern_pool2d_shape){
+        .batch = batch, .channels = op->c_in, .in_h = op->h_in,
+        .in_w = op->w_in, .kh = op->kh, .kw = op->kw, .stride_h = op->sh,
+        .stride_w = op->sw, .pad_top = op->pad_t, .pad_left = op->pad_l,
+        .pad_bottom = op->pad_b, .pad_right = op->pad_r,
+        .count_include_pad = op->count_include_pad,
+    };
+}
+
 static int pool_f32(const prof_exec *ex, const struct exec_op *op,
                     const float *x, float *y)
 {
-    struct kern_pool2d_shape ps = {
-        .batch = ex->batch, .channels = op->c_in, .in_h = op->h_in,
-        .in_w = op->w_in, .k = op->k, .stride = op->stride, .pad = op->pad,
-    };
+    struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
     int kst = op->layer->kind == MEMEST_KIND_MAXPOOL
                   ? kern_maxpool2d_f32(&ps, x, y)
                   : kern_avgpool2d_f32(&ps, x, y);
     return exec_kern_status(kst);
 }
 
-/* Softmax over the channels at every position of an NCHW tensor: transpose
- * to [batch * h * w][c], normalise the rows, transpose back. */
+/* Softmax or log-softmax over the channels at every position of a
+ * [batch][C][positions] tensor (rank 3, or rank 2 over dim[0]): transpose
+ * to [batch * positions][C], normalise the rows, transpose back. */
 static int softmax_channels(const prof_exec *ex, const struct exec_op *op,
-                            const float *x, float *y)
+                            bool log_sm, const float *x, float *y)
 {
     const size_t C = op->c_out, HW = op->hw_out;
     for (size_t b = 0; b < ex->batch; b++) {
@@ -1002,7 +1163,10 @@ static int softmax_channels(const prof_exec *ex, const struct exec_op *op,
             }
         }
     }
-    int kst = kern_nn_softmax_f32(ex->t32, ex->batch * HW, C, ex->t32);
+    int kst = log_sm
+                  ? kern_nn_log_softmax_f32(ex->t32, ex->batch * HW, C,
+                                            ex->t32)
+                  : kern_nn_softmax_f32(ex->t32, ex->batch * HW, C, ex->t32);
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
     }
@@ -1022,6 +1186,7 @@ static int apply_act(const prof_exec *ex, const struct exec_op *op,
                      enum memest_act act, const float *x, float *y)
 {
     const size_t n = op->out_n;
+    const bool channels = op->layer->out_shape.rank >= 2;
     int kst = KERN_OK;
     switch (act) {
     case MEMEST_ACT_NONE:
@@ -1041,20 +1206,31 @@ static int apply_act(const prof_exec *ex, const struct exec_op *op,
     case MEMEST_ACT_TANH:
         kst = kern_tanh_f32(y, x, n);
         break;
-    case MEMEST_ACT_SOFTMAX:
-        if (op->layer->out_shape.rank == 3) {
-            return softmax_channels(ex, op, x, y);
-        }
-        kst = kern_nn_softmax_f32(x, ex->batch, op->c_out, y);
+    case MEMEST_ACT_RELU6:
+        kst = kern_nn_relu6_f32(y, x, n);
         break;
-    default: /* refused when the executor was built */
+    case MEMEST_ACT_ERF:
+        kst = kern_erf_f32(y, x, n);
+        break;
+    case MEMEST_ACT_SOFTMAX:
+    case MEMEST_ACT_LOGSOFTMAX: {
+        const bool log_sm = act == MEMEST_ACT_LOGSOFTMAX;
+        if (channels) {
+            return softmax_channels(ex, op, log_sm, x, y);
+        }
+        kst = log_sm ? kern_nn_log_softmax_f32(x, ex->batch, op->c_out, y)
+                     : kern_nn_softmax_f32(x, ex->batch, op->c_out, y);
+        break;
+    }
+    default:
         return PROF_E_INVALID;
     }
     return exec_kern_status(kst);
 }
 
 /* The layer in float without the activation fused after a dense or
- * conv2d layer: x, parameters and y are float arrays. */
+ * conv2d layer: x, parameters and y are float arrays (a batchnorm's w and
+ * b are its scale and shift). Layers of one input only. */
 static int linear_f32(const prof_exec *ex, const struct exec_op *op,
                       const float *x, const float *w, const float *b,
                       float *y)
@@ -1069,12 +1245,20 @@ static int linear_f32(const prof_exec *ex, const struct exec_op *op,
     case MEMEST_KIND_AVGPOOL:
         return pool_f32(ex, op, x, y);
     case MEMEST_KIND_FLATTEN:
-        if (y != x) { /* the arena's flatten is a view: nothing to move */
-            memmove(y, x, op->out_n * sizeof(float));
+    case MEMEST_KIND_IDENTITY:
+    case MEMEST_KIND_DROPOUT:
+        if (x != y) {
+            memcpy(y, x, op->out_n * sizeof(float));
         }
         return PROF_OK;
     case MEMEST_KIND_ACTIVATION:
         return apply_act(ex, op, L->act, x, y);
+    case MEMEST_KIND_BATCHNORM:
+        return exec_kern_status(kern_nn_channel_affine_f32(
+            x, ex->batch, op->c_out, op->hw_out, w, b, y));
+    case MEMEST_KIND_GLOBALAVGPOOL:
+        return exec_kern_status(kern_nn_global_avgpool_f32(
+            x, ex->batch * op->c_in, op->h_in * op->w_in, y));
     default:
         return PROF_E_INVALID;
     }
@@ -1101,11 +1285,74 @@ static int layer_f32(const prof_exec *ex, const struct exec_op *op,
         return conv_f32(ex, op, x, w, b, conv_fuse(op->layer->act), y);
     }
     int st = linear_f32(ex, op, x, w, b, y);
-    if (st != PROF_OK ||
-        (kind != MEMEST_KIND_DENSE && kind != MEMEST_KIND_CONV2D)) {
+    /* the activation after a dense, conv2d or standalone batchnorm (a
+     * standalone activation layer has applied its own) */
+    if (st != PROF_OK || kind == MEMEST_KIND_ACTIVATION ||
+        op->layer->act == MEMEST_ACT_NONE) {
         return st;
     }
     return apply_act(ex, op, op->layer->act, y, y);
+}
+
+/* sum += x over the operator's output size (all of an add's inputs have
+ * it), in float. */
+static int accumulate(const struct exec_op *op, float *sum, const float *x)
+{
+    const float *pair[2] = {sum, x};
+    return exec_kern_status(kern_nn_add_f32(sum, pair, 2, op->out_n));
+}
+
+/* An add in fp32: y = act(x0 + x1 + ...), the inputs in the arena. */
+static int add_f32(const prof_exec *ex, const struct exec_op *op, float *y)
+{
+    const struct memest_layer *L = op->layer;
+    const float *pair[2] = {
+        (const float *)(ex->arena + ex->t_off[L->inputs[0]]),
+        (const float *)(ex->arena + ex->t_off[L->inputs[1]]),
+    };
+    int st = exec_kern_status(kern_nn_add_f32(y, pair, 2, op->out_n));
+    for (size_t j = 2; st == PROF_OK && j < L->input_count; j++) {
+        st = accumulate(op, y,
+                        (const float *)(ex->arena + ex->t_off[L->inputs[j]]));
+    }
+    if (st == PROF_OK) {
+        st = apply_act(ex, op, L->act, y, y);
+    }
+    return st;
+}
+
+/* A concat along dim[0] (the channels of C x H x W, the features of a
+ * vector): each sample of the output is the inputs' samples one after the
+ * other. `block` moves n elements of tensor t, from element `from` of t to
+ * element `to` of the output, in whatever form it works on. */
+typedef int (*concat_block_fn)(prof_exec *ex, const struct exec_op *op,
+                               size_t t, size_t from, size_t to, size_t n);
+
+static int concat_blocks(prof_exec *ex, const struct exec_op *op,
+                         concat_block_fn block)
+{
+    const struct memest_layer *L = op->layer;
+    const size_t out_sample = op->out_n / ex->batch;
+    int st = PROF_OK;
+    for (size_t b = 0; st == PROF_OK && b < ex->batch; b++) {
+        size_t at = b * out_sample;
+        for (size_t j = 0; st == PROF_OK && j < L->input_count; j++) {
+            const size_t t = L->inputs[j];
+            const size_t sample = ex->t_n[t] / ex->batch;
+            st = block(ex, op, t, b * sample, at, sample);
+            at += sample;
+        }
+    }
+    return st;
+}
+
+/* fp32 and 16-bit: joining copies the stored bits. */
+static int copy_block(prof_exec *ex, const struct exec_op *op, size_t t,
+                      size_t from, size_t to, size_t n)
+{
+    memcpy(ex->arena + op->out_off + to * ex->sbytes,
+           ex->arena + ex->t_off[t] + from * ex->sbytes, n * ex->sbytes);
+    return PROF_OK;
 }
 
 /* ---- 16-bit storage ------------------------------------------------------ */
@@ -1177,21 +1424,47 @@ static int dense_16(prof_exec *ex, const struct exec_op *op,
     return st;
 }
 
+/* An add stored in 16 bits: the sum in float in y32 (each further input
+ * widened into x32), then its activation. */
+static int add_16(prof_exec *ex, const struct exec_op *op)
+{
+    const struct memest_layer *L = op->layer;
+    int st = widen(ex, ex->y32,
+                   (const uint16_t *)(ex->arena + ex->t_off[L->inputs[0]]),
+                   op->out_n);
+    for (size_t j = 1; st == PROF_OK && j < L->input_count; j++) {
+        st = widen(ex, ex->x32,
+                   (const uint16_t *)(ex->arena + ex->t_off[L->inputs[j]]),
+                   op->out_n);
+        if (st == PROF_OK) {
+            st = accumulate(op, ex->y32, ex->x32);
+        }
+    }
+    if (st == PROF_OK) {
+        st = apply_act(ex, op, L->act, ex->y32, ex->y32);
+    }
+    return st;
+}
+
 static int layer_16(prof_exec *ex, struct exec_op *op)
 {
     const uint16_t *x = (const uint16_t *)(ex->arena + op->in_off);
     uint16_t *y = (uint16_t *)(ex->arena + op->out_off);
     const enum memest_kind kind = op->layer->kind;
+    const bool last = op->index + 1 == ex->nlayers;
     int st;
-    if (kind == MEMEST_KIND_FLATTEN) {
-        if (y != x) {
-            memmove(y, x, op->out_bytes);
+    if (op->alias || kind == MEMEST_KIND_CONCAT) {
+        /* Nothing to compute (a concat joins the bits); the last layer's
+         * float result is what prof_exec_run returns. */
+        if (kind == MEMEST_KIND_CONCAT &&
+            (st = concat_blocks(ex, op, copy_block)) != PROF_OK) {
+            return st;
         }
-        /* The last layer's float result is what prof_exec_run returns. */
-        if (op->index + 1 == ex->nlayers) {
-            return widen(ex, ex->y32, x, op->out_n);
-        }
-        return PROF_OK;
+        return last ? widen(ex, ex->y32, y, op->out_n) : PROF_OK;
+    }
+    if (kind == MEMEST_KIND_ADD) {
+        st = add_16(ex, op);
+        return st == PROF_OK ? narrow(ex, y, ex->y32, op->out_n) : st;
     }
     if (kind == MEMEST_KIND_DENSE) {
         if ((st = dense_16(ex, op, x)) != PROF_OK) {
@@ -1221,13 +1494,56 @@ static int layer_16(prof_exec *ex, struct exec_op *op)
 static int quantize_out(prof_exec *ex, struct exec_op *op)
 {
     int8_t *y = (int8_t *)(ex->arena + op->out_off);
-    return exec_kern_status(
-        kern_q8_quantize_tensor_f32(ex->y32, op->out_n, y, &op->out_scale));
+    return exec_kern_status(kern_q8_quantize_tensor_f32(
+        ex->y32, op->out_n, y, &ex->t_scale[op->out_t]));
 }
 
 static float input_scale(const prof_exec *ex, const struct exec_op *op)
 {
-    return op->index == 0 ? ex->in_scale : ex->ops[op->index - 1].out_scale;
+    return ex->t_scale[op->layer->inputs[0]];
+}
+
+/* Tensor t of the arena dequantised into dst (t_n[t] floats). */
+static int dequantize(const prof_exec *ex, size_t t, float *dst)
+{
+    return exec_kern_status(kern_q8_dequantize_f32(
+        (const int8_t *)(ex->arena + ex->t_off[t]), ex->t_n[t],
+        ex->t_scale[t], dst));
+}
+
+/* int8 add and concat compute in float: their inputs carry scales of
+ * their own, so they are dequantised, added or joined in y32, and the
+ * result quantised again with its own scale. */
+static int add_s8(prof_exec *ex, struct exec_op *op)
+{
+    const struct memest_layer *L = op->layer;
+    int st = dequantize(ex, L->inputs[0], ex->y32);
+    for (size_t j = 1; st == PROF_OK && j < L->input_count; j++) {
+        st = dequantize(ex, L->inputs[j], ex->x32);
+        if (st == PROF_OK) {
+            st = accumulate(op, ex->y32, ex->x32);
+        }
+    }
+    if (st == PROF_OK) {
+        st = apply_act(ex, op, L->act, ex->y32, ex->y32);
+    }
+    return st == PROF_OK ? quantize_out(ex, op) : st;
+}
+
+/* int8: each block dequantised with its input's scale into y32. */
+static int dequantize_block(prof_exec *ex, const struct exec_op *op,
+                            size_t t, size_t from, size_t to, size_t n)
+{
+    (void)op;
+    return exec_kern_status(kern_q8_dequantize_f32(
+        (const int8_t *)(ex->arena + ex->t_off[t]) + from, n, ex->t_scale[t],
+        ex->y32 + to));
+}
+
+static int concat_s8(prof_exec *ex, struct exec_op *op)
+{
+    int st = concat_blocks(ex, op, dequantize_block);
+    return st == PROF_OK ? quantize_out(ex, op) : st;
 }
 
 static int dense_s8(prof_exec *ex, struct exec_op *op)
@@ -1307,30 +1623,34 @@ static int conv_s8(prof_exec *ex, struct exec_op *op)
 static int layer_s8(prof_exec *ex, struct exec_op *op)
 {
     const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
-    int8_t *y = (int8_t *)(ex->arena + op->out_off);
     int st;
+    if (op->alias) {
+        /* the same bytes: the same scale */
+        ex->t_scale[op->out_t] = input_scale(ex, op);
+        if (op->index + 1 == ex->nlayers) {
+            return exec_kern_status(kern_q8_dequantize_f32(
+                x, op->out_n, ex->t_scale[op->out_t], ex->y32));
+        }
+        return PROF_OK;
+    }
     switch (op->layer->kind) {
     case MEMEST_KIND_DENSE:
         return dense_s8(ex, op);
     case MEMEST_KIND_CONV2D:
         return conv_s8(ex, op);
-    case MEMEST_KIND_FLATTEN:
-        if (y != x) {
-            memmove(y, x, op->out_bytes);
-        }
-        op->out_scale = input_scale(ex, op);
-        if (op->index + 1 == ex->nlayers) {
-            return exec_kern_status(
-                kern_q8_dequantize_f32(x, op->out_n, op->out_scale, ex->y32));
-        }
-        return PROF_OK;
+    case MEMEST_KIND_ADD:
+        return add_s8(ex, op);
+    case MEMEST_KIND_CONCAT:
+        return concat_s8(ex, op);
     default:
         break;
     }
+    /* pooling, activations, batchnorm (float scale and shift), global
+     * average: dequantise, compute in float, quantise */
     st = exec_kern_status(
         kern_q8_dequantize_f32(x, op->in_n, input_scale(ex, op), ex->x32));
     if (st == PROF_OK) {
-        st = layer_f32(ex, op, ex->x32, NULL, NULL, ex->y32);
+        st = layer_f32(ex, op, ex->x32, op->w, op->b, ex->y32);
     }
     if (st == PROF_OK) {
         st = quantize_out(ex, op);
@@ -1340,23 +1660,30 @@ static int layer_s8(prof_exec *ex, struct exec_op *op)
 
 /* ---- running ------------------------------------------------------------- */
 
-int exec_stage_input(prof_exec *ex, const float *input)
+int exec_stage_inputs(prof_exec *ex, const float *const *inputs)
 {
-    /* the first layer reads the input where the plan put it */
-    unsigned char *dst = ex->arena + ex->ops[0].in_off;
-    switch (ex->precision) {
-    case MEMEST_FP32:
-        memcpy(dst, input, ex->input_n * sizeof(float));
-        return PROF_OK;
-    case MEMEST_FP16:
-    case MEMEST_BF16:
-        return narrow(ex, (uint16_t *)dst, input, ex->input_n);
-    case MEMEST_INT8:
-        return exec_kern_status(kern_q8_quantize_tensor_f32(
-            input, ex->input_n, (int8_t *)dst, &ex->in_scale));
-    default:
-        return PROF_E_INVALID;
+    int st = PROF_OK;
+    for (size_t k = 0; st == PROF_OK && k < ex->ninputs; k++) {
+        unsigned char *dst = ex->arena + ex->t_off[k];
+        const size_t n = ex->t_n[k];
+        switch (ex->precision) {
+        case MEMEST_FP32:
+            memcpy(dst, inputs[k], n * sizeof(float));
+            break;
+        case MEMEST_FP16:
+        case MEMEST_BF16:
+            st = narrow(ex, (uint16_t *)dst, inputs[k], n);
+            break;
+        case MEMEST_INT8:
+            st = exec_kern_status(kern_q8_quantize_tensor_f32(
+                inputs[k], n, (int8_t *)dst, &ex->t_scale[k]));
+            break;
+        default:
+            st = PROF_E_INVALID;
+            break;
+        }
     }
+    return st;
 }
 
 int exec_run_layer(prof_exec *ex, size_t i)
@@ -1366,6 +1693,15 @@ int exec_run_layer(prof_exec *ex, size_t i)
     case MEMEST_FP32: {
         const float *x = (const float *)(ex->arena + op->in_off);
         float *y = (float *)(ex->arena + op->out_off);
+        if (op->alias) {
+            return PROF_OK; /* the output is the input's buffer */
+        }
+        if (op->layer->kind == MEMEST_KIND_ADD) {
+            return add_f32(ex, op, y);
+        }
+        if (op->layer->kind == MEMEST_KIND_CONCAT) {
+            return concat_blocks(ex, op, copy_block);
+        }
         return layer_f32(ex, op, x, op->w, op->b, y);
     }
     case MEMEST_FP16:
@@ -1378,30 +1714,45 @@ int exec_run_layer(prof_exec *ex, size_t i)
     }
 }
 
-int exec_forward(prof_exec *ex, const float *input)
+int exec_forward(prof_exec *ex, const float *const *inputs)
 {
-    int st = exec_stage_input(ex, input);
+    int st = exec_stage_inputs(ex, inputs);
     for (size_t i = 0; st == PROF_OK && i < ex->nlayers; i++) {
         st = exec_run_layer(ex, i);
     }
     return st;
 }
 
-PROF_API int prof_exec_run(prof_exec *ex, const float *input, size_t n_in,
-                  float *output, size_t n_out)
+PROF_API int prof_exec_run_inputs(prof_exec *ex, const float *const *inputs,
+                                  const size_t *n_in, size_t count,
+                                  float *output, size_t n_out)
 {
-    if (!ex || !input || !output || n_in != ex->input_n ||
+    if (!ex || !inputs || !n_in || !output || count != ex->ninputs ||
         n_out != ex->output_n) {
         return PROF_E_INVALID;
     }
-    int st = exec_forward(ex, input);
+    for (size_t k = 0; k < count; k++) {
+        if (!inputs[k] || n_in[k] != ex->t_n[k]) {
+            return PROF_E_INVALID;
+        }
+    }
+    int st = exec_forward(ex, inputs);
     if (st != PROF_OK) {
         return st;
     }
-    const struct exec_op *last = &ex->ops[ex->nlayers - 1];
-    const float *result = ex->precision == MEMEST_FP32
-                              ? (const float *)(ex->arena + last->out_off)
-                              : ex->y32;
+    const float *result =
+        ex->precision == MEMEST_FP32
+            ? (const float *)(ex->arena + ex->t_off[ex->ntensors - 1])
+            : ex->y32;
     memcpy(output, result, n_out * sizeof(float));
     return PROF_OK;
+}
+
+PROF_API int prof_exec_run(prof_exec *ex, const float *input, size_t n_in,
+                           float *output, size_t n_out)
+{
+    if (!ex || ex->ninputs != 1) {
+        return PROF_E_INVALID;
+    }
+    return prof_exec_run_inputs(ex, &input, &n_in, 1, output, n_out);
 }

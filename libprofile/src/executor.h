@@ -15,16 +15,23 @@
 struct exec_op {
     const struct memest_layer *layer; /* owned by the model */
     size_t index;                     /* layer index */
-    size_t in_n, out_n;               /* elements */
+    size_t out_t;                     /* the tensor it writes: inputs + index */
+    size_t in_n, out_n;               /* elements (in: of inputs[0]) */
     size_t in_bytes, out_bytes;       /* at the storage precision */
     size_t in_off, out_off;           /* byte offsets in the arena */
-    /* geometry (rank-1 tensors have h = w = 1) */
+    /* geometry of inputs[0] and of the output as channels x h x w (rank 1:
+     * features x 1 x 1; rank 2: d0 x d1 x 1) */
     size_t c_in, h_in, w_in, c_out, h_out, w_out, hw_out;
-    size_t k, stride, pad, groups; /* pooling windows; conv2d: groups */
+    size_t groups; /* conv2d */
+    /* pooling windows: kh x kw, strides, padding per side, the average's
+     * divisor (see struct kern_pool2d_shape) */
+    size_t kh, kw, sh, sw, pad_t, pad_l, pad_b, pad_r;
+    int count_include_pad;
+    bool alias; /* identity, dropout, flatten: the output is the input's
+                   buffer, nothing is computed */
     struct kern_conv2d_shape cs;   /* conv2d: libkernels' geometry */
     size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes */
-    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */
-    /* 16-bit dense: rows of the input and columns of the weights widened
+    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */    /* 16-bit dense: rows of the input and columns of the weights widened
      * to fp32 at a time (see dense_16) */
     size_t tile_m, tile_n;
     size_t ocg;  /* output channels per group (dense: out) */
@@ -32,7 +39,9 @@ struct exec_op {
      * are [out_c][in_c/g][k][k], as the API gives them; a dense layer's are
      * kept input-major, [in][out], so that its product runs on
      * kern_sgemm's untransposed path without copying B on every call
-     * (prof_exec_set_params/get_params translate). */
+     * (prof_exec_set_params/get_params translate). A batchnorm's are its
+     * per-channel scale and shift, in float at every precision but 16-bit
+     * storage. */
     size_t wn, bn;
     float *w, *b;
     uint16_t *w16, *b16;     /* fp16/bf16 */
@@ -41,7 +50,6 @@ struct exec_op {
     float *wscale;           /* int8: one scale per output channel */
     uint64_t stored_bytes;   /* parameters as stored */
     uint64_t scratch_bytes;  /* scratch this operator touches */
-    float out_scale;         /* int8: the output tensor's scale */
 };
 
 struct prof_exec {
@@ -51,8 +59,17 @@ struct prof_exec {
     unsigned sbytes; /* storage bytes per element */
     size_t nlayers;
     struct exec_op *ops;
-    size_t input_n, output_n;
-    float in_scale; /* int8: the staged input's scale */
+    size_t ninputs;   /* model inputs */
+    size_t input_n, output_n; /* elements of input 0 and of the output */
+
+    /* Tensors (see struct memest_layer): t < ninputs is input t, t =
+     * ninputs + i the output of layer i. Offsets in the arena (those of
+     * memest_plan_arena), elements (batch included) and bytes at the
+     * storage precision; int8's per-tensor scale, set when the tensor is
+     * written. */
+    size_t ntensors;
+    size_t *t_off, *t_n, *t_bytes;
+    float *t_scale;
 
     unsigned char *arena;
     size_t arena_bytes;
@@ -89,15 +106,15 @@ int exec_create_args(const memest_model *model, const void *out,
 /* A libkernels status as a libprofile one. */
 int exec_kern_status(int kst);
 
-/* Store the caller's floats as tensor 0 at the storage precision. */
-int exec_stage_input(prof_exec *ex, const float *input);
+/* Store the caller's floats as the model's inputs (inputs[k] holds
+ * ex->t_n[k] floats) at the storage precision. */
+int exec_stage_inputs(prof_exec *ex, const float *const *inputs);
 
-/* Run layer i: tensor i to tensor i + 1 (the previous ones must be
- * valid). */
+/* Run layer i (the tensors it reads must be valid). */
 int exec_run_layer(prof_exec *ex, size_t i);
 
-/* Stage the input and run every layer. */
-int exec_forward(prof_exec *ex, const float *input);
+/* Stage the inputs and run every layer. */
+int exec_forward(prof_exec *ex, const float *const *inputs);
 
 /* Build an executor; with_arena false skips the activation arena and its
  * check against the plan (the trainer keeps every tensor itself and runs
@@ -115,6 +132,10 @@ int exec_linear_f32(const prof_exec *ex, const struct exec_op *op,
 /* y = act(x) over op->out_n floats (y may equal x). */
 int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
                  enum memest_act act, const float *x, float *y);
+
+/* The libkernels shape of a pooling operator at a batch size. */
+struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
+                                         size_t batch);
 
 /* 16-bit storage of precision p (fp16 or bf16) to float and back, through
  * libkernels' conversions (round to nearest even). */

@@ -23,6 +23,8 @@ PROF_API const char *prof_strerror(int status)
         return "a compute kernel failed";
     case PROF_E_MEMEST:
         return "the model estimate failed";
+    case PROF_E_UNSUPPORTED:
+        return "not supported for this model";
     default:
         return "unknown status";
     }

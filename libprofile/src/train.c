@@ -182,9 +182,69 @@ static int check_opts(const struct prof_train_opts *o, struct prof_diag *diag)
     return PROF_OK;
 }
 
+/* What the trainer has a backward pass for: a chain (one model input,
+ * each layer reading the previous tensor) of dense, conv2d, pooling,
+ * flatten and activation layers with relu, gelu, sigmoid, tanh or the
+ * final softmax. Graph layers (add, concat, batchnorm, global average
+ * pooling, identity, dropout) and the other activations are refused,
+ * naming the layer. */
+static int check_trainable(const prof_train *t, struct prof_diag *diag)
+{
+    const size_t ninputs = memest_model_input_count(t->model);
+    if (ninputs != 1) {
+        exec_diag_set(diag, "the model has %zu inputs; the trainer trains "
+                      "models of one input", ninputs);
+        return PROF_E_UNSUPPORTED;
+    }
+    for (size_t i = 0; i < t->nl; i++) {
+        const struct memest_layer *L = t->L[i].op->layer;
+        switch (L->kind) {
+        case MEMEST_KIND_DENSE:
+        case MEMEST_KIND_CONV2D:
+        case MEMEST_KIND_MAXPOOL:
+        case MEMEST_KIND_AVGPOOL:
+        case MEMEST_KIND_FLATTEN:
+        case MEMEST_KIND_ACTIVATION:
+            break;
+        default:
+            exec_diag_set(diag, "%s: the trainer has no backward pass for %s "
+                          "layers (it trains chains of dense, conv2d, "
+                          "maxpool, avgpool, flatten and activation layers)",
+                          L->name, memest_kind_name(L->kind));
+            return PROF_E_UNSUPPORTED;
+        }
+        if (L->input_count != 1 || L->inputs[0] != i) {
+            exec_diag_set(diag, "%s: the layer does not read the previous "
+                          "layer's output; the trainer trains chains only",
+                          L->name);
+            return PROF_E_UNSUPPORTED;
+        }
+        switch (L->act) {
+        case MEMEST_ACT_NONE:
+        case MEMEST_ACT_RELU:
+        case MEMEST_ACT_GELU:
+        case MEMEST_ACT_SIGMOID:
+        case MEMEST_ACT_TANH:
+        case MEMEST_ACT_SOFTMAX:
+            break;
+        default:
+            exec_diag_set(diag, "%s: the trainer has no backward pass for "
+                          "act=%s (it trains relu, gelu, sigmoid, tanh and "
+                          "a final softmax)", L->name,
+                          memest_act_name(L->act));
+            return PROF_E_UNSUPPORTED;
+        }
+    }
+    return PROF_OK;
+}
+
 /* Softmax is trained only as the last operation, fused with the loss. */
 static int check_layers(prof_train *t, struct prof_diag *diag)
 {
+    int st = check_trainable(t, diag);
+    if (st != PROF_OK) {
+        return st;
+    }
     for (size_t i = 0; i < t->nl; i++) {
         const struct memest_layer *L = t->L[i].op->layer;
         const bool last = i + 1 == t->nl;
@@ -710,11 +770,7 @@ static int backward_f32(prof_train *t, size_t i, const float *x,
         if (!gx) {
             return PROF_OK;
         }
-        struct kern_pool2d_shape ps = {
-            .batch = t->batch, .channels = op->c_in, .in_h = op->h_in,
-            .in_w = op->w_in, .k = op->k, .stride = op->stride,
-            .pad = op->pad,
-        };
+        struct kern_pool2d_shape ps = exec_pool_shape(op, t->batch);
         return kst(L->kind == MEMEST_KIND_MAXPOOL
                        ? kern_maxpool2d_backward_f32(&ps, x, g, gx)
                        : kern_avgpool2d_backward_f32(&ps, g, gx));

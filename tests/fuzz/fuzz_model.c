@@ -57,6 +57,43 @@ static void check_estimates(const memest_model *m, uint64_t batch,
     free(rows);
 }
 
+/* The arena plan: tensors alive at a common step never share bytes
+ * (views share their root's), every tensor fits, and the arena is between
+ * the live-set lower bound and the sum of all buffers. */
+static void check_plan(const memest_model *m, uint64_t batch,
+                       enum memest_precision prec)
+{
+    struct memest_arena_plan p;
+    uint64_t sum = 0;
+    int st = memest_plan_arena(m, batch, prec, &p);
+    if (st != MEMEST_OK) {
+        CHECK(st == MEMEST_E_OVERFLOW);
+        return;
+    }
+    CHECK(p.tensor_count == memest_model_tensor_count(m));
+    for (size_t t = 0; t < p.tensor_count; t++) {
+        CHECK(p.first[t] <= p.last[t]);
+        CHECK(p.offset[t] + p.bytes[t] <= p.arena_bytes);
+        if (p.alias[t] == t) {
+            sum += p.bytes[t];
+        } else {
+            CHECK(p.alias[t] < t && p.offset[t] == p.offset[p.alias[t]]);
+        }
+        /* quadratic: only on models a fuzzer makes quickly */
+        for (size_t u = 0; u < t && p.tensor_count < 512; u++) {
+            if (p.alias[t] == p.alias[u]) {
+                continue;
+            }
+            CHECK(!(p.first[t] <= p.last[u] && p.first[u] <= p.last[t] &&
+                    p.offset[t] < p.offset[u] + p.bytes[u] &&
+                    p.offset[u] < p.offset[t] + p.bytes[t]));
+        }
+    }
+    CHECK(p.live_lower_bound_bytes <= p.arena_bytes);
+    CHECK(p.arena_bytes <= sum);
+    memest_arena_plan_free(&p);
+}
+
 static void check_round_trip(const memest_model *m)
 {
     size_t len = 0;
@@ -128,6 +165,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_estimates(m, 1, MEMEST_FP32);
     check_estimates(m, 7, MEMEST_INT8);
     check_estimates(m, UINT64_C(1) << 40, MEMEST_FP64);
+    check_plan(m, 1, MEMEST_FP32);
+    check_plan(m, 3, MEMEST_FP16);
     check_round_trip(m);
     check_fit(m, 1.0);
     check_fit(m, 0.001);

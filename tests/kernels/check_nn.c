@@ -2,7 +2,9 @@
  * all_finite, scale and sgd must match bit for bit (same float operations
  * in the same order) (the convolution has check_conv.c).
  *
- * Pooling (every path, the C reference included) is compared bit for bit
+ * Pooling (every path, the C reference included; square and rectangular
+ * windows, one or two strides, symmetric and per-side padding, both
+ * average divisors, odd sizes and vector tails) is compared bit for bit
  * with the direct window loops written here: max pooling picks the same
  * element (first maximum, first NaN; ties of +0 and -0 tell), average
  * pooling performs the same float additions in the same order (a NaN it
@@ -106,23 +108,26 @@ static void check_simple(const struct kern_nn_dsp *isa,
 
 /* The definition, window by window: max keeps the first maximum in
  * row-major window order (the first NaN wins), average sums the real
- * elements from +0 in that order and divides by k * k. */
+ * elements from +0 in that order and divides by kh * kw, or with
+ * count_include_pad 0 by the number of real elements it summed. */
 static void naive_pool(const struct kern_pool2d_shape *s, size_t oh,
                        size_t ow, const float *x, float *y, bool is_max)
 {
     const ptrdiff_t ih = (ptrdiff_t)s->in_h, iw = (ptrdiff_t)s->in_w;
-    const ptrdiff_t k = (ptrdiff_t)s->k, st = (ptrdiff_t)s->stride;
-    const ptrdiff_t pad = (ptrdiff_t)s->pad;
+    const ptrdiff_t kh = (ptrdiff_t)s->kh, kw = (ptrdiff_t)s->kw;
+    const ptrdiff_t sh = (ptrdiff_t)s->stride_h, sw = (ptrdiff_t)s->stride_w;
+    const ptrdiff_t pt = (ptrdiff_t)s->pad_top, pl = (ptrdiff_t)s->pad_left;
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const float *plane = x + p * s->in_h * s->in_w;
         for (size_t oy = 0; oy < oh; oy++) {
             for (size_t ox = 0; ox < ow; ox++) {
                 float best = 0.0f, sum = 0.0f;
+                size_t real = 0;
                 bool first = true;
-                for (ptrdiff_t ky = 0; ky < k; ky++) {
-                    const ptrdiff_t iy = (ptrdiff_t)oy * st + ky - pad;
-                    for (ptrdiff_t kx = 0; kx < k; kx++) {
-                        const ptrdiff_t ix = (ptrdiff_t)ox * st + kx - pad;
+                for (ptrdiff_t ky = 0; ky < kh; ky++) {
+                    const ptrdiff_t iy = (ptrdiff_t)oy * sh + ky - pt;
+                    for (ptrdiff_t kx = 0; kx < kw; kx++) {
+                        const ptrdiff_t ix = (ptrdiff_t)ox * sw + kx - pl;
                         if (iy < 0 || iy >= ih || ix < 0 || ix >= iw) {
                             continue;
                         }
@@ -134,38 +139,57 @@ static void naive_pool(const struct kern_pool2d_shape *s, size_t oh,
                             best = v;
                         }
                         sum += v;
+                        real++;
                     }
                 }
-                y[(p * oh + oy) * ow + ox] =
-                    is_max ? best : sum / (float)(s->k * s->k);
+                const float div = s->count_include_pad
+                                      ? (float)(s->kh * s->kw)
+                                      : (float)real;
+                y[(p * oh + oy) * ow + ox] = is_max ? best : sum / div;
             }
         }
     }
 }
 
+/* A random window: square or rectangular, one stride or two, padding
+ * equal on every side or chosen per side, either divisor. */
 static void random_pool(struct kern_pool2d_shape *s, size_t *oh, size_t *ow,
                         int t)
 {
     for (;;) {
+        memset(s, 0, sizeof *s);
         s->batch = (size_t)ck_randi(1, 2);
         s->channels = (size_t)ck_randi(1, 3);
         s->in_h = (size_t)ck_randi(1, 17);
         s->in_w = (size_t)ck_randi(1, 75);
+        s->count_include_pad = ck_randi(0, 1);
         if (t % 3 == 0) {
-            s->k = 2;
-            s->stride = 2;
-            s->pad = 0;
+            s->kh = s->kw = 2;
+            s->stride_h = s->stride_w = 2;
         } else if (t % 50 == 7) {
             /* Windows wider than the vector paths' limit of 32. */
-            s->k = (size_t)ck_randi(33, 36);
-            s->stride = (size_t)ck_randi(1, 3);
-            s->pad = (size_t)ck_randi(0, 3);
-            s->in_h = s->k + (size_t)ck_randi(0, 3);
-            s->in_w = s->k + (size_t)ck_randi(0, 40);
+            s->kw = (size_t)ck_randi(33, 36);
+            s->kh = (size_t)ck_randi(1, 4);
+            s->stride_h = (size_t)ck_randi(1, 3);
+            s->stride_w = (size_t)ck_randi(1, 3);
+            s->pad_left = s->pad_right = (size_t)ck_randi(0, 3);
+            s->in_h = s->kh + (size_t)ck_randi(0, 3);
+            s->in_w = s->kw + (size_t)ck_randi(0, 40);
+        } else if (t % 3 == 1) {
+            const size_t k = (size_t)ck_randi(1, 5);
+            s->kh = s->kw = k;
+            s->stride_h = s->stride_w = (size_t)ck_randi(1, 3);
+            s->pad_top = s->pad_left = s->pad_bottom = s->pad_right =
+                (size_t)ck_randi(0, (int)k / 2);
         } else {
-            s->k = (size_t)ck_randi(1, 5);
-            s->stride = (size_t)ck_randi(1, 3);
-            s->pad = (size_t)ck_randi(0, (int)s->k / 2);
+            s->kh = (size_t)ck_randi(1, 6);
+            s->kw = (size_t)ck_randi(1, 6);
+            s->stride_h = (size_t)ck_randi(1, 3);
+            s->stride_w = (size_t)ck_randi(1, 3);
+            s->pad_top = (size_t)ck_randi(0, (int)s->kh - 1);
+            s->pad_bottom = (size_t)ck_randi(0, (int)s->kh - 1);
+            s->pad_left = (size_t)ck_randi(0, (int)s->kw - 1);
+            s->pad_right = (size_t)ck_randi(0, (int)s->kw - 1);
         }
         if (kern_pool2d_out_hw(s, oh, ow) == KERN_OK) {
             return;
@@ -236,10 +260,12 @@ static void check_pool_one(kern_nn_pool2d_fn fn, kern_nn_pool2d_fn ref,
                  * element. */
                 const bool nans = !is_max && isnan(y0[i]) && isnan(y1[i]);
                 if (!nans && memcmp(&y0[i], &y1[i], sizeof *y0)) {
-                    ck_fail("b%zu c%zu %zux%zu k%zu s%zu p%zu: y[%zu] = %g, "
-                            "want %g", s.batch, s.channels, s.in_h, s.in_w,
-                            s.k, s.stride, s.pad, i, (double)y1[i],
-                            (double)y0[i]);
+                    ck_fail("b%zu c%zu %zux%zu k%zux%zu s%zux%zu "
+                            "p%zu,%zu,%zu,%zu cip%d: y[%zu] = %g, want %g",
+                            s.batch, s.channels, s.in_h, s.in_w, s.kh, s.kw,
+                            s.stride_h, s.stride_w, s.pad_top, s.pad_left,
+                            s.pad_bottom, s.pad_right, s.count_include_pad,
+                            i, (double)y1[i], (double)y0[i]);
                     break;
                 }
             }
@@ -254,12 +280,17 @@ static void check_pool_one(kern_nn_pool2d_fn fn, kern_nn_pool2d_fn ref,
         return;
     }
     /* smallcnn's pool1 and pool2 at batch 32, then 3x3 windows. */
+#define SQ(b, c, h, w, k, st, p)                                             \
+    {.batch = b, .channels = c, .in_h = h, .in_w = w, .kh = k, .kw = k,    \
+     .stride_h = st, .stride_w = st, .pad_top = p, .pad_left = p,          \
+     .pad_bottom = p, .pad_right = p, .count_include_pad = 1}
     static const struct kern_pool2d_shape shapes[] = {
-        {32, 8, 28, 28, 2, 2, 0},
-        {32, 16, 14, 14, 2, 2, 0},
-        {32, 16, 28, 28, 3, 2, 1},
-        {32, 16, 28, 28, 3, 1, 1},
+        SQ(32, 8, 28, 28, 2, 2, 0),
+        SQ(32, 16, 14, 14, 2, 2, 0),
+        SQ(32, 16, 28, 28, 3, 2, 1),
+        SQ(32, 16, 28, 28, 3, 1, 1),
     };
+#undef SQ
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_pool2d_shape *s = &shapes[i];
         size_t oh, ow;
@@ -276,7 +307,7 @@ static void check_pool_one(kern_nn_pool2d_fn fn, kern_nn_pool2d_fn ref,
             char what[64];
             snprintf(what, sizeof what, "%s %zux%zux%zu k%zus%zup%zu",
                      is_max ? "maxpool" : "avgpool", s->channels, s->in_h,
-                     s->in_w, s->k, s->stride, s->pad);
+                     s->in_w, s->kh, s->stride_h, s->pad_top);
             ck_bench_report(what, tr, ti);
             printf("    bench   ns per input element: window loops %.3f, "
                    "c %.3f, %s %.3f\n", tn / (double)nx, tr / (double)nx,

@@ -33,6 +33,21 @@ static void fill(float *p, size_t n)
     }
 }
 
+/* A square window with equal stride and padding on every side, average
+ * pooling dividing by the whole window (PyTorch's defaults). */
+static struct kern_pool2d_shape square_pool(size_t batch, size_t channels,
+                                            size_t in_h, size_t in_w,
+                                            size_t k, size_t stride,
+                                            size_t pad)
+{
+    return (struct kern_pool2d_shape){
+        .batch = batch, .channels = channels, .in_h = in_h, .in_w = in_w,
+        .kh = k, .kw = k, .stride_h = stride, .stride_w = stride,
+        .pad_top = pad, .pad_left = pad, .pad_bottom = pad,
+        .pad_right = pad, .count_include_pad = 1,
+    };
+}
+
 static void test_pool_hand(void **state)
 {
     (void)state;
@@ -40,7 +55,7 @@ static void test_pool_hand(void **state)
     for (int i = 0; i < 16; i++) {
         x[i] = (float)(i + 1);
     }
-    struct kern_pool2d_shape s = {1, 1, 4, 4, 2, 2, 0};
+    struct kern_pool2d_shape s = square_pool(1, 1, 4, 4, 2, 2, 0);
     float y[4];
     assert_int_equal(kern_maxpool2d_f32(&s, x, y), KERN_OK);
     assert_true(y[0] == 6 && y[1] == 8 && y[2] == 14 && y[3] == 16);
@@ -52,7 +67,7 @@ static void test_pool_hand(void **state)
      * value; avg divides by 4 (count_include_pad), max ignores padding
      * even for negative values. */
     const float x2[4] = {1, 2, 3, 4};
-    struct kern_pool2d_shape s2 = {1, 1, 2, 2, 2, 2, 1};
+    struct kern_pool2d_shape s2 = square_pool(1, 1, 2, 2, 2, 2, 1);
     assert_int_equal(kern_avgpool2d_f32(&s2, x2, y), KERN_OK);
     assert_true(y[0] == 0.25f && y[1] == 0.5f && y[2] == 0.75f &&
                 y[3] == 1.0f);
@@ -61,13 +76,85 @@ static void test_pool_hand(void **state)
     assert_true(y[0] == -1 && y[1] == -2 && y[2] == -3 && y[3] == -4);
     /* Stride 1, k 3, pad 1 over 3x3: the centre window sees everything. */
     float y9[9];
-    struct kern_pool2d_shape s3 = {1, 1, 3, 3, 3, 1, 1};
+    struct kern_pool2d_shape s3 = square_pool(1, 1, 3, 3, 3, 1, 1);
     const float x9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     assert_int_equal(kern_avgpool2d_f32(&s3, x9, y9), KERN_OK);
     assert_true(y9[4] == 5.0f);           /* 45 / 9 */
     assert_true(y9[0] == 12.0f / 9.0f);   /* (1+2+4+5) / 9 */
     assert_int_equal(kern_maxpool2d_f32(&s3, x9, y9), KERN_OK);
     assert_true(y9[0] == 5 && y9[4] == 9 && y9[8] == 9);
+    /* count_include_pad 0 (ONNX's default): the corner window holds 4
+     * real cells, the edge window 6, the centre 9. */
+    s3.count_include_pad = 0;
+    assert_int_equal(kern_avgpool2d_f32(&s3, x9, y9), KERN_OK);
+    assert_true(y9[0] == 12.0f / 4.0f);            /* (1+2+4+5) / 4 */
+    assert_true(y9[1] == 21.0f / 6.0f);            /* (1+2+3+4+5+6) / 6 */
+    assert_true(y9[4] == 5.0f);
+}
+
+static void test_pool_rect(void **state)
+{
+    (void)state;
+    /* x is 3x4: rows {1 2 3 4}, {5 6 7 8}, {9 10 11 12}. A 1x3 window
+     * (kh 1, kw 3), stride 2 down and 1 across, padding only on the right
+     * (t,l,b,r = 0,0,0,1): out_h = (3 - 1) / 2 + 1 = 2 (rows 0 and 2),
+     * out_w = (4 + 1 - 3) / 1 + 1 = 3. */
+    float x[12];
+    for (int i = 0; i < 12; i++) {
+        x[i] = (float)(i + 1);
+    }
+    struct kern_pool2d_shape s = {
+        .batch = 1, .channels = 1, .in_h = 3, .in_w = 4, .kh = 1, .kw = 3,
+        .stride_h = 2, .stride_w = 1, .pad_right = 1,
+        .count_include_pad = 1,
+    };
+    size_t oh, ow;
+    assert_int_equal(kern_pool2d_out_hw(&s, &oh, &ow), KERN_OK);
+    assert_int_equal(oh, 2);
+    assert_int_equal(ow, 3);
+    float y[6];
+    assert_int_equal(kern_maxpool2d_f32(&s, x, y), KERN_OK);
+    const float want_max[6] = {3, 4, 4, 11, 12, 12};
+    assert_memory_equal(y, want_max, sizeof y);
+    assert_int_equal(kern_avgpool2d_f32(&s, x, y), KERN_OK);
+    /* the last window of each row holds 2 real cells + the pad */
+    assert_true(y[0] == 6.0f / 3.0f && y[1] == 9.0f / 3.0f &&
+                y[2] == 7.0f / 3.0f && y[3] == 30.0f / 3.0f &&
+                y[4] == 33.0f / 3.0f && y[5] == 23.0f / 3.0f);
+    s.count_include_pad = 0;
+    assert_int_equal(kern_avgpool2d_f32(&s, x, y), KERN_OK);
+    assert_true(y[2] == 7.0f / 2.0f && y[5] == 23.0f / 2.0f &&
+                y[0] == 2.0f);
+    /* Backward with the real-cell divisor: the right pad takes nothing,
+     * x[3] (4) gets dy[1] / 3 + dy[2] / 2. */
+    const float dy[6] = {3, 6, 4, 0, 0, 0};
+    float gx[12];
+    assert_int_equal(kern_avgpool2d_backward_f32(&s, dy, gx), KERN_OK);
+    assert_true(gx[0] == 1.0f && gx[1] == 1.0f + 2.0f &&
+                gx[2] == 1.0f + 2.0f + 2.0f && gx[3] == 2.0f + 2.0f &&
+                gx[4] == 0.0f);
+    /* Asymmetric padding top/left only, 2x2 window, stride 2 over 3x3:
+     * out 2x2, the top-left window holds x[0] alone. */
+    const float x9[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    struct kern_pool2d_shape a = {
+        .batch = 1, .channels = 1, .in_h = 3, .in_w = 3, .kh = 2, .kw = 2,
+        .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
+        .count_include_pad = 0,
+    };
+    assert_int_equal(kern_pool2d_out_hw(&a, &oh, &ow), KERN_OK);
+    assert_true(oh == 2 && ow == 2);
+    assert_int_equal(kern_avgpool2d_f32(&a, x9, y), KERN_OK);
+    assert_true(y[0] == 1.0f && y[1] == 2.5f && y[2] == 5.5f &&
+                y[3] == 7.0f);
+    assert_int_equal(kern_maxpool2d_f32(&a, x9, y), KERN_OK);
+    assert_true(y[0] == 1 && y[1] == 3 && y[2] == 7 && y[3] == 9);
+    /* A pad as large as its window side is refused; one less is not
+     * (ONNX's averagepool_2d_pads: k 3, pads 2). */
+    a.pad_bottom = 2;
+    assert_int_equal(kern_pool2d_out_hw(&a, &oh, &ow), KERN_E_RANGE);
+    struct kern_pool2d_shape p2 = square_pool(1, 1, 3, 3, 3, 1, 2);
+    assert_int_equal(kern_pool2d_out_hw(&p2, &oh, &ow), KERN_OK);
+    assert_true(oh == 5 && ow == 5);
 }
 
 static void test_pool_backward(void **state)
@@ -79,7 +166,7 @@ static void test_pool_backward(void **state)
     const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     const float dy[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     float gx[9];
-    struct kern_pool2d_shape s = {1, 1, 3, 3, 3, 1, 1};
+    struct kern_pool2d_shape s = square_pool(1, 1, 3, 3, 3, 1, 1);
     assert_int_equal(kern_maxpool2d_backward_f32(&s, x, dy, gx), KERN_OK);
     /* Window maxima: (0,0)->5 (1,1), (0,1)->6, (0,2)->6, (1,0)->8,
      * (1,1)->9, (1,2)->9, (2,0)->8, (2,1)->9, (2,2)->9. */
@@ -91,7 +178,7 @@ static void test_pool_backward(void **state)
     const float same[4] = {2, 2, 2, 2};
     const float one = 1.0f;
     float g4[4];
-    struct kern_pool2d_shape s2 = {1, 1, 2, 2, 2, 2, 0};
+    struct kern_pool2d_shape s2 = square_pool(1, 1, 2, 2, 2, 2, 0);
     assert_int_equal(kern_maxpool2d_backward_f32(&s2, same, &one, g4),
                      KERN_OK);
     assert_true(g4[0] == 1 && g4[1] == 0 && g4[2] == 0 && g4[3] == 0);
@@ -144,7 +231,7 @@ static void test_pool_backward(void **state)
                 }
             }
         }
-        struct kern_pool2d_shape s4 = {B, C, H, W, 2, 2, 0};
+        struct kern_pool2d_shape s4 = square_pool(B, C, H, W, 2, 2, 0);
         assert_int_equal(kern_maxpool2d_backward_f32(&s4, xx, dd, gg),
                          KERN_OK);
         assert_memory_equal(gg, want2, sizeof gg);
@@ -152,11 +239,11 @@ static void test_pool_backward(void **state)
     /* Average: each real element of each window gets dy / k^2. */
     const float d1[4] = {4, 8, 12, 16};
     float gavg[4];
-    struct kern_pool2d_shape s3 = {1, 1, 2, 2, 2, 2, 1};
+    struct kern_pool2d_shape s3 = square_pool(1, 1, 2, 2, 2, 2, 1);
     assert_int_equal(kern_avgpool2d_backward_f32(&s3, d1, gavg), KERN_OK);
     assert_true(gavg[0] == 1 && gavg[1] == 2 && gavg[2] == 3 &&
                 gavg[3] == 4);
-    struct kern_pool2d_shape bad = {1, 1, 4, 4, 2, 2, 2};
+    struct kern_pool2d_shape bad = square_pool(1, 1, 4, 4, 2, 2, 2);
     assert_int_equal(kern_maxpool2d_f32(&bad, x, gx), KERN_E_RANGE);
 }
 
@@ -291,6 +378,126 @@ static void test_bias_finite_scale(void **state)
     for (int i = 0; i < 36; i++) {
         assert_true(f[i] == ((float)i - 18.0f) * 0.5f);
     }
+}
+
+/* The graph primitives against double references written here. */
+static void test_add_affine_gap(void **state)
+{
+    (void)state;
+    enum { N = 1003 }; /* odd: every vector tail */
+    static float a[N], b[N], c[N], y[N];
+    fill(a, N);
+    fill(b, N);
+    fill(c, N);
+    const float *two[2] = {a, b}, *three[3] = {a, b, c};
+    assert_int_equal(kern_nn_add_f32(y, two, 2, N), KERN_OK);
+    for (size_t i = 0; i < N; i++) {
+        /* one float addition of two floats: the rounded exact sum */
+        assert_true(y[i] == (float)((double)a[i] + (double)b[i]));
+    }
+    assert_int_equal(kern_nn_add_f32(y, three, 3, N), KERN_OK);
+    for (size_t i = 0; i < N; i++) {
+        const double want = (double)a[i] + (double)b[i] + (double)c[i];
+        /* two roundings of values below 3 in magnitude */
+        assert_true(fabs(y[i] - want) <= 2.0 * 0x1p-23 * 3.0);
+    }
+    /* in place on the first input */
+    memcpy(y, a, sizeof y);
+    const float *inplace[2] = {y, b};
+    assert_int_equal(kern_nn_add_f32(y, inplace, 2, N), KERN_OK);
+    assert_true(y[7] == a[7] + b[7]);
+    assert_int_equal(kern_nn_add_f32(y, two, 0, N), KERN_E_SHAPE);
+    const float *hole[2] = {a, NULL};
+    assert_int_equal(kern_nn_add_f32(y, hole, 2, N), KERN_E_INVALID);
+
+    /* affine: 3 samples, 5 channels, 7x9 planes */
+    enum { B = 3, C = 5, HW = 63 };
+    static float x[B * C * HW], z[B * C * HW];
+    float scale[C], shift[C];
+    fill(x, B * C * HW);
+    fill(scale, C);
+    fill(shift, C);
+    assert_int_equal(
+        kern_nn_channel_affine_f32(x, B, C, HW, scale, shift, z), KERN_OK);
+    for (size_t n = 0; n < B; n++) {
+        for (size_t ch = 0; ch < C; ch++) {
+            for (size_t i = 0; i < HW; i++) {
+                const size_t at = (n * C + ch) * HW + i;
+                const double want = (double)x[at] * scale[ch] + shift[ch];
+                assert_true(fabs(z[at] - want) <= 2.0 * 0x1p-24 * 2.0);
+            }
+        }
+    }
+
+    /* global average of 15 planes of 63 values, and of one long plane
+     * whose float sum would lose digits */
+    assert_int_equal(kern_nn_global_avgpool_f32(x, B * C, HW, z), KERN_OK);
+    for (size_t p = 0; p < B * C; p++) {
+        double sum = 0.0;
+        for (size_t i = 0; i < HW; i++) {
+            sum += x[p * HW + i];
+        }
+        assert_true(z[p] == (float)(sum / HW));
+    }
+    enum { LONG = 100003 };
+    float *big = malloc(LONG * sizeof *big);
+    assert_non_null(big);
+    for (size_t i = 0; i < LONG; i++) {
+        big[i] = 1.0f + (float)(i % 3) * 0x1p-20f;
+    }
+    float mean;
+    assert_int_equal(kern_nn_global_avgpool_f32(big, 1, LONG, &mean),
+                     KERN_OK);
+    double want = 0.0;
+    for (size_t i = 0; i < LONG; i++) {
+        want += big[i];
+    }
+    assert_true(mean == (float)(want / LONG));
+    free(big);
+    assert_int_equal(kern_nn_global_avgpool_f32(x, 1, 0, z), KERN_E_SHAPE);
+}
+
+static void test_relu6_log_softmax(void **state)
+{
+    (void)state;
+    const float in[8] = {-1.0f, -0.0f, 0.5f, 6.0f, 7.5f, NAN, INFINITY,
+                         -INFINITY};
+    float out[8];
+    assert_int_equal(kern_nn_relu6_f32(out, in, 8), KERN_OK);
+    assert_true(out[0] == 0.0f && !signbit(out[0]));
+    assert_true(out[1] == 0.0f && !signbit(out[1]));
+    assert_true(out[2] == 0.5f && out[3] == 6.0f && out[4] == 6.0f);
+    assert_true(isnan(out[5]) && out[6] == 6.0f && out[7] == 0.0f);
+
+    enum { R = 7, CO = 37 };
+    static float x[R * CO], y[R * CO];
+    fill(x, R * CO);
+    for (size_t i = 0; i < R * CO; i++) {
+        x[i] *= 30.0f; /* exponents far apart */
+    }
+    x[3 * CO + 5] = 1000.0f; /* a row dominated by one class */
+    assert_int_equal(kern_nn_log_softmax_f32(x, R, CO, y), KERN_OK);
+    for (size_t r = 0; r < R; r++) {
+        double mx = -INFINITY, sum = 0.0;
+        for (size_t c = 0; c < CO; c++) {
+            mx = fmax(mx, x[r * CO + c]);
+        }
+        for (size_t c = 0; c < CO; c++) {
+            sum += exp(x[r * CO + c] - mx);
+        }
+        for (size_t c = 0; c < CO; c++) {
+            const double want = x[r * CO + c] - mx - log(sum);
+            assert_true(fabs(y[r * CO + c] - want) <=
+                        0x1p-23 * fabs(want) + 1e-30);
+        }
+    }
+    /* log softmax of {0, 0} is -log 2; in place */
+    float two[2] = {0.0f, 0.0f};
+    assert_int_equal(kern_nn_log_softmax_f32(two, 1, 2, two), KERN_OK);
+    assert_true(two[0] == (float)-log(2.0) && two[1] == two[0]);
+    float bad[3] = {1.0f, NAN, 2.0f};
+    assert_int_equal(kern_nn_log_softmax_f32(bad, 1, 3, bad), KERN_OK);
+    assert_true(isnan(bad[0]) && isnan(bad[2]));
 }
 
 static void test_sgd(void **state)
@@ -429,6 +636,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_hand),
+        cmocka_unit_test(test_pool_rect),
+        cmocka_unit_test(test_add_affine_gap),
+        cmocka_unit_test(test_relu6_log_softmax),
         cmocka_unit_test(test_pool_backward),
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_xent),

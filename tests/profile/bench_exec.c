@@ -101,8 +101,13 @@ static int run_bare(void *ctx)
         struct kern_pool2d_shape ps = {
             .batch = k->batch, .channels = (size_t)L->in_shape.dim[0],
             .in_h = (size_t)L->in_shape.dim[1],
-            .in_w = (size_t)L->in_shape.dim[2], .k = (size_t)L->kernel_h,
-            .stride = (size_t)L->stride_h, .pad = (size_t)L->pad_top,
+            .in_w = (size_t)L->in_shape.dim[2], .kh = (size_t)L->kernel_h,
+            .kw = (size_t)L->kernel_w, .stride_h = (size_t)L->stride_h,
+            .stride_w = (size_t)L->stride_w, .pad_top = (size_t)L->pad_top,
+            .pad_left = (size_t)L->pad_left,
+            .pad_bottom = (size_t)L->pad_bottom,
+            .pad_right = (size_t)L->pad_right,
+            .count_include_pad = L->count_include_pad,
         };
         st = L->kind == MEMEST_KIND_MAXPOOL ? kern_maxpool2d_f32(&ps, k->x, k->y)
                                             : kern_avgpool2d_f32(&ps, k->x, k->y);

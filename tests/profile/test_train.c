@@ -187,32 +187,43 @@ static double ref_sample_loss(const memest_model *m,
             break;
         }
         case MEMEST_KIND_MAXPOOL:
-        case MEMEST_KIND_AVGPOOL:
+        case MEMEST_KIND_AVGPOOL: {
+            /* kh x kw windows, a stride per axis, padding per side; an
+             * average divides by the window or by its cells inside */
+            const long kh = (long)L->kernel_h, kw = (long)L->kernel_w;
+            const long sh = (long)L->stride_h, sw = (long)L->stride_w;
+            const long pt = (long)L->pad_top, pl = (long)L->pad_left;
             for (size_t c = 0; c < OC; c++) {
                 for (size_t oy = 0; oy < OH; oy++) {
                     for (size_t ox = 0; ox < OW; ox++) {
                         double mx = -INFINITY, sum = 0;
-                        for (long ky = 0; ky < k; ky++) {
-                            for (long kx = 0; kx < k; kx++) {
-                                const long at =
-                                    pixel(oy, ox, ky, kx, s, pad, H, W);
-                                if (at < 0) {
+                        long real = 0;
+                        for (long ky = 0; ky < kh; ky++) {
+                            for (long kx = 0; kx < kw; kx++) {
+                                const long iy = (long)oy * sh + ky - pt;
+                                const long ix = (long)ox * sw + kx - pl;
+                                if (iy < 0 || ix < 0 || iy >= (long)H ||
+                                    ix >= (long)W) {
                                     continue;
                                 }
-                                double v = cur[c * H * W + (size_t)at];
+                                double v =
+                                    cur[c * H * W + (size_t)(iy * (long)W + ix)];
                                 mx = v > mx ? v : mx;
                                 sum += v;
+                                real++;
                             }
                         }
+                        const double div = L->count_include_pad
+                                               ? (double)(kh * kw)
+                                               : (double)real;
                         nxt[(c * OH + oy) * OW + ox] =
-                            L->kind == MEMEST_KIND_MAXPOOL
-                                ? mx
-                                : sum / (double)(k * k);
+                            L->kind == MEMEST_KIND_MAXPOOL ? mx : sum / div;
                     }
                 }
             }
             act = MEMEST_ACT_NONE;
             break;
+        }
         case MEMEST_KIND_FLATTEN:
             memcpy(nxt, cur, on * sizeof *nxt);
             break;
@@ -462,6 +473,15 @@ static const char *cnn_b = "input 2x6x6\n"
                            "tanh\n"
                            "dense 3 act=softmax\n";
 
+/* Rectangular pooling windows with two strides, padding on some sides
+ * only, an average counting only the cells inside the input. */
+static const char *cnn_c = "input 2x7x6\n"
+                           "conv2d 3 k=3 p=1 act=tanh\n"
+                           "avgpool k=3x2 s=2x1 p=1,0,1,1 count_pad=no\n"
+                           "maxpool k=2x3 s=1x2 p=0,1,1,1\n"
+                           "flatten\n"
+                           "dense 3 act=softmax\n";
+
 static void test_grads_fp32(void **state)
 {
     (void)state;
@@ -469,6 +489,7 @@ static void test_grads_fp32(void **state)
     check_grads(mlp_standalone, MEMEST_FP32, 1, 0);
     check_grads(cnn_a, MEMEST_FP32, 1, 0);
     check_grads(cnn_b, MEMEST_FP32, 1, 0);
+    check_grads(cnn_c, MEMEST_FP32, 1, 0);
 }
 
 /* 16-bit storage: the same gradients within 8 unit roundoffs of the
@@ -476,8 +497,8 @@ static void test_grads_fp32(void **state)
 static void test_grads_mixed(void **state)
 {
     (void)state;
-    const char *models[] = {mlp_fused, mlp_standalone, cnn_a, cnn_b};
-    for (size_t i = 0; i < 4; i++) {
+    const char *models[] = {mlp_fused, mlp_standalone, cnn_a, cnn_b, cnn_c};
+    for (size_t i = 0; i < 5; i++) {
         check_grads(models[i], MEMEST_FP16, 2000, 0);
         check_grads(models[i], MEMEST_BF16, 15000, 0);
     }
@@ -659,13 +680,13 @@ static void test_memory_equals_estimate(void **state)
 {
     (void)state;
     const char *models[] = {"mlp:784-64-10", "smallcnn", mlp_fused,
-                            mlp_standalone, cnn_a, cnn_b};
+                            mlp_standalone, cnn_a, cnn_b, cnn_c};
     const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
                                            MEMEST_BF16};
     const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,
                                           MEMEST_OPT_ADAM};
     const uint64_t batches[] = {1, 32};
-    for (size_t i = 0; i < 6; i++) {
+    for (size_t i = 0; i < 7; i++) {
         memest_model *m = model(models[i]);
         for (size_t p = 0; p < 3; p++) {
             for (size_t k = 0; k < 3; k++) {
@@ -957,6 +978,29 @@ static void test_bad_input(void **state)
                    PROF_E_RANGE, "dense2: the model must end in softmax");
     expect_refused("input 1x4x4\nconv2d 2 k=3 act=softmax\n", NULL,
                    PROF_E_RANGE, "feature vector");
+    /* graph models: refused, naming the layer */
+    expect_refused("input 4\ndense 4 act=relu name=a\ndense 4 name=b\n"
+                   "add in=a,b name=res\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "res: the trainer has no "
+                   "backward pass for add layers");
+    expect_refused("input 2x4x4\nconv2d 2 k=3 act=relu\nbatchnorm name=nb\n"
+                   "flatten\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "nb: the trainer has no "
+                   "backward pass for batchnorm");
+    expect_refused("input 2x4x4\nconv2d 2 k=3\nglobalavgpool\n"
+                   "flatten\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "gap1");
+    expect_refused("input 4 name=a\ninput 3 name=b\nconcat in=a,b\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "2 inputs");
+    expect_refused("input 4\ndense 3 act=relu6 name=d\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "d: the trainer has no "
+                   "backward pass for act=relu6");
+    expect_refused("input 4\ndense 3 act=relu\ndropout\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "dropout1");
+
 
     memest_model *m = model(mlp);
     prof_train *t = NULL;

@@ -205,6 +205,38 @@ KERN_API int kern_nn_bias_add_nchw_f32(float *x, size_t batch,
 KERN_API int kern_nn_softmax_f32(const float *x, size_t rows, size_t cols,
                                  float *y);
 
+/* Log-softmax over each of `rows` rows of `cols` values: y = (x - max) -
+ * log(sum(exp(x - max))), evaluated in double and rounded once (within
+ * 1 ulp of the exact value plus 2^-24 * |log sum| absolute); y may equal
+ * x. Rows holding NaN or +inf, or only -inf, give NaN, as
+ * kern_nn_softmax_f32. */
+KERN_API int kern_nn_log_softmax_f32(const float *x, size_t rows,
+                                     size_t cols, float *y);
+
+/* The element-wise sum of count >= 1 tensors of n floats, left to right
+ * in float: y[i] = (x[0][i] + x[1][i]) + x[2][i] ... y may be x[0]; it
+ * must not overlap any other input. KERN_E_SHAPE for count 0. */
+KERN_API int kern_nn_add_f32(float *y, const float *const *x, size_t count,
+                             size_t n);
+
+/* A per-channel affine map over NCHW (hw = height * width; 1 for a
+ * [batch][channels] tensor): y[b][c][i] = x[b][c][i] * scale[c] +
+ * shift[c], a batch norm at inference. y may equal x. */
+KERN_API int kern_nn_channel_affine_f32(const float *x, size_t batch,
+                                        size_t channels, size_t hw,
+                                        const float *scale,
+                                        const float *shift, float *y);
+
+/* Global average pooling: y[p] = the mean of the hw values of plane p of
+ * x ([planes][hw], planes = batch * channels), summed in double and
+ * rounded once. KERN_E_SHAPE for hw 0. */
+KERN_API int kern_nn_global_avgpool_f32(const float *x, size_t planes,
+                                        size_t hw, float *y);
+
+/* relu6: min(max(x, 0), 6) over n floats; relu6(-0) = +0, NaN propagates.
+ * Exact. dst may equal src. */
+KERN_API int kern_nn_relu6_f32(float *dst, const float *src, size_t n);
+
 /* Softmax cross-entropy for a batch of logits [batch][classes] and integer
  * labels in [0, classes) (else KERN_E_RANGE). *loss = mean over the batch
  * of -log softmax(x)[label], computed as logsumexp(x) - x[label] in a
@@ -381,17 +413,25 @@ KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
                                const float *x, const float *w,
                                const float *bias, int act, float *y);
 
-/* 2-D pooling over NCHW with a square window k, stride and padding on both
- * axes; out = (in + 2 pad - k) / stride + 1 (floor), as in PyTorch with
- * ceil_mode=False. Padding must be at most k / 2 (PyTorch's rule, so every
- * window holds at least one real element); else KERN_E_RANGE. */
+/* 2-D pooling over NCHW with a kh x kw window, a stride per axis and zero
+ * padding per side (asymmetric padding, as ONNX "pads" and TensorFlow's
+ * "SAME" give): out_h = (in_h + pad_top + pad_bottom - kh) / stride_h + 1
+ * (floor, PyTorch's ceil_mode=False), out_w alike with pad_left, pad_right
+ * and kw. Every pad must be smaller than the window along its axis, so
+ * that every window holds at least one real element (PyTorch's own rule,
+ * pad <= k / 2, is stricter; ONNX allows more); else KERN_E_RANGE.
+ * count_include_pad is average pooling's divisor: nonzero divides every
+ * window by kh * kw (PyTorch's default), 0 by the number of its cells that
+ * lie inside the input (ONNX's default); max pooling ignores it. */
 struct kern_pool2d_shape {
     size_t batch, channels, in_h, in_w;
-    size_t k, stride, pad;
+    size_t kh, kw, stride_h, stride_w;
+    size_t pad_top, pad_left, pad_bottom, pad_right;
+    int count_include_pad;
 };
 
 /* Output height and width of a pooling; status as kern_conv2d_out_hw, plus
- * KERN_E_RANGE for pad > k / 2. */
+ * KERN_E_RANGE for a pad not smaller than its window side. */
 KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
                                 size_t *out_h, size_t *out_w);
 
@@ -407,13 +447,13 @@ KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
                                          const float *x, const float *dy,
                                          float *grad_x);
 
-/* Average pooling with PyTorch's default count_include_pad=True: every
- * window sums its real elements and divides by k * k (padding counts as
- * zeros). */
+/* Average pooling: every window sums its real elements in row-major order
+ * from +0 and divides the sum by the divisor count_include_pad selects
+ * (padding counts as zeros in the sum either way). */
 KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
                                 const float *x, float *y);
 
-/* Backward of average pooling: grad_x (OVERWRITTEN) gets dy / (k * k) at
+/* Backward of average pooling: grad_x (OVERWRITTEN) gets dy / divisor at
  * each real element of each window. */
 KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
                                          const float *dy, float *grad_x);

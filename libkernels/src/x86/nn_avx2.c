@@ -210,8 +210,9 @@ enum { PV = 4 };
 static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                      const float *x, float *y, bool is_max)
 {
-    const size_t ih = s->in_h, iw = s->in_w, k = s->k, st = s->stride;
-    const size_t pad = s->pad;
+    const size_t ih = s->in_h, iw = s->in_w, k = s->kw, st = s->stride_w;
+    const size_t kh = s->kh, sh = s->stride_h, pt = s->pad_top;
+    const size_t pad = s->pad_left;
     size_t lo[POOL_MAXK], hi[POOL_MAXK];
     for (size_t kx = 0; kx < k; kx++) {
         /* Output columns whose input column ox * st + kx - pad is real. */
@@ -221,7 +222,13 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
         lo[kx] = lo[kx] < hi[kx] ? lo[kx] : hi[kx];
     }
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256 cnt = _mm256_set1_ps((float)(k * k));
+    /* Average pooling's divisor: kh * kw, or (count_include_pad 0) the
+     * real rows of the window times each lane's real columns (xcnt, the
+     * kernel columns whose mask holds the lane), exact small integers as
+     * in the reference. */
+    const bool whole = s->count_include_pad != 0;
+    const __m256 cnt_all = _mm256_set1_ps((float)(kh * k));
+    __m256 xcnt[PV];
     const __m256 init = is_max ? _mm256_set1_ps(-INFINITY)
                                : _mm256_setzero_ps();
     __m256i masks[POOL_MAXK][PV];
@@ -234,6 +241,12 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                 masks[kx][v] = range_mask8(ox0 + 8 * v, lo[kx], hi[kx]);
                 any[kx][v] = !_mm256_testz_si256(masks[kx][v], masks[kx][v]);
             }
+            xcnt[v] = _mm256_setzero_ps();
+            for (size_t kx = 0; kx < k; kx++) {
+                xcnt[v] = _mm256_add_ps(
+                    xcnt[v], _mm256_and_ps(_mm256_castsi256_ps(masks[kx][v]),
+                                           _mm256_set1_ps(1.0f)));
+            }
             idx[v] = _mm256_mullo_epi32(
                 _mm256_add_epi32(lanes, _mm256_set1_epi32((int)(ox0 + 8 * v))),
                 _mm256_set1_epi32((int)st));
@@ -241,10 +254,9 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
         for (size_t p = 0; p < s->batch * s->channels; p++) {
             const float *plane = x + p * ih * iw;
             for (size_t oy = 0; oy < oh; oy++) {
-                const size_t start = oy * st;
-                const size_t y0 = start < pad ? 0 : start - pad;
-                const size_t y1 =
-                    start + k - pad > ih ? ih : start + k - pad;
+                const size_t start = oy * sh;
+                const size_t y0 = start < pt ? 0 : start - pt;
+                const size_t y1 = start + kh - pt > ih ? ih : start + kh - pt;
                 float *yr = y + (p * oh + oy) * ow;
                 __m256 acc[PV], nanv[PV], seen[PV];
                 for (size_t v = 0; v < PV; v++) {
@@ -290,7 +302,10 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                         }
                     }
                 }
+                const __m256 rows = _mm256_set1_ps((float)(y1 - y0));
                 for (size_t v = 0; v < nv; v++) {
+                    const __m256 cnt =
+                        whole ? cnt_all : _mm256_mul_ps(xcnt[v], rows);
                     const __m256 r =
                         is_max ? _mm256_blendv_ps(acc[v], nanv[v], seen[v])
                                : _mm256_div_ps(acc[v], cnt);
@@ -304,15 +319,15 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
 
 static bool pool_fits(const struct kern_pool2d_shape *s, size_t ow)
 {
-    return s->k <= POOL_MAXK && s->stride < 65536 &&
-           ow < (size_t)INT32_MAX / 2 / s->stride &&
+    return s->kw <= POOL_MAXK && s->stride_w < 65536 &&
+           ow < (size_t)INT32_MAX / 2 / s->stride_w &&
            s->in_w < (size_t)INT32_MAX / 2;
 }
 
 void kern_nn_maxpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
                             size_t out_w, const float *x, float *y)
 {
-    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+    if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, true);
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, true);
@@ -324,7 +339,7 @@ void kern_nn_maxpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
 void kern_nn_avgpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
                             size_t out_w, const float *x, float *y)
 {
-    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+    if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, false);
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, false);

@@ -102,7 +102,8 @@ static inline const float *at(const float *row, ptrdiff_t off)
 /* Pooling is bit-identical to the C reference: each output lane sees its
  * window's real elements in row-major order, max pooling with the same
  * "larger, or the first NaN" rule, average pooling with the same float
- * additions from +0 and the same division by k * k. Windows wider than
+ * additions from +0 and the same division (by kh * kw, or by the real
+ * cells of the window, exact integers either way). Windows wider than
  * POOL_MAXK columns, or shapes whose column indices do not fit the 32-bit
  * gather offsets, use the C reference. */
 enum { POOL_MAXK = 32 };
@@ -232,8 +233,9 @@ enum { PV = 4 };
 static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                      const float *x, float *y, bool is_max)
 {
-    const size_t ih = s->in_h, iw = s->in_w, k = s->k, st = s->stride;
-    const size_t pad = s->pad;
+    const size_t ih = s->in_h, iw = s->in_w, k = s->kw, st = s->stride_w;
+    const size_t kh = s->kh, sh = s->stride_h, pt = s->pad_top;
+    const size_t pad = s->pad_left;
     size_t lo[POOL_MAXK], hi[POOL_MAXK];
     for (size_t kx = 0; kx < k; kx++) {
         /* Output columns whose input column ox * st + kx - pad is real. */
@@ -244,7 +246,13 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
     }
     const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
                                             10, 11, 12, 13, 14, 15);
-    const __m512 cnt = _mm512_set1_ps((float)(k * k));
+    /* Average pooling's divisor: kh * kw, or (count_include_pad 0) the
+     * real rows of the window times each lane's real columns (xcnt, the
+     * kernel columns whose mask holds the lane), exact small integers as
+     * in the reference. */
+    const bool whole = s->count_include_pad != 0;
+    const __m512 cnt_all = _mm512_set1_ps((float)(kh * k));
+    __m512 xcnt[PV];
     const __m512 init = is_max ? _mm512_set1_ps(-INFINITY)
                                : _mm512_setzero_ps();
     __mmask16 masks[POOL_MAXK][PV];
@@ -256,6 +264,11 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
             for (size_t kx = 0; kx < k; kx++) {
                 masks[kx][v] = range_mask(ox0 + 16 * v, lo[kx], hi[kx]);
             }
+            xcnt[v] = _mm512_setzero_ps();
+            for (size_t kx = 0; kx < k; kx++) {
+                xcnt[v] = _mm512_mask_add_ps(xcnt[v], masks[kx][v], xcnt[v],
+                                             _mm512_set1_ps(1.0f));
+            }
             idx[v] = _mm512_mullo_epi32(
                 _mm512_add_epi32(lanes,
                                  _mm512_set1_epi32((int)(ox0 + 16 * v))),
@@ -265,10 +278,9 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
             const float *plane = x + p * ih * iw;
             for (size_t oy = 0; oy < oh; oy++) {
                 /* Real input rows [y0, y1) of this output row's windows. */
-                const size_t start = oy * st;
-                const size_t y0 = start < pad ? 0 : start - pad;
-                const size_t y1 =
-                    start + k - pad > ih ? ih : start + k - pad;
+                const size_t start = oy * sh;
+                const size_t y0 = start < pt ? 0 : start - pt;
+                const size_t y1 = start + kh - pt > ih ? ih : start + kh - pt;
                 float *yr = y + (p * oh + oy) * ow;
                 __m512 acc[PV], nanv[PV];
                 __mmask16 seen[PV];
@@ -310,7 +322,10 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                         }
                     }
                 }
+                const __m512 rows = _mm512_set1_ps((float)(y1 - y0));
                 for (size_t v = 0; v < nv; v++) {
+                    const __m512 cnt =
+                        whole ? cnt_all : _mm512_mul_ps(xcnt[v], rows);
                     const __m512 r =
                         is_max ? _mm512_mask_mov_ps(acc[v], seen[v], nanv[v])
                                : _mm512_div_ps(acc[v], cnt);
@@ -325,8 +340,8 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
 /* True when pool_any's 32-bit column offsets and window arrays fit. */
 static bool pool_fits(const struct kern_pool2d_shape *s, size_t ow)
 {
-    return s->k <= POOL_MAXK && s->stride < 65536 &&
-           ow < (size_t)INT32_MAX / 2 / s->stride &&
+    return s->kw <= POOL_MAXK && s->stride_w < 65536 &&
+           ow < (size_t)INT32_MAX / 2 / s->stride_w &&
            s->in_w < (size_t)INT32_MAX / 2;
 }
 
@@ -334,7 +349,7 @@ void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s,
                               size_t out_h, size_t out_w, const float *x,
                               float *y)
 {
-    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+    if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, true);
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, true);
@@ -347,7 +362,7 @@ void kern_nn_avgpool2d_avx512(const struct kern_pool2d_shape *s,
                               size_t out_h, size_t out_w, const float *x,
                               float *y)
 {
-    if (s->k == 2 && s->stride == 2 && s->pad == 0) {
+    if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, false);
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, false);

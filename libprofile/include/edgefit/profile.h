@@ -55,6 +55,8 @@ enum prof_status {
     PROF_E_CALLBACK, /* a timed callback reported a failure */
     PROF_E_KERNEL,   /* a libkernels call failed */
     PROF_E_MEMEST,   /* a libmemest call failed */
+    PROF_E_UNSUPPORTED, /* a model or layer this function does not handle
+                           (the diag names it) */
 };
 
 /* Static text for a status code; "unknown status" for anything else. */
@@ -829,47 +831,65 @@ PROF_API const char *prof_dataset_default_dir(void);
 /* ---- executor ---- */
 
 /*
- * The model executor runs a libmemest model for real, layer by layer, on
- * libkernels, at a batch size and a precision:
+ * The model executor runs a libmemest model for real, layer by layer in the
+ * model's execution order, on libkernels, at a batch size and a precision:
  *   - fp32: every tensor and parameter in float;
  *   - fp16, bf16: weights, biases and activations stored in 16 bits
  *     (rounded to nearest even by kern_f32_to_f16/kern_f32_to_bf16); each
  *     operator widens its inputs and parameters to float, computes in
- *     float and rounds its result back to 16 bits;
+ *     float and rounds its result back to 16 bits (concat joins the 16-bit
+ *     values as they are);
  *   - int8: weights quantised symmetrically per output channel, bias kept
  *     in float, activations quantised per tensor (scale max|x| / 127,
  *     computed from each tensor when it is produced); dense and conv2d
  *     multiply int8 by int8 into int32 (kern_q8_gemm), requantise to float
  *     (kern_q8_requant_f32), apply the activation in float (so a final
- *     softmax runs in fp32) and quantise the result for the next layer;
- *     pooling and standalone activations dequantise, compute in float and
- *     quantise again; flatten copies the bytes and keeps the scale.
+ *     softmax runs in fp32) and quantise the result for the next layer.
+ *     Every other operator computes in float on dequantised values and
+ *     quantises its result with a scale of its own: pooling, activations,
+ *     global average pooling, batchnorm (its scale and shift stay float),
+ *     add (each input dequantised with its own scale) and concat (each
+ *     block likewise). Identity, dropout and flatten keep the bytes and
+ *     the scale.
  * fp64 is estimated by libmemest but not executed (PROF_E_RANGE).
  *
  * Operators: dense (y = x W^T + b, then its activation), conv2d (im2col,
  * then one GEMM per sample and group, or for int8 one per group over the
- * whole batch; any stride, padding and groups, depthwise included), max
- * and average pooling (kern_maxpool2d_f32 and kern_avgpool2d_f32:
- * PyTorch's rules, padding at most half the window), flatten, and the
- * activations relu, gelu (tanh form), sigmoid, tanh and softmax. Softmax
- * normalises each sample's feature vector; on a CxHxW tensor it runs over
- * the channels at every position (PyTorch's dim=1).
+ * whole batch; square kernels, any stride, padding and groups, depthwise
+ * included), max and average pooling (kern_maxpool2d_f32 and
+ * kern_avgpool2d_f32: kh x kw windows, a stride per axis, padding per
+ * side, average dividing by the whole window or by its cells inside the
+ * input as the layer's count_include_pad says), global average pooling
+ * (kern_nn_global_avgpool_f32), add of two or more tensors then its
+ * activation (kern_nn_add_f32), concat along dim[0] (the channels of
+ * CxHxW, the features of vectors), standalone batchnorm (per-channel x *
+ * scale + shift over dim[0] of a rank 1, 2 or 3 tensor,
+ * kern_nn_channel_affine_f32), flatten, identity and dropout (aliases:
+ * the output is the input's buffer, nothing is copied), and the
+ * activations relu, relu6, gelu (tanh form), sigmoid, tanh, erf, softmax
+ * and log-softmax. Softmax and log-softmax normalise each sample's feature
+ * vector; on a rank-3 (rank-2) tensor they run over dim[0], the channels,
+ * at every position (PyTorch's dim=1).
  *
  * Parameter layout, as PyTorch stores it: dense weight [out][in], conv2d
- * weight [out_c][in_c/groups][k][k], bias [out] or [out_c].
+ * weight [out_c][in_c/groups][k][k], bias [out] or [out_c]; a batchnorm's
+ * "weight" is its per-channel scale, its "bias" its shift (as struct
+ * memest_layer gives them, the running statistics folded in).
  *
  * Memory. Activations live in ONE arena of exactly the size libmemest plans
- * for inference: peak_inference_bytes - parameter_bytes, i.e. the largest
- * (input + output) bytes over the chain at the storage precision. Tensor t
- * (t = 0 the model input, t = i + 1 the output of layer i) sits at the
- * start of the arena when t is even and ends at the arena's end when t is
- * odd, so each layer reads one end and writes the other; the executor
- * computes the size this layout needs from the layer shapes and refuses to
- * run (PROF_E_MEMEST, with a message in diag) unless it equals the plan:
- * the estimate is checked, not assumed. Apart from the arena, and not
- * counted in it:
+ * for inference (memest_plan_arena: peak_inference_bytes -
+ * parameter_bytes). Every tensor (the model inputs, then each layer's
+ * output) sits at the offset of that plan; identity, dropout and flatten
+ * share their input's buffer. The executor does not take the plan on
+ * trust: from the layers' inputs it derives when each tensor is written
+ * and last read, and checks that each planned buffer has the size it
+ * computes, that aliases share their owner's offset, and that no two
+ * buffers alive at a common step overlap; the arena it needs is the
+ * highest end of a buffer, and it refuses to run (PROF_E_MEMEST, with a
+ * message in diag) unless that equals the plan: the estimate is checked,
+ * not assumed. Apart from the arena, and not counted in it:
  *   - the stored parameters (float, 16-bit, or packed int8 with one float
- *     scale per output channel and a float bias);
+ *     scale per output channel and a float bias; a batchnorm's in float);
  *   - a float master copy of the parameters as initialised or supplied
  *     (what prof_exec_get_params returns, and what int8 and 16-bit storage
  *     are derived from);
@@ -887,6 +907,12 @@ PROF_API const char *prof_dataset_default_dir(void);
  * relu, Glorot, a = sqrt(6 / (fan_in + fan_out)), otherwise; biases are
  * uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)) (PyTorch's default), where
  * fan_in = in (dense) or in_c/groups*k*k, fan_out = out or out_c/groups*k*k.
+ * A batchnorm starts as PyTorch's fresh one folded (scale 1 / sqrt(1 +
+ * eps), shift 0) and draws nothing. A model that carries weights
+ * (memest_layer weight and bias, from ONNX initializers or
+ * memest_model_set_weights) runs them: its layers' master parameters are
+ * the model's, while the stream is still drawn, so that the values of
+ * layers without weights do not depend on the others.
  *
  * An executor is not thread-safe: one thread at a time may use it. The
  * model must outlive it.
@@ -930,10 +956,16 @@ PROF_API const memest_model *prof_exec_model(const prof_exec *ex);
 PROF_API uint64_t prof_exec_batch(const prof_exec *ex);
 PROF_API enum memest_precision prof_exec_precision(const prof_exec *ex);
 
-/* Floats prof_exec_run() reads (batch * input elements) and writes
- * (batch * output elements); 0 for NULL. */
+/* Floats prof_exec_run() reads (batch * input elements; of input 0 for a
+ * model with several) and writes (batch * output elements); 0 for NULL. */
 PROF_API size_t prof_exec_input_count(const prof_exec *ex);
 PROF_API size_t prof_exec_output_count(const prof_exec *ex);
+
+/* The model's inputs (memest_model_input_count) and the floats of input k
+ * (batch * its elements), as prof_exec_run_inputs() takes them; 0 for
+ * NULL or k out of range. */
+PROF_API size_t prof_exec_input_tensors(const prof_exec *ex);
+PROF_API size_t prof_exec_input_count_at(const prof_exec *ex, size_t k);
 
 /* Memory of an executor, in bytes (see the overview above). */
 struct prof_exec_memory {
@@ -951,11 +983,15 @@ PROF_API int prof_exec_memory(const prof_exec *ex,
                               struct prof_exec_memory *out);
 
 /*
- * Where operator i (0 = staging the input, i = 1..layers = layer i - 1)
+ * Where operator i (0 = staging the inputs, i = 1..layers = layer i - 1)
  * reads and writes in the arena, and what it moves. Offsets and sizes are
- * in bytes at the storage precision; the input operator reads the
- * caller's floats, so its input_offset is 0 and its input_bytes are
- * batch * input elements * 4.
+ * in bytes at the storage precision. input_offset is the offset of the
+ * layer's FIRST input (inputs[0]); input_bytes counts all the tensors it
+ * reads (an add or a concat reads two or more). The input operator reads
+ * the caller's floats, so its input_offset is 0, its input_bytes are
+ * batch * input elements * 4 summed over the model's inputs, and its
+ * output_offset is input 0's. Identity, dropout and flatten alias their
+ * input: same offsets, nothing moved.
  */
 struct prof_exec_op_info {
     const char *layer;         /* "input" or the layer name (model-owned) */
@@ -965,9 +1001,8 @@ struct prof_exec_op_info {
     uint64_t macs;             /* libmemest's count at the batch */
     uint64_t parameter_bytes;  /* libmemest's: count * storage bytes */
     uint64_t bytes_moved;      /* parameter + input + output bytes: what
-                                  the operator reads and writes (flatten
-                                  copies its input to the arena's other
-                                  end, so it moves both) */
+                                  the operator reads and writes (0 for
+                                  the aliases, which move nothing) */
     uint64_t scratch_bytes;    /* scratch this operator touches */
 };
 
@@ -1015,6 +1050,17 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
 PROF_API int prof_exec_run(prof_exec *ex, const float *input, size_t n_in,
                            float *output, size_t n_out);
 
+/*
+ * prof_exec_run() for a model with any number of inputs: inputs[k] holds
+ * n_in[k] == prof_exec_input_count_at(ex, k) floats of model input k, for
+ * k < count == prof_exec_input_tensors(ex). prof_exec_run() is this with
+ * one input, and refuses (PROF_E_INVALID) a model that has several.
+ * Statuses as prof_exec_run().
+ */
+PROF_API int prof_exec_run_inputs(prof_exec *ex, const float *const *inputs,
+                                  const size_t *n_in, size_t count,
+                                  float *output, size_t n_out);
+
 /* One operator of the profile: what it moves and how long it takes. */
 struct prof_exec_op_row {
     struct prof_exec_op_info info;
@@ -1042,11 +1088,12 @@ struct prof_exec_profile {
 };
 
 /*
- * Profile the executor on input (prof_exec_input_count() floats) with the
- * timing harness: first whole forward passes with prof_time(opts), then
- * each operator in chain order, timed alone the same way on its real input
- * (the previous operator's output), so every timed run computes the same
- * thing. Latencies include opts->latency_multiplier. opts NULL: defaults.
+ * Profile the executor on input (prof_exec_input_count() floats; a model
+ * with one input, else PROF_E_INVALID) with the timing harness: first
+ * whole forward passes with prof_time(opts), then each operator in
+ * execution order, timed alone the same way on its real inputs (the
+ * tensors earlier operators left in the arena), so every timed run
+ * computes the same thing. Latencies include opts->latency_multiplier. opts NULL: defaults.
  * Statuses as prof_exec_run() and prof_time(); PROF_E_NOMEM. On success
  * release *out with prof_exec_profile_finish().
  */
@@ -1076,11 +1123,15 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
 
 /*
  * The trainer trains a libmemest model on labelled samples with the
- * executor's operators, parameter layout and seeded initialisation (see
- * "executor" above): forward and backward for dense, conv2d (any stride,
- * padding and groups), max and average pooling, flatten and the
- * activations relu, gelu (tanh form), sigmoid and tanh, fused after a dense
- * or conv2d layer or standing alone. The last layer must end in softmax on
+ * executor's operators, parameter layout and initialisation (see
+ * "executor" above: seeded, or the model's own weights when it carries
+ * them, so that a trained or imported model is fine-tuned): forward and
+ * backward for a chain of dense, conv2d (any stride, padding and groups),
+ * max and average pooling (any window, strides and padding, either
+ * average divisor), flatten and the activations relu, gelu (tanh form),
+ * sigmoid and tanh, fused after a dense or conv2d layer or standing alone.
+ * The graph layers have no backward pass here and are refused (see
+ * prof_train_create). The last layer must end in softmax on
  * a feature vector: softmax and the cross-entropy loss are computed
  * together (kern_nn_softmax_xent_f32), so the last layer's stored output
  * is its logits. Softmax anywhere else is refused (PROF_E_RANGE).
@@ -1161,7 +1212,11 @@ PROF_API void prof_train_opts_init(struct prof_train_opts *opts);
  * precision that is not trained, a bad learning rate, momentum, Adam
  * parameter, loss scale or thread count, a model whose last layer does not
  * end in softmax on a feature vector or with softmax elsewhere (the message
- * names the layer); PROF_E_MEMEST when libmemest cannot estimate the model
+ * names the layer); PROF_E_UNSUPPORTED for a model the trainer has no
+ * backward pass for: several inputs, a layer that does not read the
+ * previous one, an add, concat, batchnorm, globalavgpool, identity or
+ * dropout layer, or act relu6, erf or logsoftmax (the message names the
+ * layer); PROF_E_MEMEST when libmemest cannot estimate the model
  * or the buffers differ from its estimate; PROF_E_OVERFLOW; PROF_E_NOMEM.
  */
 PROF_API int prof_train_create(const memest_model *model,

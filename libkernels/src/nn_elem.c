@@ -1,0 +1,171 @@
+/* Element-wise network primitives of graph models: the sum of N tensors,
+ * a per-channel affine map (a batch norm at inference), global average
+ * pooling, relu6 and log-softmax. Each is one pass over memory that the
+ * compiler vectorises; sums that span many elements (global average,
+ * log-softmax's normaliser) run in double and are rounded once, so these
+ * are also the references of their own tests. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "edgefit/kernels.h"
+#include "nn.h"
+
+KERN_API int kern_nn_add_f32(float *y, const float *const *x, size_t count,
+                             size_t n)
+{
+    if (!y || !x) {
+        return KERN_E_INVALID;
+    }
+    if (count == 0) {
+        return KERN_E_SHAPE;
+    }
+    for (size_t j = 0; j < count; j++) {
+        if (!x[j]) {
+            return KERN_E_INVALID;
+        }
+    }
+    if (n > SIZE_MAX / sizeof(float)) {
+        return KERN_E_OVERFLOW;
+    }
+    if (count == 1) {
+        if (y != x[0]) {
+            memcpy(y, x[0], n * sizeof *y);
+        }
+        return KERN_OK;
+    }
+    /* Left to right, one float addition per input: y[i] = (x0 + x1) + x2
+     * ... The first pass reads x0 and x1 before it writes, so y may be
+     * x0; later inputs must not be y (the caller's contract). */
+    const float *a = x[0], *b = x[1];
+    for (size_t i = 0; i < n; i++) {
+        y[i] = a[i] + b[i];
+    }
+    for (size_t j = 2; j < count; j++) {
+        const float *c = x[j];
+        for (size_t i = 0; i < n; i++) {
+            y[i] += c[i];
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_nn_channel_affine_f32(const float *x, size_t batch,
+                                        size_t channels, size_t hw,
+                                        const float *scale,
+                                        const float *shift, float *y)
+{
+    if (!x || !scale || !shift || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t total;
+    if (!kern_nn_mul4(batch, channels, hw, sizeof(float), &total)) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t b = 0; b < batch; b++) {
+        for (size_t c = 0; c < channels; c++) {
+            const float s = scale[c], t = shift[c];
+            const float *xp = x + (b * channels + c) * hw;
+            float *yp = y + (b * channels + c) * hw;
+            for (size_t i = 0; i < hw; i++) {
+                yp[i] = xp[i] * s + t;
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_nn_global_avgpool_f32(const float *x, size_t planes,
+                                        size_t hw, float *y)
+{
+    if (!x || !y) {
+        return KERN_E_INVALID;
+    }
+    if (!hw) {
+        return KERN_E_SHAPE;
+    }
+    size_t total;
+    if (!kern_nn_mul4(planes, hw, sizeof(float), 1, &total)) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t p = 0; p < planes; p++) {
+        const float *xp = x + p * hw;
+        /* Four partial sums: a double chain of one addition per element
+         * is latency-bound, and four keep the error far below float's. */
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        size_t i = 0;
+        for (; i + 4 <= hw; i += 4) {
+            s0 += xp[i];
+            s1 += xp[i + 1];
+            s2 += xp[i + 2];
+            s3 += xp[i + 3];
+        }
+        for (; i < hw; i++) {
+            s0 += xp[i];
+        }
+        y[p] = (float)(((s0 + s1) + (s2 + s3)) / (double)hw);
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_nn_relu6_f32(float *dst, const float *src, size_t n)
+{
+    if (n == 0) {
+        return KERN_OK;
+    }
+    if (!dst || !src) {
+        return KERN_E_INVALID;
+    }
+    if (n > SIZE_MAX / sizeof(float)) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float v = src[i];
+        /* Written so that NaN fails both comparisons and passes through,
+         * and -0 becomes +0 as relu's does. */
+        dst[i] = v > 0.0f ? (v < 6.0f ? v : 6.0f) : (v != v ? v : 0.0f);
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_nn_log_softmax_f32(const float *x, size_t rows,
+                                     size_t cols, float *y)
+{
+    if (!x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t total;
+    if (!kern_nn_mul4(rows, cols, sizeof(float), 1, &total)) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        float *yr = y + r * cols;
+        float mx = -INFINITY;
+        int bad = 0;
+        for (size_t c = 0; c < cols; c++) {
+            const float v = xr[c];
+            bad |= v != v || v == INFINITY;
+            mx = v > mx ? v : mx;
+        }
+        if (bad || mx == -INFINITY) {
+            /* As kern_nn_softmax_f32: no finite answer for the row. */
+            for (size_t c = 0; c < cols; c++) {
+                yr[c] = NAN;
+            }
+            continue;
+        }
+        double sum = 0.0;
+        for (size_t c = 0; c < cols; c++) {
+            sum += exp((double)xr[c] - (double)mx);
+        }
+        /* log softmax = (x - max) - log(sum exp(x - max)), in double:
+         * the difference of two nearly equal terms of a dominant class
+         * keeps its digits. */
+        const double lse = log(sum);
+        for (size_t c = 0; c < cols; c++) {
+            yr[c] = (float)(((double)xr[c] - (double)mx) - lse);
+        }
+    }
+    return KERN_OK;
+}
