@@ -162,7 +162,7 @@ const char *memest_act_name(enum memest_act act)
 {
     static const char *const names[MEMEST_ACT_COUNT] = {
         "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
-        "logsoftmax", "erf"};
+        "logsoftmax", "erf", "gelu_erf"};
     if ((unsigned)act >= MEMEST_ACT_COUNT) {
         return NULL;
     }

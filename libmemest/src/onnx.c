@@ -1495,7 +1495,7 @@ static int emit_act(struct imp *I, size_t node, size_t x,
 {
     static const char *const kinds[MEMEST_ACT_COUNT] = {
         NULL, "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
-        "logsoftmax", "erf"};
+        "logsoftmax", "erf", "gelu_erf"};
     const struct value *v = &I->v[x];
     size_t l = 0;
     int st;
@@ -2465,9 +2465,10 @@ static int op_gelu(struct imp *I, size_t node)
     }
     if (st == MEMEST_OK) {
         /* PyTorch names the nodes of the pattern after their operators
-         * (Div_3, Erf_4, ...), none of which names the whole: "gelu" */
+         * (Div_3, Erf_4, ...), none of which names the whole: "gelu".
+         * The pattern is the exact GELU, not the tanh form of act=gelu */
         (void)erf;
-        st = emit_act(I, node, vi, MEMEST_ACT_GELU, "gelu");
+        st = emit_act(I, node, vi, MEMEST_ACT_GELU_ERF, "gelu");
     }
     return st;
 }

@@ -1055,7 +1055,7 @@ static int parse_eps(struct ctx *c, const struct tok *t, double *out)
 
 static const char *const act_names[MEMEST_ACT_COUNT] = {
     "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
-    "logsoftmax", "erf"};
+    "logsoftmax", "erf", "gelu_erf"};
 
 static int parse_act(const struct tok *t, enum memest_act *out)
 {
@@ -1102,6 +1102,7 @@ static const struct kind_info kinds[] = {
     {"logsoftmax", MEMEST_KIND_ACTIVATION, MEMEST_ACT_LOGSOFTMAX, 0,
      "name, in"},
     {"erf", MEMEST_KIND_ACTIVATION, MEMEST_ACT_ERF, 0, "name, in"},
+    {"gelu_erf", MEMEST_KIND_ACTIVATION, MEMEST_ACT_GELU_ERF, 0, "name, in"},
 };
 
 enum key_bit {
@@ -1307,8 +1308,8 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
             if (!parse_act(&val, &sp.act)) {
                 st = fail(c, MEMEST_E_PARSE, c->line, val.col,
                           "unknown activation '" TOKFMT "' (expected "
-                          "none, relu, relu6, gelu, sigmoid, tanh, softmax, "
-                          "logsoftmax or erf)", TOKARG(&val));
+                          "none, relu, relu6, gelu, gelu_erf, sigmoid, tanh, "
+                          "softmax, logsoftmax or erf)", TOKARG(&val));
             }
             break;
         case KEY_BIAS:
@@ -1466,8 +1467,8 @@ static int parse_line(struct parser *P, const char *s, size_t n)
                         "unknown layer kind '" TOKFMT "' (expected input, "
                         "name, dense, conv2d, maxpool, avgpool, "
                         "globalavgpool, flatten, add, concat, batchnorm, "
-                        "identity, dropout, relu, relu6, gelu, sigmoid, "
-                        "tanh, softmax, logsoftmax or erf)",
+                        "identity, dropout, relu, relu6, gelu, gelu_erf, "
+                        "sigmoid, tanh, softmax, logsoftmax or erf)",
                         TOKARG(&kw));
         }
         return parse_layer(P, ki, &kw, &it);

@@ -1306,6 +1306,9 @@ static int apply_act(const prof_exec *ex, const struct exec_op *op,
     case MEMEST_ACT_GELU:
         kst = kern_gelu_f32(y, x, n);
         break;
+    case MEMEST_ACT_GELU_ERF:
+        kst = kern_gelu_erf_f32(y, x, n);
+        break;
     case MEMEST_ACT_SIGMOID:
         kst = kern_sigmoid_f32(y, x, n);
         break;

@@ -154,9 +154,13 @@ enum memest_act {
     MEMEST_ACT_RELU6,      /* min(max(x, 0), 6) */
     MEMEST_ACT_LOGSOFTMAX, /* log of softmax, same axis */
     MEMEST_ACT_ERF,        /* the error function */
+    MEMEST_ACT_GELU_ERF,   /* GELU's exact form 0.5 x (1 + erf(x / sqrt 2)),
+                            * PyTorch's nn.GELU() and ONNX's; MEMEST_ACT_GELU
+                            * is the tanh form the original trainer used,
+                            * up to 3.5e-4 away from it */
 };
 
-#define MEMEST_ACT_COUNT 9
+#define MEMEST_ACT_COUNT 10
 
 /* "input", "dense", "conv2d", "maxpool", "avgpool", "flatten",
  * "activation", "globalavgpool", "add", "concat", "batchnorm", "identity",
@@ -164,7 +168,7 @@ enum memest_act {
 MEMEST_API const char *memest_kind_name(enum memest_kind kind);
 
 /* "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
- * "logsoftmax", "erf"; NULL outside the enum. Static text. */
+ * "logsoftmax", "erf", "gelu_erf"; NULL outside the enum. Static text. */
 MEMEST_API const char *memest_act_name(enum memest_act act);
 
 /*
