@@ -11,7 +11,8 @@
  * must reproduce them too. And 16-bit files are widened exactly: a layer
  * of an F16 copy carries exactly the F16 values.
  *
- * argv[1]: the fixtures folder, tests/data/models.
+ * argv[1]: the fixtures folder, tests/data/models; argv[2..]: the presets
+ * to run (at least one).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,28 +143,15 @@ static void check_preset(const char *name)
     memest_model_destroy(m);
 }
 
-static void test_resnet8(void **state)
-{
-    (void)state;
-    check_preset("resnet8");
-}
+static const char *const *presets; /* argv[2..]: the presets to run */
+static int preset_count;
 
-static void test_ds_cnn(void **state)
+static void test_presets(void **state)
 {
     (void)state;
-    check_preset("ds-cnn");
-}
-
-static void test_mobilenet(void **state)
-{
-    (void)state;
-    check_preset("mobilenetv1-0.25");
-}
-
-static void test_fc_autoencoder(void **state)
-{
-    (void)state;
-    check_preset("fc-autoencoder");
+    for (int i = 0; i < preset_count; i++) {
+        check_preset(presets[i]);
+    }
 }
 
 /* An F16 copy of the autoencoder's state_dict: fc10 (no batch norm) then
@@ -246,17 +234,16 @@ static void test_f16_widened_exactly(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test-model-weights FIXTURES\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: test-model-weights FIXTURES PRESET...\n");
         return 2;
     }
     fixtures = argv[1];
+    presets = (const char *const *)argv + 2;
+    preset_count = argc - 2;
     cli_set_program("test-model-weights");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resnet8),
-        cmocka_unit_test(test_ds_cnn),
-        cmocka_unit_test(test_mobilenet),
-        cmocka_unit_test(test_fc_autoencoder),
+        cmocka_unit_test(test_presets),
         cmocka_unit_test(test_f16_widened_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
