@@ -3120,20 +3120,50 @@ static void imp_free(struct imp *I)
     }
 }
 
-/* The model's name: the graph's, else the file's base name, as one
- * token of the text. */
+/* The names exporters give every graph, which say nothing of the model. */
+static int generic_graph_name(const char *name)
+{
+    static const char *const generic[] = {"torch_jit", "torch-jit-export",
+                                          "main_graph", "tf2onnx", "graph"};
+    for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++) {
+        if (strcmp(name, generic[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The model's name, as one token of the text: the graph's, unless it is
+ * missing or an exporter's default ("torch_jit"); then the file's base
+ * name, or its folder's when the file is called model.onnx (the layout of
+ * ONNX's test cases: resnet8/model.onnx is "resnet8"). */
 static void model_name_of(const struct imp *I, char *buf, size_t cap)
 {
-    const char *src = I->g->name && I->g->name[0] ? I->g->name : NULL;
-    const char *slash = strrchr(I->path, '/');
+    const char *src = I->g->name && I->g->name[0] &&
+                              !generic_graph_name(I->g->name)
+                          ? I->g->name
+                          : NULL;
     size_t n = 0;
     size_t len;
 
     if (src == NULL) {
+        const char *slash = strrchr(I->path, '/');
         const char *base = slash ? slash + 1 : I->path;
         const char *dot = strrchr(base, '.');
-        src = base;
         len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+        src = base;
+        if (len == 5 && strncmp(base, "model", 5) == 0 && slash != NULL &&
+            slash != I->path) {
+            /* the folder: from the slash before it, if any */
+            const char *start = slash;
+            while (start > I->path && start[-1] != '/') {
+                start--;
+            }
+            if (start < slash) {
+                src = start;
+                len = (size_t)(slash - start);
+            }
+        }
     } else {
         len = strlen(src);
     }
