@@ -129,6 +129,16 @@ static const char *const MODELS[] = {
     "conv2d 3 k=5 p=2 g=3 act=relu bias=no\n"
     "flatten\n"
     "dense 4\n",
+    /* DS-CNN's first layer (10x4, stride 2, padding 5,1,5,2) and its
+     * pointwise layers straight on the activation planes; rectangular
+     * strides and asymmetric padding on a grouped layer */
+    "input 1x21x10\n"
+    "conv2d 16 k=10x4 s=2 p=5,1,5,2 act=relu\n"
+    "conv2d 16 k=3 p=1 g=16 act=relu\n"
+    "conv2d 12 k=1 act=relu\n"
+    "conv2d 6 k=2x3 s=1x2 p=0,2,1,0 g=2\n"
+    "flatten\n"
+    "dense 5\n",
     /* the default model of edgefit-layerwise */
     "smallcnn",
 };
@@ -385,9 +395,11 @@ static void ref_conv(const struct memest_layer *L, const struct tensor *x,
                      struct tensor *y, const float *w, const float *b,
                      enum memest_precision p)
 {
-    const size_t g = (size_t)L->groups, k = (size_t)L->kernel_h;
-    const size_t st = (size_t)L->stride_h, pad = (size_t)L->pad_top;
-    const size_t icg = x->c / g, ocg = y->c / g, per = icg * k * k;
+    const size_t g = (size_t)L->groups, kh = (size_t)L->kernel_h;
+    const size_t kw = (size_t)L->kernel_w, sh = (size_t)L->stride_h;
+    const size_t sw = (size_t)L->stride_w, pt = (size_t)L->pad_top;
+    const size_t pl = (size_t)L->pad_left;
+    const size_t icg = x->c / g, ocg = y->c / g, per = icg * kh * kw;
     double *dw = calloc(y->c * per, sizeof(double));
     assert_non_null(dw);
     weight_error(p, w, y->c, per, dw);
@@ -399,18 +411,18 @@ static void ref_conv(const struct memest_layer *L, const struct tensor *x,
                     struct dot dt = {0};
                     for (size_t ci = 0; ci < icg; ci++) {
                         const size_t c = grp * icg + ci;
-                        for (size_t ky = 0; ky < k; ky++) {
-                            for (size_t kx = 0; kx < k; kx++) {
-                                const long iy = (long)(oy * st + ky) -
-                                                (long)pad;
-                                const long ix = (long)(ox * st + kx) -
-                                                (long)pad;
+                        for (size_t ky = 0; ky < kh; ky++) {
+                            for (size_t kx = 0; kx < kw; kx++) {
+                                const long iy = (long)(oy * sh + ky) -
+                                                (long)pt;
+                                const long ix = (long)(ox * sw + kx) -
+                                                (long)pl;
                                 if (iy < 0 || ix < 0 || iy >= (long)x->h ||
                                     ix >= (long)x->w) {
                                     continue;
                                 }
                                 const size_t wi =
-                                    oc * per + (ci * k + ky) * k + kx;
+                                    oc * per + (ci * kh + ky) * kw + kx;
                                 const size_t xi =
                                     ((n * x->c + c) * x->h + (size_t)iy) *
                                         x->w +

@@ -108,10 +108,11 @@ static double act1(enum memest_act a, double x)
 
 /* The input pixel a window element (ky, kx) of output (oy, ox) reads,
  * iy * W + ix, or -1 in the padding. */
-static long pixel(size_t oy, size_t ox, long ky, long kx, long s, long pad,
-                  size_t H, size_t W)
+static long pixel(size_t oy, size_t ox, long ky, long kx,
+                  const struct memest_layer *L, size_t H, size_t W)
 {
-    const long iy = (long)oy * s + ky - pad, ix = (long)ox * s + kx - pad;
+    const long iy = (long)oy * (long)L->stride_h + ky - (long)L->pad_top;
+    const long ix = (long)ox * (long)L->stride_w + kx - (long)L->pad_left;
     if (iy < 0 || ix < 0 || iy >= (long)H || ix >= (long)W) {
         return -1;
     }
@@ -144,8 +145,7 @@ static double ref_sample_loss(const memest_model *m,
         const size_t OC = L->out_shape.dim[0];
         const size_t OH = L->out_shape.rank == 3 ? L->out_shape.dim[1] : 1;
         const size_t OW = L->out_shape.rank == 3 ? L->out_shape.dim[2] : 1;
-        const long k = (long)L->kernel_h, s = (long)L->stride_h,
-                   pad = (long)L->pad_top;
+        const long kh = (long)L->kernel_h, kw = (long)L->kernel_w;
         enum memest_act act = L->act;
         switch (L->kind) {
         case MEMEST_KIND_DENSE:
@@ -165,16 +165,15 @@ static double ref_sample_loss(const memest_model *m,
                     for (size_t ox = 0; ox < OW; ox++) {
                         double acc = p->b[i] ? p->b[i][oc] : 0;
                         for (size_t ci = 0; ci < icg; ci++) {
-                            for (long ky = 0; ky < k; ky++) {
-                                for (long kx = 0; kx < k; kx++) {
-                                    const long at = pixel(
-                                        oy, ox, ky, kx, s, pad, H, W);
+                            for (long ky = 0; ky < kh; ky++) {
+                                for (long kx = 0; kx < kw; kx++) {
+                                    const long at =
+                                        pixel(oy, ox, ky, kx, L, H, W);
                                     if (at < 0) {
                                         continue;
                                     }
-                                    acc += p->w[i][((oc * icg + ci) * k + ky) *
-                                                       k +
-                                                   kx] *
+                                    acc += p->w[i][((oc * icg + ci) * kh +
+                                                    ky) * kw + kx] *
                                            cur[(grp * icg + ci) * H * W +
                                                (size_t)at];
                                 }
@@ -190,7 +189,6 @@ static double ref_sample_loss(const memest_model *m,
         case MEMEST_KIND_AVGPOOL: {
             /* kh x kw windows, a stride per axis, padding per side; an
              * average divides by the window or by its cells inside */
-            const long kh = (long)L->kernel_h, kw = (long)L->kernel_w;
             const long sh = (long)L->stride_h, sw = (long)L->stride_w;
             const long pt = (long)L->pad_top, pl = (long)L->pad_left;
             for (size_t c = 0; c < OC; c++) {
@@ -482,6 +480,15 @@ static const char *cnn_c = "input 2x7x6\n"
                            "flatten\n"
                            "dense 3 act=softmax\n";
 
+/* Rectangular convolutions with a stride per axis and padding on some
+ * sides only (DS-CNN's first layer, shrunk), grouped too: the trainer
+ * lowers them through libkernels' im2col and col2im. */
+static const char *cnn_d = "input 2x11x6\n"
+                           "conv2d 4 k=5x2 s=2x1 p=2,0,2,1 act=tanh\n"
+                           "conv2d 4 k=1x3 s=1x2 p=0,1,0,1 g=2 act=relu\n"
+                           "flatten\n"
+                           "dense 3 act=softmax\n";
+
 static void test_grads_fp32(void **state)
 {
     (void)state;
@@ -490,6 +497,7 @@ static void test_grads_fp32(void **state)
     check_grads(cnn_a, MEMEST_FP32, 1, 0);
     check_grads(cnn_b, MEMEST_FP32, 1, 0);
     check_grads(cnn_c, MEMEST_FP32, 1, 0);
+    check_grads(cnn_d, MEMEST_FP32, 1, 0);
 }
 
 /* 16-bit storage: the same gradients within 8 unit roundoffs of the
