@@ -155,6 +155,13 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
         }
         co->out_dir = optarg;
         return CLI_EXIT_OK;
+    case CLI_OPT_WEIGHTS:
+        if (!*optarg) {
+            cli_error("--weights: the file name is empty");
+            return CLI_EXIT_USAGE;
+        }
+        co->weights = optarg;
+        return CLI_EXIT_OK;
     case CLI_OPT_STRICT:
         co->strict = true;
         return CLI_EXIT_OK;
@@ -326,4 +333,29 @@ void cli_print_wrapped(FILE *f, const char *text, int indent, int width)
         p += len;
     }
     fputc('\n', f);
+}
+
+bool cli_split_list(const char *opt, const char *text, char (*items)[32],
+                       size_t cap, size_t *n)
+{
+    *n = 0;
+    const char *p = text;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 0 || len >= 32) {
+            cli_error("%s: '%s' is not a comma-separated list", opt, text);
+            return false;
+        }
+        if (*n == cap) {
+            cli_error("%s: at most %zu values", opt, cap);
+            return false;
+        }
+        memcpy(items[*n], p, len);
+        items[(*n)++][len] = '\0';
+        if (!end) {
+            return true;
+        }
+        p = end + 1;
+    }
 }

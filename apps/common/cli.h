@@ -67,6 +67,11 @@ bool cli_parse_double(const char *opt, const char *text, double min,
  * ("must be above 0"), for budgets and powers where 0 means nothing. */
 bool cli_parse_positive(const char *opt, const char *text, double max,
                         double *out);
+/* Split a comma list ("fp32,int8", "1,8,32") into at most cap items of
+ * at most 31 bytes each. On failure print "prog: opt: ..." (an empty
+ * item, one too long, too many) and return false. */
+bool cli_split_list(const char *opt, const char *text, char (*items)[32],
+                    size_t cap, size_t *n);
 /* Parse table|csv|json. */
 bool cli_parse_format(const char *opt, const char *text,
                       enum cli_format *out);
@@ -82,6 +87,7 @@ enum {
     CLI_OPT_QUIET,
     CLI_OPT_HELP,
     CLI_OPT_VERSION,
+    CLI_OPT_WEIGHTS,
 };
 
 #define CLI_COMMON_OPTIONS                                                  \
@@ -92,12 +98,16 @@ enum {
 /* For the apps that have them. */
 #define CLI_STRICT_OPTION {"strict", no_argument, NULL, CLI_OPT_STRICT}
 #define CLI_QUIET_OPTION {"quiet", no_argument, NULL, CLI_OPT_QUIET}
+/* --weights FILE: for the apps that take a model (cli_model_load()). */
+#define CLI_WEIGHTS_OPTION                                                  \
+    {"weights", required_argument, NULL, CLI_OPT_WEIGHTS}
 
 struct cli_common {
     enum cli_format format; /* --format, default table */
     const char *out_dir;    /* --out DIR, NULL when not given */
     bool strict;            /* --strict */
     bool quiet;             /* --quiet */
+    const char *weights;    /* --weights FILE, NULL when not given */
 };
 
 /* What an app needs to answer --help and --version. */

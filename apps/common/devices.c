@@ -9,10 +9,13 @@
 #include "table.h"
 #include "edgefit/artifacts.h"
 
-enum dev_col { C_NAME, C_BANDWIDTH, C_PEAK, C_POWER, C_MEMORY, C_COUNT };
+enum dev_col {
+    C_NAME, C_BANDWIDTH, C_PEAK, C_POWER, C_MEMORY, C_CORES, C_COUNT
+};
 
 static const char *const col_names[C_COUNT] = {
     "name", "bandwidth_gbps", "peak_gmacs", "power_watts", "memory_mb",
+    "cores",
 };
 
 void cli_devices_free(struct cli_devices *d)
@@ -94,7 +97,8 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
         }
         if (c == C_COUNT) {
             cli_error("%s:%ld: unknown column '%s' (expected name, "
-                      "bandwidth_gbps, peak_gmacs, power_watts, memory_mb)",
+                      "bandwidth_gbps, peak_gmacs, power_watts, memory_mb, "
+                      "cores)",
                       path, head, name);
             goto fail;
         }
@@ -141,7 +145,7 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
         double v[C_COUNT] = {0};
         for (int c = C_BANDWIDTH; c < C_COUNT; c++) {
             if (text[c][0] == '\0' && c >= C_POWER) {
-                continue; /* unknown */
+                continue; /* unknown; cores: 1 */
             }
             const char *why = parse_number(text[c], &v[c]);
             if (why) {
@@ -183,6 +187,16 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
             cli_error("%s:%zu: %s", path, line,
                       pd.message[0] ? pd.message : prof_strerror(st));
             goto fail;
+        }
+        if (text[C_CORES][0] != '\0') {
+            if (v[C_CORES] < 1.0 || v[C_CORES] > PROF_DEVICE_CORES_MAX ||
+                v[C_CORES] != floor(v[C_CORES])) {
+                cli_error("%s:%zu: cores: '%s' is not a whole number from 1 "
+                          "to %d", path, line, text[C_CORES],
+                          PROF_DEVICE_CORES_MAX);
+                goto fail;
+            }
+            out->devs[out->count].cores = (unsigned)v[C_CORES];
         }
         out->lines[out->count++] = line;
     }
@@ -244,10 +258,12 @@ static void print_device(FILE *f, const struct prof_device *d)
         fprintf(f, "power unknown, ");
     }
     if (d->memory_mb > 0.0) {
-        fprintf(f, "memory %g MB\n", d->memory_mb);
+        fprintf(f, "memory %g MB, ", d->memory_mb);
     } else {
-        fprintf(f, "memory unknown\n");
+        fprintf(f, "memory unknown, ");
     }
+    fprintf(f, "%u core%s\n", prof_device_cores(d),
+            prof_device_cores(d) == 1 ? "" : "s");
 }
 
 void cli_devices_list(FILE *f, const struct cli_devices *d)
@@ -326,6 +342,13 @@ static bool get_memory(const void *ctx, size_t i, union cli_value *v)
     return d && real_or_empty(d->memory_mb, v);
 }
 
+static bool get_cores(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    v->u = prof_device_cores(d);
+    return d != NULL;
+}
+
 static bool get_source(const void *ctx, size_t i, union cli_value *v)
 {
     v->s = ROW(ctx, i)->source;
@@ -340,6 +363,7 @@ static const struct cli_column device_cols[] = {
     {"peak_gmacs_int8", ART_REAL, get_peak8, CLI_COL_BRIEF},
     {"power_watts", ART_REAL, get_power, CLI_COL_BRIEF},
     {"memory_mb", ART_REAL, get_memory, CLI_COL_BRIEF},
+    {"cores", ART_UINT, get_cores, CLI_COL_BRIEF},
     {"source", ART_TEXT, get_source, CLI_COL_ALL},
 };
 

@@ -114,7 +114,7 @@ static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
 
 int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
 {
-    const int rc = cli_model_load(o->model, &r->model);
+    const int rc = cli_model_load(o->model, o->weights, &r->model);
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
@@ -137,6 +137,7 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     eo.batch = o->batch;
     eo.precision = o->precision;
     eo.seed = o->seed;
+    eo.threads = o->threads ? o->threads : 1;
     struct prof_diag d = {0};
     st = prof_exec_create(r->model, &eo, &r->ex, &d);
     if (st != PROF_OK) {
@@ -205,42 +206,33 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
                  "calibrating the host (or reading its cache)");
     int st = cli_host_calibration(&co, &r->cal, &cached);
     cli_progress(cli_progress_wanted(o->quiet), 2, 2, NULL);
-    if (st == PROF_OK) {
-        st = prof_device_host(&r->cal, &r->host);
-    }
     if (st != PROF_OK) {
         return cli_prof_failed("calibrating the host", st, NULL);
     }
-    r->host_dram = r->host;
-    r->host_dram.cache_count = 0;
-    if (r->device_is_host) {
-        r->device = r->host;
-    }
-    if (o->have_power) {
-        r->device.power_watts = o->power_watts;
-        r->host.power_watts = o->power_watts;
-        r->host_dram.power_watts = o->power_watts;
-    }
-    r->pred = calloc(r->prof.count, sizeof *r->pred);
-    r->host_pred = calloc(r->prof.count, sizeof *r->host_pred);
-    r->dram_pred = calloc(r->prof.count, sizeof *r->dram_pred);
-    if (!r->pred || !r->host_pred || !r->dram_pred) {
-        cli_error("out of memory");
-        return CLI_EXIT_FAILURE;
-    }
-    if ((st = prof_exec_predict(&r->prof, &r->device, r->pred, &r->total)) !=
-            PROF_OK ||
-        (st = prof_exec_predict(&r->prof, &r->host, r->host_pred,
-                                &r->host_total)) != PROF_OK ||
-        (st = prof_exec_predict(&r->prof, &r->host_dram, r->dram_pred,
-                                &r->dram_total)) != PROF_OK) {
+    struct prof_exec_predictions pr;
+    st = prof_exec_predict_all(&r->prof, &r->cal,
+                               r->device_is_host ? NULL : &r->device,
+                               o->have_power ? o->power_watts : 0.0, &pr);
+    if (st != PROF_OK) {
         return cli_prof_failed("predicting", st, NULL);
     }
+    /* the arrays are ours now (released by layerwise_free) */
+    r->host = pr.host;
+    r->host_dram = pr.host_dram;
+    r->device = pr.device;
+    r->pred = pr.device_pred;
+    r->host_pred = pr.host_pred;
+    r->dram_pred = pr.dram_pred;
+    r->total = pr.device_total;
+    r->host_total = pr.host_total;
+    r->dram_total = pr.dram_total;
     /* The original summary: the model's estimated bytes and MACs over the
      * measured forward latency, against the roof of the memory level that
      * holds the data (a first pass finds the bytes and the achieved rate)
      * and the device's peak for this precision. */
-    r->peak_gmacs = prof_device_peak(&r->device, o->precision);
+    /* the peak of the cores the run used */
+    r->peak_gmacs = prof_device_peak_threads(&r->device, o->precision,
+                                             o->threads);
     double roof_gbps = r->device.bandwidth_gbps;
     st = prof_summarize_model(r->model, o->batch, o->precision,
                               r->prof.forward_ms, roof_gbps, r->peak_gmacs,
@@ -376,6 +368,12 @@ static bool get_energy(const void *ctx, size_t i, union cli_value *v)
            real_cell(RES(ctx)->pred[i].pred.energy_proxy_j, v);
 }
 
+static bool get_threads(const void *ctx, size_t i, union cli_value *v)
+{
+    v->u = RES(ctx)->prof.ops[i].info.threads;
+    return measured(RES(ctx), i);
+}
+
 static bool get_host_pred(const void *ctx, size_t i, union cli_value *v)
 {
     return measured(RES(ctx), i) &&
@@ -415,6 +413,7 @@ static const struct cli_column measured_cols[] = {
     {"achieved_gmacs", ART_REAL, get_gmacs, CLI_COL_ALL},
     {"achieved_bandwidth_gbps", ART_REAL, get_gbps, CLI_COL_ALL},
     {"memory_kb", ART_REAL, get_memory_kb, CLI_COL_ALL},
+    {"threads", ART_UINT, get_threads, CLI_COL_ALL},
     {"predicted_energy_proxy_j", ART_REAL, get_energy, CLI_COL_ALL},
     {"host_predicted_ms", ART_REAL, get_host_pred, CLI_COL_ALL},
     {"host_prediction_error", ART_REAL, get_host_err, CLI_COL_BRIEF},
@@ -485,7 +484,10 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         CLI_REAL("host_dram_mean_abs_error",
                  r->dram_total.mean_abs_relative_error),
         CLI_REAL("input_staging_ms", r->prof.ops[0].latency_ms),
-        CLI_REAL("host_peak_gmacs", prof_device_peak(&r->host, o->precision)),
+        CLI_REAL("host_peak_gmacs",
+                 prof_device_peak_threads(&r->host, o->precision,
+                                          o->threads)),
+        CLI_UINT("threads", o->threads ? o->threads : 1),
         CLI_REAL("host_bandwidth_gbps", r->host.bandwidth_gbps),
         CLI_REAL("power_watts", r->device.power_watts > 0.0
                                     ? r->device.power_watts
@@ -592,8 +594,10 @@ bool layerwise_charts_init(const struct layerwise_opts *o,
         }
         k++;
     }
-    const double dev_peak = prof_device_peak(&r->device, o->precision);
-    const double host_peak = prof_device_peak(&r->host_dram, o->precision);
+    const double dev_peak =
+        prof_device_peak_threads(&r->device, o->precision, o->threads);
+    const double host_peak =
+        prof_device_peak_threads(&r->host_dram, o->precision, o->threads);
     snprintf(c->roof_names[0], sizeof c->roof_names[0],
              "%s roof: %.3g GB/s, %.3g GMAC/s %s", r->device.name,
              r->device.bandwidth_gbps, dev_peak,

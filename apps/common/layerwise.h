@@ -18,6 +18,8 @@
 
 struct layerwise_opts {
     const char *model;
+    const char *weights; /* --weights FILE, NULL: the executor's seeded
+                            weights (or an ONNX model's own) */
     uint64_t batch;
     enum memest_precision precision;
     struct cli_device_opts dev;
@@ -28,6 +30,7 @@ struct layerwise_opts {
     double power_watts;
     double latency_multiplier;
     uint64_t seed;
+    unsigned threads; /* executor threads (0: 1) */
     struct cli_calib_opts calib;
     bool quiet; /* no calibration progress */
 };

@@ -1,21 +1,34 @@
 /* Shared by the apps that load a model and run it through libprofile: the
- * model given by --model and the messages of failed libprofile calls. Not
- * installed. */
+ * model given by --model (and its --weights) and the messages of failed
+ * libprofile calls. Not installed. */
 #ifndef EDGEFIT_APPS_MODEL_H
 #define EDGEFIT_APPS_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 
-/* Load --model SPEC (a preset or a file) into *out. On failure print
- * "prog: source:line:column: message" and return CLI_EXIT_USAGE (bad
- * input) or CLI_EXIT_FAILURE (out of memory), *out NULL. */
-int cli_model_load(const char *spec, memest_model **out);
+/* Load --model SPEC (a preset or a file) into *out and, when weights is
+ * not NULL, give it the weights of that safetensors file (--weights FILE,
+ * cli_weights_load()): every executor made from the model then runs them.
+ * On failure print "prog: source:line:column: message" (or the weights'
+ * message) and return CLI_EXIT_USAGE (bad input) or CLI_EXIT_FAILURE (out
+ * of memory), *out NULL. */
+int cli_model_load(const char *spec, const char *weights, memest_model **out);
 
 /* Report a failed libprofile call as "prog: what: message", the message
  * being diag's when it has one (d may be NULL), else prof_strerror(st).
  * Returns the exit code: CLI_EXIT_FAILURE for what the run itself failed
  * at (memory, a kernel, I/O, a callback), CLI_EXIT_USAGE otherwise. */
 int cli_prof_failed(const char *what, int st, const struct prof_diag *d);
+
+/* Parse a list of executed precisions, "fp32,int8" (each of fp32, fp16,
+ * bf16, int8 or their long names, at most once, at most cap of them) into
+ * out[0..*n-1]. On failure print "prog: opt: ..." and return false. */
+bool cli_parse_precisions(const char *opt, const char *text,
+                          enum memest_precision *out, size_t cap,
+                          size_t *n);
 
 #endif

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "model.h"
 #include "sweep.h"
 
 void sweep_config_init(struct sweep_config *cfg)
@@ -30,58 +31,11 @@ void sweep_config_init(struct sweep_config *cfg)
     cfg->timing.min_sample_ms = 2;
 }
 
-/* Split a comma list into at most cap items of at most len bytes. */
-static bool split_list(const char *opt, const char *text, char (*items)[32],
-                       size_t cap, size_t *n)
-{
-    *n = 0;
-    const char *p = text;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == 0 || len >= 32) {
-            cli_error("%s: '%s' is not a comma-separated list", opt, text);
-            return false;
-        }
-        if (*n == cap) {
-            cli_error("%s: at most %zu values", opt, cap);
-            return false;
-        }
-        memcpy(items[*n], p, len);
-        items[(*n)++][len] = '\0';
-        if (!end) {
-            return true;
-        }
-        p = end + 1;
-    }
-}
-
 bool sweep_parse_precisions(const char *opt, const char *text,
                             struct sweep_config *cfg)
 {
-    char items[SWEEP_MAX_PRECISIONS + 1][32];
-    size_t n;
-    if (!split_list(opt, text, items, SWEEP_MAX_PRECISIONS, &n)) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        enum memest_precision p;
-        if (memest_precision_parse(items[i], &p) != MEMEST_OK ||
-            p == MEMEST_FP64) {
-            cli_error("%s: '%s' is not one of fp32, fp16, bf16, int8",
-                      opt, items[i]);
-            return false;
-        }
-        for (size_t k = 0; k < i; k++) {
-            if (cfg->precisions[k] == p) {
-                cli_error("%s: %s given twice", opt, items[i]);
-                return false;
-            }
-        }
-        cfg->precisions[i] = p;
-    }
-    cfg->n_precisions = n;
-    return true;
+    return cli_parse_precisions(opt, text, cfg->precisions,
+                                SWEEP_MAX_PRECISIONS, &cfg->n_precisions);
 }
 
 bool sweep_parse_batches(const char *opt, const char *text,
@@ -89,7 +43,7 @@ bool sweep_parse_batches(const char *opt, const char *text,
 {
     char items[SWEEP_MAX_BATCHES + 1][32];
     size_t n;
-    if (!split_list(opt, text, items, SWEEP_MAX_BATCHES, &n)) {
+    if (!cli_split_list(opt, text, items, SWEEP_MAX_BATCHES, &n)) {
         return false;
     }
     for (size_t i = 0; i < n; i++) {

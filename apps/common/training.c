@@ -77,6 +77,28 @@ int cli_train_create(const memest_model *model, const char *what,
     return cli_weights_init(model, w) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 
+int cli_train_start_from_model(prof_train *t, const memest_model *model,
+                               struct cli_weights *w, const char *what)
+{
+    if (!memest_model_has_weights(model)) {
+        return CLI_EXIT_OK;
+    }
+    cli_weights_from_model(model, w);
+    for (size_t i = 0; i < w->layer_count; i++) {
+        const struct cli_weights_layer *l = &w->layers[i];
+        const int st = prof_train_set_params(t, l->layer, l->weight,
+                                             l->weight_count, l->bias,
+                                             l->bias_count);
+        if (st != PROF_OK) {
+            char where[300];
+            snprintf(where, sizeof where, "%s: layer %s", what,
+                     memest_model_layer(model, l->layer)->name);
+            return cli_prof_failed(where, st, NULL);
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_train_read_weights(const prof_train *t, struct cli_weights *w)
 {
     for (size_t i = 0; i < w->layer_count; i++) {

@@ -28,6 +28,15 @@ int cli_train_create(const memest_model *model, const char *what,
                      const struct prof_train_opts *opts, prof_train **t,
                      struct prof_train_memory *mem, struct cli_weights *w);
 
+/*
+ * Start t from the weights model carries (memest_model_has_weights(): an
+ * ONNX model's, or those cli_weights_load() gave it), if it has any: copy
+ * them into w (laid out by cli_train_create()) and into the trainer. what
+ * names them in messages ("--init-weights FILE"). A CLI_EXIT_ code.
+ */
+int cli_train_start_from_model(prof_train *t, const memest_model *model,
+                               struct cli_weights *w, const char *what);
+
 /* Copy the trainer's current parameters into w (PyTorch's layouts). */
 int cli_train_read_weights(const prof_train *t, struct cli_weights *w);
 

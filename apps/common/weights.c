@@ -1,5 +1,4 @@
 #include <inttypes.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +18,8 @@ void cli_weights_free(struct cli_weights *w)
 }
 
 /* PyTorch's shape of a layer's weight: dense [out, in], conv2d
- * [out_c, in_c/groups, kernel_h, kernel_w]. */
+ * [out_c, in_c/groups, kernel_h, kernel_w]; [C] for a standalone batch
+ * norm's scale. */
 static void weight_shape(const struct memest_layer *l, struct art_tensor *t)
 {
     if (l->kind == MEMEST_KIND_CONV2D) {
@@ -28,10 +28,14 @@ static void weight_shape(const struct memest_layer *l, struct art_tensor *t)
         t->shape[1] = l->in_shape.dim[0] / l->groups;
         t->shape[2] = l->kernel_h;
         t->shape[3] = l->kernel_w;
-    } else {
+    } else if (l->kind == MEMEST_KIND_DENSE) {
         t->ndim = 2;
         t->shape[0] = l->units;
         t->shape[1] = l->weight_count / l->units;
+    } else {
+        /* a standalone batch norm: its folded per-channel scale */
+        t->ndim = 1;
+        t->shape[0] = l->weight_count;
     }
 }
 
@@ -105,19 +109,6 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w)
     return true;
 }
 
-static void shape_text(const uint64_t *shape, size_t ndim, char *buf,
-                       size_t cap)
-{
-    size_t used = (size_t)snprintf(buf, cap, "[");
-    for (size_t d = 0; d < ndim && used < cap; d++) {
-        used += (size_t)snprintf(buf + used, cap - used, "%s%" PRIu64,
-                                 d ? ", " : "", shape[d]);
-    }
-    if (used < cap) {
-        snprintf(buf + used, cap - used, "]");
-    }
-}
-
 /* Widen n little-endian values of dtype at src into dst. The file's bytes
  * need not be aligned for float, so each value is assembled from bytes. */
 static void widen(float *dst, const unsigned char *src, enum art_dtype dtype,
@@ -138,10 +129,17 @@ static void widen(float *dst, const unsigned char *src, enum art_dtype dtype,
     }
 }
 
-bool cli_weights_read(const char *opt, const char *path,
-                      const memest_model *model, struct cli_weights *w)
+/* "<bn>.num_batches_tracked": the step counter PyTorch keeps beside a
+ * batch norm's statistics; inference has no use for it. */
+static bool is_step_counter(const char *name)
 {
-    (void)model; /* w was laid out for it */
+    static const char suffix[] = ".num_batches_tracked";
+    const size_t n = strlen(name), s = sizeof suffix - 1;
+    return n > s && strcmp(name + n - s, suffix) == 0;
+}
+
+int cli_weights_load(const char *opt, const char *path, memest_model *model)
+{
     art_safetensors *st = NULL;
     struct art_diag diag = {0};
     int s = art_safetensors_load(path, &st, &diag);
@@ -152,33 +150,26 @@ bool cli_weights_read(const char *opt, const char *path,
         } else {
             cli_error("%s %s: %s", opt, path, art_strerror(s));
         }
-        return false;
+        return s == ART_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
     }
-    bool ok = false;
-    /* Every tensor of the file must be one of the model's: a name the model
-     * does not have is usually a file of another model. */
+    int rc = CLI_EXIT_USAGE;
     const size_t count = art_safetensors_count(st);
+    struct memest_tensor *ts = calloc(count ? count : 1, sizeof *ts);
+    float *data = NULL;
+    if (!ts) {
+        cli_error("out of memory for the %zu tensors of %s", count, path);
+        rc = CLI_EXIT_FAILURE;
+        goto done;
+    }
+    /* The reader checked every tensor's bytes against the file, so the
+     * element counts cannot overflow; their sum as floats still might on
+     * a 32-bit machine (16-bit values double in size). */
+    uint64_t floats = 0;
+    size_t n = 0;
     for (size_t i = 0; i < count; i++) {
         const struct art_tensor *t = art_safetensors_tensor(st, i);
-        size_t k = 0;
-        while (k < w->tensor_count && strcmp(w->tensors[k].name, t->name)) {
-            k++;
-        }
-        if (k == w->tensor_count) {
-            cli_error("%s %s: tensor '%s': the model %s has no such "
-                      "parameter", opt, path, t->name,
-                      memest_model_name(model));
-            goto done;
-        }
-    }
-    for (size_t k = 0; k < w->tensor_count; k++) {
-        const struct art_tensor *want = &w->tensors[k];
-        const struct art_tensor *t = art_safetensors_find(st, want->name);
-        char ws[128], ts[128];
-        if (!t) {
-            cli_error("%s %s: tensor '%s' is missing", opt, path,
-                      want->name);
-            goto done;
+        if (is_step_counter(t->name)) {
+            continue;
         }
         if (t->dtype != ART_DTYPE_F32 && t->dtype != ART_DTYPE_F16 &&
             t->dtype != ART_DTYPE_BF16) {
@@ -186,30 +177,75 @@ bool cli_weights_read(const char *opt, const char *path,
                       opt, path, t->name, art_dtype_name(t->dtype));
             goto done;
         }
-        if (t->ndim != want->ndim ||
-            memcmp(t->shape, want->shape, want->ndim * sizeof t->shape[0])) {
-            shape_text(t->shape, t->ndim, ts, sizeof ts);
-            shape_text(want->shape, want->ndim, ws, sizeof ws);
-            cli_error("%s %s: tensor '%s': shape %s, the model needs %s",
-                      opt, path, t->name, ts, ws);
+        if (t->ndim > MEMEST_TENSOR_MAX_RANK) {
+            cli_error("%s %s: tensor '%s': %zu dimensions, at most %d",
+                      opt, path, t->name, t->ndim, MEMEST_TENSOR_MAX_RANK);
             goto done;
         }
-        float *dst = (float *)want->data;
-        size_t n = 1;
-        for (size_t d = 0; d < want->ndim; d++) {
-            n *= (size_t)want->shape[d]; /* sized by cli_weights_init() */
+        struct memest_tensor *mt = &ts[n++];
+        mt->name = t->name;
+        mt->rank = (unsigned)t->ndim;
+        uint64_t elems = 1;
+        for (size_t d = 0; d < t->ndim; d++) {
+            mt->dim[d] = t->shape[d];
+            elems *= t->shape[d];
         }
-        widen(dst, t->data, t->dtype, n);
-        for (size_t i = 0; i < n; i++) {
-            if (!isfinite(dst[i])) {
-                cli_error("%s %s: tensor '%s': element %zu is not finite",
-                          opt, path, t->name, i);
-                goto done;
-            }
+        floats += elems;
+    }
+    if (floats > SIZE_MAX / sizeof(float)) {
+        cli_error("%s %s: %" PRIu64 " values do not fit in memory", opt,
+                  path, floats);
+        goto done;
+    }
+    data = malloc(floats ? (size_t)floats * sizeof(float) : 1);
+    if (!data) {
+        cli_error("out of memory for the %" PRIu64 " values of %s", floats,
+                  path);
+        rc = CLI_EXIT_FAILURE;
+        goto done;
+    }
+    float *p = data;
+    for (size_t i = 0, k = 0; i < count; i++) {
+        const struct art_tensor *t = art_safetensors_tensor(st, i);
+        if (is_step_counter(t->name)) {
+            continue;
+        }
+        size_t elems = 1;
+        for (size_t d = 0; d < t->ndim; d++) {
+            elems *= (size_t)t->shape[d];
+        }
+        widen(p, t->data, t->dtype, elems);
+        ts[k++].data = p;
+        p += elems;
+    }
+    /* libmemest checks the names, shapes and values against the model and
+     * folds the batch norms; its message names the tensor. */
+    struct memest_diag md = {0};
+    s = memest_model_set_weights(model, ts, n, &md);
+    if (s != MEMEST_OK) {
+        cli_error("%s %s: %s", opt, path,
+                  md.message[0] ? md.message : memest_strerror(s));
+        rc = s == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+        goto done;
+    }
+    rc = CLI_EXIT_OK;
+done:
+    free(data);
+    free(ts);
+    art_safetensors_destroy(st);
+    return rc;
+}
+
+void cli_weights_from_model(const memest_model *model, struct cli_weights *w)
+{
+    for (size_t i = 0; i < w->layer_count; i++) {
+        const struct cli_weights_layer *wl = &w->layers[i];
+        const struct memest_layer *l = memest_model_layer(model, wl->layer);
+        if (l->weight) {
+            memcpy(wl->weight, l->weight, wl->weight_count * sizeof(float));
+        }
+        if (l->bias && wl->bias) {
+            memcpy(wl->bias, l->bias, wl->bias_count * sizeof(float));
         }
     }
-    ok = true;
-done:
-    art_safetensors_destroy(st);
-    return ok;
 }

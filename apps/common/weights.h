@@ -1,8 +1,10 @@
-/* Shared by the apps that save or load a model's parameters: the
- * safetensors tensors of a libmemest model in PyTorch's names and layouts
- * (<layer>.weight: dense [out, in], conv2d [out_c, in_c/groups, k, k];
- * <layer>.bias: [out]), backed by float arrays the app fills from or hands
- * to an executor or trainer layer by layer. Not installed. */
+/* Shared by the apps that save or load a model's parameters: --weights
+ * (a safetensors file of PyTorch's state_dict given to the model, which
+ * every executor made from it then runs), and the safetensors tensors of a
+ * libmemest model in PyTorch's names and layouts (<layer>.weight: dense
+ * [out, in], conv2d [out_c, in_c/groups, kh, kw]; <layer>.bias: [out]),
+ * backed by float arrays the app fills from or hands to a trainer layer by
+ * layer. Not installed. */
 #ifndef EDGEFIT_APPS_WEIGHTS_H
 #define EDGEFIT_APPS_WEIGHTS_H
 
@@ -40,15 +42,27 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w);
 void cli_weights_free(struct cli_weights *w);
 
 /*
- * Read a safetensors file (art_safetensors_load: header, offsets and size
- * checked) into w, laid out by cli_weights_init() for model. Every tensor
- * of the model must be present with its exact shape, in F32, F16 or BF16
- * (16-bit values are widened exactly with libkernels' conversions), with
- * finite values; a tensor the model does not have is an error too. On
- * failure print "prog: opt PATH: tensor 'NAME': reason" and return false;
- * w's data is then unspecified.
+ * Give model the weights of a safetensors file (art_safetensors_load:
+ * header, offsets and size checked), the --weights FILE of the apps: its
+ * tensors are a PyTorch state_dict, named and laid out as
+ * memest_model_set_weights() takes them (<layer>.weight, <layer>.bias,
+ * <bn>.weight/.bias/.running_mean/.running_var, batch norms folded there).
+ * F32, F16 and BF16 are read (16-bit values widened exactly with
+ * libkernels' conversions); "<bn>.num_batches_tracked", the batch norm's
+ * step counter that PyTorch saves (int64), is skipped. Every tensor the
+ * model needs must be there with its exact shape and finite values, and
+ * every tensor of the file must be one the model uses. On failure print
+ * "prog: opt PATH: tensor 'NAME': reason" (or the reader's message) and
+ * return CLI_EXIT_USAGE, or CLI_EXIT_FAILURE when memory ran out; the
+ * model is then unchanged. Call it before the model is shared.
  */
-bool cli_weights_read(const char *opt, const char *path,
-                      const memest_model *model, struct cli_weights *w);
+int cli_weights_load(const char *opt, const char *path, memest_model *model);
+
+/*
+ * Copy the weights model carries (memest_model_has_weights()) into w,
+ * laid out by cli_weights_init() for the same model: what a trainer starts
+ * from. A model without weights leaves w as it is.
+ */
+void cli_weights_from_model(const memest_model *model, struct cli_weights *w);
 
 #endif

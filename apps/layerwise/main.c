@@ -35,6 +35,8 @@ static void usage(FILE *f)
         "\n"
         "  --model SPEC             a model file, mlp:W0-W1-...-Wn or smallcnn\n"
         "                           (default " DEFAULT_MODEL ")\n"
+        "  --weights FILE           the model's weights: safetensors in PyTorch's\n"
+        "                           state_dict names (default: seeded ones)\n"
         "  --batch N                batch size (default 32)\n"
         "  --precision P            fp32|fp16|bf16|int8 (default fp32)\n"
         "  --device D               rpi4, jetson-nano, desktop, host (this\n"
@@ -57,7 +59,12 @@ static void usage(FILE *f)
         "  --power-watts W          power for the energy proxy (default the\n"
         "                           device's; unknown for host: no energy)\n"
         "  --latency-multiplier X   scale every measured latency (default 1)\n"
-        "  --seed N                 weights and input (default 42)\n"
+        "  --seed N                 input and, without --weights, weights\n"
+        "                           (default 42)\n"
+        "  --threads N              run dense and conv2d layers of at least\n"
+        "                           2^20 MACs on N threads (default 1); the\n"
+        "                           predictions count min(N, cores) cores\n"
+        "                           for them (threads column)\n"
         CLI_CALIB_HELP
         "  --quiet                  no progress on stderr (shown only on a\n"
         "                           terminal)\n"
@@ -83,7 +90,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_REPEATS,
-           O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED };
+           O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED, O_THREADS };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"batch", required_argument, NULL, O_BATCH},
@@ -95,9 +102,11 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"power-watts", required_argument, NULL, O_POWER},
         {"latency-multiplier", required_argument, NULL, O_MULT},
         {"seed", required_argument, NULL, O_SEED},
+        {"threads", required_argument, NULL, O_THREADS},
         CLI_CALIB_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_QUIET_OPTION,
+        CLI_WEIGHTS_OPTION,
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-layerwise", EDGEFIT_VERSION,
@@ -113,6 +122,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         .min_sample_ms = 0.05,
         .latency_multiplier = 1.0,
         .seed = 42,
+        .threads = 1,
     }};
     cli_calib_opts_init(&o->lw.calib);
     opterr = 0;
@@ -171,6 +181,14 @@ static int parse_args(int argc, char **argv, struct options *o)
                 return CLI_EXIT_USAGE;
             }
             break;
+        case O_THREADS: {
+            uint64_t t = 0;
+            if (!cli_parse_u64("--threads", optarg, 1, 64, &t)) {
+                return CLI_EXIT_USAGE;
+            }
+            o->lw.threads = (unsigned)t;
+            break;
+        }
         default: {
             const int rc = cli_shared_option(c, &o->lw.calib, &o->lw.dev, &app, argv,
                                              &o->co);
@@ -181,6 +199,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         }
         }
     }
+    o->lw.quiet = o->co.quiet;
+    o->lw.weights = o->co.weights;
     return cli_no_operands(argc, argv);
 }
 
@@ -218,10 +238,12 @@ static void print_summary(const struct options *o, const struct layerwise *r)
            r->dram_total.predicted_ms, 100.0 * r->dram_total.relative_error,
            r->dram_total.compared,
            100.0 * r->dram_total.mean_abs_relative_error);
-    printf("  host peaks          fp32 %.1f GMAC/s (%s; FMA loop %.1f, sgemm "
-           "%.1f), 16-bit %.1f, int8 %.1f\n",
-           r->host.peak_gmacs, r->cal.peak.path, r->cal.fma.gmacs,
-           r->cal.sgemm.gmacs, r->cal.f16.gmacs, r->cal.int8.gmacs);
+    printf("  host peaks          fp32 %.1f GMAC/s per core (%s; FMA loop "
+           "%.1f, sgemm %.1f), 16-bit %.1f, int8 %.1f; %u cores, %u "
+           "thread(s) used\n",
+           r->cal.peak.gmacs, r->cal.peak.path, r->cal.fma.gmacs,
+           r->cal.sgemm.gmacs, r->cal.f16.gmacs, r->cal.int8.gmacs,
+           prof_device_cores(&r->host), o->lw.threads);
     printf("  host triads         best of %u trials:", r->cal.trials);
     for (unsigned i = 0; i < r->cal.level_count; i++) {
         const struct prof_mem_level *l = &r->cal.levels[i];

@@ -9,6 +9,7 @@
 #include "calib.h"
 #include "cli.h"
 #include "devices.h"
+#include "model.h"
 #include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
@@ -40,6 +41,9 @@ static void usage(FILE *f)
         "\n"
         "  --model SPEC          a model file, mlp:W0-W1-...-Wn or smallcnn\n"
         "                        (default " DEFAULT_MODEL ")\n"
+        "  --weights FILE        the model's weights, safetensors in PyTorch's\n"
+        "                        state_dict names: checked against the model\n"
+        "                        (the estimates do not depend on them)\n"
         "  --batch N             requested batch size (default 32)\n"
         "  --precision P         fp64|fp32|fp16|bf16|int8 (default fp32)\n"
         "  --max-memory-mb X     memory budget in MB (1 MB = 1024^2 bytes);\n"
@@ -83,6 +87,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         CLI_COMMON_OPTIONS,
         CLI_STRICT_OPTION,
         CLI_QUIET_OPTION,
+        CLI_WEIGHTS_OPTION,
         {NULL, 0, NULL, 0},
     };
     static const struct cli_app app = {"edgefit-memfit", EDGEFIT_VERSION,
@@ -322,13 +327,9 @@ static int build_plan_doc(const struct options *o, struct result *r)
 
 static int compute(const struct options *o, struct result *r)
 {
-    struct memest_diag diag;
-    int st = memest_model_load(o->model, &r->model, &diag);
-    if (st != MEMEST_OK) {
-        char msg[600];
-        memest_diag_format(&diag, msg, sizeof msg);
-        cli_error("%s", msg);
-        return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    const int rc = cli_model_load(o->model, o->co.weights, &r->model);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
     struct memest_hw_config cfg;
     memest_hw_config_init(&cfg);
@@ -338,7 +339,7 @@ static int compute(const struct options *o, struct result *r)
     if (o->simulate) {
         cfg.max_memory_mb = o->max_memory_mb;
     }
-    st = memest_prepare_run(r->model, o->batch, &cfg, &r->plan);
+    int st = memest_prepare_run(r->model, o->batch, &cfg, &r->plan);
     if (st != MEMEST_OK) {
         return memest_failed("planning the run", st);
     }

@@ -63,6 +63,8 @@ static void usage(FILE *f)
         "  --model SPEC           a model file, mlp:W0-...-Wn or smallcnn\n"
         "                         ending in softmax (default " DEFAULT_MODEL
         ")\n"
+        "  --weights FILE         start the training from these weights:\n"
+        "                         safetensors in PyTorch's state_dict names\n"
         "  --data DIR             IDX files train-* and t10k-* (default %s)\n"
         "  --device D             the device (default " DEFAULT_DEVICE ")\n"
         "  --devices FILE         devices of your own (a CSV, as for\n"
@@ -110,6 +112,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         CLI_CALIB_OPTIONS,
         CLI_STRICT_OPTION,
         CLI_QUIET_OPTION,
+        CLI_WEIGHTS_OPTION,
         CLI_COMMON_OPTIONS,
         {0, 0, 0, 0},
     };
@@ -281,7 +284,7 @@ static int prepare(const struct options *o, struct report *r)
                             &r->device)) {
         return CLI_EXIT_USAGE;
     }
-    const int rc = cli_model_load(o->model, &r->model);
+    const int rc = cli_model_load(o->model, o->co.weights, &r->model);
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
@@ -310,6 +313,12 @@ static int train(const struct options *o, struct report *r,
     to.batch = o->batch;
     int rc = cli_train_create(r->model, o->model, &to, &r->trainer,
                               &r->train_mem, &r->weights);
+    if (rc == CLI_EXIT_OK) {
+        /* --weights (or an ONNX model's own): the training starts there */
+        rc = cli_train_start_from_model(r->trainer, r->model, &r->weights,
+                                        o->co.weights ? o->co.weights
+                                                      : o->model);
+    }
     if (rc == CLI_EXIT_OK) {
         rc = cli_train_epochs(r->trainer, &r->train, &r->test, o->epochs,
                               p->on, &r->log);
@@ -391,7 +400,8 @@ static int sweep(const struct options *o, struct report *r,
 static int layerwise(const struct options *o, struct report *r)
 {
     r->lwo = (struct layerwise_opts){
-        .model = o->model, .batch = o->batch, .precision = MEMEST_FP32,
+        .model = o->model, .weights = o->co.weights, .batch = o->batch,
+        .precision = MEMEST_FP32,
         .dev = o->dev, .repeats = 5, .warmup = 2, .min_sample_ms = 0.05,
         .latency_multiplier = 1.0, .seed = 42, .calib = o->calib,
         .quiet = o->co.quiet};

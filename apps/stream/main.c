@@ -52,6 +52,9 @@ static void usage(FILE *f)
         "  --data-dir DIR         Fashion-MNIST folder (default\n"
         "                         " PROF_FASHION_MNIST_DIR ")\n"
         "  --seed N               weights and synthetic data (default 42)\n"
+        "  --threads N            run the dense layers of at least 2^20 MACs\n"
+        "                         on N threads (default 1); predictions count\n"
+        "                         min(N, cores) cores for them\n"
         "  --triad-mib X          size of the bandwidth calibration's three\n"
         "                         arrays together, MiB (default 2 x L3)\n"
         "  --recalibrate          measure the host again instead of reading\n"
@@ -95,7 +98,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_FEATURES = 256, O_BATCH, O_HIDDEN, O_OUTPUTS, O_INTERVAL,
            O_ACT, O_REPEATS, O_WARMUP, O_MULT, O_DATA, O_DATA_DIR, O_SEED,
-           O_TRIAD, O_POWER };
+           O_TRIAD, O_POWER, O_THREADS };
     static const struct option longopts[] = {
         {"features", required_argument, NULL, O_FEATURES},
         {"batch", required_argument, NULL, O_BATCH},
@@ -109,6 +112,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"data", required_argument, NULL, O_DATA},
         {"data-dir", required_argument, NULL, O_DATA_DIR},
         {"seed", required_argument, NULL, O_SEED},
+        {"threads", required_argument, NULL, O_THREADS},
         CLI_CALIB_OPTIONS,
         CLI_DEVICE_OPTIONS,
         {"power-watts", required_argument, NULL, O_POWER},
@@ -212,6 +216,12 @@ static int parse_args(int argc, char **argv, struct options *o)
                 return CLI_EXIT_USAGE;
             }
             break;
+        case O_THREADS:
+            if (!cli_parse_u64("--threads", optarg, 1, 64, &v)) {
+                return CLI_EXIT_USAGE;
+            }
+            s->threads = (unsigned)v;
+            break;
         case O_POWER:
             if (!cli_parse_positive("--power-watts", optarg, 1e6,
                                     &o->power_watts)) {
@@ -240,15 +250,10 @@ struct result {
     struct prof_calibration cal;
     struct prof_stream_profile p;
     /* the roofline of the host from its own calibration against what was
-     * measured, and optionally of another device */
-    struct prof_layer_prediction host_pred[PROF_STREAM_OPERATORS];
-    struct prof_prediction_total host_total;
-    /* the same host without its caches: the plain DRAM roofline */
-    struct prof_layer_prediction dram_pred[PROF_STREAM_OPERATORS];
-    struct prof_prediction_total dram_total;
-    struct prof_device device;
-    struct prof_layer_prediction dev_pred[PROF_STREAM_OPERATORS];
-    struct prof_prediction_total dev_total;
+     * measured (cache-aware, and on main memory alone), and of --device:
+     * row 0 is the executor's input staging, rows 1-4 the operators */
+    struct prof_exec_predictions pr;
+    struct prof_device device; /* --device, resolved before the run */
     char note[PROF_SENTENCE_MAX];
     art_table *ops;
     art_table *ops_view; /* the terminal's */
@@ -262,6 +267,7 @@ static void result_free(struct result *r)
     art_table_destroy(r->totals);
     art_table_destroy(r->ops_view);
     art_table_destroy(r->ops);
+    prof_exec_predictions_finish(&r->pr);
     cli_devices_free(&r->devs);
 }
 
@@ -359,46 +365,55 @@ static bool g_int8(const void *c, size_t i, union cli_value *v)
     return real_cell(OP(c, i)->int8_latency_ms, v);
 }
 
+static bool g_threads(const void *c, size_t i, union cli_value *v)
+{
+    v->u = OP(c, i)->threads;
+    return true;
+}
+
+/* Operator i is row i + 1 of the predictions (row 0 stages the input). */
+#define PRED(ctx, which, i) (&RES(ctx)->pr.which[(i) + 1])
+
 static bool g_host_pred(const void *c, size_t i, union cli_value *v)
 {
-    return real_cell(RES(c)->host_pred[i].pred.predicted_ms, v);
+    return real_cell(PRED(c, host_pred, i)->pred.predicted_ms, v);
 }
 
 static bool g_host_err(const void *c, size_t i, union cli_value *v)
 {
-    return real_cell(RES(c)->host_pred[i].relative_error, v);
+    return real_cell(PRED(c, host_pred, i)->relative_error, v);
 }
 
 static bool g_host_level(const void *c, size_t i, union cli_value *v)
 {
-    v->s = level_name(RES(c)->host_pred[i].pred.memory_level);
+    v->s = level_name(PRED(c, host_pred, i)->pred.memory_level);
     return true;
 }
 
 static bool g_dram_pred(const void *c, size_t i, union cli_value *v)
 {
-    return real_cell(RES(c)->dram_pred[i].pred.predicted_ms, v);
+    return real_cell(PRED(c, dram_pred, i)->pred.predicted_ms, v);
 }
 
 static bool g_dram_err(const void *c, size_t i, union cli_value *v)
 {
-    return real_cell(RES(c)->dram_pred[i].relative_error, v);
+    return real_cell(PRED(c, dram_pred, i)->relative_error, v);
 }
 
 static bool g_dev_pred(const void *c, size_t i, union cli_value *v)
 {
-    return real_cell(RES(c)->dev_pred[i].pred.predicted_ms, v);
+    return real_cell(PRED(c, device_pred, i)->pred.predicted_ms, v);
 }
 
 static bool g_dev_bound(const void *c, size_t i, union cli_value *v)
 {
-    v->s = prof_bound_name(RES(c)->dev_pred[i].pred.bound);
+    v->s = prof_bound_name(PRED(c, device_pred, i)->pred.bound);
     return true;
 }
 
 static bool g_dev_energy(const void *c, size_t i, union cli_value *v)
 {
-    return real_cell(RES(c)->dev_pred[i].pred.energy_proxy_j, v);
+    return real_cell(PRED(c, device_pred, i)->pred.energy_proxy_j, v);
 }
 
 static const struct cli_column op_cols[] = {
@@ -415,6 +430,7 @@ static const struct cli_column op_cols[] = {
     {"bound", ART_TEXT, g_bound, CLI_COL_BRIEF},
     {"fp16_latency_ms", ART_REAL, g_fp16, CLI_COL_BRIEF},
     {"int8_latency_ms", ART_REAL, g_int8, CLI_COL_BRIEF},
+    {"threads", ART_UINT, g_threads, CLI_COL_ALL},
     {"host_predicted_ms", ART_REAL, g_host_pred, CLI_COL_ALL},
     {"host_prediction_error", ART_REAL, g_host_err, CLI_COL_BRIEF},
     {"host_memory_level", ART_TEXT, g_host_level, CLI_COL_ALL},
@@ -459,6 +475,7 @@ static int build_totals_table(struct result *r)
         CLI_UINT("feature_count", p->feature_count),
         CLI_UINT("batch_size", p->batch),
         CLI_UINT("bytes_moved", p->bytes_moved),
+        CLI_UINT("threads", p->threads),
         CLI_REAL("fp32_memory_kb", p->fp32_memory_kb),
         CLI_REAL("fp16_memory_kb", p->fp16_memory_kb),
         CLI_REAL("int8_memory_kb", p->int8_memory_kb),
@@ -468,16 +485,16 @@ static int build_totals_table(struct result *r)
         CLI_REAL("host_peak_gmacs", p->host_peak_gmacs),
         CLI_REAL("host_bandwidth_gbps", p->host_bandwidth_gbps),
         CLI_REAL("host_knee_mac_per_byte", p->host_knee_mac_per_byte),
-        CLI_REAL("host_predicted_ms", r->host_total.predicted_ms),
-        CLI_REAL("host_prediction_error", r->host_total.relative_error),
-        CLI_REAL("host_dram_predicted_ms", r->dram_total.predicted_ms),
-        CLI_REAL("host_dram_prediction_error", r->dram_total.relative_error),
+        CLI_REAL("host_predicted_ms", r->pr.host_total.predicted_ms),
+        CLI_REAL("host_prediction_error", r->pr.host_total.relative_error),
+        CLI_REAL("host_dram_predicted_ms", r->pr.dram_total.predicted_ms),
+        CLI_REAL("host_dram_prediction_error", r->pr.dram_total.relative_error),
         /* the device's, when --device is given */
         CLI_TEXT("device", r->device.name),
-        CLI_REAL("device_predicted_ms", r->dev_total.predicted_ms),
+        CLI_REAL("device_predicted_ms", r->pr.device_total.predicted_ms),
         CLI_REAL("device_stream_utilization",
-                 fmin(1.0, r->dev_total.predicted_ms / p->stream_interval_ms)),
-        CLI_REAL("device_energy_proxy_j", r->dev_total.energy_proxy_j),
+                 fmin(1.0, r->pr.device_total.predicted_ms / p->stream_interval_ms)),
+        CLI_REAL("device_energy_proxy_j", r->pr.device_total.energy_proxy_j),
     };
     const size_t n = sizeof f / sizeof f[0] - (with_dev ? 0 : 4);
     return cli_record_build("totals", f, n, &r->totals);
@@ -556,6 +573,7 @@ static int build_doc(const struct options *o, struct result *r)
     DOC_SET(art_doc_set_text(config, "activation", p->activation));
     DOC_SET(art_doc_set_text(config, "data_source", p->data_source));
     DOC_SET(art_doc_set_uint(config, "seed", o->stream.seed));
+    DOC_SET(art_doc_set_uint(config, "threads", p->threads));
     DOC_SET(art_doc_set_uint(config, "warmup", o->stream.timing.warmup));
     DOC_SET(art_doc_set_uint(config, "repeats", o->stream.timing.repeats));
     DOC_SET(art_doc_set_real(config, "latency_multiplier",
@@ -569,18 +587,18 @@ static int build_doc(const struct options *o, struct result *r)
     DOC_SET(art_doc_set_real(host, "knee_mac_per_byte",
                              r->cal.knee_mac_per_byte));
     DOC_SET(art_doc_set_real(host, "predicted_ms",
-                             r->host_total.predicted_ms));
-    DOC_SET(art_doc_set_real(host, "measured_ms", r->host_total.measured_ms));
+                             r->pr.host_total.predicted_ms));
+    DOC_SET(art_doc_set_real(host, "measured_ms", r->pr.host_total.measured_ms));
     DOC_SET(art_doc_set_real(host, "prediction_error",
-                             r->host_total.relative_error));
+                             r->pr.host_total.relative_error));
     DOC_SET(art_doc_set_real(host, "host_mean_abs_error",
-                             r->host_total.mean_abs_relative_error));
+                             r->pr.host_total.mean_abs_relative_error));
     DOC_SET(art_doc_set_real(host, "host_dram_predicted_ms",
-                             r->dram_total.predicted_ms));
+                             r->pr.dram_total.predicted_ms));
     DOC_SET(art_doc_set_real(host, "host_dram_prediction_error",
-                             r->dram_total.relative_error));
+                             r->pr.dram_total.relative_error));
     DOC_SET(art_doc_set_real(host, "host_dram_mean_abs_error",
-                             r->dram_total.mean_abs_relative_error));
+                             r->pr.dram_total.mean_abs_relative_error));
     art_table *levels = NULL;
     DOC_SET(art_table_create("memory_levels", &levels));
     DOC_SET(art_table_add_column(levels, "level", ART_TEXT));
@@ -609,6 +627,7 @@ static int build_doc(const struct options *o, struct result *r)
         DOC_SET(art_doc_set_real(dev, "bandwidth_gbps",
                                  r->device.bandwidth_gbps));
         DOC_SET(art_doc_set_real(dev, "peak_gmacs", r->device.peak_gmacs));
+        DOC_SET(art_doc_set_uint(dev, "cores", prof_device_cores(&r->device)));
         if (r->device.power_watts > 0.0) {
             DOC_SET(art_doc_set_real(dev, "power_watts",
                                      r->device.power_watts));
@@ -618,12 +637,12 @@ static int build_doc(const struct options *o, struct result *r)
         }
         DOC_SET(art_doc_set_real(dev, "memory_mb", r->device.memory_mb));
         DOC_SET(art_doc_set_real(dev, "predicted_ms",
-                                 r->dev_total.predicted_ms));
+                                 r->pr.device_total.predicted_ms));
         DOC_SET(art_doc_set_real(dev, "stream_utilization",
-                                 fmin(1.0, r->dev_total.predicted_ms /
+                                 fmin(1.0, r->pr.device_total.predicted_ms /
                                                p->stream_interval_ms)));
         DOC_SET(art_doc_set_real(dev, "energy_proxy_j",
-                                 r->dev_total.energy_proxy_j));
+                                 r->pr.device_total.energy_proxy_j));
     }
 
     DOC_SET(art_doc_set_table(d, "operator_profile", r->ops));
@@ -644,43 +663,23 @@ static int build_doc(const struct options *o, struct result *r)
     return st;
 }
 
-/* Roofline predictions of the four operators: on the host from its own
- * calibration, compared with what was measured, and on --device. */
+/* Roofline predictions of the four operators, from the executor's rows:
+ * on the host from its own calibration, compared with what was measured,
+ * and on --device (prof_exec_predict_all, as edgefit-layerwise). */
 static int predict(const struct options *o, struct result *r)
 {
-    struct prof_work work[PROF_STREAM_OPERATORS];
-    double measured[PROF_STREAM_OPERATORS];
-    for (int i = 0; i < PROF_STREAM_OPERATORS; i++) {
-        work[i].macs = r->p.ops[i].macs;
-        work[i].bytes = r->p.ops[i].bytes_moved;
-        /* a latency below the clock's resolution (0) has no error */
-        measured[i] = r->p.ops[i].latency_ms;
-    }
-    struct prof_device host, dram;
-    int st = prof_device_host(&r->cal, &host);
-    if (st == PROF_OK) {
-        st = prof_predict_layers(&host, work, PROF_STREAM_OPERATORS,
-                                 measured, r->host_pred, &r->host_total);
-    }
-    if (st == PROF_OK) {
-        dram = host;
-        dram.cache_count = 0;
-        st = prof_predict_layers(&dram, work, PROF_STREAM_OPERATORS,
-                                 measured, r->dram_pred, &r->dram_total);
-    }
-    if (st == PROF_OK && r->have_device) {
-        if (r->device_is_host) {
-            r->device = host;
-        }
-        if (o->have_power) {
-            r->device.power_watts = o->power_watts;
-        }
-        st = prof_predict_layers(&r->device, work, PROF_STREAM_OPERATORS,
-                                 NULL, r->dev_pred, &r->dev_total);
-    }
+    struct prof_exec_profile view;
+    prof_stream_exec_view(&r->p, &view);
+    const int st = prof_exec_predict_all(
+        &view, &r->cal, r->have_device && !r->device_is_host ? &r->device
+                                                              : NULL,
+        o->have_power ? o->power_watts : 0.0, &r->pr);
     if (st != PROF_OK) {
         cli_error("predicting the operators: %s", prof_strerror(st));
         return CLI_EXIT_FAILURE;
+    }
+    if (r->have_device) {
+        r->device = r->pr.device;
     }
     return CLI_EXIT_OK;
 }
@@ -759,20 +758,20 @@ static void print_summary(const struct result *r)
     printf("note: %s\n", r->note);
     printf("host roofline, cache-aware: %.6f ms predicted for %.6f ms "
            "measured (%+.0f%%; per operator on average %.0f%% off)\n",
-           r->host_total.predicted_ms, r->host_total.measured_ms,
-           100.0 * r->host_total.relative_error,
-           100.0 * r->host_total.mean_abs_relative_error);
+           r->pr.host_total.predicted_ms, r->pr.host_total.measured_ms,
+           100.0 * r->pr.host_total.relative_error,
+           100.0 * r->pr.host_total.mean_abs_relative_error);
     printf("host roofline, DRAM only:   %.6f ms predicted (%+.0f%%; per "
            "operator on average %.0f%% off)\n",
-           r->dram_total.predicted_ms, 100.0 * r->dram_total.relative_error,
-           100.0 * r->dram_total.mean_abs_relative_error);
+           r->pr.dram_total.predicted_ms, 100.0 * r->pr.dram_total.relative_error,
+           100.0 * r->pr.dram_total.mean_abs_relative_error);
     if (r->device.name[0] != '\0') {
         printf("on %s: %.6f ms predicted (stream utilization %.6f), ",
-               r->device.name, r->dev_total.predicted_ms,
-               fmin(1.0, r->dev_total.predicted_ms / p->stream_interval_ms));
+               r->device.name, r->pr.device_total.predicted_ms,
+               fmin(1.0, r->pr.device_total.predicted_ms / p->stream_interval_ms));
         if (r->device.power_watts > 0.0) {
             printf("energy proxy %.3g J per batch\n",
-                   r->dev_total.energy_proxy_j);
+                   r->pr.device_total.energy_proxy_j);
         } else {
             printf("energy: power unknown: give --power-watts\n");
         }

@@ -20,14 +20,12 @@
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "sweep.h"
-#include "weights.h"
 
 #define DEFAULT_MODEL "mlp:784-64-10"
 #define DEFAULT_DEVICE "rpi4"
 
 struct options {
     const char *model;
-    const char *weights;
     const char *data;
     uint64_t test_limit;
     const char *from_csv;
@@ -39,7 +37,8 @@ struct options {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: edgefit-sweep --weights FILE [options]\n"
+        "usage: edgefit-sweep [--model SPEC] --weights FILE [options]\n"
+        "       edgefit-sweep --model FILE.onnx [options]\n"
         "       edgefit-sweep --from-csv FILE [--out DIR]\n"
         "\n"
         "Run trained weights at every precision and batch: test accuracy over\n"
@@ -51,8 +50,9 @@ static void usage(FILE *f)
         "constraints, then average per precision as the original's\n"
         "precision trade-off table did (sorted by mean latency).\n"
         "\n"
-        "  --weights FILE         safetensors with PyTorch names (dense1.weight,\n"
-        "                         ...), e.g. from edgefit-train\n"
+        "  --weights FILE         the model's weights: safetensors with PyTorch's\n"
+        "                         state_dict names (dense1.weight, ...), e.g.\n"
+        "                         from edgefit-train; an ONNX model has its own\n"
         "  --model SPEC           the model of the weights (default "
         DEFAULT_MODEL ")\n"
         "  --data DIR             IDX files t10k-* (default %s)\n"
@@ -95,11 +95,11 @@ static const struct cli_app app = {"edgefit-sweep", EDGEFIT_VERSION, usage,
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { O_MODEL = 256, O_WEIGHTS, O_DATA, O_TEST_LIMIT, O_PRECISIONS,
+    enum { O_MODEL = 256, O_DATA, O_TEST_LIMIT, O_PRECISIONS,
            O_BATCHES, O_MAXLAT, O_MAXMEM, O_MINACC, O_REPEATS, O_FROM };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
-        {"weights", required_argument, NULL, O_WEIGHTS},
+        CLI_WEIGHTS_OPTION,
         {"data", required_argument, NULL, O_DATA},
         {"test-limit", required_argument, NULL, O_TEST_LIMIT},
         {"precisions", required_argument, NULL, O_PRECISIONS},
@@ -134,9 +134,6 @@ static int parse_args(int argc, char **argv, struct options *o)
         switch (c) {
         case O_MODEL:
             o->model = optarg;
-            break;
-        case O_WEIGHTS:
-            o->weights = optarg;
             break;
         case O_DATA:
             o->data = optarg;
@@ -194,12 +191,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     if (cli_no_operands(argc, argv) != CLI_EXIT_OK) {
         return CLI_EXIT_USAGE;
     }
-    if (!o->from_csv && !o->weights && !o->dev.list) {
-        cli_error("--weights FILE is required (trained weights, e.g. from "
-                  "edgefit-train --out DIR), or --from-csv FILE");
-        return CLI_EXIT_USAGE;
-    }
-    if (o->from_csv && o->weights) {
+    if (o->from_csv && o->co.weights) {
         cli_error("--from-csv aggregates a file: --weights is not used "
                   "with it");
         return CLI_EXIT_USAGE;
@@ -286,7 +278,6 @@ int main(int argc, char **argv)
     }
     rc = CLI_EXIT_USAGE;
     memest_model *model = NULL;
-    struct cli_weights w = {0};
     struct prof_dataset test = {0};
     struct sweep_result res = {0};
     art_table *rt = NULL, *tt = NULL;
@@ -306,11 +297,16 @@ int main(int argc, char **argv)
             o.cfg.max_memory_mb = o.cfg.device.memory_mb > 0
                 ? o.cfg.device.memory_mb : INFINITY;
         }
-        if (cli_model_load(o.model, &model) != CLI_EXIT_OK) {
+        if (cli_model_load(o.model, o.co.weights, &model) != CLI_EXIT_OK) {
             goto done;
         }
-        if (!cli_weights_init(model, &w) ||
-            !cli_weights_read("--weights", o.weights, model, &w)) {
+        /* An ONNX model carries its weights; a text model takes them
+         * from --weights. Seeded initial weights would make the accuracy
+         * columns meaningless. */
+        if (!memest_model_has_weights(model)) {
+            cli_error("--weights FILE is required: %s carries no weights "
+                      "(give trained weights, e.g. from edgefit-train --out "
+                      "DIR, or an ONNX model), or --from-csv FILE", o.model);
             goto done;
         }
         struct prof_diag pd = {0};
@@ -324,7 +320,7 @@ int main(int argc, char **argv)
             o.cfg.progress = progress;
         }
         rc = CLI_EXIT_FAILURE;
-        bool ok = sweep_run(model, &w, &test, &o.cfg, &res);
+        bool ok = sweep_run(model, NULL, &test, &o.cfg, &res);
         if (o.cfg.progress) {
             fprintf(stderr, "\r\033[K");
         }
@@ -368,7 +364,6 @@ done:
     art_table_destroy(tt);
     sweep_result_free(&res);
     prof_dataset_finish(&test);
-    cli_weights_free(&w);
     memest_model_destroy(model);
     cli_devices_free(&devs);
     return rc;

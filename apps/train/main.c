@@ -324,7 +324,12 @@ static void result_free(struct result *r)
  * it checked before any data is read. */
 static int prepare(const struct options *o, struct result *r)
 {
-    const int rc = cli_model_load(o->model, &r->model);
+    int rc = cli_model_load(o->model, NULL, &r->model);
+    if (rc == CLI_EXIT_OK && o->init_weights) {
+        /* Before the trainer is made from the model: the weights are
+         * the model's from now on. */
+        rc = cli_weights_load("--init-weights", o->init_weights, r->model);
+    }
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
@@ -362,26 +367,13 @@ static int prepare(const struct options *o, struct result *r)
     if (trc != CLI_EXIT_OK) {
         return trc;
     }
-    if (o->init_weights) {
-        if (!cli_weights_read("--init-weights", o->init_weights, r->model,
-                              &r->weights)) {
-            return CLI_EXIT_USAGE;
-        }
-        for (size_t i = 0; i < r->weights.layer_count; i++) {
-            const struct cli_weights_layer *l = &r->weights.layers[i];
-            st = prof_train_set_params(r->trainer, l->layer, l->weight,
-                                       l->weight_count, l->bias,
-                                       l->bias_count);
-            if (st != PROF_OK) {
-                char what[300];
-                snprintf(what, sizeof what, "--init-weights %s: layer %s",
-                         o->init_weights,
-                         memest_model_layer(r->model, l->layer)->name);
-                return cli_prof_failed(what, st, NULL);
-            }
-        }
-    }
-    return CLI_EXIT_OK;
+    /* From --init-weights, or from an ONNX model's own weights. */
+    char what[300];
+    snprintf(what, sizeof what, "%s %s",
+             o->init_weights ? "--init-weights" : "--model",
+             o->init_weights ? o->init_weights : o->model);
+    return cli_train_start_from_model(r->trainer, r->model, &r->weights,
+                                      what);
 }
 
 /* Where the weights go: a bare name (or the default) is a member of the

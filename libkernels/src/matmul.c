@@ -307,7 +307,12 @@ KERN_API int kern_get_threads(void)
  * ragged tile that a single thread would not have had. */
 enum { MM_SPLIT_ROWS = 24, MM_SPLIT_COLS = 64 };
 
+/* One block of a product, or (task non-NULL) one part of a
+ * kern_parallel() call. */
 struct mm_job {
+    kern_task_fn task;
+    void *ctx;
+    size_t part;
     kern_sgemm_fn fn;
     unsigned flags;
     size_t m, n, k;
@@ -322,6 +327,10 @@ struct mm_job {
 
 static void run_job(struct mm_job *j)
 {
+    if (j->task) {
+        j->task(j->ctx, j->part);
+        return;
+    }
     j->status = j->fn(j->flags, j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb,
                       j->c, j->ldc);
 }
@@ -507,8 +516,8 @@ static int run_threaded(int threads, kern_sgemm_fn fn, unsigned flags,
             end = len;
         }
         struct mm_job *j = &jobs[t];
-        *j = (struct mm_job){fn, flags, m, n, k, a, lda, b, ldb, c, ldc,
-                             KERN_OK};
+        *j = (struct mm_job){NULL, NULL, 0, fn, flags, m, n, k, a, lda, b,
+                             ldb, c, ldc, KERN_OK};
         if (by_rows) {
             j->m = end - start;
             j->a = (flags & KERN_MM_TRANS_A) ? a + start : a + start * lda;
@@ -563,9 +572,11 @@ static int check_matrix(const float *p, size_t rows, size_t cols, size_t ld)
     return KERN_OK;
 }
 
-KERN_API int kern_sgemm(unsigned flags, size_t m, size_t n, size_t k,
-                        const float *a, size_t lda, const float *b,
-                        size_t ldb, float *c, size_t ldc)
+/* kern_sgemm on up to `threads` threads when the product has at least
+ * min_macs multiply-adds. */
+static int sgemm_on(int threads, double min_macs, unsigned flags, size_t m,
+                    size_t n, size_t k, const float *a, size_t lda,
+                    const float *b, size_t ldb, float *c, size_t ldc)
 {
     if (flags & ~(unsigned)MM_FLAGS) {
         return KERN_E_INVALID;
@@ -592,14 +603,48 @@ KERN_API int kern_sgemm(unsigned flags, size_t m, size_t n, size_t k,
     }
 
     pthread_once(&mm_once, init_dsp);
-    const int threads = kern_get_threads();
-    if (threads > 1 &&
-        (double)m * (double)n * (double)k >= MM_THREAD_MIN_MACS) {
+    if (threads > 1 && (double)m * (double)n * (double)k >= min_macs) {
         const kern_sgemm_fn fn = mm_dsp.pick(m, n, k);
         return run_threaded(threads, fn, flags, m, n, k, a, lda, b, ldb, c,
                             ldc);
     }
     return mm_dsp.sgemm(flags, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+KERN_API int kern_sgemm(unsigned flags, size_t m, size_t n, size_t k,
+                        const float *a, size_t lda, const float *b,
+                        size_t ldb, float *c, size_t ldc)
+{
+    return sgemm_on(kern_get_threads(), MM_THREAD_MIN_MACS, flags, m, n, k,
+                    a, lda, b, ldb, c, ldc);
+}
+
+KERN_API int kern_sgemm_threads(int threads, unsigned flags, size_t m,
+                                size_t n, size_t k, const float *a,
+                                size_t lda, const float *b, size_t ldb,
+                                float *c, size_t ldc)
+{
+    if (threads < 1 || threads > KERN_MAX_THREADS) {
+        return KERN_E_RANGE;
+    }
+    /* The caller judged the product worth splitting: no threshold. */
+    return sgemm_on(threads, 0.0, flags, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+KERN_API int kern_parallel(size_t parts, kern_task_fn fn, void *ctx)
+{
+    if (!fn) {
+        return KERN_E_INVALID;
+    }
+    if (parts < 1 || parts > KERN_MAX_THREADS) {
+        return KERN_E_RANGE;
+    }
+    struct mm_job jobs[KERN_MAX_THREADS];
+    for (size_t i = 0; i < parts; i++) {
+        jobs[i] = (struct mm_job){.task = fn, .ctx = ctx, .part = i};
+    }
+    run_jobs(jobs, parts);
+    return KERN_OK;
 }
 
 /* ---- batched form ------------------------------------------------------ */

@@ -62,6 +62,21 @@ KERN_API int kern_nn_channel_affine_f32(const float *x, size_t batch,
     if (!kern_nn_mul4(batch, channels, hw, sizeof(float), &total)) {
         return KERN_E_OVERFLOW;
     }
+    if (hw == 1) {
+        /* Feature vectors (a batchnorm over features, the stream's
+         * normalisation): one contiguous row per sample, which the
+         * compiler vectorises; per channel it was one multiply-add per
+         * loop, 30 times slower than relu on the same 32 x 64 floats.
+         * The arithmetic per element is the same. */
+        for (size_t b = 0; b < batch; b++) {
+            const float *xp = x + b * channels;
+            float *yp = y + b * channels;
+            for (size_t c = 0; c < channels; c++) {
+                yp[c] = xp[c] * scale[c] + shift[c];
+            }
+        }
+        return KERN_OK;
+    }
     for (size_t b = 0; b < batch; b++) {
         for (size_t c = 0; c < channels; c++) {
             const float s = scale[c], t = shift[c];

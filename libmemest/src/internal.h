@@ -50,6 +50,35 @@ static inline int add_ovf(uint64_t a, uint64_t b, uint64_t *out)
     return __builtin_add_overflow(a, b, out);
 }
 
+/* Set diag's message (line and column 0, the source kept) and return
+ * status; diag may be NULL. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int diag_fail(struct memest_diag *diag, int status, const char *fmt, ...);
+
+/*
+ * Read the whole file at path into *out (malloc, not NUL-terminated),
+ * *out_len bytes. `what` names the file in messages ("model file"); a
+ * file longer than max_bytes is MEMEST_E_RANGE ("the <what> is larger
+ * than <limit_text>"); MEMEST_E_IO with the system's reason, MEMEST_E_NOMEM.
+ */
+int read_whole_file(const char *path, const char *what, size_t max_bytes,
+                    const char *limit_text, char **out, size_t *out_len,
+                    struct memest_diag *diag);
+
+/* FNV-1a over n bytes: the hash of the name tables. */
+static inline uint64_t memest_hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603u;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+
 /* Elements of a shape (checked for overflow when the model was built). */
 static inline uint64_t shape_elements(const struct memest_shape *sh)
 {

@@ -316,10 +316,18 @@ int memest_model_write(const memest_model *model, char *buf, size_t cap,
         if (L->input_count != 1 || L->inputs[0] + 1 != self) {
             for (size_t k = 0; k < L->input_count; k++) {
                 const size_t t = L->inputs[k];
-                put(&o, "%s%s", k ? "," : " in=",
+                const struct memest_layer *P =
                     t < model->input_count
-                        ? model->inputs[t].name
-                        : model->layers[t - model->input_count].name);
+                        ? NULL
+                        : &model->layers[t - model->input_count];
+                /* a layer with a folded batch norm is named by the batch
+                 * norm's line, which comes after it: naming the layer
+                 * itself would read it twice and keep the norm from
+                 * folding again */
+                put(&o, "%s%s", k ? "," : " in=",
+                    P == NULL       ? model->inputs[t].name
+                    : P->folded_bn ? P->folded_bn
+                                   : P->name);
             }
         }
         put(&o, " name=%s\n", L->name);

@@ -112,16 +112,6 @@ static int tok_is(const struct tok *t, const char *word)
 
 /* ---- Model storage ------------------------------------------------------ */
 
-static uint64_t hash_name(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211u;
-    }
-    return h;
-}
-
 /*
  * The names the parser has seen: an open-addressing set of tensor ids
  * (slot = id + 1, 0 = free), keyed by the tensor's name. Inputs come
@@ -155,7 +145,7 @@ static size_t find_name(const struct names *nm, const struct memest_model *m,
         return SIZE_MAX;
     }
     mask = nm->cap - 1;
-    i = (size_t)hash_name(s, n) & mask;
+    i = (size_t)memest_hash_bytes(s, n) & mask;
     while (nm->slots[i] != 0) {
         const char *name = tensor_name(m, nm->slots[i] - 1);
         if (strlen(name) == n && memcmp(name, s, n) == 0) {
@@ -170,7 +160,7 @@ static void insert_slot(size_t *slots, size_t cap, const char *name,
                         size_t id)
 {
     size_t mask = cap - 1;
-    size_t i = (size_t)hash_name(name, strlen(name)) & mask;
+    size_t i = (size_t)memest_hash_bytes(name, strlen(name)) & mask;
     while (slots[i] != 0) {
         i = (i + 1) & mask;
     }
@@ -1783,10 +1773,8 @@ static void base_name(const char *path, char *buf, size_t cap)
 int memest_model_load(const char *path_or_preset, memest_model **out,
                       struct memest_diag *diag)
 {
-    FILE *f;
     char *text = NULL;
     size_t len = 0;
-    size_t cap = 0;
     char default_name[128];
     int st;
 
@@ -1804,70 +1792,19 @@ int memest_model_load(const char *path_or_preset, memest_model **out,
     if (memest_is_preset_name(path_or_preset)) {
         return memest_model_preset(path_or_preset, out, diag);
     }
+    len = strlen(path_or_preset);
+    if (len > 5 && strcmp(path_or_preset + len - 5, ".onnx") == 0) {
+        return memest_model_load_onnx(path_or_preset, NULL, out, diag);
+    }
     set_source(diag, path_or_preset);
-    f = fopen(path_or_preset, "rb");
-    if (f == NULL) {
-        if (diag != NULL) {
-            snprintf(diag->message, sizeof diag->message,
-                     "cannot open the model file: %s", strerror(errno));
-        }
-        return MEMEST_E_IO;
+    st = read_whole_file(path_or_preset, "model file", MAX_FILE_BYTES,
+                         "64 MiB", &text, &len, diag);
+    if (st != MEMEST_OK) {
+        return st;
     }
-    for (;;) {
-        size_t got;
-        if (len == cap) {
-            char *grown;
-            if (cap > MAX_FILE_BYTES) {
-                st = MEMEST_E_RANGE;
-                if (diag != NULL) {
-                    snprintf(diag->message, sizeof diag->message,
-                             "the model file is larger than 64 MiB");
-                }
-                goto fail_read;
-            }
-            cap = cap ? cap * 2 : 4096;
-            grown = realloc(text, cap);
-            if (grown == NULL) {
-                st = MEMEST_E_NOMEM;
-                if (diag != NULL) {
-                    snprintf(diag->message, sizeof diag->message,
-                             "out of memory reading the model file");
-                }
-                goto fail_read;
-            }
-            text = grown;
-        }
-        got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            break;
-        }
-    }
-    if (ferror(f)) {
-        st = MEMEST_E_IO;
-        if (diag != NULL) {
-            snprintf(diag->message, sizeof diag->message,
-                     "error reading the model file: %s", strerror(errno));
-        }
-        goto fail_read;
-    }
-    if (len > MAX_FILE_BYTES) {
-        st = MEMEST_E_RANGE;
-        if (diag != NULL) {
-            snprintf(diag->message, sizeof diag->message,
-                     "the model file is larger than 64 MiB");
-        }
-        goto fail_read;
-    }
-    fclose(f);
     base_name(path_or_preset, default_name, sizeof default_name);
     st = parse_named(text ? text : "", len, path_or_preset, default_name,
                      out, diag);
-    free(text);
-    return st;
-
-fail_read:
-    fclose(f);
     free(text);
     return st;
 }

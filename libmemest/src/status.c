@@ -46,9 +46,13 @@ size_t memest_diag_format(const struct memest_diag *diag, char *buf,
         buf[0] = '\0';
         return 0;
     }
-    if (diag->line > 0) {
+    if (diag->line > 0 && diag->column > 0) {
         n = snprintf(buf, cap, "%s:%d:%d: %s", diag->source, diag->line,
                      diag->column, diag->message);
+    } else if (diag->line > 0) {
+        /* a place with no column: an ONNX node's index + 1 */
+        n = snprintf(buf, cap, "%s:%d: %s", diag->source, diag->line,
+                     diag->message);
     } else {
         n = snprintf(buf, cap, "%s: %s", diag->source, diag->message);
     }

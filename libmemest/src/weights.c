@@ -6,26 +6,9 @@
 #include "internal.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int wfail(struct memest_diag *diag, int st, const char *fmt, ...)
-{
-    va_list ap;
-    if (diag != NULL) {
-        diag->line = 0;
-        diag->column = 0;
-        va_start(ap, fmt);
-        vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 static uint64_t tensor_elements(const struct memest_tensor *t)
 {
@@ -90,21 +73,21 @@ static int need(struct lookup *lk, const char *prefix, const char *suffix,
                                    ? MEMEST_TENSOR_MAX_RANK
                                    : t->rank,
                        got, sizeof got);
-            return wfail(diag, MEMEST_E_SHAPE,
-                         "tensor '%s' has shape %s but the model needs %s",
-                         name, got, want);
+            return diag_fail(diag, MEMEST_E_SHAPE,
+                             "tensor '%s' has shape %s but the model needs %s",
+                             name, got, want);
         }
         n = tensor_elements(t);
         if (t->data == NULL && n > 0) {
-            return wfail(diag, MEMEST_E_INVALID, "tensor '%s' has no data",
-                         name);
+            return diag_fail(diag, MEMEST_E_INVALID, "tensor '%s' has no data",
+                             name);
         }
         for (uint64_t k = 0; k < n; k++) {
             if (!isfinite(t->data[k])) {
-                return wfail(diag, MEMEST_E_RANGE,
-                             "tensor '%s' holds a value that is not finite "
-                             "at element %llu",
-                             name, (unsigned long long)k);
+                return diag_fail(diag, MEMEST_E_RANGE,
+                                 "tensor '%s' holds a value that is not finite "
+                                 "at element %llu",
+                                 name, (unsigned long long)k);
             }
         }
         lk->used[i] = 1;
@@ -114,9 +97,9 @@ static int need(struct lookup *lk, const char *prefix, const char *suffix,
     if (optional) {
         return MEMEST_OK;
     }
-    return wfail(diag, MEMEST_E_PARSE,
-                 "tensor '%s' is missing (the model's layer needs it)",
-                 name);
+    return diag_fail(diag, MEMEST_E_PARSE,
+                     "tensor '%s' is missing (the model's layer needs it)",
+                     name);
 }
 
 /* The four tensors of a batch norm over c channels. */
@@ -133,10 +116,10 @@ static int need_bn(struct lookup *lk, const char *bn, uint64_t c,
     }
     for (uint64_t i = 0; i < c; i++) {
         if (p[3][i] < 0.0f) {
-            return wfail(diag, MEMEST_E_RANGE,
-                         "tensor '%s.running_var' holds a negative "
-                         "variance at element %llu",
-                         bn, (unsigned long long)i);
+            return diag_fail(diag, MEMEST_E_RANGE,
+                             "tensor '%s.running_var' holds a negative "
+                             "variance at element %llu",
+                             bn, (unsigned long long)i);
         }
     }
     return MEMEST_OK;
@@ -164,13 +147,13 @@ int memest_model_set_weights(memest_model *model,
                  model && model->name ? model->name : "<weights>");
     }
     if (model == NULL || (tensors == NULL && count > 0)) {
-        return wfail(diag, MEMEST_E_INVALID, "no model or no tensors");
+        return diag_fail(diag, MEMEST_E_INVALID, "no model or no tensors");
     }
     lk.used = calloc(count ? count : 1, 1);
     w = calloc(model->count ? model->count : 1, sizeof *w);
     b = calloc(model->count ? model->count : 1, sizeof *b);
     if (lk.used == NULL || w == NULL || b == NULL) {
-        st = wfail(diag, MEMEST_E_NOMEM, "out of memory");
+        st = diag_fail(diag, MEMEST_E_NOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < model->count && st == MEMEST_OK; i++) {
@@ -216,7 +199,7 @@ int memest_model_set_weights(memest_model *model,
         w[i] = malloc(L->weight_count * sizeof(float));
         b[i] = L->bias_count ? malloc(L->bias_count * sizeof(float)) : NULL;
         if (w[i] == NULL || (L->bias_count && b[i] == NULL)) {
-            st = wfail(diag, MEMEST_E_NOMEM, "out of memory");
+            st = diag_fail(diag, MEMEST_E_NOMEM, "out of memory");
             break;
         }
         if (L->kind == MEMEST_KIND_BATCHNORM) {
@@ -253,9 +236,9 @@ int memest_model_set_weights(memest_model *model,
         if (!lk.used[k] && !(tensors[k].name != NULL &&
                              ends_with(tensors[k].name,
                                        ".num_batches_tracked"))) {
-            st = wfail(diag, MEMEST_E_PARSE,
-                       "tensor '%s' matches no layer of the model",
-                       tensors[k].name ? tensors[k].name : "(unnamed)");
+            st = diag_fail(diag, MEMEST_E_PARSE,
+                           "tensor '%s' matches no layer of the model",
+                           tensors[k].name ? tensors[k].name : "(unnamed)");
         }
     }
     if (st == MEMEST_OK) {

@@ -36,6 +36,7 @@ static const struct prof_device catalog[] = {
         .power_watts = 6.4,
         /* The 4 GB model (1, 2, 4 and 8 GB exist). */
         .memory_mb = 4096.0,
+        .cores = 4,
     },
     {
         .name = "jetson-nano",
@@ -55,6 +56,7 @@ static const struct prof_device catalog[] = {
          * all four cores at full clock. */
         .power_watts = 10.0,
         .memory_mb = 4096.0,
+        .cores = 4,
     },
     {
         .name = "desktop",
@@ -73,6 +75,7 @@ static const struct prof_device catalog[] = {
         /* The 65 W TDP class of such mainstream desktop processors. */
         .power_watts = 65.0,
         .memory_mb = 16384.0,
+        .cores = 8,
     },
 };
 
@@ -89,6 +92,23 @@ PROF_API double prof_device_peak(const struct prof_device *dev,
         return dev->peak_gmacs_int8;
     }
     return dev->peak_gmacs;
+}
+
+PROF_API unsigned prof_device_cores(const struct prof_device *dev)
+{
+    return dev && dev->cores > 0 ? dev->cores : 1;
+}
+
+PROF_API double prof_device_peak_threads(const struct prof_device *dev,
+                                         enum memest_precision p,
+                                         unsigned threads)
+{
+    if (!dev) {
+        return 0.0;
+    }
+    const unsigned cores = prof_device_cores(dev);
+    const unsigned t = threads == 0 ? 1 : threads < cores ? threads : cores;
+    return prof_device_peak(dev, p) * (double)t / (double)cores;
 }
 
 PROF_API int prof_bandwidth_roof(const struct prof_device *dev,
@@ -139,7 +159,9 @@ static const char *const catalog_source[] = {
     "product before ARMv8.2)\n"
     "power 6.4 W: commonly measured draw with four cores loaded (product "
     "brief: 5 V 3 A supply)\n"
-    "memory 4096 MB: the 4 GB model (1, 2, 4 and 8 GB exist)",
+    "memory 4096 MB: the 4 GB model (1, 2, 4 and 8 GB exist)\n"
+    "cores 4: the peaks count all four cores; a run on one thread is "
+    "predicted at a quarter of them",
     "bandwidth 25.6 GB/s: Jetson Nano module data sheet, 64-bit LPDDR4 at "
     "1600 MHz\n"
     "peak 22.88 GMAC/s: 4 Cortex-A57 at 1.43 GHz, one 128-bit FMLA per "
@@ -149,7 +171,9 @@ static const char *const catalog_source[] = {
     "peak int8 45.76 GMAC/s: 16-bit NEON MLA, 8 lanes per cycle\n"
     "power 10 W: data sheet MAXN power mode (all four cores at full "
     "clock)\n"
-    "memory 4096 MB: data sheet, 4 GB LPDDR4",
+    "memory 4096 MB: data sheet, 4 GB LPDDR4\n"
+    "cores 4: the peaks count all four cores; a run on one thread is "
+    "predicted at a quarter of them",
     "bandwidth 50 GB/s: dual-channel DDR4-3200 is 51.2 GB/s nominal; the "
     "original tooling used 50 GB/s\n"
     "peak 448 GMAC/s: a nominal 8-core AVX2 CPU at 3.5 GHz with two "
@@ -158,7 +182,9 @@ static const char *const catalog_source[] = {
     "peak int8 896 GMAC/s: VPMADDUBSW + VPMADDWD, 32 MACs per cycle per "
     "core\n"
     "power 65 W: the TDP class of mainstream desktop processors\n"
-    "memory 16384 MB: a typical desktop configuration",
+    "memory 16384 MB: a typical desktop configuration\n"
+    "cores 8: the peaks count all eight cores; a run on one thread is "
+    "predicted at an eighth of them",
 };
 
 _Static_assert(sizeof(catalog_source) / sizeof(catalog_source[0]) ==
@@ -231,6 +257,11 @@ PROF_API int prof_device_validate(const struct prof_device *dev,
         diag_set(diag, 0, "%s: memory_mb must be a number >= 0", dev->name);
         return PROF_E_RANGE;
     }
+    if (dev->cores > PROF_DEVICE_CORES_MAX) {
+        diag_set(diag, 0, "%s: cores must be 1 to %d", dev->name,
+                 PROF_DEVICE_CORES_MAX);
+        return PROF_E_RANGE;
+    }
     if (dev->cache_count > PROF_CACHE_LEVELS_MAX) {
         diag_set(diag, 0, "%s: at most %d cache levels", dev->name,
                  (int)PROF_CACHE_LEVELS_MAX);
@@ -299,9 +330,16 @@ PROF_API int prof_device_host(const struct prof_calibration *cal,
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "host");
     out->bandwidth_gbps = cal->triad.gbps;
-    out->peak_gmacs = cal->peak.gmacs;
-    out->peak_gmacs_f16 = cal->f16.gmacs;
-    out->peak_gmacs_int8 = cal->int8.gmacs;
+    /* The calibration measures one thread; the device's peaks count every
+     * online core, as the catalogue's do, so that a one-thread prediction
+     * is the calibrated figure and T threads get T of them. */
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    out->cores = online < 1 ? 1
+                 : online > PROF_DEVICE_CORES_MAX ? PROF_DEVICE_CORES_MAX
+                                                  : (unsigned)online;
+    out->peak_gmacs = cal->peak.gmacs * out->cores;
+    out->peak_gmacs_f16 = cal->f16.gmacs * out->cores;
+    out->peak_gmacs_int8 = cal->int8.gmacs * out->cores;
     out->power_watts = 0.0;
     out->memory_mb = (double)cal->memory_mb;
     const unsigned nl = cal->level_count < PROF_MEM_LEVELS_MAX
@@ -322,12 +360,12 @@ PROF_API int prof_device_host(const struct prof_calibration *cal,
 
 enum field {
     F_NAME, F_BANDWIDTH, F_PEAK, F_POWER, F_MEMORY, F_PEAK16, F_PEAK8,
-    F_COUNT
+    F_CORES, F_COUNT
 };
 
 static const char *const field_names[F_COUNT] = {
     "name", "bandwidth_gbps", "peak_gmacs", "power_watts", "memory_mb",
-    "peak_gmacs_f16", "peak_gmacs_int8",
+    "peak_gmacs_f16", "peak_gmacs_int8", "cores",
 };
 
 PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
@@ -371,8 +409,8 @@ PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
         if (f == F_COUNT) {
             diag_set(diag, key_col,
                      "unknown key '%.*s' (expected name, bandwidth_gbps, "
-                     "peak_gmacs, power_watts, memory_mb, peak_gmacs_f16 "
-                     "or peak_gmacs_int8)",
+                     "peak_gmacs, power_watts, memory_mb, peak_gmacs_f16, "
+                     "peak_gmacs_int8 or cores)",
                      (int)key_len, key);
             return PROF_E_PARSE;
         }
@@ -426,6 +464,16 @@ PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
                          field_names[f], num);
                 return PROF_E_PARSE;
             }
+            if (f == F_CORES) {
+                if (v < 1.0 || v > PROF_DEVICE_CORES_MAX || v != floor(v)) {
+                    diag_set(diag, val_col, "'cores': '%s' is not a whole "
+                             "number from 1 to %d", num,
+                             PROF_DEVICE_CORES_MAX);
+                    return PROF_E_RANGE;
+                }
+                d.cores = (unsigned)v;
+                goto next;
+            }
             double *slot = f == F_BANDWIDTH ? &d.bandwidth_gbps
                            : f == F_PEAK    ? &d.peak_gmacs
                            : f == F_POWER   ? &d.power_watts
@@ -434,6 +482,7 @@ PROF_API int prof_device_parse(const char *spec, struct prof_device *out,
                                             : &d.memory_mb;
             *slot = v;
         }
+    next:
         if (*p == '\0') {
             break;
         }
@@ -482,6 +531,14 @@ PROF_API int prof_device_lookup(const char *name, struct prof_device *out,
 PROF_API int prof_predict(const struct prof_device *dev, uint64_t macs,
                           uint64_t bytes, struct prof_prediction *out)
 {
+    return prof_predict_threads(dev, macs, bytes, 1, out);
+}
+
+PROF_API int prof_predict_threads(const struct prof_device *dev,
+                                  uint64_t macs, uint64_t bytes,
+                                  unsigned threads,
+                                  struct prof_prediction *out)
+{
     if (!dev || !out) {
         return PROF_E_INVALID;
     }
@@ -501,7 +558,9 @@ PROF_API int prof_predict(const struct prof_device *dev, uint64_t macs,
         }
     }
     /* GMAC/s = MAC/ns and GB/s = B/ns: divide by 1e6 for ms. */
-    out->compute_ms = (double)macs / dev->peak_gmacs / 1e6;
+    out->threads = threads == 0 ? 1 : threads;
+    out->peak_gmacs = prof_device_peak_threads(dev, MEMEST_FP32, threads);
+    out->compute_ms = (double)macs / out->peak_gmacs / 1e6;
     out->memory_ms = (double)bytes / out->bandwidth_gbps / 1e6;
     out->bound = out->compute_ms > out->memory_ms ? PROF_BOUND_COMPUTE
                                                   : PROF_BOUND_MEMORY;
@@ -537,8 +596,9 @@ PROF_API int prof_predict_layers(const struct prof_device *dev,
     double measured = 0.0, predicted_measured = 0.0, abs_err = 0.0;
     size_t n_measured = 0;
     for (size_t i = 0; i < n; i++) {
-        const int st = prof_predict(dev, layers[i].macs, layers[i].bytes,
-                                    &out[i].pred);
+        const int st = prof_predict_threads(dev, layers[i].macs,
+                                            layers[i].bytes,
+                                            layers[i].threads, &out[i].pred);
         if (st != PROF_OK) {
             return st;
         }

@@ -132,6 +132,8 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
             }
             work[i].macs = p->ops[i].info.macs;
             work[i].bytes = p->ops[i].info.bytes_moved;
+            /* a layer split among threads is predicted on as many cores */
+            work[i].threads = p->ops[i].info.threads;
             measured[i] = p->ops[i].latency_ms;
         }
         /* int8 work runs at the int8 peak, 16-bit at the 16-bit one: the
@@ -143,5 +145,63 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
     }
     free(measured);
     free(work);
+    return st;
+}
+
+PROF_API void prof_exec_predictions_finish(struct prof_exec_predictions *p)
+{
+    if (!p) {
+        return;
+    }
+    free(p->host_pred);
+    free(p->dram_pred);
+    free(p->device_pred);
+    memset(p, 0, sizeof *p);
+}
+
+PROF_API int prof_exec_predict_all(const struct prof_exec_profile *p,
+                                   const struct prof_calibration *cal,
+                                   const struct prof_device *device,
+                                   double power_watts,
+                                   struct prof_exec_predictions *out)
+{
+    if (!out) {
+        return PROF_E_INVALID;
+    }
+    memset(out, 0, sizeof *out);
+    if (!p || !p->ops || p->count == 0 || !cal) {
+        return PROF_E_INVALID;
+    }
+    if (!isfinite(power_watts) || power_watts < 0.0) {
+        return PROF_E_RANGE;
+    }
+    int st = prof_device_host(cal, &out->host);
+    if (st != PROF_OK) {
+        return st;
+    }
+    out->host_dram = out->host;
+    out->host_dram.cache_count = 0;
+    out->device = device ? *device : out->host;
+    if (power_watts > 0.0) {
+        out->host.power_watts = power_watts;
+        out->host_dram.power_watts = power_watts;
+        out->device.power_watts = power_watts;
+    }
+    out->count = p->count;
+    out->host_pred = calloc(p->count, sizeof *out->host_pred);
+    out->dram_pred = calloc(p->count, sizeof *out->dram_pred);
+    out->device_pred = calloc(p->count, sizeof *out->device_pred);
+    st = PROF_E_NOMEM;
+    if (out->host_pred && out->dram_pred && out->device_pred &&
+        (st = prof_exec_predict(p, &out->host, out->host_pred,
+                                &out->host_total)) == PROF_OK &&
+        (st = prof_exec_predict(p, &out->host_dram, out->dram_pred,
+                                &out->dram_total)) == PROF_OK) {
+        st = prof_exec_predict(p, &out->device, out->device_pred,
+                               &out->device_total);
+    }
+    if (st != PROF_OK) {
+        prof_exec_predictions_finish(out);
+    }
     return st;
 }

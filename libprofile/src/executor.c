@@ -225,6 +225,8 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
     opts->precision = MEMEST_FP32;
     opts->seed = 42;
     opts->plan_bytes = 0;
+    opts->threads = 1;
+    opts->thread_min_macs = PROF_EXEC_THREAD_MIN_MACS;
 }
 
 static void *xcalloc(size_t n, size_t size)
@@ -395,6 +397,48 @@ static void dense_tiles(const struct prof_exec *ex, struct exec_op *op)
     op->tile_m = mb < ex->batch ? mb : ex->batch;
 }
 
+static bool conv_is_depthwise(const struct exec_op *op)
+{
+    return op->groups == op->c_in && op->c_out == op->c_in;
+}
+
+/* How many threads share a conv2d: its samples when the batch has several,
+ * else the output channels of one sample when they are independent of each
+ * other's input (an ungrouped or a depthwise convolution); 1 when the layer
+ * stays on one thread. Each part has its own block of kernel scratch. */
+static size_t conv_parts(const struct prof_exec *ex, const struct exec_op *op);
+
+/* The units a single sample's output channels are split in: one channel of
+ * a depthwise convolution, or four of an ungrouped one (libkernels' tile
+ * is four output channels tall, so every part computes its channels with
+ * the same tile rows, and sums, as one thread would). */
+static size_t conv_channel_unit(const struct exec_op *op)
+{
+    return conv_is_depthwise(op) ? 1 : 4;
+}
+
+/* What conv_f32 splits: samples, or channel units of one sample; 1 when
+ * the layer cannot be split. */
+static size_t conv_split_count(const struct prof_exec *ex,
+                               const struct exec_op *op)
+{
+    if (ex->batch > 1) {
+        return ex->batch;
+    }
+    if (op->groups == 1 || conv_is_depthwise(op)) {
+        const size_t u = conv_channel_unit(op);
+        return (op->c_out + u - 1) / u;
+    }
+    return 1;
+}
+
+static size_t conv_parts(const struct prof_exec *ex, const struct exec_op *op)
+{
+    const size_t t = exec_op_threads(ex, op);
+    const size_t n = conv_split_count(ex, op);
+    return t < n ? t : n;
+}
+
 /* A softmax or log-softmax over the channels of a rank-2 or rank-3
  * tensor, which runs on a transposed copy. */
 static bool channel_softmax(const struct memest_layer *L)
@@ -445,12 +489,16 @@ static int layer_scratch(const struct prof_exec *ex, struct exec_op *op,
             }
             n->t32 = op->out_n;
         } else {
-            /* libkernels' convolution scratch. The trainer lowers one
-             * sample and group into [kdim][out_h * out_w] floats instead,
-             * which libmemest's training estimate counts, and lends them
-             * to the forward pass (see conv_f32). */
+            /* libkernels' convolution scratch, one block per thread
+             * (conv_f32). The trainer lowers one sample and group into
+             * [kdim][out_h * out_w] floats instead, which libmemest's
+             * training estimate counts, and lends them to the forward
+             * pass. */
             op->cwork = kern_conv2d_work_bytes(&op->cs);
-            n->col32 = (op->cwork + 3) / 4;
+            if ((st = mul_sz((op->cwork + 3) / 4, conv_parts(ex, op),
+                             &n->col32)) != PROF_OK) {
+                return st;
+            }
             if (ex->lowering &&
                 (st = mul_sz(op->kdim, op->hw_out, &n->col32)) != PROF_OK) {
                 return st;
@@ -746,6 +794,11 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         exec_diag_set(diag, "the batch size must be at least 1");
         return PROF_E_RANGE;
     }
+    if (o.threads < 1 || o.threads > KERN_MAX_THREADS) {
+        exec_diag_set(diag, "%u threads: the executor runs on 1 to %d",
+                      o.threads, KERN_MAX_THREADS);
+        return PROF_E_RANGE;
+    }
     if (o.precision != MEMEST_FP32 && o.precision != MEMEST_FP16 &&
         o.precision != MEMEST_BF16 && o.precision != MEMEST_INT8) {
         exec_diag_set(diag, "precision %s is estimated but not executed (use "
@@ -768,6 +821,8 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     ex->model = model;
     ex->lowering = !with_arena;
     ex->precision = o.precision;
+    ex->threads = o.threads;
+    ex->thread_min_macs = o.thread_min_macs;
     ex->sbytes = memest_precision_bytes(o.precision);
     ex->nlayers = memest_model_layer_count(model);
     ex->peak_inference_bytes = totals.peak_inference_bytes;
@@ -989,6 +1044,7 @@ PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
             out->output_bytes += ex->t_bytes[k];
         }
         out->bytes_moved = out->input_bytes + out->output_bytes;
+        out->threads = 1;
         return PROF_OK;
     }
     const struct exec_op *op = &ex->ops[i - 1];
@@ -1011,6 +1067,7 @@ PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
                   : out->parameter_bytes + out->input_bytes +
                         out->output_bytes;
     out->scratch_bytes = op->scratch_bytes;
+    out->threads = exec_op_threads(ex, op);
     return PROF_OK;
 }
 
@@ -1087,12 +1144,13 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
 static int dense_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
-    int kst = kern_sgemm(0, ex->batch, op->c_out, op->kdim, x, op->kdim, w,
-                         op->c_out, y, op->c_out);
-    if (kst == KERN_OK && op->bn) {
-        kst = kern_nn_bias_add_f32(y, ex->batch, op->c_out, b);
+    int st = exec_sgemm(ex, op, ex->batch, op->c_out, op->kdim, x, op->kdim,
+                        w, op->c_out, y, op->c_out);
+    if (st == PROF_OK && op->bn) {
+        st = exec_kern_status(kern_nn_bias_add_f32(y, ex->batch, op->c_out,
+                                                   b));
     }
-    return exec_kern_status(kst);
+    return st;
 }
 
 /* The kern_fused_act that applies act in a convolution's output pass, or
@@ -1111,19 +1169,67 @@ static int conv_fuse(enum memest_act act)
     }
 }
 
+struct conv_job {
+    const prof_exec *ex;
+    const struct exec_op *op;
+    const float *x, *w, *b;
+    int fuse;
+    float *y;
+    size_t slot; /* floats of scratch per part */
+};
+
+/* Samples [lo, hi) of the batch, or output channels [lo, hi) of a single
+ * sample, through libkernels' convolution on scratch block `part`: each
+ * output is computed exactly as on one thread. */
+static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
+{
+    const struct conv_job *j = arg;
+    const struct exec_op *op = j->op;
+    const size_t hw_in = op->h_in * op->w_in;
+    struct kern_conv2d_shape cs = op->cs;
+    const float *x = j->x, *w = j->w, *b = j->op->bn ? j->b : NULL;
+    float *y = j->y;
+    if (j->ex->batch > 1) {
+        cs.batch = hi - lo;
+        x += lo * op->c_in * hw_in;
+        y += lo * op->c_out * op->hw_out;
+    } else if (conv_parts(j->ex, op) > 1) {
+        /* channel units [lo, hi) of an ungrouped or depthwise conv */
+        const size_t u = conv_channel_unit(op);
+        lo *= u;
+        hi = hi * u < op->c_out ? hi * u : op->c_out;
+        cs.out_c = hi - lo;
+        w += lo * op->kdim; /* [out_c][in_c/groups * kh * kw] */
+        b = b ? b + lo : NULL;
+        y += lo * op->hw_out;
+        if (conv_is_depthwise(op)) { /* the channels' own planes */
+            cs.in_c = hi - lo;
+            cs.groups = hi - lo;
+            x += lo * hw_in;
+        }
+    }
+    void *work = j->slot && kern_conv2d_work_bytes(&cs) <=
+                                j->slot * sizeof(float)
+                     ? j->ex->col32 + part * j->slot
+                     : NULL;
+    return exec_kern_status(kern_conv2d_f32(&cs, x, w, b, j->fuse, work, y));
+}
+
 /* A conv2d in float through libkernels (NCHW; depthwise ones run its
  * direct depthwise kernel, the others its GEMM paths), the bias and `fuse`
- * (a kern_fused_act) in the output pass, the float scratch as its work.
- * The trainer's scratch is sized for its lowered columns; a layer whose
- * kernel scratch is larger still (1 x 1 on planes of fewer than about 28
- * pixels) lets libkernels allocate it for the call. */
+ * (a kern_fused_act) in the output pass, the float scratch as its work,
+ * on the layer's threads (conv_parts). The trainer's scratch is sized for
+ * its lowered columns; a layer whose kernel scratch is larger still (1 x 1
+ * on planes of fewer than about 28 pixels) lets libkernels allocate it for
+ * the call. */
 static int conv_f32(const prof_exec *ex, const struct exec_op *op,
                     const float *x, const float *w, const float *b, int fuse,
                     float *y)
 {
-    void *work = op->cwork <= ex->col32_n * sizeof(float) ? ex->col32 : NULL;
-    return exec_kern_status(kern_conv2d_f32(&op->cs, x, w, op->bn ? b : NULL,
-                                            fuse, work, y));
+    const size_t parts = conv_parts(ex, op);
+    struct conv_job j = {ex, op, x, w, b, fuse, y, ex->col32_n / parts};
+    return exec_split(conv_split_count(ex, op), (unsigned)parts, conv_part,
+                      &j);
 }
 
 struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
@@ -1405,9 +1511,8 @@ static int dense_16(prof_exec *ex, const struct exec_op *op,
             const size_t mb = m - i0 < op->tile_m ? m - i0 : op->tile_m;
             st = widen(ex, ex->x32, x + i0 * k, mb * k);
             if (st == PROF_OK) {
-                st = exec_kern_status(kern_sgemm(0, mb, nb, k, ex->x32, k,
-                                                 ex->w32, nb,
-                                                 ex->y32 + i0 * n + j0, n));
+                st = exec_sgemm(ex, op, mb, nb, k, ex->x32, k, ex->w32, nb,
+                                ex->y32 + i0 * n + j0, n);
             }
         }
     }
@@ -1550,19 +1655,21 @@ static int dense_s8(prof_exec *ex, struct exec_op *op)
 {
     const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
     const enum memest_act act = op->layer->act;
-    int kst = kern_q8_gemm(ex->batch, op->c_out, op->kdim, x, op->kdim,
-                           op->wpack, ex->acc, op->c_out);
-    if (kst == KERN_OK) {
-        kst = kern_q8_requant_f32(ex->batch, op->c_out, ex->acc, op->c_out,
-                                  input_scale(ex, op), op->wscale,
-                                  op->bn ? op->b : NULL,
-                                  act == MEMEST_ACT_RELU, ex->y32, op->c_out);
+    int st = exec_q8_gemm(ex, op, ex->batch, op->c_out, op->kdim, x,
+                          op->kdim, op->wpack, ex->acc, op->c_out);
+    if (st != PROF_OK) {
+        return st;
     }
+    const int kst = kern_q8_requant_f32(ex->batch, op->c_out, ex->acc,
+                                        op->c_out, input_scale(ex, op),
+                                        op->wscale, op->bn ? op->b : NULL,
+                                        act == MEMEST_ACT_RELU, ex->y32,
+                                        op->c_out);
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
     }
     if (act != MEMEST_ACT_RELU) {
-        int st = apply_act(ex, op, act, ex->y32, ex->y32);
+        st = apply_act(ex, op, act, ex->y32, ex->y32);
         if (st != PROF_OK) {
             return st;
         }
@@ -1586,18 +1693,20 @@ static int conv_s8(prof_exec *ex, struct exec_op *op)
         if (kst != KERN_OK) {
             break;
         }
-        kst = kern_q8_gemm(M, op->ocg, op->kdim, ex->col8, op->kdim,
-                           (const unsigned char *)op->wpack +
-                               g * op->wpack_group_bytes,
-                           ex->acc, op->ocg);
-        if (kst == KERN_OK) {
-            /* Into [batch * out_h * out_w][out_c], this group's columns. */
-            kst = kern_q8_requant_f32(M, op->ocg, ex->acc, op->ocg, sx,
-                                      op->wscale + g * op->ocg,
-                                      op->bn ? op->b + g * op->ocg : NULL,
-                                      act == MEMEST_ACT_RELU,
-                                      ex->t32 + g * op->ocg, op->c_out);
+        const int st = exec_q8_gemm(ex, op, M, op->ocg, op->kdim, ex->col8,
+                                    op->kdim,
+                                    (const unsigned char *)op->wpack +
+                                        g * op->wpack_group_bytes,
+                                    ex->acc, op->ocg);
+        if (st != PROF_OK) {
+            return st;
         }
+        /* Into [batch * out_h * out_w][out_c], this group's columns. */
+        kst = kern_q8_requant_f32(M, op->ocg, ex->acc, op->ocg, sx,
+                                  op->wscale + g * op->ocg,
+                                  op->bn ? op->b + g * op->ocg : NULL,
+                                  act == MEMEST_ACT_RELU,
+                                  ex->t32 + g * op->ocg, op->c_out);
     }
     if (kst != KERN_OK) {
         return exec_kern_status(kst);

@@ -88,7 +88,35 @@ struct prof_exec {
     float *x32, *y32; /* float input and result of 16-bit/int8 operators */
     float *t32;      /* transposes (int8 conv2d, channel softmax) */
     float *w32, *b32; /* widened 16-bit parameters */
+
+    /* threads: layers of at least thread_min_macs MACs (dense, conv2d)
+     * run on `threads` threads, the others on the caller's */
+    unsigned threads;
+    uint64_t thread_min_macs;
 };
+
+/* ---- threads (exec_threads.c) ---- */
+
+/* The threads operator op runs on: ex->threads for a dense or conv2d
+ * layer of at least ex->thread_min_macs MACs at the batch, else 1. */
+unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op);
+
+/* One part of exec_split(): the elements [lo, hi) of part `part`. */
+typedef int (*exec_part_fn)(void *ctx, size_t part, size_t lo, size_t hi);
+
+/* Cut [0, n) into min(parts, n) contiguous ranges and run fn on each,
+ * concurrently (kern_parallel); the first failing part's status. */
+int exec_split(size_t n, unsigned parts, exec_part_fn fn, void *ctx);
+
+/* C = A.B (kern_sgemm, no flags) on exec_op_threads(op) threads. */
+int exec_sgemm(const prof_exec *ex, const struct exec_op *op, size_t m,
+               size_t n, size_t k, const float *a, size_t lda,
+               const float *b, size_t ldb, float *c, size_t ldc);
+
+/* kern_q8_gemm with its rows cut among exec_op_threads(op) threads. */
+int exec_q8_gemm(const prof_exec *ex, const struct exec_op *op, size_t m,
+                 size_t n, size_t k, const int8_t *a, size_t lda,
+                 const void *packed, int32_t *c, size_t ldc);
 
 /* Fill diag (may be NULL): column 0 and the formatted message. */
 void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)

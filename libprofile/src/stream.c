@@ -1,10 +1,17 @@
+/* The stream profile (the original streaming profile, measured): what is
+ * the stream's own. Its data (a window of Fashion-MNIST pixels or of a
+ * seeded sensor-like signal, whose statistics normalise the batch), its
+ * parameters, the model of its four operators, and the figures made from
+ * their measurements: the totals, the share of the stream interval, the
+ * precision memories and the edge-constraint sentences. The operators
+ * themselves run on libprofile's executor, as every other workflow's. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "edgefit/kernels.h"
+#include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "internal.h"
 
@@ -30,6 +37,7 @@ PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts)
     opts->timing.repeats = 50;
     opts->timing.min_sample_ms = 0.05;
     opts->measure_precisions = true;
+    opts->threads = 1;
 }
 
 static const char *const op_names[PROF_STREAM_OPERATORS] = {
@@ -39,31 +47,15 @@ static const char *const op_names[PROF_STREAM_OPERATORS] = {
     "decision_head",
 };
 
+/* kern_q8_gemm keeps its int32 sums exact up to K = 131071: longer int8
+ * products are not run. */
+#define Q8_MAX_K 131071u
+
 /* Uniform in [-1, 1). */
 static float next_unit(uint64_t *state)
 {
     return (float)((double)(prof_splitmix64(state) >> 11) * 0x1.0p-52 - 1.0);
 }
-
-/* Everything one run needs; sizes in elements. */
-struct stream {
-    size_t b, f, h, o;
-    enum prof_stream_act act;
-    /* fp32 */
-    float *x, *mean, *std, *xn, *w1, *b1, *hpre, *hact, *w2, *b2, *y;
-    float *y_ref; /* the fp32 decision scores */
-    /* fp16 storage */
-    uint16_t *x16, *mean16, *std16, *xn16, *w1_16, *b1_16, *hpre16, *hact16,
-        *w2_16, *b2_16, *y16;
-    float *s_in, *s_w, *s_p1, *s_p2, *s_out; /* fp32 scratch */
-    /* int8 */
-    int8_t *xq, *hq, *w1q, *w2q;
-    float *w1_scales, *w2_scales;
-    void *w1p, *w2p;
-    int32_t *acc1, *acc2;
-    float x_scale, h_scale;
-    int kernel_status;
-};
 
 static int checked_mul(size_t a, size_t b, size_t *out)
 {
@@ -72,194 +64,6 @@ static int checked_mul(size_t a, size_t b, size_t *out)
     }
     *out = a * b;
     return 0;
-}
-
-/* ---- fp32 operators ---------------------------------------------------- */
-
-static void normalize(float *dst, const float *x, const float *mean,
-                      const float *std, size_t b, size_t f)
-{
-    for (size_t i = 0; i < b; i++) {
-        const float *xi = x + i * f;
-        float *di = dst + i * f;
-        for (size_t j = 0; j < f; j++) {
-            di[j] = (xi[j] - mean[j]) / std[j];
-        }
-    }
-}
-
-static int kcheck(struct stream *s, int st)
-{
-    if (st != KERN_OK) {
-        s->kernel_status = st;
-        return -1;
-    }
-    return 0;
-}
-
-static int op_norm(void *ctx)
-{
-    struct stream *s = ctx;
-    normalize(s->xn, s->x, s->mean, s->std, s->b, s->f);
-    return 0;
-}
-
-/* Dense layer with weights [out][in] (PyTorch's layout): y = x W^T + b. */
-static int dense(struct stream *s, const float *x, const float *w,
-                 const float *bias, float *y, size_t in, size_t out)
-{
-    if (kcheck(s, kern_sgemm(KERN_MM_TRANS_B, s->b, out, in, x, in, w, in,
-                             y, out)) != 0) {
-        return -1;
-    }
-    return kcheck(s, kern_nn_bias_add_f32(y, s->b, out, bias));
-}
-
-static int op_proj(void *ctx)
-{
-    struct stream *s = ctx;
-    return dense(s, s->xn, s->w1, s->b1, s->hpre, s->f, s->h);
-}
-
-static int activate(struct stream *s, float *dst, const float *src)
-{
-    const size_t n = s->b * s->h;
-    if (s->act == PROF_STREAM_GELU) {
-        return kcheck(s, kern_gelu_f32(dst, src, n));
-    }
-    return kcheck(s, kern_relu_f32(dst, src, n));
-}
-
-static int op_act(void *ctx)
-{
-    struct stream *s = ctx;
-    return activate(s, s->hact, s->hpre);
-}
-
-static int op_head(void *ctx)
-{
-    struct stream *s = ctx;
-    if (dense(s, s->hact, s->w2, s->b2, s->y, s->h, s->o) != 0) {
-        return -1;
-    }
-    return kcheck(s, kern_sigmoid_f32(s->y, s->y, s->b * s->o));
-}
-
-/* ---- fp16 storage: widen, compute in fp32, narrow ---------------------- */
-
-static int widen(struct stream *s, float *dst, const uint16_t *src, size_t n)
-{
-    return kcheck(s, kern_f16_to_f32(dst, src, n));
-}
-
-static int narrow(struct stream *s, uint16_t *dst, const float *src,
-                  size_t n)
-{
-    return kcheck(s, kern_f32_to_f16(dst, src, n));
-}
-
-static int op_norm16(void *ctx)
-{
-    struct stream *s = ctx;
-    const size_t n = s->b * s->f;
-    if (widen(s, s->s_in, s->x16, n) || widen(s, s->s_p1, s->mean16, s->f) ||
-        widen(s, s->s_p2, s->std16, s->f)) {
-        return -1;
-    }
-    normalize(s->s_out, s->s_in, s->s_p1, s->s_p2, s->b, s->f);
-    return narrow(s, s->xn16, s->s_out, n);
-}
-
-static int dense16(struct stream *s, const uint16_t *x, const uint16_t *w,
-                   const uint16_t *bias, uint16_t *y, size_t in, size_t out)
-{
-    if (widen(s, s->s_in, x, s->b * in) || widen(s, s->s_w, w, in * out) ||
-        widen(s, s->s_p1, bias, out)) {
-        return -1;
-    }
-    if (dense(s, s->s_in, s->s_w, s->s_p1, s->s_out, in, out) != 0) {
-        return -1;
-    }
-    return narrow(s, y, s->s_out, s->b * out);
-}
-
-static int op_proj16(void *ctx)
-{
-    struct stream *s = ctx;
-    return dense16(s, s->xn16, s->w1_16, s->b1_16, s->hpre16, s->f, s->h);
-}
-
-static int op_act16(void *ctx)
-{
-    struct stream *s = ctx;
-    const size_t n = s->b * s->h;
-    if (widen(s, s->s_in, s->hpre16, n) || activate(s, s->s_out, s->s_in)) {
-        return -1;
-    }
-    return narrow(s, s->hact16, s->s_out, n);
-}
-
-static int op_head16(void *ctx)
-{
-    struct stream *s = ctx;
-    const size_t n = s->b * s->o;
-    if (widen(s, s->s_in, s->hact16, s->b * s->h) ||
-        widen(s, s->s_w, s->w2_16, s->h * s->o) ||
-        widen(s, s->s_p1, s->b2_16, s->o)) {
-        return -1;
-    }
-    if (dense(s, s->s_in, s->s_w, s->s_p1, s->s_out, s->h, s->o) != 0 ||
-        kcheck(s, kern_sigmoid_f32(s->s_out, s->s_out, n)) != 0) {
-        return -1;
-    }
-    return narrow(s, s->y16, s->s_out, n);
-}
-
-#define Q8_MAX_K 131071u
-
-/* ---- int8: per-channel weights, per-tensor activations, int32 sums ---- */
-
-static int op_norm8(void *ctx)
-{
-    struct stream *s = ctx;
-    normalize(s->s_out, s->x, s->mean, s->std, s->b, s->f);
-    return kcheck(s, kern_q8_quantize_f32(s->s_out, s->b * s->f, s->x_scale,
-                                          s->xq));
-}
-
-static int op_proj8(void *ctx)
-{
-    struct stream *s = ctx;
-    if (kcheck(s, kern_q8_gemm(s->b, s->h, s->f, s->xq, s->f, s->w1p,
-                               s->acc1, s->h)) != 0) {
-        return -1;
-    }
-    return kcheck(s, kern_q8_requant_f32(s->b, s->h, s->acc1, s->h,
-                                         s->x_scale, s->w1_scales, s->b1, 0,
-                                         s->hpre, s->h));
-}
-
-static int op_act8(void *ctx)
-{
-    struct stream *s = ctx;
-    if (activate(s, s->s_out, s->hpre) != 0) {
-        return -1;
-    }
-    return kcheck(s, kern_q8_quantize_f32(s->s_out, s->b * s->h, s->h_scale,
-                                          s->hq));
-}
-
-static int op_head8(void *ctx)
-{
-    struct stream *s = ctx;
-    if (kcheck(s, kern_q8_gemm(s->b, s->o, s->h, s->hq, s->h, s->w2p,
-                               s->acc2, s->o)) != 0 ||
-        kcheck(s, kern_q8_requant_f32(s->b, s->o, s->acc2, s->o, s->h_scale,
-                                      s->w2_scales, s->b2, 0, s->y,
-                                      s->o)) != 0) {
-        return -1;
-    }
-    return kcheck(s, kern_sigmoid_f32(s->y, s->y, s->b * s->o));
 }
 
 /* ---- data -------------------------------------------------------------- */
@@ -355,135 +159,6 @@ static void feature_stats(const float *win, size_t rows, size_t f,
         mean[j] = (float)m;
         std[j] = sd > 1e-6 ? (float)sd : 1.0f;
     }
-}
-
-/* ---- set-up ------------------------------------------------------------ */
-
-static void stream_free(struct stream *s)
-{
-    void *all[] = {
-        s->x, s->mean, s->std, s->xn, s->w1, s->b1, s->hpre, s->hact, s->w2,
-        s->b2, s->y, s->x16, s->mean16, s->std16, s->xn16, s->w1_16,
-        s->b1_16, s->hpre16, s->hact16, s->w2_16, s->b2_16, s->y16, s->s_in,
-        s->s_w, s->s_p1, s->s_p2, s->s_out, s->xq, s->hq, s->w1q, s->w2q,
-        s->w1_scales, s->w2_scales, s->w1p, s->w2p, s->acc1, s->acc2,
-        s->y_ref,
-    };
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-        free(all[i]);
-    }
-}
-
-static int alloc_all(struct stream *s)
-{
-    size_t bf, bh, bo, fh, ho;
-    if (checked_mul(s->b, s->f, &bf) || checked_mul(s->b, s->h, &bh) ||
-        checked_mul(s->b, s->o, &bo) || checked_mul(s->f, s->h, &fh) ||
-        checked_mul(s->h, s->o, &ho)) {
-        return PROF_E_OVERFLOW;
-    }
-    size_t big = bf;
-    const size_t cand[] = {bh, bo, fh, ho, s->f, s->h};
-    for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
-        big = cand[i] > big ? cand[i] : big;
-    }
-    if (big > SIZE_MAX / sizeof(float) / 4u) {
-        return PROF_E_OVERFLOW;
-    }
-#define F32(n) calloc((n), sizeof(float))
-#define U16(n) calloc((n), sizeof(uint16_t))
-    s->x = F32(bf);
-    s->mean = F32(s->f);
-    s->std = F32(s->f);
-    s->xn = F32(bf);
-    s->w1 = F32(fh);
-    s->b1 = F32(s->h);
-    s->hpre = F32(bh);
-    s->hact = F32(bh);
-    s->w2 = F32(ho);
-    s->b2 = F32(s->o);
-    s->y = F32(bo);
-    s->y_ref = F32(bo);
-    s->x16 = U16(bf);
-    s->mean16 = U16(s->f);
-    s->std16 = U16(s->f);
-    s->xn16 = U16(bf);
-    s->w1_16 = U16(fh);
-    s->b1_16 = U16(s->h);
-    s->hpre16 = U16(bh);
-    s->hact16 = U16(bh);
-    s->w2_16 = U16(ho);
-    s->b2_16 = U16(s->o);
-    s->y16 = U16(bo);
-    s->s_in = F32(big);
-    s->s_w = F32(big);
-    s->s_p1 = F32(big);
-    s->s_p2 = F32(big);
-    s->s_out = F32(big);
-    s->xq = calloc(bf, 1);
-    s->hq = calloc(bh, 1);
-    s->w1q = calloc(fh, 1);
-    s->w2q = calloc(ho, 1);
-    s->w1_scales = F32(s->h);
-    s->w2_scales = F32(s->o);
-    s->acc1 = calloc(bh, sizeof(int32_t));
-    s->acc2 = calloc(bo, sizeof(int32_t));
-#undef F32
-#undef U16
-    const size_t p1 = kern_q8_packed_bytes(s->h, s->f);
-    const size_t p2 = kern_q8_packed_bytes(s->o, s->h);
-    if (p1 == 0 || p2 == 0) {
-        return PROF_E_OVERFLOW;
-    }
-    s->w1p = malloc(p1);
-    s->w2p = malloc(p2);
-    if (!s->x || !s->mean || !s->std || !s->xn || !s->w1 || !s->b1 ||
-        !s->hpre || !s->hact || !s->w2 || !s->b2 || !s->y || !s->y_ref ||
-        !s->x16 ||
-        !s->mean16 || !s->std16 || !s->xn16 || !s->w1_16 || !s->b1_16 ||
-        !s->hpre16 || !s->hact16 || !s->w2_16 || !s->b2_16 || !s->y16 ||
-        !s->s_in || !s->s_w || !s->s_p1 || !s->s_p2 || !s->s_out ||
-        !s->xq || !s->hq || !s->w1q || !s->w2q || !s->w1_scales ||
-        !s->w2_scales || !s->acc1 || !s->acc2 || !s->w1p || !s->w2p) {
-        return PROF_E_NOMEM;
-    }
-    return PROF_OK;
-}
-
-/* Weights uniform in +-1/sqrt(fan_in), PyTorch's default for a dense
- * layer; the fp16 and int8 copies are made from these. */
-static int init_weights(struct stream *s, uint64_t seed)
-{
-    uint64_t st = seed;
-    const float a1 = 1.0f / sqrtf((float)s->f);
-    const float a2 = 1.0f / sqrtf((float)s->h);
-    for (size_t i = 0; i < s->f * s->h; i++) {
-        s->w1[i] = a1 * next_unit(&st);
-    }
-    for (size_t i = 0; i < s->h; i++) {
-        s->b1[i] = a1 * next_unit(&st);
-    }
-    for (size_t i = 0; i < s->h * s->o; i++) {
-        s->w2[i] = a2 * next_unit(&st);
-    }
-    for (size_t i = 0; i < s->o; i++) {
-        s->b2[i] = a2 * next_unit(&st);
-    }
-    if (narrow(s, s->w1_16, s->w1, s->f * s->h) ||
-        narrow(s, s->b1_16, s->b1, s->h) ||
-        narrow(s, s->w2_16, s->w2, s->h * s->o) ||
-        narrow(s, s->b2_16, s->b2, s->o) ||
-        kcheck(s, kern_q8_quantize_channels_f32(s->w1, s->h, s->f, s->w1q,
-                                                s->w1_scales)) ||
-        kcheck(s, kern_q8_quantize_channels_f32(s->w2, s->o, s->h, s->w2q,
-                                                s->w2_scales)) ||
-        kcheck(s, kern_q8_pack_weights(s->w1q, s->h, s->f, s->f, s->w1p,
-                                       kern_q8_packed_bytes(s->h, s->f))) ||
-        kcheck(s, kern_q8_pack_weights(s->w2q, s->o, s->h, s->h, s->w2p,
-                                       kern_q8_packed_bytes(s->o, s->h)))) {
-        return PROF_E_KERNEL;
-    }
-    return PROF_OK;
 }
 
 /* ---- the profile ------------------------------------------------------- */
@@ -658,17 +333,158 @@ static double max_abs_diff(const float *a, const float *b, size_t n)
     return m;
 }
 
-static int time_ops(struct stream *s, prof_work_fn const fns[4],
-                    const struct prof_time_opts *timing,
-                    struct prof_stats stats[4])
+/* The streaming model as a libmemest model: the four operators are its
+ * layers, by name. The normalisation is a standalone batchnorm over the
+ * features (scale 1 / std, shift -mean / std), the projection a dense
+ * layer, the activation a layer of its own, the head a dense layer with a
+ * fused sigmoid. */
+static int stream_model(uint64_t f, uint64_t h, uint64_t o,
+                        enum prof_stream_act act, memest_model **out,
+                        struct prof_diag *diag)
 {
-    for (int i = 0; i < PROF_STREAM_OPERATORS; i++) {
-        const int st = prof_time(fns[i], s, timing, &stats[i], NULL);
-        if (st != PROF_OK) {
-            return s->kernel_status != KERN_OK ? PROF_E_KERNEL : st;
-        }
+    char text[512];
+    snprintf(text, sizeof text,
+             "name stream\n"
+             "input %" PRIu64 "\n"
+             "batchnorm name=%s\n"
+             "dense %" PRIu64 " name=%s\n"
+             "%s name=%s\n"
+             "dense %" PRIu64 " act=sigmoid name=%s\n",
+             f, op_names[0], h, op_names[1],
+             act == PROF_STREAM_GELU ? "gelu" : "relu", op_names[2], o,
+             op_names[3]);
+    struct memest_diag md;
+    const int st = memest_model_parse(text, out, &md);
+    if (st == MEMEST_OK) {
+        return PROF_OK;
+    }
+    if (diag) {
+        snprintf(diag->message, sizeof diag->message,
+                 "the stream's model: %.200s", md.message);
+    }
+    return st == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
+}
+
+/* The parameters every precision runs: normalisation from the window's
+ * statistics; dense weights and biases uniform in +-1/sqrt(fan_in),
+ * PyTorch's default for a dense layer, in its [out][in] layout. */
+struct stream_params {
+    float *scale, *shift, *w1, *b1, *w2, *b2;
+};
+
+static void params_free(struct stream_params *q)
+{
+    free(q->scale);
+    free(q->shift);
+    free(q->w1);
+    free(q->b1);
+    free(q->w2);
+    free(q->b2);
+}
+
+static int params_make(struct stream_params *q, const float *mean,
+                       const float *std, size_t f, size_t h, size_t o,
+                       uint64_t seed)
+{
+    size_t fh, ho;
+    if (checked_mul(f, h, &fh) || checked_mul(h, o, &ho)) {
+        return PROF_E_OVERFLOW;
+    }
+    q->scale = malloc(f * sizeof(float));
+    q->shift = malloc(f * sizeof(float));
+    q->w1 = malloc(fh * sizeof(float));
+    q->b1 = malloc(h * sizeof(float));
+    q->w2 = malloc(ho * sizeof(float));
+    q->b2 = malloc(o * sizeof(float));
+    if (!q->scale || !q->shift || !q->w1 || !q->b1 || !q->w2 || !q->b2) {
+        return PROF_E_NOMEM;
+    }
+    for (size_t j = 0; j < f; j++) {
+        q->scale[j] = 1.0f / std[j];
+        q->shift[j] = -mean[j] / std[j];
+    }
+    uint64_t st = seed;
+    const float a1 = 1.0f / sqrtf((float)f);
+    const float a2 = 1.0f / sqrtf((float)h);
+    for (size_t i = 0; i < fh; i++) {
+        q->w1[i] = a1 * next_unit(&st);
+    }
+    for (size_t i = 0; i < h; i++) {
+        q->b1[i] = a1 * next_unit(&st);
+    }
+    for (size_t i = 0; i < ho; i++) {
+        q->w2[i] = a2 * next_unit(&st);
+    }
+    for (size_t i = 0; i < o; i++) {
+        q->b2[i] = a2 * next_unit(&st);
     }
     return PROF_OK;
+}
+
+/* One precision: an executor with the stream's parameters, one pass for
+ * the scores (y), then the executor's profile (forward passes, then each
+ * operator alone). *mem receives the executor's memory. */
+static int run_precision(const memest_model *m,
+                         const struct prof_stream_opts *opts,
+                         enum memest_precision prec,
+                         const struct stream_params *q, const float *x,
+                         size_t nx, float *y, size_t ny,
+                         struct prof_exec_profile *prof,
+                         struct prof_exec_memory *mem,
+                         struct prof_diag *diag)
+{
+    const size_t f = (size_t)opts->feature_count, h = (size_t)opts->hidden,
+                 o = (size_t)opts->outputs;
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = opts->batch;
+    eo.precision = prec;
+    eo.seed = opts->seed;
+    eo.threads = opts->threads ? opts->threads : 1;
+    prof_exec *ex = NULL;
+    int st = prof_exec_create(m, &eo, &ex, diag);
+    if (st == PROF_OK) {
+        st = prof_exec_set_params(ex, 0, q->scale, f, q->shift, f);
+    }
+    if (st == PROF_OK) {
+        st = prof_exec_set_params(ex, 1, q->w1, f * h, q->b1, h);
+    }
+    if (st == PROF_OK) {
+        st = prof_exec_set_params(ex, 3, q->w2, h * o, q->b2, o);
+    }
+    if (st == PROF_OK) {
+        st = prof_exec_run(ex, x, nx, y, ny);
+    }
+    if (st == PROF_OK) {
+        st = prof_exec_profile(ex, x, nx, &opts->timing, prof);
+    }
+    if (st == PROF_OK) {
+        st = prof_exec_memory(ex, mem);
+    }
+    prof_exec_destroy(ex);
+    return st;
+}
+
+PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
+                                    struct prof_exec_profile *out)
+{
+    if (!out) {
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    if (!p) {
+        return;
+    }
+    out->count = PROF_STREAM_OPERATORS + 1;
+    out->ops = (struct prof_exec_op_row *)p->exec_ops;
+    out->forward_ms = p->forward_ms;
+    out->precision = MEMEST_FP32;
+    double sum = 0.0;
+    for (size_t i = 0; i < out->count; i++) {
+        sum += p->exec_ops[i].latency_ms;
+    }
+    out->operator_sum_ms = sum;
+    out->framing_ms = p->forward_ms - sum;
 }
 
 PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
@@ -682,6 +498,7 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
     if (opts->feature_count == 0 || opts->batch == 0 || opts->hidden == 0 ||
         opts->outputs == 0 || !isfinite(opts->stream_interval_ms) ||
         opts->stream_interval_ms <= 0.0 || opts->timing.repeats == 0 ||
+        opts->threads > 64 ||
         (opts->activation != PROF_STREAM_RELU &&
          opts->activation != PROF_STREAM_GELU) ||
         (opts->data != PROF_DATA_AUTO && opts->data != PROF_DATA_SYNTHETIC &&
@@ -704,30 +521,32 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
         cal = &local;
     }
 
-    struct stream s;
-    memset(&s, 0, sizeof(s));
-    s.b = (size_t)opts->batch;
-    s.f = (size_t)opts->feature_count;
-    s.h = (size_t)opts->hidden;
-    s.o = (size_t)opts->outputs;
-    s.act = opts->activation;
+    const size_t B = (size_t)opts->batch, F = (size_t)opts->feature_count,
+                 H = (size_t)opts->hidden, O = (size_t)opts->outputs;
     struct prof_stream_profile p;
     memset(&p, 0, sizeof(p));
-    float *win = NULL;
-    int st = alloc_all(&s);
-    if (st != PROF_OK) {
+    struct stream_params q;
+    memset(&q, 0, sizeof q);
+    memest_model *m = NULL;
+    struct prof_exec_profile prof32, prof16, prof8;
+    memset(&prof32, 0, sizeof prof32);
+    memset(&prof16, 0, sizeof prof16);
+    memset(&prof8, 0, sizeof prof8);
+    float *win = NULL, *mean = NULL, *sd = NULL, *y32 = NULL, *yq = NULL;
+    size_t win_n, bo;
+    const size_t rows = window_rows(B);
+    int st = PROF_E_OVERFLOW;
+    if (checked_mul(rows, F, &win_n) || win_n > SIZE_MAX / sizeof(float) ||
+        checked_mul(B, O, &bo)) {
         goto done;
     }
-    const size_t rows = window_rows(s.b);
-    size_t win_n;
-    if (checked_mul(rows, s.f, &win_n) ||
-        win_n > SIZE_MAX / sizeof(float)) {
-        st = PROF_E_OVERFLOW;
-        goto done;
-    }
+    st = PROF_E_NOMEM;
     win = malloc(win_n * sizeof(float));
-    if (!win) {
-        st = PROF_E_NOMEM;
+    mean = malloc(F * sizeof(float));
+    sd = malloc(F * sizeof(float));
+    y32 = malloc(bo * sizeof(float));
+    yq = malloc(bo * sizeof(float));
+    if (!win || !mean || !sd || !y32 || !yq) {
         goto done;
     }
     p.data_source = "synthetic";
@@ -737,7 +556,7 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
          * goes to the caller only when Fashion-MNIST was asked for. */
         struct prof_diag why;
         memset(&why, 0, sizeof(why));
-        st = fashion(win, rows, s.f, opts->data_dir, &why);
+        st = fashion(win, rows, F, opts->data_dir, &why);
         if (st == PROF_OK) {
             p.data_source = "fashion-mnist";
         } else if (opts->data == PROF_DATA_FASHION_MNIST) {
@@ -748,115 +567,94 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
         }
     }
     if (strcmp(p.data_source, "synthetic") == 0) {
-        synthetic(win, rows, s.f, opts->seed);
+        synthetic(win, rows, F, opts->seed);
     }
-    st = PROF_E_KERNEL;
-    feature_stats(win, rows, s.f, s.mean, s.std);
+    feature_stats(win, rows, F, mean, sd);
     /* The batch is the newest rows of the window. */
-    memcpy(s.x, win + (rows - s.b) * s.f, s.b * s.f * sizeof(float));
-    if (init_weights(&s, opts->seed) != PROF_OK ||
-        narrow(&s, s.x16, s.x, s.b * s.f) ||
-        narrow(&s, s.mean16, s.mean, s.f) ||
-        narrow(&s, s.std16, s.std, s.f)) {
+    const float *x = win + (rows - B) * F;
+    const size_t nx = B * F;
+    if ((st = params_make(&q, mean, sd, F, H, O, opts->seed)) != PROF_OK ||
+        (st = stream_model(F, H, O, opts->activation, &m, diag)) !=
+            PROF_OK) {
         goto done;
     }
 
-    /* One clean pass: the results, and the int8 activation scales
-     * calibrated on them (static quantisation). */
-    if (op_norm(&s) || op_proj(&s) || op_act(&s) || op_head(&s) ||
-        kcheck(&s, kern_q8_scale_f32(s.xn, s.b * s.f, &s.x_scale)) ||
-        kcheck(&s, kern_q8_scale_f32(s.hact, s.b * s.h, &s.h_scale))) {
-        goto done;
-    }
-    p.first_score = s.y[0];
-
-    static prof_work_fn const fp32_ops[4] = {op_norm, op_proj, op_act,
-                                             op_head};
-    static prof_work_fn const fp16_ops[4] = {op_norm16, op_proj16, op_act16,
-                                             op_head16};
-    static prof_work_fn const int8_ops[4] = {op_norm8, op_proj8, op_act8,
-                                             op_head8};
-    struct prof_stats st32[4], st16[4], st8[4];
-    st = time_ops(&s, fp32_ops, &opts->timing, st32);
+    /* fp32, then fp16 storage and int8 through the same executor. */
+    struct prof_exec_memory mem32, memq;
+    st = run_precision(m, opts, MEMEST_FP32, &q, x, nx, y32, bo, &prof32,
+                       &mem32, diag);
     if (st != PROF_OK) {
         goto done;
     }
-    memcpy(s.y_ref, s.y, s.b * s.o * sizeof(float));
+    p.first_score = y32[0];
     /* kern_q8_gemm keeps its int32 sums exact up to K = 131071. */
-    const bool int8_ok = s.f <= Q8_MAX_K && s.h <= Q8_MAX_K;
+    const bool int8_ok = F <= Q8_MAX_K && H <= Q8_MAX_K;
     p.fp16_max_abs_diff = NAN;
     p.int8_max_abs_diff = NAN;
     if (opts->measure_precisions) {
-        st = time_ops(&s, fp16_ops, &opts->timing, st16);
+        st = run_precision(m, opts, MEMEST_FP16, &q, x, nx, yq, bo, &prof16,
+                           &memq, diag);
         if (st != PROF_OK) {
             goto done;
         }
-        if (widen(&s, s.s_out, s.y16, s.b * s.o) != 0) {
-            st = PROF_E_KERNEL;
-            goto done;
-        }
-        p.fp16_max_abs_diff = max_abs_diff(s.s_out, s.y_ref, s.b * s.o);
+        p.fp16_max_abs_diff = max_abs_diff(yq, y32, bo);
         if (int8_ok) {
-            st = time_ops(&s, int8_ops, &opts->timing, st8);
+            st = run_precision(m, opts, MEMEST_INT8, &q, x, nx, yq, bo,
+                               &prof8, &memq, diag);
             if (st != PROF_OK) {
                 goto done;
             }
-            p.int8_max_abs_diff = max_abs_diff(s.y, s.y_ref, s.b * s.o);
+            p.int8_max_abs_diff = max_abs_diff(yq, y32, bo);
         }
     }
 
-    const uint64_t B = opts->batch, F = opts->feature_count,
-                   H = opts->hidden, O = opts->outputs;
-    /* fp32 elements each operator touches (distinct buffers) and moves
-     * (reads + writes). The decision head's sigmoid reads and writes its
-     * output once more. */
-    const uint64_t mem_el[4] = {
-        2 * B * F + 2 * F,
-        B * F + F * H + H + B * H,
-        2 * B * H,
-        B * H + H * O + O + B * O,
-    };
-    const uint64_t moved_el[4] = {
-        2 * B * F + 2 * F,
-        B * F + F * H + H + B * H,
-        2 * B * H,
-        B * H + H * O + O + B * O + 2 * B * O,
-    };
-    const uint64_t macs[4] = {B * F, B * F * H, B * H, B * H * O + B * O};
-    uint64_t mem_total_el = 0;
+    uint64_t mem_total_bytes = 0;
     p.fp16_latency_ms = opts->measure_precisions ? 0.0 : NAN;
     p.int8_latency_ms = opts->measure_precisions && int8_ok ? 0.0 : NAN;
     p.host_peak_gmacs = cal->peak.gmacs;
     p.host_bandwidth_gbps = cal->triad.gbps;
     p.host_knee_mac_per_byte = cal->knee_mac_per_byte;
+    p.forward_ms = prof32.forward_ms;
+    p.threads = opts->threads ? opts->threads : 1;
+    memcpy(p.exec_ops, prof32.ops, sizeof p.exec_ops);
+    /* the layer names belong to the model, released below: the rows take
+     * the same names from static storage */
     for (int i = 0; i < PROF_STREAM_OPERATORS; i++) {
+        p.exec_ops[i + 1].info.layer = op_names[i];
+    }
+    for (int i = 0; i < PROF_STREAM_OPERATORS; i++) {
+        /* row 0 of the executor's profile stages the input */
+        const struct prof_exec_op_row *r = &prof32.ops[i + 1];
         struct prof_stream_op *op = &p.ops[i];
         op->operator_name = op_names[i];
-        op->stats = st32[i];
-        op->latency_ms = st32[i].median_ms;
-        op->memory_kb = kib(4 * mem_el[i]);
-        op->bytes_moved = 4 * moved_el[i];
-        op->macs = macs[i];
+        op->stats = r->stats;
+        op->latency_ms = r->latency_ms;
+        op->memory_kb = r->memory_kb;
+        op->bytes_moved = r->info.bytes_moved;
+        op->macs = r->info.macs;
+        op->threads = r->info.threads;
         op->intensity_mac_per_byte =
             (double)op->macs / (double)op->bytes_moved;
         op->bound = op->intensity_mac_per_byte < cal->knee_mac_per_byte
                         ? PROF_BOUND_MEMORY
                         : PROF_BOUND_COMPUTE;
         op->fp16_latency_ms =
-            opts->measure_precisions ? st16[i].median_ms : NAN;
-        op->int8_latency_ms =
-            opts->measure_precisions && int8_ok ? st8[i].median_ms : NAN;
+            opts->measure_precisions ? prof16.ops[i + 1].latency_ms : NAN;
+        op->int8_latency_ms = opts->measure_precisions && int8_ok
+                                  ? prof8.ops[i + 1].latency_ms
+                                  : NAN;
         p.latency_ms += op->latency_ms;
         p.memory_kb += op->memory_kb;
         p.bytes_moved += op->bytes_moved;
         p.fp16_latency_ms += op->fp16_latency_ms;
         p.int8_latency_ms += op->int8_latency_ms;
-        mem_total_el += mem_el[i];
+        /* the tensors and parameters it touches, stored in fp32 */
+        mem_total_bytes += r->info.bytes_moved;
     }
-    p.feature_count = F;
-    p.batch = B;
-    p.hidden = H;
-    p.outputs = O;
+    p.feature_count = opts->feature_count;
+    p.batch = opts->batch;
+    p.hidden = opts->hidden;
+    p.outputs = opts->outputs;
     p.stream_interval_ms = opts->stream_interval_ms;
     p.activation = opts->activation == PROF_STREAM_GELU ? "gelu" : "relu";
     const double latency_s = fmax(p.latency_ms / 1000.0, 1e-9);
@@ -864,17 +662,27 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
         (double)p.bytes_moved / latency_s / (1024.0 * 1024.0);
     p.stream_utilization = fmin(1.0, p.latency_ms / p.stream_interval_ms);
     p.fp32_latency_ms = p.latency_ms;
-    p.fp32_memory_kb = kib(4 * mem_total_el);
-    p.fp16_memory_kb = kib(2 * mem_total_el);
-    p.int8_memory_kb = kib(mem_total_el);
-    /* Working set: every distinct fp32 buffer of one batch. */
-    const uint64_t fixed = 4 * (2 * F + F * H + H + H * O + O);
-    const uint64_t per_sample = 4 * (2 * F + 2 * H + O);
-    describe(&p, cal, fixed, per_sample);
+    /* the original's trade-off: the same elements at 4, 2 and 1 bytes */
+    p.fp32_memory_kb = kib(mem_total_bytes);
+    p.fp16_memory_kb = kib(mem_total_bytes / 2);
+    p.int8_memory_kb = kib(mem_total_bytes / 4);
+    /* Working set: the executor's stored parameters and its activation
+     * arena, which grows with the batch. */
+    const uint64_t per_sample =
+        (mem32.arena_bytes + (uint64_t)B - 1) / (uint64_t)B;
+    describe(&p, cal, mem32.parameter_bytes, per_sample);
     *out = p;
     st = PROF_OK;
 done:
+    prof_exec_profile_finish(&prof32);
+    prof_exec_profile_finish(&prof16);
+    prof_exec_profile_finish(&prof8);
+    memest_model_destroy(m);
+    params_free(&q);
     free(win);
-    stream_free(&s);
+    free(mean);
+    free(sd);
+    free(y32);
+    free(yq);
     return st;
 }

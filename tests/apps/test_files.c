@@ -2,7 +2,8 @@
  * the system's reason (a file, a file on the way, a link to nowhere) and
  * written all or nothing when the disk fills up while the files are
  * written; a model file must be UTF-8 (a BOM is skipped).
- * argv: memfit layerwise stream bench train sweep report. */
+ * argv: memfit layerwise stream bench train sweep report validate, then
+ * edgefit-validate's fixture folder (tests/apps/data/validate). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,11 +20,14 @@
 
 #include "run.h"
 
-enum { MEMFIT, LAYERWISE, STREAM, BENCH, TRAIN, SWEEP, REPORT, NAPPS };
+enum { MEMFIT, LAYERWISE, STREAM, BENCH, TRAIN, SWEEP, REPORT, VALIDATE,
+       NAPPS };
 static const char *exe[NAPPS];
 static char tmpdir[] = "/tmp/edgefit-out-XXXXXX";
 /* Zero weights of mlp:784-64-10 for edgefit-sweep, written at start. */
 static char sweep_weights[640];
+/* edgefit-validate's model and weights, beside their test_data_set_*. */
+static char validate_model[640], validate_weights[640];
 
 /* Arguments that make each app do real work (seconds at least for
  * layerwise and stream if the --out check came after it). */
@@ -39,6 +43,8 @@ static const char *const work[NAPPS][12] = {
     {"--weights", sweep_weights, "--batches", "1,8,32,128", "--repeats",
      "200", NULL},
     {"--model", "mlp:784-512-512-10", "--epochs", "3", NULL},
+    {"--model", validate_model, "--weights", validate_weights, "--precision",
+     "fp32,fp16,bf16,int8", NULL},
 };
 
 static double now_s(void)
@@ -196,6 +202,9 @@ static void test_full_disk(void **state)
                          NULL};
     fill_up(LAYERWISE, layerwise, dir, "layerwise_breakdown.csv",
             "hardware_summary.csv");
+    char *validate[] = {(char *)exe[VALIDATE], "--model", validate_model,
+                        "--weights", validate_weights, "--out", dir, NULL};
+    fill_up(VALIDATE, validate, dir, "validation.csv", "validation.json");
 }
 
 static void write_text(const char *path, const char *text)
@@ -259,6 +268,7 @@ static void test_stdout_full(void **state)
          NULL},
         {"--list-devices", NULL},
         {"--list-devices", NULL},
+        {"--model", validate_model, "--weights", validate_weights, NULL},
     };
     for (int app = 0; app < NAPPS; app++) {
         char *argv[10] = {(char *)exe[app]};
@@ -279,13 +289,17 @@ static void test_stdout_full(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc != 1 + NAPPS) {
+    if (argc != 2 + NAPPS) {
         fprintf(stderr,
                 "usage: %s MEMFIT LAYERWISE STREAM BENCH TRAIN SWEEP "
-                "REPORT\n",
+                "REPORT VALIDATE VALIDATE_FIXTURES\n",
                 argv[0]);
         return 2;
     }
+    snprintf(validate_model, sizeof validate_model, "%s/cnn.txt",
+             argv[1 + NAPPS]);
+    snprintf(validate_weights, sizeof validate_weights,
+             "%s/cnn.safetensors", argv[1 + NAPPS]);
     for (int i = 0; i < NAPPS; i++) {
         exe[i] = argv[1 + i];
     }

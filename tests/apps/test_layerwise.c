@@ -134,7 +134,7 @@ static void test_tiny_on_rpi4(void **state)
                 "predicted_energy_proxy_j",
                 "host_predicted_ms", "host_prediction_error",
                 "host_memory_level", "host_dram_predicted_ms",
-                "host_dram_prediction_error",
+                "host_dram_prediction_error", "threads",
             };
             for (size_t k = 0; k < sizeof empty / sizeof empty[0]; k++) {
                 if (cell_set(t, i, empty[k])) {
@@ -144,8 +144,10 @@ static void test_tiny_on_rpi4(void **state)
             continue;
         }
         assert_true(cell_real(t, i, "bytes_moved") == moved[i]);
-        /* roofline on the catalogue's rpi4 */
-        const double c_ms = macs[i] / (rpi4.peak_gmacs * 1e9) * 1e3;
+        /* roofline on the catalogue's rpi4, one thread: one core */
+        assert_true(cell_real(t, i, "threads") == 1.0);
+        const double c_ms =
+            macs[i] / (rpi4.peak_gmacs / rpi4.cores * 1e9) * 1e3;
         const double m_ms = moved[i] / (rpi4.bandwidth_gbps * 1e9) * 1e3;
         const double pred = cell_real(t, i, "predicted_ms");
         ASSERT_NEAR(pred, fmax(c_ms, m_ms), 1e-12 * pred);
@@ -195,10 +197,13 @@ static void test_tiny_on_rpi4(void **state)
                 1e-9 * (36.0 / lat_s / 1e9));
     ASSERT_NEAR(cell_real(t, 0, "intensity_mac_per_byte"), 36.0 / 164.0,
                 1e-15);
+    /* one thread: one of the Pi's four cores */
+    const double core_peak = rpi4.peak_gmacs / rpi4.cores;
+    assert_true(cell_real(t, 0, "threads") == 1.0);
     ASSERT_NEAR(cell_real(t, 0, "knee_mac_per_byte"),
-                rpi4.peak_gmacs / rpi4.bandwidth_gbps, 1e-12);
+                core_peak / rpi4.bandwidth_gbps, 1e-12);
     assert_string_equal(cell_text(t, 0, "regime"),
-                        36.0 / 164.0 < rpi4.peak_gmacs / rpi4.bandwidth_gbps
+                        36.0 / 164.0 < core_peak / rpi4.bandwidth_gbps
                             ? "memory"
                             : "compute");
     const double pred = cell_real(t, 0, "predicted_ms");
@@ -279,6 +284,57 @@ static void test_int8_peak(void **state)
                 100.0);
     json_decref(j);
     run_free(&r);
+}
+
+/* --threads 2 on smallcnn at batch 32: its two convolutions (1.8 and 7.2
+ * million MACs) run on two threads, the dense layer (251k) on one; a
+ * device of 4 cores at 40 GMAC/s predicts the convolutions at 20 GMAC/s
+ * and the dense layer at 10, and the summary's peak is two cores'. */
+static void test_threads(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "smallcnn", "--batch", "32", "--threads", "2",
+        "--repeats", "1", "--warmup", "0", "--device",
+        "name=b,bandwidth_gbps=1e6,peak_gmacs=40,cores=4", "--format",
+        "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    json_t *layers = json_object_get(j, "layers");
+    size_t convs = 0;
+    for (size_t i = 1; i < json_array_size(layers); i++) {
+        json_t *l = json_array_get(layers, i);
+        const char *kind = json_string_value(json_object_get(l, "kind"));
+        const double macs = json_number_value(json_object_get(l, "macs"));
+        const double t = json_number_value(json_object_get(l, "threads"));
+        assert_true(t == (macs >= 1048576.0 ? 2.0 : 1.0));
+        if (strcmp(kind, "conv2d") == 0) {
+            convs++;
+            assert_true(t == 2.0);
+        }
+        if (macs > 0.0) {
+            /* the memory term is negligible at 1e6 GB/s */
+            ASSERT_NEAR(json_number_value(json_object_get(l, "predicted_ms")),
+                        macs / (10.0 * t) / 1e6, 1e-9 * macs / 1e7);
+        }
+    }
+    assert_int_equal(convs, 2);
+    json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
+    assert_true(json_number_value(json_object_get(row, "peak_gmacs")) ==
+                20.0);
+    assert_true(json_number_value(json_object_get(row, "threads")) == 2.0);
+    json_decref(j);
+    run_free(&r);
+    static char bad[2][4] = {"0", "65"};
+    for (size_t i = 0; i < 2; i++) {
+        RUN(&r, "--threads", bad[i]);
+        assert_int_equal(r.status, 2);
+        assert_non_null(strstr(r.err, "--threads"));
+        run_free(&r);
+    }
 }
 
 /* fp16 must not need more memory than fp32, or say why: the 784-64-10
@@ -756,6 +812,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_calibration_cache),
         cmocka_unit_test(test_fp16_memory),
         cmocka_unit_test(test_int8_peak),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_no_environment_settings),
         cmocka_unit_test(test_energy_unknown),
         cmocka_unit_test(test_devices_file),

@@ -152,7 +152,8 @@ static double level_gbps(json_t *levels, double bytes, const char **name)
 /* Roofline by hand from the JSON's own figures: max(MACs / peak,
  * bytes / bandwidth) per operator, on the host (cache-aware: the
  * bandwidth of the smallest level holding the bytes; and DRAM only) and
- * on rpi4 (4.3 GB/s, 24 GMAC/s), and the host's signed error against the
+ * on rpi4 (4.3 GB/s; 24 GMAC/s over four cores, so 6 for the one thread
+ * the operators run on), and the host's signed error against the
  * measurement. */
 static void test_predictions(void **state)
 {
@@ -189,7 +190,7 @@ static void test_predictions(void **state)
         const double lbw = level_gbps(levels, bytes, &lvl);
         const double hp = fmax(macs / peak / 1e6, bytes / lbw / 1e6);
         const double hd = fmax(macs / peak / 1e6, bytes / bw / 1e6);
-        const double dp = fmax(macs / 24.0 / 1e6, bytes / 4.3 / 1e6);
+        const double dp = fmax(macs / 6.0 / 1e6, bytes / 4.3 / 1e6);
         assert_true(fabs(jreal(op, "host_predicted_ms") - hp) <= 1e-12 * hp);
         assert_true(fabs(jreal(op, "host_dram_predicted_ms") - hd) <=
                     1e-12 * hd);
@@ -223,6 +224,55 @@ static void test_predictions(void **state)
     assert_true(fabs(jreal(dev, "predicted_ms") - dev_sum) <= 1e-12 * dev_sum);
     json_decref(j);
     run_free(&r);
+}
+
+/* --threads: a projection of 40 x 256 x 128 = 1.3 million MACs runs on two
+ * threads (the head, 10k MACs, stays on one), the decision scores do not
+ * move (the precision differences are the one-thread run's, bit for bit),
+ * and rpi4 predicts the projection on two of its four cores. Bad counts
+ * are refused. */
+static void test_threads(void **state)
+{
+    (void)state;
+    double diff16[2], diff8[2];
+    for (int t = 0; t < 2; t++) {
+        struct run_result r;
+        RUN(&r, "--features", "256", "--hidden", "128", "--batch", "40",
+            "--repeats", "2", "--triad-mib", "16", "--data", "synthetic",
+            "--device", "rpi4", "--threads", t ? "2" : "1", "--format",
+            "json");
+        if (r.status != 0) {
+            fail_msg("exit %d: %s", r.status, r.err);
+        }
+        json_t *j = parse_json(r.out);
+        json_t *ops = json_object_get(j, "operator_profile");
+        assert_true(jreal(json_object_get(j, "config"), "threads") == t + 1);
+        assert_true(jreal(json_array_get(ops, 1), "threads") == t + 1);
+        assert_true(jreal(json_array_get(ops, 3), "threads") == 1);
+        const double macs = jreal(json_array_get(ops, 1), "macs");
+        const double bytes = jreal(json_array_get(ops, 1), "bytes_moved");
+        assert_true(macs == 40.0 * 256 * 128);
+        /* rpi4: 6 GMAC/s a core, 4.3 GB/s */
+        const double dp = fmax(macs / (6.0 * (t + 1)) / 1e6,
+                               bytes / 4.3 / 1e6);
+        assert_true(fabs(jreal(json_array_get(ops, 1),
+                               "device_predicted_ms") - dp) <= 1e-12 * dp);
+        json_t *p = json_object_get(j, "precision_tradeoffs");
+        diff16[t] = jreal(p, "fp16_max_abs_diff");
+        diff8[t] = jreal(p, "int8_max_abs_diff");
+        json_decref(j);
+        run_free(&r);
+    }
+    assert_true(diff16[0] == diff16[1]);
+    assert_true(diff8[0] == diff8[1]);
+    static char bad[3][4] = {"0", "65", "two"};
+    for (size_t i = 0; i < 3; i++) {
+        struct run_result r;
+        RUN(&r, "--threads", bad[i]);
+        assert_int_equal(r.status, 2);
+        assert_non_null(strstr(r.err, "--threads"));
+        run_free(&r);
+    }
 }
 
 /* A device from a --devices file, and the host's unknown power. */
@@ -497,6 +547,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_predictions),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_out_dir),
         cmocka_unit_test(test_table_and_strict),

@@ -26,6 +26,9 @@
  * --out, where every table is a file. */
 /* Zero weights of mlp:784-64-10 for edgefit-sweep, written at start. */
 static char sweep_weights[640];
+/* edgefit-validate's fixture (tests/apps/data/validate), found beside the
+ * README at start. */
+static char validate_model[640], validate_weights[640];
 
 static const struct app {
     const char *name;
@@ -47,6 +50,9 @@ static const struct app {
                              "64", "--batches", "1,8", "--repeats", "1"}, false},
     {"edgefit-report", true, {"--epochs", "1", "--train-limit", "256",
                               "--test-limit", "64"}, true},
+    {"edgefit-validate", false, {"--model", validate_model, "--weights",
+                                 validate_weights, "--precision",
+                                 "fp32,int8"}, false},
 };
 
 static int tests_run, tests_failed;
@@ -408,6 +414,14 @@ int main(int argc, char **argv)
         printf("Bail out! cannot write %s\n", sweep_weights);
         return 1;
     }
+    const char *slash = strrchr(argv[1], '/');
+    const int root = slash ? (int)(slash - argv[1]) : 1;
+    snprintf(validate_model, sizeof validate_model,
+             "%.*s/tests/apps/data/validate/cnn.txt", root,
+             slash ? argv[1] : ".");
+    snprintf(validate_weights, sizeof validate_weights,
+             "%.*s/tests/apps/data/validate/cnn.safetensors", root,
+             slash ? argv[1] : ".");
     for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++) {
         const char *path = NULL;
         const size_t len = strlen(apps[i].name);

@@ -14,9 +14,22 @@ meson install -C "$build" --destdir "$scratch/root" --no-rebuild --quiet
 
 pc=$(find "$scratch/root" -name edgefit-memest.pc | head -n 1)
 [ -n "$pc" ] || { echo "edgefit-memest.pc was not installed" >&2; exit 1; }
+# The system's own folders stay searched after the installed one: the
+# library's private requirements (protobuf-c with the onnx option) are
+# system packages.
+system_pc=$(pkg-config --variable pc_path pkg-config)
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 export PKG_CONFIG_SYSROOT_DIR="$scratch/root"
-export PKG_CONFIG_LIBDIR="$PKG_CONFIG_PATH"
+export PKG_CONFIG_LIBDIR="$PKG_CONFIG_PATH:$system_pc"
+
+# The model descriptions the presets are compiled from, installed as text
+# to copy from, byte for byte.
+models=$(find "$scratch/root" -type d -path '*/share/edgefit/models' | head -n 1)
+[ -n "$models" ] || { echo "share/edgefit/models was not installed" >&2; exit 1; }
+for m in "$src"/../../libmemest/models/*.txt; do
+    cmp "$m" "$models/$(basename "$m")" ||
+        { echo "$(basename "$m") was not installed as it is" >&2; exit 1; }
+done
 
 flags=$(pkg-config --cflags --libs edgefit-memest)
 echo "pkg-config: $flags"

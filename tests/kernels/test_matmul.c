@@ -5,6 +5,7 @@
  * summation order of the path the CPU selects. */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -421,6 +422,109 @@ static void test_threads(void **state)
     }
 }
 
+/* kern_sgemm_threads splits products far below kern_sgemm's threshold
+ * (the executor decides per layer); the result must still be the
+ * one-thread product bit for bit, for ragged shapes and every flag. */
+static void test_sgemm_threads(void **state)
+{
+    (void)state;
+    const size_t shapes[][3] = {{1, 1, 1}, {5, 3, 7}, {49, 33, 17},
+                                {3, 200, 9}, {130, 70, 65}};
+    assert_int_equal(kern_sgemm_threads(0, 0, 1, 1, 1, NULL, 1, NULL, 1,
+                                        NULL, 1), KERN_E_RANGE);
+    assert_int_equal(kern_sgemm_threads(KERN_MAX_THREADS + 1, 0, 1, 1, 1,
+                                        NULL, 1, NULL, 1, NULL, 1),
+                     KERN_E_RANGE);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+        float *c1 = malloc(m * n * sizeof *c1);
+        float *c2 = malloc(m * n * sizeof *c2);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_non_null(c1);
+        assert_non_null(c2);
+        uint32_t x = 7 + (uint32_t)s;
+        for (size_t i = 0; i < m * k; i++) {
+            x = x * 1664525u + 1013904223u;
+            a[i] = (float)(x >> 8) / 16777216.0f - 0.5f;
+        }
+        for (size_t i = 0; i < k * n; i++) {
+            x = x * 1664525u + 1013904223u;
+            b[i] = (float)(x >> 8) / 16777216.0f - 0.5f;
+        }
+        for (unsigned f = 0; f < 8; f++) {
+            const size_t lda = (f & KERN_MM_TRANS_A) ? m : k;
+            const size_t ldb = (f & KERN_MM_TRANS_B) ? k : n;
+            for (size_t i = 0; i < m * n; i++) {
+                c1[i] = c2[i] = (float)(i % 5);
+            }
+            assert_int_equal(kern_sgemm(f, m, n, k, a, lda, b, ldb, c1, n),
+                             KERN_OK);
+            for (int t = 2; t <= 4; t++) {
+                for (size_t i = 0; i < m * n; i++) {
+                    c2[i] = (float)(i % 5);
+                }
+                assert_int_equal(kern_sgemm_threads(t, f, m, n, k, a, lda, b,
+                                                    ldb, c2, n),
+                                 KERN_OK);
+                if (memcmp(c1, c2, m * n * sizeof *c1) != 0) {
+                    fail_msg("%zux%zux%zu flags %u: %d threads differ from 1",
+                             m, k, n, f, t);
+                }
+            }
+        }
+        free(a);
+        free(b);
+        free(c1);
+        free(c2);
+    }
+}
+
+/* kern_parallel: every part runs exactly once, part 0 on the caller, and
+ * bad arguments are refused. */
+struct par_ctx {
+    atomic_int runs[KERN_MAX_THREADS];
+    pthread_t who[KERN_MAX_THREADS];
+};
+
+static void par_task(void *ctx, size_t part)
+{
+    struct par_ctx *p = ctx;
+    atomic_fetch_add(&p->runs[part], 1);
+    p->who[part] = pthread_self();
+}
+
+static void noop_task(void *ctx, size_t part)
+{
+    (void)ctx;
+    (void)part;
+}
+
+static void test_parallel(void **state)
+{
+    (void)state;
+    assert_int_equal(kern_parallel(1, NULL, NULL), KERN_E_INVALID);
+    assert_int_equal(kern_parallel(0, noop_task, NULL), KERN_E_RANGE);
+    assert_int_equal(kern_parallel(KERN_MAX_THREADS + 1, noop_task, NULL),
+                     KERN_E_RANGE);
+    const size_t counts[] = {1, 2, 3, 7, KERN_MAX_THREADS};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        struct par_ctx p;
+        memset(&p, 0, sizeof p);
+        for (size_t i = 0; i < KERN_MAX_THREADS; i++) {
+            atomic_init(&p.runs[i], 0);
+        }
+        assert_int_equal(kern_parallel(counts[c], par_task, &p), KERN_OK);
+        for (size_t i = 0; i < KERN_MAX_THREADS; i++) {
+            assert_int_equal(atomic_load(&p.runs[i]), i < counts[c] ? 1 : 0);
+        }
+        /* part 0 is the caller's (the others go to whichever thread,
+         * the caller included, takes them first) */
+        assert_true(pthread_equal(p.who[0], pthread_self()));
+    }
+}
+
 /* Several callers at once, each asking for threads: one gets the
  * library's workers, the others compute their blocks alone; every result
  * must equal the one-thread product. */
@@ -503,6 +607,8 @@ int main(void)
         cmocka_unit_test(test_nd_broadcast),
         cmocka_unit_test(test_nd_errors),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_sgemm_threads),
+        cmocka_unit_test(test_parallel),
         cmocka_unit_test(test_concurrent_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

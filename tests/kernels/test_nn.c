@@ -428,6 +428,22 @@ static void test_add_affine_gap(void **state)
             }
         }
     }
+    /* feature vectors (hw 1, the contiguous path): 4 samples of 37
+     * features, each the product rounded, then the sum rounded */
+    enum { VB = 4, VC = 37 };
+    float vscale[VC], vshift[VC];
+    fill(vscale, VC);
+    fill(vshift, VC);
+    assert_int_equal(
+        kern_nn_channel_affine_f32(x, VB, VC, 1, vscale, vshift, z), KERN_OK);
+    for (size_t n = 0; n < VB; n++) {
+        for (size_t ch = 0; ch < VC; ch++) {
+            const size_t at = n * VC + ch;
+            assert_true(z[at] == (float)((double)(float)((double)x[at] *
+                                                         vscale[ch]) +
+                                         vshift[ch]));
+        }
+    }
 
     /* global average of 15 planes of 63 values, and of one long plane
      * whose float sum would lose digits */

@@ -262,15 +262,15 @@ static void test_host_once(void **state)
     struct prof_device host;
     assert_int_equal(prof_device_host(NULL, &host), PROF_OK);
     assert_string_equal(host.name, "host");
-    assert_true(host.peak_gmacs == a.peak.gmacs);
+    assert_true(host.peak_gmacs == a.peak.gmacs * host.cores);
     assert_true(host.bandwidth_gbps == a.triad.gbps);
     assert_true(host.power_watts == 0.0);
     assert_int_equal(host.cache_count, a.level_count - 1);
     for (unsigned i = 0; i < host.cache_count; i++) {
         assert_true(host.cache[i].bandwidth_gbps == a.levels[i].triad.gbps);
     }
-    assert_true(host.peak_gmacs_f16 == a.f16.gmacs);
-    assert_true(host.peak_gmacs_int8 == a.int8.gmacs);
+    assert_true(host.peak_gmacs_f16 == a.f16.gmacs * host.cores);
+    assert_true(host.peak_gmacs_int8 == a.int8.gmacs * host.cores);
     assert_int_equal(prof_host_calibration(NULL), PROF_E_INVALID);
     struct prof_calibration bad = a;
     bad.peak.gmacs = 0.0;

@@ -10,7 +10,9 @@
 
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "edgefit/profile.h"
 
@@ -167,9 +169,9 @@ static void test_predict_by_hand(void **state)
     assert_int_equal(p.bound, PROF_BOUND_MEMORY);
 
     const struct prof_work layers[3] = {
-        {4000000, 1000000}, /* 0.2 ms */
-        {1000000, 3000000}, /* 0.3 ms */
-        {0, 500000},        /* 0.05 ms */
+        {4000000, 1000000, 1}, /* 0.2 ms */
+        {1000000, 3000000, 1}, /* 0.3 ms */
+        {0, 500000, 1},        /* 0.05 ms */
     };
     const double measured[3] = {0.25, 0.2, 0.1};
     struct prof_layer_prediction out[3];
@@ -217,7 +219,11 @@ static void test_host_from_calibration(void **state)
     struct prof_device d;
     assert_int_equal(prof_device_host(&cal, &d), PROF_OK);
     assert_string_equal(d.name, "host");
-    near(d.peak_gmacs, 100.0);
+    /* one thread's calibrated peak, counted over every online core */
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(d.cores, online < 1 ? 1 : (unsigned)online);
+    near(d.peak_gmacs, 100.0 * d.cores);
+    near(prof_device_peak_threads(&d, MEMEST_FP32, 1), 100.0);
     near(d.bandwidth_gbps, 12.5);
     near(d.memory_mb, 8192.0);
     assert_true(d.power_watts == 0.0);
@@ -297,8 +303,8 @@ static void test_cache_aware(void **state)
 
     /* Both over three layers measured 0.001, 0.05 and 4 ms: cache-aware
      * 1.6384e-4, 0.0524288, 3.3554432 ms. */
-    const struct prof_work w[3] = {{0, 32768}, {1000000, 2097152},
-                                   {0, 33554432}};
+    const struct prof_work w[3] = {{0, 32768, 1}, {1000000, 2097152, 1},
+                                   {0, 33554432, 1}};
     const double meas[3] = {0.001, 0.05, 4.0};
     struct prof_layer_prediction out[3];
     struct prof_prediction_total t;
@@ -332,10 +338,10 @@ static void test_undefined_errors(void **state)
     assert_int_equal(prof_device_make("t", 10.0, 20.0, 0.0, 0.0, &d, NULL),
                      PROF_OK);
     const struct prof_work w[4] = {
-        {0, 0},              /* not a layer: no measurement */
-        {4000000, 1000000},  /* 0.2 ms, measured 0.25 */
-        {0, 0},              /* no work, measured 0.01 */
-        {1000000, 3000000},  /* 0.3 ms, measured 0 (below the clock) */
+        {0, 0, 1},              /* not a layer: no measurement */
+        {4000000, 1000000, 1},  /* 0.2 ms, measured 0.25 */
+        {0, 0, 1},              /* no work, measured 0.01 */
+        {1000000, 3000000, 1},  /* 0.3 ms, measured 0 (below the clock) */
     };
     const double meas[4] = {NAN, 0.25, 0.01, 0.0};
     struct prof_layer_prediction out[4];
@@ -412,6 +418,155 @@ static void test_make_and_sources(void **state)
     assert_null(prof_device_catalog_source(prof_device_catalog_count()));
 }
 
+/* Cores: the catalogue's peaks count every core of the board, a run on T
+ * threads is predicted at min(T, cores) of them (hand-computed), and a
+ * description may say how many cores its peak counts. */
+static void test_cores(void **state)
+{
+    (void)state;
+    const unsigned want[] = {4, 4, 8}; /* rpi4, jetson-nano, desktop */
+    for (size_t i = 0; i < prof_device_catalog_count(); i++) {
+        const struct prof_device *c = prof_device_catalog(i);
+        assert_int_equal(c->cores, want[i]);
+        assert_non_null(strstr(prof_device_catalog_source(i), "cores"));
+    }
+    struct prof_device rpi;
+    assert_int_equal(prof_device_lookup("rpi4", &rpi, NULL), PROF_OK);
+    near(prof_device_peak_threads(&rpi, MEMEST_FP32, 0), 6.0);
+    near(prof_device_peak_threads(&rpi, MEMEST_FP32, 1), 6.0);
+    near(prof_device_peak_threads(&rpi, MEMEST_FP32, 2), 12.0);
+    near(prof_device_peak_threads(&rpi, MEMEST_INT8, 4), 48.0);
+    near(prof_device_peak_threads(&rpi, MEMEST_FP32, 9), 24.0);
+    /* 6e6 MACs and 43 bytes on one core of the Pi: 6e6 / 6e9 s = 1 ms;
+     * on two cores 0.5 ms; the memory term 1e-8 ms */
+    struct prof_prediction p;
+    assert_int_equal(prof_predict(&rpi, 6000000, 43, &p), PROF_OK);
+    near(p.compute_ms, 1.0);
+    near(p.peak_gmacs, 6.0);
+    assert_int_equal(p.threads, 1);
+    assert_int_equal(prof_predict_threads(&rpi, 6000000, 43, 2, &p),
+                     PROF_OK);
+    near(p.compute_ms, 0.5);
+    assert_int_equal(p.threads, 2);
+    /* layers carry their own thread counts */
+    const struct prof_work w[2] = {{6000000, 43, 1}, {6000000, 43, 4}};
+    struct prof_layer_prediction out[2];
+    struct prof_prediction_total t;
+    assert_int_equal(prof_predict_layers(&rpi, w, 2, NULL, out, &t),
+                     PROF_OK);
+    near(out[0].pred.predicted_ms, 1.0);
+    near(out[1].pred.predicted_ms, 0.25);
+    near(t.predicted_ms, 1.25);
+
+    /* a description: cores defaults to 1 (the peak is one core's) */
+    struct prof_device d;
+    struct prof_diag diag;
+    assert_int_equal(prof_device_parse("name=b,bandwidth_gbps=1,"
+                                       "peak_gmacs=40,cores=8", &d, &diag),
+                     PROF_OK);
+    assert_int_equal(d.cores, 8);
+    near(prof_device_peak_threads(&d, MEMEST_FP32, 2), 10.0);
+    assert_int_equal(prof_device_parse("name=b,bandwidth_gbps=1,"
+                                       "peak_gmacs=40", &d, &diag),
+                     PROF_OK);
+    assert_int_equal(prof_device_cores(&d), 1);
+    near(prof_device_peak_threads(&d, MEMEST_FP32, 2), 40.0);
+    const char *bad[] = {"cores=0", "cores=2.5", "cores=5000", "cores=-1"};
+    for (size_t i = 0; i < 4; i++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "name=b,bandwidth_gbps=1,peak_gmacs=4,%s",
+                 bad[i]);
+        assert_int_equal(prof_device_parse(spec, &d, &diag), PROF_E_RANGE);
+        assert_non_null(strstr(diag.message, "cores"));
+        assert_int_equal(diag.column, 44); /* the value */
+    }
+    d.cores = PROF_DEVICE_CORES_MAX + 1;
+    assert_int_equal(prof_device_validate(&d, NULL), PROF_E_RANGE);
+}
+
+/* The three predictions the profile apps share, by hand from a made-up
+ * calibration (one thread at 50 GMAC/s; L1 32 KiB at 200 GB/s, L2 1 MiB at
+ * 100, L3 16 MiB at 40, DRAM 10) and a profile of three rows: the input
+ * staging, a layer of 5e6 MACs and 40 KiB on one thread, one of 2e8 MACs
+ * and 4 MiB on two threads. */
+static void test_predict_all(void **state)
+{
+    (void)state;
+    struct prof_calibration cal;
+    fake_calibration(&cal);
+    struct prof_exec_op_row rows[3];
+    memset(rows, 0, sizeof rows);
+    rows[0].info.kind = MEMEST_KIND_INPUT;
+    rows[0].info.bytes_moved = 1000;
+    rows[0].info.threads = 1;
+    rows[0].latency_ms = 0.001;
+    rows[1].info.kind = MEMEST_KIND_DENSE;
+    rows[1].info.macs = 5000000;
+    rows[1].info.bytes_moved = 40960;
+    rows[1].info.threads = 1;
+    rows[1].latency_ms = 0.2;
+    rows[2].info.kind = MEMEST_KIND_CONV2D;
+    rows[2].info.macs = 200000000;
+    rows[2].info.bytes_moved = 4194304;
+    rows[2].info.threads = 2;
+    rows[2].latency_ms = 3.0;
+    struct prof_exec_profile p;
+    memset(&p, 0, sizeof p);
+    p.count = 3;
+    p.ops = rows;
+    p.precision = MEMEST_FP32;
+
+    struct prof_exec_predictions pr;
+    struct prof_device rpi;
+    assert_int_equal(prof_device_lookup("rpi4", &rpi, NULL), PROF_OK);
+    assert_int_equal(prof_exec_predict_all(&p, &cal, &rpi, 5.0, &pr),
+                     PROF_OK);
+    assert_int_equal(pr.count, 3);
+    /* the input row is not predicted */
+    assert_true(isnan(pr.host_pred[0].measured_ms));
+    assert_true(pr.device_pred[0].pred.predicted_ms == 0.0);
+    /* host, cache-aware: row 1 in L2 (40 KiB > 32 KiB): max(5e6 / 50e9,
+     * 40960 / 100e9) s = 0.1 ms; row 2 in L3 on two cores: max(2e8 /
+     * 100e9, 4194304 / 40e9) s = 2 ms */
+    near(pr.host_pred[1].pred.predicted_ms, 0.1);
+    assert_int_equal(pr.host_pred[1].pred.memory_level, 2);
+    near(pr.host_pred[2].pred.predicted_ms,
+         cal.peak.gmacs * prof_device_cores(&pr.host) >= 100.0 ? 2.0
+                                                               : 4.0);
+    near(pr.host_pred[1].relative_error, (0.1 - 0.2) / 0.2);
+    near(pr.host_total.measured_ms, 3.2);
+    /* the same host on DRAM only: row 1 max(0.1, 0.004096) ms */
+    assert_int_equal(pr.host_dram.cache_count, 0);
+    near(pr.dram_pred[1].pred.predicted_ms, 0.1);
+    near(pr.dram_pred[2].pred.memory_ms, 4194304 / 10e9 * 1e3);
+    /* rpi4: one core 6 GMAC/s, two cores 12; 4.3 GB/s; 5 W given */
+    near(pr.device_pred[1].pred.predicted_ms,
+         fmax(5e6 / 6e9, 40960 / 4.3e9) * 1e3);
+    near(pr.device_pred[2].pred.predicted_ms,
+         fmax(2e8 / 12e9, 4194304 / 4.3e9) * 1e3);
+    near(pr.device_total.energy_proxy_j,
+         5.0 * pr.device_total.predicted_ms / 1000.0);
+    assert_true(pr.host.power_watts == 5.0);
+    prof_exec_predictions_finish(&pr);
+    assert_null(pr.host_pred);
+
+    /* no device: the host; no power: unknown */
+    assert_int_equal(prof_exec_predict_all(&p, &cal, NULL, 0.0, &pr),
+                     PROF_OK);
+    assert_string_equal(pr.device.name, "host");
+    near(pr.device_total.predicted_ms, pr.host_total.predicted_ms);
+    assert_true(isnan(pr.device_total.energy_proxy_j));
+    prof_exec_predictions_finish(&pr);
+    assert_int_equal(prof_exec_predict_all(&p, &cal, NULL, -1.0, &pr),
+                     PROF_E_RANGE);
+    assert_int_equal(prof_exec_predict_all(NULL, &cal, NULL, 0.0, &pr),
+                     PROF_E_INVALID);
+    cal.peak.gmacs = NAN;
+    assert_int_equal(prof_exec_predict_all(&p, &cal, NULL, 0.0, &pr),
+                     PROF_E_RANGE);
+    assert_null(pr.host_pred);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -423,6 +578,8 @@ int main(void)
         cmocka_unit_test(test_cache_aware),
         cmocka_unit_test(test_undefined_errors),
         cmocka_unit_test(test_make_and_sources),
+        cmocka_unit_test(test_cores),
+        cmocka_unit_test(test_predict_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

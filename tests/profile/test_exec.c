@@ -1274,6 +1274,46 @@ static void test_graph_arena(void **state)
     }
 }
 
+/* The presets compiled into libmemest (smallcnn and the MLPerf Tiny
+ * models ResNet-8, DS-CNN, MobileNetV1 0.25 and the FC autoencoder): the
+ * arena is the plan and at most the greedy planner's, and the forward
+ * pass matches the double-precision reference in fp32 and fp16. */
+static void check_preset(const char *name)
+{
+    const enum memest_precision arena_precs[3] = {MEMEST_FP32, MEMEST_FP16,
+                                                  MEMEST_INT8};
+    for (size_t pi = 0; pi < 3; pi++) {
+        check_graph_arena(name, arena_precs[pi], 1);
+        check_graph_arena(name, arena_precs[pi], 3);
+    }
+    check_against_reference(name, MEMEST_FP32, 1);
+    check_against_reference(name, MEMEST_FP16, 2);
+}
+
+static void test_presets(void **state)
+{
+    (void)state;
+    /* ResNet-8, DS-CNN and MobileNetV1 0.25 pad their strided
+     * convolutions asymmetrically (and DS-CNN's first kernel is 10x4),
+     * which the convolution operators do not run yet: they join this list
+     * with them. */
+    static const char *const runnable[] = {"smallcnn", "fc-autoencoder"};
+    for (size_t i = 0; i < sizeof runnable / sizeof runnable[0]; i++) {
+        assert_true(memest_is_preset_name(runnable[i]));
+        check_preset(runnable[i]);
+    }
+    if (getenv("EXEC_TEST_PRESET_FILE")) {
+        /* another model's text, e.g. a preset's file */
+        FILE *f = fopen(getenv("EXEC_TEST_PRESET_FILE"), "rb");
+        assert_non_null(f);
+        static char text[1 << 16];
+        const size_t len = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[len] = '\0';
+        check_preset(text);
+    }
+}
+
 /* Weights a model carries (memest_model_set_weights, PyTorch's names):
  * the executor's masters are those, batch norms folded, and its output is
  * the one computed by hand from them. */
@@ -1526,6 +1566,69 @@ static void test_seeded_init(void **state)
 
 /* ---- the operator profile ----------------------------------------------- */
 
+/* A graph's profile: one row per layer, each moving its parameters, ALL
+ * the tensors it reads and its output (nothing for the views). A model
+ * with two inputs is refused by the one-input profile. */
+static void test_profile_graph(void **state)
+{
+    (void)state;
+    memest_model *m = model_of(GRAPH_MODELS[0]);
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    o.batch = 2;
+    prof_exec *ex = NULL;
+    assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+    const size_t nin = prof_exec_input_count(ex);
+    float *x = malloc(nin * sizeof(float));
+    assert_non_null(x);
+    rng_state = SEED;
+    for (size_t i = 0; i < nin; i++) {
+        x[i] = rnd_sym(1.0);
+    }
+    struct prof_time_opts to;
+    prof_time_opts_init(&to);
+    to.warmup = 1;
+    to.repeats = 2;
+    struct prof_exec_profile prof;
+    assert_int_equal(prof_exec_profile(ex, x, nin, &to, &prof), PROF_OK);
+    assert_int_equal(prof.count, memest_model_layer_count(m) + 1);
+    for (size_t i = 1; i < prof.count; i++) {
+        const struct memest_layer *L = memest_model_layer(m, i - 1);
+        const struct prof_exec_op_info *in = &prof.ops[i].info;
+        uint64_t read = 0;
+        for (size_t j = 0; j < L->input_count; j++) {
+            const struct memest_shape sh =
+                memest_model_tensor_shape(m, L->inputs[j]);
+            uint64_t e = o.batch * 4;
+            for (unsigned r = 0; r < sh.rank; r++) {
+                e *= sh.dim[r];
+            }
+            read += e;
+        }
+        assert_true(in->input_bytes == read);
+        const bool view = L->kind == MEMEST_KIND_FLATTEN ||
+                          L->kind == MEMEST_KIND_DROPOUT ||
+                          L->kind == MEMEST_KIND_IDENTITY;
+        assert_true(in->bytes_moved ==
+                    (view ? 0
+                          : L->parameter_count * 4 + read +
+                                in->output_bytes));
+    }
+    prof_exec_profile_finish(&prof);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+
+    m = model_of(GRAPH_MODELS[2]);
+    assert_int_equal(prof_exec_create(m, NULL, &ex, NULL), PROF_OK);
+    assert_int_equal(prof_exec_input_tensors(ex), 2);
+    assert_int_equal(prof_exec_profile(ex, x, prof_exec_input_count(ex), &to,
+                                       &prof),
+                     PROF_E_INVALID);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+    free(x);
+}
+
 static void test_profile_rows(void **state)
 {
     (void)state;
@@ -1748,10 +1851,12 @@ int main(void)
         cmocka_unit_test(test_arena_equals_plan),
         cmocka_unit_test(test_graph_arena),
         cmocka_unit_test(test_model_weights),
+        cmocka_unit_test(test_presets),
         cmocka_unit_test(test_wrong_plan_fails),
         cmocka_unit_test(test_params_round_trip),
         cmocka_unit_test(test_seeded_init),
         cmocka_unit_test(test_profile_rows),
+        cmocka_unit_test(test_profile_graph),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_zero_input),
     };

@@ -1,9 +1,11 @@
 /*
- * Stream profile: the totals are the sums of their operators, memory and
+ * Stream profile: the stream is a model of four named layers run by the
+ * executor; the totals are the sums of their operators, memory and
  * intensity per operator equal counts worked out by hand, the precision
  * memories are 1/2 and 1/4 of fp32, the bound follows the knee given, the
- * constraints carry the numbers, and bad options are refused. A fixed
- * calibration stands in for the host so that the bounds are known.
+ * constraints carry the numbers, more threads change no result, and bad
+ * options are refused. A fixed calibration stands in for the host so that
+ * the bounds are known.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -85,22 +87,23 @@ static void test_counts_and_totals(void **state)
     assert_string_equal(p.activation, "relu");
 
     /* B=4 F=10 H=8 O=2, fp32 (4 bytes), by hand:
-     * normalization: x 40 + mean 10 + std 10 + out 40 = 100 elements
+     * normalization: x 40 + scale 10 + shift 10 + out 40 = 100 elements
      * projection: in 40 + W 80 + b 8 + out 32 = 160
      * activation: in 32 + out 32 = 64
-     * head: in 32 + W 16 + b 2 + out 8 = 58, moved + 16 (sigmoid) = 74 */
+     * head: in 32 + W 16 + b 2 + out 8 = 58 (the sigmoid is fused)
+     * MACs are libmemest's: the dense layers' only (4*10*8, 4*8*2). */
     const char *names[4] = {"input_normalization", "linear_projection",
                             "activation", "decision_head"};
     const double mem_kb[4] = {400 / 1024.0, 640 / 1024.0, 256 / 1024.0,
                               232 / 1024.0};
-    const uint64_t moved[4] = {400, 640, 256, 296};
-    const uint64_t macs[4] = {40, 320, 32, 72};
-    /* The 1.1 KiB working set sits in L1 (300 GB/s): the knee is the
-     * 9 GMAC/s peak over 300 GB/s, 0.03 MAC/byte, below every
-     * operator's intensity (0.1, 0.5, 0.125, 0.24): all compute-bound,
-     * where main memory's knee (0.3) would call three memory-bound. */
-    const enum prof_bound bound[4] = {PROF_BOUND_COMPUTE, PROF_BOUND_COMPUTE,
-                                      PROF_BOUND_COMPUTE, PROF_BOUND_COMPUTE};
+    const uint64_t moved[4] = {400, 640, 256, 232};
+    const uint64_t macs[4] = {0, 320, 0, 64};
+    /* The 0.8 KiB working set sits in L1 (300 GB/s): the knee is the
+     * 9 GMAC/s peak over 300 GB/s, 0.03 MAC/byte, below the dense
+     * layers' intensities (0.5, 0.28): compute-bound; the normalisation
+     * and the activation do no multiply-adds: memory-bound. */
+    const enum prof_bound bound[4] = {PROF_BOUND_MEMORY, PROF_BOUND_COMPUTE,
+                                      PROF_BOUND_MEMORY, PROF_BOUND_COMPUTE};
     double lat = 0.0, mem = 0.0, lat16 = 0.0, lat8 = 0.0;
     uint64_t bytes = 0;
     for (int i = 0; i < 4; i++) {
@@ -115,6 +118,10 @@ static void test_counts_and_totals(void **state)
         assert_int_equal(op->stats.count, 3);
         assert_true(op->latency_ms >= 0.0);
         assert_true(op->fp16_latency_ms >= 0.0 && op->int8_latency_ms >= 0.0);
+        assert_int_equal(op->threads, 1);
+        /* the executor's row of the same operator */
+        assert_string_equal(p.exec_ops[i + 1].info.layer, names[i]);
+        assert_true(p.exec_ops[i + 1].latency_ms == op->latency_ms);
         lat += op->latency_ms;
         mem += op->memory_kb;
         bytes += op->bytes_moved;
@@ -154,9 +161,11 @@ static void test_counts_and_totals(void **state)
     assert_non_null(strstr(p.bottleneck, "of the 9.0 GMAC/s peak"));
     assert_non_null(strstr(p.bottleneck, "of the L1 roof"));
     assert_null(strstr(p.bottleneck, "operators are below"));
-    /* 100 + 160 + ... distinct buffers: weights 4*(20+80+8+16+2) = 504 B,
-     * per sample 4*(20+16+2) = 152 B: 504 + 4*152 = 1112 B = 1.1 KiB */
-    assert_non_null(strstr(p.cache_sensitivity, "1.1 KiB"));
+    /* the executor's parameters, 4*(20+80+8+16+2) = 504 B, and its arena:
+     * the input and its normalisation (2 x 40 floats) are alive together,
+     * every later pair is smaller and reuses their room, 320 B: 824 B */
+    assert_non_null(strstr(p.cache_sensitivity, "0.8 KiB"));
+    assert_non_null(strstr(p.cache_sensitivity, "0.5 KiB of weights"));
     assert_non_null(strstr(p.cache_sensitivity, "fits in L1 (48 KiB)"));
 }
 
@@ -196,6 +205,48 @@ static void test_deterministic(void **state)
     o.seed = 7;
     assert_int_equal(prof_stream_profile(&o, &cal, &c, NULL), PROF_OK);
     assert_true(c.first_score != a.first_score);
+}
+
+/* Two threads compute the same scores, bit for bit (the projection is
+ * made large enough, 2^20 MACs and more, to be split; the head is not);
+ * the view of the fp32 run predicts as an executor profile does. */
+static void test_threads_and_view(void **state)
+{
+    (void)state;
+    struct prof_stream_opts o = small_opts();
+    o.feature_count = 256;
+    o.hidden = 128;
+    o.batch = 40; /* 40 x 256 x 128 = 1.3 million MACs */
+    o.timing.repeats = 1;
+    const struct prof_calibration cal = fake_cal(1.0);
+    struct prof_stream_profile a, b;
+    assert_int_equal(prof_stream_profile(&o, &cal, &a, NULL), PROF_OK);
+    o.threads = 2;
+    assert_int_equal(prof_stream_profile(&o, &cal, &b, NULL), PROF_OK);
+    assert_int_equal(a.threads, 1);
+    assert_int_equal(b.threads, 2);
+    assert_int_equal(b.ops[1].threads, 2); /* linear_projection */
+    assert_int_equal(b.ops[3].threads, 1); /* decision_head: 10k MACs */
+    assert_true(a.first_score == b.first_score);
+    assert_true(a.fp16_max_abs_diff == b.fp16_max_abs_diff);
+    assert_true(a.int8_max_abs_diff == b.int8_max_abs_diff);
+
+    struct prof_exec_profile v;
+    prof_stream_exec_view(&b, &v);
+    assert_int_equal(v.count, 5);
+    assert_int_equal(v.ops[0].info.kind, MEMEST_KIND_INPUT);
+    assert_int_equal(v.ops[1].info.kind, MEMEST_KIND_BATCHNORM);
+    assert_int_equal(v.ops[4].info.kind, MEMEST_KIND_DENSE);
+    struct prof_device host;
+    assert_int_equal(prof_device_host(&cal, &host), PROF_OK);
+    struct prof_layer_prediction pred[5];
+    struct prof_prediction_total t;
+    assert_int_equal(prof_exec_predict(&v, &host, pred, &t), PROF_OK);
+    /* the projection on two threads gets two cores' share of the peak */
+    assert_int_equal(pred[2].pred.threads, 2);
+    near(t.measured_ms, b.latency_ms);
+    o.threads = 65;
+    assert_int_equal(prof_stream_profile(&o, &cal, &b, NULL), PROF_E_RANGE);
 }
 
 static void test_fashion_mnist(void **state)
@@ -264,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_counts_and_totals),
         cmocka_unit_test(test_interval_exceeded),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_threads_and_view),
         cmocka_unit_test(test_fashion_mnist),
         cmocka_unit_test(test_bad_options),
     };

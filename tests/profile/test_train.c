@@ -929,6 +929,42 @@ static void test_executor_init(void **state)
     memest_model_destroy(m);
 }
 
+/* A model that carries weights starts training from them, exactly. */
+static void test_model_weights_start(void **state)
+{
+    (void)state;
+    memest_model *m = model("input 3\ndense 4 act=relu name=h\n"
+                            "dense 2 act=softmax name=out\n");
+    float hw[12], hb[4], ow[8], ob[2];
+    for (int i = 0; i < 12; i++) {
+        hw[i] = (float)(i - 6) * 0.125f;
+    }
+    for (int i = 0; i < 8; i++) {
+        ow[i] = (float)(3 - i) * 0.25f;
+    }
+    for (int i = 0; i < 4; i++) {
+        hb[i] = 0.5f * (float)i;
+    }
+    ob[0] = -1.0f;
+    ob[1] = 1.0f;
+    const struct memest_tensor ts[] = {
+        {"h.weight", 2, {4, 3}, hw}, {"h.bias", 1, {4}, hb},
+        {"out.weight", 2, {2, 4}, ow}, {"out.bias", 1, {2}, ob},
+    };
+    assert_int_equal(memest_model_set_weights(m, ts, 4, NULL), MEMEST_OK);
+    prof_train *t = NULL;
+    assert_int_equal(prof_train_create(m, NULL, &t, NULL), PROF_OK);
+    float w[12], b[4];
+    assert_int_equal(prof_train_get_params(t, 0, w, 12, b, 4), PROF_OK);
+    assert_memory_equal(w, hw, sizeof hw);
+    assert_memory_equal(b, hb, sizeof hb);
+    assert_int_equal(prof_train_get_params(t, 1, w, 8, b, 2), PROF_OK);
+    assert_memory_equal(w, ow, sizeof ow);
+    assert_memory_equal(b, ob, sizeof ob);
+    prof_train_destroy(t);
+    memest_model_destroy(m);
+}
+
 /* ---- bad input ---------------------------------------------------------------- */
 
 static void expect_refused(const char *text, void (*edit)(struct prof_train_opts *),
@@ -1054,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_learns_blobs),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_executor_init),
+        cmocka_unit_test(test_model_weights_start),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

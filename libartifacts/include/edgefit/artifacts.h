@@ -549,6 +549,57 @@ ART_API int art_safetensors_meta_at(const art_safetensors *st, size_t i,
                                     const char **key, const char **value);
 ART_API void art_safetensors_destroy(art_safetensors *st); /* NULL ok */
 
+/* ---- Arrays as NumPy .npy files ---------------------------------------- */
+
+/*
+ * NumPy's .npy format (numpy.save, numpy.lib.format): the magic
+ * "\x93NUMPY", a version byte pair (1.0, 2.0 or 3.0), the header length
+ * (2 bytes little-endian in 1.0, 4 bytes in 2.0 and 3.0), a Python dict
+ * literal {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+ * padded with spaces and a newline, then the array's bytes in C order.
+ * The dtypes read are those art_tensor holds: '<f2' F16, '<f4' F32, '<f8'
+ * F64, '|i1' I8, '|u1' U8, '<i4' I32, '<i8' I64 ('>' big-endian variants
+ * are swapped on reading, '=' is the host's order).
+ */
+typedef struct art_npy art_npy;
+
+/*
+ * Read and check a whole .npy file. Refused, with diag naming the path and
+ * what is wrong: a missing magic, an unknown version, a header length past
+ * the end of the file, a header that is not the dict above (unknown or
+ * repeated keys, a structured or unsupported dtype, fortran_order True),
+ * more than ART_TENSOR_MAX_DIMS dimensions, a shape whose size does not
+ * fit in 64 bits (ART_E_OVERFLOW), and data shorter ("truncated") or
+ * longer (trailing bytes) than the shape and dtype make. ART_E_IO with
+ * the system's reason (diag->sys_errno) when the file cannot be read,
+ * ART_E_PARSE for a malformed file, ART_E_NOMEM. On success *out is
+ * released with art_npy_destroy(); on error it is NULL.
+ */
+ART_API int art_npy_load(const char *path, art_npy **out,
+                         struct art_diag *diag);
+/* The same for len bytes in memory; source names them in messages (NULL:
+ * "<buffer>"). The data is copied. */
+ART_API int art_npy_parse(const void *buf, size_t len, const char *source,
+                          art_npy **out, struct art_diag *diag);
+/* The array: name is the path (or source) it was read from, data is
+ * host-order and aligned for its dtype. Valid until destroy; NULL for a
+ * NULL array. */
+ART_API const struct art_tensor *art_npy_tensor(const art_npy *a);
+/* The file's major format version: 1, 2 or 3 (0 for NULL). */
+ART_API unsigned art_npy_version(const art_npy *a);
+ART_API void art_npy_destroy(art_npy *a); /* NULL ok */
+
+/*
+ * Write t as a .npy file, atomically, exactly as numpy.save writes it
+ * (version 1.0, the header padded so that the data starts at a multiple
+ * of 64 bytes). t->name is not stored. ART_E_INVALID for BF16 (NumPy has
+ * no such type), an unknown dtype, more than ART_TENSOR_MAX_DIMS
+ * dimensions or NULL data with a non-zero size; ART_E_OVERFLOW; ART_E_IO
+ * with the system's reason.
+ */
+ART_API int art_npy_save(const char *path, const struct art_tensor *t,
+                         struct art_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -622,6 +622,30 @@ KERN_API int kern_set_threads(int n);
 /* The thread count set by kern_set_threads (1 by default). */
 KERN_API int kern_get_threads(void);
 
+/* kern_sgemm on up to `threads` threads whatever the product's size (the
+ * caller has judged that it pays; kern_sgemm itself keeps products under
+ * its threshold on one thread) and whatever kern_set_threads says. The
+ * product is split as kern_sgemm splits it, so the result equals the
+ * one-thread product bit for bit. KERN_E_RANGE unless
+ * 1 <= threads <= KERN_MAX_THREADS; otherwise kern_sgemm's statuses.
+ * Thread-safe. */
+KERN_API int kern_sgemm_threads(int threads, unsigned flags, size_t m,
+                                size_t n, size_t k, const float *a,
+                                size_t lda, const float *b, size_t ldb,
+                                float *c, size_t ldc);
+
+/* One part of a kern_parallel() call. */
+typedef void (*kern_task_fn)(void *ctx, size_t part);
+
+/* Calls fn(ctx, part) once for every part in [0, parts), concurrently:
+ * part 0 on the calling thread, the others on the workers of
+ * kern_set_threads' pool (started on first use). When another caller holds
+ * the workers, every part runs on the calling thread, one after the other,
+ * so fn must not wait for another part. Returns when all parts are done:
+ * KERN_OK; KERN_E_INVALID for a NULL fn; KERN_E_RANGE unless
+ * 1 <= parts <= KERN_MAX_THREADS. Thread-safe. */
+KERN_API int kern_parallel(size_t parts, kern_task_fn fn, void *ctx);
+
 /* ---- act --------------------------------------------------------------- */
 /*
  * Elementwise activations over n floats, forward and backward.

@@ -83,8 +83,8 @@ struct memest_diag {
 };
 
 /*
- * Write "source:line:column: message" (or "source: message" when line is 0)
- * into buf, NUL-terminated and truncated to cap bytes. Returns the length
+ * Write "source:line:column: message" ("source:line: message" when column
+ * is 0, "source: message" when line is 0) into buf, NUL-terminated and truncated to cap bytes. Returns the length
  * the full text would have, like snprintf.
  */
 MEMEST_API size_t memest_diag_format(const struct memest_diag *diag,
@@ -443,9 +443,12 @@ struct memest_onnx_opts {
 };
 
 /*
- * Read an ONNX model (opsets 11 to 17) and its weights: the supported
- * operators map onto layers (see libmemest/README.md); the model carries
- * the initializers as weights (memest_model_has_weights() is 1). Layer
+ * Read an ONNX model (opsets 1 to 17, each operator in its form of the
+ * opset) and its weights: the supported operators map onto layers (see
+ * libmemest/README.md); the model carries the initializers as weights
+ * (memest_model_has_weights() is 1 when it has parameters). Graph inputs
+ * read as data are the model's inputs, under their names; the batch a
+ * numeric first dimension fixes is memest_model_fixed_batch(). Layer
  * names are the nodes' names made unique and safe for the text format
  * (or derived from the op type when a node has none); diag->source is the
  * path, diag->line the node's index + 1, and the message starts with the
@@ -509,6 +512,20 @@ MEMEST_API int memest_plan_buffers(const struct memest_buffer_req *reqs,
                                    uint64_t *offsets, uint64_t *arena_bytes);
 
 /*
+ * The same placement tried in four orders: sizes decreasing (the plan
+ * above), execution order, longest-lived first and biggest size x lifetime
+ * first; offsets and *arena_bytes are those of the smallest arena (the
+ * first order among equals), so the plan is never above the greedy
+ * planner's, whose arena *greedy_bytes receives (may be NULL). Errors as
+ * memest_plan_buffers().
+ */
+MEMEST_API int memest_plan_buffers_best(const struct memest_buffer_req *reqs,
+                                        size_t count, uint64_t alignment,
+                                        uint64_t *offsets,
+                                        uint64_t *arena_bytes,
+                                        uint64_t *greedy_bytes);
+
+/*
  * The inference arena of a model at a batch and precision. Tensors (see
  * struct memest_layer) live from the step that writes them (inputs: step
  * 0; layer i: step i) to the last step that reads them (the model's output:
@@ -516,7 +533,9 @@ MEMEST_API int memest_plan_buffers(const struct memest_buffer_req *reqs,
  * output is their input's buffer, whose life extends to cover theirs.
  * `offset[t]` and `bytes[t]` place tensor t (bytes = batch * elements *
  * precision bytes; offsets are multiples of the precision's bytes, with
- * no further alignment); `arena_bytes` is the greedy plan's size;
+ * no further alignment); `arena_bytes` is the plan's size, the best of
+ * memest_plan_buffers_best() and so never above `greedy_bytes`, the arena
+ * of TensorFlow Lite Micro's greedy-by-size order alone;
  * `live_lower_bound_bytes` is the most bytes alive
  * at one step, which no plan can beat. The arrays hold tensor_count
  * entries and are owned by the plan.
@@ -531,6 +550,7 @@ struct memest_arena_plan {
     size_t *last;       /* last step that reads it */
     size_t *alias;      /* the tensor whose buffer it uses (itself if none) */
     uint64_t arena_bytes;
+    uint64_t greedy_bytes;
     uint64_t live_lower_bound_bytes;
 };
 

@@ -460,6 +460,8 @@ PROF_API int prof_precision_tradeoff(const struct prof_sweep_row *rows,
 /* ---- Devices and roofline prediction ----------------------------------- */
 
 #define PROF_DEVICE_NAME_MAX 64
+/* The most cores a device may count. */
+#define PROF_DEVICE_CORES_MAX 4096
 
 /* A cache with its own bandwidth, for the cache-aware roofline. */
 struct prof_cache_level {
@@ -485,6 +487,11 @@ struct prof_device {
      * is used): 16-bit storage (fp16, bf16) and int8. */
     double peak_gmacs_f16;
     double peak_gmacs_int8;
+    /* The cores the peaks add up (0 is read as 1): every peak above is the
+     * whole device's, cores of them working together. A run on T threads
+     * is predicted at min(T, cores) / cores of it (prof_device_peak_threads),
+     * so a one-thread run on a four-core board at a quarter of its peak. */
+    unsigned cores;
 };
 
 /*
@@ -494,6 +501,18 @@ struct prof_device {
  */
 PROF_API double prof_device_peak(const struct prof_device *dev,
                                  enum memest_precision p);
+
+/* The cores dev's peaks count: dev->cores, or 1 when it is 0. NULL: 1. */
+PROF_API unsigned prof_device_cores(const struct prof_device *dev);
+
+/*
+ * The peak of dev for precision p on `threads` threads (0 is read as 1):
+ * prof_device_peak(dev, p) * min(threads, cores) / cores. More threads
+ * than cores gain nothing. NULL dev: 0.
+ */
+PROF_API double prof_device_peak_threads(const struct prof_device *dev,
+                                         enum memest_precision p,
+                                         unsigned threads);
 
 /* Number of built-in devices (rpi4, jetson-nano, desktop). */
 PROF_API size_t prof_device_catalog_count(void);
@@ -506,7 +525,8 @@ PROF_API const char *prof_device_catalog_source(size_t i);
 
 /*
  * The host as a device: main memory bandwidth and peak from cal (NULL:
- * from prof_host_calibration()), one cache level per calibrated cache
+ * from prof_host_calibration()), the peaks (calibrated on one thread)
+ * times the online cores, which cores counts, one cache level per calibrated cache
  * (cal->levels), memory from the OS, power_watts 0 (unknown: nothing on a
  * general-purpose machine measures it; callers may set it). Clear
  * cache_count for the plain DRAM roofline of the host.
@@ -517,7 +537,8 @@ PROF_API int prof_device_host(const struct prof_calibration *cal,
 
 /* Check a device's fields (PROF_E_RANGE with a message in diag, which may
  * be NULL): a non-empty name, finite bandwidth and peak > 0, finite power
- * and memory >= 0, at most PROF_CACHE_LEVELS_MAX caches with capacities
+ * and memory >= 0, cores <= PROF_DEVICE_CORES_MAX, at most
+ * PROF_CACHE_LEVELS_MAX caches with capacities
  * > 0 strictly increasing and finite bandwidths > 0. */
 PROF_API int prof_device_validate(const struct prof_device *dev,
                                   struct prof_diag *diag);
@@ -540,7 +561,8 @@ PROF_API int prof_device_make(const char *name, double bandwidth_gbps,
  *   name=board,bandwidth_gbps=12.8,peak_gmacs=40,power_watts=5,memory_mb=2048
  * Keys in any order, each at most once; name, bandwidth_gbps and peak_gmacs
  * are required, power_watts and memory_mb default to 0 (unknown), and
- * peak_gmacs_f16 and peak_gmacs_int8 to 0 (the fp32 peak). Spaces
+ * peak_gmacs_f16 and peak_gmacs_int8 to 0 (the fp32 peak), cores (a
+ * whole number, 1 to PROF_DEVICE_CORES_MAX) to 1. Spaces
  * around keys and values are ignored. PROF_E_PARSE with diag (column and
  * message) for an unknown or repeated key, a missing '=', a bad number or a
  * missing required key; PROF_E_RANGE for a value outside its domain.
@@ -571,7 +593,7 @@ PROF_API int prof_bandwidth_roof(const struct prof_device *dev,
 
 /* Roofline prediction of one piece of work on a device. */
 struct prof_prediction {
-    double compute_ms;     /* macs / peak */
+    double compute_ms;     /* macs / peak_gmacs */
     double memory_ms;      /* bytes / bandwidth_gbps */
     double predicted_ms;   /* max of the two */
     enum prof_bound bound; /* which term is larger (memory on a tie) */
@@ -580,21 +602,35 @@ struct prof_prediction {
     unsigned memory_level; /* the level whose bandwidth was used: 1-3 a
                               cache, 0 main memory */
     double bandwidth_gbps; /* that bandwidth */
+    unsigned threads;      /* the threads the work was predicted on */
+    double peak_gmacs;     /* the compute roof used: dev->peak_gmacs *
+                              min(threads, cores) / cores */
 };
 
 /*
- * Predict macs and bytes on dev: compute_ms = macs / peak_gmacs, and
- * memory_ms = bytes / the bandwidth of the smallest cache in dev->cache
- * whose capacity holds all the bytes (the working set), or of main memory
- * when none does or the device has no caches. PROF_E_INVALID for NULL,
- * PROF_E_RANGE for an invalid device. */
+ * Predict macs and bytes on one thread of dev: compute_ms = macs / the
+ * peak of one of its cores (dev->peak_gmacs / cores), and memory_ms =
+ * bytes / the bandwidth of the smallest cache in dev->cache whose capacity
+ * holds all the bytes (the working set), or of main memory when none does
+ * or the device has no caches. PROF_E_INVALID for NULL, PROF_E_RANGE for
+ * an invalid device. */
 PROF_API int prof_predict(const struct prof_device *dev, uint64_t macs,
                           uint64_t bytes, struct prof_prediction *out);
+
+/* The same on `threads` threads (0 is read as 1): the compute roof is
+ * dev->peak_gmacs * min(threads, cores) / cores; the bandwidth is the
+ * device's whatever the threads (the catalogue's figures are what the
+ * memory system sustains, and the host's one thread's triad). */
+PROF_API int prof_predict_threads(const struct prof_device *dev,
+                                  uint64_t macs, uint64_t bytes,
+                                  unsigned threads,
+                                  struct prof_prediction *out);
 
 /* The work of one layer or operator. */
 struct prof_work {
     uint64_t macs;
     uint64_t bytes;
+    unsigned threads; /* it runs on (0 is read as 1) */
 };
 
 /* A layer's prediction and, when measured, its error. */
@@ -635,117 +671,6 @@ PROF_API int prof_predict_layers(const struct prof_device *dev,
                                  const double *measured_ms,
                                  struct prof_layer_prediction *out,
                                  struct prof_prediction_total *total);
-
-/* ---- Stream profile (the original streaming profile) ------------------ */
-
-enum prof_stream_act {
-    PROF_STREAM_RELU = 0,
-    PROF_STREAM_GELU, /* tanh form */
-};
-
-enum prof_stream_data {
-    PROF_DATA_AUTO = 0,      /* Fashion-MNIST if readable and features
-                                <= 784, else synthetic */
-    PROF_DATA_SYNTHETIC,     /* deterministic sensor-like stream from seed */
-    PROF_DATA_FASHION_MNIST, /* pixels / 255 of the first images */
-};
-
-#define PROF_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
-
-struct prof_stream_opts {
-    uint64_t feature_count;    /* features per sample (default 64) */
-    uint64_t batch;            /* samples per stream step (default 32) */
-    uint64_t hidden;           /* linear_projection width (default 64) */
-    uint64_t outputs;          /* decision_head outputs (default 1) */
-    double stream_interval_ms; /* time between batches (default 10) */
-    enum prof_stream_act activation; /* default relu */
-    enum prof_stream_data data;      /* default auto */
-    const char *data_dir;      /* NULL: PROF_FASHION_MNIST_DIR */
-    uint64_t seed;             /* weights and synthetic data (default 42) */
-    struct prof_time_opts timing; /* default warm-up 3, repeats 50,
-                                     min_sample_ms 0.05 */
-    bool measure_precisions;   /* also time fp16 storage and int8 (true) */
-};
-
-/* Fill the defaults above. */
-PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts);
-
-enum { PROF_STREAM_OPERATORS = 4 };
-
-/* One measured operator. */
-struct prof_stream_op {
-    const char *operator_name; /* static text */
-    struct prof_stats stats;   /* fp32 timing */
-    double latency_ms;         /* stats.median_ms */
-    double memory_kb;          /* fp32 bytes of its inputs, parameters and
-                                  outputs (an in-place buffer once) / 1024 */
-    uint64_t bytes_moved;      /* fp32 bytes read + written */
-    uint64_t macs;             /* elementwise work counts one per element */
-    double intensity_mac_per_byte;
-    /* against the knee of the roof of the memory level that holds the
-     * stream's working set (or the faster one the operator beat;
-     * prof_bandwidth_roof), the roof the bottleneck sentence uses too */
-    enum prof_bound bound;
-    double fp16_latency_ms;    /* median with fp16 storage, NaN if not run */
-    double int8_latency_ms;    /* median with int8 weights, NaN if not run
-                                  (also when features or hidden exceed
-                                  131071, the exact int32 limit of
-                                  kern_q8_gemm) */
-};
-
-#define PROF_SENTENCE_MAX 512
-
-struct prof_stream_profile {
-    uint64_t feature_count, batch, hidden, outputs;
-    double stream_interval_ms;
-    const char *activation;  /* "relu" or "gelu" */
-    const char *data_source; /* "fashion-mnist" or "synthetic" */
-    struct prof_stream_op ops[PROF_STREAM_OPERATORS];
-    /* totals: sums over the operators */
-    double latency_ms;
-    double memory_kb;
-    uint64_t bytes_moved;
-    double estimated_bandwidth_mb_s; /* bytes_moved / latency, MB/s */
-    double stream_utilization;       /* min(1, latency / interval) */
-    /* precision trade-offs: the same tensors at 4, 2 and 1 bytes */
-    double fp32_memory_kb, fp16_memory_kb, int8_memory_kb;
-    double fp32_latency_ms, fp16_latency_ms, int8_latency_ms; /* NaN if not
-                                                                 measured */
-    /* the host the bounds are judged against */
-    double host_peak_gmacs, host_bandwidth_gbps, host_knee_mac_per_byte;
-    /* edge constraints, generated from the numbers above */
-    char bottleneck[PROF_SENTENCE_MAX];
-    char headroom[PROF_SENTENCE_MAX];
-    char cache_sensitivity[PROF_SENTENCE_MAX];
-    /* the decision head's first output for the first sample, a check that
-       the operators ran on the data */
-    double first_score;
-    /* what lower precision changes in the results: the largest
-       |output - fp32 output| over all batch x outputs decision scores
-       (sigmoid, in [0, 1]); NaN if not measured */
-    double fp16_max_abs_diff;
-    double int8_max_abs_diff;
-};
-
-/*
- * Run the four operators of a streaming model for real on a batch of data
- * and time each (median over the repeats): input_normalization (per-feature
- * (x - mean) / std, statistics from a window of max(batch, 256) samples
- * whose newest rows are the batch; a constant feature keeps std 1),
- * linear_projection
- * (dense feature_count -> hidden, kern_sgemm), activation (relu or gelu),
- * decision_head (dense hidden -> outputs, then sigmoid). cal gives the host
- * knee (NULL: prof_host_calibration()). PROF_E_RANGE for a zero size or a
- * bad interval, PROF_E_OVERFLOW for sizes that do not fit, PROF_E_NOMEM,
- * PROF_E_KERNEL. When Fashion-MNIST was asked for and cannot be used, the
- * IDX reader's status (PROF_E_IO, PROF_E_PARSE, ...) or PROF_E_RANGE (more
- * features than pixels, fewer images than the window), with diag (may be
- * NULL) naming the file and what is wrong.
- */
-PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
-                                 const struct prof_calibration *cal,
-                                 struct prof_stream_profile *out,
-                                 struct prof_diag *diag);
 
 /* ---- Data -------------------------------------------------------------- */
 
@@ -928,7 +853,26 @@ struct prof_exec_opts {
      * takes libmemest's plan; any other value is checked instead, so a
      * wrong plan can be tried (it fails with PROF_E_MEMEST). */
     uint64_t plan_bytes;
+    /* Threads, 1 to 64 (default 1). A dense or conv2d layer of at least
+     * thread_min_macs MACs at the batch (default
+     * PROF_EXEC_THREAD_MIN_MACS) is split among them: a convolution by
+     * samples (a single sample: its products by rows or columns, or a
+     * depthwise one by channels), a dense layer by rows or columns of its
+     * product, an int8 product by rows; every other operator, and smaller
+     * layers, whose work would not pay for waking the threads, run on the
+     * caller's. Each thread computes whole output elements exactly as one
+     * thread would, so results do not depend on the thread count (bit for
+     * bit). The workers are libkernels' (kern_parallel). */
+    unsigned threads;
+    uint64_t thread_min_macs;
 };
+
+/* The default work threshold of prof_exec_opts.thread_min_macs: 2^20
+ * MACs, about 30 us of a layer on one core at 35 GMAC/s; below it a second
+ * thread saves little beside posting the work to a worker (which sleeps
+ * after 0.2 ms idle, kern_parallel) and waiting for it.
+ * bench-profile-exec-threads times whole models on 1 and N threads. */
+#define PROF_EXEC_THREAD_MIN_MACS UINT64_C(1048576)
 
 /* Fill the defaults above. NULL is ignored. */
 PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts);
@@ -938,9 +882,9 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts);
  * the parameters (seeded) and the scratch. On success *out is a new
  * executor released with prof_exec_destroy(); on error *out is NULL and
  * diag (may be NULL) says why. PROF_E_INVALID for NULL model or out;
- * PROF_E_RANGE for batch 0, fp64 or a bad precision, or a layer the
- * kernels do not run (pool padding over half the window, an int8 GEMM
- * longer than the kernel allows); PROF_E_MEMEST when libmemest cannot
+ * PROF_E_RANGE for batch 0, threads outside 1..64, fp64 or a bad
+ * precision, or a layer the kernels do not run (pool padding over half the
+ * window, an int8 GEMM longer than the kernel allows); PROF_E_MEMEST when libmemest cannot
  * estimate the model or when the arena the layout needs differs from the
  * plan; PROF_E_OVERFLOW when a buffer does not fit in size_t;
  * PROF_E_NOMEM; PROF_E_KERNEL when packing int8 weights fails.
@@ -1005,6 +949,7 @@ struct prof_exec_op_info {
                                   the operator reads and writes (0 for
                                   the aliases, which move nothing) */
     uint64_t scratch_bytes;    /* scratch this operator touches */
+    unsigned threads;          /* threads it runs on (prof_exec_opts) */
 };
 
 /* Number of operators: layers + 1 (the input staging). 0 for NULL. */
@@ -1119,6 +1064,173 @@ PROF_API int prof_exec_predict(const struct prof_exec_profile *p,
                                const struct prof_device *dev,
                                struct prof_layer_prediction *out,
                                struct prof_prediction_total *total);
+
+/* The roofline predictions of one profile that the profile apps report:
+ * on the host from its calibration, cache-aware and on main memory alone,
+ * and on a device. */
+struct prof_exec_predictions {
+    size_t count; /* rows of each array: the profile's operators */
+    /* the host (prof_device_host), the same without its caches (the plain
+     * DRAM roofline), and the device asked for (the host when none was) */
+    struct prof_device host, host_dram, device;
+    struct prof_layer_prediction *host_pred, *dram_pred, *device_pred;
+    struct prof_prediction_total host_total, dram_total, device_total;
+};
+
+/*
+ * Predict every operator of p (prof_exec_predict) on the host from cal,
+ * on the same host without its caches, and on device (NULL: the host).
+ * power_watts > 0 replaces the power of all three (the host's is unknown,
+ * 0, otherwise). On success release *out with
+ * prof_exec_predictions_finish(); on error *out is cleared.
+ * PROF_E_INVALID for NULL p, cal or out; PROF_E_RANGE for a calibration
+ * prof_device_host refuses, a bad device or a negative or non-finite
+ * power; PROF_E_NOMEM.
+ */
+PROF_API int prof_exec_predict_all(const struct prof_exec_profile *p,
+                                   const struct prof_calibration *cal,
+                                   const struct prof_device *device,
+                                   double power_watts,
+                                   struct prof_exec_predictions *out);
+
+/* Release the arrays of prof_exec_predict_all(). NULL is allowed. */
+PROF_API void prof_exec_predictions_finish(struct prof_exec_predictions *p);
+
+/* ---- Stream profile (the original streaming profile) ------------------ */
+
+enum prof_stream_act {
+    PROF_STREAM_RELU = 0,
+    PROF_STREAM_GELU, /* tanh form */
+};
+
+enum prof_stream_data {
+    PROF_DATA_AUTO = 0,      /* Fashion-MNIST if readable and features
+                                <= 784, else synthetic */
+    PROF_DATA_SYNTHETIC,     /* deterministic sensor-like stream from seed */
+    PROF_DATA_FASHION_MNIST, /* pixels / 255 of the first images */
+};
+
+#define PROF_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+struct prof_stream_opts {
+    uint64_t feature_count;    /* features per sample (default 64) */
+    uint64_t batch;            /* samples per stream step (default 32) */
+    uint64_t hidden;           /* linear_projection width (default 64) */
+    uint64_t outputs;          /* decision_head outputs (default 1) */
+    double stream_interval_ms; /* time between batches (default 10) */
+    enum prof_stream_act activation; /* default relu */
+    enum prof_stream_data data;      /* default auto */
+    const char *data_dir;      /* NULL: PROF_FASHION_MNIST_DIR */
+    uint64_t seed;             /* weights and synthetic data (default 42) */
+    struct prof_time_opts timing; /* default warm-up 3, repeats 50,
+                                     min_sample_ms 0.05 */
+    bool measure_precisions;   /* also time fp16 storage and int8 (true) */
+    unsigned threads;          /* executor threads, 1 to 64 (default 1;
+                                  0 is read as 1): prof_exec_opts */
+};
+
+/* Fill the defaults above. */
+PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts);
+
+enum { PROF_STREAM_OPERATORS = 4 };
+
+/* One measured operator. */
+struct prof_stream_op {
+    const char *operator_name; /* static text */
+    struct prof_stats stats;   /* fp32 timing */
+    double latency_ms;         /* stats.median_ms */
+    double memory_kb;          /* fp32 bytes of its inputs, parameters and
+                                  outputs (an in-place buffer once) / 1024 */
+    uint64_t bytes_moved;      /* fp32 bytes read + written */
+    uint64_t macs;             /* libmemest's count: the dense layers'
+                                  multiply-adds; 0 for the normalisation
+                                  and the activation */
+    unsigned threads;          /* threads it ran on (prof_exec_opts) */
+    double intensity_mac_per_byte;
+    /* against the knee of the roof of the memory level that holds the
+     * stream's working set (or the faster one the operator beat;
+     * prof_bandwidth_roof), the roof the bottleneck sentence uses too */
+    enum prof_bound bound;
+    double fp16_latency_ms;    /* median with fp16 storage, NaN if not run */
+    double int8_latency_ms;    /* median with int8 weights, NaN if not run
+                                  (also when features or hidden exceed
+                                  131071, the exact int32 limit of
+                                  kern_q8_gemm) */
+};
+
+#define PROF_SENTENCE_MAX 512
+
+struct prof_stream_profile {
+    uint64_t feature_count, batch, hidden, outputs;
+    double stream_interval_ms;
+    const char *activation;  /* "relu" or "gelu" */
+    const char *data_source; /* "fashion-mnist" or "synthetic" */
+    struct prof_stream_op ops[PROF_STREAM_OPERATORS];
+    /* totals: sums over the operators */
+    double latency_ms;
+    double memory_kb;
+    uint64_t bytes_moved;
+    double estimated_bandwidth_mb_s; /* bytes_moved / latency, MB/s */
+    double stream_utilization;       /* min(1, latency / interval) */
+    /* precision trade-offs: the same tensors at 4, 2 and 1 bytes */
+    double fp32_memory_kb, fp16_memory_kb, int8_memory_kb;
+    double fp32_latency_ms, fp16_latency_ms, int8_latency_ms; /* NaN if not
+                                                                 measured */
+    /* the host the bounds are judged against */
+    double host_peak_gmacs, host_bandwidth_gbps, host_knee_mac_per_byte;
+    /* edge constraints, generated from the numbers above */
+    char bottleneck[PROF_SENTENCE_MAX];
+    char headroom[PROF_SENTENCE_MAX];
+    char cache_sensitivity[PROF_SENTENCE_MAX];
+    /* the decision head's first output for the first sample, a check that
+       the operators ran on the data */
+    double first_score;
+    /* what lower precision changes in the results: the largest
+       |output - fp32 output| over all batch x outputs decision scores
+       (sigmoid, in [0, 1]); NaN if not measured */
+    double fp16_max_abs_diff;
+    double int8_max_abs_diff;
+    /* The fp32 run as the executor profiled it: row 0 stages the input
+     * (not an operator of the stream), rows 1-4 are the four operators
+     * (prof_stream_exec_view), and its whole forward passes. */
+    struct prof_exec_op_row exec_ops[PROF_STREAM_OPERATORS + 1];
+    double forward_ms;
+    unsigned threads;
+};
+
+/*
+ * The streaming model run for real on a batch of data: a libmemest model
+ * whose four layers are the operators, input_normalization (a standalone
+ * batchnorm over the features, scale 1 / std and shift -mean / std, the
+ * statistics from a window of max(batch, 256) samples whose newest rows
+ * are the batch; a constant feature keeps std 1), linear_projection
+ * (dense feature_count -> hidden), activation (relu or gelu) and
+ * decision_head (dense hidden -> outputs with sigmoid), dense weights and
+ * biases uniform in +-1/sqrt(fan_in) from the seed, run by the executor
+ * (prof_exec_*) at fp32 and, with measure_precisions, at fp16 storage and
+ * int8, each operator timed alone (prof_exec_profile: median over the
+ * repeats). The stream's own figures are computed here: the totals, the
+ * share of the interval, the precision memories and the edge-constraint
+ * sentences, whose working set is the executor's stored parameters and
+ * activation arena. cal gives the host knee (NULL:
+ * prof_host_calibration()). PROF_E_RANGE for a zero size, a bad interval
+ * or more than 64 threads, PROF_E_OVERFLOW for sizes that do not fit,
+ * PROF_E_NOMEM, PROF_E_KERNEL, or the executor's statuses (with diag).
+ * When Fashion-MNIST was asked for and cannot be used, the IDX reader's
+ * status (PROF_E_IO, PROF_E_PARSE, ...) or PROF_E_RANGE (more features
+ * than pixels, fewer images than the window), with diag (may be NULL)
+ * naming the file and what is wrong.
+ */
+PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
+                                 const struct prof_calibration *cal,
+                                 struct prof_stream_profile *out,
+                                 struct prof_diag *diag);
+
+/* A view of p's fp32 run as an executor profile (for prof_exec_predict and
+ * prof_exec_predict_all): out->ops points into p (not to be released with
+ * prof_exec_profile_finish), out->count is 5. NULL p: *out cleared. */
+PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
+                                    struct prof_exec_profile *out);
 
 /* ---- trainer ---- */
 

@@ -1,0 +1,99 @@
+/* The executor on several threads: which layers are worth splitting, and
+ * the splits themselves. Every split hands each thread whole pieces of
+ * the computation one thread would do (whole samples, whole rows or
+ * columns of a product cut where libkernels cuts them), so a layer's
+ * result does not depend on the thread count. */
+#include <string.h>
+
+#include "edgefit/kernels.h"
+#include "executor.h"
+
+unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op)
+{
+    const struct memest_layer *L = op->layer;
+    if (ex->threads <= 1 ||
+        (L->kind != MEMEST_KIND_DENSE && L->kind != MEMEST_KIND_CONV2D)) {
+        return 1;
+    }
+    /* macs_per_sample * batch was checked for overflow by libmemest */
+    const uint64_t macs = L->macs_per_sample * (uint64_t)ex->batch;
+    return macs >= ex->thread_min_macs ? ex->threads : 1;
+}
+
+int exec_sgemm(const prof_exec *ex, const struct exec_op *op, size_t m,
+               size_t n, size_t k, const float *a, size_t lda,
+               const float *b, size_t ldb, float *c, size_t ldc)
+{
+    const unsigned t = exec_op_threads(ex, op);
+    const int kst = t > 1 ? kern_sgemm_threads((int)t, 0, m, n, k, a, lda, b,
+                                               ldb, c, ldc)
+                          : kern_sgemm(0, m, n, k, a, lda, b, ldb, c, ldc);
+    return exec_kern_status(kst);
+}
+
+struct split {
+    size_t n, parts;
+    exec_part_fn fn;
+    void *ctx;
+    int status[KERN_MAX_THREADS];
+};
+
+static void split_task(void *arg, size_t part)
+{
+    struct split *s = arg;
+    /* contiguous ranges, the first n % parts one longer */
+    const size_t base = s->n / s->parts, extra = s->n % s->parts;
+    const size_t lo = part * base + (part < extra ? part : extra);
+    const size_t hi = lo + base + (part < extra ? 1 : 0);
+    s->status[part] = s->fn(s->ctx, part, lo, hi);
+}
+
+int exec_split(size_t n, unsigned parts, exec_part_fn fn, void *ctx)
+{
+    if (parts > n) {
+        parts = (unsigned)n;
+    }
+    if (parts > KERN_MAX_THREADS) {
+        parts = KERN_MAX_THREADS;
+    }
+    if (parts <= 1) {
+        return fn(ctx, 0, 0, n);
+    }
+    struct split s = {.n = n, .parts = parts, .fn = fn, .ctx = ctx};
+    const int kst = kern_parallel(parts, split_task, &s);
+    if (kst != KERN_OK) {
+        return exec_kern_status(kst);
+    }
+    for (unsigned i = 0; i < parts; i++) {
+        if (s.status[i] != PROF_OK) {
+            return s.status[i];
+        }
+    }
+    return PROF_OK;
+}
+
+struct q8_rows {
+    size_t n, k, lda, ldc;
+    const int8_t *a;
+    const void *packed;
+    int32_t *c;
+};
+
+static int q8_part(void *arg, size_t part, size_t lo, size_t hi)
+{
+    (void)part;
+    const struct q8_rows *q = arg;
+    return exec_kern_status(kern_q8_gemm(hi - lo, q->n, q->k,
+                                         q->a + lo * q->lda, q->lda,
+                                         q->packed, q->c + lo * q->ldc,
+                                         q->ldc));
+}
+
+int exec_q8_gemm(const prof_exec *ex, const struct exec_op *op, size_t m,
+                 size_t n, size_t k, const int8_t *a, size_t lda,
+                 const void *packed, int32_t *c, size_t ldc)
+{
+    /* int32 sums are exact: any cut of the rows gives the same result */
+    struct q8_rows q = {n, k, lda, ldc, a, packed, c};
+    return exec_split(m, exec_op_threads(ex, op), q8_part, &q);
+}

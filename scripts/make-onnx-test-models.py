@@ -1,0 +1,533 @@
+#!/usr/bin/python3
+"""Write the ONNX fixtures of libmemest's importer tests: tests/data/onnx/.
+
+Each good model is built node by node with ONNX's helper API and, beside
+it, computed by PyTorch's functional operators on a random batch of two:
+tests/data/onnx/NAME/model.onnx with test_data_set_0/input_K.pb and
+output_0.pb, the layout of ONNX's own node tests, so that the executor's
+tests compare against PyTorch. The bad models under tests/data/onnx/bad/
+each break one rule the importer must refuse with a message naming the
+node. The files are committed: the tests need no Python.
+
+Usage: scripts/make-onnx-test-models.py [OUT_DIR]   (Debian: python3-onnx,
+python3-torch, python3-numpy)
+"""
+import math
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+torch.manual_seed(7)
+RNG = np.random.default_rng(7)
+BATCH = 2
+
+
+class Graph:
+    """Nodes for ONNX and, in step, their values computed by PyTorch."""
+
+    def __init__(self, name, opset=13):
+        self.name = name
+        self.opset = opset
+        self.nodes = []
+        self.inits = []
+        self.inputs = []
+        self.feeds = []
+        self.env = {}
+        self.count = 0
+        self.batch = "N"
+
+    def input(self, name, shape, batch="N", values=True):
+        dims = [batch] + list(shape)
+        self.batch = batch
+        self.inputs.append(helper.make_tensor_value_info(
+            name, TensorProto.FLOAT, dims))
+        n = batch if isinstance(batch, int) else BATCH
+        x = torch.randn([n] + list(shape)) if values else None
+        self.env[name] = x
+        self.feeds.append((name, x))
+        return name
+
+    def const(self, name, array, typed=False, dtype=np.float32):
+        array = np.asarray(array)
+        self.env[name] = torch.tensor(array.astype(np.float64)).float() \
+            if array.dtype.kind == "f" else torch.tensor(array)
+        arr = array.astype(dtype)
+        if typed:
+            t = helper.make_tensor(name, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[
+                arr.dtype], arr.shape, arr.flatten().tolist())
+        else:
+            t = numpy_helper.from_array(arr, name)
+        self.inits.append(t)
+        return name
+
+    def rand(self, name, shape, scale=0.5):
+        return self.const(name, RNG.standard_normal(shape) * scale)
+
+    def node(self, op, inputs, result, name=None, outputs=1, **attrs):
+        self.count += 1
+        outs = ["%s_out%d" % (name or op.lower(), self.count)]
+        outs += ["%s_aux%d_%d" % (op.lower(), self.count, k)
+                 for k in range(1, outputs)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name,
+                                           **attrs))
+        self.env[outs[0]] = result
+        return outs[0]
+
+    def v(self, name):
+        return self.env[name]
+
+    def model(self, output):
+        v = self.env.get(output)
+        shape = None
+        if v is not None:
+            shape = [self.batch] + list(v.shape[1:])
+        out = helper.make_tensor_value_info(output, TensorProto.FLOAT, shape)
+        g = helper.make_graph(self.nodes, self.name, self.inputs, [out],
+                              self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid(
+            "", self.opset)], producer_name="edgefit-fixtures")
+        m.ir_version = 8
+        return m
+
+    def save(self, out_dir, output, check=True):
+        m = self.model(output)
+        if check:
+            onnx.checker.check_model(m)
+        d = os.path.join(out_dir, self.name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(os.path.join(d, "test_data_set_0"))
+        onnx.save(m, os.path.join(d, "model.onnx"))
+        for k, (name, x) in enumerate(self.feeds):
+            save_pb(x, name, os.path.join(d, "test_data_set_0",
+                                          "input_%d.pb" % k))
+        save_pb(self.env[output], output,
+                os.path.join(d, "test_data_set_0", "output_0.pb"))
+
+
+def save_pb(t, name, path):
+    p = numpy_helper.from_array(t.detach().numpy().astype(np.float32), name)
+    with open(path, "wb") as f:
+        f.write(p.SerializeToString())
+
+
+# ---- PyTorch's side of each operator -------------------------------------
+
+def conv(g, x, w, b, strides=(1, 1), pads=(0, 0, 0, 0), group=1,
+         auto_pad=None, name=None, kshape=True):
+    xv, wv = g.v(x), g.v(w)
+    kh, kw = wv.shape[2], wv.shape[3]
+    pt, pl, pb, pr = pads
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        h, ww = xv.shape[2], xv.shape[3]
+        th = max(0, (math.ceil(h / strides[0]) - 1) * strides[0] + kh - h)
+        tw = max(0, (math.ceil(ww / strides[1]) - 1) * strides[1] + kw - ww)
+        lower = auto_pad == "SAME_LOWER"
+        pt = th - th // 2 if lower else th // 2
+        pl = tw - tw // 2 if lower else tw // 2
+        pb, pr = th - pt, tw - pl
+    elif auto_pad == "VALID":
+        pt = pl = pb = pr = 0
+    y = F.conv2d(F.pad(xv, (pl, pr, pt, pb)), wv,
+                 g.v(b) if b else None, stride=strides, groups=group)
+    attrs = {"strides": list(strides), "group": group}
+    if kshape:
+        attrs["kernel_shape"] = [kh, kw]
+    if auto_pad:
+        attrs["auto_pad"] = auto_pad
+    else:
+        attrs["pads"] = list(pads)
+    return g.node("Conv", [x, w] + ([b] if b else []), y, name=name, **attrs)
+
+
+def gemm(g, x, w, c, alpha=1.0, beta=1.0, trans_b=0, name=None):
+    wv = g.v(w)
+    wm = wv.t() if trans_b else wv
+    y = alpha * (g.v(x) @ wm)
+    if c:
+        y = y + beta * g.v(c)
+    attrs = {"alpha": alpha, "beta": beta, "transB": trans_b}
+    return g.node("Gemm", [x, w] + ([c] if c else []), y, name=name,
+                  **attrs)
+
+
+def batchnorm(g, x, c, eps=1e-5, name=None):
+    s = g.const(name + ".scale", RNG.uniform(0.5, 1.5, c))
+    b = g.rand(name + ".B", [c])
+    m = g.rand(name + ".mean", [c])
+    v = g.const(name + ".var", RNG.uniform(0.2, 2.0, c))
+    y = F.batch_norm(g.v(x), g.v(m), g.v(v), g.v(s), g.v(b), False, 0.0,
+                     eps)
+    return g.node("BatchNormalization", [x, s, b, m, v], y, name=name,
+                  epsilon=eps)
+
+
+def relu(g, x, name=None):
+    return g.node("Relu", [x], F.relu(g.v(x)), name=name)
+
+
+def pool(g, op, x, k, s, pads=(0, 0, 0, 0), count_include_pad=None,
+         name=None):
+    xv = g.v(x)
+    pt, pl, pb, pr = pads
+    if op == "MaxPool":
+        y = F.max_pool2d(F.pad(xv, (pl, pr, pt, pb), value=-math.inf), k, s)
+        attrs = {}
+    else:
+        padded = F.pad(xv, (pl, pr, pt, pb))
+        sums = F.avg_pool2d(padded, k, s) * (k[0] * k[1])
+        if count_include_pad:
+            y = sums / (k[0] * k[1])
+        else:
+            ones = F.pad(torch.ones_like(xv), (pl, pr, pt, pb))
+            y = sums / (F.avg_pool2d(ones, k, s) * (k[0] * k[1]))
+        attrs = {"count_include_pad": int(bool(count_include_pad))}
+    return g.node(op, [x], y, name=name, kernel_shape=list(k),
+                  strides=list(s), pads=list(pads), **attrs)
+
+
+def gelu_pattern(g, x, half_first=False):
+    """PyTorch's exported GELU: x * 0.5 * (1 + erf(x / sqrt(2)))."""
+    xv = g.v(x)
+    sq = g.const("sqrt2_%d" % g.count, np.array(math.sqrt(2.0)))
+    one = g.const("one_%d" % g.count, np.array(1.0))
+    half = g.const("half_%d" % g.count, np.array(0.5))
+    d = g.node("Div", [x, sq], xv / math.sqrt(2.0))
+    e = g.node("Erf", [d], torch.erf(g.v(d)))
+    a = g.node("Add", [e, one], g.v(e) + 1.0)
+    if half_first:
+        h = g.node("Mul", [x, half], xv * 0.5)
+        return g.node("Mul", [h, a], g.v(h) * g.v(a))
+    m = g.node("Mul", [x, a], xv * g.v(a))
+    return g.node("Mul", [m, half], g.v(m) * 0.5)
+
+
+# ---- The good models -----------------------------------------------------
+
+def m_conv(out):
+    g = Graph("conv_pads_strides")
+    x = g.input("x", [3, 9, 8])
+    w = g.rand("c1.w", [4, 3, 3, 2])
+    b = g.rand("c1.b", [4])
+    y = conv(g, x, w, b, strides=(2, 1), pads=(1, 0, 2, 1), name="c1")
+    w2 = g.rand("c2.w", [4, 1, 3, 3])
+    y = conv(g, y, w2, None, group=4, pads=(1, 1, 1, 1), name="dw")
+    y = relu(g, y, name="r")
+    g.save(out, y)
+
+
+def m_conv_same(out, mode):
+    g = Graph("conv_" + mode.lower())
+    x = g.input("x", [2, 7, 8])
+    w = g.rand("w", [3, 2, 4, 3])
+    y = conv(g, x, w, None, strides=(2, 2), auto_pad=mode, name="c",
+             kshape=False)
+    w2 = g.rand("w2", [4, 3, 2, 2])
+    b2 = g.rand("b2", [4])
+    y = conv(g, y, w2, b2, auto_pad="VALID", name="v")
+    g.save(out, y)
+
+
+def m_gemm(out):
+    g = Graph("gemm_softmax")
+    x = g.input("x", [6])
+    w1 = g.rand("fc1.w", [5, 6])
+    c1 = g.rand("fc1.c", [5])
+    y = gemm(g, x, w1, c1, alpha=0.5, beta=2.0, trans_b=1, name="fc1")
+    y = relu(g, y, name="fc1_relu")
+    w2 = g.rand("fc2.w", [5, 4])
+    c2 = g.rand("fc2.c", [1, 4])
+    y = gemm(g, y, w2, c2, name="fc2")
+    y = g.node("Softmax", [y], F.softmax(g.v(y), -1), name="sm", axis=-1)
+    g.save(out, y)
+
+
+def m_matmul(out):
+    g = Graph("matmul_add", opset=11)
+    x = g.input("x", [6])
+    w = g.rand("mm1.w", [6, 5])
+    b = g.rand("mm1.b", [5])
+    y = g.node("MatMul", [x, w], g.v(x) @ g.v(w), name="mm1")
+    y = g.node("Add", [y, b], g.v(y) + g.v(b), name="mm1_bias")
+    y = g.node("Sigmoid", [y], torch.sigmoid(g.v(y)), name="sig")
+    w2 = g.rand("mm2.w", [5, 3])
+    y = g.node("MatMul", [y, w2], g.v(y) @ g.v(w2), name="mm2")
+    y = g.node("Tanh", [y], torch.tanh(g.v(y)), name="tanh")
+    y = g.node("LogSoftmax", [y], F.log_softmax(g.v(y), 1), name="lsm",
+               axis=1)
+    g.save(out, y)
+
+
+def m_bn(out):
+    g = Graph("bn_fold")
+    x = g.input("x", [3, 6, 6])
+    w = g.rand("conv.w", [4, 3, 3, 3])
+    y = conv(g, x, w, None, pads=(1, 1, 1, 1), name="conv")
+    y = batchnorm(g, y, 4, eps=1e-3, name="bn")
+    y = relu(g, y, name="relu")
+    y = batchnorm(g, y, 4, name="bn2")      # after relu: stays standalone
+    lo = g.node("Constant", [], torch.tensor(0.0), name="lo",
+                value=numpy_helper.from_array(np.array(0.0, np.float32)))
+    hi = g.node("Constant", [], torch.tensor(6.0), name="hi",
+                value=numpy_helper.from_array(np.array(6.0, np.float32)))
+    y = g.node("Clip", [y, lo, hi], torch.clamp(g.v(y), 0.0, 6.0),
+               name="relu6")
+    y = g.node("GlobalAveragePool", [y], g.v(y).mean((2, 3), True),
+               name="gap")
+    y = g.node("Flatten", [y], torch.flatten(g.v(y), 1), name="flat",
+               axis=1)
+    w2 = g.rand("fc.w", [3, 4])
+    b2 = g.rand("fc.b", [3])
+    y = gemm(g, y, w2, b2, trans_b=1, name="fc")
+    g.save(out, y)
+
+
+def m_pools(out):
+    g = Graph("pools")
+    x = g.input("x", [2, 9, 9])
+    y = pool(g, "MaxPool", x, (3, 3), (2, 2), (1, 1, 1, 1), name="max")
+    y = pool(g, "AveragePool", y, (2, 2), (1, 1), (1, 0, 0, 1),
+             count_include_pad=0, name="avg_nopad")
+    y = pool(g, "AveragePool", y, (3, 2), (2, 2), (1, 1, 1, 1),
+             count_include_pad=1, name="avg_pad")
+    shape = g.const("shape", np.array([0, -1]), dtype=np.int64)
+    y = g.node("Reshape", [y, shape], g.v(y).reshape(BATCH, -1),
+               name="reshape")
+    g.save(out, y)
+
+
+def m_gelu(out):
+    g = Graph("gelu")
+    x = g.input("x", [6])
+    w = g.rand("fc1.w", [8, 6])
+    y = gemm(g, x, w, None, trans_b=1, name="fc1")
+    y = gelu_pattern(g, y)
+    w2 = g.rand("fc2.w", [8, 5])
+    y = g.node("MatMul", [y, w2], g.v(y) @ g.v(w2), name="fc2")
+    y = gelu_pattern(g, y, half_first=True)
+    y = g.node("Erf", [y], torch.erf(g.v(y)), name="erf")
+    g.save(out, y)
+
+
+def m_residual(out):
+    g = Graph("residual")
+    x = g.input("x", [4, 6, 6])
+    w1 = g.rand("c1.w", [4, 4, 3, 3], 0.3)
+    y = conv(g, x, w1, None, pads=(1, 1, 1, 1), name="c1")
+    y = batchnorm(g, y, 4, name="bn1")
+    y = relu(g, y, name="r1")
+    w2 = g.rand("c2.w", [4, 4, 3, 3], 0.3)
+    y = conv(g, y, w2, None, pads=(1, 1, 1, 1), name="c2")
+    y = batchnorm(g, y, 4, name="bn2")
+    s = g.node("Add", [y, x], g.v(y) + g.v(x), name="skip")
+    s = relu(g, s, name="r2")
+    w3 = g.rand("c3.w", [2, 4, 1, 1])
+    b3 = g.rand("c3.b", [2])
+    a = conv(g, s, w3, b3, name="branch_a")
+    a = g.node("Dropout", [a], g.v(a), name="drop")
+    bb = g.node("Identity", [s], g.v(s), name="branch_b")
+    y = g.node("Concat", [a, bb], torch.cat([g.v(a), g.v(bb)], 1),
+               name="cat", axis=1)
+    y = g.node("Softmax", [y], F.softmax(g.v(y), 1), name="chan_softmax",
+               axis=1)
+    g.save(out, y)
+
+
+def m_typed(out):
+    """A fixed batch of 3 and weights in the typed fields, as float16 and
+    as double: each converted to float32 on import."""
+    g = Graph("typed_fixed_batch", opset=17)
+    x = g.input("x", [4], batch=3)
+    w = RNG.standard_normal([3, 4]).astype(np.float16)
+    wn = g.const("fc.w", w.astype(np.float32), typed=True,
+                 dtype=np.float16)
+    b = g.const("fc.b", RNG.standard_normal(3), typed=True,
+                dtype=np.float64)
+    # PyTorch computes with the values the file holds: float16 rounded,
+    # double rounded to float32 by the importer
+    g.env[b] = torch.tensor(np.float64(
+        np.float32(np.asarray(g.inits[-1].double_data)))).float()
+    y = gemm(g, x, wn, b, trans_b=1, name="fc")
+    y = g.node("Sigmoid", [y], torch.sigmoid(g.v(y)), name="sig")
+    g.save(out, y)
+
+
+# ---- Models exported by PyTorch itself -----------------------------------
+
+class TorchNet(torch.nn.Module):
+    """conv-bn-relu, depthwise conv-bn, a residual add with relu6, max
+    pooling, global pooling, flatten, Linear-GELU-Linear, log-softmax."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(2)
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Linear(8, 16)
+        self.gelu = nn.GELU()
+        self.fc2 = nn.Linear(16, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = F.relu6(self.bn2(self.conv2(y)) + y)
+        y = torch.flatten(self.gap(self.pool(y)), 1)
+        return F.log_softmax(self.fc2(self.gelu(self.fc1(y))), 1)
+
+
+class TorchView(torch.nn.Module):
+    """x.view(x.size(0), -1) with a free batch: PyTorch builds the shape
+    from Shape, Gather, Unsqueeze and Concat."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 2, 3)
+        self.fc = torch.nn.Linear(2 * 4 * 4, 3)
+
+    def forward(self, x):
+        y = torch.sigmoid(self.conv(x))
+        return self.fc(y.view(y.size(0), -1))
+
+
+def export(out, name, net, x, mode=torch.onnx.TrainingMode.EVAL):
+    with torch.no_grad():
+        y = net(x)
+    d = os.path.join(out, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"},
+                                    "output": {0: "batch"}},
+                      opset_version=13, training=mode,
+                      do_constant_folding=True)
+    save_pb(x, "input", os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(y, "output", os.path.join(d, "test_data_set_0", "output_0.pb"))
+
+
+def m_torch(out):
+    """The same network exported twice: in eval mode PyTorch folds the
+    batch norms into the convolutions itself; in preserve mode they stay
+    BatchNormalization nodes (with Identity nodes on shared constants)."""
+    net = TorchNet().eval()
+    with torch.no_grad():
+        for mod in net.modules():
+            if isinstance(mod, torch.nn.BatchNorm2d):
+                mod.running_mean.uniform_(-0.5, 0.5)
+                mod.running_var.uniform_(0.5, 2.0)
+                mod.weight.uniform_(0.5, 1.5)
+                mod.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(BATCH, 3, 16, 16)
+    export(out, "torch_cnn", net, x)
+    export(out, "torch_cnn_bn", net, x, torch.onnx.TrainingMode.PRESERVE)
+    export(out, "torch_view", TorchView().eval(), torch.randn(BATCH, 1, 6, 6))
+
+
+# ---- The bad models ------------------------------------------------------
+
+def bad(out, name, g, output, folder="bad"):
+    m = g.model(output)
+    os.makedirs(os.path.join(out, folder), exist_ok=True)
+    onnx.save(m, os.path.join(out, folder, name + ".onnx"))
+
+
+def bad_models(out):
+    g = Graph("missing")
+    x = g.input("x", [3, 5, 5])
+    y = g.node("Conv", [x, "conv.weight"], None, name="conv1",
+               kernel_shape=[3, 3])
+    bad(out, "missing_initializer", g, y)
+
+    g = Graph("mismatch")
+    x = g.input("x", [6])
+    a = gemm(g, x, g.rand("a.w", [4, 6]), None, trans_b=1, name="fa")
+    b = gemm(g, x, g.rand("b.w", [5, 6]), None, trans_b=1, name="fb")
+    y = g.node("Add", [a, b], None, name="sum")
+    bad(out, "add_shape_mismatch", g, y)
+
+    g = Graph("lstm")
+    x = g.input("x", [4, 3])
+    W = g.rand("W", [1, 8, 3])
+    R = g.rand("R", [1, 8, 2])
+    y = g.node("LSTM", [x, W, R], None, name="lstm1", hidden_size=2)
+    bad(out, "unsupported_lstm", g, y)
+
+    g = Graph("absurd")
+    x = g.input("x", [1 << 40, 1, 1], values=False)
+    y = g.node("Relu", [x], None, name="huge_relu")
+    bad(out, "absurd_dims", g, y)
+
+    g = Graph("dilated")
+    x = g.input("x", [1, 7, 7])
+    y = g.node("Conv", [x, g.rand("w", [2, 1, 3, 3])], None,
+               name="dilated_conv", dilations=[2, 2])
+    bad(out, "dilations", g, y)
+
+    g = Graph("clip_range")
+    x = g.input("x", [4])
+    lo = g.const("lo", np.array(-1.0))
+    hi = g.const("hi", np.array(1.0))
+    y = g.node("Clip", [x, lo, hi], None, name="clamp")
+    bad(out, "clip_range", g, y)
+
+    g = Graph("softmax_axis", opset=13)
+    x = g.input("x", [3, 4, 4])
+    y = g.node("Softmax", [x], None, name="sm_last", axis=-1)
+    bad(out, "softmax_last_axis_chw", g, y)
+
+    # a weight whose dims claim 2^40 elements over 36 bytes of data
+    g = Graph("absurd_initializer")
+    x = g.input("x", [3, 5, 5])
+    w = TensorProto()
+    w.name = "big.w"
+    w.data_type = TensorProto.FLOAT
+    w.dims.extend([1 << 20, 1 << 20, 3, 3])
+    w.raw_data = np.zeros(9, np.float32).tobytes()
+    g.inits.append(w)
+    y = g.node("Conv", [x, "big.w"], None, name="big_conv")
+    bad(out, "absurd_initializer", g, y)
+
+    # dead code is dropped before anything is checked: an LSTM whose
+    # output nothing reads does not stop the import
+    g = Graph("dead_branch")
+    x = g.input("x", [4])
+    g.node("LSTM", [x, g.rand("W", [1, 8, 4]), g.rand("R", [1, 8, 2])],
+           None, name="unused_lstm", hidden_size=2)
+    y = g.node("Relu", [x], None, name="kept_relu")
+    bad(out, "dead_branch", g, y, folder="misc")
+
+    with open(os.path.join(out, "residual", "model.onnx"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(out, "bad", "truncated.onnx"), "wb") as f:
+        f.write(data[:len(data) * 2 // 3])
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        here, "..", "tests", "data", "onnx")
+    os.makedirs(out, exist_ok=True)
+    m_conv(out)
+    for mode in ("SAME_UPPER", "SAME_LOWER"):
+        m_conv_same(out, mode)
+    m_gemm(out)
+    m_matmul(out)
+    m_bn(out)
+    m_pools(out)
+    m_gelu(out)
+    m_residual(out)
+    m_typed(out)
+    m_torch(out)
+    bad_models(out)
+
+
+if __name__ == "__main__":
+    main()

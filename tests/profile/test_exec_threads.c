@@ -1,0 +1,212 @@
+/* The executor on several threads computes exactly what it computes on
+ * one: every split (samples of a convolution, rows or columns of a
+ * product, channels of a single sample's depthwise convolution, rows of an
+ * int8 product) hands each thread whole output elements, so the outputs
+ * at 2 and 3 threads must equal the one-thread outputs bit for bit, in
+ * every precision, for batches that do not divide evenly. The one-thread
+ * results themselves are checked against a double-precision reference by
+ * test_exec.c. Also: which layers the work threshold sends to the
+ * threads, and the thread count's range. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+
+static memest_model *model_of(const char *text)
+{
+    memest_model *m = NULL;
+    struct memest_diag d;
+    const int st = memest_is_preset_name(text)
+                       ? memest_model_preset(text, &m, &d)
+                       : memest_model_parse(text, &m, &d);
+    if (st != MEMEST_OK) {
+        fail_msg("model: %s at %d:%d", d.message, d.line, d.column);
+    }
+    return m;
+}
+
+static const char *const MODELS[] = {
+    /* grouped and strided conv, depthwise with and without relu, 1x1,
+     * pooling, dense */
+    "input 4x13x11\n"
+    "conv2d 8 k=3 s=2 p=1 g=2 act=relu\n"
+    "conv2d 8 k=3 p=1 g=8 act=relu\n"
+    "conv2d 8 k=3 p=1 g=8 act=gelu\n"
+    "conv2d 12 k=1\n"
+    "maxpool k=2\n"
+    "flatten\n"
+    "dense 37 act=relu\n"
+    "dense 10 act=softmax\n",
+    "smallcnn",
+    /* a wide dense layer: its product is split by columns at batch 1 and
+     * by rows at larger batches */
+    "input 300\n"
+    "dense 257 act=gelu\n"
+    "dense 129 act=tanh\n",
+};
+
+static float *run(const memest_model *m, uint64_t batch,
+                  enum memest_precision p, unsigned threads,
+                  uint64_t min_macs, const float *x, size_t *n_out,
+                  prof_exec **keep)
+{
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    o.batch = batch;
+    o.precision = p;
+    o.threads = threads;
+    o.thread_min_macs = min_macs;
+    prof_exec *ex = NULL;
+    struct prof_diag d;
+    const int st = prof_exec_create(m, &o, &ex, &d);
+    if (st != PROF_OK) {
+        fail_msg("create: %s: %s", prof_strerror(st), d.message);
+    }
+    *n_out = prof_exec_output_count(ex);
+    float *y = malloc(*n_out * sizeof *y);
+    assert_non_null(y);
+    memset(y, 0xff, *n_out * sizeof *y);
+    assert_int_equal(prof_exec_run(ex, x, prof_exec_input_count(ex), y,
+                                   *n_out),
+                     PROF_OK);
+    if (keep) {
+        *keep = ex;
+    } else {
+        prof_exec_destroy(ex);
+    }
+    return y;
+}
+
+static void test_identical(void **state)
+{
+    (void)state;
+    const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
+                                           MEMEST_BF16, MEMEST_INT8};
+    const uint64_t batches[] = {1, 2, 5};
+    for (size_t mi = 0; mi < sizeof MODELS / sizeof MODELS[0]; mi++) {
+        memest_model *m = model_of(MODELS[mi]);
+        for (size_t bi = 0; bi < 3; bi++) {
+            /* the input: same for every run of this model and batch */
+            struct prof_exec_opts o;
+            prof_exec_opts_init(&o);
+            o.batch = batches[bi];
+            prof_exec *probe = NULL;
+            assert_int_equal(prof_exec_create(m, &o, &probe, NULL), PROF_OK);
+            const size_t nin = prof_exec_input_count(probe);
+            prof_exec_destroy(probe);
+            float *x = malloc(nin * sizeof *x);
+            assert_non_null(x);
+            uint32_t r = 12345u + (uint32_t)(mi * 7 + bi);
+            for (size_t i = 0; i < nin; i++) {
+                r = r * 1664525u + 1013904223u;
+                x[i] = (float)(r >> 8) / 16777216.0f;
+            }
+            for (size_t pi = 0; pi < 4; pi++) {
+                size_t n1, nt;
+                float *y1 = run(m, batches[bi], precs[pi], 1, 1, x, &n1,
+                                NULL);
+                for (unsigned t = 2; t <= 3; t++) {
+                    prof_exec *ex = NULL;
+                    /* threshold 1: every dense and conv2d layer splits */
+                    float *yt = run(m, batches[bi], precs[pi], t, 1, x, &nt,
+                                    &ex);
+                    assert_int_equal(n1, nt);
+                    if (memcmp(y1, yt, n1 * sizeof *y1) != 0) {
+                        fail_msg("model %zu batch %llu %s: %u threads differ "
+                                 "from 1", mi,
+                                 (unsigned long long)batches[bi],
+                                 memest_precision_name(precs[pi]), t);
+                    }
+                    /* every dense and conv2d layer reports the threads */
+                    for (size_t i = 0; i < prof_exec_op_count(ex); i++) {
+                        struct prof_exec_op_info info;
+                        assert_int_equal(prof_exec_op_info(ex, i, &info),
+                                         PROF_OK);
+                        const int split = info.kind == MEMEST_KIND_DENSE ||
+                                          info.kind == MEMEST_KIND_CONV2D;
+                        assert_int_equal(info.threads, split ? t : 1);
+                    }
+                    prof_exec_destroy(ex);
+                    free(yt);
+                }
+                free(y1);
+            }
+            free(x);
+        }
+        memest_model_destroy(m);
+    }
+}
+
+/* The default threshold keeps small layers on one thread: smallcnn at
+ * batch 1 has no layer of 2^20 MACs, at batch 32 its two convolutions
+ * (1.8 and 7.2 million MACs) are split and its dense layer (251k) is
+ * not. */
+static void test_threshold(void **state)
+{
+    (void)state;
+    memest_model *m = model_of("smallcnn");
+    const uint64_t batches[] = {1, 32};
+    for (size_t bi = 0; bi < 2; bi++) {
+        struct prof_exec_opts o;
+        prof_exec_opts_init(&o);
+        assert_int_equal(o.threads, 1);
+        assert_true(o.thread_min_macs == PROF_EXEC_THREAD_MIN_MACS);
+        o.batch = batches[bi];
+        o.threads = 2;
+        prof_exec *ex = NULL;
+        assert_int_equal(prof_exec_create(m, &o, &ex, NULL), PROF_OK);
+        for (size_t i = 0; i < prof_exec_op_count(ex); i++) {
+            struct prof_exec_op_info info;
+            assert_int_equal(prof_exec_op_info(ex, i, &info), PROF_OK);
+            const unsigned want =
+                info.macs >= PROF_EXEC_THREAD_MIN_MACS ? 2 : 1;
+            assert_int_equal(info.threads, want);
+            if (batches[bi] == 32 && info.kind == MEMEST_KIND_CONV2D) {
+                assert_int_equal(info.threads, 2);
+            }
+            if (info.kind == MEMEST_KIND_DENSE || batches[bi] == 1) {
+                assert_int_equal(info.threads, 1);
+            }
+        }
+        prof_exec_destroy(ex);
+    }
+    memest_model_destroy(m);
+}
+
+static void test_range(void **state)
+{
+    (void)state;
+    memest_model *m = model_of("mlp:8-4");
+    struct prof_exec_opts o;
+    prof_exec_opts_init(&o);
+    prof_exec *ex = NULL;
+    struct prof_diag d;
+    o.threads = 0;
+    assert_int_equal(prof_exec_create(m, &o, &ex, &d), PROF_E_RANGE);
+    assert_null(ex);
+    assert_non_null(strstr(d.message, "threads"));
+    o.threads = 65;
+    assert_int_equal(prof_exec_create(m, &o, &ex, &d), PROF_E_RANGE);
+    o.threads = 64;
+    assert_int_equal(prof_exec_create(m, &o, &ex, &d), PROF_OK);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identical),
+        cmocka_unit_test(test_threshold),
+        cmocka_unit_test(test_range),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
