@@ -383,6 +383,36 @@ class TorchNet(torch.nn.Module):
         return F.log_softmax(self.fc2(self.gelu(self.fc1(y))), 1)
 
 
+class TorchView(torch.nn.Module):
+    """x.view(x.size(0), -1) with a free batch: PyTorch builds the shape
+    from Shape, Gather, Unsqueeze and Concat."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 2, 3)
+        self.fc = torch.nn.Linear(2 * 4 * 4, 3)
+
+    def forward(self, x):
+        y = torch.sigmoid(self.conv(x))
+        return self.fc(y.view(y.size(0), -1))
+
+
+def export(out, name, net, x, mode=torch.onnx.TrainingMode.EVAL):
+    with torch.no_grad():
+        y = net(x)
+    d = os.path.join(out, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"},
+                                    "output": {0: "batch"}},
+                      opset_version=13, training=mode,
+                      do_constant_folding=True)
+    save_pb(x, "input", os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(y, "output", os.path.join(d, "test_data_set_0", "output_0.pb"))
+
+
 def m_torch(out):
     """The same network exported twice: in eval mode PyTorch folds the
     batch norms into the convolutions itself; in preserve mode they stay
@@ -396,33 +426,17 @@ def m_torch(out):
                 mod.weight.uniform_(0.5, 1.5)
                 mod.bias.uniform_(-0.5, 0.5)
     x = torch.randn(BATCH, 3, 16, 16)
-    with torch.no_grad():
-        y = net(x)
-    for name, mode in (("torch_cnn", torch.onnx.TrainingMode.EVAL),
-                       ("torch_cnn_bn", torch.onnx.TrainingMode.PRESERVE)):
-        d = os.path.join(out, name)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(os.path.join(d, "test_data_set_0"))
-        torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
-                          input_names=["input"], output_names=["logits"],
-                          dynamic_axes={"input": {0: "batch"},
-                                        "logits": {0: "batch"}},
-                          opset_version=13, training=mode,
-                          do_constant_folding=True)
-        save_pb(x, "input", os.path.join(d, "test_data_set_0",
-                                         "input_0.pb"))
-        save_pb(y, "logits", os.path.join(d, "test_data_set_0",
-                                          "output_0.pb"))
+    export(out, "torch_cnn", net, x)
+    export(out, "torch_cnn_bn", net, x, torch.onnx.TrainingMode.PRESERVE)
+    export(out, "torch_view", TorchView().eval(), torch.randn(BATCH, 1, 6, 6))
 
 
 # ---- The bad models ------------------------------------------------------
 
-def bad(out, name, g, output, check=False):
+def bad(out, name, g, output, folder="bad"):
     m = g.model(output)
-    if check:
-        onnx.checker.check_model(m)
-    os.makedirs(os.path.join(out, "bad"), exist_ok=True)
-    onnx.save(m, os.path.join(out, "bad", name + ".onnx"))
+    os.makedirs(os.path.join(out, folder), exist_ok=True)
+    onnx.save(m, os.path.join(out, folder, name + ".onnx"))
 
 
 def bad_models(out):
@@ -468,6 +482,27 @@ def bad_models(out):
     x = g.input("x", [3, 4, 4])
     y = g.node("Softmax", [x], None, name="sm_last", axis=-1)
     bad(out, "softmax_last_axis_chw", g, y)
+
+    # a weight whose dims claim 2^40 elements over 36 bytes of data
+    g = Graph("absurd_initializer")
+    x = g.input("x", [3, 5, 5])
+    w = TensorProto()
+    w.name = "big.w"
+    w.data_type = TensorProto.FLOAT
+    w.dims.extend([1 << 20, 1 << 20, 3, 3])
+    w.raw_data = np.zeros(9, np.float32).tobytes()
+    g.inits.append(w)
+    y = g.node("Conv", [x, "big.w"], None, name="big_conv")
+    bad(out, "absurd_initializer", g, y)
+
+    # dead code is dropped before anything is checked: an LSTM whose
+    # output nothing reads does not stop the import
+    g = Graph("dead_branch")
+    x = g.input("x", [4])
+    g.node("LSTM", [x, g.rand("W", [1, 8, 4]), g.rand("R", [1, 8, 2])],
+           None, name="unused_lstm", hidden_size=2)
+    y = g.node("Relu", [x], None, name="kept_relu")
+    bad(out, "dead_branch", g, y, folder="misc")
 
     with open(os.path.join(out, "residual", "model.onnx"), "rb") as f:
         data = f.read()

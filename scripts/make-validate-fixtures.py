@@ -14,15 +14,17 @@ The reference is an independent implementation (direct loops over the
 convolution's window, NumPy's max and exp), so the executor's fp32 result
 must agree with it to float32 rounding.
 
-Run with Debian's python3-numpy:
+Run with Debian's python3-numpy and python3-torch (for the shared
+safetensors writer, scripts/safetensors_writer.py):
     python3 scripts/make-validate-fixtures.py tests/apps/data/validate
 """
-import json
 import os
-import struct
 import sys
 
 import numpy as np
+import torch
+
+from safetensors_writer import save
 
 MODEL = """name cnn
 input 2x6x6
@@ -31,25 +33,6 @@ maxpool k=2
 flatten
 dense 4 act=softmax
 """
-
-
-def save_safetensors(path, tensors):
-    header = {}
-    blobs = []
-    offset = 0
-    for name, t in tensors:
-        b = t.astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(b)]}
-        blobs.append(b)
-        offset += len(b)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
 
 
 def forward(x, w1, b1, w2, b2):
@@ -81,9 +64,12 @@ def main():
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "cnn.txt"), "w") as f:
         f.write(MODEL)
-    save_safetensors(os.path.join(folder, "cnn.safetensors"),
-                     [("conv1.weight", w1), ("conv1.bias", b1),
-                      ("dense1.weight", w2), ("dense1.bias", b2)])
+    save(os.path.join(folder, "cnn.safetensors"),
+         {"conv1.weight": torch.from_numpy(w1),
+          "conv1.bias": torch.from_numpy(b1),
+          "dense1.weight": torch.from_numpy(w2),
+          "dense1.bias": torch.from_numpy(b2)},
+         {"source": "make-validate-fixtures.py"})
     for k, (n, dtype) in enumerate([(5, np.float32), (3, np.float64)]):
         d = os.path.join(folder, "test_data_set_%d" % k)
         os.makedirs(d, exist_ok=True)

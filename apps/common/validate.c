@@ -13,11 +13,6 @@
 #include "model.h"
 #include "validate.h"
 
-/* TODO(onnx): until the ONNX reader lands, these may be absent. */
-#pragma weak memest_tensor_load_pb
-#pragma weak memest_owned_tensor_free
-#pragma weak memest_model_load_onnx
-
 /* ---- finding and reading the sets ------------------------------------------ */
 
 void validate_dirs_free(char **dirs, size_t n)
@@ -186,10 +181,6 @@ static int load_pb(const char *path, struct validate_ref *r)
     struct memest_owned_tensor t;
     struct memest_diag md;
     memset(&t, 0, sizeof t);
-    if (!memest_tensor_load_pb) {
-        cli_error("%s: this build reads no ONNX files", path);
-        return CLI_EXIT_USAGE;
-    }
     const int st = memest_tensor_load_pb(path, &t, &md);
     if (st != MEMEST_OK) {
         char msg[600];
@@ -364,10 +355,6 @@ int validate_model_load(const char *spec, const struct validate_set *s,
     *out = NULL;
     if (!s || !ends_with(spec, ".onnx") || memest_is_preset_name(spec)) {
         return cli_model_load(spec, NULL, out);
-    }
-    if (!memest_onnx_available()) {
-        cli_error("%s: this build reads no ONNX files", spec);
-        return CLI_EXIT_USAGE;
     }
     struct memest_tensor *c = calloc(s->n_inputs, sizeof *c);
     if (!c) {

@@ -622,6 +622,7 @@ struct node_info {
     size_t gelu_x;
     size_t gelu_erf;
     size_t bias_add;
+    size_t shape_concat; /* a Reshape's shape [N, K] built from Shape */
 };
 
 struct imp {
@@ -1076,11 +1077,10 @@ static int get_const(struct imp *I, size_t node, size_t slot,
         if (v->user != NULL) {
             const struct memest_tensor *t = v->user;
             memset(&v->c, 0, sizeof v->c);
-            if (t->rank > MEMEST_TENSOR_MAX_RANK ||
-                (t->data == NULL && t->rank > 0)) {
+            if (t->rank > MEMEST_TENSOR_MAX_RANK) {
                 return node_fail(I, node, MEMEST_E_INVALID,
                                  "the constant '%.60s' given for the %s "
-                                 "has no data or a bad rank", nm, role);
+                                 "has rank %u", nm, role, t->rank);
             }
             v->c.rank = t->rank;
             v->c.count = 1;
@@ -1091,6 +1091,11 @@ static int get_const(struct imp *I, size_t node, size_t slot,
                                      "the constant '%.60s' is too large",
                                      nm);
                 }
+            }
+            if (t->data == NULL && v->c.count > 0) {
+                return node_fail(I, node, MEMEST_E_INVALID,
+                                 "the constant '%.60s' given for the %s "
+                                 "has no data", nm, role);
             }
             v->c.f = t->data;
         } else if (v->tp != NULL) {
@@ -2120,13 +2125,30 @@ static int op_reshape(struct imp *I, size_t node)
 
     if ((st = check_attrs(I, node, "allowzero")) ||
         (st = attr_int(I, node, "allowzero", 0, &allowzero)) ||
-        (st = get_act(I, node, 0, &x)) ||
+        (st = get_act(I, node, 0, &x))) {
+        return st;
+    }
+    s = NULL;
+    if (I->ni[node].shape_concat == SIZE_MAX &&
         (st = get_const(I, node, 1, "shape", &s))) {
         return st;
     }
     k = per_sample(&I->v[x]);
-    /* [N, K], [N, -1], [0, K], [0, -1], [-1, K] with N the batch */
-    if (s->ints != NULL && s->count == 2 && s->rank == 1) {
+    if (s == NULL) {
+        /* [batch of some tensor, -1 or K]: the shape built by
+         * find_shape_reshape()'s pattern; its constant is checked here */
+        const struct cval *tail;
+        if ((st = get_const(I, I->ni[node].shape_concat, 1,
+                            "shape's second part", &tail))) {
+            return st;
+        }
+        if (tail->ints != NULL && tail->count == 1 &&
+            (tail->ints[0] == -1 ||
+             (tail->ints[0] > 0 && (uint64_t)tail->ints[0] == k))) {
+            return emit_flat(I, node, x);
+        }
+    } else if (s->ints != NULL && s->count == 2 && s->rank == 1) {
+        /* [N, K], [N, -1], [0, K], [0, -1], [-1, K] with N the batch */
         int64_t a = s->ints[0], b = s->ints[1];
         int batch_ok = (a == 0 && !allowzero) ||
                        (a > 0 && (uint64_t)a == I->v[x].dim[0]) ||
@@ -2553,6 +2575,9 @@ static int op_is(const struct imp *I, size_t node, const char *op)
 /* The only reader of value vi, or SIZE_MAX. */
 static size_t sole_reader(const struct imp *I, size_t vi)
 {
+    if (vi == SIZE_MAX) {
+        return SIZE_MAX; /* an output with no name */
+    }
     return I->v[vi].readers == 1 && vi != I->output_value ? I->v[vi].reader
                                                          : SIZE_MAX;
 }
@@ -2648,6 +2673,84 @@ static void find_gelu(struct imp *I)
         I->ni[fin].gelu_x = x;
         I->ni[fin].gelu_erf = e;
         I->v[x].readers--; /* read by d and by m or h: one gelu now */
+    }
+}
+
+/* The scalar constant integer in `slot` of node n equals want. */
+static int const_int_is(struct imp *I, const Onnx__NodeProto *n, size_t slot,
+                        int64_t want)
+{
+    size_t vi = value_of(I, in_name(n, slot));
+    double v;
+    return vi != SIZE_MAX && I->v[vi].kind == V_CONST &&
+           peek_scalar(I, n, slot, &v) && v == (double)want;
+}
+
+/*
+ * PyTorch's x.view(x.size(0), -1) with a free batch exports the shape as
+ * Concat(Unsqueeze(Gather(Shape(t), 0), [0]), [-1]): the batch of a
+ * tensor (all share it) and a constant. Such a Reshape is a flatten; the
+ * nodes that build the shape are skipped, and t loses the Shape reader.
+ */
+static void find_shape_reshape(struct imp *I)
+{
+    for (size_t r = 0; r < I->g->n_node; r++) {
+        const Onnx__NodeProto *rn = I->g->node[r];
+        size_t c, u, ga, sh, sv;
+        const Onnx__NodeProto *un;
+        const Onnx__NodeProto *gn;
+        int64_t axis = 0;
+        const Onnx__AttributeProto *a;
+
+        if (!op_is(I, r, "Reshape") || rn->n_input != 2) {
+            continue;
+        }
+        c = producer(I, value_of(I, in_name(rn, 1)));
+        if (!op_is(I, c, "Concat") || I->g->node[c]->n_input != 2 ||
+            sole_reader(I, out0(I, c)) != r) {
+            continue;
+        }
+        a = attr(I->g->node[c], "axis");
+        if (a == NULL || a->i != 0) {
+            continue;
+        }
+        u = producer(I, value_of(I, in_name(I->g->node[c], 0)));
+        if (!op_is(I, u, "Unsqueeze") || sole_reader(I, out0(I, u)) != c) {
+            continue;
+        }
+        un = I->g->node[u];
+        /* axes [0]: an input from opset 13, an attribute before */
+        a = attr(un, "axes");
+        if (!(un->n_input == 2 && const_int_is(I, un, 1, 0)) &&
+            !(un->n_input == 1 && a != NULL && a->n_ints == 1 &&
+              a->ints[0] == 0)) {
+            continue;
+        }
+        ga = producer(I, value_of(I, in_name(un, 0)));
+        if (!op_is(I, ga, "Gather") || sole_reader(I, out0(I, ga)) != u) {
+            continue;
+        }
+        gn = I->g->node[ga];
+        a = attr(gn, "axis");
+        axis = a ? a->i : 0;
+        if (gn->n_input != 2 || axis != 0 || !const_int_is(I, gn, 1, 0)) {
+            continue;
+        }
+        sh = producer(I, value_of(I, in_name(gn, 0)));
+        if (!op_is(I, sh, "Shape") || I->g->node[sh]->n_attribute != 0 ||
+            sole_reader(I, out0(I, sh)) != ga) {
+            continue;
+        }
+        sv = value_of(I, in_name(I->g->node[sh], 0));
+        if (sv == SIZE_MAX || I->v[sv].kind == V_CONST) {
+            continue;
+        }
+        I->ni[c].skip = 1;
+        I->ni[u].skip = 1;
+        I->ni[ga].skip = 1;
+        I->ni[sh].skip = 1;
+        I->ni[r].shape_concat = c;
+        I->v[sv].readers--;
     }
 }
 
@@ -2753,6 +2856,7 @@ static int analyse(struct imp *I)
         I->ni[i].gelu_x = SIZE_MAX;
         I->ni[i].gelu_erf = SIZE_MAX;
         I->ni[i].bias_add = SIZE_MAX;
+        I->ni[i].shape_concat = SIZE_MAX;
         for (size_t k = 0; k < n->n_output; k++) {
             size_t vi;
             const char *nm = str(n->output[k]);
@@ -2808,6 +2912,7 @@ static int analyse(struct imp *I)
         }
     }
     find_gelu(I);
+    find_shape_reshape(I);
     find_matmul_bias(I);
     return MEMEST_OK;
 }

@@ -1,3 +1,10 @@
+/* The stream profile (the original streaming profile, measured): what is
+ * the stream's own. Its data (a window of Fashion-MNIST pixels or of a
+ * seeded sensor-like signal, whose statistics normalise the batch), its
+ * parameters, the model of its four operators, and the figures made from
+ * their measurements: the totals, the share of the stream interval, the
+ * precision memories and the edge-constraint sentences. The operators
+ * themselves run on libprofile's executor, as every other workflow's. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>

@@ -541,6 +541,16 @@ static void test_fixture_layers(void **state)
         assert_int_equal(memest_model_parameter_count(m), 618);
         memest_model_destroy(m);
     }
+
+    /* view(size(0), -1): the Shape/Gather/Unsqueeze/Concat shape is a
+     * flatten, and the Sigmoid still fuses into the conv (the Shape no
+     * longer counts as a reader) */
+    m = load_fixture("torch_view");
+    assert_int_equal(memest_model_layer_count(m), 3);
+    layer(m, 0, MEMEST_KIND_CONV2D, MEMEST_ACT_SIGMOID);
+    layer(m, 1, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    layer(m, 2, MEMEST_KIND_DENSE, MEMEST_ACT_NONE);
+    memest_model_destroy(m);
 }
 
 static void test_fixture_outputs(void **state)
@@ -548,7 +558,8 @@ static void test_fixture_outputs(void **state)
     static const char *const names[] = {
         "conv_pads_strides", "conv_same_upper", "conv_same_lower",
         "gemm_softmax", "matmul_add", "bn_fold", "pools", "gelu",
-        "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn"};
+        "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn",
+        "torch_view"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
@@ -592,6 +603,11 @@ static void test_bad(void **state)
          {"node 'clamp' (Clip)", "[-1, 1]"}},
         {"softmax_last_axis_chw", MEMEST_E_PARSE, 1,
          {"node 'sm_last' (Softmax)", "axis 3"}},
+        /* 2^20 x 2^20 x 3 x 3 floats claimed over 36 bytes: refused
+         * before any allocation */
+        {"absurd_initializer", MEMEST_E_RANGE, 1,
+         {"node 'big_conv' (Conv)", "'big.w' holds 36 bytes",
+          "9895604649984 elements"}},
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -615,6 +631,65 @@ static void test_bad(void **state)
             }
         }
     }
+}
+
+/* Nodes nothing reads are dropped, even an unsupported one. */
+static void test_dead_code(void **state)
+{
+    char path[1024];
+    struct memest_diag d;
+    memest_model *m = NULL;
+    (void)state;
+    snprintf(path, sizeof path, "%s/misc/dead_branch.onnx", fixtures);
+    assert_int_equal(memest_model_load_onnx(path, NULL, &m, &d), MEMEST_OK);
+    assert_int_equal(memest_model_layer_count(m), 1);
+    layer(m, 0, MEMEST_KIND_ACTIVATION, MEMEST_ACT_RELU);
+    assert_string_equal(memest_model_layer(m, 0)->name, "kept_relu");
+    memest_model_destroy(m);
+}
+
+/* opts->constants: a graph input feeding a weight becomes one, a graph
+ * input read as data stays a model input (ONNX's node tests give both as
+ * input_K.pb). */
+static void test_constants(void **state)
+{
+    static const char *const inputs[] = {"x", "W"};
+    char path[1024];
+    struct memest_owned_tensor ts[2];
+    struct memest_tensor cs[2];
+    struct memest_diag d;
+    memest_model *m = NULL;
+    (void)state;
+    if (testdata == NULL) {
+        skip();
+    }
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path,
+                 "%s/node/test_conv_with_strides_padding/test_data_set_0/"
+                 "input_%d.pb", testdata, k);
+        assert_int_equal(memest_tensor_load_pb(path, &ts[k], &d), MEMEST_OK);
+        assert_string_equal(ts[k].t.name, inputs[k]);
+        cs[k] = ts[k].t;
+    }
+    snprintf(path, sizeof path,
+             "%s/node/test_conv_with_strides_padding/model.onnx", testdata);
+    /* without W's value the weight is missing, named */
+    assert_int_equal(memest_model_load_onnx(path, NULL, &m, &d),
+                     MEMEST_E_PARSE);
+    assert_non_null(strstr(d.message, "'W' is a graph input with no value"));
+    struct memest_onnx_opts opts = {cs, 2};
+    assert_int_equal(memest_model_load_onnx(path, &opts, &m, &d), MEMEST_OK);
+    assert_int_equal(memest_model_input_count(m), 1);
+    assert_string_equal(memest_model_input_name(m, 0), "x");
+    assert_int_equal(memest_model_fixed_batch(m), 1); /* x is 1x1x7x5 */
+    assert_true(memest_model_has_weights(m));
+    /* W is 1x1x3x3: the layer's weights are the bound values */
+    const struct memest_layer *L = memest_model_layer(m, 0);
+    assert_int_equal(L->weight_count, 9);
+    assert_memory_equal(L->weight, ts[1].data, 9 * sizeof(float));
+    memest_model_destroy(m);
+    memest_owned_tensor_free(&ts[0]);
+    memest_owned_tensor_free(&ts[1]);
 }
 
 static void test_io_errors(void **state)
@@ -818,6 +893,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fixture_layers),
         cmocka_unit_test(test_fixture_outputs),
         cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_dead_code),
+        cmocka_unit_test(test_constants),
         cmocka_unit_test(test_io_errors),
         cmocka_unit_test(test_tensor_pb),
         cmocka_unit_test(test_onnx_testdata),

@@ -7,6 +7,10 @@
  * layer), the totals, the folding and padding of the convolutions, and the
  * arena of the greedy planner against the live-set lower bound at fp32 and
  * batch 1 (tensor lifetimes and placements traced by hand in the comments).
+ *
+ * And the ONNX exports of the presets by PyTorch (tests/data/models, made
+ * by scripts/make-model-fixtures.py; argv[1]) count the same parameters
+ * and MACs, with the same input and output shapes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +22,8 @@
 #include <string.h>
 
 #include "edgefit/memest.h"
+
+static const char *fixtures; /* argv[1]: tests/data/models */
 
 /* What one layer must be. rank 1: a vector of c; rank 3: c x h x w. */
 struct want {
@@ -460,14 +466,68 @@ static void test_listed_and_round_trip(void **state)
     }
 }
 
-int main(void)
+/* The ONNX export of each preset made by PyTorch must count the same.
+ * Needs the ONNX importer (the Meson option onnx). */
+static void test_onnx_fixtures_count_the_same(void **state)
 {
+    (void)state;
+    if (!memest_onnx_available()) {
+        print_message("built without ONNX import: the fixtures are not "
+                      "read\n");
+        skip();
+    }
+    for (size_t k = 0; k < 4; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s/model.onnx", fixtures,
+                 names4[k]);
+        memest_model *text = preset(names4[k]);
+        memest_model *onnx = NULL;
+        struct memest_diag d;
+        if (memest_model_load_onnx(path, NULL, &onnx, &d) != MEMEST_OK) {
+            char buf[600];
+            memest_diag_format(&d, buf, sizeof buf);
+            fail_msg("%s", buf);
+        }
+        struct memest_totals a, b;
+        assert_int_equal(memest_estimate_totals(text, 1, MEMEST_FP32, &a),
+                         MEMEST_OK);
+        assert_int_equal(memest_estimate_totals(onnx, 1, MEMEST_FP32, &b),
+                         MEMEST_OK);
+        print_message("%s: text %llu parameters %llu MACs, ONNX %llu "
+                      "parameters %llu MACs\n", names4[k],
+                      (unsigned long long)a.parameter_count,
+                      (unsigned long long)a.macs,
+                      (unsigned long long)b.parameter_count,
+                      (unsigned long long)b.macs);
+        assert_int_equal(b.parameter_count, a.parameter_count);
+        assert_int_equal(b.macs, a.macs);
+        struct memest_shape so = memest_model_output_shape(onnx);
+        struct memest_shape st = memest_model_output_shape(text);
+        assert_int_equal(so.rank, st.rank);
+        assert_int_equal(so.dim[0], st.dim[0]);
+        struct memest_shape io = memest_model_input_shape(onnx);
+        struct memest_shape it = memest_model_input_shape(text);
+        assert_int_equal(io.rank, it.rank);
+        for (unsigned r = 0; r < it.rank; r++) {
+            assert_int_equal(io.dim[r], it.dim[r]);
+        }
+        assert_int_equal(memest_model_has_weights(onnx), 1);
+        assert_int_equal(memest_model_fixed_batch(onnx), 0); /* symbolic */
+        memest_model_destroy(onnx);
+        memest_model_destroy(text);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    fixtures = argc > 1 ? argv[1] : "tests/data/models";
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resnet8),
         cmocka_unit_test(test_ds_cnn),
         cmocka_unit_test(test_mobilenet),
         cmocka_unit_test(test_fc_autoencoder),
         cmocka_unit_test(test_listed_and_round_trip),
+        cmocka_unit_test(test_onnx_fixtures_count_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

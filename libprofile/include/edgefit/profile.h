@@ -867,9 +867,10 @@ struct prof_exec_opts {
 };
 
 /* The default work threshold of prof_exec_opts.thread_min_macs: 2^20
- * MACs, about 30 us of a layer at this project's one-core speeds, several
- * times what handing work to a spinning worker and waiting for it costs
- * (bench-exec --threads measures the ratio). */
+ * MACs, about 30 us of a layer on one core at 35 GMAC/s; below it a second
+ * thread saves little beside posting the work to a worker (which sleeps
+ * after 0.2 ms idle, kern_parallel) and waiting for it.
+ * bench-profile-exec-threads times whole models on 1 and N threads. */
 #define PROF_EXEC_THREAD_MIN_MACS UINT64_C(1048576)
 
 /* Fill the defaults above. NULL is ignored. */
