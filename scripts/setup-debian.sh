@@ -10,7 +10,8 @@ fonts-dejavu-core libjansson-dev zlib1g-dev libcmocka-dev dataset-fashion-mnist
 protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata"
 
 if [ "${1:-}" = "--bench" ]; then
-    pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev"
+    pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev libxnnpack-dev
+    libpthreadpool-dev"
 fi
 
 missing=""

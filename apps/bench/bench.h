@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "edgefit/artifacts.h"
+#include "edgefit/kernels.h"
 #include "edgefit/profile.h"
 
 /* ---- Configuration ------------------------------------------------------ */
@@ -133,6 +134,7 @@ enum {
     BENCH_LIB_OPENBLAS = 1u << 0,
     BENCH_LIB_LIBXSMM = 1u << 1,
     BENCH_LIB_ONEDNN = 1u << 2,
+    BENCH_LIB_XNNPACK = 1u << 3,
 };
 /* Which libraries this build compares with. */
 unsigned bench_compare_available(void);
@@ -164,6 +166,27 @@ void bench_xsmm_free(struct bench_xsmm *x);
 int bench_onednn_u8s8s32(size_t m, size_t n, size_t k, const uint8_t *a,
                          const int8_t *w, int32_t *c);
 
+/* Convolutions through oneDNN and XNNPACK (compare_conv.c): prepare one
+ * for shape s (XNNPACK: batch 1) with NCHW input x, PyTorch-layout weights
+ * w and bias, the bias and a relu fused; run it (the timed call); read its
+ * output back as NCHW. Each returns 0 on success, -1 when the library is
+ * not built in or refuses the shape. */
+struct bench_onednn_conv;
+int bench_onednn_conv_prepare(const struct kern_conv2d_shape *s,
+                              const float *x, const float *w,
+                              const float *bias,
+                              struct bench_onednn_conv **out);
+int bench_onednn_conv_run(struct bench_onednn_conv *c);
+int bench_onednn_conv_output(struct bench_onednn_conv *c, float *y);
+void bench_onednn_conv_free(struct bench_onednn_conv *c);
+struct bench_xnn_conv;
+int bench_xnn_conv_prepare(const struct kern_conv2d_shape *s, const float *x,
+                           const float *w, const float *bias,
+                           struct bench_xnn_conv **out);
+int bench_xnn_conv_run(struct bench_xnn_conv *c);
+int bench_xnn_conv_output(const struct bench_xnn_conv *c, float *y);
+void bench_xnn_conv_free(struct bench_xnn_conv *c);
+
 /* ---- Tables ---------------------------------------------------------------- */
 
 /* Each builds one named table; 0 on success, else an exit code of cli.h
@@ -181,6 +204,8 @@ int bench_table_mixed_precision(const struct bench_cfg *cfg,
 int bench_table_conversions(const struct bench_cfg *cfg,
                             const struct bench_host *h, art_table **out);
 int bench_table_int8(const struct bench_cfg *cfg, const struct bench_host *h,
+                     art_table **out);
+int bench_table_conv(const struct bench_cfg *cfg, const struct bench_host *h,
                      art_table **out);
 
 /* ---- Table helpers ---------------------------------------------------------- */

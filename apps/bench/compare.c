@@ -1,4 +1,5 @@
-/* edgefit-bench: the libraries the matmul and int8 tables compare with,
+/* edgefit-bench: the libraries the matmul and int8 tables compare with
+ * (the conv table's are in compare_conv.c),
  * each compiled only when the build found it (Meson option blas_compare).
  * Every one is held to a single thread, as edgefit's single-thread
  * columns are. All are row-major calls of C = A . B. */
@@ -33,6 +34,9 @@ unsigned bench_compare_available(void)
 #endif
 #if BENCH_HAVE_ONEDNN
     have |= BENCH_LIB_ONEDNN;
+#endif
+#if BENCH_HAVE_XNNPACK
+    have |= BENCH_LIB_XNNPACK;
 #endif
     return have;
 }
@@ -88,6 +92,11 @@ const char *bench_compare_versions(void)
                                 "%soneDNN %d.%d.%d", len ? ", " : "",
                                 v->major, v->minor, v->patch);
     }
+#endif
+#if BENCH_HAVE_XNNPACK
+    /* XNNPACK has no version call; Debian versions it by its git date. */
+    len += (size_t)snprintf(text + len, sizeof text - len, "%sXNNPACK",
+                            len ? ", " : "");
 #endif
     (void)len;
     return text;

@@ -2,7 +2,8 @@
  * tables: matmul scaling against the naive loop (and OpenBLAS, libxsmm and
  * oneDNN with the blas_compare option), fused against unfused GELU, the
  * arithmetic-intensity table with the host's roofline, the mixed-precision
- * memory table, fp16/bf16 conversions and the int8 GEMM. */
+ * memory table, fp16/bf16 conversions and the int8 GEMM; and the MLPerf
+ * Tiny models' convolutions against oneDNN and XNNPACK. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,11 @@ static const char *const key_conversions[] = {
     "conversion", "implementation", "latency_ms", "achieved_bandwidth_gbps",
     "speedup_vs_f16c", "gbps_vs_copy", NULL,
 };
+static const char *const key_conv[] = {
+    "model", "layer_names", "count", "shape", "edgefit_latency_ms",
+    "onednn_latency_ms", "xnnpack_latency_ms", "best_other",
+    "edgefit_to_best", NULL,
+};
 static const char *const key_int8[] = {
     "shape", "edgefit_latency_ms", "edgefit_gops", "edgefit_mismatches",
     "onednn_gops", "edgefit_to_onednn", NULL,
@@ -80,6 +86,11 @@ static const struct {
     {"int8", bench_table_int8, true,
      "int8 GEMM (int8 x int8 -> int32), one thread",
      key_int8},
+    {"conv", bench_table_conv, false,
+     "convolutions of the MLPerf Tiny models, batch 1, one thread, bias "
+     "and relu fused (medians; edgefit_to_best >= 1: edgefit as fast or "
+     "faster)",
+     key_conv},
 };
 enum { NTABLES = sizeof tables / sizeof tables[0] };
 
@@ -101,7 +112,8 @@ static void usage(FILE *f)
         "of interleaved repeats).\n"
         "\n"
         "  --table NAME    run one table (repeatable): host, matmul, gelu,\n"
-        "                  intensity, mixed_precision, conversions, int8\n"
+        "                  intensity, mixed_precision, conversions, int8,\n"
+        "                  conv\n"
         "  --quick         small sizes and few repeats (a smoke run)\n"
         "  --repeats N     timed rounds per row (default 7, quick 3)\n"
         "  --threads N     threads of the matmul mt column (default 2;\n"
@@ -155,7 +167,8 @@ static int parse_args(int argc, char **argv, struct options *o)
             t = find_table(optarg);
             if (t < 0) {
                 cli_error("--table: '%s' is not one of host, matmul, gelu, "
-                          "intensity, mixed_precision, conversions, int8",
+                          "intensity, mixed_precision, conversions, int8, "
+                          "conv",
                           optarg);
                 rc = CLI_EXIT_USAGE;
                 break;

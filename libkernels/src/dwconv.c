@@ -4,29 +4,18 @@
  * rid of those tests by padding the input (see dwconv_tmpl.h). */
 #include <stdint.h>
 
+#include "conv.h"
 #include "dwconv.h"
 #include "nn.h"
 
-static float fuse(float v, int act)
-{
-    if (act == KERN_FUSE_NONE) {
-        return v;
-    }
-    /* A NaN sum stays NaN (comparisons with it are false); the vector
-     * paths keep it too by passing the sum as max/min's second operand. */
-    v = v < 0.0f ? 0.0f : v;
-    if (act == KERN_FUSE_RELU6) {
-        v = v > 6.0f ? 6.0f : v;
-    }
-    return v;
-}
 
 void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                      size_t out_w, const float *x, const float *w,
                      const float *bias, int act, float *y)
 {
     const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
-    const size_t st = s->stride, pt = s->pad_top, pl = s->pad_left;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t pt = s->pad_top, pl = s->pad_left;
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const size_t c = p % s->channels;
         const float *xp = x + p * ih * iw;
@@ -38,19 +27,19 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                 float acc = b;
                 for (size_t ky = 0; ky < kh; ky++) {
                     /* Unsigned wrap makes rows above the input huge. */
-                    const size_t iy = oy * st + ky - pt;
+                    const size_t iy = oy * sh + ky - pt;
                     if (iy >= ih) {
                         continue;
                     }
                     for (size_t kx = 0; kx < kw; kx++) {
-                        const size_t ix = ox * st + kx - pl;
+                        const size_t ix = ox * sw + kx - pl;
                         if (ix >= iw) {
                             continue;
                         }
                         acc += wc[ky * kw + kx] * xp[iy * iw + ix];
                     }
                 }
-                yp[oy * out_w + ox] = fuse(acc, act);
+                yp[oy * out_w + ox] = kern_fuse1(acc, act);
             }
         }
     }
@@ -90,10 +79,10 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
         return KERN_E_SHAPE;
     }
     size_t oh, ow, n;
-    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride, s->pad_top,
+    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride_h, s->pad_top,
                              s->pad_bottom, &oh);
     if (st == KERN_OK) {
-        st = kern_nn_out_dim(s->in_w, s->kw, s->stride, s->pad_left,
+        st = kern_nn_out_dim(s->in_w, s->kw, s->stride_w, s->pad_left,
                              s->pad_right, &ow);
     }
     if (st != KERN_OK) {

@@ -51,48 +51,6 @@ void kern_nn_sgd_c(float *w, const float *g, float *velocity, size_t n,
     }
 }
 
-void kern_nn_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
-                      size_t out_w, const float *x, const float *w,
-                      const float *bias, float *y)
-{
-    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
-    const size_t k = s->k;
-    for (size_t b = 0; b < s->batch; b++) {
-        for (size_t oc = 0; oc < s->out_c; oc++) {
-            const size_t g = oc / ocg;
-            const float *wo = w + oc * icg * k * k;
-            float *yo = y + (b * s->out_c + oc) * out_h * out_w;
-            for (size_t oy = 0; oy < out_h; oy++) {
-                for (size_t ox = 0; ox < out_w; ox++) {
-                    float acc = bias ? bias[oc] : 0.0f;
-                    for (size_t ci = 0; ci < icg; ci++) {
-                        const float *xc =
-                            x + (b * s->in_c + g * icg + ci) * s->in_h *
-                                    s->in_w;
-                        for (size_t ky = 0; ky < k; ky++) {
-                            /* Unsigned wrap makes negative rows huge. */
-                            const size_t iy = oy * s->stride + ky - s->pad;
-                            if (iy >= s->in_h) {
-                                continue;
-                            }
-                            for (size_t kx = 0; kx < k; kx++) {
-                                const size_t ix =
-                                    ox * s->stride + kx - s->pad;
-                                if (ix >= s->in_w) {
-                                    continue;
-                                }
-                                acc += wo[(ci * k + ky) * k + kx] *
-                                       xc[iy * s->in_w + ix];
-                            }
-                        }
-                    }
-                    yo[oy * out_w + ox] = acc;
-                }
-            }
-        }
-    }
-}
-
 /* ---- dispatch ------------------------------------------------------------ */
 
 /* The real rows (or columns) [*lo, *hi) of a window starting at o*stride -
@@ -336,7 +294,6 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->all_finite = kern_nn_all_finite_c;
     dsp->scale = kern_nn_scale_c;
     dsp->sgd = kern_nn_sgd_c;
-    dsp->conv2d = kern_nn_conv2d_c;
     dsp->maxpool2d = kern_nn_maxpool2d_c;
     dsp->avgpool2d = kern_nn_avgpool2d_c;
     dsp->softmax = kern_nn_softmax_c;
@@ -349,7 +306,6 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->all_finite = kern_nn_all_finite_avx2;
     dsp->scale = kern_nn_scale_avx2;
     dsp->sgd = kern_nn_sgd_avx2;
-    dsp->conv2d = kern_nn_conv2d_avx2;
     dsp->maxpool2d = kern_nn_maxpool2d_avx2;
     dsp->avgpool2d = kern_nn_avgpool2d_avx2;
     dsp->softmax = kern_nn_softmax_avx2;
@@ -361,7 +317,6 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->all_finite = kern_nn_all_finite_avx512;
     dsp->scale = kern_nn_scale_avx512;
     dsp->sgd = kern_nn_sgd_avx512;
-    dsp->conv2d = kern_nn_conv2d_avx512;
     dsp->maxpool2d = kern_nn_maxpool2d_avx512;
     dsp->avgpool2d = kern_nn_avgpool2d_avx512;
     dsp->softmax = kern_nn_softmax_avx512;
@@ -520,226 +475,6 @@ KERN_API int kern_nn_softmax_xent_f32(const float *logits,
     const double total_loss =
         dsp_get()->xent(logits, labels, batch, classes, grad);
     *loss = (float)(total_loss * (1.0 / (double)batch));
-    return KERN_OK;
-}
-
-KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
-                                size_t *out_h, size_t *out_w)
-{
-    if (!s || !out_h || !out_w) {
-        return KERN_E_INVALID;
-    }
-    if (!s->batch || !s->in_c || !s->out_c || !s->groups ||
-        s->in_c % s->groups || s->out_c % s->groups) {
-        return KERN_E_SHAPE;
-    }
-    size_t oh, ow, n;
-    int st = kern_nn_out_dim(s->in_h, s->k, s->stride, s->pad, s->pad, &oh);
-    if (st == KERN_OK) {
-        st = kern_nn_out_dim(s->in_w, s->k, s->stride, s->pad, s->pad, &ow);
-    }
-    if (st != KERN_OK) {
-        return st;
-    }
-    if (!kern_nn_mul4(s->batch, s->in_c, s->in_h, s->in_w, &n) ||
-        !kern_nn_mul4(s->batch, s->out_c, oh, ow, &n) ||
-        !kern_nn_mul4(s->out_c, s->in_c / s->groups, s->k, s->k, &n)) {
-        return KERN_E_OVERFLOW;
-    }
-    *out_h = oh;
-    *out_w = ow;
-    return KERN_OK;
-}
-
-/* Convolution as matrix products, without a workspace: the input patches
- * of a few output rows (or of part of one row) go into a 32 KiB buffer on
- * the stack, P[(ci, ky, kx)][(oy, ox)], and each group's weights, an ocg x K
- * matrix, multiply it straight into the output planes (kern_sgemm with
- * ldc = out_h * out_w). Worth it when the product is not skinny: at least 4
- * output channels per group and K = in_c/groups * k * k >= 8 (a depthwise
- * convolution stays direct), with room for 8 patch columns. Returns false,
- * having written nothing useful, when the shape does not qualify or
- * kern_sgemm fails; the caller then runs the direct kernel. */
-enum { PATCH_FLOATS = 8192, MIN_PATCH_COLS = 8 };
-
-/* One row of patch values: p[j] = row[(ox0 + j) * stride + kx - pad], or 0
- * outside the input (all zeros when row is NULL: the input row is
- * padding). With stride 1 the valid part is one contiguous copy. */
-static void patch_row(float *p, const float *row, size_t ox0, size_t cw,
-                      size_t stride, size_t kx, size_t pad, size_t iw)
-{
-    if (!row) {
-        memset(p, 0, cw * sizeof *p);
-        return;
-    }
-    if (stride == 1) {
-        /* Valid ox: pad - kx <= ox < iw + pad - kx. */
-        const size_t lo_ox = pad > kx ? pad - kx : 0;
-        const size_t hi_ox = iw + pad > kx ? iw + pad - kx : 0;
-        size_t j = 0;
-        for (; j < cw && ox0 + j < lo_ox; j++) {
-            p[j] = 0.0f;
-        }
-        const size_t end = hi_ox > ox0 ? (hi_ox - ox0 < cw ? hi_ox - ox0 : cw)
-                                       : 0;
-        if (end > j) {
-            memcpy(p + j, row + (ox0 + j + kx - pad), (end - j) * sizeof *p);
-            j = end;
-        }
-        for (; j < cw; j++) {
-            p[j] = 0.0f;
-        }
-        return;
-    }
-    for (size_t j = 0; j < cw; j++) {
-        const size_t ix = (ox0 + j) * stride + kx - pad;
-        p[j] = ix < iw ? row[ix] : 0.0f;
-    }
-}
-
-static bool conv2d_gemm(const struct kern_conv2d_shape *s, size_t oh,
-                        size_t ow, const float *x, const float *w,
-                        const float *bias, float *y)
-{
-    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
-    const size_t k = s->k, kk = icg * k * k;
-    if (ocg < 4 || kk < 8 || kk > PATCH_FLOATS / MIN_PATCH_COLS) {
-        return false;
-    }
-    /* Whole rows when one fits, else chunks of one row. */
-    const size_t rows = kk * ow <= PATCH_FLOATS ? PATCH_FLOATS / (kk * ow) : 1;
-    const size_t cols = rows > 1 || kk * ow <= PATCH_FLOATS
-                            ? ow
-                            : PATCH_FLOATS / kk;
-    float patch[PATCH_FLOATS];
-    const size_t ih = s->in_h, iw = s->in_w, plane = oh * ow;
-    for (size_t b = 0; b < s->batch; b++) {
-        for (size_t g = 0; g < s->groups; g++) {
-            for (size_t oy0 = 0; oy0 < oh; oy0 += rows) {
-                const size_t r = oh - oy0 < rows ? oh - oy0 : rows;
-                for (size_t ox0 = 0; ox0 < ow; ox0 += cols) {
-                    const size_t cw = ow - ox0 < cols ? ow - ox0 : cols;
-                    const size_t n = r * cw;
-                    for (size_t ci = 0; ci < icg; ci++) {
-                        const float *xc =
-                            x + (b * s->in_c + g * icg + ci) * ih * iw;
-                        for (size_t ky = 0; ky < k; ky++) {
-                            for (size_t kx = 0; kx < k; kx++) {
-                                float *p =
-                                    patch + ((ci * k + ky) * k + kx) * n;
-                                for (size_t oy = oy0; oy < oy0 + r; oy++) {
-                                    const size_t iy =
-                                        oy * s->stride + ky - s->pad;
-                                    patch_row(p,
-                                              iy < ih ? xc + iy * iw : NULL,
-                                              ox0, cw, s->stride, kx,
-                                              s->pad, iw);
-                                    p += cw;
-                                }
-                            }
-                        }
-                    }
-                    float *yo = y + (b * s->out_c + g * ocg) * plane +
-                                oy0 * ow + ox0;
-                    if (kern_sgemm(0, ocg, n, kk, w + g * ocg * kk, kk,
-                                   patch, n, yo, plane) != KERN_OK) {
-                        return false;
-                    }
-                }
-            }
-        }
-    }
-    if (bias) {
-        kern_nn_bias_add_nchw_f32(y, s->batch, s->out_c, plane, bias);
-    }
-    return true;
-}
-
-KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
-                             const float *x, const float *w,
-                             const float *bias, float *y)
-{
-    if (!s || !x || !w || !y) {
-        return KERN_E_INVALID;
-    }
-    size_t oh, ow;
-    int st = kern_conv2d_out_hw(s, &oh, &ow);
-    if (st != KERN_OK) {
-        return st;
-    }
-    if (!conv2d_gemm(s, oh, ow, x, w, bias, y)) {
-        dsp_get()->conv2d(s, oh, ow, x, w, bias, y);
-    }
-    return KERN_OK;
-}
-
-KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
-                                      const float *x, const float *w,
-                                      const float *dy, float *grad_x,
-                                      float *grad_w, float *grad_bias)
-{
-    if (!s || !dy || (grad_x && !w) || (grad_w && !x)) {
-        return KERN_E_INVALID;
-    }
-    size_t oh, ow;
-    int st = kern_conv2d_out_hw(s, &oh, &ow);
-    if (st != KERN_OK) {
-        return st;
-    }
-    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
-    const size_t k = s->k, ih = s->in_h, iw = s->in_w;
-    if (grad_x) {
-        memset(grad_x, 0, s->batch * s->in_c * ih * iw * sizeof *grad_x);
-    }
-    if (grad_w) {
-        memset(grad_w, 0, s->out_c * icg * k * k * sizeof *grad_w);
-    }
-    if (grad_bias) {
-        memset(grad_bias, 0, s->out_c * sizeof *grad_bias);
-    }
-    for (size_t b = 0; b < s->batch; b++) {
-        for (size_t oc = 0; oc < s->out_c; oc++) {
-            const size_t g = oc / ocg;
-            const float *dyo = dy + (b * s->out_c + oc) * oh * ow;
-            if (grad_bias) {
-                double sum = 0.0;
-                for (size_t i = 0; i < oh * ow; i++) {
-                    sum += dyo[i];
-                }
-                grad_bias[oc] += (float)sum;
-            }
-            for (size_t ci = 0; ci < icg; ci++) {
-                const size_t plane = (b * s->in_c + g * icg + ci) * ih * iw;
-                const size_t wbase = (oc * icg + ci) * k * k;
-                for (size_t oy = 0; oy < oh; oy++) {
-                    for (size_t ky = 0; ky < k; ky++) {
-                        const size_t iy = oy * s->stride + ky - s->pad;
-                        if (iy >= ih) {
-                            continue;
-                        }
-                        for (size_t ox = 0; ox < ow; ox++) {
-                            const float d = dyo[oy * ow + ox];
-                            for (size_t kx = 0; kx < k; kx++) {
-                                const size_t ix =
-                                    ox * s->stride + kx - s->pad;
-                                if (ix >= iw) {
-                                    continue;
-                                }
-                                const size_t xi = plane + iy * iw + ix;
-                                const size_t wi = wbase + ky * k + kx;
-                                if (grad_x) {
-                                    grad_x[xi] += w[wi] * d;
-                                }
-                                if (grad_w) {
-                                    grad_w[wi] += x[xi] * d;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
     return KERN_OK;
 }
 

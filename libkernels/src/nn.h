@@ -16,11 +16,6 @@ typedef void (*kern_nn_scale_fn)(float *x, size_t n, float s);
 typedef void (*kern_nn_sgd_fn)(float *w, const float *g, float *velocity,
                                size_t n, float lr, float momentum,
                                float weight_decay);
-/* Convolution forward for a validated shape with its output size. */
-typedef void (*kern_nn_conv2d_fn)(const struct kern_conv2d_shape *s,
-                                  size_t out_h, size_t out_w, const float *x,
-                                  const float *w, const float *bias,
-                                  float *y);
 
 /* Pooling forward (max or average, semantics of kern_maxpool2d_f32 and
  * kern_avgpool2d_f32) for a validated shape with its output size. */
@@ -42,7 +37,6 @@ struct kern_nn_dsp {
     kern_nn_all_finite_fn all_finite;
     kern_nn_scale_fn scale;
     kern_nn_sgd_fn sgd;
-    kern_nn_conv2d_fn conv2d;
     kern_nn_pool2d_fn maxpool2d;
     kern_nn_pool2d_fn avgpool2d;
     kern_nn_softmax_fn softmax;
@@ -73,9 +67,6 @@ bool kern_nn_all_finite_c(const float *x, size_t n);
 void kern_nn_scale_c(float *x, size_t n, float s);
 void kern_nn_sgd_c(float *w, const float *g, float *velocity, size_t n,
                    float lr, float momentum, float weight_decay);
-void kern_nn_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
-                      size_t out_w, const float *x, const float *w,
-                      const float *bias, float *y);
 void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                          size_t out_w, const float *x, float *y);
 void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
@@ -91,18 +82,12 @@ bool kern_nn_all_finite_avx2(const float *x, size_t n);
 void kern_nn_scale_avx2(float *x, size_t n, float s);
 void kern_nn_sgd_avx2(float *w, const float *g, float *velocity, size_t n,
                       float lr, float momentum, float weight_decay);
-void kern_nn_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
-                         size_t out_w, const float *x, const float *w,
-                         const float *bias, float *y);
 void kern_nn_bias_add_avx512(float *x, size_t rows, size_t channels,
                              const float *bias);
 bool kern_nn_all_finite_avx512(const float *x, size_t n);
 void kern_nn_scale_avx512(float *x, size_t n, float s);
 void kern_nn_sgd_avx512(float *w, const float *g, float *velocity, size_t n,
                         float lr, float momentum, float weight_decay);
-void kern_nn_conv2d_avx512(const struct kern_conv2d_shape *s, size_t out_h,
-                           size_t out_w, const float *x, const float *w,
-                           const float *bias, float *y);
 void kern_nn_maxpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
                             size_t out_w, const float *x, float *y);
 void kern_nn_avgpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,

@@ -126,7 +126,7 @@ static void init_params(struct exec_op *op, uint64_t *state)
         fan_out = (double)L->units;
     } else {
         fan_in = (double)op->kdim;
-        fan_out = (double)(op->ocg * op->k * op->k);
+        fan_out = (double)(op->ocg * op->cs.kh * op->cs.kw);
     }
     const double a = L->act == MEMEST_ACT_RELU
                          ? sqrt(6.0 / fan_in)
@@ -286,41 +286,24 @@ static int plan_layer(struct prof_exec *ex, struct exec_op *op,
         op->ocg = op->c_out;
         break;
     case MEMEST_KIND_CONV2D: {
-        /* The convolution operators take one square kernel, one stride
-         * and one padding. */
-        if (L->kernel_h != L->kernel_w || L->stride_h != L->stride_w ||
-            L->pad_top != L->pad_left || L->pad_top != L->pad_bottom ||
-            L->pad_top != L->pad_right) {
-            exec_diag_set(diag, "%s: the convolution operators run square "
-                          "kernels with one stride and equal padding on "
-                          "every side (the layer has k=%llux%llu "
-                          "s=%llux%llu p=%llu,%llu,%llu,%llu)", L->name,
-                          (unsigned long long)L->kernel_h,
-                          (unsigned long long)L->kernel_w,
-                          (unsigned long long)L->stride_h,
-                          (unsigned long long)L->stride_w,
-                          (unsigned long long)L->pad_top,
-                          (unsigned long long)L->pad_left,
-                          (unsigned long long)L->pad_bottom,
-                          (unsigned long long)L->pad_right);
-            return PROF_E_RANGE;
-        }
-        op->k = (size_t)L->kernel_h;
-        op->stride = (size_t)L->stride_h;
-        op->pad = (size_t)L->pad_top;
         op->groups = (size_t)L->groups;
         op->ocg = op->c_out / op->groups;
-        if ((st = mul3_sz(op->c_in / op->groups, op->k, op->k, &op->kdim)) !=
-            PROF_OK) {
+        /* The geometry every conv2d path runs from (libkernels'). */
+        op->cs = (struct kern_conv2d_shape){
+            .batch = B, .in_c = op->c_in, .in_h = op->h_in,
+            .in_w = op->w_in, .out_c = op->c_out,
+            .kh = (size_t)L->kernel_h, .kw = (size_t)L->kernel_w,
+            .stride_h = (size_t)L->stride_h, .stride_w = (size_t)L->stride_w,
+            .pad_top = (size_t)L->pad_top, .pad_left = (size_t)L->pad_left,
+            .pad_bottom = (size_t)L->pad_bottom,
+            .pad_right = (size_t)L->pad_right, .groups = op->groups,
+        };
+        if ((st = mul3_sz(op->c_in / op->groups, op->cs.kh, op->cs.kw,
+                          &op->kdim)) != PROF_OK) {
             return st;
         }
-        struct kern_conv2d_shape cs = {
-            .batch = B, .in_c = op->c_in, .in_h = op->h_in,
-            .in_w = op->w_in, .out_c = op->c_out, .k = op->k,
-            .stride = op->stride, .pad = op->pad, .groups = op->groups,
-        };
         size_t oh, ow;
-        int kst = kern_conv2d_out_hw(&cs, &oh, &ow);
+        int kst = kern_conv2d_out_hw(&op->cs, &oh, &ow);
         if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
             exec_diag_set(diag, "%s: the convolution kernels disagree with the "
                      "model's shape", L->name);
@@ -414,14 +397,46 @@ static void dense_tiles(const struct prof_exec *ex, struct exec_op *op)
     op->tile_m = mb < ex->batch ? mb : ex->batch;
 }
 
-/* How many threads share a conv2d's samples (each with its own im2col
- * block): 1 when the layer stays on one thread or the batch is a single
- * sample (then its products are split instead). */
-static size_t conv_sample_parts(const struct prof_exec *ex,
-                                const struct exec_op *op)
+static bool conv_is_depthwise(const struct exec_op *op)
+{
+    return op->groups == op->c_in && op->c_out == op->c_in;
+}
+
+/* How many threads share a conv2d: its samples when the batch has several,
+ * else the output channels of one sample when they are independent of each
+ * other's input (an ungrouped or a depthwise convolution); 1 when the layer
+ * stays on one thread. Each part has its own block of kernel scratch. */
+static size_t conv_parts(const struct prof_exec *ex, const struct exec_op *op);
+
+/* The units a single sample's output channels are split in: one channel of
+ * a depthwise convolution, or four of an ungrouped one (libkernels' tile
+ * is four output channels tall, so every part computes its channels with
+ * the same tile rows, and sums, as one thread would). */
+static size_t conv_channel_unit(const struct exec_op *op)
+{
+    return conv_is_depthwise(op) ? 1 : 4;
+}
+
+/* What conv_f32 splits: samples, or channel units of one sample; 1 when
+ * the layer cannot be split. */
+static size_t conv_split_count(const struct prof_exec *ex,
+                               const struct exec_op *op)
+{
+    if (ex->batch > 1) {
+        return ex->batch;
+    }
+    if (op->groups == 1 || conv_is_depthwise(op)) {
+        const size_t u = conv_channel_unit(op);
+        return (op->c_out + u - 1) / u;
+    }
+    return 1;
+}
+
+static size_t conv_parts(const struct prof_exec *ex, const struct exec_op *op)
 {
     const size_t t = exec_op_threads(ex, op);
-    return t > 1 && ex->batch > 1 ? (t < ex->batch ? t : ex->batch) : 1;
+    const size_t n = conv_split_count(ex, op);
+    return t < n ? t : n;
 }
 
 /* A softmax or log-softmax over the channels of a rank-2 or rank-3
@@ -474,11 +489,18 @@ static int layer_scratch(const struct prof_exec *ex, struct exec_op *op,
             }
             n->t32 = op->out_n;
         } else {
-            /* One sample and one group: [kdim][out_h * out_w] floats,
-             * one such block per thread when the samples are split among
-             * threads (conv_f32). */
-            if ((st = mul3_sz(op->kdim, op->hw_out, conv_sample_parts(ex, op),
-                              &n->col32)) != PROF_OK) {
+            /* libkernels' convolution scratch, one block per thread
+             * (conv_f32). The trainer lowers one sample and group into
+             * [kdim][out_h * out_w] floats instead, which libmemest's
+             * training estimate counts, and lends them to the forward
+             * pass. */
+            op->cwork = kern_conv2d_work_bytes(&op->cs);
+            if ((st = mul_sz((op->cwork + 3) / 4, conv_parts(ex, op),
+                             &n->col32)) != PROF_OK) {
+                return st;
+            }
+            if (ex->lowering &&
+                (st = mul_sz(op->kdim, op->hw_out, &n->col32)) != PROF_OK) {
                 return st;
             }
             if (narrow) {
@@ -724,6 +746,7 @@ static int alloc_scratch(struct prof_exec *ex)
         }
     }
     ex->col32 = xcalloc(tot.col32, sizeof(float));
+    ex->col32_n = tot.col32;
     ex->col8 = xcalloc(tot.col8, 1);
     ex->acc = xcalloc(tot.acc, sizeof(int32_t));
     ex->x32 = xcalloc(tot.x32, sizeof(float));
@@ -796,6 +819,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         return PROF_E_NOMEM;
     }
     ex->model = model;
+    ex->lowering = !with_arena;
     ex->precision = o.precision;
     ex->threads = o.threads;
     ex->thread_min_macs = o.thread_min_macs;
@@ -1117,158 +1141,6 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
 
 /* ---- float operators ----------------------------------------------------- */
 
-/* The output columns ox whose input column ox * s + kx - p lies inside
- * [0, w_in): [*lo, *hi), possibly empty. */
-static void valid_cols(const struct exec_op *op, size_t kx, size_t *lo,
-                       size_t *hi)
-{
-    const size_t s = op->stride, p = op->pad;
-    size_t a = kx < p ? (p - kx + s - 1) / s : 0;
-    size_t b = 0;
-    if (op->w_in + p > kx) {
-        b = (op->w_in - 1 + p - kx) / s + 1;
-    }
-    if (b > op->w_out) {
-        b = op->w_out;
-    }
-    if (a > b) {
-        a = b;
-    }
-    *lo = a;
-    *hi = b;
-}
-
-/* One sample, one group: col[(c * k + ky) * k + kx][oy * out_w + ox] =
- * x[c][oy * s + ky - p][ox * s + kx - p], zero outside the input. Rows are
- * built a run at a time (a memcpy at stride 1), the padding zeroed apart,
- * so no element pays for a bounds test. */
-static void im2col_f32(const struct exec_op *op, const float *x, float *col)
-{
-    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
-    const size_t hw_in = op->h_in * op->w_in;
-    for (size_t kx = 0; kx < k; kx++) {
-        size_t lo, hi;
-        valid_cols(op, kx, &lo, &hi);
-        for (size_t c = 0; c < cg; c++) {
-            for (size_t ky = 0; ky < k; ky++) {
-                float *row = col + ((c * k + ky) * k + kx) * op->hw_out;
-                for (size_t oy = 0; oy < op->h_out; oy++) {
-                    /* Unsigned wrap-around makes rows above the input
-                     * huge, so one comparison rejects both sides. */
-                    const size_t iy = oy * s + ky - op->pad;
-                    float *r = row + oy * op->w_out;
-                    if (iy >= op->h_in || lo == hi) {
-                        for (size_t ox = 0; ox < op->w_out; ox++) {
-                            r[ox] = 0.0f;
-                        }
-                        continue;
-                    }
-                    /* Rows are short (the output width): plain loops,
-                     * which the compiler vectorises, cost less than
-                     * calls to memset and memcpy. */
-                    for (size_t ox = 0; ox < lo; ox++) {
-                        r[ox] = 0.0f;
-                    }
-                    for (size_t ox = hi; ox < op->w_out; ox++) {
-                        r[ox] = 0.0f;
-                    }
-                    /* lo * s + kx >= p by construction of lo */
-                    const float *xr = x + c * hw_in + iy * op->w_in +
-                                      (lo * s + kx - op->pad);
-                    float *rl = r + lo;
-                    const size_t n = hi - lo;
-                    if (s == 1) {
-                        for (size_t j = 0; j < n; j++) {
-                            rl[j] = xr[j];
-                        }
-                    } else {
-                        for (size_t j = 0; j < n; j++) {
-                            rl[j] = xr[j * s];
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* The adjoint of im2col_f32: x[c][oy * s + ky - p][ox * s + kx - p] +=
- * col[(c * k + ky) * k + kx][oy * out_w + ox] over every column that read
- * inside the input (padding takes nothing back). x is not cleared. */
-void exec_col2im_f32(const struct exec_op *op, const float *col, float *x)
-{
-    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
-    const size_t hw_in = op->h_in * op->w_in;
-    for (size_t kx = 0; kx < k; kx++) {
-        size_t lo, hi;
-        valid_cols(op, kx, &lo, &hi);
-        if (lo == hi) {
-            continue;
-        }
-        for (size_t c = 0; c < cg; c++) {
-            for (size_t ky = 0; ky < k; ky++) {
-                const float *row = col + ((c * k + ky) * k + kx) * op->hw_out;
-                for (size_t oy = 0; oy < op->h_out; oy++) {
-                    const size_t iy = oy * s + ky - op->pad;
-                    if (iy >= op->h_in) {
-                        continue;
-                    }
-                    float *xr = x + c * hw_in + iy * op->w_in +
-                                (lo * s + kx - op->pad);
-                    const float *rl = row + oy * op->w_out + lo;
-                    const size_t n = hi - lo;
-                    for (size_t j = 0; j < n; j++) {
-                        xr[j * s] += rl[j];
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* The same for int8 and the whole batch, transposed for kern_q8_gemm:
- * col[(b * out_h + oy) * out_w + ox][(c * k + ky) * k + kx]; the zero of
- * symmetric quantisation is 0. Along kx the input is contiguous, so each
- * (pixel, c, ky) is one copy of up to k bytes. */
-static void im2col_s8(const struct exec_op *op, size_t batch, size_t g,
-                      const int8_t *x, int8_t *col)
-{
-    const size_t cg = op->c_in / op->groups, k = op->k, s = op->stride;
-    const size_t hw_in = op->h_in * op->w_in;
-    for (size_t b = 0; b < batch; b++) {
-        const int8_t *xb = x + (b * op->c_in + g * cg) * hw_in;
-        for (size_t oy = 0; oy < op->h_out; oy++) {
-            for (size_t ox = 0; ox < op->w_out; ox++) {
-                int8_t *r = col + ((b * op->h_out + oy) * op->w_out + ox) *
-                                      op->kdim;
-                /* kx in [k0, k1) reads inside the row */
-                const size_t x0 = ox * s; /* input column of kx = p */
-                const size_t k0 = x0 < op->pad ? op->pad - x0 : 0;
-                size_t k1 = op->w_in + op->pad > x0 ? op->w_in + op->pad - x0
-                                                    : 0;
-                if (k1 > k) {
-                    k1 = k;
-                }
-                for (size_t c = 0; c < cg; c++) {
-                    for (size_t ky = 0; ky < k; ky++, r += k) {
-                        const size_t iy = oy * s + ky - op->pad;
-                        if (iy >= op->h_in || k0 >= k1) {
-                            memset(r, 0, k);
-                            continue;
-                        }
-                        memset(r, 0, k0);
-                        memcpy(r + k0,
-                               xb + c * hw_in + iy * op->w_in + x0 + k0 -
-                                   op->pad,
-                               k1 - k0);
-                        memset(r + k1, 0, k - k1);
-                    }
-                }
-            }
-        }
-    }
-}
-
 static int dense_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
@@ -1281,109 +1153,83 @@ static int dense_f32(const prof_exec *ex, const struct exec_op *op,
     return st;
 }
 
-/* A depthwise convolution (one input and one output channel per group):
- * im2col + a 1-row GEMM per channel would spend its time gathering, so it
- * runs libkernels' direct kernel, with the bias and `fuse` (a
- * kern_fused_act) in its output pass. */
-static bool conv_is_depthwise(const struct exec_op *op)
+/* The kern_fused_act that applies act in a convolution's output pass, or
+ * -1 when act runs as a pass of its own. */
+static int conv_fuse(enum memest_act act)
 {
-    return op->groups == op->c_in && op->c_out == op->c_in;
-}
-
-struct dw_job {
-    const prof_exec *ex;
-    const struct exec_op *op;
-    const float *x, *w, *b;
-    int fuse;
-    float *y;
-};
-
-/* Samples [lo, hi) of a batch, or channels [lo, hi) of a single sample:
- * each output element is computed as on one thread. */
-static int dw_part(void *arg, size_t part, size_t lo, size_t hi)
-{
-    (void)part;
-    const struct dw_job *j = arg;
-    const struct exec_op *op = j->op;
-    const size_t hw_in = op->h_in * op->w_in;
-    const int by_sample = j->ex->batch > 1;
-    struct kern_dwconv2d_shape ds = {
-        .batch = by_sample ? hi - lo : 1,
-        .channels = by_sample ? op->c_in : hi - lo, .in_h = op->h_in,
-        .in_w = op->w_in, .kh = op->k, .kw = op->k, .stride = op->stride,
-        .pad_top = op->pad, .pad_left = op->pad, .pad_bottom = op->pad,
-        .pad_right = op->pad,
-    };
-    /* samples are c_in channels apart; a channel slice starts at lo */
-    const size_t ch0 = by_sample ? lo * op->c_in : lo;
-    const size_t wk = op->k * op->k;
-    return exec_kern_status(kern_dwconv2d_f32(
-        &ds, j->x + ch0 * hw_in, j->w + (by_sample ? 0 : lo * wk),
-        op->bn ? j->b + (by_sample ? 0 : lo) : NULL, j->fuse,
-        j->y + ch0 * op->hw_out));
-}
-
-static int conv_dw_f32(const prof_exec *ex, const struct exec_op *op,
-                       const float *x, const float *w, const float *b,
-                       int fuse, float *y)
-{
-    struct dw_job j = {ex, op, x, w, b, fuse, y};
-    return exec_split(ex->batch > 1 ? ex->batch : op->c_in,
-                      exec_op_threads(ex, op), dw_part, &j);
+    switch (act) {
+    case MEMEST_ACT_NONE:
+        return KERN_FUSE_NONE;
+    case MEMEST_ACT_RELU:
+        return KERN_FUSE_RELU;
+    case MEMEST_ACT_RELU6:
+        return KERN_FUSE_RELU6;
+    default:
+        return -1;
+    }
 }
 
 struct conv_job {
     const prof_exec *ex;
     const struct exec_op *op;
-    const float *x, *w;
+    const float *x, *w, *b;
+    int fuse;
     float *y;
+    size_t slot; /* floats of scratch per part */
 };
 
-/* Samples [lo, hi) through im2col block `part` of the column scratch.
- * With one part (one thread for the samples) each product may still be
- * split among the layer's threads (exec_sgemm): a single sample. */
+/* Samples [lo, hi) of the batch, or output channels [lo, hi) of a single
+ * sample, through libkernels' convolution on scratch block `part`: each
+ * output is computed exactly as on one thread. */
 static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
 {
     const struct conv_job *j = arg;
-    const prof_exec *ex = j->ex;
     const struct exec_op *op = j->op;
     const size_t hw_in = op->h_in * op->w_in;
-    const size_t cg = op->c_in / op->groups;
-    float *col = ex->col32 + part * op->kdim * op->hw_out;
-    const int split_products = conv_sample_parts(ex, op) == 1;
-    int st = PROF_OK;
-    for (size_t s = lo; st == PROF_OK && s < hi; s++) {
-        for (size_t g = 0; st == PROF_OK && g < op->groups; g++) {
-            im2col_f32(op, j->x + (s * op->c_in + g * cg) * hw_in, col);
-            /* [ocg][kdim] . [kdim][out_h * out_w], written straight into
-             * the NCHW output rows of this group. */
-            const float *wg = j->w + g * op->ocg * op->kdim;
-            float *yg = j->y + (s * op->c_out + g * op->ocg) * op->hw_out;
-            st = split_products
-                     ? exec_sgemm(ex, op, op->ocg, op->hw_out, op->kdim, wg,
-                                  op->kdim, col, op->hw_out, yg, op->hw_out)
-                     : exec_kern_status(kern_sgemm(
-                           0, op->ocg, op->hw_out, op->kdim, wg, op->kdim,
-                           col, op->hw_out, yg, op->hw_out));
+    struct kern_conv2d_shape cs = op->cs;
+    const float *x = j->x, *w = j->w, *b = j->op->bn ? j->b : NULL;
+    float *y = j->y;
+    if (j->ex->batch > 1) {
+        cs.batch = hi - lo;
+        x += lo * op->c_in * hw_in;
+        y += lo * op->c_out * op->hw_out;
+    } else if (conv_parts(j->ex, op) > 1) {
+        /* channel units [lo, hi) of an ungrouped or depthwise conv */
+        const size_t u = conv_channel_unit(op);
+        lo *= u;
+        hi = hi * u < op->c_out ? hi * u : op->c_out;
+        cs.out_c = hi - lo;
+        w += lo * op->kdim; /* [out_c][in_c/groups * kh * kw] */
+        b = b ? b + lo : NULL;
+        y += lo * op->hw_out;
+        if (conv_is_depthwise(op)) { /* the channels' own planes */
+            cs.in_c = hi - lo;
+            cs.groups = hi - lo;
+            x += lo * hw_in;
         }
     }
-    return st;
+    void *work = j->slot && kern_conv2d_work_bytes(&cs) <=
+                                j->slot * sizeof(float)
+                     ? j->ex->col32 + part * j->slot
+                     : NULL;
+    return exec_kern_status(kern_conv2d_f32(&cs, x, w, b, j->fuse, work, y));
 }
 
+/* A conv2d in float through libkernels (NCHW; depthwise ones run its
+ * direct depthwise kernel, the others its GEMM paths), the bias and `fuse`
+ * (a kern_fused_act) in the output pass, the float scratch as its work,
+ * on the layer's threads (conv_parts). The trainer's scratch is sized for
+ * its lowered columns; a layer whose kernel scratch is larger still (1 x 1
+ * on planes of fewer than about 28 pixels) lets libkernels allocate it for
+ * the call. */
 static int conv_f32(const prof_exec *ex, const struct exec_op *op,
-                    const float *x, const float *w, const float *b, float *y)
+                    const float *x, const float *w, const float *b, int fuse,
+                    float *y)
 {
-    if (conv_is_depthwise(op)) {
-        return conv_dw_f32(ex, op, x, w, b, KERN_FUSE_NONE, y);
-    }
-    struct conv_job j = {ex, op, x, w, y};
-    int st = exec_split(ex->batch, (unsigned)conv_sample_parts(ex, op),
-                        conv_part, &j);
-    if (st == PROF_OK && op->bn) {
-        st = exec_kern_status(kern_nn_bias_add_nchw_f32(
-            y, ex->batch, op->c_out, op->hw_out, b));
-    }
-    return st;
+    const size_t parts = conv_parts(ex, op);
+    struct conv_job j = {ex, op, x, w, b, fuse, y, ex->col32_n / parts};
+    return exec_split(conv_split_count(ex, op), (unsigned)parts, conv_part,
+                      &j);
 }
 
 struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
@@ -1500,7 +1346,7 @@ static int linear_f32(const prof_exec *ex, const struct exec_op *op,
     case MEMEST_KIND_DENSE:
         return dense_f32(ex, op, x, w, b, y);
     case MEMEST_KIND_CONV2D:
-        return conv_f32(ex, op, x, w, b, y);
+        return conv_f32(ex, op, x, w, b, KERN_FUSE_NONE, y);
     case MEMEST_KIND_MAXPOOL:
     case MEMEST_KIND_AVGPOOL:
         return pool_f32(ex, op, x, y);
@@ -1536,23 +1382,13 @@ int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
     return apply_act(ex, op, act, x, y);
 }
 
-void exec_im2col_f32(const struct exec_op *op, const float *x, float *col)
-{
-    im2col_f32(op, x, col);
-}
-
 /* The layer in float: x, parameters and y are float arrays. */
 static int layer_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *b, float *y)
 {
     const enum memest_kind kind = op->layer->kind;
-    if (kind == MEMEST_KIND_CONV2D && conv_is_depthwise(op) &&
-        (op->layer->act == MEMEST_ACT_NONE ||
-         op->layer->act == MEMEST_ACT_RELU)) {
-        return conv_dw_f32(ex, op, x, w, b,
-                           op->layer->act == MEMEST_ACT_RELU ? KERN_FUSE_RELU
-                                                             : KERN_FUSE_NONE,
-                           y);
+    if (kind == MEMEST_KIND_CONV2D && conv_fuse(op->layer->act) >= 0) {
+        return conv_f32(ex, op, x, w, b, conv_fuse(op->layer->act), y);
     }
     int st = linear_f32(ex, op, x, w, b, y);
     /* the activation after a dense, conv2d or standalone batchnorm (a
@@ -1849,7 +1685,14 @@ static int conv_s8(prof_exec *ex, struct exec_op *op)
     const float sx = input_scale(ex, op);
     int kst = KERN_OK;
     for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
-        im2col_s8(op, ex->batch, g, x, ex->col8);
+        /* [batch * out_h * out_w][kdim]: one sample's rows after another */
+        for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
+            kst = kern_im2col_s8(&op->cs, x, b, g,
+                                 ex->col8 + b * op->hw_out * op->kdim);
+        }
+        if (kst != KERN_OK) {
+            break;
+        }
         const int st = exec_q8_gemm(ex, op, M, op->ocg, op->kdim, ex->col8,
                                     op->kdim,
                                     (const unsigned char *)op->wpack +

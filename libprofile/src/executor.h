@@ -22,15 +22,16 @@ struct exec_op {
     /* geometry of inputs[0] and of the output as channels x h x w (rank 1:
      * features x 1 x 1; rank 2: d0 x d1 x 1) */
     size_t c_in, h_in, w_in, c_out, h_out, w_out, hw_out;
-    size_t k, stride, pad, groups;
+    size_t groups; /* conv2d */
     /* pooling windows: kh x kw, strides, padding per side, the average's
      * divisor (see struct kern_pool2d_shape) */
     size_t kh, kw, sh, sw, pad_t, pad_l, pad_b, pad_r;
     int count_include_pad;
     bool alias; /* identity, dropout, flatten: the output is the input's
                    buffer, nothing is computed */
-    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*k*k */
-    /* 16-bit dense: rows of the input and columns of the weights widened
+    struct kern_conv2d_shape cs;   /* conv2d: libkernels' geometry */
+    size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes */
+    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */    /* 16-bit dense: rows of the input and columns of the weights widened
      * to fp32 at a time (see dense_16) */
     size_t tile_m, tile_n;
     size_t ocg;  /* output channels per group (dense: out) */
@@ -77,7 +78,10 @@ struct prof_exec {
     uint64_t parameter_bytes, master_bytes, scratch_bytes;
 
     /* scratch, each sized for its largest user */
-    float *col32;    /* float im2col, one sample and group */
+    bool lowering;   /* col32 also holds a conv2d's lowered columns (the
+                      * trainer's, one sample and group) */
+    float *col32;    /* libkernels' conv2d work; the trainer's columns */
+    size_t col32_n;  /* floats in col32 */
     int8_t *col8;    /* int8 im2col, whole batch, one group */
     int8_t *wq_stage; /* = col8: int8 weights before packing */
     int32_t *acc;    /* int32 GEMM results */
@@ -160,13 +164,6 @@ int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
 /* The libkernels shape of a pooling operator at a batch size. */
 struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
                                          size_t batch);
-
-/* A conv2d's columns for one sample and group (x points at the group's
- * first input channel): col is [kdim][out_h * out_w]. */
-void exec_im2col_f32(const struct exec_op *op, const float *x, float *col);
-
-/* Its adjoint: add the columns back into x (same addressing). */
-void exec_col2im_f32(const struct exec_op *op, const float *col, float *x);
 
 /* 16-bit storage of precision p (fp16 or bf16) to float and back, through
  * libkernels' conversions (round to nearest even). */

@@ -673,8 +673,7 @@ static int conv_backward(prof_train *t, const struct exec_op *op,
                          const float *x, const float *dz, float *gw,
                          float *gb, float *gx)
 {
-    const size_t hw_in = op->h_in * op->w_in, hw = op->hw_out;
-    const size_t cg = op->c_in / op->groups, kd = op->kdim;
+    const size_t hw = op->hw_out, kd = op->kdim;
     float *col = t->ex->col32;
     int k = KERN_OK;
     if (gx) {
@@ -683,7 +682,10 @@ static int conv_backward(prof_train *t, const struct exec_op *op,
     for (size_t s = 0; k == KERN_OK && s < t->batch; s++) {
         for (size_t g = 0; k == KERN_OK && g < op->groups; g++) {
             const float *dzg = dz + (s * op->c_out + g * op->ocg) * hw;
-            exec_im2col_f32(op, x + (s * op->c_in + g * cg) * hw_in, col);
+            k = kern_im2col_f32(&op->cs, x, s, g, col);
+            if (k != KERN_OK) {
+                break;
+            }
             /* dW_g (+)= dZ_g [ocg x hw] . col^T [hw x kdim] */
             k = kern_sgemm(KERN_MM_TRANS_B | (s ? KERN_MM_ACCUMULATE : 0u),
                            op->ocg, kd, hw, dzg, hw, col, hw,
@@ -695,8 +697,7 @@ static int conv_backward(prof_train *t, const struct exec_op *op,
             k = kern_sgemm(KERN_MM_TRANS_A, kd, hw, op->ocg,
                            op->w + g * op->ocg * kd, kd, dzg, hw, col, hw);
             if (k == KERN_OK) {
-                exec_col2im_f32(op, col,
-                                gx + (s * op->c_in + g * cg) * hw_in);
+                k = kern_col2im_f32(&op->cs, col, s, g, gx);
             }
         }
     }

@@ -66,6 +66,9 @@ static const struct {
     {"bench_int8", 2,
      {"shape", "m", "k", "n", "ops", "edgefit_latency_ms", "edgefit_gops",
       "edgefit_mismatches"}},
+    {"bench_conv", 6,
+     {"model", "layer_names", "count", "shape", "macs", "edgefit_latency_ms",
+      "edgefit_gflops"}},
 };
 enum { NTABLES = sizeof want_tables / sizeof want_tables[0] };
 
@@ -320,6 +323,38 @@ static void test_quick_run(void **state)
         assert_true(real_at(q8, i, "edgefit_gops") > 0.0);
         if (art_table_find_column(q8, "onednn_mismatches") >= 0) {
             assert_true(uint_at(q8, i, "onednn_mismatches") == 0);
+        }
+    }
+
+    /* Convolutions: ResNet-8's 3x3 16 -> 16 on 32x32 (twice), DS-CNN's
+     * three shapes, and a total per model. MACs by hand: out_c * out_h *
+     * out_w * in_c/groups * kh * kw. */
+    const art_table *cv = t[7];
+    static const struct {
+        const char *model, *shape;
+        uint64_t count, macs;
+    } conv_rows[6] = {
+        {"resnet8", "16x32x32>16 k3x3 s1 p1:1:1:1", 2, 16 * 32 * 32 * 144},
+        {"resnet8", "total", 2, 2 * 16 * 32 * 32 * 144},
+        {"ds-cnn", "1x49x10>64 k10x4 s2 p4:1:5:1", 1, 64 * 25 * 5 * 40},
+        {"ds-cnn", "64x25x5>64 k3x3 s1 p1:1:1:1 dw", 4, 64 * 25 * 5 * 9},
+        {"ds-cnn", "64x25x5>64 k1x1 s1 p0:0:0:0", 4, 64 * 25 * 5 * 64},
+        {"ds-cnn", "total", 9,
+         64 * 25 * 5 * 40 + 4 * 64 * 25 * 5 * (9 + 64)},
+    };
+    for (size_t i = 0; i < 6; i++) {
+        assert_string_equal(text_at(cv, i, "model"), conv_rows[i].model);
+        assert_string_equal(text_at(cv, i, "shape"), conv_rows[i].shape);
+        assert_true(uint_at(cv, i, "count") == conv_rows[i].count);
+        assert_true(uint_at(cv, i, "macs") == conv_rows[i].macs);
+        assert_true(real_at(cv, i, "edgefit_latency_ms") > 0.0);
+        /* the libraries compute the same convolution (sums of up to 64
+         * terms of magnitude below 1) */
+        if (art_table_find_column(cv, "onednn_max_abs_diff") >= 0) {
+            assert_true(real_at(cv, i, "onednn_max_abs_diff") < 1e-4);
+        }
+        if (art_table_find_column(cv, "xnnpack_max_abs_diff") >= 0) {
+            assert_true(real_at(cv, i, "xnnpack_max_abs_diff") < 1e-4);
         }
     }
     for (size_t i = 0; i < NTABLES; i++) {

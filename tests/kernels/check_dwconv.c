@@ -31,7 +31,8 @@ static void random_shape(struct kern_dwconv2d_shape *s, size_t *oh,
         s->channels = (size_t)ck_randi(1, 5);
         s->kh = (size_t)ck_randi(1, 7);
         s->kw = (size_t)ck_randi(1, 7);
-        s->stride = (size_t)(t % 7 == 6 ? 3 : ck_randi(1, 2));
+        s->stride_w = (size_t)(t % 7 == 6 ? 3 : ck_randi(1, 2));
+        s->stride_h = (size_t)ck_randi(1, 3);
         s->pad_top = (size_t)ck_randi(0, 3);
         s->pad_left = (size_t)ck_randi(0, 3);
         s->pad_bottom = (size_t)ck_randi(0, 3);
@@ -59,9 +60,9 @@ static double magnitude(const struct kern_dwconv2d_shape *s, size_t oh,
     const size_t c = p % s->channels;
     double m = bias ? fabs((double)bias[c]) : 0.0;
     for (size_t ky = 0; ky < s->kh; ky++) {
-        const size_t iy = oy * s->stride + ky - s->pad_top;
+        const size_t iy = oy * s->stride_h + ky - s->pad_top;
         for (size_t kx = 0; kx < s->kw && iy < s->in_h; kx++) {
-            const size_t ix = ox * s->stride + kx - s->pad_left;
+            const size_t ix = ox * s->stride_w + kx - s->pad_left;
             if (ix < s->in_w) {
                 m += fabs((double)w[(c * s->kh + ky) * s->kw + kx] *
                           (double)x[(p * s->in_h + iy) * s->in_w + ix]);
@@ -109,17 +110,18 @@ static void check_one(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref, int t)
         const double tol = 2.0 * (n + 1.0) * FLT_EPSILON *
                            magnitude(&s, oh, ow, x, w, bias, i);
         if (!(fabs((double)y1[i] - (double)y0[i]) <= tol)) {
-            ck_fail("b%zu c%zu %zux%zu k%zux%zu s%zu p%zu,%zu,%zu,%zu "
+            ck_fail("b%zu c%zu %zux%zu k%zux%zu s%zux%zu p%zu,%zu,%zu,%zu "
                     "act%d bias%d: y[%zu] = %g, want %g (tol %g)", s.batch,
-                    s.channels, s.in_h, s.in_w, s.kh, s.kw, s.stride,
+                    s.channels, s.in_h, s.in_w, s.kh, s.kw, s.stride_h, s.stride_w,
                     s.pad_top, s.pad_left, s.pad_bottom, s.pad_right, act,
                     bias != NULL, i, (double)y1[i], (double)y0[i], tol);
             break;
         }
     }
     if (memcmp(guard, y1 + ny, GUARD * sizeof *guard) != 0) {
-        ck_fail("b%zu c%zu %zux%zu k%zux%zu s%zu: wrote past the output",
-                s.batch, s.channels, s.in_h, s.in_w, s.kh, s.kw, s.stride);
+        ck_fail("b%zu c%zu %zux%zu k%zux%zu s%zux%zu: wrote past the output",
+                s.batch, s.channels, s.in_h, s.in_w, s.kh, s.kw, s.stride_h,
+                s.stride_w);
     }
 done:
     free(x);
@@ -148,9 +150,9 @@ static int im2col_path(const struct kern_dwconv2d_shape *s, size_t oh,
             for (size_t kx = 0; kx < kw; kx++) {
                 float *row = col + (ky * kw + kx) * hw;
                 for (size_t oy = 0; oy < oh; oy++) {
-                    const size_t iy = oy * s->stride + ky - s->pad_top;
+                    const size_t iy = oy * s->stride_h + ky - s->pad_top;
                     for (size_t ox = 0; ox < ow; ox++) {
-                        const size_t ix = ox * s->stride + kx - s->pad_left;
+                        const size_t ix = ox * s->stride_w + kx - s->pad_left;
                         row[oy * ow + ox] =
                             iy < ih && ix < iw ? xp[iy * iw + ix] : 0.0f;
                     }
@@ -171,14 +173,13 @@ static int im2col_path(const struct kern_dwconv2d_shape *s, size_t oh,
 
 /* A DS-CNN-like depthwise layer (64 channels, 25 x 5, 3 x 3, pad 1,
  * batch 1) and MobileNet-like ones, timed on this path against the
- * reference, against kern_conv2d_f32 with groups = channels and against
- * the executor's former im2col path, interleaved, medians of R runs. */
+ * reference and against an im2col path, interleaved, medians of R runs. */
 static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
 {
     static const struct kern_dwconv2d_shape shapes[] = {
-        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1},
-        {1, 32, 48, 48, 3, 3, 2, 0, 0, 1, 1},
-        {1, 128, 12, 12, 3, 3, 1, 1, 1, 1, 1},
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1},
+        {1, 32, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1},
+        {1, 128, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_dwconv2d_shape *s = &shapes[i];
@@ -196,15 +197,7 @@ static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
             ck_fill_f32(w, nw, -1.0f, 1.0f);
             ck_fill_f32(b, s->channels, -1.0f, 1.0f);
             enum { R = 201 };
-            double tr[R], ti[R], tg[R], tc[R];
-            /* the general convolution (symmetric padding only) */
-            const struct kern_conv2d_shape g = {
-                s->batch, s->channels, s->in_h, s->in_w, s->channels,
-                s->kh, s->stride, s->pad_top, s->channels};
-            const int general = s->kh == s->kw &&
-                                s->pad_top == s->pad_bottom &&
-                                s->pad_left == s->pad_right &&
-                                s->pad_top == s->pad_left;
+            double tr[R], ti[R], tc[R];
             for (int r = 0; r < R; r++) {
                 double t0 = ck_now_ns();
                 ref(s, oh, ow, x, w, b, KERN_FUSE_RELU, y);
@@ -213,12 +206,6 @@ static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
                 fn(s, oh, ow, x, w, b, KERN_FUSE_RELU, y);
                 ti[r] = ck_now_ns() - t0;
                 t0 = ck_now_ns();
-                if (general) {
-                    kern_conv2d_f32(&g, x, w, b, y);
-                    kern_relu_f32(y, y, ny);
-                }
-                tg[r] = ck_now_ns() - t0;
-                t0 = ck_now_ns();
                 if (im2col_path(s, oh, ow, x, w, b, col, y) != KERN_OK) {
                     ck_fail("im2col path failed");
                 }
@@ -226,15 +213,10 @@ static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
             }
             const double mi = ck_median(ti, R);
             char what[64];
-            snprintf(what, sizeof what, "dwconv2d c%zu %zux%zu k%zux%zu s%zu",
-                     s->channels, s->in_h, s->in_w, s->kh, s->kw, s->stride);
+            snprintf(what, sizeof what, "dwconv2d c%zu %zux%zu k%zux%zu s%zux%zu",
+                     s->channels, s->in_h, s->in_w, s->kh, s->kw, s->stride_h,
+                     s->stride_w);
             ck_bench_report(what, ck_median(tr, R), mi);
-            if (general) {
-                const double mg = ck_median(tg, R);
-                printf("    bench   kern_conv2d_f32 g=%zu + relu %10.1f ns, "
-                       "dwconv2d %s x%.2f\n", s->channels, mg, ck_isa(),
-                       mg / mi);
-            }
             const double mc = ck_median(tc, R);
             printf("    bench   im2col + sgemm per channel %8.1f ns, "
                    "dwconv2d %s x%.2f\n", mc, ck_isa(), mc / mi);

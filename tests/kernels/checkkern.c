@@ -16,6 +16,7 @@
     X(cvt) \
     X(nn) \
     X(dwconv) \
+    X(conv) \
     X(q8) \
     X(matmul)
 

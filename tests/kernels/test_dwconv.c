@@ -44,7 +44,7 @@ static void test_by_hand(void **state)
     (void)state;
     const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     const float w[4] = {1, 2, 3, 4};
-    struct kern_dwconv2d_shape s = {1, 1, 3, 3, 2, 2, 1, 1, 0, 0, 1};
+    struct kern_dwconv2d_shape s = {1, 1, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1};
     size_t oh = 0, ow = 0;
     assert_int_equal(kern_dwconv2d_out_hw(&s, &oh, &ow), KERN_OK);
     assert_int_equal(oh, 3);
@@ -70,7 +70,8 @@ static void test_by_hand(void **state)
         assert_float_equal(y[i], relu6[i], 0.0f);
     }
     /* stride 2 keeps outputs (0, 0), (0, 2), (2, 0), (2, 2) */
-    s.stride = 2;
+    s.stride_h = 2;
+    s.stride_w = 2;
     assert_int_equal(kern_dwconv2d_out_hw(&s, &oh, &ow), KERN_OK);
     assert_int_equal(oh, 2);
     assert_int_equal(ow, 2);
@@ -95,9 +96,9 @@ static void naive(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
                 double m = fabs(acc);
                 for (size_t ky = 0; ky < s->kh; ky++) {
                     for (size_t kx = 0; kx < s->kw; kx++) {
-                        const long iy = (long)(oy * s->stride + ky) -
+                        const long iy = (long)(oy * s->stride_h + ky) -
                                         (long)s->pad_top;
-                        const long ix = (long)(ox * s->stride + kx) -
+                        const long ix = (long)(ox * s->stride_w + kx) -
                                         (long)s->pad_left;
                         if (iy < 0 || ix < 0 || iy >= (long)s->in_h ||
                             ix >= (long)s->in_w) {
@@ -155,9 +156,10 @@ static void run_case(const struct kern_dwconv2d_shape *s, int act,
     for (size_t i = 0; i < ny; i++) {
         const double err = fabs((double)y[i] - want[i]);
         if (!(err <= n * FLT_EPSILON * mag[i])) {
-            fail_msg("c%zu %zux%zu k%zux%zu s%zu pads %zu,%zu,%zu,%zu "
+            fail_msg("c%zu %zux%zu k%zux%zu s%zux%zu pads %zu,%zu,%zu,%zu "
                      "act %d: y[%zu] = %.9g, want %.9g", s->channels,
-                     s->in_h, s->in_w, s->kh, s->kw, s->stride, s->pad_top,
+                     s->in_h, s->in_w, s->kh, s->kw, s->stride_h, s->stride_w,
+                     s->pad_top,
                      s->pad_left, s->pad_bottom, s->pad_right, act, i,
                      (double)y[i], want[i]);
         }
@@ -175,12 +177,12 @@ static void test_against_double(void **state)
     (void)state;
     /* DS-CNN's depthwise layer, MobileNet-like strided ones, a 1 x 1 */
     static const struct kern_dwconv2d_shape fixed[] = {
-        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1},
-        {1, 64, 24, 5, 3, 3, 1, 1, 1, 1, 1},
-        {2, 8, 33, 47, 3, 3, 2, 0, 0, 1, 1},
-        {1, 16, 48, 48, 5, 5, 2, 2, 2, 2, 2},
-        {1, 3, 9, 11, 1, 1, 1, 0, 0, 0, 0},
-        {1, 2, 300, 37, 7, 1, 1, 3, 0, 3, 0},
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1},
+        {1, 64, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1},
+        {2, 8, 33, 47, 3, 3, 2, 2, 0, 0, 1, 1},
+        {1, 16, 48, 48, 5, 5, 2, 2, 2, 2, 2, 2},
+        {1, 3, 9, 11, 1, 1, 1, 1, 0, 0, 0, 0},
+        {1, 2, 300, 37, 7, 1, 1, 1, 3, 0, 3, 0},
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         for (int act = 0; act < 3; act++) {
@@ -190,7 +192,7 @@ static void test_against_double(void **state)
     for (int t = 0; t < 300; t++) {
         struct kern_dwconv2d_shape s = {
             randn(1, 2), randn(1, 4), randn(1, 40), randn(1, 70),
-            randn(1, 6), randn(1, 6), randn(1, 3),
+            randn(1, 6), randn(1, 6), randn(1, 3), randn(1, 3),
             randn(0, 3), randn(0, 3), randn(0, 3), randn(0, 3)};
         size_t oh, ow;
         if (kern_dwconv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
@@ -203,7 +205,7 @@ static void test_against_double(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    const struct kern_dwconv2d_shape ok = {1, 2, 4, 4, 3, 3, 1, 1, 1, 1, 1};
+    const struct kern_dwconv2d_shape ok = {1, 2, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1};
     float x[32] = {0}, w[18] = {0}, y[32];
     size_t oh, ow;
     assert_int_equal(kern_dwconv2d_f32(NULL, x, w, NULL, 0, y),
@@ -222,7 +224,7 @@ static void test_errors(void **state)
     s.channels = 0;
     assert_int_equal(kern_dwconv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
     s = ok;
-    s.stride = 0;
+    s.stride_w = 0;
     assert_int_equal(kern_dwconv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
     s = ok;
     s.kw = 7; /* 4 + 1 + 1 < 7 */

@@ -219,6 +219,36 @@ static void test_branching_arena(void **state)
     memest_model_destroy(m);
 }
 
+/* The other orders never do worse than the greedy order, and win where it
+ * leaves a hole. A chain of five tensors, 40, 20, 10, 40, 10 bytes, each
+ * alive with its neighbours, needs at most 60 bytes at one step (20 + 40
+ * at step 2 is 50, 40 + 20 at step 0 is 60). Biggest first puts both 40s
+ * at 0 (they never meet), 20 at 40, then the first 10 meets 20 and the
+ * second 40: it goes at 60, and the arena is 70. In execution order the
+ * 20 and 10 share no step and both fit at 40: 60, the bound. */
+static void test_best_order(void **state)
+{
+    const struct memest_buffer_req r[] = {
+        {40, 0, 0}, {20, 0, 1}, {10, 1, 2}, {40, 2, 3}, {10, 3, 3}};
+    uint64_t off[5], best = 0, greedy = 0, alone = 0;
+    (void)state;
+    assert_int_equal(memest_plan_buffers(r, 5, 1, off, &alone), MEMEST_OK);
+    assert_int_equal(alone, 70);
+    assert_int_equal(memest_plan_buffers_best(r, 5, 1, off, &best, &greedy),
+                     MEMEST_OK);
+    assert_int_equal(greedy, 70);
+    assert_int_equal(best, 60);
+    for (size_t i = 0; i < 5; i++) {
+        for (size_t j = 0; j < i; j++) {
+            const int together = r[i].first <= r[j].last &&
+                                 r[j].first <= r[i].last;
+            assert_false(together && off[i] < off[j] + r[j].size &&
+                         off[j] < off[i] + r[i].size);
+        }
+        assert_true(off[i] + r[i].size <= best);
+    }
+}
+
 /* The MLPerf Tiny presets plan within their bounds, by brute force. */
 static void test_preset_arenas(void **state)
 {
@@ -232,6 +262,9 @@ static void test_preset_arenas(void **state)
         assert_int_equal(memest_plan_arena(m, 1, MEMEST_FP32, &pl),
                          MEMEST_OK);
         check_plan(m, 1, MEMEST_FP32, &pl);
+        assert_true(pl.arena_bytes <= pl.greedy_bytes);
+        /* on these chains and residual blocks the plan meets the bound */
+        assert_int_equal(pl.arena_bytes, pl.live_lower_bound_bytes);
         memest_arena_plan_free(&pl);
         memest_model_destroy(m);
     }
@@ -531,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_tflm_cases),
         cmocka_unit_test(test_residual_arena),
         cmocka_unit_test(test_branching_arena),
+        cmocka_unit_test(test_best_order),
         cmocka_unit_test(test_preset_arenas),
         cmocka_unit_test(test_batchnorm_folding),
         cmocka_unit_test(test_weights),

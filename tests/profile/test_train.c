@@ -110,10 +110,11 @@ static double act1(enum memest_act a, double x)
 
 /* The input pixel a window element (ky, kx) of output (oy, ox) reads,
  * iy * W + ix, or -1 in the padding. */
-static long pixel(size_t oy, size_t ox, long ky, long kx, long s, long pad,
-                  size_t H, size_t W)
+static long pixel(size_t oy, size_t ox, long ky, long kx,
+                  const struct memest_layer *L, size_t H, size_t W)
 {
-    const long iy = (long)oy * s + ky - pad, ix = (long)ox * s + kx - pad;
+    const long iy = (long)oy * (long)L->stride_h + ky - (long)L->pad_top;
+    const long ix = (long)ox * (long)L->stride_w + kx - (long)L->pad_left;
     if (iy < 0 || ix < 0 || iy >= (long)H || ix >= (long)W) {
         return -1;
     }
@@ -146,8 +147,7 @@ static double ref_sample_loss(const memest_model *m,
         const size_t OC = L->out_shape.dim[0];
         const size_t OH = L->out_shape.rank == 3 ? L->out_shape.dim[1] : 1;
         const size_t OW = L->out_shape.rank == 3 ? L->out_shape.dim[2] : 1;
-        const long k = (long)L->kernel_h, s = (long)L->stride_h,
-                   pad = (long)L->pad_top;
+        const long kh = (long)L->kernel_h, kw = (long)L->kernel_w;
         enum memest_act act = L->act;
         switch (L->kind) {
         case MEMEST_KIND_DENSE:
@@ -167,16 +167,15 @@ static double ref_sample_loss(const memest_model *m,
                     for (size_t ox = 0; ox < OW; ox++) {
                         double acc = p->b[i] ? p->b[i][oc] : 0;
                         for (size_t ci = 0; ci < icg; ci++) {
-                            for (long ky = 0; ky < k; ky++) {
-                                for (long kx = 0; kx < k; kx++) {
-                                    const long at = pixel(
-                                        oy, ox, ky, kx, s, pad, H, W);
+                            for (long ky = 0; ky < kh; ky++) {
+                                for (long kx = 0; kx < kw; kx++) {
+                                    const long at =
+                                        pixel(oy, ox, ky, kx, L, H, W);
                                     if (at < 0) {
                                         continue;
                                     }
-                                    acc += p->w[i][((oc * icg + ci) * k + ky) *
-                                                       k +
-                                                   kx] *
+                                    acc += p->w[i][((oc * icg + ci) * kh +
+                                                    ky) * kw + kx] *
                                            cur[(grp * icg + ci) * H * W +
                                                (size_t)at];
                                 }
@@ -192,7 +191,6 @@ static double ref_sample_loss(const memest_model *m,
         case MEMEST_KIND_AVGPOOL: {
             /* kh x kw windows, a stride per axis, padding per side; an
              * average divides by the window or by its cells inside */
-            const long kh = (long)L->kernel_h, kw = (long)L->kernel_w;
             const long sh = (long)L->stride_h, sw = (long)L->stride_w;
             const long pt = (long)L->pad_top, pl = (long)L->pad_left;
             for (size_t c = 0; c < OC; c++) {
@@ -486,6 +484,15 @@ static const char *cnn_c = "input 2x7x6\n"
                            "flatten\n"
                            "dense 3 act=softmax\n";
 
+/* Rectangular convolutions with a stride per axis and padding on some
+ * sides only (DS-CNN's first layer, shrunk), grouped too: the trainer
+ * lowers them through libkernels' im2col and col2im. */
+static const char *cnn_d = "input 2x11x6\n"
+                           "conv2d 4 k=5x2 s=2x1 p=2,0,2,1 act=tanh\n"
+                           "conv2d 4 k=1x3 s=1x2 p=0,1,0,1 g=2 act=relu\n"
+                           "flatten\n"
+                           "dense 3 act=softmax\n";
+
 /* relu6 fused after conv2d and standing alone, identity and dropout
  * (identities: the model has no dropout rate and the trainer drops
  * nothing). relu6's derivative is taken from its stored output, 0 < y <
@@ -494,7 +501,7 @@ static const char *cnn_c = "input 2x7x6\n"
  * where the double reference keeps it. With relu6 on the dense layer too,
  * that layer's bf16 gradients came out 2.6 times the tolerance, which
  * this rounding explains (relu there passes), so it has relu. */
-static const char *cnn_d = "input 2x6x5\n"
+static const char *cnn_e = "input 2x6x5\n"
                            "conv2d 4 k=3 p=1 act=relu6\n"
                            "dropout\n"
                            "maxpool k=2\n"
@@ -514,6 +521,7 @@ static void test_grads_fp32(void **state)
     check_grads(cnn_b, MEMEST_FP32, 1, 0);
     check_grads(cnn_c, MEMEST_FP32, 1, 0);
     check_grads(cnn_d, MEMEST_FP32, 1, 0);
+    check_grads(cnn_e, MEMEST_FP32, 1, 0);
 }
 
 /* 16-bit storage: the same gradients within 8 unit roundoffs of the
@@ -521,9 +529,9 @@ static void test_grads_fp32(void **state)
 static void test_grads_mixed(void **state)
 {
     (void)state;
-    const char *models[] = {mlp_fused, mlp_standalone, cnn_a,
-                            cnn_b,     cnn_c,          cnn_d};
-    for (size_t i = 0; i < 6; i++) {
+    const char *models[] = {mlp_fused, mlp_standalone, cnn_a, cnn_b,
+                            cnn_c,     cnn_d,          cnn_e};
+    for (size_t i = 0; i < 7; i++) {
         check_grads(models[i], MEMEST_FP16, 2000, 0);
         check_grads(models[i], MEMEST_BF16, 15000, 0);
     }
@@ -705,13 +713,14 @@ static void test_memory_equals_estimate(void **state)
 {
     (void)state;
     const char *models[] = {"mlp:784-64-10", "smallcnn", mlp_fused,
-                            mlp_standalone, cnn_a, cnn_b, cnn_c, cnn_d};
+                            mlp_standalone, cnn_a, cnn_b, cnn_c, cnn_d,
+                            cnn_e};
     const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
                                            MEMEST_BF16};
     const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,
                                           MEMEST_OPT_ADAM};
     const uint64_t batches[] = {1, 32};
-    for (size_t i = 0; i < 8; i++) {
+    for (size_t i = 0; i < 9; i++) {
         memest_model *m = model(models[i]);
         for (size_t p = 0; p < 3; p++) {
             for (size_t k = 0; k < 3; k++) {

@@ -258,62 +258,26 @@ KERN_API int kern_nn_softmax_xent_f32(const float *logits,
                                       size_t classes, float *loss,
                                       float *grad);
 
-/* A 2-D convolution (cross-correlation, as in PyTorch), NCHW. Square
- * kernel k x k, equal stride and zero padding on both axes, groups that
- * divide both channel counts (groups == in_c == out_c is depthwise).
- * Output size: out_h = (in_h + 2 pad - k) / stride + 1 (floor), out_w
- * alike; k must be <= in + 2 pad and stride >= 1 (else KERN_E_SHAPE). */
+/* ---- conv --------------------------------------------------------------- */
+
+/* 2-D convolution (cross-correlation, as in PyTorch and ONNX), float32.
+ *
+ * Layout: NCHW throughout, the public layout of every convolution here:
+ * x [batch][in_c][in_h][in_w], w [out_c][in_c/groups][kh][kw] (PyTorch's),
+ * y [batch][out_c][out_h][out_w]. Rectangular kernels kh x kw, a stride per
+ * axis, zero padding given per side (asymmetric padding, as ONNX "pads" or
+ * TensorFlow "SAME" produce), dilation 1, groups that divide both channel
+ * counts (groups == in_c == out_c is depthwise). Output size: out_h =
+ * (in_h + pad_top + pad_bottom - kh) / stride_h + 1 (floor), out_w alike
+ * with pad_left, pad_right, kw and stride_w. */
 struct kern_conv2d_shape {
     size_t batch;
     size_t in_c, in_h, in_w;
     size_t out_c;
-    size_t k, stride, pad, groups;
-};
-
-/* Output height and width of a convolution; KERN_E_SHAPE when the shape is
- * invalid (zero sizes, groups not dividing the channels, kernel larger than
- * the padded input), KERN_E_OVERFLOW when a size overflows. */
-KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
-                                size_t *out_h, size_t *out_w);
-
-/* Forward: y[b][oc][oy][ox] = bias[oc] + sum over ic in oc's group, ky, kx
- * of w[oc][ic - g*in_c/groups][ky][kx] * x[b][ic][oy*s+ky-p][ox*s+kx-p]
- * (zero outside the input). x: [batch][in_c][in_h][in_w]; w:
- * [out_c][in_c/groups][k][k]; bias: out_c values or NULL; y:
- * [batch][out_c][out_h][out_w], which must not overlap x or w.
- * Convolutions with at least 4 output channels per group and 8 <=
- * in_c/groups * k * k <= 1024 run as kern_sgemm products over input
- * patches gathered a few rows (or part of a row) at a time in a 32 KiB
- * stack buffer (kern_sgemm may use its own pooled buffers; no other
- * allocation); the others (depthwise ones included) run a direct kernel.
- * Summation order differs between paths:
- * results agree with the exact sum to within about K * FLT_EPSILON * sum of
- * |w * x| with K = in_c/groups * k * k. */
-KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
-                             const float *x, const float *w,
-                             const float *bias, float *y);
-
-/* Backward of kern_conv2d_f32 for dy ([batch][out_c][out_h][out_w]):
- * grad_x ([batch][in_c][in_h][in_w]), grad_w (same shape as w) and
- * grad_bias (out_c) are OVERWRITTEN with the gradients (sums over the
- * batch). Any of the three outputs may be NULL to skip it; grad_x needs w,
- * grad_w needs x (the other may then be NULL). */
-KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
-                                      const float *x, const float *w,
-                                      const float *dy, float *grad_x,
-                                      float *grad_w, float *grad_bias);
-
-/* A direct depthwise 2-D convolution (groups == channels: each channel is
- * convolved with its own kh x kw filter), NCHW, with the bias and an
- * activation applied in the same pass over the output. Rectangular kernels,
- * one stride on both axes, and zero padding given per side (asymmetric
- * padding, as ONNX "pads" or TensorFlow "SAME" produce). Output size:
- * out_h = (in_h + pad_top + pad_bottom - kh) / stride + 1 (floor), out_w
- * alike with pad_left, pad_right and kw. */
-struct kern_dwconv2d_shape {
-    size_t batch, channels, in_h, in_w;
-    size_t kh, kw, stride;
+    size_t kh, kw;
+    size_t stride_h, stride_w;
     size_t pad_top, pad_left, pad_bottom, pad_right;
+    size_t groups;
 };
 
 /* The activation fused into a convolution's output pass. */
@@ -323,6 +287,112 @@ enum kern_fused_act {
     KERN_FUSE_RELU6 = 2, /* y = min(max(sum, 0), 6) */
 };
 
+/* Output height and width of a convolution; KERN_E_INVALID for NULL,
+ * KERN_E_SHAPE when the shape is invalid (zero sizes or strides, groups not
+ * dividing the channels, a kernel larger than the padded input),
+ * KERN_E_OVERFLOW when an element count or byte size overflows. */
+KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
+                                size_t *out_h, size_t *out_w);
+
+/* Bytes of scratch kern_conv2d_f32 may use for this shape on any path
+ * (a zero-padded copy of one sample's group of input planes and a table of
+ * K = in_c/groups * kh * kw offsets); 0 when it needs none or the shape is
+ * invalid. */
+KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s);
+
+/* Forward: y[b][oc][oy][ox] = act(bias[oc] + sum over ic in oc's group,
+ * ky, kx of w[oc][ic - g*in_c/groups][ky][kx] *
+ * x[b][ic][oy*stride_h+ky-pad_top][ox*stride_w+kx-pad_left]) (zero outside
+ * the input). bias: out_c values or NULL (0); act: a kern_fused_act (else
+ * KERN_E_RANGE); y must not overlap x or w. work: kern_conv2d_work_bytes(s)
+ * bytes, any alignment, or NULL to let the function allocate (and free) it
+ * itself (KERN_E_NOMEM when that fails); an executor passes its own so that
+ * nothing is allocated per call.
+ *
+ * Paths. Depthwise convolutions run kern_dwconv2d_f32. The others are a
+ * matrix product per group, Y[oc][pixel] = W[oc][K] . X[K][pixel], with K
+ * = (ic, ky, kx), computed on the AVX2 path without an im2col matrix: a
+ * 1 x 1, stride 1, unpadded convolution reads the activation planes
+ * themselves as the GEMM's right operand; any other one first copies the
+ * group's input planes once, zero-padded and split by stride phase (the
+ * (ry, rx) = (row mod stride_h, column mod stride_w) sub-planes), so that
+ * every (ic, ky, kx) row of X is a contiguous run of one sub-plane at a
+ * fixed offset: the packing is one pass over the input, amortised over
+ * every output channel. A 4 x 24 register tile (output channels x pixels)
+ * starts from the bias and gets the activation before its one store. The C
+ * path is the definition, one output at a time.
+ *
+ * A 1 x 1 convolution on a plane of fewer than 24 pixels (MobileNet's last
+ * layers) would leave most of the tile's lanes idle: there the AVX2 path
+ * transposes the plane (P x K floats in the scratch) and takes dot
+ * products along K, 4 output channels x 3 pixels at a time.
+ *
+ * Accuracy: the C path and the AVX2 tile start from the bias and add the K
+ * terms in (ic, ky, kx) order (the tile with fused multiply-adds, each
+ * product rounded once less); the dot products add 8 interleaved partial
+ * sums, then the bias. Either way results agree with the exact value to
+ * within about (K + 1) * FLT_EPSILON * (|bias| + sum of |w * x|). */
+KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
+                             const float *x, const float *w,
+                             const float *bias, int act, void *work,
+                             float *y);
+
+/* Backward of kern_conv2d_f32 without activation, for dy
+ * ([batch][out_c][out_h][out_w]): grad_x ([batch][in_c][in_h][in_w]),
+ * grad_w (same shape as w) and grad_bias (out_c) are OVERWRITTEN with the
+ * gradients (sums over the batch). Any of the three outputs may be NULL to
+ * skip it; grad_x needs w, grad_w needs x (the other may then be NULL).
+ * The C definition on every path (a training loop that wants speed lowers
+ * through kern_im2col_f32 and kern_sgemm instead). */
+KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
+                                      const float *x, const float *w,
+                                      const float *dy, float *grad_x,
+                                      float *grad_w, float *grad_bias);
+
+/* Convolution lowering for callers that run their own GEMM (training, the
+ * int8 path). K = in_c/groups * kh * kw rows, indexed (ic * kh + ky) * kw
+ * + kx with ic counted inside group g; P = out_h * out_w pixels, indexed
+ * oy * out_w + ox. Each works on sample b (< batch) and group g (< groups)
+ * of the NCHW tensor x; KERN_E_INVALID for NULL, KERN_E_SHAPE for an
+ * invalid shape or b, g out of range, KERN_E_OVERFLOW. */
+
+/* col[k][p] = x[b][g*in_c/groups + ic][oy*stride_h+ky-pad_top]
+ * [ox*stride_w+kx-pad_left], zero outside the input: col is K x P,
+ * row-major, the right operand of W[ocg][K] . col giving the group's
+ * output planes. */
+KERN_API int kern_im2col_f32(const struct kern_conv2d_shape *s,
+                             const float *x, size_t b, size_t g,
+                             float *col);
+
+/* The adjoint of kern_im2col_f32: x[b][g*in_c/groups + ic][iy][ix] +=
+ * col[k][p] for every (k, p) that kern_im2col_f32 reads from (iy, ix);
+ * entries that read padding give nothing back. x is not cleared, only
+ * sample b's channels of group g are written. */
+KERN_API int kern_col2im_f32(const struct kern_conv2d_shape *s,
+                             const float *col, size_t b, size_t g,
+                             float *x);
+
+/* The int8 lowering, pixel-major: col[p][k] (P x K, row-major: the left
+ * operand of kern_q8_gemm against the packed [ocg][K] weights), same
+ * values as kern_im2col_f32 for int8 x; padding is 0 (the zero point of
+ * symmetric quantisation). */
+KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
+                            const int8_t *x, size_t b, size_t g,
+                            int8_t *col);
+
+/* A direct depthwise 2-D convolution (groups == channels: each channel is
+ * convolved with its own kh x kw filter), NCHW, with the bias and an
+ * activation applied in the same pass over the output. Rectangular kernels,
+ * a stride per axis, and zero padding given per side (asymmetric padding,
+ * as ONNX "pads" or TensorFlow "SAME" produce). Output size: out_h = (in_h
+ * + pad_top + pad_bottom - kh) / stride_h + 1 (floor), out_w alike with
+ * pad_left, pad_right, kw and stride_w. */
+struct kern_dwconv2d_shape {
+    size_t batch, channels, in_h, in_w;
+    size_t kh, kw, stride_h, stride_w;
+    size_t pad_top, pad_left, pad_bottom, pad_right;
+};
+
 /* Output height and width of a depthwise convolution; KERN_E_INVALID for
  * NULL, KERN_E_SHAPE for a zero size or stride or a kernel larger than the
  * padded input, KERN_E_OVERFLOW when a size overflows. */
@@ -330,14 +400,19 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
                                   size_t *out_h, size_t *out_w);
 
 /* Forward: y[b][c][oy][ox] = act(bias[c] + sum over ky, kx of
- * w[c][ky][kx] * x[b][c][oy*stride+ky-pad_top][ox*stride+kx-pad_left])
+ * w[c][ky][kx] * x[b][c][oy*stride_h+ky-pad_top][ox*stride_w+kx-pad_left])
  * (zero outside the input). x: [batch][channels][in_h][in_w]; w:
  * [channels][kh][kw]; bias: channels values or NULL (0); act: a
  * kern_fused_act (else KERN_E_RANGE); y: [batch][channels][out_h][out_w],
- * which must not overlap x or w. No allocation: the AVX2/AVX-512 paths copy
- * bands of each input plane into a zero-padded 32 KiB stack buffer so that
- * their inner loops carry no bounds tests (stride 1 and 2; other strides,
- * and planes too wide for one padded row band, run the C reference). The
+ * which must not overlap x or w. No allocation: the AVX2 path (also taken
+ * on AVX-512 machines) runs eight planes at a time, interleaved one plane
+ * per lane into a zero-padded 24 KiB stack buffer band by band, any
+ * stride, when an output row and the padded rows it reads fit (kh * padded
+ * width <= 768, out_w <= 576); wider planes go a plane at a time, copied
+ * band by band into a zero-padded 32 KiB stack buffer so that the inner
+ * loops carry no bounds tests (column stride 1 and 2, any row stride;
+ * other column strides, and planes too wide for one padded row band, run
+ * the C reference). The
  * sum starts from the bias and adds the taps in row-major order on every
  * path, the vector paths with fused multiply-adds: results agree with the
  * exact value to within about (kh * kw + 1) * FLT_EPSILON * (|bias| + sum

@@ -3,7 +3,8 @@
  * V_STOREU, V_FMA(a, b, c) = a * b + c, V_MAX, V_MIN, V_ZERO, V_LOAD_EVEN(p)
  * (p[0], p[2], ..., p[2 VL - 2]; may read p[0 .. 2 VL - 1]),
  * V_LOAD_PART(s, n) (s[0..n) then zeros, n < VL, reading no more),
- * V_COPY_PART(d, s, n) (copies n < VL floats, touching no others) and
+ * V_COPY_PART(d, s, n) (copies n < VL floats, touching no others),
+ * V_TRANSPOSE(V r[VL]) (r[i] lane j to r[j] lane i; VL rows of VL) and
  * DW_FN.
  *
  * Why a padded copy: with the zero padding materialised, every output is
@@ -143,11 +144,180 @@ static void pad_band(float *buf, const float *xp, size_t ih, size_t iw,
     }
 }
 
+/*
+ * VL planes at a time, one plane per lane.
+ *
+ * Why: MobileNet's and DS-CNN's depthwise layers have planes of 3 x 3 to
+ * 48 x 48; one plane fills few vectors, each output is a chain of kh * kw
+ * dependent multiply-adds, and the per-plane padding, copies and tails
+ * cost more than the taps. With VL planes interleaved (the blocked layout
+ * oneDNN calls nChw8c), every lane does useful work whatever the plane's
+ * size, every tap is one load and one multiply-add for VL outputs, and the
+ * stride costs nothing. A plane is contiguous, so VL of them are
+ * interleaved by VL x VL transposes over their flattened elements (the
+ * last few and a partial group of planes element by element), each
+ * element's vector landing at its place in a zero-padded stack buffer; the
+ * outputs, computed into a second buffer in plane order, go back the same
+ * way. Planes too tall for the buffers go in bands of output rows (the
+ * input rows a band reads are a contiguous run of the plane too). Lanes
+ * are planes p = b * channels + c of the whole batch, so a group may span
+ * two samples; each lane takes its own channel's filter and bias. Returns
+ * 0, doing nothing, when one output row and the padded rows it reads do
+ * not fit the buffers.
+ */
+enum { IBUF = 6144, IOUT = 4608, MAXTAPS = 64 };
+
+static __attribute__((noinline)) int
+interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
+            const float *x, const float *w, const float *bias, int act,
+            float *y)
+{
+    const size_t kh = s->kh, kw = s->kw, sy = s->stride_h, sx = s->stride_w;
+    const size_t ih = s->in_h, iw = s->in_w, pt = s->pad_top;
+    const size_t pl = s->pad_left, hw = ih * iw, ohw = oh * ow;
+    /* the padded columns the outputs read */
+    const size_t wp = (ow - 1) * sx + kw;
+    if (kh * kw > MAXTAPS || wp > IBUF / VL / kh || ow > IOUT / VL) {
+        return 0;
+    }
+    /* output rows per band: their padded rows, (nb - 1) sy + kh, and
+     * their outputs fit the buffers */
+    size_t nb = (IBUF / VL / wp - kh) / sy + 1;
+    nb = nb < IOUT / VL / ow ? nb : IOUT / VL / ow;
+    nb = nb < oh ? nb : oh;
+    float in[IBUF], out[IOUT], wt[MAXTAPS * VL], bv[VL];
+    const V six = V_SET1(6.0f);
+    const size_t np = s->batch * s->channels, taps = kh * kw;
+    for (size_t p0 = 0; p0 < np; p0 += VL) {
+        const size_t nl = np - p0 < VL ? np - p0 : VL;
+        const float *xg = x + p0 * hw;
+        float *yg = y + p0 * ohw;
+        /* lane l's channel, counted without a division per lane */
+        size_t c = p0 % s->channels;
+        for (size_t l = 0; l < VL; l++) {
+            const float *wc = w + c * taps;
+            bv[l] = l < nl && bias ? bias[c] : 0.0f;
+            for (size_t t = 0; t < taps; t++) {
+                wt[t * VL + l] = l < nl ? wc[t] : 0.0f;
+            }
+            if (++c == s->channels) {
+                c = 0;
+            }
+        }
+        const V bias_v = V_LOADU(bv);
+        for (size_t oy0 = 0; oy0 < oh; oy0 += nb) {
+            const size_t oy1 = oh - oy0 < nb ? oh : oy0 + nb;
+            /* padded rows [r0, r0 + hb) hold input rows r - pt */
+            const size_t r0 = oy0 * sy, hb = (oy1 - oy0 - 1) * sy + kh;
+            memset(in, 0, hb * wp * VL * sizeof *in);
+            /* the input rows inside the band: [iy0, iy1) */
+            const size_t iy0 = r0 > pt ? r0 - pt : 0;
+            size_t iy1 = r0 + hb > pt ? r0 + hb - pt : 0;
+            iy1 = iy1 < ih ? iy1 : ih;
+            /* element i = (iy, ix) to band row iy + pt - r0, column
+             * ix + pl, when the outputs read it */
+            size_t i = iy0 * iw, iy = iy0, ix = 0;
+            const size_t i1 = iy1 > iy0 ? iy1 * iw : i;
+            if (nl == VL) {
+                for (; i + VL <= i1; i += VL) {
+                    V v[VL];
+                    for (size_t l = 0; l < VL; l++) {
+                        v[l] = V_LOADU(xg + l * hw + i);
+                    }
+                    V_TRANSPOSE(v);
+                    for (size_t j = 0; j < VL; j++) {
+                        if (ix + pl < wp) {
+                            V_STOREU(in + ((iy + pt - r0) * wp + ix + pl) *
+                                              VL,
+                                     v[j]);
+                        }
+                        if (++ix == iw) {
+                            ix = 0;
+                            iy++;
+                        }
+                    }
+                }
+            }
+            for (; i < i1; i++) {
+                if (ix + pl < wp) {
+                    float *d = in + ((iy + pt - r0) * wp + ix + pl) * VL;
+                    for (size_t l = 0; l < nl; l++) {
+                        d[l] = xg[l * hw + i];
+                    }
+                }
+                if (++ix == iw) {
+                    ix = 0;
+                    iy++;
+                }
+            }
+            for (size_t oy = oy0; oy < oy1; oy++) {
+                const float *rows = in + (oy - oy0) * sy * wp * VL;
+                float *orow = out + (oy - oy0) * ow * VL;
+                size_t ox = 0;
+                for (; ox + 4 <= ow; ox += 4) {
+                    V a0 = bias_v, a1 = bias_v, a2 = bias_v, a3 = bias_v;
+                    for (size_t ky = 0; ky < kh; ky++) {
+                        const float *r = rows + (ky * wp + ox * sx) * VL;
+                        for (size_t kx = 0; kx < kw; kx++) {
+                            const V wv = V_LOADU(wt + (ky * kw + kx) * VL);
+                            const float *q = r + kx * VL;
+                            a0 = V_FMA(wv, V_LOADU(q), a0);
+                            a1 = V_FMA(wv, V_LOADU(q + sx * VL), a1);
+                            a2 = V_FMA(wv, V_LOADU(q + 2 * sx * VL), a2);
+                            a3 = V_FMA(wv, V_LOADU(q + 3 * sx * VL), a3);
+                        }
+                    }
+                    V_STOREU(orow + ox * VL, fuse_v(a0, act, six));
+                    V_STOREU(orow + (ox + 1) * VL, fuse_v(a1, act, six));
+                    V_STOREU(orow + (ox + 2) * VL, fuse_v(a2, act, six));
+                    V_STOREU(orow + (ox + 3) * VL, fuse_v(a3, act, six));
+                }
+                for (; ox < ow; ox++) {
+                    V a = bias_v;
+                    for (size_t ky = 0; ky < kh; ky++) {
+                        const float *r = rows + (ky * wp + ox * sx) * VL;
+                        for (size_t kx = 0; kx < kw; kx++) {
+                            a = V_FMA(V_LOADU(wt + (ky * kw + kx) * VL),
+                                      V_LOADU(r + kx * VL), a);
+                        }
+                    }
+                    V_STOREU(orow + ox * VL, fuse_v(a, act, six));
+                }
+            }
+            /* the band's outputs, positions [o0, o1), back to the planes */
+            const size_t o0 = oy0 * ow, o1 = oy1 * ow;
+            size_t o = o0;
+            if (nl == VL) {
+                for (; o + VL <= o1; o += VL) {
+                    V v[VL];
+                    for (size_t j = 0; j < VL; j++) {
+                        v[j] = V_LOADU(out + (o - o0 + j) * VL);
+                    }
+                    V_TRANSPOSE(v);
+                    for (size_t l = 0; l < VL; l++) {
+                        V_STOREU(yg + l * ohw + o, v[l]);
+                    }
+                }
+            }
+            for (; o < o1; o++) {
+                for (size_t l = 0; l < nl; l++) {
+                    yg[l * ohw + o] = out[(o - o0) * VL + l];
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
            const float *x, const float *w, const float *bias, int act,
            float *y)
 {
-    const size_t kh = s->kh, kw = s->kw, st = s->stride;
+    if (interleaved(s, out_h, out_w, x, w, bias, act, y)) {
+        return;
+    }
+    const size_t kh = s->kh, kw = s->kw, st = s->stride_w;
+    const size_t sy = s->stride_h;
     /* Padded columns read: up to (out_w - 1) * st + kw - 1. */
     const size_t pitch = (out_w - 1) * st + kw;
     if ((st != 1 && st != 2) || pitch > PBUF ||
@@ -155,10 +325,12 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
         kern_dwconv2d_c(s, out_h, out_w, x, w, bias, act, y);
         return;
     }
-    const int flat = st == 1 && out_w < 2 * VL;
-    /* Output rows per band: its padded rows ((nb - 1) st + kh) fit in
+    /* Flattening needs output row r + 1 to start one pitch after row r
+     * in the padded band: stride 1 on both axes. */
+    const int flat = st == 1 && sy == 1 && out_w < 2 * VL;
+    /* Output rows per band: its padded rows ((nb - 1) sy + kh) fit in
      * PBUF, and in flat mode its nb * pitch outputs fit in OBUF. */
-    size_t nb = ((PBUF - SLACK) / pitch - kh) / st + 1;
+    size_t nb = ((PBUF - SLACK) / pitch - kh) / sy + 1;
     if (flat && nb > OBUF / pitch) {
         nb = OBUF / pitch;
     }
@@ -176,8 +348,8 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
         const float b = bias ? bias[c] : 0.0f;
         for (size_t oy0 = 0; oy0 < out_h; oy0 += nb) {
             const size_t rows = out_h - oy0 < nb ? out_h - oy0 : nb;
-            pad_band(buf, xp, ih, iw, s->pad_top, s->pad_left, oy0 * st,
-                     (rows - 1) * st + kh, pitch);
+            pad_band(buf, xp, ih, iw, s->pad_top, s->pad_left, oy0 * sy,
+                     (rows - 1) * sy + kh, pitch);
             if (flat) {
                 run(obuf, buf, (rows - 1) * pitch + out_w, 1, pitch, wc, kh,
                     kw, b, act, OBUF);
@@ -191,7 +363,7 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
             }
             for (size_t r = 0; r < rows; r++) {
                 const size_t at = (p * out_h + oy0 + r) * out_w;
-                run(y + at, buf + r * st * pitch, out_w, st, pitch, wc, kh,
+                run(y + at, buf + r * sy * pitch, out_w, st, pitch, wc, kh,
                     kw, b, act, ny - at);
             }
         }

@@ -13,14 +13,7 @@ static inline __m256i mask_n(int r)
                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-static inline float hsum8(__m256 x)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(x),
-                          _mm256_extractf128_ps(x, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
+#include "hsum_avx2.h"
 
 #define v_zero() _mm256_setzero_ps()
 #define v_load(p) _mm256_loadu_ps(p)

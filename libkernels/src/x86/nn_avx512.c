@@ -89,7 +89,7 @@ void kern_nn_sgd_avx512(float *w, const float *g, float *velocity, size_t n,
     }
 }
 
-enum { NV = 4, MAXK = 16 };
+/* ---- pooling ------------------------------------------------------------- */
 
 /* Address of row[off] for a masked load whose first lanes may lie before
  * the row (off < 0; those lanes are masked off and never read). Computed on
@@ -98,114 +98,6 @@ static inline const float *at(const float *row, ptrdiff_t off)
 {
     return (const float *)((uintptr_t)row + (uintptr_t)off * sizeof *row);
 }
-
-/* Lanes l of vector v whose input column ix = (ox0 + 16 v + l) * stride +
- * kx - pad lies in [0, in_w) and whose output column is below out_w. */
-static __mmask16 lane_mask(size_t ox0, size_t v, size_t stride, size_t kx,
-                           size_t pad, size_t in_w, size_t out_w)
-{
-    __mmask16 m = 0;
-    for (unsigned l = 0; l < 16; l++) {
-        const size_t ox = ox0 + 16 * v + l;
-        const size_t ix = ox * stride + kx - pad; /* wraps when negative */
-        if (ox < out_w && ix < in_w) {
-            m |= (__mmask16)(1u << l);
-        }
-    }
-    return m;
-}
-
-void kern_nn_conv2d_avx512(const struct kern_conv2d_shape *s, size_t out_h,
-                           size_t out_w, const float *x, const float *w,
-                           const float *bias, float *y)
-{
-    const size_t k = s->k, st = s->stride, pad = s->pad;
-    if (k > MAXK || out_w > (size_t)INT32_MAX / 2 / st ||
-        s->in_w > (size_t)INT32_MAX / 2) {
-        kern_nn_conv2d_c(s, out_h, out_w, x, w, bias, y);
-        return;
-    }
-    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
-    const size_t ih = s->in_h, iw = s->in_w;
-    __mmask16 masks[MAXK][NV];
-    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-                                            10, 11, 12, 13, 14, 15);
-    for (size_t ox0 = 0; ox0 < out_w; ox0 += 16 * NV) {
-        const size_t nv = (out_w - ox0 + 15) / 16 < NV
-                              ? (out_w - ox0 + 15) / 16
-                              : NV;
-        __m512i idx[NV];
-        for (size_t v = 0; v < NV; v++) {
-            for (size_t kx = 0; kx < k; kx++) {
-                masks[kx][v] = v < nv ? lane_mask(ox0, v, st, kx, pad, iw,
-                                                  out_w)
-                                      : 0;
-            }
-            /* Input column offsets of the lanes for kx = pad (added to a
-             * row pointer shifted by kx - pad). */
-            idx[v] = _mm512_mullo_epi32(
-                _mm512_add_epi32(lanes, _mm512_set1_epi32((int)(ox0 +
-                                                                16 * v))),
-                _mm512_set1_epi32((int)st));
-        }
-        for (size_t b = 0; b < s->batch; b++) {
-            for (size_t oc = 0; oc < s->out_c; oc++) {
-                const size_t g = oc / ocg;
-                const float *wo = w + oc * icg * k * k;
-                float *yo = y + (b * s->out_c + oc) * out_h * out_w;
-                const __m512 b0 = _mm512_set1_ps(bias ? bias[oc] : 0.0f);
-                for (size_t oy = 0; oy < out_h; oy++) {
-                    __m512 acc[NV] = {b0, b0, b0, b0};
-                    for (size_t ci = 0; ci < icg; ci++) {
-                        const float *xc =
-                            x + (b * s->in_c + g * icg + ci) * ih * iw;
-                        for (size_t ky = 0; ky < k; ky++) {
-                            const size_t iy = oy * st + ky - pad;
-                            if (iy >= ih) {
-                                continue;
-                            }
-                            const float *row = xc + iy * iw;
-                            const float *wr = wo + (ci * k + ky) * k;
-                            for (size_t kx = 0; kx < k; kx++) {
-                                const __m512 wv = _mm512_set1_ps(wr[kx]);
-                                /* Offset of lane 0's input column; may be
-                                 * negative, those lanes are masked off. */
-                                const ptrdiff_t off =
-                                    (ptrdiff_t)(ox0 * st + kx) -
-                                    (ptrdiff_t)pad;
-                                for (size_t v = 0; v < nv; v++) {
-                                    const __mmask16 m = masks[kx][v];
-                                    __m512 xv;
-                                    if (st == 1) {
-                                        xv = _mm512_maskz_loadu_ps(
-                                            m,
-                                            at(row, off + 16 * (ptrdiff_t)v));
-                                    } else {
-                                        const __m512i ii = _mm512_add_epi32(
-                                            idx[v],
-                                            _mm512_set1_epi32((int)kx -
-                                                              (int)pad));
-                                        xv = _mm512_mask_i32gather_ps(
-                                            _mm512_setzero_ps(), m, ii, row,
-                                            4);
-                                    }
-                                    acc[v] = _mm512_fmadd_ps(wv, xv, acc[v]);
-                                }
-                            }
-                        }
-                    }
-                    for (size_t v = 0; v < nv; v++) {
-                        _mm512_mask_storeu_ps(yo + oy * out_w + ox0 + 16 * v,
-                                              tail_mask(out_w - ox0 - 16 * v),
-                                              acc[v]);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* ---- pooling ------------------------------------------------------------- */
 
 /* Pooling is bit-identical to the C reference: each output lane sees its
  * window's real elements in row-major order, max pooling with the same

@@ -512,6 +512,20 @@ MEMEST_API int memest_plan_buffers(const struct memest_buffer_req *reqs,
                                    uint64_t *offsets, uint64_t *arena_bytes);
 
 /*
+ * The same placement tried in four orders: sizes decreasing (the plan
+ * above), execution order, longest-lived first and biggest size x lifetime
+ * first; offsets and *arena_bytes are those of the smallest arena (the
+ * first order among equals), so the plan is never above the greedy
+ * planner's, whose arena *greedy_bytes receives (may be NULL). Errors as
+ * memest_plan_buffers().
+ */
+MEMEST_API int memest_plan_buffers_best(const struct memest_buffer_req *reqs,
+                                        size_t count, uint64_t alignment,
+                                        uint64_t *offsets,
+                                        uint64_t *arena_bytes,
+                                        uint64_t *greedy_bytes);
+
+/*
  * The inference arena of a model at a batch and precision. Tensors (see
  * struct memest_layer) live from the step that writes them (inputs: step
  * 0; layer i: step i) to the last step that reads them (the model's output:
@@ -519,7 +533,9 @@ MEMEST_API int memest_plan_buffers(const struct memest_buffer_req *reqs,
  * output is their input's buffer, whose life extends to cover theirs.
  * `offset[t]` and `bytes[t]` place tensor t (bytes = batch * elements *
  * precision bytes; offsets are multiples of the precision's bytes, with
- * no further alignment); `arena_bytes` is the greedy plan's size;
+ * no further alignment); `arena_bytes` is the plan's size, the best of
+ * memest_plan_buffers_best() and so never above `greedy_bytes`, the arena
+ * of TensorFlow Lite Micro's greedy-by-size order alone;
  * `live_lower_bound_bytes` is the most bytes alive
  * at one step, which no plan can beat. The arrays hold tensor_count
  * entries and are owned by the plan.
@@ -534,6 +550,7 @@ struct memest_arena_plan {
     size_t *last;       /* last step that reads it */
     size_t *alias;      /* the tensor whose buffer it uses (itself if none) */
     uint64_t arena_bytes;
+    uint64_t greedy_bytes;
     uint64_t live_lower_bound_bytes;
 };
 

@@ -778,10 +778,11 @@ PROF_API const char *prof_dataset_default_dir(void);
  *     the scale.
  * fp64 is estimated by libmemest but not executed (PROF_E_RANGE).
  *
- * Operators: dense (y = x W^T + b, then its activation), conv2d (im2col,
- * then one GEMM per sample and group, or for int8 one per group over the
- * whole batch; square kernels, any stride, padding and groups, depthwise
- * included), max and average pooling (kern_maxpool2d_f32 and
+ * Operators: dense (y = x W^T + b, then its activation), conv2d
+ * (kern_conv2d_f32: kh x kw kernels, a stride per axis, padding per side,
+ * groups, depthwise included, the bias and a relu or relu6 fused into its
+ * output pass; for int8 kern_im2col_s8, then one GEMM per group over the
+ * whole batch), max and average pooling (kern_maxpool2d_f32 and
  * kern_avgpool2d_f32: kh x kw windows, a stride per axis, padding per
  * side, average dividing by the whole window or by its cells inside the
  * input as the layer's count_include_pad says), global average pooling

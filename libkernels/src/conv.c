@@ -1,0 +1,494 @@
+/* Convolution: the C reference, the lowering functions (im2col, col2im),
+ * the backward pass, the GEMM paths' scratch layout, the dispatch and the
+ * public wrappers. The reference is the definition written out, one output
+ * at a time with the bounds tested per tap; the AVX2 path is in
+ * src/x86/conv_avx2.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv.h"
+#include "nn.h"
+
+void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
+                   size_t out_w, const float *x, const float *w,
+                   const float *bias, int act, void *work, float *y)
+{
+    (void)work;
+    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
+    const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t pt = s->pad_top, pl = s->pad_left;
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t oc = 0; oc < s->out_c; oc++) {
+            const size_t g = oc / ocg;
+            const float *wo = w + oc * icg * kh * kw;
+            float *yo = y + (b * s->out_c + oc) * out_h * out_w;
+            for (size_t oy = 0; oy < out_h; oy++) {
+                for (size_t ox = 0; ox < out_w; ox++) {
+                    float acc = bias ? bias[oc] : 0.0f;
+                    for (size_t ci = 0; ci < icg; ci++) {
+                        const float *xc =
+                            x + (b * s->in_c + g * icg + ci) * ih * iw;
+                        for (size_t ky = 0; ky < kh; ky++) {
+                            /* Unsigned wrap makes rows above the input
+                             * huge, so one comparison rejects both
+                             * sides. */
+                            const size_t iy = oy * sh + ky - pt;
+                            if (iy >= ih) {
+                                continue;
+                            }
+                            for (size_t kx = 0; kx < kw; kx++) {
+                                const size_t ix = ox * sw + kx - pl;
+                                if (ix >= iw) {
+                                    continue;
+                                }
+                                acc += wo[(ci * kh + ky) * kw + kx] *
+                                       xc[iy * iw + ix];
+                            }
+                        }
+                    }
+                    yo[oy * out_w + ox] = kern_fuse1(acc, act);
+                }
+            }
+        }
+    }
+}
+
+/* ---- scratch layout ------------------------------------------------------ */
+
+static bool mul_ok(size_t a, size_t b, size_t *out)
+{
+    if (a && b > SIZE_MAX / a) {
+        return false;
+    }
+    *out = a * b;
+    return true;
+}
+
+bool kern_conv_geom(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
+                    struct kern_conv_geom *g)
+{
+    const size_t icg = s->in_c / s->groups;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    memset(g, 0, sizeof *g);
+    if (!mul_ok(icg, s->kh * s->kw, &g->k)) {
+        return false;
+    }
+    size_t offs; /* offsets tables: one, two in direct mode */
+    g->direct = s->kh == 1 && s->kw == 1 && sh == 1 && sw == 1 &&
+                !s->pad_top && !s->pad_left && !s->pad_bottom &&
+                !s->pad_right;
+    if (g->direct) {
+        g->phy = g->phx = 1;
+        g->q = s->in_h;
+        g->pitch = s->in_w;
+        g->plane = oh * ow;
+        g->cols = g->plane;
+        /* the last block's zero-padded copy */
+        if (!mul_ok(g->k, KERN_CONV_NR, &g->buf_floats) ||
+            !mul_ok(g->k, 2 * sizeof(ptrdiff_t), &offs)) {
+            return false;
+        }
+    } else {
+        /* Padded sizes (each fits: kern_conv2d_out_hw checked them). */
+        const size_t hp = s->in_h + s->pad_top + s->pad_bottom;
+        const size_t wp = s->in_w + s->pad_left + s->pad_right;
+        g->phy = sh < s->kh ? sh : s->kh;
+        g->phx = sw < s->kw ? sw : s->kw;
+        g->q = (hp + sh - 1) / sh;
+        g->pitch = (wp + sw - 1) / sw;
+        size_t planes, n;
+        if (!mul_ok(g->q, g->pitch, &g->plane) ||
+            !mul_ok(oh, g->pitch, &g->cols) ||
+            !mul_ok(icg, g->phy * g->phx, &planes) ||
+            !mul_ok(planes, g->plane, &n) ||
+            n > SIZE_MAX - KERN_CONV_NR - s->kw ||
+            !mul_ok(g->k, sizeof(ptrdiff_t), &offs)) {
+            return false;
+        }
+        /* The last block reads up to NR - 1 + (kw - 1) / stride_w columns
+         * past the last phase plane's end (junk columns only). */
+        g->buf_floats = n + KERN_CONV_NR + s->kw;
+    }
+    size_t fb;
+    if (!mul_ok(g->buf_floats, sizeof(float), &fb) ||
+        fb > SIZE_MAX - offs - 64) {
+        return false;
+    }
+    g->bytes = offs + fb + 64;
+    return true;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags)
+{
+    dsp->conv2d = kern_conv2d_c;
+#if KERN_SIMD && KERN_HAVE_X86
+    if (!(flags & KERN_CPU_AVX2)) {
+        return;
+    }
+    /* AVX-512 machines take the AVX2 path: a 16-lane tile is a few
+     * macros away, but it joins the table only once checkkern has run it
+     * on AVX-512 hardware. */
+    dsp->conv2d = kern_conv2d_avx2;
+#else
+    (void)flags;
+#endif
+}
+
+static struct kern_conv_dsp conv_dsp;
+static pthread_once_t conv_once = PTHREAD_ONCE_INIT;
+
+static void conv_init_once(void)
+{
+    kern_conv_dsp_init(&conv_dsp, kern_cpu_flags());
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
+                                size_t *out_h, size_t *out_w)
+{
+    if (!s || !out_h || !out_w) {
+        return KERN_E_INVALID;
+    }
+    if (!s->batch || !s->in_c || !s->out_c || !s->groups ||
+        s->in_c % s->groups || s->out_c % s->groups) {
+        return KERN_E_SHAPE;
+    }
+    size_t oh, ow, n;
+    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride_h, s->pad_top,
+                             s->pad_bottom, &oh);
+    if (st == KERN_OK) {
+        st = kern_nn_out_dim(s->in_w, s->kw, s->stride_w, s->pad_left,
+                             s->pad_right, &ow);
+    }
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (!kern_nn_mul4(s->batch, s->in_c, s->in_h, s->in_w, &n) ||
+        n > SIZE_MAX / sizeof(float) ||
+        !kern_nn_mul4(s->batch, s->out_c, oh, ow, &n) ||
+        n > SIZE_MAX / sizeof(float) ||
+        !kern_nn_mul4(s->out_c, s->in_c / s->groups, s->kh, s->kw, &n) ||
+        n > SIZE_MAX / sizeof(float) ||
+        !kern_nn_mul4(s->in_c / s->groups, s->kh, s->kw, oh, &n) ||
+        !kern_nn_mul4(n, ow, sizeof(float), 1, &n)) {
+        return KERN_E_OVERFLOW;
+    }
+    *out_h = oh;
+    *out_w = ow;
+    return KERN_OK;
+}
+
+static bool is_depthwise(const struct kern_conv2d_shape *s)
+{
+    return s->groups == s->in_c && s->out_c == s->in_c;
+}
+
+KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s)
+{
+    size_t oh, ow;
+    struct kern_conv_geom g;
+    if (kern_conv2d_out_hw(s, &oh, &ow) != KERN_OK || is_depthwise(s) ||
+        !kern_conv_geom(s, oh, ow, &g)) {
+        return 0;
+    }
+    return g.bytes;
+}
+
+KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
+                             const float *x, const float *w,
+                             const float *bias, int act, void *work,
+                             float *y)
+{
+    if (!s || !x || !w || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    const int st = kern_conv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (act != KERN_FUSE_NONE && act != KERN_FUSE_RELU &&
+        act != KERN_FUSE_RELU6) {
+        return KERN_E_RANGE;
+    }
+    if (is_depthwise(s)) {
+        const struct kern_dwconv2d_shape ds = {
+            .batch = s->batch, .channels = s->in_c, .in_h = s->in_h,
+            .in_w = s->in_w, .kh = s->kh, .kw = s->kw,
+            .stride_h = s->stride_h, .stride_w = s->stride_w,
+            .pad_top = s->pad_top, .pad_left = s->pad_left,
+            .pad_bottom = s->pad_bottom, .pad_right = s->pad_right,
+        };
+        return kern_dwconv2d_f32(&ds, x, w, bias, act, y);
+    }
+    pthread_once(&conv_once, conv_init_once);
+    struct kern_conv_geom g;
+    void *own = NULL;
+    if (!kern_conv_geom(s, oh, ow, &g)) {
+        /* no scratch layout for such sizes: the reference needs none */
+        kern_conv2d_c(s, oh, ow, x, w, bias, act, NULL, y);
+        return KERN_OK;
+    }
+    if (!work && conv_dsp.conv2d != kern_conv2d_c) {
+        own = malloc(g.bytes);
+        if (!own) {
+            return KERN_E_NOMEM;
+        }
+        work = own;
+    }
+    conv_dsp.conv2d(s, oh, ow, x, w, bias, act, work, y);
+    free(own);
+    return KERN_OK;
+}
+
+/* ---- lowering ------------------------------------------------------------ */
+
+/* The output columns ox whose input column ox * sw + kx - pl lies inside
+ * [0, in_w): [*lo, *hi), possibly empty. */
+static void valid_cols(const struct kern_conv2d_shape *s, size_t ow,
+                       size_t kx, size_t *lo, size_t *hi)
+{
+    const size_t sw = s->stride_w, pl = s->pad_left;
+    size_t a = kx < pl ? (pl - kx + sw - 1) / sw : 0;
+    size_t b = 0;
+    if (s->in_w + pl > kx) {
+        b = (s->in_w - 1 + pl - kx) / sw + 1;
+    }
+    b = b < ow ? b : ow;
+    *lo = a < b ? a : b;
+    *hi = b;
+}
+
+/* Checks shared by the lowering functions. */
+static int lower_args(const struct kern_conv2d_shape *s, const void *a,
+                      const void *b, size_t bi, size_t gi, size_t *oh,
+                      size_t *ow)
+{
+    if (!s || !a || !b) {
+        return KERN_E_INVALID;
+    }
+    const int st = kern_conv2d_out_hw(s, oh, ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    return bi < s->batch && gi < s->groups ? KERN_OK : KERN_E_SHAPE;
+}
+
+/* Rows are built a run at a time, the padding zeroed apart, so that no
+ * element pays for a bounds test; rows are short (the output width), and
+ * plain loops, which the compiler vectorises, cost less than calls to
+ * memset and memcpy. */
+KERN_API int kern_im2col_f32(const struct kern_conv2d_shape *s,
+                             const float *x, size_t b, size_t g, float *col)
+{
+    size_t oh, ow;
+    const int st = lower_args(s, x, col, b, g, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const size_t sh = s->stride_h, sw = s->stride_w, ih = s->in_h;
+    const size_t iw = s->in_w, hw_in = ih * iw, hw_out = oh * ow;
+    const float *xg = x + (b * s->in_c + g * cg) * hw_in;
+    for (size_t kx = 0; kx < kw; kx++) {
+        size_t lo, hi;
+        valid_cols(s, ow, kx, &lo, &hi);
+        for (size_t c = 0; c < cg; c++) {
+            for (size_t ky = 0; ky < kh; ky++) {
+                float *row = col + ((c * kh + ky) * kw + kx) * hw_out;
+                for (size_t oy = 0; oy < oh; oy++) {
+                    const size_t iy = oy * sh + ky - s->pad_top;
+                    float *r = row + oy * ow;
+                    if (iy >= ih || lo == hi) {
+                        for (size_t ox = 0; ox < ow; ox++) {
+                            r[ox] = 0.0f;
+                        }
+                        continue;
+                    }
+                    for (size_t ox = 0; ox < lo; ox++) {
+                        r[ox] = 0.0f;
+                    }
+                    for (size_t ox = hi; ox < ow; ox++) {
+                        r[ox] = 0.0f;
+                    }
+                    /* lo * sw + kx >= pad_left by construction of lo */
+                    const float *xr = xg + c * hw_in + iy * iw +
+                                      (lo * sw + kx - s->pad_left);
+                    float *rl = r + lo;
+                    const size_t n = hi - lo;
+                    if (sw == 1) {
+                        for (size_t j = 0; j < n; j++) {
+                            rl[j] = xr[j];
+                        }
+                    } else {
+                        for (size_t j = 0; j < n; j++) {
+                            rl[j] = xr[j * sw];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_col2im_f32(const struct kern_conv2d_shape *s,
+                             const float *col, size_t b, size_t g, float *x)
+{
+    size_t oh, ow;
+    const int st = lower_args(s, col, x, b, g, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const size_t sh = s->stride_h, sw = s->stride_w, ih = s->in_h;
+    const size_t iw = s->in_w, hw_in = ih * iw, hw_out = oh * ow;
+    float *xg = x + (b * s->in_c + g * cg) * hw_in;
+    for (size_t kx = 0; kx < kw; kx++) {
+        size_t lo, hi;
+        valid_cols(s, ow, kx, &lo, &hi);
+        if (lo == hi) {
+            continue;
+        }
+        for (size_t c = 0; c < cg; c++) {
+            for (size_t ky = 0; ky < kh; ky++) {
+                const float *row = col + ((c * kh + ky) * kw + kx) * hw_out;
+                for (size_t oy = 0; oy < oh; oy++) {
+                    const size_t iy = oy * sh + ky - s->pad_top;
+                    if (iy >= ih) {
+                        continue;
+                    }
+                    float *xr = xg + c * hw_in + iy * iw +
+                                (lo * sw + kx - s->pad_left);
+                    const float *rl = row + oy * ow + lo;
+                    const size_t n = hi - lo;
+                    for (size_t j = 0; j < n; j++) {
+                        xr[j * sw] += rl[j];
+                    }
+                }
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+/* Along kx the input is contiguous, so each (pixel, c, ky) is one copy of
+ * up to kw bytes at stride 1 (kx in [k0, k1) reads inside the row). */
+KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
+                            const int8_t *x, size_t b, size_t g, int8_t *col)
+{
+    size_t oh, ow;
+    const int st = lower_args(s, x, col, b, g, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const size_t sh = s->stride_h, sw = s->stride_w, ih = s->in_h;
+    const size_t iw = s->in_w, hw_in = ih * iw, pl = s->pad_left;
+    const int8_t *xg = x + (b * s->in_c + g * cg) * hw_in;
+    int8_t *r = col;
+    for (size_t oy = 0; oy < oh; oy++) {
+        for (size_t ox = 0; ox < ow; ox++) {
+            const size_t x0 = ox * sw; /* padded column of kx = 0 */
+            const size_t k0 = x0 < pl ? pl - x0 : 0;
+            size_t k1 = iw + pl > x0 ? iw + pl - x0 : 0;
+            k1 = k1 < kw ? k1 : kw;
+            for (size_t c = 0; c < cg; c++) {
+                for (size_t ky = 0; ky < kh; ky++, r += kw) {
+                    const size_t iy = oy * sh + ky - s->pad_top;
+                    if (iy >= ih || k0 >= k1) {
+                        memset(r, 0, kw);
+                        continue;
+                    }
+                    for (size_t kx = 0; kx < k0; kx++) {
+                        r[kx] = 0;
+                    }
+                    const int8_t *xr = xg + c * hw_in + iy * iw + x0 - pl;
+                    for (size_t kx = k0; kx < k1; kx++) {
+                        r[kx] = xr[kx];
+                    }
+                    for (size_t kx = k1; kx < kw; kx++) {
+                        r[kx] = 0;
+                    }
+                }
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+/* ---- backward ------------------------------------------------------------ */
+
+KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
+                                      const float *x, const float *w,
+                                      const float *dy, float *grad_x,
+                                      float *grad_w, float *grad_bias)
+{
+    if (!s || !dy || (grad_x && !w) || (grad_w && !x)) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    const int st = kern_conv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
+    const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    if (grad_x) {
+        memset(grad_x, 0, s->batch * s->in_c * ih * iw * sizeof *grad_x);
+    }
+    if (grad_w) {
+        memset(grad_w, 0, s->out_c * icg * kh * kw * sizeof *grad_w);
+    }
+    if (grad_bias) {
+        memset(grad_bias, 0, s->out_c * sizeof *grad_bias);
+    }
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t oc = 0; oc < s->out_c; oc++) {
+            const size_t g = oc / ocg;
+            const float *dyo = dy + (b * s->out_c + oc) * oh * ow;
+            if (grad_bias) {
+                double sum = 0.0;
+                for (size_t i = 0; i < oh * ow; i++) {
+                    sum += dyo[i];
+                }
+                grad_bias[oc] += (float)sum;
+            }
+            for (size_t ci = 0; ci < icg; ci++) {
+                const size_t plane = (b * s->in_c + g * icg + ci) * ih * iw;
+                const size_t wbase = (oc * icg + ci) * kh * kw;
+                for (size_t oy = 0; oy < oh; oy++) {
+                    for (size_t ky = 0; ky < kh; ky++) {
+                        const size_t iy = oy * sh + ky - s->pad_top;
+                        if (iy >= ih) {
+                            continue;
+                        }
+                        for (size_t ox = 0; ox < ow; ox++) {
+                            const float d = dyo[oy * ow + ox];
+                            for (size_t kx = 0; kx < kw; kx++) {
+                                const size_t ix = ox * sw + kx - s->pad_left;
+                                if (ix >= iw) {
+                                    continue;
+                                }
+                                const size_t xi = plane + iy * iw + ix;
+                                const size_t wi = wbase + ky * kw + kx;
+                                if (grad_x) {
+                                    grad_x[xi] += w[wi] * d;
+                                }
+                                if (grad_w) {
+                                    grad_w[wi] += x[xi] * d;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return KERN_OK;
+}

@@ -1,0 +1,233 @@
+/* Checks of the convolution family: every path against the C reference
+ * (the definition) on random shapes: 1 x 1 ones that take the direct GEMM
+ * (pixel counts that are and are not multiples of the 24-column tile),
+ * rectangular kernels up to 7 x 5, strides 1 to 3 per axis, asymmetric
+ * padding up to 3 per side, groups, output-channel counts that leave 1, 2
+ * or 3 rows in the last 4-row tile, planes whose phase pitch leaves junk
+ * columns and planes without, batch 1 and 2, with and without bias, each
+ * fused activation. Outputs are poisoned beforehand, so an unwritten value
+ * fails; a guard after the output and one after the scratch (sized
+ * exactly as kern_conv2d_work_bytes says) must stay untouched.
+ *
+ * Tolerance: both paths add the K terms in the same order from the bias,
+ * the vector path with fused multiply-adds, so each differs from the exact
+ * sum by at most about (K + 1) FLT_EPSILON S, S = |bias| + sum |w x|; the
+ * check allows 2 (K + 2) FLT_EPSILON S per output. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkkern.h"
+#include "conv.h"
+
+enum { GUARD = 64 };
+
+static void random_shape(struct kern_conv2d_shape *s, size_t *oh,
+                         size_t *ow, int t)
+{
+    for (;;) {
+        s->batch = (size_t)ck_randi(1, 2);
+        s->groups = (size_t)(t % 5 == 4 ? ck_randi(2, 3) : 1);
+        s->in_c = s->groups * (size_t)ck_randi(1, 6);
+        s->out_c = s->groups * (size_t)ck_randi(1, 11);
+        if (s->groups == s->in_c && s->out_c == s->in_c) {
+            s->out_c *= 2; /* depthwise is the dwconv family's */
+        }
+        if (t % 4 == 0) { /* the direct 1 x 1 GEMM */
+            s->kh = s->kw = 1;
+            s->stride_h = s->stride_w = 1;
+            s->pad_top = s->pad_left = s->pad_bottom = s->pad_right = 0;
+        } else {
+            s->kh = (size_t)ck_randi(1, 7);
+            s->kw = (size_t)ck_randi(1, 5);
+            s->stride_h = (size_t)ck_randi(1, 3);
+            s->stride_w = (size_t)ck_randi(1, 3);
+            s->pad_top = (size_t)ck_randi(0, 3);
+            s->pad_left = (size_t)ck_randi(0, 3);
+            s->pad_bottom = (size_t)ck_randi(0, 3);
+            s->pad_right = (size_t)ck_randi(0, 3);
+        }
+        s->in_h = (size_t)ck_randi(1, 30);
+        s->in_w = (size_t)ck_randi(1, t % 3 ? 20 : 70);
+        if (kern_conv2d_out_hw(s, oh, ow) == KERN_OK) {
+            return;
+        }
+    }
+}
+
+static double magnitude(const struct kern_conv2d_shape *s, size_t oh,
+                        size_t ow, const float *x, const float *w,
+                        const float *bias, size_t i)
+{
+    const size_t ox = i % ow, oy = i / ow % oh;
+    const size_t oc = i / (ow * oh) % s->out_c, b = i / (ow * oh * s->out_c);
+    const size_t icg = s->in_c / s->groups, g = oc / (s->out_c / s->groups);
+    double m = bias ? fabs((double)bias[oc]) : 0.0;
+    for (size_t ci = 0; ci < icg; ci++) {
+        const float *xc = x + (b * s->in_c + g * icg + ci) * s->in_h * s->in_w;
+        for (size_t ky = 0; ky < s->kh; ky++) {
+            const size_t iy = oy * s->stride_h + ky - s->pad_top;
+            for (size_t kx = 0; iy < s->in_h && kx < s->kw; kx++) {
+                const size_t ix = ox * s->stride_w + kx - s->pad_left;
+                if (ix < s->in_w) {
+                    m += fabs((double)w[((oc * icg + ci) * s->kh + ky) *
+                                            s->kw + kx] *
+                              (double)xc[iy * s->in_w + ix]);
+                }
+            }
+        }
+    }
+    return m;
+}
+
+static void check_one(kern_conv2d_fn fn, kern_conv2d_fn ref, int t)
+{
+    struct kern_conv2d_shape s;
+    size_t oh, ow;
+    random_shape(&s, &oh, &ow, t);
+    const size_t K = s.in_c / s.groups * s.kh * s.kw;
+    const size_t nx = s.batch * s.in_c * s.in_h * s.in_w;
+    const size_t nw = s.out_c * K;
+    const size_t ny = s.batch * s.out_c * oh * ow;
+    const size_t wb = kern_conv2d_work_bytes(&s);
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+    float *b = malloc(s.out_c * sizeof *b);
+    float *y0 = malloc(ny * sizeof *y0);
+    float *y1 = malloc((ny + GUARD) * sizeof *y1);
+    /* one byte more: odd checks pass the scratch at an odd address, which
+     * the contract allows */
+    unsigned char *work0 = malloc(wb + 1 + GUARD);
+    unsigned char *work = work0 ? work0 + t % 2 : NULL;
+    float guard[GUARD];
+    unsigned char wguard[GUARD];
+    if (!x || !w || !b || !y0 || !y1 || !work) {
+        ck_fail("out of memory");
+        goto done;
+    }
+    if (wb == 0) {
+        ck_fail("no scratch size for a valid shape");
+        goto done;
+    }
+    ck_fill_f32(x, nx, -1.0f, 1.0f);
+    ck_fill_f32(w, nw, -1.0f, 1.0f);
+    ck_fill_f32(b, s.out_c, -1.0f, 1.0f);
+    ck_fill_f32(guard, GUARD, -1.0f, 1.0f);
+    for (size_t i = 0; i < GUARD; i++) {
+        wguard[i] = (unsigned char)ck_rand();
+    }
+    ck_poison(y0, ny * sizeof *y0);
+    ck_poison(y1, ny * sizeof *y1);
+    ck_poison(work, wb);
+    memcpy(y1 + ny, guard, sizeof guard);
+    memcpy(work + wb, wguard, sizeof wguard);
+    const int act = t % 3;
+    const float *bias = t % 5 != 1 ? b : NULL;
+    if (act) {
+        /* sums beyond 6 so that the clamp is exercised */
+        for (size_t i = 0; i < nw; i++) {
+            w[i] *= 4.0f;
+        }
+    }
+    ref(&s, oh, ow, x, w, bias, act, NULL, y0);
+    fn(&s, oh, ow, x, w, bias, act, work, y1);
+    for (size_t i = 0; i < ny; i++) {
+        const double tol = 2.0 * ((double)K + 2.0) * FLT_EPSILON *
+                           magnitude(&s, oh, ow, x, w, bias, i);
+        if (!(fabs((double)y1[i] - (double)y0[i]) <= tol)) {
+            ck_fail("b%zu %zux%zux%zu -> %zu k%zux%zu s%zux%zu "
+                    "p%zu,%zu,%zu,%zu g%zu act%d bias%d: y[%zu] = %g, "
+                    "want %g (tol %g)", s.batch, s.in_c, s.in_h, s.in_w,
+                    s.out_c, s.kh, s.kw, s.stride_h, s.stride_w, s.pad_top,
+                    s.pad_left, s.pad_bottom, s.pad_right, s.groups, act,
+                    bias != NULL, i, (double)y1[i], (double)y0[i], tol);
+            break;
+        }
+    }
+    if (memcmp(guard, y1 + ny, sizeof guard) != 0) {
+        ck_fail("%zux%zux%zu k%zux%zu: wrote past the output", s.in_c,
+                s.in_h, s.in_w, s.kh, s.kw);
+    }
+    if (memcmp(wguard, work + wb, sizeof wguard) != 0) {
+        ck_fail("%zux%zux%zu k%zux%zu: wrote past the scratch", s.in_c,
+                s.in_h, s.in_w, s.kh, s.kw);
+    }
+done:
+    free(x);
+    free(w);
+    free(b);
+    free(y0);
+    free(y1);
+    free(work0);
+}
+
+/* The MLPerf Tiny models' heaviest non-depthwise layers at batch 1, this
+ * path against the reference (edgefit-bench --table conv sets them beside
+ * oneDNN and XNNPACK). */
+static void bench(kern_conv2d_fn fn, kern_conv2d_fn ref)
+{
+    static const struct kern_conv2d_shape shapes[] = {
+        /* ResNet-8's 3 x 3 16 -> 16 on 32 x 32 */
+        {1, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        /* DS-CNN's first layer, 10 x 4 stride 2 */
+        {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1},
+        /* DS-CNN's pointwise 64 -> 64 on 25 x 5 */
+        {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        /* MobileNetV1 0.25's pointwise 32 -> 64 on 24 x 24 */
+        {1, 32, 24, 24, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const struct kern_conv2d_shape *s = &shapes[i];
+        size_t oh, ow;
+        kern_conv2d_out_hw(s, &oh, &ow);
+        const size_t nx = s->in_c * s->in_h * s->in_w;
+        const size_t nw = s->out_c * s->in_c * s->kh * s->kw;
+        const size_t ny = s->out_c * oh * ow;
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
+        float *y = malloc(ny * sizeof *y);
+        void *work = malloc(kern_conv2d_work_bytes(s));
+        if (x && w && y && work) {
+            ck_fill_f32(x, nx, -1.0f, 1.0f);
+            ck_fill_f32(w, nw, -1.0f, 1.0f);
+            enum { R = 51 };
+            double tr[R], ti[R];
+            for (int r = 0; r < R; r++) {
+                double t0 = ck_now_ns();
+                ref(s, oh, ow, x, w, NULL, KERN_FUSE_RELU, work, y);
+                tr[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                fn(s, oh, ow, x, w, NULL, KERN_FUSE_RELU, work, y);
+                ti[r] = ck_now_ns() - t0;
+            }
+            char what[64];
+            snprintf(what, sizeof what, "conv2d %zu>%zu %zux%zu k%zux%zu s%zu",
+                     s->in_c, s->out_c, s->in_h, s->in_w, s->kh, s->kw,
+                     s->stride_h);
+            ck_bench_report(what, ck_median(tr, R), ck_median(ti, R));
+        }
+        free(x);
+        free(w);
+        free(y);
+        free(work);
+    }
+}
+
+void check_conv(unsigned flags);
+
+void check_conv(unsigned flags)
+{
+    struct kern_conv_dsp isa, ref;
+    kern_conv_dsp_init(&isa, flags);
+    kern_conv_dsp_init(&ref, 0);
+    if (!ck_func((const void *)isa.conv2d, "conv2d")) {
+        return;
+    }
+    for (int t = 0; t < 500; t++) {
+        check_one(isa.conv2d, ref.conv2d, t);
+    }
+    if (ck_bench_on()) {
+        bench(isa.conv2d, ref.conv2d);
+    }
+    ck_report();
+}

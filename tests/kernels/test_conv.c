@@ -1,0 +1,526 @@
+/* Behaviour of the public convolution functions: kern_conv2d_f32 against
+ * a double-precision loop written here (the definition) over combinations
+ * of rectangular kernels, per-axis strides, asymmetric padding, groups
+ * (depthwise included), bias and fused activations, with and without the
+ * caller's scratch; tiny cases computed by hand; the backward pass against
+ * its adjoint loops; kern_im2col_f32 and kern_im2col_s8 against the
+ * definition of a column, kern_col2im_f32 as the exact adjoint of im2col
+ * (<im2col(x), c> = <x, col2im(c)>, in integers so that both sides are
+ * exact); and error statuses. Registered several times with KERN_CPU_MASK
+ * so that every path runs through the public entry points. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "edgefit/kernels.h"
+
+static uint32_t rng = 2024u;
+
+static float randf(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return (float)(rng >> 8) / 8388608.0f - 1.0f; /* [-1, 1) */
+}
+
+static void fill(float *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = randf();
+    }
+}
+
+/* A small integer in [-2^(32-shift-1), 2^(32-shift-1)). */
+static int small_int(int shift)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return (int)(rng >> shift) - (1 << (31 - shift));
+}
+
+/* The definition, in double: y = act(b + sum w * x over the window). */
+static void conv_naive(const struct kern_conv2d_shape *s, size_t oh,
+                       size_t ow, const float *x, const float *w,
+                       const float *b, int act, double *y, double *mag)
+{
+    const long icg = (long)(s->in_c / s->groups);
+    const long ocg = (long)(s->out_c / s->groups);
+    const long kh = (long)s->kh, kw = (long)s->kw;
+    const long ih = (long)s->in_h, iw = (long)s->in_w;
+    for (long n = 0; n < (long)s->batch; n++) {
+        for (long oc = 0; oc < (long)s->out_c; oc++) {
+            for (long oy = 0; oy < (long)oh; oy++) {
+                for (long ox = 0; ox < (long)ow; ox++) {
+                    double acc = b ? b[oc] : 0.0;
+                    double sum_abs = b ? fabs(b[oc]) : 0.0;
+                    for (long ci = 0; ci < icg; ci++) {
+                        const long ic = oc / ocg * icg + ci;
+                        for (long ky = 0; ky < kh; ky++) {
+                            for (long kx = 0; kx < kw; kx++) {
+                                const long iy = oy * (long)s->stride_h + ky -
+                                                (long)s->pad_top;
+                                const long ix = ox * (long)s->stride_w + kx -
+                                                (long)s->pad_left;
+                                if (iy < 0 || iy >= ih || ix < 0 ||
+                                    ix >= iw) {
+                                    continue;
+                                }
+                                const double term =
+                                    (double)w[((oc * icg + ci) * kh + ky) *
+                                                  kw + kx] *
+                                    x[((n * (long)s->in_c + ic) * ih + iy) *
+                                          iw + ix];
+                                acc += term;
+                                sum_abs += fabs(term);
+                            }
+                        }
+                    }
+                    const long yi =
+                        ((n * (long)s->out_c + oc) * (long)oh + oy) *
+                            (long)ow + ox;
+                    if (act != KERN_FUSE_NONE) {
+                        acc = acc < 0.0 ? 0.0 : acc;
+                    }
+                    if (act == KERN_FUSE_RELU6) {
+                        acc = acc > 6.0 ? 6.0 : acc;
+                    }
+                    y[yi] = acc;
+                    mag[yi] = sum_abs;
+                }
+            }
+        }
+    }
+}
+
+/* One shape: kern_conv2d_f32 (scratch given or not) against the double
+ * loop, within the documented bound (K + 1) FLT_EPSILON sum |w x|. */
+static void run_case(const struct kern_conv2d_shape *s, int act,
+                     int with_bias, int own_work)
+{
+    size_t oh, ow;
+    assert_int_equal(kern_conv2d_out_hw(s, &oh, &ow), KERN_OK);
+    assert_int_equal(oh, (s->in_h + s->pad_top + s->pad_bottom - s->kh) /
+                             s->stride_h + 1);
+    assert_int_equal(ow, (s->in_w + s->pad_left + s->pad_right - s->kw) /
+                             s->stride_w + 1);
+    const size_t K = s->in_c / s->groups * s->kh * s->kw;
+    const size_t nx = s->batch * s->in_c * s->in_h * s->in_w;
+    const size_t nw = s->out_c * K;
+    const size_t ny = s->batch * s->out_c * oh * ow;
+    float *x = malloc(nx * 4), *w = malloc(nw * 4);
+    float *b = malloc(s->out_c * 4), *y = malloc(ny * 4);
+    double *want = malloc(ny * 8), *mag = malloc(ny * 8);
+    const size_t wb = kern_conv2d_work_bytes(s);
+    void *work = own_work && wb ? malloc(wb) : NULL;
+    assert_true(x && w && b && y && want && mag);
+    assert_true(!own_work || !wb || work);
+    fill(x, nx);
+    fill(w, nw);
+    fill(b, s->out_c);
+    if (act) {
+        for (size_t i = 0; i < nw; i++) {
+            w[i] *= 4.0f; /* sums beyond 6: the clamp is exercised */
+        }
+    }
+    const float *bias = with_bias ? b : NULL;
+    conv_naive(s, oh, ow, x, w, bias, act, want, mag);
+    memset(y, 0xff, ny * 4); /* NaN: must be overwritten */
+    assert_int_equal(kern_conv2d_f32(s, x, w, bias, act, work, y), KERN_OK);
+    const double kk = (double)K + 1.0;
+    for (size_t i = 0; i < ny; i++) {
+        if (!(fabs(y[i] - want[i]) <= kk * 1.1920929e-7 * mag[i] + 1e-30)) {
+            fail_msg("%zux%zux%zu -> %zu k%zux%zu s%zux%zu p%zu,%zu,%zu,%zu "
+                     "g%zu act %d: y[%zu] = %.8g, want %.8g", s->in_c,
+                     s->in_h, s->in_w, s->out_c, s->kh, s->kw, s->stride_h,
+                     s->stride_w, s->pad_top, s->pad_left, s->pad_bottom,
+                     s->pad_right, s->groups, act, i, (double)y[i],
+                     want[i]);
+        }
+    }
+    free(x);
+    free(w);
+    free(b);
+    free(y);
+    free(want);
+    free(mag);
+    free(work);
+}
+
+static void test_conv_combinations(void **state)
+{
+    (void)state;
+    static const size_t kernels[][2] = {{1, 1}, {3, 3}, {5, 5}, {10, 4},
+                                        {2, 3}, {1, 7}};
+    static const size_t pads[][4] = {{0, 0, 0, 0}, {1, 1, 1, 1},
+                                     {2, 2, 2, 2}, {5, 1, 5, 2},
+                                     {0, 0, 1, 1}, {1, 0, 0, 2}};
+    int tested = 0, n = 0;
+    for (size_t sh = 1; sh <= 3; sh++) {
+        for (size_t sw = 1; sw <= 3; sw++) {
+            for (size_t ki = 0; ki < 6; ki++) {
+                for (size_t pi = 0; pi < 6; pi++) {
+                    for (int gmode = 0; gmode < 4; gmode++, n++) {
+                        struct kern_conv2d_shape s = {
+                            .batch = 1 + (size_t)(n % 2),
+                            .in_h = 11 + sh, .in_w = 23 + pi,
+                            .kh = kernels[ki][0], .kw = kernels[ki][1],
+                            .stride_h = sh, .stride_w = sw,
+                            .pad_top = pads[pi][0], .pad_left = pads[pi][1],
+                            .pad_bottom = pads[pi][2],
+                            .pad_right = pads[pi][3]};
+                        if (gmode == 0) { /* dense */
+                            s.in_c = 3, s.out_c = 5, s.groups = 1;
+                        } else if (gmode == 1) { /* grouped */
+                            s.in_c = 4, s.out_c = 6, s.groups = 2;
+                        } else if (gmode == 2) { /* depthwise */
+                            s.in_c = 4, s.out_c = 4, s.groups = 4;
+                        } else { /* wide, several 4-channel tiles */
+                            s.in_c = 16, s.out_c = 9, s.groups = 1;
+                            s.in_w = 61;
+                        }
+                        size_t oh, ow;
+                        if (kern_conv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+                            continue;
+                        }
+                        run_case(&s, n % 3, n % 5 != 0, n % 2);
+                        tested++;
+                    }
+                }
+            }
+        }
+    }
+    assert_true(tested >= 1000);
+}
+
+/* The MLPerf Tiny models' convolution shapes at batch 1, each act. */
+static void test_conv_models(void **state)
+{
+    (void)state;
+    /* {batch, in_c, in_h, in_w, out_c, kh, kw, stride_h, stride_w,
+     *  pad_top, pad_left, pad_bottom, pad_right, groups} */
+    static const struct kern_conv2d_shape shapes[] = {
+        {1, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        {1, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+        {1, 16, 32, 32, 32, 1, 1, 2, 2, 0, 0, 0, 0, 1},
+        {1, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1},
+        {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        {1, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64},
+        {1, 3, 96, 96, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+        {1, 8, 48, 48, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        {1, 64, 3, 3, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        for (int act = 0; act < 3; act++) {
+            run_case(&shapes[i], act, act != 1, act != 2);
+        }
+    }
+}
+
+static void test_conv_hand(void **state)
+{
+    (void)state;
+    const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    /* 2x2 kernel of ones, bias 1: window sums + 1. */
+    const float w1[4] = {1, 1, 1, 1};
+    const float b1 = 1.0f;
+    struct kern_conv2d_shape s = {1, 1, 3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1};
+    float y[9];
+    assert_int_equal(kern_conv2d_f32(&s, x, w1, &b1, KERN_FUSE_NONE, NULL, y),
+                     KERN_OK);
+    assert_true(y[0] == 13 && y[1] == 17 && y[2] == 25 && y[3] == 29);
+    /* bias -20, relu6: 0 0 4 6 */
+    const float bm = -20.0f;
+    assert_int_equal(kern_conv2d_f32(&s, x, w1, &bm, KERN_FUSE_RELU6, NULL,
+                                     y), KERN_OK);
+    assert_true(y[0] == 0 && y[1] == 0 && y[2] == 4 && y[3] == 6);
+    /* 3x3 kernel picking the centre, padding 1, stride 2: the corners. */
+    const float w2[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
+    struct kern_conv2d_shape s2 = {1, 1, 3, 3, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1};
+    size_t oh, ow;
+    assert_int_equal(kern_conv2d_out_hw(&s2, &oh, &ow), KERN_OK);
+    assert_int_equal(oh, 2);
+    assert_int_equal(ow, 2);
+    assert_int_equal(kern_conv2d_f32(&s2, x, w2, NULL, 0, NULL, y), KERN_OK);
+    assert_true(y[0] == 1 && y[1] == 3 && y[2] == 7 && y[3] == 9);
+    /* A 1x3 kernel [1 10 100], strides 1 and 2, pads top 0, left 1,
+     * bottom 1, right 0: padded 4 x 4, out_h = 4, out_w = (4 - 3) / 2 + 1
+     * = 1, y[oy] = x[oy][-1] + 10 x[oy][0] + 100 x[oy][1] (the padding
+     * row 3 gives 0). */
+    const float w4[3] = {1, 10, 100};
+    struct kern_conv2d_shape s4 = {1, 1, 3, 3, 1, 1, 3, 1, 2, 0, 1, 1, 0, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s4, &oh, &ow), KERN_OK);
+    assert_int_equal(oh, 4);
+    assert_int_equal(ow, 1);
+    assert_int_equal(kern_conv2d_f32(&s4, x, w4, NULL, 0, NULL, y), KERN_OK);
+    assert_true(y[0] == 210 && y[1] == 540 && y[2] == 870 && y[3] == 0);
+    /* Two groups: channel 0 scaled by 2, channel 1 by -1 (1x1 kernel). */
+    const float x2[2] = {3, 5};
+    const float w3[2] = {2, -1};
+    struct kern_conv2d_shape s3 = {1, 2, 1, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 2};
+    float y2[2];
+    assert_int_equal(kern_conv2d_f32(&s3, x2, w3, NULL, 0, NULL, y2),
+                     KERN_OK);
+    assert_true(y2[0] == 6 && y2[1] == -5);
+}
+
+static void test_conv_errors(void **state)
+{
+    (void)state;
+    float buf[16] = {0};
+    size_t oh, ow;
+    struct kern_conv2d_shape s = {1, 3, 4, 4, 2, 3, 3, 1, 1, 0, 0, 0, 0, 2};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
+    assert_int_equal(kern_conv2d_work_bytes(&s), 0);
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 5, 5, 1, 1, 1, 1, 1, 1, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 0, 1, 0, 0, 0, 0, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 1, 0, 0, 0, 0, 0, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
+    /* kernel 2x5 fits only with 3 columns of padding */
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 5, 1, 1, 0, 1, 0, 1, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
+    s.pad_right = 2;
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_OK);
+    assert_int_equal(ow, 1);
+    s = (struct kern_conv2d_shape){SIZE_MAX / 2, 4, 2, 2, 1, 1, 1, 1, 1,
+                                   0, 0, 0, 0, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_OVERFLOW);
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 1, 1, 0, 0,
+                                   SIZE_MAX - 1, 0, 1};
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_OVERFLOW);
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1};
+    assert_int_equal(kern_conv2d_f32(&s, NULL, buf, NULL, 0, NULL, buf),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_conv2d_f32(&s, buf, buf, NULL, 3, NULL, buf),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_conv2d_f32(NULL, buf, buf, NULL, 0, NULL, buf),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_conv2d_backward_f32(&s, buf, NULL, buf, buf, NULL,
+                                              NULL), KERN_E_INVALID);
+    assert_int_equal(kern_im2col_f32(&s, buf, 1, 0, buf), KERN_E_SHAPE);
+    assert_int_equal(kern_im2col_f32(&s, buf, 0, 1, buf), KERN_E_SHAPE);
+    assert_int_equal(kern_col2im_f32(&s, NULL, 0, 0, buf), KERN_E_INVALID);
+    assert_int_equal(kern_im2col_s8(&s, NULL, 0, 0, (int8_t *)buf),
+                     KERN_E_INVALID);
+}
+
+/* im2col against the definition of a column, col2im as its adjoint, and
+ * the int8 lowering as the float one transposed. Values are small
+ * integers, so every sum below is exact in float and double. */
+static void test_lowering(void **state)
+{
+    (void)state;
+    static const struct kern_conv2d_shape shapes[] = {
+        {2, 4, 7, 9, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+        {1, 1, 13, 10, 3, 10, 4, 2, 2, 5, 1, 5, 2, 1},
+        {2, 3, 6, 11, 3, 2, 3, 1, 3, 0, 2, 1, 0, 3},
+        {1, 5, 4, 4, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        {1, 2, 9, 5, 4, 4, 2, 3, 1, 2, 0, 1, 3, 2},
+    };
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        const struct kern_conv2d_shape *s = &shapes[t];
+        size_t oh, ow;
+        assert_int_equal(kern_conv2d_out_hw(s, &oh, &ow), KERN_OK);
+        const size_t cg = s->in_c / s->groups, K = cg * s->kh * s->kw;
+        const size_t P = oh * ow, nx = s->batch * s->in_c * s->in_h * s->in_w;
+        float *x = malloc(nx * 4), *col = malloc(K * P * 4);
+        float *c2 = malloc(K * P * 4), *back = calloc(nx, 4);
+        int8_t *x8 = malloc(nx), *col8 = malloc(K * P);
+        assert_true(x && col && c2 && back && x8 && col8);
+        for (size_t i = 0; i < nx; i++) {
+            x8[i] = (int8_t)small_int(26); /* [-32, 32) */
+            x[i] = (float)x8[i];
+        }
+        for (size_t i = 0; i < K * P; i++) {
+            c2[i] = (float)small_int(27);
+        }
+        for (size_t b = 0; b < s->batch; b++) {
+            for (size_t g = 0; g < s->groups; g++) {
+                memset(col, 0xff, K * P * 4);
+                assert_int_equal(kern_im2col_f32(s, x, b, g, col), KERN_OK);
+                assert_int_equal(kern_im2col_s8(s, x8, b, g, col8), KERN_OK);
+                double dot_col = 0.0;
+                for (size_t k = 0; k < K; k++) {
+                    const size_t ci = k / (s->kh * s->kw);
+                    const size_t ky = k / s->kw % s->kh, kx = k % s->kw;
+                    for (size_t p = 0; p < P; p++) {
+                        const size_t oy = p / ow, ox = p % ow;
+                        const long iy = (long)(oy * s->stride_h + ky) -
+                                        (long)s->pad_top;
+                        const long ix = (long)(ox * s->stride_w + kx) -
+                                        (long)s->pad_left;
+                        float want = 0.0f;
+                        if (iy >= 0 && iy < (long)s->in_h && ix >= 0 &&
+                            ix < (long)s->in_w) {
+                            want = x[((b * s->in_c + g * cg + ci) *
+                                          s->in_h + (size_t)iy) *
+                                         s->in_w + (size_t)ix];
+                        }
+                        if (col[k * P + p] != want ||
+                            (float)col8[p * K + k] != want) {
+                            fail_msg("shape %zu b%zu g%zu: col[%zu][%zu] = "
+                                     "%g, int8 %d, want %g", t, b, g, k, p,
+                                     (double)col[k * P + p],
+                                     col8[p * K + k], (double)want);
+                        }
+                        dot_col += (double)want * c2[k * P + p];
+                    }
+                }
+                /* <im2col(x), c2> = <x, col2im(c2)> over this group */
+                memset(back, 0, nx * 4);
+                assert_int_equal(kern_col2im_f32(s, c2, b, g, back),
+                                 KERN_OK);
+                double dot_x = 0.0;
+                for (size_t i = 0; i < nx; i++) {
+                    const size_t ch = i / (s->in_h * s->in_w) % s->in_c;
+                    const size_t bi = i / (s->in_h * s->in_w * s->in_c);
+                    if (back[i] != 0.0f) {
+                        /* nothing outside sample b, group g */
+                        assert_int_equal(bi, b);
+                        assert_int_equal(ch / cg, g);
+                    }
+                    dot_x += (double)x[i] * back[i];
+                }
+                assert_true(dot_col == dot_x);
+            }
+        }
+        free(x);
+        free(col);
+        free(c2);
+        free(back);
+        free(x8);
+        free(col8);
+    }
+}
+
+static void test_conv_backward(void **state)
+{
+    (void)state;
+    /* Grouped, dense, depthwise-like, strided and a wide one. */
+    /* {batch, in_c, in_h, in_w, out_c, kh, kw, stride_h, stride_w,
+     *  pad_top, pad_left, pad_bottom, pad_right, groups} */
+    const struct kern_conv2d_shape shapes[] = {
+        {2, 4, 7, 9, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+        {1, 3, 6, 5, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1},
+        {2, 3, 5, 8, 3, 3, 3, 1, 1, 2, 2, 2, 2, 3},
+        {2, 3, 6, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        {2, 4, 9, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+        {1, 16, 4, 61, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1},
+        /* DS-CNN's first layer, shrunk: 10 x 4, stride 2, pads 5,1,5,2 */
+        {1, 1, 13, 10, 3, 10, 4, 2, 2, 5, 1, 5, 2, 1},
+        {2, 2, 7, 6, 2, 2, 3, 1, 3, 0, 2, 1, 0, 1},
+    };
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        const struct kern_conv2d_shape *s = &shapes[t];
+        size_t oh, ow;
+        assert_int_equal(kern_conv2d_out_hw(s, &oh, &ow), KERN_OK);
+        const long icg = (long)(s->in_c / s->groups);
+        const long ocg = (long)(s->out_c / s->groups);
+        const long kh = (long)s->kh, kw = (long)s->kw;
+        const size_t nx = s->batch * s->in_c * s->in_h * s->in_w;
+        const size_t nw = s->out_c * (size_t)icg * s->kh * s->kw;
+        const size_t ny = s->batch * s->out_c * oh * ow;
+        float *x = malloc(nx * 4), *w = malloc(nw * 4), *dy = malloc(ny * 4);
+        float *gx = malloc(nx * 4), *gw = malloc(nw * 4);
+        float *gb = malloc(s->out_c * 4);
+        double *wx = calloc(nx, 8), *ww = calloc(nw, 8);
+        double *wb = calloc(s->out_c, 8);
+        assert_true(x && w && dy && gx && gw && gb && wx && ww && wb);
+        fill(x, nx);
+        fill(w, nw);
+        fill(dy, ny);
+        /* The adjoint of the forward loop: every term w * x feeds y. */
+        for (long n = 0; n < (long)s->batch; n++) {
+            for (long oc = 0; oc < (long)s->out_c; oc++) {
+                for (long oy = 0; oy < (long)oh; oy++) {
+                    for (long ox = 0; ox < (long)ow; ox++) {
+                        const double d =
+                            dy[((n * (long)s->out_c + oc) * (long)oh + oy) *
+                                   (long)ow + ox];
+                        wb[oc] += d;
+                        for (long ci = 0; ci < icg; ci++) {
+                            const long ic = oc / ocg * icg + ci;
+                            for (long ky = 0; ky < kh; ky++) {
+                                for (long kx = 0; kx < kw; kx++) {
+                                    const long iy = oy * (long)s->stride_h +
+                                                    ky - (long)s->pad_top;
+                                    const long ix = ox * (long)s->stride_w +
+                                                    kx - (long)s->pad_left;
+                                    if (iy < 0 || iy >= (long)s->in_h ||
+                                        ix < 0 || ix >= (long)s->in_w) {
+                                        continue;
+                                    }
+                                    const long xi =
+                                        ((n * (long)s->in_c + ic) *
+                                             (long)s->in_h + iy) *
+                                            (long)s->in_w + ix;
+                                    const long wi =
+                                        ((oc * icg + ci) * kh + ky) * kw + kx;
+                                    wx[xi] += d * w[wi];
+                                    ww[wi] += d * x[xi];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        /* Every output on its own too (the others NULL). */
+        for (int only = 0; only < 4; only++) {
+            memset(gx, 0xff, nx * 4); /* NaN: must be overwritten */
+            memset(gw, 0xff, nw * 4);
+            memset(gb, 0xff, s->out_c * 4);
+            float *px = only == 0 || only == 1 ? gx : NULL;
+            float *pw = only == 0 || only == 2 ? gw : NULL;
+            float *pb = only == 0 || only == 3 ? gb : NULL;
+            assert_int_equal(kern_conv2d_backward_f32(s, x, w, dy, px, pw,
+                                                      pb), KERN_OK);
+            for (size_t i = 0; px && i < nx; i++) {
+                if (!(fabs(gx[i] - wx[i]) <= 1e-4)) {
+                    fail_msg("shape %zu: grad_x[%zu] = %g, want %g", t, i,
+                             (double)gx[i], wx[i]);
+                }
+            }
+            for (size_t i = 0; pw && i < nw; i++) {
+                if (!(fabs(gw[i] - ww[i]) <= 1e-4)) {
+                    fail_msg("shape %zu: grad_w[%zu] = %g, want %g", t, i,
+                             (double)gw[i], ww[i]);
+                }
+            }
+            for (size_t i = 0; pb && i < s->out_c; i++) {
+                assert_true(fabs(gb[i] - wb[i]) <= 1e-4);
+            }
+        }
+        free(x);
+        free(w);
+        free(dy);
+        free(gx);
+        free(gw);
+        free(gb);
+        free(wx);
+        free(ww);
+        free(wb);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_combinations),
+        cmocka_unit_test(test_conv_models),
+        cmocka_unit_test(test_conv_hand),
+        cmocka_unit_test(test_conv_errors),
+        cmocka_unit_test(test_conv_backward),
+        cmocka_unit_test(test_lowering),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
