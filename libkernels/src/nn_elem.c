@@ -143,6 +143,30 @@ KERN_API int kern_nn_relu6_f32(float *dst, const float *src, size_t n)
     return KERN_OK;
 }
 
+KERN_API int kern_nn_relu6_backward_f32(float *grad_in,
+                                        const float *grad_out, const float *y,
+                                        size_t n)
+{
+    if (n == 0) {
+        return KERN_OK;
+    }
+    if (!grad_in || !grad_out || !y) {
+        return KERN_E_INVALID;
+    }
+    if (n > SIZE_MAX / sizeof(float)) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float v = y[i];
+        /* 0 < y < 6 exactly where 0 < x < 6; a NaN y fails both tests and
+         * is passed on as NaN */
+        grad_in[i] = v > 0.0f && v < 6.0f ? grad_out[i]
+                     : v != v              ? v
+                                           : 0.0f;
+    }
+    return KERN_OK;
+}
+
 KERN_API int kern_nn_log_softmax_f32(const float *x, size_t rows,
                                      size_t cols, float *y)
 {

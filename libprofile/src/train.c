@@ -182,12 +182,21 @@ static int check_opts(const struct prof_train_opts *o, struct prof_diag *diag)
     return PROF_OK;
 }
 
+/* Layers whose output is their input: flatten, identity, and dropout
+ * (the model carries no dropout rate, and the trainer drops nothing:
+ * training runs the layer as inference does). */
+static bool passes_through(const struct memest_layer *L)
+{
+    return L->kind == MEMEST_KIND_FLATTEN ||
+           L->kind == MEMEST_KIND_IDENTITY || L->kind == MEMEST_KIND_DROPOUT;
+}
+
 /* What the trainer has a backward pass for: a chain (one model input,
  * each layer reading the previous tensor) of dense, conv2d, pooling,
- * flatten and activation layers with relu, gelu, sigmoid, tanh or the
- * final softmax. Graph layers (add, concat, batchnorm, global average
- * pooling, identity, dropout) and the other activations are refused,
- * naming the layer. */
+ * flatten, identity, dropout and activation layers with relu, relu6,
+ * gelu, sigmoid, tanh or the final softmax. Graph layers (add, concat,
+ * batchnorm, global average pooling) and the other activations are
+ * refused, naming the layer. */
 static int check_trainable(const prof_train *t, struct prof_diag *diag)
 {
     const size_t ninputs = memest_model_input_count(t->model);
@@ -204,12 +213,15 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
         case MEMEST_KIND_MAXPOOL:
         case MEMEST_KIND_AVGPOOL:
         case MEMEST_KIND_FLATTEN:
+        case MEMEST_KIND_IDENTITY:
+        case MEMEST_KIND_DROPOUT:
         case MEMEST_KIND_ACTIVATION:
             break;
         default:
             exec_diag_set(diag, "%s: the trainer has no backward pass for %s "
                           "layers (it trains chains of dense, conv2d, "
-                          "maxpool, avgpool, flatten and activation layers)",
+                          "maxpool, avgpool, flatten, identity, dropout and "
+                          "activation layers)",
                           L->name, memest_kind_name(L->kind));
             return PROF_E_UNSUPPORTED;
         }
@@ -225,12 +237,13 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
         case MEMEST_ACT_GELU:
         case MEMEST_ACT_SIGMOID:
         case MEMEST_ACT_TANH:
+        case MEMEST_ACT_RELU6:
         case MEMEST_ACT_SOFTMAX:
             break;
         default:
             exec_diag_set(diag, "%s: the trainer has no backward pass for "
-                          "act=%s (it trains relu, gelu, sigmoid, tanh and "
-                          "a final softmax)", L->name,
+                          "act=%s (it trains relu, relu6, gelu, sigmoid, "
+                          "tanh and a final softmax)", L->name,
                           memest_act_name(L->act));
             return PROF_E_UNSUPPORTED;
         }
@@ -569,7 +582,7 @@ static int forward_16(prof_train *t, size_t i)
     const struct exec_op *op = l->op;
     const uint16_t *x = act_ptr(t, i);
     int st;
-    if (op->layer->kind == MEMEST_KIND_FLATTEN ||
+    if (passes_through(op->layer) ||
         (op->layer->kind == MEMEST_KIND_ACTIVATION && l->loss_softmax)) {
         memcpy(l->y, x, op->out_n * sizeof(uint16_t));
         return PROF_OK;
@@ -723,6 +736,8 @@ static int act_backward(enum memest_act act, float *gin, const float *g,
         return kst(kern_sigmoid_backward_f32(gin, g, y, n));
     case MEMEST_ACT_TANH:
         return kst(kern_tanh_backward_f32(gin, g, y, n));
+    case MEMEST_ACT_RELU6:
+        return kst(kern_nn_relu6_backward_f32(gin, g, y, n));
     default:
         return PROF_E_INVALID;
     }
@@ -776,6 +791,8 @@ static int backward_f32(prof_train *t, size_t i, const float *x,
                        : kern_avgpool2d_backward_f32(&ps, g, gx));
     }
     case MEMEST_KIND_FLATTEN:
+    case MEMEST_KIND_IDENTITY:
+    case MEMEST_KIND_DROPOUT:
         if (gx) {
             memcpy(gx, g, op->in_n * sizeof(float));
         }
@@ -815,11 +832,12 @@ static bool needs_y(const struct tlayer *l)
 {
     const struct memest_layer *L = l->op->layer;
     if (l->loss_softmax || L->kind == MEMEST_KIND_MAXPOOL ||
-        L->kind == MEMEST_KIND_AVGPOOL || L->kind == MEMEST_KIND_FLATTEN) {
+        L->kind == MEMEST_KIND_AVGPOOL || passes_through(L)) {
         return false;
     }
     if (L->kind == MEMEST_KIND_ACTIVATION) {
-        return L->act == MEMEST_ACT_SIGMOID || L->act == MEMEST_ACT_TANH;
+        return L->act == MEMEST_ACT_SIGMOID || L->act == MEMEST_ACT_TANH ||
+               L->act == MEMEST_ACT_RELU6;
     }
     return L->act != MEMEST_ACT_NONE && L->act != MEMEST_ACT_GELU;
 }
@@ -831,7 +849,7 @@ static int backward_16(prof_train *t, size_t i)
     const enum memest_precision p = t->prec;
     const bool has_gx = i > 0;
     int st;
-    if (op->layer->kind == MEMEST_KIND_FLATTEN ||
+    if (passes_through(op->layer) ||
         (op->layer->kind == MEMEST_KIND_ACTIVATION && l->loss_softmax)) {
         if (has_gx) {
             memcpy(grad_ptr(t, i), grad_ptr(t, i + 1),

@@ -484,6 +484,15 @@ static void test_relu6_log_softmax(void **state)
     assert_true(out[1] == 0.0f && !signbit(out[1]));
     assert_true(out[2] == 0.5f && out[3] == 6.0f && out[4] == 6.0f);
     assert_true(isnan(out[5]) && out[6] == 6.0f && out[7] == 0.0f);
+    /* backward from y: the slope is 1 strictly inside (0, 6) */
+    const float go[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    float gi[8];
+    assert_int_equal(kern_nn_relu6_backward_f32(gi, go, out, 8), KERN_OK);
+    assert_true(gi[0] == 0.0f && gi[1] == 0.0f && gi[2] == 3.0f &&
+                gi[3] == 0.0f && gi[4] == 0.0f && isnan(gi[5]) &&
+                gi[6] == 0.0f && gi[7] == 0.0f);
+    assert_int_equal(kern_nn_relu6_backward_f32(NULL, go, out, 8),
+                     KERN_E_INVALID);
 
     enum { R = 7, CO = 37 };
     static float x[R * CO], y[R * CO];

@@ -237,6 +237,14 @@ KERN_API int kern_nn_global_avgpool_f32(const float *x, size_t planes,
  * Exact. dst may equal src. */
 KERN_API int kern_nn_relu6_f32(float *dst, const float *src, size_t n);
 
+/* Backward of relu6 from its forward OUTPUT y (0 < y < 6 exactly where
+ * 0 < x < 6, so y serves where the input was not kept): grad_in =
+ * grad_out where 0 < y < 6, else 0 (the derivative at the kinks taken as
+ * 0); a NaN y gives NaN. grad_in may equal grad_out. Exact. */
+KERN_API int kern_nn_relu6_backward_f32(float *grad_in,
+                                        const float *grad_out, const float *y,
+                                        size_t n);
+
 /* Softmax cross-entropy for a batch of logits [batch][classes] and integer
  * labels in [0, classes) (else KERN_E_RANGE). *loss = mean over the batch
  * of -log softmax(x)[label], computed as logsumexp(x) - x[label] in a

@@ -1241,10 +1241,11 @@ PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
  * them, so that a trained or imported model is fine-tuned): forward and
  * backward for a chain of dense, conv2d (any stride, padding and groups),
  * max and average pooling (any window, strides and padding, either
- * average divisor), flatten and the activations relu, gelu (tanh form),
- * sigmoid and tanh, fused after a dense or conv2d layer or standing alone.
- * The graph layers have no backward pass here and are refused (see
- * prof_train_create). The last layer must end in softmax on
+ * average divisor), flatten, identity, dropout (an identity: the model
+ * carries no rate and the trainer drops nothing) and the activations
+ * relu, relu6, gelu (tanh form), sigmoid and tanh, fused after a dense or
+ * conv2d layer or standing alone. The graph layers have no backward pass
+ * here and are refused (see prof_train_create). The last layer must end in softmax on
  * a feature vector: softmax and the cross-entropy loss are computed
  * together (kern_nn_softmax_xent_f32), so the last layer's stored output
  * is its logits. Softmax anywhere else is refused (PROF_E_RANGE).
@@ -1327,9 +1328,8 @@ PROF_API void prof_train_opts_init(struct prof_train_opts *opts);
  * end in softmax on a feature vector or with softmax elsewhere (the message
  * names the layer); PROF_E_UNSUPPORTED for a model the trainer has no
  * backward pass for: several inputs, a layer that does not read the
- * previous one, an add, concat, batchnorm, globalavgpool, identity or
- * dropout layer, or act relu6, erf or logsoftmax (the message names the
- * layer); PROF_E_MEMEST when libmemest cannot estimate the model
+ * previous one, an add, concat, batchnorm or globalavgpool layer, or act
+ * erf or logsoftmax (the message names the layer); PROF_E_MEMEST when libmemest cannot estimate the model
  * or the buffers differ from its estimate; PROF_E_OVERFLOW; PROF_E_NOMEM.
  */
 PROF_API int prof_train_create(const memest_model *model,
