@@ -76,6 +76,40 @@ static void col_range(size_t kx, size_t stride, size_t pad, size_t in_w,
     *hi = h;
 }
 
+/* The column ranges of every kernel column, computed once per call rather
+ * than per output row and input row (each costs two divisions: on a
+ * pooling that ends a network, one output column from a 24 x 5 window,
+ * they were most of the time). Windows wider than COLS_MAX columns
+ * compute them where they are used. */
+#define COLS_MAX 64
+
+struct col_ranges {
+    bool have;
+    size_t lo[COLS_MAX], hi[COLS_MAX];
+};
+
+static void col_ranges_init(struct col_ranges *c,
+                            const struct kern_pool2d_shape *s, size_t ow)
+{
+    c->have = s->kw <= COLS_MAX;
+    for (size_t kx = 0; c->have && kx < s->kw; kx++) {
+        col_range(kx, s->stride_w, s->pad_left, s->in_w, ow, &c->lo[kx],
+                  &c->hi[kx]);
+    }
+}
+
+static void col_ranges_get(const struct col_ranges *c,
+                           const struct kern_pool2d_shape *s, size_t ow,
+                           size_t kx, size_t *lo, size_t *hi)
+{
+    if (c->have) {
+        *lo = c->lo[kx];
+        *hi = c->hi[kx];
+    } else {
+        col_range(kx, s->stride_w, s->pad_left, s->in_w, ow, lo, hi);
+    }
+}
+
 /* One step of the max scan in window order: v replaces best when it is
  * larger or the first NaN (starting from -inf, this is the reference's
  * "first maximum wins, the first NaN wins over everything"). */
@@ -112,6 +146,8 @@ void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
     const size_t sh = s->stride_h, sw = s->stride_w;
     const size_t pt = s->pad_top, pl = s->pad_left, oh = out_h, ow = out_w;
     const bool k2s2 = kern_nn_pool_is_k2s2(s);
+    struct col_ranges cr;
+    col_ranges_init(&cr, s, ow);
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const float *plane = x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
@@ -143,7 +179,7 @@ void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                 const float *row = plane + iy * iw;
                 for (size_t kx = 0; kx < kw; kx++) {
                     size_t lo, hi;
-                    col_range(kx, sw, pl, iw, ow, &lo, &hi);
+                    col_ranges_get(&cr, s, ow, kx, &lo, &hi);
                     if (lo == hi) {
                         continue;
                     }
@@ -173,6 +209,8 @@ void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
     const size_t sh = s->stride_h, sw = s->stride_w;
     const size_t pt = s->pad_top, pl = s->pad_left, oh = out_h, ow = out_w;
     const bool k2s2 = kern_nn_pool_is_k2s2(s);
+    struct col_ranges cr;
+    col_ranges_init(&cr, s, ow);
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const float *plane = x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
@@ -190,6 +228,21 @@ void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
             }
             size_t y0, y1;
             window(oy, sh, pt, kh, ih, &y0, &y1);
+            if (ow == 1) {
+                /* One output column: its window's real cells in the same
+                 * row-major order, without the per-column sweeps. */
+                size_t x0, x1;
+                window(0, sw, pl, kw, iw, &x0, &x1);
+                float sum = 0.0f;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    const float *row = plane + iy * iw;
+                    for (size_t ix = x0; ix < x1; ix++) {
+                        sum += row[ix];
+                    }
+                }
+                yr[0] = sum / kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
+                continue;
+            }
             for (size_t ox = 0; ox < ow; ox++) {
                 yr[ox] = 0.0f;
             }
@@ -197,7 +250,7 @@ void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                 const float *row = plane + iy * iw;
                 for (size_t kx = 0; kx < kw; kx++) {
                     size_t lo, hi;
-                    col_range(kx, sw, pl, iw, ow, &lo, &hi);
+                    col_ranges_get(&cr, s, ow, kx, &lo, &hi);
                     if (lo == hi) {
                         continue;
                     }

@@ -338,9 +338,14 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
 }
 
 /* True when pool_any's 32-bit column offsets and window arrays fit. */
+/* The vector path computes output columns one per lane; an output row
+ * narrower than a vector (a pooling that ends a network: DS-CNN's 24 x 5
+ * window gives one column) would leave most lanes idle and chain every
+ * window cell through one accumulator, so the reference, which adds runs
+ * of the input rows, is faster there and gives the same sums. */
 static bool pool_fits(const struct kern_pool2d_shape *s, size_t ow)
 {
-    return s->kw <= POOL_MAXK && s->stride_w < 65536 &&
+    return ow >= 16 && s->kw <= POOL_MAXK && s->stride_w < 65536 &&
            ow < (size_t)INT32_MAX / 2 / s->stride_w &&
            s->in_w < (size_t)INT32_MAX / 2;
 }
