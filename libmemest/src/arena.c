@@ -55,8 +55,9 @@ static int by_order(const void *a, const void *b, void *ctx)
         c = -cmp_u64(li, lj);
         break;
     case ORDER_AREA: {
-        /* size x life in 128 bits would be exact; the product of a size
-         * and a step count fits 64 bits for any arena that fits them */
+        /* A product that overflows 64 bits (a buffer of more than 2^64 /
+         * steps bytes, which no arena holds) compares equal, and the size
+         * below decides. */
         uint64_t ai, aj;
         if (__builtin_mul_overflow(r[i].size, li, &ai) ||
             __builtin_mul_overflow(r[j].size, lj, &aj)) {
