@@ -71,7 +71,7 @@ enum { KERN_CONV_NR = 24, KERN_CONV_MR = 4 };
 /* Packed weights (kern_conv2d_pack_f32): per group, blocks of
  * KERN_CONV_OCB output channels, each [K][KERN_CONV_OCB] floats, zero past
  * the group's last channel. */
-enum { KERN_CONV_OCB = 16 };
+enum { KERN_CONV_OCB = KERN_CONV_PACK_BLOCK };
 
 struct kern_conv_geom {
     int direct;

@@ -357,6 +357,7 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
  * out_c) of an ungrouped convolution can be run on their own: a shape with
  * out_c reduced, weights from block j, bias and y advanced to channel
  * 16 j. */
+enum { KERN_CONV_PACK_BLOCK = 16 }; /* output channels per packed block */
 KERN_API size_t kern_conv2d_packed_bytes(const struct kern_conv2d_shape *s);
 KERN_API int kern_conv2d_pack_f32(const struct kern_conv2d_shape *s,
                                   const float *w, float *packed);
