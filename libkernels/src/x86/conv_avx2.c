@@ -185,6 +185,49 @@ static void direct_small(size_t ocg, size_t K, size_t P, const float *xg,
     }
 }
 
+/* One input row at column stride 2: padded column c = ix + pl goes to
+ * phase c % 2 at column c / 2, for columns below P and the phases kept
+ * (phx 1: the even one only). Eight columns of each phase per 16 inputs,
+ * split by two shuffles (per 128-bit lane) and a 64-bit permute. */
+static void row_s2(const float *src, size_t iw, size_t pl, size_t P,
+                   size_t phx, float *ph0, float *ph1)
+{
+    size_t ix = 0;
+    if (pl % 2) { /* input column 0 is odd: phase 1 */
+        if (phx > 1 && pl / 2 < P) {
+            ph1[pl / 2] = src[0];
+        }
+        ix = 1;
+    }
+    for (size_t t = (ix + pl) / 2; ix + 16 <= iw && t + 8 <= P;
+         ix += 16, t += 8) {
+        const __m256 a = _mm256_loadu_ps(src + ix);
+        const __m256 b = _mm256_loadu_ps(src + ix + 8);
+        const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        _mm256_storeu_ps(ph0 + t,
+                         _mm256_castpd_ps(_mm256_permute4x64_pd(
+                             _mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+        if (phx > 1) {
+            const __m256 o =
+                _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+            _mm256_storeu_ps(ph1 + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                          _mm256_castps_pd(o),
+                                          _MM_SHUFFLE(3, 1, 2, 0))));
+        }
+    }
+    for (; ix < iw; ix++) {
+        const size_t c = ix + pl;
+        if (c / 2 >= P) {
+            break;
+        }
+        if (c % 2 == 0) {
+            ph0[c / 2] = src[ix];
+        } else if (phx > 1) {
+            ph1[c / 2] = src[ix];
+        }
+    }
+}
+
 /* The group's input planes (x points at its first one), zero-padded and
  * split by stride phase into buf (layout in conv.h). */
 static void pack(const struct kern_conv2d_shape *s,
@@ -197,8 +240,19 @@ static void pack(const struct kern_conv2d_shape *s,
     for (size_t c = 0; c < icg; c++) {
         const float *xc = x + c * ih * iw;
         for (size_t ry = 0; ry < g->phy; ry++) {
+            float *row0 = buf + (c * g->phy + ry) * g->phx * g->plane;
+            if (sw == 2) {
+                for (size_t q = 0; q < g->q; q++) {
+                    const size_t iy = q * sh + ry - pt; /* wraps above */
+                    if (iy < ih) {
+                        row_s2(xc + iy * iw, iw, pl, P, g->phx,
+                               row0 + q * P, row0 + g->plane + q * P);
+                    }
+                }
+                continue;
+            }
             for (size_t rx = 0; rx < g->phx; rx++) {
-                float *pp = buf + ((c * g->phy + ry) * g->phx + rx) * g->plane;
+                float *pp = row0 + rx * g->plane;
                 /* phase columns t with pl <= t * sw + rx < pl + iw */
                 const size_t t0 = pl > rx ? (pl - rx + sw - 1) / sw : 0;
                 size_t t1 = pl + iw > rx ? (pl + iw - rx + sw - 1) / sw : 0;
@@ -266,13 +320,23 @@ static void scatter(const float *t, size_t mr, size_t j0, size_t n, size_t P,
         const size_t run = P - ox < n - j ? P - ox : n - j;
         if (ox < out_w) {
             const size_t m = out_w - ox < run ? out_w - ox : run;
-            /* runs are a few floats (an output row): a loop, not a
-             * call per run */
+            /* Runs are a few floats (an output row), so they are copied
+             * in whole vectors: the floats past the run land on this
+             * plane's later rows, which later runs and tiles write (t
+             * has a vector of slack); the plane's last row ends exactly. */
+            const size_t at = oy * out_w + ox;
+            const size_t mv = (m + 7) / 8 * 8;
             for (size_t r = 0; r < mr; r++) {
-                float *d = yo + r * plane + oy * out_w + ox;
+                float *d = yo + r * plane + at;
                 const float *src = t + r * NR + j;
-                for (size_t q = 0; q < m; q++) {
-                    d[q] = src[q];
+                if (at + mv <= plane) {
+                    for (size_t q = 0; q < mv; q += 8) {
+                        _mm256_storeu_ps(d + q, _mm256_loadu_ps(src + q));
+                    }
+                } else {
+                    for (size_t q = 0; q < m; q++) {
+                        d[q] = src[q];
+                    }
                 }
             }
         }
@@ -309,7 +373,7 @@ static void pixel_gemm(const struct kern_conv2d_shape *s,
     /* Direct: output columns are the pixels themselves; padded: they
      * carry junk columns unless the phase pitch equals the output width. */
     const int dense_cols = g.direct || P == out_w;
-    float t[MR * NR];
+    float t[MR * NR + 8]; /* + the vector scatter's slack */
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t gi = 0; gi < s->groups; gi++) {
             const float *xg = x + (b * s->in_c + gi * icg) * hw_in;
