@@ -1,8 +1,8 @@
 /* Convolution: the C reference, the lowering functions (im2col, col2im),
  * the backward pass, the GEMM paths' scratch layout, the dispatch and the
  * public wrappers. The reference is the definition written out, one output
- * at a time with the bounds tested per tap; the AVX2 path is in
- * src/x86/conv_avx2.c. */
+ * at a time with the bounds tested per tap; the AVX2 paths are in
+ * src/x86/conv_avx2.c and, for the int8 lowering, src/x86/im2col_s8_avx2.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +152,7 @@ void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags)
 {
     dsp->conv2d = kern_conv2d_c;
     dsp->conv2d_packed = kern_conv2d_packed_c;
+    dsp->im2col_s8 = kern_im2col_s8_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -161,6 +162,7 @@ void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags)
      * on AVX-512 hardware. */
     dsp->conv2d = kern_conv2d_avx2;
     dsp->conv2d_packed = kern_conv2d_packed_avx2;
+    dsp->im2col_s8 = kern_im2col_s8_avx2;
 #else
     (void)flags;
 #endif
@@ -501,8 +503,19 @@ KERN_API int kern_col2im_f32(const struct kern_conv2d_shape *s,
     return KERN_OK;
 }
 
-/* Along kx the input is contiguous, so each (pixel, c, ky) is one copy of
- * up to kw bytes at stride 1 (kx in [k0, k1) reads inside the row). */
+/* The definition, a pixel at a time (kern_im2col_s8_pixel). */
+void kern_im2col_s8_c(const struct kern_conv2d_shape *s, size_t out_h,
+                      size_t out_w, const int8_t *xg, int8_t *col)
+{
+    const size_t K = s->in_c / s->groups * s->kh * s->kw;
+    for (size_t oy = 0; oy < out_h; oy++) {
+        for (size_t ox = 0; ox < out_w; ox++) {
+            kern_im2col_s8_pixel(s, xg, oy, ox,
+                                 col + (oy * out_w + ox) * K);
+        }
+    }
+}
+
 KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
                             const int8_t *x, size_t b, size_t g, int8_t *col)
 {
@@ -511,38 +524,9 @@ KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
-    const size_t sh = s->stride_h, sw = s->stride_w, ih = s->in_h;
-    const size_t iw = s->in_w, hw_in = ih * iw, pl = s->pad_left;
-    const int8_t *xg = x + (b * s->in_c + g * cg) * hw_in;
-    int8_t *r = col;
-    for (size_t oy = 0; oy < oh; oy++) {
-        for (size_t ox = 0; ox < ow; ox++) {
-            const size_t x0 = ox * sw; /* padded column of kx = 0 */
-            const size_t k0 = x0 < pl ? pl - x0 : 0;
-            size_t k1 = iw + pl > x0 ? iw + pl - x0 : 0;
-            k1 = k1 < kw ? k1 : kw;
-            for (size_t c = 0; c < cg; c++) {
-                for (size_t ky = 0; ky < kh; ky++, r += kw) {
-                    const size_t iy = oy * sh + ky - s->pad_top;
-                    if (iy >= ih || k0 >= k1) {
-                        memset(r, 0, kw);
-                        continue;
-                    }
-                    for (size_t kx = 0; kx < k0; kx++) {
-                        r[kx] = 0;
-                    }
-                    const int8_t *xr = xg + c * hw_in + iy * iw + x0 - pl;
-                    for (size_t kx = k0; kx < k1; kx++) {
-                        r[kx] = xr[kx];
-                    }
-                    for (size_t kx = k1; kx < kw; kx++) {
-                        r[kx] = 0;
-                    }
-                }
-            }
-        }
-    }
+    pthread_once(&conv_once, conv_init_once);
+    const size_t cg = s->in_c / s->groups, hw_in = s->in_h * s->in_w;
+    conv_dsp.im2col_s8(s, oh, ow, x + (b * s->in_c + g * cg) * hw_in, col);
     return KERN_OK;
 }
 

@@ -23,9 +23,17 @@ typedef void (*kern_conv2d_packed_fn)(const struct kern_conv2d_shape *s,
                                       const float *bias, int act, void *work,
                                       float *y);
 
+/* The int8 lowering (kern_im2col_s8) of one sample's group of planes xg
+ * (in_c/groups planes of in_h x in_w) for a validated shape with output
+ * size out_h x out_w: col[p][k], P x K bytes, nothing written past them. */
+typedef void (*kern_im2col_s8_fn)(const struct kern_conv2d_shape *s,
+                                  size_t out_h, size_t out_w,
+                                  const int8_t *xg, int8_t *col);
+
 struct kern_conv_dsp {
     kern_conv2d_fn conv2d;
     kern_conv2d_packed_fn conv2d_packed;
+    kern_im2col_s8_fn im2col_s8;
 };
 
 void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags);
@@ -52,6 +60,48 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
 void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
                           size_t out_w, const float *x, const float *wpk,
                           const float *bias, int act, void *work, float *y);
+
+/* One pixel (oy, ox) of the int8 lowering: its K bytes into r. Along kx
+ * the input is contiguous, so each (c, ky) is one copy of up to kw bytes
+ * (kx in [k0, k1) reads inside the row). The reference's loop body, and
+ * the vector path's for the pixels it cannot overrun. */
+static inline void kern_im2col_s8_pixel(const struct kern_conv2d_shape *s,
+                                        const int8_t *xg, size_t oy,
+                                        size_t ox, int8_t *r)
+{
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const size_t ih = s->in_h, iw = s->in_w, pl = s->pad_left;
+    const size_t x0 = ox * s->stride_w; /* padded column of kx = 0 */
+    const size_t k0 = x0 < pl ? pl - x0 : 0;
+    size_t k1 = iw + pl > x0 ? iw + pl - x0 : 0;
+    k1 = k1 < kw ? k1 : kw;
+    for (size_t c = 0; c < cg; c++) {
+        for (size_t ky = 0; ky < kh; ky++, r += kw) {
+            /* unsigned wrap: rows above the input fail the test too */
+            const size_t iy = oy * s->stride_h + ky - s->pad_top;
+            if (iy >= ih || k0 >= k1) {
+                for (size_t kx = 0; kx < kw; kx++) {
+                    r[kx] = 0;
+                }
+                continue;
+            }
+            for (size_t kx = 0; kx < k0; kx++) {
+                r[kx] = 0;
+            }
+            /* x0 + k0 >= pl by construction of k0 */
+            const int8_t *xr = xg + (c * ih + iy) * iw + (x0 + k0 - pl);
+            for (size_t kx = k0; kx < k1; kx++) {
+                r[kx] = xr[kx - k0];
+            }
+            for (size_t kx = k1; kx < kw; kx++) {
+                r[kx] = 0;
+            }
+        }
+    }
+}
+
+void kern_im2col_s8_c(const struct kern_conv2d_shape *s, size_t out_h,
+                      size_t out_w, const int8_t *xg, int8_t *col);
 
 /* The layout of the GEMM paths' scratch for a valid shape (see
  * kern_conv2d_f32). K = in_c/groups * kh * kw. A convolution is `direct`
@@ -97,6 +147,8 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                              size_t out_w, const float *x, const float *wpk,
                              const float *bias, int act, void *work,
                              float *y);
+void kern_im2col_s8_avx2(const struct kern_conv2d_shape *s, size_t out_h,
+                         size_t out_w, const int8_t *xg, int8_t *col);
 #endif
 
 #endif

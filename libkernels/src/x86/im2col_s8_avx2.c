@@ -1,0 +1,207 @@
+/* The AVX2 int8 lowering (kern_im2col_s8): col[p][k], P x K bytes, the
+ * same bytes as the C reference (kern_im2col_s8_pixel), built without a
+ * bounds test per byte and without scratch.
+ *
+ * A 1 x 1, stride 1, unpadded convolution lowers to a byte transpose of the
+ * [C][P] planes into [P][C]: 16 x 16 blocks transposed in registers by four
+ * rounds of unpacks. The last block of a row or column overlaps the one
+ * before it instead of taking a scalar tail (it writes the same values
+ * again).
+ *
+ * Any other shape is built one (c, ky) run of kw bytes at a time from one
+ * load of W = 4, 8 or 16 bytes (the smallest >= kw) and one store of W
+ * bytes. Runs are stored in increasing address order, so the W - kw bytes a
+ * store writes past its run are overwritten by the next run; only the last
+ * pixels, whose overhang would leave col, take the reference loop. The load
+ * starts at the window's first column clamped into [0, in_w - W], so it
+ * never leaves its input row, and a pshufb control, one per output column,
+ * moves each tap to its place and zeroes the taps that fall in the padding;
+ * rows that fall in the padding store zeros. Planes narrower than W (and
+ * kernels wider than 16) take the reference. */
+#include <immintrin.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "conv.h"
+
+/* r[i] byte j becomes r[j] byte i, for 16 rows of 16 bytes. */
+static inline void transpose16x16_u8(__m128i r[16])
+{
+    __m128i a[16], q4[4][4];
+    for (int i = 0; i < 8; i++) {
+        /* rows 2i, 2i+1: columns 0-7 in a[i], 8-15 in a[8 + i] */
+        a[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+        a[8 + i] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+    }
+    for (int h = 0; h < 16; h += 8) {
+        for (int j = 0; j < 4; j++) {
+            /* rows 4j..4j+3 of columns h..h+3 (quarter h / 4), then of
+             * columns h+4..h+7 */
+            q4[h / 4][j] = _mm_unpacklo_epi16(a[h + 2 * j], a[h + 2 * j + 1]);
+            q4[h / 4 + 1][j] =
+                _mm_unpackhi_epi16(a[h + 2 * j], a[h + 2 * j + 1]);
+        }
+    }
+    for (int q = 0; q < 4; q++) {
+        for (int m = 0; m < 2; m++) {
+            /* rows 8m..8m+7: columns 4q, 4q+1 (lo), 4q+2, 4q+3 (hi) */
+            a[(2 * q) * 2 + m] =
+                _mm_unpacklo_epi32(q4[q][2 * m], q4[q][2 * m + 1]);
+            a[(2 * q + 1) * 2 + m] =
+                _mm_unpackhi_epi32(q4[q][2 * m], q4[q][2 * m + 1]);
+        }
+    }
+    for (int pp = 0; pp < 8; pp++) {
+        /* column pair pp: rows 0-7 in a[2pp], 8-15 in a[2pp + 1] */
+        r[2 * pp] = _mm_unpacklo_epi64(a[2 * pp], a[2 * pp + 1]);
+        r[2 * pp + 1] = _mm_unpackhi_epi64(a[2 * pp], a[2 * pp + 1]);
+    }
+}
+
+/* col[p][c] = xg[c][p] for P pixels and C channels. */
+static void lower_transpose(size_t C, size_t P, const int8_t *xg,
+                            int8_t *col)
+{
+    if (P < 16) {
+        for (size_t p = 0; p < P; p++) {
+            for (size_t c = 0; c < C; c++) {
+                col[p * C + c] = xg[c * P + p];
+            }
+        }
+        return;
+    }
+    for (size_t p0 = 0; p0 < P; p0 += 16) {
+        const size_t p = p0 + 16 <= P ? p0 : P - 16;
+        for (size_t c0 = 0; c0 < C; c0 += 16) {
+            /* C >= 16: the last block overlaps; else one partial block,
+             * its missing rows zero and its stores cut to C bytes */
+            const size_t c = C < 16 ? 0 : c0 + 16 <= C ? c0 : C - 16;
+            const size_t nc = C < 16 ? C : 16;
+            __m128i r[16];
+            for (size_t i = 0; i < 16; i++) {
+                r[i] = i < nc ? _mm_loadu_si128(
+                                    (const __m128i *)(xg + (c + i) * P + p))
+                              : _mm_setzero_si128();
+            }
+            transpose16x16_u8(r);
+            if (nc == 16) {
+                for (size_t i = 0; i < 16; i++) {
+                    _mm_storeu_si128((__m128i *)(col + (p + i) * C + c),
+                                     r[i]);
+                }
+            } else {
+                for (size_t i = 0; i < 16; i++) {
+                    int8_t t[16];
+                    _mm_storeu_si128((__m128i *)t, r[i]);
+                    memcpy(col + (p + i) * C, t, nc);
+                }
+            }
+        }
+    }
+}
+
+static inline __m128i load_w(const int8_t *p, int w)
+{
+    if (w == 4) {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return _mm_cvtsi32_si128(v);
+    }
+    if (w == 8) {
+        return _mm_loadl_epi64((const __m128i *)p);
+    }
+    return _mm_loadu_si128((const __m128i *)p);
+}
+
+static inline void store_w(int8_t *p, __m128i v, int w)
+{
+    if (w == 4) {
+        const int32_t t = _mm_cvtsi128_si32(v);
+        memcpy(p, &t, 4);
+    } else if (w == 8) {
+        _mm_storel_epi64((__m128i *)p, v);
+    } else {
+        _mm_storeu_si128((__m128i *)p, v);
+    }
+}
+
+/* The run-at-a-time lowering for loads and stores of w bytes (a constant
+ * in each caller); needs kw <= w <= in_w. */
+static inline __attribute__((always_inline)) void
+lower_runs(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
+           const int8_t *xg, int8_t *col, int w)
+{
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const ptrdiff_t ih = (ptrdiff_t)s->in_h, iw = (ptrdiff_t)s->in_w;
+    const size_t K = cg * kh * kw, P = oh * ow, hw_in = s->in_h * s->in_w;
+    const __m128i iota =
+        _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m128i z = _mm_setzero_si128();
+    for (size_t oy = 0; oy < oh; oy++) {
+        const ptrdiff_t iy0 =
+            (ptrdiff_t)(oy * s->stride_h) - (ptrdiff_t)s->pad_top;
+        /* rows ky in [ky0, ky1) lie inside the input */
+        ptrdiff_t ky0 = iy0 < 0 ? -iy0 : 0, ky1 = ih - iy0;
+        ky0 = ky0 < (ptrdiff_t)kh ? ky0 : (ptrdiff_t)kh;
+        ky1 = ky1 < (ptrdiff_t)kh ? ky1 : (ptrdiff_t)kh;
+        ky1 = ky1 > ky0 ? ky1 : ky0;
+        for (size_t ox = 0; ox < ow; ox++) {
+            const size_t at = (oy * ow + ox) * K;
+            int8_t *r = col + at;
+            if (at + K + ((size_t)w - kw) > P * K) {
+                /* its last store would leave col */
+                kern_im2col_s8_pixel(s, xg, oy, ox, r);
+                continue;
+            }
+            const ptrdiff_t ix0 =
+                (ptrdiff_t)(ox * s->stride_w) - (ptrdiff_t)s->pad_left;
+            ptrdiff_t st = ix0 < 0 ? 0 : ix0;
+            st = st < iw - w ? st : iw - w;
+            /* tap t reads byte t + ix0 - st of the load; it is valid for t
+             * in [lo, hi) (both in [0, 16], so every byte lane compare
+             * below is exact) */
+            const ptrdiff_t lo = ix0 < 0 ? (-ix0 < 16 ? -ix0 : 16) : 0;
+            ptrdiff_t hi = iw - ix0;
+            hi = hi < 0 ? 0 : hi < 16 ? hi : 16;
+            const __m128i valid = _mm_and_si128(
+                _mm_cmpgt_epi8(iota, _mm_set1_epi8((char)(lo - 1))),
+                _mm_cmpgt_epi8(_mm_set1_epi8((char)hi), iota));
+            const __m128i ctl = _mm_or_si128(
+                _mm_add_epi8(iota, _mm_set1_epi8((char)(ix0 - st))),
+                _mm_andnot_si128(valid, _mm_set1_epi8((char)0x80)));
+            for (size_t c = 0; c < cg; c++) {
+                int8_t *rc = r + c * kh * kw;
+                const int8_t *xc = xg + c * hw_in + st;
+                ptrdiff_t ky = 0;
+                for (; ky < ky0; ky++) {
+                    store_w(rc + ky * kw, z, w);
+                }
+                for (; ky < ky1; ky++) {
+                    const __m128i v = load_w(xc + (iy0 + ky) * iw, w);
+                    store_w(rc + ky * kw, _mm_shuffle_epi8(v, ctl), w);
+                }
+                for (; ky < (ptrdiff_t)kh; ky++) {
+                    store_w(rc + ky * kw, z, w);
+                }
+            }
+        }
+    }
+}
+
+void kern_im2col_s8_avx2(const struct kern_conv2d_shape *s, size_t out_h,
+                         size_t out_w, const int8_t *xg, int8_t *col)
+{
+    const size_t kw = s->kw;
+    if (s->kh == 1 && kw == 1 && s->stride_h == 1 && s->stride_w == 1 &&
+        !s->pad_top && !s->pad_left && !s->pad_bottom && !s->pad_right) {
+        lower_transpose(s->in_c / s->groups, out_h * out_w, xg, col);
+    } else if (kw <= 4 && s->in_w >= 4) {
+        lower_runs(s, out_h, out_w, xg, col, 4);
+    } else if (kw <= 8 && s->in_w >= 8) {
+        lower_runs(s, out_h, out_w, xg, col, 8);
+    } else if (kw <= 16 && s->in_w >= 16) {
+        lower_runs(s, out_h, out_w, xg, col, 16);
+    } else {
+        kern_im2col_s8_c(s, out_h, out_w, xg, col);
+    }
+}
