@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "q8.h"
@@ -91,6 +92,19 @@ void kern_q8_requant_f32_c(size_t n, const int32_t *acc, float a_scale,
     }
 }
 
+void kern_q8_requant_f32_t_c(size_t m, size_t n, const int32_t *acc,
+                             size_t ld_acc, float a_scale,
+                             const float *w_scales, const float *bias,
+                             int relu, float *y, size_t ldy)
+{
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < n; j++) {
+            y[j * ldy + i] = requant1(acc[i * ld_acc + j], a_scale,
+                                      w_scales[j], bias, j, relu);
+        }
+    }
+}
+
 void kern_q8_requant_s8_c(size_t n, const int32_t *acc, float a_scale,
                           const float *w_scales, const float *bias, int relu,
                           float out_scale, int8_t *q)
@@ -110,6 +124,7 @@ void kern_q8_dsp_init(struct kern_q8_dsp *dsp, unsigned flags)
     dsp->quant = kern_q8_quant_c;
     dsp->dequant = kern_q8_dequant_c;
     dsp->requant_f32 = kern_q8_requant_f32_c;
+    dsp->requant_f32_t = kern_q8_requant_f32_t_c;
     dsp->requant_s8 = kern_q8_requant_s8_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
@@ -120,6 +135,8 @@ void kern_q8_dsp_init(struct kern_q8_dsp *dsp, unsigned flags)
     dsp->quant = kern_q8_quant_avx2;
     dsp->dequant = kern_q8_dequant_avx2;
     dsp->requant_f32 = kern_q8_requant_f32_avx2;
+    /* AVX-512 machines keep this one: its 8 x 8 tile is the transpose */
+    dsp->requant_f32_t = kern_q8_requant_f32_t_avx2;
     dsp->requant_s8 = kern_q8_requant_s8_avx2;
     if (!(flags & KERN_CPU_AVX512)) {
         return;
@@ -378,17 +395,22 @@ KERN_API int kern_q8_gemm(size_t m, size_t n, size_t k, const int8_t *a,
     return KERN_OK;
 }
 
+/* The arguments of a requantisation; the output holds M rows of pitch ldo
+ * >= N, or with `transposed` N rows of pitch ldo >= M. */
 static int requant_check(size_t m, size_t n, const int32_t *acc,
                          size_t ld_acc, float a_scale, const float *w_scales,
-                         const void *y, size_t ldo)
+                         const void *y, size_t ldo, bool transposed)
 {
+    const size_t rows = transposed ? n : m, cols = transposed ? m : n;
     if (m && n && (!acc || !w_scales || !y)) {
         return KERN_E_INVALID;
     }
-    if (ld_acc < n || ldo < n) {
+    if (ld_acc < n || ldo < cols) {
         return KERN_E_SHAPE;
     }
-    if (m && ((m - 1) > SIZE_MAX / (ld_acc > ldo ? ld_acc : ldo))) {
+    /* the last elements' indices, (rows - 1) * pitch + cols - 1 */
+    if ((m && (m - 1) > (SIZE_MAX - n) / (ld_acc ? ld_acc : 1)) ||
+        (rows && (rows - 1) > (SIZE_MAX - cols) / (ldo ? ldo : 1))) {
         return KERN_E_OVERFLOW;
     }
     if (!scale_ok(a_scale)) {
@@ -407,7 +429,8 @@ KERN_API int kern_q8_requant_f32(size_t m, size_t n, const int32_t *acc,
                                  const float *w_scales, const float *bias,
                                  int relu, float *y, size_t ldo)
 {
-    int st = requant_check(m, n, acc, ld_acc, a_scale, w_scales, y, ldo);
+    int st = requant_check(m, n, acc, ld_acc, a_scale, w_scales, y, ldo,
+                           false);
     if (st != KERN_OK) {
         return st;
     }
@@ -419,13 +442,31 @@ KERN_API int kern_q8_requant_f32(size_t m, size_t n, const int32_t *acc,
     return KERN_OK;
 }
 
+KERN_API int kern_q8_requant_f32_t(size_t m, size_t n, const int32_t *acc,
+                                   size_t ld_acc, float a_scale,
+                                   const float *w_scales, const float *bias,
+                                   int relu, float *y, size_t ldy)
+{
+    int st = requant_check(m, n, acc, ld_acc, a_scale, w_scales, y, ldy,
+                           true);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (m && n) {
+        dsp_get()->requant_f32_t(m, n, acc, ld_acc, a_scale, w_scales, bias,
+                                 relu, y, ldy);
+    }
+    return KERN_OK;
+}
+
 KERN_API int kern_q8_requant_s8(size_t m, size_t n, const int32_t *acc,
                                 size_t ld_acc, float a_scale,
                                 const float *w_scales, const float *bias,
                                 int relu, float out_scale, int8_t *q,
                                 size_t ldo)
 {
-    int st = requant_check(m, n, acc, ld_acc, a_scale, w_scales, q, ldo);
+    int st = requant_check(m, n, acc, ld_acc, a_scale, w_scales, q, ldo,
+                           false);
     if (st != KERN_OK) {
         return st;
     }

@@ -50,6 +50,13 @@ typedef void (*kern_q8_requant_f32_fn)(size_t n, const int32_t *acc,
                                        float a_scale, const float *w_scales,
                                        const float *bias, int relu,
                                        float *y);
+/* The whole M x N result of kern_q8_requant_f32_t (m, n > 0). */
+typedef void (*kern_q8_requant_f32_t_fn)(size_t m, size_t n,
+                                         const int32_t *acc, size_t ld_acc,
+                                         float a_scale,
+                                         const float *w_scales,
+                                         const float *bias, int relu,
+                                         float *y, size_t ldy);
 typedef void (*kern_q8_requant_s8_fn)(size_t n, const int32_t *acc,
                                       float a_scale, const float *w_scales,
                                       const float *bias, int relu,
@@ -61,6 +68,7 @@ struct kern_q8_dsp {
     kern_q8_quant_fn quant;
     kern_q8_dequant_fn dequant;
     kern_q8_requant_f32_fn requant_f32;
+    kern_q8_requant_f32_t_fn requant_f32_t;
     kern_q8_requant_s8_fn requant_s8;
 };
 
@@ -74,6 +82,10 @@ void kern_q8_dequant_c(const int8_t *q, size_t n, float scale, float *dst);
 void kern_q8_requant_f32_c(size_t n, const int32_t *acc, float a_scale,
                            const float *w_scales, const float *bias,
                            int relu, float *y);
+void kern_q8_requant_f32_t_c(size_t m, size_t n, const int32_t *acc,
+                             size_t ld_acc, float a_scale,
+                             const float *w_scales, const float *bias,
+                             int relu, float *y, size_t ldy);
 void kern_q8_requant_s8_c(size_t n, const int32_t *acc, float a_scale,
                           const float *w_scales, const float *bias, int relu,
                           float out_scale, int8_t *q);
@@ -88,6 +100,10 @@ void kern_q8_dequant_avx2(const int8_t *q, size_t n, float scale,
 void kern_q8_requant_f32_avx2(size_t n, const int32_t *acc, float a_scale,
                               const float *w_scales, const float *bias,
                               int relu, float *y);
+void kern_q8_requant_f32_t_avx2(size_t m, size_t n, const int32_t *acc,
+                                size_t ld_acc, float a_scale,
+                                const float *w_scales, const float *bias,
+                                int relu, float *y, size_t ldy);
 void kern_q8_requant_s8_avx2(size_t n, const int32_t *acc, float a_scale,
                              const float *w_scales, const float *bias,
                              int relu, float out_scale, int8_t *q);

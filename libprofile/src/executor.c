@@ -487,14 +487,14 @@ static int layer_scratch(const struct prof_exec *ex, struct exec_op *op,
     case MEMEST_KIND_CONV2D:
         if (p == MEMEST_INT8) {
             /* Whole batch: [batch * out_h * out_w][kdim] int8 columns, one
-             * group at a time; [..][ocg] int32; [..][out_c] float. */
+             * group at a time, and [..][ocg] int32; the requantisation
+             * writes the float result straight into its NCHW planes. */
             if ((st = mul3_sz(ex->batch, op->hw_out, op->kdim, &n->col8)) !=
                     PROF_OK ||
                 (st = mul3_sz(ex->batch, op->hw_out, op->ocg, &n->acc)) !=
                     PROF_OK) {
                 return st;
             }
-            n->t32 = op->out_n;
         } else {
             /* libkernels' convolution scratch, one block per thread
              * (conv_f32). The trainer lowers one sample and group into
@@ -1745,24 +1745,19 @@ static int conv_s8(prof_exec *ex, struct exec_op *op)
         if (st != PROF_OK) {
             return st;
         }
-        /* Into [batch * out_h * out_w][out_c], this group's columns. */
-        kst = kern_q8_requant_f32(M, op->ocg, ex->acc, op->ocg, sx,
-                                  op->wscale + g * op->ocg,
-                                  op->bn ? op->b + g * op->ocg : NULL,
-                                  act == MEMEST_ACT_RELU,
-                                  ex->t32 + g * op->ocg, op->c_out);
+        /* Each sample's rows [b * out_h * out_w ..) of this group's
+         * columns, transposed into its NCHW output planes. */
+        for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
+            kst = kern_q8_requant_f32_t(
+                op->hw_out, op->ocg, ex->acc + b * op->hw_out * op->ocg,
+                op->ocg, sx, op->wscale + g * op->ocg,
+                op->bn ? op->b + g * op->ocg : NULL, act == MEMEST_ACT_RELU,
+                ex->y32 + (b * op->c_out + g * op->ocg) * op->hw_out,
+                op->hw_out);
+        }
     }
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
-    }
-    const size_t C = op->c_out, HW = op->hw_out;
-    for (size_t b = 0; b < ex->batch; b++) {
-        for (size_t c = 0; c < C; c++) {
-            float *dst = ex->y32 + (b * C + c) * HW;
-            for (size_t i = 0; i < HW; i++) {
-                dst[i] = ex->t32[(b * HW + i) * C + c];
-            }
-        }
     }
     if (act != MEMEST_ACT_RELU) {
         int st = apply_act(ex, op, act, ex->y32, ex->y32);

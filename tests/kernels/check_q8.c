@@ -266,6 +266,58 @@ static void check_elementwise(const struct kern_q8_dsp *isa,
     }
 }
 
+/* The transposed requantisation on random M x N (1 to 40 each, so 8 x 8
+ * tiles, overlapping last tiles and the scalar loop all run) with pitches
+ * past the minimum: every output element against the reference's bits,
+ * the gaps between output rows and a guard after the last untouched. */
+static void check_requant_t(const struct kern_q8_dsp *isa,
+                            const struct kern_q8_dsp *ref)
+{
+    enum { MAXD = 40, MAXA = MAXD * (MAXD + 3), GUARD = 16 };
+    static int32_t acc[MAXA];
+    static float ws[MAXD], bias[MAXD], y0[MAXA + GUARD], y1[MAXA + GUARD];
+    if (!ck_func((const void *)isa->requant_f32_t, "q8_requant_f32_t")) {
+        return;
+    }
+    for (int t = 0; t < 300; t++) {
+        const size_t m = (size_t)ck_randi(1, MAXD);
+        const size_t n = (size_t)ck_randi(1, MAXD);
+        const size_t ld_acc = n + (size_t)ck_randi(0, 3);
+        const size_t ldy = m + (size_t)ck_randi(0, 3);
+        const float as = ck_randf(0.001f, 0.1f);
+        for (size_t i = 0; i < m * ld_acc; i++) {
+            acc[i] = (int32_t)ck_randi(-200000, 200000);
+        }
+        for (size_t j = 0; j < n; j++) {
+            ws[j] = ck_randf(0.0001f, 0.05f);
+            bias[j] = ck_randf(-3.0f, 3.0f);
+        }
+        const int relu = t % 2;
+        const float *b = t % 3 ? bias : NULL;
+        ck_poison(y0, sizeof y0);
+        ck_poison(y1, sizeof y1);
+        ref->requant_f32_t(m, n, acc, ld_acc, as, ws, b, relu, y0, ldy);
+        isa->requant_f32_t(m, n, acc, ld_acc, as, ws, b, relu, y1, ldy);
+        if (memcmp(y0, y1, sizeof y0) != 0) {
+            ck_fail("%zux%zu ld_acc=%zu ldy=%zu relu=%d bias=%d: outputs "
+                    "differ", m, n, ld_acc, ldy, relu, b != NULL);
+        }
+        /* the reference itself: each element where the row-major
+         * requantisation puts it */
+        float row[MAXD];
+        for (size_t i = 0; i < m; i++) {
+            ref->requant_f32(n, acc + i * ld_acc, as, ws, b, relu, row);
+            for (size_t j = 0; j < n; j++) {
+                if (memcmp(&row[j], &y0[j * ldy + i], sizeof row[j]) != 0) {
+                    ck_fail("%zux%zu: reference (%zu, %zu) misplaced", m, n,
+                            i, j);
+                }
+            }
+        }
+    }
+    ck_report();
+}
+
 void check_q8(unsigned flags);
 
 void check_q8(unsigned flags)
@@ -275,4 +327,5 @@ void check_q8(unsigned flags)
     kern_q8_dsp_init(&ref, 0);
     check_gemm(&isa, &ref);
     check_elementwise(&isa, &ref);
+    check_requant_t(&isa, &ref);
 }

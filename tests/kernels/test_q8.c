@@ -346,6 +346,65 @@ static void test_requant(void **state)
                                          2), KERN_E_SHAPE);
 }
 
+/* The transposed requantisation: a 2 x 2 by hand, then 19 x 21 (8 x 8
+ * tiles, overlapping last ones) with pitches past the minimum against
+ * values exact in float: acc small integers, scales powers of two, biases
+ * halves. */
+static void test_requant_t(void **state)
+{
+    (void)state;
+    /* acc [[8, 16], [-4, 24]], a_scale 0.25, ws {1, 0.5}, bias {1, -1}:
+     * row 0 -> {3, 1}, row 1 -> {0, 2}; relu keeps them (none below 0);
+     * transposed: y[0] = {3, 0}, y[1] = {1, 2} */
+    const int32_t acc[] = {8, 16, -4, 24};
+    const float ws[] = {1.0f, 0.5f}, bias[] = {1.0f, -1.0f};
+    float y[2 * 3] = {0};
+    assert_int_equal(kern_q8_requant_f32_t(2, 2, acc, 2, 0.25f, ws, bias, 1,
+                                           y, 3), KERN_OK);
+    assert_true(y[0] == 3.0f && y[1] == 0.0f && y[2] == 0.0f &&
+                y[3] == 1.0f && y[4] == 2.0f && y[5] == 0.0f);
+
+    enum { M = 19, N = 21, LDA = N + 2, LDY = M + 3 };
+    static int32_t a[M * LDA];
+    static float w[N], b[N], out[N * LDY];
+    for (size_t i = 0; i < M; i++) {
+        for (size_t j = 0; j < LDA; j++) {
+            a[i * LDA + j] = (int32_t)(i * 13 % 29) - (int32_t)(j * 7 % 31);
+        }
+    }
+    for (size_t j = 0; j < N; j++) {
+        w[j] = j % 3 ? 0.5f : 2.0f;
+        b[j] = 0.5f * (float)((int)j - 10);
+    }
+    for (int relu = 0; relu < 2; relu++) {
+        for (size_t k = 0; k < N * LDY; k++) {
+            out[k] = -1234.0f;
+        }
+        assert_int_equal(kern_q8_requant_f32_t(M, N, a, LDA, 0.25f, w, b,
+                                               relu, out, LDY), KERN_OK);
+        for (size_t j = 0; j < N; j++) {
+            for (size_t i = 0; i < LDY; i++) {
+                double want = -1234.0; /* the gap after each row */
+                if (i < M) {
+                    want = a[i * LDA + j] * 0.25 * w[j] + b[j];
+                    want = relu && want < 0.0 ? 0.0 : want;
+                }
+                assert_true(out[j * LDY + i] == (float)want);
+            }
+        }
+    }
+    assert_int_equal(kern_q8_requant_f32_t(2, 2, acc, 2, 0.25f, ws, NULL, 0,
+                                           y, 1), KERN_E_SHAPE);
+    assert_int_equal(kern_q8_requant_f32_t(2, 2, acc, 1, 0.25f, ws, NULL, 0,
+                                           y, 2), KERN_E_SHAPE);
+    assert_int_equal(kern_q8_requant_f32_t(2, 2, acc, 2, -1.0f, ws, NULL, 0,
+                                           y, 2), KERN_E_RANGE);
+    assert_int_equal(kern_q8_requant_f32_t(2, 2, acc, 2, 0.25f, ws, NULL, 0,
+                                           NULL, 2), KERN_E_INVALID);
+    assert_int_equal(kern_q8_requant_f32_t(2, 2, acc, 2, 0.25f, ws, NULL, 0,
+                                           y, SIZE_MAX), KERN_E_OVERFLOW);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_gemm_random),
         cmocka_unit_test(test_gemm_errors),
         cmocka_unit_test(test_requant),
+        cmocka_unit_test(test_requant_t),
     };
     printf("test_q8: path %s, seed %u\n", kern_cpu_path_name(kern_cpu_flags()),
            (unsigned)rng);

@@ -164,6 +164,16 @@ KERN_API int kern_q8_requant_f32(size_t m, size_t n, const int32_t *acc,
                                  const float *w_scales, const float *bias,
                                  int relu, float *y, size_t ldo);
 
+/* The same values written transposed, y[j * ldy + i] (ldy >= M): a
+ * convolution's [pixel][channel] GEMM result straight into its NCHW output
+ * planes, which then need no transpose of their own. Element for element
+ * the same bits as kern_q8_requant_f32. KERN_E_SHAPE for ld_acc < N or
+ * ldy < M, else statuses as kern_q8_requant_f32. */
+KERN_API int kern_q8_requant_f32_t(size_t m, size_t n, const int32_t *acc,
+                                   size_t ld_acc, float a_scale,
+                                   const float *w_scales, const float *bias,
+                                   int relu, float *y, size_t ldy);
+
 /* The same, then quantised to int8 with the next layer's scale out_scale
  * (kern_q8_quantize_f32 rules: y / out_scale rounded half to even,
  * saturated to [-127, 127]). */

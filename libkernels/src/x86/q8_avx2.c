@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "q8.h"
+#include "transpose_avx2.h"
 
 enum { MR = 2 };
 
@@ -279,6 +280,43 @@ void kern_q8_requant_f32_avx2(size_t n, const int32_t *acc, float a_scale,
     }
     for (; j < n; j++) {
         y[j] = requant1(acc[j], a_scale, w_scales[j], bias, j, relu);
+    }
+}
+
+/* 8 x 8 tiles: eight rows requantised as in kern_q8_requant_f32_avx2, the
+ * tile transposed in registers and stored as eight runs of 8 floats along
+ * the output rows. With M or N below 8 the C loop runs; otherwise the last
+ * tile of a row or column overlaps the one before it (and stores the same
+ * bits again). */
+void kern_q8_requant_f32_t_avx2(size_t m, size_t n, const int32_t *acc,
+                                size_t ld_acc, float a_scale,
+                                const float *w_scales, const float *bias,
+                                int relu, float *y, size_t ldy)
+{
+    if (m < 8 || n < 8) {
+        for (size_t i = 0; i < m; i++) {
+            for (size_t j = 0; j < n; j++) {
+                y[j * ldy + i] = requant1(acc[i * ld_acc + j], a_scale,
+                                          w_scales[j], bias, j, relu);
+            }
+        }
+        return;
+    }
+    const __m256 as = _mm256_set1_ps(a_scale);
+    for (size_t i0 = 0; i0 < m; i0 += 8) {
+        const size_t i = i0 + 8 <= m ? i0 : m - 8;
+        for (size_t j0 = 0; j0 < n; j0 += 8) {
+            const size_t j = j0 + 8 <= n ? j0 : n - 8;
+            __m256 r[8];
+            for (size_t k = 0; k < 8; k++) {
+                r[k] = requant8(acc + (i + k) * ld_acc, as, w_scales, bias, j,
+                                relu);
+            }
+            transpose8(r);
+            for (size_t k = 0; k < 8; k++) {
+                _mm256_storeu_ps(y + (j + k) * ldy + i, r[k]);
+            }
+        }
     }
 }
 
