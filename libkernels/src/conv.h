@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dsp.h"
 
@@ -80,9 +81,7 @@ static inline void kern_im2col_s8_pixel(const struct kern_conv2d_shape *s,
             /* unsigned wrap: rows above the input fail the test too */
             const size_t iy = oy * s->stride_h + ky - s->pad_top;
             if (iy >= ih || k0 >= k1) {
-                for (size_t kx = 0; kx < kw; kx++) {
-                    r[kx] = 0;
-                }
+                memset(r, 0, kw);
                 continue;
             }
             for (size_t kx = 0; kx < k0; kx++) {

@@ -125,6 +125,32 @@ static inline void store_w(int8_t *p, __m128i v, int w)
     }
 }
 
+/* Where output column ox's window of kw taps, first column ix0 (< 0 in
+ * the left padding), is loaded from and how it is unpacked: the w-byte
+ * load starts at column *st (inside [0, in_w - w]); the pshufb control
+ * puts load byte t + ix0 - st at tap t and is exactly 0x80 (a zero) for
+ * taps in the padding. */
+static inline __m128i window_ctl(ptrdiff_t ix0, ptrdiff_t iw, int w,
+                                 ptrdiff_t *st)
+{
+    const __m128i iota =
+        _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    ptrdiff_t s = ix0 < 0 ? 0 : ix0;
+    s = s < iw - w ? s : iw - w;
+    *st = s;
+    /* tap t is valid for t in [lo, hi), both in [0, 16], so every byte
+     * lane compare below is exact */
+    const ptrdiff_t lo = ix0 < 0 ? (-ix0 < 16 ? -ix0 : 16) : 0;
+    ptrdiff_t hi = iw - ix0;
+    hi = hi < 0 ? 0 : hi < 16 ? hi : 16;
+    const __m128i valid = _mm_and_si128(
+        _mm_cmpgt_epi8(iota, _mm_set1_epi8((char)(lo - 1))),
+        _mm_cmpgt_epi8(_mm_set1_epi8((char)hi), iota));
+    return _mm_blendv_epi8(_mm_set1_epi8((char)0x80),
+                           _mm_add_epi8(iota, _mm_set1_epi8((char)(ix0 - s))),
+                           valid);
+}
+
 /* The run-at-a-time lowering for loads and stores of w bytes (a constant
  * in each caller); needs kw <= w <= in_w. */
 static inline __attribute__((always_inline)) void
@@ -134,8 +160,6 @@ lower_runs(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
     const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
     const ptrdiff_t ih = (ptrdiff_t)s->in_h, iw = (ptrdiff_t)s->in_w;
     const size_t K = cg * kh * kw, P = oh * ow, hw_in = s->in_h * s->in_w;
-    const __m128i iota =
-        _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m128i z = _mm_setzero_si128();
     for (size_t oy = 0; oy < oh; oy++) {
         const ptrdiff_t iy0 =
@@ -155,20 +179,8 @@ lower_runs(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
             }
             const ptrdiff_t ix0 =
                 (ptrdiff_t)(ox * s->stride_w) - (ptrdiff_t)s->pad_left;
-            ptrdiff_t st = ix0 < 0 ? 0 : ix0;
-            st = st < iw - w ? st : iw - w;
-            /* tap t reads byte t + ix0 - st of the load; it is valid for t
-             * in [lo, hi) (both in [0, 16], so every byte lane compare
-             * below is exact) */
-            const ptrdiff_t lo = ix0 < 0 ? (-ix0 < 16 ? -ix0 : 16) : 0;
-            ptrdiff_t hi = iw - ix0;
-            hi = hi < 0 ? 0 : hi < 16 ? hi : 16;
-            const __m128i valid = _mm_and_si128(
-                _mm_cmpgt_epi8(iota, _mm_set1_epi8((char)(lo - 1))),
-                _mm_cmpgt_epi8(_mm_set1_epi8((char)hi), iota));
-            const __m128i ctl = _mm_or_si128(
-                _mm_add_epi8(iota, _mm_set1_epi8((char)(ix0 - st))),
-                _mm_andnot_si128(valid, _mm_set1_epi8((char)0x80)));
+            ptrdiff_t st;
+            const __m128i ctl = window_ctl(ix0, iw, w, &st);
             for (size_t c = 0; c < cg; c++) {
                 int8_t *rc = r + c * kh * kw;
                 const int8_t *xc = xg + c * hw_in + st;
@@ -188,6 +200,72 @@ lower_runs(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
     }
 }
 
+/* Input row ky's 4-byte load of a cell, 0 for a row in the padding. */
+static inline int32_t cell_row(const int8_t *xc, ptrdiff_t iy0, ptrdiff_t ky,
+                               ptrdiff_t ky0, ptrdiff_t ky1, ptrdiff_t iw)
+{
+    int32_t v = 0;
+    if (ky >= ky0 && ky < ky1) {
+        memcpy(&v, xc + (iy0 + ky) * iw, 4);
+    }
+    return v;
+}
+
+/* kh, kw <= 4: the kh x kw taps of one (pixel, c) cell, at most 16 bytes,
+ * gathered from kh 4-byte loads (one 32-bit lane each) and placed by one
+ * pshufb, then one 16-byte store: a third of the run-at-a-time path's
+ * stores for a 3 x 3 kernel. The store's overhang, 16 - kh * kw bytes, is
+ * overwritten by the next cell as above. Needs in_w >= 4. */
+static void lower_cells(const struct kern_conv2d_shape *s, size_t oh,
+                        size_t ow, const int8_t *xg, int8_t *col)
+{
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const ptrdiff_t ih = (ptrdiff_t)s->in_h, iw = (ptrdiff_t)s->in_w;
+    const size_t cell = kh * kw, K = cg * cell, P = oh * ow;
+    const size_t hw_in = s->in_h * s->in_w;
+    /* cell byte o = ky * kw + t takes tap t of lane ky: the window control
+     * spread by `tap`, plus 4 * ky from `lane` (an invalid tap's 0x80 stays
+     * >= 0x80) */
+    int8_t tap[16], lane[16];
+    for (size_t o = 0; o < 16; o++) {
+        tap[o] = (int8_t)(o < cell ? o % kw : 0);
+        lane[o] = (int8_t)(o < cell ? 4 * (o / kw) : 0);
+    }
+    const __m128i vtap = _mm_loadu_si128((const __m128i *)tap);
+    const __m128i vlane = _mm_loadu_si128((const __m128i *)lane);
+    for (size_t oy = 0; oy < oh; oy++) {
+        const ptrdiff_t iy0 =
+            (ptrdiff_t)(oy * s->stride_h) - (ptrdiff_t)s->pad_top;
+        ptrdiff_t ky0 = iy0 < 0 ? -iy0 : 0, ky1 = ih - iy0;
+        ky0 = ky0 < (ptrdiff_t)kh ? ky0 : (ptrdiff_t)kh;
+        ky1 = ky1 < (ptrdiff_t)kh ? ky1 : (ptrdiff_t)kh;
+        ky1 = ky1 > ky0 ? ky1 : ky0;
+        for (size_t ox = 0; ox < ow; ox++) {
+            const size_t at = (oy * ow + ox) * K;
+            int8_t *r = col + at;
+            if (at + K + (16 - cell) > P * K) {
+                kern_im2col_s8_pixel(s, xg, oy, ox, r);
+                continue;
+            }
+            const ptrdiff_t ix0 =
+                (ptrdiff_t)(ox * s->stride_w) - (ptrdiff_t)s->pad_left;
+            ptrdiff_t st;
+            const __m128i ctl = _mm_add_epi8(
+                _mm_shuffle_epi8(window_ctl(ix0, iw, 4, &st), vtap), vlane);
+            for (size_t c = 0; c < cg; c++) {
+                const int8_t *xc = xg + c * hw_in + st;
+                const __m128i v = _mm_setr_epi32(
+                    cell_row(xc, iy0, 0, ky0, ky1, iw),
+                    cell_row(xc, iy0, 1, ky0, ky1, iw),
+                    cell_row(xc, iy0, 2, ky0, ky1, iw),
+                    cell_row(xc, iy0, 3, ky0, ky1, iw));
+                _mm_storeu_si128((__m128i *)(r + c * cell),
+                                 _mm_shuffle_epi8(v, ctl));
+            }
+        }
+    }
+}
+
 void kern_im2col_s8_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                          size_t out_w, const int8_t *xg, int8_t *col)
 {
@@ -195,6 +273,8 @@ void kern_im2col_s8_avx2(const struct kern_conv2d_shape *s, size_t out_h,
     if (s->kh == 1 && kw == 1 && s->stride_h == 1 && s->stride_w == 1 &&
         !s->pad_top && !s->pad_left && !s->pad_bottom && !s->pad_right) {
         lower_transpose(s->in_c / s->groups, out_h * out_w, xg, col);
+    } else if (kw <= 4 && s->kh <= 4 && s->in_w >= 4) {
+        lower_cells(s, out_h, out_w, xg, col);
     } else if (kw <= 4 && s->in_w >= 4) {
         lower_runs(s, out_h, out_w, xg, col, 4);
     } else if (kw <= 8 && s->in_w >= 8) {
