@@ -285,15 +285,55 @@ void kern_q8_requant_f32_avx2(size_t n, const int32_t *acc, float a_scale,
 
 /* 8 x 8 tiles: eight rows requantised as in kern_q8_requant_f32_avx2, the
  * tile transposed in registers and stored as eight runs of 8 floats along
- * the output rows. With M or N below 8 the C loop runs; otherwise the last
- * tile of a row or column overlaps the one before it (and stores the same
- * bits again). */
+ * the output rows; the last tile of a row or column overlaps the one
+ * before it (and stores the same bits again). Fewer than 8 columns run a
+ * column at a time, fewer than 8 rows the C loop. Every element takes the
+ * reference's operations: the scale product rounded to float, a multiply,
+ * an add. */
 void kern_q8_requant_f32_t_avx2(size_t m, size_t n, const int32_t *acc,
                                 size_t ld_acc, float a_scale,
                                 const float *w_scales, const float *bias,
                                 int relu, float *y, size_t ldy)
 {
-    if (m < 8 || n < 8) {
+    const __m256 as = _mm256_set1_ps(a_scale);
+    if (n < 8) {
+        /* Narrow results (a depthwise convolution's one channel per group):
+         * each output row is 8 rows of one column at a time, the column's
+         * scale and bias broadcast. */
+        const __m256 zero = _mm256_setzero_ps();
+        for (size_t j = 0; j < n; j++) {
+            const __m256 mul = _mm256_set1_ps(a_scale * w_scales[j]);
+            const __m256 bj = _mm256_set1_ps(bias ? bias[j] : 0.0f);
+            size_t i = 0;
+            for (; i + 8 <= m; i += 8) {
+                const int32_t *a = acc + i * ld_acc + j;
+                const __m256i v =
+                    ld_acc == 1
+                        ? _mm256_loadu_si256((const __m256i *)a)
+                        : _mm256_setr_epi32(a[0], a[ld_acc], a[2 * ld_acc],
+                                            a[3 * ld_acc], a[4 * ld_acc],
+                                            a[5 * ld_acc], a[6 * ld_acc],
+                                            a[7 * ld_acc]);
+                __m256 r = _mm256_mul_ps(_mm256_cvtepi32_ps(v), mul);
+                if (bias) {
+                    r = _mm256_add_ps(r, bj);
+                }
+                if (relu) {
+                    const __m256 keep =
+                        _mm256_or_ps(_mm256_cmp_ps(r, zero, _CMP_GT_OQ),
+                                     _mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+                    r = _mm256_and_ps(r, keep);
+                }
+                _mm256_storeu_ps(y + j * ldy + i, r);
+            }
+            for (; i < m; i++) {
+                y[j * ldy + i] = requant1(acc[i * ld_acc + j], a_scale,
+                                          w_scales[j], bias, j, relu);
+            }
+        }
+        return;
+    }
+    if (m < 8) {
         for (size_t i = 0; i < m; i++) {
             for (size_t j = 0; j < n; j++) {
                 y[j * ldy + i] = requant1(acc[i * ld_acc + j], a_scale,
@@ -302,7 +342,6 @@ void kern_q8_requant_f32_t_avx2(size_t m, size_t n, const int32_t *acc,
         }
         return;
     }
-    const __m256 as = _mm256_set1_ps(a_scale);
     for (size_t i0 = 0; i0 < m; i0 += 8) {
         const size_t i = i0 + 8 <= m ? i0 : m - 8;
         for (size_t j0 = 0; j0 < n; j0 += 8) {
