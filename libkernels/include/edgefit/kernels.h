@@ -414,7 +414,10 @@ KERN_API int kern_col2im_f32(const struct kern_conv2d_shape *s,
 /* The int8 lowering, pixel-major: col[p][k] (P x K, row-major: the left
  * operand of kern_q8_gemm against the packed [ocg][K] weights), same
  * values as kern_im2col_f32 for int8 x; padding is 0 (the zero point of
- * symmetric quantisation). */
+ * symmetric quantisation). Writes exactly P x K bytes and needs no
+ * scratch; the AVX2 path (1 x 1 stride-1 unpadded: a byte transpose;
+ * otherwise kh x kw cells or kw-byte runs placed by byte shuffles) gives
+ * the same bytes as the C loop. */
 KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
                             const int8_t *x, size_t b, size_t g,
                             int8_t *col);

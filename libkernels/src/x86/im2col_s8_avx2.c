@@ -125,6 +125,21 @@ static inline void store_w(int8_t *p, __m128i v, int w)
     }
 }
 
+/* Output row oy's window: its first input row *iy0 (< 0 in the top
+ * padding) and the kernel rows [*ky0, *ky1) that lie inside the input. */
+static inline void window_rows(const struct kern_conv2d_shape *s, size_t oy,
+                               ptrdiff_t *iy0, ptrdiff_t *ky0, ptrdiff_t *ky1)
+{
+    const ptrdiff_t kh = (ptrdiff_t)s->kh;
+    const ptrdiff_t y0 = (ptrdiff_t)(oy * s->stride_h) - (ptrdiff_t)s->pad_top;
+    ptrdiff_t a = y0 < 0 ? -y0 : 0, b = (ptrdiff_t)s->in_h - y0;
+    a = a < kh ? a : kh;
+    b = b < kh ? b : kh;
+    *iy0 = y0;
+    *ky0 = a;
+    *ky1 = b > a ? b : a;
+}
+
 /* Where output column ox's window of kw taps, first column ix0 (< 0 in
  * the left padding), is loaded from and how it is unpacked: the w-byte
  * load starts at column *st (inside [0, in_w - w]); the pshufb control
@@ -158,17 +173,12 @@ lower_runs(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
            const int8_t *xg, int8_t *col, int w)
 {
     const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
-    const ptrdiff_t ih = (ptrdiff_t)s->in_h, iw = (ptrdiff_t)s->in_w;
+    const ptrdiff_t iw = (ptrdiff_t)s->in_w;
     const size_t K = cg * kh * kw, P = oh * ow, hw_in = s->in_h * s->in_w;
     const __m128i z = _mm_setzero_si128();
     for (size_t oy = 0; oy < oh; oy++) {
-        const ptrdiff_t iy0 =
-            (ptrdiff_t)(oy * s->stride_h) - (ptrdiff_t)s->pad_top;
-        /* rows ky in [ky0, ky1) lie inside the input */
-        ptrdiff_t ky0 = iy0 < 0 ? -iy0 : 0, ky1 = ih - iy0;
-        ky0 = ky0 < (ptrdiff_t)kh ? ky0 : (ptrdiff_t)kh;
-        ky1 = ky1 < (ptrdiff_t)kh ? ky1 : (ptrdiff_t)kh;
-        ky1 = ky1 > ky0 ? ky1 : ky0;
+        ptrdiff_t iy0, ky0, ky1;
+        window_rows(s, oy, &iy0, &ky0, &ky1);
         for (size_t ox = 0; ox < ow; ox++) {
             const size_t at = (oy * ow + ox) * K;
             int8_t *r = col + at;
@@ -220,7 +230,7 @@ static void lower_cells(const struct kern_conv2d_shape *s, size_t oh,
                         size_t ow, const int8_t *xg, int8_t *col)
 {
     const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
-    const ptrdiff_t ih = (ptrdiff_t)s->in_h, iw = (ptrdiff_t)s->in_w;
+    const ptrdiff_t iw = (ptrdiff_t)s->in_w;
     const size_t cell = kh * kw, K = cg * cell, P = oh * ow;
     const size_t hw_in = s->in_h * s->in_w;
     /* cell byte o = ky * kw + t takes tap t of lane ky: the window control
@@ -234,12 +244,8 @@ static void lower_cells(const struct kern_conv2d_shape *s, size_t oh,
     const __m128i vtap = _mm_loadu_si128((const __m128i *)tap);
     const __m128i vlane = _mm_loadu_si128((const __m128i *)lane);
     for (size_t oy = 0; oy < oh; oy++) {
-        const ptrdiff_t iy0 =
-            (ptrdiff_t)(oy * s->stride_h) - (ptrdiff_t)s->pad_top;
-        ptrdiff_t ky0 = iy0 < 0 ? -iy0 : 0, ky1 = ih - iy0;
-        ky0 = ky0 < (ptrdiff_t)kh ? ky0 : (ptrdiff_t)kh;
-        ky1 = ky1 < (ptrdiff_t)kh ? ky1 : (ptrdiff_t)kh;
-        ky1 = ky1 > ky0 ? ky1 : ky0;
+        ptrdiff_t iy0, ky0, ky1;
+        window_rows(s, oy, &iy0, &ky0, &ky1);
         for (size_t ox = 0; ox < ow; ox++) {
             const size_t at = (oy * ow + ox) * K;
             int8_t *r = col + at;
