@@ -16,16 +16,9 @@ typedef void (*kern_conv2d_fn)(const struct kern_conv2d_shape *s,
                                const float *w, const float *bias, int act,
                                void *work, float *y);
 
-/* The same on weights packed by kern_conv2d_pack_f32. */
-typedef void (*kern_conv2d_packed_fn)(const struct kern_conv2d_shape *s,
-                                      size_t out_h, size_t out_w,
-                                      const float *x, const float *wpk,
-                                      const float *bias, int act, void *work,
-                                      float *y);
-
 struct kern_conv_dsp {
     kern_conv2d_fn conv2d;
-    kern_conv2d_packed_fn conv2d_packed;
+    kern_conv2d_fn conv2d_packed; /* w packed by kern_conv2d_pack_f32 */
 };
 
 void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags);
