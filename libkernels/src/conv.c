@@ -229,6 +229,32 @@ KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s)
     return g.bytes;
 }
 
+/* Run fn, a GEMM path (raw or packed weights alike), with `work` or
+ * scratch of its own; ref, the reference, for sizes that have no scratch
+ * layout (it needs none). */
+static int gemm_path(kern_conv2d_fn fn, kern_conv2d_fn ref,
+                     const struct kern_conv2d_shape *s, size_t oh, size_t ow,
+                     const float *x, const float *w, const float *bias,
+                     int act, void *work, float *y)
+{
+    struct kern_conv_geom g;
+    void *own = NULL;
+    if (!kern_conv_geom(s, oh, ow, &g)) {
+        ref(s, oh, ow, x, w, bias, act, NULL, y);
+        return KERN_OK;
+    }
+    if (!work && fn != ref) {
+        own = malloc(g.bytes);
+        if (!own) {
+            return KERN_E_NOMEM;
+        }
+        work = own;
+    }
+    fn(s, oh, ow, x, w, bias, act, work, y);
+    free(own);
+    return KERN_OK;
+}
+
 /* The checks kern_conv2d_f32 and kern_conv2d_packed_f32 share. */
 static int conv_args(const struct kern_conv2d_shape *s, const float *x,
                      const float *w, int act, const float *y, size_t *oh,
@@ -269,23 +295,8 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
         return kern_dwconv2d_f32(&ds, x, w, bias, act, y);
     }
     pthread_once(&conv_once, conv_init_once);
-    struct kern_conv_geom g;
-    void *own = NULL;
-    if (!kern_conv_geom(s, oh, ow, &g)) {
-        /* no scratch layout for such sizes: the reference needs none */
-        kern_conv2d_c(s, oh, ow, x, w, bias, act, NULL, y);
-        return KERN_OK;
-    }
-    if (!work && conv_dsp.conv2d != kern_conv2d_c) {
-        own = malloc(g.bytes);
-        if (!own) {
-            return KERN_E_NOMEM;
-        }
-        work = own;
-    }
-    conv_dsp.conv2d(s, oh, ow, x, w, bias, act, work, y);
-    free(own);
-    return KERN_OK;
+    return gemm_path(conv_dsp.conv2d, kern_conv2d_c, s, oh, ow, x, w, bias,
+                     act, work, y);
 }
 
 KERN_API size_t kern_conv2d_packed_bytes(const struct kern_conv2d_shape *s)
@@ -354,22 +365,8 @@ KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
         return KERN_E_SHAPE;
     }
     pthread_once(&conv_once, conv_init_once);
-    struct kern_conv_geom g;
-    void *own = NULL;
-    if (!kern_conv_geom(s, oh, ow, &g)) {
-        kern_conv2d_packed_c(s, oh, ow, x, packed, bias, act, NULL, y);
-        return KERN_OK;
-    }
-    if (!work && conv_dsp.conv2d_packed != kern_conv2d_packed_c) {
-        own = malloc(g.bytes);
-        if (!own) {
-            return KERN_E_NOMEM;
-        }
-        work = own;
-    }
-    conv_dsp.conv2d_packed(s, oh, ow, x, packed, bias, act, work, y);
-    free(own);
-    return KERN_OK;
+    return gemm_path(conv_dsp.conv2d_packed, kern_conv2d_packed_c, s, oh, ow,
+                     x, packed, bias, act, work, y);
 }
 
 /* ---- lowering ------------------------------------------------------------ */

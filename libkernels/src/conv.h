@@ -17,13 +17,6 @@ typedef void (*kern_conv2d_fn)(const struct kern_conv2d_shape *s,
                                const float *w, const float *bias, int act,
                                void *work, float *y);
 
-/* The same on weights packed by kern_conv2d_pack_f32. */
-typedef void (*kern_conv2d_packed_fn)(const struct kern_conv2d_shape *s,
-                                      size_t out_h, size_t out_w,
-                                      const float *x, const float *wpk,
-                                      const float *bias, int act, void *work,
-                                      float *y);
-
 /* The int8 lowering (kern_im2col_s8) of one sample's group of planes xg
  * (in_c/groups planes of in_h x in_w) for a validated shape with output
  * size out_h x out_w: col[p][k], P x K bytes, nothing written past them. */
@@ -33,7 +26,7 @@ typedef void (*kern_im2col_s8_fn)(const struct kern_conv2d_shape *s,
 
 struct kern_conv_dsp {
     kern_conv2d_fn conv2d;
-    kern_conv2d_packed_fn conv2d_packed;
+    kern_conv2d_fn conv2d_packed; /* w packed by kern_conv2d_pack_f32 */
     kern_im2col_s8_fn im2col_s8;
 };
 

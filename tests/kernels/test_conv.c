@@ -305,21 +305,24 @@ static void test_conv_packed(void **state)
 {
     (void)state;
     /* 18 output channels of 2 x 1 x 1 weights, w[oc][ic] = 10 oc + ic:
-     * block 0 holds channels 0..15, block 1 channels 16, 17 and zeros. */
+     * blocks of 8 channels, [k][8] each: block 0 holds channels 0..7,
+     * block 1 8..15, block 2 channels 16, 17 and zeros. */
     const struct kern_conv2d_shape s = {1, 2, 3, 4, 18, 1, 1, 1, 1,
                                         0, 0, 0, 0, 1};
-    float w[36], wp[2 * 2 * 16];
+    float w[36], wp[3 * 2 * 8];
     for (int oc = 0; oc < 18; oc++) {
         w[oc * 2] = (float)(10 * oc);
         w[oc * 2 + 1] = (float)(10 * oc + 1);
     }
+    assert_int_equal(KERN_CONV_PACK_BLOCK, 8);
     assert_int_equal(kern_conv2d_packed_bytes(&s), sizeof wp);
     memset(wp, 0xff, sizeof wp);
     assert_int_equal(kern_conv2d_pack_f32(&s, w, wp), KERN_OK);
-    assert_true(wp[0] == 0.0f && wp[1] == 10.0f && wp[15] == 150.0f);
-    assert_true(wp[16] == 1.0f && wp[16 + 5] == 51.0f);
+    assert_true(wp[0] == 0.0f && wp[1] == 10.0f && wp[7] == 70.0f);
+    assert_true(wp[8] == 1.0f && wp[8 + 5] == 51.0f);
+    assert_true(wp[16] == 80.0f && wp[23] == 150.0f && wp[24] == 81.0f);
     assert_true(wp[32] == 160.0f && wp[33] == 170.0f && wp[34] == 0.0f);
-    assert_true(wp[48] == 161.0f && wp[49] == 171.0f && wp[63] == 0.0f);
+    assert_true(wp[40] == 161.0f && wp[41] == 171.0f && wp[47] == 0.0f);
     /* channels 16, 17 alone (block 1, bias and y moved) give the same
      * values as in the whole run */
     float x[24], bias[18], y[18 * 12], y2[2 * 12];
@@ -330,7 +333,7 @@ static void test_conv_packed(void **state)
                      KERN_OK);
     struct kern_conv2d_shape s2 = s;
     s2.out_c = 2;
-    assert_int_equal(kern_conv2d_packed_f32(&s2, x, wp + 2 * 16, bias + 16,
+    assert_int_equal(kern_conv2d_packed_f32(&s2, x, wp + 2 * 2 * 8, bias + 16,
                                             KERN_FUSE_NONE, NULL, y2),
                      KERN_OK);
     assert_memory_equal(y2, y + 16 * 12, sizeof y2);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 
@@ -1071,8 +1072,8 @@ static void check_arena(const char *text, enum memest_precision p,
     assert_true(mem.estimate_parameter_bytes == t.parameter_bytes);
     assert_true(mem.master_bytes == t.parameter_count * 4);
     /* fp32 runs every convolution but depthwise on weights packed in
-     * blocks of 16 output channels per group: counted here from the
-     * layers, zeros included */
+     * blocks of KERN_CONV_PACK_BLOCK output channels per group: counted
+     * here from the layers, zeros included */
     uint64_t pad = 0, packed_w = 0;
     for (size_t i = 0; i < memest_model_layer_count(m); i++) {
         const struct memest_layer *L = memest_model_layer(m, i);
@@ -1083,7 +1084,8 @@ static void check_arena(const char *text, enum memest_precision p,
         }
         const uint64_t ocg = out_c / g, k = in_c / g * L->kernel_h *
                                              L->kernel_w;
-        pad += g * ((ocg + 15) / 16 * 16 - ocg) * k * 4;
+        const uint64_t blk = KERN_CONV_PACK_BLOCK;
+        pad += g * ((ocg + blk - 1) / blk * blk - ocg) * k * 4;
         packed_w += L->weight_count * 4;
     }
     if (p == MEMEST_FP32) {

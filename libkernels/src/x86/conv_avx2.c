@@ -446,20 +446,22 @@ void kern_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
  * columns in its lanes, which edge networks' small planes cannot fill (a
  * 6 x 6 plane is 36 pixels, padded to 48 columns), and its rows of W are
  * broadcast one scalar at a time. Turned around, the vector lanes run
- * across 16 output channels of weights packed [K][16] (one aligned load
- * per vector), and each of 6 pixels broadcasts its input value: 12
- * accumulators again, 2 loads and 6 broadcasts per 12 multiply-adds,
- * whatever the plane's size, and only the real output pixels are
- * computed (no junk columns). A block of 8 channels or fewer takes 12
- * pixels x 1 vector. The accumulators hold pixels x channels, so they are
- * transposed 8 x 8 on the way out, the activation applied first.
+ * across output channels, 8 per block of weights packed [K][8] (one
+ * aligned load per block and K step), and each pixel broadcasts its input
+ * value: 3 blocks x 4 pixels, 12 accumulators, 3 loads and 4 broadcasts
+ * per 12 multiply-adds (2 blocks x 6 pixels, 1 x 12, when fewer channels
+ * are left), whatever the plane's size, and only the real output pixels
+ * are computed (no junk columns). The accumulators hold pixels x
+ * channels, so they are transposed on the way out (4 x 4 within each
+ * 128-bit half for 4 pixels, 8 x 8 otherwise), the activation applied
+ * first.
  *
  * Order: each sum starts from the bias and adds the K terms in (ic, ky,
  * kx) order with fused multiply-adds, exactly as the pixel-wide tile does,
- * so the two paths give the same bits.
+ * so the two paths give the same bits, whatever the tile's size.
  */
 
-enum { CT_PIX = 12 };
+enum { CT_PIX = 12, CT_NV = 3 };
 
 /* Below this depth a tile's K steps are too few to pay for its transposed
  * store, and on planes this large the pixel-wide tile fills its lanes:
@@ -475,9 +477,68 @@ enum { CT_MIN_K = 64, CT_MAX_PLANE = 128 };
  * row k is `step` floats further, no table). */
 enum { CT_ANY, CT_ROW, CT_DIRECT };
 
-/* Outputs p0 .. p0 + R of channels 0 .. ocn (<= 8 nv) of the block: yb
- * points at the block's first output plane, plane floats apart; pixel r
- * reads px[r][off[k]]; bb holds the block's 16 biases. */
+/* Pixels per tile for nv blocks: 12 accumulators. */
+static inline int ct_pixels(int nv)
+{
+    return nv == 3 ? 4 : nv == 2 ? 6 : CT_PIX;
+}
+
+/* One block's 8 channels x R pixels (rows v[r], lanes the channels) to the
+ * output planes: channel l's R values at yb[l * plane], for l < ocn. */
+static inline __attribute__((always_inline)) void
+ct_store(const int R, __m256 *v, size_t ocn, float *yb, size_t plane,
+         size_t p0)
+{
+    if (R == 4) {
+        /* 4 x 4 transposes in each 128-bit half: lane h of c[i] holds
+         * channel i + 4 h of the 4 pixels */
+        const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]);
+        const __m256 t1 = _mm256_unpackhi_ps(v[0], v[1]);
+        const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]);
+        const __m256 t3 = _mm256_unpackhi_ps(v[2], v[3]);
+        const __m256 c[4] = {
+            _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)),
+            _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+            _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)),
+            _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
+        };
+        for (size_t l = 0; l < 8 && l < ocn; l++) {
+            const __m128 q = l < 4 ? _mm256_castps256_ps128(c[l])
+                                   : _mm256_extractf128_ps(c[l - 4], 1);
+            _mm_storeu_ps(yb + l * plane + p0, q);
+        }
+        return;
+    }
+#pragma GCC unroll 2
+    for (int r0 = 0; r0 < R; r0 += 8) {
+        __m256 t[8];
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++) {
+            t[i] = r0 + i < R ? v[r0 + i] : _mm256_setzero_ps();
+        }
+        transpose8(t);
+        const size_t at = p0 + (size_t)r0;
+        const int n = R - r0 < 8 ? R - r0 : 8;
+        for (size_t l = 0; l < 8 && l < ocn; l++) {
+            float *d = yb + l * plane + at;
+            if (at + 8 <= plane) {
+                /* lanes past n land on this plane's later pixels, which
+                 * later tiles write */
+                _mm256_storeu_ps(d, t[l]);
+            } else {
+                float tmp[8];
+                _mm256_storeu_ps(tmp, t[l]);
+                for (int i = 0; i < n; i++) {
+                    d[i] = tmp[i];
+                }
+            }
+        }
+    }
+}
+
+/* Outputs p0 .. p0 + R of the chunk's ocn (<= 8 nv) channels: block v's
+ * weights at wp + v * K * 8, its output planes from yb + v * 8 * plane;
+ * pixel r reads its input at px[r][off[k]]; bb holds the chunk's biases. */
 static inline __attribute__((always_inline)) void
 ctile(const int mode, const int nv, const int R, size_t K, const float *wp,
       const float *const *px, const ptrdiff_t *off, size_t step,
@@ -486,63 +547,53 @@ ctile(const int mode, const int nv, const int R, size_t K, const float *wp,
 {
     __m256 a[CT_PIX];
     const float *p[CT_PIX];
+    const float *w0 = wp, *w1 = wp + K * OCB, *w2 = wp + 2 * K * OCB;
     const __m256 b0 = _mm256_loadu_ps(bb), b1 = _mm256_loadu_ps(bb + 8);
+    const __m256 b2 = _mm256_loadu_ps(bb + 16);
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++) {
         a[r * nv] = b0;
         if (nv > 1) {
             a[r * nv + 1] = b1;
         }
+        if (nv > 2) {
+            a[r * nv + 2] = b2;
+        }
         p[r] = px[r];
     }
     const float *q = p[0];
     for (size_t k = 0; k < K; k++) {
         const ptrdiff_t o = mode == CT_DIRECT ? 0 : off[k];
-        const __m256 w0 = _mm256_loadu_ps(wp + k * OCB);
-        const __m256 w1 = nv > 1 ? _mm256_loadu_ps(wp + k * OCB + 8) : w0;
+        const __m256 v0 = _mm256_loadu_ps(w0 + k * OCB);
+        const __m256 v1 = nv > 1 ? _mm256_loadu_ps(w1 + k * OCB) : v0;
+        const __m256 v2 = nv > 2 ? _mm256_loadu_ps(w2 + k * OCB) : v0;
 #pragma GCC unroll 12
         for (int r = 0; r < R; r++) {
             /* the same address in every mode, formed with fewer
              * registers when the pixels are consecutive */
             const float *src = mode == CT_ANY ? p[r] + o : q + o + r;
             const __m256 xb = _mm256_broadcast_ss(src);
-            a[r * nv] = _mm256_fmadd_ps(w0, xb, a[r * nv]);
+            a[r * nv] = _mm256_fmadd_ps(v0, xb, a[r * nv]);
             if (nv > 1) {
-                a[r * nv + 1] = _mm256_fmadd_ps(w1, xb, a[r * nv + 1]);
+                a[r * nv + 1] = _mm256_fmadd_ps(v1, xb, a[r * nv + 1]);
+            }
+            if (nv > 2) {
+                a[r * nv + 2] = _mm256_fmadd_ps(v2, xb, a[r * nv + 2]);
             }
         }
         if (mode == CT_DIRECT) {
             q += step;
         }
     }
-#pragma GCC unroll 2
+#pragma GCC unroll 3
     for (int v = 0; v < nv; v++) {
-#pragma GCC unroll 2
-        for (int r0 = 0; r0 < R; r0 += 8) {
-            __m256 t[8];
-#pragma GCC unroll 8
-            for (int i = 0; i < 8; i++) {
-                t[i] = r0 + i < R ? act8(a[(r0 + i) * nv + v], act)
-                                  : _mm256_setzero_ps();
-            }
-            transpose8(t);
-            const size_t at = p0 + (size_t)r0;
-            const int n = R - r0 < 8 ? R - r0 : 8;
-            for (int l = 0; l < 8 && (size_t)(v * 8 + l) < ocn; l++) {
-                float *d = yb + (size_t)(v * 8 + l) * plane + at;
-                if (at + 8 <= plane) {
-                    /* lanes past n land on this plane's later pixels,
-                     * which later tiles write */
-                    _mm256_storeu_ps(d, t[l]);
-                } else {
-                    float tmp[8];
-                    _mm256_storeu_ps(tmp, t[l]);
-                    for (int i = 0; i < n; i++) {
-                        d[i] = tmp[i];
-                    }
-                }
-            }
+        __m256 rows[CT_PIX];
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            rows[r] = act8(a[r * nv + v], act);
         }
+        const size_t left = ocn - (size_t)v * 8;
+        ct_store(R, rows, left, yb + (size_t)v * 8 * plane, plane, p0);
     }
 }
 
@@ -551,31 +602,44 @@ ctile(const int mode, const int nv, const int R, size_t K, const float *wp,
         ctile(CT_ANY, nv, r, K, wp, px, off, 0, bb, act, ocn, yb, plane,     \
               p0);                                                           \
         break
+#define CT_FULL(m, nv)                                                       \
+    ctile(m, nv, nv == 3 ? 4 : nv == 2 ? 6 : CT_PIX, K, wp, px, off, step,  \
+          bb, act, ocn, yb, plane, p0)
 
-/* A tile of r pixels x nv vectors of channels; a full tile (6 x 2, 12 x
- * 1) whose pixels are consecutive takes the row or direct form. */
+/* A tile of r pixels x nv blocks of channels; a full tile whose pixels are
+ * consecutive takes the row or direct form. */
 static void ctile_any(int mode, int nv, int r, size_t K, const float *wp,
                       const float *const *px, const ptrdiff_t *off,
                       size_t step, const float *bb, int act, size_t ocn,
                       float *yb, size_t plane, size_t p0)
 {
-    if (mode != CT_ANY && r == (nv == 2 ? 6 : CT_PIX)) {
-        if (nv == 2 && mode == CT_DIRECT) {
-            ctile(CT_DIRECT, 2, 6, K, wp, px, off, step, bb, act, ocn, yb,
-                  plane, p0);
-        } else if (nv == 2) {
-            ctile(CT_ROW, 2, 6, K, wp, px, off, step, bb, act, ocn, yb,
-                  plane, p0);
-        } else if (mode == CT_DIRECT) {
-            ctile(CT_DIRECT, 1, CT_PIX, K, wp, px, off, step, bb, act, ocn,
-                  yb, plane, p0);
-        } else {
-            ctile(CT_ROW, 1, CT_PIX, K, wp, px, off, step, bb, act, ocn, yb,
-                  plane, p0);
+    if (mode != CT_ANY && r == ct_pixels(nv)) {
+        switch (nv * 2 + (mode == CT_DIRECT)) {
+        case 7:
+            CT_FULL(CT_DIRECT, 3);
+            return;
+        case 6:
+            CT_FULL(CT_ROW, 3);
+            return;
+        case 5:
+            CT_FULL(CT_DIRECT, 2);
+            return;
+        case 4:
+            CT_FULL(CT_ROW, 2);
+            return;
+        case 3:
+            CT_FULL(CT_DIRECT, 1);
+            return;
+        default:
+            CT_FULL(CT_ROW, 1);
+            return;
         }
-        return;
     }
     switch (nv * 16 + r) {
+        CT_CASE(3, 4);
+        CT_CASE(3, 3);
+        CT_CASE(3, 2);
+        CT_CASE(3, 1);
         CT_CASE(2, 6);
         CT_CASE(2, 5);
         CT_CASE(2, 4);
@@ -597,6 +661,20 @@ static void ctile_any(int mode, int nv, int r, size_t K, const float *wp,
         ctile(CT_ANY, 1, 1, K, wp, px, off, 0, bb, act, ocn, yb, plane, p0);
         break;
     }
+}
+
+/* Blocks for the next chunk of `left` channels: 3 while that leaves no
+ * lone block (8 channels: a 1 x 12 tile, load-bound), else 2 or 1. A 1 x
+ * 1 convolution read straight from the input planes keeps to 2 blocks x 6
+ * pixels, which ran faster there (its tile has no offsets table to load,
+ * and fewer, longer rows to store). */
+static int ct_blocks(size_t left, bool direct)
+{
+    if (!direct && left > 16 && left != 32 && !(left > 24 && left % 24 > 0 &&
+                                     left % 24 <= 8)) {
+        return 3;
+    }
+    return left > 8 ? 2 : 1;
 }
 
 void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
@@ -632,16 +710,17 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                 pack(s, &g, xg, buf);
                 base = buf;
             }
-            for (size_t ob = 0; ob < nb; ob++) {
-                const float *wp = wpk + (gi * nb + ob) * K * OCB;
-                const size_t ocn = ocg - ob * OCB < OCB ? ocg - ob * OCB
-                                                        : OCB;
-                float bb[OCB];
-                for (size_t l = 0; l < OCB; l++) {
-                    bb[l] = bg && l < ocn ? bg[ob * OCB + l] : 0.0f;
+            for (size_t oc = 0; oc < ocg;) {
+                const int nv = ct_blocks(ocg - oc, g.direct);
+                const size_t ocn = ocg - oc < (size_t)nv * OCB
+                                       ? ocg - oc
+                                       : (size_t)nv * OCB;
+                const float *wp = wpk + (gi * nb + oc / OCB) * K * OCB;
+                float bb[CT_NV * OCB];
+                for (size_t l = 0; l < CT_NV * OCB; l++) {
+                    bb[l] = bg && l < ocn ? bg[oc + l] : 0.0f;
                 }
-                const int nv = ocn > 8 ? 2 : 1;
-                const size_t R = nv == 2 ? 6 : CT_PIX;
+                const size_t R = (size_t)ct_pixels(nv);
                 size_t oy = 0, ox = 0;
                 for (size_t p0 = 0; p0 < plane; p0 += R) {
                     const size_t n = plane - p0 < R ? plane - p0 : R;
@@ -658,8 +737,9 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                         }
                     }
                     ctile_any(mode, nv, (int)n, K, wp, px, off, hw_in, bb,
-                              act, ocn, yg + ob * OCB * plane, plane, p0);
+                              act, ocn, yg + oc * plane, plane, p0);
                 }
+                oc += ocn;
             }
         }
     }
