@@ -63,6 +63,13 @@ static void check_gemm(const struct kern_q8_dsp *isa,
         if (t % 10 == 1) {
             n = 16 * (size_t)ck_randi(1, 5);
         }
+        if (t % 10 == 3 || t == 4) {
+            /* one column: a depthwise group; K of a 3 x 3 kernel, short
+             * and long ones, over a row block */
+            n = 1;
+            m = (size_t)ck_randi(1, 300);
+            k = t % 20 == 3 ? 9 : k;
+        }
         if (t == 9) {
             m = 200; /* more than one row block */
         }

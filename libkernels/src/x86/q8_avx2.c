@@ -99,9 +99,63 @@ tile(const int mr, size_t ng, const int16_t *wx, const int16_t *wy,
 
 enum { KCG = 512 }; /* groups of A widened at a time: 4 KiB per row */
 
+/* N = 1 (a depthwise convolution's group, one output channel): each row's
+ * dot product with the one column, 16 taps at a time widened to int16 and
+ * summed in pairs by vpmaddwd (exact, as in the tile). The tile would
+ * compute 15 padding columns and pay its per-row widening and row sum for
+ * K of 9 taps. The column's weights come out of the packed block (unbiased,
+ * zero past K) 256 taps at a time; a load that would run past A's last
+ * byte goes through a zeroed copy, and bytes read past a row's K meet zero
+ * weights. */
+enum { GEMV_KC = 256 };
+
+static void gemv1(size_t m, size_t k, const int8_t *a, size_t lda,
+                  const uint8_t *bp, int32_t *c, size_t ldc)
+{
+    const size_t end = (m - 1) * lda + k; /* bytes of A from a */
+    int16_t w[GEMV_KC];
+    for (size_t t0 = 0; t0 < k; t0 += GEMV_KC) {
+        const size_t kc = k - t0 < GEMV_KC ? k - t0 : GEMV_KC;
+        for (size_t t = 0; t < GEMV_KC; t++) {
+            const size_t kk = t0 + t; /* group kk / 4, column 0, lane kk % 4 */
+            w[t] = (int16_t)(t < kc ? (int)bp[kk / 4 * Q8_NB * Q8_KG + kk % 4]
+                                          - 128
+                                    : 0);
+        }
+        for (size_t i = 0; i < m; i++) {
+            const size_t row = i * lda + t0;
+            __m256i acc = _mm256_setzero_si256();
+            for (size_t t = 0; t < kc; t += 16) {
+                __m128i v;
+                if (row + t + 16 <= end) {
+                    v = _mm_loadu_si128((const __m128i *)(a + row + t));
+                } else {
+                    int8_t tmp[16] = {0};
+                    memcpy(tmp, a + row + t, end - (row + t));
+                    v = _mm_loadu_si128((const __m128i *)tmp);
+                }
+                acc = _mm256_add_epi32(
+                    acc, _mm256_madd_epi16(
+                             _mm256_cvtepi8_epi16(v),
+                             _mm256_loadu_si256((const __m256i *)(w + t))));
+            }
+            __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc),
+                                      _mm256_extracti128_si256(acc, 1));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+            s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+            const int32_t sum = _mm_cvtsi128_si32(s);
+            c[i * ldc] = t0 == 0 ? sum : c[i * ldc] + sum;
+        }
+    }
+}
+
 void kern_q8_gemm_avx2(size_t m, size_t n, size_t k, const int8_t *a,
                        size_t lda, const uint8_t *bp, int32_t *c, size_t ldc)
 {
+    if (n == 1) {
+        gemv1(m, k, a, lda, bp, c, ldc);
+        return;
+    }
     const size_t kg = q8_groups(k);
     const size_t nb = q8_blocks(n);
     const size_t bstride = kg * Q8_NB * Q8_KG;
