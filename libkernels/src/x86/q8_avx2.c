@@ -116,7 +116,8 @@ static void gemv1(size_t m, size_t k, const int8_t *a, size_t lda,
     int16_t w[GEMV_KC];
     for (size_t t0 = 0; t0 < k; t0 += GEMV_KC) {
         const size_t kc = k - t0 < GEMV_KC ? k - t0 : GEMV_KC;
-        for (size_t t = 0; t < GEMV_KC; t++) {
+        const size_t kv = (kc + 15) / 16 * 16; /* the taps the loads see */
+        for (size_t t = 0; t < kv; t++) {
             const size_t kk = t0 + t; /* group kk / 4, column 0, lane kk % 4 */
             w[t] = (int16_t)(t < kc ? (int)bp[kk / 4 * Q8_NB * Q8_KG + kk % 4]
                                           - 128
