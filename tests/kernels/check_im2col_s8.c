@@ -5,8 +5,9 @@
  * rectangular kernels up to 17 wide (each load width 4, 8, 16 and the
  * reference's fallback), strides 1 to 3 per axis, asymmetric padding up to
  * 4 per side (windows wholly in the padding included), planes narrower than
- * a load, groups, and a sample index b > 0. The output is poisoned first,
- * so an unwritten byte fails, and a guard after it must stay untouched. */
+ * a load and planes over 64 columns wide, groups, and a sample index b > 0.
+ * The output is poisoned first, so an unwritten byte fails, and a guard
+ * after it must stay untouched. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,8 @@ static void random_shape(struct kern_conv2d_shape *s, size_t *oh,
             s->pad_right = (size_t)ck_randi(0, 4);
         }
         s->in_h = (size_t)ck_randi(1, 24);
-        s->in_w = (size_t)ck_randi(1, t % 3 ? 20 : 45);
+        /* rows wider than the 64 columns whose controls are kept */
+        s->in_w = (size_t)ck_randi(1, t % 3 ? 20 : t % 2 ? 45 : 100);
         if (kern_conv2d_out_hw(s, oh, ow) == KERN_OK) {
             return;
         }
@@ -104,6 +106,8 @@ static void bench(kern_im2col_s8_fn fn, kern_im2col_s8_fn ref)
         {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1},
         /* DS-CNN's pointwise 64 -> 64 on 25 x 5 */
         {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        /* one channel of MobileNetV1 0.25's first depthwise layer */
+        {1, 1, 48, 48, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_conv2d_shape *s = &shapes[i];

@@ -221,6 +221,20 @@ static inline int32_t cell_row(const int8_t *xc, ptrdiff_t iy0, ptrdiff_t ky,
     return v;
 }
 
+/* Output column ox's cell control (the window control spread over the
+ * cell's kh lanes) and its load column *st. */
+static inline __m128i cell_ctl(const struct kern_conv2d_shape *s, size_t ox,
+                               __m128i vtap, __m128i vlane, ptrdiff_t *st)
+{
+    const ptrdiff_t ix0 =
+        (ptrdiff_t)(ox * s->stride_w) - (ptrdiff_t)s->pad_left;
+    return _mm_add_epi8(
+        _mm_shuffle_epi8(window_ctl(ix0, (ptrdiff_t)s->in_w, 4, st), vtap),
+        vlane);
+}
+
+enum { CELL_CTLS = 64 };
+
 /* kh, kw <= 4: the kh x kw taps of one (pixel, c) cell, at most 16 bytes,
  * gathered from kh 4-byte loads (one 32-bit lane each) and placed by one
  * pshufb, then one 16-byte store: a third of the run-at-a-time path's
@@ -243,6 +257,14 @@ static void lower_cells(const struct kern_conv2d_shape *s, size_t oh,
     }
     const __m128i vtap = _mm_loadu_si128((const __m128i *)tap);
     const __m128i vlane = _mm_loadu_si128((const __m128i *)lane);
+    /* The controls depend on the column only: for planes up to CELL_CTLS
+     * wide they are made once per call, not once per pixel (a depthwise
+     * layer calls once per channel, with one cell per pixel). */
+    __m128i ctls[CELL_CTLS];
+    ptrdiff_t sts[CELL_CTLS];
+    for (size_t ox = 0; ow <= CELL_CTLS && ox < ow; ox++) {
+        ctls[ox] = cell_ctl(s, ox, vtap, vlane, &sts[ox]);
+    }
     for (size_t oy = 0; oy < oh; oy++) {
         ptrdiff_t iy0, ky0, ky1;
         window_rows(s, oy, &iy0, &ky0, &ky1);
@@ -253,11 +275,14 @@ static void lower_cells(const struct kern_conv2d_shape *s, size_t oh,
                 kern_im2col_s8_pixel(s, xg, oy, ox, r);
                 continue;
             }
-            const ptrdiff_t ix0 =
-                (ptrdiff_t)(ox * s->stride_w) - (ptrdiff_t)s->pad_left;
             ptrdiff_t st;
-            const __m128i ctl = _mm_add_epi8(
-                _mm_shuffle_epi8(window_ctl(ix0, iw, 4, &st), vtap), vlane);
+            __m128i ctl;
+            if (ow <= CELL_CTLS) {
+                st = sts[ox];
+                ctl = ctls[ox];
+            } else {
+                ctl = cell_ctl(s, ox, vtap, vlane, &st);
+            }
             for (size_t c = 0; c < cg; c++) {
                 const int8_t *xc = xg + c * hw_in + st;
                 const __m128i v = _mm_setr_epi32(
