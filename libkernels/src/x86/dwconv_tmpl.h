@@ -20,6 +20,7 @@
  * the padded pitch, are one long vector loop, and the columns ox >= out_w
  * (junk) are dropped when the band is copied out. Wide planes and stride 2
  * go row by row straight into y. */
+#include <stdint.h>
 #include <string.h>
 
 #include "dwconv.h"
@@ -154,18 +155,106 @@ static void pad_band(float *buf, const float *xp, size_t ih, size_t iw,
  * oneDNN calls nChw8c), every lane does useful work whatever the plane's
  * size, every tap is one load and one multiply-add for VL outputs, and the
  * stride costs nothing. A plane is contiguous, so VL of them are
- * interleaved by VL x VL transposes over their flattened elements (the
- * last few and a partial group of planes element by element), each
- * element's vector landing at its place in a zero-padded stack buffer; the
- * outputs, computed into a second buffer in plane order, go back the same
- * way. Planes too tall for the buffers go in bands of output rows (the
- * input rows a band reads are a contiguous run of the plane too). Lanes
+ * interleaved by VL x VL transposes over their flattened elements, each
+ * element's vector landing at its place in a zero-padded stack buffer.
+ *
+ * The outputs are computed VL at a time along the band's flattened output
+ * positions (across row ends, each with its own base in the buffer), so
+ * that even a 3-wide plane has VL independent chains of multiply-adds to
+ * hide their latency; the VL results, one vector per output, are exactly a
+ * VL x VL block to transpose back, and leave as one vector store per
+ * plane. The last block of a band is moved back to end at the band's end:
+ * the few outputs computed twice are stored twice with the same value.
+ *
+ * Planes too tall for the buffers go in bands of output rows (the input
+ * rows a band reads are a contiguous run of the plane too). Bands are the
+ * outer loop: the element-to-slot and output-to-slot tables and the
+ * zeroed padding are the band's, shared by every group of planes. Lanes
  * are planes p = b * channels + c of the whole batch, so a group may span
- * two samples; each lane takes its own channel's filter and bias. Returns
- * 0, doing nothing, when one output row and the padded rows it reads do
- * not fit the buffers.
+ * two samples; each lane takes its own channel's filter and bias; the
+ * lanes of a last, partial group repeat its last plane and are not
+ * stored. Returns 0, doing nothing, when one output row and the padded
+ * rows it reads do not fit the buffers.
  */
-enum { IBUF = 6144, IOUT = 4608, MAXTAPS = 64 };
+enum { SLOTS = 768, ITBL = 1024, OTBL = 1024, MAXTAPS = 64 };
+
+/* Fuses the activation into a[0..VL), the values of VL consecutive outputs
+ * of the VL lanes, and transposes them into one row of outputs per lane. */
+static inline void fuse_transpose(V a[VL], int act, V six)
+{
+    for (size_t i = 0; i < VL; i++) {
+        a[i] = fuse_v(a[i], act, six);
+    }
+    V_TRANSPOSE(a);
+}
+
+/* a[i] = b + the taps of the output whose window starts at slot ob[i] of
+ * the buffer in (toff[t]: tap t's offset in floats, wt[t]: its VL
+ * weights). VL independent accumulators: every multiply-add of a tap can
+ * issue while the previous tap's are in flight. */
+static inline void block(V a[VL], const float *in, const int32_t *ob,
+                         const int32_t *toff, const float *wt, size_t taps,
+                         V b)
+{
+    const float *p[VL];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < VL; i++) {
+        p[i] = in + ob[i];
+        a[i] = b;
+    }
+    for (size_t t = 0; t < taps; t++) {
+        const V wv = V_LOADU(wt + t * VL);
+        const int32_t o = toff[t];
+#pragma GCC unroll 16
+        for (size_t i = 0; i < VL; i++) {
+            a[i] = V_FMA(wv, V_LOADU(p[i] + o), a[i]);
+        }
+    }
+}
+
+/* wt[t * VL + l] = filter tap t of lane l's channel ch[l]; b[l] its bias.
+ * VL consecutive channels with at least VL taps each go by VL x VL
+ * transposes of their filters (the last one moved back to end at the last
+ * tap). */
+static void lane_filters(float *wt, float *bv, const float *w,
+                         const float *bias, const size_t ch[VL], size_t taps)
+{
+    int run = 1;
+    for (size_t l = 1; l < VL; l++) {
+        run &= ch[l] == ch[0] + l;
+    }
+    if (run && taps >= VL) {
+        const float *w0 = w + ch[0] * taps;
+        for (size_t t0 = 0;; t0 += VL) {
+            t0 = t0 + VL > taps ? taps - VL : t0;
+            V v[VL];
+            for (size_t l = 0; l < VL; l++) {
+                v[l] = V_LOADU(w0 + l * taps + t0);
+            }
+            V_TRANSPOSE(v);
+            for (size_t i = 0; i < VL; i++) {
+                V_STOREU(wt + (t0 + i) * VL, v[i]);
+            }
+            if (t0 + VL == taps) {
+                break;
+            }
+        }
+    } else {
+        for (size_t l = 0; l < VL; l++) {
+            const float *wc = w + ch[l] * taps;
+            for (size_t t = 0; t < taps; t++) {
+                wt[t * VL + l] = wc[t];
+            }
+        }
+    }
+    if (run && bias) {
+        V_STOREU(bv, V_LOADU(bias + ch[0]));
+    } else {
+        for (size_t l = 0; l < VL; l++) {
+            bv[l] = bias ? bias[ch[l]] : 0.0f;
+        }
+    }
+}
 
 static __attribute__((noinline)) int
 interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
@@ -177,131 +266,125 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
     const size_t pl = s->pad_left, hw = ih * iw, ohw = oh * ow;
     /* the padded columns the outputs read */
     const size_t wp = (ow - 1) * sx + kw;
-    if (kh * kw > MAXTAPS || wp > IBUF / VL / kh || ow > IOUT / VL) {
+    if (kh * kw > MAXTAPS || !iw || wp > SLOTS / kh || ow > OTBL ||
+        kh * iw > ITBL) {
         return 0;
     }
-    /* output rows per band: their padded rows, (nb - 1) sy + kh, and
-     * their outputs fit the buffers */
-    size_t nb = (IBUF / VL / wp - kh) / sy + 1;
-    nb = nb < IOUT / VL / ow ? nb : IOUT / VL / ow;
+    /* output rows per band: their padded rows, (nb - 1) sy + kh, fit the
+     * buffer and the element table, their outputs the output table */
+    size_t rows = SLOTS / wp < ITBL / iw ? SLOTS / wp : ITBL / iw;
+    size_t nb = (rows - kh) / sy + 1;
+    nb = nb < OTBL / ow ? nb : OTBL / ow;
     nb = nb < oh ? nb : oh;
-    float in[IBUF], out[IOUT], wt[MAXTAPS * VL], bv[VL];
+    /* in: the padded band, then one slot that takes the elements no
+     * output reads */
+    float in[(SLOTS + 1) * VL], wt[MAXTAPS * VL], bv[VL];
+    int32_t itab[ITBL], otab[OTBL], toff[MAXTAPS];
     const V six = V_SET1(6.0f);
     const size_t np = s->batch * s->channels, taps = kh * kw;
-    for (size_t p0 = 0; p0 < np; p0 += VL) {
-        const size_t nl = np - p0 < VL ? np - p0 : VL;
-        const float *xg = x + p0 * hw;
-        float *yg = y + p0 * ohw;
-        /* lane l's channel, counted without a division per lane */
-        size_t c = p0 % s->channels;
-        for (size_t l = 0; l < VL; l++) {
-            const float *wc = w + c * taps;
-            bv[l] = l < nl && bias ? bias[c] : 0.0f;
-            for (size_t t = 0; t < taps; t++) {
-                wt[t * VL + l] = l < nl ? wc[t] : 0.0f;
-            }
-            if (++c == s->channels) {
-                c = 0;
+    for (size_t ky = 0; ky < kh; ky++) {
+        for (size_t kx = 0; kx < kw; kx++) {
+            toff[ky * kw + kx] = (int32_t)((ky * wp + kx) * VL);
+        }
+    }
+    for (size_t oy0 = 0; oy0 < oh; oy0 += nb) {
+        const size_t oy1 = oh - oy0 < nb ? oh : oy0 + nb;
+        /* padded rows [r0, r0 + hb) hold input rows r - pt */
+        const size_t r0 = oy0 * sy, hb = (oy1 - oy0 - 1) * sy + kh;
+        const size_t trash = hb * wp * VL;
+        memset(in, 0, trash * sizeof *in);
+        /* the input rows inside the band, [iy0, iy1): element k of their
+         * run goes to slot itab[k] */
+        const size_t iy0 = r0 > pt ? r0 - pt : 0;
+        size_t iy1 = r0 + hb > pt ? r0 + hb - pt : 0;
+        iy1 = iy1 < ih ? iy1 : ih;
+        const size_t m = iy1 > iy0 ? (iy1 - iy0) * iw : 0;
+        for (size_t k = 0, iy = iy0, ix = 0; k < m; k++) {
+            itab[k] = (int32_t)(ix + pl < wp
+                                    ? ((iy + pt - r0) * wp + ix + pl) * VL
+                                    : trash);
+            if (++ix == iw) {
+                ix = 0;
+                iy++;
             }
         }
-        const V bias_v = V_LOADU(bv);
-        for (size_t oy0 = 0; oy0 < oh; oy0 += nb) {
-            const size_t oy1 = oh - oy0 < nb ? oh : oy0 + nb;
-            /* padded rows [r0, r0 + hb) hold input rows r - pt */
-            const size_t r0 = oy0 * sy, hb = (oy1 - oy0 - 1) * sy + kh;
-            memset(in, 0, hb * wp * VL * sizeof *in);
-            /* the input rows inside the band: [iy0, iy1) */
-            const size_t iy0 = r0 > pt ? r0 - pt : 0;
-            size_t iy1 = r0 + hb > pt ? r0 + hb - pt : 0;
-            iy1 = iy1 < ih ? iy1 : ih;
-            /* element i = (iy, ix) to band row iy + pt - r0, column
-             * ix + pl, when the outputs read it */
-            size_t i = iy0 * iw, iy = iy0, ix = 0;
-            const size_t i1 = iy1 > iy0 ? iy1 * iw : i;
-            if (nl == VL) {
-                for (; i + VL <= i1; i += VL) {
+        /* output j of the band reads its window from slot otab[j] */
+        const size_t n = (oy1 - oy0) * ow;
+        for (size_t j = 0, oy = 0, ox = 0; j < n; j++) {
+            otab[j] = (int32_t)((oy * sy * wp + ox * sx) * VL);
+            if (++ox == ow) {
+                ox = 0;
+                oy++;
+            }
+        }
+        for (size_t p0 = 0; p0 < np; p0 += VL) {
+            const size_t nl = np - p0 < VL ? np - p0 : VL;
+            const float *src[VL];
+            size_t ch[VL];
+            size_t c = p0 % s->channels;
+            for (size_t l = 0; l < VL; l++) {
+                /* lanes past the last plane repeat it */
+                src[l] = x + (p0 + (l < nl ? l : nl - 1)) * hw + iy0 * iw;
+                ch[l] = c;
+                if (l + 1 < nl && ++c == s->channels) {
+                    c = 0;
+                }
+            }
+            lane_filters(wt, bv, w, bias, ch, taps);
+            const V bias_v = V_LOADU(bv);
+            /* the band's elements into their slots; a last partial block
+             * is moved back to end at m */
+            if (m >= VL) {
+                for (size_t k = 0;; k += VL) {
+                    k = k + VL > m ? m - VL : k;
                     V v[VL];
                     for (size_t l = 0; l < VL; l++) {
-                        v[l] = V_LOADU(xg + l * hw + i);
+                        v[l] = V_LOADU(src[l] + k);
                     }
                     V_TRANSPOSE(v);
                     for (size_t j = 0; j < VL; j++) {
-                        if (ix + pl < wp) {
-                            V_STOREU(in + ((iy + pt - r0) * wp + ix + pl) *
-                                              VL,
-                                     v[j]);
-                        }
-                        if (++ix == iw) {
-                            ix = 0;
-                            iy++;
-                        }
+                        V_STOREU(in + itab[k + j], v[j]);
+                    }
+                    if (k + VL == m) {
+                        break;
+                    }
+                }
+            } else {
+                for (size_t k = 0; k < m; k++) {
+                    for (size_t l = 0; l < VL; l++) {
+                        in[itab[k] + l] = src[l][k];
                     }
                 }
             }
-            for (; i < i1; i++) {
-                if (ix + pl < wp) {
-                    float *d = in + ((iy + pt - r0) * wp + ix + pl) * VL;
+            float *dst = y + p0 * ohw + oy0 * ow;
+            if (n >= VL) {
+                for (size_t j = 0;; j += VL) {
+                    j = j + VL > n ? n - VL : j;
+                    V a[VL];
+                    block(a, in, otab + j, toff, wt, taps, bias_v);
+                    fuse_transpose(a, act, six);
                     for (size_t l = 0; l < nl; l++) {
-                        d[l] = xg[l * hw + i];
+                        V_STOREU(dst + l * ohw + j, a[l]);
+                    }
+                    if (j + VL == n) {
+                        break;
                     }
                 }
-                if (++ix == iw) {
-                    ix = 0;
-                    iy++;
+            } else {
+                /* fewer outputs than lanes: the last one repeated */
+                const int32_t last = (int32_t)(
+                    ((oy1 - oy0 - 1) * sy * wp + (ow - 1) * sx) * VL);
+                int32_t ob[VL];
+                for (size_t i = 0; i < VL; i++) {
+                    ob[i] = i < n ? otab[i] : last;
                 }
-            }
-            for (size_t oy = oy0; oy < oy1; oy++) {
-                const float *rows = in + (oy - oy0) * sy * wp * VL;
-                float *orow = out + (oy - oy0) * ow * VL;
-                size_t ox = 0;
-                for (; ox + 4 <= ow; ox += 4) {
-                    V a0 = bias_v, a1 = bias_v, a2 = bias_v, a3 = bias_v;
-                    for (size_t ky = 0; ky < kh; ky++) {
-                        const float *r = rows + (ky * wp + ox * sx) * VL;
-                        for (size_t kx = 0; kx < kw; kx++) {
-                            const V wv = V_LOADU(wt + (ky * kw + kx) * VL);
-                            const float *q = r + kx * VL;
-                            a0 = V_FMA(wv, V_LOADU(q), a0);
-                            a1 = V_FMA(wv, V_LOADU(q + sx * VL), a1);
-                            a2 = V_FMA(wv, V_LOADU(q + 2 * sx * VL), a2);
-                            a3 = V_FMA(wv, V_LOADU(q + 3 * sx * VL), a3);
-                        }
-                    }
-                    V_STOREU(orow + ox * VL, fuse_v(a0, act, six));
-                    V_STOREU(orow + (ox + 1) * VL, fuse_v(a1, act, six));
-                    V_STOREU(orow + (ox + 2) * VL, fuse_v(a2, act, six));
-                    V_STOREU(orow + (ox + 3) * VL, fuse_v(a3, act, six));
-                }
-                for (; ox < ow; ox++) {
-                    V a = bias_v;
-                    for (size_t ky = 0; ky < kh; ky++) {
-                        const float *r = rows + (ky * wp + ox * sx) * VL;
-                        for (size_t kx = 0; kx < kw; kx++) {
-                            a = V_FMA(V_LOADU(wt + (ky * kw + kx) * VL),
-                                      V_LOADU(r + kx * VL), a);
-                        }
-                    }
-                    V_STOREU(orow + ox * VL, fuse_v(a, act, six));
-                }
-            }
-            /* the band's outputs, positions [o0, o1), back to the planes */
-            const size_t o0 = oy0 * ow, o1 = oy1 * ow;
-            size_t o = o0;
-            if (nl == VL) {
-                for (; o + VL <= o1; o += VL) {
-                    V v[VL];
-                    for (size_t j = 0; j < VL; j++) {
-                        v[j] = V_LOADU(out + (o - o0 + j) * VL);
-                    }
-                    V_TRANSPOSE(v);
-                    for (size_t l = 0; l < VL; l++) {
-                        V_STOREU(yg + l * ohw + o, v[l]);
-                    }
-                }
-            }
-            for (; o < o1; o++) {
+                V a[VL];
+                block(a, in, ob, toff, wt, taps, bias_v);
+                fuse_transpose(a, act, six);
                 for (size_t l = 0; l < nl; l++) {
-                    yg[l * ohw + o] = out[(o - o0) * VL + l];
+                    float t[VL];
+                    V_STOREU(t, a[l]);
+                    memcpy(dst + l * ohw, t, n * sizeof *t);
                 }
             }
         }
