@@ -276,8 +276,8 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
     size_t nb = (rows - kh) / sy + 1;
     nb = nb < OTBL / ow ? nb : OTBL / ow;
     nb = nb < oh ? nb : oh;
-    /* in: the padded band, then one slot that takes the elements no
-     * output reads */
+    /* in: the padded band, then a spare slot for the elements no output
+     * reads */
     float in[(SLOTS + 1) * VL], wt[MAXTAPS * VL], bv[VL];
     int32_t itab[ITBL], otab[OTBL], toff[MAXTAPS];
     const V six = V_SET1(6.0f);
@@ -287,34 +287,46 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
             toff[ky * kw + kx] = (int32_t)((ky * wp + kx) * VL);
         }
     }
+    memset(in, 0, ((nb - 1) * sy + kh) * wp * VL * sizeof *in);
     for (size_t oy0 = 0; oy0 < oh; oy0 += nb) {
         const size_t oy1 = oh - oy0 < nb ? oh : oy0 + nb;
         /* padded rows [r0, r0 + hb) hold input rows r - pt */
         const size_t r0 = oy0 * sy, hb = (oy1 - oy0 - 1) * sy + kh;
-        const size_t trash = hb * wp * VL;
-        memset(in, 0, trash * sizeof *in);
-        /* the input rows inside the band, [iy0, iy1): element k of their
-         * run goes to slot itab[k] */
-        const size_t iy0 = r0 > pt ? r0 - pt : 0;
+        /* the input rows inside the band, [iy0, iy1), are its padded
+         * rows [e0, e1); the rest are zeros */
+        size_t iy0 = r0 > pt ? r0 - pt : 0;
         size_t iy1 = r0 + hb > pt ? r0 + hb - pt : 0;
         iy1 = iy1 < ih ? iy1 : ih;
-        const size_t m = iy1 > iy0 ? (iy1 - iy0) * iw : 0;
-        for (size_t k = 0, iy = iy0, ix = 0; k < m; k++) {
-            itab[k] = (int32_t)(ix + pl < wp
-                                    ? ((iy + pt - r0) * wp + ix + pl) * VL
-                                    : trash);
-            if (++ix == iw) {
-                ix = 0;
-                iy++;
+        iy0 = iy0 < iy1 ? iy0 : iy1;
+        /* a band wholly in the top padding has e0 = e1 = hb */
+        size_t e0 = iy0 + pt - r0, e1 = iy1 + pt - r0;
+        e0 = e0 < hb ? e0 : hb;
+        e1 = e1 < hb ? e1 : hb;
+        /* the buffer was zeroed once; rows that were a previous band's
+         * input and are padding here are zeroed again */
+        memset(in, 0, e0 * wp * VL * sizeof *in);
+        memset(in + e1 * wp * VL, 0, (hb - e1) * wp * VL * sizeof *in);
+        /* element k of the run of input rows goes to slot itab[k] (the
+         * columns no output reads to the spare slot) */
+        const size_t m = (iy1 - iy0) * iw;
+        const size_t nc = pl < wp ? (iw < wp - pl ? iw : wp - pl) : 0;
+        for (size_t r = 0; r < iy1 - iy0; r++) {
+            int32_t *it = itab + r * iw;
+            const int32_t base = (int32_t)(((e0 + r) * wp + pl) * VL);
+            for (size_t ix = 0; ix < nc; ix++) {
+                it[ix] = base + (int32_t)(ix * VL);
+            }
+            for (size_t ix = nc; ix < iw; ix++) {
+                it[ix] = SLOTS * VL;
             }
         }
         /* output j of the band reads its window from slot otab[j] */
         const size_t n = (oy1 - oy0) * ow;
-        for (size_t j = 0, oy = 0, ox = 0; j < n; j++) {
-            otab[j] = (int32_t)((oy * sy * wp + ox * sx) * VL);
-            if (++ox == ow) {
-                ox = 0;
-                oy++;
+        for (size_t r = 0; r < oy1 - oy0; r++) {
+            int32_t *ot = otab + r * ow;
+            const int32_t base = (int32_t)(r * sy * wp * VL);
+            for (size_t ox = 0; ox < ow; ox++) {
+                ot[ox] = base + (int32_t)(ox * sx * VL);
             }
         }
         for (size_t p0 = 0; p0 < np; p0 += VL) {
