@@ -50,7 +50,11 @@ static inline void copy_row(float *d, const float *s, size_t n, size_t room)
 {
     size_t i = 0;
     for (; i + VL <= n; i += VL) {
-        V_STOREU(d + i, V_LOADU(s + i));
+        V v = V_LOADU(s + i);
+        /* opaque to the compiler, which would otherwise turn the loop
+         * back into a memcpy call */
+        __asm__("" : "+x"(v));
+        V_STOREU(d + i, v);
     }
     if (i == n) {
         return;
@@ -190,15 +194,16 @@ static inline void fuse_transpose(V a[VL], int act, V six)
 
 /* a[i] = b + the taps of the output whose window starts at slot ob[i] of
  * the buffer in (toff[t]: tap t's offset in floats, wt[t]: its VL
- * weights). VL independent accumulators: every multiply-add of a tap can
- * issue while the previous tap's are in flight. */
-static inline void block(V a[VL], const float *in, const int32_t *ob,
-                         const int32_t *toff, const float *wt, size_t taps,
-                         V b)
+ * weights), for i < cnt, a constant after inlining. VL independent
+ * accumulators: every multiply-add of a tap can issue while the previous
+ * tap's are in flight. */
+static inline __attribute__((always_inline)) void
+block(V a[VL], const float *in, const int32_t *ob, const int32_t *toff,
+      const float *wt, size_t taps, V b, size_t cnt)
 {
     const float *p[VL];
 #pragma GCC unroll 16
-    for (size_t i = 0; i < VL; i++) {
+    for (size_t i = 0; i < cnt; i++) {
         p[i] = in + ob[i];
         a[i] = b;
     }
@@ -206,8 +211,45 @@ static inline void block(V a[VL], const float *in, const int32_t *ob,
         const V wv = V_LOADU(wt + t * VL);
         const int32_t o = toff[t];
 #pragma GCC unroll 16
-        for (size_t i = 0; i < VL; i++) {
+        for (size_t i = 0; i < cnt; i++) {
             a[i] = V_FMA(wv, V_LOADU(p[i] + o), a[i]);
+        }
+    }
+}
+
+/* Outputs ob[0..cnt) (cnt < VL) of the lanes l < nl, to dst[l] + j: a
+ * short block of cnt chains, whose latency the next group's copies can
+ * overlap, rather than a whole block of VL moved back over outputs
+ * already done. */
+static void short_block(float *dst, size_t stride, size_t nl, size_t j,
+                        const float *in, const int32_t *ob,
+                        const int32_t *toff, const float *wt, size_t taps,
+                        V b, int act, size_t cnt)
+{
+    V a[VL];
+    switch (cnt) {
+    case 1:
+        block(a, in, ob, toff, wt, taps, b, 1);
+        break;
+    case 2:
+        block(a, in, ob, toff, wt, taps, b, 2);
+        break;
+    case 3:
+        block(a, in, ob, toff, wt, taps, b, 3);
+        break;
+    default:
+        block(a, in, ob, toff, wt, taps, b, 4);
+        break;
+    }
+    for (size_t i = cnt; i < VL; i++) {
+        a[i] = V_ZERO;
+    }
+    fuse_transpose(a, act, V_SET1(6.0f));
+    for (size_t l = 0; l < nl; l++) {
+        float t[VL];
+        V_STOREU(t, a[l]);
+        for (size_t i = 0; i < cnt; i++) {
+            dst[l * stride + j + i] = t[i];
         }
     }
 }
@@ -369,34 +411,31 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
                 }
             }
             float *dst = y + p0 * ohw + oy0 * ow;
-            if (n >= VL) {
-                for (size_t j = 0;; j += VL) {
-                    j = j + VL > n ? n - VL : j;
-                    V a[VL];
-                    block(a, in, otab + j, toff, wt, taps, bias_v);
-                    fuse_transpose(a, act, six);
-                    for (size_t l = 0; l < nl; l++) {
-                        V_STOREU(dst + l * ohw + j, a[l]);
-                    }
-                    if (j + VL == n) {
-                        break;
-                    }
-                }
-            } else {
-                /* fewer outputs than lanes: the last one repeated */
-                const int32_t last = (int32_t)(
-                    ((oy1 - oy0 - 1) * sy * wp + (ow - 1) * sx) * VL);
-                int32_t ob[VL];
-                for (size_t i = 0; i < VL; i++) {
-                    ob[i] = i < n ? otab[i] : last;
-                }
+            /* blocks of VL outputs, the last moved back to end at n
+             * (a short block of the rest has its few chains' latency
+             * exposed: measured slower); fewer than VL in short blocks */
+            size_t j = 0;
+            for (; j + VL <= n; j += VL) {
                 V a[VL];
-                block(a, in, ob, toff, wt, taps, bias_v);
+                block(a, in, otab + j, toff, wt, taps, bias_v, VL);
                 fuse_transpose(a, act, six);
                 for (size_t l = 0; l < nl; l++) {
-                    float t[VL];
-                    V_STOREU(t, a[l]);
-                    memcpy(dst + l * ohw, t, n * sizeof *t);
+                    V_STOREU(dst + l * ohw + j, a[l]);
+                }
+            }
+            const size_t r = n - j;
+            if (r && n >= VL) {
+                V a[VL];
+                block(a, in, otab + n - VL, toff, wt, taps, bias_v, VL);
+                fuse_transpose(a, act, six);
+                for (size_t l = 0; l < nl; l++) {
+                    V_STOREU(dst + l * ohw + n - VL, a[l]);
+                }
+            } else {
+                for (; j < n; j += 4) {
+                    const size_t cnt = n - j < 4 ? n - j : 4;
+                    short_block(dst, ohw, nl, j, in, otab + j, toff, wt,
+                                taps, bias_v, act, cnt);
                 }
             }
         }
