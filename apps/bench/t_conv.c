@@ -1,8 +1,12 @@
 /* edgefit-bench: the convolution table. Every distinct convolution of the
  * three MLPerf Tiny models that have them (the fourth, the autoencoder, is
  * dense), as libmemest's presets declare them, at batch 1 on one thread:
- * edgefit's kern_conv2d_f32 (NCHW, bias and relu fused, its scratch given)
- * side by side with oneDNN and XNNPACK in their own layouts, each
+ * edgefit's convolution as its executor runs it (NCHW, bias and relu
+ * fused, its scratch given, weights packed once by kern_conv2d_pack_f32
+ * outside the timed region; depthwise layers take kern_conv2d_f32's
+ * direct kernel) side by side with oneDNN and XNNPACK in their own
+ * layouts (their weights and activations reordered outside the timed
+ * region too), each
  * checked against edgefit's output; then one row per model with the sum
  * over its convolutions (each shape's median times its count). */
 #include <math.h>
@@ -94,6 +98,7 @@ static const char *const lib_name[NLIB] = {"edgefit", "onednn", "xnnpack"};
 struct conv_ctx {
     const struct kern_conv2d_shape *s;
     const float *x, *w, *b;
+    const float *wp; /* packed weights, NULL for depthwise */
     void *work;
     float *y;
     struct bench_onednn_conv *dnnl;
@@ -103,6 +108,11 @@ struct conv_ctx {
 static int run_edgefit(void *p)
 {
     struct conv_ctx *c = p;
+    if (c->wp) {
+        return kern_conv2d_packed_f32(c->s, c->x, c->wp, c->b,
+                                      KERN_FUSE_RELU, c->work,
+                                      c->y) != KERN_OK;
+    }
     return kern_conv2d_f32(c->s, c->x, c->w, c->b, KERN_FUSE_RELU, c->work,
                            c->y) != KERN_OK;
 }
@@ -246,15 +256,17 @@ static int conv_row(const struct bench_cfg *cfg, art_table *t,
     const size_t nx = s->in_c * s->in_h * s->in_w, nw = s->out_c * K;
     const size_t ny = s->out_c * oh * ow;
     const size_t wb = kern_conv2d_work_bytes(s);
+    const size_t pb = kern_conv2d_packed_bytes(s);
     float *x = bench_alloc(nx, sizeof(float));
     float *w = bench_alloc(nw, sizeof(float));
+    float *wp = pb ? bench_alloc(pb / sizeof(float), sizeof(float)) : NULL;
     float *b = bench_alloc(s->out_c, sizeof(float));
     float *y = bench_alloc(ny, sizeof(float));
     float *yo = bench_alloc(ny, sizeof(float));
     void *work = wb ? bench_alloc(wb, 1) : NULL;
     struct conv_ctx ctx = {.s = s, .work = work};
     int rc = CLI_EXIT_FAILURE;
-    if (!x || !w || !b || !y || !yo || (wb && !work)) {
+    if (!x || !w || !b || !y || !yo || (wb && !work) || (pb && !wp)) {
         bench_kern_failed("conv", KERN_E_NOMEM);
         goto done;
     }
@@ -270,8 +282,13 @@ static int conv_row(const struct bench_cfg *cfg, art_table *t,
     for (size_t i = 0; i < s->out_c; i++) {
         b[i] = bench_rng_uniform(&rng, -0.1f, 0.1f);
     }
+    if (wp && (st = kern_conv2d_pack_f32(s, w, wp)) != KERN_OK) {
+        bench_kern_failed("conv pack", st);
+        goto done;
+    }
     ctx.x = x;
     ctx.w = w;
+    ctx.wp = wp;
     ctx.b = b;
     ctx.y = y;
     struct bench_case cases[NLIB];
@@ -328,6 +345,7 @@ done:
     free(y);
     free(b);
     free(w);
+    free(wp);
     free(x);
     return rc;
 }

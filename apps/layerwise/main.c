@@ -275,10 +275,10 @@ static void print_summary(const struct options *o, const struct layerwise *r)
     printf("  working memory      %" PRIu64 " B = arena + stored parameters "
            "+ scratch (fp32: %" PRIu64 " B)", r->working_bytes,
            r->fp32_working_bytes);
-    if (o->lw.precision != MEMEST_FP32) {
+    if (r->mem.master_unread_bytes) {
         printf("; beside it %" PRIu64 " B of fp32 master weights for "
                "get/set_params, which inference does not read",
-               r->mem.master_bytes);
+               r->mem.master_unread_bytes);
     }
     printf("\n");
     if (r->memory_note[0]) {

@@ -9,19 +9,30 @@
 #include "conv.h"
 #include "nn.h"
 
-void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
-                   size_t out_w, const float *x, const float *w,
-                   const float *bias, int act, void *work, float *y)
+/* The reference, weights read raw ([out_c][K]) or packed ([group][block
+ * of KERN_CONV_OCB channels][K][KERN_CONV_OCB]); `packed` is a constant
+ * in each caller. */
+static inline __attribute__((always_inline)) void
+conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
+         const float *x, const float *w, bool packed, const float *bias,
+         int act, float *y)
 {
-    (void)work;
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
-    const size_t pt = s->pad_top, pl = s->pad_left;
+    const size_t pt = s->pad_top, pl = s->pad_left, K = icg * kh * kw;
+    const size_t nb = (ocg + KERN_CONV_OCB - 1) / KERN_CONV_OCB;
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t oc = 0; oc < s->out_c; oc++) {
-            const size_t g = oc / ocg;
-            const float *wo = w + oc * icg * kh * kw;
+            const size_t g = oc / ocg, o = oc % ocg;
+            /* weight k of channel oc is wo[k * ks] */
+            const float *wo = w + oc * K;
+            size_t ks = 1;
+            if (packed) {
+                wo = w + (g * nb + o / KERN_CONV_OCB) * K * KERN_CONV_OCB +
+                     o % KERN_CONV_OCB;
+                ks = KERN_CONV_OCB;
+            }
             float *yo = y + (b * s->out_c + oc) * out_h * out_w;
             for (size_t oy = 0; oy < out_h; oy++) {
                 for (size_t ox = 0; ox < out_w; ox++) {
@@ -42,7 +53,7 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                                 if (ix >= iw) {
                                     continue;
                                 }
-                                acc += wo[(ci * kh + ky) * kw + kx] *
+                                acc += wo[((ci * kh + ky) * kw + kx) * ks] *
                                        xc[iy * iw + ix];
                             }
                         }
@@ -52,6 +63,22 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
             }
         }
     }
+}
+
+void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
+                   size_t out_w, const float *x, const float *w,
+                   const float *bias, int act, void *work, float *y)
+{
+    (void)work;
+    conv_ref(s, out_h, out_w, x, w, false, bias, act, y);
+}
+
+void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
+                          size_t out_w, const float *x, const float *wpk,
+                          const float *bias, int act, void *work, float *y)
+{
+    (void)work;
+    conv_ref(s, out_h, out_w, x, wpk, true, bias, act, y);
 }
 
 /* ---- scratch layout ------------------------------------------------------ */
@@ -124,6 +151,7 @@ bool kern_conv_geom(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
 void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags)
 {
     dsp->conv2d = kern_conv2d_c;
+    dsp->conv2d_packed = kern_conv2d_packed_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -132,6 +160,7 @@ void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags)
      * macros away, but it joins the table only once checkkern has run it
      * on AVX-512 hardware. */
     dsp->conv2d = kern_conv2d_avx2;
+    dsp->conv2d_packed = kern_conv2d_packed_avx2;
 #else
     (void)flags;
 #endif
@@ -198,22 +227,34 @@ KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s)
     return g.bytes;
 }
 
-KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
-                             const float *x, const float *w,
-                             const float *bias, int act, void *work,
-                             float *y)
+/* The checks kern_conv2d_f32 and kern_conv2d_packed_f32 share. */
+static int conv_args(const struct kern_conv2d_shape *s, const float *x,
+                     const float *w, int act, const float *y, size_t *oh,
+                     size_t *ow)
 {
     if (!s || !x || !w || !y) {
         return KERN_E_INVALID;
     }
-    size_t oh, ow;
-    const int st = kern_conv2d_out_hw(s, &oh, &ow);
+    const int st = kern_conv2d_out_hw(s, oh, ow);
     if (st != KERN_OK) {
         return st;
     }
     if (act != KERN_FUSE_NONE && act != KERN_FUSE_RELU &&
         act != KERN_FUSE_RELU6) {
         return KERN_E_RANGE;
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
+                             const float *x, const float *w,
+                             const float *bias, int act, void *work,
+                             float *y)
+{
+    size_t oh, ow;
+    const int st = conv_args(s, x, w, act, y, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
     }
     if (is_depthwise(s)) {
         const struct kern_dwconv2d_shape ds = {
@@ -241,6 +282,90 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
         work = own;
     }
     conv_dsp.conv2d(s, oh, ow, x, w, bias, act, work, y);
+    free(own);
+    return KERN_OK;
+}
+
+KERN_API size_t kern_conv2d_packed_bytes(const struct kern_conv2d_shape *s)
+{
+    size_t oh, ow, n;
+    if (kern_conv2d_out_hw(s, &oh, &ow) != KERN_OK || is_depthwise(s)) {
+        return 0;
+    }
+    const size_t ocg = s->out_c / s->groups;
+    const size_t nb = (ocg + KERN_CONV_OCB - 1) / KERN_CONV_OCB;
+    /* K = in_c/groups * kh * kw floats fit (kern_conv2d_out_hw) */
+    const size_t K = s->in_c / s->groups * s->kh * s->kw;
+    if (!kern_nn_mul4(s->groups, nb, K, KERN_CONV_OCB, &n) ||
+        n > SIZE_MAX / sizeof(float)) {
+        return 0;
+    }
+    return n * sizeof(float);
+}
+
+KERN_API int kern_conv2d_pack_f32(const struct kern_conv2d_shape *s,
+                                  const float *w, float *packed)
+{
+    if (!s || !w || !packed) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    const int st = kern_conv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (is_depthwise(s)) {
+        return KERN_E_SHAPE;
+    }
+    if (!kern_conv2d_packed_bytes(s)) {
+        return KERN_E_OVERFLOW;
+    }
+    const size_t ocg = s->out_c / s->groups;
+    const size_t nb = (ocg + KERN_CONV_OCB - 1) / KERN_CONV_OCB;
+    const size_t K = s->in_c / s->groups * s->kh * s->kw;
+    for (size_t g = 0; g < s->groups; g++) {
+        for (size_t ob = 0; ob < nb; ob++) {
+            float *d = packed + (g * nb + ob) * K * KERN_CONV_OCB;
+            for (size_t l = 0; l < KERN_CONV_OCB; l++) {
+                const size_t o = ob * KERN_CONV_OCB + l;
+                const float *src = w + (g * ocg + o) * K;
+                for (size_t k = 0; k < K; k++) {
+                    d[k * KERN_CONV_OCB + l] = o < ocg ? src[k] : 0.0f;
+                }
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
+                                    const float *x, const float *packed,
+                                    const float *bias, int act, void *work,
+                                    float *y)
+{
+    size_t oh, ow;
+    const int st = conv_args(s, x, packed, act, y, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (is_depthwise(s)) {
+        return KERN_E_SHAPE;
+    }
+    pthread_once(&conv_once, conv_init_once);
+    struct kern_conv_geom g;
+    void *own = NULL;
+    if (!kern_conv_geom(s, oh, ow, &g)) {
+        kern_conv2d_packed_c(s, oh, ow, x, packed, bias, act, NULL, y);
+        return KERN_OK;
+    }
+    if (!work && conv_dsp.conv2d_packed != kern_conv2d_packed_c) {
+        own = malloc(g.bytes);
+        if (!own) {
+            return KERN_E_NOMEM;
+        }
+        work = own;
+    }
+    conv_dsp.conv2d_packed(s, oh, ow, x, packed, bias, act, work, y);
     free(own);
     return KERN_OK;
 }

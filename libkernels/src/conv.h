@@ -16,8 +16,16 @@ typedef void (*kern_conv2d_fn)(const struct kern_conv2d_shape *s,
                                const float *w, const float *bias, int act,
                                void *work, float *y);
 
+/* The same on weights packed by kern_conv2d_pack_f32. */
+typedef void (*kern_conv2d_packed_fn)(const struct kern_conv2d_shape *s,
+                                      size_t out_h, size_t out_w,
+                                      const float *x, const float *wpk,
+                                      const float *bias, int act, void *work,
+                                      float *y);
+
 struct kern_conv_dsp {
     kern_conv2d_fn conv2d;
+    kern_conv2d_packed_fn conv2d_packed;
 };
 
 void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags);
@@ -41,6 +49,9 @@ static inline float kern_fuse1(float v, int act)
 void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                    size_t out_w, const float *x, const float *w,
                    const float *bias, int act, void *work, float *y);
+void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
+                          size_t out_w, const float *x, const float *wpk,
+                          const float *bias, int act, void *work, float *y);
 
 /* The layout of the GEMM paths' scratch for a valid shape (see
  * kern_conv2d_f32). K = in_c/groups * kh * kw. A convolution is `direct`
@@ -56,6 +67,11 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
  * stride_w) at j + (ky / stride_h) * pitch + kx / stride_w; columns ox >=
  * out_w are computed and dropped. */
 enum { KERN_CONV_NR = 24, KERN_CONV_MR = 4 };
+
+/* Packed weights (kern_conv2d_pack_f32): per group, blocks of
+ * KERN_CONV_OCB output channels, each [K][KERN_CONV_OCB] floats, zero past
+ * the group's last channel. */
+enum { KERN_CONV_OCB = KERN_CONV_PACK_BLOCK };
 
 struct kern_conv_geom {
     int direct;
@@ -77,6 +93,10 @@ bool kern_conv_geom(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
 void kern_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                       size_t out_w, const float *x, const float *w,
                       const float *bias, int act, void *work, float *y);
+void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
+                             size_t out_w, const float *x, const float *wpk,
+                             const float *bias, int act, void *work,
+                             float *y);
 #endif
 
 #endif

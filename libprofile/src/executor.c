@@ -162,6 +162,11 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
 {
     int kst = KERN_OK;
     switch (ex->precision) {
+    case MEMEST_FP32:
+        if (op->wpk) {
+            kst = kern_conv2d_pack_f32(&op->cs, op->w, op->wpk);
+        }
+        break;
     case MEMEST_FP16:
         kst = kern_f32_to_f16(op->w16, op->w, op->wn);
         if (kst == KERN_OK) {
@@ -409,12 +414,14 @@ static bool conv_is_depthwise(const struct exec_op *op)
 static size_t conv_parts(const struct prof_exec *ex, const struct exec_op *op);
 
 /* The units a single sample's output channels are split in: one channel of
- * a depthwise convolution, or four of an ungrouped one (libkernels' tile
- * is four output channels tall, so every part computes its channels with
- * the same tile rows, and sums, as one thread would). */
+ * a depthwise convolution, four of an ungrouped one on raw weights
+ * (libkernels' pixel-wide tile is four output channels tall), or a block
+ * of packed weights (KERN_CONV_PACK_BLOCK channels), so that every part
+ * computes its channels with the same tiles, and sums, as one thread
+ * would. */
 static size_t conv_channel_unit(const struct exec_op *op)
 {
-    return conv_is_depthwise(op) ? 1 : 4;
+    return conv_is_depthwise(op) ? 1 : op->wpk ? KERN_CONV_PACK_BLOCK : 4;
 }
 
 /* What conv_f32 splits: samples, or channel units of one sample; 1 when
@@ -564,11 +571,32 @@ static int alloc_params(struct prof_exec *ex, struct exec_op *op)
     }
     ex->master_bytes += (uint64_t)(op->wn + op->bn) * sizeof(float);
     switch (p) {
-    case MEMEST_FP32:
-        op->stored_bytes = (uint64_t)(op->wn + op->bn) * sizeof(float);
+    case MEMEST_FP32: {
+        /* Inference runs a convolution on its weights packed once here
+         * (and again whenever they are set), not on the [out][in] master:
+         * the packed form, padded to whole blocks of output channels, is
+         * what it stores. The trainer (no arena) updates the master in
+         * place and runs it unpacked. */
+        const size_t pb = op->layer->kind == MEMEST_KIND_CONV2D &&
+                                  !ex->lowering
+                              ? kern_conv2d_packed_bytes(&op->cs)
+                              : 0;
+        if (pb) {
+            op->wpk = alloc_aligned(pb);
+            if (!op->wpk) {
+                return PROF_E_NOMEM;
+            }
+            op->stored_bytes = (uint64_t)pb + (uint64_t)op->bn * sizeof(float);
+            ex->master_unread_bytes += (uint64_t)op->wn * sizeof(float);
+        } else {
+            op->stored_bytes = (uint64_t)(op->wn + op->bn) * sizeof(float);
+        }
         break;
+    }
     case MEMEST_FP16:
     case MEMEST_BF16:
+        ex->master_unread_bytes +=
+            (uint64_t)(op->wn + op->bn) * sizeof(float);
         op->w16 = xcalloc(op->wn, sizeof(uint16_t));
         op->b16 = xcalloc(op->bn, sizeof(uint16_t));
         if (!op->w16 || (op->bn && !op->b16)) {
@@ -582,6 +610,8 @@ static int alloc_params(struct prof_exec *ex, struct exec_op *op)
             op->stored_bytes = (uint64_t)(op->wn + op->bn) * sizeof(float);
             break;
         }
+        ex->master_unread_bytes +=
+            (uint64_t)(op->wn + op->bn) * sizeof(float);
         op->wpack_group_bytes = kern_q8_packed_bytes(op->ocg, op->kdim);
         size_t total;
         if (op->wpack_group_bytes == 0 ||
@@ -952,6 +982,7 @@ PROF_API void prof_exec_destroy(prof_exec *ex)
         free(op->b16);
         free(op->wpack);
         free(op->wscale);
+        free(op->wpk);
     }
     free(ex->ops);
     free(ex->t_off);
@@ -1017,6 +1048,7 @@ PROF_API int prof_exec_memory(const prof_exec *ex,
     out->estimate_parameter_bytes = ex->estimate_parameter_bytes;
     out->parameter_bytes = ex->parameter_bytes;
     out->master_bytes = ex->master_bytes;
+    out->master_unread_bytes = ex->master_unread_bytes;
     out->scratch_bytes = ex->scratch_bytes;
     return PROF_OK;
 }
@@ -1173,6 +1205,7 @@ struct conv_job {
     const prof_exec *ex;
     const struct exec_op *op;
     const float *x, *w, *b;
+    const float *wp; /* the packed weights, or NULL for w */
     int fuse;
     float *y;
     size_t slot; /* floats of scratch per part */
@@ -1188,6 +1221,7 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
     const size_t hw_in = op->h_in * op->w_in;
     struct kern_conv2d_shape cs = op->cs;
     const float *x = j->x, *w = j->w, *b = j->op->bn ? j->b : NULL;
+    const float *wp = j->wp;
     float *y = j->y;
     if (j->ex->batch > 1) {
         cs.batch = hi - lo;
@@ -1200,6 +1234,7 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
         hi = hi * u < op->c_out ? hi * u : op->c_out;
         cs.out_c = hi - lo;
         w += lo * op->kdim; /* [out_c][in_c/groups * kh * kw] */
+        wp = wp ? wp + lo * op->kdim : NULL; /* block lo / unit, [K][unit] */
         b = b ? b + lo : NULL;
         y += lo * op->hw_out;
         if (conv_is_depthwise(op)) { /* the channels' own planes */
@@ -1212,6 +1247,10 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
                                 j->slot * sizeof(float)
                      ? j->ex->col32 + part * j->slot
                      : NULL;
+    if (wp) {
+        return exec_kern_status(
+            kern_conv2d_packed_f32(&cs, x, wp, b, j->fuse, work, y));
+    }
     return exec_kern_status(kern_conv2d_f32(&cs, x, w, b, j->fuse, work, y));
 }
 
@@ -1223,11 +1262,11 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
  * on planes of fewer than about 28 pixels) lets libkernels allocate it for
  * the call. */
 static int conv_f32(const prof_exec *ex, const struct exec_op *op,
-                    const float *x, const float *w, const float *b, int fuse,
-                    float *y)
+                    const float *x, const float *w, const float *wp,
+                    const float *b, int fuse, float *y)
 {
     const size_t parts = conv_parts(ex, op);
-    struct conv_job j = {ex, op, x, w, b, fuse, y, ex->col32_n / parts};
+    struct conv_job j = {ex, op, x, w, b, wp, fuse, y, ex->col32_n / parts};
     return exec_split(conv_split_count(ex, op), (unsigned)parts, conv_part,
                       &j);
 }
@@ -1341,15 +1380,15 @@ static int apply_act(const prof_exec *ex, const struct exec_op *op,
  * conv2d layer: x, parameters and y are float arrays (a batchnorm's w and
  * b are its scale and shift). Layers of one input only. */
 static int linear_f32(const prof_exec *ex, const struct exec_op *op,
-                      const float *x, const float *w, const float *b,
-                      float *y)
+                      const float *x, const float *w, const float *wp,
+                      const float *b, float *y)
 {
     const struct memest_layer *L = op->layer;
     switch (L->kind) {
     case MEMEST_KIND_DENSE:
         return dense_f32(ex, op, x, w, b, y);
     case MEMEST_KIND_CONV2D:
-        return conv_f32(ex, op, x, w, b, KERN_FUSE_NONE, y);
+        return conv_f32(ex, op, x, w, wp, b, KERN_FUSE_NONE, y);
     case MEMEST_KIND_MAXPOOL:
     case MEMEST_KIND_AVGPOOL:
         return pool_f32(ex, op, x, y);
@@ -1376,7 +1415,7 @@ static int linear_f32(const prof_exec *ex, const struct exec_op *op,
 int exec_linear_f32(const prof_exec *ex, const struct exec_op *op,
                     const float *x, float *y)
 {
-    return linear_f32(ex, op, x, op->w, op->b, y);
+    return linear_f32(ex, op, x, op->w, NULL, op->b, y);
 }
 
 int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
@@ -1385,15 +1424,17 @@ int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
     return apply_act(ex, op, act, x, y);
 }
 
-/* The layer in float: x, parameters and y are float arrays. */
+/* The layer in float: x, parameters and y are float arrays; wp, when not
+ * NULL, is a convolution's w packed (op->wpk). */
 static int layer_f32(const prof_exec *ex, const struct exec_op *op,
-                     const float *x, const float *w, const float *b, float *y)
+                     const float *x, const float *w, const float *wp,
+                     const float *b, float *y)
 {
     const enum memest_kind kind = op->layer->kind;
     if (kind == MEMEST_KIND_CONV2D && conv_fuse(op->layer->act) >= 0) {
-        return conv_f32(ex, op, x, w, b, conv_fuse(op->layer->act), y);
+        return conv_f32(ex, op, x, w, wp, b, conv_fuse(op->layer->act), y);
     }
-    int st = linear_f32(ex, op, x, w, b, y);
+    int st = linear_f32(ex, op, x, w, wp, b, y);
     /* the activation after a dense, conv2d or standalone batchnorm (a
      * standalone activation layer has applied its own) */
     if (st != PROF_OK || kind == MEMEST_KIND_ACTIVATION ||
@@ -1589,7 +1630,7 @@ static int layer_16(prof_exec *ex, struct exec_op *op)
             return st;
         }
     }
-    st = layer_f32(ex, op, ex->x32, ex->w32, ex->b32, ex->y32);
+    st = layer_f32(ex, op, ex->x32, ex->w32, NULL, ex->b32, ex->y32);
     if (st != PROF_OK) {
         return st;
     }
@@ -1762,7 +1803,7 @@ static int layer_s8(prof_exec *ex, struct exec_op *op)
     st = exec_kern_status(
         kern_q8_dequantize_f32(x, op->in_n, input_scale(ex, op), ex->x32));
     if (st == PROF_OK) {
-        st = layer_f32(ex, op, ex->x32, op->w, op->b, ex->y32);
+        st = layer_f32(ex, op, ex->x32, op->w, NULL, op->b, ex->y32);
     }
     if (st == PROF_OK) {
         st = quantize_out(ex, op);
@@ -1814,7 +1855,7 @@ int exec_run_layer(prof_exec *ex, size_t i)
         if (op->layer->kind == MEMEST_KIND_CONCAT) {
             return concat_blocks(ex, op, copy_block);
         }
-        return layer_f32(ex, op, x, op->w, op->b, y);
+        return layer_f32(ex, op, x, op->w, op->wpk, op->b, y);
     }
     case MEMEST_FP16:
     case MEMEST_BF16:

@@ -45,6 +45,10 @@ struct exec_op {
     size_t wn, bn;
     float *w, *b;
     uint16_t *w16, *b16;     /* fp16/bf16 */
+    float *wpk;              /* fp32 inference, conv2d but depthwise: the
+                              * weights packed for libkernels
+                              * (kern_conv2d_pack_f32), rebuilt with the
+                              * stored form */
     void *wpack;             /* int8: one packed matrix per group */
     size_t wpack_group_bytes;
     float *wscale;           /* int8: one scale per output channel */
@@ -76,6 +80,8 @@ struct prof_exec {
     uint64_t plan_bytes;
     uint64_t peak_inference_bytes, estimate_parameter_bytes;
     uint64_t parameter_bytes, master_bytes, scratch_bytes;
+    uint64_t master_unread_bytes; /* of master_bytes, what inference does
+                                     not read */
 
     /* scratch, each sized for its largest user */
     bool lowering;   /* col32 also holds a conv2d's lowered columns (the

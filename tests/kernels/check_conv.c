@@ -5,15 +5,24 @@
  * padding up to 3 per side, groups, output-channel counts that leave 1, 2
  * or 3 rows in the last 4-row tile, planes whose phase pitch leaves junk
  * columns and planes without, batch 1 and 2, with and without bias, each
- * fused activation. Outputs are poisoned beforehand, so an unwritten value
- * fails; a guard after the output and one after the scratch (sized
- * exactly as kern_conv2d_work_bytes says) must stay untouched.
+ * fused activation, output-channel counts that span several 16-channel
+ * blocks of packed weights or end inside one. Outputs are poisoned
+ * beforehand, so an unwritten value fails; a guard after each output, one
+ * after the scratch (sized exactly as kern_conv2d_work_bytes says) and one
+ * after the packed weights (kern_conv2d_packed_bytes) must stay untouched.
+ *
+ * Both entry points run on each shape: raw weights and weights packed by
+ * kern_conv2d_pack_f32; on one path the two must give the same bits
+ * (their tiles add the same terms in the same order) except for a 1 x 1
+ * convolution on a plane under 24 pixels, whose raw path takes dot
+ * products.
  *
  * Tolerance: both paths add the K terms in the same order from the bias,
  * the vector path with fused multiply-adds, so each differs from the exact
  * sum by at most about (K + 1) FLT_EPSILON S, S = |bias| + sum |w x|; the
  * check allows 2 (K + 2) FLT_EPSILON S per output. */
 #include <float.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +40,7 @@ static void random_shape(struct kern_conv2d_shape *s, size_t *oh,
         s->batch = (size_t)ck_randi(1, 2);
         s->groups = (size_t)(t % 5 == 4 ? ck_randi(2, 3) : 1);
         s->in_c = s->groups * (size_t)ck_randi(1, 6);
-        s->out_c = s->groups * (size_t)ck_randi(1, 11);
+        s->out_c = s->groups * (size_t)ck_randi(1, t % 7 == 6 ? 40 : 11);
         if (s->groups == s->in_c && s->out_c == s->in_c) {
             s->out_c *= 2; /* depthwise is the dwconv family's */
         }
@@ -82,7 +91,33 @@ static double magnitude(const struct kern_conv2d_shape *s, size_t oh,
     return m;
 }
 
-static void check_one(kern_conv2d_fn fn, kern_conv2d_fn ref, int t)
+/* y against the reference y0, within the tolerance above. */
+static void compare(const char *path, const struct kern_conv2d_shape *sp,
+                    size_t oh, size_t ow, const float *x, const float *w,
+                    const float *bias, int act, const float *y0,
+                    const float *y)
+{
+    const struct kern_conv2d_shape s = *sp;
+    const size_t K = s.in_c / s.groups * s.kh * s.kw;
+    const size_t ny = s.batch * s.out_c * oh * ow;
+    for (size_t i = 0; i < ny; i++) {
+        const double tol = 2.0 * ((double)K + 2.0) * FLT_EPSILON *
+                           magnitude(&s, oh, ow, x, w, bias, i);
+        if (!(fabs((double)y[i] - (double)y0[i]) <= tol)) {
+            ck_fail("%s: b%zu %zux%zux%zu -> %zu k%zux%zu s%zux%zu "
+                    "p%zu,%zu,%zu,%zu g%zu act%d bias%d: y[%zu] = %g, "
+                    "want %g (tol %g)", path, s.batch, s.in_c, s.in_h,
+                    s.in_w, s.out_c, s.kh, s.kw, s.stride_h, s.stride_w,
+                    s.pad_top, s.pad_left, s.pad_bottom, s.pad_right,
+                    s.groups, act, bias != NULL, i, (double)y[i],
+                    (double)y0[i], tol);
+            return;
+        }
+    }
+}
+
+static void check_one(const struct kern_conv_dsp *isa,
+                      const struct kern_conv_dsp *ref, int t)
 {
     struct kern_conv2d_shape s;
     size_t oh, ow;
@@ -92,22 +127,30 @@ static void check_one(kern_conv2d_fn fn, kern_conv2d_fn ref, int t)
     const size_t nw = s.out_c * K;
     const size_t ny = s.batch * s.out_c * oh * ow;
     const size_t wb = kern_conv2d_work_bytes(&s);
+    const size_t pb = kern_conv2d_packed_bytes(&s);
     float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w);
     float *b = malloc(s.out_c * sizeof *b);
     float *y0 = malloc(ny * sizeof *y0);
     float *y1 = malloc((ny + GUARD) * sizeof *y1);
+    float *y2 = malloc((ny + GUARD) * sizeof *y2);
+    float *wp = malloc(pb + sizeof(float) * GUARD);
     /* one byte more: odd checks pass the scratch at an odd address, which
      * the contract allows */
     unsigned char *work0 = malloc(wb + 1 + GUARD);
     unsigned char *work = work0 ? work0 + t % 2 : NULL;
     float guard[GUARD];
     unsigned char wguard[GUARD];
-    if (!x || !w || !b || !y0 || !y1 || !work) {
+    if (!x || !w || !b || !y0 || !y1 || !y2 || !wp || !work) {
         ck_fail("out of memory");
         goto done;
     }
-    if (wb == 0) {
-        ck_fail("no scratch size for a valid shape");
+    if (wb == 0 || pb % (sizeof(float) * KERN_CONV_OCB) != 0 ||
+        pb / sizeof(float) <
+            s.groups * KERN_CONV_OCB *
+                ((s.out_c / s.groups + KERN_CONV_OCB - 1) / KERN_CONV_OCB) *
+                K) {
+        ck_fail("scratch %zu or packed size %zu wrong for a valid shape", wb,
+                pb);
         goto done;
     }
     ck_fill_f32(x, nx, -1.0f, 1.0f);
@@ -119,8 +162,11 @@ static void check_one(kern_conv2d_fn fn, kern_conv2d_fn ref, int t)
     }
     ck_poison(y0, ny * sizeof *y0);
     ck_poison(y1, ny * sizeof *y1);
+    ck_poison(y2, ny * sizeof *y2);
     ck_poison(work, wb);
     memcpy(y1 + ny, guard, sizeof guard);
+    memcpy(y2 + ny, guard, sizeof guard);
+    memcpy(wp + pb / sizeof(float), guard, sizeof guard);
     memcpy(work + wb, wguard, sizeof wguard);
     const int act = t % 3;
     const float *bias = t % 5 != 1 ? b : NULL;
@@ -130,24 +176,33 @@ static void check_one(kern_conv2d_fn fn, kern_conv2d_fn ref, int t)
             w[i] *= 4.0f;
         }
     }
-    ref(&s, oh, ow, x, w, bias, act, NULL, y0);
-    fn(&s, oh, ow, x, w, bias, act, work, y1);
-    for (size_t i = 0; i < ny; i++) {
-        const double tol = 2.0 * ((double)K + 2.0) * FLT_EPSILON *
-                           magnitude(&s, oh, ow, x, w, bias, i);
-        if (!(fabs((double)y1[i] - (double)y0[i]) <= tol)) {
-            ck_fail("b%zu %zux%zux%zu -> %zu k%zux%zu s%zux%zu "
-                    "p%zu,%zu,%zu,%zu g%zu act%d bias%d: y[%zu] = %g, "
-                    "want %g (tol %g)", s.batch, s.in_c, s.in_h, s.in_w,
-                    s.out_c, s.kh, s.kw, s.stride_h, s.stride_w, s.pad_top,
-                    s.pad_left, s.pad_bottom, s.pad_right, s.groups, act,
-                    bias != NULL, i, (double)y1[i], (double)y0[i], tol);
-            break;
-        }
+    if (kern_conv2d_pack_f32(&s, w, wp) != KERN_OK) {
+        ck_fail("kern_conv2d_pack_f32 refused a valid shape");
+        goto done;
     }
-    if (memcmp(guard, y1 + ny, sizeof guard) != 0) {
+    ref->conv2d(&s, oh, ow, x, w, bias, act, NULL, y0);
+    isa->conv2d(&s, oh, ow, x, w, bias, act, work, y1);
+    compare("raw", &s, oh, ow, x, w, bias, act, y0, y1);
+    ck_poison(work, wb);
+    isa->conv2d_packed(&s, oh, ow, x, wp, bias, act, work, y2);
+    compare("packed", &s, oh, ow, x, w, bias, act, y0, y2);
+    const bool dots = s.kh == 1 && s.kw == 1 && s.stride_h == 1 &&
+                      s.stride_w == 1 && !s.pad_top && !s.pad_left &&
+                      !s.pad_bottom && !s.pad_right &&
+                      oh * ow < KERN_CONV_NR;
+    if (!dots && memcmp(y1, y2, ny * sizeof *y1) != 0) {
+        ck_fail("%zux%zux%zu -> %zu k%zux%zu s%zux%zu g%zu: raw and packed "
+                "weights gave different bits", s.in_c, s.in_h, s.in_w,
+                s.out_c, s.kh, s.kw, s.stride_h, s.stride_w, s.groups);
+    }
+    if (memcmp(guard, y1 + ny, sizeof guard) != 0 ||
+        memcmp(guard, y2 + ny, sizeof guard) != 0) {
         ck_fail("%zux%zux%zu k%zux%zu: wrote past the output", s.in_c,
                 s.in_h, s.in_w, s.kh, s.kw);
+    }
+    if (memcmp(guard, wp + pb / sizeof(float), sizeof guard) != 0) {
+        ck_fail("%zux%zux%zu k%zux%zu: packing wrote past its size",
+                s.in_c, s.in_h, s.in_w, s.kh, s.kw);
     }
     if (memcmp(wguard, work + wb, sizeof wguard) != 0) {
         ck_fail("%zux%zux%zu k%zux%zu: wrote past the scratch", s.in_c,
@@ -159,6 +214,8 @@ done:
     free(b);
     free(y0);
     free(y1);
+    free(y2);
+    free(wp);
     free(work0);
 }
 
@@ -223,8 +280,8 @@ void check_conv(unsigned flags)
     if (!ck_func((const void *)isa.conv2d, "conv2d")) {
         return;
     }
-    for (int t = 0; t < 500; t++) {
-        check_one(isa.conv2d, ref.conv2d, t);
+    for (int t = 0; t < 700; t++) {
+        check_one(&isa, &ref, t);
     }
     if (ck_bench_on()) {
         bench(isa.conv2d, ref.conv2d);

@@ -99,8 +99,14 @@ static void conv_naive(const struct kern_conv2d_shape *s, size_t oh,
     }
 }
 
-/* One shape: kern_conv2d_f32 (scratch given or not) against the double
- * loop, within the documented bound (K + 1) FLT_EPSILON sum |w x|. */
+static void check_y(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
+                    int act, const float *y, const double *want,
+                    const double *mag);
+
+/* One shape: kern_conv2d_f32 (scratch given or not), and for all but
+ * depthwise shapes kern_conv2d_packed_f32 on kern_conv2d_pack_f32's
+ * weights, against the double loop, within the documented bound (K + 1)
+ * FLT_EPSILON sum |w x|. */
 static void run_case(const struct kern_conv2d_shape *s, int act,
                      int with_bias, int own_work)
 {
@@ -133,6 +139,35 @@ static void run_case(const struct kern_conv2d_shape *s, int act,
     conv_naive(s, oh, ow, x, w, bias, act, want, mag);
     memset(y, 0xff, ny * 4); /* NaN: must be overwritten */
     assert_int_equal(kern_conv2d_f32(s, x, w, bias, act, work, y), KERN_OK);
+    check_y(s, oh, ow, act, y, want, mag);
+    const size_t pb = kern_conv2d_packed_bytes(s);
+    if (s->groups != s->in_c || s->out_c != s->in_c) {
+        float *wp = malloc(pb);
+        assert_true(pb && wp);
+        assert_int_equal(kern_conv2d_pack_f32(s, w, wp), KERN_OK);
+        memset(y, 0xff, ny * 4);
+        assert_int_equal(
+            kern_conv2d_packed_f32(s, x, wp, bias, act, work, y), KERN_OK);
+        check_y(s, oh, ow, act, y, want, mag);
+        free(wp);
+    } else {
+        assert_int_equal(pb, 0); /* depthwise: its own kernel */
+    }
+    free(x);
+    free(w);
+    free(b);
+    free(y);
+    free(want);
+    free(mag);
+    free(work);
+}
+
+static void check_y(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
+                    int act, const float *y, const double *want,
+                    const double *mag)
+{
+    const size_t K = s->in_c / s->groups * s->kh * s->kw;
+    const size_t ny = s->batch * s->out_c * oh * ow;
     const double kk = (double)K + 1.0;
     for (size_t i = 0; i < ny; i++) {
         if (!(fabs(y[i] - want[i]) <= kk * 1.1920929e-7 * mag[i] + 1e-30)) {
@@ -144,13 +179,6 @@ static void run_case(const struct kern_conv2d_shape *s, int act,
                      want[i]);
         }
     }
-    free(x);
-    free(w);
-    free(b);
-    free(y);
-    free(want);
-    free(mag);
-    free(work);
 }
 
 static void test_conv_combinations(void **state)
@@ -269,6 +297,67 @@ static void test_conv_hand(void **state)
     assert_int_equal(kern_conv2d_f32(&s3, x2, w3, NULL, 0, NULL, y2),
                      KERN_OK);
     assert_true(y2[0] == 6 && y2[1] == -5);
+}
+
+/* The packed layout written out by hand, a range of output channels run on
+ * its own, and the packed API's refusals. */
+static void test_conv_packed(void **state)
+{
+    (void)state;
+    /* 18 output channels of 2 x 1 x 1 weights, w[oc][ic] = 10 oc + ic:
+     * block 0 holds channels 0..15, block 1 channels 16, 17 and zeros. */
+    const struct kern_conv2d_shape s = {1, 2, 3, 4, 18, 1, 1, 1, 1,
+                                        0, 0, 0, 0, 1};
+    float w[36], wp[2 * 2 * 16];
+    for (int oc = 0; oc < 18; oc++) {
+        w[oc * 2] = (float)(10 * oc);
+        w[oc * 2 + 1] = (float)(10 * oc + 1);
+    }
+    assert_int_equal(kern_conv2d_packed_bytes(&s), sizeof wp);
+    memset(wp, 0xff, sizeof wp);
+    assert_int_equal(kern_conv2d_pack_f32(&s, w, wp), KERN_OK);
+    assert_true(wp[0] == 0.0f && wp[1] == 10.0f && wp[15] == 150.0f);
+    assert_true(wp[16] == 1.0f && wp[16 + 5] == 51.0f);
+    assert_true(wp[32] == 160.0f && wp[33] == 170.0f && wp[34] == 0.0f);
+    assert_true(wp[48] == 161.0f && wp[49] == 171.0f && wp[63] == 0.0f);
+    /* channels 16, 17 alone (block 1, bias and y moved) give the same
+     * values as in the whole run */
+    float x[24], bias[18], y[18 * 12], y2[2 * 12];
+    fill(x, 24);
+    fill(bias, 18);
+    assert_int_equal(kern_conv2d_packed_f32(&s, x, wp, bias, KERN_FUSE_NONE,
+                                            NULL, y),
+                     KERN_OK);
+    struct kern_conv2d_shape s2 = s;
+    s2.out_c = 2;
+    assert_int_equal(kern_conv2d_packed_f32(&s2, x, wp + 2 * 16, bias + 16,
+                                            KERN_FUSE_NONE, NULL, y2),
+                     KERN_OK);
+    assert_memory_equal(y2, y + 16 * 12, sizeof y2);
+    /* y[17][5] = 170 x[0][5] + 171 x[1][5] + bias, by hand */
+    const double want = 170.0 * x[5] + 171.0 * x[12 + 5] + bias[17];
+    assert_true(fabs(y[17 * 12 + 5] - want) <= 1e-4 * fabs(want) + 1e-6);
+    /* refusals */
+    const struct kern_conv2d_shape dw = {1, 4, 3, 3, 4, 3, 3, 1, 1,
+                                         1, 1, 1, 1, 4};
+    assert_int_equal(kern_conv2d_packed_bytes(&dw), 0);
+    assert_int_equal(kern_conv2d_pack_f32(&dw, w, wp), KERN_E_SHAPE);
+    assert_int_equal(kern_conv2d_packed_f32(&dw, x, wp, NULL, 0, NULL, y),
+                     KERN_E_SHAPE);
+    assert_int_equal(kern_conv2d_pack_f32(NULL, w, wp), KERN_E_INVALID);
+    assert_int_equal(kern_conv2d_pack_f32(&s, NULL, wp), KERN_E_INVALID);
+    assert_int_equal(kern_conv2d_packed_f32(&s, x, NULL, NULL, 0, NULL, y),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_conv2d_packed_f32(&s, x, wp, NULL, 7, NULL, y),
+                     KERN_E_RANGE);
+    struct kern_conv2d_shape bad = s;
+    bad.groups = 4; /* does not divide 2 input channels */
+    assert_int_equal(kern_conv2d_packed_bytes(&bad), 0);
+    assert_int_equal(kern_conv2d_pack_f32(&bad, w, wp), KERN_E_SHAPE);
+    bad = s;
+    bad.in_c = (size_t)1 << 62;
+    bad.kh = bad.kw = 1;
+    assert_int_equal(kern_conv2d_packed_bytes(&bad), 0);
 }
 
 static void test_conv_errors(void **state)
@@ -519,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_conv_models),
         cmocka_unit_test(test_conv_hand),
         cmocka_unit_test(test_conv_errors),
+        cmocka_unit_test(test_conv_packed),
         cmocka_unit_test(test_conv_backward),
         cmocka_unit_test(test_lowering),
     };

@@ -1070,8 +1070,28 @@ static void check_arena(const char *text, enum memest_precision p,
     assert_true(mem.peak_inference_bytes == t.peak_inference_bytes);
     assert_true(mem.estimate_parameter_bytes == t.parameter_bytes);
     assert_true(mem.master_bytes == t.parameter_count * 4);
-    if (p != MEMEST_INT8) {
+    /* fp32 runs every convolution but depthwise on weights packed in
+     * blocks of 16 output channels per group: counted here from the
+     * layers, zeros included */
+    uint64_t pad = 0, packed_w = 0;
+    for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        const uint64_t in_c = L->in_shape.dim[0];
+        const uint64_t out_c = L->units, g = L->groups;
+        if (L->kind != MEMEST_KIND_CONV2D || (g == in_c && out_c == in_c)) {
+            continue;
+        }
+        const uint64_t ocg = out_c / g, k = in_c / g * L->kernel_h *
+                                             L->kernel_w;
+        pad += g * ((ocg + 15) / 16 * 16 - ocg) * k * 4;
+        packed_w += L->weight_count * 4;
+    }
+    if (p == MEMEST_FP32) {
+        assert_true(mem.parameter_bytes == t.parameter_bytes + pad);
+        assert_true(mem.master_unread_bytes == packed_w);
+    } else if (p != MEMEST_INT8) {
         assert_true(mem.parameter_bytes == t.parameter_bytes);
+        assert_true(mem.master_unread_bytes == mem.master_bytes);
     }
 
     /* Every layer reads and writes inside the arena, without overlap

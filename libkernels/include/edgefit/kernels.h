@@ -337,6 +337,35 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
                              const float *bias, int act, void *work,
                              float *y);
 
+/* Weights packed once for many calls (an executor packs at load time). The
+ * packed form, the same on every path: per group g, blocks of 16 output
+ * channels, each [K][16] floats with element [k][l] = w[g*ocg + 16*blk +
+ * l][k] (K = in_c/groups * kh * kw, k = (ic * kh + ky) * kw + kx), zero
+ * for channels past the group's last. kern_conv2d_packed_bytes gives its
+ * size (0 for a depthwise or invalid shape, or when the size overflows);
+ * kern_conv2d_pack_f32 fills it from PyTorch's [out_c][in_c/groups][kh][kw]
+ * (KERN_E_SHAPE for a depthwise shape, which has its own kernel).
+ *
+ * kern_conv2d_packed_f32 computes exactly what kern_conv2d_f32 does, with
+ * the same scratch (kern_conv2d_work_bytes) and the same results bit for
+ * bit but for the 1 x 1 small-plane dot products (same bound). Its AVX2
+ * path puts 16 output channels in the lanes (the packed weights are two
+ * aligned loads per K step) and broadcasts the input of 6 output pixels
+ * (12 pixels for a block of 8 channels or fewer), so that planes of any
+ * size fill the vectors and no junk columns are computed; the tile is
+ * transposed on its way to the NCHW output. Output channels [16 j,
+ * out_c) of an ungrouped convolution can be run on their own: a shape with
+ * out_c reduced, weights from block j, bias and y advanced to channel
+ * 16 j. */
+enum { KERN_CONV_PACK_BLOCK = 16 }; /* output channels per packed block */
+KERN_API size_t kern_conv2d_packed_bytes(const struct kern_conv2d_shape *s);
+KERN_API int kern_conv2d_pack_f32(const struct kern_conv2d_shape *s,
+                                  const float *w, float *packed);
+KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
+                                    const float *x, const float *packed,
+                                    const float *bias, int act, void *work,
+                                    float *y);
+
 /* Backward of kern_conv2d_f32 without activation, for dy
  * ([batch][out_c][out_h][out_w]): grad_x ([batch][in_c][in_h][in_w]),
  * grad_w (same shape as w) and grad_bias (out_c) are OVERWRITTEN with the

@@ -15,8 +15,9 @@
 
 #include "conv.h"
 #include "hsum_avx2.h"
+#include "transpose_avx2.h"
 
-enum { NR = KERN_CONV_NR, MR = KERN_CONV_MR };
+enum { NR = KERN_CONV_NR, MR = KERN_CONV_MR, OCB = KERN_CONV_OCB };
 
 static inline __m256 act8(__m256 v, int act)
 {
@@ -34,11 +35,13 @@ static inline __m256 act8(__m256 v, int act)
  * + 0..NR)) for r < mr, rows ldo floats apart. mr is a constant in each
  * caller (the function is inlined), so the unused rows cost nothing. */
 static inline __attribute__((always_inline)) void
-tile(const int mr, size_t K, const float *w, const float *base,
+tile(const int mr, const bool packed, size_t K, const float *w,
+     const float *base,
      const ptrdiff_t *off, const float *bias, int act, float *out,
      size_t ldo)
 {
     __m256 a[MR][3];
+#pragma GCC unroll 4
     for (int r = 0; r < MR; r++) {
         const __m256 b =
             r < mr && bias ? _mm256_set1_ps(bias[r]) : _mm256_setzero_ps();
@@ -47,36 +50,40 @@ tile(const int mr, size_t K, const float *w, const float *base,
         a[r][2] = b;
     }
     /* rows past mr are never read (nor formed past the array's end) */
-    const float *w0 = w, *w1 = mr > 1 ? w + K : w;
-    const float *w2 = mr > 2 ? w + 2 * K : w, *w3 = mr > 3 ? w + 3 * K : w;
+    /* row r's weight k is w[r * rs + k * ks]: raw [oc][K] rows, or lanes
+     * of a packed [K][OCB] block */
+    const size_t rs = packed ? 1 : K, ks = packed ? KERN_CONV_OCB : 1;
+    const float *w0 = w, *w1 = mr > 1 ? w + rs : w;
+    const float *w2 = mr > 2 ? w + 2 * rs : w, *w3 = mr > 3 ? w + 3 * rs : w;
     for (size_t k = 0; k < K; k++) {
         const float *bp = base + off[k];
         const __m256 x0 = _mm256_loadu_ps(bp);
         const __m256 x1 = _mm256_loadu_ps(bp + 8);
         const __m256 x2 = _mm256_loadu_ps(bp + 16);
-        __m256 wv = _mm256_broadcast_ss(w0 + k);
+        __m256 wv = _mm256_broadcast_ss(w0 + k * ks);
         a[0][0] = _mm256_fmadd_ps(wv, x0, a[0][0]);
         a[0][1] = _mm256_fmadd_ps(wv, x1, a[0][1]);
         a[0][2] = _mm256_fmadd_ps(wv, x2, a[0][2]);
         if (mr > 1) {
-            wv = _mm256_broadcast_ss(w1 + k);
+            wv = _mm256_broadcast_ss(w1 + k * ks);
             a[1][0] = _mm256_fmadd_ps(wv, x0, a[1][0]);
             a[1][1] = _mm256_fmadd_ps(wv, x1, a[1][1]);
             a[1][2] = _mm256_fmadd_ps(wv, x2, a[1][2]);
         }
         if (mr > 2) {
-            wv = _mm256_broadcast_ss(w2 + k);
+            wv = _mm256_broadcast_ss(w2 + k * ks);
             a[2][0] = _mm256_fmadd_ps(wv, x0, a[2][0]);
             a[2][1] = _mm256_fmadd_ps(wv, x1, a[2][1]);
             a[2][2] = _mm256_fmadd_ps(wv, x2, a[2][2]);
         }
         if (mr > 3) {
-            wv = _mm256_broadcast_ss(w3 + k);
+            wv = _mm256_broadcast_ss(w3 + k * ks);
             a[3][0] = _mm256_fmadd_ps(wv, x0, a[3][0]);
             a[3][1] = _mm256_fmadd_ps(wv, x1, a[3][1]);
             a[3][2] = _mm256_fmadd_ps(wv, x2, a[3][2]);
         }
     }
+#pragma GCC unroll 4
     for (int r = 0; r < mr; r++) {
         _mm256_storeu_ps(out + r * ldo, act8(a[r][0], act));
         _mm256_storeu_ps(out + r * ldo + 8, act8(a[r][1], act));
@@ -84,23 +91,25 @@ tile(const int mr, size_t K, const float *w, const float *base,
     }
 }
 
-static void tile_any(size_t mr, size_t K, const float *w, const float *base,
-                     const ptrdiff_t *off, const float *bias, int act,
-                     float *out, size_t ldo)
+#define TILE_CASE(m)                                                         \
+    case (m):                                                                \
+        if (packed) {                                                        \
+            tile(m, true, K, w, base, off, bias, act, out, ldo);             \
+        } else {                                                             \
+            tile(m, false, K, w, base, off, bias, act, out, ldo);            \
+        }                                                                    \
+        break
+
+static void tile_any(size_t mr, bool packed, size_t K, const float *w,
+                     const float *base, const ptrdiff_t *off,
+                     const float *bias, int act, float *out, size_t ldo)
 {
     switch (mr) {
-    case 4:
-        tile(4, K, w, base, off, bias, act, out, ldo);
-        break;
-    case 3:
-        tile(3, K, w, base, off, bias, act, out, ldo);
-        break;
-    case 2:
-        tile(2, K, w, base, off, bias, act, out, ldo);
-        break;
+        TILE_CASE(4);
+        TILE_CASE(3);
+        TILE_CASE(2);
     default:
-        tile(1, K, w, base, off, bias, act, out, ldo);
-        break;
+        TILE_CASE(1);
     }
 }
 
@@ -176,6 +185,49 @@ static void direct_small(size_t ocg, size_t K, size_t P, const float *xg,
     }
 }
 
+/* One input row at column stride 2: padded column c = ix + pl goes to
+ * phase c % 2 at column c / 2, for columns below P and the phases kept
+ * (phx 1: the even one only). Eight columns of each phase per 16 inputs,
+ * split by two shuffles (per 128-bit lane) and a 64-bit permute. */
+static void row_s2(const float *src, size_t iw, size_t pl, size_t P,
+                   size_t phx, float *ph0, float *ph1)
+{
+    size_t ix = 0;
+    if (pl % 2) { /* input column 0 is odd: phase 1 */
+        if (phx > 1 && pl / 2 < P) {
+            ph1[pl / 2] = src[0];
+        }
+        ix = 1;
+    }
+    for (size_t t = (ix + pl) / 2; ix + 16 <= iw && t + 8 <= P;
+         ix += 16, t += 8) {
+        const __m256 a = _mm256_loadu_ps(src + ix);
+        const __m256 b = _mm256_loadu_ps(src + ix + 8);
+        const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        _mm256_storeu_ps(ph0 + t,
+                         _mm256_castpd_ps(_mm256_permute4x64_pd(
+                             _mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+        if (phx > 1) {
+            const __m256 o =
+                _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+            _mm256_storeu_ps(ph1 + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                          _mm256_castps_pd(o),
+                                          _MM_SHUFFLE(3, 1, 2, 0))));
+        }
+    }
+    for (; ix < iw; ix++) {
+        const size_t c = ix + pl;
+        if (c / 2 >= P) {
+            break;
+        }
+        if (c % 2 == 0) {
+            ph0[c / 2] = src[ix];
+        } else if (phx > 1) {
+            ph1[c / 2] = src[ix];
+        }
+    }
+}
+
 /* The group's input planes (x points at its first one), zero-padded and
  * split by stride phase into buf (layout in conv.h). */
 static void pack(const struct kern_conv2d_shape *s,
@@ -188,8 +240,19 @@ static void pack(const struct kern_conv2d_shape *s,
     for (size_t c = 0; c < icg; c++) {
         const float *xc = x + c * ih * iw;
         for (size_t ry = 0; ry < g->phy; ry++) {
+            float *row0 = buf + (c * g->phy + ry) * g->phx * g->plane;
+            if (sw == 2) {
+                for (size_t q = 0; q < g->q; q++) {
+                    const size_t iy = q * sh + ry - pt; /* wraps above */
+                    if (iy < ih) {
+                        row_s2(xc + iy * iw, iw, pl, P, g->phx,
+                               row0 + q * P, row0 + g->plane + q * P);
+                    }
+                }
+                continue;
+            }
             for (size_t rx = 0; rx < g->phx; rx++) {
-                float *pp = buf + ((c * g->phy + ry) * g->phx + rx) * g->plane;
+                float *pp = row0 + rx * g->plane;
                 /* phase columns t with pl <= t * sw + rx < pl + iw */
                 const size_t t0 = pl > rx ? (pl - rx + sw - 1) / sw : 0;
                 size_t t1 = pl + iw > rx ? (pl + iw - rx + sw - 1) / sw : 0;
@@ -218,6 +281,34 @@ static void pack(const struct kern_conv2d_shape *s,
     }
 }
 
+/* The GEMM's row offsets: row k = (ic, ky, kx) of a pixel's column reads
+ * base[j + off[k]], base the input planes (direct) or the padded phase
+ * planes (layout in conv.h). */
+static void offsets(const struct kern_conv2d_shape *s,
+                    const struct kern_conv_geom *g, ptrdiff_t *off)
+{
+    if (g->direct) {
+        const size_t hw_in = s->in_h * s->in_w;
+        for (size_t k = 0; k < g->k; k++) {
+            off[k] = (ptrdiff_t)(k * hw_in);
+        }
+        return;
+    }
+    const size_t icg = s->in_c / s->groups;
+    size_t k = 0;
+    for (size_t c = 0; c < icg; c++) {
+        for (size_t ky = 0; ky < s->kh; ky++) {
+            for (size_t kx = 0; kx < s->kw; kx++, k++) {
+                const size_t ph = (c * g->phy + ky % s->stride_h) * g->phx +
+                                  kx % s->stride_w;
+                off[k] = (ptrdiff_t)(ph * g->plane +
+                                     ky / s->stride_h * g->pitch +
+                                     kx / s->stride_w);
+            }
+        }
+    }
+}
+
 /* Copy the tile's columns j0 .. j0 + n (GEMM columns, pitch P) into the
  * output planes yo (out_w wide, plane floats apart), dropping the junk
  * columns ox >= out_w. */
@@ -229,13 +320,23 @@ static void scatter(const float *t, size_t mr, size_t j0, size_t n, size_t P,
         const size_t run = P - ox < n - j ? P - ox : n - j;
         if (ox < out_w) {
             const size_t m = out_w - ox < run ? out_w - ox : run;
-            /* runs are a few floats (an output row): a loop, not a
-             * call per run */
+            /* Runs are a few floats (an output row), so they are copied
+             * in whole vectors: the floats past the run land on this
+             * plane's later rows, which later runs and tiles write (t
+             * has a vector of slack); the plane's last row ends exactly. */
+            const size_t at = oy * out_w + ox;
+            const size_t mv = (m + 7) / 8 * 8;
             for (size_t r = 0; r < mr; r++) {
-                float *d = yo + r * plane + oy * out_w + ox;
+                float *d = yo + r * plane + at;
                 const float *src = t + r * NR + j;
-                for (size_t q = 0; q < m; q++) {
-                    d[q] = src[q];
+                if (at + mv <= plane) {
+                    for (size_t q = 0; q < mv; q += 8) {
+                        _mm256_storeu_ps(d + q, _mm256_loadu_ps(src + q));
+                    }
+                } else {
+                    for (size_t q = 0; q < m; q++) {
+                        d[q] = src[q];
+                    }
                 }
             }
         }
@@ -245,54 +346,41 @@ static void scatter(const float *t, size_t mr, size_t j0, size_t n, size_t P,
     }
 }
 
-void kern_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
-                      size_t out_w, const float *x, const float *w,
-                      const float *bias, int act, void *work, float *y)
+/* The pixel-wide GEMM for a shape with geometry g and scratch `work`,
+ * weights raw ([out_c][K]) or packed (kern_conv2d_pack_f32). */
+static void pixel_gemm(const struct kern_conv2d_shape *s,
+                       const struct kern_conv_geom *gp, size_t out_h,
+                       size_t out_w, const float *x, const float *w,
+                       bool packed, const float *bias, int act, void *work,
+                       float *y)
 {
-    struct kern_conv_geom g;
-    if (!work || !kern_conv_geom(s, out_h, out_w, &g)) {
-        kern_conv2d_c(s, out_h, out_w, x, w, bias, act, work, y);
-        return;
-    }
+    const struct kern_conv_geom g = *gp;
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
-    const size_t K = g.k, kh = s->kh, kw = s->kw;
+    const size_t K = g.k;
     const size_t hw_in = s->in_h * s->in_w, plane = out_h * out_w;
-    const size_t J = g.cols, P = g.pitch;
+    const size_t J = g.cols, P = g.pitch, nb = (ocg + OCB - 1) / OCB;
     unsigned char *ws = (unsigned char *)work;
     ws += (64 - (uintptr_t)ws % 64) % 64;
     ptrdiff_t *off = (ptrdiff_t *)(void *)ws;
     ptrdiff_t *off_tail = off + K; /* direct mode only */
     float *buf = (float *)(void *)(off + (g.direct ? 2 * K : K));
+    offsets(s, &g, off);
     if (g.direct) {
         for (size_t k = 0; k < K; k++) {
-            off[k] = (ptrdiff_t)(k * hw_in);
             off_tail[k] = (ptrdiff_t)(k * NR);
-        }
-    } else {
-        size_t k = 0;
-        for (size_t c = 0; c < icg; c++) {
-            for (size_t ky = 0; ky < kh; ky++) {
-                for (size_t kx = 0; kx < kw; kx++, k++) {
-                    const size_t ph = (c * g.phy + ky % s->stride_h) * g.phx +
-                                      kx % s->stride_w;
-                    off[k] = (ptrdiff_t)(ph * g.plane +
-                                         ky / s->stride_h * P +
-                                         kx / s->stride_w);
-                }
-            }
         }
     }
     /* Direct: output columns are the pixels themselves; padded: they
      * carry junk columns unless the phase pitch equals the output width. */
     const int dense_cols = g.direct || P == out_w;
-    float t[MR * NR];
+    float t[MR * NR + 8]; /* + the vector scatter's slack */
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t gi = 0; gi < s->groups; gi++) {
             const float *xg = x + (b * s->in_c + gi * icg) * hw_in;
-            const float *wg = w + gi * ocg * K;
+            const float *wg = w + gi * (packed ? nb * OCB : ocg) * K;
             const float *bg = bias ? bias + gi * ocg : NULL;
             float *yg = y + (b * s->out_c + gi * ocg) * plane;
-            if (g.direct && J < NR) {
+            if (!packed && g.direct && J < NR) {
                 /* buf holds K * NR floats in direct mode */
                 direct_small(ocg, K, J, xg, wg, bg, act, buf, yg);
                 continue;
@@ -322,14 +410,255 @@ void kern_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                 for (size_t oc = 0; oc < ocg; oc += MR) {
                     const size_t mr = ocg - oc < MR ? ocg - oc : MR;
                     const float *bo = bg ? bg + oc : NULL;
+                    const float *wo =
+                        packed ? wg + oc / OCB * K * OCB + oc % OCB
+                               : wg + oc * K;
                     if (dense_cols && n == NR) {
-                        tile_any(mr, K, wg + oc * K, base, o, bo, act,
+                        tile_any(mr, packed, K, wo, base, o, bo, act,
                                  yg + oc * plane + j0, plane);
                     } else {
-                        tile_any(mr, K, wg + oc * K, base, o, bo, act, t, NR);
+                        tile_any(mr, packed, K, wo, base, o, bo, act, t, NR);
                         scatter(t, mr, j0, n, dense_cols ? out_w : P, out_w,
                                 yg + oc * plane, plane);
                     }
+                }
+            }
+        }
+    }
+}
+
+void kern_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
+                      size_t out_w, const float *x, const float *w,
+                      const float *bias, int act, void *work, float *y)
+{
+    struct kern_conv_geom g;
+    if (!work || !kern_conv_geom(s, out_h, out_w, &g)) {
+        kern_conv2d_c(s, out_h, out_w, x, w, bias, act, work, y);
+        return;
+    }
+    pixel_gemm(s, &g, out_h, out_w, x, w, false, bias, act, work, y);
+}
+
+/* ---- channel-vector tile on packed weights ------------------------------ */
+
+/*
+ * Why a second tile: the pixel-wide tile above puts 24 consecutive GEMM
+ * columns in its lanes, which edge networks' small planes cannot fill (a
+ * 6 x 6 plane is 36 pixels, padded to 48 columns), and its rows of W are
+ * broadcast one scalar at a time. Turned around, the vector lanes run
+ * across 16 output channels of weights packed [K][16] (one aligned load
+ * per vector), and each of 6 pixels broadcasts its input value: 12
+ * accumulators again, 2 loads and 6 broadcasts per 12 multiply-adds,
+ * whatever the plane's size, and only the real output pixels are
+ * computed (no junk columns). A block of 8 channels or fewer takes 12
+ * pixels x 1 vector. The accumulators hold pixels x channels, so they are
+ * transposed 8 x 8 on the way out, the activation applied first.
+ *
+ * Order: each sum starts from the bias and adds the K terms in (ic, ky,
+ * kx) order with fused multiply-adds, exactly as the pixel-wide tile does,
+ * so the two paths give the same bits.
+ */
+
+enum { CT_PIX = 12 };
+
+/* Below this depth a tile's K steps are too few to pay for its transposed
+ * store, and on planes this large the pixel-wide tile fills its lanes:
+ * there the packed weights go to the pixel-wide tile (MobileNet's first
+ * pointwise layers, 8 to 32 deep on 48 x 48 to 12 x 12 planes, ran 1.1
+ * to 1.6x faster so; from 64 deep or on smaller planes the channel-vector
+ * tile was as fast or faster). */
+enum { CT_MIN_K = 64, CT_MAX_PLANE = 128 };
+
+/* How a tile's pixels address their input: any (a pointer each, plus the
+ * offsets table), row (consecutive columns of one row: the first pointer
+ * + r), direct (a 1 x 1 convolution on the input planes: consecutive, and
+ * row k is `step` floats further, no table). */
+enum { CT_ANY, CT_ROW, CT_DIRECT };
+
+/* Outputs p0 .. p0 + R of channels 0 .. ocn (<= 8 nv) of the block: yb
+ * points at the block's first output plane, plane floats apart; pixel r
+ * reads px[r][off[k]]; bb holds the block's 16 biases. */
+static inline __attribute__((always_inline)) void
+ctile(const int mode, const int nv, const int R, size_t K, const float *wp,
+      const float *const *px, const ptrdiff_t *off, size_t step,
+      const float *bb, int act, size_t ocn, float *yb, size_t plane,
+      size_t p0)
+{
+    __m256 a[CT_PIX];
+    const float *p[CT_PIX];
+    const __m256 b0 = _mm256_loadu_ps(bb), b1 = _mm256_loadu_ps(bb + 8);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+        a[r * nv] = b0;
+        if (nv > 1) {
+            a[r * nv + 1] = b1;
+        }
+        p[r] = px[r];
+    }
+    const float *q = p[0];
+    for (size_t k = 0; k < K; k++) {
+        const ptrdiff_t o = mode == CT_DIRECT ? 0 : off[k];
+        const __m256 w0 = _mm256_loadu_ps(wp + k * OCB);
+        const __m256 w1 = nv > 1 ? _mm256_loadu_ps(wp + k * OCB + 8) : w0;
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            /* the same address in every mode, formed with fewer
+             * registers when the pixels are consecutive */
+            const float *src = mode == CT_ANY ? p[r] + o : q + o + r;
+            const __m256 xb = _mm256_broadcast_ss(src);
+            a[r * nv] = _mm256_fmadd_ps(w0, xb, a[r * nv]);
+            if (nv > 1) {
+                a[r * nv + 1] = _mm256_fmadd_ps(w1, xb, a[r * nv + 1]);
+            }
+        }
+        if (mode == CT_DIRECT) {
+            q += step;
+        }
+    }
+#pragma GCC unroll 2
+    for (int v = 0; v < nv; v++) {
+#pragma GCC unroll 2
+        for (int r0 = 0; r0 < R; r0 += 8) {
+            __m256 t[8];
+#pragma GCC unroll 8
+            for (int i = 0; i < 8; i++) {
+                t[i] = r0 + i < R ? act8(a[(r0 + i) * nv + v], act)
+                                  : _mm256_setzero_ps();
+            }
+            transpose8(t);
+            const size_t at = p0 + (size_t)r0;
+            const int n = R - r0 < 8 ? R - r0 : 8;
+            for (int l = 0; l < 8 && (size_t)(v * 8 + l) < ocn; l++) {
+                float *d = yb + (size_t)(v * 8 + l) * plane + at;
+                if (at + 8 <= plane) {
+                    /* lanes past n land on this plane's later pixels,
+                     * which later tiles write */
+                    _mm256_storeu_ps(d, t[l]);
+                } else {
+                    float tmp[8];
+                    _mm256_storeu_ps(tmp, t[l]);
+                    for (int i = 0; i < n; i++) {
+                        d[i] = tmp[i];
+                    }
+                }
+            }
+        }
+    }
+}
+
+#define CT_CASE(nv, r)                                                       \
+    case (nv) * 16 + (r):                                                    \
+        ctile(CT_ANY, nv, r, K, wp, px, off, 0, bb, act, ocn, yb, plane,     \
+              p0);                                                           \
+        break
+
+/* A tile of r pixels x nv vectors of channels; a full tile (6 x 2, 12 x
+ * 1) whose pixels are consecutive takes the row or direct form. */
+static void ctile_any(int mode, int nv, int r, size_t K, const float *wp,
+                      const float *const *px, const ptrdiff_t *off,
+                      size_t step, const float *bb, int act, size_t ocn,
+                      float *yb, size_t plane, size_t p0)
+{
+    if (mode != CT_ANY && r == (nv == 2 ? 6 : CT_PIX)) {
+        if (nv == 2 && mode == CT_DIRECT) {
+            ctile(CT_DIRECT, 2, 6, K, wp, px, off, step, bb, act, ocn, yb,
+                  plane, p0);
+        } else if (nv == 2) {
+            ctile(CT_ROW, 2, 6, K, wp, px, off, step, bb, act, ocn, yb,
+                  plane, p0);
+        } else if (mode == CT_DIRECT) {
+            ctile(CT_DIRECT, 1, CT_PIX, K, wp, px, off, step, bb, act, ocn,
+                  yb, plane, p0);
+        } else {
+            ctile(CT_ROW, 1, CT_PIX, K, wp, px, off, step, bb, act, ocn, yb,
+                  plane, p0);
+        }
+        return;
+    }
+    switch (nv * 16 + r) {
+        CT_CASE(2, 6);
+        CT_CASE(2, 5);
+        CT_CASE(2, 4);
+        CT_CASE(2, 3);
+        CT_CASE(2, 2);
+        CT_CASE(2, 1);
+        CT_CASE(1, 12);
+        CT_CASE(1, 11);
+        CT_CASE(1, 10);
+        CT_CASE(1, 9);
+        CT_CASE(1, 8);
+        CT_CASE(1, 7);
+        CT_CASE(1, 6);
+        CT_CASE(1, 5);
+        CT_CASE(1, 4);
+        CT_CASE(1, 3);
+        CT_CASE(1, 2);
+    default:
+        ctile(CT_ANY, 1, 1, K, wp, px, off, 0, bb, act, ocn, yb, plane, p0);
+        break;
+    }
+}
+
+void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
+                             size_t out_w, const float *x, const float *wpk,
+                             const float *bias, int act, void *work, float *y)
+{
+    struct kern_conv_geom g;
+    if (!work || !kern_conv_geom(s, out_h, out_w, &g)) {
+        kern_conv2d_packed_c(s, out_h, out_w, x, wpk, bias, act, work, y);
+        return;
+    }
+    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
+    const size_t K = g.k, hw_in = s->in_h * s->in_w, plane = out_h * out_w;
+    const size_t nb = (ocg + OCB - 1) / OCB;
+    if (K < CT_MIN_K && plane >= CT_MAX_PLANE) {
+        pixel_gemm(s, &g, out_h, out_w, x, wpk, true, bias, act, work, y);
+        return;
+    }
+    /* direct: the input planes' own pitch; else the phase planes' */
+    const size_t pitch = g.direct ? s->in_w : g.pitch;
+    unsigned char *ws = (unsigned char *)work;
+    ws += (64 - (uintptr_t)ws % 64) % 64;
+    ptrdiff_t *off = (ptrdiff_t *)(void *)ws;
+    float *buf = (float *)(void *)(off + (g.direct ? 2 * K : K));
+    offsets(s, &g, off);
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t gi = 0; gi < s->groups; gi++) {
+            const float *xg = x + (b * s->in_c + gi * icg) * hw_in;
+            const float *bg = bias ? bias + gi * ocg : NULL;
+            float *yg = y + (b * s->out_c + gi * ocg) * plane;
+            const float *base = xg;
+            if (!g.direct) {
+                pack(s, &g, xg, buf);
+                base = buf;
+            }
+            for (size_t ob = 0; ob < nb; ob++) {
+                const float *wp = wpk + (gi * nb + ob) * K * OCB;
+                const size_t ocn = ocg - ob * OCB < OCB ? ocg - ob * OCB
+                                                        : OCB;
+                float bb[OCB];
+                for (size_t l = 0; l < OCB; l++) {
+                    bb[l] = bg && l < ocn ? bg[ob * OCB + l] : 0.0f;
+                }
+                const int nv = ocn > 8 ? 2 : 1;
+                const size_t R = nv == 2 ? 6 : CT_PIX;
+                size_t oy = 0, ox = 0;
+                for (size_t p0 = 0; p0 < plane; p0 += R) {
+                    const size_t n = plane - p0 < R ? plane - p0 : R;
+                    const float *px[CT_PIX];
+                    /* consecutive when the tile stays in one row */
+                    const int mode = g.direct ? CT_DIRECT
+                                     : ox + n <= out_w ? CT_ROW
+                                                       : CT_ANY;
+                    for (size_t r = 0; r < n; r++) {
+                        px[r] = base + oy * pitch + ox;
+                        if (++ox == out_w) {
+                            ox = 0;
+                            oy++;
+                        }
+                    }
+                    ctile_any(mode, nv, (int)n, K, wp, px, off, hw_in, bb,
+                              act, ocn, yg + ob * OCB * plane, plane, p0);
                 }
             }
         }

@@ -918,8 +918,13 @@ struct prof_exec_memory {
     uint64_t plan_bytes;      /* what it was checked against (equal) */
     uint64_t peak_inference_bytes; /* libmemest's, parameters included */
     uint64_t estimate_parameter_bytes; /* libmemest's parameter bytes */
-    uint64_t parameter_bytes; /* the stored parameters, as executed */
+    uint64_t parameter_bytes; /* the stored parameters, as executed (fp32:
+                                 convolutions' weights packed in whole
+                                 blocks of 16 output channels) */
     uint64_t master_bytes;    /* the float master copy */
+    uint64_t master_unread_bytes; /* of it, what inference does not read:
+                                     all below fp32; at fp32 the weights of
+                                     the convolutions it runs packed */
     uint64_t scratch_bytes;   /* all scratch buffers together */
 };
 
