@@ -217,6 +217,31 @@ block(V a[VL], const float *in, const int32_t *ob, const int32_t *toff,
     }
 }
 
+/* block() for kw = 3 and VL outputs, rs = wp * VL floats per padded row:
+ * the three taps of a filter row unrolled, at fixed offsets from the row,
+ * so that no offset is loaded per tap and the loop runs once per row. */
+static inline void block3(V a[VL], const float *in, const int32_t *ob,
+                          const float *wt, size_t kh, size_t rs, V b)
+{
+    const float *p[VL];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < VL; i++) {
+        p[i] = in + ob[i];
+        a[i] = b;
+    }
+    for (size_t ky = 0; ky < kh; ky++, wt += 3 * VL) {
+        const V w0 = V_LOADU(wt), w1 = V_LOADU(wt + VL);
+        const V w2 = V_LOADU(wt + 2 * VL);
+        const size_t o = ky * rs;
+#pragma GCC unroll 16
+        for (size_t i = 0; i < VL; i++) {
+            a[i] = V_FMA(w0, V_LOADU(p[i] + o), a[i]);
+            a[i] = V_FMA(w1, V_LOADU(p[i] + o + VL), a[i]);
+            a[i] = V_FMA(w2, V_LOADU(p[i] + o + 2 * VL), a[i]);
+        }
+    }
+}
+
 /* Outputs ob[0..cnt) (cnt < VL) of the lanes l < nl, to dst[l] + j: a
  * short block of cnt chains, whose latency the next group's copies can
  * overlap, rather than a whole block of VL moved back over outputs
@@ -417,7 +442,11 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
             size_t j = 0;
             for (; j + VL <= n; j += VL) {
                 V a[VL];
-                block(a, in, otab + j, toff, wt, taps, bias_v, VL);
+                if (kw == 3) {
+                    block3(a, in, otab + j, wt, kh, wp * VL, bias_v);
+                } else {
+                    block(a, in, otab + j, toff, wt, taps, bias_v, VL);
+                }
                 fuse_transpose(a, act, six);
                 for (size_t l = 0; l < nl; l++) {
                     V_STOREU(dst + l * ohw + j, a[l]);
@@ -426,7 +455,11 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
             const size_t r = n - j;
             if (r && n >= VL) {
                 V a[VL];
-                block(a, in, otab + n - VL, toff, wt, taps, bias_v, VL);
+                if (kw == 3) {
+                    block3(a, in, otab + n - VL, wt, kh, wp * VL, bias_v);
+                } else {
+                    block(a, in, otab + n - VL, toff, wt, taps, bias_v, VL);
+                }
                 fuse_transpose(a, act, six);
                 for (size_t l = 0; l < nl; l++) {
                     V_STOREU(dst + l * ohw + n - VL, a[l]);
