@@ -354,7 +354,15 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
             toff[ky * kw + kx] = (int32_t)((ky * wp + kx) * VL);
         }
     }
-    memset(in, 0, ((nb - 1) * sy + kh) * wp * VL * sizeof *in);
+    /* the padding columns of every row are zeroed once: no element is
+     * ever stored there (the padding rows are zeroed per band) */
+    const size_t nc = pl < wp ? (iw < wp - pl ? iw : wp - pl) : 0;
+    for (size_t r = 0; r < (nb - 1) * sy + kh; r++) {
+        float *row = in + r * wp * VL;
+        memset(row, 0, (pl < wp ? pl : wp) * VL * sizeof *row);
+        memset(row + (pl + nc) * VL, 0,
+               (wp - (pl < wp ? pl + nc : wp)) * VL * sizeof *row);
+    }
     for (size_t oy0 = 0; oy0 < oh; oy0 += nb) {
         const size_t oy1 = oh - oy0 < nb ? oh : oy0 + nb;
         /* padded rows [r0, r0 + hb) hold input rows r - pt */
@@ -376,7 +384,6 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
         /* element k of the run of input rows goes to slot itab[k] (the
          * columns no output reads to the spare slot) */
         const size_t m = (iy1 - iy0) * iw;
-        const size_t nc = pl < wp ? (iw < wp - pl ? iw : wp - pl) : 0;
         for (size_t r = 0; r < iy1 - iy0; r++) {
             int32_t *it = itab + r * iw;
             const int32_t base = (int32_t)(((e0 + r) * wp + pl) * VL);
@@ -414,15 +421,31 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
             /* the band's elements into their slots; a last partial block
              * is moved back to end at m */
             if (m >= VL) {
-                for (size_t k = 0;; k += VL) {
-                    k = k + VL > m ? m - VL : k;
+                /* ix: the column of element k */
+                for (size_t k = 0, ix = 0;; k += VL, ix += VL) {
+                    if (k + VL > m) {
+                        k = m - VL;
+                        ix = k % iw;
+                    }
+                    while (ix >= iw) {
+                        ix -= iw;
+                    }
                     V v[VL];
                     for (size_t l = 0; l < VL; l++) {
                         v[l] = V_LOADU(src[l] + k);
                     }
                     V_TRANSPOSE(v);
-                    for (size_t j = 0; j < VL; j++) {
-                        V_STOREU(in + itab[k + j], v[j]);
+                    if (ix + VL <= nc) {
+                        /* VL columns of one row that the outputs read:
+                         * consecutive slots */
+                        float *d = in + itab[k];
+                        for (size_t j = 0; j < VL; j++) {
+                            V_STOREU(d + j * VL, v[j]);
+                        }
+                    } else {
+                        for (size_t j = 0; j < VL; j++) {
+                            V_STOREU(in + itab[k + j], v[j]);
+                        }
                     }
                     if (k + VL == m) {
                         break;
