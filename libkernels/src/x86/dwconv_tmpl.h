@@ -242,6 +242,56 @@ static inline void block3(V a[VL], const float *in, const int32_t *ob,
     }
 }
 
+/* block3() for VL outputs evenly spaced sx (a constant after inlining)
+ * slots apart from slot ob0, in one row: neighbouring outputs
+ * share input vectors (output i's tap kx is output i + 1's tap kx - sx),
+ * so each input vector of a filter row is loaded once and given to every
+ * output that reads it, (VL - 1) sx + 3 loads per filter row instead of 3
+ * VL. Output i still takes its taps in the order kx = 0, 1, 2. */
+static inline __attribute__((always_inline)) void
+block3s(V a[VL], const float *in, int32_t ob0, const float *wt, size_t kh,
+        size_t rs, V b, size_t sx)
+{
+#pragma GCC unroll 16
+    for (size_t i = 0; i < VL; i++) {
+        a[i] = b;
+    }
+    for (size_t ky = 0; ky < kh; ky++, wt += 3 * VL) {
+        const V w0 = V_LOADU(wt), w1 = V_LOADU(wt + VL);
+        const V w2 = V_LOADU(wt + 2 * VL);
+        const float *r = in + ob0 + ky * rs;
+#pragma GCC unroll 32
+        for (size_t q = 0; q < (VL - 1) * sx + 3; q++) {
+            const V v = V_LOADU(r + q * VL);
+#pragma GCC unroll 16
+            for (size_t i = 0; i < VL; i++) {
+                const size_t kx = q - sx * i; /* wraps when q < sx i */
+                if (kx == 0) {
+                    a[i] = V_FMA(w0, v, a[i]);
+                } else if (kx == 1) {
+                    a[i] = V_FMA(w1, v, a[i]);
+                } else if (kx == 2) {
+                    a[i] = V_FMA(w2, v, a[i]);
+                }
+            }
+        }
+    }
+}
+
+/* VL outputs from slots ob[0..VL) for 3-wide filters: with slide (stride
+ * 1, rows at least VL wide) and the VL in one row, by block3s, else by
+ * block3. At stride 2 the shared loads measured no faster. */
+static inline void block3_any(V a[VL], const float *in, const int32_t *ob,
+                              const float *wt, size_t kh, size_t rs, V b,
+                              int slide)
+{
+    if (slide && ob[VL - 1] - ob[0] == (VL - 1) * VL) {
+        block3s(a, in, ob[0], wt, kh, rs, b, 1);
+    } else {
+        block3(a, in, ob, wt, kh, rs, b);
+    }
+}
+
 /* Outputs ob[0..cnt) (cnt < VL) of the lanes l < nl, to dst[l] + j: a
  * short block of cnt chains, whose latency the next group's copies can
  * overlap, rather than a whole block of VL moved back over outputs
@@ -349,6 +399,7 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
     int32_t itab[ITBL], otab[OTBL], toff[MAXTAPS];
     const V six = V_SET1(6.0f);
     const size_t np = s->batch * s->channels, taps = kh * kw;
+    const int slide = sx == 1 && ow >= VL;
     for (size_t ky = 0; ky < kh; ky++) {
         for (size_t kx = 0; kx < kw; kx++) {
             toff[ky * kw + kx] = (int32_t)((ky * wp + kx) * VL);
@@ -466,7 +517,8 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
             for (; j + VL <= n; j += VL) {
                 V a[VL];
                 if (kw == 3) {
-                    block3(a, in, otab + j, wt, kh, wp * VL, bias_v);
+                    block3_any(a, in, otab + j, wt, kh, wp * VL, bias_v,
+                               slide);
                 } else {
                     block(a, in, otab + j, toff, wt, taps, bias_v, VL);
                 }
@@ -479,7 +531,8 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
             if (r && n >= VL) {
                 V a[VL];
                 if (kw == 3) {
-                    block3(a, in, otab + n - VL, wt, kh, wp * VL, bias_v);
+                    block3_any(a, in, otab + n - VL, wt, kh, wp * VL, bias_v,
+                               slide);
                 } else {
                     block(a, in, otab + n - VL, toff, wt, taps, bias_v, VL);
                 }
