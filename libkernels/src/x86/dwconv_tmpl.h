@@ -7,6 +7,10 @@
  * V_TRANSPOSE(V r[VL]) (r[i] lane j to r[j] lane i; VL rows of VL) and
  * DW_FN.
  *
+ * Two paths: interleaved() (VL planes at a time, one per lane) takes every
+ * shape whose padded rows fit its buffers; wider planes go a plane at a
+ * time as follows.
+ *
  * Why a padded copy: with the zero padding materialised, every output is
  * the same loop over kh x kw taps with no bounds test, so one vector loop
  * covers the borders too. Each plane is copied band by band (a few padded
@@ -169,11 +173,14 @@ static void pad_band(float *buf, const float *xp, size_t ih, size_t iw,
  * VL x VL block to transpose back, and leave as one vector store per
  * plane. The last block of a band is moved back to end at the band's end:
  * the few outputs computed twice are stored twice with the same value.
+ * 3-wide filters (every MLPerf Tiny depthwise layer) take unrolled blocks
+ * (block3, block3s) with the same sums in the same order.
  *
  * Planes too tall for the buffers go in bands of output rows (the input
  * rows a band reads are a contiguous run of the plane too). Bands are the
  * outer loop: the element-to-slot and output-to-slot tables and the
- * zeroed padding are the band's, shared by every group of planes. Lanes
+ * padding rows, zeroed per band (the padding columns once per call), are
+ * the band's, shared by every group of planes. Lanes
  * are planes p = b * channels + c of the whole batch, so a group may span
  * two samples; each lane takes its own channel's filter and bias; the
  * lanes of a last, partial group repeat its last plane and are not
