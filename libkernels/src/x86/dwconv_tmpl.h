@@ -199,6 +199,19 @@ static inline void fuse_transpose(V a[VL], int act, V six)
     V_TRANSPOSE(a);
 }
 
+/* p[i] = the window of output i, a[i] = b, for i < cnt: the start of every
+ * block. */
+static inline __attribute__((always_inline)) void
+block_start(const float **p, V *a, const float *in, const int32_t *ob, V b,
+            size_t cnt)
+{
+#pragma GCC unroll 16
+    for (size_t i = 0; i < cnt; i++) {
+        p[i] = in + ob[i];
+        a[i] = b;
+    }
+}
+
 /* a[i] = b + the taps of the output whose window starts at slot ob[i] of
  * the buffer in (toff[t]: tap t's offset in floats, wt[t]: its VL
  * weights), for i < cnt, a constant after inlining. VL independent
@@ -209,11 +222,7 @@ block(V a[VL], const float *in, const int32_t *ob, const int32_t *toff,
       const float *wt, size_t taps, V b, size_t cnt)
 {
     const float *p[VL];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < cnt; i++) {
-        p[i] = in + ob[i];
-        a[i] = b;
-    }
+    block_start(p, a, in, ob, b, cnt);
     for (size_t t = 0; t < taps; t++) {
         const V wv = V_LOADU(wt + t * VL);
         const int32_t o = toff[t];
@@ -231,11 +240,7 @@ static inline void block3(V a[VL], const float *in, const int32_t *ob,
                           const float *wt, size_t kh, size_t rs, V b)
 {
     const float *p[VL];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < VL; i++) {
-        p[i] = in + ob[i];
-        a[i] = b;
-    }
+    block_start(p, a, in, ob, b, VL);
     for (size_t ky = 0; ky < kh; ky++, wt += 3 * VL) {
         const V w0 = V_LOADU(wt), w1 = V_LOADU(wt + VL);
         const V w2 = V_LOADU(wt + 2 * VL);
