@@ -1,11 +1,14 @@
 /* Checks of the depthwise convolution: every path against the C reference
  * on random shapes (odd sizes, rectangular kernels up to 7 x 7, asymmetric
- * padding up to 3 per side, strides 1, 2 and 3 (3 runs the reference on
- * every path), widths that exercise the flattened and the row-by-row loops
- * and their scalar tails, planes tall enough to be cut into bands, and a
- * plane too wide for the padded buffer), with and without bias, with each
- * fused activation. Outputs are poisoned beforehand, so an unwritten value
- * fails, and a guard after the output must stay untouched.
+ * padding up to 3 per side, strides 1, 2 and 3, channel counts below and
+ * above 8 at batch 1 and 2 (partial groups of interleaved planes, groups
+ * spanning two samples, groups of 8 consecutive channels), output counts
+ * below 8 and not a multiple of 8, widths that exercise the row-by-row
+ * loops and their tails, planes tall enough to be cut into bands, bands
+ * wholly in the padding, and a plane too wide for the interleaved
+ * buffer), with and without bias, with each fused activation. Outputs are
+ * poisoned beforehand, so an unwritten value fails, and a guard after the
+ * output must stay untouched.
  *
  * Tolerance: the vector paths add the same terms in the same order with
  * fused multiply-adds (each product rounded once less), so a path and the
@@ -28,7 +31,10 @@ static void random_shape(struct kern_dwconv2d_shape *s, size_t *oh,
 {
     for (;;) {
         s->batch = (size_t)ck_randi(1, 2);
-        s->channels = (size_t)ck_randi(1, 5);
+        /* more than 8 channels now and then: groups of 8 consecutive
+         * channels (their filters transposed as a block) and, at batch
+         * 2, groups whose lanes span two samples */
+        s->channels = (size_t)(t % 4 == 1 ? ck_randi(6, 20) : ck_randi(1, 5));
         s->kh = (size_t)ck_randi(1, 7);
         s->kw = (size_t)ck_randi(1, 7);
         s->stride_w = (size_t)(t % 7 == 6 ? 3 : ck_randi(1, 2));

@@ -452,8 +452,10 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
  * which must not overlap x or w. No allocation: the AVX2 path (also taken
  * on AVX-512 machines) runs eight planes at a time, interleaved one plane
  * per lane into a zero-padded 24 KiB stack buffer band by band, any
- * stride, when an output row and the padded rows it reads fit (kh * padded
- * width <= 768, out_w <= 576); wider planes go a plane at a time, copied
+ * stride, eight outputs at a time along a band's flattened output
+ * positions, when an output row and the padded rows it reads fit (kh *
+ * padded width <= 768, kh * in_w <= 1024, out_w <= 1024, kh * kw <= 64);
+ * wider planes go a plane at a time, copied
  * band by band into a zero-padded 32 KiB stack buffer so that the inner
  * loops carry no bounds tests (column stride 1 and 2, any row stride;
  * other column strides, and planes too wide for one padded row band, run
