@@ -455,11 +455,10 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
  * stride, eight outputs at a time along a band's flattened output
  * positions, when an output row and the padded rows it reads fit (kh *
  * padded width <= 768, kh * in_w <= 1024, out_w <= 1024, kh * kw <= 64);
- * wider planes go a plane at a time, copied
- * band by band into a zero-padded 32 KiB stack buffer so that the inner
- * loops carry no bounds tests (column stride 1 and 2, any row stride;
- * other column strides, and planes too wide for one padded row band, run
- * the C reference). The
+ * wider planes go a plane at a time, copied band by band into a
+ * zero-padded 32 KiB stack buffer so that the inner loops carry no bounds
+ * tests (column stride 1 and 2, any row stride; other column strides, and
+ * planes too wide for one padded row band, run the C reference). The
  * sum starts from the bias and adds the taps in row-major order on every
  * path, the vector paths with fused multiply-adds: results agree with the
  * exact value to within about (kh * kw + 1) * FLT_EPSILON * (|bias| + sum
