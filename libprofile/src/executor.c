@@ -157,6 +157,8 @@ static void model_params(struct exec_op *op)
     }
 }
 
+static bool conv_dw_s8(const struct prof_exec *ex, const struct exec_op *op);
+
 /* Derive the stored form of a layer's parameters from its master copy. */
 static int store_params(struct prof_exec *ex, struct exec_op *op)
 {
@@ -203,6 +205,10 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
                                             op->wscale);
         if (rows != op->w) {
             free(rows);
+        }
+        if (kst == KERN_OK && op->wq8) {
+            memcpy(op->wq8, q, op->wn);
+            break;
         }
         for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
             kst = kern_q8_pack_weights(q + g * op->ocg * op->kdim, op->ocg,
@@ -407,6 +413,17 @@ static bool conv_is_depthwise(const struct exec_op *op)
     return op->groups == op->c_in && op->c_out == op->c_in;
 }
 
+/* An int8 depthwise conv2d that runs libkernels' float depthwise kernel on
+ * its integer values (dw_s8): every product of two int8 values is at most
+ * 127 * 128 in magnitude, so sums of up to 1024 taps stay below 2^24, where
+ * float holds every integer, and the float sum is the int32 one. */
+static bool conv_dw_s8(const struct prof_exec *ex, const struct exec_op *op)
+{
+    return ex->precision == MEMEST_INT8 &&
+           op->layer->kind == MEMEST_KIND_CONV2D && conv_is_depthwise(op) &&
+           op->kdim <= 1024;
+}
+
 /* How many threads share a conv2d: its samples when the batch has several,
  * else the output channels of one sample when they are independent of each
  * other's input (an ungrouped or a depthwise convolution); 1 when the layer
@@ -485,7 +502,15 @@ static int layer_scratch(const struct prof_exec *ex, struct exec_op *op,
         }
         break;
     case MEMEST_KIND_CONV2D:
-        if (p == MEMEST_INT8) {
+        if (conv_dw_s8(ex, op)) {
+            /* dw_s8: the input and the weights as float integers, the
+             * per-channel scales and shifts; its quantised weights are
+             * staged in col8 */
+            n->x32 = op->in_n;
+            n->w32 = op->wn;
+            n->b32 = 2 * op->c_out;
+            n->col8 = op->wn;
+        } else if (p == MEMEST_INT8) {
             /* Whole batch: [batch * out_h * out_w][kdim] int8 columns, one
              * group at a time, and [..][ocg] int32; the requantisation
              * writes the float result straight into its NCHW planes. */
@@ -612,6 +637,17 @@ static int alloc_params(struct prof_exec *ex, struct exec_op *op)
         }
         ex->master_unread_bytes +=
             (uint64_t)(op->wn + op->bn) * sizeof(float);
+        if (conv_dw_s8(ex, op)) {
+            op->wq8 = malloc(op->wn);
+            op->wscale = xcalloc(op->c_out, sizeof(float));
+            if (!op->wq8 || !op->wscale) {
+                return PROF_E_NOMEM;
+            }
+            op->stored_bytes = (uint64_t)op->wn +
+                               (uint64_t)op->c_out * sizeof(float) +
+                               (uint64_t)op->bn * sizeof(float);
+            break;
+        }
         op->wpack_group_bytes = kern_q8_packed_bytes(op->ocg, op->kdim);
         size_t total;
         if (op->wpack_group_bytes == 0 ||
@@ -983,6 +1019,7 @@ PROF_API void prof_exec_destroy(prof_exec *ex)
         free(op->wpack);
         free(op->wscale);
         free(op->wpk);
+        free(op->wq8);
     }
     free(ex->ops);
     free(ex->t_off);
@@ -1721,8 +1758,59 @@ static int dense_s8(prof_exec *ex, struct exec_op *op)
     return quantize_out(ex, op);
 }
 
+/* An int8 depthwise conv2d (conv_dw_s8): the input's and the weights'
+ * integer values widened to float (exactly), libkernels' depthwise kernel
+ * on them without bias, which sums the products exactly, then per channel
+ * y = sum * (input scale * weight scale) + bias: the float arithmetic of
+ * kern_q8_requant_f32 on the same int32 sums, so the result is the
+ * lowering-and-GEMM path's, without a lowering and a one-column GEMM per
+ * channel. */
+static int dw_s8(prof_exec *ex, struct exec_op *op)
+{
+    const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
+    const float sx = input_scale(ex, op);
+    const size_t C = op->c_out;
+    int kst = kern_q8_dequantize_f32(x, op->in_n, 1.0f, ex->x32);
+    if (kst == KERN_OK) {
+        kst = kern_q8_dequantize_f32(op->wq8, op->wn, 1.0f, ex->w32);
+    }
+    const struct kern_dwconv2d_shape ds = {
+        .batch = ex->batch, .channels = C, .in_h = op->h_in,
+        .in_w = op->w_in, .kh = op->cs.kh, .kw = op->cs.kw,
+        .stride_h = op->cs.stride_h, .stride_w = op->cs.stride_w,
+        .pad_top = op->cs.pad_top, .pad_left = op->cs.pad_left,
+        .pad_bottom = op->cs.pad_bottom, .pad_right = op->cs.pad_right,
+    };
+    if (kst == KERN_OK) {
+        kst = kern_dwconv2d_f32(&ds, ex->x32, ex->w32, NULL, KERN_FUSE_NONE,
+                                ex->y32);
+    }
+    float *scale = ex->b32, *shift = ex->b32 + C;
+    for (size_t c = 0; c < C; c++) {
+        scale[c] = sx * op->wscale[c];
+        shift[c] = op->bn ? op->b[c] : 0.0f;
+    }
+    if (kst == KERN_OK) {
+        kst = kern_nn_channel_affine_f32(ex->y32, ex->batch, C, op->hw_out,
+                                         scale, shift, ex->y32);
+    }
+    if (kst != KERN_OK) {
+        return exec_kern_status(kst);
+    }
+    if (op->layer->act != MEMEST_ACT_NONE) {
+        const int st = apply_act(ex, op, op->layer->act, ex->y32, ex->y32);
+        if (st != PROF_OK) {
+            return st;
+        }
+    }
+    return quantize_out(ex, op);
+}
+
 static int conv_s8(prof_exec *ex, struct exec_op *op)
 {
+    if (op->wq8) {
+        return dw_s8(ex, op);
+    }
     const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
     const enum memest_act act = op->layer->act;
     const size_t M = ex->batch * op->hw_out;

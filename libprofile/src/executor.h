@@ -50,6 +50,9 @@ struct exec_op {
                               * (kern_conv2d_pack_f32), rebuilt with the
                               * stored form */
     void *wpack;             /* int8: one packed matrix per group */
+    int8_t *wq8;             /* int8 depthwise conv2d: the quantised
+                              * weights, [channel][kh * kw], in place of
+                              * wpack (see dw_s8) */
     size_t wpack_group_bytes;
     float *wscale;           /* int8: one scale per output channel */
     uint64_t stored_bytes;   /* parameters as stored */
