@@ -779,10 +779,13 @@ PROF_API const char *prof_dataset_default_dir(void);
  * fp64 is estimated by libmemest but not executed (PROF_E_RANGE).
  *
  * Operators: dense (y = x W^T + b, then its activation), conv2d
- * (kern_conv2d_f32: kh x kw kernels, a stride per axis, padding per side,
- * groups, depthwise included, the bias and a relu or relu6 fused into its
- * output pass; for int8 kern_im2col_s8, then one GEMM per group over the
- * whole batch), max and average pooling (kern_maxpool2d_f32 and
+ * (kh x kw kernels, a stride per axis, padding per side, groups, depthwise
+ * included, the bias and a relu or relu6 fused into its output pass: at
+ * fp32 kern_conv2d_packed_f32 on weights packed at creation, depthwise
+ * layers and 16-bit storage kern_conv2d_f32; for int8 kern_im2col_s8, then
+ * one GEMM per group over the whole batch, but depthwise layers run the
+ * float depthwise kernel on the int8 values, which sums them exactly, and
+ * requantise per channel), max and average pooling (kern_maxpool2d_f32 and
  * kern_avgpool2d_f32: kh x kw windows, a stride per axis, padding per
  * side, average dividing by the whole window or by its cells inside the
  * input as the layer's count_include_pad says), global average pooling
