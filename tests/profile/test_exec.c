@@ -973,6 +973,98 @@ static void test_reference_batch32(void **state)
  * 35,040 floats = 140,160 B (widening whole operands took 309,504 B), so
  * arena 54,272 + stored 101,780 + scratch 140,160 = 296,212 B against
  * fp32's 108,544 + 203,560 + 0 = 312,104 B. */
+/*
+ * int8 depthwise layers take their own path (the float depthwise kernel on
+ * the integer values, which sums them exactly); a grouped convolution with
+ * two output channels per group takes the lowering and the int8 GEMM.
+ * Given the depthwise layer's weights and biases on its even channels and
+ * half of them on its odd ones (so that, after relu or none, the output's
+ * largest magnitude, and with it the output scale, is the same), the
+ * grouped layer must give the depthwise layer's bits on every even
+ * channel: the two paths compute the same int32 sums and requantise them
+ * with the same arithmetic.
+ */
+static void test_int8_depthwise_paths_agree(void **state)
+{
+    (void)state;
+    static const char *const heads[] = {
+        "k=3 p=1 g=8 act=relu",
+        "k=3 s=2 p=0,0,1,1 g=8",
+        "k=5x3 s=2x1 p=2,1,1,0 g=8 act=relu",
+    };
+    rng_state = SEED ^ 0x8d;
+    for (size_t hi = 0; hi < sizeof heads / sizeof heads[0]; hi++) {
+        for (size_t batch = 1; batch <= 3; batch += 2) {
+            char text[2][160], line[96];
+            for (int v = 0; v < 2; v++) {
+                snprintf(line, sizeof line, "conv2d %d %s\n", v ? 16 : 8,
+                         heads[hi]);
+                snprintf(text[v], sizeof text[v], "input 8x9x7\n%s", line);
+            }
+            memest_model *m[2] = {model_of(text[0]), model_of(text[1])};
+            const struct memest_layer *L = memest_model_layer(m[0], 0);
+            const size_t taps = (size_t)(L->kernel_h * L->kernel_w);
+            float w[2][16 * 25], b[2][16];
+            for (size_t c = 0; c < 8; c++) {
+                for (size_t t = 0; t < taps; t++) {
+                    const float v = rnd_sym(1.0);
+                    w[0][c * taps + t] = v;
+                    w[1][2 * c * taps + t] = v;
+                    w[1][(2 * c + 1) * taps + t] = 0.5f * v;
+                }
+                b[0][c] = rnd_sym(0.1);
+                b[1][2 * c] = b[0][c];
+                b[1][2 * c + 1] = 0.5f * b[0][c];
+            }
+            prof_exec *ex[2];
+            float *y[2];
+            size_t ny[2];
+            const size_t nx = batch * 8 * 9 * 7;
+            float *x = malloc(nx * sizeof *x);
+            assert_non_null(x);
+            for (size_t i = 0; i < nx; i++) {
+                x[i] = rnd_sym(1.0);
+            }
+            for (int v = 0; v < 2; v++) {
+                struct prof_exec_opts o;
+                prof_exec_opts_init(&o);
+                o.batch = batch;
+                o.precision = MEMEST_INT8;
+                assert_int_equal(prof_exec_create(m[v], &o, &ex[v], NULL),
+                                 PROF_OK);
+                const size_t oc = v ? 16 : 8;
+                assert_int_equal(prof_exec_set_params(ex[v], 0, w[v],
+                                                      oc * taps, b[v], oc),
+                                 PROF_OK);
+                ny[v] = prof_exec_output_count(ex[v]);
+                y[v] = malloc(ny[v] * sizeof *y[v]);
+                assert_non_null(y[v]);
+                assert_int_equal(prof_exec_run(ex[v], x, nx, y[v], ny[v]),
+                                 PROF_OK);
+            }
+            assert_int_equal(ny[1], 2 * ny[0]);
+            const size_t hw = ny[0] / (batch * 8);
+            for (size_t n = 0; n < batch; n++) {
+                for (size_t c = 0; c < 8; c++) {
+                    const float *a = y[0] + (n * 8 + c) * hw;
+                    const float *g = y[1] + (n * 16 + 2 * c) * hw;
+                    if (memcmp(a, g, hw * sizeof *a) != 0) {
+                        fail_msg("conv2d %s, batch %zu, channel %zu: the "
+                                 "depthwise path differs from the grouped "
+                                 "one", heads[hi], batch, c);
+                    }
+                }
+            }
+            for (int v = 0; v < 2; v++) {
+                prof_exec_destroy(ex[v]);
+                memest_model_destroy(m[v]);
+                free(y[v]);
+            }
+            free(x);
+        }
+    }
+}
+
 static void test_16bit_memory(void **state)
 {
     (void)state;
@@ -1903,6 +1995,7 @@ int main(void)
         cmocka_unit_test(test_reference_graphs),
         cmocka_unit_test(test_reference_batch32),
         cmocka_unit_test(test_16bit_memory),
+        cmocka_unit_test(test_int8_depthwise_paths_agree),
         cmocka_unit_test(test_reference_detects_error),
         cmocka_unit_test(test_arena_equals_plan),
         cmocka_unit_test(test_graph_arena),
