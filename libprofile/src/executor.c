@@ -1774,16 +1774,11 @@ static int dw_s8(prof_exec *ex, struct exec_op *op)
     if (kst == KERN_OK) {
         kst = kern_q8_dequantize_f32(op->wq8, op->wn, 1.0f, ex->w32);
     }
-    const struct kern_dwconv2d_shape ds = {
-        .batch = ex->batch, .channels = C, .in_h = op->h_in,
-        .in_w = op->w_in, .kh = op->cs.kh, .kw = op->cs.kw,
-        .stride_h = op->cs.stride_h, .stride_w = op->cs.stride_w,
-        .pad_top = op->cs.pad_top, .pad_left = op->cs.pad_left,
-        .pad_bottom = op->cs.pad_bottom, .pad_right = op->cs.pad_right,
-    };
     if (kst == KERN_OK) {
-        kst = kern_dwconv2d_f32(&ds, ex->x32, ex->w32, NULL, KERN_FUSE_NONE,
-                                ex->y32);
+        /* a depthwise shape: libkernels runs its direct kernel, which
+         * needs no scratch */
+        kst = kern_conv2d_f32(&op->cs, ex->x32, ex->w32, NULL,
+                              KERN_FUSE_NONE, NULL, ex->y32);
     }
     float *scale = ex->b32, *shift = ex->b32 + C;
     for (size_t c = 0; c < C; c++) {
