@@ -187,8 +187,8 @@ static void direct_small(size_t ocg, size_t K, size_t P, const float *xg,
 
 /* One input row at column stride 2: padded column c = ix + pl goes to
  * phase c % 2 at column c / 2, for columns below P and the phases kept
- * (phx 1: the even one only). Eight columns of each phase per 16 inputs,
- * split by two shuffles (per 128-bit lane) and a 64-bit permute. */
+ * (phx 1: the even one only). Eight columns of each phase per 16 inputs
+ * (evens8, odds8). */
 static void row_s2(const float *src, size_t iw, size_t pl, size_t P,
                    size_t phx, float *ph0, float *ph1)
 {
@@ -203,16 +203,9 @@ static void row_s2(const float *src, size_t iw, size_t pl, size_t P,
          ix += 16, t += 8) {
         const __m256 a = _mm256_loadu_ps(src + ix);
         const __m256 b = _mm256_loadu_ps(src + ix + 8);
-        const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-        _mm256_storeu_ps(ph0 + t,
-                         _mm256_castpd_ps(_mm256_permute4x64_pd(
-                             _mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+        _mm256_storeu_ps(ph0 + t, evens8(a, b));
         if (phx > 1) {
-            const __m256 o =
-                _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-            _mm256_storeu_ps(ph1 + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
-                                          _mm256_castps_pd(o),
-                                          _MM_SHUFFLE(3, 1, 2, 0))));
+            _mm256_storeu_ps(ph1 + t, odds8(a, b));
         }
     }
     for (; ix < iw; ix++) {
@@ -606,8 +599,8 @@ ctile(const int mode, const int nv, const int R, size_t K, const float *wp,
               p0);                                                           \
         break
 #define CT_FULL(m, nv)                                                       \
-    ctile(m, nv, nv == 3 ? 4 : nv == 2 ? 6 : CT_PIX, K, wp, px, off, step,  \
-          bb, act, ocn, yb, plane, p0)
+    ctile(m, nv, ct_pixels(nv), K, wp, px, off, step, bb, act, ocn, yb,      \
+          plane, p0)
 
 /* A tile of r pixels x nv blocks of channels; a full tile whose pixels are
  * consecutive takes the row or direct form. */

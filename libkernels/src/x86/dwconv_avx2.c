@@ -27,15 +27,10 @@ static inline __m256i lane_mask(size_t n)
                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* p[0], p[2], ..., p[14]: the even elements of two vectors; shuffle_ps
- * picks them per 128-bit lane (a0 a2 b0 b2 | a4 a6 b4 b6), the 64-bit
- * permute puts the lanes' halves in order. */
+/* p[0], p[2], ..., p[14]. */
 static inline __m256 load_even(const float *p)
 {
-    const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
-    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-    return _mm256_castpd_ps(
-        _mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    return evens8(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8));
 }
 
 #define V_TRANSPOSE transpose8

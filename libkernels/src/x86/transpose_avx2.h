@@ -1,6 +1,8 @@
-/* Private: the in-register 8 x 8 transpose of floats, shared by the AVX2
- * files that move between one-plane-per-vector and one-pixel-per-vector
- * layouts (the depthwise and the channel-vector convolutions). */
+/* Private: the in-register shuffles of floats the AVX2 convolution files
+ * share: the 8 x 8 transpose, which moves between one-plane-per-vector and
+ * one-pixel-per-vector layouts (the depthwise and the channel-vector
+ * convolutions), and the even/odd split of 16 consecutive floats (stride-2
+ * columns). */
 #ifndef EDGEFIT_KERNELS_X86_TRANSPOSE_AVX2_H
 #define EDGEFIT_KERNELS_X86_TRANSPOSE_AVX2_H
 
@@ -33,6 +35,23 @@ static inline void transpose8(__m256 r[8])
     r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
     r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* The even (odd) elements of a then b, in order: shuffle_ps picks them
+ * per 128-bit lane (a0 a2 b0 b2 | a4 a6 b4 b6), the 64-bit permute puts
+ * the lanes' halves in order. */
+static inline __m256 evens8(__m256 a, __m256 b)
+{
+    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+static inline __m256 odds8(__m256 a, __m256 b)
+{
+    const __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    return _mm256_castpd_ps(
+        _mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
 #endif
