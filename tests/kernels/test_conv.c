@@ -604,6 +604,47 @@ static void test_conv_backward(void **state)
     }
 }
 
+/* NCHW8c by hand: 2 samples of 11 channels (a full block and 3 of the
+ * next, 5 padding lanes) over 3 pixels; every element placed where the
+ * layout's formula says, padding zero, and back again unchanged. */
+static void test_layout_nchw8c(void **state)
+{
+    (void)state;
+    enum { B = 2, C = 11, HW = 3, CB = 2 };
+    float x[B * C * HW], blk[B * CB * HW * 8], back[B * C * HW];
+    for (size_t i = 0; i < B * C * HW; i++) {
+        x[i] = (float)i + 0.5f;
+    }
+    for (size_t i = 0; i < B * CB * HW * 8; i++) {
+        blk[i] = -1.0f; /* the padding must be overwritten with zeros */
+    }
+    assert_int_equal(kern_nchw_to_nchw8c_f32(B, C, HW, x, blk), KERN_OK);
+    for (size_t b = 0; b < B; b++) {
+        for (size_t k = 0; k < CB; k++) {
+            for (size_t p = 0; p < HW; p++) {
+                for (size_t l = 0; l < 8; l++) {
+                    const size_t ch = k * 8 + l;
+                    const float want =
+                        ch < C ? x[(b * C + ch) * HW + p] : 0.0f;
+                    assert_true(blk[((b * CB + k) * HW + p) * 8 + l] ==
+                                want);
+                }
+            }
+        }
+    }
+    /* one element by hand: sample 1, channel 9, pixel 2 */
+    assert_true(blk[((1 * CB + 1) * HW + 2) * 8 + 1] ==
+                (float)((1 * C + 9) * HW + 2) + 0.5f);
+    assert_int_equal(kern_nchw8c_to_nchw_f32(B, C, HW, blk, back), KERN_OK);
+    assert_memory_equal(back, x, sizeof x);
+    assert_int_equal(kern_nchw_to_nchw8c_f32(B, C, HW, NULL, blk),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_nchw8c_to_nchw_f32(B, 0, HW, blk, back),
+                     KERN_E_SHAPE);
+    assert_int_equal(kern_nchw_to_nchw8c_f32(SIZE_MAX / 8, 16, 1, x, blk),
+                     KERN_E_OVERFLOW);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_conv_packed),
         cmocka_unit_test(test_conv_backward),
         cmocka_unit_test(test_lowering),
+        cmocka_unit_test(test_layout_nchw8c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

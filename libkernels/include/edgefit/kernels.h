@@ -270,6 +270,32 @@ KERN_API int kern_nn_softmax_xent_f32(const float *logits,
 
 /* ---- conv --------------------------------------------------------------- */
 
+/* Channel-blocked activations (NCHW8c). Besides NCHW, the convolutions
+ * can read and write activations with channels blocked by
+ * KERN_CBLOCK (8): x [batch][ceil(c / 8)][h][w][8], channel ch of pixel
+ * (y, x) at [b][ch / 8][y][x][ch % 8]. One vector of eight floats then
+ * holds one pixel of eight channels, which is what a depthwise or a
+ * channel-vector convolution computes, so that a chain of them needs no
+ * transposes between its layers (oneDNN's nChw8c). When c is a multiple
+ * of 8 the tensor has exactly the size of its NCHW form; otherwise the
+ * last block's lanes past c are padding and hold zeros.
+ *
+ * kern_nchw_to_nchw8c_f32 converts x ([batch][c][hw], hw = h * w pixels)
+ * into y ([batch][ceil(c / 8)][hw][8], padding lanes zeroed);
+ * kern_nchw8c_to_nchw_f32 converts back, ignoring the padding lanes. Both
+ * copy values exactly. KERN_E_INVALID for NULL, KERN_E_SHAPE for a zero
+ * size, KERN_E_OVERFLOW when the blocked size overflows; y must not
+ * overlap x. */
+enum { KERN_CBLOCK = 8 }; /* channels per block of an NCHW8c tensor */
+enum kern_layout {
+    KERN_LAYOUT_NCHW = 0,   /* [batch][c][h][w] */
+    KERN_LAYOUT_NCHW8C = 1, /* [batch][ceil(c / 8)][h][w][8] */
+};
+KERN_API int kern_nchw_to_nchw8c_f32(size_t batch, size_t c, size_t hw,
+                                     const float *x, float *y);
+KERN_API int kern_nchw8c_to_nchw_f32(size_t batch, size_t c, size_t hw,
+                                     const float *x, float *y);
+
 /* 2-D convolution (cross-correlation, as in PyTorch and ONNX), float32.
  *
  * Layout: NCHW throughout, the public layout of every convolution here:
