@@ -48,8 +48,13 @@ static inline V fuse(V v, int act, V keep)
 static inline __attribute__((always_inline)) void
 taps(V *a, size_t g, V b, const float *r, size_t rs, size_t ky0, size_t ky1,
      const float *wt, size_t kh, size_t kw, size_t sw, size_t c0, size_t pl,
-     size_t kx0, size_t kx1)
+     size_t kx0, size_t kx1, int full)
 {
+    if (full) {
+        /* every filter row inside the input: constants for the compiler */
+        ky0 = 0;
+        ky1 = kh;
+    }
     const V z = _mm256_setzero_ps();
     for (size_t i = 0; i < g; i++) {
         a[i] = b;
@@ -81,13 +86,81 @@ taps(V *a, size_t g, V b, const float *r, size_t rs, size_t ky0, size_t ky1,
     }
 }
 
+/* a = fma(w, v, a) for one filter row of a 3-wide filter on g outputs
+ * sw pixels apart from p (constants after inlining): each input pixel is
+ * loaded once and given to every output that reads it, in the order kx =
+ * 0, 1, 2 of each output. p NULL: a filter row in the padding. */
+static inline __attribute__((always_inline)) void
+frow3(V *a, size_t g, const float *p, V w0, V w1, V w2, size_t sw)
+{
+    if (!p) {
+        const V z = _mm256_setzero_ps();
+#pragma GCC unroll 8
+        for (size_t i = 0; i < g; i++) {
+            a[i] = _mm256_fmadd_ps(w0, z, a[i]);
+            a[i] = _mm256_fmadd_ps(w1, z, a[i]);
+            a[i] = _mm256_fmadd_ps(w2, z, a[i]);
+        }
+        return;
+    }
+#pragma GCC unroll 8
+    for (size_t i = 0; i < g; i++) {
+        a[i] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(p + i * sw * L), a[i]);
+        a[i] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(p + (i * sw + 1) * L),
+                               a[i]);
+        a[i] = _mm256_fmadd_ps(w2, _mm256_loadu_ps(p + (i * sw + 2) * L),
+                               a[i]);
+    }
+}
+
+/* n outputs of a 3 x 3 filter whose columns all lie in the input, to yr:
+ * output i's filter row ky reads from p[ky] + i sw L (NULL: padding). The
+ * nine weight vectors stay in registers; G outputs at a time (G chains of
+ * nine multiply-adds in flight), then 2 and 1. */
+static inline __attribute__((always_inline)) void
+seg3(float *yr, size_t n, const float *const p[3], const float *wt, V b,
+     int act, V keep, size_t sw, size_t G)
+{
+    const V w0 = _mm256_loadu_ps(wt), w1 = _mm256_loadu_ps(wt + L);
+    const V w2 = _mm256_loadu_ps(wt + 2 * L);
+    const V w3 = _mm256_loadu_ps(wt + 3 * L), w4 = _mm256_loadu_ps(wt + 4 * L);
+    const V w5 = _mm256_loadu_ps(wt + 5 * L);
+    const V w6 = _mm256_loadu_ps(wt + 6 * L), w7 = _mm256_loadu_ps(wt + 7 * L);
+    const V w8 = _mm256_loadu_ps(wt + 8 * L);
+    const size_t step = sw * L;
+    const float *p0 = p[0], *p1 = p[1], *p2 = p[2];
+    size_t i = 0;
+    V a[8];
+    for (; i + G <= n; i += G) {
+#pragma GCC unroll 8
+        for (size_t k = 0; k < G; k++) {
+            a[k] = b;
+        }
+        frow3(a, G, p0 ? p0 + i * step : NULL, w0, w1, w2, sw);
+        frow3(a, G, p1 ? p1 + i * step : NULL, w3, w4, w5, sw);
+        frow3(a, G, p2 ? p2 + i * step : NULL, w6, w7, w8, sw);
+#pragma GCC unroll 8
+        for (size_t k = 0; k < G; k++) {
+            _mm256_storeu_ps(yr + (i + k) * L, fuse(a[k], act, keep));
+        }
+    }
+    for (; i < n; i++) {
+        a[0] = b;
+        frow3(a, 1, p0 ? p0 + i * step : NULL, w0, w1, w2, sw);
+        frow3(a, 1, p1 ? p1 + i * step : NULL, w3, w4, w5, sw);
+        frow3(a, 1, p2 ? p2 + i * step : NULL, w6, w7, w8, sw);
+        _mm256_storeu_ps(yr + i * L, fuse(a[0], act, keep));
+    }
+}
+
 /* One output row of a block: columns [0, xa) and [xb, ow) one at a time
  * with their valid tap ranges, [xa, xb) G at a time then singly; the
  * filter rows [ky0, ky1) lie in the input, row ky0 at r. */
 static inline __attribute__((always_inline)) void
 out_row(float *yr, size_t ow, size_t xa, size_t xb, const float *r,
         size_t ky0, size_t ky1, const float *wt, size_t kh, size_t kw,
-        size_t sw, size_t pl, size_t iw, V b, int act, V keep, size_t G)
+        size_t sw, size_t pl, size_t iw, V b, int act, V keep, size_t G,
+        int full)
 {
     const size_t rs = iw * L;
     V a[8];
@@ -105,18 +178,31 @@ out_row(float *yr, size_t ow, size_t xa, size_t xb, const float *r,
         size_t kx1 = iw + pl > c0 ? iw + pl - c0 : 0;
         kx1 = kx1 < kw ? kx1 : kw;
         kx1 = kx1 > kx0 ? kx1 : kx0;
-        taps(a, 1, b, r, rs, ky0, ky1, wt, kh, kw, sw, c0, pl, kx0, kx1);
+        taps(a, 1, b, r, rs, ky0, ky1, wt, kh, kw, sw, c0, pl, kx0, kx1, full);
         _mm256_storeu_ps(yr + ox * L, fuse(a[0], act, keep));
     }
     size_t ox = xa;
+    if (kh == 3 && kw == 3 && xa < xb) {
+        const float *p[3];
+        for (size_t ky = 0; ky < 3; ky++) {
+            p[ky] = ky >= ky0 && ky < ky1
+                        ? r + (ky - ky0) * rs + (xa * sw - pl) * L
+                        : NULL;
+        }
+        seg3(yr + xa * L, xb - xa, p, wt, b, act, keep, sw, G);
+        return;
+    }
     for (; ox + G <= xb; ox += G) {
-        taps(a, G, b, r, rs, ky0, ky1, wt, kh, kw, sw, ox * sw, pl, 0, kw);
+        taps(a, G, b, r, rs, ky0, ky1, wt, kh, kw, sw, ox * sw, pl, 0, kw,
+             full);
+#pragma GCC unroll 8
         for (size_t i = 0; i < G; i++) {
             _mm256_storeu_ps(yr + (ox + i) * L, fuse(a[i], act, keep));
         }
     }
     for (; ox < xb; ox++) {
-        taps(a, 1, b, r, rs, ky0, ky1, wt, kh, kw, sw, ox * sw, pl, 0, kw);
+        taps(a, 1, b, r, rs, ky0, ky1, wt, kh, kw, sw, ox * sw, pl, 0, kw,
+             full);
         _mm256_storeu_ps(yr + ox * L, fuse(a[0], act, keep));
     }
 }
@@ -148,8 +234,13 @@ plane(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
         ky1 = ky1 < kh ? ky1 : kh;
         ky1 = ky1 > ky0 ? ky1 : ky0;
         const float *r = ky1 > ky0 ? x + (t + ky0 - pt) * iw * L : x;
-        out_row(y + oy * ow * L, ow, xa, xb, r, ky0, ky1, wt, kh, kw, sw, pl,
-                iw, b, act, keep, G);
+        if (ky0 == 0 && ky1 == kh) {
+            out_row(y + oy * ow * L, ow, xa, xb, r, 0, kh, wt, kh, kw, sw, pl,
+                    iw, b, act, keep, G, 1);
+        } else {
+            out_row(y + oy * ow * L, ow, xa, xb, r, ky0, ky1, wt, kh, kw, sw,
+                    pl, iw, b, act, keep, G, 0);
+        }
     }
 }
 
