@@ -27,6 +27,23 @@
 #define L KERN_CBLOCK
 typedef __m256 V;
 
+/* 3 x 3 filters go pixel-major (pixels3) from this many full blocks, or
+ * planes of at most PIX_MAX outputs; otherwise block by block (plane()),
+ * which measured faster on MobileNetV1's 48 x 48 layers (8 and 16
+ * channels, one and two blocks). */
+enum { PIX_BLOCKS = 4, PIX_MAX = 64 };
+
+static inline V fuse_full(V v, int act)
+{
+    if (act != KERN_FUSE_NONE) {
+        v = _mm256_max_ps(_mm256_setzero_ps(), v); /* NaN stays NaN */
+        if (act == KERN_FUSE_RELU6) {
+            v = _mm256_min_ps(_mm256_set1_ps(6.0f), v);
+        }
+    }
+    return v;
+}
+
 static inline V fuse(V v, int act, V keep)
 {
     if (act != KERN_FUSE_NONE) {
@@ -113,6 +130,57 @@ frow3(V *a, size_t g, const float *p, V w0, V w1, V w2, size_t sw)
     }
 }
 
+/* g outputs of a 3 x 3 filter, the first at offset o of each filter
+ * row's pointer. */
+static inline __attribute__((always_inline)) void
+grp3(float *yr, size_t g, const float *p0, const float *p1, const float *p2,
+     size_t o, V w0, V w1, V w2, V w3, V w4, V w5, V w6, V w7, V w8, V b,
+     int act, V keep, size_t sw)
+{
+    V a[8];
+#pragma GCC unroll 8
+    for (size_t k = 0; k < g; k++) {
+        a[k] = b;
+    }
+    frow3(a, g, p0 ? p0 + o : NULL, w0, w1, w2, sw);
+    frow3(a, g, p1 ? p1 + o : NULL, w3, w4, w5, sw);
+    frow3(a, g, p2 ? p2 + o : NULL, w6, w7, w8, sw);
+#pragma GCC unroll 8
+    for (size_t k = 0; k < g; k++) {
+        _mm256_storeu_ps(yr + k * L, fuse(a[k], act, keep));
+    }
+}
+
+/* One output of a 3 x 3 filter at padded column c0 whose window crosses
+ * the left or right edge: tap kx reads input column c0 + kx - pl when
+ * that lies in [0, iw), +0 otherwise, by a masked load (a zero mask reads
+ * nothing and gives +0), so the taps need no branches. q[ky]: filter row
+ * ky's input row (column 0), NULL in the padding. */
+static inline __attribute__((always_inline)) void
+edge3(float *yo, const float *const q[3], size_t c0, size_t pl, size_t iw,
+      const float *wt, V b, int act, V keep)
+{
+    __m256i mk[3];
+    size_t off[3];
+    for (size_t kx = 0; kx < 3; kx++) {
+        const size_t ix = c0 + kx - pl; /* wraps left of the input */
+        const int in = c0 + kx >= pl && ix < iw;
+        mk[kx] = _mm256_set1_epi32(in ? -1 : 0);
+        off[kx] = in ? ix * L : 0;
+    }
+    V a = b;
+    const V z = _mm256_setzero_ps();
+    for (size_t ky = 0; ky < 3; ky++) {
+        const float *r = q[ky];
+        for (size_t kx = 0; kx < 3; kx++) {
+            const V w = _mm256_loadu_ps(wt + (ky * 3 + kx) * L);
+            const V v = r ? _mm256_maskload_ps(r + off[kx], mk[kx]) : z;
+            a = _mm256_fmadd_ps(w, v, a);
+        }
+    }
+    _mm256_storeu_ps(yo, fuse(a, act, keep));
+}
+
 /* n outputs of a 3 x 3 filter whose columns all lie in the input, to yr:
  * output i's filter row ky reads from p[ky] + i sw L (NULL: padding). The
  * nine weight vectors stay in registers; G outputs at a time (G chains of
@@ -130,26 +198,32 @@ seg3(float *yr, size_t n, const float *const p[3], const float *wt, V b,
     const size_t step = sw * L;
     const float *p0 = p[0], *p1 = p[1], *p2 = p[2];
     size_t i = 0;
-    V a[8];
     for (; i + G <= n; i += G) {
-#pragma GCC unroll 8
-        for (size_t k = 0; k < G; k++) {
-            a[k] = b;
-        }
-        frow3(a, G, p0 ? p0 + i * step : NULL, w0, w1, w2, sw);
-        frow3(a, G, p1 ? p1 + i * step : NULL, w3, w4, w5, sw);
-        frow3(a, G, p2 ? p2 + i * step : NULL, w6, w7, w8, sw);
-#pragma GCC unroll 8
-        for (size_t k = 0; k < G; k++) {
-            _mm256_storeu_ps(yr + (i + k) * L, fuse(a[k], act, keep));
-        }
+        grp3(yr + i * L, G, p0, p1, p2, i * step, w0, w1, w2, w3, w4, w5, w6,
+             w7, w8, b, act, keep, sw);
     }
-    for (; i < n; i++) {
-        a[0] = b;
-        frow3(a, 1, p0 ? p0 + i * step : NULL, w0, w1, w2, sw);
-        frow3(a, 1, p1 ? p1 + i * step : NULL, w3, w4, w5, sw);
-        frow3(a, 1, p2 ? p2 + i * step : NULL, w6, w7, w8, sw);
-        _mm256_storeu_ps(yr + i * L, fuse(a[0], act, keep));
+    /* the rest as one group of n - i chains */
+    switch (n - i) {
+    case 0:
+        break;
+    case 1:
+        grp3(yr + i * L, 1, p0, p1, p2, i * step, w0, w1, w2, w3, w4, w5, w6,
+             w7, w8, b, act, keep, sw);
+        break;
+    case 2:
+        grp3(yr + i * L, 2, p0, p1, p2, i * step, w0, w1, w2, w3, w4, w5, w6,
+             w7, w8, b, act, keep, sw);
+        break;
+    case 3:
+        grp3(yr + i * L, 3, p0, p1, p2, i * step, w0, w1, w2, w3, w4, w5, w6,
+             w7, w8, b, act, keep, sw);
+        break;
+    default:
+        for (; i < n; i++) {
+            grp3(yr + i * L, 1, p0, p1, p2, i * step, w0, w1, w2, w3, w4, w5,
+                 w6, w7, w8, b, act, keep, sw);
+        }
+        break;
     }
 }
 
@@ -164,6 +238,26 @@ out_row(float *yr, size_t ow, size_t xa, size_t xb, const float *r,
 {
     const size_t rs = iw * L;
     V a[8];
+    if (kh == 3 && kw == 3) {
+        const float *q[3];
+        for (size_t ky = 0; ky < 3; ky++) {
+            q[ky] = ky >= ky0 && ky < ky1 ? r + (ky - ky0) * rs : NULL;
+        }
+        for (size_t ox = 0; ox < xa; ox++) {
+            edge3(yr + ox * L, q, ox * sw, pl, iw, wt, b, act, keep);
+        }
+        if (xa < xb) {
+            const float *p[3];
+            for (size_t ky = 0; ky < 3; ky++) {
+                p[ky] = q[ky] ? q[ky] + (xa * sw - pl) * L : NULL;
+            }
+            seg3(yr + xa * L, xb - xa, p, wt, b, act, keep, sw, G);
+        }
+        for (size_t ox = xb > xa ? xb : xa; ox < ow; ox++) {
+            edge3(yr + ox * L, q, ox * sw, pl, iw, wt, b, act, keep);
+        }
+        return;
+    }
     /* edge columns: the taps kx with 0 <= ox sw + kx - pl < iw */
     for (size_t ox = 0; ox < ow; ox++) {
         if (ox == xa) {
@@ -182,16 +276,6 @@ out_row(float *yr, size_t ow, size_t xa, size_t xb, const float *r,
         _mm256_storeu_ps(yr + ox * L, fuse(a[0], act, keep));
     }
     size_t ox = xa;
-    if (kh == 3 && kw == 3 && xa < xb) {
-        const float *p[3];
-        for (size_t ky = 0; ky < 3; ky++) {
-            p[ky] = ky >= ky0 && ky < ky1
-                        ? r + (ky - ky0) * rs + (xa * sw - pl) * L
-                        : NULL;
-        }
-        seg3(yr + xa * L, xb - xa, p, wt, b, act, keep, sw, G);
-        return;
-    }
     for (; ox + G <= xb; ox += G) {
         taps(a, G, b, r, rs, ky0, ky1, wt, kh, kw, sw, ox * sw, pl, 0, kw,
              full);
@@ -244,6 +328,203 @@ plane(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
     }
 }
 
+/* 3 x 3 filters, column stride 1 or 2: pixel-major. The geometry of a
+ * group of up to four outputs of a row (which taps lie in the input, at
+ * which offsets) is worked out once and serves every block of the range:
+ * the inner loop runs over the blocks, the group's outputs in each (g
+ * chains of nine multiply-adds, independent of the next block's, which
+ * the processor overlaps), each weight vector loaded once for the g
+ * outputs, each input pixel once for the outputs that share it.
+ *
+ * A group's outputs are interior columns, except that its first may be
+ * a left edge column whose tap kx = 0 is in the padding (lft) and its
+ * last a right edge column whose tap kx = 2 is (rgt): the padding of one
+ * column per side that 3 x 3 layers have. g, sw, lft and rgt are
+ * constants after inlining (pix_group), so the loop has no test on the
+ * columns; a filter row in the top or bottom padding is a NULL row, one
+ * test per row and block that always goes the same way. Output i's tap
+ * (ky, kx) reads column c + i sw + kx - pl of row rows[ky]. */
+static inline __attribute__((always_inline)) void
+pix_blocks(const float *const rows[3], size_t c, size_t pl, const float *w,
+           const float *bias, float *y, size_t n, size_t ihw, size_t ohw,
+           int act, size_t g, size_t sw, int lft, int rgt)
+{
+    const V z = _mm256_setzero_ps();
+    for (size_t j = 0; j < n; j++) {
+        const V b = bias ? _mm256_loadu_ps(bias + j * L) : z;
+        V a[4];
+        for (size_t i = 0; i < g; i++) {
+            a[i] = b;
+        }
+        for (size_t ky = 0; ky < 3; ky++) {
+            const float *r = rows[ky];
+            if (!r) {
+                for (size_t kx = 0; kx < 3; kx++) {
+                    const V wv = _mm256_loadu_ps(w + (ky * 3 + kx) * L);
+                    for (size_t i = 0; i < g; i++) {
+                        a[i] = _mm256_fmadd_ps(wv, z, a[i]);
+                    }
+                }
+                continue;
+            }
+            r += j * ihw;
+            for (size_t kx = 0; kx < 3; kx++) {
+                const V wv = _mm256_loadu_ps(w + (ky * 3 + kx) * L);
+                for (size_t i = 0; i < g; i++) {
+                    const int out = (lft && i == 0 && kx == 0) ||
+                                    (rgt && i == g - 1 && kx == 2);
+                    const V v =
+                        out ? z
+                            : _mm256_loadu_ps(r + (c + i * sw + kx - pl) * L);
+                    a[i] = _mm256_fmadd_ps(wv, v, a[i]);
+                }
+            }
+        }
+        for (size_t i = 0; i < g; i++) {
+            _mm256_storeu_ps(y + i * L, fuse_full(a[i], act));
+        }
+        w += 9 * L;
+        y += ohw;
+    }
+}
+
+/* An output in any other position (padding of two or more columns, or a
+ * plane so narrow that both edges cut one window): the same sums, with
+ * the columns tested per tap. */
+static void pix_other(const float *const rows[3], size_t c, size_t pl,
+                      size_t iw, const float *w, const float *bias, float *y,
+                      size_t n, size_t ihw, size_t ohw, int act)
+{
+    const V z = _mm256_setzero_ps();
+    for (size_t j = 0; j < n; j++) {
+        V a = bias ? _mm256_loadu_ps(bias + j * L) : z;
+        for (size_t ky = 0; ky < 3; ky++) {
+            for (size_t kx = 0; kx < 3; kx++) {
+                const size_t ix = c + kx - pl; /* wraps left of the input */
+                const V v = rows[ky] && c + kx >= pl && ix < iw
+                                ? _mm256_loadu_ps(rows[ky] + j * ihw + ix * L)
+                                : z;
+                a = _mm256_fmadd_ps(_mm256_loadu_ps(w + (ky * 3 + kx) * L), v,
+                                    a);
+            }
+        }
+        _mm256_storeu_ps(y, fuse_full(a, act));
+        w += 9 * L;
+        y += ohw;
+    }
+}
+
+static inline __attribute__((always_inline)) void
+pix_edges(const float *const rows[3], size_t c, size_t pl, const float *w,
+          const float *bias, float *y, size_t n, size_t ihw, size_t ohw,
+          int act, size_t g, size_t sw, int lft, int rgt)
+{
+    if (lft && rgt) {
+        pix_blocks(rows, c, pl, w, bias, y, n, ihw, ohw, act, g, sw, 1, 1);
+    } else if (lft) {
+        pix_blocks(rows, c, pl, w, bias, y, n, ihw, ohw, act, g, sw, 1, 0);
+    } else if (rgt) {
+        pix_blocks(rows, c, pl, w, bias, y, n, ihw, ohw, act, g, sw, 0, 1);
+    } else {
+        pix_blocks(rows, c, pl, w, bias, y, n, ihw, ohw, act, g, sw, 0, 0);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+pix_sizes(const float *const rows[3], size_t c, size_t pl, const float *w,
+          const float *bias, float *y, size_t n, size_t ihw, size_t ohw,
+          int act, size_t g, size_t sw, int lft, int rgt)
+{
+    switch (g) {
+    case 4:
+        pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 4, sw, lft, rgt);
+        break;
+    case 3:
+        pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 3, sw, lft, rgt);
+        break;
+    case 2:
+        pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 2, sw, lft, rgt);
+        break;
+    default:
+        pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 1, sw, lft, rgt);
+        break;
+    }
+}
+
+static void pix_group(const float *const rows[3], size_t c, size_t pl,
+                      const float *w, const float *bias, float *y, size_t n,
+                      size_t ihw, size_t ohw, int act, size_t g, size_t sw,
+                      int lft, int rgt)
+{
+    if (sw == 1) {
+        pix_sizes(rows, c, pl, w, bias, y, n, ihw, ohw, act, g, 1, lft, rgt);
+    } else {
+        pix_sizes(rows, c, pl, w, bias, y, n, ihw, ohw, act, g, 2, lft, rgt);
+    }
+}
+
+/* Blocks [j0, j1) of one sample, all full (a partial last block goes
+ * through plane()); column stride 1 or 2. Each row is cut into groups of
+ * up to four outputs: interior columns, a left edge column first, a right
+ * edge column last; any other column alone. */
+static void pixels3(const struct kern_dwconv2d_shape *s, size_t oh,
+                    size_t ow, size_t j0, size_t j1, const float *x,
+                    const float *packed, const float *bias, int act,
+                    float *y)
+{
+    const size_t ih = s->in_h, iw = s->in_w, sh = s->stride_h;
+    const size_t sw = s->stride_w, pt = s->pad_top, pl = s->pad_left;
+    const size_t ihw = ih * iw * L, ohw = oh * ow * L;
+    const size_t n = j1 - j0;
+    const float *w = packed + j0 * 9 * L;
+    const float *bj = bias ? bias + j0 * L : NULL;
+    x += j0 * ihw;
+    y += j0 * ohw;
+    for (size_t oy = 0; oy < oh; oy++) {
+        const float *rows[3];
+        for (size_t ky = 0; ky < 3; ky++) {
+            const size_t iy = oy * sh + ky - pt; /* wraps above */
+            rows[ky] = iy < ih ? x + iy * iw * L : NULL;
+        }
+        for (size_t ox = 0; ox < ow;) {
+            /* the class of column ox + k: taps [kx0, kx1) inside */
+            size_t g = 0;
+            int lft = 0, rgt = 0;
+            for (; g < 4 && ox + g < ow && !rgt; g++) {
+                const size_t c = (ox + g) * sw;
+                const int k0 = c + 1 == pl ? 1 : c >= pl ? 0 : -1;
+                const int k1 = c + 3 <= iw + pl ? 3 : c + 2 == iw + pl ? 2 : -1;
+                if (k0 == 0 && k1 == 3) {
+                    continue;
+                }
+                if (k0 == 1 && k1 == 3 && g == 0) {
+                    lft = 1;
+                    continue;
+                }
+                if (k0 == 0 && k1 == 2) {
+                    rgt = 1;
+                    continue;
+                }
+                if (k0 == 1 && k1 == 2 && g == 0) {
+                    lft = rgt = 1;
+                    continue;
+                }
+                break;
+            }
+            /* rgt ended the loop after counting its column */
+            if (g == 0) {
+                pix_other(rows, ox * sw, pl, iw, w, bj, y + (oy * ow + ox) * L, n, ihw,
+                          ohw, act);
+                ox++;
+                continue;
+            }
+            pix_group(rows, ox * sw, pl, w, bj, y + (oy * ow + ox) * L, n,
+                      ihw, ohw, act, g, sw, lft, rgt);
+            ox += g;
+        }
+    }
+}
+
 void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
                             size_t out_h, size_t out_w, size_t b0, size_t b1,
                             const float *x, const float *packed,
@@ -252,8 +533,19 @@ void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
     const size_t C = s->channels, nb = (C + L - 1) / L;
     const size_t ihw = s->in_h * s->in_w * L, ohw = out_h * out_w * L;
     const size_t kh = s->kh, kw = s->kw, sw = s->stride_w;
+    /* full blocks [b0, bf) */
+    const size_t bf = b1 == nb && C % L ? b1 - 1 : b1;
+    /* pixel-major once there are blocks enough to share each group's
+     * geometry, or outputs so few that a row is one or two groups */
+    const int pix = kh == 3 && kw == 3 && (sw == 1 || sw == 2) &&
+                    bf > b0 &&
+                    (bf - b0 >= PIX_BLOCKS || out_h * out_w <= PIX_MAX);
     for (size_t bi = 0; bi < s->batch; bi++) {
-        for (size_t j = b0; j < b1; j++) {
+        if (pix && b0 < bf) {
+            pixels3(s, out_h, out_w, b0, bf, x + bi * nb * ihw, packed, bias,
+                    act, y + bi * nb * ohw);
+        }
+        for (size_t j = pix ? (bf > b0 ? bf : b0) : b0; j < b1; j++) {
             const size_t n = C - j * L < L ? C - j * L : L;
             const __m256i m = _mm256_cmpgt_epi32(
                 _mm256_set1_epi32((int)n),
