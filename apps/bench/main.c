@@ -47,8 +47,8 @@ static const char *const key_conversions[] = {
 };
 static const char *const key_conv[] = {
     "model", "layer_names", "count", "shape", "edgefit_latency_ms",
-    "onednn_latency_ms", "xnnpack_latency_ms", "best_other",
-    "edgefit_to_best", NULL,
+    "edgefit_nchw8c_latency_ms", "onednn_latency_ms", "xnnpack_latency_ms",
+    "best_other", "edgefit_to_best", NULL,
 };
 static const char *const key_int8[] = {
     "shape", "edgefit_latency_ms", "edgefit_gops", "edgefit_mismatches",
@@ -88,8 +88,9 @@ static const struct {
      key_int8},
     {"conv", bench_table_conv, false,
      "convolutions of the MLPerf Tiny models, batch 1, one thread, bias "
-     "and relu fused (medians; edgefit_to_best >= 1: edgefit as fast or "
-     "faster)",
+     "and relu fused (medians; edgefit in NCHW and on NCHW8c where the "
+     "channels fill blocks of 8; edgefit_to_best >= 1: edgefit, in the "
+     "faster of its two layouts, as fast or faster)",
      key_conv},
 };
 enum { NTABLES = sizeof tables / sizeof tables[0] };

@@ -1,14 +1,20 @@
 /* edgefit-bench: the convolution table. Every distinct convolution of the
  * three MLPerf Tiny models that have them (the fourth, the autoencoder, is
  * dense), as libmemest's presets declare them, at batch 1 on one thread:
- * edgefit's convolution as its executor runs it (NCHW, bias and relu
- * fused, its scratch given, weights packed once by kern_conv2d_pack_f32
- * outside the timed region; depthwise layers take kern_conv2d_f32's
- * direct kernel) side by side with oneDNN and XNNPACK in their own
- * layouts (their weights and activations reordered outside the timed
- * region too), each
- * checked against edgefit's output; then one row per model with the sum
- * over its convolutions (each shape's median times its count). */
+ * edgefit's convolution in its two activation layouts, side by side with
+ * oneDNN and XNNPACK in their own layouts (their weights and activations
+ * reordered outside the timed region), each checked against edgefit's
+ * NCHW output; then one row per model with the sum over its convolutions
+ * (each shape's median times its count).
+ *
+ * edgefit runs as its executor does: bias and relu fused, its scratch
+ * given, weights packed once by kern_conv2d_pack_f32 outside the timed
+ * region; depthwise layers take kern_conv2d_f32's direct kernel. Once in
+ * NCHW, once with kern_conv2d_packed_layout_f32 on NCHW8c wherever a
+ * side's channel count is a multiple of 8 (the executor keeps chains of
+ * such layers blocked; a 3-channel image stays NCHW), its output
+ * required to be the NCHW run's bits. edgefit_to_best takes the faster of
+ * the two, the layout the executor would pick. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,8 +98,9 @@ static const struct conv_case cases_quick[] = {
 };
 #undef SH
 
-enum { LIB_EDGEFIT, LIB_ONEDNN, LIB_XNNPACK, NLIB };
-static const char *const lib_name[NLIB] = {"edgefit", "onednn", "xnnpack"};
+enum { LIB_EDGEFIT, LIB_EDGEFIT_NCHW8C, LIB_ONEDNN, LIB_XNNPACK, NLIB };
+static const char *const lib_name[NLIB] = {"edgefit", "edgefit_nchw8c",
+                                           "onednn", "xnnpack"};
 
 struct conv_ctx {
     const struct kern_conv2d_shape *s;
@@ -101,6 +108,10 @@ struct conv_ctx {
     const float *wp; /* packed weights, NULL for depthwise */
     void *work;
     float *y;
+    /* the blocked run: its layouts, x in in_layout, its own y */
+    int in_layout, out_layout;
+    const float *xl;
+    float *yl;
     struct bench_onednn_conv *dnnl;
     struct bench_xnn_conv *xnn;
 };
@@ -115,6 +126,22 @@ static int run_edgefit(void *p)
     }
     return kern_conv2d_f32(c->s, c->x, c->w, c->b, KERN_FUSE_RELU, c->work,
                            c->y) != KERN_OK;
+}
+
+/* Whether edgefit has a kernel on NCHW8c activations for this shape (a
+ * depthwise one takes the depthwise kernel's blocked form when it has
+ * one: its call goes beside the packed one in run_edgefit_nchw8c). */
+static bool nchw8c_runs(const struct kern_conv2d_shape *s)
+{
+    return !(s->groups == s->in_c && s->out_c == s->in_c) && s->groups == 1;
+}
+
+static int run_edgefit_nchw8c(void *p)
+{
+    struct conv_ctx *c = p;
+    return kern_conv2d_packed_layout_f32(c->s, c->in_layout, c->out_layout,
+                                         c->xl, c->wp, c->b, KERN_FUSE_RELU,
+                                         c->work, c->yl) != KERN_OK;
 }
 
 static int run_onednn(void *p)
@@ -135,6 +162,7 @@ static const struct bench_col base_cols[] = {
     {"macs", ART_UINT},
     {"edgefit_latency_ms", ART_REAL},
     {"edgefit_gflops", ART_REAL},
+    {"edgefit_nchw8c_latency_ms", ART_REAL},
 };
 static const struct bench_col dnnl_cols[] = {
     {"onednn_latency_ms", ART_REAL},
@@ -168,10 +196,12 @@ static double max_abs_diff(const float *a, const float *b, size_t n)
     return m;
 }
 
-/* One result row: medians per library (NaN: not run), the MACs. */
+/* One result row: medians per library (NaN: not run), edgefit's faster
+ * layout (NaN: none run), the MACs. */
 struct conv_result {
     double ms[NLIB];
     double diff[NLIB];
+    double edgefit_best_ms;
     uint64_t macs;
 };
 
@@ -205,6 +235,10 @@ static int set_row(art_table *t, const char *model, const char *layers,
                             cli_round4(2.0 * (double)r->macs /
                                        (r->ms[LIB_EDGEFIT] * 1e6)));
     }
+    if (st == ART_OK) {
+        st = bench_set_real(t, row, "edgefit_nchw8c_latency_ms",
+                            cli_round4(r->ms[LIB_EDGEFIT_NCHW8C]));
+    }
     const char *best = NULL;
     double best_ms = INFINITY;
     for (int l = LIB_ONEDNN; st == ART_OK && l < NLIB; l++) {
@@ -227,7 +261,7 @@ static int set_row(art_table *t, const char *model, const char *layers,
         st = bench_set_text(t, row, "best_other", best);
         if (st == ART_OK) {
             st = bench_set_real(t, row, "edgefit_to_best",
-                                cli_round4(best_ms / r->ms[LIB_EDGEFIT]));
+                                cli_round4(best_ms / r->edgefit_best_ms));
         }
     }
     return st;
@@ -264,9 +298,16 @@ static int conv_row(const struct bench_cfg *cfg, art_table *t,
     float *y = bench_alloc(ny, sizeof(float));
     float *yo = bench_alloc(ny, sizeof(float));
     void *work = wb ? bench_alloc(wb, 1) : NULL;
+    /* the blocked run's tensors: at most 7 padding channels per side */
+    const bool blk = nchw8c_runs(s);
+    const size_t nxl = (s->in_c + 7) / 8 * 8 * s->in_h * s->in_w;
+    const size_t nyl = (s->out_c + 7) / 8 * 8 * oh * ow;
+    float *xl = blk ? bench_alloc(nxl, sizeof(float)) : NULL;
+    float *yl = blk ? bench_alloc(nyl, sizeof(float)) : NULL;
     struct conv_ctx ctx = {.s = s, .work = work};
     int rc = CLI_EXIT_FAILURE;
-    if (!x || !w || !b || !y || !yo || (wb && !work) || (pb && !wp)) {
+    if (!x || !w || !b || !y || !yo || (wb && !work) || (pb && !wp) ||
+        (blk && (!xl || !yl))) {
         bench_kern_failed("conv", KERN_E_NOMEM);
         goto done;
     }
@@ -297,6 +338,26 @@ static int conv_row(const struct bench_cfg *cfg, art_table *t,
     cases[n] = (struct bench_case){.name = "edgefit", .fn = run_edgefit,
                                    .ctx = &ctx};
     lib_of[n++] = LIB_EDGEFIT;
+    if (blk) {
+        /* blocked on the sides whose channels fill blocks of 8 */
+        ctx.in_layout = s->in_c % 8 ? KERN_LAYOUT_NCHW : KERN_LAYOUT_NCHW8C;
+        ctx.out_layout = s->out_c % 8 ? KERN_LAYOUT_NCHW : KERN_LAYOUT_NCHW8C;
+        ctx.xl = x;
+        if (ctx.in_layout == KERN_LAYOUT_NCHW8C &&
+            (st = kern_nchw_to_nchw8c_f32(1, s->in_c, s->in_h * s->in_w, x,
+                                          xl)) != KERN_OK) {
+            bench_kern_failed("conv layout", st);
+            goto done;
+        }
+        if (ctx.in_layout == KERN_LAYOUT_NCHW8C) {
+            ctx.xl = xl;
+        }
+        ctx.yl = yl;
+        cases[n] = (struct bench_case){.name = "edgefit_nchw8c",
+                                       .fn = run_edgefit_nchw8c,
+                                       .ctx = &ctx};
+        lib_of[n++] = LIB_EDGEFIT_NCHW8C;
+    }
     if ((libs & BENCH_LIB_ONEDNN) &&
         bench_onednn_conv_prepare(s, x, w, b, &ctx.dnnl) == 0) {
         cases[n] = (struct bench_case){.name = "onednn", .fn = run_onednn,
@@ -322,6 +383,28 @@ static int conv_row(const struct bench_cfg *cfg, art_table *t,
     for (size_t i = 0; i < n; i++) {
         r->ms[lib_of[i]] = cases[i].median_ms;
     }
+    /* the blocked run computes the NCHW run's bits (the kernel's
+     * contract); a difference is a bug, not a figure */
+    if (blk) {
+        const float *yc = yl;
+        if (ctx.out_layout == KERN_LAYOUT_NCHW8C) {
+            st = kern_nchw8c_to_nchw_f32(1, s->out_c, oh * ow, yl, yo);
+            if (st != KERN_OK) {
+                bench_kern_failed("conv layout", st);
+                goto done;
+            }
+            yc = yo;
+        }
+        if (memcmp(yc, y, ny * sizeof *y) != 0) {
+            cli_error("conv %s %s: the NCHW8c run differs from the NCHW "
+                      "one", cc->model, cc->layers);
+            goto done;
+        }
+    }
+    r->edgefit_best_ms = r->ms[LIB_EDGEFIT];
+    if (r->ms[LIB_EDGEFIT_NCHW8C] < r->edgefit_best_ms) {
+        r->edgefit_best_ms = r->ms[LIB_EDGEFIT_NCHW8C];
+    }
     if (ctx.dnnl && bench_onednn_conv_output(ctx.dnnl, yo) == 0) {
         r->diff[LIB_ONEDNN] = max_abs_diff(y, yo, ny);
     }
@@ -341,6 +424,8 @@ done:
     bench_onednn_conv_free(ctx.dnnl);
     bench_xnn_conv_free(ctx.xnn);
     free(work);
+    free(yl);
+    free(xl);
     free(yo);
     free(y);
     free(b);
@@ -384,6 +469,12 @@ int bench_table_conv(const struct bench_cfg *cfg, const struct bench_host *h,
         if (rc != CLI_EXIT_OK) {
             break;
         }
+        /* layers without a blocked run count at their NCHW time in the
+         * blocked total, as the executor would run them */
+        if (isnan(r.ms[LIB_EDGEFIT_NCHW8C])) {
+            r.ms[LIB_EDGEFIT_NCHW8C] = r.ms[LIB_EDGEFIT];
+        }
+        total.edgefit_best_ms += cc[i].count * r.edgefit_best_ms;
         for (int l = 0; l < NLIB; l++) {
             total.ms[l] += cc[i].count * r.ms[l];
             /* the worst difference; NaN (not run) wins */

@@ -10,19 +10,30 @@
 #include "nn.h"
 
 /* The reference, weights read raw ([out_c][K]) or packed ([group][block
- * of KERN_CONV_OCB channels][K][KERN_CONV_OCB]); `packed` is a constant
- * in each caller. */
+ * of KERN_CONV_OCB channels][K][KERN_CONV_OCB]), activations in the
+ * layouts il (x) and ol (y); `packed` is a constant in each caller. A
+ * blocked y gets zeros in the lanes past out_c. */
 static inline __attribute__((always_inline)) void
 conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
-         const float *x, const float *w, bool packed, const float *bias,
-         int act, float *y)
+         int il, int ol, const float *x, const float *w, bool packed,
+         const float *bias, int act, float *y)
 {
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
     const size_t pt = s->pad_top, pl = s->pad_left, K = icg * kh * kw;
     const size_t nb = (ocg + KERN_CONV_OCB - 1) / KERN_CONV_OCB;
+    const size_t hw_in = ih * iw, hw_out = out_h * out_w;
+    size_t oc_end = s->out_c; /* channels written, padding lanes included */
+    if (ol == KERN_LAYOUT_NCHW8C) {
+        oc_end = (s->out_c + KERN_CBLOCK - 1) / KERN_CBLOCK * KERN_CBLOCK;
+    }
     for (size_t b = 0; b < s->batch; b++) {
+        for (size_t oc = s->out_c; oc < oc_end; oc++) {
+            for (size_t p = 0; p < hw_out; p++) {
+                y[kern_act_at(ol, s->out_c, hw_out, b, oc, p)] = 0.0f;
+            }
+        }
         for (size_t oc = 0; oc < s->out_c; oc++) {
             const size_t g = oc / ocg, o = oc % ocg;
             /* weight k of channel oc is wo[k * ks] */
@@ -33,13 +44,11 @@ conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
                      o % KERN_CONV_OCB;
                 ks = KERN_CONV_OCB;
             }
-            float *yo = y + (b * s->out_c + oc) * out_h * out_w;
             for (size_t oy = 0; oy < out_h; oy++) {
                 for (size_t ox = 0; ox < out_w; ox++) {
                     float acc = bias ? bias[oc] : 0.0f;
                     for (size_t ci = 0; ci < icg; ci++) {
-                        const float *xc =
-                            x + (b * s->in_c + g * icg + ci) * ih * iw;
+                        const size_t ic = g * icg + ci;
                         for (size_t ky = 0; ky < kh; ky++) {
                             /* Unsigned wrap makes rows above the input
                              * huge, so one comparison rejects both
@@ -54,11 +63,13 @@ conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
                                     continue;
                                 }
                                 acc += wo[((ci * kh + ky) * kw + kx) * ks] *
-                                       xc[iy * iw + ix];
+                                       x[kern_act_at(il, s->in_c, hw_in, b,
+                                                     ic, iy * iw + ix)];
                             }
                         }
                     }
-                    yo[oy * out_w + ox] = kern_fuse1(acc, act);
+                    y[kern_act_at(ol, s->out_c, hw_out, b, oc,
+                                  oy * out_w + ox)] = kern_fuse1(acc, act);
                 }
             }
         }
@@ -70,15 +81,18 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                    const float *bias, int act, void *work, float *y)
 {
     (void)work;
-    conv_ref(s, out_h, out_w, x, w, false, bias, act, y);
+    conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
+             false, bias, act, y);
 }
 
 void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
-                          size_t out_w, const float *x, const float *wpk,
+                          size_t out_w, int in_layout, int out_layout,
+                          const float *x, const float *wpk,
                           const float *bias, int act, void *work, float *y)
 {
     (void)work;
-    conv_ref(s, out_h, out_w, x, wpk, true, bias, act, y);
+    conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
+             act, y);
 }
 
 /* ---- scratch layout ------------------------------------------------------ */
@@ -229,26 +243,46 @@ KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s)
     return g.bytes;
 }
 
-/* Run fn, a GEMM path (raw or packed weights alike), with `work` or
- * scratch of its own; ref, the reference, for sizes that have no scratch
- * layout (it needs none). */
-static int gemm_path(kern_conv2d_fn fn, kern_conv2d_fn ref,
-                     const struct kern_conv2d_shape *s, size_t oh, size_t ow,
-                     const float *x, const float *w, const float *bias,
-                     int act, void *work, float *y)
+/* Point *work at scratch for a GEMM path: the caller's, or *own, newly
+ * allocated (the caller frees it), when the caller gave none. False when
+ * the shape has no scratch layout (then the reference runs: it needs
+ * none) or the allocation fails (*st = KERN_E_NOMEM). */
+static bool gemm_scratch(const struct kern_conv2d_shape *s, size_t oh,
+                         size_t ow, void **work, void **own, int *st)
 {
     struct kern_conv_geom g;
-    void *own = NULL;
+    *own = NULL;
+    *st = KERN_OK;
     if (!kern_conv_geom(s, oh, ow, &g)) {
-        ref(s, oh, ow, x, w, bias, act, NULL, y);
+        return false;
+    }
+    if (!*work) {
+        *own = malloc(g.bytes);
+        if (!*own) {
+            *st = KERN_E_NOMEM;
+            return false;
+        }
+        *work = *own;
+    }
+    return true;
+}
+
+/* Run fn, the raw-weight GEMM path, with `work` or scratch of its own. */
+static int gemm_path(kern_conv2d_fn fn, const struct kern_conv2d_shape *s,
+                     size_t oh, size_t ow, const float *x, const float *w,
+                     const float *bias, int act, void *work, float *y)
+{
+    void *own;
+    int st;
+    if (fn == kern_conv2d_c) {
+        kern_conv2d_c(s, oh, ow, x, w, bias, act, NULL, y);
         return KERN_OK;
     }
-    if (!work && fn != ref) {
-        own = malloc(g.bytes);
-        if (!own) {
-            return KERN_E_NOMEM;
+    if (!gemm_scratch(s, oh, ow, &work, &own, &st)) {
+        if (st == KERN_OK) {
+            kern_conv2d_c(s, oh, ow, x, w, bias, act, NULL, y);
         }
-        work = own;
+        return st;
     }
     fn(s, oh, ow, x, w, bias, act, work, y);
     free(own);
@@ -295,8 +329,7 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
         return kern_dwconv2d_f32(&ds, x, w, bias, act, y);
     }
     pthread_once(&conv_once, conv_init_once);
-    return gemm_path(conv_dsp.conv2d, kern_conv2d_c, s, oh, ow, x, w, bias,
-                     act, work, y);
+    return gemm_path(conv_dsp.conv2d, s, oh, ow, x, w, bias, act, work, y);
 }
 
 KERN_API size_t kern_conv2d_packed_bytes(const struct kern_conv2d_shape *s)
@@ -351,22 +384,70 @@ KERN_API int kern_conv2d_pack_f32(const struct kern_conv2d_shape *s,
     return KERN_OK;
 }
 
+/* A blocked tensor of c channels, hw pixels, batch samples fits in
+ * memory (its NCHW form is known to). */
+static bool blocked_fits(size_t batch, size_t c, size_t hw)
+{
+    size_t n;
+    const size_t cb = (c + KERN_CBLOCK - 1) / KERN_CBLOCK;
+    return kern_nn_mul4(batch, cb, hw, KERN_CBLOCK, &n) &&
+           n <= SIZE_MAX / sizeof(float);
+}
+
+KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
+                                           int in_layout, int out_layout,
+                                           const float *x,
+                                           const float *packed,
+                                           const float *bias, int act,
+                                           void *work, float *y)
+{
+    size_t oh, ow;
+    int st = conv_args(s, x, packed, act, y, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if ((in_layout != KERN_LAYOUT_NCHW && in_layout != KERN_LAYOUT_NCHW8C) ||
+        (out_layout != KERN_LAYOUT_NCHW &&
+         out_layout != KERN_LAYOUT_NCHW8C)) {
+        return KERN_E_RANGE;
+    }
+    if (is_depthwise(s)) {
+        return KERN_E_SHAPE;
+    }
+    const bool blocked = in_layout == KERN_LAYOUT_NCHW8C ||
+                         out_layout == KERN_LAYOUT_NCHW8C;
+    if (blocked && s->groups != 1) {
+        return KERN_E_SHAPE;
+    }
+    if (!blocked_fits(s->batch, s->in_c, s->in_h * s->in_w) ||
+        !blocked_fits(s->batch, s->out_c, oh * ow)) {
+        return KERN_E_OVERFLOW;
+    }
+    pthread_once(&conv_once, conv_init_once);
+    const kern_conv2d_packed_fn fn = conv_dsp.conv2d_packed;
+    void *own = NULL;
+    if (fn != kern_conv2d_packed_c &&
+        !gemm_scratch(s, oh, ow, &work, &own, &st)) {
+        if (st != KERN_OK) {
+            return st;
+        }
+        kern_conv2d_packed_c(s, oh, ow, in_layout, out_layout, x, packed,
+                             bias, act, NULL, y);
+        return KERN_OK;
+    }
+    fn(s, oh, ow, in_layout, out_layout, x, packed, bias, act, work, y);
+    free(own);
+    return KERN_OK;
+}
+
 KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
                                     const float *x, const float *packed,
                                     const float *bias, int act, void *work,
                                     float *y)
 {
-    size_t oh, ow;
-    const int st = conv_args(s, x, packed, act, y, &oh, &ow);
-    if (st != KERN_OK) {
-        return st;
-    }
-    if (is_depthwise(s)) {
-        return KERN_E_SHAPE;
-    }
-    pthread_once(&conv_once, conv_init_once);
-    return gemm_path(conv_dsp.conv2d_packed, kern_conv2d_packed_c, s, oh, ow,
-                     x, packed, bias, act, work, y);
+    return kern_conv2d_packed_layout_f32(s, KERN_LAYOUT_NCHW,
+                                         KERN_LAYOUT_NCHW, x, packed, bias,
+                                         act, work, y);
 }
 
 /* ---- lowering ------------------------------------------------------------ */

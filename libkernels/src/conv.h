@@ -17,6 +17,30 @@ typedef void (*kern_conv2d_fn)(const struct kern_conv2d_shape *s,
                                const float *w, const float *bias, int act,
                                void *work, float *y);
 
+/* Forward of kern_conv2d_packed_layout_f32 (not depthwise) for a
+ * validated shape, valid layouts (blocked ones with groups == 1), its
+ * output size, a valid kern_fused_act and `work` of at least
+ * kern_conv2d_work_bytes(s) bytes (the C path ignores it). */
+typedef void (*kern_conv2d_packed_fn)(const struct kern_conv2d_shape *s,
+                                      size_t out_h, size_t out_w,
+                                      int in_layout, int out_layout,
+                                      const float *x, const float *wpk,
+                                      const float *bias, int act,
+                                      void *work, float *y);
+
+/* Index of channel c, pixel p (of hw) of sample b in a tensor of ch
+ * channels laid out as `layout` (kern_layout). */
+static inline size_t kern_act_at(int layout, size_t ch, size_t hw,
+                                 size_t b, size_t c, size_t p)
+{
+    if (layout == KERN_LAYOUT_NCHW) {
+        return (b * ch + c) * hw + p;
+    }
+    const size_t cb = (ch + KERN_CBLOCK - 1) / KERN_CBLOCK;
+    return ((b * cb + c / KERN_CBLOCK) * hw + p) * KERN_CBLOCK +
+           c % KERN_CBLOCK;
+}
+
 /* The int8 lowering (kern_im2col_s8) of one sample's group of planes xg
  * (in_c/groups planes of in_h x in_w) for a validated shape with output
  * size out_h x out_w: col[p][k], P x K bytes, nothing written past them. */
@@ -26,7 +50,8 @@ typedef void (*kern_im2col_s8_fn)(const struct kern_conv2d_shape *s,
 
 struct kern_conv_dsp {
     kern_conv2d_fn conv2d;
-    kern_conv2d_fn conv2d_packed; /* w packed by kern_conv2d_pack_f32 */
+    /* w packed by kern_conv2d_pack_f32, activations in either layout */
+    kern_conv2d_packed_fn conv2d_packed;
     kern_im2col_s8_fn im2col_s8;
 };
 
@@ -52,7 +77,8 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                    size_t out_w, const float *x, const float *w,
                    const float *bias, int act, void *work, float *y);
 void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
-                          size_t out_w, const float *x, const float *wpk,
+                          size_t out_w, int in_layout, int out_layout,
+                          const float *x, const float *wpk,
                           const float *bias, int act, void *work, float *y);
 
 /* One pixel (oy, ox) of the int8 lowering: its K bytes into r. Along kx
@@ -136,7 +162,8 @@ void kern_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                       size_t out_w, const float *x, const float *w,
                       const float *bias, int act, void *work, float *y);
 void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
-                             size_t out_w, const float *x, const float *wpk,
+                             size_t out_w, int in_layout, int out_layout,
+                             const float *x, const float *wpk,
                              const float *bias, int act, void *work,
                              float *y);
 void kern_im2col_s8_avx2(const struct kern_conv2d_shape *s, size_t out_h,

@@ -1,11 +1,12 @@
 /* Conversions between NCHW and channel-blocked NCHW8c activations (layout
- * in kernels.h). Plain copies: an executor converts only where a chain of
- * blocked layers meets a layer that reads NCHW, so these are not on the
- * hot path; the compiler vectorises the inner copies. */
+ * in kernels.h): the C definitions, the dispatch and the public wrappers.
+ * An executor converts where a chain of blocked layers meets a layer that
+ * reads NCHW; the AVX2 path (src/x86/layout_avx2.c) moves 8 x 8 tiles
+ * through registers instead of one value at a time. */
 #include <stdint.h>
 #include <string.h>
 
-#include "edgefit/kernels.h"
+#include "layout.h"
 
 /* Elements of the blocked form, or 0 on overflow (sizes are nonzero). */
 static size_t blocked_elems(size_t batch, size_t c, size_t hw)
@@ -33,13 +34,9 @@ static int check(size_t batch, size_t c, size_t hw, const float *x,
     return blocked_elems(batch, c, hw) ? KERN_OK : KERN_E_OVERFLOW;
 }
 
-KERN_API int kern_nchw_to_nchw8c_f32(size_t batch, size_t c, size_t hw,
-                                     const float *x, float *y)
+void kern_nchw_to_nchw8c_c(size_t batch, size_t c, size_t hw,
+                           const float *x, float *y)
 {
-    const int st = check(batch, c, hw, x, y);
-    if (st != KERN_OK) {
-        return st;
-    }
     const size_t cb = (c + KERN_CBLOCK - 1) / KERN_CBLOCK;
     for (size_t b = 0; b < batch; b++) {
         for (size_t k = 0; k < cb; k++) {
@@ -58,16 +55,11 @@ KERN_API int kern_nchw_to_nchw8c_f32(size_t batch, size_t c, size_t hw,
             }
         }
     }
-    return KERN_OK;
 }
 
-KERN_API int kern_nchw8c_to_nchw_f32(size_t batch, size_t c, size_t hw,
-                                     const float *x, float *y)
+void kern_nchw8c_to_nchw_c(size_t batch, size_t c, size_t hw,
+                           const float *x, float *y)
 {
-    const int st = check(batch, c, hw, x, y);
-    if (st != KERN_OK) {
-        return st;
-    }
     const size_t cb = (c + KERN_CBLOCK - 1) / KERN_CBLOCK;
     for (size_t b = 0; b < batch; b++) {
         for (size_t k = 0; k < cb; k++) {
@@ -83,5 +75,55 @@ KERN_API int kern_nchw8c_to_nchw_f32(size_t batch, size_t c, size_t hw,
             }
         }
     }
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+void kern_layout_dsp_init(struct kern_layout_dsp *dsp, unsigned flags)
+{
+    dsp->to_nchw8c = kern_nchw_to_nchw8c_c;
+    dsp->to_nchw = kern_nchw8c_to_nchw_c;
+#if KERN_SIMD && KERN_HAVE_X86
+    if (!(flags & KERN_CPU_AVX2)) {
+        return;
+    }
+    dsp->to_nchw8c = kern_nchw_to_nchw8c_avx2;
+    dsp->to_nchw = kern_nchw8c_to_nchw_avx2;
+#else
+    (void)flags;
+#endif
+}
+
+static struct kern_layout_dsp layout_dsp;
+static pthread_once_t layout_once = PTHREAD_ONCE_INIT;
+
+static void layout_init_once(void)
+{
+    kern_layout_dsp_init(&layout_dsp, kern_cpu_flags());
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+KERN_API int kern_nchw_to_nchw8c_f32(size_t batch, size_t c, size_t hw,
+                                     const float *x, float *y)
+{
+    const int st = check(batch, c, hw, x, y);
+    if (st != KERN_OK) {
+        return st;
+    }
+    pthread_once(&layout_once, layout_init_once);
+    layout_dsp.to_nchw8c(batch, c, hw, x, y);
+    return KERN_OK;
+}
+
+KERN_API int kern_nchw8c_to_nchw_f32(size_t batch, size_t c, size_t hw,
+                                     const float *x, float *y)
+{
+    const int st = check(batch, c, hw, x, y);
+    if (st != KERN_OK) {
+        return st;
+    }
+    pthread_once(&layout_once, layout_init_once);
+    layout_dsp.to_nchw(batch, c, hw, x, y);
     return KERN_OK;
 }

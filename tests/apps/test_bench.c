@@ -68,7 +68,7 @@ static const struct {
       "edgefit_mismatches"}},
     {"bench_conv", 6,
      {"model", "layer_names", "count", "shape", "macs", "edgefit_latency_ms",
-      "edgefit_gflops"}},
+      "edgefit_gflops", "edgefit_nchw8c_latency_ms"}},
 };
 enum { NTABLES = sizeof want_tables / sizeof want_tables[0] };
 
@@ -348,6 +348,11 @@ static void test_quick_run(void **state)
         assert_true(uint_at(cv, i, "count") == conv_rows[i].count);
         assert_true(uint_at(cv, i, "macs") == conv_rows[i].macs);
         assert_true(real_at(cv, i, "edgefit_latency_ms") > 0.0);
+        /* the blocked layout runs on every ungrouped shape (the others
+         * leave the cell empty) and in the totals */
+        if (!strstr(conv_rows[i].shape, " dw")) {
+            assert_true(real_at(cv, i, "edgefit_nchw8c_latency_ms") > 0.0);
+        }
         /* the libraries compute the same convolution (sums of up to 64
          * terms of magnitude below 1) */
         if (art_table_find_column(cv, "onednn_max_abs_diff") >= 0) {

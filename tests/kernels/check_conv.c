@@ -15,7 +15,10 @@
  * kern_conv2d_pack_f32; on one path the two must give the same bits
  * (their tiles add the same terms in the same order) except for a 1 x 1
  * convolution on a plane under 24 pixels, whose raw path takes dot
- * products.
+ * products. On ungrouped shapes the packed path also runs every pair of
+ * NCHW and NCHW8c layouts (input channel counts up to 40, whole and
+ * partial blocks of 8), which must give the NCHW result's bits after
+ * conversion (check_layouts).
  *
  * Tolerance: both paths add the K terms in the same order from the bias,
  * the vector path with fused multiply-adds, so each differs from the exact
@@ -30,6 +33,7 @@
 
 #include "checkkern.h"
 #include "conv.h"
+#include "layout.h"
 
 enum { GUARD = 64 };
 
@@ -40,6 +44,9 @@ static void random_shape(struct kern_conv2d_shape *s, size_t *oh,
         s->batch = (size_t)ck_randi(1, 2);
         s->groups = (size_t)(t % 5 == 4 ? ck_randi(2, 3) : 1);
         s->in_c = s->groups * (size_t)ck_randi(1, 6);
+        if (t % 6 == 5 && s->groups == 1) { /* whole and partial blocks */
+            s->in_c = (size_t)ck_randi(7, 40);
+        }
         s->out_c = s->groups * (size_t)ck_randi(1, t % 7 == 6 ? 40 : 11);
         if (s->groups == s->in_c && s->out_c == s->in_c) {
             s->out_c *= 2; /* depthwise is the dwconv family's */
@@ -116,6 +123,120 @@ static void compare(const char *path, const struct kern_conv2d_shape *sp,
     }
 }
 
+/* Bits of a blocked tensor's lanes past channel c: all must be +0. */
+static bool padding_zero(const float *t, size_t batch, size_t c, size_t hw)
+{
+    const size_t cb = (c + KERN_CBLOCK - 1) / KERN_CBLOCK;
+    for (size_t b = 0; b < batch; b++) {
+        for (size_t p = 0; p < hw; p++) {
+            for (size_t l = c % KERN_CBLOCK; c % KERN_CBLOCK && l < 8; l++) {
+                const float v = t[((b * cb + cb - 1) * hw + p) * 8 + l];
+                uint32_t u;
+                memcpy(&u, &v, sizeof u);
+                if (u != 0) {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+/* Every blocked combination of layouts on this path against y, the NCHW
+ * result of the same path: the same bits once converted (the C
+ * definitions of the conversions), the output's padding lanes +0, its
+ * guard intact. The blocked input's padding lanes hold NaN, so a path that
+ * let them into a sum fails. At batch 1, channels [8, out_c) are also run
+ * on their own (the documented channel split) and must give the same
+ * bits. */
+static void check_layouts(const struct kern_conv_dsp *isa,
+                          const struct kern_conv2d_shape *s, size_t oh,
+                          size_t ow, const float *x, const float *wp,
+                          const float *bias, int act, unsigned char *work,
+                          size_t wb, const float *y, const float *guard)
+{
+    const size_t hw_in = s->in_h * s->in_w, hw_out = oh * ow;
+    const size_t nxb = s->batch * (s->in_c + 7) / 8 * 8 * hw_in;
+    const size_t nyb = s->batch * (s->out_c + 7) / 8 * 8 * hw_out;
+    const size_t ny = s->batch * s->out_c * hw_out;
+    const size_t K = s->in_c * s->kh * s->kw;
+    float *xb = malloc(nxb * sizeof *xb);
+    float *yb = malloc((nyb + GUARD) * sizeof *yb);
+    float *yn = malloc((nyb > ny ? nyb : ny) * sizeof *yn);
+    if (!xb || !yb || !yn) {
+        ck_fail("out of memory");
+        goto done;
+    }
+    kern_nchw_to_nchw8c_c(s->batch, s->in_c, hw_in, x, xb);
+    if (s->in_c % 8) {
+        const size_t cb = (s->in_c + 7) / 8;
+        for (size_t b = 0; b < s->batch; b++) {
+            for (size_t p = 0; p < hw_in; p++) {
+                for (size_t l = s->in_c % 8; l < 8; l++) {
+                    xb[((b * cb + cb - 1) * hw_in + p) * 8 + l] = NAN;
+                }
+            }
+        }
+    }
+    for (int il = 0; il < 2; il++) {
+        for (int ol = 0; ol < 2; ol++) {
+            if (!il && !ol) {
+                continue; /* y itself */
+            }
+            const size_t n = ol ? nyb : ny;
+            ck_poison(yb, n * sizeof *yb);
+            ck_poison(work, wb);
+            memcpy(yb + n, guard, GUARD * sizeof *guard);
+            isa->conv2d_packed(s, oh, ow, il, ol, il ? xb : x, wp, bias, act,
+                               work, yb);
+            if (memcmp(yb + n, guard, GUARD * sizeof *guard) != 0) {
+                ck_fail("layouts %d>%d: wrote past the output", il, ol);
+            }
+            if (ol && !padding_zero(yb, s->batch, s->out_c, hw_out)) {
+                ck_fail("layouts %d>%d %zu channels: padding lanes not "
+                        "zero", il, ol, s->out_c);
+            }
+            const float *yc = yb;
+            if (ol) {
+                kern_nchw8c_to_nchw_c(s->batch, s->out_c, hw_out, yb, yn);
+                yc = yn;
+            }
+            if (memcmp(yc, y, ny * sizeof *y) != 0) {
+                ck_fail("%zux%zux%zu -> %zu k%zux%zu s%zux%zu p%zu,%zu,%zu,"
+                        "%zu b%zu act%d: layouts %d>%d give other bits than "
+                        "NCHW", s->in_c, s->in_h, s->in_w, s->out_c, s->kh,
+                        s->kw, s->stride_h, s->stride_w, s->pad_top,
+                        s->pad_left, s->pad_bottom, s->pad_right, s->batch,
+                        act, il, ol);
+            }
+            if (s->batch != 1 || s->out_c <= 8) {
+                continue;
+            }
+            /* channels [8, out_c) alone, over the whole call's output */
+            struct kern_conv2d_shape part = *s;
+            part.out_c -= 8;
+            memcpy(yn, yb, n * sizeof *yb);
+            ck_poison(yb + 8 * hw_out, (n - 8 * hw_out) * sizeof *yb);
+            isa->conv2d_packed(&part, oh, ow, il, ol, il ? xb : x,
+                               wp + 8 * K, bias ? bias + 8 : NULL, act, work,
+                               yb + 8 * hw_out);
+            if (memcmp(yn, yb, n * sizeof *yb) != 0) {
+                ck_fail("%zux%zux%zu -> %zu k%zux%zu layouts %d>%d: "
+                        "channels [8, %zu) alone differ", s->in_c, s->in_h,
+                        s->in_w, s->out_c, s->kh, s->kw, il, ol, s->out_c);
+            }
+            if (memcmp(yb + n, guard, GUARD * sizeof *guard) != 0) {
+                ck_fail("layouts %d>%d: channel split wrote past the output",
+                        il, ol);
+            }
+        }
+    }
+done:
+    free(xb);
+    free(yb);
+    free(yn);
+}
+
 static void check_one(const struct kern_conv_dsp *isa,
                       const struct kern_conv_dsp *ref, int t)
 {
@@ -184,8 +305,13 @@ static void check_one(const struct kern_conv_dsp *isa,
     isa->conv2d(&s, oh, ow, x, w, bias, act, work, y1);
     compare("raw", &s, oh, ow, x, w, bias, act, y0, y1);
     ck_poison(work, wb);
-    isa->conv2d_packed(&s, oh, ow, x, wp, bias, act, work, y2);
+    isa->conv2d_packed(&s, oh, ow, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, wp,
+                       bias, act, work, y2);
     compare("packed", &s, oh, ow, x, w, bias, act, y0, y2);
+    if (s.groups == 1) {
+        check_layouts(isa, &s, oh, ow, x, wp, bias, act, work, wb, y2,
+                      guard);
+    }
     const bool dots = s.kh == 1 && s.kw == 1 && s.stride_h == 1 &&
                       s.stride_w == 1 && !s.pad_top && !s.pad_left &&
                       !s.pad_bottom && !s.pad_right &&

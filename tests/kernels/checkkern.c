@@ -17,6 +17,7 @@
     X(nn) \
     X(dwconv) \
     X(conv) \
+    X(layout) \
     X(im2col_s8) \
     X(q8) \
     X(matmul)

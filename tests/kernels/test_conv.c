@@ -6,7 +6,8 @@
  * its adjoint loops; kern_im2col_f32 and kern_im2col_s8 against the
  * definition of a column, kern_col2im_f32 as the exact adjoint of im2col
  * (<im2col(x), c> = <x, col2im(c)>, in integers so that both sides are
- * exact); and error statuses. Registered several times with KERN_CPU_MASK
+ * exact); the packed convolution on NCHW8c activations against values
+ * computed by hand in every layout pair; and error statuses. Registered several times with KERN_CPU_MASK
  * so that every path runs through the public entry points. */
 #include <math.h>
 #include <setjmp.h>
@@ -363,6 +364,119 @@ static void test_conv_packed(void **state)
     assert_int_equal(kern_conv2d_packed_bytes(&bad), 0);
 }
 
+/* kern_conv2d_packed_layout_f32 by hand: 10 channels (a full block and a
+ * partial one) on a 5 x 5 plane, batch 2, weights that pick channel oc
+ * with factor oc + 1 (a 1 x 1 convolution, read in place, and a 3 x 3
+ * one at stride 2 whose centre tap does, read through the padded copy),
+ * bias -oc: y[b][oc][oy][ox] = (oc + 1) x[b][oc][s oy][s ox] - oc,
+ * exact in float. Every layout pair; a blocked input's padding lanes hold
+ * NaN, which must not reach any output; a blocked output's padding lanes
+ * must be zero. Then the refusals. */
+static void test_conv_layouts(void **state)
+{
+    (void)state;
+    enum { B = 2, C = 10, H = 5, W = 5, CB = 2 };
+    static float x[B * C * H * W], xb[B * CB * H * W * 8];
+    static float y[B * CB * 8 * H * W];
+    float w[C * C * 9], wp[CB * 8 * C * 9], bias[C];
+    for (size_t b = 0; b < B; b++) {
+        for (size_t c = 0; c < C; c++) {
+            for (size_t p = 0; p < H * W; p++) {
+                x[(b * C + c) * H * W + p] =
+                    (float)(b * 100 + c * 10) + (float)(p % 7) - 3.0f;
+            }
+        }
+    }
+    assert_int_equal(kern_nchw_to_nchw8c_f32(B, C, H * W, x, xb), KERN_OK);
+    for (size_t b = 0; b < B; b++) {
+        for (size_t p = 0; p < H * W; p++) {
+            for (size_t l = C % 8; l < 8; l++) {
+                xb[((b * CB + 1) * H * W + p) * 8 + l] = NAN;
+            }
+        }
+    }
+    for (size_t oc = 0; oc < C; oc++) {
+        bias[oc] = -(float)oc;
+    }
+    for (int k3 = 0; k3 < 2; k3++) {
+        const size_t k = k3 ? 3 : 1, st = k3 ? 2 : 1, pad = k3 ? 1 : 0;
+        const struct kern_conv2d_shape s = {B, C, H, W, C, k, k, st, st,
+                                            pad, pad, pad, pad, 1};
+        size_t oh, ow;
+        assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_OK);
+        assert_int_equal(oh, k3 ? 3 : 5);
+        memset(w, 0, sizeof w);
+        for (size_t oc = 0; oc < C; oc++) {
+            /* tap (k / 2, k / 2) of input channel oc */
+            w[((oc * C + oc) * k + k / 2) * k + k / 2] = (float)(oc + 1);
+        }
+        assert_int_equal(kern_conv2d_pack_f32(&s, w, wp), KERN_OK);
+        for (int il = 0; il < 2; il++) {
+            for (int ol = 0; ol < 2; ol++) {
+                for (size_t i = 0; i < sizeof y / sizeof y[0]; i++) {
+                    y[i] = -7.0f; /* must be overwritten */
+                }
+                assert_int_equal(kern_conv2d_packed_layout_f32(
+                                     &s, il, ol, il ? xb : x, wp, bias,
+                                     KERN_FUSE_NONE, NULL, y),
+                                 KERN_OK);
+                const size_t hw = oh * ow;
+                for (size_t b = 0; b < B; b++) {
+                    for (size_t oc = 0; oc < CB * 8; oc++) {
+                        for (size_t p = 0; p < hw; p++) {
+                            const size_t iy = p / ow * st, ix = p % ow * st;
+                            const float want =
+                                oc < C ? (float)(oc + 1) *
+                                                 x[(b * C + oc) * H * W +
+                                                   iy * W + ix] -
+                                             (float)oc
+                                       : 0.0f;
+                            if (!ol && oc >= C) {
+                                continue;
+                            }
+                            const size_t at =
+                                ol ? ((b * CB + oc / 8) * hw + p) * 8 +
+                                         oc % 8
+                                   : (b * C + oc) * hw + p;
+                            assert_true(y[at] == want);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    /* refusals: a blocked layout on a grouped convolution, a layout that
+     * is neither */
+    const struct kern_conv2d_shape g2 = {1, 4, 3, 3, 4, 1, 1, 1, 1,
+                                         0, 0, 0, 0, 2};
+    assert_int_equal(kern_conv2d_pack_f32(&g2, w, wp), KERN_OK);
+    assert_int_equal(kern_conv2d_packed_layout_f32(
+                         &g2, KERN_LAYOUT_NCHW8C, KERN_LAYOUT_NCHW, xb, wp,
+                         NULL, 0, NULL, y),
+                     KERN_E_SHAPE);
+    assert_int_equal(kern_conv2d_packed_layout_f32(
+                         &g2, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW8C, x, wp,
+                         NULL, 0, NULL, y),
+                     KERN_E_SHAPE);
+    assert_int_equal(kern_conv2d_packed_layout_f32(
+                         &g2, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, wp,
+                         NULL, 0, NULL, y),
+                     KERN_OK);
+    const struct kern_conv2d_shape s1 = {1, 4, 3, 3, 4, 1, 1, 1, 1,
+                                         0, 0, 0, 0, 1};
+    assert_int_equal(kern_conv2d_pack_f32(&s1, w, wp), KERN_OK);
+    assert_int_equal(kern_conv2d_packed_layout_f32(&s1, 2, KERN_LAYOUT_NCHW,
+                                                   x, wp, NULL, 0, NULL, y),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_conv2d_packed_layout_f32(&s1, KERN_LAYOUT_NCHW, -1,
+                                                   x, wp, NULL, 0, NULL, y),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_conv2d_packed_layout_f32(
+                         &s1, KERN_LAYOUT_NCHW8C, KERN_LAYOUT_NCHW8C, NULL,
+                         wp, NULL, 0, NULL, y),
+                     KERN_E_INVALID);
+}
+
 static void test_conv_errors(void **state)
 {
     (void)state;
@@ -653,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_conv_hand),
         cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_conv_packed),
+        cmocka_unit_test(test_conv_layouts),
         cmocka_unit_test(test_conv_backward),
         cmocka_unit_test(test_lowering),
         cmocka_unit_test(test_layout_nchw8c),

@@ -393,9 +393,11 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
  * transposed on its way to the NCHW output. Shallow convolutions (K < 64)
  * on planes of 128 pixels or more take the pixel-wide tile on the packed
  * weights. Output channels [8 j, out_c) of an ungrouped convolution can be
- * run on their own: a shape with out_c reduced, weights from block j,
- * bias and y advanced to channel 8 j; every output is the same sum in the
- * same order however the channels are split. */
+ * run on their own, one sample at a time (batch 1): a shape with out_c
+ * reduced, weights from block j, bias and y advanced to channel 8 j;
+ * every output is the same sum in the same order however the channels
+ * are split. kern_conv2d_packed_layout_f32 below reads and writes the
+ * blocked layout too. */
 enum { KERN_CONV_PACK_BLOCK = 8 }; /* output channels per packed block */
 KERN_API size_t kern_conv2d_packed_bytes(const struct kern_conv2d_shape *s);
 KERN_API int kern_conv2d_pack_f32(const struct kern_conv2d_shape *s,
@@ -404,6 +406,42 @@ KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
                                     const float *x, const float *packed,
                                     const float *bias, int act, void *work,
                                     float *y);
+
+/* kern_conv2d_packed_f32 on activations in either layout: x is read in
+ * in_layout and y written in out_layout, each a kern_layout (else
+ * KERN_E_RANGE): [batch][in_c][in_h][in_w] or [batch][ceil(in_c / 8)]
+ * [in_h][in_w][8] for x, alike for y with out_c. The packed weights, the
+ * scratch (kern_conv2d_work_bytes) and the other arguments are those of
+ * kern_conv2d_packed_f32; with both layouts KERN_LAYOUT_NCHW it is that
+ * function. A blocked layout needs groups == 1 (else KERN_E_SHAPE), and
+ * KERN_E_OVERFLOW when a blocked tensor's size overflows. Channel counts
+ * need not be multiples of 8: the padding lanes of a blocked x are never
+ * read, those of a blocked y are written with zeros.
+ *
+ * Results: on one instruction-set path, the same bits as
+ * kern_conv2d_packed_f32 on the tensors converted to and from NCHW
+ * (kern_nchw_to_nchw8c_f32, kern_nchw8c_to_nchw_f32): each output is the
+ * same sum in the same order (the bias, then the K terms in (ic, ky, kx)
+ * order, with fused multiply-adds on the AVX2 path), whatever the
+ * layouts. A blocked output spares the AVX2 channel-vector tile its
+ * transposes (a vector of 8 channels of one pixel is stored as it is),
+ * and a blocked input is read by the phase-plane copy or, for a 1 x 1
+ * stride-1 unpadded convolution, broadcast in place.
+ *
+ * Splitting the output channels (one sample at a time, batch == 1):
+ * channels [8 j, out_c) run on their own with out_c reduced to out_c - 8
+ * j, the weights from block j (packed + 8 j * K floats, K = in_c * kh *
+ * kw), bias + 8 j, the same x, and y + 8 j * out_h * out_w floats, in
+ * either output layout (channel 8 j starts there in both). The results
+ * are the bits of the whole call. With batch > 1 the per-sample stride
+ * of y would shrink with out_c: run each sample on its own (x and y
+ * advanced by a sample of their layout). */
+KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
+                                           int in_layout, int out_layout,
+                                           const float *x,
+                                           const float *packed,
+                                           const float *bias, int act,
+                                           void *work, float *y);
 
 /* Backward of kern_conv2d_f32 without activation, for dy
  * ([batch][out_c][out_h][out_w]): grad_x ([batch][in_c][in_h][in_w]),

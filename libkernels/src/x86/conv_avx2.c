@@ -19,6 +19,12 @@
 
 enum { NR = KERN_CONV_NR, MR = KERN_CONV_MR, OCB = KERN_CONV_OCB };
 
+/* Blocks of 8 channels holding c channels. */
+static inline size_t nb_of(size_t c)
+{
+    return (c + 7) / 8;
+}
+
 static inline __m256 act8(__m256 v, int act)
 {
     if (act == KERN_FUSE_NONE) {
@@ -274,16 +280,106 @@ static void pack(const struct kern_conv2d_shape *s,
     }
 }
 
+/* pack() from a blocked (NCHW8c) input, ungrouped: the same phase
+ * planes. Each input row of 8 channels is transposed 8 pixels at a time
+ * (one vector per pixel in, one per channel out), so that the copy stays
+ * in whole vectors; stride 2 splits 16 columns into their two phases as
+ * the NCHW copy does (row_s2); other strides, and the columns left over,
+ * go one value at a time. */
+static void pack_blocked(const struct kern_conv2d_shape *s,
+                         const struct kern_conv_geom *g, const float *x,
+                         float *buf)
+{
+    const size_t ic = s->in_c, ih = s->in_h, iw = s->in_w;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t pt = s->pad_top, pl = s->pad_left, P = g->pitch;
+    const size_t hw = ih * iw, nblk = (ic + 7) / 8;
+    memset(buf, 0, g->buf_floats * sizeof *buf);
+    for (size_t cb = 0; cb < nblk; cb++) {
+        const size_t nc = ic - cb * 8 < 8 ? ic - cb * 8 : 8;
+        const float *xb = x + cb * hw * 8;
+        for (size_t iy = 0; iy < ih; iy++) {
+            const size_t ry = (iy + pt) % sh, q = (iy + pt) / sh;
+            if (ry >= g->phy) {
+                continue;
+            }
+            const float *src = xb + iy * iw * 8;
+            /* phase rx of channel l's row q */
+            float *dst[8][2];
+            for (size_t l = 0; l < nc; l++) {
+                const size_t c = cb * 8 + l;
+                for (size_t rx = 0; rx < g->phx && rx < 2; rx++) {
+                    dst[l][rx] = buf +
+                                 ((c * g->phy + ry) * g->phx + rx) *
+                                     g->plane +
+                                 q * P;
+                }
+            }
+            size_t ix = 0;
+            if (sw == 1) {
+                for (; ix + 8 <= iw; ix += 8) {
+                    __m256 t[8];
+                    for (int i = 0; i < 8; i++) {
+                        t[i] = _mm256_loadu_ps(src + (ix + (size_t)i) * 8);
+                    }
+                    transpose8(t);
+                    for (size_t l = 0; l < nc; l++) {
+                        _mm256_storeu_ps(dst[l][0] + ix + pl, t[l]);
+                    }
+                }
+            } else if (sw == 2) {
+                /* input column ix + 2 m: phase (ix + pl) % 2, column (ix
+                 * + pl) / 2 + m; ix + 1 + 2 m the other phase */
+                for (; ix + 16 <= iw; ix += 16) {
+                    __m256 a[8], b[8];
+                    for (int i = 0; i < 8; i++) {
+                        a[i] = _mm256_loadu_ps(src + (ix + (size_t)i) * 8);
+                        b[i] = _mm256_loadu_ps(src + (ix + 8 + (size_t)i) * 8);
+                    }
+                    transpose8(a);
+                    transpose8(b);
+                    const size_t pe = (ix + pl) % 2, te = (ix + pl) / 2;
+                    const size_t to = (ix + 1 + pl) / 2;
+                    for (size_t l = 0; l < nc; l++) {
+                        if (pe < g->phx) {
+                            _mm256_storeu_ps(dst[l][pe] + te,
+                                             evens8(a[l], b[l]));
+                        }
+                        if (1 - pe < g->phx) {
+                            _mm256_storeu_ps(dst[l][1 - pe] + to,
+                                             odds8(a[l], b[l]));
+                        }
+                    }
+                }
+            }
+            for (; ix < iw; ix++) {
+                const size_t c = ix + pl, rx = c % sw, t = c / sw;
+                if (rx >= g->phx) {
+                    continue;
+                }
+                for (size_t l = 0; l < nc; l++) {
+                    const size_t ch = cb * 8 + l;
+                    buf[((ch * g->phy + ry) * g->phx + rx) * g->plane +
+                        q * P + t] = src[ix * 8 + l];
+                }
+            }
+        }
+    }
+}
+
 /* The GEMM's row offsets: row k = (ic, ky, kx) of a pixel's column reads
  * base[j + off[k]], base the input planes (direct) or the padded phase
  * planes (layout in conv.h). */
 static void offsets(const struct kern_conv2d_shape *s,
-                    const struct kern_conv_geom *g, ptrdiff_t *off)
+                    const struct kern_conv_geom *g, bool blocked_in,
+                    ptrdiff_t *off)
 {
     if (g->direct) {
+        /* channel k of pixel 0: plane k, or lane k % 8 of block k / 8 */
         const size_t hw_in = s->in_h * s->in_w;
         for (size_t k = 0; k < g->k; k++) {
-            off[k] = (ptrdiff_t)(k * hw_in);
+            off[k] = (ptrdiff_t)(blocked_in ? k / 8 * hw_in * 8 + k % 8
+                                            : k * hw_in);
         }
         return;
     }
@@ -357,7 +453,7 @@ static void pixel_gemm(const struct kern_conv2d_shape *s,
     ptrdiff_t *off = (ptrdiff_t *)(void *)ws;
     ptrdiff_t *off_tail = off + K; /* direct mode only */
     float *buf = (float *)(void *)(off + (g.direct ? 2 * K : K));
-    offsets(s, &g, off);
+    offsets(s, &g, false, off);
     if (g.direct) {
         for (size_t k = 0; k < K; k++) {
             off_tail[k] = (ptrdiff_t)(k * NR);
@@ -470,8 +566,10 @@ enum { CT_MIN_K = 64, CT_MAX_PLANE = 128 };
 /* How a tile's pixels address their input: any (a pointer each, plus the
  * offsets table), row (consecutive columns of one row: the first pointer
  * + r), direct (a 1 x 1 convolution on the input planes: consecutive, and
- * row k is `step` floats further, no table). */
-enum { CT_ANY, CT_ROW, CT_DIRECT };
+ * row k is `step` floats further, no table), blocked (a 1 x 1
+ * convolution on a blocked input: the first pointer + 8 r, plus the
+ * offsets table). */
+enum { CT_ANY, CT_ROW, CT_DIRECT, CT_BLK };
 
 /* Pixels per tile for nv blocks: 12 accumulators. */
 static inline int ct_pixels(int nv)
@@ -532,14 +630,19 @@ ct_store(const int R, __m256 *v, size_t ocn, float *yb, size_t plane,
     }
 }
 
+/* Lanes [0, n) all ones, the rest zero: mask_tab + 8 - n. */
+static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                     0,  0,  0,  0,  0,  0,  0,  0};
+
 /* Outputs p0 .. p0 + R of the chunk's ocn (<= 8 nv) channels: block v's
- * weights at wp + v * K * 8, its output planes from yb + v * 8 * plane;
- * pixel r reads its input at px[r][off[k]]; bb holds the chunk's biases. */
+ * weights at wp + v * K * 8, its outputs from yb + v * 8 * plane (the
+ * block's planes, or with `bout` its blocked [plane][8] run); pixel r
+ * reads its input at px[r][off[k]]; bb holds the chunk's biases. */
 static inline __attribute__((always_inline)) void
-ctile(const int mode, const int nv, const int R, size_t K, const float *wp,
-      const float *const *px, const ptrdiff_t *off, size_t step,
-      const float *bb, int act, size_t ocn, float *yb, size_t plane,
-      size_t p0)
+ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
+      const float *wp, const float *const *px, const ptrdiff_t *off,
+      size_t step, const float *bb, int act, size_t ocn, float *yb,
+      size_t plane, size_t p0)
 {
     __m256 a[CT_PIX];
     const float *p[CT_PIX];
@@ -566,8 +669,11 @@ ctile(const int mode, const int nv, const int R, size_t K, const float *wp,
 #pragma GCC unroll 12
         for (int r = 0; r < R; r++) {
             /* the same address in every mode, formed with fewer
-             * registers when the pixels are consecutive */
-            const float *src = mode == CT_ANY ? p[r] + o : q + o + r;
+             * registers when the pixels are consecutive (8 floats apart
+             * in a blocked input) */
+            const float *src = mode == CT_ANY     ? p[r] + o
+                               : mode == CT_BLK ? q + o + 8 * r
+                                                : q + o + r;
             const __m256 xb = _mm256_broadcast_ss(src);
             a[r * nv] = _mm256_fmadd_ps(v0, xb, a[r * nv]);
             if (nv > 1) {
@@ -583,47 +689,76 @@ ctile(const int mode, const int nv, const int R, size_t K, const float *wp,
     }
 #pragma GCC unroll 3
     for (int v = 0; v < nv; v++) {
+        const size_t left = ocn - (size_t)v * 8;
+        if (bout) {
+            /* a vector is one pixel's 8 channels: stored as it is; the
+             * lanes past the last channel hold 0 * x sums, zeroed so
+             * that they stay zero whatever x holds (infinities) */
+            float *d = yb + ((size_t)v * plane + p0) * 8;
+            const __m256 m = _mm256_castsi256_ps(_mm256_loadu_si256(
+                (const __m256i *)(const void *)(mask_tab + 8 -
+                                                (left < 8 ? left : 8))));
+#pragma GCC unroll 12
+            for (int r = 0; r < R; r++) {
+                __m256 o = act8(a[r * nv + v], act);
+                if (left < 8) {
+                    o = _mm256_and_ps(o, m);
+                }
+                _mm256_storeu_ps(d + (size_t)r * 8, o);
+            }
+            continue;
+        }
         __m256 rows[CT_PIX];
 #pragma GCC unroll 12
         for (int r = 0; r < R; r++) {
             rows[r] = act8(a[r * nv + v], act);
         }
-        const size_t left = ocn - (size_t)v * 8;
         ct_store(R, rows, left, yb + (size_t)v * 8 * plane, plane, p0);
     }
 }
 
 #define CT_CASE(nv, r)                                                       \
     case (nv) * 16 + (r):                                                    \
-        ctile(CT_ANY, nv, r, K, wp, px, off, 0, bb, act, ocn, yb, plane,     \
-              p0);                                                           \
+        ctile(CT_ANY, nv, r, bout, K, wp, px, off, 0, bb, act, ocn, yb,      \
+              plane, p0);                                                    \
         break
 #define CT_FULL(m, nv)                                                       \
-    ctile(m, nv, ct_pixels(nv), K, wp, px, off, step, bb, act, ocn, yb,      \
-          plane, p0)
+    ctile(m, nv, ct_pixels(nv), bout, K, wp, px, off, step, bb, act, ocn,    \
+          yb, plane, p0)
 
 /* A tile of r pixels x nv blocks of channels; a full tile whose pixels are
- * consecutive takes the row or direct form. */
-static void ctile_any(int mode, int nv, int r, size_t K, const float *wp,
-                      const float *const *px, const ptrdiff_t *off,
-                      size_t step, const float *bb, int act, size_t ocn,
-                      float *yb, size_t plane, size_t p0)
+ * consecutive takes the row or direct form (CT_ROW, CT_DIRECT, CT_BLK
+ * alike). */
+static inline __attribute__((always_inline)) void
+ctile_sel(const bool bout, int mode, int nv, int r, size_t K,
+          const float *wp, const float *const *px, const ptrdiff_t *off,
+          size_t step, const float *bb, int act, size_t ocn, float *yb,
+          size_t plane, size_t p0)
 {
     if (mode != CT_ANY && r == ct_pixels(nv)) {
-        switch (nv * 2 + (mode == CT_DIRECT)) {
-        case 7:
+        switch (nv * 4 + mode) {
+        case 3 * 4 + CT_BLK:
+            CT_FULL(CT_BLK, 3);
+            return;
+        case 3 * 4 + CT_DIRECT:
             CT_FULL(CT_DIRECT, 3);
             return;
-        case 6:
+        case 3 * 4 + CT_ROW:
             CT_FULL(CT_ROW, 3);
             return;
-        case 5:
+        case 2 * 4 + CT_BLK:
+            CT_FULL(CT_BLK, 2);
+            return;
+        case 2 * 4 + CT_DIRECT:
             CT_FULL(CT_DIRECT, 2);
             return;
-        case 4:
+        case 2 * 4 + CT_ROW:
             CT_FULL(CT_ROW, 2);
             return;
-        case 3:
+        case 1 * 4 + CT_BLK:
+            CT_FULL(CT_BLK, 1);
+            return;
+        case 1 * 4 + CT_DIRECT:
             CT_FULL(CT_DIRECT, 1);
             return;
         default:
@@ -654,8 +789,25 @@ static void ctile_any(int mode, int nv, int r, size_t K, const float *wp,
         CT_CASE(1, 3);
         CT_CASE(1, 2);
     default:
-        ctile(CT_ANY, 1, 1, K, wp, px, off, 0, bb, act, ocn, yb, plane, p0);
+        ctile(CT_ANY, 1, 1, bout, K, wp, px, off, 0, bb, act, ocn, yb, plane,
+              p0);
         break;
+    }
+}
+
+/* ctile_sel for an NCHW (transposed stores) or a blocked output. */
+static void ctile_any(bool bout, int mode, int nv, int r, size_t K,
+                      const float *wp, const float *const *px,
+                      const ptrdiff_t *off, size_t step, const float *bb,
+                      int act, size_t ocn, float *yb, size_t plane,
+                      size_t p0)
+{
+    if (bout) {
+        ctile_sel(true, mode, nv, r, K, wp, px, off, step, bb, act, ocn, yb,
+                  plane, p0);
+    } else {
+        ctile_sel(false, mode, nv, r, K, wp, px, off, step, bb, act, ocn,
+                  yb, plane, p0);
     }
 }
 
@@ -674,36 +826,52 @@ static int ct_blocks(size_t left, bool direct)
 }
 
 void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
-                             size_t out_w, const float *x, const float *wpk,
+                             size_t out_w, int in_layout, int out_layout,
+                             const float *x, const float *wpk,
                              const float *bias, int act, void *work, float *y)
 {
     struct kern_conv_geom g;
     if (!work || !kern_conv_geom(s, out_h, out_w, &g)) {
-        kern_conv2d_packed_c(s, out_h, out_w, x, wpk, bias, act, work, y);
+        kern_conv2d_packed_c(s, out_h, out_w, in_layout, out_layout, x, wpk,
+                             bias, act, work, y);
         return;
     }
+    const bool bin = in_layout == KERN_LAYOUT_NCHW8C;
+    const bool bout = out_layout == KERN_LAYOUT_NCHW8C;
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t K = g.k, hw_in = s->in_h * s->in_w, plane = out_h * out_w;
     const size_t nb = (ocg + OCB - 1) / OCB;
-    if (K < CT_MIN_K && plane >= CT_MAX_PLANE) {
+    if (!bin && !bout && K < CT_MIN_K && plane >= CT_MAX_PLANE) {
         pixel_gemm(s, &g, out_h, out_w, x, wpk, true, bias, act, work, y);
         return;
     }
-    /* direct: the input planes' own pitch; else the phase planes' */
+    /* A sample's floats in each layout (groups == 1 when blocked). */
+    const size_t x_n = bin ? nb_of(s->in_c) * 8 * hw_in : s->in_c * hw_in;
+    const size_t y_n = bout ? nb * OCB * plane : s->out_c * plane;
+    /* direct: the input planes' own pitch, pixels 8 floats apart in a
+     * blocked input; else the phase planes' */
     const size_t pitch = g.direct ? s->in_w : g.pitch;
+    const size_t ps = g.direct && bin ? 8 : 1;
+    const int dmode = bin ? CT_BLK : CT_DIRECT;
     unsigned char *ws = (unsigned char *)work;
     ws += (64 - (uintptr_t)ws % 64) % 64;
     ptrdiff_t *off = (ptrdiff_t *)(void *)ws;
     float *buf = (float *)(void *)(off + (g.direct ? 2 * K : K));
-    offsets(s, &g, off);
+    offsets(s, &g, bin, off);
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t gi = 0; gi < s->groups; gi++) {
-            const float *xg = x + (b * s->in_c + gi * icg) * hw_in;
+            const float *xg = x + b * x_n + gi * icg * hw_in;
             const float *bg = bias ? bias + gi * ocg : NULL;
-            float *yg = y + (b * s->out_c + gi * ocg) * plane;
+            /* channel oc of the group starts at yg + oc * plane in
+             * either layout (oc a multiple of 8 when blocked) */
+            float *yg = y + b * y_n + gi * ocg * plane;
             const float *base = xg;
             if (!g.direct) {
-                pack(s, &g, xg, buf);
+                if (bin) {
+                    pack_blocked(s, &g, xg, buf);
+                } else {
+                    pack(s, &g, xg, buf);
+                }
                 base = buf;
             }
             for (size_t oc = 0; oc < ocg;) {
@@ -722,18 +890,18 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                     const size_t n = plane - p0 < R ? plane - p0 : R;
                     const float *px[CT_PIX];
                     /* consecutive when the tile stays in one row */
-                    const int mode = g.direct ? CT_DIRECT
+                    const int mode = g.direct ? dmode
                                      : ox + n <= out_w ? CT_ROW
                                                        : CT_ANY;
                     for (size_t r = 0; r < n; r++) {
-                        px[r] = base + oy * pitch + ox;
+                        px[r] = base + (oy * pitch + ox) * ps;
                         if (++ox == out_w) {
                             ox = 0;
                             oy++;
                         }
                     }
-                    ctile_any(mode, nv, (int)n, K, wp, px, off, hw_in, bb,
-                              act, ocn, yg + oc * plane, plane, p0);
+                    ctile_any(bout, mode, nv, (int)n, K, wp, px, off, hw_in,
+                              bb, act, ocn, yg + oc * plane, plane, p0);
                 }
                 oc += ocn;
             }
