@@ -12,8 +12,9 @@
  * region; depthwise layers take kern_conv2d_f32's direct kernel. Once in
  * NCHW, once with kern_conv2d_packed_layout_f32 on NCHW8c wherever a
  * side's channel count is a multiple of 8 (the executor keeps chains of
- * such layers blocked; a 3-channel image stays NCHW), its output
- * required to be the NCHW run's bits. edgefit_to_best takes the faster of
+ * such layers blocked; a 3-channel image stays NCHW), depthwise layers
+ * with kern_dwconv2d_nchw8c_f32 on their filters packed by
+ * kern_dwconv2d_pack_f32, its output required to be the NCHW run's bits. edgefit_to_best takes the faster of
  * the two, the layout the executor would pick. */
 #include <math.h>
 #include <stdio.h>
@@ -106,6 +107,9 @@ struct conv_ctx {
     const struct kern_conv2d_shape *s;
     const float *x, *w, *b;
     const float *wp; /* packed weights, NULL for depthwise */
+    /* depthwise: the shape and filters of kern_dwconv2d_nchw8c_f32 */
+    struct kern_dwconv2d_shape ds;
+    const float *dwp;
     void *work;
     float *y;
     /* the blocked run: its layouts, x in in_layout, its own y */
@@ -128,17 +132,27 @@ static int run_edgefit(void *p)
                            c->y) != KERN_OK;
 }
 
-/* Whether edgefit has a kernel on NCHW8c activations for this shape (a
- * depthwise one takes the depthwise kernel's blocked form when it has
- * one: its call goes beside the packed one in run_edgefit_nchw8c). */
+static bool is_depthwise(const struct kern_conv2d_shape *s)
+{
+    return s->groups == s->in_c && s->out_c == s->in_c && s->groups > 1;
+}
+
+/* Whether edgefit has a kernel on NCHW8c activations for this shape: the
+ * packed convolution (groups 1), the depthwise kernel's blocked form
+ * where the executor would keep the layer blocked (channels a multiple of
+ * 8). */
 static bool nchw8c_runs(const struct kern_conv2d_shape *s)
 {
-    return !(s->groups == s->in_c && s->out_c == s->in_c) && s->groups == 1;
+    return s->groups == 1 || (is_depthwise(s) && s->in_c % 8 == 0);
 }
 
 static int run_edgefit_nchw8c(void *p)
 {
     struct conv_ctx *c = p;
+    if (c->dwp) {
+        return kern_dwconv2d_nchw8c_f32(&c->ds, c->xl, c->dwp, c->b,
+                                        KERN_FUSE_RELU, c->yl) != KERN_OK;
+    }
     return kern_conv2d_packed_layout_f32(c->s, c->in_layout, c->out_layout,
                                          c->xl, c->wp, c->b, KERN_FUSE_RELU,
                                          c->work, c->yl) != KERN_OK;
@@ -304,10 +318,16 @@ static int conv_row(const struct bench_cfg *cfg, art_table *t,
     const size_t nyl = (s->out_c + 7) / 8 * 8 * oh * ow;
     float *xl = blk ? bench_alloc(nxl, sizeof(float)) : NULL;
     float *yl = blk ? bench_alloc(nyl, sizeof(float)) : NULL;
+    const struct kern_dwconv2d_shape ds = {
+        s->batch, s->in_c, s->in_h, s->in_w, s->kh, s->kw, s->stride_h,
+        s->stride_w, s->pad_top, s->pad_left, s->pad_bottom, s->pad_right};
+    const size_t dpb = blk && is_depthwise(s) ? kern_dwconv2d_packed_bytes(&ds)
+                                              : 0;
+    float *dwp = dpb ? bench_alloc(dpb / sizeof(float), sizeof(float)) : NULL;
     struct conv_ctx ctx = {.s = s, .work = work};
     int rc = CLI_EXIT_FAILURE;
     if (!x || !w || !b || !y || !yo || (wb && !work) || (pb && !wp) ||
-        (blk && (!xl || !yl))) {
+        (blk && (!xl || !yl)) || (dpb && !dwp)) {
         bench_kern_failed("conv", KERN_E_NOMEM);
         goto done;
     }
@@ -327,6 +347,12 @@ static int conv_row(const struct bench_cfg *cfg, art_table *t,
         bench_kern_failed("conv pack", st);
         goto done;
     }
+    if (dwp && (st = kern_dwconv2d_pack_f32(&ds, w, dwp)) != KERN_OK) {
+        bench_kern_failed("depthwise pack", st);
+        goto done;
+    }
+    ctx.ds = ds;
+    ctx.dwp = dwp;
     ctx.x = x;
     ctx.w = w;
     ctx.wp = wp;
@@ -425,6 +451,7 @@ done:
     bench_xnn_conv_free(ctx.xnn);
     free(work);
     free(yl);
+    free(dwp);
     free(xl);
     free(yo);
     free(y);
