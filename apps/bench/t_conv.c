@@ -14,8 +14,9 @@
  * side's channel count is a multiple of 8 (the executor keeps chains of
  * such layers blocked; a 3-channel image stays NCHW), depthwise layers
  * with kern_dwconv2d_nchw8c_f32 on their filters packed by
- * kern_dwconv2d_pack_f32, its output required to be the NCHW run's bits. edgefit_to_best takes the faster of
- * the two, the layout the executor would pick. */
+ * kern_dwconv2d_pack_f32, its output required to be the NCHW run's bits.
+ * edgefit_to_best takes the faster of the two, the layout the executor
+ * would pick. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

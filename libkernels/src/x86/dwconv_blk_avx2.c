@@ -6,14 +6,22 @@
  * the tap's weights and one fused multiply-add: no transposes, no
  * broadcasts, and a stride is only a different input address.
  *
- * Each output row of a block is cut into columns whose taps all lie
- * inside the input (the interior: no test at all) and the few edge
- * columns on either side whose windows cross the left or right padding.
+ * Two loop orders. Block by block (plane()): each output row of a block
+ * is cut into columns whose taps all lie inside the input (the interior:
+ * no test at all) and the few edge columns on either side whose windows
+ * cross the left or right padding (masked loads for 3 x 3 filters).
  * Interior columns go G at a time with G independent accumulators, so the
- * chains of dependent multiply-adds overlap; neighbouring outputs read
- * overlapping pixels, and with the loops unrolled for a constant filter
- * width the compiler loads each shared pixel once. Filter rows that fall
- * in the top or bottom padding are known per output row, not per tap.
+ * chains of dependent multiply-adds overlap; a 3 x 3 filter's nine weight
+ * vectors stay in registers along the row. Filter rows that fall in the
+ * top or bottom padding are known per output row, not per tap.
+ *
+ * Pixel-major (pixels3(), 3 x 3 filters with many blocks or few outputs):
+ * on MobileNet's 6 x 6 and 3 x 3 planes a block has only 9 to 36 outputs,
+ * and the block-by-block order pays a row's set-up and its edge columns'
+ * lone chains for every block. Turned around, the geometry of a few
+ * outputs is worked out once and the inner loop runs over the blocks (as
+ * XNNPACK's NHWC kernels loop over channels), whose chains are
+ * independent, with the edge columns' padding taps fixed at compile time.
  *
  * The bits of kern_dwconv2d_avx2 (the NCHW path): the sum starts from the
  * bias and takes every tap in row-major order with a fused multiply-add,
@@ -487,7 +495,9 @@ static void pixels3(const struct kern_dwconv2d_shape *s, size_t oh,
             rows[ky] = iy < ih ? x + iy * iw * L : NULL;
         }
         for (size_t ox = 0; ox < ow;) {
-            /* the class of column ox + k: taps [kx0, kx1) inside */
+            /* grow the group while its columns fit (taps kx in [k0, k1)
+             * inside the input): interior [0, 3), a left edge [1, 3)
+             * first, a right edge [0, 2) last (it ends the group) */
             size_t g = 0;
             int lft = 0, rgt = 0;
             for (; g < 4 && ox + g < ow && !rgt; g++) {
@@ -511,10 +521,9 @@ static void pixels3(const struct kern_dwconv2d_shape *s, size_t oh,
                 }
                 break;
             }
-            /* rgt ended the loop after counting its column */
             if (g == 0) {
-                pix_other(rows, ox * sw, pl, iw, w, bj, y + (oy * ow + ox) * L, n, ihw,
-                          ohw, act);
+                pix_other(rows, ox * sw, pl, iw, w, bj,
+                          y + (oy * ow + ox) * L, n, ihw, ohw, act);
                 ox++;
                 continue;
             }
