@@ -35,11 +35,14 @@
 #define L KERN_CBLOCK
 typedef __m256 V;
 
-/* 3 x 3 filters go pixel-major (pixels3) from this many full blocks, or
- * planes of at most PIX_MAX outputs; otherwise block by block (plane()),
- * which measured faster on MobileNetV1's 48 x 48 layers (8 and 16
- * channels, one and two blocks). */
-enum { PIX_BLOCKS = 4, PIX_MAX = 64 };
+/* 3 x 3 filters go pixel-major (pixels3) from PIX_BLOCKS full blocks, or
+ * on planes of at most PIX_MAX outputs; otherwise block by block
+ * (plane()), which measured faster on MobileNetV1's 48 x 48 and 24 x 24
+ * layers (one to four blocks). Pixel-major groups hold up to GMAX
+ * outputs: eight accumulators, a weight vector and the input operands of
+ * the multiply-adds fill the sixteen registers (eight measured faster
+ * than four on 6 x 6, 12 x 12 and 25 x 5 planes). */
+enum { PIX_BLOCKS = 8, PIX_MAX = 64, GMAX = 8 };
 
 static inline V fuse_full(V v, int act)
 {
@@ -337,7 +340,7 @@ plane(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
 }
 
 /* 3 x 3 filters, column stride 1 or 2: pixel-major. The geometry of a
- * group of up to four outputs of a row (which taps lie in the input, at
+ * group of up to GMAX outputs of a row (which taps lie in the input, at
  * which offsets) is worked out once and serves every block of the range:
  * the inner loop runs over the blocks, the group's outputs in each (g
  * chains of nine multiply-adds, independent of the next block's, which
@@ -360,7 +363,7 @@ pix_blocks(const float *const rows[3], size_t c, size_t pl, const float *w,
     const V z = _mm256_setzero_ps();
     for (size_t j = 0; j < n; j++) {
         const V b = bias ? _mm256_loadu_ps(bias + j * L) : z;
-        V a[4];
+        V a[8];
         for (size_t i = 0; i < g; i++) {
             a[i] = b;
         }
@@ -444,6 +447,18 @@ pix_sizes(const float *const rows[3], size_t c, size_t pl, const float *w,
           int act, size_t g, size_t sw, int lft, int rgt)
 {
     switch (g) {
+    case 8:
+        pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 8, sw, lft, rgt);
+        break;
+    case 7:
+        pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 7, sw, lft, rgt);
+        break;
+    case 6:
+        pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 6, sw, lft, rgt);
+        break;
+    case 5:
+        pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 5, sw, lft, rgt);
+        break;
     case 4:
         pix_edges(rows, c, pl, w, bias, y, n, ihw, ohw, act, 4, sw, lft, rgt);
         break;
@@ -473,7 +488,7 @@ static void pix_group(const float *const rows[3], size_t c, size_t pl,
 
 /* Blocks [j0, j1) of one sample, all full (a partial last block goes
  * through plane()); column stride 1 or 2. Each row is cut into groups of
- * up to four outputs: interior columns, a left edge column first, a right
+ * up to GMAX outputs: interior columns, a left edge column first, a right
  * edge column last; any other column alone. */
 static void pixels3(const struct kern_dwconv2d_shape *s, size_t oh,
                     size_t ow, size_t j0, size_t j1, const float *x,
@@ -500,7 +515,7 @@ static void pixels3(const struct kern_dwconv2d_shape *s, size_t oh,
              * first, a right edge [0, 2) last (it ends the group) */
             size_t g = 0;
             int lft = 0, rgt = 0;
-            for (; g < 4 && ox + g < ow && !rgt; g++) {
+            for (; g < GMAX && ox + g < ow && !rgt; g++) {
                 const size_t c = (ox + g) * sw;
                 const int k0 = c + 1 == pl ? 1 : c >= pl ? 0 : -1;
                 const int k1 = c + 3 <= iw + pl ? 3 : c + 2 == iw + pl ? 2 : -1;
