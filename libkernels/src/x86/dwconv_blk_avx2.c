@@ -37,12 +37,13 @@ typedef __m256 V;
 
 /* 3 x 3 filters go pixel-major (pixels3) from PIX_BLOCKS full blocks, or
  * on planes of at most PIX_MAX outputs; otherwise block by block
- * (plane()), which measured faster on MobileNetV1's 48 x 48 and 24 x 24
- * layers (one to four blocks). Pixel-major groups hold up to GMAX
- * outputs: eight accumulators, a weight vector and the input operands of
- * the multiply-adds fill the sixteen registers (eight measured faster
- * than four on 6 x 6, 12 x 12 and 25 x 5 planes). */
-enum { PIX_BLOCKS = 8, PIX_MAX = 64, GMAX = 8 };
+ * (plane()), which measured faster on MobileNetV1's 48 x 48 layers (one
+ * and two blocks; pixel-major won from four, at 24 x 24). Pixel-major
+ * groups hold up to GMAX outputs: eight accumulators, a filter row's
+ * three weight vectors and an input pixel fit in the sixteen registers
+ * (eight measured faster than four on 6 x 6, 12 x 12 and 25 x 5
+ * planes). */
+enum { PIX_BLOCKS = 4, PIX_MAX = 64, GMAX = 8 };
 
 static inline V fuse_full(V v, int act)
 {
@@ -131,13 +132,19 @@ frow3(V *a, size_t g, const float *p, V w0, V w1, V w2, size_t sw)
         }
         return;
     }
+    /* pixel q is tap kx = q - i sw of output i: q ascending keeps each
+     * output's taps in the order kx = 0, 1, 2 */
+#pragma GCC unroll 32
+    for (size_t q = 0; q < (g - 1) * sw + 3; q++) {
+        const V v = _mm256_loadu_ps(p + q * L);
 #pragma GCC unroll 8
-    for (size_t i = 0; i < g; i++) {
-        a[i] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(p + i * sw * L), a[i]);
-        a[i] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(p + (i * sw + 1) * L),
-                               a[i]);
-        a[i] = _mm256_fmadd_ps(w2, _mm256_loadu_ps(p + (i * sw + 2) * L),
-                               a[i]);
+        for (size_t i = 0; i < g; i++) {
+            const size_t kx = q - i * sw; /* wraps when q < i sw */
+            if (kx < 3) {
+                a[i] = _mm256_fmadd_ps(kx == 0 ? w0 : kx == 1 ? w1 : w2, v,
+                                       a[i]);
+            }
+        }
     }
 }
 
@@ -379,15 +386,28 @@ pix_blocks(const float *const rows[3], size_t c, size_t pl, const float *w,
                 continue;
             }
             r += j * ihw;
-            for (size_t kx = 0; kx < 3; kx++) {
-                const V wv = _mm256_loadu_ps(w + (ky * 3 + kx) * L);
+            const V w0 = _mm256_loadu_ps(w + ky * 3 * L);
+            const V w1 = _mm256_loadu_ps(w + (ky * 3 + 1) * L);
+            const V w2 = _mm256_loadu_ps(w + (ky * 3 + 2) * L);
+            /* pixel q (column c + q - pl) is tap kx = q - i sw of output
+             * i: each loaded once, q ascending keeps each output's taps in
+             * the order kx = 0, 1, 2 */
+#pragma GCC unroll 32
+            for (size_t q = 0; q < (g - 1) * sw + 3; q++) {
+                /* the edge taps read no pixel: the first and last q,
+                 * each the tap of one output only */
+                const int pad =
+                    (lft && q == 0) || (rgt && q == (g - 1) * sw + 2);
+                const V v = pad ? z : _mm256_loadu_ps(r + (c + q - pl) * L);
+#pragma GCC unroll 8
                 for (size_t i = 0; i < g; i++) {
-                    const int out = (lft && i == 0 && kx == 0) ||
-                                    (rgt && i == g - 1 && kx == 2);
-                    const V v =
-                        out ? z
-                            : _mm256_loadu_ps(r + (c + i * sw + kx - pl) * L);
-                    a[i] = _mm256_fmadd_ps(wv, v, a[i]);
+                    const size_t kx = q - i * sw; /* wraps when q < i sw */
+                    if (kx < 3) {
+                        a[i] = _mm256_fmadd_ps(kx == 0   ? w0
+                                               : kx == 1 ? w1
+                                                         : w2,
+                                               v, a[i]);
+                    }
                 }
             }
         }
