@@ -445,6 +445,10 @@ static void pix_other(const float *const rows[3], size_t c, size_t pl,
     }
 }
 
+/* pix_edges, pix_sizes and pix_group turn lft, rgt, g and sw into
+ * constants, one case each, so that each instance of pix_blocks unrolls
+ * whole: its accumulators stay in registers and the edge taps' tests
+ * vanish. */
 static inline __attribute__((always_inline)) void
 pix_edges(const float *const rows[3], size_t c, size_t pl, const float *w,
           const float *bias, float *y, size_t n, size_t ihw, size_t ohw,
