@@ -436,11 +436,12 @@ static bool conv_dw_s8(const struct prof_exec *ex, const struct exec_op *op)
 static size_t conv_parts(const struct prof_exec *ex, const struct exec_op *op);
 
 /* The units a single sample's output channels are split in: one channel of
- * a depthwise convolution, four of an ungrouped one on raw weights
- * (libkernels' pixel-wide tile is four output channels tall), or a block
- * of packed weights (KERN_CONV_PACK_BLOCK channels), so that every part
- * computes its channels with the same tiles, and sums, as one thread
- * would. */
+ * a depthwise convolution (a block of KERN_CBLOCK on blocked tensors,
+ * which its kernel computes a block at a time), four of an ungrouped one
+ * on raw weights (libkernels' pixel-wide tile is four output channels
+ * tall), or a block of packed weights (KERN_CONV_PACK_BLOCK channels), so
+ * that every part computes its channels with the same tiles, and sums, as
+ * one thread would. */
 static size_t conv_channel_unit(const struct exec_op *op)
 {
     if (conv_is_depthwise(op)) {
@@ -1391,15 +1392,16 @@ struct conv_job {
     const prof_exec *ex;
     const struct exec_op *op;
     const float *x, *w, *b;
-    const float *wp; /* the packed weights, or NULL for w */
+    const float *wp; /* the packed weights (op->wpk, or op->dwpk for a
+                        depthwise conv on blocked tensors), or NULL for w */
     int fuse;
     float *y;
     size_t slot; /* floats of scratch per part */
 };
 
-/* Samples [lo, hi) of the batch, or output channels [lo, hi) of a single
- * sample, through libkernels' convolution on scratch block `part`: each
- * output is computed exactly as on one thread. */
+/* Samples [lo, hi) of the batch, or channel units [lo, hi) of a single
+ * sample (conv_channel_unit), through libkernels' convolution on scratch
+ * block `part`: each output is computed exactly as on one thread. */
 static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
 {
     const struct conv_job *j = arg;
@@ -1409,6 +1411,22 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
     const float *x = j->x, *w = j->w, *b = j->op->bn ? j->b : NULL;
     const float *wp = j->wp;
     float *y = j->y;
+    if (wp && wp == op->dwpk) {
+        /* a depthwise conv on blocked tensors: its samples, or the
+         * channel blocks [lo, hi) of the whole single sample */
+        struct kern_dwconv2d_shape ds = dw_shape(&cs);
+        size_t b0 = 0, b1 = (op->c_out + KERN_CBLOCK - 1) / KERN_CBLOCK;
+        if (j->ex->batch > 1) {
+            ds.batch = hi - lo;
+            x += lo * op->c_in * hw_in;
+            y += lo * op->c_out * op->hw_out;
+        } else if (conv_parts(j->ex, op) > 1) {
+            b0 = lo;
+            b1 = hi;
+        }
+        return exec_kern_status(kern_dwconv2d_nchw8c_blocks_f32(
+            &ds, b0, b1, x, wp, b, j->fuse, y));
+    }
     if (j->ex->batch > 1) {
         cs.batch = hi - lo;
         x += lo * op->c_in * hw_in;
@@ -1428,13 +1446,6 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
             cs.groups = hi - lo;
             x += lo * hw_in;
         }
-    }
-    if (wp && conv_is_depthwise(op)) {
-        /* blocked (op->dwpk): the channel units are whole blocks, each
-         * [kh][kw][8] packed weights, kdim * 8 floats */
-        const struct kern_dwconv2d_shape ds = dw_shape(&cs);
-        return exec_kern_status(
-            kern_dwconv2d_nchw8c_f32(&ds, x, wp, b, j->fuse, y));
     }
     void *work = j->slot && kern_conv2d_work_bytes(&cs) <=
                                 j->slot * sizeof(float)
@@ -1623,7 +1634,7 @@ int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
 }
 
 /* The layer in float: x, parameters and y are float arrays; wp, when not
- * NULL, is a convolution's w packed (op->wpk). */
+ * NULL, is a convolution's w packed (op->wpk or op->dwpk). */
 static int layer_f32(const prof_exec *ex, const struct exec_op *op,
                      const float *x, const float *w, const float *wp,
                      const float *b, float *y)
