@@ -903,6 +903,12 @@ ct_strided_t(const bool bout, const int nv, const struct kern_conv2d_shape *s,
     }
 }
 
+#define CT_STRIDED_CASE(bo, nv)                                              \
+    case (bo) * 4 + (nv):                                                    \
+        ct_strided_t(bo, nv, s, out_w, K, wp, base, off, step, bb, act, ocn, \
+                     yb, plane);                                             \
+        break
+
 static void ct_strided(bool bout, int nv, const struct kern_conv2d_shape *s,
                        size_t out_w, size_t K, const float *wp,
                        const float *base, const ptrdiff_t *off, size_t step,
@@ -910,30 +916,13 @@ static void ct_strided(bool bout, int nv, const struct kern_conv2d_shape *s,
                        size_t plane)
 {
     switch ((int)bout * 4 + nv) {
-    case 1:
-        ct_strided_t(false, 1, s, out_w, K, wp, base, off, step, bb, act,
-                     ocn, yb, plane);
-        break;
-    case 2:
-        ct_strided_t(false, 2, s, out_w, K, wp, base, off, step, bb, act,
-                     ocn, yb, plane);
-        break;
-    case 3:
-        ct_strided_t(false, 3, s, out_w, K, wp, base, off, step, bb, act,
-                     ocn, yb, plane);
-        break;
-    case 5:
-        ct_strided_t(true, 1, s, out_w, K, wp, base, off, step, bb, act,
-                     ocn, yb, plane);
-        break;
-    case 6:
-        ct_strided_t(true, 2, s, out_w, K, wp, base, off, step, bb, act,
-                     ocn, yb, plane);
-        break;
+        CT_STRIDED_CASE(0, 1);
+        CT_STRIDED_CASE(0, 2);
+        CT_STRIDED_CASE(0, 3);
+        CT_STRIDED_CASE(1, 1);
+        CT_STRIDED_CASE(1, 2);
     default:
-        ct_strided_t(true, 3, s, out_w, K, wp, base, off, step, bb, act,
-                     ocn, yb, plane);
-        break;
+        CT_STRIDED_CASE(1, 3);
     }
 }
 
