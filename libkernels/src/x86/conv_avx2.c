@@ -283,9 +283,9 @@ static void pack(const struct kern_conv2d_shape *s,
 /* pack() from a blocked (NCHW8c) input, ungrouped: the same phase
  * planes. Each input row of 8 channels is transposed 8 pixels at a time
  * (one vector per pixel in, one per channel out), so that the copy stays
- * in whole vectors; stride 2 splits 16 columns into their two phases as
- * the NCHW copy does (row_s2); other strides, and the columns left over,
- * go one value at a time. */
+ * in whole vectors; at stride 2 the 8 even and the 8 odd pixels of 16
+ * columns are transposed apart, one phase each; other strides, and the
+ * columns left over, go one value at a time. */
 static void pack_blocked(const struct kern_conv2d_shape *s,
                          const struct kern_conv_geom *g, const float *x,
                          float *buf)
@@ -331,23 +331,24 @@ static void pack_blocked(const struct kern_conv2d_shape *s,
                 /* input column ix + 2 m: phase (ix + pl) % 2, column (ix
                  * + pl) / 2 + m; ix + 1 + 2 m the other phase */
                 for (; ix + 16 <= iw; ix += 16) {
-                    __m256 a[8], b[8];
-                    for (int i = 0; i < 8; i++) {
-                        a[i] = _mm256_loadu_ps(src + (ix + (size_t)i) * 8);
-                        b[i] = _mm256_loadu_ps(src + (ix + 8 + (size_t)i) * 8);
-                    }
-                    transpose8(a);
-                    transpose8(b);
                     const size_t pe = (ix + pl) % 2, te = (ix + pl) / 2;
                     const size_t to = (ix + 1 + pl) / 2;
-                    for (size_t l = 0; l < nc; l++) {
-                        if (pe < g->phx) {
-                            _mm256_storeu_ps(dst[l][pe] + te,
-                                             evens8(a[l], b[l]));
+                    /* the even columns' pixels, then the odd ones', each
+                     * transposed into 8 columns of one phase */
+                    for (size_t h = 0; h < 2; h++) {
+                        const size_t ph = h ? 1 - pe : pe;
+                        if (ph >= g->phx) {
+                            continue;
                         }
-                        if (1 - pe < g->phx) {
-                            _mm256_storeu_ps(dst[l][1 - pe] + to,
-                                             odds8(a[l], b[l]));
+                        __m256 a[8];
+                        for (size_t i = 0; i < 8; i++) {
+                            a[i] = _mm256_loadu_ps(src +
+                                                   (ix + 2 * i + h) * 8);
+                        }
+                        transpose8(a);
+                        for (size_t l = 0; l < nc; l++) {
+                            _mm256_storeu_ps(dst[l][ph] + (h ? to : te),
+                                             a[l]);
                         }
                     }
                 }
