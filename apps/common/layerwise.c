@@ -404,6 +404,12 @@ static bool get_dram_err(const void *ctx, size_t i, union cli_value *v)
            real_cell(RES(ctx)->dram_pred[i].relative_error, v);
 }
 
+static bool get_layout(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = RES(ctx)->prof.ops[i].info.output_layout ? "nchw8c" : "nchw";
+    return measured(RES(ctx), i);
+}
+
 static const struct cli_column measured_cols[] = {
     {"latency_ms", ART_REAL, get_latency, CLI_COL_BRIEF},
     {"predicted_ms", ART_REAL, get_predicted, CLI_COL_BRIEF},
@@ -414,6 +420,7 @@ static const struct cli_column measured_cols[] = {
     {"achieved_bandwidth_gbps", ART_REAL, get_gbps, CLI_COL_ALL},
     {"memory_kb", ART_REAL, get_memory_kb, CLI_COL_ALL},
     {"threads", ART_UINT, get_threads, CLI_COL_ALL},
+    {"output_layout", ART_TEXT, get_layout, CLI_COL_ALL},
     {"predicted_energy_proxy_j", ART_REAL, get_energy, CLI_COL_ALL},
     {"host_predicted_ms", ART_REAL, get_host_pred, CLI_COL_ALL},
     {"host_prediction_error", ART_REAL, get_host_err, CLI_COL_BRIEF},

@@ -45,9 +45,61 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
     }
 }
 
+/* The same definition on NCHW8c tensors: output by output, lane by lane,
+ * with the same expression as above (bias, then the taps inside the input
+ * in row-major order, no fused multiply-add), so that each value has the
+ * bits kern_dwconv2d_c gives it. */
+void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
+                         size_t out_w, size_t b0, size_t b1, const float *x,
+                         const float *packed, const float *bias, int act,
+                         float *y)
+{
+    enum { L = KERN_CBLOCK };
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t pt = s->pad_top, pl = s->pad_left;
+    const size_t nb = (s->channels + L - 1) / L;
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t j = b0; j < b1; j++) {
+            const float *xp = x + (b * nb + j) * ih * iw * L;
+            const float *wj = packed + j * kh * kw * L;
+            float *yp = y + (b * nb + j) * out_h * out_w * L;
+            for (size_t oy = 0; oy < out_h; oy++) {
+                for (size_t ox = 0; ox < out_w; ox++) {
+                    float *yo = yp + (oy * out_w + ox) * L;
+                    for (size_t l = 0; l < L; l++) {
+                        const size_t c = j * L + l;
+                        if (c >= s->channels) {
+                            yo[l] = 0.0f;
+                            continue;
+                        }
+                        float acc = bias ? bias[c] : 0.0f;
+                        for (size_t ky = 0; ky < kh; ky++) {
+                            const size_t iy = oy * sh + ky - pt;
+                            if (iy >= ih) {
+                                continue;
+                            }
+                            for (size_t kx = 0; kx < kw; kx++) {
+                                const size_t ix = ox * sw + kx - pl;
+                                if (ix >= iw) {
+                                    continue;
+                                }
+                                acc += wj[(ky * kw + kx) * L + l] *
+                                       xp[(iy * iw + ix) * L + l];
+                            }
+                        }
+                        yo[l] = kern_fuse1(acc, act);
+                    }
+                }
+            }
+        }
+    }
+}
+
 void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
 {
     dsp->dwconv2d = kern_dwconv2d_c;
+    dsp->dwconv2d_blk = kern_dwconv2d_blk_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -56,6 +108,7 @@ void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
      * dwconv_tmpl.h is a few macros away, but it joins the table only
      * once checkkern has run it on AVX-512 hardware. */
     dsp->dwconv2d = kern_dwconv2d_avx2;
+    dsp->dwconv2d_blk = kern_dwconv2d_blk_avx2;
 #else
     (void)flags;
 #endif
@@ -118,4 +171,104 @@ KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
     pthread_once(&dw_once, dw_init_once);
     dw_dsp.dwconv2d(s, oh, ow, x, w, bias, act, y);
     return KERN_OK;
+}
+
+/* Blocks of channels of the shape, or 0 when the blocked tensors (input,
+ * output, packed filters) overflow; the shape is valid (out_hw OK). */
+static size_t blocked_count(const struct kern_dwconv2d_shape *s, size_t oh,
+                            size_t ow)
+{
+    const size_t nb = s->channels / KERN_CBLOCK +
+                      (s->channels % KERN_CBLOCK != 0);
+    size_t n;
+    if (!kern_nn_mul4(s->batch, nb, s->in_h, s->in_w, &n) ||
+        n > SIZE_MAX / sizeof(float) / KERN_CBLOCK ||
+        !kern_nn_mul4(s->batch, nb, oh, ow, &n) ||
+        n > SIZE_MAX / sizeof(float) / KERN_CBLOCK ||
+        !kern_nn_mul4(nb, s->kh, s->kw, 1, &n) ||
+        n > SIZE_MAX / sizeof(float) / KERN_CBLOCK) {
+        return 0;
+    }
+    return nb;
+}
+
+KERN_API size_t kern_dwconv2d_packed_bytes(const struct kern_dwconv2d_shape *s)
+{
+    size_t oh, ow;
+    if (kern_dwconv2d_out_hw(s, &oh, &ow) != KERN_OK) {
+        return 0;
+    }
+    const size_t nb = blocked_count(s, oh, ow);
+    return nb * s->kh * s->kw * KERN_CBLOCK * sizeof(float);
+}
+
+KERN_API int kern_dwconv2d_pack_f32(const struct kern_dwconv2d_shape *s,
+                                    const float *w, float *packed)
+{
+    if (!s || !w || !packed) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    const int st = kern_dwconv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t nb = blocked_count(s, oh, ow), taps = s->kh * s->kw;
+    if (!nb) {
+        return KERN_E_OVERFLOW;
+    }
+    for (size_t j = 0; j < nb; j++) {
+        for (size_t t = 0; t < taps; t++) {
+            float *d = packed + (j * taps + t) * KERN_CBLOCK;
+            for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                const size_t c = j * KERN_CBLOCK + l;
+                d[l] = c < s->channels ? w[c * taps + t] : 0.0f;
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_dwconv2d_nchw8c_blocks_f32(
+    const struct kern_dwconv2d_shape *s, size_t block0, size_t block1,
+    const float *x, const float *packed, const float *bias, int act,
+    float *y)
+{
+    if (!s || !x || !packed || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    const int st = kern_dwconv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t nb = blocked_count(s, oh, ow);
+    if (!nb) {
+        return KERN_E_OVERFLOW;
+    }
+    if (act != KERN_FUSE_NONE && act != KERN_FUSE_RELU &&
+        act != KERN_FUSE_RELU6) {
+        return KERN_E_RANGE;
+    }
+    if (block0 >= block1 || block1 > nb) {
+        return KERN_E_RANGE;
+    }
+    pthread_once(&dw_once, dw_init_once);
+    dw_dsp.dwconv2d_blk(s, oh, ow, block0, block1, x, packed, bias, act, y);
+    return KERN_OK;
+}
+
+KERN_API int kern_dwconv2d_nchw8c_f32(const struct kern_dwconv2d_shape *s,
+                                      const float *x, const float *packed,
+                                      const float *bias, int act, float *y)
+{
+    if (!s) {
+        return KERN_E_INVALID;
+    }
+    const size_t nb = s->channels / KERN_CBLOCK +
+                      (s->channels % KERN_CBLOCK != 0);
+    /* channels == 0: the range [0, 0) is refused after the shape, which
+     * reports KERN_E_SHAPE first */
+    return kern_dwconv2d_nchw8c_blocks_f32(s, 0, nb ? nb : 1, x, packed,
+                                           bias, act, y);
 }

@@ -13,8 +13,17 @@ typedef void (*kern_dwconv2d_fn)(const struct kern_dwconv2d_shape *s,
                                  const float *w, const float *bias, int act,
                                  float *y);
 
+/* Forward of kern_dwconv2d_nchw8c_blocks_f32 for a validated shape, its
+ * output size, a valid block range [b0, b1) and a valid act. */
+typedef void (*kern_dwconv2d_blk_fn)(const struct kern_dwconv2d_shape *s,
+                                     size_t out_h, size_t out_w, size_t b0,
+                                     size_t b1, const float *x,
+                                     const float *packed, const float *bias,
+                                     int act, float *y);
+
 struct kern_dwconv_dsp {
     kern_dwconv2d_fn dwconv2d;
+    kern_dwconv2d_blk_fn dwconv2d_blk;
 };
 
 void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags);
@@ -23,7 +32,16 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                      size_t out_w, const float *x, const float *w,
                      const float *bias, int act, float *y);
 
+void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
+                         size_t out_w, size_t b0, size_t b1, const float *x,
+                         const float *packed, const float *bias, int act,
+                         float *y);
+
 #if KERN_SIMD && KERN_HAVE_X86
+void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
+                            size_t out_h, size_t out_w, size_t b0, size_t b1,
+                            const float *x, const float *packed,
+                            const float *bias, int act, float *y);
 void kern_dwconv2d_avx2(const struct kern_dwconv2d_shape *s, size_t out_h,
                         size_t out_w, const float *x, const float *w,
                         const float *bias, int act, float *y);

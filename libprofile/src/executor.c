@@ -158,6 +158,7 @@ static void model_params(struct exec_op *op)
 }
 
 static bool conv_dw_s8(const struct prof_exec *ex, const struct exec_op *op);
+static struct kern_dwconv2d_shape dw_shape(const struct kern_conv2d_shape *c);
 
 /* Derive the stored form of a layer's parameters from its master copy. */
 static int store_params(struct prof_exec *ex, struct exec_op *op)
@@ -167,6 +168,9 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
     case MEMEST_FP32:
         if (op->wpk) {
             kst = kern_conv2d_pack_f32(&op->cs, op->w, op->wpk);
+        } else if (op->dwpk) {
+            const struct kern_dwconv2d_shape ds = dw_shape(&op->cs);
+            kst = kern_dwconv2d_pack_f32(&ds, op->w, op->dwpk);
         }
         break;
     case MEMEST_FP16:
@@ -238,6 +242,7 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
     opts->plan_bytes = 0;
     opts->threads = 1;
     opts->thread_min_macs = PROF_EXEC_THREAD_MIN_MACS;
+    opts->channel_blocked = 1;
 }
 
 static void *xcalloc(size_t n, size_t size)
@@ -438,7 +443,10 @@ static size_t conv_parts(const struct prof_exec *ex, const struct exec_op *op);
  * would. */
 static size_t conv_channel_unit(const struct exec_op *op)
 {
-    return conv_is_depthwise(op) ? 1 : op->wpk ? KERN_CONV_PACK_BLOCK : 4;
+    if (conv_is_depthwise(op)) {
+        return op->dwpk ? KERN_CBLOCK : 1;
+    }
+    return op->wpk ? KERN_CONV_PACK_BLOCK : 4;
 }
 
 /* What conv_f32 splits: samples, or channel units of one sample; 1 when
@@ -583,6 +591,132 @@ static uint64_t need_bytes(const struct scratch_need *n)
            (uint64_t)n->w32 * 4 + (uint64_t)n->b32 * 4;
 }
 
+/* ---- channel-blocked activations ----------------------------------------- */
+
+/* What an operator can read and write in NCHW8c: every input (BLK_IN),
+ * its output (BLK_OUT), and whether they must share one layout
+ * (BLK_SAME: element-wise layers, and the depthwise kernel, which takes
+ * both blocked or both NCHW). */
+enum { BLK_IN = 1, BLK_OUT = 2, BLK_SAME = 4 };
+
+/* An activation that works on each element alone, in any layout. */
+static bool act_elementwise(enum memest_act act)
+{
+    return act != MEMEST_ACT_SOFTMAX && act != MEMEST_ACT_LOGSOFTMAX;
+}
+
+static unsigned blk_caps(const struct exec_op *op)
+{
+    const struct memest_layer *L = op->layer;
+    const bool cin = op->c_in % KERN_CBLOCK == 0;
+    const bool cout = op->c_out % KERN_CBLOCK == 0;
+    if (L->out_shape.rank != 3 || !act_elementwise(L->act)) {
+        return 0;
+    }
+    switch (L->kind) {
+    case MEMEST_KIND_IDENTITY:
+    case MEMEST_KIND_DROPOUT:
+        /* views: the output is the input's buffer, in its layout */
+        return cout ? BLK_IN | BLK_OUT | BLK_SAME : 0;
+    case MEMEST_KIND_CONV2D:
+        if (conv_is_depthwise(op)) {
+            return cin ? BLK_IN | BLK_OUT | BLK_SAME : 0;
+        }
+        /* the packed kernel's layouts need one group */
+        return op->groups == 1 ? (cin ? BLK_IN : 0u) | (cout ? BLK_OUT : 0u)
+                               : 0u;
+    case MEMEST_KIND_ADD:
+    case MEMEST_KIND_ACTIVATION:
+        return cout ? BLK_IN | BLK_OUT | BLK_SAME : 0;
+    default:
+        return 0;
+    }
+}
+
+static size_t uf_find(size_t *parent, size_t t)
+{
+    while (parent[t] != t) {
+        parent[t] = parent[parent[t]];
+        t = parent[t];
+    }
+    return t;
+}
+
+/* Choose each tensor's layout (ex->t_blk). A tensor is blocked unless it
+ * is a model input or the output, or some layer that writes or reads it
+ * cannot do so blocked; a layer whose tensors must share a layout joins
+ * them in one set, which is blocked only if none of its members is held
+ * to NCHW. Nothing is converted between layers: a convolution that feeds
+ * a pooling simply writes NCHW. */
+static int plan_layouts(struct prof_exec *ex)
+{
+    const size_t n = ex->ntensors;
+    size_t *parent = malloc(n * sizeof *parent);
+    unsigned char *nchw = calloc(n, 1);
+    ex->t_blk = calloc(n, 1);
+    if (!parent || !nchw || !ex->t_blk) {
+        free(parent);
+        free(nchw);
+        return PROF_E_NOMEM;
+    }
+    for (size_t t = 0; t < n; t++) {
+        parent[t] = t;
+        nchw[t] = t < ex->ninputs || t == n - 1;
+    }
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        const struct exec_op *op = &ex->ops[i];
+        const struct memest_layer *L = op->layer;
+        const unsigned caps = blk_caps(op);
+        if (!(caps & BLK_OUT)) {
+            nchw[op->out_t] = 1;
+        }
+        for (size_t j = 0; j < L->input_count; j++) {
+            const size_t t = L->inputs[j];
+            if (!(caps & BLK_IN)) {
+                nchw[t] = 1;
+            }
+            if (caps & BLK_SAME) {
+                parent[uf_find(parent, t)] = uf_find(parent, op->out_t);
+            }
+        }
+    }
+    for (size_t t = 0; t < n; t++) {
+        if (nchw[t]) {
+            nchw[uf_find(parent, t)] = 1;
+        }
+    }
+    for (size_t t = 0; t < n; t++) {
+        ex->t_blk[t] = !nchw[uf_find(parent, t)];
+    }
+    free(parent);
+    free(nchw);
+    return PROF_OK;
+}
+
+/* Whether tensor t is channel-blocked. */
+static bool t_blocked(const prof_exec *ex, size_t t)
+{
+    return ex->t_blk && ex->t_blk[t];
+}
+
+/* A depthwise conv2d that runs on blocked tensors (both or neither). */
+static bool conv_dw_blocked(const prof_exec *ex, const struct exec_op *op)
+{
+    return op->layer->kind == MEMEST_KIND_CONV2D && conv_is_depthwise(op) &&
+           t_blocked(ex, op->out_t);
+}
+
+static struct kern_dwconv2d_shape dw_shape(const struct kern_conv2d_shape *c)
+{
+    return (struct kern_dwconv2d_shape){
+        .batch = c->batch, .channels = c->in_c, .in_h = c->in_h,
+        .in_w = c->in_w, .kh = c->kh, .kw = c->kw, .stride_h = c->stride_h,
+        .stride_w = c->stride_w, .pad_top = c->pad_top,
+        .pad_left = c->pad_left, .pad_bottom = c->pad_bottom,
+        .pad_right = c->pad_right,
+    };
+}
+
 static int alloc_params(struct prof_exec *ex, struct exec_op *op)
 {
     const enum memest_precision p = ex->precision;
@@ -606,12 +740,18 @@ static int alloc_params(struct prof_exec *ex, struct exec_op *op)
                                   !ex->lowering
                               ? kern_conv2d_packed_bytes(&op->cs)
                               : 0;
-        if (pb) {
-            op->wpk = alloc_aligned(pb);
-            if (!op->wpk) {
+        const struct kern_dwconv2d_shape ds = dw_shape(&op->cs);
+        const size_t dpb = conv_dw_blocked(ex, op)
+                               ? kern_dwconv2d_packed_bytes(&ds)
+                               : 0;
+        if (pb || dpb) {
+            float **pk = pb ? &op->wpk : &op->dwpk;
+            *pk = alloc_aligned(pb ? pb : dpb);
+            if (!*pk) {
                 return PROF_E_NOMEM;
             }
-            op->stored_bytes = (uint64_t)pb + (uint64_t)op->bn * sizeof(float);
+            op->stored_bytes =
+                (uint64_t)(pb ? pb : dpb) + (uint64_t)op->bn * sizeof(float);
             ex->master_unread_bytes += (uint64_t)op->wn * sizeof(float);
         } else {
             op->stored_bytes = (uint64_t)(op->wn + op->bn) * sizeof(float);
@@ -976,6 +1116,11 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     }
     memset(ex->arena, 0, ex->arena_bytes);
 
+    if (o.precision == MEMEST_FP32 && o.channel_blocked &&
+        (st = plan_layouts(ex)) != PROF_OK) {
+        goto fail;
+    }
+
 params:
     if ((st = alloc_scratch(ex)) != PROF_OK) {
         goto fail;
@@ -1019,6 +1164,7 @@ PROF_API void prof_exec_destroy(prof_exec *ex)
         free(op->wpack);
         free(op->wscale);
         free(op->wpk);
+        free(op->dwpk);
         free(op->wq8);
     }
     free(ex->ops);
@@ -1026,6 +1172,7 @@ PROF_API void prof_exec_destroy(prof_exec *ex)
     free(ex->t_n);
     free(ex->t_bytes);
     free(ex->t_scale);
+    free(ex->t_blk);
     free(ex->arena);
     free(ex->col32);
     free(ex->col8);
@@ -1137,6 +1284,8 @@ PROF_API int prof_exec_op_info(const prof_exec *ex, size_t i,
                         out->output_bytes;
     out->scratch_bytes = op->scratch_bytes;
     out->threads = exec_op_threads(ex, op);
+    out->output_layout = t_blocked(ex, op->out_t) ? KERN_LAYOUT_NCHW8C
+                                                  : KERN_LAYOUT_NCHW;
     return PROF_OK;
 }
 
@@ -1280,13 +1429,25 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
             x += lo * hw_in;
         }
     }
+    if (wp && conv_is_depthwise(op)) {
+        /* blocked (op->dwpk): the channel units are whole blocks, each
+         * [kh][kw][8] packed weights, kdim * 8 floats */
+        const struct kern_dwconv2d_shape ds = dw_shape(&cs);
+        return exec_kern_status(
+            kern_dwconv2d_nchw8c_f32(&ds, x, wp, b, j->fuse, y));
+    }
     void *work = j->slot && kern_conv2d_work_bytes(&cs) <=
                                 j->slot * sizeof(float)
                      ? j->ex->col32 + part * j->slot
                      : NULL;
     if (wp) {
-        return exec_kern_status(
-            kern_conv2d_packed_f32(&cs, x, wp, b, j->fuse, work, y));
+        const int lin = t_blocked(j->ex, op->layer->inputs[0])
+                            ? KERN_LAYOUT_NCHW8C
+                            : KERN_LAYOUT_NCHW;
+        const int lout = t_blocked(j->ex, op->out_t) ? KERN_LAYOUT_NCHW8C
+                                                     : KERN_LAYOUT_NCHW;
+        return exec_kern_status(kern_conv2d_packed_layout_f32(
+            &cs, lin, lout, x, wp, b, j->fuse, work, y));
     }
     return exec_kern_status(kern_conv2d_f32(&cs, x, w, b, j->fuse, work, y));
 }
@@ -1933,7 +2094,8 @@ int exec_run_layer(prof_exec *ex, size_t i)
         if (op->layer->kind == MEMEST_KIND_CONCAT) {
             return concat_blocks(ex, op, copy_block);
         }
-        return layer_f32(ex, op, x, op->w, op->wpk, op->b, y);
+        return layer_f32(ex, op, x, op->w, op->wpk ? op->wpk : op->dwpk,
+                         op->b, y);
     }
     case MEMEST_FP16:
     case MEMEST_BF16:

@@ -49,6 +49,9 @@ struct exec_op {
                               * weights packed for libkernels
                               * (kern_conv2d_pack_f32), rebuilt with the
                               * stored form */
+    float *dwpk;             /* fp32 inference, a depthwise conv2d on
+                              * channel-blocked tensors: its weights
+                              * packed (kern_dwconv2d_pack_f32) */
     void *wpack;             /* int8: one packed matrix per group */
     int8_t *wq8;             /* int8 depthwise conv2d: the quantised
                               * weights, [channel][kh * kw], in place of
@@ -77,6 +80,11 @@ struct prof_exec {
     size_t ntensors;
     size_t *t_off, *t_n, *t_bytes;
     float *t_scale;
+    /* fp32 inference: tensor t is channel-blocked (NCHW8c, see
+     * plan_layouts) rather than NCHW; NULL when every tensor is NCHW. A
+     * blocked tensor has a multiple of 8 channels, so its size and place in
+     * the arena are those of the plan. */
+    unsigned char *t_blk;
 
     unsigned char *arena;
     size_t arena_bytes;

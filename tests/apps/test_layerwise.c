@@ -134,7 +134,7 @@ static void test_tiny_on_rpi4(void **state)
                 "predicted_energy_proxy_j",
                 "host_predicted_ms", "host_prediction_error",
                 "host_memory_level", "host_dram_predicted_ms",
-                "host_dram_prediction_error", "threads",
+                "host_dram_prediction_error", "threads", "output_layout",
             };
             for (size_t k = 0; k < sizeof empty / sizeof empty[0]; k++) {
                 if (cell_set(t, i, empty[k])) {
@@ -146,6 +146,8 @@ static void test_tiny_on_rpi4(void **state)
         assert_true(cell_real(t, i, "bytes_moved") == moved[i]);
         /* roofline on the catalogue's rpi4, one thread: one core */
         assert_true(cell_real(t, i, "threads") == 1.0);
+        /* dense layers read and write NCHW (plain vectors) */
+        assert_string_equal(cell_text(t, i, "output_layout"), "nchw");
         const double c_ms =
             macs[i] / (rpi4.peak_gmacs / rpi4.cores * 1e9) * 1e3;
         const double m_ms = moved[i] / (rpi4.bandwidth_gbps * 1e9) * 1e3;

@@ -1165,13 +1165,23 @@ static void check_arena(const char *text, enum memest_precision p,
     assert_true(mem.master_bytes == t.parameter_count * 4);
     /* fp32 runs every convolution but depthwise on weights packed in
      * blocks of KERN_CONV_PACK_BLOCK output channels per group: counted
-     * here from the layers, zeros included */
+     * here from the layers, zeros included; a depthwise one on blocked
+     * activations (8k channels, so no zeros) on its own packed form */
     uint64_t pad = 0, packed_w = 0;
     for (size_t i = 0; i < memest_model_layer_count(m); i++) {
         const struct memest_layer *L = memest_model_layer(m, i);
         const uint64_t in_c = L->in_shape.dim[0];
         const uint64_t out_c = L->units, g = L->groups;
-        if (L->kind != MEMEST_KIND_CONV2D || (g == in_c && out_c == in_c)) {
+        if (L->kind != MEMEST_KIND_CONV2D) {
+            continue;
+        }
+        if (g == in_c && out_c == in_c) {
+            struct prof_exec_op_info info;
+            assert_int_equal(prof_exec_op_info(ex, i + 1, &info), PROF_OK);
+            if (info.output_layout == 1) {
+                assert_true(in_c % 8 == 0);
+                packed_w += L->weight_count * 4;
+            }
             continue;
         }
         const uint64_t ocg = out_c / g, k = in_c / g * L->kernel_h *
@@ -1988,6 +1998,165 @@ static void test_zero_input(void **state)
     memest_model_destroy(m);
 }
 
+/* ---- channel-blocked activations ---------------------------------------- */
+
+/* Run text at fp32 with channel_blocked on and off (threads 1 or 2, every
+ * layer split when 2) on the same weights and input; the outputs must be
+ * the same bits. Returns the executor with blocking on, for its layouts. */
+static prof_exec *run_both_layouts(const char *text, uint64_t batch,
+                                   unsigned threads)
+{
+    memest_model *m = model_of(text);
+    prof_exec *ex[2];
+    float *y[2];
+    size_t ny = 0, nx = 0;
+    float *x = NULL;
+    for (int v = 0; v < 2; v++) {
+        struct prof_exec_opts o;
+        prof_exec_opts_init(&o);
+        o.batch = batch;
+        o.seed = SEED ^ batch;
+        o.threads = threads;
+        o.thread_min_macs = 0;
+        o.channel_blocked = v == 0;
+        struct prof_diag d;
+        if (prof_exec_create(m, &o, &ex[v], &d) != PROF_OK) {
+            fail_msg("%s: %s", text, d.message);
+        }
+        if (!x) {
+            nx = prof_exec_input_count_at(ex[v], 0);
+            x = malloc(nx * sizeof *x);
+            assert_non_null(x);
+            rng_state = SEED ^ 0xb10c ^ batch;
+            for (size_t i = 0; i < nx; i++) {
+                x[i] = rnd_sym(1.0);
+            }
+        }
+        ny = prof_exec_output_count(ex[v]);
+        y[v] = malloc(ny * sizeof *y[v]);
+        assert_non_null(y[v]);
+        assert_int_equal(prof_exec_run(ex[v], x, nx, y[v], ny), PROF_OK);
+    }
+    if (memcmp(y[0], y[1], ny * sizeof *y[0]) != 0) {
+        fail_msg("%s, batch %llu, %u threads: blocked activations change "
+                 "the output", text, (unsigned long long)batch, threads);
+    }
+    /* with blocking off, every tensor is NCHW */
+    for (size_t i = 0; i < prof_exec_op_count(ex[1]); i++) {
+        struct prof_exec_op_info info;
+        assert_int_equal(prof_exec_op_info(ex[1], i, &info), PROF_OK);
+        assert_int_equal(info.output_layout, 0);
+    }
+    prof_exec_destroy(ex[1]);
+    free(y[0]);
+    free(y[1]);
+    free(x);
+    /* the model outlives the executor: it is freed with it below */
+    return ex[0];
+}
+
+/* The layouts the executor chose, one letter per layer ('b' blocked, 'n'
+ * NCHW), against the expected string. */
+static void check_layouts(prof_exec *ex, const char *want)
+{
+    char got[64];
+    const size_t n = prof_exec_op_count(ex) - 1;
+    assert_true(n < sizeof got);
+    for (size_t i = 0; i < n; i++) {
+        struct prof_exec_op_info info;
+        assert_int_equal(prof_exec_op_info(ex, i + 1, &info), PROF_OK);
+        got[i] = info.output_layout == 1 ? 'b' : 'n';
+    }
+    got[n] = '\0';
+    assert_string_equal(got, want);
+}
+
+/* Which tensors are blocked, worked out by hand from the rule (a tensor
+ * is blocked when every layer that writes or reads it can, with 8k
+ * channels; element-wise layers and depthwise ones keep one layout), and
+ * blocked runs giving the same bits as NCHW ones on these models and the
+ * presets, at batch 1 and 3, on 1 and 2 threads. */
+static void test_channel_blocked(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *layouts;
+    } cases[] = {
+        /* a: 16 channels read by the depthwise b: blocked, as b's output
+         * read by the pointwise c; d has 12 channels; e is depthwise on
+         * them; f feeds a grouped convolution, which reads NCHW only; g's
+         * output is read by flatten; the dense output is the model's */
+        {"input 8x12x12\n"
+         "conv2d 16 k=3 p=1 act=relu\n"
+         "conv2d 16 k=3 p=1 g=16 act=relu6\n"
+         "conv2d 24 k=1 act=relu\n"
+         "conv2d 12 k=1\n"
+         "conv2d 12 k=3 s=2 p=1 g=12\n"
+         "conv2d 16 k=1\n"
+         "conv2d 16 k=3 g=2 act=relu\n"
+         "flatten\n"
+         "dense 5\n",
+         "bbbnnnnnn"},
+        /* a sum whose output a max pool reads holds all it joins to NCHW:
+         * b and s (its inputs), c (s is c's activation, element-wise), and
+         * a (the depthwise b's input) */
+        {"input 8x10x10\n"
+         "conv2d 16 k=3 p=1 name=a\n"
+         "conv2d 16 k=3 p=1 g=16 name=b\n"
+         "conv2d 16 k=1 act=relu name=c\n"
+         "sigmoid name=s\n"
+         "add in=b,s act=relu name=e\n"
+         "maxpool k=2\n"
+         "flatten\n"
+         "dense 4\n",
+         "nnnnnnnn"},
+        /* the same sum read by a convolution: everything up to the pool
+         * is blocked (a tanh fused as a pass of its own, too) */
+        {"input 8x10x10\n"
+         "conv2d 16 k=3 p=1 name=a\n"
+         "conv2d 16 k=3 p=1 g=16 name=b\n"
+         "conv2d 16 k=1 act=tanh name=c\n"
+         "sigmoid name=s\n"
+         "add in=b,s act=relu name=e\n"
+         "conv2d 8 k=3 s=2 p=1 act=relu6\n"
+         "globalavgpool\n"
+         "flatten\n"
+         "dense 4\n",
+         "bbbbbnnnn"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (uint64_t batch = 1; batch <= 3; batch += 2) {
+            for (unsigned th = 1; th <= 2; th++) {
+                prof_exec *ex = run_both_layouts(cases[i].text, batch, th);
+                check_layouts(ex, cases[i].layouts);
+                memest_model *m = (memest_model *)prof_exec_model(ex);
+                prof_exec_destroy(ex);
+                memest_model_destroy(m);
+            }
+        }
+    }
+    /* the presets: each convolution, add and dropout until the last
+     * layer before the pool writes blocked (DS-CNN's dropout is a view of
+     * conv1's output, so both are; ResNet-8's last stage joins its add,
+     * which the pool reads) */
+    static const struct {
+        const char *name, *layouts;
+    } presets[] = {
+        {"resnet8", "bbbbbbbbbnnnnnn"},
+        {"ds-cnn", "bbbbbbbbbnnnnn"},
+        {"mobilenetv1-0.25", "bbbbbbbbbbbbbbbbbbbbbbbbbbnnnn"},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        for (uint64_t batch = 1; batch <= 3; batch += 2) {
+            prof_exec *ex = run_both_layouts(presets[i].name, batch, 2);
+            check_layouts(ex, presets[i].layouts);
+            memest_model *m = (memest_model *)prof_exec_model(ex);
+            prof_exec_destroy(ex);
+            memest_model_destroy(m);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2008,6 +2177,7 @@ int main(void)
         cmocka_unit_test(test_profile_graph),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_zero_input),
+        cmocka_unit_test(test_channel_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

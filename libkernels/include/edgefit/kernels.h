@@ -524,14 +524,66 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
  * wider planes go a plane at a time, copied band by band into a
  * zero-padded 32 KiB stack buffer so that the inner loops carry no bounds
  * tests (column stride 1 and 2, any row stride; other column strides, and
- * planes too wide for one padded row band, run the C reference). The
- * sum starts from the bias and adds the taps in row-major order on every
- * path, the vector paths with fused multiply-adds: results agree with the
- * exact value to within about (kh * kw + 1) * FLT_EPSILON * (|bias| + sum
- * of |w * x|). */
+ * planes too wide for one padded row band, run a scalar loop). The sum
+ * starts from the bias and adds the taps in row-major order on every
+ * path; the C path skips the taps outside the input, the AVX2 path takes
+ * every tap with a fused multiply-add (w * +0 outside). Results agree
+ * with the exact value to within about (kh * kw + 1) * FLT_EPSILON *
+ * (|bias| + sum of |w * x|). */
 KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
                                const float *x, const float *w,
                                const float *bias, int act, float *y);
+
+/* The depthwise convolution on channel-blocked (NCHW8c) activations, so
+ * that a chain of convolutions needs no conversion between its layers.
+ *
+ * Filters are packed once (an executor does it at load):
+ * kern_dwconv2d_packed_bytes gives the bytes of the packed form, 0 for
+ * NULL or a shape kern_dwconv2d_out_hw refuses or whose blocked tensors
+ * overflow; kern_dwconv2d_pack_f32 turns w [channels][kh][kw] into packed
+ * [ceil(channels / 8)][kh][kw][8] (channel c's tap (ky, kx) at
+ * [c / 8][ky][kx][c % 8]; the lanes past channels are zeros).
+ * KERN_E_INVALID for NULL, the status of kern_dwconv2d_out_hw for a bad
+ * shape, KERN_E_OVERFLOW when the blocked sizes overflow.
+ *
+ * kern_dwconv2d_nchw8c_f32 computes the values kern_dwconv2d_f32 defines,
+ * with x [batch][ceil(channels / 8)][in_h][in_w][8] and y
+ * [batch][ceil(channels / 8)][out_h][out_w][8] (the layout above), packed
+ * from kern_dwconv2d_pack_f32 for the same shape, bias `channels` floats
+ * or NULL (0), act a kern_fused_act. The padding lanes of x are ignored
+ * (they may hold anything); those of y are written +0. y must not overlap
+ * x or packed. No allocation, no scratch: the AVX2 path reads x in place
+ * (one vector per pixel: eight channels), so it needs no transposes.
+ *
+ * Bits: every output has exactly the bits kern_dwconv2d_f32 gives the
+ * same channel on the NCHW form of the same tensors on the same
+ * instruction-set path: the sum starts from the bias and adds the taps in
+ * row-major order, on the C path without fused multiply-adds and skipping
+ * the taps outside the input, on the AVX2 path (taken on AVX-512 machines
+ * too) with fused multiply-adds over every tap, those outside the input
+ * adding w * +0. The error bound is that of kern_dwconv2d_f32.
+ *
+ * kern_dwconv2d_nchw8c_blocks_f32 computes only the channel blocks
+ * [block0, block1) (channels 8 block0 .. 8 block1 - 1) of every sample:
+ * x, packed, bias and y are the whole tensors as above, and nothing of y
+ * outside those blocks is read or written, so that threads given disjoint
+ * block ranges may run on the same y at once (an executor splits a layer
+ * by blocks). kern_dwconv2d_nchw8c_f32 is the range [0, ceil(channels /
+ * 8)). Statuses: KERN_E_INVALID for a NULL s, x, packed or y, those of
+ * kern_dwconv2d_out_hw for a bad shape, KERN_E_OVERFLOW when a blocked
+ * size overflows, KERN_E_RANGE for an act that is not a kern_fused_act or
+ * a block range that is empty or past ceil(channels / 8). */
+KERN_API size_t kern_dwconv2d_packed_bytes(
+    const struct kern_dwconv2d_shape *s);
+KERN_API int kern_dwconv2d_pack_f32(const struct kern_dwconv2d_shape *s,
+                                    const float *w, float *packed);
+KERN_API int kern_dwconv2d_nchw8c_f32(const struct kern_dwconv2d_shape *s,
+                                      const float *x, const float *packed,
+                                      const float *bias, int act, float *y);
+KERN_API int kern_dwconv2d_nchw8c_blocks_f32(
+    const struct kern_dwconv2d_shape *s, size_t block0, size_t block1,
+    const float *x, const float *packed, const float *bias, int act,
+    float *y);
 
 /* 2-D pooling over NCHW with a kh x kw window, a stride per axis and zero
  * padding per side (asymmetric padding, as ONNX "pads" and TensorFlow's

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "conv.h"
 #include "dwconv.h"
 
 enum { PBUF = 6144, OBUF = 2048, SLACK = 4 * VL + 64 };
@@ -564,6 +565,43 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
     return 1;
 }
 
+/* The shapes no vector loop takes (column strides above 2 on planes too
+ * wide for interleaved(), rows too wide for the padded band): the
+ * reference's loop, but with the vector paths' arithmetic (a fused
+ * multiply-add per tap, +0 for taps outside the input), so that every
+ * output of this path is rounded the same way whichever loop computed it
+ * and the NCHW8c kernel can promise the same bits. */
+static void fma_planes(const struct kern_dwconv2d_shape *s, size_t out_h,
+                       size_t out_w, const float *x, const float *w,
+                       const float *bias, int act, float *y)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t pt = s->pad_top, pl = s->pad_left;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const size_t c = p % s->channels;
+        const float *xp = x + p * ih * iw;
+        const float *wc = w + c * kh * kw;
+        float *yp = y + p * out_h * out_w;
+        const float b = bias ? bias[c] : 0.0f;
+        for (size_t oy = 0; oy < out_h; oy++) {
+            for (size_t ox = 0; ox < out_w; ox++) {
+                float acc = b;
+                for (size_t ky = 0; ky < kh; ky++) {
+                    const size_t iy = oy * sh + ky - pt; /* wraps above */
+                    for (size_t kx = 0; kx < kw; kx++) {
+                        const size_t ix = ox * sw + kx - pl;
+                        const float v =
+                            iy < ih && ix < iw ? xp[iy * iw + ix] : 0.0f;
+                        acc = fmaf(wc[ky * kw + kx], v, acc);
+                    }
+                }
+                yp[oy * out_w + ox] = kern_fuse1(acc, act);
+            }
+        }
+    }
+}
+
 void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
            const float *x, const float *w, const float *bias, int act,
            float *y)
@@ -577,7 +615,7 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
     const size_t pitch = (out_w - 1) * st + kw;
     if ((st != 1 && st != 2) || pitch > PBUF ||
         kh > (PBUF - SLACK) / pitch) {
-        kern_dwconv2d_c(s, out_h, out_w, x, w, bias, act, y);
+        fma_planes(s, out_h, out_w, x, w, bias, act, y);
         return;
     }
     /* Flattening needs output row r + 1 to start one pitch after row r
@@ -590,7 +628,7 @@ void DW_FN(const struct kern_dwconv2d_shape *s, size_t out_h, size_t out_w,
         nb = OBUF / pitch;
     }
     if (!nb) {
-        kern_dwconv2d_c(s, out_h, out_w, x, w, bias, act, y);
+        fma_planes(s, out_h, out_w, x, w, bias, act, y);
         return;
     }
     float buf[PBUF], obuf[OBUF];

@@ -868,6 +868,14 @@ struct prof_exec_opts {
      * bit). The workers are libkernels' (kern_parallel). */
     unsigned threads;
     uint64_t thread_min_macs;
+    /* Channel-blocked activations (default 1): at fp32, a tensor that only
+     * convolutions (and element-wise layers between them) write and read,
+     * with a multiple of 8 channels, is kept in libkernels' NCHW8c layout,
+     * so that a chain of depthwise and pointwise layers runs without
+     * transposes. The model's inputs and output, and every tensor another
+     * kind of layer reads, stay NCHW. 0 keeps every tensor NCHW. Results
+     * are the same bits either way. */
+    int channel_blocked;
 };
 
 /* The default work threshold of prof_exec_opts.thread_min_macs: 2^20
@@ -958,6 +966,10 @@ struct prof_exec_op_info {
                                   the aliases, which move nothing) */
     uint64_t scratch_bytes;    /* scratch this operator touches */
     unsigned threads;          /* threads it runs on (prof_exec_opts) */
+    int output_layout;         /* its output's layout, a libkernels
+                                  kern_layout: 0 NCHW, 1 NCHW8c inside a
+                                  chain of convolutions
+                                  (prof_exec_opts.channel_blocked) */
 };
 
 /* Number of operators: layers + 1 (the input staging). 0 for NULL. */
