@@ -128,9 +128,10 @@ static int run_edgefit(void *p)
                            c->y) != KERN_OK;
 }
 
-/* Whether edgefit has a kernel on NCHW8c activations for this shape (a
- * depthwise one takes the depthwise kernel's blocked form when it has
- * one: its call goes beside the packed one in run_edgefit_nchw8c). */
+/* Whether this table times edgefit on NCHW8c activations for the shape:
+ * the ungrouped ones, through the packed convolution (a depthwise row
+ * would call kern_dwconv2d_nchw8c_f32 beside it in run_edgefit_nchw8c,
+ * on weights packed in conv_row). */
 static bool nchw8c_runs(const struct kern_conv2d_shape *s)
 {
     return !(s->groups == s->in_c && s->out_c == s->in_c) && s->groups == 1;
