@@ -425,8 +425,10 @@ KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
  * order, with fused multiply-adds on the AVX2 path), whatever the
  * layouts. A blocked output spares the AVX2 channel-vector tile its
  * transposes (a vector of 8 channels of one pixel is stored as it is),
- * and a blocked input is read by the phase-plane copy or, for a 1 x 1
- * stride-1 unpadded convolution, broadcast in place.
+ * and a blocked input is read by the phase-plane copy (8 x 8 transposes)
+ * or, for an unpadded 1 x 1 convolution of any stride, broadcast in
+ * place. On a blocked layout the shallow, wide convolutions that the
+ * NCHW call gives to the pixel-wide tile take the channel-vector tile.
  *
  * Splitting the output channels (one sample at a time, batch == 1):
  * channels [8 j, out_c) run on their own with out_c reduced to out_c - 8

@@ -283,9 +283,9 @@ static void pack(const struct kern_conv2d_shape *s,
 /* pack() from a blocked (NCHW8c) input, ungrouped: the same phase
  * planes. Each input row of 8 channels is transposed 8 pixels at a time
  * (one vector per pixel in, one per channel out), so that the copy stays
- * in whole vectors; stride 2 splits 16 columns into their two phases as
- * the NCHW copy does (row_s2); other strides, and the columns left over,
- * go one value at a time. */
+ * in whole vectors; at stride 2 the 8 even and the 8 odd pixels of 16
+ * columns are transposed apart, one phase each; other strides, and the
+ * columns left over, go one value at a time. */
 static void pack_blocked(const struct kern_conv2d_shape *s,
                          const struct kern_conv_geom *g, const float *x,
                          float *buf)
@@ -331,23 +331,24 @@ static void pack_blocked(const struct kern_conv2d_shape *s,
                 /* input column ix + 2 m: phase (ix + pl) % 2, column (ix
                  * + pl) / 2 + m; ix + 1 + 2 m the other phase */
                 for (; ix + 16 <= iw; ix += 16) {
-                    __m256 a[8], b[8];
-                    for (int i = 0; i < 8; i++) {
-                        a[i] = _mm256_loadu_ps(src + (ix + (size_t)i) * 8);
-                        b[i] = _mm256_loadu_ps(src + (ix + 8 + (size_t)i) * 8);
-                    }
-                    transpose8(a);
-                    transpose8(b);
                     const size_t pe = (ix + pl) % 2, te = (ix + pl) / 2;
                     const size_t to = (ix + 1 + pl) / 2;
-                    for (size_t l = 0; l < nc; l++) {
-                        if (pe < g->phx) {
-                            _mm256_storeu_ps(dst[l][pe] + te,
-                                             evens8(a[l], b[l]));
+                    /* the even columns' pixels, then the odd ones', each
+                     * transposed into 8 columns of one phase */
+                    for (size_t h = 0; h < 2; h++) {
+                        const size_t ph = h ? 1 - pe : pe;
+                        if (ph >= g->phx) {
+                            continue;
                         }
-                        if (1 - pe < g->phx) {
-                            _mm256_storeu_ps(dst[l][1 - pe] + to,
-                                             odds8(a[l], b[l]));
+                        __m256 a[8];
+                        for (size_t i = 0; i < 8; i++) {
+                            a[i] = _mm256_loadu_ps(src +
+                                                   (ix + 2 * i + h) * 8);
+                        }
+                        transpose8(a);
+                        for (size_t l = 0; l < nc; l++) {
+                            _mm256_storeu_ps(dst[l][ph] + (h ? to : te),
+                                             a[l]);
                         }
                     }
                 }
@@ -368,14 +369,16 @@ static void pack_blocked(const struct kern_conv2d_shape *s,
 }
 
 /* The GEMM's row offsets: row k = (ic, ky, kx) of a pixel's column reads
- * base[j + off[k]], base the input planes (direct) or the padded phase
- * planes (layout in conv.h). */
+ * base[j + off[k]], base the input planes (direct), a blocked input read
+ * in place (blocked_in: an unpadded 1 x 1 convolution) or the padded
+ * phase planes (layout in conv.h). */
 static void offsets(const struct kern_conv2d_shape *s,
                     const struct kern_conv_geom *g, bool blocked_in,
                     ptrdiff_t *off)
 {
-    if (g->direct) {
-        /* channel k of pixel 0: plane k, or lane k % 8 of block k / 8 */
+    if (g->direct || blocked_in) {
+        /* a 1 x 1 convolution read in place: channel k of pixel 0 in
+         * plane k, or in lane k % 8 of block k / 8 */
         const size_t hw_in = s->in_h * s->in_w;
         for (size_t k = 0; k < g->k; k++) {
             off[k] = (ptrdiff_t)(blocked_in ? k / 8 * hw_in * 8 + k % 8
@@ -567,9 +570,11 @@ enum { CT_MIN_K = 64, CT_MAX_PLANE = 128 };
  * offsets table), row (consecutive columns of one row: the first pointer
  * + r), direct (a 1 x 1 convolution on the input planes: consecutive, and
  * row k is `step` floats further, no table), blocked (a 1 x 1
- * convolution on a blocked input: the first pointer + 8 r, plus the
- * offsets table). */
-enum { CT_ANY, CT_ROW, CT_DIRECT, CT_BLK };
+ * stride-1 convolution on a blocked input: the first pointer + 8 r, the
+ * 8 channels of a block at constant offsets, the next block `step`
+ * floats further), blocked any (a pointer each, blocks as blocked: an
+ * unpadded 1 x 1 convolution of any stride on a blocked input). */
+enum { CT_ANY, CT_ROW, CT_DIRECT, CT_BLK, CT_BANY };
 
 /* Pixels per tile for nv blocks: 12 accumulators. */
 static inline int ct_pixels(int nv)
@@ -634,10 +639,40 @@ ct_store(const int R, __m256 *v, size_t ocn, float *yb, size_t plane,
 static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
                                      0,  0,  0,  0,  0,  0,  0,  0};
 
+/* One K step of a tile: weights k of its nv blocks (blocks K * 8 floats
+ * apart from w0) times pixel r's input, at p[r] + o (any) or q + rs * r
+ * (consecutive pixels rs floats apart), into the accumulators. */
+static inline __attribute__((always_inline)) void
+ct_fma(const int nv, const int R, const bool any, const size_t rs,
+       __m256 *a, const float *w0, size_t K, size_t k,
+       const float *const *p, ptrdiff_t o, const float *q)
+{
+    const __m256 v0 = _mm256_loadu_ps(w0 + k * OCB);
+    const __m256 v1 =
+        nv > 1 ? _mm256_loadu_ps(w0 + (K + k) * OCB) : v0;
+    const __m256 v2 =
+        nv > 2 ? _mm256_loadu_ps(w0 + (2 * K + k) * OCB) : v0;
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+        const float *src = any ? p[r] + o : q + rs * (size_t)r;
+        const __m256 xb = _mm256_broadcast_ss(src);
+        a[r * nv] = _mm256_fmadd_ps(v0, xb, a[r * nv]);
+        if (nv > 1) {
+            a[r * nv + 1] = _mm256_fmadd_ps(v1, xb, a[r * nv + 1]);
+        }
+        if (nv > 2) {
+            a[r * nv + 2] = _mm256_fmadd_ps(v2, xb, a[r * nv + 2]);
+        }
+    }
+}
+
 /* Outputs p0 .. p0 + R of the chunk's ocn (<= 8 nv) channels: block v's
  * weights at wp + v * K * 8, its outputs from yb + v * 8 * plane (the
- * block's planes, or with `bout` its blocked [plane][8] run); pixel r
- * reads its input at px[r][off[k]]; bb holds the chunk's biases. */
+ * block's planes, or with `bout` its blocked [plane][8] run). Pixel r
+ * reads its input at px[r][off[k]] (any; the other modes read px[0]
+ * only: row at px[0] + off[k] + r, direct at px[0] + k * step + r,
+ * blocked at px[0] + k / 8 * step + k % 8 + 8 r, step the blocked
+ * plane's floats); bb holds the chunk's biases. */
 static inline __attribute__((always_inline)) void
 ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
       const float *wp, const float *const *px, const ptrdiff_t *off,
@@ -645,8 +680,6 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
       size_t plane, size_t p0)
 {
     __m256 a[CT_PIX];
-    const float *p[CT_PIX];
-    const float *w0 = wp, *w1 = wp + K * OCB, *w2 = wp + 2 * K * OCB;
     const __m256 b0 = _mm256_loadu_ps(bb), b1 = _mm256_loadu_ps(bb + 8);
     const __m256 b2 = _mm256_loadu_ps(bb + 16);
 #pragma GCC unroll 12
@@ -658,33 +691,50 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
         if (nv > 2) {
             a[r * nv + 2] = b2;
         }
-        p[r] = px[r];
     }
-    const float *q = p[0];
-    for (size_t k = 0; k < K; k++) {
-        const ptrdiff_t o = mode == CT_DIRECT ? 0 : off[k];
-        const __m256 v0 = _mm256_loadu_ps(w0 + k * OCB);
-        const __m256 v1 = nv > 1 ? _mm256_loadu_ps(w1 + k * OCB) : v0;
-        const __m256 v2 = nv > 2 ? _mm256_loadu_ps(w2 + k * OCB) : v0;
-#pragma GCC unroll 12
-        for (int r = 0; r < R; r++) {
-            /* the same address in every mode, formed with fewer
-             * registers when the pixels are consecutive (8 floats apart
-             * in a blocked input) */
-            const float *src = mode == CT_ANY     ? p[r] + o
-                               : mode == CT_BLK ? q + o + 8 * r
-                                                : q + o + r;
-            const __m256 xb = _mm256_broadcast_ss(src);
-            a[r * nv] = _mm256_fmadd_ps(v0, xb, a[r * nv]);
-            if (nv > 1) {
-                a[r * nv + 1] = _mm256_fmadd_ps(v1, xb, a[r * nv + 1]);
-            }
-            if (nv > 2) {
-                a[r * nv + 2] = _mm256_fmadd_ps(v2, xb, a[r * nv + 2]);
+    const float *q = px[0];
+    if (mode == CT_BLK) {
+        /* 8 channels of a pixel are consecutive: a block of K steps at
+         * constant offsets, then the next block's plane */
+        size_t k = 0;
+        for (; k + 8 <= K; k += 8, q += step) {
+#pragma GCC unroll 8
+            for (int l = 0; l < 8; l++) {
+                ct_fma(nv, R, false, 8, a, wp, K, k + (size_t)l, px, 0,
+                       q + l);
             }
         }
-        if (mode == CT_DIRECT) {
-            q += step;
+        for (size_t l = 0; k < K; k++, l++) {
+            ct_fma(nv, R, false, 8, a, wp, K, k, px, 0, q + l);
+        }
+    } else if (mode == CT_BANY) {
+        const float *p[CT_PIX];
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            p[r] = px[r];
+        }
+        size_t k = 0;
+        for (; k + 8 <= K; k += 8) {
+#pragma GCC unroll 8
+            for (int l = 0; l < 8; l++) {
+                ct_fma(nv, R, true, 1, a, wp, K, k + (size_t)l, p, l, q);
+            }
+#pragma GCC unroll 12
+            for (int r = 0; r < R; r++) {
+                p[r] += step;
+            }
+        }
+        for (ptrdiff_t l = 0; k < K; k++, l++) {
+            ct_fma(nv, R, true, 1, a, wp, K, k, p, l, q);
+        }
+    } else if (mode == CT_DIRECT) {
+        for (size_t k = 0; k < K; k++, q += step) {
+            ct_fma(nv, R, false, 1, a, wp, K, k, px, 0, q);
+        }
+    } else {
+        for (size_t k = 0; k < K; k++) {
+            ct_fma(nv, R, mode == CT_ANY, 1, a, wp, K, k, px, off[k],
+                   q + off[k]);
         }
     }
 #pragma GCC unroll 3
@@ -727,39 +777,21 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
           yb, plane, p0)
 
 /* A tile of r pixels x nv blocks of channels; a full tile whose pixels are
- * consecutive takes the row or direct form (CT_ROW, CT_DIRECT, CT_BLK
- * alike). */
+ * consecutive in a row of the phase planes takes the row form (direct
+ * planes have their own loop, ct_direct). */
 static inline __attribute__((always_inline)) void
 ctile_sel(const bool bout, int mode, int nv, int r, size_t K,
           const float *wp, const float *const *px, const ptrdiff_t *off,
           size_t step, const float *bb, int act, size_t ocn, float *yb,
           size_t plane, size_t p0)
 {
-    if (mode != CT_ANY && r == ct_pixels(nv)) {
-        switch (nv * 4 + mode) {
-        case 3 * 4 + CT_BLK:
-            CT_FULL(CT_BLK, 3);
-            return;
-        case 3 * 4 + CT_DIRECT:
-            CT_FULL(CT_DIRECT, 3);
-            return;
-        case 3 * 4 + CT_ROW:
+    if (mode == CT_ROW && r == ct_pixels(nv)) {
+        switch (nv) {
+        case 3:
             CT_FULL(CT_ROW, 3);
             return;
-        case 2 * 4 + CT_BLK:
-            CT_FULL(CT_BLK, 2);
-            return;
-        case 2 * 4 + CT_DIRECT:
-            CT_FULL(CT_DIRECT, 2);
-            return;
-        case 2 * 4 + CT_ROW:
+        case 2:
             CT_FULL(CT_ROW, 2);
-            return;
-        case 1 * 4 + CT_BLK:
-            CT_FULL(CT_BLK, 1);
-            return;
-        case 1 * 4 + CT_DIRECT:
-            CT_FULL(CT_DIRECT, 1);
             return;
         default:
             CT_FULL(CT_ROW, 1);
@@ -811,6 +843,118 @@ static void ctile_any(bool bout, int mode, int nv, int r, size_t K,
     }
 }
 
+/* Every tile of a chunk on a direct (1 x 1) plane: the full tiles in the
+ * mode's constant addressing (CT_DIRECT, CT_BLK), in one loop with the
+ * tile inlined, since a shallow K leaves little to amortise a call; the
+ * last, partial tile through the offsets table (pixels ps floats apart). */
+static inline __attribute__((always_inline)) void
+ct_direct_t(const bool bout, const int mode, const int nv, size_t K,
+            const float *wp, const float *base, size_t ps,
+            const ptrdiff_t *off, size_t step, const float *bb, int act,
+            size_t ocn, float *yb, size_t plane)
+{
+    const size_t R = (size_t)ct_pixels(nv);
+    size_t p0 = 0;
+    for (; p0 + R <= plane; p0 += R) {
+        const float *px0 = base + p0 * ps;
+        ctile(mode, nv, (int)R, bout, K, wp, &px0, off, step, bb, act, ocn,
+              yb, plane, p0);
+    }
+    if (p0 < plane) {
+        const float *px[CT_PIX];
+        for (size_t r = 0; r < plane - p0; r++) {
+            px[r] = base + (p0 + r) * ps;
+        }
+        ctile_any(bout, CT_ANY, nv, (int)(plane - p0), K, wp, px, off, 0,
+                  bb, act, ocn, yb, plane, p0);
+    }
+}
+
+/* Every tile of a chunk of an unpadded 1 x 1 convolution at a stride
+ * other than 1 on a blocked input, read in place (no phase copy): pixel
+ * (oy, ox) at base + (oy * stride_h * in_w + ox * stride_w) * 8, channel
+ * k off[k] floats further. */
+static inline __attribute__((always_inline)) void
+ct_strided_t(const bool bout, const int nv, const struct kern_conv2d_shape *s,
+             size_t out_w, size_t K, const float *wp, const float *base,
+             const ptrdiff_t *off, size_t step, const float *bb, int act,
+             size_t ocn, float *yb, size_t plane)
+{
+    const size_t R = (size_t)ct_pixels(nv);
+    const size_t rs = s->stride_h * s->in_w * 8, cs = s->stride_w * 8;
+    size_t oy = 0, ox = 0;
+    for (size_t p0 = 0; p0 < plane; p0 += R) {
+        const size_t n = plane - p0 < R ? plane - p0 : R;
+        const float *px[CT_PIX];
+        for (size_t r = 0; r < n; r++) {
+            px[r] = base + oy * rs + ox * cs;
+            if (++ox == out_w) {
+                ox = 0;
+                oy++;
+            }
+        }
+        if (n == R) {
+            ctile(CT_BANY, nv, (int)R, bout, K, wp, px, NULL, step, bb, act,
+                  ocn, yb, plane, p0);
+            continue;
+        }
+        /* the last, partial tile: through the offsets table */
+        ctile_any(bout, CT_ANY, nv, (int)n, K, wp, px, off, 0, bb, act, ocn,
+                  yb, plane, p0);
+    }
+}
+
+#define CT_STRIDED_CASE(bo, nv)                                              \
+    case (bo) * 4 + (nv):                                                    \
+        ct_strided_t(bo, nv, s, out_w, K, wp, base, off, step, bb, act, ocn, \
+                     yb, plane);                                             \
+        break
+
+static void ct_strided(bool bout, int nv, const struct kern_conv2d_shape *s,
+                       size_t out_w, size_t K, const float *wp,
+                       const float *base, const ptrdiff_t *off, size_t step,
+                       const float *bb, int act, size_t ocn, float *yb,
+                       size_t plane)
+{
+    switch ((int)bout * 4 + nv) {
+        CT_STRIDED_CASE(0, 1);
+        CT_STRIDED_CASE(0, 2);
+        CT_STRIDED_CASE(0, 3);
+        CT_STRIDED_CASE(1, 1);
+        CT_STRIDED_CASE(1, 2);
+    default:
+        CT_STRIDED_CASE(1, 3);
+    }
+}
+
+#define CT_DIRECT_CASE(bo, m, nv)                                            \
+    case (bo) * 16 + (m) * 4 + (nv):                                         \
+        ct_direct_t(bo, m, nv, K, wp, base, ps, off, step, bb, act, ocn,     \
+                    yb, plane);                                              \
+        break
+
+static void ct_direct(bool bout, int mode, int nv, size_t K,
+                      const float *wp, const float *base, size_t ps,
+                      const ptrdiff_t *off, size_t step, const float *bb,
+                      int act, size_t ocn, float *yb, size_t plane)
+{
+    switch ((int)bout * 16 + mode * 4 + nv) {
+        CT_DIRECT_CASE(0, CT_DIRECT, 1);
+        CT_DIRECT_CASE(0, CT_DIRECT, 2);
+        CT_DIRECT_CASE(0, CT_DIRECT, 3);
+        CT_DIRECT_CASE(0, CT_BLK, 1);
+        CT_DIRECT_CASE(0, CT_BLK, 2);
+        CT_DIRECT_CASE(0, CT_BLK, 3);
+        CT_DIRECT_CASE(1, CT_DIRECT, 1);
+        CT_DIRECT_CASE(1, CT_DIRECT, 2);
+        CT_DIRECT_CASE(1, CT_DIRECT, 3);
+        CT_DIRECT_CASE(1, CT_BLK, 1);
+        CT_DIRECT_CASE(1, CT_BLK, 2);
+    default:
+        CT_DIRECT_CASE(1, CT_BLK, 3);
+    }
+}
+
 /* Blocks for the next chunk of `left` channels: 3 while that leaves no
  * lone block (8 channels: a 1 x 12 tile, load-bound), else 2 or 1. A 1 x
  * 1 convolution read straight from the input planes keeps to 2 blocks x 6
@@ -848,16 +992,19 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
     /* A sample's floats in each layout (groups == 1 when blocked). */
     const size_t x_n = bin ? nb_of(s->in_c) * 8 * hw_in : s->in_c * hw_in;
     const size_t y_n = bout ? nb * OCB * plane : s->out_c * plane;
-    /* direct: the input planes' own pitch, pixels 8 floats apart in a
-     * blocked input; else the phase planes' */
-    const size_t pitch = g.direct ? s->in_w : g.pitch;
-    const size_t ps = g.direct && bin ? 8 : 1;
+    /* direct: pixels 8 floats apart in a blocked input, channel blocks
+     * (blocked) or channels a plane apart */
+    const size_t ps = bin ? 8 : 1, step = bin ? hw_in * 8 : hw_in;
     const int dmode = bin ? CT_BLK : CT_DIRECT;
     unsigned char *ws = (unsigned char *)work;
     ws += (64 - (uintptr_t)ws % 64) % 64;
     ptrdiff_t *off = (ptrdiff_t *)(void *)ws;
     float *buf = (float *)(void *)(off + (g.direct ? 2 * K : K));
-    offsets(s, &g, bin, off);
+    /* an unpadded 1 x 1 convolution on a blocked input reads it in place
+     * at any stride: a pixel's 8 channels are one contiguous run */
+    const bool inplace = bin && s->kh == 1 && s->kw == 1 && !s->pad_top &&
+                         !s->pad_left && !s->pad_bottom && !s->pad_right;
+    offsets(s, &g, inplace, off);
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t gi = 0; gi < s->groups; gi++) {
             const float *xg = x + b * x_n + gi * icg * hw_in;
@@ -866,7 +1013,7 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
              * either layout (oc a multiple of 8 when blocked) */
             float *yg = y + b * y_n + gi * ocg * plane;
             const float *base = xg;
-            if (!g.direct) {
+            if (!g.direct && !inplace) {
                 if (bin) {
                     pack_blocked(s, &g, xg, buf);
                 } else {
@@ -884,23 +1031,47 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                 for (size_t l = 0; l < CT_NV * OCB; l++) {
                     bb[l] = bg && l < ocn ? bg[oc + l] : 0.0f;
                 }
+                if (g.direct) {
+                    ct_direct(bout, dmode, nv, K, wp, base, ps, off, step,
+                              bb, act, ocn, yg + oc * plane, plane);
+                    oc += ocn;
+                    continue;
+                }
+                if (inplace) {
+                    ct_strided(bout, nv, s, out_w, K, wp, base, off, step,
+                               bb, act, ocn, yg + oc * plane, plane);
+                    oc += ocn;
+                    continue;
+                }
                 const size_t R = (size_t)ct_pixels(nv);
                 size_t oy = 0, ox = 0;
                 for (size_t p0 = 0; p0 < plane; p0 += R) {
                     const size_t n = plane - p0 < R ? plane - p0 : R;
                     const float *px[CT_PIX];
-                    /* consecutive when the tile stays in one row */
-                    const int mode = g.direct ? dmode
-                                     : ox + n <= out_w ? CT_ROW
-                                                       : CT_ANY;
+                    if (ox + n <= out_w) {
+                        /* consecutive: the tile stays in one row (a
+                         * partial one is run in the any form) */
+                        for (size_t r = 0; r < (n < R ? n : 1); r++) {
+                            px[r] = base + oy * g.pitch + ox + r;
+                        }
+                        ctile_any(bout, CT_ROW, nv, (int)n, K, wp, px, off,
+                                  0, bb, act, ocn, yg + oc * plane, plane,
+                                  p0);
+                        ox += n;
+                        if (ox == out_w) {
+                            ox = 0;
+                            oy++;
+                        }
+                        continue;
+                    }
                     for (size_t r = 0; r < n; r++) {
-                        px[r] = base + (oy * pitch + ox) * ps;
+                        px[r] = base + oy * g.pitch + ox;
                         if (++ox == out_w) {
                             ox = 0;
                             oy++;
                         }
                     }
-                    ctile_any(bout, mode, nv, (int)n, K, wp, px, off, hw_in,
+                    ctile_any(bout, CT_ANY, nv, (int)n, K, wp, px, off, 0,
                               bb, act, ocn, yg + oc * plane, plane, p0);
                 }
                 oc += ocn;
