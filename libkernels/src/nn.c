@@ -710,6 +710,104 @@ KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
     return pool_forward(dsp_get()->avgpool2d, s, x, y);
 }
 
+/* ---- pools that close a network, on NCHW8c input ------------------------- */
+
+/* Checks a blocked pooling: its shape, a 1 x 1 output, and the size of the
+ * blocked input (ceil(c / 8) * 8 channels, which may overflow where c does
+ * not). */
+static int pool_nchw8c_check(const struct kern_pool2d_shape *s,
+                             const float *x, const float *y)
+{
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow, n;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (oh != 1 || ow != 1) {
+        return KERN_E_SHAPE;
+    }
+    const size_t nb = s->channels / KERN_CBLOCK +
+                      (s->channels % KERN_CBLOCK != 0);
+    if (!kern_nn_mul4(s->batch, nb, KERN_CBLOCK, s->in_h, &n) ||
+        !kern_nn_mul4(n, s->in_w, sizeof(float), 1, &n)) {
+        return KERN_E_OVERFLOW;
+    }
+    return KERN_OK;
+}
+
+/* The one window of a 1 x 1 output, eight channels (one block) at a time:
+ * each lane is one channel's plane, and it sees the window's real cells in
+ * the row-major order of kern_nn_maxpool2d_c and kern_nn_avgpool2d_c (and
+ * of their vector forms, which run that reference for a one-column
+ * output), one float operation per cell, so every channel gets the bits
+ * of the NCHW kernel. The lane loops are what the compiler vectorises. */
+static void pool_nchw8c(const struct kern_pool2d_shape *s, const float *x,
+                        float *y, bool is_max)
+{
+    const size_t c = s->channels, iw = s->in_w;
+    const size_t nb = c / KERN_CBLOCK + (c % KERN_CBLOCK != 0);
+    const size_t plane = s->in_h * iw * KERN_CBLOCK;
+    size_t y0, y1, x0, x1;
+    window(0, s->stride_h, s->pad_top, s->kh, s->in_h, &y0, &y1);
+    window(0, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
+    const float d = kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t blk = 0; blk < nb; blk++) {
+            const float *xb = x + (b * nb + blk) * plane;
+            float acc[KERN_CBLOCK];
+            for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                acc[l] = is_max ? -INFINITY : 0.0f;
+            }
+            for (size_t iy = y0; iy < y1; iy++) {
+                for (size_t ix = x0; ix < x1; ix++) {
+                    const float *v = xb + (iy * iw + ix) * KERN_CBLOCK;
+                    if (is_max) {
+                        for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                            acc[l] = max_step(acc[l], v[l]);
+                        }
+                    } else {
+                        for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                            acc[l] += v[l];
+                        }
+                    }
+                }
+            }
+            /* the lanes of real channels; a last block's padding lanes
+             * have no output */
+            const size_t nl = c - blk * KERN_CBLOCK < KERN_CBLOCK
+                                  ? c - blk * KERN_CBLOCK
+                                  : KERN_CBLOCK;
+            float *yb = y + b * c + blk * KERN_CBLOCK;
+            for (size_t l = 0; l < nl; l++) {
+                yb[l] = is_max ? acc[l] : acc[l] / d;
+            }
+        }
+    }
+}
+
+KERN_API int kern_maxpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
+                                       const float *x, float *y)
+{
+    int st = pool_nchw8c_check(s, x, y);
+    if (st == KERN_OK) {
+        pool_nchw8c(s, x, y, true);
+    }
+    return st;
+}
+
+KERN_API int kern_avgpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
+                                       const float *x, float *y)
+{
+    int st = pool_nchw8c_check(s, x, y);
+    if (st == KERN_OK) {
+        pool_nchw8c(s, x, y, false);
+    }
+    return st;
+}
+
 KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
                                          const float *dy, float *grad_x)
 {

@@ -606,11 +606,27 @@ static bool act_elementwise(enum memest_act act)
     return act != MEMEST_ACT_SOFTMAX && act != MEMEST_ACT_LOGSOFTMAX;
 }
 
+/* A pooling whose output is one value per channel (a window that covers
+ * its input, or a global average): the pool that closes a network. */
+static bool pool_closes(const struct exec_op *op)
+{
+    const enum memest_kind kind = op->layer->kind;
+    return kind == MEMEST_KIND_GLOBALAVGPOOL ||
+           ((kind == MEMEST_KIND_MAXPOOL || kind == MEMEST_KIND_AVGPOOL) &&
+            op->layer->out_shape.rank == 3 && op->hw_out == 1);
+}
+
 static unsigned blk_caps(const struct exec_op *op)
 {
     const struct memest_layer *L = op->layer;
     const bool cin = op->c_in % KERN_CBLOCK == 0;
     const bool cout = op->c_out % KERN_CBLOCK == 0;
+    if (pool_closes(op)) {
+        /* reads blocked input; its output, [C][1][1] per sample, is the
+         * same memory in either layout but is held NCHW, so that what
+         * follows (flatten, dense) needs nothing */
+        return cin ? BLK_IN : 0u;
+    }
     if (L->out_shape.rank != 3 || !act_elementwise(L->act)) {
         return 0;
     }
@@ -1496,9 +1512,16 @@ static int pool_f32(const prof_exec *ex, const struct exec_op *op,
                     const float *x, float *y)
 {
     struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
-    int kst = op->layer->kind == MEMEST_KIND_MAXPOOL
-                  ? kern_maxpool2d_f32(&ps, x, y)
+    const bool max = op->layer->kind == MEMEST_KIND_MAXPOOL;
+    int kst;
+    if (t_blocked(ex, op->layer->inputs[0])) {
+        /* a closing pool (blk_caps): its 1 x 1 output is NCHW */
+        kst = max ? kern_maxpool2d_nchw8c_f32(&ps, x, y)
+                  : kern_avgpool2d_nchw8c_f32(&ps, x, y);
+    } else {
+        kst = max ? kern_maxpool2d_f32(&ps, x, y)
                   : kern_avgpool2d_f32(&ps, x, y);
+    }
     return exec_kern_status(kst);
 }
 
@@ -1614,6 +1637,10 @@ static int linear_f32(const prof_exec *ex, const struct exec_op *op,
         return exec_kern_status(kern_nn_channel_affine_f32(
             x, ex->batch, op->c_out, op->hw_out, w, b, y));
     case MEMEST_KIND_GLOBALAVGPOOL:
+        if (t_blocked(ex, op->layer->inputs[0])) {
+            return exec_kern_status(kern_nn_global_avgpool_nchw8c_f32(
+                x, ex->batch, op->c_in, op->h_in * op->w_in, y));
+        }
         return exec_kern_status(kern_nn_global_avgpool_f32(
             x, ex->batch * op->c_in, op->h_in * op->w_in, y));
     default:
@@ -1653,28 +1680,37 @@ static int layer_f32(const prof_exec *ex, const struct exec_op *op,
     return apply_act(ex, op, op->layer->act, y, y);
 }
 
-/* sum += x over the operator's output size (all of an add's inputs have
- * it), in float. */
-static int accumulate(const struct exec_op *op, float *sum, const float *x)
+/* sum = act(sum + x) over the operator's output size (all of an add's
+ * inputs have it), in float; act a kern_fused_act. */
+static int accumulate(const struct exec_op *op, float *sum, const float *x,
+                      int act)
 {
     const float *pair[2] = {sum, x};
-    return exec_kern_status(kern_nn_add_f32(sum, pair, 2, op->out_n));
+    return exec_kern_status(
+        kern_nn_add_act_f32(sum, pair, 2, op->out_n, act));
 }
 
-/* An add in fp32: y = act(x0 + x1 + ...), the inputs in the arena. */
+/* An add in fp32: y = act(x0 + x1 + ...), the inputs in the arena. A relu
+ * or relu6 runs in the last addition's pass (the bits of a pass of its
+ * own; ResNet-8's residual adds spent a third of their time in it). */
 static int add_f32(const prof_exec *ex, const struct exec_op *op, float *y)
 {
     const struct memest_layer *L = op->layer;
+    const size_t last = L->input_count - 1;
+    const int fuse = conv_fuse(L->act);
     const float *pair[2] = {
         (const float *)(ex->arena + ex->t_off[L->inputs[0]]),
         (const float *)(ex->arena + ex->t_off[L->inputs[1]]),
     };
-    int st = exec_kern_status(kern_nn_add_f32(y, pair, 2, op->out_n));
-    for (size_t j = 2; st == PROF_OK && j < L->input_count; j++) {
+    int st = exec_kern_status(kern_nn_add_act_f32(
+        y, pair, 2, op->out_n,
+        last == 1 && fuse >= 0 ? fuse : KERN_FUSE_NONE));
+    for (size_t j = 2; st == PROF_OK && j <= last; j++) {
         st = accumulate(op, y,
-                        (const float *)(ex->arena + ex->t_off[L->inputs[j]]));
+                        (const float *)(ex->arena + ex->t_off[L->inputs[j]]),
+                        j == last && fuse >= 0 ? fuse : KERN_FUSE_NONE);
     }
-    if (st == PROF_OK) {
+    if (st == PROF_OK && fuse < 0) {
         st = apply_act(ex, op, L->act, y, y);
     }
     return st;
@@ -1787,6 +1823,8 @@ static int dense_16(prof_exec *ex, const struct exec_op *op,
 static int add_16(prof_exec *ex, const struct exec_op *op)
 {
     const struct memest_layer *L = op->layer;
+    const size_t last = L->input_count - 1;
+    const int fuse = conv_fuse(L->act); /* in the last addition's pass */
     int st = widen(ex, ex->y32,
                    (const uint16_t *)(ex->arena + ex->t_off[L->inputs[0]]),
                    op->out_n);
@@ -1795,10 +1833,12 @@ static int add_16(prof_exec *ex, const struct exec_op *op)
                    (const uint16_t *)(ex->arena + ex->t_off[L->inputs[j]]),
                    op->out_n);
         if (st == PROF_OK) {
-            st = accumulate(op, ex->y32, ex->x32);
+            st = accumulate(op, ex->y32, ex->x32,
+                            j == last && fuse >= 0 ? fuse
+                                                   : KERN_FUSE_NONE);
         }
     }
-    if (st == PROF_OK) {
+    if (st == PROF_OK && fuse < 0) {
         st = apply_act(ex, op, L->act, ex->y32, ex->y32);
     }
     return st;
@@ -1875,14 +1915,18 @@ static int dequantize(const prof_exec *ex, size_t t, float *dst)
 static int add_s8(prof_exec *ex, struct exec_op *op)
 {
     const struct memest_layer *L = op->layer;
+    const size_t last = L->input_count - 1;
+    const int fuse = conv_fuse(L->act); /* in the last addition's pass */
     int st = dequantize(ex, L->inputs[0], ex->y32);
     for (size_t j = 1; st == PROF_OK && j < L->input_count; j++) {
         st = dequantize(ex, L->inputs[j], ex->x32);
         if (st == PROF_OK) {
-            st = accumulate(op, ex->y32, ex->x32);
+            st = accumulate(op, ex->y32, ex->x32,
+                            j == last && fuse >= 0 ? fuse
+                                                   : KERN_FUSE_NONE);
         }
     }
-    if (st == PROF_OK) {
+    if (st == PROF_OK && fuse < 0) {
         st = apply_act(ex, op, L->act, ex->y32, ex->y32);
     }
     return st == PROF_OK ? quantize_out(ex, op) : st;

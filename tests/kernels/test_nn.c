@@ -5,6 +5,7 @@
  * through the public entry points. */
 #include <math.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -473,6 +474,268 @@ static void test_add_affine_gap(void **state)
     assert_int_equal(kern_nn_global_avgpool_f32(x, 1, 0, z), KERN_E_SHAPE);
 }
 
+/* Two floats with the same bits (NaN equal to NaN, -0 unlike +0). */
+static bool same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* x [batch][c][hw] into its NCHW8c form, the padding lanes set to NaN so
+ * that a kernel reading them would show it. */
+static float *to_blocked(const float *x, size_t batch, size_t c, size_t hw)
+{
+    const size_t nb = (c + 7) / 8;
+    float *xb = malloc(batch * nb * 8 * hw * sizeof *xb);
+    assert_non_null(xb);
+    assert_int_equal(kern_nchw_to_nchw8c_f32(batch, c, hw, x, xb), KERN_OK);
+    for (size_t b = 0; b < batch; b++) {
+        for (size_t l = c % 8 ? c % 8 : 8; l < 8; l++) {
+            for (size_t i = 0; i < hw; i++) {
+                xb[((b * nb + nb - 1) * hw + i) * 8 + l] = NAN;
+            }
+        }
+    }
+    return xb;
+}
+
+/* The closing pools on NCHW8c input: by hand on nine channels (a second
+ * block with one real lane), then the same bits as the NCHW kernels on
+ * the presets' last pools and padded, odd and NaN / -0 cases; refusals. */
+static void test_pool_nchw8c(void **state)
+{
+    (void)state;
+    /* x[b][c][i] = 100 b + 10 c + i over a 3 x 3 plane: the maximum is the
+     * last cell, the mean the middle one (sums of small integers, exact) */
+    enum { HB = 2, HC = 9 };
+    float x[HB * HC * 9], y[HB * HC];
+    for (size_t b = 0; b < HB; b++) {
+        for (size_t c = 0; c < HC; c++) {
+            for (size_t i = 0; i < 9; i++) {
+                x[(b * HC + c) * 9 + i] = (float)(100 * b + 10 * c + i);
+            }
+        }
+    }
+    float *xb = to_blocked(x, HB, HC, 9);
+    struct kern_pool2d_shape s = square_pool(HB, HC, 3, 3, 3, 1, 0);
+    assert_int_equal(kern_maxpool2d_nchw8c_f32(&s, xb, y), KERN_OK);
+    for (size_t b = 0; b < HB; b++) {
+        for (size_t c = 0; c < HC; c++) {
+            assert_true(y[b * HC + c] == (float)(100 * b + 10 * c + 8));
+        }
+    }
+    assert_int_equal(kern_avgpool2d_nchw8c_f32(&s, xb, y), KERN_OK);
+    for (size_t b = 0; b < HB; b++) {
+        for (size_t c = 0; c < HC; c++) {
+            assert_true(y[b * HC + c] == (float)(100 * b + 10 * c + 4));
+        }
+    }
+    /* k=3 s=2 p=1 on a 2 x 2 input: the window
+     * holds the four real cells and five padding ones; ONNX's divisor (4)
+     * and PyTorch's (9) */
+    float x2[HC * 4], y2[HC];
+    for (size_t c = 0; c < HC; c++) {
+        for (size_t i = 0; i < 4; i++) {
+            x2[c * 4 + i] = (float)(c + i); /* sum 4c + 6 */
+        }
+    }
+    float *x2b = to_blocked(x2, 1, HC, 4);
+    s = square_pool(1, HC, 2, 2, 3, 2, 1);
+    s.count_include_pad = 0;
+    assert_int_equal(kern_avgpool2d_nchw8c_f32(&s, x2b, y2), KERN_OK);
+    for (size_t c = 0; c < HC; c++) {
+        assert_true(y2[c] == (float)(4 * c + 6) / 4.0f);
+    }
+    s.count_include_pad = 1;
+    assert_int_equal(kern_avgpool2d_nchw8c_f32(&s, x2b, y2), KERN_OK);
+    for (size_t c = 0; c < HC; c++) {
+        assert_true(y2[c] == (float)(4 * c + 6) / 9.0f);
+    }
+
+    /* the NCHW kernels' bits: ResNet-8's, DS-CNN's and MobileNet's closing
+     * pools, a padded window that misses the input's last row and
+     * column, a 2 x 2 window (the NCHW kernels' k2s2 path), 12 channels */
+    static const struct {
+        size_t batch, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr;
+        int cip;
+    } cases[] = {
+        {1, 64, 8, 8, 8, 8, 8, 8, 0, 0, 0, 0, 1},
+        {3, 64, 25, 5, 25, 5, 25, 5, 0, 0, 0, 0, 1},
+        {2, 256, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1},
+        {2, 12, 7, 6, 6, 5, 3, 4, 1, 2, 0, 0, 0},
+        {2, 12, 7, 6, 6, 5, 3, 4, 1, 2, 0, 0, 1},
+        {3, 12, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const struct kern_pool2d_shape ps = {
+            .batch = cases[k].batch, .channels = cases[k].c,
+            .in_h = cases[k].h, .in_w = cases[k].w, .kh = cases[k].kh,
+            .kw = cases[k].kw, .stride_h = cases[k].sh,
+            .stride_w = cases[k].sw, .pad_top = cases[k].pt,
+            .pad_left = cases[k].pl, .pad_bottom = cases[k].pb,
+            .pad_right = cases[k].pr, .count_include_pad = cases[k].cip,
+        };
+        const size_t hw = ps.in_h * ps.in_w, n = ps.batch * ps.channels;
+        float *xn = malloc(n * hw * sizeof *xn);
+        float *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+        assert_true(xn && want && got);
+        fill(xn, n * hw);
+        xn[3] = NAN;           /* plane 0: NaN wins the maximum */
+        xn[hw + 1] = -0.0f;    /* plane 1: a -0 among the cells */
+        for (size_t i = 0; i < hw; i++) {
+            xn[2 * hw + i] = -0.0f; /* plane 2: all -0; the mean is +0 */
+        }
+        float *xnb = to_blocked(xn, ps.batch, ps.channels, hw);
+        assert_int_equal(kern_maxpool2d_f32(&ps, xn, want), KERN_OK);
+        assert_int_equal(kern_maxpool2d_nchw8c_f32(&ps, xnb, got), KERN_OK);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(same_bits(got[i], want[i]));
+        }
+        assert_int_equal(kern_avgpool2d_f32(&ps, xn, want), KERN_OK);
+        assert_int_equal(kern_avgpool2d_nchw8c_f32(&ps, xnb, got), KERN_OK);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(same_bits(got[i], want[i]));
+        }
+        free(xn);
+        free(xnb);
+        free(want);
+        free(got);
+    }
+
+    /* global average: by hand (plane c of sample b holds 10 c + 100 b +
+     * i, i < 9: mean 10 c + 100 b + 4), then the NCHW kernel's bits with
+     * and without a tail of the four-way split */
+    assert_int_equal(kern_nn_global_avgpool_nchw8c_f32(xb, HB, HC, 9, y),
+                     KERN_OK);
+    for (size_t b = 0; b < HB; b++) {
+        for (size_t c = 0; c < HC; c++) {
+            assert_true(y[b * HC + c] == (float)(100 * b + 10 * c + 4));
+        }
+    }
+    static const size_t gshape[][3] = {
+        {1, 64, 64}, {3, 12, 63}, {2, 16, 1}, {2, 256, 9}, {1, 9, 101},
+    };
+    for (size_t k = 0; k < sizeof gshape / sizeof gshape[0]; k++) {
+        const size_t gb = gshape[k][0], gc = gshape[k][1], ghw = gshape[k][2];
+        float *xn = malloc(gb * gc * ghw * sizeof *xn);
+        float *want = malloc(gb * gc * sizeof *want);
+        float *got = malloc(gb * gc * sizeof *got);
+        assert_true(xn && want && got);
+        fill(xn, gb * gc * ghw);
+        float *xnb = to_blocked(xn, gb, gc, ghw);
+        assert_int_equal(kern_nn_global_avgpool_f32(xn, gb * gc, ghw, want),
+                         KERN_OK);
+        assert_int_equal(
+            kern_nn_global_avgpool_nchw8c_f32(xnb, gb, gc, ghw, got),
+            KERN_OK);
+        for (size_t i = 0; i < gb * gc; i++) {
+            assert_true(same_bits(got[i], want[i]));
+        }
+        free(xn);
+        free(xnb);
+        free(want);
+        free(got);
+    }
+
+    /* refusals: an output larger than 1 x 1, a window of padding, NULL,
+     * zero sizes */
+    s = square_pool(HB, HC, 3, 3, 2, 1, 0); /* 2 x 2 output */
+    assert_int_equal(kern_avgpool2d_nchw8c_f32(&s, xb, y), KERN_E_SHAPE);
+    assert_int_equal(kern_maxpool2d_nchw8c_f32(&s, xb, y), KERN_E_SHAPE);
+    s = square_pool(HB, HC, 3, 3, 3, 1, 3);
+    assert_int_equal(kern_maxpool2d_nchw8c_f32(&s, xb, y), KERN_E_RANGE);
+    s = square_pool(HB, HC, 3, 3, 3, 1, 0);
+    assert_int_equal(kern_maxpool2d_nchw8c_f32(NULL, xb, y), KERN_E_INVALID);
+    assert_int_equal(kern_avgpool2d_nchw8c_f32(&s, NULL, y), KERN_E_INVALID);
+    assert_int_equal(kern_avgpool2d_nchw8c_f32(&s, xb, NULL), KERN_E_INVALID);
+    s.channels = 0;
+    assert_int_equal(kern_avgpool2d_nchw8c_f32(&s, xb, y), KERN_E_SHAPE);
+    /* the NCHW size fits, the blocked one (16 channels) does not */
+    s = square_pool(SIZE_MAX / 16, 9, 1, 1, 1, 1, 0);
+    assert_int_equal(kern_avgpool2d_nchw8c_f32(&s, xb, y), KERN_E_OVERFLOW);
+    assert_int_equal(kern_nn_global_avgpool_nchw8c_f32(xb, HB, HC, 0, y),
+                     KERN_E_SHAPE);
+    assert_int_equal(kern_nn_global_avgpool_nchw8c_f32(xb, 0, HC, 9, y),
+                     KERN_E_SHAPE);
+    assert_int_equal(kern_nn_global_avgpool_nchw8c_f32(NULL, HB, HC, 9, y),
+                     KERN_E_INVALID);
+    assert_int_equal(
+        kern_nn_global_avgpool_nchw8c_f32(xb, SIZE_MAX / 8, 9, 9, y),
+        KERN_E_OVERFLOW);
+    free(xb);
+    free(x2b);
+}
+
+/* The add with its activation fused: by hand (a sum of two -0 is -0,
+ * which relu turns into +0; NaN passes), the bits of add then
+ * kern_relu_f32 / kern_nn_relu6_f32 for one to four inputs and in place,
+ * refusals. */
+static void test_add_act(void **state)
+{
+    (void)state;
+    const float a[6] = {1.0f, -2.0f, -0.0f, 3.0f, 5.0f, NAN};
+    const float b[6] = {2.0f, 1.0f, -0.0f, 4.0f, 2.0f, 0.0f};
+    const float relu[6] = {3.0f, 0.0f, 0.0f, 7.0f, 7.0f, NAN};
+    const float relu6[6] = {3.0f, 0.0f, 0.0f, 6.0f, 6.0f, NAN};
+    const float *ab[2] = {a, b};
+    float y[6];
+    assert_int_equal(kern_nn_add_act_f32(y, ab, 2, 6, KERN_FUSE_RELU),
+                     KERN_OK);
+    for (size_t i = 0; i < 6; i++) {
+        assert_true(same_bits(y[i], relu[i]));
+    }
+    assert_int_equal(kern_nn_add_act_f32(y, ab, 2, 6, KERN_FUSE_RELU6),
+                     KERN_OK);
+    for (size_t i = 0; i < 6; i++) {
+        assert_true(same_bits(y[i], relu6[i]));
+    }
+    assert_int_equal(kern_nn_add_act_f32(y, ab, 2, 6, KERN_FUSE_NONE),
+                     KERN_OK);
+    assert_true(same_bits(y[2], -0.0f) && y[3] == 7.0f);
+
+    enum { N = 1003 };
+    static float in[4][N], want[N], got[N];
+    for (size_t j = 0; j < 4; j++) {
+        fill(in[j], N);
+        for (size_t i = 0; i < N; i++) {
+            in[j][i] *= 5.0f; /* sums beyond 6 as well as below 0 */
+        }
+    }
+    in[0][5] = in[1][5] = -0.0f;
+    in[0][6] = NAN;
+    const float *xs[4] = {in[0], in[1], in[2], in[3]};
+    for (int act = KERN_FUSE_NONE; act <= KERN_FUSE_RELU6; act++) {
+        for (size_t count = 1; count <= 4; count++) {
+            assert_int_equal(kern_nn_add_f32(want, xs, count, N), KERN_OK);
+            if (act == KERN_FUSE_RELU) {
+                assert_int_equal(kern_relu_f32(want, want, N), KERN_OK);
+            } else if (act == KERN_FUSE_RELU6) {
+                assert_int_equal(kern_nn_relu6_f32(want, want, N), KERN_OK);
+            }
+            assert_int_equal(kern_nn_add_act_f32(got, xs, count, N, act),
+                             KERN_OK);
+            assert_memory_equal(got, want, sizeof want);
+            /* in place on the first input */
+            memcpy(got, in[0], sizeof got);
+            const float *inplace[4] = {got, in[1], in[2], in[3]};
+            assert_int_equal(
+                kern_nn_add_act_f32(got, inplace, count, N, act), KERN_OK);
+            assert_memory_equal(got, want, sizeof want);
+        }
+    }
+    assert_int_equal(kern_nn_add_act_f32(y, ab, 2, 6, 3), KERN_E_RANGE);
+    assert_int_equal(kern_nn_add_act_f32(y, ab, 2, 6, -1), KERN_E_RANGE);
+    assert_int_equal(kern_nn_add_act_f32(y, ab, 0, 6, KERN_FUSE_RELU),
+                     KERN_E_SHAPE);
+    const float *hole[2] = {a, NULL};
+    assert_int_equal(kern_nn_add_act_f32(y, hole, 2, 6, KERN_FUSE_RELU),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_nn_add_act_f32(NULL, ab, 2, 6, KERN_FUSE_RELU),
+                     KERN_E_INVALID);
+    assert_int_equal(
+        kern_nn_add_act_f32(y, ab, 2, SIZE_MAX / 2, KERN_FUSE_RELU),
+        KERN_E_OVERFLOW);
+}
+
 static void test_relu6_log_softmax(void **state)
 {
     (void)state;
@@ -663,6 +926,8 @@ int main(void)
         cmocka_unit_test(test_pool_hand),
         cmocka_unit_test(test_pool_rect),
         cmocka_unit_test(test_add_affine_gap),
+        cmocka_unit_test(test_pool_nchw8c),
+        cmocka_unit_test(test_add_act),
         cmocka_unit_test(test_relu6_log_softmax),
         cmocka_unit_test(test_pool_backward),
         cmocka_unit_test(test_softmax),

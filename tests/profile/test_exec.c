@@ -2110,8 +2110,10 @@ static void test_channel_blocked(void **state)
          "flatten\n"
          "dense 4\n",
          "nnnnnnnn"},
-        /* the same sum read by a convolution: everything up to the pool
-         * is blocked (a tanh fused as a pass of its own, too) */
+        /* the same sum read by a convolution: everything up to the
+         * global average is blocked (a tanh fused as a pass of its own,
+         * too), the last convolution as well, since the global average
+         * reads blocked input; its [8][1][1] output is NCHW */
         {"input 8x10x10\n"
          "conv2d 16 k=3 p=1 name=a\n"
          "conv2d 16 k=3 p=1 g=16 name=b\n"
@@ -2122,7 +2124,27 @@ static void test_channel_blocked(void **state)
          "globalavgpool\n"
          "flatten\n"
          "dense 4\n",
-         "bbbbbnnnn"},
+         "bbbbbbnnn"},
+        /* a max pool with a 1 x 1 output reads blocked input too, also
+         * when its window misses the input's last row and column (k=4
+         * s=2 on 5 x 5); a relu6 add before it (fused into the add's
+         * pass) joins a and b */
+        {"input 8x5x5\n"
+         "conv2d 16 k=3 p=1 name=a\n"
+         "conv2d 16 k=1 act=relu6 name=b\n"
+         "add in=a,b act=relu6\n"
+         "maxpool k=4 s=2\n"
+         "flatten\n"
+         "dense 3\n",
+         "bbbnnn"},
+        /* 12 channels: the global average's input cannot be blocked */
+        {"input 8x6x6\n"
+         "conv2d 16 k=3 p=1\n"
+         "conv2d 12 k=1 act=relu\n"
+         "globalavgpool\n"
+         "flatten\n"
+         "dense 3\n",
+         "bnnnn"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (uint64_t batch = 1; batch <= 3; batch += 2) {
@@ -2135,16 +2157,19 @@ static void test_channel_blocked(void **state)
             }
         }
     }
-    /* the presets: each convolution, add and dropout until the last
-     * layer before the pool writes blocked (DS-CNN's dropout is a view of
-     * conv1's output, so both are; ResNet-8's last stage joins its add,
-     * which the pool reads) */
+    /* the presets: every convolution, add and dropout writes blocked,
+     * since each closing pool (ResNet-8's k=8 on 64 x 8 x 8, DS-CNN's
+     * 24 x 5 window on 64 x 25 x 5, MobileNet's k=3 on 256 x 3 x 3) has a
+     * 1 x 1 output and reads blocked input; the pool, flatten and dense
+     * write NCHW (DS-CNN's dropouts are views of conv1's and pw4's
+     * outputs; ResNet-8's last stage, s3_conv2 and s3_short joined through
+     * s3_add, is now blocked as a whole) */
     static const struct {
         const char *name, *layouts;
     } presets[] = {
-        {"resnet8", "bbbbbbbbbnnnnnn"},
-        {"ds-cnn", "bbbbbbbbbnnnnn"},
-        {"mobilenetv1-0.25", "bbbbbbbbbbbbbbbbbbbbbbbbbbnnnn"},
+        {"resnet8", "bbbbbbbbbbbbnnn"},
+        {"ds-cnn", "bbbbbbbbbbbnnn"},
+        {"mobilenetv1-0.25", "bbbbbbbbbbbbbbbbbbbbbbbbbbbnnn"},
     };
     for (size_t i = 0; i < 3; i++) {
         for (uint64_t batch = 1; batch <= 3; batch += 2) {

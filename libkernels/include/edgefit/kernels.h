@@ -229,6 +229,14 @@ KERN_API int kern_nn_log_softmax_f32(const float *x, size_t rows,
 KERN_API int kern_nn_add_f32(float *y, const float *const *x, size_t count,
                              size_t n);
 
+/* kern_nn_add_f32 with an activation applied to each sum in the same
+ * pass: act is a kern_fused_act (defined below; else KERN_E_RANGE), and
+ * y has the bits of kern_nn_add_f32 followed by kern_relu_f32
+ * (KERN_FUSE_RELU) or kern_nn_relu6_f32 (KERN_FUSE_RELU6): -0 becomes +0,
+ * NaN passes through. Arguments and status as kern_nn_add_f32. */
+KERN_API int kern_nn_add_act_f32(float *y, const float *const *x,
+                                 size_t count, size_t n, int act);
+
 /* A per-channel affine map over NCHW (hw = height * width; 1 for a
  * [batch][channels] tensor): y[b][c][i] = x[b][c][i] * scale[c] +
  * shift[c], a batch norm at inference. y may equal x. */
@@ -242,6 +250,17 @@ KERN_API int kern_nn_channel_affine_f32(const float *x, size_t batch,
  * rounded once. KERN_E_SHAPE for hw 0. */
 KERN_API int kern_nn_global_avgpool_f32(const float *x, size_t planes,
                                         size_t hw, float *y);
+
+/* Global average pooling of a channel-blocked (NCHW8c, see below) x,
+ * [batch][ceil(channels / 8)][hw][8]: y [batch][channels] (the NCHW
+ * output [batch][channels][1][1], which is also its NCHW8c form when
+ * channels is a multiple of 8) gets each channel's mean with the bits of
+ * kern_nn_global_avgpool_f32 on the NCHW form of x. Padding lanes are
+ * ignored. KERN_E_SHAPE for a zero size, KERN_E_OVERFLOW when the blocked
+ * size overflows. */
+KERN_API int kern_nn_global_avgpool_nchw8c_f32(const float *x, size_t batch,
+                                               size_t channels, size_t hw,
+                                               float *y);
 
 /* relu6: min(max(x, 0), 6) over n floats; relu6(-0) = +0, NaN propagates.
  * Exact. dst may equal src. */
@@ -629,6 +648,24 @@ KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
  * each real element of each window. */
 KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
                                          const float *dy, float *grad_x);
+
+/* The pooling that closes a network, on a channel-blocked input: x is
+ * NCHW8c, [batch][ceil(channels / 8)][in_h][in_w][8] (padding lanes
+ * ignored), and the shape must give a 1 x 1 output (a window that covers
+ * the input, as ResNet-8's, DS-CNN's and MobileNet's last pools), else
+ * KERN_E_SHAPE. y is [batch][channels]: the NCHW output
+ * [batch][channels][1][1], which is also its NCHW8c form when channels is
+ * a multiple of 8, so the pool is where a blocked chain ends without a
+ * transpose. Each channel gets the bits kern_maxpool2d_f32 and
+ * kern_avgpool2d_f32 give on the NCHW form of x. Only 1 x 1 outputs: a
+ * pooling inside a network writes a larger map, which would have to
+ * choose a layout, and no preset has one between blocked layers. Status
+ * as kern_maxpool2d_f32, plus KERN_E_OVERFLOW when the blocked size
+ * overflows. */
+KERN_API int kern_maxpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
+                                       const float *x, float *y);
+KERN_API int kern_avgpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
+                                       const float *x, float *y);
 
 /* One SGD step over n parameters: g' = g + weight_decay * w; with momentum
  * mu != 0: v = mu * v + g', w -= lr * v; with mu == 0: w -= lr * g' and

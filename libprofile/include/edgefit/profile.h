@@ -788,11 +788,14 @@ PROF_API const char *prof_dataset_default_dir(void);
  * requantise per channel), max and average pooling (kern_maxpool2d_f32 and
  * kern_avgpool2d_f32: kh x kw windows, a stride per axis, padding per
  * side, average dividing by the whole window or by its cells inside the
- * input as the layer's count_include_pad says), global average pooling
- * (kern_nn_global_avgpool_f32), add of two or more tensors then its
- * activation (kern_nn_add_f32), concat along dim[0] (the channels of
- * CxHxW, the features of vectors), standalone batchnorm (per-channel x *
- * scale + shift over dim[0] of a rank 1, 2 or 3 tensor,
+ * input as the layer's count_include_pad says; a pool with a 1 x 1
+ * output reads a blocked input with kern_maxpool2d_nchw8c_f32 and
+ * kern_avgpool2d_nchw8c_f32), global average pooling
+ * (kern_nn_global_avgpool_f32, or its _nchw8c_ form), add of two or more
+ * tensors then its activation (kern_nn_add_f32; a relu or relu6 in the
+ * last addition's pass, kern_nn_add_act_f32), concat along dim[0] (the
+ * channels of CxHxW, the features of vectors), standalone batchnorm
+ * (per-channel x * scale + shift over dim[0] of a rank 1, 2 or 3 tensor,
  * kern_nn_channel_affine_f32), flatten, identity and dropout (aliases:
  * the output is the input's buffer, nothing is copied), and the
  * activations relu, relu6, gelu (tanh form), sigmoid, tanh, erf, softmax
@@ -872,7 +875,9 @@ struct prof_exec_opts {
      * convolutions (and element-wise layers between them) write and read,
      * with a multiple of 8 channels, is kept in libkernels' NCHW8c layout,
      * so that a chain of depthwise and pointwise layers runs without
-     * transposes. The model's inputs and output, and every tensor another
+     * transposes; a pooling with a 1 x 1 output (the pool that closes a
+     * network, or a global average) reads such a tensor blocked too, and
+     * writes NCHW. The model's inputs and output, and every tensor another
      * kind of layer reads, stay NCHW. 0 keeps every tensor NCHW. Results
      * are the same bits either way. */
     int channel_blocked;
