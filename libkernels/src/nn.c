@@ -729,8 +729,7 @@ static int pool_nchw8c_check(const struct kern_pool2d_shape *s,
     if (oh != 1 || ow != 1) {
         return KERN_E_SHAPE;
     }
-    const size_t nb = s->channels / KERN_CBLOCK +
-                      (s->channels % KERN_CBLOCK != 0);
+    const size_t nb = kern_nn_cblocks(s->channels);
     if (!kern_nn_mul4(s->batch, nb, KERN_CBLOCK, s->in_h, &n) ||
         !kern_nn_mul4(n, s->in_w, sizeof(float), 1, &n)) {
         return KERN_E_OVERFLOW;
@@ -748,7 +747,7 @@ static void pool_nchw8c(const struct kern_pool2d_shape *s, const float *x,
                         float *y, bool is_max)
 {
     const size_t c = s->channels, iw = s->in_w;
-    const size_t nb = c / KERN_CBLOCK + (c % KERN_CBLOCK != 0);
+    const size_t nb = kern_nn_cblocks(c);
     const size_t plane = s->in_h * iw * KERN_CBLOCK;
     size_t y0, y1, x0, x1;
     window(0, s->stride_h, s->pad_top, s->kh, s->in_h, &y0, &y1);
@@ -777,11 +776,8 @@ static void pool_nchw8c(const struct kern_pool2d_shape *s, const float *x,
             }
             /* the lanes of real channels; a last block's padding lanes
              * have no output */
-            const size_t nl = c - blk * KERN_CBLOCK < KERN_CBLOCK
-                                  ? c - blk * KERN_CBLOCK
-                                  : KERN_CBLOCK;
             float *yb = y + b * c + blk * KERN_CBLOCK;
-            for (size_t l = 0; l < nl; l++) {
+            for (size_t l = 0; l < kern_nn_block_lanes(c, blk); l++) {
                 yb[l] = is_max ? acc[l] : acc[l] / d;
             }
         }

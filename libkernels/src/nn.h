@@ -61,6 +61,19 @@ bool kern_nn_mul4(size_t a, size_t b, size_t c, size_t d, size_t *out);
 int kern_nn_out_dim(size_t in, size_t k, size_t stride, size_t lo,
                     size_t hi, size_t *out);
 
+/* NCHW8c: the blocks of c channels, and the channels of block blk that
+ * are real (the last block's other lanes are padding). */
+static inline size_t kern_nn_cblocks(size_t c)
+{
+    return c / KERN_CBLOCK + (c % KERN_CBLOCK != 0);
+}
+
+static inline size_t kern_nn_block_lanes(size_t c, size_t blk)
+{
+    const size_t left = c - blk * KERN_CBLOCK;
+    return left < KERN_CBLOCK ? left : KERN_CBLOCK;
+}
+
 void kern_nn_bias_add_c(float *x, size_t rows, size_t channels,
                         const float *bias);
 bool kern_nn_all_finite_c(const float *x, size_t n);

@@ -11,45 +11,6 @@
 #include "edgefit/kernels.h"
 #include "nn.h"
 
-KERN_API int kern_nn_add_f32(float *y, const float *const *x, size_t count,
-                             size_t n)
-{
-    if (!y || !x) {
-        return KERN_E_INVALID;
-    }
-    if (count == 0) {
-        return KERN_E_SHAPE;
-    }
-    for (size_t j = 0; j < count; j++) {
-        if (!x[j]) {
-            return KERN_E_INVALID;
-        }
-    }
-    if (n > SIZE_MAX / sizeof(float)) {
-        return KERN_E_OVERFLOW;
-    }
-    if (count == 1) {
-        if (y != x[0]) {
-            memcpy(y, x[0], n * sizeof *y);
-        }
-        return KERN_OK;
-    }
-    /* Left to right, one float addition per input: y[i] = (x0 + x1) + x2
-     * ... The first pass reads x0 and x1 before it writes, so y may be
-     * x0; later inputs must not be y (the caller's contract). */
-    const float *a = x[0], *b = x[1];
-    for (size_t i = 0; i < n; i++) {
-        y[i] = a[i] + b[i];
-    }
-    for (size_t j = 2; j < count; j++) {
-        const float *c = x[j];
-        for (size_t i = 0; i < n; i++) {
-            y[i] += c[i];
-        }
-    }
-    return KERN_OK;
-}
-
 /* act applied to one sum with the bits of the separate pass: relu as
  * kern_relu_f32 and relu6 as kern_nn_relu6_f32 (-0 becomes +0, NaN passes
  * through; kern_fuse1 of the convolutions keeps -0, which a sum of two -0
@@ -91,11 +52,20 @@ KERN_API int kern_nn_add_act_f32(float *y, const float *const *x,
      * relu(add) layers spent about a third of their time in the relu). */
     if (count == 1) {
         const float *a = x[0];
+        if (act == KERN_FUSE_NONE) {
+            if (y != a) {
+                memcpy(y, a, n * sizeof *y);
+            }
+            return KERN_OK;
+        }
         for (size_t i = 0; i < n; i++) {
             y[i] = add_act1(a[i], act);
         }
         return KERN_OK;
     }
+    /* Left to right, one float addition per input: y[i] = (x0 + x1) + x2
+     * ... The first pass reads x0 and x1 before it writes, so y may be
+     * x0; later inputs must not be y (the caller's contract). */
     const float *a = x[0], *b = x[1];
     if (count == 2) {
         /* the case of every residual add, one loop per act so that each
@@ -129,6 +99,12 @@ KERN_API int kern_nn_add_act_f32(float *y, const float *const *x,
         y[i] = add_act1(y[i] + c[i], act);
     }
     return KERN_OK;
+}
+
+KERN_API int kern_nn_add_f32(float *y, const float *const *x, size_t count,
+                             size_t n)
+{
+    return kern_nn_add_act_f32(y, x, count, n, KERN_FUSE_NONE);
 }
 
 KERN_API int kern_nn_channel_affine_f32(const float *x, size_t batch,
@@ -214,7 +190,7 @@ KERN_API int kern_nn_global_avgpool_nchw8c_f32(const float *x, size_t batch,
     if (!batch || !channels || !hw) {
         return KERN_E_SHAPE;
     }
-    const size_t nb = channels / KERN_CBLOCK + (channels % KERN_CBLOCK != 0);
+    const size_t nb = kern_nn_cblocks(channels);
     size_t total;
     if (!kern_nn_mul4(batch, nb, KERN_CBLOCK, hw, &total) ||
         !kern_nn_mul4(total, sizeof(float), 1, 1, &total)) {
@@ -246,11 +222,8 @@ KERN_API int kern_nn_global_avgpool_nchw8c_f32(const float *x, size_t batch,
                     s0[l] += v[l];
                 }
             }
-            const size_t nl = channels - blk * KERN_CBLOCK < KERN_CBLOCK
-                                  ? channels - blk * KERN_CBLOCK
-                                  : KERN_CBLOCK;
             float *yb = y + b * channels + blk * KERN_CBLOCK;
-            for (size_t l = 0; l < nl; l++) {
+            for (size_t l = 0; l < kern_nn_block_lanes(channels, blk); l++) {
                 yb[l] = (float)(((s0[l] + s1[l]) + (s2[l] + s3[l])) /
                                 (double)hw);
             }
