@@ -1388,8 +1388,8 @@ static int dense_f32(const prof_exec *ex, const struct exec_op *op,
     return st;
 }
 
-/* The kern_fused_act that applies act in a convolution's output pass, or
- * -1 when act runs as a pass of its own. */
+/* The kern_fused_act that applies act in a convolution's or an add's
+ * output pass, or -1 when act runs as a pass of its own. */
 static int conv_fuse(enum memest_act act)
 {
     switch (act) {
@@ -1692,7 +1692,7 @@ static int accumulate(const struct exec_op *op, float *sum, const float *x,
 
 /* An add in fp32: y = act(x0 + x1 + ...), the inputs in the arena. A relu
  * or relu6 runs in the last addition's pass (the bits of a pass of its
- * own; ResNet-8's residual adds spent a third of their time in it). */
+ * own, one pass over y fewer: ResNet-8's residual adds). */
 static int add_f32(const prof_exec *ex, const struct exec_op *op, float *y)
 {
     const struct memest_layer *L = op->layer;
