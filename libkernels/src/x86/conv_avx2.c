@@ -742,6 +742,19 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
 #define CT_FULL(m, nv)                                                       \
     ctile(m, nv, ct_pixels(nv), bout, K, wp, px, off, step, bb, act, ocn,    \
           yb, plane, p0)
+/* A full tile of nv blocks in row mode m, returning. */
+#define CT_ROWS(m)                                                           \
+    switch (nv) {                                                            \
+    case 3:                                                                  \
+        CT_FULL(m, 3);                                                       \
+        return;                                                              \
+    case 2:                                                                  \
+        CT_FULL(m, 2);                                                       \
+        return;                                                              \
+    default:                                                                 \
+        CT_FULL(m, 1);                                                       \
+        return;                                                              \
+    }
 
 /* A tile of r pixels x nv blocks of channels; a full tile whose pixels are
  * consecutive in a row of the phase planes takes the row form, CT_ROW or
@@ -752,30 +765,12 @@ ctile_sel(const bool bout, int mode, int nv, int r, size_t K,
           size_t step, const float *bb, int act, size_t ocn, float *yb,
           size_t plane, size_t p0)
 {
-    if (mode == CT_ROW && r == ct_pixels(nv)) {
-        switch (nv) {
-        case 3:
-            CT_FULL(CT_ROW, 3);
-            return;
-        case 2:
-            CT_FULL(CT_ROW, 2);
-            return;
-        default:
-            CT_FULL(CT_ROW, 1);
-            return;
+    if (r == ct_pixels(nv)) {
+        if (mode == CT_ROW) {
+            CT_ROWS(CT_ROW);
         }
-    }
-    if (mode == CT_BROW && r == ct_pixels(nv)) {
-        switch (nv) {
-        case 3:
-            CT_FULL(CT_BROW, 3);
-            return;
-        case 2:
-            CT_FULL(CT_BROW, 2);
-            return;
-        default:
-            CT_FULL(CT_BROW, 1);
-            return;
+        if (mode == CT_BROW) {
+            CT_ROWS(CT_BROW);
         }
     }
     switch (nv * 16 + r) {
