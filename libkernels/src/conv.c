@@ -138,10 +138,13 @@ bool kern_conv_geom(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
         g->phx = sw < s->kw ? sw : s->kw;
         g->q = (hp + sh - 1) / sh;
         g->pitch = (wp + sw - 1) / sw;
+        /* An ungrouped convolution may read a blocked input, whose copy
+         * keeps whole blocks of 8 channels (see conv.h). */
+        const size_t icp = s->groups == 1 ? (icg + 7) / 8 * 8 : icg;
         size_t planes, n;
-        if (!mul_ok(g->q, g->pitch, &g->plane) ||
+        if (icp < icg || !mul_ok(g->q, g->pitch, &g->plane) ||
             !mul_ok(oh, g->pitch, &g->cols) ||
-            !mul_ok(icg, g->phy * g->phx, &planes) ||
+            !mul_ok(icp, g->phy * g->phx, &planes) ||
             !mul_ok(planes, g->plane, &n) ||
             n > SIZE_MAX - KERN_CONV_NR - s->kw ||
             !mul_ok(g->k, sizeof(ptrdiff_t), &offs)) {

@@ -133,7 +133,13 @@ void kern_im2col_s8_c(const struct kern_conv2d_shape *s, size_t out_h,
  * stride_w). Output pixel (oy, ox) is then GEMM column j = oy * pitch + ox
  * and row (ic, ky, kx) reads phase plane (ic, ky % stride_h, kx %
  * stride_w) at j + (ky / stride_h) * pitch + kx / stride_w; columns ox >=
- * out_w are computed and dropped. */
+ * out_w are computed and dropped. A blocked (NCHW8c) input keeps its
+ * blocks in the copy: [ic / 8][phy][phx][q][pitch][8], element (r, c) of
+ * channel ic at lane ic % 8 of pixel (r / stride_h) * pitch + c /
+ * stride_w of phase plane (ic / 8, r % stride_h, c % stride_w), so that
+ * the copy is whole vectors of 8 channels and a row (ic, ky, kx) of
+ * output pixel j reads 8 j floats from its start; buf_floats counts the
+ * channels of an ungrouped convolution rounded up to a block for it. */
 enum { KERN_CONV_NR = 24, KERN_CONV_MR = 4 };
 
 /* Packed weights (kern_conv2d_pack_f32): per group, blocks of

@@ -350,9 +350,10 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
                                 size_t *out_h, size_t *out_w);
 
 /* Bytes of scratch kern_conv2d_f32 may use for this shape on any path
- * (a zero-padded copy of one sample's group of input planes and a table of
- * K = in_c/groups * kh * kw offsets); 0 when it needs none or the shape is
- * invalid. */
+ * (a zero-padded copy of one sample's group of input planes, the channels
+ * of an ungrouped shape rounded up to a multiple of 8 for a blocked input,
+ * and a table of K = in_c/groups * kh * kw offsets); 0 when it needs none
+ * or the shape is invalid. */
 KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s);
 
 /* Forward: y[b][oc][oy][ox] = act(bias[oc] + sum over ic in oc's group,
@@ -444,9 +445,10 @@ KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
  * order, with fused multiply-adds on the AVX2 path), whatever the
  * layouts. A blocked output spares the AVX2 channel-vector tile its
  * transposes (a vector of 8 channels of one pixel is stored as it is),
- * and a blocked input is read by the phase-plane copy (8 x 8 transposes)
- * or, for an unpadded 1 x 1 convolution of any stride, broadcast in
- * place. On a blocked layout the shallow, wide convolutions that the
+ * and a blocked input is copied into phase planes that stay blocked (a
+ * vector of 8 channels per pixel, no transposes; the tile broadcasts
+ * from them) or, for an unpadded 1 x 1 convolution of any stride,
+ * broadcast in place. On a blocked layout the shallow, wide convolutions that the
  * NCHW call gives to the pixel-wide tile take the channel-vector tile.
  *
  * Splitting the output channels (one sample at a time, batch == 1):

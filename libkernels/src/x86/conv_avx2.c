@@ -280,88 +280,48 @@ static void pack(const struct kern_conv2d_shape *s,
     }
 }
 
-/* pack() from a blocked (NCHW8c) input, ungrouped: the same phase
- * planes. Each input row of 8 channels is transposed 8 pixels at a time
- * (one vector per pixel in, one per channel out), so that the copy stays
- * in whole vectors; at stride 2 the 8 even and the 8 odd pixels of 16
- * columns are transposed apart, one phase each; other strides, and the
- * columns left over, go one value at a time. */
+/* pack() from a blocked (NCHW8c) input, ungrouped, into blocked phase
+ * planes (layout in conv.h): each phase row is written once, left to
+ * right, a vector of 8 channels per pixel, zeros where it falls in the
+ * padding, so that the copy needs neither transposes nor a prior memset. */
 static void pack_blocked(const struct kern_conv2d_shape *s,
                          const struct kern_conv_geom *g, const float *x,
                          float *buf)
 {
-    const size_t ic = s->in_c, ih = s->in_h, iw = s->in_w;
+    const size_t ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
     const size_t pt = s->pad_top, pl = s->pad_left, P = g->pitch;
-    const size_t hw = ih * iw, nblk = (ic + 7) / 8;
-    memset(buf, 0, g->buf_floats * sizeof *buf);
+    const size_t nblk = (s->in_c + 7) / 8;
+    const __m256 z = _mm256_setzero_ps();
     for (size_t cb = 0; cb < nblk; cb++) {
-        const size_t nc = ic - cb * 8 < 8 ? ic - cb * 8 : 8;
-        const float *xb = x + cb * hw * 8;
-        for (size_t iy = 0; iy < ih; iy++) {
-            const size_t ry = (iy + pt) % sh, q = (iy + pt) / sh;
-            if (ry >= g->phy) {
-                continue;
-            }
-            const float *src = xb + iy * iw * 8;
-            /* phase rx of channel l's row q */
-            float *dst[8][2];
-            for (size_t l = 0; l < nc; l++) {
-                const size_t c = cb * 8 + l;
-                for (size_t rx = 0; rx < g->phx && rx < 2; rx++) {
-                    dst[l][rx] = buf +
-                                 ((c * g->phy + ry) * g->phx + rx) *
-                                     g->plane +
-                                 q * P;
-                }
-            }
-            size_t ix = 0;
-            if (sw == 1) {
-                for (; ix + 8 <= iw; ix += 8) {
-                    __m256 t[8];
-                    for (int i = 0; i < 8; i++) {
-                        t[i] = _mm256_loadu_ps(src + (ix + (size_t)i) * 8);
-                    }
-                    transpose8(t);
-                    for (size_t l = 0; l < nc; l++) {
-                        _mm256_storeu_ps(dst[l][0] + ix + pl, t[l]);
-                    }
-                }
-            } else if (sw == 2) {
-                /* input column ix + 2 m: phase (ix + pl) % 2, column (ix
-                 * + pl) / 2 + m; ix + 1 + 2 m the other phase */
-                for (; ix + 16 <= iw; ix += 16) {
-                    const size_t pe = (ix + pl) % 2, te = (ix + pl) / 2;
-                    const size_t to = (ix + 1 + pl) / 2;
-                    /* the even columns' pixels, then the odd ones', each
-                     * transposed into 8 columns of one phase */
-                    for (size_t h = 0; h < 2; h++) {
-                        const size_t ph = h ? 1 - pe : pe;
-                        if (ph >= g->phx) {
-                            continue;
+        const float *xb = x + cb * ih * iw * 8;
+        for (size_t ry = 0; ry < g->phy; ry++) {
+            for (size_t rx = 0; rx < g->phx; rx++) {
+                float *pp =
+                    buf + ((cb * g->phy + ry) * g->phx + rx) * g->plane * 8;
+                /* phase columns t with pl <= t * sw + rx < pl + iw */
+                size_t t0 = pl > rx ? (pl - rx + sw - 1) / sw : 0;
+                size_t t1 = pl + iw > rx ? (pl + iw - rx + sw - 1) / sw : 0;
+                t1 = t1 < P ? t1 : P;
+                t0 = t0 < t1 ? t0 : t1;
+                for (size_t q = 0; q < g->q; q++) {
+                    const size_t iy = q * sh + ry - pt; /* wraps above */
+                    float *dst = pp + q * P * 8;
+                    size_t t = 0;
+                    if (iy < ih) {
+                        for (; t < t0; t++) {
+                            _mm256_storeu_ps(dst + t * 8, z);
                         }
-                        __m256 a[8];
-                        for (size_t i = 0; i < 8; i++) {
-                            a[i] = _mm256_loadu_ps(src +
-                                                   (ix + 2 * i + h) * 8);
-                        }
-                        transpose8(a);
-                        for (size_t l = 0; l < nc; l++) {
-                            _mm256_storeu_ps(dst[l][ph] + (h ? to : te),
-                                             a[l]);
+                        const float *src =
+                            xb + (iy * iw + t0 * sw + rx - pl) * 8;
+                        for (; t < t1; t++, src += sw * 8) {
+                            _mm256_storeu_ps(dst + t * 8,
+                                             _mm256_loadu_ps(src));
                         }
                     }
-                }
-            }
-            for (; ix < iw; ix++) {
-                const size_t c = ix + pl, rx = c % sw, t = c / sw;
-                if (rx >= g->phx) {
-                    continue;
-                }
-                for (size_t l = 0; l < nc; l++) {
-                    const size_t ch = cb * 8 + l;
-                    buf[((ch * g->phy + ry) * g->phx + rx) * g->plane +
-                        q * P + t] = src[ix * 8 + l];
+                    for (; t < P; t++) {
+                        _mm256_storeu_ps(dst + t * 8, z);
+                    }
                 }
             }
         }
@@ -369,14 +329,15 @@ static void pack_blocked(const struct kern_conv2d_shape *s,
 }
 
 /* The GEMM's row offsets: row k = (ic, ky, kx) of a pixel's column reads
- * base[j + off[k]], base the input planes (direct), a blocked input read
- * in place (blocked_in: an unpadded 1 x 1 convolution) or the padded
- * phase planes (layout in conv.h). */
+ * base[j + off[k]] (base[8 j + off[k]] from a blocked input), base the
+ * input planes (direct), a blocked input read in place (inplace: an
+ * unpadded 1 x 1 convolution) or the padded phase planes (layout in
+ * conv.h, blocked with blocked_in). */
 static void offsets(const struct kern_conv2d_shape *s,
                     const struct kern_conv_geom *g, bool blocked_in,
-                    ptrdiff_t *off)
+                    bool inplace, ptrdiff_t *off)
 {
-    if (g->direct || blocked_in) {
+    if (g->direct || inplace) {
         /* a 1 x 1 convolution read in place: channel k of pixel 0 in
          * plane k, or in lane k % 8 of block k / 8 */
         const size_t hw_in = s->in_h * s->in_w;
@@ -389,13 +350,17 @@ static void offsets(const struct kern_conv2d_shape *s,
     const size_t icg = s->in_c / s->groups;
     size_t k = 0;
     for (size_t c = 0; c < icg; c++) {
+        /* blocked: channel c's planes are those of its block, lane c % 8
+         * of pixels 8 floats apart */
+        const size_t pc = blocked_in ? c / 8 : c;
         for (size_t ky = 0; ky < s->kh; ky++) {
             for (size_t kx = 0; kx < s->kw; kx++, k++) {
-                const size_t ph = (c * g->phy + ky % s->stride_h) * g->phx +
+                const size_t ph = (pc * g->phy + ky % s->stride_h) * g->phx +
                                   kx % s->stride_w;
-                off[k] = (ptrdiff_t)(ph * g->plane +
-                                     ky / s->stride_h * g->pitch +
-                                     kx / s->stride_w);
+                const size_t at = ph * g->plane +
+                                  ky / s->stride_h * g->pitch +
+                                  kx / s->stride_w;
+                off[k] = (ptrdiff_t)(blocked_in ? at * 8 + c % 8 : at);
             }
         }
     }
@@ -456,7 +421,7 @@ static void pixel_gemm(const struct kern_conv2d_shape *s,
     ptrdiff_t *off = (ptrdiff_t *)(void *)ws;
     ptrdiff_t *off_tail = off + K; /* direct mode only */
     float *buf = (float *)(void *)(off + (g.direct ? 2 * K : K));
-    offsets(s, &g, false, off);
+    offsets(s, &g, false, false, off);
     if (g.direct) {
         for (size_t k = 0; k < K; k++) {
             off_tail[k] = (ptrdiff_t)(k * NR);
@@ -573,8 +538,9 @@ enum { CT_MIN_K = 64, CT_MAX_PLANE = 128 };
  * stride-1 convolution on a blocked input: the first pointer + 8 r, the
  * 8 channels of a block at constant offsets, the next block `step`
  * floats further), blocked any (a pointer each, blocks as blocked: an
- * unpadded 1 x 1 convolution of any stride on a blocked input). */
-enum { CT_ANY, CT_ROW, CT_DIRECT, CT_BLK, CT_BANY };
+ * unpadded 1 x 1 convolution of any stride on a blocked input), blocked
+ * row (row on blocked phase planes: the first pointer + 8 r). */
+enum { CT_ANY, CT_ROW, CT_DIRECT, CT_BLK, CT_BANY, CT_BROW };
 
 /* Pixels per tile for nv blocks: 12 accumulators. */
 static inline int ct_pixels(int nv)
@@ -670,7 +636,8 @@ ct_fma(const int nv, const int R, const bool any, const size_t rs,
  * weights at wp + v * K * 8, its outputs from yb + v * 8 * plane (the
  * block's planes, or with `bout` its blocked [plane][8] run). Pixel r
  * reads its input at px[r][off[k]] (any; the other modes read px[0]
- * only: row at px[0] + off[k] + r, direct at px[0] + k * step + r,
+ * only: row at px[0] + off[k] + r, blocked row at px[0] + off[k] + 8 r,
+ * direct at px[0] + k * step + r,
  * blocked at px[0] + k / 8 * step + k % 8 + 8 r, step the blocked
  * plane's floats); bb holds the chunk's biases. */
 static inline __attribute__((always_inline)) void
@@ -733,8 +700,8 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
         }
     } else {
         for (size_t k = 0; k < K; k++) {
-            ct_fma(nv, R, mode == CT_ANY, 1, a, wp, K, k, px, off[k],
-                   q + off[k]);
+            ct_fma(nv, R, mode == CT_ANY, mode == CT_BROW ? 8 : 1, a, wp,
+                   K, k, px, off[k], q + off[k]);
         }
     }
 #pragma GCC unroll 3
@@ -775,27 +742,35 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
 #define CT_FULL(m, nv)                                                       \
     ctile(m, nv, ct_pixels(nv), bout, K, wp, px, off, step, bb, act, ocn,    \
           yb, plane, p0)
+/* A full tile of nv blocks in row mode m, returning. */
+#define CT_ROWS(m)                                                           \
+    switch (nv) {                                                            \
+    case 3:                                                                  \
+        CT_FULL(m, 3);                                                       \
+        return;                                                              \
+    case 2:                                                                  \
+        CT_FULL(m, 2);                                                       \
+        return;                                                              \
+    default:                                                                 \
+        CT_FULL(m, 1);                                                       \
+        return;                                                              \
+    }
 
 /* A tile of r pixels x nv blocks of channels; a full tile whose pixels are
- * consecutive in a row of the phase planes takes the row form (direct
- * planes have their own loop, ct_direct). */
+ * consecutive in a row of the phase planes takes the row form, CT_ROW or
+ * CT_BROW (direct planes have their own loop, ct_direct). */
 static inline __attribute__((always_inline)) void
 ctile_sel(const bool bout, int mode, int nv, int r, size_t K,
           const float *wp, const float *const *px, const ptrdiff_t *off,
           size_t step, const float *bb, int act, size_t ocn, float *yb,
           size_t plane, size_t p0)
 {
-    if (mode == CT_ROW && r == ct_pixels(nv)) {
-        switch (nv) {
-        case 3:
-            CT_FULL(CT_ROW, 3);
-            return;
-        case 2:
-            CT_FULL(CT_ROW, 2);
-            return;
-        default:
-            CT_FULL(CT_ROW, 1);
-            return;
+    if (r == ct_pixels(nv)) {
+        if (mode == CT_ROW) {
+            CT_ROWS(CT_ROW);
+        }
+        if (mode == CT_BROW) {
+            CT_ROWS(CT_BROW);
         }
     }
     switch (nv * 16 + r) {
@@ -992,8 +967,8 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
     /* A sample's floats in each layout (groups == 1 when blocked). */
     const size_t x_n = bin ? nb_of(s->in_c) * 8 * hw_in : s->in_c * hw_in;
     const size_t y_n = bout ? nb * OCB * plane : s->out_c * plane;
-    /* direct: pixels 8 floats apart in a blocked input, channel blocks
-     * (blocked) or channels a plane apart */
+    /* pixels 8 floats apart in a blocked input and in its blocked phase
+     * planes; direct: channel blocks (blocked) or channels a plane apart */
     const size_t ps = bin ? 8 : 1, step = bin ? hw_in * 8 : hw_in;
     const int dmode = bin ? CT_BLK : CT_DIRECT;
     unsigned char *ws = (unsigned char *)work;
@@ -1004,7 +979,7 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
      * at any stride: a pixel's 8 channels are one contiguous run */
     const bool inplace = bin && s->kh == 1 && s->kw == 1 && !s->pad_top &&
                          !s->pad_left && !s->pad_bottom && !s->pad_right;
-    offsets(s, &g, inplace, off);
+    offsets(s, &g, bin, inplace, off);
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t gi = 0; gi < s->groups; gi++) {
             const float *xg = x + b * x_n + gi * icg * hw_in;
@@ -1044,6 +1019,7 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                     continue;
                 }
                 const size_t R = (size_t)ct_pixels(nv);
+                const int rmode = bin ? CT_BROW : CT_ROW;
                 size_t oy = 0, ox = 0;
                 for (size_t p0 = 0; p0 < plane; p0 += R) {
                     const size_t n = plane - p0 < R ? plane - p0 : R;
@@ -1052,9 +1028,9 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                         /* consecutive: the tile stays in one row (a
                          * partial one is run in the any form) */
                         for (size_t r = 0; r < (n < R ? n : 1); r++) {
-                            px[r] = base + oy * g.pitch + ox + r;
+                            px[r] = base + (oy * g.pitch + ox + r) * ps;
                         }
-                        ctile_any(bout, CT_ROW, nv, (int)n, K, wp, px, off,
+                        ctile_any(bout, rmode, nv, (int)n, K, wp, px, off,
                                   0, bb, act, ocn, yg + oc * plane, plane,
                                   p0);
                         ox += n;
@@ -1065,7 +1041,7 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                         continue;
                     }
                     for (size_t r = 0; r < n; r++) {
-                        px[r] = base + oy * g.pitch + ox;
+                        px[r] = base + (oy * g.pitch + ox) * ps;
                         if (++ox == out_w) {
                             ox = 0;
                             oy++;
