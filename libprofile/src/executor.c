@@ -1680,40 +1680,49 @@ static int layer_f32(const prof_exec *ex, const struct exec_op *op,
     return apply_act(ex, op, op->layer->act, y, y);
 }
 
-/* sum = act(sum + x) over the operator's output size (all of an add's
- * inputs have it), in float; act a kern_fused_act. */
-static int accumulate(const struct exec_op *op, float *sum, const float *x,
-                      int act)
-{
-    const float *pair[2] = {sum, x};
-    return exec_kern_status(
-        kern_nn_add_act_f32(sum, pair, 2, op->out_n, act));
-}
+/* An add's input as float: input j (tensor t) loaded into buf, or read
+ * where it lies (fp32); the floats to add. */
+typedef const float *(*add_load_fn)(prof_exec *ex, size_t t, float *buf,
+                                    int *st);
 
-/* An add in fp32: y = act(x0 + x1 + ...), the inputs in the arena. A relu
- * or relu6 runs in the last addition's pass (the bits of a pass of its
- * own, one pass over y fewer: ResNet-8's residual adds). */
-static int add_f32(const prof_exec *ex, const struct exec_op *op, float *y)
+/* y = act(x0 + x1 + ...) over the operator's output size (all of an add's
+ * inputs have it), left to right in float, at every precision: each input
+ * comes from `load` (x0 into y, the others into xbuf). A relu or relu6
+ * runs in the last addition's pass (the bits of a pass of its own, one
+ * pass over y fewer: ResNet-8's residual adds); any other activation runs
+ * after. */
+static int add_float(prof_exec *ex, const struct exec_op *op,
+                     add_load_fn load, float *xbuf, float *y)
 {
     const struct memest_layer *L = op->layer;
-    const size_t last = L->input_count - 1;
     const int fuse = conv_fuse(L->act);
-    const float *pair[2] = {
-        (const float *)(ex->arena + ex->t_off[L->inputs[0]]),
-        (const float *)(ex->arena + ex->t_off[L->inputs[1]]),
-    };
-    int st = exec_kern_status(kern_nn_add_act_f32(
-        y, pair, 2, op->out_n,
-        last == 1 && fuse >= 0 ? fuse : KERN_FUSE_NONE));
-    for (size_t j = 2; st == PROF_OK && j <= last; j++) {
-        st = accumulate(op, y,
-                        (const float *)(ex->arena + ex->t_off[L->inputs[j]]),
-                        j == last && fuse >= 0 ? fuse : KERN_FUSE_NONE);
+    int st = PROF_OK;
+    const float *sum = load(ex, L->inputs[0], y, &st);
+    for (size_t j = 1; st == PROF_OK && j < L->input_count; j++) {
+        const float *x = load(ex, L->inputs[j], xbuf, &st);
+        if (st != PROF_OK) {
+            break;
+        }
+        const float *pair[2] = {sum, x};
+        const int act = j + 1 == L->input_count && fuse >= 0
+                            ? fuse
+                            : KERN_FUSE_NONE;
+        st = exec_kern_status(
+            kern_nn_add_act_f32(y, pair, 2, op->out_n, act));
+        sum = y;
     }
     if (st == PROF_OK && fuse < 0) {
         st = apply_act(ex, op, L->act, y, y);
     }
     return st;
+}
+
+/* fp32: the inputs are read in the arena. */
+static const float *load_f32(prof_exec *ex, size_t t, float *buf, int *st)
+{
+    (void)buf;
+    (void)st;
+    return (const float *)(ex->arena + ex->t_off[t]);
 }
 
 /* A concat along dim[0] (the channels of C x H x W, the features of a
@@ -1820,28 +1829,12 @@ static int dense_16(prof_exec *ex, const struct exec_op *op,
 
 /* An add stored in 16 bits: the sum in float in y32 (each further input
  * widened into x32), then its activation. */
-static int add_16(prof_exec *ex, const struct exec_op *op)
+/* 16-bit storage: an input widened into buf. */
+static const float *load_16(prof_exec *ex, size_t t, float *buf, int *st)
 {
-    const struct memest_layer *L = op->layer;
-    const size_t last = L->input_count - 1;
-    const int fuse = conv_fuse(L->act); /* in the last addition's pass */
-    int st = widen(ex, ex->y32,
-                   (const uint16_t *)(ex->arena + ex->t_off[L->inputs[0]]),
-                   op->out_n);
-    for (size_t j = 1; st == PROF_OK && j < L->input_count; j++) {
-        st = widen(ex, ex->x32,
-                   (const uint16_t *)(ex->arena + ex->t_off[L->inputs[j]]),
-                   op->out_n);
-        if (st == PROF_OK) {
-            st = accumulate(op, ex->y32, ex->x32,
-                            j == last && fuse >= 0 ? fuse
-                                                   : KERN_FUSE_NONE);
-        }
-    }
-    if (st == PROF_OK && fuse < 0) {
-        st = apply_act(ex, op, L->act, ex->y32, ex->y32);
-    }
-    return st;
+    *st = widen(ex, buf, (const uint16_t *)(ex->arena + ex->t_off[t]),
+                ex->t_n[t]);
+    return buf;
 }
 
 static int layer_16(prof_exec *ex, struct exec_op *op)
@@ -1861,7 +1854,7 @@ static int layer_16(prof_exec *ex, struct exec_op *op)
         return last ? widen(ex, ex->y32, y, op->out_n) : PROF_OK;
     }
     if (kind == MEMEST_KIND_ADD) {
-        st = add_16(ex, op);
+        st = add_float(ex, op, load_16, ex->x32, ex->y32);
         return st == PROF_OK ? narrow(ex, y, ex->y32, op->out_n) : st;
     }
     if (kind == MEMEST_KIND_DENSE) {
@@ -1912,23 +1905,15 @@ static int dequantize(const prof_exec *ex, size_t t, float *dst)
 /* int8 add and concat compute in float: their inputs carry scales of
  * their own, so they are dequantised, added or joined in y32, and the
  * result quantised again with its own scale. */
+static const float *load_s8(prof_exec *ex, size_t t, float *buf, int *st)
+{
+    *st = dequantize(ex, t, buf);
+    return buf;
+}
+
 static int add_s8(prof_exec *ex, struct exec_op *op)
 {
-    const struct memest_layer *L = op->layer;
-    const size_t last = L->input_count - 1;
-    const int fuse = conv_fuse(L->act); /* in the last addition's pass */
-    int st = dequantize(ex, L->inputs[0], ex->y32);
-    for (size_t j = 1; st == PROF_OK && j < L->input_count; j++) {
-        st = dequantize(ex, L->inputs[j], ex->x32);
-        if (st == PROF_OK) {
-            st = accumulate(op, ex->y32, ex->x32,
-                            j == last && fuse >= 0 ? fuse
-                                                   : KERN_FUSE_NONE);
-        }
-    }
-    if (st == PROF_OK && fuse < 0) {
-        st = apply_act(ex, op, L->act, ex->y32, ex->y32);
-    }
+    const int st = add_float(ex, op, load_s8, ex->x32, ex->y32);
     return st == PROF_OK ? quantize_out(ex, op) : st;
 }
 
@@ -2144,7 +2129,7 @@ int exec_run_layer(prof_exec *ex, size_t i)
             return PROF_OK; /* the output is the input's buffer */
         }
         if (op->layer->kind == MEMEST_KIND_ADD) {
-            return add_f32(ex, op, y);
+            return add_float(ex, op, load_f32, NULL, y);
         }
         if (op->layer->kind == MEMEST_KIND_CONCAT) {
             return concat_blocks(ex, op, copy_block);
