@@ -9,87 +9,79 @@
 #include "nn.h"
 
 
+/* One output of the definition: the bias, then the taps inside the input
+ * in row-major order, no fused multiply-add. x is the channel's input,
+ * pixel (iy, ix) at x[(iy * in_w + ix) * xs]; w its filter, tap t at
+ * w[t * ws]: 1 and 1 in NCHW, KERN_CBLOCK for both in NCHW8c, so that
+ * both references give each value the same bits. */
+static float dw_output(const struct kern_dwconv2d_shape *s, size_t oy,
+                       size_t ox, const float *x, size_t xs, const float *w,
+                       size_t ws, float b)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kw = s->kw;
+    float acc = b;
+    for (size_t ky = 0; ky < s->kh; ky++) {
+        /* Unsigned wrap makes rows above the input huge. */
+        const size_t iy = oy * s->stride_h + ky - s->pad_top;
+        if (iy >= ih) {
+            continue;
+        }
+        for (size_t kx = 0; kx < kw; kx++) {
+            const size_t ix = ox * s->stride_w + kx - s->pad_left;
+            if (ix >= iw) {
+                continue;
+            }
+            acc += w[(ky * kw + kx) * ws] * x[(iy * iw + ix) * xs];
+        }
+    }
+    return acc;
+}
+
 void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                      size_t out_w, const float *x, const float *w,
                      const float *bias, int act, float *y)
 {
-    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
-    const size_t sh = s->stride_h, sw = s->stride_w;
-    const size_t pt = s->pad_top, pl = s->pad_left;
+    const size_t taps = s->kh * s->kw;
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const size_t c = p % s->channels;
-        const float *xp = x + p * ih * iw;
-        const float *wc = w + c * kh * kw;
+        const float *xp = x + p * s->in_h * s->in_w;
         float *yp = y + p * out_h * out_w;
         const float b = bias ? bias[c] : 0.0f;
         for (size_t oy = 0; oy < out_h; oy++) {
             for (size_t ox = 0; ox < out_w; ox++) {
-                float acc = b;
-                for (size_t ky = 0; ky < kh; ky++) {
-                    /* Unsigned wrap makes rows above the input huge. */
-                    const size_t iy = oy * sh + ky - pt;
-                    if (iy >= ih) {
-                        continue;
-                    }
-                    for (size_t kx = 0; kx < kw; kx++) {
-                        const size_t ix = ox * sw + kx - pl;
-                        if (ix >= iw) {
-                            continue;
-                        }
-                        acc += wc[ky * kw + kx] * xp[iy * iw + ix];
-                    }
-                }
-                yp[oy * out_w + ox] = kern_fuse1(acc, act);
+                yp[oy * out_w + ox] = kern_fuse1(
+                    dw_output(s, oy, ox, xp, 1, w + c * taps, 1, b), act);
             }
         }
     }
 }
 
-/* The same definition on NCHW8c tensors: output by output, lane by lane,
- * with the same expression as above (bias, then the taps inside the input
- * in row-major order, no fused multiply-add), so that each value has the
- * bits kern_dwconv2d_c gives it. */
+/* The same definition on NCHW8c tensors, output by output, lane by lane:
+ * each value has the bits kern_dwconv2d_c gives it; padding lanes are
+ * +0. */
 void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                          size_t out_w, size_t b0, size_t b1, const float *x,
                          const float *packed, const float *bias, int act,
                          float *y)
 {
     enum { L = KERN_CBLOCK };
-    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
-    const size_t sh = s->stride_h, sw = s->stride_w;
-    const size_t pt = s->pad_top, pl = s->pad_left;
+    const size_t taps = s->kh * s->kw;
     const size_t nb = (s->channels + L - 1) / L;
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t j = b0; j < b1; j++) {
-            const float *xp = x + (b * nb + j) * ih * iw * L;
-            const float *wj = packed + j * kh * kw * L;
+            const float *xp = x + (b * nb + j) * s->in_h * s->in_w * L;
+            const float *wj = packed + j * taps * L;
             float *yp = y + (b * nb + j) * out_h * out_w * L;
-            for (size_t oy = 0; oy < out_h; oy++) {
-                for (size_t ox = 0; ox < out_w; ox++) {
-                    float *yo = yp + (oy * out_w + ox) * L;
-                    for (size_t l = 0; l < L; l++) {
-                        const size_t c = j * L + l;
-                        if (c >= s->channels) {
-                            yo[l] = 0.0f;
-                            continue;
-                        }
-                        float acc = bias ? bias[c] : 0.0f;
-                        for (size_t ky = 0; ky < kh; ky++) {
-                            const size_t iy = oy * sh + ky - pt;
-                            if (iy >= ih) {
-                                continue;
-                            }
-                            for (size_t kx = 0; kx < kw; kx++) {
-                                const size_t ix = ox * sw + kx - pl;
-                                if (ix >= iw) {
-                                    continue;
-                                }
-                                acc += wj[(ky * kw + kx) * L + l] *
-                                       xp[(iy * iw + ix) * L + l];
-                            }
-                        }
-                        yo[l] = kern_fuse1(acc, act);
-                    }
+            for (size_t o = 0; o < out_h * out_w; o++) {
+                for (size_t l = 0; l < L; l++) {
+                    const size_t c = j * L + l;
+                    yp[o * L + l] =
+                        c < s->channels
+                            ? kern_fuse1(dw_output(s, o / out_w, o % out_w,
+                                                   xp + l, L, wj + l, L,
+                                                   bias ? bias[c] : 0.0f),
+                                         act)
+                            : 0.0f;
                 }
             }
         }
