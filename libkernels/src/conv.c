@@ -26,7 +26,7 @@ conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
     const size_t hw_in = ih * iw, hw_out = out_h * out_w;
     size_t oc_end = s->out_c; /* channels written, padding lanes included */
     if (ol == KERN_LAYOUT_NCHW8C) {
-        oc_end = (s->out_c + KERN_CBLOCK - 1) / KERN_CBLOCK * KERN_CBLOCK;
+        oc_end = kern_nn_cblocks(s->out_c) * KERN_CBLOCK;
     }
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t oc = s->out_c; oc < oc_end; oc++) {
@@ -387,16 +387,6 @@ KERN_API int kern_conv2d_pack_f32(const struct kern_conv2d_shape *s,
     return KERN_OK;
 }
 
-/* A blocked tensor of c channels, hw pixels, batch samples fits in
- * memory (its NCHW form is known to). */
-static bool blocked_fits(size_t batch, size_t c, size_t hw)
-{
-    size_t n;
-    const size_t cb = (c + KERN_CBLOCK - 1) / KERN_CBLOCK;
-    return kern_nn_mul4(batch, cb, hw, KERN_CBLOCK, &n) &&
-           n <= SIZE_MAX / sizeof(float);
-}
-
 KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
                                            int in_layout, int out_layout,
                                            const float *x,
@@ -422,8 +412,8 @@ KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
     if (blocked && s->groups != 1) {
         return KERN_E_SHAPE;
     }
-    if (!blocked_fits(s->batch, s->in_c, s->in_h * s->in_w) ||
-        !blocked_fits(s->batch, s->out_c, oh * ow)) {
+    if (!kern_nn_blocked_fits(s->batch, s->in_c, s->in_h, s->in_w) ||
+        !kern_nn_blocked_fits(s->batch, s->out_c, oh, ow)) {
         return KERN_E_OVERFLOW;
     }
     pthread_once(&conv_once, conv_init_once);

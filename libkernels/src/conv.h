@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dsp.h"
+#include "nn.h"
 
 /* Forward of kern_conv2d_f32 (not depthwise) for a validated shape, its
  * output size, a valid kern_fused_act and `work` of at least
@@ -36,7 +37,7 @@ static inline size_t kern_act_at(int layout, size_t ch, size_t hw,
     if (layout == KERN_LAYOUT_NCHW) {
         return (b * ch + c) * hw + p;
     }
-    const size_t cb = (ch + KERN_CBLOCK - 1) / KERN_CBLOCK;
+    const size_t cb = kern_nn_cblocks(ch);
     return ((b * cb + c / KERN_CBLOCK) * hw + p) * KERN_CBLOCK +
            c % KERN_CBLOCK;
 }

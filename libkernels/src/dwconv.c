@@ -66,7 +66,7 @@ void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
 {
     enum { L = KERN_CBLOCK };
     const size_t taps = s->kh * s->kw;
-    const size_t nb = (s->channels + L - 1) / L;
+    const size_t nb = kern_nn_cblocks(s->channels);
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t j = b0; j < b1; j++) {
             const float *xp = x + (b * nb + j) * s->in_h * s->in_w * L;
@@ -170,18 +170,13 @@ KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
 static size_t blocked_count(const struct kern_dwconv2d_shape *s, size_t oh,
                             size_t ow)
 {
-    const size_t nb = s->channels / KERN_CBLOCK +
-                      (s->channels % KERN_CBLOCK != 0);
-    size_t n;
-    if (!kern_nn_mul4(s->batch, nb, s->in_h, s->in_w, &n) ||
-        n > SIZE_MAX / sizeof(float) / KERN_CBLOCK ||
-        !kern_nn_mul4(s->batch, nb, oh, ow, &n) ||
-        n > SIZE_MAX / sizeof(float) / KERN_CBLOCK ||
-        !kern_nn_mul4(nb, s->kh, s->kw, 1, &n) ||
-        n > SIZE_MAX / sizeof(float) / KERN_CBLOCK) {
+    const size_t c = s->channels;
+    if (!kern_nn_blocked_fits(s->batch, c, s->in_h, s->in_w) ||
+        !kern_nn_blocked_fits(s->batch, c, oh, ow) ||
+        !kern_nn_blocked_fits(1, c, s->kh, s->kw)) {
         return 0;
     }
-    return nb;
+    return kern_nn_cblocks(c);
 }
 
 KERN_API size_t kern_dwconv2d_packed_bytes(const struct kern_dwconv2d_shape *s)

@@ -1,26 +1,13 @@
 /* Conversions between NCHW and channel-blocked NCHW8c activations (layout
  * in kernels.h): the C definitions, the dispatch and the public wrappers.
- * An executor converts where a chain of blocked layers meets a layer that
- * reads NCHW; the AVX2 path (src/x86/layout_avx2.c) moves 8 x 8 tiles
- * through registers instead of one value at a time. */
+ * For callers that hold NCHW tensors (tests, benchmarks, a program
+ * feeding the blocked kernels); the AVX2 path (src/x86/layout_avx2.c)
+ * moves 8 x 8 tiles through registers instead of one value at a time. */
 #include <stdint.h>
 #include <string.h>
 
 #include "layout.h"
-
-/* Elements of the blocked form, or 0 on overflow (sizes are nonzero). */
-static size_t blocked_elems(size_t batch, size_t c, size_t hw)
-{
-    const size_t cb = (c + KERN_CBLOCK - 1) / KERN_CBLOCK;
-    if (c > SIZE_MAX - KERN_CBLOCK || hw > SIZE_MAX / KERN_CBLOCK / cb) {
-        return 0;
-    }
-    const size_t per = cb * hw * KERN_CBLOCK;
-    if (batch > SIZE_MAX / sizeof(float) / per) {
-        return 0;
-    }
-    return batch * per;
-}
+#include "nn.h"
 
 static int check(size_t batch, size_t c, size_t hw, const float *x,
                  const float *y)
@@ -31,19 +18,17 @@ static int check(size_t batch, size_t c, size_t hw, const float *x,
     if (batch == 0 || c == 0 || hw == 0) {
         return KERN_E_SHAPE;
     }
-    return blocked_elems(batch, c, hw) ? KERN_OK : KERN_E_OVERFLOW;
+    return kern_nn_blocked_fits(batch, c, hw, 1) ? KERN_OK : KERN_E_OVERFLOW;
 }
 
 void kern_nchw_to_nchw8c_c(size_t batch, size_t c, size_t hw,
                            const float *x, float *y)
 {
-    const size_t cb = (c + KERN_CBLOCK - 1) / KERN_CBLOCK;
+    const size_t cb = kern_nn_cblocks(c);
     for (size_t b = 0; b < batch; b++) {
         for (size_t k = 0; k < cb; k++) {
             float *yk = y + (b * cb + k) * hw * KERN_CBLOCK;
-            const size_t n = c - k * KERN_CBLOCK < KERN_CBLOCK
-                                 ? c - k * KERN_CBLOCK
-                                 : KERN_CBLOCK;
+            const size_t n = kern_nn_block_lanes(c, k);
             if (n < KERN_CBLOCK) {
                 memset(yk, 0, hw * KERN_CBLOCK * sizeof *yk);
             }
@@ -60,13 +45,11 @@ void kern_nchw_to_nchw8c_c(size_t batch, size_t c, size_t hw,
 void kern_nchw8c_to_nchw_c(size_t batch, size_t c, size_t hw,
                            const float *x, float *y)
 {
-    const size_t cb = (c + KERN_CBLOCK - 1) / KERN_CBLOCK;
+    const size_t cb = kern_nn_cblocks(c);
     for (size_t b = 0; b < batch; b++) {
         for (size_t k = 0; k < cb; k++) {
             const float *xk = x + (b * cb + k) * hw * KERN_CBLOCK;
-            const size_t n = c - k * KERN_CBLOCK < KERN_CBLOCK
-                                 ? c - k * KERN_CBLOCK
-                                 : KERN_CBLOCK;
+            const size_t n = kern_nn_block_lanes(c, k);
             for (size_t l = 0; l < n; l++) {
                 float *yc = y + (b * c + k * KERN_CBLOCK + l) * hw;
                 for (size_t p = 0; p < hw; p++) {

@@ -428,6 +428,13 @@ static const struct kern_nn_dsp *dsp_get(void)
 
 /* ---- helpers ------------------------------------------------------------- */
 
+bool kern_nn_blocked_fits(size_t batch, size_t c, size_t h, size_t w)
+{
+    size_t n;
+    return kern_nn_mul4(batch, kern_nn_cblocks(c), h, w, &n) &&
+           n <= SIZE_MAX / sizeof(float) / KERN_CBLOCK;
+}
+
 bool kern_nn_mul4(size_t a, size_t b, size_t c, size_t d, size_t *out)
 {
     size_t r = a;
@@ -721,7 +728,7 @@ static int pool_nchw8c_check(const struct kern_pool2d_shape *s,
     if (!s || !x || !y) {
         return KERN_E_INVALID;
     }
-    size_t oh, ow, n;
+    size_t oh, ow;
     int st = kern_pool2d_out_hw(s, &oh, &ow);
     if (st != KERN_OK) {
         return st;
@@ -729,12 +736,9 @@ static int pool_nchw8c_check(const struct kern_pool2d_shape *s,
     if (oh != 1 || ow != 1) {
         return KERN_E_SHAPE;
     }
-    const size_t nb = kern_nn_cblocks(s->channels);
-    if (!kern_nn_mul4(s->batch, nb, KERN_CBLOCK, s->in_h, &n) ||
-        !kern_nn_mul4(n, s->in_w, sizeof(float), 1, &n)) {
-        return KERN_E_OVERFLOW;
-    }
-    return KERN_OK;
+    return kern_nn_blocked_fits(s->batch, s->channels, s->in_h, s->in_w)
+               ? KERN_OK
+               : KERN_E_OVERFLOW;
 }
 
 /* The one window of a 1 x 1 output, eight channels (one block) at a time:

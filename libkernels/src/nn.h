@@ -74,6 +74,11 @@ static inline size_t kern_nn_block_lanes(size_t c, size_t blk)
     return left < KERN_CBLOCK ? left : KERN_CBLOCK;
 }
 
+/* Whether an NCHW8c tensor of batch x c channels x h x w (ceil(c / 8) * 8
+ * channels stored) fits in size_t bytes: where its NCHW form fits, the
+ * rounded-up channels may not. */
+bool kern_nn_blocked_fits(size_t batch, size_t c, size_t h, size_t w);
+
 void kern_nn_bias_add_c(float *x, size_t rows, size_t channels,
                         const float *bias);
 bool kern_nn_all_finite_c(const float *x, size_t n);

@@ -192,9 +192,7 @@ KERN_API int kern_nn_global_avgpool_nchw8c_f32(const float *x, size_t batch,
         return KERN_E_SHAPE;
     }
     const size_t nb = kern_nn_cblocks(channels);
-    size_t total;
-    if (!kern_nn_mul4(batch, nb, KERN_CBLOCK, hw, &total) ||
-        !kern_nn_mul4(total, sizeof(float), 1, 1, &total)) {
+    if (!kern_nn_blocked_fits(batch, channels, hw, 1)) {
         return KERN_E_OVERFLOW;
     }
     for (size_t b = 0; b < batch; b++) {

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "dwconv.h"
+#include "nn.h"
 
 #define L KERN_CBLOCK
 typedef __m256 V;
@@ -578,7 +579,7 @@ void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
                             const float *x, const float *packed,
                             const float *bias, int act, float *y)
 {
-    const size_t C = s->channels, nb = (C + L - 1) / L;
+    const size_t C = s->channels, nb = kern_nn_cblocks(C);
     const size_t ihw = s->in_h * s->in_w * L, ohw = out_h * out_w * L;
     const size_t kh = s->kh, kw = s->kw, sw = s->stride_w;
     /* full blocks [b0, bf) */
