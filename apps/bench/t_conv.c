@@ -319,9 +319,7 @@ static int conv_row(const struct bench_cfg *cfg, art_table *t,
     const size_t nyl = (s->out_c + 7) / 8 * 8 * oh * ow;
     float *xl = blk ? bench_alloc(nxl, sizeof(float)) : NULL;
     float *yl = blk ? bench_alloc(nyl, sizeof(float)) : NULL;
-    const struct kern_dwconv2d_shape ds = {
-        s->batch, s->in_c, s->in_h, s->in_w, s->kh, s->kw, s->stride_h,
-        s->stride_w, s->pad_top, s->pad_left, s->pad_bottom, s->pad_right};
+    const struct kern_dwconv2d_shape ds = kern_conv2d_dw_shape(s);
     const size_t dpb = blk && is_depthwise(s) ? kern_dwconv2d_packed_bytes(&ds)
                                               : 0;
     float *dwp = dpb ? bench_alloc(dpb / sizeof(float), sizeof(float)) : NULL;

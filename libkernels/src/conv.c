@@ -230,6 +230,18 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
     return KERN_OK;
 }
 
+KERN_API struct kern_dwconv2d_shape
+kern_conv2d_dw_shape(const struct kern_conv2d_shape *s)
+{
+    return (struct kern_dwconv2d_shape){
+        .batch = s->batch, .channels = s->in_c, .in_h = s->in_h,
+        .in_w = s->in_w, .kh = s->kh, .kw = s->kw, .stride_h = s->stride_h,
+        .stride_w = s->stride_w, .pad_top = s->pad_top,
+        .pad_left = s->pad_left, .pad_bottom = s->pad_bottom,
+        .pad_right = s->pad_right,
+    };
+}
+
 static bool is_depthwise(const struct kern_conv2d_shape *s)
 {
     return s->groups == s->in_c && s->out_c == s->in_c;
@@ -322,13 +334,7 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
         return st;
     }
     if (is_depthwise(s)) {
-        const struct kern_dwconv2d_shape ds = {
-            .batch = s->batch, .channels = s->in_c, .in_h = s->in_h,
-            .in_w = s->in_w, .kh = s->kh, .kw = s->kw,
-            .stride_h = s->stride_h, .stride_w = s->stride_w,
-            .pad_top = s->pad_top, .pad_left = s->pad_left,
-            .pad_bottom = s->pad_bottom, .pad_right = s->pad_right,
-        };
+        const struct kern_dwconv2d_shape ds = kern_conv2d_dw_shape(s);
         return kern_dwconv2d_f32(&ds, x, w, bias, act, y);
     }
     pthread_once(&conv_once, conv_init_once);

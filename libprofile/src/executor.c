@@ -158,7 +158,6 @@ static void model_params(struct exec_op *op)
 }
 
 static bool conv_dw_s8(const struct prof_exec *ex, const struct exec_op *op);
-static struct kern_dwconv2d_shape dw_shape(const struct kern_conv2d_shape *c);
 
 /* Derive the stored form of a layer's parameters from its master copy. */
 static int store_params(struct prof_exec *ex, struct exec_op *op)
@@ -169,7 +168,8 @@ static int store_params(struct prof_exec *ex, struct exec_op *op)
         if (op->wpk) {
             kst = kern_conv2d_pack_f32(&op->cs, op->w, op->wpk);
         } else if (op->dwpk) {
-            const struct kern_dwconv2d_shape ds = dw_shape(&op->cs);
+            const struct kern_dwconv2d_shape ds =
+                kern_conv2d_dw_shape(&op->cs);
             kst = kern_dwconv2d_pack_f32(&ds, op->w, op->dwpk);
         }
         break;
@@ -723,16 +723,6 @@ static bool conv_dw_blocked(const prof_exec *ex, const struct exec_op *op)
            t_blocked(ex, op->out_t);
 }
 
-static struct kern_dwconv2d_shape dw_shape(const struct kern_conv2d_shape *c)
-{
-    return (struct kern_dwconv2d_shape){
-        .batch = c->batch, .channels = c->in_c, .in_h = c->in_h,
-        .in_w = c->in_w, .kh = c->kh, .kw = c->kw, .stride_h = c->stride_h,
-        .stride_w = c->stride_w, .pad_top = c->pad_top,
-        .pad_left = c->pad_left, .pad_bottom = c->pad_bottom,
-        .pad_right = c->pad_right,
-    };
-}
 
 static int alloc_params(struct prof_exec *ex, struct exec_op *op)
 {
@@ -757,7 +747,8 @@ static int alloc_params(struct prof_exec *ex, struct exec_op *op)
                                   !ex->lowering
                               ? kern_conv2d_packed_bytes(&op->cs)
                               : 0;
-        const struct kern_dwconv2d_shape ds = dw_shape(&op->cs);
+        const struct kern_dwconv2d_shape ds =
+            kern_conv2d_dw_shape(&op->cs);
         const size_t dpb = conv_dw_blocked(ex, op)
                                ? kern_dwconv2d_packed_bytes(&ds)
                                : 0;
@@ -1430,7 +1421,7 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
     if (wp && wp == op->dwpk) {
         /* a depthwise conv on blocked tensors: its samples, or the
          * channel blocks [lo, hi) of the whole single sample */
-        struct kern_dwconv2d_shape ds = dw_shape(&cs);
+        struct kern_dwconv2d_shape ds = kern_conv2d_dw_shape(&cs);
         size_t b0 = 0, b1 = (op->c_out + KERN_CBLOCK - 1) / KERN_CBLOCK;
         if (j->ex->batch > 1) {
             ds.batch = hi - lo;

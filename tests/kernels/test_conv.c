@@ -759,6 +759,53 @@ static void test_layout_nchw8c(void **state)
                      KERN_E_OVERFLOW);
 }
 
+/* kern_conv2d_dw_shape copies a depthwise conv2d's geometry field by
+ * field (an asymmetric, strided, rectangular shape checked by hand), and
+ * kern_conv2d_f32 on the conv2d shape gives the bits of kern_dwconv2d_f32
+ * on the copied one. */
+static void test_conv_dw_shape(void **state)
+{
+    (void)state;
+    const struct kern_conv2d_shape s = {
+        .batch = 2, .in_c = 5, .in_h = 7, .in_w = 6, .out_c = 5, .kh = 3,
+        .kw = 2, .stride_h = 2, .stride_w = 1, .pad_top = 1, .pad_left = 0,
+        .pad_bottom = 2, .pad_right = 1, .groups = 5,
+    };
+    const struct kern_dwconv2d_shape d = kern_conv2d_dw_shape(&s);
+    assert_int_equal(d.batch, 2);
+    assert_int_equal(d.channels, 5);
+    assert_int_equal(d.in_h, 7);
+    assert_int_equal(d.in_w, 6);
+    assert_int_equal(d.kh, 3);
+    assert_int_equal(d.kw, 2);
+    assert_int_equal(d.stride_h, 2);
+    assert_int_equal(d.stride_w, 1);
+    assert_int_equal(d.pad_top, 1);
+    assert_int_equal(d.pad_left, 0);
+    assert_int_equal(d.pad_bottom, 2);
+    assert_int_equal(d.pad_right, 1);
+    size_t oh, ow;
+    assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_OK);
+    /* out_h = (7 + 1 + 2 - 3) / 2 + 1 = 4, out_w = (6 + 0 + 1 - 2) + 1 = 6 */
+    enum { NX = 2 * 5 * 7 * 6, NW = 5 * 3 * 2, NY = 2 * 5 * 4 * 6 };
+    assert_int_equal(2 * 5 * oh * ow, NY);
+    float x[NX], w[NW], b[5], y0[NY], y1[NY];
+    for (size_t i = 0; i < NX; i++) {
+        x[i] = (float)((i * 37) % 19) - 9.0f;
+    }
+    for (size_t i = 0; i < NW; i++) {
+        w[i] = 0.25f * (float)((i * 11) % 7) - 0.75f;
+    }
+    for (size_t i = 0; i < 5; i++) {
+        b[i] = 0.5f * (float)i - 1.0f;
+    }
+    assert_int_equal(kern_conv2d_f32(&s, x, w, b, KERN_FUSE_RELU, NULL, y0),
+                     KERN_OK);
+    assert_int_equal(kern_dwconv2d_f32(&d, x, w, b, KERN_FUSE_RELU, y1),
+                     KERN_OK);
+    assert_memory_equal(y0, y1, sizeof y0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_conv_backward),
         cmocka_unit_test(test_lowering),
         cmocka_unit_test(test_layout_nchw8c),
+        cmocka_unit_test(test_conv_dw_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -525,6 +525,14 @@ struct kern_dwconv2d_shape {
     size_t pad_top, pad_left, pad_bottom, pad_right;
 };
 
+/* The depthwise form of a conv2d shape whose groups equal its channels
+ * (channels = in_c, the same geometry): what kern_conv2d_f32 passes to
+ * kern_dwconv2d_f32, and what a caller holding conv2d shapes needs for
+ * the depthwise entry points below. Copies fields only; s must not be
+ * NULL. */
+KERN_API struct kern_dwconv2d_shape
+kern_conv2d_dw_shape(const struct kern_conv2d_shape *s);
+
 /* Output height and width of a depthwise convolution; KERN_E_INVALID for
  * NULL, KERN_E_SHAPE for a zero size or stride or a kernel larger than the
  * padded input, KERN_E_OVERFLOW when a size overflows. */
