@@ -1,0 +1,345 @@
+/*
+ * ONNX import, private to libmemest: what the files of src/onnx/ share.
+ *
+ * A file is read with the C code protoc-c generated at build time from
+ * ONNX's own schema, then translated into the model description that
+ * memest_model_parse_buffer() reads: one line per layer, each naming its
+ * inputs (in=) and itself (name=). That keeps a single path that builds
+ * models: shape inference, validation and batch norm folding live in the
+ * parser. The importer's part is to map each node onto a layer, to check
+ * what the text cannot say (operator attributes, constant operands, the
+ * opset's meaning of an axis), and to hand the initializers to
+ * memest_model_set_weights() in PyTorch's names and layouts. Diagnostics of
+ * the parser, which speak of lines of the generated text, are mapped back
+ * to the ONNX node that made the line.
+ *
+ * The files, in the order a model goes through them:
+ *   read.c      the protobuf (nesting checked before unpacking), tensors,
+ *               the entry point memest_model_load_onnx()
+ *   values.c    names, diagnostics naming the node, attributes, the values
+ *               a node reads (constants and activations)
+ *   patterns.c  liveness, which values are constants, and the fused
+ *               patterns (PyTorch's GELU, MatMul + bias)
+ *   fold.c      constant folding: every node whose inputs are constants
+ *               or shapes (Shape, Gather, Concat, arithmetic on int64...)
+ *   ops.c       THE table {op_type, allowed attributes, handler, fold}
+ *               and the dispatch; the supported-operator list comes from it
+ *   ops_*.c     the handlers that make layers
+ *   emit.c      layers, their outputs and weights; the rendered text
+ *
+ * Adding an operator: a row in ops.c's table (its attributes), a handler
+ * (ops_*.c) that reads its operands with get_act()/get_const(), refuses
+ * each value it cannot take with node_fail() naming the attribute, and
+ * makes its layers with push_layer()/emit_simple(); and/or a fold function
+ * (fold.c) when it can be computed on constants at import time.
+ */
+#ifndef EDGEFIT_MEMEST_ONNX_INTERNAL_H
+#define EDGEFIT_MEMEST_ONNX_INTERNAL_H
+
+#include "internal.h"
+#include "onnx.pb-c.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Protocol buffers cannot encode a message over 2 GiB. */
+#define MAX_FILE_BYTES ((size_t)2 * 1024 * 1024 * 1024 - 1)
+#define PB_LIMIT_TEXT "2 GiB, the limit of protocol buffers"
+/* Deeper nesting than any ONNX model has (a graph in an attribute of a
+ * node of a graph...); refused before protobuf-c recurses into it. */
+#define MAX_NESTING 32
+/* The largest per-sample tensor, in elements, an imported model may have:
+ * the indices of ONNX runtimes are 32-bit, and anything larger is not a
+ * model for a small device. Checked before anything is allocated. */
+#define MAX_ELEMENTS ((uint64_t)INT32_MAX)
+/* The largest tensor constant folding may make (ConstantOfShape, Expand,
+ * Range, Tile-like broadcasts): 2^24 elements, 64 MiB of floats and
+ * 128 MiB of exact integers, far above any shape or mask an exporter
+ * folds. Checked before anything is allocated. */
+#define MAX_FOLD_ELEMENTS ((uint64_t)1 << 24)
+/* How deep get_const() may recurse through constants not yet folded
+ * (pattern matching asks before the nodes are folded in order). */
+#define MAX_FOLD_DEPTH 64
+
+static inline const char *str(const char *s)
+{
+    return s ? s : "";
+}
+
+static inline int str_eq(const char *a, const char *b)
+{
+    return strcmp(str(a), b) == 0;
+}
+
+/* ---- Tensors (read.c) --------------------------------------------------- */
+
+/*
+ * A constant decoded to float32; an integer or bool tensor also keeps its
+ * exact values in `ints`. A value computed from the batch (Shape of an
+ * activation when the batch is free) keeps, per element, the batch's
+ * coefficient in `nb`: element i is ints[i] + nb[i] * N. nb is NULL when
+ * no element depends on the batch.
+ */
+struct cval {
+    unsigned rank;
+    uint64_t dim[MEMEST_TENSOR_MAX_RANK];
+    uint64_t count;
+    const float *f;
+    float *owned;   /* f, when decoded here */
+    int64_t *ints;  /* exact values of an integer or bool tensor, else NULL */
+    int64_t *nb;    /* the batch's coefficient per element, or NULL */
+    int dtype;      /* ONNX__TENSOR_PROTO__DATA_TYPE__*, 0 if unknown */
+};
+
+void cval_free(struct cval *c);
+const char *dtype_name(int t);
+int decode_tensor(const Onnx__TensorProto *tp, struct cval *out, char *why,
+                  size_t cap);
+
+/* ---- Names (values.c) --------------------------------------------------- */
+
+/* A map from strings (not copied) to indices, open addressing. */
+struct strmap {
+    const char **keys;
+    size_t *vals;
+    size_t cap; /* a power of two, or 0 */
+    size_t count;
+};
+
+size_t strmap_get(const struct strmap *m, const char *key);
+int strmap_put(struct strmap *m, const char *key, size_t val);
+void strmap_free(struct strmap *m);
+
+/* ---- The importer ------------------------------------------------------- */
+
+enum vkind {
+    V_CONST,       /* an initializer, a Constant or folded node's output */
+    V_GRAPH_INPUT, /* a graph input (maybe bound by opts->constants) */
+    V_ACT,         /* a node's output */
+};
+
+struct value {
+    const char *name; /* in the unpacked protobuf */
+    enum vkind kind;
+    size_t producer;  /* node index for V_ACT and folded outputs */
+    const Onnx__TensorProto *tp;      /* V_CONST: the data, if a tensor */
+    const struct memest_tensor *user; /* a graph input's bound value */
+    const Onnx__ValueInfoProto *vi;   /* V_GRAPH_INPUT */
+    struct cval c;
+    int decoded;
+    unsigned readers; /* live nodes reading it, + 1 for the graph output */
+    size_t reader;    /* the last live node reading it */
+    int live;
+    /* As an activation: its ONNX shape (rank 2..4, dim[0] the batch),
+     * the text name that refers to it and the layer that makes it
+     * (SIZE_MAX for a model input). */
+    int shaped;
+    unsigned rank;
+    uint64_t dim[4];
+    const char *ref;
+    size_t layer;
+    int model_input; /* index + 1 among the model inputs, 0 if none */
+};
+
+struct out_layer {
+    size_t node;
+    const char *kind;
+    char *name;
+    char args[160];
+    char *in;
+    enum memest_act act;
+    int takes_act;
+};
+
+struct weight {
+    char *name;
+    size_t layer;
+    unsigned rank;
+    uint64_t dim[4];
+    const float *data;
+    float *owned;
+};
+
+/* A node is skipped when a fused pattern covers it; `gelu_x` is the value
+ * the GELU pattern ending at this node reads (SIZE_MAX otherwise),
+ * `bias_add` the Add a MatMul's bias comes from. */
+struct node_info {
+    int live;
+    int skip;
+    size_t gelu_x;
+    size_t gelu_erf;
+    size_t bias_add;
+};
+
+struct imp {
+    const char *path;
+    struct memest_diag *diag;
+    const struct memest_onnx_opts *opts;
+    Onnx__ModelProto *model;
+    Onnx__GraphProto *g;
+    int64_t opset;
+    struct value *v;
+    size_t nv;
+    struct strmap vmap;
+    struct node_info *ni;
+    struct out_layer *L;
+    size_t nl;
+    size_t capl;
+    struct weight *W;
+    size_t nw;
+    size_t capw;
+    struct strmap names; /* text names in use (inputs and layers) */
+    char **inputs_text;  /* text names of the model inputs, in order */
+    size_t *input_values;
+    size_t ninputs;
+    uint64_t fixed_batch;
+    int batch_seen;
+    size_t output_value;
+    int translating;  /* the nodes are being translated (not analysed) */
+    unsigned depth;   /* get_const() recursion, at most MAX_FOLD_DEPTH */
+};
+
+/* ---- Diagnostics, attributes, values (values.c) ------------------------- */
+
+const char *node_name(const Onnx__NodeProto *n);
+void node_message(struct memest_diag *d, const Onnx__NodeProto *n,
+                  const char *tail);
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+int node_fail(struct imp *I, size_t node, int status, const char *fmt, ...);
+int nomem(struct imp *I);
+int unique_name(struct imp *I, const char *want, const char *fallback,
+                int is_input, char **out);
+
+const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name);
+int check_attrs(struct imp *I, size_t node, const char *allowed);
+int attr_int(struct imp *I, size_t node, const char *name, int64_t def,
+             int64_t *out);
+int attr_float(struct imp *I, size_t node, const char *name, double def,
+               double *out);
+int attr_ints(struct imp *I, size_t node, const char *name, size_t want,
+              int64_t *out, size_t *n);
+const char *attr_str(const Onnx__NodeProto *n, const char *name,
+                     const char *def, char *buf, size_t cap);
+
+const char *in_name(const Onnx__NodeProto *n, size_t slot);
+size_t value_of(struct imp *I, const char *name);
+int is_constant(const struct value *v);
+int get_const(struct imp *I, size_t node, size_t slot, const char *role,
+              const struct cval **out);
+int get_scalar(struct imp *I, size_t node, size_t slot, const char *role,
+               double *out);
+int peek_scalar(struct imp *I, const Onnx__NodeProto *n, size_t slot,
+                double *out);
+uint64_t per_sample(const struct value *v);
+int make_model_input(struct imp *I, size_t node, size_t vi);
+int get_act(struct imp *I, size_t node, size_t slot, size_t *out);
+int need_rank(struct imp *I, size_t node, const struct value *x,
+              unsigned rank, const char *what);
+
+/* ---- Graph analysis (patterns.c) ---------------------------------------- */
+
+int analyse(struct imp *I);
+
+/* ---- Constant folding (fold.c) ------------------------------------------ */
+
+/* The value of output `out` of a node analyse() found to make a constant
+ * (its row in the table has a fold function and its inputs are
+ * constants, or it is a Shape); errors name the node. */
+int fold_output(struct imp *I, size_t node, size_t out, struct cval *c);
+
+/* ---- The operator table (ops.c) ----------------------------------------- */
+
+typedef int (*onnx_handler_fn)(struct imp *I, size_t node);
+typedef int (*onnx_fold_fn)(struct imp *I, size_t node, struct cval *c);
+
+/*
+ * One row per ONNX operator the importer reads. `attrs` lists the
+ * attributes it accepts (space-separated; any other is refused, named).
+ * `handler` makes layers from a node of computed tensors; NULL: the
+ * operator is read only when folded. `fold` computes the output of a node
+ * whose inputs are all constants; NULL: never folded. `reads_shape_only`:
+ * the operator reads only its input's shape (Shape), so it folds whatever
+ * the input is, and does not count as a reader of the data.
+ */
+struct onnx_op {
+    const char *op_type;
+    const char *attrs;
+    onnx_handler_fn handler;
+    onnx_fold_fn fold;
+    int reads_shape_only;
+};
+
+const struct onnx_op *onnx_op_find(const char *op_type);
+/* The supported operators, space-separated, in the table's (alphabetical)
+ * order; static storage. */
+const char *onnx_supported_ops(void);
+int translate_node(struct imp *I, size_t node);
+
+/* handlers (ops_conv.c, ops_dense.c, ops_misc.c) */
+int op_conv(struct imp *I, size_t node);
+int op_maxpool(struct imp *I, size_t node);
+int op_avgpool(struct imp *I, size_t node);
+int op_gemm(struct imp *I, size_t node);
+int op_matmul(struct imp *I, size_t node);
+int op_batchnorm(struct imp *I, size_t node);
+int op_flatten(struct imp *I, size_t node);
+int op_reshape(struct imp *I, size_t node);
+int op_softmax(struct imp *I, size_t node);
+int op_logsoftmax(struct imp *I, size_t node);
+int op_clip(struct imp *I, size_t node);
+int op_add(struct imp *I, size_t node);
+int op_concat(struct imp *I, size_t node);
+int op_dropout(struct imp *I, size_t node);
+int op_gap(struct imp *I, size_t node);
+int op_relu(struct imp *I, size_t node);
+int op_sigmoid(struct imp *I, size_t node);
+int op_tanh(struct imp *I, size_t node);
+int op_erf(struct imp *I, size_t node);
+int op_identity(struct imp *I, size_t node);
+int op_gelu(struct imp *I, size_t node);
+int op_elementwise_refused(struct imp *I, size_t node);
+int op_transpose_refused(struct imp *I, size_t node);
+
+/* folds (fold.c) */
+int fold_constant(struct imp *I, size_t node, struct cval *c);
+int fold_identity(struct imp *I, size_t node, struct cval *c);
+int fold_transpose(struct imp *I, size_t node, struct cval *c);
+int fold_shape(struct imp *I, size_t node, struct cval *c);
+int fold_gather(struct imp *I, size_t node, struct cval *c);
+int fold_unsqueeze(struct imp *I, size_t node, struct cval *c);
+int fold_squeeze(struct imp *I, size_t node, struct cval *c);
+int fold_concat(struct imp *I, size_t node, struct cval *c);
+int fold_slice(struct imp *I, size_t node, struct cval *c);
+int fold_cast(struct imp *I, size_t node, struct cval *c);
+int fold_constant_of_shape(struct imp *I, size_t node, struct cval *c);
+int fold_equal(struct imp *I, size_t node, struct cval *c);
+int fold_where(struct imp *I, size_t node, struct cval *c);
+int fold_expand(struct imp *I, size_t node, struct cval *c);
+int fold_range(struct imp *I, size_t node, struct cval *c);
+int fold_add(struct imp *I, size_t node, struct cval *c);
+int fold_sub(struct imp *I, size_t node, struct cval *c);
+int fold_mul(struct imp *I, size_t node, struct cval *c);
+int fold_div(struct imp *I, size_t node, struct cval *c);
+int fold_reshape(struct imp *I, size_t node, struct cval *c);
+
+/* ---- Layers and the text (emit.c) --------------------------------------- */
+
+int push_layer(struct imp *I, size_t node, const char *kind,
+               const char *want_name, const char *fallback, size_t *out);
+int layer_inputs(struct imp *I, size_t l, const size_t *vals, size_t n);
+int set_output(struct imp *I, size_t node, size_t slot, size_t l,
+               unsigned rank, const uint64_t *dim);
+int push_weight(struct imp *I, size_t l, const char *suffix, unsigned rank,
+                const uint64_t *dim, const float *data, float *owned);
+int emit_act(struct imp *I, size_t node, size_t x, enum memest_act act,
+             const char *want_name);
+int emit_simple(struct imp *I, size_t node, const char *kind,
+                const char *fallback, size_t x, unsigned rank,
+                const uint64_t *dim);
+int emit_flat(struct imp *I, size_t node, size_t x);
+/* Render the layers as text, parse it and give it the weights. */
+int build(struct imp *I, const char *model_name, memest_model **out);
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * ONNX import: the operator table and the dispatch.
+ *
+ * Adding an operator:
+ *   1. a row below, in alphabetical order of op_type (the supported list
+ *      in messages and libmemest/README.md's table come from this order;
+ *      tests/memest/test_onnx.c checks that the README names every row),
+ *      with every attribute the operator reads (any other is refused,
+ *      named, before the handler runs);
+ *   2. a handler in ops_*.c that reads its operands with get_act() and
+ *      get_const(), refuses each value it cannot take with node_fail()
+ *      naming the attribute ("mode 'cubic' is not supported"), and makes
+ *      its layers with push_layer()/emit_simple() and set_output(); and/or
+ *      a fold function in fold.c when the operator can be computed on
+ *      constants at import time;
+ *   3. a fixture in scripts/make-onnx-test-models.py and its test.
+ * An operator without a row is refused with the list of the rows.
+ */
+#include "onnx/onnx_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* broadcast and axis of the element-wise operators (before opset 7) only
+ * allowed broadcasting, which the handlers check on the shapes anyway;
+ * Gemm's broadcast likewise allowed only C to broadcast */
+static const struct onnx_op ops[] = {
+    {"Add", "axis broadcast", op_add, fold_add, 0},
+    {"AveragePool", "auto_pad ceil_mode count_include_pad dilations "
+                    "kernel_shape pads strides", op_avgpool, NULL, 0},
+    /* is_test (before opset 7) and momentum matter only for training;
+     * spatial=0 (before opset 9) is refused by the handler */
+    {"BatchNormalization", "epsilon is_test momentum spatial training_mode",
+     op_batchnorm, NULL, 0},
+    {"Cast", "to", NULL, fold_cast, 0},
+    {"Clip", "max min", op_clip, NULL, 0},
+    {"Concat", "axis", op_concat, fold_concat, 0},
+    {"Constant", "value value_float value_floats value_int value_ints", NULL,
+     fold_constant, 0},
+    {"ConstantOfShape", "value", NULL, fold_constant_of_shape, 0},
+    {"Conv", "auto_pad dilations group kernel_shape pads strides", op_conv,
+     NULL, 0},
+    {"Div", "axis broadcast", op_elementwise_refused, fold_div, 0},
+    {"Dropout", "is_test ratio seed", op_dropout, NULL, 0},
+    {"Equal", "axis broadcast", NULL, fold_equal, 0},
+    {"Erf", "", op_erf, NULL, 0},
+    {"Expand", "", NULL, fold_expand, 0},
+    {"Flatten", "axis", op_flatten, NULL, 0},
+    {"Gather", "axis", NULL, fold_gather, 0},
+    {"Gemm", "alpha beta broadcast transA transB", op_gemm, NULL, 0},
+    {"GlobalAveragePool", "", op_gap, NULL, 0},
+    {"Identity", "", op_identity, fold_identity, 0},
+    {"LogSoftmax", "axis", op_logsoftmax, NULL, 0},
+    {"MatMul", "", op_matmul, NULL, 0},
+    {"MaxPool", "auto_pad ceil_mode dilations kernel_shape pads "
+                "storage_order strides", op_maxpool, NULL, 0},
+    {"Mul", "axis broadcast", op_elementwise_refused, fold_mul, 0},
+    {"Range", "", NULL, fold_range, 0},
+    {"Relu", "", op_relu, NULL, 0},
+    {"Reshape", "allowzero", op_reshape, fold_reshape, 0},
+    {"Shape", "end start", NULL, fold_shape, 1},
+    {"Sigmoid", "", op_sigmoid, NULL, 0},
+    /* starts, ends and axes were attributes before opset 10 */
+    {"Slice", "axes ends starts", NULL, fold_slice, 0},
+    {"Softmax", "axis", op_softmax, NULL, 0},
+    {"Squeeze", "axes", NULL, fold_squeeze, 0},
+    {"Sub", "axis broadcast", op_elementwise_refused, fold_sub, 0},
+    {"Tanh", "", op_tanh, NULL, 0},
+    {"Transpose", "perm", op_transpose_refused, fold_transpose, 0},
+    {"Unsqueeze", "axes", NULL, fold_unsqueeze, 0},
+    {"Where", "", NULL, fold_where, 0},
+};
+
+#define NOPS (sizeof ops / sizeof ops[0])
+
+const struct onnx_op *onnx_op_find(const char *op_type)
+{
+    /* a binary search: the rows are in strcmp order */
+    size_t lo = 0, hi = NOPS;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(op_type, ops[mid].op_type);
+        if (c == 0) {
+            return &ops[mid];
+        }
+        if (c < 0) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return NULL;
+}
+
+const char *onnx_supported_ops(void)
+{
+    /* every op_type and a space: about 11 bytes a row */
+    static char list[NOPS * 24];
+    size_t off = 0;
+    if (list[0] != '\0') {
+        return list;
+    }
+    for (size_t i = 0; i < NOPS && off < sizeof list; i++) {
+        int k = snprintf(list + off, sizeof list - off, "%s%s",
+                         i ? " " : "", ops[i].op_type);
+        off += k > 0 ? (size_t)k : 0;
+    }
+    return list;
+}
+
+/* "unsupported operator; supported: Add AveragePool ..." cut at a word so
+ * that it fits the diag after the node's name and op type. */
+static int refuse_unknown(struct imp *I, size_t node)
+{
+    static const char head[] = "unsupported operator; supported: ";
+    const Onnx__NodeProto *n = I->g->node[node];
+    const char *list = onnx_supported_ops();
+    /* node_message() writes "node '%.48s' (%.32s): " first */
+    size_t name_len = strnlen(node_name(n), 48);
+    size_t op_len = strnlen(str(n->op_type), 32);
+    size_t used = 6 + name_len + 3 + op_len + 3 + sizeof head - 1;
+    size_t room = sizeof I->diag->message - 1 - used;
+    size_t len = strlen(list);
+    if (len > room) {
+        /* leave " ..." and cut at the last space */
+        len = room > 4 ? room - 4 : 0;
+        while (len > 0 && list[len] != ' ') {
+            len--;
+        }
+        return node_fail(I, node, MEMEST_E_PARSE, "%s%.*s ...", head,
+                         (int)len, list);
+    }
+    return node_fail(I, node, MEMEST_E_PARSE, "%s%s", head, list);
+}
+
+int translate_node(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    const struct onnx_op *op;
+    int st;
+
+    if (I->ni[node].gelu_x != SIZE_MAX) {
+        return op_gelu(I, node);
+    }
+    op = onnx_op_find(str(n->op_type));
+    if (op == NULL) {
+        if (I->diag == NULL) {
+            return MEMEST_E_PARSE;
+        }
+        return refuse_unknown(I, node);
+    }
+    if ((st = check_attrs(I, node, op->attrs)) != MEMEST_OK) {
+        return st;
+    }
+    if (op->handler == NULL) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "%s of a computed tensor is not supported: only of "
+                         "shapes and constants, which are folded at import",
+                         op->op_type);
+    }
+    return op->handler(I, node);
+}
+
+int fold_output(struct imp *I, size_t node, size_t out, struct cval *c)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    const struct onnx_op *op = onnx_op_find(str(n->op_type));
+    int st;
+
+    memset(c, 0, sizeof *c);
+    if (op == NULL || op->fold == NULL) {
+        /* analyse() marks only the outputs of folding rows constant */
+        return node_fail(I, node, MEMEST_E_PARSE, "cannot be folded");
+    }
+    if (out != 0) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "its output %zu is read; only the first is "
+                         "supported", out);
+    }
+    if ((st = check_attrs(I, node, op->attrs)) != MEMEST_OK) {
+        return st;
+    }
+    st = op->fold(I, node, c);
+    if (st != MEMEST_OK) {
+        cval_free(c);
+    }
+    return st;
+}

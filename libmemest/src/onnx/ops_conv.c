@@ -1,0 +1,293 @@
+/*
+ * ONNX import: Conv, MaxPool and AveragePool, which share the reading of
+ * a window (kernel, strides, pads, auto_pad, dilations, ceil_mode).
+ */
+#include "onnx/onnx_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct window {
+    uint64_t kh, kw, sh, sw;
+    uint64_t pt, pl, pb, pr;
+    uint64_t oh, ow;
+};
+
+static int out_size(uint64_t in, uint64_t p0, uint64_t p1, uint64_t k,
+                    uint64_t s, int ceil_mode, uint64_t *out)
+{
+    uint64_t span;
+    if (add_ovf(in, p0, &span) || add_ovf(span, p1, &span) || span < k) {
+        return -1;
+    }
+    *out = (span - k) / s + 1;
+    if (ceil_mode && (span - k) % s != 0) {
+        (*out)++;
+    }
+    return 0;
+}
+
+/* Read kernel_shape (or the given kernel), strides, pads, auto_pad,
+ * dilations (1 only) and ceil_mode (only where it changes nothing). */
+static int read_window(struct imp *I, size_t node, const struct value *x,
+                       const uint64_t *kernel, struct window *w)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    int64_t ks[4], st[4], pads[4], dil[4];
+    size_t nks, nst, npads, ndil;
+    int64_t ceil_mode = 0;
+    char apbuf[32];
+    const char *ap = attr_str(n, "auto_pad", "NOTSET", apbuf, sizeof apbuf);
+    uint64_t ih = x->dim[2], iw = x->dim[3];
+    uint64_t fh, fw;
+    int s;
+
+    if ((s = attr_ints(I, node, "kernel_shape", 2, ks, &nks)) ||
+        (s = attr_ints(I, node, "strides", 2, st, &nst)) ||
+        (s = attr_ints(I, node, "pads", 4, pads, &npads)) ||
+        (s = attr_ints(I, node, "dilations", 2, dil, &ndil))) {
+        return s;
+    }
+    if (attr(n, "ceil_mode") != NULL &&
+        (s = attr_int(I, node, "ceil_mode", 0, &ceil_mode))) {
+        return s;
+    }
+    if (ndil == 2 && (dil[0] != 1 || dil[1] != 1)) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "dilations %lldx%lld are not supported (only 1)",
+                         (long long)dil[0], (long long)dil[1]);
+    }
+    if (kernel != NULL) {
+        if (nks == 2 && ((uint64_t)ks[0] != kernel[0] ||
+                         (uint64_t)ks[1] != kernel[1])) {
+            return node_fail(I, node, MEMEST_E_SHAPE,
+                             "kernel_shape %lldx%lld disagrees with the "
+                             "weights' %llux%llu", (long long)ks[0],
+                             (long long)ks[1], (unsigned long long)kernel[0],
+                             (unsigned long long)kernel[1]);
+        }
+        w->kh = kernel[0];
+        w->kw = kernel[1];
+    } else {
+        if (nks != 2) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "kernel_shape (2 values) is required");
+        }
+        if (ks[0] <= 0 || ks[1] <= 0) {
+            return node_fail(I, node, MEMEST_E_RANGE,
+                             "kernel_shape must be positive");
+        }
+        w->kh = (uint64_t)ks[0];
+        w->kw = (uint64_t)ks[1];
+    }
+    w->sh = w->sw = 1;
+    if (nst == 2) {
+        if (st[0] <= 0 || st[1] <= 0) {
+            return node_fail(I, node, MEMEST_E_RANGE,
+                             "strides must be positive");
+        }
+        w->sh = (uint64_t)st[0];
+        w->sw = (uint64_t)st[1];
+    }
+    w->pt = w->pl = w->pb = w->pr = 0;
+    if (strcmp(ap, "NOTSET") == 0) {
+        if (npads == 4) {
+            for (int i = 0; i < 4; i++) {
+                if (pads[i] < 0 || (uint64_t)pads[i] > MAX_ELEMENTS) {
+                    return node_fail(I, node, MEMEST_E_RANGE,
+                                     "pads must be 0 to %llu",
+                                     (unsigned long long)MAX_ELEMENTS);
+                }
+            }
+            /* ONNX orders pads as begins then ends: top, left, bottom,
+             * right, which is the text format's p=t,l,b,r */
+            w->pt = (uint64_t)pads[0];
+            w->pl = (uint64_t)pads[1];
+            w->pb = (uint64_t)pads[2];
+            w->pr = (uint64_t)pads[3];
+        }
+    } else if (strcmp(ap, "SAME_UPPER") == 0 ||
+               strcmp(ap, "SAME_LOWER") == 0) {
+        /* output ceil(in / stride); the padding that needs, split with the
+         * odd cell at the end (UPPER) or at the start (LOWER) */
+        uint64_t oh = (ih + w->sh - 1) / w->sh;
+        uint64_t ow = (iw + w->sw - 1) / w->sw;
+        uint64_t need_h = (oh - 1) * w->sh + w->kh;
+        uint64_t need_w = (ow - 1) * w->sw + w->kw;
+        uint64_t th = need_h > ih ? need_h - ih : 0;
+        uint64_t tw = need_w > iw ? need_w - iw : 0;
+        int lower = strcmp(ap, "SAME_LOWER") == 0;
+        w->pt = lower ? th - th / 2 : th / 2;
+        w->pb = th - w->pt;
+        w->pl = lower ? tw - tw / 2 : tw / 2;
+        w->pr = tw - w->pl;
+    } else if (strcmp(ap, "VALID") != 0) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "auto_pad '%s' is not one of NOTSET, SAME_UPPER, "
+                         "SAME_LOWER, VALID", ap);
+    }
+    if (out_size(ih, w->pt, w->pb, w->kh, w->sh, 0, &w->oh) != 0 ||
+        out_size(iw, w->pl, w->pr, w->kw, w->sw, 0, &w->ow) != 0) {
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "the %llux%llu window does not fit the padded "
+                         "%llux%llu input", (unsigned long long)w->kh,
+                         (unsigned long long)w->kw, (unsigned long long)ih,
+                         (unsigned long long)iw);
+    }
+    if (ceil_mode) {
+        /* rounding the output size up is supported only when it gives
+         * the same size as rounding down */
+        out_size(ih, w->pt, w->pb, w->kh, w->sh, 1, &fh);
+        out_size(iw, w->pl, w->pr, w->kw, w->sw, 1, &fw);
+        if (fh != w->oh || fw != w->ow) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "ceil_mode=1 changes the output size here "
+                             "(%llux%llu instead of %llux%llu), which is "
+                             "not supported", (unsigned long long)fh,
+                             (unsigned long long)fw,
+                             (unsigned long long)w->oh,
+                             (unsigned long long)w->ow);
+        }
+    }
+    return MEMEST_OK;
+}
+
+static void window_args(const struct window *w, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "k=%llux%llu s=%llux%llu p=%llu,%llu,%llu,%llu",
+             (unsigned long long)w->kh, (unsigned long long)w->kw,
+             (unsigned long long)w->sh, (unsigned long long)w->sw,
+             (unsigned long long)w->pt, (unsigned long long)w->pl,
+             (unsigned long long)w->pb, (unsigned long long)w->pr);
+}
+
+int op_conv(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    const struct cval *W;
+    const struct cval *B = NULL;
+    struct window w;
+    int64_t group;
+    size_t x = 0;
+    size_t l = 0;
+    uint64_t dim[4];
+    char win[120];
+    int st;
+
+    if ((st = get_act(I, node, 0, &x)) ||
+        (st = need_rank(I, node, &I->v[x], 4, "NxCxHxW (2-D convolution)")) ||
+        (st = get_const(I, node, 1, "weight", &W)) ||
+        (st = attr_int(I, node, "group", 1, &group))) {
+        return st;
+    }
+    if (in_name(n, 2)[0] != '\0' &&
+        (st = get_const(I, node, 2, "bias", &B))) {
+        return st;
+    }
+    if (W->rank != 4) {
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "the weight has rank %u; a 2-D convolution needs "
+                         "4 (out, in/group, kh, kw)", W->rank);
+    }
+    if (group < 1 || (uint64_t)group > I->v[x].dim[1] ||
+        I->v[x].dim[1] % (uint64_t)group != 0 ||
+        W->dim[1] * (uint64_t)group != I->v[x].dim[1] ||
+        W->dim[0] % (uint64_t)group != 0) {
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "weight %llux%llux%llux%llu with group %lld does "
+                         "not fit %llu input channels",
+                         (unsigned long long)W->dim[0],
+                         (unsigned long long)W->dim[1],
+                         (unsigned long long)W->dim[2],
+                         (unsigned long long)W->dim[3], (long long)group,
+                         (unsigned long long)I->v[x].dim[1]);
+    }
+    if (B != NULL && (B->count != W->dim[0] || B->rank != 1)) {
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "the bias has %llu values for %llu output channels",
+                         (unsigned long long)B->count,
+                         (unsigned long long)W->dim[0]);
+    }
+    if ((st = read_window(I, node, &I->v[x], &W->dim[2], &w))) {
+        return st;
+    }
+    if ((st = push_layer(I, node, "conv2d", n->name, "conv", &l))) {
+        return st;
+    }
+    I->L[l].takes_act = 1;
+    window_args(&w, win, sizeof win);
+    snprintf(I->L[l].args, sizeof I->L[l].args, "%llu %s g=%lld bias=%s",
+             (unsigned long long)W->dim[0], win, (long long)group,
+             B ? "yes" : "no");
+    dim[0] = I->v[x].dim[0];
+    dim[1] = W->dim[0];
+    dim[2] = w.oh;
+    dim[3] = w.ow;
+    if ((st = layer_inputs(I, l, &x, 1)) ||
+        (st = push_weight(I, l, "weight", 4, W->dim, W->f, NULL)) ||
+        (B && (st = push_weight(I, l, "bias", 1, W->dim, B->f, NULL)))) {
+        return st;
+    }
+    return set_output(I, node, 0, l, 4, dim);
+}
+
+static int op_pool(struct imp *I, size_t node, int is_max)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    struct window w;
+    int64_t cip = 0;
+    int64_t order = 0;
+    uint64_t dim[4];
+    char win[120];
+    size_t x = 0;
+    size_t l = 0;
+    int st;
+
+    if (is_max) {
+        st = attr_int(I, node, "storage_order", 0, &order);
+        if (st == MEMEST_OK && n->n_output > 1 &&
+            str(n->output[1])[0] != '\0' &&
+            I->v[value_of(I, n->output[1])].readers > 0) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "its Indices output is read, which is not "
+                             "supported");
+        }
+    } else {
+        st = attr_int(I, node, "count_include_pad", 0, &cip);
+    }
+    if (st || (st = get_act(I, node, 0, &x)) ||
+        (st = need_rank(I, node, &I->v[x], 4, "NxCxHxW (2-D pooling)")) ||
+        (st = read_window(I, node, &I->v[x], NULL, &w))) {
+        return st;
+    }
+    (void)order; /* only the Indices output depends on it */
+    if ((st = push_layer(I, node, is_max ? "maxpool" : "avgpool", n->name,
+                         "pool", &l))) {
+        return st;
+    }
+    window_args(&w, win, sizeof win);
+    if (is_max) {
+        snprintf(I->L[l].args, sizeof I->L[l].args, "%s", win);
+    } else {
+        snprintf(I->L[l].args, sizeof I->L[l].args, "%s count_pad=%s", win,
+                 cip ? "yes" : "no");
+    }
+    dim[0] = I->v[x].dim[0];
+    dim[1] = I->v[x].dim[1];
+    dim[2] = w.oh;
+    dim[3] = w.ow;
+    if ((st = layer_inputs(I, l, &x, 1))) {
+        return st;
+    }
+    return set_output(I, node, 0, l, 4, dim);
+}
+
+int op_maxpool(struct imp *I, size_t node)
+{
+    return op_pool(I, node, 1);
+}
+
+int op_avgpool(struct imp *I, size_t node)
+{
+    return op_pool(I, node, 0);
+}

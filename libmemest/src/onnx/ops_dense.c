@@ -1,0 +1,259 @@
+/*
+ * ONNX import: the dense layers (Gemm, MatMul with a following bias Add)
+ * and BatchNormalization.
+ */
+#include "onnx/onnx_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A bias of m values from a constant broadcast to [m] (scalar, [m],
+ * [1, m]), times beta, into a new array. */
+static int broadcast_bias(struct imp *I, size_t node, const struct cval *C,
+                          uint64_t m, double beta, float **out)
+{
+    int ok = C->count == 1 ||
+             (C->count == m && (C->rank == 1 ||
+                                (C->rank == 2 && C->dim[0] == 1)));
+    float *b;
+    *out = NULL;
+    if (!ok) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "a bias of %llu values (rank %u) is not supported: "
+                         "only one value per output (%llu) or a scalar",
+                         (unsigned long long)C->count, C->rank,
+                         (unsigned long long)m);
+    }
+    b = malloc((size_t)m * sizeof *b);
+    if (b == NULL) {
+        return nomem(I);
+    }
+    for (uint64_t i = 0; i < m; i++) {
+        b[i] = (float)(beta * C->f[C->count == 1 ? 0 : i]);
+    }
+    *out = b;
+    return MEMEST_OK;
+}
+
+/* A dense layer y = x W^T + b from a weight given as [k][m] (transposed)
+ * or [m][k], scaled by alpha. */
+static int emit_dense(struct imp *I, size_t node, size_t x,
+                      const struct cval *Bm, int b_is_km, double alpha,
+                      const float *bias, float *bias_owned)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    uint64_t k = b_is_km ? Bm->dim[0] : Bm->dim[1];
+    uint64_t m = b_is_km ? Bm->dim[1] : Bm->dim[0];
+    uint64_t wdim[2] = {m, k};
+    uint64_t bdim[1] = {m};
+    uint64_t odim[4] = {I->v[x].dim[0], m, 0, 0};
+    float *w = NULL;
+    size_t l = 0;
+    int st;
+
+    if (k != I->v[x].dim[1]) {
+        free(bias_owned);
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "the weight expects %llu input features, the "
+                         "input '%.60s' has %llu", (unsigned long long)k,
+                         I->v[x].name, (unsigned long long)I->v[x].dim[1]);
+    }
+    if (b_is_km || alpha != 1.0) {
+        w = malloc((size_t)(m * k) * sizeof *w);
+        if (w == NULL) {
+            free(bias_owned);
+            return nomem(I);
+        }
+        for (uint64_t i = 0; i < m; i++) {
+            for (uint64_t j = 0; j < k; j++) {
+                float v = b_is_km ? Bm->f[j * m + i] : Bm->f[i * k + j];
+                w[i * k + j] = (float)(alpha * v);
+            }
+        }
+    }
+    st = push_layer(I, node, "dense", n->name, "dense", &l);
+    if (st != MEMEST_OK) {
+        free(w);
+        free(bias_owned);
+        return st;
+    }
+    I->L[l].takes_act = 1;
+    snprintf(I->L[l].args, sizeof I->L[l].args, "%llu bias=%s",
+             (unsigned long long)m, bias ? "yes" : "no");
+    st = push_weight(I, l, "weight", 2, wdim, w ? w : Bm->f, w);
+    if (st != MEMEST_OK) {
+        free(bias_owned);
+        return st;
+    }
+    if (bias != NULL &&
+        (st = push_weight(I, l, "bias", 1, bdim, bias, bias_owned))) {
+        return st;
+    }
+    if ((st = layer_inputs(I, l, &x, 1))) {
+        return st;
+    }
+    return set_output(I, node, 0, l, 2, odim);
+}
+
+int op_gemm(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    const struct cval *B;
+    const struct cval *C = NULL;
+    double alpha, beta;
+    int64_t ta, tb;
+    float *bias = NULL;
+    size_t x = 0;
+    int st;
+
+    /* broadcast (before opset 7) only allowed C to broadcast, which the
+     * bias check below handles */
+    if ((st = attr_float(I, node, "alpha", 1.0, &alpha)) ||
+        (st = attr_float(I, node, "beta", 1.0, &beta)) ||
+        (st = attr_int(I, node, "transA", 0, &ta)) ||
+        (st = attr_int(I, node, "transB", 0, &tb))) {
+        return st;
+    }
+    if (ta != 0) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "transA=1 is not supported: the batch must be the "
+                         "first dimension of A");
+    }
+    if ((st = get_act(I, node, 0, &x)) ||
+        (st = need_rank(I, node, &I->v[x], 2, "NxK (a batch of vectors)")) ||
+        (st = get_const(I, node, 1, "weight B", &B))) {
+        return st;
+    }
+    if (B->rank != 2) {
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "the weight B has rank %u, not 2", B->rank);
+    }
+    if (in_name(n, 2)[0] != '\0') {
+        if ((st = get_const(I, node, 2, "bias C", &C)) ||
+            (st = broadcast_bias(I, node, C, tb ? B->dim[0] : B->dim[1],
+                                 beta, &bias))) {
+            return st;
+        }
+    }
+    return emit_dense(I, node, x, B, tb == 0, alpha, bias, bias);
+}
+
+int op_matmul(struct imp *I, size_t node)
+{
+    const struct cval *B;
+    const struct cval *C = NULL;
+    float *bias = NULL;
+    size_t x = 0;
+    int st;
+
+    if ((st = get_act(I, node, 0, &x)) ||
+        (st = need_rank(I, node, &I->v[x], 2, "NxK (a batch of vectors)")) ||
+        (st = get_const(I, node, 1, "weight", &B))) {
+        return st;
+    }
+    if (B->rank != 2) {
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "the constant operand has rank %u, not 2", B->rank);
+    }
+    if (I->ni[node].bias_add != SIZE_MAX) {
+        size_t a = I->ni[node].bias_add;
+        const Onnx__NodeProto *an = I->g->node[a];
+        size_t slot = str_eq(an->input[0], str(I->g->node[node]->output[0]))
+                          ? 1 : 0;
+        if ((st = get_const(I, a, slot, "bias", &C)) ||
+            (st = broadcast_bias(I, a, C, B->dim[1], 1.0, &bias))) {
+            return st;
+        }
+    }
+    st = emit_dense(I, node, x, B, 1, 1.0, bias, bias);
+    if (st == MEMEST_OK && I->ni[node].bias_add != SIZE_MAX) {
+        /* the Add's output is the dense layer's */
+        const struct value *y = &I->v[value_of(
+            I, str(I->g->node[node]->output[0]))];
+        st = set_output(I, I->ni[node].bias_add, 0, y->layer, y->rank,
+                        y->dim);
+    }
+    return st;
+}
+
+int op_batchnorm(struct imp *I, size_t node)
+{
+    static const char *const roles[4] = {"scale", "bias B", "mean",
+                                         "variance"};
+    static const char *const names[4] = {"weight", "bias", "running_mean",
+                                         "running_var"};
+    const Onnx__NodeProto *n = I->g->node[node];
+    const struct cval *p[4];
+    double eps;
+    int64_t training;
+    int64_t spatial;
+    size_t x = 0;
+    size_t l = 0;
+    int st;
+
+    /* is_test (before opset 7) and momentum matter only for training;
+     * spatial=0 (before opset 9) means statistics per element */
+    if ((st = attr_int(I, node, "spatial", 1, &spatial)) ||
+        (st = attr_float(I, node, "epsilon", 1e-5, &eps)) ||
+        (st = attr_int(I, node, "training_mode", 0, &training))) {
+        return st;
+    }
+    if (training != 0) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "training_mode=1 is not supported (inference "
+                         "only)");
+    }
+    if (spatial != 1) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "spatial=0 (statistics per element) is not "
+                         "supported");
+    }
+    for (size_t o = 1; o < n->n_output; o++) {
+        if (str(n->output[o])[0] != '\0' &&
+            I->v[value_of(I, n->output[o])].readers > 0) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "its running statistics outputs are read; "
+                             "only inference is supported");
+        }
+    }
+    if ((st = get_act(I, node, 0, &x))) {
+        return st;
+    }
+    if (I->v[x].rank < 2) {
+        return node_fail(I, node, MEMEST_E_SHAPE, "its input has no channel "
+                         "dimension");
+    }
+    for (size_t i = 0; i < 4; i++) {
+        if ((st = get_const(I, node, i + 1, roles[i], &p[i]))) {
+            return st;
+        }
+        if (p[i]->count != I->v[x].dim[1] || p[i]->rank != 1) {
+            return node_fail(I, node, MEMEST_E_SHAPE,
+                             "the %s has %llu values for %llu channels",
+                             roles[i], (unsigned long long)p[i]->count,
+                             (unsigned long long)I->v[x].dim[1]);
+        }
+    }
+    if (!(eps >= 0.0) || !isfinite(eps)) {
+        return node_fail(I, node, MEMEST_E_RANGE,
+                         "epsilon must be finite and not negative");
+    }
+    if ((st = push_layer(I, node, "batchnorm", n->name, "bn", &l))) {
+        return st;
+    }
+    I->L[l].takes_act = 1;
+    /* the float attribute, printed exactly */
+    snprintf(I->L[l].args, sizeof I->L[l].args, "eps=%.17g", eps);
+    for (size_t i = 0; i < 4; i++) {
+        if ((st = push_weight(I, l, names[i], 1, p[i]->dim, p[i]->f,
+                              NULL))) {
+            return st;
+        }
+    }
+    if ((st = layer_inputs(I, l, &x, 1))) {
+        return st;
+    }
+    return set_output(I, node, 0, l, I->v[x].rank, I->v[x].dim);
+}
+

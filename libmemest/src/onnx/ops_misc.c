@@ -1,0 +1,498 @@
+/*
+ * ONNX import: the handlers of reshaping, activations, Add, Concat,
+ * Dropout, Identity, the fused GELU, and the refusals of operators read
+ * only in a folded or fused form.
+ */
+#include "onnx/onnx_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int op_flatten(struct imp *I, size_t node)
+{
+    int64_t axis;
+    size_t x = 0;
+    int st;
+    if ((st = attr_int(I, node, "axis", 1, &axis)) ||
+        (st = get_act(I, node, 0, &x))) {
+        return st;
+    }
+    if (axis < 0) {
+        axis += I->v[x].rank;
+    }
+    if (axis != 1) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "axis %lld is not supported: only 1 (keep the "
+                         "batch, flatten each sample)", (long long)axis);
+    }
+    return emit_flat(I, node, x);
+}
+
+/* The shape for a message: "[N, 2, -1]", the batch written N. */
+static void shape_value_text(const struct cval *s, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (uint64_t i = 0; i < s->count && off + 32 < cap; i++) {
+        long long c = s->nb ? (long long)s->nb[i] : 0;
+        long long v = (long long)s->ints[i];
+        int k = snprintf(buf + off, cap - off, "%s", i ? ", " : "[");
+        off += (size_t)k;
+        if (c == 0) {
+            k = snprintf(buf + off, cap - off, "%lld", v);
+        } else if (v == 0) {
+            k = snprintf(buf + off, cap - off, "%lldN", c);
+        } else {
+            k = snprintf(buf + off, cap - off, "%lldN%+lld", c, v);
+        }
+        off += (size_t)k;
+    }
+    snprintf(buf + off, cap - off, "%s]", s->count == 0 ? "[" : "");
+}
+
+int op_reshape(struct imp *I, size_t node)
+{
+    const struct cval *s;
+    int64_t allowzero;
+    size_t x = 0;
+    uint64_t k;
+    char text[96];
+    int st;
+
+    if ((st = attr_int(I, node, "allowzero", 0, &allowzero)) ||
+        (st = get_act(I, node, 0, &x)) ||
+        (st = get_const(I, node, 1, "shape", &s))) {
+        return st;
+    }
+    k = per_sample(&I->v[x]);
+    if (s->ints == NULL || s->rank != 1) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "the shape must be a list of integers");
+    }
+    if (s->count == 2) {
+        /* [N, K], [N, -1], [0, K], [0, -1], [-1, K] with N the batch: a
+         * number equal to a fixed batch, or the batch itself where a
+         * Shape of an activation was folded with the batch free
+         * (x.view(x.size(0), -1)) */
+        int64_t a = s->ints[0], b = s->ints[1];
+        int a_is_n = s->nb != NULL && s->nb[0] == 1 && a == 0;
+        int a_num = s->nb == NULL || s->nb[0] == 0;
+        int b_num = s->nb == NULL || s->nb[1] == 0;
+        int batch_ok = a_is_n ||
+                       (a_num && ((a == 0 && !allowzero) ||
+                                  (a > 0 && (uint64_t)a == I->v[x].dim[0]) ||
+                                  (a == -1 && b > 0 && (uint64_t)b == k)));
+        int k_ok = b_num && (b == -1 ? !(a_num && a == -1)
+                                     : (b > 0 && (uint64_t)b == k));
+        if (batch_ok && k_ok) {
+            return emit_flat(I, node, x);
+        }
+    }
+    shape_value_text(s, text, sizeof text);
+    return node_fail(I, node, MEMEST_E_PARSE,
+                     "the shape %s is not supported: only a reshape of each "
+                     "sample to a flat vector ([N, %llu] or [N, -1])", text,
+                     (unsigned long long)k);
+}
+
+/* Softmax and LogSoftmax: only axes whose meaning is the layer's. */
+static int softmax(struct imp *I, size_t node, enum memest_act act)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    int64_t axis;
+    size_t x = 0;
+    int ok;
+    int st;
+
+    if ((st = attr_int(I, node, "axis", I->opset >= 13 ? -1 : 1, &axis)) ||
+        (st = get_act(I, node, 0, &x))) {
+        return st;
+    }
+    const struct value *v = &I->v[x];
+    if (axis < -(int64_t)v->rank || axis >= (int64_t)v->rank) {
+        return node_fail(I, node, MEMEST_E_RANGE,
+                         "axis %lld is outside the rank %u input",
+                         (long long)axis, v->rank);
+    }
+    if (axis < 0) {
+        axis += v->rank;
+    }
+    if (v->rank == 2) {
+        ok = axis == 1;
+    } else if (v->rank == 4) {
+        /* before opset 13 the input is flattened from the axis on, so
+         * axis 1 means all of CxHxW: the channels only when H = W = 1 */
+        ok = axis == 1 &&
+             (I->opset >= 13 || (v->dim[2] == 1 && v->dim[3] == 1));
+    } else {
+        ok = 0;
+    }
+    if (!ok) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "axis %lld of a rank %u input (opset %lld) is not "
+                         "supported: only the features of a vector or the "
+                         "channels of CxHxW", (long long)axis, v->rank,
+                         (long long)I->opset);
+    }
+    return emit_act(I, node, x, act, n->name);
+}
+
+int op_clip(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    double lo = -INFINITY, hi = INFINITY;
+    size_t x = 0;
+    int st;
+
+    if (I->opset >= 11 && n->n_attribute > 0) {
+        /* from opset 11 the bounds are inputs */
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "attribute '%.40s' is not supported from opset 11 "
+                         "(the bounds are inputs)",
+                         str(n->attribute[0]->name));
+    }
+    if ((st = get_act(I, node, 0, &x))) {
+        return st;
+    }
+    if (I->opset < 11) {
+        /* before opset 11 the bounds were attributes */
+        if ((st = attr_float(I, node, "min", -INFINITY, &lo)) ||
+            (st = attr_float(I, node, "max", INFINITY, &hi))) {
+            return st;
+        }
+    }
+    if (in_name(n, 1)[0] && (st = get_scalar(I, node, 1, "min", &lo))) {
+        return st;
+    }
+    if (in_name(n, 2)[0] && (st = get_scalar(I, node, 2, "max", &hi))) {
+        return st;
+    }
+    if (lo == 0.0 && hi == 6.0) {
+        return emit_act(I, node, x, MEMEST_ACT_RELU6, n->name);
+    }
+    if (lo == 0.0 && hi == INFINITY) {
+        return emit_act(I, node, x, MEMEST_ACT_RELU, n->name);
+    }
+    return node_fail(I, node, MEMEST_E_PARSE,
+                     "Clip to [%g, %g] is not supported: only [0, 6] (relu6) "
+                     "and [0, inf) (relu)", lo, hi);
+}
+
+static int same_shape(const struct value *a, const struct value *b)
+{
+    if (a->rank != b->rank) {
+        return 0;
+    }
+    for (unsigned d = 1; d < a->rank; d++) {
+        if (a->dim[d] != b->dim[d]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void shape_text(const struct value *v, char *buf, size_t cap)
+{
+    size_t off = (size_t)snprintf(buf, cap, "N");
+    for (unsigned d = 1; d < v->rank && off < cap; d++) {
+        off += (size_t)snprintf(buf + off, cap - off, "x%llu",
+                                (unsigned long long)v->dim[d]);
+    }
+}
+
+int op_add(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    size_t xs[2];
+    size_t l = 0;
+    int st;
+
+    /* broadcast and axis (before opset 7) only allowed broadcasting,
+     * which is refused below anyway */
+    for (size_t i = 0; i < 2; i++) {
+        size_t vi = value_of(I, in_name(n, i));
+        if (vi != SIZE_MAX && is_constant(&I->v[vi]) &&
+            I->v[vi].kind == V_CONST) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "adding the constant '%.60s' is supported only "
+                             "as the bias right after a MatMul; Add takes "
+                             "two computed tensors of one shape",
+                             in_name(n, i));
+        }
+        if ((st = get_act(I, node, i, &xs[i]))) {
+            return st;
+        }
+    }
+    if (!same_shape(&I->v[xs[0]], &I->v[xs[1]])) {
+        char a[64], b[64];
+        shape_text(&I->v[xs[0]], a, sizeof a);
+        shape_text(&I->v[xs[1]], b, sizeof b);
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "shape mismatch: '%.40s' is %s, '%.40s' is %s (no "
+                         "broadcasting)", I->v[xs[0]].name, a,
+                         I->v[xs[1]].name, b);
+    }
+    if ((st = push_layer(I, node, "add", n->name, "add", &l))) {
+        return st;
+    }
+    I->L[l].takes_act = 1;
+    if ((st = layer_inputs(I, l, xs, 2))) {
+        return st;
+    }
+    return set_output(I, node, 0, l, I->v[xs[0]].rank, I->v[xs[0]].dim);
+}
+
+int op_concat(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    size_t *xs;
+    uint64_t dim[4];
+    int64_t axis;
+    size_t l = 0;
+    int st;
+
+    if ((st = attr_int(I, node, "axis", I->opset < 4 ? 1 : INT64_MIN,
+                       &axis))) {
+        return st;
+    }
+    if (n->n_input < 1 || axis == INT64_MIN) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "a Concat needs inputs and an axis");
+    }
+    xs = malloc(n->n_input * sizeof *xs);
+    if (xs == NULL) {
+        return nomem(I);
+    }
+    for (size_t i = 0; i < n->n_input; i++) {
+        if ((st = get_act(I, node, i, &xs[i]))) {
+            goto done;
+        }
+    }
+    memcpy(dim, I->v[xs[0]].dim, sizeof dim);
+    if (axis < 0) {
+        axis += I->v[xs[0]].rank;
+    }
+    if (axis != 1) {
+        st = node_fail(I, node, MEMEST_E_PARSE,
+                       "axis %lld is not supported: only 1 (channels or "
+                       "features)", (long long)axis);
+        goto done;
+    }
+    dim[1] = 0;
+    for (size_t i = 0; i < n->n_input; i++) {
+        const struct value *a = &I->v[xs[0]];
+        const struct value *b = &I->v[xs[i]];
+        int ok = a->rank == b->rank;
+        for (unsigned d = 2; ok && d < a->rank; d++) {
+            ok = a->dim[d] == b->dim[d];
+        }
+        if (!ok) {
+            char sa[64], sb[64];
+            shape_text(a, sa, sizeof sa);
+            shape_text(b, sb, sizeof sb);
+            st = node_fail(I, node, MEMEST_E_SHAPE,
+                           "shape mismatch: '%.40s' is %s, '%.40s' is %s",
+                           a->name, sa, b->name, sb);
+            goto done;
+        }
+        dim[1] += b->dim[1]; /* each at most MAX_ELEMENTS: no overflow */
+    }
+    if (n->n_input == 1) {
+        st = emit_simple(I, node, "identity", "identity", xs[0],
+                         I->v[xs[0]].rank, dim);
+        goto done;
+    }
+    if ((st = push_layer(I, node, "concat", n->name, "concat", &l)) ||
+        (st = layer_inputs(I, l, xs, n->n_input))) {
+        goto done;
+    }
+    st = set_output(I, node, 0, l, I->v[xs[0]].rank, dim);
+done:
+    free(xs);
+    return st;
+}
+
+int op_dropout(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    size_t x = 0;
+    int st;
+
+    int64_t is_test;
+    if ((st = attr_int(I, node, "is_test", I->opset < 7 ? 0 : 1,
+                       &is_test))) {
+        return st;
+    }
+    if (is_test == 0) {
+        /* before opset 7 a Dropout dropped unless is_test=1 */
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "is_test=0 drops at random; only inference (an "
+                         "identity) is supported");
+    }
+    if (n->n_output > 1 && str(n->output[1])[0] != '\0' &&
+        I->v[value_of(I, n->output[1])].readers > 0) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "its mask output is read, which is not supported");
+    }
+    if (in_name(n, 2)[0] != '\0') {
+        double training = 0.0;
+        if ((st = get_scalar(I, node, 2, "training_mode", &training))) {
+            return st;
+        }
+        if (training != 0.0) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "training_mode is true; only inference (an "
+                             "identity) is supported");
+        }
+    }
+    if ((st = get_act(I, node, 0, &x))) {
+        return st;
+    }
+    return emit_simple(I, node, "dropout", "dropout", x, I->v[x].rank,
+                       I->v[x].dim);
+}
+
+int op_gap(struct imp *I, size_t node)
+{
+    uint64_t dim[4];
+    size_t x = 0;
+    int st;
+    if ((st = get_act(I, node, 0, &x)) ||
+        (st = need_rank(I, node, &I->v[x], 4, "NxCxHxW"))) {
+        return st;
+    }
+    dim[0] = I->v[x].dim[0];
+    dim[1] = I->v[x].dim[1];
+    dim[2] = dim[3] = 1;
+    return emit_simple(I, node, "globalavgpool", "gap", x, 4, dim);
+}
+
+/* An element-wise activation node (Relu, Sigmoid, Tanh, Erf). */
+static int unary(struct imp *I, size_t node, enum memest_act act)
+{
+    size_t x = 0;
+    int st;
+    if ((st = get_act(I, node, 0, &x))) {
+        return st;
+    }
+    return emit_act(I, node, x, act, I->g->node[node]->name);
+}
+
+int op_gelu(struct imp *I, size_t node)
+{
+    const size_t x = I->ni[node].gelu_x;
+    const Onnx__NodeProto *erf = I->g->node[I->ni[node].gelu_erf];
+    /* the pattern reads x from the node that starts it, already checked
+     * to be a computed tensor or a graph input */
+    size_t vi = x;
+    int st = MEMEST_OK;
+    if (!I->v[vi].shaped) {
+        if (I->v[vi].kind != V_GRAPH_INPUT) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "the GELU input '%.60s' is not computed "
+                             "before it", I->v[vi].name);
+        }
+        st = make_model_input(I, node, vi);
+    }
+    if (st == MEMEST_OK) {
+        /* PyTorch names the nodes of the pattern after their operators
+         * (Div_3, Erf_4, ...), none of which names the whole: "gelu".
+         * The pattern is the exact GELU, not the tanh form of act=gelu */
+        (void)erf;
+        st = emit_act(I, node, vi, MEMEST_ACT_GELU_ERF, "gelu");
+    }
+    return st;
+}
+
+int op_softmax(struct imp *I, size_t node)
+{
+    return softmax(I, node, MEMEST_ACT_SOFTMAX);
+}
+
+int op_logsoftmax(struct imp *I, size_t node)
+{
+    return softmax(I, node, MEMEST_ACT_LOGSOFTMAX);
+}
+
+int op_relu(struct imp *I, size_t node)
+{
+    return unary(I, node, MEMEST_ACT_RELU);
+}
+
+int op_sigmoid(struct imp *I, size_t node)
+{
+    return unary(I, node, MEMEST_ACT_SIGMOID);
+}
+
+int op_tanh(struct imp *I, size_t node)
+{
+    return unary(I, node, MEMEST_ACT_TANH);
+}
+
+int op_erf(struct imp *I, size_t node)
+{
+    return unary(I, node, MEMEST_ACT_ERF);
+}
+
+int op_identity(struct imp *I, size_t node)
+{
+    size_t x = 0;
+    int st = get_act(I, node, 0, &x);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    return emit_simple(I, node, "identity", "identity", x, I->v[x].rank,
+                       I->v[x].dim);
+}
+
+/* Whether an operand of the node holds integers (a folded shape, an int64
+ * initializer): arithmetic on them is shape arithmetic. */
+static int reads_integers(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    for (size_t i = 0; i < n->n_input; i++) {
+        size_t vi = value_of(I, in_name(n, i));
+        const struct cval *c;
+        if (vi == SIZE_MAX || I->v[vi].kind != V_CONST) {
+            continue;
+        }
+        if (get_const(I, node, i, "operand", &c) == MEMEST_OK &&
+            c->ints != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Mul, Div and Sub of a computed tensor: read only as constants (shape
+ * arithmetic, folded) and, for Mul and Div, inside PyTorch's GELU. */
+int op_elementwise_refused(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    const char *op = str(n->op_type);
+    if (reads_integers(I, node)) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "integer arithmetic on a computed tensor is not "
+                         "supported: only on shapes and constants, which "
+                         "are folded at import");
+    }
+    if (strcmp(op, "Sub") == 0) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "Sub of a computed tensor is not supported: only "
+                         "of constants, which are folded at import");
+    }
+    return node_fail(I, node, MEMEST_E_PARSE,
+                     "%s of a computed tensor is supported only inside the "
+                     "GELU pattern x * 0.5 * (1 + erf(x / sqrt(2))), or "
+                     "of constants, which are folded at import", op);
+}
+
+int op_transpose_refused(struct imp *I, size_t node)
+{
+    return node_fail(I, node, MEMEST_E_PARSE,
+                     "a Transpose of a computed tensor is not supported: "
+                     "only of a constant (a weight), which is folded at "
+                     "import");
+}
