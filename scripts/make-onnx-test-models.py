@@ -431,6 +431,179 @@ def m_torch(out):
     export(out, "torch_view", TorchView().eval(), torch.randn(BATCH, 1, 6, 6))
 
 
+# ---- Shape arithmetic, folded at import ----------------------------------
+
+def m_fold(out, batch="N"):
+    """Every operator the importer folds, in one computation of the shape
+    [N, 24] that flattens a 2x3x4 activation: Shape, Slice (negative
+    step), Gather (negative index), Mul/Add/Sub/Div on int64, Cast both
+    ways, Unsqueeze/Squeeze, Concat, Range, ConstantOfShape, Equal, Where,
+    Expand, Reshape of a constant, Identity; and float constants folded
+    into the Gemm after it (Mul, Add, Transpose). A wrong fold changes the
+    shape, and the import then fails, or the weights, and the output then
+    differs from PyTorch's."""
+    name = "fold_shapes" if batch == "N" else "fold_shapes_fixed_batch"
+    g = Graph(name)
+    x = g.input("x", [2, 3, 4], batch=batch)
+    y = relu(g, x, name="act")
+    yv = g.v(y)
+    n = yv.shape[0]
+    t = torch.tensor
+
+    def i64(nm, a):
+        return g.const(nm, np.array(a), dtype=np.int64)
+
+    s = g.node("Shape", [y], t(yv.shape), name="shape")
+    sl = g.node("Slice", [s, i64("sl.starts", [-1]), i64("sl.ends", [0]),
+                          i64("sl.axes", [0]), i64("sl.steps", [-1])],
+                t([4, 3, 2]), name="slice")
+    a = g.node("Gather", [sl, i64("g.i0", 0)], t(4), name="g0", axis=0)
+    b = g.node("Gather", [sl, i64("g.i1", -2)], t(3), name="g1", axis=0)
+    c = g.node("Gather", [sl, i64("g.i2", 2)], t(2), name="g2", axis=0)
+    k = g.node("Mul", [a, b], t(12), name="mul_ab")
+    k = g.node("Mul", [k, c], t(24), name="mul_abc")
+    k = g.node("Add", [k, i64("seven", 7)], t(31), name="add7")
+    k = g.node("Sub", [k, i64("three", 3)], t(28), name="sub3")
+    k = g.node("Mul", [k, i64("six", 6)], t(168), name="mul6")
+    k = g.node("Div", [k, i64("seven2", 7)], t(24), name="div7")
+    kf = g.node("Cast", [k], t(24.0), name="to_float", to=TensorProto.FLOAT)
+    k = g.node("Cast", [kf], t(24), name="to_int", to=TensorProto.INT64)
+    ku = g.node("Unsqueeze", [k, i64("ax0", [0])], t([24]), name="unsq_k")
+    nb = g.node("Gather", [s, i64("g.i3", 0)], t(n), name="batch")
+    nu = g.node("Unsqueeze", [nb, i64("ax0b", [0])], t([n]), name="unsq_n")
+    nu = g.node("Unsqueeze", [nu, i64("ax1", [1])], t([[n]]), name="unsq_n2")
+    nu = g.node("Squeeze", [nu, i64("ax1b", [1])], t([n]), name="sq_n")
+    # Where([1, 0], [N, 99], [77, 24]) = [N, 24]: both branches are read
+    wa = g.node("Concat", [nu, i64("c99", [99])], t([n, 99]), name="cat_a",
+                axis=0)
+    wb = g.node("Concat", [i64("c77", [77]), ku], t([77, 24]), name="cat_b",
+                axis=0)
+    r = g.node("Range", [i64("r0", 0), i64("r2", 2), i64("r1", 1)],
+               t([0, 1]), name="range")
+    z = g.node("ConstantOfShape", [i64("two", [2])], t([0, 0]), name="zeros",
+               value=helper.make_tensor("value", TensorProto.INT64, [1],
+                                        [0]))
+    m = g.node("Equal", [r, z], t([True, False]), name="eq")
+    sh = g.node("Where", [m, wa, wb], t([n, 24]), name="where")
+    ones = g.node("Expand", [i64("one", [1]), i64("two2", [2])], t([1, 1]),
+                  name="expand")
+    sh = g.node("Mul", [sh, ones], t([n, 24]), name="mul_ones")
+    idx = g.node("Reshape", [i64("idx", [[0, 1]]), i64("flat", [-1])],
+                 t([0, 1]), name="reshape_const")
+    sh = g.node("Gather", [sh, idx], t([n, 24]), name="g_all", axis=0)
+    sh = g.node("Identity", [sh], t([n, 24]), name="id")
+    f = g.node("Reshape", [y, sh], yv.reshape(n, -1), name="flatten")
+    w0 = g.rand("fc.w0", [24, 5])
+    w = g.node("Mul", [w0, g.const("two_f", np.array(2.0))],
+               g.v(w0) * 2.0, name="w_scale")
+    w = g.node("Transpose", [w], g.v(w).t(), name="w_t", perm=[1, 0])
+    c1 = g.rand("fc.c1", [5])
+    c2 = g.rand("fc.c2", [5])
+    bias = g.node("Add", [c1, c2], g.v(c1) + g.v(c2), name="bias_sum")
+    out_y = gemm(g, f, w, bias, trans_b=1, name="fc")
+    g.save(out, out_y)
+
+
+class TorchFlatten(torch.nn.Module):
+    """y.reshape(y.shape[0], y.shape[1] * y.shape[2] * y.shape[3]) with a
+    free batch: PyTorch computes the shape with Shape, Gather, Mul,
+    Unsqueeze and Concat."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 3, 3, padding=1)
+        self.fc = torch.nn.Linear(3 * 5 * 5, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        return self.fc(y.reshape(y.shape[0], y.shape[1] * y.shape[2] *
+                                 y.shape[3]))
+
+
+class TorchShuffle(torch.nn.Module):
+    """ShuffleNet's channel shuffle, view(b, g, c // g, h, w): a 5-D
+    reshape, which no layer reads; refused with the folded shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        b, c, h, w = y.shape
+        y = y.view(b, 2, c // 2, h, w).transpose(1, 2).contiguous()
+        return y.view(b, c, h, w)
+
+
+def m_torch_fold(out):
+    export(out, "torch_flatten_dyn", TorchFlatten().eval(),
+           torch.randn(BATCH, 2, 5, 5))
+    d = os.path.join(out, "bad")
+    os.makedirs(d, exist_ok=True)
+    torch.onnx.export(TorchShuffle().eval(), torch.randn(BATCH, 2, 4, 4),
+                      os.path.join(d, "torch_channel_shuffle.onnx"),
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"},
+                                    "output": {0: "batch"}},
+                      opset_version=13)
+
+
+def bad_fold_models(out):
+    """Refusals of folding and of operators read only folded or fused."""
+    def i64(g, nm, a):
+        return g.const(nm, np.array(a), dtype=np.int64)
+
+    # 2^40 elements asked of ConstantOfShape: refused before allocating
+    g = Graph("fold_absurd")
+    x = g.input("x", [4])
+    z = g.node("ConstantOfShape", [i64(g, "dims", [1 << 20, 1 << 20])],
+               None, name="huge")
+    y = g.node("Reshape", [x, z], None, name="r")
+    bad(out, "fold_absurd_constantofshape", g, y)
+
+    # N / 2 is a whole number only for an even batch
+    g = Graph("fold_batch_div")
+    x = g.input("x", [4])
+    s = g.node("Shape", [x], None, name="shape")
+    n = g.node("Gather", [s, i64(g, "i0", 0)], None, name="batch", axis=0)
+    h = g.node("Div", [n, i64(g, "two", 2)], None, name="half_batch")
+    hu = g.node("Unsqueeze", [h, i64(g, "ax", [0])], None, name="u")
+    sh = g.node("Concat", [hu, i64(g, "m1", [-1])], None, name="cat", axis=0)
+    y = g.node("Reshape", [x, sh], None, name="r")
+    bad(out, "fold_batch_div", g, y)
+
+    # an integer data input, refused by name
+    g = Graph("int_input")
+    g.inputs.append(helper.make_tensor_value_info("tokens", TensorProto.INT64,
+                                                  ["N", 4]))
+    y = g.node("Relu", ["tokens"], None, name="r")
+    bad(out, "int64_input", g, y)
+
+    # a Transpose, a Mul and integer arithmetic on computed tensors
+    g = Graph("transpose_computed")
+    x = g.input("x", [3, 4])
+    y = g.node("Transpose", [x], None, name="t", perm=[0, 2, 1])
+    bad(out, "transpose_computed", g, y)
+    g = Graph("mul_computed")
+    x = g.input("x", [4])
+    y = g.node("Mul", [x, x], None, name="square")
+    bad(out, "mul_computed", g, y)
+    g = Graph("int_mul_computed")
+    x = g.input("x", [4])
+    y = g.node("Mul", [x, i64(g, "k", 3)], None, name="times3")
+    bad(out, "int_mul_computed", g, y)
+
+    # an attribute the fold does not read, named
+    g = Graph("fold_attr")
+    x = g.input("x", [4])
+    s = g.node("Shape", [x], None, name="shape")
+    n = g.node("Gather", [s, i64(g, "i0", [0])], None, name="gather_bd",
+               axis=0, batch_dims=0)
+    sh = g.node("Concat", [n, i64(g, "m1", [-1])], None, name="cat", axis=0)
+    y = g.node("Reshape", [x, sh], None, name="r")
+    bad(out, "fold_unknown_attribute", g, y)
+
+
 # ---- The bad models ------------------------------------------------------
 
 def bad(out, name, g, output, folder="bad"):
@@ -527,6 +700,11 @@ def main():
     m_typed(out)
     m_torch(out)
     bad_models(out)
+    # after the others, so that their random weights stay as they were
+    m_fold(out)
+    m_fold(out, batch=3)
+    m_torch_fold(out)
+    bad_fold_models(out)
 
 
 if __name__ == "__main__":

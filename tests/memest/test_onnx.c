@@ -555,6 +555,37 @@ static void test_fixture_layers(void **state)
     layer(m, 1, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
     layer(m, 2, MEMEST_KIND_DENSE, MEMEST_ACT_NONE);
     memest_model_destroy(m);
+
+    /* the shape [N, 24] computed by every folded operator (Shape, Slice,
+     * Gather, Mul/Add/Sub/Div, Cast, Unsqueeze/Squeeze, Concat, Range,
+     * ConstantOfShape, Equal, Where, Expand, Reshape, Identity) flattens
+     * the 2x3x4 relu output: any wrong fold gives another shape, which
+     * the Reshape refuses. The Gemm's weight (Mul by 2, Transpose) and
+     * bias (Add) are folded constants too: 24*5 + 5 parameters. With the
+     * batch fixed at 3 the Shape is a plain number. */
+    for (int k = 0; k < 2; k++) {
+        m = load_fixture(k ? "fold_shapes_fixed_batch" : "fold_shapes");
+        assert_int_equal(memest_model_layer_count(m), 3);
+        layer(m, 0, MEMEST_KIND_ACTIVATION, MEMEST_ACT_RELU);
+        L = layer(m, 1, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+        assert_int_equal(L->out_shape.dim[0], 24);
+        assert_string_equal(L->name, "flatten");
+        layer(m, 2, MEMEST_KIND_DENSE, MEMEST_ACT_NONE);
+        assert_int_equal(memest_model_parameter_count(m), 125);
+        assert_int_equal(memest_model_fixed_batch(m), k ? 3 : 0);
+        memest_model_destroy(m);
+    }
+
+    /* torch.onnx.export of y.reshape(y.shape[0], y.shape[1] * y.shape[2]
+     * * y.shape[3]): conv 3*2*9 + 3, Linear 75*4 + 4 */
+    m = load_fixture("torch_flatten_dyn");
+    assert_int_equal(memest_model_layer_count(m), 3);
+    layer(m, 0, MEMEST_KIND_CONV2D, MEMEST_ACT_RELU);
+    L = layer(m, 1, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    assert_int_equal(L->out_shape.dim[0], 75);
+    layer(m, 2, MEMEST_KIND_DENSE, MEMEST_ACT_NONE);
+    assert_int_equal(memest_model_parameter_count(m), 57 + 304);
+    memest_model_destroy(m);
 }
 
 static void test_fixture_outputs(void **state)
@@ -563,7 +594,8 @@ static void test_fixture_outputs(void **state)
         "conv_pads_strides", "conv_same_upper", "conv_same_lower",
         "gemm_softmax", "matmul_add", "bn_fold", "pools", "gelu",
         "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn",
-        "torch_view"};
+        "torch_view", "fold_shapes", "fold_shapes_fixed_batch",
+        "torch_flatten_dyn"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
@@ -612,6 +644,32 @@ static void test_bad(void **state)
         {"absurd_initializer", MEMEST_E_RANGE, 1,
          {"node 'big_conv' (Conv)", "'big.w' holds 36 bytes",
           "9895604649984 elements"}},
+        /* folding: 2^40 elements refused before allocating; N / 2 is not
+         * a whole number for every batch; an attribute no fold reads */
+        {"fold_absurd_constantofshape", MEMEST_E_RANGE, 1,
+         {"node 'huge' (ConstantOfShape)", "1099511627776 elements",
+          "at most 16777216"}},
+        {"fold_batch_div", MEMEST_E_PARSE, 3,
+         {"node 'half_batch' (Div)", "integer Div of N and 2",
+          "need not divide it"}},
+        {"fold_unknown_attribute", MEMEST_E_PARSE, 2,
+         {"node 'gather_bd' (Gather)", "attribute 'batch_dims' is not "
+          "supported", "only: axis"}},
+        /* an integer data input, by name */
+        {"int64_input", MEMEST_E_PARSE, 1,
+         {"node 'r' (Relu)", "graph input 'tokens' holds int64"}},
+        /* operators read only folded or fused, each with its reason */
+        {"transpose_computed", MEMEST_E_PARSE, 1,
+         {"node 't' (Transpose)", "Transpose of a computed tensor is not "
+          "supported", "only of a constant"}},
+        {"mul_computed", MEMEST_E_PARSE, 1,
+         {"node 'square' (Mul)", "only inside the GELU pattern"}},
+        {"int_mul_computed", MEMEST_E_PARSE, 1,
+         {"node 'times3' (Mul)", "integer arithmetic on a computed tensor"}},
+        /* ShuffleNet's channel shuffle: the folded 5-D shape, named */
+        {"torch_channel_shuffle", MEMEST_E_PARSE, 28,
+         {"node '/Reshape' (Reshape)", "the shape [N, 2, 2, 4, 4] is not "
+          "supported"}},
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

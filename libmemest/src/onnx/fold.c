@@ -237,6 +237,23 @@ static void strides_of(unsigned rank, const uint64_t *dim, uint64_t *st)
     }
 }
 
+void onnx_term_text(int64_t v, int64_t c, char *buf, size_t cap)
+{
+    if (c == 0) {
+        snprintf(buf, cap, "%lld", (long long)v);
+        return;
+    }
+    if (c == 1 || c == -1) {
+        snprintf(buf, cap, "%sN", c < 0 ? "-" : "");
+    } else {
+        snprintf(buf, cap, "%lldN", (long long)c);
+    }
+    if (v != 0) {
+        size_t off = strlen(buf);
+        snprintf(buf + off, cap - off, "%+lld", (long long)v);
+    }
+}
+
 /* ---- Constant, Identity, Transpose, Reshape, Squeeze, Unsqueeze -------- */
 
 int fold_constant(struct imp *I, size_t node, struct cval *c)
@@ -1275,13 +1292,18 @@ static int arith(struct imp *I, size_t node, struct cval *c, enum arith op)
         if (ints) {
             const char *why = "";
             int64_t v = 0, cv = 0;
-            if (int_op(op, x[0]->ints[i0], x[0]->nb ? x[0]->nb[i0] : 0,
-                       x[1]->ints[i1], x[1]->nb ? x[1]->nb[i1] : 0, &v, &cv,
+            int64_t c0 = x[0]->nb ? x[0]->nb[i0] : 0;
+            int64_t c1 = x[1]->nb ? x[1]->nb[i1] : 0;
+            if (int_op(op, x[0]->ints[i0], c0, x[1]->ints[i1], c1, &v, &cv,
                        &why) != 0) {
+                char ta[48], tb[48];
+                onnx_term_text(x[0]->ints[i0], c0, ta, sizeof ta);
+                onnx_term_text(x[1]->ints[i1], c1, tb, sizeof tb);
                 return node_fail(I, node, MEMEST_E_PARSE,
-                                 "integer %s of %lld and %lld %s",
-                                 names[op], (long long)x[0]->ints[i0],
-                                 (long long)x[1]->ints[i1], why);
+                                 "integer %s of %s and %s %s%s", names[op],
+                                 ta, tb, why,
+                                 c0 || c1 ? " (the batch N is free here)"
+                                          : "");
             }
             set_int(c, j, v, cv);
             continue;

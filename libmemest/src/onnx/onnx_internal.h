@@ -244,6 +244,9 @@ int analyse(struct imp *I);
 
 /* ---- Constant folding (fold.c) ------------------------------------------ */
 
+/* v + c * N for a message: "24", "N", "2N", "-N+3". */
+void onnx_term_text(int64_t v, int64_t c, char *buf, size_t cap);
+
 /* The value of output `out` of a node analyse() found to make a constant
  * (its row in the table has a fold function and its inputs are
  * constants, or it is a Shape); errors name the node. */

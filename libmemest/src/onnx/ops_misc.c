@@ -35,19 +35,11 @@ static void shape_value_text(const struct cval *s, char *buf, size_t cap)
 {
     size_t off = 0;
     buf[0] = '\0';
-    for (uint64_t i = 0; i < s->count && off + 32 < cap; i++) {
-        long long c = s->nb ? (long long)s->nb[i] : 0;
-        long long v = (long long)s->ints[i];
-        int k = snprintf(buf + off, cap - off, "%s", i ? ", " : "[");
-        off += (size_t)k;
-        if (c == 0) {
-            k = snprintf(buf + off, cap - off, "%lld", v);
-        } else if (v == 0) {
-            k = snprintf(buf + off, cap - off, "%lldN", c);
-        } else {
-            k = snprintf(buf + off, cap - off, "%lldN%+lld", c, v);
-        }
-        off += (size_t)k;
+    for (uint64_t i = 0; i < s->count && off + 40 < cap; i++) {
+        off += (size_t)snprintf(buf + off, cap - off, "%s", i ? ", " : "[");
+        onnx_term_text(s->ints[i], s->nb ? s->nb[i] : 0, buf + off,
+                       cap - off);
+        off += strlen(buf + off);
     }
     snprintf(buf + off, cap - off, "%s]", s->count == 0 ? "[" : "");
 }
