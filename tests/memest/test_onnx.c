@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -804,6 +805,114 @@ static void test_tensor_pb(void **state)
     assert_null(t.data);
 }
 
+/* ---- The operator table ------------------------------------------------- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long len;
+    if (f == NULL) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = calloc((size_t)len + 1, 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return buf;
+}
+
+/* word occurs in text with no letter or digit on either side */
+static int has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(text, word); p; p = strstr(p + 1, word)) {
+        int before = p > text && (isalnum((unsigned char)p[-1]));
+        int after = isalnum((unsigned char)p[n]);
+        if (!before && !after) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The importer's table (libmemest/src/onnx/ops.c, read as text) against
+ * what users see: the rows are in strcmp order (the lookup is a binary
+ * search), libmemest/README.md's ONNX section names every operator, and
+ * the list in the message refusing an unknown operator is the rows' in
+ * order, cut at a word.
+ */
+static void test_operator_table(void **state)
+{
+    char path[1024];
+    char names[64][32];
+    char joined[2048] = "";
+    size_t n = 0;
+    char *src, *readme, *p, *end;
+    struct memest_diag d;
+    memest_model *m = NULL;
+    (void)state;
+
+    snprintf(path, sizeof path, "%s/../../../libmemest/src/onnx/ops.c",
+             fixtures);
+    src = slurp(path);
+    assert_non_null(src);
+    p = strstr(src, "static const struct onnx_op ops[] = {");
+    assert_non_null(p);
+    end = strstr(p, "\n};");
+    assert_non_null(end);
+    for (p = strstr(p, "\n    {\""); p && p < end;
+         p = strstr(p + 1, "\n    {\"")) {
+        char *q = p + 7;
+        size_t len = strcspn(q, "\"");
+        assert_true(n < 64 && len < 32);
+        memcpy(names[n], q, len);
+        names[n][len] = '\0';
+        if (n > 0 && strcmp(names[n - 1], names[n]) >= 0) {
+            fail_msg("ops.c: '%s' comes before '%s'", names[n - 1],
+                     names[n]);
+        }
+        strcat(joined, n ? " " : "");
+        strcat(joined, names[n]);
+        n++;
+    }
+    assert_true(n >= 30);
+
+    snprintf(path, sizeof path, "%s/../../../libmemest/README.md", fixtures);
+    readme = slurp(path);
+    assert_non_null(readme);
+    p = strstr(readme, "\n## ONNX models");
+    assert_non_null(p);
+    end = strstr(p + 1, "\n## ");
+    if (end != NULL) {
+        *end = '\0';
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!has_word(p, names[i])) {
+            fail_msg("libmemest/README.md's ONNX section lacks %s", names[i]);
+        }
+    }
+
+    snprintf(path, sizeof path, "%s/bad/unsupported_lstm.onnx", fixtures);
+    assert_int_equal(memest_model_load(path, &m, &d), MEMEST_E_PARSE);
+    p = strstr(d.message, "supported: ");
+    assert_non_null(p);
+    p += strlen("supported: ");
+    end = strstr(p, " ...");
+    assert_non_null(end); /* the whole list does not fit */
+    *end = '\0';
+    assert_true(strlen(p) > 100);
+    assert_memory_equal(p, joined, strlen(p));
+    assert_true(joined[strlen(p)] == ' ');
+    printf("# %zu operators: %s\n", n, joined);
+    free(readme);
+    free(src);
+}
+
 /* ---- ONNX's own test cases ---------------------------------------------- */
 
 /* The cases that must import and match their reference output: the
@@ -959,6 +1068,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_constants),
         cmocka_unit_test(test_io_errors),
         cmocka_unit_test(test_tensor_pb),
+        cmocka_unit_test(test_operator_table),
         cmocka_unit_test(test_onnx_testdata),
     };
     if (argc < 2) {

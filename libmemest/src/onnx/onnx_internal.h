@@ -276,8 +276,11 @@ struct onnx_op {
 
 const struct onnx_op *onnx_op_find(const char *op_type);
 /* The supported operators, space-separated, in the table's (alphabetical)
- * order; static storage. */
-const char *onnx_supported_ops(void);
+ * order, into buf (truncated to cap). */
+void onnx_supported_ops(char *buf, size_t cap);
+/* Refuse the node with `head` followed by the supported operators, cut
+ * at a word with " ..." where the diag's message would end. */
+int onnx_refuse_listing(struct imp *I, size_t node, const char *head);
 int translate_node(struct imp *I, size_t node);
 
 /* handlers (ops_conv.c, ops_dense.c, ops_misc.c) */

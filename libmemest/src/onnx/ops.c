@@ -92,37 +92,33 @@ const struct onnx_op *onnx_op_find(const char *op_type)
     return NULL;
 }
 
-const char *onnx_supported_ops(void)
+void onnx_supported_ops(char *buf, size_t cap)
 {
-    /* every op_type and a space: about 11 bytes a row */
-    static char list[NOPS * 24];
     size_t off = 0;
-    if (list[0] != '\0') {
-        return list;
-    }
-    for (size_t i = 0; i < NOPS && off < sizeof list; i++) {
-        int k = snprintf(list + off, sizeof list - off, "%s%s",
-                         i ? " " : "", ops[i].op_type);
+    buf[0] = '\0';
+    for (size_t i = 0; i < NOPS && off < cap; i++) {
+        int k = snprintf(buf + off, cap - off, "%s%s", i ? " " : "",
+                         ops[i].op_type);
         off += k > 0 ? (size_t)k : 0;
     }
-    return list;
 }
 
-/* "unsupported operator; supported: Add AveragePool ..." cut at a word so
- * that it fits the diag after the node's name and op type. */
-static int refuse_unknown(struct imp *I, size_t node)
+int onnx_refuse_listing(struct imp *I, size_t node, const char *head)
 {
-    static const char head[] = "unsupported operator; supported: ";
     const Onnx__NodeProto *n = I->g->node[node];
-    const char *list = onnx_supported_ops();
-    /* node_message() writes "node '%.48s' (%.32s): " first */
-    size_t name_len = strnlen(node_name(n), 48);
-    size_t op_len = strnlen(str(n->op_type), 32);
-    size_t used = 6 + name_len + 3 + op_len + 3 + sizeof head - 1;
-    size_t room = sizeof I->diag->message - 1 - used;
-    size_t len = strlen(list);
+    char list[NOPS * 24];
+    /* node_message() writes "node '%.48s' (%.32s): " first; the list is
+     * cut at a word, with " ...", where the diag would cut it */
+    size_t used = 6 + strnlen(node_name(n), 48) + 3 +
+                  strnlen(str(n->op_type), 32) + 3 + strlen(head);
+    size_t room = used + 5 < sizeof I->diag->message
+                      ? sizeof I->diag->message - 1 - used
+                      : 0;
+    size_t len;
+
+    onnx_supported_ops(list, sizeof list);
+    len = strlen(list);
     if (len > room) {
-        /* leave " ..." and cut at the last space */
         len = room > 4 ? room - 4 : 0;
         while (len > 0 && list[len] != ' ') {
             len--;
@@ -144,10 +140,8 @@ int translate_node(struct imp *I, size_t node)
     }
     op = onnx_op_find(str(n->op_type));
     if (op == NULL) {
-        if (I->diag == NULL) {
-            return MEMEST_E_PARSE;
-        }
-        return refuse_unknown(I, node);
+        return onnx_refuse_listing(I, node,
+                                   "unsupported operator; supported: ");
     }
     if ((st = check_attrs(I, node, op->attrs)) != MEMEST_OK) {
         return st;

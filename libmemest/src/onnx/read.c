@@ -609,9 +609,10 @@ int memest_model_load_onnx(const char *path,
             continue; /* nothing reads it, or a pattern covers it */
         }
         if (!str_eq(n->domain, "") && !str_eq(n->domain, "ai.onnx")) {
-            st = node_fail(&I, i, MEMEST_E_PARSE,
-                           "operators of domain '%.40s' are not supported; "
-                           "supported: %s", n->domain, onnx_supported_ops());
+            char head[96];
+            snprintf(head, sizeof head, "operators of domain '%.40s' are "
+                     "not supported; supported: ", n->domain);
+            st = onnx_refuse_listing(&I, i, head);
             goto done;
         }
         if (o != SIZE_MAX && I.v[o].kind == V_CONST) {
