@@ -700,7 +700,7 @@ int fold_concat(struct imp *I, size_t node, struct cval *c)
     const struct cval *first, *x;
     uint64_t dim[MEMEST_TENSOR_MAX_RANK];
     uint64_t outer = 1, inner = 1;
-    int any_ints = 0, any_nb = 0;
+    int any_ints = 0, all_ints = 1, any_nb = 0;
     int64_t axis;
     unsigned ax = 0;
     int st;
@@ -733,7 +733,12 @@ int fold_concat(struct imp *I, size_t node, struct cval *c)
         /* the inputs are in memory: their sum fits */
         dim[ax] += x->dim[ax];
         any_ints |= x->ints != NULL;
+        all_ints &= x->ints != NULL;
         any_nb |= x->nb != NULL;
+    }
+    if (any_ints != all_ints) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "it mixes integer and floating point inputs");
     }
     for (unsigned d = 0; d < ax; d++) {
         outer *= dim[d];
@@ -830,6 +835,9 @@ int fold_slice(struct imp *I, size_t node, struct cval *c)
         done |= 1u << a;
         if (s == 0) {
             return node_fail(I, node, MEMEST_E_PARSE, "a step is 0");
+        }
+        if (s == INT64_MIN) {
+            s = -INT64_MAX; /* takes one element either way; -s exists */
         }
         size = (int64_t)x->dim[a];
         /* negative counts from the end, then clamped: to [0, size] going
@@ -1008,8 +1016,13 @@ int fold_range(struct imp *I, size_t node, struct cval *c)
             return st;
         }
         for (uint64_t i = 0; i < count; i++) {
-            /* |i * d| stays within |l - s| + |d|: no overflow */
-            set_int(c, i, s + (int64_t)i * d, 0);
+            int64_t v;
+            if (__builtin_mul_overflow((int64_t)i, d, &v) ||
+                __builtin_add_overflow(s, v, &v)) {
+                return node_fail(I, node, MEMEST_E_RANGE,
+                                 "its values overflow 64 bits");
+            }
+            set_int(c, i, v, 0);
         }
         return MEMEST_OK;
     }
