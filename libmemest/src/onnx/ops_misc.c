@@ -46,6 +46,7 @@ static void shape_value_text(const struct cval *s, char *buf, size_t cap)
 
 int op_reshape(struct imp *I, size_t node)
 {
+    const Onnx__NodeProto *n = I->g->node[node];
     const struct cval *s;
     int64_t allowzero;
     size_t x = 0;
@@ -61,7 +62,9 @@ int op_reshape(struct imp *I, size_t node)
     k = per_sample(&I->v[x]);
     if (s->ints == NULL || s->rank != 1) {
         return node_fail(I, node, MEMEST_E_PARSE,
-                         "the shape must be a list of integers");
+                         "the shape '%.60s' must be a list of integers; it "
+                         "is a rank %u tensor of %s", in_name(n, 1), s->rank,
+                         s->ints ? "integers" : "floats");
     }
     if (s->count == 2) {
         /* [N, K], [N, -1], [0, K], [0, -1], [-1, K] with N the batch: a
