@@ -56,9 +56,10 @@ int op_myop(struct imp *I, size_t node)
 }
 
 /* The fold: every input is a constant. Make the output with the helpers
- * of fold.c (make(), make_like(), move(), set_int()), which refuse a
- * tensor over MAX_FOLD_ELEMENTS before allocating; carry the batch terms
- * (struct cval's nb) or refuse what would depend on the batch's value. */
+ * of fold.h (fold_new(), fold_new_like(), fold_move(), fold_set_int()),
+ * which refuse a tensor over MAX_FOLD_ELEMENTS before allocating; carry
+ * the batch terms (struct cval's nb) or refuse what would depend on the
+ * batch's value. */
 int fold_myop(struct imp *I, size_t node, struct cval *c)
 {
     const struct cval *x;

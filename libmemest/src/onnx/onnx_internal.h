@@ -20,8 +20,9 @@
  *               a node reads (constants and activations)
  *   patterns.c  liveness, which values are constants, and the fused
  *               patterns (PyTorch's GELU, MatMul + bias)
- *   fold.c      constant folding: every node whose inputs are constants
- *               or shapes (Shape, Gather, Concat, arithmetic on int64...)
+ *   fold*.c     constant folding: every node whose inputs are constants
+ *               or shapes (Shape, Gather, Concat, arithmetic on int64...);
+ *               fold.c explains how a free batch is carried
  *   ops.c       THE table {op_type, allowed attributes, handler, fold}
  *               and the dispatch; the supported-operator list comes from it
  *   ops_*.c     the handlers that make layers
@@ -31,7 +32,8 @@
  * (ops_*.c) that reads its operands with get_act()/get_const(), refuses
  * each value it cannot take with node_fail() naming the attribute, and
  * makes its layers with push_layer()/emit_simple(); and/or a fold function
- * (fold.c) when it can be computed on constants at import time.
+ * (fold*.c) when it can be computed on constants at import time; see
+ * TEMPLATE.c.
  */
 #ifndef EDGEFIT_MEMEST_ONNX_INTERNAL_H
 #define EDGEFIT_MEMEST_ONNX_INTERNAL_H
@@ -308,7 +310,7 @@ int op_gelu(struct imp *I, size_t node);
 int op_elementwise_refused(struct imp *I, size_t node);
 int op_transpose_refused(struct imp *I, size_t node);
 
-/* folds (fold.c) */
+/* folds (fold.c, fold_index.c, fold_arith.c) */
 int fold_constant(struct imp *I, size_t node, struct cval *c);
 int fold_identity(struct imp *I, size_t node, struct cval *c);
 int fold_transpose(struct imp *I, size_t node, struct cval *c);
