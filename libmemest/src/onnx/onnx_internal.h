@@ -55,7 +55,7 @@
  * model for a small device. Checked before anything is allocated. */
 #define MAX_ELEMENTS ((uint64_t)INT32_MAX)
 /* The largest tensor constant folding may make (ConstantOfShape, Expand,
- * Range, Tile-like broadcasts): 2^24 elements, 64 MiB of floats and
+ * Range, broadcasting arithmetic): 2^24 elements, 64 MiB of floats and
  * 128 MiB of exact integers, far above any shape or mask an exporter
  * folds. Checked before anything is allocated. */
 #define MAX_FOLD_ELEMENTS ((uint64_t)1 << 24)
