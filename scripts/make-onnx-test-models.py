@@ -561,6 +561,16 @@ def bad_fold_models(out):
     y = g.node("Reshape", [x, z], None, name="r")
     bad(out, "fold_absurd_constantofshape", g, y)
 
+    # each 2^23 floats, under the limit of one tensor, but three of them
+    # are more than an import may fold in all
+    g = Graph("fold_budget")
+    x = g.input("x", [4])
+    parts = [g.node("ConstantOfShape", [i64(g, "n%d" % k, [1 << 23])], None,
+                    name="big%d" % k) for k in range(3)]
+    sh = g.node("Concat", parts, None, name="cat", axis=0)
+    y = g.node("Reshape", [x, sh], None, name="r")
+    bad(out, "fold_budget", g, y)
+
     # N / 2 is a whole number only for an even batch
     g = Graph("fold_batch_div")
     x = g.input("x", [4])

@@ -113,6 +113,15 @@ int fold_new(struct imp *I, size_t node, struct cval *o, unsigned rank,
                          (unsigned long long)(limit < MAX_ELEMENTS
                                                   ? limit : MAX_ELEMENTS));
     }
+    if (count > I->fold_left) {
+        return node_fail(I, node, MEMEST_E_RANGE,
+                         "folding it would make %llu more elements, past "
+                         "the %llu the import may fold in all",
+                         (unsigned long long)count,
+                         (unsigned long long)(MAX_FOLD_ELEMENTS +
+                                              I->file_bytes));
+    }
+    I->fold_left -= count;
     o->rank = rank;
     o->count = count;
     o->dtype = dtype;

@@ -59,6 +59,9 @@
  * 128 MiB of exact integers, far above any shape or mask an exporter
  * folds. Checked before anything is allocated. */
 #define MAX_FOLD_ELEMENTS ((uint64_t)1 << 24)
+/* And in all, over the import, MAX_FOLD_ELEMENTS plus one element per
+ * byte of the file: a chain of folds (a Transpose of a Transpose...)
+ * cannot multiply what the file holds without bound. */
 /* How deep get_const() may recurse through constants not yet folded
  * (pattern matching asks before the nodes are folded in order). */
 #define MAX_FOLD_DEPTH 64
@@ -197,6 +200,8 @@ struct imp {
     uint64_t fixed_batch;
     int batch_seen;
     size_t output_value;
+    uint64_t file_bytes;
+    uint64_t fold_left; /* elements folding may still make, in all */
     int translating;  /* the nodes are being translated (not analysed) */
     unsigned depth;   /* get_const() recursion, at most MAX_FOLD_DEPTH */
 };

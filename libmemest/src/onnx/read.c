@@ -566,6 +566,8 @@ int memest_model_load_onnx(const char *path,
                          "not an ONNX model: messages nested deeper than %d "
                          "levels", MAX_NESTING);
     }
+    I.file_bytes = len;
+    I.fold_left = MAX_FOLD_ELEMENTS + len;
     I.model = onnx__model_proto__unpack(NULL, len, data);
     free(data);
     if (I.model == NULL) {
