@@ -504,6 +504,58 @@ def m_fold(out, batch="N"):
     g.save(out, out_y)
 
 
+def m_fold_forms(out, opset):
+    """The forms of the folded operators other opsets use: Slice's starts
+    and ends and Unsqueeze/Squeeze's axes as attributes (opset 9), Squeeze
+    with no axes (13), Shape's start (15); the shape [N, 24] again."""
+    g = Graph("fold_opset%d" % opset, opset=opset)
+    x = g.input("x", [2, 3, 4])
+    y = relu(g, x, name="act")
+    yv = g.v(y)
+    n = yv.shape[0]
+    t = torch.tensor
+
+    def i64(nm, a):
+        return g.const(nm, np.array(a), dtype=np.int64)
+
+    def unsqueeze(v, axis, result, name):
+        if opset < 13:
+            return g.node("Unsqueeze", [v], result, name=name, axes=[axis])
+        return g.node("Unsqueeze", [v, i64(name + ".axes", [axis])], result,
+                      name=name)
+
+    full = g.node("Shape", [y], t(yv.shape), name="shape")
+    if opset >= 15:
+        dims = g.node("Shape", [y], t([2, 3, 4]), name="shape_tail", start=1)
+    elif opset >= 10:
+        dims = g.node("Slice", [full, i64("starts", [1]),
+                                i64("ends", [2**63 - 1])],
+                      t([2, 3, 4]), name="tail")
+    else:
+        dims = g.node("Slice", [full], t([2, 3, 4]), name="tail",
+                      starts=[1], ends=[2**63 - 1])
+    u = unsqueeze(dims, 0, t([[2, 3, 4]]), "unsq_dims")
+    if opset < 13:
+        sq = g.node("Squeeze", [u], t([2, 3, 4]), name="sq", axes=[0])
+    else:
+        sq = g.node("Squeeze", [u], t([2, 3, 4]), name="sq")
+    k = None
+    for i, v in enumerate([2, 3, 4]):
+        gi = g.node("Gather", [sq, i64("i%d" % i, i)], t(v), name="g%d" % i,
+                    axis=0)
+        k = gi if k is None else g.node("Mul", [k, gi], None,
+                                        name="mul%d" % i)
+    g.env[k] = t(24)
+    ku = unsqueeze(k, 0, t([24]), "unsq_k")
+    nb = g.node("Gather", [full, i64("i_n", 0)], t(n), name="batch", axis=0)
+    nu = unsqueeze(nb, 0, t([n]), "unsq_n")
+    sh = g.node("Concat", [nu, ku], t([n, 24]), name="cat", axis=0)
+    f = g.node("Reshape", [y, sh], yv.reshape(n, -1), name="flatten")
+    w = g.rand("fc.w", [5, 24])
+    b = g.rand("fc.b", [5])
+    g.save(out, gemm(g, f, w, b, trans_b=1, name="fc"))
+
+
 class TorchFlatten(torch.nn.Module):
     """y.reshape(y.shape[0], y.shape[1] * y.shape[2] * y.shape[3]) with a
     free batch: PyTorch computes the shape with Shape, Gather, Mul,
@@ -715,6 +767,8 @@ def main():
     m_fold(out, batch=3)
     m_torch_fold(out)
     bad_fold_models(out)
+    for opset in (9, 13, 15):
+        m_fold_forms(out, opset)
 
 
 if __name__ == "__main__":

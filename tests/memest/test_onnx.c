@@ -577,6 +577,20 @@ static void test_fixture_layers(void **state)
         memest_model_destroy(m);
     }
 
+    /* the same shape from the forms of opsets 9 (attributes), 13 (Squeeze
+     * with no axes) and 15 (Shape's start): 24*5 + 5 parameters */
+    for (int k = 0; k < 3; k++) {
+        static const char *const forms[3] = {"fold_opset9", "fold_opset13",
+                                             "fold_opset15"};
+        m = load_fixture(forms[k]);
+        assert_int_equal(memest_model_layer_count(m), 3);
+        L = layer(m, 1, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+        assert_int_equal(L->out_shape.dim[0], 24);
+        layer(m, 2, MEMEST_KIND_DENSE, MEMEST_ACT_NONE);
+        assert_int_equal(memest_model_parameter_count(m), 125);
+        memest_model_destroy(m);
+    }
+
     /* torch.onnx.export of y.reshape(y.shape[0], y.shape[1] * y.shape[2]
      * * y.shape[3]): conv 3*2*9 + 3, Linear 75*4 + 4 */
     m = load_fixture("torch_flatten_dyn");
@@ -596,7 +610,7 @@ static void test_fixture_outputs(void **state)
         "gemm_softmax", "matmul_add", "bn_fold", "pools", "gelu",
         "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn",
         "torch_view", "fold_shapes", "fold_shapes_fixed_batch",
-        "torch_flatten_dyn"};
+        "fold_opset9", "fold_opset13", "fold_opset15", "torch_flatten_dyn"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
