@@ -6,7 +6,8 @@ files stay small, each as
   model.onnx                   torch.onnx.export, opset 13, symbolic batch
                                dimension "batch", eval mode
   test_data_set_0/input_0.pb   a batch of random inputs, ONNX TensorProto
-  test_data_set_0/output_0.pb  PyTorch's outputs for them
+  test_data_set_0/output_0.pb  PyTorch's outputs for them (the network
+                               run in float64, rounded to float32)
 
 (ONNX's backend test-case layout, which edgefit-validate reads), and the
 manifest tests/data/zoo/manifest.json that tests/apps/test_zoo.c checks
@@ -46,6 +47,7 @@ python3-onnx), from the top of the tree; nothing here runs at test time:
     python3 scripts/make-zoo-fixtures.py [OUTDIR]   (default tests/data/zoo)
 """
 import collections
+import copy
 import functools
 import importlib.util
 import json
@@ -497,7 +499,14 @@ def make(outdir, index, name, build, shape, batch, constructs, reduced):
     x = torch.randn((batch,) + shape, generator=gen)
     with torch.no_grad():
         y = model(x)
-    assert torch.isfinite(y).all(), name
+        # The reference is the same network in float64, rounded once: the
+        # float32 forward pass is itself off by up to 2.5e-5 of the largest
+        # output here (GoogLeNet; ShuffleNet 1.3e-5), a quarter of the
+        # 1e-4 an implementation is allowed, and its rounding is no truth.
+        ref = copy.deepcopy(model).double()(x.double()).float()
+    assert torch.isfinite(ref).all(), name
+    assert (ref - y).abs().max() <= 1e-4 * ref.abs().max(), name
+    y = ref
     if batch > 1:
         # samples that answer alike could not tell a working network from
         # one that ignores its input
