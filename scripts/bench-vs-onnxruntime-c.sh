@@ -58,11 +58,15 @@ fi
 
 cd "$here"
 if [ -d "$build" ]; then
-    meson configure "$build" -Dort_bench=true -Dort_lib="$lib" >/dev/null
+    meson setup --reconfigure "$build" -Dort_bench=true -Dort_lib="$lib" >/dev/null
 else
     meson setup "$build" -Dort_bench=true -Dort_lib="$lib" >/dev/null
 fi
-ninja -C "$build" -j2 tests/profile/bench-vs-ort >&2
+# The build's log only when it fails, so that stdout is the table alone.
+if ! log=$(ninja -C "$build" -j2 tests/profile/bench-vs-ort 2>&1); then
+    printf '%s\n' "$log" >&2
+    exit 1
+fi
 
 # Options (and their values) come first; no model named: the presets'.
 have_model=0
