@@ -44,22 +44,6 @@ int exec_create_args(const memest_model *model, const void *out,
     return model && out ? PROF_OK : PROF_E_INVALID;
 }
 
-int exec_kern_status(int kst)
-{
-    switch (kst) {
-    case KERN_OK:
-        return PROF_OK;
-    case KERN_E_RANGE:
-        return PROF_E_RANGE;
-    case KERN_E_NOMEM:
-        return PROF_E_NOMEM;
-    case KERN_E_OVERFLOW:
-        return PROF_E_OVERFLOW;
-    default:
-        return PROF_E_KERNEL;
-    }
-}
-
 PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
 {
     if (!opts) {

@@ -41,7 +41,7 @@ struct exec_op {
     size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes */
     size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */
     /* 16-bit dense: rows of the input and columns of the weights widened
-     * to fp32 at a time (see dense_16) */
+     * to fp32 at a time (see dense_run_16 in exec/ops/dense.c) */
     size_t tile_m, tile_n;
     size_t ocg;  /* output channels per group (dense: out) */
     /* parameters: float master, and the stored form. A conv2d's weights
@@ -64,7 +64,7 @@ struct exec_op {
     void *wpack;             /* int8: one packed matrix per group */
     int8_t *wq8;             /* int8 depthwise conv2d: the quantised
                               * weights, [channel][kh * kw], in place of
-                              * wpack (see dw_s8) */
+                              * wpack (see dw_s8 in ops/conv2d.c) */
     size_t wpack_group_bytes;
     float *wscale;           /* int8: one scale per output channel */
     uint64_t stored_bytes;   /* parameters as stored */
@@ -90,7 +90,7 @@ struct prof_exec {
     size_t *t_off, *t_n, *t_bytes;
     float *t_scale;
     /* fp32 inference: tensor t is channel-blocked (NCHW8c, see
-     * plan_layouts) rather than NCHW; NULL when every tensor is NCHW. A
+     * exec_plan_layouts) rather than NCHW; NULL when every tensor is NCHW. A
      * blocked tensor has a multiple of 8 channels, so its size and place in
      * the arena are those of the plan. */
     unsigned char *t_blk;
@@ -121,7 +121,7 @@ struct prof_exec {
     uint64_t thread_min_macs;
 };
 
-/* ---- threads (exec_threads.c) ---- */
+/* ---- threads (threads.c) ---- */
 
 /* The threads operator op runs on: ex->threads for a layer whose kind
  * splits (exec_op_vtable.threaded: dense, conv2d) of at least ex->thread_min_macs MACs at the batch, else 1. */
@@ -155,8 +155,24 @@ void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
 int exec_create_args(const memest_model *model, const void *out,
                      struct prof_diag *diag);
 
-/* A libkernels status as a libprofile one. */
-int exec_kern_status(int kst);
+/* A libkernels status as a libprofile one. Inline, as the conversions
+ * below: a 16-bit dense layer converts one weight row piece at a time,
+ * thousands of calls a layer, and a call more each cost it 10%. */
+static inline int exec_kern_status(int kst)
+{
+    switch (kst) {
+    case KERN_OK:
+        return PROF_OK;
+    case KERN_E_RANGE:
+        return PROF_E_RANGE;
+    case KERN_E_NOMEM:
+        return PROF_E_NOMEM;
+    case KERN_E_OVERFLOW:
+        return PROF_E_OVERFLOW;
+    default:
+        return PROF_E_KERNEL;
+    }
+}
 
 /* calloc that returns NULL for n == 0 (nothing to hold). */
 void *exec_calloc(size_t n, size_t size);
@@ -245,10 +261,19 @@ int exec_init_params(prof_exec *ex, struct exec_op *op, uint64_t *rng);
 
 /* 16-bit storage of precision p (fp16 or bf16) to float and back, through
  * libkernels' conversions (round to nearest even). */
-int exec_widen16(enum memest_precision p, float *dst, const uint16_t *src,
-                 size_t n);
-int exec_narrow16(enum memest_precision p, uint16_t *dst, const float *src,
-                  size_t n);
+static inline int exec_widen16(enum memest_precision p, float *dst,
+                               const uint16_t *src, size_t n)
+{
+    return exec_kern_status(p == MEMEST_FP16 ? kern_f16_to_f32(dst, src, n)
+                                             : kern_bf16_to_f32(dst, src, n));
+}
+
+static inline int exec_narrow16(enum memest_precision p, uint16_t *dst,
+                                const float *src, size_t n)
+{
+    return exec_kern_status(p == MEMEST_FP16 ? kern_f32_to_f16(dst, src, n)
+                                             : kern_f32_to_bf16(dst, src, n));
+}
 
 /* ---- running (run.c) ---- */
 

@@ -201,10 +201,16 @@ int exec_run_s8_generic(prof_exec *ex, const struct exec_op *op);
  * precision; quantise the float result y32 per tensor into op's output;
  * the scale of op's first input; tensor t of the arena in float, into buf
  * (16-bit, int8) or where it lies (fp32), *st its status. */
-int exec_widen(const prof_exec *ex, float *dst, const uint16_t *src,
-               size_t n);
-int exec_narrow(const prof_exec *ex, uint16_t *dst, const float *src,
-                size_t n);
+static inline int exec_widen(const prof_exec *ex, float *dst,
+                             const uint16_t *src, size_t n)
+{
+    return exec_widen16(ex->precision, dst, src, n);
+}
+static inline int exec_narrow(const prof_exec *ex, uint16_t *dst,
+                              const float *src, size_t n)
+{
+    return exec_narrow16(ex->precision, dst, src, n);
+}
 int exec_quantize_out(prof_exec *ex, const struct exec_op *op);
 float exec_input_scale(const prof_exec *ex, const struct exec_op *op);
 typedef const float *(*exec_load_fn)(prof_exec *ex, size_t t, float *buf,

@@ -11,32 +11,6 @@
 #include "exec/executor.h"
 #include "exec/ops.h"
 
-int exec_widen16(enum memest_precision p, float *dst, const uint16_t *src,
-                 size_t n)
-{
-    return exec_kern_status(p == MEMEST_FP16 ? kern_f16_to_f32(dst, src, n)
-                                             : kern_bf16_to_f32(dst, src, n));
-}
-
-int exec_narrow16(enum memest_precision p, uint16_t *dst, const float *src,
-                  size_t n)
-{
-    return exec_kern_status(p == MEMEST_FP16 ? kern_f32_to_f16(dst, src, n)
-                                             : kern_f32_to_bf16(dst, src, n));
-}
-
-int exec_widen(const prof_exec *ex, float *dst, const uint16_t *src,
-               size_t n)
-{
-    return exec_widen16(ex->precision, dst, src, n);
-}
-
-int exec_narrow(const prof_exec *ex, uint16_t *dst, const float *src,
-                size_t n)
-{
-    return exec_narrow16(ex->precision, dst, src, n);
-}
-
 /* Quantise the float result y32 per tensor into the layer's output. */
 int exec_quantize_out(prof_exec *ex, const struct exec_op *op)
 {
