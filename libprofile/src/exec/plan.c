@@ -176,8 +176,8 @@ int exec_plan_layouts(struct prof_exec *ex)
 /*
  * Tensor lifetimes as the executor runs the model: input t is written at
  * step 0, layer i's output at step i, and a tensor lives until the last
- * step that reads it (the model's output until the last step). An alias
- * (identity, dropout, flatten) is its input's buffer: root[t] names the
+ * step that reads it (the model's output until the last step). A view
+ * (exec_kind_is_view: identity, dropout, flatten) is its input's buffer: root[t] names the
  * tensor that owns t's buffer, and the owner lives as long as any tensor
  * that shares it. Roots precede their aliases, so one pass in tensor
  * order carries each life to its owner.
