@@ -10,7 +10,8 @@
 
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
-#include "executor.h"
+#include "exec/executor.h"
+#include "exec/ops.h"
 #include "internal.h"
 
 /* One layer's training state; tensors include the batch. */
@@ -182,21 +183,20 @@ static int check_opts(const struct prof_train_opts *o, struct prof_diag *diag)
     return PROF_OK;
 }
 
-/* Layers whose output is their input: flatten, identity, and dropout
- * (the model carries no dropout rate, and the trainer drops nothing:
- * training runs the layer as inference does). */
+/* Layers whose output is their input (exec_kind_is_view: flatten,
+ * identity, and dropout, whose model carries no rate; the trainer drops
+ * nothing, training runs the layer as inference does). */
 static bool passes_through(const struct memest_layer *L)
 {
-    return L->kind == MEMEST_KIND_FLATTEN ||
-           L->kind == MEMEST_KIND_IDENTITY || L->kind == MEMEST_KIND_DROPOUT;
+    return exec_kind_is_view(L->kind);
 }
 
 /* What the trainer has a backward pass for: a chain (one model input,
- * each layer reading the previous tensor) of dense, conv2d, pooling,
- * flatten, identity, dropout and activation layers with relu, relu6,
- * gelu, sigmoid, tanh or the final softmax. Graph layers (add, concat,
- * batchnorm, global average pooling) and the other activations are
- * refused, naming the layer. */
+ * each layer reading the previous tensor) of layers whose kind has a
+ * backward_f32 (exec/ops.h: dense, conv2d, pooling, flatten, identity,
+ * dropout and activation layers) with relu, relu6, gelu, sigmoid, tanh or
+ * the final softmax. The other kinds (add, concat, batchnorm, global
+ * average pooling) and activations are refused, naming the layer. */
 static int check_trainable(const prof_train *t, struct prof_diag *diag)
 {
     const size_t ninputs = memest_model_input_count(t->model);
@@ -206,23 +206,14 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
         return PROF_E_UNSUPPORTED;
     }
     for (size_t i = 0; i < t->nl; i++) {
-        const struct memest_layer *L = t->L[i].op->layer;
-        switch (L->kind) {
-        case MEMEST_KIND_DENSE:
-        case MEMEST_KIND_CONV2D:
-        case MEMEST_KIND_MAXPOOL:
-        case MEMEST_KIND_AVGPOOL:
-        case MEMEST_KIND_FLATTEN:
-        case MEMEST_KIND_IDENTITY:
-        case MEMEST_KIND_DROPOUT:
-        case MEMEST_KIND_ACTIVATION:
-            break;
-        default:
+        const struct exec_op *op = t->L[i].op;
+        const struct memest_layer *L = op->layer;
+        if (!op->vt->backward_f32) {
+            char kinds[256];
+            exec_trainable_kinds(kinds, sizeof kinds);
             exec_diag_set(diag, "%s: the trainer has no backward pass for %s "
-                          "layers (it trains chains of dense, conv2d, "
-                          "maxpool, avgpool, flatten, identity, dropout and "
-                          "activation layers)",
-                          L->name, memest_kind_name(L->kind));
+                          "layers (it trains chains of %s layers)",
+                          L->name, memest_kind_name(L->kind), kinds);
             return PROF_E_UNSUPPORTED;
         }
         if (L->input_count != 1 || L->inputs[0] != i) {
@@ -367,7 +358,7 @@ static int alloc_buffers(prof_train *t)
         struct tlayer *l = &t->L[i];
         const enum memest_kind kind = l->op->layer->kind;
         l->y = talloc(l->op->out_n * sb, &m->activation_bytes, &st);
-        if ((kind == MEMEST_KIND_DENSE || kind == MEMEST_KIND_CONV2D) &&
+        if (kind != MEMEST_KIND_ACTIVATION &&
             l->op->layer->act == MEMEST_ACT_GELU) {
             l->pre = talloc(l->op->out_n * sb, &m->working_bytes, &st);
         }
@@ -557,10 +548,10 @@ static int forward_f32(prof_train *t, size_t i, const float *x, float *y,
         memcpy(y, x, op->out_n * sizeof(float));
         return PROF_OK;
     }
-    if (L->kind != MEMEST_KIND_DENSE && L->kind != MEMEST_KIND_CONV2D) {
-        return exec_linear_f32(t->ex, op, x, y);
-    }
-    if (l->loss_softmax || L->act == MEMEST_ACT_NONE) {
+    /* an activation layer's act is its function, which the operator
+     * applies; any other layer's is fused after it */
+    if (L->kind == MEMEST_KIND_ACTIVATION || l->loss_softmax ||
+        L->act == MEMEST_ACT_NONE) {
         return exec_linear_f32(t->ex, op, x, y);
     }
     if (L->act == MEMEST_ACT_GELU) {
@@ -647,199 +638,27 @@ static size_t count_correct(const prof_train *t, const float *logits,
 
 /* ---- backward ---------------------------------------------------------------- */
 
-/* Sum of n floats: eight float lanes the compiler can keep in one vector
- * register (a plain double sum is a chain of dependent scalar adds), then
- * the lanes and the tail in double. */
-static double row_sum(const float *d, size_t n)
-{
-    float acc[8] = {0};
-    size_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        for (size_t l = 0; l < 8; l++) {
-            acc[l] += d[j + l];
-        }
-    }
-    double s = 0.0;
-    for (size_t l = 0; l < 8; l++) {
-        s += acc[l];
-    }
-    for (; j < n; j++) {
-        s += d[j];
-    }
-    return s;
-}
-
-static int conv_backward(prof_train *t, const struct exec_op *op,
-                         const float *x, const float *dz, float *gw,
-                         float *gb, float *gx)
-{
-    const size_t hw = op->hw_out, kd = op->kdim;
-    float *col = t->ex->col32;
-    int k = KERN_OK;
-    if (gx) {
-        memset(gx, 0, op->in_n * sizeof(float));
-    }
-    for (size_t s = 0; k == KERN_OK && s < t->batch; s++) {
-        for (size_t g = 0; k == KERN_OK && g < op->groups; g++) {
-            const float *dzg = dz + (s * op->c_out + g * op->ocg) * hw;
-            k = kern_im2col_f32(&op->cs, x, s, g, col);
-            if (k != KERN_OK) {
-                break;
-            }
-            /* dW_g (+)= dZ_g [ocg x hw] . col^T [hw x kdim] */
-            k = kern_sgemm(KERN_MM_TRANS_B | (s ? KERN_MM_ACCUMULATE : 0u),
-                           op->ocg, kd, hw, dzg, hw, col, hw,
-                           gw + g * op->ocg * kd, kd);
-            if (k != KERN_OK || !gx) {
-                continue;
-            }
-            /* dcol = W_g^T [kdim x ocg] . dZ_g [ocg x hw], back into x */
-            k = kern_sgemm(KERN_MM_TRANS_A, kd, hw, op->ocg,
-                           op->w + g * op->ocg * kd, kd, dzg, hw, col, hw);
-            if (k == KERN_OK) {
-                k = kern_col2im_f32(&op->cs, col, s, g, gx);
-            }
-        }
-    }
-    if (k != KERN_OK) {
-        return kst(k);
-    }
-    if (gb) {
-        for (size_t c = 0; c < op->c_out; c++) {
-            double sum = 0.0;
-            for (size_t s = 0; s < t->batch; s++) {
-                sum += row_sum(dz + (s * op->c_out + c) * hw, hw);
-            }
-            gb[c] = (float)sum;
-        }
-    }
-    return PROF_OK;
-}
-
-/* d/dx of an activation, in place on g (n values): from the forward input
- * x (relu, gelu) or output y (sigmoid, tanh), as libkernels defines. */
-static int act_backward(enum memest_act act, float *gin, const float *g,
-                        const float *x, const float *y, size_t n)
-{
-    switch (act) {
-    case MEMEST_ACT_NONE:
-        if (gin != g) {
-            memcpy(gin, g, n * sizeof(float));
-        }
-        return PROF_OK;
-    case MEMEST_ACT_RELU:
-        /* y = relu(x) > 0 exactly when x > 0, so y serves as well */
-        return kst(kern_relu_backward_f32(gin, g, x ? x : y, n));
-    case MEMEST_ACT_GELU:
-        return kst(kern_gelu_backward_f32(gin, g, x, n));
-    case MEMEST_ACT_SIGMOID:
-        return kst(kern_sigmoid_backward_f32(gin, g, y, n));
-    case MEMEST_ACT_TANH:
-        return kst(kern_tanh_backward_f32(gin, g, y, n));
-    case MEMEST_ACT_RELU6:
-        return kst(kern_nn_relu6_backward_f32(gin, g, y, n));
-    default:
-        return PROF_E_INVALID;
-    }
-}
-
-/* Layer i backward in float: g the gradient of its output (overwritten
- * with that of the pre-activation), gx that of its input (NULL for the
- * first layer), gw and gb of its parameters; x, y, pre its forward tensors
- * (pre only for a fused gelu). */
+/* Layer i backward in float through its kind's backward_f32: g the
+ * gradient of its output (overwritten with that of the pre-activation),
+ * gx that of its input (NULL for the first layer), gw and gb of its
+ * parameters; x, y, pre its forward tensors (pre only for a fused gelu).
+ * check_trainable refused every kind without one. */
 static int backward_f32(prof_train *t, size_t i, const float *x,
                         const float *y, const float *pre, float *g, float *gx,
                         float *gw, float *gb)
 {
     const struct tlayer *l = &t->L[i];
-    const struct exec_op *op = l->op;
-    const struct memest_layer *L = op->layer;
-    int st;
-    switch (L->kind) {
-    case MEMEST_KIND_DENSE:
-    case MEMEST_KIND_CONV2D:
-        if (!l->loss_softmax && L->act != MEMEST_ACT_NONE &&
-            (st = act_backward(L->act, g, g, pre, y, op->out_n)) !=
-                PROF_OK) {
-            return st;
-        }
-        if (L->kind == MEMEST_KIND_CONV2D) {
-            return conv_backward(t, op, x, g, gw, op->bn ? gb : NULL, gx);
-        }
-        {
-            const size_t B = t->batch, in = op->kdim, o = op->c_out;
-            /* dW [in][out] = X^T . dZ (the executor's input-major layout) */
-            int k = kern_sgemm(KERN_MM_TRANS_A, in, o, B, x, in, g, o, gw, o);
-            if (k == KERN_OK && op->bn) {
-                k = kern_nn_bias_grad_f32(g, B, o, gb);
-            }
-            /* dX = dZ . W^T */
-            if (k == KERN_OK && gx) {
-                k = kern_sgemm(KERN_MM_TRANS_B, B, in, o, g, o, op->w, o, gx,
-                               in);
-            }
-            return kst(k);
-        }
-    case MEMEST_KIND_MAXPOOL:
-    case MEMEST_KIND_AVGPOOL: {
-        if (!gx) {
-            return PROF_OK;
-        }
-        struct kern_pool2d_shape ps = exec_pool_shape(op, t->batch);
-        return kst(L->kind == MEMEST_KIND_MAXPOOL
-                       ? kern_maxpool2d_backward_f32(&ps, x, g, gx)
-                       : kern_avgpool2d_backward_f32(&ps, g, gx));
-    }
-    case MEMEST_KIND_FLATTEN:
-    case MEMEST_KIND_IDENTITY:
-    case MEMEST_KIND_DROPOUT:
-        if (gx) {
-            memcpy(gx, g, op->in_n * sizeof(float));
-        }
-        return PROF_OK;
-    case MEMEST_KIND_ACTIVATION:
-        if (!gx) {
-            return PROF_OK;
-        }
-        if (l->loss_softmax) {
-            memcpy(gx, g, op->in_n * sizeof(float));
-            return PROF_OK;
-        }
-        return act_backward(L->act, gx, g, x, y, op->out_n);
-    default:
-        return PROF_E_INVALID;
-    }
+    const struct exec_grad_args a = {x, y, pre, g, gx, gw, gb,
+                                     l->loss_softmax};
+    return l->op->vt->backward_f32(t->ex, l->op, &a);
 }
 
 /* Which forward tensors layer i's backward reads. */
-static bool needs_x(const struct tlayer *l)
+static unsigned backward_reads(const struct tlayer *l)
 {
-    const struct memest_layer *L = l->op->layer;
-    switch (L->kind) {
-    case MEMEST_KIND_DENSE:
-    case MEMEST_KIND_CONV2D:
-    case MEMEST_KIND_MAXPOOL:
-        return true;
-    case MEMEST_KIND_ACTIVATION:
-        return !l->loss_softmax &&
-               (L->act == MEMEST_ACT_RELU || L->act == MEMEST_ACT_GELU);
-    default:
-        return false;
-    }
-}
-
-static bool needs_y(const struct tlayer *l)
-{
-    const struct memest_layer *L = l->op->layer;
-    if (l->loss_softmax || L->kind == MEMEST_KIND_MAXPOOL ||
-        L->kind == MEMEST_KIND_AVGPOOL || passes_through(L)) {
-        return false;
-    }
-    if (L->kind == MEMEST_KIND_ACTIVATION) {
-        return L->act == MEMEST_ACT_SIGMOID || L->act == MEMEST_ACT_TANH ||
-               L->act == MEMEST_ACT_RELU6;
-    }
-    return L->act != MEMEST_ACT_NONE && L->act != MEMEST_ACT_GELU;
+    const struct exec_op_vtable *vt = l->op->vt;
+    return vt->backward_reads ? vt->backward_reads(l->op, l->loss_softmax)
+                              : 0u;
 }
 
 static int backward_16(prof_train *t, size_t i)
@@ -862,9 +681,9 @@ static int backward_16(prof_train *t, size_t i)
     }
     if ((st = exec_widen16(p, t->dys, grad_ptr(t, i + 1), op->out_n)) !=
             PROF_OK ||
-        (needs_x(l) &&
+        ((backward_reads(l) & EXEC_READS_X) &&
          (st = exec_widen16(p, t->xs, act_ptr(t, i), op->in_n)) != PROF_OK) ||
-        (needs_y(l) &&
+        ((backward_reads(l) & EXEC_READS_Y) &&
          (st = exec_widen16(p, t->ys, l->y, op->out_n)) != PROF_OK) ||
         (l->pre &&
          (st = exec_widen16(p, t->ys, l->pre, op->out_n)) != PROF_OK)) {

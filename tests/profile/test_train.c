@@ -1053,6 +1053,13 @@ static void test_bad_input(void **state)
                    "add in=a,b name=res\ndense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "res: the trainer has no "
                    "backward pass for add layers");
+    /* the list of what it trains is built from the operators' table:
+     * every kind with a backward pass, in the kinds' order */
+    expect_refused("input 4\ndense 4 act=relu name=a\ndense 4 name=b\n"
+                   "add in=a,b name=res\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "(it trains chains of dense, "
+                   "conv2d, maxpool, avgpool, flatten, activation, identity "
+                   "and dropout layers)");
     expect_refused("input 2x4x4\nconv2d 2 k=3 act=relu\nbatchnorm name=nb\n"
                    "flatten\ndense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "nb: the trainer has no "

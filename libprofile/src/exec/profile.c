@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "edgefit/profile.h"
-#include "executor.h"
+#include "exec/executor.h"
 
 /* What a timed callback runs, and the status it met. */
 struct op_work {

@@ -1,5 +1,8 @@
-/* Private to libprofile: the executor's structure, shared by executor.c
- * (building and running) and exec_profile.c (timing and prediction). */
+/* Private to libprofile: the executor's structure, shared by the files of
+ * exec/ (create.c building, plan.c planning, params.c parameters,
+ * precision.c 16-bit and int8 conversions, run.c the run loop, profile.c
+ * timing, threads.c splits), the operators of exec/ops/ (see ops.h) and
+ * the trainer. */
 #ifndef EDGEFIT_PROFILE_EXECUTOR_H
 #define EDGEFIT_PROFILE_EXECUTOR_H
 
@@ -12,8 +15,11 @@
 #include "edgefit/profile.h"
 
 /* One layer as the executor runs it. Element counts include the batch. */
+struct exec_op_vtable;
+
 struct exec_op {
     const struct memest_layer *layer; /* owned by the model */
+    const struct exec_op_vtable *vt;  /* how its kind runs (exec/ops.h) */
     size_t index;                     /* layer index */
     size_t out_t;                     /* the tensor it writes: inputs + index */
     size_t in_n, out_n;               /* elements (in: of inputs[0]) */
@@ -27,12 +33,15 @@ struct exec_op {
      * divisor (see struct kern_pool2d_shape) */
     size_t kh, kw, sh, sw, pad_t, pad_l, pad_b, pad_r;
     int count_include_pad;
-    bool alias; /* identity, dropout, flatten: the output is the input's
+    bool alias; /* a view (exec_kind_is_view): the output is the input's
                    buffer, nothing is computed */
+    bool w_input_major; /* the master weights are [in][out] (dense), not
+                           the API's [out][in] (see exec_w_slot) */
     struct kern_conv2d_shape cs;   /* conv2d: libkernels' geometry */
     size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes */
-    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */    /* 16-bit dense: rows of the input and columns of the weights widened
-     * to fp32 at a time (see dense_16) */
+    size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */
+    /* 16-bit dense: rows of the input and columns of the weights widened
+     * to fp32 at a time (see dense_run_16 in exec/ops/dense.c) */
     size_t tile_m, tile_n;
     size_t ocg;  /* output channels per group (dense: out) */
     /* parameters: float master, and the stored form. A conv2d's weights
@@ -55,7 +64,7 @@ struct exec_op {
     void *wpack;             /* int8: one packed matrix per group */
     int8_t *wq8;             /* int8 depthwise conv2d: the quantised
                               * weights, [channel][kh * kw], in place of
-                              * wpack (see dw_s8) */
+                              * wpack (see dw_s8 in ops/conv2d.c) */
     size_t wpack_group_bytes;
     float *wscale;           /* int8: one scale per output channel */
     uint64_t stored_bytes;   /* parameters as stored */
@@ -81,7 +90,7 @@ struct prof_exec {
     size_t *t_off, *t_n, *t_bytes;
     float *t_scale;
     /* fp32 inference: tensor t is channel-blocked (NCHW8c, see
-     * plan_layouts) rather than NCHW; NULL when every tensor is NCHW. A
+     * exec_plan_layouts) rather than NCHW; NULL when every tensor is NCHW. A
      * blocked tensor has a multiple of 8 channels, so its size and place in
      * the arena are those of the plan. */
     unsigned char *t_blk;
@@ -112,10 +121,10 @@ struct prof_exec {
     uint64_t thread_min_macs;
 };
 
-/* ---- threads (exec_threads.c) ---- */
+/* ---- threads (threads.c) ---- */
 
-/* The threads operator op runs on: ex->threads for a dense or conv2d
- * layer of at least ex->thread_min_macs MACs at the batch, else 1. */
+/* The threads operator op runs on: ex->threads for a layer whose kind
+ * splits (exec_op_vtable.threaded: dense, conv2d) of at least ex->thread_min_macs MACs at the batch, else 1. */
 unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op);
 
 /* One part of exec_split(): the elements [lo, hi) of part `part`. */
@@ -135,21 +144,138 @@ int exec_q8_gemm(const prof_exec *ex, const struct exec_op *op, size_t m,
                  size_t n, size_t k, const int8_t *a, size_t lda,
                  const void *packed, int32_t *c, size_t ldc);
 
+/* ---- building (create.c) ---- */
+
 /* Fill diag (may be NULL): column 0 and the formatted message. */
 void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* Where element i of a layer's weights in the API's order ([out][in] for
- * dense, [out_c][in_c/g][k][k] for conv2d) lives in op->w. */
-size_t exec_w_slot(const struct exec_op *op, size_t i);
 
 /* The common start of a create function: clear diag (may be NULL), check
  * model and the out-pointer. PROF_E_INVALID when either is NULL. */
 int exec_create_args(const memest_model *model, const void *out,
                      struct prof_diag *diag);
 
-/* A libkernels status as a libprofile one. */
-int exec_kern_status(int kst);
+/* A libkernels status as a libprofile one. Inline, as the conversions
+ * below: a 16-bit dense layer converts one weight row piece at a time,
+ * thousands of calls a layer, and a call more each cost it 10%. */
+static inline int exec_kern_status(int kst)
+{
+    switch (kst) {
+    case KERN_OK:
+        return PROF_OK;
+    case KERN_E_RANGE:
+        return PROF_E_RANGE;
+    case KERN_E_NOMEM:
+        return PROF_E_NOMEM;
+    case KERN_E_OVERFLOW:
+        return PROF_E_OVERFLOW;
+    default:
+        return PROF_E_KERNEL;
+    }
+}
+
+/* calloc that returns NULL for n == 0 (nothing to hold). */
+void *exec_calloc(size_t n, size_t size);
+
+/* bytes rounded up to 64 (a cache line), 64-byte aligned; NULL on
+ * overflow or when out of memory. Release with free(). */
+void *exec_alloc_aligned(size_t bytes);
+
+/* Build an executor; with_arena false skips the activation arena and its
+ * check against the plan (the trainer keeps every tensor itself and runs
+ * the operators on its own buffers). */
+int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
+                bool with_arena, prof_exec **out, struct prof_diag *diag);
+
+/* ---- sizes ---- */
+
+static inline int exec_mul_sz(size_t a, size_t b, size_t *out)
+{
+    return __builtin_mul_overflow(a, b, out) ? PROF_E_OVERFLOW : PROF_OK;
+}
+
+static inline int exec_mul3_sz(size_t a, size_t b, size_t c, size_t *out)
+{
+    size_t t;
+    if (exec_mul_sz(a, b, &t) != PROF_OK) {
+        return PROF_E_OVERFLOW;
+    }
+    return exec_mul_sz(t, c, out);
+}
+
+static inline int exec_u64_sz(uint64_t v, size_t *out)
+{
+    if (v > SIZE_MAX) {
+        return PROF_E_OVERFLOW;
+    }
+    *out = (size_t)v;
+    return PROF_OK;
+}
+
+static inline size_t exec_max_sz(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* ---- planning (plan.c) ---- */
+
+/* Geometry of layer op (op->layer, op->index and op->vt set), its
+ * parameter counts, and what its kind's plan checks. */
+int exec_plan_layer(prof_exec *ex, struct exec_op *op,
+                    struct prof_diag *diag);
+
+/* Choose each tensor's layout (ex->t_blk), fp32 inference only. */
+int exec_plan_layouts(prof_exec *ex);
+
+/* Take libmemest's arena plan, check it against the executor's own
+ * tensor sizes and lifetimes, and set the offsets; *need receives the
+ * arena the placement needs. */
+int exec_place_tensors(prof_exec *ex, const struct memest_arena_plan *plan,
+                       uint64_t *need, struct prof_diag *diag);
+
+/* Every operator's scratch (its scratch_bytes) and the executor's shared
+ * buffers, each sized for its largest user. */
+int exec_alloc_scratch(prof_exec *ex);
+
+/* Whether tensor t is channel-blocked. */
+static inline bool exec_t_blocked(const prof_exec *ex, size_t t)
+{
+    return ex->t_blk && ex->t_blk[t];
+}
+
+/* ---- parameters (params.c) ---- */
+
+/* Where element i of a layer's weights in the API's order ([out][in] for
+ * dense, [out_c][in_c/g][k][k] for conv2d) lives in op->w. */
+size_t exec_w_slot(const struct exec_op *op, size_t i);
+
+/* Allocate a layer's master and stored parameters (nothing when it has
+ * none); counts master_bytes, master_unread_bytes, op->stored_bytes. */
+int exec_alloc_params(prof_exec *ex, struct exec_op *op);
+
+/* Draw a layer's initial parameters from *rng, replace them with the
+ * model's own weights when it carries them, and store them. */
+int exec_init_params(prof_exec *ex, struct exec_op *op, uint64_t *rng);
+
+/* ---- precision conversion (precision.c) ---- */
+
+/* 16-bit storage of precision p (fp16 or bf16) to float and back, through
+ * libkernels' conversions (round to nearest even). */
+static inline int exec_widen16(enum memest_precision p, float *dst,
+                               const uint16_t *src, size_t n)
+{
+    return exec_kern_status(p == MEMEST_FP16 ? kern_f16_to_f32(dst, src, n)
+                                             : kern_bf16_to_f32(dst, src, n));
+}
+
+static inline int exec_narrow16(enum memest_precision p, uint16_t *dst,
+                                const float *src, size_t n)
+{
+    return exec_kern_status(p == MEMEST_FP16 ? kern_f32_to_f16(dst, src, n)
+                                             : kern_f32_to_bf16(dst, src, n));
+}
+
+/* ---- running (run.c) ---- */
 
 /* Store the caller's floats as the model's inputs (inputs[k] holds
  * ex->t_n[k] floats) at the storage precision. */
@@ -161,18 +287,13 @@ int exec_run_layer(prof_exec *ex, size_t i);
 /* Stage the inputs and run every layer. */
 int exec_forward(prof_exec *ex, const float *const *inputs);
 
-/* Build an executor; with_arena false skips the activation arena and its
- * check against the plan (the trainer keeps every tensor itself and runs
- * the operators on its own buffers). */
-int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
-                bool with_arena, prof_exec **out, struct prof_diag *diag);
-
 /* Operator op in float on any buffers (op->out_n floats written to y),
  * with the master parameters, WITHOUT the activation fused after a dense
- * or conv2d layer (a standalone activation layer applies its own). Uses
- * the float im2col scratch. */
-int exec_linear_f32(const prof_exec *ex, const struct exec_op *op,
-                    const float *x, float *y);
+ * or conv2d layer (a standalone activation layer applies its own): its
+ * kind's run_f32. Uses the float im2col scratch. Operators of one input
+ * only. */
+int exec_linear_f32(prof_exec *ex, const struct exec_op *op, const float *x,
+                    float *y);
 
 /* y = act(x) over op->out_n floats (y may equal x). */
 int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
@@ -181,12 +302,5 @@ int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
 /* The libkernels shape of a pooling operator at a batch size. */
 struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
                                          size_t batch);
-
-/* 16-bit storage of precision p (fp16 or bf16) to float and back, through
- * libkernels' conversions (round to nearest even). */
-int exec_widen16(enum memest_precision p, float *dst, const uint16_t *src,
-                 size_t n);
-int exec_narrow16(enum memest_precision p, uint16_t *dst, const float *src,
-                  size_t n);
 
 #endif

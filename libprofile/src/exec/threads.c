@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "edgefit/kernels.h"
-#include "executor.h"
+#include "exec/executor.h"
+#include "exec/ops.h"
 
 unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op)
 {
     const struct memest_layer *L = op->layer;
-    if (ex->threads <= 1 ||
-        (L->kind != MEMEST_KIND_DENSE && L->kind != MEMEST_KIND_CONV2D)) {
+    if (ex->threads <= 1 || !op->vt->threaded) {
         return 1;
     }
     /* macs_per_sample * batch was checked for overflow by libmemest */

@@ -1,0 +1,237 @@
+/* Private to libprofile: the executor's operators, one file per kind under
+ * exec/ops/, each a const struct exec_op_vtable that the drivers (plan.c,
+ * params.c, run.c, precision.c, the trainer) index by enum memest_kind.
+ *
+ * Adding an operator (libprofile side; its kind, shapes and counts come
+ * from libmemest):
+ *   1. copy exec/ops/TEMPLATE.c to exec/ops/<kind>.c and fill in what the
+ *      kind needs: run_f32 always, the other fields when the defaults
+ *      below do not fit;
+ *   2. declare its table entry at the end of this header (extern const
+ *      struct exec_op_vtable exec_op_<kind>);
+ *   3. add one row to exec_op_table in exec/ops/table.c;
+ *   4. add the file to prof_src in libprofile/meson.build;
+ *   5. tests in tests/profile/ (test_exec.c's double-precision reference;
+ *      test_train.c when it has a backward pass).
+ * Nothing else: a kind with no row is refused by name when an executor
+ * is built (exec_op_find), and by the trainer when it has no backward.
+ */
+#ifndef EDGEFIT_PROFILE_EXEC_OPS_H
+#define EDGEFIT_PROFILE_EXEC_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec/executor.h"
+
+/* What an operator can read and write in NCHW8c: every input
+ * (EXEC_BLK_IN), its output (EXEC_BLK_OUT), and whether they must share
+ * one layout (EXEC_BLK_SAME: element-wise layers, and the depthwise
+ * kernel, which takes both blocked or both NCHW). */
+enum { EXEC_BLK_IN = 1, EXEC_BLK_OUT = 2, EXEC_BLK_SAME = 4 };
+
+/* Scratch needs of one operator, in elements of each of the executor's
+ * shared buffers (see struct prof_exec). */
+struct exec_scratch {
+    size_t col32, col8, acc, x32, y32, t32, w32, b32;
+};
+
+/* The float operands of run_f32. x is the first input (an operator of
+ * several inputs, add and concat, reads them all from the arena instead);
+ * w and b the parameters as floats (the master, or 16-bit ones widened);
+ * wp the packed weights of fp32 inference (op->wpk or op->dwpk) or NULL;
+ * y the output. fused: apply the activation fused after the operator
+ * (layer->act of a dense, conv2d, batchnorm or add); the trainer runs the
+ * operator without it and applies it itself. */
+struct exec_f32_args {
+    const float *x;
+    const float *w, *wp, *b;
+    float *y;
+    bool fused;
+};
+
+/* The trainer's tensors for one layer's backward pass, in float: x, y its
+ * forward input and output, pre the pre-activation of a fused gelu (else
+ * NULL); g the gradient of the output (an operator with a fused
+ * activation overwrites it with that of the pre-activation); gx that of
+ * the input (NULL: not wanted, the first layer); gw, gb of the
+ * parameters, in the master's layout. loss_softmax: the layer's softmax is
+ * fused with the loss, g is already the logits' gradient. */
+struct exec_grad_args {
+    const float *x, *y, *pre;
+    float *g, *gx, *gw, *gb;
+    bool loss_softmax;
+};
+
+/* What a backward pass reads of the forward tensors (backward_reads). */
+enum { EXEC_READS_X = 1, EXEC_READS_Y = 2 };
+
+struct exec_op_vtable {
+    /* The output is the input's buffer and nothing is computed (identity,
+     * dropout, flatten): the arena, the run loop and the trainer read it
+     * through exec_kind_is_view(). */
+    bool view;
+    /* Runs on several threads when large (exec_op_threads). */
+    bool threaded;
+    /* Geometry beyond the common one plan.c sets (shapes as c x h x w,
+     * element counts, parameter counts wn and bn when init_params is
+     * set): kdim, groups, kernel shapes; a message in diag when libkernels
+     * cannot run the layer. NULL: nothing more. */
+    int (*plan)(prof_exec *ex, struct exec_op *op, struct prof_diag *diag);
+    /* The scratch it needs at ex->precision, added to the float result
+     * (y32) every 16-bit and int8 operator has and the transposed copy of
+     * a softmax over channels (t32). NULL: nothing more. */
+    int (*scratch)(const prof_exec *ex, struct exec_op *op,
+                   struct exec_scratch *need);
+    /* The EXEC_BLK_ flags of fp32 inference. NULL: NCHW only. */
+    unsigned (*layout_caps)(const struct exec_op *op);
+    /* Draw the initial parameters (op->wn weights in op->w, op->bn biases
+     * in op->b) from *rng. NULL: the kind has no parameters. */
+    void (*init_params)(struct exec_op *op, uint64_t *rng);
+    /* fp32 and int8: allocate the form the kernels read (packed, int8)
+     * and set op->stored_bytes and what of the master goes unread; leave
+     * stored_bytes 0 when the float master is what runs. NULL: it is. */
+    int (*alloc_stored)(prof_exec *ex, struct exec_op *op);
+    /* fp32 and int8: derive that form from the master (when built and
+     * after every prof_exec_set_params). NULL: nothing to derive. */
+    int (*store)(prof_exec *ex, struct exec_op *op);
+    /* The operator in float (see struct exec_f32_args). Required. */
+    int (*run_f32)(prof_exec *ex, const struct exec_op *op,
+                   const struct exec_f32_args *a);
+    /* 16-bit storage on the arena. NULL: exec_run_16_generic, which widens
+     * the input and parameters, runs run_f32 and narrows the result. */
+    int (*run_16)(prof_exec *ex, const struct exec_op *op);
+    /* int8 on the arena. NULL: exec_run_s8_generic, which dequantises the
+     * input, runs run_f32 on the float parameters and quantises. */
+    int (*run_s8)(prof_exec *ex, const struct exec_op *op);
+    /* The trainer's backward pass in float. NULL: the trainer refuses a
+     * model with the layer, naming it and its kind. */
+    int (*backward_f32)(prof_exec *ex, const struct exec_op *op,
+                        const struct exec_grad_args *a);
+    /* EXEC_READS_ flags: what backward_f32 reads of x and y, so that
+     * mixed precision widens only those. NULL: neither. */
+    unsigned (*backward_reads)(const struct exec_op *op, bool loss_softmax);
+};
+
+/* ---- the table (ops/table.c) ---- */
+
+/* The entry of kind, or NULL when the executor has none (then the kind is
+ * refused by name, never run as another). */
+const struct exec_op_vtable *exec_op_find(enum memest_kind kind);
+
+/* Whether a layer of this kind is a view of its input: its output is the
+ * input's buffer (identity, dropout, flatten). The one place the rule is
+ * decided in libprofile. */
+bool exec_kind_is_view(enum memest_kind kind);
+
+/* The kinds the trainer has a backward pass for, as "a, b and c", in buf
+ * (always terminated). */
+void exec_trainable_kinds(char *buf, size_t len);
+
+/* ---- helpers the operators share ---- */
+
+/* The kern_fused_act that applies act in a convolution's or an add's
+ * output pass, or -1 when act runs as a pass of its own. */
+int exec_fuse_of(enum memest_act act);
+
+/* y = act(x) over op->out_n floats; y may equal x (ops/activation.c). */
+int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
+                   enum memest_act act, const float *x, float *y);
+
+/* After a run_f32 that computed st: the fused activation in place on
+ * a->y when a->fused and the layer has one. */
+static inline int exec_then_act(const prof_exec *ex, const struct exec_op *op,
+                                const struct exec_f32_args *a, int st)
+{
+    if (st != PROF_OK || !a->fused || op->layer->act == MEMEST_ACT_NONE) {
+        return st;
+    }
+    return exec_apply_act(ex, op, op->layer->act, a->y, a->y);
+}
+
+/* d/dx of an activation on g (n values) into gin (may equal g): from the
+ * forward input x (relu, gelu) or output y (sigmoid, tanh, relu6), as
+ * libkernels defines (ops/activation.c). */
+int exec_act_backward(enum memest_act act, float *gin, const float *g,
+                      const float *x, const float *y, size_t n);
+
+/* The backward of the activation fused after a dense or conv2d layer, in
+ * place on a->g (nothing for the loss softmax or no activation). */
+int exec_fused_act_backward(const struct exec_op *op,
+                            const struct exec_grad_args *a);
+
+/* An activation that works on each element alone, in any layout. */
+static inline bool exec_act_elementwise(enum memest_act act)
+{
+    return act != MEMEST_ACT_SOFTMAX && act != MEMEST_ACT_LOGSOFTMAX;
+}
+
+/* An operator whose blocked form is possible at all: a C x H x W output
+ * and an activation of single elements. */
+static inline bool exec_blk_possible(const struct exec_op *op)
+{
+    return op->layer->out_shape.rank == 3 &&
+           exec_act_elementwise(op->layer->act);
+}
+
+/* Scratch of an operator that computes from its input in float at 16-bit
+ * and int8 storage: the input widened or dequantised into x32. */
+int exec_scratch_float_input(const prof_exec *ex, struct exec_op *op,
+                             struct exec_scratch *need);
+
+/* Uniform initial weights in [-a, a), a = sqrt(6 / fan_in) before a relu
+ * (He) else sqrt(6 / (fan_in + fan_out)) (Glorot), and biases in
+ * [-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn in that order (params.c). */
+void exec_init_uniform(struct exec_op *op, double fan_in, double fan_out,
+                       uint64_t *rng);
+
+/* int8 weights as one packed GEMM matrix per group (dense, conv2d):
+ * allocate them and the per-channel scales (exec_q8_alloc_gemm), and
+ * quantise rows ([out][kdim], one output channel a row) per channel into
+ * the staging scratch and pack each group (exec_q8_store_gemm). */
+int exec_q8_alloc_gemm(prof_exec *ex, struct exec_op *op);
+int exec_q8_store_gemm(prof_exec *ex, struct exec_op *op, const float *rows);
+
+/* The generic 16-bit and int8 paths (precision.c). */
+int exec_run_16_generic(prof_exec *ex, const struct exec_op *op);
+int exec_run_s8_generic(prof_exec *ex, const struct exec_op *op);
+
+/* 16-bit and int8 helpers (precision.c): widen or narrow at ex's
+ * precision; quantise the float result y32 per tensor into op's output;
+ * the scale of op's first input; tensor t of the arena in float, into buf
+ * (16-bit, int8) or where it lies (fp32), *st its status. */
+static inline int exec_widen(const prof_exec *ex, float *dst,
+                             const uint16_t *src, size_t n)
+{
+    return exec_widen16(ex->precision, dst, src, n);
+}
+static inline int exec_narrow(const prof_exec *ex, uint16_t *dst,
+                              const float *src, size_t n)
+{
+    return exec_narrow16(ex->precision, dst, src, n);
+}
+int exec_quantize_out(prof_exec *ex, const struct exec_op *op);
+float exec_input_scale(const prof_exec *ex, const struct exec_op *op);
+typedef const float *(*exec_load_fn)(prof_exec *ex, size_t t, float *buf,
+                                     int *st);
+const float *exec_load_f32(prof_exec *ex, size_t t, float *buf, int *st);
+const float *exec_load_16(prof_exec *ex, size_t t, float *buf, int *st);
+const float *exec_load_s8(prof_exec *ex, size_t t, float *buf, int *st);
+
+/* ---- the entries (one file each under exec/ops/) ---- */
+
+extern const struct exec_op_vtable exec_op_dense;
+extern const struct exec_op_vtable exec_op_conv2d;
+extern const struct exec_op_vtable exec_op_maxpool;
+extern const struct exec_op_vtable exec_op_avgpool;
+extern const struct exec_op_vtable exec_op_flatten;
+extern const struct exec_op_vtable exec_op_activation;
+extern const struct exec_op_vtable exec_op_globalavgpool;
+extern const struct exec_op_vtable exec_op_add;
+extern const struct exec_op_vtable exec_op_concat;
+extern const struct exec_op_vtable exec_op_batchnorm;
+extern const struct exec_op_vtable exec_op_identity;
+extern const struct exec_op_vtable exec_op_dropout;
+
+#endif

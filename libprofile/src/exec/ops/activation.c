@@ -1,0 +1,192 @@
+/* A standalone activation layer ("relu", "softmax", ... lines), and the
+ * activations every operator applies after itself (exec_apply_act) and
+ * their derivatives for the trainer. */
+#include <string.h>
+
+#include "edgefit/kernels.h"
+#include "edgefit/profile.h"
+#include "exec/ops.h"
+
+int exec_fuse_of(enum memest_act act)
+{
+    switch (act) {
+    case MEMEST_ACT_NONE:
+        return KERN_FUSE_NONE;
+    case MEMEST_ACT_RELU:
+        return KERN_FUSE_RELU;
+    case MEMEST_ACT_RELU6:
+        return KERN_FUSE_RELU6;
+    default:
+        return -1;
+    }
+}
+
+/* Softmax or log-softmax over the channels at every position of a
+ * [batch][C][positions] tensor (rank 3, or rank 2 over dim[0]): transpose
+ * to [batch * positions][C], normalise the rows, transpose back. */
+static int softmax_channels(const prof_exec *ex, const struct exec_op *op,
+                            bool log_sm, const float *x, float *y)
+{
+    const size_t C = op->c_out, HW = op->hw_out;
+    for (size_t b = 0; b < ex->batch; b++) {
+        for (size_t c = 0; c < C; c++) {
+            const float *src = x + (b * C + c) * HW;
+            for (size_t i = 0; i < HW; i++) {
+                ex->t32[(b * HW + i) * C + c] = src[i];
+            }
+        }
+    }
+    int kst = log_sm
+                  ? kern_nn_log_softmax_f32(ex->t32, ex->batch * HW, C,
+                                            ex->t32)
+                  : kern_nn_softmax_f32(ex->t32, ex->batch * HW, C, ex->t32);
+    if (kst != KERN_OK) {
+        return exec_kern_status(kst);
+    }
+    for (size_t b = 0; b < ex->batch; b++) {
+        for (size_t c = 0; c < C; c++) {
+            float *dst = y + (b * C + c) * HW;
+            for (size_t i = 0; i < HW; i++) {
+                dst[i] = ex->t32[(b * HW + i) * C + c];
+            }
+        }
+    }
+    return PROF_OK;
+}
+
+int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
+                   enum memest_act act, const float *x, float *y)
+{
+    const size_t n = op->out_n;
+    const bool channels = op->layer->out_shape.rank >= 2;
+    int kst = KERN_OK;
+    switch (act) {
+    case MEMEST_ACT_NONE:
+        if (x != y) {
+            memcpy(y, x, n * sizeof(float));
+        }
+        break;
+    case MEMEST_ACT_RELU:
+        kst = kern_relu_f32(y, x, n);
+        break;
+    case MEMEST_ACT_GELU:
+        kst = kern_gelu_f32(y, x, n);
+        break;
+    case MEMEST_ACT_GELU_ERF:
+        kst = kern_gelu_erf_f32(y, x, n);
+        break;
+    case MEMEST_ACT_SIGMOID:
+        kst = kern_sigmoid_f32(y, x, n);
+        break;
+    case MEMEST_ACT_TANH:
+        kst = kern_tanh_f32(y, x, n);
+        break;
+    case MEMEST_ACT_RELU6:
+        kst = kern_nn_relu6_f32(y, x, n);
+        break;
+    case MEMEST_ACT_ERF:
+        kst = kern_erf_f32(y, x, n);
+        break;
+    case MEMEST_ACT_SOFTMAX:
+    case MEMEST_ACT_LOGSOFTMAX: {
+        const bool log_sm = act == MEMEST_ACT_LOGSOFTMAX;
+        if (channels) {
+            return softmax_channels(ex, op, log_sm, x, y);
+        }
+        kst = log_sm ? kern_nn_log_softmax_f32(x, ex->batch, op->c_out, y)
+                     : kern_nn_softmax_f32(x, ex->batch, op->c_out, y);
+        break;
+    }
+    default:
+        return PROF_E_INVALID;
+    }
+    return exec_kern_status(kst);
+}
+
+int exec_act_backward(enum memest_act act, float *gin, const float *g,
+                      const float *x, const float *y, size_t n)
+{
+    switch (act) {
+    case MEMEST_ACT_NONE:
+        if (gin != g) {
+            memcpy(gin, g, n * sizeof(float));
+        }
+        return PROF_OK;
+    case MEMEST_ACT_RELU:
+        /* y = relu(x) > 0 exactly when x > 0, so y serves as well */
+        return exec_kern_status(kern_relu_backward_f32(gin, g, x ? x : y, n));
+    case MEMEST_ACT_GELU:
+        return exec_kern_status(kern_gelu_backward_f32(gin, g, x, n));
+    case MEMEST_ACT_SIGMOID:
+        return exec_kern_status(kern_sigmoid_backward_f32(gin, g, y, n));
+    case MEMEST_ACT_TANH:
+        return exec_kern_status(kern_tanh_backward_f32(gin, g, y, n));
+    case MEMEST_ACT_RELU6:
+        return exec_kern_status(kern_nn_relu6_backward_f32(gin, g, y, n));
+    default:
+        return PROF_E_INVALID;
+    }
+}
+
+int exec_fused_act_backward(const struct exec_op *op,
+                            const struct exec_grad_args *a)
+{
+    const enum memest_act act = op->layer->act;
+    if (a->loss_softmax || act == MEMEST_ACT_NONE) {
+        return PROF_OK;
+    }
+    return exec_act_backward(act, a->g, a->g, a->pre, a->y, op->out_n);
+}
+
+static unsigned act_caps(const struct exec_op *op)
+{
+    return exec_blk_possible(op) && op->c_out % KERN_CBLOCK == 0
+               ? EXEC_BLK_IN | EXEC_BLK_OUT | EXEC_BLK_SAME
+               : 0u;
+}
+
+/* The layer's act is its function: applied whether or not a->fused. */
+static int act_run_f32(prof_exec *ex, const struct exec_op *op,
+                       const struct exec_f32_args *a)
+{
+    return exec_apply_act(ex, op, op->layer->act, a->x, a->y);
+}
+
+static int act_backward(prof_exec *ex, const struct exec_op *op,
+                        const struct exec_grad_args *a)
+{
+    (void)ex;
+    if (!a->gx) {
+        return PROF_OK;
+    }
+    if (a->loss_softmax) {
+        memcpy(a->gx, a->g, op->in_n * sizeof(float));
+        return PROF_OK;
+    }
+    return exec_act_backward(op->layer->act, a->gx, a->g, a->x, a->y,
+                             op->out_n);
+}
+
+static unsigned act_reads(const struct exec_op *op, bool loss_softmax)
+{
+    const enum memest_act act = op->layer->act;
+    if (loss_softmax) {
+        return 0;
+    }
+    if (act == MEMEST_ACT_RELU || act == MEMEST_ACT_GELU) {
+        return EXEC_READS_X;
+    }
+    if (act == MEMEST_ACT_SIGMOID || act == MEMEST_ACT_TANH ||
+        act == MEMEST_ACT_RELU6) {
+        return EXEC_READS_Y;
+    }
+    return 0;
+}
+
+const struct exec_op_vtable exec_op_activation = {
+    .scratch = exec_scratch_float_input,
+    .layout_caps = act_caps,
+    .run_f32 = act_run_f32,
+    .backward_f32 = act_backward,
+    .backward_reads = act_reads,
+};

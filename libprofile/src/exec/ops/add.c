@@ -1,0 +1,90 @@
+/* An element-wise sum of two or more inputs of one shape, then its
+ * activation. Every precision adds in float, left to right; each gives
+ * only how an input becomes floats (exec_load_f32, _16, _s8). The inputs
+ * are read from the arena: the trainer, which runs operators on its own
+ * buffers, has no add. */
+#include "edgefit/kernels.h"
+#include "edgefit/profile.h"
+#include "exec/ops.h"
+
+/* y = act(x0 + x1 + ...) over the operator's output size (all of an add's
+ * inputs have it), left to right in float, at every precision: each input
+ * comes from `load` (x0 into y, the others into xbuf). A relu or relu6
+ * runs in the last addition's pass (the bits of a pass of its own, one
+ * pass over y fewer: ResNet-8's residual adds); any other activation runs
+ * after. */
+static int add_float(prof_exec *ex, const struct exec_op *op,
+                     exec_load_fn load, float *xbuf, float *y, bool fused)
+{
+    const struct memest_layer *L = op->layer;
+    const enum memest_act act_after = fused ? L->act : MEMEST_ACT_NONE;
+    const int fuse = exec_fuse_of(act_after);
+    int st = PROF_OK;
+    const float *sum = load(ex, L->inputs[0], y, &st);
+    for (size_t j = 1; st == PROF_OK && j < L->input_count; j++) {
+        const float *x = load(ex, L->inputs[j], xbuf, &st);
+        if (st != PROF_OK) {
+            break;
+        }
+        const float *pair[2] = {sum, x};
+        const int act = j + 1 == L->input_count && fuse >= 0
+                            ? fuse
+                            : KERN_FUSE_NONE;
+        st = exec_kern_status(
+            kern_nn_add_act_f32(y, pair, 2, op->out_n, act));
+        sum = y;
+    }
+    if (st == PROF_OK && fuse < 0) {
+        st = exec_apply_act(ex, op, act_after, y, y);
+    }
+    return st;
+}
+
+static int add_scratch(const prof_exec *ex, struct exec_op *op,
+                       struct exec_scratch *n)
+{
+    /* 16-bit and int8: the sum builds in y32, each further input is
+     * widened into x32 (all inputs have the output's size) */
+    if (ex->precision != MEMEST_FP32) {
+        n->x32 = op->out_n;
+    }
+    return PROF_OK;
+}
+
+static unsigned add_caps(const struct exec_op *op)
+{
+    return exec_blk_possible(op) && op->c_out % KERN_CBLOCK == 0
+               ? EXEC_BLK_IN | EXEC_BLK_OUT | EXEC_BLK_SAME
+               : 0u;
+}
+
+static int add_run_f32(prof_exec *ex, const struct exec_op *op,
+                       const struct exec_f32_args *a)
+{
+    return add_float(ex, op, exec_load_f32, NULL, a->y, a->fused);
+}
+
+static int add_run_16(prof_exec *ex, const struct exec_op *op)
+{
+    const int st = add_float(ex, op, exec_load_16, ex->x32, ex->y32, true);
+    return st == PROF_OK
+               ? exec_narrow(ex, (uint16_t *)(ex->arena + op->out_off),
+                             ex->y32, op->out_n)
+               : st;
+}
+
+/* The inputs carry scales of their own: dequantised, added in y32, the
+ * result quantised again with its own scale. */
+static int add_run_s8(prof_exec *ex, const struct exec_op *op)
+{
+    const int st = add_float(ex, op, exec_load_s8, ex->x32, ex->y32, true);
+    return st == PROF_OK ? exec_quantize_out(ex, op) : st;
+}
+
+const struct exec_op_vtable exec_op_add = {
+    .scratch = add_scratch,
+    .layout_caps = add_caps,
+    .run_f32 = add_run_f32,
+    .run_16 = add_run_16,
+    .run_s8 = add_run_s8,
+};

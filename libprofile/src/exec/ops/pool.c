@@ -1,0 +1,121 @@
+/* Max and average pooling over kh x kw windows (the average's divisor as
+ * count_include_pad says, see struct kern_pool2d_shape), NCHW, or NCHW8c
+ * in and NCHW out for a pool that closes a network; their backward passes
+ * for the trainer. */
+#include "edgefit/kernels.h"
+#include "edgefit/profile.h"
+#include "exec/ops.h"
+
+struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
+                                         size_t batch)
+{
+    return (struct kern_pool2d_shape){
+        .batch = batch, .channels = op->c_in, .in_h = op->h_in,
+        .in_w = op->w_in, .kh = op->kh, .kw = op->kw, .stride_h = op->sh,
+        .stride_w = op->sw, .pad_top = op->pad_t, .pad_left = op->pad_l,
+        .pad_bottom = op->pad_b, .pad_right = op->pad_r,
+        .count_include_pad = op->count_include_pad,
+    };
+}
+
+static bool is_max(const struct exec_op *op)
+{
+    return op->vt == &exec_op_maxpool;
+}
+
+static int pool_plan(prof_exec *ex, struct exec_op *op,
+                     struct prof_diag *diag)
+{
+    const struct memest_layer *L = op->layer;
+    op->kh = (size_t)L->kernel_h;
+    op->kw = (size_t)L->kernel_w;
+    op->sh = (size_t)L->stride_h;
+    op->sw = (size_t)L->stride_w;
+    op->pad_t = (size_t)L->pad_top;
+    op->pad_l = (size_t)L->pad_left;
+    op->pad_b = (size_t)L->pad_bottom;
+    op->pad_r = (size_t)L->pad_right;
+    /* a max ignores the padding; an average divides as the layer says */
+    op->count_include_pad = is_max(op) ? 1 : L->count_include_pad;
+    struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
+    size_t oh, ow;
+    int kst = kern_pool2d_out_hw(&ps, &oh, &ow);
+    if (kst == KERN_E_RANGE) {
+        exec_diag_set(diag, "%s: padding %zu,%zu,%zu,%zu (top, left, "
+                      "bottom, right) reaches a whole %zux%zu window, "
+                      "which leaves windows with no input", L->name,
+                      op->pad_t, op->pad_l, op->pad_b, op->pad_r,
+                      op->kh, op->kw);
+        return PROF_E_RANGE;
+    }
+    if (kst != KERN_OK || oh != op->h_out || ow != op->w_out) {
+        exec_diag_set(diag, "%s: the pooling kernels disagree with the "
+                      "model's shape", L->name);
+        return PROF_E_RANGE;
+    }
+    return PROF_OK;
+}
+
+/* A window that covers its input, one value per channel: the pool that
+ * closes a network reads blocked input; its output, [C][1][1] per sample,
+ * is the same memory in either layout but is held NCHW, so that what
+ * follows (flatten, dense) needs nothing. Any other pool is NCHW. */
+static unsigned pool_caps(const struct exec_op *op)
+{
+    const bool closes = op->layer->out_shape.rank == 3 && op->hw_out == 1;
+    return closes && op->c_in % KERN_CBLOCK == 0 ? EXEC_BLK_IN : 0u;
+}
+
+static int pool_run_f32(prof_exec *ex, const struct exec_op *op,
+                        const struct exec_f32_args *a)
+{
+    struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
+    const bool max = is_max(op);
+    int kst;
+    if (exec_t_blocked(ex, op->layer->inputs[0])) {
+        /* a closing pool (pool_caps): its 1 x 1 output is NCHW */
+        kst = max ? kern_maxpool2d_nchw8c_f32(&ps, a->x, a->y)
+                  : kern_avgpool2d_nchw8c_f32(&ps, a->x, a->y);
+    } else {
+        kst = max ? kern_maxpool2d_f32(&ps, a->x, a->y)
+                  : kern_avgpool2d_f32(&ps, a->x, a->y);
+    }
+    return exec_then_act(ex, op, a, exec_kern_status(kst));
+}
+
+static int pool_backward(prof_exec *ex, const struct exec_op *op,
+                         const struct exec_grad_args *a)
+{
+    if (!a->gx) {
+        return PROF_OK;
+    }
+    struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
+    return exec_kern_status(
+        is_max(op) ? kern_maxpool2d_backward_f32(&ps, a->x, a->g, a->gx)
+                   : kern_avgpool2d_backward_f32(&ps, a->g, a->gx));
+}
+
+/* A max pool's gradient goes to the maximum of each window, found in x. */
+static unsigned maxpool_reads(const struct exec_op *op, bool loss_softmax)
+{
+    (void)op;
+    (void)loss_softmax;
+    return EXEC_READS_X;
+}
+
+const struct exec_op_vtable exec_op_maxpool = {
+    .plan = pool_plan,
+    .scratch = exec_scratch_float_input,
+    .layout_caps = pool_caps,
+    .run_f32 = pool_run_f32,
+    .backward_f32 = pool_backward,
+    .backward_reads = maxpool_reads,
+};
+
+const struct exec_op_vtable exec_op_avgpool = {
+    .plan = pool_plan,
+    .scratch = exec_scratch_float_input,
+    .layout_caps = pool_caps,
+    .run_f32 = pool_run_f32,
+    .backward_f32 = pool_backward,
+};

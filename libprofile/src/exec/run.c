@@ -1,0 +1,138 @@
+/* The run loop: the caller's inputs staged at the storage precision, then
+ * each layer through its kind's entry (exec/ops.h): run_f32 on the arena
+ * at fp32, run_16 and run_s8 (or the generic conversions of precision.c)
+ * at 16-bit and int8. A view computes nothing at any precision. */
+#include <string.h>
+
+#include "edgefit/kernels.h"
+#include "edgefit/profile.h"
+#include "exec/executor.h"
+#include "exec/ops.h"
+
+int exec_stage_inputs(prof_exec *ex, const float *const *inputs)
+{
+    int st = PROF_OK;
+    for (size_t k = 0; st == PROF_OK && k < ex->ninputs; k++) {
+        unsigned char *dst = ex->arena + ex->t_off[k];
+        const size_t n = ex->t_n[k];
+        switch (ex->precision) {
+        case MEMEST_FP32:
+            memcpy(dst, inputs[k], n * sizeof(float));
+            break;
+        case MEMEST_FP16:
+        case MEMEST_BF16:
+            st = exec_narrow(ex, (uint16_t *)dst, inputs[k], n);
+            break;
+        case MEMEST_INT8:
+            st = exec_kern_status(kern_q8_quantize_tensor_f32(
+                inputs[k], n, (int8_t *)dst, &ex->t_scale[k]));
+            break;
+        default:
+            st = PROF_E_INVALID;
+            break;
+        }
+    }
+    return st;
+}
+
+int exec_run_layer(prof_exec *ex, size_t i)
+{
+    const struct exec_op *op = &ex->ops[i];
+    const struct exec_op_vtable *vt = op->vt;
+    const bool last = i + 1 == ex->nlayers;
+    switch (ex->precision) {
+    case MEMEST_FP32: {
+        if (op->alias) {
+            return PROF_OK; /* the output is the input's buffer */
+        }
+        const struct exec_f32_args a = {
+            (const float *)(ex->arena + op->in_off), op->w,
+            op->wpk ? op->wpk : op->dwpk, op->b,
+            (float *)(ex->arena + op->out_off), true,
+        };
+        return vt->run_f32(ex, op, &a);
+    }
+    case MEMEST_FP16:
+    case MEMEST_BF16:
+        if (op->alias) {
+            /* the last layer's float result is what prof_exec_run
+             * returns */
+            return last ? exec_widen(ex, ex->y32,
+                                     (const uint16_t *)(ex->arena +
+                                                        op->out_off),
+                                     op->out_n)
+                        : PROF_OK;
+        }
+        return vt->run_16 ? vt->run_16(ex, op) : exec_run_16_generic(ex, op);
+    case MEMEST_INT8:
+        if (op->alias) {
+            /* the same bytes: the same scale */
+            ex->t_scale[op->out_t] = exec_input_scale(ex, op);
+            if (last) {
+                return exec_kern_status(kern_q8_dequantize_f32(
+                    (const int8_t *)(ex->arena + op->in_off), op->out_n,
+                    ex->t_scale[op->out_t], ex->y32));
+            }
+            return PROF_OK;
+        }
+        return vt->run_s8 ? vt->run_s8(ex, op) : exec_run_s8_generic(ex, op);
+    default:
+        return PROF_E_INVALID;
+    }
+}
+
+int exec_linear_f32(prof_exec *ex, const struct exec_op *op, const float *x,
+                    float *y)
+{
+    const struct exec_f32_args a = {x, op->w, NULL, op->b, y, false};
+    return op->vt->run_f32(ex, op, &a);
+}
+
+int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
+                 enum memest_act act, const float *x, float *y)
+{
+    return exec_apply_act(ex, op, act, x, y);
+}
+
+int exec_forward(prof_exec *ex, const float *const *inputs)
+{
+    int st = exec_stage_inputs(ex, inputs);
+    for (size_t i = 0; st == PROF_OK && i < ex->nlayers; i++) {
+        st = exec_run_layer(ex, i);
+    }
+    return st;
+}
+
+PROF_API int prof_exec_run_inputs(prof_exec *ex, const float *const *inputs,
+                                  const size_t *n_in, size_t count,
+                                  float *output, size_t n_out)
+{
+    if (!ex || !inputs || !n_in || !output || count != ex->ninputs ||
+        n_out != ex->output_n) {
+        return PROF_E_INVALID;
+    }
+    for (size_t k = 0; k < count; k++) {
+        if (!inputs[k] || n_in[k] != ex->t_n[k]) {
+            return PROF_E_INVALID;
+        }
+    }
+    int st = exec_forward(ex, inputs);
+    if (st != PROF_OK) {
+        return st;
+    }
+    const float *result =
+        ex->precision == MEMEST_FP32
+            ? (const float *)(ex->arena + ex->t_off[ex->ntensors - 1])
+            : ex->y32;
+    memcpy(output, result, n_out * sizeof(float));
+    return PROF_OK;
+}
+
+PROF_API int prof_exec_run(prof_exec *ex, const float *input, size_t n_in,
+                           float *output, size_t n_out)
+{
+    if (!ex || ex->ninputs != 1) {
+        return PROF_E_INVALID;
+    }
+    return prof_exec_run_inputs(ex, &input, &n_in, 1, output, n_out);
+}

@@ -1,0 +1,168 @@
+/* The executor's operator table (libprofile/src/exec/ops/table.c), linked
+ * from the library's objects: every kind a model can hold has an entry
+ * that runs in float, the model-input kind and kinds outside the enum have
+ * none; the view rule agrees with the arena plan libmemest makes (a view
+ * shares its input's buffer there, and only a view); every kind whose
+ * layers have parameters in libmemest's counts draws them (an entry
+ * without init_params would silently drop a layer's weights); and the
+ * trainer's backward is where the trainer claims to train. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+#include "exec/ops.h"
+
+/* A layer of every kind the text format has (the input's aside). */
+static const char *const EVERY_KIND =
+    "input 8x6x6\n"
+    "conv2d 8 k=3 p=1 act=relu name=c\n"
+    "maxpool k=2 name=mp\n"
+    "avgpool k=1 name=ap\n"
+    "batchnorm name=bn\n"
+    "identity name=id\n"
+    "dropout name=dr\n"
+    "relu name=r\n"
+    "add in=r,ap name=sum\n"
+    "concat in=sum,mp name=cat\n"
+    "globalavgpool name=gap\n"
+    "flatten name=fl\n"
+    "dense 3 act=softmax name=d\n";
+
+static memest_model *model_of(const char *text)
+{
+    memest_model *m = NULL;
+    struct memest_diag d;
+    if (memest_model_parse(text, &m, &d) != MEMEST_OK) {
+        fail_msg("model: %s at %d:%d", d.message, d.line, d.column);
+    }
+    return m;
+}
+
+static void test_entries(void **state)
+{
+    (void)state;
+    assert_null(exec_op_find(MEMEST_KIND_INPUT));
+    assert_null(exec_op_find((enum memest_kind)MEMEST_KIND_COUNT));
+    assert_null(exec_op_find((enum memest_kind)-1));
+    /* every kind of the enum but the input's appears in the model */
+    memest_model *m = model_of(EVERY_KIND);
+    bool seen[MEMEST_KIND_COUNT] = {false};
+    for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+        seen[memest_model_layer(m, i)->kind] = true;
+    }
+    for (unsigned k = 1; k < MEMEST_KIND_COUNT; k++) {
+        const struct exec_op_vtable *vt = exec_op_find((enum memest_kind)k);
+        if (!seen[k]) {
+            fail_msg("kind %s is missing from the test model",
+                     memest_kind_name((enum memest_kind)k));
+        }
+        if (!vt || !vt->run_f32) {
+            fail_msg("kind %s has no entry",
+                     memest_kind_name((enum memest_kind)k));
+        }
+    }
+    memest_model_destroy(m);
+}
+
+static void test_views_and_params(void **state)
+{
+    (void)state;
+    memest_model *m = model_of(EVERY_KIND);
+    struct memest_arena_plan plan;
+    assert_int_equal(memest_plan_arena(m, 2, MEMEST_FP32, &plan), MEMEST_OK);
+    const size_t ninputs = memest_model_input_count(m);
+    size_t views = 0;
+    for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        const struct exec_op_vtable *vt = exec_op_find(L->kind);
+        const size_t t = ninputs + i;
+        const bool shares = plan.alias[t] != t;
+        if (shares != exec_kind_is_view(L->kind) || shares != vt->view) {
+            fail_msg("%s: libmemest's plan %s its input's buffer, the "
+                     "executor's view rule says %d", L->name,
+                     shares ? "shares" : "does not share",
+                     (int)exec_kind_is_view(L->kind));
+        }
+        views += shares;
+        if ((L->parameter_count > 0) != (vt->init_params != NULL)) {
+            fail_msg("%s: %llu parameters in libmemest's counts, "
+                     "init_params %s", L->name,
+                     (unsigned long long)L->parameter_count,
+                     vt->init_params ? "set" : "NULL");
+        }
+    }
+    assert_int_equal(views, 3); /* identity, dropout, flatten */
+    memest_arena_plan_free(&plan);
+    memest_model_destroy(m);
+}
+
+static void test_trainable(void **state)
+{
+    (void)state;
+    char buf[256];
+    exec_trainable_kinds(buf, sizeof buf);
+    assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
+                             "activation, identity and dropout");
+    /* a short buffer stays terminated */
+    exec_trainable_kinds(buf, 12);
+    assert_string_equal(buf, "dense, conv");
+    for (unsigned k = 1; k < MEMEST_KIND_COUNT; k++) {
+        const struct exec_op_vtable *vt = exec_op_find((enum memest_kind)k);
+        const char *name = memest_kind_name((enum memest_kind)k);
+        char word[64];
+        snprintf(word, sizeof word, "%s", name);
+        exec_trainable_kinds(buf, sizeof buf);
+        if ((vt->backward_f32 != NULL) != (strstr(buf, word) != NULL)) {
+            fail_msg("%s: backward %s, listed as trained: %s", name,
+                     vt->backward_f32 ? "set" : "NULL", buf);
+        }
+    }
+}
+
+/* A layer whose kind has no entry is refused by name, never run as
+ * another kind: here a model's layer turned into the model-input kind and
+ * into a kind past the enum (what a kind libmemest gains before the
+ * executor does looks like to it). */
+static void test_refused(void **state)
+{
+    (void)state;
+    const enum memest_kind bad[] = {MEMEST_KIND_INPUT,
+                                    (enum memest_kind)MEMEST_KIND_COUNT};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        memest_model *m = model_of("input 4\ndense 3 name=d1\n"
+                                   "relu name=odd\ndense 2\n");
+        struct memest_layer *L =
+            (struct memest_layer *)memest_model_layer(m, 1);
+        L->kind = bad[b];
+        prof_exec *ex = (prof_exec *)m;
+        struct prof_diag d;
+        assert_int_equal(prof_exec_create(m, NULL, &ex, &d),
+                         PROF_E_UNSUPPORTED);
+        assert_null(ex);
+        const char *want = b == 0
+                               ? "odd: the executor has no operator for "
+                                 "input layers"
+                               : "odd: the executor has no operator for "
+                                 "(unknown) layers";
+        assert_string_equal(d.message, want);
+        memest_model_destroy(m);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_entries),
+        cmocka_unit_test(test_views_and_params),
+        cmocka_unit_test(test_trainable),
+        cmocka_unit_test(test_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
