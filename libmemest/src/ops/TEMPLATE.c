@@ -14,8 +14,6 @@
  */
 #include "op.h"
 
-#include <inttypes.h>
-
 /*
  * Shape inference, parameter counts and MACs, from the line (x->sp) and
  * the inputs (x->in[0..x->nin-1], shapes per sample; x->in_name[] their
