@@ -17,26 +17,19 @@ void cli_weights_free(struct cli_weights *w)
     memset(w, 0, sizeof *w);
 }
 
-/* PyTorch's shape of a layer's weight: dense [out, in], conv2d
- * [out_c, in_c/groups, kernel_h, kernel_w]; [C] for a standalone batch
- * norm's scale. */
-static void weight_shape(const struct memest_layer *l, struct art_tensor *t)
+_Static_assert(MEMEST_TENSOR_MAX_RANK <= ART_TENSOR_MAX_DIMS,
+               "a libmemest weight must fit in a safetensors tensor");
+
+/* PyTorch's shape of a layer's weight, as libmemest states it for every
+ * operator (memest_layer_weight_shape()); false when it gives none. */
+static bool weight_shape(const struct memest_layer *l, struct art_tensor *t)
 {
-    if (l->kind == MEMEST_KIND_CONV2D) {
-        t->ndim = 4;
-        t->shape[0] = l->units;
-        t->shape[1] = l->in_shape.dim[0] / l->groups;
-        t->shape[2] = l->kernel_h;
-        t->shape[3] = l->kernel_w;
-    } else if (l->kind == MEMEST_KIND_DENSE) {
-        t->ndim = 2;
-        t->shape[0] = l->units;
-        t->shape[1] = l->weight_count / l->units;
-    } else {
-        /* a standalone batch norm: its folded per-channel scale */
-        t->ndim = 1;
-        t->shape[0] = l->weight_count;
+    uint64_t dim[MEMEST_TENSOR_MAX_RANK];
+    t->ndim = memest_layer_weight_shape(l, dim);
+    for (size_t d = 0; d < t->ndim; d++) {
+        t->shape[d] = dim[d];
     }
+    return t->ndim != 0;
 }
 
 bool cli_weights_init(const memest_model *model, struct cli_weights *w)
@@ -49,6 +42,15 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w)
         const struct memest_layer *l = memest_model_layer(model, i);
         if (l->parameter_count == 0) {
             continue;
+        }
+        /* a layer with parameters but no layout is refused, never saved
+         * in another kind's layout */
+        struct art_tensor probe;
+        if (!weight_shape(l, &probe)) {
+            cli_error("%s: layer '%s' (%s) has parameters but no weight "
+                      "layout", memest_model_name(model), l->name,
+                      memest_kind_name(l->kind));
+            return false;
         }
         layers++;
         tensors += l->has_bias ? 2 : 1;
@@ -90,7 +92,7 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w)
         t->name = name;
         name += len + 1;
         t->dtype = ART_DTYPE_F32;
-        weight_shape(l, t);
+        (void)weight_shape(l, t); /* checked in the first pass */
         t->data = wl->weight;
         if (l->has_bias) {
             wl->bias = p;

@@ -1,10 +1,11 @@
 /* Shared by the apps that save or load a model's parameters: --weights
  * (a safetensors file of PyTorch's state_dict given to the model, which
  * every executor made from it then runs), and the safetensors tensors of a
- * libmemest model in PyTorch's names and layouts (<layer>.weight: dense
- * [out, in], conv2d [out_c, in_c/groups, kh, kw]; <layer>.bias: [out]),
- * backed by float arrays the app fills from or hands to a trainer layer by
- * layer. Not installed. */
+ * libmemest model in PyTorch's names and layouts (<layer>.weight in the
+ * layout libmemest states, memest_layer_weight_shape(): dense [out, in],
+ * conv2d [out_c, in_c/groups, kh, kw], ...; <layer>.bias: [out]), backed
+ * by float arrays the app fills from or hands to a trainer layer by layer.
+ * Not installed. */
 #ifndef EDGEFIT_APPS_WEIGHTS_H
 #define EDGEFIT_APPS_WEIGHTS_H
 
@@ -14,7 +15,7 @@
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 
-/* The parameters of one layer that has any (dense, conv2d). */
+/* The parameters of one layer that has any. */
 struct cli_weights_layer {
     size_t layer;      /* index for memest_model_layer() */
     float *weight;     /* weight_count floats, inside cli_weights.data */

@@ -12,6 +12,7 @@
  * placement can go.
  */
 #include "internal.h"
+#include "op.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -272,13 +273,6 @@ void memest_arena_plan_free(struct memest_arena_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
-/* Layers whose output is their input's buffer, unchanged. */
-static int is_view(enum memest_kind kind)
-{
-    return kind == MEMEST_KIND_IDENTITY || kind == MEMEST_KIND_DROPOUT ||
-           kind == MEMEST_KIND_FLATTEN;
-}
-
 int memest_plan_arena(const memest_model *model, uint64_t batch,
                       enum memest_precision precision,
                       struct memest_arena_plan *out)
@@ -288,6 +282,7 @@ int memest_plan_arena(const memest_model *model, uint64_t batch,
     uint64_t *roff = NULL;
     size_t *root_of = NULL; /* request index of each root tensor */
     size_t nreq = 0;
+    const struct memest_op_def *def;
     size_t T;
     size_t I;
     uint64_t eb;
@@ -335,7 +330,17 @@ int memest_plan_arena(const memest_model *model, uint64_t batch,
         p.alias[t] = t;
         p.first[t] = t < I ? 0 : t - I;
         p.last[t] = p.first[t];
-        if (t >= I && is_view(model->layers[t - I].kind)) {
+        if (t < I) {
+            continue;
+        }
+        /* a view's output is its input's buffer (the operator says so:
+         * op.h, memest_kind_is_view()) */
+        def = op_def(model->layers[t - I].kind);
+        if (def == NULL) {
+            st = MEMEST_E_INVALID;
+            goto fail;
+        }
+        if (def->is_view) {
             p.alias[t] = p.alias[model->layers[t - I].inputs[0]];
         }
     }

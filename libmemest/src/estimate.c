@@ -1,5 +1,6 @@
 /* Per-layer tables, totals, training memory and the exact MB figure. */
 #include "internal.h"
+#include "op.h"
 
 #include <string.h>
 
@@ -212,24 +213,25 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
 
     for (size_t i = 0; i < model->count; i++) {
         const struct memest_layer *L = &model->layers[i];
+        const struct memest_op_def *def = op_def(L->kind);
         const uint64_t in = shape_elements(&L->in_shape);
         const uint64_t o = L->output_elements;
+        if (def == NULL) {
+            return MEMEST_E_INVALID;
+        }
         grad = max_u64(grad, i == 0 ? o : in + o);
         max_in = max_u64(max_in, in);
         max_out = max_u64(max_out, o);
         max_params = max_u64(max_params, L->parameter_count);
-        if ((L->kind == MEMEST_KIND_DENSE || L->kind == MEMEST_KIND_CONV2D) &&
-            L->act == MEMEST_ACT_GELU) {
-            pre += o;
-        }
-        if (L->kind == MEMEST_KIND_CONV2D) {
-            const uint64_t kdim = L->in_shape.dim[0] / L->groups *
-                                  L->kernel_h * L->kernel_w;
-            const uint64_t hw = L->out_shape.dim[1] * L->out_shape.dim[2];
-            if (mul_ovf(kdim, hw, &t)) {
+        /* the operator's own buffers: a fused gelu's pre-activations
+         * (dense, conv2d), im2col columns (conv2d) */
+        if (def->train_work != NULL) {
+            uint64_t preact = 0, columns = 0;
+            if (def->train_work(L, &preact, &columns) != MEMEST_OK ||
+                add_ovf(pre, preact, &pre)) {
                 return MEMEST_E_OVERFLOW;
             }
-            col = max_u64(col, t);
+            col = max_u64(col, columns);
         }
     }
     /* per-sample terms at the storage precision, then the rest */
@@ -259,8 +261,15 @@ static int training(const memest_model *model, uint64_t batch,
     struct memest_training t;
     uint64_t n = model->parameter_count;
     uint64_t state_factor = memest_optimizer_state_factor(opt);
+    int st;
 
     memset(&t, 0, sizeof t);
+    /* MEMEST_E_OVERFLOW, or MEMEST_E_INVALID for a layer of a kind
+     * without an operator definition */
+    st = working(model, batch, act_bytes, &t.working_bytes);
+    if (st != MEMEST_OK) {
+        return st;
+    }
     if (mul_ovf(n, param_bytes, &t.parameter_bytes) ||
         mul_ovf(n, grad_bytes, &t.gradient_bytes) ||
         mul_ovf(n, state_bytes, &t.optimizer_state_bytes) ||
@@ -268,7 +277,6 @@ static int training(const memest_model *model, uint64_t batch,
                 &t.optimizer_state_bytes) ||
         scaled(model->activation_elements, batch, act_bytes, NULL,
                &t.activation_bytes) != MEMEST_OK ||
-        working(model, batch, act_bytes, &t.working_bytes) != MEMEST_OK ||
         add_ovf(t.parameter_bytes, t.gradient_bytes, &t.total_bytes) ||
         add_ovf(t.total_bytes, t.optimizer_state_bytes, &t.total_bytes) ||
         add_ovf(t.total_bytes, t.activation_bytes, &t.total_bytes) ||

@@ -1,8 +1,9 @@
-/* Model accessors, names of enums, shape text and the canonical writer. */
+/* Model accessors, names of activations, shape text and the canonical
+ * writer (a driver over the operators' write(), op.h). */
 #include "internal.h"
+#include "op.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,18 +147,6 @@ uint64_t memest_model_fixed_batch(const memest_model *model)
     return model ? model->fixed_batch : 0;
 }
 
-const char *memest_kind_name(enum memest_kind kind)
-{
-    static const char *const names[MEMEST_KIND_COUNT] = {
-        "input",   "dense",     "conv2d",   "maxpool", "avgpool",
-        "flatten", "activation", "globalavgpool", "add", "concat",
-        "batchnorm", "identity", "dropout"};
-    if ((unsigned)kind >= MEMEST_KIND_COUNT) {
-        return NULL;
-    }
-    return names[kind];
-}
-
 const char *memest_act_name(enum memest_act act)
 {
     static const char *const names[MEMEST_ACT_COUNT] = {
@@ -195,60 +184,10 @@ size_t memest_shape_format(const struct memest_shape *shape, char *buf,
     return n < 0 ? 0 : (size_t)n;
 }
 
-/* Appends to a bounded buffer, counting the full length. */
-struct out {
-    char *buf;
-    size_t cap;
-    size_t len;
-};
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void put(struct out *o, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    char *dst = NULL;
-    size_t room = 0;
-
-    if (o->buf != NULL && o->len < o->cap) {
-        dst = o->buf + o->len;
-        room = o->cap - o->len;
-    }
-    va_start(ap, fmt);
-    n = vsnprintf(dst, room, fmt, ap);
-    va_end(ap);
-    if (n > 0) {
-        o->len += (size_t)n;
-    }
-}
-
-/* " key=N" or " key=HxW". */
-static void put_pair(struct out *o, const char *key, uint64_t h, uint64_t w)
-{
-    if (h == w) {
-        put(o, " %s=%" PRIu64, key, h);
-    } else {
-        put(o, " %s=%" PRIu64 "x%" PRIu64, key, h, w);
-    }
-}
-
-/* The shortest of p=N, p=HxW and p=top,left,bottom,right. */
-static void put_pads(struct out *o, const struct memest_layer *L)
-{
-    if (L->pad_top == L->pad_bottom && L->pad_left == L->pad_right) {
-        put_pair(o, "p", L->pad_top, L->pad_left);
-    } else {
-        put(o, " p=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
-            L->pad_top, L->pad_left, L->pad_bottom, L->pad_right);
-    }
-}
-
 int memest_model_write(const memest_model *model, char *buf, size_t cap,
                        size_t *len)
 {
-    struct out o = {buf, cap, 0};
+    struct op_out o = {buf, cap, 0};
     char shape[MEMEST_SHAPE_TEXT_MAX];
 
     if (model == NULL || len == NULL || (buf == NULL && cap != 0)) {
@@ -257,14 +196,14 @@ int memest_model_write(const memest_model *model, char *buf, size_t cap,
     if (cap > 0) {
         buf[0] = '\0';
     }
-    put(&o, "name %s\n", model->name);
+    op_put(&o, "name %s\n", model->name);
     for (size_t k = 0; k < model->input_count; k++) {
         memest_shape_format(&model->inputs[k].shape, shape, sizeof shape);
         if (model->input_count == 1 &&
             strcmp(model->inputs[k].name, "input") == 0) {
-            put(&o, "input %s\n", shape);
+            op_put(&o, "input %s\n", shape);
         } else {
-            put(&o, "input %s name=%s\n", shape, model->inputs[k].name);
+            op_put(&o, "input %s name=%s\n", shape, model->inputs[k].name);
         }
     }
     for (size_t i = 0; i < model->count; i++) {
@@ -276,42 +215,18 @@ int memest_model_write(const memest_model *model, char *buf, size_t cap,
         const enum memest_act act = L->folded_bn ? MEMEST_ACT_NONE : L->act;
         const int bias = L->folded_bn ? model->extra[i].declared_bias
                                       : L->has_bias;
-        switch (L->kind) {
-        case MEMEST_KIND_DENSE:
-            put(&o, "dense %" PRIu64 " act=%s bias=%s", L->units,
-                memest_act_name(act), bias ? "yes" : "no");
-            break;
-        case MEMEST_KIND_CONV2D:
-            put(&o, "conv2d %" PRIu64, L->units);
-            put_pair(&o, "k", L->kernel_h, L->kernel_w);
-            put_pair(&o, "s", L->stride_h, L->stride_w);
-            put_pads(&o, L);
-            put(&o, " g=%" PRIu64 " act=%s bias=%s", L->groups,
-                memest_act_name(act), bias ? "yes" : "no");
-            break;
-        case MEMEST_KIND_MAXPOOL:
-        case MEMEST_KIND_AVGPOOL:
-            put(&o, "%s", memest_kind_name(L->kind));
-            put_pair(&o, "k", L->kernel_h, L->kernel_w);
-            put_pair(&o, "s", L->stride_h, L->stride_w);
-            put_pads(&o, L);
-            if (L->kind == MEMEST_KIND_AVGPOOL) {
-                put(&o, " count_pad=%s", L->count_include_pad ? "yes" : "no");
-            }
-            break;
-        case MEMEST_KIND_ADD:
-            put(&o, "add act=%s", memest_act_name(L->act));
-            break;
-        case MEMEST_KIND_BATCHNORM:
-            put(&o, "batchnorm act=%s eps=%.17g", memest_act_name(L->act),
-                L->bn_epsilon);
-            break;
-        case MEMEST_KIND_ACTIVATION:
-            put(&o, "%s", memest_act_name(L->act));
-            break;
-        default:
-            put(&o, "%s", memest_kind_name(L->kind));
-            break;
+        const struct memest_op_def *def = op_def(L->kind);
+        const struct op_write w = {L, act, bias};
+        if (def == NULL) {
+            /* a model holds only layers the parser made from a definition;
+             * anything else is refused, never written as another kind */
+            *len = 0;
+            return MEMEST_E_INVALID;
+        }
+        if (def->write != NULL) {
+            def->write(&o, &w);
+        } else {
+            op_put(&o, "%s", def->word);
         }
         if (L->input_count != 1 || L->inputs[0] + 1 != self) {
             for (size_t k = 0; k < L->input_count; k++) {
@@ -324,16 +239,26 @@ int memest_model_write(const memest_model *model, char *buf, size_t cap,
                  * norm's line, which comes after it: naming the layer
                  * itself would read it twice and keep the norm from
                  * folding again */
-                put(&o, "%s%s", k ? "," : " in=",
-                    P == NULL       ? model->inputs[t].name
-                    : P->folded_bn ? P->folded_bn
-                                   : P->name);
+                op_put(&o, "%s%s", k ? "," : " in=",
+                       P == NULL      ? model->inputs[t].name
+                       : P->folded_bn ? P->folded_bn
+                                      : P->name);
             }
         }
-        put(&o, " name=%s\n", L->name);
+        op_put(&o, " name=%s\n", L->name);
         if (L->folded_bn) {
-            put(&o, "batchnorm act=%s eps=%.17g name=%s\n",
-                memest_act_name(L->act), L->bn_epsilon, L->folded_bn);
+            /* the batch norm's own line, by the batch norm's writer */
+            struct memest_layer bn;
+            struct op_write bw;
+            memset(&bn, 0, sizeof bn);
+            bn.kind = MEMEST_KIND_BATCHNORM;
+            bn.act = L->act;
+            bn.bn_epsilon = L->bn_epsilon;
+            bw.L = &bn;
+            bw.act = L->act;
+            bw.bias = 0;
+            op_def(MEMEST_KIND_BATCHNORM)->write(&o, &bw);
+            op_put(&o, " name=%s\n", L->folded_bn);
         }
     }
     *len = o.len;

@@ -5,8 +5,13 @@
  * (no copies of the text), checked, and appended to the model, whose shapes
  * and counts are inferred as the layer arrives. Layer names go into a hash
  * set so that duplicate checks stay linear in the number of layers.
+ *
+ * The parser knows no operator: a line's keyword, keys, inputs, shape
+ * inference and automatic name all come from the operator's definition
+ * (op.h, src/ops/).
  */
 #include "internal.h"
+#include "op.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -21,44 +26,6 @@ struct ctx {
     struct memest_diag *diag;
     const char *source;
     int line;
-};
-
-/* A token of a line: a slice of the text and its 1-based column. */
-struct tok {
-    const char *s;
-    size_t n;
-    int col;
-};
-
-/* The most inputs one layer may name (an add or concat of more is not a
- * model anyone writes by hand; ONNX importers split wider ones). */
-#define MAX_LAYER_INPUTS 64
-
-/* What a layer line asked for, before shape inference. */
-struct spec {
-    enum memest_kind kind;
-    enum memest_act act;
-    const char *kind_text;
-    struct tok name;
-    uint64_t units;
-    uint64_t kh, kw, sh, sw;
-    uint64_t pt, pl, pb, pr;
-    uint64_t g;
-    int has_bias;
-    int count_pad;
-    double eps;
-    struct tok in[MAX_LAYER_INPUTS];
-    size_t nin;
-    int have_units;
-    int have_k;
-    int have_s;
-    int col_kind;
-    int col_units;
-    int col_k;
-    int col_s;
-    int col_p;
-    int col_g;
-    int col_in;
 };
 
 #if defined(__GNUC__)
@@ -99,7 +66,7 @@ static int col_add(int col, size_t off)
     return col + (int)off;
 }
 
-static int tok_is(const struct tok *t, const char *word)
+static int tok_is(const struct op_tok *t, const char *word)
 {
     size_t n = strlen(word);
     return t->n == n && memcmp(t->s, word, n) == 0;
@@ -239,8 +206,8 @@ static int set_model_name(struct memest_model *m, const char *s, size_t n)
 }
 
 static int add_input(struct ctx *c, struct memest_model *m, struct names *nm,
-                     const struct memest_shape *shape, const struct tok *name,
-                     int col)
+                     const struct memest_shape *shape,
+                     const struct op_tok *name, int col)
 {
     uint64_t e = 1;
     const char *nm_s = name && name->s ? name->s : "input";
@@ -288,118 +255,39 @@ static int add_input(struct ctx *c, struct memest_model *m, struct names *nm,
     return MEMEST_OK;
 }
 
-/* floor((h + before + after - k) / s) + 1, or an error when the window
- * does not fit. */
-static int window_out(struct ctx *c, const struct spec *sp, uint64_t h,
-                      uint64_t k, uint64_t s, uint64_t before,
-                      uint64_t after, const char *axis,
-                      const struct memest_shape *in, uint64_t *out)
-{
-    uint64_t padded;
-    char shape_text[MEMEST_SHAPE_TEXT_MAX];
-
-    if (add_ovf(before, after, &padded) || add_ovf(padded, h, &padded)) {
-        return fail(c, MEMEST_E_OVERFLOW, c->line, sp->col_p,
-                    "%s: the %s with its padding overflows 64 bits", sp->kind_text,
-                    axis);
-    }
-    if (k > padded) {
-        memest_shape_format(in, shape_text, sizeof shape_text);
-        return fail(c, MEMEST_E_SHAPE, c->line, sp->col_k,
-                    "%s: kernel %s %llu is larger than the padded input "
-                    "%s %llu (input %s, padding %llu+%llu)",
-                    sp->kind_text, axis, (unsigned long long)k, axis,
-                    (unsigned long long)padded, shape_text,
-                    (unsigned long long)before, (unsigned long long)after);
-    }
-    if (sp->kind != MEMEST_KIND_CONV2D && (before >= k || after >= k)) {
-        return fail(c, MEMEST_E_SHAPE, c->line, sp->col_p,
-                    "%s: padding %llu+%llu on the %s is not smaller than "
-                    "the window %llu, so a window could hold only padding",
-                    sp->kind_text, (unsigned long long)before,
-                    (unsigned long long)after, axis, (unsigned long long)k);
-    }
-    *out = (padded - k) / s + 1;
-    return MEMEST_OK;
-}
-
-static const char *family_prefix(enum memest_kind kind)
-{
-    switch (kind) {
-    case MEMEST_KIND_DENSE:
-        return "dense";
-    case MEMEST_KIND_CONV2D:
-        return "conv";
-    case MEMEST_KIND_MAXPOOL:
-    case MEMEST_KIND_AVGPOOL:
-        return "pool";
-    case MEMEST_KIND_FLATTEN:
-        return "flatten";
-    case MEMEST_KIND_GLOBALAVGPOOL:
-        return "gap";
-    case MEMEST_KIND_ADD:
-        return "add";
-    case MEMEST_KIND_CONCAT:
-        return "concat";
-    case MEMEST_KIND_BATCHNORM:
-        return "bn";
-    case MEMEST_KIND_IDENTITY:
-        return "identity";
-    case MEMEST_KIND_DROPOUT:
-        return "dropout";
-    default:
-        return "act";
-    }
-}
-
-/* Per-family counters for automatic names, indexed by kind (the two
- * pooling kinds share one family). */
+/* Per-family counters for automatic names, indexed by the first kind of
+ * the family: kinds whose definitions have one prefix share a counter
+ * ("pool1", "pool2" over max and avg pools). */
 struct counters {
     uint64_t n[MEMEST_KIND_COUNT];
 };
 
 static uint64_t *family_counter(struct counters *k, enum memest_kind kind)
 {
-    if (kind == MEMEST_KIND_AVGPOOL) {
-        kind = MEMEST_KIND_MAXPOOL;
+    const char *prefix = op_def(kind)->prefix;
+    for (unsigned f = 0; f < (unsigned)kind; f++) {
+        const struct memest_op_def *d = op_def((enum memest_kind)f);
+        if (d != NULL && strcmp(d->prefix, prefix) == 0) {
+            return &k->n[f];
+        }
     }
     return &k->n[kind];
 }
 
-static int overflow_in(struct ctx *c, const struct spec *sp, const char *what)
-{
-    return fail(c, MEMEST_E_OVERFLOW, c->line, sp->col_kind,
-                "%s: %s does not fit in 64 bits", sp->kind_text, what);
-}
-
-static int same_shape(const struct memest_shape *a,
-                      const struct memest_shape *b)
-{
-    if (a->rank != b->rank) {
-        return 0;
-    }
-    for (unsigned i = 0; i < a->rank; i++) {
-        if (a->dim[i] != b->dim[i]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* Resolve the layer's inputs to tensor ids in ids[0..*n-1]. */
 static int resolve_inputs(struct ctx *c, const struct memest_model *m,
-                          const struct names *nm, const struct spec *sp,
-                          size_t *ids, size_t *n)
+                          const struct names *nm,
+                          const struct memest_op_def *def,
+                          const struct op_spec *sp, size_t *ids, size_t *n)
 {
     const size_t tensors = m->input_count + m->count;
-    const int multi = sp->kind == MEMEST_KIND_ADD ||
-                      sp->kind == MEMEST_KIND_CONCAT;
+    const int multi = def->multi_input;
 
     if (sp->nin == 0) {
         if (multi) {
             return fail(c, MEMEST_E_PARSE, c->line, sp->col_kind,
                         "%s needs the names of two or more inputs, e.g. "
-                        "'%s in=conv2,pool1'", sp->kind_text, sp->kind_text);
+                        "'%s'", sp->kind_text, def->example);
         }
         if (m->count == 0 && m->input_count > 1) {
             return fail(c, MEMEST_E_PARSE, c->line, sp->col_kind,
@@ -419,7 +307,7 @@ static int resolve_inputs(struct ctx *c, const struct memest_model *m,
                     "%s reads one input, got %zu", sp->kind_text, sp->nin);
     }
     for (size_t i = 0; i < sp->nin; i++) {
-        const struct tok *t = &sp->in[i];
+        const struct op_tok *t = &sp->in[i];
         size_t id = find_name(nm, m, t->s, t->n);
         if (id == SIZE_MAX) {
             return fail(c, MEMEST_E_PARSE, c->line, t->col,
@@ -436,215 +324,74 @@ static int resolve_inputs(struct ctx *c, const struct memest_model *m,
 
 /* Infer the layer's shapes and counts and append it to the model. */
 static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
-                     struct counters *counters, const struct spec *sp)
+                     struct counters *counters, const struct op_spec *sp)
 {
+    const struct memest_op_def *def = op_def(sp->kind);
     struct memest_layer L;
-    size_t ids[MAX_LAYER_INPUTS];
+    size_t ids[OP_MAX_INPUTS];
+    const struct memest_shape *shapes[OP_MAX_INPUTS];
+    const char *names[OP_MAX_INPUTS];
+    struct op_infer x;
     size_t nids = 0;
-    const struct memest_shape *in;
-    uint64_t *counter = family_counter(counters, sp->kind);
-    char shape_text[MEMEST_SHAPE_TEXT_MAX];
+    uint64_t *counter;
     char autoname[48];
     const char *name;
     size_t name_len;
     size_t dup;
     int st;
 
-    st = resolve_inputs(c, m, nm, sp, ids, &nids);
+    if (def == NULL || def->infer == NULL) {
+        /* the parser makes layers only of kinds it found a keyword for:
+         * this is a kind added to MEMEST_KINDS without its operator */
+        return fail(c, MEMEST_E_PARSE, c->line, sp->col_kind,
+                    "%s: layer kind %d has no operator definition",
+                    sp->kind_text, (int)sp->kind);
+    }
+    st = resolve_inputs(c, m, nm, def, sp, ids, &nids);
     if (st != MEMEST_OK) {
         return st;
     }
-    in = model_tensor_shape(m, ids[0]);
+    for (size_t i = 0; i < nids; i++) {
+        shapes[i] = model_tensor_shape(m, ids[i]);
+        names[i] = tensor_name(m, ids[i]);
+    }
     memset(&L, 0, sizeof L);
     L.kind = sp->kind;
     L.act = sp->act;
-    L.in_shape = *in;
+    L.in_shape = *shapes[0];
     L.groups = 1;
     L.line = c->line;
+    counter = family_counter(counters, sp->kind);
     (*counter)++;
 
-    switch (sp->kind) {
-    case MEMEST_KIND_DENSE:
-        if (in->rank != 1) {
-            memest_shape_format(in, shape_text, sizeof shape_text);
-            return fail(c, MEMEST_E_SHAPE, c->line, sp->col_kind,
-                        "dense needs a feature vector but its input is "
-                        "%s; add a 'flatten' line before it",
-                        shape_text);
-        }
-        L.units = sp->units;
-        L.has_bias = sp->has_bias;
-        if (mul_ovf(in->dim[0], sp->units, &L.weight_count)) {
-            return overflow_in(c, sp, "the weight count");
-        }
-        L.bias_count = sp->has_bias ? sp->units : 0;
-        L.macs_per_sample = L.weight_count;
-        L.out_shape.rank = 1;
-        L.out_shape.dim[0] = sp->units;
-        break;
-    case MEMEST_KIND_CONV2D:
-    case MEMEST_KIND_MAXPOOL:
-    case MEMEST_KIND_AVGPOOL: {
-        uint64_t oh;
-        uint64_t ow;
-        if (in->rank != 3) {
-            memest_shape_format(in, shape_text, sizeof shape_text);
-            return fail(c, MEMEST_E_SHAPE, c->line, sp->col_kind,
-                        "%s needs a CxHxW input but gets %s", sp->kind_text,
-                        shape_text);
-        }
-        L.kernel_h = sp->kh;
-        L.kernel_w = sp->kw;
-        L.stride_h = sp->sh;
-        L.stride_w = sp->sw;
-        L.pad_top = sp->pt;
-        L.pad_left = sp->pl;
-        L.pad_bottom = sp->pb;
-        L.pad_right = sp->pr;
-        st = window_out(c, sp, in->dim[1], sp->kh, sp->sh, sp->pt, sp->pb,
-                        "height", in, &oh);
-        if (st != MEMEST_OK) {
-            return st;
-        }
-        st = window_out(c, sp, in->dim[2], sp->kw, sp->sw, sp->pl, sp->pr,
-                        "width", in, &ow);
-        if (st != MEMEST_OK) {
-            return st;
-        }
-        L.out_shape.rank = 3;
-        L.out_shape.dim[1] = oh;
-        L.out_shape.dim[2] = ow;
-        if (sp->kind != MEMEST_KIND_CONV2D) {
-            L.out_shape.dim[0] = in->dim[0];
-            L.count_include_pad =
-                sp->kind == MEMEST_KIND_AVGPOOL ? sp->count_pad : 0;
-            break;
-        }
-        {
-            uint64_t per_group;
-            uint64_t kk;
-            uint64_t out_elems;
-            L.units = sp->units;
-            L.groups = sp->g;
-            L.has_bias = sp->has_bias;
-            L.out_shape.dim[0] = sp->units;
-            if (in->dim[0] % sp->g != 0) {
-                return fail(c, MEMEST_E_SHAPE, c->line, sp->col_g,
-                            "conv2d: input channels %llu are not divisible "
-                            "by groups g=%llu",
-                            (unsigned long long)in->dim[0],
-                            (unsigned long long)sp->g);
-            }
-            if (sp->units % sp->g != 0) {
-                return fail(c, MEMEST_E_SHAPE, c->line, sp->col_g,
-                            "conv2d: output channels %llu are not divisible "
-                            "by groups g=%llu",
-                            (unsigned long long)sp->units,
-                            (unsigned long long)sp->g);
-            }
-            per_group = in->dim[0] / sp->g;
-            if (mul_ovf(sp->kh, sp->kw, &kk) ||
-                mul_ovf(kk, per_group, &kk) ||
-                mul_ovf(kk, sp->units, &L.weight_count)) {
-                return overflow_in(c, sp, "the weight count");
-            }
-            L.bias_count = sp->has_bias ? sp->units : 0;
-            if (mul_ovf(sp->units, oh, &out_elems) ||
-                mul_ovf(out_elems, ow, &out_elems)) {
-                return overflow_in(c, sp, "the output size");
-            }
-            /* kk is kh*kw*(in_c/g): MACs per output element */
-            if (mul_ovf(out_elems, kk, &L.macs_per_sample)) {
-                return overflow_in(c, sp, "the MAC count");
-            }
-        }
-        break;
-    }
-    case MEMEST_KIND_GLOBALAVGPOOL:
-        if (in->rank != 3) {
-            memest_shape_format(in, shape_text, sizeof shape_text);
-            return fail(c, MEMEST_E_SHAPE, c->line, sp->col_kind,
-                        "globalavgpool needs a CxHxW input but gets %s",
-                        shape_text);
-        }
-        L.out_shape.rank = 3;
-        L.out_shape.dim[0] = in->dim[0];
-        L.out_shape.dim[1] = 1;
-        L.out_shape.dim[2] = 1;
-        break;
-    case MEMEST_KIND_FLATTEN:
-        L.out_shape.rank = 1;
-        L.out_shape.dim[0] = shape_elements(in);
-        break;
-    case MEMEST_KIND_BATCHNORM:
-        /* one scale and one shift per channel (dim[0]) */
-        L.weight_count = in->dim[0];
-        L.bias_count = in->dim[0];
-        L.bn_epsilon = sp->eps;
-        L.out_shape = *in;
-        break;
-    case MEMEST_KIND_ADD:
-        for (size_t i = 1; i < nids; i++) {
-            const struct memest_shape *o = model_tensor_shape(m, ids[i]);
-            if (!same_shape(o, in)) {
-                char other[MEMEST_SHAPE_TEXT_MAX];
-                memest_shape_format(in, shape_text, sizeof shape_text);
-                memest_shape_format(o, other, sizeof other);
-                return fail(c, MEMEST_E_SHAPE, c->line, sp->in[i].col,
-                            "add: input '%s' is %s but '%s' is %s; an add "
-                            "needs inputs of one shape",
-                            tensor_name(m, ids[i]), other,
-                            tensor_name(m, ids[0]), shape_text);
-            }
-        }
-        L.out_shape = *in;
-        break;
-    case MEMEST_KIND_CONCAT:
-        L.out_shape = *in;
-        for (size_t i = 1; i < nids; i++) {
-            const struct memest_shape *o = model_tensor_shape(m, ids[i]);
-            int ok = o->rank == in->rank;
-            for (unsigned d = 1; ok && d < in->rank; d++) {
-                ok = o->dim[d] == in->dim[d];
-            }
-            if (!ok) {
-                char other[MEMEST_SHAPE_TEXT_MAX];
-                memest_shape_format(in, shape_text, sizeof shape_text);
-                memest_shape_format(o, other, sizeof other);
-                return fail(c, MEMEST_E_SHAPE, c->line, sp->in[i].col,
-                            "concat: input '%s' is %s but '%s' is %s; "
-                            "concat joins channels (the first dimension) "
-                            "and needs the others equal",
-                            tensor_name(m, ids[i]), other,
-                            tensor_name(m, ids[0]), shape_text);
-            }
-            if (add_ovf(L.out_shape.dim[0], o->dim[0], &L.out_shape.dim[0])) {
-                return overflow_in(c, sp, "the channel count");
-            }
-        }
-        break;
-    default:
-        L.out_shape = *in;
-        break;
+    x.sp = sp;
+    x.nin = nids;
+    x.in = shapes;
+    x.in_name = names;
+    x.diag = c->diag;
+    x.line = c->line;
+    st = def->infer(&x, &L);
+    if (st != MEMEST_OK) {
+        return st;
     }
 
     L.output_elements = 1;
     for (unsigned i = 0; i < L.out_shape.rank; i++) {
         if (mul_ovf(L.output_elements, L.out_shape.dim[i],
                     &L.output_elements)) {
-            return overflow_in(c, sp, "the output size");
+            return op_overflow(&x, "the output size");
         }
     }
     if (add_ovf(L.weight_count, L.bias_count, &L.parameter_count)) {
-        return overflow_in(c, sp, "the parameter count");
+        return op_overflow(&x, "the parameter count");
     }
 
     if (sp->name.s != NULL) {
         name = sp->name.s;
         name_len = sp->name.n;
     } else {
-        snprintf(autoname, sizeof autoname, "%s%llu",
-                 family_prefix(sp->kind), (unsigned long long)*counter);
+        snprintf(autoname, sizeof autoname, "%s%llu", def->prefix,
+                 (unsigned long long)*counter);
         name = autoname;
         name_len = strlen(autoname);
     }
@@ -687,8 +434,9 @@ static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
 }
 
 /*
- * After the last line: fold each batch norm into the dense or conv2d it
- * reads when nothing else reads that layer and it has no activation (the
+ * After the last line: fold each batch norm into the layer it reads when
+ * that layer absorbs batch norms (its definition's absorbs_bn: dense,
+ * conv2d), nothing else reads it and it has no activation (the
  * batch norm's own act= moves to it), drop the folded layers and renumber
  * the tensors; then check that every tensor but the output has a reader
  * and sum the model's totals.
@@ -731,7 +479,7 @@ static int finalize(struct ctx *c, struct memest_model *m)
             continue;
         }
         P = &m->layers[src - I];
-        if ((P->kind != MEMEST_KIND_DENSE && P->kind != MEMEST_KIND_CONV2D) ||
+        if (op_def(P->kind) == NULL || !op_def(P->kind)->absorbs_bn ||
             P->act != MEMEST_ACT_NONE || P->folded_bn != NULL ||
             readers[src] != 1) {
             continue;
@@ -838,7 +586,7 @@ out:
  * Parse an unsigned decimal. min is the smallest allowed value (0 or 1).
  * `what` names the value in messages.
  */
-static int parse_u64(struct ctx *c, const struct tok *t, uint64_t min,
+static int parse_u64(struct ctx *c, const struct op_tok *t, uint64_t min,
                      const char *what, uint64_t *out)
 {
     uint64_t v = 0;
@@ -888,7 +636,7 @@ static int parse_u64(struct ctx *c, const struct tok *t, uint64_t min,
 }
 
 /* "N", "AxB" or "CxHxW". */
-static int parse_shape(struct ctx *c, const struct tok *t,
+static int parse_shape(struct ctx *c, const struct op_tok *t,
                        struct memest_shape *out)
 {
     struct memest_shape sh;
@@ -905,7 +653,7 @@ static int parse_shape(struct ctx *c, const struct tok *t,
                         "dimensions; write N or CxHxW", TOKARG(t));
         }
         {
-            struct tok part = {t->s + start, i - start,
+            struct op_tok part = {t->s + start, i - start,
                                col_add(t->col, start)};
             int st;
             if (part.n == 0) {
@@ -927,12 +675,12 @@ static int parse_shape(struct ctx *c, const struct tok *t,
 }
 
 /* "N" (both the same) or "HxW", each at least min. */
-static int parse_pair(struct ctx *c, const struct tok *t, uint64_t min,
+static int parse_pair(struct ctx *c, const struct op_tok *t, uint64_t min,
                       const char *what, uint64_t *h, uint64_t *w)
 {
     const char *x = memchr(t->s, 'x', t->n);
-    struct tok a = *t;
-    struct tok b;
+    struct op_tok a = *t;
+    struct op_tok b;
     int st;
 
     if (x == NULL) {
@@ -953,7 +701,7 @@ static int parse_pair(struct ctx *c, const struct tok *t, uint64_t min,
 
 /* p=N, p=HxW (top and bottom H, left and right W) or p=top,left,bottom,
  * right. */
-static int parse_pads(struct ctx *c, const struct tok *t, struct spec *sp)
+static int parse_pads(struct ctx *c, const struct op_tok *t, struct op_spec *sp)
 {
     uint64_t v[4];
     size_t n = 0;
@@ -976,7 +724,7 @@ static int parse_pads(struct ctx *c, const struct tok *t, struct spec *sp)
                         TOKARG(t));
         }
         {
-            struct tok part = {t->s + start, i - start,
+            struct op_tok part = {t->s + start, i - start,
                                col_add(t->col, start)};
             int st = parse_u64(c, &part, 0, "padding p", &v[n]);
             if (st != MEMEST_OK) {
@@ -999,7 +747,7 @@ static int parse_pads(struct ctx *c, const struct tok *t, struct spec *sp)
 }
 
 /* in=A[,B...]: names, not checked here. */
-static int parse_in(struct ctx *c, const struct tok *t, struct spec *sp)
+static int parse_in(struct ctx *c, const struct op_tok *t, struct op_spec *sp)
 {
     size_t start = 0;
 
@@ -1012,9 +760,9 @@ static int parse_in(struct ctx *c, const struct tok *t, struct spec *sp)
             return fail(c, MEMEST_E_PARSE, c->line, col_add(t->col, start),
                         "in= has an empty name; write in=A or in=A,B");
         }
-        if (sp->nin == MAX_LAYER_INPUTS) {
+        if (sp->nin == OP_MAX_INPUTS) {
             return fail(c, MEMEST_E_RANGE, c->line, t->col,
-                        "in= names more than %d inputs", MAX_LAYER_INPUTS);
+                        "in= names more than %d inputs", OP_MAX_INPUTS);
         }
         sp->in[sp->nin].s = t->s + start;
         sp->in[sp->nin].n = i - start;
@@ -1027,7 +775,7 @@ static int parse_in(struct ctx *c, const struct tok *t, struct spec *sp)
 }
 
 /* A positive finite decimal such as 1e-5. */
-static int parse_eps(struct ctx *c, const struct tok *t, double *out)
+static int parse_eps(struct ctx *c, const struct op_tok *t, double *out)
 {
     char buf[64];
     char *end;
@@ -1053,14 +801,10 @@ static int parse_eps(struct ctx *c, const struct tok *t, double *out)
     return MEMEST_OK;
 }
 
-static const char *const act_names[MEMEST_ACT_COUNT] = {
-    "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
-    "logsoftmax", "erf", "gelu_erf"};
-
-static int parse_act(const struct tok *t, enum memest_act *out)
+static int parse_act(const struct op_tok *t, enum memest_act *out)
 {
     for (size_t i = 0; i < MEMEST_ACT_COUNT; i++) {
-        if (tok_is(t, act_names[i])) {
+        if (tok_is(t, memest_act_name((enum memest_act)i))) {
             *out = (enum memest_act)i;
             return 1;
         }
@@ -1068,96 +812,87 @@ static int parse_act(const struct tok *t, enum memest_act *out)
     return 0;
 }
 
-struct kind_info {
-    const char *word;
-    enum memest_kind kind;
-    enum memest_act act;
-    int positional; /* takes a width */
-    const char *keys;  /* allowed keys, for the message */
-};
-
-static const struct kind_info kinds[] = {
-    {"dense", MEMEST_KIND_DENSE, MEMEST_ACT_NONE, 1, "name, in, act, bias"},
-    {"conv2d", MEMEST_KIND_CONV2D, MEMEST_ACT_NONE, 1,
-     "name, in, k, s, p, g, act, bias"},
-    {"maxpool", MEMEST_KIND_MAXPOOL, MEMEST_ACT_NONE, 0,
-     "name, in, k, s, p"},
-    {"avgpool", MEMEST_KIND_AVGPOOL, MEMEST_ACT_NONE, 0,
-     "name, in, k, s, p, count_pad"},
-    {"globalavgpool", MEMEST_KIND_GLOBALAVGPOOL, MEMEST_ACT_NONE, 0,
-     "name, in"},
-    {"flatten", MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE, 0, "name, in"},
-    {"add", MEMEST_KIND_ADD, MEMEST_ACT_NONE, 0, "name, in, act"},
-    {"concat", MEMEST_KIND_CONCAT, MEMEST_ACT_NONE, 0, "name, in"},
-    {"batchnorm", MEMEST_KIND_BATCHNORM, MEMEST_ACT_NONE, 0,
-     "name, in, act, eps"},
-    {"identity", MEMEST_KIND_IDENTITY, MEMEST_ACT_NONE, 0, "name, in"},
-    {"dropout", MEMEST_KIND_DROPOUT, MEMEST_ACT_NONE, 0, "name, in"},
-    {"relu", MEMEST_KIND_ACTIVATION, MEMEST_ACT_RELU, 0, "name, in"},
-    {"relu6", MEMEST_KIND_ACTIVATION, MEMEST_ACT_RELU6, 0, "name, in"},
-    {"gelu", MEMEST_KIND_ACTIVATION, MEMEST_ACT_GELU, 0, "name, in"},
-    {"sigmoid", MEMEST_KIND_ACTIVATION, MEMEST_ACT_SIGMOID, 0, "name, in"},
-    {"tanh", MEMEST_KIND_ACTIVATION, MEMEST_ACT_TANH, 0, "name, in"},
-    {"softmax", MEMEST_KIND_ACTIVATION, MEMEST_ACT_SOFTMAX, 0, "name, in"},
-    {"logsoftmax", MEMEST_KIND_ACTIVATION, MEMEST_ACT_LOGSOFTMAX, 0,
-     "name, in"},
-    {"erf", MEMEST_KIND_ACTIVATION, MEMEST_ACT_ERF, 0, "name, in"},
-    {"gelu_erf", MEMEST_KIND_ACTIVATION, MEMEST_ACT_GELU_ERF, 0, "name, in"},
-};
-
-enum key_bit {
-    KEY_NAME = 1u << 0,
-    KEY_ACT = 1u << 1,
-    KEY_BIAS = 1u << 2,
-    KEY_K = 1u << 3,
-    KEY_S = 1u << 4,
-    KEY_P = 1u << 5,
-    KEY_G = 1u << 6,
-    KEY_IN = 1u << 7,
-    KEY_EPS = 1u << 8,
-    KEY_COUNT_PAD = 1u << 9,
-};
-
-static unsigned key_of(const struct tok *key)
+/* The OP_KEY_ bit of a key, 0 for a word that is no key. */
+static unsigned key_of(const struct op_tok *key)
 {
-    static const struct {
-        const char *word;
-        unsigned bit;
-    } keys[] = {{"name", KEY_NAME}, {"act", KEY_ACT},   {"bias", KEY_BIAS},
-                {"k", KEY_K},       {"s", KEY_S},       {"p", KEY_P},
-                {"g", KEY_G},       {"in", KEY_IN},     {"eps", KEY_EPS},
-                {"count_pad", KEY_COUNT_PAD}};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (tok_is(key, keys[i].word)) {
-            return keys[i].bit;
+    for (size_t i = 0; i < op_key_count; i++) {
+        if (tok_is(key, op_keys[i].word)) {
+            return op_keys[i].bit;
         }
     }
     return 0;
 }
 
-static unsigned keys_allowed(enum memest_kind kind)
+/* "name, in, k, s, p": the keys of `bits` in op_keys' order. */
+static void keys_text(unsigned bits, char *buf, size_t cap)
 {
-    switch (kind) {
-    case MEMEST_KIND_DENSE:
-        return KEY_NAME | KEY_IN | KEY_ACT | KEY_BIAS;
-    case MEMEST_KIND_CONV2D:
-        return KEY_NAME | KEY_IN | KEY_ACT | KEY_BIAS | KEY_K | KEY_S |
-               KEY_P | KEY_G;
-    case MEMEST_KIND_MAXPOOL:
-        return KEY_NAME | KEY_IN | KEY_K | KEY_S | KEY_P;
-    case MEMEST_KIND_AVGPOOL:
-        return KEY_NAME | KEY_IN | KEY_K | KEY_S | KEY_P | KEY_COUNT_PAD;
-    case MEMEST_KIND_ADD:
-        return KEY_NAME | KEY_IN | KEY_ACT;
-    case MEMEST_KIND_BATCHNORM:
-        return KEY_NAME | KEY_IN | KEY_ACT | KEY_EPS;
-    default:
-        return KEY_NAME | KEY_IN;
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < op_key_count && len < cap; i++) {
+        if (bits & op_keys[i].bit) {
+            int n = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "",
+                             op_keys[i].word);
+            len += n > 0 ? (size_t)n : 0;
+        }
     }
 }
 
-static int parse_yes_no(struct ctx *c, const struct tok *key,
-                        const struct tok *val, int *out)
+/* The kind whose keyword `kw` is; *act is the activation an activation
+ * keyword names. 0 when no operator has that keyword. */
+static int kind_of(const struct op_tok *kw, enum memest_kind *kind,
+                   enum memest_act *act)
+{
+    for (unsigned k = 0; k < MEMEST_KIND_COUNT; k++) {
+        const struct memest_op_def *def = op_def((enum memest_kind)k);
+        if (def == NULL) {
+            continue;
+        }
+        *act = MEMEST_ACT_NONE;
+        if (def->act_keyword ? parse_act(kw, act) && *act != MEMEST_ACT_NONE
+                             : tok_is(kw, def->word)) {
+            *kind = (enum memest_kind)k;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* "input, name, dense, conv2d, ..., relu, ..., or erf": every keyword. */
+static void keywords_text(char *buf, size_t cap)
+{
+    const char *words[MEMEST_KIND_COUNT + MEMEST_ACT_COUNT + 2];
+    size_t n = 0;
+    size_t len = 0;
+
+    words[n++] = "input";
+    words[n++] = "name";
+    for (unsigned k = 0; k < MEMEST_KIND_COUNT; k++) {
+        const struct memest_op_def *def = op_def((enum memest_kind)k);
+        if (def != NULL && !def->act_keyword) {
+            words[n++] = def->word;
+        }
+    }
+    for (unsigned k = 0; k < MEMEST_KIND_COUNT; k++) {
+        const struct memest_op_def *def = op_def((enum memest_kind)k);
+        if (def == NULL || !def->act_keyword) {
+            continue;
+        }
+        for (unsigned a = 1; a < MEMEST_ACT_COUNT; a++) {
+            words[n++] = memest_act_name((enum memest_act)a);
+        }
+        break;
+    }
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < cap; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%s",
+                         i == 0 ? "" : i + 1 == n ? " or " : ", ", words[i]);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static int parse_yes_no(struct ctx *c, const struct op_tok *key,
+                        const struct op_tok *val, int *out)
 {
     if (tok_is(val, "yes")) {
         *out = 1;
@@ -1184,7 +919,7 @@ static int is_space(char ch)
            ch == '\f';
 }
 
-static int next_tok(struct line_iter *it, struct tok *t)
+static int next_tok(struct line_iter *it, struct op_tok *t)
 {
     while (it->pos < it->n && is_space(it->s[it->pos])) {
         it->pos++;
@@ -1212,7 +947,7 @@ struct parser {
     int name_line;
 };
 
-static int parse_name_value(struct ctx *c, const struct tok *val)
+static int parse_name_value(struct ctx *c, const struct op_tok *val)
 {
     if (val->n == 0) {
         return fail(c, MEMEST_E_PARSE, c->line, val->col,
@@ -1227,20 +962,24 @@ static int parse_name_value(struct ctx *c, const struct tok *val)
     return MEMEST_OK;
 }
 
-static int parse_layer(struct parser *P, const struct kind_info *ki,
-                       const struct tok *kw, struct line_iter *it)
+static int parse_layer(struct parser *P, enum memest_kind kind,
+                       enum memest_act act, const struct op_tok *kw,
+                       struct line_iter *it)
 {
     struct ctx *c = &P->c;
-    struct spec sp;
-    struct tok t;
+    const struct memest_op_def *def = op_def(kind);
+    struct op_spec sp;
+    struct op_tok t;
     unsigned seen = 0; /* bit per key, for duplicates */
-    const unsigned allowed = keys_allowed(ki->kind);
+    const unsigned allowed = def->keys;
+    char keys[160];
     int st;
 
+    keys_text(allowed, keys, sizeof keys);
     memset(&sp, 0, sizeof sp);
-    sp.kind = ki->kind;
-    sp.act = ki->act;
-    sp.kind_text = ki->word;
+    sp.kind = kind;
+    sp.act = act;
+    sp.kind_text = def->act_keyword ? memest_act_name(act) : def->word;
     sp.col_kind = kw->col;
     sp.g = 1;
     sp.has_bias = 1;
@@ -1254,17 +993,13 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
     }
     while (next_tok(it, &t)) {
         const char *eq = memchr(t.s, '=', t.n);
-        struct tok key;
-        struct tok val;
+        struct op_tok key;
+        struct op_tok val;
         unsigned bit;
 
         if (eq == NULL) {
-            if (ki->positional && !sp.have_units) {
-                st = parse_u64(c, &t, 1,
-                               ki->kind == MEMEST_KIND_DENSE
-                                   ? "dense width"
-                                   : "conv2d output channels",
-                               &sp.units);
+            if (def->width_what != NULL && !sp.have_units) {
+                st = parse_u64(c, &t, 1, def->width_what, &sp.units);
                 if (st != MEMEST_OK) {
                     return st;
                 }
@@ -1274,7 +1009,7 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
             }
             return fail(c, MEMEST_E_PARSE, c->line, t.col,
                         "unexpected '" TOKFMT "' in a %s line; options are "
-                        "key=value (%s)", TOKARG(&t), ki->word, ki->keys);
+                        "key=value (%s)", TOKARG(&t), sp.kind_text, keys);
         }
         key.s = t.s;
         key.n = (size_t)(eq - t.s);
@@ -1286,15 +1021,18 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
         if ((bit & allowed) == 0) {
             return fail(c, MEMEST_E_PARSE, c->line, key.col,
                         "unknown key '" TOKFMT "' for %s (expected %s)",
-                        TOKARG(&key), ki->word, ki->keys);
+                        TOKARG(&key), sp.kind_text, keys);
         }
         if (seen & bit) {
             return fail(c, MEMEST_E_PARSE, c->line, key.col,
                         "duplicate key '" TOKFMT "'", TOKARG(&key));
         }
         seen |= bit;
-        switch (bit) {
-        case KEY_NAME:
+        /* one case per key and no default: a key added to enum op_key
+         * without its parser is a compiler warning (-Wswitch) */
+        st = MEMEST_OK;
+        switch ((enum op_key)bit) {
+        case OP_KEY_NAME:
             st = parse_name_value(c, &val);
             if (st == MEMEST_OK && tok_is(&val, "input")) {
                 st = fail(c, MEMEST_E_PARSE, c->line, val.col,
@@ -1303,8 +1041,7 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
             }
             sp.name = val;
             break;
-        case KEY_ACT:
-            st = MEMEST_OK;
+        case OP_KEY_ACT:
             if (!parse_act(&val, &sp.act)) {
                 st = fail(c, MEMEST_E_PARSE, c->line, val.col,
                           "unknown activation '" TOKFMT "' (expected "
@@ -1312,34 +1049,34 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
                           "softmax, logsoftmax or erf)", TOKARG(&val));
             }
             break;
-        case KEY_BIAS:
+        case OP_KEY_BIAS:
             st = parse_yes_no(c, &key, &val, &sp.has_bias);
             break;
-        case KEY_COUNT_PAD:
+        case OP_KEY_COUNT_PAD:
             st = parse_yes_no(c, &key, &val, &sp.count_pad);
             break;
-        case KEY_K:
+        case OP_KEY_K:
             st = parse_pair(c, &val, 1, "kernel size k", &sp.kh, &sp.kw);
             sp.have_k = 1;
             sp.col_k = val.col;
             break;
-        case KEY_S:
+        case OP_KEY_S:
             st = parse_pair(c, &val, 1, "stride s", &sp.sh, &sp.sw);
             sp.have_s = 1;
             sp.col_s = val.col;
             break;
-        case KEY_P:
+        case OP_KEY_P:
             st = parse_pads(c, &val, &sp);
             sp.col_p = val.col;
             break;
-        case KEY_G:
+        case OP_KEY_G:
             st = parse_u64(c, &val, 1, "groups g", &sp.g);
             sp.col_g = val.col;
             break;
-        case KEY_IN:
+        case OP_KEY_IN:
             st = parse_in(c, &val, &sp);
             break;
-        default:
+        case OP_KEY_EPS:
             st = parse_eps(c, &val, &sp.eps);
             break;
         }
@@ -1347,26 +1084,21 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
             return st;
         }
     }
-    if (ki->positional && !sp.have_units) {
+    if (def->width_what != NULL && !sp.have_units) {
         return fail(c, MEMEST_E_PARSE, c->line, kw->col,
                     "missing width: %s needs the number of %s first, e.g. "
-                    "'%s'", ki->word,
-                    ki->kind == MEMEST_KIND_DENSE ? "output features"
-                                                  : "output channels",
-                    ki->kind == MEMEST_KIND_DENSE ? "dense 10"
-                                                  : "conv2d 8 k=3");
+                    "'%s'", sp.kind_text, def->width_noun, def->example);
     }
-    if ((ki->kind == MEMEST_KIND_CONV2D || ki->kind == MEMEST_KIND_MAXPOOL ||
-         ki->kind == MEMEST_KIND_AVGPOOL) && !sp.have_k) {
-        return fail(c, MEMEST_E_PARSE, c->line, kw->col,
-                    "missing kernel size: %s needs k=, e.g. '%s'", ki->word,
-                    ki->kind == MEMEST_KIND_CONV2D ? "conv2d 8 k=3"
-                                                   : "maxpool k=2");
+    for (size_t i = 0; i < op_key_count; i++) {
+        if ((def->required & op_keys[i].bit) && !(seen & op_keys[i].bit)) {
+            return fail(c, MEMEST_E_PARSE, c->line, kw->col,
+                        "missing %s: %s needs %s=, e.g. '%s'",
+                        op_keys[i].what, sp.kind_text, op_keys[i].word,
+                        def->example);
+        }
     }
+    /* the stride's default is the operator's (infer() sees have_s) */
     if (!sp.have_s) {
-        /* conv stride defaults to 1, pooling stride to the kernel size */
-        sp.sh = ki->kind == MEMEST_KIND_CONV2D ? 1 : sp.kh;
-        sp.sw = ki->kind == MEMEST_KIND_CONV2D ? 1 : sp.kw;
         sp.col_s = kw->col;
     }
     if (sp.col_p == 0) {
@@ -1378,14 +1110,14 @@ static int parse_layer(struct parser *P, const struct kind_info *ki,
     return add_layer(c, P->m, &P->names, &P->counters, &sp);
 }
 
-static int parse_input_line(struct parser *P, const struct tok *kw,
+static int parse_input_line(struct parser *P, const struct op_tok *kw,
                             struct line_iter *it)
 {
     struct ctx *c = &P->c;
     struct memest_shape sh;
-    struct tok t;
-    struct tok shape_tok;
-    struct tok name = {NULL, 0, 0};
+    struct op_tok t;
+    struct op_tok shape_tok;
+    struct op_tok name = {NULL, 0, 0};
     int st;
 
     if (P->m->count != 0) {
@@ -1430,8 +1162,8 @@ static int parse_line(struct parser *P, const char *s, size_t n)
 {
     struct ctx *c = &P->c;
     struct line_iter it = {s, n, 0};
-    struct tok kw;
-    struct tok t;
+    struct op_tok kw;
+    struct op_tok t;
     int st;
 
     if (!next_tok(&it, &kw)) {
@@ -1455,23 +1187,16 @@ static int parse_line(struct parser *P, const char *s, size_t n)
     } else if (tok_is(&kw, "input")) {
         return parse_input_line(P, &kw, &it);
     } else {
-        const struct kind_info *ki = NULL;
-        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-            if (tok_is(&kw, kinds[i].word)) {
-                ki = &kinds[i];
-                break;
-            }
-        }
-        if (ki == NULL) {
+        enum memest_kind kind;
+        enum memest_act act;
+        if (!kind_of(&kw, &kind, &act)) {
+            char words[256];
+            keywords_text(words, sizeof words);
             return fail(c, MEMEST_E_PARSE, c->line, kw.col,
-                        "unknown layer kind '" TOKFMT "' (expected input, "
-                        "name, dense, conv2d, maxpool, avgpool, "
-                        "globalavgpool, flatten, add, concat, batchnorm, "
-                        "identity, dropout, relu, relu6, gelu, gelu_erf, "
-                        "sigmoid, tanh, softmax, logsoftmax or erf)",
-                        TOKARG(&kw));
+                        "unknown layer kind '" TOKFMT "' (expected %s)",
+                        TOKARG(&kw), words);
         }
-        return parse_layer(P, ki, &kw, &it);
+        return parse_layer(P, kind, act, &kw, &it);
     }
     if (next_tok(&it, &t)) {
         return fail(c, MEMEST_E_PARSE, c->line, t.col,
@@ -1645,7 +1370,7 @@ static int build_mlp(struct parser *P, const char *name)
     c->line = 1;
     while (1) {
         size_t end = pos;
-        struct tok t;
+        struct op_tok t;
         uint64_t w;
         int st;
         while (end < len && name[end] != '-') {
@@ -1667,7 +1392,7 @@ static int build_mlp(struct parser *P, const char *name)
             struct memest_shape sh = {1, {w, 0, 0}};
             st = add_input(c, P->m, &P->names, &sh, NULL, t.col);
         } else {
-            struct spec sp;
+            struct op_spec sp;
             memset(&sp, 0, sizeof sp);
             sp.kind = MEMEST_KIND_DENSE;
             sp.kind_text = "dense";

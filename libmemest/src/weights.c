@@ -1,9 +1,12 @@
 /*
  * Weights for a model, by PyTorch's state_dict names, with batch norms
  * folded here: a model carries float32 parameters in the layouts its
- * layers document, whatever the file that gave them.
+ * layers document, whatever the file that gave them. The layouts are the
+ * operators' (op.h: params and weight_shape()); this file only looks
+ * tensors up, checks and folds them.
  */
 #include "internal.h"
+#include "op.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -158,8 +161,9 @@ int memest_model_set_weights(memest_model *model,
     }
     for (size_t i = 0; i < model->count && st == MEMEST_OK; i++) {
         const struct memest_layer *L = &model->layers[i];
+        const struct memest_op_def *def = op_def(L->kind);
         const char *name = L->name;
-        uint64_t dim[4];
+        uint64_t dim[OP_WEIGHT_MAX_RANK];
         unsigned rank;
         const float *pw = NULL;
         const float *pb = NULL;
@@ -168,23 +172,26 @@ int memest_model_set_weights(memest_model *model,
         if (L->parameter_count == 0) {
             continue;
         }
-        if (L->kind == MEMEST_KIND_BATCHNORM) {
+        if (def == NULL) {
+            st = diag_fail(diag, MEMEST_E_INVALID,
+                           "layer '%s': kind %d has no operator definition, "
+                           "so no weight layout",
+                           name, (int)L->kind);
+            break;
+        }
+        switch (def->params) {
+        case OP_PARAMS_NONE:
+            st = diag_fail(diag, MEMEST_E_INVALID,
+                           "layer '%s': %s has %llu parameters but its "
+                           "operator takes none",
+                           name, memest_kind_name(L->kind),
+                           (unsigned long long)L->parameter_count);
+            break;
+        case OP_PARAMS_BATCHNORM:
             st = need_bn(&lk, name, L->weight_count, bn, diag);
-            if (st != MEMEST_OK) {
-                break;
-            }
-        } else {
-            if (L->kind == MEMEST_KIND_CONV2D) {
-                dim[0] = L->units;
-                dim[1] = L->in_shape.dim[0] / L->groups;
-                dim[2] = L->kernel_h;
-                dim[3] = L->kernel_w;
-                rank = 4;
-            } else {
-                dim[0] = L->units;
-                dim[1] = L->in_shape.dim[0];
-                rank = 2;
-            }
+            break;
+        case OP_PARAMS_WEIGHT_BIAS:
+            rank = def->weight_shape(L, dim);
             st = need(&lk, name, ".weight", dim, rank, 0, &pw, diag);
             if (st == MEMEST_OK && model->extra[i].declared_bias) {
                 st = need(&lk, name, ".bias", &L->units, 1, 0, &pb, diag);
@@ -192,9 +199,10 @@ int memest_model_set_weights(memest_model *model,
             if (st == MEMEST_OK && L->folded_bn != NULL) {
                 st = need_bn(&lk, L->folded_bn, L->units, bn, diag);
             }
-            if (st != MEMEST_OK) {
-                break;
-            }
+            break;
+        }
+        if (st != MEMEST_OK) {
+            break;
         }
         w[i] = malloc(L->weight_count * sizeof(float));
         b[i] = L->bias_count ? malloc(L->bias_count * sizeof(float)) : NULL;
@@ -202,7 +210,10 @@ int memest_model_set_weights(memest_model *model,
             st = diag_fail(diag, MEMEST_E_NOMEM, "out of memory");
             break;
         }
-        if (L->kind == MEMEST_KIND_BATCHNORM) {
+        switch (def->params) {
+        case OP_PARAMS_NONE: /* refused above */
+            break;
+        case OP_PARAMS_BATCHNORM:
             /* y = (x - mean) / sqrt(var + eps) * gamma + beta
              *   = x * scale + (beta - mean * scale) */
             for (uint64_t c = 0; c < L->weight_count; c++) {
@@ -211,25 +222,30 @@ int memest_model_set_weights(memest_model *model,
                 w[i][c] = (float)scale;
                 b[i][c] = (float)(bn[1][c] - bn[2][c] * scale);
             }
-        } else if (L->folded_bn != NULL) {
-            /* conv(x) * scale + shift per output channel: the weights of
-             * channel c scale by scale[c]; the bias becomes
-             * (bias - mean) * scale + beta */
-            const uint64_t per = L->weight_count / L->units;
-            for (uint64_t c = 0; c < L->units; c++) {
-                const double scale =
-                    bn[0][c] / sqrt((double)bn[3][c] + L->bn_epsilon);
-                const double bias = pb ? pb[c] : 0.0;
-                for (uint64_t k = 0; k < per; k++) {
-                    w[i][c * per + k] = (float)(pw[c * per + k] * scale);
+            break;
+        case OP_PARAMS_WEIGHT_BIAS:
+            if (L->folded_bn != NULL) {
+                /* layer(x) * scale + shift per output channel (the first
+                 * dimension of the weight, absorbs_bn): the weights of
+                 * channel c scale by scale[c]; the bias becomes
+                 * (bias - mean) * scale + beta */
+                const uint64_t per = L->weight_count / L->units;
+                for (uint64_t c = 0; c < L->units; c++) {
+                    const double scale =
+                        bn[0][c] / sqrt((double)bn[3][c] + L->bn_epsilon);
+                    const double bias = pb ? pb[c] : 0.0;
+                    for (uint64_t k = 0; k < per; k++) {
+                        w[i][c * per + k] = (float)(pw[c * per + k] * scale);
+                    }
+                    b[i][c] = (float)((bias - bn[2][c]) * scale + bn[1][c]);
                 }
-                b[i][c] = (float)((bias - bn[2][c]) * scale + bn[1][c]);
+                break;
             }
-        } else {
             memcpy(w[i], pw, L->weight_count * sizeof(float));
             if (L->bias_count) {
                 memcpy(b[i], pb, L->bias_count * sizeof(float));
             }
+            break;
         }
     }
     for (size_t k = 0; k < count && st == MEMEST_OK; k++) {

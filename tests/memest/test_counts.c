@@ -501,6 +501,44 @@ static void test_names(void **state)
     assert_string_equal(memest_kind_name(MEMEST_KIND_CONV2D), "conv2d");
     assert_string_equal(memest_kind_name(MEMEST_KIND_INPUT), "input");
     assert_null(memest_kind_name((enum memest_kind)42));
+    {
+        /* every kind, in the order and with the values of the enum as it
+         * was written out before MEMEST_KINDS generated it, and the view
+         * rule (output = the input's buffer) by hand */
+        static const struct {
+            enum memest_kind kind;
+            int value;
+            const char *name;
+            int view;
+        } kinds[] = {
+            {MEMEST_KIND_INPUT, 0, "input", 0},
+            {MEMEST_KIND_DENSE, 1, "dense", 0},
+            {MEMEST_KIND_CONV2D, 2, "conv2d", 0},
+            {MEMEST_KIND_MAXPOOL, 3, "maxpool", 0},
+            {MEMEST_KIND_AVGPOOL, 4, "avgpool", 0},
+            {MEMEST_KIND_FLATTEN, 5, "flatten", 1},
+            {MEMEST_KIND_ACTIVATION, 6, "activation", 0},
+            {MEMEST_KIND_GLOBALAVGPOOL, 7, "globalavgpool", 0},
+            {MEMEST_KIND_ADD, 8, "add", 0},
+            {MEMEST_KIND_CONCAT, 9, "concat", 0},
+            {MEMEST_KIND_BATCHNORM, 10, "batchnorm", 0},
+            {MEMEST_KIND_IDENTITY, 11, "identity", 1},
+            {MEMEST_KIND_DROPOUT, 12, "dropout", 1},
+        };
+        const size_t n = sizeof kinds / sizeof kinds[0];
+        assert_int_equal(MEMEST_KIND_COUNT, n);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal((int)kinds[i].kind, kinds[i].value);
+            assert_string_equal(memest_kind_name(kinds[i].kind),
+                                kinds[i].name);
+            assert_int_equal(memest_kind_is_view(kinds[i].kind),
+                             kinds[i].view);
+        }
+        assert_null(memest_kind_name((enum memest_kind)MEMEST_KIND_COUNT));
+        assert_int_equal(
+            memest_kind_is_view((enum memest_kind)MEMEST_KIND_COUNT), 0);
+        assert_int_equal(memest_kind_is_view((enum memest_kind)-1), 0);
+    }
     assert_string_equal(memest_act_name(MEMEST_ACT_TANH), "tanh");
     assert_null(memest_act_name((enum memest_act)42));
     {

@@ -314,6 +314,118 @@ static void test_batchnorm_folding(void **state)
 }
 
 /* Folded weights against the formula, by hand: one conv channel pair. */
+/*
+ * The weight layouts libmemest states (memest_layer_weight_shape()),
+ * against PyTorch's by hand: nn.Linear(in, out).weight is [out, in],
+ * nn.Conv2d(in_c, out_c, (kh, kw), groups=g).weight is [out_c, in_c/g, kh,
+ * kw], nn.BatchNorm2d(C).weight is [C]; layers without parameters have
+ * none. Tensors of exactly those shapes are what set_weights takes.
+ */
+static void test_weight_shapes(void **state)
+{
+    memest_model *m = parse_ok("input 6x7x9\n"
+                               "conv2d 4 k=3x5 g=2 name=c\n"
+                               "maxpool k=2 name=p\n"
+                               "batchnorm act=relu name=bn\n"
+                               "flatten name=f\n"
+                               "dense 3 bias=no name=fc\n");
+    static const struct {
+        const char *name;
+        unsigned rank;
+        uint64_t dim[4];
+    } want[] = {
+        {"c", 4, {4, 3, 3, 5}},
+        {"p", 0, {0}},
+        {"bn", 1, {4}},
+        {"f", 0, {0}},
+        /* conv 4x5x5 (7-3+1, 9-5+1), pool 4x2x2: 16 features */
+        {"fc", 2, {3, 16}},
+    };
+    float data[4 * 3 * 3 * 5];
+    const float ones[4] = {1, 1, 1, 1};
+    const float zeros[4] = {0, 0, 0, 0};
+    struct memest_tensor t[8];
+    size_t nt = 0;
+    struct memest_diag d;
+    (void)state;
+
+    assert_int_equal(memest_model_layer_count(m), 5);
+    for (size_t i = 0; i < sizeof data / sizeof data[0]; i++) {
+        data[i] = (float)i;
+    }
+    for (size_t i = 0; i < 5; i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        uint64_t dim[MEMEST_TENSOR_MAX_RANK] = {0};
+        uint64_t elems = 1;
+        const unsigned rank = memest_layer_weight_shape(L, dim);
+        assert_string_equal(L->name, want[i].name);
+        assert_int_equal(rank, want[i].rank);
+        for (unsigned k = 0; k < rank; k++) {
+            assert_int_equal(dim[k], want[i].dim[k]);
+            elems *= dim[k];
+        }
+        /* the layout covers the weight exactly */
+        assert_int_equal(rank ? elems : 0, L->weight_count);
+    }
+    assert_int_equal(memest_layer_weight_shape(NULL, NULL), 0);
+    {
+        uint64_t dim[MEMEST_TENSOR_MAX_RANK];
+        assert_int_equal(memest_layer_weight_shape(NULL, dim), 0);
+    }
+    t[nt++] = (struct memest_tensor){"c.weight", 4, {4, 3, 3, 5}, data};
+    t[nt++] = (struct memest_tensor){"c.bias", 1, {4}, zeros};
+    t[nt++] = (struct memest_tensor){"bn.weight", 1, {4}, ones};
+    t[nt++] = (struct memest_tensor){"bn.bias", 1, {4}, zeros};
+    t[nt++] = (struct memest_tensor){"bn.running_mean", 1, {4}, zeros};
+    t[nt++] = (struct memest_tensor){"bn.running_var", 1, {4}, ones};
+    t[nt++] = (struct memest_tensor){"fc.weight", 2, {3, 16}, data};
+    assert_int_equal(memest_model_set_weights(m, t, nt, &d), MEMEST_OK);
+    /* the grouped conv's weight with in_c instead of in_c/g is refused
+     * by name, giving both shapes */
+    t[0].dim[1] = 6;
+    assert_int_equal(memest_model_set_weights(m, t, nt, &d),
+                     MEMEST_E_SHAPE);
+    assert_non_null(strstr(d.message, "'c.weight'"));
+    assert_non_null(strstr(d.message, "[4, 6, 3, 5]"));
+    assert_non_null(strstr(d.message, "[4, 3, 3, 5]"));
+    memest_model_destroy(m);
+}
+
+/* The arena follows memest_kind_is_view(): a view's output has its
+ * input's offset and no request of its own; every other layer's output is
+ * its own tensor. */
+static void test_views_alias(void **state)
+{
+    memest_model *m = parse_ok("input 2x4x4\n"
+                               "identity\n"
+                               "conv2d 2 k=1\n"
+                               "dropout\n"
+                               "relu\n"
+                               "flatten\n"
+                               "dense 3\n");
+    struct memest_arena_plan p;
+    const size_t I = memest_model_input_count(m);
+    (void)state;
+
+    assert_int_equal(memest_plan_arena(m, 2, MEMEST_FP32, &p), MEMEST_OK);
+    for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        const size_t t = I + i;
+        if (memest_kind_is_view(L->kind)) {
+            assert_int_equal(p.alias[t], p.alias[L->inputs[0]]);
+            assert_int_equal(p.offset[t], p.offset[L->inputs[0]]);
+        } else {
+            assert_int_equal(p.alias[t], t);
+        }
+    }
+    /* by hand: identity -> input, dropout -> conv1, flatten -> act1 */
+    assert_int_equal(p.alias[1], 0);
+    assert_int_equal(p.alias[3], 2);
+    assert_int_equal(p.alias[5], 4);
+    memest_arena_plan_free(&p);
+    memest_model_destroy(m);
+}
+
 static void test_weights(void **state)
 {
     memest_model *m = parse_ok("input 1x3x3\n"
@@ -568,6 +680,8 @@ int main(void)
         cmocka_unit_test(test_preset_arenas),
         cmocka_unit_test(test_batchnorm_folding),
         cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_weight_shapes),
+        cmocka_unit_test(test_views_alias),
         cmocka_unit_test(test_rectangular),
         cmocka_unit_test(test_inputs),
         cmocka_unit_test(test_roundtrip),

@@ -125,23 +125,40 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
 
 /* ---- Models ------------------------------------------------------------- */
 
-enum memest_kind {
-    MEMEST_KIND_INPUT = 0, /* only in estimate rows: a model input */
-    MEMEST_KIND_DENSE,
-    MEMEST_KIND_CONV2D,
-    MEMEST_KIND_MAXPOOL,
-    MEMEST_KIND_AVGPOOL,
-    MEMEST_KIND_FLATTEN,
-    MEMEST_KIND_ACTIVATION, /* a standalone "relu", "gelu", ... line */
-    MEMEST_KIND_GLOBALAVGPOOL, /* CxHxW to Cx1x1, the mean of each plane */
-    MEMEST_KIND_ADD,       /* element-wise sum of 2+ equal shapes, then act */
-    MEMEST_KIND_CONCAT,    /* 2+ inputs joined along channels (dim[0]) */
-    MEMEST_KIND_BATCHNORM, /* standalone per-channel x * scale + shift */
-    MEMEST_KIND_IDENTITY,  /* output = input */
-    MEMEST_KIND_DROPOUT,   /* output = input at inference */
-};
+/*
+ * The kinds of layer, one line each: X(ID, "name") gives the enumerator
+ * MEMEST_KIND_ID, in this order from 0, and memest_kind_name()'s text (the
+ * habit of XNNPACK's node-type-defs.h). Append new kinds at the end, never
+ * renumber. A consumer may expand the list into its own tables, e.g.
+ *
+ *     #define NAME(id, name) [MEMEST_KIND_##id] = name,
+ *     static const char *const names[] = {MEMEST_KINDS(NAME)};
+ *
+ * so that a kind added here reaches every table that lists them.
+ */
+#define MEMEST_KINDS(X)                                                     \
+    X(INPUT, "input")            /* only in estimate rows: a model input */ \
+    X(DENSE, "dense")                                                       \
+    X(CONV2D, "conv2d")                                                     \
+    X(MAXPOOL, "maxpool")                                                   \
+    X(AVGPOOL, "avgpool")                                                   \
+    X(FLATTEN, "flatten")                                                   \
+    X(ACTIVATION, "activation")  /* a standalone "relu", "gelu", ... */     \
+    X(GLOBALAVGPOOL, "globalavgpool") /* CxHxW to Cx1x1, plane means */     \
+    X(ADD, "add")                /* element-wise sum of 2+ shapes, act */   \
+    X(CONCAT, "concat")          /* 2+ inputs joined along dim[0] */        \
+    X(BATCHNORM, "batchnorm")    /* standalone per-channel scale, shift */  \
+    X(IDENTITY, "identity")      /* output = input */                       \
+    X(DROPOUT, "dropout")        /* output = input at inference */
 
-#define MEMEST_KIND_COUNT 13
+#define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
+#define MEMEST_KIND_PLUS_ONE_(id, name) +1
+
+enum memest_kind { MEMEST_KINDS(MEMEST_KIND_ENUMERATOR_) };
+
+/* The number of kinds (a macro, not an enumerator, so that a switch over
+ * enum memest_kind lists only real kinds). */
+#define MEMEST_KIND_COUNT (0 MEMEST_KINDS(MEMEST_KIND_PLUS_ONE_))
 
 enum memest_act {
     MEMEST_ACT_NONE = 0,
@@ -162,10 +179,19 @@ enum memest_act {
 
 #define MEMEST_ACT_COUNT 10
 
-/* "input", "dense", "conv2d", "maxpool", "avgpool", "flatten",
- * "activation", "globalavgpool", "add", "concat", "batchnorm", "identity",
+/* The kind's name in MEMEST_KINDS: "input", "dense", "conv2d", ...,
  * "dropout"; NULL outside the enum. Static text. */
 MEMEST_API const char *memest_kind_name(enum memest_kind kind);
+
+/*
+ * 1 when a layer of this kind is a view: its output is its input's buffer,
+ * unchanged (flatten, identity, dropout), so that a memory plan or an
+ * executor gives the output no storage of its own and keeps the input
+ * alive as long as the output is read; 0 for every other kind and for a
+ * value outside the enum. memest_plan_arena() follows this rule, and an
+ * executor that follows it too has the arena the plan says.
+ */
+MEMEST_API int memest_kind_is_view(enum memest_kind kind);
 
 /* "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
  * "logsoftmax", "erf", "gelu_erf"; NULL outside the enum. Static text. */
@@ -405,6 +431,19 @@ struct memest_tensor {
     uint64_t dim[MEMEST_TENSOR_MAX_RANK];
     const float *data; /* prod(dim) floats */
 };
+
+/*
+ * PyTorch's shape of a layer's "<layer>.weight", the layout of
+ * layer->weight: [out, in] for dense, [out_c, in_c/groups, kernel_h,
+ * kernel_w] for conv2d, [C] for a standalone batchnorm (gamma in a
+ * state_dict, the folded scale in layer->weight). Fills dim[0..rank-1] and
+ * returns the rank, 0 for a layer without parameters or a NULL argument.
+ * The bias, when the layer has one, is [bias_count]. The one statement of
+ * the layouts: memest_model_set_weights() checks tensors against it.
+ */
+MEMEST_API unsigned
+memest_layer_weight_shape(const struct memest_layer *layer,
+                          uint64_t dim[MEMEST_TENSOR_MAX_RANK]);
 
 /*
  * Give a model its weights from tensors named and laid out as PyTorch's

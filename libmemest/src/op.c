@@ -1,0 +1,194 @@
+/*
+ * The operator table, indexed by kind, the names of the kinds, and the
+ * helpers the operators' files share (messages, windows, the writer's
+ * buffer). See op.h for what an operator defines and how to add one.
+ */
+#include "op.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+/* A kind missing here has no definition: the drivers refuse its layers
+ * (MEMEST_KIND_INPUT is a model input, not a layer, and has none). */
+static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
+    [MEMEST_KIND_DENSE] = &op_dense,
+    [MEMEST_KIND_CONV2D] = &op_conv2d,
+    [MEMEST_KIND_MAXPOOL] = &op_maxpool,
+    [MEMEST_KIND_AVGPOOL] = &op_avgpool,
+    [MEMEST_KIND_FLATTEN] = &op_flatten,
+    [MEMEST_KIND_ACTIVATION] = &op_activation,
+    [MEMEST_KIND_GLOBALAVGPOOL] = &op_globalavgpool,
+    [MEMEST_KIND_ADD] = &op_add,
+    [MEMEST_KIND_CONCAT] = &op_concat,
+    [MEMEST_KIND_BATCHNORM] = &op_batchnorm,
+    [MEMEST_KIND_IDENTITY] = &op_identity,
+    [MEMEST_KIND_DROPOUT] = &op_dropout,
+};
+
+const struct memest_op_def *op_def(enum memest_kind kind)
+{
+    if ((unsigned)kind >= MEMEST_KIND_COUNT) {
+        return NULL;
+    }
+    return table[kind];
+}
+
+const char *memest_kind_name(enum memest_kind kind)
+{
+#define KIND_NAME(id, name) [MEMEST_KIND_##id] = name,
+    static const char *const names[MEMEST_KIND_COUNT] = {
+        MEMEST_KINDS(KIND_NAME)};
+#undef KIND_NAME
+    if ((unsigned)kind >= MEMEST_KIND_COUNT) {
+        return NULL;
+    }
+    return names[kind];
+}
+
+int memest_kind_is_view(enum memest_kind kind)
+{
+    const struct memest_op_def *def = op_def(kind);
+    return def != NULL && def->is_view;
+}
+
+unsigned memest_layer_weight_shape(const struct memest_layer *layer,
+                                   uint64_t dim[MEMEST_TENSOR_MAX_RANK])
+{
+    const struct memest_op_def *def;
+    uint64_t d[OP_WEIGHT_MAX_RANK];
+    unsigned rank;
+
+    if (layer == NULL || dim == NULL ||
+        (def = op_def(layer->kind)) == NULL || def->weight_shape == NULL ||
+        layer->parameter_count == 0) {
+        return 0;
+    }
+    rank = def->weight_shape(layer, d);
+    for (unsigned i = 0; i < rank; i++) {
+        dim[i] = d[i];
+    }
+    return rank;
+}
+
+/* The order in which messages list the keys ("name, in, k, s, p, g, act,
+ * bias"). */
+const struct op_key_info op_keys[] = {
+    {"name", "name", OP_KEY_NAME},
+    {"in", "input names", OP_KEY_IN},
+    {"k", "kernel size", OP_KEY_K},
+    {"s", "stride", OP_KEY_S},
+    {"p", "padding", OP_KEY_P},
+    {"g", "groups", OP_KEY_G},
+    {"act", "activation", OP_KEY_ACT},
+    {"bias", "bias", OP_KEY_BIAS},
+    {"eps", "epsilon", OP_KEY_EPS},
+    {"count_pad", "count_pad", OP_KEY_COUNT_PAD},
+};
+const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
+
+int op_fail(const struct op_infer *x, int status, int col, const char *fmt,
+            ...)
+{
+    va_list ap;
+
+    if (x->diag == NULL) {
+        return status;
+    }
+    x->diag->line = x->line;
+    x->diag->column = x->line > 0 ? col : 0;
+    va_start(ap, fmt);
+    vsnprintf(x->diag->message, sizeof x->diag->message, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int op_overflow(const struct op_infer *x, const char *what)
+{
+    return op_fail(x, MEMEST_E_OVERFLOW, x->sp->col_kind,
+                   "%s: %s does not fit in 64 bits", x->sp->kind_text, what);
+}
+
+int op_need_chw(const struct op_infer *x)
+{
+    char text[MEMEST_SHAPE_TEXT_MAX];
+
+    if (x->in[0]->rank == 3) {
+        return MEMEST_OK;
+    }
+    memest_shape_format(x->in[0], text, sizeof text);
+    return op_fail(x, MEMEST_E_SHAPE, x->sp->col_kind,
+                   "%s needs a CxHxW input but gets %s", x->sp->kind_text,
+                   text);
+}
+
+int op_window_out(const struct op_infer *x, uint64_t h, uint64_t k,
+                  uint64_t s, uint64_t before, uint64_t after,
+                  const char *axis, bool pad_below_window, uint64_t *out)
+{
+    const struct op_spec *sp = x->sp;
+    uint64_t padded;
+    char text[MEMEST_SHAPE_TEXT_MAX];
+
+    if (add_ovf(before, after, &padded) || add_ovf(padded, h, &padded)) {
+        return op_fail(x, MEMEST_E_OVERFLOW, sp->col_p,
+                       "%s: the %s with its padding overflows 64 bits",
+                       sp->kind_text, axis);
+    }
+    if (k > padded) {
+        memest_shape_format(x->in[0], text, sizeof text);
+        return op_fail(x, MEMEST_E_SHAPE, sp->col_k,
+                       "%s: kernel %s %llu is larger than the padded input "
+                       "%s %llu (input %s, padding %llu+%llu)",
+                       sp->kind_text, axis, (unsigned long long)k, axis,
+                       (unsigned long long)padded, text,
+                       (unsigned long long)before, (unsigned long long)after);
+    }
+    if (pad_below_window && (before >= k || after >= k)) {
+        return op_fail(x, MEMEST_E_SHAPE, sp->col_p,
+                       "%s: padding %llu+%llu on the %s is not smaller than "
+                       "the window %llu, so a window could hold only padding",
+                       sp->kind_text, (unsigned long long)before,
+                       (unsigned long long)after, axis, (unsigned long long)k);
+    }
+    *out = (padded - k) / s + 1;
+    return MEMEST_OK;
+}
+
+void op_put(struct op_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char *dst = NULL;
+    size_t room = 0;
+
+    if (o->buf != NULL && o->len < o->cap) {
+        dst = o->buf + o->len;
+        room = o->cap - o->len;
+    }
+    va_start(ap, fmt);
+    n = vsnprintf(dst, room, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        o->len += (size_t)n;
+    }
+}
+
+void op_put_pair(struct op_out *o, const char *key, uint64_t h, uint64_t w)
+{
+    if (h == w) {
+        op_put(o, " %s=%" PRIu64, key, h);
+    } else {
+        op_put(o, " %s=%" PRIu64 "x%" PRIu64, key, h, w);
+    }
+}
+
+void op_put_pads(struct op_out *o, const struct memest_layer *L)
+{
+    if (L->pad_top == L->pad_bottom && L->pad_left == L->pad_right) {
+        op_put_pair(o, "p", L->pad_top, L->pad_left);
+    } else {
+        op_put(o, " p=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+               L->pad_top, L->pad_left, L->pad_bottom, L->pad_right);
+    }
+}

@@ -1,0 +1,262 @@
+/*
+ * Private: the operator registry of libmemest. What an operator *is* (its
+ * keyword and keys in the text format, how its shape, parameters and MACs
+ * follow from its input, PyTorch's layout of its weight, whether its
+ * output is its input's buffer, how it is written back as text) lives in
+ * one file per operator, src/ops/<op>.c, as one const struct
+ * memest_op_def. The parser (parse.c), the writer (model.c), the
+ * estimates (estimate.c), the weight loader (weights.c) and the arena
+ * planner (arena.c) are drivers that look the definition up by kind with
+ * op_def() and never name a kind themselves; a kind without a definition
+ * is refused with a message, never handled as another kind.
+ *
+ * Adding an operator, libmemest's side:
+ *
+ *   1. a line X(FOO, "foo") at the end of MEMEST_KINDS in
+ *      include/edgefit/memest.h (the enumerator and its name);
+ *   2. src/ops/foo.c, a copy of src/ops/TEMPLATE.c filled in, defining
+ *      `const struct memest_op_def op_foo`;
+ *   3. its declaration at the end of this file and its row
+ *      `[MEMEST_KIND_FOO] = &op_foo,` in the table of src/op.c;
+ *   4. 'src/ops/foo.c' in memest_src of libmemest/meson.build;
+ *   5. a new key, if it needs one: an OP_KEY_ bit below, its row in
+ *      op_keys[] (op.c), its field in struct op_spec and its case in
+ *      parse.c's parse_layer();
+ *   6. tests: shapes and counts by hand in tests/memest/test_counts.c,
+ *      messages in tests/memest/test_parse.c, a round trip through
+ *      memest_model_write().
+ *
+ * Nothing else in libmemest changes; libprofile and the ONNX importer have
+ * registries of their own (DESIGN.md, "Operators").
+ */
+#ifndef MEMEST_OP_H
+#define MEMEST_OP_H
+
+#include "internal.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The keys of a layer line ("k=3"), one bit each; op_keys[] (op.c) holds
+ * their words in the order messages list them. */
+enum op_key {
+    OP_KEY_NAME = 1u << 0,
+    OP_KEY_IN = 1u << 1,
+    OP_KEY_K = 1u << 2,
+    OP_KEY_S = 1u << 3,
+    OP_KEY_P = 1u << 4,
+    OP_KEY_G = 1u << 5,
+    OP_KEY_ACT = 1u << 6,
+    OP_KEY_BIAS = 1u << 7,
+    OP_KEY_EPS = 1u << 8,
+    OP_KEY_COUNT_PAD = 1u << 9,
+};
+
+struct op_key_info {
+    const char *word; /* "k" */
+    const char *what; /* "kernel size", in "missing kernel size: ..." */
+    unsigned bit;
+};
+extern const struct op_key_info op_keys[];
+extern const size_t op_key_count;
+
+/* The most inputs one layer may name (an add or concat of more is not a
+ * model anyone writes by hand; ONNX importers split wider ones). */
+#define OP_MAX_INPUTS 64
+
+/* A token of a line: a slice of the text and its 1-based column. */
+struct op_tok {
+    const char *s;
+    size_t n;
+    int col;
+};
+
+/*
+ * What a layer line asked for, before shape inference: parse.c fills it
+ * from the keys (with the defaults g=1, bias=yes, count_pad=yes, eps=1e-5
+ * and no padding) and the operator's infer() reads it. `have_*` say
+ * whether a value was written; `col_*` are the columns messages point at
+ * (the keyword's when the key was not written).
+ */
+struct op_spec {
+    enum memest_kind kind;
+    enum memest_act act;
+    const char *kind_text; /* the keyword as written, "relu" for an act */
+    struct op_tok name;
+    uint64_t units;        /* the positional width */
+    uint64_t kh, kw, sh, sw;
+    uint64_t pt, pl, pb, pr;
+    uint64_t g;
+    int has_bias;
+    int count_pad;
+    double eps;
+    struct op_tok in[OP_MAX_INPUTS];
+    size_t nin;
+    int have_units;
+    int have_k;
+    int have_s;
+    int col_kind;
+    int col_units;
+    int col_k;
+    int col_s;
+    int col_p;
+    int col_g;
+    int col_in;
+};
+
+/* What infer() gets beside the line: the layer's inputs, resolved, and
+ * where its messages go. */
+struct op_infer {
+    const struct op_spec *sp;
+    size_t nin;                          /* 1, or 2+ for multi_input */
+    const struct memest_shape *const *in; /* nin shapes, in[0] first */
+    const char *const *in_name;          /* their tensors' names */
+    struct memest_diag *diag;            /* may be NULL */
+    int line;
+};
+
+/* How an operator's parameters arrive from a state_dict. */
+enum op_params {
+    OP_PARAMS_NONE,        /* none: parameter_count is 0 */
+    OP_PARAMS_WEIGHT_BIAS, /* "<name>.weight" in weight_shape()'s layout
+                            * and, with bias=yes, "<name>.bias" [units] */
+    OP_PARAMS_BATCHNORM,   /* "<name>.weight/.bias/.running_mean/
+                            * .running_var" [C], folded into scale, shift */
+};
+
+/* The largest rank of a weight (conv2d's [out_c, in_c/g, kh, kw]). */
+#define OP_WEIGHT_MAX_RANK 4
+
+/* The text writer's buffer: appends, counting the full length. */
+struct op_out {
+    char *buf;
+    size_t cap;
+    size_t len;
+};
+
+/* What write() prints: the layer, with the activation and bias its line
+ * declares (a layer with a folded batch norm is written without them,
+ * the batch norm's own line following it carries them). */
+struct op_write {
+    const struct memest_layer *L;
+    enum memest_act act;
+    int bias;
+};
+
+struct memest_op_def {
+    /* The text format. `word` is the keyword; with `act_keyword` the
+     * keywords are the activations' names instead ("relu" is an
+     * activation layer with act relu) and `word` is NULL. Automatic names
+     * are `prefix` and a counter ("conv1"); kinds with the same prefix
+     * share one counter ("pool1", "pool2" over max and avg pools). */
+    const char *word;
+    bool act_keyword;
+    const char *prefix;
+    /* The OP_KEY_ bits the line accepts (messages list them), and those
+     * it must have ("missing kernel size: ..."). */
+    unsigned keys;
+    unsigned required;
+    /* A positional number after the keyword: what it is ("dense width",
+     * in messages about its value), what it counts ("output features", in
+     * "missing width: ...") ; NULL when the line takes none. */
+    const char *width_what;
+    const char *width_noun;
+    /* A line to show in messages: "conv2d 8 k=3". */
+    const char *example;
+    /* Reads two or more inputs (in=A,B,...); otherwise exactly one. */
+    bool multi_input;
+    /* Its output is its input's buffer, unchanged: the arena gives it no
+     * storage (memest_kind_is_view()). */
+    bool is_view;
+    /* A batch norm that reads only this layer folds into it: the weights
+     * of output channel c scale by the norm's scale[c] (weight_shape()'s
+     * first dimension is the output channel) and it gains a bias. */
+    bool absorbs_bn;
+    enum op_params params;
+    /*
+     * Shape inference: fill L's out_shape, the operator's fields (units,
+     * kernel_*, stride_*, pad_*, groups, has_bias, count_include_pad,
+     * bn_epsilon), weight_count, bias_count and macs_per_sample from
+     * x->sp and the inputs. The driver has set kind, act, in_shape,
+     * groups = 1 and line, and afterwards computes output_elements and
+     * parameter_count with overflow checks. Returns MEMEST_OK or a status
+     * with the message set by op_fail() at the offending column.
+     */
+    int (*infer)(const struct op_infer *x, struct memest_layer *L);
+    /* PyTorch's layout of "<name>.weight" (and of layer->weight): fills
+     * dim[0..rank-1] and returns the rank; NULL when the kind has no
+     * parameters. The bias is [bias_count]. */
+    unsigned (*weight_shape)(const struct memest_layer *L,
+                             uint64_t dim[OP_WEIGHT_MAX_RANK]);
+    /* The trainer's working buffers beyond the generic ones (see
+     * memest_training_memory()): *preact receives the elements per sample
+     * it keeps before its fused activation for the backward pass, *columns
+     * the floats of its im2col columns for one sample; NULL: none.
+     * MEMEST_E_OVERFLOW when they do not fit in 64 bits. */
+    int (*train_work)(const struct memest_layer *L, uint64_t *preact,
+                      uint64_t *columns);
+    /* Write the layer's keyword and every option, explicit: "conv2d 8
+     * k=3 s=1 p=1 g=1 act=relu bias=yes"; the driver adds in= and name=.
+     * Parsing the line must give the layer back. NULL: the keyword alone
+     * (an operator without options). */
+    void (*write)(struct op_out *o, const struct op_write *w);
+};
+
+/* The definition of a kind, NULL when the kind has none (MEMEST_KIND_INPUT,
+ * a value outside the enum, or a kind whose file is not written yet). */
+const struct memest_op_def *op_def(enum memest_kind kind);
+
+/* ---- Helpers for the operators' files ----------------------------------- */
+
+/* Set the message at x's line and `col` and return status. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+int op_fail(const struct op_infer *x, int status, int col, const char *fmt,
+            ...);
+
+/* "<kind>: <what> does not fit in 64 bits" at the keyword. */
+int op_overflow(const struct op_infer *x, const char *what);
+
+/* MEMEST_OK when input 0 is CxHxW, else MEMEST_E_SHAPE "<kind> needs a
+ * CxHxW input but gets <shape>". */
+int op_need_chw(const struct op_infer *x);
+
+/*
+ * A window's output size along one axis: floor((h + before + after - k) /
+ * s) + 1. MEMEST_E_SHAPE when the window is larger than the padded input,
+ * or, with `pad_below_window` (pools), when a padding is not smaller than
+ * the window (a window could then hold only padding).
+ */
+int op_window_out(const struct op_infer *x, uint64_t h, uint64_t k,
+                  uint64_t s, uint64_t before, uint64_t after,
+                  const char *axis, bool pad_below_window, uint64_t *out);
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void op_put(struct op_out *o, const char *fmt, ...);
+
+/* " key=N", or " key=HxW" when h != w. */
+void op_put_pair(struct op_out *o, const char *key, uint64_t h, uint64_t w);
+
+/* The shortest of " p=N", " p=HxW" and " p=top,left,bottom,right". */
+void op_put_pads(struct op_out *o, const struct memest_layer *L);
+
+/* ---- The operators (src/ops/) ------------------------------------------- */
+
+extern const struct memest_op_def op_dense;
+extern const struct memest_op_def op_conv2d;
+extern const struct memest_op_def op_maxpool;
+extern const struct memest_op_def op_avgpool;
+extern const struct memest_op_def op_flatten;
+extern const struct memest_op_def op_activation;
+extern const struct memest_op_def op_globalavgpool;
+extern const struct memest_op_def op_add;
+extern const struct memest_op_def op_concat;
+extern const struct memest_op_def op_batchnorm;
+extern const struct memest_op_def op_identity;
+extern const struct memest_op_def op_dropout;
+
+#endif
