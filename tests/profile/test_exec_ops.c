@@ -84,7 +84,7 @@ static void test_views_and_params(void **state)
         const struct exec_op_vtable *vt = exec_op_find(L->kind);
         const size_t t = ninputs + i;
         const bool shares = plan.alias[t] != t;
-        if (shares != exec_kind_is_view(L->kind) || shares != vt->view) {
+        if (shares != exec_kind_is_view(L->kind)) {
             fail_msg("%s: libmemest's plan %s its input's buffer, the "
                      "executor's view rule says %d", L->name,
                      shares ? "shares" : "does not share",
@@ -143,8 +143,8 @@ static void test_refused(void **state)
         L->kind = bad[b];
         prof_exec *ex = (prof_exec *)m;
         struct prof_diag d;
-        assert_int_equal(prof_exec_create(m, NULL, &ex, &d),
-                         PROF_E_UNSUPPORTED);
+        int st = prof_exec_create(m, NULL, &ex, &d);
+        assert_int_equal(st, PROF_E_UNSUPPORTED);
         assert_null(ex);
         const char *want = b == 0
                                ? "odd: the executor has no operator for "

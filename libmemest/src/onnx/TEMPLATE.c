@@ -4,7 +4,7 @@
  *
  * 1. A row in the table of ops.c, in strcmp order of op_type:
  *
- *        {"MyOp", "alpha mode", op_myop, fold_myop, 0},
+ *        {"MyOp", "alpha mode", onnx_myop, fold_myop, 0},
  *
  *    The attribute list is every attribute the operator reads; any other
  *    is refused before the handler runs, naming it. A handler of NULL
@@ -23,7 +23,7 @@
 
 /* The handler: the node's inputs are computed tensors (and constants such
  * as weights). Read, check, then make layers. */
-int op_myop(struct imp *I, size_t node)
+int onnx_myop(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     const struct cval *w = NULL;

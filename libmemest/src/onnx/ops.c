@@ -25,48 +25,48 @@
  * allowed broadcasting, which the handlers check on the shapes anyway;
  * Gemm's broadcast likewise allowed only C to broadcast */
 static const struct onnx_op ops[] = {
-    {"Add", "axis broadcast", op_add, fold_add, 0},
+    {"Add", "axis broadcast", onnx_add, fold_add, 0},
     {"AveragePool", "auto_pad ceil_mode count_include_pad dilations "
-                    "kernel_shape pads strides", op_avgpool, NULL, 0},
+                    "kernel_shape pads strides", onnx_avgpool, NULL, 0},
     /* is_test (before opset 7) and momentum matter only for training;
      * spatial=0 (before opset 9) is refused by the handler */
     {"BatchNormalization", "epsilon is_test momentum spatial training_mode",
-     op_batchnorm, NULL, 0},
+     onnx_batchnorm, NULL, 0},
     {"Cast", "to", NULL, fold_cast, 0},
-    {"Clip", "max min", op_clip, NULL, 0},
-    {"Concat", "axis", op_concat, fold_concat, 0},
+    {"Clip", "max min", onnx_clip, NULL, 0},
+    {"Concat", "axis", onnx_concat, fold_concat, 0},
     {"Constant", "value value_float value_floats value_int value_ints", NULL,
      fold_constant, 0},
     {"ConstantOfShape", "value", NULL, fold_constant_of_shape, 0},
-    {"Conv", "auto_pad dilations group kernel_shape pads strides", op_conv,
+    {"Conv", "auto_pad dilations group kernel_shape pads strides", onnx_conv,
      NULL, 0},
-    {"Div", "axis broadcast", op_elementwise_refused, fold_div, 0},
-    {"Dropout", "is_test ratio seed", op_dropout, NULL, 0},
+    {"Div", "axis broadcast", onnx_elementwise_refused, fold_div, 0},
+    {"Dropout", "is_test ratio seed", onnx_dropout, NULL, 0},
     {"Equal", "axis broadcast", NULL, fold_equal, 0},
-    {"Erf", "", op_erf, NULL, 0},
+    {"Erf", "", onnx_erf, NULL, 0},
     {"Expand", "", NULL, fold_expand, 0},
-    {"Flatten", "axis", op_flatten, NULL, 0},
+    {"Flatten", "axis", onnx_flatten, NULL, 0},
     {"Gather", "axis", NULL, fold_gather, 0},
-    {"Gemm", "alpha beta broadcast transA transB", op_gemm, NULL, 0},
-    {"GlobalAveragePool", "", op_gap, NULL, 0},
-    {"Identity", "", op_identity, fold_identity, 0},
-    {"LogSoftmax", "axis", op_logsoftmax, NULL, 0},
-    {"MatMul", "", op_matmul, NULL, 0},
+    {"Gemm", "alpha beta broadcast transA transB", onnx_gemm, NULL, 0},
+    {"GlobalAveragePool", "", onnx_gap, NULL, 0},
+    {"Identity", "", onnx_identity, fold_identity, 0},
+    {"LogSoftmax", "axis", onnx_logsoftmax, NULL, 0},
+    {"MatMul", "", onnx_matmul, NULL, 0},
     {"MaxPool", "auto_pad ceil_mode dilations kernel_shape pads "
-                "storage_order strides", op_maxpool, NULL, 0},
-    {"Mul", "axis broadcast", op_elementwise_refused, fold_mul, 0},
+                "storage_order strides", onnx_maxpool, NULL, 0},
+    {"Mul", "axis broadcast", onnx_elementwise_refused, fold_mul, 0},
     {"Range", "", NULL, fold_range, 0},
-    {"Relu", "", op_relu, NULL, 0},
-    {"Reshape", "allowzero", op_reshape, fold_reshape, 0},
+    {"Relu", "", onnx_relu, NULL, 0},
+    {"Reshape", "allowzero", onnx_reshape, fold_reshape, 0},
     {"Shape", "end start", NULL, fold_shape, 1},
-    {"Sigmoid", "", op_sigmoid, NULL, 0},
+    {"Sigmoid", "", onnx_sigmoid, NULL, 0},
     /* starts, ends and axes were attributes before opset 10 */
     {"Slice", "axes ends starts", NULL, fold_slice, 0},
-    {"Softmax", "axis", op_softmax, NULL, 0},
+    {"Softmax", "axis", onnx_softmax, NULL, 0},
     {"Squeeze", "axes", NULL, fold_squeeze, 0},
-    {"Sub", "axis broadcast", op_elementwise_refused, fold_sub, 0},
-    {"Tanh", "", op_tanh, NULL, 0},
-    {"Transpose", "perm", op_transpose_refused, fold_transpose, 0},
+    {"Sub", "axis broadcast", onnx_elementwise_refused, fold_sub, 0},
+    {"Tanh", "", onnx_tanh, NULL, 0},
+    {"Transpose", "perm", onnx_transpose_refused, fold_transpose, 0},
     {"Unsqueeze", "axes", NULL, fold_unsqueeze, 0},
     {"Where", "", NULL, fold_where, 0},
 };
@@ -136,7 +136,7 @@ int translate_node(struct imp *I, size_t node)
     int st;
 
     if (I->ni[node].gelu_x != SIZE_MAX) {
-        return op_gelu(I, node);
+        return onnx_gelu(I, node);
     }
     op = onnx_op_find(str(n->op_type));
     if (op == NULL) {

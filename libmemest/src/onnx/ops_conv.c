@@ -161,7 +161,7 @@ static void window_args(const struct window *w, char *buf, size_t cap)
              (unsigned long long)w->pb, (unsigned long long)w->pr);
 }
 
-int op_conv(struct imp *I, size_t node)
+int onnx_conv(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     const struct cval *W;
@@ -231,7 +231,7 @@ int op_conv(struct imp *I, size_t node)
     return set_output(I, node, 0, l, 4, dim);
 }
 
-static int op_pool(struct imp *I, size_t node, int is_max)
+static int onnx_pool(struct imp *I, size_t node, int is_max)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     struct window w;
@@ -282,12 +282,12 @@ static int op_pool(struct imp *I, size_t node, int is_max)
     return set_output(I, node, 0, l, 4, dim);
 }
 
-int op_maxpool(struct imp *I, size_t node)
+int onnx_maxpool(struct imp *I, size_t node)
 {
-    return op_pool(I, node, 1);
+    return onnx_pool(I, node, 1);
 }
 
-int op_avgpool(struct imp *I, size_t node)
+int onnx_avgpool(struct imp *I, size_t node)
 {
-    return op_pool(I, node, 0);
+    return onnx_pool(I, node, 0);
 }

@@ -96,7 +96,7 @@ static int emit_dense(struct imp *I, size_t node, size_t x,
     return set_output(I, node, 0, l, 2, odim);
 }
 
-int op_gemm(struct imp *I, size_t node)
+int onnx_gemm(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     const struct cval *B;
@@ -139,7 +139,7 @@ int op_gemm(struct imp *I, size_t node)
     return emit_dense(I, node, x, B, tb == 0, alpha, bias, bias);
 }
 
-int op_matmul(struct imp *I, size_t node)
+int onnx_matmul(struct imp *I, size_t node)
 {
     const struct cval *B;
     const struct cval *C = NULL;
@@ -177,7 +177,7 @@ int op_matmul(struct imp *I, size_t node)
     return st;
 }
 
-int op_batchnorm(struct imp *I, size_t node)
+int onnx_batchnorm(struct imp *I, size_t node)
 {
     static const char *const roles[4] = {"scale", "bias B", "mean",
                                          "variance"};

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int op_flatten(struct imp *I, size_t node)
+int onnx_flatten(struct imp *I, size_t node)
 {
     int64_t axis;
     size_t x = 0;
@@ -44,7 +44,7 @@ static void shape_value_text(const struct cval *s, char *buf, size_t cap)
     snprintf(buf + off, cap - off, "%s]", s->count == 0 ? "[" : "");
 }
 
-int op_reshape(struct imp *I, size_t node)
+int onnx_reshape(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     const struct cval *s;
@@ -134,7 +134,7 @@ static int softmax(struct imp *I, size_t node, enum memest_act act)
     return emit_act(I, node, x, act, n->name);
 }
 
-int op_clip(struct imp *I, size_t node)
+int onnx_clip(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     double lo = -INFINITY, hi = INFINITY;
@@ -197,7 +197,7 @@ static void shape_text(const struct value *v, char *buf, size_t cap)
     }
 }
 
-int op_add(struct imp *I, size_t node)
+int onnx_add(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     size_t xs[2];
@@ -239,7 +239,7 @@ int op_add(struct imp *I, size_t node)
     return set_output(I, node, 0, l, I->v[xs[0]].rank, I->v[xs[0]].dim);
 }
 
-int op_concat(struct imp *I, size_t node)
+int onnx_concat(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     size_t *xs;
@@ -309,7 +309,7 @@ done:
     return st;
 }
 
-int op_dropout(struct imp *I, size_t node)
+int onnx_dropout(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     size_t x = 0;
@@ -349,7 +349,7 @@ int op_dropout(struct imp *I, size_t node)
                        I->v[x].dim);
 }
 
-int op_gap(struct imp *I, size_t node)
+int onnx_gap(struct imp *I, size_t node)
 {
     uint64_t dim[4];
     size_t x = 0;
@@ -375,7 +375,7 @@ static int unary(struct imp *I, size_t node, enum memest_act act)
     return emit_act(I, node, x, act, I->g->node[node]->name);
 }
 
-int op_gelu(struct imp *I, size_t node)
+int onnx_gelu(struct imp *I, size_t node)
 {
     const size_t x = I->ni[node].gelu_x;
     const Onnx__NodeProto *erf = I->g->node[I->ni[node].gelu_erf];
@@ -401,37 +401,37 @@ int op_gelu(struct imp *I, size_t node)
     return st;
 }
 
-int op_softmax(struct imp *I, size_t node)
+int onnx_softmax(struct imp *I, size_t node)
 {
     return softmax(I, node, MEMEST_ACT_SOFTMAX);
 }
 
-int op_logsoftmax(struct imp *I, size_t node)
+int onnx_logsoftmax(struct imp *I, size_t node)
 {
     return softmax(I, node, MEMEST_ACT_LOGSOFTMAX);
 }
 
-int op_relu(struct imp *I, size_t node)
+int onnx_relu(struct imp *I, size_t node)
 {
     return unary(I, node, MEMEST_ACT_RELU);
 }
 
-int op_sigmoid(struct imp *I, size_t node)
+int onnx_sigmoid(struct imp *I, size_t node)
 {
     return unary(I, node, MEMEST_ACT_SIGMOID);
 }
 
-int op_tanh(struct imp *I, size_t node)
+int onnx_tanh(struct imp *I, size_t node)
 {
     return unary(I, node, MEMEST_ACT_TANH);
 }
 
-int op_erf(struct imp *I, size_t node)
+int onnx_erf(struct imp *I, size_t node)
 {
     return unary(I, node, MEMEST_ACT_ERF);
 }
 
-int op_identity(struct imp *I, size_t node)
+int onnx_identity(struct imp *I, size_t node)
 {
     size_t x = 0;
     int st = get_act(I, node, 0, &x);
@@ -463,7 +463,7 @@ static int reads_integers(struct imp *I, size_t node)
 
 /* Mul, Div and Sub of a computed tensor: read only as constants (shape
  * arithmetic, folded) and, for Mul and Div, inside PyTorch's GELU. */
-int op_elementwise_refused(struct imp *I, size_t node)
+int onnx_elementwise_refused(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     const char *op = str(n->op_type);
@@ -484,7 +484,7 @@ int op_elementwise_refused(struct imp *I, size_t node)
                      "of constants, which are folded at import", op);
 }
 
-int op_transpose_refused(struct imp *I, size_t node)
+int onnx_transpose_refused(struct imp *I, size_t node)
 {
     return node_fail(I, node, MEMEST_E_PARSE,
                      "a Transpose of a computed tensor is not supported: "

@@ -120,6 +120,18 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
                      : "(unknown)");
         return PROF_E_RANGE;
     }
+    /* Every layer's kind has an operator, checked before libmemest is asked
+     * for anything: its own refusal of an unknown kind would not name the
+     * layer. */
+    for (size_t i = 0; i < memest_model_layer_count(model); i++) {
+        const struct memest_layer *L = memest_model_layer(model, i);
+        if (!exec_op_find(L->kind)) {
+            const char *kn = memest_kind_name(L->kind);
+            exec_diag_set(diag, "%s: the executor has no operator for %s "
+                          "layers", L->name, kn ? kn : "(unknown)");
+            return PROF_E_UNSUPPORTED;
+        }
+    }
     int mst = memest_estimate_totals(model, o.batch, o.precision, &totals);
     if (mst != MEMEST_OK) {
         exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
@@ -169,14 +181,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         struct exec_op *op = &ex->ops[i];
         op->layer = memest_model_layer(model, i);
         op->index = i;
-        op->vt = exec_op_find(op->layer->kind);
-        if (!op->vt) {
-            const char *kn = memest_kind_name(op->layer->kind);
-            exec_diag_set(diag, "%s: the executor has no operator for %s "
-                          "layers", op->layer->name, kn ? kn : "(unknown)");
-            st = PROF_E_UNSUPPORTED;
-            goto fail;
-        }
+        op->vt = exec_op_find(op->layer->kind); /* checked above */
         if ((st = exec_plan_layer(ex, op, diag)) != PROF_OK) {
             goto fail;
         }

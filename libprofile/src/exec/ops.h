@@ -68,10 +68,6 @@ struct exec_grad_args {
 enum { EXEC_READS_X = 1, EXEC_READS_Y = 2 };
 
 struct exec_op_vtable {
-    /* The output is the input's buffer and nothing is computed (identity,
-     * dropout, flatten): the arena, the run loop and the trainer read it
-     * through exec_kind_is_view(). */
-    bool view;
     /* Runs on several threads when large (exec_op_threads). */
     bool threaded;
     /* Geometry beyond the common one plan.c sets (shapes as c x h x w,
@@ -121,8 +117,9 @@ struct exec_op_vtable {
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind);
 
 /* Whether a layer of this kind is a view of its input: its output is the
- * input's buffer (identity, dropout, flatten). The one place the rule is
- * decided in libprofile. */
+ * input's buffer and nothing is computed (identity, dropout, flatten). The
+ * rule is libmemest's (memest_kind_is_view, the arena plan's own), so the
+ * executor, the trainer and the plan cannot disagree. */
 bool exec_kind_is_view(enum memest_kind kind);
 
 /* The kinds the trainer has a backward pass for, as "a, b and c", in buf

@@ -92,8 +92,9 @@ static int mykind_backward(prof_exec *ex, const struct exec_op *op,
 }
 
 const struct exec_op_vtable exec_op_mykind = {
-    /* .view = true only when the output IS the input's buffer (identity,
-     * dropout, flatten): then nothing runs at inference. */
+    /* A view (output = the input's buffer: identity, dropout, flatten)
+     * is declared once, by libmemest's definition (is_view); then nothing
+     * runs at inference. */
     .plan = mykind_plan,
     .scratch = mykind_scratch,
     .layout_caps = mykind_caps,

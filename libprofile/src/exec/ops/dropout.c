@@ -4,7 +4,6 @@
 #include "exec/ops/view.h"
 
 const struct exec_op_vtable exec_op_dropout = {
-    .view = true,
     .layout_caps = exec_view_caps,
     .run_f32 = exec_view_run_f32,
     .backward_f32 = exec_view_backward_f32,

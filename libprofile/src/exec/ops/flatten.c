@@ -4,7 +4,6 @@
 #include "exec/ops/view.h"
 
 const struct exec_op_vtable exec_op_flatten = {
-    .view = true,
     .run_f32 = exec_view_run_f32,
     .backward_f32 = exec_view_backward_f32,
 };

@@ -34,8 +34,7 @@ const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
 
 bool exec_kind_is_view(enum memest_kind kind)
 {
-    const struct exec_op_vtable *vt = exec_op_find(kind);
-    return vt && vt->view;
+    return memest_kind_is_view(kind) != 0;
 }
 
 void exec_trainable_kinds(char *buf, size_t len)
