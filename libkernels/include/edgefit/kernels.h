@@ -940,6 +940,69 @@ KERN_API int kern_gelu_erf_f32(float *dst, const float *src, size_t n);
 KERN_API int kern_gelu_unfused_f32(float *dst, const float *src, size_t n,
                                    float *scratch);
 
+/* The activations of the mobile and vision networks (ONNX Sigmoid, Tanh
+ * and Erf are kern_sigmoid_f32, kern_tanh_f32 and kern_erf_f32 above).
+ * Arguments, aliasing (dst may equal src, no other overlap) and statuses
+ * as the activations above; a parameter outside its domain gives
+ * KERN_E_RANGE, also with n == 0. NaN inputs give NaN outputs.
+ *
+ * Exact functions: hard_sigmoid, hard_swish, leaky_relu and clip are
+ * computed one float operation at a time as written (a product and a sum
+ * are two roundings, never one fused multiply-add), so every path gives
+ * the same bits; they keep subnormals and never flush.
+ *
+ * Approximated functions: silu, softplus and elu, with the error bounds
+ * below against the exact function (the C path evaluates each in double
+ * and rounds once), tested on every path over every 61st float in
+ * [-10, 10] and out to +-110, and at +-inf, NaN and the largest floats
+ * (measured there: silu and softplus 3 ulp, elu 1 ulp).
+ * Like the others they may flush results below KERN_ACT_FLUSH_BELOW to
+ * +-0 on the SIMD paths. Limits: silu(-inf) = -0, silu(+inf) = +inf;
+ * softplus(-inf) = 0, softplus(+inf) = +inf; elu(-inf) = -alpha. */
+#define KERN_ACT_MAX_ULP_SILU 4
+#define KERN_ACT_MAX_ULP_SOFTPLUS 4
+#define KERN_ACT_MAX_ULP_ELU 2
+
+/* hard_swish's fixed parameters (ONNX HardSwish, PyTorch's nn.Hardswish
+ * and nn.Hardsigmoid): alpha 1/6 rounded to float, beta 0.5. */
+#define KERN_HARD_SWISH_ALPHA (1.0f / 6.0f)
+#define KERN_HARD_SWISH_BETA 0.5f
+
+/* x sigmoid(x) = x / (1 + exp(-x)) (SiLU, "swish"). */
+KERN_API int kern_silu_f32(float *dst, const float *src, size_t n);
+/* log(1 + exp(x)), evaluated as max(x, 0) + log1p(exp(-|x|)): no
+ * overflow for large x (the result is x there) and full relative accuracy
+ * for large negative x (the result is about exp(x) there). */
+KERN_API int kern_softplus_f32(float *dst, const float *src, size_t n);
+/* ONNX HardSigmoid: max(0, min(1, alpha * x + beta)), the product and the
+ * sum rounded separately; -0 stays -0 (ONNX's defaults are alpha 0.2,
+ * beta 0.5; PyTorch's nn.Hardsigmoid is alpha KERN_HARD_SWISH_ALPHA, beta
+ * 0.5). alpha and beta must be finite (else KERN_E_RANGE). Exact. */
+KERN_API int kern_hard_sigmoid_f32(float *dst, const float *src, size_t n,
+                                   float alpha, float beta);
+/* ONNX HardSwish: x * hard_sigmoid(x) with KERN_HARD_SWISH_ALPHA and
+ * KERN_HARD_SWISH_BETA, the bits of kern_hard_sigmoid_f32 times x.
+ * PyTorch's nn.Hardswish computes x * relu6(x + 3) / 6, which rounds
+ * differently: the two differ by the rounding of three float operations
+ * (tested against PyTorch's formula in double). */
+KERN_API int kern_hard_swish_f32(float *dst, const float *src, size_t n);
+/* x < 0 ? alpha * x : x (ONNX LeakyRelu, default alpha 0.01); alpha must
+ * be finite (else KERN_E_RANGE); any sign is allowed. Exact. */
+KERN_API int kern_leaky_relu_f32(float *dst, const float *src, size_t n,
+                                 float alpha);
+/* x > 0 ? x : alpha * (exp(x) - 1) (ONNX Elu, default alpha 1), with
+ * exp(x) - 1 computed without cancellation near 0; alpha must be finite
+ * (else KERN_E_RANGE). Within KERN_ACT_MAX_ULP_ELU of the exact value. */
+KERN_API int kern_elu_f32(float *dst, const float *src, size_t n,
+                          float alpha);
+/* min(max(x, lo), hi) (ONNX Clip; an absent bound is -INFINITY or
+ * INFINITY). Any range: when lo > hi every output is hi, as numpy.clip
+ * and ONNX give (a NaN x stays NaN). -0 is not raised to a bound of +0.
+ * NaN bounds give
+ * KERN_E_RANGE. Exact. */
+KERN_API int kern_clip_f32(float *dst, const float *src, size_t n, float lo,
+                           float hi);
+
 /* grad_in = grad_out * (1 - y^2), from the forward output y = tanh(x). */
 KERN_API int kern_tanh_backward_f32(float *grad_in, const float *grad_out,
                                     const float *y, size_t n);
