@@ -1023,6 +1023,69 @@ KERN_API int kern_gelu_erf_backward_f32(float *grad_in,
                                         const float *grad_out,
                                         const float *x, size_t n);
 
+/* ---- elem -------------------------------------------------------------- */
+/*
+ * Element-wise arithmetic with numpy's broadcasting (ONNX Add, Sub, Mul,
+ * Div): shapes of rank 0 (a scalar) to KERN_BINARY_MAX_NDIM are aligned
+ * from the right, a missing dimension counting as 1, and each pair of
+ * extents must be equal or one of them 1; the output has the larger rank
+ * and the larger extent of each pair (an operand of extent 1 is repeated,
+ * as with a stride of 0). Tensors are dense and row-major.
+ *
+ * Every output is one IEEE float operation of the two operand elements
+ * (a + b, a - b, a * b, a / b, rounded to nearest), so results are exact
+ * in that sense and every path gives the same bits: division by zero
+ * gives +-inf or NaN, NaN propagates, no flushing.
+ *
+ * Paths: equal shapes run as one row over every element, a scalar operand
+ * (or one whose extents are all 1) as one row against a value held in a
+ * register, and a per-channel operand such as squeeze-excite's
+ * N x C x 1 x 1 gate against N x C x H x W as one such row per plane;
+ * other broadcasts as rows along their innermost run (AVX2 and AVX-512
+ * rows, chosen at run time).
+ */
+enum kern_binary_op {
+    KERN_BINARY_ADD = 0, /* a + b */
+    KERN_BINARY_SUB = 1, /* a - b */
+    KERN_BINARY_MUL = 2, /* a * b */
+    KERN_BINARY_DIV = 3, /* a / b */
+};
+#define KERN_BINARY_MAX_NDIM 4
+
+/* The broadcast shape of a (a_ndim extents) and b: y_shape receives
+ * max(a_ndim, b_ndim) extents (room for KERN_BINARY_MAX_NDIM suffices),
+ * *y_ndim their count, *y_elems (may be NULL) their product. A shape
+ * pointer may be NULL when its rank is 0. KERN_E_INVALID for a NULL
+ * pointer otherwise; KERN_E_SHAPE for a rank above KERN_BINARY_MAX_NDIM,
+ * a zero extent or extents that do not broadcast; KERN_E_OVERFLOW when a
+ * tensor's bytes do not fit in size_t. */
+KERN_API int kern_binary_shape(const size_t *a_shape, size_t a_ndim,
+                               const size_t *b_shape, size_t b_ndim,
+                               size_t *y_shape, size_t *y_ndim,
+                               size_t *y_elems);
+
+/* y = a op b with broadcasting; op is a kern_binary_op (else
+ * KERN_E_RANGE); y holds the elements of kern_binary_shape's output.
+ * Aliasing: y may be the same array as a or as b when that operand has
+ * the output's shape (in place: the residual add, x * gate into x); no
+ * other overlap (in particular not with a broadcast operand). Statuses
+ * as kern_binary_shape, plus KERN_E_INVALID for a NULL a, b or y. */
+KERN_API int kern_binary_f32(int op, const float *a, const size_t *a_shape,
+                             size_t a_ndim, const float *b,
+                             const size_t *b_shape, size_t b_ndim, float *y);
+
+/* Squeeze-excite's per-channel scale on a channel-blocked tensor (NCHW8c,
+ * see KERN_CBLOCK): x and y are [batch][ceil(channels / 8)][hw][8], scale
+ * is [batch][channels] (the N x C x 1 x 1 gate), and y[b][c][i] =
+ * x[b][c][i] * scale[b][c], one float multiply: the bits kern_binary_f32
+ * gives on the NCHW form. The padding lanes of x are ignored (they may
+ * hold anything) and those of y are written +0. y may equal x; no other
+ * overlap. KERN_E_INVALID for NULL, KERN_E_SHAPE for a zero size,
+ * KERN_E_OVERFLOW when the blocked size overflows. */
+KERN_API int kern_channel_scale_nchw8c_f32(const float *x, size_t batch,
+                                           size_t channels, size_t hw,
+                                           const float *scale, float *y);
+
 /* ---- cvt --------------------------------------------------------------- */
 /*
  * Conversions between float and the 16-bit formats IEEE binary16 (fp16,
