@@ -944,7 +944,9 @@ KERN_API int kern_gelu_unfused_f32(float *dst, const float *src, size_t n,
  * and Erf are kern_sigmoid_f32, kern_tanh_f32 and kern_erf_f32 above).
  * Arguments, aliasing (dst may equal src, no other overlap) and statuses
  * as the activations above; a parameter outside its domain gives
- * KERN_E_RANGE, also with n == 0. NaN inputs give NaN outputs.
+ * KERN_E_RANGE, also with n == 0. NaN inputs give NaN outputs; finite
+ * inputs give finite outputs unless alpha * x overflows (leaky_relu and
+ * elu with |alpha| > 1 near FLT_MAX).
  *
  * Exact functions: hard_sigmoid, hard_swish, leaky_relu and clip are
  * computed one float operation at a time as written (a product and a sum
