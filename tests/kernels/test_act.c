@@ -473,12 +473,13 @@ static void test_limits(void **state)
  * their definition in double with the bound of two float roundings, and
  * hand-computed values. */
 
-enum zoo_fn { Z_SILU, Z_SOFTPLUS, Z_ELU1, Z_ELU_HALF, NZOO };
+enum zoo_fn { Z_SILU, Z_SOFTPLUS, Z_ELU1, Z_ELU_HALF };
+enum { NZOO = Z_ELU_HALF + 1 };
 
 static const char *const zoo_names[NZOO] = {"silu", "softplus", "elu(1)",
                                             "elu(0.5)"};
 
-static double zoo_ref(int f, double x)
+static double zoo_ref(enum zoo_fn f, double x)
 {
     switch (f) {
     case Z_SILU:
@@ -488,24 +489,27 @@ static double zoo_ref(int f, double x)
         return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
     case Z_ELU1:
         return x > 0 ? x : expm1(x);
-    default:
+    case Z_ELU_HALF:
         return x > 0 ? x : 0.5 * expm1(x);
     }
+    return NAN;
 }
 
-static double zoo_bound(int f)
+static double zoo_bound(enum zoo_fn f)
 {
     switch (f) {
     case Z_SILU:
         return KERN_ACT_MAX_ULP_SILU;
     case Z_SOFTPLUS:
         return KERN_ACT_MAX_ULP_SOFTPLUS;
-    default:
+    case Z_ELU1:
+    case Z_ELU_HALF:
         return KERN_ACT_MAX_ULP_ELU;
     }
+    return 0.0;
 }
 
-static void zoo_run(const struct kern_act_dsp *d, int f, float *out,
+static void zoo_run(const struct kern_act_dsp *d, enum zoo_fn f, float *out,
                     const float *x, size_t n)
 {
     switch (f) {
@@ -518,7 +522,7 @@ static void zoo_run(const struct kern_act_dsp *d, int f, float *out,
     case Z_ELU1:
         d->elu_f32(out, x, n, 1.0f, 0.0f);
         break;
-    default:
+    case Z_ELU_HALF:
         d->elu_f32(out, x, n, 0.5f, 0.0f);
         break;
     }
@@ -534,7 +538,8 @@ static void zoo_block(const float *xs, size_t n, struct zoo_stats *st)
 {
     static float out[BLOCK];
     static double ref[BLOCK];
-    for (int f = 0; f < NZOO; f++) {
+    for (int fi = 0; fi < NZOO; fi++) {
+        const enum zoo_fn f = (enum zoo_fn)fi;
         for (size_t i = 0; i < n; i++) {
             ref[i] = zoo_ref(f, xs[i]);
         }
