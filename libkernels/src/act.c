@@ -8,6 +8,7 @@
  * approximations and are checked against these. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "act.h"
 
@@ -163,6 +164,132 @@ void kern_gelu_erf_backward_f32_c(float *gi, const float *go, const float *x,
     }
 }
 
+/* x sigmoid(x) = x / (1 + exp(-x)) in double, rounded once: within
+ * 1 ulp of the exact value. The limit at -inf is -0 (x e^x -> 0), which
+ * -inf / inf would make NaN. */
+static float silu_ref(float x)
+{
+    if (x == -INFINITY) {
+        return -0.0f;
+    }
+    return (float)((double)x / (1.0 + exp(-(double)x)));
+}
+
+void kern_silu_f32_c(float *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = silu_ref(src[i]);
+    }
+}
+
+/* max(x, 0) + log1p(exp(-|x|)) in double: exp never overflows, and for
+ * x < 0 the result is log1p of a small number, which keeps its relative
+ * accuracy where log(1 + exp(x)) would round 1 + exp(x) to 1. fmax would
+ * drop a NaN, hence the test. */
+static float softplus_ref(float x)
+{
+    if (isnan(x)) {
+        return x;
+    }
+    const double xd = x;
+    return (float)(fmax(xd, 0.0) + log1p(exp(-fabs(xd))));
+}
+
+void kern_softplus_f32_c(float *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = softplus_ref(src[i]);
+    }
+}
+
+/* The exact activations below are written as the SIMD paths compute them,
+ * one float operation per statement (so that no compiler contracts a
+ * multiply and an add into a fused one) and with comparisons whose
+ * outcome on NaN and on -0 the min/max instructions reproduce: every path
+ * gives these bits. */
+
+/* c ? a : b through the bits: both operands are computed and the loop is
+ * a blend that the compiler vectorises; written with ?: on floats, the
+ * compiler keeps a branch around the product (it may not evaluate a float
+ * operation the source does not), which mispredicts on random signs and
+ * makes the loop some 40 times slower. */
+static inline float select_bits(int c, float a, float b)
+{
+    uint32_t ua, ub;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    const uint32_t m = 0u - (uint32_t)(c != 0);
+    const uint32_t r = (ua & m) | (ub & ~m);
+    float f;
+    memcpy(&f, &r, sizeof f);
+    return f;
+}
+
+/* a x + b (two roundings) clamped to [0, 1]; NaN passes through, -0 stays
+ * -0. */
+static inline float hard_sigmoid1(float x, float a, float b)
+{
+    const float ax = x * a;
+    float t = ax + b;
+    t = t > 1.0f ? 1.0f : t;
+    return t < 0.0f ? 0.0f : t;
+}
+
+void kern_hard_sigmoid_f32_c(float *dst, const float *src, size_t n,
+                             float a, float b)
+{
+    for (size_t i = 0; i < n; i++) {
+        dst[i] = hard_sigmoid1(src[i], a, b);
+    }
+}
+
+void kern_hard_swish_f32_c(float *dst, const float *src, size_t n)
+{
+    /* In blocks through a buffer: in one loop, the compiler turns x * 1
+     * and x * 0 into branches that mispredict on random inputs (50 times
+     * slower) instead of vectorising. */
+    float h[256];
+    for (size_t i0 = 0; i0 < n; i0 += 256) {
+        const size_t m = n - i0 < 256 ? n - i0 : 256;
+        kern_hard_sigmoid_f32_c(h, src + i0, m, KERN_HARD_SWISH_ALPHA,
+                                KERN_HARD_SWISH_BETA);
+        for (size_t i = 0; i < m; i++) {
+            dst[i0 + i] = src[i0 + i] * h[i];
+        }
+    }
+}
+
+void kern_leaky_relu_f32_c(float *dst, const float *src, size_t n, float a,
+                           float b)
+{
+    (void)b;
+    for (size_t i = 0; i < n; i++) {
+        const float x = src[i];
+        dst[i] = select_bits(x < 0.0f, x * a, x);
+    }
+}
+
+/* x for x > 0, else alpha expm1(x) in double rounded once (expm1, not
+ * exp - 1, keeps the relative accuracy near 0). */
+void kern_elu_f32_c(float *dst, const float *src, size_t n, float a, float b)
+{
+    (void)b;
+    for (size_t i = 0; i < n; i++) {
+        const float x = src[i];
+        dst[i] = x > 0.0f ? x : (float)((double)a * expm1((double)x));
+    }
+}
+
+void kern_clip_f32_c(float *dst, const float *src, size_t n, float lo,
+                     float hi)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float x = src[i];
+        const float t = x < lo ? lo : x;
+        dst[i] = t > hi ? hi : t;
+    }
+}
+
 void kern_act_dsp_init(struct kern_act_dsp *dsp, unsigned flags)
 {
     dsp->tanh_f32 = kern_tanh_f32_c;
@@ -176,6 +303,13 @@ void kern_act_dsp_init(struct kern_act_dsp *dsp, unsigned flags)
     dsp->relu_backward_f32 = kern_relu_backward_f32_c;
     dsp->gelu_backward_f32 = kern_gelu_backward_f32_c;
     dsp->gelu_erf_backward_f32 = kern_gelu_erf_backward_f32_c;
+    dsp->silu_f32 = kern_silu_f32_c;
+    dsp->hard_swish_f32 = kern_hard_swish_f32_c;
+    dsp->softplus_f32 = kern_softplus_f32_c;
+    dsp->hard_sigmoid_f32 = kern_hard_sigmoid_f32_c;
+    dsp->leaky_relu_f32 = kern_leaky_relu_f32_c;
+    dsp->elu_f32 = kern_elu_f32_c;
+    dsp->clip_f32 = kern_clip_f32_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -191,6 +325,13 @@ void kern_act_dsp_init(struct kern_act_dsp *dsp, unsigned flags)
     dsp->relu_backward_f32 = kern_relu_backward_f32_avx2;
     dsp->gelu_backward_f32 = kern_gelu_backward_f32_avx2;
     dsp->gelu_erf_backward_f32 = kern_gelu_erf_backward_f32_avx2;
+    dsp->silu_f32 = kern_silu_f32_avx2;
+    dsp->hard_swish_f32 = kern_hard_swish_f32_avx2;
+    dsp->softplus_f32 = kern_softplus_f32_avx2;
+    dsp->hard_sigmoid_f32 = kern_hard_sigmoid_f32_avx2;
+    dsp->leaky_relu_f32 = kern_leaky_relu_f32_avx2;
+    dsp->elu_f32 = kern_elu_f32_avx2;
+    dsp->clip_f32 = kern_clip_f32_avx2;
     if (!(flags & KERN_CPU_AVX512)) {
         return;
     }
@@ -205,6 +346,13 @@ void kern_act_dsp_init(struct kern_act_dsp *dsp, unsigned flags)
     dsp->relu_backward_f32 = kern_relu_backward_f32_avx512;
     dsp->gelu_backward_f32 = kern_gelu_backward_f32_avx512;
     dsp->gelu_erf_backward_f32 = kern_gelu_erf_backward_f32_avx512;
+    dsp->silu_f32 = kern_silu_f32_avx512;
+    dsp->hard_swish_f32 = kern_hard_swish_f32_avx512;
+    dsp->softplus_f32 = kern_softplus_f32_avx512;
+    dsp->hard_sigmoid_f32 = kern_hard_sigmoid_f32_avx512;
+    dsp->leaky_relu_f32 = kern_leaky_relu_f32_avx512;
+    dsp->elu_f32 = kern_elu_f32_avx512;
+    dsp->clip_f32 = kern_clip_f32_avx512;
 #else
     (void)flags;
 #endif
@@ -283,6 +431,74 @@ ACT_BWD_WRAPPER(sigmoid_backward_f32)
 ACT_BWD_WRAPPER(relu_backward_f32)
 ACT_BWD_WRAPPER(gelu_backward_f32)
 ACT_BWD_WRAPPER(gelu_erf_backward_f32)
+
+ACT_WRAPPER(silu_f32)
+ACT_WRAPPER(hard_swish_f32)
+ACT_WRAPPER(softplus_f32)
+
+KERN_API int kern_hard_sigmoid_f32(float *dst, const float *src, size_t n,
+                                   float alpha, float beta)
+{
+    const int st = check1(dst, src, n);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (!isfinite(alpha) || !isfinite(beta)) {
+        return KERN_E_RANGE;
+    }
+    if (n > 0) {
+        table()->hard_sigmoid_f32(dst, src, n, alpha, beta);
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_leaky_relu_f32(float *dst, const float *src, size_t n,
+                                 float alpha)
+{
+    const int st = check1(dst, src, n);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (!isfinite(alpha)) {
+        return KERN_E_RANGE;
+    }
+    if (n > 0) {
+        table()->leaky_relu_f32(dst, src, n, alpha, 0.0f);
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_elu_f32(float *dst, const float *src, size_t n,
+                          float alpha)
+{
+    const int st = check1(dst, src, n);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (!isfinite(alpha)) {
+        return KERN_E_RANGE;
+    }
+    if (n > 0) {
+        table()->elu_f32(dst, src, n, alpha, 0.0f);
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_clip_f32(float *dst, const float *src, size_t n, float lo,
+                           float hi)
+{
+    const int st = check1(dst, src, n);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (isnan(lo) || isnan(hi)) {
+        return KERN_E_RANGE;
+    }
+    if (n > 0) {
+        table()->clip_f32(dst, src, n, lo, hi);
+    }
+    return KERN_OK;
+}
 
 /* TinyTorch's deliberately unfused GELU: every numpy temporary becomes one
  * full pass over memory (read, write), in TinyTorch's order. The passes run

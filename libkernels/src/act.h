@@ -16,6 +16,10 @@ typedef void (*kern_act_fn)(float *dst, const float *src, size_t n);
  * grad_in may equal grad_out or v. */
 typedef void (*kern_act_bwd_fn)(float *grad_in, const float *grad_out,
                                 const float *v, size_t n);
+/* dst[i] = f(src[i]; a, b) for the activations with parameters; those
+ * with one parameter ignore b. Parameters are checked by the wrappers. */
+typedef void (*kern_act_param_fn)(float *dst, const float *src, size_t n,
+                                  float a, float b);
 
 struct kern_act_dsp {
     kern_act_fn tanh_f32;
@@ -29,6 +33,13 @@ struct kern_act_dsp {
     kern_act_bwd_fn relu_backward_f32;    /* from x */
     kern_act_bwd_fn gelu_backward_f32;    /* from x */
     kern_act_bwd_fn gelu_erf_backward_f32; /* from x */
+    kern_act_fn silu_f32;
+    kern_act_fn hard_swish_f32;
+    kern_act_fn softplus_f32;
+    kern_act_param_fn hard_sigmoid_f32; /* a = alpha, b = beta */
+    kern_act_param_fn leaky_relu_f32;   /* a = alpha */
+    kern_act_param_fn elu_f32;          /* a = alpha */
+    kern_act_param_fn clip_f32;         /* a = lo, b = hi */
 };
 
 void kern_act_dsp_init(struct kern_act_dsp *dsp, unsigned flags);
@@ -49,7 +60,18 @@ void kern_act_dsp_init(struct kern_act_dsp *dsp, unsigned flags);
     void kern_gelu_backward_f32_##isa(float *gi, const float *go,          \
                                       const float *x, size_t n);           \
     void kern_gelu_erf_backward_f32_##isa(float *gi, const float *go,      \
-                                          const float *x, size_t n);
+                                          const float *x, size_t n);       \
+    void kern_silu_f32_##isa(float *dst, const float *src, size_t n);      \
+    void kern_hard_swish_f32_##isa(float *dst, const float *src, size_t n); \
+    void kern_softplus_f32_##isa(float *dst, const float *src, size_t n);  \
+    void kern_hard_sigmoid_f32_##isa(float *dst, const float *src,         \
+                                     size_t n, float a, float b);          \
+    void kern_leaky_relu_f32_##isa(float *dst, const float *src, size_t n, \
+                                   float a, float b);                      \
+    void kern_elu_f32_##isa(float *dst, const float *src, size_t n,        \
+                            float a, float b);                             \
+    void kern_clip_f32_##isa(float *dst, const float *src, size_t n,       \
+                             float a, float b);
 
 KERN_ACT_DECLARE(c)
 #if KERN_SIMD && KERN_HAVE_X86

@@ -1,7 +1,8 @@
 /* Benchmark of the activations and conversions on every path this CPU
  * has, one thread, against a plain copy of the same data (memcpy):
  *   GELU (fused tanh form, erf form, TinyTorch's unfused version) and the
- *   other activations on 4 Mi floats, in ns per element;
+ *   other activations on 4 Mi floats, in ns per element; the vision-zoo
+ *   activations (silu, hard_swish, ...) also as speed-ups over C;
  *   float <-> fp16/bf16 on 16 Mi floats, in GB/s counting bytes read and
  *   written (6 per element), next to the copy's GB/s (8 per element).
  * Medians of --reps runs (default 21) after a warm-up run.
@@ -39,6 +40,8 @@ static double median(double *v, int n)
 enum op {
     OP_COPY, OP_GELU, OP_GELU_ERF, OP_GELU_UNFUSED, OP_TANH, OP_ERF,
     OP_SIGMOID, OP_RELU, OP_GELU_BWD, OP_F2H, OP_H2F, OP_F2B, OP_B2F,
+    OP_SILU, OP_HARD_SWISH, OP_HARD_SIGMOID, OP_SOFTPLUS, OP_ELU, OP_LEAKY,
+    OP_CLIP,
 };
 
 struct ctx {
@@ -79,6 +82,28 @@ static void run_op(const struct ctx *c, enum op op)
         break;
     case OP_GELU_BWD:
         c->act->gelu_backward_f32(c->y, c->scratch, c->x, c->n);
+        break;
+    case OP_SILU:
+        c->act->silu_f32(c->y, c->x, c->n);
+        break;
+    case OP_HARD_SWISH:
+        c->act->hard_swish_f32(c->y, c->x, c->n);
+        break;
+    case OP_HARD_SIGMOID:
+        c->act->hard_sigmoid_f32(c->y, c->x, c->n, KERN_HARD_SWISH_ALPHA,
+                                 KERN_HARD_SWISH_BETA);
+        break;
+    case OP_SOFTPLUS:
+        c->act->softplus_f32(c->y, c->x, c->n);
+        break;
+    case OP_ELU:
+        c->act->elu_f32(c->y, c->x, c->n, 1.0f, 0.0f);
+        break;
+    case OP_LEAKY:
+        c->act->leaky_relu_f32(c->y, c->x, c->n, 0.01f, 0.0f);
+        break;
+    case OP_CLIP:
+        c->act->clip_f32(c->y, c->x, c->n, 0.0f, 6.0f);
         break;
     case OP_F2H:
         c->cvt->f32_to_f16(c->h, c->x, c->n);
@@ -219,6 +244,38 @@ int main(int argc, char **argv)
             const double t =
                 time_op(&c, act_ops[k], reps, &ratio) / (double)n_act;
             printf(" %7.3f (x%5.2f)", t, ratio);
+        }
+        printf("\n");
+    }
+
+    /* The vision-zoo activations: ns/element and, beside it, the C
+     * path's time over this path's (the speed-up over the reference). */
+    printf("\nvision-zoo activations, %zu floats: ns/element (x C: the C "
+           "path's median time over this path's)\n", n_act);
+    printf("%-8s %16s %16s %16s %16s %16s %16s %16s\n", "path", "silu",
+           "hard_swish", "hard_sigmoid", "softplus", "elu", "leaky_relu",
+           "clip");
+    static const enum op zoo_ops[] = {OP_SILU, OP_HARD_SWISH,
+                                      OP_HARD_SIGMOID, OP_SOFTPLUS, OP_ELU,
+                                      OP_LEAKY, OP_CLIP};
+    enum { NZOO = sizeof zoo_ops / sizeof zoo_ops[0] };
+    double c_time[NZOO] = {0};
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+        if ((levels[l].flags & host) != levels[l].flags ||
+            (levels[l].flags & KERN_CPU_AVX512BF16)) {
+            continue;
+        }
+        struct kern_act_dsp act;
+        kern_act_dsp_init(&act, levels[l].flags);
+        c.act = &act;
+        printf("%-8s", levels[l].name);
+        for (size_t k = 0; k < NZOO; k++) {
+            const double t = time_op(&c, zoo_ops[k], reps, NULL);
+            if (levels[l].flags == 0) {
+                c_time[k] = t;
+            }
+            printf(" %7.3f (x%5.1f)", t / (double)n_act,
+                   t > 0 ? c_time[k] / t : 0.0);
         }
         printf("\n");
     }

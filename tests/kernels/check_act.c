@@ -177,6 +177,73 @@ static void check_unary(kern_act_fn ref, kern_act_fn fn, const char *name,
     ck_report();
 }
 
+/* The activations with parameters: the unary check for a few parameter
+ * pairs, random ones among them. */
+static void check_param(kern_act_param_fn ref, kern_act_param_fn fn,
+                        const char *name, float lo, float hi,
+                        const float (*params)[2], size_t nparams,
+                        struct tol t)
+{
+    if (!ck_func((const void *)fn, "%s", name)) {
+        return;
+    }
+    static float x[MAX_N], want[MAX_N], got[MAX_N + GUARD], inpl[MAX_N];
+    for (int iter = 0; iter < 60; iter++) {
+        size_t n = iter < 40 ? (size_t)iter : (size_t)ck_randi(1, MAX_N);
+        if (n > MAX_N) {
+            n = MAX_N;
+        }
+        const float *pp = params[(size_t)iter % nparams];
+        fill_x(x, n, lo, hi);
+        ref(want, x, n, pp[0], pp[1]);
+        ck_poison(got, sizeof got);
+        fn(got, x, n, pp[0], pp[1]);
+        for (size_t i = 0; i < n; i++) {
+            if (!agree(got[i], want[i], x[i], &t)) {
+                ck_fail("n %zu params (%a, %a) x[%zu] = %a: got %a, want %a",
+                        n, (double)pp[0], (double)pp[1], i, (double)x[i],
+                        (double)got[i], (double)want[i]);
+                break;
+            }
+        }
+        uint32_t poison;
+        ck_poison(&poison, sizeof poison);
+        for (size_t i = n; i < n + GUARD; i++) {
+            if (memcmp(&got[i], &poison, 4) != 0) {
+                ck_fail("n %zu: wrote past the end at %zu", n, i);
+                break;
+            }
+        }
+        memcpy(inpl, x, n * sizeof *x);
+        fn(inpl, inpl, n, pp[0], pp[1]);
+        if (n && memcmp(inpl, got, n * sizeof *got) != 0) {
+            ck_fail("n %zu: in-place result differs", n);
+        }
+    }
+    if (ck_bench_on()) {
+        float *bx = malloc(BENCH_N * sizeof *bx);
+        float *by = malloc(BENCH_N * sizeof *by);
+        if (bx && by) {
+            ck_fill_f32(bx, BENCH_N, -6.0f, 6.0f);
+            double tr[BENCH_REPS], tf[BENCH_REPS];
+            for (int r = 0; r < BENCH_REPS; r++) {
+                const double t0 = ck_now_ns();
+                ref(by, bx, BENCH_N, params[0][0], params[0][1]);
+                const double t1 = ck_now_ns();
+                fn(by, bx, BENCH_N, params[0][0], params[0][1]);
+                const double t2 = ck_now_ns();
+                tr[r] = t1 - t0;
+                tf[r] = t2 - t1;
+            }
+            ck_bench_report(name, ck_median(tr, BENCH_REPS),
+                            ck_median(tf, BENCH_REPS));
+        }
+        free(bx);
+        free(by);
+    }
+    ck_report();
+}
+
 static void check_binary(kern_act_bwd_fn ref, kern_act_bwd_fn fn,
                          const char *name, float lo, float hi, struct tol t)
 {
@@ -251,6 +318,33 @@ void check_act(unsigned flags)
     check_unary(c.gelu_f32, d.gelu_f32, "gelu_f32", -12.0f, 8.0f, gelu);
     check_unary(c.gelu_erf_f32, d.gelu_erf_f32, "gelu_erf_f32", -15.0f, 8.0f,
                 gelu_erf);
+    /* silu, softplus, elu: the SIMD bound of kernels.h plus 1 ulp for the
+     * C reference (double, rounded once); the others are exact. */
+    const struct tol silu = {TOL_ULP, KERN_ACT_MAX_ULP_SILU + 1, 0, 0};
+    const struct tol softplus = {TOL_ULP, KERN_ACT_MAX_ULP_SOFTPLUS + 1, 0,
+                                 0};
+    const struct tol elu = {TOL_ULP, KERN_ACT_MAX_ULP_ELU + 1, 0, 0};
+    check_unary(c.silu_f32, d.silu_f32, "silu_f32", -110.0f, 30.0f, silu);
+    check_unary(c.softplus_f32, d.softplus_f32, "softplus_f32", -110.0f,
+                30.0f, softplus);
+    check_unary(c.hard_swish_f32, d.hard_swish_f32, "hard_swish_f32", -5.0f,
+                5.0f, exact);
+    const float hs[][2] = {{0.2f, 0.5f},
+                           {KERN_HARD_SWISH_ALPHA, KERN_HARD_SWISH_BETA},
+                           {ck_randf(-3.0f, 3.0f), ck_randf(-2.0f, 2.0f)},
+                           {-1.0f, 0.0f}};
+    check_param(c.hard_sigmoid_f32, d.hard_sigmoid_f32, "hard_sigmoid_f32",
+                -8.0f, 8.0f, hs, 4, exact);
+    const float lk[][2] = {{0.01f, 0}, {0.2f, 0}, {ck_randf(-2, 2), 0}};
+    check_param(c.leaky_relu_f32, d.leaky_relu_f32, "leaky_relu_f32", -4.0f,
+                4.0f, lk, 3, exact);
+    const float el[][2] = {{1.0f, 0}, {0.5f, 0}, {ck_randf(-3, 3), 0}};
+    check_param(c.elu_f32, d.elu_f32, "elu_f32", -110.0f, 10.0f, el, 3, elu);
+    const float cl[][2] = {{0.0f, 6.0f}, {-INFINITY, 1.5f},
+                           {ck_randf(-3, 0), ck_randf(0, 3)},
+                           {2.0f, -1.0f}, {-0.0f, INFINITY}};
+    check_param(c.clip_f32, d.clip_f32, "clip_f32", -8.0f, 8.0f, cl, 5,
+                exact);
     check_binary(c.tanh_backward_f32, d.tanh_backward_f32,
                  "tanh_backward_f32", -1.0f, 1.0f, exact);
     check_binary(c.sigmoid_backward_f32, d.sigmoid_backward_f32,

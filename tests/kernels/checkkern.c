@@ -13,6 +13,7 @@
 #define CK_FAMILIES(X) \
     X(cpu) \
     X(act) \
+    X(elem) \
     X(cvt) \
     X(nn) \
     X(dwconv) \

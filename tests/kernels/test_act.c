@@ -466,6 +466,282 @@ static void test_limits(void **state)
     }
 }
 
+/* ---- The activations of the vision zoo ---------------------------------
+ *
+ * silu, softplus and elu against double evaluations written here (not the
+ * C path's), over the same inputs as test_sweep; the exact ones against
+ * their definition in double with the bound of two float roundings, and
+ * hand-computed values. */
+
+enum zoo_fn { Z_SILU, Z_SOFTPLUS, Z_ELU1, Z_ELU_HALF };
+enum { NZOO = Z_ELU_HALF + 1 };
+
+static const char *const zoo_names[NZOO] = {"silu", "softplus", "elu(1)",
+                                            "elu(0.5)"};
+
+static double zoo_ref(enum zoo_fn f, double x)
+{
+    switch (f) {
+    case Z_SILU:
+        return isinf(x) ? (x > 0 ? x : 0.0) : x * ref_sigmoid(x);
+    case Z_SOFTPLUS:
+        /* log(1 + e^x) = x + log(1 + e^-x): whichever exponent is <= 0 */
+        return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+    case Z_ELU1:
+        return x > 0 ? x : expm1(x);
+    case Z_ELU_HALF:
+        return x > 0 ? x : 0.5 * expm1(x);
+    }
+    return NAN;
+}
+
+static double zoo_bound(enum zoo_fn f)
+{
+    switch (f) {
+    case Z_SILU:
+        return KERN_ACT_MAX_ULP_SILU;
+    case Z_SOFTPLUS:
+        return KERN_ACT_MAX_ULP_SOFTPLUS;
+    case Z_ELU1:
+    case Z_ELU_HALF:
+        return KERN_ACT_MAX_ULP_ELU;
+    }
+    return 0.0;
+}
+
+static void zoo_run(const struct kern_act_dsp *d, enum zoo_fn f, float *out,
+                    const float *x, size_t n)
+{
+    switch (f) {
+    case Z_SILU:
+        d->silu_f32(out, x, n);
+        break;
+    case Z_SOFTPLUS:
+        d->softplus_f32(out, x, n);
+        break;
+    case Z_ELU1:
+        d->elu_f32(out, x, n, 1.0f, 0.0f);
+        break;
+    case Z_ELU_HALF:
+        d->elu_f32(out, x, n, 0.5f, 0.0f);
+        break;
+    }
+}
+
+struct zoo_stats {
+    double max_ulp[NZOO][NPATHS];
+    float worst_x[NZOO][NPATHS];
+    long fails;
+};
+
+static void zoo_block(const float *xs, size_t n, struct zoo_stats *st)
+{
+    static float out[BLOCK];
+    static double ref[BLOCK];
+    for (int fi = 0; fi < NZOO; fi++) {
+        const enum zoo_fn f = (enum zoo_fn)fi;
+        for (size_t i = 0; i < n; i++) {
+            ref[i] = zoo_ref(f, xs[i]);
+        }
+        for (int p = 0; p < npaths; p++) {
+            zoo_run(&paths[p].dsp, f, out, xs, n);
+            for (size_t i = 0; i < n; i++) {
+                double e;
+                if (fabs(ref[i]) < KERN_ACT_FLUSH_BELOW) {
+                    e = fabs(out[i] - ref[i]) <= KERN_ACT_FLUSH_BELOW
+                            ? 0.0
+                            : INFINITY;
+                } else {
+                    e = ulp_err(out[i], ref[i]);
+                }
+                if (e > st->max_ulp[f][p]) {
+                    st->max_ulp[f][p] = e;
+                    st->worst_x[f][p] = xs[i];
+                }
+                if (e > zoo_bound(f) && st->fails++ < 10) {
+                    print_error("%s/%s x = %a: got %a, want %a\n",
+                                zoo_names[f], paths[p].name, (double)xs[i],
+                                (double)out[i], ref[i]);
+                }
+            }
+        }
+    }
+}
+
+static void test_zoo_sweep(void **state)
+{
+    (void)state;
+    static struct zoo_stats st;
+    static float xs[BLOCK];
+    memset(&st, 0, sizeof st);
+    const uint32_t ten = 0x41200000u;  /* 10.0f */
+    const uint32_t far = 0x42dc0000u;  /* 110.0f */
+    for (int sign = 0; sign < 2; sign++) {
+        const uint32_t s = sign ? 0x80000000u : 0;
+        size_t n = 0;
+        for (uint64_t u = 0; u <= far; u += (u < ten ? 61 : 4099)) {
+            xs[n++] = bits_f(s | (uint32_t)u);
+            if (n == BLOCK) {
+                zoo_block(xs, n, &st);
+                n = 0;
+            }
+        }
+        zoo_block(xs, n, &st);
+    }
+    const float specials[] = {INFINITY, -INFINITY, 3.4e38f, -3.4e38f, 1e30f,
+                              -1e30f, 1e-45f, -1e-45f, 0.0f, -0.0f,
+                              -87.5f, -90.0f, -92.0f, -103.0f, -150.0f};
+    zoo_block(specials, sizeof specials / sizeof specials[0], &st);
+    printf("max ulp against double (x in [-110, 110]; worst x):\n");
+    for (int f = 0; f < NZOO; f++) {
+        printf("  %-9s", zoo_names[f]);
+        for (int p = 0; p < npaths; p++) {
+            printf("  %s %3.0f (%+.4g)", paths[p].name, st.max_ulp[f][p],
+                   (double)st.worst_x[f][p]);
+        }
+        printf("\n");
+    }
+    assert_int_equal(st.fails, 0);
+}
+
+/* The exact functions: a float product and a float sum are within
+ * 2^-24 (|a x| + |a x + b|) of the real a x + b, and clamping and the
+ * final product with x keep that (relative 2^-24 more for hard_swish). */
+static void test_zoo_exact(void **state)
+{
+    (void)state;
+    enum { N = 40001 };
+    static float x[N], y[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = -8.0f + 16.0f * (float)i / (float)(N - 1);
+    }
+    const double eps = 0x1p-24;
+    for (int p = 0; p < npaths; p++) {
+        const struct kern_act_dsp *d = &paths[p].dsp;
+        const float a = 0.2f, b = 0.5f;
+        d->hard_sigmoid_f32(y, x, N, a, b);
+        for (int i = 0; i < N; i++) {
+            const double ax = (double)a * x[i];
+            const double want = fmax(0.0, fmin(1.0, ax + b));
+            const double tol = eps * (fabs(ax) + 2.0 * fabs(ax + b));
+            if (fabs(y[i] - want) > tol) {
+                print_error("hard_sigmoid/%s x = %a: got %a want %a\n",
+                            paths[p].name, (double)x[i], (double)y[i], want);
+                fail();
+            }
+        }
+        d->hard_swish_f32(y, x, N);
+        for (int i = 0; i < N; i++) {
+            const double xd = x[i];
+            /* PyTorch's formula, in double */
+            const double want = xd * fmax(0.0, fmin(6.0, xd + 3.0)) / 6.0;
+            const double tol =
+                eps * fabs(xd) * (fabs(xd) / 6.0 + 2.0 * fabs(want / xd)) +
+                eps * fabs(want);
+            if (xd != 0.0 && fabs(y[i] - want) > tol) {
+                print_error("hard_swish/%s x = %a: got %a want %a\n",
+                            paths[p].name, xd, (double)y[i], want);
+                fail();
+            }
+        }
+        d->leaky_relu_f32(y, x, N, 0.01f, 0.0f);
+        for (int i = 0; i < N; i++) {
+            const float want = x[i] < 0.0f ? (float)(0.01f * (double)x[i])
+                                           : x[i];
+            assert_true(y[i] == want);
+        }
+        d->clip_f32(y, x, N, -1.5f, 2.25f);
+        for (int i = 0; i < N; i++) {
+            const float want = x[i] < -1.5f ? -1.5f
+                               : x[i] > 2.25f ? 2.25f
+                                              : x[i];
+            assert_true(y[i] == want);
+        }
+    }
+}
+
+/* Hand-computed values (exact values from the formulas, to 1e-7), limits,
+ * NaN, signed zeros and ranges. */
+static void test_zoo_values(void **state)
+{
+    (void)state;
+    for (int p = 0; p < npaths; p++) {
+        const struct kern_act_dsp *d = &paths[p].dsp;
+        const float x[6] = {1.0f, -1.0f, 0.0f, 2.0f, -3.0f, 3.0f};
+        float y[6];
+        d->silu_f32(y, x, 6);
+        /* 1 / (1 + e^-1), -1 / (1 + e), 0, 2 / (1 + e^-2) */
+        assert_float_equal(y[0], 0.7310585786300049, 1e-7);
+        assert_float_equal(y[1], -0.2689414213699951, 1e-7);
+        assert_true(y[2] == 0.0f);
+        assert_float_equal(y[3], 1.7615941559557649, 2e-7);
+        d->softplus_f32(y, x, 6);
+        assert_float_equal(y[0], 1.3132616875182228, 2e-7);
+        assert_float_equal(y[1], 0.31326168751822286, 1e-7);
+        assert_float_equal(y[2], 0.6931471805599453, 1e-7);
+        d->elu_f32(y, x, 6, 1.0f, 0.0f);
+        assert_float_equal(y[1], -0.6321205588285577, 1e-7);
+        assert_true(y[0] == 1.0f && y[3] == 2.0f);
+        d->hard_swish_f32(y, x, 6);
+        /* x (x + 3) / 6 inside (-3, 3); 0 and x outside */
+        assert_float_equal(y[0], 2.0 / 3.0, 1e-7);
+        assert_float_equal(y[1], -1.0 / 3.0, 1e-7);
+        assert_true(y[2] == 0.0f && y[4] == 0.0f && y[5] == 3.0f);
+        d->hard_sigmoid_f32(y, x, 6, 0.2f, 0.5f);
+        assert_float_equal(y[0], 0.7, 1e-7);
+        assert_float_equal(y[1], 0.3, 1e-7);
+        assert_true(y[5] == 1.0f && y[4] == 0.0f);
+
+        const float in[8] = {INFINITY, -INFINITY, NAN, 3.4e38f, -3.4e38f,
+                             0.0f, -0.0f, -NAN};
+        float o[8];
+        d->silu_f32(o, in, 8);
+        assert_true(o[0] == INFINITY && o[1] == 0.0f && isnan(o[2]));
+        assert_true(o[3] == 3.4e38f && o[4] == 0.0f && isnan(o[7]));
+        d->softplus_f32(o, in, 8);
+        assert_true(o[0] == INFINITY && o[1] == 0.0f && isnan(o[2]));
+        assert_true(o[3] == 3.4e38f && o[4] == 0.0f && isnan(o[7]));
+        assert_float_equal(o[5], 0.6931471805599453, 1e-7);
+        d->elu_f32(o, in, 8, 2.0f, 0.0f);
+        assert_true(o[0] == INFINITY && o[1] == -2.0f && isnan(o[2]));
+        assert_true(o[3] == 3.4e38f && o[4] == -2.0f && isnan(o[7]));
+        d->hard_swish_f32(o, in, 8);
+        assert_true(o[0] == INFINITY && isnan(o[2]) && o[3] == 3.4e38f);
+        assert_true(o[4] == 0.0f && isnan(o[7]));
+        d->hard_sigmoid_f32(o, in, 8, 0.2f, 0.5f);
+        assert_true(o[0] == 1.0f && o[1] == 0.0f && isnan(o[2]));
+        assert_true(o[5] == 0.5f && isnan(o[7]));
+        d->leaky_relu_f32(o, in, 8, 0.1f, 0.0f);
+        assert_true(o[0] == INFINITY && o[1] == -INFINITY && isnan(o[2]));
+        assert_true(signbit(o[6]) && o[6] == 0.0f && isnan(o[7]));
+        d->clip_f32(o, in, 8, 0.0f, 6.0f);
+        assert_true(o[0] == 6.0f && o[1] == 0.0f && isnan(o[2]));
+        assert_true(o[3] == 6.0f && o[4] == 0.0f && signbit(o[6]));
+        d->clip_f32(o, in, 8, -INFINITY, INFINITY);
+        assert_true(o[0] == INFINITY && o[1] == -INFINITY && isnan(o[2]));
+        d->clip_f32(o, in, 8, 3.0f, -1.0f); /* lo > hi: hi */
+        assert_true(o[0] == -1.0f && o[1] == -1.0f && isnan(o[2]));
+        assert_true(o[5] == -1.0f && o[6] == -1.0f);
+    }
+    /* Parameters checked by the public functions. */
+    float a[2] = {1.0f, -1.0f}, b[2];
+    assert_int_equal(kern_hard_sigmoid_f32(b, a, 2, NAN, 0.5f), KERN_E_RANGE);
+    assert_int_equal(kern_hard_sigmoid_f32(b, a, 2, 0.2f, INFINITY),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_leaky_relu_f32(b, a, 2, INFINITY), KERN_E_RANGE);
+    assert_int_equal(kern_elu_f32(b, a, 0, NAN), KERN_E_RANGE);
+    assert_int_equal(kern_clip_f32(b, a, 2, NAN, 1.0f), KERN_E_RANGE);
+    assert_int_equal(kern_clip_f32(b, a, 2, -INFINITY, INFINITY), KERN_OK);
+    assert_int_equal(kern_silu_f32(NULL, a, 2), KERN_E_INVALID);
+    assert_int_equal(kern_softplus_f32(b, a, SIZE_MAX / 2), KERN_E_OVERFLOW);
+    assert_int_equal(kern_hard_swish_f32(NULL, NULL, 0), KERN_OK);
+    assert_int_equal(kern_elu_f32(a, a, 2, 1.0f), KERN_OK);
+    assert_true(a[0] == 1.0f);
+    assert_float_equal(a[1], -0.6321205588285577, 1e-7);
+    assert_int_equal(kern_leaky_relu_f32(b, a, 2, -2.0f), KERN_OK);
+    assert_true(b[0] == 1.0f && b[1] == -2.0f * a[1]);
+}
+
 static void test_api_errors(void **state)
 {
     (void)state;
@@ -497,6 +773,9 @@ int main(void)
         cmocka_unit_test(test_derivatives),
         cmocka_unit_test(test_gelu_forms),
         cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_zoo_exact),
+        cmocka_unit_test(test_zoo_values),
+        cmocka_unit_test(test_zoo_sweep),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

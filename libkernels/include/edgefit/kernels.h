@@ -940,6 +940,71 @@ KERN_API int kern_gelu_erf_f32(float *dst, const float *src, size_t n);
 KERN_API int kern_gelu_unfused_f32(float *dst, const float *src, size_t n,
                                    float *scratch);
 
+/* The activations of the mobile and vision networks (ONNX Sigmoid, Tanh
+ * and Erf are kern_sigmoid_f32, kern_tanh_f32 and kern_erf_f32 above).
+ * Arguments, aliasing (dst may equal src, no other overlap) and statuses
+ * as the activations above; a parameter outside its domain gives
+ * KERN_E_RANGE, also with n == 0. NaN inputs give NaN outputs; finite
+ * inputs give finite outputs unless alpha * x overflows (leaky_relu and
+ * elu with |alpha| > 1 near FLT_MAX).
+ *
+ * Exact functions: hard_sigmoid, hard_swish, leaky_relu and clip are
+ * computed one float operation at a time as written (a product and a sum
+ * are two roundings, never one fused multiply-add), so every path gives
+ * the same bits; they keep subnormals and never flush.
+ *
+ * Approximated functions: silu, softplus and elu, with the error bounds
+ * below against the exact function (the C path evaluates each in double
+ * and rounds once), tested on every path over every 61st float in
+ * [-10, 10] and out to +-110, and at +-inf, NaN and the largest floats
+ * (measured there: silu and softplus 3 ulp, elu 1 ulp).
+ * Like the others they may flush results below KERN_ACT_FLUSH_BELOW to
+ * +-0 on the SIMD paths. Limits: silu(-inf) = -0, silu(+inf) = +inf;
+ * softplus(-inf) = 0, softplus(+inf) = +inf; elu(-inf) = -alpha. */
+#define KERN_ACT_MAX_ULP_SILU 4
+#define KERN_ACT_MAX_ULP_SOFTPLUS 4
+#define KERN_ACT_MAX_ULP_ELU 2
+
+/* hard_swish's fixed parameters (ONNX HardSwish, PyTorch's nn.Hardswish
+ * and nn.Hardsigmoid): alpha 1/6 rounded to float, beta 0.5. */
+#define KERN_HARD_SWISH_ALPHA (1.0f / 6.0f)
+#define KERN_HARD_SWISH_BETA 0.5f
+
+/* x sigmoid(x) = x / (1 + exp(-x)) (SiLU, "swish"). */
+KERN_API int kern_silu_f32(float *dst, const float *src, size_t n);
+/* log(1 + exp(x)), evaluated as max(x, 0) + log1p(exp(-|x|)): no
+ * overflow for large x (the result is x there) and full relative accuracy
+ * for large negative x (the result is about exp(x) there). */
+KERN_API int kern_softplus_f32(float *dst, const float *src, size_t n);
+/* ONNX HardSigmoid: max(0, min(1, alpha * x + beta)), the product and the
+ * sum rounded separately; -0 stays -0 (ONNX's defaults are alpha 0.2,
+ * beta 0.5; PyTorch's nn.Hardsigmoid is alpha KERN_HARD_SWISH_ALPHA, beta
+ * 0.5). alpha and beta must be finite (else KERN_E_RANGE). Exact. */
+KERN_API int kern_hard_sigmoid_f32(float *dst, const float *src, size_t n,
+                                   float alpha, float beta);
+/* ONNX HardSwish: x * hard_sigmoid(x) with KERN_HARD_SWISH_ALPHA and
+ * KERN_HARD_SWISH_BETA, the bits of kern_hard_sigmoid_f32 times x.
+ * PyTorch's nn.Hardswish computes x * relu6(x + 3) / 6, which rounds
+ * differently: the two differ by the rounding of three float operations
+ * (tested against PyTorch's formula in double). */
+KERN_API int kern_hard_swish_f32(float *dst, const float *src, size_t n);
+/* x < 0 ? alpha * x : x (ONNX LeakyRelu, default alpha 0.01); alpha must
+ * be finite (else KERN_E_RANGE); any sign is allowed. Exact. */
+KERN_API int kern_leaky_relu_f32(float *dst, const float *src, size_t n,
+                                 float alpha);
+/* x > 0 ? x : alpha * (exp(x) - 1) (ONNX Elu, default alpha 1), with
+ * exp(x) - 1 computed without cancellation near 0; alpha must be finite
+ * (else KERN_E_RANGE). Within KERN_ACT_MAX_ULP_ELU of the exact value. */
+KERN_API int kern_elu_f32(float *dst, const float *src, size_t n,
+                          float alpha);
+/* min(max(x, lo), hi) (ONNX Clip; an absent bound is -INFINITY or
+ * INFINITY). Any range: when lo > hi every output is hi, as numpy.clip
+ * and ONNX give (a NaN x stays NaN). -0 is not raised to a bound of +0.
+ * NaN bounds give
+ * KERN_E_RANGE. Exact. */
+KERN_API int kern_clip_f32(float *dst, const float *src, size_t n, float lo,
+                           float hi);
+
 /* grad_in = grad_out * (1 - y^2), from the forward output y = tanh(x). */
 KERN_API int kern_tanh_backward_f32(float *grad_in, const float *grad_out,
                                     const float *y, size_t n);
@@ -959,6 +1024,69 @@ KERN_API int kern_gelu_backward_f32(float *grad_in, const float *grad_out,
 KERN_API int kern_gelu_erf_backward_f32(float *grad_in,
                                         const float *grad_out,
                                         const float *x, size_t n);
+
+/* ---- elem -------------------------------------------------------------- */
+/*
+ * Element-wise arithmetic with numpy's broadcasting (ONNX Add, Sub, Mul,
+ * Div): shapes of rank 0 (a scalar) to KERN_BINARY_MAX_NDIM are aligned
+ * from the right, a missing dimension counting as 1, and each pair of
+ * extents must be equal or one of them 1; the output has the larger rank
+ * and the larger extent of each pair (an operand of extent 1 is repeated,
+ * as with a stride of 0). Tensors are dense and row-major.
+ *
+ * Every output is one IEEE float operation of the two operand elements
+ * (a + b, a - b, a * b, a / b, rounded to nearest), so results are exact
+ * in that sense and every path gives the same bits: division by zero
+ * gives +-inf or NaN, NaN propagates, no flushing.
+ *
+ * Paths: equal shapes run as one row over every element, a scalar operand
+ * (or one whose extents are all 1) as one row against a value held in a
+ * register, and a per-channel operand such as squeeze-excite's
+ * N x C x 1 x 1 gate against N x C x H x W as one such row per plane;
+ * other broadcasts as rows along their innermost run (AVX2 and AVX-512
+ * rows, chosen at run time).
+ */
+enum kern_binary_op {
+    KERN_BINARY_ADD = 0, /* a + b */
+    KERN_BINARY_SUB = 1, /* a - b */
+    KERN_BINARY_MUL = 2, /* a * b */
+    KERN_BINARY_DIV = 3, /* a / b */
+};
+#define KERN_BINARY_MAX_NDIM 4
+
+/* The broadcast shape of a (a_ndim extents) and b: y_shape receives
+ * max(a_ndim, b_ndim) extents (room for KERN_BINARY_MAX_NDIM suffices),
+ * *y_ndim their count, *y_elems (may be NULL) their product. A shape
+ * pointer may be NULL when its rank is 0. KERN_E_INVALID for a NULL
+ * pointer otherwise; KERN_E_SHAPE for a rank above KERN_BINARY_MAX_NDIM,
+ * a zero extent or extents that do not broadcast; KERN_E_OVERFLOW when a
+ * tensor's bytes do not fit in size_t. */
+KERN_API int kern_binary_shape(const size_t *a_shape, size_t a_ndim,
+                               const size_t *b_shape, size_t b_ndim,
+                               size_t *y_shape, size_t *y_ndim,
+                               size_t *y_elems);
+
+/* y = a op b with broadcasting; op is a kern_binary_op (else
+ * KERN_E_RANGE); y holds the elements of kern_binary_shape's output.
+ * Aliasing: y may be the same array as a or as b when that operand has
+ * the output's shape (in place: the residual add, x * gate into x); no
+ * other overlap (in particular not with a broadcast operand). Statuses
+ * as kern_binary_shape, plus KERN_E_INVALID for a NULL a, b or y. */
+KERN_API int kern_binary_f32(int op, const float *a, const size_t *a_shape,
+                             size_t a_ndim, const float *b,
+                             const size_t *b_shape, size_t b_ndim, float *y);
+
+/* Squeeze-excite's per-channel scale on a channel-blocked tensor (NCHW8c,
+ * see KERN_CBLOCK): x and y are [batch][ceil(channels / 8)][hw][8], scale
+ * is [batch][channels] (the N x C x 1 x 1 gate), and y[b][c][i] =
+ * x[b][c][i] * scale[b][c], one float multiply: the bits kern_binary_f32
+ * gives on the NCHW form. The padding lanes of x are ignored (they may
+ * hold anything) and those of y are written +0. y may equal x; no other
+ * overlap. KERN_E_INVALID for NULL, KERN_E_SHAPE for a zero size,
+ * KERN_E_OVERFLOW when the blocked size overflows. */
+KERN_API int kern_channel_scale_nchw8c_f32(const float *x, size_t batch,
+                                           size_t channels, size_t hw,
+                                           const float *scale, float *y);
 
 /* ---- cvt --------------------------------------------------------------- */
 /*

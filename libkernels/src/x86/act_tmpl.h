@@ -67,19 +67,42 @@ static inline V exp_neg2(V y, V c)
 
 /* exp(y) for y <= 0, subnormal results included; exp(-104) is below half
  * the smallest subnormal, so clamping there gives exactly 0 below it. */
-static inline V exp_neg(V y)
+/* exp(y) - 1 = 2^n (1 + pm1) - 1 for y <= 0 (clamped at -104): returns
+ * pm1 = exp(r) - 1 = r + r^2 q(r), |r| <= ln2/2, with n and t for
+ * vscale2. */
+static inline V expm1_parts(V y, V *n, V *t)
 {
     const V s = vmax_keepnan(vset(-104.0f), y);
-    const V t = vfma(s, vset(LOG2E), vset(MAGIC));
-    const V n = vsub(t, vset(MAGIC));
-    V r = vfma(n, vset(-LN2_HI), s);
-    r = vfma(n, vset(-LN2_LO), r);
+    *t = vfma(s, vset(LOG2E), vset(MAGIC));
+    *n = vsub(*t, vset(MAGIC));
+    V r = vfma(*n, vset(-LN2_HI), s);
+    r = vfma(*n, vset(-LN2_LO), r);
     V q = vfma(vset(0x1.6a5234p-10f), r, vset(0x1.12396cp-7f));
     q = vfma(q, r, vset(0x1.5558aap-5f));
     q = vfma(q, r, vset(0x1.555492p-3f));
     q = vfma(q, r, vset(0x1.fffffcp-2f));
-    const V p = vadd(vfma(vmul(r, r), q, r), vset(1.0f));
+    return vfma(vmul(r, r), q, r);
+}
+
+static inline V exp_neg(V y)
+{
+    V n, t;
+    const V p = vadd(expm1_parts(y, &n, &t), vset(1.0f));
     return vscale2(p, n, t);
+}
+
+/* exp(y) - 1 for y <= 0 as 2^n pm1 + (2^n - 1): both terms are exact
+ * scalings (2^n - 1 is exact for n >= -24 and rounds once below), so the
+ * only rounding error beyond pm1's is the final addition, and there is no
+ * cancellation of exp(y) against 1 near y = 0 (where n = 0 and the result
+ * is pm1 itself). */
+static inline V expm1_neg(V y)
+{
+    V n, t;
+    const V pm1 = expm1_parts(y, &n, &t);
+    V s, sp;
+    vscale2_pair(vset(1.0f), pm1, n, t, &s, &sp);
+    return vadd(sp, vsub(s, vset(1.0f)));
 }
 
 /* 2^s for -152 <= s <= 0 (the caller clamps), for the fused GELU, as
@@ -164,6 +187,81 @@ static inline V sigmoid_v(V x)
     const V e = exp_neg(vnegabs(x));
     const V num = vsel(vge(x, vset(0.0f)), e, vset(1.0f));
     return vdiv(num, vadd(vset(1.0f), e));
+}
+
+/* x sigmoid(x): x / (1 + e) for x >= 0 and x e / (1 + e) for x < 0, e =
+ * exp(-|x|). As in gelu_v, x e is scaled from x p, so that it does not
+ * flush with e (e is subnormal from x = -87.3, x e only from x = -92).
+ * x is clamped at -120 so that -inf gives -120 * 0 = -0, not -inf * 0. */
+static inline V silu_v(V x)
+{
+    x = vmax_keepnan(vset(-120.0f), x);
+    V n, t;
+    const V p = vadd(expm1_parts(vnegabs(x), &n, &t), vset(1.0f));
+    V e, xe;
+    vscale2_pair(p, vmul(x, p), n, t, &e, &xe);
+    const V num = vsel(vlt(x, vset(0.0f)), x, xe);
+    return vdiv(num, vadd(vset(1.0f), e));
+}
+
+/* log(1 + e) for 0 <= e <= 1 as 2 atanh(s), s = e / (2 + e) <= 1/3:
+ * 2 s (1 + s^2/3 + s^4/5 + ... + s^14/15), the Taylor series cut where
+ * the next term, s^16/17 <= 2.3e-9 relative, is far below float's 6e-8.
+ * Small e keeps its relative accuracy (the result is 2 s (1 + ...)). */
+static inline V log1p_unit(V e)
+{
+    const V s = vdiv(e, vadd(vset(2.0f), e));
+    const V z = vmul(s, s);
+    V q = vfma(vset(1.0f / 15.0f), z, vset(1.0f / 13.0f));
+    q = vfma(q, z, vset(1.0f / 11.0f));
+    q = vfma(q, z, vset(1.0f / 9.0f));
+    q = vfma(q, z, vset(1.0f / 7.0f));
+    q = vfma(q, z, vset(1.0f / 5.0f));
+    q = vfma(q, z, vset(1.0f / 3.0f));
+    const V s2 = vadd(s, s);
+    return vfma(vmul(s2, z), q, s2);
+}
+
+/* max(x, 0) + log1p(exp(-|x|)); NaN stays NaN through the max. */
+static inline V softplus_v(V x)
+{
+    const V e = exp_neg(vnegabs(x));
+    return vadd(vmax_keepnan(vset(0.0f), x), log1p_unit(e));
+}
+
+/* The exact activations, operation for operation as act.c's C references
+ * (one rounding per operation, no fused multiply-add): maxps/minps return
+ * their second operand on NaN and on equal operands, which is how the C
+ * comparisons treat NaN and -0. */
+static inline V hard_sigmoid_v(V x, V a, V b)
+{
+    const V t = vadd(vmul(x, a), b);
+    return vmax_keepnan(vset(0.0f), vmin_keepnan(vset(1.0f), t));
+}
+
+static inline V hard_swish_v(V x)
+{
+    return vmul(x, hard_sigmoid_v(x, vset(KERN_HARD_SWISH_ALPHA),
+                                  vset(KERN_HARD_SWISH_BETA)));
+}
+
+static inline V leaky_relu_v(V x, V a, V b)
+{
+    (void)b;
+    return vsel(vlt(x, vset(0.0f)), x, vmul(x, a));
+}
+
+/* x > 0 ? x : a expm1(x); expm1's argument is min(x, 0), NaN kept. */
+static inline V elu_v(V x, V a, V b)
+{
+    (void)b;
+    const V em1 = expm1_neg(vmin_keepnan(vset(0.0f), x));
+    return vsel(vgt(x, vset(0.0f)), vmul(a, em1), x);
+}
+
+static inline V clip_v(V x, V lo, V hi)
+{
+    return vmin_keepnan(hi, vmax_keepnan(lo, x));
 }
 
 static inline V relu_v(V x)
@@ -316,6 +414,25 @@ static inline void ftz_leave(unsigned csr)
         }                                                                    \
     }
 
+#define ACT_PARAM(name, op, ftz)                                             \
+    void ACT_FN(name)(float *dst, const float *src, size_t n, float a,       \
+                      float b)                                               \
+    {                                                                        \
+        const unsigned csr = ftz ? ftz_enter() : 0;                          \
+        const V va = vset(a), vb = vset(b);                                  \
+        size_t i = 0;                                                        \
+        for (; i + VL <= n; i += VL) {                                       \
+            vstore(dst + i, op(vload(src + i), va, vb));                     \
+        }                                                                    \
+        if (i < n) {                                                         \
+            vstore_tail(dst + i, op(vload_tail(src + i, n - i), va, vb),     \
+                        n - i);                                              \
+        }                                                                    \
+        if (ftz) {                                                           \
+            ftz_leave(csr);                                                  \
+        }                                                                    \
+    }
+
 #define ACT_BINARY(name, op, ftz)                                            \
     void ACT_FN(name)(float *gi, const float *go, const float *v, size_t n)  \
     {                                                                        \
@@ -346,3 +463,10 @@ ACT_BINARY(sigmoid_backward_f32, sigmoid_bwd_v, 0)
 ACT_BINARY(relu_backward_f32, relu_bwd_v, 0)
 ACT_BINARY(gelu_backward_f32, gelu_bwd_v, 1)
 ACT_BINARY(gelu_erf_backward_f32, gelu_erf_bwd_v, 1)
+ACT_UNARY(silu_f32, silu_v, 1)
+ACT_UNARY(hard_swish_f32, hard_swish_v, 0)
+ACT_UNARY(softplus_f32, softplus_v, 1)
+ACT_PARAM(hard_sigmoid_f32, hard_sigmoid_v, 0)
+ACT_PARAM(leaky_relu_f32, leaky_relu_v, 0)
+ACT_PARAM(elu_f32, elu_v, 1)
+ACT_PARAM(clip_f32, clip_v, 0)
