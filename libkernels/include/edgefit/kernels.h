@@ -321,10 +321,19 @@ KERN_API int kern_nchw8c_to_nchw_f32(size_t batch, size_t c, size_t hw,
  * x [batch][in_c][in_h][in_w], w [out_c][in_c/groups][kh][kw] (PyTorch's),
  * y [batch][out_c][out_h][out_w]. Rectangular kernels kh x kw, a stride per
  * axis, zero padding given per side (asymmetric padding, as ONNX "pads" or
- * TensorFlow "SAME" produce), dilation 1, groups that divide both channel
- * counts (groups == in_c == out_c is depthwise). Output size: out_h =
- * (in_h + pad_top + pad_bottom - kh) / stride_h + 1 (floor), out_w alike
- * with pad_left, pad_right, kw and stride_w. */
+ * TensorFlow "SAME" produce), a dilation per axis, groups that divide both
+ * channel counts (groups == in_c == out_c is depthwise). Tap (ky, kx)
+ * reads input row oy * stride_h + ky * dilation_h - pad_top. Output size:
+ * out_h = (in_h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) /
+ * stride_h + 1 (floor), out_w alike with pad_left, pad_right, kw,
+ * dilation_w and stride_w.
+ *
+ * A dilation of 0 means 1, so that a shape filled field by field or by
+ * a designated initialiser that leaves them out is today's undilated
+ * convolution. Undilated shapes take the paths described at
+ * kern_conv2d_f32 unchanged; dilated ones (either dilation > 1) are
+ * lowered by kern_im2col_f32 into the scratch and multiplied by
+ * kern_sgemm (depthwise ones run kern_dwconv2d_f32's dilated loop). */
 struct kern_conv2d_shape {
     size_t batch;
     size_t in_c, in_h, in_w;
@@ -333,6 +342,7 @@ struct kern_conv2d_shape {
     size_t stride_h, stride_w;
     size_t pad_top, pad_left, pad_bottom, pad_right;
     size_t groups;
+    size_t dilation_h, dilation_w; /* 0 or 1: undilated */
 };
 
 /* The activation fused into a convolution's output pass. */
@@ -523,6 +533,12 @@ struct kern_dwconv2d_shape {
     size_t batch, channels, in_h, in_w;
     size_t kh, kw, stride_h, stride_w;
     size_t pad_top, pad_left, pad_bottom, pad_right;
+    /* Dilation per axis, 0 meaning 1 as in kern_conv2d_shape: tap (ky,
+     * kx) reads row oy * stride_h + ky * dilation_h - pad_top. Dilated
+     * shapes run a C loop over output rows (vectorised by the compiler
+     * along the row when stride_w is 1) on every path, and the blocked
+     * entry points their C reference. */
+    size_t dilation_h, dilation_w;
 };
 
 /* The depthwise form of a conv2d shape whose groups equal its channels
