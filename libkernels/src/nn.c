@@ -624,7 +624,10 @@ KERN_API int kern_pool2d_ceil_pad(size_t in, size_t k, size_t stride,
     if ((o - 1) * stride >= in + pad_lo) {
         o--; /* the last window would start in the trailing padding */
     }
-    /* (o - 1) * stride < in + pad_lo <= padded: no overflow below */
+    /* (o - 1) * stride < in + pad_lo <= padded fits; k may not */
+    if (k > SIZE_MAX - (o - 1) * stride) {
+        return KERN_E_OVERFLOW;
+    }
     const size_t end = (o - 1) * stride + k; /* of the padded input */
     *extra_hi = end > in + pad_lo + pad_hi ? end - (in + pad_lo + pad_hi)
                                            : 0;

@@ -734,6 +734,9 @@ static void test_lowering(void **state)
         {2, 3, 6, 11, 3, 2, 3, 1, 3, 0, 2, 1, 0, 3, 1, 1},
         {1, 5, 4, 4, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
         {1, 2, 9, 5, 4, 4, 2, 3, 1, 2, 0, 1, 3, 2, 1, 1},
+        /* dilated: the gather steps by the dilation */
+        {2, 4, 12, 14, 6, 3, 3, 1, 2, 2, 3, 1, 2, 2, 2, 3},
+        {1, 3, 1, 25, 2, 1, 4, 1, 1, 0, 5, 0, 1, 1, 1, 3},
     };
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         const struct kern_conv2d_shape *s = &shapes[t];
@@ -763,9 +766,11 @@ static void test_lowering(void **state)
                     const size_t ky = k / s->kw % s->kh, kx = k % s->kw;
                     for (size_t p = 0; p < P; p++) {
                         const size_t oy = p / ow, ox = p % ow;
-                        const long iy = (long)(oy * s->stride_h + ky) -
+                        const size_t dh = s->dilation_h ? s->dilation_h : 1;
+                        const size_t dw = s->dilation_w ? s->dilation_w : 1;
+                        const long iy = (long)(oy * s->stride_h + ky * dh) -
                                         (long)s->pad_top;
-                        const long ix = (long)(ox * s->stride_w + kx) -
+                        const long ix = (long)(ox * s->stride_w + kx * dw) -
                                         (long)s->pad_left;
                         float want = 0.0f;
                         if (iy >= 0 && iy < (long)s->in_h && ix >= 0 &&
@@ -827,6 +832,9 @@ static void test_conv_backward(void **state)
         /* DS-CNN's first layer, shrunk: 10 x 4, stride 2, pads 5,1,5,2 */
         {1, 1, 13, 10, 3, 10, 4, 2, 2, 5, 1, 5, 2, 1, 1, 1},
         {2, 2, 7, 6, 2, 2, 3, 1, 3, 0, 2, 1, 0, 1, 1, 1},
+        /* dilated: 2 x 3 grouped, and a 1-D one (a TCN's) */
+        {2, 4, 11, 13, 6, 3, 3, 1, 2, 2, 1, 2, 3, 2, 2, 3},
+        {1, 3, 1, 20, 4, 1, 3, 1, 1, 0, 4, 0, 4, 1, 1, 4},
     };
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         const struct kern_conv2d_shape *s = &shapes[t];
@@ -860,10 +868,18 @@ static void test_conv_backward(void **state)
                             const long ic = oc / ocg * icg + ci;
                             for (long ky = 0; ky < kh; ky++) {
                                 for (long kx = 0; kx < kw; kx++) {
-                                    const long iy = oy * (long)s->stride_h +
-                                                    ky - (long)s->pad_top;
-                                    const long ix = ox * (long)s->stride_w +
-                                                    kx - (long)s->pad_left;
+                                    const long iy =
+                                        oy * (long)s->stride_h +
+                                        ky * (long)(s->dilation_h
+                                                        ? s->dilation_h
+                                                        : 1) -
+                                        (long)s->pad_top;
+                                    const long ix =
+                                        ox * (long)s->stride_w +
+                                        kx * (long)(s->dilation_w
+                                                        ? s->dilation_w
+                                                        : 1) -
+                                        (long)s->pad_left;
                                     if (iy < 0 || iy >= (long)s->in_h ||
                                         ix < 0 || ix >= (long)s->in_w) {
                                         continue;
