@@ -259,19 +259,33 @@ static bool is_dilated(const struct kern_conv2d_shape *s)
 /* ---- dilated convolutions ------------------------------------------------ */
 
 /* A dilated convolution is lowered by the im2col gather, which steps by
- * the dilation, into col [K][P] and multiplied by kern_sgemm: the tuned
- * tiles above assume that a row (ic, ky, kx) is a run of a stride-phase
- * plane, which a dilation larger than the stride breaks, and dilated
- * layers are rare enough (a TCN, a DeepLab head) that the GEMM's speed
- * serves them. Scratch: col, then one block of KERN_CONV_OCB output rows
- * for the packed weights (a block's rows land in y through the layout). */
+ * the dilation, into col [K][band of output rows] and multiplied by
+ * kern_sgemm: the tuned tiles above assume that a row (ic, ky, kx) is a
+ * run of a stride-phase plane, which a dilation larger than the stride
+ * breaks, and dilated layers are rare enough (a TCN, a DeepLab head) that
+ * the GEMM's speed serves them. The band keeps the scratch near
+ * DILATED_COL_FLOATS (1 MiB) whatever the plane, so that a memory plan
+ * pays little for it, yet gives the GEMM at least one output row of
+ * columns. Scratch: col, then one block of KERN_CONV_OCB output rows of
+ * the band for the packed weights (a block's rows land in y through the
+ * layout). */
+enum { DILATED_COL_FLOATS = 1 << 18 };
+
+static size_t dilated_band(size_t K, size_t oh, size_t ow)
+{
+    /* K * ow fits: kern_conv2d_out_hw checked K * oh * ow */
+    const size_t rows = DILATED_COL_FLOATS / (K * ow);
+    return rows < 1 ? 1 : rows > oh ? oh : rows;
+}
+
 static bool dilated_floats(const struct kern_conv2d_shape *s, size_t oh,
                            size_t ow, size_t *n)
 {
     const size_t K = s->in_c / s->groups * s->kh * s->kw;
+    const size_t band = dilated_band(K, oh, ow);
     size_t col, blk;
-    if (!kern_nn_mul4(K, oh, ow, 1, &col) ||
-        !kern_nn_mul4(KERN_CONV_OCB, oh, ow, 1, &blk) ||
+    if (!kern_nn_mul4(K, band, ow, 1, &col) ||
+        !kern_nn_mul4(KERN_CONV_OCB, band, ow, 1, &blk) ||
         col > SIZE_MAX - blk ||
         col + blk > (SIZE_MAX - 64) / sizeof(float)) {
         return false;
@@ -296,9 +310,9 @@ KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s)
     return g.bytes;
 }
 
-static void im2col_core(const struct kern_conv2d_shape *s, size_t oh,
-                        size_t ow, int layout, const float *x, size_t b,
-                        size_t g, float *col);
+static void im2col_core(const struct kern_conv2d_shape *s, size_t oy0,
+                        size_t oy1, size_t ow, int layout, const float *x,
+                        size_t b, size_t g, float *col);
 
 /* The dilated path for a validated, dilated, non-depthwise shape: raw
  * weights ([out_c][K], `packed` false, NCHW layouts) or packed ones
@@ -325,40 +339,47 @@ static int conv_dilated(const struct kern_conv2d_shape *s, size_t oh,
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t K = icg * s->kh * s->kw, P = oh * ow;
     const size_t nb = (ocg + KERN_CONV_OCB - 1) / KERN_CONV_OCB;
-    float *col = work, *blk = col + K * P;
+    const size_t band = dilated_band(K, oh, ow);
+    float *col = work, *blk = col + K * band * ow;
     int st = KERN_OK;
     for (size_t b = 0; b < s->batch && st == KERN_OK; b++) {
         for (size_t g = 0; g < s->groups && st == KERN_OK; g++) {
-            im2col_core(s, oh, ow, il, x, b, g, col);
-            if (!packed) {
-                /* NCHW: the group's output planes are C itself. */
-                float *yg = y + (b * s->out_c + g * ocg) * P;
-                st = kern_sgemm(0, ocg, P, K, w + g * ocg * K, K, col, P,
-                                yg, P);
-                for (size_t o = 0; st == KERN_OK && o < ocg; o++) {
-                    const float bo = bias ? bias[g * ocg + o] : 0.0f;
-                    float *r = yg + o * P;
-                    for (size_t p = 0; p < P; p++) {
-                        r[p] = kern_fuse1(r[p] + bo, act);
+            for (size_t oy0 = 0; oy0 < oh && st == KERN_OK; oy0 += band) {
+                const size_t oy1 = oy0 + band < oh ? oy0 + band : oh;
+                const size_t cols = (oy1 - oy0) * ow, p0 = oy0 * ow;
+                im2col_core(s, oy0, oy1, ow, il, x, b, g, col);
+                if (!packed) {
+                    /* NCHW: the band of the group's output planes is C
+                     * itself (rows P apart). */
+                    float *yg = y + (b * s->out_c + g * ocg) * P + p0;
+                    st = kern_sgemm(0, ocg, cols, K, w + g * ocg * K, K,
+                                    col, cols, yg, P);
+                    for (size_t o = 0; st == KERN_OK && o < ocg; o++) {
+                        const float bo = bias ? bias[g * ocg + o] : 0.0f;
+                        float *r = yg + o * P;
+                        for (size_t p = 0; p < cols; p++) {
+                            r[p] = kern_fuse1(r[p] + bo, act);
+                        }
                     }
+                    continue;
                 }
-                continue;
-            }
-            for (size_t j = 0; j < nb && st == KERN_OK; j++) {
-                const size_t o0 = j * KERN_CONV_OCB;
-                const size_t lanes = ocg - o0 < KERN_CONV_OCB
-                                         ? ocg - o0
-                                         : KERN_CONV_OCB;
-                /* block j is [K][8]: its transpose is the left operand */
-                st = kern_sgemm(KERN_MM_TRANS_A, lanes, P, K,
-                                w + (g * nb + j) * K * KERN_CONV_OCB,
-                                KERN_CONV_OCB, col, P, blk, P);
-                for (size_t l = 0; st == KERN_OK && l < lanes; l++) {
-                    const size_t oc = g * ocg + o0 + l;
-                    const float bo = bias ? bias[oc] : 0.0f;
-                    for (size_t p = 0; p < P; p++) {
-                        y[kern_act_at(ol, s->out_c, P, b, oc, p)] =
-                            kern_fuse1(blk[l * P + p] + bo, act);
+                for (size_t j = 0; j < nb && st == KERN_OK; j++) {
+                    const size_t o0 = j * KERN_CONV_OCB;
+                    const size_t lanes = ocg - o0 < KERN_CONV_OCB
+                                             ? ocg - o0
+                                             : KERN_CONV_OCB;
+                    /* block j is [K][8]: its transpose is the left
+                     * operand */
+                    st = kern_sgemm(KERN_MM_TRANS_A, lanes, cols, K,
+                                    w + (g * nb + j) * K * KERN_CONV_OCB,
+                                    KERN_CONV_OCB, col, cols, blk, cols);
+                    for (size_t l = 0; st == KERN_OK && l < lanes; l++) {
+                        const size_t oc = g * ocg + o0 + l;
+                        const float bo = bias ? bias[oc] : 0.0f;
+                        for (size_t p = 0; p < cols; p++) {
+                            y[kern_act_at(ol, s->out_c, P, b, oc, p0 + p)] =
+                                kern_fuse1(blk[l * cols + p] + bo, act);
+                        }
                     }
                 }
             }
@@ -621,20 +642,22 @@ KERN_API int kern_im2col_f32(const struct kern_conv2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    im2col_core(s, oh, ow, KERN_LAYOUT_NCHW, x, b, g, col);
+    im2col_core(s, 0, oh, ow, KERN_LAYOUT_NCHW, x, b, g, col);
     return KERN_OK;
 }
 
-/* kern_im2col_f32 for a validated shape, from x in either layout (a
- * blocked x has groups == 1): a pixel of channel c is `ps` floats after
- * the previous one, 1 in NCHW and KERN_CBLOCK in NCHW8c. */
-static void im2col_core(const struct kern_conv2d_shape *s, size_t oh,
-                        size_t ow, int layout, const float *x, size_t b,
-                        size_t g, float *col)
+/* kern_im2col_f32 for a validated shape, output rows [oy0, oy1) only
+ * (col is then K x (oy1 - oy0) * ow), from x in either layout (a blocked
+ * x has groups == 1): a pixel of channel c is `ps` floats after the
+ * previous one, 1 in NCHW and KERN_CBLOCK in NCHW8c. */
+static void im2col_core(const struct kern_conv2d_shape *s, size_t oy0,
+                        size_t oy1, size_t ow, int layout, const float *x,
+                        size_t b, size_t g, float *col)
 {
     const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
     const size_t sh = s->stride_h, sw = s->stride_w, ih = s->in_h;
-    const size_t iw = s->in_w, hw_in = ih * iw, hw_out = oh * ow;
+    const size_t iw = s->in_w, hw_in = ih * iw;
+    const size_t hw_out = (oy1 - oy0) * ow;
     const size_t dh = kern_nn_dil(s->dilation_h);
     const size_t dw = kern_nn_dil(s->dilation_w);
     const size_t ps = layout == KERN_LAYOUT_NCHW8C ? KERN_CBLOCK : 1;
@@ -646,9 +669,9 @@ static void im2col_core(const struct kern_conv2d_shape *s, size_t oh,
                 float *row = col + ((c * kh + ky) * kw + kx) * hw_out;
                 const float *xc =
                     x + kern_act_at(layout, s->in_c, hw_in, b, g * cg + c, 0);
-                for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t oy = oy0; oy < oy1; oy++) {
                     const size_t iy = oy * sh + ky * dh - s->pad_top;
-                    float *r = row + oy * ow;
+                    float *r = row + (oy - oy0) * ow;
                     if (iy >= ih || lo == hi) {
                         for (size_t ox = 0; ox < ow; ox++) {
                             r[ox] = 0.0f;

@@ -274,6 +274,21 @@ static void test_conv_dilated(void **state)
         }
     }
     assert_true(tested >= 120);
+    /* A plane large enough for the scratch to hold a band of output rows,
+     * not the whole plane: K = 576, 64 columns, 7 rows a band (the last
+     * band 3 rows), grouped and not, both entry points. */
+    const struct kern_conv2d_shape band = {.batch = 2, .in_c = 64,
+        .in_h = 66, .in_w = 64, .out_c = 10, .kh = 3, .kw = 3,
+        .stride_h = 1, .stride_w = 1, .pad_top = 2, .pad_left = 2,
+        .pad_bottom = 2, .pad_right = 2, .groups = 1, .dilation_h = 2,
+        .dilation_w = 2};
+    assert_true(kern_conv2d_work_bytes(&band) <
+                (size_t)576 * 66 * 64 * sizeof(float) / 4);
+    run_case(&band, KERN_FUSE_RELU, 1, 1);
+    run_case(&band, KERN_FUSE_NONE, 0, 0);
+    struct kern_conv2d_shape band2 = band;
+    band2.groups = 2;
+    run_case(&band2, KERN_FUSE_RELU6, 1, 1);
 
     /* By hand: x[i][j] = 5 i + j on a 5 x 5 plane, a 2 x 2 kernel of
      * ones dilated by 2: y[i][j] = x[i][j] + x[i][j+2] + x[i+2][j] +
