@@ -65,6 +65,19 @@ void kern_conv_transpose2d_c(const struct kern_conv_transpose2d_shape *s,
     }
 }
 
+/* The columns are computed for a band of input rows at a time, so that
+ * the scratch stays near BAND_FLOATS (1 MiB) whatever the plane (a memory
+ * plan pays for it), while the GEMM still gets at least one input row of
+ * columns. */
+enum { BAND_FLOATS = 1 << 18 };
+
+static size_t band_rows(size_t M, size_t ih, size_t iw)
+{
+    /* M * iw fits: kern_conv_transpose2d_out_hw checked M * ih * iw */
+    const size_t rows = BAND_FLOATS / (M * iw);
+    return rows < 1 ? 1 : rows > ih ? ih : rows;
+}
+
 /* The input columns ix whose output column ix * sw + off - pl lies in
  * [0, ow): [*lo, *hi), possibly empty. */
 static void in_cols(size_t off, size_t sw, size_t pl, size_t iw, size_t ow,
@@ -77,17 +90,63 @@ static void in_cols(size_t off, size_t sw, size_t pl, size_t iw, size_t ow,
     *hi = b;
 }
 
+/* Adds the columns of input rows [iy0, iy1) (col [ocg * kh * kw][n], n
+ * = (iy1 - iy0) * in_w) into the group's output planes yg: the row of
+ * (o, ky, kx) lands on output row iy * stride_h + ky * dilation_h -
+ * pad_top, a run of the columns whose output column is inside. */
+static void col2im_band(const struct kern_conv_transpose2d_shape *s,
+                        size_t out_h, size_t out_w, const float *col,
+                        size_t n, size_t iy0, size_t iy1, float *yg)
+{
+    const size_t ocg = s->out_c / s->groups, kh = s->kh, kw = s->kw;
+    const size_t iw = s->in_w, sh = s->stride_h, sw = s->stride_w;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    for (size_t o = 0; o < ocg; o++) {
+        float *yo = yg + o * out_h * out_w;
+        for (size_t kx = 0; kx < kw; kx++) {
+            size_t lo, hi;
+            in_cols(kx * dw, sw, s->pad_left, iw, out_w, &lo, &hi);
+            if (lo == hi) {
+                continue;
+            }
+            const size_t run = hi - lo;
+            for (size_t ky = 0; ky < kh; ky++) {
+                const float *row = col + ((o * kh + ky) * kw + kx) * n;
+                for (size_t iy = iy0; iy < iy1; iy++) {
+                    const size_t oy = iy * sh + ky * dh - s->pad_top;
+                    if (oy >= out_h) {
+                        continue;
+                    }
+                    /* lo * sw + kx * dw >= pad_left by lo */
+                    float *d = yo + oy * out_w +
+                               (lo * sw + kx * dw - s->pad_left);
+                    const float *r = row + (iy - iy0) * iw + lo;
+                    if (sw == 1) {
+                        for (size_t j = 0; j < run; j++) {
+                            d[j] += r[j];
+                        }
+                    } else {
+                        for (size_t j = 0; j < run; j++) {
+                            d[j * sw] += r[j];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 int kern_conv_transpose2d_gemm(const struct kern_conv_transpose2d_shape *s,
                                size_t out_h, size_t out_w, const float *x,
                                const float *w, const float *bias,
                                void *work, float *y)
 {
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
-    const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
-    const size_t sh = s->stride_h, sw = s->stride_w;
-    const size_t dh = kern_nn_dil(s->dilation_h);
-    const size_t dw = kern_nn_dil(s->dilation_w);
-    const size_t M = ocg * kh * kw, P = ih * iw, hw_out = out_h * out_w;
+    const size_t ih = s->in_h, iw = s->in_w;
+    const size_t M = ocg * s->kh * s->kw, P = ih * iw;
+    const size_t hw_out = out_h * out_w;
+    const size_t band = band_rows(M, ih, iw);
     float *col = work;
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t oc = 0; oc < s->out_c; oc++) {
@@ -98,45 +157,19 @@ int kern_conv_transpose2d_gemm(const struct kern_conv_transpose2d_shape *s,
             }
         }
         for (size_t g = 0; g < s->groups; g++) {
-            /* col [M][P] = W_g^T . X_g, W_g stored [icg][M] */
-            const int st =
-                kern_sgemm(KERN_MM_TRANS_A, M, P, icg, w + g * icg * M, M,
-                           x + (b * s->in_c + g * icg) * P, P, col, P);
-            if (st != KERN_OK) {
-                return st;
-            }
-            for (size_t o = 0; o < ocg; o++) {
-                float *yo = y + (b * s->out_c + g * ocg + o) * hw_out;
-                for (size_t kx = 0; kx < kw; kx++) {
-                    size_t lo, hi;
-                    in_cols(kx * dw, sw, s->pad_left, iw, out_w, &lo, &hi);
-                    if (lo == hi) {
-                        continue;
-                    }
-                    const size_t n = hi - lo;
-                    for (size_t ky = 0; ky < kh; ky++) {
-                        const float *row = col + ((o * kh + ky) * kw + kx) * P;
-                        for (size_t iy = 0; iy < ih; iy++) {
-                            const size_t oy = iy * sh + ky * dh - s->pad_top;
-                            if (oy >= out_h) {
-                                continue;
-                            }
-                            /* lo * sw + kx * dw >= pad_left by lo */
-                            float *d = yo + oy * out_w +
-                                       (lo * sw + kx * dw - s->pad_left);
-                            const float *r = row + iy * iw + lo;
-                            if (sw == 1) {
-                                for (size_t j = 0; j < n; j++) {
-                                    d[j] += r[j];
-                                }
-                            } else {
-                                for (size_t j = 0; j < n; j++) {
-                                    d[j * sw] += r[j];
-                                }
-                            }
-                        }
-                    }
+            for (size_t iy0 = 0; iy0 < ih; iy0 += band) {
+                const size_t iy1 = iy0 + band < ih ? iy0 + band : ih;
+                const size_t n = (iy1 - iy0) * iw;
+                /* col [M][n] = W_g^T . X_g (the band's columns), W_g stored
+                 * [icg][M] */
+                const int st = kern_sgemm(
+                    KERN_MM_TRANS_A, M, n, icg, w + g * icg * M, M,
+                    x + (b * s->in_c + g * icg) * P + iy0 * iw, P, col, n);
+                if (st != KERN_OK) {
+                    return st;
                 }
+                col2im_band(s, out_h, out_w, col, n, iy0, iy1,
+                            y + (b * s->out_c + g * ocg) * hw_out);
             }
         }
     }
@@ -214,8 +247,8 @@ KERN_API size_t kern_conv_transpose2d_work_bytes(
         return 0;
     }
     /* fits: checked by kern_conv_transpose2d_out_hw */
-    return s->out_c / s->groups * s->kh * s->kw * s->in_h * s->in_w *
-           sizeof(float);
+    const size_t M = s->out_c / s->groups * s->kh * s->kw;
+    return M * band_rows(M, s->in_h, s->in_w) * s->in_w * sizeof(float);
 }
 
 KERN_API int kern_conv_transpose2d_f32(

@@ -168,6 +168,18 @@ static void test_deconv_random(void **state)
         tested++;
     }
     assert_true(tested >= 300);
+    /* Columns for a band of input rows, not the whole plane: M = 64 * 16
+     * rows of col, 40 columns: 6 input rows a band, the last 4. */
+    struct kern_conv_transpose2d_shape band = {.batch = 2, .in_c = 8,
+        .in_h = 40, .in_w = 40, .out_c = 64, .kh = 4, .kw = 4,
+        .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
+        .pad_bottom = 1, .pad_right = 1, .out_pad_h = 1, .groups = 1};
+    assert_true(kern_conv_transpose2d_work_bytes(&band) <
+                (size_t)1024 * 1600 * sizeof(float) / 4);
+    deconv_case(&band);
+    band.groups = 2;
+    band.dilation_w = 2;
+    deconv_case(&band);
 }
 
 static void test_deconv_hand(void **state)
