@@ -289,6 +289,15 @@ static void linear_tap(float c, size_t in, struct lin *t)
     t->w0 = 1.0f - t->w1;
 }
 
+/* One input row blended along x: h[ox] = w0 * r[i0] + w1 * r[i1]. */
+static void hblend(const float *r, const struct lin *tx, size_t ow,
+                   float *h)
+{
+    for (size_t ox = 0; ox < ow; ox++) {
+        h[ox] = tx[ox].w0 * r[tx[ox].i0] + tx[ox].w1 * r[tx[ox].i1];
+    }
+}
+
 static float axis_scale(float given, size_t in, size_t out)
 {
     return given != 0.0f ? given : (float)out / (float)in;
@@ -314,16 +323,21 @@ KERN_API int kern_resize_f32(const struct kern_resize_shape *s,
     size_t n;
     if (!kern_nn_mul4(s->planes, s->in_h, s->in_w, sizeof(float), &n) ||
         !kern_nn_mul4(s->planes, s->out_h, s->out_w, sizeof(float), &n) ||
+        s->out_h > SIZE_MAX - s->out_w ||
         !kern_nn_mul4(s->out_h + s->out_w, sizeof(struct lin), 1, 1, &n) ||
-        s->out_h > SIZE_MAX - s->out_w) {
+        !kern_nn_mul4(s->out_w, 2 * sizeof(float), 1, 1, &n) ||
+        n > SIZE_MAX - (s->out_h + s->out_w) * sizeof(struct lin)) {
         return KERN_E_OVERFLOW;
     }
     const float sh = axis_scale(s->scale_h, s->in_h, s->out_h);
     const float sw = axis_scale(s->scale_w, s->in_w, s->out_w);
-    struct lin *t = malloc((s->out_h + s->out_w) * sizeof *t);
+    /* the tables, then two rows blended along x (linear mode) */
+    struct lin *t = malloc((s->out_h + s->out_w) * sizeof *t +
+                           2 * s->out_w * sizeof(float));
     if (!t) {
         return KERN_E_NOMEM;
     }
+    float *h0 = (float *)(t + s->out_h + s->out_w), *h1 = h0 + s->out_w;
     struct lin *ty = t, *tx = t + s->out_h;
     const bool nearest = s->mode == KERN_RESIZE_NEAREST;
     for (size_t o = 0; o < s->out_h + s->out_w; o++) {
@@ -344,20 +358,44 @@ KERN_API int kern_resize_f32(const struct kern_resize_shape *s,
     for (size_t p = 0; p < s->planes; p++) {
         const float *xp = x + p * s->in_h * iw;
         float *yp = y + p * s->out_h * ow;
+        size_t have0 = SIZE_MAX, have1 = SIZE_MAX; /* rows in h0, h1 */
         for (size_t oy = 0; oy < s->out_h; oy++) {
-            const float *r0 = xp + ty[oy].i0 * iw, *r1 = xp + ty[oy].i1 * iw;
             float *yr = yp + oy * ow;
             if (nearest) {
+                if (oy > 0 && ty[oy].i0 == ty[oy - 1].i0) {
+                    /* an upscale repeats rows: copy the one just made */
+                    memcpy(yr, yr - ow, ow * sizeof *yr);
+                    continue;
+                }
+                const float *r0 = xp + ty[oy].i0 * iw;
                 for (size_t ox = 0; ox < ow; ox++) {
                     yr[ox] = r0[tx[ox].i0];
                 }
                 continue;
             }
+            /* Separable: y = wy0 * h0 + wy1 * h1 with h the input rows
+             * blended along x (the same operations as blending the four
+             * neighbours at once), each row blended once for all the
+             * output rows that read it. */
+            const size_t i0 = ty[oy].i0, i1 = ty[oy].i1;
+            if (have0 != i0 && have1 == i0) {
+                float *tmp = h0;
+                h0 = h1;
+                h1 = tmp;
+                have1 = have0;
+                have0 = i0;
+            }
+            if (have0 != i0) {
+                hblend(xp + i0 * iw, tx, ow, h0);
+                have0 = i0;
+            }
+            if (have1 != i1) {
+                hblend(xp + i1 * iw, tx, ow, h1);
+                have1 = i1;
+            }
             const float wy0 = ty[oy].w0, wy1 = ty[oy].w1;
             for (size_t ox = 0; ox < ow; ox++) {
-                const struct lin *c = &tx[ox];
-                yr[ox] = wy0 * (c->w0 * r0[c->i0] + c->w1 * r0[c->i1]) +
-                         wy1 * (c->w0 * r1[c->i0] + c->w1 * r1[c->i1]);
+                yr[ox] = wy0 * h0[ox] + wy1 * h1[ox];
             }
         }
     }

@@ -535,8 +535,83 @@ static void bench_transpose(const char *what, const size_t *s,
     free(c.y);
 }
 
+struct rs_ctx {
+    struct kern_resize_shape s;
+    float *x, *y;
+};
+
+/* The definition a pixel at a time: coordinates per output, no tables. */
+static void rs_run(void *p, int which)
+{
+    struct rs_ctx *c = p;
+    const struct kern_resize_shape *s = &c->s;
+    if (which) {
+        (void)kern_resize_f32(s, c->x, c->y);
+        return;
+    }
+    const float sh = s->scale_h ? s->scale_h
+                                : (float)s->out_h / (float)s->in_h;
+    const float sw = s->scale_w ? s->scale_w
+                                : (float)s->out_w / (float)s->in_w;
+    for (size_t p0 = 0; p0 < s->planes; p0++) {
+        const float *xp = c->x + p0 * s->in_h * s->in_w;
+        for (size_t oy = 0; oy < s->out_h; oy++) {
+            for (size_t ox = 0; ox < s->out_w; ox++) {
+                float cy = ((float)oy + 0.5f) / sh - 0.5f;
+                float cx = ((float)ox + 0.5f) / sw - 0.5f;
+                float v;
+                if (s->mode == KERN_RESIZE_NEAREST) {
+                    /* asymmetric, floor */
+                    const size_t iy = (size_t)((float)oy / sh);
+                    const size_t ix = (size_t)((float)ox / sw);
+                    v = xp[(iy < s->in_h ? iy : s->in_h - 1) * s->in_w +
+                           (ix < s->in_w ? ix : s->in_w - 1)];
+                } else {
+                    cy = cy < 0 ? 0 : cy > (float)(s->in_h - 1)
+                                          ? (float)(s->in_h - 1) : cy;
+                    cx = cx < 0 ? 0 : cx > (float)(s->in_w - 1)
+                                          ? (float)(s->in_w - 1) : cx;
+                    const size_t y0 = (size_t)cy, x0 = (size_t)cx;
+                    const size_t y1 = y0 + 1 < s->in_h ? y0 + 1 : y0;
+                    const size_t x1 = x0 + 1 < s->in_w ? x0 + 1 : x0;
+                    const float ly = cy - (float)y0, lx = cx - (float)x0;
+                    const float *r0 = xp + y0 * s->in_w;
+                    const float *r1 = xp + y1 * s->in_w;
+                    v = (1 - ly) * ((1 - lx) * r0[x0] + lx * r0[x1]) +
+                        ly * ((1 - lx) * r1[x0] + lx * r1[x1]);
+                }
+                c->y[(p0 * s->out_h + oy) * s->out_w + ox] = v;
+            }
+        }
+    }
+}
+
+static void bench_resize(const char *what, struct kern_resize_shape s)
+{
+    struct rs_ctx c = {.s = s};
+    c.x = malloc(s.planes * s.in_h * s.in_w * 4);
+    c.y = malloc(s.planes * s.out_h * s.out_w * 4);
+    if (c.x && c.y) {
+        ck_fill_f32(c.x, s.planes * s.in_h * s.in_w, -1, 1);
+        bench(what, rs_run, &c);
+    }
+    free(c.x);
+    free(c.y);
+}
+
 static void run_benchmarks(void)
 {
+    bench_resize("resize nearest x2 128x20x20",
+                 (struct kern_resize_shape){.planes = 128, .in_h = 20,
+                     .in_w = 20, .out_h = 40, .out_w = 40, .scale_h = 2,
+                     .scale_w = 2, .mode = KERN_RESIZE_NEAREST,
+                     .coord = KERN_RESIZE_ASYMMETRIC,
+                     .nearest = KERN_NEAREST_FLOOR});
+    bench_resize("resize bilinear x2 64x32x32",
+                 (struct kern_resize_shape){.planes = 64, .in_h = 32,
+                     .in_w = 32, .out_h = 64, .out_w = 64,
+                     .mode = KERN_RESIZE_LINEAR,
+                     .coord = KERN_RESIZE_PYTORCH_HALF_PIXEL});
     /* a UNet's up-convolution, a DCGAN's, a 1-D decoder's */
     bench_deconv("conv_transpose2d 64->32 k2s2 16x16",
                  (struct kern_conv_transpose2d_shape){.batch = 1,

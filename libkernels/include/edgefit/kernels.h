@@ -824,8 +824,11 @@ KERN_API int kern_transpose_f32(const size_t *shape, size_t ndim,
  * to [0, in - 1] and blends its two neighbours per axis (PyTorch's
  * bilinear, ONNX's linear): y = wy0 (wx0 a + wx1 b) + wy1 (wx0 c + wx1
  * d), each weight in [0, 1], within 2^-22 times the largest |x| of the
- * exact blend. The function allocates the per-axis index and weight
- * tables (out_h + out_w entries; KERN_E_NOMEM if that fails). KERN_E_RANGE
+ * exact blend; each input row is blended along x once for the output
+ * rows that read it. Nearest copies an output row that reads the same
+ * input row as the one above it. The function allocates the per-axis
+ * index and weight tables and two blended rows (out_h + out_w entries
+ * and 2 * out_w floats; KERN_E_NOMEM if that fails). KERN_E_RANGE
  * for an unknown mode or a scale that is not finite and > 0. */
 enum kern_resize_mode {
     KERN_RESIZE_NEAREST = 0,
