@@ -11,18 +11,18 @@
 
 /* The reference, weights read raw ([out_c][K]) or packed ([group][block
  * of KERN_CONV_OCB channels][K][KERN_CONV_OCB]), activations in the
- * layouts il (x) and ol (y); `packed` is a constant in each caller. A
- * blocked y gets zeros in the lanes past out_c. */
+ * layouts il (x) and ol (y); `packed` is a constant in each caller, and
+ * so are the dilations dh, dw of an undilated shape (1: the loop of the
+ * undilated reference, with no multiply per tap). A blocked y gets zeros
+ * in the lanes past out_c. */
 static inline __attribute__((always_inline)) void
 conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
          int il, int ol, const float *x, const float *w, bool packed,
-         const float *bias, int act, float *y)
+         const float *bias, int act, size_t dh, size_t dw, float *y)
 {
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
-    const size_t dh = kern_nn_dil(s->dilation_h);
-    const size_t dw = kern_nn_dil(s->dilation_w);
     const size_t pt = s->pad_top, pl = s->pad_left, K = icg * kh * kw;
     const size_t nb = (ocg + KERN_CONV_OCB - 1) / KERN_CONV_OCB;
     const size_t hw_in = ih * iw, hw_out = out_h * out_w;
@@ -83,8 +83,15 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                    const float *bias, int act, void *work, float *y)
 {
     (void)work;
-    conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
-             false, bias, act, y);
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    if (dh == 1 && dw == 1) {
+        conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
+                 false, bias, act, 1, 1, y);
+    } else {
+        conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
+                 false, bias, act, dh, dw, y);
+    }
 }
 
 void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
@@ -93,8 +100,15 @@ void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
                           const float *bias, int act, void *work, float *y)
 {
     (void)work;
-    conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
-             act, y);
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    if (dh == 1 && dw == 1) {
+        conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
+                 act, 1, 1, y);
+    } else {
+        conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
+                 act, dh, dw, y);
+    }
 }
 
 /* ---- scratch layout ------------------------------------------------------ */

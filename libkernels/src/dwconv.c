@@ -13,14 +13,14 @@
  * in row-major order, no fused multiply-add. x is the channel's input,
  * pixel (iy, ix) at x[(iy * in_w + ix) * xs]; w its filter, tap t at
  * w[t * ws]: 1 and 1 in NCHW, KERN_CBLOCK for both in NCHW8c, so that
- * both references give each value the same bits. */
-static float dw_output(const struct kern_dwconv2d_shape *s, size_t oy,
-                       size_t ox, const float *x, size_t xs, const float *w,
-                       size_t ws, float b)
+ * both references give each value the same bits. dh, dw: the dilations,
+ * constants 1 in the undilated callers (no multiply per tap there). */
+static inline __attribute__((always_inline)) float
+dw_output(const struct kern_dwconv2d_shape *s, size_t oy, size_t ox,
+          const float *x, size_t xs, const float *w, size_t ws, float b,
+          size_t dh, size_t dw)
 {
     const size_t ih = s->in_h, iw = s->in_w, kw = s->kw;
-    const size_t dh = kern_nn_dil(s->dilation_h);
-    const size_t dw = kern_nn_dil(s->dilation_w);
     float acc = b;
     for (size_t ky = 0; ky < s->kh; ky++) {
         /* Unsigned wrap makes rows above the input huge. */
@@ -39,11 +39,27 @@ static float dw_output(const struct kern_dwconv2d_shape *s, size_t oy,
     return acc;
 }
 
+/* dw_output with the undilated case's constants, so that an undilated
+ * shape runs the loop it always ran (the branch is the same for every
+ * output of a call, so it predicts perfectly). */
+static inline __attribute__((always_inline)) float
+dw_output_d(const struct kern_dwconv2d_shape *s, size_t oy, size_t ox,
+            const float *x, size_t xs, const float *w, size_t ws, float b,
+            size_t dh, size_t dw)
+{
+    if (dh == 1 && dw == 1) {
+        return dw_output(s, oy, ox, x, xs, w, ws, b, 1, 1);
+    }
+    return dw_output(s, oy, ox, x, xs, w, ws, b, dh, dw);
+}
+
 void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                      size_t out_w, const float *x, const float *w,
                      const float *bias, int act, float *y)
 {
     const size_t taps = s->kh * s->kw;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const size_t c = p % s->channels;
         const float *xp = x + p * s->in_h * s->in_w;
@@ -52,7 +68,9 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
         for (size_t oy = 0; oy < out_h; oy++) {
             for (size_t ox = 0; ox < out_w; ox++) {
                 yp[oy * out_w + ox] = kern_fuse1(
-                    dw_output(s, oy, ox, xp, 1, w + c * taps, 1, b), act);
+                    dw_output_d(s, oy, ox, xp, 1, w + c * taps, 1, b, dh,
+                                dw),
+                    act);
             }
         }
     }
@@ -68,6 +86,8 @@ void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
 {
     enum { L = KERN_CBLOCK };
     const size_t taps = s->kh * s->kw;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
     const size_t nb = kern_nn_cblocks(s->channels);
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t j = b0; j < b1; j++) {
@@ -79,9 +99,11 @@ void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                     const size_t c = j * L + l;
                     yp[o * L + l] =
                         c < s->channels
-                            ? kern_fuse1(dw_output(s, o / out_w, o % out_w,
-                                                   xp + l, L, wj + l, L,
-                                                   bias ? bias[c] : 0.0f),
+                            ? kern_fuse1(dw_output_d(s, o / out_w,
+                                                     o % out_w, xp + l, L,
+                                                     wj + l, L,
+                                                     bias ? bias[c] : 0.0f,
+                                                     dh, dw),
                                          act)
                             : 0.0f;
                 }
