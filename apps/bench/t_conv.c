@@ -40,7 +40,7 @@ struct conv_case {
  * TensorFlow's "same" does (the extra row and column at the bottom and
  * right), as the reference models were trained. */
 #define SH(ic, h, w, oc, kh, kw, st, pt, pl, pb, pr, g)                      \
-    {1, ic, h, w, oc, kh, kw, st, st, pt, pl, pb, pr, g}
+    {1, ic, h, w, oc, kh, kw, st, st, pt, pl, pb, pr, g, 1, 1}
 static const struct conv_case cases_full[] = {
     {"resnet8", "conv1", 1, SH(3, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1)},
     {"resnet8", "s1_conv1,s1_conv2", 2,

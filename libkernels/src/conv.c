@@ -11,12 +11,14 @@
 
 /* The reference, weights read raw ([out_c][K]) or packed ([group][block
  * of KERN_CONV_OCB channels][K][KERN_CONV_OCB]), activations in the
- * layouts il (x) and ol (y); `packed` is a constant in each caller. A
- * blocked y gets zeros in the lanes past out_c. */
+ * layouts il (x) and ol (y); `packed` is a constant in each caller, and
+ * so are the dilations dh, dw of an undilated shape (1: the loop of the
+ * undilated reference, with no multiply per tap). A blocked y gets zeros
+ * in the lanes past out_c. */
 static inline __attribute__((always_inline)) void
 conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
          int il, int ol, const float *x, const float *w, bool packed,
-         const float *bias, int act, float *y)
+         const float *bias, int act, size_t dh, size_t dw, float *y)
 {
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
@@ -53,12 +55,12 @@ conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
                             /* Unsigned wrap makes rows above the input
                              * huge, so one comparison rejects both
                              * sides. */
-                            const size_t iy = oy * sh + ky - pt;
+                            const size_t iy = oy * sh + ky * dh - pt;
                             if (iy >= ih) {
                                 continue;
                             }
                             for (size_t kx = 0; kx < kw; kx++) {
-                                const size_t ix = ox * sw + kx - pl;
+                                const size_t ix = ox * sw + kx * dw - pl;
                                 if (ix >= iw) {
                                     continue;
                                 }
@@ -81,8 +83,15 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
                    const float *bias, int act, void *work, float *y)
 {
     (void)work;
-    conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
-             false, bias, act, y);
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    if (dh == 1 && dw == 1) {
+        conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
+                 false, bias, act, 1, 1, y);
+    } else {
+        conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
+                 false, bias, act, dh, dw, y);
+    }
 }
 
 void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
@@ -91,8 +100,15 @@ void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
                           const float *bias, int act, void *work, float *y)
 {
     (void)work;
-    conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
-             act, y);
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    if (dh == 1 && dw == 1) {
+        conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
+                 act, 1, 1, y);
+    } else {
+        conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
+                 act, dh, dw, y);
+    }
 }
 
 /* ---- scratch layout ------------------------------------------------------ */
@@ -206,11 +222,12 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
         return KERN_E_SHAPE;
     }
     size_t oh, ow, n;
-    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride_h, s->pad_top,
-                             s->pad_bottom, &oh);
+    int st = kern_nn_out_dim(s->in_h, kern_nn_dilated_k(s->kh, s->dilation_h),
+                             s->stride_h, s->pad_top, s->pad_bottom, &oh);
     if (st == KERN_OK) {
-        st = kern_nn_out_dim(s->in_w, s->kw, s->stride_w, s->pad_left,
-                             s->pad_right, &ow);
+        st = kern_nn_out_dim(s->in_w,
+                             kern_nn_dilated_k(s->kw, s->dilation_w),
+                             s->stride_w, s->pad_left, s->pad_right, &ow);
     }
     if (st != KERN_OK) {
         return st;
@@ -238,7 +255,8 @@ kern_conv2d_dw_shape(const struct kern_conv2d_shape *s)
         .in_w = s->in_w, .kh = s->kh, .kw = s->kw, .stride_h = s->stride_h,
         .stride_w = s->stride_w, .pad_top = s->pad_top,
         .pad_left = s->pad_left, .pad_bottom = s->pad_bottom,
-        .pad_right = s->pad_right,
+        .pad_right = s->pad_right, .dilation_h = s->dilation_h,
+        .dilation_w = s->dilation_w,
     };
 }
 
@@ -247,15 +265,150 @@ static bool is_depthwise(const struct kern_conv2d_shape *s)
     return s->groups == s->in_c && s->out_c == s->in_c;
 }
 
+static bool is_dilated(const struct kern_conv2d_shape *s)
+{
+    return kern_nn_dil(s->dilation_h) > 1 || kern_nn_dil(s->dilation_w) > 1;
+}
+
+/* ---- dilated convolutions ------------------------------------------------ */
+
+/* A dilated convolution is lowered by the im2col gather, which steps by
+ * the dilation, into col [K][band of output rows] and multiplied by
+ * kern_sgemm: the tuned tiles above assume that a row (ic, ky, kx) is a
+ * run of a stride-phase plane, which a dilation larger than the stride
+ * breaks, and dilated layers are rare enough (a TCN, a DeepLab head) that
+ * the GEMM's speed serves them. The band keeps the scratch near
+ * DILATED_COL_FLOATS (1 MiB) whatever the plane, so that a memory plan
+ * pays little for it, yet gives the GEMM at least one output row of
+ * columns. Scratch: col, then one block of KERN_CONV_OCB output rows of
+ * the band for the packed weights (a block's rows land in y through the
+ * layout). */
+enum { DILATED_COL_FLOATS = 1 << 18 };
+
+static size_t dilated_band(size_t K, size_t oh, size_t ow)
+{
+    /* K * ow fits: kern_conv2d_out_hw checked K * oh * ow */
+    const size_t rows = DILATED_COL_FLOATS / (K * ow);
+    return rows < 1 ? 1 : rows > oh ? oh : rows;
+}
+
+static bool dilated_floats(const struct kern_conv2d_shape *s, size_t oh,
+                           size_t ow, size_t *n)
+{
+    const size_t K = s->in_c / s->groups * s->kh * s->kw;
+    const size_t band = dilated_band(K, oh, ow);
+    size_t col, blk;
+    if (!kern_nn_mul4(K, band, ow, 1, &col) ||
+        !kern_nn_mul4(KERN_CONV_OCB, band, ow, 1, &blk) ||
+        col > SIZE_MAX - blk ||
+        col + blk > (SIZE_MAX - 64) / sizeof(float)) {
+        return false;
+    }
+    *n = col + blk;
+    return true;
+}
+
 KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s)
 {
-    size_t oh, ow;
+    size_t oh, ow, n;
     struct kern_conv_geom g;
-    if (kern_conv2d_out_hw(s, &oh, &ow) != KERN_OK || is_depthwise(s) ||
-        !kern_conv_geom(s, oh, ow, &g)) {
+    if (kern_conv2d_out_hw(s, &oh, &ow) != KERN_OK || is_depthwise(s)) {
+        return 0;
+    }
+    if (is_dilated(s)) {
+        return dilated_floats(s, oh, ow, &n) ? n * sizeof(float) : 0;
+    }
+    if (!kern_conv_geom(s, oh, ow, &g)) {
         return 0;
     }
     return g.bytes;
+}
+
+static void im2col_core(const struct kern_conv2d_shape *s, size_t oy0,
+                        size_t oy1, size_t ow, int layout, const float *x,
+                        size_t b, size_t g, float *col);
+
+/* The dilated path for a validated, dilated, non-depthwise shape: raw
+ * weights ([out_c][K], `packed` false, NCHW layouts) or packed ones
+ * (kern_conv2d_pack_f32, either layout). work: dilated_floats floats or
+ * NULL (then allocated here). The sums are kern_sgemm's, then the bias
+ * is added and the activation applied. */
+static int conv_dilated(const struct kern_conv2d_shape *s, size_t oh,
+                        size_t ow, int il, int ol, const float *x,
+                        const float *w, bool packed, const float *bias,
+                        int act, void *work, float *y)
+{
+    size_t n;
+    if (!dilated_floats(s, oh, ow, &n)) {
+        return KERN_E_OVERFLOW;
+    }
+    float *own = NULL;
+    if (!work) {
+        own = malloc(n * sizeof(float));
+        if (!own) {
+            return KERN_E_NOMEM;
+        }
+        work = own;
+    }
+    const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
+    const size_t K = icg * s->kh * s->kw, P = oh * ow;
+    const size_t nb = (ocg + KERN_CONV_OCB - 1) / KERN_CONV_OCB;
+    const size_t band = dilated_band(K, oh, ow);
+    float *col = work, *blk = col + K * band * ow;
+    int st = KERN_OK;
+    for (size_t b = 0; b < s->batch && st == KERN_OK; b++) {
+        for (size_t g = 0; g < s->groups && st == KERN_OK; g++) {
+            for (size_t oy0 = 0; oy0 < oh && st == KERN_OK; oy0 += band) {
+                const size_t oy1 = oy0 + band < oh ? oy0 + band : oh;
+                const size_t cols = (oy1 - oy0) * ow, p0 = oy0 * ow;
+                im2col_core(s, oy0, oy1, ow, il, x, b, g, col);
+                if (!packed) {
+                    /* NCHW: the band of the group's output planes is C
+                     * itself (rows P apart). */
+                    float *yg = y + (b * s->out_c + g * ocg) * P + p0;
+                    st = kern_sgemm(0, ocg, cols, K, w + g * ocg * K, K,
+                                    col, cols, yg, P);
+                    for (size_t o = 0; st == KERN_OK && o < ocg; o++) {
+                        const float bo = bias ? bias[g * ocg + o] : 0.0f;
+                        float *r = yg + o * P;
+                        for (size_t p = 0; p < cols; p++) {
+                            r[p] = kern_fuse1(r[p] + bo, act);
+                        }
+                    }
+                    continue;
+                }
+                for (size_t j = 0; j < nb && st == KERN_OK; j++) {
+                    const size_t o0 = j * KERN_CONV_OCB;
+                    const size_t lanes = ocg - o0 < KERN_CONV_OCB
+                                             ? ocg - o0
+                                             : KERN_CONV_OCB;
+                    /* block j is [K][8]: its transpose is the left
+                     * operand */
+                    st = kern_sgemm(KERN_MM_TRANS_A, lanes, cols, K,
+                                    w + (g * nb + j) * K * KERN_CONV_OCB,
+                                    KERN_CONV_OCB, col, cols, blk, cols);
+                    for (size_t l = 0; st == KERN_OK && l < lanes; l++) {
+                        const size_t oc = g * ocg + o0 + l;
+                        const float bo = bias ? bias[oc] : 0.0f;
+                        for (size_t p = 0; p < cols; p++) {
+                            y[kern_act_at(ol, s->out_c, P, b, oc, p0 + p)] =
+                                kern_fuse1(blk[l * cols + p] + bo, act);
+                        }
+                    }
+                }
+            }
+        }
+        if (ol == KERN_LAYOUT_NCHW8C) {
+            const size_t oc_end = kern_nn_cblocks(s->out_c) * KERN_CBLOCK;
+            for (size_t oc = s->out_c; oc < oc_end; oc++) {
+                for (size_t p = 0; p < P; p++) {
+                    y[kern_act_at(ol, s->out_c, P, b, oc, p)] = 0.0f;
+                }
+            }
+        }
+    }
+    free(own);
+    return st;
 }
 
 /* Point *work at scratch for a GEMM path: the caller's, or *own, newly
@@ -336,6 +489,10 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
     if (is_depthwise(s)) {
         const struct kern_dwconv2d_shape ds = kern_conv2d_dw_shape(s);
         return kern_dwconv2d_f32(&ds, x, w, bias, act, y);
+    }
+    if (is_dilated(s)) {
+        return conv_dilated(s, oh, ow, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x,
+                            w, false, bias, act, work, y);
     }
     pthread_once(&conv_once, conv_init_once);
     return gemm_path(conv_dsp.conv2d, s, oh, ow, x, w, bias, act, work, y);
@@ -422,6 +579,10 @@ KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
         !kern_nn_blocked_fits(s->batch, s->out_c, oh, ow)) {
         return KERN_E_OVERFLOW;
     }
+    if (is_dilated(s)) {
+        return conv_dilated(s, oh, ow, in_layout, out_layout, x, packed,
+                            true, bias, act, work, y);
+    }
     pthread_once(&conv_once, conv_init_once);
     const kern_conv2d_packed_fn fn = conv_dsp.conv2d_packed;
     void *own = NULL;
@@ -451,12 +612,13 @@ KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
 
 /* ---- lowering ------------------------------------------------------------ */
 
-/* The output columns ox whose input column ox * sw + kx - pl lies inside
- * [0, in_w): [*lo, *hi), possibly empty. */
+/* The output columns ox whose input column ox * sw + kx * dw - pl lies
+ * inside [0, in_w): [*lo, *hi), possibly empty. */
 static void valid_cols(const struct kern_conv2d_shape *s, size_t ow,
                        size_t kx, size_t *lo, size_t *hi)
 {
     const size_t sw = s->stride_w, pl = s->pad_left;
+    kx *= kern_nn_dil(s->dilation_w); /* < in_w + pads: no overflow */
     size_t a = kx < pl ? (pl - kx + sw - 1) / sw : 0;
     size_t b = 0;
     if (s->in_w + pl > kx) {
@@ -494,19 +656,36 @@ KERN_API int kern_im2col_f32(const struct kern_conv2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
+    im2col_core(s, 0, oh, ow, KERN_LAYOUT_NCHW, x, b, g, col);
+    return KERN_OK;
+}
+
+/* kern_im2col_f32 for a validated shape, output rows [oy0, oy1) only
+ * (col is then K x (oy1 - oy0) * ow), from x in either layout (a blocked
+ * x has groups == 1): a pixel of channel c is `ps` floats after the
+ * previous one, 1 in NCHW and KERN_CBLOCK in NCHW8c. */
+static void im2col_core(const struct kern_conv2d_shape *s, size_t oy0,
+                        size_t oy1, size_t ow, int layout, const float *x,
+                        size_t b, size_t g, float *col)
+{
     const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
     const size_t sh = s->stride_h, sw = s->stride_w, ih = s->in_h;
-    const size_t iw = s->in_w, hw_in = ih * iw, hw_out = oh * ow;
-    const float *xg = x + (b * s->in_c + g * cg) * hw_in;
+    const size_t iw = s->in_w, hw_in = ih * iw;
+    const size_t hw_out = (oy1 - oy0) * ow;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    const size_t ps = layout == KERN_LAYOUT_NCHW8C ? KERN_CBLOCK : 1;
     for (size_t kx = 0; kx < kw; kx++) {
         size_t lo, hi;
         valid_cols(s, ow, kx, &lo, &hi);
         for (size_t c = 0; c < cg; c++) {
             for (size_t ky = 0; ky < kh; ky++) {
                 float *row = col + ((c * kh + ky) * kw + kx) * hw_out;
-                for (size_t oy = 0; oy < oh; oy++) {
-                    const size_t iy = oy * sh + ky - s->pad_top;
-                    float *r = row + oy * ow;
+                const float *xc =
+                    x + kern_act_at(layout, s->in_c, hw_in, b, g * cg + c, 0);
+                for (size_t oy = oy0; oy < oy1; oy++) {
+                    const size_t iy = oy * sh + ky * dh - s->pad_top;
+                    float *r = row + (oy - oy0) * ow;
                     if (iy >= ih || lo == hi) {
                         for (size_t ox = 0; ox < ow; ox++) {
                             r[ox] = 0.0f;
@@ -519,25 +698,26 @@ KERN_API int kern_im2col_f32(const struct kern_conv2d_shape *s,
                     for (size_t ox = hi; ox < ow; ox++) {
                         r[ox] = 0.0f;
                     }
-                    /* lo * sw + kx >= pad_left by construction of lo */
-                    const float *xr = xg + c * hw_in + iy * iw +
-                                      (lo * sw + kx - s->pad_left);
+                    /* lo * sw + kx * dw >= pad_left by construction of
+                     * lo */
+                    const float *xr =
+                        xc + (iy * iw + (lo * sw + kx * dw - s->pad_left)) *
+                                 ps;
                     float *rl = r + lo;
-                    const size_t n = hi - lo;
-                    if (sw == 1) {
+                    const size_t n = hi - lo, step = sw * ps;
+                    if (step == 1) {
                         for (size_t j = 0; j < n; j++) {
                             rl[j] = xr[j];
                         }
                     } else {
                         for (size_t j = 0; j < n; j++) {
-                            rl[j] = xr[j * sw];
+                            rl[j] = xr[j * step];
                         }
                     }
                 }
             }
         }
     }
-    return KERN_OK;
 }
 
 KERN_API int kern_col2im_f32(const struct kern_conv2d_shape *s,
@@ -551,6 +731,8 @@ KERN_API int kern_col2im_f32(const struct kern_conv2d_shape *s,
     const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
     const size_t sh = s->stride_h, sw = s->stride_w, ih = s->in_h;
     const size_t iw = s->in_w, hw_in = ih * iw, hw_out = oh * ow;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
     float *xg = x + (b * s->in_c + g * cg) * hw_in;
     for (size_t kx = 0; kx < kw; kx++) {
         size_t lo, hi;
@@ -562,12 +744,12 @@ KERN_API int kern_col2im_f32(const struct kern_conv2d_shape *s,
             for (size_t ky = 0; ky < kh; ky++) {
                 const float *row = col + ((c * kh + ky) * kw + kx) * hw_out;
                 for (size_t oy = 0; oy < oh; oy++) {
-                    const size_t iy = oy * sh + ky - s->pad_top;
+                    const size_t iy = oy * sh + ky * dh - s->pad_top;
                     if (iy >= ih) {
                         continue;
                     }
                     float *xr = xg + c * hw_in + iy * iw +
-                                (lo * sw + kx - s->pad_left);
+                                (lo * sw + kx * dw - s->pad_left);
                     const float *rl = row + oy * ow + lo;
                     const size_t n = hi - lo;
                     for (size_t j = 0; j < n; j++) {
@@ -593,6 +775,35 @@ void kern_im2col_s8_c(const struct kern_conv2d_shape *s, size_t out_h,
     }
 }
 
+/* The int8 lowering of a dilated shape: the definition, a tap at a time
+ * (the kw-byte runs of kern_im2col_s8_pixel are contiguous only without
+ * dilation). */
+static void im2col_s8_dilated(const struct kern_conv2d_shape *s,
+                              size_t out_h, size_t out_w, const int8_t *xg,
+                              int8_t *col)
+{
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const size_t ih = s->in_h, iw = s->in_w;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    for (size_t oy = 0; oy < out_h; oy++) {
+        for (size_t ox = 0; ox < out_w; ox++) {
+            int8_t *r = col + (oy * out_w + ox) * cg * kh * kw;
+            for (size_t c = 0; c < cg; c++) {
+                for (size_t ky = 0; ky < kh; ky++) {
+                    const size_t iy = oy * s->stride_h + ky * dh - s->pad_top;
+                    for (size_t kx = 0; kx < kw; kx++, r++) {
+                        const size_t ix =
+                            ox * s->stride_w + kx * dw - s->pad_left;
+                        *r = iy < ih && ix < iw ? xg[(c * ih + iy) * iw + ix]
+                                                : 0;
+                    }
+                }
+            }
+        }
+    }
+}
+
 KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
                             const int8_t *x, size_t b, size_t g, int8_t *col)
 {
@@ -601,9 +812,14 @@ KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    pthread_once(&conv_once, conv_init_once);
     const size_t cg = s->in_c / s->groups, hw_in = s->in_h * s->in_w;
-    conv_dsp.im2col_s8(s, oh, ow, x + (b * s->in_c + g * cg) * hw_in, col);
+    const int8_t *xg = x + (b * s->in_c + g * cg) * hw_in;
+    if (is_dilated(s)) {
+        im2col_s8_dilated(s, oh, ow, xg, col);
+        return KERN_OK;
+    }
+    pthread_once(&conv_once, conv_init_once);
+    conv_dsp.im2col_s8(s, oh, ow, xg, col);
     return KERN_OK;
 }
 
@@ -625,6 +841,8 @@ KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
     if (grad_x) {
         memset(grad_x, 0, s->batch * s->in_c * ih * iw * sizeof *grad_x);
     }
@@ -650,14 +868,15 @@ KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
                 const size_t wbase = (oc * icg + ci) * kh * kw;
                 for (size_t oy = 0; oy < oh; oy++) {
                     for (size_t ky = 0; ky < kh; ky++) {
-                        const size_t iy = oy * sh + ky - s->pad_top;
+                        const size_t iy = oy * sh + ky * dh - s->pad_top;
                         if (iy >= ih) {
                             continue;
                         }
                         for (size_t ox = 0; ox < ow; ox++) {
                             const float d = dyo[oy * ow + ox];
                             for (size_t kx = 0; kx < kw; kx++) {
-                                const size_t ix = ox * sw + kx - s->pad_left;
+                                const size_t ix =
+                                    ox * sw + kx * dw - s->pad_left;
                                 if (ix >= iw) {
                                     continue;
                                 }

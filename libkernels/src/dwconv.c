@@ -13,21 +13,23 @@
  * in row-major order, no fused multiply-add. x is the channel's input,
  * pixel (iy, ix) at x[(iy * in_w + ix) * xs]; w its filter, tap t at
  * w[t * ws]: 1 and 1 in NCHW, KERN_CBLOCK for both in NCHW8c, so that
- * both references give each value the same bits. */
-static float dw_output(const struct kern_dwconv2d_shape *s, size_t oy,
-                       size_t ox, const float *x, size_t xs, const float *w,
-                       size_t ws, float b)
+ * both references give each value the same bits. dh, dw: the dilations,
+ * constants 1 in the undilated callers (no multiply per tap there). */
+static inline __attribute__((always_inline)) float
+dw_output(const struct kern_dwconv2d_shape *s, size_t oy, size_t ox,
+          const float *x, size_t xs, const float *w, size_t ws, float b,
+          size_t dh, size_t dw)
 {
     const size_t ih = s->in_h, iw = s->in_w, kw = s->kw;
     float acc = b;
     for (size_t ky = 0; ky < s->kh; ky++) {
         /* Unsigned wrap makes rows above the input huge. */
-        const size_t iy = oy * s->stride_h + ky - s->pad_top;
+        const size_t iy = oy * s->stride_h + ky * dh - s->pad_top;
         if (iy >= ih) {
             continue;
         }
         for (size_t kx = 0; kx < kw; kx++) {
-            const size_t ix = ox * s->stride_w + kx - s->pad_left;
+            const size_t ix = ox * s->stride_w + kx * dw - s->pad_left;
             if (ix >= iw) {
                 continue;
             }
@@ -37,11 +39,27 @@ static float dw_output(const struct kern_dwconv2d_shape *s, size_t oy,
     return acc;
 }
 
+/* dw_output with the undilated case's constants, so that an undilated
+ * shape runs the loop it always ran (the branch is the same for every
+ * output of a call, so it predicts perfectly). */
+static inline __attribute__((always_inline)) float
+dw_output_d(const struct kern_dwconv2d_shape *s, size_t oy, size_t ox,
+            const float *x, size_t xs, const float *w, size_t ws, float b,
+            size_t dh, size_t dw)
+{
+    if (dh == 1 && dw == 1) {
+        return dw_output(s, oy, ox, x, xs, w, ws, b, 1, 1);
+    }
+    return dw_output(s, oy, ox, x, xs, w, ws, b, dh, dw);
+}
+
 void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                      size_t out_w, const float *x, const float *w,
                      const float *bias, int act, float *y)
 {
     const size_t taps = s->kh * s->kw;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const size_t c = p % s->channels;
         const float *xp = x + p * s->in_h * s->in_w;
@@ -50,7 +68,9 @@ void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
         for (size_t oy = 0; oy < out_h; oy++) {
             for (size_t ox = 0; ox < out_w; ox++) {
                 yp[oy * out_w + ox] = kern_fuse1(
-                    dw_output(s, oy, ox, xp, 1, w + c * taps, 1, b), act);
+                    dw_output_d(s, oy, ox, xp, 1, w + c * taps, 1, b, dh,
+                                dw),
+                    act);
             }
         }
     }
@@ -66,6 +86,8 @@ void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
 {
     enum { L = KERN_CBLOCK };
     const size_t taps = s->kh * s->kw;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
     const size_t nb = kern_nn_cblocks(s->channels);
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t j = b0; j < b1; j++) {
@@ -77,15 +99,88 @@ void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                     const size_t c = j * L + l;
                     yp[o * L + l] =
                         c < s->channels
-                            ? kern_fuse1(dw_output(s, o / out_w, o % out_w,
-                                                   xp + l, L, wj + l, L,
-                                                   bias ? bias[c] : 0.0f),
+                            ? kern_fuse1(dw_output_d(s, o / out_w,
+                                                     o % out_w, xp + l, L,
+                                                     wj + l, L,
+                                                     bias ? bias[c] : 0.0f,
+                                                     dh, dw),
                                          act)
                             : 0.0f;
                 }
             }
         }
     }
+}
+
+/* A dilated depthwise convolution, an output row at a time: the row
+ * starts from the bias, then each tap adds w * x over the output columns
+ * whose input column is real (a contiguous range, computed per tap), so
+ * the inner loop has no bounds test and the compiler vectorises it when
+ * the column stride is 1. Every output still adds its taps in row-major
+ * order from the bias, skipping those outside the input: the bits of
+ * kern_dwconv2d_c (no fused multiply-add: ISO C contracts nothing). The
+ * vector paths assume adjacent taps; dilated shapes are rare enough
+ * (dilated TCNs, segmentation heads) for this loop to serve them on every
+ * instruction set. */
+static void dwconv2d_dilated(const struct kern_dwconv2d_shape *s,
+                             size_t out_h, size_t out_w, const float *x,
+                             const float *w, const float *bias, int act,
+                             float *y)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t sh = s->stride_h, sw = s->stride_w;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    const size_t pt = s->pad_top, pl = s->pad_left;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const size_t c = p % s->channels;
+        const float *xp = x + p * ih * iw, *wc = w + c * kh * kw;
+        const float b = bias ? bias[c] : 0.0f;
+        for (size_t oy = 0; oy < out_h; oy++) {
+            float *yr = y + (p * out_h + oy) * out_w;
+            for (size_t ox = 0; ox < out_w; ox++) {
+                yr[ox] = b;
+            }
+            for (size_t ky = 0; ky < kh; ky++) {
+                const size_t iy = oy * sh + ky * dh - pt;
+                if (iy >= ih) {
+                    continue;
+                }
+                for (size_t kx = 0; kx < kw; kx++) {
+                    /* columns ox with 0 <= ox * sw + off - pl < iw */
+                    const size_t off = kx * dw;
+                    size_t lo = off < pl ? (pl - off + sw - 1) / sw : 0;
+                    size_t hi = iw + pl > off ? (iw - 1 + pl - off) / sw + 1
+                                              : 0;
+                    hi = hi < out_w ? hi : out_w;
+                    if (lo >= hi) {
+                        continue;
+                    }
+                    const float wt = wc[ky * kw + kx];
+                    const float *xr = xp + iy * iw + (lo * sw + off - pl);
+                    float *d = yr + lo;
+                    const size_t n = hi - lo;
+                    if (sw == 1) {
+                        for (size_t i = 0; i < n; i++) {
+                            d[i] += wt * xr[i];
+                        }
+                    } else {
+                        for (size_t i = 0; i < n; i++) {
+                            d[i] += wt * xr[i * sw];
+                        }
+                    }
+                }
+            }
+            for (size_t ox = 0; ox < out_w; ox++) {
+                yr[ox] = kern_fuse1(yr[ox], act);
+            }
+        }
+    }
+}
+
+static bool dw_dilated(const struct kern_dwconv2d_shape *s)
+{
+    return kern_nn_dil(s->dilation_h) > 1 || kern_nn_dil(s->dilation_w) > 1;
 }
 
 void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
@@ -124,11 +219,12 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
         return KERN_E_SHAPE;
     }
     size_t oh, ow, n;
-    int st = kern_nn_out_dim(s->in_h, s->kh, s->stride_h, s->pad_top,
-                             s->pad_bottom, &oh);
+    int st = kern_nn_out_dim(s->in_h, kern_nn_dilated_k(s->kh, s->dilation_h),
+                             s->stride_h, s->pad_top, s->pad_bottom, &oh);
     if (st == KERN_OK) {
-        st = kern_nn_out_dim(s->in_w, s->kw, s->stride_w, s->pad_left,
-                             s->pad_right, &ow);
+        st = kern_nn_out_dim(s->in_w,
+                             kern_nn_dilated_k(s->kw, s->dilation_w),
+                             s->stride_w, s->pad_left, s->pad_right, &ow);
     }
     if (st != KERN_OK) {
         return st;
@@ -159,6 +255,10 @@ KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
     if (act != KERN_FUSE_NONE && act != KERN_FUSE_RELU &&
         act != KERN_FUSE_RELU6) {
         return KERN_E_RANGE;
+    }
+    if (dw_dilated(s)) {
+        dwconv2d_dilated(s, oh, ow, x, w, bias, act, y);
+        return KERN_OK;
     }
     pthread_once(&dw_once, dw_init_once);
     dw_dsp.dwconv2d(s, oh, ow, x, w, bias, act, y);
@@ -239,6 +339,12 @@ KERN_API int kern_dwconv2d_nchw8c_blocks_f32(
     }
     if (block0 >= block1 || block1 > nb) {
         return KERN_E_RANGE;
+    }
+    if (dw_dilated(s)) {
+        /* the vector path assumes adjacent taps */
+        kern_dwconv2d_blk_c(s, oh, ow, block0, block1, x, packed, bias, act,
+                            y);
+        return KERN_OK;
     }
     pthread_once(&dw_once, dw_init_once);
     dw_dsp.dwconv2d_blk(s, oh, ow, block0, block1, x, packed, bias, act, y);

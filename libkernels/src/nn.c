@@ -606,6 +606,35 @@ KERN_API int kern_pool2d_out_hw(const struct kern_pool2d_shape *s,
     return KERN_OK;
 }
 
+KERN_API int kern_pool2d_ceil_pad(size_t in, size_t k, size_t stride,
+                                  size_t pad_lo, size_t pad_hi, size_t *out,
+                                  size_t *extra_hi)
+{
+    if (!out || !extra_hi) {
+        return KERN_E_INVALID;
+    }
+    size_t floor_out;
+    const int st = kern_nn_out_dim(in, k, stride, pad_lo, pad_hi, &floor_out);
+    if (st != KERN_OK) {
+        return st;
+    }
+    /* padded >= k and fits (kern_nn_out_dim checked both) */
+    const size_t span = in + pad_lo + pad_hi - k;
+    size_t o = span / stride + (span % stride != 0) + 1;
+    if ((o - 1) * stride >= in + pad_lo) {
+        o--; /* the last window would start in the trailing padding */
+    }
+    /* (o - 1) * stride < in + pad_lo <= padded fits; k may not */
+    if (k > SIZE_MAX - (o - 1) * stride) {
+        return KERN_E_OVERFLOW;
+    }
+    const size_t end = (o - 1) * stride + k; /* of the padded input */
+    *extra_hi = end > in + pad_lo + pad_hi ? end - (in + pad_lo + pad_hi)
+                                           : 0;
+    *out = o;
+    return KERN_OK;
+}
+
 /* Index in the plane of the maximum of one window (first wins; the first
  * NaN wins over everything). */
 static size_t window_argmax(const float *plane, size_t iw, size_t y0,

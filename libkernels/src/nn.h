@@ -61,6 +61,25 @@ bool kern_nn_mul4(size_t a, size_t b, size_t c, size_t d, size_t *out);
 int kern_nn_out_dim(size_t in, size_t k, size_t stride, size_t lo,
                     size_t hi, size_t *out);
 
+/* A convolution's dilation as used: 0 (a shape that leaves the field
+ * out) means 1. */
+static inline size_t kern_nn_dil(size_t d)
+{
+    return d ? d : 1;
+}
+
+/* The extent of a kernel of k taps dilated by d (0 meaning 1):
+ * d * (k - 1) + 1, or SIZE_MAX when that overflows (no input is that
+ * large, so kern_nn_out_dim then refuses it); 0 for k == 0. */
+static inline size_t kern_nn_dilated_k(size_t k, size_t d)
+{
+    d = kern_nn_dil(d);
+    if (!k) {
+        return 0;
+    }
+    return k - 1 > (SIZE_MAX - 1) / d ? SIZE_MAX : d * (k - 1) + 1;
+}
+
 /* NCHW8c: the blocks of c channels, and the channels of block blk that
  * are real (the last block's other lanes are padding). */
 static inline size_t kern_nn_cblocks(size_t c)

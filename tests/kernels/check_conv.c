@@ -244,7 +244,7 @@ done:
 static void check_one(const struct kern_conv_dsp *isa,
                       const struct kern_conv_dsp *ref, int t)
 {
-    struct kern_conv2d_shape s;
+    struct kern_conv2d_shape s = {0};
     size_t oh, ow;
     random_shape(&s, &oh, &ow, t);
     const size_t K = s.in_c / s.groups * s.kh * s.kw;
@@ -356,13 +356,13 @@ static void bench(kern_conv2d_fn fn, kern_conv2d_fn ref)
 {
     static const struct kern_conv2d_shape shapes[] = {
         /* ResNet-8's 3 x 3 16 -> 16 on 32 x 32 */
-        {1, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        {1, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
         /* DS-CNN's first layer, 10 x 4 stride 2 */
-        {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1},
+        {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1, 1, 1},
         /* DS-CNN's pointwise 64 -> 64 on 25 x 5 */
-        {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
         /* MobileNetV1 0.25's pointwise 32 -> 64 on 24 x 24 */
-        {1, 32, 24, 24, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        {1, 32, 24, 24, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_conv2d_shape *s = &shapes[i];

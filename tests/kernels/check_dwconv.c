@@ -80,7 +80,7 @@ static double magnitude(const struct kern_dwconv2d_shape *s, size_t oh,
 
 static void check_one(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref, int t)
 {
-    struct kern_dwconv2d_shape s;
+    struct kern_dwconv2d_shape s = {0};
     size_t oh, ow;
     random_shape(&s, &oh, &ow, t);
     const size_t nx = s.batch * s.channels * s.in_h * s.in_w;
@@ -183,9 +183,9 @@ static int im2col_path(const struct kern_dwconv2d_shape *s, size_t oh,
 static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
 {
     static const struct kern_dwconv2d_shape shapes[] = {
-        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 32, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1},
-        {1, 128, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1},
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 32, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
+        {1, 128, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_dwconv2d_shape *s = &shapes[i];
@@ -250,13 +250,13 @@ static void random_blk_shape(struct kern_dwconv2d_shape *s, size_t *oh,
     /* MobileNetV1's and DS-CNN's depthwise layers, some with a partial
      * last block */
     static const struct kern_dwconv2d_shape fixed[] = {
-        {1, 32, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1},
-        {1, 64, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 128, 6, 6, 3, 3, 2, 2, 0, 0, 1, 1},
-        {1, 256, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1},
-        {2, 13, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1},
-        {3, 21, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1},
+        {1, 32, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
+        {1, 64, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 128, 6, 6, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
+        {1, 256, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {2, 13, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {3, 21, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
     };
     const int nf = (int)(sizeof fixed / sizeof fixed[0]);
     if (t < nf) {
@@ -332,7 +332,7 @@ static double exact(const struct kern_dwconv2d_shape *s, const float *x,
 static void check_blk_one(kern_dwconv2d_blk_fn fn, kern_dwconv2d_fn nchw,
                           int t)
 {
-    struct kern_dwconv2d_shape s;
+    struct kern_dwconv2d_shape s = {0};
     size_t oh, ow;
     random_blk_shape(&s, &oh, &ow, t);
     const size_t nb = (s.channels + 7) / 8;
@@ -484,16 +484,16 @@ done:
 static void bench_blk(const struct kern_dwconv_dsp *isa)
 {
     static const struct kern_dwconv2d_shape shapes[] = {
-        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 8, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 16, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1},
-        {1, 32, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 32, 24, 24, 3, 3, 2, 2, 0, 0, 1, 1},
-        {1, 64, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 64, 12, 12, 3, 3, 2, 2, 0, 0, 1, 1},
-        {1, 128, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 128, 6, 6, 3, 3, 2, 2, 0, 0, 1, 1},
-        {1, 256, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1},
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 8, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 16, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
+        {1, 32, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 32, 24, 24, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
+        {1, 64, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 64, 12, 12, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
+        {1, 128, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 128, 6, 6, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
+        {1, 256, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_dwconv2d_shape *s = &shapes[i];

@@ -50,7 +50,7 @@ static void random_shape(struct kern_conv2d_shape *s, size_t *oh,
 
 static void check_one(kern_im2col_s8_fn fn, kern_im2col_s8_fn ref, int t)
 {
-    struct kern_conv2d_shape s;
+    struct kern_conv2d_shape s = {0};
     size_t oh, ow;
     random_shape(&s, &oh, &ow, t);
     const size_t cg = s.in_c / s.groups, K = cg * s.kh * s.kw;
@@ -99,15 +99,15 @@ static void bench(kern_im2col_s8_fn fn, kern_im2col_s8_fn ref)
 {
     static const struct kern_conv2d_shape shapes[] = {
         /* ResNet-8's 3 x 3 16 -> 16 on 32 x 32 */
-        {1, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        {1, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
         /* ResNet-8's 3 x 3 stride 2, 16 -> 32 */
-        {1, 16, 32, 32, 32, 3, 3, 2, 2, 0, 0, 1, 1, 1},
+        {1, 16, 32, 32, 32, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 1},
         /* DS-CNN's first layer, 10 x 4 stride 2 */
-        {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1},
+        {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1, 1, 1},
         /* DS-CNN's pointwise 64 -> 64 on 25 x 5 */
-        {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
         /* one channel of MobileNetV1 0.25's first depthwise layer */
-        {1, 1, 48, 48, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        {1, 1, 48, 48, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_conv2d_shape *s = &shapes[i];

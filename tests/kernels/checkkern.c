@@ -21,7 +21,8 @@
     X(layout) \
     X(im2col_s8) \
     X(q8) \
-    X(matmul)
+    X(matmul) \
+    X(spatial)
 
 #define CK_DECLARE(f) void check_##f(unsigned flags);
 CK_FAMILIES(CK_DECLARE)

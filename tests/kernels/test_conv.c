@@ -55,6 +55,8 @@ static void conv_naive(const struct kern_conv2d_shape *s, size_t oh,
     const long ocg = (long)(s->out_c / s->groups);
     const long kh = (long)s->kh, kw = (long)s->kw;
     const long ih = (long)s->in_h, iw = (long)s->in_w;
+    const long dh = s->dilation_h ? (long)s->dilation_h : 1;
+    const long dw = s->dilation_w ? (long)s->dilation_w : 1;
     for (long n = 0; n < (long)s->batch; n++) {
         for (long oc = 0; oc < (long)s->out_c; oc++) {
             for (long oy = 0; oy < (long)oh; oy++) {
@@ -65,10 +67,10 @@ static void conv_naive(const struct kern_conv2d_shape *s, size_t oh,
                         const long ic = oc / ocg * icg + ci;
                         for (long ky = 0; ky < kh; ky++) {
                             for (long kx = 0; kx < kw; kx++) {
-                                const long iy = oy * (long)s->stride_h + ky -
-                                                (long)s->pad_top;
-                                const long ix = ox * (long)s->stride_w + kx -
-                                                (long)s->pad_left;
+                                const long iy = oy * (long)s->stride_h +
+                                                ky * dh - (long)s->pad_top;
+                                const long ix = ox * (long)s->stride_w +
+                                                kx * dw - (long)s->pad_left;
                                 if (iy < 0 || iy >= ih || ix < 0 ||
                                     ix >= iw) {
                                     continue;
@@ -113,10 +115,12 @@ static void run_case(const struct kern_conv2d_shape *s, int act,
 {
     size_t oh, ow;
     assert_int_equal(kern_conv2d_out_hw(s, &oh, &ow), KERN_OK);
-    assert_int_equal(oh, (s->in_h + s->pad_top + s->pad_bottom - s->kh) /
-                             s->stride_h + 1);
-    assert_int_equal(ow, (s->in_w + s->pad_left + s->pad_right - s->kw) /
-                             s->stride_w + 1);
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    assert_int_equal(oh, (s->in_h + s->pad_top + s->pad_bottom -
+                          dh * (s->kh - 1) - 1) / s->stride_h + 1);
+    assert_int_equal(ow, (s->in_w + s->pad_left + s->pad_right -
+                          dw * (s->kw - 1) - 1) / s->stride_w + 1);
     const size_t K = s->in_c / s->groups * s->kh * s->kw;
     const size_t nx = s->batch * s->in_c * s->in_h * s->in_w;
     const size_t nw = s->out_c * K;
@@ -228,6 +232,220 @@ static void test_conv_combinations(void **state)
     assert_true(tested >= 1000);
 }
 
+/* Dilated convolutions (dense, grouped, depthwise) against the double
+ * loop, with both entry points; the packed path's blocked layouts against
+ * the same loop; the depthwise blocked entry point against the NCHW one
+ * bit for bit; the int8 lowering against the float one; and a case by
+ * hand. A dilation of 0 is 1 (the other tests leave the fields out). */
+static void test_conv_dilated(void **state)
+{
+    (void)state;
+    static const size_t dil[][2] = {{2, 2}, {3, 3}, {1, 2}, {2, 1}, {4, 3}};
+    static const size_t kernels[][2] = {{3, 3}, {2, 2}, {3, 1}, {1, 3},
+                                        {5, 2}};
+    int tested = 0, n = 0;
+    for (size_t di = 0; di < 5; di++) {
+        for (size_t ki = 0; ki < 5; ki++) {
+            for (size_t st = 1; st <= 2; st++) {
+                for (int gmode = 0; gmode < 3; gmode++, n++) {
+                    struct kern_conv2d_shape s = {
+                        .batch = 1 + (size_t)(n % 2), .in_h = 13,
+                        .in_w = 17 + (size_t)n % 5, .kh = kernels[ki][0],
+                        .kw = kernels[ki][1], .stride_h = st,
+                        .stride_w = 1 + (size_t)n % 2,
+                        .pad_top = (size_t)n % 3, .pad_left = (size_t)n % 4,
+                        .pad_bottom = (size_t)n % 2, .pad_right = 2,
+                        .dilation_h = dil[di][0], .dilation_w = dil[di][1]};
+                    if (gmode == 0) {
+                        s.in_c = 3, s.out_c = 11, s.groups = 1;
+                    } else if (gmode == 1) {
+                        s.in_c = 4, s.out_c = 6, s.groups = 2;
+                    } else {
+                        s.in_c = 5, s.out_c = 5, s.groups = 5;
+                    }
+                    size_t oh, ow;
+                    if (kern_conv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+                        continue; /* the dilated kernel outgrows the input */
+                    }
+                    run_case(&s, n % 3, n % 4 != 0, n % 2);
+                    tested++;
+                }
+            }
+        }
+    }
+    assert_true(tested >= 120);
+    /* A plane large enough for the scratch to hold a band of output rows,
+     * not the whole plane: K = 576, 64 columns, 7 rows a band (the last
+     * band 3 rows), grouped and not, both entry points. */
+    const struct kern_conv2d_shape band = {.batch = 2, .in_c = 64,
+        .in_h = 66, .in_w = 64, .out_c = 10, .kh = 3, .kw = 3,
+        .stride_h = 1, .stride_w = 1, .pad_top = 2, .pad_left = 2,
+        .pad_bottom = 2, .pad_right = 2, .groups = 1, .dilation_h = 2,
+        .dilation_w = 2};
+    assert_true(kern_conv2d_work_bytes(&band) <
+                (size_t)576 * 66 * 64 * sizeof(float) / 4);
+    run_case(&band, KERN_FUSE_RELU, 1, 1);
+    run_case(&band, KERN_FUSE_NONE, 0, 0);
+    struct kern_conv2d_shape band2 = band;
+    band2.groups = 2;
+    run_case(&band2, KERN_FUSE_RELU6, 1, 1);
+
+    /* By hand: x[i][j] = 5 i + j on a 5 x 5 plane, a 2 x 2 kernel of
+     * ones dilated by 2: y[i][j] = x[i][j] + x[i][j+2] + x[i+2][j] +
+     * x[i+2][j+2] = 4 (5 i + j) + 24, a 3 x 3 output. */
+    const struct kern_conv2d_shape h = {.batch = 1, .in_c = 1, .in_h = 5,
+        .in_w = 5, .out_c = 1, .kh = 2, .kw = 2, .stride_h = 1,
+        .stride_w = 1, .groups = 1, .dilation_h = 2, .dilation_w = 2};
+    float x[25], w[4] = {1, 1, 1, 1}, y[9];
+    for (int i = 0; i < 25; i++) {
+        x[i] = (float)i;
+    }
+    size_t oh, ow;
+    assert_int_equal(kern_conv2d_out_hw(&h, &oh, &ow), KERN_OK);
+    assert_int_equal(oh, 3);
+    assert_int_equal(ow, 3);
+    assert_int_equal(kern_conv2d_f32(&h, x, w, NULL, 0, NULL, y), KERN_OK);
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) {
+            assert_true(y[i * 3 + j] == (float)(4 * (5 * i + j) + 24));
+        }
+    }
+    /* The same with padding 2 and stride 2 on each side: y[0][0] reads
+     * x at rows and columns -2 and 0: only x[0][0] = 0 is real, and
+     * y[1][1] = x[0][0] + x[0][2] + x[2][0] + x[2][2] = 24. */
+    struct kern_conv2d_shape hp = h;
+    hp.pad_top = hp.pad_left = hp.pad_bottom = hp.pad_right = 2;
+    hp.stride_h = hp.stride_w = 2;
+    assert_int_equal(kern_conv2d_out_hw(&hp, &oh, &ow), KERN_OK);
+    assert_int_equal(oh, 4); /* (5 + 4 - 3) / 2 + 1 */
+    float yp[16];
+    assert_int_equal(kern_conv2d_f32(&hp, x, w, NULL, 0, NULL, yp), KERN_OK);
+    assert_true(yp[0] == 0.0f && yp[5] == 24.0f);
+    assert_true(yp[1] == 0.0f + 2.0f); /* x[0][0] + x[0][2] */
+    /* depthwise (groups = channels): kern_dwconv2d_f32's dilated loop */
+    struct kern_conv2d_shape hd = h;
+    float x2[50], w2[8] = {1, 1, 1, 1, 2, 2, 2, 2}, y2[18];
+    hd.in_c = hd.out_c = hd.groups = 2;
+    for (int i = 0; i < 50; i++) {
+        x2[i] = (float)(i % 25);
+    }
+    assert_int_equal(kern_conv2d_f32(&hd, x2, w2, NULL, 0, NULL, y2),
+                     KERN_OK);
+    for (int i = 0; i < 9; i++) {
+        const float v = (float)(4 * (5 * (i / 3) + i % 3) + 24);
+        assert_true(y2[i] == v && y2[9 + i] == 2.0f * v);
+    }
+    /* too large a dilation for the input: refused */
+    struct kern_conv2d_shape big = h;
+    big.dilation_h = 5; /* extent 6 > 5 */
+    assert_int_equal(kern_conv2d_out_hw(&big, &oh, &ow), KERN_E_SHAPE);
+    big.dilation_h = SIZE_MAX / 2;
+    assert_int_equal(kern_conv2d_out_hw(&big, &oh, &ow), KERN_E_SHAPE);
+
+    /* blocked layouts of the packed path, and the int8 lowering */
+    const struct kern_conv2d_shape sl = {.batch = 2, .in_c = 11, .in_h = 9,
+        .in_w = 10, .out_c = 13, .kh = 3, .kw = 3, .stride_h = 1,
+        .stride_w = 2, .pad_top = 2, .pad_left = 1, .pad_bottom = 2,
+        .pad_right = 3, .groups = 1, .dilation_h = 2, .dilation_w = 3};
+    assert_int_equal(kern_conv2d_out_hw(&sl, &oh, &ow), KERN_OK);
+    const size_t K = 11 * 9, P = oh * ow, hw = 90;
+    const size_t nx = 2 * 11 * hw, ny = 2 * 13 * P;
+    const size_t nxb = 2 * 16 * hw, nyb = 2 * 16 * P;
+    float *xs = malloc(nx * 4), *ws = malloc(13 * K * 4);
+    float *bs = malloc(13 * 4), *xb = malloc(nxb * 4);
+    float *ys = malloc(nyb * 4), *yn = malloc(ny * 4);
+    float *wp = malloc(kern_conv2d_packed_bytes(&sl));
+    double *want = malloc(ny * 8), *mag = malloc(ny * 8);
+    assert_true(xs && ws && bs && xb && ys && yn && wp && want && mag);
+    fill(xs, nx);
+    fill(ws, 13 * K);
+    fill(bs, 13);
+    conv_naive(&sl, oh, ow, xs, ws, bs, KERN_FUSE_RELU, want, mag);
+    assert_int_equal(kern_conv2d_pack_f32(&sl, ws, wp), KERN_OK);
+    assert_int_equal(kern_nchw_to_nchw8c_f32(2, 11, hw, xs, xb), KERN_OK);
+    for (int il = 0; il < 2; il++) {
+        for (int ol = 0; ol < 2; ol++) {
+            memset(ys, 0xff, nyb * 4);
+            assert_int_equal(kern_conv2d_packed_layout_f32(
+                                 &sl, il, ol, il ? xb : xs, wp, bs,
+                                 KERN_FUSE_RELU, NULL, ys),
+                             KERN_OK);
+            if (ol) {
+                for (size_t b = 0; b < 2; b++) { /* padding lanes: +0 */
+                    for (size_t p = 0; p < P; p++) {
+                        for (size_t l = 13 - 8; l < 8; l++) {
+                            assert_true(ys[((b * 2 + 1) * P + p) * 8 + l] ==
+                                        0.0f);
+                        }
+                    }
+                }
+                assert_int_equal(kern_nchw8c_to_nchw_f32(2, 13, P, ys, yn),
+                                 KERN_OK);
+            } else {
+                memcpy(yn, ys, ny * 4);
+            }
+            check_y(&sl, oh, ow, KERN_FUSE_RELU, yn, want, mag);
+        }
+    }
+    int8_t *x8 = malloc(nx), *c8 = malloc(K * P);
+    float *cf = malloc(K * P * 4);
+    assert_true(x8 && c8 && cf);
+    for (size_t i = 0; i < nx; i++) {
+        x8[i] = (int8_t)small_int(25);
+        xs[i] = (float)x8[i];
+    }
+    for (size_t g = 0; g < 2; g++) { /* samples 0 and 1 */
+        assert_int_equal(kern_im2col_s8(&sl, x8, g, 0, c8), KERN_OK);
+        assert_int_equal(kern_im2col_f32(&sl, xs, g, 0, cf), KERN_OK);
+        for (size_t k = 0; k < K; k++) {
+            for (size_t p = 0; p < P; p++) {
+                assert_true((float)c8[p * K + k] == cf[k * P + p]);
+            }
+        }
+    }
+    free(x8);
+    free(c8);
+    free(cf);
+    free(xs);
+    free(ws);
+    free(bs);
+    free(xb);
+    free(ys);
+    free(yn);
+    free(wp);
+    free(want);
+    free(mag);
+
+    /* The blocked depthwise entry point: the NCHW bits, lane for lane. */
+    const struct kern_dwconv2d_shape ds = {.batch = 1, .channels = 10,
+        .in_h = 12, .in_w = 11, .kh = 3, .kw = 3, .stride_h = 1,
+        .stride_w = 1, .pad_top = 2, .pad_left = 2, .pad_bottom = 2,
+        .pad_right = 2, .dilation_h = 2, .dilation_w = 2};
+    assert_int_equal(kern_dwconv2d_out_hw(&ds, &oh, &ow), KERN_OK);
+    assert_int_equal(oh, 12);
+    float *dx = malloc(10 * 132 * 4), *dxb = malloc(16 * 132 * 4);
+    float *dw_ = malloc(90 * 4), *dwp = malloc(kern_dwconv2d_packed_bytes(&ds));
+    float *dy = malloc(10 * 132 * 4), *dyb = malloc(16 * 132 * 4);
+    float *dyn = malloc(10 * 132 * 4);
+    assert_true(dx && dxb && dw_ && dwp && dy && dyb && dyn);
+    fill(dx, 10 * 132);
+    fill(dw_, 90);
+    assert_int_equal(kern_dwconv2d_f32(&ds, dx, dw_, NULL, 0, dy), KERN_OK);
+    assert_int_equal(kern_nchw_to_nchw8c_f32(1, 10, 132, dx, dxb), KERN_OK);
+    assert_int_equal(kern_dwconv2d_pack_f32(&ds, dw_, dwp), KERN_OK);
+    assert_int_equal(kern_dwconv2d_nchw8c_f32(&ds, dxb, dwp, NULL, 0, dyb),
+                     KERN_OK);
+    assert_int_equal(kern_nchw8c_to_nchw_f32(1, 10, 132, dyb, dyn), KERN_OK);
+    assert_memory_equal(dy, dyn, 10 * 132 * 4);
+    free(dx);
+    free(dxb);
+    free(dw_);
+    free(dwp);
+    free(dy);
+    free(dyb);
+    free(dyn);
+}
+
 /* The MLPerf Tiny models' convolution shapes at batch 1, each act. */
 static void test_conv_models(void **state)
 {
@@ -235,16 +453,16 @@ static void test_conv_models(void **state)
     /* {batch, in_c, in_h, in_w, out_c, kh, kw, stride_h, stride_w,
      *  pad_top, pad_left, pad_bottom, pad_right, groups} */
     static const struct kern_conv2d_shape shapes[] = {
-        {1, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-        {1, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1},
-        {1, 16, 32, 32, 32, 1, 1, 2, 2, 0, 0, 0, 0, 1},
-        {1, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-        {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1},
-        {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
-        {1, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64},
-        {1, 3, 96, 96, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1},
-        {1, 8, 48, 48, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1},
-        {1, 64, 3, 3, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1},
+        {1, 3, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+        {1, 16, 32, 32, 32, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1},
+        {1, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 1, 49, 10, 64, 10, 4, 2, 2, 5, 1, 5, 2, 1, 1, 1},
+        {1, 64, 25, 5, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+        {1, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64, 1, 1},
+        {1, 3, 96, 96, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+        {1, 8, 48, 48, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+        {1, 64, 3, 3, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         for (int act = 0; act < 3; act++) {
@@ -260,7 +478,7 @@ static void test_conv_hand(void **state)
     /* 2x2 kernel of ones, bias 1: window sums + 1. */
     const float w1[4] = {1, 1, 1, 1};
     const float b1 = 1.0f;
-    struct kern_conv2d_shape s = {1, 1, 3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1};
+    struct kern_conv2d_shape s = {1, 1, 3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1};
     float y[9];
     assert_int_equal(kern_conv2d_f32(&s, x, w1, &b1, KERN_FUSE_NONE, NULL, y),
                      KERN_OK);
@@ -272,7 +490,7 @@ static void test_conv_hand(void **state)
     assert_true(y[0] == 0 && y[1] == 0 && y[2] == 4 && y[3] == 6);
     /* 3x3 kernel picking the centre, padding 1, stride 2: the corners. */
     const float w2[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
-    struct kern_conv2d_shape s2 = {1, 1, 3, 3, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1};
+    struct kern_conv2d_shape s2 = {1, 1, 3, 3, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1};
     size_t oh, ow;
     assert_int_equal(kern_conv2d_out_hw(&s2, &oh, &ow), KERN_OK);
     assert_int_equal(oh, 2);
@@ -284,7 +502,7 @@ static void test_conv_hand(void **state)
      * = 1, y[oy] = x[oy][-1] + 10 x[oy][0] + 100 x[oy][1] (the padding
      * row 3 gives 0). */
     const float w4[3] = {1, 10, 100};
-    struct kern_conv2d_shape s4 = {1, 1, 3, 3, 1, 1, 3, 1, 2, 0, 1, 1, 0, 1};
+    struct kern_conv2d_shape s4 = {1, 1, 3, 3, 1, 1, 3, 1, 2, 0, 1, 1, 0, 1, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s4, &oh, &ow), KERN_OK);
     assert_int_equal(oh, 4);
     assert_int_equal(ow, 1);
@@ -293,7 +511,7 @@ static void test_conv_hand(void **state)
     /* Two groups: channel 0 scaled by 2, channel 1 by -1 (1x1 kernel). */
     const float x2[2] = {3, 5};
     const float w3[2] = {2, -1};
-    struct kern_conv2d_shape s3 = {1, 2, 1, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 2};
+    struct kern_conv2d_shape s3 = {1, 2, 1, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 2, 1, 1};
     float y2[2];
     assert_int_equal(kern_conv2d_f32(&s3, x2, w3, NULL, 0, NULL, y2),
                      KERN_OK);
@@ -309,7 +527,7 @@ static void test_conv_packed(void **state)
      * blocks of 8 channels, [k][8] each: block 0 holds channels 0..7,
      * block 1 8..15, block 2 channels 16, 17 and zeros. */
     const struct kern_conv2d_shape s = {1, 2, 3, 4, 18, 1, 1, 1, 1,
-                                        0, 0, 0, 0, 1};
+                                        0, 0, 0, 0, 1, 1, 1};
     float w[36], wp[3 * 2 * 8];
     for (int oc = 0; oc < 18; oc++) {
         w[oc * 2] = (float)(10 * oc);
@@ -343,7 +561,7 @@ static void test_conv_packed(void **state)
     assert_true(fabs(y[17 * 12 + 5] - want) <= 1e-4 * fabs(want) + 1e-6);
     /* refusals */
     const struct kern_conv2d_shape dw = {1, 4, 3, 3, 4, 3, 3, 1, 1,
-                                         1, 1, 1, 1, 4};
+                                         1, 1, 1, 1, 4, 1, 1};
     assert_int_equal(kern_conv2d_packed_bytes(&dw), 0);
     assert_int_equal(kern_conv2d_pack_f32(&dw, w, wp), KERN_E_SHAPE);
     assert_int_equal(kern_conv2d_packed_f32(&dw, x, wp, NULL, 0, NULL, y),
@@ -401,7 +619,7 @@ static void test_conv_layouts(void **state)
     for (int k3 = 0; k3 < 2; k3++) {
         const size_t k = k3 ? 3 : 1, st = k3 ? 2 : 1, pad = k3 ? 1 : 0;
         const struct kern_conv2d_shape s = {B, C, H, W, C, k, k, st, st,
-                                            pad, pad, pad, pad, 1};
+                                            pad, pad, pad, pad, 1, 1, 1};
         size_t oh, ow;
         assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_OK);
         assert_int_equal(oh, k3 ? 3 : 5);
@@ -448,7 +666,7 @@ static void test_conv_layouts(void **state)
     /* refusals: a blocked layout on a grouped convolution, a layout that
      * is neither */
     const struct kern_conv2d_shape g2 = {1, 4, 3, 3, 4, 1, 1, 1, 1,
-                                         0, 0, 0, 0, 2};
+                                         0, 0, 0, 0, 2, 1, 1};
     assert_int_equal(kern_conv2d_pack_f32(&g2, w, wp), KERN_OK);
     assert_int_equal(kern_conv2d_packed_layout_f32(
                          &g2, KERN_LAYOUT_NCHW8C, KERN_LAYOUT_NCHW, xb, wp,
@@ -463,7 +681,7 @@ static void test_conv_layouts(void **state)
                          NULL, 0, NULL, y),
                      KERN_OK);
     const struct kern_conv2d_shape s1 = {1, 4, 3, 3, 4, 1, 1, 1, 1,
-                                         0, 0, 0, 0, 1};
+                                         0, 0, 0, 0, 1, 1, 1};
     assert_int_equal(kern_conv2d_pack_f32(&s1, w, wp), KERN_OK);
     assert_int_equal(kern_conv2d_packed_layout_f32(&s1, 2, KERN_LAYOUT_NCHW,
                                                    x, wp, NULL, 0, NULL, y),
@@ -482,28 +700,28 @@ static void test_conv_errors(void **state)
     (void)state;
     float buf[16] = {0};
     size_t oh, ow;
-    struct kern_conv2d_shape s = {1, 3, 4, 4, 2, 3, 3, 1, 1, 0, 0, 0, 0, 2};
+    struct kern_conv2d_shape s = {1, 3, 4, 4, 2, 3, 3, 1, 1, 0, 0, 0, 0, 2, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
     assert_int_equal(kern_conv2d_work_bytes(&s), 0);
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 5, 5, 1, 1, 1, 1, 1, 1, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 0, 1, 0, 0, 0, 0, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 0, 1, 0, 0, 0, 0, 1, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 1, 0, 0, 0, 0, 0, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 1, 0, 0, 0, 0, 0, 1, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
     /* kernel 2x5 fits only with 3 columns of padding */
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 5, 1, 1, 0, 1, 0, 1, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 5, 1, 1, 0, 1, 0, 1, 1, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
     s.pad_right = 2;
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_OK);
     assert_int_equal(ow, 1);
     s = (struct kern_conv2d_shape){SIZE_MAX / 2, 4, 2, 2, 1, 1, 1, 1, 1,
-                                   0, 0, 0, 0, 1};
+                                   0, 0, 0, 0, 1, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_OVERFLOW);
     s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 1, 1, 0, 0,
-                                   SIZE_MAX - 1, 0, 1};
+                                   SIZE_MAX - 1, 0, 1, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_OVERFLOW);
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1};
     assert_int_equal(kern_conv2d_f32(&s, NULL, buf, NULL, 0, NULL, buf),
                      KERN_E_INVALID);
     assert_int_equal(kern_conv2d_f32(&s, buf, buf, NULL, 3, NULL, buf),
@@ -526,11 +744,14 @@ static void test_lowering(void **state)
 {
     (void)state;
     static const struct kern_conv2d_shape shapes[] = {
-        {2, 4, 7, 9, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2},
-        {1, 1, 13, 10, 3, 10, 4, 2, 2, 5, 1, 5, 2, 1},
-        {2, 3, 6, 11, 3, 2, 3, 1, 3, 0, 2, 1, 0, 3},
-        {1, 5, 4, 4, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1},
-        {1, 2, 9, 5, 4, 4, 2, 3, 1, 2, 0, 1, 3, 2},
+        {2, 4, 7, 9, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, 1, 1},
+        {1, 1, 13, 10, 3, 10, 4, 2, 2, 5, 1, 5, 2, 1, 1, 1},
+        {2, 3, 6, 11, 3, 2, 3, 1, 3, 0, 2, 1, 0, 3, 1, 1},
+        {1, 5, 4, 4, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+        {1, 2, 9, 5, 4, 4, 2, 3, 1, 2, 0, 1, 3, 2, 1, 1},
+        /* dilated: the gather steps by the dilation */
+        {2, 4, 12, 14, 6, 3, 3, 1, 2, 2, 3, 1, 2, 2, 2, 3},
+        {1, 3, 1, 25, 2, 1, 4, 1, 1, 0, 5, 0, 1, 1, 1, 3},
     };
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         const struct kern_conv2d_shape *s = &shapes[t];
@@ -560,9 +781,11 @@ static void test_lowering(void **state)
                     const size_t ky = k / s->kw % s->kh, kx = k % s->kw;
                     for (size_t p = 0; p < P; p++) {
                         const size_t oy = p / ow, ox = p % ow;
-                        const long iy = (long)(oy * s->stride_h + ky) -
+                        const size_t dh = s->dilation_h ? s->dilation_h : 1;
+                        const size_t dw = s->dilation_w ? s->dilation_w : 1;
+                        const long iy = (long)(oy * s->stride_h + ky * dh) -
                                         (long)s->pad_top;
-                        const long ix = (long)(ox * s->stride_w + kx) -
+                        const long ix = (long)(ox * s->stride_w + kx * dw) -
                                         (long)s->pad_left;
                         float want = 0.0f;
                         if (iy >= 0 && iy < (long)s->in_h && ix >= 0 &&
@@ -615,15 +838,18 @@ static void test_conv_backward(void **state)
     /* {batch, in_c, in_h, in_w, out_c, kh, kw, stride_h, stride_w,
      *  pad_top, pad_left, pad_bottom, pad_right, groups} */
     const struct kern_conv2d_shape shapes[] = {
-        {2, 4, 7, 9, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2},
-        {1, 3, 6, 5, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1},
-        {2, 3, 5, 8, 3, 3, 3, 1, 1, 2, 2, 2, 2, 3},
-        {2, 3, 6, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-        {2, 4, 9, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 2},
-        {1, 16, 4, 61, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1},
+        {2, 4, 7, 9, 6, 3, 3, 2, 2, 1, 1, 1, 1, 2, 1, 1},
+        {1, 3, 6, 5, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1},
+        {2, 3, 5, 8, 3, 3, 3, 1, 1, 2, 2, 2, 2, 3, 1, 1},
+        {2, 3, 6, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {2, 4, 9, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 2, 1, 1},
+        {1, 16, 4, 61, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1},
         /* DS-CNN's first layer, shrunk: 10 x 4, stride 2, pads 5,1,5,2 */
-        {1, 1, 13, 10, 3, 10, 4, 2, 2, 5, 1, 5, 2, 1},
-        {2, 2, 7, 6, 2, 2, 3, 1, 3, 0, 2, 1, 0, 1},
+        {1, 1, 13, 10, 3, 10, 4, 2, 2, 5, 1, 5, 2, 1, 1, 1},
+        {2, 2, 7, 6, 2, 2, 3, 1, 3, 0, 2, 1, 0, 1, 1, 1},
+        /* dilated: 2 x 3 grouped, and a 1-D one (a TCN's) */
+        {2, 4, 11, 13, 6, 3, 3, 1, 2, 2, 1, 2, 3, 2, 2, 3},
+        {1, 3, 1, 20, 4, 1, 3, 1, 1, 0, 4, 0, 4, 1, 1, 4},
     };
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         const struct kern_conv2d_shape *s = &shapes[t];
@@ -657,10 +883,18 @@ static void test_conv_backward(void **state)
                             const long ic = oc / ocg * icg + ci;
                             for (long ky = 0; ky < kh; ky++) {
                                 for (long kx = 0; kx < kw; kx++) {
-                                    const long iy = oy * (long)s->stride_h +
-                                                    ky - (long)s->pad_top;
-                                    const long ix = ox * (long)s->stride_w +
-                                                    kx - (long)s->pad_left;
+                                    const long iy =
+                                        oy * (long)s->stride_h +
+                                        ky * (long)(s->dilation_h
+                                                        ? s->dilation_h
+                                                        : 1) -
+                                        (long)s->pad_top;
+                                    const long ix =
+                                        ox * (long)s->stride_w +
+                                        kx * (long)(s->dilation_w
+                                                        ? s->dilation_w
+                                                        : 1) -
+                                        (long)s->pad_left;
                                     if (iy < 0 || iy >= (long)s->in_h ||
                                         ix < 0 || ix >= (long)s->in_w) {
                                         continue;
@@ -812,6 +1046,7 @@ int main(void)
         cmocka_unit_test(test_conv_combinations),
         cmocka_unit_test(test_conv_models),
         cmocka_unit_test(test_conv_hand),
+        cmocka_unit_test(test_conv_dilated),
         cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_conv_packed),
         cmocka_unit_test(test_conv_layouts),

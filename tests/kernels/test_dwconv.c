@@ -44,7 +44,7 @@ static void test_by_hand(void **state)
     (void)state;
     const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     const float w[4] = {1, 2, 3, 4};
-    struct kern_dwconv2d_shape s = {1, 1, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1};
+    struct kern_dwconv2d_shape s = {1, 1, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1, 1};
     size_t oh = 0, ow = 0;
     assert_int_equal(kern_dwconv2d_out_hw(&s, &oh, &ow), KERN_OK);
     assert_int_equal(oh, 3);
@@ -177,12 +177,12 @@ static void test_against_double(void **state)
     (void)state;
     /* DS-CNN's depthwise layer, MobileNet-like strided ones, a 1 x 1 */
     static const struct kern_dwconv2d_shape fixed[] = {
-        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1},
-        {1, 64, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1},
-        {2, 8, 33, 47, 3, 3, 2, 2, 0, 0, 1, 1},
-        {1, 16, 48, 48, 5, 5, 2, 2, 2, 2, 2, 2},
-        {1, 3, 9, 11, 1, 1, 1, 1, 0, 0, 0, 0},
-        {1, 2, 300, 37, 7, 1, 1, 1, 3, 0, 3, 0},
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {1, 64, 24, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        {2, 8, 33, 47, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},
+        {1, 16, 48, 48, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1},
+        {1, 3, 9, 11, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},
+        {1, 2, 300, 37, 7, 1, 1, 1, 3, 0, 3, 0, 1, 1},
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         for (int act = 0; act < 3; act++) {
@@ -193,7 +193,7 @@ static void test_against_double(void **state)
         struct kern_dwconv2d_shape s = {
             randn(1, 2), randn(1, 4), randn(1, 40), randn(1, 70),
             randn(1, 6), randn(1, 6), randn(1, 3), randn(1, 3),
-            randn(0, 3), randn(0, 3), randn(0, 3), randn(0, 3)};
+            randn(0, 3), randn(0, 3), randn(0, 3), randn(0, 3), 1, 1};
         size_t oh, ow;
         if (kern_dwconv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
             continue;
@@ -205,7 +205,7 @@ static void test_against_double(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    const struct kern_dwconv2d_shape ok = {1, 2, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1};
+    const struct kern_dwconv2d_shape ok = {1, 2, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
     float x[32] = {0}, w[18] = {0}, y[32];
     size_t oh, ow;
     assert_int_equal(kern_dwconv2d_f32(NULL, x, w, NULL, 0, y),
@@ -249,7 +249,7 @@ static void test_packed_layout(void **state)
 {
     (void)state;
     const struct kern_dwconv2d_shape s = {1, 11, 4, 5, 2, 3, 1, 1,
-                                          0, 0, 0, 0};
+                                          0, 0, 0, 0, 1, 1};
     assert_int_equal(kern_dwconv2d_packed_bytes(&s), 2 * 6 * 8 * 4);
     float w[66], p[96];
     for (int c = 0; c < 11; c++) {
@@ -271,7 +271,7 @@ static void test_packed_layout(void **state)
     /* the 3 x 3 case of test_by_hand, as 9 channels (a partial block)
      * with channel c's input scaled by c + 1: y = (c + 1) y_hand, bias
      * added; every padding lane +0; 2 samples, the second negated */
-    const struct kern_dwconv2d_shape h = {2, 9, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1};
+    const struct kern_dwconv2d_shape h = {2, 9, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, 1, 1};
     const float want[9] = {11, 18, 9, 37, 47, 21, 67, 77, 33};
     float x[2 * 9 * 9], xb[2 * 2 * 9 * 8], wh[9 * 4], wp[2 * 4 * 8];
     float bias[9], y[2 * 2 * 9 * 8];
@@ -339,7 +339,7 @@ static void test_nchw8c_bits(void **state)
         const struct kern_dwconv2d_shape s = {
             randn(1, 3), randn(1, 27), randn(1, 20), randn(1, 30),
             randn(1, 5), randn(1, 5), randn(1, 3), randn(1, 3),
-            randn(0, 2), randn(0, 2), randn(0, 2), randn(0, 2)};
+            randn(0, 2), randn(0, 2), randn(0, 2), randn(0, 2), 1, 1};
         size_t oh, ow;
         if (kern_dwconv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
             continue;
@@ -397,7 +397,7 @@ static void test_nchw8c_bits(void **state)
 static void test_nchw8c_errors(void **state)
 {
     (void)state;
-    const struct kern_dwconv2d_shape ok = {1, 9, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1};
+    const struct kern_dwconv2d_shape ok = {1, 9, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
     float x[2 * 16 * 8] = {0}, w[81] = {0}, wp[2 * 9 * 8], y[2 * 16 * 8];
     assert_int_equal(kern_dwconv2d_pack_f32(&ok, w, wp), KERN_OK);
     assert_int_equal(kern_dwconv2d_packed_bytes(NULL), 0);

@@ -321,10 +321,19 @@ KERN_API int kern_nchw8c_to_nchw_f32(size_t batch, size_t c, size_t hw,
  * x [batch][in_c][in_h][in_w], w [out_c][in_c/groups][kh][kw] (PyTorch's),
  * y [batch][out_c][out_h][out_w]. Rectangular kernels kh x kw, a stride per
  * axis, zero padding given per side (asymmetric padding, as ONNX "pads" or
- * TensorFlow "SAME" produce), dilation 1, groups that divide both channel
- * counts (groups == in_c == out_c is depthwise). Output size: out_h =
- * (in_h + pad_top + pad_bottom - kh) / stride_h + 1 (floor), out_w alike
- * with pad_left, pad_right, kw and stride_w. */
+ * TensorFlow "SAME" produce), a dilation per axis, groups that divide both
+ * channel counts (groups == in_c == out_c is depthwise). Tap (ky, kx)
+ * reads input row oy * stride_h + ky * dilation_h - pad_top. Output size:
+ * out_h = (in_h + pad_top + pad_bottom - dilation_h * (kh - 1) - 1) /
+ * stride_h + 1 (floor), out_w alike with pad_left, pad_right, kw,
+ * dilation_w and stride_w.
+ *
+ * A dilation of 0 means 1, so that a shape filled field by field or by
+ * a designated initialiser that leaves them out is today's undilated
+ * convolution. Undilated shapes take the paths described at
+ * kern_conv2d_f32 unchanged; dilated ones (either dilation > 1) are
+ * lowered by kern_im2col_f32 into the scratch and multiplied by
+ * kern_sgemm (depthwise ones run kern_dwconv2d_f32's dilated loop). */
 struct kern_conv2d_shape {
     size_t batch;
     size_t in_c, in_h, in_w;
@@ -333,6 +342,7 @@ struct kern_conv2d_shape {
     size_t stride_h, stride_w;
     size_t pad_top, pad_left, pad_bottom, pad_right;
     size_t groups;
+    size_t dilation_h, dilation_w; /* 0 or 1: undilated */
 };
 
 /* The activation fused into a convolution's output pass. */
@@ -523,6 +533,12 @@ struct kern_dwconv2d_shape {
     size_t batch, channels, in_h, in_w;
     size_t kh, kw, stride_h, stride_w;
     size_t pad_top, pad_left, pad_bottom, pad_right;
+    /* Dilation per axis, 0 meaning 1 as in kern_conv2d_shape: tap (ky,
+     * kx) reads row oy * stride_h + ky * dilation_h - pad_top. Dilated
+     * shapes run a C loop over output rows (vectorised by the compiler
+     * along the row when stride_w is 1) on every path, and the blocked
+     * entry points their C reference. */
+    size_t dilation_h, dilation_w;
 };
 
 /* The depthwise form of a conv2d shape whose groups equal its channels
@@ -614,6 +630,64 @@ KERN_API int kern_dwconv2d_nchw8c_blocks_f32(
     const float *x, const float *packed, const float *bias, int act,
     float *y);
 
+/* Transposed 2-D convolution (ONNX ConvTranspose, PyTorch
+ * ConvTranspose2d; a 1-D one is in_h = kh = 1), float32, NCHW: the adjoint
+ * of a convolution, each input pixel scattering its value times the
+ * kernel into the output. x [batch][in_c][in_h][in_w]; w
+ * [in_c][out_c/groups][kh][kw] (PyTorch's layout: input channel first);
+ * y [batch][out_c][out_h][out_w] with
+ *     out_h = (in_h - 1) * stride_h - pad_top - pad_bottom
+ *             + dilation_h * (kh - 1) + out_pad_h + 1,
+ * out_w alike. Input pixel (iy, ix) of channel ic, tap (ky, kx) and output
+ * channel oc of ic's group add x * w[ic][oc - g*out_c/groups][ky][kx] to
+ * y[oc][iy * stride_h + ky * dilation_h - pad_top][ix * stride_w + kx *
+ * dilation_w - pad_left] when that lies inside y; padding crops the full
+ * output, out_pad_h / out_pad_w (ONNX output_padding) add rows and columns
+ * at the bottom and right that only the bias (and taps reaching them)
+ * fill. Dilations 0 mean 1. out_pad must be smaller than the stride or the
+ * dilation of its axis (PyTorch's rule; else KERN_E_RANGE). */
+struct kern_conv_transpose2d_shape {
+    size_t batch;
+    size_t in_c, in_h, in_w;
+    size_t out_c;
+    size_t kh, kw;
+    size_t stride_h, stride_w;
+    size_t pad_top, pad_left, pad_bottom, pad_right;
+    size_t out_pad_h, out_pad_w;
+    size_t groups;
+    size_t dilation_h, dilation_w; /* 0 or 1: undilated */
+};
+
+/* Output size. KERN_E_INVALID for NULL; KERN_E_SHAPE for a zero size or
+ * stride, groups not dividing both channel counts, or padding that crops
+ * the whole output; KERN_E_RANGE for an out_pad not below its stride or
+ * dilation; KERN_E_OVERFLOW when a size overflows. */
+KERN_API int kern_conv_transpose2d_out_hw(
+    const struct kern_conv_transpose2d_shape *s, size_t *out_h,
+    size_t *out_w);
+
+/* Scratch of kern_conv_transpose2d_f32: one sample's group of columns,
+ * (out_c/groups * kh * kw) x (in_h * in_w) floats; 0 for an invalid shape
+ * or one whose size overflows. */
+KERN_API size_t kern_conv_transpose2d_work_bytes(
+    const struct kern_conv_transpose2d_shape *s);
+
+/* Forward: y = bias[oc] (or 0 when bias is NULL) plus the scatter
+ * described above. Computed per sample and group as a matrix product,
+ * col[(o, ky, kx)][pixel] = sum over ic of w[ic][o][ky][kx] *
+ * x[ic][pixel] (kern_sgemm, every SIMD path it has), then a col2im pass
+ * that adds each row of col into the output rows it reaches (C, a row
+ * run at a time; the compiler vectorises it along the row for stride 1).
+ * work: kern_conv_transpose2d_work_bytes(s) bytes, or NULL to let the
+ * function allocate it (KERN_E_NOMEM when that fails). y must not overlap
+ * x or w. Accuracy: within about (in_c/groups * kh * kw + 1) *
+ * FLT_EPSILON * (|bias| + sum of |w * x|) of the exact value per output.
+ * Statuses: those of kern_conv_transpose2d_out_hw, KERN_E_INVALID for a
+ * NULL x, w or y, KERN_E_NOMEM. */
+KERN_API int kern_conv_transpose2d_f32(
+    const struct kern_conv_transpose2d_shape *s, const float *x,
+    const float *w, const float *bias, void *work, float *y);
+
 /* 2-D pooling over NCHW with a kh x kw window, a stride per axis and zero
  * padding per side (asymmetric padding, as ONNX "pads" and TensorFlow's
  * "SAME" give): out_h = (in_h + pad_top + pad_bottom - kh) / stride_h + 1
@@ -676,6 +750,111 @@ KERN_API int kern_maxpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
                                        const float *x, float *y);
 KERN_API int kern_avgpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
                                        const float *x, float *y);
+
+/* Pooling with ceil_mode (PyTorch's and ONNX's): out = ceil((in + pad_lo
+ * + pad_hi - k) / stride) + 1, less one when the last window would start
+ * past the input and its leading padding ((out - 1) * stride >= in +
+ * pad_lo, PyTorch's rule, which ONNX Runtime follows). kern_pool2d_shape
+ * computes floor sizes; this gives *out and the padding *extra_hi to add
+ * to pad_hi (pad_bottom or pad_right) so that its floor size is *out. The
+ * sum pad_hi + *extra_hi stays below k (the last window starts inside the
+ * input or the leading padding), as kern_pool2d_out_hw requires.
+ *
+ * With that padding, max pooling and average pooling with
+ * count_include_pad 0 are exactly ceil_mode's. Average pooling with
+ * count_include_pad nonzero divides by kh * kw, while PyTorch and ONNX
+ * Runtime divide a window reaching into the extra rows by its cells
+ * inside the padded input only: when *extra_hi > 0 on either axis, pad
+ * the input explicitly (kern_pad_f32, zeros) and pool that with pads 0
+ * (plus the extra) and count_include_pad 0, which is that divisor (what
+ * PyTorch's exporter writes anyway: a Pad before AveragePool).
+ * KERN_E_INVALID for NULL, KERN_E_SHAPE for a zero size or stride or a
+ * window larger than the padded input, KERN_E_OVERFLOW. */
+KERN_API int kern_pool2d_ceil_pad(size_t in, size_t k, size_t stride,
+                                  size_t pad_lo, size_t pad_hi, size_t *out,
+                                  size_t *extra_hi);
+
+/* ---- spatial ----------------------------------------------------------- */
+/*
+ * Data movement on float32 tensors of rank 1 to KERN_TENSOR_MAX_RANK,
+ * dense and row-major (shape[0] outermost): constant padding, a transpose
+ * by a permutation, and resizing of NCHW images. Values are copied
+ * exactly (resize's linear mode excepted). Statuses: KERN_E_INVALID for a
+ * NULL pointer, KERN_E_SHAPE for a rank outside [1, KERN_TENSOR_MAX_RANK]
+ * or a zero dimension, KERN_E_RANGE for an argument outside its domain,
+ * KERN_E_OVERFLOW when an element count does not fit in size_t. y must not
+ * overlap x.
+ */
+enum { KERN_TENSOR_MAX_RANK = 6 };
+
+/* Constant padding (ONNX Pad, mode constant; PyTorch F.pad): y has
+ * shape[i] + pads_begin[i] + pads_end[i] along axis i, x copied at offset
+ * pads_begin, every other element `value`. An NCHW image padded per side
+ * is rank 4 with begin {0, 0, top, left} and end {0, 0, bottom, right}.
+ * Pads are not negative (a crop is a slice). */
+KERN_API int kern_pad_f32(const size_t *shape, size_t ndim,
+                          const size_t *pads_begin, const size_t *pads_end,
+                          float value, const float *x, float *y);
+
+/* Transpose (ONNX Transpose, numpy.transpose): y's axis i is x's axis
+ * perm[i] (perm a permutation of 0 .. ndim - 1, else KERN_E_RANGE), so
+ * y's shape is shape[perm[i]]. Axes of size 1 are dropped and axes that
+ * stay adjacent and in order are merged first, so that ShuffleNet's
+ * channel shuffle, [N][g][C/g][H][W] with perm {0, 2, 1, 3, 4}, is a
+ * copy of whole H x W planes, and a permutation that swaps only the last
+ * two (merged) axes is a batch of 2-D transposes done in cache tiles of
+ * 8 x 8 (both C: the first is memcpy, the second a loop the compiler
+ * vectorises); other permutations walk y in order reading x by strides. */
+KERN_API int kern_transpose_f32(const size_t *shape, size_t ndim,
+                                const size_t *perm, const float *x,
+                                float *y);
+
+/* Resize of NCHW images (ONNX Resize and Upsample, PyTorch interpolate):
+ * `planes` = batch * channels planes of in_h x in_w to out_h x out_w.
+ * Each output coordinate is mapped to the input (ONNX's
+ * coordinate_transformation_mode), with scale = scale_h (or, when it is
+ * 0, out_h / in_h), alike for w, in float arithmetic as ONNX Runtime:
+ *   half_pixel          (o + 0.5) / scale - 0.5
+ *   pytorch_half_pixel  the same, but 0 when the output length is 1
+ *   align_corners       o * (in - 1) / (out - 1), 0 when out is 1
+ *   asymmetric          o / scale
+ * Nearest takes the input index the nearest_mode gives (round half
+ * down, round half up, floor, ceil), clamped to [0, in - 1]; PyTorch's
+ * nearest exports as asymmetric with floor. Linear clamps the coordinate
+ * to [0, in - 1] and blends its two neighbours per axis (PyTorch's
+ * bilinear, ONNX's linear): y = wy0 (wx0 a + wx1 b) + wy1 (wx0 c + wx1
+ * d), each weight in [0, 1], within 2^-22 times the largest |x| of the
+ * exact blend; each input row is blended along x once for the output
+ * rows that read it. Nearest copies an output row that reads the same
+ * input row as the one above it. The function allocates the per-axis
+ * index and weight tables and two blended rows (out_h + out_w entries
+ * and 2 * out_w floats; KERN_E_NOMEM if that fails). KERN_E_RANGE
+ * for an unknown mode or a scale that is not finite and > 0. */
+enum kern_resize_mode {
+    KERN_RESIZE_NEAREST = 0,
+    KERN_RESIZE_LINEAR = 1,
+};
+enum kern_resize_coord {
+    KERN_RESIZE_HALF_PIXEL = 0,
+    KERN_RESIZE_PYTORCH_HALF_PIXEL = 1,
+    KERN_RESIZE_ALIGN_CORNERS = 2,
+    KERN_RESIZE_ASYMMETRIC = 3,
+};
+enum kern_resize_nearest {
+    KERN_NEAREST_ROUND_PREFER_FLOOR = 0,
+    KERN_NEAREST_ROUND_PREFER_CEIL = 1,
+    KERN_NEAREST_FLOOR = 2,
+    KERN_NEAREST_CEIL = 3,
+};
+struct kern_resize_shape {
+    size_t planes, in_h, in_w, out_h, out_w;
+    float scale_h, scale_w; /* 0: out / in */
+    int mode;               /* kern_resize_mode */
+    int coord;              /* kern_resize_coord */
+    int nearest;            /* kern_resize_nearest (nearest mode only) */
+};
+KERN_API int kern_resize_f32(const struct kern_resize_shape *s,
+                             const float *x, float *y);
 
 /* One SGD step over n parameters: g' = g + weight_decay * w; with momentum
  * mu != 0: v = mu * v + g', w -= lr * v; with mu == 0: w -= lr * g' and
