@@ -369,7 +369,8 @@ KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s);
 /* Forward: y[b][oc][oy][ox] = act(bias[oc] + sum over ic in oc's group,
  * ky, kx of w[oc][ic - g*in_c/groups][ky][kx] *
  * x[b][ic][oy*stride_h+ky*dh-pad_top][ox*stride_w+kx*dw-pad_left]) (zero
- * outside the input; dh, dw the dilations, 1 unless given). bias: out_c values or NULL (0); act: a kern_fused_act (else
+ * outside the input; dh, dw the dilations, 1 unless given). bias: out_c
+ * values or NULL (0); act: a kern_fused_act (else
  * KERN_E_RANGE); y must not overlap x or w. work: kern_conv2d_work_bytes(s)
  * bytes, any alignment, or NULL to let the function allocate (and free) it
  * itself (KERN_E_NOMEM when that fails); an executor passes its own so that
@@ -559,7 +560,8 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
 /* Forward: y[b][c][oy][ox] = act(bias[c] + sum over ky, kx of
  * w[c][ky][kx] *
  * x[b][c][oy*stride_h+ky*dh-pad_top][ox*stride_w+kx*dw-pad_left]) (zero
- * outside the input; dh, dw the dilations, 1 unless given). x: [batch][channels][in_h][in_w]; w:
+ * outside the input; dh, dw the dilations, 1 unless given). x:
+ * [batch][channels][in_h][in_w]; w:
  * [channels][kh][kw]; bias: channels values or NULL (0); act: a
  * kern_fused_act (else KERN_E_RANGE); y: [batch][channels][out_h][out_w],
  * which must not overlap x or w. No allocation: the AVX2 path (also taken
