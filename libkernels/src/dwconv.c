@@ -6,6 +6,7 @@
 
 #include "conv.h"
 #include "dwconv.h"
+#include "dwconv_dil_tmpl.h"
 #include "nn.h"
 
 
@@ -112,70 +113,11 @@ void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
     }
 }
 
-/* A dilated depthwise convolution, an output row at a time: the row
- * starts from the bias, then each tap adds w * x over the output columns
- * whose input column is real (a contiguous range, computed per tap), so
- * the inner loop has no bounds test and the compiler vectorises it when
- * the column stride is 1. Every output still adds its taps in row-major
- * order from the bias, skipping those outside the input: the bits of
- * kern_dwconv2d_c (no fused multiply-add: ISO C contracts nothing). The
- * vector paths assume adjacent taps; dilated shapes are rare enough
- * (dilated TCNs, segmentation heads) for this loop to serve them on every
- * instruction set. */
-static void dwconv2d_dilated(const struct kern_dwconv2d_shape *s,
-                             size_t out_h, size_t out_w, const float *x,
-                             const float *w, const float *bias, int act,
-                             float *y)
+void kern_dwconv2d_dil_c(const struct kern_dwconv2d_shape *s, size_t out_h,
+                         size_t out_w, const float *x, const float *w,
+                         const float *bias, int act, float *y)
 {
-    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
-    const size_t sh = s->stride_h, sw = s->stride_w;
-    const size_t dh = kern_nn_dil(s->dilation_h);
-    const size_t dw = kern_nn_dil(s->dilation_w);
-    const size_t pt = s->pad_top, pl = s->pad_left;
-    for (size_t p = 0; p < s->batch * s->channels; p++) {
-        const size_t c = p % s->channels;
-        const float *xp = x + p * ih * iw, *wc = w + c * kh * kw;
-        const float b = bias ? bias[c] : 0.0f;
-        for (size_t oy = 0; oy < out_h; oy++) {
-            float *yr = y + (p * out_h + oy) * out_w;
-            for (size_t ox = 0; ox < out_w; ox++) {
-                yr[ox] = b;
-            }
-            for (size_t ky = 0; ky < kh; ky++) {
-                const size_t iy = oy * sh + ky * dh - pt;
-                if (iy >= ih) {
-                    continue;
-                }
-                for (size_t kx = 0; kx < kw; kx++) {
-                    /* columns ox with 0 <= ox * sw + off - pl < iw */
-                    const size_t off = kx * dw;
-                    size_t lo = off < pl ? (pl - off + sw - 1) / sw : 0;
-                    size_t hi = iw + pl > off ? (iw - 1 + pl - off) / sw + 1
-                                              : 0;
-                    hi = hi < out_w ? hi : out_w;
-                    if (lo >= hi) {
-                        continue;
-                    }
-                    const float wt = wc[ky * kw + kx];
-                    const float *xr = xp + iy * iw + (lo * sw + off - pl);
-                    float *d = yr + lo;
-                    const size_t n = hi - lo;
-                    if (sw == 1) {
-                        for (size_t i = 0; i < n; i++) {
-                            d[i] += wt * xr[i];
-                        }
-                    } else {
-                        for (size_t i = 0; i < n; i++) {
-                            d[i] += wt * xr[i * sw];
-                        }
-                    }
-                }
-            }
-            for (size_t ox = 0; ox < out_w; ox++) {
-                yr[ox] = kern_fuse1(yr[ox], act);
-            }
-        }
-    }
+    dwconv2d_dilated(s, out_h, out_w, x, w, bias, act, y);
 }
 
 static bool dw_dilated(const struct kern_dwconv2d_shape *s)
@@ -187,6 +129,7 @@ void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
 {
     dsp->dwconv2d = kern_dwconv2d_c;
     dsp->dwconv2d_blk = kern_dwconv2d_blk_c;
+    dsp->dwconv2d_dil = kern_dwconv2d_dil_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -196,6 +139,7 @@ void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
      * once checkkern has run it on AVX-512 hardware. */
     dsp->dwconv2d = kern_dwconv2d_avx2;
     dsp->dwconv2d_blk = kern_dwconv2d_blk_avx2;
+    dsp->dwconv2d_dil = kern_dwconv2d_dil_avx2;
 #else
     (void)flags;
 #endif
@@ -256,11 +200,11 @@ KERN_API int kern_dwconv2d_f32(const struct kern_dwconv2d_shape *s,
         act != KERN_FUSE_RELU6) {
         return KERN_E_RANGE;
     }
+    pthread_once(&dw_once, dw_init_once);
     if (dw_dilated(s)) {
-        dwconv2d_dilated(s, oh, ow, x, w, bias, act, y);
+        dw_dsp.dwconv2d_dil(s, oh, ow, x, w, bias, act, y);
         return KERN_OK;
     }
-    pthread_once(&dw_once, dw_init_once);
     dw_dsp.dwconv2d(s, oh, ow, x, w, bias, act, y);
     return KERN_OK;
 }

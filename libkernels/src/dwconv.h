@@ -24,6 +24,9 @@ typedef void (*kern_dwconv2d_blk_fn)(const struct kern_dwconv2d_shape *s,
 struct kern_dwconv_dsp {
     kern_dwconv2d_fn dwconv2d;
     kern_dwconv2d_blk_fn dwconv2d_blk;
+    /* dilated shapes (either dilation > 1): the row loop of
+     * dwconv_dil_tmpl.h, the bits of kern_dwconv2d_c on every path */
+    kern_dwconv2d_fn dwconv2d_dil;
 };
 
 void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags);
@@ -31,6 +34,10 @@ void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags);
 void kern_dwconv2d_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                      size_t out_w, const float *x, const float *w,
                      const float *bias, int act, float *y);
+
+void kern_dwconv2d_dil_c(const struct kern_dwconv2d_shape *s, size_t out_h,
+                         size_t out_w, const float *x, const float *w,
+                         const float *bias, int act, float *y);
 
 void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                          size_t out_w, size_t b0, size_t b1, const float *x,
@@ -42,6 +49,10 @@ void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
                             size_t out_h, size_t out_w, size_t b0, size_t b1,
                             const float *x, const float *packed,
                             const float *bias, int act, float *y);
+void kern_dwconv2d_dil_avx2(const struct kern_dwconv2d_shape *s,
+                            size_t out_h, size_t out_w, const float *x,
+                            const float *w, const float *bias, int act,
+                            float *y);
 void kern_dwconv2d_avx2(const struct kern_dwconv2d_shape *s, size_t out_h,
                         size_t out_w, const float *x, const float *w,
                         const float *bias, int act, float *y);

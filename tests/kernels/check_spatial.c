@@ -224,7 +224,7 @@ done:
     free(work);
 }
 
-static void check_dilated_dw_one(int t)
+static void check_dilated_dw_one(kern_dwconv2d_fn fn, int t)
 {
     struct kern_dwconv2d_shape s = {0};
     size_t oh, ow;
@@ -259,10 +259,7 @@ static void check_dilated_dw_one(int t)
     ck_fill_f32(b, s.channels, -1.0f, 1.0f);
     kern_dwconv2d_c(&s, oh, ow, x, w, b, act, y0);
     ck_poison(y1, (ny + GUARD) * sizeof(float));
-    if (kern_dwconv2d_f32(&s, x, w, b, act, y1) != KERN_OK) {
-        ck_fail("t %d: kern_dwconv2d_f32 failed", t);
-        goto done;
-    }
+    fn(&s, oh, ow, x, w, b, act, y1);
     if (memcmp(y0, y1, ny * sizeof(float)) != 0) {
         ck_fail("t %d: dilated depthwise %zux%zu d%zux%zu differs from the "
                 "reference", t, s.kh, s.kw, s.dilation_h, s.dilation_w);
@@ -599,6 +596,44 @@ static void bench_resize(const char *what, struct kern_resize_shape s)
     free(c.y);
 }
 
+struct dwd_ctx {
+    kern_dwconv2d_fn fn;
+    struct kern_dwconv2d_shape s;
+    size_t oh, ow;
+    float *x, *w, *y;
+};
+
+static void dwd_run(void *p, int which)
+{
+    struct dwd_ctx *c = p;
+    (which ? c->fn : kern_dwconv2d_c)(&c->s, c->oh, c->ow, c->x, c->w, NULL,
+                                      0, c->y);
+}
+
+/* The dilated depthwise loop on this level against the C reference (the
+ * definition, a tap at a time with bounds tests). */
+static void bench_dw_dil(kern_dwconv2d_fn fn)
+{
+    struct dwd_ctx c = {.fn = fn, .s = {.batch = 1, .channels = 64,
+        .in_h = 32, .in_w = 32, .kh = 3, .kw = 3, .stride_h = 1,
+        .stride_w = 1, .pad_top = 2, .pad_left = 2, .pad_bottom = 2,
+        .pad_right = 2, .dilation_h = 2, .dilation_w = 2}};
+    if (kern_dwconv2d_out_hw(&c.s, &c.oh, &c.ow) != KERN_OK) {
+        return;
+    }
+    c.x = malloc(64 * 32 * 32 * 4);
+    c.w = malloc(64 * 9 * 4);
+    c.y = malloc(64 * c.oh * c.ow * 4);
+    if (c.x && c.w && c.y) {
+        ck_fill_f32(c.x, 64 * 32 * 32, -1, 1);
+        ck_fill_f32(c.w, 64 * 9, -1, 1);
+        bench("dwconv2d 64 3x3 d2 32x32", dwd_run, &c);
+    }
+    free(c.x);
+    free(c.w);
+    free(c.y);
+}
+
 static void run_benchmarks(void)
 {
     bench_resize("resize nearest x2 128x20x20",
@@ -640,12 +675,6 @@ static void run_benchmarks(void)
                    .in_h = 1, .in_w = 512, .out_c = 64, .kh = 1, .kw = 3,
                    .stride_h = 1, .stride_w = 1, .pad_left = 8,
                    .groups = 1, .dilation_h = 1, .dilation_w = 4});
-    bench_conv("dwconv 64 3x3 d2 32x32",
-               (struct kern_conv2d_shape){.batch = 1, .in_c = 64,
-                   .in_h = 32, .in_w = 32, .out_c = 64, .kh = 3, .kw = 3,
-                   .stride_h = 1, .stride_w = 1, .pad_top = 2,
-                   .pad_left = 2, .pad_bottom = 2, .pad_right = 2,
-                   .groups = 64, .dilation_h = 2, .dilation_w = 2});
     const size_t s2[2] = {512, 384}, p2[2] = {1, 0};
     bench_transpose("transpose 512x384", s2, p2, 2);
     const size_t sn[4] = {1, 58, 28, 28}, pn[4] = {0, 2, 3, 1};
@@ -658,7 +687,6 @@ void check_spatial(unsigned flags);
 
 void check_spatial(unsigned flags)
 {
-    (void)flags;
     if (ck_func((const void *)kern_conv_transpose2d_gemm,
                 "conv_transpose2d")) {
         for (int t = 0; t < 200; t++) {
@@ -672,11 +700,16 @@ void check_spatial(unsigned flags)
         }
         ck_report();
     }
-    if (ck_func((const void *)kern_dwconv2d_f32, "dwconv2d_dilated")) {
+    struct kern_dwconv_dsp dw;
+    kern_dwconv_dsp_init(&dw, flags);
+    if (ck_func((const void *)dw.dwconv2d_dil, "dwconv2d_dilated")) {
         for (int t = 0; t < 200; t++) {
-            check_dilated_dw_one(t);
+            check_dilated_dw_one(dw.dwconv2d_dil, t);
         }
         ck_report();
+        if (ck_bench_on()) {
+            bench_dw_dil(dw.dwconv2d_dil);
+        }
     }
     if (ck_func((const void *)kern_transpose_f32, "transpose")) {
         for (int t = 0; t < 300; t++) {

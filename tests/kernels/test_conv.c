@@ -478,7 +478,8 @@ static void test_conv_hand(void **state)
     /* 2x2 kernel of ones, bias 1: window sums + 1. */
     const float w1[4] = {1, 1, 1, 1};
     const float b1 = 1.0f;
-    struct kern_conv2d_shape s = {1, 1, 3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1};
+    struct kern_conv2d_shape s = {1, 1, 3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1,
+        1, 1};
     float y[9];
     assert_int_equal(kern_conv2d_f32(&s, x, w1, &b1, KERN_FUSE_NONE, NULL, y),
                      KERN_OK);
@@ -490,7 +491,8 @@ static void test_conv_hand(void **state)
     assert_true(y[0] == 0 && y[1] == 0 && y[2] == 4 && y[3] == 6);
     /* 3x3 kernel picking the centre, padding 1, stride 2: the corners. */
     const float w2[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
-    struct kern_conv2d_shape s2 = {1, 1, 3, 3, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+    struct kern_conv2d_shape s2 = {1, 1, 3, 3, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1,
+        1, 1};
     size_t oh, ow;
     assert_int_equal(kern_conv2d_out_hw(&s2, &oh, &ow), KERN_OK);
     assert_int_equal(oh, 2);
@@ -502,7 +504,8 @@ static void test_conv_hand(void **state)
      * = 1, y[oy] = x[oy][-1] + 10 x[oy][0] + 100 x[oy][1] (the padding
      * row 3 gives 0). */
     const float w4[3] = {1, 10, 100};
-    struct kern_conv2d_shape s4 = {1, 1, 3, 3, 1, 1, 3, 1, 2, 0, 1, 1, 0, 1, 1, 1};
+    struct kern_conv2d_shape s4 = {1, 1, 3, 3, 1, 1, 3, 1, 2, 0, 1, 1, 0, 1,
+        1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s4, &oh, &ow), KERN_OK);
     assert_int_equal(oh, 4);
     assert_int_equal(ow, 1);
@@ -511,7 +514,8 @@ static void test_conv_hand(void **state)
     /* Two groups: channel 0 scaled by 2, channel 1 by -1 (1x1 kernel). */
     const float x2[2] = {3, 5};
     const float w3[2] = {2, -1};
-    struct kern_conv2d_shape s3 = {1, 2, 1, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 2, 1, 1};
+    struct kern_conv2d_shape s3 = {1, 2, 1, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 2,
+        1, 1};
     float y2[2];
     assert_int_equal(kern_conv2d_f32(&s3, x2, w3, NULL, 0, NULL, y2),
                      KERN_OK);
@@ -700,17 +704,22 @@ static void test_conv_errors(void **state)
     (void)state;
     float buf[16] = {0};
     size_t oh, ow;
-    struct kern_conv2d_shape s = {1, 3, 4, 4, 2, 3, 3, 1, 1, 0, 0, 0, 0, 2, 1, 1};
+    struct kern_conv2d_shape s = {1, 3, 4, 4, 2, 3, 3, 1, 1, 0, 0, 0, 0, 2,
+        1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
     assert_int_equal(kern_conv2d_work_bytes(&s), 0);
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 5, 5, 1, 1, 1, 1, 1, 1, 1,
+        1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 0, 1, 0, 0, 0, 0, 1, 1, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 0, 1, 0, 0, 0, 0, 1,
+        1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 1, 0, 0, 0, 0, 0, 1, 1, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 2, 1, 0, 0, 0, 0, 0, 1,
+        1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
     /* kernel 2x5 fits only with 3 columns of padding */
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 5, 1, 1, 0, 1, 0, 1, 1, 1, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 2, 5, 1, 1, 0, 1, 0, 1, 1,
+        1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_SHAPE);
     s.pad_right = 2;
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_OK);
@@ -721,7 +730,8 @@ static void test_conv_errors(void **state)
     s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 1, 1, 0, 0,
                                    SIZE_MAX - 1, 0, 1, 1, 1};
     assert_int_equal(kern_conv2d_out_hw(&s, &oh, &ow), KERN_E_OVERFLOW);
-    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1};
+    s = (struct kern_conv2d_shape){1, 1, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+        1, 1};
     assert_int_equal(kern_conv2d_f32(&s, NULL, buf, NULL, 0, NULL, buf),
                      KERN_E_INVALID);
     assert_int_equal(kern_conv2d_f32(&s, buf, buf, NULL, 3, NULL, buf),
