@@ -198,6 +198,22 @@ static bool passes_through(const struct memest_layer *L)
  * exec_act_trainable() accepts or the final softmax. The other kinds
  * (add, concat, batchnorm, global average pooling) and activations are
  * refused, naming the layer. */
+/* Whether v is a value of the 16-bit format p (infinities are). */
+static bool exact16(enum memest_precision p, double v)
+{
+    const float f = (float)v;
+    uint16_t h = 0;
+    float back = 0.0f;
+    if ((double)f != v) {
+        return false;
+    }
+    if (exec_narrow16(p, &h, &f, 1) != PROF_OK ||
+        exec_widen16(p, &back, &h, 1) != PROF_OK) {
+        return false;
+    }
+    return back == f;
+}
+
 static int check_trainable(const prof_train *t, struct prof_diag *diag)
 {
     const size_t ninputs = memest_model_input_count(t->model);
@@ -221,6 +237,22 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
             exec_diag_set(diag, "%s: the layer does not read the previous "
                           "layer's output; the trainer trains chains only",
                           L->name);
+            return PROF_E_UNSUPPORTED;
+        }
+        if (L->act == MEMEST_ACT_CLIP && L->kind != MEMEST_KIND_ACTIVATION &&
+            t->prec != MEMEST_FP32 &&
+            (!exact16(t->prec, L->act_alpha) ||
+             !exact16(t->prec, L->act_beta))) {
+            /* a fused clip's derivative is read from its stored output:
+             * at a bound the 16-bit format cannot hold, a clipped output
+             * rounds to a value inside the range and would pass the
+             * gradient on */
+            exec_diag_set(diag, "%s: act=clip fused with bounds %g and %g, "
+                          "which %s does not hold exactly: the trainer "
+                          "cannot tell a clipped output from its stored "
+                          "value (write the clip as a layer of its own)",
+                          L->name, L->act_alpha, L->act_beta,
+                          memest_precision_name(t->prec));
             return PROF_E_UNSUPPORTED;
         }
         if (!exec_act_trainable(L->act, L->act_alpha,

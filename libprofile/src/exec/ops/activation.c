@@ -147,7 +147,7 @@ static int act_param_backward(enum memest_act act, double alpha,
         if (x == NULL) {
             return PROF_E_INVALID;
         }
-    } else if (y == NULL) {
+    } else if (y == NULL && !(act == MEMEST_ACT_CLIP && x != NULL)) {
         return PROF_E_INVALID;
     }
     for (size_t i = 0; i < n; i++) {
@@ -181,7 +181,12 @@ static int act_param_backward(enum memest_act act, double alpha,
             d = y[i] > 0.0f ? 1.0f : y[i] + a;
             break;
         case MEMEST_ACT_CLIP:
-            d = y[i] > a && y[i] < b ? 1.0f : 0.0f;
+            /* standalone, PyTorch's: 1 for lo <= x <= hi; fused, from
+             * the output: 1 strictly inside (the trainer refuses a fused
+             * clip whose bounds its 16-bit storage would round) */
+            d = x != NULL ? (x[i] >= a && x[i] <= b ? 1.0f : 0.0f)
+                : y[i] > a && y[i] < b ? 1.0f
+                                       : 0.0f;
             break;
         case MEMEST_ACT_NONE:
         case MEMEST_ACT_RELU:
@@ -271,7 +276,11 @@ int exec_fused_act_backward(const struct exec_op *op,
     if (a->loss_softmax || act == MEMEST_ACT_NONE) {
         return PROF_OK;
     }
-    return exec_act_backward(op->layer, act, a->g, a->g, a->pre, a->y,
+    /* the pre-activation is kept for gelu only (the 16-bit trainer
+     * passes its widened output there for the others): every other
+     * fused activation's derivative is read from y */
+    return exec_act_backward(op->layer, act, a->g, a->g,
+                             act == MEMEST_ACT_GELU ? a->pre : NULL, a->y,
                              op->out_n);
 }
 
@@ -311,13 +320,14 @@ static unsigned act_reads(const struct exec_op *op, bool loss_softmax)
         return 0;
     }
     if (act == MEMEST_ACT_RELU || act == MEMEST_ACT_GELU ||
-        act == MEMEST_ACT_SILU || act == MEMEST_ACT_HARDSWISH) {
+        act == MEMEST_ACT_SILU || act == MEMEST_ACT_HARDSWISH ||
+        act == MEMEST_ACT_CLIP) {
         return EXEC_READS_X;
     }
     if (act == MEMEST_ACT_SIGMOID || act == MEMEST_ACT_TANH ||
         act == MEMEST_ACT_RELU6 || act == MEMEST_ACT_SOFTPLUS ||
         act == MEMEST_ACT_HARDSIGMOID || act == MEMEST_ACT_LEAKYRELU ||
-        act == MEMEST_ACT_ELU || act == MEMEST_ACT_CLIP) {
+        act == MEMEST_ACT_ELU) {
         return EXEC_READS_Y;
     }
     return 0;
