@@ -383,6 +383,57 @@ class TorchNet(torch.nn.Module):
         return F.log_softmax(self.fc2(self.gelu(self.fc1(y))), 1)
 
 
+class TorchActs(torch.nn.Module):
+    """The activations of the mobile networks, each fused after a conv (or
+    a Linear, or an add) and each standalone after a max pool: Hardswish
+    (x * HardSigmoid(x) at opset 13, HardSwish at 14), SiLU (x *
+    Sigmoid(x)), LeakyReLU, ELU, Hardsigmoid, Softplus, clamp and Hardtanh
+    (Clip of any range), Sigmoid, Tanh, erf."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.c3 = nn.Conv2d(8, 8, 1)
+        self.c4 = nn.Conv2d(8, 8, 3, padding=1)
+        self.c5 = nn.Conv2d(8, 8, 1)
+        self.c6 = nn.Conv2d(8, 8, 1)
+        self.c7 = nn.Conv2d(8, 8, 1)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(8, 6)
+        self.hswish = nn.Hardswish()
+        self.silu = nn.SiLU()
+        self.leaky = nn.LeakyReLU(0.1)
+        self.elu = nn.ELU(0.7)
+        self.hsig = nn.Hardsigmoid()
+        self.softplus = nn.Softplus()
+        self.htanh = nn.Hardtanh(-1.0, 1.0)
+
+    def forward(self, x):
+        y = self.hswish(self.c1(x))
+        y = self.silu(self.c2(y))
+        z = self.leaky(self.c3(y))
+        y = self.htanh(z + y)
+        y = self.elu(self.c4(y))
+        y = self.softplus(self.c5(y))
+        y = self.hsig(self.c6(y))
+        y = torch.clamp(self.c7(y), -0.25, 0.75)
+        y = self.pool(y)
+        y = torch.sigmoid(y)
+        y = self.hswish(y)
+        y = self.silu(y)
+        y = self.leaky(y)
+        y = self.elu(y)
+        y = self.softplus(y)
+        y = self.hsig(y)
+        y = torch.tanh(y)
+        y = torch.erf(y)
+        y = torch.clamp(y, 0.1, 0.7)
+        y = torch.flatten(F.adaptive_avg_pool2d(y, 1), 1)
+        return self.hswish(self.fc(y))
+
+
 class TorchView(torch.nn.Module):
     """x.view(x.size(0), -1) with a free batch: PyTorch builds the shape
     from Shape, Gather, Unsqueeze and Concat."""
@@ -397,7 +448,7 @@ class TorchView(torch.nn.Module):
         return self.fc(y.view(y.size(0), -1))
 
 
-def export(out, name, net, x, mode=torch.onnx.TrainingMode.EVAL):
+def export(out, name, net, x, mode=torch.onnx.TrainingMode.EVAL, opset=13):
     with torch.no_grad():
         y = net(x)
     d = os.path.join(out, name)
@@ -407,7 +458,7 @@ def export(out, name, net, x, mode=torch.onnx.TrainingMode.EVAL):
                       input_names=["input"], output_names=["output"],
                       dynamic_axes={"input": {0: "batch"},
                                     "output": {0: "batch"}},
-                      opset_version=13, training=mode,
+                      opset_version=opset, training=mode,
                       do_constant_folding=True)
     save_pb(x, "input", os.path.join(d, "test_data_set_0", "input_0.pb"))
     save_pb(y, "output", os.path.join(d, "test_data_set_0", "output_0.pb"))
@@ -429,6 +480,24 @@ def m_torch(out):
     export(out, "torch_cnn", net, x)
     export(out, "torch_cnn_bn", net, x, torch.onnx.TrainingMode.PRESERVE)
     export(out, "torch_view", TorchView().eval(), torch.randn(BATCH, 1, 6, 6))
+
+
+def m_torch_acts(out):
+    """TorchActs at opset 13 (Hardswish as x * HardSigmoid(x)) and 14
+    (HardSwish), on inputs wide enough to reach every piece of each
+    activation."""
+    net = TorchActs().eval()
+    x = 3.0 * torch.randn(BATCH, 3, 8, 8)
+    export(out, "torch_acts", net, x)
+    export(out, "torch_acts14", net, x, opset=14)
+    # x * Sigmoid(relu(x)): a gate computed from another tensor than the
+    # one it multiplies (squeeze-excite's form) is not SiLU
+    g = Graph("swish_other_x")
+    x = g.input("x", [5])
+    r = relu(g, x, name="r")
+    sg = g.node("Sigmoid", [r], torch.sigmoid(g.v(r)), name="gate")
+    y = g.node("Mul", [x, sg], g.v(x) * g.v(sg), name="scale")
+    g.save(out, y)
 
 
 # ---- Shape arithmetic, folded at import ----------------------------------
@@ -706,12 +775,13 @@ def bad_models(out):
                name="dilated_conv", dilations=[2, 2])
     bad(out, "dilations", g, y)
 
-    g = Graph("clip_range")
+    # any constant range is read; a NaN bound is not a range
+    g = Graph("clip_nan")
     x = g.input("x", [4])
-    lo = g.const("lo", np.array(-1.0))
+    lo = g.const("lo", np.array(np.nan))
     hi = g.const("hi", np.array(1.0))
     y = g.node("Clip", [x, lo, hi], None, name="clamp")
-    bad(out, "clip_range", g, y)
+    bad(out, "clip_nan", g, y)
 
     g = Graph("softmax_axis", opset=13)
     x = g.input("x", [3, 4, 4])
@@ -769,6 +839,7 @@ def main():
     bad_fold_models(out)
     for opset in (9, 13, 15):
         m_fold_forms(out, opset)
+    m_torch_acts(out)
 
 
 if __name__ == "__main__":

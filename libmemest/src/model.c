@@ -151,7 +151,8 @@ const char *memest_act_name(enum memest_act act)
 {
     static const char *const names[MEMEST_ACT_COUNT] = {
         "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
-        "logsoftmax", "erf", "gelu_erf"};
+        "logsoftmax", "erf", "gelu_erf", "silu", "hardsigmoid", "hardswish",
+        "leakyrelu", "elu", "softplus", "clip"};
     if ((unsigned)act >= MEMEST_ACT_COUNT) {
         return NULL;
     }
@@ -254,6 +255,8 @@ int memest_model_write(const memest_model *model, char *buf, size_t cap,
             bn.kind = MEMEST_KIND_BATCHNORM;
             bn.act = L->act;
             bn.bn_epsilon = L->bn_epsilon;
+            bn.act_alpha = L->act_alpha;
+            bn.act_beta = L->act_beta;
             bw.L = &bn;
             bw.act = L->act;
             bw.bias = 0;

@@ -6,6 +6,7 @@
 #include "op.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -84,6 +85,10 @@ const struct op_key_info op_keys[] = {
     {"bias", "bias", OP_KEY_BIAS},
     {"eps", "epsilon", OP_KEY_EPS},
     {"count_pad", "count_pad", OP_KEY_COUNT_PAD},
+    {"alpha", "alpha", OP_KEY_ALPHA},
+    {"beta", "beta", OP_KEY_BETA},
+    {"min", "lower bound", OP_KEY_ALPHA},
+    {"max", "upper bound", OP_KEY_BETA},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 
@@ -190,5 +195,96 @@ void op_put_pads(struct op_out *o, const struct memest_layer *L)
     } else {
         op_put(o, " p=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
                L->pad_top, L->pad_left, L->pad_bottom, L->pad_right);
+    }
+}
+
+/* ---- Activation parameters ---------------------------------------------- */
+
+const char *op_act_alpha_word(enum memest_act act)
+{
+    switch (act) {
+    case MEMEST_ACT_LEAKYRELU:
+    case MEMEST_ACT_ELU:
+    case MEMEST_ACT_HARDSIGMOID:
+        return "alpha";
+    case MEMEST_ACT_CLIP:
+        return "min";
+    case MEMEST_ACT_NONE:
+    case MEMEST_ACT_RELU:
+    case MEMEST_ACT_GELU:
+    case MEMEST_ACT_SIGMOID:
+    case MEMEST_ACT_TANH:
+    case MEMEST_ACT_SOFTMAX:
+    case MEMEST_ACT_RELU6:
+    case MEMEST_ACT_LOGSOFTMAX:
+    case MEMEST_ACT_ERF:
+    case MEMEST_ACT_GELU_ERF:
+    case MEMEST_ACT_SILU:
+    case MEMEST_ACT_HARDSWISH:
+    case MEMEST_ACT_SOFTPLUS:
+        return NULL;
+    }
+    return NULL;
+}
+
+const char *op_act_beta_word(enum memest_act act)
+{
+    if (act == MEMEST_ACT_HARDSIGMOID) {
+        return "beta";
+    }
+    return act == MEMEST_ACT_CLIP ? "max" : NULL;
+}
+
+void op_act_defaults(enum memest_act act, double *alpha, double *beta)
+{
+    *alpha = 0.0;
+    *beta = 0.0;
+    switch (act) {
+    case MEMEST_ACT_LEAKYRELU:
+        *alpha = 0.01;
+        break;
+    case MEMEST_ACT_ELU:
+        *alpha = 1.0;
+        break;
+    case MEMEST_ACT_HARDSIGMOID:
+        *alpha = 0.2;
+        *beta = 0.5;
+        break;
+    case MEMEST_ACT_HARDSWISH:
+        *alpha = 1.0 / 6.0;
+        *beta = 0.5;
+        break;
+    case MEMEST_ACT_CLIP:
+        *alpha = -INFINITY;
+        *beta = INFINITY;
+        break;
+    case MEMEST_ACT_NONE:
+    case MEMEST_ACT_RELU:
+    case MEMEST_ACT_GELU:
+    case MEMEST_ACT_SIGMOID:
+    case MEMEST_ACT_TANH:
+    case MEMEST_ACT_SOFTMAX:
+    case MEMEST_ACT_RELU6:
+    case MEMEST_ACT_LOGSOFTMAX:
+    case MEMEST_ACT_ERF:
+    case MEMEST_ACT_GELU_ERF:
+    case MEMEST_ACT_SILU:
+    case MEMEST_ACT_SOFTPLUS:
+        break;
+    }
+}
+
+/* %.17g prints an infinite bound as "inf" or "-inf", which strtod reads
+ * back. */
+void op_put_act_params(struct op_out *o, enum memest_act act,
+                       const struct memest_layer *L)
+{
+    const char *a = op_act_alpha_word(act);
+    const char *b = op_act_beta_word(act);
+    if (a != NULL) {
+        op_put(o, " %s=%.17g", a, L->act_alpha);
+    }
+    if (b != NULL) {
+        op_put(o, " %s=%.17g", b, L->act_beta);
     }
 }

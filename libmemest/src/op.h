@@ -51,6 +51,11 @@ enum op_key {
     OP_KEY_BIAS = 1u << 7,
     OP_KEY_EPS = 1u << 8,
     OP_KEY_COUNT_PAD = 1u << 9,
+    /* an activation's parameters (leakyrelu, elu, hardsigmoid, clip):
+     * words "alpha" and "min" set the first, "beta" and "max" the second
+     * (op_act_keys() says which words an activation takes) */
+    OP_KEY_ALPHA = 1u << 10,
+    OP_KEY_BETA = 1u << 11,
 };
 
 struct op_key_info {
@@ -103,6 +108,11 @@ struct op_spec {
     int col_p;
     int col_g;
     int col_in;
+    /* the activation's parameters (OP_KEY_ALPHA, OP_KEY_BETA): the value,
+     * the word written ("alpha" or "min") and its column, 0 if absent */
+    double act_alpha, act_beta;
+    const char *alpha_word, *beta_word;
+    int col_alpha, col_beta;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -243,6 +253,23 @@ void op_put_pair(struct op_out *o, const char *key, uint64_t h, uint64_t w);
 
 /* The shortest of " p=N", " p=HxW" and " p=top,left,bottom,right". */
 void op_put_pads(struct op_out *o, const struct memest_layer *L);
+
+/* The words of the parameter keys activation `act` takes: "alpha" (and
+ * "beta") for leakyrelu, elu and hardsigmoid, "min" and "max" for clip;
+ * NULL for a key it does not take. */
+const char *op_act_alpha_word(enum memest_act act);
+const char *op_act_beta_word(enum memest_act act);
+
+/* The parameters of `act` when its line gives none: ONNX's defaults
+ * (leakyrelu 0.01, elu 1, hardsigmoid 0.2 and 0.5, clip -inf and +inf),
+ * hardswish's fixed 1/6 and 0.5, 0 and 0 for the others. */
+void op_act_defaults(enum memest_act act, double *alpha, double *beta);
+
+/* " alpha=V beta=V" or " min=V max=V": the parameter keys of `act` with
+ * L's values (%.17g, so that they survive the round trip); nothing for an
+ * activation without parameters. */
+void op_put_act_params(struct op_out *o, enum memest_act act,
+                       const struct memest_layer *L);
 
 /* ---- The operators (src/ops/) ------------------------------------------- */
 

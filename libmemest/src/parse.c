@@ -15,6 +15,8 @@
 #include "utf8.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,6 +360,8 @@ static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
     memset(&L, 0, sizeof L);
     L.kind = sp->kind;
     L.act = sp->act;
+    L.act_alpha = sp->act_alpha;
+    L.act_beta = sp->act_beta;
     L.in_shape = *shapes[0];
     L.groups = 1;
     L.line = c->line;
@@ -485,6 +489,8 @@ static int finalize(struct ctx *c, struct memest_model *m)
             continue;
         }
         P->act = B->act;
+        P->act_alpha = B->act_alpha;
+        P->act_beta = B->act_beta;
         P->folded_bn = B->name;
         P->bn_epsilon = B->bn_epsilon;
         P->has_bias = 1;
@@ -812,6 +818,103 @@ static int parse_act(const struct op_tok *t, enum memest_act *out)
     return 0;
 }
 
+/* The row of op_keys[] whose word `key` is (key_of() found one). */
+static size_t key_index(const struct op_tok *key)
+{
+    for (size_t i = 0; i < op_key_count; i++) {
+        if (tok_is(key, op_keys[i].word)) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+/* An activation parameter: a number, finite but for clip's bounds, which
+ * may be -inf or inf (an absent bound); never NaN. */
+static int parse_act_param(struct ctx *c, const struct op_tok *key,
+                           const struct op_tok *t, double *out)
+{
+    char buf[64];
+    char *end;
+    double v;
+
+    if (t->n == 0 || t->n >= sizeof buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
+                    TOKARG(t));
+    }
+    memcpy(buf, t->s, t->n);
+    buf[t->n] = '\0';
+    errno = 0;
+    v = strtod(buf, &end);
+    if (*end != '\0' || end == buf || v != v) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
+                    TOKARG(t));
+    }
+    if (errno == ERANGE && isfinite(v)) {
+        errno = 0; /* an underflow to 0 or a subnormal is a value */
+    }
+    if (errno == ERANGE) {
+        return fail(c, MEMEST_E_RANGE, c->line, t->col,
+                    TOKFMT ": '" TOKFMT "' is out of range", TOKARG(key),
+                    TOKARG(t));
+    }
+    *out = v;
+    return MEMEST_OK;
+}
+
+/* The activation's parameter keys against the activation the line ended
+ * up with (act= may come after alpha=): each written key must be one the
+ * activation takes, under its word ("min" for clip, "alpha" elsewhere);
+ * an unwritten one takes its default. Only clip's bounds may be
+ * infinite. */
+static int check_act_params(struct ctx *c, struct op_spec *sp)
+{
+    const char *aw = op_act_alpha_word(sp->act);
+    const char *bw = op_act_beta_word(sp->act);
+    const char *name = memest_act_name(sp->act);
+    double da, db;
+
+    op_act_defaults(sp->act, &da, &db);
+    if (sp->alpha_word != NULL &&
+        (aw == NULL || strcmp(aw, sp->alpha_word) != 0)) {
+        return fail(c, MEMEST_E_PARSE, c->line, sp->col_alpha,
+                    "%s= is not a parameter of %s (leakyrelu and elu take "
+                    "alpha=, hardsigmoid alpha= and beta=, clip min= and "
+                    "max=)", sp->alpha_word, name);
+    }
+    if (sp->beta_word != NULL &&
+        (bw == NULL || strcmp(bw, sp->beta_word) != 0)) {
+        return fail(c, MEMEST_E_PARSE, c->line, sp->col_beta,
+                    "%s= is not a parameter of %s (leakyrelu and elu take "
+                    "alpha=, hardsigmoid alpha= and beta=, clip min= and "
+                    "max=)", sp->beta_word, name);
+    }
+    if (sp->alpha_word == NULL) {
+        sp->act_alpha = da;
+    }
+    if (sp->beta_word == NULL) {
+        sp->act_beta = db;
+    }
+    if (sp->act != MEMEST_ACT_CLIP &&
+        (!isfinite(sp->act_alpha) || !isfinite(sp->act_beta))) {
+        return fail(c, MEMEST_E_RANGE, c->line,
+                    isfinite(sp->act_alpha) ? sp->col_beta : sp->col_alpha,
+                    "%s: alpha and beta must be finite", name);
+    }
+    /* the kernels take float parameters: a finite double beyond float's
+     * range would become infinite there */
+    if (sp->act != MEMEST_ACT_CLIP &&
+        (fabs(sp->act_alpha) > FLT_MAX || fabs(sp->act_beta) > FLT_MAX)) {
+        return fail(c, MEMEST_E_RANGE, c->line,
+                    fabs(sp->act_alpha) > FLT_MAX ? sp->col_alpha
+                                                  : sp->col_beta,
+                    "%s: alpha and beta must be within float's range", name);
+    }
+    return MEMEST_OK;
+}
+
 /* The OP_KEY_ bit of a key, 0 for a word that is no key. */
 static unsigned key_of(const struct op_tok *key)
 {
@@ -1046,7 +1149,9 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
                 st = fail(c, MEMEST_E_PARSE, c->line, val.col,
                           "unknown activation '" TOKFMT "' (expected "
                           "none, relu, relu6, gelu, gelu_erf, sigmoid, tanh, "
-                          "softmax, logsoftmax or erf)", TOKARG(&val));
+                          "softmax, logsoftmax, erf, silu, hardsigmoid, "
+                          "hardswish, leakyrelu, elu, softplus or clip)",
+                          TOKARG(&val));
             }
             break;
         case OP_KEY_BIAS:
@@ -1079,6 +1184,16 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
         case OP_KEY_EPS:
             st = parse_eps(c, &val, &sp.eps);
             break;
+        case OP_KEY_ALPHA:
+            st = parse_act_param(c, &key, &val, &sp.act_alpha);
+            sp.alpha_word = op_keys[key_index(&key)].word;
+            sp.col_alpha = key.col;
+            break;
+        case OP_KEY_BETA:
+            st = parse_act_param(c, &key, &val, &sp.act_beta);
+            sp.beta_word = op_keys[key_index(&key)].word;
+            sp.col_beta = key.col;
+            break;
         }
         if (st != MEMEST_OK) {
             return st;
@@ -1096,6 +1211,10 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
                         op_keys[i].what, sp.kind_text, op_keys[i].word,
                         def->example);
         }
+    }
+    st = check_act_params(c, &sp);
+    if (st != MEMEST_OK) {
+        return st;
     }
     /* the stride's default is the operator's (infer() sees have_s) */
     if (!sp.have_s) {

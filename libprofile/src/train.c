@@ -194,9 +194,26 @@ static bool passes_through(const struct memest_layer *L)
 /* What the trainer has a backward pass for: a chain (one model input,
  * each layer reading the previous tensor) of layers whose kind has a
  * backward_f32 (exec/ops.h: dense, conv2d, pooling, flatten, identity,
- * dropout and activation layers) with relu, relu6, gelu, sigmoid, tanh or
- * the final softmax. The other kinds (add, concat, batchnorm, global
- * average pooling) and activations are refused, naming the layer. */
+ * dropout and activation layers) with the activations
+ * exec_act_trainable() accepts or the final softmax. The other kinds
+ * (add, concat, batchnorm, global average pooling) and activations are
+ * refused, naming the layer. */
+/* Whether v is a value of the 16-bit format p (infinities are). */
+static bool exact16(enum memest_precision p, double v)
+{
+    const float f = (float)v;
+    uint16_t h = 0;
+    float back = 0.0f;
+    if ((double)f != v) {
+        return false;
+    }
+    if (exec_narrow16(p, &h, &f, 1) != PROF_OK ||
+        exec_widen16(p, &back, &h, 1) != PROF_OK) {
+        return false;
+    }
+    return back == f;
+}
+
 static int check_trainable(const prof_train *t, struct prof_diag *diag)
 {
     const size_t ninputs = memest_model_input_count(t->model);
@@ -222,20 +239,31 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
                           L->name);
             return PROF_E_UNSUPPORTED;
         }
-        switch (L->act) {
-        case MEMEST_ACT_NONE:
-        case MEMEST_ACT_RELU:
-        case MEMEST_ACT_GELU:
-        case MEMEST_ACT_SIGMOID:
-        case MEMEST_ACT_TANH:
-        case MEMEST_ACT_RELU6:
-        case MEMEST_ACT_SOFTMAX:
-            break;
-        default:
+        if (L->act == MEMEST_ACT_CLIP && L->kind != MEMEST_KIND_ACTIVATION &&
+            t->prec != MEMEST_FP32 &&
+            (!exact16(t->prec, L->act_alpha) ||
+             !exact16(t->prec, L->act_beta))) {
+            /* a fused clip's derivative is read from its stored output:
+             * at a bound the 16-bit format cannot hold, a clipped output
+             * rounds to a value inside the range and would pass the
+             * gradient on */
+            exec_diag_set(diag, "%s: act=clip fused with bounds %g and %g, "
+                          "which %s does not hold exactly: the trainer "
+                          "cannot tell a clipped output from its stored "
+                          "value (write the clip as a layer of its own)",
+                          L->name, L->act_alpha, L->act_beta,
+                          memest_precision_name(t->prec));
+            return PROF_E_UNSUPPORTED;
+        }
+        if (!exec_act_trainable(L->act, L->act_alpha,
+                                L->kind != MEMEST_KIND_ACTIVATION)) {
             exec_diag_set(diag, "%s: the trainer has no backward pass for "
-                          "act=%s (it trains relu, relu6, gelu, sigmoid, "
-                          "tanh and a final softmax)", L->name,
-                          memest_act_name(L->act));
+                          "act=%s%s (it trains relu, relu6, gelu, sigmoid, "
+                          "tanh, softplus, hardsigmoid, clip, leakyrelu with "
+                          "alpha >= 0, elu with alpha > 0, silu and "
+                          "hardswish as layers of their own, and a final "
+                          "softmax)", L->name, memest_act_name(L->act),
+                          L->kind != MEMEST_KIND_ACTIVATION ? " fused" : "");
             return PROF_E_UNSUPPORTED;
         }
     }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,30 @@ static const struct err_case errors[] = {
      "duplicate key 'act'"},
     {"input 4\ndense 3 act=swish\n", MEMEST_E_PARSE, 2, 13,
      "unknown activation 'swish'"},
+    /* the activations' parameters: each under its activation's word */
+    {"input 4\nrelu alpha=0.1\n", MEMEST_E_PARSE, 2, 6,
+     "alpha= is not a parameter of relu"},
+    {"input 4\nleakyrelu min=0\n", MEMEST_E_PARSE, 2, 11,
+     "min= is not a parameter of leakyrelu"},
+    {"input 4\nclip alpha=0\n", MEMEST_E_PARSE, 2, 6,
+     "alpha= is not a parameter of clip"},
+    {"input 4\nhardswish beta=0.5\n", MEMEST_E_PARSE, 2, 11,
+     "beta= is not a parameter of hardswish"},
+    {"input 4\ndense 3 alpha=0.2\n", MEMEST_E_PARSE, 2, 9,
+     "alpha= is not a parameter of none"},
+    {"input 4\ndense 3 alpha=0.2 act=elu alpha=1\n", MEMEST_E_PARSE, 2, 27,
+     "duplicate key 'alpha'"},
+    {"input 4\nleakyrelu alpha=nan\n", MEMEST_E_PARSE, 2, 17,
+     "alpha: 'nan' is not a number"},
+    {"input 4\nclip min=x\n", MEMEST_E_PARSE, 2, 10,
+     "min: 'x' is not a number"},
+    {"input 4\nclip min=1e999\n", MEMEST_E_RANGE, 2, 10, "out of range"},
+    {"input 4\nelu alpha=inf\n", MEMEST_E_RANGE, 2, 5,
+     "elu: alpha and beta must be finite"},
+    {"input 4\nhardsigmoid beta=1e300\n", MEMEST_E_RANGE, 2, 13,
+     "within float's range"},
+    {"input 4\ndense 3 act=clip lo=0\n", MEMEST_E_PARSE, 2, 18,
+     "unknown key 'lo'"},
     {"input 4\ndense 3 bias=maybe\n", MEMEST_E_PARSE, 2, 14,
      "bias must be yes or no"},
     {"input 4\ndense 3 name=input\n", MEMEST_E_PARSE, 2, 14, "reserved"},
@@ -274,6 +299,78 @@ static void test_accepts(void **state)
     assert_int_equal(memest_model_layer(m, 3)->parameter_count, 303);
     assert_int_equal(memest_model_layer(m, 4)->kind, MEMEST_KIND_ACTIVATION);
     assert_int_equal(memest_model_layer(m, 4)->act, MEMEST_ACT_SIGMOID);
+    memest_model_destroy(m);
+
+    /* the activations' parameters and their defaults; the text written
+     * back names each, clip's infinite bound as inf */
+    assert_int_equal(
+        memest_model_parse("input 2x4x4\n"
+                           "conv2d 4 k=1 alpha=0.25 act=leakyrelu name=c\n"
+                           "clip min=-1.5\n"
+                           "hardsigmoid\n"
+                           "elu alpha=0.5\n"
+                           "conv2d 4 k=1 act=hardswish name=d\n"
+                           "add in=c,d act=clip max=6 min=0.5 name=s\n"
+                           "batchnorm act=hardsigmoid beta=0.25 alpha=-2\n"
+                           "silu\nsoftplus\nleakyrelu\n",
+                           &m, &d),
+        MEMEST_OK);
+    {
+        static const struct {
+            enum memest_act act;
+            double alpha, beta;
+        } want[] = {
+            {MEMEST_ACT_LEAKYRELU, 0.25, 0},
+            {MEMEST_ACT_CLIP, -1.5, INFINITY},
+            {MEMEST_ACT_HARDSIGMOID, 0.2, 0.5},
+            {MEMEST_ACT_ELU, 0.5, 0},
+            {MEMEST_ACT_HARDSWISH, 1.0 / 6.0, 0.5},
+            {MEMEST_ACT_CLIP, 0.5, 6},
+            {MEMEST_ACT_HARDSIGMOID, -2, 0.25},
+            {MEMEST_ACT_SILU, 0, 0},
+            {MEMEST_ACT_SOFTPLUS, 0, 0},
+            {MEMEST_ACT_LEAKYRELU, 0.01, 0},
+        };
+        assert_int_equal(memest_model_layer_count(m), 10);
+        for (size_t i = 0; i < 10; i++) {
+            const struct memest_layer *L = memest_model_layer(m, i);
+            assert_int_equal(L->act, want[i].act);
+            assert_true(L->act_alpha == want[i].alpha);
+            assert_true(L->act_beta == want[i].beta);
+            /* element-wise: no MACs, no parameters */
+            if (L->kind == MEMEST_KIND_ACTIVATION) {
+                assert_int_equal(L->macs_per_sample, 0);
+                assert_int_equal(L->parameter_count, 0);
+            }
+        }
+        char text[1024];
+        size_t len = 0;
+        assert_int_equal(memest_model_write(m, text, sizeof text, &len),
+                         MEMEST_OK);
+        assert_string_equal(
+            text,
+            "name model\n"
+            "input 2x4x4\n"
+            "conv2d 4 k=1 s=1 p=0 g=1 act=leakyrelu bias=yes alpha=0.25 "
+            "name=c\n"
+            "clip min=-1.5 max=inf name=act1\n"
+            "hardsigmoid alpha=0.20000000000000001 beta=0.5 name=act2\n"
+            "elu alpha=0.5 name=act3\n"
+            "conv2d 4 k=1 s=1 p=0 g=1 act=hardswish bias=yes name=d\n"
+            "add act=clip min=0.5 max=6 in=c,d name=s\n"
+            "batchnorm act=hardsigmoid eps=1.0000000000000001e-05 "
+            "alpha=-2 beta=0.25 name=bn1\n"
+            "silu name=act4\n"
+            "softplus name=act5\n"
+            "leakyrelu alpha=0.01 name=act6\n");
+        memest_model *b = NULL;
+        assert_int_equal(memest_model_parse(text, &b, &d), MEMEST_OK);
+        char text2[1024];
+        assert_int_equal(memest_model_write(b, text2, sizeof text2, &len),
+                         MEMEST_OK);
+        assert_string_equal(text, text2);
+        memest_model_destroy(b);
+    }
     memest_model_destroy(m);
 
     /* a name line may come anywhere; no name means "model" */

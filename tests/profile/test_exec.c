@@ -195,6 +195,27 @@ static const char *const GRAPH_MODELS[] = {
     "add in=r,input act=erf\n"
     "logsoftmax\n"
     "dropout\n",
+    /* the activations of the mobile networks, fused after a conv, a
+     * dense, an add and a folded batch norm, and standalone, with their
+     * parameters */
+    "input 3x7x6\n"
+    "conv2d 8 k=3 p=1 act=hardswish name=c1\n"
+    "conv2d 8 k=3 p=1 g=8 act=silu name=c2\n"
+    "conv2d 8 k=1 act=leakyrelu alpha=0.1 name=c3\n"
+    "add in=c1,c3 act=clip min=-0.5 max=1.25 name=s\n"
+    "conv2d 8 k=3 p=1 name=c4\n"
+    "batchnorm act=elu alpha=0.7\n"
+    "hardsigmoid alpha=0.25 beta=0.4\n"
+    "softplus\n"
+    "hardswish\n"
+    "silu\n"
+    "elu\n"
+    "leakyrelu alpha=0.02\n"
+    "clip min=-inf max=0.9\n"
+    "globalavgpool\n"
+    "flatten\n"
+    "dense 6 act=hardsigmoid\n"
+    "dense 4 act=softplus\n",
 };
 #define N_GRAPH_MODELS (sizeof GRAPH_MODELS / sizeof GRAPH_MODELS[0])
 
@@ -556,8 +577,11 @@ static void softmax_group(struct tensor *t, size_t first, size_t n,
     }
 }
 
-static void ref_act(enum memest_act act, struct tensor *t)
+static void ref_act(enum memest_act act, double alpha, double beta,
+                    struct tensor *t)
 {
+    /* the kernels take the parameters as floats */
+    const double fa = (double)(float)alpha, fb = (double)(float)beta;
     const size_t n = tsize(t);
     if (act == MEMEST_ACT_SOFTMAX || act == MEMEST_ACT_LOGSOFTMAX) {
         const size_t hw = t->h * t->w;
@@ -598,6 +622,47 @@ static void ref_act(enum memest_act act, struct tensor *t)
             slope = 1.13; /* 2 / sqrt(pi) */
             kerr = 8.0 * U32 * fabs(y);
             break;
+        /* the mobile activations: slope the largest |f'|, kerr the
+         * kernels' stated error (kernels.h: silu and softplus 4 ulp, elu
+         * 2; the exact ones a rounding per float operation) */
+        case MEMEST_ACT_SILU:
+            y = x / (1.0 + exp(-x));
+            slope = 1.1; /* silu' peaks at 1.0998 */
+            kerr = 10.0 * U32 * fabs(y) + 1e-37;
+            break;
+        case MEMEST_ACT_SOFTPLUS:
+            y = x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x));
+            kerr = 10.0 * U32 * fabs(y) + 1e-37;
+            break;
+        case MEMEST_ACT_ELU:
+            y = x > 0.0 ? x : fa * expm1(x);
+            slope = fmax(1.0, fabs(fa));
+            kerr = 6.0 * U32 * fabs(y) + 1e-37;
+            break;
+        case MEMEST_ACT_LEAKYRELU:
+            y = x < 0.0 ? fa * x : x;
+            slope = fmax(1.0, fabs(fa));
+            kerr = 2.0 * U32 * fabs(y);
+            break;
+        case MEMEST_ACT_HARDSIGMOID:
+            y = fmin(1.0, fmax(0.0, fa * x + fb));
+            slope = fabs(fa);
+            kerr = 4.0 * U32 * (fabs(fa * x) + fabs(fb));
+            break;
+        case MEMEST_ACT_HARDSWISH: {
+            const double h = fmin(1.0, fmax(0.0, x * (double)(1.0f / 6.0f) +
+                                                     0.5));
+            y = x * h;
+            slope = 1.5; /* (2x + 3) / 6 at x = 3 */
+            kerr = 6.0 * U32 * fabs(x) * (fabs(x) / 6.0 + 0.5);
+            break;
+        }
+        case MEMEST_ACT_CLIP:
+            y = x < fa ? fa : x > fb ? fb : x;
+            if (fa > fb) {
+                y = fb;
+            }
+            break;
         default:
             break;
         }
@@ -611,7 +676,7 @@ static void ref_act(enum memest_act act, struct tensor *t)
  * linearly, noise in quadrature), and the float additions err like
  * sqrt(n + 1) u32 times the sum of magnitudes. */
 static void ref_add(const struct tensor *const *xs, size_t count,
-                    struct tensor *y, enum memest_act act)
+                    struct tensor *y, const struct memest_layer *L)
 {
     for (size_t i = 0; i < tsize(y); i++) {
         double r = 0.0, d = 0.0, var = 0.0, a = 0.0;
@@ -625,7 +690,7 @@ static void ref_add(const struct tensor *const *xs, size_t count,
         y->d[i] = d;
         y->s[i] = sqrt(var) + sqrt((double)count + 1.0) * U32 * a;
     }
-    ref_act(act, y);
+    ref_act(L->act, L->act_alpha, L->act_beta, y);
 }
 
 /* Along dim[0]: each sample of y is the inputs' samples in order. */
@@ -668,7 +733,7 @@ static void ref_batchnorm(const struct memest_layer *L,
             }
         }
     }
-    ref_act(L->act, y);
+    ref_act(L->act, L->act_alpha, L->act_beta, y);
 }
 
 /* The mean of each plane: errors in quadrature over hw, a double sum
@@ -739,11 +804,11 @@ static void reference(const memest_model *m, const prof_exec *ex,
         switch (L->kind) {
         case MEMEST_KIND_DENSE:
             ref_dense(cur, nxt, w, L->has_bias ? b : NULL, p);
-            ref_act(L->act, nxt);
+            ref_act(L->act, L->act_alpha, L->act_beta, nxt);
             break;
         case MEMEST_KIND_CONV2D:
             ref_conv(L, cur, nxt, w, L->has_bias ? b : NULL, p);
-            ref_act(L->act, nxt);
+            ref_act(L->act, L->act_alpha, L->act_beta, nxt);
             break;
         case MEMEST_KIND_MAXPOOL:
         case MEMEST_KIND_AVGPOOL:
@@ -757,10 +822,10 @@ static void reference(const memest_model *m, const prof_exec *ex,
             break;
         case MEMEST_KIND_ACTIVATION:
             tensor_copy(nxt, cur);
-            ref_act(L->act, nxt);
+            ref_act(L->act, L->act_alpha, L->act_beta, nxt);
             break;
         case MEMEST_KIND_ADD:
-            ref_add(ins, L->input_count, nxt, L->act);
+            ref_add(ins, L->input_count, nxt, L);
             break;
         case MEMEST_KIND_CONCAT:
             ref_concat(ins, L->input_count, nxt);

@@ -89,8 +89,11 @@ struct ref_params {
     size_t *wn, *bn;
 };
 
-static double act1(enum memest_act a, double x)
+/* alpha, beta: the layer's act_alpha and act_beta (as the kernels take
+ * them, floats) */
+static double act1(enum memest_act a, double alpha, double beta, double x)
 {
+    const double fa = (double)(float)alpha, fb = (double)(float)beta;
     switch (a) {
     case MEMEST_ACT_RELU:
         return x > 0 ? x : 0;
@@ -103,6 +106,20 @@ static double act1(enum memest_act a, double x)
         return tanh(x);
     case MEMEST_ACT_RELU6:
         return x > 0 ? (x < 6 ? x : 6) : 0;
+    case MEMEST_ACT_SILU:
+        return x / (1 + exp(-x));
+    case MEMEST_ACT_SOFTPLUS:
+        return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+    case MEMEST_ACT_HARDSIGMOID:
+        return fmin(1, fmax(0, fa * x + fb));
+    case MEMEST_ACT_HARDSWISH:
+        return x * fmin(1, fmax(0, x / 6 + 0.5));
+    case MEMEST_ACT_LEAKYRELU:
+        return x < 0 ? fa * x : x;
+    case MEMEST_ACT_ELU:
+        return x > 0 ? x : fa * expm1(x);
+    case MEMEST_ACT_CLIP:
+        return x < fa ? fa : x > fb ? fb : x;
     default:
         return x;
     }
@@ -247,7 +264,7 @@ static double ref_sample_loss(const memest_model *m,
             loss = log(se) + mx - nxt[label];
         } else {
             for (size_t o = 0; o < on; o++) {
-                nxt[o] = act1(act, nxt[o]);
+                nxt[o] = act1(act, L->act_alpha, L->act_beta, nxt[o]);
             }
         }
         double *tmp = cur;
@@ -512,6 +529,24 @@ static const char *cnn_e = "input 2x6x5\n"
                            "relu6\n"
                            "dense 3 act=softmax\n";
 
+/* The mobile activations: hardsigmoid, softplus, leakyrelu, elu and clip
+ * fused (their derivatives from the stored output; the fused clip's
+ * bounds are values of fp16 and bf16), silu, hardswish and clip
+ * standalone (from the input), each parameter away from its default. */
+static const char *cnn_f = "input 2x6x5\n"
+                           "conv2d 4 k=3 p=1 act=hardsigmoid alpha=0.3 "
+                           "beta=0.45\n"
+                           "silu\n"
+                           "conv2d 4 k=3 p=1 act=leakyrelu alpha=0.2\n"
+                           "hardswish\n"
+                           "conv2d 4 k=1 act=elu alpha=0.8\n"
+                           "flatten\n"
+                           "dense 8 act=softplus\n"
+                           "dense 6 act=clip min=-0.25 max=0.875\n"
+                           "leakyrelu alpha=0.05\n"
+                           "clip min=-0.3 max=0.3\n"
+                           "dense 3 act=softmax\n";
+
 static void test_grads_fp32(void **state)
 {
     (void)state;
@@ -522,6 +557,7 @@ static void test_grads_fp32(void **state)
     check_grads(cnn_c, MEMEST_FP32, 1, 0);
     check_grads(cnn_d, MEMEST_FP32, 1, 0);
     check_grads(cnn_e, MEMEST_FP32, 1, 0);
+    check_grads(cnn_f, MEMEST_FP32, 1, 0);
 }
 
 /* 16-bit storage: the same gradients within 8 unit roundoffs of the
@@ -530,8 +566,8 @@ static void test_grads_mixed(void **state)
 {
     (void)state;
     const char *models[] = {mlp_fused, mlp_standalone, cnn_a, cnn_b,
-                            cnn_c,     cnn_d,          cnn_e};
-    for (size_t i = 0; i < 7; i++) {
+                            cnn_c,     cnn_d,          cnn_e, cnn_f};
+    for (size_t i = 0; i < 8; i++) {
         check_grads(models[i], MEMEST_FP16, 2000, 0);
         check_grads(models[i], MEMEST_BF16, 15000, 0);
     }
@@ -1019,6 +1055,7 @@ static void o_mom(struct prof_train_opts *o) { o->momentum = 1.0; }
 static void o_beta(struct prof_train_opts *o) { o->adam_beta2 = -0.1; }
 static void o_eps(struct prof_train_opts *o) { o->adam_eps = 0; }
 static void o_threads(struct prof_train_opts *o) { o->threads = 0; }
+static void o_fp16(struct prof_train_opts *o) { o->precision = MEMEST_FP16; }
 static void o_opt(struct prof_train_opts *o)
 {
     o->optimizer = (enum memest_optimizer)9;
@@ -1074,6 +1111,29 @@ static void test_bad_input(void **state)
                    "dense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "d: the trainer has no "
                    "backward pass for act=erf");
+    /* silu and hardswish fused: their derivative needs the input the
+     * trainer does not keep; leakyrelu with a negative slope and elu
+     * with alpha <= 0 cannot tell the side of 0 from the output */
+    expect_refused("input 4\ndense 3 act=silu name=d\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "d: the trainer has no "
+                   "backward pass for act=silu fused");
+    expect_refused("input 1x4x4\nconv2d 2 k=3 act=hardswish name=c\n"
+                   "flatten\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "c: the trainer has no "
+                   "backward pass for act=hardswish fused");
+    expect_refused("input 4\ndense 3\nleakyrelu alpha=-0.5 name=lr\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "lr: the trainer has no "
+                   "backward pass for act=leakyrelu");
+    expect_refused("input 4\ndense 3 act=clip min=-0.3 max=1 name=cl\n"
+                   "dense 2 act=softmax\n",
+                   o_fp16, PROF_E_UNSUPPORTED, "cl: act=clip fused with "
+                   "bounds -0.3 and 1, which fp16 does not hold");
+    expect_refused("input 4\ndense 3 act=elu alpha=0 name=e\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "e: the trainer has no "
+                   "backward pass for act=elu fused");
     expect_refused("input 4\ndense 3 act=relu\nlogsoftmax\n"
                    "dense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "act1");

@@ -175,9 +175,18 @@ enum memest_act {
                             * PyTorch's nn.GELU() and ONNX's; MEMEST_ACT_GELU
                             * is the tanh form the original trainer used,
                             * up to 3.5e-4 away from it */
+    /* the activations of the mobile and vision networks; the parameters
+     * are the layer's act_alpha and act_beta (struct memest_layer) */
+    MEMEST_ACT_SILU,        /* x sigmoid(x) */
+    MEMEST_ACT_HARDSIGMOID, /* max(0, min(1, alpha x + beta)) */
+    MEMEST_ACT_HARDSWISH,   /* x hardsigmoid(x), alpha 1/6, beta 0.5 */
+    MEMEST_ACT_LEAKYRELU,   /* x < 0 ? alpha x : x */
+    MEMEST_ACT_ELU,         /* x > 0 ? x : alpha (exp(x) - 1) */
+    MEMEST_ACT_SOFTPLUS,    /* log(1 + exp(x)) */
+    MEMEST_ACT_CLIP,        /* min(max(x, alpha), beta): lo, hi */
 };
 
-#define MEMEST_ACT_COUNT 10
+#define MEMEST_ACT_COUNT 17
 
 /* The kind's name in MEMEST_KINDS: "input", "dense", "conv2d", ...,
  * "dropout"; NULL outside the enum. Static text. */
@@ -194,7 +203,9 @@ MEMEST_API const char *memest_kind_name(enum memest_kind kind);
 MEMEST_API int memest_kind_is_view(enum memest_kind kind);
 
 /* "none", "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
- * "logsoftmax", "erf", "gelu_erf"; NULL outside the enum. Static text. */
+ * "logsoftmax", "erf", "gelu_erf", "silu", "hardsigmoid", "hardswish",
+ * "leakyrelu", "elu", "softplus", "clip"; NULL outside the enum. Static
+ * text. */
 MEMEST_API const char *memest_act_name(enum memest_act act);
 
 /*
@@ -289,6 +300,13 @@ struct memest_layer {
     const float *weight;
     const float *bias;
     int line;
+    /* The parameters of `act` (activations silu ... clip): leakyrelu's
+     * slope alpha (0.01 by default), elu's alpha (1), hardsigmoid's slope
+     * alpha and offset beta (0.2 and 0.5, ONNX's defaults), clip's bounds
+     * lo in act_alpha and hi in act_beta (-inf and +inf when absent),
+     * hardswish's fixed 1/6 and 0.5; 0 for every other activation. */
+    double act_alpha;
+    double act_beta;
 };
 
 typedef struct memest_model memest_model; /* opaque, immutable once built */

@@ -5,6 +5,7 @@
  * text, are mapped back to the node that made the line).
  */
 #include "onnx/onnx_internal.h"
+#include "op.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -134,7 +135,8 @@ int push_weight(struct imp *I, size_t l, const char *suffix,
 /* Fuse activation `act` into the layer making value x when that layer
  * takes one, has none yet (or a relu that act makes redundant), and x
  * has no other reader. 1 when fused. */
-static int try_fuse(struct imp *I, size_t x, enum memest_act act)
+static int try_fuse(struct imp *I, size_t x, enum memest_act act,
+                    double alpha, double beta)
 {
     struct value *v = &I->v[x];
     struct out_layer *L;
@@ -148,14 +150,19 @@ static int try_fuse(struct imp *I, size_t x, enum memest_act act)
     /* relu then relu or relu6 is the second alone (PyTorch exports
      * F.relu6 as Relu followed by Clip(0, 6)) */
     if (L->act == MEMEST_ACT_RELU &&
-        (act == MEMEST_ACT_RELU || act == MEMEST_ACT_RELU6)) {
+        (act == MEMEST_ACT_RELU || act == MEMEST_ACT_RELU6 ||
+         (act == MEMEST_ACT_CLIP && alpha >= 0.0))) {
         L->act = act;
+        L->act_alpha = alpha;
+        L->act_beta = beta;
         return 1;
     }
     if (L->act != MEMEST_ACT_NONE) {
         return 0;
     }
     L->act = act;
+    L->act_alpha = alpha;
+    L->act_beta = beta;
     return 1;
 }
 
@@ -163,18 +170,37 @@ static int try_fuse(struct imp *I, size_t x, enum memest_act act)
 int emit_act(struct imp *I, size_t node, size_t x,
                     enum memest_act act, const char *want_name)
 {
-    static const char *const kinds[MEMEST_ACT_COUNT] = {
-        NULL, "relu", "gelu", "sigmoid", "tanh", "softmax", "relu6",
-        "logsoftmax", "erf", "gelu_erf"};
+    double alpha, beta;
+    op_act_defaults(act, &alpha, &beta);
+    return emit_act_params(I, node, x, act, alpha, beta, want_name);
+}
+
+int emit_act_params(struct imp *I, size_t node, size_t x,
+                    enum memest_act act, double alpha, double beta,
+                    const char *want_name)
+{
+    const char *kind = memest_act_name(act);
     const struct value *v = &I->v[x];
     size_t l = 0;
     int st;
 
-    if (try_fuse(I, x, act)) {
+    if (try_fuse(I, x, act, alpha, beta)) {
         return set_output(I, node, 0, v->layer, v->rank, v->dim);
     }
-    st = push_layer(I, node, kinds[act], want_name, kinds[act], &l);
+    st = push_layer(I, node, kind, want_name, kind, &l);
     if (st == MEMEST_OK) {
+        struct out_layer *L = &I->L[l];
+        struct op_out o = {L->args, sizeof L->args, 0};
+        struct memest_layer p;
+        memset(&p, 0, sizeof p);
+        p.act_alpha = alpha;
+        p.act_beta = beta;
+        /* " alpha=V": the leading space of op_put_act_params() is the
+         * render's separator */
+        op_put_act_params(&o, act, &p);
+        if (o.len > 0) {
+            memmove(L->args, L->args + 1, strlen(L->args + 1) + 1);
+        }
         st = layer_inputs(I, l, &x, 1);
     }
     if (st == MEMEST_OK) {
@@ -284,11 +310,21 @@ static int render(struct imp *I, const char *model_name, struct buf *b,
     }
     for (size_t i = 0; st == MEMEST_OK && i < I->nl; i++) {
         const struct out_layer *L = &I->L[i];
-        st = buf_printf(b, "%s%s%s name=%s in=%s%s%s\n", L->kind,
+        char params[96] = "";
+        if (L->act != MEMEST_ACT_NONE) {
+            struct op_out o = {params, sizeof params, 0};
+            struct memest_layer p;
+            memset(&p, 0, sizeof p);
+            p.act_alpha = L->act_alpha;
+            p.act_beta = L->act_beta;
+            op_put_act_params(&o, L->act, &p);
+        }
+        st = buf_printf(b, "%s%s%s name=%s in=%s%s%s%s\n", L->kind,
                         L->args[0] ? " " : "", L->args, L->name, L->in,
                         L->act != MEMEST_ACT_NONE ? " act=" : "",
                         L->act != MEMEST_ACT_NONE ? memest_act_name(L->act)
-                                                  : "");
+                                                  : "",
+                        params);
         ln[k++] = L->node;
     }
     if (st != MEMEST_OK) {

@@ -154,6 +154,9 @@ struct out_layer {
     char *in;
     enum memest_act act;
     int takes_act;
+    /* the parameters of act, or of a standalone activation layer's own
+     * function (struct memest_layer's act_alpha, act_beta) */
+    double act_alpha, act_beta;
 };
 
 struct weight {
@@ -173,6 +176,11 @@ struct node_info {
     int skip;
     size_t gelu_x;
     size_t gelu_erf;
+    /* x * Sigmoid(x) (silu) and x * HardSigmoid(x) with 1/6, 0.5
+     * (hardswish): on the Mul, the x it reads and the activation; the
+     * Sigmoid or HardSigmoid is skipped */
+    size_t swish_x;
+    enum memest_act swish_act;
     size_t bias_add;
 };
 
@@ -312,6 +320,12 @@ int onnx_tanh(struct imp *I, size_t node);
 int onnx_erf(struct imp *I, size_t node);
 int onnx_identity(struct imp *I, size_t node);
 int onnx_gelu(struct imp *I, size_t node);
+int onnx_swish(struct imp *I, size_t node);
+int onnx_hardsigmoid(struct imp *I, size_t node);
+int onnx_hardswish(struct imp *I, size_t node);
+int onnx_leakyrelu(struct imp *I, size_t node);
+int onnx_elu(struct imp *I, size_t node);
+int onnx_softplus(struct imp *I, size_t node);
 int onnx_elementwise_refused(struct imp *I, size_t node);
 int onnx_transpose_refused(struct imp *I, size_t node);
 
@@ -348,6 +362,12 @@ int push_weight(struct imp *I, size_t l, const char *suffix, unsigned rank,
                 const uint64_t *dim, const float *data, float *owned);
 int emit_act(struct imp *I, size_t node, size_t x, enum memest_act act,
              const char *want_name);
+/* emit_act() with the activation's parameters (leakyrelu's and elu's
+ * alpha, hardsigmoid's alpha and beta, clip's bounds); emit_act() gives
+ * the text format's defaults. */
+int emit_act_params(struct imp *I, size_t node, size_t x,
+                    enum memest_act act, double alpha, double beta,
+                    const char *want_name);
 int emit_simple(struct imp *I, size_t node, const char *kind,
                 const char *fallback, size_t x, unsigned rank,
                 const uint64_t *dim);

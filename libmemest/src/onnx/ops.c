@@ -42,6 +42,7 @@ static const struct onnx_op ops[] = {
      NULL, 0},
     {"Div", "axis broadcast", onnx_elementwise_refused, fold_div, 0},
     {"Dropout", "is_test ratio seed", onnx_dropout, NULL, 0},
+    {"Elu", "alpha", onnx_elu, NULL, 0},
     {"Equal", "axis broadcast", NULL, fold_equal, 0},
     {"Erf", "", onnx_erf, NULL, 0},
     {"Expand", "", NULL, fold_expand, 0},
@@ -49,7 +50,10 @@ static const struct onnx_op ops[] = {
     {"Gather", "axis", NULL, fold_gather, 0},
     {"Gemm", "alpha beta broadcast transA transB", onnx_gemm, NULL, 0},
     {"GlobalAveragePool", "", onnx_gap, NULL, 0},
+    {"HardSigmoid", "alpha beta", onnx_hardsigmoid, NULL, 0},
+    {"HardSwish", "", onnx_hardswish, NULL, 0},
     {"Identity", "", onnx_identity, fold_identity, 0},
+    {"LeakyRelu", "alpha", onnx_leakyrelu, NULL, 0},
     {"LogSoftmax", "axis", onnx_logsoftmax, NULL, 0},
     {"MatMul", "", onnx_matmul, NULL, 0},
     {"MaxPool", "auto_pad ceil_mode dilations kernel_shape pads "
@@ -63,6 +67,7 @@ static const struct onnx_op ops[] = {
     /* starts, ends and axes were attributes before opset 10 */
     {"Slice", "axes ends starts", NULL, fold_slice, 0},
     {"Softmax", "axis", onnx_softmax, NULL, 0},
+    {"Softplus", "", onnx_softplus, NULL, 0},
     {"Squeeze", "axes", NULL, fold_squeeze, 0},
     {"Sub", "axis broadcast", onnx_elementwise_refused, fold_sub, 0},
     {"Tanh", "", onnx_tanh, NULL, 0},
@@ -137,6 +142,9 @@ int translate_node(struct imp *I, size_t node)
 
     if (I->ni[node].gelu_x != SIZE_MAX) {
         return onnx_gelu(I, node);
+    }
+    if (I->ni[node].swish_x != SIZE_MAX) {
+        return onnx_swish(I, node);
     }
     op = onnx_op_find(str(n->op_type));
     if (op == NULL) {

@@ -170,9 +170,15 @@ int onnx_clip(struct imp *I, size_t node)
     if (lo == 0.0 && hi == INFINITY) {
         return emit_act(I, node, x, MEMEST_ACT_RELU, n->name);
     }
-    return node_fail(I, node, MEMEST_E_PARSE,
-                     "Clip to [%g, %g] is not supported: only [0, 6] (relu6) "
-                     "and [0, inf) (relu)", lo, hi);
+    if (lo != lo || hi != hi) {
+        return node_fail(I, node, MEMEST_E_RANGE,
+                         "a NaN bound (min %g, max %g) is not supported", lo,
+                         hi);
+    }
+    /* the kernel clips in float: a bound is the float it rounds to, as
+     * in ONNX, whose bounds are tensors of the input's type */
+    return emit_act_params(I, node, x, MEMEST_ACT_CLIP, (double)(float)lo,
+                           (double)(float)hi, n->name);
 }
 
 static int same_shape(const struct value *a, const struct value *b)
@@ -429,6 +435,81 @@ int onnx_tanh(struct imp *I, size_t node)
 int onnx_erf(struct imp *I, size_t node)
 {
     return unary(I, node, MEMEST_ACT_ERF);
+}
+
+int onnx_softplus(struct imp *I, size_t node)
+{
+    return unary(I, node, MEMEST_ACT_SOFTPLUS);
+}
+
+int onnx_hardswish(struct imp *I, size_t node)
+{
+    return unary(I, node, MEMEST_ACT_HARDSWISH);
+}
+
+/* An activation with attribute alpha (and beta), each finite: the float
+ * the attribute holds. */
+static int unary_params(struct imp *I, size_t node, enum memest_act act,
+                        double def_alpha, const char *beta_name,
+                        double def_beta)
+{
+    double alpha = def_alpha, beta = def_beta;
+    size_t x = 0;
+    int st;
+    if ((st = attr_float(I, node, "alpha", def_alpha, &alpha)) ||
+        (beta_name && (st = attr_float(I, node, beta_name, def_beta,
+                                       &beta)))) {
+        return st;
+    }
+    if (!isfinite(alpha) || !isfinite(beta)) {
+        return node_fail(I, node, MEMEST_E_RANGE,
+                         "attribute '%s' is not finite",
+                         isfinite(alpha) ? "beta" : "alpha");
+    }
+    if ((st = get_act(I, node, 0, &x))) {
+        return st;
+    }
+    return emit_act_params(I, node, x, act, alpha, beta,
+                           I->g->node[node]->name);
+}
+
+int onnx_hardsigmoid(struct imp *I, size_t node)
+{
+    return unary_params(I, node, MEMEST_ACT_HARDSIGMOID, (double)0.2f,
+                        "beta", 0.5);
+}
+
+int onnx_leakyrelu(struct imp *I, size_t node)
+{
+    return unary_params(I, node, MEMEST_ACT_LEAKYRELU, (double)0.01f, NULL,
+                        0.0);
+}
+
+int onnx_elu(struct imp *I, size_t node)
+{
+    return unary_params(I, node, MEMEST_ACT_ELU, 1.0, NULL, 0.0);
+}
+
+/* x * Sigmoid(x) or x * HardSigmoid(x) (patterns.c): one silu or
+ * hardswish layer reading x, fused into x's producer like any
+ * activation. */
+int onnx_swish(struct imp *I, size_t node)
+{
+    const size_t x = I->ni[node].swish_x;
+    const enum memest_act act = I->ni[node].swish_act;
+    int st = MEMEST_OK;
+    if (!I->v[x].shaped) {
+        if (I->v[x].kind != V_GRAPH_INPUT) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "the %s input '%.60s' is not computed before "
+                             "it", memest_act_name(act), I->v[x].name);
+        }
+        st = make_model_input(I, node, x);
+    }
+    if (st == MEMEST_OK) {
+        st = emit_act(I, node, x, act, memest_act_name(act));
+    }
+    return st;
 }
 
 int onnx_identity(struct imp *I, size_t node)

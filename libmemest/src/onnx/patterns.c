@@ -3,8 +3,8 @@
  * registered (initializers, graph inputs, node outputs); a node's outputs
  * are constants when its operator folds and its inputs are constants (a
  * Shape folds whatever it reads); liveness runs back from the output; and
- * the fused patterns are found: PyTorch's exact GELU and a MatMul's bias
- * Add.
+ * the fused patterns are found: PyTorch's exact GELU, x * Sigmoid(x)
+ * (SiLU), x * HardSigmoid(x) (hard-swish) and a MatMul's bias Add.
  */
 #include "onnx/onnx_internal.h"
 
@@ -23,7 +23,7 @@ static int op_is(const struct imp *I, size_t node, const char *op)
 {
     return node != SIZE_MAX && str_eq(I->g->node[node]->op_type, op) &&
            I->ni[node].live && !I->ni[node].skip &&
-           I->ni[node].gelu_x == SIZE_MAX;
+           I->ni[node].gelu_x == SIZE_MAX && I->ni[node].swish_x == SIZE_MAX;
 }
 
 /* The only reader of value vi, or SIZE_MAX. */
@@ -127,6 +127,60 @@ static void find_gelu(struct imp *I)
         I->ni[fin].gelu_x = x;
         I->ni[fin].gelu_erf = e;
         I->v[x].readers--; /* read by d and by m or h: one gelu now */
+    }
+}
+
+/* A float attribute of a node, def when absent or of another type. */
+static double attr_f(const Onnx__NodeProto *n, const char *name, double def)
+{
+    const Onnx__AttributeProto *a = attr(n, name);
+    return a != NULL && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+               ? (double)a->f
+               : def;
+}
+
+/*
+ * Find x * Sigmoid(x), PyTorch's export of nn.SiLU, and x * HardSigmoid(x)
+ * with alpha 1/6 and beta 0.5, its export of nn.Hardswish before opset
+ * 14: a Mul whose one operand is the Sigmoid's (HardSigmoid's) output,
+ * read by the Mul alone, and whose other operand is that node's own input.
+ * A Mul of a gate computed from another tensor (squeeze-excite's) is not
+ * this pattern. The Mul then stands for the activation (swish_x), the
+ * Sigmoid is skipped, and x loses the reader counted twice.
+ */
+static void find_swish(struct imp *I)
+{
+    for (size_t m = 0; m < I->g->n_node; m++) {
+        const Onnx__NodeProto *mn = I->g->node[m];
+        if (!op_is(I, m, "Mul") || mn->n_input != 2) {
+            continue;
+        }
+        for (size_t k = 0; k < 2; k++) {
+            const size_t s = value_of(I, in_name(mn, k));
+            const size_t x = value_of(I, in_name(mn, 1 - k));
+            const size_t p = producer(I, s);
+            enum memest_act act;
+            if (p == SIZE_MAX || x == SIZE_MAX || x == s ||
+                sole_reader(I, s) != m || I->g->node[p]->n_input != 1 ||
+                value_of(I, in_name(I->g->node[p], 0)) != x) {
+                continue;
+            }
+            if (op_is(I, p, "Sigmoid")) {
+                act = MEMEST_ACT_SILU;
+            } else if (op_is(I, p, "HardSigmoid") &&
+                       fabs(attr_f(I->g->node[p], "alpha", 0.2) -
+                            1.0 / 6.0) <= 1e-7 &&
+                       attr_f(I->g->node[p], "beta", 0.5) == 0.5) {
+                act = MEMEST_ACT_HARDSWISH;
+            } else {
+                continue;
+            }
+            I->ni[p].skip = 1;
+            I->ni[m].swish_x = x;
+            I->ni[m].swish_act = act;
+            I->v[x].readers--; /* read by p and by m: one activation */
+            break;
+        }
     }
 }
 
@@ -263,6 +317,7 @@ int analyse(struct imp *I)
         int constant = folds(I, n);
         I->ni[i].gelu_x = SIZE_MAX;
         I->ni[i].gelu_erf = SIZE_MAX;
+        I->ni[i].swish_x = SIZE_MAX;
         I->ni[i].bias_add = SIZE_MAX;
         for (size_t k = 0; k < n->n_output; k++) {
             size_t vi = 0;
@@ -323,6 +378,7 @@ int analyse(struct imp *I)
         }
     }
     find_gelu(I);
+    find_swish(I);
     find_matmul_bias(I);
     return MEMEST_OK;
 }

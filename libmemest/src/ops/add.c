@@ -33,12 +33,14 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
 static void write_line(struct op_out *o, const struct op_write *w)
 {
     op_put(o, "add act=%s", memest_act_name(w->L->act));
+    op_put_act_params(o, w->L->act, w->L);
 }
 
 const struct memest_op_def op_add = {
     .word = "add",
     .prefix = "add",
-    .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_ACT,
+    .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_ACT | OP_KEY_ALPHA |
+            OP_KEY_BETA,
     .example = "add in=conv2,pool1",
     .multi_input = true,
     .params = OP_PARAMS_NONE,

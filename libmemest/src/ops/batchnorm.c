@@ -31,12 +31,14 @@ static void write_line(struct op_out *o, const struct op_write *w)
 {
     op_put(o, "batchnorm act=%s eps=%.17g", memest_act_name(w->act),
            w->L->bn_epsilon);
+    op_put_act_params(o, w->act, w->L);
 }
 
 const struct memest_op_def op_batchnorm = {
     .word = "batchnorm",
     .prefix = "bn",
-    .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_ACT | OP_KEY_EPS,
+    .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_ACT | OP_KEY_EPS |
+            OP_KEY_ALPHA | OP_KEY_BETA,
     .example = "batchnorm eps=1e-5",
     .params = OP_PARAMS_BATCHNORM,
     .infer = infer,

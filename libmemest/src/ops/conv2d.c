@@ -115,13 +115,14 @@ static void write_line(struct op_out *o, const struct op_write *w)
     op_put_pads(o, L);
     op_put(o, " g=%" PRIu64 " act=%s bias=%s", L->groups,
            memest_act_name(w->act), w->bias ? "yes" : "no");
+    op_put_act_params(o, w->act, L);
 }
 
 const struct memest_op_def op_conv2d = {
     .word = "conv2d",
     .prefix = "conv",
     .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_K | OP_KEY_S | OP_KEY_P |
-            OP_KEY_G | OP_KEY_ACT | OP_KEY_BIAS,
+            OP_KEY_G | OP_KEY_ACT | OP_KEY_BIAS | OP_KEY_ALPHA | OP_KEY_BETA,
     .required = OP_KEY_K,
     .width_what = "conv2d output channels",
     .width_noun = "output channels",

@@ -55,12 +55,14 @@ static void write_line(struct op_out *o, const struct op_write *w)
 {
     op_put(o, "dense %" PRIu64 " act=%s bias=%s", w->L->units,
            memest_act_name(w->act), w->bias ? "yes" : "no");
+    op_put_act_params(o, w->act, w->L);
 }
 
 const struct memest_op_def op_dense = {
     .word = "dense",
     .prefix = "dense",
-    .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_ACT | OP_KEY_BIAS,
+    .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_ACT | OP_KEY_BIAS |
+            OP_KEY_ALPHA | OP_KEY_BETA,
     .width_what = "dense width",
     .width_noun = "output features",
     .example = "dense 10",

@@ -148,10 +148,19 @@ static inline int exec_then_act(const prof_exec *ex, const struct exec_op *op,
 }
 
 /* d/dx of an activation on g (n values) into gin (may equal g): from the
- * forward input x (relu, gelu) or output y (sigmoid, tanh, relu6), as
- * libkernels defines (ops/activation.c). */
-int exec_act_backward(enum memest_act act, float *gin, const float *g,
-                      const float *x, const float *y, size_t n);
+ * forward input x (relu, gelu, silu, hardswish) or output y (sigmoid,
+ * tanh, relu6, softplus, hardsigmoid, leakyrelu, elu, clip), as
+ * libkernels defines (ops/activation.c); L's act_alpha and act_beta are
+ * the parameters. */
+int exec_act_backward(const struct memest_layer *L, enum memest_act act,
+                      float *gin, const float *g, const float *x,
+                      const float *y, size_t n);
+
+/* Whether the trainer can take act's derivative: fused after a dense or
+ * conv2d (only its output kept) or as a standalone layer (its input kept
+ * too); leakyrelu needs alpha >= 0 and elu alpha > 0 to tell the side
+ * from the output. */
+bool exec_act_trainable(enum memest_act act, double alpha, bool fused);
 
 /* The backward of the activation fused after a dense or conv2d layer, in
  * place on a->g (nothing for the loss softmax or no activation). */

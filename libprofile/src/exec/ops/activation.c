@@ -1,6 +1,7 @@
 /* A standalone activation layer ("relu", "softmax", ... lines), and the
  * activations every operator applies after itself (exec_apply_act) and
  * their derivatives for the trainer. */
+#include <math.h>
 #include <string.h>
 
 #include "edgefit/kernels.h"
@@ -58,6 +59,7 @@ int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
                    enum memest_act act, const float *x, float *y)
 {
     const size_t n = op->out_n;
+    const struct memest_layer *L = op->layer;
     const bool channels = op->layer->out_shape.rank >= 2;
     int kst = KERN_OK;
     switch (act) {
@@ -87,6 +89,31 @@ int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
     case MEMEST_ACT_ERF:
         kst = kern_erf_f32(y, x, n);
         break;
+    case MEMEST_ACT_SILU:
+        kst = kern_silu_f32(y, x, n);
+        break;
+    case MEMEST_ACT_SOFTPLUS:
+        kst = kern_softplus_f32(y, x, n);
+        break;
+    case MEMEST_ACT_HARDSWISH:
+        kst = kern_hard_swish_f32(y, x, n);
+        break;
+    /* the parameters were checked finite and within float's range when
+     * the layer was built (clip's bounds may be infinite) */
+    case MEMEST_ACT_HARDSIGMOID:
+        kst = kern_hard_sigmoid_f32(y, x, n, (float)L->act_alpha,
+                                    (float)L->act_beta);
+        break;
+    case MEMEST_ACT_LEAKYRELU:
+        kst = kern_leaky_relu_f32(y, x, n, (float)L->act_alpha);
+        break;
+    case MEMEST_ACT_ELU:
+        kst = kern_elu_f32(y, x, n, (float)L->act_alpha);
+        break;
+    case MEMEST_ACT_CLIP:
+        kst = kern_clip_f32(y, x, n, (float)L->act_alpha,
+                            (float)L->act_beta);
+        break;
     case MEMEST_ACT_SOFTMAX:
     case MEMEST_ACT_LOGSOFTMAX: {
         const bool log_sm = act == MEMEST_ACT_LOGSOFTMAX;
@@ -103,10 +130,124 @@ int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
     return exec_kern_status(kst);
 }
 
-int exec_act_backward(enum memest_act act, float *gin, const float *g,
-                      const float *x, const float *y, size_t n)
+/* The derivatives of the activations of the mobile networks, from the
+ * forward output y where it determines them (so that a fused one needs
+ * no pre-activation kept), from the input x for silu and hardswish (whose
+ * outputs do not: x is there only for a standalone layer; the trainer
+ * refuses them fused). Parameters are the layer's (alpha, beta); the
+ * conventions at the kinks follow PyTorch's backward: hardsigmoid's and
+ * clip's derivative is 1 (alpha) strictly inside the range, leakyrelu's
+ * and elu's the slope of x <= 0 at 0. */
+static int act_param_backward(enum memest_act act, double alpha,
+                              double beta, float *gin, const float *g,
+                              const float *x, const float *y, size_t n)
+{
+    const float a = (float)alpha, b = (float)beta;
+    if (act == MEMEST_ACT_SILU || act == MEMEST_ACT_HARDSWISH) {
+        if (x == NULL) {
+            return PROF_E_INVALID;
+        }
+    } else if (y == NULL && !(act == MEMEST_ACT_CLIP && x != NULL)) {
+        return PROF_E_INVALID;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float d = 0.0f;
+        switch (act) {
+        case MEMEST_ACT_SILU: {
+            const float s = 1.0f / (1.0f + expf(-x[i]));
+            d = s * (1.0f + x[i] * (1.0f - s));
+            break;
+        }
+        case MEMEST_ACT_HARDSWISH:
+            /* PyTorch's: 0 below -3, 1 above 3, (2x + 3) / 6 between */
+            d = x[i] < -3.0f  ? 0.0f
+                : x[i] > 3.0f ? 1.0f
+                              : (2.0f * x[i] + 3.0f) / 6.0f;
+            break;
+        case MEMEST_ACT_SOFTPLUS:
+            /* sigmoid(x) = 1 - exp(-softplus(x)) */
+            d = -expm1f(-y[i]);
+            break;
+        case MEMEST_ACT_HARDSIGMOID:
+            d = y[i] > 0.0f && y[i] < 1.0f ? a : 0.0f;
+            break;
+        case MEMEST_ACT_LEAKYRELU:
+            /* with alpha >= 0, y > 0 exactly when x > 0 */
+            d = y[i] > 0.0f ? 1.0f : a;
+            break;
+        case MEMEST_ACT_ELU:
+            /* with alpha > 0, y > 0 exactly when x > 0; below,
+             * alpha exp(x) = y + alpha */
+            d = y[i] > 0.0f ? 1.0f : y[i] + a;
+            break;
+        case MEMEST_ACT_CLIP:
+            /* standalone, PyTorch's: 1 for lo <= x <= hi; fused, from
+             * the output: 1 strictly inside (the trainer refuses a fused
+             * clip whose bounds its 16-bit storage would round) */
+            d = x != NULL ? (x[i] >= a && x[i] <= b ? 1.0f : 0.0f)
+                : y[i] > a && y[i] < b ? 1.0f
+                                       : 0.0f;
+            break;
+        case MEMEST_ACT_NONE:
+        case MEMEST_ACT_RELU:
+        case MEMEST_ACT_GELU:
+        case MEMEST_ACT_SIGMOID:
+        case MEMEST_ACT_TANH:
+        case MEMEST_ACT_SOFTMAX:
+        case MEMEST_ACT_RELU6:
+        case MEMEST_ACT_LOGSOFTMAX:
+        case MEMEST_ACT_ERF:
+        case MEMEST_ACT_GELU_ERF:
+            return PROF_E_INVALID;
+        }
+        gin[i] = g[i] * d;
+    }
+    return PROF_OK;
+}
+
+bool exec_act_trainable(enum memest_act act, double alpha, bool fused)
 {
     switch (act) {
+    case MEMEST_ACT_NONE:
+    case MEMEST_ACT_RELU:
+    case MEMEST_ACT_GELU:
+    case MEMEST_ACT_SIGMOID:
+    case MEMEST_ACT_TANH:
+    case MEMEST_ACT_RELU6:
+    case MEMEST_ACT_SOFTMAX:
+    case MEMEST_ACT_SOFTPLUS:
+    case MEMEST_ACT_HARDSIGMOID:
+    case MEMEST_ACT_CLIP:
+        return true;
+    case MEMEST_ACT_LEAKYRELU:
+        return alpha >= 0.0;
+    case MEMEST_ACT_ELU:
+        return alpha > 0.0;
+    case MEMEST_ACT_SILU:
+    case MEMEST_ACT_HARDSWISH:
+        return !fused;
+    case MEMEST_ACT_LOGSOFTMAX:
+    case MEMEST_ACT_ERF:
+    case MEMEST_ACT_GELU_ERF:
+        return false;
+    }
+    return false;
+}
+
+int exec_act_backward(const struct memest_layer *L, enum memest_act act,
+                      float *gin, const float *g, const float *x,
+                      const float *y, size_t n)
+{
+    switch (act) {
+    case MEMEST_ACT_SILU:
+    case MEMEST_ACT_HARDSWISH:
+    case MEMEST_ACT_SOFTPLUS:
+    case MEMEST_ACT_HARDSIGMOID:
+    case MEMEST_ACT_LEAKYRELU:
+    case MEMEST_ACT_ELU:
+    case MEMEST_ACT_CLIP:
+        return act_param_backward(act, L->act_alpha, L->act_beta, gin, g, x,
+                                  y, n);
     case MEMEST_ACT_NONE:
         if (gin != g) {
             memcpy(gin, g, n * sizeof(float));
@@ -135,7 +276,12 @@ int exec_fused_act_backward(const struct exec_op *op,
     if (a->loss_softmax || act == MEMEST_ACT_NONE) {
         return PROF_OK;
     }
-    return exec_act_backward(act, a->g, a->g, a->pre, a->y, op->out_n);
+    /* the pre-activation is kept for gelu only (the 16-bit trainer
+     * passes its widened output there for the others): every other
+     * fused activation's derivative is read from y */
+    return exec_act_backward(op->layer, act, a->g, a->g,
+                             act == MEMEST_ACT_GELU ? a->pre : NULL, a->y,
+                             op->out_n);
 }
 
 static unsigned act_caps(const struct exec_op *op)
@@ -163,8 +309,8 @@ static int act_backward(prof_exec *ex, const struct exec_op *op,
         memcpy(a->gx, a->g, op->in_n * sizeof(float));
         return PROF_OK;
     }
-    return exec_act_backward(op->layer->act, a->gx, a->g, a->x, a->y,
-                             op->out_n);
+    return exec_act_backward(op->layer, op->layer->act, a->gx, a->g, a->x,
+                             a->y, op->out_n);
 }
 
 static unsigned act_reads(const struct exec_op *op, bool loss_softmax)
@@ -173,11 +319,15 @@ static unsigned act_reads(const struct exec_op *op, bool loss_softmax)
     if (loss_softmax) {
         return 0;
     }
-    if (act == MEMEST_ACT_RELU || act == MEMEST_ACT_GELU) {
+    if (act == MEMEST_ACT_RELU || act == MEMEST_ACT_GELU ||
+        act == MEMEST_ACT_SILU || act == MEMEST_ACT_HARDSWISH ||
+        act == MEMEST_ACT_CLIP) {
         return EXEC_READS_X;
     }
     if (act == MEMEST_ACT_SIGMOID || act == MEMEST_ACT_TANH ||
-        act == MEMEST_ACT_RELU6) {
+        act == MEMEST_ACT_RELU6 || act == MEMEST_ACT_SOFTPLUS ||
+        act == MEMEST_ACT_HARDSIGMOID || act == MEMEST_ACT_LEAKYRELU ||
+        act == MEMEST_ACT_ELU) {
         return EXEC_READS_Y;
     }
     return 0;
