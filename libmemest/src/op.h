@@ -51,6 +51,9 @@ enum op_key {
     OP_KEY_BIAS = 1u << 7,
     OP_KEY_EPS = 1u << 8,
     OP_KEY_COUNT_PAD = 1u << 9,
+    /* add, sub, mul, div: a constant operand, right or left (ops/binary.c) */
+    OP_KEY_SCALAR = 1u << 12,
+    OP_KEY_SCALAR_LEFT = 1u << 13,
 };
 
 struct op_key_info {
@@ -103,6 +106,11 @@ struct op_spec {
     int col_p;
     int col_g;
     int col_in;
+    /* add, sub, mul, div: scalar= or scalar_left= (MEMEST_SCALAR_*), its
+     * value and column */
+    int scalar_side;
+    double scalar;
+    int col_scalar;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -258,5 +266,14 @@ extern const struct memest_op_def op_concat;
 extern const struct memest_op_def op_batchnorm;
 extern const struct memest_op_def op_identity;
 extern const struct memest_op_def op_dropout;
+extern const struct memest_op_def op_sub;
+extern const struct memest_op_def op_mul;
+extern const struct memest_op_def op_div;
+
+/* add, sub, mul, div (ops/binary.c): shape inference of two inputs with
+ * numpy broadcasting, or of one with a constant operand; and the text of
+ * the constant (" scalar=V", " scalar_left=V", or nothing). */
+int op_binary_infer(const struct op_infer *x, struct memest_layer *L);
+void op_binary_put_scalar(struct op_out *o, const struct memest_layer *L);
 
 #endif

@@ -89,7 +89,7 @@ static const struct err_case errors[] = {
     /* graphs: "add in=a,b" has b at column 10 */
     {"input 1x8x8\nconv2d 4 k=3 p=1 name=a\nconv2d 8 k=3 p=1 in=input "
      "name=b\nadd in=a,b\n",
-     MEMEST_E_SHAPE, 4, 10, "add: input 'b' is 8x8x8 but 'a' is 4x8x8"},
+     MEMEST_E_SHAPE, 4, 10, "add: input 'a' is 4x8x8 and 'b' is 8x8x8, which do not broadcast"},
     {"input 4\ndense 3 in=foo\n", MEMEST_E_PARSE, 2, 12,
      "unknown input 'foo'"},
     /* reading a layer below: the order written is the order run */
