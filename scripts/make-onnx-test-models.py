@@ -710,15 +710,11 @@ def bad_fold_models(out):
     y = g.node("Relu", ["tokens"], None, name="r")
     bad(out, "int64_input", g, y)
 
-    # a Transpose, a Mul and integer arithmetic on computed tensors
+    # a Transpose and integer arithmetic on computed tensors
     g = Graph("transpose_computed")
     x = g.input("x", [3, 4])
     y = g.node("Transpose", [x], None, name="t", perm=[0, 2, 1])
     bad(out, "transpose_computed", g, y)
-    g = Graph("mul_computed")
-    x = g.input("x", [4])
-    y = g.node("Mul", [x, x], None, name="square")
-    bad(out, "mul_computed", g, y)
     g = Graph("int_mul_computed")
     x = g.input("x", [4])
     y = g.node("Mul", [x, i64(g, "k", 3)], None, name="times3")
@@ -814,6 +810,78 @@ def bad_models(out):
     with open(os.path.join(out, "bad", "truncated.onnx"), "wb") as f:
         f.write(data[:len(data) * 2 // 3])
 
+# ---- Element-wise binary operators ----------------------------------------
+
+class TorchSE(torch.nn.Module):
+    """A squeeze-excite block (the gate multiplied in both orders) and
+    scalar arithmetic: x * 0.5, x / 6, 1 - x, 2 / x, x + 1."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.fc1 = torch.nn.Conv2d(16, 4, 1)
+        self.fc2 = torch.nn.Conv2d(4, 16, 1)
+        self.conv2 = torch.nn.Conv2d(16, 8, 3, padding=1)
+
+    def forward(self, x):
+        y = torch.relu(self.conv1(x))
+        s = torch.nn.functional.adaptive_avg_pool2d(y, 1)
+        s = torch.sigmoid(self.fc2(torch.relu(self.fc1(s))))
+        a = y * s
+        b = s * y
+        y = a - b * 0.5
+        y = y / 6 + 1
+        y = 1 - y
+        y = 2 / (y * y + 1)
+        return self.conv2(y)
+
+
+def m_binary(out):
+    """Add, Sub, Mul, Div with broadcasting and constants: PyTorch's
+    squeeze-excite block, and a graph of the forms PyTorch does not
+    export (the gate first in a Sub, a constant tensor of one value)."""
+    torch.manual_seed(17)
+    export(out, "torch_se", TorchSE().eval(), torch.randn(BATCH, 3, 8, 8))
+
+    g = Graph("binary_broadcast")
+    x = g.input("x", [4, 5, 5])
+    gv = g.v(x).mean(dim=(2, 3), keepdim=True)
+    s = g.node("GlobalAveragePool", [x], gv, name="gap")
+    a = g.node("Sub", [s, x], gv - g.v(x), name="gate_minus_x")
+    q = g.const("quarter", np.full([1, 4, 1, 1], 4.0))
+    b = g.node("Div", [a, q], g.v(a) / 4.0, name="div_const")
+    two = g.const("two", np.array(2.0))
+    c = g.node("Sub", [two, b], 2.0 - g.v(b), name="two_minus")
+    d = g.node("Add", [c, s], g.v(c) + gv, name="plus_gate")
+    sq = g.node("Mul", [x, x], g.v(x) * g.v(x), name="square")
+    one = g.const("one", np.array([1.0]))
+    den = g.node("Add", [sq, one], g.v(sq) + 1.0, name="plus_one")
+    y = g.node("Div", [d, den], g.v(d) / g.v(den), name="ratio")
+    g.save(out, y)
+
+
+def bad_binary_models(out):
+    """Refusals of the element-wise binary operators."""
+    g = Graph("binary_const_tensor")
+    x = g.input("x", [3, 4, 4])
+    k = g.const("k", np.array([1.0, 2.0, 3.0]).reshape(3, 1, 1))
+    y = g.node("Mul", [x, k], None, name="per_channel")
+    bad(out, "binary_const_tensor", g, y)
+
+    g = Graph("binary_no_broadcast")
+    x = g.input("x", [3, 4, 4])
+    a = g.node("GlobalAveragePool", [x], None, name="gap")
+    r = g.node("Relu", [x], None, name="r")
+    t = g.node("MaxPool", [r], None, name="mp", kernel_shape=[2, 2],
+               strides=[2, 2])
+    y = g.node("Div", [x, t], None, name="ratio")
+    bad(out, "binary_no_broadcast", g, y)
+
+    g = Graph("binary_legacy", opset=6)
+    x = g.input("x", [3, 4, 4])
+    y = g.node("Mul", [x, x], None, name="legacy", broadcast=1)
+    bad(out, "binary_legacy_broadcast", g, y)
+
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
@@ -840,6 +908,8 @@ def main():
     for opset in (9, 13, 15):
         m_fold_forms(out, opset)
     m_torch_acts(out)
+    m_binary(out)
+    bad_binary_models(out)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,9 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_BATCHNORM] = &op_batchnorm,
     [MEMEST_KIND_IDENTITY] = &op_identity,
     [MEMEST_KIND_DROPOUT] = &op_dropout,
+    [MEMEST_KIND_SUB] = &op_sub,
+    [MEMEST_KIND_MUL] = &op_mul,
+    [MEMEST_KIND_DIV] = &op_div,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -89,6 +92,8 @@ const struct op_key_info op_keys[] = {
     {"beta", "beta", OP_KEY_BETA},
     {"min", "lower bound", OP_KEY_ALPHA},
     {"max", "upper bound", OP_KEY_BETA},
+    {"scalar", "constant operand", OP_KEY_SCALAR},
+    {"scalar_left", "constant left operand", OP_KEY_SCALAR_LEFT},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -56,6 +56,9 @@ enum op_key {
      * (op_act_keys() says which words an activation takes) */
     OP_KEY_ALPHA = 1u << 10,
     OP_KEY_BETA = 1u << 11,
+    /* add, sub, mul, div: a constant operand, right or left (ops/binary.c) */
+    OP_KEY_SCALAR = 1u << 12,
+    OP_KEY_SCALAR_LEFT = 1u << 13,
 };
 
 struct op_key_info {
@@ -113,6 +116,11 @@ struct op_spec {
     double act_alpha, act_beta;
     const char *alpha_word, *beta_word;
     int col_alpha, col_beta;
+    /* add, sub, mul, div: scalar= or scalar_left= (MEMEST_SCALAR_*), its
+     * value and column */
+    int scalar_side;
+    double scalar;
+    int col_scalar;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -285,5 +293,14 @@ extern const struct memest_op_def op_concat;
 extern const struct memest_op_def op_batchnorm;
 extern const struct memest_op_def op_identity;
 extern const struct memest_op_def op_dropout;
+extern const struct memest_op_def op_sub;
+extern const struct memest_op_def op_mul;
+extern const struct memest_op_def op_div;
+
+/* add, sub, mul, div (ops/binary.c): shape inference of two inputs with
+ * numpy broadcasting, or of one with a constant operand; and the text of
+ * the constant (" scalar=V", " scalar_left=V", or nothing). */
+int op_binary_infer(const struct op_infer *x, struct memest_layer *L);
+void op_binary_put_scalar(struct op_out *o, const struct memest_layer *L);
 
 #endif

@@ -283,7 +283,8 @@ static int resolve_inputs(struct ctx *c, const struct memest_model *m,
                           const struct op_spec *sp, size_t *ids, size_t *n)
 {
     const size_t tensors = m->input_count + m->count;
-    const int multi = def->multi_input;
+    /* a binary layer with a constant operand reads one tensor */
+    const int multi = def->multi_input && sp->scalar_side == 0;
 
     if (sp->nin == 0) {
         if (multi) {
@@ -807,6 +808,38 @@ static int parse_eps(struct ctx *c, const struct op_tok *t, double *out)
     return MEMEST_OK;
 }
 
+/* A constant operand: any finite number strtod reads ("0.5", "-6",
+ * "1e-3"); infinities and NaN are refused, they are no layer's constant. */
+static int parse_scalar(struct ctx *c, const struct op_tok *key,
+                        const struct op_tok *t, double *out)
+{
+    char buf[64];
+    char *end;
+    double v;
+
+    if (t->n == 0 || t->n >= sizeof buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
+                    TOKARG(t));
+    }
+    memcpy(buf, t->s, t->n);
+    buf[t->n] = '\0';
+    errno = 0;
+    v = strtod(buf, &end);
+    if (*end != '\0' || end == buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
+                    TOKARG(t));
+    }
+    if (!isfinite(v) || errno == ERANGE || fabs(v) > FLT_MAX) {
+        return fail(c, MEMEST_E_RANGE, c->line, t->col,
+                    TOKFMT " must be a finite number within float's range, "
+                    "got " TOKFMT, TOKARG(key), TOKARG(t));
+    }
+    *out = v;
+    return MEMEST_OK;
+}
+
 static int parse_act(const struct op_tok *t, enum memest_act *out)
 {
     for (size_t i = 0; i < MEMEST_ACT_COUNT; i++) {
@@ -1193,6 +1226,19 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
             st = parse_act_param(c, &key, &val, &sp.act_beta);
             sp.beta_word = op_keys[key_index(&key)].word;
             sp.col_beta = key.col;
+            break;
+        case OP_KEY_SCALAR:
+        case OP_KEY_SCALAR_LEFT:
+            if (sp.scalar_side != MEMEST_SCALAR_NONE) {
+                st = fail(c, MEMEST_E_PARSE, c->line, key.col,
+                          "scalar= and scalar_left= exclude each other: a "
+                          "layer has one constant operand");
+                break;
+            }
+            st = parse_scalar(c, &key, &val, &sp.scalar);
+            sp.scalar_side = bit == OP_KEY_SCALAR ? MEMEST_SCALAR_RIGHT
+                                                  : MEMEST_SCALAR_LEFT;
+            sp.col_scalar = val.col;
             break;
         }
         if (st != MEMEST_OK) {

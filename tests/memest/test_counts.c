@@ -332,6 +332,77 @@ static void test_pool_stride_defaults_to_kernel(void **state)
     memest_model_destroy(m);
 }
 
+/* Element-wise binary layers, by hand: numpy's broadcasting over the
+ * per-sample shapes (aligned from the right: 1x6 against 4x1x1 gives
+ * 4x1x6), no parameters for a constant, MACs 0. A squeeze-excite block
+ * of 16 channels on 8x8: conv 3->16 k3 (16*3*9 + 16 = 448 parameters),
+ * fc1 16->4 (68), fc2 4->16 (80): 596 parameters in all. */
+static void test_binary(void **state)
+{
+    memest_model *m = parse_ok(
+        "input 3x8x8\n"
+        "conv2d 16 k=3 p=1 act=relu name=a\n"
+        "globalavgpool name=g\n"
+        "conv2d 4 k=1 act=relu\n"
+        "conv2d 16 k=1 act=sigmoid name=gate\n"
+        "mul in=gate,a name=se\n"
+        "div scalar=6\n"
+        "sub scalar_left=1 name=om\n");
+    (void)state;
+    const struct memest_layer *se = memest_model_layer(m, 4);
+    assert_int_equal(se->kind, MEMEST_KIND_MUL);
+    assert_int_equal(se->out_shape.rank, 3);
+    assert_int_equal(se->out_shape.dim[0], 16);
+    assert_int_equal(se->out_shape.dim[1], 8);
+    assert_int_equal(se->out_shape.dim[2], 8);
+    assert_int_equal(se->in_shape.dim[1], 1); /* the gate first */
+    assert_int_equal(se->in_shape_b.dim[1], 8);
+    assert_int_equal(se->output_elements, 1024);
+    assert_int_equal(se->parameter_count, 0);
+    assert_int_equal(se->macs_per_sample, 0);
+    const struct memest_layer *d = memest_model_layer(m, 5);
+    assert_int_equal(d->kind, MEMEST_KIND_DIV);
+    assert_int_equal(d->scalar_side, MEMEST_SCALAR_RIGHT);
+    assert_true(d->scalar == 6.0);
+    assert_int_equal(d->parameter_count, 0);
+    assert_int_equal(d->input_count, 1);
+    assert_int_equal(d->output_elements, 1024);
+    assert_int_equal(memest_model_layer(m, 6)->scalar_side,
+                     MEMEST_SCALAR_LEFT);
+    assert_int_equal(memest_model_parameter_count(m), 448 + 68 + 80);
+    {
+        uint64_t macs = 0;
+        for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+            macs += memest_model_layer(m, i)->macs_per_sample;
+        }
+        assert_int_equal(macs, 16 * 64 * 3 * 9 + 4 * 16 + 16 * 4);
+    }
+    memest_model_destroy(m);
+
+    /* ranks aligned from the right: [16] * [1] is [16]; a dense's [8]
+     * against 4x8x8 lines up with W and gives 4x8x8. Parameters: 17 +
+     * 136 + 68 */
+    m = parse_ok("input 16x8x8\n"
+                 "globalavgpool name=g\n"
+                 "flatten name=f\n"
+                 "dense 1 name=one\n"
+                 "mul in=f,one name=v\n"
+                 "dense 8 in=v name=dv\n"
+                 "conv2d 4 k=1 in=input name=c\n"
+                 "add in=c,dv\n");
+    const struct memest_layer *v = memest_model_layer(m, 3);
+    assert_int_equal(v->out_shape.rank, 1);
+    assert_int_equal(v->out_shape.dim[0], 16);
+    const struct memest_layer *last = memest_model_layer(m, 6);
+    assert_int_equal(last->out_shape.rank, 3);
+    assert_int_equal(last->out_shape.dim[0], 4);
+    assert_int_equal(last->out_shape.dim[1], 8);
+    assert_int_equal(last->out_shape.dim[2], 8);
+    assert_int_equal(last->output_elements, 256);
+    assert_int_equal(memest_model_parameter_count(m), 17 + 136 + 68);
+    memest_model_destroy(m);
+}
+
 static void test_groups(void **state)
 {
     memest_model *m;
@@ -524,6 +595,9 @@ static void test_names(void **state)
             {MEMEST_KIND_BATCHNORM, 10, "batchnorm", 0},
             {MEMEST_KIND_IDENTITY, 11, "identity", 1},
             {MEMEST_KIND_DROPOUT, 12, "dropout", 1},
+            {MEMEST_KIND_SUB, 13, "sub", 0},
+            {MEMEST_KIND_MUL, 14, "mul", 0},
+            {MEMEST_KIND_DIV, 15, "div", 0},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);
@@ -564,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_pool_stride_defaults_to_kernel),
         cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_binary),
         cmocka_unit_test(test_training),
         cmocka_unit_test(test_batch_overflow),
         cmocka_unit_test(test_names),

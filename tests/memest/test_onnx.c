@@ -177,6 +177,52 @@ static void window_op(const struct memest_layer *L, const double *x,
     }
 }
 
+/* Element e of the output shape os, read from an operand of shape s
+ * aligned from the right (numpy's broadcasting of one sample). */
+static uint64_t bcast_index(struct memest_shape os, struct memest_shape s,
+                            uint64_t e)
+{
+    uint64_t idx = 0, stride = 1;
+    for (unsigned d = os.rank; d-- > 0;) {
+        const uint64_t od = os.dim[d];
+        const uint64_t c = e % od;
+        e /= od;
+        if (d + s.rank >= os.rank) {
+            const uint64_t sd = s.dim[d + s.rank - os.rank];
+            idx += (sd == 1 ? 0 : c) * stride;
+            stride *= sd;
+        }
+    }
+    return idx;
+}
+
+/* add, sub, mul, div of two inputs or of one and a constant, in double */
+static void binary_ref(const memest_model *m, const struct memest_layer *L,
+                       double *const *t, double *y)
+{
+    const struct memest_shape os = L->out_shape;
+    const struct memest_shape sa = memest_model_tensor_shape(m, L->inputs[0]);
+    for (uint64_t e = 0; e < elems(os); e++) {
+        double a, b;
+        if (L->scalar_side == MEMEST_SCALAR_NONE) {
+            const struct memest_shape sb =
+                memest_model_tensor_shape(m, L->inputs[1]);
+            a = t[L->inputs[0]][bcast_index(os, sa, e)];
+            b = t[L->inputs[1]][bcast_index(os, sb, e)];
+        } else if (L->scalar_side == MEMEST_SCALAR_RIGHT) {
+            a = t[L->inputs[0]][e];
+            b = L->scalar;
+        } else {
+            a = L->scalar;
+            b = t[L->inputs[0]][e];
+        }
+        y[e] = L->kind == MEMEST_KIND_ADD   ? a + b
+               : L->kind == MEMEST_KIND_SUB ? a - b
+               : L->kind == MEMEST_KIND_MUL ? a * b
+                                            : a / b;
+    }
+}
+
 /* Run one sample: in[k] is input k's data. The output (the last tensor)
  * is copied to out. Returns 0, or -1 for what this reference lacks. */
 static int forward(const memest_model *m, const double *const *in,
@@ -225,7 +271,16 @@ static int forward(const memest_model *m, const double *const *in,
             }
             break;
         }
+        case MEMEST_KIND_SUB:
+        case MEMEST_KIND_MUL:
+        case MEMEST_KIND_DIV:
+            binary_ref(m, L, t, y);
+            break;
         case MEMEST_KIND_ADD:
+            if (L->input_count < 3) {
+                binary_ref(m, L, t, y);
+                break;
+            }
             for (size_t k = 0; k < L->input_count; k++) {
                 for (uint64_t e = 0; e < n; e++) {
                     y[e] += t[L->inputs[k]][e];
@@ -744,7 +799,7 @@ static void test_fixture_outputs(void **state)
         "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn",
         "torch_view", "fold_shapes", "fold_shapes_fixed_batch",
         "fold_opset9", "fold_opset13", "fold_opset15", "torch_flatten_dyn",
-        "torch_acts", "torch_acts14"};
+        "torch_acts", "torch_acts14", "torch_se", "binary_broadcast"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
@@ -814,8 +869,15 @@ static void test_bad(void **state)
         {"transpose_computed", MEMEST_E_PARSE, 1,
          {"node 't' (Transpose)", "Transpose of a computed tensor is not "
           "supported", "only of a constant"}},
-        {"mul_computed", MEMEST_E_PARSE, 1,
-         {"node 'square' (Mul)", "only inside the GELU pattern"}},
+        /* element-wise binary: a constant of several values, shapes
+         * that do not broadcast, opset 6's broadcast attribute */
+        {"binary_const_tensor", MEMEST_E_PARSE, 1,
+         {"node 'per_channel' (Mul)", "'k' [3, 1, 1] holds different "
+          "values", "only a constant of one value"}},
+        {"binary_no_broadcast", MEMEST_E_SHAPE, 4,
+         {"node 'ratio' (Div)", "shape mismatch", "do not broadcast"}},
+        {"binary_legacy_broadcast", MEMEST_E_PARSE, 1,
+         {"node 'legacy' (Mul)", "attribute 'broadcast'", "not supported"}},
         {"int_mul_computed", MEMEST_E_PARSE, 1,
          {"node 'times3' (Mul)", "integer arithmetic on a computed tensor"}},
         /* ShuffleNet's channel shuffle: the folded 5-D shape, named */

@@ -90,9 +90,33 @@ static const struct err_case errors[] = {
     /* graphs: "add in=a,b" has b at column 10 */
     {"input 1x8x8\nconv2d 4 k=3 p=1 name=a\nconv2d 8 k=3 p=1 in=input "
      "name=b\nadd in=a,b\n",
-     MEMEST_E_SHAPE, 4, 10, "add: input 'b' is 8x8x8 but 'a' is 4x8x8"},
+     MEMEST_E_SHAPE, 4, 10, "add: input 'a' is 4x8x8 and 'b' is 8x8x8, which do not broadcast"},
     {"input 4\ndense 3 in=foo\n", MEMEST_E_PARSE, 2, 12,
      "unknown input 'foo'"},
+    /* element-wise binary: shapes that do not broadcast (b at column
+     * 10), three inputs, one without a constant, bad constants */
+    {"input 4x8x8\nconv2d 3 k=1 name=a\nglobalavgpool in=input name=b\n"
+     "mul in=a,b\n",
+     MEMEST_E_SHAPE, 4, 10, "mul: input 'a' is 3x8x8 and 'b' is 4x1x1, "
+     "which do not broadcast"},
+    {"input 8\ndense 3 name=a\nsub in=a,input\n", MEMEST_E_SHAPE, 3, 10,
+     "sub: input 'a' is 3 and 'input' is 8, which do not broadcast"},
+    {"input 4\nrelu name=a\ndiv in=a,a,a\n", MEMEST_E_SHAPE, 3, 8,
+     "div reads two inputs (or one and scalar=), got 3"},
+    {"input 4\nrelu name=a\nsub in=a\n", MEMEST_E_PARSE, 3, 8,
+     "sub needs two or more inputs, got one"},
+    {"input 4\nmul scalar=abc\n", MEMEST_E_PARSE, 2, 12,
+     "scalar: 'abc' is not a number"},
+    {"input 4\nmul scalar=1 scalar_left=2\n", MEMEST_E_PARSE, 2, 14,
+     "scalar= and scalar_left= exclude each other"},
+    {"input 4\ndiv scalar_left=inf\n", MEMEST_E_RANGE, 2, 17,
+     "scalar_left must be a finite number"},
+    {"input 4\nmul scalar=1e39\n", MEMEST_E_RANGE, 2, 12,
+     "scalar must be a finite number within float's range"},
+    {"input 4\nrelu name=a\nmul in=a,input scalar=2\n", MEMEST_E_PARSE, 3,
+     8, "mul reads one input, got 2"},
+    {"input 4\nconv2d 3 k=1 scalar=2\n", MEMEST_E_PARSE, 2, 14,
+     "unknown key 'scalar' for conv2d"},
     /* reading a layer below: the order written is the order run */
     {"input 4\ndense 3 in=d2 name=d1\ndense 3 name=d2\n", MEMEST_E_PARSE, 2,
      12, "earlier layer"},
@@ -554,7 +578,11 @@ static void assert_same_model(const memest_model *a, const memest_model *b)
         assert_int_equal(x->macs_per_sample, y->macs_per_sample);
         for (int k = 0; k < 3; k++) {
             assert_int_equal(x->out_shape.dim[k], y->out_shape.dim[k]);
+            assert_int_equal(x->in_shape_b.dim[k], y->in_shape_b.dim[k]);
         }
+        assert_int_equal(x->input_count, y->input_count);
+        assert_int_equal(x->scalar_side, y->scalar_side);
+        assert_true(x->scalar == y->scalar);
     }
 }
 
@@ -599,6 +627,14 @@ static void test_round_trip(void **state)
     round_trip("name x\ninput 6x9x9\nconv2d 6 k=3 s=2 p=1 g=3 bias=no\n"
                "avgpool k=2 s=1 p=1 name=ap\ntanh\nflatten\ngelu name=g\n"
                "dense 7 act=none\nsoftmax\n");
+    /* element-wise binary: broadcasts in both orders, constants on both
+     * sides that need all 17 digits (0.1, 1/3), a negative one, act= */
+    round_trip("input 16x5x5\nconv2d 16 k=1 name=a\nglobalavgpool name=g\n"
+               "mul in=a,g name=se\nmul in=g,se name=se2\n"
+               "sub in=g,se2 act=relu\n"
+               "div scalar=0.1\nsub scalar_left=0.33333333333333331\n"
+               "add scalar=-6 act=sigmoid name=k\nadd in=k,g name=s\n"
+               "add in=s,s,s\ndiv scalar_left=1e-7\n");
 }
 
 /* Many layers: automatic names stay unique and counting stays linear. */

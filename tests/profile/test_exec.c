@@ -216,6 +216,34 @@ static const char *const GRAPH_MODELS[] = {
     "flatten\n"
     "dense 6 act=hardsigmoid\n"
     "dense 4 act=softplus\n",
+    /* squeeze-excite and element-wise arithmetic: the gate multiplied in
+     * both orders, a broadcast sub and div (the gate first), constants on
+     * either side, an add of a constant with relu, equal-shape mul and
+     * div */
+    "input 8x6x6\n"
+    "conv2d 16 k=3 p=1 act=relu name=a\n"
+    "globalavgpool name=g\n"
+    "conv2d 4 k=1 act=relu name=f1\n"
+    "conv2d 16 k=1 act=sigmoid name=f2\n"
+    "mul in=a,f2 name=se\n"
+    "mul in=f2,se name=se2\n"
+    "sub in=se2,g name=d\n"
+    "div scalar=6\n"
+    "add scalar=1 act=relu\n"
+    "sub scalar_left=1 name=om\n"
+    "mul in=om,om name=sq\n"
+    "add in=sq scalar=1 name=den\n"
+    "div in=d,den name=q\n"
+    "div in=g,den name=gq\n"
+    "add in=gq,q\n"
+    "conv2d 8 k=1\n",
+    /* vectors: [4] times [1], [1] minus [4] */
+    "input 6 name=x\n"
+    "dense 4 act=tanh name=d1\n"
+    "dense 1 in=x name=d2\n"
+    "mul in=d1,d2 name=p\n"
+    "sub in=d2,p\n"
+    "dense 3\n",
 };
 #define N_GRAPH_MODELS (sizeof GRAPH_MODELS / sizeof GRAPH_MODELS[0])
 
@@ -693,6 +721,96 @@ static void ref_add(const struct tensor *const *xs, size_t count,
     ref_act(L->act, L->act_alpha, L->act_beta, y);
 }
 
+/* Whether an add runs as a broadcast (ops/binary.c) rather than as a sum
+ * of equal shapes. */
+static bool same_shapes(const struct memest_shape *a,
+                        const struct memest_shape *b)
+{
+    if (a->rank != b->rank) {
+        return false;
+    }
+    for (unsigned d = 0; d < a->rank; d++) {
+        if (a->dim[d] != b->dim[d]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool binary_broadcasts(const struct memest_layer *L)
+{
+    return L->scalar_side != MEMEST_SCALAR_NONE ||
+           (L->input_count == 2 &&
+            (!same_shapes(&L->in_shape, &L->out_shape) ||
+             !same_shapes(&L->in_shape_b, &L->out_shape)));
+}
+
+/* Operand element (n, c, h, w) of y's grid from x, an extent of 1
+ * repeated (numpy's broadcasting; the tests' operands have y's rank). */
+static size_t bcast_at(const struct tensor *x, size_t n, size_t c, size_t h,
+                       size_t w)
+{
+    return ((n * x->c + (x->c == 1 ? 0 : c)) * x->h + (x->h == 1 ? 0 : h)) *
+               x->w +
+           (x->w == 1 ? 0 : w);
+}
+
+/* add, sub, mul, div of two operands or of one and the layer's constant,
+ * in double: the operands' errors carried to first order through the
+ * partial derivatives ga, gb, and the float operation's rounding. */
+static void ref_binary(const struct memest_layer *L,
+                       const struct tensor *const *xs, struct tensor *y)
+{
+    const double k = (float)L->scalar;
+    for (size_t n = 0; n < y->batch; n++) {
+        for (size_t c = 0; c < y->c; c++) {
+            for (size_t h = 0; h < y->h; h++) {
+                for (size_t w = 0; w < y->w; w++) {
+                    const size_t i = ((n * y->c + c) * y->h + h) * y->w + w;
+                    double v[2], d[2] = {0, 0}, sd[2] = {0, 0},
+                                 tl[2] = {0, 0};
+                    size_t x = 0;
+                    for (int o = 0; o < 2; o++) {
+                        const bool is_k =
+                            (L->scalar_side == MEMEST_SCALAR_RIGHT && o == 1) ||
+                            (L->scalar_side == MEMEST_SCALAR_LEFT && o == 0);
+                        if (is_k) {
+                            v[o] = k;
+                            continue;
+                        }
+                        const struct tensor *t = xs[x++];
+                        const size_t j = bcast_at(t, n, c, h, w);
+                        v[o] = t->r[j];
+                        d[o] = t->d[j];
+                        sd[o] = t->s[j];
+                        tl[o] = tol_of(t, j);
+                    }
+                    double r, ga, gb;
+                    if (L->kind == MEMEST_KIND_ADD) {
+                        r = v[0] + v[1], ga = 1, gb = 1;
+                    } else if (L->kind == MEMEST_KIND_SUB) {
+                        r = v[0] - v[1], ga = 1, gb = -1;
+                    } else if (L->kind == MEMEST_KIND_MUL) {
+                        r = v[0] * v[1], ga = v[1], gb = v[0];
+                    } else {
+                        assert_int_equal(L->kind, MEMEST_KIND_DIV);
+                        r = v[0] / v[1], ga = 1 / v[1],
+                        gb = -v[0] / (v[1] * v[1]);
+                    }
+                    y->r[i] = r;
+                    y->d[i] = fabs(ga) * d[0] + fabs(gb) * d[1];
+                    y->s[i] = sqrt(ga * ga * sd[0] * sd[0] +
+                                   gb * gb * sd[1] * sd[1]) +
+                              2.0 * U32 *
+                                  (fabs(r) + fabs(ga) * tl[0] +
+                                   fabs(gb) * tl[1]);
+                }
+            }
+        }
+    }
+    ref_act(L->act, L->act_alpha, L->act_beta, y);
+}
+
 /* Along dim[0]: each sample of y is the inputs' samples in order. */
 static void ref_concat(const struct tensor *const *xs, size_t count,
                        struct tensor *y)
@@ -825,7 +943,16 @@ static void reference(const memest_model *m, const prof_exec *ex,
             ref_act(L->act, L->act_alpha, L->act_beta, nxt);
             break;
         case MEMEST_KIND_ADD:
+            if (binary_broadcasts(L)) {
+                ref_binary(L, ins, nxt);
+                break;
+            }
             ref_add(ins, L->input_count, nxt, L);
+            break;
+        case MEMEST_KIND_SUB:
+        case MEMEST_KIND_MUL:
+        case MEMEST_KIND_DIV:
+            ref_binary(L, ins, nxt);
             break;
         case MEMEST_KIND_CONCAT:
             ref_concat(ins, L->input_count, nxt);
@@ -2202,6 +2329,31 @@ static void test_channel_blocked(void **state)
          "flatten\n"
          "dense 3\n",
          "bbbnnn"},
+        /* squeeze-excite: the gate f2 (16 x 1 x 1, the same bytes in
+         * both layouts, so it ties no layouts together) multiplies a
+         * blocked a in both orders through the blocked channel scale,
+         * then a constant and equal shapes run element-wise on the
+         * blocked form; a sub broadcasting g over the planes has only an
+         * NCHW kernel and holds its input sc to NCHW, and with it c2 (the
+         * big operand of the mul that makes sc); the conv after the sub
+         * writes blocked again for the global average */
+        {"input 8x6x6\n"
+         "conv2d 16 k=3 p=1 act=relu name=a\n"
+         "globalavgpool name=g\n"
+         "conv2d 4 k=1 act=relu name=f1\n"
+         "conv2d 16 k=1 act=sigmoid name=f2\n"
+         "mul in=a,f2 name=se\n"
+         "mul in=f2,se name=se2\n"
+         "mul scalar=0.5 name=h\n"
+         "add in=h,se2 name=s2\n"
+         "conv2d 16 k=3 p=1 name=c2\n"
+         "mul in=c2,f2 name=sc\n"
+         "sub in=sc,g\n"
+         "conv2d 8 k=1\n"
+         "globalavgpool\n"
+         "flatten\n"
+         "dense 3\n",
+         "bnnbbbbbnnnbnnn"},
         /* 12 channels: the global average's input cannot be blocked */
         {"input 8x6x6\n"
          "conv2d 16 k=3 p=1\n"

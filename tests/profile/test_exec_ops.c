@@ -33,7 +33,10 @@ static const char *const EVERY_KIND =
     "concat in=sum,mp name=cat\n"
     "globalavgpool name=gap\n"
     "flatten name=fl\n"
-    "dense 3 act=softmax name=d\n";
+    "dense 3 act=softmax name=d\n"
+    "sub in=d scalar=1 name=sb\n"
+    "mul in=sb,d name=ml\n"
+    "div in=ml scalar_left=2 name=dv\n";
 
 static memest_model *model_of(const char *text)
 {

@@ -149,7 +149,10 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(CONCAT, "concat")          /* 2+ inputs joined along dim[0] */        \
     X(BATCHNORM, "batchnorm")    /* standalone per-channel scale, shift */  \
     X(IDENTITY, "identity")      /* output = input */                       \
-    X(DROPOUT, "dropout")        /* output = input at inference */
+    X(DROPOUT, "dropout")        /* output = input at inference */      \
+    X(SUB, "sub")                /* a - b, numpy broadcasting, act */      \
+    X(MUL, "mul")                /* a * b, numpy broadcasting, act */      \
+    X(DIV, "div")                /* a / b, numpy broadcasting, act */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1
@@ -307,6 +310,24 @@ struct memest_layer {
      * hardswish's fixed 1/6 and 0.5; 0 for every other activation. */
     double act_alpha;
     double act_beta;
+    /* add, sub, mul, div (element-wise binary, numpy broadcasting of the
+     * per-sample shapes): in_shape_b is the second input's shape when the
+     * layer reads two (in_shape is the first's); a layer that reads one
+     * has a constant operand instead, `scalar`, on the side scalar_side
+     * says (MEMEST_SCALAR_RIGHT: x op scalar; MEMEST_SCALAR_LEFT: scalar
+     * op x). A constant is no parameter (PyTorch counts none): it is held
+     * in the layer, not in the arena nor in the stored parameters. */
+    struct memest_shape in_shape_b;
+    int scalar_side;
+    double scalar;
+};
+
+/* Where a binary layer's constant operand stands (memest_layer's
+ * scalar_side). */
+enum memest_scalar_side {
+    MEMEST_SCALAR_NONE = 0,
+    MEMEST_SCALAR_RIGHT = 1,
+    MEMEST_SCALAR_LEFT = 2,
 };
 
 typedef struct memest_model memest_model; /* opaque, immutable once built */

@@ -310,7 +310,6 @@ int onnx_reshape(struct imp *I, size_t node);
 int onnx_softmax(struct imp *I, size_t node);
 int onnx_logsoftmax(struct imp *I, size_t node);
 int onnx_clip(struct imp *I, size_t node);
-int onnx_add(struct imp *I, size_t node);
 int onnx_concat(struct imp *I, size_t node);
 int onnx_dropout(struct imp *I, size_t node);
 int onnx_gap(struct imp *I, size_t node);
@@ -327,6 +326,9 @@ int onnx_leakyrelu(struct imp *I, size_t node);
 int onnx_elu(struct imp *I, size_t node);
 int onnx_softplus(struct imp *I, size_t node);
 int onnx_elementwise_refused(struct imp *I, size_t node);
+/* Add, Sub, Mul, Div (ops_binary.c) */
+int onnx_binary(struct imp *I, size_t node);
+int onnx_reciprocal(struct imp *I, size_t node);
 int onnx_transpose_refused(struct imp *I, size_t node);
 
 /* folds (fold.c, fold_index.c, fold_arith.c) */

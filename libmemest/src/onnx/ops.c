@@ -25,7 +25,7 @@
  * allowed broadcasting, which the handlers check on the shapes anyway;
  * Gemm's broadcast likewise allowed only C to broadcast */
 static const struct onnx_op ops[] = {
-    {"Add", "axis broadcast", onnx_add, fold_add, 0},
+    {"Add", "axis broadcast", onnx_binary, fold_add, 0},
     {"AveragePool", "auto_pad ceil_mode count_include_pad dilations "
                     "kernel_shape pads strides", onnx_avgpool, NULL, 0},
     /* is_test (before opset 7) and momentum matter only for training;
@@ -40,7 +40,7 @@ static const struct onnx_op ops[] = {
     {"ConstantOfShape", "value", NULL, fold_constant_of_shape, 0},
     {"Conv", "auto_pad dilations group kernel_shape pads strides", onnx_conv,
      NULL, 0},
-    {"Div", "axis broadcast", onnx_elementwise_refused, fold_div, 0},
+    {"Div", "axis broadcast", onnx_binary, fold_div, 0},
     {"Dropout", "is_test ratio seed", onnx_dropout, NULL, 0},
     {"Elu", "alpha", onnx_elu, NULL, 0},
     {"Equal", "axis broadcast", NULL, fold_equal, 0},
@@ -58,8 +58,9 @@ static const struct onnx_op ops[] = {
     {"MatMul", "", onnx_matmul, NULL, 0},
     {"MaxPool", "auto_pad ceil_mode dilations kernel_shape pads "
                 "storage_order strides", onnx_maxpool, NULL, 0},
-    {"Mul", "axis broadcast", onnx_elementwise_refused, fold_mul, 0},
+    {"Mul", "axis broadcast", onnx_binary, fold_mul, 0},
     {"Range", "", NULL, fold_range, 0},
+    {"Reciprocal", "", onnx_reciprocal, NULL, 0},
     {"Relu", "", onnx_relu, NULL, 0},
     {"Reshape", "allowzero", onnx_reshape, fold_reshape, 0},
     {"Shape", "end start", NULL, fold_shape, 1},
@@ -69,7 +70,7 @@ static const struct onnx_op ops[] = {
     {"Softmax", "axis", onnx_softmax, NULL, 0},
     {"Softplus", "", onnx_softplus, NULL, 0},
     {"Squeeze", "axes", NULL, fold_squeeze, 0},
-    {"Sub", "axis broadcast", onnx_elementwise_refused, fold_sub, 0},
+    {"Sub", "axis broadcast", onnx_binary, fold_sub, 0},
     {"Tanh", "", onnx_tanh, NULL, 0},
     {"Transpose", "perm", onnx_transpose_refused, fold_transpose, 0},
     {"Unsqueeze", "axes", NULL, fold_unsqueeze, 0},

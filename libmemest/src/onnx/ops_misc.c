@@ -1,5 +1,5 @@
 /*
- * ONNX import: the handlers of reshaping, activations, Add, Concat,
+ * ONNX import: the handlers of reshaping, activations, Concat,
  * Dropout, Identity, the fused GELU, and the refusals of operators read
  * only in a folded or fused form.
  */
@@ -181,19 +181,6 @@ int onnx_clip(struct imp *I, size_t node)
                            (double)(float)hi, n->name);
 }
 
-static int same_shape(const struct value *a, const struct value *b)
-{
-    if (a->rank != b->rank) {
-        return 0;
-    }
-    for (unsigned d = 1; d < a->rank; d++) {
-        if (a->dim[d] != b->dim[d]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static void shape_text(const struct value *v, char *buf, size_t cap)
 {
     size_t off = (size_t)snprintf(buf, cap, "N");
@@ -201,48 +188,6 @@ static void shape_text(const struct value *v, char *buf, size_t cap)
         off += (size_t)snprintf(buf + off, cap - off, "x%llu",
                                 (unsigned long long)v->dim[d]);
     }
-}
-
-int onnx_add(struct imp *I, size_t node)
-{
-    const Onnx__NodeProto *n = I->g->node[node];
-    size_t xs[2];
-    size_t l = 0;
-    int st;
-
-    /* broadcast and axis (before opset 7) only allowed broadcasting,
-     * which is refused below anyway */
-    for (size_t i = 0; i < 2; i++) {
-        size_t vi = value_of(I, in_name(n, i));
-        if (vi != SIZE_MAX && is_constant(&I->v[vi]) &&
-            I->v[vi].kind == V_CONST) {
-            return node_fail(I, node, MEMEST_E_PARSE,
-                             "adding the constant '%.60s' is supported only "
-                             "as the bias right after a MatMul; Add takes "
-                             "two computed tensors of one shape",
-                             in_name(n, i));
-        }
-        if ((st = get_act(I, node, i, &xs[i]))) {
-            return st;
-        }
-    }
-    if (!same_shape(&I->v[xs[0]], &I->v[xs[1]])) {
-        char a[64], b[64];
-        shape_text(&I->v[xs[0]], a, sizeof a);
-        shape_text(&I->v[xs[1]], b, sizeof b);
-        return node_fail(I, node, MEMEST_E_SHAPE,
-                         "shape mismatch: '%.40s' is %s, '%.40s' is %s (no "
-                         "broadcasting)", I->v[xs[0]].name, a,
-                         I->v[xs[1]].name, b);
-    }
-    if ((st = push_layer(I, node, "add", n->name, "add", &l))) {
-        return st;
-    }
-    I->L[l].takes_act = 1;
-    if ((st = layer_inputs(I, l, xs, 2))) {
-        return st;
-    }
-    return set_output(I, node, 0, l, I->v[xs[0]].rank, I->v[xs[0]].dim);
 }
 
 int onnx_concat(struct imp *I, size_t node)
@@ -521,48 +466,6 @@ int onnx_identity(struct imp *I, size_t node)
     }
     return emit_simple(I, node, "identity", "identity", x, I->v[x].rank,
                        I->v[x].dim);
-}
-
-/* Whether an operand of the node holds integers (a folded shape, an int64
- * initializer): arithmetic on them is shape arithmetic. */
-static int reads_integers(struct imp *I, size_t node)
-{
-    const Onnx__NodeProto *n = I->g->node[node];
-    for (size_t i = 0; i < n->n_input; i++) {
-        size_t vi = value_of(I, in_name(n, i));
-        const struct cval *c;
-        if (vi == SIZE_MAX || I->v[vi].kind != V_CONST) {
-            continue;
-        }
-        if (get_const(I, node, i, "operand", &c) == MEMEST_OK &&
-            c->ints != NULL) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Mul, Div and Sub of a computed tensor: read only as constants (shape
- * arithmetic, folded) and, for Mul and Div, inside PyTorch's GELU. */
-int onnx_elementwise_refused(struct imp *I, size_t node)
-{
-    const Onnx__NodeProto *n = I->g->node[node];
-    const char *op = str(n->op_type);
-    if (reads_integers(I, node)) {
-        return node_fail(I, node, MEMEST_E_PARSE,
-                         "integer arithmetic on a computed tensor is not "
-                         "supported: only on shapes and constants, which "
-                         "are folded at import");
-    }
-    if (strcmp(op, "Sub") == 0) {
-        return node_fail(I, node, MEMEST_E_PARSE,
-                         "Sub of a computed tensor is not supported: only "
-                         "of constants, which are folded at import");
-    }
-    return node_fail(I, node, MEMEST_E_PARSE,
-                     "%s of a computed tensor is supported only inside the "
-                     "GELU pattern x * 0.5 * (1 + erf(x / sqrt(2))), or "
-                     "of constants, which are folded at import", op);
 }
 
 int onnx_transpose_refused(struct imp *I, size_t node)

@@ -1,7 +1,9 @@
 /*
  * add: the element-wise sum of two or more tensors of one shape (a
- * residual connection), then an optional activation (act=). No
- * parameters; the additions are not counted as MACs.
+ * residual connection), then an optional activation (act=); two inputs
+ * may also broadcast as numpy's, and one input with scalar= adds a
+ * constant (ops/binary.c, shared with sub, mul and div). No parameters;
+ * the additions are not counted as MACs.
  */
 #include "op.h"
 
@@ -9,6 +11,9 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
 {
     const struct memest_shape *in = x->in[0];
 
+    if (x->nin <= 2) {
+        return op_binary_infer(x, L);
+    }
     for (size_t i = 1; i < x->nin; i++) {
         const struct memest_shape *o = x->in[i];
         int same = o->rank == in->rank;
@@ -22,11 +27,13 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
             memest_shape_format(o, b, sizeof b);
             return op_fail(x, MEMEST_E_SHAPE, x->sp->in[i].col,
                            "add: input '%s' is %s but '%s' is %s; an add "
-                           "needs inputs of one shape",
+                           "of three or more inputs needs inputs of one "
+                           "shape (two may broadcast)",
                            x->in_name[i], b, x->in_name[0], a);
         }
     }
     L->out_shape = *in;
+    L->in_shape_b = *x->in[1];
     return MEMEST_OK;
 }
 
@@ -34,13 +41,14 @@ static void write_line(struct op_out *o, const struct op_write *w)
 {
     op_put(o, "add act=%s", memest_act_name(w->L->act));
     op_put_act_params(o, w->L->act, w->L);
+    op_binary_put_scalar(o, w->L);
 }
 
 const struct memest_op_def op_add = {
     .word = "add",
     .prefix = "add",
     .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_ACT | OP_KEY_ALPHA |
-            OP_KEY_BETA,
+            OP_KEY_BETA | OP_KEY_SCALAR | OP_KEY_SCALAR_LEFT,
     .example = "add in=conv2,pool1",
     .multi_input = true,
     .params = OP_PARAMS_NONE,

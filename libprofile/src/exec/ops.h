@@ -239,5 +239,23 @@ extern const struct exec_op_vtable exec_op_concat;
 extern const struct exec_op_vtable exec_op_batchnorm;
 extern const struct exec_op_vtable exec_op_identity;
 extern const struct exec_op_vtable exec_op_dropout;
+extern const struct exec_op_vtable exec_op_sub;
+extern const struct exec_op_vtable exec_op_mul;
+extern const struct exec_op_vtable exec_op_div;
+
+/* add, sub, mul, div with broadcasting or a constant operand
+ * (ops/binary.c; add.c hands these forms of an add over): whether the
+ * layer broadcasts or has a constant; its layouts, scratch; y = act(a op
+ * b) in float with each operand from `load` (into abuf, bbuf); the 16-bit
+ * and int8 runs. */
+bool exec_binary_broadcasts(const struct memest_layer *L);
+unsigned exec_binary_caps(const struct exec_op *op);
+int exec_binary_scratch(const prof_exec *ex, struct exec_op *op,
+                        struct exec_scratch *n);
+int exec_binary_float(prof_exec *ex, const struct exec_op *op,
+                      exec_load_fn load, float *abuf, float *bbuf, float *y,
+                      bool fused);
+int exec_binary_run_16(prof_exec *ex, const struct exec_op *op);
+int exec_binary_run_s8(prof_exec *ex, const struct exec_op *op);
 
 #endif

@@ -122,6 +122,18 @@ static size_t uf_find(size_t *parent, size_t t)
     return t;
 }
 
+/* A tensor of C x 1 x 1, C a multiple of the block, has the same bytes in
+ * both layouts ([n][c] either way, no padding lanes): it need not share
+ * a layout with the others of a layer (squeeze-excite's gate, read by a
+ * mul with the C x H x W it scales, would otherwise tie that to the
+ * layouts of whatever else reads the gate). */
+static bool layout_neutral(const struct prof_exec *ex, size_t t)
+{
+    const struct memest_shape s = memest_model_tensor_shape(ex->model, t);
+    return s.rank == 3 && s.dim[1] == 1 && s.dim[2] == 1 &&
+           s.dim[0] % KERN_CBLOCK == 0;
+}
+
 /* Choose each tensor's layout (ex->t_blk). A tensor is blocked unless it
  * is a model input or the output, or some layer that writes or reads it
  * cannot do so blocked; a layer whose tensors must share a layout joins
@@ -155,7 +167,7 @@ int exec_plan_layouts(struct prof_exec *ex)
             if (!(caps & EXEC_BLK_IN)) {
                 nchw[t] = 1;
             }
-            if (caps & EXEC_BLK_SAME) {
+            if ((caps & EXEC_BLK_SAME) && !layout_neutral(ex, t)) {
                 parent[uf_find(parent, t)] = uf_find(parent, op->out_t);
             }
         }

@@ -1,5 +1,6 @@
 /* An element-wise sum of two or more inputs of one shape, then its
- * activation. Every precision adds in float, left to right; each gives
+ * activation (two inputs that broadcast, or one and a constant, run as
+ * ops/binary.c's). Every precision adds in float, left to right; each gives
  * only how an input becomes floats (exec_load_f32, _16, _s8). The inputs
  * are read from the arena: the trainer, which runs operators on its own
  * buffers, has no add. */
@@ -43,6 +44,9 @@ static int add_float(prof_exec *ex, const struct exec_op *op,
 static int add_scratch(const prof_exec *ex, struct exec_op *op,
                        struct exec_scratch *n)
 {
+    if (exec_binary_broadcasts(op->layer)) {
+        return exec_binary_scratch(ex, op, n);
+    }
     /* 16-bit and int8: the sum builds in y32, each further input is
      * widened into x32 (all inputs have the output's size) */
     if (ex->precision != MEMEST_FP32) {
@@ -53,6 +57,9 @@ static int add_scratch(const prof_exec *ex, struct exec_op *op,
 
 static unsigned add_caps(const struct exec_op *op)
 {
+    if (exec_binary_broadcasts(op->layer)) {
+        return exec_binary_caps(op);
+    }
     return exec_blk_possible(op) && op->c_out % KERN_CBLOCK == 0
                ? EXEC_BLK_IN | EXEC_BLK_OUT | EXEC_BLK_SAME
                : 0u;
@@ -61,11 +68,18 @@ static unsigned add_caps(const struct exec_op *op)
 static int add_run_f32(prof_exec *ex, const struct exec_op *op,
                        const struct exec_f32_args *a)
 {
+    if (exec_binary_broadcasts(op->layer)) {
+        return exec_binary_float(ex, op, exec_load_f32, NULL, NULL, a->y,
+                                 a->fused);
+    }
     return add_float(ex, op, exec_load_f32, NULL, a->y, a->fused);
 }
 
 static int add_run_16(prof_exec *ex, const struct exec_op *op)
 {
+    if (exec_binary_broadcasts(op->layer)) {
+        return exec_binary_run_16(ex, op);
+    }
     const int st = add_float(ex, op, exec_load_16, ex->x32, ex->y32, true);
     return st == PROF_OK
                ? exec_narrow(ex, (uint16_t *)(ex->arena + op->out_off),
@@ -77,6 +91,9 @@ static int add_run_16(prof_exec *ex, const struct exec_op *op)
  * result quantised again with its own scale. */
 static int add_run_s8(prof_exec *ex, const struct exec_op *op)
 {
+    if (exec_binary_broadcasts(op->layer)) {
+        return exec_binary_run_s8(ex, op);
+    }
     const int st = add_float(ex, op, exec_load_s8, ex->x32, ex->y32, true);
     return st == PROF_OK ? exec_quantize_out(ex, op) : st;
 }

@@ -20,6 +20,9 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_BATCHNORM] = &exec_op_batchnorm,
     [MEMEST_KIND_IDENTITY] = &exec_op_identity,
     [MEMEST_KIND_DROPOUT] = &exec_op_dropout,
+    [MEMEST_KIND_SUB] = &exec_op_sub,
+    [MEMEST_KIND_MUL] = &exec_op_mul,
+    [MEMEST_KIND_DIV] = &exec_op_div,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
