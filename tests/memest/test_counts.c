@@ -615,6 +615,19 @@ static void test_names(void **state)
     }
     assert_string_equal(memest_act_name(MEMEST_ACT_TANH), "tanh");
     assert_null(memest_act_name((enum memest_act)42));
+    /* the mobile activations, appended in this order */
+    {
+        static const char *const names[] = {"silu", "hardsigmoid",
+                                            "hardswish", "leakyrelu", "elu",
+                                            "softplus", "clip"};
+        for (int k = 0; k < 7; k++) {
+            assert_string_equal(
+                memest_act_name((enum memest_act)(MEMEST_ACT_SILU + k)),
+                names[k]);
+        }
+        assert_int_equal(MEMEST_ACT_CLIP + 1, MEMEST_ACT_COUNT);
+        assert_null(memest_act_name((enum memest_act)MEMEST_ACT_COUNT));
+    }
     {
         struct memest_shape s = {3, {8, 14, 14}};
         char buf[MEMEST_SHAPE_TEXT_MAX];
