@@ -1097,6 +1097,23 @@ static void test_bad_input(void **state)
                    NULL, PROF_E_UNSUPPORTED, "(it trains chains of dense, "
                    "conv2d, maxpool, avgpool, flatten, activation, identity "
                    "and dropout layers)");
+    /* element-wise arithmetic, with a constant (one input, a chain) or
+     * squeeze-excite's broadcast: named */
+    expect_refused("input 4\ndense 4 act=relu\nmul scalar=0.5 name=half\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "half: the trainer has no "
+                   "backward pass for mul");
+    expect_refused("input 4\ndense 4 act=relu\ndiv scalar_left=1 name=inv\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "inv: the trainer has no "
+                   "backward pass for div");
+    expect_refused("input 4\ndense 4 act=relu\nsub scalar=1 name=s\n"
+                   "dense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "s: the trainer has no "
+                   "backward pass for sub");
+    expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
+                   "mul in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "gap1");
     expect_refused("input 2x4x4\nconv2d 2 k=3 act=relu\nbatchnorm name=nb\n"
                    "flatten\ndense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "nb: the trainer has no "
