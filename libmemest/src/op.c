@@ -24,6 +24,8 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_BATCHNORM] = &op_batchnorm,
     [MEMEST_KIND_IDENTITY] = &op_identity,
     [MEMEST_KIND_DROPOUT] = &op_dropout,
+    [MEMEST_KIND_CONV_TRANSPOSE] = &op_conv_transpose,
+    [MEMEST_KIND_RESIZE] = &op_resize,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -84,6 +86,10 @@ const struct op_key_info op_keys[] = {
     {"bias", "bias", OP_KEY_BIAS},
     {"eps", "epsilon", OP_KEY_EPS},
     {"count_pad", "count_pad", OP_KEY_COUNT_PAD},
+    {"d", "dilation", OP_KEY_D},
+    {"op", "output padding", OP_KEY_OUT_PAD},
+    {"scale", "scale", OP_KEY_SCALE},
+    {"mode", "mode", OP_KEY_MODE},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -20,6 +20,8 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_BATCHNORM] = &exec_op_batchnorm,
     [MEMEST_KIND_IDENTITY] = &exec_op_identity,
     [MEMEST_KIND_DROPOUT] = &exec_op_dropout,
+    [MEMEST_KIND_CONV_TRANSPOSE] = &exec_op_conv_transpose,
+    [MEMEST_KIND_RESIZE] = &exec_op_resize,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
