@@ -197,6 +197,19 @@ static int emit_resize(struct imp *I, size_t node, size_t x, int linear,
                                  (double)sc,
                                  (unsigned long long)v->dim[2 + i], o);
             }
+            /* align_corners maps by (in - 1) / (in * scale - 1), the
+             * unrounded length in ONNX's definition; the kernels (and
+             * PyTorch) use the whole output length, the same only when
+             * in * scale is whole */
+            if (strcmp(coord, "align_corners") == 0 &&
+                o != (double)v->dim[2 + i] * (double)sc) {
+                return node_fail(I, node, MEMEST_E_PARSE,
+                                 "coordinate_transformation_mode "
+                                 "'align_corners' with scale %g on an axis "
+                                 "of %llu (not a whole length) is not "
+                                 "supported", (double)sc,
+                                 (unsigned long long)v->dim[2 + i]);
+            }
             dim[2 + i] = (uint64_t)o;
             snprintf(f[i], sizeof f[i], "%.9g", (double)sc);
         }
