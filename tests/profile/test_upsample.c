@@ -99,6 +99,14 @@ static void test_text_counts(void **state)
     assert_int_equal(L->resize_nearest, 1);
     assert_int_equal(memest_model_parameter_count(m), 222);
     memest_model_destroy(m);
+
+    /* a batch norm after a convtranspose stays a layer (2 * 6 folded
+     * parameters): the weight's rows are input channels */
+    m = parse("input 4x5x6\nconvtranspose 6 k=2 s=2\nbatchnorm\n");
+    assert_int_equal(memest_model_layer_count(m), 2);
+    assert_int_equal(memest_model_layer(m, 1)->kind, MEMEST_KIND_BATCHNORM);
+    assert_int_equal(memest_model_parameter_count(m), 4 * 6 * 4 + 6 + 12);
+    memest_model_destroy(m);
 }
 
 static void test_text_round_trip(void **state)
