@@ -80,9 +80,9 @@ static int ct_scratch(const prof_exec *ex, struct exec_op *op,
     return exec_scratch_float_input(ex, op, n);
 }
 
-/* Fan-in of one output: in_c/g * kh * kw (as PyTorch's init counts it for
- * its transposed weight, dimension 1 times the kernel); fan-out in_c/g's
- * counterpart, out_c/g * kh * kw. */
+/* Seeded weights scaled as a convolution's of the same geometry: fan-in
+ * in_c/g * kh * kw (the most input taps one output sums), fan-out
+ * out_c/g * kh * kw (the outputs one input reaches). */
 static void ct_init(struct exec_op *op, uint64_t *rng)
 {
     const double k = (double)(op->layer->kernel_h * op->layer->kernel_w);
