@@ -28,6 +28,8 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_SUB] = &op_sub,
     [MEMEST_KIND_MUL] = &op_mul,
     [MEMEST_KIND_DIV] = &op_div,
+    [MEMEST_KIND_CONV_TRANSPOSE] = &op_conv_transpose,
+    [MEMEST_KIND_RESIZE] = &op_resize,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -94,6 +96,10 @@ const struct op_key_info op_keys[] = {
     {"max", "upper bound", OP_KEY_BETA},
     {"scalar", "constant operand", OP_KEY_SCALAR},
     {"scalar_left", "constant left operand", OP_KEY_SCALAR_LEFT},
+    {"d", "dilation", OP_KEY_D},
+    {"op", "output padding", OP_KEY_OUT_PAD},
+    {"scale", "scale", OP_KEY_SCALE},
+    {"mode", "mode", OP_KEY_MODE},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -59,6 +59,12 @@ enum op_key {
     /* add, sub, mul, div: a constant operand, right or left (ops/binary.c) */
     OP_KEY_SCALAR = 1u << 12,
     OP_KEY_SCALAR_LEFT = 1u << 13,
+    /* convtranspose and resize */
+    OP_KEY_D = 1u << 18,       /* d=N or d=HxW: dilations */
+    OP_KEY_OUT_PAD = 1u << 19, /* op=N or op=HxW: output_padding */
+    OP_KEY_SCALE = 1u << 20,   /* scale=F, scale=FHxFW, scale=N/D: resize */
+    OP_KEY_MODE = 1u << 21,    /* mode=nearest[,coord[,rounding]] or
+                                * mode=bilinear[,coord]: resize */
 };
 
 struct op_key_info {
@@ -121,6 +127,20 @@ struct op_spec {
     int scalar_side;
     double scalar;
     int col_scalar;
+    /* convtranspose and resize: d= (1 when not written), op= (0), scale=
+     * along each axis as a decimal factor (scale_*, rat_den_* 0) or a
+     * ratio N/D (rat_num_*, rat_den_*; scale_* 0), mode= as the
+     * memest_layer's resize_* fields (nearest, asymmetric, floor when not
+     * written: PyTorch's nearest) */
+    uint64_t dh, dw, oph, opw;
+    double scale_h, scale_w;
+    uint64_t rat_num_h, rat_den_h, rat_num_w, rat_den_w;
+    int resize_mode, resize_coord, resize_nearest;
+    int have_scale;
+    int col_d;
+    int col_op;
+    int col_scale;
+    int col_mode;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -302,5 +322,13 @@ extern const struct memest_op_def op_div;
  * the constant (" scalar=V", " scalar_left=V", or nothing). */
 int op_binary_infer(const struct op_infer *x, struct memest_layer *L);
 void op_binary_put_scalar(struct op_out *o, const struct memest_layer *L);
+extern const struct memest_op_def op_conv_transpose;
+extern const struct memest_op_def op_resize;
+
+/* The words of a resize's modes, coordinate transformations and nearest
+ * roundings, indexed by the memest_layer's resize_* values (resize.c). */
+extern const char *const op_resize_modes[2];
+extern const char *const op_resize_coords[4];
+extern const char *const op_resize_nearests[4];
 
 #endif

@@ -840,6 +840,163 @@ static int parse_scalar(struct ctx *c, const struct op_tok *key,
     return MEMEST_OK;
 }
 
+/* One factor of scale=: a positive finite decimal ("2", "0.5", rounded
+ * to float, the precision ONNX's scales have) into *f, or a ratio "N/D"
+ * of whole numbers into *num, *den. */
+static int parse_factor(struct ctx *c, const struct op_tok *t, double *f,
+                        uint64_t *num, uint64_t *den)
+{
+    const char *slash = memchr(t->s, '/', t->n);
+    char buf[64];
+    char *end;
+    double v;
+
+    if (slash != NULL) {
+        struct op_tok a = *t;
+        struct op_tok b;
+        int st;
+        a.n = (size_t)(slash - t->s);
+        b.s = slash + 1;
+        b.n = t->n - a.n - 1;
+        b.col = col_add(t->col, a.n + 1);
+        st = parse_u64(c, &a, 1, "scale numerator", num);
+        if (st == MEMEST_OK) {
+            st = parse_u64(c, &b, 1, "scale denominator", den);
+        }
+        *f = 0.0;
+        return st;
+    }
+    if (t->n == 0 || t->n >= sizeof buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "scale: '" TOKFMT "' is not a number", TOKARG(t));
+    }
+    memcpy(buf, t->s, t->n);
+    buf[t->n] = '\0';
+    errno = 0;
+    v = strtod(buf, &end);
+    if (*end != '\0' || end == buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "scale: '" TOKFMT "' is not a number or N/D",
+                    TOKARG(t));
+    }
+    /* float, as the kernels map coordinates; a factor that float cannot
+     * hold (or that rounds to 0) is refused */
+    v = (double)(float)v;
+    if (!(v > 0.0) || !(v <= 1e30) || errno == ERANGE) {
+        return fail(c, MEMEST_E_RANGE, c->line, t->col,
+                    "scale must be positive and finite, got " TOKFMT,
+                    TOKARG(t));
+    }
+    *f = v;
+    *num = *den = 0;
+    return MEMEST_OK;
+}
+
+/* scale=F (both axes) or scale=FHxFW, each factor a decimal or N/D. */
+static int parse_scale(struct ctx *c, const struct op_tok *t,
+                       struct op_spec *sp)
+{
+    const char *x = memchr(t->s, 'x', t->n);
+    struct op_tok a = *t;
+    struct op_tok b;
+    int st;
+
+    if (x == NULL) {
+        st = parse_factor(c, t, &sp->scale_h, &sp->rat_num_h,
+                          &sp->rat_den_h);
+        sp->scale_w = sp->scale_h;
+        sp->rat_num_w = sp->rat_num_h;
+        sp->rat_den_w = sp->rat_den_h;
+        return st;
+    }
+    a.n = (size_t)(x - t->s);
+    b.s = x + 1;
+    b.n = t->n - a.n - 1;
+    b.col = col_add(t->col, a.n + 1);
+    st = parse_factor(c, &a, &sp->scale_h, &sp->rat_num_h, &sp->rat_den_h);
+    if (st == MEMEST_OK) {
+        st = parse_factor(c, &b, &sp->scale_w, &sp->rat_num_w,
+                          &sp->rat_den_w);
+    }
+    return st;
+}
+
+/* The index of the word t among words[0..n-1], -1 when none. */
+static int word_index(const struct op_tok *t, const char *const *words,
+                      int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (tok_is(t, words[i])) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* mode=nearest[,coord[,rounding]] or mode=bilinear[,coord]; the coordinate
+ * transformation defaults to asymmetric for nearest (PyTorch's nearest)
+ * and pytorch_half_pixel for bilinear (PyTorch's align_corners=False). */
+static int parse_mode(struct ctx *c, const struct op_tok *t,
+                      struct op_spec *sp)
+{
+    struct op_tok part[3];
+    size_t n = 0;
+    size_t start = 0;
+    int v;
+
+    for (size_t i = 0; i <= t->n; i++) {
+        if (i < t->n && t->s[i] != ',') {
+            continue;
+        }
+        if (n == 3) {
+            return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                        "mode='" TOKFMT "' has more than three parts; write "
+                        "mode=nearest,COORD,ROUNDING or mode=bilinear,COORD",
+                        TOKARG(t));
+        }
+        part[n].s = t->s + start;
+        part[n].n = i - start;
+        part[n].col = col_add(t->col, start);
+        n++;
+        start = i + 1;
+    }
+    v = word_index(&part[0], op_resize_modes, 2);
+    if (v < 0) {
+        return fail(c, MEMEST_E_PARSE, c->line, part[0].col,
+                    "unknown resize mode '" TOKFMT "' (expected nearest or "
+                    "bilinear)", TOKARG(&part[0]));
+    }
+    sp->resize_mode = v;
+    sp->resize_coord = v == 0 ? 3 : 1;
+    sp->resize_nearest = 2;
+    if (n >= 2) {
+        v = word_index(&part[1], op_resize_coords, 4);
+        if (v < 0) {
+            return fail(c, MEMEST_E_PARSE, c->line, part[1].col,
+                        "unknown coordinate transformation '" TOKFMT "' "
+                        "(expected half_pixel, pytorch_half_pixel, "
+                        "align_corners or asymmetric)", TOKARG(&part[1]));
+        }
+        sp->resize_coord = v;
+    }
+    if (n == 3) {
+        if (sp->resize_mode != 0) {
+            return fail(c, MEMEST_E_PARSE, c->line, part[2].col,
+                        "a rounding ('" TOKFMT "') is only for mode=nearest",
+                        TOKARG(&part[2]));
+        }
+        v = word_index(&part[2], op_resize_nearests, 4);
+        if (v < 0) {
+            return fail(c, MEMEST_E_PARSE, c->line, part[2].col,
+                        "unknown nearest rounding '" TOKFMT "' (expected "
+                        "round_prefer_floor, round_prefer_ceil, floor or "
+                        "ceil)", TOKARG(&part[2]));
+        }
+        sp->resize_nearest = v;
+    }
+    return MEMEST_OK;
+}
+
 static int parse_act(const struct op_tok *t, enum memest_act *out)
 {
     for (size_t i = 0; i < MEMEST_ACT_COUNT; i++) {
@@ -1123,6 +1280,11 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
     sp.has_bias = 1;
     sp.count_pad = 1;
     sp.eps = 1e-5;
+    sp.dh = sp.dw = 1;
+    /* PyTorch's nearest: asymmetric coordinates, rounded down */
+    sp.resize_mode = 0;
+    sp.resize_coord = 3;
+    sp.resize_nearest = 2;
 
     if (P->m->input_count == 0) {
         return fail(c, MEMEST_E_PARSE, c->line, kw->col,
@@ -1242,6 +1404,24 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
                                                   : MEMEST_SCALAR_LEFT;
             sp.col_scalar = val.col;
             break;
+        case OP_KEY_D:
+            st = parse_pair(c, &val, 1, "dilation d", &sp.dh, &sp.dw);
+            sp.col_d = val.col;
+            break;
+        case OP_KEY_OUT_PAD:
+            st = parse_pair(c, &val, 0, "output padding op", &sp.oph,
+                            &sp.opw);
+            sp.col_op = val.col;
+            break;
+        case OP_KEY_SCALE:
+            st = parse_scale(c, &val, &sp);
+            sp.have_scale = 1;
+            sp.col_scale = val.col;
+            break;
+        case OP_KEY_MODE:
+            st = parse_mode(c, &val, &sp);
+            sp.col_mode = val.col;
+            break;
         }
         if (st != MEMEST_OK) {
             return st;
@@ -1273,6 +1453,15 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
     }
     if (sp.col_g == 0) {
         sp.col_g = sp.col_units ? sp.col_units : kw->col;
+    }
+    if (sp.col_d == 0) {
+        sp.col_d = kw->col;
+    }
+    if (sp.col_op == 0) {
+        sp.col_op = kw->col;
+    }
+    if (sp.col_mode == 0) {
+        sp.col_mode = kw->col;
     }
     return add_layer(c, P->m, &P->names, &P->counters, &sp);
 }

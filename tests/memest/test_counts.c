@@ -598,6 +598,8 @@ static void test_names(void **state)
             {MEMEST_KIND_SUB, 13, "sub", 0},
             {MEMEST_KIND_MUL, 14, "mul", 0},
             {MEMEST_KIND_DIV, 15, "div", 0},
+            {MEMEST_KIND_CONV_TRANSPOSE, 16, "convtranspose", 0},
+            {MEMEST_KIND_RESIZE, 17, "resize", 0},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);

@@ -22,6 +22,8 @@
 /* A layer of every kind the text format has (the input's aside). */
 static const char *const EVERY_KIND =
     "input 8x6x6\n"
+    "convtranspose 8 k=2 s=2 p=3 name=ct\n"
+    "resize scale=1/2 mode=bilinear name=rs\n"
     "conv2d 8 k=3 p=1 act=relu name=c\n"
     "maxpool k=2 name=mp\n"
     "avgpool k=1 name=ap\n"

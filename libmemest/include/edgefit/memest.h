@@ -152,7 +152,9 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(DROPOUT, "dropout")        /* output = input at inference */      \
     X(SUB, "sub")                /* a - b, numpy broadcasting, act */      \
     X(MUL, "mul")                /* a * b, numpy broadcasting, act */      \
-    X(DIV, "div")                /* a / b, numpy broadcasting, act */
+    X(DIV, "div")                /* a / b, numpy broadcasting, act */      \
+    X(CONV_TRANSPOSE, "convtranspose") /* transposed 2-D convolution */     \
+    X(RESIZE, "resize")          /* nearest or bilinear resize of H, W */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1
@@ -320,6 +322,23 @@ struct memest_layer {
     struct memest_shape in_shape_b;
     int scalar_side;
     double scalar;
+    /* convtranspose and resize (their own block of fields):
+     * `dilation_h/w` are a convtranspose's dilations (1 when undilated)
+     * and `out_pad_h/w` its output_padding (0 elsewhere; a convtranspose
+     * uses units, kernel_*, stride_*, pad_* and groups as conv2d does,
+     * its weight in PyTorch's [in_c][out_c/groups][kh][kw]). A resize has
+     * `resize_mode` (0 nearest, 1 bilinear), `resize_coord` (0
+     * half_pixel, 1 pytorch_half_pixel, 2 align_corners, 3 asymmetric),
+     * `resize_nearest` (0 round_prefer_floor, 1 round_prefer_ceil, 2
+     * floor, 3 ceil; nearest only), and `scale_h/w`, the factors the
+     * coordinates are mapped with (the output is floor(in * scale)), or 0
+     * when the output size was given and the factor is out / in. */
+    uint64_t dilation_h, dilation_w;
+    uint64_t out_pad_h, out_pad_w;
+    int resize_mode;
+    int resize_coord;
+    int resize_nearest;
+    double scale_h, scale_w;
 };
 
 /* Where a binary layer's constant operand stands (memest_layer's

@@ -330,6 +330,9 @@ int onnx_elementwise_refused(struct imp *I, size_t node);
 int onnx_binary(struct imp *I, size_t node);
 int onnx_reciprocal(struct imp *I, size_t node);
 int onnx_transpose_refused(struct imp *I, size_t node);
+int onnx_conv_transpose(struct imp *I, size_t node);
+int onnx_resize(struct imp *I, size_t node);
+int onnx_upsample(struct imp *I, size_t node);
 
 /* folds (fold.c, fold_index.c, fold_arith.c) */
 int fold_constant(struct imp *I, size_t node, struct cval *c);

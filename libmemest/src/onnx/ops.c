@@ -40,6 +40,10 @@ static const struct onnx_op ops[] = {
     {"ConstantOfShape", "value", NULL, fold_constant_of_shape, 0},
     {"Conv", "auto_pad dilations group kernel_shape pads strides", onnx_conv,
      NULL, 0},
+    /* output_shape is refused by the handler (it names it) */
+    {"ConvTranspose", "auto_pad dilations group kernel_shape output_padding "
+                      "output_shape pads strides", onnx_conv_transpose, NULL,
+     0},
     {"Div", "axis broadcast", onnx_binary, fold_div, 0},
     {"Dropout", "is_test ratio seed", onnx_dropout, NULL, 0},
     {"Elu", "alpha", onnx_elu, NULL, 0},
@@ -63,6 +67,11 @@ static const struct onnx_op ops[] = {
     {"Reciprocal", "", onnx_reciprocal, NULL, 0},
     {"Relu", "", onnx_relu, NULL, 0},
     {"Reshape", "allowzero", onnx_reshape, fold_reshape, 0},
+    /* cubic_coeff_a and extrapolation_value matter only for modes the
+     * handler refuses (cubic, tf_crop_and_resize) */
+    {"Resize", "coordinate_transformation_mode cubic_coeff_a "
+               "exclude_outside extrapolation_value mode nearest_mode",
+     onnx_resize, NULL, 0},
     {"Shape", "end start", NULL, fold_shape, 1},
     {"Sigmoid", "", onnx_sigmoid, NULL, 0},
     /* starts, ends and axes were attributes before opset 10 */
@@ -74,6 +83,7 @@ static const struct onnx_op ops[] = {
     {"Tanh", "", onnx_tanh, NULL, 0},
     {"Transpose", "perm", onnx_transpose_refused, fold_transpose, 0},
     {"Unsqueeze", "axes", NULL, fold_unsqueeze, 0},
+    {"Upsample", "mode", onnx_upsample, NULL, 0},
     {"Where", "", NULL, fold_where, 0},
 };
 

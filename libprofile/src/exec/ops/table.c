@@ -23,6 +23,8 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_SUB] = &exec_op_sub,
     [MEMEST_KIND_MUL] = &exec_op_mul,
     [MEMEST_KIND_DIV] = &exec_op_div,
+    [MEMEST_KIND_CONV_TRANSPOSE] = &exec_op_conv_transpose,
+    [MEMEST_KIND_RESIZE] = &exec_op_resize,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
