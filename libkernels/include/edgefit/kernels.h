@@ -368,8 +368,8 @@ KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s);
 
 /* Forward: y[b][oc][oy][ox] = act(bias[oc] + sum over ic in oc's group,
  * ky, kx of w[oc][ic - g*in_c/groups][ky][kx] *
- * x[b][ic][oy*stride_h+ky-pad_top][ox*stride_w+kx-pad_left]) (zero outside
- * the input). bias: out_c values or NULL (0); act: a kern_fused_act (else
+ * x[b][ic][oy*stride_h+ky*dh-pad_top][ox*stride_w+kx*dw-pad_left]) (zero
+ * outside the input; dh, dw the dilations, 1 unless given). bias: out_c values or NULL (0); act: a kern_fused_act (else
  * KERN_E_RANGE); y must not overlap x or w. work: kern_conv2d_work_bytes(s)
  * bytes, any alignment, or NULL to let the function allocate (and free) it
  * itself (KERN_E_NOMEM when that fails); an executor passes its own so that
@@ -495,8 +495,9 @@ KERN_API int kern_conv2d_backward_f32(const struct kern_conv2d_shape *s,
  * of the NCHW tensor x; KERN_E_INVALID for NULL, KERN_E_SHAPE for an
  * invalid shape or b, g out of range, KERN_E_OVERFLOW. */
 
-/* col[k][p] = x[b][g*in_c/groups + ic][oy*stride_h+ky-pad_top]
- * [ox*stride_w+kx-pad_left], zero outside the input: col is K x P,
+/* col[k][p] = x[b][g*in_c/groups + ic][oy*stride_h+ky*dh-pad_top]
+ * [ox*stride_w+kx*dw-pad_left] (dh, dw the dilations, 1 unless given),
+ * zero outside the input: col is K x P,
  * row-major, the right operand of W[ocg][K] . col giving the group's
  * output planes. */
 KERN_API int kern_im2col_f32(const struct kern_conv2d_shape *s,
@@ -556,8 +557,9 @@ KERN_API int kern_dwconv2d_out_hw(const struct kern_dwconv2d_shape *s,
                                   size_t *out_h, size_t *out_w);
 
 /* Forward: y[b][c][oy][ox] = act(bias[c] + sum over ky, kx of
- * w[c][ky][kx] * x[b][c][oy*stride_h+ky-pad_top][ox*stride_w+kx-pad_left])
- * (zero outside the input). x: [batch][channels][in_h][in_w]; w:
+ * w[c][ky][kx] *
+ * x[b][c][oy*stride_h+ky*dh-pad_top][ox*stride_w+kx*dw-pad_left]) (zero
+ * outside the input; dh, dw the dilations, 1 unless given). x: [batch][channels][in_h][in_w]; w:
  * [channels][kh][kw]; bias: channels values or NULL (0); act: a
  * kern_fused_act (else KERN_E_RANGE); y: [batch][channels][out_h][out_w],
  * which must not overlap x or w. No allocation: the AVX2 path (also taken
