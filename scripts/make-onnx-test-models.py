@@ -702,8 +702,8 @@ def bad_models(out):
 
     g = Graph("dilated")
     x = g.input("x", [1, 7, 7])
-    y = g.node("Conv", [x, g.rand("w", [2, 1, 3, 3])], None,
-               name="dilated_conv", dilations=[2, 2])
+    y = g.node("MaxPool", [x], None, name="dilated_pool",
+               kernel_shape=[3, 3], dilations=[2, 2])
     bad(out, "dilations", g, y)
 
     g = Graph("clip_range")

@@ -84,6 +84,9 @@ const struct op_key_info op_keys[] = {
     {"bias", "bias", OP_KEY_BIAS},
     {"eps", "epsilon", OP_KEY_EPS},
     {"count_pad", "count_pad", OP_KEY_COUNT_PAD},
+    {"ceil", "ceil mode", OP_KEY_CEIL},
+    {"d", "dilation", OP_KEY_D},
+    {"value", "padding value", OP_KEY_VALUE},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -51,6 +51,10 @@ enum op_key {
     OP_KEY_BIAS = 1u << 7,
     OP_KEY_EPS = 1u << 8,
     OP_KEY_COUNT_PAD = 1u << 9,
+    /* pad, ceil-mode pools, dilated convolutions */
+    OP_KEY_CEIL = 1u << 14,
+    OP_KEY_D = 1u << 15,
+    OP_KEY_VALUE = 1u << 16,
 };
 
 struct op_key_info {
@@ -103,6 +107,12 @@ struct op_spec {
     int col_p;
     int col_g;
     int col_in;
+    /* pad, ceil-mode pools, dilated convolutions: ceil=yes, d=HxW (1 by
+     * default), value= (0 by default) */
+    int ceil_mode;
+    uint64_t dh, dw;
+    double value;
+    int col_d;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and

@@ -15,6 +15,7 @@
 #include "utf8.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -801,6 +802,34 @@ static int parse_eps(struct ctx *c, const struct op_tok *t, double *out)
     return MEMEST_OK;
 }
 
+/* A pad's fill value: any finite number (PyTorch's F.pad value). */
+static int parse_value(struct ctx *c, const struct op_tok *t, double *out)
+{
+    char buf[64];
+    char *end;
+    double v;
+
+    if (t->n == 0 || t->n >= sizeof buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "value: '" TOKFMT "' is not a number", TOKARG(t));
+    }
+    memcpy(buf, t->s, t->n);
+    buf[t->n] = '\0';
+    errno = 0;
+    v = strtod(buf, &end);
+    if (*end != '\0' || end == buf) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "value: '" TOKFMT "' is not a number", TOKARG(t));
+    }
+    if (!isfinite(v) || errno == ERANGE || v > 3.4028234663852886e38 ||
+        v < -3.4028234663852886e38) {
+        return fail(c, MEMEST_E_RANGE, c->line, t->col,
+                    "value must be a finite float, got " TOKFMT, TOKARG(t));
+    }
+    *out = v;
+    return MEMEST_OK;
+}
+
 static int parse_act(const struct op_tok *t, enum memest_act *out)
 {
     for (size_t i = 0; i < MEMEST_ACT_COUNT; i++) {
@@ -985,6 +1014,7 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
     sp.has_bias = 1;
     sp.count_pad = 1;
     sp.eps = 1e-5;
+    sp.dh = sp.dw = 1;
 
     if (P->m->input_count == 0) {
         return fail(c, MEMEST_E_PARSE, c->line, kw->col,
@@ -1079,6 +1109,16 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
         case OP_KEY_EPS:
             st = parse_eps(c, &val, &sp.eps);
             break;
+        case OP_KEY_CEIL:
+            st = parse_yes_no(c, &key, &val, &sp.ceil_mode);
+            break;
+        case OP_KEY_D:
+            st = parse_pair(c, &val, 1, "dilation d", &sp.dh, &sp.dw);
+            sp.col_d = val.col;
+            break;
+        case OP_KEY_VALUE:
+            st = parse_value(c, &val, &sp.value);
+            break;
         }
         if (st != MEMEST_OK) {
             return st;
@@ -1103,6 +1143,9 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
     }
     if (sp.col_p == 0) {
         sp.col_p = kw->col;
+    }
+    if (sp.col_d == 0) {
+        sp.col_d = kw->col;
     }
     if (sp.col_g == 0) {
         sp.col_g = sp.col_units ? sp.col_units : kw->col;

@@ -289,6 +289,14 @@ struct memest_layer {
     const float *weight;
     const float *bias;
     int line;
+    /* Pad, ceil-mode pools and dilated convolutions: a maxpool/avgpool
+     * with ceil_mode rounds its output size up (PyTorch's rule: the last
+     * window starts inside the input or its leading padding); a conv2d's
+     * taps are dilation_h x dilation_w apart (1: dense); a pad layer fills
+     * pad_top..pad_right with pad_value. */
+    int ceil_mode;
+    uint64_t dilation_h, dilation_w;
+    double pad_value;
 };
 
 typedef struct memest_model memest_model; /* opaque, immutable once built */
