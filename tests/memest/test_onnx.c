@@ -113,17 +113,30 @@ static void window_op(const struct memest_layer *L, const double *x,
             for (uint64_t ow = 0; ow < OW; ow++) {
                 double acc = L->kind == MEMEST_KIND_MAXPOOL ? -INFINITY : 0;
                 uint64_t cells = 0;
+                uint64_t padded_cells = 0; /* inside input and padding */
+                /* a conv2d's taps are its dilation apart (0: the other
+                 * kinds, which are dense) */
+                uint64_t dh = L->dilation_h ? L->dilation_h : 1;
+                uint64_t dw = L->dilation_w ? L->dilation_w : 1;
                 uint64_t c0 = L->kind == MEMEST_KIND_CONV2D ? oc / ocg * icg
                                                             : oc;
                 uint64_t nc = L->kind == MEMEST_KIND_CONV2D ? icg : 1;
                 for (uint64_t ic = 0; ic < nc; ic++) {
                     for (uint64_t kh = 0; kh < L->kernel_h; kh++) {
                         for (uint64_t kw = 0; kw < L->kernel_w; kw++) {
-                            int64_t ih = (int64_t)(oh * L->stride_h + kh) -
-                                         (int64_t)L->pad_top;
-                            int64_t iw = (int64_t)(ow * L->stride_w + kw) -
-                                         (int64_t)L->pad_left;
+                            int64_t ih =
+                                (int64_t)(oh * L->stride_h + kh * dh) -
+                                (int64_t)L->pad_top;
+                            int64_t iw =
+                                (int64_t)(ow * L->stride_w + kw * dw) -
+                                (int64_t)L->pad_left;
                             double v;
+                            /* a ceil-mode window may pass the padding */
+                            padded_cells +=
+                                ih + (int64_t)L->pad_top >= 0 &&
+                                ih < (int64_t)(H + L->pad_bottom) &&
+                                iw + (int64_t)L->pad_left >= 0 &&
+                                iw < (int64_t)(W + L->pad_right);
                             if (ih < 0 || iw < 0 || (uint64_t)ih >= H ||
                                 (uint64_t)iw >= W) {
                                 continue;
@@ -148,9 +161,8 @@ static void window_op(const struct memest_layer *L, const double *x,
                     acc += L->bias[oc];
                 }
                 if (L->kind == MEMEST_KIND_AVGPOOL) {
-                    acc /= L->count_include_pad
-                               ? (double)(L->kernel_h * L->kernel_w)
-                               : (double)cells;
+                    acc /= L->count_include_pad ? (double)padded_cells
+                                                : (double)cells;
                 }
                 y[(oc * OH + oh) * OW + ow] = acc;
             }
@@ -979,6 +991,7 @@ static const char *const must_pass[] = {
     "pytorch-converted/test_BatchNorm2d_momentum_eval",
     "pytorch-converted/test_Conv2d", "pytorch-converted/test_Conv2d_depthwise",
     "pytorch-converted/test_Conv2d_depthwise_padded",
+    "pytorch-converted/test_Conv2d_dilated",
     "pytorch-converted/test_Conv2d_depthwise_strided",
     "pytorch-converted/test_Conv2d_depthwise_with_multiplier",
     "pytorch-converted/test_Conv2d_groups",
@@ -1052,6 +1065,9 @@ static void test_onnx_testdata(void **state)
             if (st == MEMEST_OK) {
                 imported++;
                 matched += err >= 0 && err <= 1e-4;
+                if (getenv("ONNX_TESTDATA_LIST")) {
+                    printf("# %s %g\n", rel, err);
+                }
             } else {
                 /* refused cleanly: a known status and a message */
                 assert_true(st == MEMEST_E_PARSE || st == MEMEST_E_SHAPE ||
