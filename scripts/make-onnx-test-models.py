@@ -431,6 +431,40 @@ def m_torch(out):
     export(out, "torch_view", TorchView().eval(), torch.randn(BATCH, 1, 6, 6))
 
 
+class TorchPadPool(torch.nn.Module):
+    """Pad, ceil-mode pools and dilated convolutions: F.pad of zeros before
+    a convolution (folded into its padding), a dilated convolution,
+    ceil-mode max pooling whose last window is cut, AvgPool2d with padding
+    (PyTorch exports Pad + AveragePool) with ceil_mode and
+    count_include_pad both ways (the divisor of a cut window)."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(3, 6, 3)
+        self.conv2 = nn.Conv2d(6, 6, 3, padding=2, dilation=2)
+        self.conv3 = nn.Conv2d(6, 4, (3, 2), dilation=(1, 3), stride=(2, 1))
+        self.max = nn.MaxPool2d(3, 2, ceil_mode=True)
+        self.avg_in = nn.AvgPool2d(3, 2, padding=1, ceil_mode=True,
+                                   count_include_pad=True)
+        self.avg_ex = nn.AvgPool2d(2, 2, padding=1, ceil_mode=True,
+                                   count_include_pad=False)
+
+    def forward(self, x):
+        y = torch.relu(self.conv1(F.pad(x, (1, 2, 0, 1))))
+        y = torch.tanh(self.conv2(y))
+        a = self.avg_in(self.max(y))
+        b = self.avg_ex(y)
+        return torch.cat([torch.flatten(a, 1), torch.flatten(b, 1),
+                          torch.flatten(self.conv3(y), 1)], 1)
+
+
+def m_torch_pad_pool(out):
+    torch.manual_seed(17)
+    export(out, "torch_pad_pool", TorchPadPool().eval(),
+           torch.randn(BATCH, 3, 13, 12))
+
+
 # ---- Shape arithmetic, folded at import ----------------------------------
 
 def m_fold(out, batch="N"):
@@ -769,6 +803,7 @@ def main():
     bad_fold_models(out)
     for opset in (9, 13, 15):
         m_fold_forms(out, opset)
+    m_torch_pad_pool(out)
 
 
 if __name__ == "__main__":

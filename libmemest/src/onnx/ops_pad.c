@@ -8,7 +8,10 @@
  *     padding in its divisor (count_include_pad=1, or no padding of its
  *     own), is that node's padding: the padded cells are zeros there too,
  *     and an average that counts the explicit Pad's cells counts them as
- *     padding (count_pad=yes). ops_conv.c adds value->pad to the window.
+ *     padding (count_pad=yes); with ceil_mode, where its last window is
+ *     the one PyTorch's rule keeps, a cut window divides by the cells of
+ *     the padded tensor, which is count_pad=yes with ceil=yes. ops_conv.c
+ *     adds value->pad to the window.
  * Any other Pad (a nonzero value, one before a MaxPool, where zeros are
  * not padding, or one read by several nodes) is refused naming why, as
  * are the modes reflect and edge and padding of the batch or channels.
@@ -21,7 +24,7 @@
 /* Whether node `r` (the only reader of the Pad's output) takes the
  * padding into its own window exactly; `why` says why not. */
 static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
-                      const char **why)
+                      const uint64_t *dim, const char **why)
 {
     const Onnx__NodeProto *n = I->g->node[r];
     const int conv = str_eq(n->op_type, "Conv");
@@ -31,6 +34,7 @@ static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
     int64_t cip = 0, ceil = 0;
     int64_t own[4] = {0, 0, 0, 0};
     int64_t ks[2] = {0, 0};
+    int64_t sh = 1, sw = 1;
 
     if (!conv && !str_eq(n->op_type, "AveragePool")) {
         *why = str_eq(n->op_type, "MaxPool")
@@ -52,6 +56,14 @@ static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
         ks[0] = a->ints[0];
         ks[1] = a->ints[1];
     }
+    if ((a = attr(n, "strides")) != NULL && a->n_ints == 2) {
+        sh = a->ints[0];
+        sw = a->ints[1];
+    }
+    if (sh <= 0 || sw <= 0) {
+        *why = "its AveragePool's strides are not positive";
+        return 0;
+    }
     if ((a = attr(n, "count_include_pad")) != NULL) {
         cip = a->i;
     }
@@ -63,9 +75,29 @@ static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
                "count (count_include_pad=0)";
         return 0;
     }
-    if (ceil) {
-        *why = "its AveragePool has ceil_mode=1";
+    if (ceil && (cip || own[0] || own[1] || own[2] || own[3])) {
+        *why = "its AveragePool has ceil_mode=1 with padding or "
+               "count_include_pad of its own";
         return 0;
+    }
+    /* ceil_mode on the padded tensor keeps a last window that starts in
+     * the Pad's trailing cells, where the folded layer follows PyTorch's
+     * rule (it must start inside the input or the leading padding): fold
+     * only where the two agree */
+    for (int ax = 0; ceil && ax < 2; ax++) {
+        const uint64_t in = dim[2 + ax], lo = pad[ax], hi = pad[2 + ax];
+        const uint64_t k = (uint64_t)ks[ax];
+        const uint64_t st = ax ? (uint64_t)sw : (uint64_t)sh;
+        const uint64_t span = in + lo + hi;
+        if (k == 0 || st == 0 || span < k) {
+            *why = "its AveragePool's window does not fit";
+            return 0;
+        }
+        if ((span - k) % st != 0 && ((span - k) / st + 1) * st >= in + lo) {
+            *why = "its AveragePool's ceil_mode keeps a window that starts "
+                   "in the trailing padding";
+            return 0;
+        }
     }
     /* every window must keep a real cell: the pools' own rule */
     for (int i = 0; i < 4; i++) {
@@ -175,7 +207,7 @@ int onnx_pad(struct imp *I, size_t node)
         why = "its output is read by more than one node";
     } else if (I->v[x].has_pad) {
         why = "its input is itself padded";
-    } else if (folds_into(I, I->v[out].reader, pad, &why)) {
+    } else if (folds_into(I, I->v[out].reader, pad, I->v[x].dim, &why)) {
         I->v[out].shaped = 1;
         I->v[out].rank = 4;
         memcpy(I->v[out].dim, I->v[x].dim, sizeof I->v[out].dim);
