@@ -38,6 +38,19 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
         mul_ovf(sp->dw, sp->kw - 1, &ekw) || add_ovf(ekw, 1, &ekw)) {
         return op_overflow(x, "the dilated kernel");
     }
+    if ((sp->dh != 1 || sp->dw != 1) &&
+        ((ekh > in->dim[1] && ekh - in->dim[1] > sp->pt &&
+          ekh - in->dim[1] - sp->pt > sp->pb) ||
+         (ekw > in->dim[2] && ekw - in->dim[2] > sp->pl &&
+          ekw - in->dim[2] - sp->pl > sp->pr))) {
+        return op_fail(x, MEMEST_E_SHAPE, sp->col_d,
+                       "conv2d: the dilated kernel spans %llux%llu cells "
+                       "(k=%llux%llu d=%llux%llu), more than the padded "
+                       "input", (unsigned long long)ekh,
+                       (unsigned long long)ekw, (unsigned long long)sp->kh,
+                       (unsigned long long)sp->kw, (unsigned long long)sp->dh,
+                       (unsigned long long)sp->dw);
+    }
     /* a convolution may pad by more than its kernel (the output then has
      * border cells that see only padding and the bias), as PyTorch allows */
     st = op_window_out(x, in->dim[1], ekh, sh, sp->pt, sp->pb, "height",
