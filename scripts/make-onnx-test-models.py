@@ -436,7 +436,8 @@ class TorchPadPool(torch.nn.Module):
     a convolution (folded into its padding), a dilated convolution,
     ceil-mode max pooling whose last window is cut, AvgPool2d with padding
     (PyTorch exports Pad + AveragePool) with ceil_mode and
-    count_include_pad both ways (the divisor of a cut window)."""
+    count_include_pad both ways (the divisor of a cut window); Pad layers
+    (a nonzero value; zeros before a max pool)."""
 
     def __init__(self):
         super().__init__()
@@ -455,8 +456,13 @@ class TorchPadPool(torch.nn.Module):
         y = torch.tanh(self.conv2(y))
         a = self.avg_in(self.max(y))
         b = self.avg_ex(y)
+        # a Pad layer: a nonzero value, and zeros before a max pool (where
+        # they are values, not padding)
+        c = F.max_pool2d(F.pad(y, (1, 0, 2, 1), value=-0.25), 2)
+        d = F.max_pool2d(F.pad(y, (0, 1, 0, 1)), 2)
         return torch.cat([torch.flatten(a, 1), torch.flatten(b, 1),
-                          torch.flatten(self.conv3(y), 1)], 1)
+                          torch.flatten(self.conv3(y), 1),
+                          torch.flatten(c, 1), torch.flatten(d, 1)], 1)
 
 
 def m_torch_pad_pool(out):

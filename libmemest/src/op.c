@@ -24,6 +24,7 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_BATCHNORM] = &op_batchnorm,
     [MEMEST_KIND_IDENTITY] = &op_identity,
     [MEMEST_KIND_DROPOUT] = &op_dropout,
+    [MEMEST_KIND_PAD] = &op_pad,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)

@@ -268,5 +268,6 @@ extern const struct memest_op_def op_concat;
 extern const struct memest_op_def op_batchnorm;
 extern const struct memest_op_def op_identity;
 extern const struct memest_op_def op_dropout;
+extern const struct memest_op_def op_pad;
 
 #endif

@@ -377,6 +377,17 @@ static void test_dilation_ceil(void **state)
     m = parse_ok("input 1x5x5\nmaxpool k=2 s=2 ceil=yes\n");
     assert_int_equal(memest_model_layer(m, 0)->out_shape.dim[1], 3);
     memest_model_destroy(m);
+    /* pad p=1,0,2,3 on 3x5x4: 3x(5+1+2)x(4+0+3), no parameters, no MACs */
+    m = parse_ok("input 3x5x4\npad p=1,0,2,3 value=2.5\n");
+    L = memest_model_layer(m, 0);
+    assert_int_equal(L->out_shape.dim[0], 3);
+    assert_int_equal(L->out_shape.dim[1], 8);
+    assert_int_equal(L->out_shape.dim[2], 7);
+    assert_int_equal(L->output_elements, 3 * 8 * 7);
+    assert_int_equal(L->parameter_count, 0);
+    assert_int_equal(L->macs_per_sample, 0);
+    assert_true(L->pad_value == 2.5);
+    memest_model_destroy(m);
 }
 
 static void test_groups(void **state)
@@ -571,6 +582,7 @@ static void test_names(void **state)
             {MEMEST_KIND_BATCHNORM, 10, "batchnorm", 0},
             {MEMEST_KIND_IDENTITY, 11, "identity", 1},
             {MEMEST_KIND_DROPOUT, 12, "dropout", 1},
+            {MEMEST_KIND_PAD, 13, "pad", 0},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);

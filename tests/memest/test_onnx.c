@@ -242,6 +242,20 @@ static int forward(const memest_model *m, const double *const *in,
             }
             break;
         }
+        case MEMEST_KIND_PAD: {
+            uint64_t C = os.dim[0], OH = os.dim[1], OW = os.dim[2];
+            uint64_t H = L->in_shape.dim[1], W = L->in_shape.dim[2];
+            for (uint64_t e = 0; e < n; e++) {
+                uint64_t c = e / (OH * OW), oy = e / OW % OH, ox = e % OW;
+                int inside = oy >= L->pad_top && oy - L->pad_top < H &&
+                         ox >= L->pad_left && ox - L->pad_left < W;
+                y[e] = inside ? x[(c * H + oy - L->pad_top) * W + ox -
+                              L->pad_left]
+                          : L->pad_value;
+            }
+            (void)C;
+            break;
+        }
         default: /* flatten, identity, dropout, activation */
             memcpy(y, x, n * sizeof *y);
             break;
@@ -993,6 +1007,8 @@ static const char *const must_pass[] = {
     "pytorch-converted/test_Conv2d", "pytorch-converted/test_Conv2d_depthwise",
     "pytorch-converted/test_Conv2d_depthwise_padded",
     "pytorch-converted/test_Conv2d_dilated",
+    "pytorch-converted/test_ConstantPad2d",
+    "pytorch-converted/test_ZeroPad2d",
     "pytorch-converted/test_Conv2d_depthwise_strided",
     "pytorch-converted/test_Conv2d_depthwise_with_multiplier",
     "pytorch-converted/test_Conv2d_groups",

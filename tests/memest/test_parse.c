@@ -133,6 +133,11 @@ static const struct err_case errors[] = {
      "the dilated kernel spans 9x9 cells (k=3x3 d=4x4)"},
     {"input 1x8x8\nmaxpool k=2 d=2\n", MEMEST_E_PARSE, 2, 13,
      "unknown key 'd' for maxpool"},
+    {"input 1x8x8\npad value=1\n", MEMEST_E_PARSE, 2, 1,
+     "missing padding: pad needs p="},
+    {"input 1x8x8\npad p=1 value=inf\n", MEMEST_E_RANGE, 2, 15,
+     "value must be a finite float"},
+    {"input 8\npad p=1\n", MEMEST_E_SHAPE, 2, 1, "CxHxW"},
     {"input 1x2x3x4\n", MEMEST_E_PARSE, 1, 7, "more than three"},
     {"input 1xx3\n", MEMEST_E_PARSE, 1, 9, "empty dimension"},
     {"input 4 5\n", MEMEST_E_PARSE, 1, 9, "unexpected '5'"},
@@ -520,6 +525,8 @@ static void test_round_trip(void **state)
                "conv2d 6 k=3x2 s=2x1 d=1x3 g=3\nmaxpool k=2 s=2 ceil=yes\n"
                "avgpool k=3 s=2 p=1 ceil=yes count_pad=yes\n"
                "avgpool k=2 s=1 p=1 ceil=yes count_pad=no\n");
+    round_trip("input 3x5x4\npad p=1,0,2,3 value=-0.1\npad p=2 name=z\n"
+               "maxpool k=2\n");
 }
 
 /* Many layers: automatic names stay unique and counting stays linear. */

@@ -152,6 +152,16 @@ static const char *const MODELS[] = {
     "avgpool k=2 s=1 p=1 ceil=yes count_pad=no\n"
     "flatten\n"
     "dense 5\n",
+    /* pad layers: a value before a max pool, zeros (values, not padding)
+     * before another, asymmetric sides */
+    "input 2x7x6\n"
+    "conv2d 4 k=3 act=tanh\n"
+    "pad p=1,0,2,1 value=-0.25\n"
+    "maxpool k=2\n"
+    "pad p=0,1,1,0\n"
+    "maxpool k=2 s=1\n"
+    "flatten\n"
+    "dense 3\n",
     /* the default model of edgefit-layerwise */
     "smallcnn",
 };
@@ -260,6 +270,31 @@ static void tensor_copy(struct tensor *dst, const struct tensor *src)
     memcpy(dst->r, src->r, n * sizeof(double));
     memcpy(dst->d, src->d, n * sizeof(double));
     memcpy(dst->s, src->s, n * sizeof(double));
+}
+
+/* Constant padding: the input's elements and errors moved, the value
+ * (exact) around them. */
+static void ref_pad(const struct memest_layer *L, const struct tensor *x,
+                    struct tensor *y)
+{
+    const size_t pt = (size_t)L->pad_top, pl = (size_t)L->pad_left;
+    for (size_t p = 0; p < y->batch * y->c; p++) {
+        for (size_t oy = 0; oy < y->h; oy++) {
+            for (size_t ox = 0; ox < y->w; ox++) {
+                const size_t yi = (p * y->h + oy) * y->w + ox;
+                if (oy < pt || oy - pt >= x->h || ox < pl ||
+                    ox - pl >= x->w) {
+                    y->r[yi] = L->pad_value;
+                    y->d[yi] = y->s[yi] = 0.0;
+                    continue;
+                }
+                const size_t xi = (p * x->h + oy - pt) * x->w + ox - pl;
+                y->r[yi] = x->r[xi];
+                y->d[yi] = x->d[xi];
+                y->s[yi] = x->s[xi];
+            }
+        }
+    }
 }
 
 static void tensor_free(struct tensor *t)
@@ -791,6 +826,9 @@ static void reference(const memest_model *m, const prof_exec *ex,
             break;
         case MEMEST_KIND_GLOBALAVGPOOL:
             ref_gap(cur, nxt);
+            break;
+        case MEMEST_KIND_PAD:
+            ref_pad(L, cur, nxt);
             break;
         default:
             fail_msg("unexpected layer kind");

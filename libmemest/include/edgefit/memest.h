@@ -149,7 +149,8 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(CONCAT, "concat")          /* 2+ inputs joined along dim[0] */        \
     X(BATCHNORM, "batchnorm")    /* standalone per-channel scale, shift */  \
     X(IDENTITY, "identity")      /* output = input */                       \
-    X(DROPOUT, "dropout")        /* output = input at inference */
+    X(DROPOUT, "dropout")        /* output = input at inference */        \
+    X(PAD, "pad")                /* constant padding of H and W */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1

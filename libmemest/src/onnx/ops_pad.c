@@ -13,8 +13,9 @@
  *     the padded tensor, which is count_pad=yes with ceil=yes. ops_conv.c
  *     adds value->pad to the window.
  * Any other Pad (a nonzero value, one before a MaxPool, where zeros are
- * not padding, or one read by several nodes) is refused naming why, as
- * are the modes reflect and edge and padding of the batch or channels.
+ * not padding, or one read by several nodes) is a `pad` layer. The modes
+ * reflect and edge, negative pads and padding of the batch or channels
+ * are refused, named.
  */
 #include "onnx/onnx_internal.h"
 
@@ -22,9 +23,9 @@
 #include <string.h>
 
 /* Whether node `r` (the only reader of the Pad's output) takes the
- * padding into its own window exactly; `why` says why not. */
+ * padding into its own window exactly. */
 static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
-                      const uint64_t *dim, const char **why)
+                      const uint64_t *dim)
 {
     const Onnx__NodeProto *n = I->g->node[r];
     const int conv = str_eq(n->op_type, "Conv");
@@ -37,13 +38,9 @@ static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
     int64_t sh = 1, sw = 1;
 
     if (!conv && !str_eq(n->op_type, "AveragePool")) {
-        *why = str_eq(n->op_type, "MaxPool")
-                   ? "a MaxPool pads with -inf, not with this Pad's value"
-                   : "its reader is neither a Conv nor an AveragePool";
         return 0;
     }
     if (strcmp(ap, "NOTSET") != 0) {
-        *why = "its reader pads by auto_pad";
         return 0;
     }
     if (conv) {
@@ -61,7 +58,6 @@ static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
         sw = a->ints[1];
     }
     if (sh <= 0 || sw <= 0) {
-        *why = "its AveragePool's strides are not positive";
         return 0;
     }
     if ((a = attr(n, "count_include_pad")) != NULL) {
@@ -71,13 +67,9 @@ static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
         ceil = a->i;
     }
     if (!cip && (own[0] || own[1] || own[2] || own[3])) {
-        *why = "its AveragePool has padding of its own that it does not "
-               "count (count_include_pad=0)";
         return 0;
     }
     if (ceil && (cip || own[0] || own[1] || own[2] || own[3])) {
-        *why = "its AveragePool has ceil_mode=1 with padding or "
-               "count_include_pad of its own";
         return 0;
     }
     /* ceil_mode on the padded tensor keeps a last window that starts in
@@ -90,23 +82,46 @@ static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
         const uint64_t st = ax ? (uint64_t)sw : (uint64_t)sh;
         const uint64_t span = in + lo + hi;
         if (k == 0 || st == 0 || span < k) {
-            *why = "its AveragePool's window does not fit";
             return 0;
         }
         if ((span - k) % st != 0 && ((span - k) / st + 1) * st >= in + lo) {
-            *why = "its AveragePool's ceil_mode keeps a window that starts "
-                   "in the trailing padding";
             return 0;
         }
     }
     /* every window must keep a real cell: the pools' own rule */
     for (int i = 0; i < 4; i++) {
         if (own[i] < 0 || (uint64_t)own[i] + pad[i] >= (uint64_t)ks[i % 2]) {
-            *why = "the padding would reach a whole AveragePool window";
             return 0;
         }
     }
     return 1;
+}
+
+/* The pad layer: x padded by pad (top, left, bottom, right) with value. */
+static int emit_pad(struct imp *I, size_t node, size_t x,
+                    const uint64_t pad[4], double value)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    uint64_t dim[4];
+    size_t l = 0;
+    int st;
+
+    memcpy(dim, I->v[x].dim, sizeof dim);
+    /* each at most MAX_ELEMENTS: set_output() refuses a size too large */
+    dim[2] += pad[0] + pad[2];
+    dim[3] += pad[1] + pad[3];
+    if ((st = push_layer(I, node, "pad", n->name, "pad", &l))) {
+        return st;
+    }
+    /* %.9g: the float value exactly */
+    snprintf(I->L[l].args, sizeof I->L[l].args,
+             "p=%llu,%llu,%llu,%llu value=%.9g", (unsigned long long)pad[0],
+             (unsigned long long)pad[1], (unsigned long long)pad[2],
+             (unsigned long long)pad[3], value);
+    if ((st = layer_inputs(I, l, &x, 1))) {
+        return st;
+    }
+    return set_output(I, node, 0, l, 4, dim);
 }
 
 int onnx_pad(struct imp *I, size_t node)
@@ -120,7 +135,6 @@ int onnx_pad(struct imp *I, size_t node)
     uint64_t pad[4];
     size_t x = 0;
     size_t out;
-    const char *why = NULL;
     int st;
 
     if (strcmp(mode, "constant") != 0) {
@@ -133,8 +147,18 @@ int onnx_pad(struct imp *I, size_t node)
         return st;
     }
     if (I->opset < 11) {
-        if ((st = attr_ints(I, node, "pads", 8, p, &np)) ||
-            (st = attr_float(I, node, "value", 0.0, &value))) {
+        /* attr_ints() reads at most 4 (windows); a Pad's are 8 */
+        const Onnx__AttributeProto *a = attr(n, "pads");
+        if (a == NULL ||
+            a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS ||
+            a->n_ints != 8) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "attribute 'pads' must be a list of 8 "
+                             "integers (begin and end of N, C, H, W)");
+        }
+        np = 8;
+        memcpy(p, a->ints, sizeof p);
+        if ((st = attr_float(I, node, "value", 0.0, &value))) {
             return st;
         }
     } else {
@@ -201,13 +225,9 @@ int onnx_pad(struct imp *I, size_t node)
         I->v[out].ref = I->v[x].ref;
         return MEMEST_OK;
     }
-    if (value != 0.0) {
-        why = "its value is not 0";
-    } else if (I->v[out].readers != 1 || out == I->output_value) {
-        why = "its output is read by more than one node";
-    } else if (I->v[x].has_pad) {
-        why = "its input is itself padded";
-    } else if (folds_into(I, I->v[out].reader, pad, I->v[x].dim, &why)) {
+    if (value == 0.0 && I->v[out].readers == 1 &&
+        out != I->output_value && !I->v[x].has_pad &&
+        folds_into(I, I->v[out].reader, pad, I->v[x].dim)) {
         I->v[out].shaped = 1;
         I->v[out].rank = 4;
         memcpy(I->v[out].dim, I->v[x].dim, sizeof I->v[out].dim);
@@ -217,11 +237,7 @@ int onnx_pad(struct imp *I, size_t node)
         memcpy(I->v[out].pad, pad, sizeof pad);
         return MEMEST_OK;
     }
-    return node_fail(I, node, MEMEST_E_PARSE,
-                     "padding %llu,%llu,%llu,%llu (top, left, bottom, "
-                     "right) is supported only as the padding of the Conv "
-                     "or AveragePool that reads it, and here %s",
-                     (unsigned long long)pad[0], (unsigned long long)pad[1],
-                     (unsigned long long)pad[2], (unsigned long long)pad[3],
-                     why);
+    /* a value other than 0, a reader that cannot take the padding, or
+     * several readers: a layer of its own */
+    return emit_pad(I, node, x, pad, value);
 }

@@ -230,5 +230,6 @@ extern const struct exec_op_vtable exec_op_concat;
 extern const struct exec_op_vtable exec_op_batchnorm;
 extern const struct exec_op_vtable exec_op_identity;
 extern const struct exec_op_vtable exec_op_dropout;
+extern const struct exec_op_vtable exec_op_pad;
 
 #endif
