@@ -465,6 +465,20 @@ class TorchPadPool(torch.nn.Module):
                           torch.flatten(c, 1), torch.flatten(d, 1)], 1)
 
 
+def bad_pad_models(out):
+    """Pads refused by name: reflect mode, a crop, padding channels."""
+    for name, mode, pads in (("pad_reflect", "reflect", [0, 0, 1, 1] * 2),
+                             ("pad_negative", "constant",
+                              [0, 0, -1, 0, 0, 0, 0, 0]),
+                             ("pad_channels", "constant",
+                              [0, 1, 0, 0, 0, 0, 0, 0])):
+        g = Graph(name)
+        x = g.input("x", [2, 4, 4])
+        p = g.const(name + ".pads", np.array(pads), dtype=np.int64)
+        y = g.node("Pad", [x, p], None, name="pad_" + mode, mode=mode)
+        bad(out, name, g, y)
+
+
 def m_torch_pad_pool(out):
     torch.manual_seed(17)
     export(out, "torch_pad_pool", TorchPadPool().eval(),
@@ -810,6 +824,7 @@ def main():
     for opset in (9, 13, 15):
         m_fold_forms(out, opset)
     m_torch_pad_pool(out)
+    bad_pad_models(out)
 
 
 if __name__ == "__main__":

@@ -678,6 +678,13 @@ static void test_bad(void **state)
         {"dilations", MEMEST_E_PARSE, 1,
          {"node 'dilated_pool' (MaxPool)", "dilations 2x2",
           "not supported in pooling"}},
+        /* Pad: modes other than constant, crops, other axes */
+        {"pad_reflect", MEMEST_E_PARSE, 1,
+         {"node 'pad_reflect' (Pad)", "mode 'reflect' is not supported"}},
+        {"pad_negative", MEMEST_E_PARSE, 1,
+         {"node 'pad_constant' (Pad)", "negative pads (a crop)"}},
+        {"pad_channels", MEMEST_E_PARSE, 1,
+         {"node 'pad_constant' (Pad)", "batch or channel axis"}},
         {"clip_range", MEMEST_E_PARSE, 1,
          {"node 'clamp' (Clip)", "[-1, 1]"}},
         {"softmax_last_axis_chw", MEMEST_E_PARSE, 1,
