@@ -498,6 +498,58 @@ def m_torch_acts(out):
     sg = g.node("Sigmoid", [r], torch.sigmoid(g.v(r)), name="gate")
     y = g.node("Mul", [x, sg], g.v(x) * g.v(sg), name="scale")
     g.save(out, y)
+class TorchPadPool(torch.nn.Module):
+    """Pad, ceil-mode pools and dilated convolutions: F.pad of zeros before
+    a convolution (folded into its padding), a dilated convolution,
+    ceil-mode max pooling whose last window is cut, AvgPool2d with padding
+    (PyTorch exports Pad + AveragePool) with ceil_mode and
+    count_include_pad both ways (the divisor of a cut window); Pad layers
+    (a nonzero value; zeros before a max pool)."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(3, 6, 3)
+        self.conv2 = nn.Conv2d(6, 6, 3, padding=2, dilation=2)
+        self.conv3 = nn.Conv2d(6, 4, (3, 2), dilation=(1, 3), stride=(2, 1))
+        self.max = nn.MaxPool2d(3, 2, ceil_mode=True)
+        self.avg_in = nn.AvgPool2d(3, 2, padding=1, ceil_mode=True,
+                                   count_include_pad=True)
+        self.avg_ex = nn.AvgPool2d(2, 2, padding=1, ceil_mode=True,
+                                   count_include_pad=False)
+
+    def forward(self, x):
+        y = torch.relu(self.conv1(F.pad(x, (1, 2, 0, 1))))
+        y = torch.tanh(self.conv2(y))
+        a = self.avg_in(self.max(y))
+        b = self.avg_ex(y)
+        # a Pad layer: a nonzero value, and zeros before a max pool (where
+        # they are values, not padding)
+        c = F.max_pool2d(F.pad(y, (1, 0, 2, 1), value=-0.25), 2)
+        d = F.max_pool2d(F.pad(y, (0, 1, 0, 1)), 2)
+        return torch.cat([torch.flatten(a, 1), torch.flatten(b, 1),
+                          torch.flatten(self.conv3(y), 1),
+                          torch.flatten(c, 1), torch.flatten(d, 1)], 1)
+
+
+def bad_pad_models(out):
+    """Pads refused by name: reflect mode, a crop, padding channels."""
+    for name, mode, pads in (("pad_reflect", "reflect", [0, 0, 1, 1] * 2),
+                             ("pad_negative", "constant",
+                              [0, 0, -1, 0, 0, 0, 0, 0]),
+                             ("pad_channels", "constant",
+                              [0, 1, 0, 0, 0, 0, 0, 0])):
+        g = Graph(name)
+        x = g.input("x", [2, 4, 4])
+        p = g.const(name + ".pads", np.array(pads), dtype=np.int64)
+        y = g.node("Pad", [x, p], None, name="pad_" + mode, mode=mode)
+        bad(out, name, g, y)
+
+
+def m_torch_pad_pool(out):
+    torch.manual_seed(17)
+    export(out, "torch_pad_pool", TorchPadPool().eval(),
+           torch.randn(BATCH, 3, 13, 12))
 
 
 # ---- Shape arithmetic, folded at import ----------------------------------
@@ -767,8 +819,8 @@ def bad_models(out):
 
     g = Graph("dilated")
     x = g.input("x", [1, 7, 7])
-    y = g.node("Conv", [x, g.rand("w", [2, 1, 3, 3])], None,
-               name="dilated_conv", dilations=[2, 2])
+    y = g.node("MaxPool", [x], None, name="dilated_pool",
+               kernel_shape=[3, 3], dilations=[2, 2])
     bad(out, "dilations", g, y)
 
     # any constant range is read; a NaN bound is not a range
@@ -910,6 +962,8 @@ def main():
     m_torch_acts(out)
     m_binary(out)
     bad_binary_models(out)
+    m_torch_pad_pool(out)
+    bad_pad_models(out)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_DIV] = &op_div,
     [MEMEST_KIND_CONV_TRANSPOSE] = &op_conv_transpose,
     [MEMEST_KIND_RESIZE] = &op_resize,
+    [MEMEST_KIND_PAD] = &op_pad,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -100,6 +101,8 @@ const struct op_key_info op_keys[] = {
     {"op", "output padding", OP_KEY_OUT_PAD},
     {"scale", "scale", OP_KEY_SCALE},
     {"mode", "mode", OP_KEY_MODE},
+    {"ceil", "ceil mode", OP_KEY_CEIL},
+    {"value", "padding value", OP_KEY_VALUE},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -65,6 +65,9 @@ enum op_key {
     OP_KEY_SCALE = 1u << 20,   /* scale=F, scale=FHxFW, scale=N/D: resize */
     OP_KEY_MODE = 1u << 21,    /* mode=nearest[,coord[,rounding]] or
                                 * mode=bilinear[,coord]: resize */
+    /* pad, ceil-mode pools (d= above serves dilated convolutions too) */
+    OP_KEY_CEIL = 1u << 14,
+    OP_KEY_VALUE = 1u << 16,
 };
 
 struct op_key_info {
@@ -141,6 +144,9 @@ struct op_spec {
     int col_op;
     int col_scale;
     int col_mode;
+    /* pad, ceil-mode pools: ceil=yes, value= (0 by default) */
+    int ceil_mode;
+    double value;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -330,5 +336,6 @@ extern const struct memest_op_def op_resize;
 extern const char *const op_resize_modes[2];
 extern const char *const op_resize_coords[4];
 extern const char *const op_resize_nearests[4];
+extern const struct memest_op_def op_pad;
 
 #endif

@@ -808,8 +808,9 @@ static int parse_eps(struct ctx *c, const struct op_tok *t, double *out)
     return MEMEST_OK;
 }
 
-/* A constant operand: any finite number strtod reads ("0.5", "-6",
- * "1e-3"); infinities and NaN are refused, they are no layer's constant. */
+/* A constant operand (scalar=) or a pad's fill value (value=): any finite
+ * number strtod reads ("0.5", "-6", "1e-3") within float's range;
+ * infinities and NaN are refused, they are no layer's constant. */
 static int parse_scalar(struct ctx *c, const struct op_tok *key,
                         const struct op_tok *t, double *out)
 {
@@ -1404,6 +1405,9 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
                                                   : MEMEST_SCALAR_LEFT;
             sp.col_scalar = val.col;
             break;
+        case OP_KEY_CEIL:
+            st = parse_yes_no(c, &key, &val, &sp.ceil_mode);
+            break;
         case OP_KEY_D:
             st = parse_pair(c, &val, 1, "dilation d", &sp.dh, &sp.dw);
             sp.col_d = val.col;
@@ -1421,6 +1425,9 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
         case OP_KEY_MODE:
             st = parse_mode(c, &val, &sp);
             sp.col_mode = val.col;
+            break;
+        case OP_KEY_VALUE:
+            st = parse_scalar(c, &key, &val, &sp.value);
             break;
         }
         if (st != MEMEST_OK) {
@@ -1450,6 +1457,9 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
     }
     if (sp.col_p == 0) {
         sp.col_p = kw->col;
+    }
+    if (sp.col_d == 0) {
+        sp.col_d = kw->col;
     }
     if (sp.col_g == 0) {
         sp.col_g = sp.col_units ? sp.col_units : kw->col;

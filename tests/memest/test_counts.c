@@ -403,6 +403,64 @@ static void test_binary(void **state)
     memest_model_destroy(m);
 }
 
+/* Dilated convolutions and ceil-mode pools, by hand. */
+static void test_dilation_ceil(void **state)
+{
+    /* conv d=2 k=3 spans 5 cells: (13 + 4 - 5) + 1 = 13, (12 + 4 - 5) + 1 =
+     * 12; MACs 6*13*12 outputs * 3*3*3 taps, as undilated; parameters
+     * 6*3*9 + 6. conv k=3x2 s=2x1 d=1x3 g=3 spans 3x4: (13 - 3) / 2 + 1 =
+     * 6, 12 - 4 + 1 = 9; MACs 6*6*9 * 2*3*2. maxpool k=2 s=2 ceil on 6x9:
+     * floor 3x4, ceil 3x5 (the last window starts at 8 < 9, inside).
+     * avgpool k=3 s=2 p=1 ceil on 3x5: padded 5x7, floor 2x3, ceil 2x3
+     * ((5 - 3) % 2 = 0, (7 - 3) % 2 = 0: nothing to add). avgpool k=2
+     * s=2 p=1 ceil on 2x3: padded 4x5, floor 2x2; ceil would add a
+     * column ((5 - 2) % 2 = 1) but its window would start at 2 * 2 = 4 >=
+     * 3 + 1, in the trailing padding, which PyTorch's rule drops: 2x2.
+     * maxpool k=2 s=2 p=0 ceil on 5x5 (by the last input): 3x3. */
+    memest_model *m = parse_ok(
+        "input 3x13x12\nconv2d 6 k=3 p=2 d=2\n"
+        "conv2d 6 k=3x2 s=2x1 d=1x3 g=3\nmaxpool k=2 s=2 ceil=yes\n"
+        "avgpool k=3 s=2 p=1 ceil=yes\navgpool k=2 s=2 p=1 ceil=yes\n");
+    const struct memest_layer *L;
+    (void)state;
+    L = memest_model_layer(m, 0);
+    assert_int_equal(L->out_shape.dim[1], 13);
+    assert_int_equal(L->out_shape.dim[2], 12);
+    assert_int_equal(L->macs_per_sample, 6 * 13 * 12 * 27);
+    assert_int_equal(L->parameter_count, 6 * 27 + 6);
+    assert_int_equal(L->dilation_h, 2);
+    L = memest_model_layer(m, 1);
+    assert_int_equal(L->out_shape.dim[1], 6);
+    assert_int_equal(L->out_shape.dim[2], 9);
+    assert_int_equal(L->macs_per_sample, 6 * 6 * 9 * 12);
+    assert_int_equal(L->parameter_count, 6 * 2 * 6 + 6);
+    L = memest_model_layer(m, 2);
+    assert_int_equal(L->out_shape.dim[1], 3);
+    assert_int_equal(L->out_shape.dim[2], 5);
+    assert_int_equal(L->ceil_mode, 1);
+    L = memest_model_layer(m, 3);
+    assert_int_equal(L->out_shape.dim[1], 2);
+    assert_int_equal(L->out_shape.dim[2], 3);
+    L = memest_model_layer(m, 4);
+    assert_int_equal(L->out_shape.dim[1], 2);
+    assert_int_equal(L->out_shape.dim[2], 2);
+    memest_model_destroy(m);
+    m = parse_ok("input 1x5x5\nmaxpool k=2 s=2 ceil=yes\n");
+    assert_int_equal(memest_model_layer(m, 0)->out_shape.dim[1], 3);
+    memest_model_destroy(m);
+    /* pad p=1,0,2,3 on 3x5x4: 3x(5+1+2)x(4+0+3), no parameters, no MACs */
+    m = parse_ok("input 3x5x4\npad p=1,0,2,3 value=2.5\n");
+    L = memest_model_layer(m, 0);
+    assert_int_equal(L->out_shape.dim[0], 3);
+    assert_int_equal(L->out_shape.dim[1], 8);
+    assert_int_equal(L->out_shape.dim[2], 7);
+    assert_int_equal(L->output_elements, 3 * 8 * 7);
+    assert_int_equal(L->parameter_count, 0);
+    assert_int_equal(L->macs_per_sample, 0);
+    assert_true(L->pad_value == 2.5);
+    memest_model_destroy(m);
+}
+
 static void test_groups(void **state)
 {
     memest_model *m;
@@ -600,6 +658,7 @@ static void test_names(void **state)
             {MEMEST_KIND_DIV, 15, "div", 0},
             {MEMEST_KIND_CONV_TRANSPOSE, 16, "convtranspose", 0},
             {MEMEST_KIND_RESIZE, 17, "resize", 0},
+            {MEMEST_KIND_PAD, 18, "pad", 0},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);
@@ -652,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_peak_mlp),
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_pool_stride_defaults_to_kernel),
+        cmocka_unit_test(test_dilation_ceil),
         cmocka_unit_test(test_groups),
         cmocka_unit_test(test_binary),
         cmocka_unit_test(test_training),

@@ -150,6 +150,19 @@ static const struct err_case errors[] = {
      "count_pad must be yes or no"},
     {"input 4\nrelu act=relu\n", MEMEST_E_PARSE, 2, 6,
      "unknown key 'act' for relu"},
+    {"input 1x8x8\nmaxpool k=2 ceil=maybe\n", MEMEST_E_PARSE, 2, 18,
+     "ceil must be yes or no"},
+    {"input 1x8x8\nconv2d 2 k=3 d=0\n", MEMEST_E_RANGE, 2, 16,
+     "dilation d"},
+    {"input 1x8x8\nconv2d 2 k=3 d=4\n", MEMEST_E_SHAPE, 2, 16,
+     "the dilated kernel spans 9x9 cells (k=3x3 d=4x4)"},
+    {"input 1x8x8\nmaxpool k=2 d=2\n", MEMEST_E_PARSE, 2, 13,
+     "unknown key 'd' for maxpool"},
+    {"input 1x8x8\npad value=1\n", MEMEST_E_PARSE, 2, 1,
+     "missing padding: pad needs p="},
+    {"input 1x8x8\npad p=1 value=inf\n", MEMEST_E_RANGE, 2, 15,
+     "value must be a finite number within float's range"},
+    {"input 8\npad p=1\n", MEMEST_E_SHAPE, 2, 1, "CxHxW"},
     {"input 1x2x3x4\n", MEMEST_E_PARSE, 1, 7, "more than three"},
     {"input 1xx3\n", MEMEST_E_PARSE, 1, 9, "empty dimension"},
     {"input 4 5\n", MEMEST_E_PARSE, 1, 9, "unexpected '5'"},
@@ -576,6 +589,10 @@ static void assert_same_model(const memest_model *a, const memest_model *b)
         assert_int_equal(x->parameter_count, y->parameter_count);
         assert_int_equal(x->output_elements, y->output_elements);
         assert_int_equal(x->macs_per_sample, y->macs_per_sample);
+        assert_int_equal(x->ceil_mode, y->ceil_mode);
+        assert_int_equal(x->dilation_h, y->dilation_h);
+        assert_int_equal(x->dilation_w, y->dilation_w);
+        assert_int_equal(x->count_include_pad, y->count_include_pad);
         for (int k = 0; k < 3; k++) {
             assert_int_equal(x->out_shape.dim[k], y->out_shape.dim[k]);
             assert_int_equal(x->in_shape_b.dim[k], y->in_shape_b.dim[k]);
@@ -635,6 +652,14 @@ static void test_round_trip(void **state)
                "div scalar=0.1\nsub scalar_left=0.33333333333333331\n"
                "add scalar=-6 act=sigmoid name=k\nadd in=k,g name=s\n"
                "add in=s,s,s\ndiv scalar_left=1e-7\n");
+    /* dilations and ceil mode (written only where they are not 1 and no,
+     * so the lines above stay as they were) */
+    round_trip("input 3x13x12\nconv2d 6 k=3 p=2 d=2\n"
+               "conv2d 6 k=3x2 s=2x1 d=1x3 g=3\nmaxpool k=2 s=2 ceil=yes\n"
+               "avgpool k=3 s=2 p=1 ceil=yes count_pad=yes\n"
+               "avgpool k=2 s=1 p=1 ceil=yes count_pad=no\n");
+    round_trip("input 3x5x4\npad p=1,0,2,3 value=-0.1\npad p=2 name=z\n"
+               "maxpool k=2\n");
 }
 
 /* Many layers: automatic names stay unique and counting stays linear. */

@@ -140,6 +140,28 @@ static const char *const MODELS[] = {
     "conv2d 6 k=2x3 s=1x2 p=0,2,1,0 g=2\n"
     "flatten\n"
     "dense 5\n",
+    /* dilated convolutions (dense, grouped and depthwise, rectangular),
+     * ceil-mode pools whose last windows are cut, an average counting
+     * padding and one not */
+    "input 3x13x12\n"
+    "conv2d 6 k=3 p=2 d=2 act=tanh\n"
+    "conv2d 6 k=3x2 s=2x1 p=1,3,1,3 d=1x3 g=3\n"
+    "conv2d 6 k=3 p=2 d=2 g=6 act=relu\n"
+    "maxpool k=2 s=2 ceil=yes\n"
+    "avgpool k=3 s=2 p=1 ceil=yes count_pad=yes\n"
+    "avgpool k=2 s=1 p=1 ceil=yes count_pad=no\n"
+    "flatten\n"
+    "dense 5\n",
+    /* pad layers: a value before a max pool, zeros (values, not padding)
+     * before another, asymmetric sides */
+    "input 2x7x6\n"
+    "conv2d 4 k=3 act=tanh\n"
+    "pad p=1,0,2,1 value=-0.25\n"
+    "maxpool k=2\n"
+    "pad p=0,1,1,0\n"
+    "maxpool k=2 s=1\n"
+    "flatten\n"
+    "dense 3\n",
     /* the default model of edgefit-layerwise */
     "smallcnn",
 };
@@ -299,6 +321,31 @@ static void tensor_copy(struct tensor *dst, const struct tensor *src)
     memcpy(dst->s, src->s, n * sizeof(double));
 }
 
+/* Constant padding: the input's elements and errors moved, the value
+ * (exact) around them. */
+static void ref_pad(const struct memest_layer *L, const struct tensor *x,
+                    struct tensor *y)
+{
+    const size_t pt = (size_t)L->pad_top, pl = (size_t)L->pad_left;
+    for (size_t p = 0; p < y->batch * y->c; p++) {
+        for (size_t oy = 0; oy < y->h; oy++) {
+            for (size_t ox = 0; ox < y->w; ox++) {
+                const size_t yi = (p * y->h + oy) * y->w + ox;
+                if (oy < pt || oy - pt >= x->h || ox < pl ||
+                    ox - pl >= x->w) {
+                    y->r[yi] = L->pad_value;
+                    y->d[yi] = y->s[yi] = 0.0;
+                    continue;
+                }
+                const size_t xi = (p * x->h + oy - pt) * x->w + ox - pl;
+                y->r[yi] = x->r[xi];
+                y->d[yi] = x->d[xi];
+                y->s[yi] = x->s[xi];
+            }
+        }
+    }
+}
+
 static void tensor_free(struct tensor *t)
 {
     free(t->r);
@@ -449,6 +496,8 @@ static void ref_conv(const struct memest_layer *L, const struct tensor *x,
     const size_t kw = (size_t)L->kernel_w, sh = (size_t)L->stride_h;
     const size_t sw = (size_t)L->stride_w, pt = (size_t)L->pad_top;
     const size_t pl = (size_t)L->pad_left;
+    /* dilated taps are d apart (PyTorch's dilation) */
+    const size_t dh = (size_t)L->dilation_h, dwl = (size_t)L->dilation_w;
     const size_t icg = x->c / g, ocg = y->c / g, per = icg * kh * kw;
     double *dw = calloc(y->c * per, sizeof(double));
     assert_non_null(dw);
@@ -463,9 +512,9 @@ static void ref_conv(const struct memest_layer *L, const struct tensor *x,
                         const size_t c = grp * icg + ci;
                         for (size_t ky = 0; ky < kh; ky++) {
                             for (size_t kx = 0; kx < kw; kx++) {
-                                const long iy = (long)(oy * sh + ky) -
+                                const long iy = (long)(oy * sh + ky * dh) -
                                                 (long)pt;
-                                const long ix = (long)(ox * sw + kx) -
+                                const long ix = (long)(ox * sw + kx * dwl) -
                                                 (long)pl;
                                 if (iy < 0 || ix < 0 || iy >= (long)x->h ||
                                     ix >= (long)x->w) {
@@ -511,10 +560,16 @@ static void ref_pool(const struct memest_layer *L, const struct tensor *x,
                     double v = is_max ? -INFINITY : 0.0;
                     double dmax = 0.0, smax = 0.0, var = 0.0, a = 0.0;
                     size_t real = 0;
+                    size_t padded = 0; /* inside input and padding */
                     for (size_t ky = 0; ky < kh; ky++) {
                         for (size_t kx = 0; kx < kw; kx++) {
                             const long iy = (long)(oy * sh + ky) - pt;
                             const long ix = (long)(ox * sw + kx) - pl;
+                            /* a ceil-mode window may pass the padding:
+                             * PyTorch's divisor leaves those cells out */
+                            padded += iy + pt >= 0 && ix + pl >= 0 &&
+                                      iy < (long)(x->h + L->pad_bottom) &&
+                                      ix < (long)(x->w + L->pad_right);
                             if (iy < 0 || ix < 0 || iy >= (long)x->h ||
                                 ix >= (long)x->w) {
                                 continue;
@@ -544,7 +599,7 @@ static void ref_pool(const struct memest_layer *L, const struct tensor *x,
                         /* PyTorch divides by the whole window, ONNX's
                          * default by the cells inside the input */
                         const double kk = L->count_include_pad
-                                              ? (double)(kh * kw)
+                                              ? (double)padded
                                               : (double)real;
                         y->r[yi] = v / kk;
                         y->d[yi] = 0.0;
@@ -963,6 +1018,9 @@ static void reference(const memest_model *m, const prof_exec *ex,
             break;
         case MEMEST_KIND_GLOBALAVGPOOL:
             ref_gap(cur, nxt);
+            break;
+        case MEMEST_KIND_PAD:
+            ref_pad(L, cur, nxt);
             break;
         default:
             fail_msg("unexpected layer kind");

@@ -33,6 +33,7 @@ static const char *const EVERY_KIND =
     "relu name=r\n"
     "add in=r,ap name=sum\n"
     "concat in=sum,mp name=cat\n"
+    "pad p=1,0,0,1 value=0.5 name=pd\n"
     "globalavgpool name=gap\n"
     "flatten name=fl\n"
     "dense 3 act=softmax name=d\n"

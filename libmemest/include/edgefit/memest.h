@@ -154,7 +154,8 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(MUL, "mul")                /* a * b, numpy broadcasting, act */      \
     X(DIV, "div")                /* a / b, numpy broadcasting, act */      \
     X(CONV_TRANSPOSE, "convtranspose") /* transposed 2-D convolution */     \
-    X(RESIZE, "resize")          /* nearest or bilinear resize of H, W */
+    X(RESIZE, "resize")          /* nearest or bilinear resize of H, W */ \
+    X(PAD, "pad")                /* constant padding of H and W */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1
@@ -339,6 +340,13 @@ struct memest_layer {
     int resize_coord;
     int resize_nearest;
     double scale_h, scale_w;
+    /* pad and ceil-mode pools (with the dilations above, which a conv2d
+     * uses too: its taps are dilation_h x dilation_w apart, 1 dense): a
+     * maxpool/avgpool with ceil_mode rounds its output size up (PyTorch's
+     * rule: the last window starts inside the input or its leading
+     * padding); a pad layer fills pad_top..pad_right with pad_value. */
+    int ceil_mode;
+    double pad_value;
 };
 
 /* Where a binary layer's constant operand stands (memest_layer's

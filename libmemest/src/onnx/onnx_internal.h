@@ -144,6 +144,11 @@ struct value {
     const char *ref;
     size_t layer;
     int model_input; /* index + 1 among the model inputs, 0 if none */
+    /* Pad: a zero Pad folded into the Conv or AveragePool that reads
+     * this value (ops_pad.c) leaves its padding here, top, left, bottom,
+     * right, for that node's window (ops_conv.c) to add to its own */
+    int has_pad;
+    uint64_t pad[4];
 };
 
 struct out_layer {
@@ -333,6 +338,7 @@ int onnx_transpose_refused(struct imp *I, size_t node);
 int onnx_conv_transpose(struct imp *I, size_t node);
 int onnx_resize(struct imp *I, size_t node);
 int onnx_upsample(struct imp *I, size_t node);
+int onnx_pad(struct imp *I, size_t node);
 
 /* folds (fold.c, fold_index.c, fold_arith.c) */
 int fold_constant(struct imp *I, size_t node, struct cval *c);

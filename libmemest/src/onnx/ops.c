@@ -63,6 +63,8 @@ static const struct onnx_op ops[] = {
     {"MaxPool", "auto_pad ceil_mode dilations kernel_shape pads "
                 "storage_order strides", onnx_maxpool, NULL, 0},
     {"Mul", "axis broadcast", onnx_binary, fold_mul, 0},
+    /* pads and value were attributes before opset 11 */
+    {"Pad", "mode pads value", onnx_pad, NULL, 0},
     {"Range", "", NULL, fold_range, 0},
     {"Reciprocal", "", onnx_reciprocal, NULL, 0},
     {"Relu", "", onnx_relu, NULL, 0},

@@ -11,6 +11,8 @@ struct window {
     uint64_t kh, kw, sh, sw;
     uint64_t pt, pl, pb, pr;
     uint64_t oh, ow;
+    uint64_t dh, dw; /* dilations (Conv) */
+    int ceil;        /* ceil_mode changes the output size (pools) */
 };
 
 static int out_size(uint64_t in, uint64_t p0, uint64_t p1, uint64_t k,
@@ -21,14 +23,18 @@ static int out_size(uint64_t in, uint64_t p0, uint64_t p1, uint64_t k,
         return -1;
     }
     *out = (span - k) / s + 1;
-    if (ceil_mode && (span - k) % s != 0) {
+    /* ceil_mode adds the window that covers the rest, unless it would
+     * start past the input and the leading padding (PyTorch's rule, which
+     * ONNX Runtime follows) */
+    if (ceil_mode && (span - k) % s != 0 && *out * s < in + p0) {
         (*out)++;
     }
     return 0;
 }
 
 /* Read kernel_shape (or the given kernel), strides, pads, auto_pad,
- * dilations (1 only) and ceil_mode (only where it changes nothing). */
+ * dilations (a Conv's; 1 only for pools: the kernels have no dilated
+ * pooling) and ceil_mode (pools). */
 static int read_window(struct imp *I, size_t node, const struct value *x,
                        const uint64_t *kernel, struct window *w)
 {
@@ -39,7 +45,7 @@ static int read_window(struct imp *I, size_t node, const struct value *x,
     char apbuf[32];
     const char *ap = attr_str(n, "auto_pad", "NOTSET", apbuf, sizeof apbuf);
     uint64_t ih = x->dim[2], iw = x->dim[3];
-    uint64_t fh, fw;
+    uint64_t fh = 0, fw = 0, ekh, ekw;
     int s;
 
     if ((s = attr_ints(I, node, "kernel_shape", 2, ks, &nks)) ||
@@ -52,11 +58,24 @@ static int read_window(struct imp *I, size_t node, const struct value *x,
         (s = attr_int(I, node, "ceil_mode", 0, &ceil_mode))) {
         return s;
     }
-    if (ndil == 2 && (dil[0] != 1 || dil[1] != 1)) {
+    w->dh = w->dw = 1;
+    if (ndil == 2 && kernel == NULL && (dil[0] != 1 || dil[1] != 1)) {
         return node_fail(I, node, MEMEST_E_PARSE,
-                         "dilations %lldx%lld are not supported (only 1)",
-                         (long long)dil[0], (long long)dil[1]);
+                         "dilations %lldx%lld are not supported in pooling "
+                         "(only 1)", (long long)dil[0], (long long)dil[1]);
     }
+    if (ndil == 2) {
+        if (dil[0] <= 0 || dil[1] <= 0 || (uint64_t)dil[0] > MAX_ELEMENTS ||
+            (uint64_t)dil[1] > MAX_ELEMENTS) {
+            return node_fail(I, node, MEMEST_E_RANGE,
+                             "dilations %lldx%lld must be 1 to %llu",
+                             (long long)dil[0], (long long)dil[1],
+                             (unsigned long long)MAX_ELEMENTS);
+        }
+        w->dh = (uint64_t)dil[0];
+        w->dw = (uint64_t)dil[1];
+    }
+
     if (kernel != NULL) {
         if (nks == 2 && ((uint64_t)ks[0] != kernel[0] ||
                          (uint64_t)ks[1] != kernel[1])) {
@@ -106,14 +125,22 @@ static int read_window(struct imp *I, size_t node, const struct value *x,
             w->pb = (uint64_t)pads[2];
             w->pr = (uint64_t)pads[3];
         }
+        if (x->has_pad) {
+            /* a zero Pad before this node (ops_pad.c); both at most
+             * MAX_ELEMENTS, so the sums do not overflow */
+            w->pt += x->pad[0];
+            w->pl += x->pad[1];
+            w->pb += x->pad[2];
+            w->pr += x->pad[3];
+        }
     } else if (strcmp(ap, "SAME_UPPER") == 0 ||
                strcmp(ap, "SAME_LOWER") == 0) {
         /* output ceil(in / stride); the padding that needs, split with the
          * odd cell at the end (UPPER) or at the start (LOWER) */
         uint64_t oh = (ih + w->sh - 1) / w->sh;
         uint64_t ow = (iw + w->sw - 1) / w->sw;
-        uint64_t need_h = (oh - 1) * w->sh + w->kh;
-        uint64_t need_w = (ow - 1) * w->sw + w->kw;
+        uint64_t need_h = (oh - 1) * w->sh + w->dh * (w->kh - 1) + 1;
+        uint64_t need_w = (ow - 1) * w->sw + w->dw * (w->kw - 1) + 1;
         uint64_t th = need_h > ih ? need_h - ih : 0;
         uint64_t tw = need_w > iw ? need_w - iw : 0;
         int lower = strcmp(ap, "SAME_LOWER") == 0;
@@ -126,27 +153,28 @@ static int read_window(struct imp *I, size_t node, const struct value *x,
                          "auto_pad '%s' is not one of NOTSET, SAME_UPPER, "
                          "SAME_LOWER, VALID", ap);
     }
-    if (out_size(ih, w->pt, w->pb, w->kh, w->sh, 0, &w->oh) != 0 ||
-        out_size(iw, w->pl, w->pr, w->kw, w->sw, 0, &w->ow) != 0) {
+    /* the dilated kernel's extent, d * (k - 1) + 1 (both at most
+     * MAX_ELEMENTS: no overflow) */
+    ekh = w->dh * (w->kh - 1) + 1;
+    ekw = w->dw * (w->kw - 1) + 1;
+    if (out_size(ih, w->pt, w->pb, ekh, w->sh, 0, &w->oh) != 0 ||
+        out_size(iw, w->pl, w->pr, ekw, w->sw, 0, &w->ow) != 0) {
         return node_fail(I, node, MEMEST_E_SHAPE,
                          "the %llux%llu window does not fit the padded "
                          "%llux%llu input", (unsigned long long)w->kh,
                          (unsigned long long)w->kw, (unsigned long long)ih,
                          (unsigned long long)iw);
     }
+    w->ceil = 0;
     if (ceil_mode) {
-        /* rounding the output size up is supported only when it gives
-         * the same size as rounding down */
+        /* the layer says ceil=yes only where rounding up changes the size,
+         * so that other pools read as they always have */
         out_size(ih, w->pt, w->pb, w->kh, w->sh, 1, &fh);
         out_size(iw, w->pl, w->pr, w->kw, w->sw, 1, &fw);
         if (fh != w->oh || fw != w->ow) {
-            return node_fail(I, node, MEMEST_E_PARSE,
-                             "ceil_mode=1 changes the output size here "
-                             "(%llux%llu instead of %llux%llu), which is "
-                             "not supported", (unsigned long long)fh,
-                             (unsigned long long)fw,
-                             (unsigned long long)w->oh,
-                             (unsigned long long)w->ow);
+            w->ceil = 1;
+            w->oh = fh;
+            w->ow = fw;
         }
     }
     return MEMEST_OK;
@@ -154,11 +182,20 @@ static int read_window(struct imp *I, size_t node, const struct value *x,
 
 static void window_args(const struct window *w, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "k=%llux%llu s=%llux%llu p=%llu,%llu,%llu,%llu",
-             (unsigned long long)w->kh, (unsigned long long)w->kw,
-             (unsigned long long)w->sh, (unsigned long long)w->sw,
-             (unsigned long long)w->pt, (unsigned long long)w->pl,
-             (unsigned long long)w->pb, (unsigned long long)w->pr);
+    int n = snprintf(buf, cap, "k=%llux%llu s=%llux%llu p=%llu,%llu,%llu,%llu",
+                     (unsigned long long)w->kh, (unsigned long long)w->kw,
+                     (unsigned long long)w->sh, (unsigned long long)w->sw,
+                     (unsigned long long)w->pt, (unsigned long long)w->pl,
+                     (unsigned long long)w->pb, (unsigned long long)w->pr);
+    size_t at = n > 0 ? (size_t)n : 0;
+    if (at < cap && (w->dh != 1 || w->dw != 1)) {
+        n = snprintf(buf + at, cap - at, " d=%llux%llu",
+                     (unsigned long long)w->dh, (unsigned long long)w->dw);
+        at += n > 0 ? (size_t)n : 0;
+    }
+    if (at < cap && w->ceil) {
+        snprintf(buf + at, cap - at, " ceil=yes");
+    }
 }
 
 int onnx_conv(struct imp *I, size_t node)
@@ -261,6 +298,10 @@ static int onnx_pool(struct imp *I, size_t node, int is_max)
         return st;
     }
     (void)order; /* only the Indices output depends on it */
+    if (I->v[x].has_pad) {
+        /* the Pad folded in: its cells are zeros the divisor counts */
+        cip = 1;
+    }
     if ((st = push_layer(I, node, is_max ? "maxpool" : "avgpool", n->name,
                          "pool", &l))) {
         return st;

@@ -1,8 +1,10 @@
 /*
- * conv2d: a 2-D convolution over CxHxW, as PyTorch's nn.Conv2d (dilation
- * 1): out_c channels, kernel kh x kw, strides (1 by default), padding per
- * side, groups. Parameters out_c*(in_c/g)*kh*kw + out_c (bias=no: no
- * bias term); MACs output elements * (in_c/g)*kh*kw.
+ * conv2d: a 2-D convolution over CxHxW, as PyTorch's nn.Conv2d: out_c
+ * channels, kernel kh x kw, strides (1 by default), padding per side,
+ * groups, dilations d=HxW (1 by default: the taps of a dilated kernel are
+ * d apart, so it spans d*(k-1)+1 cells). Parameters out_c*(in_c/g)*kh*kw +
+ * out_c (bias=no: no bias term); MACs output elements * (in_c/g)*kh*kw,
+ * whatever the dilation (the same taps, spread wider).
  */
 #include "op.h"
 
@@ -15,7 +17,7 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
     /* a convolution's stride defaults to 1 */
     const uint64_t sh = sp->have_s ? sp->sh : 1;
     const uint64_t sw = sp->have_s ? sp->sw : 1;
-    uint64_t oh, ow, per_group, kk, out_elems;
+    uint64_t oh, ow, per_group, kk, out_elems, ekh, ekw;
     int st = op_need_chw(x);
 
     if (st != MEMEST_OK) {
@@ -29,12 +31,32 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
     L->pad_left = sp->pl;
     L->pad_bottom = sp->pb;
     L->pad_right = sp->pr;
+    L->dilation_h = sp->dh;
+    L->dilation_w = sp->dw;
+    /* the dilated kernel's extent d*(k-1)+1 is what the windows slide */
+    if (mul_ovf(sp->dh, sp->kh - 1, &ekh) || add_ovf(ekh, 1, &ekh) ||
+        mul_ovf(sp->dw, sp->kw - 1, &ekw) || add_ovf(ekw, 1, &ekw)) {
+        return op_overflow(x, "the dilated kernel");
+    }
+    if ((sp->dh != 1 || sp->dw != 1) &&
+        ((ekh > in->dim[1] && ekh - in->dim[1] > sp->pt &&
+          ekh - in->dim[1] - sp->pt > sp->pb) ||
+         (ekw > in->dim[2] && ekw - in->dim[2] > sp->pl &&
+          ekw - in->dim[2] - sp->pl > sp->pr))) {
+        return op_fail(x, MEMEST_E_SHAPE, sp->col_d,
+                       "conv2d: the dilated kernel spans %llux%llu cells "
+                       "(k=%llux%llu d=%llux%llu), more than the padded "
+                       "input", (unsigned long long)ekh,
+                       (unsigned long long)ekw, (unsigned long long)sp->kh,
+                       (unsigned long long)sp->kw, (unsigned long long)sp->dh,
+                       (unsigned long long)sp->dw);
+    }
     /* a convolution may pad by more than its kernel (the output then has
      * border cells that see only padding and the bias), as PyTorch allows */
-    st = op_window_out(x, in->dim[1], sp->kh, sh, sp->pt, sp->pb, "height",
+    st = op_window_out(x, in->dim[1], ekh, sh, sp->pt, sp->pb, "height",
                        false, &oh);
     if (st == MEMEST_OK) {
-        st = op_window_out(x, in->dim[2], sp->kw, sw, sp->pl, sp->pr,
+        st = op_window_out(x, in->dim[2], ekw, sw, sp->pl, sp->pr,
                            "width", false, &ow);
     }
     if (st != MEMEST_OK) {
@@ -113,6 +135,10 @@ static void write_line(struct op_out *o, const struct op_write *w)
     op_put_pair(o, "k", L->kernel_h, L->kernel_w);
     op_put_pair(o, "s", L->stride_h, L->stride_w);
     op_put_pads(o, L);
+    /* written only when dilated, so that other lines stay as they were */
+    if (L->dilation_h != 1 || L->dilation_w != 1) {
+        op_put_pair(o, "d", L->dilation_h, L->dilation_w);
+    }
     op_put(o, " g=%" PRIu64 " act=%s bias=%s", L->groups,
            memest_act_name(w->act), w->bias ? "yes" : "no");
     op_put_act_params(o, w->act, L);
@@ -122,7 +148,8 @@ const struct memest_op_def op_conv2d = {
     .word = "conv2d",
     .prefix = "conv",
     .keys = OP_KEY_NAME | OP_KEY_IN | OP_KEY_K | OP_KEY_S | OP_KEY_P |
-            OP_KEY_G | OP_KEY_ACT | OP_KEY_BIAS | OP_KEY_ALPHA | OP_KEY_BETA,
+            OP_KEY_G | OP_KEY_ACT | OP_KEY_BIAS | OP_KEY_ALPHA | OP_KEY_BETA |
+            OP_KEY_D,
     .required = OP_KEY_K,
     .width_what = "conv2d output channels",
     .width_noun = "output channels",

@@ -69,6 +69,14 @@ struct exec_op {
     float *wscale;           /* int8: one scale per output channel */
     uint64_t stored_bytes;   /* parameters as stored */
     uint64_t scratch_bytes;  /* scratch this operator touches */
+    /* pad, ceil-mode pools: a ceil-mode pool's extra rows and columns
+     * past pad_b and pad_r (kern_pool2d_ceil_pad; pad_b and pad_r include
+     * them); pool_copy: an average with count_include_pad whose windows
+     * the extra cuts runs on a zero-padded copy of x (in t32) with
+     * count_include_pad 0, which divides by the cells inside input and
+     * padding, PyTorch's divisor */
+    size_t pool_extra_h, pool_extra_w;
+    bool pool_copy;
 };
 
 struct prof_exec {

@@ -259,5 +259,6 @@ int exec_binary_run_16(prof_exec *ex, const struct exec_op *op);
 int exec_binary_run_s8(prof_exec *ex, const struct exec_op *op);
 extern const struct exec_op_vtable exec_op_conv_transpose;
 extern const struct exec_op_vtable exec_op_resize;
+extern const struct exec_op_vtable exec_op_pad;
 
 #endif

@@ -28,6 +28,8 @@ static int conv_plan(prof_exec *ex, struct exec_op *op,
         .pad_top = (size_t)L->pad_top, .pad_left = (size_t)L->pad_left,
         .pad_bottom = (size_t)L->pad_bottom,
         .pad_right = (size_t)L->pad_right, .groups = op->groups,
+        .dilation_h = (size_t)L->dilation_h,
+        .dilation_w = (size_t)L->dilation_w,
     };
     if ((st = exec_mul3_sz(op->c_in / op->groups, op->cs.kh, op->cs.kw,
                            &op->kdim)) != PROF_OK) {

@@ -2,6 +2,8 @@
  * count_include_pad says, see struct kern_pool2d_shape), NCHW, or NCHW8c
  * in and NCHW out for a pool that closes a network; their backward passes
  * for the trainer. */
+#include <string.h>
+
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
 #include "exec/ops.h"
@@ -9,6 +11,17 @@
 struct kern_pool2d_shape exec_pool_shape(const struct exec_op *op,
                                          size_t batch)
 {
+    if (op->pool_copy) {
+        /* the padded copy: its own padding is only ceil_mode's extra */
+        return (struct kern_pool2d_shape){
+            .batch = batch, .channels = op->c_in,
+            .in_h = op->h_in + op->pad_t + op->pad_b - op->pool_extra_h,
+            .in_w = op->w_in + op->pad_l + op->pad_r - op->pool_extra_w,
+            .kh = op->kh, .kw = op->kw, .stride_h = op->sh,
+            .stride_w = op->sw, .pad_bottom = op->pool_extra_h,
+            .pad_right = op->pool_extra_w, .count_include_pad = 0,
+        };
+    }
     return (struct kern_pool2d_shape){
         .batch = batch, .channels = op->c_in, .in_h = op->h_in,
         .in_w = op->w_in, .kh = op->kh, .kw = op->kw, .stride_h = op->sh,
@@ -37,6 +50,27 @@ static int pool_plan(prof_exec *ex, struct exec_op *op,
     op->pad_r = (size_t)L->pad_right;
     /* a max ignores the padding; an average divides as the layer says */
     op->count_include_pad = is_max(op) ? 1 : L->count_include_pad;
+    op->pool_extra_h = op->pool_extra_w = 0;
+    op->pool_copy = false;
+    if (L->ceil_mode) {
+        /* ceil_mode is the floor size of a pool padded further at the end
+         * (see kern_pool2d_ceil_pad) */
+        size_t oh, ow;
+        if (kern_pool2d_ceil_pad(op->h_in, op->kh, op->sh, op->pad_t,
+                                 op->pad_b, &oh, &op->pool_extra_h) !=
+                KERN_OK ||
+            kern_pool2d_ceil_pad(op->w_in, op->kw, op->sw, op->pad_l,
+                                 op->pad_r, &ow, &op->pool_extra_w) !=
+                KERN_OK) {
+            exec_diag_set(diag, "%s: the ceil-mode pooling kernels refuse "
+                          "the model's shape", L->name);
+            return PROF_E_RANGE;
+        }
+        op->pad_b += op->pool_extra_h;
+        op->pad_r += op->pool_extra_w;
+        op->pool_copy = !is_max(op) && op->count_include_pad &&
+                        (op->pool_extra_h || op->pool_extra_w);
+    }
     struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
     size_t oh, ow;
     int kst = kern_pool2d_out_hw(&ps, &oh, &ow);
@@ -62,8 +96,42 @@ static int pool_plan(prof_exec *ex, struct exec_op *op,
  * follows (flatten, dense) needs nothing. Any other pool is NCHW. */
 static unsigned pool_caps(const struct exec_op *op)
 {
-    const bool closes = op->layer->out_shape.rank == 3 && op->hw_out == 1;
+    const bool closes = op->layer->out_shape.rank == 3 && op->hw_out == 1 &&
+                        !op->pool_copy;
     return closes && op->c_in % KERN_CBLOCK == 0 ? EXEC_BLK_IN : 0u;
+}
+
+/* The padded copy's elements (pool_copy), counted at plan time. */
+static int pool_copy_n(const prof_exec *ex, const struct exec_op *op,
+                       size_t *n)
+{
+    struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
+    int st = exec_mul3_sz(ps.batch, ps.channels, ps.in_h, n);
+    return st == PROF_OK ? exec_mul3_sz(*n, ps.in_w, 1, n) : st;
+}
+
+static int pool_scratch(const prof_exec *ex, struct exec_op *op,
+                        struct exec_scratch *need)
+{
+    int st = exec_scratch_float_input(ex, op, need);
+    if (st == PROF_OK && op->pool_copy) {
+        size_t n;
+        if ((st = pool_copy_n(ex, op, &n)) == PROF_OK) {
+            need->t32 = n;
+        }
+    }
+    return st;
+}
+
+/* x zero-padded by the layer's own pads into ex->t32 (pool_copy). */
+static int pool_pad_copy(prof_exec *ex, const struct exec_op *op,
+                         const float *x)
+{
+    const size_t shape[4] = {ex->batch, op->c_in, op->h_in, op->w_in};
+    const size_t lo[4] = {0, 0, op->pad_t, op->pad_l};
+    const size_t hi[4] = {0, 0, op->pad_b - op->pool_extra_h,
+                          op->pad_r - op->pool_extra_w};
+    return exec_kern_status(kern_pad_f32(shape, 4, lo, hi, 0.0f, x, ex->t32));
 }
 
 static int pool_run_f32(prof_exec *ex, const struct exec_op *op,
@@ -72,7 +140,13 @@ static int pool_run_f32(prof_exec *ex, const struct exec_op *op,
     struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
     const bool max = is_max(op);
     int kst;
-    if (exec_t_blocked(ex, op->layer->inputs[0])) {
+    if (op->pool_copy) {
+        int st = pool_pad_copy(ex, op, a->x);
+        if (st != PROF_OK) {
+            return st;
+        }
+        kst = kern_avgpool2d_f32(&ps, ex->t32, a->y);
+    } else if (exec_t_blocked(ex, op->layer->inputs[0])) {
         /* a closing pool (pool_caps): its 1 x 1 output is NCHW */
         kst = max ? kern_maxpool2d_nchw8c_f32(&ps, a->x, a->y)
                   : kern_avgpool2d_nchw8c_f32(&ps, a->x, a->y);
@@ -90,6 +164,23 @@ static int pool_backward(prof_exec *ex, const struct exec_op *op,
         return PROF_OK;
     }
     struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
+    if (op->pool_copy) {
+        /* the gradient of the padded copy, then its interior */
+        int st = exec_kern_status(
+            kern_avgpool2d_backward_f32(&ps, a->g, ex->t32));
+        if (st != PROF_OK) {
+            return st;
+        }
+        for (size_t p = 0; p < ps.batch * ps.channels; p++) {
+            for (size_t y = 0; y < op->h_in; y++) {
+                memcpy(a->gx + (p * op->h_in + y) * op->w_in,
+                       ex->t32 + (p * ps.in_h + y + op->pad_t) * ps.in_w +
+                           op->pad_l,
+                       op->w_in * sizeof(float));
+            }
+        }
+        return PROF_OK;
+    }
     return exec_kern_status(
         is_max(op) ? kern_maxpool2d_backward_f32(&ps, a->x, a->g, a->gx)
                    : kern_avgpool2d_backward_f32(&ps, a->g, a->gx));
@@ -105,7 +196,7 @@ static unsigned maxpool_reads(const struct exec_op *op, bool loss_softmax)
 
 const struct exec_op_vtable exec_op_maxpool = {
     .plan = pool_plan,
-    .scratch = exec_scratch_float_input,
+    .scratch = pool_scratch,
     .layout_caps = pool_caps,
     .run_f32 = pool_run_f32,
     .backward_f32 = pool_backward,
@@ -114,7 +205,7 @@ const struct exec_op_vtable exec_op_maxpool = {
 
 const struct exec_op_vtable exec_op_avgpool = {
     .plan = pool_plan,
-    .scratch = exec_scratch_float_input,
+    .scratch = pool_scratch,
     .layout_caps = pool_caps,
     .run_f32 = pool_run_f32,
     .backward_f32 = pool_backward,

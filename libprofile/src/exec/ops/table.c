@@ -25,6 +25,7 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_DIV] = &exec_op_div,
     [MEMEST_KIND_CONV_TRANSPOSE] = &exec_op_conv_transpose,
     [MEMEST_KIND_RESIZE] = &exec_op_resize,
+    [MEMEST_KIND_PAD] = &exec_op_pad,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
