@@ -330,6 +330,12 @@ static int forward(const memest_model *m, const double *const *in,
             (void)C;
             break;
         }
+        case MEMEST_KIND_CONV_TRANSPOSE:
+        case MEMEST_KIND_RESIZE:
+            /* not in this reference: tests/profile/test_upsample.c
+             * checks them against PyTorch */
+            rc = -1;
+            break;
         default: /* flatten, identity, dropout, activation */
             memcpy(y, x, n * sizeof *y);
             break;

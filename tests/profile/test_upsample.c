@@ -252,6 +252,7 @@ static float *run(const memest_model *m, enum memest_precision p,
     assert_int_equal(memest_plan_arena(m, 2, p, &plan), MEMEST_OK);
     assert_true(mem.arena_bytes == plan.arena_bytes);
     assert_true(mem.plan_bytes == mem.arena_bytes);
+    memest_arena_plan_free(&plan);
     float *y = malloc(ny * sizeof *y);
     assert_non_null(y);
     assert_int_equal(prof_exec_run(ex, x, nx, y, ny), PROF_OK);
