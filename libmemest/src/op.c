@@ -24,6 +24,8 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_BATCHNORM] = &op_batchnorm,
     [MEMEST_KIND_IDENTITY] = &op_identity,
     [MEMEST_KIND_DROPOUT] = &op_dropout,
+    [MEMEST_KIND_SHUFFLE] = &op_shuffle,
+    [MEMEST_KIND_SLICE] = &op_slice,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -84,6 +86,9 @@ const struct op_key_info op_keys[] = {
     {"bias", "bias", OP_KEY_BIAS},
     {"eps", "epsilon", OP_KEY_EPS},
     {"count_pad", "count_pad", OP_KEY_COUNT_PAD},
+    {"axis", "axis", OP_KEY_AXIS},
+    {"begin", "begin", OP_KEY_BEGIN},
+    {"end", "end", OP_KEY_END},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -51,6 +51,10 @@ enum op_key {
     OP_KEY_BIAS = 1u << 7,
     OP_KEY_EPS = 1u << 8,
     OP_KEY_COUNT_PAD = 1u << 9,
+    /* slice's keys (data movement operators) */
+    OP_KEY_AXIS = 1u << 22,
+    OP_KEY_BEGIN = 1u << 23,
+    OP_KEY_END = 1u << 24,
 };
 
 struct op_key_info {
@@ -103,6 +107,12 @@ struct op_spec {
     int col_p;
     int col_g;
     int col_in;
+    /* slice: axis= (0, 1, 2 for c, h, w), begin=, end= */
+    unsigned axis;
+    uint64_t begin, end;
+    int col_axis;
+    int col_begin;
+    int col_end;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -258,5 +268,7 @@ extern const struct memest_op_def op_concat;
 extern const struct memest_op_def op_batchnorm;
 extern const struct memest_op_def op_identity;
 extern const struct memest_op_def op_dropout;
+extern const struct memest_op_def op_shuffle;
+extern const struct memest_op_def op_slice;
 
 #endif

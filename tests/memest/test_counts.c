@@ -524,6 +524,8 @@ static void test_names(void **state)
             {MEMEST_KIND_BATCHNORM, 10, "batchnorm", 0},
             {MEMEST_KIND_IDENTITY, 11, "identity", 1},
             {MEMEST_KIND_DROPOUT, 12, "dropout", 1},
+            {MEMEST_KIND_SHUFFLE, 13, "shuffle", 0},
+            {MEMEST_KIND_SLICE, 14, "slice", 0},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);

@@ -195,6 +195,22 @@ static const char *const GRAPH_MODELS[] = {
     "add in=r,input act=erf\n"
     "logsoftmax\n"
     "dropout\n",
+    /* data movement: a channel shuffle, the channel split after it (two
+     * slices of one tensor), a concat, slices along w and h, a shuffle in
+     * three groups, a slice of a vector's features */
+    "input 4x6x5\n"
+    "conv2d 8 k=3 p=1 act=relu name=c\n"
+    "shuffle g=2 name=sh\n"
+    "slice axis=c begin=0 end=3 name=a\n"
+    "slice axis=c begin=3 end=8 in=sh name=b\n"
+    "conv2d 3 k=1 in=b name=cb\n"
+    "concat in=a,cb\n"
+    "slice axis=w begin=0 end=4\n"
+    "slice axis=h begin=1 end=5\n"
+    "shuffle g=3\n"
+    "globalavgpool\n"
+    "flatten\n"
+    "slice axis=c begin=1 end=5\n",
 };
 #define N_GRAPH_MODELS (sizeof GRAPH_MODELS / sizeof GRAPH_MODELS[0])
 
@@ -690,6 +706,55 @@ static void ref_gap(const struct tensor *x, struct tensor *y)
     }
 }
 
+/* y[.., j] = x[.., at(j)]: values and errors move unchanged. */
+static void move_elem(const struct tensor *x, size_t from, struct tensor *y,
+                      size_t to)
+{
+    y->r[to] = x->r[from];
+    y->d[to] = x->d[from];
+    y->s[to] = x->s[from];
+}
+
+/* ShuffleNet's channel shuffle written from its definition: output
+ * channel j * g + i is input channel i * (C / g) + j. */
+static void ref_shuffle(const struct memest_layer *L, const struct tensor *x,
+                        struct tensor *y)
+{
+    const size_t g = (size_t)L->groups, cg = x->c / g, hw = x->h * x->w;
+    for (size_t n = 0; n < x->batch; n++) {
+        for (size_t i = 0; i < g; i++) {
+            for (size_t j = 0; j < cg; j++) {
+                for (size_t k = 0; k < hw; k++) {
+                    move_elem(x, (n * x->c + i * cg + j) * hw + k, y,
+                              (n * x->c + j * g + i) * hw + k);
+                }
+            }
+        }
+    }
+}
+
+/* y[n][c][h][w] = x[n][c + bc][h + bh][w + bw], one offset non-zero. */
+static void ref_slice(const struct memest_layer *L, const struct tensor *x,
+                      struct tensor *y)
+{
+    const size_t b = (size_t)L->slice_begin;
+    const size_t bc = L->slice_axis == 0 ? b : 0;
+    const size_t bh = L->slice_axis == 1 ? b : 0;
+    const size_t bw = L->slice_axis == 2 ? b : 0;
+    for (size_t n = 0; n < y->batch; n++) {
+        for (size_t c = 0; c < y->c; c++) {
+            for (size_t h = 0; h < y->h; h++) {
+                for (size_t w = 0; w < y->w; w++) {
+                    move_elem(x,
+                              ((n * x->c + c + bc) * x->h + h + bh) * x->w +
+                                  w + bw,
+                              y, ((n * y->c + c) * y->h + h) * y->w + w);
+                }
+            }
+        }
+    }
+}
+
 /*
  * Run the reference on ex's own master weights and inputs xs (one array
  * per model input); *out receives the final tensor (caller frees). Every
@@ -771,6 +836,12 @@ static void reference(const memest_model *m, const prof_exec *ex,
             break;
         case MEMEST_KIND_GLOBALAVGPOOL:
             ref_gap(cur, nxt);
+            break;
+        case MEMEST_KIND_SHUFFLE:
+            ref_shuffle(L, cur, nxt);
+            break;
+        case MEMEST_KIND_SLICE:
+            ref_slice(L, cur, nxt);
             break;
         default:
             fail_msg("unexpected layer kind");

@@ -33,7 +33,12 @@ static const char *const EVERY_KIND =
     "concat in=sum,mp name=cat\n"
     "globalavgpool name=gap\n"
     "flatten name=fl\n"
-    "dense 3 act=softmax name=d\n";
+    "dense 4 act=softmax name=d\n"
+    "slice axis=c begin=1 end=3 name=sl\n"
+    "shuffle g=2 in=cat name=sh\n"
+    "globalavgpool name=gap2\n"
+    "flatten name=fl2\n"
+    "concat in=sl,fl2 name=out\n";
 
 static memest_model *model_of(const char *text)
 {
@@ -98,7 +103,7 @@ static void test_views_and_params(void **state)
                      vt->init_params ? "set" : "NULL");
         }
     }
-    assert_int_equal(views, 3); /* identity, dropout, flatten */
+    assert_int_equal(views, 4); /* identity, dropout, two flattens */
     memest_arena_plan_free(&plan);
     memest_model_destroy(m);
 }
@@ -109,7 +114,7 @@ static void test_trainable(void **state)
     char buf[256];
     exec_trainable_kinds(buf, sizeof buf);
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
-                             "activation, identity and dropout");
+                             "activation, identity, dropout, shuffle and slice");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");

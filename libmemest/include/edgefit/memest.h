@@ -149,7 +149,9 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(CONCAT, "concat")          /* 2+ inputs joined along dim[0] */        \
     X(BATCHNORM, "batchnorm")    /* standalone per-channel scale, shift */  \
     X(IDENTITY, "identity")      /* output = input */                       \
-    X(DROPOUT, "dropout")        /* output = input at inference */
+    X(DROPOUT, "dropout")        /* output = input at inference */       \
+    X(SHUFFLE, "shuffle")        /* ShuffleNet's channel shuffle, g= */  \
+    X(SLICE, "slice")            /* a range along one axis, copied */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1
@@ -289,6 +291,11 @@ struct memest_layer {
     const float *weight;
     const float *bias;
     int line;
+    /* slice (data movement): the per-sample axis (0 the channels of CxHxW
+     * or the features of a vector, 1 the rows, 2 the columns) and the
+     * range [slice_begin, slice_end) kept along it; shuffle uses groups */
+    unsigned slice_axis;
+    uint64_t slice_begin, slice_end;
 };
 
 typedef struct memest_model memest_model; /* opaque, immutable once built */

@@ -56,13 +56,20 @@ static const struct onnx_op ops[] = {
                 "storage_order strides", onnx_maxpool, NULL, 0},
     {"Mul", "axis broadcast", onnx_elementwise_refused, fold_mul, 0},
     {"Range", "", NULL, fold_range, 0},
+    /* axes: only [2, 3], a global pool (ops_move.c) */
+    {"ReduceMax", "axes keepdims noop_with_empty_axes", onnx_reducemax, NULL,
+     0},
+    {"ReduceMean", "axes keepdims noop_with_empty_axes", onnx_reducemean,
+     NULL, 0},
     {"Relu", "", onnx_relu, NULL, 0},
     {"Reshape", "allowzero", onnx_reshape, fold_reshape, 0},
     {"Shape", "end start", NULL, fold_shape, 1},
     {"Sigmoid", "", onnx_sigmoid, NULL, 0},
     /* starts, ends and axes were attributes before opset 10 */
-    {"Slice", "axes ends starts", NULL, fold_slice, 0},
+    {"Slice", "axes ends starts", onnx_slice, fold_slice, 0},
     {"Softmax", "axis", onnx_softmax, NULL, 0},
+    /* split was an attribute before opset 13 */
+    {"Split", "axis split", onnx_split, NULL, 0},
     {"Squeeze", "axes", NULL, fold_squeeze, 0},
     {"Sub", "axis broadcast", onnx_elementwise_refused, fold_sub, 0},
     {"Tanh", "", onnx_tanh, NULL, 0},

@@ -230,5 +230,7 @@ extern const struct exec_op_vtable exec_op_concat;
 extern const struct exec_op_vtable exec_op_batchnorm;
 extern const struct exec_op_vtable exec_op_identity;
 extern const struct exec_op_vtable exec_op_dropout;
+extern const struct exec_op_vtable exec_op_shuffle;
+extern const struct exec_op_vtable exec_op_slice;
 
 #endif

@@ -20,6 +20,8 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_BATCHNORM] = &exec_op_batchnorm,
     [MEMEST_KIND_IDENTITY] = &exec_op_identity,
     [MEMEST_KIND_DROPOUT] = &exec_op_dropout,
+    [MEMEST_KIND_SHUFFLE] = &exec_op_shuffle,
+    [MEMEST_KIND_SLICE] = &exec_op_slice,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
