@@ -123,6 +123,24 @@ static const struct err_case errors[] = {
     {"input 4\ndense 3 name=a,b\n", MEMEST_E_PARSE, 2, 14, "contains ','"},
     {"input 1x8x8\navgpool k=2 count_pad=maybe\n", MEMEST_E_PARSE, 2, 23,
      "count_pad must be yes or no"},
+    /* data movement: slice and shuffle */
+    {"input 4x6x6\nslice axis=d end=2\n", MEMEST_E_PARSE, 2, 12,
+     "axis must be c, h or w, got 'd'"},
+    {"input 4x6x6\nslice axis=c begin=2 end=9\n", MEMEST_E_SHAPE, 2, 26,
+     "end=9 is past the 4 elements of axis c"},
+    {"input 4x6x6\nslice axis=h begin=3 end=3\n", MEMEST_E_SHAPE, 2, 20,
+     "begin=3 must be below end=3"},
+    {"input 8\nslice axis=h end=2\n", MEMEST_E_SHAPE, 2, 12,
+     "axis=h needs a CxHxW input"},
+    {"input 4x6x6\nslice axis=c\n", MEMEST_E_PARSE, 2, 1,
+     "missing end: slice needs end="},
+    {"input 4x6x6\nslice axis=c end=0\n", MEMEST_E_RANGE, 2, 18,
+     "end must be at least 1"},
+    {"input 6x4x4\nshuffle g=4\n", MEMEST_E_SHAPE, 2, 11,
+     "6 channels do not split into g=4"},
+    {"input 6x4x4\nshuffle\n", MEMEST_E_PARSE, 2, 1,
+     "missing groups: shuffle needs g="},
+    {"input 6\nshuffle g=2\n", MEMEST_E_SHAPE, 2, 1, "CxHxW"},
     {"input 4\nrelu act=relu\n", MEMEST_E_PARSE, 2, 6,
      "unknown key 'act' for relu"},
     {"input 1x2x3x4\n", MEMEST_E_PARSE, 1, 7, "more than three"},
@@ -455,6 +473,9 @@ static void assert_same_model(const memest_model *a, const memest_model *b)
         assert_int_equal(x->parameter_count, y->parameter_count);
         assert_int_equal(x->output_elements, y->output_elements);
         assert_int_equal(x->macs_per_sample, y->macs_per_sample);
+        assert_int_equal(x->slice_axis, y->slice_axis);
+        assert_int_equal(x->slice_begin, y->slice_begin);
+        assert_int_equal(x->slice_end, y->slice_end);
         for (int k = 0; k < 3; k++) {
             assert_int_equal(x->out_shape.dim[k], y->out_shape.dim[k]);
         }
@@ -502,6 +523,9 @@ static void test_round_trip(void **state)
     round_trip("name x\ninput 6x9x9\nconv2d 6 k=3 s=2 p=1 g=3 bias=no\n"
                "avgpool k=2 s=1 p=1 name=ap\ntanh\nflatten\ngelu name=g\n"
                "dense 7 act=none\nsoftmax\n");
+    round_trip("input 6x5x4\nshuffle g=3\nslice axis=c begin=1 end=4\n"
+               "slice axis=h end=2\nslice axis=w begin=3 end=4 name=s\n"
+               "flatten\nslice axis=c begin=1 end=2\n");
 }
 
 /* Many layers: automatic names stay unique and counting stays linear. */
