@@ -821,12 +821,33 @@ class TorchMeanC(torch.nn.Module):
         return self.conv(x).mean(1)
 
 
+class TorchReshape(torch.nn.Module):
+    """Views that keep each sample's element order: view(n, 2, 8, 4) of
+    a 4x4x4 activation, a convolution on it, the Linear's output
+    unsqueezed to Nx5x1x1 for a 1x1 convolution, squeezed back."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 4, 3)
+        self.conv2 = torch.nn.Conv2d(2, 3, 3, padding=1)
+        self.fc = torch.nn.Linear(3 * 8 * 4, 5)
+        self.proj = torch.nn.Conv2d(5, 4, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        y = torch.relu(self.conv2(y.view(y.size(0), 2, 8, 4)))
+        z = self.fc(torch.flatten(y, 1))[:, :, None, None]
+        return self.proj(z).squeeze(3).squeeze(2)
+
+
 def m_move(out):
     export(out, "torch_split", TorchSplit().eval(), torch.randn(BATCH, 3, 5, 4))
     export(out, "torch_slice_w", TorchSliceW().eval(),
            torch.randn(BATCH, 2, 5, 6))
     export(out, "torch_reduce", TorchReduce().eval(),
            torch.randn(BATCH, 3, 7, 6))
+    export(out, "torch_reshape", TorchReshape().eval(),
+           torch.randn(BATCH, 1, 6, 6))
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
     for name, net in (("torch_reshape_5d", TorchReshape5d()),

@@ -26,6 +26,7 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_DROPOUT] = &op_dropout,
     [MEMEST_KIND_SHUFFLE] = &op_shuffle,
     [MEMEST_KIND_SLICE] = &op_slice,
+    [MEMEST_KIND_RESHAPE] = &op_reshape,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -89,6 +90,7 @@ const struct op_key_info op_keys[] = {
     {"axis", "axis", OP_KEY_AXIS},
     {"begin", "begin", OP_KEY_BEGIN},
     {"end", "end", OP_KEY_END},
+    {"shape", "target shape", OP_KEY_SHAPE},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

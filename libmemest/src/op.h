@@ -55,6 +55,7 @@ enum op_key {
     OP_KEY_AXIS = 1u << 22,
     OP_KEY_BEGIN = 1u << 23,
     OP_KEY_END = 1u << 24,
+    OP_KEY_SHAPE = 1u << 25, /* reshape's target shape */
 };
 
 struct op_key_info {
@@ -113,6 +114,9 @@ struct op_spec {
     int col_axis;
     int col_begin;
     int col_end;
+    /* reshape: shape= (per sample) */
+    struct memest_shape shape;
+    int col_shape;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -270,5 +274,6 @@ extern const struct memest_op_def op_identity;
 extern const struct memest_op_def op_dropout;
 extern const struct memest_op_def op_shuffle;
 extern const struct memest_op_def op_slice;
+extern const struct memest_op_def op_reshape;
 
 #endif

@@ -1101,6 +1101,10 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
             st = parse_u64(c, &val, 1, "end", &sp.end);
             sp.col_end = val.col;
             break;
+        case OP_KEY_SHAPE:
+            st = parse_shape(c, &val, &sp.shape);
+            sp.col_shape = val.col;
+            break;
         }
         if (st != MEMEST_OK) {
             return st;

@@ -526,6 +526,7 @@ static void test_names(void **state)
             {MEMEST_KIND_DROPOUT, 12, "dropout", 1},
             {MEMEST_KIND_SHUFFLE, 13, "shuffle", 0},
             {MEMEST_KIND_SLICE, 14, "slice", 0},
+            {MEMEST_KIND_RESHAPE, 15, "reshape", 1},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);

@@ -756,6 +756,29 @@ static void test_move_layers(void **state)
     assert_int_equal(L->out_shape.dim[0], 16);
     round_trip(m);
     memest_model_destroy(m);
+
+    /* view(n, 2, 8, 4) of 4x4x4 is a reshape (a view); [:, :, None,
+     * None] two Unsqueezes (5x1, 5x1x1), squeeze(3).squeeze(2) a reshape
+     * and a flatten: conv 1*4*9+4, conv 2*3*9+3, Linear 96*5+5,
+     * conv 5*4+4 */
+    m = load_fixture("torch_reshape");
+    assert_int_equal(memest_model_layer_count(m), 10);
+    L = layer(m, 1, MEMEST_KIND_RESHAPE, MEMEST_ACT_NONE);
+    shape_is(L->out_shape, 2, 8, 4);
+    assert_true(memest_kind_is_view(L->kind));
+    L = layer(m, 3, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    assert_int_equal(L->out_shape.dim[0], 96);
+    L = layer(m, 5, MEMEST_KIND_RESHAPE, MEMEST_ACT_NONE);
+    assert_int_equal(L->out_shape.rank, 2);
+    L = layer(m, 6, MEMEST_KIND_RESHAPE, MEMEST_ACT_NONE);
+    shape_is(L->out_shape, 5, 1, 1);
+    layer(m, 7, MEMEST_KIND_CONV2D, MEMEST_ACT_NONE);
+    layer(m, 8, MEMEST_KIND_RESHAPE, MEMEST_ACT_NONE);
+    layer(m, 9, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    assert_int_equal(memest_model_parameter_count(m),
+                     40 + 57 + 485 + 24);
+    round_trip(m);
+    memest_model_destroy(m);
 }
 
 static void test_fixture_outputs(void **state)
@@ -766,7 +789,8 @@ static void test_fixture_outputs(void **state)
         "residual", "typed_fixed_batch", "torch_cnn", "torch_cnn_bn",
         "torch_view", "fold_shapes", "fold_shapes_fixed_batch",
         "fold_opset9", "fold_opset13", "fold_opset15", "torch_flatten_dyn",
-        "torch_shuffle", "torch_split", "torch_slice_w", "torch_reduce"};
+        "torch_shuffle", "torch_split", "torch_slice_w", "torch_reduce",
+        "torch_reshape"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
@@ -782,7 +806,7 @@ static void test_fixture_outputs(void **state)
         assert_true(err >= 0 && err <= 1e-4);
         /* data movement changes no value: only the convolutions round */
         if (strncmp(names[i], "torch_s", 7) == 0 ||
-            strcmp(names[i], "torch_reduce") == 0) {
+            strncmp(names[i], "torch_re", 8) == 0) {
             assert_true(err <= 1e-5);
         }
     }

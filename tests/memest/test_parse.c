@@ -141,6 +141,10 @@ static const struct err_case errors[] = {
     {"input 6x4x4\nshuffle\n", MEMEST_E_PARSE, 2, 1,
      "missing groups: shuffle needs g="},
     {"input 6\nshuffle g=2\n", MEMEST_E_SHAPE, 2, 1, "CxHxW"},
+    {"input 6x2x2\nreshape shape=5x5\n", MEMEST_E_SHAPE, 2, 15,
+     "shape=5x5 has 25 elements but 'input' (6x2x2) has 24"},
+    {"input 6x2x2\nreshape\n", MEMEST_E_PARSE, 2, 1,
+     "missing target shape: reshape needs shape="},
     {"input 4\nrelu act=relu\n", MEMEST_E_PARSE, 2, 6,
      "unknown key 'act' for relu"},
     {"input 1x2x3x4\n", MEMEST_E_PARSE, 1, 7, "more than three"},
@@ -525,7 +529,7 @@ static void test_round_trip(void **state)
                "dense 7 act=none\nsoftmax\n");
     round_trip("input 6x5x4\nshuffle g=3\nslice axis=c begin=1 end=4\n"
                "slice axis=h end=2\nslice axis=w begin=3 end=4 name=s\n"
-               "flatten\nslice axis=c begin=1 end=2\n");
+               "reshape shape=2x3\nflatten\nslice axis=c begin=1 end=2\n");
 }
 
 /* Many layers: automatic names stay unique and counting stays linear. */

@@ -207,6 +207,7 @@ static const char *const GRAPH_MODELS[] = {
     "concat in=a,cb\n"
     "slice axis=w begin=0 end=4\n"
     "slice axis=h begin=1 end=5\n"
+    "reshape shape=12x4x2\n"
     "shuffle g=3\n"
     "globalavgpool\n"
     "flatten\n"
@@ -817,6 +818,7 @@ static void reference(const memest_model *m, const prof_exec *ex,
         case MEMEST_KIND_FLATTEN:
         case MEMEST_KIND_IDENTITY:
         case MEMEST_KIND_DROPOUT:
+        case MEMEST_KIND_RESHAPE:
             tensor_copy(nxt, cur);
             stored = false;
             break;
@@ -1328,8 +1330,8 @@ static void test_arena_equals_plan(void **state)
  * A graph's arena: the executor's offsets are the plan's, and the plan is
  * checked here from the layers' inputs on its own terms. Each tensor lives
  * from the step that writes it (inputs: 0, layer i: i) to the last step
- * that reads it, an alias (identity, dropout, flatten) extends its input's
- * life; no two buffers alive at one step overlap; the arena is the
+ * that reads it, an alias (identity, dropout, flatten, reshape) extends
+ * its input's life; no two buffers alive at one step overlap; the arena is the
  * highest end, equals libmemest's totals, is at least the live-set lower
  * bound and at most what the bare greedy planner (memest_plan_buffers)
  * gives for the lifetimes derived here.
@@ -1381,7 +1383,8 @@ static void check_graph_arena(const char *text, enum memest_precision p,
         first[t] = last[t] = i;
         if (ly->kind == MEMEST_KIND_IDENTITY ||
             ly->kind == MEMEST_KIND_DROPOUT ||
-            ly->kind == MEMEST_KIND_FLATTEN) {
+            ly->kind == MEMEST_KIND_FLATTEN ||
+            ly->kind == MEMEST_KIND_RESHAPE) {
             root[t] = root[ly->inputs[0]];
         }
         for (size_t j = 0; j < ly->input_count; j++) {

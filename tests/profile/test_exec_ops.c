@@ -37,6 +37,7 @@ static const char *const EVERY_KIND =
     "slice axis=c begin=1 end=3 name=sl\n"
     "shuffle g=2 in=cat name=sh\n"
     "globalavgpool name=gap2\n"
+    "reshape shape=4x2x2 name=rs\n"
     "flatten name=fl2\n"
     "concat in=sl,fl2 name=out\n";
 
@@ -103,7 +104,7 @@ static void test_views_and_params(void **state)
                      vt->init_params ? "set" : "NULL");
         }
     }
-    assert_int_equal(views, 4); /* identity, dropout, two flattens */
+    assert_int_equal(views, 5); /* identity, dropout, two flattens, reshape */
     memest_arena_plan_free(&plan);
     memest_model_destroy(m);
 }
@@ -114,7 +115,7 @@ static void test_trainable(void **state)
     char buf[256];
     exec_trainable_kinds(buf, sizeof buf);
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
-                             "activation, identity, dropout, shuffle and slice");
+                             "activation, identity, dropout, shuffle, slice and reshape");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");

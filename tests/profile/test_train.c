@@ -227,6 +227,7 @@ static double ref_sample_loss(const memest_model *m,
         case MEMEST_KIND_FLATTEN:
         case MEMEST_KIND_IDENTITY:
         case MEMEST_KIND_DROPOUT:
+        case MEMEST_KIND_RESHAPE:
             memcpy(nxt, cur, on * sizeof *nxt);
             break;
         case MEMEST_KIND_ACTIVATION:
@@ -548,6 +549,7 @@ static const char *cnn_f = "input 2x5x4\n"
                            "slice axis=c begin=1 end=5\n"
                            "slice axis=w begin=0 end=3\n"
                            "slice axis=h begin=1 end=4\n"
+                           "reshape shape=3x12\n"
                            "flatten\n"
                            "slice axis=c begin=2 end=30\n"
                            "dense 3 act=softmax\n";
@@ -1100,7 +1102,7 @@ static void test_bad_input(void **state)
                    "add in=a,b name=res\ndense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "(it trains chains of dense, "
                    "conv2d, maxpool, avgpool, flatten, activation, identity, "
-                   "dropout, shuffle and slice layers)");
+                   "dropout, shuffle, slice and reshape layers)");
     expect_refused("input 2x4x4\nconv2d 2 k=3 act=relu\nbatchnorm name=nb\n"
                    "flatten\ndense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "nb: the trainer has no "

@@ -151,7 +151,8 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(IDENTITY, "identity")      /* output = input */                       \
     X(DROPOUT, "dropout")        /* output = input at inference */       \
     X(SHUFFLE, "shuffle")        /* ShuffleNet's channel shuffle, g= */  \
-    X(SLICE, "slice")            /* a range along one axis, copied */
+    X(SLICE, "slice")            /* a range along one axis, copied */    \
+    X(RESHAPE, "reshape")        /* the same elements, another shape */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1

@@ -311,6 +311,11 @@ int onnx_reducemean(struct imp *I, size_t node);
 int onnx_reducemax(struct imp *I, size_t node);
 int onnx_slice(struct imp *I, size_t node);
 int onnx_split(struct imp *I, size_t node);
+int onnx_squeeze(struct imp *I, size_t node);
+int onnx_unsqueeze(struct imp *I, size_t node);
+/* A Reshape to 3 or 4 dims, the batch first: a view (reshape layer). */
+int onnx_reshape_view(struct imp *I, size_t node, size_t x,
+                      const struct cval *shape, int64_t allowzero);
 /* A Reshape to 5 dims: ShuffleNet's channel shuffle when the nodes after
  * it are find_shuffle_tail()'s, else a refusal naming the shape. */
 int onnx_reshape_5d(struct imp *I, size_t node, size_t x,

@@ -70,11 +70,11 @@ static const struct onnx_op ops[] = {
     {"Softmax", "axis", onnx_softmax, NULL, 0},
     /* split was an attribute before opset 13 */
     {"Split", "axis split", onnx_split, NULL, 0},
-    {"Squeeze", "axes", NULL, fold_squeeze, 0},
+    {"Squeeze", "axes", onnx_squeeze, fold_squeeze, 0},
     {"Sub", "axis broadcast", onnx_elementwise_refused, fold_sub, 0},
     {"Tanh", "", onnx_tanh, NULL, 0},
     {"Transpose", "perm", onnx_transpose_refused, fold_transpose, 0},
-    {"Unsqueeze", "axes", NULL, fold_unsqueeze, 0},
+    {"Unsqueeze", "axes", onnx_unsqueeze, fold_unsqueeze, 0},
     {"Where", "", NULL, fold_where, 0},
 };
 

@@ -462,3 +462,173 @@ refuse:
                          "a Reshape back to [N, C, H, W]", text);
     }
 }
+
+/* A view of x as [N, dim[1..rank-1]]: a flatten to a vector, the identity
+ * when the shape does not change, else a reshape. */
+static int emit_view(struct imp *I, size_t node, size_t x, unsigned rank,
+                     const uint64_t *dim)
+{
+    const struct value *v = &I->v[x];
+    char args[96];
+    size_t off = 0;
+    int same = rank == v->rank;
+    for (unsigned d = 1; same && d < rank; d++) {
+        same = dim[d] == v->dim[d];
+    }
+    if (same) {
+        return emit_args(I, node, 0, "identity", "", x, rank, dim);
+    }
+    if (rank == 2) {
+        return emit_flat(I, node, x);
+    }
+    off = (size_t)snprintf(args, sizeof args, "shape=");
+    for (unsigned d = 1; d < rank && off < sizeof args; d++) {
+        off += (size_t)snprintf(args + off, sizeof args - off, "%s%llu",
+                                d > 1 ? "x" : "",
+                                (unsigned long long)dim[d]);
+    }
+    return emit_args(I, node, 0, "reshape", args, x, rank, dim);
+}
+
+int onnx_reshape_view(struct imp *I, size_t node, size_t x,
+                      const struct cval *s, int64_t allowzero)
+{
+    const struct value *v = &I->v[x];
+    const unsigned rank = (unsigned)s->count;
+    uint64_t dim[4] = {v->dim[0], 1, 1, 1};
+    uint64_t known = 1;
+    unsigned infer = 0;
+
+    if (!shape_is(s, 0, 0, 1, (int64_t)v->dim[0])) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "the first entry of the shape must be the batch "
+                         "(N, 0 or -1): a reshape keeps each sample whole");
+    }
+    for (unsigned d = 1; d < rank; d++) {
+        const int64_t e = s->ints[d];
+        if (s->nb != NULL && s->nb[d] != 0) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "entry %u of the shape depends on the batch: "
+                             "a reshape keeps each sample whole", d);
+        }
+        if (e == -1 && infer == 0) {
+            infer = d;
+            continue;
+        }
+        if (e == 0 && !allowzero && d < v->rank) {
+            dim[d] = v->dim[d];
+        } else if (e > 0) {
+            dim[d] = (uint64_t)e;
+        } else {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "entry %u of the shape is %lld: only sizes, "
+                             "one -1 and 0 (copy) are supported", d,
+                             (long long)e);
+        }
+        if (mul_ovf(known, dim[d], &known)) {
+            return node_fail(I, node, MEMEST_E_OVERFLOW,
+                             "the shape's entries overflow");
+        }
+    }
+    if (infer != 0) {
+        if (per_sample(v) % known != 0) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "the shape's -1 has no whole size: %llu "
+                             "elements per sample over %llu",
+                             (unsigned long long)per_sample(v),
+                             (unsigned long long)known);
+        }
+        dim[infer] = per_sample(v) / known;
+        known = per_sample(v);
+    }
+    if (known != per_sample(v)) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "the shape has %llu elements per sample, the "
+                         "input %llu", (unsigned long long)known,
+                         (unsigned long long)per_sample(v));
+    }
+    return emit_view(I, node, x, rank, dim);
+}
+
+/* Squeeze and Unsqueeze of a computed tensor: views, the batch kept. */
+static int squeeze_view(struct imp *I, size_t node, int un)
+{
+    const char *op = un ? "Unsqueeze" : "Squeeze";
+    int64_t axes[8];
+    size_t na = SIZE_MAX;
+    unsigned marked = 0, rank;
+    uint64_t dim[4];
+    size_t x = 0;
+    int st;
+
+    if ((st = get_act(I, node, 0, &x)) ||
+        (st = axes_of(I, node, axes, &na))) {
+        return st;
+    }
+    const struct value *v = &I->v[x];
+    if (na == SIZE_MAX || na == 0) {
+        if (un) {
+            return node_fail(I, node, MEMEST_E_PARSE, "Unsqueeze needs axes");
+        }
+        /* every axis of size 1 but the batch */
+        for (unsigned d = 1; d < v->rank; d++) {
+            marked |= v->dim[d] == 1 ? 1u << d : 0u;
+        }
+        na = 0;
+    }
+    rank = un ? v->rank + (unsigned)na : v->rank;
+    for (size_t k = 0; k < na; k++) {
+        unsigned a = 0;
+        if ((st = norm_axis(I, node, axes[k], un ? rank : v->rank, "axis",
+                            &a))) {
+            return st;
+        }
+        if (a == 0 || (marked & (1u << a))) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "axis %lld is %s: a %s keeps the batch first",
+                             (long long)axes[k],
+                             a == 0 ? "the batch" : "repeated", op);
+        }
+        if (!un && v->dim[a] != 1) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "axis %u has size %llu, not 1", a,
+                             (unsigned long long)v->dim[a]);
+        }
+        marked |= 1u << a;
+    }
+    if (!un) {
+        unsigned out = 0;
+        for (unsigned d = 0; d < v->rank; d++) {
+            if (!(marked & (1u << d))) {
+                dim[out++] = v->dim[d];
+            }
+        }
+        rank = out;
+    } else {
+        unsigned in = 0;
+        if (rank > 4) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "the result would have rank %u: at most 4 "
+                             "(NxCxHxW) is supported", rank);
+        }
+        for (unsigned d = 0; d < rank; d++) {
+            dim[d] = (marked & (1u << d)) ? 1 : v->dim[in++];
+        }
+    }
+    if (rank < 2) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "the result would have rank %u: a sample must "
+                         "keep at least one axis", rank);
+    }
+    return emit_view(I, node, x, rank, dim);
+}
+
+int onnx_squeeze(struct imp *I, size_t node)
+{
+    return squeeze_view(I, node, 0);
+}
+
+int onnx_unsqueeze(struct imp *I, size_t node)
+{
+    return squeeze_view(I, node, 1);
+}

@@ -232,5 +232,6 @@ extern const struct exec_op_vtable exec_op_identity;
 extern const struct exec_op_vtable exec_op_dropout;
 extern const struct exec_op_vtable exec_op_shuffle;
 extern const struct exec_op_vtable exec_op_slice;
+extern const struct exec_op_vtable exec_op_reshape;
 
 #endif

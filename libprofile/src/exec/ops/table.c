@@ -22,6 +22,7 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_DROPOUT] = &exec_op_dropout,
     [MEMEST_KIND_SHUFFLE] = &exec_op_shuffle,
     [MEMEST_KIND_SLICE] = &exec_op_slice,
+    [MEMEST_KIND_RESHAPE] = &exec_op_reshape,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
