@@ -694,8 +694,8 @@ class TorchFlatten(torch.nn.Module):
 
 
 class TorchShuffle(torch.nn.Module):
-    """ShuffleNet's channel shuffle, view(b, g, c // g, h, w): a 5-D
-    reshape, which no layer reads; refused with the folded shape."""
+    """ShuffleNet's channel shuffle, view(b, g, c // g, h, w), transpose,
+    view back: one shuffle layer."""
 
     def __init__(self):
         super().__init__()
@@ -711,14 +711,10 @@ class TorchShuffle(torch.nn.Module):
 def m_torch_fold(out):
     export(out, "torch_flatten_dyn", TorchFlatten().eval(),
            torch.randn(BATCH, 2, 5, 5))
-    d = os.path.join(out, "bad")
-    os.makedirs(d, exist_ok=True)
-    torch.onnx.export(TorchShuffle().eval(), torch.randn(BATCH, 2, 4, 4),
-                      os.path.join(d, "torch_channel_shuffle.onnx"),
-                      input_names=["input"], output_names=["output"],
-                      dynamic_axes={"input": {0: "batch"},
-                                    "output": {0: "batch"}},
-                      opset_version=13)
+    # the same draws as when this model was a refusal (bad/), so that the
+    # fixtures made after it stay as they were
+    export(out, "torch_shuffle", TorchShuffle().eval(),
+           torch.randn(BATCH, 2, 4, 4))
 
 
 def bad_fold_models(out):
@@ -935,6 +931,125 @@ def bad_binary_models(out):
     bad(out, "binary_legacy_broadcast", g, y)
 
 
+# ---- Data movement and reductions ------------------------------------------
+
+class TorchSplit(torch.nn.Module):
+    """ShuffleNetV2's unit: chunk(2, dim=1), a branch on the second half,
+    cat, channel shuffle; then split([3, 5], dim=1) joined the other way
+    round."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 1)
+        self.branch = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        a, b = y.chunk(2, dim=1)
+        y = torch.cat([a, torch.relu(self.branch(b))], 1)
+        n, c, h, w = y.shape
+        y = y.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
+        p, q = y.split([3, 5], dim=1)
+        return torch.cat([q, p], 1)
+
+
+class TorchSliceW(torch.nn.Module):
+    """The TCN's causal chomp x[:, :, :, :-2] on W, a crop of H, a slice
+    of features, and narrow() on the channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, (1, 3), padding=(0, 2))
+        self.fc = torch.nn.Linear(3 * 3 * 6, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))[:, :, :, :-2]
+        y = y[:, :, 1:4, :].narrow(1, 1, 3)
+        return self.fc(torch.flatten(y, 1))[:, 1:4]
+
+
+class TorchReduce(torch.nn.Module):
+    """Means and maxima over H and W: mean with and without keepdim,
+    amax, the last dims given as negative axes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 6, 3)
+        self.proj = torch.nn.Conv2d(6, 4, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        a = y.mean((2, 3))
+        b = torch.flatten(self.proj(y.mean((-2, -1), keepdim=True)), 1)
+        c = y.amax((2, 3))
+        return torch.cat([a, b, c], 1)
+
+
+class TorchReshape5d(torch.nn.Module):
+    """A 5-D view that is not a channel shuffle (the transpose swaps H and
+    W): refused at the 5-D reshape."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        b, c, h, w = y.shape
+        y = y.view(b, 2, c // 2, h, w).transpose(3, 4).contiguous()
+        return y.view(b, c, h, w)
+
+
+class TorchMeanC(torch.nn.Module):
+    """A mean over the channels: refused naming the axes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, 1)
+
+    def forward(self, x):
+        return self.conv(x).mean(1)
+
+
+class TorchReshape(torch.nn.Module):
+    """Views that keep each sample's element order: view(n, 2, 8, 4) of
+    a 4x4x4 activation, a convolution on it, the Linear's output
+    unsqueezed to Nx5x1x1 for a 1x1 convolution, squeezed back."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 4, 3)
+        self.conv2 = torch.nn.Conv2d(2, 3, 3, padding=1)
+        self.fc = torch.nn.Linear(3 * 8 * 4, 5)
+        self.proj = torch.nn.Conv2d(5, 4, 1)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        y = torch.relu(self.conv2(y.view(y.size(0), 2, 8, 4)))
+        z = self.fc(torch.flatten(y, 1))[:, :, None, None]
+        return self.proj(z).squeeze(3).squeeze(2)
+
+
+def m_move(out):
+    export(out, "torch_split", TorchSplit().eval(), torch.randn(BATCH, 3, 5, 4))
+    export(out, "torch_slice_w", TorchSliceW().eval(),
+           torch.randn(BATCH, 2, 5, 6))
+    export(out, "torch_reduce", TorchReduce().eval(),
+           torch.randn(BATCH, 3, 7, 6))
+    export(out, "torch_reshape", TorchReshape().eval(),
+           torch.randn(BATCH, 1, 6, 6))
+    d = os.path.join(out, "bad")
+    os.makedirs(d, exist_ok=True)
+    for name, net in (("torch_reshape_5d", TorchReshape5d()),
+                      ("torch_mean_channels", TorchMeanC())):
+        torch.onnx.export(net.eval(), torch.randn(BATCH, 2, 4, 4),
+                          os.path.join(d, name + ".onnx"),
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"},
+                                        "output": {0: "batch"}},
+                          opset_version=13)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
@@ -964,6 +1079,7 @@ def main():
     bad_binary_models(out)
     m_torch_pad_pool(out)
     bad_pad_models(out)
+    m_move(out)
 
 
 if __name__ == "__main__":

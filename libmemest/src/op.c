@@ -31,6 +31,9 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_CONV_TRANSPOSE] = &op_conv_transpose,
     [MEMEST_KIND_RESIZE] = &op_resize,
     [MEMEST_KIND_PAD] = &op_pad,
+    [MEMEST_KIND_SHUFFLE] = &op_shuffle,
+    [MEMEST_KIND_SLICE] = &op_slice,
+    [MEMEST_KIND_RESHAPE] = &op_reshape,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -103,6 +106,10 @@ const struct op_key_info op_keys[] = {
     {"mode", "mode", OP_KEY_MODE},
     {"ceil", "ceil mode", OP_KEY_CEIL},
     {"value", "padding value", OP_KEY_VALUE},
+    {"axis", "axis", OP_KEY_AXIS},
+    {"begin", "begin", OP_KEY_BEGIN},
+    {"end", "end", OP_KEY_END},
+    {"shape", "target shape", OP_KEY_SHAPE},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -68,6 +68,11 @@ enum op_key {
     /* pad, ceil-mode pools (d= above serves dilated convolutions too) */
     OP_KEY_CEIL = 1u << 14,
     OP_KEY_VALUE = 1u << 16,
+    /* slice's keys (data movement operators) */
+    OP_KEY_AXIS = 1u << 22,
+    OP_KEY_BEGIN = 1u << 23,
+    OP_KEY_END = 1u << 24,
+    OP_KEY_SHAPE = 1u << 25, /* reshape's target shape */
 };
 
 struct op_key_info {
@@ -147,6 +152,15 @@ struct op_spec {
     /* pad, ceil-mode pools: ceil=yes, value= (0 by default) */
     int ceil_mode;
     double value;
+    /* slice: axis= (0, 1, 2 for c, h, w), begin=, end= */
+    unsigned axis;
+    uint64_t begin, end;
+    int col_axis;
+    int col_begin;
+    int col_end;
+    /* reshape: shape= (per sample) */
+    struct memest_shape shape;
+    int col_shape;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -337,5 +351,8 @@ extern const char *const op_resize_modes[2];
 extern const char *const op_resize_coords[4];
 extern const char *const op_resize_nearests[4];
 extern const struct memest_op_def op_pad;
+extern const struct memest_op_def op_shuffle;
+extern const struct memest_op_def op_slice;
+extern const struct memest_op_def op_reshape;
 
 #endif

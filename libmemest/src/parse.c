@@ -1429,6 +1429,32 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
         case OP_KEY_VALUE:
             st = parse_scalar(c, &key, &val, &sp.value);
             break;
+        case OP_KEY_AXIS:
+            if (tok_is(&val, "c")) {
+                sp.axis = 0;
+            } else if (tok_is(&val, "h")) {
+                sp.axis = 1;
+            } else if (tok_is(&val, "w")) {
+                sp.axis = 2;
+            } else {
+                st = fail(c, MEMEST_E_PARSE, c->line, val.col,
+                          "axis must be c, h or w, got '" TOKFMT "'",
+                          TOKARG(&val));
+            }
+            sp.col_axis = val.col;
+            break;
+        case OP_KEY_BEGIN:
+            st = parse_u64(c, &val, 0, "begin", &sp.begin);
+            sp.col_begin = val.col;
+            break;
+        case OP_KEY_END:
+            st = parse_u64(c, &val, 1, "end", &sp.end);
+            sp.col_end = val.col;
+            break;
+        case OP_KEY_SHAPE:
+            st = parse_shape(c, &val, &sp.shape);
+            sp.col_shape = val.col;
+            break;
         }
         if (st != MEMEST_OK) {
             return st;
@@ -1472,6 +1498,15 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
     }
     if (sp.col_mode == 0) {
         sp.col_mode = kw->col;
+    }
+    if (sp.col_axis == 0) {
+        sp.col_axis = kw->col;
+    }
+    if (sp.col_begin == 0) {
+        sp.col_begin = kw->col;
+    }
+    if (sp.col_end == 0) {
+        sp.col_end = kw->col;
     }
     return add_layer(c, P->m, &P->names, &P->counters, &sp);
 }

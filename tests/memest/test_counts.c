@@ -659,6 +659,9 @@ static void test_names(void **state)
             {MEMEST_KIND_CONV_TRANSPOSE, 16, "convtranspose", 0},
             {MEMEST_KIND_RESIZE, 17, "resize", 0},
             {MEMEST_KIND_PAD, 18, "pad", 0},
+            {MEMEST_KIND_SHUFFLE, 19, "shuffle", 0},
+            {MEMEST_KIND_SLICE, 20, "slice", 0},
+            {MEMEST_KIND_RESHAPE, 21, "reshape", 1},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);

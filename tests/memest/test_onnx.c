@@ -336,6 +336,33 @@ static int forward(const memest_model *m, const double *const *in,
              * checks them against PyTorch */
             rc = -1;
             break;
+        case MEMEST_KIND_SHUFFLE: {
+            /* output channel j * g + i is input channel i * (C/g) + j */
+            uint64_t C = os.dim[0], g = L->groups, px = n / C;
+            for (uint64_t gi = 0; gi < g; gi++) {
+                for (uint64_t j = 0; j < C / g; j++) {
+                    memcpy(y + (j * g + gi) * px,
+                           x + (gi * (C / g) + j) * px, px * sizeof *y);
+                }
+            }
+            break;
+        }
+        case MEMEST_KIND_SLICE: {
+            /* per sample, element by element: the output's coordinates
+             * shifted by begin along the axis */
+            uint64_t od[3] = {1, 1, 1}, id[3] = {1, 1, 1};
+            for (unsigned d = 0; d < os.rank; d++) {
+                od[d] = os.dim[d];
+                id[d] = L->in_shape.dim[d];
+            }
+            for (uint64_t e = 0; e < n; e++) {
+                uint64_t c[3] = {e / (od[1] * od[2]), e / od[2] % od[1],
+                                 e % od[2]};
+                c[L->slice_axis] += L->slice_begin;
+                y[e] = x[(c[0] * id[1] + c[1]) * id[2] + c[2]];
+            }
+            break;
+        }
         default: /* flatten, identity, dropout, activation */
             memcpy(y, x, n * sizeof *y);
             break;
@@ -823,6 +850,157 @@ static void test_torch_acts(void **state)
     }
 }
 
+/* The text of m, parsed back, must give the same layers. */
+static void round_trip(const memest_model *m)
+{
+    size_t len = 0;
+    char *buf;
+    memest_model *b = NULL;
+    struct memest_diag d;
+    assert_int_equal(memest_model_write(m, NULL, 0, &len), MEMEST_E_RANGE);
+    buf = malloc(len + 1);
+    assert_non_null(buf);
+    assert_int_equal(memest_model_write(m, buf, len + 1, &len), MEMEST_OK);
+    if (memest_model_parse(buf, &b, &d) != MEMEST_OK) {
+        fail_msg("%s at %d:%d in\n%s", d.message, d.line, d.column, buf);
+    }
+    assert_int_equal(memest_model_layer_count(b), memest_model_layer_count(m));
+    for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+        const struct memest_layer *x = memest_model_layer(m, i);
+        const struct memest_layer *y = memest_model_layer(b, i);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->groups, y->groups);
+        assert_int_equal(x->slice_axis, y->slice_axis);
+        assert_int_equal(x->slice_begin, y->slice_begin);
+        assert_int_equal(x->slice_end, y->slice_end);
+        assert_int_equal(x->output_elements, y->output_elements);
+        assert_int_equal(x->macs_per_sample, y->macs_per_sample);
+    }
+    memest_model_destroy(b);
+    free(buf);
+}
+
+/* Data movement and reductions, counted by hand. */
+static void test_move_layers(void **state)
+{
+    const struct memest_layer *L;
+    memest_model *m;
+    (void)state;
+
+    /* conv 2->4 1x1 (12 parameters, 4*16*2 MACs), then the three nodes
+     * of the shuffle as one layer named after the first */
+    m = load_fixture("torch_shuffle");
+    assert_int_equal(memest_model_layer_count(m), 2);
+    L = layer(m, 1, MEMEST_KIND_SHUFFLE, MEMEST_ACT_NONE);
+    assert_int_equal(L->groups, 2);
+    assert_string_equal(L->name, "/Reshape");
+    shape_is(L->out_shape, 4, 4, 4);
+    assert_int_equal(L->macs_per_sample, 0);
+    assert_int_equal(memest_model_parameter_count(m), 12);
+    round_trip(m);
+    memest_model_destroy(m);
+
+    /* conv 3->8 (32), chunk: Slice [0, 4) and [4, 8) of the channels,
+     * branch conv 4->4 3x3 (148; 4*20*36 = 2880 MACs), concat, shuffle,
+     * Split [3, 5]: two slices of one node, concat */
+    m = load_fixture("torch_split");
+    assert_int_equal(memest_model_layer_count(m), 9);
+    L = layer(m, 1, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    assert_int_equal(L->slice_axis, 0);
+    assert_int_equal(L->slice_begin, 0);
+    assert_int_equal(L->slice_end, 4);
+    L = layer(m, 2, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    assert_int_equal(L->slice_begin, 4);
+    assert_int_equal(L->slice_end, 8);
+    L = layer(m, 3, MEMEST_KIND_CONV2D, MEMEST_ACT_RELU);
+    assert_int_equal(L->macs_per_sample, 2880);
+    layer(m, 4, MEMEST_KIND_CONCAT, MEMEST_ACT_NONE);
+    L = layer(m, 5, MEMEST_KIND_SHUFFLE, MEMEST_ACT_NONE);
+    assert_int_equal(L->groups, 2);
+    L = layer(m, 6, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    shape_is(L->out_shape, 3, 5, 4);
+    L = layer(m, 7, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    assert_int_equal(L->slice_begin, 3);
+    assert_int_equal(L->slice_end, 8);
+    layer(m, 8, MEMEST_KIND_CONCAT, MEMEST_ACT_NONE);
+    assert_int_equal(memest_model_parameter_count(m), 180);
+    {
+        uint64_t macs = 0;
+        for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+            macs += memest_model_layer(m, i)->macs_per_sample;
+        }
+        assert_int_equal(macs, 480 + 2880);
+    }
+    round_trip(m);
+    memest_model_destroy(m);
+
+    /* conv 2->4 (1, 3) p=(0, 2): 4x5x8; [:, :, :, :-2] keeps w [0, 6);
+     * [:, :, 1:4] rows [1, 4); narrow(1, 1, 3) channels [1, 4); the
+     * Linear's [:, 1:4] features [1, 4) of 5 */
+    m = load_fixture("torch_slice_w");
+    assert_int_equal(memest_model_layer_count(m), 7);
+    L = layer(m, 1, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    assert_int_equal(L->slice_axis, 2);
+    assert_int_equal(L->slice_end, 6);
+    shape_is(L->out_shape, 4, 5, 6);
+    L = layer(m, 2, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    assert_int_equal(L->slice_axis, 1);
+    shape_is(L->out_shape, 4, 3, 6);
+    L = layer(m, 3, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    assert_int_equal(L->slice_axis, 0);
+    shape_is(L->out_shape, 3, 3, 6);
+    layer(m, 4, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    layer(m, 5, MEMEST_KIND_DENSE, MEMEST_ACT_NONE);
+    L = layer(m, 6, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    assert_int_equal(L->slice_begin, 1);
+    assert_int_equal(L->out_shape.rank, 1);
+    assert_int_equal(L->out_shape.dim[0], 3);
+    assert_int_equal(memest_model_parameter_count(m), 28 + 54 * 5 + 5);
+    round_trip(m);
+    memest_model_destroy(m);
+
+    /* mean over (2, 3): globalavgpool, flatten; with keepdim: the
+     * globalavgpool alone; amax: a max pool of the whole 5x4 plane */
+    m = load_fixture("torch_reduce");
+    assert_int_equal(memest_model_layer_count(m), 9);
+    layer(m, 1, MEMEST_KIND_GLOBALAVGPOOL, MEMEST_ACT_NONE);
+    layer(m, 2, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    layer(m, 3, MEMEST_KIND_GLOBALAVGPOOL, MEMEST_ACT_NONE);
+    layer(m, 4, MEMEST_KIND_CONV2D, MEMEST_ACT_NONE);
+    L = layer(m, 6, MEMEST_KIND_MAXPOOL, MEMEST_ACT_NONE);
+    assert_int_equal(L->kernel_h, 5);
+    assert_int_equal(L->kernel_w, 4);
+    shape_is(L->out_shape, 6, 1, 1);
+    layer(m, 7, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    L = layer(m, 8, MEMEST_KIND_CONCAT, MEMEST_ACT_NONE);
+    assert_int_equal(L->out_shape.dim[0], 16);
+    round_trip(m);
+    memest_model_destroy(m);
+
+    /* view(n, 2, 8, 4) of 4x4x4 is a reshape (a view); [:, :, None,
+     * None] two Unsqueezes (5x1, 5x1x1), squeeze(3).squeeze(2) a reshape
+     * and a flatten: conv 1*4*9+4, conv 2*3*9+3, Linear 96*5+5,
+     * conv 5*4+4 */
+    m = load_fixture("torch_reshape");
+    assert_int_equal(memest_model_layer_count(m), 10);
+    L = layer(m, 1, MEMEST_KIND_RESHAPE, MEMEST_ACT_NONE);
+    shape_is(L->out_shape, 2, 8, 4);
+    assert_true(memest_kind_is_view(L->kind));
+    L = layer(m, 3, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    assert_int_equal(L->out_shape.dim[0], 96);
+    L = layer(m, 5, MEMEST_KIND_RESHAPE, MEMEST_ACT_NONE);
+    assert_int_equal(L->out_shape.rank, 2);
+    L = layer(m, 6, MEMEST_KIND_RESHAPE, MEMEST_ACT_NONE);
+    shape_is(L->out_shape, 5, 1, 1);
+    layer(m, 7, MEMEST_KIND_CONV2D, MEMEST_ACT_NONE);
+    layer(m, 8, MEMEST_KIND_RESHAPE, MEMEST_ACT_NONE);
+    layer(m, 9, MEMEST_KIND_FLATTEN, MEMEST_ACT_NONE);
+    assert_int_equal(memest_model_parameter_count(m),
+                     40 + 57 + 485 + 24);
+    round_trip(m);
+    memest_model_destroy(m);
+}
+
 static void test_fixture_outputs(void **state)
 {
     static const char *const names[] = {
@@ -832,7 +1010,9 @@ static void test_fixture_outputs(void **state)
         "torch_view", "fold_shapes", "fold_shapes_fixed_batch",
         "fold_opset9", "fold_opset13", "fold_opset15", "torch_flatten_dyn",
         "torch_acts", "torch_acts14", "torch_se", "binary_broadcast",
-        "torch_pad_pool"};
+        "torch_pad_pool",
+        "torch_shuffle", "torch_split", "torch_slice_w", "torch_reduce",
+        "torch_reshape"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
@@ -846,6 +1026,11 @@ static void test_fixture_outputs(void **state)
         printf("# %-20s max relative error vs PyTorch %.3g\n", names[i],
                err);
         assert_true(err >= 0 && err <= 1e-4);
+        /* data movement changes no value: only the convolutions round */
+        if (strncmp(names[i], "torch_s", 7) == 0 ||
+            strncmp(names[i], "torch_re", 8) == 0) {
+            assert_true(err <= 1e-5);
+        }
     }
 }
 
@@ -921,10 +1106,15 @@ static void test_bad(void **state)
          {"node 'legacy' (Mul)", "attribute 'broadcast'", "not supported"}},
         {"int_mul_computed", MEMEST_E_PARSE, 1,
          {"node 'times3' (Mul)", "integer arithmetic on a computed tensor"}},
-        /* ShuffleNet's channel shuffle: the folded 5-D shape, named */
-        {"torch_channel_shuffle", MEMEST_E_PARSE, 28,
+        /* a 5-D view that is not ShuffleNet's channel shuffle (its
+         * transpose swaps H and W): the folded shape, named */
+        {"torch_reshape_5d", MEMEST_E_PARSE, 28,
          {"node '/Reshape' (Reshape)", "the shape [N, 2, 2, 4, 4] is not "
-          "supported"}},
+          "supported", "only as ShuffleNet's channel shuffle"}},
+        /* x.mean(1): a reduction over the channels */
+        {"torch_mean_channels", MEMEST_E_PARSE, 2,
+         {"node '/ReduceMean' (ReduceMean)", "attribute 'axes' [1] is not "
+          "supported", "only a reduction over H and W"}},
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1324,6 +1514,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fixture_layers),
         cmocka_unit_test(test_fixture_outputs),
         cmocka_unit_test(test_torch_acts),
+        cmocka_unit_test(test_move_layers),
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_dead_code),
         cmocka_unit_test(test_constants),

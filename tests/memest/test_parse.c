@@ -148,6 +148,28 @@ static const struct err_case errors[] = {
     {"input 4\ndense 3 name=a,b\n", MEMEST_E_PARSE, 2, 14, "contains ','"},
     {"input 1x8x8\navgpool k=2 count_pad=maybe\n", MEMEST_E_PARSE, 2, 23,
      "count_pad must be yes or no"},
+    /* data movement: slice and shuffle */
+    {"input 4x6x6\nslice axis=d end=2\n", MEMEST_E_PARSE, 2, 12,
+     "axis must be c, h or w, got 'd'"},
+    {"input 4x6x6\nslice axis=c begin=2 end=9\n", MEMEST_E_SHAPE, 2, 26,
+     "end=9 is past the 4 elements of axis c"},
+    {"input 4x6x6\nslice axis=h begin=3 end=3\n", MEMEST_E_SHAPE, 2, 20,
+     "begin=3 must be below end=3"},
+    {"input 8\nslice axis=h end=2\n", MEMEST_E_SHAPE, 2, 12,
+     "axis=h needs a CxHxW input"},
+    {"input 4x6x6\nslice axis=c\n", MEMEST_E_PARSE, 2, 1,
+     "missing end: slice needs end="},
+    {"input 4x6x6\nslice axis=c end=0\n", MEMEST_E_RANGE, 2, 18,
+     "end must be at least 1"},
+    {"input 6x4x4\nshuffle g=4\n", MEMEST_E_SHAPE, 2, 11,
+     "6 channels do not split into g=4"},
+    {"input 6x4x4\nshuffle\n", MEMEST_E_PARSE, 2, 1,
+     "missing groups: shuffle needs g="},
+    {"input 6\nshuffle g=2\n", MEMEST_E_SHAPE, 2, 1, "CxHxW"},
+    {"input 6x2x2\nreshape shape=5x5\n", MEMEST_E_SHAPE, 2, 15,
+     "shape=5x5 has 25 elements but 'input' (6x2x2) has 24"},
+    {"input 6x2x2\nreshape\n", MEMEST_E_PARSE, 2, 1,
+     "missing target shape: reshape needs shape="},
     {"input 4\nrelu act=relu\n", MEMEST_E_PARSE, 2, 6,
      "unknown key 'act' for relu"},
     {"input 1x8x8\nmaxpool k=2 ceil=maybe\n", MEMEST_E_PARSE, 2, 18,
@@ -593,6 +615,9 @@ static void assert_same_model(const memest_model *a, const memest_model *b)
         assert_int_equal(x->dilation_h, y->dilation_h);
         assert_int_equal(x->dilation_w, y->dilation_w);
         assert_int_equal(x->count_include_pad, y->count_include_pad);
+        assert_int_equal(x->slice_axis, y->slice_axis);
+        assert_int_equal(x->slice_begin, y->slice_begin);
+        assert_int_equal(x->slice_end, y->slice_end);
         for (int k = 0; k < 3; k++) {
             assert_int_equal(x->out_shape.dim[k], y->out_shape.dim[k]);
             assert_int_equal(x->in_shape_b.dim[k], y->in_shape_b.dim[k]);
@@ -660,6 +685,9 @@ static void test_round_trip(void **state)
                "avgpool k=2 s=1 p=1 ceil=yes count_pad=no\n");
     round_trip("input 3x5x4\npad p=1,0,2,3 value=-0.1\npad p=2 name=z\n"
                "maxpool k=2\n");
+    round_trip("input 6x5x4\nshuffle g=3\nslice axis=c begin=1 end=4\n"
+               "slice axis=h end=2\nslice axis=w begin=3 end=4 name=s\n"
+               "reshape shape=2x3\nflatten\nslice axis=c begin=1 end=2\n");
 }
 
 /* Many layers: automatic names stay unique and counting stays linear. */

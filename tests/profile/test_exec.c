@@ -266,6 +266,23 @@ static const char *const GRAPH_MODELS[] = {
     "mul in=d1,d2 name=p\n"
     "sub in=d2,p\n"
     "dense 3\n",
+    /* data movement: a channel shuffle, the channel split after it (two
+     * slices of one tensor), a concat, slices along w and h, a shuffle in
+     * three groups, a slice of a vector's features */
+    "input 4x6x5\n"
+    "conv2d 8 k=3 p=1 act=relu name=c\n"
+    "shuffle g=2 name=sh\n"
+    "slice axis=c begin=0 end=3 name=a\n"
+    "slice axis=c begin=3 end=8 in=sh name=b\n"
+    "conv2d 3 k=1 in=b name=cb\n"
+    "concat in=a,cb\n"
+    "slice axis=w begin=0 end=4\n"
+    "slice axis=h begin=1 end=5\n"
+    "reshape shape=12x4x2\n"
+    "shuffle g=3\n"
+    "globalavgpool\n"
+    "flatten\n"
+    "slice axis=c begin=1 end=5\n",
 };
 #define N_GRAPH_MODELS (sizeof GRAPH_MODELS / sizeof GRAPH_MODELS[0])
 
@@ -928,6 +945,55 @@ static void ref_gap(const struct tensor *x, struct tensor *y)
     }
 }
 
+/* y[.., j] = x[.., at(j)]: values and errors move unchanged. */
+static void move_elem(const struct tensor *x, size_t from, struct tensor *y,
+                      size_t to)
+{
+    y->r[to] = x->r[from];
+    y->d[to] = x->d[from];
+    y->s[to] = x->s[from];
+}
+
+/* ShuffleNet's channel shuffle written from its definition: output
+ * channel j * g + i is input channel i * (C / g) + j. */
+static void ref_shuffle(const struct memest_layer *L, const struct tensor *x,
+                        struct tensor *y)
+{
+    const size_t g = (size_t)L->groups, cg = x->c / g, hw = x->h * x->w;
+    for (size_t n = 0; n < x->batch; n++) {
+        for (size_t i = 0; i < g; i++) {
+            for (size_t j = 0; j < cg; j++) {
+                for (size_t k = 0; k < hw; k++) {
+                    move_elem(x, (n * x->c + i * cg + j) * hw + k, y,
+                              (n * x->c + j * g + i) * hw + k);
+                }
+            }
+        }
+    }
+}
+
+/* y[n][c][h][w] = x[n][c + bc][h + bh][w + bw], one offset non-zero. */
+static void ref_slice(const struct memest_layer *L, const struct tensor *x,
+                      struct tensor *y)
+{
+    const size_t b = (size_t)L->slice_begin;
+    const size_t bc = L->slice_axis == 0 ? b : 0;
+    const size_t bh = L->slice_axis == 1 ? b : 0;
+    const size_t bw = L->slice_axis == 2 ? b : 0;
+    for (size_t n = 0; n < y->batch; n++) {
+        for (size_t c = 0; c < y->c; c++) {
+            for (size_t h = 0; h < y->h; h++) {
+                for (size_t w = 0; w < y->w; w++) {
+                    move_elem(x,
+                              ((n * x->c + c + bc) * x->h + h + bh) * x->w +
+                                  w + bw,
+                              y, ((n * y->c + c) * y->h + h) * y->w + w);
+                }
+            }
+        }
+    }
+}
+
 /*
  * Run the reference on ex's own master weights and inputs xs (one array
  * per model input); *out receives the final tensor (caller frees). Every
@@ -990,6 +1056,7 @@ static void reference(const memest_model *m, const prof_exec *ex,
         case MEMEST_KIND_FLATTEN:
         case MEMEST_KIND_IDENTITY:
         case MEMEST_KIND_DROPOUT:
+        case MEMEST_KIND_RESHAPE:
             tensor_copy(nxt, cur);
             stored = false;
             break;
@@ -1021,6 +1088,12 @@ static void reference(const memest_model *m, const prof_exec *ex,
             break;
         case MEMEST_KIND_PAD:
             ref_pad(L, cur, nxt);
+            break;
+        case MEMEST_KIND_SHUFFLE:
+            ref_shuffle(L, cur, nxt);
+            break;
+        case MEMEST_KIND_SLICE:
+            ref_slice(L, cur, nxt);
             break;
         default:
             fail_msg("unexpected layer kind");
@@ -1507,8 +1580,8 @@ static void test_arena_equals_plan(void **state)
  * A graph's arena: the executor's offsets are the plan's, and the plan is
  * checked here from the layers' inputs on its own terms. Each tensor lives
  * from the step that writes it (inputs: 0, layer i: i) to the last step
- * that reads it, an alias (identity, dropout, flatten) extends its input's
- * life; no two buffers alive at one step overlap; the arena is the
+ * that reads it, an alias (identity, dropout, flatten, reshape) extends
+ * its input's life; no two buffers alive at one step overlap; the arena is the
  * highest end, equals libmemest's totals, is at least the live-set lower
  * bound and at most what the bare greedy planner (memest_plan_buffers)
  * gives for the lifetimes derived here.
@@ -1560,7 +1633,8 @@ static void check_graph_arena(const char *text, enum memest_precision p,
         first[t] = last[t] = i;
         if (ly->kind == MEMEST_KIND_IDENTITY ||
             ly->kind == MEMEST_KIND_DROPOUT ||
-            ly->kind == MEMEST_KIND_FLATTEN) {
+            ly->kind == MEMEST_KIND_FLATTEN ||
+            ly->kind == MEMEST_KIND_RESHAPE) {
             root[t] = root[ly->inputs[0]];
         }
         for (size_t j = 0; j < ly->input_count; j++) {

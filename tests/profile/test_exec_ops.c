@@ -36,10 +36,16 @@ static const char *const EVERY_KIND =
     "pad p=1,0,0,1 value=0.5 name=pd\n"
     "globalavgpool name=gap\n"
     "flatten name=fl\n"
-    "dense 3 act=softmax name=d\n"
+    "dense 4 act=softmax name=d\n"
     "sub in=d scalar=1 name=sb\n"
     "mul in=sb,d name=ml\n"
-    "div in=ml scalar_left=2 name=dv\n";
+    "div in=ml scalar_left=2 name=dv\n"
+    "slice axis=c begin=1 end=3 in=dv name=sl\n"
+    "shuffle g=2 in=cat name=sh\n"
+    "globalavgpool name=gap2\n"
+    "reshape shape=4x2x2 name=rsh\n"
+    "flatten name=fl2\n"
+    "concat in=sl,fl2 name=out\n";
 
 static memest_model *model_of(const char *text)
 {
@@ -104,7 +110,7 @@ static void test_views_and_params(void **state)
                      vt->init_params ? "set" : "NULL");
         }
     }
-    assert_int_equal(views, 3); /* identity, dropout, flatten */
+    assert_int_equal(views, 5); /* identity, dropout, two flattens, reshape */
     memest_arena_plan_free(&plan);
     memest_model_destroy(m);
 }
@@ -115,7 +121,7 @@ static void test_trainable(void **state)
     char buf[256];
     exec_trainable_kinds(buf, sizeof buf);
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
-                             "activation, identity and dropout");
+                             "activation, identity, dropout, shuffle, slice and reshape");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");

@@ -244,11 +244,38 @@ static double ref_sample_loss(const memest_model *m,
         case MEMEST_KIND_FLATTEN:
         case MEMEST_KIND_IDENTITY:
         case MEMEST_KIND_DROPOUT:
+        case MEMEST_KIND_RESHAPE:
             memcpy(nxt, cur, on * sizeof *nxt);
             break;
         case MEMEST_KIND_ACTIVATION:
             memcpy(nxt, cur, on * sizeof *nxt);
             break;
+        case MEMEST_KIND_SHUFFLE: {
+            /* output channel j * g + i is input channel i * (C/g) + j */
+            const size_t g = L->groups, cg = C / g;
+            for (size_t gi = 0; gi < g; gi++) {
+                for (size_t j = 0; j < cg; j++) {
+                    memcpy(nxt + (j * g + gi) * H * W,
+                           cur + (gi * cg + j) * H * W, H * W * sizeof *nxt);
+                }
+            }
+            break;
+        }
+        case MEMEST_KIND_SLICE: {
+            const size_t b = (size_t)L->slice_begin;
+            for (size_t c = 0; c < OC; c++) {
+                for (size_t oy = 0; oy < OH; oy++) {
+                    for (size_t ox = 0; ox < OW; ox++) {
+                        const size_t ic = c + (L->slice_axis == 0 ? b : 0);
+                        const size_t iy = oy + (L->slice_axis == 1 ? b : 0);
+                        const size_t ix = ox + (L->slice_axis == 2 ? b : 0);
+                        nxt[(c * OH + oy) * OW + ox] =
+                            cur[(ic * H + iy) * W + ix];
+                    }
+                }
+            }
+            break;
+        }
         default:
             fail_msg("layer kind %d", (int)L->kind);
         }
@@ -547,6 +574,21 @@ static const char *cnn_f = "input 2x6x5\n"
                            "clip min=-0.3 max=0.3\n"
                            "dense 3 act=softmax\n";
 
+/* Data movement: a channel shuffle (its gradient moves back by the
+ * inverse permutation, so a swapped direction shows with three groups of
+ * two) and slices along c, w, h and a vector's features (the gradient
+ * outside the kept range is 0). */
+static const char *cnn_g = "input 2x5x4\n"
+                           "conv2d 6 k=3 p=1 act=tanh\n"
+                           "shuffle g=3\n"
+                           "slice axis=c begin=1 end=5\n"
+                           "slice axis=w begin=0 end=3\n"
+                           "slice axis=h begin=1 end=4\n"
+                           "reshape shape=3x12\n"
+                           "flatten\n"
+                           "slice axis=c begin=2 end=30\n"
+                           "dense 3 act=softmax\n";
+
 static void test_grads_fp32(void **state)
 {
     (void)state;
@@ -558,6 +600,7 @@ static void test_grads_fp32(void **state)
     check_grads(cnn_d, MEMEST_FP32, 1, 0);
     check_grads(cnn_e, MEMEST_FP32, 1, 0);
     check_grads(cnn_f, MEMEST_FP32, 1, 0);
+    check_grads(cnn_g, MEMEST_FP32, 1, 0);
 }
 
 /* 16-bit storage: the same gradients within 8 unit roundoffs of the
@@ -566,8 +609,9 @@ static void test_grads_mixed(void **state)
 {
     (void)state;
     const char *models[] = {mlp_fused, mlp_standalone, cnn_a, cnn_b,
-                            cnn_c,     cnn_d,          cnn_e, cnn_f};
-    for (size_t i = 0; i < 8; i++) {
+                            cnn_c,     cnn_d,          cnn_e, cnn_f,
+                            cnn_g};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         check_grads(models[i], MEMEST_FP16, 2000, 0);
         check_grads(models[i], MEMEST_BF16, 15000, 0);
     }
@@ -1095,8 +1139,8 @@ static void test_bad_input(void **state)
     expect_refused("input 4\ndense 4 act=relu name=a\ndense 4 name=b\n"
                    "add in=a,b name=res\ndense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "(it trains chains of dense, "
-                   "conv2d, maxpool, avgpool, flatten, activation, identity "
-                   "and dropout layers)");
+                   "conv2d, maxpool, avgpool, flatten, activation, identity, "
+                   "dropout, shuffle, slice and reshape layers)");
     /* element-wise arithmetic, with a constant (one input, a chain) or
      * squeeze-excite's broadcast: named */
     expect_refused("input 4\ndense 4 act=relu\nmul scalar=0.5 name=half\n"

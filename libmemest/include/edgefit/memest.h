@@ -155,7 +155,10 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(DIV, "div")                /* a / b, numpy broadcasting, act */      \
     X(CONV_TRANSPOSE, "convtranspose") /* transposed 2-D convolution */     \
     X(RESIZE, "resize")          /* nearest or bilinear resize of H, W */ \
-    X(PAD, "pad")                /* constant padding of H and W */
+    X(PAD, "pad")                /* constant padding of H and W */     \
+    X(SHUFFLE, "shuffle")        /* ShuffleNet's channel shuffle, g= */  \
+    X(SLICE, "slice")            /* a range along one axis, copied */    \
+    X(RESHAPE, "reshape")        /* the same elements, another shape */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1
@@ -347,6 +350,11 @@ struct memest_layer {
      * padding); a pad layer fills pad_top..pad_right with pad_value. */
     int ceil_mode;
     double pad_value;
+    /* slice (data movement): the per-sample axis (0 the channels of CxHxW
+     * or the features of a vector, 1 the rows, 2 the columns) and the
+     * range [slice_begin, slice_end) kept along it; shuffle uses groups */
+    unsigned slice_axis;
+    uint64_t slice_begin, slice_end;
 };
 
 /* Where a binary layer's constant operand stands (memest_layer's

@@ -318,6 +318,23 @@ int onnx_clip(struct imp *I, size_t node);
 int onnx_concat(struct imp *I, size_t node);
 int onnx_dropout(struct imp *I, size_t node);
 int onnx_gap(struct imp *I, size_t node);
+/* ops_move.c: data movement and reductions */
+int onnx_reducemean(struct imp *I, size_t node);
+int onnx_reducemax(struct imp *I, size_t node);
+int onnx_slice(struct imp *I, size_t node);
+int onnx_split(struct imp *I, size_t node);
+int onnx_squeeze(struct imp *I, size_t node);
+int onnx_unsqueeze(struct imp *I, size_t node);
+/* A Reshape to 3 or 4 dims, the batch first: a view (reshape layer). */
+int onnx_reshape_view(struct imp *I, size_t node, size_t x,
+                      const struct cval *shape, int64_t allowzero);
+/* A Reshape to 5 dims: ShuffleNet's channel shuffle when the nodes after
+ * it are find_shuffle_tail()'s, else a refusal naming the shape. */
+int onnx_reshape_5d(struct imp *I, size_t node, size_t x,
+                    const struct cval *shape);
+/* patterns.c: the Transpose and the last Reshape of a channel shuffle
+ * that starts at `reshape`, or SIZE_MAX */
+size_t find_shuffle_tail(struct imp *I, size_t reshape, size_t *transpose);
 int onnx_relu(struct imp *I, size_t node);
 int onnx_sigmoid(struct imp *I, size_t node);
 int onnx_tanh(struct imp *I, size_t node);

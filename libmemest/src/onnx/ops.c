@@ -67,6 +67,11 @@ static const struct onnx_op ops[] = {
     {"Pad", "mode pads value", onnx_pad, NULL, 0},
     {"Range", "", NULL, fold_range, 0},
     {"Reciprocal", "", onnx_reciprocal, NULL, 0},
+    /* axes: only [2, 3], a global pool (ops_move.c) */
+    {"ReduceMax", "axes keepdims noop_with_empty_axes", onnx_reducemax, NULL,
+     0},
+    {"ReduceMean", "axes keepdims noop_with_empty_axes", onnx_reducemean,
+     NULL, 0},
     {"Relu", "", onnx_relu, NULL, 0},
     {"Reshape", "allowzero", onnx_reshape, fold_reshape, 0},
     /* cubic_coeff_a and extrapolation_value matter only for modes the
@@ -77,14 +82,16 @@ static const struct onnx_op ops[] = {
     {"Shape", "end start", NULL, fold_shape, 1},
     {"Sigmoid", "", onnx_sigmoid, NULL, 0},
     /* starts, ends and axes were attributes before opset 10 */
-    {"Slice", "axes ends starts", NULL, fold_slice, 0},
+    {"Slice", "axes ends starts", onnx_slice, fold_slice, 0},
     {"Softmax", "axis", onnx_softmax, NULL, 0},
     {"Softplus", "", onnx_softplus, NULL, 0},
-    {"Squeeze", "axes", NULL, fold_squeeze, 0},
+    /* split was an attribute before opset 13 */
+    {"Split", "axis split", onnx_split, NULL, 0},
+    {"Squeeze", "axes", onnx_squeeze, fold_squeeze, 0},
     {"Sub", "axis broadcast", onnx_binary, fold_sub, 0},
     {"Tanh", "", onnx_tanh, NULL, 0},
     {"Transpose", "perm", onnx_transpose_refused, fold_transpose, 0},
-    {"Unsqueeze", "axes", NULL, fold_unsqueeze, 0},
+    {"Unsqueeze", "axes", onnx_unsqueeze, fold_unsqueeze, 0},
     {"Upsample", "mode", onnx_upsample, NULL, 0},
     {"Where", "", NULL, fold_where, 0},
 };

@@ -85,6 +85,12 @@ int onnx_reshape(struct imp *I, size_t node)
             return emit_flat(I, node, x);
         }
     }
+    if (s->count == 5) {
+        return onnx_reshape_5d(I, node, x, s);
+    }
+    if (s->count == 3 || s->count == 4) {
+        return onnx_reshape_view(I, node, x, s, allowzero);
+    }
     shape_value_text(s, text, sizeof text);
     return node_fail(I, node, MEMEST_E_PARSE,
                      "the shape %s is not supported: only a reshape of each "

@@ -382,3 +382,35 @@ int analyse(struct imp *I)
     find_matmul_bias(I);
     return MEMEST_OK;
 }
+
+/*
+ * ShuffleNet's channel shuffle as exported: Reshape(x, [N, g, C/g, H, W])
+ * -> Transpose(perm 0 2 1 3 4) -> Reshape(., [N, C, H, W]), each the sole
+ * reader of the one before. Given the first Reshape, the last one (whose
+ * output the shuffle layer then makes) and the Transpose, or SIZE_MAX.
+ * Only the structure is matched here; the handler (ops_move.c) checks the
+ * folded shapes, which are known only while translating.
+ */
+size_t find_shuffle_tail(struct imp *I, size_t reshape, size_t *transpose)
+{
+    size_t t = sole_reader(I, out0(I, reshape));
+    size_t r;
+    const Onnx__AttributeProto *perm;
+    static const int64_t want[5] = {0, 2, 1, 3, 4};
+
+    *transpose = SIZE_MAX;
+    if (!op_is(I, t, "Transpose")) {
+        return SIZE_MAX;
+    }
+    perm = attr(I->g->node[t], "perm");
+    if (perm == NULL || perm->n_ints != 5 ||
+        memcmp(perm->ints, want, sizeof want) != 0) {
+        return SIZE_MAX;
+    }
+    r = sole_reader(I, out0(I, t));
+    if (!op_is(I, r, "Reshape")) {
+        return SIZE_MAX;
+    }
+    *transpose = t;
+    return r;
+}

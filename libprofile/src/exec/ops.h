@@ -260,5 +260,8 @@ int exec_binary_run_s8(prof_exec *ex, const struct exec_op *op);
 extern const struct exec_op_vtable exec_op_conv_transpose;
 extern const struct exec_op_vtable exec_op_resize;
 extern const struct exec_op_vtable exec_op_pad;
+extern const struct exec_op_vtable exec_op_shuffle;
+extern const struct exec_op_vtable exec_op_slice;
+extern const struct exec_op_vtable exec_op_reshape;
 
 #endif

@@ -26,6 +26,9 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_CONV_TRANSPOSE] = &exec_op_conv_transpose,
     [MEMEST_KIND_RESIZE] = &exec_op_resize,
     [MEMEST_KIND_PAD] = &exec_op_pad,
+    [MEMEST_KIND_SHUFFLE] = &exec_op_shuffle,
+    [MEMEST_KIND_SLICE] = &exec_op_slice,
+    [MEMEST_KIND_RESHAPE] = &exec_op_reshape,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
