@@ -475,7 +475,7 @@ def onnx_facts(path):
 # twin reads the same test_data_set_0 and must reproduce it as closely as
 # the ONNX model does (tests/apps/test_zoo.c).
 TWINS = ("mobilenetv3-small", "unet-tiny", "conv-autoencoder", "lenet5",
-         "googlenet-quarter")
+         "googlenet-quarter", "efficientnet-b0")
 
 # activations without parameters: PyTorch module or function -> text name
 TWIN_ACTS = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.Hardswish: "hardswish",
