@@ -51,17 +51,22 @@ import copy
 import functools
 import importlib.util
 import json
+import operator
 import os
 import sys
 
 import onnx
 import torch
+import torch.fx
 from torch import nn
 import torch.nn.functional as F
 import torchvision
 from torchvision import models as tvm
 from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
 from torchvision.models.googlenet import BasicConv2d, Inception, InceptionAux
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_writer import save  # noqa: E402
 
 OPSET = 13
 
@@ -461,6 +466,208 @@ def onnx_facts(path):
     return dict(sorted(ops.items())), params
 
 
+# ---- text twins -------------------------------------------------------------
+
+# The models that also get a text twin: model.txt in edgefit's text format,
+# written from the PyTorch module by walking its torch.fx graph (layer names
+# are PyTorch's module paths, so that model.safetensors is the module's own
+# state_dict), and model.safetensors, the weights the ONNX export holds. The
+# twin reads the same test_data_set_0 and must reproduce it as closely as
+# the ONNX model does (tests/apps/test_zoo.c).
+TWINS = ("mobilenetv3-small", "unet-tiny", "conv-autoencoder", "lenet5",
+         "googlenet-quarter", "efficientnet-b0")
+
+# activations without parameters: PyTorch module or function -> text name
+TWIN_ACTS = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.Hardswish: "hardswish",
+             nn.SiLU: "silu", nn.Sigmoid: "sigmoid", nn.Tanh: "tanh",
+             torch.relu: "relu", F.relu: "relu", torch.tanh: "tanh",
+             torch.sigmoid: "sigmoid", F.silu: "silu",
+             F.hardswish: "hardswish"}
+# the layers whose act= takes a following activation (README, model format)
+TWIN_ACT_HOSTS = ("conv2d", "dense", "add", "batchnorm")
+
+
+def twin_size(v):
+    """A kernel, stride, padding or dilation as the text writes it: one
+    number, or the error a non-square one would be (none of the twins has
+    one; the text format's p= also takes top,left,bottom,right)."""
+    if isinstance(v, (tuple, list)):
+        assert all(d == v[0] for d in v), v
+        return v[0]
+    return v
+
+
+def twin_text(model, shape, title):
+    """model.txt of model (eval mode) for per-sample input shape: one line
+    per module or function of its torch.fx graph, named by the module path
+    (a function by fx's node name), with an activation folded into the
+    act= of the conv2d/dense/add/batchnorm it alone reads."""
+    graph = torch.fx.symbolic_trace(model).graph
+    mods = dict(model.named_modules())
+    names = {}      # fx node -> the text name its value has
+    lines = []      # [kind, args, name, inputs] per layer
+    by_name = {}
+
+    def emit(node, kind, args, inputs, name=None):
+        name = name or (node.target if node.op == "call_module"
+                        else node.name)
+        if name in by_name and node.op == "call_module":
+            # a module called twice (the UNet's pool): the calls are
+            # layers of their own; one holding weights would share them,
+            # which the text cannot say
+            assert not list(mods[node.target].parameters()), name
+            name = node.name
+        assert name not in by_name and name != "input", name
+        line = [kind, args, name, [names[i] for i in inputs]]
+        lines.append(line)
+        by_name[name] = (line, node)
+        names[node] = name
+
+    def fold_act(node, src, act):
+        """act= on the layer src when it may carry one; True when done."""
+        line, host = by_name.get(names[src], (None, None))
+        if line is None or line[0] not in TWIN_ACT_HOSTS or \
+                any(a.startswith("act=") for a in line[1]) or \
+                len(host.users) != 1:
+            return False
+        line[1].append("act=" + act)
+        names[node] = names[src]
+        return True
+
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            names[node] = "input"
+            continue
+        if node.op == "output":
+            continue
+        args = [a for a in node.args if isinstance(a, torch.fx.Node)]
+        if node.op == "call_module":
+            m = mods[node.target]
+            t = type(m)
+            if t in TWIN_ACTS:
+                if not fold_act(node, args[0], TWIN_ACTS[t]):
+                    emit(node, TWIN_ACTS[t], [], args)
+            elif t is nn.Conv2d:
+                a = [str(m.out_channels), "k=%d" % twin_size(m.kernel_size),
+                     "s=%d" % twin_size(m.stride),
+                     "p=%d" % twin_size(m.padding)]
+                if m.groups != 1:
+                    a.append("g=%d" % m.groups)
+                if twin_size(m.dilation) != 1:
+                    a.append("d=%d" % twin_size(m.dilation))
+                if m.bias is None:
+                    a.append("bias=no")
+                assert m.padding_mode == "zeros"
+                emit(node, "conv2d", a, args)
+            elif t is nn.ConvTranspose2d:
+                a = [str(m.out_channels), "k=%d" % twin_size(m.kernel_size),
+                     "s=%d" % twin_size(m.stride),
+                     "p=%d" % twin_size(m.padding),
+                     "op=%d" % twin_size(m.output_padding)]
+                if m.groups != 1:
+                    a.append("g=%d" % m.groups)
+                if twin_size(m.dilation) != 1:
+                    a.append("d=%d" % twin_size(m.dilation))
+                assert m.bias is not None
+                emit(node, "convtranspose", a, args)
+            elif t is nn.BatchNorm2d:
+                emit(node, "batchnorm", ["eps=%r" % m.eps], args)
+            elif t is nn.Linear:
+                assert m.bias is not None
+                emit(node, "dense", [str(m.out_features)], args)
+            elif t is nn.Hardsigmoid:
+                # PyTorch's relu6(x + 3) / 6
+                emit(node, "hardsigmoid",
+                     ["alpha=%r" % (1 / 6), "beta=0.5"], args)
+            elif t is nn.AdaptiveAvgPool2d:
+                assert twin_size(m.output_size) == 1
+                emit(node, "globalavgpool", [], args)
+            elif t is nn.MaxPool2d:
+                assert twin_size(m.dilation) == 1
+                a = ["k=%d" % twin_size(m.kernel_size),
+                     "s=%d" % twin_size(m.stride),
+                     "p=%d" % twin_size(m.padding)]
+                if m.ceil_mode:
+                    a.append("ceil=yes")
+                emit(node, "maxpool", a, args)
+            elif t is nn.AvgPool2d:
+                a = ["k=%d" % twin_size(m.kernel_size),
+                     "s=%d" % twin_size(m.stride),
+                     "p=%d" % twin_size(m.padding)]
+                if m.ceil_mode:
+                    a.append("ceil=yes")
+                if not m.count_include_pad:
+                    a.append("count_pad=no")
+                emit(node, "avgpool", a, args)
+            elif t is nn.Upsample:
+                assert m.size is None and not m.align_corners
+                emit(node, "resize", ["scale=%g" % m.scale_factor,
+                                      "mode=" + m.mode], args)
+            elif t is nn.Dropout:
+                emit(node, "dropout", [], args)
+            elif t is nn.Flatten:
+                assert m.start_dim == 1 and m.end_dim == -1
+                emit(node, "flatten", [], args)
+            else:
+                sys.exit("%s: %s (%s) has no text layer"
+                         % (title, node.target, t.__name__))
+        elif node.op == "call_function":
+            f = node.target
+            if f in TWIN_ACTS:
+                if not fold_act(node, args[0], TWIN_ACTS[f]):
+                    emit(node, TWIN_ACTS[f], [], args)
+            elif getattr(f, "__name__", "") == "stochastic_depth":
+                # torchvision's StochasticDepth: the identity in eval mode
+                assert not model.training
+                names[node] = names[args[0]]
+            elif f is torch.flatten:
+                assert node.args[1:] == (1,) and not node.kwargs
+                emit(node, "flatten", [], args)
+            elif f in (operator.add, operator.iadd, torch.add):
+                assert len(args) == 2 and not node.kwargs
+                emit(node, "add", [], args)
+            elif f in (operator.mul, torch.mul):
+                assert len(args) == 2 and not node.kwargs
+                emit(node, "mul", [], args)
+            elif f is torch.cat:
+                dim = node.args[1] if len(node.args) > 1 \
+                    else node.kwargs.get("dim", 0)
+                assert dim == 1
+                emit(node, "concat", [], list(node.args[0]))
+            else:
+                sys.exit("%s: function %s has no text layer" % (title, f))
+        else:
+            sys.exit("%s: fx node %s (%s) has no text layer"
+                     % (title, node.name, node.op))
+
+    out = ["# %s: the text twin of model.onnx, written by" % title,
+           "# scripts/make-zoo-fixtures.py from the same PyTorch module;",
+           "# its weights are model.safetensors (the module's state_dict).",
+           "name %s" % title,
+           "input %s" % "x".join(map(str, shape))]
+    prev = "input"
+    for kind, a, name, inputs in lines:
+        words = [kind] + a
+        if inputs != [prev]:
+            words.append("in=" + ",".join(inputs))
+        words.append("name=" + name)
+        out.append(" ".join(words))
+        prev = name
+    return "\n".join(out) + "\n"
+
+
+def write_twin(folder, name, model, shape):
+    """model.txt and model.safetensors of a TWINS model beside its ONNX."""
+    with open(os.path.join(folder, "model.txt"), "w") as f:
+        f.write(twin_text(model, shape, name))
+    # num_batches_tracked is a counter, no weight (edgefit skips it)
+    state = {k: v.detach().to(torch.float32).contiguous()
+             for k, v in model.state_dict().items()
+             if not k.endswith(".num_batches_tracked")}
+    save(os.path.join(folder, "model.safetensors"), state,
+         {"format": "pt", "model": name})
+
+
 # ---- files ------------------------------------------------------------------
 
 def varint(n):
@@ -526,6 +733,8 @@ def make(outdir, index, name, build, shape, batch, constructs, reduced):
         f.write(tensor_proto("input", x))
     with open(os.path.join(data, "output_0.pb"), "wb") as f:
         f.write(tensor_proto("output", y))
+    if name in TWINS:
+        write_twin(folder, name, model, shape)
     ops, onnx_params = onnx_facts(path)
     if onnx_params != folded:
         sys.exit("%s: the graph holds %d parameters, the folded count is %d"

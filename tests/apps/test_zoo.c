@@ -8,7 +8,9 @@
  *     norms folded) and MACs, which PyTorch's modules gave through forward
  *     hooks; edgefit-validate at fp32 reproduces PyTorch's outputs with a
  *     relative error (largest absolute error over the largest output
- *     magnitude) of at most 1e-4, on every sample;
+ *     magnitude) of at most 1e-4, on every sample; a model with a text
+ *     twin (model.txt and model.safetensors beside model.onnx) counts the
+ *     same parameters and MACs through the twin;
  *   - not listed: both apps refuse it with exit 2, nothing on stdout and
  *     one diagnostic that names the file, an ONNX node ("node 'NAME'
  *     (OpType)") and an op type that the exported graph really holds
@@ -121,14 +123,20 @@ static void model_path(const json_t *m, char *buf, size_t cap)
     snprintf(buf, cap, "%s/%s", zoo, jstr(m, "model"));
 }
 
-/* memfit's parameter count and MACs at the manifest's batch. */
-static void check_counts(const json_t *m)
+/* memfit's parameter count and MACs of path (with weights, unless NULL)
+ * at the manifest's batch. */
+static void memfit_counts(const json_t *m, const char *path,
+                          const char *weights, json_int_t *params,
+                          json_int_t *macs)
 {
-    char path[1200], batch[32];
-    model_path(m, path, sizeof path);
+    char batch[32];
     snprintf(batch, sizeof batch, "%lld", (long long)jint(m, "batch"));
-    char *argv[] = {(char *)memfit_exe, "--model", path, "--batch", batch,
-                    "--format", "json", "--quiet", NULL};
+    char *argv[] = {(char *)memfit_exe, "--model", (char *)path, "--batch",
+                    batch, "--format", "json", "--quiet", NULL, NULL, NULL};
+    if (weights) {
+        argv[8] = "--weights";
+        argv[9] = (char *)weights;
+    }
     struct run_result r;
     run_argv(argv, &r);
     if (r.status != 0) {
@@ -138,16 +146,55 @@ static void check_counts(const json_t *m)
     const json_t *plan = json_object_get(j, "memory_plan");
     assert_non_null(plan);
     assert_int_equal(jint(plan, "batch_size"), jint(m, "batch"));
-    const json_int_t params = jint(plan, "parameter_count");
-    const json_int_t macs = jint(plan, "macs");
+    *params = jint(plan, "parameter_count");
+    *macs = jint(plan, "macs");
+    json_decref(j);
+    run_free(&r);
+}
+
+/* memfit's parameter count and MACs at the manifest's batch. */
+static void check_counts(const json_t *m)
+{
+    char path[1200];
+    model_path(m, path, sizeof path);
+    json_int_t params, macs;
+    memfit_counts(m, path, NULL, &params, &macs);
     if (params != jint(m, "parameters") || macs != jint(m, "macs")) {
         fail_msg("%s: %lld parameters and %lld MACs; PyTorch's are %lld "
                  "(batch norms folded) and %lld", path, (long long)params,
                  (long long)macs, (long long)jint(m, "parameters"),
                  (long long)jint(m, "macs"));
     }
-    json_decref(j);
-    run_free(&r);
+}
+
+/* A model's text twin, when its folder has one: model.txt, written from
+ * the same PyTorch module, and model.safetensors, the module's state_dict
+ * (the weights of model.onnx). memfit counts the twin with its weights
+ * exactly as the ONNX model: the text format describes the architecture
+ * (the twin's outputs are checked by the validate-twin-* tests). */
+static void check_twin_counts(const json_t *m)
+{
+    char onnx[1200], txt[1200], weights[1200];
+    model_path(m, onnx, sizeof onnx);
+    snprintf(txt, sizeof txt, "%s/%s/model.txt", zoo, jstr(m, "name"));
+    snprintf(weights, sizeof weights, "%s/%s/model.safetensors", zoo,
+             jstr(m, "name"));
+    FILE *f = fopen(txt, "rb");
+    if (!f) {
+        return;
+    }
+    fclose(f);
+    json_int_t params, macs, twin_params, twin_macs;
+    memfit_counts(m, onnx, NULL, &params, &macs);
+    memfit_counts(m, txt, weights, &twin_params, &twin_macs);
+    if (twin_params != params || twin_macs != macs) {
+        fail_msg("%s: %lld parameters and %lld MACs; the ONNX model's are "
+                 "%lld and %lld", txt, (long long)twin_params,
+                 (long long)twin_macs, (long long)params, (long long)macs);
+    }
+    print_message("%s: the text twin counts %lld parameters, %lld MACs\n",
+                  jstr(m, "name"), (long long)twin_params,
+                  (long long)twin_macs);
 }
 
 /* edgefit-validate at fp32 against PyTorch's outputs. */
@@ -242,6 +289,7 @@ static void test_model(void **state)
     if (is_supported(jstr(m, "name"))) {
         check_counts(m);
         check_outputs(m);
+        check_twin_counts(m);
     } else {
         check_refused(m, memfit_exe, "edgefit-memfit");
         check_refused(m, validate_exe, "edgefit-validate");
