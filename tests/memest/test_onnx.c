@@ -1412,6 +1412,7 @@ static const char *const must_pass[] = {
     "node/test_batchnorm_epsilon", "node/test_batchnorm_example",
     "node/test_clip_default_min", "node/test_concat_2d_axis_1",
     "node/test_concat_2d_axis_negative_1", "node/test_concat_3d_axis_1",
+    "node/test_concat_3d_axis_2", "node/test_concat_3d_axis_negative_1",
     "node/test_concat_3d_axis_negative_2", "node/test_conv_with_autopad_same",
     "node/test_conv_with_strides_and_asymmetric_padding",
     "node/test_conv_with_strides_no_padding",
