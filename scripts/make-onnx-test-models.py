@@ -1050,6 +1050,31 @@ def m_move(out):
                           opset_version=13)
 
 
+class TorchCatHW(torch.nn.Module):
+    """torch.cat along the rows (dim=2) and the columns (dim=3) of
+    NxCxHxW activations, then YOLO's heads: two maps viewed as N x 3 x
+    (H*W) and joined along their last dimension (dim=-1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(2, 3, 3, padding=1)
+        self.b = torch.nn.Conv2d(2, 3, (3, 1))
+        self.c = torch.nn.Conv2d(3, 3, (1, 3))
+
+    def forward(self, x):
+        h = torch.cat([torch.relu(self.a(x)), self.b(x)], dim=2)
+        w = torch.cat([h, self.c(h)], dim=3)
+        p = torch.nn.functional.max_pool2d(w, 2)
+        n = w.size(0)
+        return torch.cat([w.view(n, 3, -1), p.view(n, 3, -1)], dim=-1)
+
+
+def m_concat(out):
+    torch.manual_seed(23)
+    export(out, "torch_cat_hw", TorchCatHW().eval(),
+           torch.randn(BATCH, 2, 4, 5))
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
@@ -1080,6 +1105,7 @@ def main():
     m_torch_pad_pool(out)
     bad_pad_models(out)
     m_move(out)
+    m_concat(out)
 
 
 if __name__ == "__main__":

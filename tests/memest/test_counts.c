@@ -624,6 +624,61 @@ static void test_batch_overflow(void **state)
     memest_model_destroy(m);
 }
 
+/* concat along each axis of a sample, by hand: 2x4x6 with 2x3x6 along h
+ * is 2x7x6 (84), with 2x4x5 along w 2x4x11 (88); YOLO's heads, 27x(H*W)
+ * reshaped and joined along their second dimension: 27x16 and 27x64 make
+ * 27x80 (2160). No parameters, no MACs. */
+static void test_concat_axes(void **state)
+{
+    memest_model *m = parse_ok("input 2x4x6\n"
+                               "maxpool k=1 name=a\n"
+                               "slice axis=h begin=1 end=4 in=input name=b\n"
+                               "concat in=a,b axis=h name=ch\n"
+                               "slice axis=w begin=1 end=6 in=input name=c\n"
+                               "concat in=a,c axis=w name=cw\n"
+                               "slice axis=h end=4 in=ch name=chs\n"
+                               "slice axis=w end=6 in=cw name=cws\n"
+                               "concat in=chs,cws name=cc\n");
+    (void)state;
+    const struct memest_layer *ch = memest_model_layer(m, 2);
+    assert_int_equal(ch->kind, MEMEST_KIND_CONCAT);
+    assert_int_equal(ch->concat_axis, 1);
+    assert_int_equal(ch->out_shape.rank, 3);
+    assert_int_equal(ch->out_shape.dim[0], 2);
+    assert_int_equal(ch->out_shape.dim[1], 7);
+    assert_int_equal(ch->out_shape.dim[2], 6);
+    assert_int_equal(ch->output_elements, 84);
+    assert_int_equal(ch->parameter_count, 0);
+    assert_int_equal(ch->macs_per_sample, 0);
+    const struct memest_layer *cw = memest_model_layer(m, 4);
+    assert_int_equal(cw->concat_axis, 2);
+    assert_int_equal(cw->out_shape.dim[0], 2);
+    assert_int_equal(cw->out_shape.dim[1], 4);
+    assert_int_equal(cw->out_shape.dim[2], 11);
+    assert_int_equal(cw->output_elements, 88);
+    const struct memest_layer *cc = memest_model_layer(m, 7);
+    assert_int_equal(cc->concat_axis, 0);
+    assert_int_equal(cc->out_shape.dim[0], 4);
+    assert_int_equal(cc->out_shape.dim[1], 4);
+    assert_int_equal(cc->out_shape.dim[2], 6);
+    assert_int_equal(cc->output_elements, 96);
+    memest_model_destroy(m);
+
+    m = parse_ok("input 27x4x4\n"
+                 "reshape shape=27x16 name=r1\n"
+                 "conv2d 27 k=1 in=input\n"
+                 "resize scale=2 mode=nearest\n"
+                 "reshape shape=27x64 name=r2\n"
+                 "concat in=r1,r2 axis=h\n");
+    const struct memest_layer *y = memest_model_layer(m, 4);
+    assert_int_equal(y->out_shape.rank, 2);
+    assert_int_equal(y->out_shape.dim[0], 27);
+    assert_int_equal(y->out_shape.dim[1], 80);
+    assert_int_equal(y->output_elements, 2160);
+    assert_int_equal(y->macs_per_sample, 0);
+    memest_model_destroy(m);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -719,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_binary),
         cmocka_unit_test(test_training),
         cmocka_unit_test(test_batch_overflow),
+        cmocka_unit_test(test_concat_axes),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -300,12 +300,25 @@ static int forward(const memest_model *m, const double *const *in,
             }
             break;
         case MEMEST_KIND_CONCAT: {
-            uint64_t off = 0;
-            for (size_t k = 0; k < L->input_count; k++) {
+            /* element e of the output: its index along the axis picks
+             * the input, the others stay (a sample of one) */
+            const unsigned ax = L->concat_axis;
+            uint64_t after = 1;
+            for (unsigned d = ax + 1; d < os.rank; d++) {
+                after *= os.dim[d];
+            }
+            for (uint64_t e = 0; e < n; e++) {
+                const uint64_t before = e / (after * os.dim[ax]);
+                uint64_t j = e / after % os.dim[ax];
+                size_t k = 0;
                 struct memest_shape s =
-                    memest_model_tensor_shape(m, L->inputs[k]);
-                memcpy(y + off, t[L->inputs[k]], elems(s) * sizeof *y);
-                off += elems(s);
+                    memest_model_tensor_shape(m, L->inputs[0]);
+                while (j >= s.dim[ax]) {
+                    j -= s.dim[ax];
+                    s = memest_model_tensor_shape(m, L->inputs[++k]);
+                }
+                y[e] = t[L->inputs[k]][(before * s.dim[ax] + j) * after +
+                                       e % after];
             }
             break;
         }
@@ -999,6 +1012,28 @@ static void test_move_layers(void **state)
                      40 + 57 + 485 + 24);
     round_trip(m);
     memest_model_destroy(m);
+
+    /* torch.cat on dim=2 (ONNX axis 2: rows), dim=3 (columns) and, of two
+     * N x 3 x (H*W) views, dim=-1 (the second dimension of a 3xK sample):
+     * 3x4x5 and 3x2x5 make 3x6x5; with 3x6x3 3x6x8; 3x48 and 3x12 3x60.
+     * Convolutions 2*3*9+3, 2*3*3+3, 3*3*3+3 */
+    m = load_fixture("torch_cat_hw");
+    assert_int_equal(memest_model_layer_count(m), 9);
+    L = layer(m, 2, MEMEST_KIND_CONCAT, MEMEST_ACT_NONE);
+    assert_int_equal(L->concat_axis, 1);
+    shape_is(L->out_shape, 3, 6, 5);
+    L = layer(m, 4, MEMEST_KIND_CONCAT, MEMEST_ACT_NONE);
+    assert_int_equal(L->concat_axis, 2);
+    shape_is(L->out_shape, 3, 6, 8);
+    L = layer(m, 8, MEMEST_KIND_CONCAT, MEMEST_ACT_NONE);
+    assert_int_equal(L->concat_axis, 1);
+    assert_int_equal(L->out_shape.rank, 2);
+    assert_int_equal(L->out_shape.dim[0], 3);
+    assert_int_equal(L->out_shape.dim[1], 60);
+    assert_int_equal(L->macs_per_sample, 0);
+    assert_int_equal(memest_model_parameter_count(m), 57 + 21 + 30);
+    round_trip(m);
+    memest_model_destroy(m);
 }
 
 static void test_fixture_outputs(void **state)
@@ -1012,7 +1047,7 @@ static void test_fixture_outputs(void **state)
         "torch_acts", "torch_acts14", "torch_se", "binary_broadcast",
         "torch_pad_pool",
         "torch_shuffle", "torch_split", "torch_slice_w", "torch_reduce",
-        "torch_reshape"};
+        "torch_reshape", "torch_cat_hw"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
@@ -1028,7 +1063,8 @@ static void test_fixture_outputs(void **state)
         assert_true(err >= 0 && err <= 1e-4);
         /* data movement changes no value: only the convolutions round */
         if (strncmp(names[i], "torch_s", 7) == 0 ||
-            strncmp(names[i], "torch_re", 8) == 0) {
+            strncmp(names[i], "torch_re", 8) == 0 ||
+            strcmp(names[i], "torch_cat_hw") == 0) {
             assert_true(err <= 1e-5);
         }
     }
@@ -1376,6 +1412,7 @@ static const char *const must_pass[] = {
     "node/test_batchnorm_epsilon", "node/test_batchnorm_example",
     "node/test_clip_default_min", "node/test_concat_2d_axis_1",
     "node/test_concat_2d_axis_negative_1", "node/test_concat_3d_axis_1",
+    "node/test_concat_3d_axis_2", "node/test_concat_3d_axis_negative_1",
     "node/test_concat_3d_axis_negative_2", "node/test_conv_with_autopad_same",
     "node/test_conv_with_strides_and_asymmetric_padding",
     "node/test_conv_with_strides_no_padding",

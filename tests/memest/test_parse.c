@@ -128,6 +128,12 @@ static const struct err_case errors[] = {
      "reads one input"},
     {"input 1x8x8\nmaxpool k=2 name=p\nconcat in=input,p\n", MEMEST_E_SHAPE,
      3, 17, "concat: input 'p' is 1x4x4"},
+    {"input 2x4x6\nslice axis=w end=3 name=s\nconcat in=input,s axis=h\n",
+     MEMEST_E_SHAPE, 3, 17, "concat: input 's' is 2x4x3"},
+    {"input 8\nconcat in=input,input axis=h\n", MEMEST_E_SHAPE, 2, 28,
+     "concat: axis=h needs a tensor of 2 dimensions per sample"},
+    {"input 8\nconcat in=input,input axis=x\n", MEMEST_E_PARSE, 2, 28,
+     "axis must be c, h or w"},
     {"input 1x8x8\nconv2d 2 k=3 p=1,1,1\n", MEMEST_E_PARSE, 2, 16,
      "has 3 values"},
     {"input 1x8x8\nconv2d 2 k=3x \n", MEMEST_E_PARSE, 2, 14,
@@ -618,6 +624,7 @@ static void assert_same_model(const memest_model *a, const memest_model *b)
         assert_int_equal(x->slice_axis, y->slice_axis);
         assert_int_equal(x->slice_begin, y->slice_begin);
         assert_int_equal(x->slice_end, y->slice_end);
+        assert_int_equal(x->concat_axis, y->concat_axis);
         for (int k = 0; k < 3; k++) {
             assert_int_equal(x->out_shape.dim[k], y->out_shape.dim[k]);
             assert_int_equal(x->in_shape_b.dim[k], y->in_shape_b.dim[k]);
@@ -688,6 +695,35 @@ static void test_round_trip(void **state)
     round_trip("input 6x5x4\nshuffle g=3\nslice axis=c begin=1 end=4\n"
                "slice axis=h end=2\nslice axis=w begin=3 end=4 name=s\n"
                "reshape shape=2x3\nflatten\nslice axis=c begin=1 end=2\n");
+    /* concat along h and w (axis=c, the default, is not written) and
+     * along the second dimension of an AxB */
+    round_trip("input 2x4x6\nmaxpool k=1 name=a\n"
+               "slice axis=h begin=1 end=4 in=input name=b\n"
+               "concat in=a,b axis=h name=ch\n"
+               "slice axis=w begin=1 end=6 in=input name=c\n"
+               "concat in=a,c axis=w name=cw\n"
+               "slice axis=h end=4 in=ch name=chs\n"
+               "slice axis=w end=6 in=cw name=cws\n"
+               "concat in=chs,cws axis=c name=cc\n"
+               "reshape shape=4x24 name=r1\n"
+               "reshape shape=4x24 in=cc name=r2\n"
+               "concat in=r1,r2 axis=h\n");
+    {
+        memest_model *m = NULL;
+        char buf[1024];
+        size_t len = 0;
+        assert_int_equal(memest_model_parse("input 2x4x6\nmaxpool k=1 "
+                                            "name=p\nconcat in=p,input "
+                                            "axis=w name=j\nconcat in=j,j "
+                                            "axis=c\n",
+                                            &m, NULL),
+                         MEMEST_OK);
+        assert_int_equal(memest_model_write(m, buf, sizeof buf, &len),
+                         MEMEST_OK);
+        assert_non_null(strstr(buf, "\nconcat axis=w in=p,input"));
+        assert_non_null(strstr(buf, "\nconcat in=j,j"));
+        memest_model_destroy(m);
+    }
 }
 
 /* Many layers: automatic names stay unique and counting stays linear. */

@@ -283,6 +283,21 @@ static const char *const GRAPH_MODELS[] = {
     "globalavgpool\n"
     "flatten\n"
     "slice axis=c begin=1 end=5\n",
+    /* concat along h and w of CxHxW, three inputs, and along the second
+     * dimension of AxB tensors (YOLO's heads, reshaped then joined) */
+    "input 3x4x5\n"
+    "conv2d 4 k=3 p=1 act=relu name=a\n"
+    "conv2d 4 k=3x1 in=input name=b\n"
+    "concat in=a,b,a axis=h name=ch\n"
+    "conv2d 4 k=1x3 in=ch name=d\n"
+    "concat in=ch,d axis=w name=cw\n"
+    "conv2d 6 k=1 name=e\n"
+    "reshape shape=6x80 name=r1\n"
+    "maxpool k=2 in=e\n"
+    "reshape shape=6x20 name=r2\n"
+    "concat in=r1,r2 axis=h\n"
+    "flatten\n"
+    "dense 5\n",
 };
 #define N_GRAPH_MODELS (sizeof GRAPH_MODELS / sizeof GRAPH_MODELS[0])
 
@@ -883,19 +898,40 @@ static void ref_binary(const struct memest_layer *L,
     ref_act(L->act, L->act_alpha, L->act_beta, y);
 }
 
-/* Along dim[0]: each sample of y is the inputs' samples in order. */
+/* Along axis 0, 1 or 2 (c, h, w; h is the second dimension of a rank-2
+ * sample): y[n][c][h][w] is x_j at the coordinates less the extents of
+ * x_0 .. x_{j-1} along the axis, x_j the input whose range holds it. */
 static void ref_concat(const struct tensor *const *xs, size_t count,
-                       struct tensor *y)
+                       unsigned axis, struct tensor *y)
 {
-    const size_t out_sample = tsize(y) / y->batch;
     for (size_t n = 0; n < y->batch; n++) {
-        size_t at = n * out_sample;
-        for (size_t j = 0; j < count; j++) {
-            const size_t sample = tsize(xs[j]) / xs[j]->batch;
-            for (size_t i = 0; i < sample; i++, at++) {
-                y->r[at] = xs[j]->r[n * sample + i];
-                y->d[at] = xs[j]->d[n * sample + i];
-                y->s[at] = xs[j]->s[n * sample + i];
+        for (size_t c = 0; c < y->c; c++) {
+            for (size_t h = 0; h < y->h; h++) {
+                for (size_t w = 0; w < y->w; w++) {
+                    size_t k = axis == 0 ? c : axis == 1 ? h : w;
+                    size_t j = 0;
+                    for (;; j++) {
+                        const struct tensor *x = xs[j];
+                        const size_t e = axis == 0   ? x->c
+                                         : axis == 1 ? x->h
+                                                     : x->w;
+                        assert_true(j < count);
+                        if (k < e) {
+                            break;
+                        }
+                        k -= e;
+                    }
+                    const struct tensor *x = xs[j];
+                    const size_t xc = axis == 0 ? k : c;
+                    const size_t xh = axis == 1 ? k : h;
+                    const size_t xw = axis == 2 ? k : w;
+                    const size_t from = ((n * x->c + xc) * x->h + xh) * x->w +
+                                        xw;
+                    const size_t to = ((n * y->c + c) * y->h + h) * y->w + w;
+                    y->r[to] = x->r[from];
+                    y->d[to] = x->d[from];
+                    y->s[to] = x->s[from];
+                }
             }
         }
     }
@@ -1077,7 +1113,7 @@ static void reference(const memest_model *m, const prof_exec *ex,
             ref_binary(L, ins, nxt);
             break;
         case MEMEST_KIND_CONCAT:
-            ref_concat(ins, L->input_count, nxt);
+            ref_concat(ins, L->input_count, L->concat_axis, nxt);
             stored = p == MEMEST_INT8;
             break;
         case MEMEST_KIND_BATCHNORM:

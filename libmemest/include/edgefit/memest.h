@@ -146,7 +146,7 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(ACTIVATION, "activation")  /* a standalone "relu", "gelu", ... */     \
     X(GLOBALAVGPOOL, "globalavgpool") /* CxHxW to Cx1x1, plane means */     \
     X(ADD, "add")                /* element-wise sum of 2+ shapes, act */   \
-    X(CONCAT, "concat")          /* 2+ inputs joined along dim[0] */        \
+    X(CONCAT, "concat")          /* 2+ inputs joined along an axis */       \
     X(BATCHNORM, "batchnorm")    /* standalone per-channel scale, shift */  \
     X(IDENTITY, "identity")      /* output = input */                       \
     X(DROPOUT, "dropout")        /* output = input at inference */      \
@@ -355,6 +355,10 @@ struct memest_layer {
      * range [slice_begin, slice_end) kept along it; shuffle uses groups */
     unsigned slice_axis;
     uint64_t slice_begin, slice_end;
+    /* concat: the per-sample axis its inputs are joined along, numbered as
+     * slice_axis (0 the channels or features, 1 the rows or the second
+     * dimension of an AxB, 2 the columns) */
+    unsigned concat_axis;
 };
 
 /* Where a binary layer's constant operand stands (memest_layer's

@@ -3,6 +3,7 @@
  * Dropout, Identity, the fused GELU, and the refusals of operators read
  * only in a folded or fused form.
  */
+#include "onnx/fold.h"
 #include "onnx/onnx_internal.h"
 
 #include <math.h>
@@ -202,6 +203,7 @@ int onnx_concat(struct imp *I, size_t node)
     size_t *xs;
     uint64_t dim[4];
     int64_t axis;
+    unsigned a = 0;
     size_t l = 0;
     int st;
 
@@ -223,33 +225,35 @@ int onnx_concat(struct imp *I, size_t node)
         }
     }
     memcpy(dim, I->v[xs[0]].dim, sizeof dim);
-    if (axis < 0) {
-        axis += I->v[xs[0]].rank;
-    }
-    if (axis != 1) {
-        st = node_fail(I, node, MEMEST_E_PARSE,
-                       "axis %lld is not supported: only 1 (channels or "
-                       "features)", (long long)axis);
+    if ((st = norm_axis(I, node, axis, I->v[xs[0]].rank, "axis", &a))) {
         goto done;
     }
-    dim[1] = 0;
+    if (a == 0) {
+        st = node_fail(I, node, MEMEST_E_PARSE,
+                       "axis %lld is the batch: only the axes of a sample "
+                       "(1 .. %u) are joined", (long long)axis,
+                       I->v[xs[0]].rank - 1);
+        goto done;
+    }
+    dim[a] = 0;
     for (size_t i = 0; i < n->n_input; i++) {
-        const struct value *a = &I->v[xs[0]];
-        const struct value *b = &I->v[xs[i]];
-        int ok = a->rank == b->rank;
-        for (unsigned d = 2; ok && d < a->rank; d++) {
-            ok = a->dim[d] == b->dim[d];
+        const struct value *va = &I->v[xs[0]];
+        const struct value *vb = &I->v[xs[i]];
+        int ok = va->rank == vb->rank;
+        for (unsigned d = 1; ok && d < va->rank; d++) {
+            ok = d == a || va->dim[d] == vb->dim[d];
         }
         if (!ok) {
             char sa[64], sb[64];
-            shape_text(a, sa, sizeof sa);
-            shape_text(b, sb, sizeof sb);
+            shape_text(va, sa, sizeof sa);
+            shape_text(vb, sb, sizeof sb);
             st = node_fail(I, node, MEMEST_E_SHAPE,
-                           "shape mismatch: '%.40s' is %s, '%.40s' is %s",
-                           a->name, sa, b->name, sb);
+                           "shape mismatch along axes other than %u: "
+                           "'%.40s' is %s, '%.40s' is %s",
+                           a, va->name, sa, vb->name, sb);
             goto done;
         }
-        dim[1] += b->dim[1]; /* each at most MAX_ELEMENTS: no overflow */
+        dim[a] += vb->dim[a]; /* each at most MAX_ELEMENTS: no overflow */
     }
     if (n->n_input == 1) {
         st = emit_simple(I, node, "identity", "identity", xs[0],
@@ -259,6 +263,11 @@ int onnx_concat(struct imp *I, size_t node)
     if ((st = push_layer(I, node, "concat", n->name, "concat", &l)) ||
         (st = layer_inputs(I, l, xs, n->n_input))) {
         goto done;
+    }
+    /* the text's axis counts the dimensions of a sample: c, h, w for ONNX
+     * axes 1, 2, 3 (of NxC, NxAxB or NxCxHxW); c is its default */
+    if (a > 1) {
+        snprintf(I->L[l].args, sizeof I->L[l].args, "axis=%c", "chw"[a - 1]);
     }
     st = set_output(I, node, 0, l, I->v[xs[0]].rank, dim);
 done:
