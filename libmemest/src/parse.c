@@ -808,15 +808,14 @@ static int parse_eps(struct ctx *c, const struct op_tok *t, double *out)
     return MEMEST_OK;
 }
 
-/* A constant operand (scalar=) or a pad's fill value (value=): any finite
- * number strtod reads ("0.5", "-6", "1e-3") within float's range;
- * infinities and NaN are refused, they are no layer's constant. */
-static int parse_scalar(struct ctx *c, const struct op_tok *key,
-                        const struct op_tok *t, double *out)
+/* The number of a key=value (strtod's syntax, "inf" and "nan" included)
+ * into *v, errno as strtod left it; MEMEST_E_PARSE "<key>: '<text>' is not
+ * a number" otherwise (NaN too). Callers check the range. */
+static int read_number(struct ctx *c, const struct op_tok *key,
+                       const struct op_tok *t, double *v)
 {
     char buf[64];
     char *end;
-    double v;
 
     if (t->n == 0 || t->n >= sizeof buf) {
         return fail(c, MEMEST_E_PARSE, c->line, t->col,
@@ -826,11 +825,26 @@ static int parse_scalar(struct ctx *c, const struct op_tok *key,
     memcpy(buf, t->s, t->n);
     buf[t->n] = '\0';
     errno = 0;
-    v = strtod(buf, &end);
-    if (*end != '\0' || end == buf) {
+    *v = strtod(buf, &end);
+    if (*end != '\0' || end == buf || *v != *v) {
         return fail(c, MEMEST_E_PARSE, c->line, t->col,
                     TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
                     TOKARG(t));
+    }
+    return MEMEST_OK;
+}
+
+/* A constant operand (scalar=) or a pad's fill value (value=): any finite
+ * number strtod reads ("0.5", "-6", "1e-3") within float's range;
+ * infinities and NaN are refused, they are no layer's constant. */
+static int parse_scalar(struct ctx *c, const struct op_tok *key,
+                        const struct op_tok *t, double *out)
+{
+    double v;
+    int st = read_number(c, key, t, &v);
+
+    if (st != MEMEST_OK) {
+        return st;
     }
     if (!isfinite(v) || errno == ERANGE || fabs(v) > FLT_MAX) {
         return fail(c, MEMEST_E_RANGE, c->line, t->col,
@@ -1025,23 +1039,11 @@ static size_t key_index(const struct op_tok *key)
 static int parse_act_param(struct ctx *c, const struct op_tok *key,
                            const struct op_tok *t, double *out)
 {
-    char buf[64];
-    char *end;
     double v;
+    int st = read_number(c, key, t, &v);
 
-    if (t->n == 0 || t->n >= sizeof buf) {
-        return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
-                    TOKARG(t));
-    }
-    memcpy(buf, t->s, t->n);
-    buf[t->n] = '\0';
-    errno = 0;
-    v = strtod(buf, &end);
-    if (*end != '\0' || end == buf || v != v) {
-        return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
-                    TOKARG(t));
+    if (st != MEMEST_OK) {
+        return st;
     }
     if (errno == ERANGE && isfinite(v)) {
         errno = 0; /* an underflow to 0 or a subnormal is a value */
