@@ -1622,10 +1622,9 @@ static void test_arena_equals_plan(void **state)
  * bound and at most what the bare greedy planner (memest_plan_buffers)
  * gives for the lifetimes derived here.
  */
-static void check_graph_arena(const char *text, enum memest_precision p,
-                              uint64_t batch)
+static void check_model_arena(memest_model *m, const char *text,
+                              enum memest_precision p, uint64_t batch)
 {
-    memest_model *m = model_of(text);
     struct prof_exec_opts o;
     prof_exec_opts_init(&o);
     o.batch = batch;
@@ -1667,10 +1666,7 @@ static void check_graph_arena(const char *text, enum memest_precision p,
         const struct memest_layer *ly = memest_model_layer(m, i);
         const size_t t = I + i;
         first[t] = last[t] = i;
-        if (ly->kind == MEMEST_KIND_IDENTITY ||
-            ly->kind == MEMEST_KIND_DROPOUT ||
-            ly->kind == MEMEST_KIND_FLATTEN ||
-            ly->kind == MEMEST_KIND_RESHAPE) {
+        if (memest_kind_is_view(ly->kind)) {
             root[t] = root[ly->inputs[0]];
         }
         for (size_t j = 0; j < ly->input_count; j++) {
@@ -1751,7 +1747,62 @@ static void check_graph_arena(const char *text, enum memest_precision p,
     free(bytes);
     memest_arena_plan_free(&plan);
     prof_exec_destroy(ex);
+}
+
+static void check_graph_arena(const char *text, enum memest_precision p,
+                              uint64_t batch)
+{
+    memest_model *m = model_of(text);
+    check_model_arena(m, text, p, batch);
     memest_model_destroy(m);
+}
+
+/* The networks of tests/data/zoo that edgefit supports (supported.txt),
+ * as PyTorch exported them: the same checks of the arena against the plan
+ * and the greedy planner, at fp32 and int8, batch 1 and 3. Skipped
+ * without ONNX support or without the source tree's path. */
+static void test_zoo_arena(void **state)
+{
+    (void)state;
+    const char *root = getenv("EDGEFIT_SOURCE_ROOT");
+    if (!root || !memest_onnx_available()) {
+        skip();
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/zoo/supported.txt", root);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    size_t models = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '\0' || line[0] == '#') {
+            continue;
+        }
+        /* the zoo's own exports, or the MLPerf Tiny fixtures the
+         * manifest points at in tests/data/models */
+        snprintf(path, sizeof path, "%s/tests/data/zoo/%s/model.onnx", root,
+                 line);
+        FILE *probe = fopen(path, "rb");
+        if (probe) {
+            fclose(probe);
+        } else {
+            snprintf(path, sizeof path, "%s/tests/data/models/%s/model.onnx",
+                     root, line);
+        }
+        memest_model *m = NULL;
+        struct memest_diag d;
+        if (memest_model_load(path, &m, &d) != MEMEST_OK) {
+            fail_msg("%s: %s", path, d.message);
+        }
+        check_model_arena(m, line, MEMEST_FP32, 1);
+        check_model_arena(m, line, MEMEST_FP32, 3);
+        check_model_arena(m, line, MEMEST_INT8, 1);
+        memest_model_destroy(m);
+        models++;
+    }
+    fclose(f);
+    assert_true(models >= 10);
 }
 
 static void test_graph_arena(void **state)
@@ -2578,6 +2629,7 @@ int main(void)
         cmocka_unit_test(test_reference_detects_error),
         cmocka_unit_test(test_arena_equals_plan),
         cmocka_unit_test(test_graph_arena),
+        cmocka_unit_test(test_zoo_arena),
         cmocka_unit_test(test_model_weights),
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_wrong_plan_fails),
