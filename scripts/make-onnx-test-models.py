@@ -1050,6 +1050,30 @@ def m_move(out):
                           opset_version=13)
 
 
+class TorchConv1d(torch.nn.Module):
+    """1-D signals: a Conv1d with stride, padding, dilation and groups, a
+    MaxPool1d, a Conv1d whose causal chomp slices the time axis, an
+    AvgPool1d with padding (count_include_pad, PyTorch's default)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(4, 6, 3, stride=2, padding=2,
+                                     dilation=2, groups=2)
+        self.pool1 = torch.nn.MaxPool1d(2)
+        self.conv2 = torch.nn.Conv1d(6, 8, 3, padding=2)
+        self.pool2 = torch.nn.AvgPool1d(3, stride=1, padding=1)
+
+    def forward(self, x):
+        y = self.pool1(torch.relu(self.conv1(x)))
+        y = self.conv2(y)[:, :, :-2]
+        return self.pool2(y)
+
+
+def m_conv1d(out):
+    export(out, "torch_conv1d", TorchConv1d().eval(),
+           torch.randn(BATCH, 4, 20))
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
@@ -1080,6 +1104,7 @@ def main():
     m_torch_pad_pool(out)
     bad_pad_models(out)
     m_move(out)
+    m_conv1d(out)
 
 
 if __name__ == "__main__":

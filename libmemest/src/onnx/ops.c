@@ -161,7 +161,7 @@ int onnx_refuse_listing(struct imp *I, size_t node, const char *head)
 static int check_signal_reader(struct imp *I, size_t node)
 {
     static const char *const window[] = {"AveragePool", "Conv", "Gather",
-                                         "MaxPool", "Slice"};
+                                         "MaxPool", "Pad", "Slice"};
     static const char *const elementwise[] = {
         "Add", "BatchNormalization", "Div", "Elu", "HardSigmoid",
         "HardSwish", "Identity", "LeakyRelu", "Mul", "Relu", "Sigmoid",
@@ -206,9 +206,9 @@ static int check_signal_reader(struct imp *I, size_t node)
     if (!ok) {
         return node_fail(I, node, MEMEST_E_PARSE,
                          "it reads a 1-D signal (N x C x L); supported on "
-                         "one are Conv, MaxPool, AveragePool, Slice, Gather "
-                         "of the time axis and element-wise operators with "
-                         "signals of one shape or single numbers");
+                         "one are Conv, MaxPool, AveragePool, Pad, Slice, "
+                         "Gather and element-wise operators with signals of "
+                         "one shape or single numbers");
     }
     return MEMEST_OK;
 }
