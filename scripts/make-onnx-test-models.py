@@ -1069,9 +1069,29 @@ class TorchConv1d(torch.nn.Module):
         return self.pool2(y)
 
 
+class TorchConv1dT(torch.nn.Module):
+    """A 1-D signal transposed to N x L x C: refused (a signal is held
+    as N x C x 1 x L, which only some operators understand)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(2, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x).transpose(1, 2)
+
+
 def m_conv1d(out):
     export(out, "torch_conv1d", TorchConv1d().eval(),
            torch.randn(BATCH, 4, 20))
+    d = os.path.join(out, "bad")
+    os.makedirs(d, exist_ok=True)
+    torch.onnx.export(TorchConv1dT().eval(), torch.randn(BATCH, 2, 8),
+                      os.path.join(d, "torch_conv1d_transpose.onnx"),
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"},
+                                    "output": {0: "batch"}},
+                      opset_version=13)
 
 
 def main():

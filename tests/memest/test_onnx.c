@@ -1162,6 +1162,10 @@ static void test_bad(void **state)
         {"torch_mean_channels", MEMEST_E_PARSE, 2,
          {"node '/ReduceMean' (ReduceMean)", "attribute 'axes' [1] is not "
           "supported", "only a reduction over H and W"}},
+        /* conv1d(x).transpose(1, 2): a signal's axes moved */
+        {"torch_conv1d_transpose", MEMEST_E_PARSE, 2,
+         {"node '/Transpose' (Transpose)", "it reads a 1-D signal",
+          "supported on one are Conv"}},
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
