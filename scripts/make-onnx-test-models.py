@@ -1075,6 +1075,50 @@ def m_concat(out):
            torch.randn(BATCH, 2, 4, 5))
 
 
+class TorchConv1d(torch.nn.Module):
+    """1-D signals: a Conv1d with stride, padding, dilation and groups, a
+    MaxPool1d, a Conv1d whose causal chomp slices the time axis, an
+    AvgPool1d with padding (count_include_pad, PyTorch's default)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(4, 6, 3, stride=2, padding=2,
+                                     dilation=2, groups=2)
+        self.pool1 = torch.nn.MaxPool1d(2)
+        self.conv2 = torch.nn.Conv1d(6, 8, 3, padding=2)
+        self.pool2 = torch.nn.AvgPool1d(3, stride=1, padding=1)
+
+    def forward(self, x):
+        y = self.pool1(torch.relu(self.conv1(x)))
+        y = self.conv2(y)[:, :, :-2]
+        return self.pool2(y)
+
+
+class TorchConv1dT(torch.nn.Module):
+    """A 1-D signal transposed to N x L x C: refused (a signal is held
+    as N x C x 1 x L, which only some operators understand)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(2, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x).transpose(1, 2)
+
+
+def m_conv1d(out):
+    export(out, "torch_conv1d", TorchConv1d().eval(),
+           torch.randn(BATCH, 4, 20))
+    d = os.path.join(out, "bad")
+    os.makedirs(d, exist_ok=True)
+    torch.onnx.export(TorchConv1dT().eval(), torch.randn(BATCH, 2, 8),
+                      os.path.join(d, "torch_conv1d_transpose.onnx"),
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"},
+                                    "output": {0: "batch"}},
+                      opset_version=13)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
@@ -1106,6 +1150,7 @@ def main():
     bad_pad_models(out)
     m_move(out)
     m_concat(out)
+    m_conv1d(out)
 
 
 if __name__ == "__main__":

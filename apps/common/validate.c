@@ -396,27 +396,57 @@ static void ref_shape_text(const struct validate_ref *r, char *buf,
     }
 }
 
+/* Whether two shapes are equal once their axes of size 1 are dropped:
+ * then they hold the same elements in the same order (a 1-D signal's
+ * C x L is the model's C x 1 x L). */
+static bool same_but_ones(const uint64_t *a, unsigned na, const uint64_t *b,
+                          unsigned nb)
+{
+    unsigned i = 0, j = 0;
+    for (;;) {
+        while (i < na && a[i] == 1) {
+            i++;
+        }
+        while (j < nb && b[j] == 1) {
+            j++;
+        }
+        if (i == na || j == nb) {
+            return i == na && j == nb;
+        }
+        if (a[i] != b[j]) {
+            return false;
+        }
+        i++;
+        j++;
+    }
+}
+
 /* The samples r holds when it is a batch of shape (batch first) or one
- * sample of exactly that shape; 0 when it is neither. */
+ * sample of exactly that shape, or either up to axes of size 1 (an ONNX
+ * model's 1-D signals N x C x L are held as N x C x 1 x L); false when it
+ * is none of these. */
 static bool samples_of(const struct validate_ref *r, struct memest_shape s,
                        uint64_t *samples)
 {
-    if (r->rank == s.rank + 1) {
-        for (unsigned i = 0; i < s.rank; i++) {
-            if (r->dim[i + 1] != s.dim[i]) {
-                return false;
-            }
-        }
+    bool same = r->rank == s.rank + 1;
+    for (unsigned i = 0; same && i < s.rank; i++) {
+        same = r->dim[i + 1] == s.dim[i];
+    }
+    if (same) {
         *samples = r->dim[0];
         return true;
     }
-    if (r->rank == s.rank) {
-        for (unsigned i = 0; i < s.rank; i++) {
-            if (r->dim[i] != s.dim[i]) {
-                return false;
-            }
-        }
+    same = r->rank == s.rank;
+    for (unsigned i = 0; same && i < s.rank; i++) {
+        same = r->dim[i] == s.dim[i];
+    }
+    if (same) {
         *samples = 1;
+        return true;
+    }
+    if (r->rank >= 1 &&
+        same_but_ones(r->dim + 1, r->rank - 1, s.dim, s.rank)) {
+        *samples = r->dim[0];
         return true;
     }
     return false;

@@ -1034,6 +1034,53 @@ static void test_move_layers(void **state)
     assert_int_equal(memest_model_parameter_count(m), 57 + 21 + 30);
     round_trip(m);
     memest_model_destroy(m);
+
+    /* 1-D signals, N x 4 x 20 held as 4x1x20: Conv1d(4, 6, 3, stride 2,
+     * padding 2, dilation 2, groups 2) gives floor((20 + 4 - 5) / 2) + 1
+     * = 10 steps, 6*2*3+6 = 42 parameters, 60 outputs * 2*3 taps = 360
+     * MACs, ReLU fused; MaxPool1d(2) 5; Conv1d(6, 8, 3, padding 2) 7
+     * steps (152 parameters, 56 * 18 = 1008 MACs); the chomp [:, :, :-2]
+     * a slice of w [0, 5); AvgPool1d(3, 1, padding 1) exported as a Pad
+     * of L that folds into the pool, counting the padding */
+    m = load_fixture("torch_conv1d");
+    assert_int_equal(memest_model_layer_count(m), 5);
+    shape_is(memest_model_input_shape_at(m, 0), 4, 1, 20);
+    L = layer(m, 0, MEMEST_KIND_CONV2D, MEMEST_ACT_RELU);
+    assert_int_equal(L->kernel_h, 1);
+    assert_int_equal(L->kernel_w, 3);
+    assert_int_equal(L->stride_h, 1);
+    assert_int_equal(L->stride_w, 2);
+    assert_int_equal(L->pad_top, 0);
+    assert_int_equal(L->pad_left, 2);
+    assert_int_equal(L->pad_bottom, 0);
+    assert_int_equal(L->pad_right, 2);
+    assert_int_equal(L->dilation_h, 1);
+    assert_int_equal(L->dilation_w, 2);
+    assert_int_equal(L->groups, 2);
+    shape_is(L->out_shape, 6, 1, 10);
+    assert_int_equal(L->macs_per_sample, 360);
+    L = layer(m, 1, MEMEST_KIND_MAXPOOL, MEMEST_ACT_NONE);
+    assert_int_equal(L->kernel_h, 1);
+    assert_int_equal(L->kernel_w, 2);
+    shape_is(L->out_shape, 6, 1, 5);
+    L = layer(m, 2, MEMEST_KIND_CONV2D, MEMEST_ACT_NONE);
+    shape_is(L->out_shape, 8, 1, 7);
+    assert_int_equal(L->macs_per_sample, 1008);
+    L = layer(m, 3, MEMEST_KIND_SLICE, MEMEST_ACT_NONE);
+    assert_int_equal(L->slice_axis, 2);
+    assert_int_equal(L->slice_begin, 0);
+    assert_int_equal(L->slice_end, 5);
+    shape_is(L->out_shape, 8, 1, 5);
+    L = layer(m, 4, MEMEST_KIND_AVGPOOL, MEMEST_ACT_NONE);
+    assert_int_equal(L->kernel_w, 3);
+    assert_int_equal(L->stride_w, 1);
+    assert_int_equal(L->pad_left, 1);
+    assert_int_equal(L->pad_right, 1);
+    assert_int_equal(L->count_include_pad, 1);
+    shape_is(L->out_shape, 8, 1, 5);
+    assert_int_equal(memest_model_parameter_count(m), 42 + 152);
+    round_trip(m);
+    memest_model_destroy(m);
 }
 
 static void test_fixture_outputs(void **state)
@@ -1047,7 +1094,8 @@ static void test_fixture_outputs(void **state)
         "torch_acts", "torch_acts14", "torch_se", "binary_broadcast",
         "torch_pad_pool",
         "torch_shuffle", "torch_split", "torch_slice_w", "torch_reduce",
-        "torch_reshape", "torch_cat_hw"};
+        "torch_reshape", "torch_cat_hw",
+        "torch_conv1d"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
@@ -1151,6 +1199,10 @@ static void test_bad(void **state)
         {"torch_mean_channels", MEMEST_E_PARSE, 2,
          {"node '/ReduceMean' (ReduceMean)", "attribute 'axes' [1] is not "
           "supported", "only a reduction over H and W"}},
+        /* conv1d(x).transpose(1, 2): a signal's axes moved */
+        {"torch_conv1d_transpose", MEMEST_E_PARSE, 2,
+         {"node '/Transpose' (Transpose)", "it reads a 1-D signal",
+          "supported on one are Conv"}},
     };
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -88,6 +88,14 @@ int set_output(struct imp *I, size_t node, size_t slot, size_t l,
         }
     }
     v = &I->v[vi];
+    /* a signal stays one through the layers that keep its shape's
+     * height of 1 (Conv, the pools, element-wise); translate_node() lets
+     * only such operators read one */
+    v->sig = 0;
+    for (size_t i = 0; rank == 4 && dim[2] == 1 && i < n->n_input; i++) {
+        size_t xi = value_of(I, str(n->input[i]));
+        v->sig |= xi != SIZE_MAX && I->v[xi].sig;
+    }
     v->shaped = 1;
     v->rank = rank;
     memcpy(v->dim, dim, sizeof v->dim);

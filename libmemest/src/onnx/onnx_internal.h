@@ -149,6 +149,11 @@ struct value {
      * right, for that node's window (ops_conv.c) to add to its own */
     int has_pad;
     uint64_t pad[4];
+    /* A 1-D signal: ONNX's N x C x L, held (and rendered) as
+     * N x C x 1 x L so that Conv and the pools over it are 2-D layers
+     * with a height of 1 and the data's order is unchanged. ONNX axis 2
+     * is then the text's w; rank and dim are the held shape. */
+    int sig;
 };
 
 struct out_layer {
@@ -322,6 +327,7 @@ int onnx_gap(struct imp *I, size_t node);
 int onnx_reducemean(struct imp *I, size_t node);
 int onnx_reducemax(struct imp *I, size_t node);
 int onnx_slice(struct imp *I, size_t node);
+int onnx_gather(struct imp *I, size_t node);
 int onnx_split(struct imp *I, size_t node);
 int onnx_squeeze(struct imp *I, size_t node);
 int onnx_unsqueeze(struct imp *I, size_t node);

@@ -51,7 +51,7 @@ static const struct onnx_op ops[] = {
     {"Erf", "", onnx_erf, NULL, 0},
     {"Expand", "", NULL, fold_expand, 0},
     {"Flatten", "axis", onnx_flatten, NULL, 0},
-    {"Gather", "axis", NULL, fold_gather, 0},
+    {"Gather", "axis", onnx_gather, fold_gather, 0},
     {"Gemm", "alpha beta broadcast transA transB", onnx_gemm, NULL, 0},
     {"GlobalAveragePool", "", onnx_gap, NULL, 0},
     {"HardSigmoid", "alpha beta", onnx_hardsigmoid, NULL, 0},
@@ -154,6 +154,65 @@ int onnx_refuse_listing(struct imp *I, size_t node, const char *head)
     return node_fail(I, node, MEMEST_E_PARSE, "%s%s", head, list);
 }
 
+/* The operators that understand a 1-D signal held as N x C x 1 x L
+ * (struct value's sig): the window operators, Slice and Gather (which map
+ * ONNX axis 2 to w) and the element-wise ones. Any other would read the
+ * held rank 4 as ONNX's axes, so it is refused. */
+static int check_signal_reader(struct imp *I, size_t node)
+{
+    static const char *const window[] = {"AveragePool", "Conv", "Gather",
+                                         "MaxPool", "Pad", "Slice"};
+    static const char *const elementwise[] = {
+        "Add", "BatchNormalization", "Div", "Elu", "HardSigmoid",
+        "HardSwish", "Identity", "LeakyRelu", "Mul", "Relu", "Sigmoid",
+        "Softplus", "Sub", "Tanh"};
+    const Onnx__NodeProto *n = I->g->node[node];
+    int reads = 0;
+    int ok = 0;
+
+    for (size_t i = 0; i < n->n_input; i++) {
+        size_t vi = value_of(I, str(n->input[i]));
+        if (vi != SIZE_MAX && I->v[vi].sig) {
+            reads = 1;
+        }
+    }
+    if (!reads) {
+        return MEMEST_OK;
+    }
+    for (size_t k = 0; k < sizeof window / sizeof *window; k++) {
+        if (str_eq(n->op_type, window[k])) {
+            return MEMEST_OK;
+        }
+    }
+    for (size_t k = 0; k < sizeof elementwise / sizeof *elementwise; k++) {
+        ok |= str_eq(n->op_type, elementwise[k]);
+    }
+    /* element-wise, and every other operand a signal too or one number
+     * (a constant of ONNX rank 3 would broadcast over other axes than
+     * the held rank 4's); BatchNormalization's are per channel */
+    for (size_t i = 0; ok && i < n->n_input; i++) {
+        size_t vi = value_of(I, str(n->input[i]));
+        const struct cval *c;
+        if (vi == SIZE_MAX || I->v[vi].sig ||
+            str_eq(n->op_type, "BatchNormalization")) {
+            continue;
+        }
+        if (!is_constant(&I->v[vi]) ||
+            get_const(I, node, i, "operand", &c) != MEMEST_OK ||
+            c->count != 1) {
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "it reads a 1-D signal (N x C x L); supported on "
+                         "one are Conv, MaxPool, AveragePool, Pad, Slice, "
+                         "Gather and element-wise operators with signals of "
+                         "one shape or single numbers");
+    }
+    return MEMEST_OK;
+}
+
 int translate_node(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
@@ -179,6 +238,9 @@ int translate_node(struct imp *I, size_t node)
                          "%s of a computed tensor is not supported: only of "
                          "shapes and constants, which are folded at import",
                          op->op_type);
+    }
+    if ((st = check_signal_reader(I, node)) != MEMEST_OK) {
+        return st;
     }
     return op->handler(I, node);
 }

@@ -46,13 +46,41 @@ static int read_window(struct imp *I, size_t node, const struct value *x,
     const char *ap = attr_str(n, "auto_pad", "NOTSET", apbuf, sizeof apbuf);
     uint64_t ih = x->dim[2], iw = x->dim[3];
     uint64_t fh = 0, fw = 0, ekh, ekw;
+    /* a signal's window is 1-D: one kernel size, stride and dilation and
+     * two pads (begin, end), which become the w axis of a height-1
+     * window */
+    const size_t sp = x->sig ? 1 : 2;
     int s;
 
-    if ((s = attr_ints(I, node, "kernel_shape", 2, ks, &nks)) ||
-        (s = attr_ints(I, node, "strides", 2, st, &nst)) ||
-        (s = attr_ints(I, node, "pads", 4, pads, &npads)) ||
-        (s = attr_ints(I, node, "dilations", 2, dil, &ndil))) {
+    if ((s = attr_ints(I, node, "kernel_shape", sp, ks, &nks)) ||
+        (s = attr_ints(I, node, "strides", sp, st, &nst)) ||
+        (s = attr_ints(I, node, "pads", 2 * sp, pads, &npads)) ||
+        (s = attr_ints(I, node, "dilations", sp, dil, &ndil))) {
         return s;
+    }
+    if (x->sig) {
+        if (nks == 1) {
+            ks[1] = ks[0];
+            ks[0] = 1;
+            nks = 2;
+        }
+        if (nst == 1) {
+            st[1] = st[0];
+            st[0] = 1;
+            nst = 2;
+        }
+        if (npads == 2) {
+            pads[3] = pads[1];
+            pads[1] = pads[0];
+            pads[0] = 0;
+            pads[2] = 0;
+            npads = 4;
+        }
+        if (ndil == 1) {
+            dil[1] = dil[0];
+            dil[0] = 1;
+            ndil = 2;
+        }
     }
     if (attr(n, "ceil_mode") != NULL &&
         (s = attr_int(I, node, "ceil_mode", 0, &ceil_mode))) {
@@ -208,11 +236,13 @@ int onnx_conv(struct imp *I, size_t node)
     size_t x = 0;
     size_t l = 0;
     uint64_t dim[4];
+    uint64_t wdim[4];
     char win[120];
     int st;
 
     if ((st = get_act(I, node, 0, &x)) ||
-        (st = need_rank(I, node, &I->v[x], 4, "NxCxHxW (2-D convolution)")) ||
+        (st = need_rank(I, node, &I->v[x], 4,
+                        "NxCxL (1-D) or NxCxHxW (2-D convolution)")) ||
         (st = get_const(I, node, 1, "weight", &W)) ||
         (st = attr_int(I, node, "group", 1, &group))) {
         return st;
@@ -221,31 +251,45 @@ int onnx_conv(struct imp *I, size_t node)
         (st = get_const(I, node, 2, "bias", &B))) {
         return st;
     }
-    if (W->rank != 4) {
+    if (I->v[x].sig) {
+        /* a 1-D convolution's out x in/group x k weight is the
+         * out x in/group x 1 x k one of the same data */
+        if (W->rank != 3) {
+            return node_fail(I, node, MEMEST_E_SHAPE,
+                             "the weight has rank %u; a 1-D convolution "
+                             "needs 3 (out, in/group, k)", W->rank);
+        }
+        wdim[0] = W->dim[0];
+        wdim[1] = W->dim[1];
+        wdim[2] = 1;
+        wdim[3] = W->dim[2];
+    } else if (W->rank != 4) {
         return node_fail(I, node, MEMEST_E_SHAPE,
                          "the weight has rank %u; a 2-D convolution needs "
                          "4 (out, in/group, kh, kw)", W->rank);
+    } else {
+        memcpy(wdim, W->dim, sizeof wdim);
     }
     if (group < 1 || (uint64_t)group > I->v[x].dim[1] ||
         I->v[x].dim[1] % (uint64_t)group != 0 ||
-        W->dim[1] * (uint64_t)group != I->v[x].dim[1] ||
-        W->dim[0] % (uint64_t)group != 0) {
+        wdim[1] * (uint64_t)group != I->v[x].dim[1] ||
+        wdim[0] % (uint64_t)group != 0) {
         return node_fail(I, node, MEMEST_E_SHAPE,
                          "weight %llux%llux%llux%llu with group %lld does "
                          "not fit %llu input channels",
-                         (unsigned long long)W->dim[0],
-                         (unsigned long long)W->dim[1],
-                         (unsigned long long)W->dim[2],
-                         (unsigned long long)W->dim[3], (long long)group,
+                         (unsigned long long)wdim[0],
+                         (unsigned long long)wdim[1],
+                         (unsigned long long)wdim[2],
+                         (unsigned long long)wdim[3], (long long)group,
                          (unsigned long long)I->v[x].dim[1]);
     }
-    if (B != NULL && (B->count != W->dim[0] || B->rank != 1)) {
+    if (B != NULL && (B->count != wdim[0] || B->rank != 1)) {
         return node_fail(I, node, MEMEST_E_SHAPE,
                          "the bias has %llu values for %llu output channels",
                          (unsigned long long)B->count,
-                         (unsigned long long)W->dim[0]);
+                         (unsigned long long)wdim[0]);
     }
-    if ((st = read_window(I, node, &I->v[x], &W->dim[2], &w))) {
+    if ((st = read_window(I, node, &I->v[x], &wdim[2], &w))) {
         return st;
     }
     if ((st = push_layer(I, node, "conv2d", n->name, "conv", &l))) {
@@ -254,15 +298,15 @@ int onnx_conv(struct imp *I, size_t node)
     I->L[l].takes_act = 1;
     window_args(&w, win, sizeof win);
     snprintf(I->L[l].args, sizeof I->L[l].args, "%llu %s g=%lld bias=%s",
-             (unsigned long long)W->dim[0], win, (long long)group,
+             (unsigned long long)wdim[0], win, (long long)group,
              B ? "yes" : "no");
     dim[0] = I->v[x].dim[0];
-    dim[1] = W->dim[0];
+    dim[1] = wdim[0];
     dim[2] = w.oh;
     dim[3] = w.ow;
     if ((st = layer_inputs(I, l, &x, 1)) ||
-        (st = push_weight(I, l, "weight", 4, W->dim, W->f, NULL)) ||
-        (B && (st = push_weight(I, l, "bias", 1, W->dim, B->f, NULL)))) {
+        (st = push_weight(I, l, "weight", 4, wdim, W->f, NULL)) ||
+        (B && (st = push_weight(I, l, "bias", 1, wdim, B->f, NULL)))) {
         return st;
     }
     return set_output(I, node, 0, l, 4, dim);
@@ -293,7 +337,8 @@ static int onnx_pool(struct imp *I, size_t node, int is_max)
         st = attr_int(I, node, "count_include_pad", 0, &cip);
     }
     if (st || (st = get_act(I, node, 0, &x)) ||
-        (st = need_rank(I, node, &I->v[x], 4, "NxCxHxW (2-D pooling)")) ||
+        (st = need_rank(I, node, &I->v[x], 4,
+                        "NxCxL (1-D) or NxCxHxW (2-D pooling)")) ||
         (st = read_window(I, node, &I->v[x], NULL, &w))) {
         return st;
     }

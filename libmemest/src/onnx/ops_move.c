@@ -19,6 +19,7 @@
 #include "onnx/onnx_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int reduce_plane(struct imp *I, size_t node, int is_max)
@@ -179,6 +180,19 @@ static int slice_axis(struct imp *I, size_t node, size_t x, int64_t axis,
 {
     const struct value *v = &I->v[x];
     int st;
+    if (v->sig) {
+        /* ONNX's N x C x L held as N x C x 1 x L: axis 2 is w */
+        if ((st = norm_axis(I, node, axis, 3, "axis", a))) {
+            return st;
+        }
+        if (*a == 0) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "axis %lld is the batch: only the axes of a "
+                             "sample (1 .. 2) are sliced", (long long)axis);
+        }
+        *a = *a == 2 ? 3 : *a;
+        return MEMEST_OK;
+    }
     if (v->rank != 2 && v->rank != 4) {
         return node_fail(I, node, MEMEST_E_PARSE,
                          "the input is rank %u: only NxC and NxCxHxW "
@@ -631,4 +645,76 @@ int onnx_squeeze(struct imp *I, size_t node)
 int onnx_unsqueeze(struct imp *I, size_t node)
 {
     return squeeze_view(I, node, 1);
+}
+
+/* Gather of one index of a 1-D signal's channel or time axis, x[:, :, -1]
+ * (a TCN's last step): a slice of width 1, then, for a scalar index that
+ * drops the axis, a flatten to N x (the other axis). Gather of any other
+ * computed tensor is not supported (of constants and shapes it is
+ * folded). */
+int onnx_gather(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    const struct cval *ix;
+    int64_t axis = 0;
+    int64_t i;
+    unsigned a = 0;
+    uint64_t size;
+    uint64_t dim[4];
+    size_t x = 0;
+    size_t l = 0;
+    size_t f = 0;
+    int st;
+
+    if ((st = get_act(I, node, 0, &x)) ||
+        (st = attr_int(I, node, "axis", 0, &axis))) {
+        return st;
+    }
+    if (!I->v[x].sig) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "Gather of a computed tensor is supported only on "
+                         "a 1-D signal (N x C x L); of shapes and "
+                         "constants it is folded at import");
+    }
+    if ((st = slice_axis(I, node, x, axis, &a)) ||
+        (st = get_const(I, node, 1, "indices", &ix))) {
+        return st;
+    }
+    if (ix->ints == NULL || ix->count != 1 || ix->rank > 1 ||
+        ix->nb != NULL) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "indices must be one constant integer (a scalar or "
+                         "a list of one)");
+    }
+    size = I->v[x].dim[a];
+    i = ix->ints[0] < 0 ? ix->ints[0] + (int64_t)size : ix->ints[0];
+    if (i < 0 || (uint64_t)i >= size) {
+        return node_fail(I, node, MEMEST_E_RANGE,
+                         "index %lld is outside the axis of %llu",
+                         (long long)ix->ints[0], (unsigned long long)size);
+    }
+    if (ix->rank == 1) {
+        /* the axis is kept, of size 1: still a signal */
+        return emit_range(I, node, 0, x, a, (uint64_t)i, (uint64_t)i + 1);
+    }
+    if ((st = push_layer(I, node, "slice", n->name, "slice", &l))) {
+        return st;
+    }
+    snprintf(I->L[l].args, sizeof I->L[l].args, "axis=%c begin=%lld end=%lld",
+             axis_word(4, a), (long long)i, (long long)i + 1);
+    if ((st = layer_inputs(I, l, &x, 1)) ||
+        (st = push_layer(I, node, "flatten", NULL, "flatten", &f))) {
+        return st;
+    }
+    /* the flatten reads the slice, which no ONNX value names */
+    I->L[f].in = malloc(strlen(I->L[l].name) + 1);
+    if (I->L[f].in == NULL) {
+        return nomem(I);
+    }
+    strcpy(I->L[f].in, I->L[l].name);
+    memcpy(dim, I->v[x].dim, sizeof dim);
+    dim[a] = 1;
+    dim[1] = dim[1] * dim[2] * dim[3]; /* within MAX_ELEMENTS: x's part */
+    dim[2] = dim[3] = 0;
+    return set_output(I, node, 0, f, 2, dim);
 }

@@ -25,7 +25,7 @@
 /* Whether node `r` (the only reader of the Pad's output) takes the
  * padding into its own window exactly. */
 static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
-                      const uint64_t *dim)
+                      const uint64_t *dim, int sig)
 {
     const Onnx__NodeProto *n = I->g->node[r];
     const int conv = str_eq(n->op_type, "Conv");
@@ -46,16 +46,29 @@ static int folds_into(struct imp *I, size_t r, const uint64_t pad[4],
     if (conv) {
         return 1;
     }
-    if ((a = attr(n, "pads")) != NULL && a->n_ints == 4) {
+    if ((a = attr(n, "pads")) != NULL && a->n_ints == 4 && !sig) {
         memcpy(own, a->ints, sizeof own);
     }
-    if ((a = attr(n, "kernel_shape")) != NULL && a->n_ints == 2) {
+    if ((a = attr(n, "kernel_shape")) != NULL && a->n_ints == 2 && !sig) {
         ks[0] = a->ints[0];
         ks[1] = a->ints[1];
     }
-    if ((a = attr(n, "strides")) != NULL && a->n_ints == 2) {
+    if ((a = attr(n, "strides")) != NULL && a->n_ints == 2 && !sig) {
         sh = a->ints[0];
         sw = a->ints[1];
+    }
+    /* a 1-D signal's pool (struct value's sig): its window is the w
+     * axis of a height-1 one */
+    if ((a = attr(n, "pads")) != NULL && a->n_ints == 2 && sig) {
+        own[1] = a->ints[0];
+        own[3] = a->ints[1];
+    }
+    if ((a = attr(n, "kernel_shape")) != NULL && a->n_ints == 1 && sig) {
+        ks[0] = 1;
+        ks[1] = a->ints[0];
+    }
+    if ((a = attr(n, "strides")) != NULL && a->n_ints == 1 && sig) {
+        sw = a->ints[0];
     }
     if (sh <= 0 || sw <= 0) {
         return 0;
@@ -143,21 +156,24 @@ int onnx_pad(struct imp *I, size_t node)
                          mode);
     }
     if ((st = get_act(I, node, 0, &x)) ||
-        (st = need_rank(I, node, &I->v[x], 4, "NxCxHxW"))) {
+        (st = need_rank(I, node, &I->v[x], 4, "NxCxL or NxCxHxW"))) {
         return st;
     }
+    const int sig = I->v[x].sig;
+    const size_t want = sig ? 6 : 8;
     if (I->opset < 11) {
         /* attr_ints() reads at most 4 (windows); a Pad's are 8 */
         const Onnx__AttributeProto *a = attr(n, "pads");
         if (a == NULL ||
             a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS ||
-            a->n_ints != 8) {
+            a->n_ints != want) {
             return node_fail(I, node, MEMEST_E_PARSE,
-                             "attribute 'pads' must be a list of 8 "
-                             "integers (begin and end of N, C, H, W)");
+                             "attribute 'pads' must be a list of %zu "
+                             "integers (begin and end of %s)", want,
+                             sig ? "N, C, L" : "N, C, H, W");
         }
-        np = 8;
-        memcpy(p, a->ints, sizeof p);
+        np = want;
+        memcpy(p, a->ints, np * sizeof *p);
         if ((st = attr_float(I, node, "value", 0.0, &value))) {
             return st;
         }
@@ -166,10 +182,10 @@ int onnx_pad(struct imp *I, size_t node)
         if ((st = get_const(I, node, 1, "pads", &c))) {
             return st;
         }
-        if (c->ints == NULL || c->count > 8) {
+        if (c->ints == NULL || c->count != want) {
             return node_fail(I, node, MEMEST_E_PARSE,
-                             "pads must be 8 integers (begin and end of "
-                             "N, C, H, W)");
+                             "pads must be %zu integers (begin and end of "
+                             "%s)", want, sig ? "N, C, L" : "N, C, H, W");
         }
         np = (size_t)c->count;
         memcpy(p, c->ints, np * sizeof *p);
@@ -182,10 +198,16 @@ int onnx_pad(struct imp *I, size_t node)
                              "the axes input is not supported");
         }
     }
-    if (np != 8) {
+    if (np != want) {
         return node_fail(I, node, MEMEST_E_PARSE,
-                         "pads must be 8 integers (begin and end of N, C, "
-                         "H, W), it has %zu", np);
+                         "pads must be %zu integers (begin and end of "
+                         "%s), it has %zu", want, sig ? "N, C, L" : "N, C, H, W",
+                         np);
+    }
+    if (sig) {
+        /* N, C, L's begins and ends: those of N, C, 1, L */
+        const int64_t q[8] = {p[0], p[1], 0, p[2], p[3], p[4], 0, p[5]};
+        memcpy(p, q, sizeof q);
     }
     for (int i = 0; i < 8; i++) {
         if (p[i] < 0) {
@@ -223,16 +245,18 @@ int onnx_pad(struct imp *I, size_t node)
         memcpy(I->v[out].dim, I->v[x].dim, sizeof I->v[out].dim);
         I->v[out].layer = I->v[x].layer;
         I->v[out].ref = I->v[x].ref;
+        I->v[out].sig = sig;
         return MEMEST_OK;
     }
     if (value == 0.0 && I->v[out].readers == 1 &&
         out != I->output_value && !I->v[x].has_pad &&
-        folds_into(I, I->v[out].reader, pad, I->v[x].dim)) {
+        folds_into(I, I->v[out].reader, pad, I->v[x].dim, sig)) {
         I->v[out].shaped = 1;
         I->v[out].rank = 4;
         memcpy(I->v[out].dim, I->v[x].dim, sizeof I->v[out].dim);
         I->v[out].layer = I->v[x].layer;
         I->v[out].ref = I->v[x].ref;
+        I->v[out].sig = sig;
         I->v[out].has_pad = 1;
         memcpy(I->v[out].pad, pad, sizeof pad);
         return MEMEST_OK;

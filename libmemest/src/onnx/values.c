@@ -540,6 +540,16 @@ int make_model_input(struct imp *I, size_t node, size_t vi)
         }
         v->dim[d] = (uint64_t)dm->dim_value;
     }
+    if (v->rank == 3 && (str_eq(I->g->node[node]->op_type, "Conv") ||
+                         str_eq(I->g->node[node]->op_type, "MaxPool") ||
+                         str_eq(I->g->node[node]->op_type, "AveragePool"))) {
+        /* N x C x L read by a 1-D convolution or pool: a signal, held as
+         * N x C x 1 x L (struct value's sig) */
+        v->dim[3] = v->dim[2];
+        v->dim[2] = 1;
+        v->rank = 4;
+        v->sig = 1;
+    }
     v->shaped = 1;
     v->layer = SIZE_MAX;
     st = unique_name(I, v->name, "x", 1, (char **)&v->ref);
