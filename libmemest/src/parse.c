@@ -781,46 +781,19 @@ static int parse_in(struct ctx *c, const struct op_tok *t, struct op_spec *sp)
     return MEMEST_OK;
 }
 
-/* A positive finite decimal such as 1e-5. */
-static int parse_eps(struct ctx *c, const struct op_tok *t, double *out)
-{
-    char buf[64];
-    char *end;
-    double v;
-
-    if (t->n == 0 || t->n >= sizeof buf) {
-        return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    "eps: '" TOKFMT "' is not a number", TOKARG(t));
-    }
-    memcpy(buf, t->s, t->n);
-    buf[t->n] = '\0';
-    errno = 0;
-    v = strtod(buf, &end);
-    if (*end != '\0' || end == buf) {
-        return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    "eps: '" TOKFMT "' is not a number", TOKARG(t));
-    }
-    if (!(v > 0.0) || v > 1.0 || errno == ERANGE) {
-        return fail(c, MEMEST_E_RANGE, c->line, t->col,
-                    "eps must be in (0, 1], got " TOKFMT, TOKARG(t));
-    }
-    *out = v;
-    return MEMEST_OK;
-}
-
-/* The number of a key=value (strtod's syntax, "inf" and "nan" included)
- * into *v, errno as strtod left it; MEMEST_E_PARSE "<key>: '<text>' is not
- * a number" otherwise (NaN too). Callers check the range. */
-static int read_number(struct ctx *c, const struct op_tok *key,
-                       const struct op_tok *t, double *v)
+/* The number of a key=value (strtod's syntax, "inf" included) into *v,
+ * errno as strtod left it; MEMEST_E_PARSE "<key>: '<text>' is not a
+ * number<also>" otherwise (NaN too). Callers check the range. */
+static int read_number(struct ctx *c, const char *key, const struct op_tok *t,
+                       const char *also, double *v)
 {
     char buf[64];
     char *end;
 
     if (t->n == 0 || t->n >= sizeof buf) {
         return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
-                    TOKARG(t));
+                    "%s: '" TOKFMT "' is not a number%s", key, TOKARG(t),
+                    also);
     }
     memcpy(buf, t->s, t->n);
     buf[t->n] = '\0';
@@ -828,9 +801,26 @@ static int read_number(struct ctx *c, const struct op_tok *key,
     *v = strtod(buf, &end);
     if (*end != '\0' || end == buf || *v != *v) {
         return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    TOKFMT ": '" TOKFMT "' is not a number", TOKARG(key),
-                    TOKARG(t));
+                    "%s: '" TOKFMT "' is not a number%s", key, TOKARG(t),
+                    also);
     }
+    return MEMEST_OK;
+}
+
+/* A positive finite decimal such as 1e-5. */
+static int parse_eps(struct ctx *c, const struct op_tok *t, double *out)
+{
+    double v;
+    int st = read_number(c, "eps", t, "", &v);
+
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    if (!(v > 0.0) || v > 1.0 || errno == ERANGE) {
+        return fail(c, MEMEST_E_RANGE, c->line, t->col,
+                    "eps must be in (0, 1], got " TOKFMT, TOKARG(t));
+    }
+    *out = v;
     return MEMEST_OK;
 }
 
@@ -841,7 +831,11 @@ static int parse_scalar(struct ctx *c, const struct op_tok *key,
                         const struct op_tok *t, double *out)
 {
     double v;
-    int st = read_number(c, key, t, &v);
+    char word[32];
+    int st;
+
+    snprintf(word, sizeof word, TOKFMT, TOKARG(key));
+    st = read_number(c, word, t, "", &v);
 
     if (st != MEMEST_OK) {
         return st;
@@ -862,14 +856,12 @@ static int parse_factor(struct ctx *c, const struct op_tok *t, double *f,
                         uint64_t *num, uint64_t *den)
 {
     const char *slash = memchr(t->s, '/', t->n);
-    char buf[64];
-    char *end;
     double v;
+    int st;
 
     if (slash != NULL) {
         struct op_tok a = *t;
         struct op_tok b;
-        int st;
         a.n = (size_t)(slash - t->s);
         b.s = slash + 1;
         b.n = t->n - a.n - 1;
@@ -881,18 +873,8 @@ static int parse_factor(struct ctx *c, const struct op_tok *t, double *f,
         *f = 0.0;
         return st;
     }
-    if (t->n == 0 || t->n >= sizeof buf) {
-        return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    "scale: '" TOKFMT "' is not a number", TOKARG(t));
-    }
-    memcpy(buf, t->s, t->n);
-    buf[t->n] = '\0';
-    errno = 0;
-    v = strtod(buf, &end);
-    if (*end != '\0' || end == buf) {
-        return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                    "scale: '" TOKFMT "' is not a number or N/D",
-                    TOKARG(t));
+    if ((st = read_number(c, "scale", t, " or N/D", &v)) != MEMEST_OK) {
+        return st;
     }
     /* float, as the kernels map coordinates; a factor that float cannot
      * hold (or that rounds to 0) is refused */
@@ -1040,7 +1022,11 @@ static int parse_act_param(struct ctx *c, const struct op_tok *key,
                            const struct op_tok *t, double *out)
 {
     double v;
-    int st = read_number(c, key, t, &v);
+    char word[32];
+    int st;
+
+    snprintf(word, sizeof word, TOKFMT, TOKARG(key));
+    st = read_number(c, word, t, "", &v);
 
     if (st != MEMEST_OK) {
         return st;
