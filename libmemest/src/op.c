@@ -148,6 +148,19 @@ int op_need_chw(const struct op_infer *x)
                    text);
 }
 
+void op_set_window(struct memest_layer *L, const struct op_spec *sp,
+                   uint64_t sh, uint64_t sw)
+{
+    L->kernel_h = sp->kh;
+    L->kernel_w = sp->kw;
+    L->stride_h = sh;
+    L->stride_w = sw;
+    L->pad_top = sp->pt;
+    L->pad_left = sp->pl;
+    L->pad_bottom = sp->pb;
+    L->pad_right = sp->pr;
+}
+
 int op_window_out(const struct op_infer *x, uint64_t h, uint64_t k,
                   uint64_t s, uint64_t before, uint64_t after,
                   const char *axis, bool pad_below_window, uint64_t *out)

@@ -281,6 +281,11 @@ int op_overflow(const struct op_infer *x, const char *what);
  * CxHxW input but gets <shape>". */
 int op_need_chw(const struct op_infer *x);
 
+/* A windowed layer's kernel, its strides sh x sw (each kind has its own
+ * default) and its padding, from the line into L. */
+void op_set_window(struct memest_layer *L, const struct op_spec *sp,
+                   uint64_t sh, uint64_t sw);
+
 /*
  * A window's output size along one axis: floor((h + before + after - k) /
  * s) + 1. MEMEST_E_SHAPE when the window is larger than the padded input,

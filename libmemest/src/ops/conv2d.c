@@ -23,14 +23,7 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
     if (st != MEMEST_OK) {
         return st;
     }
-    L->kernel_h = sp->kh;
-    L->kernel_w = sp->kw;
-    L->stride_h = sh;
-    L->stride_w = sw;
-    L->pad_top = sp->pt;
-    L->pad_left = sp->pl;
-    L->pad_bottom = sp->pb;
-    L->pad_right = sp->pr;
+    op_set_window(L, sp, sh, sw);
     L->dilation_h = sp->dh;
     L->dilation_w = sp->dw;
     /* the dilated kernel's extent d*(k-1)+1 is what the windows slide */

@@ -42,14 +42,7 @@ static int infer_window(const struct op_infer *x, struct memest_layer *L)
     if (st != MEMEST_OK) {
         return st;
     }
-    L->kernel_h = sp->kh;
-    L->kernel_w = sp->kw;
-    L->stride_h = sh;
-    L->stride_w = sw;
-    L->pad_top = sp->pt;
-    L->pad_left = sp->pl;
-    L->pad_bottom = sp->pb;
-    L->pad_right = sp->pr;
+    op_set_window(L, sp, sh, sw);
     st = op_window_out(x, in->dim[1], sp->kh, sh, sp->pt, sp->pb, "height",
                        true, &oh);
     if (st == MEMEST_OK) {
