@@ -670,32 +670,24 @@ def write_twin(folder, name, model, shape):
 
 # ---- files ------------------------------------------------------------------
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+def model_fixtures():
+    """scripts/make-model-fixtures.py as a module: its networks (the MLPerf
+    Tiny presets) and its writer of ONNX TensorProto files, which the test
+    data here shares byte for byte."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    spec = importlib.util.spec_from_file_location(
+        "make_model_fixtures", os.path.join(here, "make-model-fixtures.py"))
+    fixtures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixtures)
+    return fixtures
 
 
 def tensor_proto(name, t):
-    """An ONNX TensorProto of a float32 tensor: dims (field 1), data_type
-    (field 2, FLOAT = 1), name (field 8), raw_data (field 9, little-endian
-    floats): what make-model-fixtures.py writes."""
-    t = t.detach().contiguous().to(torch.float32)
-    out = bytearray()
-    for d in t.shape:
-        out += varint(1 << 3 | 0) + varint(d)
-    out += varint(2 << 3 | 0) + varint(1)
-    name_bytes = name.encode("utf-8")
-    out += varint(8 << 3 | 2) + varint(len(name_bytes)) + name_bytes
-    raw = t.numpy().astype("<f4").tobytes()
-    out += varint(9 << 3 | 2) + varint(len(raw)) + raw
-    return bytes(out)
+    """An ONNX TensorProto of a float32 tensor, as make-model-fixtures.py
+    writes it."""
+    return model_fixtures().tensor_proto(name, t)
 
 
 def make(outdir, index, name, build, shape, batch, constructs, reduced):
@@ -765,12 +757,7 @@ def preset_entries(outdir):
     hooks from that script's own networks, not exported again. edgefit
     imports them today, so they keep the manifest's supported path
     exercised and check the hooks' conventions against edgefit's."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, here)
-    spec = importlib.util.spec_from_file_location(
-        "make_model_fixtures", os.path.join(here, "make-model-fixtures.py"))
-    fixtures = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fixtures)
+    fixtures = model_fixtures()
     entries = []
     for name, cls, shape in fixtures.MODELS:
         torch.manual_seed(0)
