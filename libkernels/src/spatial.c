@@ -303,12 +303,10 @@ static float axis_scale(float given, size_t in, size_t out)
     return given != 0.0f ? given : (float)out / (float)in;
 }
 
-KERN_API int kern_resize_f32(const struct kern_resize_shape *s,
-                             const float *x, float *y)
+/* The checks every resize entry makes, and the bytes of its tables and
+ * rows in *bytes. */
+static int resize_check(const struct kern_resize_shape *s, size_t *bytes)
 {
-    if (!s || !x || !y) {
-        return KERN_E_INVALID;
-    }
     if (!s->planes || !s->in_h || !s->in_w || !s->out_h || !s->out_w) {
         return KERN_E_SHAPE;
     }
@@ -329,14 +327,52 @@ KERN_API int kern_resize_f32(const struct kern_resize_shape *s,
         n > SIZE_MAX - (s->out_h + s->out_w) * sizeof(struct lin)) {
         return KERN_E_OVERFLOW;
     }
-    const float sh = axis_scale(s->scale_h, s->in_h, s->out_h);
-    const float sw = axis_scale(s->scale_w, s->in_w, s->out_w);
     /* the tables, then two rows blended along x (linear mode) */
-    struct lin *t = malloc((s->out_h + s->out_w) * sizeof *t +
-                           2 * s->out_w * sizeof(float));
-    if (!t) {
+    *bytes = (s->out_h + s->out_w) * sizeof(struct lin) +
+             2 * s->out_w * sizeof(float);
+    return KERN_OK;
+}
+
+KERN_API size_t kern_resize_work_bytes(const struct kern_resize_shape *s)
+{
+    size_t bytes = 0;
+    return s && resize_check(s, &bytes) == KERN_OK ? bytes : 0;
+}
+
+KERN_API int kern_resize_f32(const struct kern_resize_shape *s,
+                             const float *x, float *y)
+{
+    size_t bytes = 0;
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    int st = resize_check(s, &bytes);
+    if (st != KERN_OK) {
+        return st;
+    }
+    void *work = malloc(bytes);
+    if (!work) {
         return KERN_E_NOMEM;
     }
+    st = kern_resize_work_f32(s, x, work, y);
+    free(work);
+    return st;
+}
+
+KERN_API int kern_resize_work_f32(const struct kern_resize_shape *s,
+                                  const float *x, void *work, float *y)
+{
+    size_t bytes = 0;
+    if (!s || !x || !y || !work) {
+        return KERN_E_INVALID;
+    }
+    int st = resize_check(s, &bytes);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const float sh = axis_scale(s->scale_h, s->in_h, s->out_h);
+    const float sw = axis_scale(s->scale_w, s->in_w, s->out_w);
+    struct lin *t = work;
     float *h0 = (float *)(t + s->out_h + s->out_w), *h1 = h0 + s->out_w;
     struct lin *ty = t, *tx = t + s->out_h;
     const bool nearest = s->mode == KERN_RESIZE_NEAREST;
@@ -399,6 +435,5 @@ KERN_API int kern_resize_f32(const struct kern_resize_shape *s,
             }
         }
     }
-    free(t);
     return KERN_OK;
 }

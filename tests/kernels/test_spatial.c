@@ -592,6 +592,17 @@ static void test_resize(void **state)
                          s.out_w, i, (double)yy[i], want[i]);
             }
         }
+        /* with the caller's work instead of its own tables: the same bits */
+        const size_t wb = kern_resize_work_bytes(&s);
+        assert_true(wb > 0);
+        size_t *work = malloc(wb);
+        float *y2 = malloc(ny * 4);
+        assert_true(work && y2);
+        memset(work, 0xff, wb);
+        assert_int_equal(kern_resize_work_f32(&s, xx, work, y2), KERN_OK);
+        assert_memory_equal(y2, yy, ny * 4);
+        free(work);
+        free(y2);
         free(xx);
         free(yy);
         free(want);
@@ -605,6 +616,7 @@ static void test_resize(void **state)
     bad.scale_h = 0.0f;
     bad.out_w = 0;
     assert_int_equal(kern_resize_f32(&bad, x, y), KERN_E_SHAPE);
+    assert_int_equal(kern_resize_work_bytes(&bad), 0);
 }
 
 /* ---- ceil-mode pooling --------------------------------------------------- */

@@ -830,9 +830,10 @@ KERN_API int kern_transpose_f32(const size_t *shape, size_t ndim,
  * d), each weight in [0, 1], within 2^-22 times the largest |x| of the
  * exact blend; each input row is blended along x once for the output
  * rows that read it. Nearest copies an output row that reads the same
- * input row as the one above it. The function allocates the per-axis
+ * input row as the one above it. kern_resize_f32 allocates the per-axis
  * index and weight tables and two blended rows (out_h + out_w entries
- * and 2 * out_w floats; KERN_E_NOMEM if that fails). KERN_E_RANGE
+ * and 2 * out_w floats; KERN_E_NOMEM if that fails);
+ * kern_resize_work_f32 takes them from the caller. KERN_E_RANGE
  * for an unknown mode or a scale that is not finite and > 0. */
 enum kern_resize_mode {
     KERN_RESIZE_NEAREST = 0,
@@ -859,6 +860,13 @@ struct kern_resize_shape {
 };
 KERN_API int kern_resize_f32(const struct kern_resize_shape *s,
                              const float *x, float *y);
+/* The same with the tables and rows in the caller's work, at least
+ * kern_resize_work_bytes(s) bytes aligned as a size_t (no allocation: an
+ * executor lends its scratch). kern_resize_work_bytes() is 0 for a shape
+ * kern_resize_f32 would refuse. */
+KERN_API size_t kern_resize_work_bytes(const struct kern_resize_shape *s);
+KERN_API int kern_resize_work_f32(const struct kern_resize_shape *s,
+                                  const float *x, void *work, float *y);
 
 /* One SGD step over n parameters: g' = g + weight_decay * w; with momentum
  * mu != 0: v = mu * v + g', w -= lr * v; with mu == 0: w -= lr * g' and

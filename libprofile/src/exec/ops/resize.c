@@ -1,8 +1,8 @@
 /* Resize (ONNX Resize and Upsample, PyTorch interpolate) through
  * libkernels' kern_resize_f32: nearest or bilinear, the coordinate
- * transformation and nearest rounding of the layer. No parameters. The
- * kernel allocates its small per-axis tables itself (out_h + out_w
- * entries and two rows); the executor lends it nothing. fp16, bf16 and
+ * transformation and nearest rounding of the layer. No parameters. Its
+ * per-axis tables and two blended rows (kern_resize_work_bytes) are the
+ * executor's scratch, col32, so a run allocates nothing. fp16, bf16 and
  * int8 run through the generic paths. The trainer refuses it by name. */
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
@@ -37,11 +37,14 @@ static int rs_nearest(int n)
     return -1;
 }
 
+static struct kern_resize_shape rs_shape(const prof_exec *ex,
+                                         const struct exec_op *op);
+
 static int rs_plan(prof_exec *ex, struct exec_op *op, struct prof_diag *diag)
 {
     const struct memest_layer *L = op->layer;
-    (void)ex;
-    if (L->in_shape.rank != 3 || L->resize_mode < 0 || L->resize_mode > 1 ||
+    const struct kern_resize_shape s = rs_shape(ex, op);
+    if (kern_resize_work_bytes(&s) == 0 || L->in_shape.rank != 3 || L->resize_mode < 0 || L->resize_mode > 1 ||
         rs_coord(L->resize_coord) < 0 || rs_nearest(L->resize_nearest) < 0 ||
         op->c_in != op->c_out) {
         exec_diag_set(diag, "%s: libkernels cannot run this resize (mode "
@@ -52,8 +55,8 @@ static int rs_plan(prof_exec *ex, struct exec_op *op, struct prof_diag *diag)
     return PROF_OK;
 }
 
-static int rs_run_f32(prof_exec *ex, const struct exec_op *op,
-                      const struct exec_f32_args *a)
+static struct kern_resize_shape rs_shape(const prof_exec *ex,
+                                         const struct exec_op *op)
 {
     const struct memest_layer *L = op->layer;
     const struct kern_resize_shape s = {
@@ -69,12 +72,28 @@ static int rs_run_f32(prof_exec *ex, const struct exec_op *op,
         .coord = rs_coord(L->resize_coord),
         .nearest = rs_nearest(L->resize_nearest),
     };
-    const int st = exec_kern_status(kern_resize_f32(&s, a->x, a->y));
+    return s;
+}
+
+static int rs_scratch(const prof_exec *ex, struct exec_op *op,
+                      struct exec_scratch *n)
+{
+    const struct kern_resize_shape s = rs_shape(ex, op);
+    n->col32 = (kern_resize_work_bytes(&s) + 3) / 4;
+    return exec_scratch_float_input(ex, op, n);
+}
+
+static int rs_run_f32(prof_exec *ex, const struct exec_op *op,
+                      const struct exec_f32_args *a)
+{
+    const struct kern_resize_shape s = rs_shape(ex, op);
+    const int st =
+        exec_kern_status(kern_resize_work_f32(&s, a->x, ex->col32, a->y));
     return exec_then_act(ex, op, a, st);
 }
 
 const struct exec_op_vtable exec_op_resize = {
     .plan = rs_plan,
-    .scratch = exec_scratch_float_input,
+    .scratch = rs_scratch,
     .run_f32 = rs_run_f32,
 };
