@@ -183,12 +183,12 @@ static int check_opts(const struct prof_train_opts *o, struct prof_diag *diag)
     return PROF_OK;
 }
 
-/* Layers whose output is their input (exec_kind_is_view: flatten,
+/* Layers whose output is their input (memest_kind_is_view: flatten,
  * identity, and dropout, whose model carries no rate; the trainer drops
  * nothing, training runs the layer as inference does). */
 static bool passes_through(const struct memest_layer *L)
 {
-    return exec_kind_is_view(L->kind);
+    return memest_kind_is_view(L->kind);
 }
 
 /* What the trainer has a backward pass for: a chain (one model input,

@@ -33,7 +33,7 @@ struct exec_op {
      * divisor (see struct kern_pool2d_shape) */
     size_t kh, kw, sh, sw, pad_t, pad_l, pad_b, pad_r;
     int count_include_pad;
-    bool alias; /* a view (exec_kind_is_view): the output is the input's
+    bool alias; /* a view (memest_kind_is_view): the output is the input's
                    buffer, nothing is computed */
     bool w_input_major; /* the master weights are [in][out] (dense), not
                            the API's [out][in] (see exec_w_slot) */

@@ -116,11 +116,6 @@ struct exec_op_vtable {
  * refused by name, never run as another). */
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind);
 
-/* Whether a layer of this kind is a view of its input: its output is the
- * input's buffer and nothing is computed (identity, dropout, flatten). The
- * rule is libmemest's (memest_kind_is_view, the arena plan's own), so the
- * executor, the trainer and the plan cannot disagree. */
-bool exec_kind_is_view(enum memest_kind kind);
 
 /* The kinds the trainer has a backward pass for, as "a, b and c", in buf
  * (always terminated). */

@@ -50,7 +50,7 @@ int exec_plan_layer(prof_exec *ex, struct exec_op *op,
         return st;
     }
     op->hw_out = op->h_out * op->w_out;
-    op->alias = exec_kind_is_view(L->kind);
+    op->alias = memest_kind_is_view(L->kind);
     if (vt->init_params &&
         ((st = exec_u64_sz(L->weight_count, &op->wn)) != PROF_OK ||
          (st = exec_u64_sz(L->bias_count, &op->bn)) != PROF_OK)) {
@@ -189,7 +189,7 @@ int exec_plan_layouts(struct prof_exec *ex)
  * Tensor lifetimes as the executor runs the model: input t is written at
  * step 0, layer i's output at step i, and a tensor lives until the last
  * step that reads it (the model's output until the last step). A view
- * (exec_kind_is_view: identity, dropout, flatten) is its input's buffer: root[t] names the
+ * (memest_kind_is_view: identity, dropout, flatten) is its input's buffer: root[t] names the
  * tensor that owns t's buffer, and the owner lives as long as any tensor
  * that shares it. Roots precede their aliases, so one pass in tensor
  * order carries each life to its owner.

@@ -41,11 +41,6 @@ const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
     return vt && vt->run_f32 ? vt : NULL;
 }
 
-bool exec_kind_is_view(enum memest_kind kind)
-{
-    return memest_kind_is_view(kind) != 0;
-}
-
 void exec_trainable_kinds(char *buf, size_t len)
 {
     size_t n = 0, total = 0;

@@ -1,6 +1,6 @@
 /* Private to exec/ops: what the three views (identity, dropout, flatten)
  * share. A view's output is its input's buffer: the arena, the run loop
- * and the trainer skip it (exec_kind_is_view); these run it only where the
+ * and the trainer skip it (memest_kind_is_view); these run it only where the
  * trainer keeps input and output apart. */
 #ifndef EDGEFIT_PROFILE_EXEC_OPS_VIEW_H
 #define EDGEFIT_PROFILE_EXEC_OPS_VIEW_H
