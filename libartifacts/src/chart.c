@@ -350,6 +350,12 @@ static int data_ranges(struct plan *p)
                 xh = fmax(xh, s->x[k]);
                 yl = fmin(yl, s->y[k]);
                 yh = fmax(yh, s->y[k]);
+                /* an error bar is data too: the axis holds it whole */
+                const double e = s->y_err ? fabs(s->y_err[k]) : NAN;
+                if (isfinite(e) && usable(s->y[k] - e, p->y.scale)) {
+                    yl = fmin(yl, s->y[k] - e);
+                    yh = fmax(yh, s->y[k] + e);
+                }
             }
         }
     }
@@ -1177,6 +1183,26 @@ static void draw_points(cairo_t *cr, const struct plan *p)
         }
         if (st == ART_STYLE_STEP) {
             continue;
+        }
+        for (size_t k = 0; se->y_err && k < se->n; k++) {
+            const double e = fabs(se->y_err[k]);
+            if (!isfinite(e) || !usable(se->x[k], p->x.scale) ||
+                !usable(se->y[k] - e, p->y.scale) ||
+                !usable(se->y[k] + e, p->y.scale)) {
+                continue;
+            }
+            /* a vertical bar with caps as wide as the marker */
+            const double x = map_x(p, se->x[k]);
+            const double y0 = map_y(p, se->y[k] - e);
+            const double y1 = map_y(p, se->y[k] + e);
+            cairo_set_line_width(cr, lw);
+            cairo_move_to(cr, x, y0);
+            cairo_line_to(cr, x, y1);
+            cairo_move_to(cr, x - r, y0);
+            cairo_line_to(cr, x + r, y0);
+            cairo_move_to(cr, x - r, y1);
+            cairo_line_to(cr, x + r, y1);
+            cairo_stroke(cr);
         }
         for (size_t k = 0; k < se->n; k++) {
             if (usable(se->x[k], p->x.scale) &&

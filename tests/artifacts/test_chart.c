@@ -471,6 +471,43 @@ static void test_scatter(void **state)
     image_free(&im);
 }
 
+/* Error bars are data: the y axis holds every bar whole (two accuracies
+ * 0.0015 apart with a standard error of 0.01 are not drawn on an axis of
+ * 0.0015), and they are drawn (a bar's pixels in the series' colour
+ * above the marker, where nothing else is). */
+static void test_error_bars(void **state)
+{
+    (void)state;
+    const double lat[] = {0.1, 1.0}, acc[] = {0.8600, 0.8615};
+    const double se[] = {0.01, 0.01};
+    struct art_series s = {.name = "fp32", .n = 2, .x = lat, .y = acc};
+    struct art_chart c = {
+        .kind = ART_CHART_SCATTER, .title = "Precision trade-offs",
+        .x_label = "Latency per batch (ms)", .y_label = "Test accuracy",
+        .x_scale = ART_SCALE_LOG, .series = &s, .n_series = 1};
+    struct art_chart_layout bare, l;
+    assert_int_equal(art_chart_layout(&c, &bare), ART_OK);
+    assert_true(bare.y_hi - bare.y_lo < 0.005);
+    s.y_err = se;
+    assert_int_equal(art_chart_layout(&c, &l), ART_OK);
+    assert_true(l.y_lo <= 0.8600 - 0.01 && l.y_hi >= 0.8615 + 0.01);
+    struct image im;
+    save_and_decode(&c, "errorbars.png", &im);
+    /* halfway up the first point's upper bar */
+    const double ym = 0.8600 + 0.006;
+    const double x = l.plot_x + l.plot_w * (log10(0.1) - log10(l.x_lo)) /
+                                    (log10(l.x_hi) - log10(l.x_lo));
+    const double y = l.plot_y + l.plot_h * (l.y_hi - ym) / (l.y_hi - l.y_lo);
+    bool inked = false;
+    for (int dx = -1; dx <= 1; dx++) {
+        const unsigned char *px =
+            im.rgb + 3 * ((size_t)y * im.w + (size_t)(x + dx));
+        inked = inked || px[0] < 200 || px[1] < 200 || px[2] < 200;
+    }
+    assert_true(inked);
+    image_free(&im);
+}
+
 /* Two panels side by side: one image of the figure's size and title, each
  * panel's series drawn in its own half. */
 static void test_figure(void **state)
@@ -599,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_roofline),
         cmocka_unit_test(test_lines),
         cmocka_unit_test(test_scatter),
+        cmocka_unit_test(test_error_bars),
         cmocka_unit_test(test_figure),
         cmocka_unit_test(test_errors),
     };

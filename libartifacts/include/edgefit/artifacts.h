@@ -358,6 +358,10 @@ struct art_series {
     bool dashed;                /* dashed line */
     int color;                  /* 0: the series' own (palette colour of
                                    its index); k > 0: palette colour k-1 */
+    const double *y_err;        /* LINE and SCATTER: n half-widths drawn
+                                   as error bars y +- y_err (a standard
+                                   error), inside the axis range; NULL or
+                                   a non-finite entry: no bar */
 };
 
 /* A roof: attainable y = min(ceiling, slope * x); its knee is at
