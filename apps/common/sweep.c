@@ -73,7 +73,8 @@ static void judge_row(struct sweep_row *row, const struct sweep_config *cfg)
     if (!(row->memory_mb <= cfg->max_memory_mb)) {
         why[n++] = "memory";
     }
-    if (!(row->accuracy >= cfg->min_accuracy)) {
+    if (!isnan(cfg->min_accuracy) &&
+        !(row->accuracy >= cfg->min_accuracy)) {
         why[n++] = "accuracy";
     }
     for (size_t i = 0; i < n; i++) {
@@ -424,11 +425,16 @@ art_table *sweep_results_table(const struct sweep_result *r)
         if (!st && w->batch) {
             st = art_table_set_uint(t, row, 1, w->batch);
         }
-        st = st ? st : art_table_set_real(t, row, 2, w->accuracy);
+        /* without test data there is no accuracy: the cells stay empty */
+        if (!st && isfinite(w->accuracy)) {
+            st = art_table_set_real(t, row, 2, w->accuracy);
+        }
         if (!st && w->samples) {
             st = art_table_set_uint(t, row, 3, w->samples);
         }
-        st = st ? st : art_table_set_real(t, row, 4, w->latency_ms);
+        if (!st && isfinite(w->latency_ms)) {
+            st = art_table_set_real(t, row, 4, w->latency_ms);
+        }
         if (!st && isfinite(w->latency_p90_ms)) {
             st = art_table_set_real(t, row, 5, w->latency_p90_ms);
         }
@@ -517,9 +523,10 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
     memset(c, 0, sizeof *c);
     c->x = calloc(r->n, sizeof *c->x);
     c->y = calloc(r->n, sizeof *c->y);
+    c->err = calloc(r->n, sizeof *c->err);
     c->labels = calloc(r->n, sizeof *c->labels);
     c->text = calloc(r->n, sizeof *c->text);
-    if (!c->x || !c->y || !c->labels || !c->text) {
+    if (!c->x || !c->y || !c->err || !c->labels || !c->text) {
         cli_error("out of memory");
         sweep_chart_free(c);
         return false;
@@ -555,6 +562,7 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
                 }
                 c->x[k] = w->latency_ms;
                 c->y[k] = w->accuracy;
+                c->err[k] = w->accuracy_stderr;
                 if (w->batch) {
                     snprintf(c->text[k], sizeof c->text[k], "b%llu",
                              (unsigned long long)w->batch);
@@ -570,7 +578,7 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
             c->series[ns++] = (struct art_series){
                 .name = c->names[ns - 1], .n = k - start,
                 .x = c->x + start, .y = c->y + start,
-                .labels = c->labels + start, .hollow = pass == 1,
+                .y_err = c->err + start, .labels = c->labels + start, .hollow = pass == 1,
                 .marker = pass == 0 ? ART_MARKER_CIRCLE : ART_MARKER_SQUARE,
                 .color = (int)p + 1};
         }
@@ -580,7 +588,8 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
         .title = "Precision trade-offs: latency against accuracy",
         .x_label = "Latency per batch on this machine (ms); "
                    "bN = batch of N",
-        .y_label = "Test accuracy (fraction correct)",
+        .y_label = "Test accuracy (fraction correct; bars: 1 standard "
+                   "error)",
         .x_scale = ART_SCALE_LOG, .series = c->series, .n_series = ns};
     return true;
 }
@@ -589,6 +598,7 @@ void sweep_chart_free(struct sweep_chart *c)
 {
     free(c->x);
     free(c->y);
+    free(c->err);
     free(c->labels);
     free(c->text);
     memset(c, 0, sizeof *c);

@@ -79,7 +79,8 @@ bool sweep_run(const memest_model *model, const struct cli_weights *w,
                const struct sweep_config *cfg, struct sweep_result *out);
 void sweep_result_free(struct sweep_result *r);
 
-/* Judge each row against cfg's constraints (sets accepted, rejected_by). */
+/* Judge each row against cfg's constraints (sets accepted, rejected_by).
+ * A NaN min_accuracy is no accuracy constraint (no data to measure it). */
 void sweep_judge(struct sweep_result *r, const struct sweep_config *cfg);
 
 /*
@@ -100,7 +101,8 @@ art_table *sweep_results_table(const struct sweep_result *r);
 art_table *sweep_tradeoff_table(const struct sweep_result *r);
 
 /* The trade-off scatter: latency against accuracy, one point per
- * configuration labelled with its batch, a colour per precision, filled
+ * configuration labelled with its batch, with its standard error as an
+ * error bar, a colour per precision, filled
  * when accepted and open when rejected (at most SWEEP_MAX_PRECISIONS
  * precisions; more is an error). The storage behind the
  * chart lives in *chart; release with sweep_chart_free(). */
@@ -110,6 +112,7 @@ struct sweep_chart {
     struct art_series series[2 * SWEEP_MAX_PRECISIONS];
     char names[2 * SWEEP_MAX_PRECISIONS][48];
     double *x, *y;
+    double *err; /* each point's accuracy standard error (error bars) */
     const char **labels;
     char (*text)[40];
 };
