@@ -51,8 +51,18 @@ bool sweep_parse_batches(const char *opt, const char *text,
 struct sweep_row {
     char precision[16];
     uint64_t batch;             /* 0: not given (a CSV without it) */
-    double accuracy;            /* correct / samples over the test set */
+    double accuracy;            /* correct / samples over the test set;
+                                   NaN when the data has no labels */
+    double accuracy_stderr;     /* sqrt(p (1 - p) / samples): accuracy
+                                   differences below it are noise; NaN
+                                   without labels */
     uint64_t samples;
+    /* Against the data's reference outputs (--test-data); NaN without. */
+    double max_abs_error;       /* max |output - reference| */
+    double rms_error;           /* sqrt(mean((output - reference)^2)) */
+    double top1_agreement;      /* share of samples whose largest output
+                                   is the reference's; NaN unless the
+                                   model is a classifier */
     double latency_ms;          /* median of the samples, one batch */
     double latency_p90_ms;
     double memory_mb;           /* libmemest's peak inference plan */
@@ -71,8 +81,11 @@ struct sweep_result {
 
 /*
  * Run the sweep of model with the parameters w (NULL: the executor's seeded
- * initial weights) over the test set. On failure print "prog: message" and
- * return false. Release with sweep_result_free().
+ * initial weights) over the test set: accuracy when it has labels, the
+ * agreement with its reference outputs when it has those (both when it
+ * has both). The caller checks the data first (data_check). On failure
+ * print "prog: message" and return false. Release with
+ * sweep_result_free().
  */
 bool sweep_run(const memest_model *model, const struct cli_weights *w,
                const struct prof_dataset *test,

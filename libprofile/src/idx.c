@@ -510,12 +510,23 @@ PROF_API int prof_dataset_load(const char *dir, const char *split,
     for (uint64_t i = 0; i < lb.count; i++) {
         top = lb.labels[i] > top ? lb.labels[i] : top;
     }
+    out->source = strdup(ipath);
+    if (!out->source) {
+        free(x);
+        st = fail(diag, PROF_E_NOMEM, "%s: out of memory", ipath);
+        goto done;
+    }
     out->x = x;
     out->y = lb.labels;
     lb.labels = NULL;
     out->count = im.count;
     out->rows = im.rows;
     out->cols = im.cols;
+    out->rank = 3;
+    out->shape[0] = 1;
+    out->shape[1] = im.rows;
+    out->shape[2] = im.cols;
+    out->sample_count = per;
     out->classes = top + 1;
 done:
     prof_idx_images_finish(&im);
@@ -530,5 +541,105 @@ PROF_API void prof_dataset_finish(struct prof_dataset *d)
     }
     free(d->x);
     free(d->y);
+    free(d->ref);
+    free(d->source);
     memset(d, 0, sizeof(*d));
+}
+
+/* prod(shape[0..rank)) into *n; false when a size is 0 or the product
+ * (times count floats) does not fit in size_t. */
+static int shape_size(unsigned rank, const uint64_t *shape, uint64_t count,
+                      const char *what, uint64_t *n, struct prof_diag *diag)
+{
+    if (rank < 1 || rank > PROF_DATASET_MAX_RANK) {
+        return fail(diag, PROF_E_RANGE, "dataset: %s of rank %u (1 to %d)",
+                    what, rank, PROF_DATASET_MAX_RANK);
+    }
+    uint64_t p = 1;
+    for (unsigned i = 0; i < rank; i++) {
+        if (shape[i] == 0) {
+            return fail(diag, PROF_E_RANGE, "dataset: %s has a zero size "
+                        "(axis %u)", what, i);
+        }
+        if (shape[i] > UINT64_MAX / p) {
+            return fail(diag, PROF_E_OVERFLOW, "dataset: %s is larger than "
+                        "2^64 values", what);
+        }
+        p *= shape[i];
+    }
+    if (p > SIZE_MAX / sizeof(float) / count) {
+        return fail(diag, PROF_E_OVERFLOW, "dataset: %" PRIu64 " samples "
+                    "of %" PRIu64 " values do not fit in memory as floats",
+                    count, p);
+    }
+    *n = p;
+    return PROF_OK;
+}
+
+PROF_API int prof_dataset_init(struct prof_dataset *out, uint64_t count,
+                               unsigned rank, const uint64_t *shape,
+                               bool labelled, unsigned ref_rank,
+                               const uint64_t *ref_shape, const char *source,
+                               struct prof_diag *diag)
+{
+    if (out) {
+        memset(out, 0, sizeof(*out));
+    }
+    if (!out || !shape || (ref_rank > 0 && !ref_shape)) {
+        return fail(diag, PROF_E_INVALID, "dataset: NULL %s",
+                    !out ? "output" : !shape ? "shape" : "reference shape");
+    }
+    if (count == 0) {
+        return fail(diag, PROF_E_RANGE, "dataset: no samples");
+    }
+    uint64_t per = 0, ref_per = 0;
+    int st = shape_size(rank, shape, count, "a sample", &per, diag);
+    if (st == PROF_OK && ref_rank > 0) {
+        st = shape_size(ref_rank, ref_shape, count, "a reference output",
+                        &ref_per, diag);
+    }
+    if (st != PROF_OK) {
+        return st;
+    }
+    out->x = calloc((size_t)(count * per), sizeof(float));
+    out->y = labelled ? calloc((size_t)count, 1) : NULL;
+    out->ref = ref_rank ? calloc((size_t)(count * ref_per), sizeof(float))
+                        : NULL;
+    out->source = source ? strdup(source) : NULL;
+    if (!out->x || (labelled && !out->y) || (ref_rank && !out->ref) ||
+        (source && !out->source)) {
+        prof_dataset_finish(out);
+        return fail(diag, PROF_E_NOMEM, "dataset: out of memory for %"
+                    PRIu64 " samples of %" PRIu64 " values", count, per);
+    }
+    out->count = count;
+    out->rank = rank;
+    memcpy(out->shape, shape, rank * sizeof(*shape));
+    out->sample_count = per;
+    out->ref_rank = ref_rank;
+    if (ref_rank) {
+        memcpy(out->ref_shape, ref_shape, ref_rank * sizeof(*ref_shape));
+    }
+    out->ref_count = ref_per;
+    return PROF_OK;
+}
+
+PROF_API char *prof_dataset_shape_text(const struct prof_dataset *d,
+                                       char *buf, size_t len)
+{
+    if (!buf || len == 0) {
+        return buf;
+    }
+    buf[0] = '\0';
+    size_t n = 0;
+    for (unsigned i = 0; d && i < d->rank && i < PROF_DATASET_MAX_RANK;
+         i++) {
+        const int w = snprintf(buf + n, len - n, "%s%" PRIu64, i ? "x" : "",
+                               d->shape[i]);
+        if (w < 0 || (size_t)w >= len - n) {
+            break; /* cut short: snprintf left a NUL */
+        }
+        n += (size_t)w;
+    }
+    return buf;
 }

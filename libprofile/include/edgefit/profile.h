@@ -724,15 +724,65 @@ PROF_API int prof_idx_load_labels(const char *path, uint64_t max_count,
                                   struct prof_diag *diag);
 PROF_API void prof_idx_labels_finish(struct prof_idx_labels *labels);
 
-/* A labelled image set: pixels as floats scaled to [0, 1] (byte / 255),
- * NCHW with C = 1. */
+/* The most axes of one sample of a data set (the batch not counted). */
+#define PROF_DATASET_MAX_RANK 8
+
+/*
+ * A data set: count samples of one shape (any rank: C x H x W images, a
+ * feature vector, C x L signals), each held as float32, sample after
+ * sample, with what it is checked against:
+ *
+ *   labels (y != NULL)      one integer class per sample, 0 to 255: the
+ *                           accuracy of a classifier;
+ *   reference outputs       the output a reference run gave for each
+ *   (ref != NULL)           sample (ONNX's test_data_set_N, PyTorch's
+ *                           forward pass): the agreement of a run with it.
+ *
+ * Either, both or neither may be present. The loaders: prof_dataset_load()
+ * for IDX files here; the apps add NumPy folders and ONNX test data sets
+ * (apps/common/data.h), filling a set made by prof_dataset_init().
+ */
 struct prof_dataset {
-    float *x;          /* count * rows * cols; release with
+    float *x;          /* count * sample_count floats; release with
                           prof_dataset_finish() */
-    uint8_t *y;        /* count labels */
-    uint64_t count, rows, cols;
-    unsigned classes;  /* 1 + the largest label */
+    uint8_t *y;        /* count labels, or NULL: unlabelled */
+    float *ref;        /* count * ref_count reference outputs, or NULL */
+    uint64_t count;    /* samples */
+    unsigned rank;     /* the shape of one sample, without the batch */
+    uint64_t shape[PROF_DATASET_MAX_RANK];
+    uint64_t sample_count; /* prod(shape): floats per sample */
+    unsigned ref_rank; /* the shape of one reference output (0: none) */
+    uint64_t ref_shape[PROF_DATASET_MAX_RANK];
+    uint64_t ref_count; /* prod(ref_shape): floats per reference output */
+    uint64_t rows, cols; /* IDX images: shape 1 x rows x cols; else 0 */
+    unsigned classes;  /* 1 + the largest label; 0 when unlabelled */
+    char *source;      /* what was read (a file or folder), for messages;
+                          may be NULL */
 };
+
+/*
+ * Make an empty data set of count samples of shape[0..rank) (rank 1 to
+ * PROF_DATASET_MAX_RANK, every size >= 1): x allocated (zeroed), y
+ * allocated when labelled (zeroed, classes left 0 for the caller to set),
+ * ref allocated when ref_rank > 0 (ref_shape's sizes >= 1), source copied
+ * when not NULL. The caller fills x, y and ref. PROF_E_INVALID for NULL
+ * pointers, PROF_E_RANGE for count 0, a rank out of range or a zero size,
+ * PROF_E_OVERFLOW when the floats do not fit in memory, PROF_E_NOMEM. On
+ * error *out is zeroed and diag (may be NULL) says why. Release with
+ * prof_dataset_finish().
+ */
+PROF_API int prof_dataset_init(struct prof_dataset *out, uint64_t count,
+                               unsigned rank, const uint64_t *shape,
+                               bool labelled, unsigned ref_rank,
+                               const uint64_t *ref_shape, const char *source,
+                               struct prof_diag *diag);
+
+/*
+ * The shape of one sample as text, "1x28x28" (rank 1: "784"), at most
+ * len - 1 bytes (cut short if needed) and a NUL. Returns buf.
+ */
+PROF_API char *prof_dataset_shape_text(const struct prof_dataset *d,
+                                       char *buf, size_t len);
 
 /*
  * Load the split "train" or "t10k" of an IDX data set in dir (NULL: the
@@ -741,9 +791,12 @@ struct prof_dataset {
  * same names without .gz when the compressed one does not exist. At most
  * max_count (0: all) samples. Besides the checks of the IDX readers, the
  * two headers must claim the same number of samples, even when max_count
- * reads fewer (PROF_E_RANGE). An empty set is PROF_E_RANGE. PROF_E_INVALID for NULL split or out, or a split
- * other than train or t10k. On error *out is zeroed and diag (may be NULL)
- * names the file and what is wrong.
+ * reads fewer (PROF_E_RANGE). An empty set is PROF_E_RANGE.
+ * PROF_E_INVALID for NULL split or out, or a split other than train or
+ * t10k. On success the set is labelled, of shape 1 x rows x cols (pixels
+ * as floats byte / 255, correctly rounded), with no reference outputs,
+ * and source names the images' file. On error *out is zeroed and diag
+ * (may be NULL) names the file and what is wrong.
  */
 PROF_API int prof_dataset_load(const char *dir, const char *split,
                                uint64_t max_count, struct prof_dataset *out,
