@@ -59,8 +59,7 @@ char *cli_calib_cache_path(void)
     return path;
 }
 
-/* The CPU's model name, as /proc/cpuinfo says it ("unknown" elsewhere). */
-static void cpu_model(char *buf, size_t len)
+void cli_cpu_model(char *buf, size_t len)
 {
     snprintf(buf, len, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -275,7 +274,7 @@ int cli_host_calibration(const struct cli_calib_opts *o,
                          struct prof_calibration *out, bool *from_cache)
 {
     char model[256];
-    cpu_model(model, sizeof model);
+    cli_cpu_model(model, sizeof model);
     struct cli_calib_opts eff = *o;
     if (eff.prof.trials == 0) {
         eff.prof.trials = 5;

@@ -79,4 +79,8 @@ int cli_host_calibration(const struct cli_calib_opts *o,
  * the versions of jansson, libcsv and zlib. */
 void cli_version_details(FILE *f);
 
+/* The CPU's model name, as /proc/cpuinfo says it ("unknown" elsewhere),
+ * into buf (NUL-terminated, cut to len). */
+void cli_cpu_model(char *buf, size_t len);
+
 #endif

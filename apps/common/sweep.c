@@ -126,6 +126,7 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     prof_exec_opts_init(&eo);
     eo.batch = batch;
     eo.precision = prec;
+    eo.threads = cfg->threads ? cfg->threads : 1;
     prof_exec *ex = NULL;
     struct prof_diag diag = {0};
     float *in = NULL, *out = NULL;

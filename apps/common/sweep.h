@@ -31,6 +31,7 @@ struct sweep_config {
     double min_accuracy;
     struct prof_time_opts timing; /* latency of one batch */
     struct prof_device device;    /* power and roofline */
+    unsigned threads;             /* executor threads (0: 1) */
     /* Progress (may be NULL): called before each configuration. */
     void (*progress)(void *ctx, size_t done, size_t total,
                      const char *what);
