@@ -6,8 +6,10 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "data.h"
 #include "model.h"
 #include "sweep.h"
+#include "validate.h"
 
 void sweep_config_init(struct sweep_config *cfg)
 {
@@ -73,7 +75,9 @@ static void judge_row(struct sweep_row *row, const struct sweep_config *cfg)
     if (!(row->memory_mb <= cfg->max_memory_mb)) {
         why[n++] = "memory";
     }
-    if (!isnan(cfg->min_accuracy) &&
+    /* without labels (or without data) there is no accuracy to hold
+     * against the bound */
+    if (!isnan(cfg->min_accuracy) && !isnan(row->accuracy) &&
         !(row->accuracy >= cfg->min_accuracy)) {
         why[n++] = "accuracy";
     }
@@ -116,7 +120,8 @@ static size_t argmax(const float *v, size_t n)
     return best;
 }
 
-/* One configuration: accuracy over the test set, then the timing. */
+/* One configuration: accuracy over the test set (labels) and the
+ * agreement with its reference outputs, then the timing. */
 static bool run_config(const memest_model *model, const struct cli_weights *w,
                        const struct prof_dataset *test,
                        enum memest_precision prec, uint64_t batch,
@@ -129,7 +134,7 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     eo.threads = cfg->threads ? cfg->threads : 1;
     prof_exec *ex = NULL;
     struct prof_diag diag = {0};
-    float *in = NULL, *out = NULL;
+    float *in = NULL, *out = NULL, *got = NULL;
     bool ok = false;
     int st = prof_exec_create(model, &eo, &ex, &diag);
     if (st != PROF_OK) {
@@ -151,21 +156,29 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     const size_t n_in = prof_exec_input_count(ex);
     const size_t n_out = prof_exec_output_count(ex);
     const size_t feat = n_in / batch, classes = n_out / batch;
-    if (feat != test->rows * test->cols) {
-        cli_error("the model reads %zu inputs per sample, the data has "
-                  "%llu x %llu pixels", feat,
-                  (unsigned long long)test->rows,
-                  (unsigned long long)test->cols);
+    /* data_check() has compared the shapes; the counts are what the
+     * copies below rely on, so they are checked here too. */
+    if (feat != test->sample_count || (test->ref && classes !=
+                                       test->ref_count)) {
+        char have[128];
+        cli_error("the model reads %zu values and gives %zu per sample; "
+                  "the data has %s (%llu values)%s", feat, classes,
+                  prof_dataset_shape_text(test, have, sizeof have),
+                  (unsigned long long)test->sample_count,
+                  test->ref ? " with reference outputs of another size"
+                            : "");
         goto done;
     }
     in = calloc(n_in, sizeof *in);
     out = malloc(n_out * sizeof *out);
-    if (!in || !out) {
+    got = test->ref ? malloc((size_t)test->count * classes * sizeof *got)
+                    : NULL;
+    if (!in || !out || (test->ref && !got)) {
         cli_error("out of memory");
         goto done;
     }
     /* The whole test set in batches; the last, partial one is padded with
-     * zero images whose results are not counted. */
+     * zero samples whose results are not counted. */
     uint64_t correct = 0;
     for (uint64_t s = 0; s < test->count; s += batch) {
         const uint64_t take =
@@ -181,8 +194,11 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
                       prof_strerror(st));
             goto done;
         }
-        for (uint64_t k = 0; k < take; k++) {
+        for (uint64_t k = 0; test->y && k < take; k++) {
             correct += argmax(out + k * classes, classes) == test->y[s + k];
+        }
+        if (got) {
+            memcpy(got + s * classes, out, take * classes * sizeof *out);
         }
     }
     /* Latency: the first batch of the test set, timed whole. */
@@ -219,7 +235,24 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
              memest_precision_name(prec));
     row->batch = batch;
     row->samples = test->count;
-    row->accuracy = (double)correct / (double)test->count;
+    row->accuracy = NAN;
+    row->accuracy_stderr = NAN;
+    if (test->y) {
+        row->accuracy = (double)correct / (double)test->count;
+        row->accuracy_stderr =
+            data_accuracy_stderr(row->accuracy, test->count);
+    }
+    row->max_abs_error = NAN;
+    row->rms_error = NAN;
+    row->top1_agreement = NAN;
+    if (got) {
+        struct validate_metrics m;
+        validate_compare(got, test->ref, (size_t)test->count, classes,
+                         data_is_classifier(model), &m);
+        row->max_abs_error = m.max_abs_error;
+        row->rms_error = m.rmse;
+        row->top1_agreement = m.top1_agreement;
+    }
     row->latency_ms = stats.median_ms;
     row->latency_p90_ms = stats.p90_ms;
     row->memory_mb = tot.peak_inference_mb;
@@ -233,6 +266,7 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
 done:
     free(in);
     free(out);
+    free(got);
     prof_exec_destroy(ex);
     return ok;
 }
@@ -245,6 +279,11 @@ bool sweep_run(const memest_model *model, const struct cli_weights *w,
     out->n = 0;
     if (test->count == 0) {
         cli_error("the test set is empty");
+        return false;
+    }
+    if (!test->y && !test->ref) {
+        cli_error("the test set has neither labels nor reference outputs: "
+                  "nothing to measure a precision by");
         return false;
     }
     const size_t total = cfg->n_precisions * cfg->n_batches;
@@ -385,6 +424,10 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
         }
         row->latency_p90_ms = NAN;
         row->device_latency_ms = NAN;
+        row->accuracy_stderr = NAN;
+        row->max_abs_error = NAN;
+        row->rms_error = NAN;
+        row->top1_agreement = NAN;
         out->n++;
     }
     art_table_destroy(t);
@@ -397,60 +440,93 @@ fail:
 
 /* ---- Tables and the chart ------------------------------------------------- */
 
+/* Whether any row of r has reference outputs to agree with. */
+static bool has_reference(const struct sweep_result *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (!isnan(r->rows[i].rms_error)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A real cell, left empty when the value is unknown (NaN). */
+static int set_real(art_table *t, size_t row, size_t col, double v)
+{
+    return isnan(v) ? ART_OK : art_table_set_real(t, row, col, v);
+}
+
 art_table *sweep_results_table(const struct sweep_result *r)
 {
+    enum { C_PREC, C_BATCH, C_ACC, C_ACC_SE, C_SAMPLES, C_MAXERR, C_RMS,
+           C_TOP1, C_LAT, C_P90, C_MEM, C_ENERGY, C_DEVLAT, C_BOUND, C_ACC_OK,
+           C_WHY, C_COUNT };
     static const struct {
         const char *name;
         enum art_type type;
-    } cols[] = {
+    } cols[C_COUNT] = {
         {"precision", ART_TEXT},        {"batch_size", ART_UINT},
-        {"accuracy", ART_REAL},         {"test_samples", ART_UINT},
+        {"accuracy", ART_REAL},         {"accuracy_stderr", ART_REAL},
+        {"test_samples", ART_UINT},     {"max_abs_error", ART_REAL},
+        {"rmse", ART_REAL},             {"top1_agreement", ART_REAL},
         {"latency_ms", ART_REAL},       {"latency_p90_ms", ART_REAL},
         {"memory_mb", ART_REAL},        {"energy_proxy_j", ART_REAL},
         {"device_latency_ms", ART_REAL}, {"device_bound", ART_TEXT},
         {"accepted", ART_BOOL},         {"rejected_by", ART_TEXT},
     };
+    /* The agreement columns only for a sweep against reference outputs:
+     * a labelled run has nothing to put in them. */
+    const bool ref = has_reference(r);
+    size_t at[C_COUNT];
     art_table *t = NULL;
     if (art_table_create("sweep_results", &t) != ART_OK) {
         return NULL;
     }
     int st = ART_OK;
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0] && !st; i++) {
+    size_t nc = 0;
+    for (size_t i = 0; i < C_COUNT && !st; i++) {
+        if (!ref && (i == C_MAXERR || i == C_RMS || i == C_TOP1)) {
+            continue;
+        }
+        at[i] = nc++;
         st = art_table_add_column(t, cols[i].name, cols[i].type);
     }
     for (size_t i = 0; i < r->n && !st; i++) {
         const struct sweep_row *w = &r->rows[i];
         size_t row;
         st = art_table_add_row(t, &row);
-        st = st ? st : art_table_set_text(t, row, 0, w->precision);
+        st = st ? st : art_table_set_text(t, row, at[C_PREC], w->precision);
         if (!st && w->batch) {
-            st = art_table_set_uint(t, row, 1, w->batch);
+            st = art_table_set_uint(t, row, at[C_BATCH], w->batch);
         }
-        /* without test data there is no accuracy: the cells stay empty */
-        if (!st && isfinite(w->accuracy)) {
-            st = art_table_set_real(t, row, 2, w->accuracy);
-        }
+        st = st ? st : set_real(t, row, at[C_ACC], w->accuracy);
+        st = st ? st : set_real(t, row, at[C_ACC_SE], w->accuracy_stderr);
         if (!st && w->samples) {
-            st = art_table_set_uint(t, row, 3, w->samples);
+            st = art_table_set_uint(t, row, at[C_SAMPLES], w->samples);
         }
-        if (!st && isfinite(w->latency_ms)) {
-            st = art_table_set_real(t, row, 4, w->latency_ms);
+        if (ref) {
+            st = st ? st : set_real(t, row, at[C_MAXERR], w->max_abs_error);
+            st = st ? st : set_real(t, row, at[C_RMS], w->rms_error);
+            st = st ? st : set_real(t, row, at[C_TOP1], w->top1_agreement);
         }
+        st = st ? st : art_table_set_real(t, row, at[C_LAT], w->latency_ms);
         if (!st && isfinite(w->latency_p90_ms)) {
-            st = art_table_set_real(t, row, 5, w->latency_p90_ms);
+            st = art_table_set_real(t, row, at[C_P90], w->latency_p90_ms);
         }
-        st = st ? st : art_table_set_real(t, row, 6, w->memory_mb);
+        st = st ? st : art_table_set_real(t, row, at[C_MEM], w->memory_mb);
         if (!st && isfinite(w->energy_proxy_j)) {
-            st = art_table_set_real(t, row, 7, w->energy_proxy_j);
+            st = art_table_set_real(t, row, at[C_ENERGY], w->energy_proxy_j);
         }
         if (!st && isfinite(w->device_latency_ms)) {
-            st = art_table_set_real(t, row, 8, w->device_latency_ms);
+            st = art_table_set_real(t, row, at[C_DEVLAT],
+                                    w->device_latency_ms);
         }
         if (!st && w->device_bound) {
-            st = art_table_set_text(t, row, 9, w->device_bound);
+            st = art_table_set_text(t, row, at[C_BOUND], w->device_bound);
         }
-        st = st ? st : art_table_set_bool(t, row, 10, w->accepted);
-        st = st ? st : art_table_set_text(t, row, 11, w->rejected_by);
+        st = st ? st : art_table_set_bool(t, row, at[C_ACC_OK], w->accepted);
+        st = st ? st : art_table_set_text(t, row, at[C_WHY], w->rejected_by);
     }
     if (st != ART_OK) {
         art_table_destroy(t);
@@ -470,12 +546,16 @@ art_table *sweep_tradeoff_table(const struct sweep_result *r)
     }
     /* A device of unknown power has no energy: the aggregation gets 0
      * and the mean is left empty rather than shown as 0 J. */
-    bool energy_known = true;
+    bool energy_known = true, accuracy_known = true;
     for (size_t i = 0; i < r->n; i++) {
         const struct sweep_row *w = &r->rows[i];
         energy_known = energy_known && isfinite(w->energy_proxy_j);
+        /* data without labels (reference outputs) has no accuracy: its
+         * mean is left empty too */
+        accuracy_known = accuracy_known && !isnan(w->accuracy);
         in[i] = (struct prof_sweep_row){
-            w->precision, w->accuracy, w->latency_ms, w->memory_mb,
+            w->precision, isnan(w->accuracy) ? 0 : w->accuracy,
+            w->latency_ms, w->memory_mb,
             isfinite(w->energy_proxy_j) ? w->energy_proxy_j : 0,
             w->accepted};
     }
@@ -500,7 +580,9 @@ art_table *sweep_tradeoff_table(const struct sweep_result *r)
         size_t row;
         st = art_table_add_row(t, &row);
         st = st ? st : art_table_set_text(t, row, 0, agg[i].precision);
-        st = st ? st : art_table_set_real(t, row, 1, agg[i].accuracy_mean);
+        if (!st && accuracy_known) {
+            st = art_table_set_real(t, row, 1, agg[i].accuracy_mean);
+        }
         st = st ? st : art_table_set_real(t, row, 2, agg[i].latency_ms_mean);
         st = st ? st : art_table_set_real(t, row, 3, agg[i].memory_mb_mean);
         if (!st && energy_known) {
@@ -550,6 +632,9 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
             prec[np++] = r->rows[i].precision;
         }
     }
+    /* Against reference outputs the chart shows the RMS error, there
+     * being no accuracy. */
+    const bool ref = has_reference(r);
     /* one series per precision and verdict, each a contiguous run */
     size_t k = 0, ns = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -562,8 +647,10 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
                     continue;
                 }
                 c->x[k] = w->latency_ms;
-                c->y[k] = w->accuracy;
-                c->err[k] = w->accuracy_stderr;
+                c->y[k] = ref ? w->rms_error : w->accuracy;
+                /* the accuracy's standard error: differences inside
+                 * the bars are noise */
+                c->err[k] = ref ? NAN : w->accuracy_stderr;
                 if (w->batch) {
                     snprintf(c->text[k], sizeof c->text[k], "b%llu",
                              (unsigned long long)w->batch);
@@ -579,18 +666,21 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
             c->series[ns++] = (struct art_series){
                 .name = c->names[ns - 1], .n = k - start,
                 .x = c->x + start, .y = c->y + start,
-                .y_err = c->err + start, .labels = c->labels + start, .hollow = pass == 1,
+                .y_err = c->err + start, .labels = c->labels + start,
+                .hollow = pass == 1,
                 .marker = pass == 0 ? ART_MARKER_CIRCLE : ART_MARKER_SQUARE,
                 .color = (int)p + 1};
         }
     }
     c->chart = (struct art_chart){
         .kind = ART_CHART_SCATTER,
-        .title = "Precision trade-offs: latency against accuracy",
+        .title = ref ? "Precision trade-offs: latency against the error"
+                     : "Precision trade-offs: latency against accuracy",
         .x_label = "Latency per batch on this machine (ms); "
                    "bN = batch of N",
-        .y_label = "Test accuracy (fraction correct; bars: 1 standard "
-                   "error)",
+        .y_label = ref ? "RMS error against the reference output"
+                       : "Test accuracy (fraction correct; bars: one "
+                         "standard error)",
         .x_scale = ART_SCALE_LOG, .series = c->series, .n_series = ns};
     return true;
 }

@@ -36,19 +36,33 @@ bool validate_find_sets(const char *model_path, char ***dirs, size_t *n)
 {
     *dirs = NULL;
     *n = 0;
-    /* The model's folder, read with opendir rather than glob so that no
-     * character of its path is taken for a pattern. */
     const char *slash = strrchr(model_path, '/');
     char *dir = slash ? strndup(model_path, (size_t)(slash - model_path) +
                                                 (slash == model_path))
                       : strdup(".");
+    if (!dir) {
+        cli_error("--model %s: %s", model_path, strerror(ENOMEM));
+        return false;
+    }
+    char what[4200];
+    snprintf(what, sizeof what, "--model %s", model_path);
+    const bool ok = validate_find_sets_in(dir, what, dirs, n);
+    free(dir);
+    return ok;
+}
+
+bool validate_find_sets_in(const char *dir, const char *what, char ***dirs,
+                           size_t *n)
+{
+    *dirs = NULL;
+    *n = 0;
+    /* Read with opendir rather than glob so that no character of the
+     * path is taken for a pattern. */
     char **out = NULL;
     size_t k = 0, cap = 0;
-    DIR *d = dir ? opendir(dir) : NULL;
+    DIR *d = opendir(dir);
     if (!d) {
-        cli_error("--model %s: cannot list its folder: %s", model_path,
-                  strerror(dir ? errno : ENOMEM));
-        free(dir);
+        cli_error("%s: cannot list its folder: %s", what, strerror(errno));
         return false;
     }
     struct dirent *e;
@@ -81,7 +95,6 @@ bool validate_find_sets(const char *model_path, char ***dirs, size_t *n)
         out[k++] = path;
     }
     closedir(d);
-    free(dir);
     if (!good) {
         validate_dirs_free(out, k);
         cli_error("%s", strerror(ENOMEM));
@@ -205,6 +218,27 @@ static int load_pb(const char *path, struct validate_ref *r)
     }
     memest_owned_tensor_free(&t);
     return CLI_EXIT_OK;
+}
+
+int validate_ref_load(const char *path, struct validate_ref *r)
+{
+    memset(r, 0, sizeof *r);
+    const size_t n = strlen(path);
+    const bool pb = n >= 3 && strcmp(path + n - 3, ".pb") == 0;
+    if (!(r->path = strdup(path))) {
+        cli_error("%s", strerror(ENOMEM));
+        return CLI_EXIT_FAILURE;
+    }
+    const int rc = pb ? load_pb(path, r) : load_npy(path, r);
+    if (rc != CLI_EXIT_OK) {
+        ref_free(r);
+    }
+    return rc;
+}
+
+void validate_ref_free(struct validate_ref *r)
+{
+    ref_free(r);
 }
 
 enum { SIDE_INPUT, SIDE_OUTPUT };
@@ -399,8 +433,8 @@ static void ref_shape_text(const struct validate_ref *r, char *buf,
 /* Whether two shapes are equal once their axes of size 1 are dropped:
  * then they hold the same elements in the same order (a 1-D signal's
  * C x L is the model's C x 1 x L). */
-static bool same_but_ones(const uint64_t *a, unsigned na, const uint64_t *b,
-                          unsigned nb)
+bool validate_same_but_ones(const uint64_t *a, unsigned na,
+                            const uint64_t *b, unsigned nb)
 {
     unsigned i = 0, j = 0;
     for (;;) {
@@ -445,7 +479,7 @@ static bool samples_of(const struct validate_ref *r, struct memest_shape s,
         return true;
     }
     if (r->rank >= 1 &&
-        same_but_ones(r->dim + 1, r->rank - 1, s.dim, s.rank)) {
+        validate_same_but_ones(r->dim + 1, r->rank - 1, s.dim, s.rank)) {
         *samples = r->dim[0];
         return true;
     }

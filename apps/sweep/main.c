@@ -13,6 +13,7 @@
 
 #include "calib.h"
 #include "cli.h"
+#include "data.h"
 #include "devices.h"
 #include "model.h"
 #include "table.h"
@@ -27,6 +28,7 @@
 struct options {
     const char *model;
     const char *data;
+    const char *test_data;
     uint64_t test_limit;
     const char *from_csv;
     struct cli_device_opts dev;
@@ -39,6 +41,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: edgefit-sweep [--model SPEC] --weights FILE [options]\n"
         "       edgefit-sweep --model FILE.onnx [options]\n"
+        "       edgefit-sweep --model FILE.onnx --test-data DIR [options]\n"
         "       edgefit-sweep --from-csv FILE [--out DIR]\n"
         "\n"
         "Run trained weights at every precision and batch: test accuracy over\n"
@@ -55,8 +58,17 @@ static void usage(FILE *f)
         "                         from edgefit-train; an ONNX model has its own\n"
         "  --model SPEC           the model of the weights (default "
         DEFAULT_MODEL ")\n"
-        "  --data DIR             IDX files t10k-* (default %s)\n"
-        "  --test-limit N         the first N test images (default all)\n"
+        "  --data DIR             labelled test data: IDX files t10k-* (default\n"
+        "                         %s) or test_inputs.npy\n"
+        "                         [N, ...] float32 with test_labels.npy [N]\n"
+        "                         integers\n"
+        "  --test-data DIR        reference outputs instead of labels: ONNX\n"
+        "                         test_data_set_* folders (input_0, output_0 as\n"
+        "                         .pb or .npy), one or a folder of several;\n"
+        "                         each precision is compared with them\n"
+        "                         (max_abs_error, rms_error, top1_agreement\n"
+        "                         for a classifier)\n"
+        "  --test-limit N         the first N test samples (default all)\n"
         "  --precisions LIST      of fp32,fp16,bf16,int8 (default all four)\n"
         "  --batches LIST         batch sizes (default 1,8,32)\n"
         "  --device D             power and roofline (default " DEFAULT_DEVICE
@@ -95,12 +107,13 @@ static const struct cli_app app = {"edgefit-sweep", EDGEFIT_VERSION, usage,
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-    enum { O_MODEL = 256, O_DATA, O_TEST_LIMIT, O_PRECISIONS,
+    enum { O_MODEL = 256, O_DATA, O_TEST_DATA, O_TEST_LIMIT, O_PRECISIONS,
            O_BATCHES, O_MAXLAT, O_MAXMEM, O_MINACC, O_REPEATS, O_FROM };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
         CLI_WEIGHTS_OPTION,
         {"data", required_argument, NULL, O_DATA},
+        {"test-data", required_argument, NULL, O_TEST_DATA},
         {"test-limit", required_argument, NULL, O_TEST_LIMIT},
         {"precisions", required_argument, NULL, O_PRECISIONS},
         {"batches", required_argument, NULL, O_BATCHES},
@@ -137,6 +150,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             break;
         case O_DATA:
             o->data = optarg;
+            break;
+        case O_TEST_DATA:
+            o->test_data = optarg;
             break;
         case O_TEST_LIMIT:
             if (!cli_parse_u64("--test-limit", optarg, 1, UINT64_MAX,
@@ -191,6 +207,16 @@ static int parse_args(int argc, char **argv, struct options *o)
     if (cli_no_operands(argc, argv) != CLI_EXIT_OK) {
         return CLI_EXIT_USAGE;
     }
+    if (o->data && o->test_data) {
+        cli_error("--data and --test-data: give one (labels or reference "
+                  "outputs)");
+        return CLI_EXIT_USAGE;
+    }
+    if (o->test_data && o->cfg.min_accuracy > 0) {
+        cli_error("--min-accuracy needs labels (--data): --test-data has "
+                  "reference outputs, no accuracy");
+        return CLI_EXIT_USAGE;
+    }
     if (o->from_csv && o->co.weights) {
         cli_error("--from-csv aggregates a file: --weights is not used "
                   "with it");
@@ -206,8 +232,28 @@ static void progress(void *ctx, size_t done, size_t total, const char *what)
     fflush(stderr);
 }
 
+/* The line under the sweep table that says which accuracy differences
+ * are noise: the largest standard error of the rows. */
+static void print_noise(const struct sweep_result *r)
+{
+    double se = NAN;
+    uint64_t n = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const double v = r->rows[i].accuracy_stderr;
+        if (!isnan(v) && !(v <= se)) {
+            se = v;
+            n = r->rows[i].samples;
+        }
+    }
+    if (!isnan(se)) {
+        printf("Accuracy differences below %.4f (the largest "
+               "accuracy_stderr, sqrt(p(1-p)/n) over %llu samples) are "
+               "noise.\n", se, (unsigned long long)n);
+    }
+}
+
 static int print_tables(const struct options *o, const art_table *res,
-                        const art_table *trade)
+                        const art_table *trade, const struct sweep_result *r)
 {
     switch (o->co.format) {
     case CLI_FORMAT_CSV:
@@ -225,13 +271,20 @@ static int print_tables(const struct options *o, const art_table *res,
     default:
     {
         /* The key columns in at most 120 characters; CSV and JSON carry
+         * accuracy_stderr (the line under the table gives the largest),
          * test_samples, latency_p90_ms and device_bound too. */
         static const char *const keep[] = {
             "precision", "batch_size", "accuracy", "latency_ms",
-            "memory_mb", "energy_proxy_j", "device_latency_ms", "accepted",
-            "rejected_by", NULL};
+            "memory_mb", "energy_proxy_j", "device_latency_ms",
+            "accepted", "rejected_by", NULL};
+        /* against reference outputs: the agreement instead of the empty
+         * accuracy columns */
+        static const char *const keep_ref[] = {
+            "precision", "batch_size", "max_abs_error", "rmse",
+            "top1_agreement", "latency_ms", "memory_mb", "energy_proxy_j",
+            "device_latency_ms", "accepted", "rejected_by", NULL};
         art_table *view = NULL;
-        int st = cli_table_view(res, keep, &view);
+        int st = cli_table_view(res, o->test_data ? keep_ref : keep, &view);
         if (st != ART_OK) {
             return st;
         }
@@ -242,6 +295,7 @@ static int print_tables(const struct options *o, const art_table *res,
         if (st != ART_OK) {
             return st;
         }
+        print_noise(r);
         static const char *const trade_keep[] = {
             "precision", "accuracy_mean", "latency_ms_mean", "memory_mb_mean",
             "energy_proxy_j_mean", "accepted_ratio", NULL};
@@ -309,11 +363,13 @@ int main(int argc, char **argv)
                       "DIR, or an ONNX model), or --from-csv FILE", o.model);
             goto done;
         }
-        struct prof_diag pd = {0};
-        int st = prof_dataset_load(o.data, "t10k", o.test_limit, &test, &pd);
-        if (st != PROF_OK) {
-            cli_error("--data: %s", pd.message[0] ? pd.message
-                                                   : prof_strerror(st));
+        rc = o.test_data
+                 ? data_load_reference(o.test_data, o.test_limit, &test)
+                 : data_load(o.data, DATA_TEST, o.test_limit, &test);
+        if (rc != CLI_EXIT_OK ||
+            (rc = data_check(model, &test,
+                             o.test_data ? "--test-data" : "--data")) !=
+                CLI_EXIT_OK) {
             goto done;
         }
         if (!o.co.quiet && isatty(STDERR_FILENO)) {
@@ -344,7 +400,7 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    rc = cli_stdout_finish(print_tables(&o, rt, tt));
+    rc = cli_stdout_finish(print_tables(&o, rt, tt, &res));
     if (rc != CLI_EXIT_OK) {
         goto done;
     }
