@@ -544,18 +544,23 @@ static const struct sweep_row *row_of(const struct report *r,
 }
 
 /* Without data the sweep still measures memory and latency: it runs one
- * sample of zeros of the model's input shape, and the accuracy it would
- * count is no accuracy at all, so the rows carry none. */
+ * sample of zeros of the model's input shape against a reference of
+ * zeros, and what it would compare is no agreement at all, so the rows
+ * carry none (sweep() clears it). */
 static int no_data_set(const struct report *r, struct prof_dataset *d)
 {
     const struct memest_shape s = memest_model_input_shape(r->model);
-    uint64_t shape[3];
+    const struct memest_shape os = memest_model_output_shape(r->model);
+    uint64_t shape[3], oshape[3];
     for (unsigned i = 0; i < s.rank && i < 3; i++) {
         shape[i] = s.dim[i];
     }
+    for (unsigned i = 0; i < os.rank && i < 3; i++) {
+        oshape[i] = os.dim[i];
+    }
     struct prof_diag diag = {0};
-    const int st = prof_dataset_init(d, 1, s.rank, shape, false, 0, NULL,
-                                     "no data", &diag);
+    const int st = prof_dataset_init(d, 1, s.rank, shape, false, os.rank,
+                                     oshape, "no data", &diag);
     return st == PROF_OK ? CLI_EXIT_OK
                          : cli_prof_failed("the model's input", st, &diag);
 }
@@ -596,6 +601,9 @@ static int sweep(const struct options *o, struct report *r,
         for (size_t i = 0; i < r->sweep.n; i++) {
             r->sweep.rows[i].accuracy = NAN;
             r->sweep.rows[i].accuracy_stderr = NAN;
+            r->sweep.rows[i].max_abs_error = NAN;
+            r->sweep.rows[i].rms_error = NAN;
+            r->sweep.rows[i].top1_agreement = NAN;
             r->sweep.rows[i].samples = 0;
         }
     }
