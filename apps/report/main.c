@@ -949,7 +949,7 @@ static void judge_precision(const struct options *o, struct report *r)
         }
         say(r, "Precision: %s is the best accepted at batch 1 (%zu of %zu "
             "configurations accepted): against the reference outputs, "
-            "max error %.3g, RMS error %.3g%s (fp32: max %.3g, RMS %.3g); "
+            "max error %.3g, rmse %.3g%s (fp32: max %.3g, rmse %.3g); "
             "memory %.3g MB instead of fp32's %.3g MB.", b->precision,
             r->accepted, r->sweep.n, b->max_abs_error, b->rms_error, top1,
             f->max_abs_error, f->rms_error, b->memory_mb, f->memory_mb);
@@ -1150,7 +1150,7 @@ static int row_doc(art_doc *d, const struct sweep_row *w,
     }
     if (r->data == DATA_REFERENCE) {
         st = st ? st : art_doc_set_real(d, "max_abs_error", w->max_abs_error);
-        st = st ? st : art_doc_set_real(d, "rms_error", w->rms_error);
+        st = st ? st : art_doc_set_real(d, "rmse", w->rms_error);
         if (r->classifier) {
             st = st ? st : art_doc_set_real(d, "top1_agreement",
                                             w->top1_agreement);

@@ -20,6 +20,7 @@
 
 #include "edgefit/artifacts.h"
 #include "run.h"
+#include "verdict_check.h"
 
 /* name, then the cheapest arguments that still print every column. The
  * CSV run of an app whose stdout holds one table of several also writes
@@ -271,6 +272,13 @@ static void run_app(const struct app *a, const char *path, const char *tmp)
        r.status, first_line(r.err, line, sizeof line));
     json_t *j = json_loads(r.out, 0, NULL);
     ok(j != NULL, "%s --format json prints JSON", a->name);
+    if (strcmp(a->name, "edgefit-report") == 0) {
+        /* the verdict says only what summary.json's figures say */
+        const char *why = j ? verdict_check(j) : "no JSON";
+        ok(why == NULL, "%s: every number of the verdict is one of "
+           "summary.json's, and \"fits\" agrees%s%s", a->name,
+           why ? ": " : "", why ? why : "");
+    }
     struct tally t = {0};
     walk_json(j, &t);
     json_decref(j);
@@ -402,6 +410,36 @@ int main(int argc, char **argv)
     note_value(&t, "bandwidth_utilization", 1.0);
     ok(t.unknown == 1 && t.over == 1, "the checker catches a stray name "
        "and a utilisation above 1");
+    /* and the verdict checker catches a figure the summary does not
+     * hold, a rounding that is not the summary's, and a "DOES NOT FIT"
+     * beside "fits": true (the audit's --max-memory-mb 0.1 --strict) */
+    json_t *good = json_pack(
+        "{s:[s,s], s:b, s:f, s:{s:f, s:f}}", "verdict",
+        "Memory: fits the 4096 MB limit: 0.298 MB at batch 32.",
+        "Precision: int8: test accuracy 0.5664, 0.39 points below, "
+        "0.077 mJ at 6.4 W, 100% of the time.",
+        "fits", 1, "memory_limit_mb", 4096.0, "best", "memory_mb",
+        0.29786, "accuracy", 0.56641);
+    json_object_set_new(json_object_get(good, "best"), "accuracy_cost",
+                        json_real(-0.0039));
+    json_object_set_new(good, "batch_size", json_integer(32));
+    json_object_set_new(good, "device_energy_j", json_real(7.7e-5));
+    json_object_set_new(good, "power_watts", json_real(6.4));
+    json_object_set_new(good, "regime_time_share", json_real(1.0));
+    const bool accepts = verdict_check(good) == NULL;
+    json_object_set_new(json_object_get(good, "best"), "memory_mb",
+                        json_real(0.2991));
+    const bool rounding = verdict_check(good) != NULL;
+    json_object_set_new(json_object_get(good, "best"), "memory_mb",
+                        json_real(0.29786));
+    json_array_set_new(json_object_get(good, "verdict"), 0,
+                       json_string("Memory: DOES NOT FIT: 0.298 MB over "
+                                   "the 4096 MB limit."));
+    const bool fits_flag = verdict_check(good) != NULL;
+    json_decref(good);
+    ok(accepts && rounding && fits_flag, "the verdict checker accepts a "
+       "true verdict (%d) and catches a wrong rounding (%d) and a DOES NOT "
+       "FIT beside fits: true (%d)", accepts, rounding, fits_flag);
 
     char tmp[] = "/tmp/edgefit-vocabulary-XXXXXX";
     if (!mkdtemp(tmp)) {
