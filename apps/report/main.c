@@ -635,10 +635,16 @@ static int sweep(const struct options *o, struct report *r,
         cli_error("building sweep_results.csv: out of memory");
         return CLI_EXIT_FAILURE;
     }
-    /* The trade-off table and chart are of accuracy: labelled data only. */
+    /* The trade-off table is of accuracy (labels only); the chart draws
+     * accuracy, or the error against reference outputs. */
     if (r->data == DATA_LABELLED) {
         r->tradeoffs = sweep_tradeoff_table(&r->sweep);
-        if (!r->tradeoffs || !sweep_chart_init(&r->sweep, &r->sch)) {
+        if (!r->tradeoffs) {
+            return CLI_EXIT_FAILURE;
+        }
+    }
+    if (r->data != DATA_NONE) {
+        if (!sweep_chart_init(&r->sweep, &r->sch)) {
             return CLI_EXIT_FAILURE;
         }
         r->have_chart = true;
@@ -949,10 +955,13 @@ static void judge_precision(const struct options *o, struct report *r)
         }
         say(r, "Precision: %s is the best accepted at batch 1 (%zu of %zu "
             "configurations accepted): against the reference outputs, "
-            "max error %.3g, rmse %.3g%s (fp32: max %.3g, rmse %.3g); "
+            "max error %.3g, rmse %.3g%s (fp32: max %.3g, rmse %.3g)%s; "
             "memory %.3g MB instead of fp32's %.3g MB.", b->precision,
             r->accepted, r->sweep.n, b->max_abs_error, b->rms_error, top1,
-            f->max_abs_error, f->rms_error, b->memory_mb, f->memory_mb);
+            f->max_abs_error, f->rms_error,
+            r->classifier ? "" : ", reported, not judged: the model is "
+                                 "not a classifier",
+            b->memory_mb, f->memory_mb);
         break;
     }
     case DATA_NONE:
@@ -992,7 +1001,7 @@ static void judge_training(const struct report *r, struct report *w)
     } else if (gain > 0.005) {
         trend = "still improving in the last epoch: more epochs may help";
     } else if (gain < -0.005) {
-        trend = "the last epoch lost accuracy (training_history.csv)";
+        trend = "the last epoch lost accuracy: see training_history.csv";
     }
     say(w, "Training: %zu epoch%s in %.3g s, train loss %.4f, train "
         "accuracy %.4f, test accuracy %.4f (%s).", n, n == 1 ? "" : "s",
@@ -1034,8 +1043,9 @@ static int judge(const struct options *o, struct report *r)
             sig2(ms, sizeof ms, b->device_latency_ms), b->precision, energy,
             batch);
     }
-    say(r, "Bound (%s, batch %" PRIu64 "%s): %s.",
+    say(r, "Bound (%s, batch %" PRIu64 ", %u thread%s%s): %s.",
         memest_precision_name(r->lwo.precision), r->lwo.batch,
+        r->lwo.threads, r->lwo.threads == 1 ? "" : "s",
         b ? ", the recommended configuration" : ", none is accepted",
         r->lw.regime_text);
     judge_training(r, r);
@@ -1076,46 +1086,50 @@ static void run_facts(const struct options *o, struct report *r)
 struct artifact {
     const char *file;
     const char *what;
-    bool training, accuracy; /* only with training / labelled data */
+    /* only with training; only with labels; only with labels or
+     * reference outputs */
+    bool training, labels, chart;
 };
 
 /* Every file of the folder, in the order the page shows them. */
 static const struct artifact artifacts[] = {
     {"report.html", "this page: the verdict, the key tables and every chart",
-     false, false},
+     false, false, false},
     {"summary.json", "the verdict and the figures behind it, for scripts",
-     false, false},
+     false, false, false},
     {"training_history.csv", "one row per epoch: loss, train and test "
-                             "accuracy, time", true, false},
+                             "accuracy, time", true, false, false},
     {"training_curves.png", "loss and accuracy per epoch, train and test",
-     true, false},
+     true, false, false},
     {"weights.safetensors", "the trained weights (PyTorch names), for "
-                            "--weights", true, false},
+                            "--weights", true, false, false},
     {"sweep_results.csv", "every precision and batch: accuracy or "
                           "agreement, latency, memory, energy, accepted or "
-                          "why not", false, false},
+                          "why not", false, false, false},
     {"precision_tradeoffs.csv", "means per precision, fastest first (the "
-                                "original's trade-off table)", false, true},
-    {"precision_tradeoffs.png", "latency against accuracy, one point per "
-                                "precision and batch, with error bars",
-     false, true},
+                                "original's trade-off table)", false, true,
+     true},
+    {"precision_tradeoffs.png", "latency against accuracy (with error "
+                                "bars) or against the error, one point per "
+                                "precision and batch", false, false, true},
     {"layerwise_breakdown.csv", "every layer: shapes, bytes, MACs, measured "
-                                "and predicted time", false, false},
+                                "and predicted time", false, false, false},
     {"hardware_summary.csv", "the whole model: bandwidth and compute use, "
-                             "roofline, regime", false, false},
-    {"layerwise.json", "the two layer tables as JSON", false, false},
+                             "roofline, regime", false, false, false},
+    {"layerwise.json", "the two layer tables as JSON", false, false, false},
     {"layerwise_activation_memory.png", "activation memory per layer (MB)",
-     false, false},
+     false, false, false},
     {"layerwise_macs.png", "multiply-accumulates per layer (millions)",
-     false, false},
+     false, false, false},
     {"roofline.png", "each layer against the device's and this machine's "
-                     "roofs", false, false},
+                     "roofs", false, false, false},
 };
 #define N_ARTIFACTS (sizeof artifacts / sizeof artifacts[0])
 
 static bool written(const struct report *r, const struct artifact *a)
 {
-    return (!a->training || r->training) && (!a->accuracy || r->have_chart);
+    return (!a->training || r->training) &&
+           (!a->labels || r->tradeoffs) && (!a->chart || r->have_chart);
 }
 
 static const char *data_kind_name(enum data_kind k)
@@ -1390,8 +1404,13 @@ static void html_precisions(FILE *f, const struct report *r)
     html_section(f, "Precisions", buf);
     if (r->have_chart) {
         html_figure(f, "precision_tradeoffs.png",
-                    "Latency against accuracy per precision and batch "
-                    "(bars: one standard error)");
+                    r->data == DATA_LABELLED
+                        ? "Latency against accuracy per precision and "
+                          "batch (bars: one standard error)"
+                        : "Latency against the RMS error per precision "
+                          "and batch");
+    }
+    if (r->tradeoffs) {
         html_table(f, r->tradeoffs);
     }
     html_table(f, r->sweep_table);
@@ -1506,9 +1525,11 @@ static int write_folder(const struct options *o, struct report *r)
                                                   r->weights.tensor_count);
     }
     st = st ? st : art_bundle_add_csv(b, "sweep_results.csv", r->sweep_table);
-    if (r->have_chart) {
+    if (r->tradeoffs) {
         st = st ? st : art_bundle_add_csv(b, "precision_tradeoffs.csv",
                                           r->tradeoffs);
+    }
+    if (r->have_chart) {
         st = st ? st : art_bundle_add_chart(b, "precision_tradeoffs.png",
                                             &r->sch.chart);
     }
