@@ -9,7 +9,8 @@ files stay small, each as
   test_data_set_0/output_0.pb  PyTorch's outputs for them (the network
                                run in float64, rounded to float32)
 
-(ONNX's backend test-case layout, which edgefit-validate reads), and the
+(ONNX's backend test-case layout, which edgefit-validate reads), for the
+models of DATA_SETS a folder data/ of NumPy samples (write_data_sets), and the
 manifest tests/data/zoo/manifest.json that tests/apps/test_zoo.c checks
 edgefit against: per model its input shape and batch, PyTorch's parameter
 count, the count with the batch norms folded, the MACs, the constructs it
@@ -690,6 +691,63 @@ def tensor_proto(name, t):
     return model_fixtures().tensor_proto(name, t)
 
 
+# The models that also get data of their own in <model>/data/ (the user's
+# data, as edgefit-sweep and edgefit-train read it with --data and
+# --test-data).
+DATA_SETS = ("lenet5",)
+DATA_PER_CLASS = 8
+
+
+def write_data_sets(folder, model, shape, index):
+    """<model>/data/: NumPy files of labelled samples and a reference set.
+
+      train_inputs.npy, test_inputs.npy  float32 [16, C, H, W] random inputs
+      train_labels.npy, test_labels.npy  int64 [16] PyTorch's own top-1 for
+                                         them, except the last 4 test labels,
+                                         moved to the next class on purpose:
+                                         the network's accuracy on the test
+                                         file is exactly 12/16 = 0.75
+      test_data_set_0/input_0.npy        the test inputs again
+      test_data_set_0/output_0.npy       PyTorch's outputs for them (float64,
+                                         rounded once, as test_data_set_0)
+
+    A network of random weights answers one or two classes to random
+    inputs (LeNet-5 here: 2 and 9), so the samples are picked from 4000:
+    DATA_PER_CLASS of each of its two most frequent answers for each file,
+    alternating, each with a margin of at least 1e-3 between its two
+    largest outputs, so that a float32 run gives the same top-1."""
+    import numpy as np
+    gen = torch.Generator().manual_seed(3700 + index)
+    x = torch.randn((4000,) + shape, generator=gen)
+    with torch.no_grad():
+        ref = copy.deepcopy(model).double()(x.double()).float()
+    top = ref.double().sort(1, descending=True).values
+    margin = top[:, 0] - top[:, 1]
+    pred = ref.argmax(1)
+    classes = torch.bincount(pred).argsort(descending=True)[:2].tolist()
+    picks = {c: [i for i in range(len(x)) if pred[i] == c and
+                 margin[i] >= 1e-3] for c in classes}
+    for c in classes:
+        if len(picks[c]) < 2 * DATA_PER_CLASS:
+            sys.exit("%s: only %d samples of class %d for the data sets"
+                     % (folder, len(picks[c]), c))
+    data = os.path.join(folder, "data")
+    sets = os.path.join(data, "test_data_set_0")
+    os.makedirs(sets, exist_ok=True)
+    for split, first in (("train", 0), ("test", DATA_PER_CLASS)):
+        rows = [picks[classes[k % 2]][first + k // 2]
+                for k in range(2 * DATA_PER_CLASS)]
+        xs = x[rows].numpy().astype(np.float32)
+        labels = pred[rows].numpy().astype(np.int64)
+        if split == "test":
+            labels[-4:] = (labels[-4:] + 1) % ref.shape[1]
+            np.save(os.path.join(sets, "input_0.npy"), xs)
+            np.save(os.path.join(sets, "output_0.npy"),
+                    ref[rows].numpy().astype(np.float32))
+        np.save(os.path.join(data, split + "_inputs.npy"), xs)
+        np.save(os.path.join(data, split + "_labels.npy"), labels)
+
+
 def make(outdir, index, name, build, shape, batch, constructs, reduced):
     torch.manual_seed(1700 + index)
     gen = torch.Generator().manual_seed(2700 + index)
@@ -727,6 +785,8 @@ def make(outdir, index, name, build, shape, batch, constructs, reduced):
         f.write(tensor_proto("output", y))
     if name in TWINS:
         write_twin(folder, name, model, shape)
+    if name in DATA_SETS:
+        write_data_sets(folder, model, shape, index)
     ops, onnx_params = onnx_facts(path)
     if onnx_params != folded:
         sys.exit("%s: the graph holds %d parameters, the folded count is %d"

@@ -459,6 +459,9 @@ int data_check(const memest_model *model, const struct prof_dataset *d,
     }
     const struct memest_shape o = memest_model_output_shape(model);
     shape_text(o.dim, o.rank, want, sizeof want);
+    if (o.rank == 1) {
+        strcat(want, " values");
+    }
     if (d->y) {
         if (!data_is_classifier(model)) {
             cli_error("%s: the data has labels (classes 0 to %u) but the "

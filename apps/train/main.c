@@ -15,6 +15,7 @@
 
 #include "calib.h"
 #include "cli.h"
+#include "data.h"
 #include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/kernels.h"
@@ -88,7 +89,10 @@ static void usage(FILE *f)
         "                        (default 1024)\n"
         "  --threads N           worker threads of the trainer (default 1)\n"
         "  --data DIR            IDX files train-* and t10k-*, gzipped or not\n"
-        "                        (default %s)\n"
+        "                        (default %s),\n"
+        "                        or train_inputs.npy / test_inputs.npy [N, ...]\n"
+        "                        float32 with train_labels.npy /\n"
+        "                        test_labels.npy [N] integers\n"
         "  --train-limit N       use the first N training images (default all)\n"
         "  --test-limit N        use the first N test images (default all)\n"
         "  --init-weights FILE   start from a safetensors file (PyTorch names\n"
@@ -411,43 +415,18 @@ static int check_outputs(const struct options *o, const struct result *r)
 }
 
 /* A data set that cannot be read is bad input (exit 2), whatever the
- * reason; only running out of memory is a failure of the run. */
+ * reason; only running out of memory is a failure of the run. Both sets
+ * are checked against the model (data_check) before a step is taken. */
 static int load_data(const struct options *o, struct result *r)
 {
-    struct prof_diag d = {0};
-    int st = prof_dataset_load(o->data, "train", o->train_limit, &r->train,
-                               &d);
-    if (st != PROF_OK) {
-        return cli_data_failed(st, &d);
-    }
-    memset(&d, 0, sizeof d);
-    st = prof_dataset_load(o->data, "t10k", o->test_limit, &r->test, &d);
-    if (st != PROF_OK) {
-        return cli_data_failed(st, &d);
+    int rc = data_load(o->data, DATA_TRAIN, o->train_limit, &r->train);
+    rc = rc ? rc : data_check(r->model, &r->train, "--data");
+    rc = rc ? rc : data_load(o->data, DATA_TEST, o->test_limit, &r->test);
+    rc = rc ? rc : data_check(r->model, &r->test, "--data");
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
     const char *dir = o->data ? o->data : prof_dataset_default_dir();
-    const uint64_t need = prof_train_sample_size(r->trainer);
-    const uint64_t outputs =
-        memest_model_layer(r->model, memest_model_layer_count(r->model) - 1)
-            ->output_elements;
-    const struct prof_dataset *sets[2] = {&r->train, &r->test};
-    for (int i = 0; i < 2; i++) {
-        const struct prof_dataset *s = sets[i];
-        if (s->rows * s->cols != need) {
-            cli_error("--data %s: %s images are %" PRIu64 "x%" PRIu64
-                      " = %" PRIu64 " pixels, the model %s takes %" PRIu64
-                      " inputs", dir, i ? "test" : "training", s->rows,
-                      s->cols, s->rows * s->cols, memest_model_name(r->model),
-                      need);
-            return CLI_EXIT_USAGE;
-        }
-        if (s->classes > outputs) {
-            cli_error("--data %s: %s labels go up to %u, the model %s has %"
-                      PRIu64 " outputs", dir, i ? "test" : "training",
-                      s->classes - 1, memest_model_name(r->model), outputs);
-            return CLI_EXIT_USAGE;
-        }
-    }
     if (r->train.count < r->plan.batch_size) {
         cli_error("--batch: the batch of %" PRIu64 " is larger than the %"
                   PRIu64 " training images of %s", r->plan.batch_size,

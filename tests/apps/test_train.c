@@ -764,7 +764,7 @@ static void test_rejected_input(void **state)
         {"missing data", {m, "--data", baddata, "--out", o, NULL},
          "no-such-data"},
         {"data of other size", {m, "--data", d, "--model", "mlp:100-10",
-         "--out", o, NULL}, "100 inputs"},
+         "--out", o, NULL}, "reads 100 values per sample; the data has 1x28x28"},
         {"too few classes", {m, "--data", d, "--model", "mlp:784-16-4",
          "--out", o, NULL}, "4 outputs"},
     };
