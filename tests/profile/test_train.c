@@ -1093,6 +1093,7 @@ static void expect_refused(const char *text, void (*edit)(struct prof_train_opts
 }
 
 static void o_batch0(struct prof_train_opts *o) { o->batch = 0; }
+static void o_batch1(struct prof_train_opts *o) { o->batch = 1; }
 static void o_int8(struct prof_train_opts *o) { o->precision = MEMEST_INT8; }
 static void o_alpha(struct prof_train_opts *o) { o->alpha = NAN; }
 static void o_mom(struct prof_train_opts *o) { o->momentum = 1.0; }
@@ -1129,18 +1130,35 @@ static void test_bad_input(void **state)
                    PROF_E_RANGE, "dense2: the model must end in softmax");
     expect_refused("input 1x4x4\nconv2d 2 k=3 act=softmax\n", NULL,
                    PROF_E_RANGE, "feature vector");
-    /* graph models: refused, naming the layer */
+    /* graph models train in fp32; mixed precision refuses them, naming
+     * the layer */
     expect_refused("input 4\ndense 4 act=relu name=a\ndense 4 name=b\n"
                    "add in=a,b name=res\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "res: the trainer has no "
-                   "backward pass for add layers");
-    /* the list of what it trains is built from the operators' table:
-     * every kind with a backward pass, in the kinds' order */
+                   o_fp16, PROF_E_UNSUPPORTED, "res: mixed precision (fp16) "
+                   "trains chains only");
     expect_refused("input 4\ndense 4 act=relu name=a\ndense 4 name=b\n"
-                   "add in=a,b name=res\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "(it trains chains of dense, "
-                   "conv2d, maxpool, avgpool, flatten, activation, identity, "
-                   "dropout, shuffle, slice and reshape layers)");
+                   "concat in=a,b name=cat\ndense 2 act=softmax\n",
+                   o_fp16, PROF_E_UNSUPPORTED, "cat: mixed precision (fp16) "
+                   "trains chains only");
+    /* a broadcasting add has no backward pass; the list of what the
+     * trainer trains is built from the operators' table: every kind with
+     * a backward pass, in the kinds' order */
+    expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
+                   "add in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "se: the trainer has no "
+                   "backward pass for an add that broadcasts");
+    expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
+                   "mul in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "se: the trainer has no "
+                   "backward pass for mul layers (it trains dense, conv2d, "
+                   "maxpool, avgpool, flatten, activation, globalavgpool, "
+                   "add, concat, batchnorm, identity, dropout, shuffle, "
+                   "slice and reshape layers)");
+    /* one value per channel: no batch statistics (PyTorch refuses too) */
+    expect_refused("input 4\ndense 3 act=relu\nbatchnorm name=nb\n"
+                   "dense 2 act=softmax\n",
+                   o_batch1, PROF_E_RANGE, "nb: a batch norm in training "
+                   "needs more than one value per channel");
     /* element-wise arithmetic, with a constant (one input, a chain) or
      * squeeze-excite's broadcast: named */
     expect_refused("input 4\ndense 4 act=relu\nmul scalar=0.5 name=half\n"
@@ -1155,16 +1173,6 @@ static void test_bad_input(void **state)
                    "dense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "s: the trainer has no "
                    "backward pass for sub");
-    expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
-                   "mul in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "gap1");
-    expect_refused("input 2x4x4\nconv2d 2 k=3 act=relu\nbatchnorm name=nb\n"
-                   "flatten\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "nb: the trainer has no "
-                   "backward pass for batchnorm");
-    expect_refused("input 2x4x4\nconv2d 2 k=3\nglobalavgpool\n"
-                   "flatten\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "gap1");
     expect_refused("input 4 name=a\ninput 3 name=b\nconcat in=a,b\n"
                    "dense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "2 inputs");
