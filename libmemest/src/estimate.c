@@ -2,6 +2,7 @@
 #include "internal.h"
 #include "op.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int check_args(const memest_model *model, uint64_t batch,
@@ -190,14 +191,23 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
  * The trainer's working buffers (libprofile's prof_train), a function of
  * the layers only, so that the trainer can check its allocation against
  * it. Per sample, with s bytes of storage per element:
- *   - the activation gradients of the backward pass, two tensors laid out
- *     like the inference arena (one at each end of one buffer): the largest
- *     input + output of a layer, except that the first layer's input needs
- *     no gradient (its output alone counts);
+ *   - the activation gradients of the backward pass. A layer's output
+ *     whose one reader is the next layer (or the model's output, read by
+ *     the loss) needs its gradient from that reader's backward step to its
+ *     producer's: such tensors share one buffer, each pair of consecutive
+ *     ones at its two ends (the largest such pair; a model input needs no
+ *     gradient). Any other output (read by several layers, or by a later
+ *     one: a residual's input) gathers its gradient over several steps in
+ *     a buffer of its own, and one staging buffer the size of the largest
+ *     one read more than once takes a share before it is added. A chain
+ *     needs only the first: the largest input + output of a layer, the
+ *     first layer's output alone;
  *   - the pre-activations a fused gelu needs for its derivative (every
  *     dense or conv2d layer with act=gelu keeps its output twice);
  * then, independent of the storage:
  *   - the labels of one batch as int32;
+ *   - each batchnorm's batch mean and 1/std and running mean and variance
+ *     (4 floats per channel, whatever the batch);
  *   - the float im2col columns of the largest conv2d (one sample, one
  *     group: in_c/groups*k*k x out_h*out_w), shared with the forward pass;
  * and when the storage is not 4-byte float, the float staging in which the
@@ -205,23 +215,76 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
  * input and two of the largest layer output (per sample), and the largest
  * layer's weight and bias gradients.
  */
+/* The activation gradients' buffers of working(), per sample: the pair
+ * buffer, the held tensors' and the staging one, summed in *out. */
+static int grad_buffers(const memest_model *model, uint64_t *out)
+{
+    const size_t I = model->input_count, T = I + model->count;
+    size_t *readers = calloc(T ? T : 1, sizeof *readers);
+    size_t *last = calloc(T ? T : 1, sizeof *last);
+    uint64_t pair = 0, hold = 0, stage = 0, prev = 0;
+    int st = MEMEST_OK;
+
+    if (readers == NULL || last == NULL) {
+        free(readers);
+        free(last);
+        return MEMEST_E_NOMEM;
+    }
+    for (size_t i = 0; i < model->count; i++) {
+        const struct memest_layer *L = &model->layers[i];
+        for (size_t k = 0; k < L->input_count; k++) {
+            readers[L->inputs[k]]++;
+            last[L->inputs[k]] = i;
+        }
+    }
+    for (size_t i = 0; i < model->count && st == MEMEST_OK; i++) {
+        const size_t t = I + i;
+        const uint64_t n = model->layers[i].output_elements;
+        const int held = t + 1 != T && !(readers[t] == 1 && last[t] == i + 1);
+        const uint64_t local = held ? 0 : n;
+        uint64_t both;
+        if (add_ovf(prev, local, &both) ||
+            (held && add_ovf(hold, n, &hold))) {
+            st = MEMEST_E_OVERFLOW;
+        }
+        pair = max_u64(pair, both);
+        prev = local;
+        if (held && readers[t] > 1) {
+            stage = max_u64(stage, n);
+        }
+    }
+    free(readers);
+    free(last);
+    if (st == MEMEST_OK &&
+        (add_ovf(pair, hold, out) || add_ovf(*out, stage, out))) {
+        st = MEMEST_E_OVERFLOW;
+    }
+    return st;
+}
+
 static int working(const memest_model *model, uint64_t batch, uint64_t s,
                    uint64_t *out)
 {
     uint64_t grad = 0, pre = 0, col = 0, max_in = 0, max_out = 0;
-    uint64_t max_params = 0, t, sum;
+    uint64_t max_params = 0, bn = 0, t, sum;
+    int st = grad_buffers(model, &grad);
 
+    if (st != MEMEST_OK) {
+        return st;
+    }
     for (size_t i = 0; i < model->count; i++) {
         const struct memest_layer *L = &model->layers[i];
         const struct memest_op_def *def = op_def(L->kind);
         const uint64_t in = shape_elements(&L->in_shape);
-        const uint64_t o = L->output_elements;
         if (def == NULL) {
             return MEMEST_E_INVALID;
         }
-        grad = max_u64(grad, i == 0 ? o : in + o);
+        if (L->kind == MEMEST_KIND_BATCHNORM &&
+            add_ovf(bn, L->weight_count, &bn)) {
+            return MEMEST_E_OVERFLOW;
+        }
         max_in = max_u64(max_in, in);
-        max_out = max_u64(max_out, o);
+        max_out = max_u64(max_out, L->output_elements);
         max_params = max_u64(max_params, L->parameter_count);
         /* the operator's own buffers: a fused gelu's pre-activations
          * (dense, conv2d), im2col columns (conv2d) */
@@ -238,7 +301,8 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
     if (add_ovf(grad, pre, &t) || scaled(t, batch, s, NULL, &sum) !=
             MEMEST_OK ||
         scaled(1, batch, 4, NULL, &t) != MEMEST_OK || add_ovf(sum, t, &sum) ||
-        mul_ovf(col, 4, &t) || add_ovf(sum, t, &sum)) {
+        mul_ovf(col, 4, &t) || add_ovf(sum, t, &sum) ||
+        mul_ovf(bn, 16, &t) || add_ovf(sum, t, &sum)) {
         return MEMEST_E_OVERFLOW;
     }
     if (s != 4) {

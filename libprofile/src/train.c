@@ -22,6 +22,8 @@ struct tlayer {
     void *gw, *gb;       /* gradients, storage precision (slices) */
     float *s1w, *s1b;    /* momentum velocity or Adam's m (slices) */
     float *s2w, *s2b;    /* Adam's v (slices) */
+    float *bn_stat;      /* batchnorm: the batch's mean and 1/std */
+    float *bn_run;       /* batchnorm: running mean and variance */
     bool loss_softmax;   /* the final softmax, fused with the loss */
 };
 
@@ -32,14 +34,29 @@ struct prof_train {
     size_t nl, batch, sample_n, classes;
     enum memest_precision prec;
     bool narrow;   /* 16-bit storage (mixed precision) */
+    bool training; /* batch norms on the batch's statistics (an epoch's
+                      steps), else on the running ones (evaluation) */
     size_t sb;     /* storage bytes per element */
     struct tlayer *L;
 
     void *x0;                 /* the input batch, storage precision */
     void *grad;               /* every parameter's gradient */
     float *state;             /* optimiser state, 0, 1 or 2 per parameter */
-    unsigned char *garena;    /* activation gradients, two ends */
+    /* Activation gradients (see plan_grads): tensor t's in gp[t], NULL for
+     * the input; those of one reader, the next layer, at the two ends of
+     * garena; the others ("held": read by several layers, or by a later
+     * one) each in its own slice of ghold for the whole backward pass;
+     * gstage receives a held tensor's further shares before they are
+     * added. started[t]: a share of t's gradient is in place. */
+    unsigned char *garena, *ghold, *gstage;
     size_t garena_bytes;
+    size_t nt;                /* tensors: the input, then each layer's */
+    void **gp;
+    bool *held, *started;
+    /* an add's or concat's inputs and their gradients (bookkeeping) */
+    const float **xs_in;
+    float **gxs;
+    bool *gx_add;
     int32_t *labels;
     /* float staging of the 16-bit operators (mixed precision only) */
     float *xs, *dxs, *ys, *dys, *gs;
@@ -97,15 +114,21 @@ static size_t act_n(const prof_train *t, size_t i)
     return i == 0 ? t->ex->input_n : t->L[i - 1].op->out_n;
 }
 
-/* Gradient of tensor i in the gradient arena: even tensors at its start,
- * odd ones ending at its end, so layer i reads one end (tensor i + 1) and
- * writes the other (tensor i), as the executor lays out activations. */
+/* The gradient of tensor i (see plan_grads). */
 static void *grad_ptr(const prof_train *t, size_t i)
 {
-    if (i % 2 == 0) {
-        return t->garena;
-    }
-    return t->garena + t->garena_bytes - act_n(t, i) * t->sb;
+    return t->gp[i];
+}
+
+/* The tensor layer i reads first (its only one but for add and concat). */
+static size_t in_tensor(const prof_train *t, size_t i)
+{
+    return t->L[i].op->layer->inputs[0];
+}
+
+static bool is_join(const struct memest_layer *L)
+{
+    return L->kind == MEMEST_KIND_ADD || L->kind == MEMEST_KIND_CONCAT;
 }
 
 /* ---- building -------------------------------------------------------------- */
@@ -191,13 +214,6 @@ static bool passes_through(const struct memest_layer *L)
     return memest_kind_is_view(L->kind);
 }
 
-/* What the trainer has a backward pass for: a chain (one model input,
- * each layer reading the previous tensor) of layers whose kind has a
- * backward_f32 (exec/ops.h: dense, conv2d, pooling, flatten, identity,
- * dropout and activation layers) with the activations
- * exec_act_trainable() accepts or the final softmax. The other kinds
- * (add, concat, batchnorm, global average pooling) and activations are
- * refused, naming the layer. */
 /* Whether v is a value of the 16-bit format p (infinities are). */
 static bool exact16(enum memest_precision p, double v)
 {
@@ -214,6 +230,13 @@ static bool exact16(enum memest_precision p, double v)
     return back == f;
 }
 
+/* What the trainer has a backward pass for: a model of one input whose
+ * layers (a chain, or a graph of residual adds and concats) are of kinds
+ * with a backward_f32 (exec/ops.h: dense, conv2d, pooling, global average
+ * pooling, batchnorm, add, concat, flatten, identity, dropout and
+ * activation layers) with the activations exec_act_trainable() accepts or
+ * the final softmax; every tensor but the output is read. Mixed precision
+ * trains chains only. The rest is refused, naming the layer. */
 static int check_trainable(const prof_train *t, struct prof_diag *diag)
 {
     const size_t ninputs = memest_model_input_count(t->model);
@@ -229,15 +252,38 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
             char kinds[256];
             exec_trainable_kinds(kinds, sizeof kinds);
             exec_diag_set(diag, "%s: the trainer has no backward pass for %s "
-                          "layers (it trains chains of %s layers)",
+                          "layers (it trains %s layers)",
                           L->name, memest_kind_name(L->kind), kinds);
             return PROF_E_UNSUPPORTED;
         }
-        if (L->input_count != 1 || L->inputs[0] != i) {
-            exec_diag_set(diag, "%s: the layer does not read the previous "
-                          "layer's output; the trainer trains chains only",
-                          L->name);
+        if (L->kind == MEMEST_KIND_ADD && exec_binary_broadcasts(L)) {
+            exec_diag_set(diag, "%s: the trainer has no backward pass for an "
+                          "add that broadcasts or adds a constant (it "
+                          "trains adds of inputs of one shape)", L->name);
             return PROF_E_UNSUPPORTED;
+        }
+        if (t->narrow && (is_join(L) || L->input_count != 1 ||
+                          L->inputs[0] != i)) {
+            exec_diag_set(diag, "%s: mixed precision (%s) trains chains "
+                          "only, each layer reading the previous one's "
+                          "output (a model with %s trains in fp32)",
+                          L->name, memest_precision_name(t->prec),
+                          is_join(L) ? "adds or concats" : "skips");
+            return PROF_E_UNSUPPORTED;
+        }
+        if (L->kind == MEMEST_KIND_BATCHNORM && t->batch * op->hw_out < 2) {
+            exec_diag_set(diag, "%s: a batch norm in training needs more "
+                          "than one value per channel (batch %zu x %zu "
+                          "positions), as PyTorch's does",
+                          L->name, t->batch, op->hw_out);
+            return PROF_E_RANGE;
+        }
+        for (size_t k = 0; k < L->input_count; k++) {
+            if (L->inputs[k] > i) { /* libmemest orders layers: never */
+                exec_diag_set(diag, "%s: reads a later layer's output",
+                              L->name);
+                return PROF_E_UNSUPPORTED;
+            }
         }
         if (L->act == MEMEST_ACT_CLIP && L->kind != MEMEST_KIND_ACTIVATION &&
             t->prec != MEMEST_FP32 &&
@@ -361,19 +407,81 @@ static int check_memory(prof_train *t, struct prof_diag *diag)
     return PROF_OK;
 }
 
-static int alloc_buffers(prof_train *t)
+/* The activation gradients' buffers, in elements (the batch included).
+ * Tensor t (1..nl: the output of layer t - 1) whose one reader is the
+ * next layer, or the output (read by the loss), needs its gradient from
+ * that reader's backward step to its producer's, the next step: such
+ * tensors take the two ends of one buffer of the largest pair t, t + 1
+ * (even t at the start, odd at the end), as the executor lays out a
+ * chain's activations. Any other tensor (read by several layers, or by a
+ * later one: a residual's input) gathers its gradient over several steps
+ * and keeps a slice of its own, and one staging buffer the size of the
+ * largest such tensor read more than once receives a share from a layer
+ * that overwrites its gradient before it is added. The input needs no
+ * gradient. libmemest's training estimate states the same sizes
+ * (estimate.c, working()). */
+static int plan_grads(prof_train *t, size_t *pair, size_t *hold,
+                      size_t *stage, struct prof_diag *diag)
+{
+    size_t *readers = calloc(t->nt, sizeof *readers);
+    size_t *last_reader = calloc(t->nt, sizeof *last_reader);
+    if (!readers || !last_reader) {
+        free(readers);
+        free(last_reader);
+        return PROF_E_NOMEM;
+    }
+    for (size_t i = 0; i < t->nl; i++) {
+        const struct memest_layer *L = t->L[i].op->layer;
+        for (size_t k = 0; k < L->input_count; k++) {
+            readers[L->inputs[k]]++;
+            last_reader[L->inputs[k]] = i;
+        }
+    }
+    int st = PROF_OK;
+    size_t prev = 0; /* the chain-local size of tensor i (0: none) */
+    *pair = *hold = *stage = 0;
+    for (size_t i = 0; i < t->nl && st == PROF_OK; i++) {
+        const size_t ti = i + 1, n = act_n(t, ti);
+        const bool out = ti == t->nl;
+        if (!out && readers[ti] == 0) {
+            exec_diag_set(diag, "%s: nothing reads the layer's output; the "
+                          "trainer trains models of one output",
+                          t->L[i].op->layer->name);
+            st = PROF_E_UNSUPPORTED;
+            break;
+        }
+        t->held[ti] = !out && !(readers[ti] == 1 && last_reader[ti] == ti);
+        const size_t local = t->held[ti] ? 0 : n;
+        *pair = max_sz(*pair, prev + local);
+        prev = local;
+        if (t->held[ti]) {
+            *hold += n;
+            if (readers[ti] > 1) {
+                *stage = max_sz(*stage, n);
+            }
+        }
+    }
+    free(readers);
+    free(last_reader);
+    return st;
+}
+
+static int alloc_buffers(prof_train *t, struct prof_diag *diag)
 {
     struct prof_train_memory *m = &t->mem;
     const size_t sb = t->sb;
     const unsigned k = memest_optimizer_state_factor(t->opts.optimizer);
-    size_t nparams = 0, gmax = 0;
+    size_t nparams = 0, gmax = 0, ghold = 0, gstage = 0, max_join = 1;
     size_t max_in = 0, max_out = 0, max_params = 0;
-    int st = PROF_OK;
+    int st = plan_grads(t, &gmax, &ghold, &gstage, diag);
+    if (st != PROF_OK) {
+        return st;
+    }
 
     for (size_t i = 0; i < t->nl; i++) {
         const struct exec_op *op = t->L[i].op;
         nparams += op->wn + op->bn;
-        gmax = max_sz(gmax, i == 0 ? op->out_n : op->in_n + op->out_n);
+        max_join = max_sz(max_join, op->layer->input_count);
         max_in = max_sz(max_in, op->in_n);
         max_out = max_sz(max_out, op->out_n);
         max_params = max_sz(max_params, op->wn + op->bn);
@@ -390,12 +498,21 @@ static int alloc_buffers(prof_train *t)
             l->op->layer->act == MEMEST_ACT_GELU) {
             l->pre = talloc(l->op->out_n * sb, &m->working_bytes, &st);
         }
+        if (kind == MEMEST_KIND_BATCHNORM) {
+            /* the batch's statistics and the running ones, in float */
+            l->bn_stat = talloc(2 * l->op->c_out * sizeof(float),
+                                &m->working_bytes, &st);
+            l->bn_run = talloc(2 * l->op->c_out * sizeof(float),
+                               &m->working_bytes, &st);
+        }
     }
     t->grad = talloc(nparams * sb, &m->gradient_bytes, &st);
     t->state = talloc(nparams * k * sizeof(float),
                       &m->optimizer_state_bytes, &st);
     t->garena_bytes = gmax * sb;
     t->garena = talloc(t->garena_bytes, &m->working_bytes, &st);
+    t->ghold = talloc(ghold * sb, &m->working_bytes, &st);
+    t->gstage = talloc(gstage * sb, &m->working_bytes, &st);
     t->labels = talloc(t->batch * sizeof(int32_t), &m->working_bytes, &st);
     m->working_bytes += t->ex->scratch_bytes; /* the im2col columns */
     if (t->narrow) {
@@ -405,8 +522,46 @@ static int alloc_buffers(prof_train *t)
         t->dys = talloc(max_out * sizeof(float), &m->working_bytes, &st);
         t->gs = talloc(max_params * sizeof(float), &m->working_bytes, &st);
     }
+    /* bookkeeping, not counted (see prof_train_memory) */
+    t->xs_in = calloc(max_join, sizeof *t->xs_in);
+    t->gxs = calloc(max_join, sizeof *t->gxs);
+    t->gx_add = calloc(max_join, sizeof *t->gx_add);
+    if (st == PROF_OK && (!t->xs_in || !t->gxs || !t->gx_add)) {
+        st = PROF_E_NOMEM;
+    }
     if (st != PROF_OK) {
         return st;
+    }
+    /* The gradients' places (plan_grads). */
+    size_t held_at = 0;
+    for (size_t ti = 1; ti < t->nt; ti++) {
+        const size_t n = act_n(t, ti);
+        if (t->held[ti]) {
+            t->gp[ti] = t->ghold + held_at * sb;
+            held_at += n;
+        } else if (ti % 2 == 0) {
+            t->gp[ti] = t->garena;
+        } else {
+            t->gp[ti] = t->garena + t->garena_bytes - n * sb;
+        }
+    }
+    /* Batch norms start as PyTorch's fresh one (gamma 1, beta 0, running
+     * mean 0 and variance 1) or as the model's folded scale and shift
+     * (gamma = scale sqrt(1 + eps), beta = shift, mean 0, variance 1: the
+     * same function in inference; the statistics folded in are lost). */
+    for (size_t i = 0; i < t->nl; i++) {
+        struct exec_op *op = t->L[i].op;
+        if (op->layer->kind != MEMEST_KIND_BATCHNORM) {
+            continue;
+        }
+        const double root = sqrt(1.0 + op->layer->bn_epsilon);
+        for (size_t c = 0; c < op->c_out; c++) {
+            op->w[c] = op->layer->weight ? (float)((double)op->w[c] * root)
+                                         : 1.0f;
+            op->b[c] = op->layer->weight ? op->b[c] : 0.0f;
+            t->L[i].bn_run[c] = 0.0f;
+            t->L[i].bn_run[op->c_out + c] = 1.0f;
+        }
     }
     /* Slices of the gradient and state blocks, layer by layer. */
     size_t off = 0;
@@ -484,8 +639,16 @@ PROF_API int prof_train_create(const memest_model *model,
     for (size_t i = 0; i < t->nl; i++) {
         t->L[i].op = &t->ex->ops[i];
     }
+    t->nt = t->nl + 1;
+    t->gp = calloc(t->nt, sizeof *t->gp);
+    t->held = calloc(t->nt, sizeof *t->held);
+    t->started = calloc(t->nt, sizeof *t->started);
+    if (!t->gp || !t->held || !t->started) {
+        st = PROF_E_NOMEM;
+        goto fail;
+    }
     if ((st = check_layers(t, diag)) != PROF_OK ||
-        (st = alloc_buffers(t)) != PROF_OK ||
+        (st = alloc_buffers(t, diag)) != PROF_OK ||
         (st = check_memory(t, diag)) != PROF_OK) {
         goto fail;
     }
@@ -517,6 +680,8 @@ PROF_API void prof_train_destroy(prof_train *t)
         for (size_t i = 0; i < t->nl; i++) {
             free(t->L[i].y);
             free(t->L[i].pre);
+            free(t->L[i].bn_stat);
+            free(t->L[i].bn_run);
         }
     }
     free(t->L);
@@ -524,6 +689,14 @@ PROF_API void prof_train_destroy(prof_train *t)
     free(t->grad);
     free(t->state);
     free(t->garena);
+    free(t->ghold);
+    free(t->gstage);
+    free(t->gp);
+    free(t->held);
+    free(t->started);
+    free(t->xs_in);
+    free(t->gxs);
+    free(t->gx_add);
     free(t->labels);
     free(t->xs);
     free(t->dxs);
@@ -562,6 +735,30 @@ PROF_API int prof_train_memory(const prof_train *t,
 
 /* ---- forward ---------------------------------------------------------------- */
 
+/* Layer i in float before its fused activation: the executor's operator
+ * on x, but an add or concat on its inputs' buffers (fp32 only) and a
+ * batch norm in training mode or on its running statistics. */
+static int linear_f32(prof_train *t, size_t i, const float *x, float *y)
+{
+    const struct tlayer *l = &t->L[i];
+    const struct exec_op *op = l->op;
+    const struct memest_layer *L = op->layer;
+    if (is_join(L)) {
+        for (size_t k = 0; k < L->input_count; k++) {
+            t->xs_in[k] = act_ptr(t, L->inputs[k]);
+        }
+        return L->kind == MEMEST_KIND_ADD
+                   ? exec_add_train_f32(t->ex, op, t->xs_in, y)
+                   : exec_concat_train_f32(t->ex, op, t->xs_in, y);
+    }
+    if (L->kind == MEMEST_KIND_BATCHNORM) {
+        return t->training
+                   ? exec_bn_train_f32(t->ex, op, x, y, l->bn_stat, l->bn_run)
+                   : exec_bn_eval_f32(t->ex, op, x, y, l->bn_run);
+    }
+    return exec_linear_f32(t->ex, op, x, y);
+}
+
 /* Layer i in float: x in, y out (op->out_n floats), pre the pre-activation
  * of a fused gelu (may equal NULL otherwise). The loss softmax is left to
  * the loss: its layer outputs logits. */
@@ -580,15 +777,15 @@ static int forward_f32(prof_train *t, size_t i, const float *x, float *y,
      * applies; any other layer's is fused after it */
     if (L->kind == MEMEST_KIND_ACTIVATION || l->loss_softmax ||
         L->act == MEMEST_ACT_NONE) {
-        return exec_linear_f32(t->ex, op, x, y);
+        return linear_f32(t, i, x, y);
     }
     if (L->act == MEMEST_ACT_GELU) {
-        if ((st = exec_linear_f32(t->ex, op, x, pre)) != PROF_OK) {
+        if ((st = linear_f32(t, i, x, pre)) != PROF_OK) {
             return st;
         }
         return exec_act_f32(t->ex, op, L->act, pre, y);
     }
-    if ((st = exec_linear_f32(t->ex, op, x, y)) != PROF_OK) {
+    if ((st = linear_f32(t, i, x, y)) != PROF_OK) {
         return st;
     }
     return exec_act_f32(t->ex, op, L->act, y, y);
@@ -599,7 +796,7 @@ static int forward_16(prof_train *t, size_t i)
 {
     const struct tlayer *l = &t->L[i];
     const struct exec_op *op = l->op;
-    const uint16_t *x = act_ptr(t, i);
+    const uint16_t *x = act_ptr(t, in_tensor(t, i));
     int st;
     if (passes_through(op->layer) ||
         (op->layer->kind == MEMEST_KIND_ACTIVATION && l->loss_softmax)) {
@@ -628,7 +825,8 @@ static int forward(prof_train *t)
         if (t->narrow) {
             st = forward_16(t, i);
         } else {
-            st = forward_f32(t, i, act_ptr(t, i), t->L[i].y, t->L[i].pre);
+            st = forward_f32(t, i, act_ptr(t, in_tensor(t, i)), t->L[i].y,
+                             t->L[i].pre);
         }
     }
     return st;
@@ -676,9 +874,46 @@ static int backward_f32(prof_train *t, size_t i, const float *x,
                         float *gw, float *gb)
 {
     const struct tlayer *l = &t->L[i];
-    const struct exec_grad_args a = {x, y, pre, g, gx, gw, gb,
-                                     l->loss_softmax};
+    const struct exec_grad_args a = {x,    y,    pre,  g,
+                                     gx,   gw,   gb,   l->loss_softmax,
+                                     NULL, NULL, l->bn_stat};
     return l->op->vt->backward_f32(t->ex, l->op, &a);
+}
+
+/* Layer j backward in fp32 on the graph: the gradient of its output is
+ * whole (every reader, later in the model, has run); each input's share
+ * is written when it is the first, else added: an add or concat adds it
+ * itself, any other layer writes it into the staging buffer, which is
+ * then added. */
+static int backward_graph(prof_train *t, size_t j)
+{
+    const struct tlayer *l = &t->L[j];
+    const struct memest_layer *L = l->op->layer;
+    float *g = grad_ptr(t, j + 1);
+    if (is_join(L)) {
+        for (size_t k = 0; k < L->input_count; k++) {
+            const size_t s = L->inputs[k];
+            t->gxs[k] = s > 0 ? grad_ptr(t, s) : NULL;
+            t->gx_add[k] = s > 0 && t->started[s];
+            t->started[s] = true;
+        }
+        const struct exec_grad_args a = {NULL,   l->y,      l->pre,
+                                         g,      NULL,      NULL,
+                                         NULL,   l->loss_softmax,
+                                         t->gxs, t->gx_add, NULL};
+        return l->op->vt->backward_f32(t->ex, l->op, &a);
+    }
+    const size_t s = L->inputs[0];
+    const bool add = s > 0 && t->started[s];
+    float *gx = s == 0 ? NULL : add ? (float *)t->gstage : grad_ptr(t, s);
+    t->started[s] = true;
+    int st = backward_f32(t, j, act_ptr(t, s), l->y, l->pre, g, gx, l->gw,
+                          l->gb);
+    if (st == PROF_OK && add) {
+        const float *pair[2] = {grad_ptr(t, s), gx};
+        st = kst(kern_nn_add_f32(grad_ptr(t, s), pair, 2, act_n(t, s)));
+    }
+    return st;
 }
 
 /* Which forward tensors layer i's backward reads. */
@@ -710,7 +945,8 @@ static int backward_16(prof_train *t, size_t i)
     if ((st = exec_widen16(p, t->dys, grad_ptr(t, i + 1), op->out_n)) !=
             PROF_OK ||
         ((backward_reads(l) & EXEC_READS_X) &&
-         (st = exec_widen16(p, t->xs, act_ptr(t, i), op->in_n)) != PROF_OK) ||
+         (st = exec_widen16(p, t->xs, act_ptr(t, in_tensor(t, i)),
+                            op->in_n)) != PROF_OK) ||
         ((backward_reads(l) & EXEC_READS_Y) &&
          (st = exec_widen16(p, t->ys, l->y, op->out_n)) != PROF_OK) ||
         (l->pre &&
@@ -733,15 +969,13 @@ static int backward_16(prof_train *t, size_t i)
 
 static int backward(prof_train *t)
 {
+    memset(t->started, 0, t->nt * sizeof *t->started);
     for (size_t j = t->nl; j-- > 0;) {
-        const struct tlayer *l = &t->L[j];
         int st;
         if (t->narrow) {
-            st = backward_16(t, j);
+            st = backward_16(t, j); /* chains only (check_trainable) */
         } else {
-            st = backward_f32(t, j, act_ptr(t, j), l->y, l->pre,
-                              grad_ptr(t, j + 1),
-                              j > 0 ? grad_ptr(t, j) : NULL, l->gw, l->gb);
+            st = backward_graph(t, j);
         }
         if (st != PROF_OK) {
             return st;
@@ -985,6 +1219,7 @@ PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
     }
 
     const uint64_t steps = count / t->batch;
+    t->training = true;
     double loss_sum = 0.0;
     uint64_t applied_steps = 0, correct = 0, run = 0;
     int st = PROF_OK;
@@ -1027,6 +1262,7 @@ PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
         }
     }
     free(perm);
+    t->training = false;
     out->epoch = epoch;
     out->steps = run; /* = steps unless a step failed */
     out->skipped_steps = run - applied_steps;
@@ -1048,6 +1284,7 @@ PROF_API int prof_train_evaluate(prof_train *t, const float *x,
     }
     double loss_sum = 0.0;
     uint64_t correct = 0;
+    t->training = false; /* batch norms on their running statistics */
     for (uint64_t first = 0; first < count; first += t->batch) {
         const size_t rows = (size_t)(count - first < t->batch ? count - first
                                                               : t->batch);
@@ -1090,6 +1327,15 @@ PROF_API size_t prof_train_scale_events(
     return t ? t->n_events : 0;
 }
 
+/* The batch norm of layer `layer`, or NULL. */
+static const struct tlayer *bn_layer(const prof_train *t, size_t layer)
+{
+    return t && layer < t->nl &&
+                   t->L[layer].op->layer->kind == MEMEST_KIND_BATCHNORM
+               ? &t->L[layer]
+               : NULL;
+}
+
 PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
                                    float *weight, size_t n_weight, float *bias,
                                    size_t n_bias)
@@ -1097,7 +1343,71 @@ PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
     if (!t) {
         return PROF_E_INVALID;
     }
-    return prof_exec_get_params(t->ex, layer, weight, n_weight, bias, n_bias);
+    const struct tlayer *l = bn_layer(t, layer);
+    if (!l) {
+        return prof_exec_get_params(t->ex, layer, weight, n_weight, bias,
+                                    n_bias);
+    }
+    /* folded as libmemest folds PyTorch's four tensors */
+    const struct exec_op *op = l->op;
+    const size_t C = op->c_out;
+    if (!weight || n_weight != C || n_bias != C || !bias) {
+        return weight ? PROF_E_RANGE : PROF_E_INVALID;
+    }
+    for (size_t c = 0; c < C; c++) {
+        const double scale =
+            op->w[c] / sqrt((double)l->bn_run[C + c] + op->layer->bn_epsilon);
+        weight[c] = (float)scale;
+        bias[c] = (float)(op->b[c] - l->bn_run[c] * scale);
+    }
+    return PROF_OK;
+}
+
+PROF_API int prof_train_get_batchnorm(const prof_train *t, size_t layer,
+                                      float *weight, float *bias,
+                                      float *running_mean,
+                                      float *running_var, size_t n)
+{
+    const struct tlayer *l = bn_layer(t, layer);
+    if (!l || !weight || !bias || !running_mean || !running_var) {
+        return PROF_E_INVALID;
+    }
+    const size_t C = l->op->c_out;
+    if (n != C) {
+        return PROF_E_RANGE;
+    }
+    memcpy(weight, l->op->w, C * sizeof(float));
+    memcpy(bias, l->op->b, C * sizeof(float));
+    memcpy(running_mean, l->bn_run, C * sizeof(float));
+    memcpy(running_var, l->bn_run + C, C * sizeof(float));
+    return PROF_OK;
+}
+
+PROF_API int prof_train_set_batchnorm(prof_train *t, size_t layer,
+                                      const float *weight, const float *bias,
+                                      const float *running_mean,
+                                      const float *running_var, size_t n)
+{
+    const struct tlayer *l = bn_layer(t, layer);
+    if (!l || !weight || !bias || !running_mean || !running_var) {
+        return PROF_E_INVALID;
+    }
+    const size_t C = l->op->c_out;
+    if (n != C) {
+        return PROF_E_RANGE;
+    }
+    for (size_t c = 0; c < C; c++) {
+        if (!isfinite(weight[c]) || !isfinite(bias[c]) ||
+            !isfinite(running_mean[c]) || !(running_var[c] >= 0.0f) ||
+            !isfinite(running_var[c])) {
+            return PROF_E_RANGE;
+        }
+    }
+    memcpy(l->op->w, weight, C * sizeof(float));
+    memcpy(l->op->b, bias, C * sizeof(float));
+    memcpy(l->bn_run, running_mean, C * sizeof(float));
+    memcpy(l->bn_run + C, running_var, C * sizeof(float));
+    return PROF_OK;
 }
 
 PROF_API int prof_train_get_grads(prof_train *t, size_t layer,
@@ -1133,5 +1443,33 @@ PROF_API int prof_train_set_params(prof_train *t, size_t layer,
     if (!t) {
         return PROF_E_INVALID;
     }
-    return prof_exec_set_params(t->ex, layer, weight, n_weight, bias, n_bias);
+    const struct tlayer *l = bn_layer(t, layer);
+    if (!l) {
+        return prof_exec_set_params(t->ex, layer, weight, n_weight, bias,
+                                    n_bias);
+    }
+    /* a folded scale and shift: the batch norm of running mean 0 and
+     * variance 1 that computes them (as the trainer starts from a model's
+     * weights) */
+    const struct exec_op *op = l->op;
+    const size_t C = op->c_out;
+    if (!weight || !bias) {
+        return PROF_E_INVALID;
+    }
+    if (n_weight != C || n_bias != C) {
+        return PROF_E_RANGE;
+    }
+    for (size_t c = 0; c < C; c++) {
+        if (!isfinite(weight[c]) || !isfinite(bias[c])) {
+            return PROF_E_RANGE;
+        }
+    }
+    const double root = sqrt(1.0 + op->layer->bn_epsilon);
+    for (size_t c = 0; c < C; c++) {
+        op->w[c] = (float)((double)weight[c] * root);
+        op->b[c] = bias[c];
+        l->bn_run[c] = 0.0f;
+        l->bn_run[C + c] = 1.0f;
+    }
+    return PROF_OK;
 }

@@ -129,7 +129,9 @@ static void test_trainable(void **state)
     char buf[256];
     exec_trainable_kinds(buf, sizeof buf);
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
-                             "activation, identity, dropout, shuffle, slice and reshape");
+                             "activation, globalavgpool, add, concat, "
+                             "batchnorm, identity, dropout, shuffle, slice "
+                             "and reshape");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");

@@ -138,23 +138,16 @@ static long pixel(size_t oy, size_t ox, long ky, long kx,
     return iy * (long)W + ix;
 }
 
-/* One sample: x (input elements) -> the mean loss contribution
- * -log softmax(z)[label], with its own loops for every operator. */
-static double ref_sample_loss(const memest_model *m,
-                              const struct ref_params *p, const double *x,
-                              unsigned label)
+/* Layer i on one sample: its inputs `ins` (one per input of the layer)
+ * -> nxt, before the activation, with its own loops for every operator;
+ * *act receives the activation to apply. A batchnorm is done by
+ * ref_loss, over the batch. */
+static void ref_layer(const memest_model *m, const struct ref_params *p,
+                      size_t i, const double *const *ins, double *nxt,
+                      enum memest_act *act_out)
 {
-    size_t maxn = shape_n(&memest_model_layer(m, 0)->in_shape);
-    for (size_t i = 0; i < p->n; i++) {
-        size_t o = shape_n(&memest_model_layer(m, i)->out_shape);
-        maxn = o > maxn ? o : maxn;
-    }
-    double *cur = malloc(maxn * sizeof *cur), *nxt = malloc(maxn * sizeof *nxt);
-    assert_non_null(cur);
-    assert_non_null(nxt);
-    memcpy(cur, x, shape_n(&memest_model_layer(m, 0)->in_shape) * sizeof *cur);
-    double loss = 0;
-    for (size_t i = 0; i < p->n; i++) {
+    const double *cur = ins[0];
+    {
         const struct memest_layer *L = memest_model_layer(m, i);
         const size_t on = shape_n(&L->out_shape);
         const size_t in_n = shape_n(&L->in_shape);
@@ -276,42 +269,136 @@ static double ref_sample_loss(const memest_model *m,
             }
             break;
         }
+        case MEMEST_KIND_ADD:
+            for (size_t o = 0; o < on; o++) {
+                double acc = 0;
+                for (size_t k = 0; k < L->input_count; k++) {
+                    acc += ins[k][o];
+                }
+                nxt[o] = acc;
+            }
+            break;
+        case MEMEST_KIND_CONCAT: {
+            /* along dim[axis]: for each position of the dimensions
+             * before it, each input's block of the rest in turn */
+            size_t outer = 1, at = 0;
+            for (unsigned d = 0; d < L->concat_axis; d++) {
+                outer *= (size_t)L->out_shape.dim[d];
+            }
+            for (size_t o = 0; o < outer; o++) {
+                for (size_t k = 0; k < L->input_count; k++) {
+                    const struct memest_shape sh =
+                        memest_model_tensor_shape(m, L->inputs[k]);
+                    const size_t blk = shape_n(&sh) / outer;
+                    for (size_t e = 0; e < blk; e++) {
+                        nxt[at++] = ins[k][o * blk + e];
+                    }
+                }
+            }
+            break;
+        }
+        case MEMEST_KIND_GLOBALAVGPOOL:
+            for (size_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (size_t k = 0; k < H * W; k++) {
+                    sum += cur[c * H * W + k];
+                }
+                nxt[c] = sum / (double)(H * W);
+            }
+            break;
         default:
             fail_msg("layer kind %d", (int)L->kind);
         }
-        if (act == MEMEST_ACT_SOFTMAX) {
-            /* the last layer: the loss applies it */
-            double mx = -INFINITY, se = 0;
-            for (size_t o = 0; o < on; o++) {
-                mx = nxt[o] > mx ? nxt[o] : mx;
-            }
-            for (size_t o = 0; o < on; o++) {
-                se += exp(nxt[o] - mx);
-            }
-            loss = log(se) + mx - nxt[label];
-        } else {
-            for (size_t o = 0; o < on; o++) {
-                nxt[o] = act1(act, L->act_alpha, L->act_beta, nxt[o]);
-            }
-        }
-        double *tmp = cur;
-        cur = nxt;
-        nxt = tmp;
+        *act_out = act;
     }
-    free(cur);
-    free(nxt);
-    return loss;
 }
 
+/* The mean over the batch of -log softmax(z)[label]: every tensor of the
+ * model kept (a graph reads earlier ones), a batchnorm normalising each
+ * channel with the batch's mean and biased variance (training mode),
+ * gamma and beta being its weight and bias in p. */
 static double ref_loss(const memest_model *m, const struct ref_params *p,
                        const double *x, const uint8_t *y, size_t batch)
 {
-    const size_t n = shape_n(&memest_model_layer(m, 0)->in_shape);
-    double sum = 0;
-    for (size_t b = 0; b < batch; b++) {
-        sum += ref_sample_loss(m, p, x + b * n, y[b]);
+    const size_t T = p->n + 1;
+    double **ten = calloc(T, sizeof *ten);
+    size_t *tn = calloc(T, sizeof *tn);
+    assert_non_null(ten);
+    assert_non_null(tn);
+    for (size_t t = 0; t < T; t++) {
+        const struct memest_shape sh = memest_model_tensor_shape(m, t);
+        tn[t] = shape_n(&sh);
+        ten[t] = calloc(batch * tn[t], sizeof **ten);
+        assert_non_null(ten[t]);
     }
-    return sum / (double)batch;
+    memcpy(ten[0], x, batch * tn[0] * sizeof *x);
+    double loss = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        const size_t on = tn[i + 1];
+        double *out = ten[i + 1];
+        enum memest_act act = L->act;
+        if (L->kind == MEMEST_KIND_BATCHNORM) {
+            const size_t C = L->out_shape.dim[0], hw = on / C;
+            const double *in = ten[L->inputs[0]];
+            for (size_t c = 0; c < C; c++) {
+                double mean = 0, var = 0;
+                for (size_t b = 0; b < batch; b++) {
+                    for (size_t k = 0; k < hw; k++) {
+                        mean += in[b * on + c * hw + k];
+                    }
+                }
+                mean /= (double)(batch * hw);
+                for (size_t b = 0; b < batch; b++) {
+                    for (size_t k = 0; k < hw; k++) {
+                        const double d = in[b * on + c * hw + k] - mean;
+                        var += d * d;
+                    }
+                }
+                var /= (double)(batch * hw);
+                const double inv = 1 / sqrt(var + L->bn_epsilon);
+                for (size_t b = 0; b < batch; b++) {
+                    for (size_t k = 0; k < hw; k++) {
+                        const size_t e = b * on + c * hw + k;
+                        out[e] = p->w[i][c] * (in[e] - mean) * inv + p->b[i][c];
+                    }
+                }
+            }
+        } else {
+            for (size_t b = 0; b < batch; b++) {
+                const double *ins[8];
+                assert_true(L->input_count <= 8);
+                for (size_t k = 0; k < L->input_count; k++) {
+                    ins[k] = ten[L->inputs[k]] + b * tn[L->inputs[k]];
+                }
+                ref_layer(m, p, i, ins, out + b * on, &act);
+            }
+        }
+        for (size_t b = 0; b < batch; b++) {
+            double *z = out + b * on;
+            if (act == MEMEST_ACT_SOFTMAX) {
+                /* the last layer: the loss applies it */
+                double mx = -INFINITY, se = 0;
+                for (size_t o = 0; o < on; o++) {
+                    mx = z[o] > mx ? z[o] : mx;
+                }
+                for (size_t o = 0; o < on; o++) {
+                    se += exp(z[o] - mx);
+                }
+                loss += log(se) + mx - z[y[b]];
+            } else {
+                for (size_t o = 0; o < on; o++) {
+                    z[o] = act1(act, L->act_alpha, L->act_beta, z[o]);
+                }
+            }
+        }
+    }
+    for (size_t t = 0; t < T; t++) {
+        free(ten[t]);
+    }
+    free(ten);
+    free(tn);
+    return loss / (double)batch;
 }
 
 static void ref_params_from(struct ref_params *p, const memest_model *m,
@@ -331,8 +418,20 @@ static void ref_params_from(struct ref_params *p, const memest_model *m,
         }
         float *w = malloc(p->wn[i] * sizeof *w);
         float *b = malloc((p->bn[i] + 1) * sizeof *b);
-        assert_int_equal(prof_train_get_params(t, i, w, p->wn[i], b, p->bn[i]),
-                         PROF_OK);
+        if (L->kind == MEMEST_KIND_BATCHNORM) {
+            /* gamma and beta, what the trainer trains */
+            float *rm = malloc(p->wn[i] * sizeof *rm);
+            float *rv = malloc(p->wn[i] * sizeof *rv);
+            assert_int_equal(prof_train_get_batchnorm(t, i, w, b, rm, rv,
+                                                      p->wn[i]),
+                             PROF_OK);
+            free(rm);
+            free(rv);
+        } else {
+            assert_int_equal(prof_train_get_params(t, i, w, p->wn[i], b,
+                                                   p->bn[i]),
+                             PROF_OK);
+        }
         p->w[i] = malloc(p->wn[i] * sizeof(double));
         p->b[i] = p->bn[i] ? malloc(p->bn[i] * sizeof(double)) : NULL;
         for (size_t j = 0; j < p->wn[i]; j++) {
@@ -589,6 +688,55 @@ static const char *cnn_g = "input 2x5x4\n"
                            "slice axis=c begin=2 end=30\n"
                            "dense 3 act=softmax\n";
 
+/* Graphs: a residual block (c0 read by c1 and the add: its gradient
+ * gathers two shares, one through the staging buffer) ending in global
+ * average pooling, with a batch norm of its own over channels; */
+static const char *graph_res = "input 2x5x5\n"
+                               "conv2d 4 k=3 p=1 act=relu name=c0\n"
+                               "conv2d 4 k=3 p=1 act=tanh name=c1\n"
+                               "batchnorm act=relu name=bn1\n"
+                               "add in=c0,bn1 act=relu name=res\n"
+                               "globalavgpool\n"
+                               "flatten\n"
+                               "dense 3 act=softmax\n";
+/* a concat of two branches on feature vectors, a batch norm over the
+ * features read by two layers, an add of three inputs one of which is
+ * read twice; */
+static const char *graph_cat = "input 6\n"
+                               "dense 5 act=relu name=a\n"
+                               "dense 4 act=sigmoid name=b\n"
+                               "batchnorm name=nb\n"
+                               "concat in=a,nb name=cat\n"
+                               "dense 4 act=tanh name=d\n"
+                               "add in=d,nb,nb name=sum\n"
+                               "dense 3 act=softmax\n";
+/* a concat along the rows of two feature maps, a batch norm with a fused
+ * elu, global average pooling of a strided conv. */
+static const char *graph_rows = "input 2x4x4\n"
+                                "conv2d 3 k=3 p=1 act=relu name=c0\n"
+                                "conv2d 3 k=3 p=1 act=relu name=c1\n"
+                                "batchnorm act=elu name=bc\n"
+                                "concat in=c0,bc axis=h name=rows\n"
+                                "conv2d 2 k=3 s=2 name=c2\n"
+                                "globalavgpool\n"
+                                "flatten\n"
+                                "dense 3 act=softmax\n";
+
+static void test_grads_graph(void **state)
+{
+    (void)state;
+    check_grads(graph_res, MEMEST_FP32, 1, 0);
+    /* a batch norm over 4 values (the batch) cancels: its input's
+     * gradient, n g - sum g - xhat sum(g xhat), is a difference of terms
+     * up to n times larger than itself, so the layer before it carries
+     * a few times the float error of a chain (measured: 1.2 x the chain
+     * tolerance on one bias) */
+    check_grads(graph_cat, MEMEST_FP32, 4, 0);
+    check_grads(graph_rows, MEMEST_FP32, 1, 0);
+    /* and the comparison catches a wrong loss on them */
+    assert_true(check_grads(graph_res, MEMEST_FP32, 1, 1) > 10);
+}
+
 static void test_grads_fp32(void **state)
 {
     (void)state;
@@ -839,6 +987,56 @@ static void test_memory_equals_estimate(void **state)
             }
         }
         memest_model_destroy(m);
+    }
+    /* Graphs (fp32: mixed precision trains chains only), batch 2 and 32:
+     * the held gradients, the staging buffer and the batch norms'
+     * statistics are libmemest's too. */
+    const char *graphs[] = {graph_res, graph_cat, graph_rows, "resnet8"};
+    for (size_t i = 0; i < 4; i++) {
+        memest_model *g = model(graphs[i]);
+        for (size_t k = 0; k < 3; k++) {
+            for (uint64_t b = 2; b <= 32; b += 30) {
+                struct prof_train_opts o;
+                prof_train_opts_init(&o);
+                o.optimizer = opts[k];
+                o.batch = b;
+                prof_train *t = NULL;
+                struct prof_diag d;
+                if (prof_train_create(g, &o, &t, &d) != PROF_OK) {
+                    fail_msg("%s: %s", graphs[i], d.message);
+                }
+                struct prof_train_memory mem;
+                struct memest_training e;
+                assert_int_equal(prof_train_memory(t, &mem), PROF_OK);
+                assert_int_equal(memest_training_memory(g, b, MEMEST_FP32,
+                                                        opts[k], &e),
+                                 MEMEST_OK);
+                assert_int_equal(mem.working_bytes, e.working_bytes);
+                assert_int_equal(mem.total_bytes, e.total_bytes);
+                prof_train_destroy(t);
+            }
+        }
+        memest_model_destroy(g);
+    }
+    /* By hand, graph_res at batch 2: tensors c0, c1, bn1, res of 100
+     * elements, gap and flatten of 4, the logits 3. c0 is read by c1 and
+     * the add: held (100) and read twice (staging 100); the others' one
+     * reader is the next layer: the largest consecutive pair is bn1 and
+     * res (200). 400 floats x 2 samples, the labels 4 x 2, c1's columns
+     * (4 x 3 x 3 rows, 25 columns) 4 x 900, bn1's statistics 4 x 4 x 4. */
+    {
+        memest_model *g = model(graph_res);
+        struct prof_train_opts o;
+        prof_train_opts_init(&o);
+        o.batch = 2;
+        prof_train *t = NULL;
+        assert_int_equal(prof_train_create(g, &o, &t, NULL), PROF_OK);
+        struct prof_train_memory mem;
+        assert_int_equal(prof_train_memory(t, &mem), PROF_OK);
+        assert_int_equal(mem.working_bytes, 4 * 2 * 400 + 4 * 2 + 4 * 900 +
+                                                4 * 4 * 4);
+        prof_train_destroy(t);
+        memest_model_destroy(g);
     }
     /* By hand, mlp:784-64-10 at batch 32, fp32, momentum: parameters and
      * gradients 4 x 50890, velocity 4 x 50890, activations 4 x 32 x
@@ -1093,6 +1291,7 @@ static void expect_refused(const char *text, void (*edit)(struct prof_train_opts
 }
 
 static void o_batch0(struct prof_train_opts *o) { o->batch = 0; }
+static void o_batch1(struct prof_train_opts *o) { o->batch = 1; }
 static void o_int8(struct prof_train_opts *o) { o->precision = MEMEST_INT8; }
 static void o_alpha(struct prof_train_opts *o) { o->alpha = NAN; }
 static void o_mom(struct prof_train_opts *o) { o->momentum = 1.0; }
@@ -1129,18 +1328,35 @@ static void test_bad_input(void **state)
                    PROF_E_RANGE, "dense2: the model must end in softmax");
     expect_refused("input 1x4x4\nconv2d 2 k=3 act=softmax\n", NULL,
                    PROF_E_RANGE, "feature vector");
-    /* graph models: refused, naming the layer */
+    /* graph models train in fp32; mixed precision refuses them, naming
+     * the layer */
     expect_refused("input 4\ndense 4 act=relu name=a\ndense 4 name=b\n"
                    "add in=a,b name=res\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "res: the trainer has no "
-                   "backward pass for add layers");
-    /* the list of what it trains is built from the operators' table:
-     * every kind with a backward pass, in the kinds' order */
+                   o_fp16, PROF_E_UNSUPPORTED, "res: mixed precision (fp16) "
+                   "trains chains only");
     expect_refused("input 4\ndense 4 act=relu name=a\ndense 4 name=b\n"
-                   "add in=a,b name=res\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "(it trains chains of dense, "
-                   "conv2d, maxpool, avgpool, flatten, activation, identity, "
-                   "dropout, shuffle, slice and reshape layers)");
+                   "concat in=a,b name=cat\ndense 2 act=softmax\n",
+                   o_fp16, PROF_E_UNSUPPORTED, "cat: mixed precision (fp16) "
+                   "trains chains only");
+    /* a broadcasting add has no backward pass; the list of what the
+     * trainer trains is built from the operators' table: every kind with
+     * a backward pass, in the kinds' order */
+    expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
+                   "add in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "se: the trainer has no "
+                   "backward pass for an add that broadcasts");
+    expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
+                   "mul in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
+                   NULL, PROF_E_UNSUPPORTED, "se: the trainer has no "
+                   "backward pass for mul layers (it trains dense, conv2d, "
+                   "maxpool, avgpool, flatten, activation, globalavgpool, "
+                   "add, concat, batchnorm, identity, dropout, shuffle, "
+                   "slice and reshape layers)");
+    /* one value per channel: no batch statistics (PyTorch refuses too) */
+    expect_refused("input 4\ndense 3 act=relu\nbatchnorm name=nb\n"
+                   "dense 2 act=softmax\n",
+                   o_batch1, PROF_E_RANGE, "nb: a batch norm in training "
+                   "needs more than one value per channel");
     /* element-wise arithmetic, with a constant (one input, a chain) or
      * squeeze-excite's broadcast: named */
     expect_refused("input 4\ndense 4 act=relu\nmul scalar=0.5 name=half\n"
@@ -1155,16 +1371,6 @@ static void test_bad_input(void **state)
                    "dense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "s: the trainer has no "
                    "backward pass for sub");
-    expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
-                   "mul in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "gap1");
-    expect_refused("input 2x4x4\nconv2d 2 k=3 act=relu\nbatchnorm name=nb\n"
-                   "flatten\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "nb: the trainer has no "
-                   "backward pass for batchnorm");
-    expect_refused("input 2x4x4\nconv2d 2 k=3\nglobalavgpool\n"
-                   "flatten\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "gap1");
     expect_refused("input 4 name=a\ninput 3 name=b\nconcat in=a,b\n"
                    "dense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "2 inputs");
@@ -1233,6 +1439,7 @@ static void test_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grads_graph),
         cmocka_unit_test(test_grads_fp32),
         cmocka_unit_test(test_grads_mixed),
         cmocka_unit_test(test_grads_detect_error),

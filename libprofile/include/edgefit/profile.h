@@ -1404,10 +1404,13 @@ PROF_API void prof_train_opts_init(struct prof_train_opts *opts);
  * precision that is not trained, a bad learning rate, momentum, Adam
  * parameter, loss scale or thread count, a model whose last layer does not
  * end in softmax on a feature vector or with softmax elsewhere (the message
- * names the layer); PROF_E_UNSUPPORTED for a model the trainer has no
- * backward pass for: several inputs, a layer that does not read the
- * previous one, an add, concat, batchnorm or globalavgpool layer, or act
- * erf or logsoftmax (the message names the layer); PROF_E_MEMEST when libmemest cannot estimate the model
+ * names the layer) or a batchnorm with one value per channel at the
+ * batch; PROF_E_UNSUPPORTED for a model the trainer has no backward pass
+ * for: several inputs or outputs, a kind without one (sub, mul, div,
+ * resize, ...; an add that broadcasts or adds a constant), act erf or
+ * logsoftmax, or with fp16 or bf16 anything but a chain of layers each
+ * reading the previous one (adds, concats and skips train in fp32) (the
+ * message names the layer); PROF_E_MEMEST when libmemest cannot estimate the model
  * or the buffers differ from its estimate; PROF_E_OVERFLOW; PROF_E_NOMEM.
  */
 PROF_API int prof_train_create(const memest_model *model,
@@ -1434,8 +1437,12 @@ PROF_API size_t prof_train_sample_size(const prof_train *t);
  *   activation_bytes: the input batch and every layer output at the
  *     storage precision (logits for the last layer);
  *   working_bytes: what the backward pass and the 16-bit operators work
- *     in (activation gradients, pre-activations of fused gelu, im2col
- *     columns, float staging, labels);
+ *     in (activation gradients: two ends of one buffer for a chain, a
+ *     buffer of its own for a tensor read by several layers or a later
+ *     one, and a staging buffer for the shares of the former;
+ *     pre-activations of fused gelu, im2col columns, float staging,
+ *     labels, and each batchnorm's batch and running statistics, 4 floats
+ *     per channel);
  *   total_bytes: their sum.
  * Not counted: the caller's data set, one shuffled index per sample
  * (4 bytes, allocated by each epoch), the loss-scale event log, per-layer
@@ -1516,7 +1523,10 @@ PROF_API size_t prof_train_scale_events(
  * Copy out or replace layer `layer`'s float master parameters in the
  * executor's (PyTorch's) layout, with the counts and statuses of
  * prof_exec_get_params/prof_exec_set_params. Setting them does not reset
- * the optimiser state.
+ * the optimiser state. A batchnorm trains PyTorch's four tensors (below);
+ * these give and take the executor's folded scale and shift, which an
+ * executor runs: get folds the running statistics in, set puts the batch
+ * norm of running mean 0 and variance 1 that computes them.
  */
 PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
                                    float *weight, size_t n_weight, float *bias,
@@ -1526,11 +1536,33 @@ PROF_API int prof_train_set_params(prof_train *t, size_t layer,
                                    const float *bias, size_t n_bias);
 
 /*
+ * A batchnorm layer's state as PyTorch's state_dict holds it (n = its
+ * channels, each array n floats): weight (gamma), bias (beta),
+ * running_mean, running_var. The trainer starts from gamma 1, beta 0,
+ * mean 0, variance 1 (or the model's folded scale and shift, see
+ * prof_train_set_params). During prof_train_epoch it normalises with the
+ * batch's statistics (biased variance) and updates the running ones with
+ * momentum 0.1 and the unbiased variance, as PyTorch does; evaluation uses
+ * the running ones. PROF_E_INVALID for NULL arguments or a layer that is
+ * not a batchnorm, PROF_E_RANGE for a wrong n or (set) a value that is not
+ * finite or a negative variance.
+ */
+PROF_API int prof_train_get_batchnorm(const prof_train *t, size_t layer,
+                                      float *weight, float *bias,
+                                      float *running_mean,
+                                      float *running_var, size_t n);
+PROF_API int prof_train_set_batchnorm(prof_train *t, size_t layer,
+                                      const float *weight, const float *bias,
+                                      const float *running_mean,
+                                      const float *running_var, size_t n);
+
+/*
  * The gradients of the mean loss of the last step (prof_train_epoch's last
  * batch) with respect to layer `layer`'s parameters, as floats in the same
  * layout: with mixed precision the stored 16-bit gradients widened and,
  * for fp16, divided by the loss scale they were computed at. All zero
- * before the first step. Counts and statuses as prof_train_get_params();
+ * before the first step (a batchnorm's: of gamma and beta). Counts and
+ * statuses as prof_train_get_params();
  * t is not const because the 16-bit gradients are widened in its staging.
  */
 PROF_API int prof_train_get_grads(prof_train *t, size_t layer, float *weight,

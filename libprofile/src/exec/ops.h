@@ -62,7 +62,39 @@ struct exec_grad_args {
     const float *x, *y, *pre;
     float *g, *gx, *gw, *gb;
     bool loss_softmax;
+    /* add and concat: the gradient of each input (input_count entries,
+     * NULL: not wanted) in place of gx, and whether it is added to what
+     * the buffer holds (the tensor has another reader whose share is
+     * already there) rather than written */
+    float *const *gxs;
+    const bool *gx_add;
+    /* batchnorm in training mode: the batch's mean and 1/sqrt(var + eps)
+     * per channel (2 x channels floats) that the forward used */
+    const float *stat;
 };
+
+/* A batchnorm in training mode, as PyTorch's nn.BatchNorm2d/1d (ops/
+ * batchnorm.c): the trainer keeps gamma in op->w and beta in op->b (not
+ * the folded scale and shift inference runs), and run (running mean then
+ * running variance, 2 x channels floats). exec_bn_train_f32 normalises x
+ * with the statistics of the batch (over the batch and the positions of
+ * each channel; the biased variance), writes them to stat, and updates
+ * run with momentum 0.1 and the unbiased variance; exec_bn_eval_f32
+ * normalises with run. Neither applies the layer's act. */
+int exec_bn_train_f32(const prof_exec *ex, const struct exec_op *op,
+                      const float *x, float *y, float *stat, float *run);
+int exec_bn_eval_f32(const prof_exec *ex, const struct exec_op *op,
+                     const float *x, float *y, const float *run);
+/* PyTorch's BatchNorm momentum: run = (1 - m) run + m batch. */
+#define EXEC_BN_MOMENTUM 0.1
+
+/* The trainer's forward of an add of same-shaped inputs (no broadcast,
+ * no constant) and of a concat, from the inputs' float buffers xs
+ * (input_count of them) into y; without the add's act. */
+int exec_add_train_f32(const prof_exec *ex, const struct exec_op *op,
+                       const float *const *xs, float *y);
+int exec_concat_train_f32(const prof_exec *ex, const struct exec_op *op,
+                          const float *const *xs, float *y);
 
 /* What a backward pass reads of the forward tensors (backward_reads). */
 enum { EXEC_READS_X = 1, EXEC_READS_Y = 2 };

@@ -2,8 +2,11 @@
  * activation (two inputs that broadcast, or one and a constant, run as
  * ops/binary.c's). Every precision adds in float, left to right; each gives
  * only how an input becomes floats (exec_load_f32, _16, _s8). The inputs
- * are read from the arena: the trainer, which runs operators on its own
- * buffers, has no add. */
+ * are read from the arena; the trainer, which runs operators on its own
+ * buffers, calls exec_add_train_f32 and the backward pass below (inputs of
+ * one shape only: the trainer refuses a broadcasting add). */
+#include <string.h>
+
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
 #include "exec/ops.h"
@@ -98,7 +101,49 @@ static int add_run_s8(prof_exec *ex, const struct exec_op *op)
     return st == PROF_OK ? exec_quantize_out(ex, op) : st;
 }
 
+int exec_add_train_f32(const prof_exec *ex, const struct exec_op *op,
+                       const float *const *xs, float *y)
+{
+    (void)ex;
+    return exec_kern_status(
+        kern_nn_add_f32(y, xs, op->layer->input_count, op->out_n));
+}
+
+/* d(x0 + x1 + ...)/dxk = 1: each input's gradient is the output's (after
+ * the fused activation), written or added to the share of another
+ * reader. */
+static int add_backward(prof_exec *ex, const struct exec_op *op,
+                        const struct exec_grad_args *a)
+{
+    (void)ex;
+    int st = exec_fused_act_backward(op, a);
+    for (size_t k = 0; st == PROF_OK && k < op->layer->input_count; k++) {
+        float *gx = a->gxs ? a->gxs[k] : NULL;
+        if (!gx) {
+            continue;
+        }
+        if (a->gx_add && a->gx_add[k]) {
+            const float *pair[2] = {gx, a->g};
+            st = exec_kern_status(kern_nn_add_f32(gx, pair, 2, op->out_n));
+        } else {
+            memcpy(gx, a->g, op->out_n * sizeof(float));
+        }
+    }
+    return st;
+}
+
+/* The output, for the fused activation's derivative (relu, relu6, ...:
+ * the trainer keeps no pre-activation of an add). */
+static unsigned add_reads(const struct exec_op *op, bool loss_softmax)
+{
+    return !loss_softmax && op->layer->act != MEMEST_ACT_NONE
+               ? EXEC_READS_Y
+               : 0u;
+}
+
 const struct exec_op_vtable exec_op_add = {
+    .backward_f32 = add_backward,
+    .backward_reads = add_reads,
     .scratch = add_scratch,
     .layout_caps = add_caps,
     .run_f32 = add_run_f32,

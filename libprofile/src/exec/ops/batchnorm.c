@@ -1,7 +1,9 @@
 /* A standalone batch norm, folded to a per-channel scale and shift (its
  * weights and biases): y = x * scale[c] + shift[c], then its activation.
  * fp32 and int8 compute it on the float master (int8 has no packed form
- * of it); 16-bit storage widens its 16-bit copy. */
+ * of it); 16-bit storage widens its 16-bit copy. The trainer runs it in
+ * training mode instead (exec_bn_train_f32, exec_bn_eval_f32, bn_backward:
+ * gamma and beta in place of the scale and shift, see ops.h). */
 #include <math.h>
 
 #include "edgefit/kernels.h"
@@ -54,7 +56,137 @@ static int bn_run_f32(prof_exec *ex, const struct exec_op *op,
     return exec_then_act(ex, op, a, st);
 }
 
+/* The positions of one channel: hw_out of each of the batch's samples
+ * (rank 1: one, the feature; rank 2 and 3: the rest of the sample). */
+static size_t bn_count(const prof_exec *ex, const struct exec_op *op)
+{
+    return ex->batch * op->hw_out;
+}
+
+/* y = gamma (x - mean) inv + beta over channel c's positions. */
+static void bn_apply(const prof_exec *ex, const struct exec_op *op,
+                     const float *x, float *y, size_t c, double mean,
+                     double inv)
+{
+    const size_t C = op->c_out, hw = op->hw_out;
+    const float scale = (float)((double)op->w[c] * inv);
+    const float shift = (float)((double)op->b[c] - mean * (double)op->w[c] *
+                                                       inv);
+    for (size_t b = 0; b < ex->batch; b++) {
+        const float *xs = x + (b * C + c) * hw;
+        float *ys = y + (b * C + c) * hw;
+        for (size_t k = 0; k < hw; k++) {
+            ys[k] = xs[k] * scale + shift;
+        }
+    }
+}
+
+/* Mean and biased variance in double (two passes: the mean first, so the
+ * variance does not cancel). PyTorch normalises with the biased variance
+ * and keeps the unbiased one, n / (n - 1) times it, in its running
+ * variance; the trainer refuses a batch norm with one value per channel
+ * (n = 1), as PyTorch does in training. */
+int exec_bn_train_f32(const prof_exec *ex, const struct exec_op *op,
+                      const float *x, float *y, float *stat, float *run)
+{
+    const size_t C = op->c_out, hw = op->hw_out, n = bn_count(ex, op);
+    const double eps = op->layer->bn_epsilon, m = EXEC_BN_MOMENTUM;
+    for (size_t c = 0; c < C; c++) {
+        double sum = 0.0, sq = 0.0;
+        for (size_t b = 0; b < ex->batch; b++) {
+            const float *xs = x + (b * C + c) * hw;
+            for (size_t k = 0; k < hw; k++) {
+                sum += xs[k];
+            }
+        }
+        const double mean = sum / (double)n;
+        for (size_t b = 0; b < ex->batch; b++) {
+            const float *xs = x + (b * C + c) * hw;
+            for (size_t k = 0; k < hw; k++) {
+                const double d = xs[k] - mean;
+                sq += d * d;
+            }
+        }
+        const double var = sq / (double)n;
+        const double inv = 1.0 / sqrt(var + eps);
+        stat[c] = (float)mean;
+        stat[C + c] = (float)inv;
+        bn_apply(ex, op, x, y, c, mean, inv);
+        const double unbiased = n > 1 ? sq / (double)(n - 1) : var;
+        run[c] = (float)((1.0 - m) * run[c] + m * mean);
+        run[C + c] = (float)((1.0 - m) * run[C + c] + m * unbiased);
+    }
+    return PROF_OK;
+}
+
+int exec_bn_eval_f32(const prof_exec *ex, const struct exec_op *op,
+                     const float *x, float *y, const float *run)
+{
+    const size_t C = op->c_out;
+    for (size_t c = 0; c < C; c++) {
+        bn_apply(ex, op, x, y, c, run[c],
+                 1.0 / sqrt((double)run[C + c] + op->layer->bn_epsilon));
+    }
+    return PROF_OK;
+}
+
+/* With xhat = (x - mean) inv and dy the gradient after the fused
+ * activation, over the n positions of each channel:
+ *   dbeta = sum dy, dgamma = sum dy xhat,
+ *   dx = gamma inv / n (n dy - dbeta - xhat dgamma),
+ * the batch statistics' own derivatives included (sums in double). */
+static int bn_backward(prof_exec *ex, const struct exec_op *op,
+                       const struct exec_grad_args *a)
+{
+    const int st = exec_fused_act_backward(op, a);
+    if (st != PROF_OK) {
+        return st;
+    }
+    if (!a->stat) {
+        return PROF_E_INVALID; /* the trainer's forward gave no statistics */
+    }
+    const size_t C = op->c_out, hw = op->hw_out, n = bn_count(ex, op);
+    for (size_t c = 0; c < C; c++) {
+        const double mean = a->stat[c], inv = a->stat[C + c];
+        double sg = 0.0, sgx = 0.0;
+        for (size_t b = 0; b < ex->batch; b++) {
+            const float *xs = a->x + (b * C + c) * hw;
+            const float *gs = a->g + (b * C + c) * hw;
+            for (size_t k = 0; k < hw; k++) {
+                sg += gs[k];
+                sgx += gs[k] * ((xs[k] - mean) * inv);
+            }
+        }
+        a->gw[c] = (float)sgx;
+        a->gb[c] = (float)sg;
+        if (!a->gx) {
+            continue;
+        }
+        const double k0 = (double)op->w[c] * inv / (double)n;
+        for (size_t b = 0; b < ex->batch; b++) {
+            const float *xs = a->x + (b * C + c) * hw;
+            const float *gs = a->g + (b * C + c) * hw;
+            float *dx = a->gx + (b * C + c) * hw;
+            for (size_t k = 0; k < hw; k++) {
+                const double xhat = (xs[k] - mean) * inv;
+                dx[k] = (float)(k0 * ((double)n * gs[k] - sg - xhat * sgx));
+            }
+        }
+    }
+    return PROF_OK;
+}
+
+/* The input (xhat), and the output for the fused activation. */
+static unsigned bn_reads(const struct exec_op *op, bool loss_softmax)
+{
+    return EXEC_READS_X | (!loss_softmax && op->layer->act != MEMEST_ACT_NONE
+                               ? EXEC_READS_Y
+                               : 0u);
+}
+
 const struct exec_op_vtable exec_op_batchnorm = {
+    .backward_f32 = bn_backward,
+    .backward_reads = bn_reads,
     .plan = bn_plan,
     .scratch = bn_scratch,
     .init_params = bn_init,

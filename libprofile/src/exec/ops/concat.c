@@ -1,6 +1,8 @@
 /* A concat along one axis of a sample of two or more inputs, read from
  * the arena: fp32 and 16-bit join the stored bits, int8 dequantises each
- * input with its own scale and quantises the whole with one. */
+ * input with its own scale and quantises the whole with one. The
+ * trainer joins float buffers and splits the gradient (concat_walk). */
+#include <stdint.h>
 #include <string.h>
 
 #include "edgefit/kernels.h"
@@ -90,7 +92,65 @@ static int concat_run_s8(prof_exec *ex, const struct exec_op *op)
     return st == PROF_OK ? exec_quantize_out(ex, op) : st;
 }
 
+/* The trainer's concat on float buffers: each input's blocks in the order
+ * concat_blocks walks them. to_whole: parts[j] into whole (the forward);
+ * otherwise whole's blocks into parts[j] (the backward: the output's
+ * gradient split along the axis), written, or added when add[j]. A NULL
+ * part is skipped (its gradient is not wanted). */
+static int concat_walk(const prof_exec *ex, const struct exec_op *op,
+                       float *const *parts, float *whole, bool to_whole,
+                       const bool *add)
+{
+    const struct memest_layer *L = op->layer;
+    const size_t out_sample = op->out_n / ex->batch;
+    size_t outer = 1;
+    for (unsigned d = 0; d < L->concat_axis && d < L->out_shape.rank; d++) {
+        outer *= (size_t)L->out_shape.dim[d];
+    }
+    for (size_t b = 0; b < ex->batch; b++) {
+        size_t at = b * out_sample;
+        for (size_t o = 0; o < outer; o++) {
+            for (size_t j = 0; j < L->input_count; j++) {
+                const size_t sample = ex->t_n[L->inputs[j]] / ex->batch;
+                const size_t n = sample / outer;
+                float *part = parts[j] ? parts[j] + b * sample + o * n : NULL;
+                if (part && to_whole) {
+                    memcpy(whole + at, part, n * sizeof(float));
+                } else if (part && add && add[j]) {
+                    for (size_t e = 0; e < n; e++) {
+                        part[e] += whole[at + e];
+                    }
+                } else if (part) {
+                    memcpy(part, whole + at, n * sizeof(float));
+                }
+                at += n;
+            }
+        }
+    }
+    return PROF_OK;
+}
+
+int exec_concat_train_f32(const prof_exec *ex, const struct exec_op *op,
+                          const float *const *xs, float *y)
+{
+    /* the forward only reads the parts: the cast drops the const that
+     * the backward's direction needs off */
+    return concat_walk(ex, op, (float *const *)(uintptr_t)xs, y, true, NULL);
+}
+
+/* The output's gradient split by the concat axis into the inputs'. A
+ * concat applies no activation (the format gives it no act=). */
+static int concat_backward(prof_exec *ex, const struct exec_op *op,
+                           const struct exec_grad_args *a)
+{
+    if (!a->gxs) {
+        return PROF_OK;
+    }
+    return concat_walk(ex, op, a->gxs, a->g, false, a->gx_add);
+}
+
 const struct exec_op_vtable exec_op_concat = {
+    .backward_f32 = concat_backward,
     .run_f32 = concat_run_f32,
     .run_16 = concat_run_16,
     .run_s8 = concat_run_s8,

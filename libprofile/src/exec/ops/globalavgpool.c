@@ -24,7 +24,37 @@ static int gap_run_f32(prof_exec *ex, const struct exec_op *op,
     return exec_then_act(ex, op, a, exec_kern_status(kst));
 }
 
+/* Each plane's mean: every position of plane (b, c) receives g[b, c] / hw
+ * (after the fused activation, if any). The trainer's tensors are NCHW. */
+static int gap_backward(prof_exec *ex, const struct exec_op *op,
+                        const struct exec_grad_args *a)
+{
+    const int st = exec_fused_act_backward(op, a);
+    if (st != PROF_OK || !a->gx) {
+        return st;
+    }
+    const size_t hw = op->h_in * op->w_in, planes = ex->batch * op->c_in;
+    const float inv = (float)(1.0 / (double)hw);
+    for (size_t p = 0; p < planes; p++) {
+        const float v = a->g[p] * inv;
+        float *d = a->gx + p * hw;
+        for (size_t k = 0; k < hw; k++) {
+            d[k] = v;
+        }
+    }
+    return PROF_OK;
+}
+
+static unsigned gap_reads(const struct exec_op *op, bool loss_softmax)
+{
+    return !loss_softmax && op->layer->act != MEMEST_ACT_NONE
+               ? EXEC_READS_Y
+               : 0u;
+}
+
 const struct exec_op_vtable exec_op_globalavgpool = {
+    .backward_f32 = gap_backward,
+    .backward_reads = gap_reads,
     .scratch = exec_scratch_float_input,
     .layout_caps = gap_caps,
     .run_f32 = gap_run_f32,
