@@ -188,6 +188,18 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     return CLI_EXIT_OK;
 }
 
+/* v to two significant digits: an uncalibrated device model's latency
+ * is not known better (NaN and 0 as they are). */
+static double round_sig(double v, int digits)
+{
+    if (!isfinite(v) || v == 0.0) {
+        return v;
+    }
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return strtod(buf, NULL);
+}
+
 /* The totals are judged against the measured forward pass (staging and
  * framing included), not against the sum of the operators run alone. */
 static void judge_total(struct prof_prediction_total *t, double forward_ms)
@@ -229,16 +241,18 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
     /* The original summary: the model's estimated bytes and MACs over the
      * measured forward latency, against the roof of the memory level that
      * holds the data (a first pass finds the bytes and the achieved rate)
-     * and the device's peak for this precision. */
+     * and the peak for this precision. The latency was measured on this
+     * machine, so the roofs are this machine's whatever --device names:
+     * a host's time over a board's peak is no utilisation of anything. */
     /* the peak of the cores the run used */
-    r->peak_gmacs = prof_device_peak_threads(&r->device, o->precision,
+    r->peak_gmacs = prof_device_peak_threads(&r->host, o->precision,
                                              o->threads);
-    double roof_gbps = r->device.bandwidth_gbps;
+    double roof_gbps = r->host.bandwidth_gbps;
     st = prof_summarize_model(r->model, o->batch, o->precision,
                               r->prof.forward_ms, roof_gbps, r->peak_gmacs,
                               &r->summary);
     if (st == PROF_OK) {
-        st = prof_bandwidth_roof(&r->device,
+        st = prof_bandwidth_roof(&r->host,
                                  (uint64_t)r->summary.estimated_total_bytes,
                                  r->summary.achieved_bandwidth_gbps,
                                  &r->roof_level, &roof_gbps);
@@ -279,13 +293,36 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
              r->n_layers, 100.0 * (isfinite(r->regime_share) ? r->regime_share
                                                            : 0.0),
              mem ? "memory bandwidth" : "the compute peak");
-    r->energy_proxy_j =
-        r->device.power_watts > 0.0
-            ? r->device.power_watts * r->prof.forward_ms / 1000.0
-            : NAN;
-    judge_total(&r->total, r->prof.forward_ms);
+    /* Energy is one machine's power times the same machine's latency:
+     * the host's measured forward pass with the power given for it, or
+     * the device's predicted latency with the device's power. */
+    if (r->device_is_host) {
+        r->energy_proxy_j =
+            r->device.power_watts > 0.0
+                ? r->device.power_watts * r->prof.forward_ms / 1000.0
+                : NAN;
+    } else {
+        r->energy_proxy_j = r->total.energy_proxy_j;
+    }
+    /* A prediction is judged only against a measurement of the machine
+     * it predicts: the device's total has none until it runs there. */
+    if (r->device_is_host) {
+        judge_total(&r->total, r->prof.forward_ms);
+    } else {
+        r->total.measured_ms = NAN;
+        r->total.relative_error = NAN;
+    }
     judge_total(&r->host_total, r->prof.forward_ms);
     judge_total(&r->dram_total, r->prof.forward_ms);
+    /* The device's roofline is a lower bound; how far this machine runs
+     * above its own (cache-aware) roofline is the nearest measured hint
+     * of how far the device will, until its model is calibrated. */
+    r->host_overrun = r->host_total.predicted_ms > 0.0
+                          ? r->prof.forward_ms / r->host_total.predicted_ms
+                          : NAN;
+    r->device_latency_lower_ms = round_sig(r->total.predicted_ms, 2);
+    r->device_latency_realistic_ms =
+        round_sig(r->total.predicted_ms * r->host_overrun, 2);
     return CLI_EXIT_OK;
 }
 
@@ -466,6 +503,7 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         CLI_TEXT("model_bound", prof_bound_name(s->bound)),
         CLI_TEXT("reading", s->reading),
         CLI_REAL("compute_utilization", s->compute_utilization),
+        CLI_BOOL("compute_above_peak", s->above_peak),
         /* the run */
         CLI_TEXT("model", memest_model_name(r->model)),
         CLI_UINT("batch_size", o->batch),
@@ -476,7 +514,15 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         CLI_REAL("operator_sum_ms", r->prof.operator_sum_ms),
         CLI_REAL("framing_ms", r->prof.framing_ms),
         CLI_REAL("predicted_ms", r->total.predicted_ms),
+        /* host prediction against host measurement only: empty under a
+         * --device other than the host */
         CLI_REAL("prediction_error", r->total.relative_error),
+        /* the machine whose roofs the utilisations above are against */
+        CLI_TEXT("utilization_machine", "host"),
+        CLI_REAL("device_latency_lower_bound_ms", r->device_latency_lower_ms),
+        CLI_REAL("host_roofline_overrun", r->host_overrun),
+        CLI_REAL("device_latency_realistic_ms",
+                 r->device_latency_realistic_ms),
         /* one regime: the bound of most of the predicted time */
         CLI_TEXT("regime", prof_bound_name(r->regime)),
         CLI_UINT("regime_layers", r->regime_layers),
@@ -491,6 +537,11 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         CLI_REAL("host_dram_mean_abs_error",
                  r->dram_total.mean_abs_relative_error),
         CLI_REAL("input_staging_ms", r->prof.ops[0].latency_ms),
+        /* the device's roofs, which only its predictions use */
+        CLI_REAL("device_peak_gmacs",
+                 prof_device_peak_threads(&r->device, o->precision,
+                                          o->threads)),
+        CLI_REAL("device_bandwidth_gbps", r->device.bandwidth_gbps),
         CLI_REAL("host_peak_gmacs",
                  prof_device_peak_threads(&r->host, o->precision,
                                           o->threads)),

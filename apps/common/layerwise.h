@@ -58,12 +58,18 @@ struct layerwise {
     struct prof_prediction_total total, host_total, dram_total;
     struct prof_hw_summary summary;
     unsigned roof_level;   /* the memory level the summary's roof is */
-    double peak_gmacs;     /* the device's peak for the precision */
+    double peak_gmacs;     /* this machine's peak for the precision and
+                              threads: the summary is of the run measured */
     enum prof_bound regime; /* the bound of most of the predicted time */
     double regime_share;    /* that share of the predicted time */
     size_t regime_layers, n_layers;
     char regime_text[200];
-    double energy_proxy_j;
+    double energy_proxy_j; /* one machine's power x its own latency */
+    /* this machine's measured forward over its own cache-aware roofline;
+     * the device's roofline lower bound and that bound times the
+     * over-run, both to 2 significant digits */
+    double host_overrun;
+    double device_latency_lower_ms, device_latency_realistic_ms;
     art_table *layers;
     art_table *layers_view; /* the terminal's */
     art_table *hw;

@@ -221,12 +221,25 @@ static void print_summary(const struct options *o, const struct layerwise *r)
     printf("  input staging       %.4f ms (a copy into the arena, not a "
            "layer: not predicted)\n",
            r->prof.ops[0].latency_ms);
-    printf("  predicted on %-6s %.4f ms (%+.1f%% vs measured); ",
-           r->device.name, r->total.predicted_ms,
-           100.0 * r->total.relative_error);
+    if (r->device_is_host) {
+        printf("  predicted on %-6s %.4f ms (%+.1f%% vs measured); ",
+               r->device.name, r->total.predicted_ms,
+               100.0 * r->total.relative_error);
+    } else {
+        /* Nothing measured there: the roofline bound, and this machine's
+         * over-run of its own roofline as the realistic range. */
+        printf("  on %-16s at least %.2g ms (roofline lower bound); this "
+               "machine runs %.2gx its own roofline, so about %.2g ms "
+               "(device model not calibrated)\n  ", r->device.name,
+               r->device_latency_lower_ms, r->host_overrun,
+               r->device_latency_realistic_ms);
+    }
     if (r->device.power_watts > 0.0) {
-        printf("energy proxy %.6g J at %g W\n", r->total.energy_proxy_j,
-               r->device.power_watts);
+        printf("energy proxy %.3g J = %g W (%s) x %.4g ms (%s)\n",
+               r->energy_proxy_j, r->device.power_watts, r->device.name,
+               r->device_is_host ? r->prof.forward_ms
+                                 : r->total.predicted_ms,
+               r->device_is_host ? "measured" : "its roofline lower bound");
     } else {
         printf("energy: power unknown: give --power-watts\n");
     }
@@ -253,20 +266,21 @@ static void print_summary(const struct options *o, const struct layerwise *r)
                l->triad.gbps, l->triad.gbps_min,
                i + 1 < r->cal.level_count ? "," : "\n");
     }
-    printf("  bandwidth           %.4g GB/s achieved against the %s roof of "
-           "%.4g GB/s (%.4g MB of data; utilisation %.3f%s)\n",
+    printf("  bandwidth           %.4g GB/s achieved against this machine's "
+           "%s roof of %.4g GB/s (%.4g MB of data; utilisation %.3f%s)\n",
            s->achieved_bandwidth_gbps, layerwise_level_name(r->roof_level),
            s->configured_memory_bandwidth_gbps,
            s->estimated_total_bytes / 1048576.0, s->bandwidth_utilization,
            s->above_roof ? ", capped: faster than every level calibrated"
                          : "");
-    printf("  compute             %.4g GMAC/s achieved of the %s peak %.4g "
-           "(utilisation %.3f)\n",
+    printf("  compute             %.4g GMAC/s achieved of this machine's %s "
+           "peak %.4g (utilisation %.3f%s)\n",
            s->achieved_gmacs, memest_precision_name(o->lw.precision),
-           s->peak_gmacs, s->compute_utilization);
+           s->peak_gmacs, s->compute_utilization,
+           s->above_peak ? ", capped: faster than the calibrated peak" : "");
     printf("  regime              %s\n", r->regime_text);
     printf("  roofline            intensity %.4g MAC/B, knee %.4g MAC/B "
-           "(the whole model, against the %s roof)\n",
+           "(the whole model, against this machine's %s roof)\n",
            s->arithmetic_intensity, s->roofline_knee,
            layerwise_level_name(r->roof_level));
     printf("  memory              arena %" PRIu64 " B (= the plan), "

@@ -16,10 +16,13 @@
 #include "edgefit/profile.h"
 
 #define DEFAULT_MODEL "mlp:784-64-10"
+/* The largest batch is searched up to the largest --batch accepted. */
+#define LARGEST_SEARCH_LIMIT UINT64_C(4294967295)
 
 struct options {
     const char *model;
     uint64_t batch;
+    int have_batch;           /* --batch given */
     enum memest_precision precision;
     int simulate;
     double max_memory_mb;
@@ -46,7 +49,8 @@ static void usage(FILE *f)
         "  --weights FILE        the model's weights, safetensors in PyTorch's\n"
         "                        state_dict names: checked against the model\n"
         "                        (the estimates do not depend on them)\n"
-        "  --batch N             requested batch size (default 32)\n"
+        "  --batch N             requested batch size (default: the batch\n"
+        "                        an ONNX file fixes, else 32)\n"
         "  --precision P         fp64|fp32|fp16|bf16|int8 (default fp32)\n"
         "  --max-memory-mb X     memory budget in MB (1 MB = 1024^2 bytes);\n"
         "                        turns the simulation on and fits the batch\n"
@@ -67,6 +71,10 @@ static void usage(FILE *f)
         "                        (needs --max-memory-mb or --device)\n"
         "  -h, --help, --version   this text; the version, the kernel paths\n"
         "                           built and selected, the dependencies\n"
+        "\n"
+        "The batch is fitted by peak inference memory: parameters + the\n"
+        "planned activation arena. The sum of all activations (the\n"
+        "original's estimate, total_memory_mb) is shown for reference only.\n"
         "\n"
         "Warnings (a batch capped or reduced, a budget exceeded) go to stderr\n"
         "in every format, and into memory_plan.json's \"warnings\".\n"
@@ -115,6 +123,7 @@ static int parse_args(int argc, char **argv, struct options *o)
             if (!cli_parse_u64("--batch", optarg, 1, UINT32_MAX, &o->batch)) {
                 rc = CLI_EXIT_USAGE;
             }
+            o->have_batch = 1;
             break;
         case O_PRECISION:
             if (memest_precision_parse(optarg, &o->precision) != MEMEST_OK) {
@@ -205,6 +214,11 @@ struct result {
     struct memest_run_plan plan;
     struct memest_totals totals;
     struct memest_training training, training_mixed;
+    /* Under a budget: the largest batch whose peak inference memory fits,
+     * searched up to LARGEST_SEARCH_LIMIT (capped: memory never reached
+     * the budget there). */
+    struct memest_batch_search largest;
+    uint64_t batch;           /* requested: --batch, the file's, or 32 */
     /* The plan's warnings, then the app's own (a capped batch). */
     size_t warning_count;
     const char *warnings[MEMEST_PLAN_MAX_WARNINGS + 1];
@@ -263,6 +277,10 @@ static int build_plan_doc(const struct options *o, struct result *r)
                               p->estimated_memory_mb);
     }
     if (st == ART_OK) {
+        st = art_doc_set_text(d, "memory_measure",
+                              memest_measure_name(p->measure));
+    }
+    if (st == ART_OK) {
         st = art_doc_set_texts(d, "warnings", r->warnings,
                                r->warning_count);
     }
@@ -270,14 +288,28 @@ static int build_plan_doc(const struct options *o, struct result *r)
         st = art_doc_set_text(d, "model", memest_model_name(r->model));
     }
     if (st == ART_OK) {
-        st = art_doc_set_uint(d, "requested_batch_size", o->batch);
+        st = art_doc_set_uint(d, "requested_batch_size", r->batch);
+    }
+    if (st == ART_OK) {
+        st = art_doc_set_uint(d, "model_fixed_batch_size",
+                              memest_model_fixed_batch(r->model));
     }
     if (st == ART_OK && o->simulate) {
         st = art_doc_set_real(d, "max_memory_mb", o->max_memory_mb);
     }
     if (st == ART_OK && o->simulate) {
-        st = art_doc_set_bool(d, "fits",
-                              p->estimated_memory_mb <= o->max_memory_mb);
+        st = art_doc_set_bool(d, "fits", p->fits);
+    }
+    if (st == ART_OK && o->simulate) {
+        st = art_doc_set_uint(d, "largest_batch_size", r->largest.batch);
+    }
+    if (st == ART_OK && o->simulate) {
+        st = art_doc_set_bool(d, "largest_batch_size_capped",
+                              r->largest.capped);
+    }
+    if (st == ART_OK && o->simulate) {
+        st = art_doc_set_uint(d, "largest_batch_search_limit",
+                              LARGEST_SEARCH_LIMIT);
     }
     if (st == ART_OK && o->have_device) {
         st = art_doc_set_text(d, "device", o->dev.device);
@@ -333,15 +365,26 @@ static int compute(const struct options *o, struct result *r)
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
+    /* A file that fixes its batch is planned at it: another batch would
+     * not be the model the file describes. */
+    const uint64_t fixed = memest_model_fixed_batch(r->model);
+    if (o->have_batch && fixed && o->batch != fixed) {
+        cli_error("--batch %" PRIu64 ": %s fixes the batch at %" PRIu64
+                  " (leave --batch out to plan at %" PRIu64 ")",
+                  o->batch, o->model, fixed, fixed);
+        return CLI_EXIT_USAGE;
+    }
+    r->batch = o->have_batch ? o->batch : fixed ? fixed : o->batch;
     struct memest_hw_config cfg;
     memest_hw_config_init(&cfg);
     cfg.enabled = o->simulate;
     cfg.precision = o->precision;
     cfg.batch_size_limit = o->batch_limit;
+    cfg.measure = MEMEST_MEASURE_PEAK_INFERENCE;
     if (o->simulate) {
         cfg.max_memory_mb = o->max_memory_mb;
     }
-    int st = memest_prepare_run(r->model, o->batch, &cfg, &r->plan);
+    int st = memest_prepare_run(r->model, r->batch, &cfg, &r->plan);
     if (st != MEMEST_OK) {
         return memest_failed("planning the run", st);
     }
@@ -350,18 +393,27 @@ static int compute(const struct options *o, struct result *r)
     }
     /* The original's warning says "due to memory constraints" even when
      * the limit, not the memory, capped the batch: say which. */
-    if (o->simulate && o->batch > o->batch_limit) {
+    if (o->simulate && r->batch > o->batch_limit) {
         snprintf(r->cap_warning, sizeof r->cap_warning,
                  "Requested batch %" PRIu64 " is above --batch-limit %" PRIu64
                  "; the plan starts from %" PRIu64 ".",
-                 o->batch, o->batch_limit, o->batch_limit);
+                 r->batch, o->batch_limit, o->batch_limit);
         r->warnings[r->warning_count++] = r->cap_warning;
-    } else if (!o->simulate && o->batch > o->batch_limit) {
+    } else if (!o->simulate && r->batch > o->batch_limit) {
         snprintf(r->cap_warning, sizeof r->cap_warning,
                  "--batch-limit %" PRIu64 " has no effect without a budget "
                  "(--max-memory-mb or --device); batch %" PRIu64 " is "
-                 "planned as requested.", o->batch_limit, o->batch);
+                 "planned as requested.", o->batch_limit, r->batch);
         r->warnings[r->warning_count++] = r->cap_warning;
+    }
+    if (o->simulate) {
+        st = memest_largest_batch(r->model, o->max_memory_mb, o->precision,
+                                  LARGEST_SEARCH_LIMIT,
+                                  MEMEST_MEASURE_PEAK_INFERENCE,
+                                  MEMEST_OPT_SGD, &r->largest);
+        if (st != MEMEST_OK) {
+            return memest_failed("fitting the batch", st);
+        }
     }
     const uint64_t batch = r->plan.batch_size;
     st = memest_estimate_totals(r->model, batch, o->precision, &r->totals);
@@ -393,6 +445,13 @@ static int compute(const struct options *o, struct result *r)
     return CLI_EXIT_OK;
 }
 
+/* Signed difference a - b of two byte counts, in MB. */
+static double diff_mb(uint64_t a, uint64_t b)
+{
+    return a >= b ? (double)(a - b) / 1048576.0
+                  : -((double)(b - a) / 1048576.0);
+}
+
 static void print_summary(const struct options *o, const struct result *r)
 {
     const struct memest_totals *t = &r->totals;
@@ -401,31 +460,68 @@ static void print_summary(const struct options *o, const struct result *r)
            memest_precision_name(o->precision), p->batch_size);
     printf("  parameters        %" PRIu64 " (%.6f MB)\n", t->parameter_count,
            t->parameter_mb);
-    printf("  activations       %" PRIu64 " elements (%.6f MB)\n",
-           t->activation_elements, t->activation_mb);
-    printf("  total             %.6f MB\n", t->total_mb);
     printf("  peak inference    %.6f MB: parameters + an arena of %.6f MB "
-           "(no plan below %.6f MB)\n",
+           "(no plan below %.6f MB); the batch is fitted by this\n",
            t->peak_inference_mb, (double)t->arena_bytes / 1048576.0,
            (double)t->live_lower_bound_bytes / 1048576.0);
+    printf("  activations       %" PRIu64 " elements (%.6f MB) summed, every "
+           "output kept\n", t->activation_elements, t->activation_mb);
+    printf("  total             %.6f MB: parameters + activations summed "
+           "(the original's estimate; a bound, not what a run holds)\n",
+           t->total_mb);
     printf("  MACs              %" PRIu64 "\n", t->macs);
+    /* Each training figure is what libprofile's trainer allocates, all of
+     * it: mixed precision halves the activations but computes each 16-bit
+     * operator in fp32 staging buffers, so on a model with small
+     * activations it needs more than fp32 (edgefit-bench's
+     * mixed_precision table is TinyTorch's formula for Adam, without
+     * working buffers, on other sizes). Say which term wins. */
+    const struct memest_training *f = &r->training, *m = &r->training_mixed;
+    const double change = f->total_bytes
+        ? 100.0 * diff_mb(m->total_bytes, f->total_bytes) /
+              ((double)f->total_bytes / 1048576.0)
+        : 0.0;
     char training[40];
     snprintf(training, sizeof training, "training (%s)",
              memest_optimizer_name(o->optimizer));
-    printf("  %-17s %.6f MB; mixed precision %.6f MB\n", training,
-           r->training.total_mb, r->training_mixed.total_mb);
+    printf("  %-17s %.6f MB at %s: parameters, gradients, optimizer state, "
+           "activations kept for backward, working buffers\n", training,
+           f->total_mb, memest_precision_name(o->precision));
+    printf("  mixed precision   %.6f MB (%+.0f%%): activations %+.6f MB, "
+           "gradients %+.6f MB, working buffers %+.6f MB (fp32 staging of "
+           "16-bit operators), parameters and state %+.6f MB\n",
+           m->total_mb, change,
+           diff_mb(m->activation_bytes, f->activation_bytes),
+           diff_mb(m->gradient_bytes, f->gradient_bytes),
+           diff_mb(m->working_bytes, f->working_bytes),
+           diff_mb(m->parameter_bytes + m->optimizer_state_bytes,
+                   f->parameter_bytes + f->optimizer_state_bytes));
     if (p->enabled) {
-        const int fits = p->estimated_memory_mb <= o->max_memory_mb;
         printf("plan: batch %" PRIu64 " of %" PRIu64 " requested, %s, "
-               "%.6f MB %s %.4f MB%s%s (batch limit %" PRIu64 ")\n",
-               p->batch_size, o->batch, memest_precision_name(p->precision),
-               p->estimated_memory_mb, fits ? "within" : "EXCEEDS",
+               "peak inference memory %.6f MB %s %.4f MB%s%s (batch limit "
+               "%" PRIu64 ")\n",
+               p->batch_size, r->batch, memest_precision_name(p->precision),
+               p->estimated_memory_mb, p->fits ? "within" : "EXCEEDS",
                o->max_memory_mb, o->have_device ? " of " : "",
                o->have_device ? o->dev.device : "", o->batch_limit);
+        const struct memest_batch_search *l = &r->largest;
+        if (l->capped) {
+            printf("memory is not a constraint: %.3g MB of %.6g MB at batch "
+                   "%" PRIu64 "; any batch up to %" PRIu64 " fits\n",
+                   t->peak_inference_mb, o->max_memory_mb, p->batch_size,
+                   l->batch);
+        } else if (l->batch == 0) {
+            printf("no batch fits: batch 1 needs %.6f MB of peak inference "
+                   "memory, over %.4f MB\n", l->memory_mb, o->max_memory_mb);
+        } else {
+            printf("largest batch within %.4f MB: %" PRIu64 " (%.6f MB of "
+                   "peak inference memory)\n", o->max_memory_mb, l->batch,
+                   l->memory_mb);
+        }
     } else {
         printf("plan: simulation off (give --max-memory-mb or --device), "
-               "batch %" PRIu64 ", %.6f MB\n", p->batch_size,
-               p->estimated_memory_mb);
+               "batch %" PRIu64 ", peak inference memory %.6f MB\n",
+               p->batch_size, p->estimated_memory_mb);
     }
 }
 
@@ -491,13 +587,11 @@ int main(int argc, char **argv)
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_artifacts(o.co.out_dir, &r);
     }
-    double need_mb = 0.0;
     if (rc == CLI_EXIT_OK && o.co.strict && r.plan.enabled &&
-        memest_total_memory_mb(r.model, r.plan.batch_size, o.precision,
-                               &need_mb) == MEMEST_OK &&
-        need_mb > o.max_memory_mb) {
-        cli_error("--strict: the model needs %.6f MB at batch %" PRIu64
-                  ", over the %.4f MB budget", need_mb, r.plan.batch_size,
+        !r.plan.fits) {
+        cli_error("--strict: the model needs %.6f MB of peak inference "
+                  "memory at batch %" PRIu64 ", over the %.4f MB budget",
+                  r.totals.peak_inference_mb, r.plan.batch_size,
                   o.max_memory_mb);
         rc = CLI_EXIT_CONSTRAINT;
     }

@@ -344,6 +344,11 @@ static int prepare(const struct options *o, struct result *r)
     hw.compute_speed_factor = o->speed_factor;
     hw.precision = o->precision;
     hw.batch_size_limit = o->batch_limit;
+    /* The plan fits what the trainer will allocate (libprofile checks its
+     * buffers against the same libmemest figure), not an inference
+     * estimate. */
+    hw.measure = MEMEST_MEASURE_TRAINING;
+    hw.optimizer = o->optimizer;
     int st = memest_prepare_run(r->model, o->batch, &hw, &r->plan);
     if (st != MEMEST_OK) {
         cli_error("planning the run: %s", memest_strerror(st));
@@ -682,6 +687,10 @@ static art_doc *setup_doc(const struct result *r, int *st)
     set_text(d, "precision_mode", memest_precision_mode_name(p->precision),
              st);
     set_real(d, "estimated_memory_mb", p->estimated_memory_mb, st);
+    set_text(d, "memory_measure", memest_measure_name(p->measure), st);
+    if (p->enabled) {
+        set_bool(d, "fits", p->fits, st);
+    }
     if (*st == ART_OK) {
         *st = art_doc_set_texts(d, "warnings", warnings, p->warning_count);
     }
@@ -777,11 +786,16 @@ static void print_summary(const struct options *o, const struct result *r)
            memest_model_name(r->model), memest_precision_name(o->precision),
            memest_optimizer_name(o->optimizer), p->batch_size, o->batch,
            r->train.count, r->test.count);
+    const struct prof_train_memory *m = &r->mem;
+    const double allocated_mb = (double)m->total_bytes / 1048576.0;
     if (p->enabled) {
-        printf("  plan              %.6f MB (parameters + activations, %s) "
-               "within %.4f MB\n",
-               p->estimated_memory_mb, memest_precision_mode_name(p->precision),
-               o->max_memory_mb);
+        /* The plan and the allocation are the same quantity (the trainer
+         * checks its buffers against libmemest's training estimate), so
+         * each is compared with the budget on its own figure. */
+        printf("  plan              %.6f MB of training memory (%s) %s "
+               "%.4f MB\n", p->estimated_memory_mb,
+               memest_precision_mode_name(p->precision),
+               p->fits ? "within" : "EXCEEDS", o->max_memory_mb);
     }
     printf("  training_time_s   %.6f; artificial_delay_s %.6f (speed factor "
            "%g%s); effective_time_s %.6f\n",
@@ -806,17 +820,16 @@ static void print_summary(const struct options *o, const struct result *r)
                               : o->loss_scale,
                r->epochs.skipped_steps, r->scale_event_count);
     }
-    const struct prof_train_memory *m = &r->mem;
-    /* The plan above counts what the original counted (parameters and
-     * activations); training needs this much more, which is shown so the
-     * two are not confused. */
     printf("  training memory   %.6f MB = %" PRIu64 " B allocated (parameters "
            "%" PRIu64 ", gradients %" PRIu64 ", optimizer state %" PRIu64
            ", activations %" PRIu64 ", working %" PRIu64
-           "); libmemest's training estimate %" PRIu64 " B\n",
-           (double)m->total_bytes / 1048576.0, m->total_bytes,
+           "); libmemest's training estimate %" PRIu64 " B%s\n",
+           allocated_mb, m->total_bytes,
            m->parameter_bytes, m->gradient_bytes, m->optimizer_state_bytes,
-           m->activation_bytes, m->working_bytes, m->estimate_total_bytes);
+           m->activation_bytes, m->working_bytes, m->estimate_total_bytes,
+           !p->enabled ? ""
+           : allocated_mb <= o->max_memory_mb ? "; within the budget"
+                                              : "; OVER the budget");
     for (size_t i = 0; i < p->warning_count; i++) {
         printf("warning: %s\n", p->warnings[i]);
     }

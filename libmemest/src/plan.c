@@ -16,19 +16,114 @@ static int bad_budget(double mb)
     return !isfinite(mb) || mb < 0.0;
 }
 
-int memest_fit_batch(const memest_model *model, uint64_t requested_batch,
-                     double max_memory_mb, enum memest_precision precision,
-                     uint64_t batch_limit, uint64_t *out_batch)
+const char *memest_measure_name(enum memest_measure measure)
+{
+    switch (measure) {
+    case MEMEST_MEASURE_PEAK_INFERENCE:
+        return "peak_inference";
+    case MEMEST_MEASURE_TRAINING:
+        return "training";
+    }
+    return NULL;
+}
+
+/* The words of a warning: the name with '_' read as ' '. */
+static const char *measure_words(enum memest_measure measure)
+{
+    switch (measure) {
+    case MEMEST_MEASURE_PEAK_INFERENCE:
+        return "peak inference";
+    case MEMEST_MEASURE_TRAINING:
+        return "training";
+    }
+    return "?";
+}
+
+int memest_measure_mb(const memest_model *model, uint64_t batch,
+                      enum memest_precision precision,
+                      enum memest_measure measure, enum memest_optimizer opt,
+                      double *out_mb)
+{
+    if (model == NULL || out_mb == NULL ||
+        memest_precision_bytes(precision) == 0 ||
+        memest_measure_name(measure) == NULL ||
+        memest_optimizer_name(opt) == NULL) {
+        return MEMEST_E_INVALID;
+    }
+    if (batch == 0) {
+        return MEMEST_E_RANGE;
+    }
+    switch (measure) {
+    case MEMEST_MEASURE_PEAK_INFERENCE: {
+        struct memest_totals t;
+        int st = memest_estimate_totals(model, batch, precision, &t);
+        if (st == MEMEST_OK) {
+            *out_mb = t.peak_inference_mb;
+        }
+        return st;
+    }
+    case MEMEST_MEASURE_TRAINING: {
+        /* libprofile's trainer: 16-bit precisions train mixed, int8 is
+         * quantised after an fp32 training */
+        struct memest_training t;
+        int st = MEMEST_E_INVALID;
+        switch (precision) {
+        case MEMEST_FP16:
+        case MEMEST_BF16:
+            st = memest_training_memory_mixed(model, batch, opt, &t);
+            break;
+        case MEMEST_INT8:
+            st = memest_training_memory(model, batch, MEMEST_FP32, opt, &t);
+            break;
+        case MEMEST_FP32:
+        case MEMEST_FP64:
+            st = memest_training_memory(model, batch, precision, opt, &t);
+            break;
+        }
+        if (st == MEMEST_OK) {
+            *out_mb = t.total_mb;
+        }
+        return st;
+    }
+    }
+    return MEMEST_E_INVALID;
+}
+
+/* Whether `batch` fits: a batch whose bytes overflow does not. */
+static int fits_at(const memest_model *model, uint64_t batch,
+                   double max_memory_mb, enum memest_precision precision,
+                   enum memest_measure measure, enum memest_optimizer opt,
+                   int *fits)
+{
+    double mb;
+    int st = memest_measure_mb(model, batch, precision, measure, opt, &mb);
+    if (st == MEMEST_E_OVERFLOW) {
+        *fits = 0;
+        return MEMEST_OK;
+    }
+    if (st == MEMEST_OK) {
+        *fits = mb <= max_memory_mb;
+    }
+    return st;
+}
+
+int memest_fit_batch_measure(const memest_model *model,
+                             uint64_t requested_batch, double max_memory_mb,
+                             enum memest_precision precision,
+                             uint64_t batch_limit, enum memest_measure measure,
+                             enum memest_optimizer opt, uint64_t *out_batch)
 {
     uint64_t capped;
     uint64_t low;
     uint64_t high;
     uint64_t feasible = 0;
-    double mb;
+    int fits = 0;
     int st;
 
     if (model == NULL || out_batch == NULL ||
-        memest_precision_bytes(precision) == 0) {
+        memest_precision_bytes(precision) == 0 ||
+        memest_measure_name(measure) == NULL ||
+        memest_optimizer_name(opt) == NULL) {
         return MEMEST_E_INVALID;
     }
     if (bad_budget(max_memory_mb)) {
@@ -39,24 +134,28 @@ int memest_fit_batch(const memest_model *model, uint64_t requested_batch,
     if (capped < 1) {
         capped = 1;
     }
-    st = memest_total_memory_mb(model, capped, precision, &mb);
+    st = fits_at(model, capped, max_memory_mb, precision, measure, opt,
+                 &fits);
     if (st != MEMEST_OK) {
         return st;
     }
-    if (mb <= max_memory_mb) {
+    if (fits) {
         *out_batch = capped;
         return MEMEST_OK;
     }
+    /* The memory grows with the batch (every buffer is the batch times a
+     * per-sample size), so the fitting sizes are a prefix of [1, capped]. */
     low = 1;
     high = capped;
     while (low <= high) {
         /* (low + high) // 2 without overflowing */
         uint64_t mid = low + (high - low) / 2;
-        st = memest_total_memory_mb(model, mid, precision, &mb);
+        st = fits_at(model, mid, max_memory_mb, precision, measure, opt,
+                     &fits);
         if (st != MEMEST_OK) {
             return st;
         }
-        if (mb <= max_memory_mb) {
+        if (fits) {
             feasible = mid;
             low = mid + 1;
         } else {
@@ -64,6 +163,53 @@ int memest_fit_batch(const memest_model *model, uint64_t requested_batch,
         }
     }
     *out_batch = feasible;
+    return MEMEST_OK;
+}
+
+int memest_fit_batch(const memest_model *model, uint64_t requested_batch,
+                     double max_memory_mb, enum memest_precision precision,
+                     uint64_t batch_limit, uint64_t *out_batch)
+{
+    return memest_fit_batch_measure(model, requested_batch, max_memory_mb,
+                                    precision, batch_limit,
+                                    MEMEST_MEASURE_PEAK_INFERENCE,
+                                    MEMEST_OPT_SGD, out_batch);
+}
+
+int memest_largest_batch(const memest_model *model, double max_memory_mb,
+                         enum memest_precision precision,
+                         uint64_t search_limit, enum memest_measure measure,
+                         enum memest_optimizer opt,
+                         struct memest_batch_search *out)
+{
+    struct memest_batch_search r;
+    int st;
+
+    if (out == NULL) {
+        return MEMEST_E_INVALID;
+    }
+    memset(out, 0, sizeof *out);
+    if (search_limit == 0) {
+        return MEMEST_E_RANGE;
+    }
+    memset(&r, 0, sizeof r);
+    r.budget_mb = max_memory_mb;
+    r.measure = measure;
+    st = memest_fit_batch_measure(model, search_limit, max_memory_mb,
+                                  precision, search_limit, measure, opt,
+                                  &r.batch);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    r.capped = r.batch == search_limit;
+    st = memest_measure_mb(model, r.batch ? r.batch : 1, precision, measure,
+                           opt, &r.memory_mb);
+    if (st == MEMEST_E_OVERFLOW) {
+        r.memory_mb = HUGE_VAL; /* batch 1 too large to count */
+    } else if (st != MEMEST_OK) {
+        return st;
+    }
+    *out = r;
     return MEMEST_OK;
 }
 
@@ -136,6 +282,8 @@ void memest_hw_config_init(struct memest_hw_config *config)
     config->compute_speed_factor = 1.0;
     config->precision = MEMEST_FP32;
     config->batch_size_limit = 128;
+    config->measure = MEMEST_MEASURE_PEAK_INFERENCE;
+    config->optimizer = MEMEST_OPT_SGD;
 }
 
 /* Python's round(x, 6): the correctly rounded 6-decimal text (glibc's
@@ -164,7 +312,9 @@ int memest_prepare_run(const memest_model *model, uint64_t requested_batch,
         memset(plan, 0, sizeof *plan);
     }
     if (model == NULL || config == NULL || plan == NULL ||
-        memest_precision_bytes(config->precision) == 0) {
+        memest_precision_bytes(config->precision) == 0 ||
+        memest_measure_name(config->measure) == NULL ||
+        memest_optimizer_name(config->optimizer) == NULL) {
         return MEMEST_E_INVALID;
     }
     if (requested_batch == 0 || bad_budget(config->max_memory_mb) ||
@@ -175,11 +325,12 @@ int memest_prepare_run(const memest_model *model, uint64_t requested_batch,
     }
     memset(&p, 0, sizeof p);
     p.precision = config->precision;
+    p.measure = config->measure;
     if (!config->enabled) {
         p.enabled = 0;
         p.batch_size = requested_batch;
-        st = memest_total_memory_mb(model, requested_batch, p.precision,
-                                    &projected);
+        st = memest_measure_mb(model, requested_batch, p.precision,
+                               p.measure, config->optimizer, &projected);
         if (st != MEMEST_OK) {
             return st;
         }
@@ -188,27 +339,40 @@ int memest_prepare_run(const memest_model *model, uint64_t requested_batch,
         return MEMEST_OK;
     }
     p.enabled = 1;
-    st = memest_fit_batch(model, requested_batch, config->max_memory_mb,
-                          p.precision, config->batch_size_limit, &adjusted);
+    st = memest_fit_batch_measure(model, requested_batch,
+                                  config->max_memory_mb, p.precision,
+                                  config->batch_size_limit, p.measure,
+                                  config->optimizer, &adjusted);
     if (st != MEMEST_OK) {
         return st;
     }
-    if (adjusted == 0) {
-        snprintf(p.warnings[p.warning_count++], MEMEST_WARNING_TEXT_MAX,
-                 "Model cannot run under current memory and precision "
-                 "constraints; even batch_size=1 exceeds max_memory_mb.");
+    const int none_fits = adjusted == 0;
+    if (none_fits) {
         adjusted = 1;
     }
-    st = memest_total_memory_mb(model, adjusted, p.precision, &projected);
+    st = memest_measure_mb(model, adjusted, p.precision, p.measure,
+                           config->optimizer, &projected);
     if (st != MEMEST_OK) {
         return st;
     }
-    if (projected > config->max_memory_mb) {
+    const char *what = measure_words(p.measure);
+    if (none_fits) {
+        /* The run still proceeds at batch 1, as the original's did; the
+         * warning says so, so that no "reduced" line follows it as if 1
+         * had been chosen to fit. */
         snprintf(p.warnings[p.warning_count++], MEMEST_WARNING_TEXT_MAX,
-                 "Projected memory (%.4f MB) exceeds limit (%.4f MB).",
-                 projected, config->max_memory_mb);
+                 "Model cannot run under current memory and precision "
+                 "constraints; even batch_size=1 needs %.4f MB of %s "
+                 "memory, over max_memory_mb; the run proceeds at batch 1.",
+                 projected, what);
     }
-    if (adjusted < requested_batch) {
+    p.fits = projected <= config->max_memory_mb;
+    if (!p.fits) {
+        snprintf(p.warnings[p.warning_count++], MEMEST_WARNING_TEXT_MAX,
+                 "Projected %s memory (%.4f MB) exceeds limit (%.4f MB).",
+                 what, projected, config->max_memory_mb);
+    }
+    if (!none_fits && adjusted < requested_batch) {
         snprintf(p.warnings[p.warning_count++], MEMEST_WARNING_TEXT_MAX,
                  "Batch size reduced from %" PRIu64 " to %" PRIu64
                  " due to memory constraints.",

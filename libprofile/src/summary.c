@@ -102,6 +102,10 @@ PROF_API int prof_summarize_hardware(const struct prof_layer_cost *layers,
     s.roofline_knee = peak_gmacs / fmax(bandwidth_gbps, 1e-9);
     s.bound = s.arithmetic_intensity < s.roofline_knee ? PROF_BOUND_MEMORY
                                                        : PROF_BOUND_COMPUTE;
+    /* As for bandwidth: a rate above the peak is a wrong peak (another
+     * machine's, or a calibration below the kernels), said, not shown
+     * as a utilisation of 1. */
+    s.above_peak = s.achieved_gmacs > peak_gmacs;
     s.compute_utilization = fmin(1.0, fmax(0.0, s.achieved_gmacs /
                                                     peak_gmacs));
     s.reading = prof_utilization_reading(s.bandwidth_utilization);

@@ -187,14 +187,23 @@ static void test_tiny_on_rpi4(void **state)
     assert_string_equal(cell_text(t, 0, "device"), "rpi4");
     assert_true(cell_real(t, 0, "estimated_total_bytes") == 92 + 72);
     assert_true(cell_real(t, 0, "estimated_total_macs") == 36);
-    assert_true(cell_real(t, 0, "configured_memory_bandwidth_gbps") ==
-                rpi4.bandwidth_gbps);
+    /* The run was measured on this machine: its utilisations are of this
+     * machine's roofs, never of the Pi's (the old summary divided the
+     * host's rate by the Pi's peak and printed "utilisation 1.000"). */
+    assert_string_equal(cell_text(t, 0, "utilization_machine"), "host");
+    const double roof = cell_real(t, 0, "configured_memory_bandwidth_gbps");
+    assert_true(roof != rpi4.bandwidth_gbps);
+    assert_true(roof >= cell_real(t, 0, "host_bandwidth_gbps"));
     const double lat = cell_real(t, 0, "latency_ms");
     const double lat_s = fmax(lat / 1000.0, 1e-9);
     const double gbps = cell_real(t, 0, "achieved_bandwidth_gbps");
     ASSERT_NEAR(gbps, 164.0 / lat_s / 1e9, 1e-9 * gbps);
     ASSERT_NEAR(cell_real(t, 0, "bandwidth_utilization"),
-                gbps / rpi4.bandwidth_gbps, 1e-9 * gbps);
+                fmin(1.0, gbps / roof), 1e-9 * gbps);
+    const double host_peak = cell_real(t, 0, "host_peak_gmacs");
+    assert_true(cell_real(t, 0, "peak_gmacs") == host_peak);
+    assert_true(cell_real(t, 0, "compute_utilization") <= 1.0);
+    assert_true(cell_real(t, 0, "bandwidth_utilization") <= 1.0);
     ASSERT_NEAR(cell_real(t, 0, "achieved_gmacs"), 36.0 / lat_s / 1e9,
                 1e-9 * (36.0 / lat_s / 1e9));
     ASSERT_NEAR(cell_real(t, 0, "intensity_mac_per_byte"), 36.0 / 164.0,
@@ -202,20 +211,39 @@ static void test_tiny_on_rpi4(void **state)
     /* one thread: one of the Pi's four cores */
     const double core_peak = rpi4.peak_gmacs / rpi4.cores;
     assert_true(cell_real(t, 0, "threads") == 1.0);
-    ASSERT_NEAR(cell_real(t, 0, "knee_mac_per_byte"),
-                core_peak / rpi4.bandwidth_gbps, 1e-12);
+    ASSERT_NEAR(cell_real(t, 0, "knee_mac_per_byte"), host_peak / roof,
+                1e-12 * host_peak / roof);
+    assert_true(cell_real(t, 0, "device_peak_gmacs") == core_peak);
+    assert_true(cell_real(t, 0, "device_bandwidth_gbps") ==
+                rpi4.bandwidth_gbps);
     assert_string_equal(cell_text(t, 0, "regime"),
                         36.0 / 164.0 < core_peak / rpi4.bandwidth_gbps
                             ? "memory"
                             : "compute");
     const double pred = cell_real(t, 0, "predicted_ms");
     ASSERT_NEAR(pred, pred_sum, 1e-12 * pred_sum);
-    /* against the measured forward pass */
-    ASSERT_NEAR(cell_real(t, 0, "prediction_error"),
-                (pred - lat) / lat, 1e-9 * fabs(pred / lat) + 1e-12);
+    /* Nothing was measured on the Pi: no prediction error (the old one
+     * compared the Pi's prediction with this machine's time); the host's
+     * own prediction is judged against the host's time. */
+    assert_false(cell_set(t, 0, "prediction_error"));
+    const double hpred = cell_real(t, 0, "host_predicted_ms");
+    ASSERT_NEAR(cell_real(t, 0, "host_prediction_error"), (hpred - lat) / lat,
+                1e-9 * fabs(hpred / lat) + 1e-12);
+    /* The device's latency: its roofline bound to 2 significant digits,
+     * and that bound times this machine's over-run of its own roofline. */
+    char two[32];
+    snprintf(two, sizeof two, "%.2g", pred);
+    assert_true(cell_real(t, 0, "device_latency_lower_bound_ms") ==
+                strtod(two, NULL));
+    const double overrun = cell_real(t, 0, "host_roofline_overrun");
+    ASSERT_NEAR(overrun, lat / hpred, 1e-9 * overrun);
+    snprintf(two, sizeof two, "%.2g", pred * overrun);
+    assert_true(cell_real(t, 0, "device_latency_realistic_ms") ==
+                strtod(two, NULL));
     ASSERT_NEAR(cell_real(t, 0, "framing_ms"),
                 lat - cell_real(t, 0, "operator_sum_ms"), 1e-12);
-    ASSERT_NEAR(cell_real(t, 0, "energy_proxy_j"), 6.5 * lat / 1000.0,
+    /* the Pi's power times the Pi's latency, never this machine's */
+    ASSERT_NEAR(cell_real(t, 0, "energy_proxy_j"), 6.5 * pred / 1000.0,
                 1e-15);
     assert_true(cell_real(t, 0, "power_watts") == 6.5);
     /* the arena is the peak plan minus parameters: the largest pair is
@@ -225,6 +253,47 @@ static void test_tiny_on_rpi4(void **state)
     art_table_destroy(t);
     free(hw_path);
     free(lw_path);
+}
+
+/* The audit: resnet8 on rpi4 at batch 1 printed "28.43 GMAC/s achieved of
+ * the fp32 peak 6 (utilisation 1.000)" and "+393% vs measured": this
+ * machine's time against the Pi's roofs. Now the utilisations are this
+ * machine's, the Pi gets its roofline bound and a realistic range, and
+ * no utilisation anywhere exceeds 1. */
+static void test_audit_no_mixed_machines(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "resnet8", "--device", "rpi4", "--batch", "1",
+        "--repeats", "2");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    assert_null(strstr(r.out, "vs measured"));
+    assert_null(strstr(r.out, "peak 6 "));
+    assert_non_null(strstr(r.out, "this machine's fp32 peak"));
+    assert_non_null(strstr(r.out, "(roofline lower bound)"));
+    assert_non_null(strstr(r.out, "its own roofline, so about"));
+    run_free(&r);
+
+    RUN(&r, "--model", "resnet8", "--device", "rpi4", "--batch", "1",
+        "--repeats", "2", "--format", "json");
+    assert_int_equal(r.status, 0);
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
+    const char *key;
+    json_t *v;
+    json_object_foreach(row, key, v) {
+        if (strstr(key, "utilization") && json_is_number(v)) {
+            assert_true(json_number_value(v) <= 1.0);
+        }
+    }
+    assert_true(json_is_null(json_object_get(row, "prediction_error")));
+    assert_true(json_number_value(json_object_get(row, "peak_gmacs")) ==
+                json_number_value(json_object_get(row, "host_peak_gmacs")));
+    json_decref(j);
+    run_free(&r);
 }
 
 static void test_json_and_host(void **state)
@@ -282,7 +351,7 @@ static void test_int8_peak(void **state)
     ASSERT_NEAR(json_number_value(json_object_get(l1, "predicted_ms")),
                 2.4e-7, 1e-18);
     json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
-    assert_true(json_number_value(json_object_get(row, "peak_gmacs")) ==
+    assert_true(json_number_value(json_object_get(row, "device_peak_gmacs")) ==
                 100.0);
     json_decref(j);
     run_free(&r);
@@ -325,7 +394,7 @@ static void test_threads(void **state)
     }
     assert_int_equal(convs, 2);
     json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
-    assert_true(json_number_value(json_object_get(row, "peak_gmacs")) ==
+    assert_true(json_number_value(json_object_get(row, "device_peak_gmacs")) ==
                 20.0);
     assert_true(json_number_value(json_object_get(row, "threads")) == 2.0);
     json_decref(j);
@@ -809,6 +878,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_on_rpi4),
+        cmocka_unit_test(test_audit_no_mixed_machines),
         cmocka_unit_test(test_json_and_host),
         cmocka_unit_test(test_table_output),
         cmocka_unit_test(test_calibration_cache),

@@ -65,7 +65,13 @@ static void test_seed_example_json(void **state)
     assert_int_equal(jint(plan, "batch_size"), 32);
     assert_string_equal(
         json_string_value(json_object_get(plan, "precision_mode")), "fp16");
-    assert_true(jreal(plan, "estimated_memory_mb") == 0.149433);
+    /* The plan speaks of peak inference memory: 101,780 B of parameters
+     * + the input and hidden buffers, (25,088 + 2,048) * 2 B = 156,052 B;
+     * the original's sum (0.149433 MB) stays as total_memory_mb. */
+    assert_true(jreal(plan, "estimated_memory_mb") == 0.148823);
+    assert_string_equal(
+        json_string_value(json_object_get(plan, "memory_measure")),
+        "peak_inference");
     assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 0);
     assert_int_equal(jint(plan, "parameter_count"), 50890);
     assert_true(jreal(plan, "parameter_memory_mb") == 101780.0 / 1048576.0);
@@ -115,6 +121,8 @@ static void test_table_output(void **state)
     assert_non_null(strstr(r.out, "output_shape"));
     assert_non_null(strstr(r.out, "1605632"));
     assert_non_null(strstr(r.out, "0.149433"));
+    assert_non_null(strstr(r.out, "peak inference memory 0.148823 MB "
+                                  "within 1.0000 MB"));
     assert_string_equal(r.err, "");
     run_free(&r);
 
@@ -194,7 +202,7 @@ static void test_fitting_and_warnings(void **state)
 {
     (void)state;
     struct run_result r;
-    /* fp32: 203,560 + 3,432 b bytes <= 0.25 MB = 262,144 B -> b = 17. */
+    /* fp32 peak: 203,560 + 3,392 b bytes <= 0.25 MB = 262,144 B -> 17. */
     RUN(&r, "--batch", "32", "--max-memory-mb", "0.25", "--batch-limit", "64",
         "--format", "json");
     assert_int_equal(r.status, 0);
@@ -208,7 +216,8 @@ static void test_fitting_and_warnings(void **state)
     json_decref(j);
     run_free(&r);
 
-    /* Nothing fits: batch 1 with all three warnings; --strict exits 3. */
+    /* Nothing fits: batch 1 (206,952 B) with two warnings, and no
+     * "reduced" after "even batch 1"; --strict exits 3. */
     RUN(&r, "--batch", "32", "--max-memory-mb", "0.1", "--format", "json",
         "--strict");
     assert_int_equal(r.status, 3);
@@ -216,9 +225,10 @@ static void test_fitting_and_warnings(void **state)
     plan = json_object_get(j, "memory_plan");
     assert_int_equal(jint(plan, "batch_size"), 1);
     w = json_object_get(plan, "warnings");
-    assert_int_equal(json_array_size(w), 3);
+    assert_int_equal(json_array_size(w), 2);
     assert_string_equal(json_string_value(json_array_get(w, 1)),
-        "Projected memory (0.1974 MB) exceeds limit (0.1000 MB).");
+        "Projected peak inference memory (0.1974 MB) exceeds limit "
+        "(0.1000 MB).");
     assert_non_null(strstr(r.err, "--strict"));
     json_decref(j);
     run_free(&r);
@@ -242,29 +252,36 @@ static void test_plan_tells_the_truth(void **state)
 {
     (void)state;
     struct run_result r;
-    /* 3 x 1e5 widths: 2e10 parameters, 76,295.85 MB at batch 1. */
+    /* 3 x 1e5 widths: 2e10 + 2e5 parameters and two 1e5 buffers,
+     * 80,001,600,000 B = 76,295.471191 MB at batch 1. */
     RUN(&r, "--model", "mlp:100000-100000-100000", "--max-memory-mb", "4096");
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.out, "within"));
-    assert_non_null(strstr(r.out, "76295.852661 MB EXCEEDS 4096.0000 MB"));
-    assert_non_null(strstr(r.err, "warning: Projected memory (76295.8527 MB) "
-                                  "exceeds limit (4096.0000 MB)."));
+    assert_non_null(strstr(r.out, "76295.471191 MB EXCEEDS 4096.0000 MB"));
+    assert_non_null(strstr(r.err, "warning: Projected peak inference memory "
+                                  "(76295.4712 MB) exceeds limit "
+                                  "(4096.0000 MB)."));
     assert_null(strstr(r.out, "warning"));
     run_free(&r);
 
+    /* Even batch 1 exceeds: said once, and never followed by "reduced
+     * from 32 to 1" as if 1 had been chosen to fit. */
     RUN(&r, "--max-memory-mb", "0.01", "--format", "csv");
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.err, "warning: Batch size reduced from 32 to 1"));
+    assert_non_null(strstr(r.err, "even batch_size=1 needs 0.1974 MB of "
+                                  "peak inference memory"));
+    assert_null(strstr(r.err, "reduced"));
     assert_null(strstr(r.out, "warning"));
     run_free(&r);
 
     RUN(&r, "--max-memory-mb", "0.01", "--format", "json");
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.err, "warning: Batch size reduced from 32 to 1"));
+    assert_null(strstr(r.err, "reduced"));
     json_t *j = parse_json(r.out);
     json_t *plan = json_object_get(j, "memory_plan");
     assert_true(json_is_false(json_object_get(plan, "fits")));
-    assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 3);
+    assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 2);
+    assert_int_equal(jint(plan, "largest_batch_size"), 0);
     json_decref(j);
     run_free(&r);
 
@@ -323,6 +340,131 @@ static void test_device_budget(void **state)
     RUN(&r, "--device", "host");
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "MB of host"));
+    run_free(&r);
+}
+
+/* The audit: resnet8 at batch 1 needs 0.484 MB of peak inference memory
+ * (77,706 * 4 = 310,824 B of parameters + three 16x32x32 fp32 buffers
+ * alive at a residual add, 3 * 65,536 B): it fits 0.6 MB, and the plan,
+ * "fits" and the text agree. The old plan measured parameters + every
+ * activation summed (0.746 MB) and said "even batch 1 exceeds". */
+static void test_audit_resnet8_fits(void **state)
+{
+    (void)state;
+    struct run_result r;
+    const double peak = (310824.0 + 196608.0) / 1048576.0;
+    RUN(&r, "--model", "resnet8", "--batch", "1", "--max-memory-mb", "0.6",
+        "--format", "json", "--strict");
+    assert_int_equal(r.status, 0);
+    json_t *j = parse_json(r.out);
+    json_t *plan = json_object_get(j, "memory_plan");
+    assert_true(json_is_true(json_object_get(plan, "fits")));
+    assert_true(jreal(plan, "peak_inference_memory_mb") == peak);
+    assert_true(fabs(jreal(plan, "estimated_memory_mb") - peak) < 5e-7);
+    assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 0);
+    /* the original's sum is still there, under its own name */
+    assert_true(jreal(plan, "total_memory_mb") > 0.6);
+    json_decref(j);
+    assert_null(strstr(r.err, "exceeds"));
+    run_free(&r);
+
+    RUN(&r, "--model", "resnet8", "--batch", "1", "--max-memory-mb", "0.6");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "peak inference memory 0.483925 MB within "
+                                  "0.6000 MB"));
+    assert_null(strstr(r.out, "EXCEEDS"));
+    run_free(&r);
+
+    /* smallcnn at 0.07 MB: memfit and the sweep (sweep_results.csv's
+     * memory_mb) both measure the peak, (9,098 + 7,840) * 4 B =
+     * 0.064613 MB, so both accept batch 1. */
+    RUN(&r, "--model", "smallcnn", "--max-memory-mb", "0.07", "--format",
+        "json");
+    assert_int_equal(r.status, 0);
+    j = parse_json(r.out);
+    plan = json_object_get(j, "memory_plan");
+    assert_true(json_is_true(json_object_get(plan, "fits")));
+    assert_int_equal(jint(plan, "batch_size"), 1);
+    assert_true(jreal(plan, "estimated_memory_mb") == 0.064613);
+    json_decref(j);
+    run_free(&r);
+}
+
+/* A search limit is not the largest batch: a budget memory never reaches
+ * says so, in the text and in JSON. mlp:4-2 needs 32 B of parameters +
+ * 24 B a sample: any batch up to 2^32 - 1 fits 1e6 MB. */
+static void test_budget_never_reached(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "mlp:4-2", "--max-memory-mb", "1e6", "--format",
+        "json");
+    assert_int_equal(r.status, 0);
+    json_t *j = parse_json(r.out);
+    json_t *plan = json_object_get(j, "memory_plan");
+    assert_true(json_is_true(json_object_get(plan, "largest_batch_size_capped")));
+    assert_int_equal(jint(plan, "largest_batch_size"), 4294967295);
+    json_decref(j);
+    run_free(&r);
+    RUN(&r, "--model", "mlp:4-2", "--max-memory-mb", "1e6");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "memory is not a constraint: "));
+    assert_null(strstr(r.out, "largest batch"));
+    run_free(&r);
+
+    /* 0.25 MB: the largest batch is memory's, (262,144 - 203,560) / 3,392
+     * = 17, not capped. */
+    RUN(&r, "--max-memory-mb", "0.25", "--format", "json");
+    assert_int_equal(r.status, 0);
+    j = parse_json(r.out);
+    plan = json_object_get(j, "memory_plan");
+    assert_true(json_is_false(json_object_get(plan, "largest_batch_size_capped")));
+    assert_int_equal(jint(plan, "largest_batch_size"), 17);
+    json_decref(j);
+    run_free(&r);
+}
+
+/* An ONNX file that fixes its batch (3) is planned at 3, not at 32; a
+ * --batch that contradicts it is refused naming both. */
+static const char *onnx_dir;
+
+static void test_onnx_fixed_batch(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/typed_fixed_batch/model.onnx", onnx_dir);
+    struct run_result r;
+    RUN(&r, "--model", path, "--format", "json");
+    assert_int_equal(r.status, 0);
+    json_t *j = parse_json(r.out);
+    json_t *plan = json_object_get(j, "memory_plan");
+    assert_int_equal(jint(plan, "batch_size"), 3);
+    assert_int_equal(jint(plan, "model_fixed_batch_size"), 3);
+    json_decref(j);
+    run_free(&r);
+
+    RUN(&r, "--model", path, "--batch", "3", "--format", "json");
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+
+    RUN(&r, "--model", path, "--batch", "4");
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "--batch 4"));
+    assert_non_null(strstr(r.err, "fixes the batch at 3"));
+    run_free(&r);
+}
+
+/* Each training figure says what it counts, so mixed precision needing
+ * more than fp32 on a small model is explained by its terms. */
+static void test_training_sentences(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "smallcnn");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "working buffers +"));
+    assert_non_null(strstr(r.out, "fp32 staging of 16-bit operators"));
     run_free(&r);
 }
 
@@ -428,6 +570,7 @@ int main(int argc, char **argv)
         return 2;
     }
     memfit = argv[1];
+    onnx_dir = argc > 2 ? argv[2] : "tests/data/onnx";
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_example_json),
         cmocka_unit_test(test_table_output),
@@ -435,6 +578,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fitting_and_warnings),
         cmocka_unit_test(test_plan_tells_the_truth),
         cmocka_unit_test(test_device_budget),
+        cmocka_unit_test(test_audit_resnet8_fits),
+        cmocka_unit_test(test_budget_never_reached),
+        cmocka_unit_test(test_onnx_fixed_batch),
+        cmocka_unit_test(test_training_sentences),
         cmocka_unit_test(test_rejected_input),
         cmocka_unit_test(test_help_version),
     };

@@ -407,14 +407,31 @@ static void test_init_weights_round_trip(void **state)
     run_rmdir(c);
 }
 
-/* The original's plan under a tight budget: fp32 784-64-10 needs
- * 203,560 + 3,432 b bytes <= 0.25 MB = 262,144 B, so b = 17; at 0.1 MB
- * not even batch 1 fits: all three warnings, and the run still trains. */
+/* The original's plan under a tight budget, on training memory (what the
+ * trainer allocates): fp32 784-64-10 with SGD needs parameters and
+ * gradients, 2 * 203,560 B, and per sample 858 * 4 B of activations,
+ * 74 * 4 B of activation gradients and a 4 B label: 407,120 + 3,732 b
+ * bytes <= 0.45 MB = 471,859 B, so b = 17 (470,564 B, 0.448765 MB); the
+ * text compares the plan and the allocation with the budget, both within.
+ * At 0.1 MB not even batch 1 fits: two warnings, and the run still
+ * trains. (The old plan counted parameters + activations only and said
+ * "within 0.25 MB" while the trainer allocated 0.449 MB.) */
 static void test_tight_budget(void **state)
 {
     (void)state;
     struct run_result r;
-    RUN(&r, "--data", datadir, "--max-memory-mb", "0.25", "--simulate",
+    RUN(&r, "--data", datadir, "--max-memory-mb", "0.45", "--simulate",
+        "--epochs", "1");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    assert_non_null(strstr(r.out, "0.448765 MB of training memory (float32) "
+                                  "within 0.4500 MB"));
+    assert_non_null(strstr(r.out, "training memory   0.448765 MB = 470564 B "
+                                  "allocated"));
+    assert_non_null(strstr(r.out, "within the budget"));
+    run_free(&r);
+    RUN(&r, "--data", datadir, "--max-memory-mb", "0.45", "--simulate",
         "--epochs", "1", "--format", "json");
     if (r.status != 0) {
         fail_msg("exit %d: %s", r.status, r.err);
@@ -425,8 +442,9 @@ static void test_tight_budget(void **state)
     assert_true(json_is_true(jget(j, "setup", "enabled")));
     assert_int_equal(jint(j, "setup", "batch_size"), 17);
     assert_string_equal(jtext(j, "setup", "precision_mode"), "float32");
-    assert_true(jreal(j, "setup", "estimated_memory_mb") ==
-                round((203560.0 + 3432.0 * 17) / 1048576.0 * 1e6) / 1e6);
+    assert_true(jreal(j, "setup", "estimated_memory_mb") == 0.448765);
+    assert_string_equal(jtext(j, "setup", "memory_measure"), "training");
+    assert_true(json_is_true(jget(j, "setup", "fits")));
     json_t *w = jget(j, "setup", "warnings");
     assert_int_equal(json_array_size(w), 1);
     static const char reduced[] =
@@ -447,11 +465,15 @@ static void test_tight_budget(void **state)
     assert_non_null(j);
     assert_int_equal(jint(j, "setup", "batch_size"), 1);
     w = jget(j, "setup", "warnings");
-    assert_int_equal(json_array_size(w), 3);
+    /* 407,120 + 3,732 B = 0.391819 MB */
+    assert_int_equal(json_array_size(w), 2);
     assert_string_equal(json_string_value(json_array_get(w, 1)),
-                        "Projected memory (0.1974 MB) exceeds limit "
-                        "(0.1000 MB).");
-    assert_non_null(strstr(r.err, "even batch_size=1 exceeds"));
+                        "Projected training memory (0.3918 MB) exceeds "
+                        "limit (0.1000 MB).");
+    assert_non_null(strstr(r.err, "even batch_size=1 needs 0.3918 MB of "
+                                  "training memory"));
+    assert_null(strstr(r.err, "reduced"));
+    assert_true(json_is_false(jget(j, "setup", "fits")));
     assert_int_equal(jint(j, "results", "steps_per_epoch"), 100);
     assert_true(jreal(j, "results", "final_loss") > 0.0);
     json_decref(j);

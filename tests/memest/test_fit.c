@@ -121,8 +121,32 @@ static double ref_mb(const struct ref_model *r, uint64_t batch,
            (double)(batch * r->act * bytes) / MB;
 }
 
-static uint64_t brute_force(const struct ref_model *r, uint64_t requested,
-                            uint64_t limit, double budget, unsigned bytes)
+/* Peak inference memory of batches 0..MAX_BATCH (0 unused), from the
+ * totals (whose arena test_counts and test_arena check by hand); the
+ * search is what is tested here, against a scan of every batch. */
+#define MAX_BATCH 300
+static double peak_mb[MAX_BATCH + 1];
+
+static void fill_peaks(const memest_model *m, enum memest_precision prec,
+                       const struct ref_model *r)
+{
+    struct memest_totals t;
+    for (uint64_t b = 1; b <= MAX_BATCH; b++) {
+        assert_int_equal(memest_estimate_totals(m, b, prec, &t), MEMEST_OK);
+        assert_int_equal(t.parameter_count, r->params);
+        peak_mb[b] = t.peak_inference_mb;
+        /* every buffer scales with the batch: the peak never falls, and
+         * stays within the original's sum of all activations */
+        if (b > 1 && peak_mb[b] < peak_mb[b - 1]) {
+            fail_msg("peak falls from batch %" PRIu64 ":\n%s", b - 1,
+                     r->text);
+        }
+        assert_true(peak_mb[b] <= ref_mb(r, b, memest_precision_bytes(prec)));
+    }
+}
+
+static uint64_t brute_force(uint64_t requested, uint64_t limit,
+                            double budget)
 {
     uint64_t capped = requested < limit ? requested : limit;
     uint64_t best = 0;
@@ -130,7 +154,7 @@ static uint64_t brute_force(const struct ref_model *r, uint64_t requested,
         capped = 1;
     }
     for (uint64_t b = 1; b <= capped; b++) {
-        if (ref_mb(r, b, bytes) <= budget) {
+        if (peak_mb[b] <= budget) {
             best = b;
         }
     }
@@ -170,18 +194,19 @@ static void test_fit_matches_brute_force(void **state)
                      SEED, iter, memest_model_parameter_count(m), r.params,
                      r.text);
         }
+        fill_peaks(m, prec, &r);
+        (void)bytes;
         budgets[0] = 0.0;
         budgets[1] = 1e12;
-        budgets[2] = unit() * 1.2 * ref_mb(&r, top ? top : 1, bytes);
-        budgets[3] = unit() * ref_mb(&r, 1, bytes);
+        budgets[2] = unit() * 1.2 * peak_mb[top ? top : 1];
+        budgets[3] = unit() * peak_mb[1];
         /* exactly on a batch's figure: that batch must fit */
-        budgets[4] = ref_mb(&r, uniform(1, 300), bytes);
+        budgets[4] = peak_mb[uniform(1, MAX_BATCH)];
         budgets[5] = nextafter(budgets[4], 0.0);
-        budgets[6] = ref_mb(&r, 1, bytes);
+        budgets[6] = peak_mb[1];
         for (int j = 0; j < 7; j++) {
             uint64_t got = UINT64_MAX;
-            uint64_t want = brute_force(&r, requested, limit, budgets[j],
-                                        bytes);
+            uint64_t want = brute_force(requested, limit, budgets[j]);
             int st = memest_fit_batch(m, requested, budgets[j], prec, limit,
                                       &got);
             if (st != MEMEST_OK || got != want) {
@@ -216,11 +241,14 @@ static void test_fit_edges(void **state)
     assert_int_equal(memest_fit_batch(m, 1000, 1e9, MEMEST_FP32, 128, &b),
                      MEMEST_OK);
     assert_int_equal(b, 128);
-    /* 0.25 MB in fp32: (262144 - 203560) / 3432 = 17.07 */
+    /* Peak inference memory: 203560 bytes of fp32 parameters + an arena
+     * of (784 + 64) * 4 = 3392 bytes a sample (the input and the hidden
+     * layer, alive together; the output reuses the input's place).
+     * 0.25 MB in fp32: (262144 - 203560) / 3392 = 17.27 */
     assert_int_equal(memest_fit_batch(m, 32, 0.25, MEMEST_FP32, 128, &b),
                      MEMEST_OK);
     assert_int_equal(b, 17);
-    /* even batch 1 is too big */
+    /* even batch 1 is too big: 0.1 MB < 203560 + 3392 bytes */
     assert_int_equal(memest_fit_batch(m, 32, 0.1, MEMEST_FP32, 128, &b),
                      MEMEST_OK);
     assert_int_equal(b, 0);
@@ -232,17 +260,26 @@ static void test_fit_edges(void **state)
                      MEMEST_OK);
     assert_int_equal(b, 1);
     /* a huge request and limit: binary search near 2^64 without overflow:
-     * the largest b with 203560 + 3432 b <= budget bytes */
+     * the largest b with 203560 + 3392 b <= budget bytes (a batch whose
+     * bytes overflow 64 bits does not fit) */
     assert_int_equal(memest_fit_batch(m, UINT64_MAX, 1e6, MEMEST_FP32,
                                       UINT64_MAX, &b),
                      MEMEST_OK);
-    assert_int_equal(b, (UINT64_C(1000000) * 1048576 - 203560) / 3432);
-    assert_int_equal(memest_total_memory_mb(m, b, MEMEST_FP32, &mb),
+    assert_int_equal(b, (UINT64_C(1000000) * 1048576 - 203560) / 3392);
+    assert_int_equal(memest_measure_mb(m, b, MEMEST_FP32,
+                                       MEMEST_MEASURE_PEAK_INFERENCE,
+                                       MEMEST_OPT_SGD, &mb),
                      MEMEST_OK);
     assert_true(mb <= 1e6);
-    assert_int_equal(memest_total_memory_mb(m, b + 1, MEMEST_FP32, &mb),
+    assert_int_equal(memest_measure_mb(m, b + 1, MEMEST_FP32,
+                                       MEMEST_MEASURE_PEAK_INFERENCE,
+                                       MEMEST_OPT_SGD, &mb),
                      MEMEST_OK);
     assert_true(mb > 1e6);
+    /* the original's sum of activations would have allowed fewer: it
+     * never decides a fit (0.25 MB: (262144 - 203560) / 3432 = 17.07 is
+     * 17 too, 1e6 MB gives a smaller batch) */
+    assert_true((UINT64_C(1000000) * 1048576 - 203560) / 3432 < b);
     /* bad budgets */
     assert_int_equal(memest_fit_batch(m, 32, NAN, MEMEST_FP32, 128, &b),
                      MEMEST_E_RANGE);
@@ -362,17 +399,21 @@ static void test_plan_fits(void **state)
     assert_int_equal(p.batch_size, 32);
     assert_int_equal(p.precision, MEMEST_FP16);
     assert_string_equal(memest_precision_mode_name(p.precision), "float16");
-    /* (101780 + 54912) / 2^20 = 0.149433135986328125 */
-    assert_true(p.estimated_memory_mb == 0.149433);
+    /* peak inference: (101780 + 32 * 848 * 2) / 2^20 = 0.148822784...;
+     * the original's sum of activations gave (101780 + 54912) / 2^20 */
+    assert_true(p.estimated_memory_mb == 0.148823);
+    assert_int_equal(p.measure, MEMEST_MEASURE_PEAK_INFERENCE);
+    assert_int_equal(p.fits, 1);
     assert_int_equal(p.warning_count, 0);
 
-    /* 0.25 MB in fp32: reduced to 17, (203560 + 17*3432) / 2^20 */
+    /* 0.25 MB in fp32: reduced to 17, (203560 + 17*3392) / 2^20 */
     c.max_memory_mb = 0.25;
     c.precision = MEMEST_FP32;
     c.batch_size_limit = 128;
     assert_int_equal(memest_prepare_run(m, 32, &c, &p), MEMEST_OK);
     assert_int_equal(p.batch_size, 17);
-    assert_true(p.estimated_memory_mb == 0.249771);
+    assert_true(p.estimated_memory_mb == 0.249123);
+    assert_int_equal(p.fits, 1);
     assert_int_equal(p.warning_count, 1);
     assert_string_equal(p.warnings[0], "Batch size reduced from 32 to 17 "
                                        "due to memory constraints.");
@@ -392,8 +433,9 @@ static void test_plan_fits(void **state)
     assert_int_equal(p.enabled, 0);
     assert_int_equal(p.batch_size, 500);
     assert_int_equal(p.warning_count, 0);
-    /* (203560 + 500*3432) / 2^20 = 1.8306350708... */
-    assert_true(p.estimated_memory_mb == 1.830635);
+    /* (203560 + 500*3392) / 2^20 = 1.81156158... */
+    assert_true(p.estimated_memory_mb == 1.811562);
+    assert_int_equal(p.fits, 0);
     memest_model_destroy(m);
 }
 
@@ -404,8 +446,9 @@ static void test_plan_three_warnings(void **state)
     struct memest_run_plan p;
     (void)state;
 
-    /* smallcnn in fp16 at batch 1: params 9098*2, activations
-     * (784+6272+1568+3136+784+784+10)*2 = 26676; 44872 bytes */
+    /* smallcnn in fp16 at batch 1: params 9098*2 = 18196 bytes, an arena
+     * of the largest pair alive together, conv1's output and pool1's
+     * (6272 + 1568) * 2 = 15680 bytes: 33876 bytes */
     assert_int_equal(memest_model_preset("smallcnn", &m, NULL), MEMEST_OK);
     memest_hw_config_init(&c);
     c.enabled = 1;
@@ -414,23 +457,125 @@ static void test_plan_three_warnings(void **state)
     assert_int_equal(memest_prepare_run(m, 32, &c, &p), MEMEST_OK);
     assert_int_equal(p.enabled, 1);
     assert_int_equal(p.batch_size, 1);
-    assert_int_equal(p.warning_count, 3);
+    /* Batch 1 was not chosen to fit: no "reduced" warning follows the
+     * first, which says the run proceeds at 1 anyway. */
+    assert_int_equal(p.warning_count, 2);
     assert_string_equal(p.warnings[0],
                         "Model cannot run under current memory and "
-                        "precision constraints; even batch_size=1 exceeds "
-                        "max_memory_mb.");
+                        "precision constraints; even batch_size=1 needs "
+                        "0.0323 MB of peak inference memory, over "
+                        "max_memory_mb; the run proceeds at batch 1.");
     assert_string_equal(p.warnings[1],
-                        "Projected memory (0.0428 MB) exceeds limit "
-                        "(0.0100 MB).");
-    assert_string_equal(p.warnings[2], "Batch size reduced from 32 to 1 due "
-                                       "to memory constraints.");
-    /* 44872 / 2^20 = 0.04279327392578125 */
-    assert_true(p.estimated_memory_mb == 0.042793);
+                        "Projected peak inference memory (0.0323 MB) "
+                        "exceeds limit (0.0100 MB).");
+    /* 33876 / 2^20 = 0.032306671142578125 */
+    assert_true(p.estimated_memory_mb == 0.032307);
+    assert_int_equal(p.fits, 0);
 
-    /* requested 1: no "reduced" warning, the other two stay */
+    /* requested 1: the same two */
     assert_int_equal(memest_prepare_run(m, 1, &c, &p), MEMEST_OK);
     assert_int_equal(p.warning_count, 2);
-    assert_int_equal(strncmp(p.warnings[1], "Projected memory", 16), 0);
+    assert_int_equal(strncmp(p.warnings[1], "Projected peak inference", 24),
+                     0);
+    memest_model_destroy(m);
+}
+
+/* The measures by name, the training measure against the trainer's
+ * formula, and a search limit that memory never reaches. */
+static void test_measures_and_largest(void **state)
+{
+    memest_model *m = NULL;
+    struct memest_batch_search l;
+    struct memest_training t;
+    double mb = 0;
+    uint64_t b = 0;
+    (void)state;
+
+    assert_string_equal(memest_measure_name(MEMEST_MEASURE_PEAK_INFERENCE),
+                        "peak_inference");
+    assert_string_equal(memest_measure_name(MEMEST_MEASURE_TRAINING),
+                        "training");
+    assert_null(memest_measure_name((enum memest_measure)7));
+    assert_int_equal(memest_model_preset("mlp:784-64-10", &m, NULL),
+                     MEMEST_OK);
+    /* training at fp16 is mixed precision, at int8 fp32 (quantised after
+     * training), as libprofile's trainer allocates */
+    assert_int_equal(memest_training_memory_mixed(m, 8, MEMEST_OPT_ADAM, &t),
+                     MEMEST_OK);
+    assert_int_equal(memest_measure_mb(m, 8, MEMEST_FP16,
+                                       MEMEST_MEASURE_TRAINING,
+                                       MEMEST_OPT_ADAM, &mb),
+                     MEMEST_OK);
+    assert_true(mb == t.total_mb);
+    assert_int_equal(memest_training_memory(m, 8, MEMEST_FP32,
+                                            MEMEST_OPT_SGD, &t),
+                     MEMEST_OK);
+    assert_int_equal(memest_measure_mb(m, 8, MEMEST_INT8,
+                                       MEMEST_MEASURE_TRAINING,
+                                       MEMEST_OPT_SGD, &mb),
+                     MEMEST_OK);
+    assert_true(mb == t.total_mb);
+    assert_int_equal(memest_measure_mb(m, 8, MEMEST_FP32,
+                                       (enum memest_measure)7,
+                                       MEMEST_OPT_SGD, &mb),
+                     MEMEST_E_INVALID);
+    assert_int_equal(memest_measure_mb(m, 0, MEMEST_FP32,
+                                       MEMEST_MEASURE_TRAINING,
+                                       MEMEST_OPT_SGD, &mb),
+                     MEMEST_E_RANGE);
+    /* a plan fitted by training memory: the largest batch whose
+     * training memory fits, and one more does not */
+    struct memest_hw_config c;
+    struct memest_run_plan p;
+    memest_hw_config_init(&c);
+    c.enabled = 1;
+    c.max_memory_mb = 0.6;
+    c.measure = MEMEST_MEASURE_TRAINING;
+    assert_int_equal(memest_prepare_run(m, 128, &c, &p), MEMEST_OK);
+    assert_int_equal(p.measure, MEMEST_MEASURE_TRAINING);
+    assert_int_equal(memest_training_memory(m, p.batch_size, MEMEST_FP32,
+                                            MEMEST_OPT_SGD, &t),
+                     MEMEST_OK);
+    assert_true(t.total_mb <= 0.6);
+    assert_true(p.estimated_memory_mb == memest_round6(t.total_mb));
+    assert_int_equal(memest_training_memory(m, p.batch_size + 1,
+                                            MEMEST_FP32, MEMEST_OPT_SGD, &t),
+                     MEMEST_OK);
+    assert_true(t.total_mb > 0.6);
+    assert_int_equal(p.fits, 1);
+    assert_non_null(strstr(p.warnings[0], "reduced from 128"));
+
+    /* 4096 MB holds (4096 * 2^20 - 203560) / 3392 batches: a search up to
+     * 1000 is capped there and says so */
+    assert_int_equal(memest_largest_batch(m, 4096.0, MEMEST_FP32, 1000,
+                                          MEMEST_MEASURE_PEAK_INFERENCE,
+                                          MEMEST_OPT_SGD, &l),
+                     MEMEST_OK);
+    assert_int_equal(l.batch, 1000);
+    assert_int_equal(l.capped, 1);
+    assert_true(l.memory_mb == (203560.0 + 1000 * 3392) / MB);
+    assert_true(l.budget_mb == 4096.0);
+    /* a search that memory stops */
+    assert_int_equal(memest_largest_batch(m, 4096.0, MEMEST_FP32,
+                                          UINT64_C(1) << 32,
+                                          MEMEST_MEASURE_PEAK_INFERENCE,
+                                          MEMEST_OPT_SGD, &l),
+                     MEMEST_OK);
+    b = (UINT64_C(4096) * 1048576 - 203560) / 3392;
+    assert_int_equal(l.batch, b);
+    assert_int_equal(l.capped, 0);
+    /* none fits */
+    assert_int_equal(memest_largest_batch(m, 0.1, MEMEST_FP32, 1000,
+                                          MEMEST_MEASURE_PEAK_INFERENCE,
+                                          MEMEST_OPT_SGD, &l),
+                     MEMEST_OK);
+    assert_int_equal(l.batch, 0);
+    assert_int_equal(l.capped, 0);
+    assert_true(l.memory_mb == (203560.0 + 3392) / MB);
+    assert_int_equal(memest_largest_batch(m, 1.0, MEMEST_FP32, 0,
+                                          MEMEST_MEASURE_PEAK_INFERENCE,
+                                          MEMEST_OPT_SGD, &l),
+                     MEMEST_E_RANGE);
     memest_model_destroy(m);
 }
 
@@ -521,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_halving),
         cmocka_unit_test(test_plan_fits),
         cmocka_unit_test(test_plan_three_warnings),
+        cmocka_unit_test(test_measures_and_largest),
         cmocka_unit_test(test_plan_rejects),
         cmocka_unit_test(test_slowdown),
         cmocka_unit_test(test_round6),

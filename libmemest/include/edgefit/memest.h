@@ -838,19 +838,88 @@ MEMEST_API int memest_training_memory_mixed(const memest_model *model,
 /* ---- Batch fitting ------------------------------------------------------ */
 
 /*
- * The original adjust_batch_size_to_memory(): cap the requested batch to
- * [1, batch_limit] (a limit of 0 caps to 1, as the original does); if the
- * capped batch's total memory (memest_total_memory_mb()) is <=
- * max_memory_mb, return it; otherwise binary-search the largest batch in
- * [1, capped] that fits; *out_batch = 0 when even batch 1 does not fit.
- * MEMEST_E_RANGE for a NaN, infinite or negative budget, MEMEST_E_INVALID
- * for NULL pointers or a bad precision.
+ * The memory a batch is fitted by. Every sentence about fitting (a plan, a
+ * "fits", a budget exceeded) speaks of one of these; the original's
+ * memest_total_memory_mb() (parameters + the sum of all activations, none
+ * reused) is an estimate of its own and never decides a fit.
+ */
+enum memest_measure {
+    /* parameters + the planned activation arena (memest_estimate_totals'
+     * peak_inference_bytes): what an executor holds to run inference */
+    MEMEST_MEASURE_PEAK_INFERENCE = 0,
+    /* what libprofile's trainer allocates (memest_training_memory_mixed()
+     * at fp16 and bf16, memest_training_memory() at fp32 and fp64, and at
+     * fp32 for int8, which is quantised after an fp32 training) */
+    MEMEST_MEASURE_TRAINING,
+};
+
+/* "peak_inference", "training"; NULL outside the enum. Static text. */
+MEMEST_API const char *memest_measure_name(enum memest_measure measure);
+
+/*
+ * The memory in MB (bytes / 1024^2) of `model` at `batch` and `precision`
+ * under `measure` (`opt` counts only for MEMEST_MEASURE_TRAINING).
+ * MEMEST_E_RANGE for batch 0, MEMEST_E_OVERFLOW when the bytes do not fit
+ * in 64 bits, MEMEST_E_INVALID for NULL pointers, a bad precision, measure
+ * or optimizer.
+ */
+MEMEST_API int memest_measure_mb(const memest_model *model, uint64_t batch,
+                                 enum memest_precision precision,
+                                 enum memest_measure measure,
+                                 enum memest_optimizer opt, double *out_mb);
+
+/*
+ * The original adjust_batch_size_to_memory(), on peak inference memory
+ * (memest_fit_batch_measure() with MEMEST_MEASURE_PEAK_INFERENCE).
  */
 MEMEST_API int memest_fit_batch(const memest_model *model,
                                 uint64_t requested_batch,
                                 double max_memory_mb,
                                 enum memest_precision precision,
                                 uint64_t batch_limit, uint64_t *out_batch);
+
+/*
+ * The original adjust_batch_size_to_memory() on the memory of `measure`
+ * (memest_measure_mb()): cap the requested batch to [1, batch_limit] (a
+ * limit of 0 caps to 1, as the original does); if the capped batch's
+ * memory is <= max_memory_mb, return it; otherwise binary-search the
+ * largest batch in [1, capped] that fits; *out_batch = 0 when even batch 1
+ * does not fit. A batch whose bytes do not fit in 64 bits does not fit.
+ * MEMEST_E_RANGE for a NaN, infinite or negative budget, MEMEST_E_INVALID
+ * for NULL pointers, a bad precision, measure or optimizer.
+ */
+MEMEST_API int memest_fit_batch_measure(const memest_model *model,
+                                        uint64_t requested_batch,
+                                        double max_memory_mb,
+                                        enum memest_precision precision,
+                                        uint64_t batch_limit,
+                                        enum memest_measure measure,
+                                        enum memest_optimizer opt,
+                                        uint64_t *out_batch);
+
+/*
+ * The largest batch in [1, search_limit] whose memory under `measure`
+ * fits max_memory_mb. A search limit is not a size memory allows: when
+ * the limit itself fits, `capped` says so (memory is not the constraint
+ * there), and a caller must not present `batch` as the largest that fits.
+ */
+struct memest_batch_search {
+    uint64_t batch;        /* the largest fitting batch; 0 when none */
+    int capped;            /* 1: batch == search_limit and it fits */
+    double memory_mb;      /* the memory at `batch` (at 1 when none fits) */
+    double budget_mb;      /* max_memory_mb, as given */
+    enum memest_measure measure;
+};
+
+/* Fill *out. Errors as memest_fit_batch_measure(); MEMEST_E_RANGE also for
+ * a search limit of 0. */
+MEMEST_API int memest_largest_batch(const memest_model *model,
+                                    double max_memory_mb,
+                                    enum memest_precision precision,
+                                    uint64_t search_limit,
+                                    enum memest_measure measure,
+                                    enum memest_optimizer opt,
+                                    struct memest_batch_search *out);
 
 /*
  * The original estimate_batch_memory_mb(features, batch,
@@ -885,7 +954,9 @@ MEMEST_API int memest_auto_adjust_batch_size(uint64_t features,
 /*
  * The original HardwareSimulationConfig. Defaults (memest_hw_config_init):
  * enabled 0, max_memory_mb 512.0, compute_speed_factor 1.0, precision
- * MEMEST_FP32, batch_size_limit 128.
+ * MEMEST_FP32, batch_size_limit 128; and the memory the plan is fitted
+ * by: MEMEST_MEASURE_PEAK_INFERENCE (optimizer MEMEST_OPT_SGD, used by
+ * MEMEST_MEASURE_TRAINING only).
  */
 struct memest_hw_config {
     int enabled;
@@ -893,6 +964,8 @@ struct memest_hw_config {
     double compute_speed_factor; /* 1.0 = host speed, 2.0 = twice slower */
     enum memest_precision precision;
     uint64_t batch_size_limit;
+    enum memest_measure measure;
+    enum memest_optimizer optimizer;
 };
 
 /* Fill `config` with the defaults above. NULL is ignored. */
@@ -904,15 +977,20 @@ MEMEST_API void memest_hw_config_init(struct memest_hw_config *config);
 /*
  * The original prepare_hardware_constrained_run() result. `precision` is
  * the config's (memest_precision_mode_name() gives the original
- * spelling); `estimated_memory_mb` is memest_total_memory_mb() at the
- * planned batch, rounded to 6 decimals as Python's round(x, 6).
- * `warnings[0..warning_count-1]` hold, in this order and when they apply:
+ * spelling); `estimated_memory_mb` is the memory the plan is fitted by
+ * (the config's `measure`, memest_measure_mb()) at the planned batch,
+ * rounded to 6 decimals as Python's round(x, 6); `measure` says which.
+ * `warnings[0..warning_count-1]` hold, in this order and when they apply
+ * (M is memest_measure_name() with '_' read as ' ', "peak inference"):
  *   "Model cannot run under current memory and precision constraints;
- *    even batch_size=1 exceeds max_memory_mb." (one line; batch set to 1)
- *   "Projected memory (%.4f MB) exceeds limit (%.4f MB)."
- *   "Batch size reduced from R to B due to memory constraints."
+ *    even batch_size=1 needs X MB of M memory, over max_memory_mb; the
+ *    run proceeds at batch 1." (one line; then no "reduced" warning: the
+ *    batch was not reduced to fit)
+ *   "Projected M memory (%.4f MB) exceeds limit (%.4f MB)."
+ *   "Batch size reduced from R to B due to memory constraints." (also
+ *    when batch_size_limit reduced it, as the original says)
  * When the config is disabled, batch_size is the requested one, there are
- * no warnings, and estimated_memory_mb is still the (rounded) estimate at
+ * no warnings, and estimated_memory_mb is still the (rounded) memory at
  * that batch for information; the original omitted it.
  */
 struct memest_run_plan {
@@ -922,6 +1000,9 @@ struct memest_run_plan {
     double estimated_memory_mb;
     size_t warning_count;
     char warnings[MEMEST_PLAN_MAX_WARNINGS][MEMEST_WARNING_TEXT_MAX];
+    enum memest_measure measure;
+    int fits;                    /* enabled and the memory at batch_size
+                                    (unrounded) <= max_memory_mb */
 };
 
 /*

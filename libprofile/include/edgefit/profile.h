@@ -360,7 +360,8 @@ PROF_API const char *prof_bound_name(enum prof_bound bound);
  *                           both are 0, +inf when only bytes are 0)
  *   roofline_knee         = peak_gmacs / max(configured, 1e-9) (MAC/byte)
  *   bound                 = memory if intensity < knee, else compute
- *   compute_utilization   = see prof_compute_utilization()
+ *   compute_utilization   = see prof_compute_utilization(); above_peak
+ *                           when achieved / peak exceeded 1
  *   reading               = prof_utilization_reading(bandwidth_utilization)
  */
 struct prof_hw_summary {
@@ -378,6 +379,9 @@ struct prof_hw_summary {
     double compute_utilization;
     const char *reading; /* static text */
     bool above_roof;     /* achieved bandwidth above the configured one */
+    bool above_peak;     /* achieved GMAC/s above peak_gmacs: the peak
+                            is not the machine's (compute_utilization is
+                            still at most 1) */
 };
 
 /*
