@@ -47,34 +47,16 @@ static const char *sig2(char *buf, size_t len, double v)
 }
 
 /* Peak inference memory (parameters + planned arena), the one measure of
- * every memory sentence and of the sweep's memory_mb. */
+ * every memory sentence and of the sweep's memory_mb (libmemest's
+ * MEMEST_MEASURE_PEAK_INFERENCE). */
 static double peak_mb(const memest_model *m, uint64_t batch,
                       enum memest_precision p)
 {
-    struct memest_totals t;
-    return memest_estimate_totals(m, batch, p, &t) == MEMEST_OK
-               ? t.peak_inference_mb
+    double mb;
+    return memest_measure_mb(m, batch, p, MEMEST_MEASURE_PEAK_INFERENCE,
+                             MEMEST_OPT_SGD, &mb) == MEMEST_OK
+               ? mb
                : INFINITY;
-}
-
-/* The largest batch in [1, cap] whose peak fits limit_mb (0 if none):
- * the peak grows with the batch, so a binary search. */
-static uint64_t largest_batch(const memest_model *m, double limit_mb,
-                              enum memest_precision p, uint64_t cap)
-{
-    if (!(peak_mb(m, 1, p) <= limit_mb)) {
-        return 0;
-    }
-    uint64_t lo = 1, hi = cap;
-    while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo + 1) / 2;
-        if (peak_mb(m, mid, p) <= limit_mb) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    return lo;
 }
 
 static void judge_memory(const struct options *o, struct report *r)
@@ -114,9 +96,17 @@ static void judge_memory(const struct options *o, struct report *r)
             r->smallest_prec, r->smallest_b1_mb, lim, r->limit_name, train);
         return;
     }
-    r->largest_batch = largest_batch(r->model, lim, MEMEST_FP32,
-                                     BATCH_SEARCH_CAP);
-    r->memory_unconstrained = r->largest_batch == BATCH_SEARCH_CAP;
+    /* the largest fp32 batch, or "not a constraint" when even the
+     * search's cap fits (a cap is not a size memory allows) */
+    struct memest_batch_search bs;
+    if (memest_largest_batch(r->model, lim, MEMEST_FP32, BATCH_SEARCH_CAP,
+                             MEMEST_MEASURE_PEAK_INFERENCE, MEMEST_OPT_SGD,
+                             &bs) != MEMEST_OK) {
+        bs.batch = 0;
+        bs.capped = 0;
+    }
+    r->largest_batch = bs.batch;
+    r->memory_unconstrained = bs.capped != 0;
     if (r->largest_batch == 0) {
         /* fp32 does not fit, a smaller precision does */
         const char *prec = r->best ? r->best->precision : r->smallest_prec;
