@@ -81,7 +81,7 @@ static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
     }
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
-    eo.batch = o->batch;
+    eo.batch = r->batch;
     eo.precision = MEMEST_FP32;
     eo.seed = o->seed;
     prof_exec *f32 = NULL;
@@ -118,6 +118,16 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
+    /* A file that fixes its batch runs at it: another batch would not be
+     * the model the file describes. */
+    const uint64_t fixed = memest_model_fixed_batch(r->model);
+    if (o->have_batch && fixed && o->batch != fixed) {
+        cli_error("--batch %" PRIu64 ": %s fixes the batch at %" PRIu64
+                  " (leave --batch out to run at %" PRIu64 ")",
+                  o->batch, o->model, fixed, fixed);
+        return CLI_EXIT_USAGE;
+    }
+    r->batch = !o->have_batch && fixed ? fixed : o->batch;
     int st;
     r->nrows = memest_estimate_row_count(r->model);
     r->rows = calloc(r->nrows, sizeof *r->rows);
@@ -125,7 +135,7 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
         cli_error("out of memory");
         return CLI_EXIT_FAILURE;
     }
-    st = memest_estimate_layers(r->model, o->batch, o->precision, r->rows,
+    st = memest_estimate_layers(r->model, r->batch, o->precision, r->rows,
                                 r->nrows, &r->nrows);
     if (st != MEMEST_OK) {
         cli_error("%s: %s", o->model, memest_strerror(st));
@@ -134,7 +144,7 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
 
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
-    eo.batch = o->batch;
+    eo.batch = r->batch;
     eo.precision = o->precision;
     eo.seed = o->seed;
     eo.threads = o->threads ? o->threads : 1;
@@ -248,7 +258,7 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
     r->peak_gmacs = prof_device_peak_threads(&r->host, o->precision,
                                              o->threads);
     double roof_gbps = r->host.bandwidth_gbps;
-    st = prof_summarize_model(r->model, o->batch, o->precision,
+    st = prof_summarize_model(r->model, r->batch, o->precision,
                               r->prof.forward_ms, roof_gbps, r->peak_gmacs,
                               &r->summary);
     if (st == PROF_OK) {
@@ -258,7 +268,7 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
                                  &r->roof_level, &roof_gbps);
     }
     if (st == PROF_OK) {
-        st = prof_summarize_model(r->model, o->batch, o->precision,
+        st = prof_summarize_model(r->model, r->batch, o->precision,
                                   r->prof.forward_ms, roof_gbps,
                                   r->peak_gmacs, &r->summary);
     }
@@ -506,7 +516,7 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         CLI_BOOL("compute_above_peak", s->above_peak),
         /* the run */
         CLI_TEXT("model", memest_model_name(r->model)),
-        CLI_UINT("batch_size", o->batch),
+        CLI_UINT("batch_size", r->batch),
         CLI_TEXT("precision", memest_precision_name(o->precision)),
         CLI_TEXT("device", r->device.name),
         CLI_REAL("latency_ms", r->prof.forward_ms),

@@ -20,7 +20,8 @@ struct layerwise_opts {
     const char *model;
     const char *weights; /* --weights FILE, NULL: the executor's seeded
                             weights (or an ONNX model's own) */
-    uint64_t batch;
+    uint64_t batch;  /* without have_batch, a file's fixed batch wins */
+    bool have_batch; /* --batch given: a file's fixed batch must agree */
     enum memest_precision precision;
     struct cli_device_opts dev;
     uint64_t repeats;
@@ -38,6 +39,7 @@ struct layerwise_opts {
 /* Everything the run computes, before anything is printed or written. */
 struct layerwise {
     memest_model *model;
+    uint64_t batch; /* the batch run: --batch, or the file's fixed one */
     prof_exec *ex;
     struct memest_layer_estimate *rows;
     size_t nrows;

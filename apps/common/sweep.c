@@ -256,8 +256,14 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     row->latency_ms = stats.median_ms;
     row->latency_p90_ms = stats.p90_ms;
     row->memory_mb = tot.peak_inference_mb;
+    /* One machine's power times the same machine's latency: the host's
+     * measured time when the device is this machine, else the device's
+     * roofline latency (never the device's watts over the host's time). */
+    const double energy_ms = strcmp(cfg->device.name, "host") == 0
+                                 ? stats.median_ms
+                                 : pred.predicted_ms;
     row->energy_proxy_j = cfg->device.power_watts > 0
-        ? cfg->device.power_watts * stats.median_ms / 1000.0
+        ? cfg->device.power_watts * energy_ms / 1000.0
         : NAN;
     row->device_latency_ms = pred.predicted_ms;
     row->device_bound = prof_bound_name(pred.bound);

@@ -67,8 +67,9 @@ struct sweep_row {
     double latency_ms;          /* median of the samples, one batch */
     double latency_p90_ms;
     double memory_mb;           /* libmemest's peak inference plan */
-    double energy_proxy_j;      /* device power * latency_ms / 1000; NaN
-                                   when the power is unknown */
+    double energy_proxy_j;      /* device power * device_latency_ms / 1000
+                                   (latency_ms for the host); NaN when
+                                   the power is unknown */
     double device_latency_ms;   /* roofline prediction of one batch */
     const char *device_bound;   /* "memory" or "compute" (static) */
     bool accepted;

@@ -39,7 +39,8 @@ static void usage(FILE *f)
         "                           fc-autoencoder (default " DEFAULT_MODEL ")\n"
         "  --weights FILE           the model's weights: safetensors in PyTorch's\n"
         "                           state_dict names (default: seeded ones)\n"
-        "  --batch N                batch size (default 32)\n"
+        "  --batch N                batch size (default: the batch an\n"
+        "                           ONNX file fixes, else 32)\n"
         "  --precision P            fp32|fp16|bf16|int8 (default fp32)\n"
         "  --device D               rpi4, jetson-nano, desktop, host (this\n"
         "                           machine, calibrated) or\n"
@@ -138,6 +139,7 @@ static int parse_args(int argc, char **argv, struct options *o)
             if (!cli_parse_u64("--batch", optarg, 1, UINT32_MAX, &o->lw.batch)) {
                 return CLI_EXIT_USAGE;
             }
+            o->lw.have_batch = true;
             break;
         case O_PRECISION:
             if (memest_precision_parse(optarg, &o->lw.precision) != MEMEST_OK ||
@@ -213,7 +215,7 @@ static void print_summary(const struct options *o, const struct layerwise *r)
     const struct prof_hw_summary *s = &r->summary;
     printf("\nmodel %s, %s, batch %" PRIu64 ", device %s\n",
            memest_model_name(r->model), memest_precision_name(o->lw.precision),
-           o->lw.batch, r->device.name);
+           r->batch, r->device.name);
     printf("  measured forward    %.4f ms (p90 %.4f ms); operators alone "
            "%.4f ms; framing %+.4f ms\n",
            r->prof.forward_ms, r->prof.forward.p90_ms,

@@ -296,6 +296,40 @@ static void test_audit_no_mixed_machines(void **state)
     run_free(&r);
 }
 
+/* An ONNX file that fixes its batch (3) runs at 3, not at 32: the table's
+ * MACs and the summary's batch say so; a contradicting --batch is refused
+ * naming both. */
+static const char *onnx_dir;
+
+static void test_onnx_fixed_batch(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/typed_fixed_batch/model.onnx", onnx_dir);
+    struct run_result r;
+    RUN(&r, "--model", path, "--repeats", "1", "--format", "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    json_t *j = json_loads(r.out, 0, NULL);
+    assert_non_null(j);
+    json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
+    assert_true(json_number_value(json_object_get(row, "batch_size")) == 3.0);
+    /* the input row: 3 samples of 4 features */
+    json_t *in = json_array_get(json_object_get(j, "layers"), 0);
+    assert_int_equal(json_integer_value(json_object_get(in,
+                                                        "activation_bytes")),
+                     3 * 4 * 4);
+    json_decref(j);
+    run_free(&r);
+
+    RUN(&r, "--model", path, "--batch", "32", "--repeats", "1");
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--batch 32"));
+    assert_non_null(strstr(r.err, "fixes the batch at 3"));
+    run_free(&r);
+}
+
 static void test_json_and_host(void **state)
 {
     (void)state;
@@ -863,6 +897,7 @@ int main(int argc, char **argv)
         return 2;
     }
     layerwise = argv[1];
+    onnx_dir = argc > 2 ? argv[2] : "tests/data/onnx";
     /* A small triad keeps the host calibration quick; its value is not
      * checked against anything. */
     setenv("PROF_TRIAD_MIB", "24", 1);
@@ -879,6 +914,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_on_rpi4),
         cmocka_unit_test(test_audit_no_mixed_machines),
+        cmocka_unit_test(test_onnx_fixed_batch),
         cmocka_unit_test(test_json_and_host),
         cmocka_unit_test(test_table_output),
         cmocka_unit_test(test_calibration_cache),
