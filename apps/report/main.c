@@ -483,6 +483,16 @@ static int sweep(const struct options *o, struct report *r,
         : o->max_memory_mb;
     r->scfg.max_memory_mb = r->memory_limit_mb;
     r->scfg.max_latency_ms = o->max_latency_ms;
+    /* A file that fixes its batch runs at that batch only, as it would
+     * be deployed. */
+    r->fixed_batch = memest_model_fixed_batch(r->model);
+    r->first_batch = 1;
+    r->batch = o->batch;
+    if (r->fixed_batch > 0) {
+        r->scfg.batches[0] = r->fixed_batch;
+        r->scfg.n_batches = 1;
+        r->first_batch = r->batch = r->fixed_batch;
+    }
     if (p->on) {
         r->scfg.progress = sweep_progress;
     }
@@ -514,8 +524,8 @@ static int sweep(const struct options *o, struct report *r,
             r->sweep.rows[i].samples = 0;
         }
     }
-    r->fp32_b1 = report_row(r, "fp32", 1);
-    /* The accuracy bar is fp32's at batch 1, known only now; without
+    r->fp32_b1 = report_row(r, "fp32", r->first_batch);
+    /* The accuracy bar is fp32's at the first batch, known only now; without
      * labels there is none (NaN: no accuracy constraint). */
     r->scfg.min_accuracy = NAN;
     if (r->data == DATA_LABELLED && r->fp32_b1) {
@@ -557,12 +567,12 @@ static int sweep(const struct options *o, struct report *r,
         r->have_chart = true;
     }
     /* The recommended configuration: accepted, at batch 1 (one input as
-     * it arrives), the fastest on the device by the roofline (a
-     * deterministic figure), then the smaller memory. */
+     * it arrives; a fixed batch otherwise), the fastest on the device by
+     * the roofline (a deterministic figure), then the smaller memory. */
     for (size_t i = 0; i < r->sweep.n; i++) {
         const struct sweep_row *w = &r->sweep.rows[i];
         r->accepted += w->accepted;
-        if (!w->accepted || w->batch != 1) {
+        if (!w->accepted || w->batch != r->first_batch) {
             continue;
         }
         if (!r->best || w->device_latency_ms < r->best->device_latency_ms ||
@@ -572,7 +582,7 @@ static int sweep(const struct options *o, struct report *r,
         }
     }
     if (r->best) {
-        r->best_b = report_row(r, r->best->precision, o->batch);
+        r->best_b = report_row(r, r->best->precision, r->batch);
     }
     return CLI_EXIT_OK;
 }
@@ -589,7 +599,8 @@ static int layerwise(const struct options *o, struct report *r)
     }
     r->lwo = (struct layerwise_opts){
         .model = o->model, .weights = o->co.weights,
-        .batch = r->best ? r->best->batch : o->batch, .precision = prec,
+        .batch = r->best ? r->best->batch : r->batch, .have_batch = true,
+        .precision = prec,
         .dev = o->dev, .repeats = 5, .warmup = 2, .min_sample_ms = 0.05,
         .latency_multiplier = 1.0, .seed = 42,
         .threads = (unsigned)o->threads, .calib = o->calib,

@@ -245,11 +245,13 @@ int report_summary(const struct options *o, struct report *r)
                                             r->fp32_b1->accuracy -
                                                 r->best->accuracy);
         }
+        /* per input, as the verdict says it */
         st = st ? st : art_doc_set_real(
                            best, "device_energy_j",
                            r->device.power_watts > 0
                                ? r->device.power_watts *
-                                     r->best->device_latency_ms / 1000.0
+                                     r->best->device_latency_ms /
+                                     (double)r->best->batch / 1000.0
                                : NAN);
         st = st ? st : art_doc_set_doc(d, "best", best);
         if (r->best_b) {
@@ -353,8 +355,8 @@ static void html_precisions(FILE *f, const struct report *r)
              "latency_ms.", measure, r->memory_limit_mb,
              isnan(r->scfg.min_accuracy)
                  ? ""
-                 : ", test accuracy at least fp32's at batch 1 minus the "
-                   "allowed drop",
+                 : ", test accuracy at least fp32's at the first batch "
+                   "minus the allowed drop",
              isfinite(r->scfg.max_latency_ms) ? ", latency under the limit"
                                               : "",
              r->device.name, r->device.power_watts);

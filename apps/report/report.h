@@ -81,6 +81,9 @@ struct report {
     struct layerwise_charts lch;
     art_table *layers_brief;
     /* the verdict's figures, all in summary.json */
+    uint64_t first_batch;           /* 1, or the ONNX file's fixed batch */
+    uint64_t batch;                 /* --batch, or the fixed batch */
+    uint64_t fixed_batch;           /* memest_model_fixed_batch(), 0: free */
     const struct sweep_row *best;   /* the recommended configuration */
     const struct sweep_row *fp32_b1;
     const struct sweep_row *best_b; /* best's precision at --batch */

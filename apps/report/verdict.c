@@ -62,11 +62,12 @@ static double peak_mb(const memest_model *m, uint64_t batch,
 static void judge_memory(const struct options *o, struct report *r)
 {
     const double lim = r->memory_limit_mb;
-    r->fp32_b1_mb = peak_mb(r->model, 1, MEMEST_FP32);
-    r->fp32_batch_mb = peak_mb(r->model, o->batch, MEMEST_FP32);
+    const uint64_t b1 = r->first_batch;
+    r->fp32_b1_mb = peak_mb(r->model, b1, MEMEST_FP32);
+    r->fp32_batch_mb = peak_mb(r->model, r->batch, MEMEST_FP32);
     r->smallest_b1_mb = INFINITY;
     for (size_t i = 0; i < r->scfg.n_precisions; i++) {
-        const double mb = peak_mb(r->model, 1, r->scfg.precisions[i]);
+        const double mb = peak_mb(r->model, b1, r->scfg.precisions[i]);
         if (mb < r->smallest_b1_mb) {
             r->smallest_b1_mb = mb;
             r->smallest_prec = memest_precision_name(r->scfg.precisions[i]);
@@ -85,15 +86,27 @@ static void judge_memory(const struct options *o, struct report *r)
     if (!isfinite(lim)) {
         say(r, "Memory: no limit known (%s's memory is not in the "
             "catalogue; --max-memory-mb sets one): fp32 inference needs "
-            "%.3g MB at batch 1 and %.3g MB at batch %" PRIu64 " (peak "
-            "inference memory: parameters + arena)%s.", r->device.name,
-            r->fp32_b1_mb, r->fp32_batch_mb, o->batch, train);
+            "%.3g MB at batch %" PRIu64 " and %.3g MB at batch %" PRIu64
+            " (peak inference memory: parameters + arena)%s.",
+            r->device.name, r->fp32_b1_mb, b1, r->fp32_batch_mb, r->batch,
+            train);
         return;
     }
     if (!r->fits) {
-        say(r, "Memory: DOES NOT FIT: even %s at batch 1 needs %.3g MB of "
-            "peak inference memory, over the %.6g MB limit (%s)%s.",
-            r->smallest_prec, r->smallest_b1_mb, lim, r->limit_name, train);
+        say(r, "Memory: DOES NOT FIT: even %s at batch %" PRIu64 " needs "
+            "%.3g MB of peak inference memory, over the %.6g MB limit "
+            "(%s)%s.", r->smallest_prec, b1, r->smallest_b1_mb, lim,
+            r->limit_name, train);
+        return;
+    }
+    if (r->fixed_batch > 0) {
+        /* the file fixes the batch: no other batch to fit */
+        const bool fp32_fits = r->fp32_b1_mb <= lim;
+        say(r, "Memory: fits the %.6g MB limit (%s)%s at the file's fixed "
+            "batch %" PRIu64 ": fp32 inference needs %.3g MB of peak "
+            "inference memory%s%s.", lim, r->limit_name,
+            fp32_fits ? "" : " only below fp32", b1, r->fp32_b1_mb,
+            fp32_fits ? "" : ", over the limit", train);
         return;
     }
     /* the largest fp32 batch, or "not a constraint" when even the
@@ -119,13 +132,13 @@ static void judge_memory(const struct options *o, struct report *r)
         say(r, "Memory: not a constraint: fp32 inference needs %.3g MB at "
             "batch %" PRIu64 " (peak inference memory: parameters + "
             "arena) of the %.6g MB limit (%s)%s.", r->fp32_batch_mb,
-            o->batch, lim, r->limit_name, train);
+            r->batch, lim, r->limit_name, train);
     } else {
         say(r, "Memory: fits the %.6g MB limit (%s): fp32 inference needs "
             "%.3g MB of peak inference memory at batch 1, fits up to batch "
             "%" PRIu64 ", and needs %.3g MB at batch %" PRIu64 "%s%s.",
             lim, r->limit_name, r->fp32_b1_mb, r->largest_batch,
-            r->fp32_batch_mb, o->batch,
+            r->fp32_batch_mb, r->batch,
             r->fp32_batch_mb > lim ? ", over the limit" : "", train);
     }
 }
@@ -151,6 +164,8 @@ static void judge_precision(const struct options *o, struct report *r)
         char delta[200];
         if (b == f) {
             snprintf(delta, sizeof delta, "fp32 itself");
+        } else if (diff == 0) {
+            snprintf(delta, sizeof delta, "the same as fp32's");
         } else if (fabs(diff) < r->fp32_stderr) {
             snprintf(delta, sizeof delta, "against fp32's %.4f: the %.2f "
                      "point difference is below the test set's standard "
@@ -162,10 +177,11 @@ static void judge_precision(const struct options *o, struct report *r)
                      diff < 0 ? "below" : "above", f->accuracy,
                      100.0 * r->fp32_stderr);
         }
-        say(r, "Precision: %s is the best accepted at batch 1 (%zu of %zu "
-            "configurations accepted): test accuracy %.4f, %s; memory "
-            "%.3g MB instead of fp32's %.3g MB.", b->precision, r->accepted,
-            r->sweep.n, b->accuracy, delta, b->memory_mb, f->memory_mb);
+        say(r, "Precision: %s is the best accepted at batch %" PRIu64 " (%zu "
+            "of %zu configurations accepted): test accuracy %.4f, %s; "
+            "memory %.3g MB instead of fp32's %.3g MB.", b->precision,
+            b->batch, r->accepted, r->sweep.n, b->accuracy, delta,
+            b->memory_mb, f->memory_mb);
         break;
     }
     case DATA_REFERENCE: {
@@ -174,11 +190,12 @@ static void judge_precision(const struct options *o, struct report *r)
             snprintf(top1, sizeof top1, ", top-1 agreement %.4f",
                      b->top1_agreement);
         }
-        say(r, "Precision: %s is the best accepted at batch 1 (%zu of %zu "
-            "configurations accepted): against the reference outputs, "
+        say(r, "Precision: %s is the best accepted at batch %" PRIu64 " (%zu "
+            "of %zu configurations accepted): against the reference outputs, "
             "max error %.3g, rmse %.3g%s (fp32: max %.3g, rmse %.3g)%s; "
             "memory %.3g MB instead of fp32's %.3g MB.", b->precision,
-            r->accepted, r->sweep.n, b->max_abs_error, b->rms_error, top1,
+            b->batch, r->accepted, r->sweep.n, b->max_abs_error,
+            b->rms_error, top1,
             f->max_abs_error, f->rms_error,
             r->classifier ? "" : ", reported, not judged: the model is "
                                  "not a classifier",
@@ -186,11 +203,11 @@ static void judge_precision(const struct options *o, struct report *r)
         break;
     }
     case DATA_NONE:
-        say(r, "Precision: no data given: no accuracy. %s at batch 1 is "
-            "the fastest within the limits (%zu of %zu configurations "
+        say(r, "Precision: no data given: no accuracy. %s at batch %" PRIu64
+            " is the fastest within the limits (%zu of %zu configurations "
             "accepted, on memory and latency alone): %.3g MB instead of "
             "fp32's %.3g MB; what it costs in accuracy is unknown.",
-            b->precision, r->accepted, r->sweep.n, b->memory_mb,
+            b->precision, b->batch, r->accepted, r->sweep.n, b->memory_mb,
             f->memory_mb);
         break;
     }
@@ -241,8 +258,10 @@ int report_judge(const struct options *o, struct report *r)
     const struct sweep_row *b = r->best;
     if (b) {
         char ms[32], mj[32], per[32];
+        /* per input: a fixed batch runs several at once */
+        const double in_ms = b->device_latency_ms / (double)b->batch;
         const double e_j = r->device.power_watts > 0
-            ? r->device.power_watts * b->device_latency_ms / 1000.0
+            ? r->device.power_watts * in_ms / 1000.0
             : NAN;
         char energy[160] = "";
         if (isfinite(e_j)) {
@@ -260,8 +279,8 @@ int report_judge(const struct options *o, struct report *r)
                                                (double)r->best_b->batch));
         }
         say(r, "On %s (roofline lower bound): at least %s ms per input at "
-            "%s batch 1%s%s.", r->device.name,
-            sig2(ms, sizeof ms, b->device_latency_ms), b->precision, energy,
+            "%s batch %" PRIu64 "%s%s.", r->device.name,
+            sig2(ms, sizeof ms, in_ms), b->precision, b->batch, energy,
             batch);
     }
     say(r, "Bound (%s, batch %" PRIu64 ", %u thread%s%s): %s.",

@@ -503,6 +503,37 @@ static void test_models(void **state)
     run_rmdir(out);
 }
 
+/* An ONNX file that fixes its batch (3) runs at that batch only, as it
+ * would be deployed: every sweep row, the recommended configuration and
+ * the verdict's sentences are at batch 3 (the audit: a fixed batch was
+ * ignored and batch 32 planned). */
+static void test_fixed_batch(void **state)
+{
+    (void)state;
+    char dir[700], model[800], out[700];
+    snprintf(dir, sizeof dir, "%s/tests/data/onnx/typed_fixed_batch",
+             source_root);
+    snprintf(model, sizeof model, "%s/model.onnx", dir);
+    snprintf(out, sizeof out, "%s/fixed", tmpdir);
+    const char *a[] = {"--model", model, "--test-data", dir, NULL};
+    char *text;
+    json_t *j;
+    assert_int_equal(report_run(out, &text, &j, a), 0);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_object_get(j, "best"), "batch_size")),
+                     3);
+    assert_int_equal(json_integer_value(json_object_get(j,
+                                                        "configurations")),
+                     4);
+    assert_non_null(strstr(text, "fixed batch 3"));
+    assert_null(strstr(text, "batch 32"));
+    assert_null(verdict_check(j));
+    free(text);
+    json_decref(j);
+    run_rmdir(out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -518,6 +549,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_memory_sentences),
         cmocka_unit_test(test_no_data),
         cmocka_unit_test(test_models),
+        cmocka_unit_test(test_fixed_batch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
