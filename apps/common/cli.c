@@ -66,21 +66,66 @@ void cli_progress(bool on, unsigned done, unsigned total, const char *what)
     fflush(stderr);
 }
 
+/* A bound of an accepted range as a person writes it: an integer as an
+ * integer (1048576, not 1.04858e+06), other numbers with the digits that
+ * tell them apart, and no number at all for an open end ("no upper limit"
+ * rather than 18446744073709551615 or inf). */
+static void format_bound(char *buf, size_t cap, double v)
+{
+    if (isinf(v)) {
+        snprintf(buf, cap, "%s", v > 0 ? "no upper limit" : "no lower limit");
+    } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(buf, cap, "%.0f", v);
+    } else {
+        snprintf(buf, cap, "%.15g", v);
+    }
+}
+
+static void format_u64_bound(char *buf, size_t cap, uint64_t v)
+{
+    if (v == UINT64_MAX) {
+        snprintf(buf, cap, "no upper limit");
+    } else {
+        snprintf(buf, cap, "%llu", (unsigned long long)v);
+    }
+}
+
+/* "[1, 4294967295]", "1 or more" when there is no upper end. */
+static void format_u64_range(char *buf, size_t cap, uint64_t min,
+                             uint64_t max)
+{
+    char hi[32];
+    format_u64_bound(hi, sizeof hi, max);
+    if (max == UINT64_MAX) {
+        snprintf(buf, cap, "%llu or more, no upper limit",
+                 (unsigned long long)min);
+    } else {
+        snprintf(buf, cap, "[%llu, %s]", (unsigned long long)min, hi);
+    }
+}
+
 bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
                    uint64_t max, uint64_t *out)
 {
     char *end = NULL;
+    char range[64];
     errno = 0;
     /* strtoull accepts a sign and wraps "-1"; only plain digits pass. */
     const bool digits = text[0] >= '0' && text[0] <= '9';
     unsigned long long v = digits ? strtoull(text, &end, 10) : 0;
-    if (!digits || errno == ERANGE || !end || *end) {
+    format_u64_range(range, sizeof range, min, max);
+    if (!digits || !end || *end) {
         cli_error("%s: '%s' is not a whole number", opt, text);
         return false;
     }
+    if (errno == ERANGE) {
+        /* All digits, but more than 64 bits hold: a whole number still,
+         * only out of range. */
+        cli_error("%s: %s is out of range: accepted %s", opt, text, range);
+        return false;
+    }
     if (v < min || v > max) {
-        cli_error("%s: %llu is out of range [%llu, %llu]", opt, v,
-                  (unsigned long long)min, (unsigned long long)max);
+        cli_error("%s: %llu is out of range: accepted %s", opt, v, range);
         return false;
     }
     *out = v;
@@ -98,7 +143,19 @@ bool cli_parse_double(const char *opt, const char *text, double min,
         return false;
     }
     if (v < min || v > max) {
-        cli_error("%s: %s is out of range [%g, %g]", opt, text, min, max);
+        char lo[32], hi[32];
+        format_bound(lo, sizeof lo, min);
+        format_bound(hi, sizeof hi, max);
+        if (isinf(max)) {
+            cli_error("%s: %s is out of range: accepted %s or more, %s", opt,
+                      text, lo, hi);
+        } else if (isinf(min)) {
+            cli_error("%s: %s is out of range: accepted up to %s", opt, text,
+                      hi);
+        } else {
+            cli_error("%s: %s is out of range: accepted [%s, %s]", opt, text,
+                      lo, hi);
+        }
         return false;
     }
     *out = v;
@@ -118,8 +175,10 @@ bool cli_parse_positive(const char *opt, const char *text, double max,
         return false;
     }
     if (v > max) {
-        cli_error("%s: %s is above the largest accepted value %g", opt, text,
-                  max);
+        char hi[32];
+        format_bound(hi, sizeof hi, max);
+        cli_error("%s: %s is above the largest accepted value %s", opt, text,
+                  hi);
         return false;
     }
     *out = v;

@@ -1,0 +1,222 @@
+/* The audit's defects of the apps' options and inputs (issue 18): each
+ * case failed on the program before its fix. argv: memfit, layerwise,
+ * sweep, train, validate, report, the folder of the presets' PyTorch
+ * files (tests/data/models). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+static const char *memfit, *layerwise, *sweep, *train, *validate, *report;
+static const char *models;
+static char tmpdir[] = "/tmp/edgefit-audit-XXXXXX";
+
+#define ARGV(...) ((char *[]){__VA_ARGS__, NULL})
+
+static void expect_rejected(char *const argv[], const char *needle)
+{
+    const char *bad = run_rejected(argv, needle);
+    if (bad) {
+        fail_msg("%s %s: %s", argv[0], argv[1], bad);
+    }
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A misspelt preset is named as one, with the presets listed; an empty
+ * name is refused as empty; a path that does not exist says so with the
+ * system's reason. (Before: "resnet9: cannot open the model file".) */
+static void test_model_names(void **state)
+{
+    (void)state;
+    expect_rejected(ARGV((char *)memfit, "--model", "resnet9"),
+                    "--model resnet9: unknown preset");
+    expect_rejected(ARGV((char *)memfit, "--model", "resnet9"),
+                    "resnet8, smallcnn");
+    expect_rejected(ARGV((char *)memfit, "--model", ""),
+                    "--model: the name is empty");
+    expect_rejected(ARGV((char *)memfit, "--model", "no/such/model.txt"),
+                    "--model no/such/model.txt: No such file or directory");
+    /* every app that takes --model goes the same way */
+    const char *apps[] = {layerwise, sweep, train, validate, report};
+    for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++) {
+        expect_rejected(ARGV((char *)apps[i], "--model", "resnet9"),
+                        "unknown preset");
+    }
+}
+
+/* A FIFO as the model is refused before it is opened (opening it for
+ * reading blocked until a writer came: forever). */
+static void test_model_fifo(void **state)
+{
+    (void)state;
+    char fifo[256];
+    snprintf(fifo, sizeof fifo, "%s/model.fifo", tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    struct run_result r;
+    run_argv_in(ARGV((char *)memfit, "--model", fifo), NULL, 20, &r);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "a FIFO, not a regular file"));
+    run_free(&r);
+    char *dir = tmpdir;
+    run_argv_in(ARGV((char *)memfit, "--model", dir), NULL, 20, &r);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "a folder, not a regular file"));
+    run_free(&r);
+    unlink(fifo);
+}
+
+/* --model - reads a text model or an ONNX file from stdin: the same
+ * table as from the file itself. */
+static void test_model_stdin(void **state)
+{
+    (void)state;
+    char path[256], onnx[512];
+    snprintf(path, sizeof path, "%s/tiny.txt", tmpdir);
+    write_file(path, "input 12\ndense 5 act=relu\ndense 3\n");
+    snprintf(onnx, sizeof onnx, "%s/resnet8/model.onnx", models);
+    const char *files[] = {path, onnx};
+    for (size_t i = 0; i < 2; i++) {
+        struct run_result a, b;
+        run_argv_in(ARGV((char *)memfit, "--model", "-", "--format", "csv"),
+                    files[i], 60, &a);
+        run_argv(ARGV((char *)memfit, "--model", (char *)files[i],
+                      "--format", "csv"), &b);
+        if (a.status != 0) {
+            fail_msg("--model - < %s: status %d: %s", files[i], a.status,
+                     a.err);
+        }
+        assert_int_equal(b.status, 0);
+        assert_string_equal(a.out, b.out);
+        run_free(&a);
+        run_free(&b);
+    }
+    /* a bad text on stdin is named <stdin>:line:column, in every app */
+    char bad[256];
+    snprintf(bad, sizeof bad, "%s/bad.txt", tmpdir);
+    write_file(bad, "input 12\ndense 5 act=relu\nbogus 3\n");
+    const char *apps[] = {memfit, layerwise, sweep, train, validate, report};
+    for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++) {
+        struct run_result r;
+        run_argv_in(ARGV((char *)apps[i], "--model", "-"), bad, 60, &r);
+        if (r.status != 2 || !strstr(r.err, "<stdin>:3:1: unknown layer")) {
+            fail_msg("%s --model - < bad: status %d: %s", apps[i], r.status,
+                     r.err);
+        }
+        run_free(&r);
+    }
+}
+
+/* A whole number too large for 64 bits is out of range, naming the range
+ * (before: "not a whole number"); a range with no upper end says so
+ * (before: 18446744073709551615), an integer bound prints as one (before:
+ * 1.04858e+06). */
+static void test_number_ranges(void **state)
+{
+    (void)state;
+    expect_rejected(ARGV((char *)memfit, "--batch", "99999999999999999999"),
+                    "--batch: 99999999999999999999 is out of range: "
+                    "accepted [1, 4294967295]");
+    expect_rejected(ARGV((char *)memfit, "--batch", "0"),
+                    "--batch: 0 is out of range: accepted [1, 4294967295]");
+    expect_rejected(ARGV((char *)memfit, "--batch", "12x"),
+                    "--batch: '12x' is not a whole number");
+    expect_rejected(ARGV((char *)layerwise, "--seed", "99999999999999999999"),
+                    "accepted 0 or more, no upper limit");
+    expect_rejected(ARGV((char *)layerwise, "--triad-mib", "2000000"),
+                    "accepted [1, 1048576]");
+}
+
+/* edgefit-validate reads the model before it looks for test data: a file
+ * that is no ONNX model is named so (before: "no test_data_set_* folder
+ * beside it"); top-1 agreement only for a classifier (before: reported
+ * for fc-autoencoder's 640-value reconstruction). */
+static void test_validate(void **state)
+{
+    (void)state;
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "%s/junk", tmpdir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    write_file(path, "not a protocol buffer\n");
+    expect_rejected(ARGV((char *)validate, "--model", path),
+                    "not an ONNX model");
+    const char *nets[] = {"fc-autoencoder", "resnet8"};
+    for (size_t i = 0; i < 2; i++) {
+        char onnx[512];
+        snprintf(onnx, sizeof onnx, "%s/%s/model.onnx", models, nets[i]);
+        struct run_result r;
+        run_argv(ARGV((char *)validate, "--model", onnx, "--format", "json",
+                      "--quiet"), &r);
+        assert_int_equal(r.status, 0);
+        json_error_t je;
+        json_t *j = json_loads(r.out, 0, &je);
+        assert_non_null(j);
+        json_t *rows = json_object_get(j, "validation");
+        assert_true(json_is_array(rows) && json_array_size(rows) > 0);
+        json_t *t = json_object_get(json_array_get(rows, 0),
+                                    "top1_agreement");
+        if (i == 0) {
+            assert_true(t == NULL || json_is_null(t));
+        } else {
+            assert_true(json_is_number(t));
+            assert_true(json_number_value(t) == 1.0);
+        }
+        json_decref(j);
+        run_free(&r);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    run_rmdir(tmpdir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 8) {
+        fprintf(stderr, "usage: test-audit MEMFIT LAYERWISE SWEEP TRAIN "
+                        "VALIDATE REPORT MODELS-DIR\n");
+        return 2;
+    }
+    memfit = argv[1];
+    layerwise = argv[2];
+    sweep = argv[3];
+    train = argv[4];
+    validate = argv[5];
+    report = argv[6];
+    models = argv[7];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_names),
+        cmocka_unit_test(test_model_fifo),
+        cmocka_unit_test(test_model_stdin),
+        cmocka_unit_test(test_number_ranges),
+        cmocka_unit_test(test_validate),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
