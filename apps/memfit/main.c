@@ -183,8 +183,9 @@ static int device_budget(struct options *o, struct cli_devices *devs)
         /* Only the memory is needed: no calibration run. */
         snprintf(d.name, sizeof d.name, "host");
         d.memory_mb = (double)prof_host_memory_bytes() / (1024.0 * 1024.0);
-    } else if (!cli_device_resolve(o->dev.device,
-                                   o->dev.devices_file ? devs : NULL, &d)) {
+    } else if (!cli_device_resolve_memory(o->dev.device,
+                                          o->dev.devices_file ? devs : NULL,
+                                          &d)) {
         return CLI_EXIT_USAGE;
     }
     if (!(d.memory_mb > 0.0)) {

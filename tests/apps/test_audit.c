@@ -184,6 +184,45 @@ static void test_validate(void **state)
     }
 }
 
+/* Every figure of a device in a sane range, named (before: 1e308 GB/s
+ * accepted, from a file and inline); a memory fit asks only for the
+ * memory (before: memfit demanded bandwidth_gbps). */
+static void test_devices(void **state)
+{
+    (void)state;
+    char csv[256];
+    snprintf(csv, sizeof csv, "%s/devices.csv", tmpdir);
+    write_file(csv, "name,bandwidth_gbps,peak_gmacs,memory_mb\n"
+                    "ok,10,20,512\n"
+                    "\n"
+                    "huge,1e308,1,1\n");
+    expect_rejected(ARGV((char *)memfit, "--devices", csv, "--device", "ok"),
+                    "devices.csv:4: bandwidth_gbps 1e+308 is out of range: "
+                    "accepted 0.001 to 100000 GB/s");
+    expect_rejected(ARGV((char *)layerwise, "--model", "mlp:8-4", "--device",
+                         "name=x,bandwidth_gbps=1e308,peak_gmacs=1"),
+                    "--device x: bandwidth_gbps 1e+308 is out of range");
+    expect_rejected(ARGV((char *)layerwise, "--model", "mlp:8-4", "--device",
+                         "name=x,bandwidth_gbps=10,peak_gmacs=1e300"),
+                    "peak_gmacs 1e+300 is out of range");
+    expect_rejected(ARGV((char *)memfit, "--model", "mlp:8-4", "--device",
+                         "name=x,memory_mb=1e300"),
+                    "memory_mb 1e+300 is out of range: accepted 0.001 to "
+                    "1e+09 MB (or 0: unknown)");
+    struct run_result r;
+    run_argv(ARGV((char *)memfit, "--model", "mlp:784-64-10", "--device",
+                  "name=mcu,memory_mb=0.5", "--format", "json"), &r);
+    if (r.status != 0) {
+        fail_msg("memfit --device name=mcu,memory_mb=0.5: %d %s", r.status,
+                 r.err);
+    }
+    json_error_t je;
+    json_t *j = json_loads(r.out, 0, &je);
+    assert_non_null(j);
+    json_decref(j);
+    run_free(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -217,6 +256,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_model_stdin),
         cmocka_unit_test(test_number_ranges),
         cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_devices),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
