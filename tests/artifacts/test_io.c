@@ -371,6 +371,43 @@ static void test_csv_bom_and_lines(void **state)
     free(path);
 }
 
+/* libcsv's one strict-mode error, "error parsing data while strict
+ * checking enabled", said in words at the line and column of the quote
+ * at fault; a quoted field never closed is named at the line it opened
+ * (before: the raw text, at the end of the file). */
+static void test_csv_quote_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int line;
+        const char *fragment;
+    } cases[] = {
+        {"a,b\n1,2\n\n3,\"4\"x\n", 4,
+         "column 6: a quoted field goes on after its closing quote"},
+        {"a,b\n1,ab\"c\n", 2,
+         "column 5: a quote inside a field that does not start with one"},
+        {"a,b\n1,2\n3,\"4\n5,6\n7,8\n", 3,
+         "a quoted field opened in this record is never closed"},
+        {"a,b\n1,\"x\ny\"z\n", 3, "column 3: a quoted field goes on"},
+    };
+    char *path = in_tmp("quote.csv");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(path, cases[i].text, strlen(cases[i].text));
+        art_table *t = NULL;
+        struct art_diag diag;
+        assert_int_equal(art_table_load_csv(path, &t, &diag), ART_E_PARSE);
+        if (diag.line != cases[i].line ||
+            !strstr(diag.message, cases[i].fragment)) {
+            fail_msg("case %zu: line %d '%s'; want line %d '%s'", i,
+                     diag.line, diag.message, cases[i].line,
+                     cases[i].fragment);
+        }
+        assert_null(strstr(diag.message, "strict checking"));
+    }
+    free(path);
+}
+
 /* ---- Cells that read back ---------------------------------------------- */
 
 static void test_csv_round_trip_cells(void **state)
@@ -451,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_csv_utf8),
         cmocka_unit_test(test_csv_bom_and_lines),
+        cmocka_unit_test(test_csv_quote_errors),
         cmocka_unit_test(test_csv_round_trip_cells),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
