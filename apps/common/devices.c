@@ -66,9 +66,10 @@ static const char *parse_number(const char *text, double *out)
 
 /* The ranges a device's figures must fall in: wide enough for anything
  * from a microcontroller (a few kB of RAM, tens of MB/s) to the largest
- * accelerator (HBM at a few TB/s, a million int8 GMAC/s), narrow enough
- * that a typo (1e308 GB/s, a memory in bytes given as MB) is caught
- * rather than turned into a prediction. 0 stays "unknown" for power and
+ * accelerator (HBM at a few TB/s, a million int8 GMAC/s) and for a
+ * bandwidth "too high to matter" (1e6 GB/s), narrow enough that a typo
+ * (1e308 GB/s, a memory in bytes given as MB) is caught rather than
+ * turned into a prediction. 0 stays "unknown" for power and
  * memory. */
 struct field_range {
     const char *name;
@@ -78,7 +79,7 @@ struct field_range {
 };
 
 static const struct field_range ranges[] = {
-    {"bandwidth_gbps", "GB/s", 1e-3, 1e5, false},
+    {"bandwidth_gbps", "GB/s", 1e-3, 1e6, false},
     {"peak_gmacs", "GMAC/s", 1e-6, 1e7, false},
     {"peak_gmacs_f16", "GMAC/s", 1e-6, 1e7, true},
     {"peak_gmacs_int8", "GMAC/s", 1e-6, 1e7, true},
@@ -112,7 +113,8 @@ static const char *check_ranges(const struct prof_device *d, bool skip_speed,
             continue;
         }
         if (!(v[i] >= r->lo && v[i] <= r->hi)) {
-            snprintf(buf, cap, "%s %g is out of range: accepted %g to %g %s%s",
+            snprintf(buf, cap,
+                     "%s %g is out of range: accepted %.15g to %.15g %s%s",
                      r->name, v[i], r->lo, r->hi, r->unit,
                      r->zero_unknown ? " (or 0: unknown)" : "");
             return buf;

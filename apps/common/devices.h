@@ -64,7 +64,7 @@ void cli_devices_free(struct cli_devices *d);
 /*
  * The device called name: first among the file's devices (d may be NULL),
  * then prof_device_lookup() (catalogue, "host", key=value). Every figure
- * must be in a sane range (bandwidth_gbps 0.001 to 1e5, the peaks 1e-6 to
+ * must be in a sane range (bandwidth_gbps 0.001 to 1e6, the peaks 1e-6 to
  * 1e7 GMAC/s, power_watts up to 1e5, memory_mb up to 1e9; a file's
  * devices are held to the same when loaded). On error print
  * "prog: --device: message" and return false.
