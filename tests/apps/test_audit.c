@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "edgefit/artifacts.h"
 #include "run.h"
 
 static const char *memfit, *layerwise, *sweep, *train, *validate, *report;
@@ -223,6 +224,97 @@ static void test_devices(void **state)
     run_free(&r);
 }
 
+/* The device_latency_ms of column col of every row of a sweep's CSV. */
+static void csv_column(const char *path, const char *col, double *v,
+                       size_t *n)
+{
+    art_table *t = NULL;
+    struct art_diag d;
+    assert_int_equal(art_table_load_csv(path, &t, &d), ART_OK);
+    const long c = art_table_find_column(t, col);
+    assert_true(c >= 0);
+    *n = art_table_rows(t);
+    for (size_t r = 0; r < *n; r++) {
+        if (art_table_get_real(t, r, (size_t)c, &v[r]) != ART_OK) {
+            v[r] = -1.0;
+        }
+    }
+    art_table_destroy(t);
+}
+
+/* edgefit-sweep: --from-csv refuses an accuracy above 1 and a negative
+ * latency at their file:line and column (before: accepted); keeps
+ * device_latency_ms when it reads back a sweep's own file (before:
+ * dropped); --batches refuses a batch that only pads (1048576) and one
+ * given twice (before: 8,8 ran twice). */
+static void test_sweep(void **state)
+{
+    (void)state;
+    char csv[256];
+    snprintf(csv, sizeof csv, "%s/sweep.csv", tmpdir);
+    write_file(csv, "precision,accuracy,latency_ms,memory_mb,energy_proxy_j,"
+                    "accepted\n"
+                    "fp32,0.5,1,1,1,true\n"
+                    "\n"
+                    "fp16,1.5,1,1,1,true\n");
+    expect_rejected(ARGV((char *)sweep, "--from-csv", csv),
+                    "sweep.csv:4: column 'accuracy': 1.5 is out of range: "
+                    "accepted 0 to 1");
+    write_file(csv, "precision,accuracy,latency_ms,memory_mb,energy_proxy_j,"
+                    "accepted\n"
+                    "fp16,0.5,-1,1,1,true\n");
+    expect_rejected(ARGV((char *)sweep, "--from-csv", csv),
+                    "sweep.csv:2: column 'latency_ms': -1 is out of range");
+    expect_rejected(ARGV((char *)sweep, "--batches", "1048576"),
+                    "--batches: 1048576 is out of range: accepted "
+                    "[1, 65536]");
+    expect_rejected(ARGV((char *)sweep, "--batches", "1,8,8"),
+                    "--batches: 8 given twice");
+
+    char data[256], weights[256], out1[256], out2[256], res1[300],
+        res2[300];
+    snprintf(data, sizeof data, "%s/fashion", tmpdir);
+    snprintf(weights, sizeof weights, "%s/zero.safetensors", tmpdir);
+    snprintf(out1, sizeof out1, "%s/sweep1", tmpdir);
+    snprintf(out2, sizeof out2, "%s/sweep2", tmpdir);
+    assert_int_equal(mkdir(data, 0700), 0);
+    assert_int_equal(run_write_bands(data, "t10k", 40, 5), 0);
+    assert_int_equal(run_write_zero_mlp(weights), 0);
+    struct run_result r;
+    run_argv(ARGV((char *)sweep, "--weights", weights, "--data", data,
+                  "--precisions", "fp32,int8", "--batches", "1,8",
+                  "--repeats", "1", "--device", "rpi4", "--out", out1,
+                  "--quiet"), &r);
+    if (r.status != 0) {
+        fail_msg("sweep: %d %s", r.status, r.err);
+    }
+    run_free(&r);
+    snprintf(res1, sizeof res1, "%s/sweep_results.csv", out1);
+    snprintf(res2, sizeof res2, "%s/sweep_results.csv", out2);
+    run_argv(ARGV((char *)sweep, "--from-csv", res1, "--out", out2,
+                  "--quiet"), &r);
+    if (r.status != 0) {
+        fail_msg("sweep --from-csv: %d %s", r.status, r.err);
+    }
+    run_free(&r);
+    static const char *const cols[] = {"device_latency_ms", "batch_size",
+                                       "latency_ms", "test_samples"};
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+        double a[16], b[16];
+        size_t na, nb;
+        csv_column(res1, cols[c], a, &na);
+        csv_column(res2, cols[c], b, &nb);
+        assert_int_equal(na, 4);
+        assert_int_equal(nb, na);
+        for (size_t i = 0; i < na; i++) {
+            if (!(a[i] > 0.0) || a[i] != b[i]) {
+                fail_msg("%s row %zu: %g written, %g read back", cols[c], i,
+                         a[i], b[i]);
+            }
+        }
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -257,6 +349,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_number_ranges),
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_sweep),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
