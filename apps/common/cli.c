@@ -251,6 +251,101 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
     }
 }
 
+/* The option of opts that "--name" (name up to '=' or the end, len
+ * bytes) selects as getopt_long() would: an exact name, else the only
+ * one it abbreviates; NULL when none or several. */
+static const struct option *find_long(const struct option *opts,
+                                      const char *name, size_t len)
+{
+    const struct option *hit = NULL;
+    for (const struct option *o = opts; o->name; o++) {
+        if (strncmp(o->name, name, len) != 0) {
+            continue;
+        }
+        if (strlen(o->name) == len) {
+            return o;
+        }
+        if (hit && (hit->val != o->val || hit->flag != o->flag)) {
+            return NULL; /* ambiguous: getopt_long reports it */
+        }
+        hit = o;
+    }
+    return hit;
+}
+
+static bool is_repeatable(const char *name, const char *const *repeatable)
+{
+    for (size_t i = 0; repeatable && repeatable[i]; i++) {
+        if (strcmp(name, repeatable[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int cli_refuse_repeats(int argc, char **argv, const struct option *opts,
+                       const char *const *repeatable)
+{
+    /* The first argument that gave each option, by position in opts. */
+    size_t n = 0;
+    while (opts[n].name) {
+        n++;
+    }
+    /* The value each option was first given (NULL: not yet; "" for one
+     * that takes none), by position in opts. */
+    const char *first[256];
+    if (n > sizeof first / sizeof first[0]) {
+        n = sizeof first / sizeof first[0];
+    }
+    for (size_t i = 0; i < n; i++) {
+        first[i] = NULL;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            break; /* operands follow */
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            continue; /* an operand, or a short option (-h) */
+        }
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        const size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const struct option *o = find_long(opts, name, len);
+        if (!o) {
+            continue; /* unknown or ambiguous: getopt_long says so */
+        }
+        const char *value = eq ? eq + 1 : "";
+        if (o->has_arg == required_argument && !eq) {
+            if (i + 1 >= argc) {
+                break; /* missing: getopt_long says so */
+            }
+            value = argv[++i]; /* its value, whatever it looks like */
+        }
+        /* aliases (two names, one value) count as one option */
+        size_t k = 0;
+        while (k < n && !(opts[k].val == o->val && opts[k].flag == o->flag &&
+                          opts[k].has_arg == o->has_arg)) {
+            k++;
+        }
+        if (k == n || is_repeatable(opts[k].name, repeatable)) {
+            continue;
+        }
+        if (first[k] && o->has_arg == no_argument) {
+            cli_error("--%s given twice: give it once", opts[k].name);
+        } else if (first[k]) {
+            cli_error("--%s given twice ('%s', then '%s'): give it once",
+                      opts[k].name, first[k], value);
+        }
+        if (first[k]) {
+            fprintf(stderr, "Try '%s --help'.\n", program);
+            return CLI_EXIT_USAGE;
+        }
+        first[k] = value;
+    }
+    return CLI_EXIT_OK;
+}
+
 int cli_no_operands(int argc, char **argv)
 {
     if (optind < argc) {

@@ -128,6 +128,9 @@ static int parse_args(int argc, char **argv, struct options *o)
     }};
     cli_calib_opts_init(&o->lw.calib);
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {

@@ -104,6 +104,9 @@ static int parse_args(int argc, char **argv, struct options *o)
         .dev = {.device = NULL},
     };
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c, rc = CLI_EXIT_OK;
     while (rc == CLI_EXIT_OK &&
            (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

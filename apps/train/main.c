@@ -162,6 +162,9 @@ static int parse_args(int argc, char **argv, struct options *o)
         .threads = 1,
     };
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     /* "-h" is the one short option. */
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

@@ -149,6 +149,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         o->tolerance[i] = NAN;
     }
     opterr = 0;
+    static const char *const repeatable[] = {"test-data", NULL};
+    if (cli_refuse_repeats(argc, argv, longopts, repeatable) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {

@@ -315,6 +315,46 @@ static void test_sweep(void **state)
     }
 }
 
+/* An option given twice is refused, naming it and both values (before:
+ * the last one silently won); abbreviations and --name=value count; the
+ * options meant to be repeated (validate's --test-data) still are. */
+static void test_repeated_options(void **state)
+{
+    (void)state;
+    expect_rejected(ARGV((char *)memfit, "--model", "smallcnn", "--model",
+                         "resnet8"),
+                    "--model given twice ('smallcnn', then 'resnet8')");
+    expect_rejected(ARGV((char *)memfit, "--mod=smallcnn", "--batch", "2",
+                         "--model", "resnet8"),
+                    "--model given twice");
+    expect_rejected(ARGV((char *)sweep, "--strict", "--quiet", "--strict"),
+                    "--strict given twice: give it once");
+    expect_rejected(ARGV((char *)train, "--epochs", "1", "--epochs", "2"),
+                    "--epochs given twice ('1', then '2')");
+    expect_rejected(ARGV((char *)layerwise, "--device", "rpi4", "--device",
+                         "desktop"),
+                    "--device given twice");
+    expect_rejected(ARGV((char *)validate, "--model", "a.onnx", "--batch",
+                         "1", "--batch", "2"),
+                    "--batch given twice");
+    /* a value that looks like an option is a value */
+    char out[256];
+    snprintf(out, sizeof out, "%s/--model", tmpdir);
+    struct run_result r;
+    run_argv(ARGV((char *)memfit, "--model", "mlp:4-2", "--out", out), &r);
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    /* --test-data is repeatable: the second folder is read (and is
+     * missing), not refused as a repeat */
+    char onnx[512];
+    snprintf(onnx, sizeof onnx, "%s/resnet8/model.onnx", models);
+    char set[600];
+    snprintf(set, sizeof set, "%s/resnet8/test_data_set_0", models);
+    expect_rejected(ARGV((char *)validate, "--model", onnx, "--test-data",
+                         set, "--test-data", "/nonexistent-edgefit"),
+                    "/nonexistent-edgefit");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -350,6 +390,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_repeated_options),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
