@@ -703,8 +703,9 @@ static art_doc *setup_doc(const struct result *r, int *st)
     art_doc *d = new_doc(st);
     set_bool(d, "enabled", p->enabled, st);
     set_uint(d, "batch_size", p->batch_size, st);
-    set_text(d, "precision_mode", memest_precision_mode_name(p->precision),
-             st);
+    /* fp32, as every other file and column says (the original's
+     * "float32" only in its own key's name) */
+    set_text(d, "precision_mode", memest_precision_name(p->precision), st);
     set_real(d, "estimated_memory_mb", p->estimated_memory_mb, st);
     if (*st == ART_OK) {
         *st = art_doc_set_texts(d, "warnings", warnings, p->warning_count);
@@ -804,7 +805,7 @@ static void print_summary(const struct options *o, const struct result *r)
     if (p->enabled) {
         printf("  plan              %.6f MB (parameters + activations, %s) "
                "within %.4f MB\n",
-               p->estimated_memory_mb, memest_precision_mode_name(p->precision),
+               p->estimated_memory_mb, memest_precision_name(p->precision),
                o->max_memory_mb);
     }
     printf("  training_time_s   %.6f; artificial_delay_s %.6f (speed factor "

@@ -170,6 +170,8 @@ static void test_run_log_and_history(void **state)
     /* The simulation is off: the batch as asked, no warnings. */
     assert_true(json_is_false(jget(j, "setup", "enabled")));
     assert_int_equal(jint(j, "setup", "batch_size"), 16);
+    /* one name for a precision in every file (it said float32 here) */
+    assert_string_equal(jtext(j, "setup", "precision_mode"), "fp32");
     assert_int_equal(json_array_size(jget(j, "setup", "warnings")), 0);
 
     /* delay = elapsed * (factor - 1); effective = elapsed + delay; each
@@ -424,7 +426,7 @@ static void test_tight_budget(void **state)
     assert_non_null(j);
     assert_true(json_is_true(jget(j, "setup", "enabled")));
     assert_int_equal(jint(j, "setup", "batch_size"), 17);
-    assert_string_equal(jtext(j, "setup", "precision_mode"), "float32");
+    assert_string_equal(jtext(j, "setup", "precision_mode"), "fp32");
     assert_true(jreal(j, "setup", "estimated_memory_mb") ==
                 round((203560.0 + 3432.0 * 17) / 1048576.0 * 1e6) / 1e6);
     json_t *w = jget(j, "setup", "warnings");
