@@ -842,9 +842,8 @@ static void print_summary(const struct options *o, const struct result *r)
            (double)m->total_bytes / 1048576.0, m->total_bytes,
            m->parameter_bytes, m->gradient_bytes, m->optimizer_state_bytes,
            m->activation_bytes, m->working_bytes, m->estimate_total_bytes);
-    for (size_t i = 0; i < p->warning_count; i++) {
-        printf("warning: %s\n", p->warnings[i]);
-    }
+    /* The plan's warnings went to stderr before training (cli_warn):
+     * not printed again here. */
 }
 
 static int print_stdout(const struct options *o, const struct result *r)
@@ -975,7 +974,7 @@ int main(int argc, char **argv)
     }
     if (rc == CLI_EXIT_OK) {
         for (size_t i = 0; i < r.plan.warning_count; i++) {
-            cli_error("warning: %s", r.plan.warnings[i]);
+            cli_warn("%s", r.plan.warnings[i]);
         }
         rc = train(&o, &r);
     }

@@ -355,6 +355,36 @@ static void test_repeated_options(void **state)
                     "/nonexistent-edgefit");
 }
 
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++) {
+        n++;
+    }
+    return n;
+}
+
+/* edgefit-train's plan warnings once, on stderr (before: on stdout too,
+ * in table mode). */
+static void test_train_warnings_once(void **state)
+{
+    (void)state;
+    char data[256];
+    snprintf(data, sizeof data, "%s/train-data", tmpdir);
+    assert_int_equal(mkdir(data, 0700), 0);
+    assert_int_equal(run_write_bands(data, "train", 64, 1), 0);
+    assert_int_equal(run_write_bands(data, "t10k", 32, 2), 0);
+    struct run_result r;
+    run_argv(ARGV((char *)train, "--data", data, "--model", "mlp:784-16-10",
+                  "--epochs", "1", "--max-memory-mb", "0.1", "--quiet"), &r);
+    if (r.status != 0) {
+        fail_msg("train: %d %s", r.status, r.err);
+    }
+    assert_int_equal(count_of(r.err, "Batch size reduced"), 1);
+    assert_int_equal(count_of(r.out, "Batch size reduced"), 0);
+    run_free(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -391,6 +421,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_repeated_options),
+        cmocka_unit_test(test_train_warnings_once),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
