@@ -385,6 +385,40 @@ static void test_train_warnings_once(void **state)
     run_free(&r);
 }
 
+/* An allocation that fails says how many bytes, for what (before:
+ * "resnet8: out of memory"). resnet8's arena is 196,608 bytes a sample at
+ * fp32 (3x32x32 in, 16x32x32 twice: memfit's plan), so batch 4294967295
+ * asks 844,424,929,935,360 bytes: more than any address space, refused
+ * by malloc on every machine. */
+static void test_out_of_memory_says_size(void **state)
+{
+    (void)state;
+    /* under AddressSanitizer a failed malloc returns NULL, as in a
+     * plain build, instead of aborting */
+    const char *old = getenv("ASAN_OPTIONS");
+    char *saved = old ? strdup(old) : NULL;
+    char opts[512];
+    snprintf(opts, sizeof opts, "%s%sallocator_may_return_null=1",
+             old ? old : "", old && *old ? ":" : "");
+    setenv("ASAN_OPTIONS", opts, 1);
+    struct run_result r;
+    run_argv(ARGV((char *)layerwise, "--model", "resnet8", "--batch",
+                  "4294967295", "--repeats", "1"), &r);
+    if (saved) {
+        setenv("ASAN_OPTIONS", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("ASAN_OPTIONS");
+    }
+    if (r.status != 1 ||
+        !strstr(r.err, "resnet8: out of memory: the activation arena of "
+                       "844424929935360 bytes") ||
+        !strstr(r.err, "for batch 4294967295 at fp32")) {
+        fail_msg("status %d: %s", r.status, r.err);
+    }
+    run_free(&r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -422,6 +456,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_repeated_options),
         cmocka_unit_test(test_train_warnings_once),
+        cmocka_unit_test(test_out_of_memory_says_size),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
