@@ -323,11 +323,11 @@ int main(int argc, char **argv)
             o.cfg.step++;
         }
     }
-    if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, built);
-    }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_outputs(o.co.out_dir, built);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, built);
     }
     for (int i = 0; i < NTABLES; i++) {
         art_table_destroy(built[i]);

@@ -169,7 +169,10 @@ int cli_no_operands(int argc, char **argv);
 /* Finish what an app printed on stdout: st is the status of the printing
  * (an ART_ code). Flushes stdout; on failure prints "prog: stdout: reason"
  * (the system's, e.g. "No space left on device", for a write error) and
- * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. */
+ * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. When the --out folder was
+ * written in full before (cli_out_commit()), a failure is only a warning
+ * ("prog: warning: stdout: reason (the results are complete in DIR)") and
+ * the run succeeds: every app writes its folder first, then stdout. */
 int cli_stdout_finish(int st);
 
 /* One file of --out: a table written as CSV, a document as JSON or a

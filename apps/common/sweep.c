@@ -343,7 +343,9 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
     struct art_diag diag = {0};
     int st = art_table_load_csv(path, &t, &diag);
     if (st != ART_OK) {
-        if (diag.line > 0) {
+        if (diag.sys_errno != 0) {
+            cli_error("%s", diag.message); /* "path: reason" */
+        } else if (diag.line > 0) {
             cli_error("%s:%d: %s", path, diag.line,
                       diag.message[0] ? diag.message : art_strerror(st));
         } else {

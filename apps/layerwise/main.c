@@ -362,11 +362,11 @@ int main(int argc, char **argv)
         cli_error("building the output: out of memory");
         rc = CLI_EXIT_FAILURE;
     }
-    if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, &r);
-    }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_artifacts(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
     }
     layerwise_free(&r);
     return rc;

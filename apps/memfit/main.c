@@ -489,11 +489,11 @@ int main(int argc, char **argv)
     for (size_t i = 0; rc == CLI_EXIT_OK && i < r.warning_count; i++) {
         cli_warn("%s", r.warnings[i]);
     }
-    if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, &r);
-    }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_artifacts(o.co.out_dir, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
     }
     double need_mb = 0.0;
     if (rc == CLI_EXIT_OK && o.co.strict && r.plan.enabled &&

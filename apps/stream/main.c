@@ -853,11 +853,11 @@ int main(int argc, char **argv)
         return lrc;
     }
     rc = compute(&o, &r);
-    if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, &r);
-    }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_artifacts(o.co.out_dir, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
     }
     if (rc == CLI_EXIT_OK && o.co.strict &&
         r.p.latency_ms > r.p.stream_interval_ms) {

@@ -991,10 +991,10 @@ int main(int argc, char **argv)
         rc = CLI_EXIT_FAILURE;
     }
     if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, &r);
+        rc = write_outputs(&o, &r);
     }
     if (rc == CLI_EXIT_OK) {
-        rc = write_outputs(&o, &r);
+        rc = print_stdout(&o, &r);
     }
     result_free(&r);
     return rc;

@@ -585,7 +585,18 @@ static int emit(const struct options *o, const struct run *r)
         {.key = "summary", .doc = summary},
         {.key = "validation", .table = t, .view = view},
     };
-    rc = cli_emit(o->co.format, outs, 2);
+    /* the folder first: a full stdout after it is only a warning */
+    rc = CLI_EXIT_OK;
+    if (o->co.out_dir) {
+        const struct cli_out_file files[] = {
+            {.name = "validation.csv", .csv = t},
+            {.name = "validation.json", .doc = all},
+        };
+        rc = cli_out_write(o->co.out_dir, files, 2);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_emit(o->co.format, outs, 2);
+    }
     if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
         const size_t failed = failures(r);
         printf("\n%s: %zu comparison%s over %zu test set%s, %zu passed, "
@@ -601,13 +612,6 @@ static int emit(const struct options *o, const struct run *r)
         }
         printf(")\n");
         rc = cli_stdout_finish(ART_OK);
-    }
-    if (rc == CLI_EXIT_OK && o->co.out_dir) {
-        const struct cli_out_file files[] = {
-            {.name = "validation.csv", .csv = t},
-            {.name = "validation.json", .doc = all},
-        };
-        rc = cli_out_write(o->co.out_dir, files, 2);
     }
 done:
     art_table_destroy(t);

@@ -419,6 +419,46 @@ static void test_out_of_memory_says_size(void **state)
     run_free(&r);
 }
 
+/* A full stdout after a complete --out folder is a warning and the run
+ * succeeds (before: exit 1); without a folder it is still a failure. */
+static void test_stdout_full_after_folder(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0) {
+        skip();
+    }
+    char out[256];
+    snprintf(out, sizeof out, "%s/full-stdout", tmpdir);
+    const char *apps[] = {memfit, validate};
+    char onnx[512];
+    snprintf(onnx, sizeof onnx, "%s/resnet8/model.onnx", models);
+    for (size_t i = 0; i < 2; i++) {
+        struct run_result r;
+        char *argv[] = {(char *)apps[i], "--model",
+                        i == 0 ? "smallcnn" : onnx, "--out", out,
+                        "--quiet", NULL};
+        if (i == 0) {
+            argv[5] = NULL; /* memfit has no --quiet */
+        }
+        run_argv_stdout(argv, "/dev/full", &r);
+        if (r.status != 0 ||
+            !strstr(r.err, "warning: stdout: No space left on device (the "
+                           "results are complete in ")) {
+            fail_msg("%s --out > /dev/full: status %d: %s", apps[i],
+                     r.status, r.err);
+        }
+        assert_int_equal(run_count_entries(out), 2);
+        run_free(&r);
+        run_rmdir(out);
+        char *plain[] = {(char *)apps[i], "--model",
+                         i == 0 ? "smallcnn" : onnx, NULL};
+        run_argv_stdout(plain, "/dev/full", &r);
+        assert_int_equal(r.status, 1);
+        assert_non_null(strstr(r.err, "stdout: No space left on device"));
+        run_free(&r);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -457,6 +497,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_repeated_options),
         cmocka_unit_test(test_train_warnings_once),
         cmocka_unit_test(test_out_of_memory_says_size),
+        cmocka_unit_test(test_stdout_full_after_folder),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
