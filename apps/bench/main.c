@@ -161,6 +161,10 @@ static int parse_args(int argc, char **argv, struct options *o)
     uint64_t v;
     int c, t, rc = CLI_EXIT_OK;
     opterr = 0;
+    static const char *const repeatable[] = {"table", NULL};
+    if (cli_refuse_repeats(argc, argv, longopts, repeatable) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     while (rc == CLI_EXIT_OK &&
            (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -319,11 +323,11 @@ int main(int argc, char **argv)
             o.cfg.step++;
         }
     }
-    if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, built);
-    }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_outputs(o.co.out_dir, built);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, built);
     }
     for (int i = 0; i < NTABLES; i++) {
         art_table_destroy(built[i]);

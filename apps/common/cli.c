@@ -66,21 +66,66 @@ void cli_progress(bool on, unsigned done, unsigned total, const char *what)
     fflush(stderr);
 }
 
+/* A bound of an accepted range as a person writes it: an integer as an
+ * integer (1048576, not 1.04858e+06), other numbers with the digits that
+ * tell them apart, and no number at all for an open end ("no upper limit"
+ * rather than 18446744073709551615 or inf). */
+static void format_bound(char *buf, size_t cap, double v)
+{
+    if (isinf(v)) {
+        snprintf(buf, cap, "%s", v > 0 ? "no upper limit" : "no lower limit");
+    } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(buf, cap, "%.0f", v);
+    } else {
+        snprintf(buf, cap, "%.15g", v);
+    }
+}
+
+static void format_u64_bound(char *buf, size_t cap, uint64_t v)
+{
+    if (v == UINT64_MAX) {
+        snprintf(buf, cap, "no upper limit");
+    } else {
+        snprintf(buf, cap, "%llu", (unsigned long long)v);
+    }
+}
+
+/* "[1, 4294967295]", "1 or more" when there is no upper end. */
+static void format_u64_range(char *buf, size_t cap, uint64_t min,
+                             uint64_t max)
+{
+    char hi[32];
+    format_u64_bound(hi, sizeof hi, max);
+    if (max == UINT64_MAX) {
+        snprintf(buf, cap, "%llu or more, no upper limit",
+                 (unsigned long long)min);
+    } else {
+        snprintf(buf, cap, "[%llu, %s]", (unsigned long long)min, hi);
+    }
+}
+
 bool cli_parse_u64(const char *opt, const char *text, uint64_t min,
                    uint64_t max, uint64_t *out)
 {
     char *end = NULL;
+    char range[64];
     errno = 0;
     /* strtoull accepts a sign and wraps "-1"; only plain digits pass. */
     const bool digits = text[0] >= '0' && text[0] <= '9';
     unsigned long long v = digits ? strtoull(text, &end, 10) : 0;
-    if (!digits || errno == ERANGE || !end || *end) {
+    format_u64_range(range, sizeof range, min, max);
+    if (!digits || !end || *end) {
         cli_error("%s: '%s' is not a whole number", opt, text);
         return false;
     }
+    if (errno == ERANGE) {
+        /* All digits, but more than 64 bits hold: a whole number still,
+         * only out of range. */
+        cli_error("%s: %s is out of range: accepted %s", opt, text, range);
+        return false;
+    }
     if (v < min || v > max) {
-        cli_error("%s: %llu is out of range [%llu, %llu]", opt, v,
-                  (unsigned long long)min, (unsigned long long)max);
+        cli_error("%s: %llu is out of range: accepted %s", opt, v, range);
         return false;
     }
     *out = v;
@@ -98,7 +143,19 @@ bool cli_parse_double(const char *opt, const char *text, double min,
         return false;
     }
     if (v < min || v > max) {
-        cli_error("%s: %s is out of range [%g, %g]", opt, text, min, max);
+        char lo[32], hi[32];
+        format_bound(lo, sizeof lo, min);
+        format_bound(hi, sizeof hi, max);
+        if (isinf(max)) {
+            cli_error("%s: %s is out of range: accepted %s or more, %s", opt,
+                      text, lo, hi);
+        } else if (isinf(min)) {
+            cli_error("%s: %s is out of range: accepted up to %s", opt, text,
+                      hi);
+        } else {
+            cli_error("%s: %s is out of range: accepted [%s, %s]", opt, text,
+                      lo, hi);
+        }
         return false;
     }
     *out = v;
@@ -118,8 +175,10 @@ bool cli_parse_positive(const char *opt, const char *text, double max,
         return false;
     }
     if (v > max) {
-        cli_error("%s: %s is above the largest accepted value %g", opt, text,
-                  max);
+        char hi[32];
+        format_bound(hi, sizeof hi, max);
+        cli_error("%s: %s is above the largest accepted value %s", opt, text,
+                  hi);
         return false;
     }
     *out = v;
@@ -190,6 +249,101 @@ int cli_common_option(int c, const struct cli_app *app, char **argv,
         fprintf(stderr, "Try '%s --help'.\n", program);
         return CLI_EXIT_USAGE;
     }
+}
+
+/* The option of opts that "--name" (name up to '=' or the end, len
+ * bytes) selects as getopt_long() would: an exact name, else the only
+ * one it abbreviates; NULL when none or several. */
+static const struct option *find_long(const struct option *opts,
+                                      const char *name, size_t len)
+{
+    const struct option *hit = NULL;
+    for (const struct option *o = opts; o->name; o++) {
+        if (strncmp(o->name, name, len) != 0) {
+            continue;
+        }
+        if (strlen(o->name) == len) {
+            return o;
+        }
+        if (hit && (hit->val != o->val || hit->flag != o->flag)) {
+            return NULL; /* ambiguous: getopt_long reports it */
+        }
+        hit = o;
+    }
+    return hit;
+}
+
+static bool is_repeatable(const char *name, const char *const *repeatable)
+{
+    for (size_t i = 0; repeatable && repeatable[i]; i++) {
+        if (strcmp(name, repeatable[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int cli_refuse_repeats(int argc, char **argv, const struct option *opts,
+                       const char *const *repeatable)
+{
+    /* The first argument that gave each option, by position in opts. */
+    size_t n = 0;
+    while (opts[n].name) {
+        n++;
+    }
+    /* The value each option was first given (NULL: not yet; "" for one
+     * that takes none), by position in opts. */
+    const char *first[256];
+    if (n > sizeof first / sizeof first[0]) {
+        n = sizeof first / sizeof first[0];
+    }
+    for (size_t i = 0; i < n; i++) {
+        first[i] = NULL;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            break; /* operands follow */
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            continue; /* an operand, or a short option (-h) */
+        }
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        const size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const struct option *o = find_long(opts, name, len);
+        if (!o) {
+            continue; /* unknown or ambiguous: getopt_long says so */
+        }
+        const char *value = eq ? eq + 1 : "";
+        if (o->has_arg == required_argument && !eq) {
+            if (i + 1 >= argc) {
+                break; /* missing: getopt_long says so */
+            }
+            value = argv[++i]; /* its value, whatever it looks like */
+        }
+        /* aliases (two names, one value) count as one option */
+        size_t k = 0;
+        while (k < n && !(opts[k].val == o->val && opts[k].flag == o->flag &&
+                          opts[k].has_arg == o->has_arg)) {
+            k++;
+        }
+        if (k == n || is_repeatable(opts[k].name, repeatable)) {
+            continue;
+        }
+        if (first[k] && o->has_arg == no_argument) {
+            cli_error("--%s given twice: give it once", opts[k].name);
+        } else if (first[k]) {
+            cli_error("--%s given twice ('%s', then '%s'): give it once",
+                      opts[k].name, first[k], value);
+        }
+        if (first[k]) {
+            fprintf(stderr, "Try '%s --help'.\n", program);
+            return CLI_EXIT_USAGE;
+        }
+        first[k] = value;
+    }
+    return CLI_EXIT_OK;
 }
 
 int cli_no_operands(int argc, char **argv)

@@ -152,6 +152,15 @@ int cli_out_check(const char *dir);
  * longer than the line stands alone on its line. */
 void cli_print_wrapped(FILE *f, const char *text, int indent, int width);
 
+/* Before getopt_long(): refuse an option given twice ("--model a --model
+ * b" would silently keep b), naming it and both arguments, with
+ * CLI_EXIT_USAGE after the message; CLI_EXIT_OK otherwise. opts is the
+ * app's table (abbreviations and --name=value read as getopt_long()
+ * reads them); repeatable, NULL-terminated or NULL, names the options
+ * meant to be given several times (--test-data, --table). */
+int cli_refuse_repeats(int argc, char **argv, const struct option *opts,
+                       const char *const *repeatable);
+
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);
@@ -160,7 +169,10 @@ int cli_no_operands(int argc, char **argv);
 /* Finish what an app printed on stdout: st is the status of the printing
  * (an ART_ code). Flushes stdout; on failure prints "prog: stdout: reason"
  * (the system's, e.g. "No space left on device", for a write error) and
- * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. */
+ * returns CLI_EXIT_FAILURE, else CLI_EXIT_OK. When the --out folder was
+ * written in full before (cli_out_commit()), a failure is only a warning
+ * ("prog: warning: stdout: reason (the results are complete in DIR)") and
+ * the run succeeds: every app writes its folder first, then stdout. */
 int cli_stdout_finish(int st);
 
 /* One file of --out: a table written as CSV, a document as JSON or a

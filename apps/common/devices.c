@@ -64,6 +64,65 @@ static const char *parse_number(const char *text, double *out)
     return NULL;
 }
 
+/* The ranges a device's figures must fall in: wide enough for anything
+ * from a microcontroller (a few kB of RAM, tens of MB/s) to the largest
+ * accelerator (HBM at a few TB/s, a million int8 GMAC/s) and for a
+ * bandwidth "too high to matter" (1e6 GB/s), narrow enough that a typo
+ * (1e308 GB/s, a memory in bytes given as MB) is caught rather than
+ * turned into a prediction. 0 stays "unknown" for power and
+ * memory. */
+struct field_range {
+    const char *name;
+    const char *unit;
+    double lo, hi;
+    bool zero_unknown;
+};
+
+static const struct field_range ranges[] = {
+    {"bandwidth_gbps", "GB/s", 1e-3, 1e6, false},
+    {"peak_gmacs", "GMAC/s", 1e-6, 1e7, false},
+    {"peak_gmacs_f16", "GMAC/s", 1e-6, 1e7, true},
+    {"peak_gmacs_int8", "GMAC/s", 1e-6, 1e7, true},
+    {"power_watts", "W", 1e-6, 1e5, true},
+    {"memory_mb", "MB", 1e-3, 1e9, true},
+};
+
+/* The figures of d in the order of ranges[]. */
+static void device_fields(const struct prof_device *d, double v[6])
+{
+    v[0] = d->bandwidth_gbps;
+    v[1] = d->peak_gmacs;
+    v[2] = d->peak_gmacs_f16;
+    v[3] = d->peak_gmacs_int8;
+    v[4] = d->power_watts;
+    v[5] = d->memory_mb;
+}
+
+/* NULL when every figure of d is in its range, else "bandwidth_gbps
+ * 1e+308 is out of range: accepted 0.001 to 100000 GB/s" in buf.
+ * skip_speed: the bandwidth and the peak are not asked for (a memory
+ * fit) and may be 0. */
+static const char *check_ranges(const struct prof_device *d, bool skip_speed,
+                                char *buf, size_t cap)
+{
+    double v[6];
+    device_fields(d, v);
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        const struct field_range *r = &ranges[i];
+        if ((r->zero_unknown || (skip_speed && i < 2)) && v[i] == 0.0) {
+            continue;
+        }
+        if (!(v[i] >= r->lo && v[i] <= r->hi)) {
+            snprintf(buf, cap,
+                     "%s %g is out of range: accepted %.15g to %.15g %s%s",
+                     r->name, v[i], r->lo, r->hi, r->unit,
+                     r->zero_unknown ? " (or 0: unknown)" : "");
+            return buf;
+        }
+    }
+    return NULL;
+}
+
 bool cli_devices_load(const char *path, struct cli_devices *out)
 {
     memset(out, 0, sizeof *out);
@@ -188,6 +247,14 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
                       pd.message[0] ? pd.message : prof_strerror(st));
             goto fail;
         }
+        {
+            char why[160];
+            if (check_ranges(&out->devs[out->count], false, why,
+                             sizeof why)) {
+                cli_error("%s:%zu: %s", path, line, why);
+                goto fail;
+            }
+        }
         if (text[C_CORES][0] != '\0') {
             if (v[C_CORES] < 1.0 || v[C_CORES] > PROF_DEVICE_CORES_MAX ||
                 v[C_CORES] != floor(v[C_CORES])) {
@@ -226,6 +293,82 @@ bool cli_device_resolve(const char *name, const struct cli_devices *d,
         } else {
             cli_error("--device: '%s': %s", name, prof_strerror(st));
         }
+        return false;
+    }
+    char why[160];
+    if (check_ranges(out, false, why, sizeof why)) {
+        cli_error("--device %s: %s", out->name, why);
+        return false;
+    }
+    return true;
+}
+
+/* Whether the key=value list spec has key (spaces around keys allowed, as
+ * prof_device_parse() reads them). */
+static bool spec_has_key(const char *spec, const char *key)
+{
+    const size_t klen = strlen(key);
+    const char *p = spec;
+    for (;;) {
+        while (*p == ' ' || *p == '\t') {
+            p++;
+        }
+        const char *k = p;
+        while (*p && *p != '=' && *p != ',') {
+            p++;
+        }
+        const char *e = p;
+        while (e > k && (e[-1] == ' ' || e[-1] == '\t')) {
+            e--;
+        }
+        if ((size_t)(e - k) == klen && strncmp(k, key, klen) == 0) {
+            return true;
+        }
+        p = strchr(p, ',');
+        if (!p) {
+            return false;
+        }
+        p++;
+    }
+}
+
+bool cli_device_resolve_memory(const char *name, const struct cli_devices *d,
+                               struct prof_device *out)
+{
+    const bool inline_spec = strchr(name, '=') != NULL;
+    const bool has_bw = inline_spec && spec_has_key(name, "bandwidth_gbps");
+    const bool has_peak = inline_spec && spec_has_key(name, "peak_gmacs");
+    if (!inline_spec || (has_bw && has_peak)) {
+        return cli_device_resolve(name, d, out);
+    }
+    /* A memory fit reads only the memory: the speed figures the parser
+     * requires are given placeholders after the user's text (so that
+     * the columns of its messages stay the user's), then cleared. */
+    const size_t n = strlen(name);
+    char *spec = malloc(n + 64);
+    if (!spec) {
+        cli_error("--device: out of memory");
+        return false;
+    }
+    snprintf(spec, n + 64, "%s%s%s", name,
+             has_bw ? "" : ",bandwidth_gbps=1", has_peak ? "" : ",peak_gmacs=1");
+    struct prof_diag diag = {0, ""};
+    const int st = prof_device_parse(spec, out, &diag);
+    free(spec);
+    if (st != PROF_OK) {
+        cli_error("--device: %s", diag.message[0] ? diag.message
+                                                  : prof_strerror(st));
+        return false;
+    }
+    if (!has_bw) {
+        out->bandwidth_gbps = 0.0;
+    }
+    if (!has_peak) {
+        out->peak_gmacs = 0.0;
+    }
+    char why[160];
+    if (check_ranges(out, true, why, sizeof why)) {
+        cli_error("--device %s: %s", out->name, why);
         return false;
     }
     return true;

@@ -63,11 +63,20 @@ void cli_devices_free(struct cli_devices *d);
 
 /*
  * The device called name: first among the file's devices (d may be NULL),
- * then prof_device_lookup() (catalogue, "host", key=value). On error print
+ * then prof_device_lookup() (catalogue, "host", key=value). Every figure
+ * must be in a sane range (bandwidth_gbps 0.001 to 1e6, the peaks 1e-6 to
+ * 1e7 GMAC/s, power_watts up to 1e5, memory_mb up to 1e9; a file's
+ * devices are held to the same when loaded). On error print
  * "prog: --device: message" and return false.
  */
 bool cli_device_resolve(const char *name, const struct cli_devices *d,
                         struct prof_device *out);
+
+/* As cli_device_resolve(), for a fit to the device's memory: a device
+ * given field by field needs only name= and memory_mb= (bandwidth_gbps and
+ * peak_gmacs, when not given, are 0 in *out: unknown). */
+bool cli_device_resolve_memory(const char *name, const struct cli_devices *d,
+                               struct prof_device *out);
 
 /* Print the catalogue with the source of each figure, "host", and the
  * file's devices when d is not NULL. */

@@ -10,13 +10,24 @@
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 
-/* Load --model SPEC (a preset or a file) into *out and, when weights is
+/* Load --model SPEC (a preset, a file, or "-": a text model or an ONNX
+ * file read from stdin, once, whatever the number of calls) into *out.
+ * A SPEC that is no preset must name a regular file (a FIFO, a folder or
+ * a device is refused before anything opens it); a bare word that is
+ * neither is reported as an unknown preset with the list of presets.
+ * When weights is
  * not NULL, give it the weights of that safetensors file (--weights FILE,
  * cli_weights_load()): every executor made from the model then runs them.
  * On failure print "prog: source:line:column: message" (or the weights'
  * message) and return CLI_EXIT_USAGE (bad input) or CLI_EXIT_FAILURE (out
  * of memory), *out NULL. */
 int cli_model_load(const char *spec, const char *weights, memest_model **out);
+
+/* The checks cli_model_load() makes before it opens anything, for an app
+ * that reads the file its own way: an empty SPEC, a bare word that is no
+ * preset and no file, a path that does not exist (the system's reason) or
+ * is not a regular file. CLI_EXIT_OK or CLI_EXIT_USAGE after a message. */
+int cli_model_check_spec(const char *spec);
 
 /* Report a failed libprofile call as "prog: what: message", the message
  * being diag's when it has one (d may be NULL), else prof_strerror(st).

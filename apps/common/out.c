@@ -1,9 +1,16 @@
 /* What the apps print: stdout finished with the system's reason for a
  * failure, --out written all or nothing. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "cli.h"
+
+/* The --out folder being written, and the one written in full: a
+ * failure of stdout after it is a warning, since the results are all
+ * there (the folder is the run's product; stdout a view of it). */
+static const char *pending_dir;
+static const char *committed_dir;
 
 int cli_stdout_finish(int st)
 {
@@ -20,8 +27,19 @@ int cli_stdout_finish(int st)
     if (st == ART_OK) {
         return CLI_EXIT_OK;
     }
-    cli_error("stdout: %s", st == ART_E_IO ? strerror(err ? err : EIO)
-                                           : art_strerror(st));
+    const char *why = st == ART_E_IO ? strerror(err ? err : EIO)
+                                     : art_strerror(st);
+    if (committed_dir) {
+        /* once: an app that finishes stdout twice meets the same error */
+        static bool warned;
+        if (!warned) {
+            cli_warn("stdout: %s (the results are complete in %s)", why,
+                     committed_dir);
+        }
+        warned = true;
+        return CLI_EXIT_OK;
+    }
+    cli_error("stdout: %s", why);
     return CLI_EXIT_FAILURE;
 }
 
@@ -48,6 +66,7 @@ int cli_out_bundle(const char *dir, const struct cli_out_file *files,
         return CLI_EXIT_FAILURE;
     }
     *out = b;
+    pending_dir = dir;
     return CLI_EXIT_OK;
 }
 
@@ -59,6 +78,7 @@ int cli_out_commit(art_bundle *b)
         cli_error("%s", diag.message[0] ? diag.message : art_strerror(st));
         return CLI_EXIT_FAILURE;
     }
+    committed_dir = pending_dir;
     return CLI_EXIT_OK;
 }
 

@@ -49,8 +49,19 @@ bool sweep_parse_batches(const char *opt, const char *text,
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!cli_parse_u64(opt, items[i], 1, 1u << 20, &cfg->batches[i])) {
+        /* Each batch runs the whole test set, the last batch padded: a
+         * batch above SWEEP_MAX_BATCH (65,536 rows, 205 MB of 784-pixel
+         * images in fp32) only pads. */
+        if (!cli_parse_u64(opt, items[i], 1, SWEEP_MAX_BATCH,
+                           &cfg->batches[i])) {
             return false;
+        }
+        /* The same configuration twice would run and print twice. */
+        for (size_t k = 0; k < i; k++) {
+            if (cfg->batches[k] == cfg->batches[i]) {
+                cli_error("%s: %s given twice", opt, items[i]);
+                return false;
+            }
         }
     }
     cfg->n_batches = n;
@@ -327,24 +338,48 @@ static void cell_text(const art_table *t, size_t r, size_t c, char *buf,
     art_table_format_cell(t, r, c, buf, len);
 }
 
+/* The line of row r in the file (blank lines and quoted line breaks
+ * counted), for messages. */
+static size_t row_line(const art_table *t, size_t r)
+{
+    const long line = art_table_row_line(t, r);
+    return line > 0 ? (size_t)line : r + 2;
+}
+
+/* A number of column c in [lo, hi] (hi may be INFINITY). empty_ok: an
+ * empty cell is NaN (unknown), as the sweep writes an energy it cannot
+ * know. */
 static bool cell_real(const char *path, const art_table *t, size_t r,
-                      long c, const char *name, double *v)
+                      long c, const char *name, double lo, double hi,
+                      bool empty_ok, double *v)
 {
     char buf[64];
-    if (art_table_get_real(t, r, (size_t)c, v) == ART_OK && isfinite(*v)) {
-        return true;
-    }
-    /* a column with one bad cell reads as text: parse the others */
     cell_text(t, r, (size_t)c, buf, sizeof buf);
-    char *end = NULL;
-    *v = strtod(buf, &end);
-    if (buf[0] && end && !*end && isfinite(*v)) {
-        return true;
+    if (art_table_get_real(t, r, (size_t)c, v) != ART_OK || !isfinite(*v)) {
+        /* a column with one bad cell reads as text: parse the others */
+        char *end = NULL;
+        *v = strtod(buf, &end);
+        if (!buf[0] && empty_ok) {
+            *v = NAN;
+            return true;
+        }
+        if (!buf[0] || !end || *end || !isfinite(*v)) {
+            cli_error("%s:%zu: column '%s': '%s' is not a finite number",
+                      path, row_line(t, r), name, buf);
+            return false;
+        }
     }
-    /* line r + 2: the header is line 1 */
-    cli_error("%s:%zu: column '%s': '%s' is not a finite number", path,
-              r + 2, name, buf);
-    return false;
+    if (!(*v >= lo && *v <= hi)) {
+        if (isinf(hi)) {
+            cli_error("%s:%zu: column '%s': %s is out of range: accepted %g "
+                      "or more", path, row_line(t, r), name, buf, lo);
+        } else {
+            cli_error("%s:%zu: column '%s': %s is out of range: accepted %g "
+                      "to %g", path, row_line(t, r), name, buf, lo, hi);
+        }
+        return false;
+    }
+    return true;
 }
 
 bool sweep_load_csv(const char *path, struct sweep_result *out)
@@ -355,7 +390,9 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
     struct art_diag diag = {0};
     int st = art_table_load_csv(path, &t, &diag);
     if (st != ART_OK) {
-        if (diag.line > 0) {
+        if (diag.sys_errno != 0) {
+            cli_error("%s", diag.message); /* "path: reason" */
+        } else if (diag.line > 0) {
             cli_error("%s:%d: %s", path, diag.line,
                       diag.message[0] ? diag.message : art_strerror(st));
         } else {
@@ -371,14 +408,20 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
     for (size_t i = 0; i < 6; i++) {
         col[i] = art_table_find_column(t, need[i]);
         if (col[i] < 0) {
-            cli_error("%s:1: no column '%s' (need precision, accuracy, "
+            cli_error("%s:%ld: no column '%s' (need precision, accuracy, "
                       "latency_ms, memory_mb, energy_proxy_j, accepted)",
-                      path, need[i]);
+                      path, art_table_header_line(t), need[i]);
             art_table_destroy(t);
             return false;
         }
     }
+    /* What the sweep writes beyond those, kept when present so that a
+     * file read back loses nothing (device_latency_ms was dropped). */
     const long cb = art_table_find_column(t, "batch_size");
+    const long cs = art_table_find_column(t, "test_samples");
+    const long cp90 = art_table_find_column(t, "latency_p90_ms");
+    const long cdev = art_table_find_column(t, "device_latency_ms");
+    const long cbound = art_table_find_column(t, "device_bound");
     const size_t n = art_table_rows(t);
     if (n == 0) {
         cli_error("%s: no rows", path);
@@ -393,18 +436,25 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
     }
     for (size_t r = 0; r < n; r++) {
         struct sweep_row *row = &out->rows[r];
+        const size_t line = row_line(t, r);
         char buf[64];
         cell_text(t, r, (size_t)col[0], buf, sizeof buf);
         if (!buf[0] || strlen(buf) >= sizeof row->precision) {
             cli_error("%s:%zu: column 'precision': '%s' is not a precision "
-                      "name", path, r + 2, buf);
+                      "name", path, line, buf);
             goto fail;
         }
         snprintf(row->precision, sizeof row->precision, "%s", buf);
-        if (!cell_real(path, t, r, col[1], need[1], &row->accuracy) ||
-            !cell_real(path, t, r, col[2], need[2], &row->latency_ms) ||
-            !cell_real(path, t, r, col[3], need[3], &row->memory_mb) ||
-            !cell_real(path, t, r, col[4], need[4], &row->energy_proxy_j)) {
+        /* accuracy is a share of the test set; times, memory and energy
+         * cannot be negative (an energy may be empty: power unknown) */
+        if (!cell_real(path, t, r, col[1], need[1], 0.0, 1.0, false,
+                       &row->accuracy) ||
+            !cell_real(path, t, r, col[2], need[2], 0.0, INFINITY, false,
+                       &row->latency_ms) ||
+            !cell_real(path, t, r, col[3], need[3], 0.0, INFINITY, false,
+                       &row->memory_mb) ||
+            !cell_real(path, t, r, col[4], need[4], 0.0, INFINITY, true,
+                       &row->energy_proxy_j)) {
             goto fail;
         }
         cell_text(t, r, (size_t)col[5], buf, sizeof buf);
@@ -414,19 +464,27 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
             row->accepted = false;
         } else {
             cli_error("%s:%zu: column 'accepted': '%s' is not true or false",
-                      path, r + 2, buf);
+                      path, line, buf);
             goto fail;
         }
-        if (cb >= 0) {
+        const long whole[2] = {cb, cs};
+        uint64_t *dest[2] = {&row->batch, &row->samples};
+        static const char *const whole_name[2] = {"batch_size",
+                                                  "test_samples"};
+        for (size_t k = 0; k < 2; k++) {
+            if (whole[k] < 0 ||
+                !art_table_is_set(t, r, (size_t)whole[k])) {
+                continue;
+            }
             uint64_t b;
-            if (art_table_get_uint(t, r, (size_t)cb, &b) != ART_OK ||
+            if (art_table_get_uint(t, r, (size_t)whole[k], &b) != ART_OK ||
                 b == 0) {
-                cell_text(t, r, (size_t)cb, buf, sizeof buf);
-                cli_error("%s:%zu: column 'batch_size': '%s' is not a "
-                          "whole number >= 1", path, r + 2, buf);
+                cell_text(t, r, (size_t)whole[k], buf, sizeof buf);
+                cli_error("%s:%zu: column '%s': '%s' is not a whole number "
+                          ">= 1", path, line, whole_name[k], buf);
                 goto fail;
             }
-            row->batch = b;
+            *dest[k] = b;
         }
         row->latency_p90_ms = NAN;
         row->device_latency_ms = NAN;
@@ -434,6 +492,26 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
         row->max_abs_error = NAN;
         row->rms_error = NAN;
         row->top1_agreement = NAN;
+        if ((cp90 >= 0 &&
+             !cell_real(path, t, r, cp90, "latency_p90_ms", 0.0, INFINITY,
+                        true, &row->latency_p90_ms)) ||
+            (cdev >= 0 &&
+             !cell_real(path, t, r, cdev, "device_latency_ms", 0.0,
+                        INFINITY, true, &row->device_latency_ms))) {
+            goto fail;
+        }
+        if (cbound >= 0 && art_table_is_set(t, r, (size_t)cbound)) {
+            cell_text(t, r, (size_t)cbound, buf, sizeof buf);
+            if (strcmp(buf, "memory") == 0) {
+                row->device_bound = "memory";
+            } else if (strcmp(buf, "compute") == 0) {
+                row->device_bound = "compute";
+            } else {
+                cli_error("%s:%zu: column 'device_bound': '%s' is not memory "
+                          "or compute", path, line, buf);
+                goto fail;
+            }
+        }
         out->n++;
     }
     art_table_destroy(t);

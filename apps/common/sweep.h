@@ -18,6 +18,8 @@
 
 #define SWEEP_MAX_PRECISIONS 4
 #define SWEEP_MAX_BATCHES 16
+/* The largest batch of --batches. */
+#define SWEEP_MAX_BATCH 65536
 
 struct sweep_config {
     enum memest_precision precisions[SWEEP_MAX_PRECISIONS];
@@ -43,7 +45,8 @@ struct sweep_config {
  * caller's to set. */
 void sweep_config_init(struct sweep_config *cfg);
 
-/* Parse "fp32,int8" or "1,8,32" into cfg (option names opt in messages). */
+/* Parse "fp32,int8" or "1,8,32" into cfg (option names opt in messages):
+ * each at most once, batches 1 to SWEEP_MAX_BATCH. */
 bool sweep_parse_precisions(const char *opt, const char *text,
                             struct sweep_config *cfg);
 bool sweep_parse_batches(const char *opt, const char *text,

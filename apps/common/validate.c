@@ -710,6 +710,35 @@ void validate_compare(const float *got, const float *ref, size_t samples,
     }
 }
 
+static uint64_t shape_elements(struct memest_shape sh)
+{
+    uint64_t n = 1;
+    for (unsigned i = 0; i < sh.rank; i++) {
+        n *= sh.dim[i];
+    }
+    return n;
+}
+
+bool validate_is_classifier(const memest_model *model)
+{
+    const struct memest_shape os = memest_model_output_shape(model);
+    if (os.rank != 1 || os.dim[0] < 2) {
+        return false;
+    }
+    const size_t n = memest_model_layer_count(model);
+    const struct memest_layer *last = n ? memest_model_layer(model, n - 1)
+                                        : NULL;
+    if (last && (last->act == MEMEST_ACT_SOFTMAX ||
+                 last->act == MEMEST_ACT_LOGSOFTMAX)) {
+        return true;
+    }
+    /* Logits with no softmax: fewer scores than input values. A model
+     * whose output is as large as its input (an autoencoder's
+     * reconstruction, a denoiser) is no classifier: the position of its
+     * largest value means nothing. */
+    return os.dim[0] < shape_elements(memest_model_input_shape(model));
+}
+
 bool validate_passes(const struct validate_metrics *m, double tolerance)
 {
     return m->relative_error <= tolerance;

@@ -140,6 +140,12 @@ void validate_compare(const float *got, const float *ref, size_t samples,
                       size_t features, bool top1,
                       struct validate_metrics *m);
 
+/* Whether the model's output is class scores, for which top-1 agreement
+ * means something: a vector of 2 or more values that ends in softmax (or
+ * log-softmax), or logits fewer than the input's values. An autoencoder's
+ * reconstruction (640 values of 640 in) is not. */
+bool validate_is_classifier(const memest_model *model);
+
 /* The verdict: relative_error <= tolerance (NaN fails). */
 bool validate_passes(const struct validate_metrics *m, double tolerance);
 

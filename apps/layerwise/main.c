@@ -129,6 +129,9 @@ static int parse_args(int argc, char **argv, struct options *o)
     }};
     cli_calib_opts_init(&o->lw.calib);
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -375,11 +378,11 @@ int main(int argc, char **argv)
         cli_error("building the output: out of memory");
         rc = CLI_EXIT_FAILURE;
     }
-    if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, &r);
-    }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_artifacts(&o, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
     }
     layerwise_free(&r);
     return rc;

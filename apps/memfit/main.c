@@ -112,6 +112,9 @@ static int parse_args(int argc, char **argv, struct options *o)
         .dev = {.device = NULL},
     };
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c, rc = CLI_EXIT_OK;
     while (rc == CLI_EXIT_OK &&
            (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -192,8 +195,9 @@ static int device_budget(struct options *o, struct cli_devices *devs)
         /* Only the memory is needed: no calibration run. */
         snprintf(d.name, sizeof d.name, "host");
         d.memory_mb = (double)prof_host_memory_bytes() / (1024.0 * 1024.0);
-    } else if (!cli_device_resolve(o->dev.device,
-                                   o->dev.devices_file ? devs : NULL, &d)) {
+    } else if (!cli_device_resolve_memory(o->dev.device,
+                                          o->dev.devices_file ? devs : NULL,
+                                          &d)) {
         return CLI_EXIT_USAGE;
     }
     if (!(d.memory_mb > 0.0)) {
@@ -581,11 +585,11 @@ int main(int argc, char **argv)
     for (size_t i = 0; rc == CLI_EXIT_OK && i < r.warning_count; i++) {
         cli_warn("%s", r.warnings[i]);
     }
-    if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, &r);
-    }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_artifacts(o.co.out_dir, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
     }
     if (rc == CLI_EXIT_OK && o.co.strict && r.plan.enabled &&
         !r.plan.fits) {

@@ -130,6 +130,9 @@ static int parse_args(int argc, char **argv, struct options *o)
     struct prof_stream_opts *s = &o->stream;
     uint64_t v = 0;
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -850,11 +853,11 @@ int main(int argc, char **argv)
         return lrc;
     }
     rc = compute(&o, &r);
-    if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, &r);
-    }
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
         rc = write_artifacts(o.co.out_dir, &r);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = print_stdout(&o, &r);
     }
     if (rc == CLI_EXIT_OK && o.co.strict &&
         r.p.latency_ms > r.p.stream_interval_ms) {

@@ -135,6 +135,9 @@ static int parse_args(int argc, char **argv, struct options *o)
     sweep_config_init(&o->cfg);
     o->cfg.max_memory_mb = NAN; /* NaN: the device's, decided later */
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     uint64_t u;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

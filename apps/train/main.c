@@ -166,6 +166,9 @@ static int parse_args(int argc, char **argv, struct options *o)
         .threads = 1,
     };
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     /* "-h" is the one short option. */
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -684,8 +687,9 @@ static art_doc *setup_doc(const struct result *r, int *st)
     art_doc *d = new_doc(st);
     set_bool(d, "enabled", p->enabled, st);
     set_uint(d, "batch_size", p->batch_size, st);
-    set_text(d, "precision_mode", memest_precision_mode_name(p->precision),
-             st);
+    /* fp32, as every other file and column says (the original's
+     * "float32" only in its own key's name) */
+    set_text(d, "precision_mode", memest_precision_name(p->precision), st);
     set_real(d, "estimated_memory_mb", p->estimated_memory_mb, st);
     set_text(d, "memory_measure", memest_measure_name(p->measure), st);
     if (p->enabled) {
@@ -794,7 +798,7 @@ static void print_summary(const struct options *o, const struct result *r)
          * each is compared with the budget on its own figure. */
         printf("  plan              %.6f MB of training memory (%s) %s "
                "%.4f MB\n", p->estimated_memory_mb,
-               memest_precision_mode_name(p->precision),
+               memest_precision_name(p->precision),
                p->fits ? "within" : "EXCEEDS", o->max_memory_mb);
     }
     printf("  training_time_s   %.6f; artificial_delay_s %.6f (speed factor "
@@ -830,9 +834,8 @@ static void print_summary(const struct options *o, const struct result *r)
            !p->enabled ? ""
            : allocated_mb <= o->max_memory_mb ? "; within the budget"
                                               : "; OVER the budget");
-    for (size_t i = 0; i < p->warning_count; i++) {
-        printf("warning: %s\n", p->warnings[i]);
-    }
+    /* The plan's warnings went to stderr before training (cli_warn):
+     * not printed again here. */
 }
 
 static int print_stdout(const struct options *o, const struct result *r)
@@ -963,7 +966,7 @@ int main(int argc, char **argv)
     }
     if (rc == CLI_EXIT_OK) {
         for (size_t i = 0; i < r.plan.warning_count; i++) {
-            cli_error("warning: %s", r.plan.warnings[i]);
+            cli_warn("%s", r.plan.warnings[i]);
         }
         rc = train(&o, &r);
     }
@@ -980,10 +983,10 @@ int main(int argc, char **argv)
         rc = CLI_EXIT_FAILURE;
     }
     if (rc == CLI_EXIT_OK) {
-        rc = print_stdout(&o, &r);
+        rc = write_outputs(&o, &r);
     }
     if (rc == CLI_EXIT_OK) {
-        rc = write_outputs(&o, &r);
+        rc = print_stdout(&o, &r);
     }
     result_free(&r);
     return rc;

@@ -75,7 +75,7 @@ static void usage(FILE *f)
         "inputs are fed in the model's input order (by name, else by\n"
         "position). Per precision and output: max_abs_error = max |y - r|,\n"
         "relative_error = max_abs_error / max |r|, rmse, cosine_similarity\n"
-        "and, for a vector output, top1_agreement (the share of samples\n"
+        "and, for a classifier, top1_agreement (the share of samples\n"
         "whose largest value is one of the reference's largest). The\n"
         "verdict is pass when relative_error <= the tolerance.\n"
         "\n"
@@ -149,6 +149,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         o->tolerance[i] = NAN;
     }
     opterr = 0;
+    static const char *const repeatable[] = {"test-data", NULL};
+    if (cli_refuse_repeats(argc, argv, longopts, repeatable) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -279,6 +283,11 @@ static int find_dirs(const struct options *o, char ***dirs, size_t *n)
         cli_error("--model %s is a preset: give --test-data DIR", o->model);
         return CLI_EXIT_USAGE;
     }
+    if (strcmp(o->model, "-") == 0) {
+        cli_error("--model - reads the model from stdin, beside no "
+                  "test_data_set_* folder: give --test-data DIR");
+        return CLI_EXIT_USAGE;
+    }
     if (!validate_find_sets(o->model, dirs, n)) {
         return CLI_EXIT_USAGE;
     }
@@ -295,10 +304,9 @@ static int find_dirs(const struct options *o, char ***dirs, size_t *n)
 /* Everything is read and checked before anything runs. */
 static int prepare(const struct options *o, struct run *r)
 {
-    struct stat sb;
-    if (!memest_is_preset_name(o->model) && stat(o->model, &sb) != 0) {
-        cli_error("--model %s: %s", o->model, strerror(errno));
-        return CLI_EXIT_USAGE;
+    int rc = cli_model_check_spec(o->model);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
     }
     const bool onnx = is_onnx(o->model);
     if (onnx && o->weights) {
@@ -306,7 +314,24 @@ static int prepare(const struct options *o, struct run *r)
                   o->model);
         return CLI_EXIT_USAGE;
     }
-    int rc = CLI_EXIT_OK;
+    if (onnx) {
+        /* The model is read before the test data is looked for: a file
+         * that is no ONNX model (unreadable, not a protocol buffer, no
+         * graph, an opset not supported: an error of the file, line 0) is
+         * refused at once. An error at a node waits for the test sets,
+         * whose input_K.pb may give the values of graph inputs (ONNX's
+         * node tests pass a convolution's weights so). */
+        memest_model *m = NULL;
+        struct memest_diag md;
+        const int st = memest_model_load_onnx(o->model, NULL, &m, &md);
+        memest_model_destroy(m);
+        if (st != MEMEST_OK && md.line == 0) {
+            char msg[600];
+            memest_diag_format(&md, msg, sizeof msg);
+            cli_error("%s", msg);
+            return st == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+        }
+    }
     if (!onnx) {
         rc = validate_model_load(o->model, NULL, &r->text_model);
         if (rc != CLI_EXIT_OK) {
@@ -400,7 +425,8 @@ static int validate_job(const struct options *o, struct run *r,
         row->samples = j->samples;
         row->tolerance = o->tolerance[p];
         validate_compare(got, ref->data, (size_t)j->samples, features,
-                         os.rank == 1, &row->m);
+                         os.rank == 1 && validate_is_classifier(j->model),
+                         &row->m);
         row->pass = validate_passes(&row->m, row->tolerance);
     }
     free(got);
@@ -559,7 +585,18 @@ static int emit(const struct options *o, const struct run *r)
         {.key = "summary", .doc = summary},
         {.key = "validation", .table = t, .view = view},
     };
-    rc = cli_emit(o->co.format, outs, 2);
+    /* the folder first: a full stdout after it is only a warning */
+    rc = CLI_EXIT_OK;
+    if (o->co.out_dir) {
+        const struct cli_out_file files[] = {
+            {.name = "validation.csv", .csv = t},
+            {.name = "validation.json", .doc = all},
+        };
+        rc = cli_out_write(o->co.out_dir, files, 2);
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = cli_emit(o->co.format, outs, 2);
+    }
     if (rc == CLI_EXIT_OK && o->co.format == CLI_FORMAT_TABLE) {
         const size_t failed = failures(r);
         printf("\n%s: %zu comparison%s over %zu test set%s, %zu passed, "
@@ -575,13 +612,6 @@ static int emit(const struct options *o, const struct run *r)
         }
         printf(")\n");
         rc = cli_stdout_finish(ART_OK);
-    }
-    if (rc == CLI_EXIT_OK && o->co.out_dir) {
-        const struct cli_out_file files[] = {
-            {.name = "validation.csv", .csv = t},
-            {.name = "validation.json", .doc = all},
-        };
-        rc = cli_out_write(o->co.out_dir, files, 2);
     }
 done:
     art_table_destroy(t);

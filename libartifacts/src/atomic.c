@@ -1,5 +1,8 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +15,85 @@ struct art_atomic {
     FILE *f; /* NULL once closed by art_atomic_finish() */
     char *tmp_path;
     char *path;
+    int slot; /* in live_tmp[], or -1 */
 };
+
+/* ---- Temporaries removed on SIGINT and SIGTERM ------------------------- */
+
+/* The temporary files that exist now, for the signal handler: a fixed
+ * table of lock-free atomic pointers (the handler may run at any moment,
+ * in any thread, and may call only async-signal-safe functions: it reads
+ * the table and unlink()s). A path is published once complete and
+ * withdrawn before it is renamed or freed. Beyond LIVE_MAX open at once
+ * (a bundle has a handful), a temporary is not removed on a signal. */
+#define LIVE_MAX 64
+static _Atomic(const char *) live_tmp[LIVE_MAX];
+
+static void on_fatal_signal(int sig)
+{
+    const int saved = errno;
+    for (int i = 0; i < LIVE_MAX; i++) {
+        const char *p = atomic_exchange(&live_tmp[i], NULL);
+        if (p) {
+            unlink(p);
+        }
+    }
+    /* Then die of the signal as if nothing had caught it: the default
+     * action back, and the signal again (it is blocked while this
+     * handler runs and delivered when it returns). */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+    errno = saved;
+}
+
+/* Catch SIGINT and SIGTERM where nobody else does, each time a
+ * temporary is made (a program may have set the default action back, a
+ * child of fork() may have): a program with its own handler, or one that
+ * ignores the signal (nohup, a background job's SIGINT), keeps its
+ * choice. */
+static void install_handlers(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 ||
+            (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) {
+            continue;
+        }
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        /* both blocked while either runs: one cleanup at a time */
+        sigaddset(&sa.sa_mask, SIGINT);
+        sigaddset(&sa.sa_mask, SIGTERM);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static int live_add(const char *tmp_path)
+{
+    install_handlers();
+    for (int i = 0; i < LIVE_MAX; i++) {
+        const char *expected = NULL;
+        if (atomic_compare_exchange_strong(&live_tmp[i], &expected,
+                                           tmp_path)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void live_remove(art_atomic *a)
+{
+    if (a->slot >= 0) {
+        atomic_store(&live_tmp[a->slot], NULL);
+        a->slot = -1;
+    }
+}
 
 void art_diag_clear(struct art_diag *diag)
 {
@@ -77,7 +158,11 @@ ART_API int art_atomic_open(const char *path, art_atomic **out,
     memcpy(a->tmp_path + len, suffix, sizeof suffix);
     /* The temporary lives in the destination's folder so that rename() is
      * atomic: it never crosses a file system. */
+    a->slot = -1;
     int fd = mkstemp(a->tmp_path);
+    if (fd >= 0) {
+        a->slot = live_add(a->tmp_path);
+    }
     if (fd < 0) {
         /* The user asked for path, not for the temporary: name path. */
         art_io_fail(diag, path, errno);
@@ -91,6 +176,7 @@ ART_API int art_atomic_open(const char *path, art_atomic **out,
     if (!a->f) {
         art_io_fail(diag, path, errno);
         close(fd);
+        live_remove(a);
         unlink(a->tmp_path);
         goto fail;
     }
@@ -148,9 +234,26 @@ int art_atomic_rename(art_atomic *a, struct art_diag *diag)
     if (rename(a->tmp_path, a->path) != 0) {
         return art_io_fail(diag, a->path, errno);
     }
+    /* Withdrawn after the rename: a signal in between finds no file
+     * under the temporary name, and its unlink() fails harmlessly. */
+    live_remove(a);
     /* Renamed: nothing is left for art_atomic_abort() to remove. */
     a->tmp_path[0] = '\0';
     return ART_OK;
+}
+
+void art_signals_hold(bool hold, void *saved)
+{
+    sigset_t *old = saved;
+    if (hold) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &set, old);
+    } else {
+        pthread_sigmask(SIG_SETMASK, old, NULL);
+    }
 }
 
 int art_sync_dir(const char *dir, struct art_diag *diag)
@@ -208,6 +311,7 @@ ART_API void art_atomic_abort(art_atomic *a)
     if (a->f) {
         fclose(a->f);
     }
+    live_remove(a);
     if (a->tmp_path[0]) {
         unlink(a->tmp_path);
     }

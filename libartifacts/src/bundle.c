@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,10 +154,13 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
         }
         free(path);
     }
-    /* Phase two: rename them all. */
+    /* Phase two: rename them all, SIGINT and SIGTERM held meanwhile. */
+    sigset_t held;
+    art_signals_hold(true, &held);
     for (size_t i = 0; st == ART_OK && i < b->n; i++) {
         st = art_atomic_rename(tmp[i], diag);
     }
+    art_signals_hold(false, &held);
     /* Phase three: the new names themselves reach the disk. */
     if (st == ART_OK && b->n > 0) {
         st = art_sync_dir(b->dir, diag);

@@ -240,6 +240,28 @@ static void on_record(int c, void *data)
     rd->row_len = 0;
 }
 
+/* libcsv's failure as a person reads it, at the line being fed and the
+ * column of the byte it stopped at. In strict mode its one parse error
+ * ("error parsing data while strict checking enabled") means a quote
+ * where none may be: after a quoted field's closing quote, or inside a
+ * field that does not start with one. */
+static void parse_fail(struct reader *rd, struct csv_parser *p, long col)
+{
+    if (csv_error(p) == CSV_EPARSE && p->quoted) {
+        read_fail(rd, rd->line,
+                  "column %ld: a quoted field goes on after its closing "
+                  "quote (a quote inside a quoted field is written \"\")",
+                  col);
+    } else if (csv_error(p) == CSV_EPARSE) {
+        read_fail(rd, rd->line,
+                  "column %ld: a quote inside a field that does not start "
+                  "with one (quote the whole field and write the quote as "
+                  "\"\")", col);
+    } else {
+        read_fail(rd, rd->line, "%s", csv_strerror(csv_error(p)));
+    }
+}
+
 /* Check n raw bytes (UTF-8, no NUL) and hand them to libcsv a line at a
  * time. libcsv does not say where a record began, and it skips blank
  * lines, so the reader counts lines itself: a record begins on the first
@@ -275,8 +297,10 @@ static void feed(struct reader *rd, struct csv_parser *p, const char *buf,
             continue;
         }
         const size_t len = i + 1 - from;
-        if (csv_parse(p, buf + from, len, on_field, on_record, rd) != len) {
-            read_fail(rd, rd->line, "%s", csv_strerror(csv_error(p)));
+        const size_t done = csv_parse(p, buf + from, len, on_field,
+                                      on_record, rd);
+        if (done != len) {
+            parse_fail(rd, p, rd->col - (long)len + (long)done + 1);
             return;
         }
         from = i + 1;
@@ -286,9 +310,12 @@ static void feed(struct reader *rd, struct csv_parser *p, const char *buf,
         }
     }
     const size_t len = n - from;
-    if (rd->st == ART_OK && len > 0 &&
-        csv_parse(p, buf + from, len, on_field, on_record, rd) != len) {
-        read_fail(rd, rd->line, "%s", csv_strerror(csv_error(p)));
+    if (rd->st == ART_OK && len > 0) {
+        const size_t done = csv_parse(p, buf + from, len, on_field,
+                                      on_record, rd);
+        if (done != len) {
+            parse_fail(rd, p, rd->col - (long)len + (long)done + 1);
+        }
     }
 }
 
@@ -466,7 +493,17 @@ ART_API int art_table_load_csv(const char *path, art_table **out,
                   rd.seq_col, rd.seq_byte);
     }
     if (rd.st == ART_OK && csv_fini(&p, on_field, on_record, &rd) != 0) {
-        read_fail(&rd, rd.line, "%s", csv_strerror(csv_error(&p)));
+        if (csv_error(&p) == CSV_EPARSE) {
+            /* the file ended inside a quoted field: every line after its
+             * opening quote became part of it, so the place to look is
+             * where that record began, not the end of the file */
+            read_fail(&rd, rd.rec_start ? rd.rec_start : rd.line,
+                      "a quoted field opened in this record is never "
+                      "closed (the file ends inside it; a quote inside a "
+                      "quoted field is written \"\")");
+        } else {
+            read_fail(&rd, rd.line, "%s", csv_strerror(csv_error(&p)));
+        }
     }
     csv_free(&p);
     fclose(f);

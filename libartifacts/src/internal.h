@@ -3,6 +3,7 @@
 #define EDGEFIT_ARTIFACTS_INTERNAL_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "edgefit/artifacts.h"
 
@@ -23,6 +24,12 @@ int art_atomic_finish(art_atomic *a, struct art_diag *diag);
 int art_atomic_rename(art_atomic *a, struct art_diag *diag);
 int art_sync_dir(const char *dir, struct art_diag *diag);
 const char *art_atomic_path(const art_atomic *a);
+/* Hold SIGINT and SIGTERM in the calling thread (hold true, the previous
+ * mask into saved, a sigset_t) or give them back (hold false, from
+ * saved): around a bundle's renames, so that a signal lands before them
+ * (the old files intact, the temporaries removed by the handler) or after
+ * them (the new ones all in place), never among them. */
+void art_signals_hold(bool hold, void *saved);
 
 /* The line a row (or the header) of a table read from a file began on. */
 int art_table_set_row_line(art_table *t, size_t row, long line);

@@ -7,6 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The largest per-sample tensor, in elements, any model may have, read
+ * from text or from ONNX (one limit for both): the indices of ONNX
+ * runtimes and of the kernels are 32-bit, and anything larger is not a
+ * model for a small device. Checked before anything is allocated. */
+#define MEMEST_MAX_ELEMENTS ((uint64_t)INT32_MAX)
+
 /* A model input: its name (owned), per-sample shape and elements. */
 struct model_input {
     char *name;

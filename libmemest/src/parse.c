@@ -223,6 +223,15 @@ static int add_input(struct ctx *c, struct memest_model *m, struct names *nm,
                         "input has more elements than fit in 64 bits");
         }
     }
+    if (e > MEMEST_MAX_ELEMENTS) {
+        char text[MEMEST_SHAPE_TEXT_MAX];
+        memest_shape_format(shape, text, sizeof text);
+        return fail(c, MEMEST_E_RANGE, c->line, col,
+                    "input %s has %llu elements per sample (1 to %llu are "
+                    "supported, as for an ONNX model)", text,
+                    (unsigned long long)e,
+                    (unsigned long long)MEMEST_MAX_ELEMENTS);
+    }
     dup = find_name(nm, m, nm_s, nm_n);
     if (dup != SIZE_MAX) {
         return fail(c, MEMEST_E_PARSE, c->line,
@@ -386,6 +395,16 @@ static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
                     &L.output_elements)) {
             return op_overflow(&x, "the output size");
         }
+    }
+    if (L.output_elements > MEMEST_MAX_ELEMENTS) {
+        char text[MEMEST_SHAPE_TEXT_MAX];
+        memest_shape_format(&L.out_shape, text, sizeof text);
+        return fail(c, MEMEST_E_RANGE, c->line, sp->col_kind,
+                    "%s: its output %s has %llu elements per sample (1 to "
+                    "%llu are supported, as for an ONNX model)",
+                    sp->kind_text, text,
+                    (unsigned long long)L.output_elements,
+                    (unsigned long long)MEMEST_MAX_ELEMENTS);
     }
     if (add_ovf(L.weight_count, L.bias_count, &L.parameter_count)) {
         return op_overflow(&x, "the parameter count");
@@ -629,8 +648,8 @@ static int parse_u64(struct ctx *c, const struct op_tok *t, uint64_t min,
         unsigned d = (unsigned)(unsigned char)t->s[i] - '0';
         if (mul_ovf(v, 10, &v) || add_ovf(v, d, &v)) {
             return fail(c, MEMEST_E_RANGE, c->line, t->col,
-                        "%s: " TOKFMT " is too large (the limit is "
-                        "18446744073709551615)", what, TOKARG(t));
+                        "%s: " TOKFMT " is too large (more than 64 bits "
+                        "hold)", what, TOKARG(t));
         }
     }
     if (v < min) {

@@ -31,8 +31,9 @@ static char *slurp_fd(int fd)
     return buf;
 }
 
-static int run_child(char *const argv[], long fsize_bytes,
-                     const char *stdout_path, struct run_result *r)
+static int run_child_in(char *const argv[], long fsize_bytes,
+                        const char *stdout_path, const char *stdin_path,
+                        unsigned alarm_s, struct run_result *r)
 {
     FILE *fo = tmpfile(), *fe = tmpfile();
     if (!fo || !fe) {
@@ -49,6 +50,17 @@ static int run_child(char *const argv[], long fsize_bytes,
                 _exit(125);
             }
             dup2(fd, 1);
+        }
+        if (stdin_path) {
+            const int fd = open(stdin_path, O_RDONLY);
+            if (fd < 0) {
+                _exit(125);
+            }
+            dup2(fd, 0);
+        }
+        if (alarm_s) {
+            /* survives execv: a child that blocks dies of SIGALRM */
+            alarm(alarm_s);
         }
         if (fsize_bytes > 0) {
             /* /dev/null is not a regular file: the limit spares it. */
@@ -73,6 +85,18 @@ static int run_child(char *const argv[], long fsize_bytes,
     fclose(fo);
     fclose(fe);
     return r->status;
+}
+
+static int run_child(char *const argv[], long fsize_bytes,
+                     const char *stdout_path, struct run_result *r)
+{
+    return run_child_in(argv, fsize_bytes, stdout_path, NULL, 0, r);
+}
+
+int run_argv_in(char *const argv[], const char *stdin_path,
+                unsigned alarm_s, struct run_result *r)
+{
+    return run_child_in(argv, 0, NULL, stdin_path, alarm_s, r);
 }
 
 int run_argv(char *const argv[], struct run_result *r)

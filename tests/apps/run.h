@@ -18,6 +18,11 @@ void run_free(struct run_result *r);
  * and stdout discarded; r->out is empty. */
 int run_argv_fsize(char *const argv[], long fsize_bytes,
                    struct run_result *r);
+/* Run argv with stdin read from stdin_path (NULL: inherited) and, when
+ * alarm_s is not 0, killed by SIGALRM after alarm_s seconds (status
+ * 128 + 14): for a program that might block. */
+int run_argv_in(char *const argv[], const char *stdin_path,
+                unsigned alarm_s, struct run_result *r);
 /* Run argv with stdout going to path (e.g. /dev/full); r->out is empty. */
 int run_argv_stdout(char *const argv[], const char *path,
                     struct run_result *r);

@@ -170,6 +170,8 @@ static void test_run_log_and_history(void **state)
     /* The simulation is off: the batch as asked, no warnings. */
     assert_true(json_is_false(jget(j, "setup", "enabled")));
     assert_int_equal(jint(j, "setup", "batch_size"), 16);
+    /* one name for a precision in every file (it said float32 here) */
+    assert_string_equal(jtext(j, "setup", "precision_mode"), "fp32");
     assert_int_equal(json_array_size(jget(j, "setup", "warnings")), 0);
 
     /* delay = elapsed * (factor - 1); effective = elapsed + delay; each
@@ -425,7 +427,7 @@ static void test_tight_budget(void **state)
     if (r.status != 0) {
         fail_msg("exit %d: %s", r.status, r.err);
     }
-    assert_non_null(strstr(r.out, "0.448765 MB of training memory (float32) "
+    assert_non_null(strstr(r.out, "0.448765 MB of training memory (fp32) "
                                   "within 0.4500 MB"));
     assert_non_null(strstr(r.out, "training memory   0.448765 MB = 470564 B "
                                   "allocated"));
@@ -441,7 +443,7 @@ static void test_tight_budget(void **state)
     assert_non_null(j);
     assert_true(json_is_true(jget(j, "setup", "enabled")));
     assert_int_equal(jint(j, "setup", "batch_size"), 17);
-    assert_string_equal(jtext(j, "setup", "precision_mode"), "float32");
+    assert_string_equal(jtext(j, "setup", "precision_mode"), "fp32");
     assert_true(jreal(j, "setup", "estimated_memory_mb") == 0.448765);
     assert_string_equal(jtext(j, "setup", "memory_measure"), "training");
     assert_true(json_is_true(jget(j, "setup", "fits")));

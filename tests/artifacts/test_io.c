@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "edgefit/artifacts.h"
@@ -156,6 +157,101 @@ static void test_bundle_flush_failure(void **state)
     assert_int_equal(sb.st_size, 3000);
     free(p);
     free(dir);
+}
+
+/* A member that writes half of itself, then signals its own process: the
+ * signal arrives in the middle of the commit's first phase, the first
+ * member's temporary synced, this one's open. */
+static int write_then_signal(const void *obj, FILE *f)
+{
+    const int *sig = obj;
+    for (int i = 0; i < 5000; i++) {
+        fputc('n', f);
+    }
+    fflush(f);
+    kill(getpid(), *sig);
+    /* not reached when the signal kills, as it must */
+    fputs("after the signal", f);
+    return ART_OK;
+}
+
+static char *file_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    static char buf[256];
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* SIGTERM or SIGINT during a commit: the process dies of the signal, no
+ * temporary (name.tmp.XXXXXX) remains, and the folder keeps its old
+ * files, whole. (Before: the temporaries stayed.) */
+static void test_bundle_signal(void **state)
+{
+    (void)state;
+    static const int sigs[] = {SIGTERM, SIGINT};
+    for (size_t k = 0; k < 2; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "signal%zu", k);
+        char *dir = in_tmp(name);
+        const struct blob old_a = {10, 'o'}, new_a = {20000, 'N'};
+        art_bundle *b = NULL;
+        assert_int_equal(art_bundle_create(dir, &b), ART_OK);
+        assert_int_equal(art_bundle_add(b, "a.txt", write_blob, &old_a),
+                         ART_OK);
+        assert_int_equal(art_bundle_add(b, "b.txt", write_blob, &old_a),
+                         ART_OK);
+        assert_int_equal(art_bundle_commit(b, NULL), ART_OK);
+
+        fflush(NULL);
+        const pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            /* the child starts with the default actions, as a program */
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGINT, SIG_DFL);
+            art_bundle *c = NULL;
+            if (art_bundle_create(dir, &c) != ART_OK ||
+                art_bundle_add(c, "a.txt", write_blob, &new_a) != ART_OK ||
+                art_bundle_add(c, "b.txt", write_then_signal, &sigs[k]) !=
+                    ART_OK) {
+                _exit(3);
+            }
+            art_bundle_commit(c, NULL);
+            _exit(4); /* the signal did not kill */
+        }
+        int ws = 0;
+        assert_int_equal(waitpid(pid, &ws, 0), pid);
+        if (!WIFSIGNALED(ws) || WTERMSIG(ws) != sigs[k]) {
+            fail_msg("signal %d: the child %s %d", sigs[k],
+                     WIFSIGNALED(ws) ? "died of signal" : "exited",
+                     WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+        }
+        DIR *d = opendir(dir);
+        assert_non_null(d);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strstr(e->d_name, ".tmp.")) {
+                fail_msg("signal %d left %s", sigs[k], e->d_name);
+            }
+        }
+        closedir(d);
+        assert_int_equal(count_entries(dir), 2);
+        static const char *const members[] = {"a.txt", "b.txt"};
+        for (size_t m = 0; m < 2; m++) {
+            char *p = art_path_join(dir, members[m]);
+            const char *text = file_text(p);
+            assert_non_null(text);
+            assert_string_equal(text, "oooooooooo");
+            free(p);
+        }
+        free(dir);
+    }
 }
 
 static int fail_second(const void *obj, FILE *f)
@@ -371,6 +467,43 @@ static void test_csv_bom_and_lines(void **state)
     free(path);
 }
 
+/* libcsv's one strict-mode error, "error parsing data while strict
+ * checking enabled", said in words at the line and column of the quote
+ * at fault; a quoted field never closed is named at the line it opened
+ * (before: the raw text, at the end of the file). */
+static void test_csv_quote_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int line;
+        const char *fragment;
+    } cases[] = {
+        {"a,b\n1,2\n\n3,\"4\"x\n", 4,
+         "column 6: a quoted field goes on after its closing quote"},
+        {"a,b\n1,ab\"c\n", 2,
+         "column 5: a quote inside a field that does not start with one"},
+        {"a,b\n1,2\n3,\"4\n5,6\n7,8\n", 3,
+         "a quoted field opened in this record is never closed"},
+        {"a,b\n1,\"x\ny\"z\n", 3, "column 3: a quoted field goes on"},
+    };
+    char *path = in_tmp("quote.csv");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(path, cases[i].text, strlen(cases[i].text));
+        art_table *t = NULL;
+        struct art_diag diag;
+        assert_int_equal(art_table_load_csv(path, &t, &diag), ART_E_PARSE);
+        if (diag.line != cases[i].line ||
+            !strstr(diag.message, cases[i].fragment)) {
+            fail_msg("case %zu: line %d '%s'; want line %d '%s'", i,
+                     diag.line, diag.message, cases[i].line,
+                     cases[i].fragment);
+        }
+        assert_null(strstr(diag.message, "strict checking"));
+    }
+    free(path);
+}
+
 /* ---- Cells that read back ---------------------------------------------- */
 
 static void test_csv_round_trip_cells(void **state)
@@ -448,9 +581,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bundle_flush_failure),
         cmocka_unit_test(test_bundle_writer_failure),
+        cmocka_unit_test(test_bundle_signal),
         cmocka_unit_test(test_reasons),
         cmocka_unit_test(test_csv_utf8),
         cmocka_unit_test(test_csv_bom_and_lines),
+        cmocka_unit_test(test_csv_quote_errors),
         cmocka_unit_test(test_csv_round_trip_cells),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -261,15 +261,27 @@ static const struct err_case errors[] = {
     {"\xef\xbb\xbfinput 4\ndense 3 k=1\n", MEMEST_E_PARSE, 2, 9,
      "unknown key"},
     {"\xef\xbb\xbfinput 4 5\n", MEMEST_E_PARSE, 1, 9, "unexpected '5'"},
-    /* overflowing models */
-    {"input 4294967296\ndense 4294967296\n", MEMEST_E_OVERFLOW, 2, 1,
-     "weight count does not fit in 64 bits"},
+    /* tensors larger than any model's (the ONNX importer's limit of
+     * 2147483647 elements per sample, one limit for both): refused before
+     * any count could overflow */
+    {"input 4294967296\ndense 4294967296\n", MEMEST_E_RANGE, 1, 7,
+     "4294967296 elements per sample (1 to 2147483647"},
     {"input 4294967296x4294967296x2\ndense 1\n", MEMEST_E_OVERFLOW, 1, 7,
      "64 bits"},
-    {"input 1x4294967295x4294967295\nconv2d 4 k=1\n", MEMEST_E_OVERFLOW, 2,
-     1, "output size"},
-    {"input 9223372036854775808\nrelu\n", MEMEST_E_OVERFLOW, 2, 1,
-     "activation count"},
+    {"input 1x4294967295x4294967295\nconv2d 4 k=1\n", MEMEST_E_RANGE, 1,
+     7, "(1 to 2147483647"},
+    {"input 9223372036854775808\nrelu\n", MEMEST_E_RANGE, 1, 7,
+     "(1 to 2147483647"},
+    {"input 4000000000\ndense 10\n", MEMEST_E_RANGE, 1, 7,
+     "input 4000000000 has 4000000000 elements per sample"},
+    {"input 784\ndense 4000000000\n", MEMEST_E_RANGE, 2, 1,
+     "dense: its output 4000000000 has 4000000000 elements per sample"},
+    {"input 65536x65536x65536\nflatten\ndense 2\n", MEMEST_E_RANGE, 1, 7,
+     "281474976710656 elements per sample (1 to 2147483647"},
+    {"input 1x46341x46341\nflatten\ndense 2\n", MEMEST_E_RANGE, 1, 7,
+     "2147488281 elements"},
+    {"input 1x2x536870912\nconv2d 4 k=1\nflatten\ndense 2\n",
+     MEMEST_E_RANGE, 2, 1, "conv2d: its output 4x2x536870912"},
     {"input 1x8x8\nconv2d 8 k=3 p=9223372036854775807\n",
      MEMEST_E_OVERFLOW, 2, 16, "padding"},
 };
@@ -494,7 +506,10 @@ static void test_presets(void **state)
         {"mlp:784-10-", MEMEST_E_PARSE, 12, "missing width"},
         {"mlp:784-0", MEMEST_E_RANGE, 9, "at least 1"},
         {"mlp:784-1x", MEMEST_E_PARSE, 9, "not a whole number"},
-        {"mlp:5000000000-5000000000", MEMEST_E_OVERFLOW, 16, "64 bits"},
+        {"mlp:5000000000-5000000000", MEMEST_E_RANGE, 5,
+         "(1 to 2147483647"},
+        {"mlp:18446744073709551616-2", MEMEST_E_RANGE, 5,
+         "too large (more than 64 bits hold)"},
         {"resnet50", MEMEST_E_PARSE, 1, "unknown preset"},
     };
     memest_model *m = NULL;

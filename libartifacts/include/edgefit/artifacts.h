@@ -88,6 +88,10 @@ ART_API FILE *art_atomic_file(art_atomic *a);
 ART_API int art_atomic_commit(art_atomic *a, struct art_diag *diag);
 /* Close and remove the temporary file; frees the handle. NULL ok. */
 ART_API void art_atomic_abort(art_atomic *a);
+/* While a temporary file exists, SIGINT and SIGTERM remove it before the
+ * process dies of them: the library installs a handler for each when it
+ * makes a temporary, unless the program has its own or ignores the signal (then the
+ * temporaries of an interrupted run may remain, named path.tmp.XXXXXX). */
 
 /* Create a folder and its missing parents (mode 0777 before umask).
  * An existing folder is fine; an existing non-folder is ART_E_IO with
@@ -137,6 +141,10 @@ ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
  * too (the files are in place but might not survive a crash). diag (may be
  * NULL) receives "path: reason" for the file or folder that failed and,
  * for ART_E_IO, the errno. */
+/* SIGINT or SIGTERM during the commit (art_atomic_abort()'s handler)
+ * removes the temporaries; the renames run with both held in the calling
+ * thread, so that the folder keeps either all the old files or all the
+ * new ones. */
 ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag);
 /* Drop the bundle without writing. NULL ok. */
 ART_API void art_bundle_destroy(art_bundle *b);

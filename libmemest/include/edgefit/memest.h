@@ -380,7 +380,8 @@ typedef struct memest_model memest_model; /* opaque, immutable once built */
  * Returns MEMEST_OK; MEMEST_E_PARSE for unknown kinds or keys, missing
  * widths, non-numeric values, a duplicate or missing `input`, duplicate
  * names or keys, an empty model; MEMEST_E_RANGE for zero, negative or too
- * large numbers; MEMEST_E_SHAPE for a kernel larger than the padded input,
+ * large numbers, and for an input or layer output of more than 2147483647
+ * elements per sample (the ONNX importer's limit too); MEMEST_E_SHAPE for a kernel larger than the padded input,
  * channels not divisible by groups, dense on a CxHxW input without
  * flatten, layers that need a CxHxW input but get a vector, shapes that
  * disagree at an add or concat, and an output no layer reads (an unknown

@@ -50,10 +50,9 @@
 /* Deeper nesting than any ONNX model has (a graph in an attribute of a
  * node of a graph...); refused before protobuf-c recurses into it. */
 #define MAX_NESTING 32
-/* The largest per-sample tensor, in elements, an imported model may have:
- * the indices of ONNX runtimes are 32-bit, and anything larger is not a
- * model for a small device. Checked before anything is allocated. */
-#define MAX_ELEMENTS ((uint64_t)INT32_MAX)
+/* The largest per-sample tensor, in elements: the text parser's limit
+ * (internal.h). */
+#define MAX_ELEMENTS MEMEST_MAX_ELEMENTS
 /* The largest tensor constant folding may make (ConstantOfShape, Expand,
  * Range, broadcasting arithmetic): 2^24 elements, 64 MiB of floats and
  * 128 MiB of exact integers, far above any shape or mask an exporter

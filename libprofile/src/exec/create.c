@@ -230,6 +230,14 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     }
     ex->arena = exec_alloc_aligned(ex->arena_bytes);
     if (!ex->arena) {
+        /* the size and what it is for: at a large batch this is the
+         * allocation that fails, and "out of memory" alone says nothing */
+        exec_diag_set(diag, "out of memory: the activation arena of %llu "
+                      "bytes (%.1f MB) for batch %llu at %s could not be "
+                      "allocated", (unsigned long long)need,
+                      (double)need / 1048576.0,
+                      (unsigned long long)o.batch,
+                      memest_precision_name(o.precision));
         st = PROF_E_NOMEM;
         goto fail;
     }
@@ -242,12 +250,27 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
 
 params:
     if ((st = exec_alloc_scratch(ex)) != PROF_OK) {
+        if (st == PROF_E_NOMEM) {
+            exec_diag_set(diag, "out of memory: the scratch buffers of "
+                          "%llu bytes (%.1f MB) for batch %llu at %s could "
+                          "not be allocated",
+                          (unsigned long long)ex->scratch_bytes,
+                          (double)ex->scratch_bytes / 1048576.0,
+                          (unsigned long long)o.batch,
+                          memest_precision_name(o.precision));
+        }
         goto fail;
     }
     uint64_t rng = o.seed;
     for (size_t i = 0; i < ex->nlayers; i++) {
         struct exec_op *op = &ex->ops[i];
         if ((st = exec_alloc_params(ex, op)) != PROF_OK) {
+            if (st == PROF_E_NOMEM) {
+                exec_diag_set(diag, "out of memory: %s: its %llu "
+                              "parameters could not be stored",
+                              op->layer->name,
+                              (unsigned long long)op->layer->parameter_count);
+            }
             goto fail;
         }
         ex->parameter_bytes += op->stored_bytes;

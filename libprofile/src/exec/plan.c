@@ -325,6 +325,8 @@ int exec_alloc_scratch(struct prof_exec *ex)
             tot.col8 = exec_max_sz(tot.col8, ex->ops[i].wn);
         }
     }
+    /* known before the allocations, for the message of a failed one */
+    ex->scratch_bytes = need_bytes(&tot);
     ex->col32 = exec_calloc(tot.col32, sizeof(float));
     ex->col32_n = tot.col32;
     ex->col8 = exec_calloc(tot.col8, 1);
@@ -341,7 +343,6 @@ int exec_alloc_scratch(struct prof_exec *ex)
         return PROF_E_NOMEM;
     }
     ex->wq_stage = ex->col8;
-    ex->scratch_bytes = need_bytes(&tot);
     return PROF_OK;
 }
 
