@@ -437,6 +437,50 @@ static void test_print(void **state)
     art_table_destroy(t);
 }
 
+static void test_group_thousands(void **state)
+{
+    (void)state;
+    char b[32];
+    const char *cases[][2] = {
+        {"1234567", "1,234,567"}, {"123", "123"}, {"1234", "1,234"},
+        {"-12345.678", "-12,345.678"}, {"999999", "999,999"},
+        {"1.5e+06", "1.5e+06"}, {"0.000123", "0.000123"},
+        {"nan", "nan"}, {"rpi4", "rpi4"}, {"1234x", "1234x"},
+        {"18446744073709551615", "18,446,744,073,709,551,615"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const size_t need = art_group_thousands(cases[i][0], b, sizeof b);
+        assert_string_equal(b, cases[i][1]);
+        assert_int_equal(need, strlen(cases[i][1]));
+    }
+    /* truncated, terminated, the length it needs */
+    assert_int_equal(art_group_thousands("1234567", b, 4), 9);
+    assert_string_equal(b, "1,2");
+
+    art_table *t = NULL;
+    assert_int_equal(art_table_create("g", &t), ART_OK);
+    art_table_add_column(t, "name", ART_TEXT);
+    art_table_add_column(t, "parameter_count", ART_UINT);
+    art_table_add_column(t, "mb", ART_REAL);
+    art_table_add_row(t, NULL);
+    art_table_set_text(t, 0, 0, "conv1");
+    art_table_set_uint(t, 0, 1, 78666);
+    art_table_set_real(t, 0, 2, 1234.5);
+    char buf[256] = {0};
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(art_table_print_grouped(t, f), ART_OK);
+    fclose(f);
+    assert_string_equal(buf, "name   parameter_count       mb\n"
+                             "conv1           78,666  1,234.5\n");
+    /* the CSV keeps plain numbers */
+    memset(buf, 0, sizeof buf);
+    f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(art_table_write_csv(t, f), ART_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "conv1,78666,1234.5"));
+    art_table_destroy(t);
+}
+
 static int fail_after_half(const void *obj, FILE *f)
 {
     (void)obj;
@@ -517,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_mkdir_and_join),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_group_thousands),
         cmocka_unit_test(test_bundle),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
