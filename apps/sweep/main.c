@@ -211,13 +211,13 @@ static int print_tables(const struct options *o, const art_table *res,
 {
     switch (o->co.format) {
     case CLI_FORMAT_CSV:
-        return art_table_write_csv(trade, stdout);
+        return art_table_write_csv_rounded(trade, stdout, cli_round_file);
     case CLI_FORMAT_JSON: {
         art_doc *d = NULL;
         int st = art_doc_create(&d);
         st = st ? st : art_doc_set_table(d, "sweep_results", res);
         st = st ? st : art_doc_set_table(d, "precision_tradeoffs", trade);
-        st = st ? st : art_doc_write(d, stdout);
+        st = st ? st : art_doc_write_rounded(d, stdout, cli_round_file);
         art_doc_destroy(d);
         return st;
     }

@@ -865,10 +865,11 @@ static int print_stdout(const struct options *o, const struct result *r)
         break;
     }
     case CLI_FORMAT_CSV:
-        st = art_table_write_csv(r->history, stdout);
+        st = art_table_write_csv_rounded(r->history, stdout,
+                                         cli_round_file);
         break;
     case CLI_FORMAT_JSON:
-        st = art_doc_write(r->log, stdout);
+        st = art_doc_write_rounded(r->log, stdout, cli_round_file);
         break;
     }
     return cli_stdout_finish(st);

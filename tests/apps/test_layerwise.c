@@ -38,6 +38,17 @@ static char tmpdir[] = "/tmp/edgefit-layerwise-XXXXXX";
         }                                                                   \
     } while (0)
 
+/* What the apps write is rounded (run_written_tol): a value read back is
+ * within that of the exact one, and a figure computed from read values
+ * carries their relative rounding. */
+static double rel(const char *name, double v)
+{
+    return v != 0.0 ? run_written_tol(name, v) / fabs(v) : 0.0;
+}
+
+#define ASSERT_WRITTEN(a, b, name, tol)                                     \
+    ASSERT_NEAR(a, b, (tol) + run_written_tol((name), (b)))
+
 /* input 4, dense 3 relu, dense 2 softmax at batch 2, fp32:
  *   input   8 elements,  32 B
  *   dense1  6 elements,  24 B, 15 parameters (60 B), 2*4*3 = 24 MACs
@@ -152,11 +163,12 @@ static void test_tiny_on_rpi4(void **state)
             macs[i] / (rpi4.peak_gmacs / rpi4.cores * 1e9) * 1e3;
         const double m_ms = moved[i] / (rpi4.bandwidth_gbps * 1e9) * 1e3;
         const double pred = cell_real(t, i, "predicted_ms");
-        ASSERT_NEAR(pred, fmax(c_ms, m_ms), 1e-12 * pred);
+        ASSERT_WRITTEN(pred, fmax(c_ms, m_ms), "predicted_ms", 0.0);
         assert_string_equal(cell_text(t, i, "bound"),
                             c_ms > m_ms ? "compute" : "memory");
-        ASSERT_NEAR(cell_real(t, i, "predicted_energy_proxy_j"),
-                    6.5 * pred / 1e3, 1e-12);
+        ASSERT_WRITTEN(cell_real(t, i, "predicted_energy_proxy_j"),
+                       6.5 * pred / 1e3, "predicted_energy_proxy_j",
+                       6.5 * run_written_tol("predicted_ms", pred) / 1e3);
         const double lat = cell_real(t, i, "latency_ms");
         assert_true(lat >= 0.0);
         assert_true(cell_real(t, i, "latency_p90_ms") >= lat);
@@ -165,10 +177,15 @@ static void test_tiny_on_rpi4(void **state)
         const double hp = cell_real(t, i, "host_predicted_ms");
         const double hd = cell_real(t, i, "host_dram_predicted_ms");
         if (lat > 0.0) {
-            ASSERT_NEAR(cell_real(t, i, "host_prediction_error"),
-                        (hp - lat) / lat, 1e-9 * fabs(hp / lat) + 1e-12);
-            ASSERT_NEAR(cell_real(t, i, "host_dram_prediction_error"),
-                        (hd - lat) / lat, 1e-9 * fabs(hd / lat) + 1e-12);
+            const double rl = rel("latency_ms", lat);
+            ASSERT_WRITTEN(cell_real(t, i, "host_prediction_error"),
+                           (hp - lat) / lat, "host_prediction_error",
+                           fabs(hp / lat) *
+                               (rel("host_predicted_ms", hp) + rl));
+            ASSERT_WRITTEN(cell_real(t, i, "host_dram_prediction_error"),
+                           (hd - lat) / lat, "host_dram_prediction_error",
+                           fabs(hd / lat) *
+                               (rel("host_dram_predicted_ms", hd) + rl));
         } else {
             assert_false(cell_set(t, i, "host_prediction_error"));
         }
@@ -192,31 +209,41 @@ static void test_tiny_on_rpi4(void **state)
     const double lat = cell_real(t, 0, "latency_ms");
     const double lat_s = fmax(lat / 1000.0, 1e-9);
     const double gbps = cell_real(t, 0, "achieved_bandwidth_gbps");
-    ASSERT_NEAR(gbps, 164.0 / lat_s / 1e9, 1e-9 * gbps);
-    ASSERT_NEAR(cell_real(t, 0, "bandwidth_utilization"),
-                gbps / rpi4.bandwidth_gbps, 1e-9 * gbps);
-    ASSERT_NEAR(cell_real(t, 0, "achieved_gmacs"), 36.0 / lat_s / 1e9,
-                1e-9 * (36.0 / lat_s / 1e9));
-    ASSERT_NEAR(cell_real(t, 0, "intensity_mac_per_byte"), 36.0 / 164.0,
-                1e-15);
+    const double rlat = rel("latency_ms", lat);
+    ASSERT_WRITTEN(gbps, 164.0 / lat_s / 1e9, "achieved_bandwidth_gbps",
+                   gbps * rlat);
+    const double util = gbps / rpi4.bandwidth_gbps;
+    ASSERT_WRITTEN(cell_real(t, 0, "bandwidth_utilization"), util,
+                   "bandwidth_utilization",
+                   util * rel("achieved_bandwidth_gbps", gbps));
+    ASSERT_WRITTEN(cell_real(t, 0, "achieved_gmacs"), 36.0 / lat_s / 1e9,
+                   "achieved_gmacs", 36.0 / lat_s / 1e9 * rlat);
+    ASSERT_WRITTEN(cell_real(t, 0, "intensity_mac_per_byte"), 36.0 / 164.0,
+                   "intensity_mac_per_byte", 0.0);
     /* one thread: one of the Pi's four cores */
     const double core_peak = rpi4.peak_gmacs / rpi4.cores;
     assert_true(cell_real(t, 0, "threads") == 1.0);
-    ASSERT_NEAR(cell_real(t, 0, "knee_mac_per_byte"),
-                core_peak / rpi4.bandwidth_gbps, 1e-12);
+    ASSERT_WRITTEN(cell_real(t, 0, "knee_mac_per_byte"),
+                   core_peak / rpi4.bandwidth_gbps, "knee_mac_per_byte", 0.0);
     assert_string_equal(cell_text(t, 0, "regime"),
                         36.0 / 164.0 < core_peak / rpi4.bandwidth_gbps
                             ? "memory"
                             : "compute");
     const double pred = cell_real(t, 0, "predicted_ms");
-    ASSERT_NEAR(pred, pred_sum, 1e-12 * pred_sum);
+    /* the layers' cells are rounded each: at most half a digit each */
+    ASSERT_WRITTEN(pred, pred_sum, "predicted_ms",
+                   3.0 * run_written_tol("predicted_ms", pred_sum));
     /* against the measured forward pass */
-    ASSERT_NEAR(cell_real(t, 0, "prediction_error"),
-                (pred - lat) / lat, 1e-9 * fabs(pred / lat) + 1e-12);
-    ASSERT_NEAR(cell_real(t, 0, "framing_ms"),
-                lat - cell_real(t, 0, "operator_sum_ms"), 1e-12);
-    ASSERT_NEAR(cell_real(t, 0, "energy_proxy_j"), 6.5 * lat / 1000.0,
-                1e-15);
+    ASSERT_WRITTEN(cell_real(t, 0, "prediction_error"), (pred - lat) / lat,
+                   "prediction_error",
+                   fabs(pred / lat) * (rel("predicted_ms", pred) + rlat));
+    const double opsum = cell_real(t, 0, "operator_sum_ms");
+    ASSERT_WRITTEN(cell_real(t, 0, "framing_ms"), lat - opsum, "framing_ms",
+                   run_written_tol("latency_ms", lat) +
+                       run_written_tol("operator_sum_ms", opsum) +
+                       run_written_tol("framing_ms", lat - opsum));
+    ASSERT_WRITTEN(cell_real(t, 0, "energy_proxy_j"), 6.5 * lat / 1000.0,
+                   "energy_proxy_j", 6.5 * lat / 1000.0 * rlat);
     assert_true(cell_real(t, 0, "power_watts") == 6.5);
     /* the arena is the peak plan minus parameters: the largest pair is
      * the input and dense1, (8 + 6) * 4 bytes */
@@ -279,8 +306,8 @@ static void test_int8_peak(void **state)
     json_t *j = json_loads(r.out, 0, NULL);
     assert_non_null(j);
     json_t *l1 = json_array_get(json_object_get(j, "layers"), 1);
-    ASSERT_NEAR(json_number_value(json_object_get(l1, "predicted_ms")),
-                2.4e-7, 1e-18);
+    ASSERT_WRITTEN(json_number_value(json_object_get(l1, "predicted_ms")),
+                   2.4e-7, "predicted_ms", 1e-18);
     json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
     assert_true(json_number_value(json_object_get(row, "peak_gmacs")) ==
                 100.0);
@@ -319,8 +346,9 @@ static void test_threads(void **state)
         }
         if (macs > 0.0) {
             /* the memory term is negligible at 1e6 GB/s */
-            ASSERT_NEAR(json_number_value(json_object_get(l, "predicted_ms")),
-                        macs / (10.0 * t) / 1e6, 1e-9 * macs / 1e7);
+            ASSERT_WRITTEN(
+                json_number_value(json_object_get(l, "predicted_ms")),
+                macs / (10.0 * t) / 1e6, "predicted_ms", 1e-9 * macs / 1e7);
         }
     }
     assert_int_equal(convs, 2);
@@ -611,11 +639,13 @@ static void test_devices_file(void **state)
     struct art_diag d;
     assert_int_equal(art_table_load_csv(lw, &t, &d), ART_OK);
     /* dense1: 24 MAC / 2e9 = 1.2e-5 ms; 116 B / 0.5e9 = 2.32e-4 ms */
-    ASSERT_NEAR(cell_real(t, 1, "predicted_ms"), 2.32e-4, 1e-15);
-    ASSERT_NEAR(cell_real(t, 1, "predicted_energy_proxy_j"),
-                3.0 * 2.32e-4 / 1000.0, 1e-18);
+    ASSERT_WRITTEN(cell_real(t, 1, "predicted_ms"), 2.32e-4, "predicted_ms",
+                   1e-15);
+    ASSERT_WRITTEN(cell_real(t, 1, "predicted_energy_proxy_j"),
+                   3.0 * 2.32e-4 / 1000.0, "predicted_energy_proxy_j", 1e-18);
     /* dense2: 72 B / 0.5e9 = 1.44e-4 ms */
-    ASSERT_NEAR(cell_real(t, 2, "predicted_ms"), 1.44e-4, 1e-15);
+    ASSERT_WRITTEN(cell_real(t, 2, "predicted_ms"), 1.44e-4, "predicted_ms",
+                   1e-15);
     art_table_destroy(t);
     free(lw);
     run_rmdir(dir);
