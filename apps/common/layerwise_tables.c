@@ -475,12 +475,26 @@ int layerwise_presentation(const struct layerwise_opts *o,
 int layerwise_order_tables(struct layerwise *r)
 {
     art_table *full = NULL, *view = NULL;
+    /* With several devices the terminal shows each device's column, not
+     * predicted_ms beside its copy predicted_ms_FIRST. */
+    const size_t ncols = art_table_cols(r->layers_view);
+    const char **keep = calloc(ncols + 1, sizeof *keep);
+    if (!keep) {
+        return ART_E_NOMEM;
+    }
+    for (size_t c = 0, k = 0; c < ncols; c++) {
+        const char *name = art_table_column_name(r->layers_view, c);
+        if (!(r->ndevices > 0 && strcmp(name, "predicted_ms") == 0)) {
+            keep[k++] = name;
+        }
+    }
     int st = cli_table_select(r->layers, NULL, r->order, r->nshown, false,
                               &full);
     if (st == ART_OK) {
-        st = cli_table_select(r->layers_view, NULL, r->order, r->nshown,
+        st = cli_table_select(r->layers_view, keep, r->order, r->nshown,
                               false, &view);
     }
+    free(keep);
     if (st != ART_OK) {
         art_table_destroy(full);
         return st;
