@@ -237,7 +237,7 @@ static int print_tables(const struct options *o, const art_table *res,
         }
         printf("Sweep (latency per batch on this machine; device figures "
                "from the roofline)\n");
-        st = art_table_print(view, stdout, -1);
+        st = art_table_print_grouped(view, stdout);
         art_table_destroy(view);
         if (st != ART_OK) {
             return st;
@@ -251,7 +251,7 @@ static int print_tables(const struct options *o, const art_table *res,
         }
         printf("\nPrecision trade-offs (means per precision, by mean "
                "latency)\n");
-        st = art_table_print(view, stdout, -1);
+        st = art_table_print_grouped(view, stdout);
         art_table_destroy(view);
         return st;
     }

@@ -856,7 +856,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         art_table *view = NULL;
         st = cli_table_view(r->history, keep, &view);
         if (st == ART_OK) {
-            st = art_table_print(view, stdout, -1);
+            st = art_table_print_grouped(view, stdout);
         }
         art_table_destroy(view);
         if (st == ART_OK) {
