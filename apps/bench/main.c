@@ -262,7 +262,7 @@ static int print_stdout(const struct options *o, art_table *const *built)
         art_table *view = NULL;
         st = cli_table_view(built[i], tables[i].key_cols, &view);
         if (st == ART_OK) {
-            st = art_table_print(view, stdout, -1);
+            st = art_table_print_grouped(view, stdout);
         }
         art_table_destroy(view);
         first = false;

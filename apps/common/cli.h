@@ -185,6 +185,19 @@ struct cli_out_file {
     const struct art_figure *figure; /* a PNG of several panels */
 };
 
+/*
+ * v as a file keeps the quantity called name: the digits that mean
+ * something and no float noise (1.13765857, not 1.1376585700000001).
+ * Times (a word ms, s, us or ns in the name: latency_ms,
+ * latency_ms_mean; not mb_s, a rate) to the microsecond or to three
+ * significant digits, whichever keeps more; accuracies and agreements (a name
+ * containing "accuracy" or "agreement") to four decimals; whole numbers
+ * as they are (counts, byte sizes held as reals); any other real to six
+ * significant digits. NaN and infinities as they are. cli_out_bundle (every
+ * file of --out) and cli_emit (stdout) write every real so.
+ */
+double cli_round_file(const char *name, double v);
+
 /* Write the n files into dir as one bundle: all appear or none. On failure
  * prints "prog: path: reason" (the system's strerror text for an I/O
  * failure) and returns CLI_EXIT_FAILURE. */

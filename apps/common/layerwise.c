@@ -12,6 +12,7 @@
 
 void layerwise_free(struct layerwise *r)
 {
+    layerwise_tables_free(r);
     art_table_destroy(r->hw);
     art_table_destroy(r->layers_view);
     art_table_destroy(r->layers);
@@ -33,11 +34,21 @@ int layerwise_resolve_device(const struct layerwise_opts *o, struct layerwise *r
         !cli_devices_load(o->dev.devices_file, &r->devs)) {
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(o->dev.device, "host") == 0) {
+    /* --device A,B,...: the first is the run's device, each has its
+     * column */
+    const char *name = o->dev.device;
+    if (layerwise_is_device_list(name)) {
+        const int rc = layerwise_resolve_devices(o, r);
+        if (rc != CLI_EXIT_OK) {
+            return rc;
+        }
+        name = r->devices[0].name;
+    }
+    if (strcmp(name, "host") == 0) {
         r->device_is_host = 1;
         return CLI_EXIT_OK;
     }
-    if (!cli_device_resolve(o->dev.device,
+    if (!cli_device_resolve(name,
                             o->dev.devices_file ? &r->devs : NULL,
                             &r->device)) {
         return CLI_EXIT_USAGE;
@@ -333,7 +344,7 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
     r->device_latency_lower_ms = round_sig(r->total.predicted_ms, 2);
     r->device_latency_realistic_ms =
         round_sig(r->total.predicted_ms * r->host_overrun, 2);
-    return CLI_EXIT_OK;
+    return layerwise_predict_devices(o, r);
 }
 
 /* "L1".."L3", or "DRAM" for main memory. */
@@ -460,7 +471,7 @@ static bool get_layout(const void *ctx, size_t i, union cli_value *v)
 static const struct cli_column measured_cols[] = {
     {"latency_ms", ART_REAL, get_latency, CLI_COL_BRIEF},
     {"predicted_ms", ART_REAL, get_predicted, CLI_COL_BRIEF},
-    {"bound", ART_TEXT, get_bound, CLI_COL_BRIEF},
+    {"bound", ART_TEXT, get_bound, CLI_COL_KEY},
     {"latency_p90_ms", ART_REAL, get_p90, CLI_COL_ALL},
     {"bytes_moved", ART_UINT, get_bytes_moved, CLI_COL_ALL},
     {"achieved_gmacs", ART_REAL, get_gmacs, CLI_COL_ALL},
@@ -470,26 +481,40 @@ static const struct cli_column measured_cols[] = {
     {"output_layout", ART_TEXT, get_layout, CLI_COL_ALL},
     {"predicted_energy_proxy_j", ART_REAL, get_energy, CLI_COL_ALL},
     {"host_predicted_ms", ART_REAL, get_host_pred, CLI_COL_ALL},
-    {"host_prediction_error", ART_REAL, get_host_err, CLI_COL_BRIEF},
+    {"host_prediction_error", ART_REAL, get_host_err, CLI_COL_KEY},
     {"host_memory_level", ART_TEXT, get_host_level, CLI_COL_ALL},
     {"host_dram_predicted_ms", ART_REAL, get_dram_pred, CLI_COL_ALL},
     {"host_dram_prediction_error", ART_REAL, get_dram_err, CLI_COL_ALL},
 };
 
-/* The full table (CSV, JSON) and the terminal's brief view. */
+/* The full table (CSV, JSON) and the terminal's brief view, in the order
+ * of --sort, cut at --top (apps/common/layerwise_tables.c). */
 static int build_layers_table(struct layerwise *r)
 {
-    const struct cli_column_set sets[] = {
-        {cli_breakdown_columns, cli_breakdown_column_count, r->rows},
-        {measured_cols, sizeof measured_cols / sizeof measured_cols[0], r},
-    };
-    int st = cli_table_build("layers", sets, 2, r->nrows, CLI_COL_ALL,
+    const size_t nsets = 3 + r->ndevices;
+    struct cli_column_set *sets = calloc(nsets, sizeof *sets);
+    struct cli_column *dev_cols = calloc(r->ndevices + 1, sizeof *dev_cols);
+    if (!sets || !dev_cols) {
+        free(sets);
+        free(dev_cols);
+        return ART_E_NOMEM;
+    }
+    sets[0] = (struct cli_column_set){cli_breakdown_columns,
+                                      cli_breakdown_column_count, r->rows};
+    sets[1] = (struct cli_column_set){
+        measured_cols, sizeof measured_cols / sizeof measured_cols[0], r};
+    sets[2] = (struct cli_column_set){layerwise_share_columns,
+                                      layerwise_share_column_count, r};
+    layerwise_device_columns(r, dev_cols, sets + 3);
+    int st = cli_table_build("layers", sets, nsets, r->nrows, CLI_COL_ALL,
                              &r->layers);
     if (st == ART_OK) {
-        st = cli_table_build("layers", sets, 2, r->nrows, CLI_COL_BRIEF,
+        st = cli_table_build("layers", sets, nsets, r->nrows, CLI_COL_BRIEF,
                              &r->layers_view);
     }
-    return st;
+    free(dev_cols);
+    free(sets);
+    return st == ART_OK ? layerwise_order_tables(r) : st;
 }
 
 static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
@@ -580,7 +605,8 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
 
 int layerwise_build_tables(const struct layerwise_opts *o, struct layerwise *r)
 {
-    int st = build_layers_table(r);
+    int st = layerwise_presentation(o, r);
+    st = st == ART_OK ? build_layers_table(r) : st;
     return st == ART_OK ? build_hw_table(o, r) : st;
 }
 

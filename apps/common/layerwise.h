@@ -10,11 +10,29 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 #include "calib.h"
 #include "devices.h"
+#include "table.h"
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+
+/* The order of the layer table (--sort): as the model runs, or the
+ * heaviest first by measured latency, MACs, parameters or activation
+ * memory, or by layer name. */
+enum layerwise_sort {
+    LAYERWISE_SORT_ORDER = 0,
+    LAYERWISE_SORT_TIME,
+    LAYERWISE_SORT_MACS,
+    LAYERWISE_SORT_PARAMS,
+    LAYERWISE_SORT_MEMORY,
+    LAYERWISE_SORT_NAME,
+};
+
+/* "order", "time", ...; false for another word. */
+bool layerwise_sort_parse(const char *s, enum layerwise_sort *out);
 
 struct layerwise_opts {
     const char *model;
@@ -34,6 +52,26 @@ struct layerwise_opts {
     unsigned threads; /* executor threads (0: 1) */
     struct cli_calib_opts calib;
     bool quiet; /* no calibration progress */
+    enum layerwise_sort sort; /* the layer table's order (default ORDER) */
+    uint64_t top;             /* the first top rows of it (0: all) */
+};
+
+/* One device of --device A,B,...: its predictions per row. */
+struct layerwise_device {
+    char name[64];   /* as given */
+    char column[96]; /* predicted_ms_NAME, the name in [a-z0-9_] */
+    int is_host;
+    struct prof_device dev;
+    const struct prof_exec_profile *prof; /* the run's */
+    struct prof_layer_prediction *pred;
+    struct prof_prediction_total total;
+};
+
+/* One kind of operator in the summary by kind. */
+struct layerwise_kind {
+    enum memest_kind kind;
+    uint64_t layers, macs, parameters;
+    double latency_ms, time_share;
 };
 
 /* Everything the run computes, before anything is printed or written. */
@@ -75,6 +113,19 @@ struct layerwise {
     art_table *layers;
     art_table *layers_view; /* the terminal's */
     art_table *hw;
+    /* The presentation (apps/common/layerwise_tables.c): each row's share
+     * of the layers' summed latency and the running share in the
+     * table's order, the order itself (its first nshown rows are shown),
+     * the summary by kind, the totals, and the devices of --device
+     * A,B,... (none for one device). */
+    double layer_sum_ms;
+    double *time_share, *cumulative_share; /* per row, NaN for the input */
+    size_t *order, nshown;
+    struct layerwise_kind *kinds;
+    size_t nkinds;
+    art_table *by_kind, *by_kind_view, *totals;
+    struct layerwise_device *devices;
+    size_t ndevices;
 };
 
 /* The steps, in order; each prints "prog: message" on failure and returns
@@ -93,6 +144,37 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r);
 int layerwise_build_tables(const struct layerwise_opts *o,
                            struct layerwise *r);
 void layerwise_free(struct layerwise *r);
+
+/* ---- apps/common/layerwise_tables.c --------------------------------------- */
+
+/* --device A,B,...: true when spec names several devices (a list with no
+ * '=', which only an inline device has). */
+bool layerwise_is_device_list(const char *spec);
+/* Resolve each device of the list into r->devices (the first is also the
+ * run's device, resolved by layerwise_resolve_device). A CLI_EXIT_ code. */
+int layerwise_resolve_devices(const struct layerwise_opts *o,
+                              struct layerwise *r);
+/* Predict every operator on each device of r->devices (after
+ * layerwise_predict: the host's from its calibration). A CLI_EXIT_ code. */
+int layerwise_predict_devices(const struct layerwise_opts *o,
+                              struct layerwise *r);
+/* The shares, the order, the summary by kind and the totals; then the
+ * layer table's extra columns (latency spread, first run, shares, one
+ * predicted_ms_NAME per device) for build_layers_table. An ART_ status. */
+int layerwise_presentation(const struct layerwise_opts *o,
+                           struct layerwise *r);
+extern const struct cli_column layerwise_share_columns[];
+extern const size_t layerwise_share_column_count;
+/* The column sets of r->devices (cols: r->ndevices entries to fill). */
+void layerwise_device_columns(const struct layerwise *r,
+                              struct cli_column *cols,
+                              struct cli_column_set *sets);
+/* r->layers and r->layers_view in r->order, the first r->nshown rows. */
+int layerwise_order_tables(struct layerwise *r);
+/* The terminal's totals block (torchinfo's), after the layer table. */
+void layerwise_print_totals(const struct layerwise_opts *o,
+                            const struct layerwise *r, FILE *f);
+void layerwise_tables_free(struct layerwise *r);
 
 /* "L1".."L3", or "DRAM" for main memory. */
 const char *layerwise_level_name(unsigned level);

@@ -1,7 +1,10 @@
 /* What the apps print: stdout finished with the system's reason for a
  * failure, --out written all or nothing. */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -43,11 +46,86 @@ int cli_stdout_finish(int st)
     return CLI_EXIT_FAILURE;
 }
 
+/* v to sig significant digits, through its decimal form so that the
+ * double is the one nearest that short decimal (art_format_real then
+ * writes it in those digits). */
+static double round_sig(double v, int sig)
+{
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.*g", sig, v);
+    return strtod(buf, NULL);
+}
+
+/* v to a multiple of quantum (a power of ten), the same way. */
+static double round_quantum(double v, double quantum)
+{
+    const int decimals = (int)lround(-log10(quantum));
+    char buf[400];
+    if (decimals <= 0) {
+        return nearbyint(v / quantum) * quantum;
+    }
+    snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return strtod(buf, NULL);
+}
+
+/* A microsecond in the time unit the name carries as one of its
+ * '_'-separated words (latency_ms, latency_ms_mean, elapsed_s), or 0 for
+ * none; "mb_s" is a rate (MB per second), not a time. */
+static double microsecond_in(const char *name)
+{
+    static const struct {
+        const char *word;
+        double us;
+    } units[] = {{"ms", 1e-3}, {"s", 1e-6}, {"us", 1.0}, {"ns", 1e3}};
+    const char *prev = "", *p = name;
+    size_t prev_len = 0;
+    while (*p) {
+        const size_t len = strcspn(p, "_");
+        for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+            const bool rate = prev_len == 2 && prev[1] == 'b';
+            if (len == strlen(units[u].word) &&
+                strncmp(p, units[u].word, len) == 0 && !rate && p != name) {
+                return units[u].us;
+            }
+        }
+        prev = p;
+        prev_len = len;
+        p += len;
+        p += *p == '_';
+    }
+    return 0.0;
+}
+
+double cli_round_file(const char *name, double v)
+{
+    if (!isfinite(v) || v == floor(v)) {
+        return v;
+    }
+    name = name ? name : "";
+    /* A time: a microsecond is below what the clock resolves for one
+     * call, and three digits are what its spread leaves meaning; the finer
+     * of the two keeps a 0.4 us operator (0.000412 ms) and a 123.457 ms
+     * forward pass. */
+    const double us = microsecond_in(name);
+    if (us > 0.0) {
+        const double q = round_quantum(v, us), s = round_sig(v, 3);
+        /* the finer: the one closer to v */
+        return fabs(q - v) <= fabs(s - v) ? q : s;
+    }
+    /* an accuracy on a test set of at most some 10^4 samples: a fourth
+     * decimal is a sample in 10^4 */
+    if (strstr(name, "accuracy") || strstr(name, "agreement")) {
+        return round_quantum(v, 1e-4);
+    }
+    return round_sig(v, 6);
+}
+
 int cli_out_bundle(const char *dir, const struct cli_out_file *files,
                    size_t n, art_bundle **out)
 {
     art_bundle *b = NULL;
     int st = art_bundle_create(dir, &b);
+    art_bundle_set_rounding(b, cli_round_file);
     for (size_t i = 0; st == ART_OK && i < n; i++) {
         if (files[i].csv) {
             st = art_bundle_add_csv(b, files[i].name, files[i].csv);

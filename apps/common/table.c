@@ -1,6 +1,8 @@
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "table.h"
 
@@ -14,6 +16,38 @@ double cli_round4(double v)
     return strtod(buf, NULL);
 }
 
+const char *cli_format_count(uint64_t n, char *buf, size_t len)
+{
+    char plain[32];
+    snprintf(plain, sizeof plain, "%" PRIu64, n);
+    art_group_thousands(plain, buf, len);
+    return buf;
+}
+
+const char *cli_format_scaled(double v, char *buf, size_t len)
+{
+    static const char *const unit[] = {"", " k", " M", " G", " T"};
+    size_t u = 0;
+    double x = v;
+    while (fabs(x) >= 999.5 && u + 1 < sizeof unit / sizeof unit[0]) {
+        x /= 1000.0;
+        u++;
+    }
+    snprintf(buf, len, "%.3g%s", x, unit[u]);
+    return buf;
+}
+
+const char *cli_format_mb(uint64_t bytes, char *buf, size_t len)
+{
+    const double mb = (double)bytes / 1048576.0;
+    if (mb == 0.0 || mb >= 0.1) {
+        snprintf(buf, len, "%.2f MB", mb);
+    } else {
+        snprintf(buf, len, "%.3g MB", mb);
+    }
+    return buf;
+}
+
 static int set_cell(art_table *t, size_t row, size_t col, enum art_type type,
                     const union cli_value *v, bool terminal)
 {
@@ -23,8 +57,9 @@ static int set_cell(art_table *t, size_t row, size_t col, enum art_type type,
     case ART_UINT:
         return art_table_set_uint(t, row, col, v->u);
     case ART_REAL:
-        return art_table_set_real(t, row, col,
-                                  terminal ? cli_round4(v->r) : v->r);
+        return art_table_set_real(
+            t, row, col,
+            terminal ? cli_round4(v->r) : v->r);
     case ART_TEXT:
         return art_table_set_text(t, row, col, v->s ? v->s : "");
     case ART_BOOL:
@@ -73,22 +108,38 @@ int cli_table_build(const char *name, const struct cli_column_set *sets,
     return st;
 }
 
-int cli_table_view(const art_table *t, const char *const *keep,
-                   art_table **out)
+int cli_table_select(const art_table *t, const char *const *keep,
+                     const size_t *rows, size_t nrows, bool terminal,
+                     art_table **out)
 {
     art_table *v = NULL;
-    size_t cols[64], n = 0;
-    int st = art_table_create(art_table_name(t), &v);
-    for (size_t k = 0; st == ART_OK && keep[k] && n < 64; k++) {
-        const long c = art_table_find_column(t, keep[k]);
-        if (c >= 0) {
-            cols[n++] = (size_t)c;
-            st = art_table_add_column(v, keep[k],
-                                      art_table_column_type(t, (size_t)c));
+    size_t ncols_all = art_table_cols(t), n = 0;
+    size_t *cols = calloc(ncols_all ? ncols_all : 1, sizeof *cols);
+    int st = cols ? art_table_create(art_table_name(t), &v) : ART_E_NOMEM;
+    if (keep) {
+        for (size_t k = 0; st == ART_OK && keep[k] && n < ncols_all; k++) {
+            const long c = art_table_find_column(t, keep[k]);
+            if (c >= 0) {
+                cols[n++] = (size_t)c;
+            }
+        }
+    } else {
+        for (; n < ncols_all; n++) {
+            cols[n] = n;
         }
     }
-    for (size_t r = 0; st == ART_OK && r < art_table_rows(t); r++) {
+    for (size_t k = 0; st == ART_OK && k < n; k++) {
+        st = art_table_add_column(v, art_table_column_name(t, cols[k]),
+                                  art_table_column_type(t, cols[k]));
+    }
+    const size_t count = rows ? nrows : art_table_rows(t);
+    for (size_t i = 0; st == ART_OK && i < count; i++) {
+        const size_t r = rows ? rows[i] : i;
         size_t row = 0;
+        if (r >= art_table_rows(t)) {
+            st = ART_E_RANGE;
+            break;
+        }
         st = art_table_add_row(v, &row);
         for (size_t k = 0; st == ART_OK && k < n; k++) {
             if (!art_table_is_set(t, r, cols[k])) {
@@ -112,20 +163,25 @@ int cli_table_view(const art_table *t, const char *const *keep,
             case ART_BOOL:
                 st = art_table_get_bool(t, r, cols[k], &x.b);
                 break;
-            default:
-                st = ART_E_INVALID;
             }
             if (st == ART_OK) {
-                st = set_cell(v, row, k, type, &x, true);
+                st = set_cell(v, row, k, type, &x, terminal);
             }
         }
     }
+    free(cols);
     if (st != ART_OK) {
         art_table_destroy(v);
         v = NULL;
     }
     *out = v;
     return st;
+}
+
+int cli_table_view(const art_table *t, const char *const *keep,
+                   art_table **out)
+{
+    return cli_table_select(t, keep, NULL, 0, true, out);
 }
 
 int cli_record_build(const char *name, const struct cli_field *f, size_t n,
@@ -259,7 +315,7 @@ int cli_emit(enum cli_format format, const struct cli_output *outs,
                 st = ART_E_IO;
             }
             if (st == ART_OK) {
-                st = art_table_print(t, stdout, -1);
+                st = art_table_print_grouped(t, stdout);
             }
             first = false;
         }
@@ -274,7 +330,8 @@ int cli_emit(enum cli_format format, const struct cli_output *outs,
         }
         for (size_t i = 0; st == ART_OK && i < n; i++) {
             if (outs[i].table) {
-                st = art_table_write_csv(outs[i].table, stdout);
+                st = art_table_write_csv_rounded(outs[i].table, stdout,
+                                                 cli_round_file);
             }
         }
         break;
@@ -283,7 +340,7 @@ int cli_emit(enum cli_format format, const struct cli_output *outs,
         art_doc *d = NULL;
         st = doc_of(outs, n, &d);
         if (st == ART_OK) {
-            st = art_doc_write(d, stdout);
+            st = art_doc_write_rounded(d, stdout, cli_round_file);
         }
         art_doc_destroy(d);
         break;
@@ -303,19 +360,22 @@ int cli_write_outputs(const char *dir, const struct cli_output *outs,
         cli_error("--out %s: %s", dir, art_strerror(ART_E_NOMEM));
         goto done;
     }
+    size_t nfiles = 0;
     for (size_t i = 0; i < n; i++) {
+        if (outs[i].json_only) {
+            continue;
+        }
         if (outs[i].file) {
             snprintf(names[i], sizeof names[i], "%s", outs[i].file);
         } else {
             snprintf(names[i], sizeof names[i], "%s.%s", outs[i].key,
                      outs[i].table ? "csv" : "json");
         }
-        files[i] = (struct cli_out_file){
+        files[nfiles++] = (struct cli_out_file){
             .name = names[i], .csv = outs[i].table,
             .doc = outs[i].table ? NULL : outs[i].doc,
             .chart = outs[i].chart, .figure = outs[i].figure};
     }
-    size_t nfiles = n;
     if (json_name) {
         const int st = doc_of(outs, n, &all);
         if (st != ART_OK) {

@@ -92,6 +92,15 @@ int cli_table_build(const char *name, const struct cli_column_set *sets,
  * keeps in bench's tables (more digits would be noise). */
 double cli_round4(double v);
 
+/* The terminal's forms of a number: n with thousands separators
+ * ("1,234,567"); v scaled to k, M, G, T with three significant digits
+ * ("12.3 M", "950", "1.5 G"); bytes in MB (1024^2) with two decimals, or
+ * three significant digits below 0.1 MB ("0.48 MB", "0.0123 MB"). Each
+ * writes into buf (len bytes) and returns buf. */
+const char *cli_format_count(uint64_t n, char *buf, size_t len);
+const char *cli_format_scaled(double v, char *buf, size_t len);
+const char *cli_format_mb(uint64_t bytes, char *buf, size_t len);
+
 /*
  * A terminal view of t: the columns named in keep (NULL-terminated; names
  * t does not have are skipped), in that order, reals rounded to four
@@ -100,6 +109,17 @@ double cli_round4(double v);
  */
 int cli_table_view(const art_table *t, const char *const *keep,
                    art_table **out);
+
+/*
+ * A copy of t with the columns named in keep (NULL: all of them, in
+ * order) and the rows rows[0..nrows) in that order (rows NULL: all of
+ * them), reals rounded to four significant digits when terminal. An
+ * art_status (ART_E_RANGE for a row t does not have); on success the
+ * caller destroys *out.
+ */
+int cli_table_select(const art_table *t, const char *const *keep,
+                     const size_t *rows, size_t nrows, bool terminal,
+                     art_table **out);
 
 /* One row of named values (a summary): {name, type, value}, built into a
  * one-row table with cli_record_build(). set false leaves the cell empty
@@ -142,11 +162,14 @@ struct cli_output {
     const struct art_figure *figure; /* the same, several panels */
     const art_table *view;  /* the terminal's view of table (may be NULL:
                                the whole table) */
+    bool json_only;         /* cli_write_outputs: only under its key in the
+                               JSON of all, no file of its own (a record
+                               beside the tables, as the totals) */
 };
 
 /*
  * Print outputs on stdout in format: table: each view (or table) with
- * art_table_print, a blank line between them (docs are left to the app's
+ * art_table_print_grouped (thousands separated), a blank line between them (docs are left to the app's
  * own summary); csv: exactly one table — more than one is refused
  * (CLI_EXIT_USAGE, "give one table or --out") so that tables are never
  * glued into one stream; json: one object with a key per output. Returns

@@ -46,13 +46,22 @@ static void usage(FILE *f)
         "                           machine, calibrated) or\n"
         "                           name=X,bandwidth_gbps=B,peak_gmacs=P\n"
         "                           [,power_watts=W,memory_mb=M]\n"
-        "                           (default host), or a device of --devices\n"
+        "                           (default host), or a device of --devices;\n"
+        "                           several, comma-separated (rpi4,host): the\n"
+        "                           first is the summary's, each gets its\n"
+        "                           predicted_ms_NAME column\n"
         "  --devices FILE           devices of your own: a CSV file with the\n"
         "                           catalogue's columns name, bandwidth_gbps,\n"
         "                           peak_gmacs[, power_watts, memory_mb]\n"
         "  --list-devices           print the catalogue with the source of\n"
         "                           each figure (and the --devices file) and\n"
         "                           exit\n"
+        "  --sort KEY               the layer table's order: order (as run,\n"
+        "                           the default), time, macs, params, memory\n"
+        "                           (activation_bytes), the largest first, or\n"
+        "                           name\n"
+        "  --top N                  only the first N rows of the layer table\n"
+        "                           (the totals stay the whole model's)\n"
         "  --repeats N              timed runs per operator (default 5)\n"
         "  --warmup N               untimed runs first (default 2)\n"
         "  --min-sample-ms X        time back-to-back runs of an operator\n"
@@ -72,8 +81,10 @@ static void usage(FILE *f)
         "  --quiet                  no progress on stderr (shown only on a\n"
         "                           terminal)\n"
         "  --format F               table|csv|json on stdout (default table)\n"
-        "  --out DIR                write layerwise_breakdown.csv and\n"
-        "                           hardware_summary.csv\n"
+        "  --out DIR                write layerwise_breakdown.csv,\n"
+        "                           layerwise_by_kind.csv, hardware_summary.csv,\n"
+        "                           layerwise.json (with the totals) and the\n"
+        "                           charts\n"
         "  -h, --help, --version   this text; the version, the kernel paths\n"
         "                           built and selected, the dependencies\n"
         "\n"
@@ -93,7 +104,8 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct options *o)
 {
     enum { O_MODEL = 256, O_BATCH, O_PRECISION, O_REPEATS,
-           O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED, O_THREADS };
+           O_WARMUP, O_MINSAMPLE, O_POWER, O_MULT, O_SEED, O_THREADS,
+           O_SORT, O_TOP };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, O_MODEL},
         {"batch", required_argument, NULL, O_BATCH},
@@ -106,6 +118,8 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"latency-multiplier", required_argument, NULL, O_MULT},
         {"seed", required_argument, NULL, O_SEED},
         {"threads", required_argument, NULL, O_THREADS},
+        {"sort", required_argument, NULL, O_SORT},
+        {"top", required_argument, NULL, O_TOP},
         CLI_CALIB_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_QUIET_OPTION,
@@ -196,6 +210,18 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->lw.threads = (unsigned)t;
             break;
         }
+        case O_SORT:
+            if (!layerwise_sort_parse(optarg, &o->lw.sort)) {
+                cli_error("--sort: '%s' is not one of order, time, macs, "
+                          "params, memory, name", optarg);
+                return CLI_EXIT_USAGE;
+            }
+            break;
+        case O_TOP:
+            if (!cli_parse_u64("--top", optarg, 1, UINT32_MAX, &o->lw.top)) {
+                return CLI_EXIT_USAGE;
+            }
+            break;
         default: {
             const int rc = cli_shared_option(c, &o->lw.calib, &o->lw.dev, &app, argv,
                                              &o->co);
@@ -307,16 +333,27 @@ static void print_summary(const struct options *o, const struct layerwise *r)
 
 static int print_stdout(const struct options *o, const struct layerwise *r)
 {
-    /* CSV on stdout is the layer table; the summary is a file of --out
-     * and a key of the JSON. */
+    /* CSV on stdout is the layer table; the summary, the totals and the
+     * summary by kind are files of --out and keys of the JSON. On the
+     * terminal: the layer table, its totals, the kinds, the summary. */
+    const bool json = o->co.format == CLI_FORMAT_JSON;
     const struct cli_output outs[] = {
         {.key = "layers", .table = r->layers, .view = r->layers_view},
-        {.key = "hardware_summary",
-         .table = o->co.format == CLI_FORMAT_CSV ? NULL : r->hw},
+        {.key = "hardware_summary", .table = json ? r->hw : NULL},
+        {.key = "totals", .table = json ? r->totals : NULL},
+        {.key = "layers_by_kind", .table = json ? r->by_kind : NULL},
     };
-    const int rc = cli_emit(o->co.format, outs,
-                            o->co.format == CLI_FORMAT_TABLE ? 1 : 2);
+    int rc = cli_emit(o->co.format, outs, json ? 4 : 1);
     if (rc != CLI_EXIT_OK || o->co.format != CLI_FORMAT_TABLE) {
+        return rc;
+    }
+    layerwise_print_totals(&o->lw, r, stdout);
+    printf("\nby operator kind:\n");
+    const struct cli_output kinds = {.key = "layers_by_kind",
+                                     .table = r->by_kind,
+                                     .view = r->by_kind_view};
+    rc = cli_emit(o->co.format, &kinds, 1);
+    if (rc != CLI_EXIT_OK) {
         return rc;
     }
     print_summary(o, r);
@@ -336,11 +373,15 @@ static int write_artifacts(const struct options *o, const struct layerwise *r)
          .table = r->layers},
         {.key = "hardware_summary", .file = "hardware_summary.csv",
          .table = r->hw},
+        {.key = "layers_by_kind", .file = "layerwise_by_kind.csv",
+         .table = r->by_kind},
+        /* a record of the JSON only: each CSV stays one table */
+        {.key = "totals", .table = r->totals, .json_only = true},
         {.file = "layerwise_activation_memory.png", .chart = &ch.activation},
         {.file = "layerwise_macs.png", .chart = &ch.macs},
         {.file = "roofline.png", .chart = &ch.roofline},
     };
-    const int rc = cli_write_outputs(o->co.out_dir, outs, 5,
+    const int rc = cli_write_outputs(o->co.out_dir, outs, 7,
                                      "layerwise.json");
     layerwise_charts_free(&ch);
     return rc;

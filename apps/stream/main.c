@@ -790,7 +790,8 @@ static int print_stdout(const struct options *o, const struct result *r)
     if (o->co.format == CLI_FORMAT_JSON) {
         /* The document (hardware_profile.json) holds the tables and the
          * sentences. */
-        return cli_stdout_finish(art_doc_write(r->doc, stdout));
+        return cli_stdout_finish(
+            art_doc_write_rounded(r->doc, stdout, cli_round_file));
     }
     const struct cli_output outs[] = {
         {.key = "operator_profile", .table = r->ops, .view = r->ops_view},

@@ -261,13 +261,13 @@ static int print_tables(const struct options *o, const art_table *res,
 {
     switch (o->co.format) {
     case CLI_FORMAT_CSV:
-        return art_table_write_csv(trade, stdout);
+        return art_table_write_csv_rounded(trade, stdout, cli_round_file);
     case CLI_FORMAT_JSON: {
         art_doc *d = NULL;
         int st = art_doc_create(&d);
         st = st ? st : art_doc_set_table(d, "sweep_results", res);
         st = st ? st : art_doc_set_table(d, "precision_tradeoffs", trade);
-        st = st ? st : art_doc_write(d, stdout);
+        st = st ? st : art_doc_write_rounded(d, stdout, cli_round_file);
         art_doc_destroy(d);
         return st;
     }
@@ -294,7 +294,7 @@ static int print_tables(const struct options *o, const art_table *res,
         }
         printf("Sweep (latency per batch on this machine; device figures "
                "from the roofline)\n");
-        st = art_table_print(view, stdout, -1);
+        st = art_table_print_grouped(view, stdout);
         art_table_destroy(view);
         if (st != ART_OK) {
             return st;
@@ -309,7 +309,7 @@ static int print_tables(const struct options *o, const art_table *res,
         }
         printf("\nPrecision trade-offs (means per precision, by mean "
                "latency)\n");
-        st = art_table_print(view, stdout, -1);
+        st = art_table_print_grouped(view, stdout);
         art_table_destroy(view);
         return st;
     }

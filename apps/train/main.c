@@ -851,7 +851,7 @@ static int print_stdout(const struct options *o, const struct result *r)
         art_table *view = NULL;
         st = cli_table_view(r->history, keep, &view);
         if (st == ART_OK) {
-            st = art_table_print(view, stdout, -1);
+            st = art_table_print_grouped(view, stdout);
         }
         art_table_destroy(view);
         if (st == ART_OK) {
@@ -860,10 +860,11 @@ static int print_stdout(const struct options *o, const struct result *r)
         break;
     }
     case CLI_FORMAT_CSV:
-        st = art_table_write_csv(r->history, stdout);
+        st = art_table_write_csv_rounded(r->history, stdout,
+                                         cli_round_file);
         break;
     case CLI_FORMAT_JSON:
-        st = art_doc_write(r->log, stdout);
+        st = art_doc_write_rounded(r->log, stdout, cli_round_file);
         break;
     }
     return cli_stdout_finish(st);

@@ -11,12 +11,16 @@ struct entry {
     const void *obj;
     void (*release)(void *); /* for objects the bundle owns, else NULL */
     void *owned;
+    int kind; /* ENTRY_ */
 };
+
+enum { ENTRY_OTHER = 0, ENTRY_CSV, ENTRY_DOC };
 
 struct art_bundle {
     char *dir;
     struct entry *entries;
     size_t n, cap;
+    art_round_fn round;
 };
 
 ART_API int art_bundle_create(const char *dir, art_bundle **out)
@@ -77,7 +81,8 @@ ART_API int art_bundle_add(art_bundle *b, const char *name,
     if (!copy) {
         return ART_E_NOMEM;
     }
-    b->entries[b->n++] = (struct entry){copy, write, obj, NULL, NULL};
+    b->entries[b->n++] = (struct entry){copy, write, obj, NULL, NULL,
+                                        ENTRY_OTHER};
     return ART_OK;
 }
 
@@ -107,10 +112,39 @@ static int write_doc(const void *obj, FILE *f)
     return art_doc_write(obj, f);
 }
 
+/* An entry of a kind the bundle's rounding applies to. */
+static int add_kind(art_bundle *b, const char *name, art_write_fn write,
+                    const void *obj, int kind)
+{
+    const int st = obj ? art_bundle_add(b, name, write, obj) : ART_E_INVALID;
+    if (st == ART_OK) {
+        b->entries[b->n - 1].kind = kind;
+    }
+    return st;
+}
+
+ART_API void art_bundle_set_rounding(art_bundle *b, art_round_fn round)
+{
+    if (b) {
+        b->round = round;
+    }
+}
+
+static int write_entry(const art_bundle *b, const struct entry *e, FILE *f)
+{
+    if (b->round && e->kind == ENTRY_CSV) {
+        return art_table_write_csv_with(e->obj, f, b->round);
+    }
+    if (b->round && e->kind == ENTRY_DOC) {
+        return art_doc_write_with(e->obj, f, b->round);
+    }
+    return e->write(e->obj, f);
+}
+
 ART_API int art_bundle_add_csv(art_bundle *b, const char *name,
                                const art_table *t)
 {
-    return t ? art_bundle_add(b, name, write_csv, t) : ART_E_INVALID;
+    return add_kind(b, name, write_csv, t, ENTRY_CSV);
 }
 
 ART_API int art_bundle_add_table_json(art_bundle *b, const char *name,
@@ -122,7 +156,7 @@ ART_API int art_bundle_add_table_json(art_bundle *b, const char *name,
 ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
                                const art_doc *d)
 {
-    return d ? art_bundle_add(b, name, write_doc, d) : ART_E_INVALID;
+    return add_kind(b, name, write_doc, d, ENTRY_DOC);
 }
 
 ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
@@ -141,8 +175,7 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
         st = path ? art_atomic_open(path, &tmp[i], diag) : ART_E_NOMEM;
         if (st == ART_OK) {
             errno = 0;
-            st = b->entries[i].write(b->entries[i].obj,
-                                     art_atomic_file(tmp[i]));
+            st = write_entry(b, &b->entries[i], art_atomic_file(tmp[i]));
             if (st == ART_E_IO) {
                 art_io_fail(diag, path, errno);
             } else if (st != ART_OK) {

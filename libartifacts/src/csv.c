@@ -39,9 +39,9 @@ static int put_field(FILE *f, const char *s, bool file_start)
     return fputs(s, f) >= 0 ? ART_OK : ART_E_IO;
 }
 
-static int write_csv(const void *obj, FILE *f)
+int art_table_write_csv_with(const art_table *t, FILE *f,
+                             art_round_fn round)
 {
-    const art_table *t = obj;
     const size_t cols = art_table_cols(t);
     char small[128];
     for (size_t c = 0; c < cols; c++) {
@@ -56,7 +56,16 @@ static int write_csv(const void *obj, FILE *f)
     for (size_t r = 0; r < art_table_rows(t); r++) {
         for (size_t c = 0; c < cols; c++) {
             const char *s = small;
-            size_t need = art_table_format_cell(t, r, c, small, sizeof small);
+            double v;
+            size_t need;
+            if (round && art_table_column_type(t, c) == ART_REAL &&
+                art_table_get_real(t, r, c, &v) == ART_OK && isfinite(v)) {
+                art_format_real(round(art_table_column_name(t, c), v), small,
+                                sizeof small);
+                need = strlen(small);
+            } else {
+                need = art_table_format_cell(t, r, c, small, sizeof small);
+            }
             if (need >= sizeof small) {
                 /* Only text is this long; it is stored as is. */
                 (void)art_table_get_text(t, r, c, &s);
@@ -78,12 +87,26 @@ static int write_csv(const void *obj, FILE *f)
     return ferror(f) ? ART_E_IO : ART_OK;
 }
 
+static int write_csv(const void *obj, FILE *f)
+{
+    return art_table_write_csv_with(obj, f, NULL);
+}
+
 ART_API int art_table_write_csv(const art_table *t, FILE *f)
 {
     if (!t || !f) {
         return ART_E_INVALID;
     }
     return write_csv(t, f);
+}
+
+ART_API int art_table_write_csv_rounded(const art_table *t, FILE *f,
+                                        art_round_fn round)
+{
+    if (!t || !f || !round) {
+        return ART_E_INVALID;
+    }
+    return art_table_write_csv_with(t, f, round);
 }
 
 ART_API int art_table_save_csv(const art_table *t, const char *path,
@@ -98,8 +121,41 @@ ART_API int art_table_save_csv(const art_table *t, const char *path,
 
 /* ---- Terminal text ----------------------------------------------------- */
 
+ART_API size_t art_group_thousands(const char *s, char *buf, size_t len)
+{
+    /* a number: optional sign, digits, then a fraction or an exponent */
+    size_t lead = s[0] == '-' || s[0] == '+';
+    size_t digits = strspn(s + lead, "0123456789");
+    const char *rest = s + lead + digits;
+    const bool number = digits > 0 &&
+                        (*rest == '\0' || *rest == '.' || *rest == 'e' ||
+                         *rest == 'E') &&
+                        strspn(rest, "0123456789.eE+-") == strlen(rest);
+    if (!number || digits < 4 || strchr(rest, 'e') || strchr(rest, 'E')) {
+        if (buf && len) {
+            snprintf(buf, len, "%s", s);
+        }
+        return strlen(s);
+    }
+    size_t k = 0;
+    char out[128];
+    for (size_t i = 0; i < lead && k < sizeof out - 1; i++) {
+        out[k++] = s[i];
+    }
+    for (size_t i = 0; i < digits && k < sizeof out - 1; i++) {
+        if (i > 0 && (digits - i) % 3 == 0 && k < sizeof out - 1) {
+            out[k++] = ',';
+        }
+        out[k++] = s[lead + i];
+    }
+    out[k] = '\0';
+    const int n = snprintf(buf, buf ? len : 0, "%s%s", out, rest);
+    return n < 0 ? 0 : (size_t)n;
+}
+
 static void format_for_print(const art_table *t, size_t r, size_t c,
-                             int decimals, char *buf, size_t len)
+                             int decimals, bool grouped, char *buf,
+                             size_t len)
 {
     double v;
     if (decimals >= 0 && art_table_column_type(t, c) == ART_REAL &&
@@ -108,9 +164,29 @@ static void format_for_print(const art_table *t, size_t r, size_t c,
         return;
     }
     art_table_format_cell(t, r, c, buf, len);
+    const enum art_type type = art_table_column_type(t, c);
+    if (grouped && (type == ART_INT || type == ART_UINT || type == ART_REAL)) {
+        char plain[128];
+        snprintf(plain, sizeof plain, "%s", buf);
+        art_group_thousands(plain, buf, len);
+    }
 }
 
+static int print_table(const art_table *t, FILE *f, int decimals,
+                       bool grouped);
+
 ART_API int art_table_print(const art_table *t, FILE *f, int decimals)
+{
+    return print_table(t, f, decimals, false);
+}
+
+ART_API int art_table_print_grouped(const art_table *t, FILE *f)
+{
+    return print_table(t, f, -1, true);
+}
+
+static int print_table(const art_table *t, FILE *f, int decimals,
+                       bool grouped)
 {
     if (!t || !f) {
         return ART_E_INVALID;
@@ -124,7 +200,7 @@ ART_API int art_table_print(const art_table *t, FILE *f, int decimals)
     for (size_t c = 0; c < cols; c++) {
         width[c] = strlen(art_table_column_name(t, c));
         for (size_t r = 0; r < rows; r++) {
-            format_for_print(t, r, c, decimals, buf, sizeof buf);
+            format_for_print(t, r, c, decimals, grouped, buf, sizeof buf);
             const size_t w = strlen(buf);
             width[c] = w > width[c] ? w : width[c];
         }
@@ -138,7 +214,7 @@ ART_API int art_table_print(const art_table *t, FILE *f, int decimals)
     for (size_t r = 0; r < rows; r++) {
         for (size_t c = 0; c < cols; c++) {
             const bool left = art_table_column_type(t, c) == ART_TEXT;
-            format_for_print(t, r, c, decimals, buf, sizeof buf);
+            format_for_print(t, r, c, decimals, grouped, buf, sizeof buf);
             fprintf(f, "%s%*s", c ? "  " : "",
                     left ? -(int)width[c] : (int)width[c], buf);
         }

@@ -41,6 +41,10 @@ int art_save_with(const char *path, art_write_fn write, const void *obj,
 
 /* art_bundle_add() for an object the bundle owns: release(obj) runs when
  * the bundle is committed or destroyed (not when the add fails). */
+/* The writers with an optional rounding (NULL: every real exactly). */
+int art_table_write_csv_with(const art_table *t, FILE *f, art_round_fn round);
+int art_doc_write_with(const art_doc *d, FILE *f, art_round_fn round);
+
 int art_bundle_add_owned(art_bundle *b, const char *name, art_write_fn write,
                          void *obj, void (*release)(void *));
 

@@ -124,16 +124,20 @@ ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub)
  * jansson's indented layout, with each real in the shortest form that
  * reads back exactly (art_format_real) and ".0" kept on whole numbers so
  * they stay reals. Strings, with their escapes, are still jansson's. */
-static int emit(json_t *v, FILE *f, int depth);
+static int emit(json_t *v, FILE *f, int depth, const char *key,
+                art_round_fn round);
 
 static int indent(FILE *f, int depth)
 {
     return fprintf(f, "\n%*s", 2 * depth, "") < 0 ? ART_E_IO : ART_OK;
 }
 
-static int emit_real(double x, FILE *f)
+static int emit_real(double x, FILE *f, const char *key, art_round_fn round)
 {
     char buf[64];
+    if (round && isfinite(x)) {
+        x = round(key, x);
+    }
     art_format_real(x, buf, sizeof buf);
     if (!isfinite(x)) {
         return fputs("null", f) == EOF ? ART_E_IO : ART_OK;
@@ -143,7 +147,10 @@ static int emit_real(double x, FILE *f)
                                                           : ART_OK;
 }
 
-static int emit(json_t *v, FILE *f, int depth)
+/* key: the member whose value v is (an array's elements and the rows of a
+ * table have their array's key), "" at the top; round may be NULL. */
+static int emit(json_t *v, FILE *f, int depth, const char *key,
+                art_round_fn round)
 {
     int st = ART_OK;
     switch (json_typeof(v)) {
@@ -154,17 +161,17 @@ static int emit(json_t *v, FILE *f, int depth)
         if (fputc('{', f) == EOF) {
             return ART_E_IO;
         }
-        const char *key;
+        const char *name;
         json_t *val;
         size_t i = 0;
-        json_object_foreach(v, key, val) {
+        json_object_foreach(v, name, val) {
             if (st == ART_OK && i++ > 0 && fputc(',', f) == EOF) {
                 st = ART_E_IO;
             }
             if (st == ART_OK) {
                 st = indent(f, depth + 1);
             }
-            json_t *k = st == ART_OK ? json_string(key) : NULL;
+            json_t *k = st == ART_OK ? json_string(name) : NULL;
             if (st == ART_OK && !k) {
                 st = ART_E_NOMEM;
             }
@@ -175,7 +182,7 @@ static int emit(json_t *v, FILE *f, int depth)
             }
             json_decref(k);
             if (st == ART_OK) {
-                st = emit(val, f, depth + 1);
+                st = emit(val, f, depth + 1, name, round);
             }
         }
         if (st == ART_OK) {
@@ -198,7 +205,7 @@ static int emit(json_t *v, FILE *f, int depth)
                 st = indent(f, depth + 1);
             }
             if (st == ART_OK) {
-                st = emit(json_array_get(v, i), f, depth + 1);
+                st = emit(json_array_get(v, i), f, depth + 1, key, round);
             }
         }
         if (st == ART_OK) {
@@ -207,15 +214,15 @@ static int emit(json_t *v, FILE *f, int depth)
         return st == ART_OK && fputc(']', f) == EOF ? ART_E_IO : st;
     }
     case JSON_REAL:
-        return emit_real(json_real_value(v), f);
+        return emit_real(json_real_value(v), f, key, round);
     default:
         return json_dumpf(v, f, JSON_ENCODE_ANY) != 0 ? ART_E_IO : ART_OK;
     }
 }
 
-static int dump(json_t *v, FILE *f)
+static int dump(json_t *v, FILE *f, art_round_fn round)
 {
-    int st = emit(v, f, 0);
+    int st = emit(v, f, 0, "", round);
     if (st == ART_OK && fputc('\n', f) == EOF) {
         st = ART_E_IO;
     }
@@ -224,7 +231,21 @@ static int dump(json_t *v, FILE *f)
 
 static int write_doc(const void *obj, FILE *f)
 {
-    return dump(((const art_doc *)obj)->obj, f);
+    return dump(((const art_doc *)obj)->obj, f, NULL);
+}
+
+int art_doc_write_with(const art_doc *d, FILE *f, art_round_fn round)
+{
+    return dump(d->obj, f, round);
+}
+
+ART_API int art_doc_write_rounded(const art_doc *d, FILE *f,
+                                  art_round_fn round)
+{
+    if (!d || !f || !round) {
+        return ART_E_INVALID;
+    }
+    return dump(d->obj, f, round);
 }
 
 ART_API int art_doc_write(const art_doc *d, FILE *f)
@@ -251,7 +272,7 @@ static int write_table_json(const void *obj, FILE *f)
     if (!arr) {
         return ART_E_NOMEM;
     }
-    int st = dump(arr, f);
+    int st = dump(arr, f, NULL);
     json_decref(arr);
     return st;
 }

@@ -92,6 +92,8 @@ PROF_API int prof_stats_compute(const double *samples_ms, size_t n,
     }
     qsort(v, n, sizeof(double), cmp_double);
     s.mad_ms = quantile_sorted(v, n, 0.5);
+    s.first_ms = NAN;
+    s.warmup_mean_ms = NAN;
     free(v);
     *out = s;
     return PROF_OK;
@@ -120,11 +122,20 @@ PROF_API int prof_time(prof_work_fn fn, void *ctx,
         return PROF_E_NOMEM;
     }
     int st = PROF_OK;
+    /* The warm-up calls are timed one by one (they are not samples): the
+     * first call of all is the cold one, and their mean says how long the
+     * warm-up took. Without warm-up, the first call is the first of the
+     * group search or of the samples, each of one call then. */
+    double first_ms = NAN, warm_sum_ms = 0.0;
     for (unsigned i = 0; i < o.warmup; i++) {
+        const uint64_t t0 = prof_now_ns();
         if (fn(ctx) != 0) {
             st = PROF_E_CALLBACK;
             goto done;
         }
+        const double ms = (double)(prof_now_ns() - t0) / 1e6;
+        first_ms = i == 0 ? ms : first_ms;
+        warm_sum_ms += ms;
     }
     uint64_t inner = 1;
     if (o.min_sample_ms > 0.0) {
@@ -140,6 +151,9 @@ PROF_API int prof_time(prof_work_fn fn, void *ctx,
                 }
             }
             const uint64_t dt = prof_now_ns() - t0;
+            if (isnan(first_ms)) {
+                first_ms = (double)dt / 1e6; /* inner is 1 the first time */
+            }
             if ((double)dt >= min_ns || inner >= (UINT64_C(1) << 24)) {
                 break;
             }
@@ -156,10 +170,16 @@ PROF_API int prof_time(prof_work_fn fn, void *ctx,
         }
         const uint64_t t1 = prof_now_ns();
         v[i] = (double)(t1 - t0) / 1e6 / (double)inner;
+        if (isnan(first_ms)) {
+            first_ms = v[i]; /* no warm-up, no grouping: one call */
+        }
     }
     st = prof_stats_compute(v, o.repeats, o.latency_multiplier, out);
     if (st == PROF_OK) {
         out->calls_per_sample = inner;
+        out->first_ms = first_ms * o.latency_multiplier;
+        out->warmup_mean_ms =
+            o.warmup ? warm_sum_ms / o.warmup * o.latency_multiplier : NAN;
     }
     if (st == PROF_OK && samples_ms) {
         memcpy(samples_ms, v, (size_t)o.repeats * sizeof(double));

@@ -1,5 +1,7 @@
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,4 +256,140 @@ int run_write_zero_mlp(const char *path)
     return art_safetensors_save(path, t, 4, NULL, NULL, 0, NULL) == ART_OK
                ? 0
                : -1;
+}
+
+/* ---- numbers as the apps write them ---- */
+
+/* Whether name has the word w among its '_'-separated words, not first
+ * and not after "mb", "gb" or "kb" (mb_s is a rate). */
+static bool has_unit(const char *name, const char *w)
+{
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", name);
+    char *save = NULL, *prev = NULL;
+    bool first = true;
+    for (char *t = strtok_r(copy, "_", &save); t;
+         t = strtok_r(NULL, "_", &save)) {
+        if (!first && strcmp(t, w) == 0 &&
+            !(prev && strlen(prev) == 2 && prev[1] == 'b')) {
+            return true;
+        }
+        first = false;
+        prev = t;
+    }
+    return false;
+}
+
+/* Half a unit of the sig-th significant digit of v. */
+static double half_digit(double v, int sig)
+{
+    return 0.5 * pow(10.0, floor(log10(fabs(v))) - (sig - 1));
+}
+
+double run_written_tol(const char *name, double v)
+{
+    const double slack = 1e-12 * fabs(v);
+    if (!isfinite(v) || v == 0.0 || v == floor(v)) {
+        return slack;
+    }
+    double us = 0.0;
+    if (has_unit(name, "ms")) {
+        us = 1e-3;
+    } else if (has_unit(name, "s")) {
+        us = 1e-6;
+    } else if (has_unit(name, "us")) {
+        us = 1.0;
+    } else if (has_unit(name, "ns")) {
+        us = 1e3;
+    }
+    if (us > 0.0) {
+        return fmin(0.5 * us, half_digit(v, 3)) + slack;
+    }
+    if (strstr(name, "accuracy") || strstr(name, "agreement")) {
+        return 0.5e-4 + slack;
+    }
+    return half_digit(v, 6) + slack;
+}
+
+bool run_written_near(double got, double want, const char *name,
+                      double extra_tol)
+{
+    const double tol = extra_tol + run_written_tol(name, want);
+    if (fabs(got - want) <= tol) {
+        return true;
+    }
+    fprintf(stderr, "%s = %.17g, expected %.17g within %.3g (as written)\n",
+            name, got, want, tol);
+    return false;
+}
+
+bool run_digits_ok(const char *text, int max_digits, char *bad, size_t len)
+{
+    const char *p = text;
+    while (*p) {
+        if (*p == '"') { /* a string: its digits are text */
+            for (p++; *p && *p != '"'; p++) {
+                if (*p == '\\' && p[1]) {
+                    p++;
+                }
+            }
+            p += *p == '"';
+            continue;
+        }
+        const bool starts = isdigit((unsigned char)*p) ||
+                            (*p == '-' && isdigit((unsigned char)p[1]));
+        const bool inside_word = p > text && (isalnum((unsigned char)p[-1]) ||
+                                              p[-1] == '_' || p[-1] == '.');
+        if (!starts || inside_word) {
+            p++;
+            continue;
+        }
+        /* the token: sign, digits, fraction, exponent */
+        const char *q = p + (*p == '-');
+        int digits = 0, lead = 1;
+        bool real = false;
+        for (; isdigit((unsigned char)*q) || *q == '.'; q++) {
+            if (*q == '.') {
+                real = true;
+                continue;
+            }
+            if (*q != '0') {
+                lead = 0;
+            }
+            digits += !lead;
+        }
+        if (*q == 'e' || *q == 'E') {
+            real = true;
+            q++;
+            q += *q == '+' || *q == '-';
+            while (isdigit((unsigned char)*q)) {
+                q++;
+            }
+        }
+        /* a word that merely starts with digits (16x32x32) is text */
+        const bool word = isalpha((unsigned char)*q) || *q == '_';
+        if (real && !word) {
+            /* trailing zeros of a fraction say nothing; "1.0" is whole */
+            const char *dot = memchr(p, '.', (size_t)(q - p));
+            const char *exp = NULL;
+            for (const char *c = p; c < q; c++) {
+                if (*c == 'e' || *c == 'E') {
+                    exp = c;
+                }
+            }
+            const char *m_end = exp ? exp : q;
+            int trailing = 0;
+            if (dot) {
+                for (const char *c = m_end - 1; c > dot && *c == '0'; c--) {
+                    trailing++;
+                }
+            }
+            if (digits - trailing > max_digits) {
+                snprintf(bad, len, "%.*s", (int)(q - p), p);
+                return false;
+            }
+        }
+        p = q > p ? q : p + 1;
+    }
+    return true;
 }

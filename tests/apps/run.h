@@ -2,6 +2,8 @@
 #ifndef EDGEFIT_TESTS_RUN_H
 #define EDGEFIT_TESTS_RUN_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct run_result {
@@ -55,5 +57,28 @@ int run_write_bands(const char *dir, const char *split, unsigned count,
 /* Zero weights of mlp:784-64-10 with PyTorch names (dense1.weight, ...)
  * as safetensors at path, for edgefit-sweep --weights: 0 or -1. */
 int run_write_zero_mlp(const char *path);
+
+/* ---- numbers as the apps write them ---- */
+
+/* How far a real the apps wrote under name may be from the value v it
+ * rounds, by the README's rule (Glossary, "Numbers"), written here
+ * independently of the apps: times (_ms, _s, _ns) to the microsecond or
+ * three significant digits, whichever is finer; accuracies and agreements
+ * to four decimals; whole numbers exactly; any other real to six
+ * significant digits. Half the last digit kept, plus 1e-12 of v. */
+double run_written_tol(const char *name, double v);
+
+/* got within extra_tol + run_written_tol(name, want) of want; otherwise
+ * says so on stderr and returns false. assert_written() asserts it. */
+bool run_written_near(double got, double want, const char *name,
+                      double extra_tol);
+#define assert_written(got, want, name)                                     \
+    assert_true(run_written_near((got), (want), (name), 0.0))
+
+/* The first number in text (CSV or JSON, outside quoted strings) that is
+ * not whole and has more than max_digits significant digits, copied into
+ * bad (len bytes): float noise such as 1.1376585700000001. true when
+ * there is none. */
+bool run_digits_ok(const char *text, int max_digits, char *bad, size_t len);
 
 #endif

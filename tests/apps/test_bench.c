@@ -164,12 +164,16 @@ static void check_mixed(const art_table *t)
                     seed_models[i].activations);
         assert_true(uint_at(t, i, "fp32_bytes") == fp32);
         assert_true(uint_at(t, i, "mixed_bytes") == mixed);
-        assert_true(real_at(t, i, "fp32_gb") == (double)fp32 / 1e9);
-        assert_true(real_at(t, i, "mixed_gb") == (double)mixed / 1e9);
-        assert_true(real_at(t, i, "savings_gb") ==
-                    (double)(fp32 - mixed) / 1e9);
-        assert_true(real_at(t, i, "savings_pct") ==
-                    (double)(fp32 - mixed) / (double)fp32 * 100.0);
+        /* reals as written: six significant digits */
+        assert_written(real_at(t, i, "fp32_gb"), (double)fp32 / 1e9,
+                       "fp32_gb");
+        assert_written(real_at(t, i, "mixed_gb"), (double)mixed / 1e9,
+                       "mixed_gb");
+        assert_written(real_at(t, i, "savings_gb"),
+                       (double)(fp32 - mixed) / 1e9, "savings_gb");
+        assert_written(real_at(t, i, "savings_pct"),
+                       (double)(fp32 - mixed) / (double)fp32 * 100.0,
+                       "savings_pct");
     }
     /* By hand: Tiny CNN is 1,200,000 B in fp32 and 900,000 B mixed, a
      * quarter saved; Medium GPT 1.8 GB against 1.5 GB. */
@@ -293,8 +297,9 @@ static void test_quick_run(void **state)
     for (size_t i = 0; i < 4; i++) {
         assert_true(uint_at(ai, i, "flop") == flop[i]);
         assert_true(uint_at(ai, i, "bytes_moved") == bytes[i]);
-        assert_true(real_at(ai, i, "intensity_flop_per_byte") ==
-                    (double)flop[i] / (double)bytes[i]);
+        assert_written(real_at(ai, i, "intensity_flop_per_byte"),
+                       (double)flop[i] / (double)bytes[i],
+                       "intensity_flop_per_byte");
         assert_true(real_at(ai, i, "achieved_gflops") > 0.0);
         /* against the roof of the level holding the data: at most 1 */
         assert_true(real_at(ai, i, "roofline_utilization") > 0.0 &&
@@ -419,10 +424,11 @@ static void test_single_table(void **state)
                      &fp32, &mixed);
         assert_true((uint64_t)json_integer_value(
                         json_object_get(row, "fp32_bytes")) == fp32);
-        assert_true(json_number_value(json_object_get(row, "mixed_gb")) ==
-                    (double)mixed / 1e9);
-        assert_true(json_number_value(json_object_get(row, "savings_pct")) ==
-                    (double)(fp32 - mixed) / (double)fp32 * 100.0);
+        assert_written(json_number_value(json_object_get(row, "mixed_gb")),
+                       (double)mixed / 1e9, "mixed_gb");
+        assert_written(json_number_value(json_object_get(row, "savings_pct")),
+                       (double)(fp32 - mixed) / (double)fp32 * 100.0,
+                       "savings_pct");
     }
     json_decref(j);
     run_free(&r);

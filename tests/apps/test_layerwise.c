@@ -38,6 +38,17 @@ static char tmpdir[] = "/tmp/edgefit-layerwise-XXXXXX";
         }                                                                   \
     } while (0)
 
+/* What the apps write is rounded (run_written_tol): a value read back is
+ * within that of the exact one, and a figure computed from read values
+ * carries their relative rounding. */
+static double rel(const char *name, double v)
+{
+    return v != 0.0 ? run_written_tol(name, v) / fabs(v) : 0.0;
+}
+
+#define ASSERT_WRITTEN(a, b, name, tol)                                     \
+    ASSERT_NEAR(a, b, (tol) + run_written_tol((name), (b)))
+
 /* input 4, dense 3 relu, dense 2 softmax at batch 2, fp32:
  *   input   8 elements,  32 B
  *   dense1  6 elements,  24 B, 15 parameters (60 B), 2*4*3 = 24 MACs
@@ -152,11 +163,12 @@ static void test_tiny_on_rpi4(void **state)
             macs[i] / (rpi4.peak_gmacs / rpi4.cores * 1e9) * 1e3;
         const double m_ms = moved[i] / (rpi4.bandwidth_gbps * 1e9) * 1e3;
         const double pred = cell_real(t, i, "predicted_ms");
-        ASSERT_NEAR(pred, fmax(c_ms, m_ms), 1e-12 * pred);
+        ASSERT_WRITTEN(pred, fmax(c_ms, m_ms), "predicted_ms", 0.0);
         assert_string_equal(cell_text(t, i, "bound"),
                             c_ms > m_ms ? "compute" : "memory");
-        ASSERT_NEAR(cell_real(t, i, "predicted_energy_proxy_j"),
-                    6.5 * pred / 1e3, 1e-12);
+        ASSERT_WRITTEN(cell_real(t, i, "predicted_energy_proxy_j"),
+                       6.5 * pred / 1e3, "predicted_energy_proxy_j",
+                       6.5 * run_written_tol("predicted_ms", pred) / 1e3);
         const double lat = cell_real(t, i, "latency_ms");
         assert_true(lat >= 0.0);
         assert_true(cell_real(t, i, "latency_p90_ms") >= lat);
@@ -165,10 +177,15 @@ static void test_tiny_on_rpi4(void **state)
         const double hp = cell_real(t, i, "host_predicted_ms");
         const double hd = cell_real(t, i, "host_dram_predicted_ms");
         if (lat > 0.0) {
-            ASSERT_NEAR(cell_real(t, i, "host_prediction_error"),
-                        (hp - lat) / lat, 1e-9 * fabs(hp / lat) + 1e-12);
-            ASSERT_NEAR(cell_real(t, i, "host_dram_prediction_error"),
-                        (hd - lat) / lat, 1e-9 * fabs(hd / lat) + 1e-12);
+            const double rl = rel("latency_ms", lat);
+            ASSERT_WRITTEN(cell_real(t, i, "host_prediction_error"),
+                           (hp - lat) / lat, "host_prediction_error",
+                           fabs(hp / lat) *
+                               (rel("host_predicted_ms", hp) + rl));
+            ASSERT_WRITTEN(cell_real(t, i, "host_dram_prediction_error"),
+                           (hd - lat) / lat, "host_dram_prediction_error",
+                           fabs(hd / lat) *
+                               (rel("host_dram_predicted_ms", hd) + rl));
         } else {
             assert_false(cell_set(t, i, "host_prediction_error"));
         }
@@ -197,54 +214,73 @@ static void test_tiny_on_rpi4(void **state)
     const double lat = cell_real(t, 0, "latency_ms");
     const double lat_s = fmax(lat / 1000.0, 1e-9);
     const double gbps = cell_real(t, 0, "achieved_bandwidth_gbps");
-    ASSERT_NEAR(gbps, 164.0 / lat_s / 1e9, 1e-9 * gbps);
-    ASSERT_NEAR(cell_real(t, 0, "bandwidth_utilization"),
-                fmin(1.0, gbps / roof), 1e-9 * gbps);
+    const double rlat = rel("latency_ms", lat);
+    ASSERT_WRITTEN(gbps, 164.0 / lat_s / 1e9, "achieved_bandwidth_gbps",
+                   gbps * rlat);
+    const double rroof = rel("configured_memory_bandwidth_gbps", roof);
+    ASSERT_WRITTEN(cell_real(t, 0, "bandwidth_utilization"),
+                   fmin(1.0, gbps / roof), "bandwidth_utilization",
+                   gbps / roof * (rel("achieved_bandwidth_gbps", gbps) +
+                                  rroof));
     const double host_peak = cell_real(t, 0, "host_peak_gmacs");
     assert_true(cell_real(t, 0, "peak_gmacs") == host_peak);
     assert_true(cell_real(t, 0, "compute_utilization") <= 1.0);
     assert_true(cell_real(t, 0, "bandwidth_utilization") <= 1.0);
-    ASSERT_NEAR(cell_real(t, 0, "achieved_gmacs"), 36.0 / lat_s / 1e9,
-                1e-9 * (36.0 / lat_s / 1e9));
-    ASSERT_NEAR(cell_real(t, 0, "intensity_mac_per_byte"), 36.0 / 164.0,
-                1e-15);
+    ASSERT_WRITTEN(cell_real(t, 0, "achieved_gmacs"), 36.0 / lat_s / 1e9,
+                   "achieved_gmacs", 36.0 / lat_s / 1e9 * rlat);
+    ASSERT_WRITTEN(cell_real(t, 0, "intensity_mac_per_byte"), 36.0 / 164.0,
+                   "intensity_mac_per_byte", 0.0);
     /* one thread: one of the Pi's four cores */
     const double core_peak = rpi4.peak_gmacs / rpi4.cores;
     assert_true(cell_real(t, 0, "threads") == 1.0);
-    ASSERT_NEAR(cell_real(t, 0, "knee_mac_per_byte"), host_peak / roof,
-                1e-12 * host_peak / roof);
-    assert_true(cell_real(t, 0, "device_peak_gmacs") == core_peak);
-    assert_true(cell_real(t, 0, "device_bandwidth_gbps") ==
-                rpi4.bandwidth_gbps);
+    ASSERT_WRITTEN(cell_real(t, 0, "knee_mac_per_byte"), host_peak / roof,
+                   "knee_mac_per_byte",
+                   host_peak / roof *
+                       (rel("host_peak_gmacs", host_peak) + rroof));
+    ASSERT_WRITTEN(cell_real(t, 0, "device_peak_gmacs"), core_peak,
+                   "device_peak_gmacs", 0.0);
+    ASSERT_WRITTEN(cell_real(t, 0, "device_bandwidth_gbps"),
+                   rpi4.bandwidth_gbps, "device_bandwidth_gbps", 0.0);
     assert_string_equal(cell_text(t, 0, "regime"),
                         36.0 / 164.0 < core_peak / rpi4.bandwidth_gbps
                             ? "memory"
                             : "compute");
     const double pred = cell_real(t, 0, "predicted_ms");
-    ASSERT_NEAR(pred, pred_sum, 1e-12 * pred_sum);
+    /* the layers' cells are rounded each: at most half a digit each */
+    ASSERT_WRITTEN(pred, pred_sum, "predicted_ms",
+                   3.0 * run_written_tol("predicted_ms", pred_sum));
     /* Nothing was measured on the Pi: no prediction error (the old one
      * compared the Pi's prediction with this machine's time); the host's
      * own prediction is judged against the host's time. */
     assert_false(cell_set(t, 0, "prediction_error"));
     const double hpred = cell_real(t, 0, "host_predicted_ms");
-    ASSERT_NEAR(cell_real(t, 0, "host_prediction_error"), (hpred - lat) / lat,
-                1e-9 * fabs(hpred / lat) + 1e-12);
+    ASSERT_WRITTEN(cell_real(t, 0, "host_prediction_error"),
+                   (hpred - lat) / lat, "host_prediction_error",
+                   fabs(hpred / lat) * (rel("host_predicted_ms", hpred) +
+                                        rlat));
     /* The device's latency: its roofline bound to 2 significant digits,
-     * and that bound times this machine's over-run of its own roofline. */
-    char two[32];
-    snprintf(two, sizeof two, "%.2g", pred);
-    assert_true(cell_real(t, 0, "device_latency_lower_bound_ms") ==
-                strtod(two, NULL));
+     * and that bound times this machine's over-run of its own roofline
+     * (within a unit of the second digit: pred is read back rounded). */
     const double overrun = cell_real(t, 0, "host_roofline_overrun");
-    ASSERT_NEAR(overrun, lat / hpred, 1e-9 * overrun);
-    snprintf(two, sizeof two, "%.2g", pred * overrun);
-    assert_true(cell_real(t, 0, "device_latency_realistic_ms") ==
-                strtod(two, NULL));
-    ASSERT_NEAR(cell_real(t, 0, "framing_ms"),
-                lat - cell_real(t, 0, "operator_sum_ms"), 1e-12);
+    ASSERT_WRITTEN(overrun, lat / hpred, "host_roofline_overrun",
+                   overrun * (rlat + rel("host_predicted_ms", hpred)));
+    const double unit = pow(10.0, floor(log10(pred)) - 1);
+    ASSERT_NEAR(cell_real(t, 0, "device_latency_lower_bound_ms"), pred,
+                unit);
+    const double real_ms = pred * overrun;
+    ASSERT_NEAR(cell_real(t, 0, "device_latency_realistic_ms"), real_ms,
+                pow(10.0, floor(log10(real_ms)) - 1) +
+                    real_ms * (rel("predicted_ms", pred) +
+                               rel("host_roofline_overrun", overrun)));
+    const double opsum = cell_real(t, 0, "operator_sum_ms");
+    ASSERT_WRITTEN(cell_real(t, 0, "framing_ms"), lat - opsum, "framing_ms",
+                   run_written_tol("latency_ms", lat) +
+                       run_written_tol("operator_sum_ms", opsum) +
+                       run_written_tol("framing_ms", lat - opsum));
     /* the Pi's power times the Pi's latency, never this machine's */
-    ASSERT_NEAR(cell_real(t, 0, "energy_proxy_j"), 6.5 * pred / 1000.0,
-                1e-15);
+    ASSERT_WRITTEN(cell_real(t, 0, "energy_proxy_j"), 6.5 * pred / 1000.0,
+                   "energy_proxy_j",
+                   6.5 * run_written_tol("predicted_ms", pred) / 1000.0);
     assert_true(cell_real(t, 0, "power_watts") == 6.5);
     /* the arena is the peak plan minus parameters: the largest pair is
      * the input and dense1, (8 + 6) * 4 bytes */
@@ -382,8 +418,8 @@ static void test_int8_peak(void **state)
     json_t *j = json_loads(r.out, 0, NULL);
     assert_non_null(j);
     json_t *l1 = json_array_get(json_object_get(j, "layers"), 1);
-    ASSERT_NEAR(json_number_value(json_object_get(l1, "predicted_ms")),
-                2.4e-7, 1e-18);
+    ASSERT_WRITTEN(json_number_value(json_object_get(l1, "predicted_ms")),
+                   2.4e-7, "predicted_ms", 1e-18);
     json_t *row = json_array_get(json_object_get(j, "hardware_summary"), 0);
     assert_true(json_number_value(json_object_get(row, "device_peak_gmacs")) ==
                 100.0);
@@ -422,8 +458,9 @@ static void test_threads(void **state)
         }
         if (macs > 0.0) {
             /* the memory term is negligible at 1e6 GB/s */
-            ASSERT_NEAR(json_number_value(json_object_get(l, "predicted_ms")),
-                        macs / (10.0 * t) / 1e6, 1e-9 * macs / 1e7);
+            ASSERT_WRITTEN(
+                json_number_value(json_object_get(l, "predicted_ms")),
+                macs / (10.0 * t) / 1e6, "predicted_ms", 1e-9 * macs / 1e7);
         }
     }
     assert_int_equal(convs, 2);
@@ -714,11 +751,13 @@ static void test_devices_file(void **state)
     struct art_diag d;
     assert_int_equal(art_table_load_csv(lw, &t, &d), ART_OK);
     /* dense1: 24 MAC / 2e9 = 1.2e-5 ms; 116 B / 0.5e9 = 2.32e-4 ms */
-    ASSERT_NEAR(cell_real(t, 1, "predicted_ms"), 2.32e-4, 1e-15);
-    ASSERT_NEAR(cell_real(t, 1, "predicted_energy_proxy_j"),
-                3.0 * 2.32e-4 / 1000.0, 1e-18);
+    ASSERT_WRITTEN(cell_real(t, 1, "predicted_ms"), 2.32e-4, "predicted_ms",
+                   1e-15);
+    ASSERT_WRITTEN(cell_real(t, 1, "predicted_energy_proxy_j"),
+                   3.0 * 2.32e-4 / 1000.0, "predicted_energy_proxy_j", 1e-18);
     /* dense2: 72 B / 0.5e9 = 1.44e-4 ms */
-    ASSERT_NEAR(cell_real(t, 2, "predicted_ms"), 1.44e-4, 1e-15);
+    ASSERT_WRITTEN(cell_real(t, 2, "predicted_ms"), 1.44e-4, "predicted_ms",
+                   1e-15);
     art_table_destroy(t);
     free(lw);
     run_rmdir(dir);
@@ -890,6 +929,375 @@ static void test_bad_input(void **state)
     run_free(&r);
 }
 
+/* ---- the presentation: totals, shares, order, kinds, devices ------------- */
+
+static double jnum(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v)) {
+        fail_msg("no number '%s'", key);
+    }
+    return json_number_value(v);
+}
+
+static json_t *run_json(struct run_result *r)
+{
+    if (r->status != 0) {
+        fail_msg("exit %d: %s", r->status, r->err);
+    }
+    json_t *j = json_loads(r->out, 0, NULL);
+    assert_non_null(j);
+    return j;
+}
+
+/* resnet8 at batch 1: the totals are the sums of the rows and the
+ * preset's known figures (77,706 parameters: Keras' 78,666 less the
+ * folded batch norms; 12,501,632 MACs, tests/memest/test_presets.c); the
+ * shares sum to 1 and the running share ends at 1; the spread brackets
+ * the median; the kinds add up to the model. */
+static void test_totals_and_shares(void **state)
+{
+    (void)state;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/totals", tmpdir);
+    struct run_result r;
+    RUN(&r, "--model", "resnet8", "--batch", "1", "--repeats", "3",
+        "--warmup", "2", "--format", "json", "--out", dir);
+    json_t *j = run_json(&r);
+    json_t *layers = json_object_get(j, "layers");
+    json_t *tot = json_array_get(json_object_get(j, "totals"), 0);
+    assert_non_null(tot);
+    const size_t n = json_array_size(layers);
+    assert_int_equal(n, 16); /* the input and 15 layers */
+    uint64_t params = 0, macs = 0, pbytes = 0, abytes = 0;
+    double lat = 0.0, lat_tol = 0.0, share = 0.0, share_tol = 0.0;
+    double prev_cum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *l = json_array_get(layers, i);
+        params += (uint64_t)jnum(l, "parameter_count");
+        macs += (uint64_t)jnum(l, "macs");
+        pbytes += (uint64_t)jnum(l, "parameter_bytes");
+        abytes += (uint64_t)jnum(l, "activation_bytes");
+        if (i == 0) {
+            /* staging the input is not a layer: no share */
+            assert_true(json_is_null(json_object_get(l, "time_share")) ||
+                        !json_object_get(l, "time_share"));
+            continue;
+        }
+        const double t = jnum(l, "latency_ms");
+        lat += t;
+        lat_tol += run_written_tol("latency_ms", t);
+        const double sh = jnum(l, "time_share");
+        share += sh;
+        share_tol += run_written_tol("time_share", sh);
+        /* the running share follows the table's order */
+        const double cum = jnum(l, "cumulative_time_share");
+        assert_true(run_written_near(cum, prev_cum + sh,
+                                     "cumulative_time_share", share_tol));
+        assert_true(cum >= prev_cum);
+        prev_cum = cum;
+        assert_true(jnum(l, "latency_min_ms") <= t &&
+                    t <= jnum(l, "latency_max_ms"));
+        assert_true(jnum(l, "latency_std_ms") >= 0.0);
+        assert_true(jnum(l, "first_run_ms") > 0.0);
+    }
+    /* the shares are the latencies over their sum */
+    for (size_t i = 1; i < n; i++) {
+        json_t *l = json_array_get(layers, i);
+        const double t = jnum(l, "latency_ms");
+        assert_true(run_written_near(jnum(l, "time_share"), t / lat,
+                                     "time_share",
+                                     (run_written_tol("latency_ms", t) / t +
+                                      lat_tol / lat) * t / lat));
+    }
+    assert_true(fabs(share - 1.0) <= share_tol + 1e-12);
+    assert_true(run_written_near(prev_cum, 1.0, "cumulative_time_share",
+                                 0.0));
+    /* the totals: the rows' sums, and the preset's known figures */
+    assert_true(jnum(tot, "layer_count") == 15.0);
+    assert_true(jnum(tot, "parameter_count") == (double)params);
+    assert_true(jnum(tot, "macs") == (double)macs);
+    assert_true(params == 77706 && macs == 12501632);
+    assert_true(jnum(tot, "parameter_bytes") == (double)pbytes);
+    assert_true(pbytes == 4 * 77706);
+    assert_true(jnum(tot, "activation_bytes") == (double)abytes);
+    assert_written(jnum(tot, "parameter_memory_mb"), pbytes / 1048576.0,
+                   "parameter_memory_mb");
+    assert_written(jnum(tot, "activation_memory_mb"), abytes / 1048576.0,
+                   "activation_memory_mb");
+    json_t *hw = json_array_get(json_object_get(j, "hardware_summary"), 0);
+    const double peak = jnum(hw, "peak_inference_bytes");
+    assert_true(jnum(tot, "peak_inference_bytes") == peak);
+    assert_written(jnum(tot, "peak_inference_memory_mb"), peak / 1048576.0,
+                   "peak_inference_memory_mb");
+    assert_true(run_written_near(jnum(tot, "layer_latency_sum_ms"), lat,
+                                 "layer_latency_sum_ms", lat_tol));
+    assert_true(jnum(tot, "latency_ms") == jnum(hw, "latency_ms"));
+    assert_true(jnum(tot, "first_run_ms") > 0.0);
+    assert_true(jnum(tot, "warmup_mean_ms") > 0.0);
+
+    /* by kind: 9 convolutions, 3 adds, a pool, a flatten, a dense; the
+     * counts, MACs, parameters and shares add up to the model's */
+    json_t *kinds = json_object_get(j, "layers_by_kind");
+    assert_int_equal(json_array_size(kinds), 5);
+    double kl = 0.0, kshare = 0.0, kshare_tol = 0.0, prev = INFINITY;
+    uint64_t kmacs = 0, kparams = 0;
+    for (size_t k = 0; k < json_array_size(kinds); k++) {
+        json_t *e = json_array_get(kinds, k);
+        const char *kind = json_string_value(json_object_get(e, "kind"));
+        const double count = jnum(e, "layer_count");
+        size_t want = 0;
+        for (size_t i = 1; i < n; i++) {
+            want += strcmp(json_string_value(json_object_get(
+                               json_array_get(layers, i), "kind")),
+                           kind) == 0;
+        }
+        assert_true(count == (double)want);
+        if (strcmp(kind, "conv2d") == 0) {
+            assert_true(count == 9.0);
+        }
+        kl += count;
+        kmacs += (uint64_t)jnum(e, "macs");
+        kparams += (uint64_t)jnum(e, "parameter_count");
+        const double sh = jnum(e, "time_share");
+        kshare += sh;
+        kshare_tol += run_written_tol("time_share", sh);
+        /* the most time first */
+        assert_true(jnum(e, "latency_ms") <= prev);
+        prev = jnum(e, "latency_ms");
+    }
+    assert_true(kl == 15.0 && kmacs == macs && kparams == params);
+    assert_true(fabs(kshare - 1.0) <= kshare_tol + 1e-12);
+    json_decref(j);
+    run_free(&r);
+
+    /* the files: the kinds as their own CSV, the totals in the JSON only */
+    char *kind_csv = art_path_join(dir, "layerwise_by_kind.csv");
+    art_table *t = NULL;
+    struct art_diag d;
+    assert_int_equal(art_table_load_csv(kind_csv, &t, &d), ART_OK);
+    assert_int_equal(art_table_rows(t), 5);
+    art_table_destroy(t);
+    free(kind_csv);
+    char *totals_csv = art_path_join(dir, "totals.csv");
+    assert_int_equal(access(totals_csv, F_OK), -1);
+    free(totals_csv);
+    char *lj = art_path_join(dir, "layerwise.json");
+    j = json_load_file(lj, 0, NULL);
+    assert_non_null(j);
+    assert_true(jnum(json_array_get(json_object_get(j, "totals"), 0),
+                     "parameter_count") == 77706.0);
+    assert_non_null(json_object_get(j, "layers_by_kind"));
+    json_decref(j);
+    free(lj);
+    run_rmdir(dir);
+}
+
+/* Thousands separators and scaled units on the terminal, plain numbers in
+ * CSV; the totals block follows the layer table, the kinds after it. */
+static void test_terminal_numbers(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "resnet8", "--batch", "1", "--repeats", "1",
+        "--warmup", "0", "--quiet");
+    assert_int_equal(r.status, 0);
+    /* s1_conv1: 2,359,296 MACs and 2,320 parameters */
+    assert_non_null(strstr(r.out, "2,359,296"));
+    assert_null(strstr(r.out, "2359296"));
+    const char *totals = strstr(r.out, "Total parameters:       77,706\n");
+    assert_non_null(totals);
+    assert_non_null(strstr(r.out, "Total MACs:             12,501,632 "
+                                  "(12.5 M)\n"));
+    /* 310,824 bytes of parameters: 0.30 MB */
+    assert_non_null(strstr(r.out, "Parameter size:         0.30 MB "
+                                  "(310,824 bytes)"));
+    const char *kinds = strstr(r.out, "by operator kind:");
+    assert_non_null(kinds);
+    assert_true(strstr(r.out, "s1_conv1") < totals && totals < kinds);
+    run_free(&r);
+
+    RUN(&r, "--model", "resnet8", "--batch", "1", "--repeats", "1",
+        "--warmup", "0", "--format", "csv");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, ",2359296,"));
+    assert_null(strstr(r.out, "2,359,296"));
+    run_free(&r);
+}
+
+/* The layers' names, kinds and a numeric column of a CSV table. */
+static art_table *run_csv_table(struct run_result *r)
+{
+    if (r->status != 0) {
+        fail_msg("exit %d: %s", r->status, r->err);
+    }
+    char path[700];
+    snprintf(path, sizeof path, "%s/sorted.csv", tmpdir);
+    write_file(path, r->out);
+    art_table *t = NULL;
+    struct art_diag d;
+    assert_int_equal(art_table_load_csv(path, &t, &d), ART_OK);
+    unlink(path);
+    return t;
+}
+
+/* --sort orders the rows, --top keeps the first N, the running share
+ * follows the order; bad values are refused. */
+static void test_sort_and_top(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *key, *column;
+        bool text;
+    } sorts[] = {
+        {"time", "latency_ms", false},
+        {"macs", "macs", false},
+        {"params", "parameter_count", false},
+        {"memory", "activation_bytes", false},
+        {"name", "layer", true},
+    };
+    for (size_t s = 0; s < sizeof sorts / sizeof sorts[0]; s++) {
+        struct run_result r;
+        RUN(&r, "--model", "smallcnn", "--batch", "2", "--repeats", "1",
+            "--warmup", "0", "--sort", (char *)sorts[s].key, "--format",
+            "csv");
+        art_table *t = run_csv_table(&r);
+        run_free(&r);
+        const size_t rows = art_table_rows(t);
+        assert_true(rows > 3);
+        for (size_t i = 1; i < rows; i++) {
+            if (sorts[s].text) {
+                assert_true(strcmp(cell_text(t, i - 1, sorts[s].column),
+                                   cell_text(t, i, sorts[s].column)) < 0);
+                continue;
+            }
+            /* the input row has no latency: it comes last by time */
+            if (!cell_set(t, i, sorts[s].column)) {
+                assert_true(i == rows - 1);
+                continue;
+            }
+            if (cell_real(t, i - 1, sorts[s].column) <
+                cell_real(t, i, sorts[s].column)) {
+                fail_msg("--sort %s: row %zu above row %zu", sorts[s].key,
+                         i, i - 1);
+            }
+        }
+        if (strcmp(sorts[s].key, "time") == 0) {
+            /* the running share climbs down the sorted table to 1 */
+            double prev = 0.0;
+            for (size_t i = 0; i + 1 < rows; i++) {
+                const double c = cell_real(t, i, "cumulative_time_share");
+                assert_true(c >= prev);
+                prev = c;
+            }
+            assert_true(run_written_near(prev, 1.0, "cumulative_time_share",
+                                         1e-5));
+        }
+        art_table_destroy(t);
+    }
+    /* --top 2 by time: the two slowest layers, in every output */
+    struct run_result r;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/top", tmpdir);
+    RUN(&r, "--model", "smallcnn", "--batch", "2", "--repeats", "1",
+        "--warmup", "0", "--sort", "time", "--top", "2", "--format", "csv",
+        "--out", dir);
+    art_table *t = run_csv_table(&r);
+    run_free(&r);
+    assert_int_equal(art_table_rows(t), 2);
+    assert_true(cell_real(t, 0, "latency_ms") >=
+                cell_real(t, 1, "latency_ms"));
+    art_table_destroy(t);
+    char *lw = art_path_join(dir, "layerwise_breakdown.csv");
+    assert_int_equal(art_table_load_csv(lw, &t, NULL), ART_OK);
+    assert_int_equal(art_table_rows(t), 2);
+    art_table_destroy(t);
+    free(lw);
+    run_rmdir(dir);
+    /* the terminal says the totals are the model's */
+    RUN(&r, "--model", "smallcnn", "--batch", "2", "--repeats", "1",
+        "--warmup", "0", "--sort", "time", "--top", "2", "--quiet");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "(the first 2 of "));
+    run_free(&r);
+    /* bad values */
+    const char *bad[][2] = {{"--sort", "speed"}, {"--top", "0"},
+                            {"--top", "-1"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        RUN(&r, (char *)bad[i][0], (char *)bad[i][1]);
+        assert_int_equal(r.status, 2);
+        assert_non_null(strstr(r.err, bad[i][0]));
+        run_free(&r);
+    }
+}
+
+/* --device rpi4,jetson-nano,host: one column per device, each the
+ * prediction a run with that device alone gives. */
+static void test_several_devices(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--model", "smallcnn", "--batch", "2", "--repeats", "1",
+        "--warmup", "0", "--device", "rpi4,jetson-nano,host", "--format",
+        "json");
+    json_t *multi = run_json(&r);
+    run_free(&r);
+    json_t *ml = json_object_get(multi, "layers");
+    /* the first device is the run's */
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(
+                                               multi, "hardware_summary"),
+                                           0),
+                            "device")),
+                        "rpi4");
+    static const char *const devs[][2] = {
+        {"rpi4", "predicted_ms_rpi4"},
+        {"jetson-nano", "predicted_ms_jetson_nano"},
+        {"host", "predicted_ms_host"},
+    };
+    for (size_t k = 0; k < 3; k++) {
+        RUN(&r, "--model", "smallcnn", "--batch", "2", "--repeats", "1",
+            "--warmup", "0", "--device", (char *)devs[k][0], "--format",
+            "json");
+        json_t *one = run_json(&r);
+        run_free(&r);
+        json_t *ol = json_object_get(one, "layers");
+        assert_int_equal(json_array_size(ol), json_array_size(ml));
+        /* no per-device column for one device */
+        assert_null(json_object_get(json_array_get(ol, 1), devs[k][1]));
+        for (size_t i = 0; i < json_array_size(ol); i++) {
+            json_t *a = json_object_get(json_array_get(ml, i), devs[k][1]);
+            json_t *b = json_object_get(json_array_get(ol, i),
+                                        "predicted_ms");
+            if (i == 0) { /* the input row: no prediction */
+                assert_true(!a || json_is_null(a));
+                continue;
+            }
+            if (json_number_value(a) != json_number_value(b)) {
+                fail_msg("%s row %zu: %.17g in the run of three, %.17g "
+                         "alone", devs[k][0], i, json_number_value(a),
+                         json_number_value(b));
+            }
+        }
+        json_decref(one);
+    }
+    json_decref(multi);
+    /* refused: a device twice, an unknown one, an empty one */
+    const char *bad[][2] = {{"rpi4,rpi4", "listed twice"},
+                            {"rpi4,mars", "mars"},
+                            {"rpi4,", "empty"},
+                            {",rpi4", "empty"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        RUN(&r, "--model", "smallcnn", "--device", (char *)bad[i][0]);
+        assert_int_equal(r.status, 2);
+        if (!strstr(r.err, bad[i][1])) {
+            fail_msg("--device %s: '%s' not in: %s", bad[i][0], bad[i][1],
+                     r.err);
+        }
+        run_free(&r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -926,6 +1334,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_devices_file),
         cmocka_unit_test(test_devices_errors),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_totals_and_shares),
+        cmocka_unit_test(test_terminal_numbers),
+        cmocka_unit_test(test_sort_and_top),
+        cmocka_unit_test(test_several_devices),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     run_rmdir(tmpdir);

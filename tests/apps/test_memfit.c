@@ -68,24 +68,30 @@ static void test_seed_example_json(void **state)
     /* The plan speaks of peak inference memory: 101,780 B of parameters
      * + the input and hidden buffers, (25,088 + 2,048) * 2 B = 156,052 B;
      * the original's sum (0.149433 MB) stays as total_memory_mb. */
-    assert_true(jreal(plan, "estimated_memory_mb") == 0.148823);
+    assert_written(jreal(plan, "estimated_memory_mb"), 0.148823,
+                   "estimated_memory_mb");
     assert_string_equal(
         json_string_value(json_object_get(plan, "memory_measure")),
         "peak_inference");
     assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 0);
     assert_int_equal(jint(plan, "parameter_count"), 50890);
-    assert_true(jreal(plan, "parameter_memory_mb") == 101780.0 / 1048576.0);
-    assert_true(jreal(plan, "activation_memory_mb") == 54912.0 / 1048576.0);
-    assert_true(jreal(plan, "total_memory_mb") == 156692.0 / 1048576.0);
+    /* as written: six significant digits */
+    assert_written(jreal(plan, "parameter_memory_mb"), 101780.0 / 1048576.0,
+                   "parameter_memory_mb");
+    assert_written(jreal(plan, "activation_memory_mb"), 54912.0 / 1048576.0,
+                   "activation_memory_mb");
+    assert_written(jreal(plan, "total_memory_mb"), 156692.0 / 1048576.0,
+                   "total_memory_mb");
     /* Peak: parameters + the input and hidden buffers alive together. */
-    assert_true(jreal(plan, "peak_inference_memory_mb") ==
-                (101780.0 + (25088 + 2048) * 2) / 1048576.0);
+    assert_written(jreal(plan, "peak_inference_memory_mb"),
+                   (101780.0 + (25088 + 2048) * 2) / 1048576.0,
+                   "peak_inference_memory_mb");
     /* Training with SGD in fp16: params + grads + activations + working
      * buffers (activation gradients 2 x 32 x 74, labels 4 x 32, float
      * staging 4 x 32 x 2 x (784 + 64) and 4 x 50240). */
-    assert_true(jreal(plan, "training_memory_mb") ==
-                (2 * 101780.0 + 54912 + 4736 + 128 + 217088 + 200960) /
-                    1048576.0);
+    assert_written(jreal(plan, "training_memory_mb"),
+                   (2 * 101780.0 + 54912 + 4736 + 128 + 217088 + 200960) /
+                    1048576.0, "training_memory_mb");
 
     json_t *layers = json_object_get(j, "layers");
     assert_int_equal(json_array_size(layers), 3);
@@ -119,7 +125,9 @@ static void test_table_output(void **state)
         "--max-memory-mb", "1", "--batch-limit", "64");
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "output_shape"));
-    assert_non_null(strstr(r.out, "1605632"));
+    /* thousands separated on the terminal (the files keep 1605632) */
+    assert_non_null(strstr(r.out, "1,605,632"));
+    assert_null(strstr(r.out, "1605632"));
     assert_non_null(strstr(r.out, "0.149433"));
     assert_non_null(strstr(r.out, "peak inference memory 0.148823 MB "
                                   "within 1.0000 MB"));
@@ -359,7 +367,8 @@ static void test_audit_resnet8_fits(void **state)
     json_t *j = parse_json(r.out);
     json_t *plan = json_object_get(j, "memory_plan");
     assert_true(json_is_true(json_object_get(plan, "fits")));
-    assert_true(jreal(plan, "peak_inference_memory_mb") == peak);
+    assert_written(jreal(plan, "peak_inference_memory_mb"), peak,
+                   "peak_inference_memory_mb");
     assert_true(fabs(jreal(plan, "estimated_memory_mb") - peak) < 5e-7);
     assert_int_equal(json_array_size(json_object_get(plan, "warnings")), 0);
     /* the original's sum is still there, under its own name */

@@ -53,13 +53,27 @@ static double jreal(json_t *obj, const char *key)
     return json_number_value(v);
 }
 
+/* Written values are rounded (run_written_tol): what a figure computed
+ * from them carries. */
+static double wtol(const char *name, double v)
+{
+    return run_written_tol(name, v);
+}
+
+static double wrel(const char *name, double v)
+{
+    return v != 0.0 ? wtol(name, v) / fabs(v) : 0.0;
+}
+
 /* The totals of a hardware_profile document against its operators: sums
- * in operator order, as the library adds them. */
+ * in operator order, as the library adds them, each operator's value
+ * rounded as written (the tolerances add up). */
 static void check_profile(json_t *j, double interval_ms)
 {
     json_t *ops = json_object_get(j, "operator_profile");
     assert_int_equal(json_array_size(ops), 4);
     double lat = 0.0, mem = 0.0, lat16 = 0.0, lat8 = 0.0;
+    double lat_tol = 0.0, mem_tol = 0.0, lat16_tol = 0.0, lat8_tol = 0.0;
     for (size_t i = 0; i < 4; i++) {
         json_t *op = json_array_get(ops, i);
         assert_string_equal(json_string_value(json_object_get(op,
@@ -70,30 +84,48 @@ static void check_profile(json_t *j, double interval_ms)
         mem += jreal(op, "memory_kb");
         lat16 += jreal(op, "fp16_latency_ms");
         lat8 += jreal(op, "int8_latency_ms");
+        lat_tol += wtol("latency_ms", jreal(op, "latency_ms"));
+        mem_tol += wtol("memory_kb", jreal(op, "memory_kb"));
+        lat16_tol += wtol("fp16_latency_ms", jreal(op, "fp16_latency_ms"));
+        lat8_tol += wtol("int8_latency_ms", jreal(op, "int8_latency_ms"));
     }
     json_t *t = json_object_get(j, "totals");
-    assert_true(jreal(t, "latency_ms") == lat);
-    assert_true(jreal(t, "memory_kb") == mem);
-    assert_true(jreal(t, "stream_utilization") ==
-                fmin(1.0, lat / interval_ms));
-    assert_true(fabs(jreal(t, "estimated_bandwidth_mb_s") -
-                     jreal(t, "bytes_moved") / fmax(lat / 1000.0, 1e-9) /
-                         1048576.0) <=
-                1e-9 * jreal(t, "estimated_bandwidth_mb_s"));
+    assert_true(run_written_near(jreal(t, "latency_ms"), lat, "latency_ms",
+                                 lat_tol));
+    assert_true(run_written_near(jreal(t, "memory_kb"), mem, "memory_kb",
+                                 mem_tol));
+    assert_true(run_written_near(jreal(t, "stream_utilization"),
+                                 fmin(1.0, lat / interval_ms),
+                                 "stream_utilization",
+                                 (lat_tol + wtol("latency_ms", lat)) /
+                                     interval_ms));
+    const double bw = jreal(t, "estimated_bandwidth_mb_s");
+    const double tl = jreal(t, "latency_ms");
+    assert_true(run_written_near(
+        bw, jreal(t, "bytes_moved") / fmax(tl / 1000.0, 1e-9) / 1048576.0,
+        "estimated_bandwidth_mb_s", bw * wrel("latency_ms", tl)));
     json_t *p = json_object_get(j, "precision_tradeoffs");
-    assert_true(jreal(p, "fp32_memory_kb") == mem);
-    assert_true(jreal(p, "fp16_memory_kb") == mem / 2.0);
-    assert_true(jreal(p, "int8_memory_kb") == mem / 4.0);
-    assert_true(jreal(p, "fp32_latency_ms") == lat);
-    assert_true(jreal(p, "fp16_latency_ms") == lat16);
-    assert_true(jreal(p, "int8_latency_ms") == lat8);
+    assert_true(run_written_near(jreal(p, "fp32_memory_kb"), mem,
+                                 "fp32_memory_kb", mem_tol));
+    assert_true(run_written_near(jreal(p, "fp16_memory_kb"), mem / 2.0,
+                                 "fp16_memory_kb", mem_tol / 2.0));
+    assert_true(run_written_near(jreal(p, "int8_memory_kb"), mem / 4.0,
+                                 "int8_memory_kb", mem_tol / 4.0));
+    assert_true(run_written_near(jreal(p, "fp32_latency_ms"), lat,
+                                 "fp32_latency_ms", lat_tol));
+    assert_true(run_written_near(jreal(p, "fp16_latency_ms"), lat16,
+                                 "fp16_latency_ms", lat16_tol));
+    assert_true(run_written_near(jreal(p, "int8_latency_ms"), lat8,
+                                 "int8_latency_ms", lat8_tol));
     assert_true(jreal(p, "fp16_max_abs_diff") < 1e-2);
     assert_true(jreal(p, "int8_max_abs_diff") < 1e-1);
     json_t *e = json_object_get(j, "edge_constraints");
-    char buf[64];
-    snprintf(buf, sizeof(buf), "%.4f ms", lat);
-    assert_non_null(strstr(json_string_value(json_object_get(e, "headroom")),
-                           buf));
+    /* the sentence states the total (to 4 decimals) */
+    const char *head = json_string_value(json_object_get(e, "headroom"));
+    const char *at = strstr(head, "takes ");
+    assert_non_null(at);
+    assert_true(fabs(strtod(at + 6, NULL) - tl) <=
+                5e-5 + wtol("latency_ms", tl));
     assert_non_null(json_string_value(json_object_get(e, "bottleneck")));
     assert_non_null(json_string_value(json_object_get(e,
                                                       "cache_sensitivity")));
@@ -120,8 +152,8 @@ static void test_json(void **state)
     /* memory by hand, fp32: normalization 2*8*24 + 2*24 = 432 elements,
      * projection 192 + 384 + 16 + 128 = 720, activation 256,
      * head 128 + 16 + 1 + 8 = 153: 1561 * 4 bytes */
-    assert_true(jreal(json_object_get(j, "totals"), "memory_kb") ==
-                1561 * 4 / 1024.0);
+    assert_written(jreal(json_object_get(j, "totals"), "memory_kb"),
+                   1561 * 4 / 1024.0, "memory_kb");
     json_t *host = json_object_get(j, "host");
     assert_true(jreal(host, "peak_gmacs") > 0.0);
     /* 16 MiB rounded down to whole elements of the three arrays */
@@ -191,37 +223,53 @@ static void test_predictions(void **state)
         const double hp = fmax(macs / peak / 1e6, bytes / lbw / 1e6);
         const double hd = fmax(macs / peak / 1e6, bytes / bw / 1e6);
         const double dp = fmax(macs / 6.0 / 1e6, bytes / 4.3 / 1e6);
-        assert_true(fabs(jreal(op, "host_predicted_ms") - hp) <= 1e-12 * hp);
-        assert_true(fabs(jreal(op, "host_dram_predicted_ms") - hd) <=
-                    1e-12 * hd);
+        /* peak and bandwidths are read as written: 6 digits each */
+        const double in_rel = wrel("peak_gmacs", peak) + wrel("triad_gbps", bw);
+        assert_true(run_written_near(jreal(op, "host_predicted_ms"), hp,
+                                     "host_predicted_ms", hp * in_rel));
+        assert_true(run_written_near(jreal(op, "host_dram_predicted_ms"), hd,
+                                     "host_dram_predicted_ms", hd * in_rel));
         assert_string_equal(
             json_string_value(json_object_get(op, "host_memory_level")), lvl);
         if (lat > 0.0) {
-            assert_true(fabs(jreal(op, "host_prediction_error") -
-                             (hp - lat) / lat) <=
-                        1e-9 * fmax(1.0, fabs((hp - lat) / lat)));
-            assert_true(fabs(jreal(op, "host_dram_prediction_error") -
-                             (hd - lat) / lat) <=
-                        1e-9 * fmax(1.0, fabs((hd - lat) / lat)));
+            const double r_lat = wrel("latency_ms", lat);
+            assert_true(run_written_near(
+                jreal(op, "host_prediction_error"), (hp - lat) / lat,
+                "host_prediction_error",
+                fabs(hp / lat) * (in_rel + wrel("host_predicted_ms", hp) +
+                                  r_lat)));
+            assert_true(run_written_near(
+                jreal(op, "host_dram_prediction_error"), (hd - lat) / lat,
+                "host_dram_prediction_error",
+                fabs(hd / lat) * (in_rel + wrel("host_dram_predicted_ms", hd) +
+                                  r_lat)));
         } else {
             assert_true(json_is_null(
                 json_object_get(op, "host_prediction_error")));
         }
-        assert_true(fabs(jreal(op, "device_predicted_ms") - dp) <= 1e-12 * dp);
-        assert_true(fabs(jreal(op, "device_energy_proxy_j") -
-                         6.4 * dp / 1000.0) <= 1e-12 * dp);
+        assert_written(jreal(op, "device_predicted_ms"), dp,
+                       "device_predicted_ms");
+        assert_written(jreal(op, "device_energy_proxy_j"), 6.4 * dp / 1000.0,
+                       "device_energy_proxy_j");
         host_sum += hp;
         dram_sum += hd;
         dev_sum += dp;
         measured += lat;
     }
-    assert_true(fabs(jreal(host, "predicted_ms") - host_sum) <=
-                1e-12 * host_sum);
-    assert_true(fabs(jreal(host, "prediction_error") -
-                     (host_sum - measured) / measured) <= 1e-9);
-    assert_true(fabs(jreal(host, "host_dram_predicted_ms") - dram_sum) <=
-                1e-12 * dram_sum);
-    assert_true(fabs(jreal(dev, "predicted_ms") - dev_sum) <= 1e-12 * dev_sum);
+    const double in_rel = wrel("peak_gmacs", peak) + wrel("triad_gbps", bw);
+    assert_true(run_written_near(jreal(host, "predicted_ms"), host_sum,
+                                 "predicted_ms", host_sum * in_rel));
+    /* the measured total: four latencies, each rounded as written */
+    assert_true(run_written_near(
+        jreal(host, "prediction_error"), (host_sum - measured) / measured,
+        "prediction_error",
+        fabs(host_sum / measured) *
+            (in_rel + 4.0 * wrel("latency_ms", measured) +
+             wrel("predicted_ms", host_sum))));
+    assert_true(run_written_near(jreal(host, "host_dram_predicted_ms"),
+                                 dram_sum, "host_dram_predicted_ms",
+                                 dram_sum * in_rel));
+    assert_written(jreal(dev, "predicted_ms"), dev_sum, "predicted_ms");
     json_decref(j);
     run_free(&r);
 }
@@ -255,8 +303,8 @@ static void test_threads(void **state)
         /* rpi4: 6 GMAC/s a core, 4.3 GB/s */
         const double dp = fmax(macs / (6.0 * (t + 1)) / 1e6,
                                bytes / 4.3 / 1e6);
-        assert_true(fabs(jreal(json_array_get(ops, 1),
-                               "device_predicted_ms") - dp) <= 1e-12 * dp);
+        assert_written(jreal(json_array_get(ops, 1), "device_predicted_ms"),
+                       dp, "device_predicted_ms");
         json_t *p = json_object_get(j, "precision_tradeoffs");
         diff16[t] = jreal(p, "fp16_max_abs_diff");
         diff8[t] = jreal(p, "int8_max_abs_diff");
@@ -303,10 +351,10 @@ static void test_devices(void **state)
         json_t *op = json_array_get(ops, i);
         const double dp = fmax(jreal(op, "macs") / 8.0 / 1e6,
                                jreal(op, "bytes_moved") / 2.0 / 1e6);
-        assert_true(fabs(jreal(op, "device_predicted_ms") - dp) <=
-                    1e-12 * dp);
-        assert_true(fabs(jreal(op, "device_energy_proxy_j") -
-                         4.0 * dp / 1000.0) <= 1e-12 * dp);
+        assert_written(jreal(op, "device_predicted_ms"), dp,
+                       "device_predicted_ms");
+        assert_written(jreal(op, "device_energy_proxy_j"), 4.0 * dp / 1000.0,
+                       "device_energy_proxy_j");
     }
     json_decref(j);
     run_free(&r);
@@ -378,29 +426,36 @@ static void test_out_dir(void **state)
     assert_string_equal(art_table_column_name(tot, 2),
                         "estimated_bandwidth_mb_s");
     assert_string_equal(art_table_column_name(tot, 3), "stream_utilization");
-    double lat = 0.0, mem = 0.0, v;
+    double lat = 0.0, mem = 0.0, lat_tol = 0.0, mem_tol = 0.0, v;
     for (size_t i = 0; i < 4; i++) {
         const char *name = NULL;
         assert_int_equal(art_table_get_text(ops, i, 0, &name), ART_OK);
         assert_string_equal(name, op_names[i]);
         assert_int_equal(art_table_get_real(ops, i, 1, &v), ART_OK);
         lat += v;
+        lat_tol += wtol("latency_ms", v);
         assert_int_equal(art_table_get_real(ops, i, 2, &v), ART_OK);
         mem += v;
+        mem_tol += wtol("memory_kb", v);
     }
     assert_int_equal(art_table_get_real(tot, 0, 0, &v), ART_OK);
-    assert_true(v == lat);
+    assert_true(run_written_near(v, lat, "latency_ms", lat_tol));
     assert_int_equal(art_table_get_real(tot, 0, 1, &v), ART_OK);
-    assert_true(v == mem);
+    assert_true(run_written_near(v, mem, "memory_kb", mem_tol));
     assert_int_equal(art_table_get_real(tot, 0, 3, &v), ART_OK);
-    assert_true(v == fmin(1.0, lat / 10.0)); /* default interval */
+    /* default interval */
+    assert_true(run_written_near(v, fmin(1.0, lat / 10.0),
+                                 "stream_utilization",
+                                 (lat_tol + wtol("latency_ms", lat)) / 10.0));
 
     snprintf(path, sizeof(path), "%s/hardware_profile.json", dir);
     json_error_t err;
     json_t *j = json_load_file(path, 0, &err);
     assert_non_null(j);
     check_profile(j, 10.0);
-    assert_true(jreal(json_object_get(j, "totals"), "latency_ms") == lat);
+    /* the JSON and the CSV write the same total the same way */
+    assert_int_equal(art_table_get_real(tot, 0, 0, &v), ART_OK);
+    assert_true(jreal(json_object_get(j, "totals"), "latency_ms") == v);
     json_decref(j);
     art_table_destroy(ops);
     art_table_destroy(tot);

@@ -193,6 +193,7 @@ static bool flag(const art_table *t, size_t r, const char *name)
 struct group {
     char name[16];
     double n, acc, lat, mem, en, ok;
+    double tol[4]; /* the rows' roundings, summed (accuracy .. energy) */
 };
 
 static int by_name(const void *a, const void *b)
@@ -221,6 +222,14 @@ static void check_tradeoffs(const art_table *res, const art_table *trade)
         g[k].lat += real(res, r, "latency_ms");
         g[k].mem += real(res, r, "memory_mb");
         g[k].en += real(res, r, "energy_proxy_j");
+        /* each value was rounded as written */
+        static const char *const row_names[] = {"accuracy", "latency_ms",
+                                                "memory_mb",
+                                                "energy_proxy_j"};
+        for (size_t c = 0; c < 4; c++) {
+            g[k].tol[c] += run_written_tol(row_names[c],
+                                           real(res, r, row_names[c]));
+        }
         g[k].ok += flag(res, r, "accepted");
     }
     qsort(g, ng, sizeof g[0], by_name);
@@ -250,7 +259,12 @@ static void check_tradeoffs(const art_table *res, const art_table *trade)
                                g[i].ok / g[i].n};
         for (size_t c = 0; c < 5; c++) {
             const double got = real(trade, i, names[c + 1]);
-            if (fabs(got - want[c]) > 1e-12 * fmax(1, fabs(want[c]))) {
+            /* the rows' values and the mean are each rounded as written:
+             * the mean of the rows' roundings, and its own */
+            const double tol = 1e-12 * fmax(1, fabs(want[c])) +
+                               run_written_tol(names[c + 1], want[c]) +
+                               (c < 4 ? g[i].tol[c] / g[i].n : 0.0);
+            if (fabs(got - want[c]) > tol) {
                 fail_msg("%s %s: %.17g, recomputed %.17g", g[i].name,
                          names[c + 1], got, want[c]);
             }
@@ -286,7 +300,7 @@ static void test_sweep(void **state)
     art_table *res = load(out, "sweep_results.csv");
     art_table *trade = load(out, "precision_tradeoffs.csv");
     assert_int_equal(art_table_rows(res), 9);
-    double power = NAN;
+    double power = NAN, power_rtol = 0.0;
     for (size_t i = 0; i < 9; i++) {
         const char *p = text(res, i, "precision");
         uint64_t b;
@@ -303,7 +317,7 @@ static void test_sweep(void **state)
                                : strcmp(p, "bf16") == 0 ? 2 : 1;
         const double want_mem =
             (50890.0 + 848.0 * (double)b) * bytes / (1024.0 * 1024.0);
-        assert_true(fabs(mem - want_mem) < 1e-12);
+        assert_written(mem, want_mem, "memory_mb");
         if (strcmp(p, "fp32") == 0) {
             /* one sample of 203 either way at most (float vs double on a
              * near tie) */
@@ -313,13 +327,19 @@ static void test_sweep(void **state)
         }
         /* energy = the device's power x the device's latency, the same
          * power in every row (never the device's watts over this
-         * machine's time) */
-        const double pw = real(res, i, "energy_proxy_j") /
-                          real(res, i, "device_latency_ms") * 1000;
+         * machine's time); energy and latency as written: their rounding
+         * here and in the first row's */
+        const double e = real(res, i, "energy_proxy_j");
+        const double dl = real(res, i, "device_latency_ms");
+        const double pw = e / dl * 1000;
+        const double rtol = run_written_tol("energy_proxy_j", e) / e +
+                            run_written_tol("device_latency_ms", dl) / dl;
         if (isnan(power)) {
             power = pw;
+            power_rtol = rtol;
         }
-        assert_true(pw > 0 && fabs(pw - power) < 1e-9 * power);
+        assert_true(pw > 0 &&
+                    fabs(pw - power) <= (rtol + power_rtol) * power);
         assert_true(lat > 0 && real(res, i, "device_latency_ms") > 0);
         const bool want_ok = acc >= ref - 0.02 - 1e-9 && mem <= 0.25;
         assert_int_equal(flag(res, i, "accepted"), want_ok);

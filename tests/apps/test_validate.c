@@ -180,10 +180,12 @@ static void test_dense_by_hand(void **state)
         rr += (double)off[i] * off[i];
         sq += ((double)dense_y[i] - off[i]) * ((double)dense_y[i] - off[i]);
     }
-    assert_true(fabs(real(t, 0, "rmse") - sqrt(sq / 4)) < 1e-15);
-    assert_true(fabs(real(t, 0, "relative_error") - 1.75 / 12.0) < 1e-15);
-    assert_true(fabs(real(t, 0, "cosine_similarity") -
-                     dot / sqrt(gg * rr)) < 1e-12);
+    /* reals as written: six significant digits */
+    assert_written(real(t, 0, "rmse"), sqrt(sq / 4), "rmse");
+    assert_written(real(t, 0, "relative_error"), 1.75 / 12.0,
+                   "relative_error");
+    assert_written(real(t, 0, "cosine_similarity"), dot / sqrt(gg * rr),
+                   "cosine_similarity");
     assert_true(real(t, 0, "top1_agreement") == 0.5);
     assert_string_equal(text(t, 0, "verdict"), "fail");
     art_table_destroy(t);

@@ -115,10 +115,31 @@ static bool load_glossary(const char *path)
     return nglossary > 0;
 }
 
+/* An entry ending in an upper-case word names a family: predicted_ms_DEVICE
+ * is predicted_ms_ followed by a device's name ([a-z0-9_]). */
+static bool in_family(const char *entry, const char *name)
+{
+    const char *us = strrchr(entry, '_');
+    if (!us || !us[1]) {
+        return false;
+    }
+    for (const char *c = us + 1; *c; c++) {
+        if (*c < 'A' || *c > 'Z') {
+            return false;
+        }
+    }
+    const size_t k = (size_t)(us + 1 - entry);
+    if (strncmp(entry, name, k) != 0 || !name[k]) {
+        return false;
+    }
+    return strspn(name + k, "abcdefghijklmnopqrstuvwxyz0123456789_") ==
+           strlen(name + k);
+}
+
 static bool in_glossary(const char *name)
 {
     for (size_t i = 0; i < nglossary; i++) {
-        if (strcmp(glossary[i], name) == 0) {
+        if (strcmp(glossary[i], name) == 0 || in_family(glossary[i], name)) {
             return true;
         }
     }
@@ -133,10 +154,47 @@ static bool claims_utilisation(const char *name)
 /* ---- checks ---------------------------------------------------------------- */
 
 struct tally {
-    size_t names, unknown, over;
+    size_t names, unknown, over, noisy;
     char first_unknown[128];
     char first_over[160];
+    char first_noisy[200];
 };
+
+/* The reals written as text: none with float noise or digits that mean
+ * nothing (README, Glossary: at most a time's microseconds or six
+ * significant digits; nine allows 123456.789 ms). */
+static void note_text(struct tally *t, const char *what, const char *text)
+{
+    char bad[64];
+    if (text && !run_digits_ok(text, 9, bad, sizeof bad)) {
+        if (t->noisy++ == 0) {
+            snprintf(t->first_noisy, sizeof t->first_noisy, "%s in %s", bad,
+                     what);
+        }
+    }
+}
+
+/* A whole file as text (NULL when unreadable); the caller frees it. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) {
+        buf[n] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
 
 static void note_name(struct tally *t, const char *name)
 {
@@ -216,10 +274,17 @@ static bool check_dir(const char *dir, struct tally *t, size_t *files)
         const size_t n = strlen(e->d_name);
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (n > 4 && strcmp(e->d_name + n - 4, ".csv") == 0) {
+        const bool csv = n > 4 && strcmp(e->d_name + n - 4, ".csv") == 0;
+        const bool json = n > 5 && strcmp(e->d_name + n - 5, ".json") == 0;
+        if (csv || json) {
+            char *text = slurp(path);
+            note_text(t, e->d_name, text);
+            free(text);
+        }
+        if (csv) {
             good = check_csv_file(path, t) && good;
             ++*files;
-        } else if (n > 5 && strcmp(e->d_name + n - 5, ".json") == 0) {
+        } else if (json) {
             json_t *j = json_load_file(path, 0, NULL);
             good = j != NULL && good;
             walk_json(j, t);
@@ -238,6 +303,19 @@ static const char *first_line(const char *err, char *buf, size_t len)
     return buf;
 }
 
+/* edgefit-report writes its folder with its own bundle and its JSON with
+ * art_doc_write: until it asks for the rounding
+ * (art_bundle_set_rounding(b, cli_round_file), art_doc_write_rounded),
+ * its digits are a known failure. */
+static const char *digits_todo(const char *app, const char *what)
+{
+    (void)what;
+    return strcmp(app, "edgefit-report") == 0
+               ? " # TODO report/main.c writes its bundle and stdout "
+                 "without art_bundle_set_rounding, art_doc_write_rounded"
+               : "";
+}
+
 static void report(const char *app, const char *what, const struct tally *t)
 {
     ok(t->names > 0, "%s %s: names found (%zu)", app, what, t->names);
@@ -245,6 +323,14 @@ static void report(const char *app, const char *what, const struct tally *t)
        t->unknown ? "; missing: " : "", t->first_unknown);
     ok(t->over == 0, "%s %s: no utilisation above 1%s%s", app, what,
        t->over ? "; " : "", t->first_over);
+    const char *todo = digits_todo(app, what);
+    if (t->noisy && *todo) {
+        printf("not ok %d - %s %s: reals rounded; %s%s\n", ++tests_run, app,
+               what, t->first_noisy, todo);
+        return;
+    }
+    ok(t->noisy == 0, "%s %s: reals rounded (no float noise)%s%s", app,
+       what, t->noisy ? "; " : "", t->first_noisy);
 }
 
 static void run_app(const struct app *a, const char *path, const char *tmp)
@@ -280,6 +366,7 @@ static void run_app(const struct app *a, const char *path, const char *tmp)
            why ? ": " : "", why ? why : "");
     }
     struct tally t = {0};
+    note_text(&t, "stdout", r.out);
     walk_json(j, &t);
     json_decref(j);
     report(a->name, "json", &t);
@@ -308,6 +395,7 @@ static void run_app(const struct app *a, const char *path, const char *tmp)
     ok(r.status == 0, "%s --format csv exits 0 (%d %s)", a->name,
        r.status, first_line(r.err, line, sizeof line));
     struct tally tc = {0};
+    note_text(&tc, "stdout", r.out);
     if (r.out[0]) {
         char csv[700];
         snprintf(csv, sizeof csv, "%s/stdout.csv", tmp);
@@ -440,6 +528,22 @@ int main(int argc, char **argv)
     ok(accepts && rounding && fits_flag, "the verdict checker accepts a "
        "true verdict (%d) and catches a wrong rounding (%d) and a DOES NOT "
        "FIT beside fits: true (%d)", accepts, rounding, fits_flag);
+    /* a family of the glossary (predicted_ms_DEVICE), and float noise */
+    t = (struct tally){0};
+    note_name(&t, "predicted_ms_rpi4");
+    note_name(&t, "predicted_ms_jetson_nano");
+    ok(t.unknown == 0, "the checker accepts predicted_ms_DEVICE's columns");
+    note_name(&t, "predicted_ms_");
+    note_name(&t, "predicted_ms_Rpi4");
+    ok(t.unknown == 2, "the checker refuses predicted_ms_ alone and upper "
+       "case");
+    note_text(&t, "a", "{\"x\": 0.123457, \"n\": 9282560, "
+              "\"s\": \"1.1376585700000001\", \"d\": 1.0}");
+    note_text(&t, "b", "layer,x\n16x32x32,1.235\n");
+    ok(t.noisy == 0, "the checker lets rounded reals, whole numbers and "
+       "text pass");
+    note_text(&t, "c", "latency_ms\n1.1376585700000001\n");
+    ok(t.noisy == 1, "the checker catches 1.1376585700000001");
 
     char tmp[] = "/tmp/edgefit-vocabulary-XXXXXX";
     if (!mkdtemp(tmp)) {

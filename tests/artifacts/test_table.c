@@ -437,11 +437,152 @@ static void test_print(void **state)
     art_table_destroy(t);
 }
 
+static void test_group_thousands(void **state)
+{
+    (void)state;
+    char b[32];
+    const char *cases[][2] = {
+        {"1234567", "1,234,567"}, {"123", "123"}, {"1234", "1,234"},
+        {"-12345.678", "-12,345.678"}, {"999999", "999,999"},
+        {"1.5e+06", "1.5e+06"}, {"0.000123", "0.000123"},
+        {"nan", "nan"}, {"rpi4", "rpi4"}, {"1234x", "1234x"},
+        {"18446744073709551615", "18,446,744,073,709,551,615"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const size_t need = art_group_thousands(cases[i][0], b, sizeof b);
+        assert_string_equal(b, cases[i][1]);
+        assert_int_equal(need, strlen(cases[i][1]));
+    }
+    /* truncated, terminated, the length it needs */
+    assert_int_equal(art_group_thousands("1234567", b, 4), 9);
+    assert_string_equal(b, "1,2");
+
+    art_table *t = NULL;
+    assert_int_equal(art_table_create("g", &t), ART_OK);
+    art_table_add_column(t, "name", ART_TEXT);
+    art_table_add_column(t, "parameter_count", ART_UINT);
+    art_table_add_column(t, "mb", ART_REAL);
+    art_table_add_row(t, NULL);
+    art_table_set_text(t, 0, 0, "conv1");
+    art_table_set_uint(t, 0, 1, 78666);
+    art_table_set_real(t, 0, 2, 1234.5);
+    char buf[256] = {0};
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(art_table_print_grouped(t, f), ART_OK);
+    fclose(f);
+    assert_string_equal(buf, "name   parameter_count       mb\n"
+                             "conv1           78,666  1,234.5\n");
+    /* the CSV keeps plain numbers */
+    memset(buf, 0, sizeof buf);
+    f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(art_table_write_csv(t, f), ART_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "conv1,78666,1234.5"));
+    art_table_destroy(t);
+}
+
 static int fail_after_half(const void *obj, FILE *f)
 {
     (void)obj;
     fputs("half", f);
     return ART_E_IO;
+}
+
+/* A rounding for the tests: names ending in _ms to three decimals, the
+ * others to six significant digits; it counts the calls per name. */
+static int round_calls_ms, round_calls_other;
+
+static double round_by_name(const char *name, double v)
+{
+    char buf[64];
+    const size_t n = strlen(name);
+    if (n >= 3 && strcmp(name + n - 3, "_ms") == 0) {
+        round_calls_ms++;
+        snprintf(buf, sizeof buf, "%.3f", v);
+    } else {
+        round_calls_other++;
+        snprintf(buf, sizeof buf, "%.6g", v);
+    }
+    return strtod(buf, NULL);
+}
+
+static void test_rounded_writers(void **state)
+{
+    (void)state;
+    art_table *t = NULL;
+    assert_int_equal(art_table_create("r", &t), ART_OK);
+    art_table_add_column(t, "t_ms", ART_REAL);
+    art_table_add_column(t, "n", ART_UINT);
+    art_table_add_column(t, "ratio", ART_REAL);
+    art_table_add_row(t, NULL);
+    art_table_set_real(t, 0, 0, 1.1376585700000001);
+    art_table_set_uint(t, 0, 1, 9282560);
+    art_table_set_real(t, 0, 2, 0.1 + 0.2);
+    art_table_add_row(t, NULL); /* empty cells stay empty */
+    art_table_set_real(t, 1, 0, NAN);
+    char buf[512] = {0};
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(art_table_write_csv_rounded(t, f, round_by_name),
+                     ART_OK);
+    fclose(f);
+    assert_string_equal(buf, "t_ms,n,ratio\n1.138,9282560,0.3\nnan,,\n");
+    /* the plain writer keeps every digit */
+    memset(buf, 0, sizeof buf);
+    f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(art_table_write_csv(t, f), ART_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "1.1376585700000001,9282560,"
+                                "0.30000000000000004"));
+    assert_int_equal(art_table_write_csv_rounded(t, NULL, round_by_name),
+                     ART_E_INVALID);
+    assert_int_equal(art_table_write_csv_rounded(t, stdout, NULL),
+                     ART_E_INVALID);
+
+    /* a document: members, a nested document, a table's rows (their
+     * column names), an array of numbers (its member's name) */
+    art_doc *sub = NULL, *d = NULL;
+    assert_int_equal(art_doc_create(&sub), ART_OK);
+    assert_int_equal(art_doc_set_real(sub, "wait_ms", 2.0000004), ART_OK);
+    assert_int_equal(art_doc_create(&d), ART_OK);
+    assert_int_equal(art_doc_set_real(d, "ratio", 0.1 + 0.2), ART_OK);
+    assert_int_equal(art_doc_set_doc(d, "sub", sub), ART_OK);
+    assert_int_equal(art_doc_set_table(d, "rows", t), ART_OK);
+    round_calls_ms = round_calls_other = 0;
+    memset(buf, 0, sizeof buf);
+    f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(art_doc_write_rounded(d, f, round_by_name), ART_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"ratio\": 0.3,"));
+    assert_non_null(strstr(buf, "\"wait_ms\": 2.0\n")); /* still a real */
+    assert_non_null(strstr(buf, "\"t_ms\": 1.138,"));
+    assert_null(strstr(buf, "0000"));
+    /* wait_ms and the row's t_ms by the time rule; the two ratios by the
+     * other (a NaN cell is null, never rounded) */
+    assert_int_equal(round_calls_ms, 2);
+    assert_int_equal(round_calls_other, 2);
+
+    /* a bundle rounds its CSV tables and documents */
+    char *dir = art_path_join(tmpdir, "rounded");
+    art_bundle *b = NULL;
+    assert_int_equal(art_bundle_create(dir, &b), ART_OK);
+    art_bundle_set_rounding(b, round_by_name);
+    assert_int_equal(art_bundle_add_csv(b, "t.csv", t), ART_OK);
+    assert_int_equal(art_bundle_add_doc(b, "d.json", d), ART_OK);
+    struct art_diag diag;
+    assert_int_equal(art_bundle_commit(b, &diag), ART_OK);
+    char *p = art_path_join(dir, "t.csv");
+    assert_string_equal(slurp(p), "t_ms,n,ratio\n1.138,9282560,0.3\nnan,,\n");
+    unlink(p);
+    free(p);
+    p = art_path_join(dir, "d.json");
+    assert_non_null(strstr(slurp(p), "\"t_ms\": 1.138,"));
+    unlink(p);
+    free(p);
+    rmdir(dir);
+    free(dir);
+    art_doc_destroy(d);
+    art_doc_destroy(sub);
+    art_table_destroy(t);
 }
 
 static void test_bundle(void **state)
@@ -517,6 +658,8 @@ int main(void)
         cmocka_unit_test(test_atomic),
         cmocka_unit_test(test_mkdir_and_join),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_group_thousands),
+        cmocka_unit_test(test_rounded_writers),
         cmocka_unit_test(test_bundle),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

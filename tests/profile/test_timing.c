@@ -196,6 +196,48 @@ static void test_harness_grouping(void **state)
                      PROF_E_CALLBACK);
 }
 
+/* A callback whose first call is slow (6 ms, a cold start) and the others
+ * fast (1 ms). */
+static int cold_call(void *ctx)
+{
+    unsigned *calls = ctx;
+    struct timespec ts = {0, ++*calls == 1 ? 6000000L : 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    return 0;
+}
+
+static void test_harness_first_and_warmup(void **state)
+{
+    (void)state;
+    /* The cold call is the first warm-up call: first_ms holds it, the
+     * warm-up mean is (6 + 1) / 2 at least, the samples do not see it. */
+    struct prof_time_opts o = {.warmup = 2, .repeats = 3,
+                               .latency_multiplier = 2.0};
+    unsigned calls = 0;
+    struct prof_stats s;
+    assert_int_equal(prof_time(cold_call, &calls, &o, &s, NULL), PROF_OK);
+    assert_true(s.first_ms >= 12.0);             /* multiplied */
+    assert_true(s.warmup_mean_ms >= 7.0 && s.warmup_mean_ms < s.first_ms);
+    assert_true(s.max_ms < s.first_ms);
+    /* no warm-up: the first sample is the cold call */
+    o = (struct prof_time_opts){.warmup = 0, .repeats = 3,
+                                .latency_multiplier = 1.0};
+    calls = 0;
+    assert_int_equal(prof_time(cold_call, &calls, &o, &s, NULL), PROF_OK);
+    assert_true(s.first_ms >= 6.0 && s.first_ms == s.max_ms);
+    assert_true(isnan(s.warmup_mean_ms));
+    /* no warm-up, grouped: the group search's first call */
+    o.min_sample_ms = 0.5;
+    calls = 0;
+    assert_int_equal(prof_time(cold_call, &calls, &o, &s, NULL), PROF_OK);
+    assert_true(s.first_ms >= 6.0 && s.max_ms < s.first_ms);
+    /* prof_stats_compute has no call to time */
+    const double v[2] = {1.0, 2.0};
+    assert_int_equal(prof_stats_compute(v, 2, 1.0, &s), PROF_OK);
+    assert_true(isnan(s.first_ms) && isnan(s.warmup_mean_ms));
+}
+
 static void test_harness_errors(void **state)
 {
     (void)state;
@@ -251,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_harness_counts),
         cmocka_unit_test(test_harness_lower_bound),
         cmocka_unit_test(test_harness_grouping),
+        cmocka_unit_test(test_harness_first_and_warmup),
         cmocka_unit_test(test_harness_errors),
         cmocka_unit_test(test_clock_monotonic),
         cmocka_unit_test(test_strerror),

@@ -228,6 +228,23 @@ ART_API int art_table_write_csv(const art_table *t, FILE *f);
 ART_API int art_table_save_csv(const art_table *t, const char *path,
                                struct art_diag *diag);
 
+/* What a writer keeps of the real v found under name (a table's column, a
+ * document's key; the elements of an array have the array's key): a
+ * rounding to the digits that mean something for that quantity. Called
+ * only for finite values. */
+typedef double (*art_round_fn)(const char *name, double v);
+
+/* art_table_write_csv with every finite real written as round(column
+ * name, value). ART_E_INVALID for a NULL argument. */
+ART_API int art_table_write_csv_rounded(const art_table *t, FILE *f,
+                                        art_round_fn round);
+
+/* Write the CSV tables and the documents of b (art_bundle_add_csv,
+ * art_bundle_add_doc; added before or after) with round, as
+ * art_table_write_csv_rounded and art_doc_write_rounded do. NULL: every
+ * real exactly (the default). */
+ART_API void art_bundle_set_rounding(art_bundle *b, art_round_fn round);
+
 /* JSON: an array of objects, one per row, keys in column order. */
 ART_API int art_table_write_json(const art_table *t, FILE *f);
 ART_API int art_table_save_json(const art_table *t, const char *path,
@@ -236,6 +253,17 @@ ART_API int art_table_save_json(const art_table *t, const char *path,
 /* Aligned text for a terminal: text left-aligned, numbers right-aligned,
  * reals with the given number of decimals (shortest form when < 0). */
 ART_API int art_table_print(const art_table *t, FILE *f, int decimals);
+
+/* As art_table_print(t, f, -1), with the whole part of every number of
+ * four digits or more grouped by thousands with commas ("1,234,567",
+ * "-12,345.6"; "1.5e+06" as it is): for people, as torchinfo prints. Files
+ * keep plain numbers. */
+ART_API int art_table_print_grouped(const art_table *t, FILE *f);
+
+/* Group the whole part of the number in s (as art_table_print_grouped)
+ * into buf of len bytes (truncated, always terminated); text that is not
+ * a number is copied as it is. Returns the length it needs. */
+ART_API size_t art_group_thousands(const char *s, char *buf, size_t len);
 
 /* Read a CSV file written by any tool: the first line names the columns.
  * Each column's type is inferred from its values (BOOL if every non-empty
@@ -280,6 +308,10 @@ ART_API int art_doc_set_doc(art_doc *d, const char *key, const art_doc *sub);
 /* Indented JSON, keys in insertion order, a final newline. Reals are
  * written with 17 significant digits, so they read back exactly. */
 ART_API int art_doc_write(const art_doc *d, FILE *f);
+/* art_doc_write with every finite real written as round(its key, value);
+ * ART_E_INVALID for a NULL argument. */
+ART_API int art_doc_write_rounded(const art_doc *d, FILE *f,
+                                  art_round_fn round);
 ART_API int art_doc_save(const art_doc *d, const char *path,
                          struct art_diag *diag);
 

@@ -117,6 +117,13 @@ struct prof_stats {
     double mean_ms;
     double stddev_ms;
     double mad_ms;
+    /* prof_time() only (prof_stats_compute leaves them NaN), after the
+     * multiplier: the very first call, timed alone (a cold cache, lazy
+     * allocation, a first page fault: TFLite's benchmark_model "first
+     * inference"), and the mean of the warm-up calls, the first included
+     * (its "warmup (avg)"; NaN without warm-up). */
+    double first_ms;
+    double warmup_mean_ms;
 };
 
 /*
