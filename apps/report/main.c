@@ -746,7 +746,8 @@ int main(int argc, char **argv)
     }
     if (rc == CLI_EXIT_OK) {
         if (o.co.format == CLI_FORMAT_JSON) {
-            if (art_doc_write(r.summary, stdout) != ART_OK) {
+            if (art_doc_write_rounded(r.summary, stdout, cli_round_file) !=
+                ART_OK) {
                 rc = CLI_EXIT_FAILURE;
             }
         } else {

@@ -472,6 +472,10 @@ int report_write(const struct options *o, struct report *r)
 {
     art_bundle *b = NULL;
     int st = art_bundle_create(o->co.out_dir, &b);
+    /* every file keeps the digits that mean something */
+    if (st == ART_OK) {
+        art_bundle_set_rounding(b, cli_round_file);
+    }
     st = st ? st : art_bundle_add(b, "report.html", write_html, r);
     st = st ? st : art_bundle_add_doc(b, "summary.json", r->summary);
     if (r->training) {

@@ -173,6 +173,17 @@ static void test_report(void **state)
             fail_msg("summary.json lists %s, which is not there", name);
         }
         const size_t len = strlen(name);
+        if ((len > 4 && strcmp(name + len - 4, ".csv") == 0) ||
+            (len > 5 && strcmp(name + len - 5, ".json") == 0)) {
+            /* numbers rounded to what they mean: no float noise */
+            char file[900], bad[64];
+            snprintf(file, sizeof file, "%s/%s", out, name);
+            char *text = slurp(file);
+            if (!run_digits_ok(text, 6, bad, sizeof bad)) {
+                fail_msg("%s holds %s", name, bad);
+            }
+            free(text);
+        }
         if (len > 4 && strcmp(name + len - 4, ".png") == 0) {
             char png[900];
             snprintf(png, sizeof png, "%s/%s", out, name);
