@@ -433,15 +433,24 @@ static uint64_t elements(struct memest_shape s)
     return n;
 }
 
-int data_check(const memest_model *model, const struct prof_dataset *d,
-               const char *opt)
+/* A message only when the caller wants one. */
+#define SAY(...)                                                            \
+    do {                                                                    \
+        if (say) {                                                          \
+            cli_error(__VA_ARGS__);                                         \
+        }                                                                   \
+    } while (0)
+
+/* data_check(), saying why only when say is true. */
+static int check(const memest_model *model, const struct prof_dataset *d,
+                 const char *opt, bool say)
 {
     const char *name = memest_model_name(model);
     const char *src = d->source ? d->source : "";
     char have[200], want[200];
     const size_t ni = memest_model_input_count(model);
     if (ni != 1) {
-        cli_error("%s: the model %s has %zu inputs; %s feeds one "
+        SAY("%s: the model %s has %zu inputs; %s feeds one "
                   "(edgefit-validate runs a model of several inputs)", opt,
                   name, ni, opt);
         return CLI_EXIT_USAGE;
@@ -452,7 +461,7 @@ int data_check(const memest_model *model, const struct prof_dataset *d,
         !validate_same_but_ones(d->shape, d->rank, in.dim, in.rank)) {
         prof_dataset_shape_text(d, have, sizeof have);
         shape_text(in.dim, in.rank, want, sizeof want);
-        cli_error("%s: the model %s reads %s%s per sample; the data has %s "
+        SAY("%s: the model %s reads %s%s per sample; the data has %s "
                   "per sample (%" PRIu64 " values, %s)", opt, name, want,
                   in.rank == 1 ? " values" : "", have, d->sample_count, src);
         return CLI_EXIT_USAGE;
@@ -464,14 +473,14 @@ int data_check(const memest_model *model, const struct prof_dataset *d,
     }
     if (d->y) {
         if (!data_is_classifier(model)) {
-            cli_error("%s: the data has labels (classes 0 to %u) but the "
+            SAY("%s: the data has labels (classes 0 to %u) but the "
                       "model %s gives %s per sample, not class scores "
                       "(give reference outputs with --test-data)", opt,
                       d->classes ? d->classes - 1 : 0, name, want);
             return CLI_EXIT_USAGE;
         }
         if (d->classes > elements(o)) {
-            cli_error("%s: the labels go up to %u (%s) but the model %s has "
+            SAY("%s: the labels go up to %u (%s) but the model %s has "
                       "%" PRIu64 " outputs (classes 0 to %" PRIu64 ")", opt,
                       d->classes - 1, src, name, elements(o),
                       elements(o) - 1);
@@ -481,12 +490,25 @@ int data_check(const memest_model *model, const struct prof_dataset *d,
     if (d->ref &&
         !validate_same_but_ones(d->ref_shape, d->ref_rank, o.dim, o.rank)) {
         shape_text(d->ref_shape, d->ref_rank, have, sizeof have);
-        cli_error("%s: the model %s gives %s per sample; the reference "
+        SAY("%s: the model %s gives %s per sample; the reference "
                   "outputs are %s per sample (%s)", opt, name, want, have,
                   src);
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
+}
+
+#undef SAY
+
+int data_check(const memest_model *model, const struct prof_dataset *d,
+               const char *opt)
+{
+    return check(model, d, opt, true);
+}
+
+bool data_fits(const memest_model *model, const struct prof_dataset *d)
+{
+    return check(model, d, "", false) == CLI_EXIT_OK;
 }
 
 double data_accuracy_stderr(double p, uint64_t n)

@@ -84,6 +84,9 @@ bool data_is_classifier(const memest_model *model);
 int data_check(const memest_model *model, const struct prof_dataset *d,
                const char *opt);
 
+/* data_check() without a message: true when model fits d. */
+bool data_fits(const memest_model *model, const struct prof_dataset *d);
+
 /* The standard error of an accuracy p measured on n samples,
  * sqrt(p (1 - p) / n): differences below it are noise. NaN for n 0 or p
  * outside [0, 1]. */

@@ -360,8 +360,10 @@ int main(int argc, char **argv)
         }
         /* An ONNX model carries its weights; a text model takes them
          * from --weights. Seeded initial weights would make the accuracy
-         * columns meaningless. */
-        if (!memest_model_has_weights(model)) {
+         * columns meaningless. A model without parameters (a softmax, a
+         * pool) needs none. */
+        if (memest_model_parameter_count(model) > 0 &&
+            !memest_model_has_weights(model)) {
             cli_error("--weights FILE is required: %s carries no weights "
                       "(give trained weights, e.g. from edgefit-train --out "
                       "DIR, or an ONNX model), or --from-csv FILE", o.model);

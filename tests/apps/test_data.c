@@ -285,6 +285,7 @@ static void test_idx_and_check(void **state)
     for (size_t i = 0; i < 2; i++) {
         memest_model *m = model(fit[i]);
         assert_int_equal(data_check(m, &d, "--data"), CLI_EXIT_OK);
+        assert_true(data_fits(m, &d));
         memest_model_destroy(m);
     }
     /* the audit's cases and their kin: another size, another shape of
@@ -298,6 +299,7 @@ static void test_idx_and_check(void **state)
         if (data_check(m, &d, "--data") != CLI_EXIT_USAGE) {
             fail_msg("%s was not refused", refused[i]);
         }
+        assert_false(data_fits(m, &d));
         memest_model_destroy(m);
     }
     /* labels for an autoencoder of the data's own shape: no classes */

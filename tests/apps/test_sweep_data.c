@@ -177,6 +177,40 @@ static void test_reference_agreement(void **state)
     json_decref(rows);
 }
 
+/* Models of other kinds on ONNX test data: a preset given PyTorch's
+ * weights (resnet8, its exported model's test set), and a model without
+ * parameters from ONNX's own test data (no --weights needed). */
+static void test_other_models(void **state)
+{
+    (void)state;
+    char w[800], set[800];
+    snprintf(w, sizeof w, "%s/resnet8/resnet8.safetensors", models_dir);
+    snprintf(set, sizeof set, "%s/resnet8", models_dir);
+    char *a1[] = {(char *)sweep_app, "--model", "resnet8", "--weights", w,
+                  "--test-data", set, "--batches", "1", "--precisions",
+                  "fp32", "--repeats", "1", "--format", "json", "--quiet",
+                  NULL};
+    json_t *rows = sweep_json(a1);
+    json_t *row = json_array_get(rows, 0);
+    assert_true(num(row, "max_abs_error") < 1e-5);
+    assert_true(num(row, "top1_agreement") == 1.0);
+    json_decref(rows);
+    static const char *const softmax =
+        "/usr/share/libonnx-testdata/data/pytorch-converted/test_Softmax";
+    if (access(softmax, R_OK) != 0) {
+        return;
+    }
+    char m[800];
+    snprintf(m, sizeof m, "%s/model.onnx", softmax);
+    char *a2[] = {(char *)sweep_app, "--model", m, "--test-data",
+                  (char *)softmax, "--batches", "1", "--precisions",
+                  "fp32", "--repeats", "1", "--format", "json", "--quiet",
+                  NULL};
+    rows = sweep_json(a2);
+    assert_true(num(json_array_get(rows, 0), "max_abs_error") < 1e-6);
+    json_decref(rows);
+}
+
 /* Refused with exit 2 at once, nothing on stdout, the needles on stderr,
  * and --out never created. */
 static void refused(char *const argv[], const char *a, const char *b)
@@ -300,6 +334,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_labelled_npy),
         cmocka_unit_test(test_reference_agreement),
+        cmocka_unit_test(test_other_models),
         cmocka_unit_test(test_sweep_refusals),
         cmocka_unit_test(test_train_refusals),
         cmocka_unit_test(test_train_npy),

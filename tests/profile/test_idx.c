@@ -222,6 +222,18 @@ static void test_dataset(void **state)
     assert_int_equal(d.cols, 3);
     assert_int_equal(d.classes, 8); /* labels 7, 0, 2 */
     assert_memory_equal(d.y, labels3, 3);
+    /* the sample shape of the general data set: one channel of 2 x 3 */
+    assert_int_equal(d.rank, 3);
+    assert_int_equal(d.shape[0], 1);
+    assert_int_equal(d.shape[1], 2);
+    assert_int_equal(d.shape[2], 3);
+    assert_int_equal(d.sample_count, 6);
+    assert_null(d.ref);
+    assert_int_equal(d.ref_rank, 0);
+    assert_non_null(strstr(d.source, "train-images-idx3-ubyte.gz"));
+    char shape_text[16];
+    assert_string_equal(prof_dataset_shape_text(&d, shape_text,
+                                                sizeof shape_text), "1x2x3");
     unsigned char p[18];
     pixels(p);
     for (int i = 0; i < 18; i++) {
