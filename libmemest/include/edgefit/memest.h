@@ -812,7 +812,9 @@ struct memest_training {
 
 /*
  * Training memory with everything stored in one precision: with N
- * parameters, A activation elements, b bytes per element and s state
+ * parameters (the model's, and one more per channel of each batch norm
+ * folded into a conv2d or dense layer, which training keeps apart: its
+ * gamma), A activation elements, b bytes per element and s state
  * buffers per parameter: params N*b, gradients N*b, state s*N*b,
  * activations A*b, working buffers as above. MEMEST_E_RANGE for batch 0,
  * MEMEST_E_OVERFLOW, MEMEST_E_INVALID.
