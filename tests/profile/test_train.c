@@ -43,6 +43,7 @@
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "bn_fixture.h"
 
 #define SEED UINT64_C(20261122)
 #define PI 3.14159265358979323846
@@ -829,6 +830,109 @@ static void test_grads_graph(void **state)
     assert_true(check_grads(graph_res, MEMEST_FP32, 1, 1) > 10);
 }
 
+/* The running statistics through the trainer against PyTorch's
+ * (tests/data/batchnorm-torch.txt): a batch norm on the model's input,
+ * one step on x (an epoch of one batch: the shuffle does not change a
+ * batch's statistics), one on x2. Then evaluation runs on the running
+ * statistics: its loss is that of an executor given the trainer's folded
+ * parameters. */
+static void test_batchnorm_running(void **state)
+{
+    (void)state;
+    char *file = bn_fixture_read();
+    assert_non_null(file);
+    const char *names[] = {"bn2d", "bn1d"};
+    const char *texts[] = {"input 3x2x3\nbatchnorm name=bn\nflatten\n"
+                           "dense 2 act=softmax\n",
+                           "input 4\nbatchnorm eps=1e-3 name=bn\n"
+                           "dense 2 act=softmax\n"};
+    for (size_t k = 0; k < 2; k++) {
+        struct bn_case c;
+        assert_true(bn_fixture_case(file, names[k], &c));
+        const size_t C = c.channels, n = c.batch * C * c.hw;
+        float *x = malloc(n * sizeof *x), *x2 = malloc(n * sizeof *x2);
+        float run[8], ref[8], w[4], b[4], out[2 * 5];
+        assert_true(bn_fixture_values(&c, "x", x, n));
+        assert_true(bn_fixture_values(&c, "x2", x2, n));
+        uint8_t y[5] = {0, 1, 1, 0, 1};
+        memest_model *m = model(texts[k]);
+        struct prof_train_opts o;
+        prof_train_opts_init(&o);
+        o.batch = c.batch;
+        prof_train *t = NULL;
+        assert_int_equal(prof_train_create(m, &o, &t, NULL), PROF_OK);
+        /* a fresh batch norm: gamma 1, beta 0, mean 0, variance 1 */
+        assert_int_equal(prof_train_get_batchnorm(t, 0, w, b, run, run + C,
+                                                  C),
+                         PROF_OK);
+        for (size_t i = 0; i < C; i++) {
+            assert_true(w[i] == 1.0f && b[i] == 0.0f && run[i] == 0.0f &&
+                        run[C + i] == 1.0f);
+        }
+        struct prof_train_epoch_result r;
+        const char *step[2] = {"run1", "run2"};
+        for (int e = 0; e < 2; e++) {
+            char key[32];
+            assert_int_equal(prof_train_epoch(t, e ? x2 : x, y, c.batch, NULL,
+                                              NULL, &r),
+                             PROF_OK);
+            assert_int_equal(prof_train_get_batchnorm(t, 0, w, b, run,
+                                                      run + C, C),
+                             PROF_OK);
+            snprintf(key, sizeof key, "%s_mean", step[e]);
+            assert_true(bn_fixture_values(&c, key, ref, C));
+            snprintf(key, sizeof key, "%s_var", step[e]);
+            assert_true(bn_fixture_values(&c, key, ref + C, C));
+            for (size_t i = 0; i < 2 * C; i++) {
+                if (!(fabs(run[i] - ref[i]) <= 4e-6 * (1 + fabs(ref[i])))) {
+                    fail_msg("%s %s[%zu]: %.9g, PyTorch %.9g", names[k],
+                             step[e], i, (double)run[i], (double)ref[i]);
+                }
+            }
+        }
+        /* evaluation: the executor on the folded parameters */
+        double loss;
+        assert_int_equal(prof_train_evaluate(t, x, y, c.batch, NULL, &loss),
+                         PROF_OK);
+        struct prof_exec_opts eo;
+        prof_exec_opts_init(&eo);
+        eo.batch = c.batch;
+        prof_exec *ex = NULL;
+        assert_int_equal(prof_exec_create(m, &eo, &ex, NULL), PROF_OK);
+        for (size_t l = 0; l < memest_model_layer_count(m); l++) {
+            const struct memest_layer *L = memest_model_layer(m, l);
+            const size_t wn = (size_t)L->weight_count,
+                         bn = (size_t)L->bias_count;
+            if (!wn) {
+                continue;
+            }
+            float *pw = malloc((wn + bn) * sizeof *pw);
+            assert_int_equal(prof_train_get_params(t, l, pw, wn, pw + wn, bn),
+                             PROF_OK);
+            assert_int_equal(prof_exec_set_params(ex, l, pw, wn, pw + wn, bn),
+                             PROF_OK);
+            free(pw);
+        }
+        assert_int_equal(prof_exec_run(ex, x, n, out, 2 * c.batch), PROF_OK);
+        double want = 0;
+        for (size_t s = 0; s < c.batch; s++) {
+            /* the executor's softmax probabilities */
+            want -= log(out[2 * s + y[s]]);
+        }
+        want /= (double)c.batch;
+        if (!(fabs(loss - want) <= 1e-5 * (1 + fabs(want)))) {
+            fail_msg("%s: evaluation loss %.9g, executor %.9g", names[k],
+                     loss, want);
+        }
+        prof_exec_destroy(ex);
+        prof_train_destroy(t);
+        memest_model_destroy(m);
+        free(x);
+        free(x2);
+    }
+    free(file);
+}
+
 static void test_grads_fp32(void **state)
 {
     (void)state;
@@ -1539,6 +1643,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grads_graph),
+        cmocka_unit_test(test_batchnorm_running),
         cmocka_unit_test(test_grads_fp32),
         cmocka_unit_test(test_grads_mixed),
         cmocka_unit_test(test_grads_detect_error),
