@@ -471,6 +471,14 @@ MEMEST_API size_t memest_model_tensor_count(const memest_model *model);
 MEMEST_API struct memest_shape
 memest_model_tensor_shape(const memest_model *model, size_t t);
 
+/* 1 when layer i's description gives it a bias of its own (bias=yes, the
+ * default, or an ONNX bias input), before any batch norm folded into it
+ * gave it one: the "<layer>.bias" memest_model_set_weights() then wants
+ * beside the batch norm's tensors. 0 otherwise, or for NULL or i out of
+ * range. */
+MEMEST_API int memest_model_layer_declared_bias(const memest_model *model,
+                                                size_t i);
+
 /* 1 when every layer with parameters carries weights (layer->weight
  * non-NULL), else 0. */
 MEMEST_API int memest_model_has_weights(const memest_model *model);
