@@ -1264,13 +1264,21 @@ PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
  * executor's operators, parameter layout and initialisation (see
  * "executor" above: seeded, or the model's own weights when it carries
  * them, so that a trained or imported model is fine-tuned): forward and
- * backward for a chain of dense, conv2d (any stride, padding and groups),
- * max and average pooling (any window, strides and padding, either
- * average divisor), flatten, identity, dropout (an identity: the model
- * carries no rate and the trainer drops nothing) and the activations
- * relu, relu6, gelu (tanh form), sigmoid and tanh, fused after a dense or
- * conv2d layer or standing alone. The graph layers have no backward pass
- * here and are refused (see prof_train_create). The last layer must end in softmax on
+ * backward for a model of one input (a chain, or a graph: a tensor read
+ * by several layers gathers their gradients) of dense, conv2d (any
+ * stride, padding and groups), max and average pooling (any window,
+ * strides and padding, either average divisor), global average pooling,
+ * batch norms (standalone or folded into a conv2d or dense layer, trained
+ * in training mode: see "batch norms" below), add of inputs of one shape
+ * (a residual: each input receives the output's gradient), concat (the
+ * gradient split along its axis), flatten, identity, dropout (an
+ * identity: the model carries no rate and the trainer drops nothing),
+ * shuffle, slice, reshape and the activations relu, relu6, gelu (tanh
+ * form), sigmoid, tanh, softplus, hardsigmoid, clip, leakyrelu (alpha >=
+ * 0) and elu (alpha > 0), fused after a layer or standing alone, silu and
+ * hardswish standing alone. Mixed precision trains chains of them
+ * without a folded batch norm. The rest is refused (see
+ * prof_train_create). The last layer must end in softmax on
  * a feature vector: softmax and the cross-entropy loss are computed
  * together (kern_nn_softmax_xent_f32), so the last layer's stored output
  * is its logits. Softmax anywhere else is refused (PROF_E_RANGE).
