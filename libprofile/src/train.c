@@ -573,12 +573,13 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
         }
     }
     /* Batch norms start as PyTorch's fresh one (gamma 1, beta 0, running
-     * mean 0 and variance 1) or as the model's folded scale and shift
-     * (gamma = scale sqrt(1 + eps), beta = shift, mean 0, variance 1: the
-     * same function in inference; the statistics folded in are lost). */
-    /* A folded one starts from the layer's weights as they are and a
-     * fresh batch norm (beta 0 in the bias), or, when the model carries
-     * weights (folded), gamma sqrt(1 + eps) and beta the folded bias. */
+     * mean 0 and variance 1), or, when the model carries weights (folded),
+     * as the batch norm of mean 0 and variance 1 that computes them: a
+     * standalone one's gamma scale sqrt(1 + eps) and beta its shift; a
+     * folded one's gamma sqrt(1 + eps) on the folded weights, beta the
+     * folded bias (the statistics a fold absorbed are not recovered). A
+     * folded one without weights keeps the layer's drawn weights; its
+     * bias, beta, starts at 0. */
     size_t gat = 0;
     for (size_t i = 0; i < t->nl; i++) {
         struct tlayer *l = &t->L[i];
