@@ -103,9 +103,19 @@ int cli_train_read_weights(const prof_train *t, struct cli_weights *w)
 {
     for (size_t i = 0; i < w->layer_count; i++) {
         const struct cli_weights_layer *l = &w->layers[i];
-        const int st = prof_train_get_params(t, l->layer, l->weight,
-                                             l->weight_count, l->bias,
-                                             l->bias_count);
+        int st = prof_train_get_params(t, l->layer, l->weight,
+                                       l->weight_count, l->bias,
+                                       l->bias_count);
+        /* a batch norm as PyTorch saves it (weights.h) */
+        const size_t C = l->bn_count;
+        if (st == PROF_OK && l->bn) {
+            st = prof_train_get_batchnorm(t, l->layer, l->bn, l->bn + C,
+                                          l->bn + 2 * C, l->bn + 3 * C, C);
+        }
+        if (st == PROF_OK && l->raw_weight) {
+            st = prof_train_get_unfolded_weight(t, l->layer, l->raw_weight,
+                                                l->weight_count);
+        }
         if (st != PROF_OK) {
             return failed("reading the trained weights", st);
         }

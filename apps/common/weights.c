@@ -1,4 +1,5 @@
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,37 @@ static bool weight_shape(const struct memest_layer *l, struct art_tensor *t)
     return t->ndim != 0;
 }
 
+/* The channels of layer l's batch norm (a batchnorm layer, or one folded
+ * into it), 0 when it has none. */
+static size_t bn_channels(const struct memest_layer *l)
+{
+    if (l->kind == MEMEST_KIND_BATCHNORM) {
+        return (size_t)l->weight_count;
+    }
+    return l->folded_bn ? (size_t)l->units : 0;
+}
+
+static const char *const BN_SUFFIX[4] = {".weight", ".bias", ".running_mean",
+                                         ".running_var"};
+
+/* Append tensor `prefix``suffix` of ndim dims (shape) over data. */
+static void add_tensor(struct cli_weights *w, char **name, const char *prefix,
+                       const char *suffix, float *data, unsigned ndim,
+                       const uint64_t *shape)
+{
+    struct art_tensor *t = &w->tensors[w->tensor_count++];
+    const size_t len = strlen(prefix) + strlen(suffix) + 1;
+    snprintf(*name, len, "%s%s", prefix, suffix);
+    t->name = *name;
+    *name += len;
+    t->dtype = ART_DTYPE_F32;
+    t->ndim = ndim;
+    for (unsigned d = 0; d < ndim; d++) {
+        t->shape[d] = shape[d];
+    }
+    t->data = data;
+}
+
 bool cli_weights_init(const memest_model *model, struct cli_weights *w)
 {
     memset(w, 0, sizeof *w);
@@ -53,10 +85,26 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w)
             return false;
         }
         layers++;
-        tensors += l->has_bias ? 2 : 1;
-        /* "<name>.weight" and "<name>.bias", NUL included */
-        name_bytes += 2 * (strlen(l->name) + sizeof ".weight");
+        /* the executor's form, and the saved one: "<name>.weight" and
+         * "<name>.bias" (NUL included), or a batch norm's four tensors and
+         * the weights (and declared bias) of the layer it is folded into */
+        const size_t C = bn_channels(l);
+        const size_t suffixes = sizeof ".running_mean" + sizeof ".weight";
         floats += l->parameter_count;
+        if (C == 0) {
+            tensors += l->bias_count ? 2 : 1;
+            name_bytes += 2 * (strlen(l->name) + sizeof ".weight");
+            continue;
+        }
+        tensors += 4;
+        floats += 4 * (uint64_t)C;
+        if (l->folded_bn) {
+            const int declared = memest_model_layer_declared_bias(model, i);
+            tensors += declared ? 2 : 1;
+            floats += l->weight_count + (declared ? C : 0);
+            name_bytes += 4 * (strlen(l->folded_bn) + suffixes);
+        }
+        name_bytes += 4 * (strlen(l->name) + suffixes);
     }
     /* libmemest checked the counts for overflow; a model whose parameters
      * do not fit in memory is refused here rather than wrapped. */
@@ -82,30 +130,46 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w)
             continue;
         }
         struct cli_weights_layer *wl = &w->layers[w->layer_count++];
+        struct art_tensor shape;
+        (void)weight_shape(l, &shape); /* checked in the first pass */
         wl->layer = i;
         wl->weight = p;
         wl->weight_count = (size_t)l->weight_count;
         p += wl->weight_count;
-        struct art_tensor *t = &w->tensors[w->tensor_count++];
-        const size_t room = 2 * (strlen(l->name) + sizeof ".weight");
-        const int len = snprintf(name, room, "%s.weight", l->name);
-        t->name = name;
-        name += len + 1;
-        t->dtype = ART_DTYPE_F32;
-        (void)weight_shape(l, t); /* checked in the first pass */
-        t->data = wl->weight;
-        if (l->has_bias) {
+        if (l->bias_count) { /* a batchnorm's shift is no has_bias */
             wl->bias = p;
             wl->bias_count = (size_t)l->bias_count;
             p += wl->bias_count;
-            t = &w->tensors[w->tensor_count++];
-            snprintf(name, room - (size_t)len - 1, "%s.bias", l->name);
-            t->name = name;
-            name += strlen(name) + 1;
-            t->dtype = ART_DTYPE_F32;
-            t->ndim = 1;
-            t->shape[0] = l->bias_count;
-            t->data = wl->bias;
+        }
+        const size_t C = bn_channels(l);
+        if (C == 0) {
+            add_tensor(w, &name, l->name, ".weight", wl->weight, shape.ndim,
+                       shape.shape);
+            if (wl->bias) {
+                const uint64_t dim = l->bias_count;
+                add_tensor(w, &name, l->name, ".bias", wl->bias, 1, &dim);
+            }
+            continue;
+        }
+        const uint64_t dim = C;
+        if (l->folded_bn) {
+            wl->raw_weight = p;
+            p += wl->weight_count;
+            add_tensor(w, &name, l->name, ".weight", wl->raw_weight,
+                       shape.ndim, shape.shape);
+            if (memest_model_layer_declared_bias(model, i)) {
+                /* zeros: beta holds the bias once the batch norm trains */
+                add_tensor(w, &name, l->name, ".bias", p, 1, &dim);
+                p += C;
+            }
+        }
+        wl->bn = p;
+        wl->bn_count = C;
+        p += 4 * C;
+        const char *bn = l->folded_bn ? l->folded_bn : l->name;
+        for (int k = 0; k < 4; k++) {
+            add_tensor(w, &name, bn, BN_SUFFIX[k], wl->bn + (size_t)k * C, 1,
+                       &dim);
         }
     }
     return true;
@@ -248,6 +312,34 @@ void cli_weights_from_model(const memest_model *model, struct cli_weights *w)
         }
         if (l->bias && wl->bias) {
             memcpy(wl->bias, l->bias, wl->bias_count * sizeof(float));
+        }
+    }
+    cli_weights_unfold(model, w);
+}
+
+void cli_weights_unfold(const memest_model *model, struct cli_weights *w)
+{
+    for (size_t i = 0; i < w->layer_count; i++) {
+        const struct cli_weights_layer *wl = &w->layers[i];
+        const struct memest_layer *l = memest_model_layer(model, wl->layer);
+        const size_t C = wl->bn_count;
+        if (!wl->bn) {
+            continue;
+        }
+        /* the batch norm of running mean 0 and variance 1 that computes
+         * the folded values: gamma scale sqrt(1 + eps) (a folded one's
+         * sqrt(1 + eps), on the folded weights), beta the shift */
+        const double root = sqrt(1.0 + l->bn_epsilon);
+        if (wl->raw_weight) {
+            memcpy(wl->raw_weight, wl->weight,
+                   wl->weight_count * sizeof(float));
+        }
+        for (size_t c = 0; c < C; c++) {
+            wl->bn[c] = wl->raw_weight ? (float)root
+                                       : (float)(wl->weight[c] * root);
+            wl->bn[C + c] = wl->bias ? wl->bias[c] : 0.0f;
+            wl->bn[2 * C + c] = 0.0f;
+            wl->bn[3 * C + c] = 1.0f;
         }
     }
 }

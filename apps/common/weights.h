@@ -15,20 +15,30 @@
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 
-/* The parameters of one layer that has any. */
+/* The parameters of one layer that has any. weight and bias are what an
+ * executor runs (prof_exec_set_params: a batch norm folded in); a layer
+ * with a batch norm (a batchnorm, or a layer one is folded into) is saved
+ * unfolded, as PyTorch's state_dict holds it: bn holds the batch norm's
+ * weight (gamma), bias (beta), running_mean and running_var, bn_count
+ * floats each, saved as "<bn>.weight" ...; a layer with a folded one
+ * saves raw_weight, its weights before the fold, as "<layer>.weight"
+ * (and zeros as "<layer>.bias" when it declares one: beta holds it). */
 struct cli_weights_layer {
     size_t layer;      /* index for memest_model_layer() */
     float *weight;     /* weight_count floats, inside cli_weights.data */
     size_t weight_count;
     float *bias;       /* bias_count floats, NULL when the layer has none */
     size_t bias_count;
+    float *bn;         /* 4 x bn_count floats, NULL without a batch norm */
+    size_t bn_count;
+    float *raw_weight; /* weight_count floats, NULL unless folded */
 };
 
 struct cli_weights {
     struct cli_weights_layer *layers; /* layer_count entries */
     size_t layer_count;
-    struct art_tensor *tensors;       /* tensor_count: weight[, bias] per
-                                         layer, F32, pointing into data */
+    struct art_tensor *tensors;       /* tensor_count: the saved tensors
+                                         (above), F32, pointing into data */
     size_t tensor_count;
     char *names;                      /* storage of the tensor names */
     float *data;                      /* every parameter, zeroed */
@@ -62,8 +72,18 @@ int cli_weights_load(const char *opt, const char *path, memest_model *model);
 /*
  * Copy the weights model carries (memest_model_has_weights()) into w,
  * laid out by cli_weights_init() for the same model: what a trainer starts
- * from. A model without weights leaves w as it is.
+ * from. A model without weights leaves w's folded values as they are.
+ * Then cli_weights_unfold().
  */
 void cli_weights_from_model(const memest_model *model, struct cli_weights *w);
+
+/*
+ * Fill the saved batch norms of w from its folded weight and bias (when
+ * no trainer gives them): the batch norm of running mean 0 and variance 1
+ * that computes them, the folded weights as a layer's own. PyTorch loads
+ * it and computes what the executor does; the statistics a fold absorbed
+ * are not recovered.
+ */
+void cli_weights_unfold(const memest_model *model, struct cli_weights *w);
 
 #endif

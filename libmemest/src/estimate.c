@@ -206,8 +206,12 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
  *     dense or conv2d layer with act=gelu keeps its output twice);
  * then, independent of the storage:
  *   - the labels of one batch as int32;
- *   - each batchnorm's batch mean and 1/std and running mean and variance
- *     (4 floats per channel, whatever the batch);
+ *   - each batch norm's batch mean and 1/std and running mean and
+ *     variance (4 floats per channel, whatever the batch), a batchnorm
+ *     layer's or one folded into a conv2d or dense layer, which the
+ *     trainer trains unfolded: that layer's output before its batch norm
+ *     is kept too (per sample, at the storage precision, with the
+ *     gradients);
  *   - the float im2col columns of the largest conv2d (one sample, one
  *     group: in_c/groups*k*k x out_h*out_w), shared with the forward pass;
  * and when the storage is not 4-byte float, the float staging in which the
@@ -283,6 +287,11 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
             add_ovf(bn, L->weight_count, &bn)) {
             return MEMEST_E_OVERFLOW;
         }
+        if (L->folded_bn != NULL &&
+            (add_ovf(bn, L->units, &bn) ||
+             add_ovf(pre, L->output_elements, &pre))) {
+            return MEMEST_E_OVERFLOW;
+        }
         max_in = max_u64(max_in, in);
         max_out = max_u64(max_out, L->output_elements);
         max_params = max_u64(max_params, L->parameter_count);
@@ -317,19 +326,39 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
     return MEMEST_OK;
 }
 
+/* The parameters the trainer trains: the model's, and one gamma per
+ * channel of each batch norm folded into a layer (the fold had absorbed
+ * it into the weights; training keeps it apart). */
+static int trained_parameters(const memest_model *model, uint64_t *out)
+{
+    uint64_t n = model->parameter_count;
+    for (size_t i = 0; i < model->count; i++) {
+        const struct memest_layer *L = &model->layers[i];
+        if (L->folded_bn != NULL && add_ovf(n, L->units, &n)) {
+            return MEMEST_E_OVERFLOW;
+        }
+    }
+    *out = n;
+    return MEMEST_OK;
+}
+
 static int training(const memest_model *model, uint64_t batch,
                     uint64_t param_bytes, uint64_t grad_bytes,
                     uint64_t state_bytes, uint64_t act_bytes,
                     enum memest_optimizer opt, struct memest_training *out)
 {
     struct memest_training t;
-    uint64_t n = model->parameter_count;
+    uint64_t n = 0;
     uint64_t state_factor = memest_optimizer_state_factor(opt);
     int st;
 
     memset(&t, 0, sizeof t);
     /* MEMEST_E_OVERFLOW, or MEMEST_E_INVALID for a layer of a kind
      * without an operator definition */
+    st = trained_parameters(model, &n);
+    if (st != MEMEST_OK) {
+        return st;
+    }
     st = working(model, batch, act_bytes, &t.working_bytes);
     if (st != MEMEST_OK) {
         return st;

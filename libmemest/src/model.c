@@ -123,6 +123,14 @@ uint64_t memest_model_parameter_count(const memest_model *model)
     return model ? model->parameter_count : 0;
 }
 
+int memest_model_layer_declared_bias(const memest_model *model, size_t i)
+{
+    if (model == NULL || i >= model->count) {
+        return 0;
+    }
+    return model->extra[i].declared_bias != 0;
+}
+
 int memest_model_has_weights(const memest_model *model)
 {
     int any = 0;

@@ -24,6 +24,14 @@ struct tlayer {
     float *s2w, *s2b;    /* Adam's v (slices) */
     float *bn_stat;      /* batchnorm: the batch's mean and 1/std */
     float *bn_run;       /* batchnorm: running mean and variance */
+    /* A conv2d or dense layer with a batch norm folded into it (fbn)
+     * trains them apart, as PyTorch does: its weights (before the fold),
+     * no bias of its own, then the batch norm, whose beta is the layer's
+     * bias, gamma here (gg its gradient, s1g and s2g its state), z the
+     * layer's output before it (storage precision). */
+    bool fbn;
+    float *gamma, *s1g, *s2g;
+    void *gg, *z;
     bool loss_softmax;   /* the final softmax, fused with the loss */
 };
 
@@ -40,6 +48,7 @@ struct prof_train {
     struct tlayer *L;
 
     void *x0;                 /* the input batch, storage precision */
+    float *gammas;            /* the folded batch norms' gammas */
     void *grad;               /* every parameter's gradient */
     float *state;             /* optimiser state, 0, 1 or 2 per parameter */
     /* Activation gradients (see plan_grads): tensor t's in gp[t], NULL for
@@ -271,7 +280,16 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
                           is_join(L) ? "adds or concats" : "skips");
             return PROF_E_UNSUPPORTED;
         }
-        if (L->kind == MEMEST_KIND_BATCHNORM && t->batch * op->hw_out < 2) {
+        if (L->folded_bn && t->narrow) {
+            exec_diag_set(diag, "%s: mixed precision (%s) does not train a "
+                          "batch norm folded into a layer (%s, folded into "
+                          "this %s); it trains in fp32",
+                          L->name, memest_precision_name(t->prec),
+                          L->folded_bn, memest_kind_name(L->kind));
+            return PROF_E_UNSUPPORTED;
+        }
+        if ((L->kind == MEMEST_KIND_BATCHNORM || L->folded_bn) &&
+            t->batch * op->hw_out < 2) {
             exec_diag_set(diag, "%s: a batch norm in training needs more "
                           "than one value per channel (batch %zu x %zu "
                           "positions), as PyTorch's does",
@@ -478,9 +496,14 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
         return st;
     }
 
+    size_t ngamma = 0;
     for (size_t i = 0; i < t->nl; i++) {
         const struct exec_op *op = t->L[i].op;
-        nparams += op->wn + op->bn;
+        t->L[i].fbn = op->layer->folded_bn != NULL &&
+                      (op->layer->kind == MEMEST_KIND_CONV2D ||
+                       op->layer->kind == MEMEST_KIND_DENSE);
+        ngamma += t->L[i].fbn ? op->c_out : 0;
+        nparams += op->wn + op->bn + (t->L[i].fbn ? op->c_out : 0);
         max_join = max_sz(max_join, op->layer->input_count);
         max_in = max_sz(max_in, op->in_n);
         max_out = max_sz(max_out, op->out_n);
@@ -489,6 +512,7 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
     /* Sizes were checked for overflow by libmemest (the estimate of the
      * same model and batch fits in 64 bits) and by the executor. */
     m->parameter_bytes = t->ex->master_bytes;
+    t->gammas = talloc(ngamma * sizeof(float), &m->parameter_bytes, &st);
     t->x0 = talloc(t->ex->input_n * sb, &m->activation_bytes, &st);
     for (size_t i = 0; i < t->nl; i++) {
         struct tlayer *l = &t->L[i];
@@ -498,7 +522,10 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
             l->op->layer->act == MEMEST_ACT_GELU) {
             l->pre = talloc(l->op->out_n * sb, &m->working_bytes, &st);
         }
-        if (kind == MEMEST_KIND_BATCHNORM) {
+        if (l->fbn) {
+            l->z = talloc(l->op->out_n * sb, &m->working_bytes, &st);
+        }
+        if (kind == MEMEST_KIND_BATCHNORM || l->fbn) {
             /* the batch's statistics and the running ones, in float */
             l->bn_stat = talloc(2 * l->op->c_out * sizeof(float),
                                 &m->working_bytes, &st);
@@ -546,42 +573,63 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
         }
     }
     /* Batch norms start as PyTorch's fresh one (gamma 1, beta 0, running
-     * mean 0 and variance 1) or as the model's folded scale and shift
-     * (gamma = scale sqrt(1 + eps), beta = shift, mean 0, variance 1: the
-     * same function in inference; the statistics folded in are lost). */
+     * mean 0 and variance 1), or, when the model carries weights (folded),
+     * as the batch norm of mean 0 and variance 1 that computes them: a
+     * standalone one's gamma scale sqrt(1 + eps) and beta its shift; a
+     * folded one's gamma sqrt(1 + eps) on the folded weights, beta the
+     * folded bias (the statistics a fold absorbed are not recovered). A
+     * folded one without weights keeps the layer's drawn weights; its
+     * bias, beta, starts at 0. */
+    size_t gat = 0;
     for (size_t i = 0; i < t->nl; i++) {
-        struct exec_op *op = t->L[i].op;
-        if (op->layer->kind != MEMEST_KIND_BATCHNORM) {
+        struct tlayer *l = &t->L[i];
+        struct exec_op *op = l->op;
+        const double root = sqrt(1.0 + op->layer->bn_epsilon);
+        const bool given = op->layer->weight != NULL;
+        if (l->fbn) {
+            l->gamma = t->gammas + gat;
+            gat += op->c_out;
+            for (size_t c = 0; c < op->c_out; c++) {
+                l->gamma[c] = given ? (float)root : 1.0f;
+                op->b[c] = given ? op->b[c] : 0.0f;
+            }
+        } else if (op->layer->kind == MEMEST_KIND_BATCHNORM) {
+            for (size_t c = 0; c < op->c_out; c++) {
+                op->w[c] = given ? (float)((double)op->w[c] * root) : 1.0f;
+                op->b[c] = given ? op->b[c] : 0.0f;
+            }
+        } else {
             continue;
         }
-        const double root = sqrt(1.0 + op->layer->bn_epsilon);
         for (size_t c = 0; c < op->c_out; c++) {
-            op->w[c] = op->layer->weight ? (float)((double)op->w[c] * root)
-                                         : 1.0f;
-            op->b[c] = op->layer->weight ? op->b[c] : 0.0f;
-            t->L[i].bn_run[c] = 0.0f;
-            t->L[i].bn_run[op->c_out + c] = 1.0f;
+            l->bn_run[c] = 0.0f;
+            l->bn_run[op->c_out + c] = 1.0f;
         }
     }
-    /* Slices of the gradient and state blocks, layer by layer. */
+    /* Slices of the gradient and state blocks, layer by layer: weights,
+     * biases, a folded batch norm's gammas. */
     size_t off = 0;
     for (size_t i = 0; i < t->nl; i++) {
         struct tlayer *l = &t->L[i];
         const size_t wn = l->op->wn, bn = l->op->bn;
+        const size_t gn = l->fbn ? l->op->c_out : 0;
         if (wn == 0) {
             continue;
         }
         l->gw = (unsigned char *)t->grad + off * sb;
         l->gb = (unsigned char *)t->grad + (off + wn) * sb;
+        l->gg = gn ? (unsigned char *)t->grad + (off + wn + bn) * sb : NULL;
         if (k >= 1) {
             l->s1w = t->state + off;
             l->s1b = t->state + off + wn;
+            l->s1g = gn ? t->state + off + wn + bn : NULL;
         }
         if (k >= 2) {
             l->s2w = t->state + nparams + off;
             l->s2b = t->state + nparams + off + wn;
+            l->s2g = gn ? t->state + nparams + off + wn + bn : NULL;
         }
-        off += wn + bn;
+        off += wn + bn + gn;
     }
     return PROF_OK;
 }
@@ -682,10 +730,12 @@ PROF_API void prof_train_destroy(prof_train *t)
             free(t->L[i].pre);
             free(t->L[i].bn_stat);
             free(t->L[i].bn_run);
+            free(t->L[i].z);
         }
     }
     free(t->L);
     free(t->x0);
+    free(t->gammas);
     free(t->grad);
     free(t->state);
     free(t->garena);
@@ -735,6 +785,15 @@ PROF_API int prof_train_memory(const prof_train *t,
 
 /* ---- forward ---------------------------------------------------------------- */
 
+/* The batch norm folded into layer l. */
+static struct exec_bn fbn_of(const prof_train *t, const struct tlayer *l)
+{
+    const struct exec_op *op = l->op;
+    return (struct exec_bn){t->batch,         op->c_out,
+                            op->hw_out,       op->layer->bn_epsilon,
+                            l->gamma,         op->b};
+}
+
 /* Layer i in float before its fused activation: the executor's operator
  * on x, but an add or concat on its inputs' buffers (fp32 only) and a
  * batch norm in training mode or on its running statistics. */
@@ -752,9 +811,20 @@ static int linear_f32(prof_train *t, size_t i, const float *x, float *y)
                    : exec_concat_train_f32(t->ex, op, t->xs_in, y);
     }
     if (L->kind == MEMEST_KIND_BATCHNORM) {
-        return t->training
-                   ? exec_bn_train_f32(t->ex, op, x, y, l->bn_stat, l->bn_run)
-                   : exec_bn_eval_f32(t->ex, op, x, y, l->bn_run);
+        const struct exec_bn bn = exec_bn_of(t->ex, op);
+        return t->training ? exec_bn_train(&bn, x, y, l->bn_stat, l->bn_run)
+                           : exec_bn_eval(&bn, x, y, l->bn_run);
+    }
+    if (l->fbn) {
+        /* the layer without bias into z, then its batch norm */
+        const struct exec_f32_args a = {x, op->w, NULL, NULL, l->z, false};
+        const struct exec_bn bn = fbn_of(t, l);
+        int st = op->vt->run_f32(t->ex, op, &a);
+        if (st != PROF_OK) {
+            return st;
+        }
+        return t->training ? exec_bn_train(&bn, l->z, y, l->bn_stat, l->bn_run)
+                           : exec_bn_eval(&bn, l->z, y, l->bn_run);
     }
     return exec_linear_f32(t->ex, op, x, y);
 }
@@ -874,9 +944,32 @@ static int backward_f32(prof_train *t, size_t i, const float *x,
                         float *gw, float *gb)
 {
     const struct tlayer *l = &t->L[i];
-    const struct exec_grad_args a = {x,    y,    pre,  g,
-                                     gx,   gw,   gb,   l->loss_softmax,
-                                     NULL, NULL, l->bn_stat};
+    if (l->fbn) {
+        /* the activation, the batch norm (dbeta into the bias's place),
+         * then the layer, without bias, on z's gradient (in place) */
+        const struct exec_grad_args act = {
+            .y = y, .pre = pre, .g = g, .loss_softmax = l->loss_softmax};
+        const struct exec_bn bn = fbn_of(t, l);
+        int st = exec_fused_act_backward(l->op, &act);
+        if (st == PROF_OK) {
+            st = exec_bn_backward(&bn, l->z, g, l->bn_stat, g, l->gg, gb);
+        }
+        if (st != PROF_OK) {
+            return st;
+        }
+        const struct exec_grad_args a = {
+            .x = x, .g = g, .gx = gx, .gw = gw, .act_done = true};
+        return l->op->vt->backward_f32(t->ex, l->op, &a);
+    }
+    const struct exec_grad_args a = {.x = x,
+                                     .y = y,
+                                     .pre = pre,
+                                     .g = g,
+                                     .gx = gx,
+                                     .gw = gw,
+                                     .gb = gb,
+                                     .loss_softmax = l->loss_softmax,
+                                     .stat = l->bn_stat};
     return l->op->vt->backward_f32(t->ex, l->op, &a);
 }
 
@@ -897,10 +990,12 @@ static int backward_graph(prof_train *t, size_t j)
             t->gx_add[k] = s > 0 && t->started[s];
             t->started[s] = true;
         }
-        const struct exec_grad_args a = {NULL,   l->y,      l->pre,
-                                         g,      NULL,      NULL,
-                                         NULL,   l->loss_softmax,
-                                         t->gxs, t->gx_add, NULL};
+        const struct exec_grad_args a = {.y = l->y,
+                                         .pre = l->pre,
+                                         .g = g,
+                                         .loss_softmax = l->loss_softmax,
+                                         .gxs = t->gxs,
+                                         .gx_add = t->gx_add};
         return l->op->vt->backward_f32(t->ex, l->op, &a);
     }
     const size_t s = L->inputs[0];
@@ -1097,6 +1192,11 @@ static int step(prof_train *t, bool loss_finite, bool *applied)
         if ((st = layer_grads(t, l, &gw, &gb)) != PROF_OK ||
             (st = update(t, op->w, gw, l->s1w, l->s2w, op->wn)) != PROF_OK ||
             (st = update(t, op->b, gb, l->s1b, l->s2b, op->bn)) != PROF_OK) {
+            return st;
+        }
+        /* a folded batch norm's gamma: fp32 only (check_trainable) */
+        if (l->fbn && (st = update(t, l->gamma, l->gg, l->s1g, l->s2g,
+                                   op->c_out)) != PROF_OK) {
             return st;
         }
     }
@@ -1327,13 +1427,20 @@ PROF_API size_t prof_train_scale_events(
     return t ? t->n_events : 0;
 }
 
-/* The batch norm of layer `layer`, or NULL. */
+/* The layer of a batch norm, standalone or folded into it, or NULL. */
 static const struct tlayer *bn_layer(const prof_train *t, size_t layer)
 {
-    return t && layer < t->nl &&
-                   t->L[layer].op->layer->kind == MEMEST_KIND_BATCHNORM
-               ? &t->L[layer]
-               : NULL;
+    if (!t || layer >= t->nl) {
+        return NULL;
+    }
+    const struct tlayer *l = &t->L[layer];
+    return l->fbn || l->op->layer->kind == MEMEST_KIND_BATCHNORM ? l : NULL;
+}
+
+/* Its gamma (beta is the layer's bias). */
+static float *bn_gamma(const struct tlayer *l)
+{
+    return l->fbn ? l->gamma : l->op->w;
 }
 
 PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
@@ -1344,21 +1451,52 @@ PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
         return PROF_E_INVALID;
     }
     const struct tlayer *l = bn_layer(t, layer);
-    if (!l) {
-        return prof_exec_get_params(t->ex, layer, weight, n_weight, bias,
-                                    n_bias);
+    int st = prof_exec_get_params(t->ex, layer, weight, n_weight, bias,
+                                  n_bias);
+    if (!l || st != PROF_OK) {
+        return st;
     }
-    /* folded as libmemest folds PyTorch's four tensors */
+    /* folded as libmemest folds PyTorch's tensors: scale = gamma /
+     * sqrt(var + eps); a standalone batch norm's weight is the scale and
+     * its bias beta - mean scale; a layer's weights of channel c scale by
+     * scale[c] and its bias (none before the fold) becomes beta - mean
+     * scale */
     const struct exec_op *op = l->op;
-    const size_t C = op->c_out;
-    if (!weight || n_weight != C || n_bias != C || !bias) {
-        return weight ? PROF_E_RANGE : PROF_E_INVALID;
-    }
+    const size_t C = op->c_out, per = n_weight / C;
+    const float *gamma = bn_gamma(l);
     for (size_t c = 0; c < C; c++) {
-        const double scale =
-            op->w[c] / sqrt((double)l->bn_run[C + c] + op->layer->bn_epsilon);
-        weight[c] = (float)scale;
-        bias[c] = (float)(op->b[c] - l->bn_run[c] * scale);
+        const double scale = gamma[c] / sqrt((double)l->bn_run[C + c] +
+                                             op->layer->bn_epsilon);
+        if (l->fbn) {
+            for (size_t k = 0; k < per; k++) {
+                weight[c * per + k] = (float)(weight[c * per + k] * scale);
+            }
+        } else {
+            weight[c] = (float)scale;
+        }
+        if (bias) {
+            bias[c] = (float)(op->b[c] - l->bn_run[c] * scale);
+        }
+    }
+    return PROF_OK;
+}
+
+PROF_API int prof_train_get_unfolded_weight(const prof_train *t,
+                                            size_t layer, float *weight,
+                                            size_t n_weight)
+{
+    if (!t || !weight || layer >= t->nl) {
+        return PROF_E_INVALID;
+    }
+    const struct exec_op *op = t->L[layer].op;
+    if (!t->L[layer].fbn) {
+        return PROF_E_INVALID;
+    }
+    if (n_weight != op->wn) {
+        return PROF_E_RANGE;
+    }
+    for (size_t i = 0; i < n_weight; i++) {
+        weight[i] = op->w[exec_w_slot(op, i)];
     }
     return PROF_OK;
 }
@@ -1376,7 +1514,7 @@ PROF_API int prof_train_get_batchnorm(const prof_train *t, size_t layer,
     if (n != C) {
         return PROF_E_RANGE;
     }
-    memcpy(weight, l->op->w, C * sizeof(float));
+    memcpy(weight, bn_gamma(l), C * sizeof(float));
     memcpy(bias, l->op->b, C * sizeof(float));
     memcpy(running_mean, l->bn_run, C * sizeof(float));
     memcpy(running_var, l->bn_run + C, C * sizeof(float));
@@ -1403,10 +1541,33 @@ PROF_API int prof_train_set_batchnorm(prof_train *t, size_t layer,
             return PROF_E_RANGE;
         }
     }
-    memcpy(l->op->w, weight, C * sizeof(float));
+    memcpy(bn_gamma(l), weight, C * sizeof(float));
     memcpy(l->op->b, bias, C * sizeof(float));
     memcpy(l->bn_run, running_mean, C * sizeof(float));
     memcpy(l->bn_run + C, running_var, C * sizeof(float));
+    return PROF_OK;
+}
+
+PROF_API int prof_train_get_batchnorm_grads(prof_train *t, size_t layer,
+                                            float *weight, float *bias,
+                                            size_t n)
+{
+    const struct tlayer *l = bn_layer(t, layer);
+    if (!l || !weight || !bias) {
+        return PROF_E_INVALID;
+    }
+    const size_t C = l->op->c_out;
+    if (n != C) {
+        return PROF_E_RANGE;
+    }
+    float *gw, *gb;
+    int st = layer_grads(t, l, &gw, &gb);
+    if (st != PROF_OK) {
+        return st;
+    }
+    /* a folded one is fp32 (check_trainable): its gamma's in place */
+    memcpy(weight, l->fbn ? (const float *)l->gg : gw, C * sizeof(float));
+    memcpy(bias, gb, C * sizeof(float));
     return PROF_OK;
 }
 
@@ -1444,32 +1605,25 @@ PROF_API int prof_train_set_params(prof_train *t, size_t layer,
         return PROF_E_INVALID;
     }
     const struct tlayer *l = bn_layer(t, layer);
-    if (!l) {
-        return prof_exec_set_params(t->ex, layer, weight, n_weight, bias,
-                                    n_bias);
+    int st = prof_exec_set_params(t->ex, layer, weight, n_weight, bias,
+                                  n_bias);
+    if (!l || st != PROF_OK) {
+        return st;
     }
-    /* a folded scale and shift: the batch norm of running mean 0 and
-     * variance 1 that computes them (as the trainer starts from a model's
-     * weights) */
+    /* folded values: the batch norm of running mean 0 and variance 1 that
+     * gives them (as the trainer starts from a model's weights): a
+     * standalone one's gamma is scale sqrt(1 + eps), a folded one's
+     * gamma sqrt(1 + eps) on the folded weights; beta the bias */
     const struct exec_op *op = l->op;
-    const size_t C = op->c_out;
-    if (!weight || !bias) {
-        return PROF_E_INVALID;
-    }
-    if (n_weight != C || n_bias != C) {
-        return PROF_E_RANGE;
-    }
-    for (size_t c = 0; c < C; c++) {
-        if (!isfinite(weight[c]) || !isfinite(bias[c])) {
-            return PROF_E_RANGE;
-        }
-    }
     const double root = sqrt(1.0 + op->layer->bn_epsilon);
-    for (size_t c = 0; c < C; c++) {
-        op->w[c] = (float)((double)weight[c] * root);
-        op->b[c] = bias[c];
+    for (size_t c = 0; c < op->c_out; c++) {
+        if (l->fbn) {
+            l->gamma[c] = (float)root;
+        } else {
+            op->w[c] = (float)((double)op->w[c] * root);
+        }
         l->bn_run[c] = 0.0f;
-        l->bn_run[C + c] = 1.0f;
+        l->bn_run[op->c_out + c] = 1.0f;
     }
     return PROF_OK;
 }

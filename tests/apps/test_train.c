@@ -411,6 +411,92 @@ static void test_init_weights_round_trip(void **state)
     run_rmdir(c);
 }
 
+/* A residual model with batch norms, folded (c1 and c2: a conv2d without
+ * activation, read by nothing else) and standalone (bn3, after the add):
+ * the trainer trains them in training mode, and the weights file holds
+ * them as PyTorch's state_dict does: each conv's weights before the fold
+ * (c2's declared bias as zeros, c1 declares none), each batch norm's
+ * weight, bias, running_mean and running_var of [8]. Read back with
+ * --init-weights (libmemest folds them as PyTorch's eval() computes),
+ * they evaluate as the trainer did on its running statistics. */
+static void test_batchnorm_weights(void **state)
+{
+    (void)state;
+    char *a = out_dir("bn-first"), *b = out_dir("bn-again");
+    char model[800];
+    snprintf(model, sizeof model, "%s/residual-bn.model", tmpdir);
+    FILE *f = fopen(model, "w");
+    assert_non_null(f);
+    fputs("input 1x28x28\n"
+          "conv2d 8 k=3 s=2 p=1 bias=no name=c1\n"
+          "batchnorm act=relu name=bn1\n"
+          "conv2d 8 k=3 p=1 name=c2\n"
+          "batchnorm name=bn2\n"
+          "add in=bn1,bn2 act=relu name=res\n"
+          "batchnorm name=bn3\n"
+          "globalavgpool\n"
+          "flatten\n"
+          "dense 10 act=softmax name=fc\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    char *t = (char *)train_app;
+    char *first[] = {t, "--data", datadir, "--model", model, "--epochs", "2",
+                     "--batch", "20", "--out", a, "--format", "json", NULL};
+    json_t *j1 = run_json("training", first);
+    char w1[800];
+    snprintf(w1, sizeof w1, "%s", path_in(a, "weights.safetensors"));
+    art_safetensors *st = NULL;
+    assert_int_equal(art_safetensors_load(w1, &st, NULL), ART_OK);
+    const char *names[] = {"c1.weight", "c2.weight", "c2.bias", "fc.weight",
+                           "fc.bias"};
+    for (size_t i = 0; i < 5; i++) {
+        if (!art_safetensors_find(st, names[i])) {
+            fail_msg("%s: no tensor %s", w1, names[i]);
+        }
+    }
+    assert_null(art_safetensors_find(st, "c1.bias"));
+    assert_int_equal(art_safetensors_find(st, "c1.weight")->ndim, 4);
+    const float *zero = art_safetensors_find(st, "c2.bias")->data;
+    for (size_t c = 0; c < 8; c++) {
+        assert_true(zero[c] == 0.0f);
+    }
+    const char *bns[] = {"bn1", "bn2", "bn3"};
+    const char *parts[] = {"weight", "bias", "running_mean", "running_var"};
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t k = 0; k < 4; k++) {
+            char n[64];
+            snprintf(n, sizeof n, "%s.%s", bns[i], parts[k]);
+            const struct art_tensor *x = art_safetensors_find(st, n);
+            if (!x || x->ndim != 1 || x->shape[0] != 8) {
+                fail_msg("%s: %s missing or not [8]", w1, n);
+            }
+            /* the statistics moved from a fresh module's 0 and 1 */
+            const float *v = x->data;
+            if (k >= 2) {
+                bool moved = false;
+                for (size_t c = 0; c < 8; c++) {
+                    moved |= v[c] != (k == 2 ? 0.0f : 1.0f);
+                }
+                assert_true(moved);
+            }
+        }
+    }
+    assert_int_equal(art_safetensors_count(st), 5 + 12);
+    art_safetensors_destroy(st);
+    char *again[] = {t, "--data", datadir, "--model", model, "--epochs", "0",
+                     "--batch", "20", "--init-weights", w1, "--out", b,
+                     "--format", "json", NULL};
+    json_t *j2 = run_json("evaluating", again);
+    assert_true(jreal(j1, "results", "test_accuracy") ==
+                jreal(j2, "results", "test_accuracy"));
+    assert_true(near(jreal(j1, "results", "test_loss"),
+                     jreal(j2, "results", "test_loss"), 1e-5));
+    json_decref(j1);
+    json_decref(j2);
+    run_rmdir(a);
+    run_rmdir(b);
+}
+
 /* The original's plan under a tight budget, on training memory (what the
  * trainer allocates): fp32 784-64-10 with SGD needs parameters and
  * gradients, 2 * 203,560 B, and per sample 858 * 4 B of activations,
@@ -868,6 +954,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_log_and_history),
         cmocka_unit_test(test_init_weights_round_trip),
+        cmocka_unit_test(test_batchnorm_weights),
         cmocka_unit_test(test_tight_budget),
         cmocka_unit_test(test_int8),
         cmocka_unit_test(test_fp16),

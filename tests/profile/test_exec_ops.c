@@ -4,20 +4,24 @@
  * none; the view rule agrees with the arena plan libmemest makes (a view
  * shares its input's buffer there, and only a view); every kind whose
  * layers have parameters in libmemest's counts draws them (an entry
- * without init_params would silently drop a layer's weights); and the
- * trainer's backward is where the trainer claims to train. */
+ * without init_params would silently drop a layer's weights); the
+ * trainer's backward is where the trainer claims to train; and the
+ * trainer's batch norm in training mode (forward, running statistics,
+ * backward) gives PyTorch's numbers (tests/data/batchnorm-torch.txt). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "exec/ops.h"
+#include "bn_fixture.h"
 
 /* A layer of every kind the text format has (the input's aside). */
 static const char *const EVERY_KIND =
@@ -178,6 +182,75 @@ static void test_refused(void **state)
     }
 }
 
+/* Largest |a - ref| over n values within 4e-6 of the largest |ref| plus
+ * 4e-6 of the value (float against PyTorch's float: a few ulp of sums of
+ * 24 terms; a wrong statistic is off by percents). */
+static void near(const char *what, const float *a, const float *ref,
+                 size_t n)
+{
+    double mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        mx = fabs((double)ref[i]) > mx ? fabs((double)ref[i]) : mx;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double tol = 4e-6 * mx + 4e-6 * fabs((double)ref[i]);
+        if (!(fabs((double)a[i] - (double)ref[i]) <= tol)) {
+            fail_msg("%s[%zu]: %.9g, PyTorch %.9g", what, i, (double)a[i],
+                     (double)ref[i]);
+        }
+    }
+}
+
+static void test_batchnorm_torch(void **state)
+{
+    (void)state;
+    char *file = bn_fixture_read();
+    assert_non_null(file);
+    const char *names[] = {"bn2d", "bn1d"};
+    for (size_t k = 0; k < 2; k++) {
+        struct bn_case c;
+        assert_true(bn_fixture_case(file, names[k], &c));
+        const size_t C = c.channels, n = c.batch * C * c.hw;
+        float *buf = calloc(9 * n + 16 * C, sizeof *buf);
+        assert_non_null(buf);
+        float *x = buf, *x2 = x + n, *g = x2 + n, *y = g + n, *dx = y + n;
+        float *ry = dx + n, *rdx = ry + n, *y2 = rdx + n;
+        float *gamma = y2 + n, *beta = gamma + C, *stat = beta + C;
+        float *run = stat + 2 * C, *dg = run + 2 * C, *db = dg + C;
+        float *rdg = db + C, *rdb = rdg + C, *r1 = rdb + C, *r2 = r1 + 2 * C;
+        assert_true(bn_fixture_values(&c, "x", x, n));
+        assert_true(bn_fixture_values(&c, "x2", x2, n));
+        assert_true(bn_fixture_values(&c, "g", g, n));
+        assert_true(bn_fixture_values(&c, "gamma", gamma, C));
+        assert_true(bn_fixture_values(&c, "beta", beta, C));
+        assert_true(bn_fixture_values(&c, "y", ry, n));
+        assert_true(bn_fixture_values(&c, "dx", rdx, n));
+        assert_true(bn_fixture_values(&c, "dgamma", rdg, C));
+        assert_true(bn_fixture_values(&c, "dbeta", rdb, C));
+        assert_true(bn_fixture_values(&c, "run1_mean", r1, C));
+        assert_true(bn_fixture_values(&c, "run1_var", r1 + C, C));
+        assert_true(bn_fixture_values(&c, "run2_mean", r2, C));
+        assert_true(bn_fixture_values(&c, "run2_var", r2 + C, C));
+        const struct exec_bn bn = {c.batch, C, c.hw, c.eps, gamma, beta};
+        for (size_t i = 0; i < C; i++) { /* a fresh module's */
+            run[i] = 0.0f;
+            run[C + i] = 1.0f;
+        }
+        assert_int_equal(exec_bn_train(&bn, x, y, stat, run), PROF_OK);
+        near("y", y, ry, n);
+        near("running statistics after x", run, r1, 2 * C);
+        assert_int_equal(exec_bn_backward(&bn, x, g, stat, dx, dg, db),
+                         PROF_OK);
+        near("dx", dx, rdx, n);
+        near("dgamma", dg, rdg, C);
+        near("dbeta", db, rdb, C);
+        assert_int_equal(exec_bn_train(&bn, x2, y2, stat, run), PROF_OK);
+        near("running statistics after x2", run, r2, 2 * C);
+        free(buf);
+    }
+    free(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_views_and_params),
         cmocka_unit_test(test_trainable),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_batchnorm_torch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,7 @@
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "bn_fixture.h"
 
 #define SEED UINT64_C(20261122)
 #define PI 3.14159265358979323846
@@ -87,7 +88,44 @@ struct ref_params {
     size_t n;        /* layers */
     double **w, **b; /* PyTorch layout; NULL for layers without */
     size_t *wn, *bn;
+    /* a batch norm folded into a layer: its gamma (gn channels); w holds
+     * the weights before the fold, b beta (the layer adds no bias) */
+    double **gamma;
+    size_t *gn;
 };
+
+/* y = gamma (x - mean) / sqrt(var + eps) + beta in place over each
+ * channel of the batch's n-element samples (C channels of n / C), with
+ * the batch's mean and biased variance: a batch norm in training mode. */
+static void ref_batchnorm(double *x, size_t batch, size_t n, size_t C,
+                          const double *gamma, const double *beta,
+                          double eps)
+{
+    const size_t hw = n / C;
+    for (size_t c = 0; c < C; c++) {
+        double mean = 0, var = 0;
+        for (size_t b = 0; b < batch; b++) {
+            for (size_t k = 0; k < hw; k++) {
+                mean += x[b * n + c * hw + k];
+            }
+        }
+        mean /= (double)(batch * hw);
+        for (size_t b = 0; b < batch; b++) {
+            for (size_t k = 0; k < hw; k++) {
+                const double d = x[b * n + c * hw + k] - mean;
+                var += d * d;
+            }
+        }
+        var /= (double)(batch * hw);
+        const double inv = 1 / sqrt(var + eps);
+        for (size_t b = 0; b < batch; b++) {
+            for (size_t k = 0; k < hw; k++) {
+                double *e = &x[b * n + c * hw + k];
+                *e = gamma[c] * (*e - mean) * inv + beta[c];
+            }
+        }
+    }
+}
 
 /* alpha, beta: the layer's act_alpha and act_beta (as the kernels take
  * them, floats) */
@@ -162,7 +200,7 @@ static void ref_layer(const memest_model *m, const struct ref_params *p,
         switch (L->kind) {
         case MEMEST_KIND_DENSE:
             for (size_t o = 0; o < on; o++) {
-                double acc = p->b[i] ? p->b[i][o] : 0;
+                double acc = p->b[i] && !L->folded_bn ? p->b[i][o] : 0;
                 for (size_t j = 0; j < in_n; j++) {
                     acc += p->w[i][o * in_n + j] * cur[j];
                 }
@@ -175,7 +213,8 @@ static void ref_layer(const memest_model *m, const struct ref_params *p,
                 const size_t grp = oc / ocg;
                 for (size_t oy = 0; oy < OH; oy++) {
                     for (size_t ox = 0; ox < OW; ox++) {
-                        double acc = p->b[i] ? p->b[i][oc] : 0;
+                        double acc =
+                            p->b[i] && !L->folded_bn ? p->b[i][oc] : 0;
                         for (size_t ci = 0; ci < icg; ci++) {
                             for (long ky = 0; ky < kh; ky++) {
                                 for (long kx = 0; kx < kw; kx++) {
@@ -339,31 +378,9 @@ static double ref_loss(const memest_model *m, const struct ref_params *p,
         double *out = ten[i + 1];
         enum memest_act act = L->act;
         if (L->kind == MEMEST_KIND_BATCHNORM) {
-            const size_t C = L->out_shape.dim[0], hw = on / C;
-            const double *in = ten[L->inputs[0]];
-            for (size_t c = 0; c < C; c++) {
-                double mean = 0, var = 0;
-                for (size_t b = 0; b < batch; b++) {
-                    for (size_t k = 0; k < hw; k++) {
-                        mean += in[b * on + c * hw + k];
-                    }
-                }
-                mean /= (double)(batch * hw);
-                for (size_t b = 0; b < batch; b++) {
-                    for (size_t k = 0; k < hw; k++) {
-                        const double d = in[b * on + c * hw + k] - mean;
-                        var += d * d;
-                    }
-                }
-                var /= (double)(batch * hw);
-                const double inv = 1 / sqrt(var + L->bn_epsilon);
-                for (size_t b = 0; b < batch; b++) {
-                    for (size_t k = 0; k < hw; k++) {
-                        const size_t e = b * on + c * hw + k;
-                        out[e] = p->w[i][c] * (in[e] - mean) * inv + p->b[i][c];
-                    }
-                }
-            }
+            memcpy(out, ten[L->inputs[0]], batch * on * sizeof *out);
+            ref_batchnorm(out, batch, on, (size_t)L->out_shape.dim[0],
+                          p->w[i], p->b[i], L->bn_epsilon);
         } else {
             for (size_t b = 0; b < batch; b++) {
                 const double *ins[8];
@@ -372,6 +389,10 @@ static double ref_loss(const memest_model *m, const struct ref_params *p,
                     ins[k] = ten[L->inputs[k]] + b * tn[L->inputs[k]];
                 }
                 ref_layer(m, p, i, ins, out + b * on, &act);
+            }
+            if (L->folded_bn) {
+                ref_batchnorm(out, batch, on, (size_t)L->out_shape.dim[0],
+                              p->gamma[i], p->b[i], L->bn_epsilon);
             }
         }
         for (size_t b = 0; b < batch; b++) {
@@ -409,6 +430,8 @@ static void ref_params_from(struct ref_params *p, const memest_model *m,
     p->b = calloc(p->n, sizeof *p->b);
     p->wn = calloc(p->n, sizeof *p->wn);
     p->bn = calloc(p->n, sizeof *p->bn);
+    p->gamma = calloc(p->n, sizeof *p->gamma);
+    p->gn = calloc(p->n, sizeof *p->gn);
     for (size_t i = 0; i < p->n; i++) {
         const struct memest_layer *L = memest_model_layer(m, i);
         p->wn[i] = (size_t)L->weight_count;
@@ -425,6 +448,24 @@ static void ref_params_from(struct ref_params *p, const memest_model *m,
             assert_int_equal(prof_train_get_batchnorm(t, i, w, b, rm, rv,
                                                       p->wn[i]),
                              PROF_OK);
+            free(rm);
+            free(rv);
+        } else if (L->folded_bn) {
+            /* the weights before the fold, beta, gamma */
+            const size_t C = p->bn[i];
+            float *g = malloc(C * sizeof *g), *rm = malloc(C * sizeof *rm);
+            float *rv = malloc(C * sizeof *rv);
+            assert_int_equal(prof_train_get_unfolded_weight(t, i, w,
+                                                            p->wn[i]),
+                             PROF_OK);
+            assert_int_equal(prof_train_get_batchnorm(t, i, g, b, rm, rv, C),
+                             PROF_OK);
+            p->gn[i] = C;
+            p->gamma[i] = malloc(C * sizeof(double));
+            for (size_t c = 0; c < C; c++) {
+                p->gamma[i][c] = g[c];
+            }
+            free(g);
             free(rm);
             free(rv);
         } else {
@@ -450,7 +491,10 @@ static void ref_params_free(struct ref_params *p)
     for (size_t i = 0; i < p->n; i++) {
         free(p->w[i]);
         free(p->b[i]);
+        free(p->gamma[i]);
     }
+    free(p->gamma);
+    free(p->gn);
     free(p->w);
     free(p->b);
     free(p->wn);
@@ -535,14 +579,26 @@ static double check_grads(const char *text, enum memest_precision prec,
         if (!p.wn[i]) {
             continue;
         }
-        const size_t tot = p.wn[i] + p.bn[i];
+        const size_t gn = p.gn[i], tot = p.wn[i] + p.bn[i] + gn;
         float *g = malloc(tot * sizeof *g);
         double *fd = malloc(tot * sizeof *fd);
         assert_int_equal(prof_train_get_grads(t, i, g, p.wn[i], g + p.wn[i],
                                               p.bn[i]),
                          PROF_OK);
+        if (gn) {
+            float *gb = malloc(gn * sizeof *gb);
+            assert_int_equal(prof_train_get_batchnorm_grads(
+                                 t, i, g + p.wn[i] + p.bn[i], gb, gn),
+                             PROF_OK);
+            /* beta's gradient is the layer's bias's */
+            assert_memory_equal(gb, g + p.wn[i], gn * sizeof *gb);
+            free(gb);
+        }
         for (size_t j = 0; j < tot; j++) {
-            double *v = j < p.wn[i] ? &p.w[i][j] : &p.b[i][j - p.wn[i]];
+            double *v = j < p.wn[i]                ? &p.w[i][j]
+                        : j < p.wn[i] + p.bn[i]    ? &p.b[i][j - p.wn[i]]
+                                                   : &p.gamma[i][j - p.wn[i] -
+                                                                 p.bn[i]];
             const double keep = *v;
             *v = keep + h;
             const double lp = ref_loss(m, &p, xd, yr, B);
@@ -555,6 +611,11 @@ static double check_grads(const char *text, enum memest_precision prec,
         double rb = p.bn[i] ? grad_ratio(g + p.wn[i], fd + p.wn[i], p.bn[i],
                                          rel)
                             : 0;
+        if (gn) { /* gamma with the bias */
+            const double rg = grad_ratio(g + p.wn[i] + p.bn[i],
+                                         fd + p.wn[i] + p.bn[i], gn, rel);
+            rb = rg > rb ? rg : rb;
+        }
         if (!wrong_label && (rw > 1 || rb > 1)) {
             const struct memest_layer *L = memest_model_layer(m, i);
             fail_msg("%s (%s): layer %s gradient off: %.3g x the tolerance "
@@ -721,6 +782,33 @@ static const char *graph_rows = "input 2x4x4\n"
                                 "globalavgpool\n"
                                 "flatten\n"
                                 "dense 3 act=softmax\n";
+/* Batch norms folded into the layer they read (a conv2d or dense without
+ * activation, read by nothing else), which the trainer trains apart: a
+ * residual block of conv-bn(-relu), a depthwise conv-bn-gelu (its
+ * pre-activation kept), and a dense-bn whose softmax is the loss's. The
+ * add's act is tanh: with relu, one of its inputs 5e-6 from 0 puts a
+ * kink within the finite difference's step. */
+static const char *graph_fold = "input 2x5x5\n"
+                                "conv2d 4 k=3 p=1 bias=no name=c0\n"
+                                "batchnorm act=relu name=b0\n"
+                                "conv2d 4 k=3 p=1 bias=no name=c1\n"
+                                "batchnorm name=b1\n"
+                                "add in=b0,b1 act=tanh name=res\n"
+                                "conv2d 4 k=3 g=4 p=1 name=dw\n"
+                                "batchnorm act=gelu eps=1e-3 name=bdw\n"
+                                "globalavgpool\n"
+                                "flatten\n"
+                                "dense 3 name=fc\n"
+                                "batchnorm act=softmax name=bfc\n";
+
+/* A chain with a standalone batch norm and global average pooling, which
+ * mixed precision trains too. */
+static const char *chain_bn = "input 2x5x5\n"
+                              "conv2d 3 k=3 act=relu\n"
+                              "batchnorm act=tanh name=nb\n"
+                              "globalavgpool\n"
+                              "flatten\n"
+                              "dense 3 act=softmax\n";
 
 static void test_grads_graph(void **state)
 {
@@ -733,8 +821,116 @@ static void test_grads_graph(void **state)
      * tolerance on one bias) */
     check_grads(graph_cat, MEMEST_FP32, 4, 0);
     check_grads(graph_rows, MEMEST_FP32, 1, 0);
+    /* bfc normalises over the batch of 4: the cancellation above */
+    check_grads(graph_fold, MEMEST_FP32, 4, 0);
+    check_grads(chain_bn, MEMEST_FP32, 1, 0);
+    check_grads(chain_bn, MEMEST_FP16, 2000, 0);
+    check_grads(chain_bn, MEMEST_BF16, 15000, 0);
     /* and the comparison catches a wrong loss on them */
     assert_true(check_grads(graph_res, MEMEST_FP32, 1, 1) > 10);
+}
+
+/* The running statistics through the trainer against PyTorch's
+ * (tests/data/batchnorm-torch.txt): a batch norm on the model's input,
+ * one step on x (an epoch of one batch: the shuffle does not change a
+ * batch's statistics), one on x2. Then evaluation runs on the running
+ * statistics: its loss is that of an executor given the trainer's folded
+ * parameters. */
+static void test_batchnorm_running(void **state)
+{
+    (void)state;
+    char *file = bn_fixture_read();
+    assert_non_null(file);
+    const char *names[] = {"bn2d", "bn1d"};
+    const char *texts[] = {"input 3x2x3\nbatchnorm name=bn\nflatten\n"
+                           "dense 2 act=softmax\n",
+                           "input 4\nbatchnorm eps=1e-3 name=bn\n"
+                           "dense 2 act=softmax\n"};
+    for (size_t k = 0; k < 2; k++) {
+        struct bn_case c;
+        assert_true(bn_fixture_case(file, names[k], &c));
+        const size_t C = c.channels, n = c.batch * C * c.hw;
+        float *x = malloc(n * sizeof *x), *x2 = malloc(n * sizeof *x2);
+        float run[8], ref[8], w[4], b[4], out[2 * 5];
+        assert_true(bn_fixture_values(&c, "x", x, n));
+        assert_true(bn_fixture_values(&c, "x2", x2, n));
+        uint8_t y[5] = {0, 1, 1, 0, 1};
+        memest_model *m = model(texts[k]);
+        struct prof_train_opts o;
+        prof_train_opts_init(&o);
+        o.batch = c.batch;
+        prof_train *t = NULL;
+        assert_int_equal(prof_train_create(m, &o, &t, NULL), PROF_OK);
+        /* a fresh batch norm: gamma 1, beta 0, mean 0, variance 1 */
+        assert_int_equal(prof_train_get_batchnorm(t, 0, w, b, run, run + C,
+                                                  C),
+                         PROF_OK);
+        for (size_t i = 0; i < C; i++) {
+            assert_true(w[i] == 1.0f && b[i] == 0.0f && run[i] == 0.0f &&
+                        run[C + i] == 1.0f);
+        }
+        struct prof_train_epoch_result r;
+        const char *step[2] = {"run1", "run2"};
+        for (int e = 0; e < 2; e++) {
+            char key[32];
+            assert_int_equal(prof_train_epoch(t, e ? x2 : x, y, c.batch, NULL,
+                                              NULL, &r),
+                             PROF_OK);
+            assert_int_equal(prof_train_get_batchnorm(t, 0, w, b, run,
+                                                      run + C, C),
+                             PROF_OK);
+            snprintf(key, sizeof key, "%s_mean", step[e]);
+            assert_true(bn_fixture_values(&c, key, ref, C));
+            snprintf(key, sizeof key, "%s_var", step[e]);
+            assert_true(bn_fixture_values(&c, key, ref + C, C));
+            for (size_t i = 0; i < 2 * C; i++) {
+                if (!(fabs(run[i] - ref[i]) <= 4e-6 * (1 + fabs(ref[i])))) {
+                    fail_msg("%s %s[%zu]: %.9g, PyTorch %.9g", names[k],
+                             step[e], i, (double)run[i], (double)ref[i]);
+                }
+            }
+        }
+        /* evaluation: the executor on the folded parameters */
+        double loss;
+        assert_int_equal(prof_train_evaluate(t, x, y, c.batch, NULL, &loss),
+                         PROF_OK);
+        struct prof_exec_opts eo;
+        prof_exec_opts_init(&eo);
+        eo.batch = c.batch;
+        prof_exec *ex = NULL;
+        assert_int_equal(prof_exec_create(m, &eo, &ex, NULL), PROF_OK);
+        for (size_t l = 0; l < memest_model_layer_count(m); l++) {
+            const struct memest_layer *L = memest_model_layer(m, l);
+            const size_t wn = (size_t)L->weight_count,
+                         bn = (size_t)L->bias_count;
+            if (!wn) {
+                continue;
+            }
+            float *pw = malloc((wn + bn) * sizeof *pw);
+            assert_int_equal(prof_train_get_params(t, l, pw, wn, pw + wn, bn),
+                             PROF_OK);
+            assert_int_equal(prof_exec_set_params(ex, l, pw, wn, pw + wn, bn),
+                             PROF_OK);
+            free(pw);
+        }
+        assert_int_equal(prof_exec_run(ex, x, n, out, 2 * c.batch), PROF_OK);
+        double want = 0;
+        for (size_t s = 0; s < c.batch; s++) {
+            /* the executor's softmax probabilities */
+            want -= log(out[2 * s + y[s]]);
+        }
+        want /= (double)c.batch;
+        if (!(fabs(loss - want) <= 1e-5 * (1 + fabs(want)))) {
+            fail_msg("%s: evaluation loss %.9g, executor %.9g", names[k],
+                     loss, want);
+        }
+        prof_exec_destroy(ex);
+        prof_train_destroy(t);
+        memest_model_destroy(m);
+        free(x);
+        free(x2);
+    }
+    free(file);
 }
 
 static void test_grads_fp32(void **state)
@@ -991,8 +1187,9 @@ static void test_memory_equals_estimate(void **state)
     /* Graphs (fp32: mixed precision trains chains only), batch 2 and 32:
      * the held gradients, the staging buffer and the batch norms'
      * statistics are libmemest's too. */
-    const char *graphs[] = {graph_res, graph_cat, graph_rows, "resnet8"};
-    for (size_t i = 0; i < 4; i++) {
+    const char *graphs[] = {graph_res, graph_cat,  graph_rows,
+                            graph_fold, "resnet8", "ds-cnn"};
+    for (size_t i = 0; i < 6; i++) {
         memest_model *g = model(graphs[i]);
         for (size_t k = 0; k < 3; k++) {
             for (uint64_t b = 2; b <= 32; b += 30) {
@@ -1352,6 +1549,12 @@ static void test_bad_input(void **state)
                    "maxpool, avgpool, flatten, activation, globalavgpool, "
                    "add, concat, batchnorm, identity, dropout, shuffle, "
                    "slice and reshape layers)");
+    /* a batch norm folded into a layer trains in fp32 only */
+    expect_refused("input 4\ndense 3 name=d\nbatchnorm name=nb\n"
+                   "dense 2 act=softmax\n",
+                   o_fp16, PROF_E_UNSUPPORTED, "d: mixed precision (fp16) "
+                   "does not train a batch norm folded into a layer (nb, "
+                   "folded into this dense)");
     /* one value per channel: no batch statistics (PyTorch refuses too) */
     expect_refused("input 4\ndense 3 act=relu\nbatchnorm name=nb\n"
                    "dense 2 act=softmax\n",
@@ -1440,6 +1643,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grads_graph),
+        cmocka_unit_test(test_batchnorm_running),
         cmocka_unit_test(test_grads_fp32),
         cmocka_unit_test(test_grads_mixed),
         cmocka_unit_test(test_grads_detect_error),

@@ -472,6 +472,14 @@ MEMEST_API size_t memest_model_tensor_count(const memest_model *model);
 MEMEST_API struct memest_shape
 memest_model_tensor_shape(const memest_model *model, size_t t);
 
+/* 1 when layer i's description gives it a bias of its own (bias=yes, the
+ * default, or an ONNX bias input), before any batch norm folded into it
+ * gave it one: the "<layer>.bias" memest_model_set_weights() then wants
+ * beside the batch norm's tensors. 0 otherwise, or for NULL or i out of
+ * range. */
+MEMEST_API int memest_model_layer_declared_bias(const memest_model *model,
+                                                size_t i);
+
 /* 1 when every layer with parameters carries weights (layer->weight
  * non-NULL), else 0. */
 MEMEST_API int memest_model_has_weights(const memest_model *model);
@@ -813,7 +821,9 @@ struct memest_training {
 
 /*
  * Training memory with everything stored in one precision: with N
- * parameters, A activation elements, b bytes per element and s state
+ * parameters (the model's, and one more per channel of each batch norm
+ * folded into a conv2d or dense layer, which training keeps apart: its
+ * gamma), A activation elements, b bytes per element and s state
  * buffers per parameter: params N*b, gradients N*b, state s*N*b,
  * activations A*b, working buffers as above. MEMEST_E_RANGE for batch 0,
  * MEMEST_E_OVERFLOW, MEMEST_E_INVALID.

@@ -1328,13 +1328,21 @@ PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
  * executor's operators, parameter layout and initialisation (see
  * "executor" above: seeded, or the model's own weights when it carries
  * them, so that a trained or imported model is fine-tuned): forward and
- * backward for a chain of dense, conv2d (any stride, padding and groups),
- * max and average pooling (any window, strides and padding, either
- * average divisor), flatten, identity, dropout (an identity: the model
- * carries no rate and the trainer drops nothing) and the activations
- * relu, relu6, gelu (tanh form), sigmoid and tanh, fused after a dense or
- * conv2d layer or standing alone. The graph layers have no backward pass
- * here and are refused (see prof_train_create). The last layer must end in softmax on
+ * backward for a model of one input (a chain, or a graph: a tensor read
+ * by several layers gathers their gradients) of dense, conv2d (any
+ * stride, padding and groups), max and average pooling (any window,
+ * strides and padding, either average divisor), global average pooling,
+ * batch norms (standalone or folded into a conv2d or dense layer, trained
+ * in training mode: see "batch norms" below), add of inputs of one shape
+ * (a residual: each input receives the output's gradient), concat (the
+ * gradient split along its axis), flatten, identity, dropout (an
+ * identity: the model carries no rate and the trainer drops nothing),
+ * shuffle, slice, reshape and the activations relu, relu6, gelu (tanh
+ * form), sigmoid, tanh, softplus, hardsigmoid, clip, leakyrelu (alpha >=
+ * 0) and elu (alpha > 0), fused after a layer or standing alone, silu and
+ * hardswish standing alone. Mixed precision trains chains of them
+ * without a folded batch norm. The rest is refused (see
+ * prof_train_create). The last layer must end in softmax on
  * a feature vector: softmax and the cross-entropy loss are computed
  * together (kern_nn_softmax_xent_f32), so the last layer's stored output
  * is its logits. Softmax anywhere else is refused (PROF_E_RANGE).
@@ -1534,10 +1542,11 @@ PROF_API size_t prof_train_scale_events(
  * Copy out or replace layer `layer`'s float master parameters in the
  * executor's (PyTorch's) layout, with the counts and statuses of
  * prof_exec_get_params/prof_exec_set_params. Setting them does not reset
- * the optimiser state. A batchnorm trains PyTorch's four tensors (below);
- * these give and take the executor's folded scale and shift, which an
- * executor runs: get folds the running statistics in, set puts the batch
- * norm of running mean 0 and variance 1 that computes them.
+ * the optimiser state. For a batchnorm, or a layer a batch norm is folded
+ * into, these give and take the folded parameters an executor runs
+ * (batch norms train unfolded, below): get folds the running statistics
+ * in, set puts the batch norm of running mean 0 and variance 1 that
+ * computes them.
  */
 PROF_API int prof_train_get_params(const prof_train *t, size_t layer,
                                    float *weight, size_t n_weight, float *bias,
@@ -1547,16 +1556,33 @@ PROF_API int prof_train_set_params(prof_train *t, size_t layer,
                                    const float *bias, size_t n_bias);
 
 /*
- * A batchnorm layer's state as PyTorch's state_dict holds it (n = its
- * channels, each array n floats): weight (gamma), bias (beta),
- * running_mean, running_var. The trainer starts from gamma 1, beta 0,
- * mean 0, variance 1 (or the model's folded scale and shift, see
- * prof_train_set_params). During prof_train_epoch it normalises with the
- * batch's statistics (biased variance) and updates the running ones with
- * momentum 0.1 and the unbiased variance, as PyTorch does; evaluation uses
- * the running ones. PROF_E_INVALID for NULL arguments or a layer that is
- * not a batchnorm, PROF_E_RANGE for a wrong n or (set) a value that is not
- * finite or a negative variance.
+ * Batch norms. The trainer trains each as PyTorch's nn.BatchNorm2d/1d in
+ * training mode: during prof_train_epoch it normalises with the batch's
+ * statistics (over the batch and the positions of each channel, the
+ * biased variance) and updates running ones with momentum 0.1 and the
+ * unbiased variance; prof_train_evaluate uses the running ones. A
+ * batchnorm layer trains gamma and beta; a conv2d or dense layer with a
+ * batch norm folded into it (struct memest_layer folded_bn) trains its
+ * weights as they are before the fold and no bias (beta takes its place,
+ * the layer's bias is the batch norm's), then the batch norm: gamma is one
+ * more parameter per channel, in the trainer's parameters, gradients and
+ * optimiser state, as libmemest's training estimate counts it. Each
+ * starts as PyTorch's fresh one (gamma 1, beta 0, mean 0, variance 1) or,
+ * when the model carries weights (folded), as the batch norm of mean 0
+ * and variance 1 that computes them.
+ *
+ * prof_train_get_batchnorm and _set_batchnorm give and take PyTorch's
+ * state_dict of the batch norm of layer `layer` (the batchnorm layer, or
+ * the layer it is folded into), n = its channels: weight (gamma), bias
+ * (beta), running_mean, running_var, n floats each.
+ * prof_train_get_unfolded_weight gives a layer's weights before its
+ * folded batch norm (PyTorch's conv or linear weight; its bias, when the
+ * model declares one, is 0: beta holds it), n_weight as
+ * prof_train_get_params. prof_train_get_batchnorm_grads gives the
+ * gradients of gamma and beta of the last step. PROF_E_INVALID for NULL
+ * arguments or a layer without a batch norm (a folded one, for
+ * _unfolded_weight), PROF_E_RANGE for a wrong n or (set) a value that is
+ * not finite or a negative variance.
  */
 PROF_API int prof_train_get_batchnorm(const prof_train *t, size_t layer,
                                       float *weight, float *bias,
@@ -1566,13 +1592,21 @@ PROF_API int prof_train_set_batchnorm(prof_train *t, size_t layer,
                                       const float *weight, const float *bias,
                                       const float *running_mean,
                                       const float *running_var, size_t n);
+PROF_API int prof_train_get_unfolded_weight(const prof_train *t,
+                                            size_t layer, float *weight,
+                                            size_t n_weight);
+PROF_API int prof_train_get_batchnorm_grads(prof_train *t, size_t layer,
+                                            float *weight, float *bias,
+                                            size_t n);
 
 /*
  * The gradients of the mean loss of the last step (prof_train_epoch's last
  * batch) with respect to layer `layer`'s parameters, as floats in the same
  * layout: with mixed precision the stored 16-bit gradients widened and,
  * for fp16, divided by the loss scale they were computed at. All zero
- * before the first step (a batchnorm's: of gamma and beta). Counts and
+ * before the first step (a batchnorm's: of gamma and beta; a layer with a
+ * folded batch norm: of its unfolded weights, and of beta for its bias).
+ * Counts and
  * statuses as prof_train_get_params();
  * t is not const because the 16-bit gradients are widened in its staging.
  */

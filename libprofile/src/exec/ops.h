@@ -39,7 +39,9 @@ struct exec_scratch {
 
 /* The float operands of run_f32. x is the first input (an operator of
  * several inputs, add and concat, reads them all from the arena instead);
- * w and b the parameters as floats (the master, or 16-bit ones widened);
+ * w and b the parameters as floats (the master, or 16-bit ones widened;
+ * b NULL: no bias, a conv2d or dense before its folded batch norm in the
+ * trainer);
  * wp the packed weights of fp32 inference (op->wpk or op->dwpk) or NULL;
  * y the output. fused: apply the activation fused after the operator
  * (layer->act of a dense, conv2d, batchnorm or add); the trainer runs the
@@ -71,20 +73,37 @@ struct exec_grad_args {
     /* batchnorm in training mode: the batch's mean and 1/sqrt(var + eps)
      * per channel (2 x channels floats) that the forward used */
     const float *stat;
+    /* g is already the gradient before the fused activation (the trainer
+     * took it through a folded batch norm): none is taken */
+    bool act_done;
 };
 
-/* A batchnorm in training mode, as PyTorch's nn.BatchNorm2d/1d (ops/
- * batchnorm.c): the trainer keeps gamma in op->w and beta in op->b (not
- * the folded scale and shift inference runs), and run (running mean then
- * running variance, 2 x channels floats). exec_bn_train_f32 normalises x
- * with the statistics of the batch (over the batch and the positions of
- * each channel; the biased variance), writes them to stat, and updates
- * run with momentum 0.1 and the unbiased variance; exec_bn_eval_f32
- * normalises with run. Neither applies the layer's act. */
-int exec_bn_train_f32(const prof_exec *ex, const struct exec_op *op,
-                      const float *x, float *y, float *stat, float *run);
-int exec_bn_eval_f32(const prof_exec *ex, const struct exec_op *op,
-                     const float *x, float *y, const float *run);
+/* A batch norm in training mode, as PyTorch's nn.BatchNorm2d/1d (ops/
+ * batchnorm.c), over `channels` channels of `hw` positions in each of
+ * `batch` samples (NCHW): gamma, beta its parameters. A standalone
+ * batchnorm's are the trainer's op->w and op->b (not the folded scale and
+ * shift inference runs: exec_bn_of); a batch norm folded into a conv2d or
+ * dense layer keeps its gamma in the trainer and beta in the layer's bias.
+ * run: running mean then running variance (2 x channels floats).
+ * exec_bn_train normalises x with the statistics of the batch (over the
+ * batch and the positions; the biased variance), writes them to stat
+ * (mean, then 1/sqrt(var + eps)) and updates run with momentum 0.1 and the
+ * unbiased variance; exec_bn_eval normalises with run; exec_bn_backward
+ * takes g to gx (may be g; NULL: not wanted) and the parameters'
+ * gradients through the batch statistics. None applies an activation. */
+struct exec_bn {
+    size_t batch, channels, hw;
+    double eps;
+    const float *gamma, *beta;
+};
+struct exec_bn exec_bn_of(const prof_exec *ex, const struct exec_op *op);
+int exec_bn_train(const struct exec_bn *bn, const float *x, float *y,
+                  float *stat, float *run);
+int exec_bn_eval(const struct exec_bn *bn, const float *x, float *y,
+                 const float *run);
+int exec_bn_backward(const struct exec_bn *bn, const float *x,
+                     const float *g, const float *stat, float *gx,
+                     float *ggamma, float *gbeta);
 /* PyTorch's BatchNorm momentum: run = (1 - m) run + m batch. */
 #define EXEC_BN_MOMENTUM 0.1
 

@@ -273,7 +273,7 @@ int exec_fused_act_backward(const struct exec_op *op,
                             const struct exec_grad_args *a)
 {
     const enum memest_act act = op->layer->act;
-    if (a->loss_softmax || act == MEMEST_ACT_NONE) {
+    if (a->loss_softmax || a->act_done || act == MEMEST_ACT_NONE) {
         return PROF_OK;
     }
     /* the pre-activation is kept for gelu only (the 16-bit trainer

@@ -56,23 +56,15 @@ static int bn_run_f32(prof_exec *ex, const struct exec_op *op,
     return exec_then_act(ex, op, a, st);
 }
 
-/* The positions of one channel: hw_out of each of the batch's samples
- * (rank 1: one, the feature; rank 2 and 3: the rest of the sample). */
-static size_t bn_count(const prof_exec *ex, const struct exec_op *op)
-{
-    return ex->batch * op->hw_out;
-}
-
 /* y = gamma (x - mean) inv + beta over channel c's positions. */
-static void bn_apply(const prof_exec *ex, const struct exec_op *op,
-                     const float *x, float *y, size_t c, double mean,
-                     double inv)
+static void bn_apply(const struct exec_bn *bn, const float *x, float *y,
+                     size_t c, double mean, double inv)
 {
-    const size_t C = op->c_out, hw = op->hw_out;
-    const float scale = (float)((double)op->w[c] * inv);
-    const float shift = (float)((double)op->b[c] - mean * (double)op->w[c] *
-                                                       inv);
-    for (size_t b = 0; b < ex->batch; b++) {
+    const size_t C = bn->channels, hw = bn->hw;
+    const float scale = (float)((double)bn->gamma[c] * inv);
+    const float shift =
+        (float)((double)bn->beta[c] - mean * (double)bn->gamma[c] * inv);
+    for (size_t b = 0; b < bn->batch; b++) {
         const float *xs = x + (b * C + c) * hw;
         float *ys = y + (b * C + c) * hw;
         for (size_t k = 0; k < hw; k++) {
@@ -86,21 +78,21 @@ static void bn_apply(const prof_exec *ex, const struct exec_op *op,
  * and keeps the unbiased one, n / (n - 1) times it, in its running
  * variance; the trainer refuses a batch norm with one value per channel
  * (n = 1), as PyTorch does in training. */
-int exec_bn_train_f32(const prof_exec *ex, const struct exec_op *op,
-                      const float *x, float *y, float *stat, float *run)
+int exec_bn_train(const struct exec_bn *bn, const float *x, float *y,
+                  float *stat, float *run)
 {
-    const size_t C = op->c_out, hw = op->hw_out, n = bn_count(ex, op);
-    const double eps = op->layer->bn_epsilon, m = EXEC_BN_MOMENTUM;
+    const size_t C = bn->channels, hw = bn->hw, n = bn->batch * hw;
+    const double m = EXEC_BN_MOMENTUM;
     for (size_t c = 0; c < C; c++) {
         double sum = 0.0, sq = 0.0;
-        for (size_t b = 0; b < ex->batch; b++) {
+        for (size_t b = 0; b < bn->batch; b++) {
             const float *xs = x + (b * C + c) * hw;
             for (size_t k = 0; k < hw; k++) {
                 sum += xs[k];
             }
         }
         const double mean = sum / (double)n;
-        for (size_t b = 0; b < ex->batch; b++) {
+        for (size_t b = 0; b < bn->batch; b++) {
             const float *xs = x + (b * C + c) * hw;
             for (size_t k = 0; k < hw; k++) {
                 const double d = xs[k] - mean;
@@ -108,10 +100,10 @@ int exec_bn_train_f32(const prof_exec *ex, const struct exec_op *op,
             }
         }
         const double var = sq / (double)n;
-        const double inv = 1.0 / sqrt(var + eps);
+        const double inv = 1.0 / sqrt(var + bn->eps);
         stat[c] = (float)mean;
         stat[C + c] = (float)inv;
-        bn_apply(ex, op, x, y, c, mean, inv);
+        bn_apply(bn, x, y, c, mean, inv);
         const double unbiased = n > 1 ? sq / (double)(n - 1) : var;
         run[c] = (float)((1.0 - m) * run[c] + m * mean);
         run[C + c] = (float)((1.0 - m) * run[C + c] + m * unbiased);
@@ -119,22 +111,65 @@ int exec_bn_train_f32(const prof_exec *ex, const struct exec_op *op,
     return PROF_OK;
 }
 
-int exec_bn_eval_f32(const prof_exec *ex, const struct exec_op *op,
-                     const float *x, float *y, const float *run)
+int exec_bn_eval(const struct exec_bn *bn, const float *x, float *y,
+                 const float *run)
 {
-    const size_t C = op->c_out;
+    const size_t C = bn->channels;
     for (size_t c = 0; c < C; c++) {
-        bn_apply(ex, op, x, y, c, run[c],
-                 1.0 / sqrt((double)run[C + c] + op->layer->bn_epsilon));
+        bn_apply(bn, x, y, c, run[c],
+                 1.0 / sqrt((double)run[C + c] + bn->eps));
     }
     return PROF_OK;
 }
 
-/* With xhat = (x - mean) inv and dy the gradient after the fused
- * activation, over the n positions of each channel:
- *   dbeta = sum dy, dgamma = sum dy xhat,
- *   dx = gamma inv / n (n dy - dbeta - xhat dgamma),
- * the batch statistics' own derivatives included (sums in double). */
+/* With xhat = (x - mean) inv and g the output's gradient, over the n
+ * positions of each channel:
+ *   dbeta = sum g, dgamma = sum g xhat,
+ *   dx = gamma inv / n (n g - dbeta - xhat dgamma),
+ * the batch statistics' own derivatives included (sums in double). gx
+ * may be g (each element is read before it is written). */
+int exec_bn_backward(const struct exec_bn *bn, const float *x,
+                     const float *g, const float *stat, float *gx,
+                     float *ggamma, float *gbeta)
+{
+    const size_t C = bn->channels, hw = bn->hw, n = bn->batch * hw;
+    for (size_t c = 0; c < C; c++) {
+        const double mean = stat[c], inv = stat[C + c];
+        double sg = 0.0, sgx = 0.0;
+        for (size_t b = 0; b < bn->batch; b++) {
+            const float *xs = x + (b * C + c) * hw;
+            const float *gs = g + (b * C + c) * hw;
+            for (size_t k = 0; k < hw; k++) {
+                sg += gs[k];
+                sgx += gs[k] * ((xs[k] - mean) * inv);
+            }
+        }
+        ggamma[c] = (float)sgx;
+        gbeta[c] = (float)sg;
+        if (!gx) {
+            continue;
+        }
+        const double k0 = (double)bn->gamma[c] * inv / (double)n;
+        for (size_t b = 0; b < bn->batch; b++) {
+            const float *xs = x + (b * C + c) * hw;
+            const float *gs = g + (b * C + c) * hw;
+            float *dx = gx + (b * C + c) * hw;
+            for (size_t k = 0; k < hw; k++) {
+                const double xhat = (xs[k] - mean) * inv;
+                dx[k] = (float)(k0 * ((double)n * gs[k] - sg - xhat * sgx));
+            }
+        }
+    }
+    return PROF_OK;
+}
+
+/* A standalone batch norm's: gamma and beta are its parameters. */
+struct exec_bn exec_bn_of(const prof_exec *ex, const struct exec_op *op)
+{
+    return (struct exec_bn){ex->batch, op->c_out,          op->hw_out,
+                            op->layer->bn_epsilon, op->w, op->b};
+}
+
 static int bn_backward(prof_exec *ex, const struct exec_op *op,
                        const struct exec_grad_args *a)
 {
@@ -145,35 +180,8 @@ static int bn_backward(prof_exec *ex, const struct exec_op *op,
     if (!a->stat) {
         return PROF_E_INVALID; /* the trainer's forward gave no statistics */
     }
-    const size_t C = op->c_out, hw = op->hw_out, n = bn_count(ex, op);
-    for (size_t c = 0; c < C; c++) {
-        const double mean = a->stat[c], inv = a->stat[C + c];
-        double sg = 0.0, sgx = 0.0;
-        for (size_t b = 0; b < ex->batch; b++) {
-            const float *xs = a->x + (b * C + c) * hw;
-            const float *gs = a->g + (b * C + c) * hw;
-            for (size_t k = 0; k < hw; k++) {
-                sg += gs[k];
-                sgx += gs[k] * ((xs[k] - mean) * inv);
-            }
-        }
-        a->gw[c] = (float)sgx;
-        a->gb[c] = (float)sg;
-        if (!a->gx) {
-            continue;
-        }
-        const double k0 = (double)op->w[c] * inv / (double)n;
-        for (size_t b = 0; b < ex->batch; b++) {
-            const float *xs = a->x + (b * C + c) * hw;
-            const float *gs = a->g + (b * C + c) * hw;
-            float *dx = a->gx + (b * C + c) * hw;
-            for (size_t k = 0; k < hw; k++) {
-                const double xhat = (xs[k] - mean) * inv;
-                dx[k] = (float)(k0 * ((double)n * gs[k] - sg - xhat * sgx));
-            }
-        }
-    }
-    return PROF_OK;
+    const struct exec_bn bn = exec_bn_of(ex, op);
+    return exec_bn_backward(&bn, a->x, a->g, a->stat, a->gx, a->gw, a->gb);
 }
 
 /* The input (xhat), and the output for the fused activation. */

@@ -467,6 +467,7 @@ static int conv_backward(prof_exec *ex, const struct exec_op *op,
         return st;
     }
     const float *x = a->x, *dz = a->g;
+    /* gb NULL: a folded batch norm's beta takes the bias's place */
     float *gw = a->gw, *gb = op->bn ? a->gb : NULL, *gx = a->gx;
     const size_t batch = ex->batch;
     const size_t hw = op->hw_out, kd = op->kdim;

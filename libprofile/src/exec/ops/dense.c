@@ -100,7 +100,7 @@ static int dense_run_f32(prof_exec *ex, const struct exec_op *op,
 {
     int st = exec_sgemm(ex, op, ex->batch, op->c_out, op->kdim, a->x,
                         op->kdim, a->w, op->c_out, a->y, op->c_out);
-    if (st == PROF_OK && op->bn) {
+    if (st == PROF_OK && op->bn && a->b) {
         st = exec_kern_status(kern_nn_bias_add_f32(a->y, ex->batch,
                                                    op->c_out, a->b));
     }
@@ -179,7 +179,8 @@ static int dense_run_s8(prof_exec *ex, const struct exec_op *op)
 }
 
 /* dZ = g after the fused activation; dW [in][out] = X^T . dZ (the
- * master's input-major layout), db = column sums, dX = dZ . W^T. */
+ * master's input-major layout), db = column sums (unless gb is NULL: a
+ * folded batch norm's beta takes the bias's place), dX = dZ . W^T. */
 static int dense_backward(prof_exec *ex, const struct exec_op *op,
                           const struct exec_grad_args *a)
 {
@@ -190,7 +191,7 @@ static int dense_backward(prof_exec *ex, const struct exec_op *op,
     const size_t B = ex->batch, in = op->kdim, o = op->c_out;
     int k = kern_sgemm(KERN_MM_TRANS_A, in, o, B, a->x, in, a->g, o, a->gw,
                        o);
-    if (k == KERN_OK && op->bn) {
+    if (k == KERN_OK && op->bn && a->gb) {
         k = kern_nn_bias_grad_f32(a->g, B, o, a->gb);
     }
     if (k == KERN_OK && a->gx) {
