@@ -35,8 +35,11 @@ void bench_progress_done(const struct bench_cfg *cfg);
 
 struct bench_host {
     bool measured;             /* false: the figures below are NaN */
-    double peak_gflops;        /* one thread, 2 FLOP per MAC: the best of
-                                  the FMA loop and kern_sgemm */
+    double peak_gmacs;         /* one thread, fp32: the best of the FMA
+                                  loop and kern_sgemm, as the layer-wise
+                                  summary's host_peak_gmacs (one figure,
+                                  prof_device_peak_threads of the host) */
+    double peak_gflops;        /* 2 FLOP per MAC: 2 x peak_gmacs */
     double triad_gbps;         /* STREAM triad, one thread, best run */
     double knee_flop_per_byte; /* peak_gflops / triad_gbps */
     uint64_t triad_bytes;      /* footprint of the three triad arrays */

@@ -21,7 +21,8 @@ typedef int (*table_fn)(const struct bench_cfg *cfg,
 
 /* The key columns of each table, for the terminal. */
 static const char *const key_host[] = {
-    "kernel_path", "peak_path", "peak_gflops", "triad_gbps", "triad_mb",
+    "kernel_path", "peak_path", "peak_gmacs", "peak_gflops", "triad_gbps",
+    "triad_mb",
     "knee_flop_per_byte", "threads", "repeats", "quick", NULL,
 };
 static const char *const key_matmul[] = {
@@ -78,7 +79,11 @@ static const struct {
      "the memory level that holds the data",
      key_intensity},
     {"mixed_precision", bench_table_mixed_precision, false,
-     "mixed-precision training memory (TinyTorch's formulas)",
+     "mixed-precision training memory by TinyTorch's formula, for four "
+     "model sizes with Adam: parameters, gradients, optimizer state and "
+     "activations, no working buffers (edgefit-memfit gives a model's "
+     "own, with the trainer's fp32 staging buffers, which can outweigh "
+     "the savings on a small model)",
      key_mixed_precision},
     {"conversions", bench_table_conversions, true,
      "fp16/bf16 conversions, against F16C and a copy",

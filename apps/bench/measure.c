@@ -160,6 +160,7 @@ void bench_host_init(struct bench_host *out)
 {
     *out = (struct bench_host){
         .measured = false,
+        .peak_gmacs = NAN,
         .peak_gflops = NAN,
         .triad_gbps = NAN,
         .knee_flop_per_byte = NAN,
@@ -197,7 +198,8 @@ int bench_host_calibrate(const struct bench_cfg *cfg, struct bench_host *out)
      * reports its best rate; the peak is the best of the FMA loop and the
      * fp32 kernel. */
     out->measured = true;
-    out->peak_gflops = 2.0 * cal.peak.gmacs;
+    out->peak_gmacs = prof_device_peak_threads(&out->dev, MEMEST_FP32, 1);
+    out->peak_gflops = 2.0 * out->peak_gmacs;
     out->triad_gbps = cal.triad.gbps;
     out->knee_flop_per_byte = out->peak_gflops / out->triad_gbps;
     out->triad_bytes = cal.triad.total_bytes;

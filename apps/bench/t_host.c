@@ -17,6 +17,7 @@ int bench_table_host(const struct bench_cfg *cfg, const struct bench_host *h,
     static const struct bench_col cols[] = {
         {"kernel_path", ART_TEXT},
         {"peak_path", ART_TEXT},
+        {"peak_gmacs", ART_REAL},
         {"peak_gflops", ART_REAL},
         {"triad_gbps", ART_REAL},
         {"triad_mb", ART_REAL},
@@ -44,6 +45,7 @@ int bench_table_host(const struct bench_cfg *cfg, const struct bench_host *h,
         const char *col;
         double v;
     } reals[] = {
+        {"peak_gmacs", h->peak_gmacs},
         {"peak_gflops", h->peak_gflops},
         {"triad_gbps", h->triad_gbps},
         {"triad_mb", h->measured ? (double)h->triad_bytes / 1048576.0

@@ -465,6 +465,16 @@ static int build_ops_table(struct result *r)
     return st;
 }
 
+/* This machine's measured latency over its own cache-aware roofline: how
+ * far a roofline bound is from a real run, the nearest measured hint of
+ * the device's until its model is calibrated. */
+static double host_overrun(const struct result *r)
+{
+    return r->pr.host_total.predicted_ms > 0.0
+               ? r->p.latency_ms / r->pr.host_total.predicted_ms
+               : NAN;
+}
+
 static int build_totals_table(struct result *r)
 {
     const struct prof_stream_profile *p = &r->p;
@@ -474,6 +484,7 @@ static int build_totals_table(struct result *r)
         CLI_REAL("memory_kb", p->memory_kb),
         CLI_REAL("estimated_bandwidth_mb_s", p->estimated_bandwidth_mb_s),
         CLI_REAL("stream_utilization", p->stream_utilization),
+        CLI_REAL("latency_over_interval", p->latency_over_interval),
         CLI_REAL("stream_interval_ms", p->stream_interval_ms),
         CLI_UINT("feature_count", p->feature_count),
         CLI_UINT("batch_size", p->batch),
@@ -497,9 +508,14 @@ static int build_totals_table(struct result *r)
         CLI_REAL("device_predicted_ms", r->pr.device_total.predicted_ms),
         CLI_REAL("device_stream_utilization",
                  fmin(1.0, r->pr.device_total.predicted_ms / p->stream_interval_ms)),
+        CLI_REAL("device_latency_over_interval",
+                 r->pr.device_total.predicted_ms / p->stream_interval_ms),
         CLI_REAL("device_energy_proxy_j", r->pr.device_total.energy_proxy_j),
+        CLI_REAL("host_roofline_overrun", host_overrun(r)),
+        CLI_REAL("device_latency_realistic_ms",
+                 r->pr.device_total.predicted_ms * host_overrun(r)),
     };
-    const size_t n = sizeof f / sizeof f[0] - (with_dev ? 0 : 4);
+    const size_t n = sizeof f / sizeof f[0] - (with_dev ? 0 : 7);
     return cli_record_build("totals", f, n, &r->totals);
 }
 
@@ -548,6 +564,8 @@ static int build_doc(const struct options *o, struct result *r)
                              p->estimated_bandwidth_mb_s));
     DOC_SET(art_doc_set_real(totals, "stream_utilization",
                              p->stream_utilization));
+    DOC_SET(art_doc_set_real(totals, "latency_over_interval",
+                             p->latency_over_interval));
     DOC_SET(art_doc_set_uint(totals, "bytes_moved", p->bytes_moved));
 
     DOC_SET(art_doc_set_real(prec, "fp32_memory_kb", p->fp32_memory_kb));
@@ -644,6 +662,16 @@ static int build_doc(const struct options *o, struct result *r)
         DOC_SET(art_doc_set_real(dev, "stream_utilization",
                                  fmin(1.0, r->pr.device_total.predicted_ms /
                                                p->stream_interval_ms)));
+        DOC_SET(art_doc_set_real(dev, "latency_over_interval",
+                                 r->pr.device_total.predicted_ms /
+                                     p->stream_interval_ms));
+        DOC_SET(art_doc_set_real(dev, "latency_lower_bound_ms",
+                                 r->pr.device_total.predicted_ms));
+        DOC_SET(art_doc_set_real(dev, "host_roofline_overrun",
+                                 host_overrun(r)));
+        DOC_SET(art_doc_set_real(dev, "latency_realistic_ms",
+                                 r->pr.device_total.predicted_ms *
+                                     host_overrun(r)));
         DOC_SET(art_doc_set_real(dev, "energy_proxy_j",
                                  r->pr.device_total.energy_proxy_j));
     }
@@ -751,9 +779,15 @@ static void print_summary(const struct result *r)
            (double)r->cal.triad.total_bytes / 1048576.0,
            r->cal.knee_mac_per_byte);
     printf("totals: latency %.6f ms, memory %.3f KB, bandwidth %.1f MB/s, "
-           "stream utilization %.6f\n",
+           "stream utilization %.6f",
            p->latency_ms, p->memory_kb, p->estimated_bandwidth_mb_s,
            p->stream_utilization);
+    if (p->latency_over_interval > 1.0) {
+        /* capped at 1: the factor is what says how far behind */
+        printf(" (capped: a batch takes %.3g intervals, the stream falls "
+               "behind)", p->latency_over_interval);
+    }
+    printf("\n");
     printf("precision: fp32 %.3f KB %.6f ms; fp16 %.3f KB %.6f ms; "
            "int8 %.3f KB %.6f ms\n",
            p->fp32_memory_kb, p->fp32_latency_ms, p->fp16_memory_kb,
@@ -769,12 +803,25 @@ static void print_summary(const struct result *r)
            r->pr.dram_total.predicted_ms, 100.0 * r->pr.dram_total.relative_error,
            100.0 * r->pr.dram_total.mean_abs_relative_error);
     if (r->device.name[0] != '\0') {
-        printf("on %s: %.6f ms predicted (stream utilization %.6f), ",
-               r->device.name, r->pr.device_total.predicted_ms,
-               fmin(1.0, r->pr.device_total.predicted_ms / p->stream_interval_ms));
+        /* Nothing ran there: the roofline bound, and the range this
+         * machine's own over-run of its roofline suggests. */
+        const double dev_ms = r->pr.device_total.predicted_ms;
+        const double ratio = dev_ms / p->stream_interval_ms;
+        printf("on %s: at least %.2g ms per batch (roofline lower bound; "
+               "about %.2g ms at this machine's %.3gx over-run of its own "
+               "roofline), %s; ", r->device.name, dev_ms,
+               dev_ms * host_overrun(r), host_overrun(r),
+               ratio > 1.0 ? "the stream falls behind even at the bound"
+                           : "within the interval at the bound");
+        if (ratio > 1.0) {
+            printf("%.3g intervals per batch; ", ratio);
+        } else {
+            printf("stream utilization %.2g; ", ratio);
+        }
         if (r->device.power_watts > 0.0) {
-            printf("energy proxy %.3g J per batch\n",
-                   r->pr.device_total.energy_proxy_j);
+            printf("energy proxy %.3g J per batch (%s's power x the lower "
+                   "bound)\n", r->pr.device_total.energy_proxy_j,
+                   r->device.name);
         } else {
             printf("energy: power unknown: give --power-watts\n");
         }

@@ -660,7 +660,8 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
     const double latency_s = fmax(p.latency_ms / 1000.0, 1e-9);
     p.estimated_bandwidth_mb_s =
         (double)p.bytes_moved / latency_s / (1024.0 * 1024.0);
-    p.stream_utilization = fmin(1.0, p.latency_ms / p.stream_interval_ms);
+    p.latency_over_interval = p.latency_ms / p.stream_interval_ms;
+    p.stream_utilization = fmin(1.0, p.latency_over_interval);
     p.fp32_latency_ms = p.latency_ms;
     /* the original's trade-off: the same elements at 4, 2 and 1 bytes */
     p.fp32_memory_kb = kib(mem_total_bytes);

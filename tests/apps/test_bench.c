@@ -40,7 +40,8 @@ static const struct {
     const char *cols[MAX_COLS];
 } want_tables[] = {
     {"bench_host", 1,
-     {"kernel_path", "peak_path", "peak_gflops", "triad_gbps", "triad_mb",
+     {"kernel_path", "peak_path", "peak_gmacs", "peak_gflops", "triad_gbps",
+      "triad_mb",
       "knee_flop_per_byte", "threads", "repeats", "sample_ms", "quick",
       "compared_with"}},
     {"bench_matmul", 5,
@@ -244,6 +245,12 @@ static void test_quick_run(void **state)
     art_table *cvt = t[5], *q8 = t[6];
 
     assert_true(real_at(host, 0, "peak_gflops") > 0.0);
+    /* one figure for this machine's peak, in the unit the layer-wise
+     * summary uses too: GMAC/s, and twice that in GFLOP/s (each rounded
+     * to 4 significant digits) */
+    const double gmacs = real_at(host, 0, "peak_gmacs");
+    assert_true(fabs(real_at(host, 0, "peak_gflops") - 2.0 * gmacs) <=
+                1e-3 * gmacs);
     assert_true(real_at(host, 0, "triad_gbps") > 0.0);
 
     /* Matmul: the shapes in order, FLOP counts, edgefit's product against
@@ -386,6 +393,15 @@ static void test_single_table(void **state)
         "mixed_gb,savings_gb,savings_pct\n";
     assert_int_equal(strncmp(r.out, header, sizeof header - 1), 0);
     assert_non_null(strstr(r.out, "\nTiny CNN,50000,100000,1200000,900000,"));
+    run_free(&r);
+
+    /* The table says what it counts, so that its savings and memfit's
+     * mixed-precision figure (a model's own, staging buffers included,
+     * sometimes more than fp32) do not read as opposite advice. */
+    RUN(&r, "--table", "mixed_precision");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "no working buffers"));
+    assert_non_null(strstr(r.out, "edgefit-memfit"));
     run_free(&r);
 
     /* Several tables are never glued into one CSV stream: refused before

@@ -274,6 +274,57 @@ static void test_predictions(void **state)
     run_free(&r);
 }
 
+/* The audit: a stream far too slow for its interval printed "stream
+ * utilization 1.000000" and nothing else. The utilisation stays the
+ * original's min(1, latency / interval), and the factor beside it says
+ * how far behind: 784 features x 512 hidden x batch 64 (25.7 million
+ * MACs) against a 0.001 ms interval, on this machine and on rpi4. */
+static void test_stream_too_slow(void **state)
+{
+    (void)state;
+    struct run_result r;
+    RUN(&r, "--features", "784", "--hidden", "512", "--batch", "64",
+        "--repeats", "2", "--triad-mib", "16", "--device", "rpi4",
+        "--stream-interval-ms", "0.001", "--format", "json");
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    json_t *j = parse_json(r.out);
+    json_t *tot = json_object_get(j, "totals");
+    const double lat = jreal(tot, "latency_ms");
+    assert_true(jreal(tot, "stream_utilization") == 1.0);
+    assert_true(fabs(jreal(tot, "latency_over_interval") - lat / 0.001) <=
+                1e-12 * lat / 0.001);
+    assert_true(jreal(tot, "latency_over_interval") > 1.0);
+    json_t *dev = json_object_get(j, "device");
+    const double dev_ms = jreal(dev, "predicted_ms");
+    assert_true(jreal(dev, "stream_utilization") == 1.0);
+    assert_true(fabs(jreal(dev, "latency_over_interval") - dev_ms / 0.001) <=
+                1e-12 * dev_ms / 0.001);
+    assert_true(jreal(dev, "latency_lower_bound_ms") == dev_ms);
+    /* the realistic latency: the bound x this machine's measured over
+     * its own roofline */
+    const double over = lat / jreal(json_object_get(j, "host"),
+                                    "predicted_ms");
+    assert_true(fabs(jreal(dev, "host_roofline_overrun") - over) <=
+                1e-12 * over);
+    assert_true(fabs(jreal(dev, "latency_realistic_ms") - dev_ms * over) <=
+                1e-12 * dev_ms * over);
+    json_decref(j);
+    run_free(&r);
+
+    RUN(&r, "--features", "784", "--hidden", "512", "--batch", "64",
+        "--repeats", "2", "--triad-mib", "16", "--device", "rpi4",
+        "--stream-interval-ms", "0.001");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "stream utilization 1.000000 (capped: a "
+                                  "batch takes "));
+    assert_non_null(strstr(r.out, "the stream falls behind even at the "
+                                  "bound"));
+    assert_non_null(strstr(r.out, "(roofline lower bound;"));
+    run_free(&r);
+}
+
 /* --threads: a projection of 40 x 256 x 128 = 1.3 million MACs runs on two
  * threads (the head, 10k MACs, stays on one), the decision scores do not
  * move (the precision differences are the one-thread run's, bit for bit),
@@ -602,6 +653,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_predictions),
+        cmocka_unit_test(test_stream_too_slow),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_out_dir),

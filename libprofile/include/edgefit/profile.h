@@ -1261,6 +1261,10 @@ struct prof_stream_profile {
     uint64_t bytes_moved;
     double estimated_bandwidth_mb_s; /* bytes_moved / latency, MB/s */
     double stream_utilization;       /* min(1, latency / interval) */
+    /* latency / interval, not capped: above 1 a batch takes this many
+     * intervals and the stream falls behind (the utilisation, capped at
+     * 1, cannot say by how much) */
+    double latency_over_interval;
     /* precision trade-offs: the same tensors at 4, 2 and 1 bytes */
     double fp32_memory_kb, fp16_memory_kb, int8_memory_kb;
     double fp32_latency_ms, fp16_latency_ms, int8_latency_ms; /* NaN if not
