@@ -403,9 +403,18 @@ static void test_out_of_memory_says_size(void **state)
     snprintf(opts, sizeof opts, "%s%sallocator_may_return_null=1",
              old ? old : "", old && *old ? ":" : "");
     setenv("ASAN_OPTIONS", opts, 1);
-    struct run_result r;
+    struct run_result r, t;
     run_argv(ARGV((char *)layerwise, "--model", "resnet8", "--batch",
                   "4294967295", "--repeats", "1"), &r);
+    /* edgefit-train's trainer: libmemest's training estimate, which for
+     * mlp:784-64-10 at this batch is above 1e13 bytes */
+    char data[256];
+    snprintf(data, sizeof data, "%s/oom-data", tmpdir);
+    assert_int_equal(mkdir(data, 0700), 0);
+    assert_int_equal(run_write_bands(data, "train", 16, 1), 0);
+    assert_int_equal(run_write_bands(data, "t10k", 16, 2), 0);
+    run_argv(ARGV((char *)train, "--data", data, "--model", "mlp:784-64-10",
+                  "--batch", "4294967295", "--epochs", "1", "--quiet"), &t);
     if (saved) {
         setenv("ASAN_OPTIONS", saved, 1);
         free(saved);
@@ -419,6 +428,12 @@ static void test_out_of_memory_says_size(void **state)
         fail_msg("status %d: %s", r.status, r.err);
     }
     run_free(&r);
+    if (t.status != 1 ||
+        !strstr(t.err, "out of memory: training at batch 4294967295 needs "
+                       "about 1")) {
+        fail_msg("train: status %d: %s", t.status, t.err);
+    }
+    run_free(&t);
 }
 
 /* A full stdout after a complete --out folder is a warning and the run
