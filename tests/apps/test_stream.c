@@ -293,23 +293,39 @@ static void test_stream_too_slow(void **state)
     json_t *tot = json_object_get(j, "totals");
     const double lat = jreal(tot, "latency_ms");
     assert_true(jreal(tot, "stream_utilization") == 1.0);
-    assert_true(fabs(jreal(tot, "latency_over_interval") - lat / 0.001) <=
-                1e-12 * lat / 0.001);
+    /* both figures as written: each carries its rounding */
+    const double ratio = jreal(tot, "latency_over_interval");
+    assert_true(fabs(ratio - lat / 0.001) <=
+                run_written_tol("latency_over_interval", ratio) +
+                    run_written_tol("latency_ms", lat) / 0.001);
     assert_true(jreal(tot, "latency_over_interval") > 1.0);
     json_t *dev = json_object_get(j, "device");
     const double dev_ms = jreal(dev, "predicted_ms");
+    /* every figure as written: a comparison carries the rounding of each
+     * side (run_written_tol), relative for a quotient or a product */
+    const double t_dev = run_written_tol("predicted_ms", dev_ms);
     assert_true(jreal(dev, "stream_utilization") == 1.0);
-    assert_true(fabs(jreal(dev, "latency_over_interval") - dev_ms / 0.001) <=
-                1e-12 * dev_ms / 0.001);
-    assert_true(jreal(dev, "latency_lower_bound_ms") == dev_ms);
+    const double dratio = jreal(dev, "latency_over_interval");
+    assert_true(fabs(dratio - dev_ms / 0.001) <=
+                run_written_tol("latency_over_interval", dratio) +
+                    t_dev / 0.001);
+    const double lower = jreal(dev, "latency_lower_bound_ms");
+    assert_true(fabs(lower - dev_ms) <=
+                run_written_tol("latency_lower_bound_ms", lower) + t_dev);
     /* the realistic latency: the bound x this machine's measured over
      * its own roofline */
-    const double over = lat / jreal(json_object_get(j, "host"),
-                                    "predicted_ms");
-    assert_true(fabs(jreal(dev, "host_roofline_overrun") - over) <=
-                1e-12 * over);
-    assert_true(fabs(jreal(dev, "latency_realistic_ms") - dev_ms * over) <=
-                1e-12 * dev_ms * over);
+    const double hp = jreal(json_object_get(j, "host"), "predicted_ms");
+    const double over = lat / hp;
+    const double rel = run_written_tol("latency_ms", lat) / lat +
+                       run_written_tol("predicted_ms", hp) / hp;
+    const double got_over = jreal(dev, "host_roofline_overrun");
+    assert_true(fabs(got_over - over) <=
+                run_written_tol("host_roofline_overrun", got_over) +
+                    over * rel);
+    const double realistic = jreal(dev, "latency_realistic_ms");
+    assert_true(fabs(realistic - dev_ms * over) <=
+                run_written_tol("latency_realistic_ms", realistic) +
+                    dev_ms * over * (rel + t_dev / dev_ms));
     json_decref(j);
     run_free(&r);
 
