@@ -254,8 +254,10 @@ static void check_comparison(void)
                          "layer   macs  latency_ms  bound\n"
                          "dense1  50176     0.11234  memory\n",
                          NULL, NULL, NULL, NULL);
-    all &= samples_equal("layer  gmacs  bound\nfc  1.5  memory\n",
-                         "layer  gmacs  bound\nfc  2.25  compute\n",
+    all &= samples_equal("layer  gmacs  bound\n"
+                         "fc       1.5  memory\n",
+                         "layer  gmacs  bound\n"
+                         "fc      2.25  compute\n",
                          "gmacs,bound", NULL, NULL, NULL);
     all &= samples_equal("  training_time_s   0.035930; x 2\n",
                          "  training_time_s   0.041200; x 2\n",
