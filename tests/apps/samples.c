@@ -628,21 +628,28 @@ int samples_file(const char *root, const char *rel, char *const apps[],
             status = -1;
             break;
         }
+        /* The text between the fences: "$ COMMAND", then the output. */
+        struct buf old = {0};
+        const bool fenced = end - i >= 3 &&
+                            strcmp(l.v[i + 1], FENCE_OPEN) == 0 &&
+                            strcmp(l.v[end - 1], FENCE) == 0;
+        for (int k = i + 2; fenced && k < end - 1; k++) {
+            buf_str(&old, l.v[k]);
+            buf_str(&old, "\n");
+        }
         if (write) {
+            /* A block that differs only in what may differ (a time) is
+             * kept as it is, so that the docs change only when an app's
+             * output does. */
+            const bool same = fenced && old.s &&
+                              samples_equal(old.s, block, m.vary, NULL, NULL,
+                                            NULL);
             buf_str(&out, FENCE_OPEN "\n");
-            buf_str(&out, block);
+            buf_str(&out, same ? old.s : block);
             buf_str(&out, FENCE "\n");
-            say(report, ctx, true, "%s:%d: wrote `%s`", rel, at, m.cmd);
+            say(report, ctx, true, "%s:%d: %s `%s`", rel, at,
+                same ? "kept" : "wrote", m.cmd);
         } else {
-            /* The text between the fences: "$ COMMAND", then the output. */
-            struct buf old = {0};
-            const bool fenced = end - i >= 3 &&
-                                strcmp(l.v[i + 1], FENCE_OPEN) == 0 &&
-                                strcmp(l.v[end - 1], FENCE) == 0;
-            for (int k = i + 2; fenced && k < end - 1; k++) {
-                buf_str(&old, l.v[k]);
-                buf_str(&old, "\n");
-            }
             int line = 0;
             char *x = NULL, *y = NULL;
             if (!fenced) {
@@ -661,8 +668,8 @@ int samples_file(const char *root, const char *rel, char *const apps[],
             }
             free(x);
             free(y);
-            free(old.s);
         }
+        free(old.s);
         free(block);
         /* Go on at the end marker, which is kept: the old block between
          * the markers is dropped (written anew above). */
