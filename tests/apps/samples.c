@@ -685,9 +685,17 @@ int samples_file(const char *root, const char *rel, char *const apps[],
         }
         char tmp[4200];
         snprintf(tmp, sizeof tmp, "%s.samples-tmp", path);
-        FILE *f = fopen(tmp, "wb");
-        if (!f || fwrite(out.s, 1, out.len, f) != out.len || fclose(f) != 0 ||
-            rename(tmp, path) != 0) {
+        bool failed = false;
+        if (!out.s || strcmp(out.s, text) != 0) { /* else left alone */
+            FILE *f = fopen(tmp, "wb");
+            failed = !f;
+            if (f) {
+                failed = fwrite(out.s ? out.s : "", 1, out.len, f) != out.len;
+                failed |= fclose(f) != 0;
+            }
+            failed = failed || rename(tmp, path) != 0;
+        }
+        if (failed) {
             say(report, ctx, false, "%s: cannot write it (%s)", rel,
                 strerror(errno));
             remove(tmp);
