@@ -1,13 +1,13 @@
 /* Every app speaks one vocabulary: each app runs with --format json and
  * --format csv (and --out, whose files are read too); every CSV column and
- * every JSON key must be in the README's glossary, and no value of a
- * column or key that claims a utilisation (its name contains
+ * every JSON key must be in the glossary (docs/glossary.md), and no value
+ * of a column or key that claims a utilisation (its name contains
  * "utilization" or "utilisation") may exceed 1. Each app's terminal is
  * readable too: its default table (with --quiet) fits 120 characters,
  * -h is --help, --version names the kernel paths and the dependencies,
  * and --list-devices --format json prints JSON. A TAP test.
  *
- * Usage: test-vocabulary README.md NAME=PATH...  (the apps this build
+ * Usage: test-vocabulary docs/glossary.md NAME=PATH...  (the apps this build
  * has). An app is added with one line of the table below. */
 #include <dirent.h>
 #include <jansson.h>
@@ -27,8 +27,8 @@
  * --out, where every table is a file. */
 /* Zero weights of mlp:784-64-10 for edgefit-sweep, written at start. */
 static char sweep_weights[640];
-/* edgefit-validate's fixture (tests/apps/data/validate), found beside the
- * README at start. */
+/* edgefit-validate's fixture (tests/apps/data/validate), found from the
+ * glossary's folder (docs/) at start. */
 static char validate_model[640], validate_weights[640];
 
 static const struct app {
@@ -78,8 +78,8 @@ static void ok(bool cond, const char *fmt, ...)
 static char **glossary;
 static size_t nglossary;
 
-/* Names in backquotes in the first cell of the table rows of README's
- * section "## Glossary". */
+/* Names in backquotes in the first cell of the table rows of
+ * docs/glossary.md (the file is the glossary: every such row counts). */
 static bool load_glossary(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -88,13 +88,8 @@ static bool load_glossary(const char *path)
         return false;
     }
     char line[4096];
-    bool in = false;
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "## ", 3) == 0) {
-            in = strncmp(line, "## Glossary", 11) == 0;
-            continue;
-        }
-        if (!in || strncmp(line, "| `", 3) != 0) {
+        if (strncmp(line, "| `", 3) != 0) {
             continue;
         }
         char *end = strchr(line + 1, '|');
@@ -483,7 +478,8 @@ static void run_terminal(const struct app *a, const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: test-vocabulary README.md NAME=PATH...\n");
+        fprintf(stderr,
+                "usage: test-vocabulary docs/glossary.md NAME=PATH...\n");
         return 2;
     }
     if (!load_glossary(argv[1])) {
@@ -559,10 +555,10 @@ int main(int argc, char **argv)
     const char *slash = strrchr(argv[1], '/');
     const int root = slash ? (int)(slash - argv[1]) : 1;
     snprintf(validate_model, sizeof validate_model,
-             "%.*s/tests/apps/data/validate/cnn.txt", root,
+             "%.*s/../tests/apps/data/validate/cnn.txt", root,
              slash ? argv[1] : ".");
     snprintf(validate_weights, sizeof validate_weights,
-             "%.*s/tests/apps/data/validate/cnn.safetensors", root,
+             "%.*s/../tests/apps/data/validate/cnn.safetensors", root,
              slash ? argv[1] : ".");
     for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++) {
         const char *path = NULL;
