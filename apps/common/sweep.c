@@ -765,7 +765,11 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
         .y_label = ref ? "RMS error against the reference output"
                        : "Test accuracy (fraction correct; bars: one "
                          "standard error)",
-        .x_scale = ART_SCALE_LOG, .series = c->series, .n_series = ns};
+        .x_scale = ART_SCALE_LOG,
+        /* errors span decades (fp32 ~1e-8, int8 ~1e-3), and an RMS error
+         * is never negative: a log axis */
+        .y_scale = ref ? ART_SCALE_LOG : ART_SCALE_LINEAR,
+        .series = c->series, .n_series = ns};
     return true;
 }
 

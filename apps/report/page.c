@@ -340,7 +340,7 @@ static void html_precisions(FILE *f, const struct report *r)
         break;
     case DATA_REFERENCE:
         measure = "Agreement of each precision's outputs with the "
-                  "reference outputs: max_abs_error and rms_error (and "
+                  "reference outputs: max_abs_error and rmse (and "
                   "top1_agreement for a classifier).";
         break;
     case DATA_NONE:
@@ -352,7 +352,8 @@ static void html_precisions(FILE *f, const struct report *r)
              "%s Accepted: peak inference memory <= %.6g MB%s%s. Latency "
              "per batch measured on this machine; device_latency_ms is "
              "%s's roofline lower bound; energy_proxy_j = %.3g W x "
-             "latency_ms.", measure, r->memory_limit_mb,
+             "device_latency_ms (one machine's power and latency).",
+             measure, r->memory_limit_mb,
              isnan(r->scfg.min_accuracy)
                  ? ""
                  : ", test accuracy at least fp32's at the first batch "

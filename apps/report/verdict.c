@@ -265,9 +265,8 @@ int report_judge(const struct options *o, struct report *r)
             : NAN;
         char energy[160] = "";
         if (isfinite(e_j)) {
-            snprintf(energy, sizeof energy, ", energy at least %s mJ at "
-                     "%.3g W over that time (the sweep's energy_proxy_j "
-                     "uses this machine's latency)",
+            snprintf(energy, sizeof energy, ", energy at least %s mJ per "
+                     "input at %.3g W over that time",
                      sig2(mj, sizeof mj, 1000.0 * e_j),
                      r->device.power_watts);
         }

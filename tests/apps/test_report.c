@@ -137,15 +137,14 @@ static void test_report(void **state)
             fail_msg("no '%s' in the verdict:\n%s", parts[i], r.out);
         }
     }
-    /* The device's energy is its power over the device's latency (not
-     * this machine's, as energy_proxy_j), and says so. */
+    /* The device's energy is its power over the device's latency per
+     * input. */
     const char *on = strstr(r.out, "On rpi4 (roofline lower bound): ");
     double ms, mj, watts;
     char prec[16];
     if (sscanf(on, "On rpi4 (roofline lower bound): at least %lf ms per "
-                   "input at %15s batch 1, energy at least %lf mJ at %lf W "
-                   "over that time (the sweep's energy_proxy_j uses this "
-                   "machine's latency)",
+                   "input at %15s batch 1, energy at least %lf mJ per input "
+                   "at %lf W over that time",
                &ms, prec, &mj, &watts) != 4) {
         fail_msg("the device sentence: %.200s", on);
     }
