@@ -471,13 +471,13 @@ static int write_html(const void *obj, FILE *f)
 
 int report_write(const struct options *o, struct report *r)
 {
+    /* the apps' bundle: every file keeps the digits that mean something,
+     * and once it is committed a failing stdout is only a warning */
     art_bundle *b = NULL;
-    int st = art_bundle_create(o->co.out_dir, &b);
-    /* every file keeps the digits that mean something */
-    if (st == ART_OK) {
-        art_bundle_set_rounding(b, cli_round_file);
+    if (cli_out_bundle(o->co.out_dir, NULL, 0, &b) != CLI_EXIT_OK) {
+        return CLI_EXIT_FAILURE;
     }
-    st = st ? st : art_bundle_add(b, "report.html", write_html, r);
+    int st = art_bundle_add(b, "report.html", write_html, r);
     st = st ? st : art_bundle_add_doc(b, "summary.json", r->summary);
     if (r->training) {
         st = st ? st : art_bundle_add_csv(b, "training_history.csv",
@@ -516,12 +516,7 @@ int report_write(const struct options *o, struct report *r)
         cli_error("--out %s: %s", o->co.out_dir, art_strerror(st));
         return CLI_EXIT_FAILURE;
     }
-    struct art_diag diag = {0, "", 0};
-    st = art_bundle_commit(b, &diag);
+    const int rc = cli_out_commit(b);
     art_doc_destroy(lj);
-    if (st != ART_OK) {
-        cli_error("%s", diag.message[0] ? diag.message : art_strerror(st));
-        return CLI_EXIT_FAILURE;
-    }
-    return CLI_EXIT_OK;
+    return rc;
 }

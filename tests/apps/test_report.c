@@ -394,6 +394,28 @@ static void test_memory_sentences(void **state)
     run_rmdir(out);
 }
 
+/* A stdout that fails after the folder is complete (> /dev/full) is a
+ * warning naming the folder, and the run succeeds; the folder is whole. */
+static void test_full_stdout(void **state)
+{
+    (void)state;
+    char out[700];
+    snprintf(out, sizeof out, "%s/full", tmpdir);
+    char *argv[] = {(char *)report_app, "--model", "mlp:16-4", "--no-data",
+                    "--out", out, "--quiet", NULL};
+    struct run_result r;
+    run_argv_stdout(argv, "/dev/full", &r);
+    if (r.status != 0) {
+        fail_msg("exit %d: %s", r.status, r.err);
+    }
+    assert_non_null(strstr(r.err, "warning: stdout:"));
+    assert_non_null(strstr(r.err, "complete in"));
+    assert_true(exists_in(out, "summary.json"));
+    assert_true(exists_in(out, "report.html"));
+    run_free(&r);
+    run_rmdir(out);
+}
+
 /* No data: analysis only, said on the terminal and the page; no
  * accuracy anywhere, no training files. --epochs 0 means no training. */
 static void test_no_data(void **state)
@@ -561,6 +583,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_no_data),
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_fixed_batch),
+        cmocka_unit_test(test_full_stdout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
