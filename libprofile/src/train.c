@@ -283,7 +283,7 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
         if (L->folded_bn && t->narrow) {
             exec_diag_set(diag, "%s: mixed precision (%s) does not train a "
                           "batch norm folded into a layer (%s, folded into "
-                          "this %s); it trains in fp32",
+                          "this %s); train the model in fp32",
                           L->name, memest_precision_name(t->prec),
                           L->folded_bn, memest_kind_name(L->kind));
             return PROF_E_UNSUPPORTED;

@@ -1138,13 +1138,13 @@ static void test_memory_equals_estimate(void **state)
     (void)state;
     const char *models[] = {"mlp:784-64-10", "smallcnn", mlp_fused,
                             mlp_standalone, cnn_a, cnn_b, cnn_c, cnn_d,
-                            cnn_e};
+                            cnn_e, chain_bn};
     const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
                                            MEMEST_BF16};
     const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,
                                           MEMEST_OPT_ADAM};
     const uint64_t batches[] = {1, 32};
-    for (size_t i = 0; i < 9; i++) {
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         memest_model *m = model(models[i]);
         for (size_t p = 0; p < 3; p++) {
             for (size_t k = 0; k < 3; k++) {
