@@ -346,6 +346,25 @@ int cli_refuse_repeats(int argc, char **argv, const struct option *opts,
     return CLI_EXIT_OK;
 }
 
+bool cli_check_regular_file(const char *opt, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        return true; /* the reader says why, with the system's reason */
+    }
+    if (S_ISREG(st.st_mode)) {
+        return true;
+    }
+    const char *what = S_ISDIR(st.st_mode)    ? "a folder"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                                              : "not a file";
+    cli_error("%s %s: %s, not a regular file", opt, path, what);
+    return false;
+}
+
 int cli_no_operands(int argc, char **argv)
 {
     if (optind < argc) {

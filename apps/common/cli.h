@@ -161,6 +161,13 @@ void cli_print_wrapped(FILE *f, const char *text, int indent, int width);
 int cli_refuse_repeats(int argc, char **argv, const struct option *opts,
                        const char *const *repeatable);
 
+/* Before opening an input file: refuse one that exists but is not a
+ * regular file ("prog: opt PATH: a FIFO, not a regular file"), since
+ * opening a FIFO for reading blocks until a writer comes, and a folder or
+ * a device is no input either. stat() opens nothing. A path that does not
+ * exist passes: its reader reports the system's reason. */
+bool cli_check_regular_file(const char *opt, const char *path);
+
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);

@@ -127,6 +127,9 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
 {
     memset(out, 0, sizeof *out);
     out->path = path;
+    if (!cli_check_regular_file("--devices", path)) {
+        return false;
+    }
     art_table *t = NULL;
     struct art_diag ad = {0, "", 0};
     int st = art_table_load_csv(path, &t, &ad);

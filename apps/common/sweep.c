@@ -386,6 +386,9 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
 {
     out->rows = NULL;
     out->n = 0;
+    if (!cli_check_regular_file("--from-csv", path)) {
+        return false;
+    }
     art_table *t = NULL;
     struct art_diag diag = {0};
     int st = art_table_load_csv(path, &t, &diag);

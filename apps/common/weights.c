@@ -206,6 +206,9 @@ static bool is_step_counter(const char *name)
 
 int cli_weights_load(const char *opt, const char *path, memest_model *model)
 {
+    if (!cli_check_regular_file(opt, path)) {
+        return CLI_EXIT_USAGE;
+    }
     art_safetensors *st = NULL;
     struct art_diag diag = {0};
     int s = art_safetensors_load(path, &st, &diag);

@@ -76,6 +76,20 @@ static void test_model_fifo(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "a FIFO, not a regular file"));
     run_free(&r);
+    /* the other inputs read as files: --weights, --devices, --from-csv */
+    char *const other[][6] = {
+        {(char *)memfit, "--weights", fifo, NULL},
+        {(char *)memfit, "--devices", fifo, "--device", "x", NULL},
+        {(char *)sweep, "--from-csv", fifo, NULL},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        run_argv_in(other[i], NULL, 20, &r);
+        if (r.status != 2 || !strstr(r.err, "a FIFO, not a regular file")) {
+            fail_msg("%s %s FIFO: status %d: %s", other[i][0], other[i][1],
+                     r.status, r.err);
+        }
+        run_free(&r);
+    }
     char *dir = tmpdir;
     run_argv_in(ARGV((char *)memfit, "--model", dir), NULL, 20, &r);
     assert_int_equal(r.status, 2);
