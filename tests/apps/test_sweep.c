@@ -309,6 +309,9 @@ static void test_sweep(void **state)
                                             &b),
                          ART_OK);
         const double acc = real(res, i, "accuracy");
+        /* the standard error of that accuracy over the 203 samples */
+        assert_true(fabs(real(res, i, "accuracy_stderr") -
+                         sqrt(acc * (1 - acc) / COUNT)) < 1e-15);
         const double lat = real(res, i, "latency_ms");
         const double mem = real(res, i, "memory_mb");
         /* peak plan: parameters + the largest input + output of a layer
