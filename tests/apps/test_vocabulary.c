@@ -30,6 +30,9 @@ static char sweep_weights[640];
 /* edgefit-validate's fixture (tests/apps/data/validate), found from the
  * glossary's folder (docs/) at start. */
 static char validate_model[640], validate_weights[640];
+/* resnet8's ONNX file and its reference outputs (tests/data/models), for
+ * the report's agreement mode. */
+static char resnet8_onnx[700], resnet8_dir[640];
 
 static const struct app {
     const char *name;
@@ -51,6 +54,11 @@ static const struct app {
                              "64", "--batches", "1,8", "--repeats", "1"}, false},
     {"edgefit-report", true, {"--epochs", "1", "--train-limit", "256",
                               "--test-limit", "64"}, true},
+    /* the report again, against reference outputs (the agreement's
+     * names), and without data (analysis only) */
+    {"edgefit-report", true, {"--model", resnet8_onnx, "--test-data",
+                              resnet8_dir}, true},
+    {"edgefit-report", true, {"--model", "ds-cnn", "--no-data"}, true},
     {"edgefit-validate", false, {"--model", validate_model, "--weights",
                                  validate_weights, "--precision",
                                  "fp32,int8"}, false},
@@ -554,6 +562,10 @@ int main(int argc, char **argv)
     }
     const char *slash = strrchr(argv[1], '/');
     const int root = slash ? (int)(slash - argv[1]) : 1;
+    snprintf(resnet8_dir, sizeof resnet8_dir,
+             "%.*s/../tests/data/models/resnet8", root,
+             slash ? argv[1] : ".");
+    snprintf(resnet8_onnx, sizeof resnet8_onnx, "%s/model.onnx", resnet8_dir);
     snprintf(validate_model, sizeof validate_model,
              "%.*s/../tests/apps/data/validate/cnn.txt", root,
              slash ? argv[1] : ".");
