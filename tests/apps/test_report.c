@@ -511,29 +511,37 @@ static void test_models(void **state)
             run_rmdir(out);
         }
     }
-    char model[800], out[700];
-    snprintf(model, sizeof model, "%s/tests/apps/data/residual.txt",
-             source_root);
-    snprintf(out, sizeof out, "%s/residual", tmpdir);
-    const char *a[] = {"--model", model, "--data", datadir, "--epochs",
-                       "1", NULL};
-    char *text;
-    json_t *j;
-    const uint64_t t0 = (uint64_t)time(NULL);
-    assert_int_equal(report_run(out, &text, &j, a), 0);
-    assert_true((uint64_t)time(NULL) - t0 < 60);
-    assert_non_null(j);
-    assert_null(verdict_check(j));
-    assert_non_null(strstr(text, "test accuracy"));
-    /* no weights and labelled data that fits: it trains, through the
-     * residual add */
-    assert_non_null(strstr(text, "Training: 1 epoch in"));
-    assert_true(json_is_true(json_object_get(json_object_get(j, "training"),
-                                             "trained")));
-    assert_true(exists_in(out, "weights.safetensors"));
-    free(text);
-    json_decref(j);
-    run_rmdir(out);
+    /* the residual text model, and ResNet-8 and DS-CNN shaped for 28 x 28
+     * images (batch norms, adds, global pooling): no weights and labelled
+     * data that fits, so each trains */
+    static const char *const trained[] = {"tests/apps/data/residual.txt",
+                                          "tests/data/resnet8-fashion.txt",
+                                          "tests/data/ds-cnn-fashion.txt"};
+    for (size_t i = 0; i < 3; i++) {
+        char model[800], out[700];
+        snprintf(model, sizeof model, "%s/%s", source_root, trained[i]);
+        snprintf(out, sizeof out, "%s/trained%zu", tmpdir, i);
+        const char *a[] = {"--model", model, "--data", datadir, "--epochs",
+                           "1", NULL};
+        char *text;
+        json_t *j;
+        const uint64_t t0 = (uint64_t)time(NULL);
+        assert_int_equal(report_run(out, &text, &j, a), 0);
+        assert_true((uint64_t)time(NULL) - t0 < 60);
+        assert_non_null(j);
+        const char *why = verdict_check(j);
+        if (why) {
+            fail_msg("%s: %s", trained[i], why);
+        }
+        assert_non_null(strstr(text, "test accuracy"));
+        assert_non_null(strstr(text, "Training: 1 epoch in"));
+        assert_true(json_is_true(json_object_get(
+            json_object_get(j, "training"), "trained")));
+        assert_true(exists_in(out, "weights.safetensors"));
+        free(text);
+        json_decref(j);
+        run_rmdir(out);
+    }
 }
 
 /* An ONNX file that fixes its batch (3) runs at that batch only, as it
