@@ -245,6 +245,17 @@ int report_summary(const struct options *o, struct report *r)
                                             r->fp32_b1->accuracy -
                                                 r->best->accuracy);
         }
+        /* the realistic end of the device's latency per input: the
+         * bound x this machine's over-run of its own roofline */
+        if (isfinite(r->lw.host_overrun) && r->lw.host_overrun > 0) {
+            st = st ? st : art_doc_set_real(best, "host_roofline_overrun",
+                                            r->lw.host_overrun);
+            st = st ? st : art_doc_set_real(
+                               best, "device_latency_realistic_ms_per_input",
+                               r->best->device_latency_ms /
+                                   (double)r->best->batch *
+                                   r->lw.host_overrun);
+        }
         /* per input, as the verdict says it */
         st = st ? st : art_doc_set_real(
                            best, "device_energy_j",
