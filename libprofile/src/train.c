@@ -265,12 +265,6 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
                           L->name, memest_kind_name(L->kind), kinds);
             return PROF_E_UNSUPPORTED;
         }
-        if (L->kind == MEMEST_KIND_ADD && exec_binary_broadcasts(L)) {
-            exec_diag_set(diag, "%s: the trainer has no backward pass for an "
-                          "add that broadcasts or adds a constant (it "
-                          "trains adds of inputs of one shape)", L->name);
-            return PROF_E_UNSUPPORTED;
-        }
         if (t->narrow && (is_join(L) || L->input_count != 1 ||
                           L->inputs[0] != i)) {
             exec_diag_set(diag, "%s: mixed precision (%s) trains chains "

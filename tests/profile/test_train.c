@@ -308,15 +308,36 @@ static void ref_layer(const memest_model *m, const struct ref_params *p,
             }
             break;
         }
-        case MEMEST_KIND_ADD:
+        case MEMEST_KIND_ADD: {
+            /* numpy's broadcasting: shapes aligned on the right, a
+             * dimension of 1 repeated; or a constant */
+            const struct memest_shape *os = &L->out_shape;
             for (size_t o = 0; o < on; o++) {
-                double acc = 0;
+                double acc = L->scalar_side != MEMEST_SCALAR_NONE
+                                 ? (double)(float)L->scalar
+                                 : 0;
                 for (size_t k = 0; k < L->input_count; k++) {
-                    acc += ins[k][o];
+                    const struct memest_shape is =
+                        memest_model_tensor_shape(m, L->inputs[k]);
+                    size_t rem = o, at = 0, scale = 1;
+                    for (unsigned d = os->rank; d-- > 0;) {
+                        const size_t od = (size_t)os->dim[d];
+                        const size_t pos = rem % od;
+                        rem /= od;
+                        const unsigned back = os->rank - 1 - d;
+                        if (back < is.rank) {
+                            const size_t id =
+                                (size_t)is.dim[is.rank - 1 - back];
+                            at += (id == 1 ? 0 : pos) * scale;
+                            scale *= id;
+                        }
+                    }
+                    acc += ins[k][at];
                 }
                 nxt[o] = acc;
             }
             break;
+        }
         case MEMEST_KIND_CONCAT: {
             /* along dim[axis]: for each position of the dimensions
              * before it, each input's block of the rest in turn */
@@ -801,6 +822,18 @@ static const char *graph_fold = "input 2x5x5\n"
                                 "dense 3 name=fc\n"
                                 "batchnorm act=softmax name=bfc\n";
 
+/* Adds that broadcast: a feature map and its channels' means (either
+ * order: the smaller operand's gradient sums over the positions), and a
+ * constant. */
+static const char *graph_bcast = "input 2x4x4\n"
+                                 "conv2d 4 k=3 p=1 act=tanh name=c\n"
+                                 "globalavgpool name=g\n"
+                                 "add in=c,g act=sigmoid name=s1\n"
+                                 "add in=g,s1 name=s2\n"
+                                 "add in=s2 scalar=0.5 act=tanh name=s3\n"
+                                 "flatten\n"
+                                 "dense 3 act=softmax\n";
+
 /* A chain with a standalone batch norm and global average pooling, which
  * mixed precision trains too. */
 static const char *chain_bn = "input 2x5x5\n"
@@ -824,6 +857,7 @@ static void test_grads_graph(void **state)
     /* bfc normalises over the batch of 4: the cancellation above */
     check_grads(graph_fold, MEMEST_FP32, 4, 0);
     check_grads(chain_bn, MEMEST_FP32, 1, 0);
+    check_grads(graph_bcast, MEMEST_FP32, 1, 0);
     check_grads(chain_bn, MEMEST_FP16, 2000, 0);
     check_grads(chain_bn, MEMEST_BF16, 15000, 0);
     /* and the comparison catches a wrong loss on them */
@@ -1535,13 +1569,8 @@ static void test_bad_input(void **state)
                    "concat in=a,b name=cat\ndense 2 act=softmax\n",
                    o_fp16, PROF_E_UNSUPPORTED, "cat: mixed precision (fp16) "
                    "trains chains only");
-    /* a broadcasting add has no backward pass; the list of what the
-     * trainer trains is built from the operators' table: every kind with
-     * a backward pass, in the kinds' order */
-    expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
-                   "add in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "se: the trainer has no "
-                   "backward pass for an add that broadcasts");
+    /* the list of what the trainer trains is built from the operators'
+     * table: every kind with a backward pass, in the kinds' order */
     expect_refused("input 8x4x4\nconv2d 8 k=1 name=c\nglobalavgpool\n"
                    "mul in=c,gap1 name=se\nflatten\ndense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "se: the trainer has no "

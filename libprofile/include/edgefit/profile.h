@@ -1269,8 +1269,9 @@ PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
  * stride, padding and groups), max and average pooling (any window,
  * strides and padding, either average divisor), global average pooling,
  * batch norms (standalone or folded into a conv2d or dense layer, trained
- * in training mode: see "batch norms" below), add of inputs of one shape
- * (a residual: each input receives the output's gradient), concat (the
+ * in training mode: see "batch norms" below), add (a residual: each
+ * input receives the output's gradient, summed over the dimensions it
+ * broadcasts along; or a constant added), concat (the
  * gradient split along its axis), flatten, identity, dropout (an
  * identity: the model carries no rate and the trainer drops nothing),
  * shuffle, slice, reshape and the activations relu, relu6, gelu (tanh
@@ -1362,7 +1363,7 @@ PROF_API void prof_train_opts_init(struct prof_train_opts *opts);
  * names the layer) or a batchnorm with one value per channel at the
  * batch; PROF_E_UNSUPPORTED for a model the trainer has no backward pass
  * for: several inputs or outputs, a kind without one (sub, mul, div,
- * resize, ...; an add that broadcasts or adds a constant), act erf or
+ * resize, ...), act erf or
  * logsoftmax, or with fp16 or bf16 anything but a chain of layers each
  * reading the previous one (adds, concats and skips train in fp32) (the
  * message names the layer); PROF_E_MEMEST when libmemest cannot estimate the model
