@@ -4,7 +4,14 @@
  *     stride, padding and groups, max and average pooling, flatten, relu,
  *     gelu, sigmoid, tanh and softmax cross-entropy), on tiny models that
  *     together use every operator and activation, fused and standalone;
- *     and a check that the comparison catches a wrong gradient;
+ *     graphs too (residual adds, broadcasting and constant adds, concats
+ *     along channels and rows, global average pooling) and batch norms in
+ *     training mode, standalone and folded into a conv2d or dense layer,
+ *     against a reference over the whole batch; and a check that the
+ *     comparison catches a wrong gradient;
+ *   - batch norms' running statistics through the trainer against
+ *     PyTorch's (tests/data/batchnorm-torch.txt), and evaluation on them
+ *     against an executor given the trainer's folded parameters;
  *   - momentum and Adam steps against the same steps computed by hand from
  *     the closed-form gradient of a one-layer softmax model;
  *   - GradScaler's own trace (scale 4, growth 2, backoff 0.25, interval 2:
