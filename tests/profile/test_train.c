@@ -639,10 +639,8 @@ static double check_grads(const char *text, enum memest_precision prec,
         double rb = p.bn[i] ? grad_ratio(g + p.wn[i], fd + p.wn[i], p.bn[i],
                                          rel)
                             : 0;
-        if (gn) { /* gamma with the bias */
-            const double rg = grad_ratio(g + p.wn[i] + p.bn[i],
-                                         fd + p.wn[i] + p.bn[i], gn, rel);
-            rb = rg > rb ? rg : rb;
+        if (gn) { /* gamma with beta (the bias), on their largest */
+            rb = grad_ratio(g + p.wn[i], fd + p.wn[i], p.bn[i] + gn, rel);
         }
         if (!wrong_label && (rw > 1 || rb > 1)) {
             const struct memest_layer *L = memest_model_layer(m, i);
@@ -829,6 +827,19 @@ static const char *graph_fold = "input 2x5x5\n"
                                 "dense 3 name=fc\n"
                                 "batchnorm act=softmax name=bfc\n";
 
+/* A DS-CNN-like chain of batch norms folded into convs (a depthwise one
+ * with gelu), which mixed precision trains too. */
+static const char *chain_fold = "input 2x5x5\n"
+                                "conv2d 3 k=3 p=1 bias=no name=c0\n"
+                                "batchnorm act=relu name=b0\n"
+                                "conv2d 3 k=3 g=3 p=1 name=dw\n"
+                                "batchnorm act=gelu name=bdw\n"
+                                "conv2d 4 k=1 bias=no name=pw\n"
+                                "batchnorm act=tanh name=bpw\n"
+                                "globalavgpool\n"
+                                "flatten\n"
+                                "dense 3 act=softmax\n";
+
 /* Adds that broadcast: a feature map and its channels' means (either
  * order: the smaller operand's gradient sums over the positions), and a
  * constant. */
@@ -867,6 +878,9 @@ static void test_grads_graph(void **state)
     check_grads(graph_bcast, MEMEST_FP32, 1, 0);
     check_grads(chain_bn, MEMEST_FP16, 2000, 0);
     check_grads(chain_bn, MEMEST_BF16, 15000, 0);
+    check_grads(chain_fold, MEMEST_FP32, 1, 0);
+    check_grads(chain_fold, MEMEST_FP16, 2000, 0);
+    check_grads(chain_fold, MEMEST_BF16, 15000, 0);
     /* and the comparison catches a wrong loss on them */
     assert_true(check_grads(graph_res, MEMEST_FP32, 1, 1) > 10);
 }
@@ -1179,7 +1193,7 @@ static void test_memory_equals_estimate(void **state)
     (void)state;
     const char *models[] = {"mlp:784-64-10", "smallcnn", mlp_fused,
                             mlp_standalone, cnn_a, cnn_b, cnn_c, cnn_d,
-                            cnn_e, chain_bn};
+                            cnn_e, chain_bn, chain_fold};
     const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
                                            MEMEST_BF16};
     const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,
@@ -1585,12 +1599,6 @@ static void test_bad_input(void **state)
                    "maxpool, avgpool, flatten, activation, globalavgpool, "
                    "add, concat, batchnorm, identity, dropout, shuffle, "
                    "slice and reshape layers)");
-    /* a batch norm folded into a layer trains in fp32 only */
-    expect_refused("input 4\ndense 3 name=d\nbatchnorm name=nb\n"
-                   "dense 2 act=softmax\n",
-                   o_fp16, PROF_E_UNSUPPORTED, "d: mixed precision (fp16) "
-                   "does not train a batch norm folded into a layer (nb, "
-                   "folded into this dense)");
     /* one value per channel: no batch statistics (PyTorch refuses too) */
     expect_refused("input 4\ndense 3 act=relu\nbatchnorm name=nb\n"
                    "dense 2 act=softmax\n",

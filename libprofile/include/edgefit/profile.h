@@ -1278,7 +1278,7 @@ PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
  * form), sigmoid, tanh, softplus, hardsigmoid, clip, leakyrelu (alpha >=
  * 0) and elu (alpha > 0), fused after a layer or standing alone, silu and
  * hardswish standing alone. Mixed precision trains chains of them
- * without a folded batch norm. The rest is refused (see
+ * (each layer reading the previous one's output). The rest is refused (see
  * prof_train_create). The last layer must end in softmax on
  * a feature vector: softmax and the cross-entropy loss are computed
  * together (kern_nn_softmax_xent_f32), so the last layer's stored output
