@@ -216,8 +216,10 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
  *     group: in_c/groups*k*k x out_h*out_w), shared with the forward pass;
  * and when the storage is not 4-byte float, the float staging in which the
  * 16-bit operators compute: two tensors the size of the largest layer
- * input and two of the largest layer output (per sample), and the largest
- * layer's weight and bias gradients.
+ * input and two of the largest layer output (per sample), the largest
+ * layer's weight and bias gradients (and a folded batch norm's gamma's),
+ * and the largest output of a layer with a folded batch norm (per sample:
+ * its input z, in float).
  */
 /* The activation gradients' buffers of working(), per sample: the pair
  * buffer, the held tensors' and the staging one, summed in *out. */
@@ -270,7 +272,7 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
                    uint64_t *out)
 {
     uint64_t grad = 0, pre = 0, col = 0, max_in = 0, max_out = 0;
-    uint64_t max_params = 0, bn = 0, t, sum;
+    uint64_t max_params = 0, bn = 0, max_z = 0, t, sum;
     int st = grad_buffers(model, &grad);
 
     if (st != MEMEST_OK) {
@@ -289,8 +291,14 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
         }
         if (L->folded_bn != NULL &&
             (add_ovf(bn, L->units, &bn) ||
-             add_ovf(pre, L->output_elements, &pre))) {
+             add_ovf(pre, L->output_elements, &pre) ||
+             add_ovf(L->parameter_count, L->units, &t))) {
             return MEMEST_E_OVERFLOW;
+        }
+        if (L->folded_bn != NULL) {
+            /* 16-bit staging: its gamma's gradient, its input z */
+            max_params = max_u64(max_params, t);
+            max_z = max_u64(max_z, L->output_elements);
         }
         max_in = max_u64(max_in, in);
         max_out = max_u64(max_out, L->output_elements);
@@ -318,6 +326,8 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
         if (add_ovf(max_in, max_out, &t) || mul_ovf(t, 2, &t) ||
             scaled(t, batch, 4, NULL, &t) != MEMEST_OK ||
             add_ovf(sum, t, &sum) || mul_ovf(max_params, 4, &t) ||
+            add_ovf(sum, t, &sum) ||
+            scaled(max_z, batch, 4, NULL, &t) != MEMEST_OK ||
             add_ovf(sum, t, &sum)) {
             return MEMEST_E_OVERFLOW;
         }

@@ -69,6 +69,7 @@ struct prof_train {
     int32_t *labels;
     /* float staging of the 16-bit operators (mixed precision only) */
     float *xs, *dxs, *ys, *dys, *gs;
+    float *zs; /* a folded batch norm's input, z, in float */
 
     struct kern_loss_scaler scaler;
     float grad_scale; /* the loss scale the stored gradients carry */
@@ -265,12 +266,6 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
                           L->name, memest_kind_name(L->kind), kinds);
             return PROF_E_UNSUPPORTED;
         }
-        if (L->kind == MEMEST_KIND_ADD && exec_binary_broadcasts(L)) {
-            exec_diag_set(diag, "%s: the trainer has no backward pass for an "
-                          "add that broadcasts or adds a constant (it "
-                          "trains adds of inputs of one shape)", L->name);
-            return PROF_E_UNSUPPORTED;
-        }
         if (t->narrow && (is_join(L) || L->input_count != 1 ||
                           L->inputs[0] != i)) {
             exec_diag_set(diag, "%s: mixed precision (%s) trains chains "
@@ -278,14 +273,6 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
                           "output (a model with %s trains in fp32)",
                           L->name, memest_precision_name(t->prec),
                           is_join(L) ? "adds or concats" : "skips");
-            return PROF_E_UNSUPPORTED;
-        }
-        if (L->folded_bn && t->narrow) {
-            exec_diag_set(diag, "%s: mixed precision (%s) does not train a "
-                          "batch norm folded into a layer (%s, folded into "
-                          "this %s); train the model in fp32",
-                          L->name, memest_precision_name(t->prec),
-                          L->folded_bn, memest_kind_name(L->kind));
             return PROF_E_UNSUPPORTED;
         }
         if ((L->kind == MEMEST_KIND_BATCHNORM || L->folded_bn) &&
@@ -490,6 +477,7 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
     const size_t sb = t->sb;
     const unsigned k = memest_optimizer_state_factor(t->opts.optimizer);
     size_t nparams = 0, gmax = 0, ghold = 0, gstage = 0, max_join = 1;
+    size_t max_z = 0;
     size_t max_in = 0, max_out = 0, max_params = 0;
     int st = plan_grads(t, &gmax, &ghold, &gstage, diag);
     if (st != PROF_OK) {
@@ -507,7 +495,9 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
         max_join = max_sz(max_join, op->layer->input_count);
         max_in = max_sz(max_in, op->in_n);
         max_out = max_sz(max_out, op->out_n);
-        max_params = max_sz(max_params, op->wn + op->bn);
+        max_params = max_sz(max_params, op->wn + op->bn +
+                                            (t->L[i].fbn ? op->c_out : 0));
+        max_z = max_sz(max_z, t->L[i].fbn ? op->out_n : 0);
     }
     /* Sizes were checked for overflow by libmemest (the estimate of the
      * same model and batch fits in 64 bits) and by the executor. */
@@ -548,6 +538,7 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
         t->ys = talloc(max_out * sizeof(float), &m->working_bytes, &st);
         t->dys = talloc(max_out * sizeof(float), &m->working_bytes, &st);
         t->gs = talloc(max_params * sizeof(float), &m->working_bytes, &st);
+        t->zs = talloc(max_z * sizeof(float), &m->working_bytes, &st);
     }
     /* bookkeeping, not counted (see prof_train_memory) */
     t->xs_in = calloc(max_join, sizeof *t->xs_in);
@@ -753,6 +744,7 @@ PROF_API void prof_train_destroy(prof_train *t)
     free(t->ys);
     free(t->dys);
     free(t->gs);
+    free(t->zs);
     free(t->events);
     prof_exec_destroy(t->ex);
     free(t);
@@ -816,15 +808,20 @@ static int linear_f32(prof_train *t, size_t i, const float *x, float *y)
                            : exec_bn_eval(&bn, x, y, l->bn_run);
     }
     if (l->fbn) {
-        /* the layer without bias into z, then its batch norm */
-        const struct exec_f32_args a = {x, op->w, NULL, NULL, l->z, false};
+        /* the layer without bias into z (with 16-bit storage, in float,
+         * then stored for the backward pass), then its batch norm */
+        float *z = t->narrow ? t->zs : l->z;
+        const struct exec_f32_args a = {x, op->w, NULL, NULL, z, false};
         const struct exec_bn bn = fbn_of(t, l);
         int st = op->vt->run_f32(t->ex, op, &a);
+        if (st == PROF_OK && t->narrow) {
+            st = exec_narrow16(t->prec, l->z, z, op->out_n);
+        }
         if (st != PROF_OK) {
             return st;
         }
-        return t->training ? exec_bn_train(&bn, l->z, y, l->bn_stat, l->bn_run)
-                           : exec_bn_eval(&bn, l->z, y, l->bn_run);
+        return t->training ? exec_bn_train(&bn, z, y, l->bn_stat, l->bn_run)
+                           : exec_bn_eval(&bn, z, y, l->bn_run);
     }
     return exec_linear_f32(t->ex, op, x, y);
 }
@@ -950,9 +947,13 @@ static int backward_f32(prof_train *t, size_t i, const float *x,
         const struct exec_grad_args act = {
             .y = y, .pre = pre, .g = g, .loss_softmax = l->loss_softmax};
         const struct exec_bn bn = fbn_of(t, l);
+        /* 16-bit: z widened into zs, gamma's gradient after the
+         * layer's in the float staging (backward_16 stores them) */
+        const float *z = t->narrow ? t->zs : l->z;
+        float *gg = t->narrow ? gb + l->op->bn : l->gg;
         int st = exec_fused_act_backward(l->op, &act);
         if (st == PROF_OK) {
-            st = exec_bn_backward(&bn, l->z, g, l->bn_stat, g, l->gg, gb);
+            st = exec_bn_backward(&bn, z, g, l->bn_stat, g, gg, gb);
         }
         if (st != PROF_OK) {
             return st;
@@ -1045,7 +1046,9 @@ static int backward_16(prof_train *t, size_t i)
         ((backward_reads(l) & EXEC_READS_Y) &&
          (st = exec_widen16(p, t->ys, l->y, op->out_n)) != PROF_OK) ||
         (l->pre &&
-         (st = exec_widen16(p, t->ys, l->pre, op->out_n)) != PROF_OK)) {
+         (st = exec_widen16(p, t->ys, l->pre, op->out_n)) != PROF_OK) ||
+        (l->fbn &&
+         (st = exec_widen16(p, t->zs, l->z, op->out_n)) != PROF_OK)) {
         return st;
     }
     st = backward_f32(t, i, t->xs, t->ys, t->ys, t->dys,
@@ -1057,6 +1060,9 @@ static int backward_16(prof_train *t, size_t i)
         st = exec_narrow16(p, l->gw, t->gs, op->wn);
         if (st == PROF_OK && op->bn) {
             st = exec_narrow16(p, l->gb, t->gs + op->wn, op->bn);
+        }
+        if (st == PROF_OK && l->fbn) {
+            st = exec_narrow16(p, l->gg, t->gs + op->wn + op->bn, op->c_out);
         }
     }
     return st;
@@ -1103,23 +1109,29 @@ static int update(prof_train *t, float *w, const float *g, float *s1,
 /* Layer l's gradients in float: the fp32 ones in place, the 16-bit ones
  * widened into gs and unscaled (fp16). */
 static int layer_grads(prof_train *t, const struct tlayer *l, float **gw,
-                       float **gb)
+                       float **gb, float **gg)
 {
     const size_t wn = l->op->wn, bn = l->op->bn;
+    const size_t gn = l->fbn ? l->op->c_out : 0;
     if (!t->narrow) {
         *gw = l->gw;
         *gb = l->gb;
+        *gg = l->fbn ? l->gg : NULL;
         return PROF_OK;
     }
     int st = exec_widen16(t->prec, t->gs, l->gw, wn);
     if (st == PROF_OK) {
         st = exec_widen16(t->prec, t->gs + wn, l->gb, bn);
     }
+    if (st == PROF_OK && gn) {
+        st = exec_widen16(t->prec, t->gs + wn + bn, l->gg, gn);
+    }
     if (st == PROF_OK && t->prec == MEMEST_FP16) {
-        st = kst(kern_scale_f32(t->gs, wn + bn, 1.0f / t->grad_scale));
+        st = kst(kern_scale_f32(t->gs, wn + bn + gn, 1.0f / t->grad_scale));
     }
     *gw = t->gs;
     *gb = t->gs + wn;
+    *gg = gn ? t->gs + wn + bn : NULL;
     return st;
 }
 
@@ -1127,15 +1139,16 @@ static bool grads_finite(prof_train *t, int *st)
 {
     for (size_t i = 0; i < t->nl; i++) {
         const struct tlayer *l = &t->L[i];
-        float *gw, *gb;
+        float *gw, *gb, *gg;
         if (l->op->wn == 0) {
             continue;
         }
-        if ((*st = layer_grads(t, l, &gw, &gb)) != PROF_OK) {
+        if ((*st = layer_grads(t, l, &gw, &gb, &gg)) != PROF_OK) {
             return false;
         }
         if (!kern_all_finite_f32(gw, l->op->wn) ||
-            !kern_all_finite_f32(gb, l->op->bn)) {
+            !kern_all_finite_f32(gb, l->op->bn) ||
+            (gg && !kern_all_finite_f32(gg, l->op->c_out))) {
             return false;
         }
     }
@@ -1185,18 +1198,18 @@ static int step(prof_train *t, bool loss_finite, bool *applied)
     for (size_t i = 0; i < t->nl; i++) {
         const struct tlayer *l = &t->L[i];
         struct exec_op *op = l->op;
-        float *gw, *gb;
+        float *gw, *gb, *gg;
         if (op->wn == 0) {
             continue;
         }
-        if ((st = layer_grads(t, l, &gw, &gb)) != PROF_OK ||
+        if ((st = layer_grads(t, l, &gw, &gb, &gg)) != PROF_OK ||
             (st = update(t, op->w, gw, l->s1w, l->s2w, op->wn)) != PROF_OK ||
             (st = update(t, op->b, gb, l->s1b, l->s2b, op->bn)) != PROF_OK) {
             return st;
         }
-        /* a folded batch norm's gamma: fp32 only (check_trainable) */
-        if (l->fbn && (st = update(t, l->gamma, l->gg, l->s1g, l->s2g,
-                                   op->c_out)) != PROF_OK) {
+        /* a folded batch norm's gamma */
+        if (gg && (st = update(t, l->gamma, gg, l->s1g, l->s2g,
+                               op->c_out)) != PROF_OK) {
             return st;
         }
     }
@@ -1560,13 +1573,12 @@ PROF_API int prof_train_get_batchnorm_grads(prof_train *t, size_t layer,
     if (n != C) {
         return PROF_E_RANGE;
     }
-    float *gw, *gb;
-    int st = layer_grads(t, l, &gw, &gb);
+    float *gw, *gb, *gg;
+    int st = layer_grads(t, l, &gw, &gb, &gg);
     if (st != PROF_OK) {
         return st;
     }
-    /* a folded one is fp32 (check_trainable): its gamma's in place */
-    memcpy(weight, l->fbn ? (const float *)l->gg : gw, C * sizeof(float));
+    memcpy(weight, l->fbn ? gg : gw, C * sizeof(float));
     memcpy(bias, gb, C * sizeof(float));
     return PROF_OK;
 }
@@ -1583,8 +1595,8 @@ PROF_API int prof_train_get_grads(prof_train *t, size_t layer,
     if (n_weight != op->wn || n_bias != op->bn) {
         return PROF_E_RANGE;
     }
-    float *gw, *gb;
-    int st = layer_grads(t, l, &gw, &gb);
+    float *gw, *gb, *gg;
+    int st = layer_grads(t, l, &gw, &gb, &gg);
     if (st != PROF_OK) {
         return st;
     }

@@ -1337,15 +1337,16 @@ PROF_API void prof_stream_exec_view(const struct prof_stream_profile *p,
  * stride, padding and groups), max and average pooling (any window,
  * strides and padding, either average divisor), global average pooling,
  * batch norms (standalone or folded into a conv2d or dense layer, trained
- * in training mode: see "batch norms" below), add of inputs of one shape
- * (a residual: each input receives the output's gradient), concat (the
+ * in training mode: see "batch norms" below), add (a residual: each
+ * input receives the output's gradient, summed over the dimensions it
+ * broadcasts along; or a constant added), concat (the
  * gradient split along its axis), flatten, identity, dropout (an
  * identity: the model carries no rate and the trainer drops nothing),
  * shuffle, slice, reshape and the activations relu, relu6, gelu (tanh
  * form), sigmoid, tanh, softplus, hardsigmoid, clip, leakyrelu (alpha >=
  * 0) and elu (alpha > 0), fused after a layer or standing alone, silu and
  * hardswish standing alone. Mixed precision trains chains of them
- * without a folded batch norm. The rest is refused (see
+ * (each layer reading the previous one's output). The rest is refused (see
  * prof_train_create). The last layer must end in softmax on
  * a feature vector: softmax and the cross-entropy loss are computed
  * together (kern_nn_softmax_xent_f32), so the last layer's stored output
@@ -1430,7 +1431,7 @@ PROF_API void prof_train_opts_init(struct prof_train_opts *opts);
  * names the layer) or a batchnorm with one value per channel at the
  * batch; PROF_E_UNSUPPORTED for a model the trainer has no backward pass
  * for: several inputs or outputs, a kind without one (sub, mul, div,
- * resize, ...; an add that broadcasts or adds a constant), act erf or
+ * resize, ...), act erf or
  * logsoftmax, or with fp16 or bf16 anything but a chain of layers each
  * reading the previous one (adds, concats and skips train in fp32) (the
  * message names the layer); PROF_E_MEMEST when libmemest cannot estimate the model

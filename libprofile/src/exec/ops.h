@@ -107,9 +107,9 @@ int exec_bn_backward(const struct exec_bn *bn, const float *x,
 /* PyTorch's BatchNorm momentum: run = (1 - m) run + m batch. */
 #define EXEC_BN_MOMENTUM 0.1
 
-/* The trainer's forward of an add of same-shaped inputs (no broadcast,
- * no constant) and of a concat, from the inputs' float buffers xs
- * (input_count of them) into y; without the add's act. */
+/* The trainer's forward of an add (inputs of one shape, or two that
+ * broadcast, or one and a constant) and of a concat, from the inputs'
+ * float buffers xs (input_count of them) into y; without the add's act. */
 int exec_add_train_f32(const prof_exec *ex, const struct exec_op *op,
                        const float *const *xs, float *y);
 int exec_concat_train_f32(const prof_exec *ex, const struct exec_op *op,
@@ -302,6 +302,14 @@ int exec_binary_float(prof_exec *ex, const struct exec_op *op,
                       exec_load_fn load, float *abuf, float *bbuf, float *y,
                       bool fused);
 int exec_binary_run_16(prof_exec *ex, const struct exec_op *op);
+/* The trainer's: y = a op b (b unused with a constant) from float
+ * buffers, without the act; and the gradient of operand k of an add
+ * (d(a + b)/dk = 1) from the output's g: summed over the dimensions k
+ * broadcasts along, written into gx (k's elements) or added to it. */
+int exec_binary_train_f32(const prof_exec *ex, const struct exec_op *op,
+                          const float *a, const float *b, float *y);
+int exec_binary_reduce_grad(const prof_exec *ex, const struct exec_op *op,
+                            size_t k, const float *g, float *gx, bool add);
 int exec_binary_run_s8(prof_exec *ex, const struct exec_op *op);
 extern const struct exec_op_vtable exec_op_conv_transpose;
 extern const struct exec_op_vtable exec_op_resize;

@@ -3,8 +3,7 @@
  * ops/binary.c's). Every precision adds in float, left to right; each gives
  * only how an input becomes floats (exec_load_f32, _16, _s8). The inputs
  * are read from the arena; the trainer, which runs operators on its own
- * buffers, calls exec_add_train_f32 and the backward pass below (inputs of
- * one shape only: the trainer refuses a broadcasting add). */
+ * buffers, calls exec_add_train_f32 and the backward pass below. */
 #include <string.h>
 
 #include "edgefit/kernels.h"
@@ -104,25 +103,33 @@ static int add_run_s8(prof_exec *ex, const struct exec_op *op)
 int exec_add_train_f32(const prof_exec *ex, const struct exec_op *op,
                        const float *const *xs, float *y)
 {
-    (void)ex;
+    if (exec_binary_broadcasts(op->layer)) {
+        return exec_binary_train_f32(ex, op, xs[0],
+                                     op->layer->input_count > 1 ? xs[1]
+                                                                : NULL,
+                                     y);
+    }
     return exec_kern_status(
         kern_nn_add_f32(y, xs, op->layer->input_count, op->out_n));
 }
 
 /* d(x0 + x1 + ...)/dxk = 1: each input's gradient is the output's (after
- * the fused activation), written or added to the share of another
- * reader. */
+ * the fused activation), summed over the dimensions it broadcasts along,
+ * written or added to the share of another reader. */
 static int add_backward(prof_exec *ex, const struct exec_op *op,
                         const struct exec_grad_args *a)
 {
-    (void)ex;
     int st = exec_fused_act_backward(op, a);
+    const bool bcast = exec_binary_broadcasts(op->layer);
     for (size_t k = 0; st == PROF_OK && k < op->layer->input_count; k++) {
         float *gx = a->gxs ? a->gxs[k] : NULL;
+        const bool add = a->gx_add && a->gx_add[k];
         if (!gx) {
             continue;
         }
-        if (a->gx_add && a->gx_add[k]) {
+        if (bcast) { /* summed over what input k broadcasts along */
+            st = exec_binary_reduce_grad(ex, op, k, a->g, gx, add);
+        } else if (add) {
             const float *pair[2] = {gx, a->g};
             st = exec_kern_status(kern_nn_add_f32(gx, pair, 2, op->out_n));
         } else {

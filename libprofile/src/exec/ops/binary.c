@@ -167,6 +167,67 @@ int exec_binary_float(prof_exec *ex, const struct exec_op *op,
     return st;
 }
 
+int exec_binary_train_f32(const prof_exec *ex, const struct exec_op *op,
+                          const float *a, const float *b, float *y)
+{
+    const struct memest_layer *L = op->layer;
+    const int kop = kern_op_of(L->kind);
+    const unsigned r = L->out_shape.rank;
+    size_t as[KERN_BINARY_MAX_NDIM], bs[KERN_BINARY_MAX_NDIM];
+    if (kop < 0) {
+        return PROF_E_INVALID;
+    }
+    if (L->scalar_side != MEMEST_SCALAR_NONE) {
+        const float s = (float)L->scalar;
+        const size_t an = kern_shape(ex->batch, &L->out_shape, r, as);
+        return exec_kern_status(
+            L->scalar_side == MEMEST_SCALAR_RIGHT
+                ? kern_binary_f32(kop, a, as, an, &s, NULL, 0, y)
+                : kern_binary_f32(kop, &s, NULL, 0, a, as, an, y));
+    }
+    const size_t an = kern_shape(ex->batch, &L->in_shape, r, as);
+    const size_t bn = kern_shape(ex->batch, &L->in_shape_b, r, bs);
+    return exec_kern_status(kern_binary_f32(kop, a, as, an, b, bs, bn, y));
+}
+
+int exec_binary_reduce_grad(const prof_exec *ex, const struct exec_op *op,
+                            size_t k, const float *g, float *gx, bool add)
+{
+    const struct memest_layer *L = op->layer;
+    const unsigned r = L->out_shape.rank;
+    size_t od[KERN_BINARY_MAX_NDIM], id[KERN_BINARY_MAX_NDIM];
+    const struct memest_shape *in = k == 0 ? &L->in_shape : &L->in_shape_b;
+    const size_t nd = kern_shape(ex->batch, &L->out_shape, r, od);
+    (void)kern_shape(ex->batch,
+                     L->scalar_side != MEMEST_SCALAR_NONE ? &L->out_shape
+                                                          : in,
+                     r, id);
+    /* the input's strides, 0 along a dimension it broadcasts */
+    size_t stride[KERN_BINARY_MAX_NDIM], in_n = 1;
+    for (size_t d = nd; d-- > 0;) {
+        stride[d] = id[d] == 1 && od[d] != 1 ? 0 : in_n;
+        in_n *= id[d];
+    }
+    if (!add) {
+        memset(gx, 0, in_n * sizeof(float));
+    }
+    size_t idx[KERN_BINARY_MAX_NDIM] = {0};
+    for (size_t e = 0; e < op->out_n; e++) {
+        size_t at = 0;
+        for (size_t d = 0; d < nd; d++) {
+            at += idx[d] * stride[d];
+        }
+        gx[at] += g[e];
+        for (size_t d = nd; d-- > 0;) { /* the next output index */
+            if (++idx[d] < od[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    return PROF_OK;
+}
+
 static int binary_run_f32(prof_exec *ex, const struct exec_op *op,
                           const struct exec_f32_args *a)
 {
