@@ -394,36 +394,6 @@ done:
 
 /* ---- the check ---------------------------------------------------------------- */
 
-static bool is_class_act(enum memest_act a)
-{
-    return a == MEMEST_ACT_SOFTMAX || a == MEMEST_ACT_LOGSOFTMAX;
-}
-
-bool data_is_classifier(const memest_model *model)
-{
-    const size_t nl = memest_model_layer_count(model);
-    const struct memest_layer *last =
-        nl ? memest_model_layer(model, nl - 1) : NULL;
-    if (last && is_class_act(last->act)) {
-        return true;
-    }
-    const struct memest_shape o = memest_model_output_shape(model);
-    const bool vector =
-        (o.rank == 1 && o.dim[0] >= 2) ||
-        (o.rank == 3 && o.dim[0] >= 2 && o.dim[1] == 1 && o.dim[2] == 1);
-    if (!vector) {
-        return false;
-    }
-    /* an autoencoder's output is its input again */
-    for (size_t k = 0; k < memest_model_input_count(model); k++) {
-        const struct memest_shape in = memest_model_input_shape_at(model, k);
-        if (validate_same_but_ones(o.dim, o.rank, in.dim, in.rank)) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static uint64_t elements(struct memest_shape s)
 {
     uint64_t n = s.rank ? 1 : 0;
@@ -472,7 +442,7 @@ static int check(const memest_model *model, const struct prof_dataset *d,
         strcat(want, " values");
     }
     if (d->y) {
-        if (!data_is_classifier(model)) {
+        if (!validate_is_classifier(model)) {
             SAY("%s: the data has labels (classes 0 to %u) but the "
                       "model %s gives %s per sample, not class scores "
                       "(give reference outputs with --test-data)", opt,

@@ -59,21 +59,12 @@ int data_load_reference(const char *dir, uint64_t max_count,
                         struct prof_dataset *out);
 
 /*
- * Whether model answers with class scores: its last layer ends in softmax
- * or log-softmax, or its output is a vector of 2 or more values (C or
- * C x 1 x 1) whose shape is not its input's (an autoencoder gives its
- * input back: no classes). Top-1 agreement and accuracy mean something
- * only for such a model.
- */
-bool data_is_classifier(const memest_model *model);
-
-/*
  * Check model against d before any work, with opt the option that named
  * the data ("--data", "--test-data") for the message:
  *  - the model has one input, and the data's sample shape is the model's
  *    input shape up to axes of size 1 (1 x 28 x 28 feeds 28 x 28), or the
  *    model reads a vector of as many values (an MLP on images);
- *  - labels: the model is a classifier (data_is_classifier) with at least
+ *  - labels: the model is a classifier (validate_is_classifier) with at least
  *    d->classes outputs;
  *  - reference outputs: their shape is the model's output shape up to
  *    axes of size 1.

@@ -259,7 +259,7 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     if (got) {
         struct validate_metrics m;
         validate_compare(got, test->ref, (size_t)test->count, classes,
-                         data_is_classifier(model), &m);
+                         validate_is_classifier(model), &m);
         row->max_abs_error = m.max_abs_error;
         row->rms_error = m.rmse;
         row->top1_agreement = m.top1_agreement;

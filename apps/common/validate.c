@@ -710,19 +710,14 @@ void validate_compare(const float *got, const float *ref, size_t samples,
     }
 }
 
-static uint64_t shape_elements(struct memest_shape sh)
-{
-    uint64_t n = 1;
-    for (unsigned i = 0; i < sh.rank; i++) {
-        n *= sh.dim[i];
-    }
-    return n;
-}
-
 bool validate_is_classifier(const memest_model *model)
 {
-    const struct memest_shape os = memest_model_output_shape(model);
-    if (os.rank != 1 || os.dim[0] < 2) {
+    const struct memest_shape o = memest_model_output_shape(model);
+    /* Class scores are a vector: C, or C x 1 x 1 after a global pool. */
+    const bool vector =
+        (o.rank == 1 && o.dim[0] >= 2) ||
+        (o.rank == 3 && o.dim[0] >= 2 && o.dim[1] == 1 && o.dim[2] == 1);
+    if (!vector) {
         return false;
     }
     const size_t n = memest_model_layer_count(model);
@@ -732,11 +727,16 @@ bool validate_is_classifier(const memest_model *model)
                  last->act == MEMEST_ACT_LOGSOFTMAX)) {
         return true;
     }
-    /* Logits with no softmax: fewer scores than input values. A model
-     * whose output is as large as its input (an autoencoder's
-     * reconstruction, a denoiser) is no classifier: the position of its
+    /* Logits with no softmax, unless the vector is an input given back
+     * (an autoencoder's reconstruction, a denoiser): the position of its
      * largest value means nothing. */
-    return os.dim[0] < shape_elements(memest_model_input_shape(model));
+    for (size_t k = 0; k < memest_model_input_count(model); k++) {
+        const struct memest_shape in = memest_model_input_shape_at(model, k);
+        if (validate_same_but_ones(o.dim, o.rank, in.dim, in.rank)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 bool validate_passes(const struct validate_metrics *m, double tolerance)

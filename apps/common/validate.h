@@ -140,10 +140,14 @@ void validate_compare(const float *got, const float *ref, size_t samples,
                       size_t features, bool top1,
                       struct validate_metrics *m);
 
-/* Whether the model's output is class scores, for which top-1 agreement
- * means something: a vector of 2 or more values that ends in softmax (or
- * log-softmax), or logits fewer than the input's values. An autoencoder's
- * reconstruction (640 values of 640 in) is not. */
+/*
+ * Whether the model answers with class scores, for which accuracy and
+ * top-1 agreement mean something: its output is a vector of 2 or more
+ * values (C, or C x 1 x 1) that ends in softmax or log-softmax, or any
+ * such vector that is not its input's shape (an autoencoder gives its
+ * input back, 640 values of 640 in: no classes). The one rule of every
+ * app.
+ */
 bool validate_is_classifier(const memest_model *model);
 
 /* The verdict: relative_error <= tolerance (NaN fails). */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "data.h"
+#include "validate.h"
 #include "report.h"
 
 #define DEFAULT_MODEL "mlp:784-64-10"
@@ -136,6 +137,9 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->dev.device = DEFAULT_DEVICE;
     cli_calib_opts_init(&o->calib);
     opterr = 0;
+    if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -317,7 +321,7 @@ static bool takes_default_data(const memest_model *m)
     return memest_model_input_count(m) == 1 &&
            shape_elements(memest_model_input_shape(m)) == 784 &&
            shape_elements(memest_model_output_shape(m)) == 10 &&
-           data_is_classifier(m);
+           validate_is_classifier(m);
 }
 
 /* The data: which kind, read and checked against the model. */
@@ -410,7 +414,7 @@ static int prepare(const struct options *o, struct report *r)
         return rc;
     }
     r->has_weights = memest_model_has_weights(r->model) != 0;
-    r->classifier = data_is_classifier(r->model);
+    r->classifier = validate_is_classifier(r->model);
     rc = prepare_data(o, r);
     return rc ? rc : prepare_training(o, r);
 }

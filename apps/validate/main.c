@@ -415,7 +415,6 @@ static int validate_job(const struct options *o, struct run *r,
     const int rc = validate_run(j->model, &j->set, j->map, j->samples,
                                 j->batch, p, got);
     if (rc == CLI_EXIT_OK) {
-        const struct memest_shape os = memest_model_output_shape(j->model);
         const size_t features = ref->count / (size_t)j->samples;
         struct row *row = &r->rows[r->n_rows++];
         row->test_set = j->set.name;
@@ -425,7 +424,7 @@ static int validate_job(const struct options *o, struct run *r,
         row->samples = j->samples;
         row->tolerance = o->tolerance[p];
         validate_compare(got, ref->data, (size_t)j->samples, features,
-                         os.rank == 1 && validate_is_classifier(j->model),
+                         validate_is_classifier(j->model),
                          &row->m);
         row->pass = validate_passes(&row->m, row->tolerance);
     }

@@ -351,6 +351,8 @@ static void test_repeated_options(void **state)
     expect_rejected(ARGV((char *)validate, "--model", "a.onnx", "--batch",
                          "1", "--batch", "2"),
                     "--batch given twice");
+    expect_rejected(ARGV((char *)report, "--epochs", "1", "--epochs", "2"),
+                    "--epochs given twice ('1', then '2')");
     /* a value that looks like an option is a value */
     char out[256];
     snprintf(out, sizeof out, "%s/--model", tmpdir);

@@ -24,6 +24,7 @@
 #include "data.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "validate.h"
 
 static const char *zoo_dir, *models_dir;
 static char tmp[64];
@@ -231,7 +232,7 @@ static void test_onnx_testdata(void **state)
     assert_int_equal(d.ref_rank, out.rank);
     assert_int_equal(data_check(mo, &d, "--test-data"), CLI_EXIT_OK);
     /* a Conv2d's output is a feature map, not class scores */
-    assert_false(data_is_classifier(mo));
+    assert_false(validate_is_classifier(mo));
     memest_model_destroy(mo);
     prof_dataset_finish(&d);
 }
@@ -368,9 +369,9 @@ static void test_classifier(void **state)
             snprintf(p, sizeof p, "%s", cases[i].spec);
         }
         memest_model *m = model(p);
-        if (data_is_classifier(m) != cases[i].classifier) {
+        if (validate_is_classifier(m) != cases[i].classifier) {
             fail_msg("%s: classifier %d", cases[i].spec,
-                     (int)data_is_classifier(m));
+                     (int)validate_is_classifier(m));
         }
         memest_model_destroy(m);
     }

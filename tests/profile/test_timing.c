@@ -196,13 +196,16 @@ static void test_harness_grouping(void **state)
                      PROF_E_CALLBACK);
 }
 
-/* A callback whose first call is slow (6 ms, a cold start) and the others
- * fast (1 ms). */
+/* A callback whose first call is slow (100 ms, a cold start) and the
+ * others return at once: the gap is far above what a loaded machine's
+ * scheduler adds to a call, so the orderings below cannot flip. */
 static int cold_call(void *ctx)
 {
     unsigned *calls = ctx;
-    struct timespec ts = {0, ++*calls == 1 ? 6000000L : 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
+    if (++*calls == 1) {
+        struct timespec ts = {0, 100000000L};
+        while (nanosleep(&ts, &ts) != 0) {
+        }
     }
     return 0;
 }
@@ -211,27 +214,27 @@ static void test_harness_first_and_warmup(void **state)
 {
     (void)state;
     /* The cold call is the first warm-up call: first_ms holds it, the
-     * warm-up mean is (6 + 1) / 2 at least, the samples do not see it. */
+     * warm-up mean is (100 + 0) / 2 at least, the samples do not see it. */
     struct prof_time_opts o = {.warmup = 2, .repeats = 3,
                                .latency_multiplier = 2.0};
     unsigned calls = 0;
     struct prof_stats s;
     assert_int_equal(prof_time(cold_call, &calls, &o, &s, NULL), PROF_OK);
-    assert_true(s.first_ms >= 12.0);             /* multiplied */
-    assert_true(s.warmup_mean_ms >= 7.0 && s.warmup_mean_ms < s.first_ms);
+    assert_true(s.first_ms >= 200.0);            /* multiplied */
+    assert_true(s.warmup_mean_ms >= 100.0 && s.warmup_mean_ms < s.first_ms);
     assert_true(s.max_ms < s.first_ms);
     /* no warm-up: the first sample is the cold call */
     o = (struct prof_time_opts){.warmup = 0, .repeats = 3,
                                 .latency_multiplier = 1.0};
     calls = 0;
     assert_int_equal(prof_time(cold_call, &calls, &o, &s, NULL), PROF_OK);
-    assert_true(s.first_ms >= 6.0 && s.first_ms == s.max_ms);
+    assert_true(s.first_ms >= 100.0 && s.first_ms == s.max_ms);
     assert_true(isnan(s.warmup_mean_ms));
     /* no warm-up, grouped: the group search's first call */
     o.min_sample_ms = 0.5;
     calls = 0;
     assert_int_equal(prof_time(cold_call, &calls, &o, &s, NULL), PROF_OK);
-    assert_true(s.first_ms >= 6.0 && s.max_ms < s.first_ms);
+    assert_true(s.first_ms >= 100.0 && s.max_ms < s.first_ms);
     /* prof_stats_compute has no call to time */
     const double v[2] = {1.0, 2.0};
     assert_int_equal(prof_stats_compute(v, 2, 1.0, &s), PROF_OK);
