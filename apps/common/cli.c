@@ -346,6 +346,17 @@ int cli_refuse_repeats(int argc, char **argv, const struct option *opts,
     return CLI_EXIT_OK;
 }
 
+const char *cli_file_kind(unsigned mode)
+{
+    return S_ISDIR(mode)    ? "a folder"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISREG(mode)  ? "a file"
+                            : "not a file";
+}
+
 bool cli_check_regular_file(const char *opt, const char *path)
 {
     struct stat st;
@@ -355,13 +366,8 @@ bool cli_check_regular_file(const char *opt, const char *path)
     if (S_ISREG(st.st_mode)) {
         return true;
     }
-    const char *what = S_ISDIR(st.st_mode)    ? "a folder"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                       : S_ISCHR(st.st_mode)  ? "a character device"
-                       : S_ISBLK(st.st_mode)  ? "a block device"
-                                              : "not a file";
-    cli_error("%s %s: %s, not a regular file", opt, path, what);
+    cli_error("%s %s: %s, not a regular file", opt, path,
+              cli_file_kind(st.st_mode));
     return false;
 }
 

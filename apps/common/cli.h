@@ -168,6 +168,10 @@ int cli_refuse_repeats(int argc, char **argv, const struct option *opts,
  * exist passes: its reader reports the system's reason. */
 bool cli_check_regular_file(const char *opt, const char *path);
 
+/* What a file of this st_mode is, for a message: "a folder", "a FIFO",
+ * "a socket", "a character device", "a block device", "a file". */
+const char *cli_file_kind(unsigned mode);
+
 /* After the options: operands are not accepted. Returns CLI_EXIT_OK or
  * CLI_EXIT_USAGE after naming the first one. */
 int cli_no_operands(int argc, char **argv);

@@ -129,16 +129,10 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
-    /* A file that fixes its batch runs at it: another batch would not be
-     * the model the file describes. */
-    const uint64_t fixed = memest_model_fixed_batch(r->model);
-    if (o->have_batch && fixed && o->batch != fixed) {
-        cli_error("--batch %" PRIu64 ": %s fixes the batch at %" PRIu64
-                  " (leave --batch out to run at %" PRIu64 ")",
-                  o->batch, o->model, fixed, fixed);
+    if (cli_model_batch(r->model, o->model, o->have_batch, o->batch, "run",
+                        &r->batch) != CLI_EXIT_OK) {
         return CLI_EXIT_USAGE;
     }
-    r->batch = !o->have_batch && fixed ? fixed : o->batch;
     int st;
     r->nrows = memest_estimate_row_count(r->model);
     r->rows = calloc(r->nrows, sizeof *r->rows);

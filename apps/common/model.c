@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,14 +178,9 @@ static int check_model_path(const char *spec)
         return CLI_EXIT_USAGE;
     }
     if (!S_ISREG(st.st_mode)) {
-        const char *what = S_ISDIR(st.st_mode)    ? "a folder"
-                           : S_ISFIFO(st.st_mode) ? "a FIFO"
-                           : S_ISSOCK(st.st_mode) ? "a socket"
-                           : S_ISCHR(st.st_mode)  ? "a character device"
-                           : S_ISBLK(st.st_mode)  ? "a block device"
-                                                  : "not a file";
         cli_error("--model %s: %s, not a regular file (to read a model from "
-                  "a pipe, give --model - and pipe it to stdin)", spec, what);
+                  "a pipe, give --model - and pipe it to stdin)", spec,
+                  cli_file_kind(st.st_mode));
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
@@ -277,4 +273,19 @@ bool cli_parse_precisions(const char *opt, const char *text,
     }
     *n = count;
     return true;
+}
+
+int cli_model_batch(const memest_model *model, const char *spec,
+                    bool have_batch, uint64_t batch, const char *verb,
+                    uint64_t *out)
+{
+    const uint64_t fixed = memest_model_fixed_batch(model);
+    if (have_batch && fixed && batch != fixed) {
+        cli_error("--batch %" PRIu64 ": %s fixes the batch at %" PRIu64
+                  " (leave --batch out to %s at %" PRIu64 ")",
+                  batch, spec, fixed, verb, fixed);
+        return CLI_EXIT_USAGE;
+    }
+    *out = !have_batch && fixed ? fixed : batch;
+    return CLI_EXIT_OK;
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -22,6 +23,16 @@
  * message) and return CLI_EXIT_USAGE (bad input) or CLI_EXIT_FAILURE (out
  * of memory), *out NULL. */
 int cli_model_load(const char *spec, const char *weights, memest_model **out);
+
+/* The batch a run of the model uses: a file that fixes its batch runs at
+ * it (another batch would not be the model the file describes), unless
+ * --batch was given (have_batch), which must then equal it; otherwise
+ * batch. verb says what the app does at that batch ("run", "plan") in
+ * the refusal. CLI_EXIT_OK with *out set, or CLI_EXIT_USAGE after the
+ * message naming both batches. */
+int cli_model_batch(const memest_model *model, const char *spec,
+                    bool have_batch, uint64_t batch, const char *verb,
+                    uint64_t *out);
 
 /* The checks cli_model_load() makes before it opens anything, for an app
  * that reads the file its own way: an empty SPEC, a bare word that is no

@@ -369,16 +369,10 @@ static int compute(const struct options *o, struct result *r)
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
-    /* A file that fixes its batch is planned at it: another batch would
-     * not be the model the file describes. */
-    const uint64_t fixed = memest_model_fixed_batch(r->model);
-    if (o->have_batch && fixed && o->batch != fixed) {
-        cli_error("--batch %" PRIu64 ": %s fixes the batch at %" PRIu64
-                  " (leave --batch out to plan at %" PRIu64 ")",
-                  o->batch, o->model, fixed, fixed);
+    if (cli_model_batch(r->model, o->model, o->have_batch, o->batch, "plan",
+                        &r->batch) != CLI_EXIT_OK) {
         return CLI_EXIT_USAGE;
     }
-    r->batch = o->have_batch ? o->batch : fixed ? fixed : o->batch;
     struct memest_hw_config cfg;
     memest_hw_config_init(&cfg);
     cfg.enabled = o->simulate;

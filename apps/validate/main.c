@@ -390,14 +390,12 @@ static int prepare(const struct options *o, struct run *r)
         }
         /* The batch: --batch, else the file's, else every sample at
          * once; a file that fixes it accepts no other. */
-        const uint64_t fixed = memest_model_fixed_batch(j->model);
-        if (o->batch && fixed && o->batch != fixed) {
-            cli_error("--batch %" PRIu64 ": %s fixes the batch at %" PRIu64,
-                      o->batch, o->model, fixed);
-            rc = CLI_EXIT_USAGE;
+        rc = cli_model_batch(j->model, o->model, o->batch != 0,
+                             o->batch ? o->batch : j->samples, "run",
+                             &j->batch);
+        if (rc != CLI_EXIT_OK) {
             break;
         }
-        j->batch = o->batch ? o->batch : fixed ? fixed : j->samples;
     }
     validate_dirs_free(dirs, n);
     return rc;
