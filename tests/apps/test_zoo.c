@@ -29,9 +29,11 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "run.h"
 
@@ -39,6 +41,9 @@
 #define REL_TOLERANCE 1e-4
 
 static const char *memfit_exe, *validate_exe, *zoo;
+/* the apps that run a whole network on its own data (optional) */
+static const char *layerwise_exe, *sweep_exe, *report_exe;
+static char tmp_dir[] = "/tmp/edgefit-zoo-XXXXXX";
 static json_t *manifest;
 static char *supported; /* supported.txt, one name a line */
 
@@ -283,6 +288,76 @@ static void check_refused(const json_t *m, const char *exe,
     run_free(&r);
 }
 
+/* Every app takes the model: layerwise analyses it, the sweep runs it at
+ * every precision against PyTorch's outputs beside it (test_data_set_0),
+ * fp32 within 1e-4 of them and int8 further off than fp32, and the report
+ * writes its folder on the same data. */
+static void check_apps(const json_t *m)
+{
+    char path[1200], dir[1200], out[1300];
+    model_path(m, path, sizeof path);
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+    }
+    struct run_result r;
+    char *lw[] = {(char *)layerwise_exe, "--model", path, "--format", "json",
+                  "--quiet", "--repeats", "1", NULL};
+    run_argv(lw, &r);
+    if (r.status != 0) {
+        fail_msg("%s: edgefit-layerwise exit %d: %s", path, r.status, r.err);
+    }
+    run_free(&r);
+    char *sw[] = {(char *)sweep_exe, "--model", path, "--test-data", dir,
+                  "--format", "json", "--quiet", NULL};
+    run_argv(sw, &r);
+    if (r.status != 0) {
+        fail_msg("%s: edgefit-sweep exit %d: %s", path, r.status, r.err);
+    }
+    json_t *j = parse_json("edgefit-sweep's JSON", r.out);
+    const json_t *rows = json_object_get(j, "sweep_results");
+    double fp32 = -1, int8 = -1;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row) {
+        const char *p = json_string_value(json_object_get(row, "precision"));
+        const double e =
+            json_number_value(json_object_get(row, "max_abs_error"));
+        if (!p || !(e >= 0)) {
+            fail_msg("%s: sweep row %zu has no max_abs_error", path, i);
+        }
+        if (strcmp(p, "fp32") == 0) {
+            fp32 = fmax(fp32, e);
+        } else if (strcmp(p, "int8") == 0) {
+            int8 = fmax(int8, e);
+        }
+    }
+    if (!(fp32 >= 0 && fp32 <= 1e-4 && int8 > fp32)) {
+        fail_msg("%s: sweep's max_abs_error fp32 %g, int8 %g (want fp32 <= "
+                 "1e-4 < int8)", path, fp32, int8);
+    }
+    json_decref(j);
+    run_free(&r);
+    snprintf(out, sizeof out, "%s/report-%s", tmp_dir, jstr(m, "name"));
+    char *rp[] = {(char *)report_exe, "--model", path, "--test-data", dir,
+                  "--out", out, "--quiet", NULL};
+    run_argv(rp, &r);
+    if (r.status != 0) {
+        fail_msg("%s: edgefit-report exit %d: %s", path, r.status, r.err);
+    }
+    run_free(&r);
+    char summary[1400];
+    snprintf(summary, sizeof summary, "%s/summary.json", out);
+    json_error_t err;
+    json_t *sj = json_load_file(summary, 0, &err);
+    if (!sj || json_array_size(json_object_get(sj, "verdict")) == 0) {
+        fail_msg("%s: no verdict in %s", path, summary);
+    }
+    json_decref(sj);
+    run_rmdir(out);
+}
+
 static void test_model(void **state)
 {
     const json_t *m = *state;
@@ -290,6 +365,9 @@ static void test_model(void **state)
         check_counts(m);
         check_outputs(m);
         check_twin_counts(m);
+        if (report_exe) {
+            check_apps(m);
+        }
     } else {
         check_refused(m, memfit_exe, "edgefit-memfit");
         check_refused(m, validate_exe, "edgefit-validate");
@@ -339,14 +417,24 @@ static void test_manifest(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s EDGEFIT-MEMFIT EDGEFIT-VALIDATE ZOO_DIR\n",
+    if (argc != 4 && argc != 7) {
+        fprintf(stderr, "usage: %s EDGEFIT-MEMFIT EDGEFIT-VALIDATE ZOO_DIR "
+                "[EDGEFIT-LAYERWISE EDGEFIT-SWEEP EDGEFIT-REPORT]\n",
                 argv[0]);
         return 2;
     }
     memfit_exe = argv[1];
     validate_exe = argv[2];
     zoo = argv[3];
+    if (argc == 7) {
+        layerwise_exe = argv[4];
+        sweep_exe = argv[5];
+        report_exe = argv[6];
+        if (!mkdtemp(tmp_dir)) {
+            perror("mkdtemp");
+            return 1;
+        }
+    }
     char path[1200];
     snprintf(path, sizeof path, "%s/manifest.json", zoo);
     json_error_t err;
@@ -394,5 +482,8 @@ int main(int argc, char **argv)
     free(names);
     free(supported);
     json_decref(manifest);
+    if (report_exe) {
+        rmdir(tmp_dir);
+    }
     return rc;
 }
