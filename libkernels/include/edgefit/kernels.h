@@ -183,6 +183,137 @@ KERN_API int kern_q8_requant_s8(size_t m, size_t n, const int32_t *acc,
                                 int relu, float out_scale, int8_t *q,
                                 size_t ldo);
 
+/* ---- q8 static (integer-only) ------------------------------------------- */
+
+/* Static int8 as deployed by TFLite, ONNX Runtime's quantizer and
+ * CMSIS-NN: weights int8 symmetric per output channel, activations int8
+ * asymmetric per tensor (real = scale * (q - zero_point)), int32 bias in
+ * the scale a_scale * w_scale[c], int32 accumulation, and requantisation
+ * with no float at run time: a real multiplier M = a_scale * w_scale[c] /
+ * out_scale becomes a Q31 fixed-point multiplier and a power-of-two shift
+ * (kern_q8_quantize_multiplier), applied as in TFLite's
+ * MultiplyByQuantizedMultiplier (gemmlowp's arithmetic):
+ *
+ *   x   = acc + bias[c]                     (int32, wraps modulo 2^32)
+ *   x   = x * 2^max(shift, 0)               (wraps modulo 2^32, as TFLite)
+ *   h   = SaturatingRoundingDoublingHighMul(x, mult)
+ *       = floor((x * mult + 2^30) / 2^31)   (64-bit product; INT32_MAX
+ *                                            when x = mult = INT32_MIN)
+ *   r   = RoundingDivideByPOT(h, max(-shift, 0))
+ *                                           (round half away from zero)
+ *   q   = clamp(r + zero_point, qmin, qmax)
+ *
+ * relu is the clamp qmin = zero_point; relu6 also qmax = zero_point +
+ * round(6 / out_scale), both inside [-128, 127]. Every path gives the
+ * same bits as the C reference. */
+
+/* Declared with the depthwise entry points below. */
+struct kern_dwconv2d_shape;
+
+/* TFLite's QuantizeMultiplier: real = mult * 2^(shift - 31) with mult in
+ * [2^30, 2^31 - 1] (Q31 of frexp's fraction in [0.5, 1), rounded half
+ * away from zero). When the fraction rounds up to 2^31, mult becomes
+ * 2^30 and shift grows by one. real = 0 gives mult = 0, shift = 0; a real
+ * below 2^-32 (shift < -31) also gives 0, 0, as TFLite does; shift is
+ * capped at 30 with mult = 2^31 - 1 for reals of 2^30 and more.
+ * KERN_E_INVALID for NULL, KERN_E_RANGE for a negative, inf or NaN real. */
+KERN_API int kern_q8_quantize_multiplier(double real, int32_t *mult,
+                                         int *shift);
+
+/* The output stage of a static int8 layer (the formula above). mult and
+ * shift hold N values (one per output channel) when per_channel is
+ * nonzero, else one value for every channel; shift in [-31, 30]; bias
+ * holds N int32 values or is NULL (0). zero_point in [-128, 127] and
+ * -128 <= qmin <= qmax <= 127 (else KERN_E_RANGE). */
+struct kern_q8_outstage {
+    const int32_t *bias;
+    const int32_t *mult;
+    const int *shift;
+    int per_channel;
+    int32_t zero_point;
+    int32_t qmin, qmax;
+};
+
+/* q[i][j] = the output stage of acc[i][j] for column j (M x N, acc's
+ * leading dimension ld_acc >= N, q's ldq >= N). KERN_E_INVALID for NULL,
+ * KERN_E_SHAPE for a leading dimension below N, KERN_E_OVERFLOW when an
+ * index overflows, KERN_E_RANGE as struct kern_q8_outstage says. */
+KERN_API int kern_q8_requantize_s8(size_t m, size_t n, const int32_t *acc,
+                                   size_t ld_acc,
+                                   const struct kern_q8_outstage *os,
+                                   int8_t *q, size_t ldq);
+
+/* Row sums of packed weights: sums[j] = sum_k w[j][k] for the N rows of a
+ * kern_q8_pack_weights buffer (N from the buffer; sums holds N). Computed
+ * once, when the weights are packed: kern_q8_gemm_s8 subtracts
+ * a_zero * sums[j] to account for the activations' zero point.
+ * KERN_E_INVALID for NULL or a buffer that is not packed weights. */
+KERN_API int kern_q8_packed_row_sums(const void *packed_w, int32_t *sums);
+
+/* Static int8 GEMM, fused: q[i][j] = output stage of
+ *   sum_k (a[i][k] - a_zero) * w[j][k]
+ *     = sum_k a[i][k] * w[j][k] - a_zero * w_sums[j]
+ * for column j, with the bias of os added before the multiplier. A is
+ * M x K int8 (lda >= K) with zero point a_zero in [-128, 127], W the
+ * packed weights (N x K), w_sums their kern_q8_packed_row_sums. The int32
+ * sums run on kern_q8_gemm's path (VNNI, AVX-512, AVX2 or C) in tiles
+ * that stay in cache; nothing passes through float. Statuses as
+ * kern_q8_gemm and kern_q8_requantize_s8 (ldq >= N); KERN_E_RANGE also for
+ * a_zero out of range. */
+KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
+                             size_t lda, int32_t a_zero, const void *packed_w,
+                             const int32_t *w_sums,
+                             const struct kern_q8_outstage *os, int8_t *q,
+                             size_t ldq);
+
+/* Static int8 depthwise convolution, NCHW: for every image b, channel c,
+ *   acc = sum over ky, kx of (x[b][c][iy][ix] - x_zero) * w[c][ky][kx]
+ * where a tap in the padding reads x_zero (so contributes 0), then the
+ * output stage with channel c (os per_channel: N = channels). Shape as
+ * kern_dwconv2d_f32 (dilation included); y is [batch][channels][out_h]
+ * [out_w] int8. Statuses as kern_dwconv2d_out_hw and
+ * kern_q8_requantize_s8; KERN_E_RANGE also for x_zero outside
+ * [-128, 127] or kh * kw above 65536 (int32 sums stay exact). */
+KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
+                                 const int8_t *x, int32_t x_zero,
+                                 const int8_t *w,
+                                 const struct kern_q8_outstage *os,
+                                 int8_t *y);
+
+/* Element-wise int8 add with rescaling in integer, as TFLite's Add:
+ *   a' = (a - a_zero) * 2^left_shift, b' likewise (left_shift 20, TFLite's)
+ *   sa = MultiplyByQuantizedMultiplier(a', a_mult, a_shift)  (<= 0 shift)
+ *   sb = MultiplyByQuantizedMultiplier(b', b_mult, b_shift)
+ *   q  = clamp(MultiplyByQuantizedMultiplier(sa + sb, out_mult, out_shift)
+ *              + out_zero, qmin, qmax)
+ * with the multipliers of TFLite's PrepareForAdd: twice the larger input
+ * scale s2 = 2 * max(a_scale, b_scale), a_mult/shift from a_scale / s2,
+ * b_mult/shift from b_scale / s2 and out from s2 / (2^left_shift *
+ * out_scale); kern_q8_add_params_init computes them. */
+struct kern_q8_add_params {
+    int32_t a_zero, b_zero, out_zero;
+    int left_shift;
+    int32_t a_mult, b_mult, out_mult;
+    int a_shift, b_shift, out_shift;
+    int32_t qmin, qmax;
+};
+
+/* Fills p for scales a_scale, b_scale, out_scale (finite, > 0, else
+ * KERN_E_RANGE), zero points in [-128, 127] and the clamp [qmin, qmax]
+ * (within [-128, 127], else KERN_E_RANGE); left_shift 20. */
+KERN_API int kern_q8_add_params_init(float a_scale, int32_t a_zero,
+                                     float b_scale, int32_t b_zero,
+                                     float out_scale, int32_t out_zero,
+                                     int32_t qmin, int32_t qmax,
+                                     struct kern_q8_add_params *p);
+
+/* out[i] = the add of a[i] and b[i] (n values each; out may be a or b).
+ * KERN_E_INVALID for NULL, KERN_E_RANGE for parameters out of range
+ * (zero points and clamp as above, left_shift in [0, 20], input shifts in
+ * [-31, 0], out_shift in [-31, 30]). */
+KERN_API int kern_q8_add_s8(size_t n, const int8_t *a, const int8_t *b,
+                            const struct kern_q8_add_params *p, int8_t *out);
+
 /* ---- nn ---------------------------------------------------------------- */
 
 /* Network primitives in float32. Tensors are dense and row-major; images

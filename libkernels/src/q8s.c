@@ -1,0 +1,458 @@
+#include <math.h>
+#include <string.h>
+
+#include "q8.h"
+#include "q8s.h"
+
+#include "edgefit/kernels.h"
+
+/* Column tile of the fused GEMM and of the requantisation: the int32
+ * parameters of one tile live on the stack, and the int32 sums of a
+ * Q8S_MB x Q8S_NB tile (8 KiB) stay in L1 between the GEMM and the
+ * output stage. Q8S_NB is a multiple of the packed block width. */
+enum { Q8S_NB = 64, Q8S_MB = 32 };
+
+/* ---- C references -------------------------------------------------------- */
+
+void kern_q8s_requant_c(size_t n, const int32_t *acc, const int32_t *add,
+                        const int32_t *mult, const int32_t *lsh,
+                        const int32_t *rsh, int32_t zp, int32_t qmin,
+                        int32_t qmax, int8_t *q)
+{
+    for (size_t j = 0; j < n; j++) {
+        const int32_t x = q8s_shl(q8s_wrap_add(acc[j], add[j]), lsh[j]);
+        int32_t r = q8s_rdbpot(q8s_srdhm(x, mult[j]), rsh[j]);
+        /* r is at most 2^31 - 1 in magnitude; add the zero point in 64
+         * bits so a huge r clamps instead of wrapping */
+        int64_t v = (int64_t)r + zp;
+        v = v < qmin ? qmin : v > qmax ? qmax : v;
+        q[j] = (int8_t)v;
+    }
+}
+
+void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
+                    const struct kern_q8_add_params *p, int8_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* |a - zero| <= 255, so the shift by at most 20 cannot overflow */
+        const int32_t xa = q8s_shl((int32_t)a[i] - p->a_zero, p->left_shift);
+        const int32_t xb = q8s_shl((int32_t)b[i] - p->b_zero, p->left_shift);
+        const int32_t sa = q8s_mbqm(xa, p->a_mult, p->a_shift);
+        const int32_t sb = q8s_mbqm(xb, p->b_mult, p->b_shift);
+        const int32_t r = q8s_mbqm(q8s_wrap_add(sa, sb), p->out_mult,
+                                   p->out_shift);
+        int64_t v = (int64_t)r + p->out_zero;
+        v = v < p->qmin ? p->qmin : v > p->qmax ? p->qmax : v;
+        out[i] = (int8_t)v;
+    }
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
+{
+    dsp->requant = kern_q8s_requant_c;
+    dsp->add = kern_q8s_add_c;
+#if KERN_SIMD && KERN_HAVE_X86
+    if (!(flags & KERN_CPU_AVX2)) {
+        return;
+    }
+    /* AVX-512 brings no 64-bit multiply of its own that would pay for a
+     * second copy: the output stage is a small share of a layer's time */
+    dsp->requant = kern_q8s_requant_avx2;
+    dsp->add = kern_q8s_add_avx2;
+#else
+    (void)flags;
+#endif
+}
+
+static struct kern_q8s_dsp q8s_dsp;
+static pthread_once_t q8s_once = PTHREAD_ONCE_INIT;
+
+static void q8s_init_once(void)
+{
+    kern_q8s_dsp_init(&q8s_dsp, kern_cpu_flags());
+}
+
+static const struct kern_q8s_dsp *dsp_get(void)
+{
+    pthread_once(&q8s_once, q8s_init_once);
+    return &q8s_dsp;
+}
+
+static struct kern_q8_dsp q8_dsp;
+static pthread_once_t q8_once = PTHREAD_ONCE_INIT;
+
+static void q8_init_once(void)
+{
+    kern_q8_dsp_init(&q8_dsp, kern_cpu_flags());
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+KERN_API int kern_q8_quantize_multiplier(double real, int32_t *mult,
+                                         int *shift)
+{
+    if (!mult || !shift) {
+        return KERN_E_INVALID;
+    }
+    if (!isfinite(real) || real < 0.0) {
+        return KERN_E_RANGE;
+    }
+    if (real == 0.0) {
+        *mult = 0;
+        *shift = 0;
+        return KERN_OK;
+    }
+    int e;
+    const double frac = frexp(real, &e); /* real = frac 2^e, frac in [.5, 1) */
+    /* round() is half away from zero, as TFLite's TfLiteRound */
+    int64_t qf = (int64_t)round(frac * (double)(1LL << 31));
+    if (qf == (1LL << 31)) {
+        /* the fraction rounded up to 1.0: 2^31 does not fit in int32 */
+        qf /= 2;
+        e++;
+    }
+    if (e < -31) {
+        /* below 2^-32 every int32 input maps to 0 (TFLite: "flush") */
+        qf = 0;
+        e = 0;
+    }
+    if (e > 30) {
+        /* TFLite caps the shift: larger multipliers saturate */
+        e = 30;
+        qf = (1LL << 31) - 1;
+    }
+    *mult = (int32_t)qf;
+    *shift = e;
+    return KERN_OK;
+}
+
+static int range_s8(int32_t v)
+{
+    return v >= -128 && v <= 127;
+}
+
+static int outstage_check(const struct kern_q8_outstage *os, size_t n)
+{
+    if (!os->mult || !os->shift) {
+        return KERN_E_INVALID;
+    }
+    if (!range_s8(os->zero_point) || !range_s8(os->qmin) ||
+        !range_s8(os->qmax) || os->qmin > os->qmax) {
+        return KERN_E_RANGE;
+    }
+    const size_t cnt = os->per_channel ? n : 1;
+    for (size_t j = 0; j < cnt; j++) {
+        if (os->shift[j] < -31 || os->shift[j] > 30) {
+            return KERN_E_RANGE;
+        }
+    }
+    return KERN_OK;
+}
+
+/* The parameters of columns [j0, j0 + nc) of an output stage, expanded to
+ * one value per column; add[] = bias - a_zero * w_sums (w_sums may be
+ * NULL: no zero point correction). */
+struct tile_params {
+    int32_t add[Q8S_NB], mult[Q8S_NB], lsh[Q8S_NB], rsh[Q8S_NB];
+};
+
+static void tile_params_fill(struct tile_params *t,
+                             const struct kern_q8_outstage *os, size_t j0,
+                             size_t nc, int32_t a_zero, const int32_t *w_sums)
+{
+    for (size_t j = 0; j < nc; j++) {
+        const size_t c = os->per_channel ? j0 + j : 0;
+        const int s = os->shift[c];
+        t->mult[j] = os->mult[c];
+        t->lsh[j] = s > 0 ? s : 0;
+        t->rsh[j] = s > 0 ? 0 : -s;
+        int32_t add = os->bias ? os->bias[j0 + j] : 0;
+        if (w_sums) {
+            /* |a_zero * w_sum| <= 128 * 128 * K < 2^31 for K <= Q8_MAX_K */
+            add = q8s_wrap_add(add, -a_zero * w_sums[j0 + j]);
+        }
+        t->add[j] = add;
+    }
+}
+
+KERN_API int kern_q8_requantize_s8(size_t m, size_t n, const int32_t *acc,
+                                   size_t ld_acc,
+                                   const struct kern_q8_outstage *os,
+                                   int8_t *q, size_t ldq)
+{
+    if (!os || (m && n && (!acc || !q))) {
+        return KERN_E_INVALID;
+    }
+    if (ld_acc < n || ldq < n) {
+        return KERN_E_SHAPE;
+    }
+    if (m && ((m - 1) > (SIZE_MAX - n) / (ld_acc ? ld_acc : 1) ||
+              (m - 1) > (SIZE_MAX - n) / (ldq ? ldq : 1))) {
+        return KERN_E_OVERFLOW;
+    }
+    int st = outstage_check(os, n);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const struct kern_q8s_dsp *d = dsp_get();
+    struct tile_params t;
+    for (size_t j0 = 0; j0 < n && m; j0 += Q8S_NB) {
+        const size_t nc = n - j0 < Q8S_NB ? n - j0 : Q8S_NB;
+        tile_params_fill(&t, os, j0, nc, 0, NULL);
+        for (size_t i = 0; i < m; i++) {
+            d->requant(nc, acc + i * ld_acc + j0, t.add, t.mult, t.lsh,
+                       t.rsh, os->zero_point, os->qmin, os->qmax,
+                       q + i * ldq + j0);
+        }
+    }
+    return KERN_OK;
+}
+
+static int packed_hdr(const void *packed_w, struct q8_packed_hdr *hdr)
+{
+    memcpy(hdr, packed_w, sizeof *hdr);
+    return hdr->magic == Q8_MAGIC ? KERN_OK : KERN_E_INVALID;
+}
+
+KERN_API int kern_q8_packed_row_sums(const void *packed_w, int32_t *sums)
+{
+    struct q8_packed_hdr hdr;
+    if (!packed_w || !sums || packed_hdr(packed_w, &hdr) != KERN_OK) {
+        return KERN_E_INVALID;
+    }
+    const size_t n = (size_t)hdr.n, k = (size_t)hdr.k;
+    const size_t kg = q8_groups(k);
+    const uint8_t *bp = (const uint8_t *)packed_w + Q8_HDR_BYTES;
+    for (size_t j = 0; j < n; j++) {
+        const uint8_t *col =
+            bp + ((j / Q8_NB) * kg * Q8_NB + j % Q8_NB) * Q8_KG;
+        int64_t s = 0;
+        for (size_t t = 0; t < k; t++) {
+            s += (int32_t)col[(t / Q8_KG) * Q8_NB * Q8_KG + t % Q8_KG] - 128;
+        }
+        /* |s| <= 128 K: fits for any K the GEMM accepts; larger K is
+         * refused there, so saturating here loses nothing */
+        sums[j] = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN
+                                                            : (int32_t)s;
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
+                             size_t lda, int32_t a_zero, const void *packed_w,
+                             const int32_t *w_sums,
+                             const struct kern_q8_outstage *os, int8_t *q,
+                             size_t ldq)
+{
+    struct q8_packed_hdr hdr;
+    if (!packed_w || !w_sums || !os || (m && (!a || !q))) {
+        return KERN_E_INVALID;
+    }
+    if (packed_hdr(packed_w, &hdr) != KERN_OK) {
+        return KERN_E_INVALID;
+    }
+    if (hdr.n != n || hdr.k != k || !n || !k || lda < k || ldq < n) {
+        return KERN_E_SHAPE;
+    }
+    if (k > Q8_MAX_K || !range_s8(a_zero)) {
+        return KERN_E_RANGE;
+    }
+    if ((m - (m > 0)) > SIZE_MAX / (lda > ldq ? lda : ldq)) {
+        return KERN_E_OVERFLOW;
+    }
+    int st = outstage_check(os, n);
+    if (st != KERN_OK || !m) {
+        return st;
+    }
+    pthread_once(&q8_once, q8_init_once);
+    const kern_q8_gemm_fn gemm = q8_dsp.gemm;
+    const struct kern_q8s_dsp *d = dsp_get();
+    const uint8_t *bp = (const uint8_t *)packed_w + Q8_HDR_BYTES;
+    const size_t kg = q8_groups(k);
+    int32_t tile[Q8S_MB * Q8S_NB];
+    struct tile_params t;
+    /* Columns outside: a tile's parameters are filled once and the weights
+     * of Q8S_NB columns (K x 64 bytes) stay in L2 over every row tile. */
+    for (size_t j0 = 0; j0 < n; j0 += Q8S_NB) {
+        const size_t nc = n - j0 < Q8S_NB ? n - j0 : Q8S_NB;
+        tile_params_fill(&t, os, j0, nc, a_zero, w_sums);
+        /* j0 is a multiple of Q8_NB: the columns start a packed block */
+        const uint8_t *bj = bp + (j0 / Q8_NB) * kg * Q8_NB * Q8_KG;
+        for (size_t i0 = 0; i0 < m; i0 += Q8S_MB) {
+            const size_t mc = m - i0 < Q8S_MB ? m - i0 : Q8S_MB;
+            gemm(mc, nc, k, a + i0 * lda, lda, bj, tile, Q8S_NB);
+            for (size_t i = 0; i < mc; i++) {
+                d->requant(nc, tile + i * Q8S_NB, t.add, t.mult, t.lsh,
+                           t.rsh, os->zero_point, os->qmin, os->qmax,
+                           q + (i0 + i) * ldq + j0);
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
+                                 const int8_t *x, int32_t x_zero,
+                                 const int8_t *w,
+                                 const struct kern_q8_outstage *os,
+                                 int8_t *y)
+{
+    if (!s || !x || !w || !os || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_dwconv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t ch = s->channels;
+    if (!s->batch || !ch) {
+        return KERN_E_SHAPE;
+    }
+    if (s->kh > 65536 / s->kw || !range_s8(x_zero)) {
+        return KERN_E_RANGE;
+    }
+    /* sizes of x and y: batch * channels * plane must fit */
+    const size_t ip = s->in_h * s->in_w, op = oh * ow;
+    if (s->in_h > SIZE_MAX / s->in_w || ch > SIZE_MAX / s->batch ||
+        ip > SIZE_MAX / (s->batch * ch) || op > SIZE_MAX / (s->batch * ch)) {
+        return KERN_E_OVERFLOW;
+    }
+    st = outstage_check(os, ch);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t taps = s->kh * s->kw;
+    const struct kern_q8s_dsp *d = dsp_get();
+    int32_t accrow[Q8S_NB];
+    int8_t qrow[Q8S_NB];
+    struct tile_params t;
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t c = 0; c < ch; c++) {
+            const int8_t *xp = x + (b * ch + c) * ip;
+            const int8_t *wc = w + c * taps;
+            int8_t *yp = y + (b * ch + c) * op;
+            /* a padded tap reads x_zero, so (x - x_zero) w adds 0: the
+             * taps outside the input are skipped */
+            tile_params_fill(&t, os, c, 1, 0, NULL);
+            const int32_t add = t.add[0];
+            for (size_t j = 1; j < Q8S_NB; j++) {
+                t.add[j] = add;
+                t.mult[j] = t.mult[0];
+                t.lsh[j] = t.lsh[0];
+                t.rsh[j] = t.rsh[0];
+            }
+            size_t filled = 0;
+            for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    int32_t acc = 0;
+                    for (size_t ky = 0; ky < s->kh; ky++) {
+                        const size_t ry = oy * s->stride_h + ky * dh;
+                        if (ry < s->pad_top || ry - s->pad_top >= s->in_h) {
+                            continue;
+                        }
+                        const int8_t *xr = xp + (ry - s->pad_top) * s->in_w;
+                        for (size_t kx = 0; kx < s->kw; kx++) {
+                            const size_t rx = ox * s->stride_w + kx * dw;
+                            if (rx < s->pad_left ||
+                                rx - s->pad_left >= s->in_w) {
+                                continue;
+                            }
+                            acc += ((int32_t)xr[rx - s->pad_left] - x_zero) *
+                                   (int32_t)wc[ky * s->kw + kx];
+                        }
+                    }
+                    accrow[filled++] = acc;
+                    if (filled == Q8S_NB) {
+                        const size_t at = oy * ow + ox + 1 - filled;
+                        d->requant(filled, accrow, t.add, t.mult, t.lsh,
+                                   t.rsh, os->zero_point, os->qmin,
+                                   os->qmax, qrow);
+                        memcpy(yp + at, qrow, filled);
+                        filled = 0;
+                    }
+                }
+            }
+            if (filled) {
+                d->requant(filled, accrow, t.add, t.mult, t.lsh, t.rsh,
+                           os->zero_point, os->qmin, os->qmax, qrow);
+                memcpy(yp + op - filled, qrow, filled);
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+static int add_check(const struct kern_q8_add_params *p)
+{
+    if (!range_s8(p->a_zero) || !range_s8(p->b_zero) ||
+        !range_s8(p->out_zero) || !range_s8(p->qmin) || !range_s8(p->qmax) ||
+        p->qmin > p->qmax || p->left_shift < 0 || p->left_shift > 20 ||
+        p->a_shift < -31 || p->a_shift > 0 || p->b_shift < -31 ||
+        p->b_shift > 0 || p->out_shift < -31 || p->out_shift > 30) {
+        return KERN_E_RANGE;
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_add_params_init(float a_scale, int32_t a_zero,
+                                     float b_scale, int32_t b_zero,
+                                     float out_scale, int32_t out_zero,
+                                     int32_t qmin, int32_t qmax,
+                                     struct kern_q8_add_params *p)
+{
+    if (!p) {
+        return KERN_E_INVALID;
+    }
+    const float sc[3] = {a_scale, b_scale, out_scale};
+    for (int i = 0; i < 3; i++) {
+        if (!isfinite(sc[i]) || !(sc[i] > 0.0f)) {
+            return KERN_E_RANGE;
+        }
+    }
+    struct kern_q8_add_params r = {0};
+    r.a_zero = a_zero;
+    r.b_zero = b_zero;
+    r.out_zero = out_zero;
+    r.qmin = qmin;
+    r.qmax = qmax;
+    r.left_shift = 20;
+    /* TFLite's PrepareForAdd, in double as TFLite does */
+    const double twice_max =
+        2.0 * (a_scale > b_scale ? (double)a_scale : (double)b_scale);
+    int st = kern_q8_quantize_multiplier((double)a_scale / twice_max,
+                                         &r.a_mult, &r.a_shift);
+    if (st == KERN_OK) {
+        st = kern_q8_quantize_multiplier((double)b_scale / twice_max,
+                                         &r.b_mult, &r.b_shift);
+    }
+    if (st == KERN_OK) {
+        st = kern_q8_quantize_multiplier(
+            twice_max / ((double)(1 << r.left_shift) * (double)out_scale),
+            &r.out_mult, &r.out_shift);
+    }
+    if (st == KERN_OK) {
+        st = add_check(&r);
+    }
+    if (st == KERN_OK) {
+        *p = r;
+    }
+    return st;
+}
+
+KERN_API int kern_q8_add_s8(size_t n, const int8_t *a, const int8_t *b,
+                            const struct kern_q8_add_params *p, int8_t *out)
+{
+    if (!p || (n && (!a || !b || !out))) {
+        return KERN_E_INVALID;
+    }
+    int st = add_check(p);
+    if (st == KERN_OK && n) {
+        dsp_get()->add(n, a, b, p, out);
+    }
+    return st;
+}

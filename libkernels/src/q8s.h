@@ -1,0 +1,93 @@
+/* Private: static int8 kernels with integer-only requantisation (family
+ * q8s). The arithmetic is TFLite's / gemmlowp's, written once here as
+ * inline functions that the C reference and the public wrappers share. */
+#ifndef EDGEFIT_KERNELS_Q8S_H
+#define EDGEFIT_KERNELS_Q8S_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsp.h"
+
+/* gemmlowp's SaturatingRoundingDoublingHighMul: the high half of 2 a b,
+ * rounded. Its nudge (2^30, or 1 - 2^30 for a negative product, with a
+ * truncating division) equals floor((a b + 2^30) / 2^31): round half up.
+ * The one product that does not fit, INT32_MIN squared, saturates. */
+static inline int32_t q8s_srdhm(int32_t a, int32_t b)
+{
+    if (a == INT32_MIN && b == INT32_MIN) {
+        return INT32_MAX;
+    }
+    const int64_t ab = (int64_t)a * (int64_t)b;
+    const int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+/* gemmlowp's RoundingDivideByPOT: x / 2^e rounded half away from zero,
+ * e in [0, 31]. */
+static inline int32_t q8s_rdbpot(int32_t x, int e)
+{
+    const int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+    const int32_t rem = x & mask;
+    const int32_t thr = (mask >> 1) + (x < 0);
+    return (x >> e) + (rem > thr);
+}
+
+/* Two's complement wrap of x * 2^e (e in [0, 30]): TFLite's
+ * x * (1 << left_shift) without the undefined behaviour. */
+static inline int32_t q8s_shl(int32_t x, int e)
+{
+    return (int32_t)((uint32_t)x << e);
+}
+
+/* TFLite's MultiplyByQuantizedMultiplier. */
+static inline int32_t q8s_mbqm(int32_t x, int32_t mult, int shift)
+{
+    const int ls = shift > 0 ? shift : 0, rs = shift > 0 ? 0 : -shift;
+    return q8s_rdbpot(q8s_srdhm(q8s_shl(x, ls), mult), rs);
+}
+
+static inline int32_t q8s_wrap_add(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* One row of an output stage, N columns: q[j] = clamp(rdbpot(srdhm(
+ * shl(acc[j] + add[j], lsh[j]), mult[j]), rsh[j]) + zp, qmin, qmax).
+ * Every array holds N values (per-tensor parameters are repeated by the
+ * caller); lsh in [0, 30], rsh in [0, 31]. */
+typedef void (*kern_q8s_requant_fn)(size_t n, const int32_t *acc,
+                                    const int32_t *add, const int32_t *mult,
+                                    const int32_t *lsh, const int32_t *rsh,
+                                    int32_t zp, int32_t qmin, int32_t qmax,
+                                    int8_t *q);
+/* kern_q8_add_s8 on n values with checked parameters. */
+struct kern_q8_add_params;
+typedef void (*kern_q8s_add_fn)(size_t n, const int8_t *a, const int8_t *b,
+                                const struct kern_q8_add_params *p,
+                                int8_t *out);
+
+struct kern_q8s_dsp {
+    kern_q8s_requant_fn requant;
+    kern_q8s_add_fn add;
+};
+
+void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags);
+
+void kern_q8s_requant_c(size_t n, const int32_t *acc, const int32_t *add,
+                        const int32_t *mult, const int32_t *lsh,
+                        const int32_t *rsh, int32_t zp, int32_t qmin,
+                        int32_t qmax, int8_t *q);
+void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
+                    const struct kern_q8_add_params *p, int8_t *out);
+
+#if KERN_SIMD && KERN_HAVE_X86
+void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
+                           const int32_t *mult, const int32_t *lsh,
+                           const int32_t *rsh, int32_t zp, int32_t qmin,
+                           int32_t qmax, int8_t *q);
+void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
+                       const struct kern_q8_add_params *p, int8_t *out);
+#endif
+
+#endif
