@@ -1,0 +1,584 @@
+/* Behaviour of the static int8 API (integer-only requantisation):
+ * TFLite's QuantizeMultiplier on hand values and its edge cases, the
+ * output stage on hand-computed values and against a brute-force
+ * reference of the same formula in extended precision (exact integer
+ * equality, saturation included), the fused GEMM and the depthwise
+ * convolution against plain loops over (x - zero_point) * w, and the
+ * integer Add against its formula and against float. Registered with
+ * KERN_CPU_MASK so the C, AVX2 and widest paths all run. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "edgefit/kernels.h"
+
+static uint32_t rng = 2463534242u;
+
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng;
+}
+
+static int32_t randi(int32_t lo, int32_t hi)
+{
+    return lo + (int32_t)(next_rand() % (uint32_t)((int64_t)hi - lo + 1));
+}
+
+static double randu(void)
+{
+    return (double)next_rand() / 4294967296.0;
+}
+
+/* ---- the reference: the formula in extended precision ------------------ */
+
+/* floor((x m + 2^30) / 2^31) with the product exact in long double (64-bit
+ * mantissa: |x m| <= 2^62), then INT32_MIN squared saturating. */
+static int64_t ref_srdhm(int64_t x, int64_t m)
+{
+    if (x == INT32_MIN && m == INT32_MIN) {
+        return INT32_MAX;
+    }
+    const long double p = (long double)x * (long double)m;
+    return (int64_t)floorl((p + 1073741824.0L) / 2147483648.0L);
+}
+
+/* x / 2^e rounded half away from zero: exact in double for |x| < 2^53 */
+static int64_t ref_rdbpot(int64_t x, int e)
+{
+    return (int64_t)round((double)x / ldexp(1.0, e));
+}
+
+static int32_t wrap32(int64_t v)
+{
+    return (int32_t)(uint32_t)(uint64_t)v;
+}
+
+static int64_t ref_mbqm(int64_t x, int32_t mult, int shift)
+{
+    const int ls = shift > 0 ? shift : 0, rs = shift > 0 ? 0 : -shift;
+    const int32_t xs = wrap32(x * ((int64_t)1 << ls));
+    return ref_rdbpot(ref_srdhm(xs, mult), rs);
+}
+
+static int8_t ref_out(int64_t acc_plus_bias, int32_t mult, int shift,
+                      int32_t zp, int32_t qmin, int32_t qmax)
+{
+    int64_t v = ref_mbqm(wrap32(acc_plus_bias), mult, shift) + zp;
+    return (int8_t)(v < qmin ? qmin : v > qmax ? qmax : v);
+}
+
+/* ---- QuantizeMultiplier ------------------------------------------------- */
+
+static void expect_qm(double real, int32_t want_m, int want_s)
+{
+    int32_t m = -1;
+    int s = -99;
+    assert_int_equal(kern_q8_quantize_multiplier(real, &m, &s), KERN_OK);
+    if (m != want_m || s != want_s) {
+        fail_msg("real %a: mult %d shift %d, want %d %d", real, m, s, want_m,
+                 want_s);
+    }
+}
+
+static void test_quantize_multiplier(void **state)
+{
+    (void)state;
+    expect_qm(0.0, 0, 0);
+    expect_qm(0.5, 1 << 30, 0);
+    expect_qm(1.0, 1 << 30, 1);
+    expect_qm(0.75, 1610612736, 0);
+    expect_qm(0.1, 1717986918, -3); /* 0.8 * 2^31 = 1717986918.4 */
+    expect_qm(3.0, 1610612736, 2);
+    /* the fraction rounds up to 2^31: halved, shift one more */
+    expect_qm(1.0 - ldexp(1.0, -40), 1 << 30, 1);
+    expect_qm(0.5 - ldexp(1.0, -42), 1 << 30, 0);
+    /* smallest kept and first flushed (TFLite: shift < -31 gives 0) */
+    expect_qm(ldexp(1.0, -32), 1 << 30, -31);
+    expect_qm(ldexp(1.0, -33), 0, 0);
+    /* the cap of the shift */
+    expect_qm(ldexp(1.0, 29), 1 << 30, 30);
+    expect_qm(ldexp(1.0, 40), INT32_MAX, 30);
+    int32_t m;
+    int s;
+    assert_int_equal(kern_q8_quantize_multiplier(-0.5, &m, &s), KERN_E_RANGE);
+    assert_int_equal(kern_q8_quantize_multiplier(NAN, &m, &s), KERN_E_RANGE);
+    assert_int_equal(kern_q8_quantize_multiplier(INFINITY, &m, &s),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_quantize_multiplier(0.5, NULL, &s),
+                     KERN_E_INVALID);
+    /* random reals: mult * 2^(shift - 31) within half a unit of real */
+    for (int t = 0; t < 2000; t++) {
+        const double real = ldexp(0.5 + 0.5 * randu(), randi(-30, 10));
+        assert_int_equal(kern_q8_quantize_multiplier(real, &m, &s), KERN_OK);
+        assert_true(m >= (1 << 30));
+        const double back = ldexp((double)m, s - 31);
+        assert_true(fabs(back - real) <= ldexp(1.0, s - 32));
+    }
+}
+
+/* ---- output stage ------------------------------------------------------- */
+
+/* acc repeated over 21 columns (vector body and tail), per tensor */
+static void expect_stage(int32_t acc, int32_t bias, int32_t mult, int shift,
+                         int32_t zp, int32_t qmin, int32_t qmax, int want)
+{
+    enum { N = 21 };
+    int32_t a[N], b[N];
+    int8_t q[N];
+    for (int j = 0; j < N; j++) {
+        a[j] = acc;
+        b[j] = bias;
+    }
+    const struct kern_q8_outstage os = {b, &mult, &shift, 0, zp, qmin, qmax};
+    assert_int_equal(kern_q8_requantize_s8(1, N, a, N, &os, q, N), KERN_OK);
+    for (int j = 0; j < N; j++) {
+        if (q[j] != want) {
+            fail_msg("acc %d bias %d mult %d shift %d zp %d: q[%d] = %d, "
+                     "want %d", acc, bias, mult, shift, zp, j, q[j], want);
+        }
+    }
+}
+
+static void test_stage_hand(void **state)
+{
+    (void)state;
+    const int32_t half = 1 << 30; /* 0.5 in Q31 */
+    /* SRDHM rounds half up: 50.5 -> 51, -50.5 -> -50 */
+    expect_stage(100, 0, half, 0, 0, -128, 127, 50);
+    expect_stage(101, 0, half, 0, 0, -128, 127, 51);
+    expect_stage(-101, 0, half, 0, 0, -128, 127, -50);
+    /* RoundingDivideByPOT rounds half away: 2.5 -> 3, -2.5 -> -3,
+     * -1.5 -> -2, 2.25 -> 2 */
+    expect_stage(20, 0, half, -2, 0, -128, 127, 3);
+    expect_stage(-20, 0, half, -2, 0, -128, 127, -3);
+    expect_stage(-12, 0, half, -2, 0, -128, 127, -2);
+    expect_stage(18, 0, half, -2, 0, -128, 127, 2);
+    /* bias before the multiplier, zero point after */
+    expect_stage(10, -30, half, 0, 0, -128, 127, -10);
+    expect_stage(10, -30, half, 0, 7, -128, 127, -3);
+    /* left shift: 0.5 * 2^3 = 4 */
+    expect_stage(-9, 0, half, 3, 0, -128, 127, -36);
+    /* clamp: saturation and relu (qmin = zp), relu6 (qmax) */
+    expect_stage(1000, 0, half, 0, 5, -128, 127, 127);
+    expect_stage(-1000, 0, half, 0, 5, -128, 127, -128);
+    expect_stage(-40, 0, half, 0, -3, -3, 127, -3);
+    expect_stage(40, 0, half, 0, -3, -3, 17, 17);
+    /* INT32_MIN * INT32_MIN saturates to INT32_MAX; / 2^31 -> 1 */
+    expect_stage(INT32_MIN, 0, INT32_MIN, 0, 0, -128, 127, 127);
+    expect_stage(INT32_MIN, 0, INT32_MIN, -31, 4, -128, 127, 5);
+    /* INT32_MIN * INT32_MAX: -(2^31 - 1), / 2^31 -> -1 */
+    expect_stage(INT32_MIN, 0, INT32_MAX, -31, 4, -128, 127, 3);
+    expect_stage(INT32_MAX, 0, INT32_MAX, -31, 0, -128, 127, 1);
+    /* mult 0 (real 0) gives the zero point */
+    expect_stage(12345, 0, 0, 0, -9, -128, 127, -9);
+}
+
+static int32_t rand_extreme(void)
+{
+    const int32_t sp[6] = {INT32_MIN, INT32_MIN + 1, INT32_MAX, -1, 0, 1};
+    switch (randi(0, 3)) {
+    case 0:
+        return sp[randi(0, 5)];
+    case 1:
+        return (int32_t)next_rand();
+    case 2:
+        return randi(-2000000, 2000000);
+    case 3:
+        return randi(-300, 300);
+    }
+    return 0;
+}
+
+static void test_stage_bruteforce(void **state)
+{
+    (void)state;
+    enum { MAXN = 150 };
+    static int32_t acc[4 * MAXN], bias[MAXN], mult[MAXN];
+    static int shift[MAXN];
+    static int8_t q[4 * MAXN];
+    for (int t = 0; t < 400; t++) {
+        const size_t n = (size_t)randi(1, MAXN), m = (size_t)randi(1, 4);
+        const int per_ch = t % 3 != 0;
+        for (size_t j = 0; j < n; j++) {
+            bias[j] = t % 5 == 0 ? rand_extreme() : randi(-100000, 100000);
+            mult[j] = t % 7 == 0 ? rand_extreme()
+                                 : randi(1 << 30, INT32_MAX);
+            shift[j] = randi(-31, t % 4 == 0 ? 30 : 2);
+        }
+        for (size_t i = 0; i < m * n; i++) {
+            acc[i] = rand_extreme();
+        }
+        const int32_t zp = randi(-128, 127);
+        int32_t qmin = randi(-128, 127), qmax = randi(-128, 127);
+        if (qmin > qmax) {
+            const int32_t x = qmin;
+            qmin = qmax;
+            qmax = x;
+        }
+        const struct kern_q8_outstage os = {t % 11 ? bias : NULL, mult, shift,
+                                            per_ch, zp, qmin, qmax};
+        assert_int_equal(kern_q8_requantize_s8(m, n, acc, n, &os, q, n),
+                         KERN_OK);
+        for (size_t i = 0; i < m; i++) {
+            for (size_t j = 0; j < n; j++) {
+                const size_t c = per_ch ? j : 0;
+                const int64_t x =
+                    (int64_t)acc[i * n + j] + (os.bias ? bias[j] : 0);
+                const int8_t want =
+                    ref_out(x, mult[c], shift[c], zp, qmin, qmax);
+                if (q[i * n + j] != want) {
+                    fail_msg("t %d [%zu][%zu]: acc %d bias %d mult %d "
+                             "shift %d: %d, want %d", t, i, j, acc[i * n + j],
+                             os.bias ? bias[j] : 0, mult[c], shift[c],
+                             q[i * n + j], want);
+                }
+            }
+        }
+    }
+}
+
+/* Against the real multiplier: for values inside the clamp the fixed-point
+ * result is within one step of round(acc * real) + zp. */
+static void test_stage_vs_real(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 3000; t++) {
+        const double real = ldexp(0.5 + 0.5 * randu(), randi(-20, 0));
+        int32_t m;
+        int s;
+        assert_int_equal(kern_q8_quantize_multiplier(real, &m, &s), KERN_OK);
+        const int32_t acc = randi(-(int32_t)(100 / real), (int32_t)(100 / real));
+        const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+        int8_t q;
+        assert_int_equal(kern_q8_requantize_s8(1, 1, &acc, 1, &os, &q, 1),
+                         KERN_OK);
+        assert_true(fabs((double)q - round(acc * real)) <= 1.0);
+    }
+}
+
+static void test_stage_errors(void **state)
+{
+    (void)state;
+    int32_t acc[4] = {0}, m = 1 << 30;
+    int s = 0, bad = 31;
+    int8_t q[4];
+    struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+    assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 2, NULL, q, 2),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 1, &os, q, 2),
+                     KERN_E_SHAPE);
+    assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 2, &os, q, SIZE_MAX),
+                     KERN_E_OVERFLOW);
+    os.zero_point = 128;
+    assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 2, &os, q, 2),
+                     KERN_E_RANGE);
+    os.zero_point = 0;
+    os.qmin = 5;
+    os.qmax = 4;
+    assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 2, &os, q, 2),
+                     KERN_E_RANGE);
+    os.qmin = -128;
+    os.qmax = 127;
+    os.shift = &bad;
+    assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 2, &os, q, 2),
+                     KERN_E_RANGE);
+}
+
+/* ---- fused GEMM --------------------------------------------------------- */
+
+static void test_gemm_s8(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 60; t++) {
+        size_t m = (size_t)randi(1, 70), n = (size_t)randi(1, 150),
+               k = (size_t)randi(1, 300);
+        if (t == 0) {
+            m = 1, n = 1, k = 1;
+        }
+        if (t == 1) {
+            m = 33, n = 64, k = 4; /* one row past a row tile */
+        }
+        if (t == 2) {
+            m = 5, n = 65, k = 1031; /* one column past a tile */
+        }
+        const size_t lda = k + (size_t)randi(0, 3),
+                     ldq = n + (size_t)randi(0, 3);
+        int8_t *a = malloc(m * lda), *w = malloc(n * k), *q = malloc(m * ldq);
+        int32_t *bias = malloc(n * 4), *mult = malloc(n * 4),
+                *sums = malloc(n * 4);
+        int *shift = malloc(n * sizeof(int));
+        const size_t pb = kern_q8_packed_bytes(n, k);
+        void *packed = malloc(pb);
+        assert_non_null(a && w && q && bias && mult && sums && shift &&
+                        packed);
+        for (size_t i = 0; i < m * lda; i++) {
+            a[i] = (int8_t)randi(-128, 127);
+        }
+        for (size_t i = 0; i < n * k; i++) {
+            w[i] = (int8_t)randi(t % 4 ? -127 : -128, 127);
+        }
+        const int per_ch = t % 3 != 2;
+        for (size_t j = 0; j < n; j++) {
+            bias[j] = randi(-50000, 50000);
+            /* a_scale * w_scale / out_scale of a layer: about 1 / k */
+            assert_int_equal(kern_q8_quantize_multiplier(
+                                 (0.2 + randu()) / (128.0 * (double)k), &mult[j],
+                                 &shift[j]), KERN_OK);
+        }
+        const int32_t za = t == 3 ? -128 : t == 4 ? 127 : randi(-128, 127);
+        const int32_t zo = randi(-128, 127);
+        const int32_t qmin = t % 2 ? zo : -128; /* relu every other */
+        assert_int_equal(kern_q8_pack_weights(w, n, k, k, packed, pb),
+                         KERN_OK);
+        assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
+        for (size_t j = 0; j < n; j++) {
+            int32_t s = 0;
+            for (size_t x = 0; x < k; x++) {
+                s += w[j * k + x];
+            }
+            assert_int_equal(sums[j], s);
+        }
+        const struct kern_q8_outstage os = {bias, mult, shift, per_ch, zo,
+                                            qmin, 127};
+        memset(q, 0x5a, m * ldq);
+        assert_int_equal(kern_q8_gemm_s8(m, n, k, a, lda, za, packed, sums,
+                                         &os, q, ldq), KERN_OK);
+        for (size_t i = 0; i < m; i++) {
+            for (size_t j = 0; j < n; j++) {
+                int64_t acc = bias[j];
+                for (size_t x = 0; x < k; x++) {
+                    acc += ((int64_t)a[i * lda + x] - za) * w[j * k + x];
+                }
+                const size_t c = per_ch ? j : 0;
+                const int8_t want =
+                    ref_out(acc, mult[c], shift[c], zo, qmin, 127);
+                if (q[i * ldq + j] != want) {
+                    fail_msg("m %zu n %zu k %zu za %d: q[%zu][%zu] = %d, "
+                             "want %d", m, n, k, za, i, j, q[i * ldq + j],
+                             want);
+                }
+            }
+        }
+        free(a), free(w), free(q), free(bias), free(mult), free(sums);
+        free(shift), free(packed);
+    }
+}
+
+static void test_gemm_s8_errors(void **state)
+{
+    (void)state;
+    int8_t w[4] = {1, 2, 3, 4}, a[4] = {0}, q[4];
+    int32_t sums[2], m = 1 << 30;
+    int s = 0;
+    unsigned char packed[256];
+    assert_true(kern_q8_packed_bytes(2, 2) <= sizeof packed);
+    assert_int_equal(kern_q8_pack_weights(w, 2, 2, 2, packed, sizeof packed),
+                     KERN_OK);
+    assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
+    assert_int_equal(sums[0], 3);
+    assert_int_equal(sums[1], 7);
+    const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+    assert_int_equal(kern_q8_gemm_s8(2, 2, 2, a, 2, 128, packed, sums, &os,
+                                     q, 2), KERN_E_RANGE);
+    assert_int_equal(kern_q8_gemm_s8(2, 2, 3, a, 3, 0, packed, sums, &os, q,
+                                     2), KERN_E_SHAPE);
+    assert_int_equal(kern_q8_gemm_s8(2, 2, 2, a, 2, 0, packed, NULL, &os, q,
+                                     2), KERN_E_INVALID);
+    assert_int_equal(kern_q8_packed_row_sums(w, sums), KERN_E_INVALID);
+}
+
+/* ---- depthwise ---------------------------------------------------------- */
+
+static void test_dwconv_s8(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 40; t++) {
+        struct kern_dwconv2d_shape s = {0};
+        s.batch = (size_t)randi(1, 2);
+        s.channels = (size_t)randi(1, 9);
+        s.in_h = (size_t)randi(1, 12);
+        s.in_w = (size_t)randi(1, 80);
+        s.kh = (size_t)randi(1, 3) | 1;
+        s.kw = (size_t)randi(1, 5) | 1;
+        s.stride_h = (size_t)randi(1, 2);
+        s.stride_w = (size_t)randi(1, 2);
+        s.pad_top = (size_t)randi(0, 2);
+        s.pad_left = (size_t)randi(0, 2);
+        s.pad_bottom = (size_t)randi(0, 2);
+        s.pad_right = (size_t)randi(0, 2);
+        s.dilation_h = t % 5 == 0 ? 2 : 1;
+        s.dilation_w = t % 7 == 0 ? 2 : 0;
+        size_t oh, ow;
+        if (kern_dwconv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+            continue;
+        }
+        const size_t C = s.channels, taps = s.kh * s.kw;
+        const size_t xn = s.batch * C * s.in_h * s.in_w;
+        const size_t yn = s.batch * C * oh * ow;
+        int8_t *x = malloc(xn), *w = malloc(C * taps), *y = malloc(yn);
+        int32_t *bias = malloc(C * 4), *mult = malloc(C * 4);
+        int *shift = malloc(C * sizeof(int));
+        assert_non_null(x && w && y && bias && mult && shift);
+        for (size_t i = 0; i < xn; i++) {
+            x[i] = (int8_t)randi(-128, 127);
+        }
+        for (size_t i = 0; i < C * taps; i++) {
+            w[i] = (int8_t)randi(-127, 127);
+        }
+        for (size_t c = 0; c < C; c++) {
+            bias[c] = randi(-3000, 3000);
+            assert_int_equal(kern_q8_quantize_multiplier(
+                                 (0.5 + randu()) / (64.0 * (double)taps),
+                                 &mult[c], &shift[c]), KERN_OK);
+        }
+        const int32_t xz = randi(-128, 127), zo = randi(-20, 20);
+        const struct kern_q8_outstage os = {bias, mult, shift, 1, zo, -128,
+                                            100};
+        assert_int_equal(kern_q8_dwconv2d_s8(&s, x, xz, w, &os, y), KERN_OK);
+        /* the reference pads the input explicitly with its zero point */
+        const size_t dh = s.dilation_h ? s.dilation_h : 1,
+                     dw = s.dilation_w ? s.dilation_w : 1;
+        const size_t ph = s.in_h + s.pad_top + s.pad_bottom,
+                     pw = s.in_w + s.pad_left + s.pad_right;
+        int8_t *pad = malloc(ph * pw);
+        assert_non_null(pad);
+        for (size_t b = 0; b < s.batch; b++) {
+            for (size_t c = 0; c < C; c++) {
+                memset(pad, (int)(int8_t)xz, ph * pw);
+                for (size_t r = 0; r < s.in_h; r++) {
+                    memcpy(pad + (r + s.pad_top) * pw + s.pad_left,
+                           x + ((b * C + c) * s.in_h + r) * s.in_w, s.in_w);
+                }
+                for (size_t oy = 0; oy < oh; oy++) {
+                    for (size_t ox = 0; ox < ow; ox++) {
+                        int64_t acc = bias[c];
+                        for (size_t ky = 0; ky < s.kh; ky++) {
+                            for (size_t kx = 0; kx < s.kw; kx++) {
+                                const int8_t v =
+                                    pad[(oy * s.stride_h + ky * dh) * pw +
+                                        ox * s.stride_w + kx * dw];
+                                acc += ((int64_t)v - xz) *
+                                       w[c * taps + ky * s.kw + kx];
+                            }
+                        }
+                        const int8_t want =
+                            ref_out(acc, mult[c], shift[c], zo, -128, 100);
+                        const int8_t got = y[((b * C + c) * oh + oy) * ow + ox];
+                        if (got != want) {
+                            fail_msg("t %d b %zu c %zu (%zu, %zu): %d, want "
+                                     "%d", t, b, c, oy, ox, got, want);
+                        }
+                    }
+                }
+            }
+        }
+        free(pad), free(x), free(w), free(y), free(bias), free(mult);
+        free(shift);
+    }
+}
+
+/* ---- add ---------------------------------------------------------------- */
+
+static int8_t ref_add(int8_t a, int8_t b, const struct kern_q8_add_params *p)
+{
+    const int64_t xa = ((int64_t)a - p->a_zero) * ((int64_t)1 << p->left_shift);
+    const int64_t xb = ((int64_t)b - p->b_zero) * ((int64_t)1 << p->left_shift);
+    const int64_t s = ref_mbqm(xa, p->a_mult, p->a_shift) +
+                      ref_mbqm(xb, p->b_mult, p->b_shift);
+    const int64_t v = ref_mbqm(s, p->out_mult, p->out_shift) + p->out_zero;
+    return (int8_t)(v < p->qmin ? p->qmin : v > p->qmax ? p->qmax : v);
+}
+
+static void test_add(void **state)
+{
+    (void)state;
+    struct kern_q8_add_params p;
+    /* hand: unit scales, zero points 0: a + b saturated */
+    assert_int_equal(kern_q8_add_params_init(1.0f, 0, 1.0f, 0, 1.0f, 0, -128,
+                                             127, &p), KERN_OK);
+    {
+        const int8_t a[9] = {3, -5, 100, -100, 0, 127, -128, 60, 1};
+        const int8_t b[9] = {4, 2, 100, -100, 0, 0, -128, 67, -1};
+        const int8_t want[9] = {7, -3, 127, -128, 0, 127, -128, 127, 0};
+        int8_t out[9];
+        assert_int_equal(kern_q8_add_s8(9, a, b, &p, out), KERN_OK);
+        assert_memory_equal(out, want, 9);
+    }
+    /* hand: a scale 0.5 zp 10, b scale 0.25 zp -4, out scale 1 zp 3:
+     * (20 - 10) * 0.5 + (12 + 4) * 0.25 = 9 -> 12 */
+    assert_int_equal(kern_q8_add_params_init(0.5f, 10, 0.25f, -4, 1.0f, 3,
+                                             -128, 127, &p), KERN_OK);
+    {
+        int8_t a[19], b[19], out[19];
+        memset(a, 20, sizeof a);
+        memset(b, 12, sizeof b);
+        assert_int_equal(kern_q8_add_s8(19, a, b, &p, out), KERN_OK);
+        for (int i = 0; i < 19; i++) {
+            assert_int_equal(out[i], 12);
+        }
+    }
+    /* random: the formula exactly, and float within one step */
+    enum { MAXN = 300 };
+    static int8_t a[MAXN], b[MAXN], out[MAXN];
+    for (int t = 0; t < 300; t++) {
+        const float sa = (float)ldexp(0.5 + randu(), randi(-8, 0));
+        const float sb = (float)ldexp(0.5 + randu(), randi(-8, 0));
+        const float so = (float)ldexp(0.5 + randu(), randi(-7, 1));
+        const int32_t za = randi(-128, 127), zb = randi(-128, 127),
+                      zo = randi(-128, 127);
+        const int32_t qmin = t % 2 ? zo : -128;
+        assert_int_equal(kern_q8_add_params_init(sa, za, sb, zb, so, zo, qmin,
+                                                 127, &p), KERN_OK);
+        const size_t n = (size_t)randi(1, MAXN);
+        for (size_t i = 0; i < n; i++) {
+            a[i] = (int8_t)randi(-128, 127);
+            b[i] = (int8_t)randi(-128, 127);
+        }
+        assert_int_equal(kern_q8_add_s8(n, a, b, &p, out), KERN_OK);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(out[i], ref_add(a[i], b[i], &p));
+            double f = ((a[i] - za) * (double)sa + (b[i] - zb) * (double)sb) /
+                           so + zo;
+            f = f < qmin ? qmin : f > 127 ? 127 : f;
+            assert_true(fabs(out[i] - f) <= 1.0);
+        }
+    }
+    assert_int_equal(kern_q8_add_params_init(0.0f, 0, 1.0f, 0, 1.0f, 0, -128,
+                                             127, &p), KERN_E_RANGE);
+    assert_int_equal(kern_q8_add_params_init(1.0f, 200, 1.0f, 0, 1.0f, 0,
+                                             -128, 127, &p), KERN_E_RANGE);
+    assert_int_equal(kern_q8_add_s8(1, NULL, a, &p, out), KERN_E_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quantize_multiplier),
+        cmocka_unit_test(test_stage_hand),
+        cmocka_unit_test(test_stage_bruteforce),
+        cmocka_unit_test(test_stage_vs_real),
+        cmocka_unit_test(test_stage_errors),
+        cmocka_unit_test(test_gemm_s8),
+        cmocka_unit_test(test_gemm_s8_errors),
+        cmocka_unit_test(test_dwconv_s8),
+        cmocka_unit_test(test_add),
+    };
+    /* the brute-force reference needs a 64-bit mantissa for exact products */
+    if (LDBL_MANT_DIG < 64) {
+        printf("test_q8s: long double too narrow, skipped\n");
+        return 77;
+    }
+    printf("test_q8s: path %s\n", kern_cpu_path_name(kern_cpu_flags()));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
