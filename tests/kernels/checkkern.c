@@ -21,6 +21,7 @@
     X(layout) \
     X(im2col_s8) \
     X(q8) \
+    X(q8s) \
     X(matmul) \
     X(spatial)
 
