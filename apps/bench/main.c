@@ -53,6 +53,7 @@ static const char *const key_conv[] = {
 };
 static const char *const key_int8[] = {
     "shape", "edgefit_latency_ms", "edgefit_gops", "edgefit_mismatches",
+    "static_gops", "static_to_dynamic", "static_to_fp32",
     "onednn_gops", "edgefit_to_onednn", NULL,
 };
 

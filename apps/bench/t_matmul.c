@@ -540,6 +540,54 @@ static int run_q8_onednn(void *p)
     return bench_onednn_u8s8s32(x->m, x->n, x->k, x->a_u8, x->w, x->c);
 }
 
+/* Static int8 (integer requantisation fused into the GEMM), the dynamic
+ * route (int32 GEMM, then requantisation through float) and fp32, on the
+ * same shape: what a deployed int8 layer costs against the older route and
+ * against float. */
+struct q8s_ctx {
+    size_t m, n, k;
+    const int8_t *a;
+    const void *packed;
+    const int32_t *w_sums;
+    struct kern_q8_outstage os;
+    int8_t *q;
+    /* the dynamic route */
+    int32_t *c;
+    const float *w_scales, *bias_f;
+    /* fp32 */
+    const float *af, *wf;
+    float *cf;
+};
+
+/* Activations after a ReLU in asymmetric int8: zero point -128. */
+#define Q8S_BENCH_ZERO (-128)
+
+static int run_q8_static(void *p)
+{
+    struct q8s_ctx *x = p;
+    return kern_q8_gemm_s8(x->m, x->n, x->k, x->a, x->k, Q8S_BENCH_ZERO,
+                           x->packed, x->w_sums, &x->os, x->q,
+                           x->n) != KERN_OK;
+}
+
+static int run_q8_dynamic(void *p)
+{
+    struct q8s_ctx *x = p;
+    if (kern_q8_gemm(x->m, x->n, x->k, x->a, x->k, x->packed, x->c, x->n) !=
+        KERN_OK) {
+        return 1;
+    }
+    return kern_q8_requant_s8(x->m, x->n, x->c, x->n, 0.02f, x->w_scales,
+                              x->bias_f, 1, 0.05f, x->q, x->n) != KERN_OK;
+}
+
+static int run_q8_fp32(void *p)
+{
+    struct q8s_ctx *x = p;
+    return kern_sgemm(KERN_MM_TRANS_B, x->m, x->n, x->k, x->af, x->k, x->wf,
+                      x->k, x->cf, x->n) != KERN_OK;
+}
+
 static uint64_t count_mismatches(const int32_t *x, const int32_t *y,
                                  size_t n)
 {
@@ -562,8 +610,23 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
     int32_t *c_ref = bench_alloc(s.m * s.n, sizeof(int32_t));
     size_t packed_bytes = kern_q8_packed_bytes(s.n, s.k);
     void *packed = packed_bytes ? bench_alloc(packed_bytes, 1) : NULL;
+    int32_t *w_sums = bench_alloc(s.n, sizeof(int32_t));
+    int32_t *bias = bench_alloc(s.n, sizeof(int32_t));
+    int32_t *bias_ref = bench_alloc(s.n, sizeof(int32_t));
+    int32_t *mult = bench_alloc(s.n, sizeof(int32_t));
+    int *shift = bench_alloc(s.n, sizeof(int));
+    float *w_scales = bench_alloc(s.n, sizeof(float));
+    float *bias_f = bench_alloc(s.n, sizeof(float));
+    int8_t *q_static = bench_alloc(s.m * s.n, 1);
+    int8_t *q_ref = bench_alloc(s.m * s.n, 1);
+    int8_t *q_dyn = bench_alloc(s.m * s.n, 1);
+    float *af = bench_alloc(s.m * s.k, sizeof(float));
+    float *wf = bench_alloc(s.n * s.k, sizeof(float));
+    float *cf = bench_alloc(s.m * s.n, sizeof(float));
     int rc = CLI_EXIT_FAILURE;
-    if (!a || !a_u8 || !w || !c_edge || !c_dnnl || !c_ref || !packed) {
+    if (!a || !a_u8 || !w || !c_edge || !c_dnnl || !c_ref || !packed ||
+        !w_sums || !bias || !bias_ref || !mult || !shift || !w_scales ||
+        !bias_f || !q_static || !q_ref || !q_dyn || !af || !wf || !cf) {
         bench_kern_failed("int8", KERN_E_NOMEM);
         goto done;
     }
@@ -584,6 +647,53 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
         bench_kern_failed("kern_q8_pack_weights", st);
         goto done;
     }
+    st = kern_q8_packed_row_sums(packed, w_sums);
+    if (st != KERN_OK) {
+        bench_kern_failed("kern_q8_packed_row_sums", st);
+        goto done;
+    }
+    for (size_t j = 0; j < s.n; j++) {
+        /* a layer's a_scale * w_scale / out_scale: about 1 / (64 k), so
+         * the outputs spread over the int8 range */
+        const double real = (0.5 + (double)(bench_rng_next(&rng) % 1000) /
+                                       1000.0) / (64.0 * (double)s.k);
+        st = kern_q8_quantize_multiplier(real, &mult[j], &shift[j]);
+        if (st != KERN_OK) {
+            bench_kern_failed("kern_q8_quantize_multiplier", st);
+            goto done;
+        }
+        bias[j] = (int32_t)(bench_rng_next(&rng) % 20001) - 10000;
+        bias_ref[j] = bias[j] - Q8S_BENCH_ZERO * w_sums[j];
+        w_scales[j] = 0.01f;
+        bias_f[j] = (float)bias[j] * 0.0002f;
+    }
+    for (size_t i = 0; i < s.m * s.k; i++) {
+        af[i] = (float)a[i] * 0.02f;
+    }
+    for (size_t i = 0; i < s.n * s.k; i++) {
+        wf[i] = (float)w[i] * 0.01f;
+    }
+    /* relu as the clamp: qmin is the output zero point */
+    const struct kern_q8_outstage os = {bias, mult, shift, 1, -128, -128,
+                                        127};
+    struct q8s_ctx ctx_s = {
+        .m = s.m, .n = s.n, .k = s.k, .a = a, .packed = packed,
+        .w_sums = w_sums, .os = os, .q = q_static, .c = c_dnnl,
+        .w_scales = w_scales, .bias_f = bias_f, .af = af, .wf = wf, .cf = cf,
+    };
+    struct q8s_ctx ctx_d = ctx_s;
+    ctx_d.q = q_dyn;
+    struct bench_case scases[3] = {
+        {.name = "static int8", .fn = run_q8_static, .ctx = &ctx_s},
+        {.name = "dynamic int8", .fn = run_q8_dynamic, .ctx = &ctx_d},
+        {.name = "fp32", .fn = run_q8_fp32, .ctx = &ctx_s},
+    };
+    int sbad = bench_run_cases(cfg, scases, 3);
+    if (sbad) {
+        cli_error("int8 %zux%zux%zu: %s failed", s.m, s.k, s.n,
+                  scases[sbad - 1].name);
+        goto done;
+    }
     struct q8_ctx ctx_edge = {
         .m = s.m, .n = s.n, .k = s.k, .a = a, .a_u8 = a_u8, .w = w,
         .packed = packed, .c = c_edge,
@@ -601,6 +711,19 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
         goto done;
     }
     bench_s8gemm_naive(s.m, s.n, s.k, a, w, c_ref);
+    /* the static result again, unfused: the exact int32 sums with the
+     * zero point's correction folded into the bias, then the output stage */
+    const struct kern_q8_outstage os_ref = {bias_ref, mult, shift, 1, -128,
+                                            -128, 127};
+    st = kern_q8_requantize_s8(s.m, s.n, c_ref, s.n, &os_ref, q_ref, s.n);
+    if (st != KERN_OK) {
+        bench_kern_failed("kern_q8_requantize_s8", st);
+        goto done;
+    }
+    uint64_t static_bad = 0;
+    for (size_t i = 0; i < s.m * s.n; i++) {
+        static_bad += q_static[i] != q_ref[i];
+    }
 
     const double ops = 2.0 * (double)s.m * (double)s.k * (double)s.n;
     char shape[64];
@@ -634,6 +757,39 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
         st = bench_set_uint(t, row, "edgefit_mismatches",
                             count_mismatches(c_edge, c_ref, s.m * s.n));
     }
+    if (st == ART_OK) {
+        st = bench_set_text(t, row, "kernel_path",
+                            kern_cpu_path_name(kern_cpu_flags()));
+    }
+    if (st == ART_OK) {
+        st = bench_set_real(t, row, "static_latency_ms",
+                            cli_round4(scases[0].median_ms));
+    }
+    if (st == ART_OK) {
+        st = bench_set_real(t, row, "static_gops",
+                            cli_round4(gflops(ops, scases[0].median_ms)));
+    }
+    if (st == ART_OK) {
+        st = bench_set_uint(t, row, "static_mismatches", static_bad);
+    }
+    if (st == ART_OK) {
+        st = bench_set_real(t, row, "dynamic_latency_ms",
+                            cli_round4(scases[1].median_ms));
+    }
+    if (st == ART_OK) {
+        st = bench_set_real(t, row, "fp32_latency_ms",
+                            cli_round4(scases[2].median_ms));
+    }
+    if (st == ART_OK) {
+        st = bench_set_real(t, row, "static_to_dynamic",
+                            cli_round4(scases[1].median_ms /
+                                       scases[0].median_ms));
+    }
+    if (st == ART_OK) {
+        st = bench_set_real(t, row, "static_to_fp32",
+                            cli_round4(scases[2].median_ms /
+                                       scases[0].median_ms));
+    }
     if (st == ART_OK && dnnl) {
         st = bench_set_real(t, row, "onednn_latency_ms",
                             cli_round4(cases[1].median_ms));
@@ -657,6 +813,19 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
     }
     rc = CLI_EXIT_OK;
 done:
+    free(cf);
+    free(wf);
+    free(af);
+    free(q_dyn);
+    free(q_ref);
+    free(q_static);
+    free(bias_f);
+    free(w_scales);
+    free(shift);
+    free(mult);
+    free(bias_ref);
+    free(bias);
+    free(w_sums);
     free(packed);
     free(c_ref);
     free(c_dnnl);
@@ -676,6 +845,10 @@ int bench_table_int8(const struct bench_cfg *cfg, const struct bench_host *h,
         {"k", ART_UINT},           {"n", ART_UINT},
         {"ops", ART_UINT},         {"edgefit_latency_ms", ART_REAL},
         {"edgefit_gops", ART_REAL}, {"edgefit_mismatches", ART_UINT},
+        {"kernel_path", ART_TEXT},  {"static_latency_ms", ART_REAL},
+        {"static_gops", ART_REAL},  {"static_mismatches", ART_UINT},
+        {"dynamic_latency_ms", ART_REAL}, {"fp32_latency_ms", ART_REAL},
+        {"static_to_dynamic", ART_REAL},  {"static_to_fp32", ART_REAL},
     };
     static const struct bench_col dnnl[] = {
         {"onednn_latency_ms", ART_REAL},

@@ -8,9 +8,11 @@
 
 /* Column tile of the fused GEMM and of the requantisation: the int32
  * parameters of one tile live on the stack, and the int32 sums of a
- * Q8S_MB x Q8S_NB tile (8 KiB) stay in L1 between the GEMM and the
- * output stage. Q8S_NB is a multiple of the packed block width. */
-enum { Q8S_NB = 64, Q8S_MB = 32 };
+ * Q8S_MB x Q8S_NB tile (12 KiB) stay in L1 between the GEMM and the
+ * output stage. Q8S_NB is a multiple of the packed block width and the
+ * 64 columns of the VNNI/AVX-512 micro-tile; Q8S_MB a multiple of their 6
+ * rows, so no tile but the last runs a partial micro-tile. */
+enum { Q8S_NB = 64, Q8S_MB = 48 };
 
 /* ---- C references -------------------------------------------------------- */
 
