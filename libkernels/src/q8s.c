@@ -295,6 +295,24 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
     return KERN_OK;
 }
 
+/* The taps of one output along an axis that land inside the input: tap t
+ * reads padded position r0 + t d, inside when pad <= r0 + t d < pad + in.
+ * Found once per output, so the tap loops carry no test (the taps in the
+ * padding read the zero point and would add 0). */
+static size_t tap_begin(size_t r0, size_t d, size_t pad)
+{
+    return r0 >= pad ? 0 : (pad - r0 + d - 1) / d;
+}
+
+static size_t tap_end(size_t r0, size_t d, size_t k, size_t pad, size_t in)
+{
+    if (r0 >= pad + in) {
+        return 0;
+    }
+    const size_t e = (pad + in - r0 + d - 1) / d;
+    return e < k ? e : k;
+}
+
 KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
                                  const int8_t *x, int32_t x_zero,
                                  const int8_t *w,
@@ -352,20 +370,23 @@ KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
             for (size_t oy = 0; oy < oh; oy++) {
                 for (size_t ox = 0; ox < ow; ox++) {
                     int32_t acc = 0;
-                    for (size_t ky = 0; ky < s->kh; ky++) {
-                        const size_t ry = oy * s->stride_h + ky * dh;
-                        if (ry < s->pad_top || ry - s->pad_top >= s->in_h) {
-                            continue;
-                        }
-                        const int8_t *xr = xp + (ry - s->pad_top) * s->in_w;
-                        for (size_t kx = 0; kx < s->kw; kx++) {
-                            const size_t rx = ox * s->stride_w + kx * dw;
-                            if (rx < s->pad_left ||
-                                rx - s->pad_left >= s->in_w) {
-                                continue;
-                            }
-                            acc += ((int32_t)xr[rx - s->pad_left] - x_zero) *
-                                   (int32_t)wc[ky * s->kw + kx];
+                    const size_t ky1 = tap_end(oy * s->stride_h, dh, s->kh,
+                                               s->pad_top, s->in_h);
+                    const size_t kx0 = tap_begin(ox * s->stride_w, dw,
+                                                 s->pad_left);
+                    const size_t kx1 = tap_end(ox * s->stride_w, dw, s->kw,
+                                               s->pad_left, s->in_w);
+                    for (size_t ky = tap_begin(oy * s->stride_h, dh,
+                                               s->pad_top);
+                         ky < ky1; ky++) {
+                        const int8_t *xr =
+                            xp + (oy * s->stride_h + ky * dh - s->pad_top) *
+                                     s->in_w;
+                        const int8_t *wr = wc + ky * s->kw;
+                        const size_t rx = ox * s->stride_w;
+                        for (size_t kx = kx0; kx < kx1; kx++) {
+                            acc += ((int32_t)xr[rx + kx * dw - s->pad_left] -
+                                    x_zero) * (int32_t)wr[kx];
                         }
                     }
                     accrow[filled++] = acc;
