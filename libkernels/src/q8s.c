@@ -172,8 +172,12 @@ static void tile_params_fill(struct tile_params *t,
         t->rsh[j] = s > 0 ? 0 : -s;
         int32_t add = os->bias ? os->bias[j0 + j] : 0;
         if (w_sums) {
-            /* |a_zero * w_sum| <= 128 * 128 * K < 2^31 for K <= Q8_MAX_K */
-            add = q8s_wrap_add(add, -a_zero * w_sums[j0 + j]);
+            /* |a_zero * w_sum| <= 128 * 128 * K < 2^31 for the row sums of
+             * K <= Q8_MAX_K; other sums a caller passes wrap like the
+             * bias, in 64 bits first so that nothing overflows */
+            add = q8s_wrap_add(
+                add, (int32_t)(uint32_t)(uint64_t)(-(int64_t)a_zero *
+                                                   w_sums[j0 + j]));
         }
         t->add[j] = add;
     }
