@@ -777,10 +777,10 @@ void kern_im2col_s8_c(const struct kern_conv2d_shape *s, size_t out_h,
 
 /* The int8 lowering of a dilated shape: the definition, a tap at a time
  * (the kw-byte runs of kern_im2col_s8_pixel are contiguous only without
- * dilation). */
+ * dilation); padded taps get `pad` (the input's zero point). */
 static void im2col_s8_dilated(const struct kern_conv2d_shape *s,
                               size_t out_h, size_t out_w, const int8_t *xg,
-                              int8_t *col)
+                              int8_t pad, int8_t *col)
 {
     const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
     const size_t ih = s->in_h, iw = s->in_w;
@@ -796,7 +796,7 @@ static void im2col_s8_dilated(const struct kern_conv2d_shape *s,
                         const size_t ix =
                             ox * s->stride_w + kx * dw - s->pad_left;
                         *r = iy < ih && ix < iw ? xg[(c * ih + iy) * iw + ix]
-                                                : 0;
+                                                : pad;
                     }
                 }
             }
@@ -815,11 +815,35 @@ KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
     const size_t cg = s->in_c / s->groups, hw_in = s->in_h * s->in_w;
     const int8_t *xg = x + (b * s->in_c + g * cg) * hw_in;
     if (is_dilated(s)) {
-        im2col_s8_dilated(s, oh, ow, xg, col);
+        im2col_s8_dilated(s, oh, ow, xg, 0, col);
         return KERN_OK;
     }
     pthread_once(&conv_once, conv_init_once);
     conv_dsp.im2col_s8(s, oh, ow, xg, col);
+    return KERN_OK;
+}
+
+KERN_API int kern_im2col_s8_zp(const struct kern_conv2d_shape *s,
+                               const int8_t *x, size_t b, size_t g,
+                               int32_t x_zero, int8_t *col)
+{
+    if (x_zero < -128 || x_zero > 127) {
+        return KERN_E_RANGE;
+    }
+    /* without padding (or with a zero point of 0) the value of a padded
+     * tap never shows: the fast lowering gives the same bytes */
+    if (x_zero == 0 || !s ||
+        !(s->pad_top | s->pad_left | s->pad_bottom | s->pad_right)) {
+        return kern_im2col_s8(s, x, b, g, col);
+    }
+    size_t oh, ow;
+    const int st = lower_args(s, x, col, b, g, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const size_t cg = s->in_c / s->groups, hw_in = s->in_h * s->in_w;
+    im2col_s8_dilated(s, oh, ow, x + (b * s->in_c + g * cg) * hw_in,
+                      (int8_t)x_zero, col);
     return KERN_OK;
 }
 

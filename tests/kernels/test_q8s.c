@@ -488,6 +488,127 @@ static void test_dwconv_s8(void **state)
     }
 }
 
+/* ---- conv: the zero-point lowering and the fused GEMM --------------------- */
+
+/* A grouped, padded, strided (sometimes dilated) int8 convolution with an
+ * asymmetric input as kern_im2col_s8_zp + kern_q8_gemm_s8, against a plain
+ * loop over an input padded explicitly with its zero point. */
+static void test_conv_s8(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 30; t++) {
+        struct kern_conv2d_shape s = {0};
+        s.batch = 1;
+        s.groups = (size_t)randi(1, 2);
+        s.in_c = s.groups * (size_t)randi(1, 5);
+        s.out_c = s.groups * (size_t)randi(1, 20);
+        s.in_h = (size_t)randi(3, 11);
+        s.in_w = (size_t)randi(3, 11);
+        s.kh = (size_t)randi(1, 3);
+        s.kw = (size_t)randi(1, 3);
+        s.stride_h = (size_t)randi(1, 2);
+        s.stride_w = (size_t)randi(1, 2);
+        s.pad_top = (size_t)randi(0, 2);
+        s.pad_left = (size_t)randi(0, 2);
+        s.pad_bottom = (size_t)randi(0, 1);
+        s.pad_right = (size_t)randi(0, 1);
+        s.dilation_h = t % 4 == 0 ? 2 : 1;
+        size_t oh, ow;
+        if (kern_conv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+            continue;
+        }
+        const size_t cg = s.in_c / s.groups, og = s.out_c / s.groups;
+        const size_t K = cg * s.kh * s.kw, P = oh * ow;
+        const size_t xn = s.in_c * s.in_h * s.in_w;
+        int8_t *x = malloc(xn), *w = malloc(s.out_c * K), *col = malloc(P * K);
+        int8_t *y = malloc(P * og), *col0 = malloc(P * K);
+        int32_t *bias = malloc(og * 4), *mult = malloc(og * 4),
+                *sums = malloc(og * 4);
+        int *shift = malloc(og * sizeof(int));
+        const size_t pb = kern_q8_packed_bytes(og, K);
+        void *packed = malloc(pb);
+        assert_non_null(x && w && col && y && col0 && bias && mult && sums &&
+                        shift && packed);
+        for (size_t i = 0; i < xn; i++) {
+            x[i] = (int8_t)randi(-128, 127);
+        }
+        for (size_t i = 0; i < s.out_c * K; i++) {
+            w[i] = (int8_t)randi(-127, 127);
+        }
+        const int32_t xz = t == 1 ? 0 : randi(-128, 127), zo = randi(-50, 50);
+        for (size_t g = 0; g < s.groups; g++) {
+            assert_int_equal(kern_im2col_s8_zp(&s, x, 0, g, xz, col),
+                             KERN_OK);
+            /* x_zero 0 is the plain lowering */
+            assert_int_equal(kern_im2col_s8_zp(&s, x, 0, g, 0, col0),
+                             KERN_OK);
+            int8_t *plain = malloc(P * K);
+            assert_non_null(plain);
+            assert_int_equal(kern_im2col_s8(&s, x, 0, g, plain), KERN_OK);
+            assert_memory_equal(col0, plain, P * K);
+            free(plain);
+            const int8_t *wg = w + g * og * K;
+            assert_int_equal(kern_q8_pack_weights(wg, og, K, K, packed, pb),
+                             KERN_OK);
+            assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
+            for (size_t o = 0; o < og; o++) {
+                bias[o] = randi(-2000, 2000);
+                assert_int_equal(kern_q8_quantize_multiplier(
+                                     (0.5 + randu()) / (64.0 * (double)K),
+                                     &mult[o], &shift[o]), KERN_OK);
+            }
+            const struct kern_q8_outstage os = {bias, mult, shift, 1, zo, zo,
+                                                127};
+            assert_int_equal(kern_q8_gemm_s8(P, og, K, col, K, xz, packed,
+                                             sums, &os, y, og), KERN_OK);
+            const size_t dh = s.dilation_h ? s.dilation_h : 1;
+            for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    for (size_t o = 0; o < og; o++) {
+                        int64_t acc = bias[o];
+                        size_t kk = 0;
+                        for (size_t c = 0; c < cg; c++) {
+                            for (size_t ky = 0; ky < s.kh; ky++) {
+                                for (size_t kx = 0; kx < s.kw; kx++, kk++) {
+                                    const long iy = (long)(oy * s.stride_h +
+                                                           ky * dh) -
+                                                    (long)s.pad_top;
+                                    const long ix = (long)(ox * s.stride_w +
+                                                           kx) -
+                                                    (long)s.pad_left;
+                                    int32_t v = xz;
+                                    if (iy >= 0 && ix >= 0 &&
+                                        iy < (long)s.in_h &&
+                                        ix < (long)s.in_w) {
+                                        v = x[((g * cg + c) * s.in_h +
+                                               (size_t)iy) * s.in_w +
+                                              (size_t)ix];
+                                    }
+                                    acc += (int64_t)(v - xz) *
+                                           wg[o * K + kk];
+                                }
+                            }
+                        }
+                        const int8_t want =
+                            ref_out(acc, mult[o], shift[o], zo, zo, 127);
+                        const int8_t got = y[(oy * ow + ox) * og + o];
+                        if (got != want) {
+                            fail_msg("t %d g %zu (%zu, %zu) o %zu: %d, want "
+                                     "%d", t, g, oy, ox, o, got, want);
+                        }
+                    }
+                }
+            }
+        }
+        free(x), free(w), free(col), free(y), free(col0), free(bias);
+        free(mult), free(sums), free(shift), free(packed);
+    }
+    struct kern_conv2d_shape s = {1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                  1, 1};
+    int8_t x[9] = {0}, col[9];
+    assert_int_equal(kern_im2col_s8_zp(&s, x, 0, 0, 128, col), KERN_E_RANGE);
+}
+
 /* ---- add ---------------------------------------------------------------- */
 
 static int8_t ref_add(int8_t a, int8_t b, const struct kern_q8_add_params *p)
@@ -572,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_gemm_s8),
         cmocka_unit_test(test_gemm_s8_errors),
         cmocka_unit_test(test_dwconv_s8),
+        cmocka_unit_test(test_conv_s8),
         cmocka_unit_test(test_add),
     };
     /* the brute-force reference needs a 64-bit mantissa for exact products */

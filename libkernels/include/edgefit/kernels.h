@@ -655,6 +655,15 @@ KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
                             const int8_t *x, size_t b, size_t g,
                             int8_t *col);
 
+/* The same lowering for asymmetric int8 activations: padded taps hold the
+ * input's zero point x_zero (in [-128, 127], else KERN_E_RANGE), so that
+ * kern_q8_gemm_s8 with a_zero = x_zero sees them as real zeros. x_zero 0
+ * or an unpadded shape is kern_im2col_s8 (its fast paths); otherwise a C
+ * loop a tap at a time. Statuses as kern_im2col_s8. */
+KERN_API int kern_im2col_s8_zp(const struct kern_conv2d_shape *s,
+                               const int8_t *x, size_t b, size_t g,
+                               int32_t x_zero, int8_t *col);
+
 /* A direct depthwise 2-D convolution (groups == channels: each channel is
  * convolved with its own kh x kw filter), NCHW, with the bias and an
  * activation applied in the same pass over the output. Rectangular kernels,
