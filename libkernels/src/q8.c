@@ -170,6 +170,11 @@ static const struct kern_q8_dsp *dsp_get(void)
     return &q8_dsp;
 }
 
+const struct kern_q8_dsp *kern_q8_dsp_get(void)
+{
+    return dsp_get();
+}
+
 /* ---- public API ---------------------------------------------------------- */
 
 static int scale_ok(float scale)

@@ -73,6 +73,8 @@ struct kern_q8_dsp {
 };
 
 void kern_q8_dsp_init(struct kern_q8_dsp *dsp, unsigned flags);
+/* The table of this CPU, built once (shared with the static int8 family). */
+const struct kern_q8_dsp *kern_q8_dsp_get(void);
 
 void kern_q8_gemm_c(size_t m, size_t n, size_t k, const int8_t *a,
                     size_t lda, const uint8_t *bp, int32_t *c, size_t ldc);

@@ -82,14 +82,6 @@ static const struct kern_q8s_dsp *dsp_get(void)
     return &q8s_dsp;
 }
 
-static struct kern_q8_dsp q8_dsp;
-static pthread_once_t q8_once = PTHREAD_ONCE_INIT;
-
-static void q8_init_once(void)
-{
-    kern_q8_dsp_init(&q8_dsp, kern_cpu_flags());
-}
-
 /* ---- public API ---------------------------------------------------------- */
 
 KERN_API int kern_q8_quantize_multiplier(double real, int32_t *mult,
@@ -272,8 +264,7 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
     if (st != KERN_OK || !m) {
         return st;
     }
-    pthread_once(&q8_once, q8_init_once);
-    const kern_q8_gemm_fn gemm = q8_dsp.gemm;
+    const kern_q8_gemm_fn gemm = kern_q8_dsp_get()->gemm;
     const struct kern_q8s_dsp *d = dsp_get();
     const uint8_t *bp = (const uint8_t *)packed_w + Q8_HDR_BYTES;
     const size_t kg = q8_groups(k);
