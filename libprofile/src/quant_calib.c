@@ -15,7 +15,7 @@
 
 /* What is gathered per tensor. The histogram of |x| is filled in a second
  * pass, once max|x| over every sample is known, so the bins (and their
- * integer counts) do not depend on how the samples were batched. */
+ * integer counts) do not depend on the order of the samples. */
 struct acc {
     float min, max;
     double max_abs;
@@ -249,7 +249,6 @@ PROF_API void prof_ranges_opts_init(struct prof_ranges_opts *opts)
     opts->method = PROF_RANGE_MINMAX;
     opts->percentile = 99.99;
     opts->samples = PROF_RANGES_DEFAULT_SAMPLES;
-    opts->batch = 32;
     opts->seed = 42;
     opts->threads = 1;
 }
@@ -364,8 +363,8 @@ static int check_opts(const struct prof_ranges_opts *o,
         diag_set(diag, "percentile %g: outside (50, 100]", o->percentile);
         return PROF_E_RANGE;
     }
-    if (o->batch == 0) {
-        diag_set(diag, "calibration batch 0");
+    if (o->threads > 64) {
+        diag_set(diag, "calibration threads %u: more than 64", o->threads);
         return PROF_E_RANGE;
     }
     return PROF_OK;
@@ -422,11 +421,10 @@ PROF_API int prof_ranges_calibrate(const memest_model *model,
     }
     const uint64_t count =
         o.samples && o.samples < data->count ? o.samples : data->count;
-    const uint64_t batch = o.batch < count ? o.batch : count;
 
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
-    eo.batch = batch;
+    eo.batch = 1; /* see "Determinism" in profile.h */
     eo.precision = MEMEST_FP32;
     eo.seed = o.seed;
     eo.threads = o.threads ? o.threads : 1;

@@ -1249,12 +1249,16 @@ PROF_API void prof_exec_predictions_finish(struct prof_exec_predictions *p);
  *               tie); t = i * bin width (TensorRT's entropy calibrator,
  *               MXNet's and ONNX Runtime's); range as for percentile.
  *
- * Determinism: min and max are exact whatever the order, and the
- * histograms are integer counts into bins whose edges come from a first
- * pass over all samples (max|x|), so a second pass fills them with the
- * same counts whatever the batch: the results are the same bits for the
- * same samples at any batch (provided the executor's fp32 results for a
- * sample do not depend on the batch, which the tests check).
+ * Determinism: the executor runs one sample at a time (batch 1), because
+ * libkernels' fp32 product takes another path for a single row than for
+ * many, and a dense layer's last bits would then depend on the batch a
+ * sample ran in; at batch 1 every tensor's values are a function of its
+ * sample alone (and not of the thread count, see prof_exec_opts). min and
+ * max are exact in any order, and the histograms are integer counts into
+ * bins whose edges come from a first pass over all samples (max|x|), so
+ * the second pass fills them with the same counts in any order: the same
+ * samples give the same bits whatever their order, the threads, or the
+ * batch a caller runs the model at afterwards.
  */
 enum prof_range_method {
     PROF_RANGE_MINMAX = 0,
@@ -1280,8 +1284,6 @@ struct prof_ranges_opts {
     uint64_t samples;   /* the first samples of the set to use (default
                            PROF_RANGES_DEFAULT_SAMPLES; 0: all; a set with
                            fewer: all of it) */
-    uint64_t batch;     /* executor batch, >= 1 (default 32); the results
-                           do not depend on it */
     uint64_t seed;      /* the executor's initial weights for a model
                            that carries none (default 42, as
                            prof_exec_opts) */
