@@ -507,6 +507,51 @@ static void test_wrong_shape(void **state)
     memest_model_destroy(m);
 }
 
+/* ---- the executor's observer ---- */
+
+static int count_tensors(void *ctx, const struct prof_exec_tensor *t)
+{
+    size_t *seen = ctx;
+    assert_int_equal(t->tensor, *seen);
+    (*seen)++;
+    return *seen == 2 ? 1 : 0; /* stop after the second tensor */
+}
+
+static void test_observer(void **state)
+{
+    (void)state;
+    memest_model *m = hand_model("fc");
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = 4;
+    prof_exec *ex = NULL;
+    assert_int_equal(prof_exec_create(m, &eo, &ex, NULL), PROF_OK);
+    const float *in = HAND_X;
+    const size_t n = 12;
+    size_t seen = 0;
+    /* a callback that stops the run: PROF_E_CALLBACK, after it saw the
+     * input and fc */
+    assert_int_equal(prof_exec_run_observed(ex, &in, &n, 1, count_tensors,
+                                            &seen),
+                     PROF_E_CALLBACK);
+    assert_int_equal(seen, 2);
+    const size_t wrong = 11;
+    assert_int_equal(prof_exec_run_observed(ex, &in, &wrong, 1,
+                                            count_tensors, &seen),
+                     PROF_E_INVALID);
+    prof_exec_destroy(ex);
+    /* int8 stores no floats: refused */
+    eo.precision = MEMEST_INT8;
+    assert_int_equal(prof_exec_create(m, &eo, &ex, NULL), PROF_OK);
+    seen = 0;
+    assert_int_equal(prof_exec_run_observed(ex, &in, &n, 1, count_tensors,
+                                            &seen),
+                     PROF_E_RANGE);
+    assert_int_equal(seen, 0);
+    prof_exec_destroy(ex);
+    memest_model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -516,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_order_independent),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_wrong_shape),
+        cmocka_unit_test(test_observer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
