@@ -425,15 +425,10 @@ static int check(const memest_model *model, const struct prof_dataset *d,
                   name, ni, opt);
         return CLI_EXIT_USAGE;
     }
-    const struct memest_shape in = memest_model_input_shape_at(model, 0);
-    const bool flat = in.rank == 1 && in.dim[0] == d->sample_count;
-    if (!flat &&
-        !validate_same_but_ones(d->shape, d->rank, in.dim, in.rank)) {
-        prof_dataset_shape_text(d, have, sizeof have);
-        shape_text(in.dim, in.rank, want, sizeof want);
-        SAY("%s: the model %s reads %s%s per sample; the data has %s "
-                  "per sample (%" PRIu64 " values, %s)", opt, name, want,
-                  in.rank == 1 ? " values" : "", have, d->sample_count, src);
+    /* the input's rule is the library's (calibration checks it too) */
+    struct prof_diag pd;
+    if (prof_dataset_check_input(model, d, &pd) != PROF_OK) {
+        SAY("%s: %s", opt, pd.message);
         return CLI_EXIT_USAGE;
     }
     const struct memest_shape o = memest_model_output_shape(model);

@@ -1096,6 +1096,40 @@ PROF_API int prof_exec_run_inputs(prof_exec *ex, const float *const *inputs,
                                   const size_t *n_in, size_t count,
                                   float *output, size_t n_out);
 
+/* A tensor the executor has just written (see prof_exec_run_observed). */
+struct prof_exec_tensor {
+    size_t tensor;      /* 0..inputs-1: model input k; inputs + i: the
+                           output of layer i (struct memest_layer) */
+    const char *name;   /* the input's or the layer's name (model-owned) */
+    const float *data;  /* count floats, valid only during the call */
+    size_t count;       /* elements, the batch included */
+    uint64_t batch;     /* samples: data holds count / batch per sample,
+                           sample after sample */
+    int layout;         /* 0 NCHW; 1 libkernels' NCHW8c (channel-blocked,
+                           prof_exec_opts.channel_blocked): the same
+                           values of each sample in another order */
+};
+
+/* Called for each tensor in execution order; non-zero stops the run. */
+typedef int (*prof_exec_observe_fn)(void *ctx,
+                                    const struct prof_exec_tensor *t);
+
+/*
+ * One forward pass as prof_exec_run_inputs() (the same staging and layer
+ * loop), calling fn(ctx, tensor) after the inputs are staged (once per
+ * model input) and after each layer has run (once per layer, views
+ * included: they show their input's buffer), while the tensor is still in
+ * the arena; a later layer may reuse its buffer. For calibration and
+ * per-layer comparisons. fp32 executors only (PROF_E_RANGE otherwise:
+ * the other precisions store 16-bit or int8 values). PROF_E_INVALID for
+ * NULL or wrong counts, PROF_E_CALLBACK when fn returns non-zero, else as
+ * prof_exec_run().
+ */
+PROF_API int prof_exec_run_observed(prof_exec *ex,
+                                    const float *const *inputs,
+                                    const size_t *n_in, size_t count,
+                                    prof_exec_observe_fn fn, void *ctx);
+
 /* One operator of the profile: what it moves and how long it takes. */
 struct prof_exec_op_row {
     struct prof_exec_op_info info;
@@ -1184,6 +1218,178 @@ PROF_API int prof_exec_predict_all(const struct prof_exec_profile *p,
 
 /* Release the arrays of prof_exec_predict_all(). NULL is allowed. */
 PROF_API void prof_exec_predictions_finish(struct prof_exec_predictions *p);
+
+/* ---- Activation ranges (calibration for static int8) ------------------- */
+
+/*
+ * Static int8 fixes each activation's quantisation once, from the ranges
+ * the fp32 model shows on sample data (not to be confused with the host
+ * calibration above, which measures the machine). prof_ranges_calibrate()
+ * runs the model through the executor (prof_exec_run_observed, fp32) on
+ * calibration samples and records, per tensor (every model input, then
+ * every layer's output, in the model's tensor order), its observed minimum
+ * and maximum and the range a method chooses:
+ *
+ *   minmax      the observed [min, max] (TFLite's default);
+ *   percentile  symmetric, on |x| (ONNX Runtime's quantizer with
+ *               symmetric=True): a histogram of PROF_RANGES_BINS equal bins
+ *               of |x| over [0, max|x|]; t is the upper edge of the first
+ *               bin at which the cumulative count reaches percentile % of
+ *               the elements; range [max(min, -t), min(max, t)];
+ *   entropy     the same |x| histogram; for every candidate of i bins,
+ *               i = PROF_RANGES_LEVELS .. PROF_RANGES_BINS, the reference
+ *               distribution P is the first i bins with the count of all
+ *               later bins added to bin i - 1, Q is the first i bins merged
+ *               into PROF_RANGES_LEVELS groups (i / LEVELS bins each, the
+ *               last group taking the remainder) whose counts are spread
+ *               evenly over the group's non-empty bins; both are smoothed
+ *               (MXNet's _smooth_distribution, eps 1e-4: empty bins get
+ *               eps, non-empty ones give it back) and normalised, and the
+ *               i with the smallest KL(P || Q) wins (the smallest i on a
+ *               tie); t = i * bin width (TensorRT's entropy calibrator,
+ *               MXNet's and ONNX Runtime's); range as for percentile.
+ *
+ * Determinism: the executor runs one sample at a time (batch 1), because
+ * libkernels' fp32 product takes another path for a single row than for
+ * many, and a dense layer's last bits would then depend on the batch a
+ * sample ran in; at batch 1 every tensor's values are a function of its
+ * sample alone (and not of the thread count, see prof_exec_opts). min and
+ * max are exact in any order, and the histograms are integer counts into
+ * bins whose edges come from a first pass over all samples (max|x|), so
+ * the second pass fills them with the same counts in any order: the same
+ * samples give the same bits whatever their order, the threads, or the
+ * batch a caller runs the model at afterwards.
+ */
+enum prof_range_method {
+    PROF_RANGE_MINMAX = 0,
+    PROF_RANGE_PERCENTILE,
+    PROF_RANGE_ENTROPY,
+};
+
+#define PROF_RANGES_BINS 2048   /* histogram bins over [0, max|x|] */
+#define PROF_RANGES_LEVELS 128  /* quantised levels of |x| (int8's half) */
+#define PROF_RANGES_DEFAULT_SAMPLES 512
+
+/* "minmax", "percentile", "entropy"; NULL for an unknown method. */
+PROF_API const char *prof_range_method_name(enum prof_range_method m);
+
+/* The method named text (the names above). PROF_E_INVALID for NULL or an
+ * unknown name. */
+PROF_API int prof_range_method_parse(const char *text,
+                                     enum prof_range_method *out);
+
+struct prof_ranges_opts {
+    enum prof_range_method method; /* default minmax */
+    double percentile;  /* (50, 100] for percentile (default 99.99) */
+    uint64_t samples;   /* the first samples of the set to use (default
+                           PROF_RANGES_DEFAULT_SAMPLES; 0: all; a set with
+                           fewer: all of it) */
+    uint64_t seed;      /* the executor's initial weights for a model
+                           that carries none (default 42, as
+                           prof_exec_opts) */
+    unsigned threads;   /* executor threads, 1 to 64 (default 1) */
+};
+
+/* Fill the defaults above. NULL is ignored. */
+PROF_API void prof_ranges_opts_init(struct prof_ranges_opts *opts);
+
+/* One tensor's range and its int8 quantisation (prof_quant_params). */
+struct prof_tensor_range {
+    char *name;          /* input or layer name (owned by the set) */
+    float observed_min, observed_max; /* over every element seen */
+    float min, max;      /* the range the method chose */
+    float scale;         /* prof_quant_params(min, max) */
+    int32_t zero_point;
+};
+
+/* A calibration: what it was made from and one range per tensor. */
+struct prof_ranges {
+    char *model;         /* memest_model_name() at calibration */
+    enum prof_range_method method;
+    double percentile;   /* the percentile method's; else 0 */
+    uint64_t samples;    /* samples it ran on */
+    size_t count;        /* tensors: memest_model_tensor_count() */
+    struct prof_tensor_range *tensors; /* release with prof_ranges_finish */
+};
+
+/*
+ * int8 asymmetric quantisation of [min, max] as ONNX Runtime's quantizer
+ * computes it (compute_scale_zp, qmin -128, qmax 127), which TFLite's
+ * converter matches up to its zero-point nudge: the range is first widened
+ * to hold 0 (rmin = min(min, 0), rmax = max(max, 0)) so that 0 is exact;
+ * scale = (rmax - rmin) / 255 in float, or 1 when rmax == rmin (a tensor
+ * that is always 0); zero_point = qmin - rmin / scale (float), rounded
+ * half to even (numpy's round), clamped to [-128, 127]. Then
+ * q = clamp(round(x / scale) + zero_point, -128, 127) and
+ * x ~ (q - zero_point) * scale. PROF_E_INVALID for NULL outputs,
+ * PROF_E_RANGE for a bound that is not finite or min > max.
+ */
+PROF_API int prof_quant_params(float min, float max, float *scale,
+                               int32_t *zero_point);
+
+/*
+ * Calibrate model on data (see above; opts NULL: defaults). The model must
+ * have one input, fed by the data's samples: the same shape up to axes of
+ * size 1, or a vector input of as many values (prof_dataset_check_input).
+ * The model's own weights are used when it carries them. On success *out
+ * holds one range per tensor; release with prof_ranges_finish(). On error
+ * *out is zeroed and diag (may be NULL) says why. PROF_E_INVALID for NULL
+ * arguments; PROF_E_RANGE for a bad option, a data set of the wrong shape
+ * (the message names both shapes and the data's source), a non-finite
+ * value in a tensor (named); PROF_E_UNSUPPORTED for a model of several
+ * inputs; the executor's statuses; PROF_E_NOMEM.
+ */
+PROF_API int prof_ranges_calibrate(const memest_model *model,
+                                   const struct prof_dataset *data,
+                                   const struct prof_ranges_opts *opts,
+                                   struct prof_ranges *out,
+                                   struct prof_diag *diag);
+
+/*
+ * Whether data feeds model: one input, and the data's sample shape is the
+ * model's input shape up to axes of size 1 (1 x 28 x 28 feeds 28 x 28),
+ * or the model reads a vector of as many values (an MLP on images).
+ * PROF_OK, or PROF_E_RANGE (PROF_E_UNSUPPORTED for several inputs) with a
+ * message naming the model, both shapes and the data's source in diag.
+ * PROF_E_INVALID for NULL.
+ */
+PROF_API int prof_dataset_check_input(const memest_model *model,
+                                      const struct prof_dataset *data,
+                                      struct prof_diag *diag);
+
+/*
+ * Write r to path as JSON (the calibration file):
+ *   {"format": "edgefit-calibration", "version": 1, "model": NAME,
+ *    "method": "minmax"|"percentile"|"entropy", "percentile": P,
+ *    "samples": N, "tensors": [{"name", "min", "max", "scale",
+ *    "zero_point", "observed_min", "observed_max"}, ...]}
+ * with every float written exactly (17 significant digits). Atomic: the
+ * file is written beside path under a temporary name, flushed to disk and
+ * renamed over path, so a reader sees the old file or the whole new one.
+ * PROF_E_INVALID for NULL, PROF_E_IO (diag names the file and the system's
+ * reason), PROF_E_NOMEM.
+ */
+PROF_API int prof_ranges_save(const struct prof_ranges *r, const char *path,
+                              struct prof_diag *diag);
+
+/*
+ * Read a calibration file written by prof_ranges_save() for model: it
+ * must name as many tensors as the model has, with the model's tensor
+ * names in its order, and each entry must hold finite min <= max and the
+ * scale and zero point prof_quant_params() gives for them (a file edited
+ * by hand cannot disagree with itself). On success release *out with
+ * prof_ranges_finish(); on error *out is zeroed and diag names the file
+ * and, for a mismatch, the tensor. PROF_E_INVALID for NULL, PROF_E_IO,
+ * PROF_E_PARSE (not JSON, or a field missing or of the wrong type),
+ * PROF_E_RANGE (a tensor name, count or value that does not match),
+ * PROF_E_NOMEM.
+ */
+PROF_API int prof_ranges_load(const char *path, const memest_model *model,
+                              struct prof_ranges *out,
+                              struct prof_diag *diag);
+
+/* Release what a calibration holds and zero it. NULL is allowed. */
+PROF_API void prof_ranges_finish(struct prof_ranges *r);
 
 /* ---- Stream profile (the original streaming profile) ------------------ */
 

@@ -136,3 +136,53 @@ PROF_API int prof_exec_run(prof_exec *ex, const float *input, size_t n_in,
     }
     return prof_exec_run_inputs(ex, &input, &n_in, 1, output, n_out);
 }
+
+/* The observer sees each tensor right after it is written, before a later
+ * layer may reuse its arena buffer (the plan shares buffers between
+ * tensors whose lifetimes do not meet). Only fp32 holds floats in the
+ * arena; the other precisions would need a widening copy, which nothing
+ * asks for yet. */
+static int observe(prof_exec *ex, size_t t, prof_exec_observe_fn fn,
+                   void *ctx)
+{
+    const size_t ni = ex->ninputs;
+    struct prof_exec_tensor v = {
+        t,
+        t < ni ? memest_model_input_name(ex->model, t)
+               : ex->ops[t - ni].layer->name,
+        (const float *)(ex->arena + ex->t_off[t]),
+        ex->t_n[t],
+        ex->batch,
+        exec_t_blocked(ex, t) ? 1 : 0,
+    };
+    return fn(ctx, &v) == 0 ? PROF_OK : PROF_E_CALLBACK;
+}
+
+PROF_API int prof_exec_run_observed(prof_exec *ex,
+                                    const float *const *inputs,
+                                    const size_t *n_in, size_t count,
+                                    prof_exec_observe_fn fn, void *ctx)
+{
+    if (!ex || !inputs || !n_in || !fn || count != ex->ninputs) {
+        return PROF_E_INVALID;
+    }
+    if (ex->precision != MEMEST_FP32) {
+        return PROF_E_RANGE;
+    }
+    for (size_t k = 0; k < count; k++) {
+        if (!inputs[k] || n_in[k] != ex->t_n[k]) {
+            return PROF_E_INVALID;
+        }
+    }
+    int st = exec_stage_inputs(ex, inputs);
+    for (size_t k = 0; st == PROF_OK && k < count; k++) {
+        st = observe(ex, k, fn, ctx);
+    }
+    for (size_t i = 0; st == PROF_OK && i < ex->nlayers; i++) {
+        st = exec_run_layer(ex, i);
+        if (st == PROF_OK) {
+            st = observe(ex, ex->ops[i].out_t, fn, ctx);
+        }
+    }
+    return st;
+}
