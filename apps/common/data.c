@@ -453,7 +453,7 @@ static int check(const memest_model *model, const struct prof_dataset *d,
         }
     }
     if (d->ref &&
-        !validate_same_but_ones(d->ref_shape, d->ref_rank, o.dim, o.rank)) {
+        !prof_shapes_match(d->ref_shape, d->ref_rank, o.dim, o.rank)) {
         shape_text(d->ref_shape, d->ref_rank, have, sizeof have);
         SAY("%s: the model %s gives %s per sample; the reference "
                   "outputs are %s per sample (%s)", opt, name, want, have,

@@ -430,31 +430,6 @@ static void ref_shape_text(const struct validate_ref *r, char *buf,
     }
 }
 
-/* Whether two shapes are equal once their axes of size 1 are dropped:
- * then they hold the same elements in the same order (a 1-D signal's
- * C x L is the model's C x 1 x L). */
-bool validate_same_but_ones(const uint64_t *a, unsigned na,
-                            const uint64_t *b, unsigned nb)
-{
-    unsigned i = 0, j = 0;
-    for (;;) {
-        while (i < na && a[i] == 1) {
-            i++;
-        }
-        while (j < nb && b[j] == 1) {
-            j++;
-        }
-        if (i == na || j == nb) {
-            return i == na && j == nb;
-        }
-        if (a[i] != b[j]) {
-            return false;
-        }
-        i++;
-        j++;
-    }
-}
-
 /* The samples r holds when it is a batch of shape (batch first) or one
  * sample of exactly that shape, or either up to axes of size 1 (an ONNX
  * model's 1-D signals N x C x L are held as N x C x 1 x L); false when it
@@ -479,7 +454,7 @@ static bool samples_of(const struct validate_ref *r, struct memest_shape s,
         return true;
     }
     if (r->rank >= 1 &&
-        validate_same_but_ones(r->dim + 1, r->rank - 1, s.dim, s.rank)) {
+        prof_shapes_match(r->dim + 1, r->rank - 1, s.dim, s.rank)) {
         *samples = r->dim[0];
         return true;
     }
@@ -732,7 +707,7 @@ bool validate_is_classifier(const memest_model *model)
      * largest value means nothing. */
     for (size_t k = 0; k < memest_model_input_count(model); k++) {
         const struct memest_shape in = memest_model_input_shape_at(model, k);
-        if (validate_same_but_ones(o.dim, o.rank, in.dim, in.rank)) {
+        if (prof_shapes_match(o.dim, o.rank, in.dim, in.rank)) {
             return false;
         }
     }

@@ -62,12 +62,6 @@ bool validate_find_sets_in(const char *dir, const char *what, char ***dirs,
 int validate_ref_load(const char *path, struct validate_ref *r);
 void validate_ref_free(struct validate_ref *r);
 
-/* Whether two shapes are equal once their axes of size 1 are dropped:
- * then they hold the same elements in the same order (a 1-D signal's
- * C x L is the model's C x 1 x L). */
-bool validate_same_but_ones(const uint64_t *a, unsigned na,
-                            const uint64_t *b, unsigned nb);
-
 /*
  * Read every input_K and output_K of dir into *s. On failure print
  * "prog: path: reason" (the system's for I/O, the reader's for a bad

@@ -4,13 +4,13 @@
  * the int8 scale and zero point of each range. The calibration file is in
  * quant_calib_file.c. This is not the host calibration of calib.c. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "edgefit/profile.h"
+#include "exec/executor.h"
 #include "internal.h"
 
 /* What is gathered per tensor. The histogram of |x| is filled in a second
@@ -29,21 +29,6 @@ struct run_ctx {
     int status;
     struct prof_diag *diag;
 };
-
-static void diag_set(struct prof_diag *diag, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void diag_set(struct prof_diag *diag, const char *fmt, ...)
-{
-    if (!diag) {
-        return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    diag->column = 0;
-    vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-    va_end(ap);
-}
 
 /* The bin of |x|: computed in double, as the reference in
  * scripts/make-calibration-fixture.py does, so both agree bit for bit. */
@@ -65,7 +50,7 @@ static int observe(void *vctx, const struct prof_exec_tensor *t)
         for (size_t i = 0; i < n; i++) {
             const float x = t->data[i];
             if (!isfinite(x)) {
-                diag_set(c->diag, "tensor %s: a value that is not finite "
+                exec_diag_set(c->diag, "tensor %s: a value that is not finite "
                          "(%g) on calibration data", t->name, (double)x);
                 c->status = PROF_E_RANGE;
                 return 1;
@@ -286,9 +271,8 @@ PROF_API void prof_ranges_finish(struct prof_ranges *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The same shape up to axes of size 1. */
-static bool same_but_ones(const uint64_t *a, unsigned na, const uint64_t *b,
-                          unsigned nb)
+PROF_API bool prof_shapes_match(const uint64_t *a, unsigned na,
+                                const uint64_t *b, unsigned nb)
 {
     unsigned i = 0, j = 0;
     for (;;) {
@@ -331,17 +315,17 @@ PROF_API int prof_dataset_check_input(const memest_model *model,
     const char *name = memest_model_name(model);
     const size_t ni = memest_model_input_count(model);
     if (ni != 1) {
-        diag_set(diag, "the model %s has %zu inputs; a data set feeds one",
+        exec_diag_set(diag, "the model %s has %zu inputs; a data set feeds one",
                  name, ni);
         return PROF_E_UNSUPPORTED;
     }
     const struct memest_shape in = memest_model_input_shape_at(model, 0);
     const bool flat = in.rank == 1 && in.dim[0] == d->sample_count;
-    if (!flat && !same_but_ones(d->shape, d->rank, in.dim, in.rank)) {
+    if (!flat && !prof_shapes_match(d->shape, d->rank, in.dim, in.rank)) {
         char have[128], want[128];
         prof_dataset_shape_text(d, have, sizeof have);
         shape_text(in.dim, in.rank, want, sizeof want);
-        diag_set(diag, "the model %s reads %s%s per sample; the data has "
+        exec_diag_set(diag, "the model %s reads %s%s per sample; the data has "
                  "%s per sample (%llu values, %s)", name, want,
                  in.rank == 1 ? " values" : "", have,
                  (unsigned long long)d->sample_count,
@@ -355,16 +339,16 @@ static int check_opts(const struct prof_ranges_opts *o,
                       struct prof_diag *diag)
 {
     if (!prof_range_method_name(o->method)) {
-        diag_set(diag, "unknown range method %d", (int)o->method);
+        exec_diag_set(diag, "unknown range method %d", (int)o->method);
         return PROF_E_RANGE;
     }
     if (o->method == PROF_RANGE_PERCENTILE &&
         !(o->percentile > 50.0 && o->percentile <= 100.0)) {
-        diag_set(diag, "percentile %g: outside (50, 100]", o->percentile);
+        exec_diag_set(diag, "percentile %g: outside (50, 100]", o->percentile);
         return PROF_E_RANGE;
     }
     if (o->threads > 64) {
-        diag_set(diag, "calibration threads %u: more than 64", o->threads);
+        exec_diag_set(diag, "calibration threads %u: more than 64", o->threads);
         return PROF_E_RANGE;
     }
     return PROF_OK;

@@ -3,7 +3,6 @@
  * tensors it names. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,24 +11,10 @@
 #include <jansson.h>
 
 #include "edgefit/profile.h"
+#include "exec/executor.h"
 
 static const char FORMAT[] = "edgefit-calibration";
 enum { VERSION = 1 };
-
-static void diag_set(struct prof_diag *diag, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void diag_set(struct prof_diag *diag, const char *fmt, ...)
-{
-    if (!diag) {
-        return;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    diag->column = 0;
-    vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-    va_end(ap);
-}
 
 static json_t *to_json(const struct prof_ranges *r)
 {
@@ -85,7 +70,7 @@ PROF_API int prof_ranges_save(const struct prof_ranges *r, const char *path,
     const int fd = mkstemp(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        diag_set(diag, "%s: %s", path, strerror(errno));
+        exec_diag_set(diag, "%s: %s", path, strerror(errno));
         if (fd >= 0) {
             close(fd);
             unlink(tmp);
@@ -107,7 +92,7 @@ PROF_API int prof_ranges_save(const struct prof_ranges *r, const char *path,
         err = errno;
     }
     if (err) {
-        diag_set(diag, "%s: %s", path, strerror(err ? err : EIO));
+        exec_diag_set(diag, "%s: %s", path, strerror(err ? err : EIO));
         unlink(tmp);
         st = PROF_E_IO;
     }
@@ -139,12 +124,12 @@ static int load_tensor(const json_t *e, size_t i, const char *path,
         !get_num(e, "max", &mx) || !get_num(e, "scale", &sc) ||
         !get_num(e, "observed_min", &omn) ||
         !get_num(e, "observed_max", &omx) || !json_is_integer(zp)) {
-        diag_set(diag, "%s: tensor %zu: needs name, min, max, scale, "
+        exec_diag_set(diag, "%s: tensor %zu: needs name, min, max, scale, "
                  "zero_point, observed_min and observed_max", path, i);
         return PROF_E_PARSE;
     }
     if (strcmp(name, want) != 0) {
-        diag_set(diag, "%s: tensor %zu is %s but the model's is %s: the "
+        exec_diag_set(diag, "%s: tensor %zu is %s but the model's is %s: the "
                  "file calibrates another model", path, i, name, want);
         return PROF_E_RANGE;
     }
@@ -156,12 +141,12 @@ static int load_tensor(const json_t *e, size_t i, const char *path,
     int32_t z;
     if (prof_quant_params(t->min, t->max, &s, &z) != PROF_OK ||
         !isfinite(t->observed_min) || !isfinite(t->observed_max)) {
-        diag_set(diag, "%s: tensor %s: range [%g, %g] is not finite or "
+        exec_diag_set(diag, "%s: tensor %s: range [%g, %g] is not finite or "
                  "upside down", path, name, mn, mx);
         return PROF_E_RANGE;
     }
     if ((float)sc != s || json_integer_value(zp) != z) {
-        diag_set(diag, "%s: tensor %s: scale %.9g and zero point %lld do "
+        exec_diag_set(diag, "%s: tensor %s: scale %.9g and zero point %lld do "
                  "not match its range [%.9g, %.9g] (scale %.9g, zero point "
                  "%d)", path, name, sc, (long long)json_integer_value(zp),
                  mn, mx, (double)s, (int)z);
@@ -188,14 +173,14 @@ PROF_API int prof_ranges_load(const char *path, const memest_model *model,
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        diag_set(diag, "%s: %s", path, strerror(errno));
+        exec_diag_set(diag, "%s: %s", path, strerror(errno));
         return PROF_E_IO;
     }
     json_error_t jerr;
     json_t *root = json_loadf(f, 0, &jerr);
     fclose(f);
     if (!root) {
-        diag_set(diag, "%s:%d: %s", path, jerr.line, jerr.text);
+        exec_diag_set(diag, "%s:%d: %s", path, jerr.line, jerr.text);
         return PROF_E_PARSE;
     }
     int st = PROF_E_PARSE;
@@ -208,25 +193,25 @@ PROF_API int prof_ranges_load(const char *path, const memest_model *model,
     double pct = 0.0;
     if (!fmt || strcmp(fmt, FORMAT) != 0 ||
         json_integer_value(json_object_get(root, "version")) != VERSION) {
-        diag_set(diag, "%s: not an %s file of version %d", path, FORMAT,
+        exec_diag_set(diag, "%s: not an %s file of version %d", path, FORMAT,
                  VERSION);
         goto done;
     }
     if (!model_name || !method || !json_is_integer(samples) ||
         json_integer_value(samples) < 0 || !json_is_array(tensors) ||
         !get_num(root, "percentile", &pct)) {
-        diag_set(diag, "%s: needs model, method, percentile, samples and "
+        exec_diag_set(diag, "%s: needs model, method, percentile, samples and "
                  "tensors", path);
         goto done;
     }
     if (prof_range_method_parse(method, &out->method) != PROF_OK) {
-        diag_set(diag, "%s: unknown method %s", path, method);
+        exec_diag_set(diag, "%s: unknown method %s", path, method);
         goto done;
     }
     const size_t nt = memest_model_tensor_count(model);
     const size_t ni = memest_model_input_count(model);
     if (json_array_size(tensors) != nt) {
-        diag_set(diag, "%s: %zu tensors, but the model %s has %zu: the file "
+        exec_diag_set(diag, "%s: %zu tensors, but the model %s has %zu: the file "
                  "calibrates another model (%s)", path,
                  json_array_size(tensors), memest_model_name(model), nt,
                  model_name);

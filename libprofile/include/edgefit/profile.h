@@ -1346,6 +1346,15 @@ PROF_API int prof_ranges_calibrate(const memest_model *model,
                                    struct prof_diag *diag);
 
 /*
+ * Whether two shapes are the same once their axes of size 1 are dropped:
+ * then they hold the same elements in the same order (1 x 28 x 28 and
+ * 28 x 28; a 1-D signal's C x L and a model's C x 1 x L). The one rule
+ * by which data, reference outputs and models are matched.
+ */
+PROF_API bool prof_shapes_match(const uint64_t *a, unsigned na,
+                                const uint64_t *b, unsigned nb);
+
+/*
  * Whether data feeds model: one input, and the data's sample shape is the
  * model's input shape up to axes of size 1 (1 x 28 x 28 feeds 28 x 28),
  * or the model reads a vector of as many values (an MLP on images).
