@@ -68,6 +68,29 @@ static int col_add(int col, size_t off)
     return col + (int)off;
 }
 
+/* Split t at each character of seps into parts, each with its column:
+ * the first max are stored in part, *n counts them all (more than max
+ * when t has more), so that each caller says what it expected. */
+static void split_tok(const struct op_tok *t, const char *seps,
+                      struct op_tok *part, size_t max, size_t *n)
+{
+    size_t start = 0;
+
+    *n = 0;
+    for (size_t i = 0; i <= t->n; i++) {
+        if (i < t->n && (t->s[i] == '\0' || !strchr(seps, t->s[i]))) {
+            continue;
+        }
+        if (*n < max) {
+            part[*n].s = t->s + start;
+            part[*n].n = i - start;
+            part[*n].col = col_add(t->col, start);
+        }
+        (*n)++;
+        start = i + 1;
+    }
+}
+
 static int tok_is(const struct op_tok *t, const char *word)
 {
     size_t n = strlen(word);
@@ -666,35 +689,28 @@ static int parse_shape(struct ctx *c, const struct op_tok *t,
                        struct memest_shape *out)
 {
     struct memest_shape sh;
-    size_t start = 0;
+    struct op_tok part[3];
+    size_t n;
 
     memset(&sh, 0, sizeof sh);
-    for (size_t i = 0; i <= t->n; i++) {
-        if (i < t->n && t->s[i] != 'x' && t->s[i] != 'X') {
-            continue;
+    split_tok(t, "xX", part, 3, &n);
+    for (size_t k = 0; k < n && k < 3; k++) {
+        if (part[k].n == 0) {
+            return fail(c, MEMEST_E_PARSE, c->line, part[k].col,
+                        "input shape '" TOKFMT "' has an empty "
+                        "dimension; write N or CxHxW", TOKARG(t));
         }
-        if (sh.rank == 3) {
-            return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                        "input shape '" TOKFMT "' has more than three "
-                        "dimensions; write N or CxHxW", TOKARG(t));
-        }
-        {
-            struct op_tok part = {t->s + start, i - start,
-                               col_add(t->col, start)};
-            int st;
-            if (part.n == 0) {
-                return fail(c, MEMEST_E_PARSE, c->line, part.col,
-                            "input shape '" TOKFMT "' has an empty "
-                            "dimension; write N or CxHxW", TOKARG(t));
-            }
-            st = parse_u64(c, &part, 1, "input dimension",
+        int st = parse_u64(c, &part[k], 1, "input dimension",
                            &sh.dim[sh.rank]);
-            if (st != MEMEST_OK) {
-                return st;
-            }
+        if (st != MEMEST_OK) {
+            return st;
         }
         sh.rank++;
-        start = i + 1;
+    }
+    if (n > 3) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "input shape '" TOKFMT "' has more than three "
+                    "dimensions; write N or CxHxW", TOKARG(t));
     }
     *out = sh;
     return MEMEST_OK;
@@ -730,8 +746,8 @@ static int parse_pair(struct ctx *c, const struct op_tok *t, uint64_t min,
 static int parse_pads(struct ctx *c, const struct op_tok *t, struct op_spec *sp)
 {
     uint64_t v[4];
-    size_t n = 0;
-    size_t start = 0;
+    struct op_tok part[4];
+    size_t n;
 
     if (memchr(t->s, ',', t->n) == NULL) {
         int st = parse_pair(c, t, 0, "padding p", &sp->pt, &sp->pl);
@@ -739,26 +755,18 @@ static int parse_pads(struct ctx *c, const struct op_tok *t, struct op_spec *sp)
         sp->pr = sp->pl;
         return st;
     }
-    for (size_t i = 0; i <= t->n; i++) {
-        if (i < t->n && t->s[i] != ',') {
-            continue;
+    split_tok(t, ",", part, 4, &n);
+    for (size_t k = 0; k < n && k < 4; k++) {
+        int st = parse_u64(c, &part[k], 0, "padding p", &v[k]);
+        if (st != MEMEST_OK) {
+            return st;
         }
-        if (n == 4) {
-            return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                        "padding p='" TOKFMT "' has more than four values; "
-                        "write p=N, p=HxW or p=top,left,bottom,right",
-                        TOKARG(t));
-        }
-        {
-            struct op_tok part = {t->s + start, i - start,
-                               col_add(t->col, start)};
-            int st = parse_u64(c, &part, 0, "padding p", &v[n]);
-            if (st != MEMEST_OK) {
-                return st;
-            }
-        }
-        n++;
-        start = i + 1;
+    }
+    if (n > 4) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "padding p='" TOKFMT "' has more than four values; "
+                    "write p=N, p=HxW or p=top,left,bottom,right",
+                    TOKARG(t));
     }
     if (n != 4) {
         return fail(c, MEMEST_E_PARSE, c->line, t->col,
@@ -775,26 +783,21 @@ static int parse_pads(struct ctx *c, const struct op_tok *t, struct op_spec *sp)
 /* in=A[,B...]: names, not checked here. */
 static int parse_in(struct ctx *c, const struct op_tok *t, struct op_spec *sp)
 {
-    size_t start = 0;
+    struct op_tok part[OP_MAX_INPUTS + 1];
+    size_t n;
 
+    split_tok(t, ",", part, OP_MAX_INPUTS + 1, &n);
     sp->nin = 0;
-    for (size_t i = 0; i <= t->n; i++) {
-        if (i < t->n && t->s[i] != ',') {
-            continue;
-        }
-        if (i == start) {
-            return fail(c, MEMEST_E_PARSE, c->line, col_add(t->col, start),
+    for (size_t k = 0; k < n && k <= OP_MAX_INPUTS; k++) {
+        if (part[k].n == 0) {
+            return fail(c, MEMEST_E_PARSE, c->line, part[k].col,
                         "in= has an empty name; write in=A or in=A,B");
         }
-        if (sp->nin == OP_MAX_INPUTS) {
+        if (k == OP_MAX_INPUTS) {
             return fail(c, MEMEST_E_RANGE, c->line, t->col,
                         "in= names more than %d inputs", OP_MAX_INPUTS);
         }
-        sp->in[sp->nin].s = t->s + start;
-        sp->in[sp->nin].n = i - start;
-        sp->in[sp->nin].col = col_add(t->col, start);
-        sp->nin++;
-        start = i + 1;
+        sp->in[sp->nin++] = part[k];
     }
     sp->col_in = t->col;
     return MEMEST_OK;
@@ -956,25 +959,15 @@ static int parse_mode(struct ctx *c, const struct op_tok *t,
                       struct op_spec *sp)
 {
     struct op_tok part[3];
-    size_t n = 0;
-    size_t start = 0;
+    size_t n;
     int v;
 
-    for (size_t i = 0; i <= t->n; i++) {
-        if (i < t->n && t->s[i] != ',') {
-            continue;
-        }
-        if (n == 3) {
-            return fail(c, MEMEST_E_PARSE, c->line, t->col,
-                        "mode='" TOKFMT "' has more than three parts; write "
-                        "mode=nearest,COORD,ROUNDING or mode=bilinear,COORD",
-                        TOKARG(t));
-        }
-        part[n].s = t->s + start;
-        part[n].n = i - start;
-        part[n].col = col_add(t->col, start);
-        n++;
-        start = i + 1;
+    split_tok(t, ",", part, 3, &n);
+    if (n > 3) {
+        return fail(c, MEMEST_E_PARSE, c->line, t->col,
+                    "mode='" TOKFMT "' has more than three parts; write "
+                    "mode=nearest,COORD,ROUNDING or mode=bilinear,COORD",
+                    TOKARG(t));
     }
     v = word_index(&part[0], op_resize_modes, 2);
     if (v < 0) {
