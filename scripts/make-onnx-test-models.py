@@ -768,6 +768,19 @@ def bad_fold_models(out):
     y = g.node("Mul", [x, i64(g, "k", 3)], None, name="times3")
     bad(out, "int_mul_computed", g, y)
 
+    # operand lists longer than four (a rank-8 list is as long as int_list
+    # reads): refused by what they say, read into buffers that hold them
+    g = Graph("slice_eight")
+    x = g.input("x", [3, 8, 8])
+    y = g.node("Slice", [x, i64(g, "st", [0] * 8), i64(g, "en", [1] * 8),
+                         i64(g, "ax", [0, 1, 2, 3] * 2)], None, name="s8")
+    bad(out, "slice_eight_axes", g, y)
+    g = Graph("split_eight")
+    x = g.input("x", [8])
+    ys = g.node("Split", [x, i64(g, "sz", [1] * 8)], None, name="p8",
+                outputs=4, axis=1)
+    bad(out, "split_eight_parts", g, ys)
+
     # an attribute the fold does not read, named
     g = Graph("fold_attr")
     x = g.input("x", [4])

@@ -1199,6 +1199,13 @@ static void test_bad(void **state)
         {"torch_mean_channels", MEMEST_E_PARSE, 2,
          {"node '/ReduceMean' (ReduceMean)", "attribute 'axes' [1] is not "
           "supported", "only a reduction over H and W"}},
+        /* operand lists of eight (as long as a constant list may be):
+         * read into buffers that hold them (they overflowed a stack
+         * buffer of four), then refused for what they say */
+        {"slice_eight_axes", MEMEST_E_PARSE, 1,
+         {"node 's8' (Slice)", "axis 0 is the batch", NULL}},
+        {"split_eight_parts", MEMEST_E_PARSE, 1,
+         {"node 'p8' (Split)", "'split' has 8 sizes for 4 outputs", NULL}},
         /* conv1d(x).transpose(1, 2): a signal's axes moved */
         {"torch_conv1d_transpose", MEMEST_E_PARSE, 2,
          {"node '/Transpose' (Transpose)", "it reads a 1-D signal",

@@ -197,6 +197,47 @@ int int_list(struct imp *I, size_t node, size_t slot,
     return MEMEST_OK;
 }
 
+/* Slice's starts, ends, axes and steps: attributes before opset 10
+ * (where a step is always 1), the constant inputs 1 to 4 from it. */
+int slice_args(struct imp *I, size_t node, struct slice_args *a)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    int st;
+
+    a->ns = a->ne = 0;
+    a->na = a->nt = SIZE_MAX;
+    if (I->opset < 10) {
+        if ((st = attr_ints(I, node, "starts", 0, a->starts, &a->ns)) ||
+            (st = attr_ints(I, node, "ends", 0, a->ends, &a->ne))) {
+            return st;
+        }
+        if (attr(n, "axes") != NULL &&
+            (st = attr_ints(I, node, "axes", 0, a->axes, &a->na))) {
+            return st;
+        }
+        return MEMEST_OK;
+    }
+    if (n->n_attribute > 0) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "attribute '%.40s' is not supported from opset "
+                         "10 (starts, ends and axes are inputs)",
+                         str(n->attribute[0]->name));
+    }
+    if ((st = int_list(I, node, 1, "starts", a->starts, &a->ns)) ||
+        (st = int_list(I, node, 2, "ends", a->ends, &a->ne))) {
+        return st;
+    }
+    if (in_name(n, 3)[0] &&
+        (st = int_list(I, node, 3, "axes", a->axes, &a->na))) {
+        return st;
+    }
+    if (in_name(n, 4)[0] &&
+        (st = int_list(I, node, 4, "steps", a->steps, &a->nt))) {
+        return st;
+    }
+    return MEMEST_OK;
+}
+
 /* The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input
  * from 13. *n = SIZE_MAX when absent. */
 int axes_of(struct imp *I, size_t node, int64_t *axes, size_t *n)

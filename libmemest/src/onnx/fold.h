@@ -31,6 +31,16 @@ void fold_set_int(struct cval *o, uint64_t j, int64_t v, int64_t c);
  * the constant operand in `slot`. */
 int int_list(struct imp *I, size_t node, size_t slot, const char *role,
              int64_t *out, size_t *n);
+/* Slice's operands, each at most MEMEST_TENSOR_MAX_RANK long (what
+ * int_list may write); na and nt are SIZE_MAX when absent. */
+struct slice_args {
+    int64_t starts[MEMEST_TENSOR_MAX_RANK], ends[MEMEST_TENSOR_MAX_RANK];
+    int64_t axes[MEMEST_TENSOR_MAX_RANK], steps[MEMEST_TENSOR_MAX_RANK];
+    size_t ns, ne, na, nt;
+};
+/* Slice's starts, ends, axes and steps: attributes before opset 10,
+ * constant inputs from it. */
+int slice_args(struct imp *I, size_t node, struct slice_args *a);
 /* Squeeze's and Unsqueeze's axes (attribute before opset 13, input
  * from 13); *n = SIZE_MAX when absent. */
 int axes_of(struct imp *I, size_t node, int64_t *axes, size_t *n);

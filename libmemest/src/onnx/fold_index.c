@@ -204,50 +204,21 @@ int fold_concat(struct imp *I, size_t node, struct cval *c)
  * three as attributes before. */
 int fold_slice(struct imp *I, size_t node, struct cval *c)
 {
-    const Onnx__NodeProto *n = I->g->node[node];
     const struct cval *x;
-    int64_t starts[MEMEST_TENSOR_MAX_RANK], ends[MEMEST_TENSOR_MAX_RANK];
-    int64_t axes[MEMEST_TENSOR_MAX_RANK], steps[MEMEST_TENSOR_MAX_RANK];
+    struct slice_args sa;
     int64_t first[MEMEST_TENSOR_MAX_RANK], step[MEMEST_TENSOR_MAX_RANK];
     uint64_t dim[MEMEST_TENSOR_MAX_RANK], stride[MEMEST_TENSOR_MAX_RANK];
-    size_t ns = 0, ne = 0, na = SIZE_MAX, nt = SIZE_MAX;
     unsigned done = 0;
     int st;
 
     if ((st = get_const(I, node, 0, "data", &x))) {
         return st;
     }
-    if (I->opset < 10) {
-        if ((st = attr_ints(I, node, "starts", 0, starts, &ns)) ||
-            (st = attr_ints(I, node, "ends", 0, ends, &ne))) {
-            return st;
-        }
-        if (attr(n, "axes") != NULL &&
-            (st = attr_ints(I, node, "axes", 0, axes, &na))) {
-            return st;
-        }
-    } else {
-        if (n->n_attribute > 0) {
-            return node_fail(I, node, MEMEST_E_PARSE,
-                             "attribute '%.40s' is not supported from opset "
-                             "10 (starts, ends and axes are inputs)",
-                             str(n->attribute[0]->name));
-        }
-        if ((st = int_list(I, node, 1, "starts", starts, &ns)) ||
-            (st = int_list(I, node, 2, "ends", ends, &ne))) {
-            return st;
-        }
-        if (in_name(n, 3)[0] &&
-            (st = int_list(I, node, 3, "axes", axes, &na))) {
-            return st;
-        }
-        if (in_name(n, 4)[0] &&
-            (st = int_list(I, node, 4, "steps", steps, &nt))) {
-            return st;
-        }
+    if ((st = slice_args(I, node, &sa))) {
+        return st;
     }
-    if (ns != ne || (na != SIZE_MAX && na != ns) ||
-        (nt != SIZE_MAX && nt != ns) || ns > x->rank) {
+    if (sa.ns != sa.ne || (sa.na != SIZE_MAX && sa.na != sa.ns) ||
+        (sa.nt != SIZE_MAX && sa.nt != sa.ns) || sa.ns > x->rank) {
         return node_fail(I, node, MEMEST_E_PARSE,
                          "starts, ends, axes and steps must have one "
                          "length, at most the rank %u", x->rank);
@@ -257,12 +228,12 @@ int fold_slice(struct imp *I, size_t node, struct cval *c)
         step[d] = 1;
         dim[d] = x->dim[d];
     }
-    for (size_t k = 0; k < ns; k++) {
+    for (size_t k = 0; k < sa.ns; k++) {
         unsigned a = 0;
-        int64_t s = nt != SIZE_MAX ? steps[k] : 1;
+        int64_t s = sa.nt != SIZE_MAX ? sa.steps[k] : 1;
         int64_t size;
         int64_t b, e;
-        if ((st = norm_axis(I, node, na != SIZE_MAX ? axes[k] : (int64_t)k,
+        if ((st = norm_axis(I, node, sa.na != SIZE_MAX ? sa.axes[k] : (int64_t)k,
                             x->rank, "axis", &a))) {
             return st;
         }
@@ -281,9 +252,9 @@ int fold_slice(struct imp *I, size_t node, struct cval *c)
         /* negative counts from the end, then clamped: to [0, size] going
          * forward, to [0, size - 1] (start) and [-1, size - 1] (end)
          * going back; INT64_MIN/MAX stand for "to the end" */
-        b = starts[k] < 0 ? (starts[k] < -size ? -1 : starts[k] + size)
-                          : starts[k];
-        e = ends[k] < 0 ? (ends[k] < -size ? -1 : ends[k] + size) : ends[k];
+        b = sa.starts[k] < 0 ? (sa.starts[k] < -size ? -1 : sa.starts[k] + size)
+                          : sa.starts[k];
+        e = sa.ends[k] < 0 ? (sa.ends[k] < -size ? -1 : sa.ends[k] + size) : sa.ends[k];
         if (s > 0) {
             b = b < 0 ? 0 : b > size ? size : b;
             e = e < 0 ? 0 : e > size ? size : e;

@@ -212,9 +212,7 @@ static int slice_axis(struct imp *I, size_t node, size_t x, int64_t axis,
 
 int onnx_slice(struct imp *I, size_t node)
 {
-    const Onnx__NodeProto *n = I->g->node[node];
-    int64_t starts[4], ends[4], axes[4], steps[4];
-    size_t ns = 0, ne = 0, na = SIZE_MAX, nt = SIZE_MAX;
+    struct slice_args sa;
     unsigned cut = 0, done = 0;
     uint64_t b = 0, e = 0;
     size_t x = 0;
@@ -223,41 +221,19 @@ int onnx_slice(struct imp *I, size_t node)
     if ((st = get_act(I, node, 0, &x))) {
         return st;
     }
-    if (I->opset < 10) {
-        if ((st = attr_ints(I, node, "starts", 0, starts, &ns)) ||
-            (st = attr_ints(I, node, "ends", 0, ends, &ne))) {
-            return st;
-        }
-        if (attr(n, "axes") != NULL &&
-            (st = attr_ints(I, node, "axes", 0, axes, &na))) {
-            return st;
-        }
-    } else {
-        if (n->n_attribute > 0) {
-            return node_fail(I, node, MEMEST_E_PARSE,
-                             "attribute '%.40s' is not supported from opset "
-                             "10 (starts, ends and axes are inputs)",
-                             str(n->attribute[0]->name));
-        }
-        if ((st = int_list(I, node, 1, "starts", starts, &ns)) ||
-            (st = int_list(I, node, 2, "ends", ends, &ne)) ||
-            (in_name(n, 3)[0] &&
-             (st = int_list(I, node, 3, "axes", axes, &na))) ||
-            (in_name(n, 4)[0] &&
-             (st = int_list(I, node, 4, "steps", steps, &nt)))) {
-            return st;
-        }
+    if ((st = slice_args(I, node, &sa))) {
+        return st;
     }
-    if (ns != ne || (na != SIZE_MAX && na != ns) ||
-        (nt != SIZE_MAX && nt != ns) || ns == 0) {
+    if (sa.ns != sa.ne || (sa.na != SIZE_MAX && sa.na != sa.ns) ||
+        (sa.nt != SIZE_MAX && sa.nt != sa.ns) || sa.ns == 0) {
         return node_fail(I, node, MEMEST_E_PARSE,
                          "starts, ends, axes and steps must have one "
                          "length, 1 to the rank %u", I->v[x].rank);
     }
-    for (size_t k = 0; k < ns; k++) {
+    for (size_t k = 0; k < sa.ns; k++) {
         unsigned a = 0;
         int64_t size, lo, hi;
-        if ((st = slice_axis(I, node, x, na != SIZE_MAX ? axes[k]
+        if ((st = slice_axis(I, node, x, sa.na != SIZE_MAX ? sa.axes[k]
                                                         : (int64_t)k, &a))) {
             return st;
         }
@@ -266,22 +242,22 @@ int onnx_slice(struct imp *I, size_t node)
                              "twice", a);
         }
         done |= 1u << a;
-        if (nt != SIZE_MAX && steps[k] != 1) {
+        if (sa.nt != SIZE_MAX && sa.steps[k] != 1) {
             return node_fail(I, node, MEMEST_E_PARSE,
                              "step %lld along axis %u is not supported: "
-                             "only 1", (long long)steps[k], a);
+                             "only 1", (long long)sa.steps[k], a);
         }
         /* negative counts from the end; then clamped to [0, size]
          * (INT64_MAX stands for "to the end") */
         size = (int64_t)I->v[x].dim[a];
-        lo = starts[k] < 0 ? starts[k] + size : starts[k];
-        hi = ends[k] < 0 ? ends[k] + size : ends[k];
+        lo = sa.starts[k] < 0 ? sa.starts[k] + size : sa.starts[k];
+        hi = sa.ends[k] < 0 ? sa.ends[k] + size : sa.ends[k];
         lo = lo < 0 ? 0 : lo > size ? size : lo;
         hi = hi < 0 ? 0 : hi > size ? size : hi;
         if (lo >= hi) {
             return node_fail(I, node, MEMEST_E_PARSE,
                              "the slice [%lld, %lld) of axis %u is empty",
-                             (long long)starts[k], (long long)ends[k], a);
+                             (long long)sa.starts[k], (long long)sa.ends[k], a);
         }
         if (lo == 0 && hi == size) {
             continue; /* the whole axis */
@@ -305,7 +281,7 @@ int onnx_split(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     int64_t axis = 0;
-    int64_t parts[4];
+    int64_t parts[MEMEST_TENSOR_MAX_RANK]; /* what int_list may write */
     size_t np = SIZE_MAX;
     uint64_t at = 0, size;
     unsigned a = 0;
