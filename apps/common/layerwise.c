@@ -114,8 +114,8 @@ static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
                  "the narrower storage saves on this model",
                  memest_precision_name(o->precision), r->working_bytes,
                  r->fp32_working_bytes,
-                 o->precision == MEMEST_INT8 ? "8 bits" : "16 bits",
-                 o->precision == MEMEST_INT8
+                 memest_precision_is_int8(o->precision) ? "8 bits" : "16 bits",
+                 memest_precision_is_int8(o->precision)
                      ? "int8 columns, int32 accumulators, fp32 results"
                      : "fp32 inputs and results, fp32 weight tiles",
                  info.layer, info.scratch_bytes);

@@ -727,6 +727,7 @@ double validate_default_tolerance(enum memest_precision p)
     case MEMEST_BF16:
         return 5e-2;
     case MEMEST_INT8:
+    case MEMEST_INT8_DYNAMIC:
         return 1e-1;
     default:
         return 1e-4;

@@ -368,7 +368,7 @@ static int prepare(const struct options *o, struct result *r)
     prof_train_opts_init(&to);
     to.batch = r->plan.batch_size;
     /* int8 is post-training quantisation: the training itself is fp32. */
-    to.precision = o->precision == MEMEST_INT8 ? MEMEST_FP32 : o->precision;
+    to.precision = memest_precision_is_int8(o->precision) ? MEMEST_FP32 : o->precision;
     to.optimizer = o->optimizer;
     to.alpha = o->alpha;
     to.seed = o->seed;
@@ -551,7 +551,7 @@ static int executor_accuracy(const struct result *r,
     free(y);
     prof_exec_destroy(ex);
     if (st != PROF_OK) {
-        return cli_prof_failed(precision == MEMEST_INT8 ? "int8 quantisation"
+        return cli_prof_failed(memest_precision_is_int8(precision) ? "int8 quantisation"
                                                     : "fp32 execution",
                            st, NULL);
     }
@@ -655,7 +655,7 @@ static art_doc *config_doc(const struct options *o, const struct result *r,
     set_text(d, "optimizer", memest_optimizer_name(o->optimizer), st);
     set_text(d, "precision", memest_precision_name(o->precision), st);
     set_text(d, "training_precision",
-             o->precision == MEMEST_INT8 ? "fp32"
+             memest_precision_is_int8(o->precision) ? "fp32"
                                          : memest_precision_name(o->precision),
              st);
     /* The original HardwareSimulationConfig's fields. */
@@ -714,7 +714,7 @@ static art_doc *results_doc(const struct options *o, const struct result *r,
     set_real(d, "test_loss", r->test_loss, st);
     set_bool(d, "slept", r->slept, st);
     set_uint(d, "steps_per_epoch", r->train.count / r->plan.batch_size, st);
-    if (o->precision == MEMEST_INT8) {
+    if (memest_precision_is_int8(o->precision)) {
         set_real(d, "fp32_test_accuracy", r->exec_fp32_accuracy, st);
         set_real(d, "int8_test_accuracy", r->exec_int8_accuracy, st);
     }
@@ -810,7 +810,7 @@ static void print_summary(const struct options *o, const struct result *r)
            r->final_accuracy, r->final_loss);
     printf("  test_accuracy     %.6f; test_loss %.6f\n", r->test_accuracy,
            r->test_loss);
-    if (o->precision == MEMEST_INT8) {
+    if (memest_precision_is_int8(o->precision)) {
         printf("  int8              test accuracy %.6f after quantisation, "
                "fp32 %.6f (executor, %+.2f points)\n",
                r->exec_int8_accuracy, r->exec_fp32_accuracy,
@@ -971,7 +971,7 @@ int main(int argc, char **argv)
         }
         rc = train(&o, &r);
     }
-    if (rc == CLI_EXIT_OK && o.precision == MEMEST_INT8) {
+    if (rc == CLI_EXIT_OK && memest_precision_is_int8(o.precision)) {
         rc = executor_accuracy(&r, MEMEST_FP32, &r.exec_fp32_accuracy);
         if (rc == CLI_EXIT_OK) {
             rc = executor_accuracy(&r, MEMEST_INT8, &r.exec_int8_accuracy);

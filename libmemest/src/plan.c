@@ -73,6 +73,7 @@ int memest_measure_mb(const memest_model *model, uint64_t batch,
             st = memest_training_memory_mixed(model, batch, opt, &t);
             break;
         case MEMEST_INT8:
+        case MEMEST_INT8_DYNAMIC:
             st = memest_training_memory(model, batch, MEMEST_FP32, opt, &t);
             break;
         case MEMEST_FP32:

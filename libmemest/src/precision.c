@@ -15,6 +15,7 @@ static const struct alias precision_aliases[] = {
     {"fp16", MEMEST_FP16},     {"float16", MEMEST_FP16},
     {"half", MEMEST_FP16},     {"bf16", MEMEST_BF16},
     {"bfloat16", MEMEST_BF16}, {"int8", MEMEST_INT8},
+    {"int8-dynamic", MEMEST_INT8_DYNAMIC},
 };
 
 static const struct alias optimizer_aliases[] = {
@@ -63,6 +64,7 @@ unsigned memest_precision_bytes(enum memest_precision p)
     case MEMEST_BF16:
         return 2;
     case MEMEST_INT8:
+    case MEMEST_INT8_DYNAMIC:
         return 1;
     default:
         return 0;
@@ -82,6 +84,8 @@ const char *memest_precision_name(enum memest_precision p)
         return "bf16";
     case MEMEST_INT8:
         return "int8";
+    case MEMEST_INT8_DYNAMIC:
+        return "int8-dynamic";
     default:
         return NULL;
     }
@@ -100,6 +104,8 @@ const char *memest_precision_mode_name(enum memest_precision p)
         return "bfloat16";
     case MEMEST_INT8:
         return "int8";
+    case MEMEST_INT8_DYNAMIC:
+        return "int8-dynamic";
     default:
         return NULL;
     }

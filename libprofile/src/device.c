@@ -88,7 +88,7 @@ PROF_API double prof_device_peak(const struct prof_device *dev,
     if ((p == MEMEST_FP16 || p == MEMEST_BF16) && dev->peak_gmacs_f16 > 0.0) {
         return dev->peak_gmacs_f16;
     }
-    if (p == MEMEST_INT8 && dev->peak_gmacs_int8 > 0.0) {
+    if (memest_precision_is_int8(p) && dev->peak_gmacs_int8 > 0.0) {
         return dev->peak_gmacs_int8;
     }
     return dev->peak_gmacs;

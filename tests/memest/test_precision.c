@@ -30,12 +30,17 @@ static void test_precision_aliases(void **state)
         {"bf16", MEMEST_BF16, 2, "bf16", "bfloat16"},
         {"bfloat16", MEMEST_BF16, 2, "bf16", "bfloat16"},
         {"int8", MEMEST_INT8, 1, "int8", "int8"},
+        {"int8-dynamic", MEMEST_INT8_DYNAMIC, 1, "int8-dynamic",
+         "int8-dynamic"},
+        {"INT8-Dynamic", MEMEST_INT8_DYNAMIC, 1, "int8-dynamic",
+         "int8-dynamic"},
         {"FP16", MEMEST_FP16, 2, "fp16", "float16"},
         {"Half", MEMEST_FP16, 2, "fp16", "float16"},
         {"BFloat16", MEMEST_BF16, 2, "bf16", "bfloat16"},
     };
-    static const char *const bad[] = {"fp8", "", "float", "int4", "fp16 ",
-                                      "bf", "double"};
+    static const char *const bad[] = {"fp8",  "",       "float",
+                                      "int4", "fp16 ",  "bf",
+                                      "double", "int8-", "int8dynamic"};
     (void)state;
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -56,8 +61,8 @@ static void test_precision_aliases(void **state)
         assert_int_equal(p, MEMEST_FP32);
     }
     assert_int_equal(memest_precision_parse(NULL, NULL), MEMEST_E_INVALID);
-    assert_int_equal(memest_precision_bytes((enum memest_precision)5), 0);
-    assert_null(memest_precision_name((enum memest_precision)5));
+    assert_int_equal(memest_precision_bytes((enum memest_precision)6), 0);
+    assert_null(memest_precision_name((enum memest_precision)6));
     assert_null(memest_precision_mode_name((enum memest_precision)-1));
     /* every precision's short name parses back to itself */
     for (int i = 0; i < MEMEST_PRECISION_COUNT; i++) {

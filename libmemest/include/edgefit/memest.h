@@ -97,29 +97,39 @@ enum memest_precision {
     MEMEST_FP32,
     MEMEST_FP16,
     MEMEST_BF16,
-    MEMEST_INT8,
+    MEMEST_INT8,         /* static: calibrated scales, integer requant */
+    MEMEST_INT8_DYNAMIC, /* per-tensor scales computed at run time */
 };
 
-#define MEMEST_PRECISION_COUNT 5
+#define MEMEST_PRECISION_COUNT 6
+
+/* Whether p stores int8 tensors (static or dynamic). */
+static inline int memest_precision_is_int8(enum memest_precision p)
+{
+    return p == MEMEST_INT8 || p == MEMEST_INT8_DYNAMIC;
+}
 
 /*
  * Parse a precision name, case-insensitively: "fp64"/"float64",
- * "fp32"/"float32", "fp16"/"float16"/"half", "bf16"/"bfloat16", "int8".
+ * "fp32"/"float32", "fp16"/"float16"/"half", "bf16"/"bfloat16", "int8"
+ * (static int8, as deployed), "int8-dynamic" (the older scheme: each
+ * tensor's scale computed from its values at run time).
  * Returns MEMEST_OK, MEMEST_E_PARSE for any other text, MEMEST_E_INVALID
  * for NULL arguments.
  */
 MEMEST_API int memest_precision_parse(const char *text,
                                       enum memest_precision *out);
 
-/* Bytes per element: 8, 4, 2, 2, 1; 0 for a value outside the enum. */
+/* Bytes per element: 8, 4, 2, 2, 1, 1; 0 for a value outside the enum. */
 MEMEST_API unsigned memest_precision_bytes(enum memest_precision p);
 
-/* Short name: "fp64", "fp32", "fp16", "bf16", "int8"; NULL outside the
+/* Short name: "fp64", "fp32", "fp16", "bf16", "int8", "int8-dynamic"; NULL outside the
  * enum. Static text. */
 MEMEST_API const char *memest_precision_name(enum memest_precision p);
 
 /* The original module's spelling of the precision mode, as used in run
- * plans: "float64", "float32", "float16", "bfloat16", "int8"; NULL outside
+ * plans: "float64", "float32", "float16", "bfloat16", "int8",
+ * "int8-dynamic"; NULL outside
  * the enum. Static text. */
 MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
 

@@ -915,9 +915,13 @@ PROF_API const char *prof_dataset_default_dir(void);
  */
 typedef struct prof_exec prof_exec;
 
+struct prof_ranges;
+
 struct prof_exec_opts {
     uint64_t batch;                  /* >= 1 (default 1) */
-    enum memest_precision precision; /* fp32, fp16, bf16, int8 (fp32) */
+    enum memest_precision precision; /* fp32, fp16, bf16, int8 (static,
+                                        needs `ranges`), int8-dynamic
+                                        (default fp32) */
     uint64_t seed;                   /* initial weights (default 42) */
     /* The activation arena to check against, in bytes. 0 (the default)
      * takes libmemest's plan; any other value is checked instead, so a
@@ -945,6 +949,12 @@ struct prof_exec_opts {
      * kind of layer reads, stay NCHW. 0 keeps every tensor NCHW. Results
      * are the same bits either way. */
     int channel_blocked;
+    /* Static int8 (precision int8): the activation ranges to quantise
+     * with, one per tensor of the model (prof_ranges_calibrate() or
+     * prof_ranges_load()); not owned, read while the executor is built.
+     * NULL: the ranges the model carries (a QDQ ONNX file), else the
+     * executor refuses static int8. Unused at other precisions. */
+    const struct prof_ranges *ranges;
 };
 
 /* The default work threshold of prof_exec_opts.thread_min_macs: 2^20

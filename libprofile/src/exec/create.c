@@ -112,7 +112,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         return PROF_E_RANGE;
     }
     if (o.precision != MEMEST_FP32 && o.precision != MEMEST_FP16 &&
-        o.precision != MEMEST_BF16 && o.precision != MEMEST_INT8) {
+        o.precision != MEMEST_BF16 && !memest_precision_is_int8(o.precision)) {
         exec_diag_set(diag, "precision %s is estimated but not executed (use "
                  "fp32, fp16, bf16 or int8)",
                  memest_precision_name(o.precision)

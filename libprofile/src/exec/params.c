@@ -69,6 +69,7 @@ static int store_params(prof_exec *ex, struct exec_op *op)
     switch (ex->precision) {
     case MEMEST_FP32:
     case MEMEST_INT8:
+    case MEMEST_INT8_DYNAMIC:
         return op->vt->store ? op->vt->store(ex, op) : PROF_OK;
     case MEMEST_FP16:
         kst = kern_f32_to_f16(op->w16, op->w, op->wn);
@@ -154,6 +155,7 @@ int exec_alloc_params(prof_exec *ex, struct exec_op *op)
     switch (p) {
     case MEMEST_FP32:
     case MEMEST_INT8:
+    case MEMEST_INT8_DYNAMIC:
         /* the kind's packed or quantised form, or the master itself (an
          * fp32 dense layer, the trainer's convolutions, a batch norm,
          * which int8 computes in float) */

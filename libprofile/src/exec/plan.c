@@ -59,7 +59,7 @@ int exec_plan_layer(prof_exec *ex, struct exec_op *op,
     if (vt->plan && (st = vt->plan(ex, op, diag)) != PROF_OK) {
         return st;
     }
-    if (vt->init_params && ex->precision == MEMEST_INT8 &&
+    if (vt->init_params && memest_precision_is_int8(ex->precision) &&
         op->kdim > 131071) {
         exec_diag_set(diag, "%s: %zu inputs per output are more than the "
                       "int8 GEMM sums exactly (131071)", L->name, op->kdim);
@@ -320,7 +320,7 @@ int exec_alloc_scratch(struct prof_exec *ex)
         tot.b32 = exec_max_sz(tot.b32, n.b32);
     }
     /* int8 weights are quantised into the column scratch before packing. */
-    if (ex->precision == MEMEST_INT8) {
+    if (memest_precision_is_int8(ex->precision)) {
         for (size_t i = 0; i < ex->nlayers; i++) {
             tot.col8 = exec_max_sz(tot.col8, ex->ops[i].wn);
         }

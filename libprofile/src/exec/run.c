@@ -24,6 +24,7 @@ int exec_stage_inputs(prof_exec *ex, const float *const *inputs)
             st = exec_narrow(ex, (uint16_t *)dst, inputs[k], n);
             break;
         case MEMEST_INT8:
+        case MEMEST_INT8_DYNAMIC:
             st = exec_kern_status(kern_q8_quantize_tensor_f32(
                 inputs[k], n, (int8_t *)dst, &ex->t_scale[k]));
             break;
@@ -65,6 +66,7 @@ int exec_run_layer(prof_exec *ex, size_t i)
         }
         return vt->run_16 ? vt->run_16(ex, op) : exec_run_16_generic(ex, op);
     case MEMEST_INT8:
+    case MEMEST_INT8_DYNAMIC:
         if (op->alias) {
             /* the same bytes: the same scale */
             ex->t_scale[op->out_t] = exec_input_scale(ex, op);

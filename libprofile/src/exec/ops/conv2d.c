@@ -56,7 +56,7 @@ static bool conv_is_depthwise(const struct exec_op *op)
  * float holds every integer, and the float sum is the int32 one. */
 static bool conv_dw_s8(const prof_exec *ex, const struct exec_op *op)
 {
-    return ex->precision == MEMEST_INT8 && conv_is_depthwise(op) &&
+    return memest_precision_is_int8(ex->precision) && conv_is_depthwise(op) &&
            op->kdim <= 1024;
 }
 
@@ -117,7 +117,7 @@ static int conv_scratch(const prof_exec *ex, struct exec_op *op,
         n->w32 = op->wn;
         n->b32 = 2 * op->c_out;
         n->col8 = op->wn;
-    } else if (p == MEMEST_INT8) {
+    } else if (memest_precision_is_int8(p)) {
         /* Whole batch: [batch * out_h * out_w][kdim] int8 columns, one
          * group at a time, and [..][ocg] int32; the requantisation
          * writes the float result straight into its NCHW planes. */
@@ -181,7 +181,7 @@ static void conv_init(struct exec_op *op, uint64_t *rng)
 
 static int conv_alloc_stored(prof_exec *ex, struct exec_op *op)
 {
-    if (ex->precision == MEMEST_INT8) {
+    if (memest_precision_is_int8(ex->precision)) {
         if (!conv_dw_s8(ex, op)) {
             return exec_q8_alloc_gemm(ex, op);
         }
@@ -221,7 +221,7 @@ static int conv_alloc_stored(prof_exec *ex, struct exec_op *op)
 
 static int conv_store(prof_exec *ex, struct exec_op *op)
 {
-    if (ex->precision == MEMEST_INT8) {
+    if (memest_precision_is_int8(ex->precision)) {
         return exec_q8_store_gemm(ex, op, op->w);
     }
     int kst = KERN_OK;

@@ -58,7 +58,7 @@ static int dense_scratch(const prof_exec *ex, struct exec_op *op,
         n->x32 = op->tile_m * op->kdim;
         n->w32 = op->kdim * op->tile_n;
         n->b32 = op->bn;
-    } else if (p == MEMEST_INT8) {
+    } else if (memest_precision_is_int8(p)) {
         n->acc = op->out_n;
     }
     return PROF_OK;
@@ -72,13 +72,13 @@ static void dense_init(struct exec_op *op, uint64_t *rng)
 /* int8 only: fp32 runs the master. */
 static int dense_alloc_stored(prof_exec *ex, struct exec_op *op)
 {
-    return ex->precision == MEMEST_INT8 ? exec_q8_alloc_gemm(ex, op)
+    return memest_precision_is_int8(ex->precision) ? exec_q8_alloc_gemm(ex, op)
                                         : PROF_OK;
 }
 
 static int dense_store(prof_exec *ex, struct exec_op *op)
 {
-    if (ex->precision != MEMEST_INT8) {
+    if (!memest_precision_is_int8(ex->precision)) {
         return PROF_OK;
     }
     /* Channels are rows of [out][in]: the input-major master is turned
