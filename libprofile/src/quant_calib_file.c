@@ -102,6 +102,22 @@ done:
     return st;
 }
 
+PROF_API int prof_ranges_write(const struct prof_ranges *r, FILE *f)
+{
+    if (!r || !f || (r->count && !r->tensors)) {
+        return PROF_E_INVALID;
+    }
+    json_t *root = to_json(r);
+    if (!root) {
+        return PROF_E_NOMEM;
+    }
+    const int dumped = json_dumpf(root, f, JSON_INDENT(2) |
+                                               JSON_REAL_PRECISION(17) |
+                                               JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return dumped != 0 || fputc('\n', f) == EOF ? PROF_E_IO : PROF_OK;
+}
+
 /* A number field (jansson reads 0 as an integer, 0.5 as a real). */
 static bool get_num(const json_t *o, const char *key, double *out)
 {

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "edgefit/memest.h"
 
@@ -1409,6 +1410,99 @@ PROF_API int prof_ranges_load(const char *path, const memest_model *model,
 
 /* Release what a calibration holds and zero it. NULL is allowed. */
 PROF_API void prof_ranges_finish(struct prof_ranges *r);
+
+/*
+ * The calibration file's JSON (as prof_ranges_save() writes it) on an open
+ * stream, for a caller that writes it its own way (a bundle of files
+ * committed together). PROF_E_INVALID for NULL, PROF_E_NOMEM, PROF_E_IO
+ * when the stream fails.
+ */
+PROF_API int prof_ranges_write(const struct prof_ranges *r, FILE *f);
+
+/* ---- Per-layer quantisation error (static int8 against fp32) ---------- */
+
+/*
+ * What static int8 loses, tensor by tensor: the model runs at fp32 and at
+ * static int8 (MEMEST_INT8 with the given ranges) on the same samples,
+ * each through prof_exec_run_observed() at batch 1 with every tensor in
+ * NCHW (at int8 the observer sees each tensor dequantised, what its int8
+ * values represent), and every element x of the fp32 tensor is compared
+ * with its int8 counterpart y, over all elements of all samples:
+ *
+ *   sqnr_db        10 log10(sum x^2 / sum (x - y)^2): the signal to
+ *                  quantisation noise ratio, in dB. +inf when the int8
+ *                  tensor equals the fp32 one (sum (x - y)^2 == 0, a zero
+ *                  tensor included); -inf when the fp32 tensor is all zero
+ *                  and the int8 one is not;
+ *   max_abs_error  max |x - y|.
+ *
+ * The sums run in double, sample after sample, element after element: the
+ * same samples give the same bits whatever the threads. For a classifier
+ * (an output of at least 2 values per sample) the output's top-1 (the
+ * first largest value) at int8 is compared with fp32's on every sample,
+ * and, on a labelled set, with the label.
+ */
+struct prof_quant_error_opts {
+    uint64_t samples;   /* the first samples of the set (default
+                           PROF_RANGES_DEFAULT_SAMPLES; 0: all) */
+    uint64_t seed;      /* the executors' initial weights for a model that
+                           carries none (default 42) */
+    unsigned threads;   /* executor threads, 1 to 64 (default 1) */
+};
+
+/* Fill the defaults above. NULL is ignored. */
+PROF_API void prof_quant_error_opts_init(struct prof_quant_error_opts *o);
+
+/* One tensor: a model input or a layer's output. */
+struct prof_tensor_error {
+    size_t tensor;          /* memest_model_tensor_count() order */
+    const char *name;       /* the input's or the layer's (model-owned) */
+    enum memest_kind kind;  /* MEMEST_KIND_INPUT for a model input */
+    uint64_t elements;      /* compared, over all samples */
+    double signal_sum_sq;   /* sum x^2 (fp32) */
+    double error_sum_sq;    /* sum (x - y)^2 */
+    double sqnr_db;         /* see above; +inf or -inf as said */
+    double max_abs_error;   /* max |x - y| */
+    float scale;            /* the int8 quantisation it ran with */
+    int32_t zero_point;
+};
+
+struct prof_quant_error {
+    uint64_t samples;       /* compared */
+    size_t count;           /* tensors: memest_model_tensor_count() */
+    struct prof_tensor_error *tensors; /* release with
+                                          prof_quant_error_finish() */
+    bool classifier;        /* the output has >= 2 values per sample */
+    uint64_t top1_agree;    /* samples whose int8 top-1 is fp32's */
+    double top1_agreement;  /* top1_agree / samples; NaN when not a
+                               classifier */
+    bool labelled;          /* a classifier on labelled data */
+    double fp32_accuracy, int8_accuracy; /* on the labels; NaN when not
+                                            labelled */
+};
+
+/*
+ * Measure model's per-tensor int8 error on data (see above; opts NULL:
+ * defaults) with ranges (one per tensor, prof_ranges_calibrate() or
+ * prof_ranges_load(); NULL: the quantisation the model carries). The
+ * data feeds the model as prof_dataset_check_input() says. On success
+ * release *out with prof_quant_error_finish(); on error *out is zeroed
+ * and diag (may be NULL) says why. PROF_E_INVALID for NULL model, data or
+ * out; PROF_E_RANGE for a bad option, ranges of another tensor count, a
+ * data set of the wrong shape, a value that is not finite (the tensor
+ * named); PROF_E_UNSUPPORTED for a model of several inputs; the
+ * executors' statuses (static int8 without ranges: PROF_E_RANGE);
+ * PROF_E_NOMEM; PROF_E_OVERFLOW.
+ */
+PROF_API int prof_quant_error(const memest_model *model,
+                              const struct prof_dataset *data,
+                              const struct prof_ranges *ranges,
+                              const struct prof_quant_error_opts *opts,
+                              struct prof_quant_error *out,
+                              struct prof_diag *diag);
+
+/* Release a measure's rows and zero it. NULL is allowed. */
+PROF_API void prof_quant_error_finish(struct prof_quant_error *e);
 
 /* ---- Stream profile (the original streaming profile) ------------------ */
 
