@@ -45,3 +45,16 @@ int memest_tensor_load_pb(const char *path, struct memest_owned_tensor *out,
     }
     return no_onnx(path, diag);
 }
+
+int memest_model_to_onnx(const memest_model *model, unsigned char **out,
+                         size_t *len, struct memest_diag *diag)
+{
+    (void)model;
+    if (out != NULL) {
+        *out = NULL;
+    }
+    if (len != NULL) {
+        *len = 0;
+    }
+    return no_onnx(NULL, diag);
+}

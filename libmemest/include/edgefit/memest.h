@@ -674,6 +674,33 @@ MEMEST_API int memest_tensor_load_pb(const char *path,
 /* Release what a loader filled; NULL is allowed. */
 MEMEST_API void memest_owned_tensor_free(struct memest_owned_tensor *t);
 
+/*
+ * Serialise a model as an ONNX ModelProto (opset 13, IR version 7) into a
+ * malloc'd buffer: *out (release with free()) of *len bytes. Each layer
+ * becomes the nodes of its kind (libmemest/README.md, "ONNX export"),
+ * named after the layer; its output tensor is named after the layer too,
+ * the model's inputs after the model's inputs; the batch is the file's
+ * fixed batch (memest_model_fixed_batch()) or the symbol "N". A fused
+ * activation is a node of its own after its layer; a dropout is left out
+ * (its readers read its input). The model must carry weights
+ * (memest_model_has_weights()) when it has parameters. When the model
+ * carries quantisation (memest_model_is_quantized()), it is written as
+ * ONNX Runtime's quantize_static writes QDQ models: int8 weights per output
+ * channel (axis 0) and int32 biases, each with a DequantizeLinear, and a
+ * QuantizeLinear/DequantizeLinear pair after the model input and after
+ * every layer's output; else in float32. Re-importing the file with
+ * memest_model_load_onnx() gives the same layers, shapes, counts and
+ * weights bit for bit.
+ *
+ * MEMEST_E_PARSE (diag names the layer and its kind) for a layer the
+ * writer cannot express in ONNX; MEMEST_E_INVALID for NULL arguments, a
+ * model without weights, or a build without ONNX; MEMEST_E_RANGE for a
+ * model over protocol buffers' 2 GiB; MEMEST_E_NOMEM.
+ */
+MEMEST_API int memest_model_to_onnx(const memest_model *model,
+                                    unsigned char **out, size_t *len,
+                                    struct memest_diag *diag);
+
 /* ---- Memory plans ------------------------------------------------------- */
 
 /*
