@@ -133,12 +133,13 @@ done:
     return rc;
 }
 
-static int load_npy_split(const char *inputs, const char *labels,
-                          uint64_t max_count, struct prof_dataset *out)
+static int load_npy_split(const char *opt, const char *inputs,
+                          const char *labels, uint64_t max_count,
+                          struct prof_dataset *out)
 {
     if (!exists(labels)) {
-        cli_error("--data: %s is missing: the labels of %s (one integer "
-                  "per sample)", labels, inputs);
+        cli_error("%s: %s is missing: the labels of %s (one integer "
+                  "per sample)", opt, labels, inputs);
         return CLI_EXIT_USAGE;
     }
     struct validate_ref x;
@@ -177,7 +178,7 @@ static int load_npy_split(const char *inputs, const char *labels,
     const int st = prof_dataset_init(out, take, rank, shape, true, 0, NULL,
                                      inputs, &pd);
     if (st != PROF_OK) {
-        rc = prof_failed("--data", st, &pd);
+        rc = prof_failed(opt, st, &pd);
         goto done;
     }
     rc = copy_finite(out->x, x.data, (size_t)(take * out->sample_count),
@@ -201,6 +202,12 @@ done:
 int data_load(const char *dir, enum data_split split, uint64_t max_count,
               struct prof_dataset *out)
 {
+    return data_load_as("--data", dir, split, max_count, out);
+}
+
+int data_load_as(const char *opt, const char *dir, enum data_split split,
+                 uint64_t max_count, struct prof_dataset *out)
+{
     memset(out, 0, sizeof *out);
     const char *d = dir ? dir : prof_dataset_default_dir();
     const char *name = split == DATA_TRAIN ? "train" : "test";
@@ -208,14 +215,14 @@ int data_load(const char *dir, enum data_split split, uint64_t max_count,
     snprintf(inputs, sizeof inputs, "%s/%s" DATA_NPY_INPUTS, d, name);
     snprintf(labels, sizeof labels, "%s/%s" DATA_NPY_LABELS, d, name);
     if (exists(inputs)) {
-        return load_npy_split(inputs, labels, max_count, out);
+        return load_npy_split(opt, inputs, labels, max_count, out);
     }
     struct prof_diag pd = {0};
     const int st = prof_dataset_load(dir, split == DATA_TRAIN ? "train"
                                                               : "t10k",
                                      max_count, out, &pd);
     if (st != PROF_OK) {
-        return prof_failed("--data", st, &pd);
+        return prof_failed(opt, st, &pd);
     }
     return CLI_EXIT_OK;
 }
@@ -224,7 +231,8 @@ int data_load(const char *dir, enum data_split split, uint64_t max_count,
 
 /* The sets of dir: dir itself when it holds input_0, else its
  * test_data_set_* folders. */
-static int find_sets(const char *dir, char ***dirs, size_t *n)
+static int find_sets(const char *opt, const char *dir, char ***dirs,
+                     size_t *n)
 {
     char p[4200];
     *dirs = NULL;
@@ -245,13 +253,13 @@ static int find_sets(const char *dir, char ***dirs, size_t *n)
             return CLI_EXIT_OK;
         }
     }
-    snprintf(p, sizeof p, "--test-data %s", dir);
+    snprintf(p, sizeof p, "%s %s", opt, dir);
     if (!validate_find_sets_in(dir, p, dirs, n)) {
         return CLI_EXIT_USAGE;
     }
     if (*n == 0) {
-        cli_error("--test-data %s: no input_0.pb or input_0.npy, and no "
-                  "test_data_set_* folder", dir);
+        cli_error("%s %s: no input_0.pb or input_0.npy, and no "
+                  "test_data_set_* folder", opt, dir);
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
@@ -281,10 +289,16 @@ static bool same_shape(const uint64_t *a, unsigned na, const uint64_t *b,
 int data_load_reference(const char *dir, uint64_t max_count,
                         struct prof_dataset *out)
 {
+    return data_load_reference_as("--test-data", dir, max_count, out);
+}
+
+int data_load_reference_as(const char *opt, const char *dir,
+                           uint64_t max_count, struct prof_dataset *out)
+{
     memset(out, 0, sizeof *out);
     char **dirs = NULL;
     size_t n = 0;
-    int rc = find_sets(dir, &dirs, &n);
+    int rc = find_sets(opt, dir, &dirs, &n);
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
@@ -308,9 +322,9 @@ int data_load_reference(const char *dir, uint64_t max_count,
         const struct validate_set *s = &sets[i];
         rc = CLI_EXIT_USAGE;
         if (s->n_inputs != 1 || s->n_outputs != 1) {
-            cli_error("--test-data %s: %zu input%s and %zu output%s; this "
+            cli_error("%s %s: %zu input%s and %zu output%s; this "
                       "reads one of each (edgefit-validate runs the "
-                      "others)", s->dir, s->n_inputs,
+                      "others)", opt, s->dir, s->n_inputs,
                       s->n_inputs == 1 ? "" : "s", s->n_outputs,
                       s->n_outputs == 1 ? "" : "s");
             goto done;
@@ -351,7 +365,7 @@ int data_load_reference(const char *dir, uint64_t max_count,
         rc = CLI_EXIT_OK;
     }
     if (total == 0) {
-        cli_error("--test-data %s: no samples (the first dimension is 0)",
+        cli_error("%s %s: no samples (the first dimension is 0)", opt,
                   dir);
         rc = CLI_EXIT_USAGE;
         goto done;
@@ -361,7 +375,7 @@ int data_load_reference(const char *dir, uint64_t max_count,
     int st = prof_dataset_init(out, take, in_rank, in_shape, false, out_rank,
                                out_shape, dir, &pd);
     if (st != PROF_OK) {
-        rc = prof_failed("--test-data", st, &pd);
+        rc = prof_failed(opt, st, &pd);
         goto done;
     }
     uint64_t at = 0;

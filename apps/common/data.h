@@ -47,6 +47,10 @@ enum data_split { DATA_TRAIN, DATA_TEST };
  */
 int data_load(const char *dir, enum data_split split, uint64_t max_count,
               struct prof_dataset *out);
+/* data_load() for another option than --data (--calibration-data): the
+ * messages name opt. */
+int data_load_as(const char *opt, const char *dir, enum data_split split,
+                 uint64_t max_count, struct prof_dataset *out);
 
 /*
  * Read --test-data DIR: one test_data_set_N folder, or every
@@ -57,6 +61,9 @@ int data_load(const char *dir, enum data_split split, uint64_t max_count,
  */
 int data_load_reference(const char *dir, uint64_t max_count,
                         struct prof_dataset *out);
+/* data_load_reference() whose messages name opt, not --test-data. */
+int data_load_reference_as(const char *opt, const char *dir,
+                           uint64_t max_count, struct prof_dataset *out);
 
 /*
  * Check model against d before any work, with opt the option that named

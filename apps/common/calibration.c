@@ -1,0 +1,290 @@
+/* Where static int8's activation ranges come from: the calibration options
+ * and calibration_ranges() (calibration.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "calibration.h"
+#include "cli.h"
+#include "data.h"
+#include "model.h"
+
+void calibration_opts_init(struct calibration_opts *o)
+{
+    struct prof_ranges_opts d;
+    prof_ranges_opts_init(&d);
+    memset(o, 0, sizeof *o);
+    o->samples = d.samples;
+    o->method = d.method;
+    o->percentile = d.percentile;
+}
+
+/* minmax | percentile[:P] | entropy */
+static bool parse_method(const char *arg, struct calibration_opts *o)
+{
+    static const char opt[] = "--calibration-method";
+    const char *colon = strchr(arg, ':');
+    char name[32];
+    const size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+    if (n >= sizeof name) {
+        cli_error("%s: '%s' is not a method (minmax, percentile[:P] or "
+                  "entropy)", opt, arg);
+        return false;
+    }
+    memcpy(name, arg, n);
+    name[n] = '\0';
+    enum prof_range_method m;
+    if (prof_range_method_parse(name, &m) != PROF_OK) {
+        cli_error("%s: '%s' is not a method (minmax, percentile[:P] or "
+                  "entropy)", opt, arg);
+        return false;
+    }
+    double p = o->percentile;
+    if (colon) {
+        if (m != PROF_RANGE_PERCENTILE) {
+            cli_error("%s: '%s': only percentile takes a value (%s has "
+                      "none)", opt, arg, name);
+            return false;
+        }
+        if (!cli_parse_double(opt, colon + 1, 0.0, 100.0, &p)) {
+            return false;
+        }
+        /* Half the elements or fewer would clip the typical value itself:
+         * libprofile takes (50, 100]. */
+        if (!(p > 50.0)) {
+            cli_error("%s: percentile %s must be above 50 (at most 100)",
+                      opt, colon + 1);
+            return false;
+        }
+    }
+    o->method = m;
+    o->percentile = p;
+    return true;
+}
+
+int calibration_option(int c, const char *arg, struct calibration_opts *o)
+{
+    switch (c) {
+    case CLI_OPT_CALIBRATION_DATA:
+        o->data = arg;
+        return 1;
+    case CLI_OPT_CALIBRATION_FILE:
+        if (!cli_check_regular_file("--calibration-file", arg)) {
+            return -1;
+        }
+        o->file = arg;
+        return 1;
+    case CLI_OPT_CALIBRATION_SAMPLES:
+        if (!cli_parse_u64("--calibration-samples", arg, 0, UINT32_MAX,
+                           &o->samples)) {
+            return -1;
+        }
+        o->samples_given = true;
+        return 1;
+    case CLI_OPT_CALIBRATION_METHOD:
+        if (!parse_method(arg, o)) {
+            return -1;
+        }
+        o->method_given = true;
+        return 1;
+    }
+    return 0;
+}
+
+int calibration_check(const struct calibration_opts *o)
+{
+    if (!o->file) {
+        return CLI_EXIT_OK;
+    }
+    const char *other = o->data            ? "--calibration-data"
+                        : o->samples_given ? "--calibration-samples"
+                        : o->method_given  ? "--calibration-method"
+                                           : NULL;
+    if (other) {
+        cli_error("--calibration-file %s and %s: ambiguous; the file holds "
+                  "ranges already made (its samples and method), so give "
+                  "one or the other", o->file, other);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+bool calibration_given(const struct calibration_opts *o)
+{
+    return o->data || o->file;
+}
+
+const char *calibration_method_text(enum prof_range_method m,
+                                    double percentile, char *buf,
+                                    size_t len)
+{
+    switch (m) {
+    case PROF_RANGE_MINMAX:
+        snprintf(buf, len, "min-max");
+        return buf;
+    case PROF_RANGE_PERCENTILE:
+        snprintf(buf, len, "%gth-percentile", percentile);
+        return buf;
+    case PROF_RANGE_ENTROPY:
+        snprintf(buf, len, "entropy (KL)");
+        return buf;
+    }
+    snprintf(buf, len, "unknown");
+    return buf;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char p[4200];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &sb) == 0;
+}
+
+/* Whether dir holds ONNX test data: input_0 itself, or test_data_set_*
+ * folders (the IDX and NumPy layouts have neither). */
+static bool is_onnx_test_data(const char *dir)
+{
+    if (exists(dir, "input_0.pb") || exists(dir, "input_0.npy") ||
+        exists(dir, "test_data_set_0")) {
+        return true;
+    }
+    /* A model's folder may number its sets from 1. */
+    return exists(dir, "test_data_set_1");
+}
+
+/* Read --calibration-data: its training split when it has one, else ONNX
+ * test data, else its test split (a folder holding only t10k-* or
+ * test_*.npy). *what names the split for the sentence. */
+static int load_data(const char *dir, uint64_t max_count,
+                     struct prof_dataset *d, const char **what)
+{
+    static const char opt[] = "--calibration-data";
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        cli_error("%s %s: %s", opt, dir,
+                  stat(dir, &sb) != 0 ? "no such folder"
+                                      : "not a folder (an IDX or NumPy "
+                                        "folder, or ONNX test_data_set_* "
+                                        "folders)");
+        memset(d, 0, sizeof *d);
+        return CLI_EXIT_USAGE;
+    }
+    const bool train = exists(dir, "train" DATA_NPY_INPUTS) ||
+                       exists(dir, "train-images-idx3-ubyte.gz") ||
+                       exists(dir, "train-images-idx3-ubyte");
+    const bool test = exists(dir, "test" DATA_NPY_INPUTS) ||
+                      exists(dir, "t10k-images-idx3-ubyte.gz") ||
+                      exists(dir, "t10k-images-idx3-ubyte");
+    /* A training split is what calibration is meant to see; a folder may
+     * hold it beside a test_data_set_0 of reference outputs. */
+    if (!train && is_onnx_test_data(dir)) {
+        *what = "samples";
+        return data_load_reference_as(opt, dir, max_count, d);
+    }
+    if (!train && !test) {
+        cli_error("%s %s: no samples: neither train_inputs.npy nor "
+                  "train-images-idx3-ubyte[.gz] (nor test_inputs.npy, "
+                  "t10k-images-idx3-ubyte[.gz], input_0 or "
+                  "test_data_set_* folders)", opt, dir);
+        memset(d, 0, sizeof *d);
+        return CLI_EXIT_USAGE;
+    }
+    *what = train ? "training samples" : "test samples";
+    return data_load_as(opt, dir, train ? DATA_TRAIN : DATA_TEST,
+                        max_count, d);
+}
+
+/* "the first 512 of 60000 training samples" / "all 100 test samples" */
+static void describe(char *buf, size_t len, uint64_t want, uint64_t have,
+                     bool have_is_total, const char *what)
+{
+    /* A set read with at most want samples that holds want may have had
+     * more: "the first want" then, not "all". */
+    if (want == 0 || want > have || (want == have && have_is_total)) {
+        snprintf(buf, len, "all %" PRIu64 " %s", have, what);
+    } else if (have_is_total) {
+        snprintf(buf, len, "the first %" PRIu64 " of %" PRIu64 " %s", want,
+                 have, what);
+    } else {
+        snprintf(buf, len, "the first %" PRIu64 " %s", want, what);
+    }
+}
+
+int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
+                       const struct prof_dataset *fallback,
+                       const char *fallback_what, struct prof_ranges *out,
+                       char *source, size_t source_len)
+{
+    memset(out, 0, sizeof *out);
+    char dummy[1];
+    if (!source || source_len == 0) {
+        source = dummy;
+        source_len = sizeof dummy;
+    }
+    source[0] = '\0';
+    int rc = calibration_check(o);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
+    }
+    char method[64];
+    struct prof_diag pd = {0};
+    if (o->file) {
+        const int st = prof_ranges_load(o->file, m, out, &pd);
+        if (st != PROF_OK) {
+            return cli_prof_failed("--calibration-file", st, &pd);
+        }
+        snprintf(source, source_len, "ranges read from %s (%s over %" PRIu64
+                 " samples)", o->file,
+                 calibration_method_text(out->method, out->percentile, method,
+                                         sizeof method),
+                 out->samples);
+        return CLI_EXIT_OK;
+    }
+    struct prof_dataset own = {0};
+    const struct prof_dataset *d = fallback;
+    const char *what = fallback_what ? fallback_what : "samples";
+    const char *opt = "the calibration samples";
+    /* The set read here holds only the samples used, so its count is the
+     * total only when it ran out first. */
+    bool count_is_total = true;
+    if (o->data) {
+        rc = load_data(o->data, o->samples, &own, &what);
+        if (rc != CLI_EXIT_OK) {
+            return rc;
+        }
+        d = &own;
+        opt = "--calibration-data";
+        count_is_total = o->samples == 0 || own.count < o->samples;
+    } else if (!fallback) {
+        cli_error("static int8 needs activation ranges: give "
+                  "--calibration-data PATH (samples to calibrate on) or "
+                  "--calibration-file FILE (ranges calibrated before), or "
+                  "run int8-dynamic");
+        return CLI_EXIT_USAGE;
+    }
+    struct prof_ranges_opts ro;
+    prof_ranges_opts_init(&ro);
+    ro.method = o->method;
+    ro.percentile = o->percentile;
+    ro.samples = o->samples;
+    int st = prof_dataset_check_input(m, d, &pd);
+    if (st == PROF_OK) {
+        st = prof_ranges_calibrate(m, d, &ro, out, &pd);
+    }
+    if (st != PROF_OK) {
+        rc = cli_prof_failed(opt, st, &pd);
+        prof_dataset_finish(&own);
+        return rc;
+    }
+    char which[160];
+    describe(which, sizeof which, o->samples, d->count, count_is_total, what);
+    snprintf(source, source_len, "%s ranges of %s (%s)",
+             calibration_method_text(o->method, o->percentile, method,
+                                     sizeof method),
+             which, d->source ? d->source : (o->data ? o->data : "data"));
+    prof_dataset_finish(&own);
+    return CLI_EXIT_OK;
+}
