@@ -268,8 +268,13 @@ PROF_API int prof_quant_error(const memest_model *model,
         if (ranges) {
             r->scale = ranges->tensors[t].scale;
             r->zero_point = ranges->tensors[t].zero_point;
+        } else {
+            struct memest_quant q;
+            if (memest_model_tensor_quant(model, t, &q) == MEMEST_OK) {
+                r->scale = q.scale;
+                r->zero_point = q.zero_point;
+            }
         }
-        /* QDQ-MERGE: the model's own quant when ranges is NULL */
     }
     out->samples = count;
     out->count = nt;
