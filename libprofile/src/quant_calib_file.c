@@ -79,7 +79,7 @@ PROF_API int prof_ranges_save(const struct prof_ranges *r, const char *path,
         goto done;
     }
     const int dumped = json_dumpf(root, f, JSON_INDENT(2) |
-                                               JSON_REAL_PRECISION(17) |
+                                               JSON_REAL_PRECISION(9) |
                                                JSON_PRESERVE_ORDER);
     int err = dumped != 0 || fputc('\n', f) == EOF || fflush(f) != 0 ||
                       fsync(fileno(f)) != 0
@@ -112,7 +112,7 @@ PROF_API int prof_ranges_write(const struct prof_ranges *r, FILE *f)
         return PROF_E_NOMEM;
     }
     const int dumped = json_dumpf(root, f, JSON_INDENT(2) |
-                                               JSON_REAL_PRECISION(17) |
+                                               JSON_REAL_PRECISION(9) |
                                                JSON_PRESERVE_ORDER);
     json_decref(root);
     return dumped != 0 || fputc('\n', f) == EOF ? PROF_E_IO : PROF_OK;

@@ -62,6 +62,8 @@ static const struct app {
     {"edgefit-validate", false, {"--model", validate_model, "--weights",
                                  validate_weights, "--precision",
                                  "fp32,int8"}, false},
+    {"edgefit-quantize", false, {"--model", resnet8_onnx,
+                                 "--calibration-data", resnet8_dir}, false},
 };
 
 static int tests_run, tests_failed;
@@ -401,13 +403,22 @@ static void run_app(const struct app *a, const char *path, const char *tmp)
 
 /* The terminal: the default table with --quiet, -h, --version,
  * --list-devices --format json. */
-static void run_terminal(const struct app *a, const char *path)
+static void run_terminal(const struct app *a, const char *path,
+                         const char *tmp)
 {
     char *argv[24];
     size_t n = 0;
     argv[n++] = (char *)path;
     for (size_t i = 0; i < 12 && a->args[i]; i++) {
         argv[n++] = (char *)a->args[i];
+    }
+    /* edgefit-quantize's product is its folder: --out is required */
+    const bool needs_out = strcmp(a->name, "edgefit-quantize") == 0;
+    char out[600];
+    snprintf(out, sizeof out, "%s/%s-terminal", tmp, a->name);
+    if (needs_out) {
+        argv[n++] = "--out";
+        argv[n++] = out;
     }
     argv[n++] = "--quiet";
     argv[n] = NULL;
@@ -430,6 +441,9 @@ static void run_terminal(const struct app *a, const char *path)
     ok(lines > 1 && widest <= 120, "%s: the default table is %zu "
        "characters wide (at most 120)", a->name, widest);
     run_free(&r);
+    if (needs_out) {
+        run_rmdir(out);
+    }
 
     char *help[] = {(char *)path, "-h", NULL};
     run_argv(help, &r);
@@ -568,7 +582,7 @@ int main(int argc, char **argv)
             continue;
         }
         run_app(&apps[i], path, tmp);
-        run_terminal(&apps[i], path);
+        run_terminal(&apps[i], path, tmp);
     }
     rmdir(tmp);
     printf("1..%d\n", tests_run);

@@ -1395,7 +1395,9 @@ PROF_API int prof_dataset_check_input(const memest_model *model,
  *    "method": "minmax"|"percentile"|"entropy", "percentile": P,
  *    "samples": N, "tensors": [{"name", "min", "max", "scale",
  *    "zero_point", "observed_min", "observed_max"}, ...]}
- * with every float written exactly (17 significant digits). Atomic: the
+ * with every float written in 9 significant digits, which give back the
+ * same float exactly (the percentile, a double, is kept to 9 digits too).
+ * Atomic: the
  * file is written beside path under a temporary name, flushed to disk and
  * renamed over path, so a reader sees the old file or the whole new one.
  * PROF_E_INVALID for NULL, PROF_E_IO (diag names the file and the system's
