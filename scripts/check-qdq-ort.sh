@@ -1,0 +1,136 @@
+#!/bin/sh
+# A QDQ ONNX file written by edgefit-quantize, run in ONNX Runtime
+# (onnxruntime-node) on the calibration inputs and compared with edgefit's
+# own static int8 outputs on the same inputs: the share of output elements
+# that are equal and the largest difference in output quantisation steps
+# (|ort - edgefit| / the output's int8 scale). A live check, not a test:
+# ONNX Runtime is never a build or test dependency.
+#
+# usage: scripts/check-qdq-ort.sh DIR DATA [MODEL [WEIGHTS]]
+#   DIR      edgefit-quantize's --out folder (model.qdq.onnx,
+#            calibration.json)
+#   DATA     ONNX test data: a test_data_set_N folder or a folder of them
+#            (e.g. tests/data/models/resnet8)
+#   MODEL    edgefit runs MODEL (with WEIGHTS) at static int8 with
+#            DIR/calibration.json; without MODEL it runs DIR/model.qdq.onnx
+#            with the quantisation the file carries
+#   e.g. scripts/check-qdq-ort.sh quantize-out tests/data/models/resnet8
+#
+# BUILD (default build) is the build folder holding
+# tests/apps/qdq-outputs; ORT_PREFIX (default ${TMPDIR:-/tmp}/edgefit-ort)
+# holds onnxruntime-node, installed there when missing (ORT_VERSION,
+# default 1.30.0), as scripts/bench-vs-onnxruntime-c.sh does.
+set -eu
+
+[ $# -ge 2 ] && [ $# -le 4 ] || {
+    sed -n '2,/^set -eu/p' "$0" | sed '$d' >&2
+    exit 2
+}
+dir=$1
+data=$2
+model=${3:-}
+weights=${4:--}
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-build}
+prefix=${ORT_PREFIX:-${TMPDIR:-/tmp}/edgefit-ort}
+version=${ORT_VERSION:-1.30.0}
+tool=$build/tests/apps/qdq-outputs
+case $tool in
+/*) ;;
+*) tool=$here/$tool ;;
+esac
+
+[ -f "$dir/model.qdq.onnx" ] || {
+    echo "check-qdq-ort: $dir/model.qdq.onnx: no such file (run edgefit-quantize --out $dir)" >&2
+    exit 2
+}
+[ -x "$tool" ] || {
+    echo "check-qdq-ort: $tool: not built (ninja -C $build)" >&2
+    exit 2
+}
+command -v node >/dev/null || {
+    echo "check-qdq-ort: node is needed (apt-get install nodejs)" >&2
+    exit 2
+}
+if [ ! -d "$prefix/node_modules/onnxruntime-node" ]; then
+    command -v npm >/dev/null || {
+        echo "check-qdq-ort: npm is needed to install onnxruntime-node (apt-get install npm)" >&2
+        exit 2
+    }
+    mkdir -p "$prefix"
+    npm install --prefix "$prefix" --ignore-scripts --no-audit --no-fund \
+        "onnxruntime-node@$version" >&2
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/check-qdq-ort-XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+
+# edgefit's side: the inputs as read and its static int8 outputs
+if [ -n "$model" ]; then
+    meta=$("$tool" "$model" "$weights" "$dir/calibration.json" "$data" \
+        "$work/inputs.npy" "$work/edgefit.npy")
+else
+    meta=$("$tool" "$dir/model.qdq.onnx" - - "$data" \
+        "$work/inputs.npy" "$work/edgefit.npy")
+fi
+
+# ONNX Runtime's side, one sample at a time, and the comparison
+NODE_PATH=$prefix/node_modules node - "$dir/model.qdq.onnx" "$work" "$meta" <<'EOF'
+const fs = require('fs');
+const ort = require('onnxruntime-node');
+const [file, work, metaText] = process.argv.slice(2);
+const meta = JSON.parse(metaText);
+
+// A float32 C-order .npy: its shape and values.
+function readNpy(path) {
+    const b = fs.readFileSync(path);
+    const hlen = b.readUInt16LE(8);
+    const head = b.toString('latin1', 10, 10 + hlen);
+    if (!head.includes("'<f4'") || head.includes("'fortran_order': True")) {
+        throw new Error(path + ': not a C-order float32 array');
+    }
+    const shape = head.match(/'shape': \(([^)]*)\)/)[1]
+        .split(',').map(s => s.trim()).filter(s => s).map(Number);
+    const off = 10 + hlen;
+    const data = new Float32Array(b.buffer.slice(b.byteOffset + off,
+                                                 b.byteOffset + b.length));
+    return { shape, data };
+}
+
+(async () => {
+    const opts = { graphOptimizationLevel: 'all', intraOpNumThreads: 1 };
+    const s = await ort.InferenceSession.create(file, opts);
+    const x = readNpy(work + '/inputs.npy');
+    const e = readNpy(work + '/edgefit.npy');
+    const n = x.shape[0];
+    const per = x.data.length / n, outPer = e.data.length / n;
+    let equal = 0, total = 0, maxDiff = 0, maxSteps = 0, top1 = 0;
+    for (let i = 0; i < n; i++) {
+        const t = new ort.Tensor('float32', x.data.slice(i * per, (i + 1) * per),
+                                 [1, ...x.shape.slice(1)]);
+        const r = await s.run({ [s.inputNames[0]]: t });
+        const y = r[s.outputNames[0]].data;
+        if (y.length !== outPer) {
+            throw new Error(`ONNX Runtime gave ${y.length} values per sample, edgefit ${outPer}`);
+        }
+        let ai = 0, bi = 0;
+        for (let k = 0; k < outPer; k++) {
+            const a = y[k], b = e.data[i * outPer + k];
+            const d = Math.abs(a - b);
+            equal += d === 0;
+            total++;
+            maxDiff = Math.max(maxDiff, d);
+            if (a > y[ai]) ai = k;
+            if (b > e.data[i * outPer + bi]) bi = k;
+        }
+        top1 += ai === bi;
+    }
+    maxSteps = meta.output_scale > 0 ? maxDiff / meta.output_scale : NaN;
+    console.log(`model: ${file}`);
+    console.log(`samples: ${n}, output ${meta.output} (${outPer} values each, int8 scale ${meta.output_scale}, zero point ${meta.output_zero_point})`);
+    console.log(`elements equal: ${equal} of ${total} (share ${(equal / total).toFixed(4)})`);
+    console.log(`max difference: ${maxDiff.toPrecision(4)} (${maxSteps.toFixed(2)} output steps)`);
+    console.log(`top-1 agreement: ${top1} of ${n}`);
+    process.exit(maxSteps <= 1 ? 0 : 1);
+})().catch(err => { console.error('check-qdq-ort: ' + err.message); process.exit(1); });
+EOF
