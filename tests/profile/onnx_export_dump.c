@@ -1,5 +1,5 @@
 /*
- * onnx-export-dump MODEL OUTDIR [BATCH]: write MODEL (a preset, a text
+ * onnx-export-dump [--qdq] MODEL OUTDIR [BATCH]: write MODEL (a preset, a text
  * description or an ONNX file) as OUTDIR/model.onnx with
  * memest_model_to_onnx(), and beside it what edgefit's executor computes
  * at fp32 on deterministic inputs: input_K.bin (float32, little endian),
@@ -8,6 +8,10 @@
  * on the same file. A model without weights (a preset, a text file) gets
  * deterministic ones, uniform in +-1/sqrt(fan in), in PyTorch's names (a
  * batch norm folded into a layer: gamma 1, beta 0, mean 0, variance 1).
+ * With --qdq the model is first calibrated (min-max, prof_ranges_calibrate,
+ * on 32 samples like the inputs) and given those quantisations
+ * (memest_model_set_tensor_quant), so that the file is written as QDQ;
+ * output.bin stays edgefit's fp32 output, which the QDQ file approximates.
  * Not a test: a tool of that script.
  */
 #include "edgefit/memest.h"
@@ -107,6 +111,53 @@ static int give_weights(memest_model *m)
     return 1;
 }
 
+/* Calibrate m on 32 samples uniform in [-1, 1) and set every tensor's
+ * quantisation from the ranges. */
+static int quantise(memest_model *m)
+{
+    struct prof_dataset data;
+    struct prof_ranges r;
+    struct prof_diag pd;
+    struct memest_shape sh = memest_model_input_shape(m);
+    uint64_t per = 1;
+    uint32_t s = 4242;
+    int ok = 1;
+
+    memset(&data, 0, sizeof data);
+    data.rank = sh.rank;
+    for (unsigned d = 0; d < sh.rank; d++) {
+        data.shape[d] = sh.dim[d];
+        per *= sh.dim[d];
+    }
+    data.count = 32;
+    data.sample_count = per;
+    data.x = malloc((size_t)(per * data.count) * sizeof(float));
+    if (data.x == NULL) {
+        return 0;
+    }
+    for (uint64_t i = 0; i < per * data.count; i++) {
+        s = s * 1664525u + 1013904223u;
+        data.x[i] = (float)((double)(s >> 8) / 16777216.0 * 2.0 - 1.0);
+    }
+    if (prof_ranges_calibrate(m, &data, NULL, &r, &pd) != PROF_OK) {
+        fprintf(stderr, "onnx-export-dump: calibration: %s\n", pd.message);
+        free(data.x);
+        return 0;
+    }
+    free(data.x);
+    for (size_t t = 0; ok && t < r.count; t++) {
+        struct memest_quant q = {r.tensors[t].scale, r.tensors[t].zero_point,
+                                 0};
+        ok = memest_model_set_tensor_quant(m, t, &q) == MEMEST_OK;
+    }
+    prof_ranges_finish(&r);
+    if (!ok || !memest_model_is_quantized(m)) {
+        fprintf(stderr, "onnx-export-dump: the quantisation was refused\n");
+        return 0;
+    }
+    return 1;
+}
+
 static int write_file(const char *dir, const char *name, const void *p,
                       size_t n)
 {
@@ -142,13 +193,18 @@ int main(int argc, char **argv)
     float **in;
     size_t *n_in;
     float *out;
-    uint64_t batch = argc > 3 ? strtoull(argv[3], NULL, 10) : 2;
+    uint64_t batch;
     uint32_t s = 777;
     char path[1024];
     FILE *f;
+    int qdq = argc > 1 && strcmp(argv[1], "--qdq") == 0;
 
+    argv += qdq;
+    argc -= qdq;
+    batch = argc > 3 ? strtoull(argv[3], NULL, 10) : 2;
     if (argc < 3 || batch == 0) {
-        fprintf(stderr, "usage: onnx-export-dump MODEL OUTDIR [BATCH]\n");
+        fprintf(stderr,
+                "usage: onnx-export-dump [--qdq] MODEL OUTDIR [BATCH]\n");
         return 2;
     }
     if (memest_model_load(argv[1], &m, &diag) != MEMEST_OK) {
@@ -159,6 +215,9 @@ int main(int argc, char **argv)
         batch = memest_model_fixed_batch(m);
     }
     if (!memest_model_has_weights(m) && !give_weights(m)) {
+        return 1;
+    }
+    if (qdq && !quantise(m)) {
         return 1;
     }
     if (memest_model_to_onnx(m, &buf, &len, &diag) != MEMEST_OK) {
