@@ -301,23 +301,207 @@ int wr_scalar(struct wr *w, const char *what, float v, const char **out)
     return wr_init_f32(w, name, 0, NULL, &v);
 }
 
+/* The per-output-channel scales of layer L's weight in QDQ: the model's
+ * (memest_model_weight_scales), else max|w_c| / 127 (ONNX Runtime's and
+ * TFLite's symmetric int8); a channel of zeros gets 1, any scale
+ * dequantising it to zeros. NULL when out of memory. */
+static const float *weight_scales(struct wr *w, const struct memest_layer *L)
+{
+    size_t n = 0;
+    const float *given = memest_model_weight_scales(w->m, w->layer, &n);
+    const uint64_t per = L->weight_count / L->units;
+    float *s;
+    if (given != NULL && n == L->units) {
+        return given;
+    }
+    if ((s = wr_alloc(w, (size_t)L->units * sizeof *s)) == NULL) {
+        return NULL;
+    }
+    for (uint64_t c = 0; c < L->units; c++) {
+        float m = 0.0f;
+        for (uint64_t k = 0; k < per; k++) {
+            m = fmaxf(m, fabsf(L->weight[c * per + k]));
+        }
+        s[c] = m > 0.0f ? m / 127.0f : 1.0f;
+    }
+    return s;
+}
+
+/* Whether layer L's weight is written as int8 in QDQ: the kinds whose
+ * weight's first axis is the output channel and that carry weight scales
+ * (conv2d and dense); other parameters stay float, as ONNX Runtime's
+ * quantizer leaves them. */
+static int quantised_weight(const struct wr *w, const struct memest_layer *L)
+{
+    return w->quant && (L->kind == MEMEST_KIND_CONV2D ||
+                        L->kind == MEMEST_KIND_DENSE);
+}
+
+/* A DequantizeLinear(q, scale, zero point; axis 0) into `out`. */
+static int dequant(struct wr *w, const char *q, const char *scale,
+                   const char *zp, const char *out, const char *name,
+                   int per_axis)
+{
+    const char *in[3] = {q, scale, zp};
+    Onnx__NodeProto *n = wr_node(w, "DequantizeLinear", name, 3, in, 1, &out);
+    if (n == NULL) {
+        return nomem(w);
+    }
+    return per_axis ? wr_attr_int(w, n, "axis", 0) : MEMEST_OK;
+}
+
+/* round half to even, as ONNX's QuantizeLinear and the executor do */
+static double round_even(double x)
+{
+    return nearbyint(x);
+}
+
 int wr_weight(struct wr *w, const struct memest_layer *L, const char *suffix,
               unsigned rank, const uint64_t *dim, const float *data,
               const char **out)
 {
     char *name = wr_name(w, "%s.%s", L->name, suffix);
+    const float *sc;
+    char *qn, *sn, *zn;
+    int32_t *q, *zeros;
+    uint64_t cdim[1] = {L->units};
+    uint64_t per, count = 1;
+    int st;
+
     if (name == NULL) {
         return nomem(w);
     }
     *out = name;
-    return wr_init_f32(w, name, rank, dim, data);
+    if (!quantised_weight(w, L) || strcmp(suffix, "weight") != 0) {
+        return wr_init_f32(w, name, rank, dim, data);
+    }
+    for (unsigned d = 0; d < rank; d++) {
+        count *= dim[d];
+    }
+    per = count / L->units;
+    sc = weight_scales(w, L);
+    qn = wr_name(w, "%s_quantized", name);
+    sn = wr_name(w, "%s_scale", name);
+    zn = wr_name(w, "%s_zero_point", name);
+    q = wr_alloc(w, (size_t)count * sizeof *q);
+    zeros = wr_alloc(w, (size_t)L->units * sizeof *zeros);
+    if (sc == NULL || qn == NULL || sn == NULL || zn == NULL || q == NULL ||
+        zeros == NULL) {
+        return nomem(w);
+    }
+    for (uint64_t c = 0; c < L->units; c++) {
+        for (uint64_t k = 0; k < per; k++) {
+            double v = round_even((double)data[c * per + k] / sc[c]);
+            /* symmetric: [-127, 127] */
+            q[c * per + k] = (int32_t)(v < -127.0 ? -127.0
+                                       : v > 127.0 ? 127.0 : v);
+        }
+    }
+    if ((st = wr_init_int(w, qn, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, rank,
+                          dim, q)) ||
+        (st = wr_init_f32(w, sn, 1, cdim, sc)) ||
+        (st = wr_init_int(w, zn, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 1, cdim,
+                          zeros))) {
+        return st;
+    }
+    return dequant(w, qn, sn, zn, name, wr_name(w, "%s_DequantizeLinear",
+                                                 name), 1);
 }
 
 int wr_bias(struct wr *w, const struct memest_layer *L, const float *data,
             const char **out)
 {
     uint64_t dim[1] = {L->bias_count};
-    return wr_weight(w, L, "bias", 1, dim, data, out);
+    struct memest_quant xq;
+    const float *sc;
+    char *name, *qn, *sn, *zn;
+    float *bs;
+    int32_t *q, *zeros;
+    int st;
+
+    if (!quantised_weight(w, L)) {
+        return wr_weight(w, L, "bias", 1, dim, data, out);
+    }
+    /* int32 with scale x_scale * w_scale[c], zero point 0 */
+    if (memest_model_tensor_quant(w->m, L->inputs[0], &xq) != MEMEST_OK) {
+        return wr_fail(w, MEMEST_E_INVALID, "its input carries no "
+                       "quantisation in a quantised model");
+    }
+    sc = weight_scales(w, L);
+    name = wr_name(w, "%s.bias", L->name);
+    qn = wr_name(w, "%s.bias_quantized", L->name);
+    sn = wr_name(w, "%s.bias_scale", L->name);
+    zn = wr_name(w, "%s.bias_zero_point", L->name);
+    bs = wr_alloc(w, (size_t)L->bias_count * sizeof *bs);
+    q = wr_alloc(w, (size_t)L->bias_count * sizeof *q);
+    zeros = wr_alloc(w, (size_t)L->bias_count * sizeof *zeros);
+    if (sc == NULL || name == NULL || qn == NULL || sn == NULL ||
+        zn == NULL || bs == NULL || q == NULL || zeros == NULL) {
+        return nomem(w);
+    }
+    *out = name;
+    for (uint64_t c = 0; c < L->bias_count; c++) {
+        double v;
+        bs[c] = xq.scale * sc[c];
+        v = round_even((double)data[c] / (double)bs[c]);
+        q[c] = (int32_t)(v < -2147483647.0 ? -2147483647.0
+                         : v > 2147483647.0 ? 2147483647.0 : v);
+    }
+    if ((st = wr_init_int(w, qn, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1,
+                          dim, q)) ||
+        (st = wr_init_f32(w, sn, 1, dim, bs)) ||
+        (st = wr_init_int(w, zn, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1, dim,
+                          zeros))) {
+        return st;
+    }
+    return dequant(w, qn, sn, zn, name,
+                   wr_name(w, "%s_DequantizeLinear", name), 1);
+}
+
+/* QDQ: tensor t (written as `name`) followed by QuantizeLinear and
+ * DequantizeLinear with its quantisation (int8, or uint8 with the zero
+ * point + 128 when the tensor was stored so); its readers read the
+ * DequantizeLinear's output, *out. */
+static int qdq(struct wr *w, size_t t, const char *name, const char **out)
+{
+    struct memest_quant q;
+    char *sn, *zn, *qn, *dn;
+    int32_t zp;
+    const char *in[3];
+    int st = memest_model_tensor_quant(w->m, t, &q);
+
+    if (st != MEMEST_OK) {
+        return wr_fail(w, MEMEST_E_INVALID, "tensor '%.60s' carries no "
+                       "quantisation in a quantised model", name);
+    }
+    sn = wr_name(w, "%s_scale", name);
+    zn = wr_name(w, "%s_zero_point", name);
+    qn = wr_name(w, "%s_QuantizeLinear_Output", name);
+    dn = wr_name(w, "%s_DequantizeLinear_Output", name);
+    if (sn == NULL || zn == NULL || qn == NULL || dn == NULL) {
+        return nomem(w);
+    }
+    zp = q.is_unsigned ? q.zero_point + 128 : q.zero_point;
+    if ((st = wr_init_f32(w, sn, 0, NULL, &q.scale)) ||
+        (st = wr_init_int(w, zn,
+                          q.is_unsigned ? ONNX__TENSOR_PROTO__DATA_TYPE__UINT8
+                                        : ONNX__TENSOR_PROTO__DATA_TYPE__INT8,
+                          0, NULL, &zp))) {
+        return st;
+    }
+    in[0] = name;
+    in[1] = sn;
+    in[2] = zn;
+    if (wr_node(w, "QuantizeLinear", wr_name(w, "%s_QuantizeLinear", name),
+                3, in, 1, (const char *const *)&qn) == NULL) {
+        return nomem(w);
+    }
+    if ((st = dequant(w, qn, sn, zn, dn,
+                      wr_name(w, "%s_DequantizeLinear", name), 0))) {
+        return st;
+    }
+    *out = dn;
+    return MEMEST_OK;
 }
 
 /* ---- Graph inputs and output ------------------------------------------- */
@@ -427,7 +611,7 @@ static int write_layer(struct wr *w, size_t i)
         return st;
     }
     w->tname[nin + i] = out;
-    return MEMEST_OK;
+    return w->quant ? qdq(w, nin + i, out, &w->tname[nin + i]) : MEMEST_OK;
 }
 
 static int build_model(struct wr *w, Onnx__ModelProto *mp)
@@ -456,6 +640,9 @@ static int build_model(struct wr *w, Onnx__ModelProto *mp)
         gin[k] = value_info(w, w->tname[k], &sh, batch);
         if (gin[k] == NULL) {
             return nomem(w);
+        }
+        if (w->quant && (st = qdq(w, k, w->tname[k], &w->tname[k]))) {
+            return st;
         }
     }
     for (size_t i = 0; i < nl; i++) {
@@ -529,6 +716,7 @@ int memest_model_to_onnx(const memest_model *model, unsigned char **out,
     memset(&w, 0, sizeof w);
     w.m = model;
     w.diag = diag;
+    w.quant = memest_model_is_quantized(model);
     st = build_model(&w, &mp);
     if (st == MEMEST_OK) {
         size = onnx__model_proto__get_packed_size(&mp);
