@@ -197,15 +197,15 @@ static int load_data(const char *dir, uint64_t max_count,
                         max_count, d);
 }
 
-/* "the first 512 of 60000 training samples" / "all 100 test samples" */
+/* "the first 512 of 60000 training samples" / "all 100 test samples".
+ * A set read with at most want samples that holds want may have had more:
+ * "the first want" is true either way. */
 static void describe(char *buf, size_t len, uint64_t want, uint64_t have,
-                     bool have_is_total, const char *what)
+                     const char *what)
 {
-    /* A set read with at most want samples that holds want may have had
-     * more: "the first want" then, not "all". */
-    if (want == 0 || want > have || (want == have && have_is_total)) {
+    if (want == 0 || want > have) {
         snprintf(buf, len, "all %" PRIu64 " %s", have, what);
-    } else if (have_is_total) {
+    } else if (want < have) {
         snprintf(buf, len, "the first %" PRIu64 " of %" PRIu64 " %s", want,
                  have, what);
     } else {
@@ -247,9 +247,6 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     const struct prof_dataset *d = fallback;
     const char *what = fallback_what ? fallback_what : "samples";
     const char *opt = "the calibration samples";
-    /* The set read here holds only the samples used, so its count is the
-     * total only when it ran out first. */
-    bool count_is_total = true;
     if (o->data) {
         rc = load_data(o->data, o->samples, &own, &what);
         if (rc != CLI_EXIT_OK) {
@@ -257,7 +254,6 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
         }
         d = &own;
         opt = "--calibration-data";
-        count_is_total = o->samples == 0 || own.count < o->samples;
     } else if (!fallback) {
         cli_error("static int8 needs activation ranges: give "
                   "--calibration-data PATH (samples to calibrate on) or "
@@ -280,7 +276,7 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
         return rc;
     }
     char which[160];
-    describe(which, sizeof which, o->samples, d->count, count_is_total, what);
+    describe(which, sizeof which, o->samples, d->count, what);
     snprintf(source, source_len, "%s ranges of %s (%s)",
              calibration_method_text(o->method, o->percentile, method,
                                      sizeof method),
