@@ -19,6 +19,7 @@ void calibration_opts_init(struct calibration_opts *o)
     o->samples = d.samples;
     o->method = d.method;
     o->percentile = d.percentile;
+    o->seed = d.seed;
 }
 
 /* minmax | percentile[:P] | entropy */
@@ -266,6 +267,7 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     ro.method = o->method;
     ro.percentile = o->percentile;
     ro.samples = o->samples;
+    ro.seed = o->seed;
     int st = prof_dataset_check_input(m, d, &pd);
     if (st == PROF_OK) {
         st = prof_ranges_calibrate(m, d, &ro, out, &pd);
@@ -277,10 +279,11 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     }
     char which[160];
     describe(which, sizeof which, o->samples, d->count, what);
-    snprintf(source, source_len, "%s ranges of %s (%s)",
+    const char *from = d->source ? d->source : o->data;
+    snprintf(source, source_len, "%s ranges of %s%s%s%s",
              calibration_method_text(o->method, o->percentile, method,
                                      sizeof method),
-             which, d->source ? d->source : (o->data ? o->data : "data"));
+             which, from ? " (" : "", from ? from : "", from ? ")" : "");
     prof_dataset_finish(&own);
     return CLI_EXIT_OK;
 }

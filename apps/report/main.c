@@ -690,7 +690,12 @@ static int layerwise(const struct options *o, struct report *r)
         .dev = o->dev, .repeats = 5, .warmup = 2, .min_sample_ms = 0.05,
         .latency_multiplier = 1.0, .seed = 42,
         .threads = (unsigned)o->threads, .calib = o->calib,
-        .quiet = o->co.quiet};
+        .quiet = o->co.quiet, .cal = o->cal};
+    /* static int8: the sweep's ranges (the model's tensors are the same) */
+    if (prec == MEMEST_INT8 && r->scfg.ranges) {
+        r->lwo.ranges = r->scfg.ranges;
+        r->lwo.calibration = r->scfg.calibration;
+    }
     int rc = layerwise_resolve_device(&r->lwo, &r->lw);
     if (rc == CLI_EXIT_OK) {
         rc = layerwise_run(&r->lwo, &r->lw);
