@@ -19,6 +19,7 @@ void calibration_opts_init(struct calibration_opts *o)
     o->samples = d.samples;
     o->method = d.method;
     o->percentile = d.percentile;
+    o->seed = d.seed;
 }
 
 /* minmax | percentile[:P] | entropy */
@@ -197,15 +198,15 @@ static int load_data(const char *dir, uint64_t max_count,
                         max_count, d);
 }
 
-/* "the first 512 of 60000 training samples" / "all 100 test samples" */
+/* "the first 512 of 60000 training samples" / "all 100 test samples".
+ * A set read with at most want samples that holds want may have had more:
+ * "the first want" is true either way. */
 static void describe(char *buf, size_t len, uint64_t want, uint64_t have,
-                     bool have_is_total, const char *what)
+                     const char *what)
 {
-    /* A set read with at most want samples that holds want may have had
-     * more: "the first want" then, not "all". */
-    if (want == 0 || want > have || (want == have && have_is_total)) {
+    if (want == 0 || want > have) {
         snprintf(buf, len, "all %" PRIu64 " %s", have, what);
-    } else if (have_is_total) {
+    } else if (want < have) {
         snprintf(buf, len, "the first %" PRIu64 " of %" PRIu64 " %s", want,
                  have, what);
     } else {
@@ -247,9 +248,6 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     const struct prof_dataset *d = fallback;
     const char *what = fallback_what ? fallback_what : "samples";
     const char *opt = "the calibration samples";
-    /* The set read here holds only the samples used, so its count is the
-     * total only when it ran out first. */
-    bool count_is_total = true;
     if (o->data) {
         rc = load_data(o->data, o->samples, &own, &what);
         if (rc != CLI_EXIT_OK) {
@@ -257,7 +255,6 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
         }
         d = &own;
         opt = "--calibration-data";
-        count_is_total = o->samples == 0 || own.count < o->samples;
     } else if (!fallback) {
         cli_error("static int8 needs activation ranges: give "
                   "--calibration-data PATH (samples to calibrate on) or "
@@ -270,6 +267,7 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     ro.method = o->method;
     ro.percentile = o->percentile;
     ro.samples = o->samples;
+    ro.seed = o->seed;
     int st = prof_dataset_check_input(m, d, &pd);
     if (st == PROF_OK) {
         st = prof_ranges_calibrate(m, d, &ro, out, &pd);
@@ -280,11 +278,12 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
         return rc;
     }
     char which[160];
-    describe(which, sizeof which, o->samples, d->count, count_is_total, what);
-    snprintf(source, source_len, "%s ranges of %s (%s)",
+    describe(which, sizeof which, o->samples, d->count, what);
+    const char *from = d->source ? d->source : o->data;
+    snprintf(source, source_len, "%s ranges of %s%s%s%s",
              calibration_method_text(o->method, o->percentile, method,
                                      sizeof method),
-             which, d->source ? d->source : (o->data ? o->data : "data"));
+             which, from ? " (" : "", from ? from : "", from ? ")" : "");
     prof_dataset_finish(&own);
     return CLI_EXIT_OK;
 }

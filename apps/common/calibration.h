@@ -65,6 +65,9 @@ struct calibration_opts {
     uint64_t samples;      /* --calibration-samples (default 512; 0 all) */
     enum prof_range_method method; /* --calibration-method */
     double percentile;     /* the percentile method's P (default 99.99) */
+    uint64_t seed;         /* the executor's initial weights for a model
+                              that carries none (default 42, as
+                              prof_exec_opts; an app with --seed sets it) */
     bool samples_given;    /* the user gave --calibration-samples */
     bool method_given;     /* the user gave --calibration-method */
 };

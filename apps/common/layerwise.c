@@ -23,6 +23,7 @@ void layerwise_free(struct layerwise *r)
     prof_exec_profile_finish(&r->prof);
     free(r->rows);
     prof_exec_destroy(r->ex);
+    prof_ranges_finish(&r->ranges);
     memest_model_destroy(r->model);
 }
 
@@ -123,6 +124,64 @@ static int working_memory(const struct layerwise_opts *o, struct layerwise *r,
     return PROF_OK;
 }
 
+/* The timing input: uniform in [0, 1) like pixel intensities, from the
+ * seed (SplitMix64, as the executor's weights). */
+static void timing_input(uint64_t seed, float *x, size_t n)
+{
+    uint64_t s = seed ^ UINT64_C(0x5DEECE66D);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = (s += UINT64_C(0x9E3779B97F4A7C15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        z ^= z >> 31;
+        x[i] = (float)((double)(z >> 40) * 0x1p-24);
+    }
+}
+
+/* Static int8's ranges: the caller's, else --calibration-data or
+ * --calibration-file, else the batch of timing inputs itself (said so:
+ * the latency of an int8 operator does not depend on the values, only
+ * saturation would, and the input is what is timed). */
+static int int8_ranges(const struct layerwise_opts *o, struct layerwise *r,
+                       const struct prof_ranges **out)
+{
+    if (o->ranges) {
+        snprintf(r->int8_calibration, sizeof r->int8_calibration, "%s",
+                 o->calibration ? o->calibration : "");
+        *out = o->ranges;
+        return CLI_EXIT_OK;
+    }
+    struct prof_dataset timing = {0};
+    const struct prof_dataset *fallback = NULL;
+    if (!calibration_given(&o->cal)) {
+        const struct memest_shape s = memest_model_input_shape(r->model);
+        uint64_t shape[3] = {1, 1, 1};
+        for (unsigned i = 0; i < s.rank && i < 3; i++) {
+            shape[i] = s.dim[i];
+        }
+        struct prof_diag pd = {0};
+        const int st = prof_dataset_init(&timing, r->batch,
+                                         s.rank ? s.rank : 1, shape, false, 0,
+                                         NULL, NULL, &pd);
+        if (st != PROF_OK) {
+            return cli_prof_failed("the model's input", st, &pd);
+        }
+        timing_input(o->seed, timing.x,
+                     (size_t)(timing.count * timing.sample_count));
+        fallback = &timing;
+    }
+    struct calibration_opts cal = o->cal;
+    cal.seed = o->seed;
+    const int rc = calibration_ranges(
+        r->model, &cal, fallback,
+        "timing inputs (uniform in [0, 1); the timing does not depend on "
+        "the values)",
+        &r->ranges, r->int8_calibration, sizeof r->int8_calibration);
+    prof_dataset_finish(&timing);
+    *out = &r->ranges;
+    return rc;
+}
+
 int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
 {
     const int rc = cli_model_load(o->model, o->weights, &r->model);
@@ -155,6 +214,16 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     eo.precision = o->precision == MEMEST_INT8 ? MEMEST_INT8_DYNAMIC : o->precision;
     eo.seed = o->seed;
     eo.threads = o->threads ? o->threads : 1;
+    if (o->precision == MEMEST_INT8) {
+        const int crc = int8_ranges(o, r, &eo.ranges);
+        if (crc != CLI_EXIT_OK) {
+            return crc;
+        }
+    } else if (o->precision == MEMEST_INT8_DYNAMIC) {
+        snprintf(r->int8_calibration, sizeof r->int8_calibration,
+                 "per batch (int8-dynamic: each tensor's own range at run "
+                 "time)");
+    }
     struct prof_diag d = {0};
     st = prof_exec_create(r->model, &eo, &r->ex, &d);
     if (st != PROF_OK) {
@@ -174,14 +243,7 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
         cli_error("out of memory");
         return CLI_EXIT_FAILURE;
     }
-    uint64_t s = o->seed ^ UINT64_C(0x5DEECE66D);
-    for (size_t i = 0; i < nin; i++) {
-        uint64_t z = (s += UINT64_C(0x9E3779B97F4A7C15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-        z ^= z >> 31;
-        x[i] = (float)((double)(z >> 40) * 0x1p-24);
-    }
+    timing_input(o->seed, x, nin);
     struct prof_time_opts to;
     prof_time_opts_init(&to);
     to.repeats = (unsigned)o->repeats;
@@ -539,6 +601,7 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         CLI_TEXT("model", memest_model_name(r->model)),
         CLI_UINT("batch_size", r->batch),
         CLI_TEXT("precision", memest_precision_name(o->precision)),
+        CLI_TEXT("int8_calibration", r->int8_calibration),
         CLI_TEXT("device", r->device.name),
         CLI_REAL("latency_ms", r->prof.forward_ms),
         CLI_REAL("latency_p90_ms", r->prof.forward.p90_ms),

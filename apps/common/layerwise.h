@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "calib.h"
+#include "calibration.h"
 #include "devices.h"
 #include "table.h"
 #include "edgefit/artifacts.h"
@@ -54,6 +55,12 @@ struct layerwise_opts {
     bool quiet; /* no calibration progress */
     enum layerwise_sort sort; /* the layer table's order (default ORDER) */
     uint64_t top;             /* the first top rows of it (0: all) */
+    /* Static int8 (MEMEST_INT8): ranges given by the caller (not owned;
+     * calibration says where they came from), else made by
+     * layerwise_run() from cal, else from its own timing inputs. */
+    const struct prof_ranges *ranges;
+    const char *calibration;
+    struct calibration_opts cal;
 };
 
 /* One device of --device A,B,...: its predictions per row. */
@@ -126,6 +133,8 @@ struct layerwise {
     art_table *by_kind, *by_kind_view, *totals;
     struct layerwise_device *devices;
     size_t ndevices;
+    struct prof_ranges ranges;   /* static int8's, when made here */
+    char int8_calibration[320];  /* where int8's ranges came from; "" */
 };
 
 /* The steps, in order; each prints "prog: message" on failure and returns

@@ -145,6 +145,9 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
      * yet: it runs int8-dynamic, the per-batch path "int8" ran before */
     eo.precision = prec == MEMEST_INT8 ? MEMEST_INT8_DYNAMIC : prec;
     eo.threads = cfg->threads ? cfg->threads : 1;
+    /* Static int8's scales are fixed before the run, so its accuracy is
+     * the same at every batch; int8-dynamic's depend on the batch. */
+    eo.ranges = prec == MEMEST_INT8 ? cfg->ranges : NULL;
     prof_exec *ex = NULL;
     struct prof_diag diag = {0};
     float *in = NULL, *out = NULL, *got = NULL;
@@ -246,6 +249,13 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     memset(row, 0, sizeof *row);
     snprintf(row->precision, sizeof row->precision, "%s",
              memest_precision_name(prec));
+    if (prec == MEMEST_INT8) {
+        snprintf(row->calibration, sizeof row->calibration, "%s",
+                 cfg->calibration ? cfg->calibration : "");
+    } else if (prec == MEMEST_INT8_DYNAMIC) {
+        snprintf(row->calibration, sizeof row->calibration,
+                 "per batch (each tensor's own range at run time)");
+    }
     row->batch = batch;
     row->samples = test->count;
     row->accuracy = NAN;
@@ -550,7 +560,7 @@ art_table *sweep_results_table(const struct sweep_result *r)
 {
     enum { C_PREC, C_BATCH, C_ACC, C_ACC_SE, C_SAMPLES, C_MAXERR, C_RMS,
            C_TOP1, C_LAT, C_P90, C_MEM, C_ENERGY, C_DEVLAT, C_BOUND, C_ACC_OK,
-           C_WHY, C_COUNT };
+           C_WHY, C_CAL, C_COUNT };
     static const struct {
         const char *name;
         enum art_type type;
@@ -563,10 +573,17 @@ art_table *sweep_results_table(const struct sweep_result *r)
         {"memory_mb", ART_REAL},        {"energy_proxy_j", ART_REAL},
         {"device_latency_ms", ART_REAL}, {"device_bound", ART_TEXT},
         {"accepted", ART_BOOL},         {"rejected_by", ART_TEXT},
+        {"int8_calibration", ART_TEXT},
     };
     /* The agreement columns only for a sweep against reference outputs:
      * a labelled run has nothing to put in them. */
     const bool ref = has_reference(r);
+    /* int8_calibration only when an int8 row says where its ranges came
+     * from */
+    bool cal = false;
+    for (size_t i = 0; i < r->n; i++) {
+        cal = cal || r->rows[i].calibration[0];
+    }
     size_t at[C_COUNT];
     art_table *t = NULL;
     if (art_table_create("sweep_results", &t) != ART_OK) {
@@ -575,7 +592,8 @@ art_table *sweep_results_table(const struct sweep_result *r)
     int st = ART_OK;
     size_t nc = 0;
     for (size_t i = 0; i < C_COUNT && !st; i++) {
-        if (!ref && (i == C_MAXERR || i == C_RMS || i == C_TOP1)) {
+        if ((!ref && (i == C_MAXERR || i == C_RMS || i == C_TOP1)) ||
+            (!cal && i == C_CAL)) {
             continue;
         }
         at[i] = nc++;
@@ -616,6 +634,9 @@ art_table *sweep_results_table(const struct sweep_result *r)
         }
         st = st ? st : art_table_set_bool(t, row, at[C_ACC_OK], w->accepted);
         st = st ? st : art_table_set_text(t, row, at[C_WHY], w->rejected_by);
+        if (!st && cal) {
+            st = art_table_set_text(t, row, at[C_CAL], w->calibration);
+        }
     }
     if (st != ART_OK) {
         art_table_destroy(t);

@@ -16,7 +16,8 @@
 #include "edgefit/profile.h"
 #include "weights.h"
 
-#define SWEEP_MAX_PRECISIONS 4
+/* fp32, fp16, bf16, int8 (static) and int8-dynamic */
+#define SWEEP_MAX_PRECISIONS 5
 #define SWEEP_MAX_BATCHES 16
 /* The largest batch of --batches. */
 #define SWEEP_MAX_BATCH 65536
@@ -34,13 +35,19 @@ struct sweep_config {
     struct prof_time_opts timing; /* latency of one batch */
     struct prof_device device;    /* power and roofline */
     unsigned threads;             /* executor threads (0: 1) */
+    /* Static int8 (MEMEST_INT8): the activation ranges it runs with
+     * (calibration_ranges()), not owned, and the sentence saying where
+     * they came from, copied into each int8 row. NULL when the sweep has
+     * no int8; an int8 configuration without ranges fails. */
+    const struct prof_ranges *ranges;
+    const char *calibration;
     /* Progress (may be NULL): called before each configuration. */
     void (*progress)(void *ctx, size_t done, size_t total,
                      const char *what);
     void *progress_ctx;
 };
 
-/* The defaults: fp32, fp16, bf16, int8; batches 1, 8, 32; no constraint;
+/* The defaults: fp32, fp16, bf16, int8 (static); batches 1, 8, 32; no constraint;
  * 2 warm-up runs, 7 samples of at least 2 ms each. The device is the
  * caller's to set. */
 void sweep_config_init(struct sweep_config *cfg);
@@ -54,6 +61,8 @@ bool sweep_parse_batches(const char *opt, const char *text,
 
 struct sweep_row {
     char precision[16];
+    char calibration[320];      /* int8: where its ranges came from
+                                   (int8-dynamic: "per batch"); else "" */
     uint64_t batch;             /* 0: not given (a CSV without it) */
     double accuracy;            /* correct / samples over the test set;
                                    NaN when the data has no labels */

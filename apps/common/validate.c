@@ -598,12 +598,20 @@ int validate_run(const memest_model *model, const struct validate_set *s,
                  const size_t *map, uint64_t samples, uint64_t batch,
                  enum memest_precision p, float *out)
 {
+    return validate_run_ranges(model, s, map, samples, batch, p, NULL, out);
+}
+
+int validate_run_ranges(const memest_model *model,
+                        const struct validate_set *s, const size_t *map,
+                        uint64_t samples, uint64_t batch,
+                        enum memest_precision p,
+                        const struct prof_ranges *ranges, float *out)
+{
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.batch = batch;
-    /* static int8 needs calibrated ranges, which this app does not pass
-     * yet: it runs int8-dynamic, the per-batch path "int8" ran before */
-    eo.precision = p == MEMEST_INT8 ? MEMEST_INT8_DYNAMIC : p;
+    eo.precision = p;
+    eo.ranges = p == MEMEST_INT8 ? ranges : NULL;
     prof_exec *ex = NULL;
     struct prof_diag pd;
     char what[600];

@@ -107,6 +107,13 @@ int validate_match(const memest_model *model, const struct validate_set *s,
 int validate_run(const memest_model *model, const struct validate_set *s,
                  const size_t *map, uint64_t samples, uint64_t batch,
                  enum memest_precision p, float *out);
+/* validate_run() with static int8's activation ranges (prof_exec_opts.
+ * ranges; NULL: the model's own quantisation, a QDQ file's). */
+int validate_run_ranges(const memest_model *model,
+                        const struct validate_set *s, const size_t *map,
+                        uint64_t samples, uint64_t batch,
+                        enum memest_precision p,
+                        const struct prof_ranges *ranges, float *out);
 
 /* The comparison of one output at one precision. */
 struct validate_metrics {

@@ -346,3 +346,31 @@ void cli_weights_unfold(const memest_model *model, struct cli_weights *w)
         }
     }
 }
+
+int cli_weights_to_model(const struct cli_weights *w, memest_model *model)
+{
+    struct memest_tensor *ts =
+        calloc(w->tensor_count ? w->tensor_count : 1, sizeof *ts);
+    if (!ts) {
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    for (size_t i = 0; i < w->tensor_count; i++) {
+        const struct art_tensor *t = &w->tensors[i];
+        ts[i].name = t->name;
+        ts[i].rank = (unsigned)t->ndim;
+        for (size_t d = 0; d < t->ndim && d < MEMEST_TENSOR_MAX_RANK; d++) {
+            ts[i].dim[d] = t->shape[d];
+        }
+        ts[i].data = t->data;
+    }
+    struct memest_diag md = {0};
+    const int s = memest_model_set_weights(model, ts, w->tensor_count, &md);
+    free(ts);
+    if (s != MEMEST_OK) {
+        cli_error("the trained weights: %s",
+                  md.message[0] ? md.message : memest_strerror(s));
+        return s == MEMEST_E_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}

@@ -86,4 +86,13 @@ void cli_weights_from_model(const memest_model *model, struct cli_weights *w);
  */
 void cli_weights_unfold(const memest_model *model, struct cli_weights *w);
 
+/*
+ * Give model the parameters of w (its saved tensors, PyTorch's names and
+ * layouts, batch norms unfolded: what a trainer's cli_train_read_weights()
+ * left there), so that what builds its own executors from the model (a
+ * calibration of static int8) runs the trained weights. Call it before
+ * the model is shared. CLI_EXIT_OK, or a code after "prog: message".
+ */
+int cli_weights_to_model(const struct cli_weights *w, memest_model *model);
+
 #endif

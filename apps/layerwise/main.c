@@ -41,7 +41,13 @@ static void usage(FILE *f)
         "                           state_dict names (default: seeded ones)\n"
         "  --batch N                batch size (default: the batch an\n"
         "                           ONNX file fixes, else 32)\n"
-        "  --precision P            fp32|fp16|bf16|int8 (default fp32)\n"
+        "  --precision P            fp32|fp16|bf16|int8|int8-dynamic (default\n"
+        "                           fp32); int8 is static int8, its ranges\n"
+        "                           from --calibration-data or\n"
+        "                           --calibration-file, else calibrated on\n"
+        "                           the timing inputs (the timing does not\n"
+        "                           depend on the values)\n"
+        CLI_CALIBRATION_HELP
         "  --device D               rpi4, jetson-nano, desktop, host (this\n"
         "                           machine, calibrated) or\n"
         "                           name=X,bandwidth_gbps=B,peak_gmacs=P\n"
@@ -121,6 +127,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"sort", required_argument, NULL, O_SORT},
         {"top", required_argument, NULL, O_TOP},
         CLI_CALIB_OPTIONS,
+        CLI_CALIBRATION_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_QUIET_OPTION,
         CLI_WEIGHTS_OPTION,
@@ -142,6 +149,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         .threads = 1,
     }};
     cli_calib_opts_init(&o->lw.calib);
+    calibration_opts_init(&o->lw.cal);
     opterr = 0;
     if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
         return CLI_EXIT_USAGE;
@@ -223,6 +231,13 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         default: {
+            const int k = calibration_option(c, optarg, &o->lw.cal);
+            if (k < 0) {
+                return CLI_EXIT_USAGE;
+            }
+            if (k > 0) {
+                break;
+            }
             const int rc = cli_shared_option(c, &o->lw.calib, &o->lw.dev, &app, argv,
                                              &o->co);
             if (rc != CLI_EXIT_OK) {
@@ -234,6 +249,17 @@ static int parse_args(int argc, char **argv, struct options *o)
     }
     o->lw.quiet = o->co.quiet;
     o->lw.weights = o->co.weights;
+    o->lw.cal.seed = o->lw.seed;
+    if (calibration_check(&o->lw.cal) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
+    if (o->lw.precision != MEMEST_INT8 && calibration_given(&o->lw.cal)) {
+        cli_error("--calibration-%s: the activation ranges of static int8; "
+                  "this run is %s (give --precision int8)",
+                  o->lw.cal.file ? "file" : "data",
+                  memest_precision_name(o->lw.precision));
+        return CLI_EXIT_USAGE;
+    }
     return cli_no_operands(argc, argv);
 }
 
@@ -245,6 +271,10 @@ static void print_summary(const struct options *o, const struct layerwise *r)
     printf("\nmodel %s, %s, batch %" PRIu64 ", device %s\n",
            memest_model_name(r->model), memest_precision_name(o->lw.precision),
            r->batch, r->device.name);
+    if (o->lw.precision == MEMEST_INT8) {
+        printf("  int8                static int8, with %s\n",
+               r->int8_calibration);
+    }
     printf("  measured forward    %.4f ms (p90 %.4f ms); operators alone "
            "%.4f ms; framing %+.4f ms\n",
            r->prof.forward_ms, r->prof.forward.p90_ms,

@@ -38,7 +38,8 @@ static void usage(FILE *f)
         "them against each other, trains when there is something to train\n"
         "(the original's defaults: SGD, learning rate 0.1, batch 32, seed\n"
         "42), runs fp32, fp16, bf16 and int8 at batches 1, 8 and 32 over the\n"
-        "data, analyses every layer of the recommended configuration on this\n"
+        "data (int8 is static int8: its activation ranges calibrated once on\n"
+        "the first 512 training samples, or --calibration-data), analyses every layer of the recommended configuration on this\n"
         "machine against the device's roofline, writes every table and chart\n"
         "with summary.json and report.html into one folder, and prints the\n"
         "verdict.\n"
@@ -84,6 +85,7 @@ static void usage(FILE *f)
         "  --strict               exit 3 when no configuration is accepted\n"
         "  --quiet                no progress on stderr\n"
         CLI_CALIB_HELP
+        CLI_CALIBRATION_HELP
         "  --help, --version\n"
         "\n"
         "Every combination of model, weights and data is checked before any\n"
@@ -118,6 +120,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"max-accuracy-drop", required_argument, NULL, O_DROP},
         CLI_DEVICE_OPTIONS,
         CLI_CALIB_OPTIONS,
+        CLI_CALIBRATION_OPTIONS,
         CLI_STRICT_OPTION,
         CLI_QUIET_OPTION,
         CLI_WEIGHTS_OPTION,
@@ -136,6 +139,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->max_accuracy_drop = 0.01;
     o->dev.device = DEFAULT_DEVICE;
     cli_calib_opts_init(&o->calib);
+    calibration_opts_init(&o->cal);
     opterr = 0;
     if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
         return CLI_EXIT_USAGE;
@@ -207,6 +211,13 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         default: {
+            const int k = calibration_option(c, optarg, &o->cal);
+            if (k < 0) {
+                return CLI_EXIT_USAGE;
+            }
+            if (k > 0) {
+                break;
+            }
             const int rc = cli_shared_option(c, &o->calib, &o->dev, &app, argv,
                                              &o->co);
             if (rc != CLI_EXIT_OK) {
@@ -215,6 +226,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             break;
         }
         }
+    }
+    if (calibration_check(&o->cal) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
     }
     if (o->co.format == CLI_FORMAT_CSV) {
         cli_error("--format: the report prints the verdict (table) or "
@@ -298,6 +312,7 @@ static void report_free(struct report *r)
     prof_train_destroy(r->trainer);
     prof_dataset_finish(&r->test);
     prof_dataset_finish(&r->train);
+    prof_ranges_finish(&r->ranges);
     cli_devices_free(&r->devs);
     memest_model_destroy(r->model);
 }
@@ -476,6 +491,68 @@ static int no_data_set(const struct report *r, struct prof_dataset *d)
                          : cli_prof_failed("the model's input", st, &diag);
 }
 
+/* Static int8's ranges for the sweep: --calibration-data or
+ * --calibration-file, else the first --calibration-samples training
+ * samples (the ones just trained on, or the training split of --data),
+ * else the test set's inputs (reference outputs, no training split), else
+ * (no data) the zero sample the sweep times, said so: timing does not
+ * depend on the values. Calibration runs the model's own weights, so the
+ * trained ones are given to it first. */
+static int report_ranges(const struct options *o, struct report *r,
+                         const struct prof_dataset *set)
+{
+    bool int8 = false;
+    for (size_t i = 0; i < r->scfg.n_precisions; i++) {
+        int8 = int8 || r->scfg.precisions[i] == MEMEST_INT8;
+    }
+    if (!int8) {
+        return CLI_EXIT_OK;
+    }
+    int rc = CLI_EXIT_OK;
+    if (r->training) {
+        rc = cli_weights_to_model(&r->weights, r->model);
+        if (rc != CLI_EXIT_OK) {
+            return rc;
+        }
+    }
+    struct prof_dataset train = {0};
+    const struct prof_dataset *fallback = NULL;
+    const char *what = NULL;
+    if (!calibration_given(&o->cal)) {
+        switch (r->data) {
+        case DATA_LABELLED:
+            if (r->training) {
+                fallback = &r->train;
+            } else {
+                rc = data_load(o->data, DATA_TRAIN, o->cal.samples, &train);
+                fallback = &train;
+            }
+            what = "training samples";
+            break;
+        case DATA_REFERENCE:
+            fallback = set;
+            what = "test samples (--test-data has no training split)";
+            break;
+        case DATA_NONE:
+            fallback = set;
+            what = "zero samples (no data: int8's latency and memory do "
+                   "not depend on the values)";
+            break;
+        }
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = calibration_ranges(r->model, &o->cal, fallback, what, &r->ranges,
+                                r->int8_calibration,
+                                sizeof r->int8_calibration);
+    }
+    prof_dataset_finish(&train);
+    if (rc == CLI_EXIT_OK) {
+        r->scfg.ranges = &r->ranges;
+        r->scfg.calibration = r->int8_calibration;
+    }
+    return rc;
+}
+
 static int sweep(const struct options *o, struct report *r,
                  const struct progress *p)
 {
@@ -508,6 +585,11 @@ static int sweep(const struct options *o, struct report *r,
             return rc;
         }
         set = &zeros;
+    }
+    int rc = report_ranges(o, r, set);
+    if (rc != CLI_EXIT_OK) {
+        prof_dataset_finish(&zeros);
+        return rc;
     }
     const bool ok = sweep_run(r->model, r->training ? &r->weights : NULL,
                               set, &r->scfg, &r->sweep);
@@ -608,7 +690,12 @@ static int layerwise(const struct options *o, struct report *r)
         .dev = o->dev, .repeats = 5, .warmup = 2, .min_sample_ms = 0.05,
         .latency_multiplier = 1.0, .seed = 42,
         .threads = (unsigned)o->threads, .calib = o->calib,
-        .quiet = o->co.quiet};
+        .quiet = o->co.quiet, .cal = o->cal};
+    /* static int8: the sweep's ranges (the model's tensors are the same) */
+    if (prec == MEMEST_INT8 && r->scfg.ranges) {
+        r->lwo.ranges = r->scfg.ranges;
+        r->lwo.calibration = r->scfg.calibration;
+    }
     int rc = layerwise_resolve_device(&r->lwo, &r->lw);
     if (rc == CLI_EXIT_OK) {
         rc = layerwise_run(&r->lwo, &r->lw);

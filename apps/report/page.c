@@ -176,6 +176,10 @@ int report_summary(const struct options *o, struct report *r)
     }
     st = st ? st : art_doc_set_uint(data, "train_samples", r->train.count);
     st = st ? st : art_doc_set_uint(data, "test_samples", r->test.count);
+    if (r->int8_calibration[0]) {
+        st = st ? st : art_doc_set_text(data, "int8_calibration",
+                                        r->int8_calibration);
+    }
     st = st ? st : art_doc_set_doc(d, "data", data);
 
     art_doc *tr = sub[D_TR];
@@ -430,6 +434,9 @@ static int write_html(const void *obj, FILE *f)
     snprintf(buf, sizeof buf, "%s (%s)", data_kind_name(r->data),
              r->data_dir ? r->data_dir : "no data given: no accuracy");
     html_fact(f, "data", buf);
+    if (r->int8_calibration[0]) {
+        html_fact(f, "int8 calibration", r->int8_calibration);
+    }
     snprintf(buf, sizeof buf, "%u", r->lwo.threads);
     html_fact(f, "threads", buf);
     fputs("</table>\n", f);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "calib.h"
+#include "calibration.h"
 #include "cli.h"
 #include "devices.h"
 #include "edgefit/artifacts.h"
@@ -49,6 +50,7 @@ struct options {
     double max_accuracy_drop;
     struct cli_device_opts dev;
     struct cli_calib_opts calib;
+    struct calibration_opts cal;   /* static int8's ranges */
     struct cli_common co;
     int argc;
     char **argv;
@@ -72,6 +74,8 @@ struct report {
     art_table *history;
     struct train_charts tch;
     struct sweep_config scfg;
+    struct prof_ranges ranges;      /* static int8's, for the sweep */
+    char int8_calibration[320];     /* where they came from ("": none) */
     struct sweep_result sweep;
     art_table *sweep_table, *tradeoffs;
     struct sweep_chart sch;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "calibration.h"
 #include "cli.h"
 #include "data.h"
 #include "devices.h"
@@ -33,6 +34,7 @@ struct options {
     const char *from_csv;
     struct cli_device_opts dev;
     struct sweep_config cfg;
+    struct calibration_opts cal;
     struct cli_common co;
 };
 
@@ -45,8 +47,10 @@ static void usage(FILE *f)
         "       edgefit-sweep --from-csv FILE [--out DIR]\n"
         "\n"
         "Run trained weights at every precision and batch: test accuracy over\n"
-        "the whole test set (the executor, int8 by post-training\n"
-        "quantisation), latency of one batch on this machine (median of the\n"
+        "the whole test set (the executor; int8 is static post-training\n"
+        "quantisation, its activation ranges calibrated once on the first\n"
+        "512 training samples of --data, or on --calibration-data, so its\n"
+        "accuracy is the same at every batch), latency of one batch on this machine (median of the\n"
         "samples), memory (libmemest's peak inference plan), the energy proxy\n"
         "(the device's power x its roofline latency; x the latency measured\n"
         "when the device is the host) and the device's roofline\n"
@@ -70,7 +74,11 @@ static void usage(FILE *f)
         "                         (max_abs_error, rms_error, top1_agreement\n"
         "                         for a classifier)\n"
         "  --test-limit N         the first N test samples (default all)\n"
-        "  --precisions LIST      of fp32,fp16,bf16,int8 (default all four)\n"
+        "  --precisions LIST      of fp32,fp16,bf16,int8,int8-dynamic\n"
+        "                         (default fp32,fp16,bf16,int8; int8 is\n"
+        "                         static, int8-dynamic re-quantises every\n"
+        "                         tensor with its own range per batch)\n"
+        CLI_CALIBRATION_HELP
         "  --batches LIST         batch sizes (default 1,8,32)\n"
         "  --device D             power and roofline (default " DEFAULT_DEVICE
         ")\n"
@@ -123,6 +131,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"min-accuracy", required_argument, NULL, O_MINACC},
         {"repeats", required_argument, NULL, O_REPEATS},
         {"from-csv", required_argument, NULL, O_FROM},
+        CLI_CALIBRATION_OPTIONS,
         CLI_DEVICE_OPTIONS,
         CLI_STRICT_OPTION,
         CLI_QUIET_OPTION,
@@ -133,6 +142,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     o->model = DEFAULT_MODEL;
     o->dev.device = DEFAULT_DEVICE;
     sweep_config_init(&o->cfg);
+    calibration_opts_init(&o->cal);
     o->cfg.max_memory_mb = NAN; /* NaN: the device's, decided later */
     opterr = 0;
     if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
@@ -142,6 +152,13 @@ static int parse_args(int argc, char **argv, struct options *o)
     uint64_t u;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         int d = cli_device_option(c, &o->dev);
+        if (d < 0) {
+            return CLI_EXIT_USAGE;
+        }
+        if (d > 0) {
+            continue;
+        }
+        d = calibration_option(c, optarg, &o->cal);
         if (d < 0) {
             return CLI_EXIT_USAGE;
         }
@@ -221,12 +238,68 @@ static int parse_args(int argc, char **argv, struct options *o)
                   "reference outputs, no accuracy");
         return CLI_EXIT_USAGE;
     }
+    if (calibration_check(&o->cal) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
+    if (o->from_csv && calibration_given(&o->cal)) {
+        cli_error("--from-csv aggregates a file: --calibration-%s is not "
+                  "used with it", o->cal.file ? "file" : "data");
+        return CLI_EXIT_USAGE;
+    }
     if (o->from_csv && o->co.weights) {
         cli_error("--from-csv aggregates a file: --weights is not used "
                   "with it");
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
+}
+
+/* Static int8's ranges, when the sweep runs int8: --calibration-data or
+ * --calibration-file, else the first --calibration-samples training
+ * samples of --data (the test set's own inputs with --test-data, which
+ * has no training split), so the test set int8 is measured on is not the
+ * one it was calibrated on whenever there is a choice. */
+static int sweep_ranges(struct options *o, const memest_model *model,
+                        const struct prof_dataset *test,
+                        struct prof_ranges *ranges, char *source,
+                        size_t source_len)
+{
+    bool int8 = false;
+    for (size_t i = 0; i < o->cfg.n_precisions; i++) {
+        int8 = int8 || o->cfg.precisions[i] == MEMEST_INT8;
+    }
+    if (!int8) {
+        return CLI_EXIT_OK;
+    }
+    struct prof_dataset train = {0};
+    const struct prof_dataset *fallback = NULL;
+    const char *what = NULL;
+    int rc = CLI_EXIT_OK;
+    if (!calibration_given(&o->cal)) {
+        if (o->test_data) {
+            fallback = test;
+            what = "test samples (--test-data has no training split)";
+        } else {
+            rc = data_load(o->data, DATA_TRAIN, o->cal.samples, &train);
+            if (rc != CLI_EXIT_OK) {
+                cli_error("static int8 calibrates on the training split of "
+                          "--data: give --calibration-data PATH or "
+                          "--calibration-file FILE, or run int8-dynamic");
+            }
+            fallback = &train;
+            what = "training samples";
+        }
+    }
+    if (rc == CLI_EXIT_OK) {
+        rc = calibration_ranges(model, &o->cal, fallback, what, ranges,
+                                source, source_len);
+    }
+    prof_dataset_finish(&train);
+    if (rc == CLI_EXIT_OK) {
+        o->cfg.ranges = ranges;
+        o->cfg.calibration = source;
+    }
+    return rc;
 }
 
 static void progress(void *ctx, size_t done, size_t total, const char *what)
@@ -267,6 +340,9 @@ static int print_tables(const struct options *o, const art_table *res,
         int st = art_doc_create(&d);
         st = st ? st : art_doc_set_table(d, "sweep_results", res);
         st = st ? st : art_doc_set_table(d, "precision_tradeoffs", trade);
+        if (!st && o->cfg.calibration) {
+            st = art_doc_set_text(d, "int8_calibration", o->cfg.calibration);
+        }
         st = st ? st : art_doc_write_rounded(d, stdout, cli_round_file);
         art_doc_destroy(d);
         return st;
@@ -300,6 +376,9 @@ static int print_tables(const struct options *o, const art_table *res,
             return st;
         }
         print_noise(r);
+        if (o->cfg.calibration) {
+            printf("int8 is static int8, with %s.\n", o->cfg.calibration);
+        }
         static const char *const trade_keep[] = {
             "precision", "accuracy_mean", "latency_ms_mean", "memory_mb_mean",
             "energy_proxy_j_mean", "accepted_ratio", NULL};
@@ -340,6 +419,8 @@ int main(int argc, char **argv)
     struct sweep_result res = {0};
     art_table *rt = NULL, *tt = NULL;
     struct sweep_chart ch = {0};
+    struct prof_ranges ranges = {0};
+    char cal_source[320] = "";
     if (cli_out_check(o.co.out_dir) != CLI_EXIT_OK) {
         goto done;
     }
@@ -376,6 +457,11 @@ int main(int argc, char **argv)
             (rc = data_check(model, &test,
                              o.test_data ? "--test-data" : "--data")) !=
                 CLI_EXIT_OK) {
+            goto done;
+        }
+        rc = sweep_ranges(&o, model, &test, &ranges, cal_source,
+                          sizeof cal_source);
+        if (rc != CLI_EXIT_OK) {
             goto done;
         }
         if (!o.co.quiet && isatty(STDERR_FILENO)) {
@@ -425,6 +511,7 @@ done:
     art_table_destroy(rt);
     art_table_destroy(tt);
     sweep_result_free(&res);
+    prof_ranges_finish(&ranges);
     prof_dataset_finish(&test);
     memest_model_destroy(model);
     cli_devices_free(&devs);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "calibration.h"
 #include "cli.h"
 #include "data.h"
 #include "table.h"
@@ -49,6 +50,7 @@ struct options {
     uint64_t test_limit;
     const char *save_weights; /* NULL: DEFAULT_WEIGHTS in --out, if any */
     const char *init_weights;
+    struct calibration_opts cal; /* int8's ranges */
     struct cli_common co;
 };
 
@@ -71,9 +73,14 @@ static void usage(FILE *f)
         "  --seed N              initial weights and shuffles (default 42)\n"
         "  --optimizer O         sgd|momentum|adam (default sgd; momentum 0.9,\n"
         "                        adam 0.9, 0.999, 1e-8)\n"
-        "  --precision P         fp32|fp16|bf16|int8 (default fp32); int8\n"
-        "                        trains in fp32, then quantises the weights\n"
-        "                        and reports the fp32 and int8 test accuracy\n"
+        "  --precision P         fp32|fp16|bf16|int8|int8-dynamic (default\n"
+        "                        fp32); int8 trains in fp32, then quantises\n"
+        "                        statically (ranges calibrated on the first\n"
+        "                        512 training samples, or as below) and\n"
+        "                        reports the fp32 and int8 test accuracy;\n"
+        "                        int8-dynamic re-quantises every tensor with\n"
+        "                        its own range instead\n"
+        CLI_CALIBRATION_HELP
         "  --simulate            fit the batch to the memory budget (the\n"
         "                        original run plan and its warnings)\n"
         "  --max-memory-mb X     the budget in MB (1 MB = 1024^2 bytes) of\n"
@@ -139,6 +146,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"test-limit", required_argument, NULL, O_TEST_LIMIT},
         {"save-weights", required_argument, NULL, O_SAVE},
         {"init-weights", required_argument, NULL, O_INIT},
+        CLI_CALIBRATION_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_QUIET_OPTION,
         {NULL, 0, NULL, 0},
@@ -165,6 +173,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         .loss_scale = to.loss_scale,
         .threads = 1,
     };
+    calibration_opts_init(&o->cal);
     opterr = 0;
     if (cli_refuse_repeats(argc, argv, longopts, NULL) != CLI_EXIT_OK) {
         return CLI_EXIT_USAGE;
@@ -274,6 +283,13 @@ static int parse_args(int argc, char **argv, struct options *o)
             o->init_weights = optarg;
             break;
         default: {
+            const int k = calibration_option(c, optarg, &o->cal);
+            if (k < 0) {
+                return CLI_EXIT_USAGE;
+            }
+            if (k > 0) {
+                break;
+            }
             const int rc = cli_common_option(c, &app, argv, &o->co);
             if (rc != CLI_EXIT_OK) {
                 return rc;
@@ -284,6 +300,17 @@ static int parse_args(int argc, char **argv, struct options *o)
         if (!ok) {
             return CLI_EXIT_USAGE;
         }
+    }
+    if (calibration_check(&o->cal) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
+    }
+    if (o->precision != MEMEST_INT8 &&
+        (o->cal.data || o->cal.file || o->cal.samples_given ||
+         o->cal.method_given)) {
+        cli_error("--calibration-*: the activation ranges of static int8; "
+                  "this run is %s (give --precision int8)",
+                  memest_precision_name(o->precision));
+        return CLI_EXIT_USAGE;
     }
     return cli_no_operands(argc, argv);
 }
@@ -304,6 +331,8 @@ struct result {
     double test_accuracy, test_loss;
     /* int8: both through the executor, one test image at a time */
     double exec_fp32_accuracy, exec_int8_accuracy;
+    struct prof_ranges ranges;      /* static int8's */
+    char int8_calibration[320];     /* where they came from */
     const struct prof_train_scale_event *scale_events;
     size_t scale_event_count;
     bool slept;
@@ -322,6 +351,7 @@ static void result_free(struct result *r)
     cli_train_log_free(&r->epochs);
     prof_dataset_finish(&r->test);
     prof_dataset_finish(&r->train);
+    prof_ranges_finish(&r->ranges);
     cli_weights_free(&r->weights);
     prof_train_destroy(r->trainer);
     memest_model_destroy(r->model);
@@ -510,18 +540,31 @@ static int train(const struct options *o, struct result *r)
     return cli_train_read_weights(r->trainer, &r->weights);
 }
 
+/* Static int8's ranges after training: the model is given the trained
+ * weights (calibration runs the model's own), then calibrated on the
+ * first --calibration-samples training samples, or on --calibration-data,
+ * or read from --calibration-file. */
+static int int8_ranges(const struct options *o, struct result *r)
+{
+    int rc = cli_weights_to_model(&r->weights, r->model);
+    return rc ? rc : calibration_ranges(r->model, &o->cal, &r->train,
+                                        "training samples", &r->ranges,
+                                        r->int8_calibration,
+                                        sizeof r->int8_calibration);
+}
+
 /* Test accuracy of the trained weights run by the executor at precision,
- * one image at a time (int8 quantises each activation tensor with its own
- * scale, so a batch would let images change each other's results). */
+ * one image at a time (int8-dynamic quantises each activation tensor with
+ * its own scale, so a batch would let images change each other's results;
+ * static int8 gives the same at any batch). */
 static int executor_accuracy(const struct result *r,
                              enum memest_precision precision, double *out)
 {
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.batch = 1;
-    /* static int8 needs calibrated ranges, which this app does not pass
-     * yet: it runs int8-dynamic, the per-batch path "int8" ran before */
-    eo.precision = precision == MEMEST_INT8 ? MEMEST_INT8_DYNAMIC : precision;
+    eo.precision = precision;
+    eo.ranges = precision == MEMEST_INT8 ? &r->ranges : NULL;
     prof_exec *ex = NULL;
     struct prof_diag d = {0};
     int st = prof_exec_create(r->model, &eo, &ex, &d);
@@ -719,6 +762,12 @@ static art_doc *results_doc(const struct options *o, const struct result *r,
     if (memest_precision_is_int8(o->precision)) {
         set_real(d, "fp32_test_accuracy", r->exec_fp32_accuracy, st);
         set_real(d, "int8_test_accuracy", r->exec_int8_accuracy, st);
+        set_text(d, "int8_calibration",
+                 o->precision == MEMEST_INT8
+                     ? r->int8_calibration
+                     : "per batch (int8-dynamic: each tensor's own range "
+                       "at run time)",
+                 st);
     }
     if (o->precision == MEMEST_FP16) {
         set_uint(d, "skipped_steps", r->epochs.skipped_steps, st);
@@ -813,10 +862,15 @@ static void print_summary(const struct options *o, const struct result *r)
     printf("  test_accuracy     %.6f; test_loss %.6f\n", r->test_accuracy,
            r->test_loss);
     if (memest_precision_is_int8(o->precision)) {
-        printf("  int8              test accuracy %.6f after quantisation, "
+        printf("  %-17s test accuracy %.6f after quantisation, "
                "fp32 %.6f (executor, %+.2f points)\n",
-               r->exec_int8_accuracy, r->exec_fp32_accuracy,
+               memest_precision_name(o->precision), r->exec_int8_accuracy,
+               r->exec_fp32_accuracy,
                100.0 * (r->exec_int8_accuracy - r->exec_fp32_accuracy));
+        if (o->precision == MEMEST_INT8) {
+            printf("                    static int8, with %s\n",
+                   r->int8_calibration);
+        }
     }
     if (o->precision == MEMEST_FP16) {
         printf("  loss scale        %g -> %g, %" PRIu64 " skipped steps, %zu "
@@ -975,8 +1029,11 @@ int main(int argc, char **argv)
     }
     if (rc == CLI_EXIT_OK && memest_precision_is_int8(o.precision)) {
         rc = executor_accuracy(&r, MEMEST_FP32, &r.exec_fp32_accuracy);
+        if (rc == CLI_EXIT_OK && o.precision == MEMEST_INT8) {
+            rc = int8_ranges(&o, &r);
+        }
         if (rc == CLI_EXIT_OK) {
-            rc = executor_accuracy(&r, MEMEST_INT8, &r.exec_int8_accuracy);
+            rc = executor_accuracy(&r, o.precision, &r.exec_int8_accuracy);
         }
     }
     if (rc == CLI_EXIT_OK &&

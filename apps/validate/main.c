@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "calibration.h"
 #include "cli.h"
 #include "model.h"
 #include "table.h"
@@ -34,6 +35,7 @@ struct options {
     size_t n_precisions;
     double tolerance[MEMEST_PRECISION_COUNT]; /* NaN: the default */
     uint64_t batch;                           /* 0: not given */
+    struct calibration_opts cal;              /* static int8's ranges */
     struct cli_common co;
 };
 
@@ -53,7 +55,14 @@ static void usage(FILE *f)
         "                        test_data_set_* folder beside the model)\n"
         "  --weights FILE        the parameters of a text model or preset\n"
         "                        (safetensors, PyTorch names)\n"
-        "  --precision LIST      of fp32,fp16,bf16,int8 (default fp32)\n"
+        "  --precision LIST      of fp32,fp16,bf16,int8,int8-dynamic (default\n"
+        "                        fp32); int8 is static int8, compared with the\n"
+        "                        reference outputs and with edgefit's own\n"
+        "                        fp32 run (reference fp32); its activation\n"
+        "                        ranges are the model's own (a QDQ file),\n"
+        "                        else from the options below, else\n"
+        "                        calibrated on the test set's own inputs\n"
+        CLI_CALIBRATION_HELP
         "  --tolerance T         the largest relative_error that passes, for\n"
         "                        every precision, or P=T[,P=T...] for some\n"
         "                        (default fp32=1e-4,fp16=1e-2,bf16=5e-2,\n"
@@ -135,6 +144,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"precision", required_argument, NULL, O_PRECISION},
         {"tolerance", required_argument, NULL, O_TOLERANCE},
         {"batch", required_argument, NULL, O_BATCH},
+        CLI_CALIBRATION_OPTIONS,
         CLI_COMMON_OPTIONS,
         CLI_STRICT_OPTION,
         CLI_QUIET_OPTION,
@@ -143,6 +153,7 @@ static int parse_args(int argc, char **argv, struct options *o)
     static const struct cli_app app = {"edgefit-validate", EDGEFIT_VERSION,
                                        usage, cli_version_details};
     memset(o, 0, sizeof *o);
+    calibration_opts_init(&o->cal);
     o->precisions[0] = MEMEST_FP32;
     o->n_precisions = 1;
     for (size_t i = 0; i < MEMEST_PRECISION_COUNT; i++) {
@@ -187,6 +198,13 @@ static int parse_args(int argc, char **argv, struct options *o)
             }
             break;
         default: {
+            const int k = calibration_option(c, optarg, &o->cal);
+            if (k < 0) {
+                return CLI_EXIT_USAGE;
+            }
+            if (k > 0) {
+                break;
+            }
             const int rc = cli_common_option(c, &app, argv, &o->co);
             if (rc != CLI_EXIT_OK) {
                 return rc;
@@ -194,6 +212,9 @@ static int parse_args(int argc, char **argv, struct options *o)
             break;
         }
         }
+    }
+    if (calibration_check(&o->cal) != CLI_EXIT_OK) {
+        return CLI_EXIT_USAGE;
     }
     if (!o->model) {
         cli_error("--model SPEC is required (a .onnx file, a text model or "
@@ -219,11 +240,18 @@ struct job {
     size_t map[VALIDATE_MAX_INPUTS]; /* input k <- set.inputs[map[k]] */
     uint64_t samples;
     uint64_t batch;      /* the executor's */
+    /* static int8: the ranges (made once, when the model carries no
+     * quantisation of its own) and where they came from */
+    struct prof_ranges ranges;
+    bool have_ranges, ranges_tried;
+    char calibration[320];
 };
 
 struct row {
     const char *test_set;
     enum memest_precision precision;
+    const char *reference;   /* "test data" or "fp32" (edgefit's own) */
+    const char *calibration; /* static int8: where its ranges came from */
     const char *output;
     uint64_t batch;
     uint64_t samples;
@@ -244,6 +272,7 @@ static void run_free(struct run *r)
 {
     for (size_t i = 0; i < r->n_jobs; i++) {
         validate_set_free(&r->jobs[i].set);
+        prof_ranges_finish(&r->jobs[i].ranges);
         if (r->jobs[i].own_model) {
             memest_model_destroy(r->jobs[i].model);
         }
@@ -401,32 +430,117 @@ static int prepare(const struct options *o, struct run *r)
     return rc;
 }
 
+/* Whether the model carries its own quantisation (a QDQ file): the
+ * executor builds static int8 without ranges only then (else PROF_E_RANGE,
+ * "static int8 needs a calibration"). */
+static bool carries_quant(const struct job *j)
+{
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = 1;
+    eo.precision = MEMEST_INT8;
+    prof_exec *ex = NULL;
+    const int st = prof_exec_create(j->model, &eo, &ex, NULL);
+    prof_exec_destroy(ex);
+    return st == PROF_OK;
+}
+
+/* Static int8's ranges for job j: the model's own (none needed), else
+ * --calibration-data or --calibration-file, else the set's own inputs
+ * (one input; said so). */
+static int job_ranges(const struct options *o, struct job *j)
+{
+    j->ranges_tried = true;
+    if (!calibration_given(&o->cal) && carries_quant(j)) {
+        snprintf(j->calibration, sizeof j->calibration,
+                 "the model's own quantisation (scales and zero points of "
+                 "its QuantizeLinear nodes)");
+        return CLI_EXIT_OK;
+    }
+    struct prof_dataset own = {0};
+    const struct prof_dataset *fallback = NULL;
+    if (!calibration_given(&o->cal) &&
+        memest_model_input_count(j->model) == 1) {
+        const struct validate_ref *in = &j->set.inputs[j->map[0]];
+        static const uint64_t one = 1;
+        const unsigned rank = in->rank > 1 ? in->rank - 1 : 1;
+        const uint64_t *shape = in->rank > 1 ? in->dim + 1 : &one;
+        struct prof_diag pd = {0};
+        const int st = prof_dataset_init(&own, j->samples, rank, shape, false,
+                                         0, NULL, in->path, &pd);
+        if (st != PROF_OK) {
+            return cli_prof_failed(in->path, st, &pd);
+        }
+        memcpy(own.x, in->data,
+               (size_t)(own.count * own.sample_count) * sizeof(float));
+        fallback = &own;
+    }
+    const int rc = calibration_ranges(j->model, &o->cal, fallback,
+                                      "reference inputs", &j->ranges,
+                                      j->calibration,
+                                      sizeof j->calibration);
+    prof_dataset_finish(&own);
+    j->have_ranges = rc == CLI_EXIT_OK;
+    return rc;
+}
+
+static struct row *add_row(const struct options *o, struct run *r,
+                           const struct job *j, enum memest_precision p,
+                           const char *reference, const float *got,
+                           const float *ref, size_t features)
+{
+    struct row *row = &r->rows[r->n_rows++];
+    row->test_set = j->set.name;
+    row->precision = p;
+    row->reference = reference;
+    row->calibration = p == MEMEST_INT8 ? j->calibration : "";
+    row->output = j->set.outputs[0].name;
+    row->batch = j->batch;
+    row->samples = j->samples;
+    row->tolerance = o->tolerance[p];
+    validate_compare(got, ref, (size_t)j->samples, features,
+                     validate_is_classifier(j->model), &row->m);
+    row->pass = validate_passes(&row->m, row->tolerance);
+    return row;
+}
+
 static int validate_job(const struct options *o, struct run *r,
-                        const struct job *j, enum memest_precision p)
+                        struct job *j, enum memest_precision p)
 {
     const struct validate_ref *ref = &j->set.outputs[0];
-    float *got = malloc((ref->count ? ref->count : 1) * sizeof *got);
-    if (!got) {
+    const size_t n = ref->count ? ref->count : 1;
+    int rc = CLI_EXIT_OK;
+    if (p == MEMEST_INT8 && !j->ranges_tried) {
+        rc = job_ranges(o, j);
+        if (rc != CLI_EXIT_OK) {
+            return rc;
+        }
+    }
+    float *got = malloc(n * sizeof *got);
+    float *f32 = p == MEMEST_INT8 ? malloc(n * sizeof *f32) : NULL;
+    if (!got || (p == MEMEST_INT8 && !f32)) {
+        free(got);
         cli_error("%s: out of memory", j->set.dir);
         return CLI_EXIT_FAILURE;
     }
-    const int rc = validate_run(j->model, &j->set, j->map, j->samples,
-                                j->batch, p, got);
+    rc = validate_run_ranges(j->model, &j->set, j->map, j->samples, j->batch,
+                             p, j->have_ranges ? &j->ranges : NULL, got);
+    const size_t features = ref->count / (size_t)j->samples;
     if (rc == CLI_EXIT_OK) {
-        const size_t features = ref->count / (size_t)j->samples;
-        struct row *row = &r->rows[r->n_rows++];
-        row->test_set = j->set.name;
-        row->precision = p;
-        row->output = ref->name;
-        row->batch = j->batch;
-        row->samples = j->samples;
-        row->tolerance = o->tolerance[p];
-        validate_compare(got, ref->data, (size_t)j->samples, features,
-                         validate_is_classifier(j->model),
-                         &row->m);
-        row->pass = validate_passes(&row->m, row->tolerance);
+        add_row(o, r, j, p, "test data", got, ref->data, features);
+    }
+    /* Static int8 against edgefit's own fp32 on the same inputs: the
+     * quantisation's error alone (the reference may be another runtime's,
+     * a QDQ file's int8 outputs). */
+    if (rc == CLI_EXIT_OK && f32) {
+        rc = validate_run(j->model, &j->set, j->map, j->samples, j->batch,
+                          MEMEST_FP32, f32);
+        if (rc == CLI_EXIT_OK) {
+            add_row(o, r, j, p, "fp32", got, f32, features);
+        }
     }
     free(got);
+    free(f32);
     return rc;
 }
 
@@ -439,6 +553,18 @@ static bool get_set(const void *ctx, size_t i, union cli_value *v)
     v->s = ROW(ctx, i)->test_set;
     return true;
 }
+static bool get_reference(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = ROW(ctx, i)->reference;
+    return true;
+}
+
+static bool get_calibration(const void *ctx, size_t i, union cli_value *v)
+{
+    v->s = ROW(ctx, i)->calibration;
+    return true;
+}
+
 static bool get_precision(const void *ctx, size_t i, union cli_value *v)
 {
     v->s = memest_precision_name(ROW(ctx, i)->precision);
@@ -488,6 +614,7 @@ static bool get_verdict(const void *ctx, size_t i, union cli_value *v)
 static const struct cli_column columns[] = {
     {"test_set", ART_TEXT, get_set, CLI_COL_KEY},
     {"precision", ART_TEXT, get_precision, CLI_COL_KEY},
+    {"reference", ART_TEXT, get_reference, CLI_COL_KEY},
     {"output", ART_TEXT, get_output, CLI_COL_ALL},
     {"batch_size", ART_UINT, get_batch, CLI_COL_ALL},
     {"samples", ART_UINT, get_samples, CLI_COL_ALL},
@@ -500,6 +627,7 @@ static const struct cli_column columns[] = {
     {"top1_agreement", ART_REAL, get_top1, CLI_COL_KEY},
     {"tolerance", ART_REAL, get_tol, CLI_COL_ALL},
     {"verdict", ART_TEXT, get_verdict, CLI_COL_KEY},
+    {"int8_calibration", ART_TEXT, get_calibration, CLI_COL_ALL},
 };
 
 static size_t failures(const struct run *r)
@@ -608,6 +736,12 @@ static int emit(const struct options *o, const struct run *r)
                    o->tolerance[o->precisions[i]]);
         }
         printf(")\n");
+        for (size_t i = 0; i < r->n_jobs; i++) {
+            if (r->jobs[i].calibration[0]) {
+                printf("  int8 on %s: static int8, with %s\n",
+                       r->jobs[i].set.name, r->jobs[i].calibration);
+            }
+        }
         rc = cli_stdout_finish(ART_OK);
     }
 done:
@@ -633,7 +767,8 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     rc = prepare(&o, &r);
     if (rc == CLI_EXIT_OK) {
-        r.rows = calloc(r.n_jobs * o.n_precisions, sizeof *r.rows);
+        /* int8 adds a row per set: against edgefit's fp32 */
+        r.rows = calloc(r.n_jobs * (o.n_precisions + 1), sizeof *r.rows);
         if (!r.rows) {
             cli_error("out of memory");
             rc = CLI_EXIT_FAILURE;
