@@ -3,14 +3,18 @@
 # (onnxruntime-node) on the calibration inputs and compared with edgefit's
 # own static int8 outputs on the same inputs: the share of output elements
 # that are equal and the largest difference in output quantisation steps
-# (|ort - edgefit| / the output's int8 scale). A live check, not a test:
+# (|ort - edgefit| / the output's int8 scale), also with both on the
+# output's int8 grid; exit 0 when they are within one step there. A live
+# check, not a test:
 # ONNX Runtime is never a build or test dependency.
 #
 # usage: scripts/check-qdq-ort.sh DIR DATA [MODEL [WEIGHTS]]
 #   DIR      edgefit-quantize's --out folder (model.qdq.onnx,
 #            calibration.json)
-#   DATA     ONNX test data: a test_data_set_N folder or a folder of them
-#            (e.g. tests/data/models/resnet8)
+#   DATA     the calibration inputs: ONNX test data (a test_data_set_N
+#            folder or a folder of them, e.g. tests/data/models/resnet8),
+#            or an IDX or NumPy folder (its training split); SAMPLES=N
+#            takes the first N
 #   MODEL    edgefit runs MODEL (with WEIGHTS) at static int8 with
 #            DIR/calibration.json; without MODEL it runs DIR/model.qdq.onnx
 #            with the quantisation the file carries
@@ -104,7 +108,18 @@ function readNpy(path) {
     const e = readNpy(work + '/edgefit.npy');
     const n = x.shape[0];
     const per = x.data.length / n, outPer = e.data.length / n;
+    // Each value on the output's int8 grid: q = clamp(round(x / scale) +
+    // zero point) (half to even, as QuantizeLinear). ONNX Runtime's output
+    // is on it already (a DequantizeLinear); edgefit's final softmax runs
+    // in float on the dequantised logits, so its values are put on it too.
+    const sc = meta.output_scale, zp = meta.output_zero_point;
+    const q = v => {
+        const t = v / sc, f = Math.floor(t), r = t - f;
+        const n = r > 0.5 || (r === 0.5 && f % 2 !== 0) ? f + 1 : f;
+        return Math.min(127, Math.max(-128, n + zp));
+    };
     let equal = 0, total = 0, maxDiff = 0, maxSteps = 0, top1 = 0;
+    let qEqual = 0, qMax = 0;
     for (let i = 0; i < n; i++) {
         const t = new ort.Tensor('float32', x.data.slice(i * per, (i + 1) * per),
                                  [1, ...x.shape.slice(1)]);
@@ -118,6 +133,9 @@ function readNpy(path) {
             const a = y[k], b = e.data[i * outPer + k];
             const d = Math.abs(a - b);
             equal += d === 0;
+            const dq = Math.abs(q(a) - q(b));
+            qEqual += dq === 0;
+            qMax = Math.max(qMax, dq);
             total++;
             maxDiff = Math.max(maxDiff, d);
             if (a > y[ai]) ai = k;
@@ -130,7 +148,8 @@ function readNpy(path) {
     console.log(`samples: ${n}, output ${meta.output} (${outPer} values each, int8 scale ${meta.output_scale}, zero point ${meta.output_zero_point})`);
     console.log(`elements equal: ${equal} of ${total} (share ${(equal / total).toFixed(4)})`);
     console.log(`max difference: ${maxDiff.toPrecision(4)} (${maxSteps.toFixed(2)} output steps)`);
+    console.log(`on the output's int8 grid: ${qEqual} of ${total} equal (share ${(qEqual / total).toFixed(4)}), max difference ${qMax} steps`);
     console.log(`top-1 agreement: ${top1} of ${n}`);
-    process.exit(maxSteps <= 1 ? 0 : 1);
+    process.exit(qMax <= 1 ? 0 : 1);
 })().catch(err => { console.error('check-qdq-ort: ' + err.message); process.exit(1); });
 EOF

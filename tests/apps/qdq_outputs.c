@@ -7,11 +7,13 @@
  * MODEL (with WEIGHTS, a safetensors file, or - for none) runs at static
  * int8 with the ranges of CALIBRATION (a calibration file), or with the
  * quantisation the model carries (a QDQ ONNX file) for -. DATA is one
- * test_data_set_N folder or a folder of them. INPUTS.npy receives the
+ * test_data_set_N folder or a folder of them, or an IDX or NumPy folder
+ * (its training split); the first $SAMPLES samples when set. INPUTS.npy receives the
  * inputs as read ([N, ...] float32), OUTPUTS.npy edgefit's outputs
  * ([N, ...] float32, one sample at a time). Prints the output tensor's
  * int8 scale and zero point and the sample count as JSON on stdout. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +80,24 @@ int main(int argc, char **argv)
         return 2;
     }
     struct prof_dataset d = {0};
-    if (data_load_reference(argv[4], 0, &d) != CLI_EXIT_OK) {
+    /* ONNX test data, else the training split of an IDX or NumPy folder
+     * (the calibration's samples), else its test split */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/train%s", argv[4], DATA_NPY_INPUTS);
+    FILE *pf = fopen(probe, "rb");
+    if (!pf) {
+        snprintf(probe, sizeof probe, "%s/train-images-idx3-ubyte",
+                 argv[4]);
+        pf = fopen(probe, "rb");
+    }
+    const bool split = pf != NULL;
+    if (pf) {
+        fclose(pf);
+    }
+    const uint64_t limit = getenv("SAMPLES") ? strtoull(getenv("SAMPLES"),
+                                                        NULL, 10) : 0;
+    if ((split ? data_load(argv[4], DATA_TRAIN, limit, &d)
+               : data_load_reference(argv[4], limit, &d)) != CLI_EXIT_OK) {
         memest_model_destroy(m);
         return 2;
     }
