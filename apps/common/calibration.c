@@ -283,7 +283,7 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     snprintf(source, source_len, "%s ranges of %s%s%s%s",
              calibration_method_text(o->method, o->percentile, method,
                                      sizeof method),
-             which, from ? " (" : "", from ? from : "", from ? ")" : "");
+             which, from ? ", read from " : "", from ? from : "", "");
     prof_dataset_finish(&own);
     return CLI_EXIT_OK;
 }

@@ -102,12 +102,14 @@ const char *calibration_method_text(enum prof_range_method m,
  *   --calibration-data   the first o->samples samples read from it,
  *                        checked against the model, then
  *                        prof_ranges_calibrate(): "min-max ranges of the
- *                        first 512 of 60000 samples of FILE";
+ *                        first 512 samples, read from FILE";
  *   neither              the same on fallback (NULL: refused, saying that
  *                        static int8 needs --calibration-data or
  *                        --calibration-file), described as fallback_what
  *                        ("training samples"): "min-max ranges of the
- *                        first 512 of 60000 training samples (FILE)".
+ *                        first 512 of 60000 training samples, read from
+ *                        FILE" (", read from" only when the set names
+ *                        its source).
  * Returns CLI_EXIT_OK with *out to release by prof_ranges_finish(), or
  * CLI_EXIT_USAGE (bad data, file or model, after a message naming the
  * option and the file) or CLI_EXIT_FAILURE (memory, the executor) with

@@ -199,6 +199,25 @@ done:
     return rc;
 }
 
+bool data_has_split(const char *dir, enum data_split split)
+{
+    const char *d = dir ? dir : prof_dataset_default_dir();
+    const bool train = split == DATA_TRAIN;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s" DATA_NPY_INPUTS, d, train ? "train" : "test");
+    if (exists(p)) {
+        return true;
+    }
+    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte", d, train ? "train"
+                                                               : "t10k");
+    if (exists(p)) {
+        return true;
+    }
+    snprintf(p, sizeof p, "%s/%s-images-idx3-ubyte.gz", d,
+             train ? "train" : "t10k");
+    return exists(p);
+}
+
 int data_load(const char *dir, enum data_split split, uint64_t max_count,
               struct prof_dataset *out)
 {

@@ -47,6 +47,10 @@ enum data_split { DATA_TRAIN, DATA_TEST };
  */
 int data_load(const char *dir, enum data_split split, uint64_t max_count,
               struct prof_dataset *out);
+/* Whether DIR (NULL: the default folder) holds the split's inputs
+ * (<split>_inputs.npy, or the IDX images, compressed or not). */
+bool data_has_split(const char *dir, enum data_split split);
+
 /* data_load() for another option than --data (--calibration-data): the
  * messages name opt. */
 int data_load_as(const char *opt, const char *dir, enum data_split split,

@@ -141,9 +141,7 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.batch = batch;
-    /* static int8 needs calibrated ranges, which this app does not pass
-     * yet: it runs int8-dynamic, the per-batch path "int8" ran before */
-    eo.precision = prec == MEMEST_INT8 ? MEMEST_INT8_DYNAMIC : prec;
+    eo.precision = prec;
     eo.threads = cfg->threads ? cfg->threads : 1;
     /* Static int8's scales are fixed before the run, so its accuracy is
      * the same at every batch; int8-dynamic's depend on the batch. */

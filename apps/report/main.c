@@ -523,11 +523,15 @@ static int report_ranges(const struct options *o, struct report *r,
         case DATA_LABELLED:
             if (r->training) {
                 fallback = &r->train;
+                what = "training samples";
+            } else if (!data_has_split(o->data, DATA_TRAIN)) {
+                fallback = set;
+                what = "test samples (--data has no training split)";
             } else {
                 rc = data_load(o->data, DATA_TRAIN, o->cal.samples, &train);
                 fallback = &train;
+                what = "training samples";
             }
-            what = "training samples";
             break;
         case DATA_REFERENCE:
             fallback = set;

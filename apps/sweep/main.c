@@ -256,9 +256,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 /* Static int8's ranges, when the sweep runs int8: --calibration-data or
  * --calibration-file, else the first --calibration-samples training
- * samples of --data (the test set's own inputs with --test-data, which
- * has no training split), so the test set int8 is measured on is not the
- * one it was calibrated on whenever there is a choice. */
+ * samples of --data (the test set's own inputs when there is no training
+ * split: --test-data, or a --data folder of test files only), so the test
+ * set int8 is measured on is not the one it was calibrated on whenever
+ * there is a choice; the output says which. */
 static int sweep_ranges(struct options *o, const memest_model *model,
                         const struct prof_dataset *test,
                         struct prof_ranges *ranges, char *source,
@@ -279,13 +280,11 @@ static int sweep_ranges(struct options *o, const memest_model *model,
         if (o->test_data) {
             fallback = test;
             what = "test samples (--test-data has no training split)";
+        } else if (!data_has_split(o->data, DATA_TRAIN)) {
+            fallback = test;
+            what = "test samples (--data has no training split)";
         } else {
             rc = data_load(o->data, DATA_TRAIN, o->cal.samples, &train);
-            if (rc != CLI_EXIT_OK) {
-                cli_error("static int8 calibrates on the training split of "
-                          "--data: give --calibration-data PATH or "
-                          "--calibration-file FILE, or run int8-dynamic");
-            }
             fallback = &train;
             what = "training samples";
         }
@@ -377,7 +376,10 @@ static int print_tables(const struct options *o, const art_table *res,
         }
         print_noise(r);
         if (o->cfg.calibration) {
-            printf("int8 is static int8, with %s.\n", o->cfg.calibration);
+            char line[512];
+            snprintf(line, sizeof line, "int8 is static int8, with %s.",
+                     o->cfg.calibration);
+            cli_print_wrapped(stdout, line, 0, 100);
         }
         static const char *const trade_keep[] = {
             "precision", "accuracy_mean", "latency_ms_mean", "memory_mb_mean",

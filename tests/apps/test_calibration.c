@@ -151,7 +151,7 @@ static void test_npy_training_split(void **state)
     assert_true(lo16 < lo || hi16 > hi);
     char want[4600];
     snprintf(want, sizeof want, "min-max ranges of the first 5 training "
-             "samples (%s)", f);
+             "samples, read from %s", f);
     assert_string_equal(src, want);
     prof_ranges_finish(&r);
 
@@ -167,7 +167,7 @@ static void test_npy_training_split(void **state)
     assert_true(r.tensors[0].observed_min == lo16);
     assert_true(r.tensors[0].observed_max == hi16);
     snprintf(want, sizeof want, "99th-percentile ranges of all 16 training "
-             "samples (%s)", f);
+             "samples, read from %s", f);
     assert_string_equal(src, want);
     prof_ranges_finish(&r);
     free(x);
@@ -195,7 +195,7 @@ static void test_onnx_test_data(void **state)
     assert_true(r.tensors[0].observed_min == lo);
     assert_true(r.tensors[0].observed_max == hi);
     assert_int_equal(r.samples, 3);
-    assert_non_null(strstr(src, "min-max ranges of the first 3 samples ("));
+    assert_non_null(strstr(src, "min-max ranges of the first 3 samples, read from "));
     prof_ranges_finish(&r);
     free(x);
     memest_model_destroy(m);
@@ -206,7 +206,7 @@ static void hand_set(struct prof_dataset *d)
 {
     const uint64_t shape[1] = {8};
     assert_int_equal(prof_dataset_init(d, 4, 1, shape, true, 0, NULL,
-                                       "by hand", NULL), PROF_OK);
+                                       "hand.npy", NULL), PROF_OK);
     for (size_t i = 0; i < 32; i++) {
         d->x[i] = (float)((int)(i % 7) - 3) * 0.25f;
     }
@@ -233,7 +233,7 @@ static void test_fallback_and_file(void **state)
     assert_true(r.tensors[0].observed_max == hi);
     assert_true(hi < 40.0f);
     assert_string_equal(src, "min-max ranges of the first 3 of 4 training "
-                             "samples (by hand)");
+                             "samples, read from hand.npy");
     /* written and read back through --calibration-file: the same bits */
     char path[128];
     snprintf(path, sizeof path, "%s/ranges.json", tmp);
@@ -270,8 +270,8 @@ static void test_fallback_and_file(void **state)
     assert_int_equal(calibration_ranges(m, &o, &d, "training samples", &r,
                                         src, sizeof src), CLI_EXIT_OK);
     assert_true(r.tensors[0].observed_max == 40.0f);
-    assert_string_equal(src, "min-max ranges of all 4 training samples (by "
-                             "hand)");
+    assert_string_equal(src, "min-max ranges of all 4 training samples, "
+                             "read from hand.npy");
     prof_ranges_finish(&r);
     unlink(path);
     prof_dataset_finish(&d);

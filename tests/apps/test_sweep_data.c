@@ -177,6 +177,64 @@ static void test_reference_agreement(void **state)
     json_decref(rows);
 }
 
+/* Static int8 fixes its scales before the run: its outputs, so its error
+ * against the reference and its accuracy, are the same bits at batch 1, 8
+ * and 32 (each batch's last one padded with zero samples that, under
+ * int8-dynamic, would move every scale). int8-dynamic, the per-batch
+ * scheme that "int8" named before, changes with the batch: the test can
+ * tell the two apart. The calibration is named: the test set's own
+ * inputs, --test-data having no training split. */
+static void test_int8_batch_invariant(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)sweep_app, "--model", lenet, "--test-data",
+                    lenet_data, "--batches", "1,8,32", "--precisions",
+                    "int8,int8-dynamic", "--repeats", "1", "--format",
+                    "json", "--quiet", NULL};
+    json_t *rows = sweep_json(argv);
+    assert_int_equal(json_array_size(rows), 6);
+    double e[6], rmse[6];
+    for (size_t i = 0; i < 6; i++) {
+        json_t *row = json_array_get(rows, i);
+        const char *prec =
+            json_string_value(json_object_get(row, "precision"));
+        assert_string_equal(prec, i < 3 ? "int8" : "int8-dynamic");
+        e[i] = num(row, "max_abs_error");
+        rmse[i] = num(row, "rmse");
+        const char *cal =
+            json_string_value(json_object_get(row, "int8_calibration"));
+        assert_non_null(cal);
+        if (i < 3) {
+            assert_non_null(strstr(cal, "min-max ranges of all 16 test "
+                                        "samples"));
+        }
+    }
+    for (size_t i = 1; i < 3; i++) {
+        assert_true(e[i] == e[0]);
+        assert_true(rmse[i] == rmse[0]);
+    }
+    assert_true(rmse[3] != rmse[4] || rmse[4] != rmse[5]);
+    json_decref(rows);
+
+    /* labelled data: the int8 accuracy at 1, 8 and 32, calibrated on the
+     * training split (the first 5 of its 16 samples), said so */
+    char *lv[] = {(char *)sweep_app, "--model", lenet, "--data", lenet_data,
+                  "--batches", "1,8,32", "--precisions", "int8",
+                  "--calibration-samples", "5", "--repeats", "1",
+                  "--format", "json", "--quiet", NULL};
+    rows = sweep_json(lv);
+    assert_int_equal(json_array_size(rows), 3);
+    const double a0 = num(json_array_get(rows, 0), "accuracy");
+    for (size_t i = 0; i < 3; i++) {
+        json_t *row = json_array_get(rows, i);
+        assert_true(num(row, "accuracy") == a0);
+        assert_non_null(strstr(
+            json_string_value(json_object_get(row, "int8_calibration")),
+            "min-max ranges of the first 5 training samples, read from "));
+    }
+    json_decref(rows);
+}
+
 /* Models of other kinds on ONNX test data: a preset given PyTorch's
  * weights (resnet8, its exported model's test set), and a model without
  * parameters from ONNX's own test data (no --weights needed). */
@@ -334,6 +392,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_labelled_npy),
         cmocka_unit_test(test_reference_agreement),
+        cmocka_unit_test(test_int8_batch_invariant),
         cmocka_unit_test(test_other_models),
         cmocka_unit_test(test_sweep_refusals),
         cmocka_unit_test(test_train_refusals),

@@ -214,15 +214,18 @@ static void test_cnn_against_numpy(void **state)
     char *args[] = {"--model", cnn_model, "--weights", cnn_weights,
                     "--precision", "fp32,fp16,bf16,int8", NULL};
     art_table *t = run_csv(args, 0);
-    /* two sets found beside the model, four precisions each */
-    assert_int_equal(art_table_rows(t), 8);
-    for (size_t i = 0; i < 8; i++) {
+    /* two sets found beside the model, four precisions each, and static
+     * int8 against edgefit's own fp32 too */
+    assert_int_equal(art_table_rows(t), 10);
+    for (size_t i = 0; i < 10; i++) {
         const char *p = text(t, i, "precision");
         const double rel = real(t, i, "relative_error");
         assert_string_equal(text(t, i, "test_set"),
-                            i < 4 ? "test_data_set_0" : "test_data_set_1");
-        assert_true(real(t, i, "samples") == (i < 4 ? 5 : 3));
+                            i < 5 ? "test_data_set_0" : "test_data_set_1");
+        assert_true(real(t, i, "samples") == (i < 5 ? 5 : 3));
         assert_string_equal(text(t, i, "verdict"), "pass");
+        assert_string_equal(text(t, i, "reference"),
+                            i % 5 == 4 ? "fp32" : "test data");
         if (strcmp(p, "fp32") == 0) {
             /* float32 rounding of a handful of sums: far below 1e-4 */
             assert_true(rel < 1e-5);
@@ -231,6 +234,16 @@ static void test_cnn_against_numpy(void **state)
             assert_true(rel > 0.0); /* stored in fewer bits: not exact */
         }
         assert_true(real(t, i, "cosine_similarity") > 0.99);
+        if (i % 5 == 4) {
+            /* |int8 - fp32| <= |int8 - ref| + |fp32 - ref| element by
+             * element, so for the largest too */
+            assert_string_equal(p, "int8");
+            assert_true(real(t, i, "max_abs_error") <=
+                        real(t, i - 1, "max_abs_error") +
+                            real(t, i - 4, "max_abs_error") + 1e-7);
+            assert_non_null(strstr(text(t, i, "int8_calibration"),
+                                   "min-max ranges of all"));
+        }
     }
     art_table_destroy(t);
 }
@@ -367,8 +380,8 @@ static void test_onnx_cases(void **state)
     char *all[] = {"--model", model, "--precision", "fp32,fp16,bf16,int8",
                    NULL};
     art_table *t = run_csv(all, 0);
-    assert_int_equal(art_table_rows(t), 4);
-    for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(art_table_rows(t), 5); /* int8 against fp32 too */
+    for (size_t i = 0; i < 5; i++) {
         assert_string_equal(text(t, i, "verdict"), "pass");
         assert_string_equal(text(t, i, "output"), "y");
         assert_true(real(t, i, "batch_size") == 1);
