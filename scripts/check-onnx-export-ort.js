@@ -5,7 +5,7 @@
 //
 // usage: node scripts/check-onnx-export-ort.js [--qdq] [MODEL...]
 //   MODEL: a preset, a text description or an ONNX file (default: the
-//   presets and every model of tests/data/zoo).
+//   presets, tests/data/export and every model of tests/data/zoo).
 // Environment: BUILD (default build), the build folder with
 // tests/profile/onnx-export-dump; ORT_PREFIX (default /tmp/edgefit-ort),
 // where npm installed onnxruntime-node (scripts/bench-vs-onnxruntime-c.sh
@@ -36,7 +36,9 @@ const dump = path.join(build, 'tests', 'profile', 'onnx-export-dump');
 
 function defaultModels() {
   const list = ['mlp:784-64-10', 'smallcnn', 'resnet8', 'ds-cnn',
-    'mobilenetv1-0.25', 'fc-autoencoder'];
+    'mobilenetv1-0.25', 'fc-autoencoder',
+    path.join(root, 'tests', 'data', 'export', 'every-kind.txt'),
+    path.join(root, 'tests', 'data', 'export', 'gelu-tanh.txt')];
   const zoo = path.join(root, 'tests', 'data', 'zoo');
   for (const d of fs.readdirSync(zoo).sort()) {
     for (const f of ['model.onnx', 'model.txt']) {

@@ -5,7 +5,8 @@
  * shapes, counts and weights bit for bit. Models: every preset with
  * deterministic weights, the zoo's model.txt twins, every ONNX model the
  * zoo and tests/data/models hold (imported, written, imported again), and
- * a text model with every kind and activation the writer knows. Then the
+ * tests/data/export/every-kind.txt (every kind and activation the writer
+ * knows). Then the
  * refusals: a model without weights, a form ONNX cannot hold.
  *
  * Usage: test-memest-onnx-export DATA_DIR (tests/data)
@@ -483,55 +484,17 @@ static void test_zoo(void **state)
     assert_true(txt_done >= 6);
 }
 
-/* Every kind and activation the writer knows, in one text model. */
-static const char every_kind[] =
-    "name every-kind\n"
-    "input 3x16x16\n"
-    "conv2d 8 k=3 p=1,0,2,1 s=1 d=2 act=relu name=c1\n"
-    "conv2d 8 k=3 p=1 g=8 bias=no act=relu6 name=dw\n"
-    "batchnorm act=leakyrelu alpha=0.125 name=bn_a in=dw\n"
-    "add in=bn_a,c1 act=silu name=sum\n"
-    "maxpool k=3 s=2 p=1 ceil=yes name=mp\n"
-    "avgpool k=3 s=2 ceil=yes name=ap2\n"
-    "avgpool k=2 s=1 p=1 count_pad=no name=ap\n"
-    "conv2d 8 k=1 act=hardswish name=c2\n"
-    "hardsigmoid alpha=0.25 beta=0.375 name=hs\n"
-    "mul in=hs,ap act=gelu_erf name=prod\n"
-    "sub scalar_left=1 act=tanh name=omx\n"
-    "div scalar=4 act=elu alpha=0.5 name=quarter\n"
-    "mul scalar=2 act=sigmoid name=twice\n"
-    "sub in=twice,quarter act=clip min=-1 max=1.5 name=diff\n"
-    "pad p=1,2,0,1 value=0.5 name=padded\n"
-    "slice axis=h begin=1 end=6 name=rows\n"
-    "slice axis=c begin=0 end=4 name=chans in=diff\n"
-    "concat in=chans,chans name=cat\n"
-    "shuffle g=2 name=shuf\n"
-    "resize scale=2 mode=nearest name=up\n"
-    "resize scale=0.5 mode=bilinear,align_corners name=down\n"
-    "concat in=down,rows axis=w name=catw\n"
-    "softplus name=sp\n"
-    "erf name=e\n"
-    "dropout name=drop\n"
-    "identity name=same\n"
-    "convtranspose 4 k=2 s=2 name=ct\n"
-    "globalavgpool name=gap\n"
-    "flatten name=flat\n"
-    "dense 12 act=softplus name=fc1\n"
-    "gelu_erf name=g\n"
-    "reshape shape=3x4 name=mat\n"
-    "flatten name=flat2\n"
-    "dense 6 bias=no act=logsoftmax name=fc2\n"
-    "softmax name=prob\n";
-
 static void test_every_kind(void **state)
 {
     memest_model *m = NULL;
     struct memest_diag diag;
+    char path[512];
     (void)state;
-    if (memest_model_parse(every_kind, &m, &diag) != MEMEST_OK) {
+    snprintf(path, sizeof path, "%s/export/every-kind.txt", data_dir);
+    if (memest_model_load(path, &m, &diag) != MEMEST_OK) {
         char text[400];
         memest_diag_format(&diag, text, sizeof text);
-        fail_msg("every_kind: %s", text);
+        fail_msg("%s", text);
     }
     fill_weights(m, 5);
     round_trip(m, "every-kind");
