@@ -380,8 +380,8 @@ static int print_summary(const struct summary *s, const art_table *view,
     const struct prof_quant_error *e = s->e;
     printf("Quantised %s to static int8 (%s).\n", s->model, s->method);
     printf("Calibration: %s.\n", s->calibration);
-    printf("Error of int8 against fp32 measured on %" PRIu64 " %s (%s).\n",
-           e->samples, s->error_what, s->error_data);
+    printf("Error of int8 against fp32 measured on %" PRIu64 " %s, read "
+           "from %s.\n", e->samples, s->error_what, s->error_data);
     if (e->classifier) {
         printf("Top-1 agreement of int8 with fp32: %.4f (%" PRIu64 " of %"
                PRIu64 " samples)", e->top1_agreement, e->top1_agree,
