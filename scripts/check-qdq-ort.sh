@@ -20,6 +20,15 @@
 #            with the quantisation the file carries
 #   e.g. scripts/check-qdq-ort.sh quantize-out tests/data/models/resnet8
 #
+# ORT_OPT sets ONNX Runtime's graph optimisation level (default all: the
+# QDQ pairs fused into its integer kernels, as deployed; disabled: every
+# DequantizeLinear, float operator and QuantizeLinear run as written).
+# TENSORS=1 compares every tensor too: each tensor's DequantizeLinear
+# output in the file is made a graph output (python3 with the onnx
+# package; PYTHON names another interpreter) and compared with the tensor as
+# edgefit's int8 run holds it, in that tensor's steps: where the two
+# runtimes first part.
+#
 # BUILD (default build) is the build folder holding
 # tests/apps/qdq-outputs; ORT_PREFIX (default ${TMPDIR:-/tmp}/edgefit-ort)
 # holds onnxruntime-node, installed there when missing (ORT_VERSION,
@@ -69,20 +78,43 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/check-qdq-ort-XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
-# edgefit's side: the inputs as read and its static int8 outputs
+# edgefit's side: the inputs as read and its static int8 outputs (and,
+# with TENSORS=1, every tensor)
+tensors=
+onnx_file=$dir/model.qdq.onnx
+if [ "${TENSORS:-0}" = 1 ]; then
+    tensors=$work/t
+    mkdir "$tensors"
+fi
 if [ -n "$model" ]; then
     meta=$("$tool" "$model" "$weights" "$dir/calibration.json" "$data" \
-        "$work/inputs.npy" "$work/edgefit.npy")
+        "$work/inputs.npy" "$work/edgefit.npy" $tensors)
 else
     meta=$("$tool" "$dir/model.qdq.onnx" - - "$data" \
-        "$work/inputs.npy" "$work/edgefit.npy")
+        "$work/inputs.npy" "$work/edgefit.npy" $tensors)
+fi
+if [ -n "$tensors" ]; then
+    # every NAME_DequantizeLinear_Output a graph output, after the first
+    onnx_file=$work/tensors.onnx
+    "${PYTHON:-python3}" - "$dir/model.qdq.onnx" "$onnx_file" "$tensors/tensors.txt" <<'PY'
+import sys
+import onnx
+m = onnx.load(sys.argv[1])
+names = [line.split()[0] for line in open(sys.argv[3])]
+have = {o for n in m.graph.node for o in n.output}
+for name in names:
+    v = name + "_DequantizeLinear_Output"
+    if v in have and v not in {o.name for o in m.graph.output}:
+        m.graph.output.append(onnx.helper.make_empty_tensor_value_info(v))
+onnx.save(m, sys.argv[2])
+PY
 fi
 
 # ONNX Runtime's side, one sample at a time, and the comparison
-NODE_PATH=$prefix/node_modules node - "$dir/model.qdq.onnx" "$work" "$meta" <<'EOF'
+NODE_PATH=$prefix/node_modules node - "$onnx_file" "$work" "$meta" "$dir/model.qdq.onnx" "$tensors" <<'EOF'
 const fs = require('fs');
 const ort = require('onnxruntime-node');
-const [file, work, metaText] = process.argv.slice(2);
+const [file, work, metaText, shown, tensorDir] = process.argv.slice(2);
 const meta = JSON.parse(metaText);
 
 // A float32 C-order .npy: its shape and values.
@@ -102,7 +134,8 @@ function readNpy(path) {
 }
 
 (async () => {
-    const opts = { graphOptimizationLevel: 'all', intraOpNumThreads: 1 };
+    const opts = { graphOptimizationLevel: process.env.ORT_OPT || 'all',
+                   intraOpNumThreads: 1 };
     const s = await ort.InferenceSession.create(file, opts);
     const x = readNpy(work + '/inputs.npy');
     const e = readNpy(work + '/edgefit.npy');
@@ -120,11 +153,32 @@ function readNpy(path) {
     };
     let equal = 0, total = 0, maxDiff = 0, maxSteps = 0, top1 = 0;
     let qEqual = 0, qMax = 0;
+    // TENSORS=1: each tensor's values in edgefit's int8 run, and its steps
+    const tens = [];
+    if (tensorDir) {
+        for (const line of fs.readFileSync(tensorDir + '/tensors.txt', 'utf8').split('\n')) {
+            const [name, scale] = line.split(' ');
+            const out = name + '_DequantizeLinear_Output';
+            if (name && s.outputNames.includes(out)) {
+                tens.push({ name, out, scale: Number(scale), e: readNpy(tensorDir + '/' + name + '.npy'),
+                            equal: 0, total: 0, max: 0 });
+            }
+        }
+    }
     for (let i = 0; i < n; i++) {
         const t = new ort.Tensor('float32', x.data.slice(i * per, (i + 1) * per),
                                  [1, ...x.shape.slice(1)]);
         const r = await s.run({ [s.inputNames[0]]: t });
         const y = r[s.outputNames[0]].data;
+        for (const t of tens) {
+            const a = r[t.out].data, per = a.length, b = t.e.data;
+            for (let k = 0; k < per; k++) {
+                const st = Math.round(Math.abs(a[k] - b[i * per + k]) / t.scale);
+                t.equal += st === 0;
+                t.total++;
+                t.max = Math.max(t.max, st);
+            }
+        }
         if (y.length !== outPer) {
             throw new Error(`ONNX Runtime gave ${y.length} values per sample, edgefit ${outPer}`);
         }
@@ -144,12 +198,18 @@ function readNpy(path) {
         top1 += ai === bi;
     }
     maxSteps = meta.output_scale > 0 ? maxDiff / meta.output_scale : NaN;
-    console.log(`model: ${file}`);
+    console.log(`model: ${shown}`);
     console.log(`samples: ${n}, output ${meta.output} (${outPer} values each, int8 scale ${meta.output_scale}, zero point ${meta.output_zero_point})`);
     console.log(`elements equal: ${equal} of ${total} (share ${(equal / total).toFixed(4)})`);
     console.log(`max difference: ${maxDiff.toPrecision(4)} (${maxSteps.toFixed(2)} output steps)`);
     console.log(`on the output's int8 grid: ${qEqual} of ${total} equal (share ${(qEqual / total).toFixed(4)}), max difference ${qMax} steps`);
     console.log(`top-1 agreement: ${top1} of ${n}`);
+    if (tens.length) {
+        console.log('tensor: share of elements equal, max difference in its steps');
+        for (const t of tens) {
+            console.log(`  ${t.name}: ${(t.equal / t.total).toFixed(4)}, ${t.max}`);
+        }
+    }
     process.exit(qMax <= 1 ? 0 : 1);
 })().catch(err => { console.error('check-qdq-ort: ' + err.message); process.exit(1); });
 EOF

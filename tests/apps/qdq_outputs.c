@@ -3,6 +3,7 @@
  * ONNX Runtime and compares. Not a test and not installed.
  *
  * usage: qdq-outputs MODEL WEIGHTS|- CALIBRATION|- DATA INPUTS.npy OUTPUTS.npy
+ *                    [TENSORS_DIR]
  *
  * MODEL (with WEIGHTS, a safetensors file, or - for none) runs at static
  * int8 with the ranges of CALIBRATION (a calibration file), or with the
@@ -11,7 +12,10 @@
  * (its training split); the first $SAMPLES samples when set. INPUTS.npy receives the
  * inputs as read ([N, ...] float32), OUTPUTS.npy edgefit's outputs
  * ([N, ...] float32, one sample at a time). Prints the output tensor's
- * int8 scale and zero point and the sample count as JSON on stdout. */
+ * int8 scale and zero point and the sample count as JSON on stdout. With
+ * TENSORS_DIR, every tensor as the int8 run holds it (dequantised, NCHW)
+ * goes to TENSORS_DIR/NAME.npy ([N, elements]) and its scale and zero
+ * point to the line "NAME SCALE ZERO_POINT" of TENSORS_DIR/tensors.txt. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,12 +69,31 @@ static int write_npy(const char *path, const float *x, uint64_t n,
     return 0;
 }
 
+/* Every tensor of every sample, kept for TENSORS_DIR. */
+struct keep {
+    size_t nt;
+    float **buf;      /* nt buffers of count * per[t] floats */
+    size_t *per;
+    uint64_t sample;
+};
+
+static int observe(void *ctx, const struct prof_exec_tensor *t)
+{
+    struct keep *k = ctx;
+    if (t->tensor >= k->nt || t->count != k->per[t->tensor]) {
+        return 1;
+    }
+    memcpy(k->buf[t->tensor] + k->sample * t->count, t->data,
+           t->count * sizeof(float));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cli_set_program("qdq-outputs");
-    if (argc != 7) {
+    if (argc != 7 && argc != 8) {
         fprintf(stderr, "usage: qdq-outputs MODEL WEIGHTS|- CALIBRATION|- "
-                        "DATA INPUTS.npy OUTPUTS.npy\n");
+                        "DATA INPUTS.npy OUTPUTS.npy [TENSORS_DIR]\n");
         return 2;
     }
     const char *weights = strcmp(argv[2], "-") ? argv[2] : NULL;
@@ -108,6 +131,7 @@ int main(int argc, char **argv)
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.precision = MEMEST_INT8;
+    eo.channel_blocked = 0; /* tensors in NCHW, as ONNX Runtime's */
     eo.ranges = calfile ? &r : NULL;
     if (st == PROF_OK) {
         st = prof_exec_create(m, &eo, &ex, &pd);
@@ -119,10 +143,72 @@ int main(int argc, char **argv)
         out = malloc((size_t)d.count * n_out * sizeof *out);
         st = out ? PROF_OK : PROF_E_NOMEM;
     }
-    for (uint64_t s = 0; st == PROF_OK && s < d.count; s++) {
-        st = prof_exec_run(ex, d.x + s * d.sample_count,
-                           (size_t)d.sample_count, out + s * n_out, n_out);
+    const char *tdir = argc == 8 ? argv[7] : NULL;
+    struct keep k = {0};
+    if (st == PROF_OK && tdir) {
+        k.nt = memest_model_tensor_count(m);
+        k.buf = calloc(k.nt, sizeof *k.buf);
+        k.per = calloc(k.nt, sizeof *k.per);
+        st = k.buf && k.per ? PROF_OK : PROF_E_NOMEM;
+        const size_t ni = memest_model_input_count(m);
+        for (size_t t = 0; st == PROF_OK && t < k.nt; t++) {
+            const struct memest_shape sh =
+                t < ni ? memest_model_input_shape_at(m, t)
+                       : memest_model_layer(m, t - ni)->out_shape;
+            k.per[t] = 1;
+            for (unsigned a = 0; a < sh.rank; a++) {
+                k.per[t] *= (size_t)sh.dim[a];
+            }
+            k.buf[t] = malloc((size_t)d.count * k.per[t] * sizeof(float));
+            st = k.buf[t] ? PROF_OK : PROF_E_NOMEM;
+        }
     }
+    for (uint64_t s = 0; st == PROF_OK && s < d.count; s++) {
+        const float *in = d.x + s * d.sample_count;
+        const size_t n_in = (size_t)d.sample_count;
+        k.sample = s;
+        st = tdir ? prof_exec_run_observed(ex, &in, &n_in, 1, observe, &k)
+                  : PROF_OK;
+        if (st == PROF_OK) {
+            st = prof_exec_run(ex, in, n_in, out + s * n_out, n_out);
+        }
+    }
+    if (st == PROF_OK && tdir) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/tensors.txt", tdir);
+        FILE *lf = fopen(path, "w");
+        st = lf ? PROF_OK : PROF_E_IO;
+        const size_t ni = memest_model_input_count(m);
+        for (size_t t = 0; st == PROF_OK && t < k.nt; t++) {
+            const char *name = t < ni ? memest_model_input_name(m, t)
+                                      : memest_model_layer(m, t - ni)->name;
+            float sc = 0;
+            int32_t zp = 0;
+            struct memest_quant q;
+            if (calfile) {
+                sc = r.tensors[t].scale;
+                zp = r.tensors[t].zero_point;
+            } else if (memest_model_tensor_quant(m, t, &q) == MEMEST_OK) {
+                sc = q.scale;
+                zp = q.zero_point;
+            }
+            fprintf(lf, "%s %.9g %d\n", name, (double)sc, (int)zp);
+            snprintf(path, sizeof path, "%s/%s.npy", tdir, name);
+            const uint64_t per = k.per[t];
+            if (write_npy(path, k.buf[t], d.count, &per, 1,
+                          (size_t)d.count * k.per[t]) != 0) {
+                st = PROF_E_IO;
+            }
+        }
+        if (lf && fclose(lf) != 0) {
+            st = PROF_E_IO;
+        }
+    }
+    for (size_t t = 0; k.buf && t < k.nt; t++) {
+        free(k.buf[t]);
+    }
+    free(k.buf);
+    free(k.per);
     int rc = st == PROF_OK ? 0 : cli_prof_failed("static int8", st, &pd);
     /* the output tensor: the last of the model's tensors */
     const size_t last = memest_model_tensor_count(m) - 1;
