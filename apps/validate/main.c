@@ -440,7 +440,8 @@ static bool carries_quant(const struct job *j)
     eo.batch = 1;
     eo.precision = MEMEST_INT8;
     prof_exec *ex = NULL;
-    const int st = prof_exec_create(j->model, &eo, &ex, NULL);
+    struct prof_diag pd = {0};
+    const int st = prof_exec_create(j->model, &eo, &ex, &pd);
     prof_exec_destroy(ex);
     return st == PROF_OK;
 }
