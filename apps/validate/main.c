@@ -439,6 +439,7 @@ static bool carries_quant(const struct job *j)
     prof_exec_opts_init(&eo);
     eo.batch = 1;
     eo.precision = MEMEST_INT8;
+    eo.ranges = NULL;
     prof_exec *ex = NULL;
     struct prof_diag pd = {0};
     const int st = prof_exec_create(j->model, &eo, &ex, &pd);

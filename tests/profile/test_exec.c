@@ -1294,6 +1294,20 @@ static void check_reference(const char *text, enum memest_precision p,
     memest_model_destroy(m);
 }
 
+/* prof_exec_opts_init() sets every field a caller may leave alone: a
+ * struct on the stack holds garbage, and ranges left so was read as a
+ * calibration (a crash under MALLOC_PERTURB_ in edgefit-validate). */
+static void test_opts_init(void **state)
+{
+    (void)state;
+    struct prof_exec_opts o;
+    memset(&o, 0xA5, sizeof o);
+    prof_exec_opts_init(&o);
+    assert_null(o.ranges);
+    assert_int_equal(o.batch, 1);
+    assert_int_equal(o.precision, MEMEST_FP32);
+}
+
 static void test_reference_all(void **state)
 {
     (void)state;
@@ -2633,6 +2647,7 @@ static void test_channel_blocked(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_opts_init),
         cmocka_unit_test(test_reference_all),
         cmocka_unit_test(test_reference_graphs),
         cmocka_unit_test(test_reference_batch32),
