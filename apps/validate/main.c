@@ -439,8 +439,10 @@ static bool carries_quant(const struct job *j)
     prof_exec_opts_init(&eo);
     eo.batch = 1;
     eo.precision = MEMEST_INT8;
+    eo.ranges = NULL;
     prof_exec *ex = NULL;
-    const int st = prof_exec_create(j->model, &eo, &ex, NULL);
+    struct prof_diag pd = {0};
+    const int st = prof_exec_create(j->model, &eo, &ex, &pd);
     prof_exec_destroy(ex);
     return st == PROF_OK;
 }
@@ -623,7 +625,7 @@ static const struct cli_column columns[] = {
     {"max_abs_reference", ART_REAL, get_max_ref, CLI_COL_ALL},
     {"relative_error", ART_REAL, get_rel_err, CLI_COL_KEY},
     {"rmse", ART_REAL, get_rmse, CLI_COL_KEY},
-    {"cosine_similarity", ART_REAL, get_cos, CLI_COL_KEY},
+    {"cosine_similarity", ART_REAL, get_cos, CLI_COL_ALL},
     {"top1_agreement", ART_REAL, get_top1, CLI_COL_KEY},
     {"tolerance", ART_REAL, get_tol, CLI_COL_ALL},
     {"verdict", ART_TEXT, get_verdict, CLI_COL_KEY},

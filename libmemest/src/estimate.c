@@ -35,6 +35,62 @@ static double to_mb(uint64_t bytes)
     return (double)bytes / 1048576.0;
 }
 
+/* Static int8's quantisation parameters of one activation tensor: a
+ * float32 scale and an int8 zero point, as a QDQ file's QuantizeLinear
+ * holds them. A view (flatten, identity, dropout) shares its input's. */
+#define INT8_TENSOR_QPARAM_BYTES 5u
+/* Per output channel of a weight quantised per channel: a float32 scale
+ * and an int8 zero point (0: symmetric), as DequantizeLinear's per-axis
+ * y_scale and y_zero_point. */
+#define INT8_CHANNEL_QPARAM_BYTES 5u
+/* A bias in int32 (scale x_scale * w_scale[c], zero point 0). */
+#define INT8_BIAS_BYTES 4u
+
+/*
+ * The bytes layer L's constants take at precision: parameter_count x the
+ * element size, except in int8 (static and dynamic), which stores what
+ * ONNX Runtime's and TFLite's int8 models store: a layer quantised per
+ * output channel (dense, conv2d: the kinds that absorb a batch norm) its
+ * weights in 1 byte each, its biases in int32 (4 bytes each) and a scale
+ * and zero point per output channel; any other layer's parameters 1 byte
+ * each; and every layer that is not a view the scale and zero point of
+ * its output. Counts of parameters are unchanged; only bytes differ.
+ */
+static int layer_param_bytes(const struct memest_layer *L,
+                             enum memest_precision precision, uint64_t *out)
+{
+    const uint64_t bytes = memest_precision_bytes(precision);
+    if (!memest_precision_is_int8(precision)) {
+        return mul_ovf(L->parameter_count, bytes, out) ? MEMEST_E_OVERFLOW
+                                                       : MEMEST_OK;
+    }
+    const struct memest_op_def *d = op_def(L->kind);
+    uint64_t b = 0, t;
+    if (d != NULL && d->absorbs_bn && L->weight_count > 0) {
+        if (mul_ovf(L->bias_count, INT8_BIAS_BYTES, &t) ||
+            add_ovf(L->weight_count, t, &b) ||
+            mul_ovf(L->units, INT8_CHANNEL_QPARAM_BYTES, &t) ||
+            add_ovf(b, t, &b)) {
+            return MEMEST_E_OVERFLOW;
+        }
+    } else {
+        b = L->parameter_count;
+    }
+    if (!memest_kind_is_view(L->kind) &&
+        add_ovf(b, INT8_TENSOR_QPARAM_BYTES, &b)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    *out = b;
+    return MEMEST_OK;
+}
+
+/* An input tensor's constants: its quantisation parameters in int8. */
+static uint64_t input_param_bytes(enum memest_precision precision)
+{
+    return memest_precision_is_int8(precision) ? INT8_TENSOR_QPARAM_BYTES
+                                               : 0;
+}
+
 size_t memest_estimate_row_count(const memest_model *model)
 {
     return model ? model->input_count + model->count : 0;
@@ -75,6 +131,7 @@ int memest_estimate_layers(const memest_model *model, uint64_t batch,
         if (st != MEMEST_OK) {
             return st;
         }
+        r->parameter_bytes = input_param_bytes(precision);
     }
     for (size_t i = 0; i < model->count; i++) {
         const struct memest_layer *L = &model->layers[i];
@@ -85,7 +142,7 @@ int memest_estimate_layers(const memest_model *model, uint64_t batch,
         memest_shape_format(&L->out_shape, r->output_shape,
                             sizeof r->output_shape);
         r->parameter_count = L->parameter_count;
-        if (mul_ovf(L->parameter_count, bytes, &r->parameter_bytes) ||
+        if (layer_param_bytes(L, precision, &r->parameter_bytes) ||
             scaled(L->output_elements, batch, bytes, &r->output_elements,
                    &r->activation_bytes) != MEMEST_OK ||
             mul_ovf(L->macs_per_sample, batch, &r->macs)) {
@@ -116,8 +173,23 @@ int memest_estimate_totals(const memest_model *model, uint64_t batch,
     t.batch = batch;
     t.precision = precision;
     t.parameter_count = model->parameter_count;
-    if (mul_ovf(model->parameter_count, bytes, &t.parameter_bytes) ||
-        scaled(model->activation_elements, batch, bytes,
+    if (memest_precision_is_int8(precision)) {
+        /* the sum of the rows' (memest_estimate_layers) */
+        uint64_t b;
+        if (mul_ovf(model->input_count, input_param_bytes(precision),
+                    &t.parameter_bytes)) {
+            return MEMEST_E_OVERFLOW;
+        }
+        for (size_t i = 0; i < model->count; i++) {
+            if (layer_param_bytes(&model->layers[i], precision, &b) ||
+                add_ovf(t.parameter_bytes, b, &t.parameter_bytes)) {
+                return MEMEST_E_OVERFLOW;
+            }
+        }
+    } else if (mul_ovf(model->parameter_count, bytes, &t.parameter_bytes)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    if (scaled(model->activation_elements, batch, bytes,
                &t.activation_elements, &t.activation_bytes) != MEMEST_OK ||
         add_ovf(t.parameter_bytes, t.activation_bytes, &t.total_bytes) ||
         mul_ovf(model->macs_per_sample, batch, &t.macs)) {

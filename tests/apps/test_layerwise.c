@@ -391,10 +391,15 @@ static void test_json_and_host(void **state)
     /* on the host, the device prediction is the host prediction */
     assert_true(json_number_value(json_object_get(row, "predicted_ms")) ==
                 json_number_value(json_object_get(row, "host_predicted_ms")));
-    /* int8 stores one byte per element: dense1 8*5 + 5 parameters */
+    /* int8 as an int8 model file stores it: dense1's 8*5 weights in a
+     * byte, 5 biases in int32, a float32 scale and int8 zero point per
+     * output channel and one pair for its output: 40 + 20 + 25 + 5 */
     json_t *l1 = json_array_get(layers, 1);
     assert_int_equal(json_integer_value(json_object_get(l1,
                                                         "parameter_bytes")),
+                     90);
+    assert_int_equal(json_integer_value(json_object_get(l1,
+                                                        "parameter_count")),
                      45);
     assert_int_equal(json_integer_value(json_object_get(l1, "macs")),
                      4 * 8 * 5);

@@ -80,11 +80,25 @@ static void test_worked_example(void **state)
     assert_int_equal(t.total_bytes, 313384 / 2);
     assert_int_equal(memest_estimate_totals(m, 32, MEMEST_INT8, &t),
                      MEMEST_OK);
-    assert_int_equal(t.parameter_bytes, 203560 / 4);
+    /* int8 stores what an int8 model file does: weights in 1 byte,
+     * biases in int32, per output channel a float32 scale and an int8
+     * zero point, per tensor (input, dense1, dense2) a scale and zero
+     * point: 5 + (50176 + 64*4 + 64*5 + 5) + (640 + 10*4 + 10*5 + 5) */
+    assert_int_equal(t.parameter_bytes, 5 + 50757 + 735);
+    assert_int_equal(t.parameter_count, 50890); /* PyTorch's, unchanged */
     assert_int_equal(t.activation_bytes, 109824 / 4);
-    /* the original truncates: 0.0485 and 0.0262 read as 0.048, 0.026 */
-    assert_true(fabs(t.parameter_mb - 0.048) < 0.001);
+    assert_true(t.parameter_mb == 51497 / MB);
     assert_true(fabs(t.activation_mb - 0.026) < 0.001);
+    assert_int_equal(memest_estimate_layers(m, 32, MEMEST_INT8, rows, 3, &n),
+                     MEMEST_OK);
+    assert_int_equal(rows[0].parameter_bytes, 5);
+    assert_int_equal(rows[1].parameter_bytes, 50757);
+    assert_int_equal(rows[2].parameter_bytes, 735);
+    assert_int_equal(rows[1].parameter_count, 50240);
+    /* int8-dynamic is stored alike */
+    assert_int_equal(memest_estimate_totals(m, 32, MEMEST_INT8_DYNAMIC, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.parameter_bytes, 51497);
     assert_int_equal(memest_estimate_totals(m, 32, MEMEST_FP64, &t),
                      MEMEST_OK);
     assert_int_equal(t.total_bytes, 313384 * 2);

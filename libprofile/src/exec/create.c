@@ -56,6 +56,8 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
     opts->threads = 1;
     opts->thread_min_macs = PROF_EXEC_THREAD_MIN_MACS;
     opts->channel_blocked = 1;
+    /* no calibration: static int8 then needs a QDQ model's own params */
+    opts->ranges = NULL;
 }
 
 void *exec_calloc(size_t n, size_t size)
