@@ -12,7 +12,7 @@ input and after every computed tensor, the Relu after a Conv removed as
 ONNX Runtime removes it, MaxPool and Flatten sharing their input's params),
 or QLinearConv/QLinearMatMul/QLinearAdd (QOperator format). Beside each
 model.onnx:
-  test_data_set_0/input_0.pb   a batch of 3 random inputs
+  test_data_set_0/input_0.pb   a batch of 32 random inputs
   test_data_set_0/output_0.pb  ONNX Runtime's output on it (1.30, through
                                scripts/ort-run.js and onnxruntime-node)
   expect.txt                   what the importer must record, from the
@@ -171,7 +171,8 @@ def calib(fn, shape, seed):
 
 
 def net_cnn():
-    """conv-relu-pool-conv-add-relu-gemm, int8 activations."""
+    """conv-relu-pool-conv-add-relu-gemm, int8 activations; the first Relu
+    removed as ONNX Runtime removes it, the second between two pairs."""
     torch.manual_seed(1)
     c1 = torch.nn.Conv2d(1, 4, 3, padding=1)
     c2 = torch.nn.Conv2d(4, 4, 3, padding=1)
@@ -207,15 +208,13 @@ def net_cnn():
     G.expect_weights('conv2', ws, wd, bd)
     G.nodes.append(helper.make_node('Conv', [p, w, b], ['b'], name='conv2',
                                     pads=[1, 1, 1, 1], kernel_shape=[3, 3]))
-    bq = G.qdq('b', 'b', *P['b'], None)
-    G.expect.pop()  # the add's relu takes the layer: see 'r'
-    G.expect.append('tensor conv2 %.9g %d 0' % P['b'])
+    bq = G.qdq('b', 'b', *P['b'], 'conv2')
     G.nodes.append(helper.make_node('Add', [bq, p], ['s'], name='add'))
-    s = G.qdq('s', 's', *P['s'], None)
-    G.expect.pop()
+    s = G.qdq('s', 's', *P['s'], 'add')
+    # a Relu between two pairs stays a layer: the file quantises the add's
+    # output before it, and ONNX Runtime requantises from there
     G.nodes.append(helper.make_node('Relu', [s], ['r'], name='relu'))
-    # the relu fuses into the add: its params are the add layer's
-    r = G.qdq('r', 'r', *P['r'], 'add')
+    r = G.qdq('r', 'r', *P['r'], 'relu')
     G.nodes.append(helper.make_node('Flatten', [r], ['f'], name='flatten'))
     f = G.qdq('f', 'f', *P['r'], 'flatten')
     w, ws, wd = G.weight('fc', fc.weight.detach().numpy(), 0)
@@ -228,8 +227,8 @@ def net_cnn():
 
 
 def net_concat():
-    """two convs concatenated, global average pool, gemm; the Relu kept
-    between two QDQ pairs (it fuses into its conv)."""
+    """two convs concatenated, global average pool, gemm; a Relu kept
+    between two QDQ pairs (a layer of its own)."""
     torch.manual_seed(2)
     ca = torch.nn.Conv2d(3, 4, 3, padding=1)
     cb = torch.nn.Conv2d(3, 2, 1)
@@ -255,9 +254,8 @@ def net_concat():
     G.nodes.append(helper.make_node('Conv', [x, w, b], ['a0'], name='conv_a',
                                     pads=[1, 1, 1, 1]))
     a0 = G.qdq('a0', 'a0', *P['a0'], 'conv_a')
-    G.expect.pop()
     G.nodes.append(helper.make_node('Relu', [a0], ['a'], name='relu_a'))
-    a = G.qdq('a', 'a', *P['a'], 'conv_a')
+    a = G.qdq('a', 'a', *P['a'], 'relu_a')
     w, ws, wd = G.weight('conv_b', cb.weight.detach().numpy(), 0)
     b, bd = G.bias('conv_b', cb.bias.detach().numpy(), P['x'][0], ws)
     G.expect_weights('conv_b', ws, wd, bd)
@@ -280,10 +278,10 @@ def net_concat():
     return G.model((3, 8, 8), 'y_dq', (4,)), (3, 8, 8), G.expect
 
 
-def net_depthwise():
-    """conv, depthwise conv (one weight scale per tensor, as quantize_static
-    with per_channel=False), pointwise conv, average pool, Gemm with B
-    as [K, N] (transB=0, scales along axis 1)."""
+def net_depthwise(dw_per_channel=True):
+    """conv, depthwise conv (with dw_per_channel False one weight scale per
+    tensor, as quantize_static with per_channel=False), pointwise conv,
+    average pool, Gemm with B as [K, N] (transB=0, scales along axis 1)."""
     torch.manual_seed(3)
     c1 = torch.nn.Conv2d(1, 8, 3, padding=1)
     dw = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
@@ -309,8 +307,8 @@ def net_depthwise():
                                     pads=[1, 1, 1, 1]))
     a = G.qdq('a', 'a', *P['a'], 'conv1')
     w, ws, wd = G.weight('dw', dw.weight.detach().numpy(), 0,
-                         per_channel=False)
-    ws8 = np.repeat(ws, 8)
+                         per_channel=dw_per_channel)
+    ws8 = ws if dw_per_channel else np.repeat(ws, 8)
     b, bd = G.bias('dw', dw.bias.detach().numpy(), P['a'][0], ws8)
     G.expect_weights('dw', ws8, wd, bd)
     G.nodes.append(helper.make_node('Conv', [a, w, b], ['d'], name='dw',
@@ -475,7 +473,7 @@ def write_fixture(name, model, in_shape, seed):
     path = os.path.join(d, 'model.onnx')
     onnx.save(model, path)
     x = np.random.default_rng(seed).standard_normal(
-        (3,) + in_shape).astype(F32)
+        (32,) + in_shape).astype(F32)
     y = ort_run(path, x)
     with open(os.path.join(ds, 'input_0.pb'), 'wb') as f:
         f.write(numpy_helper.from_array(x, 'x').SerializeToString())
@@ -542,7 +540,8 @@ def main():
     os.makedirs(QDQ, exist_ok=True)
     nets = [('cnn', net_cnn), ('concat', net_concat),
             ('depthwise', net_depthwise), ('uint8', net_uint8),
-            ('qop', net_qop)]
+            ('qop', net_qop),
+            ('depthwise_pt', lambda: net_depthwise(False))]
     for i, (name, fn) in enumerate(nets):
         model, in_shape, expect = fn()
         y = write_fixture(name, model, in_shape, 100 + i)

@@ -125,21 +125,29 @@ static size_t check_fixture(const char *name)
 static void test_qdq_cnn(void **state)
 {
     (void)state;
-    /* x, conv1, pool, conv2, add (its relu fused), flatten, fc: no layer
-     * for any of the 7 QuantizeLinear/DequantizeLinear pairs */
-    assert_int_equal(check_fixture("cnn"), 7);
+    /* x, conv1, pool, conv2, add, relu, flatten, fc: no layer for any of
+     * the 8 QuantizeLinear/DequantizeLinear pairs */
+    assert_int_equal(check_fixture("cnn"), 8);
 }
 
 static void test_qdq_concat(void **state)
 {
     (void)state;
-    assert_int_equal(check_fixture("concat"), 7);
+    assert_int_equal(check_fixture("concat"), 8);
 }
 
 static void test_qdq_depthwise(void **state)
 {
     (void)state;
     assert_int_equal(check_fixture("depthwise"), 7);
+}
+
+/* the depthwise conv's weights with one scale per tensor: the model keeps
+ * it repeated per output channel */
+static void test_qdq_depthwise_per_tensor(void **state)
+{
+    (void)state;
+    assert_int_equal(check_fixture("depthwise_pt"), 7);
 }
 
 static void test_qdq_uint8(void **state)
@@ -159,19 +167,22 @@ static void test_qdq_layers(void **state)
 {
     static const enum memest_kind want[] = {
         MEMEST_KIND_CONV2D, MEMEST_KIND_MAXPOOL, MEMEST_KIND_CONV2D,
-        MEMEST_KIND_ADD,    MEMEST_KIND_FLATTEN, MEMEST_KIND_DENSE};
+        MEMEST_KIND_ADD,    MEMEST_KIND_ACTIVATION, MEMEST_KIND_FLATTEN,
+        MEMEST_KIND_DENSE};
     char path[1024];
     memest_model *m = NULL;
     struct memest_diag d;
     (void)state;
     snprintf(path, sizeof path, "%s/qdq/cnn/model.onnx", fixtures);
     assert_int_equal(memest_model_load(path, &m, &d), MEMEST_OK);
-    assert_int_equal(memest_model_layer_count(m), 6);
-    for (size_t i = 0; i < 6; i++) {
+    assert_int_equal(memest_model_layer_count(m), 7);
+    for (size_t i = 0; i < 7; i++) {
         assert_int_equal(memest_model_layer(m, i)->kind, want[i]);
     }
-    /* the Relu after the Add, between two QDQ pairs, fused into it */
-    assert_int_equal(memest_model_layer(m, 3)->act, MEMEST_ACT_RELU);
+    /* the Relu after the Add, between two QDQ pairs, is a layer of its
+     * own (the file rounds the add's output first): not fused */
+    assert_int_equal(memest_model_layer(m, 3)->act, MEMEST_ACT_NONE);
+    assert_int_equal(memest_model_layer(m, 4)->act, MEMEST_ACT_RELU);
     memest_model_destroy(m);
 }
 
@@ -218,6 +229,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qdq_cnn),
         cmocka_unit_test(test_qdq_concat),
         cmocka_unit_test(test_qdq_depthwise),
+        cmocka_unit_test(test_qdq_depthwise_per_tensor),
         cmocka_unit_test(test_qdq_uint8),
         cmocka_unit_test(test_qoperator),
         cmocka_unit_test(test_qdq_layers),

@@ -355,11 +355,6 @@ int onnx_quantize(struct imp *I, size_t node)
         (st = alias_output(I, node, 0, x, &q))) {
         return st;
     }
-    /* x read by others too: the DequantizeLinear after this node must not
-     * let an activation fuse into x's layer (onnx_dequantize()) */
-    if (I->v[x].readers != 1 && out != SIZE_MAX) {
-        I->v[out].readers += 1;
-    }
     return MEMEST_OK;
 }
 
@@ -377,10 +372,12 @@ int onnx_dequantize(struct imp *I, size_t node)
     if ((st = alias_output(I, node, 0, xq, NULL))) {
         return st;
     }
-    /* an activation fuses into the layer behind the pair only when no
-     * one else reads its output on the way (try_fuse() sees the
-     * DequantizeLinear's readers alone) */
-    if (out != SIZE_MAX && I->v[xq].readers != 1) {
+    /* no activation fuses into the layer behind the pair: the file
+     * quantises that layer's output before the activation reads it, and
+     * ONNX Runtime requantises the activation's result from those params,
+     * rounding twice; a fused layer would round once and differ by a step
+     * (try_fuse() takes only a value of one reader) */
+    if (out != SIZE_MAX) {
         I->v[out].readers += 1;
     }
     if (out == I->output_value && I->v[out].layer == SIZE_MAX) {
