@@ -125,14 +125,39 @@ int main(int argc, char **argv)
         return 2;
     }
     struct prof_ranges r = {0};
+    bool have_ranges = calfile != NULL; /* r holds the ranges */
     struct prof_diag pd = {0};
     int st = calfile ? prof_ranges_load(calfile, m, &r, &pd) : PROF_OK;
+    /* A QDQ file: its tensors' scales and zero points as ranges, for an
+     * executor that reads them only from prof_exec_opts.ranges. */
+    const size_t nt = memest_model_tensor_count(m);
+    if (!calfile && memest_model_is_quantized(m)) {
+        r.count = nt;
+        r.tensors = calloc(nt, sizeof *r.tensors);
+        st = r.tensors ? PROF_OK : PROF_E_NOMEM;
+        const size_t ni = memest_model_input_count(m);
+        for (size_t t = 0; st == PROF_OK && t < nt; t++) {
+            struct memest_quant q;
+            const char *name = t < ni ? memest_model_input_name(m, t)
+                                      : memest_model_layer(m, t - ni)->name;
+            r.tensors[t].name = strdup(name ? name : "");
+            st = r.tensors[t].name &&
+                         memest_model_tensor_quant(m, t, &q) == MEMEST_OK
+                     ? PROF_OK
+                     : PROF_E_RANGE;
+            if (st == PROF_OK) {
+                r.tensors[t].scale = q.scale;
+                r.tensors[t].zero_point = q.zero_point;
+            }
+        }
+        have_ranges = true;
+    }
     prof_exec *ex = NULL;
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.precision = MEMEST_INT8;
     eo.channel_blocked = 0; /* tensors in NCHW, as ONNX Runtime's */
-    eo.ranges = calfile ? &r : NULL;
+    eo.ranges = have_ranges ? &r : NULL;
     if (st == PROF_OK) {
         st = prof_exec_create(m, &eo, &ex, &pd);
     }
@@ -185,7 +210,7 @@ int main(int argc, char **argv)
             float sc = 0;
             int32_t zp = 0;
             struct memest_quant q;
-            if (calfile) {
+            if (have_ranges) {
                 sc = r.tensors[t].scale;
                 zp = r.tensors[t].zero_point;
             } else if (memest_model_tensor_quant(m, t, &q) == MEMEST_OK) {
@@ -215,7 +240,7 @@ int main(int argc, char **argv)
     float scale = 0;
     int32_t zero = 0;
     if (rc == 0) {
-        if (calfile) {
+        if (have_ranges) {
             scale = r.tensors[last].scale;
             zero = r.tensors[last].zero_point;
         } else {
