@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "q8.h"
@@ -49,12 +50,68 @@ void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
     }
 }
 
+void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
+                        const struct kern_q8_rescale *r, int8_t *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* |x - x_zero| <= 255 and the shifts were checked: no overflow */
+        const int32_t d = q8s_shl((int32_t)x[i] - x_zero, r->left_shift);
+        int64_t v = (int64_t)q8s_mbqm(d, r->mult, r->shift) + r->out_zero;
+        v = v < r->qmin ? r->qmin : v > r->qmax ? r->qmax : v;
+        y[i] = (int8_t)v;
+    }
+}
+
+/* The input rows or columns [*lo, *hi) that window o covers (padding
+ * excluded); kern_pool2d_out_hw guarantees at least one. */
+static void pool_window(size_t o, size_t stride, size_t pad, size_t k,
+                        size_t in, size_t *lo, size_t *hi)
+{
+    const size_t start = o * stride; /* in padded coordinates */
+    *lo = start < pad ? 0 : start - pad;
+    const size_t end = start + k;
+    *hi = end - pad > in ? in : end - pad;
+}
+
+void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
+                        size_t ow, const int8_t *x, int8_t *y,
+                        int8_t *scratch)
+{
+    (void)scratch;
+    const size_t ih = s->in_h, iw = s->in_w;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const int8_t *xp = x + p * ih * iw;
+        int8_t *yp = y + p * oh * ow;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                            &x1);
+                /* the window holds a real cell; -128 is int8's least, so
+                 * starting from it changes no maximum */
+                int8_t m = INT8_MIN;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    for (size_t ix = x0; ix < x1; ix++) {
+                        const int8_t v = xp[iy * iw + ix];
+                        m = v > m ? v : m;
+                    }
+                }
+                yp[oy * ow + ox] = m;
+            }
+        }
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
 {
     dsp->requant = kern_q8s_requant_c;
     dsp->add = kern_q8s_add_c;
+    dsp->rescale = kern_q8s_rescale_c;
+    dsp->maxpool = kern_q8s_maxpool_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -63,6 +120,8 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
      * second copy: the output stage is a small share of a layer's time */
     dsp->requant = kern_q8s_requant_avx2;
     dsp->add = kern_q8s_add_avx2;
+    dsp->rescale = kern_q8s_rescale_avx2;
+    dsp->maxpool = kern_q8s_maxpool_avx2;
 #else
     (void)flags;
 #endif
@@ -473,4 +532,245 @@ KERN_API int kern_q8_add_s8(size_t n, const int8_t *a, const int8_t *b,
         dsp_get()->add(n, a, b, p, out);
     }
     return st;
+}
+
+/* ---- rescale and pools --------------------------------------------------- */
+
+static int rescale_check(const struct kern_q8_rescale *r)
+{
+    if (!range_s8(r->out_zero) || !range_s8(r->qmin) || !range_s8(r->qmax) ||
+        r->qmin > r->qmax || r->shift < -31 || r->shift > 30 ||
+        r->left_shift < 0 ||
+        r->left_shift + (r->shift > 0 ? r->shift : 0) > 22) {
+        return KERN_E_RANGE;
+    }
+    return KERN_OK;
+}
+
+static int scale_ok(float s)
+{
+    return isfinite(s) && s > 0.0f;
+}
+
+KERN_API int kern_q8_rescale_init(float in_scale, float out_scale,
+                                  int32_t out_zero, int32_t qmin,
+                                  int32_t qmax, struct kern_q8_rescale *r)
+{
+    if (!r) {
+        return KERN_E_INVALID;
+    }
+    if (!scale_ok(in_scale) || !scale_ok(out_scale)) {
+        return KERN_E_RANGE;
+    }
+    struct kern_q8_rescale t = {0};
+    t.left_shift = 20;
+    t.out_zero = out_zero;
+    t.qmin = qmin;
+    t.qmax = qmax;
+    double real = (double)in_scale / (double)out_scale;
+    /* above 1024 every nonzero difference lands beyond 255 and saturates
+     * as it would with the true ratio; capped, d 2^max(shift, 0) stays
+     * within int32 */
+    if (real > 1024.0) {
+        real = 1024.0;
+    }
+    int st = kern_q8_quantize_multiplier(real / (double)(1 << t.left_shift),
+                                         &t.mult, &t.shift);
+    if (st == KERN_OK) {
+        st = rescale_check(&t);
+    }
+    if (st == KERN_OK) {
+        *r = t;
+    }
+    return st;
+}
+
+KERN_API int kern_q8_rescale_s8(size_t n, const int8_t *x, int32_t x_zero,
+                                const struct kern_q8_rescale *r, int8_t *y)
+{
+    if (!r || (n && (!x || !y))) {
+        return KERN_E_INVALID;
+    }
+    if (!range_s8(x_zero)) {
+        return KERN_E_RANGE;
+    }
+    int st = rescale_check(r);
+    if (st == KERN_OK && n) {
+        dsp_get()->rescale(n, x, x_zero, r, y);
+    }
+    return st;
+}
+
+KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
+                                  const int8_t *x, int8_t *y)
+{
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const struct kern_q8s_dsp *d = dsp_get();
+    int8_t *scratch = NULL;
+    if (d->maxpool != kern_q8s_maxpool_c) {
+        const size_t bytes =
+            q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw);
+        if (!bytes) {
+            return KERN_E_OVERFLOW;
+        }
+        scratch = malloc(bytes);
+        if (!scratch) {
+            return KERN_E_NOMEM;
+        }
+    }
+    d->maxpool(s, oh, ow, x, y, scratch);
+    free(scratch);
+    return KERN_OK;
+}
+
+/* The average pools' requantisation: out = clamp(out_zero + round(acc
+ * mult / (count 2^rs))), one exact 64-bit division rounded half away from
+ * zero. zero: the ratio is below 2^-10, so every output is out_zero. */
+struct avg_rq {
+    int64_t mult;
+    int rs;
+    int zero;
+    int32_t out_zero, qmin, qmax;
+};
+
+enum { Q8S_AVG_MAX_COUNT = 1 << 22 };
+
+static int avg_rq_init(float x_scale, int32_t x_zero, float out_scale,
+                       int32_t out_zero, int32_t qmin, int32_t qmax,
+                       struct avg_rq *q)
+{
+    if (!scale_ok(x_scale) || !scale_ok(out_scale) || !range_s8(x_zero) ||
+        !range_s8(out_zero) || !range_s8(qmin) || !range_s8(qmax) ||
+        qmin > qmax) {
+        return KERN_E_RANGE;
+    }
+    int32_t m;
+    int e;
+    int st = kern_q8_quantize_multiplier((double)x_scale / (double)out_scale,
+                                         &m, &e);
+    if (st != KERN_OK) {
+        return st;
+    }
+    q->out_zero = out_zero;
+    q->qmin = qmin;
+    q->qmax = qmax;
+    /* the ratio is m 2^(e - 31); below 2^-10 (e <= -10), |acc / count| <=
+     * 255 gives less than 1/4: 0. Else rs = 31 - e <= 40, and count <=
+     * 2^22 keeps count 2^rs <= 2^62; |acc| <= 255 2^22 keeps acc m below
+     * 2^61. */
+    q->zero = m == 0 || e <= -10;
+    q->mult = m;
+    q->rs = q->zero ? 0 : 31 - e;
+    return KERN_OK;
+}
+
+static int8_t avg_rq_apply(const struct avg_rq *q, int64_t acc, int64_t count)
+{
+    int64_t r = 0;
+    if (!q->zero) {
+        const int64_t v = acc * q->mult;
+        const int64_t den = count << q->rs;
+        r = v / den; /* truncated toward zero */
+        const int64_t rem = v % den;
+        const int64_t arem = rem < 0 ? -rem : rem;
+        if (arem >= den - arem) { /* |rem| >= den / 2: half away from 0 */
+            r += v < 0 ? -1 : 1;
+        }
+    }
+    int64_t o = r + q->out_zero;
+    o = o < q->qmin ? q->qmin : o > q->qmax ? q->qmax : o;
+    return (int8_t)o;
+}
+
+KERN_API int kern_q8_avgpool2d_s8(const struct kern_pool2d_shape *s,
+                                  const int8_t *x, int32_t x_zero,
+                                  float x_scale, int32_t out_zero,
+                                  float out_scale, int32_t qmin,
+                                  int32_t qmax, int8_t *y)
+{
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    struct avg_rq q;
+    st = avg_rq_init(x_scale, x_zero, out_scale, out_zero, qmin, qmax, &q);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (s->kh * s->kw > Q8S_AVG_MAX_COUNT) { /* the product was checked */
+        return KERN_E_RANGE;
+    }
+    const size_t ih = s->in_h, iw = s->in_w;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const int8_t *xp = x + p * ih * iw;
+        int8_t *yp = y + p * oh * ow;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                            &x1);
+                int64_t acc = 0;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    for (size_t ix = x0; ix < x1; ix++) {
+                        acc += (int32_t)xp[iy * iw + ix] - x_zero;
+                    }
+                }
+                const size_t count = s->count_include_pad
+                                         ? s->kh * s->kw
+                                         : (y1 - y0) * (x1 - x0);
+                yp[oy * ow + ox] = avg_rq_apply(&q, acc, (int64_t)count);
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_global_avgpool_s8(size_t batch, size_t channels,
+                                       size_t hw, const int8_t *x,
+                                       int32_t x_zero, float x_scale,
+                                       int32_t out_zero, float out_scale,
+                                       int32_t qmin, int32_t qmax,
+                                       int8_t *y)
+{
+    if (!x || !y) {
+        return KERN_E_INVALID;
+    }
+    if (!batch || !channels || !hw) {
+        return KERN_E_SHAPE;
+    }
+    if (channels > SIZE_MAX / batch || hw > SIZE_MAX / (batch * channels)) {
+        return KERN_E_OVERFLOW;
+    }
+    struct avg_rq q;
+    int st = avg_rq_init(x_scale, x_zero, out_scale, out_zero, qmin, qmax, &q);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (hw > Q8S_AVG_MAX_COUNT) {
+        return KERN_E_RANGE;
+    }
+    for (size_t p = 0; p < batch * channels; p++) {
+        const int8_t *xp = x + p * hw;
+        /* |sum| <= 128 2^22: int32 is exact, and the loop vectorises */
+        int32_t sum = 0;
+        for (size_t i = 0; i < hw; i++) {
+            sum += xp[i];
+        }
+        const int64_t acc = (int64_t)sum - (int64_t)x_zero * (int64_t)hw;
+        y[p] = avg_rq_apply(&q, acc, (int64_t)hw);
+    }
+    return KERN_OK;
 }

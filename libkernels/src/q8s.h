@@ -67,10 +67,37 @@ typedef void (*kern_q8s_add_fn)(size_t n, const int8_t *a, const int8_t *b,
                                 const struct kern_q8_add_params *p,
                                 int8_t *out);
 
+/* kern_q8_rescale_s8 on n values with checked parameters. */
+struct kern_q8_rescale;
+typedef void (*kern_q8s_rescale_fn)(size_t n, const int8_t *x,
+                                    int32_t x_zero,
+                                    const struct kern_q8_rescale *r,
+                                    int8_t *y);
+/* kern_q8_maxpool2d_s8 on a checked shape with output oh x ow; scratch
+ * holds q8s_maxpool_scratch(s) bytes (the C reference ignores it). */
+struct kern_pool2d_shape;
+typedef void (*kern_q8s_maxpool_fn)(const struct kern_pool2d_shape *s,
+                                    size_t oh, size_t ow, const int8_t *x,
+                                    int8_t *y, int8_t *scratch);
+
 struct kern_q8s_dsp {
     kern_q8s_requant_fn requant;
     kern_q8s_add_fn add;
+    kern_q8s_rescale_fn rescale;
+    kern_q8s_maxpool_fn maxpool;
 };
+
+/* Bytes of the max pool's scratch: two padded rows with room for whole
+ * vectors past their ends (0 when the sizes overflow). */
+static inline size_t q8s_maxpool_scratch(size_t pad_left, size_t in_w,
+                                         size_t pad_right, size_t kw)
+{
+    const size_t slack = 128;
+    if (in_w > (SIZE_MAX / 4 - slack - pad_left - pad_right - kw)) {
+        return 0;
+    }
+    return 2 * (pad_left + in_w + pad_right + kw + slack);
+}
 
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags);
 
@@ -80,6 +107,11 @@ void kern_q8s_requant_c(size_t n, const int32_t *acc, const int32_t *add,
                         int32_t qmax, int8_t *q);
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
+                        const struct kern_q8_rescale *r, int8_t *y);
+void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
+                        size_t ow, const int8_t *x, int8_t *y,
+                        int8_t *scratch);
 
 #if KERN_SIMD && KERN_HAVE_X86
 void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
@@ -88,6 +120,11 @@ void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
                            int32_t qmax, int8_t *q);
 void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
                        const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,
+                           const struct kern_q8_rescale *r, int8_t *y);
+void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
+                           size_t ow, const int8_t *x, int8_t *y,
+                           int8_t *scratch);
 #endif
 
 #endif

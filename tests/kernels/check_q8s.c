@@ -3,6 +3,7 @@
  * lengths (vector bodies and tails) and extreme values (INT32_MIN
  * squared, the largest shifts, clamps at and inside [-128, 127]). */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checkkern.h"
@@ -102,6 +103,104 @@ static void check_add(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+static void check_rescale(const struct kern_q8s_dsp *isa,
+                          const struct kern_q8s_dsp *ref)
+{
+    enum { MAXN = 301 };
+    if (!ck_func((const void *)isa->rescale, "q8s_rescale")) {
+        return;
+    }
+    int8_t x[MAXN], o0[MAXN], o1[MAXN];
+    for (int t = 0; t < 2000; t++) {
+        struct kern_q8_rescale r;
+        const int32_t zo = ck_randi(-128, 127);
+        /* ratios from 1/2000 to 2000, past the cap of 1024 */
+        const float in_s = ck_randf(0.001f, 2.0f);
+        const float out_s = t % 7 ? ck_randf(0.001f, 2.0f) : in_s;
+        if (kern_q8_rescale_init(in_s, out_s, zo, t % 2 ? zo : -128,
+                                 t % 3 ? 127 : ck_randi(zo, 127),
+                                 &r) != KERN_OK) {
+            ck_fail("kern_q8_rescale_init refused its arguments");
+            continue;
+        }
+        if (t % 11 == 0) {
+            /* hand-made parameters at the edges the check allows */
+            r.left_shift = ck_randi(0, 22);
+            r.shift = ck_randi(-31, 22 - r.left_shift);
+            r.mult = rand_i32();
+        }
+        const int32_t zx = ck_randi(-128, 127);
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (int8_t)ck_randi(-128, 127);
+        }
+        ck_poison(o0, sizeof o0);
+        ck_poison(o1, sizeof o1);
+        ref->rescale(n, x, zx, &r, o0);
+        isa->rescale(n, x, zx, &r, o1);
+        if (memcmp(o0, o1, sizeof o0) != 0) {
+            ck_fail("n=%zu mult=%d shift=%d ls=%d: outputs differ", n,
+                    r.mult, r.shift, r.left_shift);
+        }
+    }
+    ck_report();
+}
+
+static void check_maxpool(const struct kern_q8s_dsp *isa,
+                          const struct kern_q8s_dsp *ref)
+{
+    if (!ck_func((const void *)isa->maxpool, "q8s_maxpool")) {
+        return;
+    }
+    for (int t = 0; t < 400; t++) {
+        struct kern_pool2d_shape s = {0};
+        s.batch = (size_t)ck_randi(1, 2);
+        s.channels = (size_t)ck_randi(1, 3);
+        s.in_h = (size_t)ck_randi(1, 20);
+        /* widths past one and two vectors, and their tails */
+        s.in_w = (size_t)ck_randi(1, t % 4 ? 40 : 150);
+        s.kh = (size_t)ck_randi(1, 4);
+        s.kw = (size_t)ck_randi(1, 4);
+        s.stride_h = (size_t)ck_randi(1, 3);
+        s.stride_w = (size_t)(t % 3 == 0 ? 2 : ck_randi(1, 4));
+        s.pad_top = (size_t)ck_randi(0, (int)s.kh - 1);
+        s.pad_bottom = (size_t)ck_randi(0, (int)s.kh - 1);
+        s.pad_left = (size_t)ck_randi(0, (int)s.kw - 1);
+        s.pad_right = (size_t)ck_randi(0, (int)s.kw - 1);
+        size_t oh, ow;
+        if (kern_pool2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+            continue; /* a window larger than the padded input */
+        }
+        const size_t nx = s.batch * s.channels * s.in_h * s.in_w;
+        const size_t ny = s.batch * s.channels * oh * ow;
+        const size_t sb = q8s_maxpool_scratch(s.pad_left, s.in_w,
+                                              s.pad_right, s.kw);
+        int8_t *x = malloc(nx), *y0 = malloc(ny + 64), *y1 = malloc(ny + 64);
+        int8_t *scratch = malloc(sb);
+        if (!x || !y0 || !y1 || !scratch) {
+            ck_fail("out of memory");
+            free(x), free(y0), free(y1), free(scratch);
+            break;
+        }
+        for (size_t i = 0; i < nx; i++) {
+            /* a narrow range now and then, so that ties and -128 occur */
+            x[i] = (int8_t)(t % 5 ? ck_randi(-128, 127) : ck_randi(-128, -126));
+        }
+        ck_poison(y0, ny + 64);
+        ck_poison(y1, ny + 64);
+        ref->maxpool(&s, oh, ow, x, y0, NULL);
+        isa->maxpool(&s, oh, ow, x, y1, scratch);
+        if (memcmp(y0, y1, ny + 64) != 0) {
+            ck_fail("%zux%zux%zux%zu k %zux%zu stride %zux%zu pad %zu,%zu,"
+                    "%zu,%zu: outputs differ", s.batch, s.channels, s.in_h,
+                    s.in_w, s.kh, s.kw, s.stride_h, s.stride_w, s.pad_top,
+                    s.pad_left, s.pad_bottom, s.pad_right);
+        }
+        free(x), free(y0), free(y1), free(scratch);
+    }
+    ck_report();
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -111,4 +210,6 @@ void check_q8s(unsigned flags)
     kern_q8s_dsp_init(&isa, flags);
     check_requant(&isa, &ref);
     check_add(&isa, &ref);
+    check_rescale(&isa, &ref);
+    check_maxpool(&isa, &ref);
 }

@@ -685,6 +685,216 @@ static void test_add(void **state)
     assert_int_equal(kern_q8_add_s8(1, NULL, a, &p, out), KERN_E_INVALID);
 }
 
+/* ---- rescale and pools --------------------------------------------------- */
+
+static void test_rescale(void **state)
+{
+    (void)state;
+    struct kern_q8_rescale r;
+    /* ratio 2 exactly: y = 3 + 2 (x + 2), clamped */
+    assert_int_equal(kern_q8_rescale_init(0.5f, 0.25f, 3, -128, 127, &r),
+                     KERN_OK);
+    const int8_t x[6] = {-2, -1, 0, 10, 127, -128};
+    const int8_t want[6] = {3, 5, 7, 27, 127, -128};
+    int8_t y[6];
+    assert_int_equal(kern_q8_rescale_s8(6, x, -2, &r, y), KERN_OK);
+    assert_memory_equal(y, want, 6);
+    /* ratio 1/4: halves round away from zero (TFLite's MBQM) */
+    assert_int_equal(kern_q8_rescale_init(1.0f, 4.0f, 0, -128, 127, &r),
+                     KERN_OK);
+    const int8_t x2[8] = {1, 2, -2, 6, -6, 3, -3, 127};
+    const int8_t want2[8] = {0, 1, -1, 2, -2, 1, -1, 32};
+    assert_int_equal(kern_q8_rescale_s8(8, x2, 0, &r, y), KERN_OK);
+    assert_memory_equal(y, want2, 8);
+    /* relu as the clamp qmin = out_zero, in place */
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, -10, -10, 127, &r),
+                     KERN_OK);
+    int8_t x3[4] = {-5, 0, 5, 100};
+    const int8_t want3[4] = {-10, -10, -5, 90};
+    assert_int_equal(kern_q8_rescale_s8(4, x3, 0, &r, x3), KERN_OK);
+    assert_memory_equal(x3, want3, 4);
+    /* a ratio of 2000, capped at 1024: every nonzero difference saturates */
+    assert_int_equal(kern_q8_rescale_init(2000.0f, 1.0f, 0, -128, 127, &r),
+                     KERN_OK);
+    const int8_t x4[3] = {1, 0, -1};
+    const int8_t want4[3] = {127, 0, -128};
+    assert_int_equal(kern_q8_rescale_s8(3, x4, 0, &r, y), KERN_OK);
+    assert_memory_equal(y, want4, 3);
+    /* a long vector against the real formula rounded half away from zero
+     * (the ratio is not a power of two; both roundings agree away from
+     * exact halves, which 0.37 / 0.11 never gives on these integers) */
+    assert_int_equal(kern_q8_rescale_init(0.37f, 0.11f, 7, -128, 127, &r),
+                     KERN_OK);
+    int8_t xl[256], yl[256];
+    for (int i = 0; i < 256; i++) {
+        xl[i] = (int8_t)(i - 128);
+    }
+    assert_int_equal(kern_q8_rescale_s8(256, xl, -3, &r, yl), KERN_OK);
+    for (int i = 0; i < 256; i++) {
+        double v = 7.0 + round((double)(xl[i] + 3) * (0.37f / (double)0.11f));
+        v = v < -128 ? -128 : v > 127 ? 127 : v;
+        assert_int_equal(yl[i], (int)v);
+    }
+    /* errors */
+    assert_int_equal(kern_q8_rescale_init(0.0f, 1.0f, 0, -128, 127, &r),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_init(1.0f, NAN, 0, -128, 127, &r),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, 128, -128, 127, &r),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, 0, 5, 4, &r),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, 0, -128, 127, NULL),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, 0, -128, 127, &r),
+                     KERN_OK);
+    assert_int_equal(kern_q8_rescale_s8(1, x, 200, &r, y), KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_s8(1, NULL, 0, &r, y), KERN_E_INVALID);
+    struct kern_q8_rescale bad = r;
+    bad.left_shift = 20;
+    bad.shift = 3; /* (x - zero) 2^23 could leave int32 */
+    assert_int_equal(kern_q8_rescale_s8(1, x, 0, &bad, y), KERN_E_RANGE);
+}
+
+static void test_maxpool_s8(void **state)
+{
+    (void)state;
+    /* 2x2 stride 2 */
+    const int8_t x[12] = {1, -5, 3, 2, -7, 9, -128, 4, 0, -1, 6, -3};
+    struct kern_pool2d_shape s = {.batch = 1, .channels = 1, .in_h = 3,
+                                  .in_w = 4, .kh = 2, .kw = 2,
+                                  .stride_h = 2, .stride_w = 2};
+    int8_t y[9];
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_OK);
+    assert_int_equal(y[0], 9);
+    assert_int_equal(y[1], 4);
+    /* padding never wins, even over -128: 2x2 stride 1 pad 1 on 2x2 */
+    const int8_t x2[4] = {-100, -120, -128, -90};
+    const int8_t want2[9] = {-100, -100, -120, -100, -90, -90, -128, -90,
+                             -90};
+    struct kern_pool2d_shape s2 = {.batch = 1, .channels = 1, .in_h = 2,
+                                   .in_w = 2, .kh = 2, .kw = 2,
+                                   .stride_h = 1, .stride_w = 1,
+                                   .pad_top = 1, .pad_left = 1,
+                                   .pad_bottom = 1, .pad_right = 1};
+    assert_int_equal(kern_q8_maxpool2d_s8(&s2, x2, y), KERN_OK);
+    assert_memory_equal(y, want2, 9);
+    /* wide rows (whole vectors and tails) for strides 1, 2 and 3 against
+     * a plain loop over each window */
+    enum { H = 3, W = 75 };
+    int8_t xw[2 * H * W], yw[2 * H * W];
+    for (int i = 0; i < 2 * H * W; i++) {
+        xw[i] = (int8_t)randi(-128, 127);
+    }
+    for (size_t st = 1; st <= 3; st++) {
+        struct kern_pool2d_shape sw = {.batch = 1, .channels = 2,
+                                       .in_h = H, .in_w = W, .kh = 2,
+                                       .kw = 3, .stride_h = 1,
+                                       .stride_w = st, .pad_left = 1,
+                                       .pad_right = 2};
+        size_t oh, ow;
+        assert_int_equal(kern_pool2d_out_hw(&sw, &oh, &ow), KERN_OK);
+        assert_int_equal(kern_q8_maxpool2d_s8(&sw, xw, yw), KERN_OK);
+        for (size_t c = 0; c < 2; c++) {
+            for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    int m = -1000;
+                    for (size_t ky = 0; ky < 2; ky++) {
+                        for (size_t kx = 0; kx < 3; kx++) {
+                            const long ix = (long)(ox * st + kx) - 1;
+                            if (ix >= 0 && ix < W) {
+                                const int v =
+                                    xw[(c * H + oy + ky) * W + (size_t)ix];
+                                m = v > m ? v : m;
+                            }
+                        }
+                    }
+                    assert_int_equal(yw[(c * oh + oy) * ow + ox], m);
+                }
+            }
+        }
+    }
+    /* errors as the float pool's */
+    assert_int_equal(kern_q8_maxpool2d_s8(NULL, x, y), KERN_E_INVALID);
+    s.kh = 5;
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_E_SHAPE);
+    s.kh = 2;
+    s.pad_top = 2;
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_E_RANGE);
+}
+
+static void test_avgpool_s8(void **state)
+{
+    (void)state;
+    /* x_zero 10, x_scale 0.5, out_scale 1, out_zero -5 */
+    const int8_t x[6] = {10, 20, 30, 40, 50, 61};
+    struct kern_pool2d_shape s = {.batch = 1, .channels = 1, .in_h = 2,
+                                  .in_w = 3, .kh = 2, .kw = 2,
+                                  .stride_h = 1, .stride_w = 1};
+    int8_t y[4];
+    assert_int_equal(kern_q8_avgpool2d_s8(&s, x, 10, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_OK);
+    /* (0 + 10 + 30 + 40) 0.5 / 4 = 10; (10 + 20 + 40 + 51) 0.5 / 4 =
+     * 15.125 */
+    assert_int_equal(y[0], 5);
+    assert_int_equal(y[1], 10);
+    /* stride 2, one column of right padding: the second window holds
+     * 20 + 51 = 71 over 4 cells (8.875) or over its 2 real ones (17.75) */
+    s.stride_w = 2;
+    s.pad_right = 1;
+    s.count_include_pad = 1;
+    assert_int_equal(kern_q8_avgpool2d_s8(&s, x, 10, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_OK);
+    assert_int_equal(y[0], 5);
+    assert_int_equal(y[1], 4);
+    s.count_include_pad = 0;
+    assert_int_equal(kern_q8_avgpool2d_s8(&s, x, 10, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_OK);
+    assert_int_equal(y[0], 5);
+    assert_int_equal(y[1], 13);
+    /* equal params: TFLite's integer average, halves away from zero, even
+     * for a divisor (6) whose reciprocal no Q31 multiplier holds exactly */
+    const int8_t h[12] = {1, 1, 1, 0, 0, 0, -1, -1, -1, 0, 0, 0};
+    struct kern_pool2d_shape s6 = {.batch = 1, .channels = 2, .in_h = 1,
+                                   .in_w = 6, .kh = 1, .kw = 6,
+                                   .stride_h = 1, .stride_w = 1};
+    assert_int_equal(kern_q8_avgpool2d_s8(&s6, h, 0, 0.3f, 0, 0.3f, -128,
+                                          127, y), KERN_OK);
+    assert_int_equal(y[0], 1);
+    assert_int_equal(y[1], -1);
+    assert_int_equal(kern_q8_global_avgpool_s8(1, 2, 6, h, 0, 0.3f, 0, 0.3f,
+                                               -128, 127, y), KERN_OK);
+    assert_int_equal(y[0], 1);
+    assert_int_equal(y[1], -1);
+    /* global: x_zero 5, 0.1 -> 0.3, out_zero 2: (0 + 3 + 9 + 12) 0.1 /
+     * (4 0.3) = 2; and a clamp at qmax */
+    const int8_t g[8] = {5, 8, 14, 17, 127, 127, 127, 127};
+    assert_int_equal(kern_q8_global_avgpool_s8(2, 1, 4, g, 5, 0.1f, 2, 0.3f,
+                                               -128, 20, y), KERN_OK);
+    assert_int_equal(y[0], 4);
+    assert_int_equal(y[1], 20);
+    /* a ratio below 2^-10 gives the zero point */
+    assert_int_equal(kern_q8_global_avgpool_s8(2, 1, 4, g, 5, 1e-4f, 2, 1.0f,
+                                               -128, 127, y), KERN_OK);
+    assert_int_equal(y[0], 2);
+    assert_int_equal(y[1], 2);
+    /* errors */
+    assert_int_equal(kern_q8_global_avgpool_s8(0, 1, 4, g, 5, 0.1f, 2, 0.3f,
+                                               -128, 127, y), KERN_E_SHAPE);
+    assert_int_equal(kern_q8_global_avgpool_s8(1, 1, 4, g, 5, 0.0f, 2, 0.3f,
+                                               -128, 127, y), KERN_E_RANGE);
+    assert_int_equal(kern_q8_global_avgpool_s8(1, 1, 4, g, 5, 0.1f, 2, 0.3f,
+                                               10, 9, y), KERN_E_RANGE);
+    assert_int_equal(kern_q8_global_avgpool_s8(1, 1, 4, NULL, 5, 0.1f, 2,
+                                               0.3f, -128, 127, y),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_q8_global_avgpool_s8(SIZE_MAX, 2, 4, g, 5, 0.1f, 2,
+                                               0.3f, -128, 127, y),
+                     KERN_E_OVERFLOW);
+    assert_int_equal(kern_q8_avgpool2d_s8(&s, x, -129, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_E_RANGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -698,6 +908,9 @@ int main(void)
         cmocka_unit_test(test_dwconv_s8),
         cmocka_unit_test(test_conv_s8),
         cmocka_unit_test(test_add),
+        cmocka_unit_test(test_rescale),
+        cmocka_unit_test(test_maxpool_s8),
+        cmocka_unit_test(test_avgpool_s8),
     };
     /* the brute-force reference needs a 64-bit mantissa for exact products */
     if (LDBL_MANT_DIG < 64) {

@@ -2,6 +2,7 @@
  * lanes at a time, the same integer operations as the C reference (so the
  * same bits); tails shorter than eight run the C reference. */
 #include <immintrin.h>
+#include <string.h>
 
 #include "q8s.h"
 
@@ -120,5 +121,131 @@ void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
     }
     if (i < n) {
         kern_q8s_add_c(n - i, a + i, b + i, p, out + i);
+    }
+}
+
+void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,
+                           const struct kern_q8_rescale *r, int8_t *y)
+{
+    const __m256i zx = _mm256_set1_epi32(x_zero);
+    const __m256i ls = _mm256_set1_epi32(r->left_shift);
+    const __m256i m = _mm256_set1_epi32(r->mult);
+    const __m256i sl = _mm256_set1_epi32(r->shift > 0 ? r->shift : 0);
+    const __m256i sr = _mm256_set1_epi32(r->shift > 0 ? 0 : -r->shift);
+    const __m256i vzp = _mm256_set1_epi32(r->out_zero);
+    const __m256i lo = _mm256_set1_epi32(r->qmin - r->out_zero);
+    const __m256i hi = _mm256_set1_epi32(r->qmax - r->out_zero);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i d =
+            _mm256_sllv_epi32(_mm256_sub_epi32(load8_s8(x + i), zx), ls);
+        store8(y + i, mbqm8(d, m, sl, sr), lo, hi, vzp);
+    }
+    if (i < n) {
+        kern_q8s_rescale_c(n - i, x + i, x_zero, r, y + i);
+    }
+}
+
+/* ---- max pooling ---------------------------------------------------------- */
+
+/* The rows or columns [*lo, *hi) of the input that window o covers. */
+static void win(size_t o, size_t stride, size_t pad, size_t k, size_t in,
+                size_t *lo, size_t *hi)
+{
+    const size_t start = o * stride;
+    *lo = start < pad ? 0 : start - pad;
+    const size_t end = start + k;
+    *hi = end - pad > in ? in : end - pad;
+}
+
+/* Max pooling a row at a time, with whole vectors along the row: the
+ * maximum over the window's input rows goes into a padded row v (the
+ * padding holds -128, int8's least, which wins no maximum: a window always
+ * holds a real cell, and if all its cells are -128 so is the answer); then
+ * h[j] = max over kx of v[j + kx] for every column j, and the output takes
+ * every stride-th h (stride 1: all of them; stride 2: the even bytes,
+ * packed two vectors at a time; else one by one). Max is exact, so the
+ * bits are the C reference's. */
+void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
+                           size_t ow, const int8_t *x, int8_t *y,
+                           int8_t *scratch)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kw = s->kw, sw = s->stride_w;
+    const size_t wp = s->pad_left + iw + s->pad_right;
+    /* layout of scratch (q8s_maxpool_scratch): v has wp + kw + 128 bytes,
+     * h the same; columns j < nh = (ow - 1) sw + 1 of h are needed, and
+     * computing them 32 at a time reads v up to nh + 31 + kw - 1 and
+     * writes h up to nh + 31, both inside. The stride-2 packing reads h
+     * below 2 ow. */
+    const size_t vlen = wp + kw + 128;
+    int8_t *v = scratch, *h = scratch + vlen;
+    const size_t nh = (ow - 1) * sw + 1;
+    memset(v, INT8_MIN, vlen);
+    memset(h, INT8_MIN, vlen);
+    int8_t *vr = v + s->pad_left;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const int8_t *xp = x + p * ih * iw;
+        int8_t *yp = y + p * oh * ow;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            win(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            /* v = column-wise max of rows [y0, y1) */
+            size_t ix = 0;
+            for (; ix + 32 <= iw; ix += 32) {
+                __m256i m = _mm256_loadu_si256(
+                    (const __m256i *)(xp + y0 * iw + ix));
+                for (size_t iy = y0 + 1; iy < y1; iy++) {
+                    m = _mm256_max_epi8(
+                        m, _mm256_loadu_si256(
+                               (const __m256i *)(xp + iy * iw + ix)));
+                }
+                _mm256_storeu_si256((__m256i *)(vr + ix), m);
+            }
+            for (; ix < iw; ix++) {
+                int8_t m = xp[y0 * iw + ix];
+                for (size_t iy = y0 + 1; iy < y1; iy++) {
+                    const int8_t t = xp[iy * iw + ix];
+                    m = t > m ? t : m;
+                }
+                vr[ix] = m;
+            }
+            /* h = row-wise max over the window's kw columns */
+            for (size_t j = 0; j < nh; j += 32) {
+                __m256i m = _mm256_loadu_si256((const __m256i *)(v + j));
+                for (size_t kx = 1; kx < kw; kx++) {
+                    m = _mm256_max_epi8(
+                        m, _mm256_loadu_si256((const __m256i *)(v + j + kx)));
+                }
+                _mm256_storeu_si256((__m256i *)(h + j), m);
+            }
+            int8_t *yr = yp + oy * ow;
+            if (sw == 1) {
+                memcpy(yr, h, ow);
+            } else if (sw == 2) {
+                const __m256i lowb = _mm256_set1_epi16(0x00ff);
+                size_t ox = 0;
+                for (; ox + 32 <= ow; ox += 32) {
+                    const __m256i a = _mm256_and_si256(
+                        _mm256_loadu_si256((const __m256i *)(h + 2 * ox)),
+                        lowb);
+                    const __m256i b = _mm256_and_si256(
+                        _mm256_loadu_si256(
+                            (const __m256i *)(h + 2 * ox + 32)),
+                        lowb);
+                    /* the even bytes, as 0..255 words: packus keeps them;
+                     * the lanes come out as a0 b0 a1 b1 */
+                    const __m256i pk = _mm256_permute4x64_epi64(
+                        _mm256_packus_epi16(a, b), 0xd8);
+                    _mm256_storeu_si256((__m256i *)(yr + ox), pk);
+                }
+                for (; ox < ow; ox++) {
+                    yr[ox] = h[2 * ox];
+                }
+            } else {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    yr[ox] = h[ox * sw];
+                }
+            }
+        }
     }
 }
