@@ -112,6 +112,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->add = kern_q8s_add_c;
     dsp->rescale = kern_q8s_rescale_c;
     dsp->maxpool = kern_q8s_maxpool_c;
+    dsp->dwconv = kern_q8s_dwconv_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -122,6 +123,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->add = kern_q8s_add_avx2;
     dsp->rescale = kern_q8s_rescale_avx2;
     dsp->maxpool = kern_q8s_maxpool_avx2;
+    dsp->dwconv = kern_q8s_dwconv_avx2;
 #else
     (void)flags;
 #endif
@@ -367,6 +369,86 @@ static size_t tap_end(size_t r0, size_t d, size_t k, size_t pad, size_t in)
     return e < k ? e : k;
 }
 
+/* The output stage of one channel, expanded to Q8S_NB columns: the
+ * depthwise kernels requantise a run of outputs of one channel at once. */
+static void chan_params(struct tile_params *t,
+                        const struct kern_q8_outstage *os, size_t c)
+{
+    tile_params_fill(t, os, c, 1, 0, NULL);
+    for (size_t j = 1; j < Q8S_NB; j++) {
+        t->add[j] = t->add[0];
+        t->mult[j] = t->mult[0];
+        t->lsh[j] = t->lsh[0];
+        t->rsh[j] = t->rsh[0];
+    }
+}
+
+void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
+                       size_t ow, const int8_t *x, int32_t x_zero,
+                       const int8_t *w, const struct kern_q8_outstage *os,
+                       int8_t *y, int8_t *scratch)
+{
+    (void)scratch;
+    const size_t ch = s->channels;
+    const size_t ip = s->in_h * s->in_w, op = oh * ow;
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t taps = s->kh * s->kw;
+    int32_t accrow[Q8S_NB];
+    int8_t qrow[Q8S_NB];
+    struct tile_params t;
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t c = 0; c < ch; c++) {
+            const int8_t *xp = x + (b * ch + c) * ip;
+            const int8_t *wc = w + c * taps;
+            int8_t *yp = y + (b * ch + c) * op;
+            /* a padded tap reads x_zero, so (x - x_zero) w adds 0: the
+             * taps outside the input are skipped */
+            chan_params(&t, os, c);
+            size_t filled = 0;
+            for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    int32_t acc = 0;
+                    const size_t ky1 = tap_end(oy * s->stride_h, dh, s->kh,
+                                               s->pad_top, s->in_h);
+                    const size_t kx0 = tap_begin(ox * s->stride_w, dw,
+                                                 s->pad_left);
+                    const size_t kx1 = tap_end(ox * s->stride_w, dw, s->kw,
+                                               s->pad_left, s->in_w);
+                    for (size_t ky = tap_begin(oy * s->stride_h, dh,
+                                               s->pad_top);
+                         ky < ky1; ky++) {
+                        const int8_t *xr =
+                            xp + (oy * s->stride_h + ky * dh - s->pad_top) *
+                                     s->in_w;
+                        const int8_t *wr = wc + ky * s->kw;
+                        const size_t rx = ox * s->stride_w;
+                        for (size_t kx = kx0; kx < kx1; kx++) {
+                            acc += ((int32_t)xr[rx + kx * dw - s->pad_left] -
+                                    x_zero) * (int32_t)wr[kx];
+                        }
+                    }
+                    accrow[filled++] = acc;
+                    if (filled == Q8S_NB) {
+                        const size_t at = oy * ow + ox + 1 - filled;
+                        kern_q8s_requant_c(filled, accrow, t.add, t.mult,
+                                           t.lsh, t.rsh, os->zero_point,
+                                           os->qmin, os->qmax, qrow);
+                        memcpy(yp + at, qrow, filled);
+                        filled = 0;
+                    }
+                }
+            }
+            if (filled) {
+                kern_q8s_requant_c(filled, accrow, t.add, t.mult, t.lsh,
+                                   t.rsh, os->zero_point, os->qmin, os->qmax,
+                                   qrow);
+                memcpy(yp + op - filled, qrow, filled);
+            }
+        }
+    }
+}
+
 KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
                                  const int8_t *x, int32_t x_zero,
                                  const int8_t *w,
@@ -398,69 +480,20 @@ KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    const size_t dh = s->dilation_h ? s->dilation_h : 1;
-    const size_t dw = s->dilation_w ? s->dilation_w : 1;
-    const size_t taps = s->kh * s->kw;
     const struct kern_q8s_dsp *d = dsp_get();
-    int32_t accrow[Q8S_NB];
-    int8_t qrow[Q8S_NB];
-    struct tile_params t;
-    for (size_t b = 0; b < s->batch; b++) {
-        for (size_t c = 0; c < ch; c++) {
-            const int8_t *xp = x + (b * ch + c) * ip;
-            const int8_t *wc = w + c * taps;
-            int8_t *yp = y + (b * ch + c) * op;
-            /* a padded tap reads x_zero, so (x - x_zero) w adds 0: the
-             * taps outside the input are skipped */
-            tile_params_fill(&t, os, c, 1, 0, NULL);
-            const int32_t add = t.add[0];
-            for (size_t j = 1; j < Q8S_NB; j++) {
-                t.add[j] = add;
-                t.mult[j] = t.mult[0];
-                t.lsh[j] = t.lsh[0];
-                t.rsh[j] = t.rsh[0];
-            }
-            size_t filled = 0;
-            for (size_t oy = 0; oy < oh; oy++) {
-                for (size_t ox = 0; ox < ow; ox++) {
-                    int32_t acc = 0;
-                    const size_t ky1 = tap_end(oy * s->stride_h, dh, s->kh,
-                                               s->pad_top, s->in_h);
-                    const size_t kx0 = tap_begin(ox * s->stride_w, dw,
-                                                 s->pad_left);
-                    const size_t kx1 = tap_end(ox * s->stride_w, dw, s->kw,
-                                               s->pad_left, s->in_w);
-                    for (size_t ky = tap_begin(oy * s->stride_h, dh,
-                                               s->pad_top);
-                         ky < ky1; ky++) {
-                        const int8_t *xr =
-                            xp + (oy * s->stride_h + ky * dh - s->pad_top) *
-                                     s->in_w;
-                        const int8_t *wr = wc + ky * s->kw;
-                        const size_t rx = ox * s->stride_w;
-                        for (size_t kx = kx0; kx < kx1; kx++) {
-                            acc += ((int32_t)xr[rx + kx * dw - s->pad_left] -
-                                    x_zero) * (int32_t)wr[kx];
-                        }
-                    }
-                    accrow[filled++] = acc;
-                    if (filled == Q8S_NB) {
-                        const size_t at = oy * ow + ox + 1 - filled;
-                        d->requant(filled, accrow, t.add, t.mult, t.lsh,
-                                   t.rsh, os->zero_point, os->qmin,
-                                   os->qmax, qrow);
-                        memcpy(yp + at, qrow, filled);
-                        filled = 0;
-                    }
-                }
-            }
-            if (filled) {
-                d->requant(filled, accrow, t.add, t.mult, t.lsh, t.rsh,
-                           os->zero_point, os->qmin, os->qmax, qrow);
-                memcpy(yp + op - filled, qrow, filled);
-            }
+    int8_t *scratch = NULL;
+    if (d->dwconv != kern_q8s_dwconv_c) {
+        const size_t bytes = q8s_dwconv_scratch(s);
+        if (!bytes) {
+            return KERN_E_OVERFLOW;
+        }
+        scratch = malloc(bytes);
+        if (!scratch) {
+            return KERN_E_NOMEM;
         }
     }
+    d->dwconv(s, oh, ow, x, x_zero, w, os, y, scratch);
+    free(scratch);
     return KERN_OK;
 }
 

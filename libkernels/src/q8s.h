@@ -80,12 +80,50 @@ typedef void (*kern_q8s_maxpool_fn)(const struct kern_pool2d_shape *s,
                                     size_t oh, size_t ow, const int8_t *x,
                                     int8_t *y, int8_t *scratch);
 
+/* kern_q8_dwconv2d_s8 on a checked shape with output oh x ow; scratch
+ * holds q8s_dwconv_scratch(s) bytes (the C reference ignores it). */
+struct kern_dwconv2d_shape;
+struct kern_q8_outstage;
+typedef void (*kern_q8s_dwconv_fn)(const struct kern_dwconv2d_shape *s,
+                                   size_t oh, size_t ow, const int8_t *x,
+                                   int32_t x_zero, const int8_t *w,
+                                   const struct kern_q8_outstage *os,
+                                   int8_t *y, int8_t *scratch);
+
 struct kern_q8s_dsp {
     kern_q8s_requant_fn requant;
     kern_q8s_add_fn add;
     kern_q8s_rescale_fn rescale;
     kern_q8s_maxpool_fn maxpool;
+    kern_q8s_dwconv_fn dwconv;
 };
+
+/* Row width of the depthwise kernels' padded plane: the padded input row
+ * and room for whole vectors past the last output (stride 2 reads 32
+ * bytes from column 2 ox, 16 outputs at a time); 0 when it overflows. */
+static inline size_t q8s_dwconv_row(size_t pad_left, size_t in_w,
+                                    size_t pad_right, size_t kw, size_t dw)
+{
+    const size_t slack = 96;
+    if (kw > SIZE_MAX / 4 / (dw ? dw : 1) ||
+        in_w > SIZE_MAX / 4 - slack - pad_left - pad_right - kw * dw) {
+        return 0;
+    }
+    return pad_left + in_w + pad_right + kw * dw + slack;
+}
+
+/* Bytes of the depthwise kernels' scratch: one padded plane of int8
+ * (rows pad_top + in_h + pad_bottom). 0 when it overflows. */
+static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
+{
+    const size_t row = q8s_dwconv_row(s->pad_left, s->in_w, s->pad_right,
+                                      s->kw, s->dilation_w);
+    if (!row || s->in_h > SIZE_MAX / 4 - s->pad_top - s->pad_bottom) {
+        return 0;
+    }
+    const size_t rows = s->pad_top + s->in_h + s->pad_bottom;
+    return rows > SIZE_MAX / row ? 0 : rows * row;
+}
 
 /* Bytes of the max pool's scratch: two padded rows with room for whole
  * vectors past their ends (0 when the sizes overflow). */
@@ -109,6 +147,10 @@ void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
                         const struct kern_q8_rescale *r, int8_t *y);
+void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
+                       size_t ow, const int8_t *x, int32_t x_zero,
+                       const int8_t *w, const struct kern_q8_outstage *os,
+                       int8_t *y, int8_t *scratch);
 void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
                         size_t ow, const int8_t *x, int8_t *y,
                         int8_t *scratch);
@@ -122,6 +164,10 @@ void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
                        const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,
                            const struct kern_q8_rescale *r, int8_t *y);
+void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
+                          size_t ow, const int8_t *x, int32_t x_zero,
+                          const int8_t *w, const struct kern_q8_outstage *os,
+                          int8_t *y, int8_t *scratch);
 void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
                            size_t ow, const int8_t *x, int8_t *y,
                            int8_t *scratch);

@@ -201,6 +201,79 @@ static void check_maxpool(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+static void check_dwconv(const struct kern_q8s_dsp *isa,
+                         const struct kern_q8s_dsp *ref)
+{
+    if (!ck_func((const void *)isa->dwconv, "q8s_dwconv")) {
+        return;
+    }
+    for (int t = 0; t < 300; t++) {
+        struct kern_dwconv2d_shape s = {0};
+        s.batch = (size_t)ck_randi(1, 2);
+        s.channels = (size_t)ck_randi(1, 5);
+        s.in_h = (size_t)ck_randi(1, 12);
+        s.in_w = (size_t)ck_randi(1, t % 4 ? 40 : 90);
+        const int big = t % 9 == 0;
+        s.kh = (size_t)ck_randi(1, big ? 9 : 5);
+        s.kw = (size_t)ck_randi(1, big ? 9 : 5);
+        s.stride_h = (size_t)ck_randi(1, 3);
+        s.stride_w = (size_t)(t % 5 == 4 ? 3 : ck_randi(1, 2));
+        s.pad_top = (size_t)ck_randi(0, 3);
+        s.pad_bottom = (size_t)ck_randi(0, 3);
+        s.pad_left = (size_t)ck_randi(0, 3);
+        s.pad_right = (size_t)ck_randi(0, 3);
+        s.dilation_h = (size_t)(t % 7 == 0 ? 2 : ck_randi(0, 1));
+        s.dilation_w = (size_t)(t % 7 == 0 ? 2 : ck_randi(0, 1));
+        size_t oh, ow;
+        if (kern_dwconv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+            continue;
+        }
+        const size_t ch = s.channels, taps = s.kh * s.kw;
+        const size_t nx = s.batch * ch * s.in_h * s.in_w;
+        const size_t ny = s.batch * ch * oh * ow;
+        const size_t sb = q8s_dwconv_scratch(&s);
+        int8_t *x = malloc(nx), *w = malloc(ch * taps);
+        int8_t *y0 = malloc(ny), *y1 = malloc(ny), *scratch = malloc(sb);
+        int32_t bias[5], mult[5];
+        int shift[5];
+        if (!x || !w || !y0 || !y1 || !scratch) {
+            ck_fail("out of memory");
+            free(x), free(w), free(y0), free(y1), free(scratch);
+            break;
+        }
+        for (size_t i = 0; i < nx; i++) {
+            x[i] = (int8_t)ck_randi(-128, 127);
+        }
+        for (size_t i = 0; i < ch * taps; i++) {
+            /* -128 now and then: the widest product */
+            w[i] = (int8_t)(t % 6 ? ck_randi(-127, 127) : -128);
+        }
+        for (size_t c = 0; c < ch; c++) {
+            bias[c] = ck_randi(-50000, 50000);
+            mult[c] = ck_randi(1 << 30, INT32_MAX);
+            shift[c] = t % 8 ? ck_randi(-14, -5) : ck_randi(-31, 3);
+        }
+        const int32_t zp = ck_randi(-128, 127);
+        struct kern_q8_outstage os = {
+            .bias = t % 3 ? bias : NULL, .mult = mult, .shift = shift,
+            .per_channel = t % 4 != 0, .zero_point = zp,
+            .qmin = t % 2 ? zp : -128, .qmax = 127};
+        const int32_t xz = t % 5 ? ck_randi(-128, 127) : -128;
+        ck_poison(y0, ny);
+        ck_poison(y1, ny);
+        ref->dwconv(&s, oh, ow, x, xz, w, &os, y0, NULL);
+        isa->dwconv(&s, oh, ow, x, xz, w, &os, y1, scratch);
+        if (memcmp(y0, y1, ny) != 0) {
+            ck_fail("%zux%zux%zux%zu k %zux%zu stride %zux%zu dil %zux%zu: "
+                    "outputs differ", s.batch, ch, s.in_h, s.in_w, s.kh,
+                    s.kw, s.stride_h, s.stride_w, s.dilation_h,
+                    s.dilation_w);
+        }
+        free(x), free(w), free(y0), free(y1), free(scratch);
+    }
+    ck_report();
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -212,4 +285,5 @@ void check_q8s(unsigned flags)
     check_add(&isa, &ref);
     check_rescale(&isa, &ref);
     check_maxpool(&isa, &ref);
+    check_dwconv(&isa, &ref);
 }

@@ -249,3 +249,139 @@ void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
         }
     }
 }
+
+/* ---- depthwise convolution ------------------------------------------------ */
+
+enum { DW_MAX_TAPS = 64 };
+
+/* 16 int8 of one tap as int16 minus the zero point: stride 1 reads 16
+ * consecutive bytes; stride 2 reads 32 and keeps the even ones, sign
+ * extended by a shift up and an arithmetic shift down (in order: the low
+ * lane holds outputs 0..7, the high lane 8..15). */
+static inline __m256i dw_load16(const int8_t *p, size_t sw, __m256i zp16)
+{
+    __m256i v;
+    if (sw == 1) {
+        v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p));
+    } else {
+        v = _mm256_srai_epi16(
+            _mm256_slli_epi16(_mm256_loadu_si256((const __m256i *)p), 8), 8);
+    }
+    return _mm256_sub_epi16(v, zp16);
+}
+
+/* The C reference's output stage on 8 int32 sums of one channel, then
+ * the zero point added after the clamp (as store8). */
+static inline __m256i dw_requant8(__m256i acc, __m256i add, __m256i m,
+                                  __m256i ls, __m256i rs, __m256i lo,
+                                  __m256i hi, __m256i zp)
+{
+    const __m256i r = mbqm8(_mm256_add_epi32(acc, add), m, ls, rs);
+    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(r, lo), hi),
+                            zp);
+}
+
+/* Depthwise int8 convolution, 16 outputs of a row at a time. Each channel
+ * is copied into a plane padded with the zero point (so a padded tap adds
+ * (x_zero - x_zero) w = 0, as the C reference's skipped taps), then the
+ * taps go two at a time through vpmaddwd: (x - x_zero) is within
+ * [-255, 255] and w within [-128, 127], so each product fits int16 and
+ * the pair's sum is exact in int32; the sum over taps is the C
+ * reference's exactly (|acc| <= 255 128 taps < 2^31), and so are the
+ * output stage's bits. The unpacks put outputs 0-3 and 8-11 in the low
+ * sums, 4-7 and 12-15 in the high ones, which packs_epi32 puts back in
+ * order. Strides other than 1 and 2 along the row, and more than 64 taps,
+ * run the C reference. */
+void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
+                          size_t ow, const int8_t *x, int32_t x_zero,
+                          const int8_t *w, const struct kern_q8_outstage *os,
+                          int8_t *y, int8_t *scratch)
+{
+    const size_t taps = s->kh * s->kw, sw = s->stride_w;
+    if ((sw != 1 && sw != 2) || taps > DW_MAX_TAPS) {
+        kern_q8s_dwconv_c(s, oh, ow, x, x_zero, w, os, y, scratch);
+        return;
+    }
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
+    const size_t row = q8s_dwconv_row(s->pad_left, iw, s->pad_right, s->kw,
+                                      s->dilation_w);
+    const size_t rows = s->pad_top + ih + s->pad_bottom;
+    /* the border keeps the zero point for every channel: only the
+     * interior is copied per channel */
+    memset(scratch, (int)(int8_t)x_zero, rows * row);
+    const size_t npair = (taps + 1) / 2;
+    size_t off[DW_MAX_TAPS + 1];
+    for (size_t ky = 0; ky < s->kh; ky++) {
+        for (size_t kx = 0; kx < s->kw; kx++) {
+            off[ky * s->kw + kx] = ky * dh * row + kx * dw;
+        }
+    }
+    off[taps] = off[0]; /* an odd last tap pairs with weight 0 */
+    const __m256i zp16 = _mm256_set1_epi16((short)x_zero);
+    const __m256i vzp = _mm256_set1_epi32(os->zero_point);
+    const __m256i lo = _mm256_set1_epi32(os->qmin - os->zero_point);
+    const __m256i hi = _mm256_set1_epi32(os->qmax - os->zero_point);
+    __m256i wp[DW_MAX_TAPS / 2];
+    int8_t tail[16];
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t c = 0; c < ch; c++) {
+            const int8_t *xp = x + (b * ch + c) * ih * iw;
+            int8_t *yp = y + (b * ch + c) * oh * ow;
+            for (size_t iy = 0; iy < ih; iy++) {
+                memcpy(scratch + (s->pad_top + iy) * row + s->pad_left,
+                       xp + iy * iw, iw);
+            }
+            const int8_t *wc = w + c * taps;
+            for (size_t p = 0; p < npair; p++) {
+                const uint16_t wa = (uint16_t)(int16_t)wc[2 * p];
+                const uint16_t wb =
+                    2 * p + 1 < taps ? (uint16_t)(int16_t)wc[2 * p + 1] : 0;
+                wp[p] = _mm256_set1_epi32((int32_t)((uint32_t)wa |
+                                                    ((uint32_t)wb << 16)));
+            }
+            const size_t pc = os->per_channel ? c : 0;
+            const int sh = os->shift[pc];
+            const __m256i add = _mm256_set1_epi32(os->bias ? os->bias[c] : 0);
+            const __m256i m = _mm256_set1_epi32(os->mult[pc]);
+            const __m256i ls = _mm256_set1_epi32(sh > 0 ? sh : 0);
+            const __m256i rs = _mm256_set1_epi32(sh > 0 ? 0 : -sh);
+            for (size_t oy = 0; oy < oh; oy++) {
+                const int8_t *base = scratch + oy * s->stride_h * row;
+                int8_t *yr = yp + oy * ow;
+                for (size_t ox = 0; ox < ow; ox += 16) {
+                    const int8_t *bx = base + ox * sw;
+                    __m256i alo = _mm256_setzero_si256();
+                    __m256i ahi = _mm256_setzero_si256();
+                    for (size_t p = 0; p < npair; p++) {
+                        const __m256i xa = dw_load16(bx + off[2 * p], sw,
+                                                     zp16);
+                        const __m256i xb = dw_load16(bx + off[2 * p + 1], sw,
+                                                     zp16);
+                        alo = _mm256_add_epi32(
+                            alo, _mm256_madd_epi16(
+                                     _mm256_unpacklo_epi16(xa, xb), wp[p]));
+                        ahi = _mm256_add_epi32(
+                            ahi, _mm256_madd_epi16(
+                                     _mm256_unpackhi_epi16(xa, xb), wp[p]));
+                    }
+                    const __m256i rlo =
+                        dw_requant8(alo, add, m, ls, rs, lo, hi, vzp);
+                    const __m256i rhi =
+                        dw_requant8(ahi, add, m, ls, rs, lo, hi, vzp);
+                    const __m256i w16 = _mm256_packs_epi32(rlo, rhi);
+                    const __m256i b8 = _mm256_permute4x64_epi64(
+                        _mm256_packs_epi16(w16, w16), 0x08);
+                    const __m128i out = _mm256_castsi256_si128(b8);
+                    if (ox + 16 <= ow) {
+                        _mm_storeu_si128((__m128i *)(yr + ox), out);
+                    } else {
+                        _mm_storeu_si128((__m128i *)tail, out);
+                        memcpy(yr + ox, tail, ow - ox);
+                    }
+                }
+            }
+        }
+    }
+}
