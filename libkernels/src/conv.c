@@ -842,8 +842,41 @@ KERN_API int kern_im2col_s8_zp(const struct kern_conv2d_shape *s,
         return st;
     }
     const size_t cg = s->in_c / s->groups, hw_in = s->in_h * s->in_w;
-    im2col_s8_dilated(s, oh, ow, x + (b * s->in_c + g * cg) * hw_in,
-                      (int8_t)x_zero, col);
+    const int8_t *xg = x + (b * s->in_c + g * cg) * hw_in;
+    /* Undilated: the group's channels copied into planes bordered with
+     * the zero point, then the fast unpadded lowering of that padded
+     * shape, which reads the same taps (a copy of the input against a
+     * byte at a time for every tap). The sizes fit: kern_conv2d_out_hw
+     * checked the padded extents. */
+    const size_t ph = s->pad_top + s->in_h + s->pad_bottom;
+    const size_t pw = s->pad_left + s->in_w + s->pad_right;
+    int8_t *xp = NULL;
+    if (!is_dilated(s) && ph <= SIZE_MAX / pw && cg <= SIZE_MAX / (ph * pw)) {
+        xp = malloc(cg * ph * pw);
+    }
+    if (!xp) {
+        /* dilated, or no memory for the copy: a tap at a time */
+        im2col_s8_dilated(s, oh, ow, xg, (int8_t)x_zero, col);
+        return KERN_OK;
+    }
+    memset(xp, (int)(int8_t)x_zero, cg * ph * pw);
+    for (size_t c = 0; c < cg; c++) {
+        for (size_t iy = 0; iy < s->in_h; iy++) {
+            memcpy(xp + (c * ph + s->pad_top + iy) * pw + s->pad_left,
+                   xg + (c * s->in_h + iy) * s->in_w, s->in_w);
+        }
+    }
+    struct kern_conv2d_shape u = *s;
+    u.batch = 1;
+    u.in_c = cg;
+    u.out_c = s->out_c / s->groups;
+    u.groups = 1;
+    u.in_h = ph;
+    u.in_w = pw;
+    u.pad_top = u.pad_left = u.pad_bottom = u.pad_right = 0;
+    pthread_once(&conv_once, conv_init_once);
+    conv_dsp.im2col_s8(&u, oh, ow, xp, col);
+    free(xp);
     return KERN_OK;
 }
 
