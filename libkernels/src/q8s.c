@@ -13,7 +13,7 @@
  * output stage. Q8S_NB is a multiple of the packed block width and the
  * 64 columns of the VNNI/AVX-512 micro-tile; Q8S_MB a multiple of their 6
  * rows, so no tile but the last runs a partial micro-tile. */
-enum { Q8S_NB = 64, Q8S_MB = 48 };
+enum { Q8S_NB = Q8S_TILE_N, Q8S_MB = 48 };
 
 /* ---- C references -------------------------------------------------------- */
 
@@ -30,6 +30,18 @@ void kern_q8s_requant_c(size_t n, const int32_t *acc, const int32_t *add,
         int64_t v = (int64_t)r + zp;
         v = v < qmin ? qmin : v > qmax ? qmax : v;
         q[j] = (int8_t)v;
+    }
+}
+
+void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
+                             size_t lda, const int32_t *add,
+                             const int32_t *mult, const int32_t *lsh,
+                             const int32_t *rsh, int32_t zp, int32_t qmin,
+                             int32_t qmax, int8_t *q, size_t ldq)
+{
+    for (size_t i = 0; i < m; i++) {
+        kern_q8s_requant_c(n, acc + i * lda, add, mult, lsh, rsh, zp, qmin,
+                           qmax, q + i * ldq);
     }
 }
 
@@ -109,6 +121,7 @@ void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
 {
     dsp->requant = kern_q8s_requant_c;
+    dsp->requant_tile = kern_q8s_requant_tile_c;
     dsp->add = kern_q8s_add_c;
     dsp->rescale = kern_q8s_rescale_c;
     dsp->maxpool = kern_q8s_maxpool_c;
@@ -120,6 +133,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     /* AVX-512 brings no 64-bit multiply of its own that would pay for a
      * second copy: the output stage is a small share of a layer's time */
     dsp->requant = kern_q8s_requant_avx2;
+    dsp->requant_tile = kern_q8s_requant_tile_avx2;
     dsp->add = kern_q8s_add_avx2;
     dsp->rescale = kern_q8s_rescale_avx2;
     dsp->maxpool = kern_q8s_maxpool_avx2;
@@ -260,11 +274,9 @@ KERN_API int kern_q8_requantize_s8(size_t m, size_t n, const int32_t *acc,
     for (size_t j0 = 0; j0 < n && m; j0 += Q8S_NB) {
         const size_t nc = n - j0 < Q8S_NB ? n - j0 : Q8S_NB;
         tile_params_fill(&t, os, j0, nc, 0, NULL);
-        for (size_t i = 0; i < m; i++) {
-            d->requant(nc, acc + i * ld_acc + j0, t.add, t.mult, t.lsh,
-                       t.rsh, os->zero_point, os->qmin, os->qmax,
-                       q + i * ldq + j0);
-        }
+        d->requant_tile(m, nc, acc + j0, ld_acc, t.add, t.mult, t.lsh,
+                        t.rsh, os->zero_point, os->qmin, os->qmax, q + j0,
+                        ldq);
     }
     return KERN_OK;
 }
@@ -341,11 +353,9 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
         for (size_t i0 = 0; i0 < m; i0 += Q8S_MB) {
             const size_t mc = m - i0 < Q8S_MB ? m - i0 : Q8S_MB;
             gemm(mc, nc, k, a + i0 * lda, lda, bj, tile, Q8S_NB);
-            for (size_t i = 0; i < mc; i++) {
-                d->requant(nc, tile + i * Q8S_NB, t.add, t.mult, t.lsh,
-                           t.rsh, os->zero_point, os->qmin, os->qmax,
-                           q + (i0 + i) * ldq + j0);
-            }
+            d->requant_tile(mc, nc, tile, Q8S_NB, t.add, t.mult, t.lsh,
+                            t.rsh, os->zero_point, os->qmin, os->qmax,
+                            q + i0 * ldq + j0, ldq);
         }
     }
     return KERN_OK;

@@ -61,6 +61,19 @@ typedef void (*kern_q8s_requant_fn)(size_t n, const int32_t *acc,
                                     const int32_t *lsh, const int32_t *rsh,
                                     int32_t zp, int32_t qmin, int32_t qmax,
                                     int8_t *q);
+/* The output stage of an m x n tile (acc's leading dimension lda, q's
+ * ldq, n <= Q8S_TILE_N), every row with the same per-column parameters:
+ * m rows of kern_q8s_requant_fn in one call, so that a vector path loads
+ * the parameters once per tile rather than once per row. */
+enum { Q8S_TILE_N = 64 };
+typedef void (*kern_q8s_requant_tile_fn)(size_t m, size_t n,
+                                         const int32_t *acc, size_t lda,
+                                         const int32_t *add,
+                                         const int32_t *mult,
+                                         const int32_t *lsh,
+                                         const int32_t *rsh, int32_t zp,
+                                         int32_t qmin, int32_t qmax,
+                                         int8_t *q, size_t ldq);
 /* kern_q8_add_s8 on n values with checked parameters. */
 struct kern_q8_add_params;
 typedef void (*kern_q8s_add_fn)(size_t n, const int8_t *a, const int8_t *b,
@@ -92,6 +105,7 @@ typedef void (*kern_q8s_dwconv_fn)(const struct kern_dwconv2d_shape *s,
 
 struct kern_q8s_dsp {
     kern_q8s_requant_fn requant;
+    kern_q8s_requant_tile_fn requant_tile;
     kern_q8s_add_fn add;
     kern_q8s_rescale_fn rescale;
     kern_q8s_maxpool_fn maxpool;
@@ -112,8 +126,9 @@ static inline size_t q8s_dwconv_row(size_t pad_left, size_t in_w,
     return pad_left + in_w + pad_right + kw * dw + slack;
 }
 
-/* Bytes of the depthwise kernels' scratch: one padded plane of int8
- * (rows pad_top + in_h + pad_bottom). 0 when it overflows. */
+/* Bytes of the depthwise kernels' scratch: padded planes of int8 (rows
+ * pad_top + in_h + pad_bottom) and the vector path's outputs. 0 when it
+ * overflows. */
 static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
 {
     const size_t row = q8s_dwconv_row(s->pad_left, s->in_w, s->pad_right,
@@ -122,7 +137,10 @@ static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
         return 0;
     }
     const size_t rows = s->pad_top + s->in_h + s->pad_bottom;
-    return rows > SIZE_MAX / row ? 0 : rows * row;
+    /* the row layout needs rows * row; the stride-1 one a plane of rows *
+     * (its padded width) plus 64, and the outputs on that width plus 16:
+     * twice the first covers both */
+    return rows > (SIZE_MAX - 128) / 2 / row ? 0 : 2 * rows * row + 128;
 }
 
 /* Bytes of the max pool's scratch: two padded rows with room for whole
@@ -143,6 +161,11 @@ void kern_q8s_requant_c(size_t n, const int32_t *acc, const int32_t *add,
                         const int32_t *mult, const int32_t *lsh,
                         const int32_t *rsh, int32_t zp, int32_t qmin,
                         int32_t qmax, int8_t *q);
+void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
+                             size_t lda, const int32_t *add,
+                             const int32_t *mult, const int32_t *lsh,
+                             const int32_t *rsh, int32_t zp, int32_t qmin,
+                             int32_t qmax, int8_t *q, size_t ldq);
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
@@ -160,6 +183,11 @@ void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
                            const int32_t *mult, const int32_t *lsh,
                            const int32_t *rsh, int32_t zp, int32_t qmin,
                            int32_t qmax, int8_t *q);
+void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
+                                size_t lda, const int32_t *add,
+                                const int32_t *mult, const int32_t *lsh,
+                                const int32_t *rsh, int32_t zp, int32_t qmin,
+                                int32_t qmax, int8_t *q, size_t ldq);
 void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
                        const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,

@@ -68,6 +68,54 @@ static void check_requant(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+static void check_requant_tile(const struct kern_q8s_dsp *isa,
+                               const struct kern_q8s_dsp *ref)
+{
+    enum { MAXM = 13, MAXN = Q8S_TILE_N, LD = Q8S_TILE_N + 5 };
+    if (!ck_func((const void *)isa->requant_tile, "q8s_requant_tile")) {
+        return;
+    }
+    static int32_t acc[MAXM * LD];
+    int32_t add[MAXN], mult[MAXN], lsh[MAXN], rsh[MAXN];
+    static int8_t q0[MAXM * LD], q1[MAXM * LD];
+    for (int t = 0; t < 1000; t++) {
+        const size_t m = (size_t)ck_randi(1, MAXM);
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const size_t lda = n + (size_t)ck_randi(0, LD - MAXN);
+        const size_t ldq = n + (size_t)ck_randi(0, LD - MAXN);
+        for (size_t i = 0; i < m * lda; i++) {
+            acc[i] = rand_i32();
+        }
+        for (size_t j = 0; j < n; j++) {
+            add[j] = t % 3 ? ck_randi(-100000, 100000) : rand_i32();
+            /* now and then INT32_MIN (the saturating path) */
+            mult[j] = t % 17 == 0 ? rand_i32() : ck_randi(1 << 30, INT32_MAX);
+            /* left shifts in a few tiles only (the hoisted variant) */
+            const int s = t % 4 == 0 ? ck_randi(-31, 30) : ck_randi(-31, 0);
+            lsh[j] = s > 0 ? s : 0;
+            rsh[j] = s > 0 ? 0 : -s;
+        }
+        const int32_t zp = ck_randi(-128, 127);
+        int32_t lo = ck_randi(-128, 127), hi = ck_randi(-128, 127);
+        if (lo > hi) {
+            const int32_t x = lo;
+            lo = hi;
+            hi = x;
+        }
+        ck_poison(q0, sizeof q0);
+        ck_poison(q1, sizeof q1);
+        ref->requant_tile(m, n, acc, lda, add, mult, lsh, rsh, zp, lo, hi,
+                          q0, ldq);
+        isa->requant_tile(m, n, acc, lda, add, mult, lsh, rsh, zp, lo, hi,
+                          q1, ldq);
+        if (memcmp(q0, q1, sizeof q0) != 0) {
+            ck_fail("m=%zu n=%zu lda=%zu ldq=%zu: outputs differ", m, n, lda,
+                    ldq);
+        }
+    }
+    ck_report();
+}
+
 static void check_add(const struct kern_q8s_dsp *isa,
                       const struct kern_q8s_dsp *ref)
 {
@@ -282,6 +330,7 @@ void check_q8s(unsigned flags)
     kern_q8s_dsp_init(&ref, 0);
     kern_q8s_dsp_init(&isa, flags);
     check_requant(&isa, &ref);
+    check_requant_tile(&isa, &ref);
     check_add(&isa, &ref);
     check_rescale(&isa, &ref);
     check_maxpool(&isa, &ref);

@@ -2,6 +2,7 @@
  * lanes at a time, the same integer operations as the C reference (so the
  * same bits); tails shorter than eight run the C reference. */
 #include <immintrin.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "q8s.h"
@@ -83,6 +84,146 @@ void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
     if (j < n) {
         kern_q8s_requant_c(n - j, acc + j, add + j, mult + j, lsh + j,
                            rsh + j, zp, qmin, qmax, q + j);
+    }
+}
+
+/* The parameters of 8 columns, loaded once per tile: the multiplier and
+ * its odd lanes moved down for vpmuldq, the shifts, RoundingDivideByPOT's
+ * mask and half mask. */
+struct cols8 {
+    __m256i add, m, mo, ls, rs, mask, half;
+};
+
+static inline struct cols8 cols8_load(const int32_t *add, const int32_t *mult,
+                                      const int32_t *lsh, const int32_t *rsh)
+{
+    struct cols8 c;
+    const __m256i one = _mm256_set1_epi32(1);
+    c.add = _mm256_loadu_si256((const __m256i *)add);
+    c.m = _mm256_loadu_si256((const __m256i *)mult);
+    c.mo = _mm256_srli_epi64(c.m, 32);
+    c.ls = _mm256_loadu_si256((const __m256i *)lsh);
+    c.rs = _mm256_loadu_si256((const __m256i *)rsh);
+    c.mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, c.rs), one);
+    c.half = _mm256_srli_epi32(c.mask, 1);
+    return c;
+}
+
+/* srdhm8 and rdbpot8 with the column parameters hoisted; the saturation
+ * of INT32_MIN squared is left out: the caller checked that no
+ * multiplier is INT32_MIN. Then the clamp (lo, hi relative to zp) and zp
+ * added: the same bits as the C reference's. */
+static inline __m256i cols8_stage(__m256i x, const struct cols8 *c,
+                                  int shl, __m256i lo, __m256i hi,
+                                  __m256i zp)
+{
+    const __m256i nudge = _mm256_set1_epi64x((long long)1 << 30);
+    x = _mm256_add_epi32(x, c->add);
+    if (shl) {
+        x = _mm256_sllv_epi32(x, c->ls);
+    }
+    __m256i pe = _mm256_mul_epi32(x, c->m);
+    __m256i po = _mm256_mul_epi32(_mm256_srli_epi64(x, 32), c->mo);
+    pe = _mm256_srli_epi64(_mm256_add_epi64(pe, nudge), 31);
+    po = _mm256_slli_epi64(_mm256_add_epi64(po, nudge), 1);
+    const __m256i h = _mm256_blend_epi32(pe, po, 0xaa);
+    const __m256i rem = _mm256_and_si256(h, c->mask);
+    const __m256i thr = _mm256_sub_epi32(
+        c->half, _mm256_cmpgt_epi32(_mm256_setzero_si256(), h));
+    const __m256i r = _mm256_sub_epi32(_mm256_srav_epi32(h, c->rs),
+                                       _mm256_cmpgt_epi32(rem, thr));
+    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(r, lo), hi),
+                            zp);
+}
+
+/* Two groups of 8 clamped int32 (in int8 range) to 16 bytes in order. */
+static inline __m128i pack16(__m256i a, __m256i b)
+{
+    const __m256i w = _mm256_packs_epi32(a, b); /* a0-3 b0-3 | a4-7 b4-7 */
+    const __m256i by = _mm256_packs_epi16(w, w);
+    /* dwords: 0 = a0-3, 1 = b0-3, 4 = a4-7, 5 = b4-7 */
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        by, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0)));
+}
+
+static inline __attribute__((always_inline)) void
+tile_rows(size_t m, size_t n, const int32_t *acc, size_t lda,
+          const int32_t *add, const int32_t *mult, const int32_t *lsh,
+          const int32_t *rsh, int32_t izp, int32_t qmin, int32_t qmax,
+          int shl, int8_t *q, size_t ldq)
+{
+    const __m256i zp = _mm256_set1_epi32(izp);
+    const __m256i lo = _mm256_set1_epi32(qmin - izp);
+    const __m256i hi = _mm256_set1_epi32(qmax - izp);
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        const struct cols8 c0 = cols8_load(add + j, mult + j, lsh + j, rsh + j);
+        const struct cols8 c1 =
+            cols8_load(add + j + 8, mult + j + 8, lsh + j + 8, rsh + j + 8);
+        for (size_t i = 0; i < m; i++) {
+            const int32_t *a = acc + i * lda + j;
+            const __m256i r0 = cols8_stage(
+                _mm256_loadu_si256((const __m256i *)a), &c0, shl, lo, hi, zp);
+            const __m256i r1 =
+                cols8_stage(_mm256_loadu_si256((const __m256i *)(a + 8)), &c1,
+                            shl, lo, hi, zp);
+            _mm_storeu_si128((__m128i *)(q + i * ldq + j), pack16(r0, r1));
+        }
+    }
+    if (j + 8 <= n) {
+        const struct cols8 c0 = cols8_load(add + j, mult + j, lsh + j, rsh + j);
+        for (size_t i = 0; i < m; i++) {
+            const __m256i r0 = cols8_stage(
+                _mm256_loadu_si256((const __m256i *)(acc + i * lda + j)), &c0,
+                shl, lo, hi, zp);
+            const __m256i w = _mm256_packs_epi32(r0, r0);
+            const __m256i by = _mm256_packs_epi16(w, w);
+            const __m256i g = _mm256_permutevar8x32_epi32(
+                by, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+            _mm_storel_epi64((__m128i *)(q + i * ldq + j),
+                             _mm256_castsi256_si128(g));
+        }
+        j += 8;
+    }
+    if (j < n) {
+        for (size_t i = 0; i < m; i++) {
+            kern_q8s_requant_c(n - j, acc + i * lda + j, add + j, mult + j,
+                               lsh + j, rsh + j, izp, qmin, qmax,
+                               q + i * ldq + j);
+        }
+    }
+}
+
+/* The output stage of a tile with the column parameters hoisted out of the
+ * row loop (kern_q8s_requant_avx2 reloads and recomputes them for every
+ * row, which cost as much as the int8 GEMM on layers of few input
+ * channels), 16 columns stored at once, and no left shift when every
+ * column's is 0. A multiplier of INT32_MIN (never one of
+ * kern_q8_quantize_multiplier's) takes the row path, which saturates. */
+void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
+                                size_t lda, const int32_t *add,
+                                const int32_t *mult, const int32_t *lsh,
+                                const int32_t *rsh, int32_t zp, int32_t qmin,
+                                int32_t qmax, int8_t *q, size_t ldq)
+{
+    int any_min = 0, any_shl = 0;
+    for (size_t j = 0; j < n; j++) {
+        any_min |= mult[j] == INT32_MIN;
+        any_shl |= lsh[j] != 0;
+    }
+    if (any_min) {
+        for (size_t i = 0; i < m; i++) {
+            kern_q8s_requant_avx2(n, acc + i * lda, add, mult, lsh, rsh, zp,
+                                  qmin, qmax, q + i * ldq);
+        }
+        return;
+    }
+    if (any_shl) {
+        tile_rows(m, n, acc, lda, add, mult, lsh, rsh, zp, qmin, qmax, 1, q,
+                  ldq);
+    } else {
+        tile_rows(m, n, acc, lda, add, mult, lsh, rsh, zp, qmin, qmax, 0, q,
+                  ldq);
     }
 }
 
@@ -281,8 +422,57 @@ static inline __m256i dw_requant8(__m256i acc, __m256i add, __m256i m,
                             zp);
 }
 
-/* Depthwise int8 convolution, 16 outputs of a row at a time. Each channel
- * is copied into a plane padded with the zero point (so a padded tap adds
+/* n bytes from src to dst: the rows of small maps are a few bytes, where
+ * a call to memcpy costs more than the copy; 16 at a time beyond, the last
+ * 16 overlapping. */
+static inline void copy_small(int8_t *dst, const int8_t *src, size_t n)
+{
+    if (n < 16) {
+        for (size_t i = 0; i < n; i++) {
+            dst[i] = src[i];
+        }
+        return;
+    }
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm_loadu_si128((const __m128i *)(src + i)));
+    }
+    if (i < n) {
+        _mm_storeu_si128((__m128i *)(dst + n - 16),
+                         _mm_loadu_si128((const __m128i *)(src + n - 16)));
+    }
+}
+
+/* 16 outputs of one channel from bx (the first output's window start in
+ * the padded plane): the taps two at a time through vpmaddwd, then the
+ * output stage; 16 bytes in order. */
+static inline __m128i dw_block16(const int8_t *bx, const size_t *off,
+                                 size_t npair, const __m256i *wp, size_t sw,
+                                 __m256i zp16, __m256i add, __m256i m,
+                                 __m256i ls, __m256i rs, __m256i lo,
+                                 __m256i hi, __m256i vzp)
+{
+    __m256i alo = _mm256_setzero_si256();
+    __m256i ahi = _mm256_setzero_si256();
+    for (size_t p = 0; p < npair; p++) {
+        const __m256i xa = dw_load16(bx + off[2 * p], sw, zp16);
+        const __m256i xb = dw_load16(bx + off[2 * p + 1], sw, zp16);
+        alo = _mm256_add_epi32(
+            alo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, xb), wp[p]));
+        ahi = _mm256_add_epi32(
+            ahi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), wp[p]));
+    }
+    const __m256i rlo = dw_requant8(alo, add, m, ls, rs, lo, hi, vzp);
+    const __m256i rhi = dw_requant8(ahi, add, m, ls, rs, lo, hi, vzp);
+    const __m256i w16 = _mm256_packs_epi32(rlo, rhi);
+    const __m256i b8 =
+        _mm256_permute4x64_epi64(_mm256_packs_epi16(w16, w16), 0x08);
+    return _mm256_castsi256_si128(b8);
+}
+
+/* Depthwise int8 convolution, 16 outputs at a time. Each channel is
+ * copied into a plane padded with the zero point (so a padded tap adds
  * (x_zero - x_zero) w = 0, as the C reference's skipped taps), then the
  * taps go two at a time through vpmaddwd: (x - x_zero) is within
  * [-255, 255] and w within [-128, 127], so each product fits int16 and
@@ -290,8 +480,15 @@ static inline __m256i dw_requant8(__m256i acc, __m256i add, __m256i m,
  * reference's exactly (|acc| <= 255 128 taps < 2^31), and so are the
  * output stage's bits. The unpacks put outputs 0-3 and 8-11 in the low
  * sums, 4-7 and 12-15 in the high ones, which packs_epi32 puts back in
- * order. Strides other than 1 and 2 along the row, and more than 64 taps,
- * run the C reference. */
+ * order.
+ *
+ * Stride 1 both ways: the plane is stored at its padded width pw and the
+ * outputs run along the flattened plane, output q = oy pw + ox reading
+ * from q; the columns ox >= out_w are computed and dropped, so a narrow
+ * map (DS-CNN's 5 columns, MobileNet's 12, 6, 3) fills whole vectors
+ * across its rows. Other strides: a row at a time, stride 2 along the row
+ * taking the even bytes. Strides above 2 along the row, and more than 64
+ * taps, run the C reference. */
 void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                           size_t ow, const int8_t *x, int32_t x_zero,
                           const int8_t *w, const struct kern_q8_outstage *os,
@@ -305,12 +502,20 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
     const size_t dh = s->dilation_h ? s->dilation_h : 1;
     const size_t dw = s->dilation_w ? s->dilation_w : 1;
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
-    const size_t row = q8s_dwconv_row(s->pad_left, iw, s->pad_right, s->kw,
-                                      s->dilation_w);
+    const bool flat = sw == 1 && s->stride_h == 1;
+    const size_t pw = s->pad_left + iw + s->pad_right;
+    const size_t row = flat ? pw
+                            : q8s_dwconv_row(s->pad_left, iw, s->pad_right,
+                                             s->kw, s->dilation_w);
     const size_t rows = s->pad_top + ih + s->pad_bottom;
+    /* flat: the outputs on the padded width go after the plane and its
+     * 64 bytes of slack (the last vector reads up to 15 bytes past the
+     * plane); q8s_dwconv_scratch holds both */
+    int8_t *vout = scratch + rows * row + 64;
+    const size_t nq = (oh - 1) * pw + ow;
     /* the border keeps the zero point for every channel: only the
      * interior is copied per channel */
-    memset(scratch, (int)(int8_t)x_zero, rows * row);
+    memset(scratch, (int)(int8_t)x_zero, rows * row + 64);
     const size_t npair = (taps + 1) / 2;
     size_t off[DW_MAX_TAPS + 1];
     for (size_t ky = 0; ky < s->kh; ky++) {
@@ -330,8 +535,8 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
             const int8_t *xp = x + (b * ch + c) * ih * iw;
             int8_t *yp = y + (b * ch + c) * oh * ow;
             for (size_t iy = 0; iy < ih; iy++) {
-                memcpy(scratch + (s->pad_top + iy) * row + s->pad_left,
-                       xp + iy * iw, iw);
+                copy_small(scratch + (s->pad_top + iy) * row + s->pad_left,
+                           xp + iy * iw, iw);
             }
             const int8_t *wc = w + c * taps;
             for (size_t p = 0; p < npair; p++) {
@@ -347,33 +552,25 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
             const __m256i m = _mm256_set1_epi32(os->mult[pc]);
             const __m256i ls = _mm256_set1_epi32(sh > 0 ? sh : 0);
             const __m256i rs = _mm256_set1_epi32(sh > 0 ? 0 : -sh);
+            if (flat) {
+                for (size_t q = 0; q < nq; q += 16) {
+                    _mm_storeu_si128(
+                        (__m128i *)(vout + q),
+                        dw_block16(scratch + q, off, npair, wp, 1, zp16, add,
+                                   m, ls, rs, lo, hi, vzp));
+                }
+                for (size_t oy = 0; oy < oh; oy++) {
+                    copy_small(yp + oy * ow, vout + oy * pw, ow);
+                }
+                continue;
+            }
             for (size_t oy = 0; oy < oh; oy++) {
                 const int8_t *base = scratch + oy * s->stride_h * row;
                 int8_t *yr = yp + oy * ow;
                 for (size_t ox = 0; ox < ow; ox += 16) {
-                    const int8_t *bx = base + ox * sw;
-                    __m256i alo = _mm256_setzero_si256();
-                    __m256i ahi = _mm256_setzero_si256();
-                    for (size_t p = 0; p < npair; p++) {
-                        const __m256i xa = dw_load16(bx + off[2 * p], sw,
-                                                     zp16);
-                        const __m256i xb = dw_load16(bx + off[2 * p + 1], sw,
-                                                     zp16);
-                        alo = _mm256_add_epi32(
-                            alo, _mm256_madd_epi16(
-                                     _mm256_unpacklo_epi16(xa, xb), wp[p]));
-                        ahi = _mm256_add_epi32(
-                            ahi, _mm256_madd_epi16(
-                                     _mm256_unpackhi_epi16(xa, xb), wp[p]));
-                    }
-                    const __m256i rlo =
-                        dw_requant8(alo, add, m, ls, rs, lo, hi, vzp);
-                    const __m256i rhi =
-                        dw_requant8(ahi, add, m, ls, rs, lo, hi, vzp);
-                    const __m256i w16 = _mm256_packs_epi32(rlo, rhi);
-                    const __m256i b8 = _mm256_permute4x64_epi64(
-                        _mm256_packs_epi16(w16, w16), 0x08);
-                    const __m128i out = _mm256_castsi256_si128(b8);
+                    const __m128i out =
+                        dw_block16(base + ox * sw, off, npair, wp, sw, zp16,
+                                   add, m, ls, rs, lo, hi, vzp);
                     if (ox + 16 <= ow) {
                         _mm_storeu_si128((__m128i *)(yr + ox), out);
                     } else {
