@@ -685,6 +685,80 @@ static void test_add(void **state)
     assert_int_equal(kern_q8_add_s8(1, NULL, a, &p, out), KERN_E_INVALID);
 }
 
+/* kern_im2col_s8_zp against its definition (a padded tap reads the zero
+ * point) on shapes wide enough for the vector lowerings, every stride and
+ * padding up to the window: the undilated path lowers with zeros and then
+ * sets the padded taps. */
+static void test_im2col_zp(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 200; t++) {
+        struct kern_conv2d_shape s = {0};
+        s.batch = (size_t)randi(1, 2);
+        s.groups = (size_t)randi(1, 2);
+        s.in_c = s.groups * (size_t)randi(1, 4);
+        s.out_c = s.groups;
+        s.in_h = (size_t)randi(1, 12);
+        s.in_w = (size_t)randi(1, 40);
+        s.kh = (size_t)randi(1, 5);
+        s.kw = (size_t)randi(1, 5);
+        s.stride_h = (size_t)randi(1, 3);
+        s.stride_w = (size_t)randi(1, 3);
+        s.pad_top = (size_t)randi(0, (int)s.kh - 1);
+        s.pad_left = (size_t)randi(0, (int)s.kw - 1);
+        s.pad_bottom = (size_t)randi(0, (int)s.kh - 1);
+        s.pad_right = (size_t)randi(0, (int)s.kw - 1);
+        s.dilation_w = t % 10 == 0 ? 2 : 1;
+        size_t oh, ow;
+        if (kern_conv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+            continue;
+        }
+        const size_t cg = s.in_c / s.groups, K = cg * s.kh * s.kw;
+        const size_t xn = s.batch * s.in_c * s.in_h * s.in_w;
+        const size_t dw = s.dilation_w;
+        int8_t *x = malloc(xn), *col = malloc(oh * ow * K);
+        assert_non_null(x);
+        assert_non_null(col);
+        for (size_t i = 0; i < xn; i++) {
+            x[i] = (int8_t)randi(-128, 127);
+        }
+        const int32_t zp = randi(-128, 127);
+        const size_t b = (size_t)randi(0, (int)s.batch - 1);
+        const size_t g = (size_t)randi(0, (int)s.groups - 1);
+        assert_int_equal(kern_im2col_s8_zp(&s, x, b, g, zp, col), KERN_OK);
+        for (size_t oy = 0; oy < oh; oy++) {
+            for (size_t ox = 0; ox < ow; ox++) {
+                for (size_t c = 0; c < cg; c++) {
+                    for (size_t ky = 0; ky < s.kh; ky++) {
+                        for (size_t kx = 0; kx < s.kw; kx++) {
+                            const long iy = (long)(oy * s.stride_h + ky) -
+                                            (long)s.pad_top;
+                            const long ix = (long)(ox * s.stride_w + kx * dw) -
+                                            (long)s.pad_left;
+                            int want = zp;
+                            if (iy >= 0 && iy < (long)s.in_h && ix >= 0 &&
+                                ix < (long)s.in_w) {
+                                want = x[((b * s.in_c + g * cg + c) * s.in_h +
+                                          (size_t)iy) * s.in_w + (size_t)ix];
+                            }
+                            const int got =
+                                col[(oy * ow + ox) * K +
+                                    (c * s.kh + ky) * s.kw + kx];
+                            if (got != want) {
+                                fail_msg("shape %d: oy %zu ox %zu c %zu ky "
+                                         "%zu kx %zu: %d, want %d", t, oy,
+                                         ox, c, ky, kx, got, want);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        free(x);
+        free(col);
+    }
+}
+
 /* ---- rescale and pools --------------------------------------------------- */
 
 static void test_rescale(void **state)
@@ -908,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_dwconv_s8),
         cmocka_unit_test(test_conv_s8),
         cmocka_unit_test(test_add),
+        cmocka_unit_test(test_im2col_zp),
         cmocka_unit_test(test_rescale),
         cmocka_unit_test(test_maxpool_s8),
         cmocka_unit_test(test_avgpool_s8),
