@@ -43,6 +43,35 @@ SHARED = {"MaxPool", "Flatten", "Reshape", "Squeeze", "Unsqueeze",
           "Transpose", "Identity", "Dropout"}
 
 
+def simplify(g):
+    """Constant nodes become initializers, and an Identity of an
+    initializer (PyTorch's exporter writes them for shared weights) a copy
+    of it under the Identity's output name: weights are then initializers
+    that the quantizer sees, and no constant gets a Q/DQ pair."""
+    inits = {i.name: i for i in g.initializer}
+    keep = []
+    for n in g.node:
+        if n.op_type == "Constant":
+            val = [a for a in n.attribute if a.name == "value"]
+            if val:
+                t = onnx.TensorProto()
+                t.CopyFrom(val[0].t)
+                t.name = n.output[0]
+                g.initializer.append(t)
+                inits[t.name] = t
+                continue
+        if n.op_type == "Identity" and n.input[0] in inits:
+            t = onnx.TensorProto()
+            t.CopyFrom(inits[n.input[0]])
+            t.name = n.output[0]
+            g.initializer.append(t)
+            inits[t.name] = t
+            continue
+        keep.append(n)
+    del g.node[:]
+    g.node.extend(keep)
+
+
 def float_outputs(model):
     """The float tensors the nodes write, in node order."""
     inferred = onnx.shape_inference.infer_shapes(model)
@@ -67,6 +96,7 @@ def graph_input(model):
 
 def augment(src, dst, meta):
     model = onnx.load(src)
+    simplify(model.graph)
     inp = graph_input(model)
     shape = [d.dim_value if d.dim_value > 0 else 1
              for d in inp.type.tensor_type.shape.dim]
@@ -122,6 +152,7 @@ def remove_activations(g):
 def write(src, ranges_path, dst):
     model = onnx.load(src)
     g = model.graph
+    simplify(g)
     remove_activations(g)
     with open(ranges_path) as f:
         ranges = json.load(f)
