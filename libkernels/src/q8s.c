@@ -45,6 +45,16 @@ void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
     }
 }
 
+void kern_q8s_transpose_c(size_t m, size_t n, const int8_t *x, size_t ldx,
+                          int8_t *y, size_t ldy)
+{
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < n; j++) {
+            y[j * ldy + i] = x[i * ldx + j];
+        }
+    }
+}
+
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out)
 {
@@ -122,6 +132,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
 {
     dsp->requant = kern_q8s_requant_c;
     dsp->requant_tile = kern_q8s_requant_tile_c;
+    dsp->transpose = kern_q8s_transpose_c;
     dsp->add = kern_q8s_add_c;
     dsp->rescale = kern_q8s_rescale_c;
     dsp->maxpool = kern_q8s_maxpool_c;
@@ -134,6 +145,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
      * second copy: the output stage is a small share of a layer's time */
     dsp->requant = kern_q8s_requant_avx2;
     dsp->requant_tile = kern_q8s_requant_tile_avx2;
+    dsp->transpose = kern_q8s_transpose_avx2;
     dsp->add = kern_q8s_add_avx2;
     dsp->rescale = kern_q8s_rescale_avx2;
     dsp->maxpool = kern_q8s_maxpool_avx2;
@@ -311,11 +323,11 @@ KERN_API int kern_q8_packed_row_sums(const void *packed_w, int32_t *sums)
     return KERN_OK;
 }
 
-KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
-                             size_t lda, int32_t a_zero, const void *packed_w,
-                             const int32_t *w_sums,
-                             const struct kern_q8_outstage *os, int8_t *q,
-                             size_t ldq)
+/* kern_q8_gemm_s8 (trans 0) and kern_q8_gemm_s8_t (trans 1). */
+static int gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda,
+                   int32_t a_zero, const void *packed_w,
+                   const int32_t *w_sums, const struct kern_q8_outstage *os,
+                   int8_t *q, size_t ldq, int trans)
 {
     struct q8_packed_hdr hdr;
     if (!packed_w || !w_sums || !os || (m && (!a || !q))) {
@@ -324,13 +336,15 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
     if (packed_hdr(packed_w, &hdr) != KERN_OK) {
         return KERN_E_INVALID;
     }
-    if (hdr.n != n || hdr.k != k || !n || !k || lda < k || ldq < n) {
+    if (hdr.n != n || hdr.k != k || !n || !k || lda < k ||
+        ldq < (trans ? m : n)) {
         return KERN_E_SHAPE;
     }
     if (k > Q8_MAX_K || !range_s8(a_zero)) {
         return KERN_E_RANGE;
     }
-    if ((m - (m > 0)) > SIZE_MAX / (lda > ldq ? lda : ldq)) {
+    if ((m - (m > 0)) > SIZE_MAX / (lda > ldq ? lda : ldq) ||
+        (trans && (n - 1) > (SIZE_MAX - m) / ldq)) {
         return KERN_E_OVERFLOW;
     }
     int st = outstage_check(os, n);
@@ -342,6 +356,7 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
     const uint8_t *bp = (const uint8_t *)packed_w + Q8_HDR_BYTES;
     const size_t kg = q8_groups(k);
     int32_t tile[Q8S_MB * Q8S_NB];
+    int8_t qt[Q8S_MB * Q8S_NB];
     struct tile_params t;
     /* Columns outside: a tile's parameters are filled once and the weights
      * of Q8S_NB columns (K x 64 bytes) stay in L2 over every row tile. */
@@ -353,12 +368,38 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
         for (size_t i0 = 0; i0 < m; i0 += Q8S_MB) {
             const size_t mc = m - i0 < Q8S_MB ? m - i0 : Q8S_MB;
             gemm(mc, nc, k, a + i0 * lda, lda, bj, tile, Q8S_NB);
+            if (!trans) {
+                d->requant_tile(mc, nc, tile, Q8S_NB, t.add, t.mult, t.lsh,
+                                t.rsh, os->zero_point, os->qmin, os->qmax,
+                                q + i0 * ldq + j0, ldq);
+                continue;
+            }
+            /* the tile's bytes, then transposed into the planes */
             d->requant_tile(mc, nc, tile, Q8S_NB, t.add, t.mult, t.lsh,
-                            t.rsh, os->zero_point, os->qmin, os->qmax,
-                            q + i0 * ldq + j0, ldq);
+                            t.rsh, os->zero_point, os->qmin, os->qmax, qt,
+                            Q8S_NB);
+            d->transpose(mc, nc, qt, Q8S_NB, q + j0 * ldq + i0, ldq);
         }
     }
     return KERN_OK;
+}
+
+KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
+                             size_t lda, int32_t a_zero, const void *packed_w,
+                             const int32_t *w_sums,
+                             const struct kern_q8_outstage *os, int8_t *q,
+                             size_t ldq)
+{
+    return gemm_s8(m, n, k, a, lda, a_zero, packed_w, w_sums, os, q, ldq, 0);
+}
+
+KERN_API int kern_q8_gemm_s8_t(size_t m, size_t n, size_t k,
+                               const int8_t *a, size_t lda, int32_t a_zero,
+                               const void *packed_w, const int32_t *w_sums,
+                               const struct kern_q8_outstage *os, int8_t *q,
+                               size_t ldq)
+{
+    return gemm_s8(m, n, k, a, lda, a_zero, packed_w, w_sums, os, q, ldq, 1);
 }
 
 /* The taps of one output along an axis that land inside the input: tap t

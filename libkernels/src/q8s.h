@@ -74,6 +74,10 @@ typedef void (*kern_q8s_requant_tile_fn)(size_t m, size_t n,
                                          const int32_t *rsh, int32_t zp,
                                          int32_t qmin, int32_t qmax,
                                          int8_t *q, size_t ldq);
+/* y[j * ldy + i] = x[i * ldx + j] for an m x n int8 block (the output
+ * of a tile written as NCHW planes). */
+typedef void (*kern_q8s_transpose_fn)(size_t m, size_t n, const int8_t *x,
+                                      size_t ldx, int8_t *y, size_t ldy);
 /* kern_q8_add_s8 on n values with checked parameters. */
 struct kern_q8_add_params;
 typedef void (*kern_q8s_add_fn)(size_t n, const int8_t *a, const int8_t *b,
@@ -106,6 +110,7 @@ typedef void (*kern_q8s_dwconv_fn)(const struct kern_dwconv2d_shape *s,
 struct kern_q8s_dsp {
     kern_q8s_requant_fn requant;
     kern_q8s_requant_tile_fn requant_tile;
+    kern_q8s_transpose_fn transpose;
     kern_q8s_add_fn add;
     kern_q8s_rescale_fn rescale;
     kern_q8s_maxpool_fn maxpool;
@@ -166,6 +171,8 @@ void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
                              const int32_t *mult, const int32_t *lsh,
                              const int32_t *rsh, int32_t zp, int32_t qmin,
                              int32_t qmax, int8_t *q, size_t ldq);
+void kern_q8s_transpose_c(size_t m, size_t n, const int8_t *x, size_t ldx,
+                          int8_t *y, size_t ldy);
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
@@ -188,6 +195,8 @@ void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
                                 const int32_t *mult, const int32_t *lsh,
                                 const int32_t *rsh, int32_t zp, int32_t qmin,
                                 int32_t qmax, int8_t *q, size_t ldq);
+void kern_q8s_transpose_avx2(size_t m, size_t n, const int8_t *x,
+                             size_t ldx, int8_t *y, size_t ldy);
 void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
                        const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,

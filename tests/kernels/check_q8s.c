@@ -116,6 +116,35 @@ static void check_requant_tile(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+static void check_transpose(const struct kern_q8s_dsp *isa,
+                            const struct kern_q8s_dsp *ref)
+{
+    enum { MAXM = 70, MAXN = 70 };
+    if (!ck_func((const void *)isa->transpose, "q8s_transpose")) {
+        return;
+    }
+    static int8_t x[MAXM * MAXN], y0[MAXN * (MAXM + 3)],
+        y1[MAXN * (MAXM + 3)];
+    for (int t = 0; t < 300; t++) {
+        const size_t m = (size_t)ck_randi(1, MAXM);
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const size_t ldx = n + (size_t)ck_randi(0, MAXN - (int)n);
+        const size_t ldy = m + (size_t)ck_randi(0, 3);
+        for (size_t i = 0; i < m * ldx; i++) {
+            x[i] = (int8_t)ck_randi(-128, 127);
+        }
+        ck_poison(y0, sizeof y0);
+        ck_poison(y1, sizeof y1);
+        ref->transpose(m, n, x, ldx, y0, ldy);
+        isa->transpose(m, n, x, ldx, y1, ldy);
+        if (memcmp(y0, y1, sizeof y0) != 0) {
+            ck_fail("m=%zu n=%zu ldx=%zu ldy=%zu: outputs differ", m, n, ldx,
+                    ldy);
+        }
+    }
+    ck_report();
+}
+
 static void check_add(const struct kern_q8s_dsp *isa,
                       const struct kern_q8s_dsp *ref)
 {
@@ -331,6 +360,7 @@ void check_q8s(unsigned flags)
     kern_q8s_dsp_init(&isa, flags);
     check_requant(&isa, &ref);
     check_requant_tile(&isa, &ref);
+    check_transpose(&isa, &ref);
     check_add(&isa, &ref);
     check_rescale(&isa, &ref);
     check_maxpool(&isa, &ref);

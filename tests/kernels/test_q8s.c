@@ -759,6 +759,71 @@ static void test_im2col_zp(void **state)
     }
 }
 
+/* kern_q8_gemm_s8_t gives kern_q8_gemm_s8's bytes transposed, on shapes
+ * with partial tiles in both directions and a padded ldq. */
+static void test_gemm_s8_t(void **state)
+{
+    (void)state;
+    const size_t shapes[][3] = {{1, 1, 1},    {5, 3, 7},     {48, 64, 16},
+                                {50, 70, 27}, {130, 16, 9},  {97, 100, 64},
+                                {16, 16, 144}, {2304, 8, 8}};
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        const size_t m = shapes[t][0], n = shapes[t][1], k = shapes[t][2];
+        const size_t ldq = m + 3;
+        int8_t *a = malloc(m * k), *w = malloc(n * k), *q = malloc(m * n);
+        int8_t *qt = malloc(n * ldq);
+        int32_t *bias = malloc(n * 4), *mult = malloc(n * 4),
+                *sums = malloc(n * 4);
+        int *shift = malloc(n * sizeof(int));
+        const size_t pb = kern_q8_packed_bytes(n, k);
+        void *packed = malloc(pb);
+        assert_non_null(a && w && q && qt && bias && mult && sums && shift &&
+                        packed);
+        for (size_t i = 0; i < m * k; i++) {
+            a[i] = (int8_t)randi(-128, 127);
+        }
+        for (size_t i = 0; i < n * k; i++) {
+            w[i] = (int8_t)randi(-127, 127);
+        }
+        for (size_t j = 0; j < n; j++) {
+            bias[j] = randi(-5000, 5000);
+            assert_int_equal(kern_q8_quantize_multiplier(
+                                 (0.5 + randu()) / (64.0 * (double)k),
+                                 &mult[j], &shift[j]),
+                             KERN_OK);
+        }
+        assert_int_equal(kern_q8_pack_weights(w, n, k, k, packed, pb),
+                         KERN_OK);
+        assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
+        const struct kern_q8_outstage os = {bias, mult, shift, 1, 5, -128,
+                                            127};
+        assert_int_equal(kern_q8_gemm_s8(m, n, k, a, k, -7, packed, sums, &os,
+                                         q, n),
+                         KERN_OK);
+        memset(qt, 0x55, n * ldq);
+        assert_int_equal(kern_q8_gemm_s8_t(m, n, k, a, k, -7, packed, sums,
+                                           &os, qt, ldq),
+                         KERN_OK);
+        for (size_t i = 0; i < m; i++) {
+            for (size_t j = 0; j < n; j++) {
+                assert_int_equal(qt[j * ldq + i], q[i * n + j]);
+            }
+        }
+        /* the padding of each plane is untouched */
+        for (size_t j = 0; j < n; j++) {
+            for (size_t i = m; i < ldq; i++) {
+                assert_int_equal(qt[j * ldq + i], 0x55);
+            }
+        }
+        /* planes shorter than M */
+        assert_int_equal(kern_q8_gemm_s8_t(m, n, k, a, k, -7, packed, sums,
+                                           &os, qt, m - 1),
+                         KERN_E_SHAPE);
+        free(a), free(w), free(q), free(qt), free(bias), free(mult);
+        free(sums), free(shift), free(packed);
+    }
+}
+
 /* ---- rescale and pools --------------------------------------------------- */
 
 static void test_rescale(void **state)
@@ -983,6 +1048,7 @@ int main(void)
         cmocka_unit_test(test_conv_s8),
         cmocka_unit_test(test_add),
         cmocka_unit_test(test_im2col_zp),
+        cmocka_unit_test(test_gemm_s8_t),
         cmocka_unit_test(test_rescale),
         cmocka_unit_test(test_maxpool_s8),
         cmocka_unit_test(test_avgpool_s8),

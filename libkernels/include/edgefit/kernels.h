@@ -266,6 +266,17 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
                              const struct kern_q8_outstage *os, int8_t *q,
                              size_t ldq);
 
+/* kern_q8_gemm_s8 with q written transposed: q[j * ldq + i] (ldq >= M),
+ * the same bytes. A convolution lowered as [pixels][K] (M = pixels, N =
+ * output channels) then writes its NCHW planes directly, the transpose
+ * done on each tile while it is in cache. Statuses as kern_q8_gemm_s8
+ * (KERN_E_SHAPE for ldq < M). */
+KERN_API int kern_q8_gemm_s8_t(size_t m, size_t n, size_t k,
+                               const int8_t *a, size_t lda, int32_t a_zero,
+                               const void *packed_w, const int32_t *w_sums,
+                               const struct kern_q8_outstage *os, int8_t *q,
+                               size_t ldq);
+
 /* Static int8 depthwise convolution, NCHW: for every image b, channel c,
  *   acc = sum over ky, kx of (x[b][c][iy][ix] - x_zero) * w[c][ky][kx]
  * where a tap in the padding reads x_zero (so contributes 0), then the

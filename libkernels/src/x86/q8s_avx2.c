@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "q8s.h"
+#include "transpose_u8.h"
 
 #include "edgefit/kernels.h"
 
@@ -224,6 +225,33 @@ void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
     } else {
         tile_rows(m, n, acc, lda, add, mult, lsh, rsh, zp, qmin, qmax, 0, q,
                   ldq);
+    }
+}
+
+/* 16 x 16 blocks through SSE registers; the edges a byte at a time. */
+void kern_q8s_transpose_avx2(size_t m, size_t n, const int8_t *x,
+                             size_t ldx, int8_t *y, size_t ldy)
+{
+    const size_t m16 = m / 16 * 16, n16 = n / 16 * 16;
+    for (size_t i = 0; i < m16; i += 16) {
+        for (size_t j = 0; j < n16; j += 16) {
+            __m128i r[16];
+            for (int t = 0; t < 16; t++) {
+                r[t] = _mm_loadu_si128(
+                    (const __m128i *)(x + (i + (size_t)t) * ldx + j));
+            }
+            transpose16x16_u8(r);
+            for (int t = 0; t < 16; t++) {
+                _mm_storeu_si128((__m128i *)(y + (j + (size_t)t) * ldy + i),
+                                 r[t]);
+            }
+        }
+    }
+    if (n16 < n) {
+        kern_q8s_transpose_c(m16, n - n16, x + n16, ldx, y + n16 * ldy, ldy);
+    }
+    if (m16 < m) {
+        kern_q8s_transpose_c(m - m16, n, x + m16 * ldx, ldx, y + m16, ldy);
     }
 }
 
