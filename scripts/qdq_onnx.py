@@ -252,14 +252,19 @@ def write(src, ranges_path, dst):
                 pairs += qdq_pair(name + "_f", name, name)
         out_nodes.append(node)
         out_nodes += pairs
-    keep = [i for i in g.initializer if i.name not in used_weights]
+    # what the removed activations read (Clip's bounds) is unused now
+    read = {x for n in list(g.node) + new_nodes for x in n.input}
+    keep = [i for i in g.initializer
+            if i.name not in used_weights and i.name in read]
     del g.initializer[:]
     g.initializer.extend(keep + new_inits)
     del g.node[:]
     # weight and input pairs first: they depend on nothing else
     g.node.extend(new_nodes + out_nodes)
     # the graph inputs must not list the removed initializers
-    ins = [i for i in g.input if i.name not in used_weights]
+    kept = {i.name for i in keep}
+    ins = [i for i in g.input if i.name not in used_weights and
+           (i.name not in inits or i.name in kept)]
     del g.input[:]
     g.input.extend(ins)
     onnx.checker.check_model(model)
