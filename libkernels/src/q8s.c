@@ -55,6 +55,24 @@ void kern_q8s_transpose_c(size_t m, size_t n, const int8_t *x, size_t ldx,
     }
 }
 
+void kern_q8s_quant_c(const float *x, size_t n, float scale, int32_t zero,
+                      int8_t *q)
+{
+    const float z = (float)zero;
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i] / scale;
+        if (v != v) {
+            q[i] = (int8_t)zero;
+            continue;
+        }
+        /* rintf: the default rounding mode, half to even */
+        const float f = rintf(v) + z;
+        q[i] = f <= -128.0f ? (int8_t)-128
+               : f >= 127.0f ? (int8_t)127
+                             : (int8_t)f;
+    }
+}
+
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out)
 {
@@ -133,6 +151,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->requant = kern_q8s_requant_c;
     dsp->requant_tile = kern_q8s_requant_tile_c;
     dsp->transpose = kern_q8s_transpose_c;
+    dsp->quant = kern_q8s_quant_c;
     dsp->add = kern_q8s_add_c;
     dsp->rescale = kern_q8s_rescale_c;
     dsp->maxpool = kern_q8s_maxpool_c;
@@ -146,6 +165,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->requant = kern_q8s_requant_avx2;
     dsp->requant_tile = kern_q8s_requant_tile_avx2;
     dsp->transpose = kern_q8s_transpose_avx2;
+    dsp->quant = kern_q8s_quant_avx2;
     dsp->add = kern_q8s_add_avx2;
     dsp->rescale = kern_q8s_rescale_avx2;
     dsp->maxpool = kern_q8s_maxpool_avx2;
@@ -855,6 +875,21 @@ KERN_API int kern_q8_global_avgpool_s8(size_t batch, size_t channels,
         }
         const int64_t acc = (int64_t)sum - (int64_t)x_zero * (int64_t)hw;
         y[p] = avg_rq_apply(&q, acc, (int64_t)hw);
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_quantize_zp_f32(const float *x, size_t n, float scale,
+                                     int32_t zero, int8_t *q)
+{
+    if (n && (!x || !q)) {
+        return KERN_E_INVALID;
+    }
+    if (!scale_ok(scale) || !range_s8(zero)) {
+        return KERN_E_RANGE;
+    }
+    if (n) {
+        dsp_get()->quant(x, n, scale, zero, q);
     }
     return KERN_OK;
 }

@@ -78,6 +78,9 @@ typedef void (*kern_q8s_requant_tile_fn)(size_t m, size_t n,
  * of a tile written as NCHW planes). */
 typedef void (*kern_q8s_transpose_fn)(size_t m, size_t n, const int8_t *x,
                                       size_t ldx, int8_t *y, size_t ldy);
+/* kern_q8_quantize_zp_f32 on n values with checked parameters. */
+typedef void (*kern_q8s_quant_fn)(const float *x, size_t n, float scale,
+                                  int32_t zero, int8_t *q);
 /* kern_q8_add_s8 on n values with checked parameters. */
 struct kern_q8_add_params;
 typedef void (*kern_q8s_add_fn)(size_t n, const int8_t *a, const int8_t *b,
@@ -111,6 +114,7 @@ struct kern_q8s_dsp {
     kern_q8s_requant_fn requant;
     kern_q8s_requant_tile_fn requant_tile;
     kern_q8s_transpose_fn transpose;
+    kern_q8s_quant_fn quant;
     kern_q8s_add_fn add;
     kern_q8s_rescale_fn rescale;
     kern_q8s_maxpool_fn maxpool;
@@ -173,6 +177,8 @@ void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
                              int32_t qmax, int8_t *q, size_t ldq);
 void kern_q8s_transpose_c(size_t m, size_t n, const int8_t *x, size_t ldx,
                           int8_t *y, size_t ldy);
+void kern_q8s_quant_c(const float *x, size_t n, float scale, int32_t zero,
+                      int8_t *q);
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
@@ -197,6 +203,8 @@ void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
                                 int32_t qmax, int8_t *q, size_t ldq);
 void kern_q8s_transpose_avx2(size_t m, size_t n, const int8_t *x,
                              size_t ldx, int8_t *y, size_t ldy);
+void kern_q8s_quant_avx2(const float *x, size_t n, float scale,
+                         int32_t zero, int8_t *q);
 void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
                        const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,

@@ -2,6 +2,7 @@
  * add): every path against the C reference, bit for bit, over random
  * lengths (vector bodies and tails) and extreme values (INT32_MIN
  * squared, the largest shifts, clamps at and inside [-128, 127]). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,39 @@ static void check_transpose(const struct kern_q8s_dsp *isa,
         if (memcmp(y0, y1, sizeof y0) != 0) {
             ck_fail("m=%zu n=%zu ldx=%zu ldy=%zu: outputs differ", m, n, ldx,
                     ldy);
+        }
+    }
+    ck_report();
+}
+
+static void check_quant(const struct kern_q8s_dsp *isa,
+                        const struct kern_q8s_dsp *ref)
+{
+    enum { MAXN = 301 };
+    if (!ck_func((const void *)isa->quant, "q8s_quant")) {
+        return;
+    }
+    float x[MAXN];
+    int8_t q0[MAXN], q1[MAXN];
+    const float sp[] = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -2.5f, 1e30f,
+                        -1e30f, 3e38f, INFINITY, -INFINITY, NAN};
+    for (int t = 0; t < 1000; t++) {
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const float scale = t % 4 ? ck_randf(0.001f, 1.0f) : 1.0f;
+        const int32_t zero = ck_randi(-128, 127);
+        for (size_t i = 0; i < n; i++) {
+            /* exact halves (scale 1), the clamp, inf and NaN */
+            x[i] = ck_randi(0, 9) == 0 ? sp[ck_randi(0, 11)]
+                   : t % 4            ? ck_randf(-200.0f, 200.0f)
+                                      : (float)ck_randi(-300, 300) * 0.5f;
+        }
+        ck_poison(q0, sizeof q0);
+        ck_poison(q1, sizeof q1);
+        ref->quant(x, n, scale, zero, q0);
+        isa->quant(x, n, scale, zero, q1);
+        if (memcmp(q0, q1, sizeof q0) != 0) {
+            ck_fail("n=%zu scale=%g zero=%d: outputs differ", n,
+                    (double)scale, zero);
         }
     }
     ck_report();
@@ -361,6 +395,7 @@ void check_q8s(unsigned flags)
     check_requant(&isa, &ref);
     check_requant_tile(&isa, &ref);
     check_transpose(&isa, &ref);
+    check_quant(&isa, &ref);
     check_add(&isa, &ref);
     check_rescale(&isa, &ref);
     check_maxpool(&isa, &ref);

@@ -824,6 +824,34 @@ static void test_gemm_s8_t(void **state)
     }
 }
 
+static void test_quantize_zp(void **state)
+{
+    (void)state;
+    /* scale 0.5, zero -3: x / 0.5 rounded half to even, then -3 */
+    const float x[12] = {0.0f,  0.25f, 0.75f, -0.25f, -0.75f, 1.0f,
+                         100.0f, -100.0f, NAN, INFINITY, -INFINITY, 0.26f};
+    const int8_t want[12] = {-3, -3, -1, -3, -5, -1, 127, -128, -3, 127,
+                             -128, -2};
+    int8_t q[12];
+    assert_int_equal(kern_q8_quantize_zp_f32(x, 12, 0.5f, -3, q), KERN_OK);
+    assert_memory_equal(q, want, 12);
+    /* 20 values: the vector body and its tail agree with the short form */
+    float xl[20];
+    int8_t ql[20];
+    for (int i = 0; i < 20; i++) {
+        xl[i] = x[i % 12];
+    }
+    assert_int_equal(kern_q8_quantize_zp_f32(xl, 20, 0.5f, -3, ql), KERN_OK);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(ql[i], want[i % 12]);
+    }
+    assert_int_equal(kern_q8_quantize_zp_f32(x, 1, 0.0f, 0, q), KERN_E_RANGE);
+    assert_int_equal(kern_q8_quantize_zp_f32(x, 1, 1.0f, 128, q),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_quantize_zp_f32(NULL, 1, 1.0f, 0, q),
+                     KERN_E_INVALID);
+}
+
 /* ---- rescale and pools --------------------------------------------------- */
 
 static void test_rescale(void **state)
@@ -1049,6 +1077,7 @@ int main(void)
         cmocka_unit_test(test_add),
         cmocka_unit_test(test_im2col_zp),
         cmocka_unit_test(test_gemm_s8_t),
+        cmocka_unit_test(test_quantize_zp),
         cmocka_unit_test(test_rescale),
         cmocka_unit_test(test_maxpool_s8),
         cmocka_unit_test(test_avgpool_s8),

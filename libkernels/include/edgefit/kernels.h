@@ -277,6 +277,14 @@ KERN_API int kern_q8_gemm_s8_t(size_t m, size_t n, size_t k,
                                const struct kern_q8_outstage *os, int8_t *q,
                                size_t ldq);
 
+/* Floats into static int8 with a zero point (a model's input, a layer run
+ * in float): q[i] = clamp(rint(x[i] / scale) + zero, -128, 127), the
+ * division and the addition in float, rint half to even; NaN gives zero.
+ * KERN_E_INVALID for NULL, KERN_E_RANGE for a scale not finite and > 0
+ * or a zero point outside [-128, 127]. */
+KERN_API int kern_q8_quantize_zp_f32(const float *x, size_t n, float scale,
+                                     int32_t zero, int8_t *q);
+
 /* Static int8 depthwise convolution, NCHW: for every image b, channel c,
  *   acc = sum over ky, kx of (x[b][c][iy][ix] - x_zero) * w[c][ky][kx]
  * where a tap in the padding reads x_zero (so contributes 0), then the

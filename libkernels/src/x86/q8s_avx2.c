@@ -255,6 +255,38 @@ void kern_q8s_transpose_avx2(size_t m, size_t n, const int8_t *x,
     }
 }
 
+/* The C reference's operations on 8 lanes: the same IEEE division,
+ * rounding (to nearest even, as rintf in the default mode) and addition,
+ * so the same values; NaN lanes take the zero point. */
+void kern_q8s_quant_avx2(const float *x, size_t n, float scale,
+                         int32_t zero, int8_t *q)
+{
+    const __m256 vs = _mm256_set1_ps(scale);
+    const __m256 vz = _mm256_set1_ps((float)zero);
+    const __m256 lo = _mm256_set1_ps(-128.0f), hi = _mm256_set1_ps(127.0f);
+    const __m256i zi = _mm256_set1_epi32(zero);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), vs);
+        const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+        __m256 f = _mm256_add_ps(
+            _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT |
+                                   _MM_FROUND_NO_EXC),
+            vz);
+        f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+        __m256i r = _mm256_cvttps_epi32(f);
+        r = _mm256_blendv_epi8(r, zi, _mm256_castps_si256(nan));
+        const __m256i w = _mm256_packs_epi32(r, r);
+        const __m256i b = _mm256_packs_epi16(w, w);
+        const __m256i g = _mm256_permutevar8x32_epi32(
+            b, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+        _mm_storel_epi64((__m128i *)(q + i), _mm256_castsi256_si128(g));
+    }
+    if (i < n) {
+        kern_q8s_quant_c(x + i, n - i, scale, zero, q + i);
+    }
+}
+
 static inline __m256i load8_s8(const int8_t *p)
 {
     return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
