@@ -150,7 +150,9 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.batch = r->batch;
-    eo.precision = o->precision;
+    /* static int8 needs calibrated ranges, which this app does not pass
+     * yet: it runs int8-dynamic, the per-batch path "int8" ran before */
+    eo.precision = o->precision == MEMEST_INT8 ? MEMEST_INT8_DYNAMIC : o->precision;
     eo.seed = o->seed;
     eo.threads = o->threads ? o->threads : 1;
     struct prof_diag d = {0};

@@ -141,7 +141,9 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.batch = batch;
-    eo.precision = prec;
+    /* static int8 needs calibrated ranges, which this app does not pass
+     * yet: it runs int8-dynamic, the per-batch path "int8" ran before */
+    eo.precision = prec == MEMEST_INT8 ? MEMEST_INT8_DYNAMIC : prec;
     eo.threads = cfg->threads ? cfg->threads : 1;
     prof_exec *ex = NULL;
     struct prof_diag diag = {0};

@@ -519,7 +519,9 @@ static int executor_accuracy(const struct result *r,
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.batch = 1;
-    eo.precision = precision;
+    /* static int8 needs calibrated ranges, which this app does not pass
+     * yet: it runs int8-dynamic, the per-batch path "int8" ran before */
+    eo.precision = precision == MEMEST_INT8 ? MEMEST_INT8_DYNAMIC : precision;
     prof_exec *ex = NULL;
     struct prof_diag d = {0};
     int st = prof_exec_create(r->model, &eo, &ex, &d);

@@ -579,7 +579,8 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
         goto done;
     }
 
-    /* fp32, then fp16 storage and int8 through the same executor. */
+    /* fp32, then fp16 storage and int8-dynamic (per-batch scales: the
+     * stream has no calibration) through the same executor. */
     struct prof_exec_memory mem32, memq;
     st = run_precision(m, opts, MEMEST_FP32, &q, x, nx, y32, bo, &prof32,
                        &mem32, diag);
@@ -599,7 +600,7 @@ PROF_API int prof_stream_profile(const struct prof_stream_opts *opts,
         }
         p.fp16_max_abs_diff = max_abs_diff(yq, y32, bo);
         if (int8_ok) {
-            st = run_precision(m, opts, MEMEST_INT8, &q, x, nx, yq, bo,
+            st = run_precision(m, opts, MEMEST_INT8_DYNAMIC, &q, x, nx, yq, bo,
                                &prof8, &memq, diag);
             if (st != PROF_OK) {
                 goto done;

@@ -131,9 +131,9 @@ int main(int argc, char **argv)
         enum memest_precision p;
     } cases[] = {
         {"smallcnn", 1, MEMEST_FP32},  {"smallcnn", 32, MEMEST_FP32},
-        {"smallcnn", 32, MEMEST_INT8}, {dense, 1, MEMEST_FP32},
+        {"smallcnn", 32, MEMEST_INT8_DYNAMIC}, {dense, 1, MEMEST_FP32},
         {dense, 32, MEMEST_FP32},      {dense, 32, MEMEST_FP16},
-        {dense, 32, MEMEST_INT8},      {conv, 1, MEMEST_FP32},
+        {dense, 32, MEMEST_INT8_DYNAMIC},      {conv, 1, MEMEST_FP32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (bench(cases[i].spec, cases[i].batch, cases[i].p, threads,

@@ -89,7 +89,7 @@ static void test_identical(void **state)
 {
     (void)state;
     const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
-                                           MEMEST_BF16, MEMEST_INT8};
+                                           MEMEST_BF16, MEMEST_INT8_DYNAMIC};
     const uint64_t batches[] = {1, 2, 5};
     for (size_t mi = 0; mi < sizeof MODELS / sizeof MODELS[0]; mi++) {
         memest_model *m = model_of(MODELS[mi]);

@@ -540,14 +540,24 @@ static void test_observer(void **state)
                                             count_tensors, &seen),
                      PROF_E_INVALID);
     prof_exec_destroy(ex);
-    /* int8 stores no floats: refused */
-    eo.precision = MEMEST_INT8;
+    /* 16-bit storage would need a widening copy: refused */
+    eo.precision = MEMEST_FP16;
     assert_int_equal(prof_exec_create(m, &eo, &ex, NULL), PROF_OK);
     seen = 0;
     assert_int_equal(prof_exec_run_observed(ex, &in, &n, 1, count_tensors,
                                             &seen),
                      PROF_E_RANGE);
     assert_int_equal(seen, 0);
+    prof_exec_destroy(ex);
+    /* int8 shows each tensor dequantised (test_exec_s8 checks the
+     * values): every tensor is seen */
+    eo.precision = MEMEST_INT8_DYNAMIC;
+    assert_int_equal(prof_exec_create(m, &eo, &ex, NULL), PROF_OK);
+    seen = 0;
+    assert_int_equal(prof_exec_run_observed(ex, &in, &n, 1, count_tensors,
+                                            &seen),
+                     PROF_E_CALLBACK);
+    assert_int_equal(seen, 2);
     prof_exec_destroy(ex);
     memest_model_destroy(m);
 }

@@ -65,7 +65,7 @@ static double int8_accuracy(const memest_model *m, const prof_train *t,
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.batch = 100;
-    eo.precision = MEMEST_INT8;
+    eo.precision = MEMEST_INT8_DYNAMIC;
     prof_exec *ex = NULL;
     if (prof_exec_create(m, &eo, &ex, NULL) != PROF_OK) {
         exit(1);

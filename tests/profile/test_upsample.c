@@ -294,7 +294,7 @@ static void check_outputs(const char *name)
         double bound;
     } lower[] = {{MEMEST_FP16, "fp16", 2e-3},
                  {MEMEST_BF16, "bf16", 1.5e-2},
-                 {MEMEST_INT8, "int8", 3e-2}};
+                 {MEMEST_INT8_DYNAMIC, "int8-dynamic", 3e-2}};
     for (size_t i = 0; i < 3; i++) {
         float *y = run(m, lower[i].p, x, nx, ny);
         e = rel_err(y, y32, ny);

@@ -953,7 +953,11 @@ struct prof_exec_opts {
      * with, one per tensor of the model (prof_ranges_calibrate() or
      * prof_ranges_load()); not owned, read while the executor is built.
      * NULL: the ranges the model carries (a QDQ ONNX file), else the
-     * executor refuses static int8. Unused at other precisions. */
+     * executor refuses static int8 (PROF_E_RANGE, saying why). The count
+     * and every tensor's name must be the model's (else PROF_E_RANGE:
+     * ranges of another model). A view (flatten, reshape, identity,
+     * dropout) shares its input's bytes and so its params. Unused at
+     * other precisions. */
     const struct prof_ranges *ranges;
 };
 
@@ -1086,8 +1090,13 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
  * One forward pass: input holds prof_exec_input_count() floats (NCHW or
  * [batch][features]), output receives prof_exec_output_count() floats: the
  * last operator's float result before it is stored at the storage
- * precision (for int8 with a final softmax, the fp32 softmax). The arena
- * also holds every tensor at the storage precision, as planned.
+ * precision (int8-dynamic with a final softmax: the fp32 softmax). Static
+ * int8 quantises the input with the input tensor's params (round half to
+ * even, saturated to [-128, 127]) and returns the output tensor
+ * dequantised ((q - zero point) * scale); a final softmax or log-softmax
+ * runs in float on the dequantised logits, and its float result is the
+ * output. The arena also holds every tensor at the storage precision, as
+ * planned.
  * PROF_E_INVALID for NULL or wrong counts; PROF_E_RANGE for an input that
  * int8 cannot quantise (inf or NaN) or a result that overflows it;
  * PROF_E_KERNEL when a kernel fails.
@@ -1130,8 +1139,11 @@ typedef int (*prof_exec_observe_fn)(void *ctx,
  * model input) and after each layer has run (once per layer, views
  * included: they show their input's buffer), while the tensor is still in
  * the arena; a later layer may reuse its buffer. For calibration and
- * per-layer comparisons. fp32 executors only (PROF_E_RANGE otherwise:
- * the other precisions store 16-bit or int8 values). PROF_E_INVALID for
+ * per-layer comparisons. fp32 shows the arena's floats; int8 (static or
+ * dynamic) each tensor dequantised, (q - zero point) * scale, what its
+ * int8 values represent (a final softmax's float result as it is), so
+ * that per-layer error against fp32 can be measured; 16-bit storage is
+ * refused (PROF_E_RANGE). PROF_E_INVALID for
  * NULL or wrong counts, PROF_E_CALLBACK when fn returns non-zero, else as
  * prof_exec_run().
  */

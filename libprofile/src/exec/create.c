@@ -161,8 +161,10 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     ex->t_n = calloc(ex->ntensors, sizeof *ex->t_n);
     ex->t_bytes = calloc(ex->ntensors, sizeof *ex->t_bytes);
     ex->t_scale = calloc(ex->ntensors, sizeof *ex->t_scale);
+    ex->t_zero = calloc(ex->ntensors, sizeof *ex->t_zero);
     ex->ops = calloc(ex->nlayers, sizeof *ex->ops);
-    if (!ex->t_off || !ex->t_n || !ex->t_bytes || !ex->t_scale || !ex->ops) {
+    if (!ex->t_off || !ex->t_n || !ex->t_bytes || !ex->t_scale ||
+        !ex->t_zero || !ex->ops) {
         st = PROF_E_NOMEM;
         goto fail;
     }
@@ -190,6 +192,12 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
                 PROF_OK) {
             goto fail;
         }
+    }
+
+    /* Static int8's params, fixed before the weights are stored (their
+     * int32 bias and multipliers need them). */
+    if ((st = exec_s8_fix_params(ex, &o, diag)) != PROF_OK) {
+        goto fail;
     }
 
     /* The estimate is checked, not assumed. */
@@ -306,12 +314,17 @@ PROF_API void prof_exec_destroy(prof_exec *ex)
         free(op->wpk);
         free(op->dwpk);
         free(op->wq8);
+        free(op->bias32);
+        free(op->wsum);
+        free(op->mult);
+        free(op->shift);
     }
     free(ex->ops);
     free(ex->t_off);
     free(ex->t_n);
     free(ex->t_bytes);
     free(ex->t_scale);
+    free(ex->t_zero);
     free(ex->t_blk);
     free(ex->arena);
     free(ex->col32);

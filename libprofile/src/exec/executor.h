@@ -67,6 +67,18 @@ struct exec_op {
                               * wpack (see dw_s8 in ops/conv2d.c) */
     size_t wpack_group_bytes;
     float *wscale;           /* int8: one scale per output channel */
+    /* Static int8 (MEMEST_INT8), a dense or conv2d layer: the int32 bias
+     * (b / (x_scale * wscale[c]), half to even), the packed weights' row
+     * sums (kern_q8_packed_row_sums, for the input's zero point), and the
+     * fixed-point multiplier and shift of x_scale * wscale[c] / y_scale,
+     * one per output channel; qmin and qmax the clamp of its fused
+     * activation (relu, relu6, clip) in the output's params. s8_float_act:
+     * the fused activation is none of those, so the output stage goes to
+     * float, the activation runs there and the result is quantised. */
+    int32_t *bias32, *wsum, *mult;
+    int *shift;
+    int32_t qmin, qmax;
+    bool s8_float_act;
     uint64_t stored_bytes;   /* parameters as stored */
     uint64_t scratch_bytes;  /* scratch this operator touches */
     /* pad, ceil-mode pools: a ceil-mode pool's extra rows and columns
@@ -92,11 +104,15 @@ struct prof_exec {
     /* Tensors (see struct memest_layer): t < ninputs is input t, t =
      * ninputs + i the output of layer i. Offsets in the arena (those of
      * memest_plan_arena), elements (batch included) and bytes at the
-     * storage precision; int8's per-tensor scale, set when the tensor is
-     * written. */
+     * storage precision; int8's per-tensor scale and zero point (real =
+     * scale * (q - zero)): fixed when the executor is built at static int8
+     * (MEMEST_INT8, from prof_exec_opts.ranges or the model's own
+     * quantisation; a view shares its input's), set when the tensor is
+     * written at int8-dynamic (zero point 0). */
     size_t ntensors;
     size_t *t_off, *t_n, *t_bytes;
     float *t_scale;
+    int32_t *t_zero;
     /* fp32 inference: tensor t is channel-blocked (NCHW8c, see
      * exec_plan_layouts) rather than NCHW; NULL when every tensor is NCHW. A
      * blocked tensor has a multiple of 8 channels, so its size and place in
@@ -129,6 +145,13 @@ struct prof_exec {
     uint64_t thread_min_macs;
 };
 
+/* Static int8: activations with fixed per-tensor params (MEMEST_INT8), as
+ * opposed to int8-dynamic's scales computed per batch. */
+static inline bool exec_static_s8(const prof_exec *ex)
+{
+    return ex->precision == MEMEST_INT8;
+}
+
 /* ---- threads (threads.c) ---- */
 
 /* The threads operator op runs on: ex->threads for a layer whose kind
@@ -151,6 +174,14 @@ int exec_sgemm(const prof_exec *ex, const struct exec_op *op, size_t m,
 int exec_q8_gemm(const prof_exec *ex, const struct exec_op *op, size_t m,
                  size_t n, size_t k, const int8_t *a, size_t lda,
                  const void *packed, int32_t *c, size_t ldc);
+
+/* kern_q8_gemm_s8 (static int8, fused output stage) with its rows cut
+ * among exec_op_threads(op) threads: each row's bytes are the same
+ * whatever the cut. */
+int exec_q8_gemm_s8(const prof_exec *ex, const struct exec_op *op, size_t m,
+                    size_t n, size_t k, const int8_t *a, size_t lda,
+                    int32_t a_zero, const void *packed, const int32_t *w_sums,
+                    const struct kern_q8_outstage *os, int8_t *q, size_t ldq);
 
 /* ---- building (create.c) ---- */
 

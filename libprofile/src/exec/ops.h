@@ -149,9 +149,16 @@ struct exec_op_vtable {
     /* 16-bit storage on the arena. NULL: exec_run_16_generic, which widens
      * the input and parameters, runs run_f32 and narrows the result. */
     int (*run_16)(prof_exec *ex, const struct exec_op *op);
-    /* int8 on the arena. NULL: exec_run_s8_generic, which dequantises the
-     * input, runs run_f32 on the float parameters and quantises. */
+    /* int8-dynamic on the arena. NULL: exec_run_s8_generic, which
+     * dequantises the input, runs run_f32 on the float parameters and
+     * quantises with the result's own scale. */
     int (*run_s8)(prof_exec *ex, const struct exec_op *op);
+    /* Static int8 on the arena: int8 in and out with the tensors' fixed
+     * params (ex->t_scale, t_zero), in integer where the kind can. NULL:
+     * exec_run_s8_generic, which dequantises the input with its params,
+     * runs run_f32 and quantises with the output's (round half to even);
+     * an operator of several inputs must have one. */
+    int (*run_s8s)(prof_exec *ex, const struct exec_op *op);
     /* The trainer's backward pass in float. NULL: the trainer refuses a
      * model with the layer, naming it and its kind. */
     int (*backward_f32)(prof_exec *ex, const struct exec_op *op,
@@ -244,6 +251,19 @@ void exec_init_uniform(struct exec_op *op, double fan_in, double fan_out,
  * the staging scratch and pack each group (exec_q8_store_gemm). */
 int exec_q8_alloc_gemm(prof_exec *ex, struct exec_op *op);
 int exec_q8_store_gemm(prof_exec *ex, struct exec_op *op, const float *rows);
+/* Static int8: allocate op's output stage (int32 bias, multipliers,
+ * shifts; row sums when `sums`, a GEMM's) and give its bytes; nothing at
+ * other precisions. */
+int exec_s8_alloc_stage(prof_exec *ex, struct exec_op *op, bool sums,
+                        uint64_t *bytes);
+
+/* Static int8's float output stage of an int32 GEMM result (m rows of n
+ * columns from column c0 of op, leading dimension ld), in place: acc +=
+ * bias32[c] - x_zero * wsum[c] (modulo 2^32, as the integer stage), so
+ * that kern_q8_requant_f32 (scale x_scale * wscale[c], no bias) gives the
+ * real values the integer stage would requantise. */
+void exec_s8_acc_fix(const prof_exec *ex, const struct exec_op *op,
+                     int32_t *acc, size_t m, size_t n, size_t ld, size_t c0);
 
 /* The generic 16-bit and int8 paths (precision.c). */
 int exec_run_16_generic(prof_exec *ex, const struct exec_op *op);
@@ -265,6 +285,40 @@ static inline int exec_narrow(const prof_exec *ex, uint16_t *dst,
 }
 int exec_quantize_out(prof_exec *ex, const struct exec_op *op);
 float exec_input_scale(const prof_exec *ex, const struct exec_op *op);
+int32_t exec_input_zero(const prof_exec *ex, const struct exec_op *op);
+
+/* Static int8 (precision.c). q = clamp(round_half_even(x / scale) + zero,
+ * -128, 127) (ONNX's QuantizeLinear; NaN gives the zero point), and x =
+ * (q - zero) * scale, one float multiply (with zero 0 the bits of
+ * kern_q8_dequantize_f32). */
+void exec_s8_quantize(const float *x, size_t n, float scale, int32_t zero,
+                      int8_t *q);
+void exec_s8_dequantize(const int8_t *q, size_t n, float scale, int32_t zero,
+                        float *x);
+/* The clamp [*qmin, *qmax] of act in int8 params (scale, zero), as TFLite's
+ * CalculateActivationRangeQuantized: relu from the zero point, relu6 to
+ * zero + round(6 / scale), clip(lo, hi) likewise (round half away from
+ * zero), within [-128, 127]; false when act is not a clamp (none is: the
+ * whole range). */
+bool exec_s8_clamp(enum memest_act act, double lo, double hi, float scale,
+                   int32_t zero, int32_t *qmin, int32_t *qmax);
+/* A dense or conv2d layer's output stage (op->bias32, mult, shift, qmin,
+ * qmax, s8_float_act) from op->wscale, the float bias and the input's and
+ * output's params; run after the weights are quantised. */
+int exec_s8_outstage_prep(prof_exec *ex, struct exec_op *op);
+/* The output stage of op for columns from c0 (a group's). */
+struct kern_q8_outstage exec_s8_outstage(const prof_exec *ex,
+                                         const struct exec_op *op,
+                                         size_t c0);
+/* Static int8: op is the model's last layer and ends in a softmax or
+ * log-softmax, which runs in float on the dequantised logits; its float
+ * result (y32) is the model's output and is not quantised. */
+bool exec_s8_final_float(const prof_exec *ex, const struct exec_op *op);
+/* Static int8: the fixed params of every tensor, from opts->ranges or the
+ * model's own quantisation (create.c calls it once the layers are
+ * planned). */
+int exec_s8_fix_params(prof_exec *ex, const struct prof_exec_opts *opts,
+                       struct prof_diag *diag);
 typedef const float *(*exec_load_fn)(prof_exec *ex, size_t t, float *buf,
                                      int *st);
 const float *exec_load_f32(prof_exec *ex, size_t t, float *buf, int *st);

@@ -106,16 +106,44 @@ int exec_q8_store_gemm(prof_exec *ex, struct exec_op *op, const float *rows)
                                             op->wscale);
     if (kst == KERN_OK && op->wq8) {
         memcpy(op->wq8, q, op->wn);
-        return PROF_OK;
+        return exec_s8_outstage_prep(ex, op);
     }
     for (size_t g = 0; kst == KERN_OK && g < op->groups; g++) {
+        void *pk = (unsigned char *)op->wpack + g * op->wpack_group_bytes;
         kst = kern_q8_pack_weights(q + g * op->ocg * op->kdim, op->ocg,
-                                   op->kdim, op->kdim,
-                                   (unsigned char *)op->wpack +
-                                       g * op->wpack_group_bytes,
+                                   op->kdim, op->kdim, pk,
                                    op->wpack_group_bytes);
+        /* static int8: the rows' sums, for the input's zero point */
+        if (kst == KERN_OK && op->wsum) {
+            kst = kern_q8_packed_row_sums(pk, op->wsum + g * op->ocg);
+        }
     }
-    return exec_kern_status(kst);
+    if (kst != KERN_OK) {
+        return exec_kern_status(kst);
+    }
+    return exec_s8_outstage_prep(ex, op);
+}
+
+int exec_s8_alloc_stage(prof_exec *ex, struct exec_op *op, bool sums,
+                        uint64_t *bytes)
+{
+    *bytes = 0;
+    if (!exec_static_s8(ex)) {
+        return PROF_OK;
+    }
+    const size_t C = op->c_out;
+    op->bias32 = exec_calloc(C, sizeof *op->bias32);
+    op->mult = exec_calloc(C, sizeof *op->mult);
+    op->shift = exec_calloc(C, sizeof *op->shift);
+    op->wsum = sums ? exec_calloc(C, sizeof *op->wsum) : NULL;
+    if (!op->bias32 || !op->mult || !op->shift || (sums && !op->wsum)) {
+        return PROF_E_NOMEM;
+    }
+    /* int32 bias, multiplier, shift (and row sums) per output channel */
+    *bytes = (uint64_t)C * (sizeof *op->bias32 + sizeof *op->mult +
+                            sizeof *op->shift +
+                            (sums ? sizeof *op->wsum : 0u));
+    return PROF_OK;
 }
 
 int exec_q8_alloc_gemm(prof_exec *ex, struct exec_op *op)
@@ -132,10 +160,18 @@ int exec_q8_alloc_gemm(prof_exec *ex, struct exec_op *op)
     if (!op->wpack || !op->wscale) {
         return PROF_E_NOMEM;
     }
-    /* packed weights, one scale per channel, the float bias */
+    uint64_t stage = 0;
+    const int st = exec_s8_alloc_stage(ex, op, true, &stage);
+    if (st != PROF_OK) {
+        return st;
+    }
+    /* packed weights, one scale per channel, and the float bias
+     * (int8-dynamic) or static int8's output stage (int32 bias,
+     * multipliers, shifts, row sums) */
     op->stored_bytes = (uint64_t)total +
                        (uint64_t)op->c_out * sizeof(float) +
-                       (uint64_t)op->bn * sizeof(float);
+                       (exec_static_s8(ex) ? stage
+                                           : (uint64_t)op->bn * sizeof(float));
     return PROF_OK;
 }
 

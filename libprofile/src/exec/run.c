@@ -2,6 +2,7 @@
  * each layer through its kind's entry (exec/ops.h): run_f32 on the arena
  * at fp32, run_16 and run_s8 (or the generic conversions of precision.c)
  * at 16-bit and int8. A view computes nothing at any precision. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "edgefit/kernels.h"
@@ -24,6 +25,10 @@ int exec_stage_inputs(prof_exec *ex, const float *const *inputs)
             st = exec_narrow(ex, (uint16_t *)dst, inputs[k], n);
             break;
         case MEMEST_INT8:
+            /* the input tensor's fixed params */
+            exec_s8_quantize(inputs[k], n, ex->t_scale[k], ex->t_zero[k],
+                             (int8_t *)dst);
+            break;
         case MEMEST_INT8_DYNAMIC:
             st = exec_kern_status(kern_q8_quantize_tensor_f32(
                 inputs[k], n, (int8_t *)dst, &ex->t_scale[k]));
@@ -66,18 +71,28 @@ int exec_run_layer(prof_exec *ex, size_t i)
         }
         return vt->run_16 ? vt->run_16(ex, op) : exec_run_16_generic(ex, op);
     case MEMEST_INT8:
-    case MEMEST_INT8_DYNAMIC:
+    case MEMEST_INT8_DYNAMIC: {
+        int st = PROF_OK;
         if (op->alias) {
-            /* the same bytes: the same scale */
+            /* the same bytes: the same params (fixed so at static int8) */
             ex->t_scale[op->out_t] = exec_input_scale(ex, op);
-            if (last) {
-                return exec_kern_status(kern_q8_dequantize_f32(
-                    (const int8_t *)(ex->arena + op->in_off), op->out_n,
-                    ex->t_scale[op->out_t], ex->y32));
-            }
-            return PROF_OK;
+        } else {
+            int (*run)(prof_exec *, const struct exec_op *) =
+                exec_static_s8(ex) ? vt->run_s8s : vt->run_s8;
+            st = run ? run(ex, op) : exec_run_s8_generic(ex, op);
         }
-        return vt->run_s8 ? vt->run_s8(ex, op) : exec_run_s8_generic(ex, op);
+        /* The model's output: int8-dynamic returns the last layer's float
+         * result (y32; a view's input dequantised); static int8 the output
+         * tensor dequantised, or a final softmax's float result. */
+        if (st == PROF_OK && last &&
+            (op->alias || exec_static_s8(ex)) &&
+            !exec_s8_final_float(ex, op)) {
+            exec_s8_dequantize((const int8_t *)(ex->arena + op->out_off),
+                               op->out_n, ex->t_scale[op->out_t],
+                               ex->t_zero[op->out_t], ex->y32);
+        }
+        return st;
+    }
     default:
         return PROF_E_INVALID;
     }
@@ -141,18 +156,31 @@ PROF_API int prof_exec_run(prof_exec *ex, const float *input, size_t n_in,
 
 /* The observer sees each tensor right after it is written, before a later
  * layer may reuse its arena buffer (the plan shares buffers between
- * tensors whose lifetimes do not meet). Only fp32 holds floats in the
- * arena; the other precisions would need a widening copy, which nothing
- * asks for yet. */
+ * tensors whose lifetimes do not meet). fp32 holds floats in the arena;
+ * int8 shows each tensor dequantised into buf (what the int8 values
+ * represent; a final softmax's float result as it is). 16-bit storage
+ * would need a widening copy, which nothing asks for yet. */
 static int observe(prof_exec *ex, size_t t, prof_exec_observe_fn fn,
-                   void *ctx)
+                   void *ctx, float *buf)
 {
     const size_t ni = ex->ninputs;
+    const float *data = (const float *)(ex->arena + ex->t_off[t]);
+    if (memest_precision_is_int8(ex->precision)) {
+        if (t == ex->ntensors - 1 && t >= ni &&
+            exec_s8_final_float(ex, &ex->ops[t - ni])) {
+            data = ex->y32;
+        } else {
+            exec_s8_dequantize((const int8_t *)(ex->arena + ex->t_off[t]),
+                               ex->t_n[t], ex->t_scale[t], ex->t_zero[t],
+                               buf);
+            data = buf;
+        }
+    }
     struct prof_exec_tensor v = {
         t,
         t < ni ? memest_model_input_name(ex->model, t)
                : ex->ops[t - ni].layer->name,
-        (const float *)(ex->arena + ex->t_off[t]),
+        data,
         ex->t_n[t],
         ex->batch,
         exec_t_blocked(ex, t) ? 1 : 0,
@@ -168,7 +196,8 @@ PROF_API int prof_exec_run_observed(prof_exec *ex,
     if (!ex || !inputs || !n_in || !fn || count != ex->ninputs) {
         return PROF_E_INVALID;
     }
-    if (ex->precision != MEMEST_FP32) {
+    if (ex->precision != MEMEST_FP32 &&
+        !memest_precision_is_int8(ex->precision)) {
         return PROF_E_RANGE;
     }
     for (size_t k = 0; k < count; k++) {
@@ -176,15 +205,27 @@ PROF_API int prof_exec_run_observed(prof_exec *ex,
             return PROF_E_INVALID;
         }
     }
+    float *buf = NULL;
+    if (ex->precision != MEMEST_FP32) {
+        size_t most = 0;
+        for (size_t t = 0; t < ex->ntensors; t++) {
+            most = exec_max_sz(most, ex->t_n[t]);
+        }
+        buf = exec_calloc(most, sizeof *buf);
+        if (most && !buf) {
+            return PROF_E_NOMEM;
+        }
+    }
     int st = exec_stage_inputs(ex, inputs);
     for (size_t k = 0; st == PROF_OK && k < count; k++) {
-        st = observe(ex, k, fn, ctx);
+        st = observe(ex, k, fn, ctx, buf);
     }
     for (size_t i = 0; st == PROF_OK && i < ex->nlayers; i++) {
         st = exec_run_layer(ex, i);
         if (st == PROF_OK) {
-            st = observe(ex, ex->ops[i].out_t, fn, ctx);
+            st = observe(ex, ex->ops[i].out_t, fn, ctx, buf);
         }
     }
+    free(buf);
     return st;
 }

@@ -97,3 +97,32 @@ int exec_q8_gemm(const prof_exec *ex, const struct exec_op *op, size_t m,
     struct q8_rows q = {n, k, lda, ldc, a, packed, c};
     return exec_split(m, exec_op_threads(ex, op), q8_part, &q);
 }
+
+struct q8s_rows {
+    size_t n, k, lda, ldq;
+    int32_t a_zero;
+    const int8_t *a;
+    const void *packed;
+    const int32_t *w_sums;
+    const struct kern_q8_outstage *os;
+    int8_t *q;
+};
+
+static int q8s_part(void *arg, size_t part, size_t lo, size_t hi)
+{
+    (void)part;
+    const struct q8s_rows *r = arg;
+    return exec_kern_status(kern_q8_gemm_s8(
+        hi - lo, r->n, r->k, r->a + lo * r->lda, r->lda, r->a_zero,
+        r->packed, r->w_sums, r->os, r->q + lo * r->ldq, r->ldq));
+}
+
+int exec_q8_gemm_s8(const prof_exec *ex, const struct exec_op *op, size_t m,
+                    size_t n, size_t k, const int8_t *a, size_t lda,
+                    int32_t a_zero, const void *packed, const int32_t *w_sums,
+                    const struct kern_q8_outstage *os, int8_t *q, size_t ldq)
+{
+    /* integer arithmetic, row by row: any cut gives the same bytes */
+    struct q8s_rows r = {n, k, lda, ldq, a_zero, a, packed, w_sums, os, q};
+    return exec_split(m, exec_op_threads(ex, op), q8s_part, &r);
+}

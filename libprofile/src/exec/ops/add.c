@@ -1,7 +1,8 @@
 /* An element-wise sum of two or more inputs of one shape, then its
  * activation (two inputs that broadcast, or one and a constant, run as
  * ops/binary.c's). Every precision adds in float, left to right; each gives
- * only how an input becomes floats (exec_load_f32, _16, _s8). The inputs
+ * only how an input becomes floats (exec_load_f32, _16, _s8), except
+ * static int8's add of two, in integer (add_run_s8s). The inputs
  * are read from the arena; the trainer, which runs operators on its own
  * buffers, calls exec_add_train_f32 and the backward pass below. */
 #include <string.h>
@@ -100,6 +101,41 @@ static int add_run_s8(prof_exec *ex, const struct exec_op *op)
     return st == PROF_OK ? exec_quantize_out(ex, op) : st;
 }
 
+/* Static int8: two inputs of one shape added in integer as TFLite's Add
+ * (kern_q8_add_s8: each rescaled to twice the larger input scale, the sum
+ * requantised to the output's params), a relu, relu6 or clip as the
+ * clamp. Broadcasting or constant forms, more than two inputs and other
+ * activations: in float (dequantised, added, quantised with the output's
+ * params). */
+static int add_run_s8s(prof_exec *ex, const struct exec_op *op)
+{
+    const struct memest_layer *L = op->layer;
+    if (exec_binary_broadcasts(L)) {
+        return exec_binary_run_s8(ex, op);
+    }
+    const size_t ta = L->inputs[0], tb = L->inputs[1], ty = op->out_t;
+    int32_t qmin, qmax;
+    if (L->input_count != 2 ||
+        !exec_s8_clamp(L->act, L->act_alpha, L->act_beta, ex->t_scale[ty],
+                       ex->t_zero[ty], &qmin, &qmax)) {
+        const int st =
+            add_float(ex, op, exec_load_s8, ex->x32, ex->y32, true);
+        return st == PROF_OK ? exec_quantize_out(ex, op) : st;
+    }
+    struct kern_q8_add_params p;
+    int kst = kern_q8_add_params_init(ex->t_scale[ta], ex->t_zero[ta],
+                                      ex->t_scale[tb], ex->t_zero[tb],
+                                      ex->t_scale[ty], ex->t_zero[ty], qmin,
+                                      qmax, &p);
+    if (kst == KERN_OK) {
+        kst = kern_q8_add_s8(op->out_n,
+                             (const int8_t *)(ex->arena + ex->t_off[ta]),
+                             (const int8_t *)(ex->arena + ex->t_off[tb]), &p,
+                             (int8_t *)(ex->arena + op->out_off));
+    }
+    return exec_kern_status(kst);
+}
+
 int exec_add_train_f32(const prof_exec *ex, const struct exec_op *op,
                        const float *const *xs, float *y)
 {
@@ -156,4 +192,5 @@ const struct exec_op_vtable exec_op_add = {
     .run_f32 = add_run_f32,
     .run_16 = add_run_16,
     .run_s8 = add_run_s8,
+    .run_s8s = add_run_s8s,
 };

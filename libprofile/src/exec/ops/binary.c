@@ -245,8 +245,9 @@ int exec_binary_run_16(prof_exec *ex, const struct exec_op *op)
                : st;
 }
 
-/* The operands carry scales of their own: dequantised, combined in y32,
- * the result quantised again with its own scale. */
+/* The operands carry params of their own: dequantised, combined in y32,
+ * the result quantised again with its own scale (dynamic) or the output's
+ * params (static: the float generic path of several inputs). */
 int exec_binary_run_s8(prof_exec *ex, const struct exec_op *op)
 {
     const int st = exec_binary_float(ex, op, exec_load_s8, ex->x32, ex->w32,
@@ -260,6 +261,7 @@ const struct exec_op_vtable exec_op_sub = {
     .run_f32 = binary_run_f32,
     .run_16 = exec_binary_run_16,
     .run_s8 = exec_binary_run_s8,
+    .run_s8s = exec_binary_run_s8,
 };
 
 const struct exec_op_vtable exec_op_mul = {
@@ -268,6 +270,7 @@ const struct exec_op_vtable exec_op_mul = {
     .run_f32 = binary_run_f32,
     .run_16 = exec_binary_run_16,
     .run_s8 = exec_binary_run_s8,
+    .run_s8s = exec_binary_run_s8,
 };
 
 const struct exec_op_vtable exec_op_div = {
@@ -276,4 +279,5 @@ const struct exec_op_vtable exec_op_div = {
     .run_f32 = binary_run_f32,
     .run_16 = exec_binary_run_16,
     .run_s8 = exec_binary_run_s8,
+    .run_s8s = exec_binary_run_s8,
 };

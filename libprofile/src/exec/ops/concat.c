@@ -1,6 +1,7 @@
 /* A concat along one axis of a sample of two or more inputs, read from
- * the arena: fp32 and 16-bit join the stored bits, int8 dequantises each
- * input with its own scale and quantises the whole with one. The
+ * the arena: fp32 and 16-bit join the stored bits, int8-dynamic
+ * dequantises each input with its own scale and quantises the whole with
+ * one, static int8 requantises each input into the output's params. The
  * trainer joins float buffers and splits the gradient (concat_walk). */
 #include <stdint.h>
 #include <string.h>
@@ -64,6 +65,31 @@ static int dequantize_block(prof_exec *ex, const struct exec_op *op,
     return exec_kern_status(kern_q8_dequantize_f32(
         (const int8_t *)(ex->arena + ex->t_off[t]) + from, n, ex->t_scale[t],
         ex->y32 + to));
+}
+
+/* Static int8: each block requantised into the output's params: the
+ * bytes themselves when the params are equal (calibration gives a concat
+ * and its inputs their own ranges; a QDQ model often one), else
+ * dequantised into y32 and quantised with the output's params (round half
+ * to even). */
+static int requant_block(prof_exec *ex, const struct exec_op *op, size_t t,
+                         size_t from, size_t to, size_t n)
+{
+    const int8_t *x = (const int8_t *)(ex->arena + ex->t_off[t]) + from;
+    int8_t *y = (int8_t *)(ex->arena + op->out_off) + to;
+    const size_t o = op->out_t;
+    if (ex->t_scale[t] == ex->t_scale[o] && ex->t_zero[t] == ex->t_zero[o]) {
+        memcpy(y, x, n);
+        return PROF_OK;
+    }
+    exec_s8_dequantize(x, n, ex->t_scale[t], ex->t_zero[t], ex->y32 + to);
+    exec_s8_quantize(ex->y32 + to, n, ex->t_scale[o], ex->t_zero[o], y);
+    return PROF_OK;
+}
+
+static int concat_run_s8s(prof_exec *ex, const struct exec_op *op)
+{
+    return concat_blocks(ex, op, requant_block);
 }
 
 static int concat_run_f32(prof_exec *ex, const struct exec_op *op,
@@ -154,4 +180,5 @@ const struct exec_op_vtable exec_op_concat = {
     .run_f32 = concat_run_f32,
     .run_16 = concat_run_16,
     .run_s8 = concat_run_s8,
+    .run_s8s = concat_run_s8s,
 };

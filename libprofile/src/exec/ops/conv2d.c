@@ -3,7 +3,8 @@
  * convolution on channel-blocked tensors), split among threads by samples
  * or output channels; 16-bit storage by the generic widening; int8 as
  * im2col and a packed int8 GEMM per group, or a depthwise convolution on
- * the integer values (dw_s8); the trainer's backward by im2col and two
+ * the integer values (dw_s8; static int8: conv_run_s8s, integer only); the
+ * trainer's backward by im2col and two
  * GEMMs per sample and group. */
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +57,21 @@ static bool conv_is_depthwise(const struct exec_op *op)
  * float holds every integer, and the float sum is the int32 one. */
 static bool conv_dw_s8(const prof_exec *ex, const struct exec_op *op)
 {
-    return memest_precision_is_int8(ex->precision) && conv_is_depthwise(op) &&
+    return ex->precision == MEMEST_INT8_DYNAMIC && conv_is_depthwise(op) &&
            op->kdim <= 1024;
+}
+
+/* A static int8 depthwise conv2d that runs libkernels' integer depthwise
+ * kernel (kern_q8_dwconv2d_s8, up to 65536 taps): its activation must be
+ * a clamp (none, relu, relu6, clip), since the kernel writes int8; any
+ * other runs as a grouped GEMM with a float output stage. */
+static bool conv_dw_s8s(const prof_exec *ex, const struct exec_op *op)
+{
+    const enum memest_act act = op->layer->act;
+    return exec_static_s8(ex) && conv_is_depthwise(op) &&
+           op->kdim <= 65536 &&
+           (act == MEMEST_ACT_NONE || act == MEMEST_ACT_RELU ||
+            act == MEMEST_ACT_RELU6 || act == MEMEST_ACT_CLIP);
 }
 
 /* How many threads share a conv2d: its samples when the batch has several,
@@ -109,7 +123,11 @@ static int conv_scratch(const prof_exec *ex, struct exec_op *op,
     const enum memest_precision p = ex->precision;
     const int narrow = p == MEMEST_FP16 || p == MEMEST_BF16;
     int st;
-    if (conv_dw_s8(ex, op)) {
+    if (conv_dw_s8s(ex, op)) {
+        /* the quantised weights are staged in col8 (exec_alloc_scratch
+         * sizes it); the kernel needs nothing more */
+        n->col8 = op->wn;
+    } else if (conv_dw_s8(ex, op)) {
         /* dw_s8: the input and the weights as float integers, the
          * per-channel scales and shifts; its quantised weights are
          * staged in col8 */
@@ -120,7 +138,9 @@ static int conv_scratch(const prof_exec *ex, struct exec_op *op,
     } else if (memest_precision_is_int8(p)) {
         /* Whole batch: [batch * out_h * out_w][kdim] int8 columns, one
          * group at a time, and [..][ocg] int32; the requantisation
-         * writes the float result straight into its NCHW planes. */
+         * writes the float result straight into its NCHW planes (static
+         * int8's integer stage writes int8 [..][ocg] into acc, then its
+         * planes). */
         if ((st = exec_mul3_sz(ex->batch, op->hw_out, op->kdim, &n->col8)) !=
                 PROF_OK ||
             (st = exec_mul3_sz(ex->batch, op->hw_out, op->ocg, &n->acc)) !=
@@ -182,7 +202,7 @@ static void conv_init(struct exec_op *op, uint64_t *rng)
 static int conv_alloc_stored(prof_exec *ex, struct exec_op *op)
 {
     if (memest_precision_is_int8(ex->precision)) {
-        if (!conv_dw_s8(ex, op)) {
+        if (!conv_dw_s8(ex, op) && !conv_dw_s8s(ex, op)) {
             return exec_q8_alloc_gemm(ex, op);
         }
         ex->master_unread_bytes +=
@@ -192,9 +212,18 @@ static int conv_alloc_stored(prof_exec *ex, struct exec_op *op)
         if (!op->wq8 || !op->wscale) {
             return PROF_E_NOMEM;
         }
+        uint64_t stage = 0;
+        const int st = exec_s8_alloc_stage(ex, op, false, &stage);
+        if (st != PROF_OK) {
+            return st;
+        }
+        /* int8 weights, a scale per channel, and the float bias
+         * (dynamic) or the output stage (static) */
         op->stored_bytes = (uint64_t)op->wn +
                            (uint64_t)op->c_out * sizeof(float) +
-                           (uint64_t)op->bn * sizeof(float);
+                           (exec_static_s8(ex)
+                                ? stage
+                                : (uint64_t)op->bn * sizeof(float));
         return PROF_OK;
     }
     /* Inference runs a convolution on its weights packed once here (and
@@ -433,6 +462,116 @@ static int conv_run_s8(prof_exec *ex, const struct exec_op *op)
     return exec_quantize_out(ex, op);
 }
 
+/* Static int8, depthwise (conv_dw_s8s): libkernels' integer kernel with
+ * the input's zero point and the output stage, split by samples. */
+struct dws_job {
+    const prof_exec *ex;
+    const struct exec_op *op;
+    struct kern_q8_outstage os;
+};
+
+static int dws_part(void *arg, size_t part, size_t lo, size_t hi)
+{
+    (void)part;
+    const struct dws_job *j = arg;
+    const struct exec_op *op = j->op;
+    struct kern_dwconv2d_shape ds = kern_conv2d_dw_shape(&op->cs);
+    ds.batch = hi - lo;
+    const int8_t *x = (const int8_t *)(j->ex->arena + op->in_off) +
+                      lo * op->c_in * op->h_in * op->w_in;
+    int8_t *y = (int8_t *)(j->ex->arena + op->out_off) +
+                lo * op->c_out * op->hw_out;
+    return exec_kern_status(kern_q8_dwconv2d_s8(
+        &ds, x, exec_input_zero(j->ex, op), op->wq8, &j->os, y));
+}
+
+/* Group g's int8 result [batch * out_h * out_w][ocg] (q) into its NCHW
+ * output planes. */
+static void conv_s8_planes(const prof_exec *ex, const struct exec_op *op,
+                           size_t g, const int8_t *q, int8_t *y)
+{
+    const size_t hw = op->hw_out, ocg = op->ocg;
+    for (size_t b = 0; b < ex->batch; b++) {
+        const int8_t *qb = q + b * hw * ocg;
+        int8_t *yb = y + (b * op->c_out + g * ocg) * hw;
+        for (size_t j = 0; j < ocg; j++) {
+            for (size_t p = 0; p < hw; p++) {
+                yb[j * hw + p] = qb[p * ocg + j];
+            }
+        }
+    }
+}
+
+/* Static int8: per group, the input lowered with its zero point in the
+ * padding (kern_im2col_s8_zp, a byte transpose for 1 x 1 stride-1
+ * unpadded layers) and the packed GEMM with the integer output stage
+ * fused (a relu, relu6 or clip as the clamp), then into the NCHW planes (a
+ * 1 x 1 output of one group is written in place). Any other activation:
+ * the int32 sums to float, the activation in float, quantised with the
+ * output's params. */
+static int conv_run_s8s(prof_exec *ex, const struct exec_op *op)
+{
+    if (op->wq8) {
+        struct dws_job j = {ex, op, exec_s8_outstage(ex, op, 0)};
+        return exec_split(ex->batch, exec_op_threads(ex, op), dws_part, &j);
+    }
+    const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
+    int8_t *y = (int8_t *)(ex->arena + op->out_off);
+    const int32_t zx = exec_input_zero(ex, op);
+    const bool to_float = op->s8_float_act || exec_s8_final_float(ex, op);
+    const size_t M = ex->batch * op->hw_out;
+    int kst = KERN_OK;
+    for (size_t g = 0; g < op->groups; g++) {
+        for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
+            kst = kern_im2col_s8_zp(&op->cs, x, b, g, zx,
+                                    ex->col8 + b * op->hw_out * op->kdim);
+        }
+        if (kst != KERN_OK) {
+            return exec_kern_status(kst);
+        }
+        const void *pk =
+            (const unsigned char *)op->wpack + g * op->wpack_group_bytes;
+        int st;
+        if (!to_float) {
+            const bool direct = op->groups == 1 && op->hw_out == 1;
+            int8_t *q = direct ? y : (int8_t *)ex->acc;
+            const struct kern_q8_outstage os =
+                exec_s8_outstage(ex, op, g * op->ocg);
+            st = exec_q8_gemm_s8(ex, op, M, op->ocg, op->kdim, ex->col8,
+                                 op->kdim, zx, pk, op->wsum + g * op->ocg,
+                                 &os, q, op->ocg);
+            if (st == PROF_OK && !direct) {
+                conv_s8_planes(ex, op, g, q, y);
+            }
+            if (st != PROF_OK) {
+                return st;
+            }
+            continue;
+        }
+        st = exec_q8_gemm(ex, op, M, op->ocg, op->kdim, ex->col8, op->kdim,
+                          pk, ex->acc, op->ocg);
+        if (st != PROF_OK) {
+            return st;
+        }
+        exec_s8_acc_fix(ex, op, ex->acc, M, op->ocg, op->ocg, g * op->ocg);
+        for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
+            kst = kern_q8_requant_f32_t(
+                op->hw_out, op->ocg, ex->acc + b * op->hw_out * op->ocg,
+                op->ocg, exec_input_scale(ex, op), op->wscale + g * op->ocg,
+                NULL, 0, ex->y32 + (b * op->c_out + g * op->ocg) * op->hw_out,
+                op->hw_out);
+        }
+        if (kst != KERN_OK) {
+            return exec_kern_status(kst);
+        }
+    }
+    if (!to_float) {
+        return PROF_OK;
+    }
+    const int st = exec_apply_act(ex, op, op->layer->act, ex->y32, ex->y32);
+    return st == PROF_OK ? exec_quantize_out(ex, op) : st;
+}
+
 /* Sum of n floats: eight float lanes the compiler can keep in one vector
  * register (a plain double sum is a chain of dependent scalar adds), then
  * the lanes and the tail in double. */
@@ -532,6 +671,7 @@ const struct exec_op_vtable exec_op_conv2d = {
     .store = conv_store,
     .run_f32 = conv_run_f32,
     .run_s8 = conv_run_s8,
+    .run_s8s = conv_run_s8s,
     .backward_f32 = conv_backward,
     .backward_reads = conv_reads,
 };

@@ -2,7 +2,8 @@
  * Its master weights are kept input-major, [in][out], so that the product
  * runs on kern_sgemm's untransposed path without copying B on every call
  * (exec_w_slot translates from the API's [out][in]). 16-bit storage runs
- * it tile by tile; int8 on a packed int8 GEMM. */
+ * it tile by tile; int8 on a packed int8 GEMM (static int8 with its
+ * integer output stage fused). */
 #include <stdlib.h>
 
 #include "edgefit/kernels.h"
@@ -178,6 +179,40 @@ static int dense_run_s8(prof_exec *ex, const struct exec_op *op)
     return exec_quantize_out(ex, op);
 }
 
+/* Static int8: the packed int8 GEMM with the input's zero point and the
+ * integer output stage fused (kern_q8_gemm_s8), a relu, relu6 or clip as
+ * its clamp, straight into the arena. Any other activation, and a final
+ * softmax: the int32 sums to float (the real values the stage would
+ * requantise), the activation in float, quantised with the output's
+ * params (or kept: a final softmax is the model's output). */
+static int dense_run_s8s(prof_exec *ex, const struct exec_op *op)
+{
+    const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
+    const int32_t zx = exec_input_zero(ex, op);
+    if (!op->s8_float_act && !exec_s8_final_float(ex, op)) {
+        const struct kern_q8_outstage os = exec_s8_outstage(ex, op, 0);
+        return exec_q8_gemm_s8(ex, op, ex->batch, op->c_out, op->kdim, x,
+                               op->kdim, zx, op->wpack, op->wsum, &os,
+                               (int8_t *)(ex->arena + op->out_off),
+                               op->c_out);
+    }
+    int st = exec_q8_gemm(ex, op, ex->batch, op->c_out, op->kdim, x,
+                          op->kdim, op->wpack, ex->acc, op->c_out);
+    if (st != PROF_OK) {
+        return st;
+    }
+    exec_s8_acc_fix(ex, op, ex->acc, ex->batch, op->c_out, op->c_out, 0);
+    const int kst = kern_q8_requant_f32(ex->batch, op->c_out, ex->acc,
+                                        op->c_out, exec_input_scale(ex, op),
+                                        op->wscale, NULL, 0, ex->y32,
+                                        op->c_out);
+    if (kst != KERN_OK) {
+        return exec_kern_status(kst);
+    }
+    st = exec_apply_act(ex, op, op->layer->act, ex->y32, ex->y32);
+    return st == PROF_OK ? exec_quantize_out(ex, op) : st;
+}
+
 /* dZ = g after the fused activation; dW [in][out] = X^T . dZ (the
  * master's input-major layout), db = column sums (unless gb is NULL: a
  * folded batch norm's beta takes the bias's place), dX = dZ . W^T. */
@@ -222,6 +257,7 @@ const struct exec_op_vtable exec_op_dense = {
     .run_f32 = dense_run_f32,
     .run_16 = dense_run_16,
     .run_s8 = dense_run_s8,
+    .run_s8s = dense_run_s8s,
     .backward_f32 = dense_backward,
     .backward_reads = dense_reads,
 };
