@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char text[] = "input 2x5x5\n"
                            "conv2d 4 k=3 p=1 act=relu name=c\n"
@@ -268,10 +269,78 @@ static void test_qdq(void **state)
     memest_model_destroy(m);
 }
 
+/* Written and read back by the importer: the same layers, every
+ * tensor's quantisation, the weight scales, and the weights as the file
+ * holds them (scale * q: the conv's bit for bit the model's, made so). */
+static void test_qdq_round_trip(void **state)
+{
+    memest_model *m = quantised_model();
+    memest_model *back = NULL;
+    unsigned char *buf = NULL;
+    size_t len = 0, n = 0;
+    struct memest_diag diag;
+    const float *ws;
+    const struct memest_layer *fc;
+    char path[64];
+    FILE *f;
+    (void)state;
+
+    assert_int_equal(memest_model_to_onnx(m, &buf, &len, &diag), 0);
+    snprintf(path, sizeof path, "test-qdq-export-%ld.onnx", (long)getpid());
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    free(buf);
+    if (memest_model_load_onnx(path, NULL, &back, &diag) != MEMEST_OK) {
+        fail_msg("import of the QDQ export: %s", diag.message);
+    }
+    remove(path);
+    assert_int_equal(memest_model_layer_count(back), 4);
+    assert_true(memest_model_is_quantized(back));
+    for (size_t t = 0; t < 5; t++) {
+        struct memest_quant q;
+        assert_int_equal(memest_model_tensor_quant(back, t, &q), 0);
+        assert_true(q.scale == tq[t].scale);
+        assert_int_equal(q.zero_point, tq[t].zero_point);
+        assert_int_equal(q.is_unsigned, tq[t].is_unsigned);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(memest_model_layer(back, i)->kind,
+                         memest_model_layer(m, i)->kind);
+        assert_int_equal(memest_model_layer(back, i)->act,
+                         memest_model_layer(m, i)->act);
+    }
+    ws = memest_model_weight_scales(back, 0, &n);
+    assert_non_null(ws);
+    assert_int_equal(n, 4);
+    assert_memory_equal(ws, sc, sizeof sc);
+    assert_memory_equal(memest_model_layer(back, 0)->weight, wc, sizeof wc);
+    ws = memest_model_weight_scales(back, 3, &n);
+    assert_non_null(ws);
+    assert_int_equal(n, 3);
+    fc = memest_model_layer(back, 3);
+    for (int c = 0; c < 3; c++) {
+        float mx = 0.0f;
+        for (int k = 0; k < 16; k++) {
+            mx = fmaxf(mx, fabsf(wd[c * 16 + k]));
+        }
+        assert_true(ws[c] == mx / 127.0f);
+        for (int k = 0; k < 16; k++) {
+            const float q = (float)nearbyint((double)wd[c * 16 + k] /
+                                             (double)ws[c]);
+            assert_true(fc->weight[c * 16 + k] == ws[c] * q);
+        }
+    }
+    memest_model_destroy(back);
+    memest_model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qdq),
+        cmocka_unit_test(test_qdq_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
