@@ -19,6 +19,8 @@ struct model_input {
     struct memest_shape shape;
     uint64_t elements;
     int line;
+    int has_quant; /* quant below is set (memest_model_set_tensor_quant) */
+    struct memest_quant quant;
 };
 
 /* What the model keeps about a layer beyond struct memest_layer. */
@@ -26,6 +28,10 @@ struct layer_extra {
     int declared_bias; /* bias=yes in the description (before any fold) */
     float *weight;     /* owned copies behind layer->weight and ->bias */
     float *bias;
+    int has_quant;          /* the layer's output tensor's quantisation */
+    struct memest_quant quant;
+    float *weight_scales;   /* owned; per output channel, or NULL */
+    size_t weight_scale_count;
 };
 
 struct memest_model {

@@ -4,6 +4,7 @@
 #include "op.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ void memest_model_destroy(memest_model *model)
         free((char *)model->layers[i].folded_bn);
         free(model->extra[i].weight);
         free(model->extra[i].bias);
+        free(model->extra[i].weight_scales);
     }
     for (size_t i = 0; i < model->input_count; i++) {
         free(model->inputs[i].name);
@@ -280,4 +282,145 @@ int memest_model_write(const memest_model *model, char *buf, size_t cap,
         return MEMEST_E_RANGE;
     }
     return buf == NULL ? MEMEST_E_RANGE : MEMEST_OK;
+}
+
+/* ---- Quantisation a model carries -------------------------------------- */
+
+static int quant_valid(const struct memest_quant *q)
+{
+    return isfinite(q->scale) && q->scale > 0.0f && q->zero_point >= -128 &&
+           q->zero_point <= 127 && (q->is_unsigned == 0 || q->is_unsigned == 1);
+}
+
+int memest_model_set_tensor_quant(memest_model *model, size_t t,
+                                  const struct memest_quant *q)
+{
+    int *has;
+    struct memest_quant *slot;
+    if (model == NULL) {
+        return MEMEST_E_INVALID;
+    }
+    if (t < model->input_count) {
+        has = &model->inputs[t].has_quant;
+        slot = &model->inputs[t].quant;
+    } else if (t - model->input_count < model->count) {
+        has = &model->extra[t - model->input_count].has_quant;
+        slot = &model->extra[t - model->input_count].quant;
+    } else {
+        return MEMEST_E_RANGE;
+    }
+    if (q == NULL) {
+        *has = 0;
+        memset(slot, 0, sizeof *slot);
+        return MEMEST_OK;
+    }
+    if (!quant_valid(q)) {
+        return MEMEST_E_RANGE;
+    }
+    *slot = *q;
+    *has = 1;
+    return MEMEST_OK;
+}
+
+int memest_model_tensor_quant(const memest_model *model, size_t t,
+                              struct memest_quant *out)
+{
+    int has;
+    const struct memest_quant *slot;
+    if (model == NULL || out == NULL) {
+        return MEMEST_E_INVALID;
+    }
+    if (t < model->input_count) {
+        has = model->inputs[t].has_quant;
+        slot = &model->inputs[t].quant;
+    } else if (t - model->input_count < model->count) {
+        has = model->extra[t - model->input_count].has_quant;
+        slot = &model->extra[t - model->input_count].quant;
+    } else {
+        return MEMEST_E_RANGE;
+    }
+    if (!has) {
+        return MEMEST_E_NOTFOUND;
+    }
+    *out = *slot;
+    return MEMEST_OK;
+}
+
+int memest_model_set_weight_scales(memest_model *model, size_t layer,
+                                   const float *scales, size_t n)
+{
+    const struct memest_layer *L;
+    float *copy;
+    if (model == NULL || (scales == NULL && n > 0)) {
+        return MEMEST_E_INVALID;
+    }
+    if (layer >= model->count) {
+        return MEMEST_E_RANGE;
+    }
+    L = &model->layers[layer];
+    /* the two kinds whose weights the static int8 path quantises per
+     * output channel; any other kind has no such scales */
+    if (L->kind != MEMEST_KIND_CONV2D && L->kind != MEMEST_KIND_DENSE) {
+        return MEMEST_E_INVALID;
+    }
+    if (n == 0) {
+        free(model->extra[layer].weight_scales);
+        model->extra[layer].weight_scales = NULL;
+        model->extra[layer].weight_scale_count = 0;
+        return MEMEST_OK;
+    }
+    if ((uint64_t)n != L->units) {
+        return MEMEST_E_SHAPE;
+    }
+    for (size_t c = 0; c < n; c++) {
+        if (!isfinite(scales[c]) || !(scales[c] > 0.0f)) {
+            return MEMEST_E_RANGE;
+        }
+    }
+    if (n > SIZE_MAX / sizeof *copy) {
+        return MEMEST_E_OVERFLOW;
+    }
+    copy = malloc(n * sizeof *copy);
+    if (copy == NULL) {
+        return MEMEST_E_NOMEM;
+    }
+    memcpy(copy, scales, n * sizeof *copy);
+    free(model->extra[layer].weight_scales);
+    model->extra[layer].weight_scales = copy;
+    model->extra[layer].weight_scale_count = n;
+    return MEMEST_OK;
+}
+
+const float *memest_model_weight_scales(const memest_model *model,
+                                        size_t layer, size_t *n)
+{
+    if (n != NULL) {
+        *n = 0;
+    }
+    if (model == NULL || layer >= model->count ||
+        model->extra[layer].weight_scales == NULL) {
+        return NULL;
+    }
+    if (n != NULL) {
+        *n = model->extra[layer].weight_scale_count;
+    }
+    return model->extra[layer].weight_scales;
+}
+
+int memest_model_is_quantized(const memest_model *model)
+{
+    if (model == NULL || model->input_count + model->count == 0) {
+        return 0;
+    }
+    for (size_t k = 0; k < model->input_count; k++) {
+        if (!model->inputs[k].has_quant) {
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < model->count; i++) {
+        if (!model->extra[i].has_quant) {
+            return 0;
+        }
+    }
+    return 1;
 }

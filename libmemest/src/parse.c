@@ -240,6 +240,7 @@ static int add_input(struct ctx *c, struct memest_model *m, struct names *nm,
     size_t dup;
     struct model_input in;
 
+    memset(&in, 0, sizeof in);
     for (unsigned i = 0; i < shape->rank; i++) {
         if (mul_ovf(e, shape->dim[i], &e)) {
             return fail(c, MEMEST_E_OVERFLOW, c->line, col,

@@ -22,6 +22,8 @@ const char *memest_strerror(int status)
         return "invalid argument";
     case MEMEST_E_SHAPE:
         return "shapes do not agree";
+    case MEMEST_E_NOTFOUND:
+        return "not found";
     default:
         return "unknown status";
     }

@@ -59,6 +59,7 @@ enum memest_status {
     MEMEST_E_IO,       /* a file could not be read */
     MEMEST_E_INVALID,  /* a NULL pointer or an out-of-range enum value */
     MEMEST_E_SHAPE,    /* shapes that do not agree (kernel, groups, dense) */
+    MEMEST_E_NOTFOUND, /* the thing asked for is not there (a tensor's quant) */
 };
 
 /* Static text for a status code; "unknown status" for anything else. */
@@ -563,6 +564,53 @@ MEMEST_API int memest_model_set_weights(memest_model *model,
                                         const struct memest_tensor *tensors,
                                         size_t count,
                                         struct memest_diag *diag);
+
+/* ---- Quantisation a model carries -------------------------------------- */
+
+/*
+ * The int8 parameters of one tensor: real = scale * (q - zero_point).
+ * `zero_point` is in int8's domain [-128, 127]; a tensor the file stored
+ * as uint8 keeps the same real values with zero point (its uint8 zero
+ * point - 128) and is_unsigned 1 (q_u8 = q_s8 + 128).
+ */
+struct memest_quant {
+    float scale;        /* > 0, finite */
+    int32_t zero_point; /* [-128, 127] */
+    int is_unsigned;    /* the file stored the tensor as uint8 */
+};
+
+/*
+ * Give tensor t (memest_model_tensor_count order: inputs, then layer
+ * outputs) its quantisation; a NULL q clears it. MEMEST_E_RANGE for a
+ * scale that is not finite and > 0 or a zero point outside [-128, 127],
+ * and for t out of range; MEMEST_E_INVALID for a NULL model.
+ */
+MEMEST_API int memest_model_set_tensor_quant(memest_model *model, size_t t,
+                                             const struct memest_quant *q);
+/* MEMEST_OK and *out when tensor t carries a quantisation;
+ * MEMEST_E_NOTFOUND when it carries none; MEMEST_E_RANGE for t out of
+ * range; MEMEST_E_INVALID for NULL model or out. */
+MEMEST_API int memest_model_tensor_quant(const memest_model *model, size_t t,
+                                         struct memest_quant *out);
+/*
+ * A conv2d's or dense layer's per-output-channel weight scales (symmetric
+ * int8, zero point 0: w = scales[c] * q), n = the layer's output channels
+ * (`units`). Copied; NULL scales with n 0 clears. MEMEST_E_RANGE for a
+ * layer index out of range or a scale not finite and > 0; MEMEST_E_SHAPE
+ * when n is not the layer's output channels; MEMEST_E_INVALID for a NULL
+ * model, a layer of another kind, or NULL scales with n > 0;
+ * MEMEST_E_NOMEM.
+ */
+MEMEST_API int memest_model_set_weight_scales(memest_model *model,
+                                              size_t layer,
+                                              const float *scales, size_t n);
+/* The scales set above (owned by the model), *n their count; NULL and
+ * *n = 0 when the layer carries none (n may be NULL). */
+MEMEST_API const float *memest_model_weight_scales(const memest_model *model,
+                                                   size_t layer, size_t *n);
+/* 1 when every tensor carries a quantisation (a QDQ model imported
+ * whole), else 0 (also for NULL or a model without tensors). */
+MEMEST_API int memest_model_is_quantized(const memest_model *model);
 
 /* ---- ONNX --------------------------------------------------------------- */
 

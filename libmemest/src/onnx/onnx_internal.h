@@ -153,6 +153,15 @@ struct value {
      * with a height of 1 and the data's order is unchanged. ONNX axis 2
      * is then the text's w; rank and dim are the held shape. */
     int sig;
+    /* Quantisation (ops_quant.c): `qtype` is 1 for an int8 and 2 for a
+     * uint8 tensor (a QuantizeLinear's or QLinear operator's output, held
+     * as an alias of the float tensor it stands for) with its params in
+     * `q`, 0 for a float tensor. `has_rec` and `rec`: a model input's
+     * params, recorded by the QuantizeLinear that reads it. */
+    int qtype;
+    struct memest_quant q;
+    int has_rec;
+    struct memest_quant rec;
 };
 
 struct out_layer {
@@ -166,6 +175,14 @@ struct out_layer {
     /* the parameters of act, or of a standalone activation layer's own
      * function (struct memest_layer's act_alpha, act_beta) */
     double act_alpha, act_beta;
+    /* the params of the layer's output tensor (ops_quant.c), recorded for
+     * ONNX value `quant_value`; per-output-channel weight scales of a
+     * QLinear operator (owned) */
+    int has_quant;
+    struct memest_quant quant;
+    size_t quant_value;
+    float *wscales;
+    size_t nwscales;
 };
 
 struct weight {
@@ -361,6 +378,37 @@ int onnx_conv_transpose(struct imp *I, size_t node);
 int onnx_resize(struct imp *I, size_t node);
 int onnx_upsample(struct imp *I, size_t node);
 int onnx_pad(struct imp *I, size_t node);
+/* ops_quant.c: QuantizeLinear, DequantizeLinear and the QLinear
+ * operators; the check of a node reading an int8 tensor; the params
+ * given to the built model */
+int onnx_quantize(struct imp *I, size_t node);
+int onnx_dequantize(struct imp *I, size_t node);
+int onnx_qlinearconv(struct imp *I, size_t node);
+int onnx_qlinearmatmul(struct imp *I, size_t node);
+int onnx_qlinearadd(struct imp *I, size_t node);
+int fold_quantize(struct imp *I, size_t node, struct cval *c);
+int fold_dequantize(struct imp *I, size_t node, struct cval *c);
+/* Before a handler: refuse a node that reads an int8 tensor unless it
+ * is a quantisation operator or one that keeps its input's params
+ * (*keeps = 1: call quant_keep() after the handler). */
+int quant_check_reader(struct imp *I, size_t node, int *keeps);
+int quant_keep(struct imp *I, size_t node);
+/* Whether a node of this domain and op_type is read (com.microsoft's
+ * QLinearAdd besides the default domain). */
+int quant_domain_ok(const char *domain, const char *op_type);
+/* Give the built model the params recorded while translating. */
+int quant_apply(struct imp *I, memest_model *m);
+/* ops_conv.c: a conv2d layer reading x with weight W and bias B (may be
+ * NULL), their data W->f and B->f; w_owned and b_owned (may be NULL) are
+ * handed to the layer's weights, and freed on error */
+int conv_emit(struct imp *I, size_t node, size_t x, const struct cval *W,
+              const struct cval *B, float *w_owned, float *b_owned);
+/* ops_binary.c: an element-wise layer of two computed tensors xs */
+int emit_two(struct imp *I, size_t node, const char *kind, const size_t *xs);
+/* ops_dense.c */
+int emit_dense(struct imp *I, size_t node, size_t x, const struct cval *Bm,
+               int b_is_km, double alpha, const float *bias,
+               float *bias_owned);
 
 /* folds (fold.c, fold_index.c, fold_arith.c) */
 int fold_constant(struct imp *I, size_t node, struct cval *c);

@@ -44,6 +44,7 @@ static const struct onnx_op ops[] = {
     {"ConvTranspose", "auto_pad dilations group kernel_shape output_padding "
                       "output_shape pads strides", onnx_conv_transpose, NULL,
      0},
+    {"DequantizeLinear", "axis", onnx_dequantize, fold_dequantize, 0},
     {"Div", "axis broadcast", onnx_binary, fold_div, 0},
     {"Dropout", "is_test ratio seed", onnx_dropout, NULL, 0},
     {"Elu", "alpha", onnx_elu, NULL, 0},
@@ -65,6 +66,12 @@ static const struct onnx_op ops[] = {
     {"Mul", "axis broadcast", onnx_binary, fold_mul, 0},
     /* pads and value were attributes before opset 11 */
     {"Pad", "mode pads value", onnx_pad, NULL, 0},
+    /* QLinearAdd is com.microsoft's (ONNX Runtime's contrib operator) */
+    {"QLinearAdd", "", onnx_qlinearadd, NULL, 0},
+    {"QLinearConv", "auto_pad dilations group kernel_shape pads strides",
+     onnx_qlinearconv, NULL, 0},
+    {"QLinearMatMul", "", onnx_qlinearmatmul, NULL, 0},
+    {"QuantizeLinear", "axis", onnx_quantize, fold_quantize, 0},
     {"Range", "", NULL, fold_range, 0},
     {"Reciprocal", "", onnx_reciprocal, NULL, 0},
     /* axes: only [2, 3], a global pool (ops_move.c) */
@@ -217,6 +224,7 @@ int translate_node(struct imp *I, size_t node)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     const struct onnx_op *op;
+    int keeps = 0;
     int st;
 
     if (I->ni[node].gelu_x != SIZE_MAX) {
@@ -239,10 +247,12 @@ int translate_node(struct imp *I, size_t node)
                          "shapes and constants, which are folded at import",
                          op->op_type);
     }
-    if ((st = check_signal_reader(I, node)) != MEMEST_OK) {
+    if ((st = check_signal_reader(I, node)) != MEMEST_OK ||
+        (st = quant_check_reader(I, node, &keeps)) != MEMEST_OK ||
+        (st = op->handler(I, node)) != MEMEST_OK) {
         return st;
     }
-    return op->handler(I, node);
+    return keeps ? quant_keep(I, node) : MEMEST_OK;
 }
 
 int fold_output(struct imp *I, size_t node, size_t out, struct cval *c)

@@ -155,11 +155,7 @@ static int with_constant(struct imp *I, size_t node, const char *kind,
  * shapes. */
 static int two_tensors(struct imp *I, size_t node, const char *kind)
 {
-    const Onnx__NodeProto *n = I->g->node[node];
-    const char *op = str(n->op_type);
     size_t xs[2];
-    uint64_t dim[4] = {0, 0, 0, 0};
-    size_t l = 0;
     int st;
 
     for (size_t i = 0; i < 2; i++) {
@@ -167,6 +163,16 @@ static int two_tensors(struct imp *I, size_t node, const char *kind)
             return st;
         }
     }
+    return emit_two(I, node, kind, xs);
+}
+
+int emit_two(struct imp *I, size_t node, const char *kind, const size_t *xs)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    const char *op = str(n->op_type);
+    uint64_t dim[4] = {0, 0, 0, 0};
+    size_t l = 0;
+    int st;
     {
         const struct value *a = &I->v[xs[0]];
         const struct value *b = &I->v[xs[1]];

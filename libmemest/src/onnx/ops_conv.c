@@ -5,6 +5,7 @@
 #include "onnx/onnx_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct window {
@@ -231,42 +232,55 @@ int onnx_conv(struct imp *I, size_t node)
     const Onnx__NodeProto *n = I->g->node[node];
     const struct cval *W;
     const struct cval *B = NULL;
-    struct window w;
-    int64_t group;
     size_t x = 0;
-    size_t l = 0;
-    uint64_t dim[4];
-    uint64_t wdim[4];
-    char win[120];
     int st;
 
     if ((st = get_act(I, node, 0, &x)) ||
-        (st = need_rank(I, node, &I->v[x], 4,
-                        "NxCxL (1-D) or NxCxHxW (2-D convolution)")) ||
-        (st = get_const(I, node, 1, "weight", &W)) ||
-        (st = attr_int(I, node, "group", 1, &group))) {
+        (st = get_const(I, node, 1, "weight", &W))) {
         return st;
     }
     if (in_name(n, 2)[0] != '\0' &&
         (st = get_const(I, node, 2, "bias", &B))) {
         return st;
     }
+    return conv_emit(I, node, x, W, B, NULL, NULL);
+}
+
+int conv_emit(struct imp *I, size_t node, size_t x, const struct cval *W,
+              const struct cval *B, float *w_owned, float *b_owned)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    struct window w;
+    int64_t group;
+    size_t l = 0;
+    uint64_t dim[4];
+    uint64_t wdim[4];
+    char win[120];
+    int st;
+
+    if ((st = need_rank(I, node, &I->v[x], 4,
+                        "NxCxL (1-D) or NxCxHxW (2-D convolution)")) ||
+        (st = attr_int(I, node, "group", 1, &group))) {
+        goto fail;
+    }
     if (I->v[x].sig) {
         /* a 1-D convolution's out x in/group x k weight is the
          * out x in/group x 1 x k one of the same data */
         if (W->rank != 3) {
-            return node_fail(I, node, MEMEST_E_SHAPE,
-                             "the weight has rank %u; a 1-D convolution "
-                             "needs 3 (out, in/group, k)", W->rank);
+            st = node_fail(I, node, MEMEST_E_SHAPE,
+                           "the weight has rank %u; a 1-D convolution "
+                           "needs 3 (out, in/group, k)", W->rank);
+            goto fail;
         }
         wdim[0] = W->dim[0];
         wdim[1] = W->dim[1];
         wdim[2] = 1;
         wdim[3] = W->dim[2];
     } else if (W->rank != 4) {
-        return node_fail(I, node, MEMEST_E_SHAPE,
-                         "the weight has rank %u; a 2-D convolution needs "
-                         "4 (out, in/group, kh, kw)", W->rank);
+        st = node_fail(I, node, MEMEST_E_SHAPE,
+                       "the weight has rank %u; a 2-D convolution needs "
+                       "4 (out, in/group, kh, kw)", W->rank);
+        goto fail;
     } else {
         memcpy(wdim, W->dim, sizeof wdim);
     }
@@ -274,26 +288,26 @@ int onnx_conv(struct imp *I, size_t node)
         I->v[x].dim[1] % (uint64_t)group != 0 ||
         wdim[1] * (uint64_t)group != I->v[x].dim[1] ||
         wdim[0] % (uint64_t)group != 0) {
-        return node_fail(I, node, MEMEST_E_SHAPE,
-                         "weight %llux%llux%llux%llu with group %lld does "
-                         "not fit %llu input channels",
-                         (unsigned long long)wdim[0],
-                         (unsigned long long)wdim[1],
-                         (unsigned long long)wdim[2],
-                         (unsigned long long)wdim[3], (long long)group,
-                         (unsigned long long)I->v[x].dim[1]);
+        st = node_fail(I, node, MEMEST_E_SHAPE,
+                       "weight %llux%llux%llux%llu with group %lld does "
+                       "not fit %llu input channels",
+                       (unsigned long long)wdim[0],
+                       (unsigned long long)wdim[1],
+                       (unsigned long long)wdim[2],
+                       (unsigned long long)wdim[3], (long long)group,
+                       (unsigned long long)I->v[x].dim[1]);
+        goto fail;
     }
     if (B != NULL && (B->count != wdim[0] || B->rank != 1)) {
-        return node_fail(I, node, MEMEST_E_SHAPE,
-                         "the bias has %llu values for %llu output channels",
-                         (unsigned long long)B->count,
-                         (unsigned long long)wdim[0]);
+        st = node_fail(I, node, MEMEST_E_SHAPE,
+                       "the bias has %llu values for %llu output channels",
+                       (unsigned long long)B->count,
+                       (unsigned long long)wdim[0]);
+        goto fail;
     }
-    if ((st = read_window(I, node, &I->v[x], &wdim[2], &w))) {
-        return st;
-    }
-    if ((st = push_layer(I, node, "conv2d", n->name, "conv", &l))) {
-        return st;
+    if ((st = read_window(I, node, &I->v[x], &wdim[2], &w)) ||
+        (st = push_layer(I, node, "conv2d", n->name, "conv", &l))) {
+        goto fail;
     }
     I->L[l].takes_act = 1;
     window_args(&w, win, sizeof win);
@@ -304,12 +318,28 @@ int onnx_conv(struct imp *I, size_t node)
     dim[1] = wdim[0];
     dim[2] = w.oh;
     dim[3] = w.ow;
-    if ((st = layer_inputs(I, l, &x, 1)) ||
-        (st = push_weight(I, l, "weight", 4, wdim, W->f, NULL)) ||
-        (B && (st = push_weight(I, l, "bias", 1, wdim, B->f, NULL)))) {
-        return st;
+    if ((st = layer_inputs(I, l, &x, 1))) {
+        goto fail;
     }
+    /* push_weight() owns (and on error frees) what it is handed */
+    st = push_weight(I, l, "weight", 4, wdim, W->f, w_owned);
+    w_owned = NULL;
+    if (st != MEMEST_OK) {
+        goto fail;
+    }
+    if (B != NULL) {
+        st = push_weight(I, l, "bias", 1, wdim, B->f, b_owned);
+        b_owned = NULL;
+        if (st != MEMEST_OK) {
+            goto fail;
+        }
+    }
+    free(b_owned);
     return set_output(I, node, 0, l, 4, dim);
+fail:
+    free(w_owned);
+    free(b_owned);
+    return st;
 }
 
 static int onnx_pool(struct imp *I, size_t node, int is_max)

@@ -38,9 +38,9 @@ static int broadcast_bias(struct imp *I, size_t node, const struct cval *C,
 
 /* A dense layer y = x W^T + b from a weight given as [k][m] (transposed)
  * or [m][k], scaled by alpha. */
-static int emit_dense(struct imp *I, size_t node, size_t x,
-                      const struct cval *Bm, int b_is_km, double alpha,
-                      const float *bias, float *bias_owned)
+int emit_dense(struct imp *I, size_t node, size_t x, const struct cval *Bm,
+               int b_is_km, double alpha, const float *bias,
+               float *bias_owned)
 {
     const Onnx__NodeProto *n = I->g->node[node];
     uint64_t k = b_is_km ? Bm->dim[0] : Bm->dim[1];

@@ -458,6 +458,7 @@ static void imp_free(struct imp *I)
     for (size_t i = 0; i < I->nl; i++) {
         free(I->L[i].name);
         free(I->L[i].in);
+        free(I->L[i].wscales);
     }
     for (size_t i = 0; i < I->nw; i++) {
         free(I->W[i].name);
@@ -610,7 +611,8 @@ int memest_model_load_onnx(const char *path,
         if (!I.ni[i].live || I.ni[i].skip) {
             continue; /* nothing reads it, or a pattern covers it */
         }
-        if (!str_eq(n->domain, "") && !str_eq(n->domain, "ai.onnx")) {
+        if (!str_eq(n->domain, "") && !str_eq(n->domain, "ai.onnx") &&
+            !quant_domain_ok(str(n->domain), str(n->op_type))) {
             char head[96];
             snprintf(head, sizeof head, "operators of domain '%.40s' are "
                      "not supported; supported: ", n->domain);
@@ -647,6 +649,10 @@ int memest_model_load_onnx(const char *path,
     }
     model_name_of(&I, model_name, sizeof model_name);
     st = build(&I, model_name, out);
+    if (st == MEMEST_OK && (st = quant_apply(&I, *out)) != MEMEST_OK) {
+        memest_model_destroy(*out);
+        *out = NULL;
+    }
 done:
     imp_free(&I);
     return st;

@@ -195,6 +195,21 @@ int exec_s8_fix_params(prof_exec *ex, const struct prof_exec_opts *opts,
     }
     const struct prof_ranges *r = opts->ranges;
     const char *mname = memest_model_name(ex->model);
+    if (!r && memest_model_is_quantized(ex->model)) {
+        /* a QDQ model: the params its file gives every tensor */
+        for (size_t t = 0; t < ex->ntensors; t++) {
+            struct memest_quant q;
+            if (memest_model_tensor_quant(ex->model, t, &q) != MEMEST_OK) {
+                exec_diag_set(diag, "tensor %s of the model %s carries no "
+                              "quantisation", tensor_name(ex, t),
+                              mname ? mname : "");
+                return PROF_E_RANGE;
+            }
+            ex->t_scale[t] = q.scale;
+            ex->t_zero[t] = q.zero_point;
+        }
+        goto views;
+    }
     if (!r) {
         exec_diag_set(diag, "static int8 needs every tensor's scale and zero "
                       "point: the model %s carries none; calibrate its "
@@ -232,6 +247,7 @@ int exec_s8_fix_params(prof_exec *ex, const struct prof_exec_opts *opts,
         ex->t_scale[t] = tr->scale;
         ex->t_zero[t] = tr->zero_point;
     }
+views:
     /* A view's bytes are its input's: so are its params (calibration gives
      * it its input's range; any other would be read wrongly). Layers run
      * in order, so a chain of views takes its root's. */
