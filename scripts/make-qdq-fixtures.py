@@ -147,13 +147,14 @@ class Graph:
             self.expect.append('bias %s %d %s' % (
                 layer, len(bdeq), ' '.join('%.9g' % v for v in bdeq)))
 
-    def model(self, in_shape, out_name, out_dims, extra_opsets=()):
+    def model(self, in_shape, out_name, out_dims, extra_opsets=(),
+              opset=13):
         x = helper.make_tensor_value_info('x', TensorProto.FLOAT,
                                           ['N'] + list(in_shape))
         y = helper.make_tensor_value_info(out_name, TensorProto.FLOAT,
                                           ['N'] + list(out_dims))
         g = helper.make_graph(self.nodes, self.name, [x], [y], self.inits)
-        ops = [helper.make_opsetid('', 13)] + list(extra_opsets)
+        ops = [helper.make_opsetid('', opset)] + list(extra_opsets)
         m = helper.make_model(g, opset_imports=ops,
                               producer_name='make-qdq-fixtures')
         m.ir_version = 7
@@ -331,6 +332,59 @@ def net_depthwise(dw_per_channel=True):
     G.nodes.append(helper.make_node('Gemm', [f, w, b], ['y'], name='fc'))
     G.qdq('y', 'y', *P['y'], 'fc')
     return G.model((1, 10, 10), 'y_dq', (3,)), (1, 10, 10), G.expect
+
+
+def net_opset10():
+    """opset 10's QuantizeLinear/DequantizeLinear (no axis: weights per
+    tensor), uint8 activations: conv, relu between two pairs, gemm."""
+    torch.manual_seed(6)
+    c1 = torch.nn.Conv2d(1, 3, 3)
+    fc = torch.nn.Linear(3 * 6 * 6, 2)
+    F = torch.nn.functional
+
+    def fwd(x):
+        a = c1(x)
+        r = F.relu(a)
+        return {'a': a, 'r': r, 'y': fc(r.flatten(1))}
+
+    R = calib(fwd, (1, 8, 8), 16)
+    G = Graph('qdq_opset10', True)
+    P = {k: act_params(*R[k], True) for k in R}
+    x = G.qdq('x', 'in', *P['x'], None)
+    w, ws, wd = G.weight('conv1', c1.weight.detach().numpy(), 0,
+                         per_channel=False)
+    ws3 = np.repeat(ws, 3)
+    b, bd = G.bias('conv1', c1.bias.detach().numpy(), P['x'][0], ws3)
+    G.expect_weights('conv1', ws3, wd, bd)
+    G.nodes.append(helper.make_node('Conv', [x, w, b], ['a'], name='conv1'))
+    a = G.qdq('a', 'a', *P['a'], 'conv1')
+    G.nodes.append(helper.make_node('Relu', [a], ['r'], name='relu'))
+    r = G.qdq('r', 'r', *P['r'], 'relu')
+    G.nodes.append(helper.make_node('Flatten', [r], ['f'], name='flatten'))
+    f = G.qdq('f', 'f', *P['r'], 'flatten')
+    w, ws, wd = G.weight('fc', fc.weight.detach().numpy(), 0,
+                         per_channel=False)
+    ws2 = np.repeat(ws, 2)
+    b, bd = G.bias('fc', fc.bias.detach().numpy(), P['r'][0], ws2)
+    G.expect_weights('fc', ws2, wd, bd)
+    G.nodes.append(helper.make_node('Gemm', [f, w, b], ['y'], name='fc',
+                                    transB=1))
+    G.qdq('y', 'y', *P['y'], 'fc')
+    # opset 10 has no axis attribute: the per-tensor DequantizeLinear
+    # nodes of the biases drop theirs
+    for n in G.nodes:
+        del n.attribute[:]
+        if n.op_type == 'Conv':
+            n.attribute.extend([helper.make_attribute('kernel_shape',
+                                                      [3, 3])])
+        if n.op_type == 'Gemm':
+            n.attribute.extend([helper.make_attribute('transB', 1)])
+    # a bias's scale per tensor is one value: the conv's repeated scale
+    for t in G.inits:
+        if t.name.endswith('_b_scale') or t.name.endswith('_b_zp'):
+            arr = numpy_helper.to_array(t)
+            t.CopyFrom(numpy_helper.from_array(arr.reshape(-1)[0], t.name))
+    return G.model((1, 8, 8), 'y_dq', (2,), opset=10), (1, 8, 8), G.expect
 
 
 def net_uint8():
@@ -532,6 +586,11 @@ def bad_models():
         'qdq_int16': base(zp_tensor=helper.make_tensor(
             'z', TensorProto.INT16, [], [0])),
     }
+    m = base()
+    m.opset_import[0].version = 10
+    for n in m.graph.node:
+        del n.attribute[:]
+    out['qdq_per_axis_opset10'] = m
     for name, m in out.items():
         onnx.save(m, os.path.join(BAD, name + '.onnx'))
 
@@ -541,7 +600,8 @@ def main():
     nets = [('cnn', net_cnn), ('concat', net_concat),
             ('depthwise', net_depthwise), ('uint8', net_uint8),
             ('qop', net_qop),
-            ('depthwise_pt', lambda: net_depthwise(False))]
+            ('depthwise_pt', lambda: net_depthwise(False)),
+            ('opset10', net_opset10)]
     for i, (name, fn) in enumerate(nets):
         model, in_shape, expect = fn()
         y = write_fixture(name, model, in_shape, 100 + i)

@@ -146,10 +146,11 @@ static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
         return 0;
     }
     const size_t rows = s->pad_top + s->in_h + s->pad_bottom;
-    /* the row layout needs rows * row; the stride-1 one a plane of rows *
-     * (its padded width) plus 64, and the outputs on that width plus 16:
-     * twice the first covers both */
-    return rows > (SIZE_MAX - 128) / 2 / row ? 0 : 2 * rows * row + 128;
+    /* the row layout needs rows * row; the stride-1 ones a plane of rows
+     * * (its padded width) plus 64 values, int8 or int16, and the outputs
+     * on that width plus 16 bytes: three times the first, plus 256,
+     * covers them */
+    return rows > (SIZE_MAX - 256) / 3 / row ? 0 : 3 * rows * row + 256;
 }
 
 /* Bytes of the max pool's scratch: two padded rows with room for whole

@@ -863,7 +863,7 @@ static void test_rescale(void **state)
                      KERN_OK);
     const int8_t x[6] = {-2, -1, 0, 10, 127, -128};
     const int8_t want[6] = {3, 5, 7, 27, 127, -128};
-    int8_t y[6];
+    int8_t y[8];
     assert_int_equal(kern_q8_rescale_s8(6, x, -2, &r, y), KERN_OK);
     assert_memory_equal(y, want, 6);
     /* ratio 1/4: halves round away from zero (TFLite's MBQM) */

@@ -150,6 +150,13 @@ static void test_qdq_depthwise_per_tensor(void **state)
     assert_int_equal(check_fixture("depthwise_pt"), 7);
 }
 
+/* opset 10: no axis, every scale per tensor */
+static void test_qdq_opset10(void **state)
+{
+    (void)state;
+    assert_int_equal(check_fixture("opset10"), 5);
+}
+
 static void test_qdq_uint8(void **state)
 {
     (void)state;
@@ -221,6 +228,8 @@ static void test_qdq_refusals(void **state)
             "differ from those of");
     refused("qdq_int16", MEMEST_E_PARSE, "'quant_x'",
             "int16; supported are int8 and uint8");
+    refused("qdq_per_axis_opset10", MEMEST_E_PARSE, "'dequant_w'",
+            "per-axis quantisation needs opset 13 (the model imports 10)");
 }
 
 int main(int argc, char **argv)
@@ -230,6 +239,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qdq_concat),
         cmocka_unit_test(test_qdq_depthwise),
         cmocka_unit_test(test_qdq_depthwise_per_tensor),
+        cmocka_unit_test(test_qdq_opset10),
         cmocka_unit_test(test_qdq_uint8),
         cmocka_unit_test(test_qoperator),
         cmocka_unit_test(test_qdq_layers),

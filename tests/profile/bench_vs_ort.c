@@ -904,7 +904,7 @@ static int bench_model_int8(const char *path, const struct opts *o)
     }
     const double to_fp32 = ms[ENG_INT8] / ms[ENG_EDGEFIT];
     const double to_ort = ms[ENG_INT8] / ms[ENG_ORT];
-    printf("%-18s %10.4f %10.4f %11.4f %12.2f %11.2f %8.1e %9.1e %6u\n",
+    printf("%-18s %10.4f %10.4f %11.4f %14.2f %13.2f %8.1e %9.1e %6u\n",
            b.label, ms[ENG_INT8], ms[ENG_EDGEFIT], ms[ENG_ORT], to_fp32,
            to_ort, d_ort, d_fp32, runs);
     if (to_ort > 1.0 || to_fp32 > 0.5 || o->layers) {
@@ -1022,9 +1022,9 @@ int main(int argc, char **argv)
                ort_version, prof_version(), o.calib_samples,
                (unsigned long long)o.batch, o.threads,
                o.threads == 1 ? "" : "s", o.rounds);
-        printf("%-18s %10s %10s %11s %12s %11s %8s %9s %6s\n", "model",
-               "int8_ms", "fp32_ms", "ort_int8_ms", "int8_to_fp32",
-               "int8_to_ort", "diff_ort", "diff_fp32", "runs");
+        printf("%-18s %10s %10s %11s %14s %13s %8s %9s %6s\n", "model",
+               "int8_ms", "fp32_ms", "ort_int8_ms", "int8_over_fp32",
+               "int8_over_ort", "diff_ort", "diff_fp32", "runs");
     } else {
         printf("# ONNX Runtime %s (C API), edgefit %s; fp32, batch %llu, "
                "%u thread%s, %u rounds, medians of ms per forward pass\n",

@@ -191,6 +191,12 @@ static void test_uint8(void **state)
     run_fixture("uint8");
 }
 
+static void test_opset10(void **state)
+{
+    (void)state;
+    run_fixture("opset10");
+}
+
 static void test_qop(void **state)
 {
     (void)state;
@@ -204,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_cnn),     cmocka_unit_test(test_concat),
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_uint8),
         cmocka_unit_test(test_qop), cmocka_unit_test(test_depthwise_pt),
+        cmocka_unit_test(test_opset10),
     };
     if (!memest_onnx_available()) {
         printf("# skipped: this build reads no ONNX\n");

@@ -531,6 +531,111 @@ static inline __m128i dw_block16(const int8_t *bx, const size_t *off,
     return _mm256_castsi256_si128(b8);
 }
 
+/* The stride-1 path with the plane held as int16 differences (x - x_zero,
+ * the border 0), so that two taps side by side in a row are one load:
+ * the 16 int16 from q + off are the pairs (x[q + off + 2i], x[q + off +
+ * 2i + 1]), which vpmaddwd with the weights (w[kx], w[kx + 1]) sums into
+ * output q + 2i; the load from one further gives the odd outputs. A row's
+ * odd last tap pairs with weight 0. Even and odd sums go through the
+ * output stage apart and are interleaved as int16 (e | o << 16: outputs
+ * q..q+15 in order). The sums are the C reference's, exactly. */
+static void dw_flat16(const struct kern_dwconv2d_shape *s, size_t oh,
+                      size_t ow, const int8_t *x, int32_t x_zero,
+                      const int8_t *w, const struct kern_q8_outstage *os,
+                      int8_t *y, int8_t *scratch)
+{
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
+    const size_t kh = s->kh, kw = s->kw, taps = kh * kw;
+    const size_t pw = s->pad_left + iw + s->pad_right;
+    const size_t rows = s->pad_top + ih + s->pad_bottom;
+    const size_t plane = rows * pw + 64; /* reads reach rows pw + 15 */
+    int16_t *d = (int16_t *)(void *)scratch;
+    int8_t *vout = scratch + 2 * plane;
+    const size_t nq = (oh - 1) * pw + ow;
+    memset(d, 0, 2 * plane);
+    /* pairs: (ky, kx) with kx even; offsets and weights per channel */
+    size_t off[DW_MAX_TAPS];
+    size_t np = 0;
+    for (size_t ky = 0; ky < kh; ky++) {
+        for (size_t kx = 0; kx < kw; kx += 2) {
+            off[np++] = ky * dh * pw + kx;
+        }
+    }
+    const __m128i zp8 = _mm_set1_epi16((short)x_zero);
+    const __m256i zp = _mm256_set1_epi32(os->zero_point);
+    const __m256i lo = _mm256_set1_epi32(os->qmin - os->zero_point);
+    const __m256i hi = _mm256_set1_epi32(os->qmax - os->zero_point);
+    const __m256i low16 = _mm256_set1_epi32(0xffff);
+    __m256i wp[DW_MAX_TAPS];
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t c = 0; c < ch; c++) {
+            const int8_t *xp = x + (b * ch + c) * ih * iw;
+            int8_t *yp = y + (b * ch + c) * oh * ow;
+            for (size_t iy = 0; iy < ih; iy++) {
+                int16_t *dr = d + (s->pad_top + iy) * pw + s->pad_left;
+                const int8_t *xr = xp + iy * iw;
+                size_t i = 0;
+                for (; i + 8 <= iw; i += 8) {
+                    _mm_storeu_si128(
+                        (__m128i *)(dr + i),
+                        _mm_sub_epi16(_mm_cvtepi8_epi16(_mm_loadl_epi64(
+                                          (const __m128i *)(xr + i))),
+                                      zp8));
+                }
+                for (; i < iw; i++) {
+                    dr[i] = (int16_t)(xr[i] - x_zero);
+                }
+            }
+            const int8_t *wc = w + c * taps;
+            size_t p = 0;
+            for (size_t ky = 0; ky < kh; ky++) {
+                for (size_t kx = 0; kx < kw; kx += 2, p++) {
+                    const uint16_t wa = (uint16_t)(int16_t)wc[ky * kw + kx];
+                    const uint16_t wb =
+                        kx + 1 < kw ? (uint16_t)(int16_t)wc[ky * kw + kx + 1]
+                                    : 0;
+                    wp[p] = _mm256_set1_epi32((int32_t)((uint32_t)wa |
+                                                        ((uint32_t)wb << 16)));
+                }
+            }
+            const size_t pc = os->per_channel ? c : 0;
+            const int sh = os->shift[pc];
+            const __m256i add = _mm256_set1_epi32(os->bias ? os->bias[c] : 0);
+            const __m256i m = _mm256_set1_epi32(os->mult[pc]);
+            const __m256i ls = _mm256_set1_epi32(sh > 0 ? sh : 0);
+            const __m256i rs = _mm256_set1_epi32(sh > 0 ? 0 : -sh);
+            for (size_t q = 0; q < nq; q += 16) {
+                __m256i ae = _mm256_setzero_si256();
+                __m256i ao = _mm256_setzero_si256();
+                for (size_t k = 0; k < np; k++) {
+                    const int16_t *src = d + q + off[k];
+                    ae = _mm256_add_epi32(
+                        ae, _mm256_madd_epi16(
+                                _mm256_loadu_si256((const __m256i *)src),
+                                wp[k]));
+                    ao = _mm256_add_epi32(
+                        ao, _mm256_madd_epi16(
+                                _mm256_loadu_si256(
+                                    (const __m256i *)(src + 1)),
+                                wp[k]));
+                }
+                const __m256i re = dw_requant8(ae, add, m, ls, rs, lo, hi, zp);
+                const __m256i ro = dw_requant8(ao, add, m, ls, rs, lo, hi, zp);
+                const __m256i v = _mm256_or_si256(
+                    _mm256_and_si256(re, low16), _mm256_slli_epi32(ro, 16));
+                const __m256i b8 =
+                    _mm256_permute4x64_epi64(_mm256_packs_epi16(v, v), 0x08);
+                _mm_storeu_si128((__m128i *)(vout + q),
+                                 _mm256_castsi256_si128(b8));
+            }
+            for (size_t oy = 0; oy < oh; oy++) {
+                copy_small(yp + oy * ow, vout + oy * pw, ow);
+            }
+        }
+    }
+}
+
 /* Depthwise int8 convolution, 16 outputs at a time. Each channel is
  * copied into a plane padded with the zero point (so a padded tap adds
  * (x_zero - x_zero) w = 0, as the C reference's skipped taps), then the
@@ -563,6 +668,10 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
     const size_t dw = s->dilation_w ? s->dilation_w : 1;
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
     const bool flat = sw == 1 && s->stride_h == 1;
+    if (flat && dw == 1) {
+        dw_flat16(s, oh, ow, x, x_zero, w, os, y, scratch);
+        return;
+    }
     const size_t pw = s->pad_left + iw + s->pad_right;
     const size_t row = flat ? pw
                             : q8s_dwconv_row(s->pad_left, iw, s->pad_right,

@@ -1,9 +1,11 @@
 /* Precision conversion: 16-bit storage widened to float and narrowed back
  * (round to nearest even), int8 tensors quantised per tensor and
- * dequantised, and the two generic paths an operator without its own
- * run_16 or run_s8 takes: convert its input, run its float form, convert
- * the result. Every operator computes in float; only the storage between
- * operators differs. */
+ * dequantised (int8-dynamic: a scale per batch; static int8: a scale and
+ * zero point fixed when the executor is built, and the output stage of
+ * dense and conv2d layers: int32 bias, fixed-point multipliers, the
+ * clamp), and the generic path an operator without its own run_16,
+ * run_s8 or run_s8s takes: convert its input, run its float form, convert
+ * the result. */
 #include <math.h>
 #include <string.h>
 

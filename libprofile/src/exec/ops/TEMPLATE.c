@@ -102,9 +102,11 @@ const struct exec_op_vtable exec_op_mykind = {
      * dense.c: exec_init_uniform, exec_q8_alloc_gemm/_store_gemm) */
     .run_f32 = mykind_run_f32,
     /* .run_16 = NULL: widen the input, run_f32, narrow (precision.c);
-     * .run_s8 = NULL: dequantise, run_f32, quantise. Write them only for
-     * speed or memory (dense.c's tiles, conv2d.c's int8 GEMM) or for
-     * several inputs (add.c, concat.c). */
+     * .run_s8 = NULL: dequantise, run_f32, quantise (int8-dynamic);
+     * .run_s8s = NULL: the same with the tensors' fixed params (static
+     * int8). Write them only for speed or memory (dense.c's tiles,
+     * conv2d.c's int8 GEMM, integer kernels) or for several inputs
+     * (add.c, concat.c: required). */
     .backward_f32 = mykind_backward,
     /* .backward_reads: EXEC_READS_X / _Y when the backward reads the
      * forward input or output (mixed precision widens only those) */

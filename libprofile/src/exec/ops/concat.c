@@ -70,8 +70,8 @@ static int dequantize_block(prof_exec *ex, const struct exec_op *op,
 /* Static int8: each block requantised into the output's params: the
  * bytes themselves when the params are equal (calibration gives a concat
  * and its inputs their own ranges; a QDQ model often one), else
- * dequantised into y32 and quantised with the output's params (round half
- * to even). */
+ * dequantised and quantised with the output's params (round half to
+ * even), through a table of the 256 values. */
 static int requant_block(prof_exec *ex, const struct exec_op *op, size_t t,
                          size_t from, size_t to, size_t n)
 {
@@ -82,8 +82,19 @@ static int requant_block(prof_exec *ex, const struct exec_op *op, size_t t,
         memcpy(y, x, n);
         return PROF_OK;
     }
-    exec_s8_dequantize(x, n, ex->t_scale[t], ex->t_zero[t], ex->y32 + to);
-    exec_s8_quantize(ex->y32 + to, n, ex->t_scale[o], ex->t_zero[o], y);
+    /* the same formula on the 256 values an int8 can hold, then a table
+     * look-up per element (ONNX Runtime's QLinearConcat builds the same
+     * table) */
+    int8_t all[256], table[256];
+    float real[256];
+    for (int v = 0; v < 256; v++) {
+        all[v] = (int8_t)(v - 128);
+    }
+    exec_s8_dequantize(all, 256, ex->t_scale[t], ex->t_zero[t], real);
+    exec_s8_quantize(real, 256, ex->t_scale[o], ex->t_zero[o], table);
+    for (size_t i = 0; i < n; i++) {
+        y[i] = table[(int)x[i] + 128];
+    }
     return PROF_OK;
 }
 
