@@ -27,9 +27,17 @@ static const struct shape matmul_quick[] = {
     {64, 64, 64}, {128, 128, 128}, {32, 784, 64}, {32, 64, 10},
     {1, 784, 64},
 };
+/* The squares, then layers of the MLPerf Tiny int8 networks at batch 1 as
+ * im2col GEMMs (M = output pixels, K = kh kw cin, N = output channels):
+ * ResNet-8's 3x3 convolutions at 32x32, 16x16 and 8x8, DS-CNN's first
+ * 10x4 convolution and a pointwise one (25x5 pixels), and
+ * MobileNetV1-0.25's pointwise convolutions at 48x48, 24x24, 6x6 and 3x3. */
 static const struct shape int8_full[] = {
     {32, 784, 64}, {256, 784, 64}, {256, 256, 256}, {512, 512, 512},
     {1024, 1024, 1024},
+    {1024, 27, 16}, {1024, 144, 16}, {256, 288, 32}, {64, 576, 64},
+    {125, 40, 64}, {125, 64, 64},
+    {2304, 8, 16}, {576, 32, 32}, {36, 128, 128}, {9, 256, 256},
 };
 static const struct shape int8_quick[] = {
     {32, 784, 64}, {128, 128, 128},

@@ -842,8 +842,55 @@ KERN_API int kern_im2col_s8_zp(const struct kern_conv2d_shape *s,
         return st;
     }
     const size_t cg = s->in_c / s->groups, hw_in = s->in_h * s->in_w;
-    im2col_s8_dilated(s, oh, ow, x + (b * s->in_c + g * cg) * hw_in,
-                      (int8_t)x_zero, col);
+    const int8_t *xg = x + (b * s->in_c + g * cg) * hw_in;
+    if (is_dilated(s)) {
+        im2col_s8_dilated(s, oh, ow, xg, (int8_t)x_zero, col);
+        return KERN_OK;
+    }
+    /* Undilated: the fast lowering, which writes 0 in the padded taps,
+     * then those taps set to the zero point. Only the outputs whose window
+     * crosses the border have any: whole rows near the top and bottom, a
+     * few columns at each side of the others (a fix-up along the border
+     * against a byte at a time for every tap). */
+    pthread_once(&conv_once, conv_init_once);
+    conv_dsp.im2col_s8(s, oh, ow, xg, col);
+    const size_t kh = s->kh, kw = s->kw, K = cg * kh * kw;
+    const int8_t zp = (int8_t)x_zero;
+    /* outputs [ox_lo, ox_hi) have every column tap inside the input */
+    size_t ox_lo = 0, ox_hi = 0;
+    while (ox_lo < ow && ox_lo * s->stride_w < s->pad_left) {
+        ox_lo++;
+    }
+    ox_hi = ox_lo;
+    while (ox_hi < ow &&
+           ox_hi * s->stride_w + kw <= s->pad_left + s->in_w) {
+        ox_hi++;
+    }
+    for (size_t oy = 0; oy < oh; oy++) {
+        const size_t y0 = oy * s->stride_h; /* in padded rows */
+        const bool rows_in =
+            y0 >= s->pad_top && y0 + kh <= s->pad_top + s->in_h;
+        for (size_t ox = 0; ox < ow; ox++) {
+            if (rows_in && ox >= ox_lo && ox < ox_hi) {
+                ox = ox_hi - 1; /* the interior: nothing to fix */
+                continue;
+            }
+            int8_t *r = col + (oy * ow + ox) * K;
+            const size_t x0 = ox * s->stride_w;
+            for (size_t ky = 0; ky < kh; ky++) {
+                const bool row_out = y0 + ky < s->pad_top ||
+                                     y0 + ky >= s->pad_top + s->in_h;
+                for (size_t kx = 0; kx < kw; kx++) {
+                    if (row_out || x0 + kx < s->pad_left ||
+                        x0 + kx >= s->pad_left + s->in_w) {
+                        for (size_t c = 0; c < cg; c++) {
+                            r[(c * kh + ky) * kw + kx] = zp;
+                        }
+                    }
+                }
+            }
+        }
+    }
     return KERN_OK;
 }
 

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "q8.h"
@@ -12,7 +13,7 @@
  * output stage. Q8S_NB is a multiple of the packed block width and the
  * 64 columns of the VNNI/AVX-512 micro-tile; Q8S_MB a multiple of their 6
  * rows, so no tile but the last runs a partial micro-tile. */
-enum { Q8S_NB = 64, Q8S_MB = 48 };
+enum { Q8S_NB = Q8S_TILE_N, Q8S_MB = 48 };
 
 /* ---- C references -------------------------------------------------------- */
 
@@ -29,6 +30,46 @@ void kern_q8s_requant_c(size_t n, const int32_t *acc, const int32_t *add,
         int64_t v = (int64_t)r + zp;
         v = v < qmin ? qmin : v > qmax ? qmax : v;
         q[j] = (int8_t)v;
+    }
+}
+
+void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
+                             size_t lda, const int32_t *add,
+                             const int32_t *mult, const int32_t *lsh,
+                             const int32_t *rsh, int32_t zp, int32_t qmin,
+                             int32_t qmax, int8_t *q, size_t ldq)
+{
+    for (size_t i = 0; i < m; i++) {
+        kern_q8s_requant_c(n, acc + i * lda, add, mult, lsh, rsh, zp, qmin,
+                           qmax, q + i * ldq);
+    }
+}
+
+void kern_q8s_transpose_c(size_t m, size_t n, const int8_t *x, size_t ldx,
+                          int8_t *y, size_t ldy)
+{
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < n; j++) {
+            y[j * ldy + i] = x[i * ldx + j];
+        }
+    }
+}
+
+void kern_q8s_quant_c(const float *x, size_t n, float scale, int32_t zero,
+                      int8_t *q)
+{
+    const float z = (float)zero;
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i] / scale;
+        if (v != v) {
+            q[i] = (int8_t)zero;
+            continue;
+        }
+        /* rintf: the default rounding mode, half to even */
+        const float f = rintf(v) + z;
+        q[i] = f <= -128.0f ? (int8_t)-128
+               : f >= 127.0f ? (int8_t)127
+                             : (int8_t)f;
     }
 }
 
@@ -49,12 +90,72 @@ void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
     }
 }
 
+void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
+                        const struct kern_q8_rescale *r, int8_t *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* |x - x_zero| <= 255 and the shifts were checked: no overflow */
+        const int32_t d = q8s_shl((int32_t)x[i] - x_zero, r->left_shift);
+        int64_t v = (int64_t)q8s_mbqm(d, r->mult, r->shift) + r->out_zero;
+        v = v < r->qmin ? r->qmin : v > r->qmax ? r->qmax : v;
+        y[i] = (int8_t)v;
+    }
+}
+
+/* The input rows or columns [*lo, *hi) that window o covers (padding
+ * excluded); kern_pool2d_out_hw guarantees at least one. */
+static void pool_window(size_t o, size_t stride, size_t pad, size_t k,
+                        size_t in, size_t *lo, size_t *hi)
+{
+    const size_t start = o * stride; /* in padded coordinates */
+    *lo = start < pad ? 0 : start - pad;
+    const size_t end = start + k;
+    *hi = end - pad > in ? in : end - pad;
+}
+
+void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
+                        size_t ow, const int8_t *x, int8_t *y,
+                        int8_t *scratch)
+{
+    (void)scratch;
+    const size_t ih = s->in_h, iw = s->in_w;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const int8_t *xp = x + p * ih * iw;
+        int8_t *yp = y + p * oh * ow;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                            &x1);
+                /* the window holds a real cell; -128 is int8's least, so
+                 * starting from it changes no maximum */
+                int8_t m = INT8_MIN;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    for (size_t ix = x0; ix < x1; ix++) {
+                        const int8_t v = xp[iy * iw + ix];
+                        m = v > m ? v : m;
+                    }
+                }
+                yp[oy * ow + ox] = m;
+            }
+        }
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
 {
     dsp->requant = kern_q8s_requant_c;
+    dsp->requant_tile = kern_q8s_requant_tile_c;
+    dsp->transpose = kern_q8s_transpose_c;
+    dsp->quant = kern_q8s_quant_c;
     dsp->add = kern_q8s_add_c;
+    dsp->rescale = kern_q8s_rescale_c;
+    dsp->maxpool = kern_q8s_maxpool_c;
+    dsp->dwconv = kern_q8s_dwconv_c;
 #if KERN_SIMD && KERN_HAVE_X86
     if (!(flags & KERN_CPU_AVX2)) {
         return;
@@ -62,7 +163,13 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     /* AVX-512 brings no 64-bit multiply of its own that would pay for a
      * second copy: the output stage is a small share of a layer's time */
     dsp->requant = kern_q8s_requant_avx2;
+    dsp->requant_tile = kern_q8s_requant_tile_avx2;
+    dsp->transpose = kern_q8s_transpose_avx2;
+    dsp->quant = kern_q8s_quant_avx2;
     dsp->add = kern_q8s_add_avx2;
+    dsp->rescale = kern_q8s_rescale_avx2;
+    dsp->maxpool = kern_q8s_maxpool_avx2;
+    dsp->dwconv = kern_q8s_dwconv_avx2;
 #else
     (void)flags;
 #endif
@@ -199,11 +306,9 @@ KERN_API int kern_q8_requantize_s8(size_t m, size_t n, const int32_t *acc,
     for (size_t j0 = 0; j0 < n && m; j0 += Q8S_NB) {
         const size_t nc = n - j0 < Q8S_NB ? n - j0 : Q8S_NB;
         tile_params_fill(&t, os, j0, nc, 0, NULL);
-        for (size_t i = 0; i < m; i++) {
-            d->requant(nc, acc + i * ld_acc + j0, t.add, t.mult, t.lsh,
-                       t.rsh, os->zero_point, os->qmin, os->qmax,
-                       q + i * ldq + j0);
-        }
+        d->requant_tile(m, nc, acc + j0, ld_acc, t.add, t.mult, t.lsh,
+                        t.rsh, os->zero_point, os->qmin, os->qmax, q + j0,
+                        ldq);
     }
     return KERN_OK;
 }
@@ -238,11 +343,11 @@ KERN_API int kern_q8_packed_row_sums(const void *packed_w, int32_t *sums)
     return KERN_OK;
 }
 
-KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
-                             size_t lda, int32_t a_zero, const void *packed_w,
-                             const int32_t *w_sums,
-                             const struct kern_q8_outstage *os, int8_t *q,
-                             size_t ldq)
+/* kern_q8_gemm_s8 (trans 0) and kern_q8_gemm_s8_t (trans 1). */
+static int gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda,
+                   int32_t a_zero, const void *packed_w,
+                   const int32_t *w_sums, const struct kern_q8_outstage *os,
+                   int8_t *q, size_t ldq, int trans)
 {
     struct q8_packed_hdr hdr;
     if (!packed_w || !w_sums || !os || (m && (!a || !q))) {
@@ -251,13 +356,15 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
     if (packed_hdr(packed_w, &hdr) != KERN_OK) {
         return KERN_E_INVALID;
     }
-    if (hdr.n != n || hdr.k != k || !n || !k || lda < k || ldq < n) {
+    if (hdr.n != n || hdr.k != k || !n || !k || lda < k ||
+        ldq < (trans ? m : n)) {
         return KERN_E_SHAPE;
     }
     if (k > Q8_MAX_K || !range_s8(a_zero)) {
         return KERN_E_RANGE;
     }
-    if ((m - (m > 0)) > SIZE_MAX / (lda > ldq ? lda : ldq)) {
+    if ((m - (m > 0)) > SIZE_MAX / (lda > ldq ? lda : ldq) ||
+        (trans && (n - 1) > (SIZE_MAX - m) / ldq)) {
         return KERN_E_OVERFLOW;
     }
     int st = outstage_check(os, n);
@@ -269,6 +376,7 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
     const uint8_t *bp = (const uint8_t *)packed_w + Q8_HDR_BYTES;
     const size_t kg = q8_groups(k);
     int32_t tile[Q8S_MB * Q8S_NB];
+    int8_t qt[Q8S_MB * Q8S_NB];
     struct tile_params t;
     /* Columns outside: a tile's parameters are filled once and the weights
      * of Q8S_NB columns (K x 64 bytes) stay in L2 over every row tile. */
@@ -280,14 +388,38 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
         for (size_t i0 = 0; i0 < m; i0 += Q8S_MB) {
             const size_t mc = m - i0 < Q8S_MB ? m - i0 : Q8S_MB;
             gemm(mc, nc, k, a + i0 * lda, lda, bj, tile, Q8S_NB);
-            for (size_t i = 0; i < mc; i++) {
-                d->requant(nc, tile + i * Q8S_NB, t.add, t.mult, t.lsh,
-                           t.rsh, os->zero_point, os->qmin, os->qmax,
-                           q + (i0 + i) * ldq + j0);
+            if (!trans) {
+                d->requant_tile(mc, nc, tile, Q8S_NB, t.add, t.mult, t.lsh,
+                                t.rsh, os->zero_point, os->qmin, os->qmax,
+                                q + i0 * ldq + j0, ldq);
+                continue;
             }
+            /* the tile's bytes, then transposed into the planes */
+            d->requant_tile(mc, nc, tile, Q8S_NB, t.add, t.mult, t.lsh,
+                            t.rsh, os->zero_point, os->qmin, os->qmax, qt,
+                            Q8S_NB);
+            d->transpose(mc, nc, qt, Q8S_NB, q + j0 * ldq + i0, ldq);
         }
     }
     return KERN_OK;
+}
+
+KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
+                             size_t lda, int32_t a_zero, const void *packed_w,
+                             const int32_t *w_sums,
+                             const struct kern_q8_outstage *os, int8_t *q,
+                             size_t ldq)
+{
+    return gemm_s8(m, n, k, a, lda, a_zero, packed_w, w_sums, os, q, ldq, 0);
+}
+
+KERN_API int kern_q8_gemm_s8_t(size_t m, size_t n, size_t k,
+                               const int8_t *a, size_t lda, int32_t a_zero,
+                               const void *packed_w, const int32_t *w_sums,
+                               const struct kern_q8_outstage *os, int8_t *q,
+                               size_t ldq)
+{
+    return gemm_s8(m, n, k, a, lda, a_zero, packed_w, w_sums, os, q, ldq, 1);
 }
 
 /* The taps of one output along an axis that land inside the input: tap t
@@ -306,6 +438,86 @@ static size_t tap_end(size_t r0, size_t d, size_t k, size_t pad, size_t in)
     }
     const size_t e = (pad + in - r0 + d - 1) / d;
     return e < k ? e : k;
+}
+
+/* The output stage of one channel, expanded to Q8S_NB columns: the
+ * depthwise kernels requantise a run of outputs of one channel at once. */
+static void chan_params(struct tile_params *t,
+                        const struct kern_q8_outstage *os, size_t c)
+{
+    tile_params_fill(t, os, c, 1, 0, NULL);
+    for (size_t j = 1; j < Q8S_NB; j++) {
+        t->add[j] = t->add[0];
+        t->mult[j] = t->mult[0];
+        t->lsh[j] = t->lsh[0];
+        t->rsh[j] = t->rsh[0];
+    }
+}
+
+void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
+                       size_t ow, const int8_t *x, int32_t x_zero,
+                       const int8_t *w, const struct kern_q8_outstage *os,
+                       int8_t *y, int8_t *scratch)
+{
+    (void)scratch;
+    const size_t ch = s->channels;
+    const size_t ip = s->in_h * s->in_w, op = oh * ow;
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t taps = s->kh * s->kw;
+    int32_t accrow[Q8S_NB];
+    int8_t qrow[Q8S_NB];
+    struct tile_params t;
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t c = 0; c < ch; c++) {
+            const int8_t *xp = x + (b * ch + c) * ip;
+            const int8_t *wc = w + c * taps;
+            int8_t *yp = y + (b * ch + c) * op;
+            /* a padded tap reads x_zero, so (x - x_zero) w adds 0: the
+             * taps outside the input are skipped */
+            chan_params(&t, os, c);
+            size_t filled = 0;
+            for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    int32_t acc = 0;
+                    const size_t ky1 = tap_end(oy * s->stride_h, dh, s->kh,
+                                               s->pad_top, s->in_h);
+                    const size_t kx0 = tap_begin(ox * s->stride_w, dw,
+                                                 s->pad_left);
+                    const size_t kx1 = tap_end(ox * s->stride_w, dw, s->kw,
+                                               s->pad_left, s->in_w);
+                    for (size_t ky = tap_begin(oy * s->stride_h, dh,
+                                               s->pad_top);
+                         ky < ky1; ky++) {
+                        const int8_t *xr =
+                            xp + (oy * s->stride_h + ky * dh - s->pad_top) *
+                                     s->in_w;
+                        const int8_t *wr = wc + ky * s->kw;
+                        const size_t rx = ox * s->stride_w;
+                        for (size_t kx = kx0; kx < kx1; kx++) {
+                            acc += ((int32_t)xr[rx + kx * dw - s->pad_left] -
+                                    x_zero) * (int32_t)wr[kx];
+                        }
+                    }
+                    accrow[filled++] = acc;
+                    if (filled == Q8S_NB) {
+                        const size_t at = oy * ow + ox + 1 - filled;
+                        kern_q8s_requant_c(filled, accrow, t.add, t.mult,
+                                           t.lsh, t.rsh, os->zero_point,
+                                           os->qmin, os->qmax, qrow);
+                        memcpy(yp + at, qrow, filled);
+                        filled = 0;
+                    }
+                }
+            }
+            if (filled) {
+                kern_q8s_requant_c(filled, accrow, t.add, t.mult, t.lsh,
+                                   t.rsh, os->zero_point, os->qmin, os->qmax,
+                                   qrow);
+                memcpy(yp + op - filled, qrow, filled);
+            }
+        }
+    }
 }
 
 KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
@@ -339,69 +551,20 @@ KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
     if (st != KERN_OK) {
         return st;
     }
-    const size_t dh = s->dilation_h ? s->dilation_h : 1;
-    const size_t dw = s->dilation_w ? s->dilation_w : 1;
-    const size_t taps = s->kh * s->kw;
     const struct kern_q8s_dsp *d = dsp_get();
-    int32_t accrow[Q8S_NB];
-    int8_t qrow[Q8S_NB];
-    struct tile_params t;
-    for (size_t b = 0; b < s->batch; b++) {
-        for (size_t c = 0; c < ch; c++) {
-            const int8_t *xp = x + (b * ch + c) * ip;
-            const int8_t *wc = w + c * taps;
-            int8_t *yp = y + (b * ch + c) * op;
-            /* a padded tap reads x_zero, so (x - x_zero) w adds 0: the
-             * taps outside the input are skipped */
-            tile_params_fill(&t, os, c, 1, 0, NULL);
-            const int32_t add = t.add[0];
-            for (size_t j = 1; j < Q8S_NB; j++) {
-                t.add[j] = add;
-                t.mult[j] = t.mult[0];
-                t.lsh[j] = t.lsh[0];
-                t.rsh[j] = t.rsh[0];
-            }
-            size_t filled = 0;
-            for (size_t oy = 0; oy < oh; oy++) {
-                for (size_t ox = 0; ox < ow; ox++) {
-                    int32_t acc = 0;
-                    const size_t ky1 = tap_end(oy * s->stride_h, dh, s->kh,
-                                               s->pad_top, s->in_h);
-                    const size_t kx0 = tap_begin(ox * s->stride_w, dw,
-                                                 s->pad_left);
-                    const size_t kx1 = tap_end(ox * s->stride_w, dw, s->kw,
-                                               s->pad_left, s->in_w);
-                    for (size_t ky = tap_begin(oy * s->stride_h, dh,
-                                               s->pad_top);
-                         ky < ky1; ky++) {
-                        const int8_t *xr =
-                            xp + (oy * s->stride_h + ky * dh - s->pad_top) *
-                                     s->in_w;
-                        const int8_t *wr = wc + ky * s->kw;
-                        const size_t rx = ox * s->stride_w;
-                        for (size_t kx = kx0; kx < kx1; kx++) {
-                            acc += ((int32_t)xr[rx + kx * dw - s->pad_left] -
-                                    x_zero) * (int32_t)wr[kx];
-                        }
-                    }
-                    accrow[filled++] = acc;
-                    if (filled == Q8S_NB) {
-                        const size_t at = oy * ow + ox + 1 - filled;
-                        d->requant(filled, accrow, t.add, t.mult, t.lsh,
-                                   t.rsh, os->zero_point, os->qmin,
-                                   os->qmax, qrow);
-                        memcpy(yp + at, qrow, filled);
-                        filled = 0;
-                    }
-                }
-            }
-            if (filled) {
-                d->requant(filled, accrow, t.add, t.mult, t.lsh, t.rsh,
-                           os->zero_point, os->qmin, os->qmax, qrow);
-                memcpy(yp + op - filled, qrow, filled);
-            }
+    int8_t *scratch = NULL;
+    if (d->dwconv != kern_q8s_dwconv_c) {
+        const size_t bytes = q8s_dwconv_scratch(s);
+        if (!bytes) {
+            return KERN_E_OVERFLOW;
+        }
+        scratch = malloc(bytes);
+        if (!scratch) {
+            return KERN_E_NOMEM;
         }
     }
+    d->dwconv(s, oh, ow, x, x_zero, w, os, y, scratch);
+    free(scratch);
     return KERN_OK;
 }
 
@@ -473,4 +636,260 @@ KERN_API int kern_q8_add_s8(size_t n, const int8_t *a, const int8_t *b,
         dsp_get()->add(n, a, b, p, out);
     }
     return st;
+}
+
+/* ---- rescale and pools --------------------------------------------------- */
+
+static int rescale_check(const struct kern_q8_rescale *r)
+{
+    if (!range_s8(r->out_zero) || !range_s8(r->qmin) || !range_s8(r->qmax) ||
+        r->qmin > r->qmax || r->shift < -31 || r->shift > 30 ||
+        r->left_shift < 0 ||
+        r->left_shift + (r->shift > 0 ? r->shift : 0) > 22) {
+        return KERN_E_RANGE;
+    }
+    return KERN_OK;
+}
+
+static int scale_ok(float s)
+{
+    return isfinite(s) && s > 0.0f;
+}
+
+KERN_API int kern_q8_rescale_init(float in_scale, float out_scale,
+                                  int32_t out_zero, int32_t qmin,
+                                  int32_t qmax, struct kern_q8_rescale *r)
+{
+    if (!r) {
+        return KERN_E_INVALID;
+    }
+    if (!scale_ok(in_scale) || !scale_ok(out_scale)) {
+        return KERN_E_RANGE;
+    }
+    struct kern_q8_rescale t = {0};
+    t.left_shift = 20;
+    t.out_zero = out_zero;
+    t.qmin = qmin;
+    t.qmax = qmax;
+    double real = (double)in_scale / (double)out_scale;
+    /* above 1024 every nonzero difference lands beyond 255 and saturates
+     * as it would with the true ratio; capped, d 2^max(shift, 0) stays
+     * within int32 */
+    if (real > 1024.0) {
+        real = 1024.0;
+    }
+    int st = kern_q8_quantize_multiplier(real / (double)(1 << t.left_shift),
+                                         &t.mult, &t.shift);
+    if (st == KERN_OK) {
+        st = rescale_check(&t);
+    }
+    if (st == KERN_OK) {
+        *r = t;
+    }
+    return st;
+}
+
+KERN_API int kern_q8_rescale_s8(size_t n, const int8_t *x, int32_t x_zero,
+                                const struct kern_q8_rescale *r, int8_t *y)
+{
+    if (!r || (n && (!x || !y))) {
+        return KERN_E_INVALID;
+    }
+    if (!range_s8(x_zero)) {
+        return KERN_E_RANGE;
+    }
+    int st = rescale_check(r);
+    if (st == KERN_OK && n) {
+        dsp_get()->rescale(n, x, x_zero, r, y);
+    }
+    return st;
+}
+
+KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
+                                  const int8_t *x, int8_t *y)
+{
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    const struct kern_q8s_dsp *d = dsp_get();
+    int8_t *scratch = NULL;
+    if (d->maxpool != kern_q8s_maxpool_c) {
+        const size_t bytes =
+            q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw);
+        if (!bytes) {
+            return KERN_E_OVERFLOW;
+        }
+        scratch = malloc(bytes);
+        if (!scratch) {
+            return KERN_E_NOMEM;
+        }
+    }
+    d->maxpool(s, oh, ow, x, y, scratch);
+    free(scratch);
+    return KERN_OK;
+}
+
+/* The average pools' requantisation: out = clamp(out_zero + round(acc
+ * mult / (count 2^rs))), one exact 64-bit division rounded half away from
+ * zero. zero: the ratio is below 2^-10, so every output is out_zero. */
+struct avg_rq {
+    int64_t mult;
+    int rs;
+    int zero;
+    int32_t out_zero, qmin, qmax;
+};
+
+enum { Q8S_AVG_MAX_COUNT = 1 << 22 };
+
+static int avg_rq_init(float x_scale, int32_t x_zero, float out_scale,
+                       int32_t out_zero, int32_t qmin, int32_t qmax,
+                       struct avg_rq *q)
+{
+    if (!scale_ok(x_scale) || !scale_ok(out_scale) || !range_s8(x_zero) ||
+        !range_s8(out_zero) || !range_s8(qmin) || !range_s8(qmax) ||
+        qmin > qmax) {
+        return KERN_E_RANGE;
+    }
+    int32_t m;
+    int e;
+    int st = kern_q8_quantize_multiplier((double)x_scale / (double)out_scale,
+                                         &m, &e);
+    if (st != KERN_OK) {
+        return st;
+    }
+    q->out_zero = out_zero;
+    q->qmin = qmin;
+    q->qmax = qmax;
+    /* the ratio is m 2^(e - 31); below 2^-10 (e <= -10), |acc / count| <=
+     * 255 gives less than 1/4: 0. Else rs = 31 - e <= 40, and count <=
+     * 2^22 keeps count 2^rs <= 2^62; |acc| <= 255 2^22 keeps acc m below
+     * 2^61. */
+    q->zero = m == 0 || e <= -10;
+    q->mult = m;
+    q->rs = q->zero ? 0 : 31 - e;
+    return KERN_OK;
+}
+
+static int8_t avg_rq_apply(const struct avg_rq *q, int64_t acc, int64_t count)
+{
+    int64_t r = 0;
+    if (!q->zero) {
+        const int64_t v = acc * q->mult;
+        const int64_t den = count << q->rs;
+        r = v / den; /* truncated toward zero */
+        const int64_t rem = v % den;
+        const int64_t arem = rem < 0 ? -rem : rem;
+        if (arem >= den - arem) { /* |rem| >= den / 2: half away from 0 */
+            r += v < 0 ? -1 : 1;
+        }
+    }
+    int64_t o = r + q->out_zero;
+    o = o < q->qmin ? q->qmin : o > q->qmax ? q->qmax : o;
+    return (int8_t)o;
+}
+
+KERN_API int kern_q8_avgpool2d_s8(const struct kern_pool2d_shape *s,
+                                  const int8_t *x, int32_t x_zero,
+                                  float x_scale, int32_t out_zero,
+                                  float out_scale, int32_t qmin,
+                                  int32_t qmax, int8_t *y)
+{
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    struct avg_rq q;
+    st = avg_rq_init(x_scale, x_zero, out_scale, out_zero, qmin, qmax, &q);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (s->kh * s->kw > Q8S_AVG_MAX_COUNT) { /* the product was checked */
+        return KERN_E_RANGE;
+    }
+    const size_t ih = s->in_h, iw = s->in_w;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const int8_t *xp = x + p * ih * iw;
+        int8_t *yp = y + p * oh * ow;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                            &x1);
+                int64_t acc = 0;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    for (size_t ix = x0; ix < x1; ix++) {
+                        acc += (int32_t)xp[iy * iw + ix] - x_zero;
+                    }
+                }
+                const size_t count = s->count_include_pad
+                                         ? s->kh * s->kw
+                                         : (y1 - y0) * (x1 - x0);
+                yp[oy * ow + ox] = avg_rq_apply(&q, acc, (int64_t)count);
+            }
+        }
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_global_avgpool_s8(size_t batch, size_t channels,
+                                       size_t hw, const int8_t *x,
+                                       int32_t x_zero, float x_scale,
+                                       int32_t out_zero, float out_scale,
+                                       int32_t qmin, int32_t qmax,
+                                       int8_t *y)
+{
+    if (!x || !y) {
+        return KERN_E_INVALID;
+    }
+    if (!batch || !channels || !hw) {
+        return KERN_E_SHAPE;
+    }
+    if (channels > SIZE_MAX / batch || hw > SIZE_MAX / (batch * channels)) {
+        return KERN_E_OVERFLOW;
+    }
+    struct avg_rq q;
+    int st = avg_rq_init(x_scale, x_zero, out_scale, out_zero, qmin, qmax, &q);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (hw > Q8S_AVG_MAX_COUNT) {
+        return KERN_E_RANGE;
+    }
+    for (size_t p = 0; p < batch * channels; p++) {
+        const int8_t *xp = x + p * hw;
+        /* |sum| <= 128 2^22: int32 is exact, and the loop vectorises */
+        int32_t sum = 0;
+        for (size_t i = 0; i < hw; i++) {
+            sum += xp[i];
+        }
+        const int64_t acc = (int64_t)sum - (int64_t)x_zero * (int64_t)hw;
+        y[p] = avg_rq_apply(&q, acc, (int64_t)hw);
+    }
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_quantize_zp_f32(const float *x, size_t n, float scale,
+                                     int32_t zero, int8_t *q)
+{
+    if (n && (!x || !q)) {
+        return KERN_E_INVALID;
+    }
+    if (!scale_ok(scale) || !range_s8(zero)) {
+        return KERN_E_RANGE;
+    }
+    if (n) {
+        dsp_get()->quant(x, n, scale, zero, q);
+    }
+    return KERN_OK;
 }

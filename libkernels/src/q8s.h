@@ -61,16 +61,108 @@ typedef void (*kern_q8s_requant_fn)(size_t n, const int32_t *acc,
                                     const int32_t *lsh, const int32_t *rsh,
                                     int32_t zp, int32_t qmin, int32_t qmax,
                                     int8_t *q);
+/* The output stage of an m x n tile (acc's leading dimension lda, q's
+ * ldq, n <= Q8S_TILE_N), every row with the same per-column parameters:
+ * m rows of kern_q8s_requant_fn in one call, so that a vector path loads
+ * the parameters once per tile rather than once per row. */
+enum { Q8S_TILE_N = 64 };
+typedef void (*kern_q8s_requant_tile_fn)(size_t m, size_t n,
+                                         const int32_t *acc, size_t lda,
+                                         const int32_t *add,
+                                         const int32_t *mult,
+                                         const int32_t *lsh,
+                                         const int32_t *rsh, int32_t zp,
+                                         int32_t qmin, int32_t qmax,
+                                         int8_t *q, size_t ldq);
+/* y[j * ldy + i] = x[i * ldx + j] for an m x n int8 block (the output
+ * of a tile written as NCHW planes). */
+typedef void (*kern_q8s_transpose_fn)(size_t m, size_t n, const int8_t *x,
+                                      size_t ldx, int8_t *y, size_t ldy);
+/* kern_q8_quantize_zp_f32 on n values with checked parameters. */
+typedef void (*kern_q8s_quant_fn)(const float *x, size_t n, float scale,
+                                  int32_t zero, int8_t *q);
 /* kern_q8_add_s8 on n values with checked parameters. */
 struct kern_q8_add_params;
 typedef void (*kern_q8s_add_fn)(size_t n, const int8_t *a, const int8_t *b,
                                 const struct kern_q8_add_params *p,
                                 int8_t *out);
 
+/* kern_q8_rescale_s8 on n values with checked parameters. */
+struct kern_q8_rescale;
+typedef void (*kern_q8s_rescale_fn)(size_t n, const int8_t *x,
+                                    int32_t x_zero,
+                                    const struct kern_q8_rescale *r,
+                                    int8_t *y);
+/* kern_q8_maxpool2d_s8 on a checked shape with output oh x ow; scratch
+ * holds q8s_maxpool_scratch(s) bytes (the C reference ignores it). */
+struct kern_pool2d_shape;
+typedef void (*kern_q8s_maxpool_fn)(const struct kern_pool2d_shape *s,
+                                    size_t oh, size_t ow, const int8_t *x,
+                                    int8_t *y, int8_t *scratch);
+
+/* kern_q8_dwconv2d_s8 on a checked shape with output oh x ow; scratch
+ * holds q8s_dwconv_scratch(s) bytes (the C reference ignores it). */
+struct kern_dwconv2d_shape;
+struct kern_q8_outstage;
+typedef void (*kern_q8s_dwconv_fn)(const struct kern_dwconv2d_shape *s,
+                                   size_t oh, size_t ow, const int8_t *x,
+                                   int32_t x_zero, const int8_t *w,
+                                   const struct kern_q8_outstage *os,
+                                   int8_t *y, int8_t *scratch);
+
 struct kern_q8s_dsp {
     kern_q8s_requant_fn requant;
+    kern_q8s_requant_tile_fn requant_tile;
+    kern_q8s_transpose_fn transpose;
+    kern_q8s_quant_fn quant;
     kern_q8s_add_fn add;
+    kern_q8s_rescale_fn rescale;
+    kern_q8s_maxpool_fn maxpool;
+    kern_q8s_dwconv_fn dwconv;
 };
+
+/* Row width of the depthwise kernels' padded plane: the padded input row
+ * and room for whole vectors past the last output (stride 2 reads 32
+ * bytes from column 2 ox, 16 outputs at a time); 0 when it overflows. */
+static inline size_t q8s_dwconv_row(size_t pad_left, size_t in_w,
+                                    size_t pad_right, size_t kw, size_t dw)
+{
+    const size_t slack = 96;
+    if (kw > SIZE_MAX / 4 / (dw ? dw : 1) ||
+        in_w > SIZE_MAX / 4 - slack - pad_left - pad_right - kw * dw) {
+        return 0;
+    }
+    return pad_left + in_w + pad_right + kw * dw + slack;
+}
+
+/* Bytes of the depthwise kernels' scratch: padded planes of int8 (rows
+ * pad_top + in_h + pad_bottom) and the vector path's outputs. 0 when it
+ * overflows. */
+static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
+{
+    const size_t row = q8s_dwconv_row(s->pad_left, s->in_w, s->pad_right,
+                                      s->kw, s->dilation_w);
+    if (!row || s->in_h > SIZE_MAX / 4 - s->pad_top - s->pad_bottom) {
+        return 0;
+    }
+    const size_t rows = s->pad_top + s->in_h + s->pad_bottom;
+    /* the row layout needs rows * row; the stride-1 one a plane of rows *
+     * (its padded width) plus 64, and the outputs on that width plus 16:
+     * twice the first covers both */
+    return rows > (SIZE_MAX - 128) / 2 / row ? 0 : 2 * rows * row + 128;
+}
+
+/* Bytes of the max pool's scratch: two padded rows with room for whole
+ * vectors past their ends (0 when the sizes overflow). */
+static inline size_t q8s_maxpool_scratch(size_t pad_left, size_t in_w,
+                                         size_t pad_right, size_t kw)
+{
+    const size_t slack = 128;
+    if (in_w > (SIZE_MAX / 4 - slack - pad_left - pad_right - kw)) {
+        return 0;
+    }
+    return 2 * (pad_left + in_w + pad_right + kw + slack);
+}
 
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags);
 
@@ -78,16 +170,52 @@ void kern_q8s_requant_c(size_t n, const int32_t *acc, const int32_t *add,
                         const int32_t *mult, const int32_t *lsh,
                         const int32_t *rsh, int32_t zp, int32_t qmin,
                         int32_t qmax, int8_t *q);
+void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
+                             size_t lda, const int32_t *add,
+                             const int32_t *mult, const int32_t *lsh,
+                             const int32_t *rsh, int32_t zp, int32_t qmin,
+                             int32_t qmax, int8_t *q, size_t ldq);
+void kern_q8s_transpose_c(size_t m, size_t n, const int8_t *x, size_t ldx,
+                          int8_t *y, size_t ldy);
+void kern_q8s_quant_c(const float *x, size_t n, float scale, int32_t zero,
+                      int8_t *q);
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
+                        const struct kern_q8_rescale *r, int8_t *y);
+void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
+                       size_t ow, const int8_t *x, int32_t x_zero,
+                       const int8_t *w, const struct kern_q8_outstage *os,
+                       int8_t *y, int8_t *scratch);
+void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
+                        size_t ow, const int8_t *x, int8_t *y,
+                        int8_t *scratch);
 
 #if KERN_SIMD && KERN_HAVE_X86
 void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
                            const int32_t *mult, const int32_t *lsh,
                            const int32_t *rsh, int32_t zp, int32_t qmin,
                            int32_t qmax, int8_t *q);
+void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
+                                size_t lda, const int32_t *add,
+                                const int32_t *mult, const int32_t *lsh,
+                                const int32_t *rsh, int32_t zp, int32_t qmin,
+                                int32_t qmax, int8_t *q, size_t ldq);
+void kern_q8s_transpose_avx2(size_t m, size_t n, const int8_t *x,
+                             size_t ldx, int8_t *y, size_t ldy);
+void kern_q8s_quant_avx2(const float *x, size_t n, float scale,
+                         int32_t zero, int8_t *q);
 void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
                        const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,
+                           const struct kern_q8_rescale *r, int8_t *y);
+void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
+                          size_t ow, const int8_t *x, int32_t x_zero,
+                          const int8_t *w, const struct kern_q8_outstage *os,
+                          int8_t *y, int8_t *scratch);
+void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
+                           size_t ow, const int8_t *x, int8_t *y,
+                           int8_t *scratch);
 #endif
 
 #endif

@@ -375,6 +375,23 @@ static void choose(const struct acc *a, const struct prof_ranges_opts *o,
     (void)prof_quant_params(r->min, r->max, &r->scale, &r->zero_point);
 }
 
+/* A layer whose output holds only values of its input (or zeros, which
+ * every range holds), so it keeps its input's scale and zero point, as
+ * TFLite and ONNX Runtime's quantizer share one scale across it: a max
+ * pool, a view (flatten, reshape, identity, dropout), a pad with 0, a
+ * slice, a channel shuffle, a nearest resize; none with an activation. */
+static bool keeps_input_range(const struct memest_layer *L)
+{
+    if (L->act != MEMEST_ACT_NONE) {
+        return false;
+    }
+    const enum memest_kind k = L->kind;
+    return memest_kind_is_view(k) || k == MEMEST_KIND_MAXPOOL ||
+           k == MEMEST_KIND_SLICE || k == MEMEST_KIND_SHUFFLE ||
+           (k == MEMEST_KIND_PAD && L->pad_value == 0.0) ||
+           (k == MEMEST_KIND_RESIZE && L->resize_mode == 0);
+}
+
 PROF_API int prof_ranges_calibrate(const memest_model *model,
                                    const struct prof_dataset *data,
                                    const struct prof_ranges_opts *opts,
@@ -478,6 +495,18 @@ PROF_API int prof_ranges_calibrate(const memest_model *model,
             goto done;
         }
         choose(&acc[t], &o, scratch, &out->tensors[t]);
+        const struct memest_layer *L =
+            t < ni ? NULL : memest_model_layer(model, t - ni);
+        if (L && keeps_input_range(L)) {
+            /* its input precedes it: already chosen (a chain of such
+             * layers takes its first input's) */
+            const struct prof_tensor_range *in = &out->tensors[L->inputs[0]];
+            struct prof_tensor_range *r = &out->tensors[t];
+            r->min = in->min;
+            r->max = in->max;
+            r->scale = in->scale;
+            r->zero_point = in->zero_point;
+        }
     }
 done:
     if (st != PROF_OK) {

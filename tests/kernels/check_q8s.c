@@ -2,7 +2,9 @@
  * add): every path against the C reference, bit for bit, over random
  * lengths (vector bodies and tails) and extreme values (INT32_MIN
  * squared, the largest shifts, clamps at and inside [-128, 127]). */
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checkkern.h"
@@ -67,6 +69,116 @@ static void check_requant(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+static void check_requant_tile(const struct kern_q8s_dsp *isa,
+                               const struct kern_q8s_dsp *ref)
+{
+    enum { MAXM = 13, MAXN = Q8S_TILE_N, LD = Q8S_TILE_N + 5 };
+    if (!ck_func((const void *)isa->requant_tile, "q8s_requant_tile")) {
+        return;
+    }
+    static int32_t acc[MAXM * LD];
+    int32_t add[MAXN], mult[MAXN], lsh[MAXN], rsh[MAXN];
+    static int8_t q0[MAXM * LD], q1[MAXM * LD];
+    for (int t = 0; t < 1000; t++) {
+        const size_t m = (size_t)ck_randi(1, MAXM);
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const size_t lda = n + (size_t)ck_randi(0, LD - MAXN);
+        const size_t ldq = n + (size_t)ck_randi(0, LD - MAXN);
+        for (size_t i = 0; i < m * lda; i++) {
+            acc[i] = rand_i32();
+        }
+        for (size_t j = 0; j < n; j++) {
+            add[j] = t % 3 ? ck_randi(-100000, 100000) : rand_i32();
+            /* now and then INT32_MIN (the saturating path) */
+            mult[j] = t % 17 == 0 ? rand_i32() : ck_randi(1 << 30, INT32_MAX);
+            /* left shifts in a few tiles only (the hoisted variant) */
+            const int s = t % 4 == 0 ? ck_randi(-31, 30) : ck_randi(-31, 0);
+            lsh[j] = s > 0 ? s : 0;
+            rsh[j] = s > 0 ? 0 : -s;
+        }
+        const int32_t zp = ck_randi(-128, 127);
+        int32_t lo = ck_randi(-128, 127), hi = ck_randi(-128, 127);
+        if (lo > hi) {
+            const int32_t x = lo;
+            lo = hi;
+            hi = x;
+        }
+        ck_poison(q0, sizeof q0);
+        ck_poison(q1, sizeof q1);
+        ref->requant_tile(m, n, acc, lda, add, mult, lsh, rsh, zp, lo, hi,
+                          q0, ldq);
+        isa->requant_tile(m, n, acc, lda, add, mult, lsh, rsh, zp, lo, hi,
+                          q1, ldq);
+        if (memcmp(q0, q1, sizeof q0) != 0) {
+            ck_fail("m=%zu n=%zu lda=%zu ldq=%zu: outputs differ", m, n, lda,
+                    ldq);
+        }
+    }
+    ck_report();
+}
+
+static void check_transpose(const struct kern_q8s_dsp *isa,
+                            const struct kern_q8s_dsp *ref)
+{
+    enum { MAXM = 70, MAXN = 70 };
+    if (!ck_func((const void *)isa->transpose, "q8s_transpose")) {
+        return;
+    }
+    static int8_t x[MAXM * MAXN], y0[MAXN * (MAXM + 3)],
+        y1[MAXN * (MAXM + 3)];
+    for (int t = 0; t < 300; t++) {
+        const size_t m = (size_t)ck_randi(1, MAXM);
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const size_t ldx = n + (size_t)ck_randi(0, MAXN - (int)n);
+        const size_t ldy = m + (size_t)ck_randi(0, 3);
+        for (size_t i = 0; i < m * ldx; i++) {
+            x[i] = (int8_t)ck_randi(-128, 127);
+        }
+        ck_poison(y0, sizeof y0);
+        ck_poison(y1, sizeof y1);
+        ref->transpose(m, n, x, ldx, y0, ldy);
+        isa->transpose(m, n, x, ldx, y1, ldy);
+        if (memcmp(y0, y1, sizeof y0) != 0) {
+            ck_fail("m=%zu n=%zu ldx=%zu ldy=%zu: outputs differ", m, n, ldx,
+                    ldy);
+        }
+    }
+    ck_report();
+}
+
+static void check_quant(const struct kern_q8s_dsp *isa,
+                        const struct kern_q8s_dsp *ref)
+{
+    enum { MAXN = 301 };
+    if (!ck_func((const void *)isa->quant, "q8s_quant")) {
+        return;
+    }
+    float x[MAXN];
+    int8_t q0[MAXN], q1[MAXN];
+    const float sp[] = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -2.5f, 1e30f,
+                        -1e30f, 3e38f, INFINITY, -INFINITY, NAN};
+    for (int t = 0; t < 1000; t++) {
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const float scale = t % 4 ? ck_randf(0.001f, 1.0f) : 1.0f;
+        const int32_t zero = ck_randi(-128, 127);
+        for (size_t i = 0; i < n; i++) {
+            /* exact halves (scale 1), the clamp, inf and NaN */
+            x[i] = ck_randi(0, 9) == 0 ? sp[ck_randi(0, 11)]
+                   : t % 4            ? ck_randf(-200.0f, 200.0f)
+                                      : (float)ck_randi(-300, 300) * 0.5f;
+        }
+        ck_poison(q0, sizeof q0);
+        ck_poison(q1, sizeof q1);
+        ref->quant(x, n, scale, zero, q0);
+        isa->quant(x, n, scale, zero, q1);
+        if (memcmp(q0, q1, sizeof q0) != 0) {
+            ck_fail("n=%zu scale=%g zero=%d: outputs differ", n,
+                    (double)scale, zero);
+        }
+    }
+    ck_report();
+}
+
 static void check_add(const struct kern_q8s_dsp *isa,
                       const struct kern_q8s_dsp *ref)
 {
@@ -102,6 +214,177 @@ static void check_add(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+static void check_rescale(const struct kern_q8s_dsp *isa,
+                          const struct kern_q8s_dsp *ref)
+{
+    enum { MAXN = 301 };
+    if (!ck_func((const void *)isa->rescale, "q8s_rescale")) {
+        return;
+    }
+    int8_t x[MAXN], o0[MAXN], o1[MAXN];
+    for (int t = 0; t < 2000; t++) {
+        struct kern_q8_rescale r;
+        const int32_t zo = ck_randi(-128, 127);
+        /* ratios from 1/2000 to 2000, past the cap of 1024 */
+        const float in_s = ck_randf(0.001f, 2.0f);
+        const float out_s = t % 7 ? ck_randf(0.001f, 2.0f) : in_s;
+        if (kern_q8_rescale_init(in_s, out_s, zo, t % 2 ? zo : -128,
+                                 t % 3 ? 127 : ck_randi(zo, 127),
+                                 &r) != KERN_OK) {
+            ck_fail("kern_q8_rescale_init refused its arguments");
+            continue;
+        }
+        if (t % 11 == 0) {
+            /* hand-made parameters at the edges the check allows */
+            r.left_shift = ck_randi(0, 22);
+            r.shift = ck_randi(-31, 22 - r.left_shift);
+            r.mult = rand_i32();
+        }
+        const int32_t zx = ck_randi(-128, 127);
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (int8_t)ck_randi(-128, 127);
+        }
+        ck_poison(o0, sizeof o0);
+        ck_poison(o1, sizeof o1);
+        ref->rescale(n, x, zx, &r, o0);
+        isa->rescale(n, x, zx, &r, o1);
+        if (memcmp(o0, o1, sizeof o0) != 0) {
+            ck_fail("n=%zu mult=%d shift=%d ls=%d: outputs differ", n,
+                    r.mult, r.shift, r.left_shift);
+        }
+    }
+    ck_report();
+}
+
+static void check_maxpool(const struct kern_q8s_dsp *isa,
+                          const struct kern_q8s_dsp *ref)
+{
+    if (!ck_func((const void *)isa->maxpool, "q8s_maxpool")) {
+        return;
+    }
+    for (int t = 0; t < 400; t++) {
+        struct kern_pool2d_shape s = {0};
+        s.batch = (size_t)ck_randi(1, 2);
+        s.channels = (size_t)ck_randi(1, 3);
+        s.in_h = (size_t)ck_randi(1, 20);
+        /* widths past one and two vectors, and their tails */
+        s.in_w = (size_t)ck_randi(1, t % 4 ? 40 : 150);
+        s.kh = (size_t)ck_randi(1, 4);
+        s.kw = (size_t)ck_randi(1, 4);
+        s.stride_h = (size_t)ck_randi(1, 3);
+        s.stride_w = (size_t)(t % 3 == 0 ? 2 : ck_randi(1, 4));
+        s.pad_top = (size_t)ck_randi(0, (int)s.kh - 1);
+        s.pad_bottom = (size_t)ck_randi(0, (int)s.kh - 1);
+        s.pad_left = (size_t)ck_randi(0, (int)s.kw - 1);
+        s.pad_right = (size_t)ck_randi(0, (int)s.kw - 1);
+        size_t oh, ow;
+        if (kern_pool2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+            continue; /* a window larger than the padded input */
+        }
+        const size_t nx = s.batch * s.channels * s.in_h * s.in_w;
+        const size_t ny = s.batch * s.channels * oh * ow;
+        const size_t sb = q8s_maxpool_scratch(s.pad_left, s.in_w,
+                                              s.pad_right, s.kw);
+        int8_t *x = malloc(nx), *y0 = malloc(ny + 64), *y1 = malloc(ny + 64);
+        int8_t *scratch = malloc(sb);
+        if (!x || !y0 || !y1 || !scratch) {
+            ck_fail("out of memory");
+            free(x), free(y0), free(y1), free(scratch);
+            break;
+        }
+        for (size_t i = 0; i < nx; i++) {
+            /* a narrow range now and then, so that ties and -128 occur */
+            x[i] = (int8_t)(t % 5 ? ck_randi(-128, 127) : ck_randi(-128, -126));
+        }
+        ck_poison(y0, ny + 64);
+        ck_poison(y1, ny + 64);
+        ref->maxpool(&s, oh, ow, x, y0, NULL);
+        isa->maxpool(&s, oh, ow, x, y1, scratch);
+        if (memcmp(y0, y1, ny + 64) != 0) {
+            ck_fail("%zux%zux%zux%zu k %zux%zu stride %zux%zu pad %zu,%zu,"
+                    "%zu,%zu: outputs differ", s.batch, s.channels, s.in_h,
+                    s.in_w, s.kh, s.kw, s.stride_h, s.stride_w, s.pad_top,
+                    s.pad_left, s.pad_bottom, s.pad_right);
+        }
+        free(x), free(y0), free(y1), free(scratch);
+    }
+    ck_report();
+}
+
+static void check_dwconv(const struct kern_q8s_dsp *isa,
+                         const struct kern_q8s_dsp *ref)
+{
+    if (!ck_func((const void *)isa->dwconv, "q8s_dwconv")) {
+        return;
+    }
+    for (int t = 0; t < 300; t++) {
+        struct kern_dwconv2d_shape s = {0};
+        s.batch = (size_t)ck_randi(1, 2);
+        s.channels = (size_t)ck_randi(1, 5);
+        s.in_h = (size_t)ck_randi(1, 12);
+        s.in_w = (size_t)ck_randi(1, t % 4 ? 40 : 90);
+        const int big = t % 9 == 0;
+        s.kh = (size_t)ck_randi(1, big ? 9 : 5);
+        s.kw = (size_t)ck_randi(1, big ? 9 : 5);
+        s.stride_h = (size_t)ck_randi(1, 3);
+        s.stride_w = (size_t)(t % 5 == 4 ? 3 : ck_randi(1, 2));
+        s.pad_top = (size_t)ck_randi(0, 3);
+        s.pad_bottom = (size_t)ck_randi(0, 3);
+        s.pad_left = (size_t)ck_randi(0, 3);
+        s.pad_right = (size_t)ck_randi(0, 3);
+        s.dilation_h = (size_t)(t % 7 == 0 ? 2 : ck_randi(0, 1));
+        s.dilation_w = (size_t)(t % 7 == 0 ? 2 : ck_randi(0, 1));
+        size_t oh, ow;
+        if (kern_dwconv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+            continue;
+        }
+        const size_t ch = s.channels, taps = s.kh * s.kw;
+        const size_t nx = s.batch * ch * s.in_h * s.in_w;
+        const size_t ny = s.batch * ch * oh * ow;
+        const size_t sb = q8s_dwconv_scratch(&s);
+        int8_t *x = malloc(nx), *w = malloc(ch * taps);
+        int8_t *y0 = malloc(ny), *y1 = malloc(ny), *scratch = malloc(sb);
+        int32_t bias[5], mult[5];
+        int shift[5];
+        if (!x || !w || !y0 || !y1 || !scratch) {
+            ck_fail("out of memory");
+            free(x), free(w), free(y0), free(y1), free(scratch);
+            break;
+        }
+        for (size_t i = 0; i < nx; i++) {
+            x[i] = (int8_t)ck_randi(-128, 127);
+        }
+        for (size_t i = 0; i < ch * taps; i++) {
+            /* -128 now and then: the widest product */
+            w[i] = (int8_t)(t % 6 ? ck_randi(-127, 127) : -128);
+        }
+        for (size_t c = 0; c < ch; c++) {
+            bias[c] = ck_randi(-50000, 50000);
+            mult[c] = ck_randi(1 << 30, INT32_MAX);
+            shift[c] = t % 8 ? ck_randi(-14, -5) : ck_randi(-31, 3);
+        }
+        const int32_t zp = ck_randi(-128, 127);
+        struct kern_q8_outstage os = {
+            .bias = t % 3 ? bias : NULL, .mult = mult, .shift = shift,
+            .per_channel = t % 4 != 0, .zero_point = zp,
+            .qmin = t % 2 ? zp : -128, .qmax = 127};
+        const int32_t xz = t % 5 ? ck_randi(-128, 127) : -128;
+        ck_poison(y0, ny);
+        ck_poison(y1, ny);
+        ref->dwconv(&s, oh, ow, x, xz, w, &os, y0, NULL);
+        isa->dwconv(&s, oh, ow, x, xz, w, &os, y1, scratch);
+        if (memcmp(y0, y1, ny) != 0) {
+            ck_fail("%zux%zux%zux%zu k %zux%zu stride %zux%zu dil %zux%zu: "
+                    "outputs differ", s.batch, ch, s.in_h, s.in_w, s.kh,
+                    s.kw, s.stride_h, s.stride_w, s.dilation_h,
+                    s.dilation_w);
+        }
+        free(x), free(w), free(y0), free(y1), free(scratch);
+    }
+    ck_report();
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -110,5 +393,11 @@ void check_q8s(unsigned flags)
     kern_q8s_dsp_init(&ref, 0);
     kern_q8s_dsp_init(&isa, flags);
     check_requant(&isa, &ref);
+    check_requant_tile(&isa, &ref);
+    check_transpose(&isa, &ref);
+    check_quant(&isa, &ref);
     check_add(&isa, &ref);
+    check_rescale(&isa, &ref);
+    check_maxpool(&isa, &ref);
+    check_dwconv(&isa, &ref);
 }

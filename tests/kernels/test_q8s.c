@@ -685,6 +685,383 @@ static void test_add(void **state)
     assert_int_equal(kern_q8_add_s8(1, NULL, a, &p, out), KERN_E_INVALID);
 }
 
+/* kern_im2col_s8_zp against its definition (a padded tap reads the zero
+ * point) on shapes wide enough for the vector lowerings, every stride and
+ * padding up to the window: the undilated path lowers with zeros and then
+ * sets the padded taps. */
+static void test_im2col_zp(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 200; t++) {
+        struct kern_conv2d_shape s = {0};
+        s.batch = (size_t)randi(1, 2);
+        s.groups = (size_t)randi(1, 2);
+        s.in_c = s.groups * (size_t)randi(1, 4);
+        s.out_c = s.groups;
+        s.in_h = (size_t)randi(1, 12);
+        s.in_w = (size_t)randi(1, 40);
+        s.kh = (size_t)randi(1, 5);
+        s.kw = (size_t)randi(1, 5);
+        s.stride_h = (size_t)randi(1, 3);
+        s.stride_w = (size_t)randi(1, 3);
+        s.pad_top = (size_t)randi(0, (int)s.kh - 1);
+        s.pad_left = (size_t)randi(0, (int)s.kw - 1);
+        s.pad_bottom = (size_t)randi(0, (int)s.kh - 1);
+        s.pad_right = (size_t)randi(0, (int)s.kw - 1);
+        s.dilation_w = t % 10 == 0 ? 2 : 1;
+        size_t oh, ow;
+        if (kern_conv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
+            continue;
+        }
+        const size_t cg = s.in_c / s.groups, K = cg * s.kh * s.kw;
+        const size_t xn = s.batch * s.in_c * s.in_h * s.in_w;
+        const size_t dw = s.dilation_w;
+        int8_t *x = malloc(xn), *col = malloc(oh * ow * K);
+        assert_non_null(x);
+        assert_non_null(col);
+        for (size_t i = 0; i < xn; i++) {
+            x[i] = (int8_t)randi(-128, 127);
+        }
+        const int32_t zp = randi(-128, 127);
+        const size_t b = (size_t)randi(0, (int)s.batch - 1);
+        const size_t g = (size_t)randi(0, (int)s.groups - 1);
+        assert_int_equal(kern_im2col_s8_zp(&s, x, b, g, zp, col), KERN_OK);
+        for (size_t oy = 0; oy < oh; oy++) {
+            for (size_t ox = 0; ox < ow; ox++) {
+                for (size_t c = 0; c < cg; c++) {
+                    for (size_t ky = 0; ky < s.kh; ky++) {
+                        for (size_t kx = 0; kx < s.kw; kx++) {
+                            const long iy = (long)(oy * s.stride_h + ky) -
+                                            (long)s.pad_top;
+                            const long ix = (long)(ox * s.stride_w + kx * dw) -
+                                            (long)s.pad_left;
+                            int want = zp;
+                            if (iy >= 0 && iy < (long)s.in_h && ix >= 0 &&
+                                ix < (long)s.in_w) {
+                                want = x[((b * s.in_c + g * cg + c) * s.in_h +
+                                          (size_t)iy) * s.in_w + (size_t)ix];
+                            }
+                            const int got =
+                                col[(oy * ow + ox) * K +
+                                    (c * s.kh + ky) * s.kw + kx];
+                            if (got != want) {
+                                fail_msg("shape %d: oy %zu ox %zu c %zu ky "
+                                         "%zu kx %zu: %d, want %d", t, oy,
+                                         ox, c, ky, kx, got, want);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        free(x);
+        free(col);
+    }
+}
+
+/* kern_q8_gemm_s8_t gives kern_q8_gemm_s8's bytes transposed, on shapes
+ * with partial tiles in both directions and a padded ldq. */
+static void test_gemm_s8_t(void **state)
+{
+    (void)state;
+    const size_t shapes[][3] = {{1, 1, 1},    {5, 3, 7},     {48, 64, 16},
+                                {50, 70, 27}, {130, 16, 9},  {97, 100, 64},
+                                {16, 16, 144}, {2304, 8, 8}};
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        const size_t m = shapes[t][0], n = shapes[t][1], k = shapes[t][2];
+        const size_t ldq = m + 3;
+        int8_t *a = malloc(m * k), *w = malloc(n * k), *q = malloc(m * n);
+        int8_t *qt = malloc(n * ldq);
+        int32_t *bias = malloc(n * 4), *mult = malloc(n * 4),
+                *sums = malloc(n * 4);
+        int *shift = malloc(n * sizeof(int));
+        const size_t pb = kern_q8_packed_bytes(n, k);
+        void *packed = malloc(pb);
+        assert_non_null(a && w && q && qt && bias && mult && sums && shift &&
+                        packed);
+        for (size_t i = 0; i < m * k; i++) {
+            a[i] = (int8_t)randi(-128, 127);
+        }
+        for (size_t i = 0; i < n * k; i++) {
+            w[i] = (int8_t)randi(-127, 127);
+        }
+        for (size_t j = 0; j < n; j++) {
+            bias[j] = randi(-5000, 5000);
+            assert_int_equal(kern_q8_quantize_multiplier(
+                                 (0.5 + randu()) / (64.0 * (double)k),
+                                 &mult[j], &shift[j]),
+                             KERN_OK);
+        }
+        assert_int_equal(kern_q8_pack_weights(w, n, k, k, packed, pb),
+                         KERN_OK);
+        assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
+        const struct kern_q8_outstage os = {bias, mult, shift, 1, 5, -128,
+                                            127};
+        assert_int_equal(kern_q8_gemm_s8(m, n, k, a, k, -7, packed, sums, &os,
+                                         q, n),
+                         KERN_OK);
+        memset(qt, 0x55, n * ldq);
+        assert_int_equal(kern_q8_gemm_s8_t(m, n, k, a, k, -7, packed, sums,
+                                           &os, qt, ldq),
+                         KERN_OK);
+        for (size_t i = 0; i < m; i++) {
+            for (size_t j = 0; j < n; j++) {
+                assert_int_equal(qt[j * ldq + i], q[i * n + j]);
+            }
+        }
+        /* the padding of each plane is untouched */
+        for (size_t j = 0; j < n; j++) {
+            for (size_t i = m; i < ldq; i++) {
+                assert_int_equal(qt[j * ldq + i], 0x55);
+            }
+        }
+        /* planes shorter than M */
+        assert_int_equal(kern_q8_gemm_s8_t(m, n, k, a, k, -7, packed, sums,
+                                           &os, qt, m - 1),
+                         KERN_E_SHAPE);
+        free(a), free(w), free(q), free(qt), free(bias), free(mult);
+        free(sums), free(shift), free(packed);
+    }
+}
+
+static void test_quantize_zp(void **state)
+{
+    (void)state;
+    /* scale 0.5, zero -3: x / 0.5 rounded half to even, then -3 */
+    const float x[12] = {0.0f,  0.25f, 0.75f, -0.25f, -0.75f, 1.0f,
+                         100.0f, -100.0f, NAN, INFINITY, -INFINITY, 0.26f};
+    const int8_t want[12] = {-3, -3, -1, -3, -5, -1, 127, -128, -3, 127,
+                             -128, -2};
+    int8_t q[12];
+    assert_int_equal(kern_q8_quantize_zp_f32(x, 12, 0.5f, -3, q), KERN_OK);
+    assert_memory_equal(q, want, 12);
+    /* 20 values: the vector body and its tail agree with the short form */
+    float xl[20];
+    int8_t ql[20];
+    for (int i = 0; i < 20; i++) {
+        xl[i] = x[i % 12];
+    }
+    assert_int_equal(kern_q8_quantize_zp_f32(xl, 20, 0.5f, -3, ql), KERN_OK);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(ql[i], want[i % 12]);
+    }
+    assert_int_equal(kern_q8_quantize_zp_f32(x, 1, 0.0f, 0, q), KERN_E_RANGE);
+    assert_int_equal(kern_q8_quantize_zp_f32(x, 1, 1.0f, 128, q),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_quantize_zp_f32(NULL, 1, 1.0f, 0, q),
+                     KERN_E_INVALID);
+}
+
+/* ---- rescale and pools --------------------------------------------------- */
+
+static void test_rescale(void **state)
+{
+    (void)state;
+    struct kern_q8_rescale r;
+    /* ratio 2 exactly: y = 3 + 2 (x + 2), clamped */
+    assert_int_equal(kern_q8_rescale_init(0.5f, 0.25f, 3, -128, 127, &r),
+                     KERN_OK);
+    const int8_t x[6] = {-2, -1, 0, 10, 127, -128};
+    const int8_t want[6] = {3, 5, 7, 27, 127, -128};
+    int8_t y[6];
+    assert_int_equal(kern_q8_rescale_s8(6, x, -2, &r, y), KERN_OK);
+    assert_memory_equal(y, want, 6);
+    /* ratio 1/4: halves round away from zero (TFLite's MBQM) */
+    assert_int_equal(kern_q8_rescale_init(1.0f, 4.0f, 0, -128, 127, &r),
+                     KERN_OK);
+    const int8_t x2[8] = {1, 2, -2, 6, -6, 3, -3, 127};
+    const int8_t want2[8] = {0, 1, -1, 2, -2, 1, -1, 32};
+    assert_int_equal(kern_q8_rescale_s8(8, x2, 0, &r, y), KERN_OK);
+    assert_memory_equal(y, want2, 8);
+    /* relu as the clamp qmin = out_zero, in place */
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, -10, -10, 127, &r),
+                     KERN_OK);
+    int8_t x3[4] = {-5, 0, 5, 100};
+    const int8_t want3[4] = {-10, -10, -5, 90};
+    assert_int_equal(kern_q8_rescale_s8(4, x3, 0, &r, x3), KERN_OK);
+    assert_memory_equal(x3, want3, 4);
+    /* a ratio of 2000, capped at 1024: every nonzero difference saturates */
+    assert_int_equal(kern_q8_rescale_init(2000.0f, 1.0f, 0, -128, 127, &r),
+                     KERN_OK);
+    const int8_t x4[3] = {1, 0, -1};
+    const int8_t want4[3] = {127, 0, -128};
+    assert_int_equal(kern_q8_rescale_s8(3, x4, 0, &r, y), KERN_OK);
+    assert_memory_equal(y, want4, 3);
+    /* a long vector against the real formula rounded half away from zero
+     * (the ratio is not a power of two; both roundings agree away from
+     * exact halves, which 0.37 / 0.11 never gives on these integers) */
+    assert_int_equal(kern_q8_rescale_init(0.37f, 0.11f, 7, -128, 127, &r),
+                     KERN_OK);
+    int8_t xl[256], yl[256];
+    for (int i = 0; i < 256; i++) {
+        xl[i] = (int8_t)(i - 128);
+    }
+    assert_int_equal(kern_q8_rescale_s8(256, xl, -3, &r, yl), KERN_OK);
+    for (int i = 0; i < 256; i++) {
+        double v = 7.0 + round((double)(xl[i] + 3) * (0.37f / (double)0.11f));
+        v = v < -128 ? -128 : v > 127 ? 127 : v;
+        assert_int_equal(yl[i], (int)v);
+    }
+    /* errors */
+    assert_int_equal(kern_q8_rescale_init(0.0f, 1.0f, 0, -128, 127, &r),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_init(1.0f, NAN, 0, -128, 127, &r),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, 128, -128, 127, &r),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, 0, 5, 4, &r),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, 0, -128, 127, NULL),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_q8_rescale_init(1.0f, 1.0f, 0, -128, 127, &r),
+                     KERN_OK);
+    assert_int_equal(kern_q8_rescale_s8(1, x, 200, &r, y), KERN_E_RANGE);
+    assert_int_equal(kern_q8_rescale_s8(1, NULL, 0, &r, y), KERN_E_INVALID);
+    struct kern_q8_rescale bad = r;
+    bad.left_shift = 20;
+    bad.shift = 3; /* (x - zero) 2^23 could leave int32 */
+    assert_int_equal(kern_q8_rescale_s8(1, x, 0, &bad, y), KERN_E_RANGE);
+}
+
+static void test_maxpool_s8(void **state)
+{
+    (void)state;
+    /* 2x2 stride 2 */
+    const int8_t x[12] = {1, -5, 3, 2, -7, 9, -128, 4, 0, -1, 6, -3};
+    struct kern_pool2d_shape s = {.batch = 1, .channels = 1, .in_h = 3,
+                                  .in_w = 4, .kh = 2, .kw = 2,
+                                  .stride_h = 2, .stride_w = 2};
+    int8_t y[9];
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_OK);
+    assert_int_equal(y[0], 9);
+    assert_int_equal(y[1], 4);
+    /* padding never wins, even over -128: 2x2 stride 1 pad 1 on 2x2 */
+    const int8_t x2[4] = {-100, -120, -128, -90};
+    const int8_t want2[9] = {-100, -100, -120, -100, -90, -90, -128, -90,
+                             -90};
+    struct kern_pool2d_shape s2 = {.batch = 1, .channels = 1, .in_h = 2,
+                                   .in_w = 2, .kh = 2, .kw = 2,
+                                   .stride_h = 1, .stride_w = 1,
+                                   .pad_top = 1, .pad_left = 1,
+                                   .pad_bottom = 1, .pad_right = 1};
+    assert_int_equal(kern_q8_maxpool2d_s8(&s2, x2, y), KERN_OK);
+    assert_memory_equal(y, want2, 9);
+    /* wide rows (whole vectors and tails) for strides 1, 2 and 3 against
+     * a plain loop over each window */
+    enum { H = 3, W = 75 };
+    int8_t xw[2 * H * W], yw[2 * H * W];
+    for (int i = 0; i < 2 * H * W; i++) {
+        xw[i] = (int8_t)randi(-128, 127);
+    }
+    for (size_t st = 1; st <= 3; st++) {
+        struct kern_pool2d_shape sw = {.batch = 1, .channels = 2,
+                                       .in_h = H, .in_w = W, .kh = 2,
+                                       .kw = 3, .stride_h = 1,
+                                       .stride_w = st, .pad_left = 1,
+                                       .pad_right = 2};
+        size_t oh, ow;
+        assert_int_equal(kern_pool2d_out_hw(&sw, &oh, &ow), KERN_OK);
+        assert_int_equal(kern_q8_maxpool2d_s8(&sw, xw, yw), KERN_OK);
+        for (size_t c = 0; c < 2; c++) {
+            for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    int m = -1000;
+                    for (size_t ky = 0; ky < 2; ky++) {
+                        for (size_t kx = 0; kx < 3; kx++) {
+                            const long ix = (long)(ox * st + kx) - 1;
+                            if (ix >= 0 && ix < W) {
+                                const int v =
+                                    xw[(c * H + oy + ky) * W + (size_t)ix];
+                                m = v > m ? v : m;
+                            }
+                        }
+                    }
+                    assert_int_equal(yw[(c * oh + oy) * ow + ox], m);
+                }
+            }
+        }
+    }
+    /* errors as the float pool's */
+    assert_int_equal(kern_q8_maxpool2d_s8(NULL, x, y), KERN_E_INVALID);
+    s.kh = 5;
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_E_SHAPE);
+    s.kh = 2;
+    s.pad_top = 2;
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_E_RANGE);
+}
+
+static void test_avgpool_s8(void **state)
+{
+    (void)state;
+    /* x_zero 10, x_scale 0.5, out_scale 1, out_zero -5 */
+    const int8_t x[6] = {10, 20, 30, 40, 50, 61};
+    struct kern_pool2d_shape s = {.batch = 1, .channels = 1, .in_h = 2,
+                                  .in_w = 3, .kh = 2, .kw = 2,
+                                  .stride_h = 1, .stride_w = 1};
+    int8_t y[4];
+    assert_int_equal(kern_q8_avgpool2d_s8(&s, x, 10, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_OK);
+    /* (0 + 10 + 30 + 40) 0.5 / 4 = 10; (10 + 20 + 40 + 51) 0.5 / 4 =
+     * 15.125 */
+    assert_int_equal(y[0], 5);
+    assert_int_equal(y[1], 10);
+    /* stride 2, one column of right padding: the second window holds
+     * 20 + 51 = 71 over 4 cells (8.875) or over its 2 real ones (17.75) */
+    s.stride_w = 2;
+    s.pad_right = 1;
+    s.count_include_pad = 1;
+    assert_int_equal(kern_q8_avgpool2d_s8(&s, x, 10, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_OK);
+    assert_int_equal(y[0], 5);
+    assert_int_equal(y[1], 4);
+    s.count_include_pad = 0;
+    assert_int_equal(kern_q8_avgpool2d_s8(&s, x, 10, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_OK);
+    assert_int_equal(y[0], 5);
+    assert_int_equal(y[1], 13);
+    /* equal params: TFLite's integer average, halves away from zero, even
+     * for a divisor (6) whose reciprocal no Q31 multiplier holds exactly */
+    const int8_t h[12] = {1, 1, 1, 0, 0, 0, -1, -1, -1, 0, 0, 0};
+    struct kern_pool2d_shape s6 = {.batch = 1, .channels = 2, .in_h = 1,
+                                   .in_w = 6, .kh = 1, .kw = 6,
+                                   .stride_h = 1, .stride_w = 1};
+    assert_int_equal(kern_q8_avgpool2d_s8(&s6, h, 0, 0.3f, 0, 0.3f, -128,
+                                          127, y), KERN_OK);
+    assert_int_equal(y[0], 1);
+    assert_int_equal(y[1], -1);
+    assert_int_equal(kern_q8_global_avgpool_s8(1, 2, 6, h, 0, 0.3f, 0, 0.3f,
+                                               -128, 127, y), KERN_OK);
+    assert_int_equal(y[0], 1);
+    assert_int_equal(y[1], -1);
+    /* global: x_zero 5, 0.1 -> 0.3, out_zero 2: (0 + 3 + 9 + 12) 0.1 /
+     * (4 0.3) = 2; and a clamp at qmax */
+    const int8_t g[8] = {5, 8, 14, 17, 127, 127, 127, 127};
+    assert_int_equal(kern_q8_global_avgpool_s8(2, 1, 4, g, 5, 0.1f, 2, 0.3f,
+                                               -128, 20, y), KERN_OK);
+    assert_int_equal(y[0], 4);
+    assert_int_equal(y[1], 20);
+    /* a ratio below 2^-10 gives the zero point */
+    assert_int_equal(kern_q8_global_avgpool_s8(2, 1, 4, g, 5, 1e-4f, 2, 1.0f,
+                                               -128, 127, y), KERN_OK);
+    assert_int_equal(y[0], 2);
+    assert_int_equal(y[1], 2);
+    /* errors */
+    assert_int_equal(kern_q8_global_avgpool_s8(0, 1, 4, g, 5, 0.1f, 2, 0.3f,
+                                               -128, 127, y), KERN_E_SHAPE);
+    assert_int_equal(kern_q8_global_avgpool_s8(1, 1, 4, g, 5, 0.0f, 2, 0.3f,
+                                               -128, 127, y), KERN_E_RANGE);
+    assert_int_equal(kern_q8_global_avgpool_s8(1, 1, 4, g, 5, 0.1f, 2, 0.3f,
+                                               10, 9, y), KERN_E_RANGE);
+    assert_int_equal(kern_q8_global_avgpool_s8(1, 1, 4, NULL, 5, 0.1f, 2,
+                                               0.3f, -128, 127, y),
+                     KERN_E_INVALID);
+    assert_int_equal(kern_q8_global_avgpool_s8(SIZE_MAX, 2, 4, g, 5, 0.1f, 2,
+                                               0.3f, -128, 127, y),
+                     KERN_E_OVERFLOW);
+    assert_int_equal(kern_q8_avgpool2d_s8(&s, x, -129, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_E_RANGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -698,6 +1075,12 @@ int main(void)
         cmocka_unit_test(test_dwconv_s8),
         cmocka_unit_test(test_conv_s8),
         cmocka_unit_test(test_add),
+        cmocka_unit_test(test_im2col_zp),
+        cmocka_unit_test(test_gemm_s8_t),
+        cmocka_unit_test(test_quantize_zp),
+        cmocka_unit_test(test_rescale),
+        cmocka_unit_test(test_maxpool_s8),
+        cmocka_unit_test(test_avgpool_s8),
     };
     /* the brute-force reference needs a 64-bit mantissa for exact products */
     if (LDBL_MANT_DIG < 64) {

@@ -27,6 +27,18 @@
  * above 1 (or with --layers), the five operators of edgefit that cost the
  * most, each timed alone (prof_exec_profile), follow the model's row.
  *
+ * With --int8 DIR, static int8 instead: edgefit at MEMEST_INT8 (the
+ * ranges of prof_ranges_calibrate, min-max, over --calibration-samples
+ * inputs drawn uniformly from [-1, 1]) against ONNX Runtime on the QDQ
+ * file DIR/LABEL.onnx of the same network (LABEL: the model's folder
+ * name; scripts/bench-int8-vs-onnxruntime.sh writes them with
+ * scripts/qdq_onnx.py, calibrated by ONNX Runtime on inputs drawn the
+ * same way, so the two scale sets are close, not equal) and against
+ * edgefit's own fp32, the three alternated as above. The int8 outputs are
+ * not held to the fp32 tolerance: the table shows their largest
+ * difference from ONNX Runtime's int8 and from edgefit's fp32, over the
+ * output's largest magnitude.
+ *
  * Exit status: 0 when every model ran and agreed, 1 when one did not, 2
  * for a bad command line or an ONNX Runtime that cannot be loaded. A
  * benchmark, not a test: scripts/bench-vs-onnxruntime-c.sh runs it. */
@@ -160,12 +172,16 @@ struct opts {
     unsigned rounds;
     unsigned runs; /* 0: automatic */
     int layers;    /* always print the costliest layers */
+    const char *qdq_dir;  /* --int8: the folder of the QDQ files */
+    unsigned calib_samples;
 };
 
 struct bench {
     const char *label;
     memest_model *model;
     prof_exec *ex;
+    prof_exec *ex8;     /* --int8: the static int8 executor */
+    float *out8;        /* its output */
     size_t n_in;
     float **in;         /* edgefit's input k, batch * its elements */
     size_t *in_count;
@@ -216,6 +232,8 @@ static void bench_free(struct bench *b)
     free(b->in);
     free(b->in_count);
     free(b->out);
+    free(b->out8);
+    prof_exec_destroy(b->ex8);
     prof_exec_destroy(b->ex);
     memest_model_destroy(b->model);
 }
@@ -237,6 +255,72 @@ static const char *label_of(const char *path, char *buf, size_t cap)
     memcpy(buf, path + start, n);
     buf[n] = '\0';
     return buf;
+}
+
+/* --int8: min-max ranges over o->calib_samples inputs uniform in [-1, 1]
+ * (xorshift from a fixed state, as scripts/onnx_ranges.mjs draws them),
+ * and the static int8 executor on them. */
+static int edgefit_open_int8(struct bench *b, const struct opts *o)
+{
+    if (b->n_in != 1) {
+        fprintf(stderr, "bench-vs-ort: %s: --int8 calibrates models of one "
+                "input\n", b->label);
+        return -1;
+    }
+    const struct memest_shape sh = memest_model_input_shape(b->model);
+    struct prof_dataset data;
+    memset(&data, 0, sizeof data);
+    data.rank = sh.rank;
+    data.sample_count = 1;
+    for (unsigned i = 0; i < sh.rank; i++) {
+        data.shape[i] = sh.dim[i];
+        data.sample_count *= sh.dim[i];
+    }
+    data.count = o->calib_samples;
+    data.x = malloc((size_t)(data.count * data.sample_count) * sizeof(float));
+    if (!data.x) {
+        fprintf(stderr, "bench-vs-ort: %s: out of memory\n", b->label);
+        return -1;
+    }
+    uint32_t r = 2463534242u;
+    for (uint64_t i = 0; i < data.count * data.sample_count; i++) {
+        r ^= r << 13;
+        r ^= r >> 17;
+        r ^= r << 5;
+        data.x[i] = (float)(2.0 * ((double)r / 4294967296.0) - 1.0);
+    }
+    struct prof_ranges_opts ro;
+    prof_ranges_opts_init(&ro);
+    ro.samples = 0;
+    struct prof_ranges ranges;
+    struct prof_diag pd;
+    memset(&pd, 0, sizeof pd);
+    int st = prof_ranges_calibrate(b->model, &data, &ro, &ranges, &pd);
+    free(data.x);
+    if (st != PROF_OK) {
+        fprintf(stderr, "bench-vs-ort: %s: calibration: %s (%s)\n",
+                b->label, pd.message, prof_strerror(st));
+        return -1;
+    }
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = o->batch;
+    eo.precision = MEMEST_INT8;
+    eo.threads = o->threads;
+    eo.ranges = &ranges;
+    st = prof_exec_create(b->model, &eo, &b->ex8, &pd);
+    prof_ranges_finish(&ranges);
+    if (st != PROF_OK) {
+        fprintf(stderr, "bench-vs-ort: %s: edgefit's int8 executor: %s "
+                "(%s)\n", b->label, pd.message, prof_strerror(st));
+        return -1;
+    }
+    b->out8 = malloc(b->out_count * sizeof *b->out8);
+    if (!b->out8 || prof_exec_output_count(b->ex8) != b->out_count) {
+        fprintf(stderr, "bench-vs-ort: %s: int8 output buffer\n", b->label);
+        return -1;
+    }
+    return 0;
 }
 
 /* edgefit's side: the model, the executor and the input buffers. */
@@ -295,7 +379,7 @@ static int edgefit_open(struct bench *b, const char *path,
             b->in[k][i] = (float)(0.5 * sin(0.37 * (double)i + (double)k));
         }
     }
-    return 0;
+    return o->qdq_dir ? edgefit_open_int8(b, o) : 0;
 }
 
 /* The element count of dims[0..rank-1]; -1 for a dimension that is not
@@ -571,13 +655,26 @@ static int edgefit_run(struct bench *b)
     return 0;
 }
 
-/* max |edgefit - ORT| / max |ORT| over ORT's first output. */
-static double rel_diff(const struct bench *b)
+static int edgefit_run8(struct bench *b)
 {
-    const float *ref = b->ort_out_data[0];
+    int st = prof_exec_run_inputs(b->ex8, (const float *const *)b->in,
+                                  b->in_count, b->n_in, b->out8,
+                                  b->out_count);
+    if (st != PROF_OK) {
+        fprintf(stderr, "bench-vs-ort: %s: edgefit's int8 run: %s\n",
+                b->label, prof_strerror(st));
+        return -1;
+    }
+    return 0;
+}
+
+/* max |out - ref| / max |ref| over out_count values. */
+static double rel_diff_of(const struct bench *b, const float *out,
+                          const float *ref)
+{
     double dmax = 0.0, rmax = 0.0;
     for (size_t i = 0; i < b->out_count; i++) {
-        const double d = fabs((double)b->out[i] - (double)ref[i]);
+        const double d = fabs((double)out[i] - (double)ref[i]);
         /* NaN is never <= the tolerance: keep it. */
         if (!(d <= dmax)) {
             dmax = d;
@@ -589,11 +686,23 @@ static double rel_diff(const struct bench *b)
     return rmax > 0.0 ? dmax / rmax : dmax;
 }
 
+/* max |edgefit - ORT| / max |ORT| over ORT's first output. */
+static double rel_diff(const struct bench *b)
+{
+    return rel_diff_of(b, b->out, b->ort_out_data[0]);
+}
+
+/* The engines: edgefit (fp32), ONNX Runtime, edgefit's static int8. */
+enum { ENG_EDGEFIT, ENG_ORT, ENG_INT8, ENG_COUNT };
+
 /* One run of one engine, in ms; -1 when it failed. */
-static double run_ms(struct bench *b, int ort)
+static double run_ms(struct bench *b, int engine)
 {
     const uint64_t t0 = prof_now_ns();
-    if ((ort ? ort_run(b, b->ort_out) : edgefit_run(b)) != 0) {
+    const int rc = engine == ENG_ORT       ? ort_run(b, b->ort_out)
+                   : engine == ENG_INT8    ? edgefit_run8(b)
+                                           : edgefit_run(b);
+    if (rc != 0) {
         return -1.0;
     }
     return (double)(prof_now_ns() - t0) / 1e6;
@@ -618,50 +727,60 @@ static double median(double *v, size_t n)
  * grows with the load, while a single pass of a fraction of a millisecond
  * is rarely interrupted, and the median drops those that were. The clock
  * costs some 20 ns, under 0.1% of the smallest of these models. */
-static int time_both(struct bench *b, const struct opts *o, double *e_ms,
-                     double *o_ms, unsigned *runs)
+static int time_engines(struct bench *b, const struct opts *o, int ne,
+                        double *ms, unsigned *runs)
 {
     /* Warm-up: caches, page faults, ONNX Runtime's first-run allocations
      * and edgefit's worker threads, until WARMUP_MS have passed. The
      * fastest run of each sizes the rounds (a run that another process
      * interrupted would make them too short). */
-    double te = HUGE_VAL, to = HUGE_VAL;
+    double best[ENG_COUNT];
+    for (int e = 0; e < ne; e++) {
+        best[e] = HUGE_VAL;
+    }
     const uint64_t t0 = prof_now_ns();
     while ((double)(prof_now_ns() - t0) / 1e6 < WARMUP_MS) {
-        const double e = run_ms(b, 0), t = run_ms(b, 1);
-        if (e < 0.0 || t < 0.0) {
-            return -1;
+        for (int e = 0; e < ne; e++) {
+            const double t = run_ms(b, e);
+            if (t < 0.0) {
+                return -1;
+            }
+            best[e] = t < best[e] ? t : best[e];
         }
-        te = e < te ? e : te;
-        to = t < to ? t : to;
     }
     unsigned n = o->runs;
     if (n == 0) {
-        const double slow = te > to ? te : to;
+        double slow = 0.0;
+        for (int e = 0; e < ne; e++) {
+            slow = best[e] > slow ? best[e] : slow;
+        }
         const double want = ROUND_TARGET_MS / (slow > 1e-6 ? slow : 1e-6);
         n = want < 1.0 ? 1u : want > MAX_RUNS ? MAX_RUNS : (unsigned)want;
     }
     const size_t total = (size_t)o->rounds * n;
-    double *es = malloc(total * sizeof *es);
-    double *os = malloc(total * sizeof *os);
-    int rc = es && os ? 0 : -1;
+    double *t[ENG_COUNT] = {NULL};
+    int rc = 0;
+    for (int e = 0; e < ne; e++) {
+        t[e] = malloc(total * sizeof *t[e]);
+        rc = t[e] ? rc : -1;
+    }
     for (unsigned r = 0; r < o->rounds && rc == 0; r++) {
-        for (unsigned i = 0; i < n && rc == 0; i++) {
-            es[(size_t)r * n + i] = run_ms(b, 0);
-            rc = es[(size_t)r * n + i] < 0.0 ? -1 : 0;
+        for (int e = 0; e < ne && rc == 0; e++) {
+            for (unsigned i = 0; i < n && rc == 0; i++) {
+                t[e][(size_t)r * n + i] = run_ms(b, e);
+                rc = t[e][(size_t)r * n + i] < 0.0 ? -1 : 0;
+            }
         }
-        for (unsigned i = 0; i < n && rc == 0; i++) {
-            os[(size_t)r * n + i] = run_ms(b, 1);
-            rc = os[(size_t)r * n + i] < 0.0 ? -1 : 0;
+    }
+    for (int e = 0; e < ne; e++) {
+        if (rc == 0) {
+            ms[e] = median(t[e], total);
         }
+        free(t[e]);
     }
     if (rc == 0) {
-        *e_ms = median(es, total);
-        *o_ms = median(os, total);
         *runs = n;
     }
-    free(es);
-    free(os);
     return rc;
 }
 
@@ -736,16 +855,64 @@ static int bench_model(const char *path, const struct opts *o)
         fflush(stdout);
         goto done;
     }
-    double e_ms = 0.0, o_ms = 0.0;
+    double ms[ENG_COUNT] = {0.0};
     unsigned runs = 0;
-    if (time_both(&b, o, &e_ms, &o_ms, &runs) != 0) {
+    if (time_engines(&b, o, ENG_INT8, ms, &runs) != 0) {
         goto done;
     }
+    const double e_ms = ms[ENG_EDGEFIT], o_ms = ms[ENG_ORT];
     const double ratio = e_ms / o_ms;
     printf("%-22s %11.4f %11.4f %6.2f %9.1e %7u\n", b.label, e_ms, o_ms,
            ratio, diff, runs);
     if (ratio > 1.0 || o->layers) {
         print_layers(&b);
+    }
+    fflush(stdout);
+    rc = 0;
+done:
+    bench_free(&b);
+    return rc;
+}
+
+/* --int8: one model; its QDQ file is o->qdq_dir/LABEL.onnx. */
+static int bench_model_int8(const char *path, const struct opts *o)
+{
+    char buf[128], qdq[4096];
+    struct bench b;
+    memset(&b, 0, sizeof b);
+    b.label = label_of(path, buf, sizeof buf);
+    int rc = -1;
+    const char *dot = strrchr(b.label, '.');
+    const int stem = dot && strcmp(dot, ".onnx") == 0
+                         ? (int)(dot - b.label)
+                         : (int)strlen(b.label);
+    if (snprintf(qdq, sizeof qdq, "%s/%.*s.onnx", o->qdq_dir, stem,
+                 b.label) >= (int)sizeof qdq) {
+        fprintf(stderr, "bench-vs-ort: %s: QDQ path too long\n", b.label);
+        return -1;
+    }
+    if (edgefit_open(&b, path, o) != 0 || ort_open_session(&b, qdq, o) != 0 ||
+        edgefit_run(&b) != 0 || edgefit_run8(&b) != 0) {
+        goto done;
+    }
+    const double d_ort = rel_diff_of(&b, b.out8, b.ort_out_data[0]);
+    const double d_fp32 = rel_diff_of(&b, b.out8, b.out);
+    double ms[ENG_COUNT] = {0.0};
+    unsigned runs = 0;
+    if (time_engines(&b, o, ENG_COUNT, ms, &runs) != 0) {
+        goto done;
+    }
+    const double to_fp32 = ms[ENG_INT8] / ms[ENG_EDGEFIT];
+    const double to_ort = ms[ENG_INT8] / ms[ENG_ORT];
+    printf("%-18s %10.4f %10.4f %11.4f %12.2f %11.2f %8.1e %9.1e %6u\n",
+           b.label, ms[ENG_INT8], ms[ENG_EDGEFIT], ms[ENG_ORT], to_fp32,
+           to_ort, d_ort, d_fp32, runs);
+    if (to_ort > 1.0 || to_fp32 > 0.5 || o->layers) {
+        /* the int8 executor's costliest operators */
+        prof_exec *fp = b.ex;
+        b.ex = b.ex8;
+        print_layers(&b);
+        b.ex = fp;
     }
     fflush(stdout);
     rc = 0;
@@ -761,7 +928,9 @@ static int usage(void)
     fprintf(stderr,
             "usage: bench-vs-ort [--ort-lib PATH] [--threads N] [--batch N] "
             "[--rounds N]\n"
-            "                    [--runs N] [--layers] MODEL.onnx...\n");
+            "                    [--runs N] [--layers] [--int8 QDQ_DIR "
+            "[--calibration-samples N]]\n"
+            "                    MODEL.onnx...\n");
     return 2;
 }
 
@@ -784,7 +953,7 @@ static int parse_uint(const char *name, const char *text, unsigned long lo,
 
 int main(int argc, char **argv)
 {
-    struct opts o = {EDGEFIT_ORT_LIB, 1, 1, 15, 0, 0};
+    struct opts o = {EDGEFIT_ORT_LIB, 1, 1, 15, 0, 0, NULL, 32};
     int first = argc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -793,6 +962,14 @@ int main(int argc, char **argv)
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--ort-lib") == 0 && val) {
             o.ort_lib = argv[++i];
+        } else if (strcmp(a, "--int8") == 0 && val) {
+            o.qdq_dir = argv[++i];
+        } else if (strcmp(a, "--calibration-samples") == 0) {
+            if (parse_uint(a, val, 1, 100000, &v) != 0) {
+                return 2;
+            }
+            o.calib_samples = (unsigned)v;
+            i++;
         } else if (strcmp(a, "--layers") == 0) {
             o.layers = 1;
         } else if (strcmp(a, "--threads") == 0) {
@@ -838,12 +1015,24 @@ int main(int argc, char **argv)
         ort_close();
         return 2;
     }
-    printf("# ONNX Runtime %s (C API), edgefit %s; fp32, batch %llu, "
-           "%u thread%s, %u rounds, medians of ms per forward pass\n",
-           ort_version, prof_version(), (unsigned long long)o.batch,
-           o.threads, o.threads == 1 ? "" : "s", o.rounds);
-    printf("%-22s %11s %11s %6s %9s %7s\n", "model", "edgefit_ms", "ort_ms",
-           "ratio", "max_diff", "runs");
+    if (o.qdq_dir) {
+        printf("# ONNX Runtime %s (C API) on QDQ files, edgefit %s; static "
+               "int8 (min-max over %u random inputs), batch %llu, %u "
+               "thread%s, %u rounds, medians of ms per forward pass\n",
+               ort_version, prof_version(), o.calib_samples,
+               (unsigned long long)o.batch, o.threads,
+               o.threads == 1 ? "" : "s", o.rounds);
+        printf("%-18s %10s %10s %11s %12s %11s %8s %9s %6s\n", "model",
+               "int8_ms", "fp32_ms", "ort_int8_ms", "int8_to_fp32",
+               "int8_to_ort", "diff_ort", "diff_fp32", "runs");
+    } else {
+        printf("# ONNX Runtime %s (C API), edgefit %s; fp32, batch %llu, "
+               "%u thread%s, %u rounds, medians of ms per forward pass\n",
+               ort_version, prof_version(), (unsigned long long)o.batch,
+               o.threads, o.threads == 1 ? "" : "s", o.rounds);
+        printf("%-22s %11s %11s %6s %9s %7s\n", "model", "edgefit_ms",
+               "ort_ms", "ratio", "max_diff", "runs");
+    }
     fflush(stdout);
     int failed = 0;
     for (int i = first; i < argc; i++) {
@@ -853,7 +1042,8 @@ int main(int argc, char **argv)
             ort_close();
             return 2;
         }
-        failed |= bench_model(argv[i], &o) != 0;
+        failed |= (o.qdq_dir ? bench_model_int8(argv[i], &o)
+                             : bench_model(argv[i], &o)) != 0;
     }
     ort_close();
     return failed ? 1 : 0;

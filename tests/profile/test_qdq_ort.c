@@ -10,12 +10,10 @@
  * The executor takes the params each tensor carries
  * (memest_model_tensor_quant) as its ranges.
  *
- * Not here yet: the fixture depthwise_pt, whose depthwise weights have one
- * scale per tensor. The executor quantises weights with max|w_c| / 127 per
- * output channel, which for such weights is not the file's scale, so its
- * int8 weights differ from the file's and the output is up to 2 steps
- * away; it joins this list when the executor quantises with the model's
- * memest_model_weight_scales (the shared contract).
+ * Each also runs without ranges, on the params the model carries (the
+ * same bits). depthwise_pt's depthwise weights have one scale per tensor,
+ * not max|w_c| / 127 per channel: the executor quantises with the model's
+ * memest_model_weight_scales, which gives back the file's int8 weights.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -133,6 +131,26 @@ static void run_fixture(const char *name)
                      (double)y.data[i], whole, (double)oq.scale);
         }
     }
+    /* without ranges the executor takes the model's own params: the same
+     * bits */
+    {
+        prof_exec *own = NULL;
+        float *out2 = calloc(n, sizeof *out2);
+        size_t nx = 1;
+        assert_non_null(out2);
+        for (unsigned d = 0; d < x.t.rank; d++) {
+            nx *= (size_t)x.t.dim[d];
+        }
+        o.ranges = NULL;
+        st = prof_exec_create(m, &o, &own, &pd);
+        if (st != PROF_OK) {
+            fail_msg("%s without ranges: %s", name, pd.message);
+        }
+        assert_int_equal(prof_exec_run(own, x.data, nx, out2, n), PROF_OK);
+        assert_memory_equal(out, out2, n * sizeof *out);
+        free(out2);
+        prof_exec_destroy(own);
+    }
     printf("# %s: %zu elements, %.1f%% equal to ONNX Runtime's, max %.0f "
            "step\n", name, n, 100.0 * (double)equal / (double)n, max_steps);
     free(out);
@@ -161,6 +179,12 @@ static void test_depthwise(void **state)
     run_fixture("depthwise");
 }
 
+static void test_depthwise_pt(void **state)
+{
+    (void)state;
+    run_fixture("depthwise_pt");
+}
+
 static void test_uint8(void **state)
 {
     (void)state;
@@ -179,7 +203,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cnn),     cmocka_unit_test(test_concat),
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_uint8),
-        cmocka_unit_test(test_qop),
+        cmocka_unit_test(test_qop), cmocka_unit_test(test_depthwise_pt),
     };
     if (!memest_onnx_available()) {
         printf("# skipped: this build reads no ONNX\n");

@@ -562,6 +562,54 @@ static void test_observer(void **state)
     memest_model_destroy(m);
 }
 
+/* Layers that keep their input's scale (a max pool, views, a pad with 0,
+ * a slice, a channel shuffle) get their input's range, scale and zero
+ * point, their own observed range beside it; others (an average pool, a
+ * pad with another value, a layer with an activation) their own. */
+static void test_keeps_input_range(void **state)
+{
+    (void)state;
+    memest_model *m = model_of("input 2x6x6\n"
+                               "conv2d 4 k=3 p=1 name=c\n"
+                               "maxpool k=2 name=mp\n"
+                               "pad p=1 name=pz\n"
+                               "shuffle g=2 name=sh\n"
+                               "slice axis=c begin=0 end=2 name=sl\n"
+                               "pad p=1 value=9 name=p9\n"
+                               "avgpool k=2 name=ap\n"
+                               "flatten name=fl\n"
+                               "dense 3 name=fc\n");
+    const uint64_t shape[3] = {2, 6, 6};
+    float x[3 * 72];
+    for (size_t i = 0; i < 3 * 72; i++) {
+        x[i] = (float)((i * 37) % 23) / 7.0f - 1.5f;
+    }
+    struct prof_dataset d = data_of(3, 3, shape, x);
+    struct prof_ranges r;
+    assert_int_equal(prof_ranges_calibrate(m, &d, NULL, &r, NULL), PROF_OK);
+    /* tensors: input, c, mp, pz, sh, sl, p9, ap, fl, fc */
+    const size_t same[] = {2, 3, 4, 5}, own[] = {6, 7};
+    for (size_t k = 0; k < 4; k++) {
+        const struct prof_tensor_range *t = &r.tensors[same[k]];
+        assert_true(t->min == r.tensors[1].min && t->max == r.tensors[1].max);
+        assert_true(t->scale == r.tensors[1].scale);
+        assert_int_equal(t->zero_point, r.tensors[1].zero_point);
+    }
+    /* the max pool's own observation is narrower than its input's */
+    assert_true(r.tensors[2].observed_min > r.tensors[1].observed_min);
+    assert_true(r.tensors[2].min == r.tensors[1].observed_min);
+    for (size_t k = 0; k < 2; k++) {
+        const struct prof_tensor_range *t = &r.tensors[own[k]];
+        assert_true(t->min == t->observed_min && t->max == t->observed_max);
+    }
+    assert_true(r.tensors[6].max == 9.0f);
+    /* the view after the average pool takes the pool's */
+    assert_true(r.tensors[8].scale == r.tensors[7].scale);
+    prof_ranges_finish(&r);
+    prof_dataset_finish(&d);
+    memest_model_destroy(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -572,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_wrong_shape),
         cmocka_unit_test(test_observer),
+        cmocka_unit_test(test_keeps_input_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -266,6 +266,25 @@ KERN_API int kern_q8_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a,
                              const struct kern_q8_outstage *os, int8_t *q,
                              size_t ldq);
 
+/* kern_q8_gemm_s8 with q written transposed: q[j * ldq + i] (ldq >= M),
+ * the same bytes. A convolution lowered as [pixels][K] (M = pixels, N =
+ * output channels) then writes its NCHW planes directly, the transpose
+ * done on each tile while it is in cache. Statuses as kern_q8_gemm_s8
+ * (KERN_E_SHAPE for ldq < M). */
+KERN_API int kern_q8_gemm_s8_t(size_t m, size_t n, size_t k,
+                               const int8_t *a, size_t lda, int32_t a_zero,
+                               const void *packed_w, const int32_t *w_sums,
+                               const struct kern_q8_outstage *os, int8_t *q,
+                               size_t ldq);
+
+/* Floats into static int8 with a zero point (a model's input, a layer run
+ * in float): q[i] = clamp(rint(x[i] / scale) + zero, -128, 127), the
+ * division and the addition in float, rint half to even; NaN gives zero.
+ * KERN_E_INVALID for NULL, KERN_E_RANGE for a scale not finite and > 0
+ * or a zero point outside [-128, 127]. */
+KERN_API int kern_q8_quantize_zp_f32(const float *x, size_t n, float scale,
+                                     int32_t zero, int8_t *q);
+
 /* Static int8 depthwise convolution, NCHW: for every image b, channel c,
  *   acc = sum over ky, kx of (x[b][c][iy][ix] - x_zero) * w[c][ky][kx]
  * where a tap in the padding reads x_zero (so contributes 0), then the
@@ -313,6 +332,79 @@ KERN_API int kern_q8_add_params_init(float a_scale, int32_t a_zero,
  * [-31, 0], out_shift in [-31, 30]). */
 KERN_API int kern_q8_add_s8(size_t n, const int8_t *a, const int8_t *b,
                             const struct kern_q8_add_params *p, int8_t *out);
+
+/* A tensor requantised to other params (concat's inputs, a pool's output
+ * when its params differ): with d = (x - x_zero) * 2^left_shift,
+ *   y = clamp(out_zero + MultiplyByQuantizedMultiplier(d, mult, shift),
+ *             qmin, qmax)
+ * (the formula of the static section above, no bias). left_shift keeps
+ * the fraction of d * in_scale / out_scale through the high multiply, as
+ * TFLite's Add does with its left shift of 20. */
+struct kern_q8_rescale {
+    int32_t mult;
+    int shift;
+    int left_shift;
+    int32_t out_zero, qmin, qmax;
+};
+
+/* Fills r for real values x_real = in_scale (x - x_zero) stored with
+ * out_scale and out_zero: left_shift 20, mult and shift
+ * (kern_q8_quantize_multiplier) of in_scale / (out_scale 2^20). A ratio
+ * in_scale / out_scale above 1024 is taken as 1024: every nonzero
+ * difference saturates either way. Scales finite and > 0, out_zero and
+ * -128 <= qmin <= qmax <= 127 in int8's range, else KERN_E_RANGE;
+ * KERN_E_INVALID for NULL. */
+KERN_API int kern_q8_rescale_init(float in_scale, float out_scale,
+                                  int32_t out_zero, int32_t qmin,
+                                  int32_t qmax, struct kern_q8_rescale *r);
+
+/* y[i] = the rescale of x[i] (n values; y may be x). KERN_E_INVALID for
+ * NULL; KERN_E_RANGE for x_zero, out_zero or the clamp outside int8's
+ * range, shift outside [-31, 30], or left_shift + max(shift, 0) outside
+ * [0, 22] (d must fit in int32 for every int8 difference). */
+KERN_API int kern_q8_rescale_s8(size_t n, const int8_t *x, int32_t x_zero,
+                                const struct kern_q8_rescale *r, int8_t *y);
+
+/* Declared with the pooling entry points below. */
+struct kern_pool2d_shape;
+
+/* int8 max pooling, NCHW, input and output sharing their params (the max
+ * of quantised values is the quantised max): any window, stride and
+ * padding, padding never wins (as kern_maxpool2d_f32 with its -inf pads).
+ * Shape and statuses as kern_maxpool2d_f32; KERN_E_NOMEM when the row
+ * buffer of the vector path cannot be allocated. */
+KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
+                                  const int8_t *x, int8_t *y);
+
+/* int8 average pooling, NCHW, with integer requantisation: for each
+ * window, acc = sum of (q - x_zero) over its cells inside the input (a
+ * padded cell stands for a real 0, so adds 0), count = the divisor
+ * count_include_pad selects, and
+ *   out = clamp(out_zero + round(acc * M / count), qmin, qmax)
+ * where M = mult 2^(shift - 31) is the fixed-point multiplier of x_scale /
+ * out_scale (kern_q8_quantize_multiplier) and the division by count is
+ * exact, in 64-bit integers, rounded half away from zero (so that with
+ * equal params the result is TFLite's integer average pool). A ratio
+ * below 2^-10 gives out_zero clamped (|acc / count| <= 255 then rounds to
+ * 0). Shape and statuses as kern_avgpool2d_f32; KERN_E_RANGE also for
+ * scales not finite and > 0, zero points or the clamp outside int8's
+ * range, or a window of more than 2^22 cells. */
+KERN_API int kern_q8_avgpool2d_s8(const struct kern_pool2d_shape *s,
+                                  const int8_t *x, int32_t x_zero,
+                                  float x_scale, int32_t out_zero,
+                                  float out_scale, int32_t qmin,
+                                  int32_t qmax, int8_t *y);
+
+/* Global average pooling, x [batch][channels][hw] to y [batch][channels]:
+ * kern_q8_avgpool2d_s8 with one window of hw cells per channel.
+ * KERN_E_SHAPE for a zero size, KERN_E_OVERFLOW when batch * channels *
+ * hw overflows, else statuses as kern_q8_avgpool2d_s8 (hw <= 2^22). */
+KERN_API int kern_q8_global_avgpool_s8(size_t batch, size_t channels,
+                                       size_t hw, const int8_t *x,
+                                       int32_t x_zero, float x_scale,
+                                       int32_t out_zero, float out_scale,
+                                       int32_t qmin, int32_t qmax,
+                                       int8_t *y);
 
 /* ---- nn ---------------------------------------------------------------- */
 

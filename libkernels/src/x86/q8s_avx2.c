@@ -2,8 +2,11 @@
  * lanes at a time, the same integer operations as the C reference (so the
  * same bits); tails shorter than eight run the C reference. */
 #include <immintrin.h>
+#include <stdbool.h>
+#include <string.h>
 
 #include "q8s.h"
+#include "transpose_u8.h"
 
 #include "edgefit/kernels.h"
 
@@ -85,6 +88,205 @@ void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
     }
 }
 
+/* The parameters of 8 columns, loaded once per tile: the multiplier and
+ * its odd lanes moved down for vpmuldq, the shifts, RoundingDivideByPOT's
+ * mask and half mask. */
+struct cols8 {
+    __m256i add, m, mo, ls, rs, mask, half;
+};
+
+static inline struct cols8 cols8_load(const int32_t *add, const int32_t *mult,
+                                      const int32_t *lsh, const int32_t *rsh)
+{
+    struct cols8 c;
+    const __m256i one = _mm256_set1_epi32(1);
+    c.add = _mm256_loadu_si256((const __m256i *)add);
+    c.m = _mm256_loadu_si256((const __m256i *)mult);
+    c.mo = _mm256_srli_epi64(c.m, 32);
+    c.ls = _mm256_loadu_si256((const __m256i *)lsh);
+    c.rs = _mm256_loadu_si256((const __m256i *)rsh);
+    c.mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, c.rs), one);
+    c.half = _mm256_srli_epi32(c.mask, 1);
+    return c;
+}
+
+/* srdhm8 and rdbpot8 with the column parameters hoisted; the saturation
+ * of INT32_MIN squared is left out: the caller checked that no
+ * multiplier is INT32_MIN. Then the clamp (lo, hi relative to zp) and zp
+ * added: the same bits as the C reference's. */
+static inline __m256i cols8_stage(__m256i x, const struct cols8 *c,
+                                  int shl, __m256i lo, __m256i hi,
+                                  __m256i zp)
+{
+    const __m256i nudge = _mm256_set1_epi64x((long long)1 << 30);
+    x = _mm256_add_epi32(x, c->add);
+    if (shl) {
+        x = _mm256_sllv_epi32(x, c->ls);
+    }
+    __m256i pe = _mm256_mul_epi32(x, c->m);
+    __m256i po = _mm256_mul_epi32(_mm256_srli_epi64(x, 32), c->mo);
+    pe = _mm256_srli_epi64(_mm256_add_epi64(pe, nudge), 31);
+    po = _mm256_slli_epi64(_mm256_add_epi64(po, nudge), 1);
+    const __m256i h = _mm256_blend_epi32(pe, po, 0xaa);
+    const __m256i rem = _mm256_and_si256(h, c->mask);
+    const __m256i thr = _mm256_sub_epi32(
+        c->half, _mm256_cmpgt_epi32(_mm256_setzero_si256(), h));
+    const __m256i r = _mm256_sub_epi32(_mm256_srav_epi32(h, c->rs),
+                                       _mm256_cmpgt_epi32(rem, thr));
+    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(r, lo), hi),
+                            zp);
+}
+
+/* Two groups of 8 clamped int32 (in int8 range) to 16 bytes in order. */
+static inline __m128i pack16(__m256i a, __m256i b)
+{
+    const __m256i w = _mm256_packs_epi32(a, b); /* a0-3 b0-3 | a4-7 b4-7 */
+    const __m256i by = _mm256_packs_epi16(w, w);
+    /* dwords: 0 = a0-3, 1 = b0-3, 4 = a4-7, 5 = b4-7 */
+    return _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        by, _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0)));
+}
+
+static inline __attribute__((always_inline)) void
+tile_rows(size_t m, size_t n, const int32_t *acc, size_t lda,
+          const int32_t *add, const int32_t *mult, const int32_t *lsh,
+          const int32_t *rsh, int32_t izp, int32_t qmin, int32_t qmax,
+          int shl, int8_t *q, size_t ldq)
+{
+    const __m256i zp = _mm256_set1_epi32(izp);
+    const __m256i lo = _mm256_set1_epi32(qmin - izp);
+    const __m256i hi = _mm256_set1_epi32(qmax - izp);
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        const struct cols8 c0 = cols8_load(add + j, mult + j, lsh + j, rsh + j);
+        const struct cols8 c1 =
+            cols8_load(add + j + 8, mult + j + 8, lsh + j + 8, rsh + j + 8);
+        for (size_t i = 0; i < m; i++) {
+            const int32_t *a = acc + i * lda + j;
+            const __m256i r0 = cols8_stage(
+                _mm256_loadu_si256((const __m256i *)a), &c0, shl, lo, hi, zp);
+            const __m256i r1 =
+                cols8_stage(_mm256_loadu_si256((const __m256i *)(a + 8)), &c1,
+                            shl, lo, hi, zp);
+            _mm_storeu_si128((__m128i *)(q + i * ldq + j), pack16(r0, r1));
+        }
+    }
+    if (j + 8 <= n) {
+        const struct cols8 c0 = cols8_load(add + j, mult + j, lsh + j, rsh + j);
+        for (size_t i = 0; i < m; i++) {
+            const __m256i r0 = cols8_stage(
+                _mm256_loadu_si256((const __m256i *)(acc + i * lda + j)), &c0,
+                shl, lo, hi, zp);
+            const __m256i w = _mm256_packs_epi32(r0, r0);
+            const __m256i by = _mm256_packs_epi16(w, w);
+            const __m256i g = _mm256_permutevar8x32_epi32(
+                by, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+            _mm_storel_epi64((__m128i *)(q + i * ldq + j),
+                             _mm256_castsi256_si128(g));
+        }
+        j += 8;
+    }
+    if (j < n) {
+        for (size_t i = 0; i < m; i++) {
+            kern_q8s_requant_c(n - j, acc + i * lda + j, add + j, mult + j,
+                               lsh + j, rsh + j, izp, qmin, qmax,
+                               q + i * ldq + j);
+        }
+    }
+}
+
+/* The output stage of a tile with the column parameters hoisted out of the
+ * row loop (kern_q8s_requant_avx2 reloads and recomputes them for every
+ * row, which cost as much as the int8 GEMM on layers of few input
+ * channels), 16 columns stored at once, and no left shift when every
+ * column's is 0. A multiplier of INT32_MIN (never one of
+ * kern_q8_quantize_multiplier's) takes the row path, which saturates. */
+void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
+                                size_t lda, const int32_t *add,
+                                const int32_t *mult, const int32_t *lsh,
+                                const int32_t *rsh, int32_t zp, int32_t qmin,
+                                int32_t qmax, int8_t *q, size_t ldq)
+{
+    int any_min = 0, any_shl = 0;
+    for (size_t j = 0; j < n; j++) {
+        any_min |= mult[j] == INT32_MIN;
+        any_shl |= lsh[j] != 0;
+    }
+    if (any_min) {
+        for (size_t i = 0; i < m; i++) {
+            kern_q8s_requant_avx2(n, acc + i * lda, add, mult, lsh, rsh, zp,
+                                  qmin, qmax, q + i * ldq);
+        }
+        return;
+    }
+    if (any_shl) {
+        tile_rows(m, n, acc, lda, add, mult, lsh, rsh, zp, qmin, qmax, 1, q,
+                  ldq);
+    } else {
+        tile_rows(m, n, acc, lda, add, mult, lsh, rsh, zp, qmin, qmax, 0, q,
+                  ldq);
+    }
+}
+
+/* 16 x 16 blocks through SSE registers; the edges a byte at a time. */
+void kern_q8s_transpose_avx2(size_t m, size_t n, const int8_t *x,
+                             size_t ldx, int8_t *y, size_t ldy)
+{
+    const size_t m16 = m / 16 * 16, n16 = n / 16 * 16;
+    for (size_t i = 0; i < m16; i += 16) {
+        for (size_t j = 0; j < n16; j += 16) {
+            __m128i r[16];
+            for (int t = 0; t < 16; t++) {
+                r[t] = _mm_loadu_si128(
+                    (const __m128i *)(x + (i + (size_t)t) * ldx + j));
+            }
+            transpose16x16_u8(r);
+            for (int t = 0; t < 16; t++) {
+                _mm_storeu_si128((__m128i *)(y + (j + (size_t)t) * ldy + i),
+                                 r[t]);
+            }
+        }
+    }
+    if (n16 < n) {
+        kern_q8s_transpose_c(m16, n - n16, x + n16, ldx, y + n16 * ldy, ldy);
+    }
+    if (m16 < m) {
+        kern_q8s_transpose_c(m - m16, n, x + m16 * ldx, ldx, y + m16, ldy);
+    }
+}
+
+/* The C reference's operations on 8 lanes: the same IEEE division,
+ * rounding (to nearest even, as rintf in the default mode) and addition,
+ * so the same values; NaN lanes take the zero point. */
+void kern_q8s_quant_avx2(const float *x, size_t n, float scale,
+                         int32_t zero, int8_t *q)
+{
+    const __m256 vs = _mm256_set1_ps(scale);
+    const __m256 vz = _mm256_set1_ps((float)zero);
+    const __m256 lo = _mm256_set1_ps(-128.0f), hi = _mm256_set1_ps(127.0f);
+    const __m256i zi = _mm256_set1_epi32(zero);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), vs);
+        const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+        __m256 f = _mm256_add_ps(
+            _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT |
+                                   _MM_FROUND_NO_EXC),
+            vz);
+        f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+        __m256i r = _mm256_cvttps_epi32(f);
+        r = _mm256_blendv_epi8(r, zi, _mm256_castps_si256(nan));
+        const __m256i w = _mm256_packs_epi32(r, r);
+        const __m256i b = _mm256_packs_epi16(w, w);
+        const __m256i g = _mm256_permutevar8x32_epi32(
+            b, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+        _mm_storel_epi64((__m128i *)(q + i), _mm256_castsi256_si128(g));
+    }
+    if (i < n) {
+        kern_q8s_quant_c(x + i, n - i, scale, zero, q + i);
+    }
+}
+
 static inline __m256i load8_s8(const int8_t *p)
 {
     return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
@@ -120,5 +322,323 @@ void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
     }
     if (i < n) {
         kern_q8s_add_c(n - i, a + i, b + i, p, out + i);
+    }
+}
+
+void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,
+                           const struct kern_q8_rescale *r, int8_t *y)
+{
+    const __m256i zx = _mm256_set1_epi32(x_zero);
+    const __m256i ls = _mm256_set1_epi32(r->left_shift);
+    const __m256i m = _mm256_set1_epi32(r->mult);
+    const __m256i sl = _mm256_set1_epi32(r->shift > 0 ? r->shift : 0);
+    const __m256i sr = _mm256_set1_epi32(r->shift > 0 ? 0 : -r->shift);
+    const __m256i vzp = _mm256_set1_epi32(r->out_zero);
+    const __m256i lo = _mm256_set1_epi32(r->qmin - r->out_zero);
+    const __m256i hi = _mm256_set1_epi32(r->qmax - r->out_zero);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i d =
+            _mm256_sllv_epi32(_mm256_sub_epi32(load8_s8(x + i), zx), ls);
+        store8(y + i, mbqm8(d, m, sl, sr), lo, hi, vzp);
+    }
+    if (i < n) {
+        kern_q8s_rescale_c(n - i, x + i, x_zero, r, y + i);
+    }
+}
+
+/* ---- max pooling ---------------------------------------------------------- */
+
+/* The rows or columns [*lo, *hi) of the input that window o covers. */
+static void win(size_t o, size_t stride, size_t pad, size_t k, size_t in,
+                size_t *lo, size_t *hi)
+{
+    const size_t start = o * stride;
+    *lo = start < pad ? 0 : start - pad;
+    const size_t end = start + k;
+    *hi = end - pad > in ? in : end - pad;
+}
+
+/* Max pooling a row at a time, with whole vectors along the row: the
+ * maximum over the window's input rows goes into a padded row v (the
+ * padding holds -128, int8's least, which wins no maximum: a window always
+ * holds a real cell, and if all its cells are -128 so is the answer); then
+ * h[j] = max over kx of v[j + kx] for every column j, and the output takes
+ * every stride-th h (stride 1: all of them; stride 2: the even bytes,
+ * packed two vectors at a time; else one by one). Max is exact, so the
+ * bits are the C reference's. */
+void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
+                           size_t ow, const int8_t *x, int8_t *y,
+                           int8_t *scratch)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kw = s->kw, sw = s->stride_w;
+    const size_t wp = s->pad_left + iw + s->pad_right;
+    /* layout of scratch (q8s_maxpool_scratch): v has wp + kw + 128 bytes,
+     * h the same; columns j < nh = (ow - 1) sw + 1 of h are needed, and
+     * computing them 32 at a time reads v up to nh + 31 + kw - 1 and
+     * writes h up to nh + 31, both inside. The stride-2 packing reads h
+     * below 2 ow. */
+    const size_t vlen = wp + kw + 128;
+    int8_t *v = scratch, *h = scratch + vlen;
+    const size_t nh = (ow - 1) * sw + 1;
+    memset(v, INT8_MIN, vlen);
+    memset(h, INT8_MIN, vlen);
+    int8_t *vr = v + s->pad_left;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const int8_t *xp = x + p * ih * iw;
+        int8_t *yp = y + p * oh * ow;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            win(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            /* v = column-wise max of rows [y0, y1) */
+            size_t ix = 0;
+            for (; ix + 32 <= iw; ix += 32) {
+                __m256i m = _mm256_loadu_si256(
+                    (const __m256i *)(xp + y0 * iw + ix));
+                for (size_t iy = y0 + 1; iy < y1; iy++) {
+                    m = _mm256_max_epi8(
+                        m, _mm256_loadu_si256(
+                               (const __m256i *)(xp + iy * iw + ix)));
+                }
+                _mm256_storeu_si256((__m256i *)(vr + ix), m);
+            }
+            for (; ix < iw; ix++) {
+                int8_t m = xp[y0 * iw + ix];
+                for (size_t iy = y0 + 1; iy < y1; iy++) {
+                    const int8_t t = xp[iy * iw + ix];
+                    m = t > m ? t : m;
+                }
+                vr[ix] = m;
+            }
+            /* h = row-wise max over the window's kw columns */
+            for (size_t j = 0; j < nh; j += 32) {
+                __m256i m = _mm256_loadu_si256((const __m256i *)(v + j));
+                for (size_t kx = 1; kx < kw; kx++) {
+                    m = _mm256_max_epi8(
+                        m, _mm256_loadu_si256((const __m256i *)(v + j + kx)));
+                }
+                _mm256_storeu_si256((__m256i *)(h + j), m);
+            }
+            int8_t *yr = yp + oy * ow;
+            if (sw == 1) {
+                memcpy(yr, h, ow);
+            } else if (sw == 2) {
+                const __m256i lowb = _mm256_set1_epi16(0x00ff);
+                size_t ox = 0;
+                for (; ox + 32 <= ow; ox += 32) {
+                    const __m256i a = _mm256_and_si256(
+                        _mm256_loadu_si256((const __m256i *)(h + 2 * ox)),
+                        lowb);
+                    const __m256i b = _mm256_and_si256(
+                        _mm256_loadu_si256(
+                            (const __m256i *)(h + 2 * ox + 32)),
+                        lowb);
+                    /* the even bytes, as 0..255 words: packus keeps them;
+                     * the lanes come out as a0 b0 a1 b1 */
+                    const __m256i pk = _mm256_permute4x64_epi64(
+                        _mm256_packus_epi16(a, b), 0xd8);
+                    _mm256_storeu_si256((__m256i *)(yr + ox), pk);
+                }
+                for (; ox < ow; ox++) {
+                    yr[ox] = h[2 * ox];
+                }
+            } else {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    yr[ox] = h[ox * sw];
+                }
+            }
+        }
+    }
+}
+
+/* ---- depthwise convolution ------------------------------------------------ */
+
+enum { DW_MAX_TAPS = 64 };
+
+/* 16 int8 of one tap as int16 minus the zero point: stride 1 reads 16
+ * consecutive bytes; stride 2 reads 32 and keeps the even ones, sign
+ * extended by a shift up and an arithmetic shift down (in order: the low
+ * lane holds outputs 0..7, the high lane 8..15). */
+static inline __m256i dw_load16(const int8_t *p, size_t sw, __m256i zp16)
+{
+    __m256i v;
+    if (sw == 1) {
+        v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p));
+    } else {
+        v = _mm256_srai_epi16(
+            _mm256_slli_epi16(_mm256_loadu_si256((const __m256i *)p), 8), 8);
+    }
+    return _mm256_sub_epi16(v, zp16);
+}
+
+/* The C reference's output stage on 8 int32 sums of one channel, then
+ * the zero point added after the clamp (as store8). */
+static inline __m256i dw_requant8(__m256i acc, __m256i add, __m256i m,
+                                  __m256i ls, __m256i rs, __m256i lo,
+                                  __m256i hi, __m256i zp)
+{
+    const __m256i r = mbqm8(_mm256_add_epi32(acc, add), m, ls, rs);
+    return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(r, lo), hi),
+                            zp);
+}
+
+/* n bytes from src to dst: the rows of small maps are a few bytes, where
+ * a call to memcpy costs more than the copy; 16 at a time beyond, the last
+ * 16 overlapping. */
+static inline void copy_small(int8_t *dst, const int8_t *src, size_t n)
+{
+    if (n < 16) {
+        for (size_t i = 0; i < n; i++) {
+            dst[i] = src[i];
+        }
+        return;
+    }
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm_loadu_si128((const __m128i *)(src + i)));
+    }
+    if (i < n) {
+        _mm_storeu_si128((__m128i *)(dst + n - 16),
+                         _mm_loadu_si128((const __m128i *)(src + n - 16)));
+    }
+}
+
+/* 16 outputs of one channel from bx (the first output's window start in
+ * the padded plane): the taps two at a time through vpmaddwd, then the
+ * output stage; 16 bytes in order. */
+static inline __m128i dw_block16(const int8_t *bx, const size_t *off,
+                                 size_t npair, const __m256i *wp, size_t sw,
+                                 __m256i zp16, __m256i add, __m256i m,
+                                 __m256i ls, __m256i rs, __m256i lo,
+                                 __m256i hi, __m256i vzp)
+{
+    __m256i alo = _mm256_setzero_si256();
+    __m256i ahi = _mm256_setzero_si256();
+    for (size_t p = 0; p < npair; p++) {
+        const __m256i xa = dw_load16(bx + off[2 * p], sw, zp16);
+        const __m256i xb = dw_load16(bx + off[2 * p + 1], sw, zp16);
+        alo = _mm256_add_epi32(
+            alo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, xb), wp[p]));
+        ahi = _mm256_add_epi32(
+            ahi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), wp[p]));
+    }
+    const __m256i rlo = dw_requant8(alo, add, m, ls, rs, lo, hi, vzp);
+    const __m256i rhi = dw_requant8(ahi, add, m, ls, rs, lo, hi, vzp);
+    const __m256i w16 = _mm256_packs_epi32(rlo, rhi);
+    const __m256i b8 =
+        _mm256_permute4x64_epi64(_mm256_packs_epi16(w16, w16), 0x08);
+    return _mm256_castsi256_si128(b8);
+}
+
+/* Depthwise int8 convolution, 16 outputs at a time. Each channel is
+ * copied into a plane padded with the zero point (so a padded tap adds
+ * (x_zero - x_zero) w = 0, as the C reference's skipped taps), then the
+ * taps go two at a time through vpmaddwd: (x - x_zero) is within
+ * [-255, 255] and w within [-128, 127], so each product fits int16 and
+ * the pair's sum is exact in int32; the sum over taps is the C
+ * reference's exactly (|acc| <= 255 128 taps < 2^31), and so are the
+ * output stage's bits. The unpacks put outputs 0-3 and 8-11 in the low
+ * sums, 4-7 and 12-15 in the high ones, which packs_epi32 puts back in
+ * order.
+ *
+ * Stride 1 both ways: the plane is stored at its padded width pw and the
+ * outputs run along the flattened plane, output q = oy pw + ox reading
+ * from q; the columns ox >= out_w are computed and dropped, so a narrow
+ * map (DS-CNN's 5 columns, MobileNet's 12, 6, 3) fills whole vectors
+ * across its rows. Other strides: a row at a time, stride 2 along the row
+ * taking the even bytes. Strides above 2 along the row, and more than 64
+ * taps, run the C reference. */
+void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
+                          size_t ow, const int8_t *x, int32_t x_zero,
+                          const int8_t *w, const struct kern_q8_outstage *os,
+                          int8_t *y, int8_t *scratch)
+{
+    const size_t taps = s->kh * s->kw, sw = s->stride_w;
+    if ((sw != 1 && sw != 2) || taps > DW_MAX_TAPS) {
+        kern_q8s_dwconv_c(s, oh, ow, x, x_zero, w, os, y, scratch);
+        return;
+    }
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
+    const bool flat = sw == 1 && s->stride_h == 1;
+    const size_t pw = s->pad_left + iw + s->pad_right;
+    const size_t row = flat ? pw
+                            : q8s_dwconv_row(s->pad_left, iw, s->pad_right,
+                                             s->kw, s->dilation_w);
+    const size_t rows = s->pad_top + ih + s->pad_bottom;
+    /* flat: the outputs on the padded width go after the plane and its
+     * 64 bytes of slack (the last vector reads up to 15 bytes past the
+     * plane); q8s_dwconv_scratch holds both */
+    int8_t *vout = scratch + rows * row + 64;
+    const size_t nq = (oh - 1) * pw + ow;
+    /* the border keeps the zero point for every channel: only the
+     * interior is copied per channel */
+    memset(scratch, (int)(int8_t)x_zero, rows * row + 64);
+    const size_t npair = (taps + 1) / 2;
+    size_t off[DW_MAX_TAPS + 1];
+    for (size_t ky = 0; ky < s->kh; ky++) {
+        for (size_t kx = 0; kx < s->kw; kx++) {
+            off[ky * s->kw + kx] = ky * dh * row + kx * dw;
+        }
+    }
+    off[taps] = off[0]; /* an odd last tap pairs with weight 0 */
+    const __m256i zp16 = _mm256_set1_epi16((short)x_zero);
+    const __m256i vzp = _mm256_set1_epi32(os->zero_point);
+    const __m256i lo = _mm256_set1_epi32(os->qmin - os->zero_point);
+    const __m256i hi = _mm256_set1_epi32(os->qmax - os->zero_point);
+    __m256i wp[DW_MAX_TAPS / 2];
+    int8_t tail[16];
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t c = 0; c < ch; c++) {
+            const int8_t *xp = x + (b * ch + c) * ih * iw;
+            int8_t *yp = y + (b * ch + c) * oh * ow;
+            for (size_t iy = 0; iy < ih; iy++) {
+                copy_small(scratch + (s->pad_top + iy) * row + s->pad_left,
+                           xp + iy * iw, iw);
+            }
+            const int8_t *wc = w + c * taps;
+            for (size_t p = 0; p < npair; p++) {
+                const uint16_t wa = (uint16_t)(int16_t)wc[2 * p];
+                const uint16_t wb =
+                    2 * p + 1 < taps ? (uint16_t)(int16_t)wc[2 * p + 1] : 0;
+                wp[p] = _mm256_set1_epi32((int32_t)((uint32_t)wa |
+                                                    ((uint32_t)wb << 16)));
+            }
+            const size_t pc = os->per_channel ? c : 0;
+            const int sh = os->shift[pc];
+            const __m256i add = _mm256_set1_epi32(os->bias ? os->bias[c] : 0);
+            const __m256i m = _mm256_set1_epi32(os->mult[pc]);
+            const __m256i ls = _mm256_set1_epi32(sh > 0 ? sh : 0);
+            const __m256i rs = _mm256_set1_epi32(sh > 0 ? 0 : -sh);
+            if (flat) {
+                for (size_t q = 0; q < nq; q += 16) {
+                    _mm_storeu_si128(
+                        (__m128i *)(vout + q),
+                        dw_block16(scratch + q, off, npair, wp, 1, zp16, add,
+                                   m, ls, rs, lo, hi, vzp));
+                }
+                for (size_t oy = 0; oy < oh; oy++) {
+                    copy_small(yp + oy * ow, vout + oy * pw, ow);
+                }
+                continue;
+            }
+            for (size_t oy = 0; oy < oh; oy++) {
+                const int8_t *base = scratch + oy * s->stride_h * row;
+                int8_t *yr = yp + oy * ow;
+                for (size_t ox = 0; ox < ow; ox += 16) {
+                    const __m128i out =
+                        dw_block16(base + ox * sw, off, npair, wp, sw, zp16,
+                                   add, m, ls, rs, lo, hi, vzp);
+                    if (ox + 16 <= ow) {
+                        _mm_storeu_si128((__m128i *)(yr + ox), out);
+                    } else {
+                        _mm_storeu_si128((__m128i *)tail, out);
+                        memcpy(yr + ox, tail, ow - ox);
+                    }
+                }
+            }
+        }
     }
 }

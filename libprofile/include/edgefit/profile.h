@@ -1271,6 +1271,13 @@ PROF_API void prof_exec_predictions_finish(struct prof_exec_predictions *p);
  *               tie); t = i * bin width (TensorRT's entropy calibrator,
  *               MXNet's and ONNX Runtime's); range as for percentile.
  *
+ * A layer that keeps its input's scale (a max pool, a view: flatten,
+ * reshape, identity, dropout; a pad with 0, a slice, a channel shuffle, a
+ * nearest resize; none with an activation) gets its input's chosen range,
+ * scale and zero point (its observed_min and observed_max stay its own),
+ * as TFLite and ONNX Runtime's quantizer share one scale across such
+ * layers: static int8 then runs them on the int8 values as they are.
+ *
  * Determinism: the executor runs one sample at a time (batch 1), because
  * libkernels' fp32 product takes another path for a single row than for
  * many, and a dense layer's last bits would then depend on the batch a

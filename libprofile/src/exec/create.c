@@ -49,6 +49,8 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
     if (!opts) {
         return;
     }
+    /* every field, those added later too (ranges: none) */
+    memset(opts, 0, sizeof *opts);
     opts->batch = 1;
     opts->precision = MEMEST_FP32;
     opts->seed = 42;

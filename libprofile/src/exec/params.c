@@ -96,14 +96,40 @@ int exec_init_params(prof_exec *ex, struct exec_op *op, uint64_t *rng)
     return store_params(ex, op);
 }
 
+/* Static int8 of a model that carries its weights' scales (a QDQ file):
+ * the weights quantised with them, round(w / scale[c]) (half to even,
+ * saturated to int8), which gives back the file's int8 values, as the
+ * model stores w = scale[c] * q. False when the layer carries none (then
+ * max|w_c| / 127 per channel). */
+static bool model_weight_scales(const prof_exec *ex, struct exec_op *op,
+                                const float *rows, int8_t *q)
+{
+    size_t n = 0;
+    const float *s =
+        exec_static_s8(ex)
+            ? memest_model_weight_scales(ex->model, op->index, &n)
+            : NULL;
+    if (!s || n != op->c_out) {
+        return false;
+    }
+    for (size_t c = 0; c < n; c++) {
+        op->wscale[c] = s[c];
+        exec_s8_quantize(rows + c * op->kdim, op->kdim, s[c], 0,
+                         q + c * op->kdim);
+    }
+    return true;
+}
+
 int exec_q8_store_gemm(prof_exec *ex, struct exec_op *op, const float *rows)
 {
     /* Quantise all output channels at once (one scale each), then pack
      * each group's rows as its own N x K matrix. The int8 rows are staged
      * in the im2col scratch, which is at least as large. */
     int8_t *q = ex->wq_stage;
-    int kst = kern_q8_quantize_channels_f32(rows, op->c_out, op->kdim, q,
-                                            op->wscale);
+    int kst = model_weight_scales(ex, op, rows, q)
+                  ? KERN_OK
+                  : kern_q8_quantize_channels_f32(rows, op->c_out, op->kdim,
+                                                  q, op->wscale);
     if (kst == KERN_OK && op->wq8) {
         memcpy(op->wq8, q, op->wn);
         return exec_s8_outstage_prep(ex, op);

@@ -43,6 +43,11 @@ int32_t exec_input_zero(const prof_exec *ex, const struct exec_op *op)
 void exec_s8_quantize(const float *x, size_t n, float scale, int32_t zero,
                       int8_t *q)
 {
+    /* the same formula on libkernels' vector path; a scale or zero point
+     * it refuses falls through to the loop below */
+    if (kern_q8_quantize_zp_f32(x, n, scale, zero, q) == KERN_OK) {
+        return;
+    }
     const float z = (float)zero;
     for (size_t i = 0; i < n; i++) {
         const float v = x[i] / scale;
@@ -190,6 +195,21 @@ int exec_s8_fix_params(prof_exec *ex, const struct prof_exec_opts *opts,
     }
     const struct prof_ranges *r = opts->ranges;
     const char *mname = memest_model_name(ex->model);
+    if (!r && memest_model_is_quantized(ex->model)) {
+        /* a QDQ model: the params its file gives every tensor */
+        for (size_t t = 0; t < ex->ntensors; t++) {
+            struct memest_quant q;
+            if (memest_model_tensor_quant(ex->model, t, &q) != MEMEST_OK) {
+                exec_diag_set(diag, "tensor %s of the model %s carries no "
+                              "quantisation", tensor_name(ex, t),
+                              mname ? mname : "");
+                return PROF_E_RANGE;
+            }
+            ex->t_scale[t] = q.scale;
+            ex->t_zero[t] = q.zero_point;
+        }
+        goto views;
+    }
     if (!r) {
         exec_diag_set(diag, "static int8 needs every tensor's scale and zero "
                       "point: the model %s carries none; calibrate its "
@@ -227,6 +247,7 @@ int exec_s8_fix_params(prof_exec *ex, const struct prof_exec_opts *opts,
         ex->t_scale[t] = tr->scale;
         ex->t_zero[t] = tr->zero_point;
     }
+views:
     /* A view's bytes are its input's: so are its params (calibration gives
      * it its input's range; any other would be read wrongly). Layers run
      * in order, so a chain of views takes its root's. */

@@ -532,6 +532,21 @@ static int conv_run_s8s(prof_exec *ex, const struct exec_op *op)
         const void *pk =
             (const unsigned char *)op->wpack + g * op->wpack_group_bytes;
         int st;
+        if (!to_float && exec_op_threads(ex, op) == 1) {
+            const struct kern_q8_outstage os =
+                exec_s8_outstage(ex, op, g * op->ocg);
+            for (size_t b = 0; b < ex->batch; b++) {
+                kst = kern_q8_gemm_s8_t(op->hw_out, op->ocg, op->kdim,
+                    ex->col8 + b * op->hw_out * op->kdim, op->kdim, zx, pk,
+                    op->wsum + g * op->ocg, &os,
+                    y + (b * op->c_out + g * op->ocg) * op->hw_out,
+                    op->hw_out);
+                if (kst != KERN_OK) {
+                    return exec_kern_status(kst);
+                }
+            }
+            continue;
+        }
         if (!to_float) {
             const bool direct = op->groups == 1 && op->hw_out == 1;
             int8_t *q = direct ? y : (int8_t *)ex->acc;

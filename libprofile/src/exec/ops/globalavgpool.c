@@ -24,6 +24,25 @@ static int gap_run_f32(prof_exec *ex, const struct exec_op *op,
     return exec_then_act(ex, op, a, exec_kern_status(kst));
 }
 
+/* Static int8: libkernels' integer average of each plane (q - x_zero
+ * summed, requantised in integer), a relu, relu6 or clip as the clamp;
+ * another activation: the float generic path. */
+static int gap_run_s8s(prof_exec *ex, const struct exec_op *op)
+{
+    const struct memest_layer *L = op->layer;
+    const size_t tx = L->inputs[0], ty = op->out_t;
+    int32_t qmin, qmax;
+    if (!exec_s8_clamp(L->act, L->act_alpha, L->act_beta, ex->t_scale[ty],
+                       ex->t_zero[ty], &qmin, &qmax)) {
+        return exec_run_s8_generic(ex, op);
+    }
+    return exec_kern_status(kern_q8_global_avgpool_s8(
+        ex->batch, op->c_in, op->h_in * op->w_in,
+        (const int8_t *)(ex->arena + op->in_off), ex->t_zero[tx],
+        ex->t_scale[tx], ex->t_zero[ty], ex->t_scale[ty], qmin, qmax,
+        (int8_t *)(ex->arena + op->out_off)));
+}
+
 /* Each plane's mean: every position of plane (b, c) receives g[b, c] / hw
  * (after the fused activation, if any). The trainer's tensors are NCHW. */
 static int gap_backward(prof_exec *ex, const struct exec_op *op,
@@ -58,4 +77,5 @@ const struct exec_op_vtable exec_op_globalavgpool = {
     .scratch = exec_scratch_float_input,
     .layout_caps = gap_caps,
     .run_f32 = gap_run_f32,
+    .run_s8s = gap_run_s8s,
 };

@@ -157,6 +157,43 @@ static int pool_run_f32(prof_exec *ex, const struct exec_op *op,
     return exec_then_act(ex, op, a, exec_kern_status(kst));
 }
 
+/* Static int8 on libkernels' integer pools: a max pool whose input and
+ * output share params (calibration's rule) takes the int8 maximum, its
+ * fused relu, relu6 or clip then a clamp of the bytes; an average pool
+ * sums q - x_zero over its window and requantises in integer (TFLite's
+ * integer average). Other params, activations and the padded copy of a
+ * ceil-mode average counting its padding: the float generic path. */
+static int pool_run_s8s(prof_exec *ex, const struct exec_op *op)
+{
+    const struct memest_layer *L = op->layer;
+    const size_t tx = L->inputs[0], ty = op->out_t;
+    int32_t qmin, qmax;
+    if (op->pool_copy ||
+        !exec_s8_clamp(L->act, L->act_alpha, L->act_beta, ex->t_scale[ty],
+                       ex->t_zero[ty], &qmin, &qmax)) {
+        return exec_run_s8_generic(ex, op);
+    }
+    const struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
+    const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
+    int8_t *y = (int8_t *)(ex->arena + op->out_off);
+    if (!is_max(op)) {
+        return exec_kern_status(kern_q8_avgpool2d_s8(
+            &ps, x, ex->t_zero[tx], ex->t_scale[tx], ex->t_zero[ty],
+            ex->t_scale[ty], qmin, qmax, y));
+    }
+    if (ex->t_scale[tx] != ex->t_scale[ty] ||
+        ex->t_zero[tx] != ex->t_zero[ty]) {
+        return exec_run_s8_generic(ex, op);
+    }
+    const int kst = kern_q8_maxpool2d_s8(&ps, x, y);
+    if (kst == KERN_OK && (qmin > -128 || qmax < 127)) {
+        for (size_t i = 0; i < op->out_n; i++) {
+            y[i] = (int8_t)(y[i] < qmin ? qmin : y[i] > qmax ? qmax : y[i]);
+        }
+    }
+    return exec_kern_status(kst);
+}
+
 static int pool_backward(prof_exec *ex, const struct exec_op *op,
                          const struct exec_grad_args *a)
 {
@@ -199,6 +236,7 @@ const struct exec_op_vtable exec_op_maxpool = {
     .scratch = pool_scratch,
     .layout_caps = pool_caps,
     .run_f32 = pool_run_f32,
+    .run_s8s = pool_run_s8s,
     .backward_f32 = pool_backward,
     .backward_reads = maxpool_reads,
 };
@@ -208,5 +246,6 @@ const struct exec_op_vtable exec_op_avgpool = {
     .scratch = pool_scratch,
     .layout_caps = pool_caps,
     .run_f32 = pool_run_f32,
+    .run_s8s = pool_run_s8s,
     .backward_f32 = pool_backward,
 };
