@@ -350,10 +350,12 @@ static int dequant(struct wr *w, const char *q, const char *scale,
     return per_axis ? wr_attr_int(w, n, "axis", 0) : MEMEST_OK;
 }
 
-/* round half to even, as ONNX's QuantizeLinear and the executor do */
-static double round_even(double x)
+/* A float quotient rounded half to even, as ONNX Runtime's quantizer
+ * computes in float32 (numpy) and the executor's static int8 does: the
+ * same bits whichever reads the model. */
+static double round_quotient(float num, float den)
 {
-    return nearbyint(x);
+    return (double)nearbyintf(num / den);
 }
 
 int wr_weight(struct wr *w, const struct memest_layer *L, const char *suffix,
@@ -391,7 +393,7 @@ int wr_weight(struct wr *w, const struct memest_layer *L, const char *suffix,
     }
     for (uint64_t c = 0; c < L->units; c++) {
         for (uint64_t k = 0; k < per; k++) {
-            double v = round_even((double)data[c * per + k] / sc[c]);
+            double v = round_quotient(data[c * per + k], sc[c]);
             /* symmetric: [-127, 127] */
             q[c * per + k] = (int32_t)(v < -127.0 ? -127.0
                                        : v > 127.0 ? 127.0 : v);
@@ -443,8 +445,8 @@ int wr_bias(struct wr *w, const struct memest_layer *L, const float *data,
     for (uint64_t c = 0; c < L->bias_count; c++) {
         double v;
         bs[c] = xq.scale * sc[c];
-        v = round_even((double)data[c] / (double)bs[c]);
-        q[c] = (int32_t)(v < -2147483647.0 ? -2147483647.0
+        v = round_quotient(data[c], bs[c]);
+        q[c] = (int32_t)(v < -2147483648.0 ? -2147483648.0
                          : v > 2147483647.0 ? 2147483647.0 : v);
     }
     if ((st = wr_init_int(w, qn, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1,
