@@ -56,6 +56,58 @@ void *wr_alloc(struct wr *w, size_t size)
     return p;
 }
 
+static uint64_t hash_name(const char *s)
+{
+    return memest_hash_bytes(s, strlen(s));
+}
+
+static int name_taken(const struct wr *w, const char *s)
+{
+    if (w->names_cap == 0) {
+        return 0;
+    }
+    for (size_t i = (size_t)hash_name(s) & (w->names_cap - 1);
+         w->names[i] != NULL; i = (i + 1) & (w->names_cap - 1)) {
+        if (strcmp(w->names[i], s) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int wr_claim(struct wr *w, const char *name)
+{
+    size_t i;
+    if (2 * (w->names_n + 1) > w->names_cap) {
+        size_t cap = w->names_cap ? w->names_cap * 2 : 256;
+        const char **g = calloc(cap, sizeof *g);
+        if (g == NULL) {
+            return 0;
+        }
+        for (size_t k = 0; k < w->names_cap; k++) {
+            if (w->names[k] != NULL) {
+                size_t j = (size_t)hash_name(w->names[k]) & (cap - 1);
+                while (g[j] != NULL) {
+                    j = (j + 1) & (cap - 1);
+                }
+                g[j] = w->names[k];
+            }
+        }
+        free(w->names);
+        w->names = g;
+        w->names_cap = cap;
+    }
+    for (i = (size_t)hash_name(name) & (w->names_cap - 1);
+         w->names[i] != NULL; i = (i + 1) & (w->names_cap - 1)) {
+        if (strcmp(w->names[i], name) == 0) {
+            return 1;
+        }
+    }
+    w->names[i] = name;
+    w->names_n++;
+    return 1;
+}
+
 char *wr_name(struct wr *w, const char *fmt, ...)
 {
     va_list ap;
@@ -65,13 +117,17 @@ char *wr_name(struct wr *w, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || (s = wr_alloc(w, (size_t)n + 1)) == NULL) {
+    /* room for "~" and a counter */
+    if (n < 0 || (s = wr_alloc(w, (size_t)n + 24)) == NULL) {
         return NULL;
     }
     va_start(ap, fmt);
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    return s;
+    for (unsigned k = 1; name_taken(w, s); k++) {
+        snprintf(s + n, 24, "~%u", k);
+    }
+    return wr_claim(w, s) ? s : NULL;
 }
 
 int wr_fail(struct wr *w, int status, const char *fmt, ...)
@@ -635,6 +691,17 @@ static int build_model(struct wr *w, Onnx__ModelProto *mp)
         gout == NULL || w->tname == NULL) {
         return nomem(w);
     }
+    /* the model's names first: what the writer makes yields to them */
+    for (size_t k = 0; k < nin; k++) {
+        if (!wr_claim(w, memest_model_input_name(m, k))) {
+            return nomem(w);
+        }
+    }
+    for (size_t i = 0; i < nl; i++) {
+        if (!wr_claim(w, memest_model_layer(m, i)->name)) {
+            return nomem(w);
+        }
+    }
     w->layer = SIZE_MAX;
     for (size_t k = 0; k < nin; k++) {
         struct memest_shape sh = memest_model_input_shape_at(m, k);
@@ -737,6 +804,7 @@ int memest_model_to_onnx(const memest_model *model, unsigned char **out,
         free(w.blocks[i]);
     }
     free(w.blocks);
+    free(w.names);
     free(w.nodes);
     free(w.inits);
     return st;
