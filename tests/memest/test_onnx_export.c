@@ -501,6 +501,30 @@ static void test_every_kind(void **state)
     memest_model_destroy(m);
 }
 
+/* Layer names that are the names the writer would make for other tensors
+ * (a fused activation's input, a weight, a QDQ pair's): the file still
+ * has one tensor per name and reads back the same. */
+static void test_name_clashes(void **state)
+{
+    static const char text[] =
+        "input 4 name=x\n"
+        "dense 3 act=relu name=fc\n"
+        "identity name=fc/preact\n"
+        "identity name=fc.weight\n"
+        "identity name=fc.bias\n"
+        "mul scalar=2 name=fc.weight/scalar\n"
+        "identity name=x_scale\n";
+    memest_model *m = NULL;
+    struct memest_diag diag;
+    (void)state;
+    if (memest_model_parse(text, &m, &diag) != MEMEST_OK) {
+        fail_msg("%s", diag.message);
+    }
+    fill_weights(m, 11);
+    round_trip(m, "name clashes");
+    memest_model_destroy(m);
+}
+
 static void expect_refusal(const char *text, int status, const char *says)
 {
     memest_model *m = NULL;
@@ -551,6 +575,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_zoo),
         cmocka_unit_test(test_every_kind),
+        cmocka_unit_test(test_name_clashes),
         cmocka_unit_test(test_refusals),
     };
     if (argc < 2) {

@@ -5,7 +5,8 @@
  * against values computed here: the int8 weights are the q the weights
  * were made from (w = s[c] * q), the weight scales the model's (or
  * max|w_c| / 127 where it gives none), the int32 biases round_half_even(b
- * / (x_scale * w_scale[c])) with that scale, and every tensor is followed
+ * / (x_scale * w_scale[c])) with that scale (float quotients, as ONNX
+ * Runtime's quantizer computes them), and every tensor is followed
  * by a QuantizeLinear/DequantizeLinear pair with its scale and zero point
  * (uint8 and zero point + 128 for a tensor stored as uint8) whose output
  * is what the next node reads.
@@ -211,7 +212,7 @@ static void test_qdq(void **state)
         const float bs = tq[0].scale * sc[c];
         assert_true(init(g, dq->input[1])->float_data[c] == bs);
         assert_int_equal(t->int32_data[c],
-                         (int32_t)nearbyint((double)bc[c] / (double)bs));
+                         (int32_t)nearbyintf(bc[c] / bs));
     }
 
     /* the relu after the conv, then the conv's tensor's Q/DQ (uint8) */
@@ -238,8 +239,7 @@ static void test_qdq(void **state)
         }
         assert_true(t->float_data[c] == mx / 127.0f);
         for (int k = 0; k < 16; k++) {
-            const double q = nearbyint((double)wd[c * 16 + k] /
-                                       (double)(mx / 127.0f));
+            const float q = nearbyintf(wd[c * 16 + k] / (mx / 127.0f));
             assert_int_equal(init(g, dq->input[0])->int32_data[c * 16 + k],
                              (int32_t)q);
         }
@@ -327,8 +327,7 @@ static void test_qdq_round_trip(void **state)
         }
         assert_true(ws[c] == mx / 127.0f);
         for (int k = 0; k < 16; k++) {
-            const float q = (float)nearbyint((double)wd[c * 16 + k] /
-                                             (double)ws[c]);
+            const float q = nearbyintf(wd[c * 16 + k] / ws[c]);
             assert_true(fc->weight[c * 16 + k] == ws[c] * q);
         }
     }

@@ -11,7 +11,9 @@
  * With --qdq the model is first calibrated (min-max, prof_ranges_calibrate,
  * on 32 samples like the inputs) and given those quantisations
  * (memest_model_set_tensor_quant), so that the file is written as QDQ;
- * output.bin stays edgefit's fp32 output, which the QDQ file approximates.
+ * output.bin stays edgefit's fp32 output, which the QDQ file approximates,
+ * and output_int8.bin is edgefit's static int8 output on the model's
+ * params, with the output tensor's scale in meta.json.
  * Not a test: a tool of that script.
  */
 #include "edgefit/memest.h"
@@ -264,6 +266,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "onnx-export-dump: the run failed\n");
         return 1;
     }
+    if (qdq) {
+        struct prof_exec_opts o8 = o;
+        prof_exec *e8 = NULL;
+        o8.precision = MEMEST_INT8;
+        if (prof_exec_create(m, &o8, &e8, &pd) != PROF_OK ||
+            prof_exec_run_inputs(e8, (const float *const *)in, n_in, count,
+                                 out, nout) != PROF_OK ||
+            !write_file(argv[2], "output_int8.bin", out,
+                        nout * sizeof(float))) {
+            fprintf(stderr, "onnx-export-dump: the int8 run failed: %s\n",
+                    pd.message);
+            return 1;
+        }
+        prof_exec_destroy(e8);
+    }
     snprintf(path, sizeof path, "%s/meta.json", argv[2]);
     if ((f = fopen(path, "w")) == NULL) {
         return 1;
@@ -277,6 +294,11 @@ int main(int argc, char **argv)
     }
     fprintf(f, "], \"output_shape\": ");
     shape_json(f, batch, memest_model_output_shape(m));
+    if (qdq) {
+        struct memest_quant q;
+        memest_model_tensor_quant(m, memest_model_tensor_count(m) - 1, &q);
+        fprintf(f, ", \"output_scale\": %.9g", (double)q.scale);
+    }
     fprintf(f, "}\n");
     fclose(f);
     for (size_t k = 0; k < count; k++) {

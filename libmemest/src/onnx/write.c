@@ -56,6 +56,58 @@ void *wr_alloc(struct wr *w, size_t size)
     return p;
 }
 
+static uint64_t hash_name(const char *s)
+{
+    return memest_hash_bytes(s, strlen(s));
+}
+
+static int name_taken(const struct wr *w, const char *s)
+{
+    if (w->names_cap == 0) {
+        return 0;
+    }
+    for (size_t i = (size_t)hash_name(s) & (w->names_cap - 1);
+         w->names[i] != NULL; i = (i + 1) & (w->names_cap - 1)) {
+        if (strcmp(w->names[i], s) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int wr_claim(struct wr *w, const char *name)
+{
+    size_t i;
+    if (2 * (w->names_n + 1) > w->names_cap) {
+        size_t cap = w->names_cap ? w->names_cap * 2 : 256;
+        const char **g = calloc(cap, sizeof *g);
+        if (g == NULL) {
+            return 0;
+        }
+        for (size_t k = 0; k < w->names_cap; k++) {
+            if (w->names[k] != NULL) {
+                size_t j = (size_t)hash_name(w->names[k]) & (cap - 1);
+                while (g[j] != NULL) {
+                    j = (j + 1) & (cap - 1);
+                }
+                g[j] = w->names[k];
+            }
+        }
+        free(w->names);
+        w->names = g;
+        w->names_cap = cap;
+    }
+    for (i = (size_t)hash_name(name) & (w->names_cap - 1);
+         w->names[i] != NULL; i = (i + 1) & (w->names_cap - 1)) {
+        if (strcmp(w->names[i], name) == 0) {
+            return 1;
+        }
+    }
+    w->names[i] = name;
+    w->names_n++;
+    return 1;
+}
+
 char *wr_name(struct wr *w, const char *fmt, ...)
 {
     va_list ap;
@@ -65,13 +117,17 @@ char *wr_name(struct wr *w, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || (s = wr_alloc(w, (size_t)n + 1)) == NULL) {
+    /* room for "~" and a counter */
+    if (n < 0 || (s = wr_alloc(w, (size_t)n + 24)) == NULL) {
         return NULL;
     }
     va_start(ap, fmt);
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    return s;
+    for (unsigned k = 1; name_taken(w, s); k++) {
+        snprintf(s + n, 24, "~%u", k);
+    }
+    return wr_claim(w, s) ? s : NULL;
 }
 
 int wr_fail(struct wr *w, int status, const char *fmt, ...)
@@ -350,10 +406,12 @@ static int dequant(struct wr *w, const char *q, const char *scale,
     return per_axis ? wr_attr_int(w, n, "axis", 0) : MEMEST_OK;
 }
 
-/* round half to even, as ONNX's QuantizeLinear and the executor do */
-static double round_even(double x)
+/* A float quotient rounded half to even, as ONNX Runtime's quantizer
+ * computes in float32 (numpy) and the executor's static int8 does: the
+ * same bits whichever reads the model. */
+static double round_quotient(float num, float den)
 {
-    return nearbyint(x);
+    return (double)nearbyintf(num / den);
 }
 
 int wr_weight(struct wr *w, const struct memest_layer *L, const char *suffix,
@@ -391,7 +449,7 @@ int wr_weight(struct wr *w, const struct memest_layer *L, const char *suffix,
     }
     for (uint64_t c = 0; c < L->units; c++) {
         for (uint64_t k = 0; k < per; k++) {
-            double v = round_even((double)data[c * per + k] / sc[c]);
+            double v = round_quotient(data[c * per + k], sc[c]);
             /* symmetric: [-127, 127] */
             q[c * per + k] = (int32_t)(v < -127.0 ? -127.0
                                        : v > 127.0 ? 127.0 : v);
@@ -443,8 +501,8 @@ int wr_bias(struct wr *w, const struct memest_layer *L, const float *data,
     for (uint64_t c = 0; c < L->bias_count; c++) {
         double v;
         bs[c] = xq.scale * sc[c];
-        v = round_even((double)data[c] / (double)bs[c]);
-        q[c] = (int32_t)(v < -2147483647.0 ? -2147483647.0
+        v = round_quotient(data[c], bs[c]);
+        q[c] = (int32_t)(v < -2147483648.0 ? -2147483648.0
                          : v > 2147483647.0 ? 2147483647.0 : v);
     }
     if ((st = wr_init_int(w, qn, ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 1,
@@ -633,6 +691,17 @@ static int build_model(struct wr *w, Onnx__ModelProto *mp)
         gout == NULL || w->tname == NULL) {
         return nomem(w);
     }
+    /* the model's names first: what the writer makes yields to them */
+    for (size_t k = 0; k < nin; k++) {
+        if (!wr_claim(w, memest_model_input_name(m, k))) {
+            return nomem(w);
+        }
+    }
+    for (size_t i = 0; i < nl; i++) {
+        if (!wr_claim(w, memest_model_layer(m, i)->name)) {
+            return nomem(w);
+        }
+    }
     w->layer = SIZE_MAX;
     for (size_t k = 0; k < nin; k++) {
         struct memest_shape sh = memest_model_input_shape_at(m, k);
@@ -735,6 +804,7 @@ int memest_model_to_onnx(const memest_model *model, unsigned char **out,
         free(w.blocks[i]);
     }
     free(w.blocks);
+    free(w.names);
     free(w.nodes);
     free(w.inits);
     return st;

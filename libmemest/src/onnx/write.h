@@ -38,15 +38,26 @@ struct wr {
     int quant; /* write QDQ (memest_model_is_quantized) */
     /* the layer being written, for messages */
     size_t layer;
+    /* every name given so far (inputs, layers, then what wr_name makes),
+     * open addressing: a made name that a layer or input already has is
+     * made unique with a suffix (names may hold any character) */
+    const char **names;
+    size_t names_cap, names_n;
 };
 
 /* ---- The builder (write.c) ---------------------------------------------- */
 
 void *wr_alloc(struct wr *w, size_t size);
+/* A new name no other tensor, initializer or node of the file has
+ * (printf-like; "~N" appended when the text is taken); NULL when out of
+ * memory. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
 char *wr_name(struct wr *w, const char *fmt, ...);
+/* Record a name the model gives (an input's, a layer's). 0 when out of
+ * memory. */
+int wr_claim(struct wr *w, const char *name);
 /* "layer 'x' (kind): <message>"; returns status */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
