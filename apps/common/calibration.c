@@ -214,6 +214,46 @@ static void describe(char *buf, size_t len, uint64_t want, uint64_t have,
     }
 }
 
+/* A QDQ model's own scales and zero points as ranges (the executor reads
+ * static int8's params from prof_exec_opts.ranges). */
+static int model_ranges(const memest_model *m, struct prof_ranges *out)
+{
+    const size_t nt = memest_model_tensor_count(m);
+    const size_t ni = memest_model_input_count(m);
+    const char *name = memest_model_name(m);
+    out->model = strdup(name ? name : "");
+    out->count = nt;
+    out->tensors = calloc(nt ? nt : 1, sizeof *out->tensors);
+    if (!out->model || !out->tensors) {
+        prof_ranges_finish(out);
+        cli_error("out of memory");
+        return CLI_EXIT_FAILURE;
+    }
+    for (size_t t = 0; t < nt; t++) {
+        struct prof_tensor_range *tr = &out->tensors[t];
+        const char *n = t < ni ? memest_model_input_name(m, t)
+                               : memest_model_layer(m, t - ni)->name;
+        struct memest_quant q;
+        if (!(tr->name = strdup(n ? n : ""))) {
+            prof_ranges_finish(out);
+            cli_error("out of memory");
+            return CLI_EXIT_FAILURE;
+        }
+        if (memest_model_tensor_quant(m, t, &q) != MEMEST_OK) {
+            cli_error("%s: tensor %s carries no scale and zero point",
+                      name ? name : "the model", tr->name);
+            prof_ranges_finish(out);
+            return CLI_EXIT_USAGE;
+        }
+        tr->scale = q.scale;
+        tr->zero_point = q.zero_point;
+        /* the real values the int8 grid spans */
+        tr->min = tr->observed_min = (float)(-128 - q.zero_point) * q.scale;
+        tr->max = tr->observed_max = (float)(127 - q.zero_point) * q.scale;
+    }
+    return CLI_EXIT_OK;
+}
+
 int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
                        const struct prof_dataset *fallback,
                        const char *fallback_what, struct prof_ranges *out,
@@ -232,6 +272,14 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     }
     char method[64];
     struct prof_diag pd = {0};
+    if (!calibration_given(o) && memest_model_is_quantized(m) == 1) {
+        rc = model_ranges(m, out);
+        if (rc == CLI_EXIT_OK) {
+            snprintf(source, source_len, "the model's own quantisation (the "
+                     "scales and zero points of its QuantizeLinear nodes)");
+        }
+        return rc;
+    }
     if (o->file) {
         const int st = prof_ranges_load(o->file, m, out, &pd);
         if (st != PROF_OK) {

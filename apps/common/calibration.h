@@ -97,6 +97,10 @@ const char *calibration_method_text(enum prof_range_method m,
 /*
  * The ranges static int8 runs m with, and a sentence saying where they came
  * from (at most source_len - 1 bytes and a NUL; source may be NULL):
+ *   a QDQ model (memest_model_is_quantized), neither option given: its own
+ *                        scales and zero points, one per tensor, as ranges
+ *                        (min, max the int8 grid's ends): "the model's own
+ *                        quantisation (...)";
  *   --calibration-file   prof_ranges_load(): "ranges read from FILE
  *                        (min-max over 512 samples)";
  *   --calibration-data   the first o->samples samples read from it,

@@ -432,7 +432,7 @@ static const struct cli_column op_cols[] = {
     {"intensity_mac_per_byte", ART_REAL, g_intensity, CLI_COL_ALL},
     {"bound", ART_TEXT, g_bound, CLI_COL_BRIEF},
     {"fp16_latency_ms", ART_REAL, g_fp16, CLI_COL_BRIEF},
-    {"int8_latency_ms", ART_REAL, g_int8, CLI_COL_BRIEF},
+    {"int8_dynamic_latency_ms", ART_REAL, g_int8, CLI_COL_BRIEF},
     {"threads", ART_UINT, g_threads, CLI_COL_ALL},
     {"host_predicted_ms", ART_REAL, g_host_pred, CLI_COL_ALL},
     {"host_prediction_error", ART_REAL, g_host_err, CLI_COL_BRIEF},
@@ -492,10 +492,10 @@ static int build_totals_table(struct result *r)
         CLI_UINT("threads", p->threads),
         CLI_REAL("fp32_memory_kb", p->fp32_memory_kb),
         CLI_REAL("fp16_memory_kb", p->fp16_memory_kb),
-        CLI_REAL("int8_memory_kb", p->int8_memory_kb),
+        CLI_REAL("int8_dynamic_memory_kb", p->int8_memory_kb),
         CLI_REAL("fp32_latency_ms", p->fp32_latency_ms),
         CLI_REAL("fp16_latency_ms", p->fp16_latency_ms),
-        CLI_REAL("int8_latency_ms", p->int8_latency_ms),
+        CLI_REAL("int8_dynamic_latency_ms", p->int8_latency_ms),
         CLI_REAL("host_peak_gmacs", p->host_peak_gmacs),
         CLI_REAL("host_bandwidth_gbps", p->host_bandwidth_gbps),
         CLI_REAL("host_knee_mac_per_byte", p->host_knee_mac_per_byte),
@@ -525,12 +525,14 @@ static void write_note(struct result *r)
 {
     const struct prof_stream_profile *p = &r->p;
     snprintf(r->note, sizeof(r->note),
-             "memory scales with bytes per element (fp16 %.1f KiB, int8 "
+             "memory scales with bytes per element (fp16 %.1f KiB, int8-dynamic "
              "%.1f KiB of %.1f KiB); latency does not: on this host fp16 "
-             "storage took %.4f ms (%.2fx fp32) and int8 %.4f ms (%.2fx), "
+             "storage took %.4f ms (%.2fx fp32) and int8-dynamic %.4f ms "
+             "(%.2fx), "
              "conversions and quantisation included, and another device's "
              "kernels will differ; decision scores moved by at most %.2g "
-             "(fp16) and %.2g (int8)",
+             "(fp16) and %.2g (int8-dynamic: each tensor quantised with its own "
+             "range per batch)",
              p->fp16_memory_kb, p->int8_memory_kb, p->fp32_memory_kb,
              p->fp16_latency_ms, p->fp16_latency_ms / p->fp32_latency_ms,
              p->int8_latency_ms, p->int8_latency_ms / p->fp32_latency_ms,
@@ -570,13 +572,13 @@ static int build_doc(const struct options *o, struct result *r)
 
     DOC_SET(art_doc_set_real(prec, "fp32_memory_kb", p->fp32_memory_kb));
     DOC_SET(art_doc_set_real(prec, "fp16_memory_kb", p->fp16_memory_kb));
-    DOC_SET(art_doc_set_real(prec, "int8_memory_kb", p->int8_memory_kb));
+    DOC_SET(art_doc_set_real(prec, "int8_dynamic_memory_kb", p->int8_memory_kb));
     DOC_SET(art_doc_set_real(prec, "fp32_latency_ms", p->fp32_latency_ms));
     DOC_SET(art_doc_set_real(prec, "fp16_latency_ms", p->fp16_latency_ms));
-    DOC_SET(art_doc_set_real(prec, "int8_latency_ms", p->int8_latency_ms));
+    DOC_SET(art_doc_set_real(prec, "int8_dynamic_latency_ms", p->int8_latency_ms));
     DOC_SET(art_doc_set_real(prec, "fp16_max_abs_diff",
                              p->fp16_max_abs_diff));
-    DOC_SET(art_doc_set_real(prec, "int8_max_abs_diff",
+    DOC_SET(art_doc_set_real(prec, "int8_dynamic_max_abs_diff",
                              p->int8_max_abs_diff));
     DOC_SET(art_doc_set_text(prec, "note", r->note));
 
@@ -734,7 +736,7 @@ static int compute(const struct options *o, struct result *r)
         cli_error("calibrating the host: %s", prof_strerror(st));
         return CLI_EXIT_FAILURE;
     }
-    progress(o, 1, "timing the operators in fp32, fp16 and int8");
+    progress(o, 1, "timing the operators in fp32, fp16 and int8-dynamic");
     struct prof_diag diag;
     memset(&diag, 0, sizeof(diag));
     st = prof_stream_profile(&o->stream, &r->cal, &r->p, &diag);
@@ -789,7 +791,7 @@ static void print_summary(const struct result *r)
     }
     printf("\n");
     printf("precision: fp32 %.3f KB %.6f ms; fp16 %.3f KB %.6f ms; "
-           "int8 %.3f KB %.6f ms\n",
+           "int8-dynamic %.3f KB %.6f ms\n",
            p->fp32_memory_kb, p->fp32_latency_ms, p->fp16_memory_kb,
            p->fp16_latency_ms, p->int8_memory_kb, p->int8_latency_ms);
     printf("note: %s\n", r->note);

@@ -430,35 +430,12 @@ static int prepare(const struct options *o, struct run *r)
     return rc;
 }
 
-/* Whether the model carries its own quantisation (a QDQ file): the
- * executor builds static int8 without ranges only then (else PROF_E_RANGE,
- * "static int8 needs a calibration"). */
-static bool carries_quant(const struct job *j)
-{
-    struct prof_exec_opts eo;
-    prof_exec_opts_init(&eo);
-    eo.batch = 1;
-    eo.precision = MEMEST_INT8;
-    eo.ranges = NULL;
-    prof_exec *ex = NULL;
-    struct prof_diag pd = {0};
-    const int st = prof_exec_create(j->model, &eo, &ex, &pd);
-    prof_exec_destroy(ex);
-    return st == PROF_OK;
-}
-
 /* Static int8's ranges for job j: the model's own (none needed), else
  * --calibration-data or --calibration-file, else the set's own inputs
  * (one input; said so). */
 static int job_ranges(const struct options *o, struct job *j)
 {
     j->ranges_tried = true;
-    if (!calibration_given(&o->cal) && carries_quant(j)) {
-        snprintf(j->calibration, sizeof j->calibration,
-                 "the model's own quantisation (scales and zero points of "
-                 "its QuantizeLinear nodes)");
-        return CLI_EXIT_OK;
-    }
     struct prof_dataset own = {0};
     const struct prof_dataset *fallback = NULL;
     if (!calibration_given(&o->cal) &&

@@ -278,6 +278,42 @@ static void test_fallback_and_file(void **state)
     memest_model_destroy(m);
 }
 
+/* A QDQ file (tests/data/onnx/qdq/cnn, ONNX Runtime's quantize_static
+ * layout): with no option, its own scales and zero points, tensor by
+ * tensor, said so; with --calibration-data, a calibration instead. */
+static void test_qdq_model(void **state)
+{
+    (void)state;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/../onnx/qdq/cnn/model.onnx", zoo_dir);
+    memest_model *m = model(p);
+    assert_int_equal(memest_model_is_quantized(m), 1);
+    struct calibration_opts o;
+    calibration_opts_init(&o);
+    struct prof_ranges r;
+    char src[256];
+    assert_int_equal(calibration_ranges(m, &o, NULL, NULL, &r, src,
+                                        sizeof src), CLI_EXIT_OK);
+    assert_non_null(strstr(src, "the model's own quantisation"));
+    assert_int_equal(r.count, memest_model_tensor_count(m));
+    for (size_t t = 0; t < r.count; t++) {
+        struct memest_quant q;
+        assert_int_equal(memest_model_tensor_quant(m, t, &q), MEMEST_OK);
+        assert_true(r.tensors[t].scale == q.scale);
+        assert_int_equal(r.tensors[t].zero_point, q.zero_point);
+    }
+    prof_ranges_finish(&r);
+    /* its test inputs as calibration data: calibrated, not its own */
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/../onnx/qdq/cnn/test_data_set_0", zoo_dir);
+    o.data = dir;
+    assert_int_equal(calibration_ranges(m, &o, NULL, NULL, &r, src,
+                                        sizeof src), CLI_EXIT_OK);
+    assert_non_null(strstr(src, "min-max ranges of"));
+    prof_ranges_finish(&r);
+    memest_model_destroy(m);
+}
+
 static void test_refused(void **state)
 {
     (void)state;
@@ -329,6 +365,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_npy_training_split),
         cmocka_unit_test(test_onnx_test_data),
         cmocka_unit_test(test_fallback_and_file),
+        cmocka_unit_test(test_qdq_model),
         cmocka_unit_test(test_refused),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);

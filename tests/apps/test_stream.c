@@ -83,11 +83,11 @@ static void check_profile(json_t *j, double interval_ms)
         lat += jreal(op, "latency_ms");
         mem += jreal(op, "memory_kb");
         lat16 += jreal(op, "fp16_latency_ms");
-        lat8 += jreal(op, "int8_latency_ms");
+        lat8 += jreal(op, "int8_dynamic_latency_ms");
         lat_tol += wtol("latency_ms", jreal(op, "latency_ms"));
         mem_tol += wtol("memory_kb", jreal(op, "memory_kb"));
         lat16_tol += wtol("fp16_latency_ms", jreal(op, "fp16_latency_ms"));
-        lat8_tol += wtol("int8_latency_ms", jreal(op, "int8_latency_ms"));
+        lat8_tol += wtol("int8_dynamic_latency_ms", jreal(op, "int8_dynamic_latency_ms"));
     }
     json_t *t = json_object_get(j, "totals");
     assert_true(run_written_near(jreal(t, "latency_ms"), lat, "latency_ms",
@@ -109,16 +109,16 @@ static void check_profile(json_t *j, double interval_ms)
                                  "fp32_memory_kb", mem_tol));
     assert_true(run_written_near(jreal(p, "fp16_memory_kb"), mem / 2.0,
                                  "fp16_memory_kb", mem_tol / 2.0));
-    assert_true(run_written_near(jreal(p, "int8_memory_kb"), mem / 4.0,
-                                 "int8_memory_kb", mem_tol / 4.0));
+    assert_true(run_written_near(jreal(p, "int8_dynamic_memory_kb"), mem / 4.0,
+                                 "int8_dynamic_memory_kb", mem_tol / 4.0));
     assert_true(run_written_near(jreal(p, "fp32_latency_ms"), lat,
                                  "fp32_latency_ms", lat_tol));
     assert_true(run_written_near(jreal(p, "fp16_latency_ms"), lat16,
                                  "fp16_latency_ms", lat16_tol));
-    assert_true(run_written_near(jreal(p, "int8_latency_ms"), lat8,
-                                 "int8_latency_ms", lat8_tol));
+    assert_true(run_written_near(jreal(p, "int8_dynamic_latency_ms"), lat8,
+                                 "int8_dynamic_latency_ms", lat8_tol));
     assert_true(jreal(p, "fp16_max_abs_diff") < 1e-2);
-    assert_true(jreal(p, "int8_max_abs_diff") < 1e-1);
+    assert_true(jreal(p, "int8_dynamic_max_abs_diff") < 1e-1);
     json_t *e = json_object_get(j, "edge_constraints");
     /* the sentence states the total (to 4 decimals) */
     const char *head = json_string_value(json_object_get(e, "headroom"));
@@ -374,7 +374,7 @@ static void test_threads(void **state)
                        dp, "device_predicted_ms");
         json_t *p = json_object_get(j, "precision_tradeoffs");
         diff16[t] = jreal(p, "fp16_max_abs_diff");
-        diff8[t] = jreal(p, "int8_max_abs_diff");
+        diff8[t] = jreal(p, "int8_dynamic_max_abs_diff");
         json_decref(j);
         run_free(&r);
     }
