@@ -291,8 +291,8 @@ int32_t exec_input_zero(const prof_exec *ex, const struct exec_op *op);
  * -128, 127) (ONNX's QuantizeLinear; NaN gives the zero point), and x =
  * (q - zero) * scale, one float multiply (with zero 0 the bits of
  * kern_q8_dequantize_f32). */
-void exec_s8_quantize(const float *x, size_t n, float scale, int32_t zero,
-                      int8_t *q);
+int exec_s8_quantize(const float *x, size_t n, float scale, int32_t zero,
+                     int8_t *q);
 void exec_s8_dequantize(const int8_t *q, size_t n, float scale, int32_t zero,
                         float *x);
 /* The clamp [*qmin, *qmax] of act in int8 params (scale, zero), as TFLite's

@@ -100,9 +100,10 @@ int exec_init_params(prof_exec *ex, struct exec_op *op, uint64_t *rng)
  * the weights quantised with them, round(w / scale[c]) (half to even,
  * saturated to int8), which gives back the file's int8 values, as the
  * model stores w = scale[c] * q. False when the layer carries none (then
- * max|w_c| / 127 per channel). */
+ * max|w_c| / 127 per channel); when true, *kst is the quantisation's
+ * libkernels status. */
 static bool model_weight_scales(const prof_exec *ex, struct exec_op *op,
-                                const float *rows, int8_t *q)
+                                const float *rows, int8_t *q, int *kst)
 {
     size_t n = 0;
     const float *s =
@@ -114,8 +115,13 @@ static bool model_weight_scales(const prof_exec *ex, struct exec_op *op,
     }
     for (size_t c = 0; c < n; c++) {
         op->wscale[c] = s[c];
-        exec_s8_quantize(rows + c * op->kdim, op->kdim, s[c], 0,
-                         q + c * op->kdim);
+        /* the model checked its scales finite and > 0 when it recorded
+         * them, so libkernels cannot refuse one */
+        *kst = kern_q8_quantize_zp_f32(rows + c * op->kdim, op->kdim, s[c], 0,
+                                       q + c * op->kdim);
+        if (*kst != KERN_OK) {
+            break;
+        }
     }
     return true;
 }
@@ -126,10 +132,11 @@ int exec_q8_store_gemm(prof_exec *ex, struct exec_op *op, const float *rows)
      * each group's rows as its own N x K matrix. The int8 rows are staged
      * in the im2col scratch, which is at least as large. */
     int8_t *q = ex->wq_stage;
-    int kst = model_weight_scales(ex, op, rows, q)
-                  ? KERN_OK
-                  : kern_q8_quantize_channels_f32(rows, op->c_out, op->kdim,
-                                                  q, op->wscale);
+    int kst = KERN_OK;
+    if (!model_weight_scales(ex, op, rows, q, &kst)) {
+        kst = kern_q8_quantize_channels_f32(rows, op->c_out, op->kdim, q,
+                                            op->wscale);
+    }
     if (kst == KERN_OK && op->wq8) {
         memcpy(op->wq8, q, op->wn);
         return exec_s8_outstage_prep(ex, op);

@@ -22,11 +22,11 @@ int exec_quantize_out(prof_exec *ex, const struct exec_op *op)
 {
     int8_t *y = (int8_t *)(ex->arena + op->out_off);
     if (exec_static_s8(ex)) {
-        if (!exec_s8_final_float(ex, op)) {
-            exec_s8_quantize(ex->y32, op->out_n, ex->t_scale[op->out_t],
-                             ex->t_zero[op->out_t], y);
+        if (exec_s8_final_float(ex, op)) {
+            return PROF_OK;
         }
-        return PROF_OK;
+        return exec_s8_quantize(ex->y32, op->out_n, ex->t_scale[op->out_t],
+                                ex->t_zero[op->out_t], y);
     }
     return exec_kern_status(kern_q8_quantize_tensor_f32(
         ex->y32, op->out_n, y, &ex->t_scale[op->out_t]));
@@ -42,28 +42,13 @@ int32_t exec_input_zero(const prof_exec *ex, const struct exec_op *op)
     return ex->t_zero[op->layer->inputs[0]];
 }
 
-void exec_s8_quantize(const float *x, size_t n, float scale, int32_t zero,
-                      int8_t *q)
+int exec_s8_quantize(const float *x, size_t n, float scale, int32_t zero,
+                     int8_t *q)
 {
-    /* the same formula on libkernels' vector path; a scale or zero point
-     * it refuses falls through to the loop below */
-    if (kern_q8_quantize_zp_f32(x, n, scale, zero, q) == KERN_OK) {
-        return;
-    }
-    const float z = (float)zero;
-    for (size_t i = 0; i < n; i++) {
-        const float v = x[i] / scale;
-        if (v != v) {
-            q[i] = (int8_t)zero;
-            continue;
-        }
-        /* rintf: the default rounding mode, half to even; |v| beyond 2^24
-         * is saturated either way */
-        const float f = rintf(v) + z;
-        q[i] = f <= -128.0f ? (int8_t)-128
-               : f >= 127.0f ? (int8_t)127
-                             : (int8_t)f;
-    }
+    /* libkernels' formula (its vector path where there is one); every
+     * scale and zero point reaching here was checked when the executor
+     * was built, so a refusal is a defect, reported as such */
+    return exec_kern_status(kern_q8_quantize_zp_f32(x, n, scale, zero, q));
 }
 
 void exec_s8_dequantize(const int8_t *q, size_t n, float scale, int32_t zero,

@@ -26,8 +26,8 @@ int exec_stage_inputs(prof_exec *ex, const float *const *inputs)
             break;
         case MEMEST_INT8:
             /* the input tensor's fixed params */
-            exec_s8_quantize(inputs[k], n, ex->t_scale[k], ex->t_zero[k],
-                             (int8_t *)dst);
+            st = exec_s8_quantize(inputs[k], n, ex->t_scale[k],
+                                  ex->t_zero[k], (int8_t *)dst);
             break;
         case MEMEST_INT8_DYNAMIC:
             st = exec_kern_status(kern_q8_quantize_tensor_f32(

@@ -91,7 +91,11 @@ static int requant_block(prof_exec *ex, const struct exec_op *op, size_t t,
         all[v] = (int8_t)(v - 128);
     }
     exec_s8_dequantize(all, 256, ex->t_scale[t], ex->t_zero[t], real);
-    exec_s8_quantize(real, 256, ex->t_scale[o], ex->t_zero[o], table);
+    const int st =
+        exec_s8_quantize(real, 256, ex->t_scale[o], ex->t_zero[o], table);
+    if (st != PROF_OK) {
+        return st;
+    }
     for (size_t i = 0; i < n; i++) {
         y[i] = table[(int)x[i] + 128];
     }
