@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "calibration.h"
 #include "cli.h"
@@ -136,68 +135,6 @@ const char *calibration_method_text(enum prof_range_method m,
     return buf;
 }
 
-static bool exists(const char *dir, const char *name)
-{
-    char p[4200];
-    struct stat sb;
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return stat(p, &sb) == 0;
-}
-
-/* Whether dir holds ONNX test data: input_0 itself, or test_data_set_*
- * folders (the IDX and NumPy layouts have neither). */
-static bool is_onnx_test_data(const char *dir)
-{
-    if (exists(dir, "input_0.pb") || exists(dir, "input_0.npy") ||
-        exists(dir, "test_data_set_0")) {
-        return true;
-    }
-    /* A model's folder may number its sets from 1. */
-    return exists(dir, "test_data_set_1");
-}
-
-/* Read --calibration-data: its training split when it has one, else ONNX
- * test data, else its test split (a folder holding only t10k-* or
- * test_*.npy). *what names the split for the sentence. */
-static int load_data(const char *dir, uint64_t max_count,
-                     struct prof_dataset *d, const char **what)
-{
-    static const char opt[] = "--calibration-data";
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        cli_error("%s %s: %s", opt, dir,
-                  stat(dir, &sb) != 0 ? "no such folder"
-                                      : "not a folder (an IDX or NumPy "
-                                        "folder, or ONNX test_data_set_* "
-                                        "folders)");
-        memset(d, 0, sizeof *d);
-        return CLI_EXIT_USAGE;
-    }
-    const bool train = exists(dir, "train" DATA_NPY_INPUTS) ||
-                       exists(dir, "train-images-idx3-ubyte.gz") ||
-                       exists(dir, "train-images-idx3-ubyte");
-    const bool test = exists(dir, "test" DATA_NPY_INPUTS) ||
-                      exists(dir, "t10k-images-idx3-ubyte.gz") ||
-                      exists(dir, "t10k-images-idx3-ubyte");
-    /* A training split is what calibration is meant to see; a folder may
-     * hold it beside a test_data_set_0 of reference outputs. */
-    if (!train && is_onnx_test_data(dir)) {
-        *what = "samples";
-        return data_load_reference_as(opt, dir, max_count, d);
-    }
-    if (!train && !test) {
-        cli_error("%s %s: no samples: neither train_inputs.npy nor "
-                  "train-images-idx3-ubyte[.gz] (nor test_inputs.npy, "
-                  "t10k-images-idx3-ubyte[.gz], input_0 or "
-                  "test_data_set_* folders)", opt, dir);
-        memset(d, 0, sizeof *d);
-        return CLI_EXIT_USAGE;
-    }
-    *what = train ? "training samples" : "test samples";
-    return data_load_as(opt, dir, train ? DATA_TRAIN : DATA_TEST,
-                        max_count, d);
-}
-
 /* "the first 512 of 60000 training samples" / "all 100 test samples".
  * A set read with at most want samples that holds want may have had more:
  * "the first want" is true either way. */
@@ -297,7 +234,8 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     const char *what = fallback_what ? fallback_what : "samples";
     const char *opt = "the calibration samples";
     if (o->data) {
-        rc = load_data(o->data, o->samples, &own, &what);
+        rc = data_load_folder("--calibration-data", o->data, DATA_TRAIN,
+                              o->samples, &own, &what);
         if (rc != CLI_EXIT_OK) {
             return rc;
         }

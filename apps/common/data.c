@@ -246,6 +246,58 @@ int data_load_as(const char *opt, const char *dir, enum data_split split,
     return CLI_EXIT_OK;
 }
 
+/* Whether dir holds ONNX test data: input_0 itself, or test_data_set_*
+ * folders (numbered from 0, or from 1 as some models' folders are). */
+static bool has_onnx_test_data(const char *dir)
+{
+    static const char *const names[] = {"input_0.pb", "input_0.npy",
+                                        "test_data_set_0", "test_data_set_1"};
+    char p[4200];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        if (exists(p)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int data_load_folder(const char *opt, const char *dir,
+                     enum data_split prefer, uint64_t max_count,
+                     struct prof_dataset *out, const char **what)
+{
+    memset(out, 0, sizeof *out);
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        cli_error("%s %s: %s", opt, dir,
+                  stat(dir, &sb) != 0
+                      ? "no such folder"
+                      : "not a folder (an IDX or NumPy folder, or ONNX "
+                        "test_data_set_* folders)");
+        return CLI_EXIT_USAGE;
+    }
+    const enum data_split other = prefer == DATA_TRAIN ? DATA_TEST
+                                                       : DATA_TRAIN;
+    enum data_split split = prefer;
+    if (!data_has_split(dir, prefer)) {
+        if (has_onnx_test_data(dir)) {
+            *what = "samples";
+            return data_load_reference_as(opt, dir, max_count, out);
+        }
+        if (!data_has_split(dir, other)) {
+            cli_error("%s %s: no samples: neither train_inputs.npy nor "
+                      "train-images-idx3-ubyte[.gz], test_inputs.npy, "
+                      "t10k-images-idx3-ubyte[.gz], input_0 or "
+                      "test_data_set_* folders",
+                      opt, dir);
+            return CLI_EXIT_USAGE;
+        }
+        split = other;
+    }
+    *what = split == DATA_TRAIN ? "training samples" : "test samples";
+    return data_load_as(opt, dir, split, max_count, out);
+}
+
 /* ---- --test-data ------------------------------------------------------------ */
 
 /* The sets of dir: dir itself when it holds input_0, else its

@@ -57,6 +57,20 @@ int data_load_as(const char *opt, const char *dir, enum data_split split,
                  uint64_t max_count, struct prof_dataset *out);
 
 /*
+ * Read the samples of a folder named by opt, whatever its layout: its
+ * `prefer` split when it holds one (calibration prefers the training
+ * split, a measure the test split); else ONNX test data (input_0 or
+ * test_data_set_* folders) when it holds some; else its other split. At
+ * most max_count samples (0: all). *what names them for a sentence
+ * ("training samples", "test samples", "samples"). Errors as data_load(),
+ * with opt in the message; a folder with none of these is refused naming
+ * every layout looked for.
+ */
+int data_load_folder(const char *opt, const char *dir,
+                     enum data_split prefer, uint64_t max_count,
+                     struct prof_dataset *out, const char **what);
+
+/*
  * Read --test-data DIR: one test_data_set_N folder, or every
  * test_data_set_* folder DIR holds, joined. Exactly one input and one
  * output (the sweep feeds one input; edgefit-validate runs the others). At

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "calib.h"
 #include "calibration.h"
@@ -162,50 +161,6 @@ static int parse_args(int argc, char **argv, struct options *o)
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
-}
-
-/* Whether dir/name exists. */
-static bool has(const char *dir, const char *name)
-{
-    char p[4200];
-    struct stat sb;
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return stat(p, &sb) == 0;
-}
-
-/* The error's samples from opt's folder: ONNX test data (a
- * test_data_set_N folder or a folder of them) when it holds some and no
- * split of split's kind; else the split (the calibration's: its training
- * split, else its test split; --data: its test split, else its training
- * split). *what names them for the summary. */
-static int load_samples(const char *opt, const char *dir, bool train_first,
-                        uint64_t max_count, struct prof_dataset *d,
-                        const char **what)
-{
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        cli_error("%s %s: %s", opt, dir,
-                  stat(dir, &sb) != 0
-                      ? "no such folder"
-                      : "not a folder (an IDX or NumPy folder, or ONNX "
-                        "test_data_set_* folders)");
-        memset(d, 0, sizeof *d);
-        return CLI_EXIT_USAGE;
-    }
-    const bool train = has(dir, "train" DATA_NPY_INPUTS) ||
-                       has(dir, "train-images-idx3-ubyte.gz") ||
-                       has(dir, "train-images-idx3-ubyte");
-    const bool test = has(dir, "test" DATA_NPY_INPUTS) ||
-                      has(dir, "t10k-images-idx3-ubyte.gz") ||
-                      has(dir, "t10k-images-idx3-ubyte");
-    if (!train && !test) {
-        *what = "samples";
-        return data_load_reference_as(opt, dir, max_count, d);
-    }
-    const bool use_train = train_first ? train : !test;
-    *what = use_train ? "training samples" : "test samples";
-    return data_load_as(opt, dir, use_train ? DATA_TRAIN : DATA_TEST,
-                        max_count, d);
 }
 
 /* ---- the error table ---- */
@@ -463,8 +418,8 @@ int main(int argc, char **argv)
     /* the error's samples: --data, else the calibration's own */
     const char *opt = o.data ? "--data" : "--calibration-data";
     s.error_data = o.data ? o.data : o.cal.data;
-    rc = load_samples(opt, s.error_data, !o.data, o.error_samples, &samples,
-                      &s.error_what);
+    rc = data_load_folder(opt, s.error_data, o.data ? DATA_TEST : DATA_TRAIN,
+                          o.error_samples, &samples, &s.error_what);
     if (rc != CLI_EXIT_OK) {
         goto done;
     }
