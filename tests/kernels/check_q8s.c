@@ -4,6 +4,7 @@
  * squared, the largest shifts, clamps at and inside [-128, 127]). */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -409,6 +410,66 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+/* --bench: the depthwise layers of DS-CNN (25 x 5) and MobileNetV1-0.25
+ * (12 x 12 to 3 x 3), this level against the C reference. */
+static void bench_dwconv(const struct kern_q8s_dsp *isa,
+                         const struct kern_q8s_dsp *ref)
+{
+    static const struct kern_dwconv2d_shape shapes[] = {
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 64, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 128, 12, 12, 3, 3, 2, 2, 0, 0, 1, 1, 0, 0},
+        {1, 128, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 256, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 32, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const struct kern_dwconv2d_shape *s = &shapes[i];
+        size_t oh, ow;
+        kern_dwconv2d_out_hw(s, &oh, &ow);
+        const size_t ch = s->channels;
+        const size_t nx = ch * s->in_h * s->in_w, ny = ch * oh * ow;
+        int8_t *x = malloc(nx), *w = malloc(ch * 9), *y = malloc(ny);
+        int8_t *scratch = malloc(q8s_dwconv_scratch(s));
+        int32_t *bias = malloc(ch * sizeof *bias);
+        int32_t *mult = malloc(ch * sizeof *mult);
+        int *shift = malloc(ch * sizeof *shift);
+        if (x && w && y && scratch && bias && mult && shift) {
+            for (size_t j = 0; j < nx; j++) {
+                x[j] = (int8_t)ck_randi(-128, 127);
+            }
+            for (size_t j = 0; j < ch * 9; j++) {
+                w[j] = (int8_t)ck_randi(-127, 127);
+            }
+            for (size_t c = 0; c < ch; c++) {
+                bias[c] = ck_randi(-5000, 5000);
+                mult[c] = ck_randi(1 << 30, INT32_MAX);
+                shift[c] = ck_randi(-12, -6);
+            }
+            const struct kern_q8_outstage os = {
+                .bias = bias, .mult = mult, .shift = shift,
+                .per_channel = 1, .zero_point = 3, .qmin = -128,
+                .qmax = 127};
+            enum { R = 201 };
+            double tr[R], ti[R];
+            for (int r = 0; r < R; r++) {
+                double t0 = ck_now_ns();
+                ref->dwconv(s, oh, ow, x, -5, w, &os, y, NULL);
+                tr[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                isa->dwconv(s, oh, ow, x, -5, w, &os, y, scratch);
+                ti[r] = ck_now_ns() - t0;
+            }
+            char what[64];
+            snprintf(what, sizeof what, "q8s_dwconv c%zu %zux%zu s%zu", ch,
+                     s->in_h, s->in_w, s->stride_h);
+            ck_bench_report(what, ck_median(tr, R), ck_median(ti, R));
+        }
+        free(x), free(w), free(y), free(scratch);
+        free(bias), free(mult), free(shift);
+    }
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -424,4 +485,7 @@ void check_q8s(unsigned flags)
     check_rescale(&isa, &ref);
     check_maxpool(&isa, &ref);
     check_dwconv(&isa, &ref);
+    if (ck_bench_on()) {
+        bench_dwconv(&isa, &ref);
+    }
 }
