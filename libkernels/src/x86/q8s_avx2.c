@@ -777,11 +777,12 @@ static void dw_chan16(const struct kern_dwconv2d_shape *s, size_t oh,
  * sums, 4-7 and 12-15 in the high ones, which packs_epi32 puts back in
  * order.
  *
+ * Maps narrower than 16 outputs with 8 channels or more (DS-CNN's 5
+ * columns, MobileNet's 12, 6, 3) run dw_chan16, 16 channels at a time.
  * Stride 1 both ways: the plane is stored at its padded width pw and the
  * outputs run along the flattened plane, output q = oy pw + ox reading
  * from q; the columns ox >= out_w are computed and dropped, so a narrow
- * map (DS-CNN's 5 columns, MobileNet's 12, 6, 3) fills whole vectors
- * across its rows. Other strides: a row at a time, stride 2 along the row
+ * map with few channels fills whole vectors across its rows. Other strides: a row at a time, stride 2 along the row
  * taking the even bytes. Strides above 2 along the row, and more than 64
  * taps, run the C reference. */
 void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
@@ -790,7 +791,12 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                           int8_t *y, int8_t *scratch)
 {
     const size_t taps = s->kh * s->kw, sw = s->stride_w;
-    if (ow < 16 && taps <= DW_MAX_TAPS) {
+    /* narrow maps run 16 channels at a time, unless fewer than 8 channels
+     * would fill less than half of the lanes and the flattened stride-1
+     * plane below (which fills whole vectors across rows) applies */
+    const bool flat1 = sw == 1 && s->stride_h == 1 &&
+                       (s->dilation_w ? s->dilation_w : 1) == 1;
+    if (ow < 16 && taps <= DW_MAX_TAPS && (s->channels >= 8 || !flat1)) {
         dw_chan16(s, oh, ow, x, x_zero, w, os, y, scratch);
         return;
     }
