@@ -150,7 +150,19 @@ static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
      * * (its padded width) plus 64 values, int8 or int16, and the outputs
      * on that width plus 16 bytes: three times the first, plus 256,
      * covers them */
-    return rows > (SIZE_MAX - 256) / 3 / row ? 0 : 3 * rows * row + 256;
+    if (rows > (SIZE_MAX - 256) / 3 / row) {
+        return 0;
+    }
+    /* the channel-blocked path of narrow maps: 16 channels of the padded
+     * plane (pw = pad_left + in_w + pad_right <= row) as int16, and 16
+     * bytes per input or output pixel for the transposes: 48 bytes a
+     * padded pixel, plus 64 */
+    const size_t pw = s->pad_left + s->in_w + s->pad_right;
+    if (rows > (SIZE_MAX - 64) / 48 / pw) {
+        return 0;
+    }
+    const size_t rowwise = 3 * rows * row + 256, blocked = 48 * rows * pw + 64;
+    return rowwise > blocked ? rowwise : blocked;
 }
 
 /* Bytes of the max pool's scratch: two padded rows with room for whole

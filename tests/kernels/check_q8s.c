@@ -4,6 +4,7 @@
  * squared, the largest shifts, clamps at and inside [-128, 127]). */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,7 +319,26 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
     if (!ck_func((const void *)isa->dwconv, "q8s_dwconv")) {
         return;
     }
-    for (int t = 0; t < 300; t++) {
+    /* narrow maps with many channels, which the vector path runs 16
+     * channels at a time: DS-CNN's 25 x 5, MobileNet's 6 x 6 and 3 x 3, a
+     * 1 x 1 map, channels not a multiple of 16, stride 2, asymmetric
+     * padding, dilation; the channels 16 * k + 1 leave one live lane */
+    static const struct kern_dwconv2d_shape fixed[] = {
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {2, 70, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 33, 12, 12, 3, 3, 2, 2, 0, 0, 1, 1, 0, 0},
+        {1, 17, 6, 6, 3, 3, 2, 2, 1, 0, 1, 2, 0, 0},
+        {1, 80, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {2, 49, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0},
+        {1, 20, 7, 9, 3, 3, 1, 1, 2, 1, 0, 2, 2, 2},
+        {1, 31, 10, 15, 5, 3, 1, 2, 2, 1, 2, 1, 1, 3},
+        {1, 15, 8, 8, 9, 9, 1, 1, 4, 4, 4, 4, 0, 0},
+        {1, 18, 5, 40, 3, 3, 1, 3, 1, 1, 1, 1, 0, 0},
+    };
+    const int nfixed = (int)(sizeof fixed / sizeof fixed[0]);
+    for (int t = 0; t < 300 + 4 * nfixed; t++) {
         struct kern_dwconv2d_shape s = {0};
         s.batch = (size_t)ck_randi(1, 2);
         s.channels = (size_t)ck_randi(1, 5);
@@ -335,6 +355,11 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
         s.pad_right = (size_t)ck_randi(0, 3);
         s.dilation_h = (size_t)(t % 7 == 0 ? 2 : ck_randi(0, 1));
         s.dilation_w = (size_t)(t % 7 == 0 ? 2 : ck_randi(0, 1));
+        if (t >= 300) {
+            /* each fixed shape four times: the other parameters (bias,
+             * per-channel or not, shifts, x_zero) vary with t */
+            s = fixed[(t - 300) / 4];
+        }
         size_t oh, ow;
         if (kern_dwconv2d_out_hw(&s, &oh, &ow) != KERN_OK) {
             continue;
@@ -345,8 +370,8 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
         const size_t sb = q8s_dwconv_scratch(&s);
         int8_t *x = malloc(nx), *w = malloc(ch * taps);
         int8_t *y0 = malloc(ny), *y1 = malloc(ny), *scratch = malloc(sb);
-        int32_t bias[5], mult[5];
-        int shift[5];
+        int32_t bias[80], mult[80];
+        int shift[80];
         if (!x || !w || !y0 || !y1 || !scratch) {
             ck_fail("out of memory");
             free(x), free(w), free(y0), free(y1), free(scratch);
@@ -385,6 +410,66 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+/* --bench: the depthwise layers of DS-CNN (25 x 5) and MobileNetV1-0.25
+ * (12 x 12 to 3 x 3), this level against the C reference. */
+static void bench_dwconv(const struct kern_q8s_dsp *isa,
+                         const struct kern_q8s_dsp *ref)
+{
+    static const struct kern_dwconv2d_shape shapes[] = {
+        {1, 64, 25, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 64, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 128, 12, 12, 3, 3, 2, 2, 0, 0, 1, 1, 0, 0},
+        {1, 128, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 256, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 32, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const struct kern_dwconv2d_shape *s = &shapes[i];
+        size_t oh, ow;
+        kern_dwconv2d_out_hw(s, &oh, &ow);
+        const size_t ch = s->channels;
+        const size_t nx = ch * s->in_h * s->in_w, ny = ch * oh * ow;
+        int8_t *x = malloc(nx), *w = malloc(ch * 9), *y = malloc(ny);
+        int8_t *scratch = malloc(q8s_dwconv_scratch(s));
+        int32_t *bias = malloc(ch * sizeof *bias);
+        int32_t *mult = malloc(ch * sizeof *mult);
+        int *shift = malloc(ch * sizeof *shift);
+        if (x && w && y && scratch && bias && mult && shift) {
+            for (size_t j = 0; j < nx; j++) {
+                x[j] = (int8_t)ck_randi(-128, 127);
+            }
+            for (size_t j = 0; j < ch * 9; j++) {
+                w[j] = (int8_t)ck_randi(-127, 127);
+            }
+            for (size_t c = 0; c < ch; c++) {
+                bias[c] = ck_randi(-5000, 5000);
+                mult[c] = ck_randi(1 << 30, INT32_MAX);
+                shift[c] = ck_randi(-12, -6);
+            }
+            const struct kern_q8_outstage os = {
+                .bias = bias, .mult = mult, .shift = shift,
+                .per_channel = 1, .zero_point = 3, .qmin = -128,
+                .qmax = 127};
+            enum { R = 201 };
+            double tr[R], ti[R];
+            for (int r = 0; r < R; r++) {
+                double t0 = ck_now_ns();
+                ref->dwconv(s, oh, ow, x, -5, w, &os, y, NULL);
+                tr[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                isa->dwconv(s, oh, ow, x, -5, w, &os, y, scratch);
+                ti[r] = ck_now_ns() - t0;
+            }
+            char what[64];
+            snprintf(what, sizeof what, "q8s_dwconv c%zu %zux%zu s%zu", ch,
+                     s->in_h, s->in_w, s->stride_h);
+            ck_bench_report(what, ck_median(tr, R), ck_median(ti, R));
+        }
+        free(x), free(w), free(y), free(scratch);
+        free(bias), free(mult), free(shift);
+    }
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -400,4 +485,7 @@ void check_q8s(unsigned flags)
     check_rescale(&isa, &ref);
     check_maxpool(&isa, &ref);
     check_dwconv(&isa, &ref);
+    if (ck_bench_on()) {
+        bench_dwconv(&isa, &ref);
+    }
 }

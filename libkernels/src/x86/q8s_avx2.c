@@ -636,6 +636,136 @@ static void dw_flat16(const struct kern_dwconv2d_shape *s, size_t oh,
     }
 }
 
+/* Narrow maps (out_w < 16), channels 16 at a time: a row of 16 outputs
+ * of one channel would waste most lanes on DS-CNN's 5 columns or
+ * MobileNet's 6 and 3. Per image and block of 16 channels, the block is
+ * transposed to channel-last (16 bytes a pixel) and widened into a padded
+ * plane of int16 (x - x_zero), the border 0 (a padded tap adds 0, as the
+ * C reference's skipped taps). An output pixel is then 16 channels' sums
+ * in two vectors: the taps go two at a time, the 16-channel vectors of
+ * the two taps interleaved by vpunpck{l,h}wd and multiplied by the
+ * weights interleaved alike (vpmaddwd: each product fits int16 x int16,
+ * the pair's sum is exact in int32, and so the sum over taps is the C
+ * reference's, |acc| <= 255 128 taps < 2^31). The unpacks leave channels
+ * 0-3 and 8-11 in one sum, 4-7 and 12-15 in the other, which two lane
+ * permutes put in order before the output stage with per-channel vectors
+ * (dw_requant8: the same bits). The 16 bytes of each pixel are
+ * transposed back to NCHW planes. Any stride and dilation: the window of
+ * an output is a set of pixel offsets in the padded plane. Lanes past
+ * the last channel compute on stale data and are not stored. */
+static void dw_chan16(const struct kern_dwconv2d_shape *s, size_t oh,
+                      size_t ow, const int8_t *x, int32_t x_zero,
+                      const int8_t *w, const struct kern_q8_outstage *os,
+                      int8_t *y, int8_t *scratch)
+{
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
+    const size_t kh = s->kh, kw = s->kw, taps = kh * kw;
+    const size_t ip = ih * iw, op = oh * ow;
+    const size_t pw = s->pad_left + iw + s->pad_right;
+    const size_t rows = s->pad_top + ih + s->pad_bottom;
+    /* q8s_dwconv_scratch: 32 bytes a padded pixel for the int16 plane,
+     * then 16 a pixel shared by the input's and the output's transposes
+     * (ip and op are both at most rows * pw) */
+    int16_t *d = (int16_t *)(void *)scratch;
+    int8_t *tb = scratch + 32 * rows * pw;
+    memset(d, 0, 32 * rows * pw);
+    memset(tb, 0, 16 * ip);
+    const size_t npair = (taps + 1) / 2;
+    size_t off[DW_MAX_TAPS + 1];
+    for (size_t ky = 0; ky < kh; ky++) {
+        for (size_t kx = 0; kx < kw; kx++) {
+            off[ky * kw + kx] = 16 * (ky * dh * pw + kx * dw);
+        }
+    }
+    off[taps] = off[0]; /* an odd last tap pairs with weight 0 */
+    const __m256i zp16 = _mm256_set1_epi16((short)x_zero);
+    const __m256i vzp = _mm256_set1_epi32(os->zero_point);
+    const __m256i lo = _mm256_set1_epi32(os->qmin - os->zero_point);
+    const __m256i hi = _mm256_set1_epi32(os->qmax - os->zero_point);
+    __m256i wlo[DW_MAX_TAPS / 2], whi[DW_MAX_TAPS / 2];
+    int32_t add[16], mult[16], lsh[16], rsh[16];
+    int16_t wa[16], wb[16];
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t c0 = 0; c0 < ch; c0 += 16) {
+            const size_t cb = ch - c0 < 16 ? ch - c0 : 16;
+            /* tb[i][j] = x[b][c0 + j][i], then the padded int16 plane */
+            kern_q8s_transpose_avx2(cb, ip, x + (b * ch + c0) * ip, ip, tb,
+                                    16);
+            for (size_t iy = 0; iy < ih; iy++) {
+                int16_t *dr = d + 16 * ((s->pad_top + iy) * pw + s->pad_left);
+                const int8_t *tr = tb + 16 * iy * iw;
+                for (size_t i = 0; i < iw; i++) {
+                    _mm256_storeu_si256(
+                        (__m256i *)(dr + 16 * i),
+                        _mm256_sub_epi16(
+                            _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                (const __m128i *)(tr + 16 * i))),
+                            zp16));
+                }
+            }
+            for (size_t p = 0; p < npair; p++) {
+                for (size_t j = 0; j < 16; j++) {
+                    const int8_t *wc = w + (c0 + (j < cb ? j : 0)) * taps;
+                    wa[j] = j < cb ? wc[2 * p] : 0;
+                    wb[j] = j < cb && 2 * p + 1 < taps ? wc[2 * p + 1] : 0;
+                }
+                const __m256i va = _mm256_loadu_si256((const __m256i *)wa);
+                const __m256i vb = _mm256_loadu_si256((const __m256i *)wb);
+                wlo[p] = _mm256_unpacklo_epi16(va, vb);
+                whi[p] = _mm256_unpackhi_epi16(va, vb);
+            }
+            for (size_t j = 0; j < 16; j++) {
+                const size_t c = c0 + (j < cb ? j : 0);
+                const size_t pc = os->per_channel ? c : 0;
+                const int sh = os->shift[pc];
+                add[j] = os->bias ? os->bias[c] : 0;
+                mult[j] = os->mult[pc];
+                lsh[j] = sh > 0 ? sh : 0;
+                rsh[j] = sh > 0 ? 0 : -sh;
+            }
+            const __m256i add0 = _mm256_loadu_si256((const __m256i *)add);
+            const __m256i add1 = _mm256_loadu_si256((const __m256i *)(add + 8));
+            const __m256i m0 = _mm256_loadu_si256((const __m256i *)mult);
+            const __m256i m1 = _mm256_loadu_si256((const __m256i *)(mult + 8));
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)lsh);
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(lsh + 8));
+            const __m256i r0 = _mm256_loadu_si256((const __m256i *)rsh);
+            const __m256i r1 = _mm256_loadu_si256((const __m256i *)(rsh + 8));
+            for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    const int16_t *base =
+                        d + 16 * (oy * s->stride_h * pw + ox * s->stride_w);
+                    __m256i al = _mm256_setzero_si256();
+                    __m256i ah = _mm256_setzero_si256();
+                    for (size_t p = 0; p < npair; p++) {
+                        const __m256i xa = _mm256_loadu_si256(
+                            (const __m256i *)(base + off[2 * p]));
+                        const __m256i xb = _mm256_loadu_si256(
+                            (const __m256i *)(base + off[2 * p + 1]));
+                        al = _mm256_add_epi32(
+                            al, _mm256_madd_epi16(
+                                    _mm256_unpacklo_epi16(xa, xb), wlo[p]));
+                        ah = _mm256_add_epi32(
+                            ah, _mm256_madd_epi16(
+                                    _mm256_unpackhi_epi16(xa, xb), whi[p]));
+                    }
+                    const __m256i a0 = _mm256_permute2x128_si256(al, ah, 0x20);
+                    const __m256i a1 = _mm256_permute2x128_si256(al, ah, 0x31);
+                    _mm_storeu_si128(
+                        (__m128i *)(tb + 16 * (oy * ow + ox)),
+                        pack16(dw_requant8(a0, add0, m0, l0, r0, lo, hi, vzp),
+                               dw_requant8(a1, add1, m1, l1, r1, lo, hi,
+                                           vzp)));
+                }
+            }
+            kern_q8s_transpose_avx2(op, cb, tb, 16, y + (b * ch + c0) * op,
+                                    op);
+        }
+    }
+}
+
 /* Depthwise int8 convolution, 16 outputs at a time. Each channel is
  * copied into a plane padded with the zero point (so a padded tap adds
  * (x_zero - x_zero) w = 0, as the C reference's skipped taps), then the
@@ -647,11 +777,12 @@ static void dw_flat16(const struct kern_dwconv2d_shape *s, size_t oh,
  * sums, 4-7 and 12-15 in the high ones, which packs_epi32 puts back in
  * order.
  *
+ * Maps narrower than 16 outputs with 8 channels or more (DS-CNN's 5
+ * columns, MobileNet's 12, 6, 3) run dw_chan16, 16 channels at a time.
  * Stride 1 both ways: the plane is stored at its padded width pw and the
  * outputs run along the flattened plane, output q = oy pw + ox reading
  * from q; the columns ox >= out_w are computed and dropped, so a narrow
- * map (DS-CNN's 5 columns, MobileNet's 12, 6, 3) fills whole vectors
- * across its rows. Other strides: a row at a time, stride 2 along the row
+ * map with few channels fills whole vectors across its rows. Other strides: a row at a time, stride 2 along the row
  * taking the even bytes. Strides above 2 along the row, and more than 64
  * taps, run the C reference. */
 void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
@@ -660,6 +791,15 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                           int8_t *y, int8_t *scratch)
 {
     const size_t taps = s->kh * s->kw, sw = s->stride_w;
+    /* narrow maps run 16 channels at a time, unless fewer than 8 channels
+     * would fill less than half of the lanes and the flattened stride-1
+     * plane below (which fills whole vectors across rows) applies */
+    const bool flat1 = sw == 1 && s->stride_h == 1 &&
+                       (s->dilation_w ? s->dilation_w : 1) == 1;
+    if (ow < 16 && taps <= DW_MAX_TAPS && (s->channels >= 8 || !flat1)) {
+        dw_chan16(s, oh, ow, x, x_zero, w, os, y, scratch);
+        return;
+    }
     if ((sw != 1 && sw != 2) || taps > DW_MAX_TAPS) {
         kern_q8s_dwconv_c(s, oh, ow, x, x_zero, w, os, y, scratch);
         return;
