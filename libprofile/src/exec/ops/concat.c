@@ -67,44 +67,62 @@ static int dequantize_block(prof_exec *ex, const struct exec_op *op,
         ex->y32 + to));
 }
 
-/* Static int8: each block requantised into the output's params: the
+/* Static int8: each input requantised into the output's params: its
  * bytes themselves when the params are equal (calibration gives a concat
  * and its inputs their own ranges; a QDQ model often one), else
  * dequantised and quantised with the output's params (round half to
- * even), through a table of the 256 values. */
-static int requant_block(prof_exec *ex, const struct exec_op *op, size_t t,
-                         size_t from, size_t to, size_t n)
-{
-    const int8_t *x = (const int8_t *)(ex->arena + ex->t_off[t]) + from;
-    int8_t *y = (int8_t *)(ex->arena + op->out_off) + to;
-    const size_t o = op->out_t;
-    if (ex->t_scale[t] == ex->t_scale[o] && ex->t_zero[t] == ex->t_zero[o]) {
-        memcpy(y, x, n);
-        return PROF_OK;
-    }
-    /* the same formula on the 256 values an int8 can hold, then a table
-     * look-up per element (ONNX Runtime's QLinearConcat builds the same
-     * table) */
-    int8_t all[256], table[256];
-    float real[256];
-    for (int v = 0; v < 256; v++) {
-        all[v] = (int8_t)(v - 128);
-    }
-    exec_s8_dequantize(all, 256, ex->t_scale[t], ex->t_zero[t], real);
-    const int st =
-        exec_s8_quantize(real, 256, ex->t_scale[o], ex->t_zero[o], table);
-    if (st != PROF_OK) {
-        return st;
-    }
-    for (size_t i = 0; i < n; i++) {
-        y[i] = table[(int)x[i] + 128];
-    }
-    return PROF_OK;
-}
-
+ * even) through a table of the 256 values an int8 holds (ONNX Runtime's
+ * QLinearConcat builds the same table), made once per input and run, then
+ * applied to every block of that input (concat_blocks' order, input by
+ * input). */
 static int concat_run_s8s(prof_exec *ex, const struct exec_op *op)
 {
-    return concat_blocks(ex, op, requant_block);
+    const struct memest_layer *L = op->layer;
+    const size_t o_t = op->out_t;
+    const size_t out_sample = op->out_n / ex->batch;
+    size_t outer = 1;
+    for (unsigned d = 0; d < L->concat_axis && d < L->out_shape.rank; d++) {
+        outer *= (size_t)L->out_shape.dim[d];
+    }
+    /* an output position's run of blocks, one of each input */
+    const size_t stride = out_sample / outer;
+    int8_t *y = (int8_t *)(ex->arena + op->out_off);
+    size_t at = 0; /* input j's block within the run */
+    for (size_t j = 0; j < L->input_count; j++) {
+        const size_t t = L->inputs[j];
+        const int8_t *x = (const int8_t *)(ex->arena + ex->t_off[t]);
+        const size_t sample = ex->t_n[t] / ex->batch, n = sample / outer;
+        const bool same = ex->t_scale[t] == ex->t_scale[o_t] &&
+                          ex->t_zero[t] == ex->t_zero[o_t];
+        int8_t all[256], table[256];
+        if (!same) {
+            float real[256];
+            for (int v = 0; v < 256; v++) {
+                all[v] = (int8_t)(v - 128);
+            }
+            exec_s8_dequantize(all, 256, ex->t_scale[t], ex->t_zero[t], real);
+            const int st = exec_s8_quantize(real, 256, ex->t_scale[o_t],
+                                            ex->t_zero[o_t], table);
+            if (st != PROF_OK) {
+                return st;
+            }
+        }
+        for (size_t b = 0; b < ex->batch; b++) {
+            for (size_t o = 0; o < outer; o++) {
+                const int8_t *src = x + b * sample + o * n;
+                int8_t *dst = y + b * out_sample + o * stride + at;
+                if (same) {
+                    memcpy(dst, src, n);
+                    continue;
+                }
+                for (size_t i = 0; i < n; i++) {
+                    dst[i] = table[(int)src[i] + 128];
+                }
+            }
+        }
+        at += n;
+    }
+    return PROF_OK;
 }
 
 static int concat_run_f32(prof_exec *ex, const struct exec_op *op,
