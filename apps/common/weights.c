@@ -78,7 +78,9 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w)
         /* a layer with parameters but no layout is refused, never saved
          * in another kind's layout */
         struct art_tensor probe;
-        if (!weight_shape(l, &probe)) {
+        struct memest_param_tensor pt[MEMEST_PARAM_TENSORS_MAX];
+        const size_t npt = memest_layer_param_tensors(l, pt);
+        if (npt == 0 && !weight_shape(l, &probe)) {
             cli_error("%s: layer '%s' (%s) has parameters but no weight "
                       "layout", memest_model_name(model), l->name,
                       memest_kind_name(l->kind));
@@ -92,8 +94,12 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w)
         const size_t suffixes = sizeof ".running_mean" + sizeof ".weight";
         floats += l->parameter_count;
         if (C == 0) {
-            tensors += l->bias_count ? 2 : 1;
-            name_bytes += 2 * (strlen(l->name) + sizeof ".weight");
+            /* its state_dict tensors, "<name>.weight" and "<name>.bias"
+             * or the operator's own list (attention, lstm, gru) */
+            tensors += npt;
+            for (size_t k = 0; k < npt; k++) {
+                name_bytes += strlen(l->name) + strlen(pt[k].suffix) + 1;
+            }
             continue;
         }
         tensors += 4;
@@ -143,11 +149,12 @@ bool cli_weights_init(const memest_model *model, struct cli_weights *w)
         }
         const size_t C = bn_channels(l);
         if (C == 0) {
-            add_tensor(w, &name, l->name, ".weight", wl->weight, shape.ndim,
-                       shape.shape);
-            if (wl->bias) {
-                const uint64_t dim = l->bias_count;
-                add_tensor(w, &name, l->name, ".bias", wl->bias, 1, &dim);
+            struct memest_param_tensor pt[MEMEST_PARAM_TENSORS_MAX];
+            const size_t npt = memest_layer_param_tensors(l, pt);
+            for (size_t k = 0; k < npt; k++) {
+                float *base = pt[k].in_bias ? wl->bias : wl->weight;
+                add_tensor(w, &name, l->name, pt[k].suffix,
+                           base + pt[k].offset, pt[k].rank, pt[k].dim);
             }
             continue;
         }

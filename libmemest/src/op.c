@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* A kind missing here has no definition: the drivers refuse its layers
  * (MEMEST_KIND_INPUT is a model input, not a layer, and has none). */
@@ -60,6 +61,47 @@ int memest_kind_is_view(enum memest_kind kind)
 {
     const struct memest_op_def *def = op_def(kind);
     return def != NULL && def->is_view;
+}
+
+size_t memest_layer_param_tensors(
+    const struct memest_layer *layer,
+    struct memest_param_tensor out[MEMEST_PARAM_TENSORS_MAX])
+{
+    const struct memest_op_def *def;
+    uint64_t d[OP_WEIGHT_MAX_RANK];
+    unsigned rank;
+
+    if (layer == NULL || out == NULL ||
+        (def = op_def(layer->kind)) == NULL || layer->parameter_count == 0) {
+        return 0;
+    }
+    switch (def->params) {
+    case OP_PARAMS_NONE:
+    case OP_PARAMS_BATCHNORM:
+        return 0;
+    case OP_PARAMS_TENSORS:
+        return def->param_tensors ? def->param_tensors(layer, out) : 0;
+    case OP_PARAMS_WEIGHT_BIAS:
+        if (def->weight_shape == NULL || layer->folded_bn != NULL) {
+            return 0;
+        }
+        memset(out, 0, 2 * sizeof *out);
+        rank = def->weight_shape(layer, d);
+        out[0].suffix = ".weight";
+        out[0].rank = rank;
+        for (unsigned i = 0; i < rank; i++) {
+            out[0].dim[i] = d[i];
+        }
+        if (layer->bias_count == 0) {
+            return 1;
+        }
+        out[1].suffix = ".bias";
+        out[1].rank = 1;
+        out[1].dim[0] = layer->bias_count;
+        out[1].in_bias = 1;
+        return 2;
+    }
+    return 0;
 }
 
 unsigned memest_layer_weight_shape(const struct memest_layer *layer,

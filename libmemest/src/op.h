@@ -181,6 +181,8 @@ enum op_params {
                             * and, with bias=yes, "<name>.bias" [units] */
     OP_PARAMS_BATCHNORM,   /* "<name>.weight/.bias/.running_mean/
                             * .running_var" [C], folded into scale, shift */
+    OP_PARAMS_TENSORS,     /* the tensors param_tensors() lists (attention,
+                            * lstm, gru), copied where it says */
 };
 
 /* The largest rank of a weight (conv2d's [out_c, in_c/g, kh, kw]). */
@@ -252,6 +254,11 @@ struct memest_op_def {
      * it keeps before its fused activation for the backward pass, *columns
      * the floats of its im2col columns for one sample; NULL: none.
      * MEMEST_E_OVERFLOW when they do not fit in 64 bits. */
+    /* OP_PARAMS_TENSORS: the state_dict tensors of the layer, their
+     * shapes and where each goes in L->weight or L->bias (struct
+     * memest_param_tensor); returns their count. NULL for other kinds. */
+    size_t (*param_tensors)(const struct memest_layer *L,
+                            struct memest_param_tensor *out);
     int (*train_work)(const struct memest_layer *L, uint64_t *preact,
                       uint64_t *columns);
     /* Write the layer's keyword and every option, explicit: "conv2d 8

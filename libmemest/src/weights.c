@@ -168,6 +168,9 @@ int memest_model_set_weights(memest_model *model,
         const float *pw = NULL;
         const float *pb = NULL;
         const float *bn[4] = {NULL, NULL, NULL, NULL};
+        struct memest_param_tensor pt[MEMEST_PARAM_TENSORS_MAX];
+        const float *pd[MEMEST_PARAM_TENSORS_MAX] = {NULL};
+        size_t npt = 0;
 
         if (L->parameter_count == 0) {
             continue;
@@ -189,6 +192,18 @@ int memest_model_set_weights(memest_model *model,
             break;
         case OP_PARAMS_BATCHNORM:
             st = need_bn(&lk, name, L->weight_count, bn, diag);
+            break;
+        case OP_PARAMS_TENSORS:
+            npt = def->param_tensors ? def->param_tensors(L, pt) : 0;
+            if (npt == 0) {
+                st = diag_fail(diag, MEMEST_E_INVALID,
+                               "layer '%s': %s lists no parameter tensors",
+                               name, memest_kind_name(L->kind));
+            }
+            for (size_t k = 0; k < npt && st == MEMEST_OK; k++) {
+                st = need(&lk, name, pt[k].suffix, pt[k].dim, pt[k].rank, 0,
+                          &pd[k], diag);
+            }
             break;
         case OP_PARAMS_WEIGHT_BIAS:
             rank = def->weight_shape(L, dim);
@@ -212,6 +227,18 @@ int memest_model_set_weights(memest_model *model,
         }
         switch (def->params) {
         case OP_PARAMS_NONE: /* refused above */
+            break;
+        case OP_PARAMS_TENSORS:
+            /* the operator's list covers weight and bias exactly once
+             * (memest_layer_param_tensors()), so the copies fill both */
+            for (size_t k = 0; k < npt; k++) {
+                uint64_t n = 1;
+                for (unsigned d = 0; d < pt[k].rank; d++) {
+                    n *= pt[k].dim[d];
+                }
+                memcpy((pt[k].in_bias ? b[i] : w[i]) + pt[k].offset, pd[k],
+                       (size_t)n * sizeof(float));
+            }
             break;
         case OP_PARAMS_BATCHNORM:
             /* y = (x - mean) / sqrt(var + eps) * gamma + beta

@@ -370,6 +370,34 @@ struct memest_layer {
      * slice_axis (0 the channels or features, 1 the rows or the second
      * dimension of an AxB, 2 the columns) */
     unsigned concat_axis;
+    /* sequence operators (DESIGN.md "Models": a per-sample rank-2 shape
+     * is a sequence of dim[0] steps of dim[1] features, T x D).
+     * `axis`: a layernorm normalises the per-sample axes axis..rank-1 (the
+     * last, D, unless ONNX says otherwise); a softmax or logsoftmax (a
+     * standalone activation layer, or fused after a layer) normalises the
+     * per-sample axis `axis`: its features (0 of a vector, 1 of a T x D
+     * sequence) or channels (0 of CxHxW) unless the line or ONNX names
+     * another; 0 for every other kind. `perm`: a transpose's output axis i
+     * is its input's per-sample axis perm[i] (the batch stays first).
+     * `heads`: an attention layer's heads (units is its embedding width).
+     * An lstm or gru (units = hidden width H): `direction` one of enum
+     * memest_rnn_direction, `linear_before_reset` a gru's (1: PyTorch's
+     * nn.GRU, ONNX's attribute), `return_sequence` 1 when the output is
+     * every step's hidden state, T x (directions * H), 0 when it is the
+     * last step's, directions * H. */
+    unsigned axis;
+    unsigned perm[3];
+    uint64_t heads;
+    int direction;
+    int linear_before_reset;
+    int return_sequence;
+};
+
+/* An lstm's or gru's direction (memest_layer's direction). */
+enum memest_rnn_direction {
+    MEMEST_RNN_FORWARD = 0,
+    MEMEST_RNN_REVERSE = 1,
+    MEMEST_RNN_BIDIRECTIONAL = 2,
 };
 
 /* Where a binary layer's constant operand stands (memest_layer's
@@ -542,6 +570,36 @@ struct memest_tensor {
 MEMEST_API unsigned
 memest_layer_weight_shape(const struct memest_layer *layer,
                           uint64_t dim[MEMEST_TENSOR_MAX_RANK]);
+
+/*
+ * One tensor of a layer's state_dict: "<layer><suffix>" of shape
+ * dim[0..rank-1], stored in layer->weight (in_bias 0) or layer->bias
+ * (in_bias 1) from element `offset` on, row-major. Operators with more
+ * than a weight and a bias (attention: ".in_proj_weight",
+ * ".out_proj.weight", ...; lstm and gru: ".weight_ih_l0", ...) list their
+ * tensors this way; for every other operator it is ".weight" (as
+ * memest_layer_weight_shape() gives it) and ".bias" when it has one.
+ */
+#define MEMEST_PARAM_TENSORS_MAX 8
+struct memest_param_tensor {
+    const char *suffix; /* static text: ".weight", ".weight_ih_l0", ... */
+    unsigned rank;
+    uint64_t dim[MEMEST_TENSOR_MAX_RANK];
+    int in_bias;
+    uint64_t offset;
+};
+
+/*
+ * The state_dict tensors of a layer, in the order a state_dict lists them:
+ * fills out[0..n-1] and returns n (at most MEMEST_PARAM_TENSORS_MAX), 0
+ * for a layer without parameters, a NULL argument, or a batch norm
+ * (standalone or folded: memest_model_set_weights() reads its four
+ * tensors and stores the folded scale and shift). Together the tensors
+ * cover layer->weight and layer->bias exactly once.
+ */
+MEMEST_API size_t
+memest_layer_param_tensors(const struct memest_layer *layer,
+                           struct memest_param_tensor out[MEMEST_PARAM_TENSORS_MAX]);
 
 /*
  * Give a model its weights from tensors named and laid out as PyTorch's
