@@ -391,6 +391,12 @@ struct memest_layer {
     int direction;
     int linear_before_reset;
     int return_sequence;
+    /* Elements per sample a layer needs beside its inputs and output
+     * while it runs, and only then (an attention layer's score matrix of
+     * one head, T x T): the estimates count them as activation memory and
+     * memest_plan_arena() gives them a block alive during the layer; 0
+     * for most kinds. */
+    uint64_t work_elements;
 };
 
 /* An lstm's or gru's direction (memest_layer's direction). */
