@@ -1,14 +1,28 @@
 /* edgefit-bench: the F16C reference loops the conversion table compares
  * with. Built with -mavx -mf16c; called only when the CPU has F16C. */
+#include <cpuid.h>
 #include <immintrin.h>
 #include <string.h>
 
 #include "bench.h"
 
+/* CPUID leaf 1 for AVX, F16C and OSXSAVE, and XCR0 for the YMM state the
+ * OS saves (what an AVX instruction needs to run); not
+ * __builtin_cpu_supports("f16c"), which clang does not know. */
 bool bench_f16c_available(void)
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) {
+        return false;
+    }
+    const unsigned need = bit_AVX | bit_F16C | bit_OSXSAVE;
+    if ((c & need) != need) {
+        return false;
+    }
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6u) == 6u; /* XMM and YMM state */
 }
 
 void bench_f32_to_f16_f16c(uint16_t *dst, const float *src, size_t n)

@@ -22,6 +22,9 @@ const char *cli_program(void)
     return program;
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 0)))
+#endif
 static void report(const char *kind, const char *fmt, va_list ap)
 {
     fprintf(stderr, "%s: %s", program, kind);

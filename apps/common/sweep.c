@@ -771,13 +771,14 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
             }
             snprintf(c->names[ns], sizeof c->names[ns], "%s%s", prec[p],
                      pass == 0 ? "" : " rejected");
-            c->series[ns++] = (struct art_series){
-                .name = c->names[ns - 1], .n = k - start,
+            c->series[ns] = (struct art_series){
+                .name = c->names[ns], .n = k - start,
                 .x = c->x + start, .y = c->y + start,
                 .y_err = c->err + start, .labels = c->labels + start,
                 .hollow = pass == 1,
                 .marker = pass == 0 ? ART_MARKER_CIRCLE : ART_MARKER_SQUARE,
                 .color = (int)p + 1};
+            ns++;
         }
     }
     c->chart = (struct art_chart){

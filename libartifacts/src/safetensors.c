@@ -58,6 +58,9 @@ static int dtype_from_name(const char *name, enum art_dtype *out)
 
 /* Fill diag; sys_errno is the errno of the system call that failed, 0
  * when the failure is not the system's. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 0)))
+#endif
 static int fail_errno(struct art_diag *diag, int status, int sys_errno,
                       const char *fmt, va_list ap)
 {

@@ -31,6 +31,9 @@
  * returns an int). */
 #define GZ_MAX_READ ((uint64_t)1 << 30)
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
 static int fail(struct prof_diag *diag, int status, const char *fmt, ...)
 {
     if (diag) {

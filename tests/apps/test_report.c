@@ -140,7 +140,7 @@ static void test_report(void **state)
     /* The device's energy is its power over the device's latency per
      * input. */
     const char *on = strstr(r.out, "On rpi4 (roofline lower bound): ");
-    double ms, mj, watts;
+    double ms = 0, mj = 0, watts = 0;
     char prec[16];
     const char *energy = on ? strstr(on, "energy at least ") : NULL;
     if (sscanf(on, "On rpi4 (roofline lower bound): at least %lf ms per "
