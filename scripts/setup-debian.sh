@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install what a fresh Debian 12 machine lacks to build, test and run edgefit.
-# Usage: scripts/setup-debian.sh [--bench]   (--bench adds the BLAS comparison libraries)
+# Usage: scripts/setup-debian.sh [--bench|--clang]
+#   --bench adds the BLAS comparison libraries; --clang the second compiler
+#   CI builds with (clang 14)
 # (Regenerating the ONNX test fixtures, scripts/make-onnx-test-models.py, also
 # takes python3-onnx and python3-torch; the tests themselves need no Python.)
 set -eu
@@ -9,6 +11,9 @@ pkgs="meson ninja-build pkg-config gcc libc6-dev libcsv-dev libpng-dev libcairo2
 fonts-dejavu-core libjansson-dev zlib1g-dev libcmocka-dev dataset-fashion-mnist
 protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata"
 
+if [ "${1:-}" = "--clang" ]; then
+    pkgs="$pkgs clang"
+fi
 if [ "${1:-}" = "--bench" ]; then
     pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev libxnnpack-dev
     libpthreadpool-dev"
