@@ -1,6 +1,7 @@
 /* Per-layer tables, totals, training memory and the exact MB figure. */
 #include "internal.h"
 #include "op.h"
+#include "wide.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -221,17 +222,7 @@ int memest_estimate_totals(const memest_model *model, uint64_t batch,
  */
 static double wide_mb(uint64_t a, uint64_t b, unsigned bytes)
 {
-#if defined(__SIZEOF_INT128__)
-    __extension__ unsigned __int128 n = (unsigned __int128)a * b;
-    return (double)n * (double)bytes / 1048576.0;
-#else
-    uint64_t n;
-    if (!mul_ovf(a, b, &n)) {
-        return (double)n * (double)bytes / 1048576.0;
-    }
-    /* without 128-bit integers, beyond 2^64 elements: one extra rounding */
-    return (double)a * (double)b * (double)bytes / 1048576.0;
-#endif
+    return wide_to_double(wide_mul_64(a, b)) * (double)bytes / 1048576.0;
 }
 
 int memest_total_memory_mb(const memest_model *model, uint64_t batch,

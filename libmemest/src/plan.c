@@ -4,6 +4,7 @@
  * hardware_simulation.py and utils/hardware.py.
  */
 #include "internal.h"
+#include "wide.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -221,29 +222,17 @@ int memest_estimate_batch_memory_mb(uint64_t features, uint64_t batch,
     if (out_mb == NULL) {
         return MEMEST_E_INVALID;
     }
-#if defined(__SIZEOF_INT128__)
     {
-        __extension__ typedef unsigned __int128 u128;
-        u128 fb = (u128)features * batch;
-        u128 total;
-        if (bytes_per_feature != 0 &&
-            fb > ((u128)0 - 1) / bytes_per_feature) {
+        /* in 128 bits, so that a product beyond 64 bits still has an
+         * answer, rounded once; the same bits on every target */
+        struct wide_u128 total;
+        if (!wide_mul_128_64(wide_mul_64(features, batch), bytes_per_feature,
+                             &total)) {
             return MEMEST_E_OVERFLOW;
         }
-        total = fb * bytes_per_feature;
-        /* one rounding (u128 to double); dividing by 2^20 is exact */
-        *out_mb = (double)total / 1048576.0;
+        /* dividing by 2^20 is exact */
+        *out_mb = wide_to_double(total) / 1048576.0;
     }
-#else
-    {
-        uint64_t total;
-        if (mul_ovf(features, batch, &total) ||
-            mul_ovf(total, bytes_per_feature, &total)) {
-            return MEMEST_E_OVERFLOW;
-        }
-        *out_mb = (double)total / 1048576.0;
-    }
-#endif
     return MEMEST_OK;
 }
 

@@ -13,6 +13,7 @@
 #include "exec/executor.h"
 #include "exec/ops.h"
 #include "internal.h"
+#include "wide.h"
 
 /* One layer's training state; tensors include the batch. */
 struct tlayer {
@@ -1323,9 +1324,7 @@ PROF_API int prof_train_epoch(prof_train *t, const float *x, const uint8_t *y,
         perm[i] = (uint32_t)i;
     }
     for (uint64_t i = count - 1; i > 0; i--) {
-        __extension__ unsigned __int128 m =
-            (unsigned __int128)prof_splitmix64(&rng) * (i + 1);
-        const uint64_t j = (uint64_t)(m >> 64);
+        const uint64_t j = wide_mulhi_64(prof_splitmix64(&rng), i + 1);
         const uint32_t tmp = perm[i];
         perm[i] = perm[j];
         perm[j] = tmp;
