@@ -86,6 +86,13 @@ static void init_flags(void)
             masked_flags = raw_flags & (unsigned)keep;
         }
     }
+#if !KERN_SIMD
+    /* A build without the vector paths (-Dsimd=disabled) selects the C
+     * path whatever the CPU has: the flags say what runs, so that the
+     * apps report "c" and a cached host calibration of a vector build is
+     * not taken for this one (its cache key holds the flags). */
+    masked_flags = 0;
+#endif
     /* Higher rungs build on lower ones: no AVX-512 without AVX2. */
     if (!(masked_flags & KERN_CPU_AVX2)) {
         masked_flags = 0;

@@ -300,6 +300,19 @@ static void test_scale_nchw8c(void **state)
     }
 }
 
+/* A build without vector paths selects the C path on every CPU, and says
+ * so: its flags are 0 (they once reported the CPU's AVX2 while the C
+ * path ran, and the apps printed "selected avx2"). */
+static void test_selected_is_built(void **state)
+{
+    (void)state;
+    const char *sel = kern_cpu_path_name(kern_cpu_flags());
+    if (strcmp(kern_built_paths(), "c") == 0) {
+        assert_int_equal(kern_cpu_flags(), 0);
+    }
+    assert_non_null(strstr(kern_built_paths(), sel));
+}
+
 int main(void)
 {
     printf("path: %s\n", kern_cpu_path_name(kern_cpu_flags()));
@@ -308,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random_broadcasts),
         cmocka_unit_test(test_scale_nchw8c),
+        cmocka_unit_test(test_selected_is_built),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

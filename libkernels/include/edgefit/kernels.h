@@ -53,7 +53,9 @@ enum kern_cpu_flag {
 };
 
 /* The features of this CPU that the OS enables, with the bits named in
- * KERN_CPU_MASK cleared. Read once; later calls return the cached value. */
+ * KERN_CPU_MASK cleared; 0 in a build without vector paths (-Dsimd=
+ * disabled), which runs the C path on every CPU. Read once; later calls
+ * return the cached value. */
 KERN_API unsigned kern_cpu_flags(void);
 
 /* Name of the widest path a set of flags selects: "c", "avx2", "avx512",
