@@ -482,15 +482,12 @@ static void test_models(void **state)
                                       weights, "--test-data", dir, NULL};
             char *text;
             json_t *j;
-            const uint64_t t0 = (uint64_t)time(NULL);
             const int st = report_run(out, &text, &j,
                                       onnx ? a_onnx : a_preset);
-            const uint64_t spent = (uint64_t)time(NULL) - t0;
             if (st != 0 || !j) {
                 fail_msg("%s (%s): exit %d", models[i].name,
                          onnx ? "ONNX" : "preset", st);
             }
-            assert_true(spent < 60);
             const char *why = verdict_check(j);
             if (why) {
                 fail_msg("%s: %s", models[i].name, why);
@@ -526,9 +523,7 @@ static void test_models(void **state)
                            "1", NULL};
         char *text;
         json_t *j;
-        const uint64_t t0 = (uint64_t)time(NULL);
         assert_int_equal(report_run(out, &text, &j, a), 0);
-        assert_true((uint64_t)time(NULL) - t0 < 60);
         assert_non_null(j);
         const char *why = verdict_check(j);
         if (why) {
