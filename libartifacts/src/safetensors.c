@@ -864,7 +864,11 @@ ART_API int art_safetensors_load(const char *path, art_safetensors **out,
         }
         total = round_up(total + bytes);
     }
-    if (!(st->data = malloc(total ? (size_t)total : 1u))) {
+    /* aligned_alloc, not malloc: malloc promises only 8 bytes on 32-bit
+     * targets, and the slots' 16 are offsets from this base (total is a
+     * multiple of SLOT_ALIGN, as aligned_alloc wants) */
+    if (!(st->data = aligned_alloc(SLOT_ALIGN,
+                                   total ? (size_t)total : SLOT_ALIGN))) {
         rc = fail(diag, ART_E_NOMEM, "%s: out of memory for %" PRIu64
                   " bytes of data", path, buffer_bytes);
         goto done;
