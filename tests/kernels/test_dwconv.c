@@ -443,11 +443,12 @@ static void test_nchw8c_errors(void **state)
     s.stride_h = 0;
     assert_int_equal(kern_dwconv2d_nchw8c_f32(&s, x, wp, NULL, 0, y),
                      KERN_E_SHAPE);
-    /* NCHW fits, the blocked form does not: 2^62 - 1 channels of a 1 x 1
-     * plane are SIZE_MAX - 3 bytes in NCHW, 2^62 floats (2^64 bytes) once
-     * rounded up to whole blocks */
+    /* NCHW fits, the blocked form does not: SIZE_MAX / 4 channels of a
+     * 1 x 1 plane (2^62 - 1 on 64-bit targets, 2^30 - 1 on 32) are
+     * SIZE_MAX - 3 bytes in NCHW, SIZE_MAX / 4 + 1 floats (SIZE_MAX + 1
+     * bytes) once rounded up to whole blocks */
     s = ok;
-    s.channels = ((size_t)1 << 62) - 1;
+    s.channels = SIZE_MAX >> 2;
     s.in_h = s.in_w = 1;
     s.kh = s.kw = 1;
     s.pad_top = s.pad_left = s.pad_bottom = s.pad_right = 0;
