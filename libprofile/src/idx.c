@@ -260,15 +260,18 @@ static int read_items(struct idx_file *f, uint64_t head_bytes,
                     "%s: %" PRIu64 " bytes after the %" PRIu64 " %s the "
                     "header claims", f->path, body - claimed, count, what);
     }
-    if (want > SIZE_MAX - 1) {
+    /* A plain file is now known to hold want bytes, allocated at once; a
+     * gzip stream starts small and doubles, so memory follows the data
+     * and a stream shorter than its header claims is refused as truncated
+     * wherever size_t is narrow (on a 32-bit target too) */
+    const bool at_once = f->plain && f->sized;
+    if (want > SIZE_MAX - 1 && at_once) {
         return fail(diag, PROF_E_OVERFLOW, "%s: %" PRIu64 " %s of %" PRIu64
                     " bytes do not fit in memory here", f->path, take, what,
                     item);
     }
-    /* A plain file is now known to hold want bytes; a gzip stream starts
-     * small and doubles, so memory follows the data. */
-    uint64_t cap = f->plain && f->sized ? want
-                            : (want < GZ_FIRST_CHUNK ? want : GZ_FIRST_CHUNK);
+    uint64_t cap = at_once ? want
+                           : (want < GZ_FIRST_CHUNK ? want : GZ_FIRST_CHUNK);
     uint8_t *buf = malloc(cap ? (size_t)cap : 1u);
     if (!buf) {
         return fail(diag, PROF_E_NOMEM, "%s: out of memory for %" PRIu64
@@ -287,6 +290,12 @@ static int read_items(struct idx_file *f, uint64_t head_bytes,
             break; /* the end of the stream, or all we want */
         }
         const uint64_t next = cap > want / 2 ? want : cap * 2;
+        if (next > SIZE_MAX - 1) {
+            st = fail(diag, PROF_E_OVERFLOW, "%s: %" PRIu64 " %s of %"
+                      PRIu64 " bytes do not fit in memory here", f->path,
+                      take, what, item);
+            goto fail;
+        }
         uint8_t *grown = realloc(buf, (size_t)next);
         if (!grown) {
             st = fail(diag, PROF_E_NOMEM, "%s: out of memory for %" PRIu64
