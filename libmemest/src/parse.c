@@ -542,6 +542,7 @@ static int finalize(struct ctx *c, struct memest_model *m)
             continue;
         }
         P->act = B->act;
+        P->axis = B->axis; /* a softmax's, on the same output shape */
         P->act_alpha = B->act_alpha;
         P->act_beta = B->act_beta;
         P->folded_bn = B->name;
