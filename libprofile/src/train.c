@@ -312,9 +312,9 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
             exec_diag_set(diag, "%s: the trainer has no backward pass for "
                           "act=%s%s (it trains relu, relu6, gelu, sigmoid, "
                           "tanh, softplus, hardsigmoid, clip, leakyrelu with "
-                          "alpha >= 0, elu with alpha > 0, silu and "
-                          "hardswish as layers of their own, and a final "
-                          "softmax)", L->name, memest_act_name(L->act),
+                          "alpha >= 0, elu with alpha > 0, silu, hardswish "
+                          "and logsoftmax as layers of their own, and a "
+                          "final softmax)", L->name, memest_act_name(L->act),
                           L->kind != MEMEST_KIND_ACTIVATION ? " fused" : "");
             return PROF_E_UNSUPPORTED;
         }

@@ -26,7 +26,8 @@
 /* A layer of every kind the text format has (the input's aside). */
 static const char *const EVERY_KIND =
     "input 8x6x6\n"
-    "convtranspose 8 k=2 s=2 p=3 name=ct\n"
+    "input 6x8 name=seq\n"
+    "convtranspose 8 k=2 s=2 p=3 in=input name=ct\n"
     "resize scale=1/2 mode=bilinear name=rs\n"
     "conv2d 8 k=3 p=1 act=relu name=c\n"
     "maxpool k=2 name=mp\n"
@@ -49,7 +50,13 @@ static const char *const EVERY_KIND =
     "globalavgpool name=gap2\n"
     "reshape shape=4x2x2 name=rsh\n"
     "flatten name=fl2\n"
-    "concat in=sl,fl2 name=out\n";
+    "concat in=sl,fl2 name=out\n"
+    "layernorm in=seq name=ln\n"
+    "clstoken name=cls\n"
+    "posembed name=pe\n"
+    "dense 4 name=sd\n"
+    "flatten name=fl3\n"
+    "concat in=out,fl3 name=out2\n";
 
 static memest_model *model_of(const char *text)
 {
@@ -121,7 +128,8 @@ static void test_views_and_params(void **state)
                      vt->init_params ? "set" : "NULL");
         }
     }
-    assert_int_equal(views, 5); /* identity, dropout, two flattens, reshape */
+    /* identity, dropout, three flattens, reshape */
+    assert_int_equal(views, 6);
     prof_exec_destroy(ex);
     memest_arena_plan_free(&plan);
     memest_model_destroy(m);
@@ -134,8 +142,8 @@ static void test_trainable(void **state)
     exec_trainable_kinds(buf, sizeof buf);
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
                              "activation, globalavgpool, add, concat, "
-                             "batchnorm, identity, dropout, shuffle, slice "
-                             "and reshape");
+                             "batchnorm, identity, dropout, shuffle, slice, "
+                             "reshape, layernorm, clstoken and posembed");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");

@@ -169,7 +169,10 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(PAD, "pad")                /* constant padding of H and W */     \
     X(SHUFFLE, "shuffle")        /* ShuffleNet's channel shuffle, g= */  \
     X(SLICE, "slice")            /* a range along one axis, copied */    \
-    X(RESHAPE, "reshape")        /* the same elements, another shape */
+    X(RESHAPE, "reshape")        /* the same elements, another shape */ \
+    X(LAYERNORM, "layernorm")    /* normalise the last axis, gamma, beta */ \
+    X(CLSTOKEN, "clstoken")      /* prepend a learned row: T x D to T+1 */ \
+    X(POSEMBED, "posembed")      /* add a learned T x D parameter */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1
@@ -186,8 +189,10 @@ enum memest_act {
     MEMEST_ACT_GELU,
     MEMEST_ACT_SIGMOID,
     MEMEST_ACT_TANH,
-    MEMEST_ACT_SOFTMAX,    /* over the features of a vector, over the
-                            * channels at each pixel of a CxHxW tensor */
+    MEMEST_ACT_SOFTMAX,    /* along the layer's axis: by default the
+                            * features of a vector or of a T x D
+                            * sequence, the channels at each pixel of a
+                            * CxHxW tensor */
     MEMEST_ACT_RELU6,      /* min(max(x, 0), 6) */
     MEMEST_ACT_LOGSOFTMAX, /* log of softmax, same axis */
     MEMEST_ACT_ERF,        /* the error function */
@@ -230,8 +235,9 @@ MEMEST_API const char *memest_act_name(enum memest_act act);
 
 /*
  * A tensor shape per sample (without the batch): rank 1 is a feature
- * vector of dim[0] elements; rank 3 is channels, height, width in
- * dim[0], dim[1], dim[2]. Unused dims are 0.
+ * vector of dim[0] elements; rank 2 a sequence of dim[0] steps of dim[1]
+ * features (T x D, ONNX's N x T x D); rank 3 is channels, height, width
+ * in dim[0], dim[1], dim[2]. Unused dims are 0.
  */
 struct memest_shape {
     unsigned rank;
@@ -263,10 +269,11 @@ MEMEST_API size_t memest_shape_format(const struct memest_shape *shape,
  * the shape of inputs[0].
  *
  * `units` is the output features of a dense layer or the output channels of
- * a conv2d, 0 otherwise. `kernel_h/w`, `stride_h/w` and `pad_*` describe
- * conv2d and pooling windows (output height floor((H + pad_top +
- * pad_bottom - kernel_h) / stride_h) + 1, likewise the width); 0 for other
- * kinds. `groups` is conv2d's (1 elsewhere). `act` is the activation
+ * a conv2d, the normalised width D of a layernorm, the features D of a
+ * clstoken or posembed, 0 otherwise. `kernel_h/w`, `stride_h/w` and
+ * `pad_*` describe conv2d and pooling windows (output height floor((H +
+ * pad_top + pad_bottom - kernel_h) / stride_h) + 1, likewise the width);
+ * 0 for other kinds. `groups` is conv2d's (1 elsewhere). `act` is the activation
  * applied after a dense, conv2d or add layer, or the function of a
  * standalone activation layer; MEMEST_ACT_NONE elsewhere. `has_bias` is 1
  * for a dense or conv2d layer with a bias (a folded batch norm gives one),

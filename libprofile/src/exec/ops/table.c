@@ -29,6 +29,9 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_SHUFFLE] = &exec_op_shuffle,
     [MEMEST_KIND_SLICE] = &exec_op_slice,
     [MEMEST_KIND_RESHAPE] = &exec_op_reshape,
+    [MEMEST_KIND_LAYERNORM] = &exec_op_layernorm,
+    [MEMEST_KIND_CLSTOKEN] = &exec_op_clstoken,
+    [MEMEST_KIND_POSEMBED] = &exec_op_posembed,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
