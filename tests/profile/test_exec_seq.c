@@ -298,6 +298,11 @@ static void check_precision(enum memest_precision p, double tol)
             fail_msg("calibration: %s", cd.message);
         }
         o.ranges = &ranges;
+        /* a transpose keeps its input's range (tensor 1, xt, reads the
+         * input, tensor 0), so its int8 values move unchanged */
+        assert_true(ranges.tensors[1].scale == ranges.tensors[0].scale);
+        assert_int_equal(ranges.tensors[1].zero_point,
+                         ranges.tensors[0].zero_point);
     }
     prof_exec *ex = NULL;
     struct prof_diag pd;

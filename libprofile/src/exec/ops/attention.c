@@ -62,12 +62,15 @@ static int attn_plan(prof_exec *ex, struct exec_op *op,
                       "divide D and 4 D x D weights", L->name);
         return PROF_E_RANGE;
     }
-    /* the scratch's 4 T D + T T floats, and one sample's T x T */
-    if (exec_mul3_sz(4, g.T, g.D, &t) != PROF_OK ||
-        exec_mul_sz(g.T, g.T, &t) != PROF_OK ||
-        exec_mul_sz(t, ex->batch, &t) != PROF_OK) {
+    /* the scratch's 4 T D + T T floats (attn_scratch) and the backward
+     * pass's 8 T D + 2 T T, in bytes */
+    size_t td, tt;
+    if (exec_mul3_sz(8, g.T, g.D, &td) != PROF_OK ||
+        exec_mul3_sz(2, g.T, g.T, &tt) != PROF_OK || td > SIZE_MAX - tt ||
+        exec_mul_sz(td + tt, sizeof(float), &t) != PROF_OK) {
         return PROF_E_OVERFLOW;
     }
+    (void)ex;
     return PROF_OK;
 }
 
