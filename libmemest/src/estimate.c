@@ -449,13 +449,21 @@ static int training(const memest_model *model, uint64_t batch,
     if (st != MEMEST_OK) {
         return st;
     }
+    /* the trainer keeps every input and layer output, not an attention's
+     * score block (its backward pass recomputes the scores): the
+     * activation count without the layers' working elements, which it
+     * includes and so exceeds */
+    uint64_t kept = model->activation_elements;
+    for (size_t i = 0; i < model->count; i++) {
+        kept -= model->layers[i].work_elements;
+    }
     if (mul_ovf(n, param_bytes, &t.parameter_bytes) ||
         mul_ovf(n, grad_bytes, &t.gradient_bytes) ||
         mul_ovf(n, state_bytes, &t.optimizer_state_bytes) ||
         mul_ovf(t.optimizer_state_bytes, state_factor,
                 &t.optimizer_state_bytes) ||
-        scaled(model->activation_elements, batch, act_bytes, NULL,
-               &t.activation_bytes) != MEMEST_OK ||
+        scaled(kept, batch, act_bytes, NULL, &t.activation_bytes) !=
+            MEMEST_OK ||
         add_ovf(t.parameter_bytes, t.gradient_bytes, &t.total_bytes) ||
         add_ovf(t.total_bytes, t.optimizer_state_bytes, &t.total_bytes) ||
         add_ovf(t.total_bytes, t.activation_bytes, &t.total_bytes) ||

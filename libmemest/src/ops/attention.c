@@ -92,6 +92,22 @@ static size_t param_tensors(const struct memest_layer *L,
     return 4;
 }
 
+/* The trainer runs the layer one sample at a time on a float scratch of
+ * the projections Q, K, V and the heads' context (4 T D) and one head's
+ * scores (T T), where inference keeps the scores in the arena. */
+static int train_work(const struct memest_layer *L, uint64_t *preact,
+                      uint64_t *columns)
+{
+    const uint64_t T = L->in_shape.dim[0], D = L->units;
+    uint64_t td, c;
+    *preact = 0;
+    if (mul_ovf(T, D, &td) || mul_ovf(td, 4, &c) ||
+        add_ovf(c, L->work_elements, columns)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    return MEMEST_OK;
+}
+
 static void write_line(struct op_out *o, const struct op_write *w)
 {
     op_put(o, "attention heads=%llu bias=%s",
@@ -108,5 +124,6 @@ const struct memest_op_def op_attention = {
     .infer = infer,
     .weight_shape = weight_shape,
     .param_tensors = param_tensors,
+    .train_work = train_work,
     .write = write_line,
 };
