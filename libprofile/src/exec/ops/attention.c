@@ -97,8 +97,9 @@ static int attn_scratch(const prof_exec *ex, struct exec_op *op,
 static void attn_init(struct exec_op *op, uint64_t *rng)
 {
     /* nn.MultiheadAttention: xavier_uniform_ on in_proj_weight, whose
-     * fans are D and 3D; zero biases. The out projection is an
-     * nn.Linear (uniform +-1/sqrt(D)). */
+     * fans are D and 3D, bound sqrt(6 / 4D); zero biases. The out
+     * projection keeps nn.Linear's bound 1/sqrt(D): its draws are
+     * rescaled from the first bound to that one. */
     const struct attn_geom g = geom_of(op);
     exec_init_uniform(op, (double)g.D, 3.0 * (double)g.D, rng);
     const float a = (float)(1.0 / sqrt((double)g.D));
