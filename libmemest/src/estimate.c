@@ -143,9 +143,13 @@ int memest_estimate_layers(const memest_model *model, uint64_t batch,
         memest_shape_format(&L->out_shape, r->output_shape,
                             sizeof r->output_shape);
         r->parameter_count = L->parameter_count;
+        uint64_t work_bytes;
         if (layer_param_bytes(L, precision, &r->parameter_bytes) ||
             scaled(L->output_elements, batch, bytes, &r->output_elements,
                    &r->activation_bytes) != MEMEST_OK ||
+            scaled(L->work_elements, batch, bytes, NULL, &work_bytes) !=
+                MEMEST_OK ||
+            add_ovf(r->activation_bytes, work_bytes, &r->activation_bytes) ||
             mul_ovf(L->macs_per_sample, batch, &r->macs)) {
             return MEMEST_E_OVERFLOW;
         }
@@ -452,13 +456,21 @@ static int training(const memest_model *model, uint64_t batch,
     if (st != MEMEST_OK) {
         return st;
     }
+    /* the trainer keeps every input and layer output, not an attention's
+     * score block (its backward pass recomputes the scores): the
+     * activation count without the layers' working elements, which it
+     * includes and so exceeds */
+    uint64_t kept = model->activation_elements;
+    for (size_t i = 0; i < model->count; i++) {
+        kept -= model->layers[i].work_elements;
+    }
     if (mul_ovf(n, param_bytes, &t.parameter_bytes) ||
         mul_ovf(n, grad_bytes, &t.gradient_bytes) ||
         mul_ovf(n, state_bytes, &t.optimizer_state_bytes) ||
         mul_ovf(t.optimizer_state_bytes, state_factor,
                 &t.optimizer_state_bytes) ||
-        scaled(model->activation_elements, batch, act_bytes, NULL,
-               &t.activation_bytes) != MEMEST_OK ||
+        scaled(kept, batch, act_bytes, NULL, &t.activation_bytes) !=
+            MEMEST_OK ||
         add_ovf(t.parameter_bytes, t.gradient_bytes, &t.total_bytes) ||
         add_ovf(t.total_bytes, t.optimizer_state_bytes, &t.total_bytes) ||
         add_ovf(t.total_bytes, t.activation_bytes, &t.total_bytes) ||

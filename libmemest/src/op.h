@@ -73,6 +73,9 @@ enum op_key {
     OP_KEY_BEGIN = 1u << 23,
     OP_KEY_END = 1u << 24,
     OP_KEY_SHAPE = 1u << 25, /* reshape's target shape */
+    /* attention's operators */
+    OP_KEY_PERM = 1u << 26,  /* transpose's perm=1,0 or perm=2,0,1 */
+    OP_KEY_HEADS = 1u << 27, /* attention's heads=H */
 };
 
 struct op_key_info {
@@ -164,6 +167,12 @@ struct op_spec {
     /* reshape: shape= (per sample) */
     struct memest_shape shape;
     int col_shape;
+    /* transpose: perm= (nperm axes); attention: heads= */
+    unsigned perm[3];
+    unsigned nperm;
+    int col_perm;
+    uint64_t heads;
+    int col_heads;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -384,5 +393,8 @@ static inline unsigned op_softmax_default_axis(const struct memest_shape *s)
 {
     return s->rank == 2 ? 1u : 0u;
 }
+extern const struct memest_op_def op_matmul;
+extern const struct memest_op_def op_transpose;
+extern const struct memest_op_def op_attention;
 
 #endif

@@ -1308,12 +1308,27 @@ static void test_fp16_overflow_skips(void **state)
 
 /* ---- memory ------------------------------------------------------------------ */
 
+/* Attention's operators: a chain (mixed precision trains it) and a
+ * graph with a residual add and a matmul of two tensors. */
+static const char *chain_attn = "input 6x8\n"
+                                "attention heads=2\n"
+                                "transpose perm=1,0\n"
+                                "flatten\n"
+                                "dense 3 act=softmax\n";
+static const char *graph_attn = "input 6x8\n"
+                                "attention heads=2 name=a\n"
+                                "add in=input,a name=r\n"
+                                "transpose perm=1,0 name=t\n"
+                                "matmul in=t,r\n"
+                                "flatten\n"
+                                "dense 3 act=softmax\n";
+
 static void test_memory_equals_estimate(void **state)
 {
     (void)state;
     const char *models[] = {"mlp:784-64-10", "smallcnn", mlp_fused,
                             mlp_standalone, cnn_a, cnn_b, cnn_c, cnn_d,
-                            cnn_e, chain_bn, chain_fold};
+                            cnn_e, chain_bn, chain_fold, chain_attn};
     const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
                                            MEMEST_BF16};
     const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,
@@ -1363,8 +1378,8 @@ static void test_memory_equals_estimate(void **state)
      * the held gradients, the staging buffer and the batch norms'
      * statistics are libmemest's too. */
     const char *graphs[] = {graph_res, graph_cat,  graph_rows,
-                            graph_fold, "resnet8", "ds-cnn"};
-    for (size_t i = 0; i < 6; i++) {
+                            graph_fold, "resnet8", "ds-cnn", graph_attn};
+    for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++) {
         memest_model *g = model(graphs[i]);
         for (size_t k = 0; k < 3; k++) {
             for (uint64_t b = 2; b <= 32; b += 30) {
@@ -1718,7 +1733,8 @@ static void test_bad_input(void **state)
                    "backward pass for mul layers (it trains dense, conv2d, "
                    "maxpool, avgpool, flatten, activation, globalavgpool, "
                    "add, concat, batchnorm, identity, dropout, shuffle, "
-                   "slice, reshape, layernorm, clstoken and posembed "
+                   "slice, reshape, layernorm, clstoken, posembed, "
+                   "matmul, transpose and attention "
                    "layers)");
     /* one value per channel: no batch statistics (PyTorch refuses too) */
     expect_refused("input 4\ndense 3 act=relu\nbatchnorm name=nb\n"

@@ -70,7 +70,7 @@ PROF_API const char *prof_version(void);
  * and a message a person understands. */
 struct prof_diag {
     int column;
-    char message[256];
+    char message[512]; /* room for the trainer's list of the kinds it trains */
 };
 
 /* ---- Timing ------------------------------------------------------------ */

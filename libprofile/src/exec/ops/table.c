@@ -32,6 +32,9 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_LAYERNORM] = &exec_op_layernorm,
     [MEMEST_KIND_CLSTOKEN] = &exec_op_clstoken,
     [MEMEST_KIND_POSEMBED] = &exec_op_posembed,
+    [MEMEST_KIND_MATMUL] = &exec_op_matmul,
+    [MEMEST_KIND_TRANSPOSE] = &exec_op_transpose,
+    [MEMEST_KIND_ATTENTION] = &exec_op_attention,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
