@@ -208,6 +208,10 @@ def bad(out):
     bad_model(out, "softmax11_axis1", [helper.make_node(
         "Softmax", ["x"], ["y"], name="sm_flat", axis=1)], [],
         ["N", 5, 8], opset=11)
+    # Softmax over the batch
+    bad_model(out, "softmax_batch_axis", [helper.make_node(
+        "Softmax", ["x"], ["y"], name="sm_batch", axis=0)], [],
+        ["N", 3, 4, 4], opset=13)
     # a decomposed LayerNorm whose variance is over another axis than its
     # mean: the pattern differs, its pieces are refused by name
     axes_last = numpy_helper.from_array(np.array([-1], np.int64), "al")
