@@ -187,7 +187,29 @@ def bad_model(out, name, nodes, inits, shape, opset=17):
     onnx.save(m, os.path.join(out, "bad", name + ".onnx"))
 
 
+class MaskedMha(torch.nn.Module):
+    """nn.MultiheadAttention with a causal mask: an Add before the Softmax,
+    not the pattern read as one attention layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+        self.register_buffer("mask", torch.triu(torch.full((5, 5), -1e4),
+                                                diagonal=1))
+
+    def forward(self, x):
+        return self.attn(x, x, x, attn_mask=self.mask, need_weights=False)[0]
+
+
 def bad(out):
+    torch.manual_seed(22)
+    net = MaskedMha().eval()
+    os.makedirs(os.path.join(out, "bad"), exist_ok=True)
+    torch.onnx.export(net, torch.randn(1, 5, 8),
+                      os.path.join(out, "bad", "mha_masked.onnx"),
+                      input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+                      opset_version=13)
     rng = np.random.default_rng(20)
     g = numpy_helper.from_array(rng.random(8, dtype=np.float32), "g")
     b = numpy_helper.from_array(rng.random(8, dtype=np.float32), "b")

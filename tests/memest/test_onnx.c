@@ -1206,6 +1206,26 @@ static void test_bad(void **state)
          {"node 's8' (Slice)", "axis 0 is the batch", NULL}},
         {"split_eight_parts", MEMEST_E_PARSE, 1,
          {"node 'p8' (Split)", "'split' has 8 sizes for 4 outputs", NULL}},
+        /* sequence models (scripts/make-seq-onnx-fixtures.py) */
+        {"layernorm_stash", MEMEST_E_PARSE, 1,
+         {"node 'ln_stash' (LayerNormalization)",
+          "attribute 'stash_type' 2 is not supported", NULL}},
+        {"layernorm_axis0", MEMEST_E_PARSE, 1,
+         {"node 'ln_axis0' (LayerNormalization)",
+          "attribute 'axis' 0 normalises over the batch", NULL}},
+        /* Pow 3: not LayerNorm's pattern, its first piece refused */
+        {"layernorm_pow3", MEMEST_E_PARSE, 1,
+         {"node 'ln_mean' (ReduceMean)", "has rank 3", NULL}},
+        {"softmax11_axis1", MEMEST_E_PARSE, 1,
+         {"node 'sm_flat' (Softmax)", "axis 1 of a rank 3 input (opset 11)",
+          "flattened"}},
+        {"matmul_4d_const", MEMEST_E_SHAPE, 1,
+         {"node 'mm_4d' (MatMul)", "has rank 4",
+          "a Linear over the last axis"}},
+        /* an attention mask: not the exported form read as one layer */
+        {"mha_masked", MEMEST_E_PARSE, 1,
+         {"node '/attn/Transpose' (Transpose)", "moves the batch",
+          "nn.MultiheadAttention is read only as exported without masks"}},
         /* conv1d(x).transpose(1, 2): a signal's axes moved */
         {"torch_conv1d_transpose", MEMEST_E_PARSE, 2,
          {"node '/Transpose' (Transpose)", "it reads a 1-D signal",

@@ -210,10 +210,17 @@ int onnx_transpose(struct imp *I, size_t node)
         identity &= perm[k] == (int64_t)k;
     }
     if (perm[0] != 0) {
+        /* nn.MultiheadAttention's export starts so: say why it was not
+         * read as one attention layer */
         return node_fail(I, node, MEMEST_E_PARSE,
                          "attribute 'perm' moves the batch (axis 0 to %lld): "
                          "only permutations of a sample's axes are "
-                         "supported", (long long)perm[0]);
+                         "supported%s", (long long)perm[0],
+                         v->rank == 3 && perm[0] == 1 && perm[1] == 0
+                             ? " (nn.MultiheadAttention is read only as "
+                               "exported without masks, see "
+                               "libmemest/README.md)"
+                             : "");
     }
     if (v->rank < 3) {
         return emit_simple(I, node, "identity", "identity", x, v->rank, dim);
