@@ -96,23 +96,30 @@ static int apply_act(const struct memest_layer *L, struct memest_shape s,
         }
         return 0;
     }
-    uint64_t c = s.dim[0];
-    uint64_t px = s.rank == 3 ? s.dim[1] * s.dim[2] : 1;
-    if (s.rank == 2) {
-        return -1;
+    /* along L->axis of the sample: outer blocks, the axis, the elements
+     * after it (px) */
+    uint64_t outer = 1, c = s.dim[L->axis], px = 1;
+    for (unsigned d = 0; d < L->axis; d++) {
+        outer *= s.dim[d];
     }
-    for (uint64_t p = 0; p < px; p++) {
-        double mx = -INFINITY, sum = 0;
-        for (uint64_t k = 0; k < c; k++) {
-            mx = fmax(mx, y[k * px + p]);
-        }
-        for (uint64_t k = 0; k < c; k++) {
-            sum += exp(y[k * px + p] - mx);
-        }
-        for (uint64_t k = 0; k < c; k++) {
-            double v = y[k * px + p] - mx;
-            y[k * px + p] = a == MEMEST_ACT_SOFTMAX ? exp(v) / sum
-                                                    : v - log(sum);
+    for (unsigned d = L->axis + 1; d < s.rank; d++) {
+        px *= s.dim[d];
+    }
+    for (uint64_t o = 0; o < outer; o++) {
+        double *yo = y + o * c * px;
+        for (uint64_t p = 0; p < px; p++) {
+            double mx = -INFINITY, sum = 0;
+            for (uint64_t k = 0; k < c; k++) {
+                mx = fmax(mx, yo[k * px + p]);
+            }
+            for (uint64_t k = 0; k < c; k++) {
+                sum += exp(yo[k * px + p] - mx);
+            }
+            for (uint64_t k = 0; k < c; k++) {
+                double v = yo[k * px + p] - mx;
+                yo[k * px + p] = a == MEMEST_ACT_SOFTMAX ? exp(v) / sum
+                                                         : v - log(sum);
+            }
         }
     }
     return 0;
@@ -341,6 +348,34 @@ static int forward(const memest_model *m, const double *const *in,
                           : L->pad_value;
             }
             (void)C;
+            break;
+        }
+        case MEMEST_KIND_LAYERNORM: {
+            /* over the axes axis..rank-1 of the sample: mean, biased
+             * variance, eps inside the root, gamma and beta per element
+             * of those axes */
+            uint64_t w = 1;
+            for (unsigned d = L->axis; d < os.rank; d++) {
+                w *= os.dim[d];
+            }
+            for (uint64_t o = 0; o < n / w; o++) {
+                const double *xo = x + o * w;
+                double mean = 0, var = 0;
+                for (uint64_t k = 0; k < w; k++) {
+                    mean += xo[k];
+                }
+                mean /= (double)w;
+                for (uint64_t k = 0; k < w; k++) {
+                    var += (xo[k] - mean) * (xo[k] - mean);
+                }
+                var /= (double)w;
+                for (uint64_t k = 0; k < w; k++) {
+                    y[o * w + k] =
+                        (xo[k] - mean) / sqrt(var + L->bn_epsilon) *
+                            L->weight[k] +
+                        (L->has_bias ? L->bias[k] : 0.0);
+                }
+            }
             break;
         }
         case MEMEST_KIND_CONV_TRANSPOSE:
@@ -1505,6 +1540,8 @@ static const char *const must_pass[] = {
     "node/test_gemm_default_vector_bias", "node/test_gemm_default_zero_bias",
     "node/test_gemm_transposeB", "node/test_globalaveragepool",
     "node/test_globalaveragepool_precomputed", "node/test_identity",
+    "node/test_logsoftmax_axis_1", "node/test_logsoftmax_axis_2",
+    "node/test_logsoftmax_default_axis", "node/test_logsoftmax_negative_axis",
     "node/test_logsoftmax_example_1", "node/test_logsoftmax_large_number",
     "node/test_matmul_2d", "node/test_maxpool_2d_default",
     "node/test_maxpool_2d_pads", "node/test_maxpool_2d_precomputed_pads",
@@ -1512,7 +1549,10 @@ static const char *const must_pass[] = {
     "node/test_maxpool_2d_precomputed_strides",
     "node/test_maxpool_2d_same_lower", "node/test_maxpool_2d_same_upper",
     "node/test_maxpool_2d_strides", "node/test_relu", "node/test_sigmoid",
+    "node/test_softmax_axis_1", "node/test_softmax_axis_2",
+    "node/test_softmax_default_axis", "node/test_softmax_negative_axis",
     "node/test_softmax_example", "node/test_softmax_large_number",
+    "node/test_transpose_all_permutations_0",
     "node/test_tanh",
     "pytorch-converted/test_AvgPool2d",
     "pytorch-converted/test_AvgPool2d_stride",
@@ -1535,7 +1575,9 @@ static const char *const must_pass[] = {
     "pytorch-converted/test_LogSoftmax", "pytorch-converted/test_MaxPool2d",
     "pytorch-converted/test_ReLU", "pytorch-converted/test_Sigmoid",
     "pytorch-converted/test_Softmax", "pytorch-converted/test_Tanh",
+    "pytorch-converted/test_log_softmax_dim3",
     "pytorch-converted/test_log_softmax_lastdim",
+    "pytorch-converted/test_softmax_functional_dim3",
     "pytorch-converted/test_softmax_lastdim",
     "pytorch-operator/test_operator_concat2",
     "pytorch-operator/test_operator_conv",
