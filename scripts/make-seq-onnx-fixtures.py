@@ -19,6 +19,8 @@ tests need no Python.
                 attention (Linear qkv, chunk, reshape to N,T,h,d,
                 transpose, q @ k^T * scale, softmax, @ v, merge, Linear),
                 GELU MLP, LayerNorm, head (10 classes); opset 13
+  vit_qscale    the same weights with q scaled before q @ k^T (not the
+                form read as one attention layer: its pieces are layers)
 
 Usage: scripts/make-seq-onnx-fixtures.py [OUT_DIR]   (Debian: python3-onnx,
 python3-torch, python3-numpy)
@@ -112,9 +114,10 @@ class Kwt(torch.nn.Module):
 class VitBlock(torch.nn.Module):
     """Attention written out as timm's ViT does (with chunk for q, k, v)."""
 
-    def __init__(self, d, heads, mlp):
+    def __init__(self, d, heads, mlp, scale_q=False):
         super().__init__()
         self.heads = heads
+        self.scale_q = scale_q
         self.scale = (d // heads) ** -0.5
         self.ln1 = torch.nn.LayerNorm(d)
         self.qkv = torch.nn.Linear(d, 3 * d)
@@ -130,7 +133,10 @@ class VitBlock(torch.nn.Module):
         q = q.reshape(n, t, h, d // h).transpose(1, 2)
         k = k.reshape(n, t, h, d // h).transpose(1, 2)
         v = v.reshape(n, t, h, d // h).transpose(1, 2)
-        a = (q @ k.transpose(-2, -1)) * self.scale
+        if self.scale_q:
+            a = (q * self.scale) @ k.transpose(-2, -1)
+        else:
+            a = (q @ k.transpose(-2, -1)) * self.scale
         a = a.softmax(dim=-1)
         y = (a @ v).transpose(1, 2).reshape(n, t, d)
         return self.proj(y)
@@ -141,13 +147,14 @@ class VitBlock(torch.nn.Module):
 
 
 class Vit(torch.nn.Module):
-    def __init__(self, d=32, heads=4, mlp=64, depth=2, classes=10):
+    def __init__(self, d=32, heads=4, mlp=64, depth=2, classes=10,
+                 scale_q=False):
         super().__init__()
         self.patch = torch.nn.Conv2d(3, d, 4, stride=4)
         self.cls_token = torch.nn.Parameter(torch.randn(1, 1, d) * 0.5)
         self.pos_embed = torch.nn.Parameter(torch.randn(1, 65, d) * 0.5)
         self.blocks = torch.nn.ModuleList(
-            [VitBlock(d, heads, mlp) for _ in range(depth)])
+            [VitBlock(d, heads, mlp, scale_q) for _ in range(depth)])
         self.norm = torch.nn.LayerNorm(d)
         self.head = torch.nn.Linear(d, classes)
         with torch.no_grad():
@@ -172,7 +179,15 @@ def good(out):
     export(out, "kwt13", kwt, x, opset=13)
     export(out, "kwt17", kwt, x, opset=17)
     torch.manual_seed(21)
-    export(out, "vit", Vit(), torch.randn(BATCH, 3, 32, 32), opset=13)
+    vit = Vit()
+    x = torch.randn(BATCH, 3, 32, 32)
+    export(out, "vit", vit, x, opset=13)
+    # the same weights with q scaled before Q K^T: not the pattern read
+    # as one attention layer, so its pieces (matmul, transpose, softmax
+    # over the keys of H x T x T) are layers
+    vit_q = Vit(scale_q=True)
+    vit_q.load_state_dict(vit.state_dict())
+    export(out, "vit_qscale", vit_q, x, opset=13)
 
 
 def bad_model(out, name, nodes, inits, shape, opset=17):

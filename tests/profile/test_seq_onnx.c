@@ -1,7 +1,8 @@
 /* Transformers imported from ONNX, end to end: the fixtures of
  * scripts/make-seq-onnx-fixtures.py (a KWT keyword transformer exported
  * at opset 13, LayerNorm decomposed, and at opset 17, LayerNormalization;
- * a tiny ViT with a hand-written attention) import into the layers and
+ * a tiny ViT with a hand-written attention, read as one attention layer,
+ * and its twin scaling q first, read as its pieces) import into the layers and
  * counts derived by hand below (parameters as PyTorch's numel sum, MACs
  * by README's conventions), the two KWT exports give the same layers and
  * the same weights bit for bit, and the executor reproduces PyTorch's
@@ -273,34 +274,35 @@ static void test_kwt(void **state)
  * 10 = 330. In all 21162.
  * MACs: conv 32*8*8 outputs * 3*4*4 = 98304; per block qkv 65*32*96 =
  * 199680, Q K^T 4 heads * 65*8*65 = 135200, A V 4 * 65*65*8 = 135200,
- * proj 65*32*32 = 66560, fc1 and fc2 65*32*64 = 133120 each (802880);
+ * proj 65*32*32 = 66560 (the attention layer's 4*T*D*D + 2*T*T*D =
+ * 266240 + 270400 = 536640), fc1 and fc2 65*32*64 = 133120 each (802880);
  * head 320. In all 98304 + 2 * 802880 + 320 = 1704384.
+ * `vit` scales Q K^T (timm's form): read as one attention layer per
+ * block; `vit_qscale`, the same weights, scales q first: its pieces are
+ * layers (matmul, transpose, softmax over the keys of H x T x T).
  */
-static const char *const VIT_BLOCK[23] = {
-    "layernorm", "dense", "slice", "slice", "slice", "reshape",
-    "transpose", "reshape", "reshape", "transpose", "transpose", "matmul",
-    "mul", "activation", "matmul", "transpose", "reshape", "dense", "add",
-    "layernorm", "dense", "dense", "add"};
-
-static void test_vit(void **state)
-{
-    (void)state;
-    if (!kinds_known()) {
-        skip();
-    }
-    memest_model *m = load("vit");
-    if (m == NULL) {
-        skip();
-    }
-    static const char *const head[5] = {"conv2d", "reshape", "transpose",
+static const char *const VIT_HEAD[5] = {"conv2d", "reshape", "transpose",
                                         "clstoken", "posembed"};
-    static const char *const tail[4] = {"layernorm", "slice", "flatten",
+static const char *const VIT_TAIL[4] = {"layernorm", "slice", "flatten",
                                         "dense"};
-    assert_int_equal(memest_model_layer_count(m), 5 + 2 * 23 + 4);
-    for (size_t i = 0; i < 55; i++) {
-        const char *want = i < 5    ? head[i]
-                           : i < 51 ? VIT_BLOCK[(i - 5) % 23]
-                                    : tail[i - 51];
+static const char *const VIT_FUSED[7] = {"layernorm", "attention", "add",
+                                         "layernorm", "dense", "dense",
+                                         "add"};
+static const char *const VIT_PIECES[23] = {
+    "layernorm", "dense", "slice", "slice", "slice", "reshape",
+    "transpose", "reshape", "reshape", "transpose", "mul", "transpose",
+    "matmul", "activation", "matmul", "transpose", "reshape", "dense",
+    "add", "layernorm", "dense", "dense", "add"};
+
+static void vit_kinds(const memest_model *m, const char *const *block,
+                      size_t per)
+{
+    const size_t n = 5 + 2 * per + 4;
+    assert_int_equal(memest_model_layer_count(m), n);
+    for (size_t i = 0; i < n; i++) {
+        const char *want = i < 5             ? VIT_HEAD[i]
+                           : i < 5 + 2 * per ? block[(i - 5) % per]
+                                             : VIT_TAIL[i - 5 - 2 * per];
         const struct memest_layer *L = memest_model_layer(m, i);
         if (!kind_is(L, want)) {
             fail_msg("layer %zu is %s, not %s", i,
@@ -311,33 +313,68 @@ static void test_vit(void **state)
     shape2(&L->out_shape, 64, 32);
     assert_int_equal(L->perm[0], 1);
     assert_int_equal(L->perm[1], 0);
-    /* q as heads: 65 x 4 x 8 -> 4 x 65 x 8; k as 4 x 8 x 65 */
-    L = memest_model_layer(m, 5 + 6);
-    assert_int_equal(L->out_shape.rank, 3);
-    assert_int_equal(L->out_shape.dim[0], 4);
-    assert_int_equal(L->out_shape.dim[1], 65);
-    assert_int_equal(L->out_shape.dim[2], 8);
-    L = memest_model_layer(m, 5 + 10);
-    assert_int_equal(L->out_shape.dim[0], 4);
-    assert_int_equal(L->out_shape.dim[1], 8);
-    assert_int_equal(L->out_shape.dim[2], 65);
-    L = memest_model_layer(m, 5 + 11);
-    assert_int_equal(L->out_shape.dim[0], 4);
-    assert_int_equal(L->out_shape.dim[1], 65);
-    assert_int_equal(L->out_shape.dim[2], 65);
-    assert_int_equal(L->macs_per_sample, 135200);
-    L = memest_model_layer(m, 5 + 13);
-    assert_int_equal(L->act, MEMEST_ACT_SOFTMAX);
-    assert_int_equal(L->axis, 2);
-    L = memest_model_layer(m, 5 + 14);
-    assert_int_equal(L->macs_per_sample, 135200);
-    L = memest_model_layer(m, 5 + 1);
-    assert_int_equal(L->macs_per_sample, 199680);
     assert_int_equal(memest_model_parameter_count(m), 21162);
     assert_int_equal(total_macs(m), 1704384);
     assert_int_equal(memest_model_output_shape(m).dim[0], 10);
+}
+
+static void shape3(const struct memest_shape *s, uint64_t a, uint64_t b,
+                   uint64_t c)
+{
+    assert_int_equal(s->rank, 3);
+    assert_int_equal(s->dim[0], a);
+    assert_int_equal(s->dim[1], b);
+    assert_int_equal(s->dim[2], c);
+}
+
+static void test_vit(void **state)
+{
+    (void)state;
+    if (!kinds_known()) {
+        skip();
+    }
+    memest_model *m = load("vit");
+    memest_model *q = load("vit_qscale");
+    if (m == NULL || q == NULL) {
+        skip();
+    }
+    vit_kinds(m, VIT_FUSED, 7);
+    vit_kinds(q, VIT_PIECES, 23);
+    const struct memest_layer *A = memest_model_layer(m, 5 + 1);
+    shape2(&A->out_shape, 65, 32);
+    assert_int_equal(A->heads, 4);
+    assert_int_equal(A->macs_per_sample, 536640);
+    assert_int_equal(A->work_elements, 65 * 65);
+    /* the pieces: q as heads 65 x 4 x 8 -> 4 x 65 x 8, k as 4 x 8 x 65,
+     * the scores 4 x 65 x 65 */
+    const struct memest_layer *L = memest_model_layer(q, 5 + 6);
+    shape3(&L->out_shape, 4, 65, 8);
+    assert_int_equal(L->perm[0], 1);
+    assert_int_equal(L->perm[1], 0);
+    assert_int_equal(L->perm[2], 2);
+    shape3(&memest_model_layer(q, 5 + 11)->out_shape, 4, 8, 65);
+    L = memest_model_layer(q, 5 + 12);
+    shape3(&L->out_shape, 4, 65, 65);
+    assert_int_equal(L->macs_per_sample, 135200);
+    L = memest_model_layer(q, 5 + 13);
+    assert_int_equal(L->act, MEMEST_ACT_SOFTMAX);
+    assert_int_equal(L->axis, 2);
+    assert_int_equal(memest_model_layer(q, 5 + 14)->macs_per_sample, 135200);
+    /* the fused layer's weights are the pieces' qkv and proj Linears,
+     * nn.Linear's layout both (in_proj_weight [96, 32], then
+     * out_proj.weight [32, 32]; in_proj_bias, then out_proj.bias) */
+    const struct memest_layer *qkv = memest_model_layer(q, 5 + 1);
+    const struct memest_layer *proj = memest_model_layer(q, 5 + 17);
+    assert_int_equal(A->weight_count, 96 * 32 + 32 * 32);
+    assert_memory_equal(A->weight, qkv->weight, 96 * 32 * sizeof(float));
+    assert_memory_equal(A->weight + 96 * 32, proj->weight,
+                        32 * 32 * sizeof(float));
+    assert_memory_equal(A->bias, qkv->bias, 96 * sizeof(float));
+    assert_memory_equal(A->bias + 96, proj->bias, 32 * sizeof(float));
     check_outputs("vit", m);
+    check_outputs("vit_qscale", q);
     memest_model_destroy(m);
+    memest_model_destroy(q);
 }
 
 int main(int argc, char **argv)

@@ -211,6 +211,12 @@ struct mha_pattern {
     size_t first, in_mm, in_add, in_bias_slot, gemm, scale;
     double scale_value;
     uint64_t head_dim;
+    /* a hand-written attention (find_sdpa): the out-projection is
+     * `gemm`, a MatMul by proj.weight^T, and this node its bias Add;
+     * `heads` is the head count its Reshape names (0 if not a constant) */
+    int written;
+    size_t out_bias_slot;
+    uint64_t heads;
 };
 
 /* A node is skipped when a fused pattern covers it; `gelu_x` is the value

@@ -410,26 +410,36 @@ int onnx_mha(struct imp *I, size_t node)
     if ((st = get_const(I, p->in_mm, 1, "in_proj weight", &win)) ||
         (st = get_const(I, p->in_add, p->in_bias_slot, "in_proj bias",
                         &bin)) ||
-        (st = get_const(I, p->gemm, 1, "out_proj weight", &wout)) ||
-        (st = attr_int(I, p->gemm, "transA", 0, &ta)) ||
-        (st = attr_int(I, p->gemm, "transB", 0, &tb)) ||
-        (st = attr_float(I, p->gemm, "alpha", 1.0, &alpha)) ||
-        (st = attr_float(I, p->gemm, "beta", 1.0, &beta))) {
+        (st = get_const(I, p->gemm, 1, "out_proj weight", &wout))) {
         return st;
     }
-    if (gemm->n_input < 3 || str(gemm->input[2])[0] == '\0') {
-        return node_fail(I, p->gemm, MEMEST_E_PARSE,
-                         "the attention's out-projection has no bias: "
-                         "only nn.MultiheadAttention with bias=True is "
-                         "supported");
-    }
-    if ((st = get_const(I, p->gemm, 2, "out_proj bias", &bout))) {
-        return st;
-    }
-    if (ta != 0 || tb != 1 || alpha != 1.0 || beta != 1.0) {
-        return node_fail(I, p->gemm, MEMEST_E_PARSE,
-                         "the attention's out-projection Gemm must have "
-                         "transA=0, transB=1, alpha=1, beta=1");
+    if (p->written) {
+        /* MatMul(proj.weight^T) and its bias Add, this node */
+        if ((st = get_const(I, node, p->out_bias_slot, "proj bias",
+                            &bout))) {
+            return st;
+        }
+    } else {
+        if ((st = attr_int(I, p->gemm, "transA", 0, &ta)) ||
+            (st = attr_int(I, p->gemm, "transB", 0, &tb)) ||
+            (st = attr_float(I, p->gemm, "alpha", 1.0, &alpha)) ||
+            (st = attr_float(I, p->gemm, "beta", 1.0, &beta))) {
+            return st;
+        }
+        if (gemm->n_input < 3 || str(gemm->input[2])[0] == '\0') {
+            return node_fail(I, p->gemm, MEMEST_E_PARSE,
+                             "the attention's out-projection has no bias: "
+                             "only nn.MultiheadAttention with bias=True is "
+                             "supported");
+        }
+        if ((st = get_const(I, p->gemm, 2, "out_proj bias", &bout))) {
+            return st;
+        }
+        if (ta != 0 || tb != 1 || alpha != 1.0 || beta != 1.0) {
+            return node_fail(I, p->gemm, MEMEST_E_PARSE,
+                             "the attention's out-projection Gemm must have "
+                             "transA=0, transB=1, alpha=1, beta=1");
+        }
     }
     if (win->rank != 2 || win->dim[0] != D || win->dim[1] != 3 * D ||
         bin->count != 3 * D || wout->rank != 2 || wout->dim[0] != D ||
@@ -443,11 +453,14 @@ int onnx_mha(struct imp *I, size_t node)
                          (unsigned long long)D, (unsigned long long)D,
                          (unsigned long long)D);
     }
-    if (p->head_dim == 0 || D % p->head_dim != 0) {
+    if (p->head_dim == 0 || D % p->head_dim != 0 ||
+        (p->heads != 0 && p->heads * p->head_dim != D)) {
         return node_fail(I, p->scale, MEMEST_E_PARSE,
-                         "the scaling by %g is not 1/sqrt(d) of a head "
-                         "width d dividing D = %llu", p->scale_value,
-                         (unsigned long long)D);
+                         "the scaling by %g is not 1/sqrt(d) of the head "
+                         "width d = D / heads (D = %llu%s): not read as "
+                         "one attention layer", p->scale_value,
+                         (unsigned long long)D,
+                         p->heads != 0 ? ", heads from the Reshape" : "");
     }
     /* the weight as the layer's state_dict keeps it: in_proj_weight
      * [3D, D] (the transpose of the MatMul's [D, 3D]), then
@@ -459,6 +472,14 @@ int onnx_mha(struct imp *I, size_t node)
     for (uint64_t i = 0; i < 3 * D; i++) {
         for (uint64_t j = 0; j < D; j++) {
             w[i * D + j] = win->f[j * 3 * D + i];
+        }
+    }
+    /* a hand-written attention's proj MatMul holds proj.weight^T: the
+     * layer keeps out_proj.weight after in_proj_weight in the same
+     * array */
+    for (uint64_t i = 0; p->written && i < D; i++) {
+        for (uint64_t j = 0; j < D; j++) {
+            w[3 * D * D + i * D + j] = wout->f[j * D + i];
         }
     }
     {
@@ -484,8 +505,8 @@ int onnx_mha(struct imp *I, size_t node)
     b3 = 3 * D;
     bd = D;
     if ((st = push_weight(I, l, "in_proj_weight", 2, d3dim, w, w)) ||
-        (st = push_weight(I, l, "out_proj.weight", 2, ddim, wout->f,
-                          NULL)) ||
+        (st = push_weight(I, l, "out_proj.weight", 2, ddim,
+                          p->written ? w + 3 * D * D : wout->f, NULL)) ||
         (st = push_weight(I, l, "in_proj_bias", 1, &b3, bin->f, NULL)) ||
         (st = push_weight(I, l, "out_proj.bias", 1, &bd, bout->f, NULL)) ||
         (st = layer_inputs(I, l, &x, 1))) {

@@ -471,6 +471,154 @@ static void find_mha(struct imp *I)
     }
 }
 
+/* A Transpose with exactly this 4-entry perm. */
+static int transpose4_is(struct imp *I, size_t node, int64_t a, int64_t b,
+                         int64_t c, int64_t d)
+{
+    const int64_t want[4] = {a, b, c, d};
+    return op_is(I, node, "Transpose") &&
+           ints_attr_is(I->g->node[node], "perm", want, 4);
+}
+
+/* The head count a Reshape to [N, T, h, d] names as a constant third
+ * entry of the Concat that makes its shape, or 0. */
+static uint64_t reshape_heads(struct imp *I, size_t rs)
+{
+    size_t sv = value_of(I, in_name(I->g->node[rs], 1));
+    size_t c = sv != SIZE_MAX ? I->v[sv].producer : SIZE_MAX;
+    double h;
+    if (c == SIZE_MAX || !str_eq(I->g->node[c]->op_type, "Concat") ||
+        I->g->node[c]->n_input != 4 ||
+        !peek_scalar(I, I->g->node[c], 2, &h) || !(h >= 1) ||
+        h != floor(h) || h > 65536) {
+        return 0;
+    }
+    return (uint64_t)h;
+}
+
+/*
+ * A hand-written self-attention as timm's ViT writes it (chunk form):
+ * x -> MatMul(qkv.weight^T) -> Add(qkv.bias) -> three Slices (q, k, v)
+ * -> Reshape each to [N, T, h, d] -> q, v: Transpose(0,2,1,3), k:
+ * Transpose(0,2,3,1) -> MatMul(q, k) -> Mul(scale) or Div(1/scale) ->
+ * Softmax(-1) -> MatMul(., v) -> Transpose(0,2,1,3) -> Reshape [N, T, D]
+ * -> MatMul(proj.weight^T) -> Add(proj.bias). Each intermediate read by
+ * the next alone. The last Add stands for one attention layer, the same
+ * computation as nn.MultiheadAttention's with in_proj = qkv and out_proj
+ * = proj; the head width comes from the scaling, checked against the
+ * Reshape's constant head count when it has one.
+ */
+static void find_sdpa(struct imp *I)
+{
+    for (size_t mm = 0; mm < I->g->n_node; mm++) {
+        size_t ad, av, sl[3], rs[3], tr[3], m1, sc, sm, m2, tm, rm, mo, fin,
+            bs, fs;
+        size_t found = 0;
+        double c, q0;
+        int64_t axis;
+        if (!op_is(I, mm, "MatMul") || const_slot(I, mm) != 1) {
+            continue;
+        }
+        ad = sole_reader(I, out0(I, mm));
+        if (!op_is(I, ad, "Add") || (bs = const_slot(I, ad)) == SIZE_MAX ||
+            (av = out0(I, ad)) == SIZE_MAX || I->v[av].readers != 3) {
+            continue;
+        }
+        for (size_t i = ad + 1; i < I->g->n_node && found < 3; i++) {
+            if (op_is(I, i, "Slice") &&
+                value_of(I, in_name(I->g->node[i], 0)) == av) {
+                sl[found++] = i;
+            }
+        }
+        if (found != 3 || !peek_scalar(I, I->g->node[sl[0]], 1, &q0) ||
+            q0 != 0.0) {
+            continue;
+        }
+        for (size_t k = 0; k < 3; k++) {
+            rs[k] = sole_reader(I, out0(I, sl[k]));
+            tr[k] = op_is(I, rs[k], "Reshape") ? sole_reader(I, out0(I, rs[k]))
+                                               : SIZE_MAX;
+        }
+        if (tr[0] == SIZE_MAX || tr[1] == SIZE_MAX || tr[2] == SIZE_MAX ||
+            !transpose4_is(I, tr[0], 0, 2, 1, 3) ||
+            !transpose4_is(I, tr[1], 0, 2, 3, 1) ||
+            !transpose4_is(I, tr[2], 0, 2, 1, 3)) {
+            continue;
+        }
+        m1 = sole_reader(I, out0(I, tr[0]));
+        if (!op_is(I, m1, "MatMul") ||
+            value_of(I, in_name(I->g->node[m1], 0)) != out0(I, tr[0]) ||
+            value_of(I, in_name(I->g->node[m1], 1)) != out0(I, tr[1]) ||
+            sole_reader(I, out0(I, tr[1])) != m1) {
+            continue;
+        }
+        sc = sole_reader(I, out0(I, m1));
+        if (!(op_is(I, sc, "Div") || op_is(I, sc, "Mul")) ||
+            const_slot(I, sc) != 1 ||
+            !peek_scalar(I, I->g->node[sc], 1, &c) || !(c > 0.0)) {
+            continue;
+        }
+        sm = sole_reader(I, out0(I, sc));
+        axis = sm != SIZE_MAX ? int_attr(I->g->node[sm], "axis",
+                                         I->opset >= 13 ? -1 : 1)
+                              : 0;
+        if (!op_is(I, sm, "Softmax") || (axis != -1 && axis != 3)) {
+            continue;
+        }
+        m2 = sole_reader(I, out0(I, sm));
+        if (!op_is(I, m2, "MatMul") ||
+            value_of(I, in_name(I->g->node[m2], 0)) != out0(I, sm) ||
+            value_of(I, in_name(I->g->node[m2], 1)) != out0(I, tr[2]) ||
+            sole_reader(I, out0(I, tr[2])) != m2) {
+            continue;
+        }
+        tm = sole_reader(I, out0(I, m2));
+        rm = transpose4_is(I, tm, 0, 2, 1, 3) ? sole_reader(I, out0(I, tm))
+                                               : SIZE_MAX;
+        mo = op_is(I, rm, "Reshape") ? sole_reader(I, out0(I, rm)) : SIZE_MAX;
+        if (!op_is(I, mo, "MatMul") || const_slot(I, mo) != 1 ||
+            value_of(I, in_name(I->g->node[mo], 0)) != out0(I, rm)) {
+            continue;
+        }
+        fin = sole_reader(I, out0(I, mo));
+        if (!op_is(I, fin, "Add") || (fs = const_slot(I, fin)) == SIZE_MAX) {
+            continue;
+        }
+        {
+            const size_t skipped[] = {mm, ad, sl[0], sl[1], sl[2], rs[0],
+                                      rs[1], rs[2], tr[0], tr[1], tr[2], m1,
+                                      sc, sm, m2, tm, rm, mo};
+            struct mha_pattern *p = &I->ni[fin].mha;
+            /* Mul by 1/sqrt(d) or Div by sqrt(d), d the head width */
+            const double d = op_is(I, sc, "Div") ? c * c : 1.0 / (c * c);
+            const double hd = floor(d + 0.5);
+            uint64_t h[3];
+            for (size_t k = 0; k < 3; k++) {
+                h[k] = reshape_heads(I, rs[k]);
+            }
+            if (h[0] != h[1] || h[1] != h[2]) {
+                continue; /* q, k and v split into different heads */
+            }
+            for (size_t k = 0; k < sizeof skipped / sizeof *skipped; k++) {
+                I->ni[skipped[k]].skip = 1;
+            }
+            p->on = 1;
+            p->written = 1;
+            p->first = mm;
+            p->in_mm = mm;
+            p->in_add = ad;
+            p->in_bias_slot = bs;
+            p->gemm = mo;
+            p->out_bias_slot = fs;
+            p->scale = sc;
+            p->scale_value = c;
+            p->heads = h[0];
+            p->head_dim = hd >= 1 && fabs(d - hd) <= 1e-5 * hd ? (uint64_t)hd
+                                                               : 0;
+        }
+    }
+}
+
 /* Concat(Expand(cls_token [1, 1, D], [N, 1, D]), x) along axis 1: the
  * class token prepended (the Expand, whose shape depends on the batch,
  * is skipped, not folded). */
@@ -714,6 +862,7 @@ int analyse(struct imp *I)
     find_swish(I);
     find_layernorm(I);
     find_mha(I);
+    find_sdpa(I);
     find_clstoken(I);
     find_matmul_bias(I);
     return prune_folds(I);
