@@ -73,6 +73,9 @@ enum op_key {
     OP_KEY_BEGIN = 1u << 23,
     OP_KEY_END = 1u << 24,
     OP_KEY_SHAPE = 1u << 25, /* reshape's target shape */
+    /* attention's operators */
+    OP_KEY_PERM = 1u << 26,  /* transpose's perm=1,0 or perm=2,0,1 */
+    OP_KEY_HEADS = 1u << 27, /* attention's heads=H */
 };
 
 struct op_key_info {
@@ -164,6 +167,12 @@ struct op_spec {
     /* reshape: shape= (per sample) */
     struct memest_shape shape;
     int col_shape;
+    /* transpose: perm= (nperm axes); attention: heads= */
+    unsigned perm[3];
+    unsigned nperm;
+    int col_perm;
+    uint64_t heads;
+    int col_heads;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -369,6 +378,9 @@ extern const struct memest_op_def op_pad;
 extern const struct memest_op_def op_shuffle;
 extern const struct memest_op_def op_slice;
 extern const struct memest_op_def op_reshape;
+extern const struct memest_op_def op_matmul;
+extern const struct memest_op_def op_transpose;
+extern const struct memest_op_def op_attention;
 extern const struct memest_op_def op_layernorm;
 extern const struct memest_op_def op_clstoken;
 extern const struct memest_op_def op_posembed;
