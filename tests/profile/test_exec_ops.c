@@ -53,8 +53,14 @@ static const char *const EVERY_KIND =
     "attention heads=2 in=seq name=att\n"
     "transpose perm=1,0 in=att name=tr\n"
     "matmul in=att,tr name=mm\n"
-    "flatten in=mm name=fl3\n"
-    "concat in=sl,fl2,fl3 name=out\n";
+    "flatten in=mm name=fl4\n"
+    "concat in=sl,fl2 name=out\n"
+    "layernorm in=seq name=ln\n"
+    "clstoken name=cls\n"
+    "posembed name=pe\n"
+    "dense 4 name=sd\n"
+    "flatten name=fl3\n"
+    "concat in=out,fl3,fl4 name=out2\n";
 
 static memest_model *model_of(const char *text)
 {
@@ -126,8 +132,8 @@ static void test_views_and_params(void **state)
                      vt->init_params ? "set" : "NULL");
         }
     }
-    /* identity, dropout, three flattens, reshape */
-    assert_int_equal(views, 6);
+    /* identity, dropout, four flattens, reshape */
+    assert_int_equal(views, 7);
     prof_exec_destroy(ex);
     memest_arena_plan_free(&plan);
     memest_model_destroy(m);
@@ -156,7 +162,8 @@ static void test_trainable(void **state)
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
                              "activation, globalavgpool, add, concat, "
                              "batchnorm, identity, dropout, shuffle, slice, "
-                             "reshape, matmul, transpose and attention");
+                             "reshape, layernorm, clstoken, posembed, matmul, "
+                             "transpose and attention");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");
