@@ -378,6 +378,23 @@ static int forward(const memest_model *m, const double *const *in,
             }
             break;
         }
+        case MEMEST_KIND_TRANSPOSE: {
+            /* output axis i is input axis perm[i] */
+            const struct memest_shape is = L->in_shape;
+            uint64_t istride[3] = {1, 1, 1};
+            for (unsigned d = is.rank; d-- > 1;) {
+                istride[d - 1] = istride[d] * is.dim[d];
+            }
+            for (uint64_t e = 0; e < n; e++) {
+                uint64_t rem = e, src = 0;
+                for (unsigned d = os.rank; d-- > 0;) {
+                    src += rem % os.dim[d] * istride[L->perm[d]];
+                    rem /= os.dim[d];
+                }
+                y[e] = x[src];
+            }
+            break;
+        }
         case MEMEST_KIND_CONV_TRANSPOSE:
         case MEMEST_KIND_RESIZE:
             /* not in this reference: tests/profile/test_upsample.c
@@ -1553,6 +1570,7 @@ static const char *const must_pass[] = {
     "node/test_softmax_default_axis", "node/test_softmax_negative_axis",
     "node/test_softmax_example", "node/test_softmax_large_number",
     "node/test_transpose_all_permutations_0",
+    "node/test_transpose_all_permutations_1",
     "node/test_tanh",
     "pytorch-converted/test_AvgPool2d",
     "pytorch-converted/test_AvgPool2d_stride",

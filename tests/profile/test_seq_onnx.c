@@ -7,7 +7,7 @@
  * by README's conventions), the two KWT exports give the same layers and
  * the same weights bit for bit, and the executor reproduces PyTorch's
  * outputs within 1e-4 of the largest output at fp32 (fp16, bf16 and
- * int8-dynamic run and their errors are printed).
+ * int8-dynamic within stated bounds of fp32, their errors printed).
  *
  * argv[1]: tests/data/onnx. */
 #include <setjmp.h>
@@ -168,17 +168,23 @@ static void check_outputs(const char *name, const memest_model *m)
     double e = rel_err(y32, want, ny);
     printf("# %-6s fp32 vs PyTorch %.3g", name, e);
     assert_true(e <= 1e-4);
+    /* 16-bit storage rounds every stored tensor once (2^-11 fp16, 2^-8
+     * bf16, relative), compounded over ~30 layers; int8-dynamic
+     * quantises each dense's input per tensor (1/127 of its range); the
+     * bounds are a few times what they give (about 1e-3, 8e-3, 4e-2) */
     static const struct {
         enum memest_precision p;
         const char *name;
-    } lower[] = {{MEMEST_FP16, "fp16"},
-                 {MEMEST_BF16, "bf16"},
-                 {MEMEST_INT8_DYNAMIC, "int8-dynamic"}};
+        double bound;
+    } lower[] = {{MEMEST_FP16, "fp16", 5e-3},
+                 {MEMEST_BF16, "bf16", 3e-2},
+                 {MEMEST_INT8_DYNAMIC, "int8-dynamic", 0.1}};
     for (size_t i = 0; i < 3; i++) {
         float *y = run(m, lower[i].p, x, nx, ny);
         e = rel_err(y, y32, ny);
         printf(", %s vs fp32 %.3g", lower[i].name, e);
-        assert_true(isfinite(e));
+        assert_true(e <= lower[i].bound);
+        assert_true(e > 0); /* it did run at the lower precision */
         free(y);
     }
     printf("\n");
