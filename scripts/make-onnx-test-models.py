@@ -758,11 +758,9 @@ def bad_fold_models(out):
     y = g.node("Relu", ["tokens"], None, name="r")
     bad(out, "int64_input", g, y)
 
-    # a Transpose and integer arithmetic on computed tensors
-    g = Graph("transpose_computed")
-    x = g.input("x", [3, 4])
-    y = g.node("Transpose", [x], None, name="t", perm=[0, 2, 1])
-    bad(out, "transpose_computed", g, y)
+    # integer arithmetic on computed tensors (a Transpose of one is read
+    # since sequence models; make-seq-onnx-fixtures.py's transpose_batch
+    # is refused)
     g = Graph("int_mul_computed")
     x = g.input("x", [4])
     y = g.node("Mul", [x, i64(g, "k", 3)], None, name="times3")
@@ -840,10 +838,8 @@ def bad_models(out):
     y = g.node("Clip", [x, lo, hi], None, name="clamp")
     bad(out, "clip_nan", g, y)
 
-    g = Graph("softmax_axis", opset=13)
-    x = g.input("x", [3, 4, 4])
-    y = g.node("Softmax", [x], None, name="sm_last", axis=-1)
-    bad(out, "softmax_last_axis_chw", g, y)
+    # (Softmax over the last axis of CxHxW is read since sequence models:
+    # scripts/make-seq-onnx-fixtures.py refuses the batch axis instead)
 
     # a weight whose dims claim 2^40 elements over 36 bytes of data
     g = Graph("absurd_initializer")

@@ -194,6 +194,31 @@ struct weight {
     float *owned;
 };
 
+/* The decomposed LayerNorm (patterns.c's find_layernorm), on the node
+ * that stands for it: x, the Div, the Mul of gamma, the Add of epsilon
+ * and epsilon's slot in it. */
+struct ln_pattern {
+    int on;
+    size_t x, div, mul, add_eps, eps_slot;
+};
+
+/* nn.MultiheadAttention's export (patterns.c's find_mha), on its last
+ * Transpose: the first Transpose (reading x), the in-projection MatMul,
+ * its bias Add and the bias's slot, the out-projection Gemm, the scaling
+ * node, its value and the head width it implies. */
+struct mha_pattern {
+    int on;
+    size_t first, in_mm, in_add, in_bias_slot, gemm, scale;
+    double scale_value;
+    uint64_t head_dim;
+    /* a hand-written attention (find_sdpa): the out-projection is
+     * `gemm`, a MatMul by proj.weight^T, and this node its bias Add;
+     * `heads` is the head count its Reshape names (0 if not a constant) */
+    int written;
+    size_t out_bias_slot;
+    uint64_t heads;
+};
+
 /* A node is skipped when a fused pattern covers it; `gelu_x` is the value
  * the GELU pattern ending at this node reads (SIZE_MAX otherwise),
  * `bias_add` the Add a MatMul's bias comes from. */
@@ -208,6 +233,11 @@ struct node_info {
     size_t swish_x;
     enum memest_act swish_act;
     size_t bias_add;
+    /* sequence models (ops_seq.c): the patterns' anchors; cls_expand is
+     * the Expand of a class token a Concat reads, or SIZE_MAX */
+    struct ln_pattern ln;
+    struct mha_pattern mha;
+    size_t cls_expand;
 };
 
 struct imp {
@@ -373,7 +403,6 @@ int onnx_elementwise_refused(struct imp *I, size_t node);
 /* Add, Sub, Mul, Div (ops_binary.c) */
 int onnx_binary(struct imp *I, size_t node);
 int onnx_reciprocal(struct imp *I, size_t node);
-int onnx_transpose_refused(struct imp *I, size_t node);
 int onnx_conv_transpose(struct imp *I, size_t node);
 int onnx_resize(struct imp *I, size_t node);
 int onnx_upsample(struct imp *I, size_t node);
@@ -409,6 +438,15 @@ int emit_two(struct imp *I, size_t node, const char *kind, const size_t *xs);
 int emit_dense(struct imp *I, size_t node, size_t x, const struct cval *Bm,
                int b_is_km, double alpha, const float *bias,
                float *bias_owned);
+
+/* ops_seq.c: sequence models */
+int onnx_layernorm(struct imp *I, size_t node);
+int onnx_layernorm_pattern(struct imp *I, size_t node);
+int onnx_transpose(struct imp *I, size_t node);
+int onnx_matmul_two(struct imp *I, size_t node);
+int onnx_clstoken(struct imp *I, size_t node);
+int onnx_try_posembed(struct imp *I, size_t node, size_t cslot, int *st);
+int onnx_mha(struct imp *I, size_t node);
 
 /* folds (fold.c, fold_index.c, fold_arith.c) */
 int fold_constant(struct imp *I, size_t node, struct cval *c);

@@ -58,6 +58,9 @@ static const struct onnx_op ops[] = {
     {"HardSigmoid", "alpha beta", onnx_hardsigmoid, NULL, 0},
     {"HardSwish", "", onnx_hardswish, NULL, 0},
     {"Identity", "", onnx_identity, fold_identity, 0},
+    /* stash_type other than 1 is refused by the handler */
+    {"LayerNormalization", "axis epsilon stash_type", onnx_layernorm, NULL,
+     0},
     {"LeakyRelu", "alpha", onnx_leakyrelu, NULL, 0},
     {"LogSoftmax", "axis", onnx_logsoftmax, NULL, 0},
     {"MatMul", "", onnx_matmul, NULL, 0},
@@ -97,7 +100,7 @@ static const struct onnx_op ops[] = {
     {"Squeeze", "axes", onnx_squeeze, fold_squeeze, 0},
     {"Sub", "axis broadcast", onnx_binary, fold_sub, 0},
     {"Tanh", "", onnx_tanh, NULL, 0},
-    {"Transpose", "perm", onnx_transpose_refused, fold_transpose, 0},
+    {"Transpose", "perm", onnx_transpose, fold_transpose, 0},
     {"Unsqueeze", "axes", onnx_unsqueeze, fold_unsqueeze, 0},
     {"Upsample", "mode", onnx_upsample, NULL, 0},
     {"Where", "", NULL, fold_where, 0},
@@ -232,6 +235,15 @@ int translate_node(struct imp *I, size_t node)
     }
     if (I->ni[node].swish_x != SIZE_MAX) {
         return onnx_swish(I, node);
+    }
+    if (I->ni[node].ln.on) {
+        return onnx_layernorm_pattern(I, node);
+    }
+    if (I->ni[node].mha.on) {
+        return onnx_mha(I, node);
+    }
+    if (I->ni[node].cls_expand != SIZE_MAX) {
+        return onnx_clstoken(I, node);
     }
     op = onnx_op_find(str(n->op_type));
     if (op == NULL) {

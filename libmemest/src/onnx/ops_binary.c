@@ -248,6 +248,12 @@ int onnx_binary(struct imp *I, size_t node)
         return node_fail(I, node, MEMEST_E_PARSE,
                          "%s of two constants that could not be folded", op);
     }
+    if ((c0 || c1) && str_eq(op, "Add")) {
+        /* a position embedding: a [1, T, D] parameter added to N x T x D */
+        if (onnx_try_posembed(I, node, c0 ? 0 : 1, &st)) {
+            return st;
+        }
+    }
     if (c0 || c1) {
         return with_constant(I, node, kind, c0 ? 0 : 1);
     }

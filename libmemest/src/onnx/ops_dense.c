@@ -47,17 +47,22 @@ int emit_dense(struct imp *I, size_t node, size_t x, const struct cval *Bm,
     uint64_t m = b_is_km ? Bm->dim[1] : Bm->dim[0];
     uint64_t wdim[2] = {m, k};
     uint64_t bdim[1] = {m};
-    uint64_t odim[4] = {I->v[x].dim[0], m, 0, 0};
+    /* a batch of vectors N x K, or a Linear over the last axis of a
+     * sequence N x T x K (the text's dense on T x K) */
+    const unsigned rank = I->v[x].rank;
+    const uint64_t kin = I->v[x].dim[rank - 1];
+    uint64_t odim[4] = {I->v[x].dim[0], rank == 3 ? I->v[x].dim[1] : m,
+                        rank == 3 ? m : 0, 0};
     float *w = NULL;
     size_t l = 0;
     int st;
 
-    if (k != I->v[x].dim[1]) {
+    if (k != kin) {
         free(bias_owned);
         return node_fail(I, node, MEMEST_E_SHAPE,
                          "the weight expects %llu input features, the "
                          "input '%.60s' has %llu", (unsigned long long)k,
-                         I->v[x].name, (unsigned long long)I->v[x].dim[1]);
+                         I->v[x].name, (unsigned long long)kin);
     }
     if (b_is_km || alpha != 1.0) {
         w = malloc((size_t)(m * k) * sizeof *w);
@@ -93,7 +98,7 @@ int emit_dense(struct imp *I, size_t node, size_t x, const struct cval *Bm,
     if ((st = layer_inputs(I, l, &x, 1))) {
         return st;
     }
-    return set_output(I, node, 0, l, 2, odim);
+    return set_output(I, node, 0, l, rank, odim);
 }
 
 int onnx_gemm(struct imp *I, size_t node)
@@ -147,10 +152,23 @@ int onnx_matmul(struct imp *I, size_t node)
     size_t x = 0;
     int st;
 
+    {
+        /* two computed tensors: a batched matmul (ops_seq.c) */
+        size_t vb = value_of(I, in_name(I->g->node[node], 1));
+        if (vb != SIZE_MAX && !is_constant(&I->v[vb])) {
+            return onnx_matmul_two(I, node);
+        }
+    }
     if ((st = get_act(I, node, 0, &x)) ||
-        (st = need_rank(I, node, &I->v[x], 2, "NxK (a batch of vectors)")) ||
         (st = get_const(I, node, 1, "weight", &B))) {
         return st;
+    }
+    if (I->v[x].rank != 2 && I->v[x].rank != 3) {
+        return node_fail(I, node, MEMEST_E_SHAPE,
+                         "its input '%.60s' has rank %u; a MatMul by a "
+                         "constant is supported on NxK (a batch of "
+                         "vectors) and NxTxK (a Linear over the last axis "
+                         "of a sequence)", I->v[x].name, I->v[x].rank);
     }
     if (B->rank != 2) {
         return node_fail(I, node, MEMEST_E_SHAPE,

@@ -121,24 +121,42 @@ static int softmax(struct imp *I, size_t node, enum memest_act act)
     if (axis < 0) {
         axis += v->rank;
     }
-    if (v->rank == 2) {
-        ok = axis == 1;
-    } else if (v->rank == 4) {
-        /* before opset 13 the input is flattened from the axis on, so
-         * axis 1 means all of CxHxW: the channels only when H = W = 1 */
-        ok = axis == 1 &&
-             (I->opset >= 13 || (v->dim[2] == 1 && v->dim[3] == 1));
-    } else {
-        ok = 0;
+    /* before opset 13 the input is flattened from the axis on: the same
+     * as along the axis only when every later axis has size 1 (then
+     * along the last axis of size above 1, or the axis itself) */
+    ok = axis >= 1;
+    for (unsigned d = (unsigned)axis + 1; ok && I->opset < 13 &&
+                                          d < v->rank; d++) {
+        ok = v->dim[d] == 1;
     }
     if (!ok) {
         return node_fail(I, node, MEMEST_E_PARSE,
                          "axis %lld of a rank %u input (opset %lld) is not "
-                         "supported: only the features of a vector or the "
-                         "channels of CxHxW", (long long)axis, v->rank,
-                         (long long)I->opset);
+                         "supported: only along one axis of a sample (before "
+                         "opset 13 the axes from it on are flattened into "
+                         "one, the same only when the later axes have size "
+                         "1)", (long long)axis, v->rank, (long long)I->opset);
     }
-    return emit_act(I, node, x, act, n->name);
+    {
+        /* the text's default axis (CONTRACTS): the features of a vector
+         * or of T x D, the channels of CxHxW (and of H x T x d); another
+         * axis is a standalone layer with axis=, never fused */
+        const unsigned pa = (unsigned)axis - 1;
+        const unsigned def = v->rank == 3 ? 1 : 0;
+        size_t l = 0;
+        if (pa == def || v->sig) {
+            return emit_act(I, node, x, act, n->name);
+        }
+        if ((st = push_layer(I, node, memest_act_name(act), n->name,
+                             memest_act_name(act), &l))) {
+            return st;
+        }
+        snprintf(I->L[l].args, sizeof I->L[l].args, "axis=%u", pa);
+        if ((st = layer_inputs(I, l, &x, 1))) {
+            return st;
+        }
+        return set_output(I, node, 0, l, v->rank, v->dim);
+    }
 }
 
 int onnx_clip(struct imp *I, size_t node)
@@ -481,12 +499,4 @@ int onnx_identity(struct imp *I, size_t node)
     }
     return emit_simple(I, node, "identity", "identity", x, I->v[x].rank,
                        I->v[x].dim);
-}
-
-int onnx_transpose_refused(struct imp *I, size_t node)
-{
-    return node_fail(I, node, MEMEST_E_PARSE,
-                     "a Transpose of a computed tensor is not supported: "
-                     "only of a constant (a weight), which is folded at "
-                     "import");
 }

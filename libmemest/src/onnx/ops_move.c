@@ -193,10 +193,10 @@ static int slice_axis(struct imp *I, size_t node, size_t x, int64_t axis,
         *a = *a == 2 ? 3 : *a;
         return MEMEST_OK;
     }
-    if (v->rank != 2 && v->rank != 4) {
+    if (v->rank < 2) {
         return node_fail(I, node, MEMEST_E_PARSE,
-                         "the input is rank %u: only NxC and NxCxHxW "
-                         "tensors are sliced", v->rank);
+                         "the input is rank %u: only NxC, NxTxD and "
+                         "NxCxHxW tensors are sliced", v->rank);
     }
     if ((st = norm_axis(I, node, axis, v->rank, "axis", a))) {
         return st;
@@ -646,13 +646,22 @@ int onnx_gather(struct imp *I, size_t node)
         (st = attr_int(I, node, "axis", 0, &axis))) {
         return st;
     }
-    if (!I->v[x].sig) {
+    if (!I->v[x].sig && I->v[x].rank != 3) {
         return node_fail(I, node, MEMEST_E_PARSE,
                          "Gather of a computed tensor is supported only on "
-                         "a 1-D signal (N x C x L); of shapes and "
+                         "a 1-D signal (N x C x L) and a sequence (N x T x "
+                         "D, x[:, 0], a class token); of shapes and "
                          "constants it is folded at import");
     }
-    if ((st = slice_axis(I, node, x, axis, &a)) ||
+    if (I->v[x].sig) {
+        st = slice_axis(I, node, x, axis, &a);
+    } else if ((st = norm_axis(I, node, axis, 3, "axis", &a)) == MEMEST_OK &&
+               a == 0) {
+        st = node_fail(I, node, MEMEST_E_PARSE,
+                       "axis %lld is the batch: only the axes of a sample "
+                       "(1 .. 2) are gathered from", (long long)axis);
+    }
+    if (st != MEMEST_OK ||
         (st = get_const(I, node, 1, "indices", &ix))) {
         return st;
     }
@@ -677,7 +686,7 @@ int onnx_gather(struct imp *I, size_t node)
         return st;
     }
     snprintf(I->L[l].args, sizeof I->L[l].args, "axis=%c begin=%lld end=%lld",
-             axis_word(4, a), (long long)i, (long long)i + 1);
+             axis_word(I->v[x].rank, a), (long long)i, (long long)i + 1);
     if ((st = layer_inputs(I, l, &x, 1)) ||
         (st = push_layer(I, node, "flatten", NULL, "flatten", &f))) {
         return st;
@@ -690,6 +699,9 @@ int onnx_gather(struct imp *I, size_t node)
     strcpy(I->L[f].in, I->L[l].name);
     memcpy(dim, I->v[x].dim, sizeof dim);
     dim[a] = 1;
+    if (I->v[x].rank == 3) {
+        dim[3] = 1; /* N x T x D has no fourth axis */
+    }
     dim[1] = dim[1] * dim[2] * dim[3]; /* within MAX_ELEMENTS: x's part */
     dim[2] = dim[3] = 0;
     return set_output(I, node, 0, f, 2, dim);

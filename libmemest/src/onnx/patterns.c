@@ -207,6 +207,486 @@ static void find_matmul_bias(struct imp *I)
     }
 }
 
+/* Whether node's int list attribute `name` is exactly want[0..n). */
+static int ints_attr_is(const Onnx__NodeProto *n, const char *name,
+                        const int64_t *want, size_t cnt)
+{
+    const Onnx__AttributeProto *a = attr(n, name);
+    return a != NULL && a->n_ints == cnt &&
+           memcmp(a->ints, want, cnt * sizeof *want) == 0;
+}
+
+/* An int attribute, def when absent. */
+static int64_t int_attr(const Onnx__NodeProto *n, const char *name,
+                        int64_t def)
+{
+    const Onnx__AttributeProto *a = attr(n, name);
+    return a != NULL && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
+               ? a->i
+               : def;
+}
+
+/* The first live node after `after` reading value vi in slot `slot` with
+ * operator op, or SIZE_MAX. */
+static size_t reader_op(struct imp *I, size_t vi, size_t after,
+                        const char *op, size_t slot)
+{
+    for (size_t i = after + 1; vi != SIZE_MAX && i < I->g->n_node; i++) {
+        const Onnx__NodeProto *n = I->g->node[i];
+        if (op_is(I, i, op) && n->n_input > slot &&
+            value_of(I, in_name(n, slot)) == vi) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* A ReduceMean over the last axis with the dimension kept, as PyTorch
+ * exports LayerNorm's mean and variance (axes an attribute before opset
+ * 18). */
+static int mean_last(struct imp *I, size_t node)
+{
+    static const int64_t last[1] = {-1};
+    const Onnx__NodeProto *n = I->g->node[node];
+    return op_is(I, node, "ReduceMean") && n->n_input == 1 &&
+           ints_attr_is(n, "axes", last, 1) &&
+           int_attr(n, "keepdims", 1) == 1;
+}
+
+/* The slot of a binary node's one constant operand, or SIZE_MAX. */
+static size_t const_slot(struct imp *I, size_t node)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    for (size_t k = 0; n->n_input == 2 && k < 2; k++) {
+        size_t vi = value_of(I, in_name(n, k));
+        size_t vo = value_of(I, in_name(n, 1 - k));
+        if (vi != SIZE_MAX && is_constant(&I->v[vi]) &&
+            (vo == SIZE_MAX || !is_constant(&I->v[vo]))) {
+            return k;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/*
+ * nn.LayerNorm as PyTorch exports it before opset 17: ReduceMean(x, -1)
+ * -> Sub(x, mean) = xc -> Pow(xc, 2) -> ReduceMean(-1) -> Add(., eps)
+ * -> Sqrt -> Div(xc, .) -> Mul(., gamma) -> Add(., beta). Every
+ * intermediate is read by the next node alone (xc by the Pow and the
+ * Div). The last node (the Mul without a beta) then stands for one
+ * layernorm; the others are skipped. Anything else leaves the pieces to
+ * their handlers, which refuse them by name (a ReduceMean over the last
+ * axis, Pow, Sqrt have none).
+ */
+static void find_layernorm(struct imp *I)
+{
+    for (size_t r1 = 0; r1 < I->g->n_node; r1++) {
+        size_t x, sub, xc, pw, r2, ae, sq, dv, mu, fin, b, es;
+        double two;
+        if (!mean_last(I, r1)) {
+            continue;
+        }
+        x = value_of(I, in_name(I->g->node[r1], 0));
+        sub = sole_reader(I, out0(I, r1));
+        if (x == SIZE_MAX || !op_is(I, sub, "Sub") ||
+            I->g->node[sub]->n_input != 2 ||
+            value_of(I, in_name(I->g->node[sub], 0)) != x ||
+            (xc = out0(I, sub)) == SIZE_MAX || I->v[xc].readers != 2) {
+            continue;
+        }
+        pw = reader_op(I, xc, sub, "Pow", 0);
+        dv = reader_op(I, xc, sub, "Div", 0);
+        if (pw == SIZE_MAX || dv == SIZE_MAX ||
+            !peek_scalar(I, I->g->node[pw], 1, &two) || two != 2.0) {
+            continue;
+        }
+        r2 = sole_reader(I, out0(I, pw));
+        if (r2 == SIZE_MAX || !mean_last(I, r2)) {
+            continue;
+        }
+        ae = sole_reader(I, out0(I, r2));
+        if (!op_is(I, ae, "Add") || (es = const_slot(I, ae)) == SIZE_MAX) {
+            continue;
+        }
+        sq = sole_reader(I, out0(I, ae));
+        if (!op_is(I, sq, "Sqrt") || sole_reader(I, out0(I, sq)) != dv ||
+            value_of(I, in_name(I->g->node[dv], 1)) != out0(I, sq)) {
+            continue;
+        }
+        mu = sole_reader(I, out0(I, dv));
+        if (!op_is(I, mu, "Mul") || const_slot(I, mu) == SIZE_MAX) {
+            continue;
+        }
+        b = sole_reader(I, out0(I, mu));
+        fin = op_is(I, b, "Add") && const_slot(I, b) != SIZE_MAX ? b : mu;
+        I->ni[r1].skip = 1;
+        I->ni[sub].skip = 1;
+        I->ni[pw].skip = 1;
+        I->ni[r2].skip = 1;
+        I->ni[ae].skip = 1;
+        I->ni[sq].skip = 1;
+        I->ni[dv].skip = 1;
+        if (fin != mu) {
+            I->ni[mu].skip = 1;
+        }
+        I->ni[fin].ln.on = 1;
+        I->ni[fin].ln.x = x;
+        I->ni[fin].ln.div = dv;
+        I->ni[fin].ln.mul = mu;
+        I->ni[fin].ln.add_eps = ae;
+        I->ni[fin].ln.eps_slot = es;
+        I->v[x].readers--; /* read by the mean and the Sub: one layer */
+    }
+}
+
+/* A Transpose with exactly this 3-entry perm. */
+static int transpose_is(struct imp *I, size_t node, int64_t a, int64_t b,
+                        int64_t c)
+{
+    const int64_t want[3] = {a, b, c};
+    return op_is(I, node, "Transpose") &&
+           ints_attr_is(I->g->node[node], "perm", want, 3);
+}
+
+/*
+ * nn.MultiheadAttention(batch_first=True) self-attention as PyTorch 1.13
+ * exports it (need_weights=False, no masks): x -> Transpose(1,0,2) ->
+ * MatMul(in_proj_weight^T) -> Add(in_proj_bias) -> three Slices (q, k, v,
+ * in that order) -> Reshape each to T x (N h) x d -> q: Transpose(1,0,2)
+ * -> Div(sqrt d) (or Mul(1/sqrt d)); k: Transpose(1,2,0); v:
+ * Transpose(1,0,2) -> MatMul(q, k) -> Softmax(-1) -> MatMul(., v) ->
+ * Transpose(1,0,2) -> Reshape(T N x D) -> Gemm(out_proj, transB=1) ->
+ * Reshape(T x N x D) -> Transpose(1,0,2). Each intermediate is read by
+ * the next alone (Shapes aside, which then fold to nothing). The last
+ * Transpose stands for one attention layer; the rest is skipped. The
+ * Reshapes' targets are computed from the shapes of these intermediates
+ * (T x N x 3D), which the layer never makes: the head width comes from
+ * the scaling instead, and the Slices are taken in the exporter's order
+ * (q's from 0).
+ */
+static void find_mha(struct imp *I)
+{
+    for (size_t t0 = 0; t0 < I->g->n_node; t0++) {
+        size_t mm, ad, av, sl[3], rs[3], tr[3], sc, m1, sm, m2, tm, rm, gm,
+            ro, fin, bs;
+        size_t found = 0;
+        double c, q0;
+        int64_t axis;
+        if (!transpose_is(I, t0, 1, 0, 2)) {
+            continue;
+        }
+        mm = sole_reader(I, out0(I, t0));
+        if (!op_is(I, mm, "MatMul") || const_slot(I, mm) != 1) {
+            continue;
+        }
+        ad = sole_reader(I, out0(I, mm));
+        if (!op_is(I, ad, "Add") || (bs = const_slot(I, ad)) == SIZE_MAX ||
+            (av = out0(I, ad)) == SIZE_MAX || I->v[av].readers != 3) {
+            continue;
+        }
+        for (size_t i = ad + 1; i < I->g->n_node && found < 3; i++) {
+            if (op_is(I, i, "Slice") &&
+                value_of(I, in_name(I->g->node[i], 0)) == av) {
+                sl[found++] = i;
+            }
+        }
+        if (found != 3 || !peek_scalar(I, I->g->node[sl[0]], 1, &q0) ||
+            q0 != 0.0) {
+            continue;
+        }
+        for (size_t k = 0; k < 3; k++) {
+            rs[k] = sole_reader(I, out0(I, sl[k]));
+            tr[k] = op_is(I, rs[k], "Reshape") ? sole_reader(I, out0(I, rs[k]))
+                                               : SIZE_MAX;
+        }
+        if (tr[0] == SIZE_MAX || tr[1] == SIZE_MAX || tr[2] == SIZE_MAX ||
+            !transpose_is(I, tr[0], 1, 0, 2) ||
+            !transpose_is(I, tr[1], 1, 2, 0) ||
+            !transpose_is(I, tr[2], 1, 0, 2)) {
+            continue;
+        }
+        sc = sole_reader(I, out0(I, tr[0]));
+        if (!(op_is(I, sc, "Div") || op_is(I, sc, "Mul")) ||
+            const_slot(I, sc) != 1 ||
+            !peek_scalar(I, I->g->node[sc], 1, &c) || !(c > 0.0)) {
+            continue;
+        }
+        m1 = sole_reader(I, out0(I, sc));
+        if (!op_is(I, m1, "MatMul") ||
+            value_of(I, in_name(I->g->node[m1], 0)) != out0(I, sc) ||
+            value_of(I, in_name(I->g->node[m1], 1)) != out0(I, tr[1]) ||
+            sole_reader(I, out0(I, tr[1])) != m1) {
+            continue;
+        }
+        sm = sole_reader(I, out0(I, m1));
+        axis = sm != SIZE_MAX ? int_attr(I->g->node[sm], "axis",
+                                         I->opset >= 13 ? -1 : 1)
+                              : 0;
+        if (!op_is(I, sm, "Softmax") || (axis != -1 && axis != 2)) {
+            continue;
+        }
+        m2 = sole_reader(I, out0(I, sm));
+        if (!op_is(I, m2, "MatMul") ||
+            value_of(I, in_name(I->g->node[m2], 0)) != out0(I, sm) ||
+            value_of(I, in_name(I->g->node[m2], 1)) != out0(I, tr[2]) ||
+            sole_reader(I, out0(I, tr[2])) != m2) {
+            continue;
+        }
+        tm = sole_reader(I, out0(I, m2));
+        rm = transpose_is(I, tm, 1, 0, 2) ? sole_reader(I, out0(I, tm))
+                                          : SIZE_MAX;
+        gm = op_is(I, rm, "Reshape") ? sole_reader(I, out0(I, rm)) : SIZE_MAX;
+        if (!op_is(I, gm, "Gemm") ||
+            value_of(I, in_name(I->g->node[gm], 0)) != out0(I, rm)) {
+            continue;
+        }
+        ro = sole_reader(I, out0(I, gm));
+        fin = op_is(I, ro, "Reshape") ? sole_reader(I, out0(I, ro))
+                                      : SIZE_MAX;
+        if (!transpose_is(I, fin, 1, 0, 2)) {
+            continue;
+        }
+        {
+            const size_t skipped[] = {t0, mm, ad, sl[0], sl[1], sl[2], rs[0],
+                                      rs[1], rs[2], tr[0], tr[1], tr[2], sc,
+                                      m1, sm, m2, tm, rm, gm, ro};
+            struct mha_pattern *p = &I->ni[fin].mha;
+            /* Div by sqrt(d) or Mul by 1/sqrt(d), d the head width */
+            const double d = op_is(I, sc, "Div") ? c * c : 1.0 / (c * c);
+            const double hd = floor(d + 0.5);
+            for (size_t k = 0; k < sizeof skipped / sizeof *skipped; k++) {
+                I->ni[skipped[k]].skip = 1;
+            }
+            p->on = 1;
+            p->first = t0;
+            p->in_mm = mm;
+            p->in_add = ad;
+            p->in_bias_slot = bs;
+            p->gemm = gm;
+            p->scale = sc;
+            p->scale_value = c;
+            p->head_dim = hd >= 1 && fabs(d - hd) <= 1e-5 * hd ? (uint64_t)hd
+                                                               : 0;
+        }
+    }
+}
+
+/* A Transpose with exactly this 4-entry perm. */
+static int transpose4_is(struct imp *I, size_t node, int64_t a, int64_t b,
+                         int64_t c, int64_t d)
+{
+    const int64_t want[4] = {a, b, c, d};
+    return op_is(I, node, "Transpose") &&
+           ints_attr_is(I->g->node[node], "perm", want, 4);
+}
+
+/* The head count a Reshape to [N, T, h, d] names as a constant third
+ * entry of the Concat that makes its shape, or 0. */
+static uint64_t reshape_heads(struct imp *I, size_t rs)
+{
+    size_t sv = value_of(I, in_name(I->g->node[rs], 1));
+    size_t c = sv != SIZE_MAX ? I->v[sv].producer : SIZE_MAX;
+    double h;
+    if (c == SIZE_MAX || !str_eq(I->g->node[c]->op_type, "Concat") ||
+        I->g->node[c]->n_input != 4 ||
+        !peek_scalar(I, I->g->node[c], 2, &h) || !(h >= 1) ||
+        h != floor(h) || h > 65536) {
+        return 0;
+    }
+    return (uint64_t)h;
+}
+
+/*
+ * A hand-written self-attention as timm's ViT writes it (chunk form):
+ * x -> MatMul(qkv.weight^T) -> Add(qkv.bias) -> three Slices (q, k, v)
+ * -> Reshape each to [N, T, h, d] -> q, v: Transpose(0,2,1,3), k:
+ * Transpose(0,2,3,1) -> MatMul(q, k) -> Mul(scale) or Div(1/scale) ->
+ * Softmax(-1) -> MatMul(., v) -> Transpose(0,2,1,3) -> Reshape [N, T, D]
+ * -> MatMul(proj.weight^T) -> Add(proj.bias). Each intermediate read by
+ * the next alone. The last Add stands for one attention layer, the same
+ * computation as nn.MultiheadAttention's with in_proj = qkv and out_proj
+ * = proj; the head width comes from the scaling, checked against the
+ * Reshape's constant head count when it has one.
+ */
+static void find_sdpa(struct imp *I)
+{
+    for (size_t mm = 0; mm < I->g->n_node; mm++) {
+        size_t ad, av, sl[3], rs[3], tr[3], m1, sc, sm, m2, tm, rm, mo, fin,
+            bs, fs;
+        size_t found = 0;
+        double c, q0;
+        int64_t axis;
+        if (!op_is(I, mm, "MatMul") || const_slot(I, mm) != 1) {
+            continue;
+        }
+        ad = sole_reader(I, out0(I, mm));
+        if (!op_is(I, ad, "Add") || (bs = const_slot(I, ad)) == SIZE_MAX ||
+            (av = out0(I, ad)) == SIZE_MAX || I->v[av].readers != 3) {
+            continue;
+        }
+        for (size_t i = ad + 1; i < I->g->n_node && found < 3; i++) {
+            if (op_is(I, i, "Slice") &&
+                value_of(I, in_name(I->g->node[i], 0)) == av) {
+                sl[found++] = i;
+            }
+        }
+        if (found != 3 || !peek_scalar(I, I->g->node[sl[0]], 1, &q0) ||
+            q0 != 0.0) {
+            continue;
+        }
+        for (size_t k = 0; k < 3; k++) {
+            rs[k] = sole_reader(I, out0(I, sl[k]));
+            tr[k] = op_is(I, rs[k], "Reshape") ? sole_reader(I, out0(I, rs[k]))
+                                               : SIZE_MAX;
+        }
+        if (tr[0] == SIZE_MAX || tr[1] == SIZE_MAX || tr[2] == SIZE_MAX ||
+            !transpose4_is(I, tr[0], 0, 2, 1, 3) ||
+            !transpose4_is(I, tr[1], 0, 2, 3, 1) ||
+            !transpose4_is(I, tr[2], 0, 2, 1, 3)) {
+            continue;
+        }
+        m1 = sole_reader(I, out0(I, tr[0]));
+        if (!op_is(I, m1, "MatMul") ||
+            value_of(I, in_name(I->g->node[m1], 0)) != out0(I, tr[0]) ||
+            value_of(I, in_name(I->g->node[m1], 1)) != out0(I, tr[1]) ||
+            sole_reader(I, out0(I, tr[1])) != m1) {
+            continue;
+        }
+        sc = sole_reader(I, out0(I, m1));
+        if (!(op_is(I, sc, "Div") || op_is(I, sc, "Mul")) ||
+            const_slot(I, sc) != 1 ||
+            !peek_scalar(I, I->g->node[sc], 1, &c) || !(c > 0.0)) {
+            continue;
+        }
+        sm = sole_reader(I, out0(I, sc));
+        axis = sm != SIZE_MAX ? int_attr(I->g->node[sm], "axis",
+                                         I->opset >= 13 ? -1 : 1)
+                              : 0;
+        if (!op_is(I, sm, "Softmax") || (axis != -1 && axis != 3)) {
+            continue;
+        }
+        m2 = sole_reader(I, out0(I, sm));
+        if (!op_is(I, m2, "MatMul") ||
+            value_of(I, in_name(I->g->node[m2], 0)) != out0(I, sm) ||
+            value_of(I, in_name(I->g->node[m2], 1)) != out0(I, tr[2]) ||
+            sole_reader(I, out0(I, tr[2])) != m2) {
+            continue;
+        }
+        tm = sole_reader(I, out0(I, m2));
+        rm = transpose4_is(I, tm, 0, 2, 1, 3) ? sole_reader(I, out0(I, tm))
+                                               : SIZE_MAX;
+        mo = op_is(I, rm, "Reshape") ? sole_reader(I, out0(I, rm)) : SIZE_MAX;
+        if (!op_is(I, mo, "MatMul") || const_slot(I, mo) != 1 ||
+            value_of(I, in_name(I->g->node[mo], 0)) != out0(I, rm)) {
+            continue;
+        }
+        fin = sole_reader(I, out0(I, mo));
+        if (!op_is(I, fin, "Add") || (fs = const_slot(I, fin)) == SIZE_MAX) {
+            continue;
+        }
+        {
+            const size_t skipped[] = {mm, ad, sl[0], sl[1], sl[2], rs[0],
+                                      rs[1], rs[2], tr[0], tr[1], tr[2], m1,
+                                      sc, sm, m2, tm, rm, mo};
+            struct mha_pattern *p = &I->ni[fin].mha;
+            /* Mul by 1/sqrt(d) or Div by sqrt(d), d the head width */
+            const double d = op_is(I, sc, "Div") ? c * c : 1.0 / (c * c);
+            const double hd = floor(d + 0.5);
+            uint64_t h[3];
+            for (size_t k = 0; k < 3; k++) {
+                h[k] = reshape_heads(I, rs[k]);
+            }
+            if (h[0] != h[1] || h[1] != h[2]) {
+                continue; /* q, k and v split into different heads */
+            }
+            for (size_t k = 0; k < sizeof skipped / sizeof *skipped; k++) {
+                I->ni[skipped[k]].skip = 1;
+            }
+            p->on = 1;
+            p->written = 1;
+            p->first = mm;
+            p->in_mm = mm;
+            p->in_add = ad;
+            p->in_bias_slot = bs;
+            p->gemm = mo;
+            p->out_bias_slot = fs;
+            p->scale = sc;
+            p->scale_value = c;
+            p->heads = h[0];
+            p->head_dim = hd >= 1 && fabs(d - hd) <= 1e-5 * hd ? (uint64_t)hd
+                                                               : 0;
+        }
+    }
+}
+
+/* Concat(Expand(cls_token [1, 1, D], [N, 1, D]), x) along axis 1: the
+ * class token prepended (the Expand, whose shape depends on the batch,
+ * is skipped, not folded). */
+static void find_clstoken(struct imp *I)
+{
+    for (size_t c = 0; c < I->g->n_node; c++) {
+        const Onnx__NodeProto *n = I->g->node[c];
+        size_t ev, e, xv, tv;
+        if (!op_is(I, c, "Concat") || n->n_input != 2 ||
+            int_attr(n, "axis", 0) != 1) {
+            continue;
+        }
+        ev = value_of(I, in_name(n, 0));
+        xv = value_of(I, in_name(n, 1));
+        if (ev == SIZE_MAX || xv == SIZE_MAX || is_constant(&I->v[xv]) ||
+            (e = I->v[ev].producer) == SIZE_MAX ||
+            !op_is(I, e, "Expand") || I->v[ev].readers != 1) {
+            continue;
+        }
+        tv = value_of(I, in_name(I->g->node[e], 0));
+        if (tv == SIZE_MAX || I->v[tv].tp == NULL) {
+            continue; /* not an initializer */
+        }
+        I->ni[e].skip = 1;
+        I->ni[c].cls_expand = e;
+    }
+}
+
+/*
+ * After the patterns: a folded node whose outputs only skipped (or dead)
+ * nodes read is dead too, so that the shape arithmetic of a pattern's
+ * inner tensors (which no layer makes) is never folded.
+ */
+static int prune_folds(struct imp *I)
+{
+    unsigned *uses = calloc(I->nv ? I->nv : 1, sizeof *uses);
+    if (uses == NULL) {
+        return nomem(I);
+    }
+    uses[I->output_value] = 1;
+    for (size_t i = I->g->n_node; i-- > 0;) {
+        const Onnx__NodeProto *n = I->g->node[i];
+        size_t o = out0(I, i);
+        if (!I->ni[i].live) {
+            continue;
+        }
+        if (o != SIZE_MAX && I->v[o].kind == V_CONST) {
+            int used = 0;
+            for (size_t k = 0; k < n->n_output; k++) {
+                size_t vk = value_of(I, str(n->output[k]));
+                used |= vk != SIZE_MAX && uses[vk] > 0;
+            }
+            I->ni[i].live = used;
+        }
+        if (!I->ni[i].live || I->ni[i].skip) {
+            continue;
+        }
+        for (size_t k = 0; k < n->n_input; k++) {
+            size_t vi = value_of(I, str(n->input[k]));
+            if (vi != SIZE_MAX) {
+                uses[vi]++;
+            }
+        }
+    }
+    free(uses);
+    return MEMEST_OK;
+}
+
 /* The node reads only its input's shape (a row with reads_shape_only). */
 static int reads_shape_only(const Onnx__NodeProto *n)
 {
@@ -319,6 +799,7 @@ int analyse(struct imp *I)
         I->ni[i].gelu_erf = SIZE_MAX;
         I->ni[i].swish_x = SIZE_MAX;
         I->ni[i].bias_add = SIZE_MAX;
+        I->ni[i].cls_expand = SIZE_MAX;
         for (size_t k = 0; k < n->n_output; k++) {
             size_t vi = 0;
             const char *nm = str(n->output[k]);
@@ -379,8 +860,12 @@ int analyse(struct imp *I)
     }
     find_gelu(I);
     find_swish(I);
+    find_layernorm(I);
+    find_mha(I);
+    find_sdpa(I);
+    find_clstoken(I);
     find_matmul_bias(I);
-    return MEMEST_OK;
+    return prune_folds(I);
 }
 
 /*
