@@ -140,7 +140,7 @@ static void expect_stage(int32_t acc, int32_t bias, int32_t mult, int shift,
         a[j] = acc;
         b[j] = bias;
     }
-    const struct kern_q8_outstage os = {b, &mult, &shift, 0, zp, qmin, qmax};
+    const struct kern_q8_outstage os = {b, &mult, &shift, 0, zp, qmin, qmax, NULL};
     assert_int_equal(kern_q8_requantize_s8(1, N, a, N, &os, q, N), KERN_OK);
     for (int j = 0; j < N; j++) {
         if (q[j] != want) {
@@ -227,7 +227,7 @@ static void test_stage_bruteforce(void **state)
             qmax = x;
         }
         const struct kern_q8_outstage os = {t % 11 ? bias : NULL, mult, shift,
-                                            per_ch, zp, qmin, qmax};
+                                            per_ch, zp, qmin, qmax, NULL};
         assert_int_equal(kern_q8_requantize_s8(m, n, acc, n, &os, q, n),
                          KERN_OK);
         for (size_t i = 0; i < m; i++) {
@@ -259,7 +259,7 @@ static void test_stage_vs_real(void **state)
         int s;
         assert_int_equal(kern_q8_quantize_multiplier(real, &m, &s), KERN_OK);
         const int32_t acc = randi(-(int32_t)(100 / real), (int32_t)(100 / real));
-        const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+        const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127, NULL};
         int8_t q;
         assert_int_equal(kern_q8_requantize_s8(1, 1, &acc, 1, &os, &q, 1),
                          KERN_OK);
@@ -273,7 +273,7 @@ static void test_stage_errors(void **state)
     int32_t acc[4] = {0}, m = 1 << 30;
     int s = 0, bad = 31;
     int8_t q[4];
-    struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+    struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127, NULL};
     assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 2, NULL, q, 2),
                      KERN_E_INVALID);
     assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 1, &os, q, 2),
@@ -350,7 +350,7 @@ static void test_gemm_s8(void **state)
             assert_int_equal(sums[j], s);
         }
         const struct kern_q8_outstage os = {bias, mult, shift, per_ch, zo,
-                                            qmin, 127};
+                                            qmin, 127, NULL};
         memset(q, 0x5a, m * ldq);
         assert_int_equal(kern_q8_gemm_s8(m, n, k, a, lda, za, packed, sums,
                                          &os, q, ldq), KERN_OK);
@@ -388,7 +388,7 @@ static void test_gemm_s8_errors(void **state)
     assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
     assert_int_equal(sums[0], 3);
     assert_int_equal(sums[1], 7);
-    const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+    const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127, NULL};
     assert_int_equal(kern_q8_gemm_s8(2, 2, 2, a, 2, 128, packed, sums, &os,
                                      q, 2), KERN_E_RANGE);
     assert_int_equal(kern_q8_gemm_s8(2, 2, 3, a, 3, 0, packed, sums, &os, q,
@@ -447,7 +447,7 @@ static void test_dwconv_s8(void **state)
         }
         const int32_t xz = randi(-128, 127), zo = randi(-20, 20);
         const struct kern_q8_outstage os = {bias, mult, shift, 1, zo, -128,
-                                            100};
+                                            100, NULL};
         assert_int_equal(kern_q8_dwconv2d_s8(&s, x, xz, w, &os, y), KERN_OK);
         /* the reference pads the input explicitly with its zero point */
         const size_t dh = s.dilation_h ? s.dilation_h : 1,
@@ -561,7 +561,7 @@ static void test_conv_s8(void **state)
                                      &mult[o], &shift[o]), KERN_OK);
             }
             const struct kern_q8_outstage os = {bias, mult, shift, 1, zo, zo,
-                                                127};
+                                                127, NULL};
             assert_int_equal(kern_q8_gemm_s8(P, og, K, col, K, xz, packed,
                                              sums, &os, y, og), KERN_OK);
             const size_t dh = s.dilation_h ? s.dilation_h : 1;
@@ -796,7 +796,7 @@ static void test_gemm_s8_t(void **state)
                          KERN_OK);
         assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
         const struct kern_q8_outstage os = {bias, mult, shift, 1, 5, -128,
-                                            127};
+                                            127, NULL};
         assert_int_equal(kern_q8_gemm_s8(m, n, k, a, k, -7, packed, sums, &os,
                                          q, n),
                          KERN_OK);

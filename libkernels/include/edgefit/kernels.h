@@ -232,6 +232,17 @@ struct kern_q8_outstage {
     int per_channel;
     int32_t zero_point;
     int32_t qmin, qmax;
+    /* NULL: the fixed-point stage above. Else the float stage of ONNX
+     * Runtime's MLAS (MlasRequantizeOutput, which its QLinearConv,
+     * QGemm and QLinearMatMul run), mult and shift unused (may be NULL):
+     *   x = acc + bias[c]                       (int32, wraps)
+     *   f = (float)x * scale[c]                 (float, nearest even)
+     *   q = rint(clamp(f, qmin - zero_point, qmax - zero_point))
+     *       + zero_point                        (half to even)
+     * with scale[c] = x_scale * w_scale[c] / y_scale computed in float as
+     * ONNX Runtime does; N values or one as per_channel says, each finite
+     * and >= 0 (else KERN_E_RANGE). */
+    const float *scale;
 };
 
 /* q[i][j] = the output stage of acc[i][j] for column j (M x N, acc's
