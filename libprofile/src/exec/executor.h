@@ -77,6 +77,9 @@ struct exec_op {
      * float, the activation runs there and the result is quantised. */
     int32_t *bias32, *wsum, *mult;
     int *shift;
+    /* PROF_INT8_REQUANT_FLOAT: x_scale * wscale[c] / y_scale in float
+     * (ONNX Runtime's order), the output stage's scale; else NULL */
+    float *fscale;
     int32_t qmin, qmax;
     bool s8_float_act;
     uint64_t stored_bytes;   /* parameters as stored */
@@ -95,6 +98,7 @@ struct prof_exec {
     const memest_model *model;
     size_t batch;
     enum memest_precision precision;
+    enum prof_int8_requant int8_requant; /* static int8's output stage */
     unsigned sbytes; /* storage bytes per element */
     size_t nlayers;
     struct exec_op *ops;
