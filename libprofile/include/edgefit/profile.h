@@ -1495,6 +1495,8 @@ struct prof_quant_error_opts {
     uint64_t seed;      /* the executors' initial weights for a model that
                            carries none (default 42) */
     unsigned threads;   /* executor threads, 1 to 64 (default 1) */
+    enum prof_int8_requant int8_requant; /* the int8 run's output stage
+                                            (default fixed) */
 };
 
 /* Fill the defaults above. NULL is ignored. */
