@@ -587,11 +587,21 @@ void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
     }
 }
 
+KERN_API size_t kern_q8_dwconv2d_work_bytes(
+    const struct kern_dwconv2d_shape *s)
+{
+    size_t oh, ow;
+    if (!s || kern_dwconv2d_out_hw(s, &oh, &ow) != KERN_OK) {
+        return 0;
+    }
+    return q8s_dwconv_scratch(s);
+}
+
 KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
                                  const int8_t *x, int32_t x_zero,
                                  const int8_t *w,
                                  const struct kern_q8_outstage *os,
-                                 int8_t *y)
+                                 void *work, int8_t *y)
 {
     if (!s || !x || !w || !os || !y) {
         return KERN_E_INVALID;
@@ -619,19 +629,21 @@ KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
         return st;
     }
     const struct kern_q8s_dsp *d = dsp_get();
-    int8_t *scratch = NULL;
+    int8_t *scratch = work, *own = NULL;
     if (d->dwconv != kern_q8s_dwconv_c) {
         const size_t bytes = q8s_dwconv_scratch(s);
         if (!bytes) {
             return KERN_E_OVERFLOW;
         }
-        scratch = malloc(bytes);
         if (!scratch) {
-            return KERN_E_NOMEM;
+            scratch = own = malloc(bytes);
+            if (!scratch) {
+                return KERN_E_NOMEM;
+            }
         }
     }
     d->dwconv(s, oh, ow, x, x_zero, w, os, y, scratch);
-    free(scratch);
+    free(own);
     return KERN_OK;
 }
 
@@ -772,8 +784,18 @@ KERN_API int kern_q8_rescale_s8(size_t n, const int8_t *x, int32_t x_zero,
     return st;
 }
 
+KERN_API size_t kern_q8_maxpool2d_work_bytes(
+    const struct kern_pool2d_shape *s)
+{
+    size_t oh, ow;
+    if (!s || kern_pool2d_out_hw(s, &oh, &ow) != KERN_OK) {
+        return 0;
+    }
+    return q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw);
+}
+
 KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
-                                  const int8_t *x, int8_t *y)
+                                  const int8_t *x, void *work, int8_t *y)
 {
     if (!s || !x || !y) {
         return KERN_E_INVALID;
@@ -784,20 +806,22 @@ KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
         return st;
     }
     const struct kern_q8s_dsp *d = dsp_get();
-    int8_t *scratch = NULL;
+    int8_t *scratch = work, *own = NULL;
     if (d->maxpool != kern_q8s_maxpool_c) {
         const size_t bytes =
             q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw);
         if (!bytes) {
             return KERN_E_OVERFLOW;
         }
-        scratch = malloc(bytes);
         if (!scratch) {
-            return KERN_E_NOMEM;
+            scratch = own = malloc(bytes);
+            if (!scratch) {
+                return KERN_E_NOMEM;
+            }
         }
     }
     d->maxpool(s, oh, ow, x, y, scratch);
-    free(scratch);
+    free(own);
     return KERN_OK;
 }
 

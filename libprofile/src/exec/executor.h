@@ -38,7 +38,10 @@ struct exec_op {
     bool w_input_major; /* the master weights are [in][out] (dense), not
                            the API's [out][in] (see exec_w_slot) */
     struct kern_conv2d_shape cs;   /* conv2d: libkernels' geometry */
-    size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes */
+    size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes
+                                    * (static int8 depthwise: its
+                                    * kern_q8_dwconv2d_work_bytes, per
+                                    * part) */
     size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */
     /* 16-bit dense: rows of the input and columns of the weights widened
      * to fp32 at a time (see dense_run_16 in exec/ops/dense.c) */
