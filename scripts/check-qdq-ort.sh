@@ -163,7 +163,7 @@ function readNpy(path) {
             const [name, scale] = line.split(' ');
             const out = name + '_DequantizeLinear_Output';
             if (name && s.outputNames.includes(out)) {
-                tens.push({ name, out, scale: Number(scale), e: readNpy(tensorDir + '/' + name + '.npy'),
+                tens.push({ name, out, scale: Number(scale), e: readNpy(tensorDir + '/' + name.replace(/\//g, '%') + '.npy'),
                             equal: 0, total: 0, max: 0 });
             }
         }

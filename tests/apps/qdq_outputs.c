@@ -16,7 +16,8 @@
  * ([N, ...] float32, one sample at a time). Prints the output tensor's
  * int8 scale and zero point and the sample count as JSON on stdout. With
  * TENSORS_DIR, every tensor as the int8 run holds it (dequantised, NCHW)
- * goes to TENSORS_DIR/NAME.npy ([N, elements]) and its scale and zero
+ * goes to TENSORS_DIR/NAME.npy ([N, elements]; '/' in NAME as '%') and
+ * its scale and zero
  * point to the line "NAME SCALE ZERO_POINT" of TENSORS_DIR/tensors.txt. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -204,7 +205,13 @@ int main(int argc, char **argv)
                 zp = q.zero_point;
             }
             fprintf(lf, "%s %.9g %d\n", name, (double)sc, (int)zp);
-            snprintf(path, sizeof path, "%s/%s.npy", tdir, name);
+            /* a name may hold '/' (PyTorch's exporter: /conv1/Conv): the
+             * file takes '%' there */
+            const int at = snprintf(path, sizeof path, "%s/", tdir);
+            snprintf(path + at, sizeof path - (size_t)at, "%s.npy", name);
+            for (char *c = path + at; *c; c++) {
+                *c = *c == '/' ? '%' : *c;
+            }
             const uint64_t per = k.per[t];
             if (write_npy(path, k.buf[t], d.count, &per, 1,
                           (size_t)d.count * k.per[t]) != 0) {
