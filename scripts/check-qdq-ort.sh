@@ -20,6 +20,9 @@
 #            with the quantisation the file carries
 #   e.g. scripts/check-qdq-ort.sh quantize-out tests/data/models/resnet8
 #
+# INT8_REQUANT=float runs edgefit with ONNX Runtime's output stage (the
+# scale product in float, rounded half to even: prof_exec_opts.int8_requant,
+# the apps' --int8-requant); the default, fixed, TFLite's fixed-point one.
 # ORT_OPT sets ONNX Runtime's graph optimisation level (default all: the
 # QDQ pairs fused into its integer kernels, as deployed; disabled: every
 # DequantizeLinear, float operator and QuantizeLinear run as written).
@@ -160,7 +163,7 @@ function readNpy(path) {
             const [name, scale] = line.split(' ');
             const out = name + '_DequantizeLinear_Output';
             if (name && s.outputNames.includes(out)) {
-                tens.push({ name, out, scale: Number(scale), e: readNpy(tensorDir + '/' + name + '.npy'),
+                tens.push({ name, out, scale: Number(scale), e: readNpy(tensorDir + '/' + name.replace(/\//g, '%') + '.npy'),
                             equal: 0, total: 0, max: 0 });
             }
         }

@@ -683,7 +683,7 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
     }
     /* relu as the clamp: qmin is the output zero point */
     const struct kern_q8_outstage os = {bias, mult, shift, 1, -128, -128,
-                                        127};
+                                        127, NULL};
     struct q8s_ctx ctx_s = {
         .m = s.m, .n = s.n, .k = s.k, .a = a, .packed = packed,
         .w_sums = w_sums, .os = os, .q = q_static, .c = c_dnnl,
@@ -722,7 +722,7 @@ static int int8_row(const struct bench_cfg *cfg, art_table *t,
     /* the static result again, unfused: the exact int32 sums with the
      * zero point's correction folded into the bias, then the output stage */
     const struct kern_q8_outstage os_ref = {bias_ref, mult, shift, 1, -128,
-                                            -128, 127};
+                                            -128, 127, NULL};
     st = kern_q8_requantize_s8(s.m, s.n, c_ref, s.n, &os_ref, q_ref, s.n);
     if (st != KERN_OK) {
         bench_kern_failed("kern_q8_requantize_s8", st);

@@ -19,6 +19,7 @@ void calibration_opts_init(struct calibration_opts *o)
     o->method = d.method;
     o->percentile = d.percentile;
     o->seed = d.seed;
+    o->requant = PROF_INT8_REQUANT_FIXED;
 }
 
 /* minmax | percentile[:P] | entropy */
@@ -89,6 +90,12 @@ int calibration_option(int c, const char *arg, struct calibration_opts *o)
         }
         o->method_given = true;
         return 1;
+    case CLI_OPT_INT8_REQUANT:
+        if (prof_int8_requant_parse(arg, &o->requant) != 0) {
+            cli_error("--int8-requant: '%s' is neither fixed nor float", arg);
+            return -1;
+        }
+        return 1;
     }
     return 0;
 }
@@ -151,50 +158,15 @@ static void describe(char *buf, size_t len, uint64_t want, uint64_t have,
     }
 }
 
-/* A QDQ model's own scales and zero points as ranges (the executor reads
- * static int8's params from prof_exec_opts.ranges). */
-static int model_ranges(const memest_model *m, struct prof_ranges *out)
+const struct prof_ranges *calibration_exec_ranges(const struct prof_ranges *r)
 {
-    const size_t nt = memest_model_tensor_count(m);
-    const size_t ni = memest_model_input_count(m);
-    const char *name = memest_model_name(m);
-    out->model = strdup(name ? name : "");
-    out->count = nt;
-    out->tensors = calloc(nt ? nt : 1, sizeof *out->tensors);
-    if (!out->model || !out->tensors) {
-        prof_ranges_finish(out);
-        cli_error("out of memory");
-        return CLI_EXIT_FAILURE;
-    }
-    for (size_t t = 0; t < nt; t++) {
-        struct prof_tensor_range *tr = &out->tensors[t];
-        const char *n = t < ni ? memest_model_input_name(m, t)
-                               : memest_model_layer(m, t - ni)->name;
-        struct memest_quant q;
-        if (!(tr->name = strdup(n ? n : ""))) {
-            prof_ranges_finish(out);
-            cli_error("out of memory");
-            return CLI_EXIT_FAILURE;
-        }
-        if (memest_model_tensor_quant(m, t, &q) != MEMEST_OK) {
-            cli_error("%s: tensor %s carries no scale and zero point",
-                      name ? name : "the model", tr->name);
-            prof_ranges_finish(out);
-            return CLI_EXIT_USAGE;
-        }
-        tr->scale = q.scale;
-        tr->zero_point = q.zero_point;
-        /* the real values the int8 grid spans */
-        tr->min = tr->observed_min = (float)(-128 - q.zero_point) * q.scale;
-        tr->max = tr->observed_max = (float)(127 - q.zero_point) * q.scale;
-    }
-    return CLI_EXIT_OK;
+    return r && r->count ? r : NULL;
 }
 
-int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
-                       const struct prof_dataset *fallback,
-                       const char *fallback_what, struct prof_ranges *out,
-                       char *source, size_t source_len)
+static int ranges_of(const memest_model *m, const struct calibration_opts *o,
+                     const struct prof_dataset *fallback,
+                     const char *fallback_what, struct prof_ranges *out,
+                     char *source, size_t source_len)
 {
     memset(out, 0, sizeof *out);
     char dummy[1];
@@ -210,12 +182,11 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
     char method[64];
     struct prof_diag pd = {0};
     if (!calibration_given(o) && memest_model_is_quantized(m) == 1) {
-        rc = model_ranges(m, out);
-        if (rc == CLI_EXIT_OK) {
-            snprintf(source, source_len, "the model's own quantisation (the "
-                     "scales and zero points of its QuantizeLinear nodes)");
-        }
-        return rc;
+        /* no ranges: the executor reads the params the model carries
+         * itself (prof_exec_opts.ranges NULL) */
+        snprintf(source, source_len, "the model's own quantisation (the "
+                 "scales and zero points of its QuantizeLinear nodes)");
+        return CLI_EXIT_OK;
     }
     if (o->file) {
         const int st = prof_ranges_load(o->file, m, out, &pd);
@@ -272,4 +243,22 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
              which, from ? ", read from " : "", from ? from : "", "");
     prof_dataset_finish(&own);
     return CLI_EXIT_OK;
+}
+
+int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
+                       const struct prof_dataset *fallback,
+                       const char *fallback_what, struct prof_ranges *out,
+                       char *source, size_t source_len)
+{
+    const int rc = ranges_of(m, o, fallback, fallback_what, out, source,
+                             source_len);
+    /* the output stage is not the default: say so wherever the sentence
+     * goes (the int8_calibration column, the apps' summaries) */
+    if (rc == CLI_EXIT_OK && source && source_len &&
+        o->requant == PROF_INT8_REQUANT_FLOAT) {
+        const size_t used = strlen(source);
+        snprintf(source + used, source_len - used, "; requantised as ONNX "
+                 "Runtime does (--int8-requant float)");
+    }
+    return rc;
 }

@@ -18,7 +18,11 @@
  *                               calibrating; with --calibration-data,
  *                               --calibration-samples or
  *                               --calibration-method it is refused (the
- *                               file fixes all three).
+ *                               file fixes all three);
+ *   --int8-requant fixed|float  static int8's output stage
+ *                               (prof_exec_opts.int8_requant): fixed
+ *                               (default), TFLite's fixed-point multiplier
+ *                               and shift; float, ONNX Runtime's.
  */
 #ifndef EDGEFIT_APPS_CALIBRATION_H
 #define EDGEFIT_APPS_CALIBRATION_H
@@ -36,6 +40,7 @@ enum {
     CLI_OPT_CALIBRATION_SAMPLES,
     CLI_OPT_CALIBRATION_METHOD,
     CLI_OPT_CALIBRATION_FILE,
+    CLI_OPT_INT8_REQUANT,
 };
 
 #define CLI_CALIBRATION_OPTIONS                                             \
@@ -44,7 +49,8 @@ enum {
      CLI_OPT_CALIBRATION_SAMPLES},                                          \
     {"calibration-method", required_argument, NULL,                         \
      CLI_OPT_CALIBRATION_METHOD},                                           \
-    {"calibration-file", required_argument, NULL, CLI_OPT_CALIBRATION_FILE}
+    {"calibration-file", required_argument, NULL, CLI_OPT_CALIBRATION_FILE}, \
+    {"int8-requant", required_argument, NULL, CLI_OPT_INT8_REQUANT}
 
 #define CLI_CALIBRATION_HELP                                                \
     "  --calibration-data PATH  samples whose fp32 activation ranges fix\n" \
@@ -57,7 +63,12 @@ enum {
     "                           P 99.99) or entropy\n"                      \
     "  --calibration-file FILE  read the ranges of a calibration file\n"    \
     "                           (edgefit-quantize writes one) instead of\n" \
-    "                           calibrating\n"
+    "                           calibrating\n"                             \
+    "  --int8-requant fixed|float  static int8's output stage: fixed\n"    \
+    "                           (default; TFLite's fixed-point multiplier\n" \
+    "                           and shift, integer only) or float (ONNX\n"  \
+    "                           Runtime's: the scale in float, rounded\n"   \
+    "                           half to even, its outputs step for step)\n"
 
 struct calibration_opts {
     const char *data;      /* --calibration-data, NULL when not given */
@@ -70,6 +81,7 @@ struct calibration_opts {
                               prof_exec_opts; an app with --seed sets it) */
     bool samples_given;    /* the user gave --calibration-samples */
     bool method_given;     /* the user gave --calibration-method */
+    enum prof_int8_requant requant; /* --int8-requant (default fixed) */
 };
 
 /* Defaults: no data, no file, 512 samples, min-max. */
@@ -97,9 +109,11 @@ const char *calibration_method_text(enum prof_range_method m,
 /*
  * The ranges static int8 runs m with, and a sentence saying where they came
  * from (at most source_len - 1 bytes and a NUL; source may be NULL):
- *   a QDQ model (memest_model_is_quantized), neither option given: its own
- *                        scales and zero points, one per tensor, as ranges
- *                        (min, max the int8 grid's ends): "the model's own
+ *   a QDQ model (memest_model_is_quantized), neither option given: no
+ *                        ranges (*out zeroed, count 0): the executor reads
+ *                        the scales and zero points the model carries
+ *                        itself (prof_exec_opts.ranges NULL, which
+ *                        calibration_exec_ranges gives): "the model's own
  *                        quantisation (...)";
  *   --calibration-file   prof_ranges_load(): "ranges read from FILE
  *                        (min-max over 512 samples)";
@@ -123,5 +137,9 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
                        const struct prof_dataset *fallback,
                        const char *fallback_what, struct prof_ranges *out,
                        char *source, size_t source_len);
+
+/* What prof_exec_opts.ranges takes for ranges calibration_ranges made: r,
+ * or NULL when it holds none (a QDQ model's own params). */
+const struct prof_ranges *calibration_exec_ranges(const struct prof_ranges *r);
 
 #endif

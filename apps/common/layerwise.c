@@ -178,7 +178,7 @@ static int int8_ranges(const struct layerwise_opts *o, struct layerwise *r,
         "the values)",
         &r->ranges, r->int8_calibration, sizeof r->int8_calibration);
     prof_dataset_finish(&timing);
-    *out = &r->ranges;
+    *out = calibration_exec_ranges(&r->ranges);
     return rc;
 }
 
@@ -213,6 +213,7 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     eo.seed = o->seed;
     eo.threads = o->threads ? o->threads : 1;
     if (o->precision == MEMEST_INT8) {
+        eo.int8_requant = o->cal.requant;
         const int crc = int8_ranges(o, r, &eo.ranges);
         if (crc != CLI_EXIT_OK) {
             return crc;

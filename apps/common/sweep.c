@@ -146,6 +146,7 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     /* Static int8's scales are fixed before the run, so its accuracy is
      * the same at every batch; int8-dynamic's depend on the batch. */
     eo.ranges = prec == MEMEST_INT8 ? cfg->ranges : NULL;
+    eo.int8_requant = cfg->int8_requant;
     prof_exec *ex = NULL;
     struct prof_diag diag = {0};
     float *in = NULL, *out = NULL, *got = NULL;

@@ -41,6 +41,7 @@ struct sweep_config {
      * no int8; an int8 configuration without ranges fails. */
     const struct prof_ranges *ranges;
     const char *calibration;
+    enum prof_int8_requant int8_requant; /* static int8's output stage */
     /* Progress (may be NULL): called before each configuration. */
     void (*progress)(void *ctx, size_t done, size_t total,
                      const char *what);

@@ -598,20 +598,23 @@ int validate_run(const memest_model *model, const struct validate_set *s,
                  const size_t *map, uint64_t samples, uint64_t batch,
                  enum memest_precision p, float *out)
 {
-    return validate_run_ranges(model, s, map, samples, batch, p, NULL, out);
+    return validate_run_ranges(model, s, map, samples, batch, p, NULL,
+                               PROF_INT8_REQUANT_FIXED, out);
 }
 
 int validate_run_ranges(const memest_model *model,
                         const struct validate_set *s, const size_t *map,
                         uint64_t samples, uint64_t batch,
                         enum memest_precision p,
-                        const struct prof_ranges *ranges, float *out)
+                        const struct prof_ranges *ranges,
+                        enum prof_int8_requant requant, float *out)
 {
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.batch = batch;
     eo.precision = p;
     eo.ranges = p == MEMEST_INT8 ? ranges : NULL;
+    eo.int8_requant = requant;
     prof_exec *ex = NULL;
     struct prof_diag pd;
     char what[600];

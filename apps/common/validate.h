@@ -113,7 +113,8 @@ int validate_run_ranges(const memest_model *model,
                         const struct validate_set *s, const size_t *map,
                         uint64_t samples, uint64_t batch,
                         enum memest_precision p,
-                        const struct prof_ranges *ranges, float *out);
+                        const struct prof_ranges *ranges,
+                        enum prof_int8_requant requant, float *out);
 
 /* The comparison of one output at one precision. */
 struct validate_metrics {

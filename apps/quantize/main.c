@@ -435,6 +435,7 @@ int main(int argc, char **argv)
     struct prof_quant_error_opts qo;
     prof_quant_error_opts_init(&qo);
     qo.samples = o.error_samples;
+    qo.int8_requant = o.cal.requant;
     st = prof_quant_error(model, &samples, &ranges, &qo, &qe, &pd);
     if (st != PROF_OK) {
         rc = cli_prof_failed("per-layer error", st, &pd);

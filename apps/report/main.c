@@ -551,7 +551,8 @@ static int report_ranges(const struct options *o, struct report *r,
     }
     prof_dataset_finish(&train);
     if (rc == CLI_EXIT_OK) {
-        r->scfg.ranges = &r->ranges;
+        r->scfg.ranges = calibration_exec_ranges(&r->ranges);
+        r->scfg.int8_requant = o->cal.requant;
         r->scfg.calibration = r->int8_calibration;
     }
     return rc;

@@ -295,7 +295,8 @@ static int sweep_ranges(struct options *o, const memest_model *model,
     }
     prof_dataset_finish(&train);
     if (rc == CLI_EXIT_OK) {
-        o->cfg.ranges = ranges;
+        o->cfg.ranges = calibration_exec_ranges(ranges);
+        o->cfg.int8_requant = o->cal.requant;
         o->cfg.calibration = source;
     }
     return rc;

@@ -333,6 +333,7 @@ struct result {
     double exec_fp32_accuracy, exec_int8_accuracy;
     struct prof_ranges ranges;      /* static int8's */
     char int8_calibration[320];     /* where they came from */
+    enum prof_int8_requant int8_requant; /* --int8-requant */
     const struct prof_train_scale_event *scale_events;
     size_t scale_event_count;
     bool slept;
@@ -547,6 +548,7 @@ static int train(const struct options *o, struct result *r)
 static int int8_ranges(const struct options *o, struct result *r)
 {
     int rc = cli_weights_to_model(&r->weights, r->model);
+    r->int8_requant = o->cal.requant;
     return rc ? rc : calibration_ranges(r->model, &o->cal, &r->train,
                                         "training samples", &r->ranges,
                                         r->int8_calibration,
@@ -564,7 +566,9 @@ static int executor_accuracy(const struct result *r,
     prof_exec_opts_init(&eo);
     eo.batch = 1;
     eo.precision = precision;
-    eo.ranges = precision == MEMEST_INT8 ? &r->ranges : NULL;
+    eo.ranges =
+        precision == MEMEST_INT8 ? calibration_exec_ranges(&r->ranges) : NULL;
+    eo.int8_requant = r->int8_requant;
     prof_exec *ex = NULL;
     struct prof_diag d = {0};
     int st = prof_exec_create(r->model, &eo, &ex, &d);

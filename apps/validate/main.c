@@ -503,7 +503,8 @@ static int validate_job(const struct options *o, struct run *r,
         return CLI_EXIT_FAILURE;
     }
     rc = validate_run_ranges(j->model, &j->set, j->map, j->samples, j->batch,
-                             p, j->have_ranges ? &j->ranges : NULL, got);
+                             p, j->have_ranges ? calibration_exec_ranges(&j->ranges) : NULL,
+                             o->cal.requant, got);
     const size_t features = ref->count / (size_t)j->samples;
     if (rc == CLI_EXIT_OK) {
         add_row(o, r, j, p, "test data", got, ref->data, features);

@@ -45,6 +45,32 @@ void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
     }
 }
 
+void kern_q8s_requantf_c(size_t n, const int32_t *acc, const int32_t *add,
+                         const float *scale, int32_t zp, int32_t qmin,
+                         int32_t qmax, int8_t *q)
+{
+    /* the bounds relative to zp are within [-255, 255]: exact in float */
+    const float lo = (float)(qmin - zp), hi = (float)(qmax - zp);
+    for (size_t j = 0; j < n; j++) {
+        float f = (float)q8s_wrap_add(acc[j], add[j]) * scale[j];
+        /* clamped before the rounding, as MLAS: the conversion cannot
+         * overflow, and a whole-number bound rounds to itself */
+        f = f < lo ? lo : f > hi ? hi : f;
+        q[j] = (int8_t)((int32_t)rintf(f) + zp);
+    }
+}
+
+void kern_q8s_requantf_tile_c(size_t m, size_t n, const int32_t *acc,
+                              size_t lda, const int32_t *add,
+                              const float *scale, int32_t zp, int32_t qmin,
+                              int32_t qmax, int8_t *q, size_t ldq)
+{
+    for (size_t i = 0; i < m; i++) {
+        kern_q8s_requantf_c(n, acc + i * lda, add, scale, zp, qmin, qmax,
+                            q + i * ldq);
+    }
+}
+
 void kern_q8s_transpose_c(size_t m, size_t n, const int8_t *x, size_t ldx,
                           int8_t *y, size_t ldy)
 {
@@ -150,6 +176,8 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
 {
     dsp->requant = kern_q8s_requant_c;
     dsp->requant_tile = kern_q8s_requant_tile_c;
+    dsp->requantf = kern_q8s_requantf_c;
+    dsp->requantf_tile = kern_q8s_requantf_tile_c;
     dsp->transpose = kern_q8s_transpose_c;
     dsp->quant = kern_q8s_quant_c;
     dsp->add = kern_q8s_add_c;
@@ -164,6 +192,8 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
      * second copy: the output stage is a small share of a layer's time */
     dsp->requant = kern_q8s_requant_avx2;
     dsp->requant_tile = kern_q8s_requant_tile_avx2;
+    dsp->requantf = kern_q8s_requantf_avx2;
+    dsp->requantf_tile = kern_q8s_requantf_tile_avx2;
     dsp->transpose = kern_q8s_transpose_avx2;
     dsp->quant = kern_q8s_quant_avx2;
     dsp->add = kern_q8s_add_avx2;
@@ -236,7 +266,7 @@ static int range_s8(int32_t v)
 
 static int outstage_check(const struct kern_q8_outstage *os, size_t n)
 {
-    if (!os->mult || !os->shift) {
+    if (!os->scale && (!os->mult || !os->shift)) {
         return KERN_E_INVALID;
     }
     if (!range_s8(os->zero_point) || !range_s8(os->qmin) ||
@@ -244,6 +274,14 @@ static int outstage_check(const struct kern_q8_outstage *os, size_t n)
         return KERN_E_RANGE;
     }
     const size_t cnt = os->per_channel ? n : 1;
+    if (os->scale) {
+        for (size_t j = 0; j < cnt; j++) {
+            if (!isfinite(os->scale[j]) || !(os->scale[j] >= 0.0f)) {
+                return KERN_E_RANGE;
+            }
+        }
+        return KERN_OK;
+    }
     for (size_t j = 0; j < cnt; j++) {
         if (os->shift[j] < -31 || os->shift[j] > 30) {
             return KERN_E_RANGE;
@@ -254,10 +292,28 @@ static int outstage_check(const struct kern_q8_outstage *os, size_t n)
 
 /* The parameters of columns [j0, j0 + nc) of an output stage, expanded to
  * one value per column; add[] = bias - a_zero * w_sums (w_sums may be
- * NULL: no zero point correction). */
+ * NULL: no zero point correction). The float stage fills scale[] and
+ * leaves mult, lsh and rsh unset. */
 struct tile_params {
     int32_t add[Q8S_NB], mult[Q8S_NB], lsh[Q8S_NB], rsh[Q8S_NB];
+    float scale[Q8S_NB];
 };
+
+/* m rows of a tile through the stage os selects. */
+static void tile_requant(const struct kern_q8s_dsp *d,
+                         const struct kern_q8_outstage *os,
+                         const struct tile_params *t, size_t m, size_t nc,
+                         const int32_t *acc, size_t lda, int8_t *q,
+                         size_t ldq)
+{
+    if (os->scale) {
+        d->requantf_tile(m, nc, acc, lda, t->add, t->scale, os->zero_point,
+                         os->qmin, os->qmax, q, ldq);
+    } else {
+        d->requant_tile(m, nc, acc, lda, t->add, t->mult, t->lsh, t->rsh,
+                        os->zero_point, os->qmin, os->qmax, q, ldq);
+    }
+}
 
 static void tile_params_fill(struct tile_params *t,
                              const struct kern_q8_outstage *os, size_t j0,
@@ -265,10 +321,14 @@ static void tile_params_fill(struct tile_params *t,
 {
     for (size_t j = 0; j < nc; j++) {
         const size_t c = os->per_channel ? j0 + j : 0;
-        const int s = os->shift[c];
-        t->mult[j] = os->mult[c];
-        t->lsh[j] = s > 0 ? s : 0;
-        t->rsh[j] = s > 0 ? 0 : -s;
+        if (os->scale) {
+            t->scale[j] = os->scale[c];
+        } else {
+            const int s = os->shift[c];
+            t->mult[j] = os->mult[c];
+            t->lsh[j] = s > 0 ? s : 0;
+            t->rsh[j] = s > 0 ? 0 : -s;
+        }
         int32_t add = os->bias ? os->bias[j0 + j] : 0;
         if (w_sums) {
             /* |a_zero * w_sum| <= 128 * 128 * K < 2^31 for the row sums of
@@ -306,9 +366,7 @@ KERN_API int kern_q8_requantize_s8(size_t m, size_t n, const int32_t *acc,
     for (size_t j0 = 0; j0 < n && m; j0 += Q8S_NB) {
         const size_t nc = n - j0 < Q8S_NB ? n - j0 : Q8S_NB;
         tile_params_fill(&t, os, j0, nc, 0, NULL);
-        d->requant_tile(m, nc, acc + j0, ld_acc, t.add, t.mult, t.lsh,
-                        t.rsh, os->zero_point, os->qmin, os->qmax, q + j0,
-                        ldq);
+        tile_requant(d, os, &t, m, nc, acc + j0, ld_acc, q + j0, ldq);
     }
     return KERN_OK;
 }
@@ -389,15 +447,12 @@ static int gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda,
             const size_t mc = m - i0 < Q8S_MB ? m - i0 : Q8S_MB;
             gemm(mc, nc, k, a + i0 * lda, lda, bj, tile, Q8S_NB);
             if (!trans) {
-                d->requant_tile(mc, nc, tile, Q8S_NB, t.add, t.mult, t.lsh,
-                                t.rsh, os->zero_point, os->qmin, os->qmax,
-                                q + i0 * ldq + j0, ldq);
+                tile_requant(d, os, &t, mc, nc, tile, Q8S_NB,
+                             q + i0 * ldq + j0, ldq);
                 continue;
             }
             /* the tile's bytes, then transposed into the planes */
-            d->requant_tile(mc, nc, tile, Q8S_NB, t.add, t.mult, t.lsh,
-                            t.rsh, os->zero_point, os->qmin, os->qmax, qt,
-                            Q8S_NB);
+            tile_requant(d, os, &t, mc, nc, tile, Q8S_NB, qt, Q8S_NB);
             d->transpose(mc, nc, qt, Q8S_NB, q + j0 * ldq + i0, ldq);
         }
     }
@@ -451,6 +506,22 @@ static void chan_params(struct tile_params *t,
         t->mult[j] = t->mult[0];
         t->lsh[j] = t->lsh[0];
         t->rsh[j] = t->rsh[0];
+        t->scale[j] = t->scale[0];
+    }
+}
+
+/* n sums of one channel through the C reference of the stage os
+ * selects. */
+static void row_requant_c(const struct kern_q8_outstage *os,
+                          const struct tile_params *t, size_t n,
+                          const int32_t *acc, int8_t *q)
+{
+    if (os->scale) {
+        kern_q8s_requantf_c(n, acc, t->add, t->scale, os->zero_point,
+                            os->qmin, os->qmax, q);
+    } else {
+        kern_q8s_requant_c(n, acc, t->add, t->mult, t->lsh, t->rsh,
+                           os->zero_point, os->qmin, os->qmax, q);
     }
 }
 
@@ -502,29 +573,35 @@ void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
                     accrow[filled++] = acc;
                     if (filled == Q8S_NB) {
                         const size_t at = oy * ow + ox + 1 - filled;
-                        kern_q8s_requant_c(filled, accrow, t.add, t.mult,
-                                           t.lsh, t.rsh, os->zero_point,
-                                           os->qmin, os->qmax, qrow);
+                        row_requant_c(os, &t, filled, accrow, qrow);
                         memcpy(yp + at, qrow, filled);
                         filled = 0;
                     }
                 }
             }
             if (filled) {
-                kern_q8s_requant_c(filled, accrow, t.add, t.mult, t.lsh,
-                                   t.rsh, os->zero_point, os->qmin, os->qmax,
-                                   qrow);
+                row_requant_c(os, &t, filled, accrow, qrow);
                 memcpy(yp + op - filled, qrow, filled);
             }
         }
     }
 }
 
+KERN_API size_t kern_q8_dwconv2d_work_bytes(
+    const struct kern_dwconv2d_shape *s)
+{
+    size_t oh, ow;
+    if (!s || kern_dwconv2d_out_hw(s, &oh, &ow) != KERN_OK) {
+        return 0;
+    }
+    return q8s_dwconv_scratch(s);
+}
+
 KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
                                  const int8_t *x, int32_t x_zero,
                                  const int8_t *w,
                                  const struct kern_q8_outstage *os,
-                                 int8_t *y)
+                                 void *work, int8_t *y)
 {
     if (!s || !x || !w || !os || !y) {
         return KERN_E_INVALID;
@@ -552,19 +629,21 @@ KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
         return st;
     }
     const struct kern_q8s_dsp *d = dsp_get();
-    int8_t *scratch = NULL;
+    int8_t *scratch = work, *own = NULL;
     if (d->dwconv != kern_q8s_dwconv_c) {
         const size_t bytes = q8s_dwconv_scratch(s);
         if (!bytes) {
             return KERN_E_OVERFLOW;
         }
-        scratch = malloc(bytes);
         if (!scratch) {
-            return KERN_E_NOMEM;
+            scratch = own = malloc(bytes);
+            if (!scratch) {
+                return KERN_E_NOMEM;
+            }
         }
     }
     d->dwconv(s, oh, ow, x, x_zero, w, os, y, scratch);
-    free(scratch);
+    free(own);
     return KERN_OK;
 }
 
@@ -705,8 +784,18 @@ KERN_API int kern_q8_rescale_s8(size_t n, const int8_t *x, int32_t x_zero,
     return st;
 }
 
+KERN_API size_t kern_q8_maxpool2d_work_bytes(
+    const struct kern_pool2d_shape *s)
+{
+    size_t oh, ow;
+    if (!s || kern_pool2d_out_hw(s, &oh, &ow) != KERN_OK) {
+        return 0;
+    }
+    return q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw);
+}
+
 KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
-                                  const int8_t *x, int8_t *y)
+                                  const int8_t *x, void *work, int8_t *y)
 {
     if (!s || !x || !y) {
         return KERN_E_INVALID;
@@ -717,20 +806,22 @@ KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
         return st;
     }
     const struct kern_q8s_dsp *d = dsp_get();
-    int8_t *scratch = NULL;
+    int8_t *scratch = work, *own = NULL;
     if (d->maxpool != kern_q8s_maxpool_c) {
         const size_t bytes =
             q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw);
         if (!bytes) {
             return KERN_E_OVERFLOW;
         }
-        scratch = malloc(bytes);
         if (!scratch) {
-            return KERN_E_NOMEM;
+            scratch = own = malloc(bytes);
+            if (!scratch) {
+                return KERN_E_NOMEM;
+            }
         }
     }
     d->maxpool(s, oh, ow, x, y, scratch);
-    free(scratch);
+    free(own);
     return KERN_OK;
 }
 

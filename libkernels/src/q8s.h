@@ -61,6 +61,23 @@ typedef void (*kern_q8s_requant_fn)(size_t n, const int32_t *acc,
                                     const int32_t *lsh, const int32_t *rsh,
                                     int32_t zp, int32_t qmin, int32_t qmax,
                                     int8_t *q);
+/* The float output stage of ONNX Runtime's MLAS (MlasRequantizeOutput),
+ * one row of N columns: q[j] = clamp(rint((float)(acc[j] + add[j]) *
+ * scale[j]), qmin - zp, qmax - zp) + zp, the sum wrapping in int32, its
+ * conversion to float and the product rounded to nearest even, the clamp
+ * in float before the rounding to an integer (so no conversion
+ * overflows). scale[j] finite and >= 0. */
+typedef void (*kern_q8s_requantf_fn)(size_t n, const int32_t *acc,
+                                     const int32_t *add, const float *scale,
+                                     int32_t zp, int32_t qmin, int32_t qmax,
+                                     int8_t *q);
+/* kern_q8s_requantf_fn on an m x n tile (as kern_q8s_requant_tile_fn). */
+typedef void (*kern_q8s_requantf_tile_fn)(size_t m, size_t n,
+                                          const int32_t *acc, size_t lda,
+                                          const int32_t *add,
+                                          const float *scale, int32_t zp,
+                                          int32_t qmin, int32_t qmax,
+                                          int8_t *q, size_t ldq);
 /* The output stage of an m x n tile (acc's leading dimension lda, q's
  * ldq, n <= Q8S_TILE_N), every row with the same per-column parameters:
  * m rows of kern_q8s_requant_fn in one call, so that a vector path loads
@@ -113,6 +130,8 @@ typedef void (*kern_q8s_dwconv_fn)(const struct kern_dwconv2d_shape *s,
 struct kern_q8s_dsp {
     kern_q8s_requant_fn requant;
     kern_q8s_requant_tile_fn requant_tile;
+    kern_q8s_requantf_fn requantf;
+    kern_q8s_requantf_tile_fn requantf_tile;
     kern_q8s_transpose_fn transpose;
     kern_q8s_quant_fn quant;
     kern_q8s_add_fn add;
@@ -188,6 +207,13 @@ void kern_q8s_requant_tile_c(size_t m, size_t n, const int32_t *acc,
                              const int32_t *mult, const int32_t *lsh,
                              const int32_t *rsh, int32_t zp, int32_t qmin,
                              int32_t qmax, int8_t *q, size_t ldq);
+void kern_q8s_requantf_c(size_t n, const int32_t *acc, const int32_t *add,
+                         const float *scale, int32_t zp, int32_t qmin,
+                         int32_t qmax, int8_t *q);
+void kern_q8s_requantf_tile_c(size_t m, size_t n, const int32_t *acc,
+                              size_t lda, const int32_t *add,
+                              const float *scale, int32_t zp, int32_t qmin,
+                              int32_t qmax, int8_t *q, size_t ldq);
 void kern_q8s_transpose_c(size_t m, size_t n, const int8_t *x, size_t ldx,
                           int8_t *y, size_t ldy);
 void kern_q8s_quant_c(const float *x, size_t n, float scale, int32_t zero,
@@ -214,6 +240,15 @@ void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
                                 const int32_t *mult, const int32_t *lsh,
                                 const int32_t *rsh, int32_t zp, int32_t qmin,
                                 int32_t qmax, int8_t *q, size_t ldq);
+void kern_q8s_requantf_avx2(size_t n, const int32_t *acc,
+                            const int32_t *add, const float *scale,
+                            int32_t zp, int32_t qmin, int32_t qmax,
+                            int8_t *q);
+void kern_q8s_requantf_tile_avx2(size_t m, size_t n, const int32_t *acc,
+                                 size_t lda, const int32_t *add,
+                                 const float *scale, int32_t zp,
+                                 int32_t qmin, int32_t qmax, int8_t *q,
+                                 size_t ldq);
 void kern_q8s_transpose_avx2(size_t m, size_t n, const int8_t *x,
                              size_t ldx, int8_t *y, size_t ldy);
 void kern_q8s_quant_avx2(const float *x, size_t n, float scale,

@@ -84,6 +84,7 @@ PROF_API void prof_quant_error_opts_init(struct prof_quant_error_opts *o)
         o->samples = PROF_RANGES_DEFAULT_SAMPLES;
         o->seed = 42;
         o->threads = 1;
+        o->int8_requant = PROF_INT8_REQUANT_FIXED;
     }
 }
 
@@ -198,6 +199,7 @@ PROF_API int prof_quant_error(const memest_model *model,
     if (st == PROF_OK) {
         eo.precision = MEMEST_INT8;
         eo.ranges = ranges;
+        eo.int8_requant = o.int8_requant;
         st = prof_exec_create(model, &eo, &i8, diag);
     }
     if (st != PROF_OK) {

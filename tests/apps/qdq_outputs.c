@@ -9,12 +9,15 @@
  * int8 with the ranges of CALIBRATION (a calibration file), or with the
  * quantisation the model carries (a QDQ ONNX file) for -. DATA is one
  * test_data_set_N folder or a folder of them, or an IDX or NumPy folder
- * (its training split); the first $SAMPLES samples when set. INPUTS.npy receives the
+ * (its training split); the first $SAMPLES samples when set;
+ * $INT8_REQUANT (fixed or float) the output stage
+ * (prof_exec_opts.int8_requant). INPUTS.npy receives the
  * inputs as read ([N, ...] float32), OUTPUTS.npy edgefit's outputs
  * ([N, ...] float32, one sample at a time). Prints the output tensor's
  * int8 scale and zero point and the sample count as JSON on stdout. With
  * TENSORS_DIR, every tensor as the int8 run holds it (dequantised, NCHW)
- * goes to TENSORS_DIR/NAME.npy ([N, elements]) and its scale and zero
+ * goes to TENSORS_DIR/NAME.npy ([N, elements]; '/' in NAME as '%') and
+ * its scale and zero
  * point to the line "NAME SCALE ZERO_POINT" of TENSORS_DIR/tensors.txt. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -128,36 +131,20 @@ int main(int argc, char **argv)
     bool have_ranges = calfile != NULL; /* r holds the ranges */
     struct prof_diag pd = {0};
     int st = calfile ? prof_ranges_load(calfile, m, &r, &pd) : PROF_OK;
-    /* A QDQ file: its tensors' scales and zero points as ranges, for an
-     * executor that reads them only from prof_exec_opts.ranges. */
-    const size_t nt = memest_model_tensor_count(m);
-    if (!calfile && memest_model_is_quantized(m)) {
-        r.count = nt;
-        r.tensors = calloc(nt, sizeof *r.tensors);
-        st = r.tensors ? PROF_OK : PROF_E_NOMEM;
-        const size_t ni = memest_model_input_count(m);
-        for (size_t t = 0; st == PROF_OK && t < nt; t++) {
-            struct memest_quant q;
-            const char *name = t < ni ? memest_model_input_name(m, t)
-                                      : memest_model_layer(m, t - ni)->name;
-            r.tensors[t].name = strdup(name ? name : "");
-            st = r.tensors[t].name &&
-                         memest_model_tensor_quant(m, t, &q) == MEMEST_OK
-                     ? PROF_OK
-                     : PROF_E_RANGE;
-            if (st == PROF_OK) {
-                r.tensors[t].scale = q.scale;
-                r.tensors[t].zero_point = q.zero_point;
-            }
-        }
-        have_ranges = true;
-    }
+    /* Without a calibration file the executor reads the params a QDQ
+     * file carries itself (ranges NULL). */
     prof_exec *ex = NULL;
     struct prof_exec_opts eo;
     prof_exec_opts_init(&eo);
     eo.precision = MEMEST_INT8;
     eo.channel_blocked = 0; /* tensors in NCHW, as ONNX Runtime's */
     eo.ranges = have_ranges ? &r : NULL;
+    const char *rq = getenv("INT8_REQUANT");
+    if (rq && prof_int8_requant_parse(rq, &eo.int8_requant) != 0) {
+        fprintf(stderr, "qdq-outputs: INT8_REQUANT=%s: fixed or float\n",
+                rq);
+        st = PROF_E_RANGE;
+    }
     if (st == PROF_OK) {
         st = prof_exec_create(m, &eo, &ex, &pd);
     }
@@ -218,7 +205,13 @@ int main(int argc, char **argv)
                 zp = q.zero_point;
             }
             fprintf(lf, "%s %.9g %d\n", name, (double)sc, (int)zp);
-            snprintf(path, sizeof path, "%s/%s.npy", tdir, name);
+            /* a name may hold '/' (PyTorch's exporter: /conv1/Conv): the
+             * file takes '%' there */
+            const int at = snprintf(path, sizeof path, "%s/", tdir);
+            snprintf(path + at, sizeof path - (size_t)at, "%s.npy", name);
+            for (char *c = path + at; *c; c++) {
+                *c = *c == '/' ? '%' : *c;
+            }
             const uint64_t per = k.per[t];
             if (write_npy(path, k.buf[t], d.count, &per, 1,
                           (size_t)d.count * k.per[t]) != 0) {

@@ -108,6 +108,14 @@ static void test_options(void **state)
     assert_int_equal(option(&o, CLI_OPT_CALIBRATION_SAMPLES, "-1"), -1);
     assert_int_equal(option(&o, CLI_OPT_CALIBRATION_SAMPLES, "12x"), -1);
     assert_int_equal(option(&o, CLI_OPT_CALIBRATION_SAMPLES, "0"), 1);
+    /* the output stage: fixed by default, float on request */
+    assert_int_equal(o.requant, PROF_INT8_REQUANT_FIXED);
+    assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "float"), 1);
+    assert_int_equal(o.requant, PROF_INT8_REQUANT_FLOAT);
+    assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "half"), -1);
+    assert_int_equal(o.requant, PROF_INT8_REQUANT_FLOAT); /* unchanged */
+    assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "fixed"), 1);
+    assert_int_equal(o.requant, PROF_INT8_REQUANT_FIXED);
     assert_int_equal(o.samples, 0);
     assert_int_equal(option(&o, CLI_OPT_CALIBRATION_FILE, tmp), -1); /* dir */
     assert_int_equal(option(&o, CLI_OPT_FORMAT, "csv"), 0);
@@ -279,8 +287,11 @@ static void test_fallback_and_file(void **state)
 }
 
 /* A QDQ file (tests/data/onnx/qdq/cnn, ONNX Runtime's quantize_static
- * layout): with no option, its own scales and zero points, tensor by
- * tensor, said so; with --calibration-data, a calibration instead. */
+ * layout): with no option, no ranges (the executor reads the file's own
+ * scales and zero points), said so, and the executor given
+ * calibration_exec_ranges' NULL with --int8-requant float gives ONNX
+ * Runtime's output (the fixture's, made by ONNX Runtime) on every
+ * element; with --calibration-data, a calibration instead. */
 static void test_qdq_model(void **state)
 {
     (void)state;
@@ -295,14 +306,61 @@ static void test_qdq_model(void **state)
     assert_int_equal(calibration_ranges(m, &o, NULL, NULL, &r, src,
                                         sizeof src), CLI_EXIT_OK);
     assert_non_null(strstr(src, "the model's own quantisation"));
-    assert_int_equal(r.count, memest_model_tensor_count(m));
-    for (size_t t = 0; t < r.count; t++) {
-        struct memest_quant q;
-        assert_int_equal(memest_model_tensor_quant(m, t, &q), MEMEST_OK);
-        assert_true(r.tensors[t].scale == q.scale);
-        assert_int_equal(r.tensors[t].zero_point, q.zero_point);
+    assert_null(strstr(src, "ONNX Runtime"));
+    assert_int_equal(r.count, 0);
+    assert_null(r.tensors);
+    assert_null(calibration_exec_ranges(&r));
+    prof_ranges_finish(&r);
+    assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "float"), 1);
+    assert_int_equal(calibration_ranges(m, &o, NULL, NULL, &r, src,
+                                        sizeof src), CLI_EXIT_OK);
+    assert_non_null(strstr(src, "the model's own quantisation"));
+    assert_non_null(strstr(src, "requantised as ONNX Runtime does"));
+    {
+        struct memest_owned_tensor x, y;
+        struct memest_diag md;
+        char f[4300];
+        snprintf(f, sizeof f, "%s/../onnx/qdq/cnn/test_data_set_0/input_0.pb",
+                 zoo_dir);
+        assert_int_equal(memest_tensor_load_pb(f, &x, &md), MEMEST_OK);
+        snprintf(f, sizeof f,
+                 "%s/../onnx/qdq/cnn/test_data_set_0/output_0.pb", zoo_dir);
+        assert_int_equal(memest_tensor_load_pb(f, &y, &md), MEMEST_OK);
+        size_t nx = 1, ny = 1;
+        for (unsigned d = 0; d < x.t.rank; d++) {
+            nx *= (size_t)x.t.dim[d];
+        }
+        for (unsigned d = 0; d < y.t.rank; d++) {
+            ny *= (size_t)y.t.dim[d];
+        }
+        struct prof_exec_opts eo;
+        prof_exec_opts_init(&eo);
+        eo.precision = MEMEST_INT8;
+        eo.batch = x.t.dim[0];
+        eo.ranges = calibration_exec_ranges(&r);
+        eo.int8_requant = o.requant;
+        prof_exec *ex = NULL;
+        struct prof_diag pd;
+        if (prof_exec_create(m, &eo, &ex, &pd) != PROF_OK) {
+            fail_msg("the QDQ model without ranges: %s", pd.message);
+        }
+        assert_int_equal(prof_exec_output_count(ex), ny);
+        float *out = calloc(ny, sizeof *out);
+        assert_non_null(out);
+        assert_int_equal(prof_exec_run(ex, x.data, nx, out, ny), PROF_OK);
+        for (size_t i = 0; i < ny; i++) {
+            if (out[i] != y.data[i]) {
+                fail_msg("element %zu: %.9g, ONNX Runtime's %.9g", i,
+                         (double)out[i], (double)y.data[i]);
+            }
+        }
+        free(out);
+        prof_exec_destroy(ex);
+        memest_owned_tensor_free(&x);
+        memest_owned_tensor_free(&y);
     }
     prof_ranges_finish(&r);
+    o.requant = PROF_INT8_REQUANT_FIXED;
     /* its test inputs as calibration data: calibrated, not its own */
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/../onnx/qdq/cnn/test_data_set_0", zoo_dir);

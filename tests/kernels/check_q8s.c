@@ -118,6 +118,73 @@ static void check_requant_tile(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+/* A scale of the float stage: a power of two now and then (products land
+ * on halves: the ties), 0, a large one (products beyond int32's range
+ * clamp), else a typical x_scale w_scale / y_scale. */
+static float rand_fscale(void)
+{
+    const int kind = ck_randi(0, 9);
+    if (kind == 0) {
+        return ldexpf(1.0f, -ck_randi(1, 20));
+    }
+    if (kind == 1) {
+        return ck_randi(0, 1) ? 0.0f : 1e12f;
+    }
+    return ldexpf((float)ck_randi(1 << 23, (1 << 24) - 1), -23 - ck_randi(3, 16));
+}
+
+/* the float stage (ONNX Runtime's): row and tile against the C
+ * reference */
+static void check_requantf(const struct kern_q8s_dsp *isa,
+                           const struct kern_q8s_dsp *ref)
+{
+    enum { MAXM = 13, MAXN = 133, LD = 140 };
+    if (!ck_func((const void *)isa->requantf, "q8s_requantf") ||
+        !ck_func((const void *)isa->requantf_tile, "q8s_requantf_tile")) {
+        return;
+    }
+    static int32_t acc[MAXM * LD];
+    int32_t add[MAXN];
+    float scale[MAXN];
+    static int8_t q0[MAXM * LD], q1[MAXM * LD];
+    for (int t = 0; t < 2000; t++) {
+        const size_t m = t % 2 ? 1 : (size_t)ck_randi(1, MAXM);
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const size_t lda = n + (size_t)ck_randi(0, LD - MAXN);
+        const size_t ldq = n + (size_t)ck_randi(0, LD - MAXN);
+        for (size_t i = 0; i < m * lda; i++) {
+            acc[i] = t % 3 ? ck_randi(-300000, 300000) : rand_i32();
+        }
+        for (size_t j = 0; j < n; j++) {
+            add[j] = t % 3 ? ck_randi(-100000, 100000) : rand_i32();
+            scale[j] = rand_fscale();
+        }
+        const int32_t zp = ck_randi(-128, 127);
+        int32_t lo = ck_randi(-128, 127), hi = ck_randi(-128, 127);
+        if (lo > hi) {
+            const int32_t x = lo;
+            lo = hi;
+            hi = x;
+        }
+        ck_poison(q0, sizeof q0);
+        ck_poison(q1, sizeof q1);
+        if (m == 1) {
+            ref->requantf(n, acc, add, scale, zp, lo, hi, q0);
+            isa->requantf(n, acc, add, scale, zp, lo, hi, q1);
+        } else {
+            ref->requantf_tile(m, n, acc, lda, add, scale, zp, lo, hi, q0,
+                               ldq);
+            isa->requantf_tile(m, n, acc, lda, add, scale, zp, lo, hi, q1,
+                               ldq);
+        }
+        if (memcmp(q0, q1, sizeof q0) != 0) {
+            ck_fail("m=%zu n=%zu lda=%zu ldq=%zu zp=%d: outputs differ", m,
+                    n, lda, ldq, zp);
+        }
+    }
+    ck_report();
+}
+
 static void check_transpose(const struct kern_q8s_dsp *isa,
                             const struct kern_q8s_dsp *ref)
 {
@@ -372,6 +439,7 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
         int8_t *y0 = malloc(ny), *y1 = malloc(ny), *scratch = malloc(sb);
         int32_t bias[80], mult[80];
         int shift[80];
+        float fscale[80];
         if (!x || !w || !y0 || !y1 || !scratch) {
             ck_fail("out of memory");
             free(x), free(w), free(y0), free(y1), free(scratch);
@@ -388,12 +456,15 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
             bias[c] = ck_randi(-50000, 50000);
             mult[c] = ck_randi(1 << 30, INT32_MAX);
             shift[c] = t % 8 ? ck_randi(-14, -5) : ck_randi(-31, 3);
+            fscale[c] = rand_fscale();
         }
         const int32_t zp = ck_randi(-128, 127);
         struct kern_q8_outstage os = {
             .bias = t % 3 ? bias : NULL, .mult = mult, .shift = shift,
             .per_channel = t % 4 != 0, .zero_point = zp,
-            .qmin = t % 2 ? zp : -128, .qmax = 127};
+            .qmin = t % 2 ? zp : -128, .qmax = 127,
+            /* the float stage in half the cases (each fixed shape twice) */
+            .scale = (t / 2) % 2 ? fscale : NULL};
         const int32_t xz = t % 5 ? ck_randi(-128, 127) : -128;
         ck_poison(y0, ny);
         ck_poison(y1, ny);
@@ -483,6 +554,7 @@ void check_q8s(unsigned flags)
     check_quant(&isa, &ref);
     check_add(&isa, &ref);
     check_rescale(&isa, &ref);
+    check_requantf(&isa, &ref);
     check_maxpool(&isa, &ref);
     check_dwconv(&isa, &ref);
     if (ck_bench_on()) {

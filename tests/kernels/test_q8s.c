@@ -140,7 +140,7 @@ static void expect_stage(int32_t acc, int32_t bias, int32_t mult, int shift,
         a[j] = acc;
         b[j] = bias;
     }
-    const struct kern_q8_outstage os = {b, &mult, &shift, 0, zp, qmin, qmax};
+    const struct kern_q8_outstage os = {b, &mult, &shift, 0, zp, qmin, qmax, NULL};
     assert_int_equal(kern_q8_requantize_s8(1, N, a, N, &os, q, N), KERN_OK);
     for (int j = 0; j < N; j++) {
         if (q[j] != want) {
@@ -182,6 +182,61 @@ static void test_stage_hand(void **state)
     expect_stage(INT32_MAX, 0, INT32_MAX, -31, 0, -128, 127, 1);
     /* mult 0 (real 0) gives the zero point */
     expect_stage(12345, 0, 0, 0, -9, -128, 127, -9);
+}
+
+/* The float stage (ONNX Runtime's), by hand: acc + bias times the scale
+ * in float, rounded half to even (where the fixed-point stage rounds half
+ * away from zero), clamped, plus the zero point; per channel; errors. */
+static void test_stage_float_hand(void **state)
+{
+    (void)state;
+    /* column 0 scale 0.5, column 1 scale 0.25, column 2 scale 3 */
+    const float sc[3] = {0.5f, 0.25f, 3.0f};
+    const int32_t bias[3] = {0, 2, -1};
+    const int32_t acc[4 * 3] = {
+        5, 8, 1,     /* 2.5 -> 2; 10 * .25 = 2.5 -> 2; 0 */
+        3, 12, 2,    /* 1.5 -> 2; 3.5 -> 4; 3 */
+        -5, -12, 50, /* -2.5 -> -2; -2.5 -> -2; 147 -> clamp */
+        7, 0, -60,   /* 3.5 -> 4; 0.5 -> 0; -183 -> clamp */
+    };
+    const int8_t want[4 * 3] = {
+        2 + 3, 2 + 3, 0 + 3,
+        2 + 3, 4 + 3, 3 + 3,
+        -2 + 3, -2 + 3, 100,
+        4 + 3, 0 + 3, -128,
+    };
+    const struct kern_q8_outstage os = {.bias = bias, .per_channel = 1,
+                                        .zero_point = 3, .qmin = -128,
+                                        .qmax = 100, .scale = sc};
+    int8_t q[4 * 3];
+    assert_int_equal(kern_q8_requantize_s8(4, 3, acc, 3, &os, q, 3),
+                     KERN_OK);
+    assert_memory_equal(q, want, sizeof want);
+    /* the fixed-point stage of 0.5 on 5 gives 3 (half away from zero) */
+    int32_t m;
+    int sh;
+    assert_int_equal(kern_q8_quantize_multiplier(0.5, &m, &sh), KERN_OK);
+    const struct kern_q8_outstage fx = {.mult = &m, .shift = &sh,
+                                        .qmin = -128, .qmax = 127};
+    assert_int_equal(kern_q8_requantize_s8(1, 1, acc, 1, &fx, q, 1),
+                     KERN_OK);
+    assert_int_equal(q[0], 3);
+    /* mult and shift may be NULL with a scale; a negative, NaN or inf
+     * scale is refused */
+    float bad = -1.0f;
+    struct kern_q8_outstage e = {.per_channel = 0, .qmin = -128,
+                                 .qmax = 127, .scale = &bad};
+    assert_int_equal(kern_q8_requantize_s8(1, 1, acc, 1, &e, q, 1),
+                     KERN_E_RANGE);
+    bad = NAN;
+    assert_int_equal(kern_q8_requantize_s8(1, 1, acc, 1, &e, q, 1),
+                     KERN_E_RANGE);
+    bad = INFINITY;
+    assert_int_equal(kern_q8_requantize_s8(1, 1, acc, 1, &e, q, 1),
+                     KERN_E_RANGE);
+    e.scale = NULL; /* and then neither stage */
+    assert_int_equal(kern_q8_requantize_s8(1, 1, acc, 1, &e, q, 1),
+                     KERN_E_INVALID);
 }
 
 static int32_t rand_extreme(void)
@@ -227,7 +282,7 @@ static void test_stage_bruteforce(void **state)
             qmax = x;
         }
         const struct kern_q8_outstage os = {t % 11 ? bias : NULL, mult, shift,
-                                            per_ch, zp, qmin, qmax};
+                                            per_ch, zp, qmin, qmax, NULL};
         assert_int_equal(kern_q8_requantize_s8(m, n, acc, n, &os, q, n),
                          KERN_OK);
         for (size_t i = 0; i < m; i++) {
@@ -259,7 +314,7 @@ static void test_stage_vs_real(void **state)
         int s;
         assert_int_equal(kern_q8_quantize_multiplier(real, &m, &s), KERN_OK);
         const int32_t acc = randi(-(int32_t)(100 / real), (int32_t)(100 / real));
-        const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+        const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127, NULL};
         int8_t q;
         assert_int_equal(kern_q8_requantize_s8(1, 1, &acc, 1, &os, &q, 1),
                          KERN_OK);
@@ -273,7 +328,7 @@ static void test_stage_errors(void **state)
     int32_t acc[4] = {0}, m = 1 << 30;
     int s = 0, bad = 31;
     int8_t q[4];
-    struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+    struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127, NULL};
     assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 2, NULL, q, 2),
                      KERN_E_INVALID);
     assert_int_equal(kern_q8_requantize_s8(2, 2, acc, 1, &os, q, 2),
@@ -350,7 +405,7 @@ static void test_gemm_s8(void **state)
             assert_int_equal(sums[j], s);
         }
         const struct kern_q8_outstage os = {bias, mult, shift, per_ch, zo,
-                                            qmin, 127};
+                                            qmin, 127, NULL};
         memset(q, 0x5a, m * ldq);
         assert_int_equal(kern_q8_gemm_s8(m, n, k, a, lda, za, packed, sums,
                                          &os, q, ldq), KERN_OK);
@@ -388,7 +443,7 @@ static void test_gemm_s8_errors(void **state)
     assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
     assert_int_equal(sums[0], 3);
     assert_int_equal(sums[1], 7);
-    const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127};
+    const struct kern_q8_outstage os = {NULL, &m, &s, 0, 0, -128, 127, NULL};
     assert_int_equal(kern_q8_gemm_s8(2, 2, 2, a, 2, 128, packed, sums, &os,
                                      q, 2), KERN_E_RANGE);
     assert_int_equal(kern_q8_gemm_s8(2, 2, 3, a, 3, 0, packed, sums, &os, q,
@@ -447,8 +502,19 @@ static void test_dwconv_s8(void **state)
         }
         const int32_t xz = randi(-128, 127), zo = randi(-20, 20);
         const struct kern_q8_outstage os = {bias, mult, shift, 1, zo, -128,
-                                            100};
-        assert_int_equal(kern_q8_dwconv2d_s8(&s, x, xz, w, &os, y), KERN_OK);
+                                            100, NULL};
+        /* the caller's work (any alignment: one byte in) every other
+         * case, else the kernel's own */
+        const size_t wb = kern_q8_dwconv2d_work_bytes(&s);
+        assert_true(wb > 0);
+        unsigned char *work = t % 2 ? malloc(wb + 1) : NULL;
+        if (work) {
+            memset(work, 0xa5, wb + 1);
+        }
+        assert_int_equal(kern_q8_dwconv2d_s8(&s, x, xz, w, &os,
+                                             work ? work + 1 : NULL, y),
+                         KERN_OK);
+        free(work);
         /* the reference pads the input explicitly with its zero point */
         const size_t dh = s.dilation_h ? s.dilation_h : 1,
                      dw = s.dilation_w ? s.dilation_w : 1;
@@ -561,7 +627,7 @@ static void test_conv_s8(void **state)
                                      &mult[o], &shift[o]), KERN_OK);
             }
             const struct kern_q8_outstage os = {bias, mult, shift, 1, zo, zo,
-                                                127};
+                                                127, NULL};
             assert_int_equal(kern_q8_gemm_s8(P, og, K, col, K, xz, packed,
                                              sums, &os, y, og), KERN_OK);
             const size_t dh = s.dilation_h ? s.dilation_h : 1;
@@ -796,7 +862,7 @@ static void test_gemm_s8_t(void **state)
                          KERN_OK);
         assert_int_equal(kern_q8_packed_row_sums(packed, sums), KERN_OK);
         const struct kern_q8_outstage os = {bias, mult, shift, 1, 5, -128,
-                                            127};
+                                            127, NULL};
         assert_int_equal(kern_q8_gemm_s8(m, n, k, a, k, -7, packed, sums, &os,
                                          q, n),
                          KERN_OK);
@@ -932,7 +998,7 @@ static void test_maxpool_s8(void **state)
                                   .in_w = 4, .kh = 2, .kw = 2,
                                   .stride_h = 2, .stride_w = 2};
     int8_t y[9];
-    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_OK);
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, NULL, y), KERN_OK);
     assert_int_equal(y[0], 9);
     assert_int_equal(y[1], 4);
     /* padding never wins, even over -128: 2x2 stride 1 pad 1 on 2x2 */
@@ -944,7 +1010,7 @@ static void test_maxpool_s8(void **state)
                                    .stride_h = 1, .stride_w = 1,
                                    .pad_top = 1, .pad_left = 1,
                                    .pad_bottom = 1, .pad_right = 1};
-    assert_int_equal(kern_q8_maxpool2d_s8(&s2, x2, y), KERN_OK);
+    assert_int_equal(kern_q8_maxpool2d_s8(&s2, x2, NULL, y), KERN_OK);
     assert_memory_equal(y, want2, 9);
     /* wide rows (whole vectors and tails) for strides 1, 2 and 3 against
      * a plain loop over each window */
@@ -961,7 +1027,15 @@ static void test_maxpool_s8(void **state)
                                        .pad_right = 2};
         size_t oh, ow;
         assert_int_equal(kern_pool2d_out_hw(&sw, &oh, &ow), KERN_OK);
-        assert_int_equal(kern_q8_maxpool2d_s8(&sw, xw, yw), KERN_OK);
+        /* the caller's work, poisoned, one byte off alignment */
+        const size_t wb = kern_q8_maxpool2d_work_bytes(&sw);
+        assert_true(wb > 0);
+        unsigned char *work = malloc(wb + 1);
+        assert_non_null(work);
+        memset(work, 0x5a, wb + 1);
+        assert_int_equal(kern_q8_maxpool2d_s8(&sw, xw, work + 1, yw),
+                         KERN_OK);
+        free(work);
         for (size_t c = 0; c < 2; c++) {
             for (size_t oy = 0; oy < oh; oy++) {
                 for (size_t ox = 0; ox < ow; ox++) {
@@ -982,12 +1056,14 @@ static void test_maxpool_s8(void **state)
         }
     }
     /* errors as the float pool's */
-    assert_int_equal(kern_q8_maxpool2d_s8(NULL, x, y), KERN_E_INVALID);
+    assert_int_equal(kern_q8_maxpool2d_s8(NULL, x, NULL, y), KERN_E_INVALID);
+    assert_int_equal(kern_q8_maxpool2d_work_bytes(NULL), 0);
     s.kh = 5;
-    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_E_SHAPE);
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, NULL, y), KERN_E_SHAPE);
+    assert_int_equal(kern_q8_maxpool2d_work_bytes(&s), 0);
     s.kh = 2;
     s.pad_top = 2;
-    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, y), KERN_E_RANGE);
+    assert_int_equal(kern_q8_maxpool2d_s8(&s, x, NULL, y), KERN_E_RANGE);
 }
 
 static void test_avgpool_s8(void **state)
@@ -1067,6 +1143,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantize_multiplier),
         cmocka_unit_test(test_stage_hand),
+        cmocka_unit_test(test_stage_float_hand),
         cmocka_unit_test(test_stage_bruteforce),
         cmocka_unit_test(test_stage_vs_real),
         cmocka_unit_test(test_stage_errors),

@@ -37,7 +37,9 @@
  * edgefit's own fp32, the three alternated as above. The int8 outputs are
  * not held to the fp32 tolerance: the table shows their largest
  * difference from ONNX Runtime's int8 and from edgefit's fp32, over the
- * output's largest magnitude.
+ * output's largest magnitude. --int8-requant float runs edgefit's int8
+ * with ONNX Runtime's output stage (prof_exec_opts.int8_requant; default
+ * fixed).
  *
  * Exit status: 0 when every model ran and agreed, 1 when one did not, 2
  * for a bad command line or an ONNX Runtime that cannot be loaded. A
@@ -174,6 +176,7 @@ struct opts {
     int layers;    /* always print the costliest layers */
     const char *qdq_dir;  /* --int8: the folder of the QDQ files */
     unsigned calib_samples;
+    enum prof_int8_requant requant; /* --int8-requant */
 };
 
 struct bench {
@@ -308,6 +311,7 @@ static int edgefit_open_int8(struct bench *b, const struct opts *o)
     eo.precision = MEMEST_INT8;
     eo.threads = o->threads;
     eo.ranges = &ranges;
+    eo.int8_requant = o->requant;
     st = prof_exec_create(b->model, &eo, &b->ex8, &pd);
     prof_ranges_finish(&ranges);
     if (st != PROF_OK) {
@@ -929,7 +933,8 @@ static int usage(void)
             "usage: bench-vs-ort [--ort-lib PATH] [--threads N] [--batch N] "
             "[--rounds N]\n"
             "                    [--runs N] [--layers] [--int8 QDQ_DIR "
-            "[--calibration-samples N]]\n"
+            "[--calibration-samples N]\n"
+            "                    [--int8-requant fixed|float]]\n"
             "                    MODEL.onnx...\n");
     return 2;
 }
@@ -953,7 +958,8 @@ static int parse_uint(const char *name, const char *text, unsigned long lo,
 
 int main(int argc, char **argv)
 {
-    struct opts o = {EDGEFIT_ORT_LIB, 1, 1, 15, 0, 0, NULL, 32};
+    struct opts o = {EDGEFIT_ORT_LIB, 1, 1, 15, 0, 0, NULL, 32,
+                     PROF_INT8_REQUANT_FIXED};
     int first = argc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -969,6 +975,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             o.calib_samples = (unsigned)v;
+            i++;
+        } else if (strcmp(a, "--int8-requant") == 0) {
+            if (prof_int8_requant_parse(val, &o.requant) != 0) {
+                fprintf(stderr, "bench-vs-ort: --int8-requant needs fixed or "
+                        "float, got '%s'\n", val ? val : "");
+                return 2;
+            }
             i++;
         } else if (strcmp(a, "--layers") == 0) {
             o.layers = 1;
@@ -1017,9 +1030,11 @@ int main(int argc, char **argv)
     }
     if (o.qdq_dir) {
         printf("# ONNX Runtime %s (C API) on QDQ files, edgefit %s; static "
-               "int8 (min-max over %u random inputs), batch %llu, %u "
-               "thread%s, %u rounds, medians of ms per forward pass\n",
+               "int8 (min-max over %u random inputs, %s output stage), "
+               "batch %llu, %u thread%s, %u rounds, medians of ms per "
+               "forward pass\n",
                ort_version, prof_version(), o.calib_samples,
+               prof_int8_requant_name(o.requant),
                (unsigned long long)o.batch, o.threads,
                o.threads == 1 ? "" : "s", o.rounds);
         printf("%-18s %10s %10s %11s %14s %13s %8s %9s %6s\n", "model",

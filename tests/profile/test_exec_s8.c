@@ -718,7 +718,7 @@ static void test_reference(void **state)
 }
 
 /* The same samples at batch 1, 8 and 32, on 1 and 2 threads (every
- * layer split), give the same bits. */
+ * layer split), give the same bits, with either output stage. */
 static void test_batch_threads(void **state)
 {
     (void)state;
@@ -737,40 +737,47 @@ static void test_batch_threads(void **state)
         struct prof_ranges r;
         assert_int_equal(prof_ranges_calibrate(m, &d, NULL, &r, NULL),
                          PROF_OK);
-        float *first = NULL;
-        size_t no_all = 0;
-        const size_t batches[3] = {1, 8, 32};
-        for (int bi = 0; bi < 3; bi++) {
-            for (unsigned th = 1; th <= 2; th++) {
-                struct prof_exec_opts eo;
-                prof_exec_opts_init(&eo);
-                eo.batch = batches[bi];
-                eo.precision = MEMEST_INT8;
-                eo.ranges = &r;
-                eo.threads = th;
-                eo.thread_min_macs = 1;
-                prof_exec *ex = NULL;
-                assert_int_equal(prof_exec_create(m, &eo, &ex, NULL), PROF_OK);
-                const size_t no = prof_exec_output_count(ex) / batches[bi];
-                float *y = malloc(N * no * sizeof *y);
-                assert_non_null(y);
-                for (size_t s = 0; s < N; s += batches[bi]) {
-                    assert_int_equal(
-                        prof_exec_run(ex, d.x + s * per, batches[bi] * per,
-                                      y + s * no, batches[bi] * no),
-                        PROF_OK);
+        /* each output stage (fixed-point, ONNX Runtime's float one) on
+         * its own: the depthwise kernels' work is a block per thread */
+        for (int rq = 0; rq < 2; rq++) {
+            float *first = NULL;
+            size_t no_all = 0;
+            const size_t batches[3] = {1, 8, 32};
+            for (int bi = 0; bi < 3; bi++) {
+                for (unsigned th = 1; th <= 2; th++) {
+                    struct prof_exec_opts eo;
+                    prof_exec_opts_init(&eo);
+                    eo.batch = batches[bi];
+                    eo.precision = MEMEST_INT8;
+                    eo.ranges = &r;
+                    eo.threads = th;
+                    eo.thread_min_macs = 1;
+                    eo.int8_requant = rq ? PROF_INT8_REQUANT_FLOAT
+                                         : PROF_INT8_REQUANT_FIXED;
+                    prof_exec *ex = NULL;
+                    assert_int_equal(prof_exec_create(m, &eo, &ex, NULL),
+                                     PROF_OK);
+                    const size_t no = prof_exec_output_count(ex) / batches[bi];
+                    float *y = malloc(N * no * sizeof *y);
+                    assert_non_null(y);
+                    for (size_t s = 0; s < N; s += batches[bi]) {
+                        assert_int_equal(
+                            prof_exec_run(ex, d.x + s * per, batches[bi] * per,
+                                          y + s * no, batches[bi] * no),
+                            PROF_OK);
+                    }
+                    if (!first) {
+                        first = y;
+                        no_all = N * no;
+                    } else {
+                        assert_memory_equal(first, y, no_all * sizeof *y);
+                        free(y);
+                    }
+                    prof_exec_destroy(ex);
                 }
-                if (!first) {
-                    first = y;
-                    no_all = N * no;
-                } else {
-                    assert_memory_equal(first, y, no_all * sizeof *y);
-                    free(y);
-                }
-                prof_exec_destroy(ex);
             }
+            free(first);
         }
-        free(first);
         prof_ranges_finish(&r);
         prof_dataset_finish(&d);
         memest_model_destroy(m);

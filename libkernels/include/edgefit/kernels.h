@@ -234,6 +234,17 @@ struct kern_q8_outstage {
     int per_channel;
     int32_t zero_point;
     int32_t qmin, qmax;
+    /* NULL: the fixed-point stage above. Else the float stage of ONNX
+     * Runtime's MLAS (MlasRequantizeOutput, which its QLinearConv,
+     * QGemm and QLinearMatMul run), mult and shift unused (may be NULL):
+     *   x = acc + bias[c]                       (int32, wraps)
+     *   f = (float)x * scale[c]                 (float, nearest even)
+     *   q = rint(clamp(f, qmin - zero_point, qmax - zero_point))
+     *       + zero_point                        (half to even)
+     * with scale[c] = x_scale * w_scale[c] / y_scale computed in float as
+     * ONNX Runtime does; N values or one as per_channel says, each finite
+     * and >= 0 (else KERN_E_RANGE). */
+    const float *scale;
 };
 
 /* q[i][j] = the output stage of acc[i][j] for column j (M x N, acc's
@@ -299,7 +310,16 @@ KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
                                  const int8_t *x, int32_t x_zero,
                                  const int8_t *w,
                                  const struct kern_q8_outstage *os,
-                                 int8_t *y);
+                                 void *work, int8_t *y);
+
+/* Bytes of scratch kern_q8_dwconv2d_s8 may use for this shape on any path
+ * (the vector path's padded planes; the batch does not change it); 0 when
+ * the shape is invalid or the size overflows. work: that many bytes, any
+ * alignment, or NULL to let the function allocate (and free) them itself
+ * (KERN_E_NOMEM when that fails); an executor passes its own, so that
+ * nothing is allocated per call. */
+KERN_API size_t kern_q8_dwconv2d_work_bytes(
+    const struct kern_dwconv2d_shape *s);
 
 /* Element-wise int8 add with rescaling in integer, as TFLite's Add:
  *   a' = (a - a_zero) * 2^left_shift, b' likewise (left_shift 20, TFLite's)
@@ -373,10 +393,16 @@ struct kern_pool2d_shape;
 /* int8 max pooling, NCHW, input and output sharing their params (the max
  * of quantised values is the quantised max): any window, stride and
  * padding, padding never wins (as kern_maxpool2d_f32 with its -inf pads).
- * Shape and statuses as kern_maxpool2d_f32; KERN_E_NOMEM when the row
- * buffer of the vector path cannot be allocated. */
+ * Shape and statuses as kern_maxpool2d_f32; KERN_E_NOMEM when work is
+ * NULL and the row buffer of the vector path cannot be allocated. */
 KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
-                                  const int8_t *x, int8_t *y);
+                                  const int8_t *x, void *work, int8_t *y);
+
+/* Bytes of scratch kern_q8_maxpool2d_s8 may use for this shape on any
+ * path (two padded rows); 0 when the shape is invalid or the size
+ * overflows. work as kern_q8_dwconv2d_s8's. */
+KERN_API size_t kern_q8_maxpool2d_work_bytes(
+    const struct kern_pool2d_shape *s);
 
 /* int8 average pooling, NCHW, with integer requantisation: for each
  * window, acc = sum of (q - x_zero) over its cells inside the input (a

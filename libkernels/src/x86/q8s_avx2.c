@@ -228,6 +228,78 @@ void kern_q8s_requant_tile_avx2(size_t m, size_t n, const int32_t *acc,
     }
 }
 
+/* The float stage on 8 lanes (kern_q8s_requantf_c's operations: the int32
+ * sum, vcvtdq2ps and the product rounded to nearest even, the clamp in
+ * float, vcvtps2dq in the default rounding mode, half to even, then zp):
+ * the same bits. flo and fhi are qmin - zp and qmax - zp as floats. */
+static inline __m256i requantf8(__m256i x, __m256i add, __m256 scale,
+                                __m256 flo, __m256 fhi, __m256i zp)
+{
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(x, add)),
+                             scale);
+    f = _mm256_min_ps(_mm256_max_ps(f, flo), fhi);
+    return _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
+}
+
+void kern_q8s_requantf_avx2(size_t n, const int32_t *acc,
+                            const int32_t *add, const float *scale,
+                            int32_t zp, int32_t qmin, int32_t qmax,
+                            int8_t *q)
+{
+    kern_q8s_requantf_tile_avx2(1, n, acc, n, add, scale, zp, qmin, qmax, q,
+                                n);
+}
+
+/* The column parameters loaded once per 8 or 16 columns, as tile_rows. */
+void kern_q8s_requantf_tile_avx2(size_t m, size_t n, const int32_t *acc,
+                                 size_t lda, const int32_t *add,
+                                 const float *scale, int32_t izp,
+                                 int32_t qmin, int32_t qmax, int8_t *q,
+                                 size_t ldq)
+{
+    const __m256i zp = _mm256_set1_epi32(izp);
+    const __m256 flo = _mm256_set1_ps((float)(qmin - izp));
+    const __m256 fhi = _mm256_set1_ps((float)(qmax - izp));
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        const __m256i a0 = _mm256_loadu_si256((const __m256i *)(add + j));
+        const __m256i a1 = _mm256_loadu_si256((const __m256i *)(add + j + 8));
+        const __m256 s0 = _mm256_loadu_ps(scale + j);
+        const __m256 s1 = _mm256_loadu_ps(scale + j + 8);
+        for (size_t i = 0; i < m; i++) {
+            const int32_t *a = acc + i * lda + j;
+            const __m256i r0 = requantf8(
+                _mm256_loadu_si256((const __m256i *)a), a0, s0, flo, fhi, zp);
+            const __m256i r1 =
+                requantf8(_mm256_loadu_si256((const __m256i *)(a + 8)), a1,
+                          s1, flo, fhi, zp);
+            _mm_storeu_si128((__m128i *)(q + i * ldq + j), pack16(r0, r1));
+        }
+    }
+    if (j + 8 <= n) {
+        const __m256i a0 = _mm256_loadu_si256((const __m256i *)(add + j));
+        const __m256 s0 = _mm256_loadu_ps(scale + j);
+        for (size_t i = 0; i < m; i++) {
+            const __m256i r0 = requantf8(
+                _mm256_loadu_si256((const __m256i *)(acc + i * lda + j)), a0,
+                s0, flo, fhi, zp);
+            const __m256i w = _mm256_packs_epi32(r0, r0);
+            const __m256i by = _mm256_packs_epi16(w, w);
+            const __m256i g = _mm256_permutevar8x32_epi32(
+                by, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+            _mm_storel_epi64((__m128i *)(q + i * ldq + j),
+                             _mm256_castsi256_si128(g));
+        }
+        j += 8;
+    }
+    if (j < n) {
+        for (size_t i = 0; i < m; i++) {
+            kern_q8s_requantf_c(n - j, acc + i * lda + j, add + j, scale + j,
+                                izp, qmin, qmax, q + i * ldq + j);
+        }
+    }
+}
+
 /* 16 x 16 blocks through SSE registers; the edges a byte at a time. */
 void kern_q8s_transpose_avx2(size_t m, size_t n, const int8_t *x,
                              size_t ldx, int8_t *y, size_t ldy)
@@ -472,14 +544,39 @@ static inline __m256i dw_load16(const int8_t *p, size_t sw, __m256i zp16)
 }
 
 /* The C reference's output stage on 8 int32 sums of one channel, then
- * the zero point added after the clamp (as store8). */
+ * the zero point added after the clamp (as store8). fl: the float stage
+ * (struct kern_q8_outstage's scale), m then holds the scales' bits (see
+ * dw_mult) and lo, hi as integers convert exactly. fl is the same for a
+ * whole call, so the branch is always predicted. */
 static inline __m256i dw_requant8(__m256i acc, __m256i add, __m256i m,
                                   __m256i ls, __m256i rs, __m256i lo,
-                                  __m256i hi, __m256i zp)
+                                  __m256i hi, __m256i zp, int fl)
 {
+    if (fl) {
+        return requantf8(acc, add, _mm256_castsi256_ps(m),
+                         _mm256_cvtepi32_ps(lo), _mm256_cvtepi32_ps(hi), zp);
+    }
     const __m256i r = mbqm8(_mm256_add_epi32(acc, add), m, ls, rs);
     return _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(r, lo), hi),
                             zp);
+}
+
+/* The multiplier of channel pc as dw_requant8 takes it: the fixed-point
+ * one, or the float stage's scale as its bits. */
+static inline int32_t dw_mult(const struct kern_q8_outstage *os, size_t pc)
+{
+    if (os->scale) {
+        int32_t b;
+        memcpy(&b, &os->scale[pc], sizeof b);
+        return b;
+    }
+    return os->mult[pc];
+}
+
+/* The shift of channel pc (0 for the float stage, which has none). */
+static inline int dw_shift(const struct kern_q8_outstage *os, size_t pc)
+{
+    return os->scale ? 0 : os->shift[pc];
 }
 
 /* n bytes from src to dst: the rows of small maps are a few bytes, where
@@ -511,7 +608,7 @@ static inline __m128i dw_block16(const int8_t *bx, const size_t *off,
                                  size_t npair, const __m256i *wp, size_t sw,
                                  __m256i zp16, __m256i add, __m256i m,
                                  __m256i ls, __m256i rs, __m256i lo,
-                                 __m256i hi, __m256i vzp)
+                                 __m256i hi, __m256i vzp, int fl)
 {
     __m256i alo = _mm256_setzero_si256();
     __m256i ahi = _mm256_setzero_si256();
@@ -523,8 +620,8 @@ static inline __m128i dw_block16(const int8_t *bx, const size_t *off,
         ahi = _mm256_add_epi32(
             ahi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), wp[p]));
     }
-    const __m256i rlo = dw_requant8(alo, add, m, ls, rs, lo, hi, vzp);
-    const __m256i rhi = dw_requant8(ahi, add, m, ls, rs, lo, hi, vzp);
+    const __m256i rlo = dw_requant8(alo, add, m, ls, rs, lo, hi, vzp, fl);
+    const __m256i rhi = dw_requant8(ahi, add, m, ls, rs, lo, hi, vzp, fl);
     const __m256i w16 = _mm256_packs_epi32(rlo, rhi);
     const __m256i b8 =
         _mm256_permute4x64_epi64(_mm256_packs_epi16(w16, w16), 0x08);
@@ -547,6 +644,7 @@ static void dw_flat16(const struct kern_dwconv2d_shape *s, size_t oh,
     const size_t dh = s->dilation_h ? s->dilation_h : 1;
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
     const size_t kh = s->kh, kw = s->kw, taps = kh * kw;
+    const int fl = os->scale != NULL;
     const size_t pw = s->pad_left + iw + s->pad_right;
     const size_t rows = s->pad_top + ih + s->pad_bottom;
     const size_t plane = rows * pw + 64; /* reads reach rows pw + 15 */
@@ -600,9 +698,9 @@ static void dw_flat16(const struct kern_dwconv2d_shape *s, size_t oh,
                 }
             }
             const size_t pc = os->per_channel ? c : 0;
-            const int sh = os->shift[pc];
+            const int sh = dw_shift(os, pc);
             const __m256i add = _mm256_set1_epi32(os->bias ? os->bias[c] : 0);
-            const __m256i m = _mm256_set1_epi32(os->mult[pc]);
+            const __m256i m = _mm256_set1_epi32(dw_mult(os, pc));
             const __m256i ls = _mm256_set1_epi32(sh > 0 ? sh : 0);
             const __m256i rs = _mm256_set1_epi32(sh > 0 ? 0 : -sh);
             for (size_t q = 0; q < nq; q += 16) {
@@ -620,8 +718,10 @@ static void dw_flat16(const struct kern_dwconv2d_shape *s, size_t oh,
                                     (const __m256i *)(src + 1)),
                                 wp[k]));
                 }
-                const __m256i re = dw_requant8(ae, add, m, ls, rs, lo, hi, zp);
-                const __m256i ro = dw_requant8(ao, add, m, ls, rs, lo, hi, zp);
+                const __m256i re =
+                    dw_requant8(ae, add, m, ls, rs, lo, hi, zp, fl);
+                const __m256i ro =
+                    dw_requant8(ao, add, m, ls, rs, lo, hi, zp, fl);
                 const __m256i v = _mm256_or_si256(
                     _mm256_and_si256(re, low16), _mm256_slli_epi32(ro, 16));
                 const __m256i b8 =
@@ -662,6 +762,7 @@ static void dw_chan16(const struct kern_dwconv2d_shape *s, size_t oh,
     const size_t dw = s->dilation_w ? s->dilation_w : 1;
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
     const size_t kh = s->kh, kw = s->kw, taps = kh * kw;
+    const int fl = os->scale != NULL;
     const size_t ip = ih * iw, op = oh * ow;
     const size_t pw = s->pad_left + iw + s->pad_right;
     const size_t rows = s->pad_top + ih + s->pad_bottom;
@@ -719,9 +820,9 @@ static void dw_chan16(const struct kern_dwconv2d_shape *s, size_t oh,
             for (size_t j = 0; j < 16; j++) {
                 const size_t c = c0 + (j < cb ? j : 0);
                 const size_t pc = os->per_channel ? c : 0;
-                const int sh = os->shift[pc];
+                const int sh = dw_shift(os, pc);
                 add[j] = os->bias ? os->bias[c] : 0;
-                mult[j] = os->mult[pc];
+                mult[j] = dw_mult(os, pc);
                 lsh[j] = sh > 0 ? sh : 0;
                 rsh[j] = sh > 0 ? 0 : -sh;
             }
@@ -755,9 +856,10 @@ static void dw_chan16(const struct kern_dwconv2d_shape *s, size_t oh,
                     const __m256i a1 = _mm256_permute2x128_si256(al, ah, 0x31);
                     _mm_storeu_si128(
                         (__m128i *)(tb + 16 * (oy * ow + ox)),
-                        pack16(dw_requant8(a0, add0, m0, l0, r0, lo, hi, vzp),
+                        pack16(dw_requant8(a0, add0, m0, l0, r0, lo, hi, vzp,
+                                           fl),
                                dw_requant8(a1, add1, m1, l1, r1, lo, hi,
-                                           vzp)));
+                                           vzp, fl)));
                 }
             }
             kern_q8s_transpose_avx2(op, cb, tb, 16, y + (b * ch + c0) * op,
@@ -826,6 +928,7 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
      * interior is copied per channel */
     memset(scratch, (int)(int8_t)x_zero, rows * row + 64);
     const size_t npair = (taps + 1) / 2;
+    const int fl = os->scale != NULL;
     size_t off[DW_MAX_TAPS + 1];
     for (size_t ky = 0; ky < s->kh; ky++) {
         for (size_t kx = 0; kx < s->kw; kx++) {
@@ -856,9 +959,9 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                                                     ((uint32_t)wb << 16)));
             }
             const size_t pc = os->per_channel ? c : 0;
-            const int sh = os->shift[pc];
+            const int sh = dw_shift(os, pc);
             const __m256i add = _mm256_set1_epi32(os->bias ? os->bias[c] : 0);
-            const __m256i m = _mm256_set1_epi32(os->mult[pc]);
+            const __m256i m = _mm256_set1_epi32(dw_mult(os, pc));
             const __m256i ls = _mm256_set1_epi32(sh > 0 ? sh : 0);
             const __m256i rs = _mm256_set1_epi32(sh > 0 ? 0 : -sh);
             if (flat) {
@@ -866,7 +969,7 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                     _mm_storeu_si128(
                         (__m128i *)(vout + q),
                         dw_block16(scratch + q, off, npair, wp, 1, zp16, add,
-                                   m, ls, rs, lo, hi, vzp));
+                                   m, ls, rs, lo, hi, vzp, fl));
                 }
                 for (size_t oy = 0; oy < oh; oy++) {
                     copy_small(yp + oy * ow, vout + oy * pw, ow);
@@ -879,7 +982,7 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                 for (size_t ox = 0; ox < ow; ox += 16) {
                     const __m128i out =
                         dw_block16(base + ox * sw, off, npair, wp, sw, zp16,
-                                   add, m, ls, rs, lo, hi, vzp);
+                                   add, m, ls, rs, lo, hi, vzp, fl);
                     if (ox + 16 <= ow) {
                         _mm_storeu_si128((__m128i *)(yr + ox), out);
                     } else {

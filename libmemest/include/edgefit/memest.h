@@ -935,8 +935,12 @@ MEMEST_API int memest_estimate_totals(const memest_model *model,
  * Total memory in MB exactly as the original estimate_total_memory_mb():
  * parameter bytes / 1024^2 + activation bytes / 1024^2, each quotient
  * rounded to double once. Never overflows (exact wide arithmetic), so it
- * also serves batches whose byte counts exceed 64 bits. MEMEST_E_RANGE for
- * batch 0, MEMEST_E_INVALID for NULL pointers or a bad precision.
+ * also serves batches whose byte counts exceed 64 bits. Being the
+ * original's formula (elements x bytes per element), int8 counts every
+ * parameter as 1 byte here; memest_estimate_totals, the plan and memfit
+ * count an int8 model's int32 biases and per-channel scales and zero
+ * points as well. MEMEST_E_RANGE for batch 0, MEMEST_E_INVALID for NULL
+ * pointers or a bad precision.
  */
 MEMEST_API int memest_total_memory_mb(const memest_model *model,
                                       uint64_t batch,

@@ -918,6 +918,28 @@ typedef struct prof_exec prof_exec;
 
 struct prof_ranges;
 
+/* The output stage of static int8's integer layers (conv2d, depthwise,
+ * dense): FIXED, the fixed-point multiplier and shift of x_scale
+ * w_scale[c] / y_scale (in double), rounded half away from zero, as
+ * TFLite, CMSIS-NN and gemmlowp requantise (integer-only, what a device
+ * without a float unit runs); FLOAT, ONNX Runtime's (MLAS's
+ * MlasRequantizeOutput behind QLinearConv, QGemm, QLinearMatMul): the
+ * scale product x_scale w_scale[c] / y_scale in float, the sum times it
+ * in float, rounded half to even, so that a QDQ model's outputs follow
+ * ONNX Runtime's step for step. Both are libkernels' struct
+ * kern_q8_outstage. */
+enum prof_int8_requant {
+    PROF_INT8_REQUANT_FIXED = 0,
+    PROF_INT8_REQUANT_FLOAT = 1,
+};
+
+/* "fixed" or "float"; NULL for a value that is neither. */
+PROF_API const char *prof_int8_requant_name(enum prof_int8_requant r);
+
+/* Parses "fixed" or "float" into *out: 0, else -1 (out unchanged). */
+PROF_API int prof_int8_requant_parse(const char *s,
+                                     enum prof_int8_requant *out);
+
 struct prof_exec_opts {
     uint64_t batch;                  /* >= 1 (default 1) */
     enum memest_precision precision; /* fp32, fp16, bf16, int8 (static,
@@ -960,6 +982,10 @@ struct prof_exec_opts {
      * dropout) shares its input's bytes and so its params. Unused at
      * other precisions. */
     const struct prof_ranges *ranges;
+    /* Static int8: how a conv2d's or dense layer's int32 sums become its
+     * int8 output (default PROF_INT8_REQUANT_FIXED). Unused at other
+     * precisions. */
+    enum prof_int8_requant int8_requant;
 };
 
 /* The default work threshold of prof_exec_opts.thread_min_macs: 2^20
@@ -1469,6 +1495,8 @@ struct prof_quant_error_opts {
     uint64_t seed;      /* the executors' initial weights for a model that
                            carries none (default 42) */
     unsigned threads;   /* executor threads, 1 to 64 (default 1) */
+    enum prof_int8_requant int8_requant; /* the int8 run's output stage
+                                            (default fixed) */
 };
 
 /* Fill the defaults above. NULL is ignored. */

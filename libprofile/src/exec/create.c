@@ -44,6 +44,34 @@ int exec_create_args(const memest_model *model, const void *out,
     return model && out ? PROF_OK : PROF_E_INVALID;
 }
 
+PROF_API const char *prof_int8_requant_name(enum prof_int8_requant r)
+{
+    switch (r) {
+    case PROF_INT8_REQUANT_FIXED:
+        return "fixed";
+    case PROF_INT8_REQUANT_FLOAT:
+        return "float";
+    }
+    return NULL;
+}
+
+PROF_API int prof_int8_requant_parse(const char *s,
+                                     enum prof_int8_requant *out)
+{
+    if (!s || !out) {
+        return -1;
+    }
+    if (strcmp(s, "fixed") == 0) {
+        *out = PROF_INT8_REQUANT_FIXED;
+        return 0;
+    }
+    if (strcmp(s, "float") == 0) {
+        *out = PROF_INT8_REQUANT_FLOAT;
+        return 0;
+    }
+    return -1;
+}
+
 PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
 {
     if (!opts) {
@@ -60,6 +88,8 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
     opts->channel_blocked = 1;
     /* no calibration: static int8 then needs a QDQ model's own params */
     opts->ranges = NULL;
+    /* TFLite's integer-only output stage unless ONNX Runtime's is asked */
+    opts->int8_requant = PROF_INT8_REQUANT_FIXED;
 }
 
 void *exec_calloc(size_t n, size_t size)
@@ -124,6 +154,13 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
                      : "(unknown)");
         return PROF_E_RANGE;
     }
+    if (!prof_int8_requant_name(o.int8_requant)) {
+        exec_diag_set(diag, "int8_requant %d: neither fixed (%d) nor float "
+                      "(%d)", (int)o.int8_requant,
+                      (int)PROF_INT8_REQUANT_FIXED,
+                      (int)PROF_INT8_REQUANT_FLOAT);
+        return PROF_E_RANGE;
+    }
     /* Every layer's kind has an operator, checked before libmemest is asked
      * for anything: its own refusal of an unknown kind would not name the
      * layer. */
@@ -149,6 +186,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     ex->model = model;
     ex->lowering = !with_arena;
     ex->precision = o.precision;
+    ex->int8_requant = o.int8_requant;
     ex->threads = o.threads;
     ex->thread_min_macs = o.thread_min_macs;
     ex->sbytes = memest_precision_bytes(o.precision);
@@ -322,6 +360,7 @@ PROF_API void prof_exec_destroy(prof_exec *ex)
         free(op->wsum);
         free(op->mult);
         free(op->shift);
+        free(op->fscale);
     }
     free(ex->ops);
     free(ex->t_off);

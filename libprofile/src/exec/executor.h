@@ -38,7 +38,10 @@ struct exec_op {
     bool w_input_major; /* the master weights are [in][out] (dense), not
                            the API's [out][in] (see exec_w_slot) */
     struct kern_conv2d_shape cs;   /* conv2d: libkernels' geometry */
-    size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes */
+    size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes
+                                    * (static int8 depthwise: its
+                                    * kern_q8_dwconv2d_work_bytes, per
+                                    * part) */
     size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */
     /* dense: the positions of a sample that share its weights, T of a
      * T x D sequence (1 for a vector); its GEMM has batch * steps rows,
@@ -81,6 +84,9 @@ struct exec_op {
      * float, the activation runs there and the result is quantised. */
     int32_t *bias32, *wsum, *mult;
     int *shift;
+    /* PROF_INT8_REQUANT_FLOAT: x_scale * wscale[c] / y_scale in float
+     * (ONNX Runtime's order), the output stage's scale; else NULL */
+    float *fscale;
     int32_t qmin, qmax;
     bool s8_float_act;
     uint64_t stored_bytes;   /* parameters as stored */
@@ -103,6 +109,7 @@ struct prof_exec {
     const memest_model *model;
     size_t batch;
     enum memest_precision precision;
+    enum prof_int8_requant int8_requant; /* static int8's output stage */
     unsigned sbytes; /* storage bytes per element */
     size_t nlayers;
     struct exec_op *ops;

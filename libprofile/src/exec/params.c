@@ -169,13 +169,18 @@ int exec_s8_alloc_stage(prof_exec *ex, struct exec_op *op, bool sums,
     op->mult = exec_calloc(C, sizeof *op->mult);
     op->shift = exec_calloc(C, sizeof *op->shift);
     op->wsum = sums ? exec_calloc(C, sizeof *op->wsum) : NULL;
-    if (!op->bias32 || !op->mult || !op->shift || (sums && !op->wsum)) {
+    const bool fl = ex->int8_requant == PROF_INT8_REQUANT_FLOAT;
+    op->fscale = fl ? exec_calloc(C, sizeof *op->fscale) : NULL;
+    if (!op->bias32 || !op->mult || !op->shift || (sums && !op->wsum) ||
+        (fl && !op->fscale)) {
         return PROF_E_NOMEM;
     }
-    /* int32 bias, multiplier, shift (and row sums) per output channel */
+    /* int32 bias, multiplier, shift (and row sums, the float scales) per
+     * output channel */
     *bytes = (uint64_t)C * (sizeof *op->bias32 + sizeof *op->mult +
                             sizeof *op->shift +
-                            (sums ? sizeof *op->wsum : 0u));
+                            (sums ? sizeof *op->wsum : 0u) +
+                            (fl ? sizeof *op->fscale : 0u));
     return PROF_OK;
 }
 

@@ -130,6 +130,11 @@ int exec_s8_outstage_prep(prof_exec *ex, struct exec_op *op)
         if (kst != KERN_OK) {
             return exec_kern_status(kst);
         }
+        if (op->fscale) {
+            /* ONNX Runtime's QLinearConv and QGemm: X_scale * W_scale[c] /
+             * Y_scale, each step in float */
+            op->fscale[c] = sx * op->wscale[c] / sy;
+        }
     }
     return PROF_OK;
 }
@@ -142,6 +147,7 @@ struct kern_q8_outstage exec_s8_outstage(const prof_exec *ex,
         .shift = op->shift + c0, .per_channel = 1,
         .zero_point = ex->t_zero[op->out_t],
         .qmin = op->qmin, .qmax = op->qmax,
+        .scale = op->fscale ? op->fscale + c0 : NULL,
     };
 }
 

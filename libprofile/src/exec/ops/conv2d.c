@@ -125,8 +125,18 @@ static int conv_scratch(const prof_exec *ex, struct exec_op *op,
     int st;
     if (conv_dw_s8s(ex, op)) {
         /* the quantised weights are staged in col8 (exec_alloc_scratch
-         * sizes it); the kernel needs nothing more */
-        n->col8 = op->wn;
+         * sizes it) when the executor is built; at run time it is the
+         * kernel's work, one block of kern_q8_dwconv2d_work_bytes per
+         * part of dws_part's split (by samples: at most batch parts) */
+        const struct kern_dwconv2d_shape ds = kern_conv2d_dw_shape(&op->cs);
+        const size_t t = exec_op_threads(ex, op);
+        size_t work;
+        op->cwork = kern_q8_dwconv2d_work_bytes(&ds);
+        if ((st = exec_mul_sz(op->cwork, t < ex->batch ? t : ex->batch,
+                              &work)) != PROF_OK) {
+            return st;
+        }
+        n->col8 = work > op->wn ? work : op->wn;
     } else if (conv_dw_s8(ex, op)) {
         /* dw_s8: the input and the weights as float integers, the
          * per-channel scales and shifts; its quantised weights are
@@ -472,7 +482,6 @@ struct dws_job {
 
 static int dws_part(void *arg, size_t part, size_t lo, size_t hi)
 {
-    (void)part;
     const struct dws_job *j = arg;
     const struct exec_op *op = j->op;
     struct kern_dwconv2d_shape ds = kern_conv2d_dw_shape(&op->cs);
@@ -481,8 +490,10 @@ static int dws_part(void *arg, size_t part, size_t lo, size_t hi)
                       lo * op->c_in * op->h_in * op->w_in;
     int8_t *y = (int8_t *)(j->ex->arena + op->out_off) +
                 lo * op->c_out * op->hw_out;
+    /* part < min(threads, batch): its own block of col8 (conv_scratch) */
     return exec_kern_status(kern_q8_dwconv2d_s8(
-        &ds, x, exec_input_zero(j->ex, op), op->wq8, &j->os, y));
+        &ds, x, exec_input_zero(j->ex, op), op->wq8, &j->os,
+        j->ex->col8 + part * op->cwork, y));
 }
 
 /* Group g's int8 result [batch * out_h * out_w][ocg] (q) into its NCHW

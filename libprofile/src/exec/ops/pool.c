@@ -114,6 +114,11 @@ static int pool_scratch(const prof_exec *ex, struct exec_op *op,
                         struct exec_scratch *need)
 {
     int st = exec_scratch_float_input(ex, op, need);
+    if (st == PROF_OK && exec_static_s8(ex) && is_max(op)) {
+        /* kern_q8_maxpool2d_s8's work (pool_run_s8s) */
+        const struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
+        need->col8 = kern_q8_maxpool2d_work_bytes(&ps);
+    }
     if (st == PROF_OK && op->pool_copy) {
         size_t n;
         if ((st = pool_copy_n(ex, op, &n)) == PROF_OK) {
@@ -185,7 +190,7 @@ static int pool_run_s8s(prof_exec *ex, const struct exec_op *op)
         ex->t_zero[tx] != ex->t_zero[ty]) {
         return exec_run_s8_generic(ex, op);
     }
-    const int kst = kern_q8_maxpool2d_s8(&ps, x, y);
+    const int kst = kern_q8_maxpool2d_s8(&ps, x, ex->col8, y);
     if (kst == KERN_OK && (qmin > -128 || qmax < 127)) {
         for (size_t i = 0; i < op->out_n; i++) {
             y[i] = (int8_t)(y[i] < qmin ? qmin : y[i] > qmax ? qmax : y[i]);
