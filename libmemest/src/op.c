@@ -35,6 +35,8 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_SHUFFLE] = &op_shuffle,
     [MEMEST_KIND_SLICE] = &op_slice,
     [MEMEST_KIND_RESHAPE] = &op_reshape,
+    [MEMEST_KIND_LSTM] = &op_lstm,
+    [MEMEST_KIND_GRU] = &op_gru,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -152,6 +154,9 @@ const struct op_key_info op_keys[] = {
     {"begin", "begin", OP_KEY_BEGIN},
     {"end", "end", OP_KEY_END},
     {"shape", "target shape", OP_KEY_SHAPE},
+    {"dir", "direction", OP_KEY_DIR},
+    {"seq", "sequence output", OP_KEY_SEQ},
+    {"lbr", "linear_before_reset", OP_KEY_LBR},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -169,7 +169,9 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(PAD, "pad")                /* constant padding of H and W */     \
     X(SHUFFLE, "shuffle")        /* ShuffleNet's channel shuffle, g= */  \
     X(SLICE, "slice")            /* a range along one axis, copied */    \
-    X(RESHAPE, "reshape")        /* the same elements, another shape */
+    X(RESHAPE, "reshape")        /* the same elements, another shape */ \
+    X(LSTM, "lstm")              /* nn.LSTM, one layer: T x D to T x H */ \
+    X(GRU, "gru")                /* nn.GRU, one layer: T x D to T x H */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1
