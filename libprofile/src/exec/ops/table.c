@@ -29,6 +29,8 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_SHUFFLE] = &exec_op_shuffle,
     [MEMEST_KIND_SLICE] = &exec_op_slice,
     [MEMEST_KIND_RESHAPE] = &exec_op_reshape,
+    [MEMEST_KIND_LSTM] = &exec_op_lstm,
+    [MEMEST_KIND_GRU] = &exec_op_gru,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
