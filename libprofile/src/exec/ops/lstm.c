@@ -57,9 +57,9 @@ static bool dir_reverse(const struct rnn *r, size_t d)
     return d == 1 || r->reverse;
 }
 
-/* Floats of the forward's scratch (in t32): the gates of every step
- * (N*T*G*H), h and c (or a gru's r*h) of one step (2*N*H) and a gru's
- * hidden gates of one step (N*G*H). */
+/* Floats of the forward's scratch for a batch of r->N: the gates of
+ * every step (N*T*G*H), h and c (or a gru's r*h) of one step (2*N*H) and
+ * a gru's hidden gates of one step (N*G*H). */
 static int rnn_floats(const struct rnn *r, size_t *out)
 {
     size_t nt, ntgh, ngh;
@@ -73,11 +73,16 @@ static int rnn_floats(const struct rnn *r, size_t *out)
     return PROF_OK;
 }
 
+/* Inference runs one sample at a time, so that its scratch (in col32,
+ * the float columns the trainer's estimate counts per sample: libmemest's
+ * train_work of lstm and gru gives the same T*G*H + 2*G*H) does not grow
+ * with the batch. */
 int exec_rnn_scratch(const prof_exec *ex, struct exec_op *op,
-                       struct exec_scratch *need)
+                     struct exec_scratch *need)
 {
-    const struct rnn r = rnn_of(ex, op);
-    int st = rnn_floats(&r, &need->t32);
+    struct rnn r = rnn_of(ex, op);
+    r.N = 1;
+    int st = rnn_floats(&r, &need->col32);
     if (st != PROF_OK) {
         return st;
     }
@@ -266,10 +271,16 @@ static int rnn_direction(const struct rnn *r, size_t d, const float *x,
 int exec_rnn_run_f32(prof_exec *ex, const struct exec_op *op,
                      const struct exec_f32_args *a)
 {
-    const struct rnn r = rnn_of(ex, op);
+    struct rnn r = rnn_of(ex, op);
+    const size_t N = r.N;
+    const size_t xn = r.T * r.D, yn = op->out_n / (N ? N : 1);
     int st = PROF_OK;
-    for (size_t d = 0; st == PROF_OK && d < r.dirs; d++) {
-        st = rnn_direction(&r, d, a->x, a->w, a->b, a->y, ex->t32, NULL);
+    r.N = 1;
+    for (size_t n = 0; st == PROF_OK && n < N; n++) {
+        for (size_t d = 0; st == PROF_OK && d < r.dirs; d++) {
+            st = rnn_direction(&r, d, a->x + n * xn, a->w, a->b,
+                               a->y + n * yn, ex->col32, NULL);
+        }
     }
     return st;
 }
