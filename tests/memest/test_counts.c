@@ -731,6 +731,8 @@ static void test_names(void **state)
             {MEMEST_KIND_SHUFFLE, 19, "shuffle", 0},
             {MEMEST_KIND_SLICE, 20, "slice", 0},
             {MEMEST_KIND_RESHAPE, 21, "reshape", 1},
+            {MEMEST_KIND_LSTM, 22, "lstm", 0},
+            {MEMEST_KIND_GRU, 23, "gru", 0},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);

@@ -25,8 +25,9 @@
 
 /* A layer of every kind the text format has (the input's aside). */
 static const char *const EVERY_KIND =
-    "input 8x6x6\n"
-    "convtranspose 8 k=2 s=2 p=3 name=ct\n"
+    "input 8x6x6 name=img\n"
+    "input 6x8 name=seq\n"
+    "convtranspose 8 k=2 s=2 p=3 in=img name=ct\n"
     "resize scale=1/2 mode=bilinear name=rs\n"
     "conv2d 8 k=3 p=1 act=relu name=c\n"
     "maxpool k=2 name=mp\n"
@@ -49,7 +50,9 @@ static const char *const EVERY_KIND =
     "globalavgpool name=gap2\n"
     "reshape shape=4x2x2 name=rsh\n"
     "flatten name=fl2\n"
-    "concat in=sl,fl2 name=out\n";
+    "lstm 4 in=seq name=ls\n"
+    "gru 4 dir=bidirectional seq=no lbr=no name=gr\n"
+    "concat in=sl,fl2,gr name=out\n";
 
 static memest_model *model_of(const char *text)
 {
@@ -130,12 +133,12 @@ static void test_views_and_params(void **state)
 static void test_trainable(void **state)
 {
     (void)state;
-    char buf[256];
+    char buf[320];
     exec_trainable_kinds(buf, sizeof buf);
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
                              "activation, globalavgpool, add, concat, "
-                             "batchnorm, identity, dropout, shuffle, slice "
-                             "and reshape");
+                             "batchnorm, identity, dropout, shuffle, slice, "
+                             "reshape, lstm and gru");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");
