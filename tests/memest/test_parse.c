@@ -284,6 +284,19 @@ static const struct err_case errors[] = {
      MEMEST_E_RANGE, 2, 1, "conv2d: its output 4x2x536870912"},
     {"input 1x8x8\nconv2d 8 k=3 p=9223372036854775807\n",
      MEMEST_E_OVERFLOW, 2, 16, "padding"},
+    /* lstm and gru: a sequence T x D, their keys' words */
+    {"input 10\nlstm 4\n", MEMEST_E_SHAPE, 2, 1,
+     "lstm needs a sequence T x D (steps x features) but its input is 10"},
+    {"input 2x3x4\ngru 4\n", MEMEST_E_SHAPE, 2, 1,
+     "gru needs a sequence T x D"},
+    {"input 5x3\nlstm 4 dir=both\n", MEMEST_E_PARSE, 2, 12,
+     "dir must be forward, reverse or bidirectional, got 'both'"},
+    {"input 5x3\nlstm 4 seq=maybe\n", MEMEST_E_PARSE, 2, 12,
+     "seq must be yes or no"},
+    {"input 5x3\nlstm 4 lbr=no\n", MEMEST_E_PARSE, 2, 8,
+     "unknown key 'lbr' for lstm"},
+    {"input 5x3\ngru dir=forward\n", MEMEST_E_PARSE, 2, 1,
+     "missing width: gru needs the number of hidden units first"},
 };
 
 static void check_error(const char *where, int st,
@@ -705,6 +718,10 @@ static void test_round_trip(void **state)
                "conv2d 6 k=3x2 s=2x1 d=1x3 g=3\nmaxpool k=2 s=2 ceil=yes\n"
                "avgpool k=3 s=2 p=1 ceil=yes count_pad=yes\n"
                "avgpool k=2 s=1 p=1 ceil=yes count_pad=no\n");
+    /* recurrent layers: every direction, both outputs, both gru forms */
+    round_trip("input 7x5\nlstm 4 name=a\nlstm 3 dir=reverse bias=no\n"
+               "gru 6 dir=bidirectional lbr=no\n"
+               "gru 2 dir=forward seq=no lbr=yes\n");
     round_trip("input 3x5x4\npad p=1,0,2,3 value=-0.1\npad p=2 name=z\n"
                "maxpool k=2\n");
     round_trip("input 6x5x4\nshuffle g=3\nslice axis=c begin=1 end=4\n"
