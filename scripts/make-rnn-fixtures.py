@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """LSTM and GRU fixtures (tests/data/onnx/torch_lstm_kws, torch_gru_kws,
-torch_bigru): keyword spotters as PyTorch 1.13 exports them at opset 13,
+torch_bigru, torch_lstm_hn: the last one reads h_n[-1] rather than
+y[:, -1]): keyword spotters as PyTorch 1.13 exports them at opset 13,
 batch_first, with random weights from a fixed generator. Each folder
 holds model.onnx, test_data_set_0/input_0.pb and output_0.pb (PyTorch's
 output for a fixed input of batch 2), weights.safetensors (the same
@@ -30,16 +31,23 @@ class Spotter(torch.nn.Module):
     hidden state (h_n of the top layer, both directions concatenated when
     bidirectional) -> Linear to 12 classes."""
 
-    def __init__(self, cell, bidirectional=False):
+    def __init__(self, cell, bidirectional=False, hn=False):
         super().__init__()
         rnn = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
         self.rnn = rnn(10, 64, num_layers=2, batch_first=True,
                        bidirectional=bidirectional)
         self.bi = bidirectional
+        self.hn = hn
+        self.cell = cell
         self.fc = torch.nn.Linear(128 if bidirectional else 64, 12)
 
     def forward(self, x):
-        y, _ = self.rnn(x)
+        y, state = self.rnn(x)
+        if self.hn:
+            # the top layer's final state, h_n[-1]: ONNX's Y_h of each
+            # layer joined by a Concat, then a Gather
+            h = state[0] if self.cell == "lstm" else state
+            return self.fc(h[-1])
         if self.bi:
             # the forward direction's last step and the reverse's first
             last = torch.cat((y[:, -1, :64], y[:, 0, 64:]), 1)
@@ -65,9 +73,9 @@ def text_model(cell, bi):
             "dense 12 name=fc\n") % (cell, cell, d, lbr, cell, d, lbr)
 
 
-def make(out_dir, name, cell, bi, seed):
+def make(out_dir, name, cell, bi, seed, hn=False):
     torch.manual_seed(seed)
-    net = Spotter(cell, bi).eval()
+    net = Spotter(cell, bi, hn).eval()
     x = torch.randn(2, 49, 10)
     with torch.no_grad():
         y = net(x)
@@ -161,6 +169,7 @@ def main():
     make(out, "torch_lstm_kws", "lstm", False, 20)
     make(out, "torch_gru_kws", "gru", False, 21)
     make(out, "torch_bigru", "gru", True, 22)
+    make(out, "torch_lstm_hn", "lstm", False, 23, hn=True)
     bad_fixtures(out)
 
 

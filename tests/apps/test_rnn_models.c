@@ -190,6 +190,15 @@ static void test_bigru(void **state)
     check(&s);
 }
 
+/* The same LSTM spotter reading h_n[-1] (ONNX: each layer's Y_h, a
+ * Concat, a Gather) instead of y[:, -1]: the same text model. */
+static void test_lstm_hn(void **state)
+{
+    static const struct spotter s = {"torch_lstm_hn", 53516, 4, 1};
+    (void)state;
+    check(&s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -201,6 +210,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_lstm),
         cmocka_unit_test(test_gru),
         cmocka_unit_test(test_bigru),
+        cmocka_unit_test(test_lstm_hn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

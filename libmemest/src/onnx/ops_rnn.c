@@ -40,6 +40,9 @@ struct rnn_match {
      * the Slices of the forward and the reverse halves, the Concat */
     size_t last_gather[2], last_slice[2];
     int bi_last;
+    /* h_n[-1] of stacked layers: the Concat of their Y_h (its input
+     * count), then a Gather of the last */
+    size_t yh_concat;
     size_t nchain;
     size_t end;     /* the node whose output 0 the layer makes */
     int from_yh;    /* the chain starts at Y_h (slot 1), not Y */
@@ -85,6 +88,27 @@ static int perm_is(const struct imp *I, size_t node, const int64_t *want,
 static int is_rnn(const struct imp *I, size_t node)
 {
     return is_op(I, node, "LSTM") || is_op(I, node, "GRU");
+}
+
+/* Value vi has no live reader but nodes a pattern covers. */
+static int read_only_by_skipped(struct imp *I, size_t vi)
+{
+    if (vi == SIZE_MAX || I->v[vi].readers == 0) {
+        return 1;
+    }
+    if (vi == I->output_value) {
+        return 0;
+    }
+    for (size_t i = 0; i < I->g->n_node; i++) {
+        const Onnx__NodeProto *n = I->g->node[i];
+        for (size_t k = 0; I->ni[i].live && !I->ni[i].skip && k < n->n_input;
+             k++) {
+            if (value_of(I, str(n->input[k])) == vi) {
+                return 0;
+            }
+        }
+    }
+    return 1;
 }
 
 /* Every live reader of value vi is a recurrent node reading it as X. */
@@ -250,9 +274,22 @@ static int rnn_match(struct imp *I, size_t node, struct rnn_match *m)
         return 1;
     }
     if (dirs == 1 && yh != SIZE_MAX && I->v[yh].readers > 0) {
-        /* h_n of one direction: Squeeze(axes 0) or Gather(axis 0) */
+        /* h_n of one direction: Squeeze(axes 0) or Gather(axis 0); of a
+         * stack (nn.GRU(num_layers=2)'s h_n[-1]), the Concat of the
+         * layers' Y_h, this one last, then the Gather */
         r = only_reader(I, yh);
-        if (!is_op(I, r, "Squeeze") && !is_op(I, r, "Gather")) {
+        if (is_op(I, r, "Concat")) {
+            const Onnx__NodeProto *cn = I->g->node[r];
+            const size_t g = only_reader(I, out_value(I, r, 0));
+            if (cn->n_input < 1 ||
+                value_of(I, str(cn->input[cn->n_input - 1])) != yh ||
+                !is_op(I, g, "Gather")) {
+                return 0;
+            }
+            m->yh_concat = cn->n_input;
+            m->chain[m->nchain++] = r;
+            r = g;
+        } else if (!is_op(I, r, "Squeeze") && !is_op(I, r, "Gather")) {
             return 0;
         }
         m->chain[m->nchain++] = r;
@@ -632,6 +669,11 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
         return node_fail(I, node, MEMEST_E_PARSE,
                          "both Y and Y_h are read; supported is one of them");
     }
+    if (!m.from_yh && !read_only_by_skipped(I, out_value(I, node, 1))) {
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "both Y and Y_h are read; supported is one of them "
+                         "(or Y_h into the h_n[-1] of a later layer)");
+    }
     /* X: through the Transpose, or a previous layer's time-major output */
     if (m.in_tr != SIZE_MAX) {
         static const int64_t p102[3] = {1, 0, 2};
@@ -714,12 +756,23 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
                                  op, (unsigned long long)(2 * H));
             }
         }
+        if (is_op(I, c, "Concat")) {
+            const Onnx__AttributeProto *a = attr(I->g->node[c], "axis");
+            if (a == NULL || a->i != 0) {
+                return node_fail(I, c, MEMEST_E_PARSE,
+                                 "a Concat of recurrent layers' Y_h must "
+                                 "join axis 0 (their h_n)");
+            }
+        }
         if (is_op(I, c, "Gather")) {
             int64_t got = 0;
             const int64_t ax = m.from_yh ? 0 : 1;
             const Onnx__AttributeProto *a = attr(I->g->node[c], "axis");
-            const int64_t want_a = m.from_yh ? 0 : -1;
-            const int64_t want_b = m.from_yh ? -1 : (int64_t)T - 1;
+            /* Y_h: h_n[0] or h_n[-1] of one layer; of a stack, its last */
+            const int64_t want_a = m.from_yh && !m.yh_concat ? 0 : -1;
+            const int64_t want_b =
+                !m.from_yh ? (int64_t)T - 1
+                : m.yh_concat ? (int64_t)m.yh_concat - 1 : -1;
             if ((a == NULL ? 0 : a->i) != ax) {
                 return node_fail(I, c, MEMEST_E_PARSE,
                                  "a Gather of a recurrent layer's output "
