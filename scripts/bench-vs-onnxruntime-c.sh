@@ -1,7 +1,8 @@
 #!/bin/sh
 # edgefit's forward pass against ONNX Runtime's through ONNX Runtime's C
 # API (bench-vs-ort, tests/profile/bench_vs_ort.c), on the MLPerf Tiny
-# models' ONNX files or on the files given.
+# models' ONNX files and the LSTM/GRU keyword spotters', or on the files
+# given.
 #
 # usage: scripts/bench-vs-onnxruntime-c.sh [bench-vs-ort options] [MODEL.onnx...]
 #   e.g. scripts/bench-vs-onnxruntime-c.sh --threads 2 --layers
@@ -76,6 +77,11 @@ for a in "$@"; do
     esac
 done
 if [ $have_model -eq 0 ]; then
-    set -- "$@" tests/data/models/*/model.onnx
+    # the MLPerf Tiny models, then the LSTM/GRU keyword spotters
+    # (scripts/make-rnn-fixtures.py)
+    set -- "$@" tests/data/models/*/model.onnx \
+        tests/data/onnx/torch_lstm_kws/model.onnx \
+        tests/data/onnx/torch_gru_kws/model.onnx \
+        tests/data/onnx/torch_bigru/model.onnx
 fi
 exec "$build/tests/profile/bench-vs-ort" --ort-lib "$lib" "$@"

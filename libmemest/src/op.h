@@ -76,6 +76,10 @@ enum op_key {
     /* attention's operators */
     OP_KEY_PERM = 1u << 26,  /* transpose's perm=1,0 or perm=2,0,1 */
     OP_KEY_HEADS = 1u << 27, /* attention's heads=H */
+    /* lstm and gru (ops/lstm.c, ops/gru.c) */
+    OP_KEY_DIR = 1u << 15, /* dir=forward|reverse|bidirectional */
+    OP_KEY_SEQ = 1u << 17, /* seq=yes|no: every step's output or the last */
+    OP_KEY_LBR = 1u << 28, /* lbr=yes|no: a gru's linear_before_reset */
 };
 
 struct op_key_info {
@@ -173,6 +177,11 @@ struct op_spec {
     int col_perm;
     uint64_t heads;
     int col_heads;
+    /* lstm, gru: dir= (enum memest_rnn_direction, forward when not
+     * written), seq= (1 when not written), lbr= (1, PyTorch's GRU) */
+    int rnn_dir;
+    int rnn_seq;
+    int rnn_lbr;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -396,5 +405,20 @@ static inline unsigned op_softmax_default_axis(const struct memest_shape *s)
 extern const struct memest_op_def op_matmul;
 extern const struct memest_op_def op_transpose;
 extern const struct memest_op_def op_attention;
+extern const struct memest_op_def op_lstm;
+extern const struct memest_op_def op_gru;
+
+/* lstm and gru (ops/lstm.c): shape inference of a recurrent layer of
+ * `gates` gates (4 for an lstm, 3 for a gru), its state_dict tensors and
+ * the options of its line (" dir=... seq=...", without lbr). */
+int op_rnn_infer(const struct op_infer *x, struct memest_layer *L,
+                 uint64_t gates);
+size_t op_rnn_param_tensors(const struct memest_layer *L, uint64_t gates,
+                            struct memest_param_tensor *out);
+void op_rnn_put_options(struct op_out *o, const struct memest_layer *L);
+/* The executor's per-sample floats of the step buffers (the gates of
+ * every step and a step's state: T*G*H + 2*G*H), as im2col columns. */
+int op_rnn_train_work(const struct memest_layer *L, uint64_t gates,
+                      uint64_t *preact, uint64_t *columns);
 
 #endif

@@ -1798,6 +1798,13 @@ static void test_arena_equals_plan(void **state)
     }
     check_arena("mlp:784-64-10", MEMEST_FP32, 32);
     check_arena("mlp:4-100", MEMEST_FP16, 5); /* the last pair is the peak */
+    /* recurrent layers: their step buffers are scratch, not arena */
+    for (size_t pi = 0; pi < 4; pi++) {
+        check_arena("input 9x5\nlstm 8 dir=bidirectional\n"
+                    "gru 6 seq=no lbr=no\ndense 3\n", PRECISIONS[pi], 1);
+        check_arena("input 9x5\ngru 8 dir=reverse\nlstm 6 seq=no\n"
+                    "dense 3 act=softmax\n", PRECISIONS[pi], 7);
+    }
 }
 
 /*

@@ -61,7 +61,10 @@ static const char *const EVERY_KIND =
     "transpose perm=1,0 in=att name=tr\n"
     "matmul in=att,tr name=mm\n"
     "flatten in=mm name=fl4\n"
-    "concat in=out2,fl4 name=out3\n";
+    "concat in=out2,fl4 name=out3\n"
+    "lstm 4 in=seq name=ls\n"
+    "gru 4 dir=bidirectional seq=no lbr=no name=gr\n"
+    "concat in=out3,gr name=out4\n";
 
 static memest_model *model_of(const char *text)
 {
@@ -158,13 +161,14 @@ static bool listed(const char *list, const char *name)
 static void test_trainable(void **state)
 {
     (void)state;
-    char buf[256];
+    char buf[320];
     exec_trainable_kinds(buf, sizeof buf);
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
                              "activation, globalavgpool, add, concat, "
                              "batchnorm, identity, dropout, shuffle, slice, "
                              "reshape, layernorm, clstoken, posembed, "
-                             "matmul, transpose and attention");
+                             "matmul, transpose, attention, "
+                             "lstm and gru");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");

@@ -177,7 +177,9 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(POSEMBED, "posembed")      /* add a learned T x D parameter */   \
     X(MATMUL, "matmul")          /* two inputs, batched, broadcasting */ \
     X(TRANSPOSE, "transpose")    /* perm= of the per-sample axes */      \
-    X(ATTENTION, "attention")    /* fused multi-head self-attention */
+    X(ATTENTION, "attention")    /* fused multi-head self-attention */ \
+    X(LSTM, "lstm")              /* nn.LSTM, one layer: T x D to T x H */ \
+    X(GRU, "gru")                /* nn.GRU, one layer: T x D to T x H */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1

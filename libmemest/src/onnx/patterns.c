@@ -865,6 +865,8 @@ int analyse(struct imp *I)
     find_sdpa(I);
     find_clstoken(I);
     find_matmul_bias(I);
+    /* before prune_folds: the RNN chains it marks skipped are no readers */
+    onnx_rnn_find(I);
     return prune_folds(I);
 }
 

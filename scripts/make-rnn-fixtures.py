@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""LSTM and GRU fixtures (tests/data/onnx/torch_lstm_kws, torch_gru_kws,
+torch_bigru, torch_lstm_hn: the last one reads h_n[-1] rather than
+y[:, -1]): keyword spotters as PyTorch 1.13 exports them at opset 13,
+batch_first, with random weights from a fixed generator. Each folder
+holds model.onnx, test_data_set_0/input_0.pb and output_0.pb (PyTorch's
+output for a fixed input of batch 2), weights.safetensors (the same
+weights named after the layers of model.txt, the text model of the same
+network) and model.txt. And tests/data/onnx/bad/{lstm,gru}_*.onnx: the
+same form with one thing the importer refuses (clip, input_forget, other
+activations, activation_alpha, layout 1, sequence_lens, a non-zero
+initial state).
+
+    /usr/bin/python3 scripts/make-rnn-fixtures.py tests/data/onnx
+"""
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_writer  # noqa: E402
+
+
+class Spotter(torch.nn.Module):
+    """Frames (batch, 49, 10) -> a recurrent stack -> the last step's
+    hidden state (h_n of the top layer, both directions concatenated when
+    bidirectional) -> Linear to 12 classes."""
+
+    def __init__(self, cell, bidirectional=False, hn=False):
+        super().__init__()
+        rnn = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+        self.rnn = rnn(10, 64, num_layers=2, batch_first=True,
+                       bidirectional=bidirectional)
+        self.bi = bidirectional
+        self.hn = hn
+        self.cell = cell
+        self.fc = torch.nn.Linear(128 if bidirectional else 64, 12)
+
+    def forward(self, x):
+        y, state = self.rnn(x)
+        if self.hn:
+            # the top layer's final state, h_n[-1]: ONNX's Y_h of each
+            # layer joined by a Concat, then a Gather
+            h = state[0] if self.cell == "lstm" else state
+            return self.fc(h[-1])
+        if self.bi:
+            # the forward direction's last step and the reverse's first
+            last = torch.cat((y[:, -1, :64], y[:, 0, 64:]), 1)
+        else:
+            last = y[:, -1, :]
+        return self.fc(last)
+
+
+def save_pb(a, name, path):
+    p = numpy_helper.from_array(a.astype(np.float32), name)
+    with open(path, "wb") as f:
+        f.write(p.SerializeToString())
+
+
+def text_model(cell, bi):
+    d = " dir=bidirectional" if bi else " dir=forward"
+    lbr = " lbr=yes" if cell == "gru" else ""
+    return ("# a keyword spotter: 49 frames of 10 features, two %s layers,\n"
+            "# the last step's hidden state, 12 classes\n"
+            "input 49x10\n"
+            "%s 64%s seq=yes%s name=rnn0\n"
+            "%s 64%s seq=no%s name=rnn1\n"
+            "dense 12 name=fc\n") % (cell, cell, d, lbr, cell, d, lbr)
+
+
+def make(out_dir, name, cell, bi, seed, hn=False):
+    torch.manual_seed(seed)
+    net = Spotter(cell, bi, hn).eval()
+    x = torch.randn(2, 49, 10)
+    with torch.no_grad():
+        y = net(x)
+    d = os.path.join(out_dir, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    path = os.path.join(d, "model.onnx")
+    torch.onnx.export(net, x, path, opset_version=13,
+                      input_names=["frames"], output_names=["logits"],
+                      dynamic_axes={"frames": {0: "batch"},
+                                    "logits": {0: "batch"}})
+    onnx.checker.check_model(onnx.load(path))
+    save_pb(x.numpy(), "frames",
+            os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(y.numpy(), "logits",
+            os.path.join(d, "test_data_set_0", "output_0.pb"))
+    # the text model's layers rnn0 and rnn1 are PyTorch's layers 0 and 1
+    sd = net.state_dict()
+    tensors = {}
+    for k, v in sd.items():
+        if k.startswith("rnn."):
+            part, layer = k[4:].split("_l", 1)
+            layer, _, rev = layer.partition("_")
+            suffix = "_l0" + ("_" + rev if rev else "")
+            tensors["rnn%s.%s%s" % (layer, part, suffix)] = v.clone()
+        else:
+            tensors[k] = v.clone()
+    safetensors_writer.save(os.path.join(d, "weights.safetensors"),
+                            tensors, {"format": "pt"})
+    with open(os.path.join(d, "model.txt"), "w") as f:
+        f.write(text_model(cell, bi))
+    n = sum(p.numel() for p in net.parameters())
+    print("%s: %d parameters, max |y| %.4f" % (name, n, y.abs().max()))
+
+
+def bad_rnn(out_dir, name, op="LSTM", attrs=None, extra_inputs=None,
+            inits=None):
+    """x [N, 5, 3] -> Transpose(1,0,2) -> LSTM/GRU (hidden 2) -> Squeeze
+    (axes 1) -> Transpose(1,0,2): PyTorch's form, with one change that
+    the importer must refuse naming the node and what it is."""
+    from onnx import TensorProto, helper
+    G = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    rng = np.random.default_rng(5)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    init = [numpy_helper.from_array(
+                rng.standard_normal((1, G * 2, 3)).astype(np.float32), "W"),
+            numpy_helper.from_array(
+                rng.standard_normal((1, G * 2, 2)).astype(np.float32), "R"),
+            numpy_helper.from_array(np.array([1], np.int64), "axes")]
+    init += inits or []
+    ins = ["xt", "W", "R"] + (extra_inputs or [])
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], name="tin",
+                              perm=[1, 0, 2]),
+             helper.make_node(op, ins, ["Y"], name="rnn1", hidden_size=2,
+                              **(attrs or {})),
+             helper.make_node("Squeeze", ["Y", "axes"], ["ys"], name="sq"),
+             helper.make_node("Transpose", ["ys"], ["y"], name="tout",
+                              perm=[1, 0, 2])]
+    if op == "RNN":
+        nodes = [helper.make_node(op, ["x", "W", "R"], ["y"], name="rnn1",
+                                  hidden_size=2)]
+    g = helper.make_graph(nodes, name, [x], [y], init)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="edgefit-fixtures")
+    m.ir_version = 8
+    onnx.save(m, os.path.join(out_dir, "bad", name + ".onnx"))
+
+
+def bad_fixtures(out):
+    # ONNX's plain RNN, which no layer computes: refused with the list of
+    # the supported operators (tests/memest/test_onnx.c reads that list)
+    bad_rnn(out, "unsupported_rnn", op="RNN")
+    bad_rnn(out, "lstm_clip", attrs={"clip": 1.0})
+    bad_rnn(out, "lstm_input_forget", attrs={"input_forget": 1})
+    bad_rnn(out, "lstm_activations",
+            attrs={"activations": ["Sigmoid", "Relu", "Tanh"]})
+    bad_rnn(out, "gru_activation_alpha", op="GRU",
+            attrs={"activation_alpha": [0.5]})
+    bad_rnn(out, "lstm_layout1", attrs={"layout": 1})
+    bad_rnn(out, "gru_sequence_lens", op="GRU", extra_inputs=["", "lens"],
+            inits=[numpy_helper.from_array(np.array([5, 5], np.int32),
+                                           "lens")])
+    bad_rnn(out, "lstm_initial_h", extra_inputs=["", "", "h0"],
+            inits=[numpy_helper.from_array(
+                np.ones((1, 2, 2), np.float32), "h0")])
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/onnx"
+    make(out, "torch_lstm_kws", "lstm", False, 20)
+    make(out, "torch_gru_kws", "gru", False, 21)
+    make(out, "torch_bigru", "gru", True, 22)
+    make(out, "torch_lstm_hn", "lstm", False, 23, hn=True)
+    bad_fixtures(out)
+
+
+if __name__ == "__main__":
+    main()
