@@ -839,7 +839,8 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
     }
     {
         const uint64_t w = (uint64_t)dirs * H;
-        const uint64_t seq_dim[3] = {N, T, w}, last_dim[2] = {N, w};
+        /* set_output() copies four dimensions */
+        const uint64_t seq_dim[4] = {N, T, w, 0}, last_dim[4] = {N, w, 0, 0};
         return m.seq ? set_output(I, m.end, 0, l, 3, seq_dim)
                      : set_output(I, m.end, 0, l, 2, last_dim);
     }
