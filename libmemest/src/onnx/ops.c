@@ -60,11 +60,11 @@ static const struct onnx_op ops[] = {
     {"HardSigmoid", "alpha beta", onnx_hardsigmoid, NULL, 0},
     {"HardSwish", "", onnx_hardswish, NULL, 0},
     {"Identity", "", onnx_identity, fold_identity, 0},
+    {"LSTM", "activation_alpha activation_beta activations clip direction "
+             "hidden_size input_forget layout", onnx_lstm, NULL, 0},
     /* stash_type other than 1 is refused by the handler */
     {"LayerNormalization", "axis epsilon stash_type", onnx_layernorm, NULL,
      0},
-    {"LSTM", "activation_alpha activation_beta activations clip direction "
-             "hidden_size input_forget layout", onnx_lstm, NULL, 0},
     {"LeakyRelu", "alpha", onnx_leakyrelu, NULL, 0},
     {"LogSoftmax", "axis", onnx_logsoftmax, NULL, 0},
     {"MatMul", "", onnx_matmul, NULL, 0},
