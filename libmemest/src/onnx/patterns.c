@@ -865,9 +865,15 @@ int analyse(struct imp *I)
     find_sdpa(I);
     find_clstoken(I);
     find_matmul_bias(I);
-    /* before prune_folds: the RNN chains it marks skipped are no readers */
+    /* after prune_folds: an LSTM's or GRU's initial state may be a fold
+     * (a Slice of a zero constant) that only the RNN node reads, and the
+     * chains around it keep their small constant folds */
+    const int pruned = prune_folds(I);
+    if (pruned != MEMEST_OK) {
+        return pruned;
+    }
     onnx_rnn_find(I);
-    return prune_folds(I);
+    return MEMEST_OK;
 }
 
 /*
