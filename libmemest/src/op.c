@@ -35,6 +35,9 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_SHUFFLE] = &op_shuffle,
     [MEMEST_KIND_SLICE] = &op_slice,
     [MEMEST_KIND_RESHAPE] = &op_reshape,
+    [MEMEST_KIND_LAYERNORM] = &op_layernorm,
+    [MEMEST_KIND_CLSTOKEN] = &op_clstoken,
+    [MEMEST_KIND_POSEMBED] = &op_posembed,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)

@@ -152,8 +152,11 @@ struct op_spec {
     /* pad, ceil-mode pools: ceil=yes, value= (0 by default) */
     int ceil_mode;
     double value;
-    /* slice: axis= (0, 1, 2 for c, h, w), begin=, end= */
+    /* slice: axis= (0, 1, 2 for c, h, w), begin=, end=; softmax,
+     * logsoftmax and layernorm: axis=K, a per-sample axis (have_axis: it
+     * was written) */
     unsigned axis;
+    int have_axis;
     uint64_t begin, end;
     int col_axis;
     int col_begin;
@@ -366,5 +369,20 @@ extern const struct memest_op_def op_pad;
 extern const struct memest_op_def op_shuffle;
 extern const struct memest_op_def op_slice;
 extern const struct memest_op_def op_reshape;
+extern const struct memest_op_def op_layernorm;
+extern const struct memest_op_def op_clstoken;
+extern const struct memest_op_def op_posembed;
+
+/* MEMEST_OK when input 0 is a sequence T x D (rank 2), else MEMEST_E_SHAPE
+ * "<kind> needs a sequence T x D ..." (clstoken, posembed). */
+int op_need_seq(const struct op_infer *x);
+
+/* The axis a softmax or log-softmax normalises when its line names none:
+ * a vector's features (0), a T x D sequence's features (1), the channels
+ * of C x H x W (0). */
+static inline unsigned op_softmax_default_axis(const struct memest_shape *s)
+{
+    return s->rank == 2 ? 1u : 0u;
+}
 
 #endif

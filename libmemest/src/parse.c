@@ -412,6 +412,12 @@ static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
     if (st != MEMEST_OK) {
         return st;
     }
+    /* a softmax fused after a layer normalises its output's features
+     * (channels of C x H x W); a standalone one set its axis in infer() */
+    if ((L.act == MEMEST_ACT_SOFTMAX || L.act == MEMEST_ACT_LOGSOFTMAX) &&
+        L.kind != MEMEST_KIND_ACTIVATION) {
+        L.axis = op_softmax_default_axis(&L.out_shape);
+    }
 
     L.output_elements = 1;
     for (unsigned i = 0; i < L.out_shape.rank; i++) {
@@ -527,7 +533,10 @@ static int finalize(struct ctx *c, struct memest_model *m)
             continue;
         }
         P = &m->layers[src - I];
+        /* a dense over a T x D sequence has its units along D, the batch
+         * norm its channels along T: not the same axis, nothing folds */
         if (op_def(P->kind) == NULL || !op_def(P->kind)->absorbs_bn ||
+            P->out_shape.rank == 2 ||
             P->act != MEMEST_ACT_NONE || P->folded_bn != NULL ||
             readers[src] != 1) {
             continue;
@@ -1437,11 +1446,17 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
                 sp.axis = 1;
             } else if (tok_is(&val, "w")) {
                 sp.axis = 2;
+            } else if (val.n == 1 && val.s[0] >= '0' && val.s[0] <= '2') {
+                /* a per-sample axis by number (softmax, layernorm): 0,
+                 * 1, 2 are the axes c, h, w name */
+                sp.axis = (unsigned)(val.s[0] - '0');
             } else {
                 st = fail(c, MEMEST_E_PARSE, c->line, val.col,
-                          "axis must be c, h or w, got '" TOKFMT "'",
+                          "axis must be c, h or w, or 0, 1 or 2 (a "
+                          "per-sample axis), got '" TOKFMT "'",
                           TOKARG(&val));
             }
+            sp.have_axis = 1;
             sp.col_axis = val.col;
             break;
         case OP_KEY_BEGIN:

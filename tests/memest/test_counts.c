@@ -351,6 +351,103 @@ static void test_pool_stride_defaults_to_kernel(void **state)
  * 4x1x6), no parameters for a constant, MACs 0. A squeeze-excite block
  * of 16 channels on 8x8: conv 3->16 k3 (16*3*9 + 16 = 448 parameters),
  * fc1 16->4 (68), fc2 4->16 (80): 596 parameters in all. */
+/* A keyword transformer's per-position layers on a sequence of 49 steps
+ * of 10 features, by hand: dense 10->16 over the features is 16*10 + 16 =
+ * 176 parameters and 49*10*16 = 7840 MACs, output 49x16; the class token
+ * one row of 16 (16 parameters), output 50x16; the position embedding
+ * 50*16 = 800; layernorm gamma and beta 2*16 = 32 (bias=no: 16), 0 MACs;
+ * gelu, dropout, identity, mul/sub with a 1x16 broadcast and softmax keep
+ * 50x16 (800 elements). The fused softmax of a dense on T x D is over the
+ * features (axis 1), a standalone one too unless axis= says. */
+static void test_sequence(void **state)
+{
+    memest_model *m = parse_ok(
+        "input 49x10\n"
+        "dense 16 act=gelu_erf\n"     /* 0 */
+        "clstoken\n"                  /* 1 */
+        "posembed name=p\n"           /* 2 */
+        "layernorm\n"                 /* 3 */
+        "layernorm bias=no axis=0\n"  /* 4 */
+        "gelu\n"                      /* 5 */
+        "dropout\nidentity\n"          /* 6, 7 */
+        "slice axis=c end=1 in=p name=row\n" /* 8: 1x16 */
+        "mul in=identity1,row\n"      /* 9 */
+        "sub in=row,mul1\n"           /* 10 */
+        "softmax axis=0\n"            /* 11 */
+        "dense 4 act=softmax bias=no\n" /* 12 */
+        "logsoftmax\n");              /* 13 */
+    struct memest_totals t;
+    static const struct {
+        uint64_t d0, d1, params, macs;
+        unsigned axis;
+    } want[] = {
+        {49, 16, 176, 7840, 0}, {50, 16, 16, 0, 0},   {50, 16, 800, 0, 0},
+        {50, 16, 32, 0, 1},     {50, 16, 800, 0, 0},  {50, 16, 0, 0, 0},
+        {50, 16, 0, 0, 0},      {50, 16, 0, 0, 0},    {1, 16, 0, 0, 0},
+        {50, 16, 0, 0, 0},      {50, 16, 0, 0, 0},    {50, 16, 0, 0, 0},
+        {50, 4, 64, 3200, 1},   {50, 4, 0, 0, 1},
+    };
+    (void)state;
+    assert_int_equal(memest_model_layer_count(m), 14);
+    for (size_t i = 0; i < 14; i++) {
+        const struct memest_layer *L = memest_model_layer(m, i);
+        assert_int_equal(L->out_shape.rank, 2);
+        assert_int_equal(L->out_shape.dim[0], want[i].d0);
+        assert_int_equal(L->out_shape.dim[1], want[i].d1);
+        assert_int_equal(L->parameter_count, want[i].params);
+        assert_int_equal(L->macs_per_sample, want[i].macs);
+        assert_int_equal(L->axis, want[i].axis);
+    }
+    /* layernorm: units D, gamma and beta [D], eps 1e-5 by default; over
+     * both axes (axis=0) D is 50*16 */
+    {
+        const struct memest_layer *ln = memest_model_layer(m, 3);
+        struct memest_param_tensor pt[MEMEST_PARAM_TENSORS_MAX];
+        assert_int_equal(ln->units, 16);
+        assert_int_equal(ln->weight_count, 16);
+        assert_int_equal(ln->bias_count, 16);
+        assert_true(ln->bn_epsilon == 1e-5);
+        assert_int_equal(memest_model_layer(m, 4)->units, 800);
+        assert_int_equal(memest_layer_param_tensors(ln, pt), 2);
+        assert_string_equal(pt[0].suffix, ".weight");
+        assert_int_equal(pt[0].rank, 1);
+        assert_int_equal(pt[0].dim[0], 16);
+        /* PyTorch's cls_token [1, 1, D] and pos_embedding [1, T, D] */
+        assert_int_equal(
+            memest_layer_param_tensors(memest_model_layer(m, 1), pt), 1);
+        assert_int_equal(pt[0].rank, 3);
+        assert_int_equal(pt[0].dim[0], 1);
+        assert_int_equal(pt[0].dim[1], 1);
+        assert_int_equal(pt[0].dim[2], 16);
+        assert_int_equal(
+            memest_layer_param_tensors(memest_model_layer(m, 2), pt), 1);
+        assert_int_equal(pt[0].dim[1], 50);
+        assert_int_equal(pt[0].dim[2], 16);
+        /* nn.Linear's [out, in]: in is the features D, not T x D */
+        assert_int_equal(
+            memest_layer_param_tensors(memest_model_layer(m, 0), pt), 2);
+        assert_int_equal(pt[0].dim[0], 16);
+        assert_int_equal(pt[0].dim[1], 10);
+    }
+    /* totals: 176+16+800+32+800+64 = 1888 parameters, 7840+3200 MACs */
+    assert_int_equal(memest_estimate_totals(m, 1, MEMEST_FP32, &t),
+                     MEMEST_OK);
+    assert_int_equal(t.parameter_count, 1888);
+    assert_int_equal(t.macs, 11040);
+    /* the input 490, the dense 784, ten outputs of 50x16 (the views
+     * dropout and identity count as outputs, as flatten does), the row
+     * 16, the last two 50x4 */
+    assert_int_equal(t.activation_elements,
+                     490 + 784 + 800 * 10 + 16 + 200 * 2);
+    memest_model_destroy(m);
+    /* a batch norm after a dense on T x D stays a layer: its channels are
+     * the steps, the dense's outputs the features */
+    m = parse_ok("input 6x4\ndense 3\nbatchnorm\n");
+    assert_int_equal(memest_model_layer_count(m), 2);
+    assert_int_equal(memest_model_layer(m, 1)->parameter_count, 12);
+    memest_model_destroy(m);
+}
+
 static void test_binary(void **state)
 {
     memest_model *m = parse_ok(
@@ -731,6 +828,9 @@ static void test_names(void **state)
             {MEMEST_KIND_SHUFFLE, 19, "shuffle", 0},
             {MEMEST_KIND_SLICE, 20, "slice", 0},
             {MEMEST_KIND_RESHAPE, 21, "reshape", 1},
+            {MEMEST_KIND_LAYERNORM, 22, "layernorm", 0},
+            {MEMEST_KIND_CLSTOKEN, 23, "clstoken", 0},
+            {MEMEST_KIND_POSEMBED, 24, "posembed", 0},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);
@@ -788,6 +888,7 @@ int main(void)
         cmocka_unit_test(test_binary),
         cmocka_unit_test(test_training),
         cmocka_unit_test(test_batch_overflow),
+        cmocka_unit_test(test_sequence),
         cmocka_unit_test(test_concat_axes),
         cmocka_unit_test(test_names),
     };

@@ -84,9 +84,11 @@ static const struct err_case errors[] = {
     {"name m\n  conv2d 3 k=1\n", MEMEST_E_PARSE, 2, 3, "missing input"},
     {"input\n", MEMEST_E_PARSE, 1, 1, "missing input shape"},
     /* other malformed lines */
-    /* a 2-D input serves element-wise layers, not dense */
-    {"input 28x28\ndense 3\n", MEMEST_E_SHAPE, 2, 1,
-     "dense needs a feature vector"},
+    /* a 2-D input is a sequence T x D (dense runs over D); an image is
+     * flattened first */
+    {"input 3x28x28\ndense 3\n", MEMEST_E_SHAPE, 2, 1,
+     "dense needs a feature vector or a sequence T x D but its input is "
+     "3x28x28"},
     /* graphs: "add in=a,b" has b at column 10 */
     {"input 1x8x8\nconv2d 4 k=3 p=1 name=a\nconv2d 8 k=3 p=1 in=input "
      "name=b\nadd in=a,b\n",
@@ -156,7 +158,7 @@ static const struct err_case errors[] = {
      "count_pad must be yes or no"},
     /* data movement: slice and shuffle */
     {"input 4x6x6\nslice axis=d end=2\n", MEMEST_E_PARSE, 2, 12,
-     "axis must be c, h or w, got 'd'"},
+     "axis must be c, h or w, or 0, 1 or 2 (a per-sample axis), got 'd'"},
     {"input 4x6x6\nslice axis=c begin=2 end=9\n", MEMEST_E_SHAPE, 2, 26,
      "end=9 is past the 4 elements of axis c"},
     {"input 4x6x6\nslice axis=h begin=3 end=3\n", MEMEST_E_SHAPE, 2, 20,
@@ -284,6 +286,26 @@ static const struct err_case errors[] = {
      MEMEST_E_RANGE, 2, 1, "conv2d: its output 4x2x536870912"},
     {"input 1x8x8\nconv2d 8 k=3 p=9223372036854775807\n",
      MEMEST_E_OVERFLOW, 2, 16, "padding"},
+    /* sequence operators: "softmax axis=2", the value at column 14 */
+    {"input 5x8\nsoftmax axis=2\n", MEMEST_E_SHAPE, 2, 14,
+     "softmax: axis 2 is outside its input 5x8 (axes 0 to 1)"},
+    {"input 5x8\nlogsoftmax axis=3\n", MEMEST_E_PARSE, 2, 17,
+     "axis must be c, h or w, or 0, 1 or 2"},
+    {"input 5x8\nrelu axis=1\n", MEMEST_E_PARSE, 2, 11,
+     "relu takes no axis="},
+    {"input 8\nlayernorm axis=1\n", MEMEST_E_SHAPE, 2, 16,
+     "layernorm: axis 1 is outside its input 8"},
+    {"input 5x8\nlayernorm eps=0\n", MEMEST_E_RANGE, 2, 15,
+     "eps must be in (0, 1]"},
+    {"input 5x8\nlayernorm k=3\n", MEMEST_E_PARSE, 2, 11,
+     "unknown key 'k' for layernorm"},
+    {"input 40\nclstoken\n", MEMEST_E_SHAPE, 2, 1,
+     "clstoken needs a sequence T x D (e.g. 'input 49x10') but its input "
+     "is 40"},
+    {"input 2x5x8\nposembed\n", MEMEST_E_SHAPE, 2, 1,
+     "posembed needs a sequence T x D"},
+    {"input 5x8\nclstoken bias=no\n", MEMEST_E_PARSE, 2, 10,
+     "unknown key 'bias' for clstoken"},
 };
 
 static void check_error(const char *where, int st,
@@ -640,6 +662,8 @@ static void assert_same_model(const memest_model *a, const memest_model *b)
         assert_int_equal(x->slice_begin, y->slice_begin);
         assert_int_equal(x->slice_end, y->slice_end);
         assert_int_equal(x->concat_axis, y->concat_axis);
+        assert_int_equal(x->axis, y->axis);
+        assert_true(x->bn_epsilon == y->bn_epsilon);
         for (int k = 0; k < 3; k++) {
             assert_int_equal(x->out_shape.dim[k], y->out_shape.dim[k]);
             assert_int_equal(x->in_shape_b.dim[k], y->in_shape_b.dim[k]);
@@ -705,6 +729,18 @@ static void test_round_trip(void **state)
                "conv2d 6 k=3x2 s=2x1 d=1x3 g=3\nmaxpool k=2 s=2 ceil=yes\n"
                "avgpool k=3 s=2 p=1 ceil=yes count_pad=yes\n"
                "avgpool k=2 s=1 p=1 ceil=yes count_pad=no\n");
+    /* a keyword transformer's per-position layers on 49 steps of 10
+     * features: softmax along each axis (the default, 1, not written),
+     * layernorm with an epsilon of 17 digits, without beta, over both
+     * axes (ONNX's axis=0), a dense over the features */
+    round_trip("input 49x10\ndense 16 act=gelu_erf\nclstoken\nposembed\n"
+               "layernorm eps=9.9999999999999995e-07 name=ln1\n"
+               "layernorm bias=no axis=0\nlayernorm eps=1e-5 axis=1\n"
+               "dropout\nidentity\nsoftmax axis=0\nlogsoftmax\n"
+               "softmax axis=1\ndense 16 act=softmax bias=no name=d\n"
+               "add in=ln1,d act=logsoftmax\ngelu\n");
+    round_trip("input 3x5x4\nsoftmax axis=2\nlogsoftmax axis=1\nsoftmax\n"
+               "flatten\nsoftmax axis=0\n");
     round_trip("input 3x5x4\npad p=1,0,2,3 value=-0.1\npad p=2 name=z\n"
                "maxpool k=2\n");
     round_trip("input 6x5x4\nshuffle g=3\nslice axis=c begin=1 end=4\n"

@@ -169,7 +169,10 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(PAD, "pad")                /* constant padding of H and W */     \
     X(SHUFFLE, "shuffle")        /* ShuffleNet's channel shuffle, g= */  \
     X(SLICE, "slice")            /* a range along one axis, copied */    \
-    X(RESHAPE, "reshape")        /* the same elements, another shape */
+    X(RESHAPE, "reshape")        /* the same elements, another shape */ \
+    X(LAYERNORM, "layernorm")    /* normalise the last axis, gamma, beta */ \
+    X(CLSTOKEN, "clstoken")      /* prepend a learned row: T x D to T+1 */ \
+    X(POSEMBED, "posembed")      /* add a learned T x D parameter */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1

@@ -94,14 +94,15 @@ int wr_act(struct wr *w, const struct memest_layer *L, enum memest_act act,
         return node1(w, "Softplus", name, 1, in, out, NULL);
     case MEMEST_ACT_SOFTMAX:
     case MEMEST_ACT_LOGSOFTMAX:
-        /* over the features of a vector, over the channels at each pixel
-         * of CxHxW: axis 1 either way (opset 13's Softmax is per axis) */
+        /* the per-sample axis L->axis, after the batch's (opset 13's
+         * Softmax is per axis): 1 for a vector's features or the channels
+         * of CxHxW */
         if ((st = node1(w, act == MEMEST_ACT_SOFTMAX ? "Softmax"
                                                      : "LogSoftmax",
                         name, 1, in, out, &n))) {
             return st;
         }
-        return wr_attr_int(w, n, "axis", 1);
+        return wr_attr_int(w, n, "axis", (int64_t)L->axis + 1);
     case MEMEST_ACT_RELU6:
     case MEMEST_ACT_CLIP: {
         const double lo = act == MEMEST_ACT_RELU6 ? 0.0 : L->act_alpha;

@@ -1,7 +1,8 @@
 /*
  * dense: a fully connected layer, y = W x + b on a feature vector, as
  * PyTorch's nn.Linear. Parameters in*out + out (bias=no: in*out); MACs
- * in*out per sample.
+ * in*out per sample. On a T x D sequence it is nn.Linear over the last
+ * axis, the same weights at every step: output T x out, MACs T*D*out.
  */
 #include "op.h"
 
@@ -13,22 +14,28 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
     const struct memest_shape *in = x->in[0];
     char text[MEMEST_SHAPE_TEXT_MAX];
 
-    if (in->rank != 1) {
+    if (in->rank != 1 && in->rank != 2) {
         memest_shape_format(in, text, sizeof text);
         return op_fail(x, MEMEST_E_SHAPE, sp->col_kind,
-                       "dense needs a feature vector but its input is %s; "
-                       "add a 'flatten' line before it",
+                       "dense needs a feature vector or a sequence T x D "
+                       "but its input is %s; add a 'flatten' line before "
+                       "it",
                        text);
     }
+    /* the features are the last axis; a sequence's T steps share W */
+    const uint64_t steps = in->rank == 2 ? in->dim[0] : 1;
+    const uint64_t feats = in->dim[in->rank - 1];
     L->units = sp->units;
     L->has_bias = sp->has_bias;
-    if (mul_ovf(in->dim[0], sp->units, &L->weight_count)) {
+    if (mul_ovf(feats, sp->units, &L->weight_count)) {
         return op_overflow(x, "the weight count");
     }
     L->bias_count = sp->has_bias ? sp->units : 0;
-    L->macs_per_sample = L->weight_count;
-    L->out_shape.rank = 1;
-    L->out_shape.dim[0] = sp->units;
+    if (mul_ovf(steps, L->weight_count, &L->macs_per_sample)) {
+        return op_overflow(x, "the MAC count");
+    }
+    L->out_shape = *in;
+    L->out_shape.dim[in->rank - 1] = sp->units;
     return MEMEST_OK;
 }
 
@@ -37,7 +44,7 @@ static unsigned weight_shape(const struct memest_layer *L,
                              uint64_t dim[OP_WEIGHT_MAX_RANK])
 {
     dim[0] = L->units;
-    dim[1] = L->in_shape.dim[0];
+    dim[1] = L->in_shape.dim[L->in_shape.rank - 1];
     return 2;
 }
 
