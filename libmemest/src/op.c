@@ -38,6 +38,8 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_LAYERNORM] = &op_layernorm,
     [MEMEST_KIND_CLSTOKEN] = &op_clstoken,
     [MEMEST_KIND_POSEMBED] = &op_posembed,
+    [MEMEST_KIND_LSTM] = &op_lstm,
+    [MEMEST_KIND_GRU] = &op_gru,
 };
 
 const struct memest_op_def *op_def(enum memest_kind kind)
@@ -155,6 +157,9 @@ const struct op_key_info op_keys[] = {
     {"begin", "begin", OP_KEY_BEGIN},
     {"end", "end", OP_KEY_END},
     {"shape", "target shape", OP_KEY_SHAPE},
+    {"dir", "direction", OP_KEY_DIR},
+    {"seq", "sequence output", OP_KEY_SEQ},
+    {"lbr", "linear_before_reset", OP_KEY_LBR},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

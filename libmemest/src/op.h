@@ -73,6 +73,10 @@ enum op_key {
     OP_KEY_BEGIN = 1u << 23,
     OP_KEY_END = 1u << 24,
     OP_KEY_SHAPE = 1u << 25, /* reshape's target shape */
+    /* lstm and gru (ops/lstm.c, ops/gru.c) */
+    OP_KEY_DIR = 1u << 15, /* dir=forward|reverse|bidirectional */
+    OP_KEY_SEQ = 1u << 17, /* seq=yes|no: every step's output or the last */
+    OP_KEY_LBR = 1u << 28, /* lbr=yes|no: a gru's linear_before_reset */
 };
 
 struct op_key_info {
@@ -164,6 +168,11 @@ struct op_spec {
     /* reshape: shape= (per sample) */
     struct memest_shape shape;
     int col_shape;
+    /* lstm, gru: dir= (enum memest_rnn_direction, forward when not
+     * written), seq= (1 when not written), lbr= (1, PyTorch's GRU) */
+    int rnn_dir;
+    int rnn_seq;
+    int rnn_lbr;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -384,5 +393,16 @@ static inline unsigned op_softmax_default_axis(const struct memest_shape *s)
 {
     return s->rank == 2 ? 1u : 0u;
 }
+extern const struct memest_op_def op_lstm;
+extern const struct memest_op_def op_gru;
+
+/* lstm and gru (ops/lstm.c): shape inference of a recurrent layer of
+ * `gates` gates (4 for an lstm, 3 for a gru), its state_dict tensors and
+ * the options of its line (" dir=... seq=...", without lbr). */
+int op_rnn_infer(const struct op_infer *x, struct memest_layer *L,
+                 uint64_t gates);
+size_t op_rnn_param_tensors(const struct memest_layer *L, uint64_t gates,
+                            struct memest_param_tensor *out);
+void op_rnn_put_options(struct op_out *o, const struct memest_layer *L);
 
 #endif

@@ -1296,6 +1296,10 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
     sp.resize_mode = 0;
     sp.resize_coord = 3;
     sp.resize_nearest = 2;
+    /* lstm, gru: PyTorch's (every step's output; a GRU's reset gate
+     * applied after the hidden product) */
+    sp.rnn_seq = 1;
+    sp.rnn_lbr = 1;
 
     if (P->m->input_count == 0) {
         return fail(c, MEMEST_E_PARSE, c->line, kw->col,
@@ -1470,6 +1474,25 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
         case OP_KEY_SHAPE:
             st = parse_shape(c, &val, &sp.shape);
             sp.col_shape = val.col;
+            break;
+        case OP_KEY_DIR:
+            if (tok_is(&val, "forward")) {
+                sp.rnn_dir = MEMEST_RNN_FORWARD;
+            } else if (tok_is(&val, "reverse")) {
+                sp.rnn_dir = MEMEST_RNN_REVERSE;
+            } else if (tok_is(&val, "bidirectional")) {
+                sp.rnn_dir = MEMEST_RNN_BIDIRECTIONAL;
+            } else {
+                st = fail(c, MEMEST_E_PARSE, c->line, val.col,
+                          "dir must be forward, reverse or bidirectional, "
+                          "got '" TOKFMT "'", TOKARG(&val));
+            }
+            break;
+        case OP_KEY_SEQ:
+            st = parse_yes_no(c, &key, &val, &sp.rnn_seq);
+            break;
+        case OP_KEY_LBR:
+            st = parse_yes_no(c, &key, &val, &sp.rnn_lbr);
             break;
         }
         if (st != MEMEST_OK) {

@@ -172,7 +172,9 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(RESHAPE, "reshape")        /* the same elements, another shape */ \
     X(LAYERNORM, "layernorm")    /* normalise the last axis, gamma, beta */ \
     X(CLSTOKEN, "clstoken")      /* prepend a learned row: T x D to T+1 */ \
-    X(POSEMBED, "posembed")      /* add a learned T x D parameter */
+    X(POSEMBED, "posembed")      /* add a learned T x D parameter */ \
+    X(LSTM, "lstm")              /* nn.LSTM, one layer: T x D to T x H */ \
+    X(GRU, "gru")                /* nn.GRU, one layer: T x D to T x H */
 
 #define MEMEST_KIND_ENUMERATOR_(id, name) MEMEST_KIND_##id,
 #define MEMEST_KIND_PLUS_ONE_(id, name) +1
