@@ -270,6 +270,8 @@ void memest_arena_plan_free(struct memest_arena_plan *plan)
     free(plan->first);
     free(plan->last);
     free(plan->alias);
+    free(plan->work_offset);
+    free(plan->work_bytes);
     memset(plan, 0, sizeof *plan);
 }
 
@@ -281,6 +283,7 @@ int memest_plan_arena(const memest_model *model, uint64_t batch,
     struct memest_buffer_req *reqs = NULL;
     uint64_t *roff = NULL;
     size_t *root_of = NULL; /* request index of each root tensor */
+    size_t *work_of = NULL; /* request index of each layer's work block */
     size_t nreq = 0;
     const struct memest_op_def *def;
     size_t T;
@@ -309,12 +312,18 @@ int memest_plan_arena(const memest_model *model, uint64_t batch,
     p.first = calloc(T, sizeof *p.first);
     p.last = calloc(T, sizeof *p.last);
     p.alias = calloc(T, sizeof *p.alias);
-    reqs = calloc(T, sizeof *reqs);
-    roff = calloc(T, sizeof *roff);
+    p.layer_count = model->count;
+    p.work_offset = calloc(model->count, sizeof *p.work_offset);
+    p.work_bytes = calloc(model->count, sizeof *p.work_bytes);
+    /* a request per tensor and per layer's working block at most */
+    reqs = calloc(T + model->count, sizeof *reqs);
+    roff = calloc(T + model->count, sizeof *roff);
     root_of = calloc(T, sizeof *root_of);
+    work_of = calloc(model->count, sizeof *work_of);
     if (p.offset == NULL || p.bytes == NULL || p.first == NULL ||
         p.last == NULL || p.alias == NULL || reqs == NULL || roff == NULL ||
-        root_of == NULL) {
+        root_of == NULL || p.work_offset == NULL || p.work_bytes == NULL ||
+        work_of == NULL) {
         st = MEMEST_E_NOMEM;
         goto fail;
     }
@@ -372,6 +381,23 @@ int memest_plan_arena(const memest_model *model, uint64_t batch,
             nreq++;
         }
     }
+    /* A layer's working memory (an attention's score matrix of one
+     * head) is alive during its step alone. */
+    for (size_t i = 0; i < model->count; i++) {
+        uint64_t e = model->layers[i].work_elements;
+        if (e == 0) {
+            continue;
+        }
+        if (mul_ovf(e, batch, &e) || mul_ovf(e, eb, &p.work_bytes[i])) {
+            st = MEMEST_E_OVERFLOW;
+            goto fail;
+        }
+        work_of[i] = nreq;
+        reqs[nreq].size = p.work_bytes[i];
+        reqs[nreq].first = i;
+        reqs[nreq].last = i;
+        nreq++;
+    }
     st = memest_plan_buffers_best(reqs, nreq, 1, roff, &p.arena_bytes,
                                   &p.greedy_bytes);
     if (st != MEMEST_OK) {
@@ -380,10 +406,15 @@ int memest_plan_arena(const memest_model *model, uint64_t batch,
     for (size_t t = 0; t < T; t++) {
         p.offset[t] = roff[root_of[p.alias[t]]];
     }
+    for (size_t i = 0; i < model->count; i++) {
+        if (p.work_bytes[i] != 0) {
+            p.work_offset[i] = roff[work_of[i]];
+        }
+    }
     /* The live set at each step, a sweep over births and deaths (roff
      * is free again and holds the births). The sums
      * cannot overflow: every live set fits in the arena just planned. */
-    memset(roff, 0, T * sizeof *roff);
+    memset(roff, 0, (T + model->count) * sizeof *roff);
     {
         uint64_t *died = calloc(T, sizeof *died);
         uint64_t live = 0;
@@ -407,6 +438,7 @@ int memest_plan_arena(const memest_model *model, uint64_t batch,
     free(reqs);
     free(roff);
     free(root_of);
+    free(work_of);
     *out = p;
     return MEMEST_OK;
 
@@ -414,6 +446,7 @@ fail:
     free(reqs);
     free(roff);
     free(root_of);
+    free(work_of);
     memest_arena_plan_free(&p);
     return st;
 }

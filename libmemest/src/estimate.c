@@ -142,9 +142,13 @@ int memest_estimate_layers(const memest_model *model, uint64_t batch,
         memest_shape_format(&L->out_shape, r->output_shape,
                             sizeof r->output_shape);
         r->parameter_count = L->parameter_count;
+        uint64_t work_bytes;
         if (layer_param_bytes(L, precision, &r->parameter_bytes) ||
             scaled(L->output_elements, batch, bytes, &r->output_elements,
                    &r->activation_bytes) != MEMEST_OK ||
+            scaled(L->work_elements, batch, bytes, NULL, &work_bytes) !=
+                MEMEST_OK ||
+            add_ovf(r->activation_bytes, work_bytes, &r->activation_bytes) ||
             mul_ovf(L->macs_per_sample, batch, &r->macs)) {
             return MEMEST_E_OVERFLOW;
         }

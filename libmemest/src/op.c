@@ -38,6 +38,9 @@ static const struct memest_op_def *const table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_LAYERNORM] = &op_layernorm,
     [MEMEST_KIND_CLSTOKEN] = &op_clstoken,
     [MEMEST_KIND_POSEMBED] = &op_posembed,
+    [MEMEST_KIND_MATMUL] = &op_matmul,
+    [MEMEST_KIND_TRANSPOSE] = &op_transpose,
+    [MEMEST_KIND_ATTENTION] = &op_attention,
     [MEMEST_KIND_LSTM] = &op_lstm,
     [MEMEST_KIND_GRU] = &op_gru,
 };
@@ -160,6 +163,8 @@ const struct op_key_info op_keys[] = {
     {"dir", "direction", OP_KEY_DIR},
     {"seq", "sequence output", OP_KEY_SEQ},
     {"lbr", "linear_before_reset", OP_KEY_LBR},
+    {"perm", "axis permutation", OP_KEY_PERM},
+    {"heads", "head count", OP_KEY_HEADS},
 };
 const size_t op_key_count = sizeof op_keys / sizeof op_keys[0];
 

@@ -77,6 +77,9 @@ enum op_key {
     OP_KEY_DIR = 1u << 15, /* dir=forward|reverse|bidirectional */
     OP_KEY_SEQ = 1u << 17, /* seq=yes|no: every step's output or the last */
     OP_KEY_LBR = 1u << 28, /* lbr=yes|no: a gru's linear_before_reset */
+    /* attention's operators */
+    OP_KEY_PERM = 1u << 26,  /* transpose's perm=1,0 or perm=2,0,1 */
+    OP_KEY_HEADS = 1u << 27, /* attention's heads=H */
 };
 
 struct op_key_info {
@@ -173,6 +176,12 @@ struct op_spec {
     int rnn_dir;
     int rnn_seq;
     int rnn_lbr;
+    /* transpose: perm= (nperm axes); attention: heads= */
+    unsigned perm[3];
+    unsigned nperm;
+    int col_perm;
+    uint64_t heads;
+    int col_heads;
 };
 
 /* What infer() gets beside the line: the layer's inputs, resolved, and
@@ -404,5 +413,8 @@ int op_rnn_infer(const struct op_infer *x, struct memest_layer *L,
 size_t op_rnn_param_tensors(const struct memest_layer *L, uint64_t gates,
                             struct memest_param_tensor *out);
 void op_rnn_put_options(struct op_out *o, const struct memest_layer *L);
+extern const struct memest_op_def op_matmul;
+extern const struct memest_op_def op_transpose;
+extern const struct memest_op_def op_attention;
 
 #endif

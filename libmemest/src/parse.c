@@ -622,7 +622,10 @@ static int finalize(struct ctx *c, struct memest_model *m)
                            &m->macs_per_sample)) {
             what = "MAC count";
         } else if (add_ovf(m->activation_elements, L->output_elements,
+                           &m->activation_elements) ||
+                   add_ovf(m->activation_elements, L->work_elements,
                            &m->activation_elements)) {
+            /* an attention's score matrix is activation memory too */
             what = "activation count";
         }
         if (what != NULL) {
@@ -1268,6 +1271,33 @@ static int parse_name_value(struct ctx *c, const struct op_tok *val)
     return MEMEST_OK;
 }
 
+/* perm=1,0 or perm=2,0,1: up to three axis numbers, each 0 to 2 (the
+ * operator checks that they permute its input's axes). */
+static int parse_perm(struct ctx *c, const struct op_tok *val,
+                      struct op_spec *sp)
+{
+    size_t i = 0;
+    sp->nperm = 0;
+    while (i < val->n) {
+        if (sp->nperm == 3 || val->s[i] < '0' || val->s[i] > '2' ||
+            (i + 1 < val->n && val->s[i + 1] != ',') ||
+            (i + 1 == val->n - 1)) {
+            return fail(c, MEMEST_E_PARSE, c->line, val->col,
+                        "perm must list 2 or 3 axes 0, 1 or 2 separated by "
+                        "commas, e.g. perm=1,0, got '" TOKFMT "'",
+                        TOKARG(val));
+        }
+        sp->perm[sp->nperm++] = (unsigned)(val->s[i] - '0');
+        i += 2;
+    }
+    if (sp->nperm < 2) {
+        return fail(c, MEMEST_E_PARSE, c->line, val->col,
+                    "perm must list 2 or 3 axes 0, 1 or 2 separated by "
+                    "commas, e.g. perm=1,0, got '" TOKFMT "'", TOKARG(val));
+    }
+    return MEMEST_OK;
+}
+
 static int parse_layer(struct parser *P, enum memest_kind kind,
                        enum memest_act act, const struct op_tok *kw,
                        struct line_iter *it)
@@ -1494,6 +1524,14 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
         case OP_KEY_LBR:
             st = parse_yes_no(c, &key, &val, &sp.rnn_lbr);
             break;
+        case OP_KEY_PERM:
+            st = parse_perm(c, &val, &sp);
+            sp.col_perm = val.col;
+            break;
+        case OP_KEY_HEADS:
+            st = parse_u64(c, &val, 1, "heads", &sp.heads);
+            sp.col_heads = val.col;
+            break;
         }
         if (st != MEMEST_OK) {
             return st;
@@ -1546,6 +1584,9 @@ static int parse_layer(struct parser *P, enum memest_kind kind,
     }
     if (sp.col_end == 0) {
         sp.col_end = kw->col;
+    }
+    if (sp.col_heads == 0) {
+        sp.col_heads = kw->col;
     }
     return add_layer(c, P->m, &P->names, &P->counters, &sp);
 }

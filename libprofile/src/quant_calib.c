@@ -379,7 +379,8 @@ static void choose(const struct acc *a, const struct prof_ranges_opts *o,
  * every range holds), so it keeps its input's scale and zero point, as
  * TFLite and ONNX Runtime's quantizer share one scale across it: a max
  * pool, a view (flatten, reshape, identity, dropout), a pad with 0, a
- * slice, a channel shuffle, a nearest resize; none with an activation. */
+ * slice, a channel shuffle, a transpose, a nearest resize; none with an
+ * activation. */
 static bool keeps_input_range(const struct memest_layer *L)
 {
     if (L->act != MEMEST_ACT_NONE) {
@@ -388,6 +389,7 @@ static bool keeps_input_range(const struct memest_layer *L)
     const enum memest_kind k = L->kind;
     return memest_kind_is_view(k) || k == MEMEST_KIND_MAXPOOL ||
            k == MEMEST_KIND_SLICE || k == MEMEST_KIND_SHUFFLE ||
+           k == MEMEST_KIND_TRANSPOSE ||
            (k == MEMEST_KIND_PAD && L->pad_value == 0.0) ||
            (k == MEMEST_KIND_RESIZE && L->resize_mode == 0);
 }

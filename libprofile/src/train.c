@@ -136,9 +136,12 @@ static size_t in_tensor(const prof_train *t, size_t i)
     return t->L[i].op->layer->inputs[0];
 }
 
+/* A layer of several inputs (add, concat, matmul), run on its inputs'
+ * buffers. */
 static bool is_join(const struct memest_layer *L)
 {
-    return L->kind == MEMEST_KIND_ADD || L->kind == MEMEST_KIND_CONCAT;
+    return L->kind == MEMEST_KIND_ADD || L->kind == MEMEST_KIND_CONCAT ||
+           L->kind == MEMEST_KIND_MATMUL;
 }
 
 /* ---- building -------------------------------------------------------------- */
@@ -272,7 +275,7 @@ static int check_trainable(const prof_train *t, struct prof_diag *diag)
                           "only, each layer reading the previous one's "
                           "output (a model with %s trains in fp32)",
                           L->name, memest_precision_name(t->prec),
-                          is_join(L) ? "adds or concats" : "skips");
+                          is_join(L) ? "adds, concats or matmuls" : "skips");
             return PROF_E_UNSUPPORTED;
         }
         if ((L->kind == MEMEST_KIND_BATCHNORM || L->folded_bn) &&
@@ -800,6 +803,8 @@ static int linear_f32(prof_train *t, size_t i, const float *x, float *y)
         }
         return L->kind == MEMEST_KIND_ADD
                    ? exec_add_train_f32(t->ex, op, t->xs_in, y)
+               : L->kind == MEMEST_KIND_MATMUL
+                   ? exec_matmul_train_f32(t->ex, op, t->xs_in, y)
                    : exec_concat_train_f32(t->ex, op, t->xs_in, y);
     }
     if (L->kind == MEMEST_KIND_BATCHNORM) {
@@ -987,6 +992,7 @@ static int backward_graph(prof_train *t, size_t j)
     if (is_join(L)) {
         for (size_t k = 0; k < L->input_count; k++) {
             const size_t s = L->inputs[k];
+            t->xs_in[k] = act_ptr(t, s);
             t->gxs[k] = s > 0 ? grad_ptr(t, s) : NULL;
             t->gx_add[k] = s > 0 && t->started[s];
             t->started[s] = true;
@@ -996,7 +1002,8 @@ static int backward_graph(prof_train *t, size_t j)
                                          .g = g,
                                          .loss_softmax = l->loss_softmax,
                                          .gxs = t->gxs,
-                                         .gx_add = t->gx_add};
+                                         .gx_add = t->gx_add,
+                                         .xs = (const float *const *)t->xs_in};
         return l->op->vt->backward_f32(t->ex, l->op, &a);
     }
     const size_t s = L->inputs[0];

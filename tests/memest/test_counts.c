@@ -831,6 +831,11 @@ static void test_names(void **state)
             {MEMEST_KIND_LAYERNORM, 22, "layernorm", 0},
             {MEMEST_KIND_CLSTOKEN, 23, "clstoken", 0},
             {MEMEST_KIND_POSEMBED, 24, "posembed", 0},
+            {MEMEST_KIND_MATMUL, 25, "matmul", 0},
+            {MEMEST_KIND_TRANSPOSE, 26, "transpose", 0},
+            {MEMEST_KIND_ATTENTION, 27, "attention", 0},
+            {MEMEST_KIND_LSTM, 28, "lstm", 0},
+            {MEMEST_KIND_GRU, 29, "gru", 0},
         };
         const size_t n = sizeof kinds / sizeof kinds[0];
         assert_int_equal(MEMEST_KIND_COUNT, n);

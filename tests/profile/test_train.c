@@ -1598,7 +1598,8 @@ static void test_bad_input(void **state)
                    "backward pass for mul layers (it trains dense, conv2d, "
                    "maxpool, avgpool, flatten, activation, globalavgpool, "
                    "add, concat, batchnorm, identity, dropout, shuffle, "
-                   "slice and reshape layers)");
+                   "slice, reshape, matmul, transpose and attention "
+                   "layers)");
     /* one value per channel: no batch statistics (PyTorch refuses too) */
     expect_refused("input 4\ndense 3 act=relu\nbatchnorm name=nb\n"
                    "dense 2 act=softmax\n",

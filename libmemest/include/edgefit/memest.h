@@ -18,9 +18,11 @@
  *   - output elements: batch * prod(output shape); conv/pool spatial size
  *     floor((H + pad_top + pad_bottom - kh) / s) + 1;
  *   - MACs: dense batch*in*out; conv2d output_elements*(in_c/g)*kh*kw;
- *     everything else 0;
- *   - activation memory: every input plus every layer output, elements
- *     times the precision's bytes;
+ *     matmul batch*stack*M*K*N (the multiplies); attention batch*(4 T D^2
+ *     + 2 T^2 D); everything else 0;
+ *   - activation memory: every input plus every layer output, and the
+ *     working memory of a layer that has some (an attention's score
+ *     matrix of one head, T x T), elements times the precision's bytes;
  *   - MB is 1024 * 1024 bytes.
  *
  * Every size is a uint64_t computed with overflow checks: a model or batch
@@ -173,6 +175,9 @@ MEMEST_API const char *memest_precision_mode_name(enum memest_precision p);
     X(LAYERNORM, "layernorm")    /* normalise the last axis, gamma, beta */ \
     X(CLSTOKEN, "clstoken")      /* prepend a learned row: T x D to T+1 */ \
     X(POSEMBED, "posembed")      /* add a learned T x D parameter */ \
+    X(MATMUL, "matmul")          /* two inputs, batched, broadcasting */ \
+    X(TRANSPOSE, "transpose")    /* perm= of the per-sample axes */      \
+    X(ATTENTION, "attention")    /* fused multi-head self-attention */ \
     X(LSTM, "lstm")              /* nn.LSTM, one layer: T x D to T x H */ \
     X(GRU, "gru")                /* nn.GRU, one layer: T x D to T x H */
 
@@ -823,7 +828,12 @@ MEMEST_API int memest_plan_buffers_best(const struct memest_buffer_req *reqs,
  * of TensorFlow Lite Micro's greedy-by-size order alone;
  * `live_lower_bound_bytes` is the most bytes alive
  * at one step, which no plan can beat. The arrays hold tensor_count
- * entries and are owned by the plan.
+ * entries and are owned by the plan. A layer with working memory
+ * (memest_layer's work_elements: an attention's score matrix) has a block
+ * of work_bytes[i] = batch * work_elements * precision bytes at
+ * work_offset[i], alive during its step alone (layer_count entries; 0 and
+ * 0 for a layer without one); the blocks count in arena_bytes and
+ * live_lower_bound_bytes like the tensors.
  */
 struct memest_arena_plan {
     uint64_t batch;
@@ -837,6 +847,9 @@ struct memest_arena_plan {
     uint64_t arena_bytes;
     uint64_t greedy_bytes;
     uint64_t live_lower_bound_bytes;
+    size_t layer_count;
+    uint64_t *work_offset; /* layer i's working block, see above */
+    uint64_t *work_bytes;
 };
 
 /* Plan the arena. MEMEST_E_RANGE for batch 0, MEMEST_E_OVERFLOW,
@@ -863,7 +876,9 @@ struct memest_layer_estimate {
     uint64_t output_elements;  /* batch * prod(output shape) */
     uint64_t parameter_count;
     uint64_t parameter_bytes;  /* parameter_count * precision bytes */
-    uint64_t activation_bytes; /* output_elements * precision bytes */
+    uint64_t activation_bytes; /* output_elements * precision bytes, plus
+                                * batch * work_elements * precision bytes
+                                * (an attention's score matrix) */
     uint64_t macs;
 };
 

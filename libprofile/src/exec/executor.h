@@ -89,6 +89,10 @@ struct exec_op {
      * padding, PyTorch's divisor */
     size_t pool_extra_h, pool_extra_w;
     bool pool_copy;
+    /* a layer with working memory (memest_layer.work_elements: an
+     * attention's score matrix): its block in the arena, as libmemest's
+     * plan places it (work_bytes 0: none) */
+    size_t work_off, work_bytes;
 };
 
 struct prof_exec {

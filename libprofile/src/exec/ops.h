@@ -76,6 +76,9 @@ struct exec_grad_args {
     /* g is already the gradient before the fused activation (the trainer
      * took it through a folded batch norm): none is taken */
     bool act_done;
+    /* matmul: the forward inputs (input_count of them), as the gradients
+     * of both operands read each other */
+    const float *const *xs;
 };
 
 /* A batch norm in training mode, as PyTorch's nn.BatchNorm2d/1d (ops/
@@ -371,5 +374,12 @@ extern const struct exec_op_vtable exec_op_pad;
 extern const struct exec_op_vtable exec_op_shuffle;
 extern const struct exec_op_vtable exec_op_slice;
 extern const struct exec_op_vtable exec_op_reshape;
+extern const struct exec_op_vtable exec_op_matmul;
+extern const struct exec_op_vtable exec_op_transpose;
+extern const struct exec_op_vtable exec_op_attention;
+
+/* The trainer's forward of a matmul from its operands' float buffers. */
+int exec_matmul_train_f32(const prof_exec *ex, const struct exec_op *op,
+                          const float *const *xs, float *y);
 
 #endif

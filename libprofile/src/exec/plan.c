@@ -282,6 +282,49 @@ int exec_place_tensors(struct prof_exec *ex,
             }
         }
     }
+    /* Working blocks (an attention's score matrix): the size the
+     * executor computes, and no overlap with a tensor alive at the
+     * layer's step. */
+    if (plan->layer_count != ex->nlayers) {
+        exec_diag_set(diag, "the arena plan has %zu layers, the model %zu",
+                      plan->layer_count, ex->nlayers);
+        st = PROF_E_MEMEST;
+        goto done;
+    }
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        struct exec_op *op = &ex->ops[i];
+        const uint64_t want = (uint64_t)ex->batch *
+                              op->layer->work_elements * ex->sbytes;
+        const uint64_t w0 = plan->work_offset[i], wb = plan->work_bytes[i];
+        if (wb != want || w0 % ex->sbytes != 0 || w0 > UINT64_MAX - wb) {
+            exec_diag_set(diag, "the arena plan gives layer %zu a working "
+                          "block of %llu bytes at %llu; the executor needs "
+                          "%llu", i, (unsigned long long)wb,
+                          (unsigned long long)w0, (unsigned long long)want);
+            st = PROF_E_MEMEST;
+            goto done;
+        }
+        if (wb == 0) {
+            continue;
+        }
+        for (size_t t = 0; t < T; t++) {
+            const uint64_t t0 = plan->offset[t];
+            if (root[t] == t && first[t] <= i && i <= last[t] &&
+                t0 < w0 + wb && w0 < t0 + ex->t_bytes[t]) {
+                exec_diag_set(diag, "the arena plan overlaps layer %zu's "
+                              "working block with tensor %zu", i, t);
+                st = PROF_E_MEMEST;
+                goto done;
+            }
+        }
+        if (w0 + wb > end) {
+            end = w0 + wb;
+        }
+        if ((st = exec_u64_sz(w0, &op->work_off)) != PROF_OK ||
+            (st = exec_u64_sz(wb, &op->work_bytes)) != PROF_OK) {
+            goto done;
+        }
+    }
     for (size_t t = 0; t < T; t++) {
         if ((st = exec_u64_sz(plan->offset[t], &ex->t_off[t])) != PROF_OK) {
             goto done;

@@ -29,6 +29,9 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_SHUFFLE] = &exec_op_shuffle,
     [MEMEST_KIND_SLICE] = &exec_op_slice,
     [MEMEST_KIND_RESHAPE] = &exec_op_reshape,
+    [MEMEST_KIND_MATMUL] = &exec_op_matmul,
+    [MEMEST_KIND_TRANSPOSE] = &exec_op_transpose,
+    [MEMEST_KIND_ATTENTION] = &exec_op_attention,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)
