@@ -183,6 +183,85 @@ static long pixel(size_t oy, size_t ox, long ky, long kx,
     return iy * (long)W + ix;
 }
 
+/* An lstm or gru on one sample T x D, in double, written from PyTorch's
+ * equations (gates i, f, g, o; r, z, n), independently of the executor's
+ * engine: every step's h into y (seq=yes) or the last one of each
+ * direction (seq=no). */
+static void ref_rnn(const struct memest_layer *L, const double *w,
+                    const double *b, const double *x, double *y)
+{
+    const size_t T = L->in_shape.dim[0], D = L->in_shape.dim[1];
+    const size_t H = L->units, gru = L->kind == MEMEST_KIND_GRU;
+    const size_t G = gru ? 3 : 4, dirs = L->direction == 2 ? 2 : 1;
+    double h[64], c[64], gi[256], gh[256];
+    assert_true(H <= 64);
+    for (size_t d = 0; d < dirs; d++) {
+        const double *wih = w + d * G * H * (D + H), *whh = wih + G * H * D;
+        const double *bih = b ? b + d * 2 * G * H : NULL;
+        const double *bhh = bih ? bih + G * H : NULL;
+        const int rev = d == 1 || L->direction == 1;
+        for (size_t j = 0; j < H; j++) {
+            h[j] = c[j] = 0;
+        }
+        for (size_t s = 0; s < T; s++) {
+            const size_t t = rev ? T - 1 - s : s;
+            for (size_t o = 0; o < G * H; o++) {
+                gi[o] = bih ? bih[o] : 0;
+                gh[o] = bhh ? bhh[o] : 0;
+                for (size_t k = 0; k < D; k++) {
+                    gi[o] += wih[o * D + k] * x[t * D + k];
+                }
+                for (size_t k = 0; k < H && (!gru || L->linear_before_reset ||
+                                             o < 2 * H); k++) {
+                    gh[o] += whh[o * H + k] * h[k];
+                }
+            }
+            if (!gru) {
+                for (size_t j = 0; j < H; j++) {
+                    const double ig = 1 / (1 + exp(-gi[j] - gh[j]));
+                    const double fg = 1 / (1 + exp(-gi[H + j] - gh[H + j]));
+                    const double gg = tanh(gi[2 * H + j] + gh[2 * H + j]);
+                    const double og =
+                        1 / (1 + exp(-gi[3 * H + j] - gh[3 * H + j]));
+                    c[j] = fg * c[j] + ig * gg;
+                    h[j] = og * tanh(c[j]);
+                }
+            } else {
+                double r[64], z[64], hn[64];
+                for (size_t j = 0; j < H; j++) {
+                    r[j] = 1 / (1 + exp(-gi[j] - gh[j]));
+                    z[j] = 1 / (1 + exp(-gi[H + j] - gh[H + j]));
+                }
+                for (size_t j = 0; j < H; j++) {
+                    double an;
+                    if (L->linear_before_reset) {
+                        an = gi[2 * H + j] + r[j] * gh[2 * H + j];
+                    } else {
+                        an = gi[2 * H + j] + (bhh ? bhh[2 * H + j] : 0);
+                        for (size_t k = 0; k < H; k++) {
+                            an += whh[(2 * H + j) * H + k] * r[k] * h[k];
+                        }
+                    }
+                    hn[j] = (1 - z[j]) * tanh(an) + z[j] * h[j];
+                }
+                for (size_t j = 0; j < H; j++) {
+                    h[j] = hn[j];
+                }
+            }
+            if (L->return_sequence) {
+                for (size_t j = 0; j < H; j++) {
+                    y[t * dirs * H + d * H + j] = h[j];
+                }
+            }
+        }
+        if (!L->return_sequence) {
+            for (size_t j = 0; j < H; j++) {
+                y[d * H + j] = h[j];
+            }
+        }
+    }
+}
+
 /* Layer i on one sample: its inputs `ins` (one per input of the layer)
  * -> nxt, before the activation, with its own loops for every operator;
  * *act receives the activation to apply. A batchnorm is done by
@@ -364,6 +443,10 @@ static void ref_layer(const memest_model *m, const struct ref_params *p,
             }
             break;
         }
+        case MEMEST_KIND_LSTM:
+        case MEMEST_KIND_GRU:
+            ref_rnn(L, p->w[i], p->b[i], cur, nxt);
+            break;
         case MEMEST_KIND_GLOBALAVGPOOL:
             for (size_t c = 0; c < C; c++) {
                 double sum = 0;
@@ -883,6 +966,33 @@ static void test_grads_graph(void **state)
     check_grads(chain_fold, MEMEST_BF16, 15000, 0);
     /* and the comparison catches a wrong loss on them */
     assert_true(check_grads(graph_res, MEMEST_FP32, 1, 1) > 10);
+}
+
+/* Recurrent layers (BPTT): every parameter of each against finite
+ * differences; the first layer's gradients pass through the second's
+ * input gradient, so that one is checked too. Forward, reverse and both
+ * directions, every step's output and the last one, a gru with and
+ * without linear_before_reset, with and without biases. */
+static const char *rnn_a = "input 5x3\n"
+                           "lstm 4 name=l0\n"
+                           "gru 3 dir=bidirectional seq=no lbr=no\n"
+                           "dense 3 act=softmax\n";
+static const char *rnn_b = "input 4x3\n"
+                           "gru 4 dir=reverse lbr=yes\n"
+                           "lstm 3 dir=bidirectional bias=no\n"
+                           "gru 3 dir=forward seq=no lbr=no bias=no\n"
+                           "dense 3 act=softmax\n";
+static const char *rnn_c = "input 4x2\n"
+                           "lstm 3 dir=reverse seq=no\n"
+                           "dense 3 act=softmax\n";
+
+static void test_grads_rnn(void **state)
+{
+    (void)state;
+    check_grads(rnn_a, MEMEST_FP32, 1, 0);
+    check_grads(rnn_b, MEMEST_FP32, 1, 0);
+    check_grads(rnn_c, MEMEST_FP32, 1, 0);
+    assert_true(check_grads(rnn_a, MEMEST_FP32, 1, 1) > 10);
 }
 
 /* The running statistics through the trainer against PyTorch's
@@ -1598,8 +1708,8 @@ static void test_bad_input(void **state)
                    "backward pass for mul layers (it trains dense, conv2d, "
                    "maxpool, avgpool, flatten, activation, globalavgpool, "
                    "add, concat, batchnorm, identity, dropout, shuffle, "
-                   "slice, reshape, matmul, transpose and attention "
-                   "layers)");
+                   "slice, reshape, matmul, transpose, attention, lstm "
+                   "and gru layers)");
     /* one value per channel: no batch statistics (PyTorch refuses too) */
     expect_refused("input 4\ndense 3 act=relu\nbatchnorm name=nb\n"
                    "dense 2 act=softmax\n",
@@ -1688,6 +1798,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grads_graph),
+        cmocka_unit_test(test_grads_rnn),
         cmocka_unit_test(test_batchnorm_running),
         cmocka_unit_test(test_grads_fp32),
         cmocka_unit_test(test_grads_mixed),

@@ -424,6 +424,24 @@ KERN_API int kern_nn_bias_add_f32(float *x, size_t rows, size_t channels,
 KERN_API int kern_nn_bias_grad_f32(const float *dy, size_t rows,
                                    size_t channels, float *grad_bias);
 
+/* One step of an LSTM cell (PyTorch's nn.LSTM gate order i, f, g, o), on
+ * the h hidden units of one sample: gates holds the 4h pre-activations
+ * (W_ih x + W_hh h + both biases) and is OVERWRITTEN with the activations
+ * sigmoid(i), sigmoid(f), tanh(g), sigmoid(o); then c = f*c + i*g and
+ * hout = o*tanh(c) (c updated in place). Returns KERN_OK; KERN_E_INVALID
+ * for a NULL pointer with h > 0; KERN_E_OVERFLOW when 4h does not fit. */
+KERN_API int kern_lstm_cell_f32(size_t h, float *gates, float *c,
+                                float *hout);
+
+/* One step of a GRU cell with linear_before_reset (PyTorch's nn.GRU, gate
+ * order r, z, n) on one sample's h units: gi the 3h input products (W_ih x
+ * + b_ih), gh the hidden products W_hh h (3h, without bias), bhh b_hh (3h;
+ * NULL: none). r = sigmoid(gi_r + gh_r + b_hr), z likewise, n =
+ * tanh(gi_n + r * (gh_n + b_hn)), hout = (1 - z) * n + z * hout (in
+ * place); gi is OVERWRITTEN with r, z, n. Returns as kern_lstm_cell_f32. */
+KERN_API int kern_gru_cell_f32(size_t h, float *gi, const float *gh,
+                               const float *bhh, float *hout);
+
 /* x[b][c][i] += bias[c] for NCHW with hw = height * width. */
 KERN_API int kern_nn_bias_add_nchw_f32(float *x, size_t batch,
                                        size_t channels, size_t hw,

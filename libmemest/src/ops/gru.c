@@ -36,6 +36,12 @@ static unsigned weight_shape(const struct memest_layer *L,
     return 1;
 }
 
+static int train_work(const struct memest_layer *L, uint64_t *preact,
+                      uint64_t *columns)
+{
+    return op_rnn_train_work(L, 3, preact, columns);
+}
+
 static void write_line(struct op_out *o, const struct op_write *w)
 {
     op_put(o, "gru %" PRIu64, w->L->units);
@@ -56,5 +62,6 @@ const struct memest_op_def op_gru = {
     .infer = infer,
     .weight_shape = weight_shape,
     .param_tensors = param_tensors,
+    .train_work = train_work,
     .write = write_line,
 };

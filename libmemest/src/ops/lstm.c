@@ -113,6 +113,19 @@ size_t op_rnn_param_tensors(const struct memest_layer *L, uint64_t gates,
     return n;
 }
 
+int op_rnn_train_work(const struct memest_layer *L, uint64_t gates,
+                      uint64_t *preact, uint64_t *columns)
+{
+    uint64_t gh, tgh;
+    *preact = 0;
+    if (mul_ovf(gates, L->units, &gh) ||
+        mul_ovf(gh, L->in_shape.dim[0], &tgh) ||
+        add_ovf(tgh, 2 * gh, columns)) {
+        return MEMEST_E_OVERFLOW;
+    }
+    return MEMEST_OK;
+}
+
 void op_rnn_put_options(struct op_out *o, const struct memest_layer *L)
 {
     const int d = L->direction >= 0 && L->direction <= 2 ? L->direction : 0;
@@ -140,6 +153,12 @@ static unsigned weight_shape(const struct memest_layer *L,
     return 1;
 }
 
+static int train_work(const struct memest_layer *L, uint64_t *preact,
+                      uint64_t *columns)
+{
+    return op_rnn_train_work(L, 4, preact, columns);
+}
+
 static void write_line(struct op_out *o, const struct op_write *w)
 {
     op_put(o, "lstm %" PRIu64, w->L->units);
@@ -158,5 +177,6 @@ const struct memest_op_def op_lstm = {
     .infer = infer,
     .weight_shape = weight_shape,
     .param_tensors = param_tensors,
+    .train_work = train_work,
     .write = write_line,
 };

@@ -382,4 +382,19 @@ extern const struct exec_op_vtable exec_op_attention;
 int exec_matmul_train_f32(const prof_exec *ex, const struct exec_op *op,
                           const float *const *xs, float *y);
 
+extern const struct exec_op_vtable exec_op_lstm;
+extern const struct exec_op_vtable exec_op_gru;
+
+/* lstm and gru (ops/lstm.c, the recurrent engine both kinds run): their
+ * scratch, initial parameters, forward in float, backward (BPTT) and
+ * what it reads. */
+int exec_rnn_scratch(const prof_exec *ex, struct exec_op *op,
+                     struct exec_scratch *need);
+void exec_rnn_init(struct exec_op *op, uint64_t *rng);
+int exec_rnn_run_f32(prof_exec *ex, const struct exec_op *op,
+                     const struct exec_f32_args *a);
+int exec_rnn_backward(prof_exec *ex, const struct exec_op *op,
+                      const struct exec_grad_args *a);
+unsigned exec_rnn_reads(const struct exec_op *op, bool loss_softmax);
+
 #endif

@@ -32,6 +32,8 @@ static const struct exec_op_vtable *const exec_op_table[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_MATMUL] = &exec_op_matmul,
     [MEMEST_KIND_TRANSPOSE] = &exec_op_transpose,
     [MEMEST_KIND_ATTENTION] = &exec_op_attention,
+    [MEMEST_KIND_LSTM] = &exec_op_lstm,
+    [MEMEST_KIND_GRU] = &exec_op_gru,
 };
 
 const struct exec_op_vtable *exec_op_find(enum memest_kind kind)

@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""LSTM and GRU fixtures (tests/data/onnx/torch_lstm_kws, torch_gru_kws,
+torch_bigru): keyword spotters as PyTorch 1.13 exports them at opset 13,
+batch_first, with random weights from a fixed generator. Each folder
+holds model.onnx, test_data_set_0/input_0.pb and output_0.pb (PyTorch's
+output for a fixed input of batch 2), weights.safetensors (the same
+weights named after the layers of model.txt, the text model of the same
+network) and model.txt.
+
+    /usr/bin/python3 scripts/make-rnn-fixtures.py tests/data/onnx
+"""
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_writer  # noqa: E402
+
+
+class Spotter(torch.nn.Module):
+    """Frames (batch, 49, 10) -> a recurrent stack -> the last step's
+    hidden state (h_n of the top layer, both directions concatenated when
+    bidirectional) -> Linear to 12 classes."""
+
+    def __init__(self, cell, bidirectional=False):
+        super().__init__()
+        rnn = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+        self.rnn = rnn(10, 64, num_layers=2, batch_first=True,
+                       bidirectional=bidirectional)
+        self.bi = bidirectional
+        self.fc = torch.nn.Linear(128 if bidirectional else 64, 12)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        if self.bi:
+            # the forward direction's last step and the reverse's first
+            last = torch.cat((y[:, -1, :64], y[:, 0, 64:]), 1)
+        else:
+            last = y[:, -1, :]
+        return self.fc(last)
+
+
+def save_pb(a, name, path):
+    p = numpy_helper.from_array(a.astype(np.float32), name)
+    with open(path, "wb") as f:
+        f.write(p.SerializeToString())
+
+
+def text_model(cell, bi):
+    d = " dir=bidirectional" if bi else " dir=forward"
+    lbr = " lbr=yes" if cell == "gru" else ""
+    return ("# a keyword spotter: 49 frames of 10 features, two %s layers,\n"
+            "# the last step's hidden state, 12 classes\n"
+            "input 49x10\n"
+            "%s 64%s seq=yes%s name=rnn0\n"
+            "%s 64%s seq=no%s name=rnn1\n"
+            "dense 12 name=fc\n") % (cell, cell, d, lbr, cell, d, lbr)
+
+
+def make(out_dir, name, cell, bi, seed):
+    torch.manual_seed(seed)
+    net = Spotter(cell, bi).eval()
+    x = torch.randn(2, 49, 10)
+    with torch.no_grad():
+        y = net(x)
+    d = os.path.join(out_dir, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    path = os.path.join(d, "model.onnx")
+    torch.onnx.export(net, x, path, opset_version=13,
+                      input_names=["frames"], output_names=["logits"],
+                      dynamic_axes={"frames": {0: "batch"},
+                                    "logits": {0: "batch"}})
+    onnx.checker.check_model(onnx.load(path))
+    save_pb(x.numpy(), "frames",
+            os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(y.numpy(), "logits",
+            os.path.join(d, "test_data_set_0", "output_0.pb"))
+    # the text model's layers rnn0 and rnn1 are PyTorch's layers 0 and 1
+    sd = net.state_dict()
+    tensors = {}
+    for k, v in sd.items():
+        if k.startswith("rnn."):
+            part, layer = k[4:].split("_l", 1)
+            layer, _, rev = layer.partition("_")
+            suffix = "_l0" + ("_" + rev if rev else "")
+            tensors["rnn%s.%s%s" % (layer, part, suffix)] = v.clone()
+        else:
+            tensors[k] = v.clone()
+    safetensors_writer.save(os.path.join(d, "weights.safetensors"),
+                            tensors, {"format": "pt"})
+    with open(os.path.join(d, "model.txt"), "w") as f:
+        f.write(text_model(cell, bi))
+    n = sum(p.numel() for p in net.parameters())
+    print("%s: %d parameters, max |y| %.4f" % (name, n, y.abs().max()))
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/onnx"
+    make(out, "torch_lstm_kws", "lstm", False, 20)
+    make(out, "torch_gru_kws", "gru", False, 21)
+    make(out, "torch_bigru", "gru", True, 22)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+/*
+ * LSTM and GRU keyword spotters from PyTorch (tests/data/onnx/torch_lstm_kws,
+ * torch_gru_kws, torch_bigru, written by scripts/make-rnn-fixtures.py):
+ * the text model of each (model.txt: two lstm or gru lines and a dense)
+ * with the state_dict PyTorch saved (weights.safetensors, loaded the
+ * apps' way by cli_model_load) counts exactly (parameters: PyTorch's sum
+ * of numel, printed by the script; MACs: dirs * T * G * (D + H) * H per
+ * recurrent layer plus the dense layer's) and, run at fp32 on the input
+ * PyTorch ran, reproduces PyTorch's output within 1e-4 of its largest
+ * magnitude; with the executor's seeded weights it must not. The 16-bit
+ * and int8 paths run too and stay near (a loose bound: they round).
+ *
+ * argv[1]: tests/data/onnx.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+#include "cli.h"
+#include "model.h"
+
+static const char *fixtures;
+
+static void load_pb(const char *model, const char *file,
+                    struct memest_owned_tensor *t)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/test_data_set_0/%s", fixtures, model,
+             file);
+    struct memest_diag d;
+    if (memest_tensor_load_pb(path, t, &d) != MEMEST_OK) {
+        char buf[600];
+        memest_diag_format(&d, buf, sizeof buf);
+        fail_msg("%s", buf);
+    }
+}
+
+static size_t elements(const struct memest_tensor *t)
+{
+    size_t n = 1;
+    for (unsigned d = 0; d < t->rank; d++) {
+        n *= (size_t)t->dim[d];
+    }
+    return n;
+}
+
+/* Run m at `prec` on x into a comparison with ref: the largest |y - ref|,
+ * *scale the largest |ref|. */
+static double run_and_compare(const memest_model *m, enum memest_precision
+                              prec, const struct memest_tensor *x,
+                              const struct memest_tensor *ref, double *scale)
+{
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = x->dim[0];
+    eo.precision = prec;
+    prof_exec *ex = NULL;
+    struct prof_diag d = {0};
+    if (prof_exec_create(m, &eo, &ex, &d) != PROF_OK) {
+        fail_msg("%s: %s", memest_model_name(m), d.message);
+    }
+    const size_t n_in = prof_exec_input_count(ex);
+    const size_t n_out = prof_exec_output_count(ex);
+    assert_int_equal(n_in, elements(x));
+    assert_int_equal(n_out, elements(ref));
+    float *y = calloc(n_out, sizeof *y);
+    assert_non_null(y);
+    assert_int_equal(prof_exec_run(ex, x->data, n_in, y, n_out), PROF_OK);
+    double err = 0.0, big = 0.0;
+    for (size_t i = 0; i < n_out; i++) {
+        err = fmax(err, fabs((double)y[i] - ref->data[i]));
+        big = fmax(big, fabs((double)ref->data[i]));
+    }
+    free(y);
+    prof_exec_destroy(ex);
+    *scale = big;
+    return err;
+}
+
+struct spotter {
+    const char *name;
+    uint64_t params; /* PyTorch's sum(p.numel()) */
+    uint64_t gates, dirs;
+};
+
+/* T = 49 steps of D = 10 features, H = 64, two layers, dense to 12 */
+static uint64_t macs_of(const struct spotter *s)
+{
+    const uint64_t T = 49, D = 10, H = 64;
+    return s->dirs * T * s->gates * (D + H) * H +
+           s->dirs * T * s->gates * (s->dirs * H + H) * H +
+           s->dirs * H * 12;
+}
+
+static void check(const struct spotter *s)
+{
+    char txt[1024], w[1024];
+    snprintf(txt, sizeof txt, "%s/%s/model.txt", fixtures, s->name);
+    snprintf(w, sizeof w, "%s/%s/weights.safetensors", fixtures, s->name);
+    memest_model *m = NULL, *seeded = NULL;
+    assert_int_equal(cli_model_load(txt, w, &m), 0);
+    assert_int_equal(memest_model_has_weights(m), 1);
+    assert_int_equal(cli_model_load(txt, NULL, &seeded), 0);
+    assert_int_equal(memest_model_parameter_count(m), s->params);
+    uint64_t macs = 0;
+    for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+        macs += memest_model_layer(m, i)->macs_per_sample;
+    }
+    assert_int_equal(macs, macs_of(s));
+
+    struct memest_owned_tensor x = {0}, ref = {0};
+    load_pb(s->name, "input_0.pb", &x);
+    load_pb(s->name, "output_0.pb", &ref);
+    double scale = 0.0, seeded_scale = 0.0;
+    const double err = run_and_compare(m, MEMEST_FP32, &x.t, &ref.t, &scale);
+    const double seeded_err = run_and_compare(seeded, MEMEST_FP32, &x.t,
+                                              &ref.t, &seeded_scale);
+    print_message("%-15s max |edgefit - PyTorch| %.3g of %.3g (%.2g "
+                  "relative); seeded weights %.3g\n", s->name, err, scale,
+                  err / scale, seeded_err);
+    assert_true(scale > 0.0);
+    assert_true(err <= 1e-4 * scale);
+    assert_true(seeded_err > 1e-2 * scale);
+    static const enum memest_precision low[] = {MEMEST_FP16, MEMEST_BF16,
+                                                MEMEST_INT8_DYNAMIC};
+    for (size_t k = 0; k < sizeof low / sizeof low[0]; k++) {
+        double sc = 0.0;
+        const double e = run_and_compare(m, low[k], &x.t, &ref.t, &sc);
+        print_message("%-15s %s: %.3g relative\n", s->name,
+                      memest_precision_name(low[k]), e / sc);
+        assert_true(e <= 0.1 * sc);
+    }
+    memest_owned_tensor_free(&x);
+    memest_owned_tensor_free(&ref);
+    memest_model_destroy(seeded);
+    memest_model_destroy(m);
+}
+
+static void test_lstm(void **state)
+{
+    static const struct spotter s = {"torch_lstm_kws", 53516, 4, 1};
+    (void)state;
+    check(&s);
+}
+
+static void test_gru(void **state)
+{
+    static const struct spotter s = {"torch_gru_kws", 40332, 3, 1};
+    (void)state;
+    check(&s);
+}
+
+static void test_bigru(void **state)
+{
+    static const struct spotter s = {"torch_bigru", 105228, 3, 2};
+    (void)state;
+    check(&s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s FIXTURES\n", argv[0]);
+        return 2;
+    }
+    fixtures = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lstm),
+        cmocka_unit_test(test_gru),
+        cmocka_unit_test(test_bigru),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
