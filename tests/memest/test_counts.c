@@ -514,6 +514,88 @@ static void test_binary(void **state)
     memest_model_destroy(m);
 }
 
+/* Attention's operators by hand: a keyword-spotting block of T = 10
+ * steps, D = 8 features, 2 heads. */
+static void test_attention_ops(void **state)
+{
+    (void)state;
+    memest_model *m = parse_ok("input 10x8\n"
+                               "attention heads=2 name=att\n"
+                               "transpose perm=1,0 name=t\n"
+                               "matmul in=att,t name=gram\n"
+                               "reshape shape=2x5x10 name=r\n"
+                               "matmul in=r,att name=bc\n"
+                               "transpose perm=2,0,1 name=p3\n"
+                               "reshape shape=2x8x5 name=r3\n"
+                               "matmul in=att,r3 name=bc2\n");
+    const struct memest_layer *att = memest_model_layer(m, 0);
+    assert_int_equal(att->units, 8);
+    assert_int_equal(att->heads, 2);
+    /* 4 D^2 weights and 4 D biases, as nn.MultiheadAttention(8, 2) */
+    assert_int_equal(att->weight_count, 256);
+    assert_int_equal(att->bias_count, 32);
+    assert_int_equal(att->parameter_count, 288);
+    /* 4 T D^2 + 2 T^2 D = 2560 + 1600 */
+    assert_int_equal(att->macs_per_sample, 4160);
+    assert_int_equal(att->work_elements, 100);
+    assert_int_equal(att->out_shape.rank, 2);
+    assert_int_equal(att->out_shape.dim[0], 10);
+    assert_int_equal(att->out_shape.dim[1], 8);
+    const struct memest_layer *t = memest_model_layer(m, 1);
+    assert_int_equal(t->out_shape.dim[0], 8);
+    assert_int_equal(t->out_shape.dim[1], 10);
+    assert_int_equal(t->macs_per_sample, 0);
+    assert_int_equal(t->work_elements, 0);
+    /* 10x8 . 8x10: 10 * 8 * 10 multiplies */
+    const struct memest_layer *g = memest_model_layer(m, 2);
+    assert_int_equal(g->out_shape.rank, 2);
+    assert_int_equal(g->out_shape.dim[0], 10);
+    assert_int_equal(g->out_shape.dim[1], 10);
+    assert_int_equal(g->macs_per_sample, 800);
+    assert_int_equal(g->parameter_count, 0);
+    /* a stack times a matrix: [2,5,10] . [10,8] = 2x5x8, 2 * 5 * 10 * 8 */
+    const struct memest_layer *bc = memest_model_layer(m, 4);
+    assert_int_equal(bc->out_shape.rank, 3);
+    assert_int_equal(bc->out_shape.dim[0], 2);
+    assert_int_equal(bc->out_shape.dim[1], 5);
+    assert_int_equal(bc->out_shape.dim[2], 8);
+    assert_int_equal(bc->macs_per_sample, 800);
+    const struct memest_layer *p3 = memest_model_layer(m, 5);
+    assert_int_equal(p3->out_shape.dim[0], 8);
+    assert_int_equal(p3->out_shape.dim[1], 2);
+    assert_int_equal(p3->out_shape.dim[2], 5);
+    /* a matrix times a stack: [10,8] . [2,8,5] = 2x10x5 */
+    const struct memest_layer *bc2 = memest_model_layer(m, 7);
+    assert_int_equal(bc2->out_shape.dim[0], 2);
+    assert_int_equal(bc2->out_shape.dim[1], 10);
+    assert_int_equal(bc2->out_shape.dim[2], 5);
+    assert_int_equal(bc2->macs_per_sample, 800);
+    assert_int_equal(memest_model_parameter_count(m), 288);
+    /* activation memory: the input, every output and the score block */
+    {
+        struct memest_totals tot;
+        struct memest_layer_estimate rows[9];
+        size_t n = 0;
+        assert_int_equal(memest_estimate_totals(m, 2, MEMEST_FP16, &tot),
+                         MEMEST_OK);
+        assert_int_equal(tot.activation_bytes,
+                         2 * 2 * (80 + 80 + 100 + 80 + 100 + 100 + 80 + 80 +
+                                  80 + 100));
+        assert_int_equal(tot.macs, 2 * (4160 + 800 + 800 + 800));
+        assert_int_equal(memest_estimate_layers(m, 2, MEMEST_FP16, rows, 9,
+                                                &n),
+                         MEMEST_OK);
+        assert_int_equal(rows[1].activation_bytes, 2 * 2 * (80 + 100));
+        assert_int_equal(rows[1].output_elements, 2 * 80);
+    }
+    memest_model_destroy(m);
+    m = parse_ok("input 6x12\nattention heads=3 bias=no\n");
+    assert_int_equal(memest_model_layer(m, 0)->parameter_count, 576);
+    assert_int_equal(memest_model_layer(m, 0)->macs_per_sample,
+                     4 * 6 * 144 + 2 * 36 * 12);
+    memest_model_destroy(m);
+}
+
 /* Dilated convolutions and ceil-mode pools, by hand. */
 static void test_dilation_ceil(void **state)
 {
@@ -895,6 +977,7 @@ int main(void)
         cmocka_unit_test(test_batch_overflow),
         cmocka_unit_test(test_sequence),
         cmocka_unit_test(test_concat_axes),
+        cmocka_unit_test(test_attention_ops),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

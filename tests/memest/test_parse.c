@@ -306,6 +306,32 @@ static const struct err_case errors[] = {
      "posembed needs a sequence T x D"},
     {"input 5x8\nclstoken bias=no\n", MEMEST_E_PARSE, 2, 10,
      "unknown key 'bias' for clstoken"},
+    /* attention's operators */
+    {"input 7x10\nattention heads=3\n", MEMEST_E_SHAPE, 2, 17,
+     "10 features do not split into heads=3"},
+    {"input 7x10\nattention\n", MEMEST_E_PARSE, 2, 1,
+     "missing head count"},
+    {"input 2x7x10\nattention heads=2\n", MEMEST_E_SHAPE, 2, 1,
+     "attention needs a sequence T x D"},
+    {"input 7x10\ntranspose perm=1,0,2\n", MEMEST_E_SHAPE, 2, 16,
+     "perm= lists 3 axes but 'input' (7x10) has 2"},
+    {"input 7x10\ntranspose perm=1,1\n", MEMEST_E_SHAPE, 2, 16,
+     "each axis 0 to 1 once"},
+    {"input 7x10\ntranspose perm=1,\n", MEMEST_E_PARSE, 2, 16,
+     "perm must list 2 or 3 axes"},
+    {"input 7x10\ntranspose\n", MEMEST_E_PARSE, 2, 1,
+     "missing axis permutation"},
+    {"input 7x10\ntranspose perm=1,0 name=t\nmatmul in=input,input\n",
+     MEMEST_E_SHAPE, 3, 17, "the last dimension of the first (10) must "
+     "equal the second-to-last of the second (7)"},
+    {"input 7x10\nreshape shape=2x7x5 name=a\nreshape shape=7x5x2 "
+     "in=input name=b\nmatmul in=a,b\n",
+     MEMEST_E_SHAPE, 4, 13, "leading dimensions (2 and 7) do not "
+     "broadcast"},
+    {"input 70\nmatmul in=input,input\n", MEMEST_E_SHAPE, 2, 11,
+     "each operand needs 2 (M x K) or 3"},
+    {"input 7x10\nmatmul in=input\n", MEMEST_E_PARSE, 2, 11,
+     "matmul needs two or more inputs"},
 };
 
 static void check_error(const char *where, int st,
@@ -741,6 +767,10 @@ static void test_round_trip(void **state)
                "add in=ln1,d act=logsoftmax\ngelu\n");
     round_trip("input 3x5x4\nsoftmax axis=2\nlogsoftmax axis=1\nsoftmax\n"
                "flatten\nsoftmax axis=0\n");
+    round_trip("input 7x8\nattention heads=2 name=a\n"
+               "attention heads=4 bias=no\ntranspose perm=1,0 name=t\n"
+               "matmul in=a,t name=g\nreshape shape=7x7x1\n"
+               "transpose perm=2,0,1 name=p\nmatmul in=p,a\n");
     round_trip("input 3x5x4\npad p=1,0,2,3 value=-0.1\npad p=2 name=z\n"
                "maxpool k=2\n");
     round_trip("input 6x5x4\nshuffle g=3\nslice axis=c begin=1 end=4\n"
