@@ -500,6 +500,19 @@ static void test_kwt(void **state)
     const struct memest_layer *attn = find(m, "b2_attn");
     assert_int_equal(attn->heads, 1);
     assert_int_equal(attn->units, 64);
+    /* one head's score matrix, T' x T', beside its input and output */
+    assert_int_equal(attn->work_elements, 99 * 99);
+    /*
+     * Lifetimes at fp32, batch 1 (elements): input 3,920, embed 6,272,
+     * then 99x64 = 6,336 per token map and 99x256 = 25,344 for fc1. In a
+     * block the residual stream (pos or the previous add2) stays alive
+     * until add1, add1 until add2. At b1_fc2: add1, fc1 and fc2 are alive,
+     * 6,336 + 25,344 + 6,336 = 38,016; at b1_fc1: add1, ln2, fc1, the
+     * same. At the attention: the stream, ln1, the output and the score
+     * matrix, 6,336 x 3 + 9,801 = 28,809, below. No step holds more:
+     * 38,016 elements, 152,064 B, which the plan meets.
+     */
+    check_arena(m, 4 * 38016, 4 * 38016);
     assert_int_equal(find(m, "b1_fc1")->act, MEMEST_ACT_GELU_ERF);
     assert_int_equal(find(m, "head")->act, MEMEST_ACT_SOFTMAX);
     assert_int_equal(memest_model_output_shape(m).dim[0], 12);
@@ -535,6 +548,10 @@ static void test_lstm_kws(void **state)
     assert_int_equal(find(m, "lstm1")->return_sequence, 1);
     assert_int_equal(find(m, "lstm2")->return_sequence, 0);
     assert_int_equal(find(m, "lstm1")->direction, MEMEST_RNN_FORWARD);
+    /* A chain: the input (490) and lstm1's sequence (3,136) are alive
+     * together, then lstm1's and lstm2's (64): 3,626 elements at most,
+     * 14,504 B at fp32, which the plan meets. */
+    check_arena(m, 4 * 3626, 4 * 3626);
     memest_model_destroy(m);
 }
 
