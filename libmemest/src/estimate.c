@@ -290,6 +290,9 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
  *     gradients);
  *   - the float im2col columns of the largest conv2d (one sample, one
  *     group: in_c/groups*k*k x out_h*out_w), shared with the forward pass;
+ *   - the float transposed copy of the largest output of a softmax or
+ *     log-softmax along an axis that is not the last (the steps of T x D,
+ *     the channels of C x H x W), per sample: it runs on that copy;
  * and when the storage is not 4-byte float, the float staging in which the
  * 16-bit operators compute: two tensors the size of the largest layer
  * input and two of the largest layer output (per sample), the largest
@@ -348,7 +351,7 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
                    uint64_t *out)
 {
     uint64_t grad = 0, pre = 0, col = 0, max_in = 0, max_out = 0;
-    uint64_t max_params = 0, bn = 0, max_z = 0, t, sum;
+    uint64_t max_params = 0, bn = 0, max_z = 0, t, sum, tsm = 0;
     int st = grad_buffers(model, &grad);
 
     if (st != MEMEST_OK) {
@@ -376,6 +379,17 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
             max_params = max_u64(max_params, t);
             max_z = max_u64(max_z, L->output_elements);
         }
+        if ((L->act == MEMEST_ACT_SOFTMAX ||
+             L->act == MEMEST_ACT_LOGSOFTMAX) &&
+            L->axis + 1 < L->out_shape.rank) {
+            uint64_t inner = 1;
+            for (unsigned d = L->axis + 1; d < L->out_shape.rank; d++) {
+                inner *= L->out_shape.dim[d]; /* within the output's */
+            }
+            if (inner > 1) {
+                tsm = max_u64(tsm, L->output_elements);
+            }
+        }
         max_in = max_u64(max_in, in);
         max_out = max_u64(max_out, L->output_elements);
         max_params = max_u64(max_params, L->parameter_count);
@@ -395,6 +409,8 @@ static int working(const memest_model *model, uint64_t batch, uint64_t s,
             MEMEST_OK ||
         scaled(1, batch, 4, NULL, &t) != MEMEST_OK || add_ovf(sum, t, &sum) ||
         mul_ovf(col, 4, &t) || add_ovf(sum, t, &sum) ||
+        scaled(tsm, batch, 4, NULL, &t) != MEMEST_OK ||
+        add_ovf(sum, t, &sum) ||
         mul_ovf(bn, 16, &t) || add_ovf(sum, t, &sum)) {
         return MEMEST_E_OVERFLOW;
     }

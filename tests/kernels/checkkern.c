@@ -23,7 +23,8 @@
     X(q8) \
     X(q8s) \
     X(matmul) \
-    X(spatial)
+    X(spatial) \
+    X(norm)
 
 #define CK_DECLARE(f) void check_##f(unsigned flags);
 CK_FAMILIES(CK_DECLARE)

@@ -209,8 +209,9 @@ static const char *const GRAPH_MODELS[] = {
     "concat in=s,y\n"
     "batchnorm\n"
     "dense 4 act=softmax\n",
-    /* rank 2 (ONNX's 3-D node tests): batchnorm and softmax over dim[0],
-     * an add reading the model input, ending in a view */
+    /* rank 2 (ONNX's 3-D node tests): batchnorm over dim[0], log-softmax
+     * over the features (dim[1], the default of T x D), an add reading
+     * the model input, ending in a view */
     "input 4x5\n"
     "batchnorm\n"
     "relu6 name=r\n"
@@ -298,6 +299,31 @@ static const char *const GRAPH_MODELS[] = {
     "concat in=r1,r2 axis=h\n"
     "flatten\n"
     "dense 5\n",
+    /* a keyword transformer's per-position layers on 6 steps of 8
+     * features: dense over the features, class token, position
+     * embedding, layernorm, a residual add, a softmax over the steps, a
+     * final dense with its softmax over the features */
+    "input 6x8\n"
+    "dense 12 act=gelu_erf\n"
+    "clstoken\n"
+    "posembed name=p\n"
+    "layernorm name=ln\n"
+    "dense 16 act=gelu_erf\n"
+    "dense 12\n"
+    "add in=p,dense3 name=r\n"
+    "softmax axis=0\n"
+    "dense 5 act=softmax\n",
+    /* layernorm without beta over both axes (ONNX's axis=0, eps 1e-3), a
+     * softmax over the steps, a log-softmax fused over the features; then
+     * a layernorm on a vector */
+    "input 5x7\n"
+    "layernorm axis=0 eps=1e-3 bias=no name=ln\n"
+    "softmax axis=0 name=s\n"
+    "sub in=s,input\n"
+    "dense 3 act=logsoftmax bias=no\n",
+    "input 9\n"
+    "layernorm\n"
+    "dense 4 act=tanh\n",
 };
 #define N_GRAPH_MODELS (sizeof GRAPH_MODELS / sizeof GRAPH_MODELS[0])
 
@@ -498,15 +524,20 @@ static void dot_finish(struct dot *dt, double b, double db,
                                   (dt->abs_sum + fabs(b) + db);
 }
 
-static void ref_dense(const struct tensor *x, struct tensor *y,
-                      const float *w, const float *b,
+/* A dense layer on a vector, or on each of the T steps of a T x D
+ * sequence (t->c = T, t->h = D): rows of `in` features either way. */
+static void ref_dense(const struct memest_layer *L, const struct tensor *x,
+                      struct tensor *y, const float *w, const float *b,
                       enum memest_precision p)
 {
-    const size_t in = x->c * x->h * x->w, out = y->c;
+    const bool seq = L->in_shape.rank == 2;
+    const size_t in = seq ? x->h : x->c * x->h * x->w;
+    const size_t out = seq ? y->h : y->c;
+    const size_t rows = x->batch * (seq ? x->c : 1);
     double *dw = calloc(in * out, sizeof(double));
     assert_non_null(dw);
     weight_error(p, w, out, in, dw);
-    for (size_t n = 0; n < x->batch; n++) {
+    for (size_t n = 0; n < rows; n++) {
         for (size_t o = 0; o < out; o++) {
             struct dot dt = {0};
             for (size_t i = 0; i < in; i++) {
@@ -693,17 +724,27 @@ static void softmax_group(struct tensor *t, size_t first, size_t n,
 }
 
 static void ref_act(enum memest_act act, double alpha, double beta,
-                    struct tensor *t)
+                    unsigned axis, struct tensor *t)
 {
     /* the kernels take the parameters as floats */
     const double fa = (double)(float)alpha, fb = (double)(float)beta;
     const size_t n = tsize(t);
     if (act == MEMEST_ACT_SOFTMAX || act == MEMEST_ACT_LOGSOFTMAX) {
-        const size_t hw = t->h * t->w;
-        for (size_t b = 0; b < t->batch; b++) {
-            for (size_t i = 0; i < hw; i++) {
-                softmax_group(t, b * t->c * hw + i, t->c, hw,
-                              act == MEMEST_ACT_LOGSOFTMAX);
+        /* along the layer's axis of [batch][c][h][w]: groups of n at
+         * stride `inner`, `outer` blocks of them */
+        const size_t dims[3] = {t->c, t->h, t->w};
+        size_t outer = t->batch, inner = 1;
+        for (unsigned k = 0; k < 3; k++) {
+            if (k < axis) {
+                outer *= dims[k];
+            } else if (k > axis) {
+                inner *= dims[k];
+            }
+        }
+        for (size_t o = 0; o < outer; o++) {
+            for (size_t i = 0; i < inner; i++) {
+                softmax_group(t, o * dims[axis] * inner + i, dims[axis],
+                              inner, act == MEMEST_ACT_LOGSOFTMAX);
             }
         }
         return;
@@ -717,6 +758,13 @@ static void ref_act(enum memest_act act, double alpha, double beta,
             break;
         case MEMEST_ACT_GELU:
             y = gelu_ref(x);
+            slope = 1.13;
+            kerr = 8.0 * U32 * fabs(y) + 1e-5 * fabs(y);
+            break;
+        case MEMEST_ACT_GELU_ERF:
+            /* the exact form: its slope peaks at 1.13 too; the kernel's
+             * error stated as for the tanh form */
+            y = 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
             slope = 1.13;
             kerr = 8.0 * U32 * fabs(y) + 1e-5 * fabs(y);
             break;
@@ -805,7 +853,7 @@ static void ref_add(const struct tensor *const *xs, size_t count,
         y->d[i] = d;
         y->s[i] = sqrt(var) + sqrt((double)count + 1.0) * U32 * a;
     }
-    ref_act(L->act, L->act_alpha, L->act_beta, y);
+    ref_act(L->act, L->act_alpha, L->act_beta, L->axis, y);
 }
 
 /* Whether an add runs as a broadcast (ops/binary.c) rather than as a sum
@@ -895,7 +943,7 @@ static void ref_binary(const struct memest_layer *L,
             }
         }
     }
-    ref_act(L->act, L->act_alpha, L->act_beta, y);
+    ref_act(L->act, L->act_alpha, L->act_beta, L->axis, y);
 }
 
 /* Along axis 0, 1 or 2 (c, h, w; h is the second dimension of a rank-2
@@ -959,7 +1007,7 @@ static void ref_batchnorm(const struct memest_layer *L,
             }
         }
     }
-    ref_act(L->act, L->act_alpha, L->act_beta, y);
+    ref_act(L->act, L->act_alpha, L->act_beta, L->axis, y);
 }
 
 /* The mean of each plane: errors in quadrature over hw, a double sum
@@ -1030,6 +1078,91 @@ static void ref_slice(const struct memest_layer *L, const struct tensor *x,
     }
 }
 
+/* Layer normalisation over rows of D = units (the layer's last axes):
+ * y = g (x - m) rstd + beta. To first order the inputs' errors e move y_i
+ * by g_i rstd (e_i - mean(e) - xh_i mean(xh e)), bounded by g_i rstd (e_i
+ * + mean(e) + |xh_i| mean(|xh| e)) for the bounded parts (the noise's
+ * means in quadrature, sqrt(sum s^2) / D); the kernel's float steps ((x - m)
+ * rstd, the FMA, m and rstd each rounded once) add 4 u32 (|g| (|xh| +
+ * rstd |m|) + |beta|); 16-bit gamma and beta are rounded (bias_error). */
+static void ref_layernorm(const struct memest_layer *L,
+                          const struct tensor *x, struct tensor *y,
+                          const float *g, const float *bt,
+                          enum memest_precision p)
+{
+    const size_t D = (size_t)L->units, rows = tsize(x) / D;
+    for (size_t r = 0; r < rows; r++) {
+        const size_t o = r * D;
+        double m = 0.0, v = 0.0, md = 0.0, ms = 0.0, mxd = 0.0, mxs = 0.0;
+        for (size_t i = 0; i < D; i++) {
+            m += x->r[o + i];
+        }
+        m /= (double)D;
+        for (size_t i = 0; i < D; i++) {
+            v += (x->r[o + i] - m) * (x->r[o + i] - m);
+        }
+        const double rs = 1.0 / sqrt(v / (double)D + L->bn_epsilon);
+        for (size_t i = 0; i < D; i++) {
+            const double xh = fabs((x->r[o + i] - m) * rs);
+            md += x->d[o + i] / (double)D;
+            mxd += xh * x->d[o + i] / (double)D;
+            /* noise: independent, so its sums add in quadrature */
+            ms += x->s[o + i] * x->s[o + i];
+            mxs += xh * xh * x->s[o + i] * x->s[o + i];
+        }
+        for (size_t i = 0; i < D; i++) {
+            const double xh = (x->r[o + i] - m) * rs;
+            const double gi = g[i], bi = bt ? bt[i] : 0.0;
+            const double ag = fabs(gi) + bias_error(p, g[i]);
+            y->r[o + i] = gi * xh + bi;
+            y->d[o + i] =
+                ag * rs * (x->d[o + i] + md + fabs(xh) * mxd) +
+                4.0 * U32 * (ag * (fabs(xh) + rs * fabs(m)) + fabs(bi)) +
+                fabs(xh) * bias_error(p, g[i]) +
+                (bt ? bias_error(p, bt[i]) : 0.0);
+            y->s[o + i] = ag * rs *
+                          (x->s[o + i] + sqrt(ms) / (double)D +
+                           fabs(xh) * sqrt(mxs) / (double)D);
+        }
+    }
+}
+
+/* The class token: each sample's rows moved one down, the token (exact
+ * at fp32 and int8, rounded at 16 bits) in row 0. */
+static void ref_clstoken(const struct tensor *x, struct tensor *y,
+                         const float *w, enum memest_precision p)
+{
+    const size_t D = x->h, in = x->c * D;
+    for (size_t n = 0; n < x->batch; n++) {
+        for (size_t i = 0; i < D; i++) {
+            const size_t k = n * (in + D) + i;
+            y->r[k] = w[i];
+            y->d[k] = bias_error(p, w[i]);
+            y->s[k] = 0.0;
+        }
+        for (size_t i = 0; i < in; i++) {
+            move_elem(x, n * in + i, y, n * (in + D) + D + i);
+        }
+    }
+}
+
+/* The position embedding: x + P, one float addition (u32 of the sum) and
+ * P's own rounding at 16 bits. */
+static void ref_posembed(const struct tensor *x, struct tensor *y,
+                         const float *w, enum memest_precision p)
+{
+    const size_t in = x->c * x->h;
+    for (size_t n = 0; n < x->batch; n++) {
+        for (size_t i = 0; i < in; i++) {
+            const size_t k = n * in + i;
+            y->r[k] = x->r[k] + w[i];
+            y->d[k] = x->d[k] + bias_error(p, w[i]) +
+                      U32 * (fabs(x->r[k]) + fabs(w[i]) + x->d[k]);
+            y->s[k] = x->s[k];
+        }
+    }
+}
+
 /*
  * Run the reference on ex's own master weights and inputs xs (one array
  * per model input); *out receives the final tensor (caller frees). Every
@@ -1078,12 +1211,12 @@ static void reference(const memest_model *m, const prof_exec *ex,
         bool stored = true;
         switch (L->kind) {
         case MEMEST_KIND_DENSE:
-            ref_dense(cur, nxt, w, L->has_bias ? b : NULL, p);
-            ref_act(L->act, L->act_alpha, L->act_beta, nxt);
+            ref_dense(L, cur, nxt, w, L->has_bias ? b : NULL, p);
+            ref_act(L->act, L->act_alpha, L->act_beta, L->axis, nxt);
             break;
         case MEMEST_KIND_CONV2D:
             ref_conv(L, cur, nxt, w, L->has_bias ? b : NULL, p);
-            ref_act(L->act, L->act_alpha, L->act_beta, nxt);
+            ref_act(L->act, L->act_alpha, L->act_beta, L->axis, nxt);
             break;
         case MEMEST_KIND_MAXPOOL:
         case MEMEST_KIND_AVGPOOL:
@@ -1098,7 +1231,7 @@ static void reference(const memest_model *m, const prof_exec *ex,
             break;
         case MEMEST_KIND_ACTIVATION:
             tensor_copy(nxt, cur);
-            ref_act(L->act, L->act_alpha, L->act_beta, nxt);
+            ref_act(L->act, L->act_alpha, L->act_beta, L->axis, nxt);
             break;
         case MEMEST_KIND_ADD:
             if (binary_broadcasts(L)) {
@@ -1130,6 +1263,15 @@ static void reference(const memest_model *m, const prof_exec *ex,
             break;
         case MEMEST_KIND_SLICE:
             ref_slice(L, cur, nxt);
+            break;
+        case MEMEST_KIND_LAYERNORM:
+            ref_layernorm(L, cur, nxt, w, L->has_bias ? b : NULL, p);
+            break;
+        case MEMEST_KIND_CLSTOKEN:
+            ref_clstoken(cur, nxt, w, p);
+            break;
+        case MEMEST_KIND_POSEMBED:
+            ref_posembed(cur, nxt, w, p);
             break;
         default:
             fail_msg("unexpected layer kind");
@@ -1172,11 +1314,30 @@ static double max_relative_bound(enum memest_precision p, int softmax_end)
 /* Standalone batch norms start as PyTorch's fresh ones (scale about 1,
  * shift 0): give them scales in [0.5, 1.5) and shifts in [-0.5, 0.5) so
  * that both are exercised. */
+/* The same for layer norms (gamma in [0.5, 1.5), beta in [-0.5, 0.5))
+ * and for the class token and the position embedding, whose fresh values
+ * (zeros; +-0.035) would make the token's row almost constant: a layer
+ * norm of it divides its storage errors by a standard deviation near
+ * zero, and the derived bound says so. */
 static void randomise_batchnorms(const memest_model *m, prof_exec *ex)
 {
     for (size_t li = 0; li < memest_model_layer_count(m); li++) {
         const struct memest_layer *L = memest_model_layer(m, li);
-        if (L->kind != MEMEST_KIND_BATCHNORM) {
+        if (L->kind == MEMEST_KIND_CLSTOKEN ||
+            L->kind == MEMEST_KIND_POSEMBED) {
+            const size_t c = (size_t)L->weight_count;
+            float *w = malloc(c * sizeof *w);
+            assert_non_null(w);
+            for (size_t i = 0; i < c; i++) {
+                w[i] = rnd_sym(1.0);
+            }
+            assert_int_equal(prof_exec_set_params(ex, li, w, c, NULL, 0),
+                             PROF_OK);
+            free(w);
+            continue;
+        }
+        if (L->kind != MEMEST_KIND_BATCHNORM &&
+            L->kind != MEMEST_KIND_LAYERNORM) {
             continue;
         }
         const size_t c = (size_t)L->weight_count;
@@ -1187,7 +1348,9 @@ static void randomise_batchnorms(const memest_model *m, prof_exec *ex)
             w[i] = 1.0f + rnd_sym(0.5);
             b[i] = rnd_sym(0.5);
         }
-        assert_int_equal(prof_exec_set_params(ex, li, w, c, b, c), PROF_OK);
+        assert_int_equal(prof_exec_set_params(ex, li, w, c, b,
+                                              (size_t)L->bias_count),
+                         PROF_OK);
         free(w);
         free(b);
     }

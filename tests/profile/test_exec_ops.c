@@ -54,7 +54,13 @@ static const char *const EVERY_KIND =
     "transpose perm=1,0 in=att name=tr\n"
     "matmul in=att,tr name=mm\n"
     "flatten in=mm name=fl3\n"
-    "concat in=sl,fl2,fl3 name=out\n";
+    "concat in=sl,fl2,fl3 name=out\n"
+    "layernorm in=seq name=ln\n"
+    "clstoken name=cls\n"
+    "posembed name=pe\n"
+    "dense 4 name=sd\n"
+    "flatten name=fl4\n"
+    "concat in=out,fl4 name=out2\n";
 
 static memest_model *model_of(const char *text)
 {
@@ -156,7 +162,8 @@ static void test_trainable(void **state)
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
                              "activation, globalavgpool, add, concat, "
                              "batchnorm, identity, dropout, shuffle, slice, "
-                             "reshape, matmul, transpose and attention");
+                             "reshape, layernorm, clstoken, posembed, "
+                             "matmul, transpose, attention, lstm and gru");
     /* a short buffer stays terminated */
     exec_trainable_kinds(buf, 12);
     assert_string_equal(buf, "dense, conv");

@@ -245,10 +245,12 @@ static void ref_linear(prof_exec *ex, size_t li, const struct run *run,
     const struct memest_shape is = memest_model_tensor_shape(m, tx);
     const struct memest_shape os = memest_model_tensor_shape(m, ty);
     const bool dense = L->kind == MEMEST_KIND_DENSE;
-    const size_t C = dense ? shape_n(&is) : (size_t)is.dim[0];
+    /* a dense over a T x D sequence: T rows per sample of D features */
+    const size_t steps = dense && is.rank == 2 ? (size_t)is.dim[0] : 1;
+    const size_t C = dense ? shape_n(&is) / steps : (size_t)is.dim[0];
     const size_t H = dense ? 1 : (size_t)is.dim[1];
     const size_t W = dense ? 1 : (size_t)is.dim[2];
-    const size_t OC = dense ? shape_n(&os) : (size_t)os.dim[0];
+    const size_t OC = dense ? shape_n(&os) / steps : (size_t)os.dim[0];
     const size_t OH = dense ? 1 : (size_t)os.dim[1];
     const size_t OW = dense ? 1 : (size_t)os.dim[2];
     const size_t G = dense ? 1 : (size_t)L->groups;
@@ -276,7 +278,7 @@ static void ref_linear(prof_exec *ex, size_t li, const struct run *run,
     int32_t lo, hi;
     const bool clamp = act_range(L, sy, zy, &lo, &hi);
     const bool last = li + 1 == memest_model_layer_count(m);
-    for (size_t bi = 0; bi < run->batch; bi++) {
+    for (size_t bi = 0; bi < run->batch * steps; bi++) {
         for (size_t oc = 0; oc < OC; oc++) {
             const size_t g = oc / OCG;
             const float bs = sx * ws[oc];
@@ -491,6 +493,73 @@ static void ref_pool(size_t li, const struct run *run, struct check *ck)
     }
 }
 
+/* The sequence layers, which run in float on the dequantised input and
+ * quantise with the output's params (the generic path): each output within
+ * one step of the double-precision result (saturated) of its dequantised
+ * input and the float parameters. */
+static void ref_float_seq(prof_exec *ex, size_t li, const struct run *run,
+                          struct check *ck)
+{
+    const struct memest_layer *L = memest_model_layer(run->m, li);
+    const size_t ni = memest_model_input_count(run->m);
+    const size_t tx = L->inputs[0], ty = ni + li;
+    const size_t in = shape_n(&L->in_shape), on = shape_n(&L->out_shape);
+    const size_t wn = (size_t)L->weight_count, bn = (size_t)L->bias_count;
+    float *w = malloc(wn * sizeof *w), *b = calloc(bn + 1, sizeof *b);
+    double *r = malloc(on * sizeof *r);
+    assert_non_null(w);
+    assert_non_null(b);
+    assert_non_null(r);
+    assert_int_equal(prof_exec_get_params(ex, li, w, wn, b, bn), PROF_OK);
+    const struct prof_tensor_range *Y = &run->r->tensors[ty];
+    for (size_t bi = 0; bi < run->batch; bi++) {
+        const float *x = run->f[tx] + bi * in;
+        if (L->kind == MEMEST_KIND_CLSTOKEN) {
+            for (size_t i = 0; i < on; i++) {
+                r[i] = i < wn ? w[i] : x[i - wn];
+            }
+        } else if (L->kind == MEMEST_KIND_POSEMBED) {
+            for (size_t i = 0; i < on; i++) {
+                r[i] = (double)x[i] + w[i];
+            }
+        } else {
+            const size_t D = (size_t)L->units;
+            for (size_t row = 0; row < on / D; row++) {
+                double mean = 0, var = 0;
+                for (size_t j = 0; j < D; j++) {
+                    mean += x[row * D + j];
+                }
+                mean /= (double)D;
+                for (size_t j = 0; j < D; j++) {
+                    const double d = x[row * D + j] - mean;
+                    var += d * d;
+                }
+                const double inv = 1 / sqrt(var / (double)D + L->bn_epsilon);
+                for (size_t j = 0; j < D; j++) {
+                    r[row * D + j] = (x[row * D + j] - mean) * inv * w[j] +
+                                     (bn ? b[j] : 0.0);
+                }
+            }
+        }
+        for (size_t i = 0; i < on; i++) {
+            const double sy = Y->scale;
+            const double rq = fmin(fmax(r[i], (-128 - Y->zero_point) * sy),
+                                   (127 - Y->zero_point) * sy);
+            const double got =
+                (double)(run->q[ty][bi * on + i] - Y->zero_point) * sy;
+            if (!(fabs(got - rq) <= sy)) {
+                fail_msg("%s: %s output %zu is %g, the real %g: more than "
+                         "one step %g", ck->model, L->name, bi * on + i,
+                         got, rq, sy);
+            }
+            ck->near++;
+        }
+    }
+    free(w);
+    free(b);
+    free(r);
+}
+
 /* Every layer of model `text` at `batch` against the reference. */
 static void check_model(const char *text, size_t batch)
 {
@@ -562,6 +631,11 @@ static void check_model(const char *text, size_t batch)
             assert_memory_equal(run.q[ni + li], run.q[L->inputs[0]],
                                 shape_n(&L->out_shape) * batch);
             break;
+        case MEMEST_KIND_LAYERNORM:
+        case MEMEST_KIND_CLSTOKEN:
+        case MEMEST_KIND_POSEMBED:
+            ref_float_seq(ex, li, &run, &ck);
+            break;
         default:
             fail_msg("%s: no reference for its kind", L->name);
         }
@@ -622,12 +696,25 @@ static const char GRAPH[] =
     "dense 6 act=tanh name=fc\n"
     "dense 4 name=out\n";
 
+/* A keyword transformer's per-position layers: dense over the features
+ * of 5 steps (the integer GEMM on batch * 5 rows), class token, position
+ * embedding, layernorm (float on the dequantised input), dense. */
+static const char SEQ[] =
+    "input 5x6\n"
+    "dense 8 act=relu name=fc\n"
+    "clstoken name=cls\n"
+    "posembed name=pos\n"
+    "layernorm name=ln\n"
+    "dense 4 name=out\n";
+
 static void test_reference(void **state)
 {
     (void)state;
     check_model(CONVS, 1);
     check_model(CONVS, 5);
     check_model(GRAPH, 3);
+    check_model(SEQ, 1);
+    check_model(SEQ, 4);
 }
 
 /* The same samples at batch 1, 8 and 32, on 1 and 2 threads (every

@@ -170,6 +170,35 @@ static double act1(enum memest_act a, double alpha, double beta, double x)
     }
 }
 
+/* Log-softmax of one sample along the layer's axis, in place: groups of
+ * dim[axis] values `inner` apart. */
+static void ref_log_softmax(const struct memest_layer *L, double *z)
+{
+    size_t outer = 1, inner = 1;
+    const size_t n = (size_t)L->out_shape.dim[L->axis];
+    for (unsigned d = 0; d < L->out_shape.rank; d++) {
+        if (d < L->axis) {
+            outer *= (size_t)L->out_shape.dim[d];
+        } else if (d > L->axis) {
+            inner *= (size_t)L->out_shape.dim[d];
+        }
+    }
+    for (size_t o = 0; o < outer; o++) {
+        for (size_t i = 0; i < inner; i++) {
+            double *g = z + o * n * inner + i, mx = -INFINITY, se = 0;
+            for (size_t k = 0; k < n; k++) {
+                mx = g[k * inner] > mx ? g[k * inner] : mx;
+            }
+            for (size_t k = 0; k < n; k++) {
+                se += exp(g[k * inner] - mx);
+            }
+            for (size_t k = 0; k < n; k++) {
+                g[k * inner] -= mx + log(se);
+            }
+        }
+    }
+}
+
 /* The input pixel a window element (ky, kx) of output (oy, ox) reads,
  * iy * W + ix, or -1 in the padding. */
 static long pixel(size_t oy, size_t ox, long ky, long kx,
@@ -284,13 +313,50 @@ static void ref_layer(const memest_model *m, const struct ref_params *p,
         const long kh = (long)L->kernel_h, kw = (long)L->kernel_w;
         enum memest_act act = L->act;
         switch (L->kind) {
-        case MEMEST_KIND_DENSE:
-            for (size_t o = 0; o < on; o++) {
-                double acc = p->b[i] && !L->folded_bn ? p->b[i][o] : 0;
-                for (size_t j = 0; j < in_n; j++) {
-                    acc += p->w[i][o * in_n + j] * cur[j];
+        case MEMEST_KIND_DENSE: {
+            /* a vector, or each step of a T x D sequence (the same W) */
+            const size_t steps = L->in_shape.rank == 2 ? C : 1;
+            const size_t k = in_n / steps, no = on / steps;
+            for (size_t t = 0; t < steps; t++) {
+                for (size_t o = 0; o < no; o++) {
+                    double acc = p->b[i] && !L->folded_bn ? p->b[i][o] : 0;
+                    for (size_t j = 0; j < k; j++) {
+                        acc += p->w[i][o * k + j] * cur[t * k + j];
+                    }
+                    nxt[t * no + o] = acc;
                 }
-                nxt[o] = acc;
+            }
+            break;
+        }
+        case MEMEST_KIND_LAYERNORM: {
+            /* rows of D = units: (x - mean) / sqrt(biased var + eps) *
+             * gamma + beta */
+            const size_t D = (size_t)L->units;
+            for (size_t r = 0; r < on / D; r++) {
+                const double *xr = cur + r * D;
+                double mean = 0, var = 0;
+                for (size_t j = 0; j < D; j++) {
+                    mean += xr[j];
+                }
+                mean /= (double)D;
+                for (size_t j = 0; j < D; j++) {
+                    var += (xr[j] - mean) * (xr[j] - mean);
+                }
+                const double inv = 1 / sqrt(var / (double)D + L->bn_epsilon);
+                for (size_t j = 0; j < D; j++) {
+                    nxt[r * D + j] = p->w[i][j] * (xr[j] - mean) * inv +
+                                     (p->b[i] ? p->b[i][j] : 0);
+                }
+            }
+            break;
+        }
+        case MEMEST_KIND_CLSTOKEN:
+            memcpy(nxt, p->w[i], p->wn[i] * sizeof *nxt);
+            memcpy(nxt + p->wn[i], cur, in_n * sizeof *nxt);
+            break;
+        case MEMEST_KIND_POSEMBED:
+            for (size_t j = 0; j < on; j++) {
+                nxt[j] = cur[j] + p->w[i][j];
             }
             break;
         case MEMEST_KIND_CONV2D: {
@@ -518,6 +584,8 @@ static double ref_loss(const memest_model *m, const struct ref_params *p,
                     se += exp(z[o] - mx);
                 }
                 loss += log(se) + mx - z[y[b]];
+            } else if (act == MEMEST_ACT_LOGSOFTMAX) {
+                ref_log_softmax(L, z);
             } else {
                 for (size_t o = 0; o < on; o++) {
                     z[o] = act1(act, L->act_alpha, L->act_beta, z[o]);
@@ -943,6 +1011,58 @@ static const char *chain_bn = "input 2x5x5\n"
                               "globalavgpool\n"
                               "flatten\n"
                               "dense 3 act=softmax\n";
+
+/* A keyword transformer's per-position layers on 5 steps of 6 features:
+ * dense over the features, class token, position embedding, layernorm
+ * (with and without beta, over the features and over both axes), a
+ * log-softmax over the steps, a residual add; and layernorm on a vector.
+ * The gradients of gamma, beta, the token and the embedding against
+ * finite differences; the layers' input gradients reach the first dense's
+ * weights through them. */
+static const char *const seq_a =
+    "input 5x6\n"
+    "dense 8 act=tanh\n"
+    "clstoken\n"
+    "posembed name=p\n"
+    "layernorm name=ln\n"
+    "dense 8 act=relu\n"
+    "add in=p,dense2\n"
+    "logsoftmax axis=0\n"
+    "layernorm bias=no axis=0 eps=1e-3\n"
+    "dense 4 act=sigmoid\n"
+    "flatten\n"
+    "dense 3 act=softmax\n";
+/* the same as a chain, for mixed precision (which trains chains only) */
+static const char *const seq_c =
+    "input 5x6\n"
+    "dense 8 act=tanh\n"
+    "clstoken\n"
+    "posembed\n"
+    "layernorm\n"
+    "dense 8 act=relu\n"
+    "logsoftmax axis=0\n"
+    "layernorm bias=no axis=0 eps=1e-3\n"
+    "dense 4 act=sigmoid\n"
+    "flatten\n"
+    "dense 3 act=softmax\n";
+static const char *const seq_b =
+    "input 7\n"
+    "layernorm\n"
+    "dense 5 act=tanh\n"
+    "layernorm bias=no\n"
+    "dense 3 act=softmax\n";
+
+static void test_grads_sequence(void **state)
+{
+    (void)state;
+    check_grads(seq_a, MEMEST_FP32, 1, 0);
+    check_grads(seq_b, MEMEST_FP32, 1, 0);
+    check_grads(seq_c, MEMEST_FP32, 1, 0);
+    check_grads(seq_c, MEMEST_FP16, 2000, 0);
+    check_grads(seq_c, MEMEST_BF16, 15000, 0);
+    /* the check catches a wrong gradient */
+    assert_true(check_grads(seq_a, MEMEST_FP32, 1, 1) > 10);
+}
 
 static void test_grads_graph(void **state)
 {
@@ -1708,8 +1828,8 @@ static void test_bad_input(void **state)
                    "backward pass for mul layers (it trains dense, conv2d, "
                    "maxpool, avgpool, flatten, activation, globalavgpool, "
                    "add, concat, batchnorm, identity, dropout, shuffle, "
-                   "slice, reshape, matmul, transpose, attention, lstm "
-                   "and gru layers)");
+                   "slice, reshape, layernorm, clstoken, posembed, "
+                   "matmul, transpose, attention, lstm and gru layers)");
     /* one value per channel: no batch statistics (PyTorch refuses too) */
     expect_refused("input 4\ndense 3 act=relu\nbatchnorm name=nb\n"
                    "dense 2 act=softmax\n",
@@ -1759,9 +1879,10 @@ static void test_bad_input(void **state)
                    "dense 2 act=softmax\n",
                    NULL, PROF_E_UNSUPPORTED, "e: the trainer has no "
                    "backward pass for act=elu fused");
-    expect_refused("input 4\ndense 3 act=relu\nlogsoftmax\n"
+    expect_refused("input 4\ndense 3 act=logsoftmax name=d\n"
                    "dense 2 act=softmax\n",
-                   NULL, PROF_E_UNSUPPORTED, "act1");
+                   NULL, PROF_E_UNSUPPORTED, "d: the trainer has no "
+                   "backward pass for act=logsoftmax fused");
 
 
     memest_model *m = model(mlp);
@@ -1799,6 +1920,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grads_graph),
         cmocka_unit_test(test_grads_rnn),
+        cmocka_unit_test(test_grads_sequence),
         cmocka_unit_test(test_batchnorm_running),
         cmocka_unit_test(test_grads_fp32),
         cmocka_unit_test(test_grads_mixed),

@@ -464,6 +464,37 @@ KERN_API int kern_nn_softmax_f32(const float *x, size_t rows, size_t cols,
 KERN_API int kern_nn_log_softmax_f32(const float *x, size_t rows,
                                      size_t cols, float *y);
 
+/*
+ * Layer normalisation of each of `rows` rows of `cols` values, as
+ * PyTorch's nn.LayerNorm over the last axis: y = (x - mean) / sqrt(var +
+ * eps) * gamma[c] + beta[c], var the biased variance of the row (divided
+ * by cols) and eps inside the root. gamma NULL: 1; beta NULL: 0. y may
+ * equal x. The mean and variance are summed in double (two passes, so a
+ * row far from zero loses nothing to cancellation) and the row is then
+ * normalised in float: within about 4 ulp of (x - mean) * rstd * gamma +
+ * beta, each rounded once. A row holding NaN or inf gives NaN.
+ * KERN_E_INVALID for NULL x or y, KERN_E_SHAPE for cols 0 with rows > 0,
+ * KERN_E_RANGE for eps < 0 or not finite, KERN_E_OVERFLOW.
+ */
+KERN_API int kern_layernorm_f32(const float *x, size_t rows, size_t cols,
+                                const float *gamma, const float *beta,
+                                float eps, float *y);
+
+/*
+ * The gradients of kern_layernorm_f32 from the output's gradient g (rows x
+ * cols): gx (NULL: not wanted; may equal g) = rstd * (gh - mean(gh) - xh *
+ * mean(gh * xh)) with xh the normalised input and gh = g * gamma (gamma
+ * NULL: 1); ggamma[c] = sum over rows of g * xh and gbeta[c] = sum of g
+ * (each NULL: not wanted; written, not added to). The row statistics are
+ * recomputed from x as the forward pass computes them. Statuses as
+ * kern_layernorm_f32.
+ */
+KERN_API int kern_layernorm_backward_f32(const float *x, const float *g,
+                                         size_t rows, size_t cols,
+                                         const float *gamma, float eps,
+                                         float *gx, float *ggamma,
+                                         float *gbeta);
+
 /* The element-wise sum of count >= 1 tensors of n floats, left to right
  * in float: y[i] = (x[0][i] + x[1][i]) + x[2][i] ... y may be x[0]; it
  * must not overlap any other input. KERN_E_SHAPE for count 0. */

@@ -40,6 +40,10 @@ struct exec_op {
     struct kern_conv2d_shape cs;   /* conv2d: libkernels' geometry */
     size_t cwork;                  /* conv2d: its kern_conv2d_work_bytes */
     size_t kdim; /* GEMM depth: in (dense) or in_c/groups*kh*kw */
+    /* dense: the positions of a sample that share its weights, T of a
+     * T x D sequence (1 for a vector); its GEMM has batch * steps rows,
+     * and c_in, c_out are the per-position features D and N */
+    size_t steps;
     /* 16-bit dense: rows of the input and columns of the weights widened
      * to fp32 at a time (see dense_run_16 in exec/ops/dense.c) */
     size_t tile_m, tile_n;

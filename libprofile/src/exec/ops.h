@@ -188,6 +188,11 @@ void exec_trainable_kinds(char *buf, size_t len);
  * output pass, or -1 when act runs as a pass of its own. */
 int exec_fuse_of(enum memest_act act);
 
+/* A softmax's or log-softmax's output as [outer][n][inner] around its
+ * axis (L->axis), outer including the batch (ops/activation.c). */
+void exec_softmax_geometry(const struct memest_layer *L, size_t batch,
+                           size_t *outer, size_t *n, size_t *inner);
+
 /* y = act(x) over op->out_n floats; y may equal x (ops/activation.c). */
 int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
                    enum memest_act act, const float *x, float *y);
@@ -374,6 +379,10 @@ extern const struct exec_op_vtable exec_op_pad;
 extern const struct exec_op_vtable exec_op_shuffle;
 extern const struct exec_op_vtable exec_op_slice;
 extern const struct exec_op_vtable exec_op_reshape;
+extern const struct exec_op_vtable exec_op_layernorm;
+extern const struct exec_op_vtable exec_op_clstoken;
+extern const struct exec_op_vtable exec_op_posembed;
+
 extern const struct exec_op_vtable exec_op_matmul;
 extern const struct exec_op_vtable exec_op_transpose;
 extern const struct exec_op_vtable exec_op_attention;

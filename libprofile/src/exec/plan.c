@@ -68,12 +68,17 @@ int exec_plan_layer(prof_exec *ex, struct exec_op *op,
     return PROF_OK;
 }
 
-/* A softmax or log-softmax over the channels of a rank-2 or rank-3
- * tensor, which runs on a transposed copy. */
+/* A softmax or log-softmax along an axis other than the last (the
+ * channels of C x H x W, the steps of T x D), which runs on a transposed
+ * copy. */
 static bool channel_softmax(const struct memest_layer *L)
 {
-    return (L->act == MEMEST_ACT_SOFTMAX || L->act == MEMEST_ACT_LOGSOFTMAX) &&
-           L->out_shape.rank >= 2;
+    size_t outer, n, inner;
+    if (L->act != MEMEST_ACT_SOFTMAX && L->act != MEMEST_ACT_LOGSOFTMAX) {
+        return false;
+    }
+    exec_softmax_geometry(L, 1, &outer, &n, &inner);
+    return inner > 1;
 }
 
 int exec_scratch_float_input(const prof_exec *ex, struct exec_op *op,

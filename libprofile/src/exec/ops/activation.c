@@ -22,33 +22,90 @@ int exec_fuse_of(enum memest_act act)
     }
 }
 
-/* Softmax or log-softmax over the channels at every position of a
- * [batch][C][positions] tensor (rank 3, or rank 2 over dim[0]): transpose
- * to [batch * positions][C], normalise the rows, transpose back. */
-static int softmax_channels(const prof_exec *ex, const struct exec_op *op,
-                            bool log_sm, const float *x, float *y)
+void exec_softmax_geometry(const struct memest_layer *L, size_t batch,
+                           size_t *outer, size_t *n, size_t *inner)
 {
-    const size_t C = op->c_out, HW = op->hw_out;
-    for (size_t b = 0; b < ex->batch; b++) {
-        for (size_t c = 0; c < C; c++) {
-            const float *src = x + (b * C + c) * HW;
-            for (size_t i = 0; i < HW; i++) {
-                ex->t32[(b * HW + i) * C + c] = src[i];
+    const struct memest_shape *s = &L->out_shape;
+    *outer = batch;
+    *inner = 1;
+    *n = 1;
+    for (unsigned i = 0; i < s->rank; i++) {
+        /* within the output's element count, checked by libmemest */
+        const size_t d = (size_t)s->dim[i];
+        if (i < L->axis) {
+            *outer *= d;
+        } else if (i == L->axis) {
+            *n = d;
+        } else {
+            *inner *= d;
+        }
+    }
+}
+
+/* Softmax or log-softmax along the layer's axis of a [outer][n][inner]
+ * tensor: directly on the rows when the axis is the last (inner 1: a
+ * vector's or a sequence's features), else transposed to [outer * inner]
+ * [n] in t32, normalised and transposed back (the channels of C x H x W,
+ * the steps of T x D). */
+static int softmax_axis(const prof_exec *ex, const struct exec_op *op,
+                        bool log_sm, const float *x, float *y)
+{
+    size_t O, N, I;
+    exec_softmax_geometry(op->layer, ex->batch, &O, &N, &I);
+    if (I == 1) {
+        return exec_kern_status(log_sm ? kern_nn_log_softmax_f32(x, O, N, y)
+                                       : kern_nn_softmax_f32(x, O, N, y));
+    }
+    for (size_t o = 0; o < O; o++) {
+        for (size_t c = 0; c < N; c++) {
+            const float *src = x + (o * N + c) * I;
+            for (size_t i = 0; i < I; i++) {
+                ex->t32[(o * I + i) * N + c] = src[i];
             }
         }
     }
-    int kst = log_sm
-                  ? kern_nn_log_softmax_f32(ex->t32, ex->batch * HW, C,
-                                            ex->t32)
-                  : kern_nn_softmax_f32(ex->t32, ex->batch * HW, C, ex->t32);
+    int kst = log_sm ? kern_nn_log_softmax_f32(ex->t32, O * I, N, ex->t32)
+                     : kern_nn_softmax_f32(ex->t32, O * I, N, ex->t32);
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
     }
-    for (size_t b = 0; b < ex->batch; b++) {
-        for (size_t c = 0; c < C; c++) {
-            float *dst = y + (b * C + c) * HW;
-            for (size_t i = 0; i < HW; i++) {
-                dst[i] = ex->t32[(b * HW + i) * C + c];
+    for (size_t o = 0; o < O; o++) {
+        for (size_t c = 0; c < N; c++) {
+            float *dst = y + (o * N + c) * I;
+            for (size_t i = 0; i < I; i++) {
+                dst[i] = ex->t32[(o * I + i) * N + c];
+            }
+        }
+    }
+    return PROF_OK;
+}
+
+/* The gradient of a softmax (y = softmax(x) along the axis: gx = y (g -
+ * sum(g y))) or log-softmax (gx = g - exp(y) sum(g)) from its output y, n
+ * elements of the layer's output shape (the batch is n over a sample's
+ * elements). Sums in double; gin may equal g (each line's sum is taken
+ * before it is written). */
+static int softmax_backward(const struct memest_layer *L, bool log_sm,
+                            float *gin, const float *g, const float *y,
+                            size_t n)
+{
+    size_t O, N, I;
+    if (y == NULL || L->output_elements == 0) {
+        return PROF_E_INVALID;
+    }
+    exec_softmax_geometry(L, n / (size_t)L->output_elements, &O, &N, &I);
+    for (size_t o = 0; o < O; o++) {
+        for (size_t i = 0; i < I; i++) {
+            const size_t base = o * N * I + i;
+            double s = 0.0;
+            for (size_t c = 0; c < N; c++) {
+                const size_t k = base + c * I;
+                s += log_sm ? (double)g[k] : (double)g[k] * y[k];
+            }
+            for (size_t c = 0; c < N; c++) {
+                const size_t k = base + c * I;
+                gin[k] = log_sm ? (float)(g[k] - exp(y[k]) * s)
+                                : (float)(y[k] * (g[k] - s));
             }
         }
     }
@@ -60,7 +117,6 @@ int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
 {
     const size_t n = op->out_n;
     const struct memest_layer *L = op->layer;
-    const bool channels = op->layer->out_shape.rank >= 2;
     int kst = KERN_OK;
     switch (act) {
     case MEMEST_ACT_NONE:
@@ -116,13 +172,7 @@ int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
         break;
     case MEMEST_ACT_SOFTMAX:
     case MEMEST_ACT_LOGSOFTMAX: {
-        const bool log_sm = act == MEMEST_ACT_LOGSOFTMAX;
-        if (channels) {
-            return softmax_channels(ex, op, log_sm, x, y);
-        }
-        kst = log_sm ? kern_nn_log_softmax_f32(x, ex->batch, op->c_out, y)
-                     : kern_nn_softmax_f32(x, ex->batch, op->c_out, y);
-        break;
+        return softmax_axis(ex, op, act == MEMEST_ACT_LOGSOFTMAX, x, y);
     }
     default:
         return PROF_E_INVALID;
@@ -227,6 +277,7 @@ bool exec_act_trainable(enum memest_act act, double alpha, bool fused)
     case MEMEST_ACT_HARDSWISH:
         return !fused;
     case MEMEST_ACT_LOGSOFTMAX:
+        return !fused;
     case MEMEST_ACT_ERF:
     case MEMEST_ACT_GELU_ERF:
         return false;
@@ -264,6 +315,10 @@ int exec_act_backward(const struct memest_layer *L, enum memest_act act,
         return exec_kern_status(kern_tanh_backward_f32(gin, g, y, n));
     case MEMEST_ACT_RELU6:
         return exec_kern_status(kern_nn_relu6_backward_f32(gin, g, y, n));
+    case MEMEST_ACT_SOFTMAX:
+    case MEMEST_ACT_LOGSOFTMAX:
+        return softmax_backward(L, act == MEMEST_ACT_LOGSOFTMAX, gin, g, y,
+                                n);
     default:
         return PROF_E_INVALID;
     }
@@ -326,6 +381,7 @@ static unsigned act_reads(const struct exec_op *op, bool loss_softmax)
     }
     if (act == MEMEST_ACT_SIGMOID || act == MEMEST_ACT_TANH ||
         act == MEMEST_ACT_RELU6 || act == MEMEST_ACT_SOFTPLUS ||
+        act == MEMEST_ACT_SOFTMAX || act == MEMEST_ACT_LOGSOFTMAX ||
         act == MEMEST_ACT_HARDSIGMOID || act == MEMEST_ACT_LEAKYRELU ||
         act == MEMEST_ACT_ELU) {
         return EXEC_READS_Y;

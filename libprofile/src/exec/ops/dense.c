@@ -1,4 +1,6 @@
-/* A dense (fully connected) layer: y = x . W + b, then its activation.
+/* A dense (fully connected) layer: y = x . W + b, then its activation;
+ * on a T x D sequence the same over the last axis, one GEMM whose rows are
+ * the batch's T * batch positions (nn.Linear on N x T x D).
  * Its master weights are kept input-major, [in][out], so that the product
  * runs on kern_sgemm's untransposed path without copying B on every call
  * (exec_w_slot translates from the API's [out][in]). 16-bit storage runs
@@ -15,10 +17,23 @@ static int dense_plan(prof_exec *ex, struct exec_op *op,
 {
     (void)ex;
     (void)diag;
+    const struct memest_layer *L = op->layer;
+    /* per position: D features in, N out; the positions are GEMM rows */
+    op->steps = L->in_shape.rank == 2 ? (size_t)L->in_shape.dim[0] : 1;
+    op->c_in = (size_t)L->in_shape.dim[L->in_shape.rank - 1];
+    op->c_out = (size_t)L->units;
+    op->h_in = op->w_in = op->h_out = op->w_out = op->hw_out = 1;
     op->kdim = op->c_in;
     op->ocg = op->c_out;
     op->w_input_major = true;
     return PROF_OK;
+}
+
+/* The GEMM's rows: every position of every sample (checked: they are
+ * out_n / c_out). */
+static size_t dense_rows(const prof_exec *ex, const struct exec_op *op)
+{
+    return ex->batch * op->steps;
 }
 
 /* Tiles of about 8192 floats (32 KiB) of input rows and 32768 (128 KiB)
@@ -43,7 +58,7 @@ static void dense_tiles(const prof_exec *ex, struct exec_op *op)
     if (mb < 1u) {
         mb = 1u;
     }
-    op->tile_m = mb < ex->batch ? mb : ex->batch;
+    op->tile_m = mb < dense_rows(ex, op) ? mb : dense_rows(ex, op);
 }
 
 static int dense_scratch(const prof_exec *ex, struct exec_op *op,
@@ -99,11 +114,12 @@ static int dense_store(prof_exec *ex, struct exec_op *op)
 static int dense_run_f32(prof_exec *ex, const struct exec_op *op,
                          const struct exec_f32_args *a)
 {
-    int st = exec_sgemm(ex, op, ex->batch, op->c_out, op->kdim, a->x,
-                        op->kdim, a->w, op->c_out, a->y, op->c_out);
+    const size_t m = dense_rows(ex, op);
+    int st = exec_sgemm(ex, op, m, op->c_out, op->kdim, a->x, op->kdim, a->w,
+                        op->c_out, a->y, op->c_out);
     if (st == PROF_OK && op->bn && a->b) {
-        st = exec_kern_status(kern_nn_bias_add_f32(a->y, ex->batch,
-                                                   op->c_out, a->b));
+        st = exec_kern_status(
+            kern_nn_bias_add_f32(a->y, m, op->c_out, a->b));
     }
     return exec_then_act(ex, op, a, st);
 }
@@ -119,7 +135,7 @@ static int dense_run_f32(prof_exec *ex, const struct exec_op *op,
 static int dense_run_16(prof_exec *ex, const struct exec_op *op)
 {
     const uint16_t *x = (const uint16_t *)(ex->arena + op->in_off);
-    const size_t m = ex->batch, k = op->kdim, n = op->c_out;
+    const size_t m = dense_rows(ex, op), k = op->kdim, n = op->c_out;
     int st = PROF_OK;
     for (size_t j0 = 0; st == PROF_OK && j0 < n; j0 += op->tile_n) {
         const size_t nb = n - j0 < op->tile_n ? n - j0 : op->tile_n;
@@ -157,12 +173,13 @@ static int dense_run_s8(prof_exec *ex, const struct exec_op *op)
 {
     const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
     const enum memest_act act = op->layer->act;
-    int st = exec_q8_gemm(ex, op, ex->batch, op->c_out, op->kdim, x,
-                          op->kdim, op->wpack, ex->acc, op->c_out);
+    const size_t m = dense_rows(ex, op);
+    int st = exec_q8_gemm(ex, op, m, op->c_out, op->kdim, x, op->kdim,
+                          op->wpack, ex->acc, op->c_out);
     if (st != PROF_OK) {
         return st;
     }
-    const int kst = kern_q8_requant_f32(ex->batch, op->c_out, ex->acc,
+    const int kst = kern_q8_requant_f32(m, op->c_out, ex->acc,
                                         op->c_out, exec_input_scale(ex, op),
                                         op->wscale, op->bn ? op->b : NULL,
                                         act == MEMEST_ACT_RELU, ex->y32,
@@ -189,20 +206,21 @@ static int dense_run_s8s(prof_exec *ex, const struct exec_op *op)
 {
     const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
     const int32_t zx = exec_input_zero(ex, op);
+    const size_t m = dense_rows(ex, op);
     if (!op->s8_float_act && !exec_s8_final_float(ex, op)) {
         const struct kern_q8_outstage os = exec_s8_outstage(ex, op, 0);
-        return exec_q8_gemm_s8(ex, op, ex->batch, op->c_out, op->kdim, x,
+        return exec_q8_gemm_s8(ex, op, m, op->c_out, op->kdim, x,
                                op->kdim, zx, op->wpack, op->wsum, &os,
                                (int8_t *)(ex->arena + op->out_off),
                                op->c_out);
     }
-    int st = exec_q8_gemm(ex, op, ex->batch, op->c_out, op->kdim, x,
-                          op->kdim, op->wpack, ex->acc, op->c_out);
+    int st = exec_q8_gemm(ex, op, m, op->c_out, op->kdim, x, op->kdim,
+                          op->wpack, ex->acc, op->c_out);
     if (st != PROF_OK) {
         return st;
     }
-    exec_s8_acc_fix(ex, op, ex->acc, ex->batch, op->c_out, op->c_out, 0);
-    const int kst = kern_q8_requant_f32(ex->batch, op->c_out, ex->acc,
+    exec_s8_acc_fix(ex, op, ex->acc, m, op->c_out, op->c_out, 0);
+    const int kst = kern_q8_requant_f32(m, op->c_out, ex->acc,
                                         op->c_out, exec_input_scale(ex, op),
                                         op->wscale, NULL, 0, ex->y32,
                                         op->c_out);
@@ -223,7 +241,7 @@ static int dense_backward(prof_exec *ex, const struct exec_op *op,
     if (st != PROF_OK) {
         return st;
     }
-    const size_t B = ex->batch, in = op->kdim, o = op->c_out;
+    const size_t B = dense_rows(ex, op), in = op->kdim, o = op->c_out;
     int k = kern_sgemm(KERN_MM_TRANS_A, in, o, B, a->x, in, a->g, o, a->gw,
                        o);
     if (k == KERN_OK && op->bn && a->gb) {
