@@ -314,12 +314,19 @@ static const char *const GRAPH_MODELS[] = {
     "softmax axis=0\n"
     "dense 5 act=softmax\n",
     /* layernorm without beta over both axes (ONNX's axis=0, eps 1e-3), a
-     * softmax over the steps, a log-softmax fused over the features; then
-     * a layernorm on a vector */
+     * softmax over the steps, element-wise layers on T x D (a sub, a mul
+     * broadcasting the first step 1 x 7 over the five, gelu, dropout,
+     * identity), a log-softmax fused over the features; then a layernorm
+     * on a vector */
     "input 5x7\n"
     "layernorm axis=0 eps=1e-3 bias=no name=ln\n"
     "softmax axis=0 name=s\n"
     "sub in=s,input\n"
+    "slice axis=c end=1 in=input name=row\n"
+    "mul in=sub1,row\n"
+    "gelu_erf\n"
+    "dropout\n"
+    "identity\n"
     "dense 3 act=logsoftmax bias=no\n",
     "input 9\n"
     "layernorm\n"

@@ -232,6 +232,13 @@ static int w_dense(struct wr *w, const struct memest_layer *L,
     Onnx__NodeProto *n = NULL;
     int st;
 
+    if (L->in_shape.rank != 1) {
+        /* Gemm takes a matrix: a Linear over a sequence's last axis would
+         * be a MatMul of N x T x D; refused rather than written wrong */
+        return wr_fail(w, MEMEST_E_SHAPE,
+                       "a dense layer over a sequence (T x D) has no ONNX "
+                       "form in the writer yet");
+    }
     /* PyTorch's [out][in] weight is Gemm's B with transB=1, unchanged */
     if ((st = wr_weight(w, L, "weight", rank, dim, L->weight, &a[1])) ||
         (L->bias_count && (st = wr_bias(w, L, L->bias, &a[2]))) ||

@@ -17,11 +17,13 @@ static int pos_scratch(const prof_exec *ex, struct exec_op *op,
     return exec_scratch_float_input(ex, op, n);
 }
 
-/* A small normal-looking start, as ViT's trunc_normal_(std=0.02): uniform
- * in [-0.02 sqrt(3), 0.02 sqrt(3)) has that standard deviation. */
+/* A small start, as ViT's trunc_normal_(std=0.02): uniform in [-a, a)
+ * with a = 0.02 sqrt(3) has that standard deviation; exec_init_uniform's
+ * Glorot bound sqrt(6 / (fan_in + fan_out)) is that a for fan_in = 6 /
+ * a^2 = 5000 and fan_out 0 (the layer has no activation). */
 static void pos_init(struct exec_op *op, uint64_t *rng)
 {
-    exec_init_uniform(op, 1.0 / (0.02 * 0.02 * 3.0), 0.0, rng);
+    exec_init_uniform(op, 6.0 / (3.0 * 0.02 * 0.02), 0.0, rng);
 }
 
 static int pos_run_f32(prof_exec *ex, const struct exec_op *op,
