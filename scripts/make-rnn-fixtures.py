@@ -5,7 +5,10 @@ batch_first, with random weights from a fixed generator. Each folder
 holds model.onnx, test_data_set_0/input_0.pb and output_0.pb (PyTorch's
 output for a fixed input of batch 2), weights.safetensors (the same
 weights named after the layers of model.txt, the text model of the same
-network) and model.txt.
+network) and model.txt. And tests/data/onnx/bad/{lstm,gru}_*.onnx: the
+same form with one thing the importer refuses (clip, input_forget, other
+activations, activation_alpha, layout 1, sequence_lens, a non-zero
+initial state).
 
     /usr/bin/python3 scripts/make-rnn-fixtures.py tests/data/onnx
 """
@@ -100,11 +103,65 @@ def make(out_dir, name, cell, bi, seed):
     print("%s: %d parameters, max |y| %.4f" % (name, n, y.abs().max()))
 
 
+def bad_rnn(out_dir, name, op="LSTM", attrs=None, extra_inputs=None,
+            inits=None):
+    """x [N, 5, 3] -> Transpose(1,0,2) -> LSTM/GRU (hidden 2) -> Squeeze
+    (axes 1) -> Transpose(1,0,2): PyTorch's form, with one change that
+    the importer must refuse naming the node and what it is."""
+    from onnx import TensorProto, helper
+    G = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    rng = np.random.default_rng(5)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    init = [numpy_helper.from_array(
+                rng.standard_normal((1, G * 2, 3)).astype(np.float32), "W"),
+            numpy_helper.from_array(
+                rng.standard_normal((1, G * 2, 2)).astype(np.float32), "R"),
+            numpy_helper.from_array(np.array([1], np.int64), "axes")]
+    init += inits or []
+    ins = ["xt", "W", "R"] + (extra_inputs or [])
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], name="tin",
+                              perm=[1, 0, 2]),
+             helper.make_node(op, ins, ["Y"], name="rnn1", hidden_size=2,
+                              **(attrs or {})),
+             helper.make_node("Squeeze", ["Y", "axes"], ["ys"], name="sq"),
+             helper.make_node("Transpose", ["ys"], ["y"], name="tout",
+                              perm=[1, 0, 2])]
+    if op == "RNN":
+        nodes = [helper.make_node(op, ["x", "W", "R"], ["y"], name="rnn1",
+                                  hidden_size=2)]
+    g = helper.make_graph(nodes, name, [x], [y], init)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="edgefit-fixtures")
+    m.ir_version = 8
+    onnx.save(m, os.path.join(out_dir, "bad", name + ".onnx"))
+
+
+def bad_fixtures(out):
+    # ONNX's plain RNN, which no layer computes: refused with the list of
+    # the supported operators (tests/memest/test_onnx.c reads that list)
+    bad_rnn(out, "unsupported_rnn", op="RNN")
+    bad_rnn(out, "lstm_clip", attrs={"clip": 1.0})
+    bad_rnn(out, "lstm_input_forget", attrs={"input_forget": 1})
+    bad_rnn(out, "lstm_activations",
+            attrs={"activations": ["Sigmoid", "Relu", "Tanh"]})
+    bad_rnn(out, "gru_activation_alpha", op="GRU",
+            attrs={"activation_alpha": [0.5]})
+    bad_rnn(out, "lstm_layout1", attrs={"layout": 1})
+    bad_rnn(out, "gru_sequence_lens", op="GRU", extra_inputs=["", "lens"],
+            inits=[numpy_helper.from_array(np.array([5, 5], np.int32),
+                                           "lens")])
+    bad_rnn(out, "lstm_initial_h", extra_inputs=["", "", "h0"],
+            inits=[numpy_helper.from_array(
+                np.ones((1, 2, 2), np.float32), "h0")])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/onnx"
     make(out, "torch_lstm_kws", "lstm", False, 20)
     make(out, "torch_gru_kws", "gru", False, 21)
     make(out, "torch_bigru", "gru", True, 22)
+    bad_fixtures(out)
 
 
 if __name__ == "__main__":

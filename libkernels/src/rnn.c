@@ -1,18 +1,17 @@
 /* The gate nonlinearities of one step of a recurrent cell (LSTM, GRU),
  * for one sample: what is left of a step once its matrix products have
- * run (libprofile's exec/ops/lstm.c runs those as GEMMs). Plain C the
- * compiler vectorises apart from expf and tanhf; the references of their
- * own tests (tests/kernels check them against double). */
-#include <math.h>
+ * run (libprofile's exec/ops/lstm.c runs those as GEMMs). tests/kernels
+ * checks them against double on every path the host has. */
 #include <stdint.h>
 
 #include "edgefit/kernels.h"
 
-static inline float sigm(float v)
-{
-    return 1.0f / (1.0f + expf(-v));
-}
-
+/* The nonlinearities run on whole gate vectors through the dispatched
+ * activation kernels (kern_sigmoid_f32, kern_tanh_f32: AVX2 or AVX-512
+ * where the host has them, glibc's expf and tanhf on the C path); the
+ * combinations are plain loops the compiler vectorises. A step of a
+ * 64-unit LSTM is 320 transcendental values: in scalar libm they took
+ * longer than the step's 16384-MAC hidden product. */
 KERN_API int kern_lstm_cell_f32(size_t h, float *gates, float *c,
                                 float *hout)
 {
@@ -27,17 +26,24 @@ KERN_API int kern_lstm_cell_f32(size_t h, float *gates, float *c,
     }
     float *gi = gates, *gf = gates + h, *gg = gates + 2 * h,
           *go = gates + 3 * h;
-    for (size_t j = 0; j < h; j++) {
-        const float i = sigm(gi[j]), f = sigm(gf[j]), g = tanhf(gg[j]),
-                    o = sigm(go[j]);
-        gi[j] = i;
-        gf[j] = f;
-        gg[j] = g;
-        go[j] = o;
-        c[j] = f * c[j] + i * g;
-        hout[j] = o * tanhf(c[j]);
+    int st = kern_sigmoid_f32(gi, gi, 2 * h); /* i and f */
+    if (st == KERN_OK) {
+        st = kern_tanh_f32(gg, gg, h);
     }
-    return KERN_OK;
+    if (st == KERN_OK) {
+        st = kern_sigmoid_f32(go, go, h);
+    }
+    if (st != KERN_OK) {
+        return st;
+    }
+    for (size_t j = 0; j < h; j++) {
+        c[j] = gf[j] * c[j] + gi[j] * gg[j];
+    }
+    st = kern_tanh_f32(hout, c, h);
+    for (size_t j = 0; st == KERN_OK && j < h; j++) {
+        hout[j] *= go[j];
+    }
+    return st;
 }
 
 KERN_API int kern_gru_cell_f32(size_t h, float *gi, const float *gh,
@@ -52,16 +58,22 @@ KERN_API int kern_gru_cell_f32(size_t h, float *gi, const float *gh,
     if (h > SIZE_MAX / 3 / sizeof(float)) {
         return KERN_E_OVERFLOW;
     }
+    float *r = gi, *z = gi + h, *n = gi + 2 * h;
+    for (size_t j = 0; j < 2 * h; j++) {
+        gi[j] += gh[j] + (bhh ? bhh[j] : 0.0f);
+    }
+    int st = kern_sigmoid_f32(gi, gi, 2 * h); /* r and z */
+    if (st != KERN_OK) {
+        return st;
+    }
     for (size_t j = 0; j < h; j++) {
-        const float br = bhh ? bhh[j] : 0.0f, bz = bhh ? bhh[h + j] : 0.0f,
-                    bn = bhh ? bhh[2 * h + j] : 0.0f;
-        const float r = sigm(gi[j] + gh[j] + br);
-        const float z = sigm(gi[h + j] + gh[h + j] + bz);
-        const float n = tanhf(gi[2 * h + j] + r * (gh[2 * h + j] + bn));
-        gi[j] = r;
-        gi[h + j] = z;
-        gi[2 * h + j] = n;
-        hout[j] = (1.0f - z) * n + z * hout[j];
+        n[j] += r[j] * (gh[2 * h + j] + (bhh ? bhh[2 * h + j] : 0.0f));
+    }
+    if ((st = kern_tanh_f32(n, n, h)) != KERN_OK) {
+        return st;
+    }
+    for (size_t j = 0; j < h; j++) {
+        hout[j] = (1.0f - z[j]) * n[j] + z[j] * hout[j];
     }
     return KERN_OK;
 }

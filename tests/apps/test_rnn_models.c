@@ -8,7 +8,9 @@
  * recurrent layer plus the dense layer's) and, run at fp32 on the input
  * PyTorch ran, reproduces PyTorch's output within 1e-4 of its largest
  * magnitude; with the executor's seeded weights it must not. The 16-bit
- * and int8 paths run too and stay near (a loose bound: they round).
+ * and int8 paths run too and stay near (a loose bound: they round). The
+ * ONNX export of each (model.onnx) imports with the same counts and
+ * reproduces the same output.
  *
  * argv[1]: tests/data/onnx.
  */
@@ -139,6 +141,28 @@ static void check(const struct spotter *s)
                       memest_precision_name(low[k]), e / sc);
         assert_true(e <= 0.1 * sc);
     }
+    /* The ONNX export of the same network (weights as initializers,
+     * gates in ONNX's order, the Transpose/Squeeze chains PyTorch wraps
+     * the nodes in): the same counts and the same outputs. */
+    char onnx_path[1024];
+    snprintf(onnx_path, sizeof onnx_path, "%s/%s/model.onnx", fixtures,
+             s->name);
+    memest_model *onnx = NULL;
+    assert_int_equal(cli_model_load(onnx_path, NULL, &onnx), 0);
+    assert_int_equal(memest_model_parameter_count(onnx), s->params);
+    uint64_t onnx_macs = 0;
+    for (size_t i = 0; i < memest_model_layer_count(onnx); i++) {
+        onnx_macs += memest_model_layer(onnx, i)->macs_per_sample;
+    }
+    assert_int_equal(onnx_macs, macs_of(s));
+    double onnx_scale = 0.0;
+    const double onnx_err = run_and_compare(onnx, MEMEST_FP32, &x.t, &ref.t,
+                                            &onnx_scale);
+    print_message("%-15s ONNX: max |edgefit - PyTorch| %.3g (%.2g "
+                  "relative)\n", s->name, onnx_err, onnx_err / onnx_scale);
+    assert_true(onnx_err <= 1e-4 * onnx_scale);
+    memest_model_destroy(onnx);
+
     memest_owned_tensor_free(&x);
     memest_owned_tensor_free(&ref);
     memest_model_destroy(seeded);

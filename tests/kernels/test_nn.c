@@ -920,10 +920,82 @@ static void test_loss_scaler(void **state)
     assert_true(s.scale == 4.0f); /* untouched by a rejected config */
 }
 
+/* One LSTM and one GRU step (kern_lstm_cell_f32, kern_gru_cell_f32)
+ * against the equations in double, on sizes with odd tails, on whichever
+ * path KERN_CPU_MASK leaves: the new state, and the activated gates the
+ * executor's backward pass reads. */
+static void test_rnn_cells(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 3, 8, 13, 64, 67};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const size_t h = sizes[s];
+        float g[4 * 67], c[67], hh[67], gh[3 * 67], b[3 * 67], g3[3 * 67];
+        double want_g[4 * 67], want_c[67], want_h[67];
+        for (size_t j = 0; j < 4 * h; j++) {
+            g[j] = 4.0f * randf();
+        }
+        for (size_t j = 0; j < h; j++) {
+            c[j] = 2.0f * randf();
+        }
+        for (size_t j = 0; j < h; j++) {
+            const double i = 1 / (1 + exp(-(double)g[j]));
+            const double f = 1 / (1 + exp(-(double)g[h + j]));
+            const double gg = tanh((double)g[2 * h + j]);
+            const double o = 1 / (1 + exp(-(double)g[3 * h + j]));
+            want_g[j] = i;
+            want_g[h + j] = f;
+            want_g[2 * h + j] = gg;
+            want_g[3 * h + j] = o;
+            want_c[j] = f * c[j] + i * gg;
+            want_h[j] = o * tanh(want_c[j]);
+        }
+        assert_int_equal(kern_lstm_cell_f32(h, g, c, hh), KERN_OK);
+        for (size_t j = 0; j < 4 * h; j++) {
+            assert_true(fabs(g[j] - want_g[j]) <= 1e-6);
+        }
+        for (size_t j = 0; j < h; j++) {
+            assert_true(fabs(c[j] - want_c[j]) <= 2e-6 * (1 + fabs(want_c[j])));
+            assert_true(fabs(hh[j] - want_h[j]) <= 2e-6);
+        }
+        /* gru, linear_before_reset: hout is the previous h, updated */
+        for (size_t j = 0; j < 3 * h; j++) {
+            g3[j] = 3.0f * randf();
+            gh[j] = 3.0f * randf();
+            b[j] = randf();
+        }
+        for (size_t j = 0; j < h; j++) {
+            hh[j] = randf();
+            const double r = 1 / (1 + exp(-((double)g3[j] + gh[j] + b[j])));
+            const double z = 1 / (1 + exp(-((double)g3[h + j] + gh[h + j] +
+                                             b[h + j])));
+            const double n = tanh((double)g3[2 * h + j] +
+                                  r * ((double)gh[2 * h + j] + b[2 * h + j]));
+            want_g[j] = r;
+            want_g[h + j] = z;
+            want_g[2 * h + j] = n;
+            want_h[j] = (1 - z) * n + z * hh[j];
+        }
+        assert_int_equal(kern_gru_cell_f32(h, g3, gh, b, hh), KERN_OK);
+        for (size_t j = 0; j < 3 * h; j++) {
+            assert_true(fabs(g3[j] - want_g[j]) <= 2e-6);
+        }
+        for (size_t j = 0; j < h; j++) {
+            assert_true(fabs(hh[j] - want_h[j]) <= 2e-6);
+        }
+    }
+    float one = 0.0f;
+    assert_int_equal(kern_lstm_cell_f32(0, NULL, NULL, NULL), KERN_OK);
+    assert_int_equal(kern_lstm_cell_f32(1, &one, NULL, &one), KERN_E_INVALID);
+    assert_int_equal(kern_gru_cell_f32(1, &one, NULL, NULL, &one),
+                     KERN_E_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_hand),
+        cmocka_unit_test(test_rnn_cells),
         cmocka_unit_test(test_pool_rect),
         cmocka_unit_test(test_add_affine_gap),
         cmocka_unit_test(test_pool_nchw8c),

@@ -872,6 +872,58 @@ static void test_concat_axes(void **state)
     memest_model_destroy(m);
 }
 
+/* lstm and gru counted by hand: PyTorch's parameters (nn.LSTM(5, 4):
+ * 4*4*5 + 4*4*4 + 2*16 = 176; bidirectional twice that), MACs T * G *
+ * (D + H) * H per direction, output T x dirs*H or dirs*H; and the
+ * state_dict tensors with their offsets in the concatenation. */
+static void test_rnn(void **state)
+{
+    (void)state;
+    memest_model *m = NULL;
+    assert_int_equal(memest_model_parse("input 7x5\n"
+                                        "lstm 4 name=a\n"
+                                        "gru 3 dir=bidirectional seq=no "
+                                        "lbr=no name=b\n"
+                                        "gru 2 dir=reverse seq=yes "
+                                        "bias=no in=a name=c\n"
+                                        "flatten in=c name=f\n"
+                                        "concat in=b,f\n",
+                                        &m, NULL),
+                     MEMEST_OK);
+    const struct memest_layer *a = memest_model_layer(m, 0);
+    const struct memest_layer *b = memest_model_layer(m, 1);
+    const struct memest_layer *c = memest_model_layer(m, 2);
+    assert_int_equal(a->parameter_count, 176);
+    assert_int_equal(a->macs_per_sample, 7 * 4 * (5 + 4) * 4);
+    assert_int_equal(a->out_shape.rank, 2);
+    assert_int_equal(a->out_shape.dim[0], 7);
+    assert_int_equal(a->out_shape.dim[1], 4);
+    /* gru(4 -> 3) both ways: 2 * (9*4 + 9*3 + 2*9) = 162 */
+    assert_int_equal(b->parameter_count, 162);
+    assert_int_equal(b->macs_per_sample, 2 * 7 * 3 * (4 + 3) * 3);
+    assert_int_equal(b->out_shape.rank, 1);
+    assert_int_equal(b->out_shape.dim[0], 6);
+    assert_int_equal(b->linear_before_reset, 0);
+    assert_int_equal(b->direction, MEMEST_RNN_BIDIRECTIONAL);
+    assert_int_equal(c->parameter_count, 6 * 4 + 6 * 2);
+    assert_int_equal(c->linear_before_reset, 1);
+    assert_int_equal(c->return_sequence, 1);
+    struct memest_param_tensor pt[MEMEST_PARAM_TENSORS_MAX];
+    assert_int_equal(memest_layer_param_tensors(b, pt), 8);
+    assert_string_equal(pt[0].suffix, ".weight_ih_l0");
+    assert_int_equal(pt[1].offset, 9 * 4);
+    assert_string_equal(pt[4].suffix, ".weight_ih_l0_reverse");
+    assert_int_equal(pt[4].offset, 9 * 4 + 9 * 3);
+    assert_int_equal(pt[5].offset, 2 * 9 * 4 + 9 * 3);
+    assert_string_equal(pt[7].suffix, ".bias_hh_l0_reverse");
+    assert_int_equal(pt[7].in_bias, 1);
+    assert_int_equal(pt[7].offset, 27);
+    assert_int_equal(memest_layer_param_tensors(c, pt), 2);
+    assert_int_equal(pt[1].dim[0], 6);
+    assert_int_equal(pt[1].dim[1], 2);
+    memest_model_destroy(m);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -979,6 +1031,7 @@ int main(void)
         cmocka_unit_test(test_concat_axes),
         cmocka_unit_test(test_attention_ops),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_rnn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

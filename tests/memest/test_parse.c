@@ -332,6 +332,19 @@ static const struct err_case errors[] = {
      "each operand needs 2 (M x K) or 3"},
     {"input 7x10\nmatmul in=input\n", MEMEST_E_PARSE, 2, 11,
      "matmul needs two or more inputs"},
+    /* lstm and gru: a sequence T x D, their keys' words */
+    {"input 10\nlstm 4\n", MEMEST_E_SHAPE, 2, 1,
+     "lstm needs a sequence T x D (steps x features) but its input is 10"},
+    {"input 2x3x4\ngru 4\n", MEMEST_E_SHAPE, 2, 1,
+     "gru needs a sequence T x D"},
+    {"input 5x3\nlstm 4 dir=both\n", MEMEST_E_PARSE, 2, 12,
+     "dir must be forward, reverse or bidirectional, got 'both'"},
+    {"input 5x3\nlstm 4 seq=maybe\n", MEMEST_E_PARSE, 2, 12,
+     "seq must be yes or no"},
+    {"input 5x3\nlstm 4 lbr=no\n", MEMEST_E_PARSE, 2, 8,
+     "unknown key 'lbr' for lstm"},
+    {"input 5x3\ngru dir=forward\n", MEMEST_E_PARSE, 2, 1,
+     "missing width: gru needs the number of hidden units first"},
 };
 
 static void check_error(const char *where, int st,
@@ -771,6 +784,10 @@ static void test_round_trip(void **state)
                "attention heads=4 bias=no\ntranspose perm=1,0 name=t\n"
                "matmul in=a,t name=g\nreshape shape=7x7x1\n"
                "transpose perm=2,0,1 name=p\nmatmul in=p,a\n");
+    /* recurrent layers: every direction, both outputs, both gru forms */
+    round_trip("input 7x5\nlstm 4 name=a\nlstm 3 dir=reverse bias=no\n"
+               "gru 6 dir=bidirectional lbr=no\n"
+               "gru 2 dir=forward seq=no lbr=yes\n");
     round_trip("input 3x5x4\npad p=1,0,2,3 value=-0.1\npad p=2 name=z\n"
                "maxpool k=2\n");
     round_trip("input 6x5x4\nshuffle g=3\nslice axis=c begin=1 end=4\n"

@@ -60,7 +60,9 @@ static const char *const EVERY_KIND =
     "posembed name=pe\n"
     "dense 4 name=sd\n"
     "flatten name=fl4\n"
-    "concat in=out,fl4 name=out2\n";
+    "lstm 4 in=seq name=ls\n"
+    "gru 4 dir=bidirectional seq=no lbr=no name=gr\n"
+    "concat in=out,fl4,gr name=out2\n";
 
 static memest_model *model_of(const char *text)
 {
@@ -157,7 +159,7 @@ static bool listed(const char *list, const char *name)
 static void test_trainable(void **state)
 {
     (void)state;
-    char buf[256];
+    char buf[320];
     exec_trainable_kinds(buf, sizeof buf);
     assert_string_equal(buf, "dense, conv2d, maxpool, avgpool, flatten, "
                              "activation, globalavgpool, add, concat, "

@@ -374,6 +374,12 @@ int onnx_elementwise_refused(struct imp *I, size_t node);
 int onnx_binary(struct imp *I, size_t node);
 int onnx_reciprocal(struct imp *I, size_t node);
 int onnx_transpose_refused(struct imp *I, size_t node);
+/* ops_rnn.c: LSTM and GRU, and the Transpose/Squeeze/Reshape/Gather
+ * chains PyTorch exports around them (marked skipped by onnx_rnn_find,
+ * which analyse() calls) */
+int onnx_lstm(struct imp *I, size_t node);
+int onnx_gru(struct imp *I, size_t node);
+void onnx_rnn_find(struct imp *I);
 int onnx_conv_transpose(struct imp *I, size_t node);
 int onnx_resize(struct imp *I, size_t node);
 int onnx_upsample(struct imp *I, size_t node);

@@ -52,12 +52,16 @@ static const struct onnx_op ops[] = {
     {"Erf", "", onnx_erf, NULL, 0},
     {"Expand", "", NULL, fold_expand, 0},
     {"Flatten", "axis", onnx_flatten, NULL, 0},
+    {"GRU", "activation_alpha activation_beta activations clip direction "
+            "hidden_size layout linear_before_reset", onnx_gru, NULL, 0},
     {"Gather", "axis", onnx_gather, fold_gather, 0},
     {"Gemm", "alpha beta broadcast transA transB", onnx_gemm, NULL, 0},
     {"GlobalAveragePool", "", onnx_gap, NULL, 0},
     {"HardSigmoid", "alpha beta", onnx_hardsigmoid, NULL, 0},
     {"HardSwish", "", onnx_hardswish, NULL, 0},
     {"Identity", "", onnx_identity, fold_identity, 0},
+    {"LSTM", "activation_alpha activation_beta activations clip direction "
+             "hidden_size input_forget layout", onnx_lstm, NULL, 0},
     {"LeakyRelu", "alpha", onnx_leakyrelu, NULL, 0},
     {"LogSoftmax", "axis", onnx_logsoftmax, NULL, 0},
     {"MatMul", "", onnx_matmul, NULL, 0},

@@ -380,6 +380,7 @@ int analyse(struct imp *I)
     find_gelu(I);
     find_swish(I);
     find_matmul_bias(I);
+    onnx_rnn_find(I);
     return MEMEST_OK;
 }
 
