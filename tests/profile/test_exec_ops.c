@@ -134,8 +134,8 @@ static void test_views_and_params(void **state)
                      vt->init_params ? "set" : "NULL");
         }
     }
-    /* identity, dropout, three flattens, reshape */
-    assert_int_equal(views, 6);
+    /* identity, dropout, four flattens, reshape */
+    assert_int_equal(views, 7);
     prof_exec_destroy(ex);
     memest_arena_plan_free(&plan);
     memest_model_destroy(m);
