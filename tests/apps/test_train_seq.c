@@ -131,13 +131,15 @@ static void train_and_check(const char *file, char *const *opts,
 /*
  * FLOORS. Measured with these options (2 epochs over the first 30,000
  * training images, adam at 0.003, batch 32, seed 42, the defaults
- * otherwise) on a 2-core x86-64 machine: seq-lstm reached 0.8267 on the
- * 10,000 test images (0.7992 after its first epoch), seq-transformer
- * 0.8284 (0.8109 after its first); edgefit-sweep gave the transformer's
- * weights 0.8284 at fp32 too. The floor, 0.80, leaves 2.7 and 2.8 points
- * (about 7 standard errors of a 10,000-image accuracy) for other
- * machines' kernels (the sums' order differs by ISA) and the rounding it
- * brings into training.
+ * otherwise) on a 2-core x86-64 machine, over the 10,000 test images:
+ * seq-lstm reached 0.8267 (0.7992 after its first epoch), and 0.8184
+ * once the LSTM cell's sigmoid and tanh went through the vector kernels
+ * (the same model and data: the rounding alone moved it 0.8 points);
+ * seq-transformer reached 0.8284 (0.8109 after its first epoch), and
+ * edgefit-sweep gave its weights 0.8284 at fp32 too. The floor, 0.78,
+ * leaves about 4 points below the lowest measurement for other machines'
+ * kernels (sums in another order by ISA) and the rounding they bring into
+ * training; an untrained model scores 0.10.
  */
 static char *const seq_opts[] = {"--epochs",    "2",    "--train-limit",
                                  "30000",       "--optimizer", "adam",
@@ -146,13 +148,13 @@ static char *const seq_opts[] = {"--epochs",    "2",    "--train-limit",
 static void test_lstm(void **state)
 {
     (void)state;
-    train_and_check("seq-lstm.txt", seq_opts, 0.80);
+    train_and_check("seq-lstm.txt", seq_opts, 0.78);
 }
 
 static void test_transformer(void **state)
 {
     (void)state;
-    train_and_check("seq-transformer.txt", seq_opts, 0.80);
+    train_and_check("seq-transformer.txt", seq_opts, 0.78);
 }
 
 /* A layer the trainer has no backward pass for, in a sequence model, is
