@@ -561,6 +561,38 @@ bool data_fits(const memest_model *model, const struct prof_dataset *d)
     return check(model, d, "", false) == CLI_EXIT_OK;
 }
 
+const char *data_feed_note(const memest_model *model,
+                           const struct prof_dataset *d, char *buf,
+                           size_t len)
+{
+    if (!buf || len == 0) {
+        return "";
+    }
+    buf[0] = '\0';
+    if (!model || !d || memest_model_input_count(model) != 1) {
+        return buf;
+    }
+    const struct memest_shape in = memest_model_input_shape_at(model, 0);
+    if (in.rank != 2 || (d->rank == 2 && d->shape[0] == in.dim[0] &&
+                         d->shape[1] == in.dim[1])) {
+        return buf; /* not a sequence, or nothing to say */
+    }
+    char have[200], want[200];
+    shape_text(d->shape, d->rank, have, sizeof have);
+    shape_text(in.dim, in.rank, want, sizeof want);
+    /* IDX images are rows x cols, row-major: the model's step t is the
+     * image's row t exactly when the steps are the rows */
+    const bool rows = d->rows && d->rows == in.dim[0] && d->cols == in.dim[1];
+    snprintf(buf, len,
+             "%s %s fed as the model's input %s, a sequence of %" PRIu64
+             " steps of %" PRIu64 " features (%sthe same %" PRIu64
+             " values in the same order)",
+             d->rows ? "images" : "samples", have, want, in.dim[0],
+             in.dim[1], rows ? "row r of an image is step r; " : "",
+             d->sample_count);
+    return buf;
+}
+
 double data_accuracy_stderr(double p, uint64_t n)
 {
     if (n == 0 || !(p >= 0.0 && p <= 1.0)) {

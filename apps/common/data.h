@@ -103,6 +103,19 @@ int data_check(const memest_model *model, const struct prof_dataset *d,
 /* data_check() without a message: true when model fits d. */
 bool data_fits(const memest_model *model, const struct prof_dataset *d);
 
+/*
+ * When the model reads a sequence (an input T x D) and d's samples have
+ * another shape of as many values (IDX images 1 x 28 x 28 read by a model
+ * of input 28x28), write the sentence that says how they are fed into
+ * buf: "images 1x28x28 fed as the model's input 28x28, a sequence of 28
+ * steps of 28 features (row r of an image is step r; the same 784 values
+ * in the same order)". Otherwise (the same shape, or an input that is not
+ * a sequence) buf is "". Returns buf.
+ */
+const char *data_feed_note(const memest_model *model,
+                           const struct prof_dataset *d, char *buf,
+                           size_t len);
+
 /* The standard error of an accuracy p measured on n samples,
  * sqrt(p (1 - p) / n): differences below it are noise. NaN for n 0 or p
  * outside [0, 1]. */

@@ -329,8 +329,10 @@ static void print_noise(const struct sweep_result *r)
     }
 }
 
+/* feed: data_feed_note()'s sentence, or "". */
 static int print_tables(const struct options *o, const art_table *res,
-                        const art_table *trade, const struct sweep_result *r)
+                        const art_table *trade, const struct sweep_result *r,
+                        const char *feed)
 {
     switch (o->co.format) {
     case CLI_FORMAT_CSV:
@@ -382,6 +384,11 @@ static int print_tables(const struct options *o, const art_table *res,
                      o->cfg.calibration);
             cli_print_wrapped(stdout, line, 0, 100);
         }
+        if (*feed) {
+            char line[512];
+            snprintf(line, sizeof line, "The data: %s.", feed);
+            cli_print_wrapped(stdout, line, 0, 100);
+        }
         static const char *const trade_keep[] = {
             "precision", "accuracy_mean", "latency_ms_mean", "memory_mb_mean",
             "energy_proxy_j_mean", "accepted_ratio", NULL};
@@ -424,6 +431,7 @@ int main(int argc, char **argv)
     struct sweep_chart ch = {0};
     struct prof_ranges ranges = {0};
     char cal_source[320] = "";
+    char feed[400] = ""; /* how the data feeds a sequence model */
     if (cli_out_check(o.co.out_dir) != CLI_EXIT_OK) {
         goto done;
     }
@@ -462,6 +470,7 @@ int main(int argc, char **argv)
                 CLI_EXIT_OK) {
             goto done;
         }
+        data_feed_note(model, &test, feed, sizeof feed);
         rc = sweep_ranges(&o, model, &test, &ranges, cal_source,
                           sizeof cal_source);
         if (rc != CLI_EXIT_OK) {
@@ -495,7 +504,7 @@ int main(int argc, char **argv)
             goto done;
         }
     }
-    rc = cli_stdout_finish(print_tables(&o, rt, tt, &res));
+    rc = cli_stdout_finish(print_tables(&o, rt, tt, &res, feed));
     if (rc != CLI_EXIT_OK) {
         goto done;
     }

@@ -845,6 +845,10 @@ static void print_summary(const struct options *o, const struct result *r)
            memest_model_name(r->model), memest_precision_name(o->precision),
            memest_optimizer_name(o->optimizer), p->batch_size, o->batch,
            r->train.count, r->test.count);
+    char feed[400];
+    if (*data_feed_note(r->model, &r->train, feed, sizeof feed)) {
+        printf("  data              %s\n", feed);
+    }
     const struct prof_train_memory *m = &r->mem;
     const double allocated_mb = (double)m->total_bytes / 1048576.0;
     if (p->enabled) {

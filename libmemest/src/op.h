@@ -416,6 +416,9 @@ int op_rnn_infer(const struct op_infer *x, struct memest_layer *L,
 size_t op_rnn_param_tensors(const struct memest_layer *L, uint64_t gates,
                             struct memest_param_tensor *out);
 void op_rnn_put_options(struct op_out *o, const struct memest_layer *L);
+extern const struct memest_op_def op_matmul;
+extern const struct memest_op_def op_transpose;
+extern const struct memest_op_def op_attention;
 /* The executor's per-sample floats of the step buffers (the gates of
  * every step and a step's state: T*G*H + 2*G*H), as im2col columns. */
 int op_rnn_train_work(const struct memest_layer *L, uint64_t gates,

@@ -12,6 +12,7 @@
  * Usage: test-memest-onnx-export DATA_DIR (tests/data)
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -94,6 +95,17 @@ static void fill_weights(memest_model *m, uint64_t seed)
         }
         if (L->kind == MEMEST_KIND_BATCHNORM) {
             add_bn(ts, L->name, L->weight_count);
+            continue;
+        }
+        /* operators with more than a weight and a bias (attention,
+         * lstm, gru) list their state_dict tensors */
+        struct memest_param_tensor pt[MEMEST_PARAM_TENSORS_MAX];
+        const size_t npt = memest_layer_param_tensors(L, pt);
+        if (npt > 2 || (npt > 0 && strcmp(pt[0].suffix, ".weight") != 0)) {
+            for (size_t k = 0; k < npt; k++) {
+                add_tensor(ts, L->name, pt[k].suffix + 1, pt[k].rank,
+                           pt[k].dim, 0);
+            }
             continue;
         }
         rank = memest_layer_weight_shape(L, dim);
@@ -420,6 +432,41 @@ static void round_trip(memest_model *m, const char *what)
     memest_model_destroy(back);
 }
 
+/* The writer has no ONNX form yet for the sequence kinds nor for a dense
+ * layer over a sequence (the presets kwt and lstm-kws use them): such a
+ * preset must be refused cleanly, naming the layer and the kind, and is
+ * then not round-tripped. Any other refusal fails. */
+static bool writer_lacks_sequence_kind(const memest_model *m,
+                                       const char *name)
+{
+    static const enum memest_kind seq[] = {
+        MEMEST_KIND_LAYERNORM, MEMEST_KIND_CLSTOKEN, MEMEST_KIND_POSEMBED,
+        MEMEST_KIND_MATMUL,    MEMEST_KIND_TRANSPOSE, MEMEST_KIND_ATTENTION,
+        MEMEST_KIND_LSTM,      MEMEST_KIND_GRU};
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    struct memest_diag diag;
+    if (memest_model_to_onnx(m, &buf, &len, &diag) == MEMEST_OK) {
+        free(buf);
+        return false;
+    }
+    if (strstr(diag.message, "over a sequence (T x D) has no ONNX form")) {
+        print_message("%s: not written (%s)\n", name, diag.message);
+        return true;
+    }
+    for (size_t k = 0; k < sizeof seq / sizeof seq[0]; k++) {
+        char want[80];
+        snprintf(want, sizeof want, "has no form for kind '%s'",
+                 memest_kind_name(seq[k]));
+        if (strstr(diag.message, want)) {
+            print_message("%s: not written (%s)\n", name, diag.message);
+            return true;
+        }
+    }
+    fail_msg("%s: export: %s", name, diag.message);
+    return false;
+}
+
 static void test_presets(void **state)
 {
     const char *const *names = memest_preset_names();
@@ -429,6 +476,10 @@ static void test_presets(void **state)
         memest_model *m = NULL;
         assert_int_equal(memest_model_preset(names[i], &m, NULL), 0);
         fill_weights(m, 1000 + i);
+        if (writer_lacks_sequence_kind(m, names[i])) {
+            memest_model_destroy(m);
+            continue;
+        }
         round_trip(m, names[i]);
         memest_model_destroy(m);
     }

@@ -8,6 +8,10 @@
  * arena of the greedy planner against the live-set lower bound at fp32 and
  * batch 1 (tensor lifetimes and placements traced by hand in the comments).
  *
+ * The sequence presets (kwt, lstm-kws) against PyTorch's modules, their
+ * parameters and MACs worked out by formula in the comments (nn.Linear over
+ * the last axis, nn.LayerNorm, nn.MultiheadAttention, nn.LSTM).
+ *
  * And the ONNX exports of the presets by PyTorch (tests/data/models, made
  * by scripts/make-model-fixtures.py; argv[1]) count the same parameters
  * and MACs, with the same input and output shapes.
@@ -25,7 +29,8 @@
 
 static const char *fixtures; /* argv[1]: tests/data/models */
 
-/* What one layer must be. rank 1: a vector of c; rank 3: c x h x w. */
+/* What one layer must be. rank 1: a vector of c; rank 2: a sequence of c
+ * steps of h features (T x D); rank 3: c x h x w. */
 struct want {
     const char *name;
     enum memest_kind kind;
@@ -73,6 +78,7 @@ static void check_layers(const memest_model *m, const struct want *want,
             l->parameter_count != w->params ||
             l->macs_per_sample != w->macs || l->out_shape.rank != w->rank ||
             l->out_shape.dim[0] != w->c ||
+            (w->rank >= 2 && l->out_shape.dim[1] != w->h) ||
             (w->rank == 3 && (l->out_shape.dim[1] != w->h ||
                               l->out_shape.dim[2] != w->w))) {
             fail_msg("%s layer %zu: got %s %s params %llu macs %llu shape "
@@ -427,16 +433,138 @@ static void test_fc_autoencoder(void **state)
     memest_model_destroy(m);
 }
 
+/* ---- KWT (keyword transformer) ------------------------------------------- */
+
+#define LN MEMEST_KIND_LAYERNORM
+
+static void test_kwt(void **state)
+{
+    (void)state;
+    memest_model *m = preset("kwt");
+    /*
+     * 98x40 in (T = 98 frames, 40 MFCCs). PyTorch's counts by formula, D =
+     * 64, T' = 99 tokens with the class token, MLP 256:
+     *   embed nn.Linear(40, 64): 40*64 + 64 = 2,624 params, 98*40*64 =
+     *     250,880 MACs (a Linear over the last axis: T*D*N);
+     *   cls_token [1, 1, 64]: 64; pos_embedding [1, 99, 64]: 6,336;
+     *   per block: nn.LayerNorm(64) 2*64 = 128 (0 MACs);
+     *     nn.MultiheadAttention(64, 1): in_proj 3*64*64 + 3*64 = 12,480,
+     *     out_proj 64*64 + 64 = 4,160, 16,640 params; MACs 4*T'*D*D =
+     *     1,622,016 (Q, K, V and output projections) + 2*T'*T'*D =
+     *     1,254,528 (Q.K^T and A.V): 2,876,544;
+     *     nn.LayerNorm(64) 128; nn.Linear(64, 256) 16,640 params,
+     *     99*64*256 = 1,622,016 MACs; nn.Linear(256, 64) 16,448 params,
+     *     1,622,016 MACs; the residual adds 0:
+     *     49,984 params and 6,120,576 MACs per block;
+     *   head: nn.LayerNorm(64) 128, nn.Linear(64, 12) 780 params, 768
+     *     MACs.
+     * 2,624 + 64 + 6,336 + 4 x 49,984 + 128 + 780 = 209,868 parameters
+     * (sum(p.numel()) of the PyTorch module gives the same); 250,880 +
+     * 4 x 6,120,576 + 768 = 24,733,952 MACs.
+     */
+    struct want want[35] = {
+        {"embed", DENSE, 40 * 64 + 64, 98 * 40 * 64, 2, 98, 64, 0},
+        {"cls", MEMEST_KIND_CLSTOKEN, 64, 0, 2, 99, 64, 0},
+        {"pos", MEMEST_KIND_POSEMBED, 99 * 64, 0, 2, 99, 64, 0},
+    };
+    static char names[4][7][10];
+    static const char *const part[7] = {"ln1", "attn", "add1", "ln2",
+                                        "fc1", "fc2", "add2"};
+    for (int b = 0; b < 4; b++) {
+        for (int k = 0; k < 7; k++) {
+            snprintf(names[b][k], sizeof names[b][k], "b%d_%s", b + 1,
+                     part[k]);
+        }
+        struct want *w = &want[3 + 7 * b];
+        w[0] = (struct want){names[b][0], LN, 2 * 64, 0, 2, 99, 64, 0};
+        w[1] = (struct want){names[b][1], MEMEST_KIND_ATTENTION,
+                             3 * 64 * 64 + 3 * 64 + 64 * 64 + 64,
+                             4 * 99 * 64 * 64 + 2 * 99 * 99 * 64, 2, 99, 64,
+                             0};
+        w[2] = (struct want){names[b][2], ADD, 0, 0, 2, 99, 64, 0};
+        w[3] = (struct want){names[b][3], LN, 2 * 64, 0, 2, 99, 64, 0};
+        w[4] = (struct want){names[b][4], DENSE, 64 * 256 + 256,
+                             99 * 64 * 256, 2, 99, 256, 0};
+        w[5] = (struct want){names[b][5], DENSE, 256 * 64 + 64,
+                             99 * 256 * 64, 2, 99, 64, 0};
+        w[6] = (struct want){names[b][6], ADD, 0, 0, 2, 99, 64, 0};
+    }
+    want[31] = (struct want){"cls_out", MEMEST_KIND_SLICE, 0, 0, 2, 1, 64, 0};
+    want[32] = (struct want){"flatten", MEMEST_KIND_FLATTEN, 0, 0, 1, 64, 0,
+                             0};
+    want[33] = (struct want){"head_ln", LN, 2 * 64, 0, 1, 64, 0, 0};
+    want[34] = (struct want){"head", DENSE, 64 * 12 + 12, 64 * 12, 1, 12, 0,
+                             0};
+    check_layers(m, want, 35, 209868, 24733952);
+
+    const struct memest_layer *attn = find(m, "b2_attn");
+    assert_int_equal(attn->heads, 1);
+    assert_int_equal(attn->units, 64);
+    /* one head's score matrix, T' x T', beside its input and output */
+    assert_int_equal(attn->work_elements, 99 * 99);
+    /*
+     * Lifetimes at fp32, batch 1 (elements): input 3,920, embed 6,272,
+     * then 99x64 = 6,336 per token map and 99x256 = 25,344 for fc1. In a
+     * block the residual stream (pos or the previous add2) stays alive
+     * until add1, add1 until add2. At b1_fc2: add1, fc1 and fc2 are alive,
+     * 6,336 + 25,344 + 6,336 = 38,016; at b1_fc1: add1, ln2, fc1, the
+     * same. At the attention: the stream, ln1, the output and the score
+     * matrix, 6,336 x 3 + 9,801 = 28,809, below. No step holds more:
+     * 38,016 elements, 152,064 B, which the plan meets.
+     */
+    check_arena(m, 4 * 38016, 4 * 38016);
+    assert_int_equal(find(m, "b1_fc1")->act, MEMEST_ACT_GELU_ERF);
+    assert_int_equal(find(m, "head")->act, MEMEST_ACT_SOFTMAX);
+    assert_int_equal(memest_model_output_shape(m).dim[0], 12);
+    memest_model_destroy(m);
+}
+
+/* ---- LSTM keyword spotter ------------------------------------------------- */
+
+static void test_lstm_kws(void **state)
+{
+    (void)state;
+    memest_model *m = preset("lstm-kws");
+    /*
+     * 49x10 in. PyTorch's nn.LSTM(D, H) has weight_ih [4H, D], weight_hh
+     * [4H, H], bias_ih and bias_hh [4H]: 4H(D + H) + 8H parameters; per
+     * step 4H(D + H) multiplies (the four gates' input and recurrent
+     * products), T steps per sample.
+     *   lstm1 (10 -> 64, the whole sequence): 256*74 + 512 = 19,456;
+     *     49 x 256 x 74 = 928,256 MACs; output 49x64;
+     *   lstm2 (64 -> 64, the last hidden state): 256*128 + 512 = 33,280;
+     *     49 x 256 x 128 = 1,605,632 MACs; output 64;
+     *   fc nn.Linear(64, 12): 780, 768 MACs.
+     * 53,516 parameters, 2,534,656 MACs.
+     */
+    const struct want want[3] = {
+        {"lstm1", MEMEST_KIND_LSTM, 4 * 64 * (10 + 64) + 8 * 64,
+         49 * 4 * 64 * (10 + 64), 2, 49, 64, 0},
+        {"lstm2", MEMEST_KIND_LSTM, 4 * 64 * (64 + 64) + 8 * 64,
+         49 * 4 * 64 * (64 + 64), 1, 64, 0, 0},
+        {"fc", DENSE, 64 * 12 + 12, 64 * 12, 1, 12, 0, 0},
+    };
+    check_layers(m, want, 3, 53516, 2534656);
+    assert_int_equal(find(m, "lstm1")->return_sequence, 1);
+    assert_int_equal(find(m, "lstm2")->return_sequence, 0);
+    assert_int_equal(find(m, "lstm1")->direction, MEMEST_RNN_FORWARD);
+    /* A chain: the input (490) and lstm1's sequence (3,136) are alive
+     * together, then lstm1's and lstm2's (64): 3,626 elements at most,
+     * 14,504 B at fp32, which the plan meets. */
+    check_arena(m, 4 * 3626, 4 * 3626);
+    memest_model_destroy(m);
+}
+
 /* ---- Every preset: listed, written, parsed back -------------------------- */
 
 static const char *const names4[] = {"resnet8", "ds-cnn", "mobilenetv1-0.25",
-                                     "fc-autoencoder"};
+                                     "fc-autoencoder", "kwt", "lstm-kws"};
 
 static void test_listed_and_round_trip(void **state)
 {
     (void)state;
     const char *const *list = memest_preset_names();
-    for (size_t k = 0; k < 4; k++) {
+    for (size_t k = 0; k < sizeof names4 / sizeof names4[0]; k++) {
         size_t i = 0;
         while (list[i] && strcmp(list[i], names4[k])) {
             i++;
@@ -535,6 +663,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ds_cnn),
         cmocka_unit_test(test_mobilenet),
         cmocka_unit_test(test_fc_autoencoder),
+        cmocka_unit_test(test_kwt),
+        cmocka_unit_test(test_lstm_kws),
         cmocka_unit_test(test_listed_and_round_trip),
         cmocka_unit_test(test_onnx_fixtures_count_the_same),
     };

@@ -467,7 +467,8 @@ MEMEST_API int memest_model_parse_buffer(const char *text, size_t len,
  * relu, maxpool 2, flatten, dense 10 softmax), or one of the models of
  * libmemest/models/ compiled into the library (installed as text under
  * share/edgefit/models): the MLPerf Tiny reference architectures
- * "resnet8", "ds-cnn", "mobilenetv1-0.25" and "fc-autoencoder". Errors as
+ * "resnet8", "ds-cnn", "mobilenetv1-0.25" and "fc-autoencoder", and the
+ * sequence models "kwt" (a keyword transformer) and "lstm-kws". Errors as
  * for memest_model_parse(), with source = the name, line 1 and the column
  * of the offending character; an unknown name is MEMEST_E_PARSE.
  */
