@@ -349,6 +349,48 @@ static int transpose_is(struct imp *I, size_t node, int64_t a, int64_t b,
 }
 
 /*
+ * The in-projection both attention forms begin with: MatMul `mm` (a
+ * constant weight in slot 1) -> Add of a constant bias -> three Slices of
+ * the sum (q, k, v, in the exporter's order; q's from 0) -> a Reshape of
+ * each -> the node that reads each Reshape. Fills *ad (the Add), *bs (its
+ * bias slot), sl, rs and tr (the Slices, Reshapes and their readers);
+ * 0 when the pattern differs.
+ */
+static int qkv_split(struct imp *I, size_t mm, size_t *ad, size_t *bs,
+                     size_t sl[3], size_t rs[3], size_t tr[3])
+{
+    size_t av, found = 0;
+    double q0;
+    if (!op_is(I, mm, "MatMul") || const_slot(I, mm) != 1) {
+        return 0;
+    }
+    *ad = sole_reader(I, out0(I, mm));
+    if (!op_is(I, *ad, "Add") || (*bs = const_slot(I, *ad)) == SIZE_MAX ||
+        (av = out0(I, *ad)) == SIZE_MAX || I->v[av].readers != 3) {
+        return 0;
+    }
+    for (size_t i = *ad + 1; i < I->g->n_node && found < 3; i++) {
+        if (op_is(I, i, "Slice") &&
+            value_of(I, in_name(I->g->node[i], 0)) == av) {
+            sl[found++] = i;
+        }
+    }
+    if (found != 3 || !peek_scalar(I, I->g->node[sl[0]], 1, &q0) ||
+        q0 != 0.0) {
+        return 0;
+    }
+    for (size_t k = 0; k < 3; k++) {
+        rs[k] = sole_reader(I, out0(I, sl[k]));
+        tr[k] = op_is(I, rs[k], "Reshape") ? sole_reader(I, out0(I, rs[k]))
+                                           : SIZE_MAX;
+        if (tr[k] == SIZE_MAX) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
  * nn.MultiheadAttention(batch_first=True) self-attention as PyTorch 1.13
  * exports it (need_weights=False, no masks): x -> Transpose(1,0,2) ->
  * MatMul(in_proj_weight^T) -> Add(in_proj_bias) -> three Slices (q, k, v,
@@ -367,39 +409,15 @@ static int transpose_is(struct imp *I, size_t node, int64_t a, int64_t b,
 static void find_mha(struct imp *I)
 {
     for (size_t t0 = 0; t0 < I->g->n_node; t0++) {
-        size_t mm, ad, av, sl[3], rs[3], tr[3], sc, m1, sm, m2, tm, rm, gm,
-            ro, fin, bs;
-        size_t found = 0;
-        double c, q0;
+        size_t mm, ad, sl[3], rs[3], tr[3], sc, m1, sm, m2, tm, rm, gm, ro,
+            fin, bs;
+        double c;
         int64_t axis;
         if (!transpose_is(I, t0, 1, 0, 2)) {
             continue;
         }
         mm = sole_reader(I, out0(I, t0));
-        if (!op_is(I, mm, "MatMul") || const_slot(I, mm) != 1) {
-            continue;
-        }
-        ad = sole_reader(I, out0(I, mm));
-        if (!op_is(I, ad, "Add") || (bs = const_slot(I, ad)) == SIZE_MAX ||
-            (av = out0(I, ad)) == SIZE_MAX || I->v[av].readers != 3) {
-            continue;
-        }
-        for (size_t i = ad + 1; i < I->g->n_node && found < 3; i++) {
-            if (op_is(I, i, "Slice") &&
-                value_of(I, in_name(I->g->node[i], 0)) == av) {
-                sl[found++] = i;
-            }
-        }
-        if (found != 3 || !peek_scalar(I, I->g->node[sl[0]], 1, &q0) ||
-            q0 != 0.0) {
-            continue;
-        }
-        for (size_t k = 0; k < 3; k++) {
-            rs[k] = sole_reader(I, out0(I, sl[k]));
-            tr[k] = op_is(I, rs[k], "Reshape") ? sole_reader(I, out0(I, rs[k]))
-                                               : SIZE_MAX;
-        }
-        if (tr[0] == SIZE_MAX || tr[1] == SIZE_MAX || tr[2] == SIZE_MAX ||
+        if (!qkv_split(I, mm, &ad, &bs, sl, rs, tr) ||
             !transpose_is(I, tr[0], 1, 0, 2) ||
             !transpose_is(I, tr[1], 1, 2, 0) ||
             !transpose_is(I, tr[2], 1, 0, 2)) {
@@ -511,35 +529,11 @@ static uint64_t reshape_heads(struct imp *I, size_t rs)
 static void find_sdpa(struct imp *I)
 {
     for (size_t mm = 0; mm < I->g->n_node; mm++) {
-        size_t ad, av, sl[3], rs[3], tr[3], m1, sc, sm, m2, tm, rm, mo, fin,
-            bs, fs;
-        size_t found = 0;
-        double c, q0;
+        size_t ad, sl[3], rs[3], tr[3], m1, sc, sm, m2, tm, rm, mo, fin, bs,
+            fs;
+        double c;
         int64_t axis;
-        if (!op_is(I, mm, "MatMul") || const_slot(I, mm) != 1) {
-            continue;
-        }
-        ad = sole_reader(I, out0(I, mm));
-        if (!op_is(I, ad, "Add") || (bs = const_slot(I, ad)) == SIZE_MAX ||
-            (av = out0(I, ad)) == SIZE_MAX || I->v[av].readers != 3) {
-            continue;
-        }
-        for (size_t i = ad + 1; i < I->g->n_node && found < 3; i++) {
-            if (op_is(I, i, "Slice") &&
-                value_of(I, in_name(I->g->node[i], 0)) == av) {
-                sl[found++] = i;
-            }
-        }
-        if (found != 3 || !peek_scalar(I, I->g->node[sl[0]], 1, &q0) ||
-            q0 != 0.0) {
-            continue;
-        }
-        for (size_t k = 0; k < 3; k++) {
-            rs[k] = sole_reader(I, out0(I, sl[k]));
-            tr[k] = op_is(I, rs[k], "Reshape") ? sole_reader(I, out0(I, rs[k]))
-                                               : SIZE_MAX;
-        }
-        if (tr[0] == SIZE_MAX || tr[1] == SIZE_MAX || tr[2] == SIZE_MAX ||
+        if (!qkv_split(I, mm, &ad, &bs, sl, rs, tr) ||
             !transpose4_is(I, tr[0], 0, 2, 1, 3) ||
             !transpose4_is(I, tr[1], 0, 2, 3, 1) ||
             !transpose4_is(I, tr[2], 0, 2, 1, 3)) {
