@@ -587,6 +587,26 @@ void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
     }
 }
 
+/* The caller's work area may start at any address; the vector paths store
+ * int16 and int32 lanes in it, so it is used from its first 64-byte
+ * boundary, and the work bytes the caller is told include that slack. */
+#define Q8S_WORK_ALIGN 64u
+
+static size_t q8s_work_with_slack(size_t bytes)
+{
+    return bytes && bytes <= SIZE_MAX - (Q8S_WORK_ALIGN - 1)
+               ? bytes + (Q8S_WORK_ALIGN - 1)
+               : 0;
+}
+
+static int8_t *q8s_work_aligned(void *work)
+{
+    const uintptr_t u = (uintptr_t)work;
+    const uintptr_t a = (u + (Q8S_WORK_ALIGN - 1)) &
+                        ~(uintptr_t)(Q8S_WORK_ALIGN - 1);
+    return (int8_t *)work + (a - u);
+}
+
 KERN_API size_t kern_q8_dwconv2d_work_bytes(
     const struct kern_dwconv2d_shape *s)
 {
@@ -594,7 +614,7 @@ KERN_API size_t kern_q8_dwconv2d_work_bytes(
     if (!s || kern_dwconv2d_out_hw(s, &oh, &ow) != KERN_OK) {
         return 0;
     }
-    return q8s_dwconv_scratch(s);
+    return q8s_work_with_slack(q8s_dwconv_scratch(s));
 }
 
 KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
@@ -629,18 +649,19 @@ KERN_API int kern_q8_dwconv2d_s8(const struct kern_dwconv2d_shape *s,
         return st;
     }
     const struct kern_q8s_dsp *d = dsp_get();
-    int8_t *scratch = work, *own = NULL;
+    int8_t *scratch = NULL, *own = NULL;
     if (d->dwconv != kern_q8s_dwconv_c) {
-        const size_t bytes = q8s_dwconv_scratch(s);
+        const size_t bytes = q8s_work_with_slack(q8s_dwconv_scratch(s));
         if (!bytes) {
             return KERN_E_OVERFLOW;
         }
-        if (!scratch) {
-            scratch = own = malloc(bytes);
-            if (!scratch) {
+        if (!work) {
+            work = own = malloc(bytes);
+            if (!work) {
                 return KERN_E_NOMEM;
             }
         }
+        scratch = q8s_work_aligned(work);
     }
     d->dwconv(s, oh, ow, x, x_zero, w, os, y, scratch);
     free(own);
@@ -791,7 +812,8 @@ KERN_API size_t kern_q8_maxpool2d_work_bytes(
     if (!s || kern_pool2d_out_hw(s, &oh, &ow) != KERN_OK) {
         return 0;
     }
-    return q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw);
+    return q8s_work_with_slack(
+        q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw));
 }
 
 KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
@@ -806,19 +828,20 @@ KERN_API int kern_q8_maxpool2d_s8(const struct kern_pool2d_shape *s,
         return st;
     }
     const struct kern_q8s_dsp *d = dsp_get();
-    int8_t *scratch = work, *own = NULL;
+    int8_t *scratch = NULL, *own = NULL;
     if (d->maxpool != kern_q8s_maxpool_c) {
-        const size_t bytes =
-            q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw);
+        const size_t bytes = q8s_work_with_slack(
+            q8s_maxpool_scratch(s->pad_left, s->in_w, s->pad_right, s->kw));
         if (!bytes) {
             return KERN_E_OVERFLOW;
         }
-        if (!scratch) {
-            scratch = own = malloc(bytes);
-            if (!scratch) {
+        if (!work) {
+            work = own = malloc(bytes);
+            if (!work) {
                 return KERN_E_NOMEM;
             }
         }
+        scratch = q8s_work_aligned(work);
     }
     d->maxpool(s, oh, ow, x, y, scratch);
     free(own);
