@@ -513,7 +513,7 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
         const enum memest_kind kind = l->op->layer->kind;
         l->y = talloc(l->op->out_n * sb, &m->activation_bytes, &st);
         if (kind != MEMEST_KIND_ACTIVATION &&
-            l->op->layer->act == MEMEST_ACT_GELU) {
+            exec_act_keeps_pre(l->op->layer->act)) {
             l->pre = talloc(l->op->out_n * sb, &m->working_bytes, &st);
         }
         if (l->fbn) {
@@ -852,7 +852,7 @@ static int forward_f32(prof_train *t, size_t i, const float *x, float *y,
         L->act == MEMEST_ACT_NONE) {
         return linear_f32(t, i, x, y);
     }
-    if (L->act == MEMEST_ACT_GELU) {
+    if (exec_act_keeps_pre(L->act)) {
         if ((st = linear_f32(t, i, x, pre)) != PROF_OK) {
             return st;
         }

@@ -145,6 +145,8 @@ static double act1(enum memest_act a, double alpha, double beta, double x)
     case MEMEST_ACT_GELU:
         return 0.5 * x *
                (1 + tanh(sqrt(2 / PI) * (x + 0.044715 * x * x * x)));
+    case MEMEST_ACT_GELU_ERF:
+        return 0.5 * x * erfc(-x / sqrt(2.0));
     case MEMEST_ACT_SIGMOID:
         return 1 / (1 + exp(-x));
     case MEMEST_ACT_TANH:
@@ -1052,6 +1054,34 @@ static const char *const seq_b =
     "layernorm bias=no\n"
     "dense 3 act=softmax\n";
 
+/* The erf form of GELU (nn.GELU(), the keyword transformers' MLP), fused
+ * after a dense over T x D (the trainer keeps its pre-activation), and
+ * standalone after a conv2d. */
+static const char *const chain_gelu_erf =
+    "input 4x6\n"
+    "dense 8 act=gelu_erf\n"
+    "layernorm\n"
+    "dense 5 act=gelu_erf\n"
+    "flatten\n"
+    "dense 3 act=softmax\n";
+static const char *const cnn_gelu_erf =
+    "input 2x5x5\n"
+    "conv2d 4 k=3 p=1 act=gelu_erf\n"
+    "conv2d 3 k=3\n"
+    "gelu_erf\n"
+    "flatten\n"
+    "dense 3 act=softmax\n";
+
+static void test_grads_gelu_erf(void **state)
+{
+    (void)state;
+    check_grads(chain_gelu_erf, MEMEST_FP32, 1, 0);
+    check_grads(cnn_gelu_erf, MEMEST_FP32, 1, 0);
+    check_grads(chain_gelu_erf, MEMEST_FP16, 2000, 0);
+    check_grads(chain_gelu_erf, MEMEST_BF16, 15000, 0);
+    assert_true(check_grads(chain_gelu_erf, MEMEST_FP32, 1, 1) > 10);
+}
+
 static void test_grads_sequence(void **state)
 {
     (void)state;
@@ -1438,7 +1468,8 @@ static void test_memory_equals_estimate(void **state)
     (void)state;
     const char *models[] = {"mlp:784-64-10", "smallcnn", mlp_fused,
                             mlp_standalone, cnn_a, cnn_b, cnn_c, cnn_d,
-                            cnn_e, chain_bn, chain_fold, chain_attn};
+                            cnn_e, chain_bn, chain_fold, chain_attn,
+                            chain_gelu_erf, cnn_gelu_erf};
     const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
                                            MEMEST_BF16};
     const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,
@@ -1935,6 +1966,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grads_graph),
         cmocka_unit_test(test_grads_sequence),
+        cmocka_unit_test(test_grads_gelu_erf),
         cmocka_unit_test(test_grads_rnn),
         cmocka_unit_test(test_batchnorm_running),
         cmocka_unit_test(test_grads_fp32),

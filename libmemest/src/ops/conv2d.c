@@ -113,7 +113,10 @@ static int train_work(const struct memest_layer *L, uint64_t *preact,
         L->in_shape.dim[0] / L->groups * L->kernel_h * L->kernel_w;
     const uint64_t hw = L->out_shape.dim[1] * L->out_shape.dim[2];
 
-    *preact = L->act == MEMEST_ACT_GELU ? L->output_elements : 0;
+    /* the gelus' pre-activation, which their backward reads */
+    *preact = L->act == MEMEST_ACT_GELU || L->act == MEMEST_ACT_GELU_ERF
+                  ? L->output_elements
+                  : 0;
     if (mul_ovf(kdim, hw, columns)) {
         return MEMEST_E_OVERFLOW;
     }

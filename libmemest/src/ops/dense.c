@@ -53,7 +53,10 @@ static unsigned weight_shape(const struct memest_layer *L,
 static int train_work(const struct memest_layer *L, uint64_t *preact,
                       uint64_t *columns)
 {
-    *preact = L->act == MEMEST_ACT_GELU ? L->output_elements : 0;
+    /* the gelus' pre-activation, which their backward reads */
+    *preact = L->act == MEMEST_ACT_GELU || L->act == MEMEST_ACT_GELU_ERF
+                  ? L->output_elements
+                  : 0;
     *columns = 0;
     return MEMEST_OK;
 }

@@ -193,6 +193,15 @@ int exec_fuse_of(enum memest_act act);
 void exec_softmax_geometry(const struct memest_layer *L, size_t batch,
                            size_t *outer, size_t *n, size_t *inner);
 
+/* Whether the trainer keeps a fused act's pre-activation for its
+ * backward pass (the two gelus, whose derivative needs x); every other
+ * fused activation's derivative is read from its output y. libmemest's
+ * train_work counts the same buffers. */
+static inline bool exec_act_keeps_pre(enum memest_act act)
+{
+    return act == MEMEST_ACT_GELU || act == MEMEST_ACT_GELU_ERF;
+}
+
 /* y = act(x) over op->out_n floats; y may equal x (ops/activation.c). */
 int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
                    enum memest_act act, const float *x, float *y);

@@ -278,8 +278,9 @@ bool exec_act_trainable(enum memest_act act, double alpha, bool fused)
         return !fused;
     case MEMEST_ACT_LOGSOFTMAX:
         return !fused;
-    case MEMEST_ACT_ERF:
     case MEMEST_ACT_GELU_ERF:
+        return true;
+    case MEMEST_ACT_ERF:
         return false;
     }
     return false;
@@ -309,6 +310,8 @@ int exec_act_backward(const struct memest_layer *L, enum memest_act act,
         return exec_kern_status(kern_relu_backward_f32(gin, g, x ? x : y, n));
     case MEMEST_ACT_GELU:
         return exec_kern_status(kern_gelu_backward_f32(gin, g, x, n));
+    case MEMEST_ACT_GELU_ERF:
+        return exec_kern_status(kern_gelu_erf_backward_f32(gin, g, x, n));
     case MEMEST_ACT_SIGMOID:
         return exec_kern_status(kern_sigmoid_backward_f32(gin, g, y, n));
     case MEMEST_ACT_TANH:
@@ -331,11 +334,11 @@ int exec_fused_act_backward(const struct exec_op *op,
     if (a->loss_softmax || a->act_done || act == MEMEST_ACT_NONE) {
         return PROF_OK;
     }
-    /* the pre-activation is kept for gelu only (the 16-bit trainer
-     * passes its widened output there for the others): every other
-     * fused activation's derivative is read from y */
+    /* the pre-activation is kept for the two gelus only (the 16-bit
+     * trainer passes its widened output there for the others): every
+     * other fused activation's derivative is read from y */
     return exec_act_backward(op->layer, act, a->g, a->g,
-                             act == MEMEST_ACT_GELU ? a->pre : NULL, a->y,
+                             exec_act_keeps_pre(act) ? a->pre : NULL, a->y,
                              op->out_n);
 }
 
@@ -374,7 +377,7 @@ static unsigned act_reads(const struct exec_op *op, bool loss_softmax)
     if (loss_softmax) {
         return 0;
     }
-    if (act == MEMEST_ACT_RELU || act == MEMEST_ACT_GELU ||
+    if (act == MEMEST_ACT_RELU || exec_act_keeps_pre(act) ||
         act == MEMEST_ACT_SILU || act == MEMEST_ACT_HARDSWISH ||
         act == MEMEST_ACT_CLIP) {
         return EXEC_READS_X;

@@ -260,7 +260,7 @@ static unsigned dense_reads(const struct exec_op *op, bool loss_softmax)
 {
     const enum memest_act act = op->layer->act;
     return EXEC_READS_X |
-           (!loss_softmax && act != MEMEST_ACT_NONE && act != MEMEST_ACT_GELU
+           (!loss_softmax && act != MEMEST_ACT_NONE && !exec_act_keeps_pre(act)
                 ? EXEC_READS_Y
                 : 0u);
 }
