@@ -391,6 +391,34 @@ static int qkv_split(struct imp *I, size_t mm, size_t *ad, size_t *bs,
 }
 
 /*
+ * The end both attention forms share: the sole reader of node `scores`
+ * is a Softmax over the last axis (-1, or `last`), read alone by a
+ * MatMul of it and the value tensor that node `v` makes (read by it
+ * alone). Returns that MatMul (A V) and the Softmax in *sm, or SIZE_MAX.
+ */
+static size_t softmax_av(struct imp *I, size_t scores, int64_t last,
+                         size_t v, size_t *sm)
+{
+    size_t m2;
+    *sm = sole_reader(I, out0(I, scores));
+    const int64_t axis =
+        *sm != SIZE_MAX
+            ? int_attr(I->g->node[*sm], "axis", I->opset >= 13 ? -1 : 1)
+            : 0;
+    if (!op_is(I, *sm, "Softmax") || (axis != -1 && axis != last)) {
+        return SIZE_MAX;
+    }
+    m2 = sole_reader(I, out0(I, *sm));
+    if (!op_is(I, m2, "MatMul") ||
+        value_of(I, in_name(I->g->node[m2], 0)) != out0(I, *sm) ||
+        value_of(I, in_name(I->g->node[m2], 1)) != out0(I, v) ||
+        sole_reader(I, out0(I, v)) != m2) {
+        return SIZE_MAX;
+    }
+    return m2;
+}
+
+/*
  * nn.MultiheadAttention(batch_first=True) self-attention as PyTorch 1.13
  * exports it (need_weights=False, no masks): x -> Transpose(1,0,2) ->
  * MatMul(in_proj_weight^T) -> Add(in_proj_bias) -> three Slices (q, k, v,
@@ -412,7 +440,6 @@ static void find_mha(struct imp *I)
         size_t mm, ad, sl[3], rs[3], tr[3], sc, m1, sm, m2, tm, rm, gm, ro,
             fin, bs;
         double c;
-        int64_t axis;
         if (!transpose_is(I, t0, 1, 0, 2)) {
             continue;
         }
@@ -436,18 +463,7 @@ static void find_mha(struct imp *I)
             sole_reader(I, out0(I, tr[1])) != m1) {
             continue;
         }
-        sm = sole_reader(I, out0(I, m1));
-        axis = sm != SIZE_MAX ? int_attr(I->g->node[sm], "axis",
-                                         I->opset >= 13 ? -1 : 1)
-                              : 0;
-        if (!op_is(I, sm, "Softmax") || (axis != -1 && axis != 2)) {
-            continue;
-        }
-        m2 = sole_reader(I, out0(I, sm));
-        if (!op_is(I, m2, "MatMul") ||
-            value_of(I, in_name(I->g->node[m2], 0)) != out0(I, sm) ||
-            value_of(I, in_name(I->g->node[m2], 1)) != out0(I, tr[2]) ||
-            sole_reader(I, out0(I, tr[2])) != m2) {
+        if ((m2 = softmax_av(I, m1, 2, tr[2], &sm)) == SIZE_MAX) {
             continue;
         }
         tm = sole_reader(I, out0(I, m2));
@@ -532,7 +548,6 @@ static void find_sdpa(struct imp *I)
         size_t ad, sl[3], rs[3], tr[3], m1, sc, sm, m2, tm, rm, mo, fin, bs,
             fs;
         double c;
-        int64_t axis;
         if (!qkv_split(I, mm, &ad, &bs, sl, rs, tr) ||
             !transpose4_is(I, tr[0], 0, 2, 1, 3) ||
             !transpose4_is(I, tr[1], 0, 2, 3, 1) ||
@@ -552,18 +567,7 @@ static void find_sdpa(struct imp *I)
             !peek_scalar(I, I->g->node[sc], 1, &c) || !(c > 0.0)) {
             continue;
         }
-        sm = sole_reader(I, out0(I, sc));
-        axis = sm != SIZE_MAX ? int_attr(I->g->node[sm], "axis",
-                                         I->opset >= 13 ? -1 : 1)
-                              : 0;
-        if (!op_is(I, sm, "Softmax") || (axis != -1 && axis != 3)) {
-            continue;
-        }
-        m2 = sole_reader(I, out0(I, sm));
-        if (!op_is(I, m2, "MatMul") ||
-            value_of(I, in_name(I->g->node[m2], 0)) != out0(I, sm) ||
-            value_of(I, in_name(I->g->node[m2], 1)) != out0(I, tr[2]) ||
-            sole_reader(I, out0(I, tr[2])) != m2) {
+        if ((m2 = softmax_av(I, sc, 3, tr[2], &sm)) == SIZE_MAX) {
             continue;
         }
         tm = sole_reader(I, out0(I, m2));
