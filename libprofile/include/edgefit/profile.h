@@ -504,6 +504,17 @@ struct prof_device {
      * is predicted at min(T, cores) / cores of it (prof_device_peak_threads),
      * so a one-thread run on a four-core board at a quarter of its peak. */
     unsigned cores;
+    /* Catalogue figures for the device model (0: unknown). bandwidth_gbps
+     * above is what all cores sustain together; bandwidth_1core_gbps what
+     * one core sustains alone (a one-thread STREAM triad). power_watts
+     * above is the draw with every core loaded; idle_watts at rest. Cache
+     * sizes are per core for L1d, per cluster for L2 and L3. */
+    double clock_ghz;
+    double bandwidth_1core_gbps;
+    double idle_watts;
+    uint64_t l1d_bytes;
+    uint64_t l2_bytes;
+    uint64_t l3_bytes;
 };
 
 /*
