@@ -10,13 +10,34 @@
 #include "edgefit/artifacts.h"
 
 enum dev_col {
-    C_NAME, C_BANDWIDTH, C_PEAK, C_POWER, C_MEMORY, C_CORES, C_COUNT
+    C_NAME, C_BANDWIDTH, C_PEAK, C_POWER, C_MEMORY, C_CORES,
+    /* the device model's (edgefit-device): figures, then the fit */
+    C_PEAK16, C_PEAK8, C_BW1, C_RUNTIME, C_COMBINE,
+    C_PARAM0, C_ILOW = C_PARAM0 + PROF_DM_PARAM_COUNT, C_IHIGH, C_SAMPLES,
+    C_RMS, C_COUNT
 };
 
-static const char *const col_names[C_COUNT] = {
+static const char *col_names[C_COUNT] = {
     "name", "bandwidth_gbps", "peak_gmacs", "power_watts", "memory_mb",
-    "cores",
+    "cores", "peak_gmacs_f16", "peak_gmacs_int8", "bandwidth_1core_gbps",
+    "runtime", "combine",
+    [C_ILOW] = "interval_low", [C_IHIGH] = "interval_high",
+    [C_SAMPLES] = "samples", [C_RMS] = "rms_log_residual",
 };
+
+static void fill_param_names(void)
+{
+    for (int k = 0; k < PROF_DM_PARAM_COUNT; k++) {
+        col_names[C_PARAM0 + k] = prof_dm_param_name((enum prof_dm_param)k);
+    }
+}
+
+/* A fitted model's row (runtime set): checked and stored in out->models.
+ * Returns false after the message. */
+static bool load_model_row(const char *path, size_t line,
+                           const char *const *text, const double *v,
+                           const struct prof_device *dev,
+                           struct cli_devices *out);
 
 void cli_devices_free(struct cli_devices *d)
 {
@@ -25,6 +46,8 @@ void cli_devices_free(struct cli_devices *d)
     }
     free(d->devs);
     free(d->lines);
+    free(d->models);
+    free(d->model_lines);
     memset(d, 0, sizeof *d);
 }
 
@@ -127,6 +150,7 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
 {
     memset(out, 0, sizeof *out);
     out->path = path;
+    fill_param_names();
     if (!cli_check_regular_file("--devices", path)) {
         return false;
     }
@@ -160,7 +184,8 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
         if (c == C_COUNT) {
             cli_error("%s:%ld: unknown column '%s' (expected name, "
                       "bandwidth_gbps, peak_gmacs, power_watts, memory_mb, "
-                      "cores)",
+                      "cores, or the device model's columns that "
+                      "edgefit-device writes)",
                       path, head, name);
             goto fail;
         }
@@ -180,7 +205,9 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
     }
     out->devs = calloc(rows, sizeof *out->devs);
     out->lines = calloc(rows, sizeof *out->lines);
-    if (!out->devs || !out->lines) {
+    out->models = calloc(rows, sizeof *out->models);
+    out->model_lines = calloc(rows, sizeof *out->model_lines);
+    if (!out->devs || !out->lines || !out->models || !out->model_lines) {
         cli_error("%s: out of memory", path);
         goto fail;
     }
@@ -205,8 +232,17 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
             goto fail;
         }
         double v[C_COUNT] = {0};
+        const bool model_row = text[C_RUNTIME][0] != '\0';
         for (int c = C_BANDWIDTH; c < C_COUNT; c++) {
+            if (c == C_RUNTIME || c == C_COMBINE) {
+                continue; /* text */
+            }
             if (text[c][0] == '\0' && c >= C_POWER) {
+                if (model_row && c >= C_PARAM0) {
+                    cli_error("%s:%zu: %s: a fitted model needs every "
+                              "parameter", path, line, col_names[c]);
+                    goto fail;
+                }
                 continue; /* unknown; cores: 1 */
             }
             const char *why = parse_number(text[c], &v[c]);
@@ -215,6 +251,37 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
                           text[c], why);
                 goto fail;
             }
+        }
+        if (model_row) {
+            struct prof_device dev;
+            struct prof_diag pd = {0, ""};
+            st = prof_device_make(text[C_NAME], v[C_BANDWIDTH], v[C_PEAK],
+                                  v[C_POWER], v[C_MEMORY], &dev, &pd);
+            if (st != PROF_OK) {
+                cli_error("%s:%zu: %s", path, line,
+                          pd.message[0] ? pd.message : prof_strerror(st));
+                goto fail;
+            }
+            dev.cores = text[C_CORES][0] ? (unsigned)v[C_CORES] : 1;
+            dev.peak_gmacs_f16 = v[C_PEAK16];
+            dev.peak_gmacs_int8 = v[C_PEAK8];
+            dev.bandwidth_1core_gbps = v[C_BW1];
+            if (!load_model_row(path, line, text, v, &dev, out)) {
+                goto fail;
+            }
+            /* a board of the user's own is defined by its model's row */
+            bool known = strcmp(dev.name, "host") == 0;
+            for (size_t k = 0; k < prof_device_catalog_count(); k++) {
+                known |= strcmp(prof_device_catalog(k)->name, dev.name) == 0;
+            }
+            for (size_t k = 0; k < out->count; k++) {
+                known |= strcmp(out->devs[k].name, dev.name) == 0;
+            }
+            if (!known) {
+                out->devs[out->count] = dev;
+                out->lines[out->count++] = line;
+            }
+            continue;
         }
         if (strcmp(text[C_NAME], "host") == 0) {
             cli_error("%s:%zu: name: 'host' is this machine, calibrated at "
@@ -276,6 +343,90 @@ fail:
     art_table_destroy(t);
     cli_devices_free(out);
     return false;
+}
+
+static bool load_model_row(const char *path, size_t line,
+                           const char *const *text, const double *v,
+                           const struct prof_device *dev,
+                           struct cli_devices *out)
+{
+    struct prof_devmodel *m = &out->models[out->model_count];
+    prof_dm_defaults(dev, text[C_RUNTIME], m);
+    if (strlen(text[C_RUNTIME]) >= sizeof m->runtime) {
+        cli_error("%s:%zu: runtime: '%s' is too long", path, line,
+                  text[C_RUNTIME]);
+        return false;
+    }
+    if (strcmp(text[C_COMBINE], "max") == 0) {
+        m->combine = PROF_DM_MAX;
+    } else if (strcmp(text[C_COMBINE], "sum") == 0) {
+        m->combine = PROF_DM_SUM;
+    } else {
+        cli_error("%s:%zu: combine: '%s' is not max or sum", path, line,
+                  text[C_COMBINE]);
+        return false;
+    }
+    for (int k = 0; k < PROF_DM_PARAM_COUNT; k++) {
+        const double x = v[C_PARAM0 + k];
+        if (!(x > 0.0) || (k == PROF_DM_PARALLEL && !(x < 1.0))) {
+            cli_error("%s:%zu: %s: %g is outside its domain (above 0%s)",
+                      path, line, col_names[C_PARAM0 + k], x,
+                      k == PROF_DM_PARALLEL ? ", below 1" : "");
+            return false;
+        }
+        m->param[k] = x;
+    }
+    m->interval_low = text[C_ILOW][0] ? v[C_ILOW] : 1.0;
+    m->interval_high = text[C_IHIGH][0] ? v[C_IHIGH] : 1.0;
+    if (!(m->interval_low > 0.0 && m->interval_low <= 1.0 &&
+          m->interval_high >= 1.0)) {
+        cli_error("%s:%zu: interval_low must be in (0, 1] and "
+                  "interval_high at least 1", path, line);
+        return false;
+    }
+    m->samples = (size_t)v[C_SAMPLES];
+    m->rms_log_residual = v[C_RMS];
+    /* A model of a built-in device holds for the figures it was fitted
+     * on: the catalogue's, or it is stale. */
+    for (size_t k = 0; k < prof_device_catalog_count(); k++) {
+        const struct prof_device *c = prof_device_catalog(k);
+        if (strcmp(c->name, dev->name) == 0 &&
+            (fabs(c->peak_gmacs - dev->peak_gmacs) >
+                 1e-9 * c->peak_gmacs ||
+             fabs(c->bandwidth_gbps - dev->bandwidth_gbps) >
+                 1e-9 * c->bandwidth_gbps)) {
+            cli_error("%s:%zu: '%s' was fitted on figures (%g GB/s, %g "
+                      "GMAC/s) that are not the built-in device's (%g, "
+                      "%g): fit it again (edgefit-device --fit)",
+                      path, line, dev->name, dev->bandwidth_gbps,
+                      dev->peak_gmacs, c->bandwidth_gbps, c->peak_gmacs);
+            return false;
+        }
+    }
+    for (size_t k = 0; k < out->model_count; k++) {
+        if (strcmp(out->models[k].device.name, dev->name) == 0 &&
+            strcmp(out->models[k].runtime, text[C_RUNTIME]) == 0) {
+            cli_error("%s:%zu: '%s' with runtime '%s' already given on "
+                      "line %zu", path, line, dev->name, text[C_RUNTIME],
+                      out->model_lines[k]);
+            return false;
+        }
+    }
+    out->model_lines[out->model_count++] = line;
+    return true;
+}
+
+const struct prof_devmodel *cli_devices_model(const struct cli_devices *d,
+                                              const char *device,
+                                              const char *runtime)
+{
+    for (size_t i = 0; d && i < d->model_count; i++) {
+        if (strcmp(d->models[i].device.name, device) == 0 &&
+            strcmp(d->models[i].runtime, runtime) == 0) {
+            return &d->models[i];
+        }
+    }
+    return NULL;
 }
 
 bool cli_device_resolve(const char *name, const struct cli_devices *d,

@@ -42,6 +42,11 @@ struct cli_devices {
     struct prof_device *devs;   /* count entries */
     size_t *lines;              /* 1-based line of each */
     size_t count;
+    /* Fitted device models (rows with a runtime, edgefit-device --fit):
+     * each with the figures it was fitted on and its line. */
+    struct prof_devmodel *models;
+    size_t *model_lines;
+    size_t model_count;
 };
 
 /*
@@ -60,6 +65,22 @@ struct cli_devices {
  */
 bool cli_devices_load(const char *path, struct cli_devices *out);
 void cli_devices_free(struct cli_devices *d);
+
+/*
+ * The device model columns (edgefit-device writes them; a file without
+ * them reads as before): cores, peak_gmacs_f16, peak_gmacs_int8,
+ * bandwidth_1core_gbps, runtime, combine (max or sum), the ten parameters
+ * of prof_dm_param_name(), interval_low, interval_high, samples and
+ * rms_log_residual. A row with a runtime is a fitted model of the device
+ * it names on the figures of its row: a built-in name (its figures must
+ * be the catalogue's, else the model was fitted on others and is
+ * refused), "host" (the figures of the machine it was measured on), or
+ * another name, which it also defines when no plain row does. One model
+ * per (name, runtime).
+ */
+const struct prof_devmodel *cli_devices_model(const struct cli_devices *d,
+                                              const char *device,
+                                              const char *runtime);
 
 /*
  * The device called name: first among the file's devices (d may be NULL),

@@ -1998,6 +1998,169 @@ PROF_API int prof_train_get_grads(prof_train *t, size_t layer, float *weight,
                                   size_t n_weight, float *bias,
                                   size_t n_bias);
 
+/* ---- Device model: a roofline with fitted efficiencies ------------------ */
+
+/*
+ * The roofline (prof_predict) is a lower bound: runtimes realise a share
+ * of the peak that depends on the operator (a depthwise convolution a
+ * tenth, a dense 3x3 convolution run with Winograd more than the MAC
+ * count allows), pay a fixed cost per layer, and gain less from threads
+ * than the cores promise. The device model keeps the roofline's shape and
+ * fits those factors, ten per (device, runtime), to measured latencies:
+ *
+ *   per layer  compute_ms = MACs / (core peak x eff[class] x gain[prec])
+ *                           x ((1 - p) + p / min(threads, cores))
+ *              memory_ms  = bytes / (bandwidth(threads) x eff_bandwidth)
+ *              time_ms    = max(compute_ms, memory_ms) (or their sum,
+ *                           combine) + overhead_ms
+ *   model      sum over the layers that are not views
+ *
+ * where the core peak is the device's fp32 peak / cores, bandwidth(1) the
+ * one-core figure (bandwidth_1core_gbps, else the all-core one) and
+ * bandwidth(T > 1) the all-core one, bytes are the layer's inputs,
+ * output and parameters at the precision's width, and p is the fitted
+ * parallel fraction (Amdahl's). eff_conv3x3 is an effective rate: a
+ * Winograd convolution does fewer multiplies than its MACs, so it may
+ * exceed 1. Element-wise layers, pooling and every other kind share the
+ * depthwise efficiency (both are streaming work without reuse); their
+ * time is mostly memory time.
+ */
+enum prof_op_class {
+    PROF_OPC_DEPTHWISE = 0, /* conv2d with groups == input channels > 1 */
+    PROF_OPC_POINTWISE,     /* 1x1 conv2d, not grouped */
+    PROF_OPC_CONV3X3,       /* 3x3 stride-1 dense conv2d (Winograd-able) */
+    PROF_OPC_CONV_OTHER,    /* other conv2d and convtranspose */
+    PROF_OPC_GEMM,          /* dense, matmul, attention, lstm, gru */
+    PROF_OPC_ELEMENTWISE,   /* activation, add, mul, batchnorm, ... */
+    PROF_OPC_POOL,          /* maxpool, avgpool, globalavgpool */
+    PROF_OPC_OTHER,         /* data movement: concat, pad, resize, ... */
+};
+#define PROF_OPC_COUNT 8
+
+/* "depthwise", "pointwise", "conv3x3", "conv_other", "gemm",
+ * "elementwise", "pool", "other"; NULL outside the enum. */
+PROF_API const char *prof_op_class_name(enum prof_op_class c);
+
+/* The class of a layer from its kind and shape. */
+PROF_API enum prof_op_class prof_op_class_of(const struct memest_layer *l);
+
+/* The fitted parameters, in this order (prof_devmodel.param). */
+enum prof_dm_param {
+    PROF_DM_EFF_DEPTHWISE = 0, /* share of the core peak, > 0 */
+    PROF_DM_EFF_POINTWISE,
+    PROF_DM_EFF_CONV3X3,       /* effective: may exceed 1 (Winograd) */
+    PROF_DM_EFF_CONV_OTHER,
+    PROF_DM_EFF_GEMM,
+    PROF_DM_EFF_BANDWIDTH,     /* share of the bandwidth, > 0 */
+    PROF_DM_OVERHEAD_MS,       /* per layer, > 0 */
+    PROF_DM_PARALLEL,          /* Amdahl's parallel fraction, 0 < p < 1 */
+    PROF_DM_INT8_SPEEDUP,      /* int8 compute speed / fp32's, > 0 */
+    PROF_DM_F16_SPEEDUP,       /* fp16/bf16 compute speed / fp32's, > 0 */
+};
+#define PROF_DM_PARAM_COUNT 10
+
+/* "eff_depthwise", ..., "f16_speedup": the devices CSV's column names.
+ * NULL outside the enum. */
+PROF_API const char *prof_dm_param_name(enum prof_dm_param k);
+
+enum prof_dm_combine { PROF_DM_MAX = 0, PROF_DM_SUM = 1 };
+
+#define PROF_DM_RUNTIME_MAX 32
+
+/* A fitted model of one runtime on one device. */
+struct prof_devmodel {
+    struct prof_device device;          /* the roofs it scales */
+    char runtime[PROF_DM_RUNTIME_MAX];  /* "edgefit", "ncnn", ... */
+    double param[PROF_DM_PARAM_COUNT];  /* physical values (see above) */
+    enum prof_dm_combine combine;
+    /* The interval: a prediction t is given as [t x interval_low,
+     * t x interval_high], the 10th and 90th percentiles of measured /
+     * predicted in leave-one-model-out cross-validation (or of the fit's
+     * own residuals when it saw one model); 1 and 1 when unknown. */
+    double interval_low, interval_high;
+    size_t samples;          /* measurements it was fitted on */
+    double rms_log_residual; /* of the fit, natural log units */
+};
+
+/* One layer as the model sees it, per sample. */
+struct prof_dm_layer {
+    enum prof_op_class op_class;
+    uint64_t macs;             /* per sample */
+    uint64_t act_elements;     /* inputs + output elements per sample */
+    uint64_t param_count;      /* read once per run, whatever the batch */
+};
+
+/* A network: its layers that do work (views are left out). */
+struct prof_dm_net {
+    char name[128];
+    size_t count;
+    struct prof_dm_layer *layers;
+};
+
+/* The layers of model (libmemest's counts). PROF_E_INVALID for NULL,
+ * PROF_E_NOMEM. Release with prof_dm_net_free(). */
+PROF_API int prof_dm_net_from_model(const memest_model *model,
+                                    struct prof_dm_net *out);
+PROF_API void prof_dm_net_free(struct prof_dm_net *net); /* NULL ok */
+
+/* A measurement of a network (or, to predict, the conditions only). */
+struct prof_dm_case {
+    const struct prof_dm_net *net;
+    unsigned threads;                /* >= 1 */
+    enum memest_precision precision; /* fp32, fp16, bf16, int8 */
+    uint64_t batch;                  /* >= 1 */
+    double measured_ms;              /* > 0 (unused to predict) */
+};
+
+/* The parameters a fit starts from and is pulled towards (a weak prior,
+ * so that a parameter the data do not constrain, an int8 speed-up with
+ * only fp32 data, stays at a plausible value), for dev. */
+PROF_API void prof_dm_defaults(const struct prof_device *dev,
+                               const char *runtime,
+                               struct prof_devmodel *out);
+
+/* Predict one case: *ms, and when not NULL the interval. PROF_E_INVALID
+ * for NULL, PROF_E_RANGE for threads or batch 0, a bad precision or an
+ * invalid model. */
+PROF_API int prof_dm_predict(const struct prof_devmodel *m,
+                             const struct prof_dm_case *c, double *ms,
+                             double *low_ms, double *high_ms);
+
+/* The plain roofline of a case on dev, a lower bound: per layer the
+ * larger of its MACs at the precision's peak on min(threads, cores)
+ * cores and its bytes at the all-core bandwidth, summed. */
+PROF_API int prof_dm_roofline_bound(const struct prof_device *dev,
+                                    const struct prof_dm_case *c,
+                                    double *ms);
+
+/*
+ * Fit a model of runtime on dev to n >= 1 measurements: least squares on
+ * log(predicted / measured) by Levenberg-Marquardt over the parameters in
+ * log space (logit for the parallel fraction), with the weak prior of
+ * prof_dm_defaults() (one pseudo-measurement per parameter); both
+ * combinations are fitted and the one with the smaller residual kept.
+ * Deterministic. interval_low/high come from the fit's own residuals
+ * (prof_dm_cross_validate() gives honest ones). PROF_E_INVALID for NULL
+ * or n 0, PROF_E_RANGE for a bad case (diag says which), PROF_E_NOMEM.
+ */
+PROF_API int prof_dm_fit(const struct prof_device *dev, const char *runtime,
+                         const struct prof_dm_case *cases, size_t n,
+                         struct prof_devmodel *out, struct prof_diag *diag);
+
+/*
+ * Leave-one-network-out cross-validation: for each distinct net among
+ * cases, fit on the cases of the other nets and predict its cases into
+ * predicted_ms[i] (NaN when no other net is left). Then fit on all and
+ * set out's interval from the cross-validated residuals. Statuses as
+ * prof_dm_fit().
+ */
+PROF_API int prof_dm_cross_validate(const struct prof_device *dev,
+                                    const char *runtime,
+                                    const struct prof_dm_case *cases,
+                                    size_t n, double *predicted_ms,
+                                    struct prof_devmodel *out,
+                                    struct prof_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,290 @@
+/*
+ * The device model: operator classes of real layers, a prediction worked
+ * out by hand, and the fit: measurements generated from known parameters
+ * are fitted back to those parameters, and leave-one-network-out
+ * cross-validation on them predicts the held-out networks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "edgefit/profile.h"
+
+static void near_rel(double got, double want, double rel)
+{
+    if (!(fabs(got - want) <= rel * fabs(want))) {
+        fail_msg("got %.17g, want %.17g (tolerance %g relative)", got, want,
+                 rel);
+    }
+}
+
+static struct prof_device board(void)
+{
+    struct prof_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "board");
+    d.peak_gmacs = 32.0; /* 8 per core */
+    d.peak_gmacs_int8 = 64.0;
+    d.bandwidth_gbps = 4.0;
+    d.bandwidth_1core_gbps = 2.0;
+    d.cores = 4;
+    return d;
+}
+
+static void test_classes(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "input 8x16x16\n"
+        "conv2d 8 k=3 s=1 p=1\n"          /* conv3x3 */
+        "conv2d 8 k=3 s=1 p=1 g=8\n"      /* depthwise */
+        "conv2d 16 k=1\n"                 /* pointwise */
+        "conv2d 16 k=3 s=2 p=1\n"         /* conv_other */
+        "maxpool k=2 s=2\n"               /* pool */
+        "flatten\n"                       /* a view: left out */
+        "dense 10\n";                     /* gemm */
+    memest_model *m = NULL;
+    struct memest_diag md;
+    assert_int_equal(memest_model_parse(text, &m, &md), MEMEST_OK);
+    struct prof_dm_net net;
+    assert_int_equal(prof_dm_net_from_model(m, &net), PROF_OK);
+    assert_int_equal(net.count, 6);
+    const enum prof_op_class want[6] = {
+        PROF_OPC_CONV3X3, PROF_OPC_DEPTHWISE, PROF_OPC_POINTWISE,
+        PROF_OPC_CONV_OTHER, PROF_OPC_POOL, PROF_OPC_GEMM};
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(net.layers[i].op_class, want[i]);
+    }
+    /* the first convolution: 8 x 16 x 16 outputs x 8 x 9 taps; it reads
+     * 2048 elements and writes 2048; 8 x 8 x 9 weights + 8 biases */
+    assert_int_equal(net.layers[0].macs, 8u * 16 * 16 * 8 * 9);
+    assert_int_equal(net.layers[0].act_elements, 4096);
+    assert_int_equal(net.layers[0].param_count, 8 * 8 * 9 + 8);
+    assert_string_equal(prof_op_class_name(PROF_OPC_CONV3X3), "conv3x3");
+    assert_null(prof_op_class_name(PROF_OPC_COUNT));
+    prof_dm_net_free(&net);
+    memest_model_destroy(m);
+}
+
+/* Two layers by hand on board(): 8 GMAC/s per core, 2 GB/s on one core,
+ * 4 on more. */
+static void test_hand_case(void **state)
+{
+    (void)state;
+    struct prof_dm_layer layers[2] = {
+        {PROF_OPC_CONV3X3, 8000000, 1000000, 0},  /* 8 MMAC, 4 MB fp32 */
+        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0}, /* 0.4 MMAC, 8 MB */
+    };
+    struct prof_dm_net net = {"two", 2, layers};
+    struct prof_devmodel m;
+    const struct prof_device d = board();
+    prof_dm_defaults(&d, "edgefit", &m);
+    for (int k = 0; k < PROF_DM_PARAM_COUNT; k++) {
+        m.param[k] = 0.5;
+    }
+    m.param[PROF_DM_EFF_CONV3X3] = 2.0;     /* Winograd: above the roof */
+    m.param[PROF_DM_EFF_DEPTHWISE] = 0.1;
+    m.param[PROF_DM_EFF_BANDWIDTH] = 1.0;
+    m.param[PROF_DM_OVERHEAD_MS] = 0.05;
+    m.param[PROF_DM_PARALLEL] = 0.8;
+    m.combine = PROF_DM_MAX;
+    m.interval_low = 0.5;
+    m.interval_high = 2.0;
+    struct prof_dm_case c = {&net, 1, MEMEST_FP32, 1, 0.0};
+    double ms, lo, hi;
+    /* one thread: conv 8e6 / (8e6 per ms x 2) = 0.5 ms, memory 4e6 B /
+     * 2e6 B per ms = 2 ms -> 2; depthwise 4e5 / (8e6 x 0.1) = 0.5 ms,
+     * memory 8e6 / 2e6 = 4 -> 4; plus 2 x 0.05 */
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, &lo, &hi), PROF_OK);
+    near_rel(ms, 6.1, 1e-12);
+    near_rel(lo, 3.05, 1e-12);
+    near_rel(hi, 12.2, 1e-12);
+    /* two threads, summed: Amdahl 0.2 + 0.8 / 2 = 0.6; bandwidth 4 GB/s:
+     * conv 0.3 + 1, depthwise 0.3 + 2, plus 0.1 */
+    m.combine = PROF_DM_SUM;
+    c.threads = 2;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 3.7, 1e-12);
+    /* int8 at batch 2: speed-up 0.5 and batch 2 -> compute x 4; bytes 1
+     * per element x 2: conv 0.3 x 4 = 1.2 + 1e6 x 2 / 4e6 = 0.5;
+     * depthwise 0.3 x 4 = 1.2 + 2e6 x 2 / 4e6 = 1 */
+    c.precision = MEMEST_INT8;
+    c.batch = 2;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 1.2 + 0.5 + 1.2 + 1.0 + 0.1, 1e-12);
+    /* the roofline bound on 2 threads, int8: 64 / 2 = 32 GMAC/s -> conv
+     * 16e6 / 32e6 = 0.5 vs 2e6 B / 4e6 = 0.5; depthwise 0.025 vs 1 */
+    double bound;
+    assert_int_equal(prof_dm_roofline_bound(&d, &c, &bound), PROF_OK);
+    near_rel(bound, 1.5, 1e-12);
+    c.threads = 0;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_E_RANGE);
+    c.threads = 1;
+    m.param[PROF_DM_PARALLEL] = 1.0;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_E_RANGE);
+}
+
+/* Networks of single-class layers at several sizes, like the
+ * micro-suite. */
+enum { NETS = 12 };
+
+static void make_nets(struct prof_dm_net *nets, struct prof_dm_layer *store)
+{
+    /* log-uniform sizes from a fixed generator (a 64-bit LCG), so that
+     * every class appears at many sizes, some layers bound by memory */
+    uint64_t g = 12345;
+    for (int k = 0; k < NETS; k++) {
+        struct prof_dm_layer *l = &store[k * 6];
+        for (int j = 0; j < 6; j++) {
+            g = g * 6364136223846793005u + 1442695040888963407u;
+            const double u1 = (double)(g >> 11) / 9007199254740992.0;
+            g = g * 6364136223846793005u + 1442695040888963407u;
+            const double u2 = (double)(g >> 11) / 9007199254740992.0;
+            l[j].op_class = (enum prof_op_class)((k * 5 + j * 7) % 6);
+            if (l[j].op_class == 5) {
+                l[j].op_class = PROF_OPC_ELEMENTWISE;
+            }
+            /* the classes with reuse (a Winograd-fast 3x3 the most) need
+             * more work to be seen beside their bytes */
+            const double more = l[j].op_class == PROF_OPC_CONV3X3 ? 10.0
+                                : l[j].op_class == PROF_OPC_GEMM  ? 3.0
+                                                                  : 1.0;
+            l[j].macs = (uint64_t)(1e5 * exp(u1 * log(200.0)) * more);
+            l[j].act_elements = (uint64_t)(1e4 * exp(u2 * log(100.0)));
+            l[j].param_count = (uint64_t)(1e4 * (1 + j));
+        }
+        if (k >= NETS - 2) {
+            /* two tiny networks: their time is the per-layer overhead */
+            for (int j = 0; j < 6; j++) {
+                l[j].macs /= 1000;
+                l[j].act_elements /= 1000;
+                l[j].param_count /= 1000;
+            }
+        }
+        snprintf(nets[k].name, sizeof nets[k].name, "net%d", k);
+        nets[k].count = 6;
+        nets[k].layers = l;
+    }
+}
+
+static void test_fit_recovers(void **state)
+{
+    (void)state;
+    const struct prof_device d = board();
+    struct prof_dm_layer store[NETS * 6];
+    struct prof_dm_net nets[NETS];
+    make_nets(nets, store);
+    struct prof_devmodel truth;
+    prof_dm_defaults(&d, "synthetic", &truth);
+    const double q[PROF_DM_PARAM_COUNT] = {0.08, 0.55, 1.6, 0.35, 0.7,
+                                           0.5,  0.02, 0.7, 1.4, 0.9};
+    memcpy(truth.param, q, sizeof q);
+    truth.combine = PROF_DM_MAX;
+    static const unsigned threads[3] = {1, 2, 4};
+    static const enum memest_precision precs[3] = {MEMEST_FP32, MEMEST_INT8,
+                                                   MEMEST_FP16};
+    static const uint64_t batches[2] = {1, 8};
+    struct prof_dm_case cases[NETS * 3 * 3 * 2];
+    size_t n = 0;
+    for (int k = 0; k < NETS; k++) {
+        for (int t = 0; t < 3; t++) {
+            for (int p = 0; p < 3; p++) {
+                for (int b = 0; b < 2; b++) {
+                    struct prof_dm_case c = {&nets[k], threads[t], precs[p],
+                                             batches[b], 0.0};
+                    assert_int_equal(prof_dm_predict(&truth, &c,
+                                                     &c.measured_ms, NULL,
+                                                     NULL),
+                                     PROF_OK);
+                    cases[n++] = c;
+                }
+            }
+        }
+    }
+    struct prof_devmodel fit;
+    struct prof_diag diag = {0, ""};
+    assert_int_equal(prof_dm_fit(&d, "synthetic", cases, n, &fit, &diag),
+                     PROF_OK);
+    assert_int_equal(fit.combine, PROF_DM_MAX);
+    assert_int_equal(fit.samples, n);
+    /* the weak prior pulls a little; exact data leave little room */
+    for (int k = 0; k < PROF_DM_PARAM_COUNT; k++) {
+        near_rel(fit.param[k], q[k], 0.02);
+    }
+    assert_true(fit.rms_log_residual < 0.01);
+    /* cross-validated predictions of unseen networks are near the truth */
+    double pred[NETS * 3 * 3 * 2];
+    struct prof_devmodel cv;
+    assert_int_equal(prof_dm_cross_validate(&d, "synthetic", cases, n, pred,
+                                            &cv, &diag),
+                     PROF_OK);
+    for (size_t i = 0; i < n; i++) {
+        near_rel(pred[i], cases[i].measured_ms, 0.1);
+    }
+    assert_true(cv.interval_low <= 1.0 && cv.interval_low > 0.9);
+    assert_true(cv.interval_high >= 1.0 && cv.interval_high < 1.1);
+    /* summed data pick the sum */
+    truth.combine = PROF_DM_SUM;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(prof_dm_predict(&truth, &cases[i],
+                                         &cases[i].measured_ms, NULL, NULL),
+                         PROF_OK);
+    }
+    assert_int_equal(prof_dm_fit(&d, "synthetic", cases, n, &fit, &diag),
+                     PROF_OK);
+    assert_int_equal(fit.combine, PROF_DM_SUM);
+    for (int k = 0; k < PROF_DM_PARAM_COUNT; k++) {
+        near_rel(fit.param[k], q[k], 0.02);
+    }
+    /* a bad measurement is named */
+    cases[3].measured_ms = -1.0;
+    assert_int_equal(prof_dm_fit(&d, "synthetic", cases, n, &fit, &diag),
+                     PROF_E_RANGE);
+    assert_non_null(strstr(diag.message, "measurement 4"));
+}
+
+/* Only fp32 on one thread: the int8 speed-up and the parallel fraction are
+ * not in the data and stay at the prior's values. */
+static void test_fit_prior_holds(void **state)
+{
+    (void)state;
+    const struct prof_device d = board();
+    struct prof_dm_layer store[NETS * 6];
+    struct prof_dm_net nets[NETS];
+    make_nets(nets, store);
+    struct prof_devmodel truth, def;
+    prof_dm_defaults(&d, "x", &truth);
+    def = truth;
+    struct prof_dm_case cases[NETS];
+    for (int k = 0; k < NETS; k++) {
+        cases[k] = (struct prof_dm_case){&nets[k], 1, MEMEST_FP32, 1, 0.0};
+        assert_int_equal(prof_dm_predict(&truth, &cases[k],
+                                         &cases[k].measured_ms, NULL, NULL),
+                         PROF_OK);
+        cases[k].measured_ms *= 1.5; /* slower everywhere */
+    }
+    struct prof_devmodel fit;
+    assert_int_equal(prof_dm_fit(&d, "x", cases, NETS, &fit, NULL), PROF_OK);
+    near_rel(fit.param[PROF_DM_INT8_SPEEDUP],
+             def.param[PROF_DM_INT8_SPEEDUP], 1e-6);
+    near_rel(fit.param[PROF_DM_PARALLEL], def.param[PROF_DM_PARALLEL], 1e-6);
+    assert_true(fit.rms_log_residual < 0.05);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_hand_case),
+        cmocka_unit_test(test_fit_recovers),
+        cmocka_unit_test(test_fit_prior_holds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
