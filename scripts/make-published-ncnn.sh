@@ -1,0 +1,47 @@
+#!/bin/sh
+# Regenerate data/models/ncnn-*.txt and data/published/ncnn.csv from a git
+# clone of ncnn (github.com/Tencent/ncnn):
+#   sh scripts/make-published-ncnn.sh PATH/TO/ncnn [COMMIT]
+# The models are benchncnn's network definitions (benchmark/models/*.param)
+# converted layer by layer; the rows are the CPU "avg" latencies of the
+# boards in data/published/README.md, copied from benchmark/README.md at
+# COMMIT (the Raspberry Pi 4 at 1.5 GHz from the README as of 2021-05-06,
+# before its table was replaced by the 1.8 GHz one).
+set -eu
+repo=$1
+commit=${2:-a4d2ea1d4422c9e849f166fd7a4aefb52f942f6a}
+old=d0d81203359ecd949fcb065f6226ad32324caf94
+here=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+git -C "$repo" show "$commit:benchmark/README.md" >"$tmp/README.md"
+git -C "$repo" show "$old:benchmark/README.md" >"$tmp/README-2021.md"
+# input sizes as benchncnn.cpp feeds them
+for m in squeezenet:227 mobilenet:224 mobilenet_v2:224 mobilenet_v3:224 \
+         shufflenet:224 shufflenet_v2:224 mnasnet:224 proxylessnasnet:224 \
+         efficientnet_b0:224 regnety_400m:224 blazeface:128 resnet18:224 \
+         vgg16:224 resnet50:224 googlenet:224 alexnet:227 \
+         efficientnetv2_b0:224 squeezenet_ssd:300 mobilenet_ssd:300; do
+    n=${m%%:*}
+    s=${m##*:}
+    git -C "$repo" show "$commit:benchmark/models/$n.param" >"$tmp/$n.param"
+    if python3 "$here/scripts/ncnn-param-to-edgefit.py" "ncnn-$n" "$s" "$s" \
+        "$tmp/$n.param" >"$tmp/ncnn-$n.txt"; then
+        sed "s|$tmp/||" "$tmp/ncnn-$n.txt" >"$here/data/models/ncnn-$n.txt"
+    fi
+done
+JN="; the heading names no clock or power mode (the catalogue's jetson-nano assumes MAXN: 4 x A57 at 1.43 GHz)"
+ON="; the heading names no clock or power mode (the catalogue's jetson-orin-nano assumes 6 x A78AE at 1.5 GHz); fp16 because benchncnn enables fp16 arithmetic, which the A78AE has"
+P5="; fp16 because benchncnn enables fp16 arithmetic, which the Cortex-A76 has"
+{
+    echo "model,device,runtime,threads,precision,batch,latency_ms,source"
+    python3 "$here/scripts/ncnn-readme-to-csv.py" "$tmp/README.md" "$commit" \
+        "rpi3bplus|Raspberry Pi 3 Model B+ Broadcom BCM2837B0|2023-06-23|" \
+        "rpizero2w|Raspberry Pi Zero 2 W|2022-01-17|" \
+        "rpi4-1.8|Raspberry Pi 4 Model B Broadcom BCM2711B0|2023-06-15|" \
+        "rpi5|Raspberry Pi 5 Broadcom BCM2712, Cortex-A76|2023-12-12|$P5" \
+        "jetson-orin-nano|NVIDIA Jetson Orin Nano|2023-12-12|$ON" \
+        "jetson-nano|NVIDIA Jetson Nano|2022-01-17|$JN"
+    python3 "$here/scripts/ncnn-readme-to-csv.py" "$tmp/README-2021.md" "$old" \
+        "rpi4|Raspberry Pi 4 Model B Broadcom BCM2711B0, Cortex-A72 (ARMv8) (1.5GHz x 4 )|2020-05-13|; an older ncnn than the 1.8 GHz table's, four threads only"
+} >"$here/data/published/ncnn.csv"
