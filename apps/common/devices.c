@@ -335,6 +335,10 @@ bool cli_devices_load(const char *path, struct cli_devices *out)
             }
             out->devs[out->count].cores = (unsigned)v[C_CORES];
         }
+        /* the device model's figures (0: unknown) */
+        out->devs[out->count].peak_gmacs_f16 = v[C_PEAK16];
+        out->devs[out->count].peak_gmacs_int8 = v[C_PEAK8];
+        out->devs[out->count].bandwidth_1core_gbps = v[C_BW1];
         out->lines[out->count++] = line;
     }
     art_table_destroy(t);
@@ -387,14 +391,15 @@ static bool load_model_row(const char *path, size_t line,
     m->samples = (size_t)v[C_SAMPLES];
     m->rms_log_residual = v[C_RMS];
     /* A model of a built-in device holds for the figures it was fitted
-     * on: the catalogue's, or it is stale. */
+     * on: the catalogue's (to the 6 digits edgefit-device writes), or it
+     * is stale. */
     for (size_t k = 0; k < prof_device_catalog_count(); k++) {
         const struct prof_device *c = prof_device_catalog(k);
         if (strcmp(c->name, dev->name) == 0 &&
             (fabs(c->peak_gmacs - dev->peak_gmacs) >
-                 1e-9 * c->peak_gmacs ||
+                 1e-5 * c->peak_gmacs ||
              fabs(c->bandwidth_gbps - dev->bandwidth_gbps) >
-                 1e-9 * c->bandwidth_gbps)) {
+                 1e-5 * c->bandwidth_gbps)) {
             cli_error("%s:%zu: '%s' was fitted on figures (%g GB/s, %g "
                       "GMAC/s) that are not the built-in device's (%g, "
                       "%g): fit it again (edgefit-device --fit)",
@@ -427,6 +432,34 @@ const struct prof_devmodel *cli_devices_model(const struct cli_devices *d,
         }
     }
     return NULL;
+}
+
+const struct prof_devmodel *cli_devices_pick(const struct cli_devices *d,
+                                             const char *device,
+                                             const char *runtime)
+{
+    for (size_t i = 0; d && i < d->model_count; i++) {
+        if (strcmp(d->models[i].device.name, device) == 0 &&
+            (!runtime || strcmp(d->models[i].runtime, runtime) == 0)) {
+            return &d->models[i];
+        }
+    }
+    return NULL;
+}
+
+void cli_device_column(const char *device, const char *suffix, char *buf,
+                       size_t cap)
+{
+    size_t k = 0;
+    for (const char *p = device; *p && k + 1 < cap; p++) {
+        const unsigned char c = (unsigned char)*p;
+        buf[k++] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                       ? (char)c
+                   : (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a')
+                                            : '_';
+    }
+    buf[k] = '\0';
+    snprintf(buf + k, cap - k, "_predicted_ms%s", suffix);
 }
 
 bool cli_device_resolve(const char *name, const struct cli_devices *d,
@@ -729,6 +762,13 @@ int cli_device_option(int c, struct cli_device_opts *d)
         return 1;
     case CLI_OPT_LIST_DEVICES:
         d->list = true;
+        return 1;
+    case CLI_OPT_RUNTIME:
+        if (!*optarg) {
+            cli_error("--runtime: the name is empty");
+            return -1;
+        }
+        d->runtime = optarg;
         return 1;
     default:
         return 0;

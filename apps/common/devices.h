@@ -18,17 +18,21 @@ enum {
     CLI_OPT_DEVICE = 1100,
     CLI_OPT_DEVICES,
     CLI_OPT_LIST_DEVICES,
+    CLI_OPT_RUNTIME,
 };
 
 #define CLI_DEVICE_OPTIONS                                                  \
     {"device", required_argument, NULL, CLI_OPT_DEVICE},                    \
     {"devices", required_argument, NULL, CLI_OPT_DEVICES},                  \
-    {"list-devices", no_argument, NULL, CLI_OPT_LIST_DEVICES}
+    {"list-devices", no_argument, NULL, CLI_OPT_LIST_DEVICES},              \
+    {"runtime", required_argument, NULL, CLI_OPT_RUNTIME}
 
 struct cli_device_opts {
     const char *device;       /* --device, or the app's default */
     const char *devices_file; /* --devices, NULL when not given */
     bool list;                /* --list-devices */
+    const char *runtime;      /* --runtime: the fitted model of --device
+                                 to use (NULL: the file's first for it) */
 };
 
 /* Handle a value of getopt_long (optarg holds its argument). Returns 1 when
@@ -98,6 +102,19 @@ bool cli_device_resolve(const char *name, const struct cli_devices *d,
  * peak_gmacs, when not given, are 0 in *out: unknown). */
 bool cli_device_resolve_memory(const char *name, const struct cli_devices *d,
                                struct prof_device *out);
+
+/* The fitted model of device for the run: the one of runtime, or when
+ * runtime is NULL the first the file gives for device; NULL when the
+ * file has none (d may be NULL). */
+const struct prof_devmodel *cli_devices_pick(const struct cli_devices *d,
+                                             const char *device,
+                                             const char *runtime);
+
+/* The column name of a device's prediction: NAME_predicted_ms with the
+ * name in [a-z0-9_] ('-', '.' and any other character written '_'),
+ * then suffix ("", "_low", "_high"), in buf. */
+void cli_device_column(const char *device, const char *suffix, char *buf,
+                       size_t cap);
 
 /* Print the catalogue with the source of each figure, "host", and the
  * file's devices when d is not NULL. */

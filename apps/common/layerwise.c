@@ -278,6 +278,44 @@ static double round_sig(double v, int digits)
     return strtod(buf, NULL);
 }
 
+/* The fitted device model's prediction of the whole run (NaN without a
+ * model for the device in --devices), to 3 significant digits. */
+static void predict_device_model(const struct layerwise_opts *o,
+                                 struct layerwise *r)
+{
+    static const char *const suffix[3] = {"", "_low", "_high"};
+    for (int k = 0; k < 3; k++) {
+        r->dm_ms[k] = NAN;
+        cli_device_column(r->device.name, suffix[k], r->dm_col[k],
+                          sizeof r->dm_col[k]);
+    }
+    r->device_runtime[0] = '\0';
+    const struct prof_devmodel *m = cli_devices_pick(
+        o->dev.devices_file ? &r->devs : NULL, r->device.name,
+        o->dev.runtime);
+    struct prof_dm_net net;
+    if (!m || prof_dm_net_from_model(r->model, &net) != PROF_OK) {
+        return;
+    }
+    enum memest_precision p = o->precision;
+    if (p == MEMEST_INT8_DYNAMIC) {
+        p = MEMEST_INT8;
+    }
+    const struct prof_dm_case c = {&net, o->threads ? o->threads : 1, p,
+                                   r->batch, 0.0};
+    double v[3];
+    if (p != MEMEST_FP64 &&
+        prof_dm_predict(m, &c, &v[0], &v[1], &v[2]) == PROF_OK) {
+        for (int k = 0; k < 3; k++) {
+            r->dm_ms[k] = round_sig(v[k], 3);
+        }
+        snprintf(r->device_runtime, sizeof r->device_runtime, "%s",
+                 m->runtime);
+    }
+    prof_dm_net_free(&net);
+}
+
+
 /* The totals are judged against the measured forward pass (staging and
  * framing included), not against the sum of the operators run alone. */
 static void judge_total(struct prof_prediction_total *t, double forward_ms)
@@ -401,6 +439,7 @@ int layerwise_predict(const struct layerwise_opts *o, struct layerwise *r)
     r->device_latency_lower_ms = round_sig(r->total.predicted_ms, 2);
     r->device_latency_realistic_ms =
         round_sig(r->total.predicted_ms * r->host_overrun, 2);
+    predict_device_model(o, r);
     return layerwise_predict_devices(o, r);
 }
 
@@ -613,6 +652,12 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         /* the machine whose roofs the utilisations above are against */
         CLI_TEXT("utilization_machine", "host"),
         CLI_REAL("device_latency_lower_bound_ms", r->device_latency_lower_ms),
+        /* the device model's, when --devices has one for the device */
+        {"device_runtime", ART_TEXT, {.s = r->device_runtime},
+         r->device_runtime[0] != '\0'},
+        CLI_REAL(r->dm_col[0], r->dm_ms[0]),
+        CLI_REAL(r->dm_col[1], r->dm_ms[1]),
+        CLI_REAL(r->dm_col[2], r->dm_ms[2]),
         CLI_REAL("host_roofline_overrun", r->host_overrun),
         CLI_REAL("device_latency_realistic_ms",
                  r->device_latency_realistic_ms),

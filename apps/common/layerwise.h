@@ -117,6 +117,12 @@ struct layerwise {
      * over-run, both to 2 significant digits */
     double host_overrun;
     double device_latency_lower_ms, device_latency_realistic_ms;
+    /* The device model of --device from --devices (a fitted model of a
+     * runtime, edgefit-device): the whole run predicted with its
+     * interval, under columns named for the device; NaN without one. */
+    char device_runtime[32];
+    char dm_col[3][96]; /* NAME_predicted_ms, _low, _high */
+    double dm_ms[3];
     art_table *layers;
     art_table *layers_view; /* the terminal's */
     art_table *hw;

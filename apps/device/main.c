@@ -48,7 +48,6 @@ enum {
     OPT_MEASURE,
     OPT_PREDICT,
     OPT_CHECK_HOST,
-    OPT_RUNTIME,
     OPT_MODELS,
     OPT_MODEL,
     OPT_THREADS,
@@ -157,10 +156,31 @@ static void tab_text(struct tab *b, size_t col, const char *v)
     }
 }
 
+/* v to digits significant digits: what a fit to noisy timings can
+ * claim, and what a reader reads. */
+static double sig(double v, int digits)
+{
+    if (!isfinite(v) || v == 0.0) {
+        return v;
+    }
+    const double e = floor(log10(fabs(v))) + 1.0 - digits;
+    const double p = pow(10.0, -e);
+    return round(v * p) / p;
+}
+
+/* A real to 6 significant digits; NaN leaves the cell empty. */
 static void tab_real(struct tab *b, size_t col, double v)
 {
     if (b->st == ART_OK && isfinite(v)) {
-        b->st = art_table_set_real(b->t, b->row, col, v);
+        b->st = art_table_set_real(b->t, b->row, col, sig(v, 6));
+    }
+}
+
+/* A share (0 to 1) to 3 significant digits. */
+static void tab_share(struct tab *b, size_t col, double v)
+{
+    if (b->st == ART_OK && isfinite(v)) {
+        b->st = art_table_set_real(b->t, b->row, col, sig(v, 3));
     }
 }
 
@@ -643,9 +663,9 @@ static int fit_all(struct data *d, const struct options *o,
             tab_real(rest, 6, s->latency_ms);
             tab_real(rest, 7, fitted);
             tab_real(rest, 8, cv[k]);
-            tab_real(rest, 9, ratio);
+            tab_share(rest, 9, ratio);
             tab_real(rest, 10, bound);
-            tab_real(rest, 11, rb);
+            tab_share(rest, 11, rb);
             tab_text(rest, 12, s->source);
         }
         tab_row(cvt);
@@ -654,14 +674,14 @@ static int fit_all(struct data *d, const struct options *o,
         tab_uint(cvt, 2, n);
         tab_uint(cvt, 3, models);
         if (ncv > 0) {
-            tab_real(cvt, 4, (double)w10 / (double)ncv);
-            tab_real(cvt, 5, (double)w25 / (double)ncv);
-            tab_real(cvt, 6, (double)w2 / (double)ncv);
-            tab_real(cvt, 7, (double)r25 / (double)ncv);
+            tab_share(cvt, 4, (double)w10 / (double)ncv);
+            tab_share(cvt, 5, (double)w25 / (double)ncv);
+            tab_share(cvt, 6, (double)w2 / (double)ncv);
+            tab_share(cvt, 7, (double)r25 / (double)ncv);
         }
         tab_text(cvt, 8, m.combine == PROF_DM_SUM ? "sum" : "max");
-        tab_real(cvt, 9, m.interval_low);
-        tab_real(cvt, 10, m.interval_high);
+        tab_share(cvt, 9, m.interval_low);
+        tab_share(cvt, 10, m.interval_high);
     }
     cli_progress(progress, 0, 0, NULL);
     if (rc == CLI_EXIT_OK &&
@@ -1115,7 +1135,6 @@ int main(int argc, char **argv)
         {"measure", no_argument, NULL, OPT_MEASURE},
         {"predict", no_argument, NULL, OPT_PREDICT},
         {"check-host", no_argument, NULL, OPT_CHECK_HOST},
-        {"runtime", required_argument, NULL, OPT_RUNTIME},
         {"models", required_argument, NULL, OPT_MODELS},
         {"model", required_argument, NULL, OPT_MODEL},
         {"threads", required_argument, NULL, OPT_THREADS},
@@ -1158,15 +1177,6 @@ int main(int argc, char **argv)
             if (!set_mode(&o, MODE_CHECK, "--check-host")) {
                 return CLI_EXIT_USAGE;
             }
-            break;
-        case OPT_RUNTIME:
-            if (!runtime_known(optarg)) {
-                cli_error("--runtime: '%s' is not one of edgefit, ncnn, "
-                          "tflite-xnnpack, onnxruntime, pytorch, armnn",
-                          optarg);
-                return CLI_EXIT_USAGE;
-            }
-            o.runtime = optarg;
             break;
         case OPT_MODELS:
             o.models_dir = optarg;
@@ -1225,6 +1235,13 @@ int main(int argc, char **argv)
     }
     if (o.dev.list) {
         return cli_devices_list_run(&o.dev, o.co.format);
+    }
+    o.runtime = o.dev.runtime;
+    if (o.runtime && !runtime_known(o.runtime)) {
+        cli_error("--runtime: '%s' is not one of edgefit, ncnn, "
+                  "tflite-xnnpack, onnxruntime, pytorch, armnn",
+                  o.runtime);
+        return CLI_EXIT_USAGE;
     }
     if (o.mode == MODE_NONE) {
         cli_error("give --fit FILE..., --measure, --predict or --check-host "

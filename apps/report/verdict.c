@@ -291,6 +291,21 @@ int report_judge(const struct options *o, struct report *r)
             sig2(ms, sizeof ms, in_ms), b->precision, b->batch, range,
             energy, batch);
     }
+    if (isfinite(r->lw.dm_ms[0])) {
+        /* the device model fitted to measurements (--devices): the
+         * latency to plan with, with the interval its cross-validated
+         * residuals give */
+        char a[32], lo[32], hi[32];
+        say(r, "On %s with %s (device model, %s, batch %" PRIu64 ", %u "
+            "thread%s): about %s ms, %s to %s ms (the 10th to 90th "
+            "percentile of its cross-validated errors).",
+            r->device.name, r->lw.device_runtime,
+            memest_precision_name(r->lwo.precision), r->lwo.batch,
+            r->lwo.threads, r->lwo.threads == 1 ? "" : "s",
+            sig2(a, sizeof a, r->lw.dm_ms[0]),
+            sig2(lo, sizeof lo, r->lw.dm_ms[1]),
+            sig2(hi, sizeof hi, r->lw.dm_ms[2]));
+    }
     say(r, "Bound (%s, batch %" PRIu64 ", %u thread%s%s): %s.",
         memest_precision_name(r->lwo.precision), r->lwo.batch,
         r->lwo.threads, r->lwo.threads == 1 ? "" : "s",

@@ -30,6 +30,8 @@ static char sweep_weights[640];
 /* edgefit-validate's fixture (tests/apps/data/validate), found from the
  * glossary's folder (docs/) at start. */
 static char validate_model[640], validate_weights[640];
+/* edgefit-device's measurements (tests/apps/data/device). */
+static char device_csv[640];
 /* resnet8's ONNX file and its reference outputs (tests/data/models), for
  * the report's agreement mode. */
 static char resnet8_onnx[700], resnet8_dir[640];
@@ -64,6 +66,7 @@ static const struct app {
                                  "fp32,int8"}, false},
     {"edgefit-quantize", false, {"--model", resnet8_onnx,
                                  "--calibration-data", resnet8_dir}, false},
+    {"edgefit-device", true, {"--fit", device_csv}, false},
 };
 
 static int tests_run, tests_failed;
@@ -122,8 +125,13 @@ static bool load_glossary(const char *path)
 
 /* An entry ending in an upper-case word names a family: predicted_ms_DEVICE
  * is predicted_ms_ followed by a device's name ([a-z0-9_]). */
+static bool in_family_head(const char *entry, const char *name);
+
 static bool in_family(const char *entry, const char *name)
 {
+    if (in_family_head(entry, name)) {
+        return true;
+    }
     const char *us = strrchr(entry, '_');
     if (!us || !us[1]) {
         return false;
@@ -139,6 +147,28 @@ static bool in_family(const char *entry, const char *name)
     }
     return strspn(name + k, "abcdefghijklmnopqrstuvwxyz0123456789_") ==
            strlen(name + k);
+}
+
+/* An entry starting with an upper-case word names a family too:
+ * DEVICE_predicted_ms is a device's name ([a-z0-9_]) followed by
+ * _predicted_ms. */
+static bool in_family_head(const char *entry, const char *name)
+{
+    const char *us = strchr(entry, '_');
+    if (!us || us == entry) {
+        return false;
+    }
+    for (const char *c = entry; c < us; c++) {
+        if (*c < 'A' || *c > 'Z') {
+            return false;
+        }
+    }
+    const size_t nlen = strlen(name), tail = strlen(us);
+    if (nlen <= tail || strcmp(name + nlen - tail, us) != 0) {
+        return false;
+    }
+    return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") >=
+           nlen - tail;
 }
 
 static bool in_glossary(const char *name)
@@ -531,10 +561,13 @@ int main(int argc, char **argv)
     t = (struct tally){0};
     note_name(&t, "predicted_ms_rpi4");
     note_name(&t, "predicted_ms_jetson_nano");
-    ok(t.unknown == 0, "the checker accepts predicted_ms_DEVICE's columns");
+    note_name(&t, "rpi4_1_8_predicted_ms_low");
+    ok(t.unknown == 0, "the checker accepts predicted_ms_DEVICE's and "
+       "DEVICE_predicted_ms_low's columns");
     note_name(&t, "predicted_ms_");
     note_name(&t, "predicted_ms_Rpi4");
-    ok(t.unknown == 2, "the checker refuses predicted_ms_ alone and upper "
+    note_name(&t, "Rpi4_predicted_ms");
+    ok(t.unknown == 3, "the checker refuses predicted_ms_ alone and upper "
        "case");
     note_text(&t, "a", "{\"x\": 0.123457, \"n\": 9282560, "
               "\"s\": \"1.1376585700000001\", \"d\": 1.0}");
@@ -563,6 +596,9 @@ int main(int argc, char **argv)
     snprintf(resnet8_onnx, sizeof resnet8_onnx, "%s/model.onnx", resnet8_dir);
     snprintf(validate_model, sizeof validate_model,
              "%.*s/../tests/apps/data/validate/cnn.txt", root,
+             slash ? argv[1] : ".");
+    snprintf(device_csv, sizeof device_csv,
+             "%.*s/../tests/apps/data/device/measurements.csv", root,
              slash ? argv[1] : ".");
     snprintf(validate_weights, sizeof validate_weights,
              "%.*s/../tests/apps/data/validate/cnn.safetensors", root,
