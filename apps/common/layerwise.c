@@ -290,6 +290,11 @@ static void predict_device_model(const struct layerwise_opts *o,
                           sizeof r->dm_col[k]);
     }
     r->device_runtime[0] = '\0';
+    /* the host's columns are its roofline's (host_predicted_ms): a host
+     * model is shown by edgefit-device --check-host */
+    if (r->device_is_host) {
+        return;
+    }
     const struct prof_devmodel *m = cli_devices_pick(
         o->dev.devices_file ? &r->devs : NULL, r->device.name,
         o->dev.runtime);
@@ -652,12 +657,6 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         /* the machine whose roofs the utilisations above are against */
         CLI_TEXT("utilization_machine", "host"),
         CLI_REAL("device_latency_lower_bound_ms", r->device_latency_lower_ms),
-        /* the device model's, when --devices has one for the device */
-        {"device_runtime", ART_TEXT, {.s = r->device_runtime},
-         r->device_runtime[0] != '\0'},
-        CLI_REAL(r->dm_col[0], r->dm_ms[0]),
-        CLI_REAL(r->dm_col[1], r->dm_ms[1]),
-        CLI_REAL(r->dm_col[2], r->dm_ms[2]),
         CLI_REAL("host_roofline_overrun", r->host_overrun),
         CLI_REAL("device_latency_realistic_ms",
                  r->device_latency_realistic_ms),
@@ -700,9 +699,16 @@ static int build_hw_table(const struct layerwise_opts *o, struct layerwise *r)
         CLI_TEXT("memory_note", r->memory_note),
         CLI_REAL("latency_multiplier", o->latency_multiplier),
         CLI_UINT("repeats", o->repeats),
+        /* last: the device model's, only when --devices has one for the
+         * device */
+        CLI_TEXT("device_runtime", r->device_runtime),
+        CLI_REAL(r->dm_col[0], r->dm_ms[0]),
+        CLI_REAL(r->dm_col[1], r->dm_ms[1]),
+        CLI_REAL(r->dm_col[2], r->dm_ms[2]),
     };
-    return cli_record_build("hardware_summary", f, sizeof f / sizeof f[0],
-                            &r->hw);
+    const size_t n = sizeof f / sizeof f[0] -
+                     (r->device_runtime[0] != '\0' ? 0 : 4);
+    return cli_record_build("hardware_summary", f, n, &r->hw);
 }
 
 

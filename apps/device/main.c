@@ -577,6 +577,15 @@ static const enum art_type cv_types[] = {
     ART_REAL, ART_TEXT, ART_REAL, ART_REAL,
 };
 
+/* The terminal's view of cross_validation: its key columns. */
+static const char *const cvv_cols[] = {
+    "device", "runtime", "measurements", "within_10pct", "within_25pct",
+    "within_2x", "roofline_within_25pct",
+};
+static const enum art_type cvv_types[] = {
+    ART_TEXT, ART_TEXT, ART_UINT, ART_REAL, ART_REAL, ART_REAL, ART_REAL,
+};
+
 static bool same_group(const struct sample *a, const struct sample *b)
 {
     return strcmp(a->device.name, b->device.name) == 0 &&
@@ -585,8 +594,11 @@ static bool same_group(const struct sample *a, const struct sample *b)
 
 /* Fit, cross-validate and tabulate every (device, runtime) of d. */
 static int fit_all(struct data *d, const struct options *o,
-                   struct tab *devt, struct tab *rest, struct tab *cvt)
+                   struct tab *devt, struct tab *rest, struct tab *cvt,
+                   struct tab *cvv)
 {
+    tab_new(cvv, "cross_validation", cvv_cols, cvv_types,
+            sizeof cvv_cols / sizeof cvv_cols[0]);
     devices_table(devt);
     tab_new(rest, "fit_residuals", res_cols, res_types,
             sizeof res_cols / sizeof res_cols[0]);
@@ -679,13 +691,24 @@ static int fit_all(struct data *d, const struct options *o,
             tab_share(cvt, 6, (double)w2 / (double)ncv);
             tab_share(cvt, 7, (double)r25 / (double)ncv);
         }
+        tab_row(cvv);
+        tab_text(cvv, 0, d->s[g].device.name);
+        tab_text(cvv, 1, d->s[g].runtime);
+        tab_uint(cvv, 2, n);
+        if (ncv > 0) {
+            tab_share(cvv, 3, (double)w10 / (double)ncv);
+            tab_share(cvv, 4, (double)w25 / (double)ncv);
+            tab_share(cvv, 5, (double)w2 / (double)ncv);
+            tab_share(cvv, 6, (double)r25 / (double)ncv);
+        }
         tab_text(cvt, 8, m.combine == PROF_DM_SUM ? "sum" : "max");
         tab_share(cvt, 9, m.interval_low);
         tab_share(cvt, 10, m.interval_high);
     }
     cli_progress(progress, 0, 0, NULL);
     if (rc == CLI_EXIT_OK &&
-        (devt->st != ART_OK || rest->st != ART_OK || cvt->st != ART_OK)) {
+        (devt->st != ART_OK || rest->st != ART_OK || cvt->st != ART_OK ||
+         cvv->st != ART_OK)) {
         cli_error("building the tables: %s", art_strerror(devt->st ? devt->st
                                                      : rest->st ? rest->st
                                                                 : cvt->st));
@@ -699,10 +722,10 @@ static int fit_all(struct data *d, const struct options *o,
 }
 
 static int emit_fit(const struct options *o, struct tab *devt,
-                    struct tab *rest, struct tab *cvt)
+                    struct tab *rest, struct tab *cvt, struct tab *cvv)
 {
     const struct cli_output outs[3] = {
-        {.key = "cross_validation", .table = cvt->t},
+        {.key = "cross_validation", .table = cvt->t, .view = cvv->t},
         {.key = "devices", .table = devt->t},
         {.key = "fit_residuals", .table = rest->t},
     };
@@ -734,13 +757,14 @@ static int run_fit(int argc, char **argv, const struct options *o,
                   o->runtime ? o->runtime : "");
         rc = CLI_EXIT_USAGE;
     }
-    struct tab devt = {0}, rest = {0}, cvt = {0};
+    struct tab devt = {0}, rest = {0}, cvt = {0}, cvv = {0};
     if (rc == CLI_EXIT_OK) {
-        rc = fit_all(&d, o, &devt, &rest, &cvt);
+        rc = fit_all(&d, o, &devt, &rest, &cvt, &cvv);
     }
     if (rc == CLI_EXIT_OK) {
-        rc = emit_fit(o, &devt, &rest, &cvt);
+        rc = emit_fit(o, &devt, &rest, &cvt, &cvv);
     }
+    art_table_destroy(cvv.t);
     art_table_destroy(devt.t);
     art_table_destroy(rest.t);
     art_table_destroy(cvt.t);
@@ -941,13 +965,13 @@ static int run_measure(const struct options *o)
         memest_model_destroy(m);
     }
     cli_progress(progress, 0, 0, NULL);
-    struct tab devt = {0}, rest = {0}, cvt = {0};
+    struct tab devt = {0}, rest = {0}, cvt = {0}, cvv = {0};
     if (rc == CLI_EXIT_OK) {
-        rc = fit_all(&d, o, &devt, &rest, &cvt);
+        rc = fit_all(&d, o, &devt, &rest, &cvt, &cvv);
     }
     if (rc == CLI_EXIT_OK) {
         const struct cli_output outs[4] = {
-            {.key = "cross_validation", .table = cvt.t},
+            {.key = "cross_validation", .table = cvt.t, .view = cvv.t},
             {.key = "devices", .table = devt.t},
             {.key = "fit_residuals", .table = rest.t},
             {.key = "host_measurements", .table = mt.t},
@@ -958,6 +982,7 @@ static int run_measure(const struct options *o)
         }
     }
     art_table_destroy(mt.t);
+    art_table_destroy(cvv.t);
     art_table_destroy(devt.t);
     art_table_destroy(rest.t);
     art_table_destroy(cvt.t);
