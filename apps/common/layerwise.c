@@ -307,7 +307,7 @@ static void predict_device_model(const struct layerwise_opts *o,
         p = MEMEST_INT8;
     }
     const struct prof_dm_case c = {&net, o->threads ? o->threads : 1, p,
-                                   r->batch, 0.0};
+                                   r->batch, 0.0, NULL};
     double v[3];
     if (p != MEMEST_FP64 &&
         prof_dm_predict(m, &c, &v[0], &v[1], &v[2]) == PROF_OK) {

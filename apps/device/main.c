@@ -25,6 +25,12 @@ static const char *const runtimes[] = {
 };
 #define RUNTIME_COUNT (sizeof runtimes / sizeof runtimes[0])
 
+/* How far a board's parameters may stray from its runtime's fit across
+ * boards, natural log units (1: a factor 2.7 per standard deviation; on
+ * ncnn's tables it scored best of 0, 0.3, 0.5 and 1 in
+ * leave-one-model-out cross-validation, averaged over the boards). */
+#define DEFAULT_POOL_SIGMA 1.0
+
 enum mode { MODE_NONE, MODE_FIT, MODE_MEASURE, MODE_PREDICT, MODE_CHECK };
 
 struct options {
@@ -38,6 +44,7 @@ struct options {
     size_t nbatches;
     enum memest_precision precision;
     unsigned repeats;
+    double prior_sigma;       /* --pool-sigma (0: each board alone) */
     struct cli_device_opts dev;
     struct cli_calib_opts calib;
     struct cli_common co;
@@ -54,6 +61,7 @@ enum {
     OPT_BATCHES,
     OPT_PRECISION,
     OPT_REPEATS,
+    OPT_POOL_SIGMA,
 };
 
 static void usage(FILE *f)
@@ -77,6 +85,10 @@ static void usage(FILE *f)
         "                        print the shares within 10%%, 25%% and 2x;\n"
         "                        --out DIR writes devices.csv (for --devices),\n"
         "                        fit_residuals.csv and cross_validation.csv\n"
+        "  --pool-sigma X        each board's parameters are pulled towards\n"
+        "                        its runtime's fit across every board, X per\n"
+        "                        standard deviation in natural log units\n"
+        "                        (default 1; 0: each board alone)\n"
         "  --models DIR          where a measurement's model is DIR/MODEL.txt\n"
         "                        (default: ../models beside each file); a\n"
         "                        model without a file is a preset name\n"
@@ -260,6 +272,9 @@ static long net_index(struct data *d, const char *models_dir,
         st = memest_model_load(path, &m, &md);
     } else if (memest_is_preset_name(name)) {
         st = memest_model_preset(name, &m, &md);
+    } else if (strchr(name, '/') != NULL && stat(name, &sb) == 0) {
+        /* a path (a host measurement of a file of this machine) */
+        st = memest_model_load(name, &m, &md);
     } else {
         cli_error("%s:%zu: model: '%s' is neither %s nor a preset "
                   "(edgefit-memfit --list-presets)",
@@ -592,6 +607,91 @@ static bool same_group(const struct sample *a, const struct sample *b)
            strcmp(a->runtime, b->runtime) == 0;
 }
 
+/* Every runtime of d fitted across its boards
+ * (prof_dm_cross_validate_pooled): *cvall the cross-validated prediction
+ * of each sample, *gm[i] the model of sample i's board for the first
+ * sample i of each (device, runtime). A CLI_EXIT_ code. */
+static int fit_pooled(struct data *d, const struct options *o,
+                      double **cvall, struct prof_devmodel **gm)
+{
+    const size_t n = d->n;
+    *cvall = malloc(n * sizeof **cvall);
+    *gm = calloc(n, sizeof **gm);
+    bool *rdone = calloc(n, sizeof *rdone);
+    size_t *list = malloc(n * sizeof *list);
+    size_t *group = malloc(n * sizeof *group);
+    size_t *gfirst = malloc(n * sizeof *gfirst);
+    struct prof_dm_case *cases = malloc(n * sizeof *cases);
+    double *pred = malloc(n * sizeof *pred);
+    struct prof_devmodel *models = calloc(n, sizeof *models);
+    int rc = CLI_EXIT_OK;
+    if (!*cvall || !*gm || !rdone || !list || !group || !gfirst || !cases ||
+        !pred || !models) {
+        cli_error("out of memory (the fit)");
+        rc = CLI_EXIT_FAILURE;
+    }
+    const bool progress = cli_progress_wanted(o->co.quiet);
+    for (size_t r = 0; r < n && rc == CLI_EXIT_OK; r++) {
+        if (rdone[r]) {
+            continue;
+        }
+        size_t m = 0, ng = 0;
+        for (size_t i = r; i < n; i++) {
+            if (rdone[i] || strcmp(d->s[i].runtime, d->s[r].runtime) != 0) {
+                continue;
+            }
+            rdone[i] = true;
+            size_t g = 0;
+            while (g < ng && strcmp(d->s[gfirst[g]].device.name,
+                                    d->s[i].device.name) != 0) {
+                g++;
+            }
+            if (g == ng) {
+                gfirst[ng++] = i;
+            }
+            list[m] = i;
+            group[m] = g;
+            cases[m] = (struct prof_dm_case){
+                &d->nets[d->s[i].net].net, d->s[i].threads,
+                d->s[i].precision, d->s[i].batch, d->s[i].latency_ms,
+                &d->s[i].device};
+            m++;
+        }
+        char what[160];
+        snprintf(what, sizeof what, "fitting %s across %zu boards (%zu "
+                 "measurements)", d->s[r].runtime, ng, m);
+        cli_progress(progress, (unsigned)r, (unsigned)n, what);
+        struct prof_diag pd = {0, ""};
+        const int st = prof_dm_cross_validate_pooled(
+            d->s[r].runtime, cases, group, m, ng, o->prior_sigma, pred,
+            models, &pd);
+        if (st != PROF_OK) {
+            rc = cli_prof_failed(what, st, &pd);
+            break;
+        }
+        for (size_t k = 0; k < m; k++) {
+            (*cvall)[list[k]] = pred[k];
+        }
+        for (size_t g = 0; g < ng; g++) {
+            (*gm)[gfirst[g]] = models[g];
+        }
+    }
+    free(rdone);
+    free(list);
+    free(group);
+    free(gfirst);
+    free(cases);
+    free(pred);
+    free(models);
+    if (rc != CLI_EXIT_OK) {
+        free(*cvall);
+        free(*gm);
+        *cvall = NULL;
+        *gm = NULL;
+    }
+    return rc;
+}
+
 /* Fit, cross-validate and tabulate every (device, runtime) of d. */
 static int fit_all(struct data *d, const struct options *o,
                    struct tab *devt, struct tab *rest, struct tab *cvt,
@@ -614,6 +714,13 @@ static int fit_all(struct data *d, const struct options *o,
         rc = CLI_EXIT_FAILURE;
     }
     const bool progress = cli_progress_wanted(o->co.quiet);
+    /* Pooled: each runtime across its boards first (cvall, gm[the first
+     * sample of each board]) */
+    double *cvall = NULL;
+    struct prof_devmodel *gm = NULL;
+    if (rc == CLI_EXIT_OK && o->prior_sigma > 0.0) {
+        rc = fit_pooled(d, o, &cvall, &gm);
+    }
     for (size_t g = 0; g < d->n && rc == CLI_EXIT_OK; g++) {
         if (done[g]) {
             continue;
@@ -625,7 +732,7 @@ static int fit_all(struct data *d, const struct options *o,
                 idx[n] = i;
                 cases[n] = (struct prof_dm_case){
                     &d->nets[d->s[i].net].net, d->s[i].threads,
-                    d->s[i].precision, d->s[i].batch, d->s[i].latency_ms};
+                    d->s[i].precision, d->s[i].batch, d->s[i].latency_ms, NULL};
                 n++;
             }
         }
@@ -635,12 +742,19 @@ static int fit_all(struct data *d, const struct options *o,
         cli_progress(progress, (unsigned)g, (unsigned)d->n, what);
         struct prof_devmodel m;
         struct prof_diag pd = {0, ""};
-        const int st = prof_dm_cross_validate(&d->s[g].device,
-                                              d->s[g].runtime, cases, n, cv,
-                                              &m, &pd);
-        if (st != PROF_OK) {
-            rc = cli_prof_failed(what, st, &pd);
-            break;
+        if (gm) {
+            m = gm[g];
+            for (size_t k = 0; k < n; k++) {
+                cv[k] = cvall[idx[k]];
+            }
+        } else {
+            const int st = prof_dm_cross_validate(&d->s[g].device,
+                                                  d->s[g].runtime, cases, n,
+                                                  cv, &m, &pd);
+            if (st != PROF_OK) {
+                rc = cli_prof_failed(what, st, &pd);
+                break;
+            }
         }
         devices_row(devt, &m);
         size_t models = 0, w10 = 0, w25 = 0, w2 = 0, r25 = 0, ncv = 0;
@@ -714,6 +828,8 @@ static int fit_all(struct data *d, const struct options *o,
                                                                 : cvt->st));
         rc = CLI_EXIT_FAILURE;
     }
+    free(cvall);
+    free(gm);
     free(done);
     free(idx);
     free(cases);
@@ -1071,7 +1187,7 @@ static int run_predict(int argc, char **argv, const struct options *o,
         for (size_t bi = 0; bi < nbt && rc == CLI_EXIT_OK; bi++) {
             for (size_t ti = 0; ti < nth && rc == CLI_EXIT_OK; ti++) {
                 struct prof_dm_case c = {&net, ths[ti], o->precision,
-                                         bts[bi], 0.0};
+                                         bts[bi], 0.0, NULL};
                 double ms = NAN, lo = NAN, hi = NAN, bound = NAN;
                 double meas = NAN;
                 int st = prof_dm_predict(dm, &c, &ms, &lo, &hi);
@@ -1154,6 +1270,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.precision = MEMEST_FP32;
     o.repeats = 5;
+    o.prior_sigma = DEFAULT_POOL_SIGMA;
     cli_calib_opts_init(&o.calib);
     static const struct option opts[] = {
         {"fit", no_argument, NULL, OPT_FIT},
@@ -1166,6 +1283,7 @@ int main(int argc, char **argv)
         {"batches", required_argument, NULL, OPT_BATCHES},
         {"precision", required_argument, NULL, OPT_PRECISION},
         {"repeats", required_argument, NULL, OPT_REPEATS},
+        {"pool-sigma", required_argument, NULL, OPT_POOL_SIGMA},
         CLI_DEVICE_OPTIONS,
         CLI_CALIB_OPTIONS,
         CLI_QUIET_OPTION,
@@ -1242,6 +1360,12 @@ int main(int argc, char **argv)
             }
             if (o.precision == MEMEST_INT8_DYNAMIC) {
                 o.precision = MEMEST_INT8;
+            }
+            break;
+        case OPT_POOL_SIGMA:
+            if (!cli_parse_double("--pool-sigma", optarg, 0.0, 100.0,
+                                  &o.prior_sigma)) {
+                return CLI_EXIT_USAGE;
             }
             break;
         case OPT_REPEATS:

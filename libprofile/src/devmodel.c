@@ -193,6 +193,9 @@ static double model_ms(const struct prof_device *dev, const double *q,
                        enum prof_dm_combine combine,
                        const struct prof_dm_case *c)
 {
+    if (c->device) {
+        dev = c->device;
+    }
     const unsigned cores = prof_device_cores(dev);
     const double n = (double)(c->threads < cores ? c->threads : cores);
     const double p = q[PROF_DM_PARALLEL];
@@ -391,6 +394,7 @@ struct fit {
     size_t n;
     enum prof_dm_combine combine;
     double x0[NP];  /* the prior's centre */
+    double pw[NP];  /* the weight of each prior residual per unit of x */
     double *r;      /* n + NP residuals */
     double *rt;     /* a trial's */
     double *jac;    /* (n + NP) x NP */
@@ -409,7 +413,7 @@ static double residuals(const struct fit *f, const double *x, double *r)
         ss += r[i] * r[i];
     }
     for (int k = 0; k < NP; k++) {
-        r[f->n + (size_t)k] = PRIOR_WEIGHT * (x[k] - f->x0[k]) / x_sigma[k];
+        r[f->n + (size_t)k] = f->pw[k] * (x[k] - f->x0[k]);
         ss += r[f->n + (size_t)k] * r[f->n + (size_t)k];
     }
     return ss;
@@ -592,6 +596,10 @@ static int check_cases(const struct prof_device *dev,
                           i + 1);
             return PROF_E_RANGE;
         }
+        if (cases[i].device &&
+            prof_device_validate(cases[i].device, diag) != PROF_OK) {
+            return PROF_E_RANGE;
+        }
         if (cases[i].net->count == 0) {
             diag_set(diag, "measurement %zu: network '%s' has no "
                                    "layer that does work",
@@ -606,8 +614,19 @@ int prof_dm_fit(const struct prof_device *dev, const char *runtime,
                 const struct prof_dm_case *cases, size_t n,
                 struct prof_devmodel *out, struct prof_diag *diag)
 {
+    return prof_dm_fit_prior(dev, runtime, cases, n, NULL, 0.0, out, diag);
+}
+
+int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
+                      const struct prof_dm_case *cases, size_t n,
+                      const struct prof_devmodel *prior, double prior_sigma,
+                      struct prof_devmodel *out, struct prof_diag *diag)
+{
     if (!dev || !runtime || !cases || !out || n == 0) {
         return PROF_E_INVALID;
+    }
+    if (prior && !(prior_sigma > 0.0 && isfinite(prior_sigma))) {
+        return PROF_E_RANGE;
     }
     int st = check_cases(dev, cases, n, diag);
     if (st != PROF_OK) {
@@ -629,7 +648,23 @@ int prof_dm_fit(const struct prof_device *dev, const char *runtime,
     }
     struct prof_devmodel def;
     prof_dm_defaults(dev, runtime, &def);
+    if (prior) {
+        bool ok = true;
+        for (int k = 0; k < NP; k++) {
+            ok = ok && prior->param[k] > 0.0 && isfinite(prior->param[k]);
+        }
+        if (!ok || !(prior->param[PROF_DM_PARALLEL] < 1.0)) {
+            free(f.r);
+            free(f.rt);
+            free(f.jac);
+            return PROF_E_RANGE;
+        }
+        memcpy(def.param, prior->param, sizeof def.param);
+    }
     to_x(def.param, f.x0);
+    for (int k = 0; k < NP; k++) {
+        f.pw[k] = prior ? 1.0 / prior_sigma : PRIOR_WEIGHT / x_sigma[k];
+    }
     double best_x[NP], best_data_ss = INFINITY;
     enum prof_dm_combine best_c = PROF_DM_MAX;
     /* Both combinations, max first: the sum wins only when it fits
@@ -736,6 +771,118 @@ int prof_dm_cross_validate(const struct prof_device *dev,
         set_interval(res, nres, out);
     }
     free(train);
+    free(res);
+    free(done);
+    return st;
+}
+
+int prof_dm_cross_validate_pooled(const char *runtime,
+                                  const struct prof_dm_case *cases,
+                                  const size_t *group, size_t n,
+                                  size_t ngroups, double prior_sigma,
+                                  double *predicted_ms,
+                                  struct prof_devmodel *models,
+                                  struct prof_diag *diag)
+{
+    if (!runtime || !cases || !group || !predicted_ms || !models ||
+        n == 0 || ngroups == 0) {
+        return PROF_E_INVALID;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!cases[i].device || group[i] >= ngroups) {
+            return PROF_E_RANGE;
+        }
+    }
+    const struct prof_device *first = cases[0].device;
+    int st = check_cases(first, cases, n, diag);
+    if (st != PROF_OK) {
+        return st;
+    }
+    struct prof_dm_case *train = malloc(n * sizeof *train);
+    struct prof_dm_case *own = malloc(n * sizeof *own);
+    double *res = malloc(n * sizeof *res);
+    bool *done = calloc(n, sizeof *done);
+    if (!train || !own || !res || !done) {
+        free(train);
+        free(own);
+        free(res);
+        free(done);
+        return PROF_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        predicted_ms[i] = NAN;
+    }
+    /* held == NULL: the final fits on everything */
+    for (size_t i = 0; i <= n && st == PROF_OK; i++) {
+        if (i < n && done[i]) {
+            continue;
+        }
+        const struct prof_dm_net *held = i < n ? cases[i].net : NULL;
+        size_t nt = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (cases[k].net != held) {
+                train[nt++] = cases[k];
+            } else {
+                done[k] = true;
+            }
+        }
+        if (nt == 0) {
+            continue;
+        }
+        struct prof_devmodel pooled;
+        st = prof_dm_fit(first, runtime, train, nt, &pooled, diag);
+        for (size_t g = 0; g < ngroups && st == PROF_OK; g++) {
+            size_t no = 0;
+            const struct prof_device *dev = NULL;
+            bool has_held = false;
+            for (size_t k = 0; k < n; k++) {
+                if (group[k] != g) {
+                    continue;
+                }
+                dev = dev ? dev : cases[k].device;
+                if (cases[k].net != held) {
+                    own[no++] = cases[k];
+                } else {
+                    has_held = true;
+                }
+            }
+            if (no == 0 || (held && !has_held)) {
+                continue;
+            }
+            struct prof_devmodel m;
+            st = prof_dm_fit_prior(dev, runtime, own, no, &pooled,
+                                   prior_sigma, &m, diag);
+            if (st != PROF_OK) {
+                break;
+            }
+            if (!held) {
+                models[g] = m;
+                continue;
+            }
+            for (size_t k = 0; k < n && st == PROF_OK; k++) {
+                if (group[k] == g && cases[k].net == held) {
+                    struct prof_dm_case c = cases[k];
+                    c.device = NULL;
+                    st = prof_dm_predict(&m, &c, &predicted_ms[k], NULL,
+                                         NULL);
+                }
+            }
+        }
+    }
+    /* each group's interval from its own cross-validated residuals */
+    for (size_t g = 0; g < ngroups && st == PROF_OK; g++) {
+        size_t nres = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (group[k] == g && isfinite(predicted_ms[k])) {
+                res[nres++] = log(cases[k].measured_ms / predicted_ms[k]);
+            }
+        }
+        if (nres > 0) {
+            set_interval(res, nres, &models[g]);
+        }
+    }
+    free(train);
+    free(own);
     free(res);
     free(done);
     return st;

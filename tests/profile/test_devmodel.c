@@ -97,7 +97,7 @@ static void test_hand_case(void **state)
     m.combine = PROF_DM_MAX;
     m.interval_low = 0.5;
     m.interval_high = 2.0;
-    struct prof_dm_case c = {&net, 1, MEMEST_FP32, 1, 0.0};
+    struct prof_dm_case c = {&net, 1, MEMEST_FP32, 1, 0.0, NULL};
     double ms, lo, hi;
     /* one thread: conv 8e6 / (8e6 per ms x 2) = 0.5 ms, memory 4e6 B /
      * 2e6 B per ms = 2 ms -> 2; depthwise 4e5 / (8e6 x 0.1) = 0.5 ms,
@@ -198,7 +198,7 @@ static void test_fit_recovers(void **state)
             for (int p = 0; p < 3; p++) {
                 for (int b = 0; b < 2; b++) {
                     struct prof_dm_case c = {&nets[k], threads[t], precs[p],
-                                             batches[b], 0.0};
+                                             batches[b], 0.0, NULL};
                     assert_int_equal(prof_dm_predict(&truth, &c,
                                                      &c.measured_ms, NULL,
                                                      NULL),
@@ -264,7 +264,7 @@ static void test_fit_prior_holds(void **state)
     def = truth;
     struct prof_dm_case cases[NETS];
     for (int k = 0; k < NETS; k++) {
-        cases[k] = (struct prof_dm_case){&nets[k], 1, MEMEST_FP32, 1, 0.0};
+        cases[k] = (struct prof_dm_case){&nets[k], 1, MEMEST_FP32, 1, 0.0, NULL};
         assert_int_equal(prof_dm_predict(&truth, &cases[k],
                                          &cases[k].measured_ms, NULL, NULL),
                          PROF_OK);

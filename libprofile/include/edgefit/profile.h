@@ -2110,6 +2110,9 @@ struct prof_dm_case {
     enum memest_precision precision; /* fp32, fp16, bf16, int8 */
     uint64_t batch;                  /* >= 1 */
     double measured_ms;              /* > 0 (unused to predict) */
+    /* The device measured (a fit across devices, prof_dm_fit_prior);
+     * NULL: the fit's or the model's device. */
+    const struct prof_device *device;
 };
 
 /* The parameters a fit starts from and is pulled towards (a weak prior,
@@ -2146,6 +2149,40 @@ PROF_API int prof_dm_roofline_bound(const struct prof_device *dev,
 PROF_API int prof_dm_fit(const struct prof_device *dev, const char *runtime,
                          const struct prof_dm_case *cases, size_t n,
                          struct prof_devmodel *out, struct prof_diag *diag);
+
+/*
+ * prof_dm_fit() pulled towards prior's parameters (NULL: the defaults'
+ * weak prior) with a spread of prior_sigma (natural log units, > 0) per
+ * parameter, each prior residual weighing as one measurement: a board
+ * with few measurements leans on what the runtime does on other boards.
+ * A case whose device is set is predicted on it (a fit across boards).
+ */
+PROF_API int prof_dm_fit_prior(const struct prof_device *dev,
+                               const char *runtime,
+                               const struct prof_dm_case *cases, size_t n,
+                               const struct prof_devmodel *prior,
+                               double prior_sigma, struct prof_devmodel *out,
+                               struct prof_diag *diag);
+
+/*
+ * Leave-one-network-out cross-validation of one runtime on several boards
+ * at once. cases[i] (its device set) belongs to group[i] < ngroups, one
+ * group per board. For each distinct net: fit the runtime across every
+ * board without that net (the pooled fit), then each board's model on
+ * its own cases without the net, pulled towards the pooled fit
+ * (prior_sigma, as prof_dm_fit_prior), and predict the net's cases
+ * (predicted_ms[i], NaN when a board has no other net). Then fit every
+ * group on all its cases the same way into models[g] (device: the
+ * group's first case's), with the interval from its cross-validated
+ * residuals. The held-out net never reaches any fit that predicts it.
+ */
+PROF_API int prof_dm_cross_validate_pooled(const char *runtime,
+                                           const struct prof_dm_case *cases,
+                                           const size_t *group, size_t n,
+                                           size_t ngroups, double prior_sigma,
+                                           double *predicted_ms,
+                                           struct prof_devmodel *models,
+                                           struct prof_diag *diag);
 
 /*
  * Leave-one-network-out cross-validation: for each distinct net among
