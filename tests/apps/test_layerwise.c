@@ -778,7 +778,7 @@ static void test_devices_file(void **state)
     /* the catalogue with its sources, then the file's boards */
     RUN(&r, "--list-devices", "--devices", path);
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "rpi4: bandwidth 4.3 GB/s"));
+    assert_non_null(strstr(r.out, "rpi4: bandwidth 5.127 GB/s"));
     assert_non_null(strstr(r.out, "data sheet"));
     assert_non_null(strstr(r.out, "host: this machine"));
     assert_non_null(strstr(r.out, "slowboard: bandwidth 0.5 GB/s, peak 2 "
