@@ -13,6 +13,10 @@
  *       python3 scripts/count-ncnn-param.py benchmark/models/NAME.param
  *     (ncnn at a4d2ea1d4422c9e849f166fd7a4aefb52f942f6a); blazeface's file
  *     states no output shapes, so only its parameters are checked;
+ *   - XNNPACK's MobileNets (converted from its models/fp32-mobilenet-*.cc
+ *     by scripts/xnnpack-model-to-edgefit.py): the sizes of the weight,
+ *     bias and activation buffers the file declares, by
+ *       python3 scripts/count-xnnpack-model.py FILE.cc;
  *   - where the network is torchvision's too, torchvision 0.14's own count
  *     (forward hooks on Conv2d and Linear, parameters summed):
  *       m = torchvision.models.squeezenet1_1(); sum(p.numel() for p in
@@ -69,6 +73,14 @@ static const struct {
     {"ncnn-resnet18", 11688872, 1826918400},
     {"ncnn-vgg16", 138357544, 15470264320ULL},
     {"ncnn-resnet50", 25530472, 3857973248ULL},
+    /* python3 scripts/count-xnnpack-model.py models/fp32-mobilenet-*.cc
+     * (XNNPACK at fd2d933bb8acbe86fd11f9a7da4c0ef4fff38450): the weight
+     * and bias arrays the file declares, and each convolution's weights
+     * times its output buffer's pixels */
+    {"xnnpack-mobilenet-v1", 4222057, 568741376},
+    {"xnnpack-mobilenet-v2", 3489097, 300775552},
+    {"xnnpack-mobilenet-v3-large", 5472113, 216591040},
+    {"xnnpack-mobilenet-v3-small", 2537825, 56511424},
 };
 
 #define NKNOWN (sizeof known / sizeof known[0])
