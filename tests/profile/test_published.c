@@ -17,7 +17,10 @@
  *     by scripts/xnnpack-model-to-edgefit.py): the sizes of the weight,
  *     bias and activation buffers the file declares, by
  *       python3 scripts/count-xnnpack-model.py FILE.cc;
- *   - where the network is torchvision's too, torchvision 0.14's own count
+ *   - the torchvision networks (PyTorch's Raspberry Pi tutorial; exported
+ *     to ONNX, imported and written back by scripts/torchvision-to-edgefit.py):
+ *     torchvision 0.14's own counts, which that script prints;
+ *   - where an ncnn network is torchvision's too, torchvision 0.14's own count
  *     (forward hooks on Conv2d and Linear, parameters summed):
  *       m = torchvision.models.squeezenet1_1(); sum(p.numel() for p in
  *       m.parameters()) = 1,235,496; vgg16: 138,357,544 parameters and
@@ -81,6 +84,21 @@ static const struct {
     {"xnnpack-mobilenet-v2", 3489097, 300775552},
     {"xnnpack-mobilenet-v3-large", 5472113, 216591040},
     {"xnnpack-mobilenet-v3-small", 2537825, 56511424},
+    /* /usr/bin/python3 scripts/torchvision-to-edgefit.py build data/models
+     * 224 NAME... prints torchvision 0.14's own counts: parameters summed
+     * (a BatchNorm2d's 2 x C folded into C biases) and MACs from forward
+     * hooks on Conv2d and Linear at 1x3x224x224 */
+    {"torchvision-mobilenet_v2", 3487816, 300774272},
+    {"torchvision-mobilenet_v3_large", 5470832, 216589760},
+    {"torchvision-resnet18", 11684712, 1814073344},
+    {"torchvision-resnet50", 25530472, 4089184256ULL},
+    {"torchvision-googlenet", 6617624, 1498376192},
+    {"torchvision-shufflenet_v2_x0_5", 1362816, 40476448},
+    {"torchvision-shufflenet_v2_x1_0", 2270514, 144907992},
+    {"torchvision-shufflenet_v2_x1_5", 3491904, 295759392},
+    {"torchvision-shufflenet_v2_x2_0", 7377138, 583253464},
+    {"torchvision-inception_v3", 23817352, 2837921120ULL},
+    {"torchvision-resnext101_32x8d", 88689896, 16414015488ULL},
 };
 
 #define NKNOWN (sizeof known / sizeof known[0])
