@@ -30,6 +30,28 @@ for m in squeezenet:227 mobilenet:224 mobilenet_v2:224 mobilenet_v3:224 \
         sed "s|$tmp/||" "$tmp/ncnn-$n.txt" >"$here/data/models/ncnn-$n.txt"
     fi
 done
+# The networks (comma-separated) whose param file at commit $1 has the
+# layers it has now: only their rows of an older table are copied.
+same_networks() {
+    for n in squeezenet mobilenet mobilenet_v2 mobilenet_v3 shufflenet \
+             shufflenet_v2 mnasnet proxylessnasnet efficientnet_b0 \
+             regnety_400m blazeface resnet18 vgg16 resnet50 squeezenet_int8 \
+             mobilenet_int8 resnet18_int8 vgg16_int8 resnet50_int8; do
+        b=${n%_int8}
+        lay_o=$(git -C "$repo" show "$1:benchmark/$n.param" 2>/dev/null |
+              awk 'NR>2{print $1,$3,$4}' | md5sum)
+        lay_n=$(git -C "$repo" show "$commit:benchmark/models/$n.param" |
+              awk 'NR>2{print $1,$3,$4}' | md5sum)
+        # the layers' parameters too, without names and shape hints
+        par_o=$(git -C "$repo" show "$1:benchmark/$b.param" 2>/dev/null |
+               awk 'NR>2{$1=$1;$2="";print}' | sed 's/ -233[0-9][0-9]=[^ ]*//g; s/ [^ ]*splitncnn[^ ]*//g' | awk '{for(i=1;i<=NF;i++) if ($i ~ /=/) printf "%s ", $i; print ""}' | md5sum)
+        par_n=$(git -C "$repo" show "$commit:benchmark/models/$b.param" |
+               awk 'NR>2{$1=$1;$2="";print}' | sed 's/ -233[0-9][0-9]=[^ ]*//g; s/ [^ ]*splitncnn[^ ]*//g' | awk '{for(i=1;i<=NF;i++) if ($i ~ /=/) printf "%s ", $i; print ""}' | md5sum)
+        if [ "$lay_o" = "$lay_n" ] && [ "$par_o" = "$par_n" ]; then
+            printf '%s,' "$n"
+        fi
+    done
+}
 JN="; the heading names no clock or power mode (the catalogue's jetson-nano assumes MAXN: 4 x A57 at 1.43 GHz)"
 ON="; the heading names no clock or power mode (the catalogue's jetson-orin-nano assumes 6 x A78AE at 1.5 GHz); fp16 because benchncnn enables fp16 arithmetic, which the A78AE has"
 P5="; fp16 because benchncnn enables fp16 arithmetic, which the Cortex-A76 has"
@@ -43,5 +65,19 @@ P5="; fp16 because benchncnn enables fp16 arithmetic, which the Cortex-A76 has"
         "jetson-orin-nano|NVIDIA Jetson Orin Nano|2023-12-12|$ON" \
         "jetson-nano|NVIDIA Jetson Nano|2022-01-17|$JN"
     python3 "$here/scripts/ncnn-readme-to-csv.py" "$tmp/README-2021.md" "$old" \
-        "rpi4|Raspberry Pi 4 Model B Broadcom BCM2711B0, Cortex-A72 (ARMv8) (1.5GHz x 4 )|2020-05-13|; an older ncnn than the 1.8 GHz table's, four threads only"
+        "rpi4|Raspberry Pi 4 Model B Broadcom BCM2711B0, Cortex-A72 (ARMv8) (1.5GHz x 4 )|2020-05-13|; an older ncnn than the 1.8 GHz table's, four threads only|$(same_networks $old)"
 } >"$here/data/published/ncnn.csv"
+
+# Older tables of the same boards, measured with older ncnn: the Pi 4 at
+# 1.5 GHz on 1 and 4 threads (replaced on 2023-06-15 by the 1.8 GHz table)
+# and the Pi 3B+ before its 2023-06-23 table.
+pi4=d9e45ec703100e06de6136d8035e78222bf74de7
+pi3=8c40a59216d0be18143f306c25c3b39b5f85d353
+git -C "$repo" show "$pi4:benchmark/README.md" >"$tmp/README-pi4.md"
+git -C "$repo" show "$pi3:benchmark/README.md" >"$tmp/README-pi3.md"
+python3 "$here/scripts/ncnn-readme-to-csv.py" "$tmp/README-pi4.md" "$pi4" \
+    "rpi4|Raspberry Pi 4 Model B Broadcom BCM2711B0, Cortex-A72 (ARMv8) (1.5GHz x 4)|2022-01-17|; the README before the 1.8 GHz table replaced it|$(same_networks $pi4)" \
+    >>"$here/data/published/ncnn.csv"
+python3 "$here/scripts/ncnn-readme-to-csv.py" "$tmp/README-pi3.md" "$pi3" \
+    "rpi3bplus|Raspberry Pi 3 Model B+ Broadcom BCM2837B0|2022-01-03|; the README before the 2023-06-23 table replaced it|$(same_networks $pi3)" \
+    >>"$here/data/published/ncnn.csv"

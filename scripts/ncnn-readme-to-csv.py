@@ -5,7 +5,9 @@
 
 README.md is ncnn's benchmark/README.md at COMMIT (the ncnn repository,
 github.com/Tencent/ncnn); each SECTION is
-"device|heading prefix|date of the table's last change|note". Every
+"device|heading prefix|date of the table's last change|note[|networks]",
+networks a comma-separated list of the only networks to copy (an older
+table whose other networks' param files have since changed). Every
 benchncnn run in that section on the CPU (gpu_device = -1, or no
 gpu_device line in the old format) becomes one row per network whose
 edgefit model data/models/ncnn-<network>.txt exists: the "avg" column,
@@ -30,7 +32,9 @@ def main():
                           "data", "models")
     skipped = {}
     for spec in sys.argv[3:]:
-        device, head, changed, note = spec.split("|")
+        parts = spec.split("|")
+        device, head, changed, note = parts[:4]
+        allow = set(parts[4].split(",")) if len(parts) > 4 else None
         start = next(i for i, l in enumerate(lines)
                      if l.lstrip("# ").startswith(head))
         # the section's first code block: its opening and closing fences
@@ -55,6 +59,9 @@ def main():
                 continue
             net, avg = m.group(1), m.group(4)
             base = net[:-5] if net.endswith("_int8") else net
+            if allow is not None and net not in allow:
+                skipped[base] = skipped.get(base, 0) + 1
+                continue
             if net.endswith("_int8"):
                 prec = "int8"
             else:

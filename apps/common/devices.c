@@ -574,8 +574,11 @@ static void print_indented(FILE *f, const char *text)
 
 static void print_device(FILE *f, const struct prof_device *d)
 {
-    fprintf(f, "%s: bandwidth %g GB/s, peak %g GMAC/s", d->name,
-            d->bandwidth_gbps, d->peak_gmacs);
+    fprintf(f, "%s: bandwidth %g GB/s", d->name, d->bandwidth_gbps);
+    if (d->bandwidth_1core_gbps > 0.0) {
+        fprintf(f, " (one core %g)", d->bandwidth_1core_gbps);
+    }
+    fprintf(f, ", peak %g GMAC/s", d->peak_gmacs);
     if (d->peak_gmacs_f16 > 0.0 || d->peak_gmacs_int8 > 0.0) {
         fprintf(f, " (16-bit %g, int8 %g)",
                 prof_device_peak(d, MEMEST_FP16),
@@ -583,17 +586,34 @@ static void print_device(FILE *f, const struct prof_device *d)
     }
     fputs(", ", f);
     if (d->power_watts > 0.0) {
-        fprintf(f, "power %g W, ", d->power_watts);
+        fprintf(f, "power %g W", d->power_watts);
     } else {
-        fprintf(f, "power unknown, ");
+        fprintf(f, "power unknown");
     }
+    if (d->idle_watts > 0.0) {
+        fprintf(f, " (idle %g W)", d->idle_watts);
+    }
+    fputs(", ", f);
     if (d->memory_mb > 0.0) {
         fprintf(f, "memory %g MB, ", d->memory_mb);
     } else {
         fprintf(f, "memory unknown, ");
     }
-    fprintf(f, "%u core%s\n", prof_device_cores(d),
+    fprintf(f, "%u core%s", prof_device_cores(d),
             prof_device_cores(d) == 1 ? "" : "s");
+    if (d->clock_ghz > 0.0) {
+        fprintf(f, " at %g GHz", d->clock_ghz);
+    }
+    /* cache sizes in KiB, the unit the sources state them in; a level
+     * the device lacks (or whose size is unknown) is left out */
+    const char *lvl[3] = {"L1d", "L2", "L3"};
+    const uint64_t sz[3] = {d->l1d_bytes, d->l2_bytes, d->l3_bytes};
+    for (int k = 0; k < 3; k++) {
+        if (sz[k] > 0) {
+            fprintf(f, ", %s %g KiB", lvl[k], (double)sz[k] / 1024.0);
+        }
+    }
+    fputc('\n', f);
 }
 
 void cli_devices_list(FILE *f, const struct cli_devices *d)
@@ -619,7 +639,7 @@ void cli_devices_list(FILE *f, const struct cli_devices *d)
 
 struct dev_row {
     const struct prof_device *dev; /* NULL for "host": measured, no figures */
-    char source[1024];
+    char source[4096];
 };
 
 #define ROW(ctx, i) (&((const struct dev_row *)(ctx))[(i)])
@@ -660,6 +680,49 @@ static bool get_peak8(const void *ctx, size_t i, union cli_value *v)
     return d && real_or_empty(prof_device_peak(d, MEMEST_INT8), v);
 }
 
+static bool get_bw1(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(d->bandwidth_1core_gbps, v);
+}
+
+static bool get_clock(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(d->clock_ghz, v);
+}
+
+static bool get_idle(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && real_or_empty(d->idle_watts, v);
+}
+
+/* a cache size, empty when unknown (0) */
+static bool cache_or_empty(uint64_t bytes, union cli_value *v)
+{
+    v->u = bytes;
+    return bytes > 0;
+}
+
+static bool get_l1d(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && cache_or_empty(d->l1d_bytes, v);
+}
+
+static bool get_l2(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && cache_or_empty(d->l2_bytes, v);
+}
+
+static bool get_l3(const void *ctx, size_t i, union cli_value *v)
+{
+    const struct prof_device *d = ROW(ctx, i)->dev;
+    return d && cache_or_empty(d->l3_bytes, v);
+}
+
 static bool get_power(const void *ctx, size_t i, union cli_value *v)
 {
     const struct prof_device *d = ROW(ctx, i)->dev;
@@ -694,6 +757,12 @@ static const struct cli_column device_cols[] = {
     {"power_watts", ART_REAL, get_power, CLI_COL_BRIEF},
     {"memory_mb", ART_REAL, get_memory, CLI_COL_BRIEF},
     {"cores", ART_UINT, get_cores, CLI_COL_BRIEF},
+    {"clock_ghz", ART_REAL, get_clock, CLI_COL_ALL},
+    {"bandwidth_1core_gbps", ART_REAL, get_bw1, CLI_COL_ALL},
+    {"idle_watts", ART_REAL, get_idle, CLI_COL_ALL},
+    {"l1d_bytes", ART_UINT, get_l1d, CLI_COL_ALL},
+    {"l2_bytes", ART_UINT, get_l2, CLI_COL_ALL},
+    {"l3_bytes", ART_UINT, get_l3, CLI_COL_ALL},
     {"source", ART_TEXT, get_source, CLI_COL_ALL},
 };
 

@@ -10,72 +10,148 @@
 #include "edgefit/profile.h"
 
 /*
- * The built-in boards. Peak figures are fp32 multiply-accumulates per second
- * of the CPU cores, because edgefit's kernels run on CPUs; a GPU figure would
- * promise what no edgefit run on the board can reach.
+ * The built-in boards, each figure with its source in catalog_source
+ * below (one line per figure, printed by --list-devices). Peaks are the
+ * CPU cores' multiply-accumulates per second, because edgefit's kernels
+ * run on CPUs; a GPU figure would promise what no edgefit run on the
+ * board can reach. A peak is cores x clock x SIMD lanes x FMA issued per
+ * cycle. fp16 arithmetic and int8 dot products (SDOT) count only on
+ * ARMv8.2 cores that have them (Cortex-A76, A78); on A53, A57 and A72
+ * 16-bit storage is widened and computed at the fp32 peak, and int8 runs
+ * as 16-bit multiply-accumulates (SMLAL/MLA, 8 lanes of 128 bits).
+ * bandwidth_1core_gbps is one core's sustained traffic (bytes read plus
+ * written per second, STREAM's counting) from a published tinymembench
+ * run; bandwidth_gbps, what all cores sustain together, is that same
+ * figure where no all-core STREAM run was found (a lower bound).
  */
 static const struct prof_device catalog[] = {
     {
+        .name = "rpi3bplus",
+        .bandwidth_gbps = 2.426,
+        .peak_gmacs = 22.4,      /* 4 x 1.4 GHz x 4 lanes x 1 */
+        .peak_gmacs_f16 = 22.4,  /* widened to fp32 (ARMv8.0) */
+        .peak_gmacs_int8 = 44.8, /* 4 x 1.4 GHz x 8 lanes (SMLAL) */
+        .power_watts = 5.1,
+        .memory_mb = 1024.0,
+        .cores = 4,
+        .clock_ghz = 1.4,
+        .bandwidth_1core_gbps = 2.426,
+        .idle_watts = 1.9,
+        .l1d_bytes = 32 * 1024,
+        .l2_bytes = 512 * 1024,
+        .l3_bytes = 0,
+    },
+    {
+        .name = "rpizero2w",
+        .bandwidth_gbps = 2.5604,
+        .peak_gmacs = 16.0,      /* 4 x 1.0 GHz x 4 lanes x 1 */
+        .peak_gmacs_f16 = 16.0,
+        .peak_gmacs_int8 = 32.0, /* 4 x 1.0 GHz x 8 lanes */
+        .power_watts = 0.0,      /* no loaded measurement found */
+        .memory_mb = 512.0,
+        .cores = 4,
+        .clock_ghz = 1.0,
+        .bandwidth_1core_gbps = 2.5604,
+        .idle_watts = 0.6,
+        .l1d_bytes = 32 * 1024,
+        .l2_bytes = 512 * 1024,
+        .l3_bytes = 0,
+    },
+    {
         .name = "rpi4",
-        /* 4.3 GB/s: the figure of the original tooling for the Pi 4's
-         * 32-bit LPDDR4-3200 (the nominal bus peak is 12.8 GB/s; 4.3 is
-         * closer to what a single core sustains). */
-        .bandwidth_gbps = 4.3,
-        /* BCM2711: 4 Cortex-A72 cores at 1.5 GHz. A 128-bit NEON FMLA
-         * (4 fp32 lanes) issues once per cycle (it occupies both 64-bit FP
-         * pipes, Cortex-A72 software optimisation guide), so
-         * 4 x 1.5e9 x 4 = 24 GMAC/s (48 GFLOP/s). */
-        .peak_gmacs = 24.0,
-        /* ARMv8.0: no fp16 arithmetic and no int8 dot product. 16-bit
-         * storage is widened to fp32 (the fp32 peak); int8 runs as 16-bit
-         * NEON MLA, 8 lanes per cycle: 4 x 1.5e9 x 8 = 48 GMAC/s. */
+        .bandwidth_gbps = 5.127,
+        .peak_gmacs = 24.0,      /* 4 x 1.5 GHz x 4 lanes x 1 */
         .peak_gmacs_f16 = 24.0,
-        .peak_gmacs_int8 = 48.0,
-        /* Raspberry Pi 4 product brief: 5 V 3 A supply; about 6.4 W is the
-         * commonly measured draw with all four cores loaded. */
+        .peak_gmacs_int8 = 48.0, /* 4 x 1.5 GHz x 8 lanes */
         .power_watts = 6.4,
-        /* The 4 GB model (1, 2, 4 and 8 GB exist). */
         .memory_mb = 4096.0,
         .cores = 4,
+        .clock_ghz = 1.5,
+        .bandwidth_1core_gbps = 5.127,
+        .idle_watts = 0.0,
+        .l1d_bytes = 32 * 1024,
+        .l2_bytes = 1024 * 1024,
+        .l3_bytes = 0,
+    },
+    {
+        .name = "rpi4-1.8",
+        .bandwidth_gbps = 4.8412,
+        .peak_gmacs = 28.8,      /* 4 x 1.8 GHz x 4 lanes x 1 */
+        .peak_gmacs_f16 = 28.8,
+        .peak_gmacs_int8 = 57.6, /* 4 x 1.8 GHz x 8 lanes */
+        .power_watts = 0.0,      /* no measurement at 1.8 GHz found */
+        .memory_mb = 4096.0,
+        .cores = 4,
+        .clock_ghz = 1.8,
+        .bandwidth_1core_gbps = 4.8412,
+        .idle_watts = 0.0,
+        .l1d_bytes = 32 * 1024,
+        .l2_bytes = 1024 * 1024,
+        .l3_bytes = 0,
+    },
+    {
+        .name = "rpi5",
+        .bandwidth_gbps = 10.68,
+        .peak_gmacs = 76.8,       /* 4 x 2.4 GHz x 4 lanes x 2 pipes */
+        .peak_gmacs_f16 = 153.6,  /* 4 x 2.4 GHz x 8 lanes x 2 */
+        .peak_gmacs_int8 = 307.2, /* 4 x 2.4 GHz x 16 (SDOT) x 2 */
+        .power_watts = 7.9,
+        .memory_mb = 8192.0,
+        .cores = 4,
+        .clock_ghz = 2.4,
+        .bandwidth_1core_gbps = 10.68,
+        .idle_watts = 0.0,
+        .l1d_bytes = 64 * 1024,
+        .l2_bytes = 4 * 512 * 1024,
+        .l3_bytes = 2 * 1024 * 1024,
     },
     {
         .name = "jetson-nano",
-        /* NVIDIA Jetson Nano module data sheet: 4 GB 64-bit LPDDR4 at
-         * 1600 MHz, 25.6 GB/s. */
-        .bandwidth_gbps = 25.6,
-        /* CPU figure: 4 Cortex-A57 cores at 1.43 GHz, one 128-bit FMLA
-         * (4 fp32 lanes) per cycle: 4 x 1.43e9 x 4 = 22.9 GMAC/s. The data
-         * sheet's 472 GFLOPS is the 128-core Maxwell GPU in fp16 (236 GFLOPS,
-         * 118 GMAC/s in fp32), which edgefit's CPU kernels do not use. */
-        .peak_gmacs = 22.88,
-        /* ARMv8.0 as the Pi's A72: fp32 for 16-bit storage; int8 as 16-bit
-         * MLA, 8 lanes: 4 x 1.43e9 x 8 = 45.76 GMAC/s. */
+        .bandwidth_gbps = 7.553,
+        .peak_gmacs = 22.88,      /* 4 x 1.43 GHz x 4 lanes x 1 */
         .peak_gmacs_f16 = 22.88,
-        .peak_gmacs_int8 = 45.76,
-        /* Data sheet power modes: 10 W (MAXN) and 5 W; the 10 W mode runs
-         * all four cores at full clock. */
+        .peak_gmacs_int8 = 45.76, /* 4 x 1.43 GHz x 8 lanes */
         .power_watts = 10.0,
         .memory_mb = 4096.0,
         .cores = 4,
+        .clock_ghz = 1.43,
+        .bandwidth_1core_gbps = 7.553,
+        .idle_watts = 0.0,
+        .l1d_bytes = 32 * 1024,
+        .l2_bytes = 2 * 1024 * 1024,
+        .l3_bytes = 0,
+    },
+    {
+        .name = "jetson-orin-nano",
+        .bandwidth_gbps = 13.4526,
+        .peak_gmacs = 72.0,       /* 6 x 1.5 GHz x 4 lanes x 2 pipes */
+        .peak_gmacs_f16 = 144.0,  /* 6 x 1.5 GHz x 8 lanes x 2 */
+        .peak_gmacs_int8 = 288.0, /* 6 x 1.5 GHz x 16 (SDOT) x 2 */
+        .power_watts = 15.0,
+        .memory_mb = 8192.0,
+        .cores = 6,
+        .clock_ghz = 1.5,
+        .bandwidth_1core_gbps = 13.4526,
+        .idle_watts = 0.0,
+        .l1d_bytes = 64 * 1024,
+        .l2_bytes = 6 * 256 * 1024,
+        .l3_bytes = 2 * 1024 * 1024,
     },
     {
         .name = "desktop",
-        /* Dual-channel DDR4-3200: 2 x 8 B x 3.2e9 = 51.2 GB/s nominal; the
-         * original tooling used 50 GB/s ("desktop DDR4: ~40-60 GB/s"). */
         .bandwidth_gbps = 50.0,
-        /* A nominal 8-core AVX2 desktop CPU at 3.5 GHz with two 256-bit FMA
-         * units per core (8 fp32 lanes each): 8 x 3.5e9 x 2 x 8 =
-         * 448 GMAC/s. A class figure, not one product. */
-        .peak_gmacs = 448.0,
-        /* 16-bit storage computes in fp32 on AVX2 (F16C widens it). int8:
-         * VPMADDUBSW + VPMADDWD, 32 MACs per 256-bit pair, one pair per
-         * cycle per core: 8 x 3.5e9 x 32 = 896 GMAC/s. */
-        .peak_gmacs_f16 = 448.0,
+        .peak_gmacs = 448.0,     /* 8 x 3.5 GHz x 8 lanes x 2 FMA units */
+        .peak_gmacs_f16 = 448.0, /* F16C widens to fp32 */
         .peak_gmacs_int8 = 896.0,
-        /* The 65 W TDP class of such mainstream desktop processors. */
         .power_watts = 65.0,
         .memory_mb = 16384.0,
         .cores = 8,
+        .clock_ghz = 3.5,
+        .bandwidth_1core_gbps = 0.0,
+        .idle_watts = 0.0,
+        .l1d_bytes = 0,
+        .l2_bytes = 0,
+        .l3_bytes = 0,
     },
 };
 
@@ -143,49 +219,169 @@ PROF_API int prof_bandwidth_roof(const struct prof_device *dev,
 
 #define CATALOG_COUNT (sizeof(catalog) / sizeof(catalog[0]))
 
-/* The comments above as text for a person choosing a device; no cache
- * figures, because none of these boards has a published per-level
- * bandwidth this tool could cite, so they keep the plain DRAM roofline. */
+/* The source of every figure above, one line per figure, for a person
+ * choosing a device (--list-devices). tinymembench's "C copy" counts the
+ * bytes copied; twice that is the traffic STREAM's Copy counts. No cache
+ * bandwidths: none of these boards has a published per-level figure this
+ * tool could cite, so they keep the plain DRAM roofline (cache_count 0);
+ * the cache sizes are for the device model. */
+#define SBC "sbc-bench (github.com/ThomasKaiser/sbc-bench) results/"
+#define A53_NOTE                                                            \
+    "ARM publishes no optimisation guide for the Cortex-A53; this assumes " \
+    "one 128-bit NEON instruction issued per cycle, an upper bound"
 static const char *const catalog_source[] = {
-    "bandwidth 4.3 GB/s: the original tooling's figure for the Pi 4's "
-    "32-bit LPDDR4-3200 (nominal bus peak 12.8 GB/s; 4.3 is nearer what "
-    "one core sustains)\n"
-    "peak 24 GMAC/s: BCM2711, 4 Cortex-A72 at 1.5 GHz, one 128-bit NEON "
-    "FMLA (4 fp32 lanes) per cycle (Cortex-A72 software optimisation "
-    "guide)\n"
-    "peak fp16/bf16 24 GMAC/s: no fp16 arithmetic on ARMv8.0, widened to "
-    "fp32\n"
-    "peak int8 48 GMAC/s: 16-bit NEON MLA, 8 lanes per cycle (no int8 dot "
-    "product before ARMv8.2)\n"
-    "power 6.4 W: commonly measured draw with four cores loaded (product "
-    "brief: 5 V 3 A supply)\n"
-    "memory 4096 MB: the 4 GB model (1, 2, 4 and 8 GB exist)\n"
-    "cores 4: the peaks count all four cores; a run on one thread is "
-    "predicted at a quarter of them",
-    "bandwidth 25.6 GB/s: Jetson Nano module data sheet, 64-bit LPDDR4 at "
-    "1600 MHz\n"
-    "peak 22.88 GMAC/s: 4 Cortex-A57 at 1.43 GHz, one 128-bit FMLA per "
-    "cycle (the data sheet's 472 GFLOPS is the GPU in fp16, which edgefit's "
-    "CPU kernels do not use)\n"
-    "peak fp16/bf16 22.88 GMAC/s: widened to fp32 (ARMv8.0)\n"
-    "peak int8 45.76 GMAC/s: 16-bit NEON MLA, 8 lanes per cycle\n"
-    "power 10 W: data sheet MAXN power mode (all four cores at full "
-    "clock)\n"
-    "memory 4096 MB: data sheet, 4 GB LPDDR4\n"
-    "cores 4: the peaks count all four cores; a run on one thread is "
-    "predicted at a quarter of them",
-    "bandwidth 50 GB/s: dual-channel DDR4-3200 is 51.2 GB/s nominal; the "
-    "original tooling used 50 GB/s\n"
-    "peak 448 GMAC/s: a nominal 8-core AVX2 CPU at 3.5 GHz with two "
-    "256-bit FMA units per core (a class figure, not one product)\n"
-    "peak fp16/bf16 448 GMAC/s: F16C widens to fp32\n"
+    /* rpi3bplus */
+    "cores 4: Raspberry Pi 3 Model B+ product brief, BCM2837B0, 4 x "
+    "Cortex-A53\n"
+    "clock 1.4 GHz: product brief\n"
+    "peak 22.4 GMAC/s: 4 cores x 1.4 GHz x 4 fp32 lanes x 1 FMLA per "
+    "cycle (" A53_NOTE ")\n"
+    "peak fp16 22.4 GMAC/s: no fp16 arithmetic on ARMv8.0; 16-bit storage "
+    "is widened and computed at the fp32 peak\n"
+    "peak int8 44.8 GMAC/s: no int8 dot product on ARMv8.0; 16-bit SMLAL, "
+    "8 lanes: 4 x 1.4 GHz x 8\n"
+    "l1d 32 KiB per core, l2 512 KiB shared, no l3: Linux "
+    "arch/arm64/boot/dts/broadcom/bcm2837.dtsi cache properties\n"
+    "bandwidth 2.426 GB/s all cores: no all-core STREAM run found; the "
+    "one-core figure, a lower bound\n"
+    "bandwidth 1 core 2.426 GB/s: 2 x 1213.0 MB/s tinymembench C copy, " SBC
+    "1iI5.txt (Pi 3 B+, 32-bit Raspbian Stretch, 2018-07-29)\n"
+    "idle power 1.9 W, power 5.1 W at 400% CPU load: pidramble.com "
+    "power consumption benchmarks (Pi 3 B+, headless, stress --cpu 4)\n"
+    "memory 1024 MB: product brief (1 GB LPDDR2)",
+    /* rpizero2w */
+    "cores 4: Raspberry Pi Zero 2 W product brief, RP3A0 (BCM2710A1), 4 x "
+    "Cortex-A53\n"
+    "clock 1.0 GHz: product brief\n"
+    "peak 16 GMAC/s: 4 cores x 1.0 GHz x 4 fp32 lanes x 1 FMLA per cycle "
+    "(" A53_NOTE ")\n"
+    "peak fp16 16 GMAC/s: widened to fp32 (ARMv8.0)\n"
+    "peak int8 32 GMAC/s: 16-bit SMLAL, 8 lanes: 4 x 1.0 GHz x 8\n"
+    "l1d 32 KiB per core, l2 512 KiB shared, no l3: the BCM2837's cores "
+    "(Linux bcm2837.dtsi)\n"
+    "bandwidth 2.5604 GB/s all cores: no all-core STREAM run found; the "
+    "one-core figure, a lower bound\n"
+    "bandwidth 1 core 2.5604 GB/s: 2 x 1280.2 MB/s tinymembench C copy, " SBC
+    "3E85.txt (Pi Zero 2 at 1000 MHz, 2021-11-05)\n"
+    "idle power 0.6 W: cnx-software.com 2021-12-09, 'A deep dive into "
+    "Raspberry Pi Zero 2 W's power consumption' (120 mA at 5 V, Bullseye)\n"
+    "power unknown: no loaded measurement found (give --power-watts)\n"
+    "memory 512 MB: product brief",
+    /* rpi4 */
+    "cores 4: Raspberry Pi 4 Model B product brief, BCM2711, 4 x "
+    "Cortex-A72\n"
+    "clock 1.5 GHz: the launch clock (boards since 2020 run 1.8 GHz: "
+    "rpi4-1.8)\n"
+    "peak 24 GMAC/s: 4 cores x 1.5 GHz x 4 fp32 lanes x 1 FMLA per cycle "
+    "(Cortex-A72 software optimisation guide: ASIMD FP multiply-accumulate, "
+    "Q-form, throughput 1)\n"
+    "peak fp16 24 GMAC/s: no fp16 arithmetic on ARMv8.0, widened to fp32\n"
+    "peak int8 48 GMAC/s: no int8 dot product before ARMv8.2; 16-bit "
+    "SMLAL/MLA, 8 lanes, throughput 1: 4 x 1.5 GHz x 8\n"
+    "l1d 32 KiB per core, l2 1 MiB shared, no l3: Linux bcm2711.dtsi cache "
+    "properties\n"
+    "bandwidth 5.127 GB/s all cores: no all-core STREAM run found; the "
+    "one-core figure, a lower bound (the former 4.3 GB/s had no source)\n"
+    "bandwidth 1 core 5.127 GB/s: 2 x 2563.5 MB/s tinymembench C copy, " SBC
+    "3EgS.txt (Pi 4 at 1500 MHz, 2021-11-07); a one-thread STREAM on a Pi "
+    "4 gave Copy 5527.3, Triad 4844.1 MB/s (sci-pi.org.uk/bench/stream.html)\n"
+    "idle power unknown; power 6.4 W: commonly measured draw with four "
+    "cores loaded (no single published run; product brief: 5 V 3 A "
+    "supply)\n"
+    "memory 4096 MB: the 4 GB model (1, 2, 4 and 8 GB exist)",
+    /* rpi4-1.8 */
+    "cores 4: Raspberry Pi 4 Model B, BCM2711 (C0 stepping), 4 x "
+    "Cortex-A72\n"
+    "clock 1.8 GHz: Raspberry Pi firmware default for boards since 2020 "
+    "(and the Pi 400); ncnn's Pi 4 table states 1.8GHz x 4\n"
+    "peak 28.8 GMAC/s: 4 cores x 1.8 GHz x 4 fp32 lanes x 1 FMLA per cycle "
+    "(Cortex-A72 software optimisation guide)\n"
+    "peak fp16 28.8 GMAC/s: widened to fp32 (ARMv8.0)\n"
+    "peak int8 57.6 GMAC/s: 16-bit SMLAL/MLA, 8 lanes: 4 x 1.8 GHz x 8\n"
+    "l1d 32 KiB per core, l2 1 MiB shared, no l3: Linux bcm2711.dtsi\n"
+    "bandwidth 4.8412 GB/s all cores: no all-core STREAM run found; the "
+    "one-core figure, a lower bound\n"
+    "bandwidth 1 core 4.8412 GB/s: 2 x 2420.6 MB/s tinymembench C copy, " SBC
+    "3Gia.txt (Pi 4 at 1800 MHz, 2021-11-27); memory-bound, so no faster "
+    "than at 1.5 GHz\n"
+    "idle power unknown, power unknown: no measurement at 1.8 GHz found "
+    "(give --power-watts)\n"
+    "memory 4096 MB: the 4 GB model",
+    /* rpi5 */
+    "cores 4: Raspberry Pi 5 product brief, BCM2712, 4 x Cortex-A76\n"
+    "clock 2.4 GHz: product brief\n"
+    "peak 76.8 GMAC/s: 4 cores x 2.4 GHz x 4 fp32 lanes x 2 FMLA per cycle "
+    "(Cortex-A76 software optimisation guide: two ASIMD pipes V0/V1, FMLA "
+    "Q-form throughput 2)\n"
+    "peak fp16 153.6 GMAC/s: ARMv8.2 FP16 arithmetic, 8 lanes x 2 pipes: 4 "
+    "x 2.4 GHz x 16\n"
+    "peak int8 307.2 GMAC/s: ARMv8.2 SDOT, 16 int8 MACs per Q-form "
+    "instruction, throughput 2: 4 x 2.4 GHz x 32\n"
+    "l1d 64 KiB per core, l2 2 MiB (512 KiB private to each core), l3 2 "
+    "MiB shared: Linux bcm2712.dtsi (citing the Raspberry Pi processors "
+    "documentation)\n"
+    "bandwidth 10.68 GB/s all cores: no all-core STREAM run found; the "
+    "one-core figure, a lower bound\n"
+    "bandwidth 1 core 10.68 GB/s: 2 x 5340.0 MB/s tinymembench C copy, " SBC
+    "Au3jaA.txt (Pi 5 at 2400 MHz, 2024-01-27)\n"
+    "idle power unknown; power 7.9 W: running Geekbench, as quoted in "
+    "github.com/geerlingguy/sbc-reviews/issues/21 (2023-10-18; the idle "
+    "1.8 W reported there was called too low, so none is stated)\n"
+    "memory 8192 MB: the 8 GB model (2, 4, 8 and 16 GB exist)",
+    /* jetson-nano */
+    "cores 4: NVIDIA Jetson Nano module data sheet, 4 x Cortex-A57\n"
+    "clock 1.43 GHz: data sheet (MAXN mode; sbc-bench shows 1479 MHz)\n"
+    "peak 22.88 GMAC/s: 4 cores x 1.43 GHz x 4 fp32 lanes x 1 FMLA per "
+    "cycle (Cortex-A57 software optimisation guide); the data sheet's 472 "
+    "GFLOPS is the GPU in fp16, which edgefit's CPU kernels do not use\n"
+    "peak fp16 22.88 GMAC/s: widened to fp32 (ARMv8.0)\n"
+    "peak int8 45.76 GMAC/s: 16-bit SMLAL/MLA, 8 lanes: 4 x 1.43 GHz x 8\n"
+    "l1d 32 KiB per core, l2 2 MiB shared, no l3: lscpu in " SBC "4rLX.txt "
+    "(128 KiB of L1d over 4 cores, 2 MiB of L2)\n"
+    "bandwidth 7.553 GB/s all cores: no all-core STREAM run found; the "
+    "one-core figure, a lower bound (the data sheet's 25.6 GB/s is the "
+    "LPDDR4 bus peak, no core reaches it)\n"
+    "bandwidth 1 core 7.553 GB/s: 2 x 3776.5 MB/s tinymembench C copy, " SBC
+    "4rLX.txt (Jetson Nano developer kit, 2023-03-25)\n"
+    "idle power unknown; power 10 W: data sheet MAXN power mode (all four "
+    "cores at full clock)\n"
+    "memory 4096 MB: data sheet, 4 GB LPDDR4",
+    /* jetson-orin-nano */
+    "cores 6: NVIDIA Jetson Orin Nano 8GB data sheet, 6 x Cortex-A78AE\n"
+    "clock 1.5 GHz: data sheet (sbc-bench shows 1510 MHz; the 2024 "
+    "'Super' mode runs 1.7 GHz)\n"
+    "peak 72 GMAC/s: 6 cores x 1.5 GHz x 4 fp32 lanes x 2 FMLA per cycle "
+    "(Cortex-A78 software optimisation guide: two ASIMD pipes)\n"
+    "peak fp16 144 GMAC/s: ARMv8.2 FP16 arithmetic: 6 x 1.5 GHz x 16\n"
+    "peak int8 288 GMAC/s: ARMv8.2 SDOT, throughput 2: 6 x 1.5 GHz x 32\n"
+    "l1d 64 KiB per core, l2 1.5 MiB (256 KiB per core), l3 2 MiB: lscpu "
+    "in " SBC "4vy7.txt (384 KiB of L1d over 6 cores)\n"
+    "bandwidth 13.4526 GB/s all cores: no all-core STREAM run found; the "
+    "one-core figure, a lower bound\n"
+    "bandwidth 1 core 13.4526 GB/s: 2 x 6726.3 MB/s tinymembench C copy, "
+    SBC "4vy7.txt (Orin Nano developer kit, 2023-05-09)\n"
+    "idle power unknown; power 15 W: the module's upper power mode (7 W "
+    "and 15 W; the later 'Super' mode is 25 W)\n"
+    "memory 8192 MB: data sheet, 8 GB LPDDR5",
+    /* desktop */
+    "cores 8: a nominal 8-core AVX2 desktop CPU (a class figure, not one "
+    "product)\n"
+    "clock 3.5 GHz: the class's all-core clock\n"
+    "peak 448 GMAC/s: 8 cores x 3.5 GHz x 8 fp32 lanes x 2 256-bit FMA "
+    "units\n"
+    "peak fp16 448 GMAC/s: F16C widens to fp32\n"
     "peak int8 896 GMAC/s: VPMADDUBSW + VPMADDWD, 32 MACs per cycle per "
     "core\n"
-    "power 65 W: the TDP class of mainstream desktop processors\n"
-    "memory 16384 MB: a typical desktop configuration\n"
-    "cores 8: the peaks count all eight cores; a run on one thread is "
-    "predicted at an eighth of them",
+    "l1d, l2 and l3 unknown: they vary across the class\n"
+    "bandwidth 50 GB/s all cores: dual-channel DDR4-3200 is 51.2 GB/s "
+    "nominal; the original tooling used 50 GB/s\n"
+    "bandwidth 1 core unknown: varies across the class\n"
+    "idle power unknown; power 65 W: the TDP class of mainstream desktop "
+    "processors\n"
+    "memory 16384 MB: a typical desktop configuration",
 };
+#undef SBC
+#undef A53_NOTE
 
 _Static_assert(sizeof(catalog_source) / sizeof(catalog_source[0]) ==
                    CATALOG_COUNT,

@@ -778,7 +778,16 @@ static void test_devices_file(void **state)
     /* the catalogue with its sources, then the file's boards */
     RUN(&r, "--list-devices", "--devices", path);
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "rpi4: bandwidth 4.3 GB/s"));
+    assert_non_null(strstr(r.out, "rpi4: bandwidth 5.127 GB/s"));
+    /* every board of the catalogue, its one-core bandwidth, clock and
+     * caches, and a source line per figure */
+    assert_non_null(strstr(r.out, "rpi4-1.8: bandwidth 4.8412 GB/s (one "
+                                  "core 4.8412)"));
+    assert_non_null(strstr(r.out, "6 cores at 1.5 GHz, L1d 64 KiB, L2 "
+                                  "1536 KiB, L3 2048 KiB"));
+    assert_non_null(strstr(r.out, "\n    peak int8 307.2 GMAC/s: ARMv8.2 "
+                                  "SDOT"));
+    assert_non_null(strstr(r.out, "\n    bandwidth 1 core 7.553 GB/s"));
     assert_non_null(strstr(r.out, "data sheet"));
     assert_non_null(strstr(r.out, "host: this machine"));
     assert_non_null(strstr(r.out, "slowboard: bandwidth 0.5 GB/s, peak 2 "
