@@ -1,0 +1,74 @@
+#!/bin/sh
+# edgefit-device: exit codes and messages naming file:line for bad
+# measurement and devices files; a fit's devices file read back by
+# --devices predicts what the fit's own table says (a round trip through
+# the CSV at 6 significant digits); --predict names the interval and the
+# roofline bound. usage: test_device.sh EDGEFIT-DEVICE FIXTURE.csv
+set -u
+exe=$1
+fixture=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+n=0
+check() { # description, then a command that must succeed
+    n=$((n + 1))
+    d=$1
+    shift
+    if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fails=$((fails + 1)); fi
+}
+expect() { # exit code, text the message must hold, then the arguments
+    code=$1 text=$2
+    shift 2
+    "$exe" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    n=$((n + 1))
+    if [ "$rc" -eq "$code" ] && grep -qF -- "$text" "$tmp/err"; then
+        echo "ok $n - exit $code and '$text' for $*"
+    else
+        echo "not ok $n - exit $rc (want $code), stderr: $(cat "$tmp/err")"
+        fails=$((fails + 1))
+    fi
+}
+echo "1..11"
+head -1 "$fixture" >"$tmp/bad1.csv"
+echo "smallcnn,rpi4,ncnn,0,fp32,1,1.0,x" >>"$tmp/bad1.csv"
+expect 2 "bad1.csv:2: threads" --fit "$tmp/bad1.csv"
+head -1 "$fixture" >"$tmp/bad2.csv"
+echo "" >>"$tmp/bad2.csv"
+echo "nosuchnet,rpi4,ncnn,1,fp32,1,1.0,x" >>"$tmp/bad2.csv"
+expect 2 "bad2.csv:3: model: 'nosuchnet'" --fit "$tmp/bad2.csv"
+head -1 "$fixture" >"$tmp/bad3.csv"
+echo "smallcnn,nosuchboard,ncnn,1,fp32,1,1.0,x" >>"$tmp/bad3.csv"
+expect 2 "bad3.csv:2: device: 'nosuchboard'" --fit "$tmp/bad3.csv"
+printf 'model,device,runtime\nsmallcnn,rpi4,ncnn\n' >"$tmp/bad4.csv"
+expect 2 "bad4.csv:1: the header" --fit "$tmp/bad4.csv"
+head -1 "$fixture" >"$tmp/bad5.csv"
+echo "smallcnn,rpi4,tvm,1,fp32,1,1.0,x" >>"$tmp/bad5.csv"
+expect 2 "bad5.csv:2: runtime: 'tvm'" --fit "$tmp/bad5.csv"
+expect 2 "--runtime: 'tvm'" --fit "$fixture" --runtime tvm
+
+"$exe" --fit "$fixture" --pool-sigma 0 --out "$tmp/fit" --quiet >/dev/null
+check "--fit writes devices.csv, fit_residuals.csv, cross_validation.csv" \
+    test -s "$tmp/fit/devices.csv" -a -s "$tmp/fit/fit_residuals.csv" \
+    -a -s "$tmp/fit/cross_validation.csv"
+# the fit's own prediction of resnet8 on 4 threads, and --predict's from
+# the file it wrote: the same to the digits the file keeps
+want=$(awk -F, '$1 == "resnet8" && $4 == 4 { print $8 }' "$tmp/fit/fit_residuals.csv")
+got=$("$exe" --predict --model resnet8 --device rpi4 --runtime ncnn \
+    --devices "$tmp/fit/devices.csv" --threads 4 --format csv |
+    awk -F, 'NR == 2 { print $8 }')
+check "--predict from the written file ($got) is the fit's ($want)" \
+    awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-4 * b) }'
+"$exe" --predict --model resnet8 --device rpi4 --runtime ncnn \
+    --devices "$tmp/fit/devices.csv" --format csv >"$tmp/pred.csv"
+check "--predict's interval holds its prediction and the roofline is below it" \
+    awk -F, 'NR == 2 { exit !($9 <= $8 && $8 <= $10 && $11 <= $8) }' "$tmp/pred.csv"
+expect 2 "no fitted model of device 'rpi4' with runtime 'pytorch'" \
+    --predict --model resnet8 --device rpi4 --runtime pytorch \
+    --devices "$tmp/fit/devices.csv"
+# a model row of a built-in board fitted on other figures is stale
+sed '2s/^rpi4,[0-9.]*,/rpi4,99,/' "$tmp/fit/devices.csv" >"$tmp/stale.csv"
+expect 2 "stale.csv:2: 'rpi4' was fitted on figures" --predict --model resnet8 \
+    --device rpi4 --runtime ncnn --devices "$tmp/stale.csv"
+exit $((fails > 0))
