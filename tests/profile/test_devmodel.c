@@ -278,6 +278,66 @@ static void test_fit_prior_holds(void **state)
     assert_true(fit.rms_log_residual < 0.05);
 }
 
+/* Two boards (the second twice as fast in compute and bandwidth) running
+ * one runtime with the same parameters: the pooled cross-validation
+ * predicts every held-out network on both, and each board's model
+ * carries its own figures. */
+static void test_pooled(void **state)
+{
+    (void)state;
+    struct prof_device dev[2] = {board(), board()};
+    snprintf(dev[1].name, sizeof dev[1].name, "fast");
+    dev[1].peak_gmacs *= 2.0;
+    dev[1].peak_gmacs_int8 *= 2.0;
+    dev[1].bandwidth_gbps *= 2.0;
+    dev[1].bandwidth_1core_gbps *= 2.0;
+    struct prof_dm_layer store[NETS * 6];
+    struct prof_dm_net nets[NETS];
+    make_nets(nets, store);
+    struct prof_devmodel truth;
+    prof_dm_defaults(&dev[0], "r", &truth);
+    const double q[PROF_DM_PARAM_COUNT] = {0.1, 0.5, 1.2, 0.4, 0.6,
+                                           0.7, 0.01, 0.8, 1.6, 0.9};
+    memcpy(truth.param, q, sizeof q);
+    struct prof_dm_case cases[2 * NETS * 2];
+    size_t group[2 * NETS * 2];
+    size_t n = 0;
+    for (size_t b = 0; b < 2; b++) {
+        truth.device = dev[b];
+        for (int k = 0; k < NETS; k++) {
+            for (unsigned t = 1; t <= 4; t += 3) {
+                struct prof_dm_case c = {&nets[k], t, MEMEST_FP32, 1, 0.0,
+                                         NULL};
+                assert_int_equal(prof_dm_predict(&truth, &c, &c.measured_ms,
+                                                 NULL, NULL),
+                                 PROF_OK);
+                c.device = &dev[b];
+                group[n] = b;
+                cases[n++] = c;
+            }
+        }
+    }
+    double pred[2 * NETS * 2];
+    struct prof_devmodel models[2];
+    struct prof_diag diag = {0, ""};
+    assert_int_equal(prof_dm_cross_validate_pooled("r", cases, group, n, 2,
+                                                   1.0, pred, models, &diag),
+                     PROF_OK);
+    for (size_t i = 0; i < n; i++) {
+        near_rel(pred[i], cases[i].measured_ms, 0.1);
+    }
+    assert_string_equal(models[0].device.name, "board");
+    assert_string_equal(models[1].device.name, "fast");
+    for (int k = PROF_DM_EFF_DEPTHWISE; k <= PROF_DM_EFF_GEMM; k++) {
+        near_rel(models[1].param[k], q[k], 0.05);
+    }
+    /* a case without its device is refused */
+    cases[0].device = NULL;
+    assert_int_equal(prof_dm_cross_validate_pooled("r", cases, group, n, 2,
+                                                   1.0, pred, models, &diag),
+                     PROF_E_RANGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_hand_case),
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_fit_prior_holds),
+        cmocka_unit_test(test_pooled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
