@@ -49,7 +49,7 @@ static void usage(FILE *f)
         "                           the timing inputs (the timing does not\n"
         "                           depend on the values)\n"
         CLI_CALIBRATION_HELP
-        "  --device D               rpi4, jetson-nano, desktop, host (this\n"
+        "  --device D               a --list-devices board (rpi4, ...), host (this\n"
         "                           machine, calibrated) or\n"
         "                           name=X,bandwidth_gbps=B,peak_gmacs=P\n"
         "                           [,power_watts=W,memory_mb=M]\n"
