@@ -11,8 +11,8 @@
 #
 # Usage: scripts/ci-fuzz.sh [BUILD_DIR]   (default build-fuzz)
 # FUZZ_SECONDS (default 100) is each target's time, FUZZ_JOBS (default 2)
-# how many run at once: 11 targets take about 6 x 100 s on two cores, and
-# the build 3 to 5 minutes.
+# how many run at once: 11 targets take 6 x 100 s on two cores, plus the
+# build of the targets and the libraries they need.
 set -u
 cd "$(dirname "$0")/.."
 
