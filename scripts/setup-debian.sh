@@ -12,7 +12,9 @@ fonts-dejavu-core libjansson-dev zlib1g-dev libcmocka-dev dataset-fashion-mnist
 protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata"
 
 if [ "${1:-}" = "--clang" ]; then
-    pkgs="$pkgs clang"
+    # libFuzzer (clang -fsanitize=fuzzer, scripts/ci-fuzz.sh) is only
+    # recommended by clang 14, so named
+    pkgs="$pkgs clang libclang-rt-14-dev"
 fi
 if [ "${1:-}" = "--bench" ]; then
     pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev libxnnpack-dev

@@ -19,6 +19,12 @@
 
 #include "internal.h"
 
+/* The largest header read. The format's reference reader stops at 100 MB;
+ * a header of a hundred thousand tensors (~100 bytes each) is under
+ * 16 MiB, and refusing anything larger before it is read bounds what a
+ * hostile file costs (jansson takes several times the text). */
+#define MAX_HEADER_BYTES (16 * 1024 * 1024)
+
 #define META_KEY "__metadata__"
 
 /* Tensor slots in the loaded data start at multiples of this. */
@@ -833,6 +839,14 @@ ART_API int art_safetensors_load(const char *path, art_safetensors **out,
     if (hlen < 2) {
         rc = fail(diag, ART_E_PARSE, "%s: a header of %" PRIu64 " bytes "
                   "cannot hold a JSON object", path, hlen);
+        goto done;
+    }
+    if (hlen > MAX_HEADER_BYTES) {
+        /* before reading or parsing it: JSON costs several times its
+         * text in memory */
+        rc = fail(diag, ART_E_PARSE, "%s: a header of %" PRIu64 " bytes "
+                  "(at most %d are read: 16 MiB, a hundred thousand "
+                  "tensors)", path, hlen, MAX_HEADER_BYTES);
         goto done;
     }
     if (!(text = malloc((size_t)hlen))) {

@@ -7,11 +7,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ---- Limits: one set for every reader, text and ONNX ------------------
+ * Each is checked before anything is allocated for what it bounds, so a
+ * file that claims more is refused in time and memory proportional to
+ * its own size. */
+
 /* The largest per-sample tensor, in elements, any model may have, read
  * from text or from ONNX (one limit for both): the indices of ONNX
  * runtimes and of the kernels are 32-bit, and anything larger is not a
- * model for a small device. Checked before anything is allocated. */
+ * model for a small device. A layer's weight tensor is held to it too. */
 #define MEMEST_MAX_ELEMENTS ((uint64_t)INT32_MAX)
+
+/* Protocol buffers cannot encode a message over 2 GiB: the largest ONNX
+ * file, and so the most bytes of initializers a model can carry. */
+#define MEMEST_MAX_ONNX_BYTES ((size_t)2 * 1024 * 1024 * 1024 - 1)
+
+/* The most parameters a model may have: as many as the largest ONNX file
+ * holds at one byte each (int8 initializers). A text model declares its
+ * sizes without holding the values, and is held to what its ONNX twin
+ * could be. */
+#define MEMEST_MAX_PARAMETERS ((uint64_t)MEMEST_MAX_ONNX_BYTES)
+
+/* The largest text model file read (a model of a few thousand layers is
+ * under 1 MiB). */
+#define MEMEST_MAX_TEXT_BYTES ((size_t)64 * 1024 * 1024)
 
 /* A model input: its name (owned), per-sample shape and elements. */
 struct model_input {

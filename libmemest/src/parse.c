@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FILE_BYTES ((size_t)64 * 1024 * 1024)
 
 struct ctx {
     struct memest_diag *diag;
@@ -439,6 +438,18 @@ static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
     if (add_ovf(L.weight_count, L.bias_count, &L.parameter_count)) {
         return op_overflow(&x, "the parameter count");
     }
+    /* as an ONNX initializer would be (internal.h's limits) */
+    if (L.weight_count > MEMEST_MAX_ELEMENTS ||
+        L.bias_count > MEMEST_MAX_ELEMENTS) {
+        return fail(c, MEMEST_E_RANGE, c->line, sp->col_kind,
+                    "%s: its weight has %llu elements (1 to %llu are "
+                    "supported, as for an ONNX model)",
+                    sp->kind_text,
+                    (unsigned long long)(L.weight_count > L.bias_count
+                                             ? L.weight_count
+                                             : L.bias_count),
+                    (unsigned long long)MEMEST_MAX_ELEMENTS);
+    }
 
     if (sp->name.s != NULL) {
         name = sp->name.s;
@@ -633,6 +644,15 @@ static int finalize(struct ctx *c, struct memest_model *m)
             st = fail(c, MEMEST_E_OVERFLOW, L->line, 1,
                       "%s: the model's %s does not fit in 64 bits", L->name,
                       what);
+            goto out;
+        }
+        if (m->parameter_count > MEMEST_MAX_PARAMETERS) {
+            st = fail(c, MEMEST_E_RANGE, L->line, 1,
+                      "%s: the model has %llu parameters up to here (at "
+                      "most %llu are supported, what the largest ONNX file "
+                      "holds)", L->name,
+                      (unsigned long long)m->parameter_count,
+                      (unsigned long long)MEMEST_MAX_PARAMETERS);
             goto out;
         }
     }
@@ -2005,7 +2025,7 @@ int memest_model_load(const char *path_or_preset, memest_model **out,
         return memest_model_load_onnx(path_or_preset, NULL, out, diag);
     }
     set_source(diag, path_or_preset);
-    st = read_whole_file(path_or_preset, "model file", MAX_FILE_BYTES,
+    st = read_whole_file(path_or_preset, "model file", MEMEST_MAX_TEXT_BYTES,
                          "64 MiB", &text, &len, diag);
     if (st != MEMEST_OK) {
         return st;

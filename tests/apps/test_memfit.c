@@ -260,14 +260,15 @@ static void test_plan_tells_the_truth(void **state)
 {
     (void)state;
     struct run_result r;
-    /* 3 x 1e5 widths: 2e10 + 2e5 parameters and two 1e5 buffers,
-     * 80,001,600,000 B = 76,295.471191 MB at batch 1. */
-    RUN(&r, "--model", "mlp:100000-100000-100000", "--max-memory-mb", "4096");
+    /* 3 x 3e4 widths (within the 2^31 - 1 parameters a model may have):
+     * 1.8e9 + 6e4 parameters and two 3e4 buffers, 7,200,480,000 B =
+     * 6,866.912842 MB at batch 1. */
+    RUN(&r, "--model", "mlp:30000-30000-30000", "--max-memory-mb", "4096");
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.out, "within"));
-    assert_non_null(strstr(r.out, "76295.471191 MB EXCEEDS 4096.0000 MB"));
+    assert_non_null(strstr(r.out, "6866.912842 MB EXCEEDS 4096.0000 MB"));
     assert_non_null(strstr(r.err, "warning: Projected peak inference memory "
-                                  "(76295.4712 MB) exceeds limit "
+                                  "(6866.9128 MB) exceeds limit "
                                   "(4096.0000 MB)."));
     assert_null(strstr(r.out, "warning"));
     run_free(&r);
@@ -317,12 +318,12 @@ static void test_plan_tells_the_truth(void **state)
 }
 
 /* --device fits against the device's memory: rpi4 has 4096 MB, so the
- * 76,295 MB model exceeds it and a 3 MB one fits at the requested batch. */
+ * 6,867 MB model exceeds it and a 3 MB one fits at the requested batch. */
 static void test_device_budget(void **state)
 {
     (void)state;
     struct run_result r;
-    RUN(&r, "--model", "mlp:100000-100000-100000", "--device", "rpi4",
+    RUN(&r, "--model", "mlp:30000-30000-30000", "--device", "rpi4",
         "--format", "json", "--strict");
     assert_int_equal(r.status, 3);
     json_t *j = parse_json(r.out);

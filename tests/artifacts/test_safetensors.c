@@ -326,6 +326,33 @@ struct bad_case {
     const char *expect[2]; /* substrings of the message */
 };
 
+/* A header of 100 MB (the reference reader's limit) in a file that holds
+ * it: refused from its length alone, before it is read. The file is
+ * sparse: the header's bytes are a hole that reads as zeros, which would
+ * fail as JSON only after 100 MB were read and parsed. */
+static void test_header_cap(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/edgefit-test-st-cap-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const uint64_t hlen = 100000000;
+    unsigned char len8[8];
+    for (int i = 0; i < 8; i++) {
+        len8[i] = (unsigned char)(hlen >> (8 * i));
+    }
+    assert_int_equal(write(fd, len8, 8), 8);
+    assert_int_equal(ftruncate(fd, (off_t)(8 + hlen)), 0);
+    close(fd);
+    art_safetensors *st = NULL;
+    struct art_diag d;
+    assert_int_equal(art_safetensors_load(path, &st, &d), ART_E_PARSE);
+    unlink(path);
+    assert_null(st);
+    assert_non_null(strstr(d.message, "a header of 100000000 bytes"));
+    assert_non_null(strstr(d.message, "16 MiB"));
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -558,6 +585,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bundle),
         cmocka_unit_test(test_writer_refuses),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_header_cap),
         cmocka_unit_test(test_fixture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

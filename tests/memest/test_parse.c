@@ -278,6 +278,14 @@ static const struct err_case errors[] = {
      "input 4000000000 has 4000000000 elements per sample"},
     {"input 784\ndense 4000000000\n", MEMEST_E_RANGE, 2, 1,
      "dense: its output 4000000000 has 4000000000 elements per sample"},
+    /* weights the largest ONNX file could not hold: 1e10 in one layer
+     * (over the 2^31 - 1 elements of a tensor), and 2 x 1.6e9 in a model
+     * (over its 2^31 - 1 parameters), refused at the layer that crosses */
+    {"input 100000\ndense 100000\n", MEMEST_E_RANGE, 2, 1,
+     "dense: its weight has 10000000000 elements (1 to 2147483647"},
+    {"input 40000\ndense 40000\ndense 40000\n", MEMEST_E_RANGE, 3, 1,
+     "dense2: the model has 3200080000 parameters up to here (at most "
+     "2147483647"},
     {"input 65536x65536x65536\nflatten\ndense 2\n", MEMEST_E_RANGE, 1, 7,
      "281474976710656 elements per sample (1 to 2147483647"},
     {"input 1x46341x46341\nflatten\ndense 2\n", MEMEST_E_RANGE, 1, 7,

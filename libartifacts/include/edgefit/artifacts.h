@@ -560,8 +560,8 @@ ART_API int art_bundle_add_safetensors(art_bundle *b, const char *name,
 typedef struct art_safetensors art_safetensors;
 
 /*
- * Read and check a whole file: the header length against the file size,
- * the header's JSON (through jansson), each entry an object with a known
+ * Read and check a whole file: the header length against the file size
+ * and a 16 MiB cap (both before the header is read), the header's JSON (through jansson), each entry an object with a known
  * dtype, a shape of at most ART_TENSOR_MAX_DIMS non-negative integers
  * whose product times the dtype's size equals end - begin (overflow
  * checked), offsets in range; the tensors, sorted by offset, must cover

@@ -44,8 +44,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Protocol buffers cannot encode a message over 2 GiB. */
-#define MAX_FILE_BYTES ((size_t)2 * 1024 * 1024 * 1024 - 1)
+/* Protocol buffers cannot encode a message over 2 GiB (internal.h). */
+#define MAX_FILE_BYTES MEMEST_MAX_ONNX_BYTES
 #define PB_LIMIT_TEXT "2 GiB, the limit of protocol buffers"
 /* Deeper nesting than any ONNX model has (a graph in an attribute of a
  * node of a graph...); refused before protobuf-c recurses into it. */

@@ -773,16 +773,23 @@ int quant_domain_ok(const char *domain, const char *op_type)
 
 /* The model layer the text layer `name` became (a folded batch norm's
  * name is its conv's layer), or SIZE_MAX. */
-static size_t model_layer(const memest_model *m, const char *name)
+/* The model's layers by name, and by the name of a batch norm folded into
+ * one: the lowest index for each, as a scan would find it, in one pass
+ * (a lookup per layer would make quant_apply quadratic in layers). */
+static int layer_index(const memest_model *m, struct strmap *out)
 {
     for (size_t i = 0; i < memest_model_layer_count(m); i++) {
         const struct memest_layer *L = memest_model_layer(m, i);
-        if (strcmp(L->name, name) == 0 ||
-            (L->folded_bn != NULL && strcmp(L->folded_bn, name) == 0)) {
-            return i;
+        if (strmap_get(out, L->name) == SIZE_MAX &&
+            strmap_put(out, L->name, i) != MEMEST_OK) {
+            return MEMEST_E_NOMEM;
+        }
+        if (L->folded_bn != NULL && strmap_get(out, L->folded_bn) == SIZE_MAX &&
+            strmap_put(out, L->folded_bn, i) != MEMEST_OK) {
+            return MEMEST_E_NOMEM;
         }
     }
-    return SIZE_MAX;
+    return MEMEST_OK;
 }
 
 /*
@@ -865,32 +872,22 @@ static int keeps_input_params(enum memest_kind k)
            k == MEMEST_KIND_MAXPOOL;
 }
 
-int quant_apply(struct imp *I, memest_model *m)
+/* quant_apply()'s layers: each output's params and each conv2d's or
+ * dense layer's weight scales; *any when some params were set. */
+static int quant_layers(struct imp *I, memest_model *m,
+                        const struct strmap *byname, size_t ni, int *any)
 {
-    const size_t ni = memest_model_input_count(m);
-    int any = 0;
     int st;
-
-    for (size_t k = 0; k < I->ninputs && k < ni; k++) {
-        const struct value *v = &I->v[I->input_values[k]];
-        if (v->has_rec) {
-            any = 1;
-            if ((st = memest_model_set_tensor_quant(m, k, &v->rec))) {
-                return diag_fail(I->diag, st, "the params of the model "
-                                 "input '%.60s' are refused", v->name);
-            }
-        }
-    }
     for (size_t l = 0; l < I->nl; l++) {
         const struct out_layer *L = &I->L[l];
-        const size_t ml = model_layer(m, L->name);
+        const size_t ml = strmap_get(byname, L->name);
         const struct memest_layer *ML = memest_model_layer(m, ml);
         float *scales = NULL;
         if (ML == NULL) {
             continue;
         }
         if (L->has_quant) {
-            any = 1;
+            *any = 1;
             if ((st = memest_model_set_tensor_quant(m, ni + ml,
                                                     &L->quant))) {
                 return node_fail(I, L->node, st, "the params of its "
@@ -921,6 +918,36 @@ int quant_apply(struct imp *I, memest_model *m)
             return node_fail(I, L->node, st, "its weight scales are "
                              "refused");
         }
+    }
+    return MEMEST_OK;
+}
+
+int quant_apply(struct imp *I, memest_model *m)
+{
+    const size_t ni = memest_model_input_count(m);
+    int any = 0;
+    int st;
+
+    for (size_t k = 0; k < I->ninputs && k < ni; k++) {
+        const struct value *v = &I->v[I->input_values[k]];
+        if (v->has_rec) {
+            any = 1;
+            if ((st = memest_model_set_tensor_quant(m, k, &v->rec))) {
+                return diag_fail(I->diag, st, "the params of the model "
+                                 "input '%.60s' are refused", v->name);
+            }
+        }
+    }
+    struct strmap byname = {NULL, NULL, 0, 0};
+    st = layer_index(m, &byname);
+    if (st != MEMEST_OK) {
+        strmap_free(&byname);
+        return nomem(I);
+    }
+    st = quant_layers(I, m, &byname, ni, &any);
+    strmap_free(&byname);
+    if (st != MEMEST_OK) {
+        return st;
     }
     if (!any) {
         return MEMEST_OK;

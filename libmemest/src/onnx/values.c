@@ -134,11 +134,25 @@ int unique_name(struct imp *I, const char *want, const char *fallback,
     if (n == 0) {
         snprintf(base, sizeof base, "%.60s", fallback);
     }
+    /* A name in use maps to the next suffix worth trying after it: every
+     * base_k below it is taken (names are never released), so that n
+     * nodes of one base (unnamed Convs all falling back to "Conv") are
+     * named in O(n), not O(n^2) probes. */
+    const size_t next = strmap_get(&I->names, base);
     snprintf(cand, sizeof cand, "%s", base);
-    for (unsigned k = 2; (!is_input && strcmp(cand, "input") == 0) ||
-                         strmap_get(&I->names, cand) != SIZE_MAX;
-         k++) {
-        snprintf(cand, sizeof cand, "%s_%u", base, k);
+    if (next != SIZE_MAX || (!is_input && strcmp(base, "input") == 0)) {
+        size_t k = next != SIZE_MAX && next > 2 ? next : 2;
+        for (;; k++) {
+            snprintf(cand, sizeof cand, "%s_%zu", base, k);
+            if (strmap_get(&I->names, cand) == SIZE_MAX) {
+                break;
+            }
+        }
+        /* an update of the existing key: base need not outlive the map */
+        if (next != SIZE_MAX &&
+            strmap_put(&I->names, base, k + 1) != MEMEST_OK) {
+            return nomem(I);
+        }
     }
     *out = strdup(cand);
     if (*out == NULL) {

@@ -1,0 +1,116 @@
+#!/bin/bash
+# CI's fuzzing stage: every fuzz target of tests/fuzz built by clang with
+# libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer
+# (-Dfuzzing=true), then fuzzed for a fixed time each, two at a time,
+# starting from copies of its corpus (the files meson test replays, taken
+# from the build's test list) in a scratch folder, so the tree is left as it
+# was. A crash, a leak, a timeout (an input that takes over 10 s), a single
+# allocation of 64 MiB or more or a process above 1.5 GiB is a failure: the
+# script prints the reproducer's path and the command that replays it, and
+# exits 1. It prints each target's executions.
+#
+# Usage: scripts/ci-fuzz.sh [BUILD_DIR]   (default build-fuzz)
+# FUZZ_SECONDS (default 100) is each target's time, FUZZ_JOBS (default 2)
+# how many run at once: 11 targets take 6 x 100 s on two cores, plus the
+# build of the targets and the libraries they need.
+set -u
+cd "$(dirname "$0")/.."
+
+build=${1:-build-fuzz}
+seconds=${FUZZ_SECONDS:-100}
+jobs=${FUZZ_JOBS:-2}
+
+sh scripts/setup-debian.sh --clang || exit 1
+if [ ! -f "$build/build.ninja" ]; then
+    # -fsanitize=fuzzer-no-link: the libraries report coverage to
+    # libFuzzer; the targets link it (tests/fuzz/meson.build). The kernels
+    # run their C references (-Dsimd=disabled): what a hostile model
+    # reaches is the executor's plan and the reference kernels' indexing,
+    # and clang takes minutes per SIMD file under ASan and UBSan (checkkern
+    # holds the SIMD paths to the references).
+    CC=clang meson setup "$build" -Dfuzzing=true -Dwerror=true \
+        -Db_sanitize=address,undefined -Db_lundef=false -Dsimd=disabled \
+        -Dbuildtype=debugoptimized -Dc_args=-fsanitize=fuzzer-no-link \
+        >/dev/null || exit 1
+fi
+
+# Each fuzz test's name and the corpus files it replays, one per line:
+# "NAME FILE FILE ...", from Meson's test list.
+list=$(meson introspect --tests "$build" | python3 -c '
+import json, sys
+for t in json.load(sys.stdin):
+    if "fuzz" in t["suite"] or any(s.endswith(":fuzz") for s in t["suite"]):
+        print(" ".join([t["name"], t["cmd"][0]] + t["cmd"][1:]))
+') || exit 1
+[ -n "$list" ] || { echo "ci-fuzz: no fuzz targets in $build"; exit 1; }
+
+targets=$(echo "$list" | awk '{print $2}' | sed "s|^$(pwd)/$build/||")
+# shellcheck disable=SC2086
+ninja -C "$build" -j2 $targets || exit 1
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/edgefit-fuzz.XXXXXX")
+echo "ci-fuzz: $(echo "$list" | wc -l) targets, ${seconds} s each, $jobs at a time; corpora and findings in $scratch"
+
+# Fuzz one target: "NAME BINARY FILE..." on its own line.
+fuzz_one() {
+    set -- $1
+    local name=$1 bin=$2
+    shift 2
+    local dir="$scratch/$name"
+    mkdir -p "$dir/corpus" "$dir/found"
+    local i=0
+    for f in "$@"; do
+        # numbered: two corpus files may share a base name
+        cp "$f" "$dir/corpus/$i-$(basename "$f")"
+        i=$((i + 1))
+    done
+    # The devices reader reports each refusal on stderr: closed (2) so the
+    # log stays small; a crash is replayed below with stderr open.
+    local mask=0
+    [ "$name" = fuzz-devices ] && mask=2
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ASAN_OPTIONS=detect_leaks=1 \
+    LSAN_OPTIONS=suppressions=$(pwd)/tests/lsan.supp \
+        "$bin" "$dir/corpus" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=1536 -malloc_limit_mb=64 -print_final_stats=1 \
+        -close_fd_mask=$mask -artifact_prefix="$dir/found/" \
+        >"$dir/log" 2>&1
+    echo $? >"$dir/rc"
+}
+
+running=0
+while read -r line; do
+    fuzz_one "$line" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+done <<<"$list"
+wait
+
+status=0
+while read -r line; do
+    set -- $line
+    name=$1 bin=$2
+    dir="$scratch/$name"
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n 1)
+    rc=$(cat "$dir/rc" 2>/dev/null || echo 1)
+    printf '%-22s %12s executions  exit %s\n' "$name" "${execs:-?}" "$rc"
+    if [ "$rc" != 0 ]; then
+        status=1
+        grep -E "^(==[0-9]+==ERROR|SUMMARY|.*runtime error)" "$dir/log" | head -n 5
+        for f in "$dir"/found/*; do
+            [ -e "$f" ] || continue
+            echo "  reproducer: $f"
+            echo "  replay: $bin $f"
+        done
+        tail -n 40 "$dir/log"
+    fi
+done <<<"$list"
+if [ $status -ne 0 ]; then
+    echo "ci-fuzz: FAILED (reproducers above; add each as a regression file under tests/fuzz/)"
+else
+    echo "ci-fuzz: no crash"
+fi
+exit $status
