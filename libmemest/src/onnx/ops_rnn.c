@@ -655,6 +655,19 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
                          "output 'Y_c' is read; supported are Y and Y_h "
                          "(the cell state is not a layer's output)");
     }
+    {
+        /* a graph input read as X directly is in ONNX's time-major layout:
+         * its first axis, the steps, would be taken for the batch */
+        const size_t xv = value_of(I, in_name(n, 0));
+        if (xv != SIZE_MAX && I->v[xv].kind == V_GRAPH_INPUT) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "input X is the graph input '%.60s' in layout 0 "
+                             "(time-major, [T, N, D]: the batch is its "
+                             "second axis); supported is batch-first data "
+                             "through the Transpose(perm 1,0,2) PyTorch "
+                             "exports for batch_first", I->v[xv].name);
+        }
+    }
     if (!rnn_match(I, node, &m)) {
         return node_fail(I, node, MEMEST_E_PARSE,
                          "its output is read in a form not supported: Y "
