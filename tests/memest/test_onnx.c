@@ -395,6 +395,30 @@ static int forward(const memest_model *m, const double *const *in,
             }
             break;
         }
+        case MEMEST_KIND_MATMUL: {
+            /* per sample [lead, M, K] . [lead, K, P], a leading extent
+             * of 1 (or none) broadcasting */
+            const struct memest_shape *sa = &L->in_shape, *sb = &L->in_shape_b;
+            const double *b = t[L->inputs[1]];
+            const uint64_t M = sa->dim[sa->rank - 2], K = sa->dim[sa->rank - 1],
+                           P = sb->dim[sb->rank - 1];
+            const uint64_t la = sa->rank == 3 ? sa->dim[0] : 1,
+                           lb = sb->rank == 3 ? sb->dim[0] : 1;
+            for (uint64_t h = 0; h < n / (M * P); h++) {
+                const double *ah = x + (la == 1 ? 0 : h) * M * K;
+                const double *bh = b + (lb == 1 ? 0 : h) * K * P;
+                for (uint64_t r = 0; r < M; r++) {
+                    for (uint64_t c = 0; c < P; c++) {
+                        double acc = 0.0;
+                        for (uint64_t k = 0; k < K; k++) {
+                            acc += ah[r * K + k] * bh[k * P + c];
+                        }
+                        y[(h * M + r) * P + c] = acc;
+                    }
+                }
+            }
+            break;
+        }
         case MEMEST_KIND_CONV_TRANSPOSE:
         case MEMEST_KIND_RESIZE:
             /* not in this reference: tests/profile/test_upsample.c
