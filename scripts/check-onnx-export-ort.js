@@ -37,8 +37,9 @@ const dump = path.join(build, 'tests', 'profile', 'onnx-export-dump');
 
 function defaultModels() {
   const list = ['mlp:784-64-10', 'smallcnn', 'resnet8', 'ds-cnn',
-    'mobilenetv1-0.25', 'fc-autoencoder',
+    'mobilenetv1-0.25', 'fc-autoencoder', 'kwt', 'lstm-kws',
     path.join(root, 'tests', 'data', 'export', 'every-kind.txt'),
+    path.join(root, 'tests', 'data', 'export', 'every-seq-kind.txt'),
     path.join(root, 'tests', 'data', 'export', 'gelu-tanh.txt')];
   const zoo = path.join(root, 'tests', 'data', 'zoo');
   for (const d of fs.readdirSync(zoo).sort()) {

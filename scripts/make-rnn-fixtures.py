@@ -6,7 +6,11 @@ batch_first, with random weights from a fixed generator. Each folder
 holds model.onnx, test_data_set_0/input_0.pb and output_0.pb (PyTorch's
 output for a fixed input of batch 2), weights.safetensors (the same
 weights named after the layers of model.txt, the text model of the same
-network) and model.txt. And tests/data/onnx/bad/{lstm,gru}_*.onnx: the
+network) and model.txt. lstm_layout1_y and gru_layout1_yh: one ONNX
+LSTM/GRU node with layout 1 (batch-first) reading the graph input,
+its Y (bidirectional) or Y_h the graph output, PyTorch's weights put in
+ONNX's gate order and PyTorch's outputs. And
+tests/data/onnx/bad/{lstm,gru}_*.onnx: the
 same form with one thing the importer refuses (clip, input_forget, other
 activations, activation_alpha, layout 1, sequence_lens, a non-zero
 initial state).
@@ -145,6 +149,64 @@ def bad_rnn(out_dir, name, op="LSTM", attrs=None, extra_inputs=None,
     onnx.save(m, os.path.join(out_dir, "bad", name + ".onnx"))
 
 
+def layout1(out_dir, name, cell, bi, read, seed):
+    """x [N, 7, 5] -> LSTM/GRU(layout 1, hidden 6) -> Y [N, 7, dirs, 6] or
+    Y_h [N, dirs, 6], the graph output; weights and outputs from PyTorch's
+    nn.LSTM/nn.GRU(batch_first=True)."""
+    from onnx import TensorProto, helper
+    torch.manual_seed(seed)
+    rnn = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
+        5, 6, batch_first=True, bidirectional=bi)
+    for p in rnn.parameters():
+        torch.nn.init.uniform_(p, -0.5, 0.5)
+    H = 6
+    order = [0, 3, 1, 2] if cell == "lstm" else [1, 0, 2]  # ONNX <- PyTorch
+
+    def onnx_gates(t):
+        return torch.cat([t[k * H:(k + 1) * H] for k in order], 0)
+
+    sfx = ["", "_reverse"] if bi else [""]
+    sd = rnn.state_dict()
+    W = torch.stack([onnx_gates(sd["weight_ih_l0" + s]) for s in sfx])
+    R = torch.stack([onnx_gates(sd["weight_hh_l0" + s]) for s in sfx])
+    B = torch.stack([torch.cat((onnx_gates(sd["bias_ih_l0" + s]),
+                                onnx_gates(sd["bias_hh_l0" + s])))
+                     for s in sfx])
+    x = torch.randn(2, 7, 5)
+    with torch.no_grad():
+        y, h = rnn(x)
+        if cell == "lstm":
+            h = h[0]
+    dirs = 2 if bi else 1
+    ref = (y.reshape(2, 7, dirs, H) if read == "Y"
+           else h.transpose(0, 1).contiguous())
+    init = [numpy_helper.from_array(t.detach().numpy(), n)
+            for t, n in ((W, "W"), (R, "R"), (B, "B"))]
+    attrs = {"hidden_size": H, "layout": 1,
+             "direction": "bidirectional" if bi else "forward"}
+    if cell == "gru":
+        attrs["linear_before_reset"] = 1
+    outs = ["Y", ""] if read == "Y" else ["", "Y_h"]
+    node = helper.make_node("LSTM" if cell == "lstm" else "GRU",
+                            ["x", "W", "R", "B"], outs, name="rnn", **attrs)
+    g = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 7, 5])],
+        [helper.make_tensor_value_info(read, TensorProto.FLOAT,
+                                       ["N"] + list(ref.shape[1:]))], init)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)],
+                          producer_name="edgefit-fixtures")
+    m.ir_version = 8
+    d = os.path.join(out_dir, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    save_pb(x.numpy(), "x", os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(ref.numpy(), read,
+            os.path.join(d, "test_data_set_0", "output_0.pb"))
+    print("%s: max |%s| %.4f" % (name, read, ref.abs().max()))
+
+
 def bad_fixtures(out):
     # ONNX's plain RNN, which no layer computes: refused with the list of
     # the supported operators (tests/memest/test_onnx.c reads that list)
@@ -170,6 +232,8 @@ def main():
     make(out, "torch_gru_kws", "gru", False, 21)
     make(out, "torch_bigru", "gru", True, 22)
     make(out, "torch_lstm_hn", "lstm", False, 23, hn=True)
+    layout1(out, "lstm_layout1_y", "lstm", True, "Y", 24)
+    layout1(out, "gru_layout1_yh", "gru", False, "Y_h", 25)
     bad_fixtures(out)
 
 

@@ -5,7 +5,10 @@ a fixed generator, saved as weights.safetensors under the preset's layer
 names, and PyTorch's output (the softmax of the class scores, as the
 presets end in act=softmax) for a fixed input of batch 2 in
 test_data_set_0 (input_0.pb, output_0.pb). edgefit-validate runs the
-preset with these weights against PyTorch's output.
+preset with these weights against PyTorch's output. The keyword
+transformer's twin is exported to ONNX too (kwt/model.onnx, opset 13, the
+batch dynamic): the preset with weights.safetensors must reproduce that
+ONNX model run through edgefit's importer (tests/apps/test_rnn_models.c).
 
     /usr/bin/python3 scripts/make-seq-preset-fixtures.py tests/data/seq-presets
 """
@@ -95,7 +98,7 @@ def save_pb(a, name, path):
         f.write(p.SerializeToString())
 
 
-def make(out_dir, name, net, shape, names, seed):
+def make(out_dir, name, net, shape, names, seed, export=False):
     torch.manual_seed(seed)
     for p in net.parameters():
         # weights of the order of PyTorch's initialisation, biases and
@@ -116,13 +119,19 @@ def make(out_dir, name, net, shape, names, seed):
                for k, v in names(net.state_dict()).items()}
     safetensors_writer.save(os.path.join(d, "weights.safetensors"),
                             tensors, {"format": "pt"})
+    if export:
+        torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"},
+                                        "output": {0: "batch"}},
+                          opset_version=13, do_constant_folding=True)
     n = sum(p.numel() for p in net.parameters())
     print("%s: %d parameters, outputs %s" % (name, n, y.numpy().round(4)))
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/seq-presets"
-    make(out, "kwt", KWT(), (98, 40), kwt_names, 20)
+    make(out, "kwt", KWT(), (98, 40), kwt_names, 20, export=True)
     make(out, "lstm-kws", LstmKws(), (49, 10), lambda sd: dict(sd), 21)
 
 

@@ -419,8 +419,10 @@ void op_rnn_put_options(struct op_out *o, const struct memest_layer *L);
 extern const struct memest_op_def op_matmul;
 extern const struct memest_op_def op_transpose;
 extern const struct memest_op_def op_attention;
-/* The executor's per-sample floats of the step buffers (the gates of
- * every step and a step's state: T*G*H + 2*G*H), as im2col columns. */
+/* The trainer's per-sample floats of the step buffers, as im2col
+ * columns: its backward pass of one sample (the gates, their cache and
+ * gradients of every step, y's copy, a step's state), T*(5*G*H +
+ * (dirs + 4)*H) + 2*G*H + 3*H, more than the forward's T*G*H + 2*G*H. */
 int op_rnn_train_work(const struct memest_layer *L, uint64_t gates,
                       uint64_t *preact, uint64_t *columns);
 

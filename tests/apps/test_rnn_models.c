@@ -12,7 +12,13 @@
  * ONNX export of each (model.onnx) imports with the same counts and
  * reproduces the same output.
  *
- * argv[1]: tests/data/onnx.
+ * The keyword transformer preset (kwt) with its PyTorch twin's weights
+ * (tests/data/seq-presets/kwt, scripts/make-seq-preset-fixtures.py) and
+ * that twin's ONNX export (model.onnx beside them): the same parameter
+ * and MAC counts, and the same outputs at fp32 -- each other's within
+ * 1e-4 of the largest, and PyTorch's.
+ *
+ * argv[1]: tests/data/onnx; argv[2]: tests/data/seq-presets.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +37,7 @@
 #include "model.h"
 
 static const char *fixtures;
+static const char *presets;
 
 static void load_pb(const char *model, const char *file,
                     struct memest_owned_tensor *t)
@@ -53,6 +60,28 @@ static size_t elements(const struct memest_tensor *t)
         n *= (size_t)t->dim[d];
     }
     return n;
+}
+
+/* Run m at fp32 on x; the outputs, n_out of them (the caller frees). */
+static float *run_fp32(const memest_model *m, const struct memest_tensor *x,
+                       size_t n_out)
+{
+    struct prof_exec_opts eo;
+    prof_exec_opts_init(&eo);
+    eo.batch = x->dim[0];
+    prof_exec *ex = NULL;
+    struct prof_diag d = {0};
+    if (prof_exec_create(m, &eo, &ex, &d) != PROF_OK) {
+        fail_msg("%s: %s", memest_model_name(m), d.message);
+    }
+    assert_int_equal(prof_exec_input_count(ex), elements(x));
+    assert_int_equal(prof_exec_output_count(ex), n_out);
+    float *y = calloc(n_out, sizeof *y);
+    assert_non_null(y);
+    assert_int_equal(prof_exec_run(ex, x->data, elements(x), y, n_out),
+                     PROF_OK);
+    prof_exec_destroy(ex);
+    return y;
 }
 
 /* Run m at `prec` on x into a comparison with ref: the largest |y - ref|,
@@ -169,6 +198,61 @@ static void check(const struct spotter *s)
     memest_model_destroy(m);
 }
 
+static uint64_t macs_sum(const memest_model *m)
+{
+    uint64_t macs = 0;
+    for (size_t i = 0; i < memest_model_layer_count(m); i++) {
+        macs += memest_model_layer(m, i)->macs_per_sample;
+    }
+    return macs;
+}
+
+/* The kwt preset and its ONNX twin, the same network and weights. */
+static void test_kwt_twin(void **state)
+{
+    (void)state;
+    char w[1024], onnx_path[1024], path[1024];
+    snprintf(w, sizeof w, "%s/kwt/weights.safetensors", presets);
+    snprintf(onnx_path, sizeof onnx_path, "%s/kwt/model.onnx", presets);
+    memest_model *m = NULL, *onnx = NULL;
+    assert_int_equal(cli_model_load("kwt", w, &m), 0);
+    assert_int_equal(memest_model_has_weights(m), 1);
+    assert_int_equal(cli_model_load(onnx_path, NULL, &onnx), 0);
+    /* PyTorch's sum of numel for the KWT module of the script */
+    assert_int_equal(memest_model_parameter_count(m), 209868);
+    assert_int_equal(memest_model_parameter_count(onnx), 209868);
+    assert_int_equal(macs_sum(onnx), macs_sum(m));
+
+    struct memest_owned_tensor x = {0}, ref = {0};
+    struct memest_diag d;
+    snprintf(path, sizeof path, "%s/kwt/test_data_set_0/input_0.pb",
+             presets);
+    assert_int_equal(memest_tensor_load_pb(path, &x, &d), MEMEST_OK);
+    snprintf(path, sizeof path, "%s/kwt/test_data_set_0/output_0.pb",
+             presets);
+    assert_int_equal(memest_tensor_load_pb(path, &ref, &d), MEMEST_OK);
+    const size_t n = elements(&ref.t);
+    float *yp = run_fp32(m, &x.t, n), *yo = run_fp32(onnx, &x.t, n);
+    double twin = 0.0, torch = 0.0, big = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        twin = fmax(twin, fabs((double)yp[i] - yo[i]));
+        torch = fmax(torch, fabs((double)yo[i] - ref.t.data[i]));
+        big = fmax(big, fabs((double)ref.t.data[i]));
+    }
+    print_message("kwt: max |preset - ONNX twin| %.3g, |ONNX twin - "
+                  "PyTorch| %.3g, of %.3g; %llu MACs per sample\n", twin,
+                  torch, big, (unsigned long long)macs_sum(m));
+    assert_true(big > 0.0);
+    assert_true(twin <= 1e-4 * big);
+    assert_true(torch <= 1e-4 * big);
+    free(yp);
+    free(yo);
+    memest_owned_tensor_free(&x);
+    memest_owned_tensor_free(&ref);
+    memest_model_destroy(onnx);
+    memest_model_destroy(m);
+}
+
 static void test_lstm(void **state)
 {
     static const struct spotter s = {"torch_lstm_kws", 53516, 4, 1};
@@ -201,16 +285,18 @@ static void test_lstm_hn(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s FIXTURES\n", argv[0]);
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s FIXTURES PRESET-FIXTURES\n", argv[0]);
         return 2;
     }
     fixtures = argv[1];
+    presets = argv[2];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lstm),
         cmocka_unit_test(test_gru),
         cmocka_unit_test(test_bigru),
         cmocka_unit_test(test_lstm_hn),
+        cmocka_unit_test(test_kwt_twin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

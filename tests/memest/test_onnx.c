@@ -395,6 +395,30 @@ static int forward(const memest_model *m, const double *const *in,
             }
             break;
         }
+        case MEMEST_KIND_MATMUL: {
+            /* per sample [lead, M, K] . [lead, K, P], a leading extent
+             * of 1 (or none) broadcasting */
+            const struct memest_shape *sa = &L->in_shape, *sb = &L->in_shape_b;
+            const double *b = t[L->inputs[1]];
+            const uint64_t M = sa->dim[sa->rank - 2], K = sa->dim[sa->rank - 1],
+                           P = sb->dim[sb->rank - 1];
+            const uint64_t la = sa->rank == 3 ? sa->dim[0] : 1,
+                           lb = sb->rank == 3 ? sb->dim[0] : 1;
+            for (uint64_t h = 0; h < n / (M * P); h++) {
+                const double *ah = x + (la == 1 ? 0 : h) * M * K;
+                const double *bh = b + (lb == 1 ? 0 : h) * K * P;
+                for (uint64_t r = 0; r < M; r++) {
+                    for (uint64_t c = 0; c < P; c++) {
+                        double acc = 0.0;
+                        for (uint64_t k = 0; k < K; k++) {
+                            acc += ah[r * K + k] * bh[k * P + c];
+                        }
+                        y[(h * M + r) * P + c] = acc;
+                    }
+                }
+            }
+            break;
+        }
         case MEMEST_KIND_CONV_TRANSPOSE:
         case MEMEST_KIND_RESIZE:
             /* not in this reference: tests/profile/test_upsample.c
@@ -1186,11 +1210,12 @@ static void test_bad(void **state)
          {"node 'conv1' (Conv)", "missing initializer 'conv.weight'"}},
         {"add_shape_mismatch", MEMEST_E_SHAPE, 3,
          {"node 'sum' (Add)", "shape mismatch", "Nx4"}},
-        /* an LSTM whose Y is the graph output, time-major: not the
-         * form PyTorch exports around a batch_first layer */
+        /* an LSTM reading the graph input time-major (its Y the graph
+         * output): not the form PyTorch exports around a batch_first
+         * layer; the batch would be the steps */
         {"unsupported_lstm", MEMEST_E_PARSE, 1,
-         {"node 'lstm1' (LSTM)", "its output is read in a form not "
-          "supported", "Squeeze"}},
+         {"node 'lstm1' (LSTM)", "input X is the graph input 'x' in "
+          "layout 0", "Transpose(perm 1,0,2)"}},
         /* LSTM and GRU: what PyTorch's layers do not compute, by name
          * (scripts/make-rnn-fixtures.py) */
         {"lstm_clip", MEMEST_E_PARSE, 2,
@@ -1202,8 +1227,12 @@ static void test_bad(void **state)
           "Sigmoid, Tanh, Tanh"}},
         {"gru_activation_alpha", MEMEST_E_PARSE, 2,
          {"node 'rnn1' (GRU)", "attribute 'activation_alpha'"}},
+        /* layout 1 (batch-first) whose Y goes on through the Squeeze
+         * and Transpose of the time-major form: its readers would see
+         * the directions' axis */
         {"lstm_layout1", MEMEST_E_PARSE, 2,
-         {"node 'rnn1' (LSTM)", "attribute 'layout' = 1"}},
+         {"node 'rnn1' (LSTM)", "with layout 1, supported is Y or Y_h",
+          "as the graph output"}},
         {"gru_sequence_lens", MEMEST_E_PARSE, 2,
          {"node 'rnn1' (GRU)", "input 'sequence_lens' is not supported"}},
         {"lstm_initial_h", MEMEST_E_PARSE, 2,
@@ -1580,7 +1609,8 @@ static const char *const must_pass[] = {
     "node/test_logsoftmax_axis_1", "node/test_logsoftmax_axis_2",
     "node/test_logsoftmax_default_axis", "node/test_logsoftmax_negative_axis",
     "node/test_logsoftmax_example_1", "node/test_logsoftmax_large_number",
-    "node/test_matmul_2d", "node/test_maxpool_2d_default",
+    "node/test_matmul_2d", "node/test_matmul_3d", "node/test_matmul_4d",
+    "node/test_maxpool_2d_default",
     "node/test_maxpool_2d_pads", "node/test_maxpool_2d_precomputed_pads",
     "node/test_maxpool_2d_precomputed_same_upper",
     "node/test_maxpool_2d_precomputed_strides",
@@ -1592,6 +1622,19 @@ static const char *const must_pass[] = {
     "node/test_transpose_all_permutations_0",
     "node/test_transpose_all_permutations_1",
     "node/test_tanh",
+    /* the expanded forms, ReduceMax .. Div (Log, Sub): one layer each */
+    "node/test_softmax_axis_1_expanded",
+    "node/test_softmax_axis_2_expanded",
+    "node/test_softmax_default_axis_expanded",
+    "node/test_softmax_negative_axis_expanded",
+    "node/test_softmax_large_number_expanded",
+    "node/test_softmax_example_expanded",
+    "node/test_logsoftmax_axis_1_expanded",
+    "node/test_logsoftmax_axis_2_expanded",
+    "node/test_logsoftmax_default_axis_expanded",
+    "node/test_logsoftmax_negative_axis_expanded",
+    "node/test_logsoftmax_large_number_expanded",
+    "node/test_logsoftmax_example_1_expanded",
     "pytorch-converted/test_AvgPool2d",
     "pytorch-converted/test_AvgPool2d_stride",
     "pytorch-converted/test_BatchNorm1d_3d_input_eval",

@@ -5,8 +5,8 @@
  * shapes, counts and weights bit for bit. Models: every preset with
  * deterministic weights, the zoo's model.txt twins, every ONNX model the
  * zoo and tests/data/models hold (imported, written, imported again), and
- * tests/data/export/every-kind.txt (every kind and activation the writer
- * knows). Then the
+ * tests/data/export/every-kind.txt and every-seq-kind.txt (every kind and
+ * activation the writer knows). Then the
  * refusals: a model without weights, a form ONNX cannot hold.
  *
  * Usage: test-memest-onnx-export DATA_DIR (tests/data)
@@ -370,6 +370,21 @@ static void compare(const memest_model *ma, const memest_model *mb,
         if (a->kind == MEMEST_KIND_AVGPOOL) {
             SAME(count_include_pad);
         }
+        /* the sequence kinds' own fields */
+        SAME(axis);
+        SAME(perm[0]);
+        SAME(perm[1]);
+        SAME(perm[2]);
+        SAME(heads);
+        SAME(direction);
+        SAME(linear_before_reset);
+        SAME(return_sequence);
+        SAME(work_elements);
+        if (a->kind == MEMEST_KIND_LAYERNORM &&
+            (float)a->bn_epsilon != (float)b->bn_epsilon) {
+            fail_msg("%s: layer '%s': epsilon %g, read back %g", what,
+                     a->name, a->bn_epsilon, b->bn_epsilon);
+        }
         if (a->kind == MEMEST_KIND_CONV2D ||
             a->kind == MEMEST_KIND_CONV_TRANSPOSE) {
             SAME(dilation_h);
@@ -432,41 +447,6 @@ static void round_trip(memest_model *m, const char *what)
     memest_model_destroy(back);
 }
 
-/* The writer has no ONNX form yet for the sequence kinds nor for a dense
- * layer over a sequence (the presets kwt and lstm-kws use them): such a
- * preset must be refused cleanly, naming the layer and the kind, and is
- * then not round-tripped. Any other refusal fails. */
-static bool writer_lacks_sequence_kind(const memest_model *m,
-                                       const char *name)
-{
-    static const enum memest_kind seq[] = {
-        MEMEST_KIND_LAYERNORM, MEMEST_KIND_CLSTOKEN, MEMEST_KIND_POSEMBED,
-        MEMEST_KIND_MATMUL,    MEMEST_KIND_TRANSPOSE, MEMEST_KIND_ATTENTION,
-        MEMEST_KIND_LSTM,      MEMEST_KIND_GRU};
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    struct memest_diag diag;
-    if (memest_model_to_onnx(m, &buf, &len, &diag) == MEMEST_OK) {
-        free(buf);
-        return false;
-    }
-    if (strstr(diag.message, "over a sequence (T x D) has no ONNX form")) {
-        print_message("%s: not written (%s)\n", name, diag.message);
-        return true;
-    }
-    for (size_t k = 0; k < sizeof seq / sizeof seq[0]; k++) {
-        char want[80];
-        snprintf(want, sizeof want, "has no form for kind '%s'",
-                 memest_kind_name(seq[k]));
-        if (strstr(diag.message, want)) {
-            print_message("%s: not written (%s)\n", name, diag.message);
-            return true;
-        }
-    }
-    fail_msg("%s: export: %s", name, diag.message);
-    return false;
-}
-
 static void test_presets(void **state)
 {
     const char *const *names = memest_preset_names();
@@ -476,10 +456,6 @@ static void test_presets(void **state)
         memest_model *m = NULL;
         assert_int_equal(memest_model_preset(names[i], &m, NULL), 0);
         fill_weights(m, 1000 + i);
-        if (writer_lacks_sequence_kind(m, names[i])) {
-            memest_model_destroy(m);
-            continue;
-        }
         round_trip(m, names[i]);
         memest_model_destroy(m);
     }
@@ -550,6 +526,32 @@ static void test_every_kind(void **state)
     fill_weights(m, 5);
     round_trip(m, "every-kind");
     memest_model_destroy(m);
+    /* the sequence kinds: layernorm, dense over T x D, clstoken,
+     * posembed, attention, transpose, matmul, softmax along an axis, lstm
+     * and gru in every direction and output form */
+    snprintf(path, sizeof path, "%s/export/every-seq-kind.txt", data_dir);
+    m = NULL;
+    if (memest_model_load(path, &m, &diag) != MEMEST_OK) {
+        char text[400];
+        memest_diag_format(&diag, text, sizeof text);
+        fail_msg("%s", text);
+    }
+    fill_weights(m, 6);
+    round_trip(m, "every-seq-kind");
+    memest_model_destroy(m);
+    /* the last state of one direction (Y_h), forward and reverse */
+    static const char *const lasts[] = {
+        "input 5x4\ngru 3 dir=forward seq=no name=g\n",
+        "input 5x4\nlstm 3 dir=reverse seq=no name=l\n",
+        "input 5x4\ngru 3 dir=bidirectional seq=no lbr=no name=g\n",
+    };
+    for (size_t i = 0; i < sizeof lasts / sizeof lasts[0]; i++) {
+        m = NULL;
+        assert_int_equal(memest_model_parse(lasts[i], &m, NULL), MEMEST_OK);
+        fill_weights(m, 7 + i);
+        round_trip(m, lasts[i]);
+        memest_model_destroy(m);
+    }
 }
 
 /* Layer names that are the names the writer would make for other tensors

@@ -84,8 +84,25 @@ static int give_weights(memest_model *m)
         if (L->parameter_count == 0) {
             continue;
         }
+        /* operators with more than a weight and a bias (attention, lstm,
+         * gru) list their state_dict tensors: each a matrix scaled by its
+         * fan-in, a vector (a bias) by 0.1 */
+        struct memest_param_tensor pt[MEMEST_PARAM_TENSORS_MAX];
+        const size_t npt = memest_layer_param_tensors(L, pt);
+        if (npt > 2 || (npt > 0 && strcmp(pt[0].suffix, ".weight") != 0)) {
+            for (size_t k = 0; ok && k < npt; k++) {
+                const double fan = pt[k].rank > 1 ? (double)pt[k].dim[1] : 0;
+                ok = add(L->name, pt[k].suffix + 1, pt[k].rank, pt[k].dim,
+                         fan > 0 ? 1.0 / sqrt(fan) : 0.1, 0);
+            }
+            continue;
+        }
         if (L->kind != MEMEST_KIND_BATCHNORM) {
-            double fan = (double)L->weight_count / (double)L->units;
+            /* a class token's or position embedding's table has no
+             * units: scale 1 */
+            double fan = L->units ? (double)L->weight_count /
+                                        (double)L->units
+                                  : 1.0;
             rank = memest_layer_weight_shape(L, dim);
             ok = add(L->name, "weight", rank, dim, 1.0 / sqrt(fan), 0);
             if (ok && memest_model_layer_declared_bias(m, i)) {

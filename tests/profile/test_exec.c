@@ -1890,6 +1890,21 @@ static void check_model_arena(memest_model *m, const char *text,
         }
     }
     uint64_t end = 0;
+    /* a layer's working block (an attention's score matrix of one head)
+     * is alive during its own step: clear of every tensor alive then */
+    for (size_t i = 0; i < L; i++) {
+        const uint64_t wb = plan.work_bytes[i], wo = plan.work_offset[i];
+        if (wb == 0) {
+            continue;
+        }
+        end = wo + wb > end ? wo + wb : end;
+        for (size_t t = 0; t < T; t++) {
+            if (root[t] == t && first[t] <= i && i <= last[t]) {
+                assert_true(wo + wb <= plan.offset[t] ||
+                            plan.offset[t] + bytes[t] <= wo);
+            }
+        }
+    }
     for (size_t a = 0; a < T; a++) {
         assert_true(plan.bytes[a] == bytes[a]);
         assert_int_equal(plan.offset[a] % memest_precision_bytes(p), 0);
@@ -1907,9 +1922,9 @@ static void check_model_arena(memest_model *m, const char *text,
     assert_true(end == mem.arena_bytes);
 
     /* the bare greedy planner on the buffers derived here */
-    struct memest_buffer_req *reqs = calloc(T, sizeof *reqs);
-    size_t *owner = calloc(T, sizeof *owner);
-    uint64_t *offs = calloc(T, sizeof *offs);
+    struct memest_buffer_req *reqs = calloc(T + L, sizeof *reqs);
+    size_t *owner = calloc(T + L, sizeof *owner);
+    uint64_t *offs = calloc(T + L, sizeof *offs);
     assert_true(reqs && owner && offs);
     size_t nreq = 0;
     for (size_t t = 0; t < T; t++) {
@@ -1917,6 +1932,13 @@ static void check_model_arena(memest_model *m, const char *text,
             reqs[nreq] = (struct memest_buffer_req){bytes[t], first[t],
                                                     last[t]};
             owner[nreq++] = t;
+        }
+    }
+    for (size_t i = 0; i < L; i++) {
+        if (plan.work_bytes[i] != 0) {
+            reqs[nreq] = (struct memest_buffer_req){plan.work_bytes[i], i,
+                                                    i};
+            owner[nreq++] = T + i;
         }
     }
     uint64_t greedy = 0;
@@ -1998,6 +2020,43 @@ static void test_zoo_arena(void **state)
     }
     fclose(f);
     assert_true(models >= 10);
+}
+
+/* The sequence fixtures (keyword transformers at opsets 13 and 17, the
+ * tiny ViT, the LSTM and GRU keyword spotters, the bidirectional GRU and
+ * the LSTM read through h_n, from scripts/make-seq-onnx-fixtures.py and
+ * make-rnn-fixtures.py): the arena is the executor's buffers and never
+ * above the greedy-by-size plan TensorFlow Lite Micro's planner makes of
+ * the same buffers (memest_plan_buffers, held to TFLite Micro's own cases
+ * in tests/memest/test_graph.c), at fp32, fp16 and int8, batch 1 and 3.
+ * EXEC_TEST_VERBOSE=1 prints the figures. */
+static void test_seq_arena(void **state)
+{
+    (void)state;
+    const char *root = getenv("EDGEFIT_SOURCE_ROOT");
+    if (!root || !memest_onnx_available()) {
+        skip();
+    }
+    static const char *const names[] = {"kwt13", "kwt17", "vit",
+                                        "torch_lstm_kws", "torch_gru_kws",
+                                        "torch_bigru", "torch_lstm_hn"};
+    const enum memest_precision precs[3] = {MEMEST_FP32, MEMEST_FP16,
+                                            MEMEST_INT8_DYNAMIC};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tests/data/onnx/%s/model.onnx", root,
+                 names[i]);
+        memest_model *m = NULL;
+        struct memest_diag d;
+        if (memest_model_load(path, &m, &d) != MEMEST_OK) {
+            fail_msg("%s: %s", path, d.message);
+        }
+        for (size_t p = 0; p < 3; p++) {
+            check_model_arena(m, names[i], precs[p], 1);
+            check_model_arena(m, names[i], precs[p], 3);
+        }
+        memest_model_destroy(m);
+    }
 }
 
 static void test_graph_arena(void **state)
@@ -2864,6 +2923,7 @@ int main(void)
         cmocka_unit_test(test_arena_equals_plan),
         cmocka_unit_test(test_graph_arena),
         cmocka_unit_test(test_zoo_arena),
+        cmocka_unit_test(test_seq_arena),
         cmocka_unit_test(test_model_weights),
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_wrong_plan_fails),

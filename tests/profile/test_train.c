@@ -1469,7 +1469,8 @@ static void test_memory_equals_estimate(void **state)
     const char *models[] = {"mlp:784-64-10", "smallcnn", mlp_fused,
                             mlp_standalone, cnn_a, cnn_b, cnn_c, cnn_d,
                             cnn_e, chain_bn, chain_fold, chain_attn,
-                            chain_gelu_erf, cnn_gelu_erf};
+                            chain_gelu_erf, cnn_gelu_erf, rnn_a, rnn_b,
+                            rnn_c};
     const enum memest_precision precs[] = {MEMEST_FP32, MEMEST_FP16,
                                            MEMEST_BF16};
     const enum memest_optimizer opts[] = {MEMEST_OPT_SGD, MEMEST_OPT_MOMENTUM,

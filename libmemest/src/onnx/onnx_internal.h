@@ -202,6 +202,16 @@ struct ln_pattern {
     size_t x, div, mul, add_eps, eps_slot;
 };
 
+/* Softmax and LogSoftmax as ONNX's own function bodies expand them
+ * (patterns.c's find_softmax), on the last node: x, the ReduceMax that
+ * reads it first, the axis as written, and which of the two. */
+struct sm_pattern {
+    int on;
+    size_t x, first;
+    int64_t axis;
+    enum memest_act act;
+};
+
 /* nn.MultiheadAttention's export (patterns.c's find_mha), on its last
  * Transpose: the first Transpose (reading x), the in-projection MatMul,
  * its bias Add and the bias's slot, the out-projection Gemm, the scaling
@@ -236,6 +246,7 @@ struct node_info {
     /* sequence models (ops_seq.c): the patterns' anchors; cls_expand is
      * the Expand of a class token a Concat reads, or SIZE_MAX */
     struct ln_pattern ln;
+    struct sm_pattern sm;
     struct mha_pattern mha;
     size_t cls_expand;
 };
@@ -365,6 +376,7 @@ int onnx_flatten(struct imp *I, size_t node);
 int onnx_reshape(struct imp *I, size_t node);
 int onnx_softmax(struct imp *I, size_t node);
 int onnx_logsoftmax(struct imp *I, size_t node);
+int onnx_softmax_pattern(struct imp *I, size_t node);
 int onnx_clip(struct imp *I, size_t node);
 int onnx_concat(struct imp *I, size_t node);
 int onnx_dropout(struct imp *I, size_t node);

@@ -243,6 +243,9 @@ int translate_node(struct imp *I, size_t node)
     if (I->ni[node].ln.on) {
         return onnx_layernorm_pattern(I, node);
     }
+    if (I->ni[node].sm.on) {
+        return onnx_softmax_pattern(I, node);
+    }
     if (I->ni[node].mha.on) {
         return onnx_mha(I, node);
     }

@@ -158,6 +158,22 @@ int onnx_matmul(struct imp *I, size_t node)
         if (vb != SIZE_MAX && !is_constant(&I->v[vb])) {
             return onnx_matmul_two(I, node);
         }
+        /* A graph input bound as a constant (ONNX's node tests bind every
+         * input) of rank 3 or 4 whose first axis is A's batch holds one
+         * matrix (or stack) per sample: data, not a weight. It stays a
+         * model input, read by this MatMul alone. */
+        if (vb != SIZE_MAX && I->v[vb].kind == V_GRAPH_INPUT &&
+            I->v[vb].user != NULL && I->v[vb].user->rank >= 3 &&
+            I->v[vb].readers == 1) {
+            if ((st = get_act(I, node, 0, &x))) {
+                return st;
+            }
+            if (I->v[x].rank == I->v[vb].user->rank &&
+                I->v[x].dim[0] == I->v[vb].user->dim[0]) {
+                I->v[vb].user = NULL;
+                return onnx_matmul_two(I, node);
+            }
+        }
     }
     if ((st = get_act(I, node, 0, &x)) ||
         (st = get_const(I, node, 1, "weight", &B))) {

@@ -100,18 +100,44 @@ int onnx_reshape(struct imp *I, size_t node)
 }
 
 /* Softmax and LogSoftmax: only axes whose meaning is the layer's. */
+static int softmax_on(struct imp *I, size_t node, size_t x, int64_t axis,
+                      int flattens, enum memest_act act);
+
 static int softmax(struct imp *I, size_t node, enum memest_act act)
 {
-    const Onnx__NodeProto *n = I->g->node[node];
     int64_t axis;
     size_t x = 0;
-    int ok;
     int st;
 
     if ((st = attr_int(I, node, "axis", I->opset >= 13 ? -1 : 1, &axis)) ||
         (st = get_act(I, node, 0, &x))) {
         return st;
     }
+    return softmax_on(I, node, x, axis, I->opset < 13, act);
+}
+
+/* The expanded form (patterns.c's find_softmax): ReduceMax, Sub, Exp,
+ * ReduceSum and Div (LogSoftmax: Log and Sub) along one axis, which is
+ * that axis alone whatever the opset. */
+int onnx_softmax_pattern(struct imp *I, size_t node)
+{
+    const struct sm_pattern *p = &I->ni[node].sm;
+    size_t x = 0;
+    int st = get_act(I, p->first, 0, &x);
+    if (st != MEMEST_OK) {
+        return st;
+    }
+    return softmax_on(I, node, x, p->axis, 0, p->act);
+}
+
+/* Along `axis` of x; `flattens` when the input is flattened from the
+ * axis on (Softmax before opset 13). */
+static int softmax_on(struct imp *I, size_t node, size_t x, int64_t axis,
+                      int flattens, enum memest_act act)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    int ok;
+    int st;
     const struct value *v = &I->v[x];
     if (axis < -(int64_t)v->rank || axis >= (int64_t)v->rank) {
         return node_fail(I, node, MEMEST_E_RANGE,
@@ -125,7 +151,7 @@ static int softmax(struct imp *I, size_t node, enum memest_act act)
      * as along the axis only when every later axis has size 1 (then
      * along the last axis of size above 1, or the axis itself) */
     ok = axis >= 1;
-    for (unsigned d = (unsigned)axis + 1; ok && I->opset < 13 &&
+    for (unsigned d = (unsigned)axis + 1; ok && flattens &&
                                           d < v->rank; d++) {
         ok = v->dim[d] == 1;
     }

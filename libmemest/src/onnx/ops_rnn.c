@@ -572,7 +572,7 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
     char dbuf[32];
     const char *dir;
     int64_t hidden = 0, layout = 0, lbr = 0;
-    size_t x = 0, l = 0;
+    size_t x = 0, l = 0, out_slot = 0;
     int dirs, st;
 
     if (attr(n, "clip") != NULL) {
@@ -622,11 +622,12 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
         (gru && (st = attr_int(I, node, "linear_before_reset", 0, &lbr)))) {
         return st;
     }
-    if (layout != 0) {
+    if (layout != 0 && layout != 1) {
         return node_fail(I, node, MEMEST_E_PARSE,
-                         "attribute 'layout' = %lld is not supported (only "
-                         "0, time-major, with the Transpose PyTorch exports "
-                         "for batch_first)", (long long)layout);
+                         "attribute 'layout' = %lld is not supported (0, "
+                         "time-major, with the Transpose PyTorch exports "
+                         "for batch_first; or 1, batch-first)",
+                         (long long)layout);
     }
     dir = attr_str(n, "direction", "forward", dbuf, sizeof dbuf);
     if (strcmp(dir, "forward") != 0 && strcmp(dir, "reverse") != 0 &&
@@ -655,46 +656,83 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
                          "output 'Y_c' is read; supported are Y and Y_h "
                          "(the cell state is not a layer's output)");
     }
-    if (!rnn_match(I, node, &m)) {
-        return node_fail(I, node, MEMEST_E_PARSE,
-                         "its output is read in a form not supported: Y "
-                         "through the Squeeze (bidirectional: Transpose "
-                         "0,2,1,3 and Reshape) PyTorch exports, then the next "
-                         "LSTM/GRU or a Transpose 1,0,2 (and a Gather of the "
-                         "last step), or Y_h of one direction through a "
-                         "Squeeze or Gather of axis 0");
-    }
-    if (m.from_yh && out_value(I, node, 0) != SIZE_MAX &&
-        I->v[out_value(I, node, 0)].readers > 0) {
-        return node_fail(I, node, MEMEST_E_PARSE,
-                         "both Y and Y_h are read; supported is one of them");
-    }
-    if (!m.from_yh && !read_only_by_skipped(I, out_value(I, node, 1))) {
-        return node_fail(I, node, MEMEST_E_PARSE,
-                         "both Y and Y_h are read; supported is one of them "
-                         "(or Y_h into the h_n[-1] of a later layer)");
-    }
-    /* X: through the Transpose, or a previous layer's time-major output */
-    if (m.in_tr != SIZE_MAX) {
-        static const int64_t p102[3] = {1, 0, 2};
-        if (!perm_is(I, m.in_tr, p102, 3)) {
-            return node_fail(I, m.in_tr, MEMEST_E_PARSE, "unexpected perm");
-        }
-        st = get_act(I, m.in_tr, 0, &x);
-    } else {
-        size_t xv = value_of(I, in_name(n, 0));
-        const size_t p = xv != SIZE_MAX ? I->v[xv].producer : SIZE_MAX;
-        if (xv == SIZE_MAX || I->v[xv].kind != V_ACT || p == SIZE_MAX ||
-            !I->ni[p].skip) {
+    if (layout == 1) {
+        /* batch-first: X [N, T, D] is the layer's input as it is; Y [N, T,
+         * dirs, H] and Y_h [N, dirs, H] hold each sample's T x dirs*H and
+         * dirs*H as the layer's output does (forward first), but with the
+         * directions' axis apart, which a reader would see: one of them,
+         * as the graph output */
+        const size_t y = out_value(I, node, 0), yh = out_value(I, node, 1);
+        const int y_read = y != SIZE_MAX && I->v[y].readers > 0;
+        const int yh_read = yh != SIZE_MAX && I->v[yh].readers > 0;
+        const size_t v = y_read ? y : yh;
+        if (y_read == yh_read || v != I->output_value) {
             return node_fail(I, node, MEMEST_E_PARSE,
-                             "input X must be time-major from a batch-first "
-                             "tensor: the Transpose(perm 1,0,2) PyTorch "
-                             "exports for batch_first, or a previous "
-                             "LSTM/GRU's output (layout 0 X read directly "
-                             "would make its first axis, the steps, the "
-                             "batch)");
+                             "with layout 1, supported is Y or Y_h (one of "
+                             "them) as the graph output, each sample's "
+                             "steps (or last states) with the directions "
+                             "side by side");
         }
+        memset(&m, 0, sizeof m);
+        m.end = node;
+        m.seq = y_read;
+        out_slot = y_read ? 0 : 1;
         st = get_act(I, node, 0, &x);
+    } else {
+        {
+            /* a graph input read as X directly is in ONNX's time-major layout:
+             * its first axis, the steps, would be taken for the batch */
+            const size_t xv = value_of(I, in_name(n, 0));
+            if (xv != SIZE_MAX && I->v[xv].kind == V_GRAPH_INPUT) {
+                return node_fail(I, node, MEMEST_E_PARSE,
+                                 "input X is the graph input '%.60s' in layout 0 "
+                                 "(time-major, [T, N, D]: the batch is its "
+                                 "second axis); supported is batch-first data "
+                                 "through the Transpose(perm 1,0,2) PyTorch "
+                                 "exports for batch_first", I->v[xv].name);
+            }
+        }
+        if (!rnn_match(I, node, &m)) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "its output is read in a form not supported: Y "
+                             "through the Squeeze (bidirectional: Transpose "
+                             "0,2,1,3 and Reshape) PyTorch exports, then the next "
+                             "LSTM/GRU or a Transpose 1,0,2 (and a Gather of the "
+                             "last step), or Y_h of one direction through a "
+                             "Squeeze or Gather of axis 0");
+        }
+        if (m.from_yh && out_value(I, node, 0) != SIZE_MAX &&
+            I->v[out_value(I, node, 0)].readers > 0) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "both Y and Y_h are read; supported is one of them");
+        }
+        if (!m.from_yh && !read_only_by_skipped(I, out_value(I, node, 1))) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "both Y and Y_h are read; supported is one of them "
+                             "(or Y_h into the h_n[-1] of a later layer)");
+        }
+        /* X: through the Transpose, or a previous layer's time-major output */
+        if (m.in_tr != SIZE_MAX) {
+            static const int64_t p102[3] = {1, 0, 2};
+            if (!perm_is(I, m.in_tr, p102, 3)) {
+                return node_fail(I, m.in_tr, MEMEST_E_PARSE, "unexpected perm");
+            }
+            st = get_act(I, m.in_tr, 0, &x);
+        } else {
+            size_t xv = value_of(I, in_name(n, 0));
+            const size_t p = xv != SIZE_MAX ? I->v[xv].producer : SIZE_MAX;
+            if (xv == SIZE_MAX || I->v[xv].kind != V_ACT || p == SIZE_MAX ||
+                !I->ni[p].skip) {
+                return node_fail(I, node, MEMEST_E_PARSE,
+                                 "input X must be time-major from a batch-first "
+                                 "tensor: the Transpose(perm 1,0,2) PyTorch "
+                                 "exports for batch_first, or a previous "
+                                 "LSTM/GRU's output (layout 0 X read directly "
+                                 "would make its first axis, the steps, the "
+                                 "batch)");
+            }
+            st = get_act(I, node, 0, &x);
+        }
     }
     if (st != MEMEST_OK) {
         return st;
@@ -841,8 +879,36 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
         const uint64_t w = (uint64_t)dirs * H;
         /* set_output() copies four dimensions */
         const uint64_t seq_dim[4] = {N, T, w, 0}, last_dim[4] = {N, w, 0, 0};
-        return m.seq ? set_output(I, m.end, 0, l, 3, seq_dim)
-                     : set_output(I, m.end, 0, l, 2, last_dim);
+        st = m.seq ? set_output(I, m.end, out_slot, l, 3, seq_dim)
+                   : set_output(I, m.end, out_slot, l, 2, last_dim);
+        if (st != MEMEST_OK || layout != 1) {
+            return st;
+        }
+        /* layout 1: the graph output keeps its directions' axis, [N, T,
+         * dirs, H] or [N, dirs, H]: a reshape (a view) of the layer's */
+        {
+            const size_t v = out_value(I, node, out_slot);
+            const uint64_t y4[4] = {N, T, (uint64_t)dirs, H},
+                           yh3[4] = {N, (uint64_t)dirs, H, 0};
+            size_t r = 0;
+            if ((st = push_layer(I, node, "reshape", n->name, "reshape",
+                                 &r))) {
+                return st;
+            }
+            if (m.seq) {
+                snprintf(I->L[r].args, sizeof I->L[r].args,
+                         "shape=%llux%dx%llu", (unsigned long long)T, dirs,
+                         (unsigned long long)H);
+            } else {
+                snprintf(I->L[r].args, sizeof I->L[r].args, "shape=%dx%llu",
+                         dirs, (unsigned long long)H);
+            }
+            if ((st = layer_inputs(I, r, &v, 1))) {
+                return st;
+            }
+            return m.seq ? set_output(I, node, out_slot, r, 4, y4)
+                         : set_output(I, node, out_slot, r, 3, yh3);
+        }
     }
 }
 

@@ -339,6 +339,114 @@ static void find_layernorm(struct imp *I)
     }
 }
 
+/* A ReduceMax or ReduceSum over one axis with the dimension kept: the
+ * axis from the attribute (before opset 13 for ReduceSum, before 18 for
+ * ReduceMax) or from a constant second input. */
+static int reduce_one(struct imp *I, size_t node, const char *op,
+                      int64_t *axis)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    const Onnx__AttributeProto *a = attr(n, "axes");
+    double s;
+    if (!op_is(I, node, op) || int_attr(n, "keepdims", 1) != 1) {
+        return 0;
+    }
+    if (n->n_input == 1 && a != NULL && a->n_ints == 1) {
+        *axis = a->ints[0];
+        return 1;
+    }
+    if (n->n_input == 2 && a == NULL && peek_scalar(I, n, 1, &s) &&
+        s == floor(s) && fabs(s) <= 8) {
+        *axis = (int64_t)s;
+        return 1;
+    }
+    return 0;
+}
+
+/* The other operand of binary node `node` when one is value vi (in slot
+ * `slot`), else SIZE_MAX. */
+static size_t operand(struct imp *I, size_t node, size_t slot, size_t vi)
+{
+    const Onnx__NodeProto *n = I->g->node[node];
+    if (n->n_input != 2 || value_of(I, in_name(n, slot)) != vi) {
+        return SIZE_MAX;
+    }
+    return value_of(I, in_name(n, 1 - slot));
+}
+
+/*
+ * Softmax and LogSoftmax as ONNX's function bodies expand them (the
+ * "_expanded" forms of the backend tests, and what converters emit for a
+ * runtime without the operator): ReduceMax(x, a) = m -> Sub(x, m) = xs ->
+ * Exp = e -> ReduceSum(e, a) = s -> Div(e, s) (Softmax), or -> Log(s) ->
+ * Sub(xs, .) (LogSoftmax). Both reductions along the same written axis,
+ * each intermediate read only by the pattern. The last node then stands
+ * for one softmax (logsoftmax) along that axis alone; the others are
+ * skipped and x loses the reader counted twice.
+ */
+static void find_softmax(struct imp *I)
+{
+    for (size_t r = 0; r < I->g->n_node; r++) {
+        size_t x, m, sub, xs, ex, e, rs, s, fin, lg;
+        int64_t a1, a2;
+        enum memest_act act;
+        if (!reduce_one(I, r, "ReduceMax", &a1)) {
+            continue;
+        }
+        x = value_of(I, in_name(I->g->node[r], 0));
+        m = out0(I, r);
+        sub = sole_reader(I, m);
+        if (x == SIZE_MAX || m == SIZE_MAX || !op_is(I, sub, "Sub") ||
+            operand(I, sub, 1, m) != x || (xs = out0(I, sub)) == SIZE_MAX ||
+            xs == I->output_value) {
+            continue;
+        }
+        ex = reader_op(I, xs, sub, "Exp", 0);
+        e = ex != SIZE_MAX ? out0(I, ex) : SIZE_MAX;
+        rs = reader_op(I, e, ex, "ReduceSum", 0);
+        if (rs == SIZE_MAX || e == I->output_value ||
+            !reduce_one(I, rs, "ReduceSum", &a2) || a2 != a1 ||
+            (s = out0(I, rs)) == SIZE_MAX) {
+            continue;
+        }
+        lg = SIZE_MAX;
+        if (I->v[xs].readers == 1 && I->v[e].readers == 2) {
+            fin = reader_op(I, e, rs, "Div", 0);
+            if (fin == SIZE_MAX || sole_reader(I, s) != fin ||
+                operand(I, fin, 0, e) != s) {
+                continue;
+            }
+            act = MEMEST_ACT_SOFTMAX;
+        } else if (I->v[xs].readers == 2 && I->v[e].readers == 1) {
+            lg = sole_reader(I, s);
+            if (!op_is(I, lg, "Log") || out0(I, lg) == SIZE_MAX) {
+                continue;
+            }
+            fin = sole_reader(I, out0(I, lg));
+            if (!op_is(I, fin, "Sub") || operand(I, fin, 0, xs) !=
+                                             out0(I, lg)) {
+                continue;
+            }
+            act = MEMEST_ACT_LOGSOFTMAX;
+        } else {
+            continue;
+        }
+        I->ni[r].skip = 1;
+        I->ni[sub].skip = 1;
+        I->ni[ex].skip = 1;
+        I->ni[rs].skip = 1;
+        if (lg != SIZE_MAX) {
+            I->ni[lg].skip = 1;
+        }
+        I->ni[fin].sm.on = 1;
+        I->ni[fin].sm.x = x;
+        I->ni[fin].sm.first = r;
+        I->ni[fin].sm.axis = a1;
+        I->ni[fin].sm.act = act;
+        I->v[x].readers--; /* read by the ReduceMax and the Sub: one layer */
+    }
+}
+
 /* A Transpose with exactly this 3-entry perm. */
 static int transpose_is(struct imp *I, size_t node, int64_t a, int64_t b,
                         int64_t c)
@@ -818,6 +926,23 @@ int analyse(struct imp *I)
             I->v[vi].producer = i;
         }
     }
+    if (g->n_output > 1) {
+        /* name the node whose second result is wanted too (a
+         * LayerNormalization's Mean and InvStdDev, an LSTM's Y_h) */
+        for (size_t k = 1; k < g->n_output; k++) {
+            const size_t vi = value_of(I, str(g->output[k]->name));
+            const size_t p = vi != SIZE_MAX ? I->v[vi].producer : SIZE_MAX;
+            if (p != SIZE_MAX && p < g->n_node) {
+                I->output_value = SIZE_MAX;
+                return node_fail(I, p, MEMEST_E_PARSE,
+                                 "its result '%.60s' is graph output %zu "
+                                 "of %zu: one graph output is supported "
+                                 "(the model's one result)",
+                                 str(g->output[k]->name), k + 1,
+                                 g->n_output);
+            }
+        }
+    }
     if (g->n_output != 1) {
         return diag_fail(I->diag, MEMEST_E_PARSE,
                          "the graph has %zu outputs; one is supported",
@@ -859,6 +984,7 @@ int analyse(struct imp *I)
     find_gelu(I);
     find_swish(I);
     find_layernorm(I);
+    find_softmax(I);
     find_mha(I);
     find_sdpa(I);
     find_clstoken(I);

@@ -7,7 +7,12 @@
  * Clip with its bounds as inputs, x * Sigmoid(x) for SiLU and
  * x * HardSigmoid(x) for hard-swish (opset 13 has no HardSwish),
  * PyTorch's erf decomposition for exact GELU, and ShuffleNet's Reshape,
- * Transpose, Reshape for a channel shuffle.
+ * Transpose, Reshape for a channel shuffle. The sequence kinds take the
+ * forms PyTorch 1.13 exports at opset 13 (the importer's patterns):
+ * LayerNorm decomposed (opset 13 has no LayerNormalization), a Linear over
+ * T x D as MatMul + Add, the class token as Concat(Expand), the position
+ * embedding as Add, attention as the hand-written MatMul/Softmax graph,
+ * LSTM and GRU time-major inside Transposes.
  */
 #include "onnx/write.h"
 
@@ -221,6 +226,94 @@ int wr_act(struct wr *w, const struct memest_layer *L, enum memest_act act,
                    (int)act);
 }
 
+/* ---- Sequence kinds: helpers ------------------------------------------- */
+
+/* A node op(in...) -> out with an int list attribute. */
+static int node_ints(struct wr *w, const char *op, const char *name,
+                     size_t nin, const char *const *in, const char *out,
+                     const char *attr, size_t n, const int64_t *v)
+{
+    Onnx__NodeProto *nd = NULL;
+    int st = node1(w, op, name, nin, in, out, &nd);
+    return st != MEMEST_OK ? st : wr_attr_ints(w, nd, attr, n, v);
+}
+
+/* A new tensor name "<layer>/<what>", or NULL when out of memory. */
+static const char *tmp(struct wr *w, const struct memest_layer *L,
+                       const char *what)
+{
+    return aux(w, L, what);
+}
+
+/* rows x cols of src transposed into a new float block (the writer's). */
+static float *transposed(struct wr *w, const float *src, uint64_t rows,
+                         uint64_t cols)
+{
+    float *t = wr_alloc(w, (size_t)(rows * cols) * sizeof *t);
+    if (t == NULL) {
+        return NULL;
+    }
+    for (uint64_t r = 0; r < rows; r++) {
+        for (uint64_t c = 0; c < cols; c++) {
+            t[c * rows + r] = src[r * cols + c];
+        }
+    }
+    return t;
+}
+
+/* A float initializer "<layer>.<suffix>", unquantised whatever the
+ * model's QDQ says (the sequence kinds keep float weights in QDQ). */
+static int float_init(struct wr *w, const struct memest_layer *L,
+                      const char *suffix, unsigned rank, const uint64_t *dim,
+                      const float *data, const char **out)
+{
+    const char *n = wr_name(w, "%s.%s", L->name, suffix);
+    if (n == NULL) {
+        return NOMEM(w);
+    }
+    *out = n;
+    return wr_init_f32(w, n, rank, dim, data);
+}
+
+/*
+ * dense over the last axis of T x D: MatMul(x, W^T) (+ Add(bias)), as
+ * PyTorch exports nn.Linear on a 3-D input; the importer reads the
+ * MatMul by a constant as dense and folds the bias Add into it. W^T is a
+ * transposed copy of PyTorch's [out][in] weight, so QDQ's per-channel
+ * int8 (axis 0 of [out][in]) does not apply: refused in QDQ.
+ */
+static int dense_seq(struct wr *w, const struct memest_layer *L,
+                     const char *const *in, const char *out, const char *name)
+{
+    const uint64_t D = L->in_shape.dim[L->in_shape.rank - 1], O = L->units;
+    uint64_t dim[2] = {D, O};
+    const char *a[2] = {in[0], NULL};
+    const char *mm = L->bias_count ? tmp(w, L, "MatMul") : out;
+    float *wt;
+    int st;
+
+    if (w->quant) {
+        return wr_fail(w, MEMEST_E_PARSE,
+                       "a dense layer over a sequence (T x D) is written in "
+                       "float only, not as QDQ");
+    }
+    if (mm == NULL || (wt = transposed(w, L->weight, O, D)) == NULL) {
+        return NOMEM(w);
+    }
+    if ((st = float_init(w, L, "weight_t", 2, dim, wt, &a[1])) ||
+        (st = node1(w, "MatMul", name, 2, a, mm, NULL))) {
+        return st;
+    }
+    if (L->bias_count == 0) {
+        return MEMEST_OK;
+    }
+    a[0] = mm;
+    if ((st = wr_bias(w, L, L->bias, &a[1]))) {
+        return st;
+    }
+    return node1(w, "Add", aux(w, L, "Add"), 2, a, out, NULL);
+}
+
 /* ---- Kinds -------------------------------------------------------------- */
 
 static int w_dense(struct wr *w, const struct memest_layer *L,
@@ -233,11 +326,7 @@ static int w_dense(struct wr *w, const struct memest_layer *L,
     int st;
 
     if (L->in_shape.rank != 1) {
-        /* Gemm takes a matrix: a Linear over a sequence's last axis would
-         * be a MatMul of N x T x D; refused rather than written wrong */
-        return wr_fail(w, MEMEST_E_SHAPE,
-                       "a dense layer over a sequence (T x D) has no ONNX "
-                       "form in the writer yet");
+        return dense_seq(w, L, in, out, name);
     }
     /* PyTorch's [out][in] weight is Gemm's B with transB=1, unchanged */
     if ((st = wr_weight(w, L, "weight", rank, dim, L->weight, &a[1])) ||
@@ -635,6 +724,539 @@ static int w_resize(struct wr *w, const struct memest_layer *L,
     return MEMEST_OK;
 }
 
+/* ---- Sequence kinds ----------------------------------------------------- */
+
+/*
+ * layernorm over the last axis: opset 13 has no LayerNormalization, so
+ * the decomposition PyTorch exports (the importer's find_layernorm reads
+ * it back as one layer): ReduceMean(-1) -> Sub -> Pow(2) -> ReduceMean(-1)
+ * -> Add(eps) -> Sqrt -> Div -> Mul(gamma) (-> Add(beta)). A layernorm
+ * over more axes than the last has no such form: refused.
+ */
+static int w_layernorm(struct wr *w, const struct memest_layer *L,
+                       const char *const *in, const char *out,
+                       const char *name)
+{
+    static const int64_t last[1] = {-1};
+    uint64_t dim[1] = {L->units};
+    const char *m = tmp(w, L, "mean"), *xc = tmp(w, L, "centred"),
+               *sq = tmp(w, L, "squared"), *var = tmp(w, L, "var"),
+               *ve = tmp(w, L, "var_eps"), *sd = tmp(w, L, "std"),
+               *nrm = tmp(w, L, "normalised");
+    const char *scaled = L->bias_count ? tmp(w, L, "scaled") : out;
+    const char *a[2] = {in[0], NULL};
+    const char *two = NULL, *eps = NULL;
+    int st;
+
+    if (L->axis + 1 != L->in_shape.rank) {
+        return wr_fail(w, MEMEST_E_PARSE,
+                       "a layernorm over the axes from %u of a rank %u "
+                       "sample is not written (opset 13's decomposition "
+                       "normalises the last axis)", L->axis,
+                       L->in_shape.rank);
+    }
+    if (m == NULL || xc == NULL || sq == NULL || var == NULL || ve == NULL ||
+        sd == NULL || nrm == NULL || scaled == NULL) {
+        return NOMEM(w);
+    }
+    if ((st = node_ints(w, "ReduceMean", aux(w, L, "ReduceMean"), 1, a, m,
+                        "axes", 1, last))) {
+        return st;
+    }
+    a[1] = m;
+    if ((st = node1(w, "Sub", aux(w, L, "Sub"), 2, a, xc, NULL)) ||
+        (st = wr_scalar(w, "two", 2.0f, &two))) {
+        return st;
+    }
+    a[0] = xc;
+    a[1] = two;
+    if ((st = node1(w, "Pow", aux(w, L, "Pow"), 2, a, sq, NULL)) ||
+        (st = node_ints(w, "ReduceMean", aux(w, L, "ReduceMean_var"), 1, &sq,
+                        var, "axes", 1, last)) ||
+        (st = wr_scalar(w, "eps", (float)L->bn_epsilon, &eps))) {
+        return st;
+    }
+    a[0] = var;
+    a[1] = eps;
+    if ((st = node1(w, "Add", aux(w, L, "Add_eps"), 2, a, ve, NULL)) ||
+        (st = node1(w, "Sqrt", aux(w, L, "Sqrt"), 1, &ve, sd, NULL))) {
+        return st;
+    }
+    a[0] = xc;
+    a[1] = sd;
+    if ((st = node1(w, "Div", aux(w, L, "Div"), 2, a, nrm, NULL))) {
+        return st;
+    }
+    a[0] = nrm;
+    if ((st = wr_weight(w, L, "weight", 1, dim, L->weight, &a[1])) ||
+        (st = node1(w, "Mul", L->bias_count ? aux(w, L, "Mul") : name, 2, a,
+                    scaled, NULL))) {
+        return st;
+    }
+    if (L->bias_count == 0) {
+        return MEMEST_OK;
+    }
+    a[0] = scaled;
+    if ((st = wr_weight(w, L, "bias", 1, dim, L->bias, &a[1]))) {
+        return st;
+    }
+    return node1(w, "Add", name, 2, a, out, NULL);
+}
+
+/*
+ * clstoken: Concat(Expand(cls [1, 1, D], [N, 1, D]), x) along the steps,
+ * as PyTorch exports torch.cat((cls.expand(N, -1, -1), x), 1). The
+ * Expand's shape is computed from x's (Shape, Gather of the batch,
+ * Unsqueeze, Concat with 1 and D), so the file runs at any batch.
+ */
+static int w_clstoken(struct wr *w, const struct memest_layer *L,
+                      const char *const *in, const char *out,
+                      const char *name)
+{
+    const uint64_t D = L->in_shape.dim[1];
+    uint64_t dim[3] = {1, 1, D}, one[1] = {1};
+    const int64_t zero0 = 0, one1 = 1, d1 = (int64_t)D, zero1[1] = {0};
+    const char *shp = tmp(w, L, "x_shape"), *nb = tmp(w, L, "batch"),
+               *nb1 = tmp(w, L, "batch_1d"), *es = tmp(w, L, "expand_shape"),
+               *ex = tmp(w, L, "expanded"), *idx = tmp(w, L, "batch_index"),
+               *ax = tmp(w, L, "unsqueeze_axes"), *c1 = tmp(w, L, "one"),
+               *cd = tmp(w, L, "width");
+    const char *a[3] = {NULL, NULL, NULL};
+    Onnx__NodeProto *n = NULL;
+    int st;
+
+    if (shp == NULL || nb == NULL || nb1 == NULL || es == NULL ||
+        ex == NULL || idx == NULL || ax == NULL || c1 == NULL || cd == NULL) {
+        return NOMEM(w);
+    }
+    if ((st = wr_init_i64(w, idx, 0, NULL, &zero0)) ||
+        (st = wr_init_i64(w, ax, 1, one, zero1)) ||
+        (st = wr_init_i64(w, c1, 1, one, &one1)) ||
+        (st = wr_init_i64(w, cd, 1, one, &d1)) ||
+        (st = node1(w, "Shape", aux(w, L, "Shape"), 1, in, shp, NULL))) {
+        return st;
+    }
+    a[0] = shp;
+    a[1] = idx;
+    if ((st = node1(w, "Gather", aux(w, L, "Gather"), 2, a, nb, &n)) ||
+        (st = wr_attr_int(w, n, "axis", 0))) {
+        return st;
+    }
+    a[0] = nb;
+    a[1] = ax;
+    if ((st = node1(w, "Unsqueeze", aux(w, L, "Unsqueeze"), 2, a, nb1,
+                    NULL))) {
+        return st;
+    }
+    a[0] = nb1;
+    a[1] = c1;
+    a[2] = cd;
+    if ((st = node1(w, "Concat", aux(w, L, "ShapeConcat"), 3, a, es, &n)) ||
+        (st = wr_attr_int(w, n, "axis", 0)) ||
+        (st = float_init(w, L, "weight", 3, dim, L->weight, &a[0]))) {
+        return st;
+    }
+    a[1] = es;
+    if ((st = node1(w, "Expand", aux(w, L, "Expand"), 2, a, ex, NULL))) {
+        return st;
+    }
+    a[0] = ex;
+    a[1] = in[0];
+    if ((st = node1(w, "Concat", name, 2, a, out, &n))) {
+        return st;
+    }
+    return wr_attr_int(w, n, "axis", 1);
+}
+
+/* posembed: Add(x, P [1, T, D]), the importer's posembed. */
+static int w_posembed(struct wr *w, const struct memest_layer *L,
+                      const char *const *in, const char *out,
+                      const char *name)
+{
+    uint64_t dim[3] = {1, L->in_shape.dim[0], L->in_shape.dim[1]};
+    const char *a[2] = {in[0], NULL};
+    int st = float_init(w, L, "weight", 3, dim, L->weight, &a[1]);
+    return st != MEMEST_OK ? st : node1(w, "Add", name, 2, a, out, NULL);
+}
+
+/* matmul: MatMul of two computed tensors, broadcast as ONNX does. */
+static int w_matmul(struct wr *w, const struct memest_layer *L,
+                    const char *const *in, const char *out, const char *name)
+{
+    (void)L;
+    return node1(w, "MatMul", name, 2, in, out, NULL);
+}
+
+/* transpose: perm [0, 1 + perm...], the batch kept first. */
+static int w_transpose(struct wr *w, const struct memest_layer *L,
+                       const char *const *in, const char *out,
+                       const char *name)
+{
+    int64_t perm[4] = {0, 0, 0, 0};
+    for (unsigned d = 0; d < L->in_shape.rank && d < 3; d++) {
+        perm[d + 1] = (int64_t)L->perm[d] + 1;
+    }
+    return node_ints(w, "Transpose", name, 1, in, out, "perm",
+                     L->in_shape.rank + 1, perm);
+}
+
+/*
+ * attention: the hand-written self-attention (timm's ViT form) that the
+ * importer's find_sdpa reads back as one layer, in standard operators
+ * only: x -> MatMul(in_proj_weight^T) -> Add(in_proj_bias) -> Slices q,
+ * k, v -> Reshape [N, T, h, d] -> Transposes (q, v: 0,2,1,3; k: 0,2,3,1)
+ * -> MatMul(q, k) -> Mul(1/sqrt d) -> Softmax(-1) -> MatMul(., v) ->
+ * Transpose(0,2,1,3) -> Reshape [N, T, D] -> MatMul(out_proj.weight^T) ->
+ * Add(out_proj.bias). The pattern needs both biases: bias=no is refused.
+ */
+static int w_attention(struct wr *w, const struct memest_layer *L,
+                       const char *const *in, const char *out,
+                       const char *name)
+{
+    const uint64_t D = L->units, T = L->in_shape.dim[0], h = L->heads;
+    const uint64_t d = h ? D / h : 0;
+    uint64_t din[2] = {D, 3 * D}, dout[2] = {D, D}, b3[1] = {3 * D},
+             b1[1] = {D};
+    static const int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
+    const int64_t heads4[4] = {0, 0, (int64_t)h, (int64_t)d};
+    const int64_t merged[3] = {0, 0, (int64_t)D};
+    static const char *const qkv[3] = {"q", "k", "v"};
+    const char *a[4] = {in[0], NULL, NULL, NULL};
+    const char *mm = tmp(w, L, "qkv_mm"), *qb = tmp(w, L, "qkv");
+    const char *sl[3], *rs[3], *tr[3];
+    const char *sh4 = NULL, *sh3 = NULL, *axes = NULL, *scale = NULL;
+    const char *sc = tmp(w, L, "scores"), *scs = tmp(w, L, "scaled"),
+               *pr = tmp(w, L, "probs"), *av = tmp(w, L, "heads"),
+               *at = tmp(w, L, "heads_t"), *am = tmp(w, L, "merged"),
+               *po = tmp(w, L, "proj");
+    float *wi, *wo;
+    Onnx__NodeProto *n = NULL;
+    int st;
+
+    (void)T;
+    if (L->bias_count == 0 || d == 0 || d * h != D) {
+        return wr_fail(w, MEMEST_E_PARSE,
+                       "an attention layer without biases (or with heads "
+                       "not dividing its width) has no form the importer "
+                       "reads back as one layer");
+    }
+    if (w->quant) {
+        return wr_fail(w, MEMEST_E_PARSE,
+                       "an attention layer is written in float only, not "
+                       "as QDQ");
+    }
+    if (mm == NULL || qb == NULL || sc == NULL || scs == NULL ||
+        pr == NULL || av == NULL || at == NULL || am == NULL || po == NULL ||
+        (wi = transposed(w, L->weight, 3 * D, D)) == NULL ||
+        (wo = transposed(w, L->weight + 3 * D * D, D, D)) == NULL) {
+        return NOMEM(w);
+    }
+    if ((st = float_init(w, L, "in_proj_weight_t", 2, din, wi, &a[1])) ||
+        (st = node1(w, "MatMul", aux(w, L, "MatMul_in"), 2, a, mm, NULL)) ||
+        (st = float_init(w, L, "in_proj_bias", 1, b3, L->bias, &a[1]))) {
+        return st;
+    }
+    a[0] = mm;
+    if ((st = node1(w, "Add", aux(w, L, "Add_in"), 2, a, qb, NULL))) {
+        return st;
+    }
+    {
+        const int64_t last = -1;
+        uint64_t one[1] = {1};
+        if ((axes = tmp(w, L, "slice_axes")) == NULL) {
+            return NOMEM(w);
+        }
+        if ((st = wr_init_i64(w, axes, 1, one, &last))) {
+            return st;
+        }
+    }
+    /* the Slices first, in q, k, v order: the pattern takes them so */
+    for (size_t k = 0; k < 3; k++) {
+        const int64_t b = (int64_t)(k * D), e = (int64_t)((k + 1) * D);
+        char what[24];
+        snprintf(what, sizeof what, "%s_starts", qkv[k]);
+        if ((st = int64_list(w, L, what, 1, &b, &a[1]))) {
+            return st;
+        }
+        snprintf(what, sizeof what, "%s_ends", qkv[k]);
+        if ((st = int64_list(w, L, what, 1, &e, &a[2]))) {
+            return st;
+        }
+        a[0] = qb;
+        a[3] = axes;
+        if ((sl[k] = tmp(w, L, qkv[k])) == NULL) {
+            return NOMEM(w);
+        }
+        snprintf(what, sizeof what, "Slice_%s", qkv[k]);
+        if ((st = node1(w, "Slice", aux(w, L, what), 4, a, sl[k], NULL))) {
+            return st;
+        }
+    }
+    if ((st = int64_list(w, L, "heads_shape", 4, heads4, &sh4)) ||
+        (st = int64_list(w, L, "merged_shape", 3, merged, &sh3))) {
+        return st;
+    }
+    for (size_t k = 0; k < 3; k++) {
+        char what[24];
+        snprintf(what, sizeof what, "%s_heads", qkv[k]);
+        rs[k] = tmp(w, L, what);
+        snprintf(what, sizeof what, "%s_t", qkv[k]);
+        tr[k] = tmp(w, L, what);
+        if (rs[k] == NULL || tr[k] == NULL) {
+            return NOMEM(w);
+        }
+        a[0] = sl[k];
+        a[1] = sh4;
+        snprintf(what, sizeof what, "Reshape_%s", qkv[k]);
+        if ((st = node1(w, "Reshape", aux(w, L, what), 2, a, rs[k], NULL))) {
+            return st;
+        }
+        snprintf(what, sizeof what, "Transpose_%s", qkv[k]);
+        if ((st = node_ints(w, "Transpose", aux(w, L, what), 1, &rs[k], tr[k],
+                            "perm", 4, k == 1 ? p0231 : p0213))) {
+            return st;
+        }
+    }
+    a[0] = tr[0];
+    a[1] = tr[1];
+    if ((st = node1(w, "MatMul", aux(w, L, "MatMul_qk"), 2, a, sc, NULL)) ||
+        (st = wr_scalar(w, "scale", (float)(1.0 / sqrt((double)d)),
+                        &scale))) {
+        return st;
+    }
+    a[0] = sc;
+    a[1] = scale;
+    if ((st = node1(w, "Mul", aux(w, L, "Mul_scale"), 2, a, scs, NULL)) ||
+        (st = node1(w, "Softmax", aux(w, L, "Softmax"), 1, &scs, pr, &n)) ||
+        (st = wr_attr_int(w, n, "axis", -1))) {
+        return st;
+    }
+    a[0] = pr;
+    a[1] = tr[2];
+    if ((st = node1(w, "MatMul", aux(w, L, "MatMul_av"), 2, a, av, NULL)) ||
+        (st = node_ints(w, "Transpose", aux(w, L, "Transpose_heads"), 1, &av,
+                        at, "perm", 4, p0213))) {
+        return st;
+    }
+    a[0] = at;
+    a[1] = sh3;
+    if ((st = node1(w, "Reshape", aux(w, L, "Reshape_merge"), 2, a, am,
+                    NULL)) ||
+        (st = float_init(w, L, "out_proj.weight_t", 2, dout, wo, &a[1]))) {
+        return st;
+    }
+    a[0] = am;
+    if ((st = node1(w, "MatMul", aux(w, L, "MatMul_out"), 2, a, po, NULL)) ||
+        (st = float_init(w, L, "out_proj.bias", 1, b1, L->bias + 3 * D,
+                         &a[1]))) {
+        return st;
+    }
+    a[0] = po;
+    return node1(w, "Add", name, 2, a, out, NULL);
+}
+
+/* ONNX's gate g comes from PyTorch's gate from_pt[g] (LSTM i, o, f, c
+ * from i, f, g, o; GRU z, r, h from r, z, n): the inverse of the
+ * importer's maps. */
+static const size_t lstm_to_onnx[4] = {0, 3, 1, 2};
+static const size_t gru_to_onnx[3] = {1, 0, 2};
+
+/*
+ * lstm and gru: the time-major ONNX operator inside the Transposes
+ * PyTorch wraps a batch_first nn.LSTM/nn.GRU in (the importer's
+ * rnn_match forms): Transpose(1,0,2) -> LSTM -> every step: Squeeze(1)
+ * (bidirectional: Transpose(0,2,1,3) and Reshape [T, N, 2H]) ->
+ * Transpose(1,0,2); the last state of one direction: Y_h -> Squeeze(0);
+ * of both: every step's output, then torch.cat((y[:, -1, :H], y[:, 0,
+ * H:]), 1). W [dirs, G*H, D], R [dirs, G*H, H], B [dirs, 2*G*H] in ONNX's
+ * gate order; no initial states (zeros).
+ */
+static int w_rnn(struct wr *w, const struct memest_layer *L,
+                 const char *const *in, const char *out, const char *name)
+{
+    const int gru = L->kind == MEMEST_KIND_GRU;
+    const uint64_t G = gru ? 3 : 4, H = L->units, T = L->in_shape.dim[0],
+                   D = L->in_shape.dim[1], GH = G * H;
+    const uint64_t dirs = L->direction == MEMEST_RNN_BIDIRECTIONAL ? 2 : 1;
+    const size_t *map = gru ? gru_to_onnx : lstm_to_onnx;
+    static const char *const dir_word[3] = {"forward", "reverse",
+                                            "bidirectional"};
+    static const int64_t p102[3] = {1, 0, 2}, p0213[4] = {0, 2, 1, 3};
+    uint64_t wd[3] = {dirs, GH, D}, rd[3] = {dirs, GH, H},
+             bd[2] = {dirs, 2 * GH};
+    const char *xt = tmp(w, L, "time_major"), *y = tmp(w, L, "Y");
+    const char *a[4] = {NULL, NULL, NULL, NULL};
+    float *W = wr_alloc(w, (size_t)(dirs * GH * D) * sizeof *W);
+    float *R = wr_alloc(w, (size_t)(dirs * GH * H) * sizeof *R);
+    float *B = L->bias_count ? wr_alloc(w, (size_t)(dirs * 2 * GH) *
+                                               sizeof *B)
+                             : NULL;
+    Onnx__NodeProto *n = NULL;
+    int st;
+
+    if (xt == NULL || y == NULL || W == NULL || R == NULL ||
+        (L->bias_count && B == NULL)) {
+        return NOMEM(w);
+    }
+    if (L->direction < 0 || L->direction > 2) {
+        return wr_fail(w, MEMEST_E_INVALID, "direction %d", L->direction);
+    }
+    /* per direction: weight_ih [GH][D], weight_hh [GH][H] (L->weight);
+     * bias_ih [GH], bias_hh [GH] (L->bias) */
+    for (uint64_t dd = 0; dd < dirs; dd++) {
+        const float *wih = L->weight + dd * GH * (D + H);
+        const float *whh = wih + GH * D;
+        for (uint64_t g = 0; g < G; g++) {
+            memcpy(W + (dd * GH + g * H) * D, wih + map[g] * H * D,
+                   (size_t)(H * D) * sizeof *W);
+            memcpy(R + (dd * GH + g * H) * H, whh + map[g] * H * H,
+                   (size_t)(H * H) * sizeof *R);
+            if (B != NULL) {
+                const float *bih = L->bias + dd * 2 * GH;
+                memcpy(B + dd * 2 * GH + g * H, bih + map[g] * H,
+                       (size_t)H * sizeof *B);
+                memcpy(B + dd * 2 * GH + GH + g * H, bih + GH + map[g] * H,
+                       (size_t)H * sizeof *B);
+            }
+        }
+    }
+    if ((st = node_ints(w, "Transpose", aux(w, L, "Transpose_in"), 1, in, xt,
+                        "perm", 3, p102))) {
+        return st;
+    }
+    a[0] = xt;
+    if ((st = float_init(w, L, "W", 3, wd, W, &a[1])) ||
+        (st = float_init(w, L, "R", 3, rd, R, &a[2])) ||
+        (B != NULL && (st = float_init(w, L, "B", 2, bd, B, &a[3])))) {
+        return st;
+    }
+    {
+        const int last_state = !L->return_sequence && dirs == 1;
+        const char *outs[2] = {last_state ? "" : y, last_state ? y : ""};
+        n = wr_node(w, gru ? "GRU" : "LSTM", name, B != NULL ? 4 : 3, a,
+                    last_state ? 2 : 1, outs);
+        if (n == NULL) {
+            return NOMEM(w);
+        }
+        if ((st = wr_attr_int(w, n, "hidden_size", (int64_t)H)) ||
+            (st = wr_attr_str(w, n, "direction",
+                              dir_word[L->direction])) ||
+            (gru && (st = wr_attr_int(w, n, "linear_before_reset",
+                                      L->linear_before_reset ? 1 : 0)))) {
+            return st;
+        }
+        if (last_state) {
+            static const int64_t zero[1] = {0};
+            const char *ax = NULL;
+            a[0] = y;
+            if ((st = int64_list(w, L, "squeeze_axes", 1, zero, &ax))) {
+                return st;
+            }
+            a[1] = ax;
+            return node1(w, "Squeeze", aux(w, L, "Squeeze"), 2, a, out, NULL);
+        }
+    }
+    /* every step, [T, dirs, N, H] -> [T, N, dirs*H] -> [N, T, dirs*H] */
+    const char *tm = tmp(w, L, "steps_time_major");
+    const char *bf = L->return_sequence ? out : tmp(w, L, "steps");
+    if (tm == NULL || bf == NULL) {
+        return NOMEM(w);
+    }
+    if (dirs == 1) {
+        static const int64_t one[1] = {1};
+        const char *ax = NULL;
+        a[0] = y;
+        if ((st = int64_list(w, L, "squeeze_axes", 1, one, &ax))) {
+            return st;
+        }
+        a[1] = ax;
+        if ((st = node1(w, "Squeeze", aux(w, L, "Squeeze"), 2, a, tm,
+                        NULL))) {
+            return st;
+        }
+    } else {
+        static const int64_t merged[3] = {0, 0, -1};
+        const char *yt = tmp(w, L, "Y_t"), *sh = NULL;
+        if (yt == NULL) {
+            return NOMEM(w);
+        }
+        if ((st = node_ints(w, "Transpose", aux(w, L, "Transpose_dirs"), 1,
+                            &y, yt, "perm", 4, p0213)) ||
+            (st = int64_list(w, L, "merge_shape", 3, merged, &sh))) {
+            return st;
+        }
+        a[0] = yt;
+        a[1] = sh;
+        if ((st = node1(w, "Reshape", aux(w, L, "Reshape"), 2, a, tm,
+                        NULL))) {
+            return st;
+        }
+    }
+    if ((st = node_ints(w, "Transpose", aux(w, L, "Transpose_out"), 1, &tm,
+                        bf, "perm", 3, p102))) {
+        return st;
+    }
+    if (L->return_sequence) {
+        return MEMEST_OK;
+    }
+    /* both directions' last states: y[:, T-1, :H] and y[:, 0, H:] */
+    {
+        const int64_t steps[2] = {(int64_t)T - 1, 0};
+        const int64_t lo[2] = {0, (int64_t)H}, hi[2] = {(int64_t)H,
+                                                        (int64_t)(2 * H)};
+        static const char *const half[2] = {"forward", "reverse"};
+        const char *cat[2];
+        for (size_t k = 0; k < 2; k++) {
+            char what[40];
+            const char *gi = NULL, *g, *s, *ax = NULL;
+            const int64_t one = 1;
+            snprintf(what, sizeof what, "%s_step", half[k]);
+            g = tmp(w, L, what);
+            snprintf(what, sizeof what, "%s_last", half[k]);
+            s = tmp(w, L, what);
+            snprintf(what, sizeof what, "%s_step_index", half[k]);
+            gi = tmp(w, L, what);
+            if (g == NULL || s == NULL || gi == NULL) {
+                return NOMEM(w);
+            }
+            if ((st = wr_init_i64(w, gi, 0, NULL, &steps[k]))) {
+                return st;
+            }
+            a[0] = bf;
+            a[1] = gi;
+            snprintf(what, sizeof what, "Gather_%s", half[k]);
+            if ((st = node1(w, "Gather", aux(w, L, what), 2, a, g, &n)) ||
+                (st = wr_attr_int(w, n, "axis", 1))) {
+                return st;
+            }
+            snprintf(what, sizeof what, "%s_starts", half[k]);
+            if ((st = int64_list(w, L, what, 1, &lo[k], &a[1]))) {
+                return st;
+            }
+            snprintf(what, sizeof what, "%s_ends", half[k]);
+            if ((st = int64_list(w, L, what, 1, &hi[k], &a[2]))) {
+                return st;
+            }
+            snprintf(what, sizeof what, "%s_axes", half[k]);
+            if ((st = int64_list(w, L, what, 1, &one, &ax))) {
+                return st;
+            }
+            a[0] = g;
+            a[3] = ax;
+            snprintf(what, sizeof what, "Slice_%s", half[k]);
+            if ((st = node1(w, "Slice", aux(w, L, what), 4, a, s, NULL))) {
+                return st;
+            }
+            cat[k] = s;
+        }
+        if ((st = node1(w, "Concat", aux(w, L, "Concat"), 2, cat, out,
+                        &n))) {
+            return st;
+        }
+        return wr_attr_int(w, n, "axis", 1);
+    }
+}
+
 /* THE table: one row per kind. */
 static const struct wr_kind kinds[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_INPUT] = {NULL, 0, 0}, /* not a layer */
@@ -659,6 +1281,14 @@ static const struct wr_kind kinds[MEMEST_KIND_COUNT] = {
     [MEMEST_KIND_SHUFFLE] = {w_shuffle, 0, 0},
     [MEMEST_KIND_SLICE] = {w_slice, 0, 0},
     [MEMEST_KIND_RESHAPE] = {w_reshape, 0, 0},
+    [MEMEST_KIND_LAYERNORM] = {w_layernorm, 0, 0},
+    [MEMEST_KIND_CLSTOKEN] = {w_clstoken, 0, 0},
+    [MEMEST_KIND_POSEMBED] = {w_posembed, 0, 0},
+    [MEMEST_KIND_MATMUL] = {w_matmul, 0, 0},
+    [MEMEST_KIND_TRANSPOSE] = {w_transpose, 0, 0},
+    [MEMEST_KIND_ATTENTION] = {w_attention, 0, 0},
+    [MEMEST_KIND_LSTM] = {w_rnn, 0, 0},
+    [MEMEST_KIND_GRU] = {w_rnn, 0, 0},
 };
 
 const struct wr_kind *wr_kind_of(enum memest_kind kind)

@@ -92,17 +92,19 @@ static size_t param_tensors(const struct memest_layer *L,
     return 4;
 }
 
-/* The trainer runs the layer one sample at a time on a float scratch of
- * the projections Q, K, V and the heads' context (4 T D) and one head's
- * scores (T T), where inference keeps the scores in the arena. */
+/* The trainer runs the layer one sample at a time on a float scratch:
+ * forward, the projections Q, K, V and the heads' context (4 T D) and one
+ * head's scores (T T), where inference keeps the scores in the arena;
+ * backward, those again with their gradients (8 T D) and one head's
+ * probabilities and their gradient (2 T T), the larger. */
 static int train_work(const struct memest_layer *L, uint64_t *preact,
                       uint64_t *columns)
 {
     const uint64_t T = L->in_shape.dim[0], D = L->units;
-    uint64_t td, c;
+    uint64_t td, c, tt;
     *preact = 0;
-    if (mul_ovf(T, D, &td) || mul_ovf(td, 4, &c) ||
-        add_ovf(c, L->work_elements, columns)) {
+    if (mul_ovf(T, D, &td) || mul_ovf(td, 8, &c) ||
+        mul_ovf(L->work_elements, 2, &tt) || add_ovf(c, tt, columns)) {
         return MEMEST_E_OVERFLOW;
     }
     return MEMEST_OK;

@@ -116,11 +116,17 @@ size_t op_rnn_param_tensors(const struct memest_layer *L, uint64_t gates,
 int op_rnn_train_work(const struct memest_layer *L, uint64_t gates,
                       uint64_t *preact, uint64_t *columns)
 {
-    uint64_t gh, tgh;
+    /* the backward pass of one sample (the larger): per step 5 G H (the
+     * gates, their cache, two gradients, y's copy's share) and (dirs + 4)
+     * H (y's copy, c, h, r*h, h's input), then 2 G H + 3 H of state */
+    const uint64_t H = L->units, T = L->in_shape.dim[0];
+    const uint64_t dirs = L->direction == MEMEST_RNN_BIDIRECTIONAL ? 2 : 1;
+    uint64_t gh, per, t1, t2;
     *preact = 0;
-    if (mul_ovf(gates, L->units, &gh) ||
-        mul_ovf(gh, L->in_shape.dim[0], &tgh) ||
-        add_ovf(tgh, 2 * gh, columns)) {
+    if (mul_ovf(gates, H, &gh) || mul_ovf(gh, 5, &t1) ||
+        mul_ovf(H, dirs + 4, &t2) || add_ovf(t1, t2, &per) ||
+        mul_ovf(per, T, &per) || add_ovf(per, 2 * gh, &per) ||
+        add_ovf(per, 3 * H, columns)) {
         return MEMEST_E_OVERFLOW;
     }
     return MEMEST_OK;

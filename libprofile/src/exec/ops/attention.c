@@ -23,8 +23,10 @@
  *
  * The backward pass recomputes QKV, each head's probabilities and ctx
  * for each sample and takes the gradients of x and of every parameter
- * through the same products transposed; its buffers are its own (freed
- * before it returns). */
+ * through the same products transposed; its buffers (8 T D + 2 T T
+ * floats) are the trainer's scratch, which attn_scratch sizes for them
+ * when the executor is the trainer's (libmemest's train_work counts the
+ * same). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +85,9 @@ static int attn_scratch(const prof_exec *ex, struct exec_op *op,
     const struct attn_geom g = geom_of(op);
     n->col32 = 4 * g.T * g.D;
     if (ex->lowering) {
-        n->col32 += g.T * g.T;
+        /* the trainer: the forward's 4 T D + T T, and the backward's
+         * 8 T D + 2 T T (the larger) */
+        n->col32 = 8 * g.T * g.D + 2 * g.T * g.T;
     } else if (ex->precision != MEMEST_FP32) {
         n->col32 += g.T;
     }
@@ -251,11 +255,9 @@ static int attn_backward(prof_exec *ex, const struct exec_op *op,
     const size_t T = g.T, D = g.D, D3 = 3 * D, d = g.d;
     const float *w = op->w, *b = op->bn ? op->b : NULL;
     const float *wo = w + 3 * D * D;
-    /* qkv, ctx, gctx, gqkv, then P and gP of one head */
-    float *buf = malloc((8 * T * D + 2 * T * T) * sizeof(float));
-    if (!buf) {
-        return PROF_E_NOMEM;
-    }
+    /* qkv, ctx, gctx, gqkv, then P and gP of one head: the trainer's
+     * scratch (attn_scratch) */
+    float *buf = ex->col32;
     float *qkv = buf, *ctx = qkv + T * D3, *gctx = ctx + T * D;
     float *gqkv = gctx + T * D, *p = gqkv + T * D3, *gp = p + T * T;
     int kst = KERN_OK;
@@ -342,7 +344,6 @@ static int attn_backward(prof_exec *ex, const struct exec_op *op,
         }
         st = exec_kern_status(kst);
     }
-    free(buf);
     return st;
 }
 

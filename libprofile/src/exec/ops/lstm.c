@@ -13,9 +13,10 @@
  * 16-bit and int8 paths are the generic ones (widen or dequantise the
  * input, run, narrow or quantise the output).
  *
- * The trainer's backward pass (BPTT) runs the forward again keeping each
- * step's gates and states in buffers of its own, then goes back through
- * the steps; the parameters' gradients are whole-sequence GEMMs. */
+ * The trainer's backward pass (BPTT) runs, one sample at a time, the
+ * forward again keeping each step's gates and states in the trainer's
+ * scratch, then goes back through the steps; the parameters' gradients
+ * are whole-sequence GEMMs accumulated over the samples. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -73,16 +74,38 @@ static int rnn_floats(const struct rnn *r, size_t *out)
     return PROF_OK;
 }
 
+/* Floats of the backward's buffers for r->N samples (BPTT below): y's
+ * copy (N*T*dirs*H), the forward's scratch (rnn_floats), the cache (act,
+ * c, h, rh: N*T*(GH + 3H)), dA and dB (2*N*T*GH), hin (N*T*H), dh, dc,
+ * drh (3*N*H). libmemest's train_work of lstm and gru counts the same
+ * for one sample. */
+static int rnn_backward_floats(const struct rnn *r, size_t *out)
+{
+    size_t fl, nt, big, rest;
+    if (rnn_floats(r, &fl) != PROF_OK ||
+        exec_mul_sz(r->N, r->T, &nt) != PROF_OK ||
+        exec_mul_sz(nt, 5 * r->GH + (r->dirs + 4) * r->H, &big) != PROF_OK ||
+        exec_mul_sz(r->N, 3 * r->H, &rest) != PROF_OK ||
+        big > SIZE_MAX - fl - rest) {
+        return PROF_E_RANGE;
+    }
+    /* nt*(GH + dirs*H) + nt*(GH + 3H) + 2*nt*GH + nt*H = nt*(4GH +
+     * (dirs + 4)H); rnn_floats holds nt*GH + 2*N*GH */
+    *out = big - nt * r->GH + fl + rest;
+    return PROF_OK;
+}
+
 /* Inference runs one sample at a time, so that its scratch (in col32,
- * the float columns the trainer's estimate counts per sample: libmemest's
- * train_work of lstm and gru gives the same T*G*H + 2*G*H) does not grow
- * with the batch. */
+ * T*G*H + 2*G*H floats) does not grow with the batch; the trainer's
+ * executor sizes col32 for the backward pass of one sample, the float
+ * columns libmemest's train_work of lstm and gru counts. */
 int exec_rnn_scratch(const prof_exec *ex, struct exec_op *op,
                      struct exec_scratch *need)
 {
     struct rnn r = rnn_of(ex, op);
     r.N = 1;
-    int st = rnn_floats(&r, &need->col32);
+    int st = ex->lowering ? rnn_backward_floats(&r, &need->col32)
+                          : rnn_floats(&r, &need->col32);
     if (st != PROF_OK) {
         return st;
     }
@@ -412,25 +435,26 @@ static int rnn_backward_dir(const struct rnn *r, size_t d,
             }
         }
     }
-    /* the parameters' gradients over the whole sequence */
-    int k = kern_sgemm(KERN_MM_TRANS_A, GH, D, N * T, dA, GH, a->x, D, gwih,
-                       D);
+    /* the parameters' gradients over the whole sequence, added to the
+     * other samples' (exec_rnn_backward zeroes them first) */
+    const unsigned acc = KERN_MM_TRANS_A | KERN_MM_ACCUMULATE;
+    int k = kern_sgemm(acc, GH, D, N * T, dA, GH, a->x, D, gwih, D);
     if (k == KERN_OK && r->gru && !r->lbr) {
-        k = kern_sgemm(KERN_MM_TRANS_A, 2 * H, H, N * T, dB, GH, hin, H,
-                       gwhh, H);
+        k = kern_sgemm(acc, 2 * H, H, N * T, dB, GH, hin, H, gwhh, H);
         if (k == KERN_OK) {
-            k = kern_sgemm(KERN_MM_TRANS_A, H, H, N * T, dB + 2 * H, GH,
-                           cache->rh, H, gwhh + 2 * H * H, H);
+            k = kern_sgemm(acc, H, H, N * T, dB + 2 * H, GH, cache->rh, H,
+                           gwhh + 2 * H * H, H);
         }
     } else if (k == KERN_OK) {
-        k = kern_sgemm(KERN_MM_TRANS_A, GH, H, N * T, dB, GH, hin, H, gwhh,
-                       H);
+        k = kern_sgemm(acc, GH, H, N * T, dB, GH, hin, H, gwhh, H);
     }
     if (k == KERN_OK && r->bias && a->gb) {
         float *gbih = a->gb + d * 2 * GH, *gbhh = gbih + GH;
-        k = kern_nn_bias_grad_f32(dA, N * T, GH, gbih);
-        if (k == KERN_OK) {
-            k = kern_nn_bias_grad_f32(dB, N * T, GH, gbhh);
+        for (size_t row = 0; row < N * T; row++) {
+            for (size_t j = 0; j < GH; j++) {
+                gbih[j] += dA[row * GH + j];
+                gbhh[j] += dB[row * GH + j];
+            }
         }
     }
     if (k == KERN_OK && a->gx) {
@@ -440,43 +464,51 @@ static int rnn_backward_dir(const struct rnn *r, size_t d,
     return exec_kern_status(k);
 }
 
+/* One sample at a time (as the forward), on the trainer's scratch that
+ * exec_rnn_scratch sized for it: the buffers do not grow with the
+ * batch, and the trainer's memory is libmemest's estimate. */
 int exec_rnn_backward(prof_exec *ex, const struct exec_op *op,
                       const struct exec_grad_args *a)
 {
-    const struct rnn r = rnn_of(ex, op);
-    const size_t N = r.N, T = r.T, H = r.H, GH = r.GH;
-    size_t fl, nt, big;
-    if (rnn_floats(&r, &fl) != PROF_OK ||
-        exec_mul_sz(N, T, &nt) != PROF_OK ||
-        exec_mul_sz(nt, GH + r.dirs * H, &big) != PROF_OK) {
+    struct rnn r = rnn_of(ex, op);
+    const size_t batch = r.N;
+    r.N = 1;
+    const size_t T = r.T, H = r.H, GH = r.GH, nt = T;
+    const size_t xn = T * r.D, gn = r.seq ? T * r.dirs * H : r.dirs * H;
+    size_t total;
+    if (rnn_backward_floats(&r, &total) != PROF_OK) {
         return PROF_E_RANGE;
     }
-    /* y's copy and the forward scratch; the cache (act, c, h, rh); dA,
-     * dB, hin; dh, dc, drh */
-    const size_t total = big + fl + nt * (GH + 3 * H) + 2 * nt * GH +
-                         nt * H + 3 * N * H;
-    if (total / 8 < nt) {
-        return PROF_E_RANGE;
-    }
-    float *buf = malloc(total * sizeof *buf);
-    if (!buf) {
-        return PROF_E_NOMEM;
-    }
-    float *s = buf;
-    float *p = buf + big + fl;
+    (void)total; /* within ex->col32: exec_rnn_scratch asked for it */
+    float *s = ex->col32;
+    const size_t big = nt * (GH + r.dirs * H);
+    size_t fl = 0;
+    (void)rnn_floats(&r, &fl);
+    float *p = s + big + fl;
     struct rnn_cache cache = {p, p + nt * GH, p + nt * (GH + H),
                               p + nt * (GH + 2 * H)};
     p += nt * (GH + 3 * H);
     float *dA = p, *dB = p + nt * GH, *hin = p + 2 * nt * GH;
     p = hin + nt * H;
-    float *dh = p, *dc = p + N * H, *drh = p + 2 * N * H;
+    float *dh = p, *dc = p + H, *drh = p + 2 * H;
     int st = PROF_OK;
-    memset(dA, 0, 2 * nt * GH * sizeof *dA);
-    for (size_t d = 0; st == PROF_OK && d < r.dirs; d++) {
-        st = rnn_backward_dir(&r, d, op, a, s, &cache, dA, dB, hin, dh, dc,
-                              drh);
+    if (a->gw) {
+        memset(a->gw, 0, op->wn * sizeof *a->gw);
     }
-    free(buf);
+    if (a->gb && op->bn) {
+        memset(a->gb, 0, op->bn * sizeof *a->gb);
+    }
+    for (size_t n = 0; st == PROF_OK && n < batch; n++) {
+        struct exec_grad_args one = *a;
+        one.x = a->x + n * xn;
+        one.g = a->g + n * gn;
+        one.gx = a->gx ? a->gx + n * xn : NULL;
+        memset(dA, 0, 2 * nt * GH * sizeof *dA);
+        for (size_t d = 0; st == PROF_OK && d < r.dirs; d++) {
+            st = rnn_backward_dir(&r, d, op, &one, s, &cache, dA, dB, hin,
+                                  dh, dc, drh);
+        }
+    }
     return st;
 }
 
