@@ -28,7 +28,11 @@ Q8_INLINE int8x16_t q8_group(const int8_t *row, size_t g, size_t k)
 {
     uint32_t w = 0;
     const size_t t0 = g * Q8_KG;
-    memcpy(&w, row + t0, k - t0 < Q8_KG ? k - t0 : Q8_KG);
+    if (t0 + Q8_KG <= k) {
+        memcpy(&w, row + t0, Q8_KG); /* one 32-bit load */
+    } else {
+        memcpy(&w, row + t0, k - t0); /* the last, partial group */
+    }
     return vreinterpretq_s8_u32(vdupq_n_u32(w));
 }
 
