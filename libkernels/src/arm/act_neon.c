@@ -1,9 +1,12 @@
 /* Activations with NEON: 4 lanes, tails through a stack buffer; the
- * polynomials and reductions of act_tmpl.h (the x86 paths' body), with
- * subnormals kept (ARM cores handle them without the x86 microcode
- * assists, so no flush-to-zero is set). Divisions are real divisions. */
+ * polynomials and reductions of act_tmpl.h (the x86 paths' body). The
+ * functions that go through exp set FPCR.FZ for their duration, as the x86
+ * paths set MXCSR's FTZ/DAZ: the limits the template is written for (GELU
+ * and SiLU of -inf are 0, not the smallest subnormal) then hold here too.
+ * Divisions are real divisions. */
 #include <arm_neon.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "act.h"
@@ -12,7 +15,22 @@ typedef float32x4_t V;
 typedef uint32x4_t M;
 #define VL 4
 #define ACT_FN(name) kern_##name##_neon
-#define ACT_NO_FTZ 1
+#define ACT_HAVE_FTZ 1
+
+/* FPCR.FZ (bit 24): subnormal inputs and results of float operations read
+ * and written as zero. The caller's FPCR comes back on leave. */
+static inline unsigned ftz_enter(void)
+{
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    __asm__ volatile("msr fpcr, %0" : : "r"(fpcr | (1u << 24)));
+    return (unsigned)fpcr;
+}
+
+static inline void ftz_leave(unsigned fpcr)
+{
+    __asm__ volatile("msr fpcr, %0" : : "r"((uint64_t)fpcr));
+}
 
 static inline V vset(float a) { return vdupq_n_f32(a); }
 static inline V vadd(V a, V b) { return vaddq_f32(a, b); }

@@ -1,6 +1,9 @@
 /* NEON depthwise convolution: 4 lanes; see dwconv_tmpl.h (the x86 paths'
- * body, which names no instruction set). fmla is fused, as the x86 FMA
- * paths are: checkkern allows them the same rounding bound. */
+ * body, which names no instruction set). Each tap is a multiply and an
+ * add, not a fused fmla: the template adds the taps in the C reference's
+ * order, so the results are the C reference's bits, and so are those of
+ * the NCHW8c entry (C on ARM), which must agree with this one bit for
+ * bit. */
 #include <arm_neon.h>
 #include <math.h>
 #include <string.h>
@@ -13,7 +16,7 @@
 #define V_SET1 vdupq_n_f32
 #define V_LOADU vld1q_f32
 #define V_STOREU vst1q_f32
-#define V_FMA(a, b, c) vfmaq_f32((c), (a), (b))
+#define V_FMA(a, b, c) vaddq_f32(vmulq_f32((a), (b)), (c))
 /* maxps/minps's rule, which the template's max(0, v) relies on: the
  * second operand unless the first is strictly greater (smaller), so a NaN
  * v survives and the zeros' signs come out as on x86. */

@@ -8,8 +8,8 @@
  * (correctly rounded), vscale2(p, n, t) (p * 2^n, n integral, t = n +
  * 0x1.8p23 from the reduction, subnormal results included) and
  * vscale2_pair (two products with one n), vload, vstore, vload_tail,
- * vstore_tail, and ACT_FN(name) naming the exported function; ACT_NO_FTZ
- * (below) where flushing subnormals buys nothing. *
+ * vstore_tail, and ACT_FN(name) naming the exported function; with
+ * ACT_HAVE_FTZ, its own ftz_enter/ftz_leave (below; x86's MXCSR else). *
  * Approximations (coefficients fitted for this file by a weighted minimax
  * fit in long double, fixing them to float one at a time from the lowest
  * and refitting the rest, so rounding them costs little):
@@ -387,7 +387,7 @@ static inline V gelu_erf_bwd_v(V go, V x)
  * FLT_MIN in magnitude become zero and subnormal inputs read as zero, an
  * absolute error below 2^-126. The exact functions (relu, the backward of
  * relu, tanh and sigmoid) leave MXCSR alone. */
-#ifndef ACT_NO_FTZ
+#ifndef ACT_HAVE_FTZ
 static inline unsigned ftz_enter(void)
 {
     const unsigned csr = _mm_getcsr();
@@ -398,18 +398,6 @@ static inline unsigned ftz_enter(void)
 static inline void ftz_leave(unsigned csr)
 {
     _mm_setcsr(csr);
-}
-#else
-/* An includer whose processor handles subnormals at full speed (ARM's
- * NEON) defines ACT_NO_FTZ and keeps them: results stay exact there. */
-static inline unsigned ftz_enter(void)
-{
-    return 0;
-}
-
-static inline void ftz_leave(unsigned csr)
-{
-    (void)csr;
 }
 #endif
 
