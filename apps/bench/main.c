@@ -51,6 +51,10 @@ static const char *const key_conv[] = {
     "edgefit_nchw8c_latency_ms", "onednn_latency_ms", "xnnpack_latency_ms",
     "best_other", "edgefit_to_best", NULL,
 };
+static const char *const key_paths[] = {
+    "family", "shape", "kernel_path", "path_latency_ms", "c_latency_ms",
+    "speedup_vs_c", NULL,
+};
 static const char *const key_int8[] = {
     "shape", "edgefit_latency_ms", "edgefit_gops", "edgefit_mismatches",
     "static_gops", "static_to_dynamic", "static_to_fp32",
@@ -98,6 +102,11 @@ static const struct {
      "channels fill blocks of 8; edgefit_to_best >= 1: edgefit, in the "
      "faster of its two layouts, as fast or faster)",
      key_conv},
+    {"paths", bench_table_paths, false,
+     "each kernel family on the selected path against its C reference "
+     "(KERN_CPU_MASK=0 in a child process), one thread, rounds "
+     "alternating (medians)",
+     key_paths},
 };
 enum { NTABLES = sizeof tables / sizeof tables[0] };
 
@@ -120,7 +129,7 @@ static void usage(FILE *f)
         "\n"
         "  --table NAME    run one table (repeatable): host, matmul, gelu,\n"
         "                  intensity, mixed_precision, conversions, int8,\n"
-        "                  conv\n"
+        "                  conv, paths\n"
         "  --quick         small sizes and few repeats (a smoke run)\n"
         "  --repeats N     timed rounds per row (default 7, quick 3)\n"
         "  --threads N     threads of the matmul mt column (default 2;\n"
@@ -179,7 +188,7 @@ static int parse_args(int argc, char **argv, struct options *o)
             if (t < 0) {
                 cli_error("--table: '%s' is not one of host, matmul, gelu, "
                           "intensity, mixed_precision, conversions, int8, "
-                          "conv",
+                          "conv, paths",
                           optarg);
                 rc = CLI_EXIT_USAGE;
                 break;
@@ -293,6 +302,11 @@ static int write_outputs(const char *dir, art_table *const *built)
 int main(int argc, char **argv)
 {
     cli_set_program("edgefit-bench");
+    /* The C-path side of the paths table: this program again, run by it
+     * with KERN_CPU_MASK=0 (t_paths.c); not for users. */
+    if (argc == 4 && strcmp(argv[1], "--c-path-child") == 0) {
+        return bench_c_path_child(argv[2], argv[3]);
+    }
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc == CLI_EXIT_OK) {

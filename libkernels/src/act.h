@@ -43,6 +43,10 @@ struct kern_act_dsp {
 };
 
 void kern_act_dsp_init(struct kern_act_dsp *dsp, unsigned flags);
+/* The rungs of each architecture (src/<arch>/act_init.c), called by
+ * kern_act_dsp_init after it has set the C entries. */
+void kern_act_dsp_init_x86(struct kern_act_dsp *dsp, unsigned flags);
+void kern_act_dsp_init_arm(struct kern_act_dsp *dsp, unsigned flags);
 
 #define KERN_ACT_DECLARE(isa)                                               \
     void kern_tanh_f32_##isa(float *dst, const float *src, size_t n);      \
@@ -77,6 +81,9 @@ KERN_ACT_DECLARE(c)
 #if KERN_SIMD && KERN_HAVE_X86
 KERN_ACT_DECLARE(avx2)
 KERN_ACT_DECLARE(avx512)
+#endif
+#if KERN_SIMD && KERN_HAVE_NEON
+KERN_ACT_DECLARE(neon)
 #endif
 
 #endif

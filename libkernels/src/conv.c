@@ -187,15 +187,9 @@ void kern_conv_dsp_init(struct kern_conv_dsp *dsp, unsigned flags)
     dsp->conv2d_packed = kern_conv2d_packed_c;
     dsp->im2col_s8 = kern_im2col_s8_c;
 #if KERN_SIMD && KERN_HAVE_X86
-    if (!(flags & KERN_CPU_AVX2)) {
-        return;
-    }
-    /* AVX-512 machines take the AVX2 path: a 16-lane tile is a few
-     * macros away, but it joins the table only once checkkern has run it
-     * on AVX-512 hardware. */
-    dsp->conv2d = kern_conv2d_avx2;
-    dsp->conv2d_packed = kern_conv2d_packed_avx2;
-    dsp->im2col_s8 = kern_im2col_s8_avx2;
+    kern_conv_dsp_init_x86(dsp, flags);
+#elif KERN_SIMD && KERN_HAVE_NEON
+    kern_conv_dsp_init_arm(dsp, flags);
 #else
     (void)flags;
 #endif

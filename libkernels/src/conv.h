@@ -164,6 +164,11 @@ struct kern_conv_geom {
 bool kern_conv_geom(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
                     struct kern_conv_geom *g);
 
+/* The rungs of each architecture (src/<arch>/conv_init.c), called by
+ * kern_conv_dsp_init after it has set the C entries. */
+void kern_conv_dsp_init_x86(struct kern_conv_dsp *dsp, unsigned flags);
+void kern_conv_dsp_init_arm(struct kern_conv_dsp *dsp, unsigned flags);
+
 #if KERN_SIMD && KERN_HAVE_X86
 void kern_conv2d_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                       size_t out_w, const float *x, const float *w,
@@ -175,6 +180,17 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                              float *y);
 void kern_im2col_s8_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                          size_t out_w, const int8_t *xg, int8_t *col);
+#endif
+
+#if KERN_SIMD && KERN_HAVE_NEON
+void kern_conv2d_neon(const struct kern_conv2d_shape *s, size_t out_h,
+                      size_t out_w, const float *x, const float *w,
+                      const float *bias, int act, void *work, float *y);
+void kern_conv2d_packed_neon(const struct kern_conv2d_shape *s, size_t out_h,
+                             size_t out_w, int in_layout, int out_layout,
+                             const float *x, const float *wpk,
+                             const float *bias, int act, void *work,
+                             float *y);
 #endif
 
 #endif

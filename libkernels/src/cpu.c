@@ -61,6 +61,54 @@ static unsigned detect(void)
     }
     return flags;
 }
+#elif KERN_HAVE_ARM
+#include <sys/auxv.h>
+
+/* The HWCAP bits of Linux's uapi asm/hwcap.h, spelled here so an older
+ * libc's headers do not decide what can be detected. */
+#if defined(__aarch64__)
+enum {
+    ARM_HWCAP_ASIMD = 1ul << 1,
+    ARM_HWCAP_ASIMDHP = 1ul << 10,
+    ARM_HWCAP_ASIMDDP = 1ul << 20,
+    ARM_HWCAP2_I8MM = 1ul << 13,
+    ARM_HWCAP2_BF16 = 1ul << 14,
+};
+#else
+enum { ARM_HWCAP_NEON = 1ul << 12 };
+#endif
+
+static unsigned detect(void)
+{
+    const unsigned long hw = getauxval(AT_HWCAP);
+    unsigned flags = 0;
+#if defined(__aarch64__)
+    const unsigned long hw2 = getauxval(AT_HWCAP2);
+    if (!(hw & ARM_HWCAP_ASIMD)) {
+        return 0;
+    }
+    flags |= KERN_CPU_NEON;
+    if (hw & ARM_HWCAP_ASIMDHP) {
+        flags |= KERN_CPU_ARM_FP16;
+    }
+    if (hw & ARM_HWCAP_ASIMDDP) {
+        flags |= KERN_CPU_ARM_DOTPROD;
+    }
+    if (hw2 & ARM_HWCAP2_I8MM) {
+        flags |= KERN_CPU_ARM_I8MM;
+    }
+    if (hw2 & ARM_HWCAP2_BF16) {
+        flags |= KERN_CPU_ARM_BF16;
+    }
+#else
+    /* 32-bit ARM: NEON is optional (a Pi's Cortex-A has it, some cores
+     * do not). No 32-bit NEON paths are built, so this only informs. */
+    if (hw & ARM_HWCAP_NEON) {
+        flags |= KERN_CPU_NEON;
+    }
+#endif
+    return flags;
+}
 #else
 static unsigned detect(void)
 {
@@ -93,6 +141,7 @@ static void init_flags(void)
      * not taken for this one (its cache key holds the flags). */
     masked_flags = 0;
 #endif
+#if KERN_HAVE_X86
     /* Higher rungs build on lower ones: no AVX-512 without AVX2. */
     if (!(masked_flags & KERN_CPU_AVX2)) {
         masked_flags = 0;
@@ -100,6 +149,12 @@ static void init_flags(void)
     if (!(masked_flags & KERN_CPU_AVX512)) {
         masked_flags &= KERN_CPU_AVX2;
     }
+#elif KERN_HAVE_ARM
+    /* Every ARM extension is an extension of NEON's registers. */
+    if (!(masked_flags & KERN_CPU_NEON)) {
+        masked_flags = 0;
+    }
+#endif
 }
 
 unsigned kern_cpu_flags_raw(void)
@@ -116,8 +171,10 @@ KERN_API unsigned kern_cpu_flags(void)
 
 KERN_API const char *kern_built_paths(void)
 {
-#if KERN_SIMD
+#if KERN_SIMD && KERN_HAVE_X86
     return "c avx2 avx512 avx512vnni avx512bf16";
+#elif KERN_SIMD && KERN_HAVE_ARM
+    return "c neon neon-dotprod";
 #else
     return "c";
 #endif
@@ -133,6 +190,14 @@ KERN_API const char *kern_cpu_path_name(unsigned flags)
     }
     if (flags & KERN_CPU_AVX2) {
         return "avx2";
+    }
+    /* The ARM rungs that have paths of their own; FP16, I8MM and BF16 are
+     * detected (and shown by the flags) but select no path yet. */
+    if ((flags & KERN_CPU_NEON) && (flags & KERN_CPU_ARM_DOTPROD)) {
+        return "neon-dotprod";
+    }
+    if (flags & KERN_CPU_NEON) {
+        return "neon";
     }
     return "c";
 }

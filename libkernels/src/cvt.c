@@ -39,24 +39,9 @@ void kern_cvt_dsp_init(struct kern_cvt_dsp *dsp, unsigned flags)
     dsp->f32_to_bf16 = kern_f32_to_bf16_c;
     dsp->bf16_to_f32 = kern_bf16_to_f32_c;
 #if KERN_SIMD && KERN_HAVE_X86
-    if (!(flags & KERN_CPU_AVX2)) {
-        return;
-    }
-    dsp->f32_to_f16 = kern_f32_to_f16_avx2;
-    dsp->f16_to_f32 = kern_f16_to_f32_avx2;
-    dsp->f32_to_bf16 = kern_f32_to_bf16_avx2;
-    dsp->bf16_to_f32 = kern_bf16_to_f32_avx2;
-    if (!(flags & KERN_CPU_AVX512)) {
-        return;
-    }
-    dsp->f32_to_f16 = kern_f32_to_f16_avx512;
-    dsp->f16_to_f32 = kern_f16_to_f32_avx512;
-    dsp->f32_to_bf16 = kern_f32_to_bf16_avx512;
-    dsp->bf16_to_f32 = kern_bf16_to_f32_avx512;
-    if (!(flags & KERN_CPU_AVX512BF16)) {
-        return;
-    }
-    dsp->f32_to_bf16 = kern_f32_to_bf16_avx512bf16;
+    kern_cvt_dsp_init_x86(dsp, flags);
+#elif KERN_SIMD && KERN_HAVE_NEON
+    kern_cvt_dsp_init_arm(dsp, flags);
 #else
     (void)flags;
 #endif

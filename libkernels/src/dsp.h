@@ -17,6 +17,19 @@
 #define KERN_HAVE_X86 0
 #endif
 
+/* AArch64 has paths (NEON is part of the base architecture there); 32-bit
+ * ARM only detects its features. */
+#if defined(__aarch64__)
+#define KERN_HAVE_ARM 1
+#define KERN_HAVE_NEON 1
+#elif defined(__arm__)
+#define KERN_HAVE_ARM 1
+#define KERN_HAVE_NEON 0
+#else
+#define KERN_HAVE_ARM 0
+#define KERN_HAVE_NEON 0
+#endif
+
 /* Flags of the CPU before KERN_CPU_MASK is applied. */
 unsigned kern_cpu_flags_raw(void);
 

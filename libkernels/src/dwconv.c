@@ -131,15 +131,9 @@ void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
     dsp->dwconv2d_blk = kern_dwconv2d_blk_c;
     dsp->dwconv2d_dil = kern_dwconv2d_dil_c;
 #if KERN_SIMD && KERN_HAVE_X86
-    if (!(flags & KERN_CPU_AVX2)) {
-        return;
-    }
-    /* AVX-512 machines take the AVX2 path too: a 16-lane variant of
-     * dwconv_tmpl.h is a few macros away, but it joins the table only
-     * once checkkern has run it on AVX-512 hardware. */
-    dsp->dwconv2d = kern_dwconv2d_avx2;
-    dsp->dwconv2d_blk = kern_dwconv2d_blk_avx2;
-    dsp->dwconv2d_dil = kern_dwconv2d_dil_avx2;
+    kern_dwconv_dsp_init_x86(dsp, flags);
+#elif KERN_SIMD && KERN_HAVE_NEON
+    kern_dwconv_dsp_init_arm(dsp, flags);
 #else
     (void)flags;
 #endif

@@ -44,6 +44,11 @@ void kern_dwconv2d_blk_c(const struct kern_dwconv2d_shape *s, size_t out_h,
                          const float *packed, const float *bias, int act,
                          float *y);
 
+/* The rungs of each architecture (src/<arch>/dwconv_init.c), called by
+ * kern_dwconv_dsp_init after it has set the C entries. */
+void kern_dwconv_dsp_init_x86(struct kern_dwconv_dsp *dsp, unsigned flags);
+void kern_dwconv_dsp_init_arm(struct kern_dwconv_dsp *dsp, unsigned flags);
+
 #if KERN_SIMD && KERN_HAVE_X86
 void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
                             size_t out_h, size_t out_w, size_t b0, size_t b1,
@@ -56,6 +61,16 @@ void kern_dwconv2d_dil_avx2(const struct kern_dwconv2d_shape *s,
 void kern_dwconv2d_avx2(const struct kern_dwconv2d_shape *s, size_t out_h,
                         size_t out_w, const float *x, const float *w,
                         const float *bias, int act, float *y);
+#endif
+
+#if KERN_SIMD && KERN_HAVE_NEON
+void kern_dwconv2d_neon(const struct kern_dwconv2d_shape *s, size_t out_h,
+                        size_t out_w, const float *x, const float *w,
+                        const float *bias, int act, float *y);
+void kern_dwconv2d_dil_neon(const struct kern_dwconv2d_shape *s,
+                            size_t out_h, size_t out_w, const float *x,
+                            const float *w, const float *bias, int act,
+                            float *y);
 #endif
 
 #endif

@@ -71,6 +71,8 @@ void kern_elem_dsp_init(struct kern_elem_dsp *dsp, unsigned flags)
     dsp->scale_nchw8c = scale_nchw8c_c;
 #if KERN_SIMD && KERN_HAVE_X86
     kern_elem_dsp_init_x86(dsp, flags);
+#elif KERN_SIMD && KERN_HAVE_NEON
+    kern_elem_dsp_init_arm(dsp, flags);
 #else
     (void)flags;
 #endif

@@ -81,4 +81,19 @@ void kern_elem_scale_nchw8c_avx512(float *y, const float *x, const float *s,
                                    size_t hw, size_t lanes);
 #endif
 
+#if KERN_SIMD && KERN_HAVE_NEON
+/* The AArch64 rungs (arm/elem_init.c). */
+void kern_elem_dsp_init_arm(struct kern_elem_dsp *dsp, unsigned flags);
+#define KERN_ELEM_DECLARE_NEON(name, op)                                    \
+    void kern_elem_##name##_vv_neon(float *y, const float *a,              \
+                                    const float *b, size_t n);             \
+    void kern_elem_##name##_vs_neon(float *y, const float *a,              \
+                                    const float *b, size_t n);             \
+    void kern_elem_##name##_sv_neon(float *y, const float *a,              \
+                                    const float *b, size_t n);
+KERN_ELEM_OPS(KERN_ELEM_DECLARE_NEON)
+void kern_elem_scale_nchw8c_neon(float *y, const float *x, const float *s,
+                                 size_t hw, size_t lanes);
+#endif
+
 #endif

@@ -165,22 +165,9 @@ void kern_matmul_dsp_init(struct kern_matmul_dsp *dsp, unsigned flags)
     dsp->sgemm_packed = NULL;
     dsp->sgemv = NULL;
 #if KERN_SIMD && KERN_HAVE_X86
-    if (!(flags & KERN_CPU_AVX2)) {
-        return;
-    }
-    dsp->sgemm = kern_sgemm_avx2;
-    dsp->pick = kern_sgemm_pick_avx2;
-    dsp->sgemm_direct = kern_sgemm_direct_avx2;
-    dsp->sgemm_packed = kern_sgemm_packed_avx2;
-    dsp->sgemv = kern_sgemv_avx2;
-    if (!(flags & KERN_CPU_AVX512)) {
-        return;
-    }
-    dsp->sgemm = kern_sgemm_avx512;
-    dsp->pick = kern_sgemm_pick_avx512;
-    dsp->sgemm_direct = kern_sgemm_direct_avx512;
-    dsp->sgemm_packed = kern_sgemm_packed_avx512;
-    dsp->sgemv = kern_sgemv_avx512;
+    kern_matmul_dsp_init_x86(dsp, flags);
+#elif KERN_SIMD && KERN_HAVE_NEON
+    kern_matmul_dsp_init_arm(dsp, flags);
 #else
     (void)flags;
 #endif
@@ -381,6 +368,8 @@ static void await_work(void)
             }
 #if KERN_HAVE_X86
             __builtin_ia32_pause();
+#elif defined(__aarch64__)
+            __asm__ volatile("yield");
 #endif
         }
         pthread_mutex_lock(&tp.lock);

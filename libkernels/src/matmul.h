@@ -60,6 +60,11 @@ int kern_sgemm_blocked_c(unsigned flags, size_t m, size_t n, size_t k,
                          const float *a, size_t lda, const float *b,
                          size_t ldb, float *c, size_t ldc);
 
+/* The rungs of each architecture (src/<arch>/matmul_init.c): called by
+ * kern_matmul_dsp_init after it has set the C entries. */
+void kern_matmul_dsp_init_x86(struct kern_matmul_dsp *dsp, unsigned flags);
+void kern_matmul_dsp_init_arm(struct kern_matmul_dsp *dsp, unsigned flags);
+
 #if KERN_SIMD && KERN_HAVE_X86
 int kern_sgemm_avx2(unsigned flags, size_t m, size_t n, size_t k,
                     const float *a, size_t lda, const float *b, size_t ldb,
@@ -88,6 +93,22 @@ kern_sgemm_fn kern_sgemm_pick_avx512(size_t m, size_t n, size_t k);
 int kern_sgemv_avx512(unsigned flags, size_t m, size_t n, size_t k,
                       const float *a, size_t lda, const float *b,
                       size_t ldb, float *c, size_t ldc);
+#endif
+
+#if KERN_SIMD && KERN_HAVE_NEON
+int kern_sgemm_neon(unsigned flags, size_t m, size_t n, size_t k,
+                    const float *a, size_t lda, const float *b, size_t ldb,
+                    float *c, size_t ldc);
+int kern_sgemm_direct_neon(unsigned flags, size_t m, size_t n, size_t k,
+                           const float *a, size_t lda, const float *b,
+                           size_t ldb, float *c, size_t ldc);
+int kern_sgemm_packed_neon(unsigned flags, size_t m, size_t n, size_t k,
+                           const float *a, size_t lda, const float *b,
+                           size_t ldb, float *c, size_t ldc);
+kern_sgemm_fn kern_sgemm_pick_neon(size_t m, size_t n, size_t k);
+int kern_sgemv_neon(unsigned flags, size_t m, size_t n, size_t k,
+                    const float *a, size_t lda, const float *b, size_t ldb,
+                    float *c, size_t ldc);
 #endif
 
 #endif

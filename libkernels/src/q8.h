@@ -92,6 +92,11 @@ void kern_q8_requant_s8_c(size_t n, const int32_t *acc, float a_scale,
                           const float *w_scales, const float *bias, int relu,
                           float out_scale, int8_t *q);
 
+/* The rungs of each architecture (src/<arch>/q8_init.c), called by
+ * kern_q8_dsp_init after it has set the C entries. */
+void kern_q8_dsp_init_x86(struct kern_q8_dsp *dsp, unsigned flags);
+void kern_q8_dsp_init_arm(struct kern_q8_dsp *dsp, unsigned flags);
+
 #if KERN_SIMD && KERN_HAVE_X86
 void kern_q8_gemm_avx2(size_t m, size_t n, size_t k, const int8_t *a,
                        size_t lda, const uint8_t *bp, int32_t *c, size_t ldc);
@@ -125,6 +130,14 @@ void kern_q8_requant_s8_avx512(size_t n, const int32_t *acc, float a_scale,
                                int relu, float out_scale, int8_t *q);
 void kern_q8_gemm_vnni(size_t m, size_t n, size_t k, const int8_t *a,
                        size_t lda, const uint8_t *bp, int32_t *c, size_t ldc);
+#endif
+
+#if KERN_SIMD && KERN_HAVE_NEON
+void kern_q8_gemm_neon(size_t m, size_t n, size_t k, const int8_t *a,
+                       size_t lda, const uint8_t *bp, int32_t *c, size_t ldc);
+void kern_q8_gemm_dotprod(size_t m, size_t n, size_t k, const int8_t *a,
+                          size_t lda, const uint8_t *bp, int32_t *c,
+                          size_t ldc);
 #endif
 
 #endif

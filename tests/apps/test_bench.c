@@ -75,6 +75,9 @@ static const struct {
     {"bench_conv", 6,
      {"model", "layer_names", "count", "shape", "macs", "edgefit_latency_ms",
       "edgefit_gflops", "edgefit_nchw8c_latency_ms"}},
+    {"bench_paths", 6,
+     {"family", "shape", "kernel_path", "path_latency_ms", "c_latency_ms",
+      "speedup_vs_c"}},
 };
 enum { NTABLES = sizeof want_tables / sizeof want_tables[0] };
 
@@ -409,6 +412,19 @@ static void test_quick_run(void **state)
         if (art_table_find_column(cv, "xnnpack_max_abs_diff") >= 0) {
             assert_true(real_at(cv, i, "xnnpack_max_abs_diff") < 1e-4);
         }
+    }
+    /* Paths: both latencies measured (the C one by a child run with
+     * KERN_CPU_MASK=0), the speedup their ratio, the path this process
+     * names. */
+    const art_table *pt = t[8];
+    for (size_t i = 0; i < art_table_rows(pt); i++) {
+        const double p_ms = real_at(pt, i, "path_latency_ms");
+        const double c_ms = real_at(pt, i, "c_latency_ms");
+        assert_true(p_ms > 0.0 && c_ms > 0.0);
+        assert_true(fabs(real_at(pt, i, "speedup_vs_c") - c_ms / p_ms) <=
+                    2e-3 * c_ms / p_ms);
+        assert_string_equal(text_at(pt, i, "kernel_path"),
+                            kern_cpu_path_name(kern_cpu_flags()));
     }
     for (size_t i = 0; i < NTABLES; i++) {
         art_table_destroy(t[i]);

@@ -178,7 +178,10 @@ static void test_report(void **state)
             /* numbers rounded to what they mean: no float noise (a time
              * to the microsecond may keep up to 9 digits) */
             char file[900], bad[64];
-            snprintf(file, sizeof file, "%s/%s", out, name);
+            if (snprintf(file, sizeof file, "%s/%s", out, name) >=
+                (int)sizeof file) {
+                fail_msg("%s/%s: path too long", out, name);
+            }
             char *text = slurp(file);
             if (!run_digits_ok(text, 9, bad, sizeof bad)) {
                 fail_msg("%s holds %s", name, bad);

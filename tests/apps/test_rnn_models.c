@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../max_seen.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "cli.h"
@@ -108,8 +109,8 @@ static double run_and_compare(const memest_model *m, enum memest_precision
     assert_int_equal(prof_exec_run(ex, x->data, n_in, y, n_out), PROF_OK);
     double err = 0.0, big = 0.0;
     for (size_t i = 0; i < n_out; i++) {
-        err = fmax(err, fabs((double)y[i] - ref->data[i]));
-        big = fmax(big, fabs((double)ref->data[i]));
+        err = max_seen(err, fabs((double)y[i] - ref->data[i]));
+        big = max_seen(big, fabs((double)ref->data[i]));
     }
     free(y);
     prof_exec_destroy(ex);

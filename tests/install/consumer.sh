@@ -1,12 +1,15 @@
 #!/bin/sh
 # Install the build into a scratch folder, then build and run a consumer of
 # edgefit-memest found through pkg-config alone.
-# Usage: consumer.sh BUILD_DIR SOURCE_DIR CC SANITIZE
+# Usage: consumer.sh BUILD_DIR SOURCE_DIR CC SANITIZE [SYSROOT]
+# SYSROOT (a cross build's): the target's own libraries and their .pc
+# files are there, not in the build machine's folders.
 set -eu
 build=$1
 src=$2
 cc=$3
 sanitize=$4
+sysroot=${5:-}
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -18,6 +21,12 @@ pc=$(find "$scratch/root" -name edgefit-memest.pc | head -n 1)
 # library's private requirements (protobuf-c with the onnx option) are
 # system packages.
 system_pc=$(pkg-config --variable pc_path pkg-config)
+sysflag=""
+if [ -n "$sysroot" ]; then
+    triplet=$("$cc" -dumpmachine)
+    system_pc="$sysroot/usr/lib/$triplet/pkgconfig:$sysroot/usr/share/pkgconfig"
+    sysflag="--sysroot=$sysroot"
+fi
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 export PKG_CONFIG_SYSROOT_DIR="$scratch/root"
 export PKG_CONFIG_LIBDIR="$PKG_CONFIG_PATH:$system_pc"
@@ -44,7 +53,7 @@ if [ "$sanitize" != "none" ]; then
     extra="-fsanitize=$sanitize"
 fi
 # shellcheck disable=SC2086
-"$cc" -std=c11 -Wall -Werror $extra -o "$scratch/consumer" "$src/consumer.c" $flags
+"$cc" $sysflag -std=c11 -Wall -Werror $extra -o "$scratch/consumer" "$src/consumer.c" $flags
 libdir=$(pkg-config --variable=libdir edgefit-memest)
 # pkgconf prefixes variables with the sysroot, pkg-config does not.
 case "$libdir" in

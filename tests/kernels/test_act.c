@@ -19,7 +19,7 @@
 #define K_GELU 0.7978845608028654
 #define A_GELU 0.044715
 
-enum { BLOCK = 1 << 16, NPATHS = 3 };
+enum { BLOCK = 1 << 16, NPATHS = 4 };
 
 struct path {
     const char *name;
@@ -40,6 +40,7 @@ static int setup(void **state)
         {"c", 0},
         {"avx2", KERN_CPU_AVX2},
         {"avx512", KERN_CPU_AVX2 | KERN_CPU_AVX512},
+        {"neon", KERN_CPU_NEON},
     };
     const unsigned host = kern_cpu_flags();
     npaths = 0;

@@ -14,7 +14,7 @@
 #include "cvt.h"
 #include "edgefit/kernels.h"
 
-enum { NPATHS = 4, ALL = 1 << 16 };
+enum { NPATHS = 5, ALL = 1 << 16 };
 
 struct path {
     const char *name;
@@ -35,6 +35,7 @@ static int setup(void **state)
         {"avx2", KERN_CPU_AVX2},
         {"avx512", KERN_CPU_AVX2 | KERN_CPU_AVX512},
         {"avx512bf16", KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512BF16},
+        {"neon", KERN_CPU_NEON},
     };
     const unsigned host = kern_cpu_flags();
     for (int i = 0; i < NPATHS; i++) {

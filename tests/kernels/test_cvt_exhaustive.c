@@ -22,10 +22,11 @@
 #include "cvt.h"
 #include "edgefit/kernels.h"
 
-enum { BLOCK = 1 << 16, NPATHS = 4, NTHREADS = 2 };
+enum { BLOCK = 1 << 16, NPATHS = 5, NTHREADS = 2 };
 
 static struct kern_cvt_dsp tables[NPATHS];
-static const char *names[NPATHS] = {"c", "avx2", "avx512", "avx512bf16"};
+static const char *names[NPATHS] = {"c", "avx2", "avx512", "avx512bf16",
+                                     "neon"};
 static int have[NPATHS];
 
 static double rne(double v) /* 0 <= v < 2^52 */
@@ -154,7 +155,7 @@ int main(void)
 {
     static const unsigned flags[NPATHS] = {
         0, KERN_CPU_AVX2, KERN_CPU_AVX2 | KERN_CPU_AVX512,
-        KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512BF16};
+        KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512BF16, KERN_CPU_NEON};
     const unsigned host = kern_cpu_flags();
     init_ref();
     for (int p = 0; p < NPATHS; p++) {

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "../max_seen.h"
 #include "edgefit/kernels.h"
 
 static uint32_t rng = 2024u;
@@ -768,7 +769,7 @@ static void test_relu6_log_softmax(void **state)
     for (size_t r = 0; r < R; r++) {
         double mx = -INFINITY, sum = 0.0;
         for (size_t c = 0; c < CO; c++) {
-            mx = fmax(mx, x[r * CO + c]);
+            mx = max_seen(mx, x[r * CO + c]);
         }
         for (size_t c = 0; c < CO; c++) {
             sum += exp(x[r * CO + c] - mx);

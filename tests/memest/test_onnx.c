@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../max_seen.h"
 #include "edgefit/memest.h"
 
 static const char *fixtures; /* tests/data/onnx */
@@ -110,7 +111,7 @@ static int apply_act(const struct memest_layer *L, struct memest_shape s,
         for (uint64_t p = 0; p < px; p++) {
             double mx = -INFINITY, sum = 0;
             for (uint64_t k = 0; k < c; k++) {
-                mx = fmax(mx, yo[k * px + p]);
+                mx = max_seen(mx, yo[k * px + p]);
             }
             for (uint64_t k = 0; k < c; k++) {
                 sum += exp(yo[k * px + p] - mx);
@@ -176,7 +177,7 @@ static void window_op(const struct memest_layer *L, const double *x,
                                                       kh) * L->kernel_w +
                                                      kw];
                             } else if (L->kind == MEMEST_KIND_MAXPOOL) {
-                                acc = fmax(acc, v);
+                                acc = max_seen(acc, v);
                             } else {
                                 acc += v;
                             }
@@ -554,7 +555,7 @@ static int check_case(const char *dir, double *max_err, char *msg,
             for (uint64_t e = 0; e < on; e++) {
                 double w = want.data[b * on + e];
                 double err = fabs(out[e] - w) / fmax(1.0, fabs(w));
-                worst = fmax(worst, err);
+                worst = max_seen(worst, err);
             }
         }
         if (ok) {

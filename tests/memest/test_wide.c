@@ -1,6 +1,7 @@
 /* The portable 128-bit products of internal/wide.h against a reference:
- * hand-computed values, and on targets that have unsigned __int128 the
- * compiler's own arithmetic over many random operands. */
+ * hand-computed values, a product by 16-bit digits over many random
+ * operands (every target), and on targets that have unsigned __int128 the
+ * compiler's own arithmetic, roundings to double included. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -57,6 +58,44 @@ static void test_by_hand(void **state)
     assert_true(wide_to_double(max) == 0x1p128);
 }
 
+/* a * b by schoolbook multiplication in base 2^16 (another base than
+ * wide.h's 2^32 halves), exact on every target, 32-bit ones included. */
+static struct wide_u128 mul_by_digits(uint64_t a, uint64_t b)
+{
+    uint64_t r[8] = {0};
+    for (int i = 0; i < 4; i++) {
+        uint64_t carry = 0;
+        const uint64_t ai = (a >> (16 * i)) & 0xffffu;
+        for (int j = 0; j < 4; j++) {
+            /* at most (2^16-1)^2 + 2 * (2^16-1): fits 64 bits */
+            const uint64_t t = ai * ((b >> (16 * j)) & 0xffffu) +
+                               r[i + j] + carry;
+            r[i + j] = t & 0xffffu;
+            carry = t >> 16;
+        }
+        r[i + 4] += carry;
+    }
+    struct wide_u128 w = {0, 0};
+    for (int k = 0; k < 4; k++) {
+        w.lo |= r[k] << (16 * k);
+        w.hi |= r[k + 4] << (16 * k);
+    }
+    return w;
+}
+
+static void test_against_digits(void **state)
+{
+    (void)state;
+    uint64_t s = 7;
+    for (int i = 0; i < 200000; i++) {
+        const uint64_t a = next(&s) >> (next(&s) % 64);
+        const uint64_t b = next(&s) >> (next(&s) % 64);
+        const struct wide_u128 want = mul_by_digits(a, b);
+        const struct wide_u128 got = wide_mul_64(a, b);
+        assert_true(got.hi == want.hi && got.lo == want.lo);
+    }
+}
+
 static void test_against_int128(void **state)
 {
     (void)state;
@@ -84,6 +123,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_by_hand),
+        cmocka_unit_test(test_against_digits),
         cmocka_unit_test(test_against_int128),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../max_seen.h"
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -434,7 +435,7 @@ static double max_abs(const double *v, size_t n)
 {
     double m = 0.0;
     for (size_t i = 0; i < n; i++) {
-        m = fmax(m, fabs(v[i]));
+        m = max_seen(m, fabs(v[i]));
     }
     return m;
 }
@@ -450,7 +451,7 @@ static void propagate_store(struct tensor *t, enum memest_precision p)
     double step = 0.0;
     if (p == MEMEST_INT8_DYNAMIC) {
         for (size_t i = 0; i < n; i++) {
-            step = fmax(step, (fabs(t->r[i]) + tol_of(t, i)) / 127.0);
+            step = max_seen(step, (fabs(t->r[i]) + tol_of(t, i)) / 127.0);
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -483,7 +484,7 @@ static void weight_error(enum memest_precision p, const float *w, size_t oc,
     for (size_t c = 0; c < oc; c++) {
         double m = 0.0;
         for (size_t j = 0; j < per; j++) {
-            m = fmax(m, fabs(w[c * per + j]));
+            m = max_seen(m, fabs(w[c * per + j]));
         }
         for (size_t j = 0; j < per; j++) {
             const double a = fabs(w[c * per + j]);
@@ -649,9 +650,9 @@ static void ref_pool(const struct memest_layer *L, const struct tensor *x,
                                 (size_t)ix;
                             real++;
                             if (is_max) {
-                                v = fmax(v, x->r[xi]);
-                                dmax = fmax(dmax, x->d[xi]);
-                                smax = fmax(smax, x->s[xi]);
+                                v = max_seen(v, x->r[xi]);
+                                dmax = max_seen(dmax, x->d[xi]);
+                                smax = max_seen(smax, x->s[xi]);
                             } else {
                                 const double e = scale_in(x, xi);
                                 v += x->r[xi];
@@ -705,7 +706,7 @@ static void softmax_group(struct tensor *t, size_t first, size_t n,
 {
     double m = -INFINITY, sum = 0.0, pe = 0.0;
     for (size_t i = 0; i < n; i++) {
-        m = fmax(m, t->r[first + i * stride]);
+        m = max_seen(m, t->r[first + i * stride]);
     }
     for (size_t i = 0; i < n; i++) {
         sum += exp(t->r[first + i * stride] - m);
@@ -1438,8 +1439,8 @@ static void check_reference(const char *text, enum memest_precision p,
                      (unsigned long long)seed_used, i, (double)y[i],
                      ref.r[i], err, tol);
         }
-        worst = fmax(worst, err);
-        worst_tol = fmax(worst_tol, tol);
+        worst = max_seen(worst, err);
+        worst_tol = max_seen(worst_tol, tol);
     }
     if (getenv("EXEC_TEST_VERBOSE")) {
         fprintf(stderr, "%-14.14s %s batch %llu: error %.3g, bound %.3g, "
@@ -2395,7 +2396,7 @@ static void test_seeded_init(void **state)
         double mx = 0.0, mean = 0.0;
         for (size_t i = 0; i < wn; i++) {
             assert_true(fabs(wa[i]) <= bound);
-            mx = fmax(mx, fabs(wa[i]));
+            mx = max_seen(mx, fabs(wa[i]));
             mean += wa[i];
         }
         /* uniform: the largest of many draws comes near the bound */

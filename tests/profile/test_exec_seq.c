@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../max_seen.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "exec/executor.h"
@@ -243,8 +244,8 @@ static void test_torch_attention(void **state)
                                    ATT_T * ATT_D), PROF_OK);
     double top = 0.0, err = 0.0;
     for (size_t i = 0; i < ATT_T * ATT_D; i++) {
-        top = fmax(top, fabs((double)att_y[i]));
-        err = fmax(err, fabs((double)y[i] - (double)att_y[i]));
+        top = max_seen(top, fabs((double)att_y[i]));
+        err = max_seen(err, fabs((double)y[i] - (double)att_y[i]));
     }
     printf("# attention vs PyTorch: %.3g of the largest output\n",
            err / top);
@@ -341,8 +342,8 @@ static void check_precision(enum memest_precision p, double tol)
         const double *xs[1] = {xd};
         ref_model(m, xs, pw, pb, yd);
         for (size_t i = 0; i < n_out; i++) {
-            top = fmax(top, fabs(yd[i]));
-            err = fmax(err, fabs(yd[i] - (double)y[s * n_out + i]));
+            top = max_seen(top, fabs(yd[i]));
+            err = max_seen(err, fabs(yd[i] - (double)y[s * n_out + i]));
         }
     }
     printf("# %s: %.3g of the largest output (tolerance %.3g)\n",
@@ -479,13 +480,13 @@ static double check_grads(const char *text, bool wrong)
             LOSS(lm);
             sets[k].v[i] = keep;
             fd[k][i] = (lp - lm) / (2 * h);
-            top = fmax(top, fabs(fd[k][i]));
+            top = max_seen(top, fabs(fd[k][i]));
         }
     }
 #undef LOSS
     for (int k = 0; k < 4; k++) {
         for (size_t i = 0; i < sets[k].n; i++) {
-            worst = fmax(worst, fabs(fd[k][i] - (double)sets[k].g[i]));
+            worst = max_seen(worst, fabs(fd[k][i] - (double)sets[k].g[i]));
         }
         free(fd[k]);
     }

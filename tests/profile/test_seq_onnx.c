@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../max_seen.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 
@@ -107,8 +108,8 @@ static double rel_err(const float *a, const float *b, size_t n)
 {
     double e = 0, mx = 0;
     for (size_t i = 0; i < n; i++) {
-        e = fmax(e, fabs((double)a[i] - (double)b[i]));
-        mx = fmax(mx, fabs((double)b[i]));
+        e = max_seen(e, fabs((double)a[i] - (double)b[i]));
+        mx = max_seen(mx, fabs((double)b[i]));
     }
     return mx > 0 ? e / mx : e;
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../max_seen.h"
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
@@ -98,8 +99,8 @@ static double rel_err(const float *a, const float *b, size_t n)
 {
     double mx = 0, e = 0;
     for (size_t i = 0; i < n; i++) {
-        mx = fmax(mx, fabs(b[i]));
-        e = fmax(e, fabs((double)a[i] - b[i]));
+        mx = max_seen(mx, fabs(b[i]));
+        e = max_seen(e, fabs((double)a[i] - b[i]));
     }
     return e / fmax(mx, 1e-30);
 }

@@ -1,8 +1,9 @@
 /*
  * libkernels: exact and fast compute kernels for small neural networks.
  *
- * Every kernel has a portable C reference; SIMD versions (AVX2+FMA, AVX-512,
- * F16C, VNNI) are chosen once at run time from the CPU's features. The
+ * Every kernel has a portable C reference; SIMD versions (x86: AVX2+FMA,
+ * AVX-512, F16C, VNNI; AArch64: NEON, dot product) are chosen once at run
+ * time from the CPU's features. The
  * environment variable KERN_CPU_MASK (a number, e.g. 0 or 0x3) clears
  * feature bits so any path, the C one included, can be forced.
  *
@@ -50,6 +51,12 @@ enum kern_cpu_flag {
     KERN_CPU_AVX512 = 1u << 1,     /* AVX-512 F, BW, DQ, VL */
     KERN_CPU_AVX512VNNI = 1u << 2, /* AVX-512 VNNI (u8 x s8 dot products) */
     KERN_CPU_AVX512BF16 = 1u << 3, /* AVX-512 BF16 conversions */
+    /* ARM (from the kernel's HWCAP words; every one needs NEON). */
+    KERN_CPU_NEON = 1u << 4,         /* Advanced SIMD (ASIMD, NEON) */
+    KERN_CPU_ARM_FP16 = 1u << 5,     /* FP16 arithmetic (asimdhp) */
+    KERN_CPU_ARM_DOTPROD = 1u << 6,  /* SDOT/UDOT (asimddp) */
+    KERN_CPU_ARM_I8MM = 1u << 7,     /* int8 matrix multiply (i8mm) */
+    KERN_CPU_ARM_BF16 = 1u << 8,     /* BF16 conversions and dot products */
 };
 
 /* The features of this CPU that the OS enables, with the bits named in
@@ -59,13 +66,14 @@ enum kern_cpu_flag {
 KERN_API unsigned kern_cpu_flags(void);
 
 /* Name of the widest path a set of flags selects: "c", "avx2", "avx512",
- * "avx512vnni"... Static text. */
+ * "avx512vnni", "neon", "neon-dotprod"... Static text. */
 KERN_API const char *kern_cpu_path_name(unsigned flags);
 
 /* The instruction-set paths compiled into this build, widest last:
- * "c" alone when built without SIMD (meson -Dsimd=disabled or a non-x86
- * host), else "c avx2 avx512 avx512vnni avx512bf16". Static text; which
- * one runs is kern_cpu_path_name(kern_cpu_flags()). */
+ * "c" alone when built without SIMD (meson -Dsimd=disabled, or a host
+ * with no vector paths such as 32-bit ARM), else on x86-64 "c avx2 avx512
+ * avx512vnni avx512bf16" and on AArch64 "c neon neon-dotprod". Static
+ * text; which one runs is kern_cpu_path_name(kern_cpu_flags()). */
 KERN_API const char *kern_built_paths(void);
 
 /* ---- q8 ---------------------------------------------------------------- */

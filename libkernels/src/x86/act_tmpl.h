@@ -8,7 +8,8 @@
  * (correctly rounded), vscale2(p, n, t) (p * 2^n, n integral, t = n +
  * 0x1.8p23 from the reduction, subnormal results included) and
  * vscale2_pair (two products with one n), vload, vstore, vload_tail,
- * vstore_tail, and ACT_FN(name) naming the exported function. *
+ * vstore_tail, and ACT_FN(name) naming the exported function; with
+ * ACT_HAVE_FTZ, its own ftz_enter/ftz_leave (below; x86's MXCSR else). *
  * Approximations (coefficients fitted for this file by a weighted minimax
  * fit in long double, fixing them to float one at a time from the lowest
  * and refitting the rest, so rounding them costs little):
@@ -386,6 +387,7 @@ static inline V gelu_erf_bwd_v(V go, V x)
  * FLT_MIN in magnitude become zero and subnormal inputs read as zero, an
  * absolute error below 2^-126. The exact functions (relu, the backward of
  * relu, tanh and sigmoid) leave MXCSR alone. */
+#ifndef ACT_HAVE_FTZ
 static inline unsigned ftz_enter(void)
 {
     const unsigned csr = _mm_getcsr();
@@ -397,6 +399,7 @@ static inline void ftz_leave(unsigned csr)
 {
     _mm_setcsr(csr);
 }
+#endif
 
 #define ACT_UNARY(name, op, ftz)                                             \
     void ACT_FN(name)(float *dst, const float *src, size_t n)                \

@@ -9,6 +9,12 @@
  *   v_load_m(p, mk) v_store_m(p, mk, x)   masked; no access past the mask
  *   v_add(a, b) v_hsum(x)
  *   FN(name)         appends the instruction-set suffix
+ * and may define (x86's AVX forms otherwise):
+ *   MM_PREFETCH(p)   a read prefetch into L1
+ *   MM_HAVE_TRANSPOSE_8X8  its own transpose_8x8 (below) before including
+ *   v_fma_lane(acc, b, a, l)  acc + b * lane l of a; with it the packed
+ *                    tile loads VL values of A at once and multiplies by
+ *                    lane (PMR must then be a multiple of VL)
  *   PMR, PNV         packed micro-tile: PMR rows x PNV vectors
  *   PACK_A_ROWS      the packed path always packs A from this many rows
  *   PKC, PMC, PNC    packed cache blocks (K depth, rows of A, columns of B);
@@ -32,6 +38,10 @@
 
 #define MM_INLINE static inline __attribute__((always_inline))
 
+#ifndef MM_PREFETCH
+#define MM_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#endif
+
 static size_t min_sz(size_t x, size_t y)
 {
     return x < y ? x : y;
@@ -52,6 +62,7 @@ static size_t even_block(size_t n, size_t blk)
 /* dst (k x n, row-major) = the n x k matrix b^T. Whole 8 x 8 blocks go
  * through registers (both includers have AVX), so every load and store is
  * a contiguous row; the edges are copied one element at a time. */
+#ifndef MM_HAVE_TRANSPOSE_8X8
 MM_INLINE void transpose_8x8(float *dst, size_t ldd, const float *src,
                              size_t lds)
 {
@@ -76,6 +87,7 @@ MM_INLINE void transpose_8x8(float *dst, size_t ldd, const float *src,
                          _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
     }
 }
+#endif
 
 static void transpose_b(float *dst, const float *b, size_t ldb, size_t k,
                         size_t n)
@@ -391,8 +403,8 @@ static void packed_tile(size_t kc, const float *ap, const float *bp,
 #pragma GCC unroll 32
     for (int i = 0; i < PMR; i++) {
         /* C is needed only after the loop; start fetching it now. */
-        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-        _mm_prefetch((const char *)(c + i * ldc + PNR - 1), _MM_HINT_T0);
+        MM_PREFETCH(c + i * ldc);
+        MM_PREFETCH(c + i * ldc + PNR - 1);
 #pragma GCC unroll 8
         for (int v = 0; v < PNV; v++) {
             acc[i][v] = v_zero();
@@ -405,6 +417,20 @@ static void packed_tile(size_t kc, const float *ap, const float *bp,
         for (int v = 0; v < PNV; v++) {
             bv[v] = v_load(bp + p * PNR + v * VL);
         }
+#ifdef v_fma_lane
+        V av[PMR / VL];
+#pragma GCC unroll 8
+        for (int q = 0; q < PMR / VL; q++) {
+            av[q] = v_load(ap + p * PMR + q * VL);
+        }
+#pragma GCC unroll 32
+        for (int i = 0; i < PMR; i++) {
+#pragma GCC unroll 8
+            for (int v = 0; v < PNV; v++) {
+                acc[i][v] = v_fma_lane(acc[i][v], bv[v], av[i / VL], i % VL);
+            }
+        }
+#else
 #pragma GCC unroll 32
         for (int i = 0; i < PMR; i++) {
             const V av = v_bcast(ap + p * PMR + i);
@@ -413,6 +439,7 @@ static void packed_tile(size_t kc, const float *ap, const float *bp,
                 acc[i][v] = v_fma(av, bv[v], acc[i][v]);
             }
         }
+#endif
     }
     if (mr == PMR && nr == PNR) {
 #pragma GCC unroll 32
@@ -555,11 +582,8 @@ MM_INLINE void axpy_cols(int nv, int tail, size_t k, const float *s,
 #pragma GCC unroll 16
         for (int v = 0; v < nv; v++) {
             if (GPF) {
-                _mm_prefetch((const char *)(ahead + (size_t)v * VL * 4),
-                             _MM_HINT_T0);
-                _mm_prefetch((const char *)(ahead +
-                                            (ldy + (size_t)v * VL) * 4),
-                             _MM_HINT_T0);
+                MM_PREFETCH(ahead + (size_t)v * VL * 4);
+                MM_PREFETCH(ahead + (ldy + (size_t)v * VL) * 4);
             }
             const V x0 = tail && v == nv - 1
                              ? v_load_m(y0 + v * VL, mk)

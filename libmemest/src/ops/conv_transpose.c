@@ -56,7 +56,9 @@ static int infer(const struct op_infer *x, struct memest_layer *L)
     const struct memest_shape *in = x->in[0];
     const uint64_t sh = sp->have_s ? sp->sh : 1;
     const uint64_t sw = sp->have_s ? sp->sw : 1;
-    uint64_t oh, ow, per_tap, in_elems;
+    /* set by axis_out() on success; zero for gcc's armhf flow analysis,
+     * which cannot see that (a -Wmaybe-uninitialized there) */
+    uint64_t oh = 0, ow = 0, per_tap, in_elems;
     int st = op_need_chw(x);
 
     if (st != MEMEST_OK) {

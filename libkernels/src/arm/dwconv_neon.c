@@ -1,0 +1,57 @@
+/* NEON depthwise convolution: 4 lanes; see dwconv_tmpl.h (the x86 paths'
+ * body, which names no instruction set). Each tap is a multiply and an
+ * add, not a fused fmla: the template adds the taps in the C reference's
+ * order, so the results are the C reference's bits, and so are those of
+ * the NCHW8c entry (C on ARM), which must agree with this one bit for
+ * bit. */
+#include <arm_neon.h>
+#include <math.h>
+#include <string.h>
+
+#include "dwconv.h"
+
+#define VL 4
+#define V float32x4_t
+#define V_ZERO vdupq_n_f32(0.0f)
+#define V_SET1 vdupq_n_f32
+#define V_LOADU vld1q_f32
+#define V_STOREU vst1q_f32
+#define V_FMA(a, b, c) vaddq_f32(vmulq_f32((a), (b)), (c))
+/* maxps/minps's rule, which the template's max(0, v) relies on: the
+ * second operand unless the first is strictly greater (smaller), so a NaN
+ * v survives and the zeros' signs come out as on x86. */
+#define V_MAX(a, b) vbslq_f32(vcgtq_f32((a), (b)), (a), (b))
+#define V_MIN(a, b) vbslq_f32(vcltq_f32((a), (b)), (a), (b))
+#define V_LOAD_EVEN(p) (vld2q_f32(p).val[0])
+#define V_LOAD_PART(s, n) load_part((s), (n))
+#define V_COPY_PART(d, s, n) memcpy((d), (s), (n) * sizeof(float))
+#define DW_FN kern_dwconv2d_neon
+
+/* s[0..n) then zeros, n < 4, reading no more. */
+static inline float32x4_t load_part(const float *s, size_t n)
+{
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    memcpy(t, s, n * sizeof *t);
+    return vld1q_f32(t);
+}
+
+/* r[i] lane j to r[j] lane i. */
+static inline void transpose4(float32x4_t r[4])
+{
+    const float32x4_t t0 = vtrn1q_f32(r[0], r[1]);
+    const float32x4_t t1 = vtrn2q_f32(r[0], r[1]);
+    const float32x4_t t2 = vtrn1q_f32(r[2], r[3]);
+    const float32x4_t t3 = vtrn2q_f32(r[2], r[3]);
+    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0),
+                                            vreinterpretq_f64_f32(t2)));
+    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1),
+                                            vreinterpretq_f64_f32(t3)));
+    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0),
+                                            vreinterpretq_f64_f32(t2)));
+    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1),
+                                            vreinterpretq_f64_f32(t3)));
+}
+
+#define V_TRANSPOSE transpose4
+
+#include "../x86/dwconv_tmpl.h"

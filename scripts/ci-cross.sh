@@ -1,0 +1,35 @@
+#!/bin/sh
+# CI's board stage: the ARM builds of a Raspberry Pi (or Jetson), made with
+# Debian's cross compilers and tested under qemu-user. aarch64 (Raspberry
+# Pi OS 64-bit) and armhf (32-bit: size_t is 32 bits, so every size the
+# libraries compute in 64 bits is checked before it becomes one) are both
+# built with warnings as errors and both run the fast suite, each test
+# program and each app it starts running under qemu (binfmt_misc).
+# Usage: scripts/ci-cross.sh [aarch64] [armhf]   (default: both)
+# Budget: about 25 minutes on 2 cores (qemu runs the suite 5-20x slower
+# than the host; the timeouts are raised to match).
+set -u
+cd "$(dirname "$0")/.."
+
+sh scripts/setup-debian.sh --cross || exit 1
+targets=${*:-aarch64 armhf}
+status=0
+for t in $targets; do
+    start=$(date +%s)
+    (
+        set -e
+        dir=build-$t
+        if [ -d "$dir" ]; then
+            meson setup --reconfigure "$dir" -Dwerror=true \
+                --cross-file "scripts/cross/$t.ini"
+        else
+            meson setup "$dir" -Dwerror=true \
+                --cross-file "scripts/cross/$t.ini"
+        fi
+        ninja -C "$dir"
+        meson test -C "$dir" --suite fast --print-errorlogs \
+            --timeout-multiplier 6
+    ) || status=1
+    echo "ci-cross: $t took $(( ($(date +%s) - start) / 60 )) minutes"
+done
+exit $status
