@@ -10,10 +10,10 @@
 # Cost: the sysroots about a minute, each cross build about as long as the
 # native one. Under qemu the libraries' tests take about 3x the host's time
 # (side by side on one machine), the apps tests that run whole models
-# 50-100x its CPU time (a report run: 2 s on the host, 200 s), as on
-# the host take the SIMD paths and under qemu the C ones until ARM paths
-# are built: the zoo, report and README tests (24, 10 and 5 s of host CPU)
-# are most of the aarch64 suite. The timeouts are raised x10 to match.
+# 50-100x its CPU time (a report run: 2 s on the host, 200 s): the host
+# takes the SIMD paths, qemu the C ones until ARM paths are built. The zoo,
+# report and README tests (24, 10 and 5 s of host CPU) are most of the
+# aarch64 suite. The timeouts are raised x10 to match.
 set -u
 cd "$(dirname "$0")/.."
 
