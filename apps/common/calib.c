@@ -15,7 +15,7 @@
 #include "edgefit/memest.h"
 
 /* Bumped when the stored fields change: an old file is then remeasured. */
-#define CACHE_VERSION 1
+#define CACHE_VERSION 2
 
 void cli_calib_opts_init(struct cli_calib_opts *o)
 {
@@ -42,6 +42,15 @@ int cli_calib_option(int c, struct cli_calib_opts *o)
     }
 }
 
+int cli_calib_key(char *buf, size_t len)
+{
+    char model[256];
+    cli_cpu_model(model, sizeof model);
+    const int n = snprintf(buf, len, "paths=%s; flags=0x%x; cpu=%s",
+                           kern_built_paths(), kern_cpu_flags(), model);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
 char *cli_calib_cache_path(void)
 {
     const char *xdg = getenv("XDG_CACHE_HOME");
@@ -54,7 +63,17 @@ char *cli_calib_cache_path(void)
         dir = cache ? art_path_join(cache, "edgefit") : NULL;
         free(cache);
     }
-    char *path = dir ? art_path_join(dir, "host.json") : NULL;
+    /* One file per key, so that builds with other kernel paths (a
+     * -Dsimd=disabled build beside the default one, KERN_CPU_MASK) keep
+     * their own figures instead of measuring over each other's. The key
+     * itself is stored and compared: the checksum only names the file. */
+    char key[CLI_CALIB_KEY_MAX], name[32];
+    char *path = NULL;
+    if (dir && cli_calib_key(key, sizeof key) == 0) {
+        const uLong sum = crc32(0L, (const Bytef *)key, (uInt)strlen(key));
+        snprintf(name, sizeof name, "host-%08lx.json", sum & 0xffffffffUL);
+        path = art_path_join(dir, name);
+    }
     free(dir);
     return path;
 }
@@ -66,21 +85,39 @@ void cli_cpu_model(char *buf, size_t len)
     if (!f) {
         return;
     }
-    char line[512];
+    /* x86 and 32-bit ARM kernels write "model name"; a 64-bit ARM kernel
+     * writes none, only the core's "CPU implementer" and "CPU part" (and a
+     * board "Model" line on a Raspberry Pi), which then name the CPU. */
+    char line[512], board[160] = "", impl[32] = "", part[32] = "";
+    bool named = false;
     while (fgets(line, sizeof line, f)) {
+        const char *v = strchr(line, ':');
+        if (!v) {
+            continue;
+        }
+        v++;
+        while (*v == ' ' || *v == '\t') {
+            v++;
+        }
+        const int vl = (int)strcspn(v, "\n");
         if (strncmp(line, "model name", 10) == 0) {
-            const char *v = strchr(line, ':');
-            if (v) {
-                v++;
-                while (*v == ' ' || *v == '\t') {
-                    v++;
-                }
-                snprintf(buf, len, "%.*s", (int)strcspn(v, "\n"), v);
-            }
+            snprintf(buf, len, "%.*s", vl, v);
+            named = true;
             break;
+        }
+        if (strncmp(line, "Model", 5) == 0 && !board[0]) {
+            snprintf(board, sizeof board, "%.*s", vl, v);
+        } else if (strncmp(line, "CPU implementer", 15) == 0 && !impl[0]) {
+            snprintf(impl, sizeof impl, "%.*s", vl, v);
+        } else if (strncmp(line, "CPU part", 8) == 0 && !part[0]) {
+            snprintf(part, sizeof part, "%.*s", vl, v);
         }
     }
     fclose(f);
+    if (!named && impl[0] && part[0]) {
+        snprintf(buf, len, "%s%sCPU implementer %s, part %s", board,
+                 board[0] ? ", " : "", impl, part);
+    }
 }
 
 /* The static names a prof_peak.path can take. */
@@ -118,8 +155,8 @@ static bool peak_from(json_t *j, struct prof_peak *p)
     return p->path && p->gmacs > 0.0 && isfinite(p->gmacs);
 }
 
-static json_t *cal_json(const struct prof_calibration *c, const char *model,
-                        const struct cli_calib_opts *o)
+static json_t *cal_json(const struct prof_calibration *c, const char *key,
+                        const char *model, const struct cli_calib_opts *o)
 {
     json_t *levels = json_array();
     for (unsigned i = 0; levels && i < c->level_count; i++) {
@@ -136,11 +173,12 @@ static json_t *cal_json(const struct prof_calibration *c, const char *model,
             "runs", (json_int_t)l->triad.runs));
     }
     return json_pack(
-        "{s:i, s:s, s:I, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, "
-        "s:I, s:I, s:o, s:I, s:I, s:s}",
-        "version", CACHE_VERSION, "cpu_model", model, "cpu_flags",
-        (json_int_t)kern_cpu_flags(), "kernel_path",
-        kern_cpu_path_name(kern_cpu_flags()), "triad_request_bytes",
+        "{s:i, s:s, s:s, s:I, s:s, s:s, s:I, s:I, s:o, s:o, s:o, s:o, s:o, "
+        "s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:s}",
+        "version", CACHE_VERSION, "key", key, "cpu_model", model,
+        "cpu_flags", (json_int_t)kern_cpu_flags(), "kernel_path",
+        kern_cpu_path_name(kern_cpu_flags()), "kernel_paths_built",
+        kern_built_paths(), "triad_request_bytes",
         (json_int_t)o->prof.triad_bytes, "trials", (json_int_t)o->prof.trials,
         "peak", peak_json(&c->peak), "fma", peak_json(&c->fma), "sgemm",
         peak_json(&c->sgemm), "f16", peak_json(&c->f16), "int8",
@@ -151,8 +189,9 @@ static json_t *cal_json(const struct prof_calibration *c, const char *model,
         (json_int_t)c->order_fixed, "order_note", c->order_note);
 }
 
-/* The cached calibration when the file matches this machine and o. */
-static bool cache_read(const char *path, const char *model,
+/* The cached calibration when the file's key is this build's and this
+ * machine's (cli_calib_key()) and its options are o's. */
+static bool cache_read(const char *path, const char *key,
                        const struct cli_calib_opts *o,
                        struct prof_calibration *out)
 {
@@ -163,20 +202,20 @@ static bool cache_read(const char *path, const char *model,
     struct prof_calibration c;
     memset(&c, 0, sizeof c);
     int version = 0;
-    const char *m = NULL, *note = NULL;
+    const char *k = NULL, *note = NULL;
     json_int_t flags = -1, req = -1, trials = -1, l1, l2, l3, mem, retries,
                fixed;
     json_t *peak, *fma, *sgemm, *f16, *int8, *levels;
     bool ok = json_unpack(
         j, "{s:i, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, "
            "s:I, s:I, s:o, s:I, s:I, s:s}",
-        "version", &version, "cpu_model", &m, "cpu_flags", &flags,
+        "version", &version, "key", &k, "cpu_flags", &flags,
         "triad_request_bytes", &req, "trials", &trials, "peak", &peak,
         "fma", &fma, "sgemm", &sgemm, "f16", &f16, "int8", &int8,
         "l1_bytes", &l1, "l2_bytes", &l2, "l3_bytes", &l3, "memory_mb",
         &mem, "levels", &levels, "order_retries", &retries, "order_fixed",
         &fixed, "order_note", &note) == 0;
-    ok = ok && version == CACHE_VERSION && strcmp(m, model) == 0 &&
+    ok = ok && version == CACHE_VERSION && strcmp(k, key) == 0 &&
          flags == (json_int_t)kern_cpu_flags() &&
          req == (json_int_t)o->prof.triad_bytes &&
          trials == (json_int_t)o->prof.trials;
@@ -235,11 +274,11 @@ static int dump_json(const void *obj, FILE *f)
                : ART_E_IO;
 }
 
-static void cache_write(const char *path, const char *model,
-                        const struct cli_calib_opts *o,
+static void cache_write(const char *path, const char *key,
+                        const char *model, const struct cli_calib_opts *o,
                         const struct prof_calibration *c)
 {
-    json_t *j = cal_json(c, model, o);
+    json_t *j = cal_json(c, key, model, o);
     char *dir = strdup(path);
     char *slash = dir ? strrchr(dir, '/') : NULL;
     struct art_diag diag = {0, "", 0};
@@ -273,15 +312,17 @@ static void cache_write(const char *path, const char *model,
 int cli_host_calibration(const struct cli_calib_opts *o,
                          struct prof_calibration *out, bool *from_cache)
 {
-    char model[256];
+    char model[256], key[CLI_CALIB_KEY_MAX];
     cli_cpu_model(model, sizeof model);
+    /* A key too long to store is no key: measure, and keep no file. */
+    const bool keyed = cli_calib_key(key, sizeof key) == 0;
     struct cli_calib_opts eff = *o;
     if (eff.prof.trials == 0) {
         eff.prof.trials = 5;
     }
-    char *path = cli_calib_cache_path();
+    char *path = keyed ? cli_calib_cache_path() : NULL;
     *from_cache = false;
-    if (path && !eff.recalibrate && cache_read(path, model, &eff, out)) {
+    if (path && !eff.recalibrate && cache_read(path, key, &eff, out)) {
         *from_cache = true;
     } else {
         const int st = prof_calibrate(&eff.prof, out);
@@ -290,7 +331,7 @@ int cli_host_calibration(const struct cli_calib_opts *o,
             return st;
         }
         if (path) {
-            cache_write(path, model, &eff, out);
+            cache_write(path, key, model, &eff, out);
         }
     }
     free(path);

@@ -3,12 +3,15 @@
  * in a cache file so that every run of every app on one machine uses the
  * same figures. Not installed.
  *
- * The cache is $XDG_CACHE_HOME/edgefit/host.json (~/.cache/edgefit/... when
- * XDG_CACHE_HOME is unset or not absolute, as the XDG base directory
- * specification says). An entry is used only when it was measured on the
- * same CPU (model name of /proc/cpuinfo), with the same instruction-set
- * flags (kern_cpu_flags(), which KERN_CPU_MASK can lower), the same triad
- * footprint and the same number of trials; otherwise, or with
+ * The cache is $XDG_CACHE_HOME/edgefit/host-XXXXXXXX.json (~/.cache/edgefit/
+ * ... when XDG_CACHE_HOME is unset or not absolute, as the XDG base
+ * directory specification says), one file per key (cli_calib_key(): the
+ * build's kernel paths, the selected instruction-set flags and the CPU
+ * model; XXXXXXXX is the key's CRC-32). An entry is used only when its
+ * stored key is this run's, so a build without the SIMD paths, or a run
+ * with KERN_CPU_MASK lowering the flags, never reads a SIMD run's
+ * figures, and only with the same triad footprint and the same number of
+ * trials; otherwise, or with
  * --recalibrate, the host is measured again and the file replaced
  * (atomically). A cache that cannot be read or written is not an error:
  * the run calibrates and says so on stderr. */
@@ -62,7 +65,14 @@ int cli_shared_option(int c, struct cli_calib_opts *calib,
                       struct cli_device_opts *dev, const struct cli_app *app,
                       char **argv, struct cli_common *co);
 
-/* The cache file's path (caller frees), NULL when no home is known. */
+/* The calibration cache's key into buf: "paths=<kern_built_paths()>;
+ * flags=0x<kern_cpu_flags()>; cpu=<cli_cpu_model()>". 0, or -1 when it
+ * does not fit len (CLI_CALIB_KEY_MAX always fits). */
+#define CLI_CALIB_KEY_MAX 512
+int cli_calib_key(char *buf, size_t len);
+
+/* This key's cache file's path (caller frees), NULL when no home is
+ * known. */
 char *cli_calib_cache_path(void);
 
 /*
@@ -79,8 +89,9 @@ int cli_host_calibration(const struct cli_calib_opts *o,
  * the versions of jansson, libcsv and zlib. */
 void cli_version_details(FILE *f);
 
-/* The CPU's model name, as /proc/cpuinfo says it ("unknown" elsewhere),
- * into buf (NUL-terminated, cut to len). */
+/* The CPU's model name, as /proc/cpuinfo says it ("unknown" elsewhere;
+ * on 64-bit ARM, which names no model, the board's "Model" and the core's
+ * implementer and part numbers), into buf (NUL-terminated, cut to len). */
 void cli_cpu_model(char *buf, size_t len);
 
 #endif

@@ -64,8 +64,8 @@ int run_write_zero_mlp(const char *path);
  * rounds, by the README's rule (Glossary, "Numbers"), written here
  * independently of the apps: times (_ms, _s, _ns) to the microsecond or
  * three significant digits, whichever is finer; accuracies and agreements
- * to four decimals; whole numbers exactly; any other real to six
- * significant digits. Half the last digit kept, plus 1e-12 of v. */
+ * to four decimals; whole numbers below 10^5 exactly; any other real to
+ * six significant digits. Half the last digit kept, plus 1e-12 of v. */
 double run_written_tol(const char *name, double v);
 
 /* got within extra_tol + run_written_tol(name, want) of want; otherwise

@@ -349,9 +349,18 @@ static void test_quick_run(void **state)
         assert_true(real_at(ai, i, "roofline_utilization") > 0.0 &&
                     real_at(ai, i, "roofline_utilization") <= 1.0);
         assert_non_null(text_at(ai, i, "roof_level"));
+        /* the verdict is the side of the row's own knee (the host's peak
+         * over the roof level's bandwidth) the intensity falls on: 1/12
+         * FLOP per byte is memory-bound on every real CPU, but under
+         * qemu-user the arithmetic is emulated, far slower than the copies,
+         * and the knee can fall below it */
+        const double knee = real_at(ai, i, "knee_flop_per_byte");
+        assert_true(knee > 0.0);
+        assert_string_equal(text_at(ai, i, "bound"),
+                            (double)flop[i] / (double)bytes[i] < knee
+                                ? "memory"
+                                : "compute");
     }
-    /* 1/12 FLOP per byte is memory-bound on any CPU. */
-    assert_string_equal(text_at(ai, 0, "bound"), "memory");
 
     check_mixed(t[4]);
 

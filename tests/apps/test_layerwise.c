@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "edgefit/artifacts.h"
+#include "edgefit/kernels.h"
 #include "edgefit/profile.h"
 #include "run.h"
 
@@ -543,8 +545,8 @@ static double host_peak_of_run(const char *extra1, const char *extra2)
     return v;
 }
 
-/* Set a figure of the cache file: "peak"."gmacs", or the CPU model. */
-static void edit_cache(const char *path, double peak, const char *model)
+/* Set a figure of the cache file: "peak"."gmacs", or its key. */
+static void edit_cache(const char *path, double peak, const char *key)
 {
     json_t *j = json_load_file(path, 0, NULL);
     assert_non_null(j);
@@ -552,36 +554,72 @@ static void edit_cache(const char *path, double peak, const char *model)
         json_object_set_new(json_object_get(j, "peak"), "gmacs",
                             json_real(peak));
     }
-    if (model) {
-        json_object_set_new(j, "cpu_model", json_string(model));
+    if (key) {
+        json_object_set_new(j, "key", json_string(key));
     }
     assert_int_equal(json_dump_file(j, path, JSON_INDENT(2)), 0);
     json_decref(j);
 }
 
-/* The calibration is kept in $XDG_CACHE_HOME/edgefit/host.json (here a
- * folder of the test's), read back when it matches the CPU, its flags
- * and the options, and measured again with --recalibrate, another
- * --triad-mib or another CPU. A planted peak of 1234.5 GMAC/s shows which
- * runs read the file. Without XDG_CACHE_HOME, ~/.cache is used. */
+/* The host-*.json files of dir/edgefit: how many, and the first's path. */
+static int cache_files(const char *dir, char *first, size_t len)
+{
+    char sub[700];
+    snprintf(sub, sizeof sub, "%s/edgefit", dir);
+    DIR *d = opendir(sub);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        const size_t l = strlen(e->d_name);
+        if (strncmp(e->d_name, "host-", 5) == 0 && l > 10 &&
+            strcmp(e->d_name + l - 5, ".json") == 0) {
+            if (n++ == 0) {
+                snprintf(first, len, "%s/%s", sub, e->d_name);
+            }
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    return n;
+}
+
+/* The calibration is kept in $XDG_CACHE_HOME/edgefit/host-XXXXXXXX.json
+ * (here a folder of the test's), one file per key: the build's kernel
+ * paths, the selected CPU flags and the CPU model. It is read back when
+ * the key and the options match, and measured again with --recalibrate,
+ * another --triad-mib, or a file whose key is another build's (a C-only
+ * build beside a SIMD one) or another CPU's. A planted peak of 1234.5
+ * GMAC/s shows which runs read the file. Without XDG_CACHE_HOME,
+ * ~/.cache is used. */
 static void test_calibration_cache(void **state)
 {
     (void)state;
-    char cache[600], file[700], home[600];
+    char cache[600], file[1400], other[1400], home[600];
     snprintf(cache, sizeof cache, "%s/xdg", tmpdir);
-    snprintf(file, sizeof file, "%s/edgefit/host.json", cache);
     snprintf(home, sizeof home, "%s/home", tmpdir);
     char *old_xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME"))
                                              : NULL;
     setenv("XDG_CACHE_HOME", cache, 1);
 
     assert_true(host_peak_of_run("--triad-mib", "8") > 0.0);
-    assert_int_equal(access(file, R_OK), 0);
+    assert_int_equal(cache_files(cache, file, sizeof file), 1);
     json_t *j = json_load_file(file, 0, NULL);
     assert_non_null(j);
     assert_int_equal(json_integer_value(json_object_get(
                          j, "triad_request_bytes")), 8 << 20);
     assert_true(json_array_size(json_object_get(j, "levels")) >= 1);
+    /* the key names this build's paths and this process's flags (the app
+     * runs with the same environment, so the same KERN_CPU_MASK) */
+    char want[600];
+    snprintf(want, sizeof want, "paths=%s; flags=0x%x; cpu=",
+             kern_built_paths(), kern_cpu_flags());
+    const char *key = json_string_value(json_object_get(j, "key"));
+    assert_non_null(key);
+    if (strncmp(key, want, strlen(want)) != 0) {
+        fail_msg("key \"%s\" does not start \"%s\"", key, want);
+    }
+    char own_key[600];
+    snprintf(own_key, sizeof own_key, "%s", key);
     json_decref(j);
 
     edit_cache(file, 1234.5, NULL);
@@ -591,11 +629,36 @@ static void test_calibration_cache(void **state)
     const double fresh = host_peak_of_run("--recalibrate", "--triad-mib=8");
     assert_true(fresh != 1234.5 && fresh > 0.0);
     assert_true(host_peak_of_run("--triad-mib", "8") == fresh);
-    /* other options or another CPU: not this calibration */
+    /* other options, another build's kernel paths or another CPU: not
+     * this calibration */
     edit_cache(file, 1234.5, NULL);
     assert_true(host_peak_of_run("--triad-mib", "9") != 1234.5);
-    edit_cache(file, 1234.5, "Another CPU");
+    snprintf(want, sizeof want, "paths=c; flags=0x0; cpu=%s",
+             strstr(own_key, "cpu=") + 4);
+    if (strcmp(want, own_key) != 0) {
+        edit_cache(file, 1234.5, want);
+        assert_true(host_peak_of_run("--triad-mib", "9") != 1234.5);
+    }
+    snprintf(want, sizeof want, "%.*sAnother CPU",
+             (int)(strstr(own_key, "cpu=") + 4 - own_key), own_key);
+    edit_cache(file, 1234.5, want);
     assert_true(host_peak_of_run("--triad-mib", "9") != 1234.5);
+    assert_int_equal(cache_files(cache, other, sizeof other), 1);
+
+    /* Fewer flags (KERN_CPU_MASK=0: the C path) is another key and another
+     * file: the planted figure of the full flags is neither read nor
+     * replaced. A build or CPU with no SIMD path has nothing to lower. */
+    if (kern_cpu_flags() != 0) {
+        edit_cache(file, 1234.5, own_key);
+        assert_true(host_peak_of_run("--triad-mib", "9") == 1234.5);
+        setenv("KERN_CPU_MASK", "0", 1);
+        const double c_only = host_peak_of_run("--triad-mib", "9");
+        unsetenv("KERN_CPU_MASK");
+        assert_true(c_only != 1234.5 && c_only > 0.0);
+        assert_int_equal(cache_files(cache, other, sizeof other), 2);
+        assert_true(host_peak_of_run("--triad-mib", "9") == 1234.5);
+    }
+
     /* a file that is not JSON is measured over, not an error */
     FILE *f = fopen(file, "w");
     assert_non_null(f);
@@ -611,8 +674,9 @@ static void test_calibration_cache(void **state)
     unsetenv("XDG_CACHE_HOME");
     setenv("HOME", home, 1);
     assert_true(host_peak_of_run("--triad-mib", "8") > 0.0);
-    snprintf(file, sizeof file, "%s/.cache/edgefit/host.json", home);
-    assert_int_equal(access(file, R_OK), 0);
+    char dot[700];
+    snprintf(dot, sizeof dot, "%s/.cache", home);
+    assert_int_equal(cache_files(dot, file, sizeof file), 1);
     if (old_home) {
         setenv("HOME", old_home, 1);
     }
@@ -642,8 +706,8 @@ static void test_no_environment_settings(void **state)
         "--triad-mib", "6", "--recalibrate", "--format", "json");
     unsetenv("PROF_TRIAD_MIB");
     assert_int_equal(r.status, 0);
-    char file[700];
-    snprintf(file, sizeof file, "%s/edgefit/host.json", cache);
+    char file[1400];
+    assert_int_equal(cache_files(cache, file, sizeof file), 1);
     json_t *j = json_load_file(file, 0, NULL);
     assert_non_null(j);
     json_t *levels = json_object_get(j, "levels");
