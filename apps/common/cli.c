@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -407,11 +408,13 @@ static bool refuse(const char *opt, const char *dir, const char *at, int err)
 
 bool cli_check_out_dir(const char *opt, const char *dir)
 {
-    char *p = strdup(dir);
-    if (!p) {
-        cli_error("out of memory");
-        return false;
+    /* on the stack: a check that could run out of memory would have to
+     * tell that apart from a bad folder */
+    char p[PATH_MAX];
+    if (strlen(dir) >= sizeof p) {
+        return refuse(opt, dir, dir, ENAMETOOLONG);
     }
+    strcpy(p, dir);
     /* From dir up to the nearest existing path: that one must be a folder
      * we may create entries in, and nothing on the way may be a link to
      * nowhere. Nothing is created. */
@@ -447,7 +450,6 @@ bool cli_check_out_dir(const char *opt, const char *dir)
             *slash = '\0';
         }
     }
-    free(p);
     return ok;
 }
 
@@ -462,11 +464,11 @@ bool cli_check_out_file(const char *opt, const char *path)
         cli_error("%s %s: is a folder", opt, path);
         return false;
     }
-    char *dir = strdup(path);
-    if (!dir) {
-        cli_error("out of memory");
-        return false;
+    char dir[PATH_MAX];
+    if (strlen(path) >= sizeof dir) {
+        return refuse(opt, path, path, ENAMETOOLONG);
     }
+    strcpy(dir, path);
     char *slash = strrchr(dir, '/');
     if (!slash) {
         strcpy(dir, ".");
@@ -475,9 +477,7 @@ bool cli_check_out_file(const char *opt, const char *path)
     } else {
         *slash = '\0';
     }
-    const bool ok = cli_check_out_dir(opt, dir);
-    free(dir);
-    return ok;
+    return cli_check_out_dir(opt, dir);
 }
 
 int cli_out_check(const char *dir)
@@ -485,7 +485,11 @@ int cli_out_check(const char *dir)
     if (!dir) {
         return CLI_EXIT_OK;
     }
-    return cli_check_out_dir("--out", dir) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (!cli_check_out_dir("--out", dir)) {
+        return CLI_EXIT_USAGE;
+    }
+    /* held until exit: a second run on the same folder stops at once */
+    return cli_out_lock(dir);
 }
 
 void cli_print_wrapped(FILE *f, const char *text, int indent, int width)

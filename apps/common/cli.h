@@ -146,6 +146,10 @@ bool cli_check_out_file(const char *opt, const char *path);
 /* cli_check_out_dir() for --out as an exit code: CLI_EXIT_OK when dir is
  * NULL or usable, else CLI_EXIT_USAGE (after the message). */
 int cli_out_check(const char *dir);
+/* Lock --out DIR for the rest of the run (art_dir_lock()): CLI_EXIT_OK, or
+ * CLI_EXIT_FAILURE after saying that another run holds it (or no memory).
+ * cli_out_check() calls it once the folder is fine. */
+int cli_out_lock(const char *dir);
 
 /* Print text on f wrapped at width columns on spaces: the first line
  * after indent, the next ones after indent and two more spaces. A word

@@ -51,6 +51,7 @@ enum art_status {
     ART_E_PARSE,    /* a CSV file that cannot be read back (see diag) */
     ART_E_RANGE,    /* a row or column index out of range */
     ART_E_OVERFLOW, /* a size that does not fit */
+    ART_E_BUSY,     /* another process holds the folder's lock */
 };
 
 /* Static text for a status code; "unknown status" for anything else. */
@@ -97,6 +98,21 @@ ART_API void art_atomic_abort(art_atomic *a);
  * An existing folder is fine; an existing non-folder is ART_E_IO with
  * ENOTDIR in diag, a symbolic link to nothing ART_E_IO with ENOENT. */
 ART_API int art_mkdir_p(const char *dir, struct art_diag *diag);
+
+/* Lock output folder dir for this process until art_dir_unlock() or exit:
+ * an exclusive flock() on the file ".NAME.lock" beside it (".edgefit.lock"
+ * inside "." or ".."), removed when released (and by the SIGINT/SIGTERM
+ * handler). art_bundle_commit() takes it for its folder when the process
+ * does not hold it already; an app takes it when it starts, so that a
+ * second run on the same folder stops at once. ART_E_BUSY when another
+ * process holds it (diag says so), ART_E_IO when the lock file cannot be
+ * made (diag: why; the folder's parent must exist), ART_E_INVALID when this
+ * process holds another folder's lock. One folder per process. */
+ART_API int art_dir_lock(const char *dir, struct art_diag *diag);
+/* Whether this process holds dir's lock. */
+ART_API bool art_dir_locked(const char *dir);
+/* Release the lock (nothing when none is held). */
+ART_API void art_dir_unlock(void);
 
 /* Join dir and name with one '/' into a new string the caller frees with
  * free(); NULL when out of memory. */
