@@ -33,12 +33,38 @@ static void report(const char *kind, const char *fmt, va_list ap)
     fputc('\n', stderr);
 }
 
+/* Whether an error said the run ran out of memory: the exit code is then
+ * 1 (cli_exit()), whatever path carried the failure back. */
+static bool nomem_seen;
+
 void cli_error(const char *fmt, ...)
 {
+    /* formatted once into a buffer (no allocation) to look for the
+     * words; a longer message is still printed whole */
+    char text[1024];
     va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (strstr(text, "out of memory") || strstr(text, strerror(ENOMEM))) {
+        nomem_seen = true;
+    }
     va_start(ap, fmt);
     report("", fmt, ap);
     va_end(ap);
+}
+
+int cli_nomem(const char *what, size_t bytes)
+{
+    cli_error("out of memory: %s (%zu bytes)", what, bytes);
+    return CLI_EXIT_FAILURE;
+}
+
+int cli_exit(int rc)
+{
+    /* out of memory is a runtime failure, not bad input, even where the
+     * failure came back through a path that reports malformed input */
+    return nomem_seen && rc == CLI_EXIT_USAGE ? CLI_EXIT_FAILURE : rc;
 }
 
 void cli_warn(const char *fmt, ...)

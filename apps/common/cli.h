@@ -44,6 +44,14 @@ const char *cli_program(void);
 /* Print "prog: message" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Print "prog: out of memory: what (bytes bytes)" and return
+ * CLI_EXIT_FAILURE: what an app says when an allocation fails. */
+int cli_nomem(const char *what, size_t bytes);
+/* main's exit code from rc: CLI_EXIT_USAGE becomes CLI_EXIT_FAILURE once
+ * an error has said "out of memory" (an allocation failure that reached
+ * the user through a path meant for bad input is still no bad input). */
+int cli_exit(int rc);
+
 /* Print "prog: warning: message" to stderr. Warnings always reach stderr,
  * whatever --format and --quiet say; an app that writes JSON also puts
  * them in its document. */

@@ -411,7 +411,7 @@ int main(int argc, char **argv)
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct cli_devices devs = {0};
     if (o.dev.devices_file && !cli_devices_load(o.dev.devices_file, &devs)) {
@@ -421,7 +421,7 @@ int main(int argc, char **argv)
         rc = cli_devices_print(o.co.format,
                                o.dev.devices_file ? &devs : NULL);
         cli_devices_free(&devs);
-        return rc;
+        return cli_exit(rc);
     }
     rc = CLI_EXIT_USAGE;
     memest_model *model = NULL;
@@ -527,5 +527,5 @@ done:
     prof_dataset_finish(&test);
     memest_model_destroy(model);
     cli_devices_free(&devs);
-    return rc;
+    return cli_exit(rc);
 }

@@ -1018,7 +1018,7 @@ int main(int argc, char **argv)
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct result r;
     memset(&r, 0, sizeof r);
@@ -1060,5 +1060,5 @@ int main(int argc, char **argv)
         rc = print_stdout(&o, &r);
     }
     result_free(&r);
-    return rc;
+    return cli_exit(rc);
 }
