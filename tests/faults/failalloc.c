@@ -14,6 +14,8 @@
  * Environment:
  *   FAILALLOC_FAIL=N    the Nth counted allocation (from 1) returns NULL
  *                       (ENOMEM); 0 or unset: none fails
+ *   FAILALLOC_TRAP=N    the Nth counted allocation raises SIGTRAP (for a
+ *                       debugger: where a leaked block was made)
  *   FAILALLOC_REPORT=P  at exit, write one line to P:
  *                       "count C failed F live L leak_seq S leak_size Z
  *                        fail_at OBJECT+0xOFFSET"
@@ -26,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -139,10 +142,16 @@ static void table_add(void *p, uint64_t seq, size_t size)
     give();
 }
 
-static void table_remove(void *p)
+/* 1 once the report is written: a block freed later (by a library's
+ * destructor that runs after ours) rewrites it. */
+static atomic_int finished;
+static void write_report(void);
+
+static int table_remove(void *p)
 {
+    int removed = 0;
     if (!table || !p) {
-        return;
+        return 0;
     }
     take();
     size_t i = hash(p);
@@ -150,6 +159,7 @@ static void table_remove(void *p)
         i = (i + 1) & (SLOTS - 1);
     }
     if (table[i].p) {
+        removed = 1;
         live--;
         /* backward shift: later entries of the run move into the hole */
         size_t hole = i, j = i;
@@ -169,12 +179,14 @@ static void table_remove(void *p)
         table[hole].p = NULL;
     }
     give();
+    return removed;
 }
 
 /* ---- counting and failing ---- */
 
 static atomic_ulong counted;
 static unsigned long fail_at;
+static unsigned long trap_at;
 static int fail_range = -1;
 static uintptr_t fail_addr;
 
@@ -190,6 +202,7 @@ static void env_number(const char *s, unsigned long *out)
 __attribute__((constructor)) static void start(void)
 {
     env_number(getenv("FAILALLOC_FAIL"), &fail_at);
+    env_number(getenv("FAILALLOC_TRAP"), &trap_at);
     void *t = mmap(NULL, SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     table = t == MAP_FAILED ? NULL : t;
@@ -210,6 +223,9 @@ static uint64_t count(const void *ret, int *fail)
         return 0;
     }
     const uint64_t seq = atomic_fetch_add(&counted, 1) + 1;
+    if (trap_at != 0 && seq == trap_at) {
+        raise(SIGTRAP);
+    }
     if (fail_at != 0 && seq == fail_at) {
         *fail = 1;
         fail_range = r;
@@ -273,8 +289,11 @@ void *realloc(void *old, size_t n)
 
 void free(void *p)
 {
-    table_remove(p);
+    const int removed = table_remove(p);
     __libc_free(p);
+    if (removed && atomic_load(&finished)) {
+        write_report();
+    }
 }
 
 static void *do_memalign(size_t align, size_t n, const void *ret)
@@ -339,6 +358,12 @@ char *strndup(const char *s, size_t max)
 /* ---- the report ---- */
 
 __attribute__((destructor)) static void finish(void)
+{
+    write_report();
+    atomic_store(&finished, 1);
+}
+
+static void write_report(void)
 {
     const char *path = getenv("FAILALLOC_REPORT");
     if (!path) {

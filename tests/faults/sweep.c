@@ -114,7 +114,8 @@ static int mask_match(const char *name, size_t len)
     return 0;
 }
 
-/* Numbers under masked CSV columns or JSON keys replaced by '#'. */
+/* Text with the numbers under masked CSV columns or JSON keys each
+ * replaced by one '#' (a measured time changes length from run to run). */
 static char *masked(const char *text)
 {
     const size_t n = strlen(text);
@@ -122,80 +123,101 @@ static char *masked(const char *text)
     if (!s) {
         abort();
     }
-    memcpy(s, text, n + 1);
-    if (n_masks == 0) {
-        return s;
+    size_t o = 0, i = 0;
+    static const char num[] = "0123456789+-.eE";
+    while (i < n && (text[i] == ' ' || text[i] == '\n')) {
+        s[o++] = text[i++];
     }
-    size_t i = 0;
-    while (i < n && (s[i] == ' ' || s[i] == '\n')) {
-        i++;
-    }
-    if (s[i] == '{' || s[i] == '[') {
-        /* JSON: remember the last key; blank a number after it */
+    if (n_masks > 0 && (text[i] == '{' || text[i] == '[')) {
+        /* JSON: remember the last key; one '#' for a number after it */
         const char *key = "";
         size_t key_len = 0;
-        for (; i < n; i++) {
-            if (s[i] == '"') {
-                const size_t start = ++i;
-                while (i < n && s[i] != '"') {
-                    i += s[i] == '\\' ? 2 : 1;
+        while (i < n) {
+            if (text[i] == '"') {
+                const size_t start = i + 1;
+                s[o++] = text[i++];
+                while (i < n && text[i] != '"') {
+                    if (text[i] == '\\' && i + 1 < n) {
+                        s[o++] = text[i++];
+                    }
+                    s[o++] = text[i++];
                 }
-                size_t j = i + 1;
-                while (j < n && s[j] == ' ') {
+                const size_t end = i;
+                if (i < n) {
+                    s[o++] = text[i++];
+                }
+                size_t j = i;
+                while (j < n && text[j] == ' ') {
                     j++;
                 }
-                if (j < n && s[j] == ':') {
-                    key = s + start;
-                    key_len = i - start;
+                if (j < n && text[j] == ':') {
+                    key = text + start;
+                    key_len = end - start;
                 }
                 continue;
             }
-            if (((s[i] >= '0' && s[i] <= '9') || s[i] == '-') &&
+            if (((text[i] >= '0' && text[i] <= '9') || text[i] == '-') &&
                 mask_match(key, key_len)) {
-                while (i < n && strchr("0123456789+-.eE", s[i])) {
-                    s[i++] = '#';
+                while (i < n && strchr(num, text[i])) {
+                    i++;
                 }
+                s[o++] = '#';
+                continue;
             }
+            s[o++] = text[i++];
         }
+        s[o] = '\0';
         return s;
     }
-    /* CSV: the first line names the columns (reset after a blank line) */
+    if (n_masks == 0) {
+        memcpy(s + o, text + i, n - i + 1);
+        return s;
+    }
+    /* CSV: the first line names the columns (again after a blank line) */
     char header[64][64];
     int cols = 0, col = 0;
     bool in_header = true;
-    size_t cell = i;
-    for (; i <= n; i++) {
-        const char c = s[i];
-        if (c != ',' && c != '\n' && c != '\0') {
-            continue;
+    while (i <= n) {
+        size_t end = i;
+        while (end < n && text[end] != ',' && text[end] != '\n') {
+            end++;
         }
+        const size_t len = end - i;
         if (in_header) {
             if (cols < 64) {
-                const size_t l = i - cell < 63 ? i - cell : 63;
-                memcpy(header[cols], s + cell, l);
+                const size_t l = len < 63 ? len : 63;
+                memcpy(header[cols], text + i, l);
                 header[cols][l] = '\0';
                 cols++;
             }
-        } else if (col < cols && i > cell &&
-                   mask_match(header[col], strlen(header[col]))) {
-            for (size_t k = cell; k < i; k++) {
-                if (strchr("0123456789+-.eE", s[k])) {
-                    s[k] = '#';
-                }
-            }
+        }
+        if (!in_header && col < cols && len > 0 &&
+            strspn(text + i, num) >= len &&
+            mask_match(header[col], strlen(header[col]))) {
+            s[o++] = '#';
+        } else {
+            memcpy(s + o, text + i, len);
+            o += len;
         }
         col++;
-        cell = i + 1;
-        if (c == '\n') {
-            if (i + 1 < n && s[i + 1] == '\n') {
+        if (end >= n) {
+            break;
+        }
+        s[o++] = text[end];
+        if (text[end] == '\n') {
+            if (end + 1 < n && text[end + 1] == '\n') {
                 in_header = true;
                 cols = 0;
-            } else if (col > 0 && i > 0 && s[i - 1] != '\n') {
+            } else if (in_header && col == 1 && len == 0) {
+                cols = 0; /* the blank line itself: the header follows */
+            } else {
                 in_header = false;
             }
             col = 0;
         }
+        i = end + 1;
     }
+    s[o] = '\0';
     return s;
 }
 
@@ -288,12 +310,13 @@ static char *dir_digest(const char *dir)
             snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name);
             size_t flen = 0;
             char *raw = slurp(path, &flen);
-            /* binary files (PNG) by length only: they may hold masked
-             * numbers drawn as pixels */
+            /* binary files (PNG) by length, or by name alone when
+             * numbers are masked: they may draw those numbers */
             char *body = raw && strlen(raw) == flen ? masked(raw) : NULL;
             char head[512];
             snprintf(head, sizeof head, "== %s (%zu bytes)\n",
-                     list[i]->d_name, body ? (size_t)0 : flen);
+                     list[i]->d_name,
+                     body || n_masks > 0 ? (size_t)0 : flen);
             const size_t add = strlen(head) + (body ? strlen(body) : 0);
             char *t = realloc(all, cap + len + add + 1);
             if (!t) {
