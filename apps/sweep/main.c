@@ -492,6 +492,10 @@ int main(int argc, char **argv)
     rt = sweep_results_table(&res);
     tt = sweep_tradeoff_table(&res);
     if (!rt || !tt || !sweep_chart_init(&res, &ch)) {
+        /* each builder fails only for want of memory */
+        cli_error("out of memory: building the result tables and their "
+                  "chart (%zu configurations)",
+                  res.n);
         goto done;
     }
     if (o.co.out_dir) {

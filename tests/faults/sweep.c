@@ -18,7 +18,9 @@
  * The app gets "--out DIR" appended. --mask WORD: numbers under a CSV
  * column or JSON key containing WORD are not compared (measured times).
  * --stride K runs N = first, first+K, ...; the sites covered (distinct
- * failing call sites) are printed at the end. */
+ * failing call sites) are printed at the end. --bands DIR first writes a
+ * small labelled image set there (IDX train-* 64 images, t10k-* 32) for
+ * the apps that train or evaluate on one. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +34,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "run.h"
 
 #define MASK_MAX 16
 static const char *masks[MASK_MAX];
@@ -390,6 +394,14 @@ int main(int argc, char **argv)
             last = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--timeout") == 0) {
             timeout = (unsigned)strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--bands") == 0) {
+            const char *dir = argv[++i];
+            mkdir(dir, 0777);
+            if (run_write_bands(dir, "train", 64, 1) != 0 ||
+                run_write_bands(dir, "t10k", 32, 2) != 0) {
+                fprintf(stderr, "fault-sweep: cannot write %s\n", dir);
+                return 1;
+            }
         } else if (strcmp(argv[i], "--mask") == 0 && n_masks < MASK_MAX) {
             masks[n_masks++] = argv[++i];
         } else {
