@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
