@@ -14,4 +14,5 @@ dir=${1:-build}
 [ -f "$dir/build.ninja" ] || meson setup "$dir" -Dwerror=true
 ninja -C "$dir"
 exec timeout 600 meson test -C "$dir" --setup all --suite faults-sample \
+    --logbase faultlog \
     --print-errorlogs
