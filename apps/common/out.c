@@ -32,6 +32,13 @@ int cli_stdout_finish(int st)
     }
     const char *why = st == ART_E_IO ? strerror(err ? err : EIO)
                                      : art_strerror(st);
+    if (committed_dir && st == ART_E_NOMEM) {
+        /* the view of the results could not be made: a failure of the
+         * run (exit 1), though the folder holds them all */
+        cli_error("out of memory: printing the results (they are complete "
+                  "in %s)", committed_dir);
+        return CLI_EXIT_FAILURE;
+    }
     if (committed_dir) {
         /* once: an app that finishes stdout twice meets the same error */
         static bool warned;

@@ -204,6 +204,20 @@ static void abort_members(const art_bundle *b, art_atomic **tmp)
     free(tmp);
 }
 
+/* A message about tmp/NAME names dir/NAME instead: the user asked for
+ * dir, and the temporary folder is gone by the time they read it. */
+static void diag_names(struct art_diag *diag, const char *tmp,
+                       const char *dir)
+{
+    const size_t tl = strlen(tmp);
+    if (!diag || strncmp(diag->message, tmp, tl) != 0) {
+        return;
+    }
+    char rest[sizeof diag->message];
+    snprintf(rest, sizeof rest, "%s", diag->message + tl);
+    snprintf(diag->message, sizeof diag->message, "%s%s", dir, rest);
+}
+
 /* The old way, for a folder that cannot be swapped whole ("." or a
  * symbolic link, a mount point, one with subfolders): the members written
  * in it under temporary names, then renamed one by one with SIGINT and
@@ -352,6 +366,9 @@ static int commit_whole(const art_bundle *b, const char *dir,
     snprintf(tmp, plen + blen + sizeof "/..tmp.XXXXXX", "%s/.%s.tmp.XXXXXX",
              parent, base);
     int st = art_mkdir_p(parent, diag);
+    if (st != ART_OK) {
+        st = art_mkdir_p(dir, diag); /* as above: named as asked */
+    }
     int slot = -1;
     if (st == ART_OK) {
         /* held while the folder is made and registered: a signal between
@@ -429,6 +446,7 @@ static int commit_whole(const art_bundle *b, const char *dir,
     } else if (tmp[0]) {
         abort_members(b, files);
         files = NULL;
+        diag_names(diag, tmp, dir);
         art_remove_tree(tmp);
         art_live_dir_remove(slot);
     }
@@ -474,6 +492,11 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
     bool took = false;
     if (!art_dir_locked(dir)) {
         st = art_mkdir_p(parent, diag);
+        if (st != ART_OK) {
+            /* said of the folder asked for (a file on its path, say),
+             * which cannot be made either */
+            st = art_mkdir_p(dir, diag);
+        }
         if (st == ART_OK) {
             st = art_dir_lock(dir, diag);
             took = st == ART_OK;
