@@ -533,7 +533,8 @@ int main(int argc, char **argv)
             DIR *d = opendir(work);
             struct dirent *e;
             while (d && (e = readdir(d))) {
-                if (e->d_name[0] != '.' && strcmp(e->d_name, "stdout") &&
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                    strcmp(e->d_name, "stdout") &&
                     strcmp(e->d_name, "stderr") &&
                     strcmp(e->d_name, "report") && strcmp(e->d_name, "out")) {
                     snprintf(detail, sizeof detail, "%s", e->d_name);
