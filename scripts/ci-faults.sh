@@ -19,6 +19,7 @@
 # missing; never an ASan build, whose allocator the shim cannot front)
 set -eu
 cd "$(dirname "$0")/.."
+sh scripts/setup-debian.sh --clang
 dir=${1:-build}
 [ -f "$dir/build.ninja" ] || meson setup "$dir" -Dwerror=true
 ninja -C "$dir"

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Install what a fresh Debian 12 machine lacks to build, test and run edgefit.
-# Usage: scripts/setup-debian.sh [--bench|--clang]
+# Usage: scripts/setup-debian.sh [--bench|--clang|--valgrind]
 #   --bench adds the BLAS comparison libraries; --clang the second compiler
-#   CI builds with (clang 14)
+#   CI builds with (clang 14, also scripts/ci-faults.sh's integer checks);
+#   --valgrind valgrind for `meson test --setup valgrind`
 # (Regenerating the ONNX test fixtures, scripts/make-onnx-test-models.py, also
 # takes python3-onnx and python3-torch; the tests themselves need no Python.)
 set -eu
@@ -13,6 +14,9 @@ protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata"
 
 if [ "${1:-}" = "--clang" ]; then
     pkgs="$pkgs clang"
+fi
+if [ "${1:-}" = "--valgrind" ]; then
+    pkgs="$pkgs valgrind"
 fi
 if [ "${1:-}" = "--bench" ]; then
     pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev libxnnpack-dev
