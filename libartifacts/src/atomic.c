@@ -198,6 +198,23 @@ static void unlock_at_exit(void)
     art_dir_unlock();
 }
 
+/* The length of dir without its trailing slashes ("out/" is "out"; "/"
+ * stays). */
+static size_t trimmed_len(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') {
+        n--;
+    }
+    return n;
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+    const size_t n = trimmed_len(a);
+    return n == trimmed_len(b) && strncmp(a, b, n) == 0;
+}
+
 ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
 {
     art_diag_clear(diag);
@@ -206,10 +223,10 @@ ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
     }
     if (lock_dir) {
         /* held already: by this process, for this folder or another */
-        return strcmp(lock_dir, dir) == 0 ? ART_OK : ART_E_INVALID;
+        return same_dir(lock_dir, dir) ? ART_OK : ART_E_INVALID;
     }
-    char *path = lock_path_of(dir);
-    char *copy = strdup(dir);
+    char *copy = strndup(dir, trimmed_len(dir));
+    char *path = copy ? lock_path_of(copy) : NULL;
     if (!path || !copy) {
         free(path);
         free(copy);
@@ -266,7 +283,7 @@ ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
 
 ART_API bool art_dir_locked(const char *dir)
 {
-    return lock_dir && dir && strcmp(lock_dir, dir) == 0;
+    return lock_dir && dir && same_dir(lock_dir, dir);
 }
 
 ART_API void art_dir_unlock(void)

@@ -500,6 +500,12 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
         if (st == ART_OK) {
             st = art_dir_lock(dir, diag);
             took = st == ART_OK;
+            if (st == ART_E_INVALID) {
+                /* the process holds another folder's lock (one per
+                 * process): this folder is written unlocked */
+                art_diag_clear(diag);
+                st = ART_OK;
+            }
         }
     }
     mode_t mode = 0777;

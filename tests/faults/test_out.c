@@ -453,6 +453,49 @@ static void test_full_disk(const char *memfit, const char *work)
     run_rmdir(out);
 }
 
+/* The folder replaced whole keeps what else the user had in it; a
+ * trailing slash names the same folder; a folder with a subfolder (not
+ * replaceable whole) is written file by file and keeps it too. */
+static void test_keep_others(const char *memfit, const char *work)
+{
+    char out[4096], slash[4100], notes[4200], sub[4200], subfile[4300];
+    snprintf(out, sizeof out, "%s/out", work);
+    snprintf(slash, sizeof slash, "%s/", out);
+    snprintf(notes, sizeof notes, "%s/notes.txt", out);
+    snprintf(sub, sizeof sub, "%s/sub", out);
+    snprintf(subfile, sizeof subfile, "%s/sub/kept.txt", out);
+    char *a[] = {(char *)memfit, "--model", "mlp:784-64-10", "--out", slash,
+                 NULL};
+    char *b[] = {(char *)memfit, "--model", "smallcnn", "--out", out, NULL};
+    CHECK(run_quiet(a) == 0, "a run on OUT/ failed");
+    FILE *f = fopen(notes, "w");
+    CHECK(f && fputs("mine\n", f) >= 0 && fclose(f) == 0,
+          "cannot write %s", notes);
+    struct stat before;
+    CHECK(stat(out, &before) == 0, "no folder");
+    CHECK(run_quiet(b) == 0, "the second run failed");
+    size_t len = 0;
+    char *text = slurp(notes, &len);
+    CHECK(text && len == 5 && memcmp(text, "mine\n", 5) == 0,
+          "the user's file in --out was lost");
+    free(text);
+    struct stat after;
+    CHECK(stat(out, &after) == 0 && after.st_ino != before.st_ino,
+          "the folder was not replaced whole");
+    /* a subfolder: in place, kept */
+    CHECK(mkdir(sub, 0777) == 0, "cannot make %s", sub);
+    f = fopen(subfile, "w");
+    CHECK(f && fclose(f) == 0, "cannot write %s", subfile);
+    CHECK(run_quiet(a) == 0, "a run on a folder with a subfolder failed");
+    CHECK(access(subfile, F_OK) == 0 && access(notes, F_OK) == 0,
+          "a folder with a subfolder lost files");
+    char first[256] = "";
+    CHECK(leftovers(work, first, sizeof first) == 0, "%s left", first);
+    unlink(subfile);
+    rmdir(sub);
+    run_rmdir(out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -473,6 +516,7 @@ int main(int argc, char **argv)
         return 1;
     }
     setenv("XDG_CACHE_HOME", xdg, 1);
+    test_keep_others(argv[2], work);
     test_concurrent(argv[2], work);
     test_full_disk(argv[2], work);
     test_signals(argv[1], work);
