@@ -366,7 +366,7 @@ static int commit_whole(const art_bundle *b, const char *dir,
     snprintf(tmp, plen + blen + sizeof "/..tmp.XXXXXX", "%s/.%s.tmp.XXXXXX",
              parent, base);
     int st = art_mkdir_p(parent, diag);
-    if (st != ART_OK) {
+    if (st == ART_E_IO) {
         st = art_mkdir_p(dir, diag); /* as above: named as asked */
     }
     int slot = -1;
@@ -492,9 +492,10 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
     bool took = false;
     if (!art_dir_locked(dir)) {
         st = art_mkdir_p(parent, diag);
-        if (st != ART_OK) {
+        if (st == ART_E_IO) {
             /* said of the folder asked for (a file on its path, say),
-             * which cannot be made either */
+             * which cannot be made either; never after no memory, when
+             * this second try could make the folder */
             st = art_mkdir_p(dir, diag);
         }
         if (st == ART_OK) {
@@ -517,6 +518,9 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
     }
     if (took) {
         art_dir_unlock();
+    }
+    if (st != ART_OK && diag && !diag->message[0]) {
+        art_status_fail(diag, dir, st); /* "out: out of memory" */
     }
     free(parent);
     free(dir);
