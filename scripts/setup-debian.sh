@@ -1,9 +1,10 @@
 #!/bin/sh
 # Install what a fresh Debian 12 machine lacks to build, test and run edgefit.
-# Usage: scripts/setup-debian.sh [--bench] [--clang] [--cross]
+# Usage: scripts/setup-debian.sh [--bench] [--clang] [--valgrind] [--cross]
 #   --bench adds the BLAS comparison libraries; --clang the second compiler
-#   CI builds with (clang 14); --cross the ARM cross builds CI runs under
-#   qemu-user (scripts/ci-cross.sh): gcc-aarch64-linux-gnu,
+#   CI builds with (clang 14, also scripts/ci-faults.sh's integer checks);
+#   --valgrind valgrind for `meson test --setup valgrind`; --cross the ARM
+#   cross builds CI runs under qemu-user (scripts/ci-cross.sh): gcc-aarch64-linux-gnu,
 #   gcc-arm-linux-gnueabihf, qemu-user-static, and the arm64 and armhf
 #   libraries unpacked into sysroots under /opt/edgefit-cross (never
 #   installed, so the host's packages are left as they are)
@@ -21,6 +22,7 @@ for arg in "$@"; do
         # libFuzzer (clang -fsanitize=fuzzer, scripts/ci-fuzz.sh) is only
         # recommended by clang 14, so named
         --clang) pkgs="$pkgs clang libclang-rt-14-dev" ;;
+        --valgrind) pkgs="$pkgs valgrind" ;;
         --bench) pkgs="$pkgs libopenblas-dev libxsmm-dev libdnnl-dev libxnnpack-dev
     libpthreadpool-dev" ;;
         --cross) pkgs="$pkgs gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf

@@ -313,7 +313,7 @@ int main(int argc, char **argv)
         rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     bool run[NTABLES];
     bool need_host = false;
@@ -353,5 +353,5 @@ int main(int argc, char **argv)
         art_table_destroy(built[i]);
     }
     bench_compare_finish();
-    return rc;
+    return cli_exit(rc);
 }

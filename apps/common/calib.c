@@ -322,6 +322,15 @@ int cli_host_calibration(const struct cli_calib_opts *o,
     }
     char *path = keyed ? cli_calib_cache_path() : NULL;
     *from_cache = false;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (keyed && !path && ((xdg && xdg[0] == '/') || (home && home[0] == '/'))) {
+        /* a cache there is, but no memory for its name: calibrating
+         * afresh instead would change the answer */
+        cli_error("out of memory: the calibration cache's file name "
+                  "(%zu bytes)",
+                  strlen(xdg && xdg[0] == '/' ? xdg : home) + 32);
+        return PROF_E_NOMEM;
+    }
     if (path && !eff.recalibrate && cache_read(path, key, &eff, out)) {
         *from_cache = true;
     } else {

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,12 +33,38 @@ static void report(const char *kind, const char *fmt, va_list ap)
     fputc('\n', stderr);
 }
 
+/* Whether an error said the run ran out of memory: the exit code is then
+ * 1 (cli_exit()), whatever path carried the failure back. */
+static bool nomem_seen;
+
 void cli_error(const char *fmt, ...)
 {
+    /* formatted once into a buffer (no allocation) to look for the
+     * words; a longer message is still printed whole */
+    char text[1024];
     va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (strstr(text, "out of memory") || strstr(text, strerror(ENOMEM))) {
+        nomem_seen = true;
+    }
     va_start(ap, fmt);
     report("", fmt, ap);
     va_end(ap);
+}
+
+int cli_nomem(const char *what, size_t bytes)
+{
+    cli_error("out of memory: %s (%zu bytes)", what, bytes);
+    return CLI_EXIT_FAILURE;
+}
+
+int cli_exit(int rc)
+{
+    /* out of memory is a runtime failure, not bad input, even where the
+     * failure came back through a path that reports malformed input */
+    return nomem_seen && rc == CLI_EXIT_USAGE ? CLI_EXIT_FAILURE : rc;
 }
 
 void cli_warn(const char *fmt, ...)
@@ -407,11 +434,13 @@ static bool refuse(const char *opt, const char *dir, const char *at, int err)
 
 bool cli_check_out_dir(const char *opt, const char *dir)
 {
-    char *p = strdup(dir);
-    if (!p) {
-        cli_error("out of memory");
-        return false;
+    /* on the stack: a check that could run out of memory would have to
+     * tell that apart from a bad folder */
+    char p[PATH_MAX];
+    if (strlen(dir) >= sizeof p) {
+        return refuse(opt, dir, dir, ENAMETOOLONG);
     }
+    strcpy(p, dir);
     /* From dir up to the nearest existing path: that one must be a folder
      * we may create entries in, and nothing on the way may be a link to
      * nowhere. Nothing is created. */
@@ -447,7 +476,6 @@ bool cli_check_out_dir(const char *opt, const char *dir)
             *slash = '\0';
         }
     }
-    free(p);
     return ok;
 }
 
@@ -462,11 +490,11 @@ bool cli_check_out_file(const char *opt, const char *path)
         cli_error("%s %s: is a folder", opt, path);
         return false;
     }
-    char *dir = strdup(path);
-    if (!dir) {
-        cli_error("out of memory");
-        return false;
+    char dir[PATH_MAX];
+    if (strlen(path) >= sizeof dir) {
+        return refuse(opt, path, path, ENAMETOOLONG);
     }
+    strcpy(dir, path);
     char *slash = strrchr(dir, '/');
     if (!slash) {
         strcpy(dir, ".");
@@ -475,9 +503,7 @@ bool cli_check_out_file(const char *opt, const char *path)
     } else {
         *slash = '\0';
     }
-    const bool ok = cli_check_out_dir(opt, dir);
-    free(dir);
-    return ok;
+    return cli_check_out_dir(opt, dir);
 }
 
 int cli_out_check(const char *dir)
@@ -485,7 +511,11 @@ int cli_out_check(const char *dir)
     if (!dir) {
         return CLI_EXIT_OK;
     }
-    return cli_check_out_dir("--out", dir) ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (!cli_check_out_dir("--out", dir)) {
+        return CLI_EXIT_USAGE;
+    }
+    /* held until exit: a second run on the same folder stops at once */
+    return cli_out_lock(dir);
 }
 
 void cli_print_wrapped(FILE *f, const char *text, int indent, int width)

@@ -44,6 +44,14 @@ const char *cli_program(void);
 /* Print "prog: message" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Print "prog: out of memory: what (bytes bytes)" and return
+ * CLI_EXIT_FAILURE: what an app says when an allocation fails. */
+int cli_nomem(const char *what, size_t bytes);
+/* main's exit code from rc: CLI_EXIT_USAGE becomes CLI_EXIT_FAILURE once
+ * an error has said "out of memory" (an allocation failure that reached
+ * the user through a path meant for bad input is still no bad input). */
+int cli_exit(int rc);
+
 /* Print "prog: warning: message" to stderr. Warnings always reach stderr,
  * whatever --format and --quiet say; an app that writes JSON also puts
  * them in its document. */
@@ -146,6 +154,10 @@ bool cli_check_out_file(const char *opt, const char *path);
 /* cli_check_out_dir() for --out as an exit code: CLI_EXIT_OK when dir is
  * NULL or usable, else CLI_EXIT_USAGE (after the message). */
 int cli_out_check(const char *dir);
+/* Lock --out DIR for the rest of the run (art_dir_lock()): CLI_EXIT_OK, or
+ * CLI_EXIT_FAILURE after saying that another run holds it (or no memory).
+ * cli_out_check() calls it once the folder is fine. */
+int cli_out_lock(const char *dir);
 
 /* Print text on f wrapped at width columns on spaces: the first line
  * after indent, the next ones after indent and two more spaces. A word

@@ -317,8 +317,8 @@ static int find_sets(const char *opt, const char *dir, char ***dirs,
                 !((*dirs)[0] = strdup(dir))) {
                 free(*dirs);
                 *dirs = NULL;
-                cli_error("%s", strerror(ENOMEM));
-                return CLI_EXIT_FAILURE;
+                return cli_nomem("the --test-data folder's name",
+                                 sizeof **dirs + strlen(dir) + 1);
             }
             *n = 1;
             return CLI_EXIT_OK;
@@ -376,8 +376,7 @@ int data_load_reference_as(const char *opt, const char *dir,
     struct validate_set *sets = calloc(n, sizeof *sets);
     if (!sets) {
         validate_dirs_free(dirs, n);
-        cli_error("%s", strerror(ENOMEM));
-        return CLI_EXIT_FAILURE;
+        return cli_nomem("the list of test sets", n * sizeof *sets);
     }
     size_t loaded = 0;
     uint64_t total = 0;

@@ -32,6 +32,13 @@ int cli_stdout_finish(int st)
     }
     const char *why = st == ART_E_IO ? strerror(err ? err : EIO)
                                      : art_strerror(st);
+    if (committed_dir && st == ART_E_NOMEM) {
+        /* the view of the results could not be made: a failure of the
+         * run (exit 1), though the folder holds them all */
+        cli_error("out of memory: printing the results (they are complete "
+                  "in %s)", committed_dir);
+        return CLI_EXIT_FAILURE;
+    }
     if (committed_dir) {
         /* once: an app that finishes stdout twice meets the same error */
         static bool warned;
@@ -118,6 +125,32 @@ double cli_round_file(const char *name, double v)
         return round_quantum(v, 1e-4);
     }
     return round_sig(v, 6);
+}
+
+int cli_out_lock(const char *dir)
+{
+    struct art_diag diag = {0, "", 0};
+    const int st = art_dir_lock(dir, &diag);
+    switch (st) {
+    case ART_OK:
+        return CLI_EXIT_OK;
+    case ART_E_BUSY:
+        cli_error("--out %s; this run stops and writes nothing",
+                  diag.message);
+        return CLI_EXIT_FAILURE;
+    case ART_E_NOMEM:
+        cli_error("out of memory: the lock file's name for --out %s "
+                  "(%zu bytes)",
+                  dir, 2 * strlen(dir) + 16);
+        return CLI_EXIT_FAILURE;
+    case ART_E_IO:
+        /* No lock file where the parent does not exist yet or cannot be
+         * written: the commit makes the parent and locks then, or says
+         * why it cannot write. */
+        return CLI_EXIT_OK;
+    }
+    cli_error("--out %s: %s", dir, art_strerror(st));
+    return CLI_EXIT_FAILURE;
 }
 
 int cli_out_bundle(const char *dir, const struct cli_out_file *files,

@@ -229,9 +229,10 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
         goto done;
     }
     struct memest_totals tot;
-    if (memest_estimate_totals(model, batch, prec, &tot) != MEMEST_OK) {
-        cli_error("libmemest cannot estimate the model at batch %llu",
-                  (unsigned long long)batch);
+    const int mst = memest_estimate_totals(model, batch, prec, &tot);
+    if (mst != MEMEST_OK) {
+        cli_error("libmemest cannot estimate the model at batch %llu: %s",
+                  (unsigned long long)batch, memest_strerror(mst));
         goto done;
     }
     /* the device's peak for this precision (int8 and 16-bit storage have

@@ -115,7 +115,11 @@ int cli_table_select(const art_table *t, const char *const *keep,
     art_table *v = NULL;
     size_t ncols_all = art_table_cols(t), n = 0;
     size_t *cols = calloc(ncols_all ? ncols_all : 1, sizeof *cols);
-    int st = cols ? art_table_create(art_table_name(t), &v) : ART_E_NOMEM;
+    if (!cols) {
+        *out = NULL;
+        return ART_E_NOMEM; /* the loops below would write through NULL */
+    }
+    int st = art_table_create(art_table_name(t), &v);
     if (keep) {
         for (size_t k = 0; st == ART_OK && keep[k] && n < ncols_all; k++) {
             const long c = art_table_find_column(t, keep[k]);

@@ -41,7 +41,7 @@ bool validate_find_sets(const char *model_path, char ***dirs, size_t *n)
                                                 (slash == model_path))
                       : strdup(".");
     if (!dir) {
-        cli_error("--model %s: %s", model_path, strerror(ENOMEM));
+        cli_nomem("the folder name of --model", strlen(model_path) + 1);
         return false;
     }
     char what[4200];
@@ -97,7 +97,8 @@ bool validate_find_sets_in(const char *dir, const char *what, char ***dirs,
     closedir(d);
     if (!good) {
         validate_dirs_free(out, k);
-        cli_error("%s", strerror(ENOMEM));
+        cli_nomem("the list of test_data_set_* folders",
+                  (k + 1) * sizeof *out + strlen(dir) + 256);
         return false;
     }
     if (k > 1) {
@@ -226,8 +227,7 @@ int validate_ref_load(const char *path, struct validate_ref *r)
     const size_t n = strlen(path);
     const bool pb = n >= 3 && strcmp(path + n - 3, ".pb") == 0;
     if (!(r->path = strdup(path))) {
-        cli_error("%s", strerror(ENOMEM));
-        return CLI_EXIT_FAILURE;
+        return cli_nomem("a test file's name", n + 1);
     }
     const int rc = pb ? load_pb(path, r) : load_npy(path, r);
     if (rc != CLI_EXIT_OK) {
@@ -287,8 +287,7 @@ int validate_set_load(const char *dir, struct validate_set *s)
     }
     if (!(s->dir = strdup(dir))) {
         closedir(d);
-        cli_error("%s", strerror(ENOMEM));
-        return CLI_EXIT_FAILURE;
+        return cli_nomem("the --test-data folder's name", strlen(dir) + 1);
     }
     const char *slash = strrchr(s->dir, '/');
     s->name = slash && slash[1] ? slash + 1 : s->dir;
@@ -319,8 +318,8 @@ int validate_set_load(const char *dir, struct validate_set *s)
     s->outputs = calloc(max[1], sizeof *s->outputs);
     if (!s->inputs || !s->outputs) {
         validate_set_free(s);
-        cli_error("%s", strerror(ENOMEM));
-        return CLI_EXIT_FAILURE;
+        return cli_nomem("the lists of test inputs and outputs",
+                         (max[0] + max[1]) * sizeof *s->inputs);
     }
     int rc = CLI_EXIT_OK;
     for (int side = 0; side < 2 && rc == CLI_EXIT_OK; side++) {
@@ -350,8 +349,8 @@ int validate_set_load(const char *dir, struct validate_set *s)
             char name[64];
             snprintf(name, sizeof name, "%s_%lu", what[side], k);
             if (!(r->path = strdup(has_pb ? pb : npy))) {
-                rc = CLI_EXIT_FAILURE;
-                cli_error("%s", strerror(ENOMEM));
+                rc = cli_nomem("a test file's name",
+                               strlen(has_pb ? pb : npy) + 1);
                 break;
             }
             if (side == SIDE_INPUT) {
@@ -361,8 +360,7 @@ int validate_set_load(const char *dir, struct validate_set *s)
             }
             rc = has_pb ? load_pb(r->path, r) : load_npy(r->path, r);
             if (rc == CLI_EXIT_OK && !r->name && !(r->name = strdup(name))) {
-                rc = CLI_EXIT_FAILURE;
-                cli_error("%s", strerror(ENOMEM));
+                rc = cli_nomem("a test tensor's name", strlen(name) + 1);
             }
             if (rc != CLI_EXIT_OK) {
                 break;
@@ -392,8 +390,8 @@ int validate_model_load(const char *spec, const struct validate_set *s,
     }
     struct memest_tensor *c = calloc(s->n_inputs, sizeof *c);
     if (!c) {
-        cli_error("%s", strerror(ENOMEM));
-        return CLI_EXIT_FAILURE;
+        return cli_nomem("the model's input tensors",
+                         s->n_inputs * sizeof *c);
     }
     for (size_t i = 0; i < s->n_inputs; i++) {
         const struct validate_ref *r = &s->inputs[i];

@@ -433,7 +433,7 @@ int main(int argc, char **argv)
         rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct layerwise r;
     memset(&r, 0, sizeof r);
@@ -443,7 +443,7 @@ int main(int argc, char **argv)
         const int lrc = cli_devices_print(
             o.co.format, o.lw.dev.devices_file ? &r.devs : NULL);
         layerwise_free(&r);
-        return lrc;
+        return cli_exit(lrc);
     }
     if (rc == CLI_EXIT_OK) {
         rc = layerwise_run(&o.lw, &r);
@@ -463,5 +463,5 @@ int main(int argc, char **argv)
         rc = print_stdout(&o, &r);
     }
     layerwise_free(&r);
-    return rc;
+    return cli_exit(rc);
 }

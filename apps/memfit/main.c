@@ -559,7 +559,7 @@ int main(int argc, char **argv)
         rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct cli_devices devs;
     memset(&devs, 0, sizeof devs);
@@ -570,7 +570,7 @@ int main(int argc, char **argv)
         rc = device_budget(&o, &devs);
         cli_devices_free(&devs);
         if (rc != CLI_EXIT_OK) {
-            return rc;
+            return cli_exit(rc);
         }
     }
     struct result r = {0};
@@ -595,5 +595,5 @@ int main(int argc, char **argv)
         rc = CLI_EXIT_CONSTRAINT;
     }
     result_free(&r);
-    return rc;
+    return cli_exit(rc);
 }

@@ -369,7 +369,7 @@ int main(int argc, char **argv)
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     memest_model *model = NULL;
     struct prof_ranges ranges = {0};
@@ -519,5 +519,5 @@ done:
     prof_dataset_finish(&samples);
     prof_ranges_finish(&ranges);
     memest_model_destroy(model);
-    return rc;
+    return cli_exit(rc);
 }

@@ -804,7 +804,7 @@ int main(int argc, char **argv)
         rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct report r;
     memset(&r, 0, sizeof r);
@@ -865,5 +865,5 @@ int main(int argc, char **argv)
         rc = CLI_EXIT_CONSTRAINT;
     }
     report_free(&r);
-    return rc;
+    return cli_exit(rc);
 }

@@ -875,7 +875,7 @@ int main(int argc, char **argv)
         rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct result r;
     memset(&r, 0, sizeof(r));
@@ -900,7 +900,7 @@ int main(int argc, char **argv)
         const int lrc = cli_devices_print(
             o.co.format, o.dev.devices_file ? &r.devs : NULL);
         result_free(&r);
-        return lrc;
+        return cli_exit(lrc);
     }
     rc = compute(&o, &r);
     if (rc == CLI_EXIT_OK && o.co.out_dir) {
@@ -916,5 +916,5 @@ int main(int argc, char **argv)
         rc = CLI_EXIT_CONSTRAINT;
     }
     result_free(&r);
-    return rc;
+    return cli_exit(rc);
 }

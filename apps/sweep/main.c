@@ -411,7 +411,7 @@ int main(int argc, char **argv)
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct cli_devices devs = {0};
     if (o.dev.devices_file && !cli_devices_load(o.dev.devices_file, &devs)) {
@@ -421,7 +421,7 @@ int main(int argc, char **argv)
         rc = cli_devices_print(o.co.format,
                                o.dev.devices_file ? &devs : NULL);
         cli_devices_free(&devs);
-        return rc;
+        return cli_exit(rc);
     }
     rc = CLI_EXIT_USAGE;
     memest_model *model = NULL;
@@ -492,6 +492,10 @@ int main(int argc, char **argv)
     rt = sweep_results_table(&res);
     tt = sweep_tradeoff_table(&res);
     if (!rt || !tt || !sweep_chart_init(&res, &ch)) {
+        /* each builder fails only for want of memory */
+        cli_error("out of memory: building the result tables and their "
+                  "chart (%zu configurations)",
+                  res.n);
         goto done;
     }
     if (o.co.out_dir) {
@@ -527,5 +531,5 @@ done:
     prof_dataset_finish(&test);
     memest_model_destroy(model);
     cli_devices_free(&devs);
-    return rc;
+    return cli_exit(rc);
 }

@@ -445,6 +445,9 @@ static int check_outputs(const struct options *o, const struct result *r)
     if (o->co.out_dir && !cli_check_out_dir("--out", o->co.out_dir)) {
         return CLI_EXIT_USAGE;
     }
+    if (o->co.out_dir && cli_out_lock(o->co.out_dir) != CLI_EXIT_OK) {
+        return CLI_EXIT_FAILURE;
+    }
     if (!r->weights_path || r->weights_in_bundle) {
         return CLI_EXIT_OK;
     }
@@ -1015,7 +1018,7 @@ int main(int argc, char **argv)
     struct options o;
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct result r;
     memset(&r, 0, sizeof r);
@@ -1057,5 +1060,5 @@ int main(int argc, char **argv)
         rc = print_stdout(&o, &r);
     }
     result_free(&r);
-    return rc;
+    return cli_exit(rc);
 }

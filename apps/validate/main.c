@@ -499,7 +499,9 @@ static int validate_job(const struct options *o, struct run *r,
     float *f32 = p == MEMEST_INT8 ? malloc(n * sizeof *f32) : NULL;
     if (!got || (p == MEMEST_INT8 && !f32)) {
         free(got);
-        cli_error("%s: out of memory", j->set.dir);
+        free(f32);
+        cli_error("%s: out of memory: the model's outputs (%zu bytes)",
+                  j->set.dir, n * sizeof *got);
         return CLI_EXIT_FAILURE;
     }
     rc = validate_run_ranges(j->model, &j->set, j->map, j->samples, j->batch,
@@ -741,7 +743,7 @@ int main(int argc, char **argv)
         rc = cli_out_check(o.co.out_dir);
     }
     if (rc != CLI_EXIT_OK) {
-        return rc;
+        return cli_exit(rc);
     }
     struct run r;
     memset(&r, 0, sizeof r);
@@ -776,5 +778,5 @@ int main(int argc, char **argv)
         rc = CLI_EXIT_CONSTRAINT;
     }
     run_free(&r);
-    return rc;
+    return cli_exit(rc);
 }

@@ -1,3 +1,5 @@
+/* flock() and syscall() are BSD/Linux extensions beyond POSIX 2008. */
+#define _DEFAULT_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -6,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -29,6 +33,46 @@ struct art_atomic {
 #define LIVE_MAX 64
 static _Atomic(const char *) live_tmp[LIVE_MAX];
 
+/* Temporary folders (a bundle being built, or the old folder a bundle
+ * replaced): emptied and removed by the handler. */
+#define LIVE_DIRS_MAX 8
+static _Atomic(const char *) live_dirs[LIVE_DIRS_MAX];
+/* The --out lock file this process holds, unlinked by the handler. */
+static _Atomic(const char *) live_lock;
+
+/* Remove the entries of folder path and then the folder, with system
+ * calls only (opendir() allocates, which a signal handler must not):
+ * getdents64 on Linux; elsewhere only an empty folder goes. */
+static void remove_tree_signal_safe(const char *path)
+{
+#ifdef __linux__
+    const int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        /* aligned for struct-by-struct reading of the records */
+        _Alignas(8) char buf[4096];
+        for (;;) {
+            const long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+            if (n <= 0) {
+                break;
+            }
+            for (long off = 0; off < n;) {
+                /* linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type,
+                 * name */
+                unsigned short reclen;
+                memcpy(&reclen, buf + off + 16, sizeof reclen);
+                const char *name = buf + off + 19;
+                if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) {
+                    unlinkat(fd, name, 0);
+                }
+                off += reclen;
+            }
+        }
+        close(fd);
+    }
+#endif
+    rmdir(path);
+}
+
 static void on_fatal_signal(int sig)
 {
     const int saved = errno;
@@ -37,6 +81,16 @@ static void on_fatal_signal(int sig)
         if (p) {
             unlink(p);
         }
+    }
+    for (int i = 0; i < LIVE_DIRS_MAX; i++) {
+        const char *p = atomic_exchange(&live_dirs[i], NULL);
+        if (p) {
+            remove_tree_signal_safe(p);
+        }
+    }
+    const char *lock = atomic_exchange(&live_lock, NULL);
+    if (lock) {
+        unlink(lock);
     }
     /* Then die of the signal as if nothing had caught it: the default
      * action back, and the signal again (it is blocked while this
@@ -85,6 +139,168 @@ static int live_add(const char *tmp_path)
         }
     }
     return -1;
+}
+
+int art_live_dir_add(const char *path)
+{
+    install_handlers();
+    for (int i = 0; i < LIVE_DIRS_MAX; i++) {
+        const char *expected = NULL;
+        if (atomic_compare_exchange_strong(&live_dirs[i], &expected, path)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+void art_live_dir_remove(int slot)
+{
+    if (slot >= 0) {
+        atomic_store(&live_dirs[slot], NULL);
+    }
+}
+
+void art_remove_tree(const char *path)
+{
+    remove_tree_signal_safe(path);
+}
+
+/* ---- The --out lock ---------------------------------------------------- */
+
+/* One folder locked per process (an app has one --out): its path, the
+ * lock file's path and descriptor. */
+static char *lock_dir;
+static char *lock_path;
+static int lock_fd = -1;
+
+/* The lock file of dir: ".NAME.lock" beside it, or ".edgefit.lock" inside
+ * a folder named "." or ".." or "/" (which has no sibling to write). */
+static char *lock_path_of(const char *dir)
+{
+    const char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : dir;
+    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || !*base) {
+        return art_path_join(dir, ".edgefit.lock");
+    }
+    const size_t plen = (size_t)(base - dir), blen = strlen(base);
+    char *p = malloc(plen + blen + sizeof "..lock");
+    if (p) {
+        memcpy(p, dir, plen);
+        p[plen] = '.';
+        memcpy(p + plen + 1, base, blen);
+        memcpy(p + plen + 1 + blen, ".lock", sizeof ".lock");
+    }
+    return p;
+}
+
+static void unlock_at_exit(void)
+{
+    art_dir_unlock();
+}
+
+/* The length of dir without its trailing slashes ("out/" is "out"; "/"
+ * stays). */
+static size_t trimmed_len(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') {
+        n--;
+    }
+    return n;
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+    const size_t n = trimmed_len(a);
+    return n == trimmed_len(b) && strncmp(a, b, n) == 0;
+}
+
+ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
+{
+    art_diag_clear(diag);
+    if (!dir || !*dir) {
+        return ART_E_INVALID;
+    }
+    if (lock_dir) {
+        /* held already: by this process, for this folder or another */
+        return same_dir(lock_dir, dir) ? ART_OK : ART_E_INVALID;
+    }
+    char *copy = strndup(dir, trimmed_len(dir));
+    char *path = copy ? lock_path_of(copy) : NULL;
+    if (!path || !copy) {
+        free(path);
+        free(copy);
+        return ART_E_NOMEM;
+    }
+    /* A lock file is removed by its holder when done; one opened just
+     * before that removal locks a file nobody else will see, so the lock
+     * counts only while the path still names the locked file. */
+    for (int attempt = 0; attempt < 100; attempt++) {
+        const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            const int err = errno;
+            free(copy);
+            free(path);
+            return art_io_fail(diag, dir, err);
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            const int err = errno;
+            close(fd);
+            free(copy);
+            if (err == EWOULDBLOCK) {
+                if (diag) {
+                    snprintf(diag->message, sizeof diag->message,
+                             "%s: another run is writing it (its lock %s "
+                             "is held)",
+                             dir, path);
+                }
+                free(path);
+                return ART_E_BUSY;
+            }
+            free(path);
+            return art_io_fail(diag, dir, err);
+        }
+        struct stat held, named;
+        if (fstat(fd, &held) == 0 && stat(path, &named) == 0 &&
+            held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+            lock_fd = fd;
+            lock_path = path;
+            lock_dir = copy;
+            install_handlers();
+            atomic_store(&live_lock, lock_path);
+            static bool registered;
+            if (!registered) {
+                registered = atexit(unlock_at_exit) == 0;
+            }
+            return ART_OK;
+        }
+        close(fd);
+    }
+    free(copy);
+    free(path);
+    return art_io_fail(diag, dir, EAGAIN);
+}
+
+ART_API bool art_dir_locked(const char *dir)
+{
+    return lock_dir && dir && same_dir(lock_dir, dir);
+}
+
+ART_API void art_dir_unlock(void)
+{
+    if (!lock_dir) {
+        return;
+    }
+    atomic_store(&live_lock, NULL);
+    /* removed while still held: a waiter that opened it finds the path
+     * gone (or another file) and starts again */
+    unlink(lock_path);
+    close(lock_fd);
+    lock_fd = -1;
+    free(lock_path);
+    free(lock_dir);
+    lock_path = NULL;
+    lock_dir = NULL;
 }
 
 static void live_remove(art_atomic *a)
@@ -427,6 +643,8 @@ ART_API const char *art_strerror(int status)
         return "index out of range";
     case ART_E_OVERFLOW:
         return "size overflows";
+    case ART_E_BUSY:
+        return "another run is writing it";
     default:
         return "unknown status";
     }

@@ -1,4 +1,13 @@
+/* syscall() for renameat2 is a Linux extension beyond POSIX 2008. */
+#define _DEFAULT_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,19 +168,16 @@ ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
     return add_kind(b, name, write_doc, d, ENTRY_DOC);
 }
 
-ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
+/* Phase one of a commit: every member written, flushed and synced under a
+ * temporary name in folder dir (tmp[i] the handles). Only then can no
+ * rename expose one member while another's data is still in a buffer a
+ * full disk would refuse. */
+static int write_members(const art_bundle *b, const char *dir,
+                         art_atomic **tmp, struct art_diag *diag)
 {
-    art_diag_clear(diag);
-    if (!b) {
-        return ART_E_INVALID;
-    }
-    art_atomic **tmp = calloc(b->n ? b->n : 1, sizeof *tmp);
-    int st = tmp ? art_mkdir_p(b->dir, diag) : ART_E_NOMEM;
-    /* Phase one: every file written, flushed and synced under its
-     * temporary name. Only then can no rename expose one member while
-     * another's data is still in a buffer a full disk would refuse. */
+    int st = ART_OK;
     for (size_t i = 0; st == ART_OK && i < b->n; i++) {
-        char *path = art_path_join(b->dir, b->entries[i].name);
+        char *path = art_path_join(dir, b->entries[i].name);
         st = path ? art_atomic_open(path, &tmp[i], diag) : ART_E_NOMEM;
         if (st == ART_OK) {
             errno = 0;
@@ -187,21 +193,337 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
         }
         free(path);
     }
-    /* Phase two: rename them all, SIGINT and SIGTERM held meanwhile. */
+    return st;
+}
+
+static void abort_members(const art_bundle *b, art_atomic **tmp)
+{
+    for (size_t i = 0; tmp && i < b->n; i++) {
+        art_atomic_abort(tmp[i]); /* frees; removes what was not renamed */
+    }
+    free(tmp);
+}
+
+/* A message about tmp/NAME names dir/NAME instead: the user asked for
+ * dir, and the temporary folder is gone by the time they read it. */
+static void diag_names(struct art_diag *diag, const char *tmp,
+                       const char *dir)
+{
+    const size_t tl = strlen(tmp);
+    if (!diag || strncmp(diag->message, tmp, tl) != 0) {
+        return;
+    }
+    char rest[sizeof diag->message];
+    snprintf(rest, sizeof rest, "%s", diag->message + tl);
+    snprintf(diag->message, sizeof diag->message, "%s%s", dir, rest);
+}
+
+/* The old way, for a folder that cannot be swapped whole ("." or a
+ * symbolic link, a mount point, one with subfolders): the members written
+ * in it under temporary names, then renamed one by one with SIGINT and
+ * SIGTERM held. A SIGKILL among the renames leaves some members new. */
+static int commit_in_place(const art_bundle *b, const char *dir,
+                           struct art_diag *diag)
+{
+    art_atomic **tmp = calloc(b->n ? b->n : 1, sizeof *tmp);
+    int st = tmp ? art_mkdir_p(dir, diag) : ART_E_NOMEM;
+    if (st == ART_OK) {
+        st = write_members(b, dir, tmp, diag);
+    }
     sigset_t held;
     art_signals_hold(true, &held);
     for (size_t i = 0; st == ART_OK && i < b->n; i++) {
         st = art_atomic_rename(tmp[i], diag);
     }
     art_signals_hold(false, &held);
-    /* Phase three: the new names themselves reach the disk. */
     if (st == ART_OK && b->n > 0) {
-        st = art_sync_dir(b->dir, diag);
+        st = art_sync_dir(dir, diag);
     }
-    for (size_t i = 0; tmp && i < b->n; i++) {
-        art_atomic_abort(tmp[i]); /* frees; removes what was not renamed */
+    abort_members(b, tmp);
+    return st;
+}
+
+enum place { PLACE_NEW, PLACE_SWAP, PLACE_IN_PLACE };
+
+/* How dir can be replaced: it does not exist (renamed into place), it is a
+ * folder of files on its parent's file system (swapped whole), or
+ * anything else (in place). */
+static int choose_place(const char *dir, const char *parent, const char *base,
+                        mode_t *mode)
+{
+    struct stat sb, pb;
+    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || !*base) {
+        return PLACE_IN_PLACE;
+    }
+    if (lstat(dir, &sb) != 0) {
+        return errno == ENOENT ? PLACE_NEW : PLACE_IN_PLACE;
+    }
+    if (!S_ISDIR(sb.st_mode) || stat(parent, &pb) != 0 ||
+        pb.st_dev != sb.st_dev) {
+        return PLACE_IN_PLACE;
+    }
+    *mode = sb.st_mode & 07777;
+    DIR *d = opendir(dir);
+    if (!d) {
+        return PLACE_IN_PLACE;
+    }
+    int place = PLACE_SWAP;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+            continue;
+        }
+        struct stat eb;
+        if (fstatat(dirfd(d), e->d_name, &eb, AT_SYMLINK_NOFOLLOW) != 0 ||
+            S_ISDIR(eb.st_mode)) {
+            place = PLACE_IN_PLACE;
+            break;
+        }
+    }
+    closedir(d);
+    return place;
+}
+
+static bool is_member(const art_bundle *b, const char *name)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        if (strcmp(b->entries[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The old folder's other files (not members of the bundle) linked into
+ * the new one, so that replacing the folder keeps them as a commit in
+ * place would. */
+static int link_others(const art_bundle *b, const char *dir, const char *tmp,
+                       struct art_diag *diag)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        return art_io_fail(diag, dir, errno);
+    }
+    int st = ART_OK;
+    struct dirent *e;
+    while (st == ART_OK && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            is_member(b, e->d_name)) {
+            continue;
+        }
+        char *from = art_path_join(dir, e->d_name);
+        char *to = art_path_join(tmp, e->d_name);
+        if (!from || !to) {
+            st = ART_E_NOMEM;
+        } else if (link(from, to) != 0) {
+            st = art_io_fail(diag, from, errno);
+        }
+        free(from);
+        free(to);
+    }
+    closedir(d);
+    return st;
+}
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+/* Swap the names of two folders of one file system in one step: Linux's
+ * renameat2(RENAME_EXCHANGE). -1 with errno (EINVAL or ENOSYS where the
+ * file system or the system cannot). */
+static int exchange(const char *a, const char *b)
+{
+#if defined(__linux__) && defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b,
+                        RENAME_EXCHANGE);
+#else
+    (void)a;
+    (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* The whole folder replaced: the bundle written into a temporary sibling
+ * folder ".NAME.tmp.XXXXXX", synced, then renamed onto dir (new) or
+ * exchanged with it (swap) in one rename, and the old folder removed. A
+ * kill at any moment leaves dir all old or all new; a full disk leaves it
+ * as it was. Where the exchange is refused (a file system without it),
+ * the members are renamed one by one from the sibling. */
+static int commit_whole(const art_bundle *b, const char *dir,
+                        const char *parent, const char *base, int place,
+                        mode_t mode, struct art_diag *diag)
+{
+    const size_t plen = strlen(parent), blen = strlen(base);
+    char *tmp = malloc(plen + blen + sizeof "/..tmp.XXXXXX");
+    art_atomic **files = calloc(b->n ? b->n : 1, sizeof *files);
+    if (!tmp || !files) {
+        free(tmp);
+        free(files);
+        return art_status_fail(diag, dir, ART_E_NOMEM);
+    }
+    snprintf(tmp, plen + blen + sizeof "/..tmp.XXXXXX", "%s/.%s.tmp.XXXXXX",
+             parent, base);
+    int st = art_mkdir_p(parent, diag);
+    if (st == ART_E_IO) {
+        st = art_mkdir_p(dir, diag); /* as above: named as asked */
+    }
+    int slot = -1;
+    if (st == ART_OK) {
+        /* held while the folder is made and registered: a signal between
+         * the two would leave it */
+        sigset_t held;
+        art_signals_hold(true, &held);
+        if (!mkdtemp(tmp)) {
+            st = art_io_fail(diag, dir, errno);
+            tmp[0] = '\0';
+        } else {
+            slot = art_live_dir_add(tmp);
+        }
+        art_signals_hold(false, &held);
+    }
+    if (st == ART_OK) {
+        if (place == PLACE_NEW) {
+            const mode_t mask = umask(0);
+            umask(mask);
+            mode = 0777 & ~mask;
+        }
+        /* mkdtemp makes 0700; the folder keeps the mode it had */
+        if (chmod(tmp, mode) != 0) {
+            st = art_io_fail(diag, dir, errno);
+        }
+    }
+    if (st == ART_OK) {
+        st = write_members(b, tmp, files, diag);
+    }
+    for (size_t i = 0; st == ART_OK && i < b->n; i++) {
+        st = art_atomic_rename(files[i], diag);
+    }
+    if (st == ART_OK && place == PLACE_SWAP) {
+        st = link_others(b, dir, tmp, diag);
+    }
+    if (st == ART_OK) {
+        st = art_sync_dir(tmp, diag);
+    }
+    if (st == ART_OK) {
+        sigset_t held;
+        art_signals_hold(true, &held);
+        if (place == PLACE_NEW) {
+            if (rename(tmp, dir) != 0) {
+                st = art_io_fail(diag, dir, errno);
+            } else {
+                tmp[0] = '\0'; /* nothing left to remove */
+            }
+        } else if (exchange(tmp, dir) != 0) {
+            if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) {
+                /* no exchange here: member by member */
+                for (size_t i = 0; st == ART_OK && i < b->n; i++) {
+                    char *from = art_path_join(tmp, b->entries[i].name);
+                    char *to = art_path_join(dir, b->entries[i].name);
+                    if (!from || !to) {
+                        st = art_status_fail(diag, dir, ART_E_NOMEM);
+                    } else if (rename(from, to) != 0) {
+                        st = art_io_fail(diag, to, errno);
+                    }
+                    free(from);
+                    free(to);
+                }
+            } else {
+                st = art_io_fail(diag, dir, errno);
+            }
+        }
+        /* the new name reaches the disk */
+        if (st == ART_OK) {
+            st = art_sync_dir(parent, diag);
+        }
+        /* tmp now holds the old folder (or what is left of the new one) */
+        if (tmp[0]) {
+            art_remove_tree(tmp);
+        }
+        art_live_dir_remove(slot);
+        art_signals_hold(false, &held);
+    } else if (tmp[0]) {
+        abort_members(b, files);
+        files = NULL;
+        diag_names(diag, tmp, dir);
+        art_remove_tree(tmp);
+        art_live_dir_remove(slot);
+    }
+    if (files) {
+        abort_members(b, files);
     }
     free(tmp);
+    return st;
+}
+
+ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
+{
+    art_diag_clear(diag);
+    if (!b) {
+        return ART_E_INVALID;
+    }
+    /* dir without trailing slashes, its parent and its last name */
+    char *dir = strdup(b->dir);
+    char *parent = NULL;
+    int st = dir ? ART_OK : ART_E_NOMEM;
+    if (dir) {
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/') {
+            dir[--n] = '\0';
+        }
+        const char *slash = strrchr(dir, '/');
+        parent = !slash ? strdup(".")
+                        : slash == dir ? strdup("/")
+                                       : strndup(dir, (size_t)(slash - dir));
+        st = parent ? ART_OK : ART_E_NOMEM;
+    }
+    if (st != ART_OK) {
+        art_status_fail(diag, b->dir, st);
+        free(dir);
+        art_bundle_destroy(b);
+        return st;
+    }
+    const char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : dir;
+    /* The lock, unless this process holds it already (an app takes it
+     * when it starts): a parent folder made first, since the lock file
+     * lives in it. */
+    bool took = false;
+    if (!art_dir_locked(dir)) {
+        st = art_mkdir_p(parent, diag);
+        if (st == ART_E_IO) {
+            /* said of the folder asked for (a file on its path, say),
+             * which cannot be made either; never after no memory, when
+             * this second try could make the folder */
+            st = art_mkdir_p(dir, diag);
+        }
+        if (st == ART_OK) {
+            st = art_dir_lock(dir, diag);
+            took = st == ART_OK;
+            if (st == ART_E_INVALID) {
+                /* the process holds another folder's lock (one per
+                 * process): this folder is written unlocked */
+                art_diag_clear(diag);
+                st = ART_OK;
+            }
+        }
+    }
+    mode_t mode = 0777;
+    if (st == ART_OK) {
+        const int place = choose_place(dir, parent, base, &mode);
+        st = place == PLACE_IN_PLACE
+                 ? commit_in_place(b, dir, diag)
+                 : commit_whole(b, dir, parent, base, place, mode, diag);
+    }
+    if (took) {
+        art_dir_unlock();
+    }
+    if (st != ART_OK && diag && !diag->message[0]) {
+        art_status_fail(diag, dir, st); /* "out: out of memory" */
+    }
+    free(parent);
+    free(dir);
     art_bundle_destroy(b);
     return st;
 }

@@ -859,14 +859,16 @@ static void draw_axes(cairo_t *cr, const struct plan *p)
     }
 }
 
-static void draw_legend(cairo_t *cr, const struct plan *p)
+/* ART_OK, or ART_E_NOMEM: a chart without its legend is not the chart
+ * asked for, so no memory fails the drawing. */
+static int draw_legend(cairo_t *cr, const struct plan *p)
 {
     if (p->n_items == 0) {
-        return;
+        return ART_OK;
     }
     double *row = calloc(p->n_items, sizeof *row);
     if (!row) {
-        return;
+        return ART_E_NOMEM;
     }
     const double pad = 0.8 * p->f_tick;
     legend_layout(cr, p, p->w - 2 * pad, row);
@@ -920,12 +922,14 @@ static void draw_legend(cairo_t *cr, const struct plan *p)
         }
     }
     free(row);
+    return ART_OK;
 }
 
 /* Rectangles already taken by markers and labels, for placing labels. */
 struct rects {
     double (*r)[4]; /* x0, y0, x1, y1 */
     size_t n, cap;
+    bool nomem; /* a rectangle could not be kept: the drawing fails */
 };
 
 static void rects_add(struct rects *rs, double x0, double y0, double x1,
@@ -935,7 +939,10 @@ static void rects_add(struct rects *rs, double x0, double y0, double x1,
         size_t cap = rs->cap ? rs->cap * 2 : 64;
         void *r = realloc(rs->r, cap * sizeof *rs->r);
         if (!r) {
-            return; /* placement gets worse, the chart is still right */
+            /* labels placed without it would overlap where the run
+             * with memory's do not: the chart is refused instead */
+            rs->nomem = true;
+            return;
         }
         rs->r = r;
         rs->cap = cap;
@@ -1107,7 +1114,7 @@ static void draw_roofs(cairo_t *cr, const struct plan *p)
     cairo_restore(cr);
 }
 
-static void draw_points(cairo_t *cr, const struct plan *p)
+static int draw_points(cairo_t *cr, const struct plan *p)
 {
     const struct art_chart *c = p->c;
     const double r = 0.32 * p->f_tick;
@@ -1225,14 +1232,16 @@ static void draw_points(cairo_t *cr, const struct plan *p)
         }
     }
     free(rs.r);
+    return rs.nomem ? ART_E_NOMEM : ART_OK;
 }
 
-/* Draw a planned chart with its top-left corner at the origin of cr. */
-static void draw_chart(cairo_t *cr, const struct plan *p)
+/* Draw a planned chart with its top-left corner at the origin of cr:
+ * ART_OK or ART_E_NOMEM. */
+static int draw_chart(cairo_t *cr, const struct plan *p)
 {
     const struct art_chart *c = p->c;
     draw_axes(cr, p);
-    draw_legend(cr, p);
+    int st = draw_legend(cr, p);
     if (c->kind == ART_CHART_BAR) {
         draw_bars(cr, p);
         /* the frame's bottom over the bars' feet */
@@ -1245,8 +1254,10 @@ static void draw_chart(cairo_t *cr, const struct plan *p)
         if (c->kind == ART_CHART_ROOFLINE) {
             draw_roofs(cr, p);
         }
-        draw_points(cr, p);
+        const int pst = draw_points(cr, p);
+        st = st != ART_OK ? st : pst;
     }
+    return st;
 }
 
 /* Draw n charts side by side on one w x h image (n 1: a chart alone at
@@ -1299,16 +1310,18 @@ static int render(const struct art_chart *const *charts, size_t n,
     cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
+    int drawn = ART_OK;
     for (size_t i = 0; i < n; i++) {
         cairo_save(cr);
         cairo_translate(cr, round(i * p[i].w), 0);
         cairo_rectangle(cr, 0, 0, p[i].w, p[i].h);
         cairo_clip(cr);
-        draw_chart(cr, &p[i]);
+        const int dst = draw_chart(cr, &p[i]);
+        drawn = drawn != ART_OK ? drawn : dst;
         cairo_restore(cr);
         plan_finish(&p[i]);
     }
-    st = cairo_status(cr) == CAIRO_STATUS_SUCCESS ? ART_OK : ART_E_NOMEM;
+    st = cairo_status(cr) == CAIRO_STATUS_SUCCESS ? drawn : ART_E_NOMEM;
     cairo_destroy(cr);
     if (st != ART_OK) {
         cairo_surface_destroy(surf);

@@ -30,6 +30,13 @@ const char *art_atomic_path(const art_atomic *a);
  * (the old files intact, the temporaries removed by the handler) or after
  * them (the new ones all in place), never among them. */
 void art_signals_hold(bool hold, void *saved);
+/* A temporary folder the SIGINT/SIGTERM handler empties and removes:
+ * path must stay valid until art_live_dir_remove(slot); -1 when the table
+ * is full (then a signal leaves it). */
+int art_live_dir_add(const char *path);
+void art_live_dir_remove(int slot);
+/* Remove folder path and the files in it (one level). */
+void art_remove_tree(const char *path);
 
 /* The line a row (or the header) of a table read from a file began on. */
 int art_table_set_row_line(art_table *t, size_t row, long line);

@@ -156,7 +156,11 @@ int memest_model_set_weights(memest_model *model,
     w = calloc(model->count ? model->count : 1, sizeof *w);
     b = calloc(model->count ? model->count : 1, sizeof *b);
     if (lk.used == NULL || w == NULL || b == NULL) {
-        st = diag_fail(diag, MEMEST_E_NOMEM, "out of memory");
+        st = diag_fail(diag, MEMEST_E_NOMEM,
+                       "out of memory: the weight tables (%zu bytes)",
+                       (count ? count : 1) +
+                           2 * (model->count ? model->count : 1) *
+                               sizeof *w);
         goto out;
     }
     for (size_t i = 0; i < model->count && st == MEMEST_OK; i++) {
@@ -222,7 +226,13 @@ int memest_model_set_weights(memest_model *model,
         w[i] = malloc(L->weight_count * sizeof(float));
         b[i] = L->bias_count ? malloc(L->bias_count * sizeof(float)) : NULL;
         if (w[i] == NULL || (L->bias_count && b[i] == NULL)) {
-            st = diag_fail(diag, MEMEST_E_NOMEM, "out of memory");
+            st = diag_fail(diag, MEMEST_E_NOMEM,
+                           "out of memory: the weights of layer '%s' "
+                           "(%llu bytes)",
+                           name,
+                           (unsigned long long)((L->weight_count +
+                                                 L->bias_count) *
+                                                sizeof(float)));
             break;
         }
         switch (def->params) {
@@ -300,9 +310,12 @@ int memest_model_set_weights(memest_model *model,
         }
     }
 out:
-    if (w != NULL) {
-        for (size_t i = 0; i < model->count; i++) {
+    /* either table may be the one whose allocation failed */
+    for (size_t i = 0; i < model->count; i++) {
+        if (w != NULL) {
             free(w[i]);
+        }
+        if (b != NULL) {
             free(b[i]);
         }
     }

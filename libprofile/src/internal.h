@@ -39,4 +39,13 @@ static inline uint64_t prof_splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/* libmemest's status as libprofile's: no memory stays no memory (never
+ * "libmemest failed", which the apps tell as bad input), an overflow an
+ * overflow, anything else PROF_E_MEMEST. Values as in memest.h and
+ * profile.h; the caller includes both. */
+#define prof_of_memest(mst)                                                 \
+    ((mst) == MEMEST_E_NOMEM      ? PROF_E_NOMEM                            \
+     : (mst) == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW                         \
+                                  : PROF_E_MEMEST)
+
 #endif

@@ -362,7 +362,7 @@ static int stream_model(uint64_t f, uint64_t h, uint64_t o,
         snprintf(diag->message, sizeof diag->message,
                  "the stream's model: %.200s", md.message);
     }
-    return st == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
+    return prof_of_memest(st);
 }
 
 /* The parameters every precision runs: normalisation from the window's

@@ -2,7 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "internal.h"
 
 PROF_API const char *prof_bound_name(enum prof_bound bound)
 {
@@ -134,10 +136,10 @@ PROF_API int prof_summarize_model(const memest_model *model, uint64_t batch,
         goto done;
     }
     size_t count = 0;
-    if (memest_estimate_layers(model, batch, precision, rows, n, &count) !=
-            MEMEST_OK ||
-        count != n) {
-        st = PROF_E_MEMEST;
+    const int mst =
+        memest_estimate_layers(model, batch, precision, rows, n, &count);
+    if (mst != MEMEST_OK || count != n) {
+        st = mst != MEMEST_OK ? prof_of_memest(mst) : PROF_E_MEMEST;
         goto done;
     }
     for (size_t i = 0; i < n; i++) {

@@ -373,7 +373,7 @@ static int check_memory(prof_train *t, struct prof_diag *diag)
                                                  t->opts.optimizer, &e);
     if (mst != MEMEST_OK) {
         exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
-        return mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
+        return prof_of_memest(mst);
     }
     struct prof_train_memory *m = &t->mem;
     m->total_bytes = m->parameter_bytes + m->gradient_bytes +

@@ -51,6 +51,7 @@ enum art_status {
     ART_E_PARSE,    /* a CSV file that cannot be read back (see diag) */
     ART_E_RANGE,    /* a row or column index out of range */
     ART_E_OVERFLOW, /* a size that does not fit */
+    ART_E_BUSY,     /* another process holds the folder's lock */
 };
 
 /* Static text for a status code; "unknown status" for anything else. */
@@ -98,6 +99,21 @@ ART_API void art_atomic_abort(art_atomic *a);
  * ENOTDIR in diag, a symbolic link to nothing ART_E_IO with ENOENT. */
 ART_API int art_mkdir_p(const char *dir, struct art_diag *diag);
 
+/* Lock output folder dir for this process until art_dir_unlock() or exit:
+ * an exclusive flock() on the file ".NAME.lock" beside it (".edgefit.lock"
+ * inside "." or ".."), removed when released (and by the SIGINT/SIGTERM
+ * handler). art_bundle_commit() takes it for its folder when the process
+ * does not hold it already; an app takes it when it starts, so that a
+ * second run on the same folder stops at once. ART_E_BUSY when another
+ * process holds it (diag says so), ART_E_IO when the lock file cannot be
+ * made (diag: why; the folder's parent must exist), ART_E_INVALID when this
+ * process holds another folder's lock. One folder per process. */
+ART_API int art_dir_lock(const char *dir, struct art_diag *diag);
+/* Whether this process holds dir's lock. */
+ART_API bool art_dir_locked(const char *dir);
+/* Release the lock (nothing when none is held). */
+ART_API void art_dir_unlock(void);
+
 /* Join dir and name with one '/' into a new string the caller frees with
  * free(); NULL when out of memory. */
 ART_API char *art_path_join(const char *dir, const char *name);
@@ -132,19 +148,24 @@ ART_API int art_bundle_add_table_json(art_bundle *b, const char *name,
                                       const art_table *t);
 ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
                                const art_doc *d);
-/* Create the folder, write and sync everything, rename into place, sync
- * the folder; frees the bundle. When a write, flush or sync fails, no file
- * of the bundle is renamed and the temporaries are removed (the folder
- * itself may remain); a failure among the renames themselves (rare: same
- * folder, same file system) leaves the ones before it in place, each
- * whole; a folder that cannot be synced after the renames is reported
- * too (the files are in place but might not survive a crash). diag (may be
- * NULL) receives "path: reason" for the file or folder that failed and,
- * for ART_E_IO, the errno. */
-/* SIGINT or SIGTERM during the commit (art_atomic_abort()'s handler)
- * removes the temporaries; the renames run with both held in the calling
- * thread, so that the folder keeps either all the old files or all the
- * new ones. */
+/* Write the folder whole, under its lock (art_dir_lock(); taken here when
+ * the process does not hold it): every member written and synced in a
+ * temporary sibling folder ".NAME.tmp.XXXXXX", then that folder renamed
+ * onto dir (new) or exchanged with it (Linux's renameat2 RENAME_EXCHANGE;
+ * the old folder's other files are hard-linked in first, so they stay),
+ * the parent synced, the old folder removed; frees the bundle. A kill at
+ * any moment leaves dir all old or all new; a failed write, flush or sync
+ * (a full disk) leaves it as it was, and a new dir is not made at all.
+ * Where a folder cannot be replaced whole ("." or "..", a symbolic link, a
+ * mount point, a folder with subfolders, a file system without the
+ * exchange) the members are renamed one by one, as before: each whole,
+ * but a SIGKILL among the renames leaves some new. diag (may be NULL)
+ * receives "path: reason" for the file or folder that failed (named in
+ * dir, not the temporary) and, for ART_E_IO, the errno; ART_E_BUSY when
+ * another process holds the lock. */
+/* SIGINT or SIGTERM during the commit removes the temporary folder and
+ * files (the handler art_atomic_open() installs); the renames run with
+ * both held in the calling thread. */
 ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag);
 /* Drop the bundle without writing. NULL ok. */
 ART_API void art_bundle_destroy(art_bundle *b);

@@ -281,7 +281,8 @@ int norm_axis(struct imp *I, size_t node, int64_t a, unsigned r,
 void strides_of(unsigned rank, const uint64_t *dim, uint64_t *st)
 {
     uint64_t s = 1;
-    for (unsigned d = rank; d-- > 0;) {
+    for (unsigned d = rank; d > 0;) {
+        d--; /* backwards, without wrapping past zero */
         st[d] = s;
         s *= dim[d];
     }
@@ -459,7 +460,8 @@ int fold_transpose(struct imp *I, size_t node, struct cval *c)
         /* i indexes the output; walk its coordinates back to the input */
         uint64_t rest = i;
         uint64_t src = 0;
-        for (unsigned d = x->rank; d-- > 0;) {
+        for (unsigned d = x->rank; d > 0;) {
+            d--; /* backwards, without wrapping past zero */
             uint64_t coord = rest % c->dim[d];
             rest /= c->dim[d];
             src += coord * stride[perm[d]];

@@ -212,7 +212,8 @@ static uint64_t bcast_at(const struct cval *x, unsigned r,
                          const uint64_t *dim, uint64_t j)
 {
     uint64_t src = 0, mul = 1;
-    for (unsigned d = r; d-- > 0;) {
+    for (unsigned d = r; d > 0;) {
+        d--; /* backwards, without wrapping past zero */
         uint64_t coord = j % dim[d];
         j /= dim[d];
         if (d >= r - x->rank) {

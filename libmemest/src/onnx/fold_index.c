@@ -273,7 +273,8 @@ int fold_slice(struct imp *I, size_t node, struct cval *c)
     strides_of(x->rank, x->dim, stride);
     for (uint64_t j = 0; j < c->count; j++) {
         uint64_t rest = j, src = 0;
-        for (unsigned d = x->rank; d-- > 0;) {
+        for (unsigned d = x->rank; d > 0;) {
+            d--; /* backwards, without wrapping past zero */
             uint64_t coord = rest % dim[d];
             rest /= dim[d];
             src += (uint64_t)(first[d] + (int64_t)coord * step[d]) *

@@ -279,6 +279,7 @@ struct imp {
     uint64_t fold_left; /* elements folding may still make, in all */
     int translating;  /* the nodes are being translated (not analysed) */
     unsigned depth;   /* get_const() recursion, at most MAX_FOLD_DEPTH */
+    int peek_nomem;   /* peek_scalar() ran out of memory: fail the import */
 };
 
 /* ---- Diagnostics, attributes, values (values.c) ------------------------- */

@@ -765,7 +765,9 @@ static int prune_folds(struct imp *I)
         return nomem(I);
     }
     uses[I->output_value] = 1;
-    for (size_t i = I->g->n_node; i-- > 0;) {
+    /* backwards, without the wrap of "i-- > 0" past zero */
+    for (size_t r = 0; r < I->g->n_node; r++) {
+        const size_t i = I->g->n_node - 1 - r;
         const Onnx__NodeProto *n = I->g->node[i];
         size_t o = out0(I, i);
         if (!I->ni[i].live) {
@@ -958,7 +960,8 @@ int analyse(struct imp *I)
     /* liveness, backwards from the output; readers of live nodes */
     I->v[I->output_value].live = 1;
     I->v[I->output_value].readers = 1;
-    for (size_t i = g->n_node; i-- > 0;) {
+    for (size_t r = 0; r < g->n_node; r++) {
+        const size_t i = g->n_node - 1 - r; /* backwards, no wrap */
         const Onnx__NodeProto *n = g->node[i];
         for (size_t k = 0; k < n->n_output; k++) {
             size_t vi = value_of(I, str(n->output[k]));

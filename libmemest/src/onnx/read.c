@@ -349,7 +349,8 @@ int decode_tensor(const Onnx__TensorProto *tp, struct cval *out,
     out->count = count;
     out->owned = malloc((n ? n : 1) * sizeof(float));
     if (out->owned == NULL) {
-        snprintf(why, cap, "does not fit in memory");
+        snprintf(why, cap, "cannot be held: out of memory (%zu bytes)",
+                 (n ? n : 1) * sizeof(float));
         return MEMEST_E_NOMEM;
     }
     out->dtype = t;
@@ -357,7 +358,8 @@ int decode_tensor(const Onnx__TensorProto *tp, struct cval *out,
         out->ints = malloc((n ? n : 1) * sizeof(int64_t));
         if (out->ints == NULL) {
             cval_free(out);
-            snprintf(why, cap, "does not fit in memory");
+            snprintf(why, cap, "cannot be held: out of memory (%zu bytes)",
+                     (n ? n : 1) * sizeof(int64_t));
             return MEMEST_E_NOMEM;
         }
     }
@@ -604,6 +606,12 @@ int memest_model_load_onnx(const char *path,
     if ((st = analyse(&I)) != MEMEST_OK) {
         goto done;
     }
+    /* a pattern test that ran out of memory did not match: the graph it
+     * saw is not the model's, so the import fails as the test did */
+    if (I.peek_nomem) {
+        st = nomem(&I);
+        goto done;
+    }
     I.translating = 1;
     for (size_t i = 0; i < I.g->n_node; i++) {
         const Onnx__NodeProto *n = I.g->node[i];
@@ -645,6 +653,10 @@ int memest_model_load_onnx(const char *path,
                        I.v[I.output_value].name,
                        I.nl == 0 ? "not computed by any supported node"
                                 : "not made by the last node");
+        goto done;
+    }
+    if (I.peek_nomem) {
+        st = nomem(&I);
         goto done;
     }
     model_name_of(&I, model_name, sizeof model_name);

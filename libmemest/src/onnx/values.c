@@ -109,7 +109,8 @@ int node_fail(struct imp *I, size_t node, int status,
 
 int nomem(struct imp *I)
 {
-    return diag_fail(I->diag, MEMEST_E_NOMEM, "out of memory");
+    return diag_fail(I->diag, MEMEST_E_NOMEM,
+                     "out of memory while importing the ONNX graph");
 }
 
 /* A name the text format can carry: printable ASCII but for ',', '='
@@ -456,6 +457,9 @@ int peek_scalar(struct imp *I, const Onnx__NodeProto *n, size_t slot,
         I->diag = NULL;
         st = decode_value(I, v->tp ? 0 : v->producer, vi, "operand");
         I->diag = keep;
+        if (st == MEMEST_E_NOMEM) {
+            I->peek_nomem = 1; /* not "no match": the import stops */
+        }
         if (st != MEMEST_OK) {
             return 0;
         }
@@ -566,10 +570,8 @@ int make_model_input(struct imp *I, size_t node, size_t vi)
     }
     v->shaped = 1;
     v->layer = SIZE_MAX;
-    st = unique_name(I, v->name, "x", 1, (char **)&v->ref);
-    if (st != MEMEST_OK) {
-        return st;
-    }
+    /* the lists grown first: the name unique_name() makes is theirs to
+     * own, and nothing else would free it if they could not take it */
     grown_text = realloc(I->inputs_text,
                          (I->ninputs + 1) * sizeof *I->inputs_text);
     if (grown_text == NULL) {
@@ -580,6 +582,11 @@ int make_model_input(struct imp *I, size_t node, size_t vi)
                          (I->ninputs + 1) * sizeof *I->input_values);
     if (grown_vals == NULL) {
         return nomem(I);
+    }
+    st = unique_name(I, v->name, "x", 1, (char **)&v->ref);
+    if (st != MEMEST_OK) {
+        I->input_values = grown_vals;
+        return st;
     }
     I->input_values = grown_vals;
     I->inputs_text[I->ninputs] = (char *)v->ref;

@@ -10,6 +10,7 @@
 
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
+#include "internal.h"
 #include "exec/executor.h"
 #include "exec/ops.h"
 
@@ -176,7 +177,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     int mst = memest_estimate_totals(model, o.batch, o.precision, &totals);
     if (mst != MEMEST_OK) {
         exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
-        return mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
+        return prof_of_memest(mst);
     }
 
     struct prof_exec *ex = calloc(1, sizeof *ex);
@@ -251,7 +252,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     if (mst != MEMEST_OK) {
         exec_diag_set(diag, "libmemest's arena plan: %s",
                       memest_strerror(mst));
-        st = mst == MEMEST_E_OVERFLOW ? PROF_E_OVERFLOW : PROF_E_MEMEST;
+        st = prof_of_memest(mst);
         goto fail;
     }
     uint64_t need = 0;

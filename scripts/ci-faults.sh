@@ -1,0 +1,45 @@
+#!/bin/sh
+# CI's faults stage (issue 24), budget 10 minutes (about 4 on two cores):
+#
+# 1. Allocation failures: every 7th allocation of a run of edgefit-memfit
+#    (ONNX and text models), -validate, -layerwise, -sweep and -train
+#    failed in turn through tests/faults/failalloc.so; each run must end
+#    with exit 1 "out of memory" (no --out folder, no temporary, no leak)
+#    or exit 0 with the unfailed run's outputs. The full sweep (every
+#    allocation) is meson's slow suite: meson test --setup all --suite
+#    faults.
+# 2. Integer arithmetic of the parsers: the text-model, ONNX, CSV,
+#    safetensors and npy readers built by clang with
+#    -fsanitize=unsigned-integer-overflow,signed-integer-overflow,shift,
+#    integer-divide-by-zero (no recovery: a report fails), replaying the
+#    fuzz corpora and the parser tests. Intentional wrap-arounds (the FNV
+#    hash) are marked no_sanitize at the function.
+#
+# usage: sh scripts/ci-faults.sh [BUILD_DIR]   (default: build, made if
+# missing; never an ASan build, whose allocator the shim cannot front)
+set -eu
+cd "$(dirname "$0")/.."
+sh scripts/setup-debian.sh --clang
+dir=${1:-build}
+[ -f "$dir/build.ninja" ] || meson setup "$dir" -Dwerror=true
+ninja -C "$dir"
+# its own log name: .ci/run's summary reads the newest testlog*.json
+timeout 600 meson test -C "$dir" --setup all --suite faults-sample \
+    --logbase faultlog --print-errorlogs
+
+san=unsigned-integer-overflow,signed-integer-overflow,shift,integer-divide-by-zero
+if [ ! -f build-int/build.ninja ]; then
+    CC=clang meson setup build-int -Dbuildtype=debugoptimized \
+        -Db_lundef=false \
+        "-Dc_args=-fsanitize=$san -fno-sanitize-recover=all" \
+        "-Dc_link_args=-fsanitize=$san"
+fi
+ninja -C build-int tests/fuzz/fuzz-model tests/fuzz/fuzz-onnx \
+    tests/fuzz/fuzz-csv tests/fuzz/fuzz-safetensors tests/fuzz/fuzz-npy \
+    tests/memest/test-memest-parse
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in model onnx csv safetensors npy; do
+    build-int/tests/fuzz/fuzz-$t tests/fuzz/corpus_$t/* >/dev/null
+done
+(cd build-int && ./tests/memest/test-memest-parse >/dev/null)
+echo "ci-faults: allocation-failure sample and integer checks passed"
