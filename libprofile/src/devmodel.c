@@ -710,6 +710,23 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
     return PROF_OK;
 }
 
+/* The cases of every network but held (NULL: all of them) into train, and
+ * held's cases marked done; the count copied. */
+static size_t hold_out(const struct prof_dm_case *cases, size_t n,
+                       const struct prof_dm_net *held,
+                       struct prof_dm_case *train, bool *done)
+{
+    size_t nt = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (cases[k].net != held) {
+            train[nt++] = cases[k];
+        } else {
+            done[k] = true;
+        }
+    }
+    return nt;
+}
+
 int prof_dm_cross_validate(const struct prof_device *dev,
                            const char *runtime,
                            const struct prof_dm_case *cases, size_t n,
@@ -741,14 +758,7 @@ int prof_dm_cross_validate(const struct prof_device *dev,
             continue;
         }
         const struct prof_dm_net *held = cases[i].net;
-        size_t nt = 0;
-        for (size_t k = 0; k < n; k++) {
-            if (cases[k].net != held) {
-                train[nt++] = cases[k];
-            } else {
-                done[k] = true;
-            }
-        }
+        const size_t nt = hold_out(cases, n, held, train, done);
         if (nt == 0) {
             continue; /* one network: nothing to learn it from */
         }
@@ -818,14 +828,7 @@ int prof_dm_cross_validate_pooled(const char *runtime,
             continue;
         }
         const struct prof_dm_net *held = i < n ? cases[i].net : NULL;
-        size_t nt = 0;
-        for (size_t k = 0; k < n; k++) {
-            if (cases[k].net != held) {
-                train[nt++] = cases[k];
-            } else {
-                done[k] = true;
-            }
-        }
+        const size_t nt = hold_out(cases, n, held, train, done);
         if (nt == 0) {
             continue;
         }
