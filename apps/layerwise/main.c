@@ -293,6 +293,14 @@ static void print_summary(const struct options *o, const struct layerwise *r)
         printf("  predicted on %-6s %.4f ms (%+.1f%% vs measured); ",
                r->device.name, r->total.predicted_ms,
                100.0 * r->total.relative_error);
+    } else if (r->device_runtime[0] != '\0') {
+        /* A fitted device model of --devices: its prediction, the interval
+         * of its cross-validated errors, the runtime it was fitted to. */
+        printf("  on %-16s %.3g ms with %s (%.3g to %.3g ms, the 10th to "
+               "90th percentile of its cross-validated errors); at least "
+               "%.2g ms (roofline lower bound)\n  ",
+               r->device.name, r->dm_ms[0], r->device_runtime, r->dm_ms[1],
+               r->dm_ms[2], r->device_latency_lower_ms);
     } else {
         /* Nothing measured there: the roofline bound, and this machine's
          * over-run of its own roofline as the realistic range. */

@@ -3,10 +3,13 @@
 # measurement and devices files; a fit's devices file read back by
 # --devices predicts what the fit's own table says (a round trip through
 # the CSV at 6 significant digits); --predict names the interval and the
-# roofline bound. usage: test_device.sh EDGEFIT-DEVICE FIXTURE.csv
+# roofline bound; edgefit-layerwise with the written file gives the same
+# prediction, its interval and runtime, in its table and on the terminal.
+# usage: test_device.sh EDGEFIT-DEVICE FIXTURE.csv EDGEFIT-LAYERWISE
 set -u
 exe=$1
 fixture=$2
+layerwise=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -30,7 +33,7 @@ expect() { # exit code, text the message must hold, then the arguments
         fails=$((fails + 1))
     fi
 }
-echo "1..11"
+echo "1..13"
 head -1 "$fixture" >"$tmp/bad1.csv"
 echo "smallcnn,rpi4,ncnn,0,fp32,1,1.0,x" >>"$tmp/bad1.csv"
 expect 2 "bad1.csv:2: threads" --fit "$tmp/bad1.csv"
@@ -71,4 +74,27 @@ expect 2 "no fitted model of device 'rpi4' with runtime 'pytorch'" \
 sed '2s/^rpi4,[0-9.]*,/rpi4,99,/' "$tmp/fit/devices.csv" >"$tmp/stale.csv"
 expect 2 "stale.csv:2: 'rpi4' was fitted on figures" --predict --model resnet8 \
     --device rpi4 --runtime ncnn --devices "$tmp/stale.csv"
+# layerwise on rpi4 with the fitted ncnn model: its columns hold
+# --predict's figures (to the 3 digits layerwise keeps), and its summary
+# says the prediction with the runtime instead of "not calibrated"
+"$layerwise" --model resnet8 --batch 1 --threads 4 --device rpi4 \
+    --runtime ncnn --devices "$tmp/fit/devices.csv" --repeats 1 \
+    --out "$tmp/lw" --quiet >/dev/null 2>&1
+# the summary's last four columns (earlier cells may quote commas)
+lw=$(awk -F, 'NR == 1 { ok = $(NF-3) == "device_runtime" &&
+        $(NF-2) == "rpi4_predicted_ms" && $(NF-1) == "rpi4_predicted_ms_low" &&
+        $NF == "rpi4_predicted_ms_high" }
+    NR == 2 && ok { print $(NF-2), $(NF-1), $NF, $(NF-3) }' \
+    "$tmp/lw/hardware_summary.csv" 2>/dev/null)
+check "layerwise's rpi4_predicted_ms, _low, _high ($lw) are --predict's ($got)" \
+    awk -v l="$lw" -v b="$got" 'BEGIN { split(l, v, " ");
+        d = v[1] - b; if (d < 0) d = -d;
+        exit !(b > 0 && d <= 5e-3 * b && v[2] < v[1] && v[1] < v[3] &&
+               v[4] == "ncnn") }'
+"$layerwise" --model resnet8 --batch 1 --threads 4 --device rpi4 \
+    --runtime ncnn --devices "$tmp/fit/devices.csv" --repeats 1 \
+    >"$tmp/lw.txt" 2>/dev/null
+check "layerwise's summary gives the fitted prediction with its runtime" \
+    sh -c "grep -q 'on rpi4 .* ms with ncnn (' '$tmp/lw.txt' &&
+        ! grep -q 'not calibrated' '$tmp/lw.txt'"
 exit $((fails > 0))
