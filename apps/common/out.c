@@ -109,6 +109,13 @@ double cli_round_file(const char *name, double v)
         return v;
     }
     name = name ? name : "";
+    /* A fitted device model's per-layer overhead is a parameter that
+     * --devices reads back, not a measured time: kept to 6 digits like the
+     * model's other parameters, so that a prediction from the written file
+     * is the fit's own. */
+    if (strcmp(name, "overhead_ms") == 0) {
+        return round_sig(v, 6);
+    }
     /* A time: a microsecond is below what the clock resolves for one
      * call, and three digits are what its spread leaves meaning; the finer
      * of the two keeps a 0.4 us operator (0.000412 ms) and a 123.457 ms

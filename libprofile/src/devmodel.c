@@ -317,8 +317,13 @@ int prof_dm_roofline_bound(const struct prof_device *dev,
  * data do not reach from running off while the prior is weak. */
 static const double x_lo[PROF_DM_PARAM_COUNT] = {
     -9.2, -9.2, -9.2, -9.2, -9.2, -9.2, -16.2, -9.0, -4.6, -4.6};
+/* Physical bounds: no operator class runs above the peak (x = 0), but the
+ * 3x3 one, whose effective rate may reach 4 (Winograd F(4,3) does a
+ * quarter of the multiplies, x = ln 4); the bandwidth share may exceed 1
+ * (the catalogue's all-core figures are lower bounds). Uncapped, a fit
+ * put GEMM at 10x the peak to cancel its compute term. */
 static const double x_hi[PROF_DM_PARAM_COUNT] = {
-    2.3, 2.3, 2.3, 2.3, 2.3, 2.3, 2.3, 9.0, 2.8, 2.8};
+    0.0, 0.0, 1.4, 0.0, 0.0, 2.3, 2.3, 9.0, 2.8, 2.8};
 /* The prior's spread, natural log units: weak (a factor e^3 = 20 is one
  * standard deviation, e^1.5 = 4.5 for the precision speed-ups), strong
  * enough to hold a parameter the data do not reach. */
