@@ -236,9 +236,9 @@ static void test_kwt_twin(void **state)
     float *yp = run_fp32(m, &x.t, n), *yo = run_fp32(onnx, &x.t, n);
     double twin = 0.0, torch = 0.0, big = 0.0;
     for (size_t i = 0; i < n; i++) {
-        twin = fmax(twin, fabs((double)yp[i] - yo[i]));
-        torch = fmax(torch, fabs((double)yo[i] - ref.t.data[i]));
-        big = fmax(big, fabs((double)ref.t.data[i]));
+        twin = max_seen(twin, fabs((double)yp[i] - yo[i]));
+        torch = max_seen(torch, fabs((double)yo[i] - ref.t.data[i]));
+        big = max_seen(big, fabs((double)ref.t.data[i]));
     }
     print_message("kwt: max |preset - ONNX twin| %.3g, |ONNX twin - "
                   "PyTorch| %.3g, of %.3g; %llu MACs per sample\n", twin,
