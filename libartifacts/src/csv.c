@@ -237,6 +237,7 @@ struct reader {
     long line;      /* physical line of the bytes being parsed, 1-based */
     long col;       /* bytes already seen on that line */
     long rec_start; /* line of the current record's first byte, or 0 */
+    int after_cr;   /* the last byte was a '\r': a '\n' now ends no line */
     struct utf8_state utf8;
     long seq_col;           /* column where the open UTF-8 sequence began */
     unsigned char seq_byte; /* and its first byte */
@@ -370,6 +371,7 @@ static void feed(struct reader *rd, struct csv_parser *p, const char *buf,
             rd->rec_start = rd->line;
         }
         if (b != '\n' && b != '\r') {
+            rd->after_cr = 0;
             continue;
         }
         const size_t len = i + 1 - from;
@@ -380,10 +382,14 @@ static void feed(struct reader *rd, struct csv_parser *p, const char *buf,
             return;
         }
         from = i + 1;
-        if (b == '\n') {
+        /* A line ends at "\n", "\r\n" or a lone "\r" (libcsv ends a
+         * record at each), so that every record has its own line. */
+        if (b == '\r' || !rd->after_cr) {
             rd->line++;
-            rd->col = 0;
         }
+        rd->col = 0;
+        rd->after_cr = b == '\r';
+        continue;
     }
     const size_t len = n - from;
     if (rd->st == ART_OK && len > 0) {
