@@ -33,66 +33,10 @@
 #include "edgefit/profile.h"
 #include "cli.h"
 #include "model.h"
+#include "twin.h"
 #include "weights.h"
 
 static const char *fixtures;
-
-static void load_pb(const char *model, const char *file,
-                    struct memest_owned_tensor *t)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s/test_data_set_0/%s", fixtures, model,
-             file);
-    struct memest_diag d;
-    if (memest_tensor_load_pb(path, t, &d) != MEMEST_OK) {
-        char buf[600];
-        memest_diag_format(&d, buf, sizeof buf);
-        fail_msg("%s", buf);
-    }
-}
-
-static size_t elements(const struct memest_tensor *t)
-{
-    size_t n = 1;
-    for (unsigned d = 0; d < t->rank; d++) {
-        n *= (size_t)t->dim[d];
-    }
-    return n;
-}
-
-/* Run model at fp32 on x (batch = x's first dimension) into y; returns
- * the largest |y - ref| and sets *scale to the largest |ref|. */
-static double run_and_compare(const memest_model *m,
-                              const struct memest_tensor *x,
-                              const struct memest_tensor *ref,
-                              double *scale)
-{
-    struct prof_exec_opts eo;
-    prof_exec_opts_init(&eo);
-    eo.batch = x->dim[0];
-    eo.precision = MEMEST_FP32;
-    prof_exec *ex = NULL;
-    struct prof_diag d = {0};
-    if (prof_exec_create(m, &eo, &ex, &d) != PROF_OK) {
-        fail_msg("%s: %s", memest_model_name(m), d.message);
-    }
-    const size_t n_in = prof_exec_input_count(ex);
-    const size_t n_out = prof_exec_output_count(ex);
-    assert_int_equal(n_in, elements(x));
-    assert_int_equal(n_out, elements(ref));
-    float *y = calloc(n_out, sizeof *y);
-    assert_non_null(y);
-    assert_int_equal(prof_exec_run(ex, x->data, n_in, y, n_out), PROF_OK);
-    double err = 0.0, big = 0.0;
-    for (size_t i = 0; i < n_out; i++) {
-        err = max_seen(err, fabs((double)y[i] - ref->data[i]));
-        big = max_seen(big, fabs((double)ref->data[i]));
-    }
-    free(y);
-    prof_exec_destroy(ex);
-    *scale = big;
-    return err;
-}
 
 static void check_preset(const char *name)
 {
@@ -105,15 +49,15 @@ static void check_preset(const char *name)
     assert_int_equal(memest_model_has_weights(seeded), 0);
 
     struct memest_owned_tensor x = {0}, ref = {0};
-    load_pb(name, "input_0.pb", &x);
-    load_pb(name, "output_0.pb", &ref);
+    twin_load_pb(fixtures, name, "input_0.pb", &x);
+    twin_load_pb(fixtures, name, "output_0.pb", &ref);
     assert_int_equal(x.t.dim[0], 2); /* the batch PyTorch ran */
     assert_int_equal(ref.t.dim[0], 2);
 
     double scale = 0.0;
-    const double err = run_and_compare(m, &x.t, &ref.t, &scale);
+    const double err = twin_compare(m, MEMEST_FP32, &x.t, &ref.t, &scale);
     double seeded_scale = 0.0;
-    const double seeded_err = run_and_compare(seeded, &x.t, &ref.t,
+    const double seeded_err = twin_compare(seeded, MEMEST_FP32, &x.t, &ref.t,
                                               &seeded_scale);
     print_message("%-17s max |edgefit - PyTorch| %.3g of max |PyTorch| "
                   "%.3g (%.2g relative); seeded weights: %.3g\n",
@@ -131,7 +75,7 @@ static void check_preset(const char *name)
     memest_model *onnx = NULL;
     assert_int_equal(cli_model_load(onnx_path, NULL, &onnx), 0);
     double onnx_scale = 0.0;
-    const double onnx_err = run_and_compare(onnx, &x.t, &ref.t,
+    const double onnx_err = twin_compare(onnx, MEMEST_FP32, &x.t, &ref.t,
                                             &onnx_scale);
     print_message("%-17s ONNX: max |edgefit - PyTorch| %.3g (%.2g "
                   "relative)\n", name, onnx_err, onnx_err / onnx_scale);

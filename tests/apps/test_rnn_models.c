@@ -36,32 +36,10 @@
 #include "edgefit/profile.h"
 #include "cli.h"
 #include "model.h"
+#include "twin.h"
 
 static const char *fixtures;
 static const char *presets;
-
-static void load_pb(const char *model, const char *file,
-                    struct memest_owned_tensor *t)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s/test_data_set_0/%s", fixtures, model,
-             file);
-    struct memest_diag d;
-    if (memest_tensor_load_pb(path, t, &d) != MEMEST_OK) {
-        char buf[600];
-        memest_diag_format(&d, buf, sizeof buf);
-        fail_msg("%s", buf);
-    }
-}
-
-static size_t elements(const struct memest_tensor *t)
-{
-    size_t n = 1;
-    for (unsigned d = 0; d < t->rank; d++) {
-        n *= (size_t)t->dim[d];
-    }
-    return n;
-}
 
 /* Run m at fp32 on x; the outputs, n_out of them (the caller frees). */
 static float *run_fp32(const memest_model *m, const struct memest_tensor *x,
@@ -75,47 +53,14 @@ static float *run_fp32(const memest_model *m, const struct memest_tensor *x,
     if (prof_exec_create(m, &eo, &ex, &d) != PROF_OK) {
         fail_msg("%s: %s", memest_model_name(m), d.message);
     }
-    assert_int_equal(prof_exec_input_count(ex), elements(x));
+    assert_int_equal(prof_exec_input_count(ex), twin_elements(x));
     assert_int_equal(prof_exec_output_count(ex), n_out);
     float *y = calloc(n_out, sizeof *y);
     assert_non_null(y);
-    assert_int_equal(prof_exec_run(ex, x->data, elements(x), y, n_out),
+    assert_int_equal(prof_exec_run(ex, x->data, twin_elements(x), y, n_out),
                      PROF_OK);
     prof_exec_destroy(ex);
     return y;
-}
-
-/* Run m at `prec` on x into a comparison with ref: the largest |y - ref|,
- * *scale the largest |ref|. */
-static double run_and_compare(const memest_model *m, enum memest_precision
-                              prec, const struct memest_tensor *x,
-                              const struct memest_tensor *ref, double *scale)
-{
-    struct prof_exec_opts eo;
-    prof_exec_opts_init(&eo);
-    eo.batch = x->dim[0];
-    eo.precision = prec;
-    prof_exec *ex = NULL;
-    struct prof_diag d = {0};
-    if (prof_exec_create(m, &eo, &ex, &d) != PROF_OK) {
-        fail_msg("%s: %s", memest_model_name(m), d.message);
-    }
-    const size_t n_in = prof_exec_input_count(ex);
-    const size_t n_out = prof_exec_output_count(ex);
-    assert_int_equal(n_in, elements(x));
-    assert_int_equal(n_out, elements(ref));
-    float *y = calloc(n_out, sizeof *y);
-    assert_non_null(y);
-    assert_int_equal(prof_exec_run(ex, x->data, n_in, y, n_out), PROF_OK);
-    double err = 0.0, big = 0.0;
-    for (size_t i = 0; i < n_out; i++) {
-        err = max_seen(err, fabs((double)y[i] - ref->data[i]));
-        big = max_seen(big, fabs((double)ref->data[i]));
-    }
-    free(y);
-    prof_exec_destroy(ex);
-    *scale = big;
-    return err;
 }
 
 struct spotter {
@@ -150,11 +95,11 @@ static void check(const struct spotter *s)
     assert_int_equal(macs, macs_of(s));
 
     struct memest_owned_tensor x = {0}, ref = {0};
-    load_pb(s->name, "input_0.pb", &x);
-    load_pb(s->name, "output_0.pb", &ref);
+    twin_load_pb(fixtures, s->name, "input_0.pb", &x);
+    twin_load_pb(fixtures, s->name, "output_0.pb", &ref);
     double scale = 0.0, seeded_scale = 0.0;
-    const double err = run_and_compare(m, MEMEST_FP32, &x.t, &ref.t, &scale);
-    const double seeded_err = run_and_compare(seeded, MEMEST_FP32, &x.t,
+    const double err = twin_compare(m, MEMEST_FP32, &x.t, &ref.t, &scale);
+    const double seeded_err = twin_compare(seeded, MEMEST_FP32, &x.t,
                                               &ref.t, &seeded_scale);
     print_message("%-15s max |edgefit - PyTorch| %.3g of %.3g (%.2g "
                   "relative); seeded weights %.3g\n", s->name, err, scale,
@@ -166,7 +111,7 @@ static void check(const struct spotter *s)
                                                 MEMEST_INT8_DYNAMIC};
     for (size_t k = 0; k < sizeof low / sizeof low[0]; k++) {
         double sc = 0.0;
-        const double e = run_and_compare(m, low[k], &x.t, &ref.t, &sc);
+        const double e = twin_compare(m, low[k], &x.t, &ref.t, &sc);
         print_message("%-15s %s: %.3g relative\n", s->name,
                       memest_precision_name(low[k]), e / sc);
         assert_true(e <= 0.1 * sc);
@@ -186,7 +131,7 @@ static void check(const struct spotter *s)
     }
     assert_int_equal(onnx_macs, macs_of(s));
     double onnx_scale = 0.0;
-    const double onnx_err = run_and_compare(onnx, MEMEST_FP32, &x.t, &ref.t,
+    const double onnx_err = twin_compare(onnx, MEMEST_FP32, &x.t, &ref.t,
                                             &onnx_scale);
     print_message("%-15s ONNX: max |edgefit - PyTorch| %.3g (%.2g "
                   "relative)\n", s->name, onnx_err, onnx_err / onnx_scale);
@@ -232,7 +177,7 @@ static void test_kwt_twin(void **state)
     snprintf(path, sizeof path, "%s/kwt/test_data_set_0/output_0.pb",
              presets);
     assert_int_equal(memest_tensor_load_pb(path, &ref, &d), MEMEST_OK);
-    const size_t n = elements(&ref.t);
+    const size_t n = twin_elements(&ref.t);
     float *yp = run_fp32(m, &x.t, n), *yo = run_fp32(onnx, &x.t, n);
     double twin = 0.0, torch = 0.0, big = 0.0;
     for (size_t i = 0; i < n; i++) {
