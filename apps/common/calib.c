@@ -51,31 +51,35 @@ int cli_calib_key(char *buf, size_t len)
     return n >= 0 && (size_t)n < len ? 0 : -1;
 }
 
-char *cli_calib_cache_path(void)
+int cli_calib_cache_path(const char *key, char **out)
 {
+    *out = NULL;
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
-    char *dir = NULL;
-    if (xdg && xdg[0] == '/') {
-        dir = art_path_join(xdg, "edgefit");
-    } else if (home && home[0] == '/') {
-        char *cache = art_path_join(home, ".cache");
-        dir = cache ? art_path_join(cache, "edgefit") : NULL;
-        free(cache);
+    const char *base = xdg && xdg[0] == '/' ? xdg
+                       : home && home[0] == '/' ? home : NULL;
+    if (!base) {
+        return 0; /* no cache folder: nothing kept */
     }
     /* One file per key, so that builds with other kernel paths (a
      * -Dsimd=disabled build beside the default one, KERN_CPU_MASK) keep
      * their own figures instead of measuring over each other's. The key
      * itself is stored and compared: the checksum only names the file. */
-    char key[CLI_CALIB_KEY_MAX], name[32];
-    char *path = NULL;
-    if (dir && cli_calib_key(key, sizeof key) == 0) {
-        const uLong sum = crc32(0L, (const Bytef *)key, (uInt)strlen(key));
-        snprintf(name, sizeof name, "host-%08lx.json", sum & 0xffffffffUL);
-        path = art_path_join(dir, name);
-    }
+    char name[32];
+    const uLong sum = crc32(0L, (const Bytef *)key, (uInt)strlen(key));
+    snprintf(name, sizeof name, "host-%08lx.json", sum & 0xffffffffUL);
+    char *cache = base == xdg ? NULL : art_path_join(home, ".cache");
+    char *dir = base == xdg ? art_path_join(xdg, "edgefit")
+                : cache ? art_path_join(cache, "edgefit") : NULL;
+    *out = dir ? art_path_join(dir, name) : NULL;
+    free(cache);
     free(dir);
-    return path;
+    if (!*out) {
+        cli_error("out of memory: the calibration cache's file name "
+                  "(%zu bytes)", strlen(base) + 32);
+        return -1;
+    }
+    return 0;
 }
 
 void cli_cpu_model(char *buf, size_t len)
@@ -320,15 +324,11 @@ int cli_host_calibration(const struct cli_calib_opts *o,
     if (eff.prof.trials == 0) {
         eff.prof.trials = 5;
     }
-    char *path = keyed ? cli_calib_cache_path() : NULL;
+    char *path = NULL;
     *from_cache = false;
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (keyed && !path && ((xdg && xdg[0] == '/') || (home && home[0] == '/'))) {
+    if (keyed && cli_calib_cache_path(key, &path) != 0) {
         /* a cache there is, but no memory for its name: calibrating
          * afresh instead would change the answer */
-        cli_error("out of memory: the calibration cache's file name "
-                  "(%zu bytes)",
-                  strlen(xdg && xdg[0] == '/' ? xdg : home) + 32);
         return PROF_E_NOMEM;
     }
     if (path && !eff.recalibrate && cache_read(path, key, &eff, out)) {

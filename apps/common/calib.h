@@ -71,9 +71,10 @@ int cli_shared_option(int c, struct cli_calib_opts *calib,
 #define CLI_CALIB_KEY_MAX 512
 int cli_calib_key(char *buf, size_t len);
 
-/* This key's cache file's path (caller frees), NULL when no home is
- * known. */
-char *cli_calib_cache_path(void);
+/* Key's cache file's path into *out (caller frees): 0, with *out NULL
+ * when no cache folder is known (neither an absolute XDG_CACHE_HOME nor
+ * HOME); -1, said on stderr, when there is no memory for the name. */
+int cli_calib_cache_path(const char *key, char **out);
 
 /*
  * The host's calibration: from the cache when it matches (see above),
