@@ -10,15 +10,40 @@
 # exits 1. It prints each target's executions.
 #
 # Usage: scripts/ci-fuzz.sh [BUILD_DIR]   (default build-fuzz)
-# FUZZ_SECONDS (default 100) is each target's time, FUZZ_JOBS (default 2)
-# how many run at once: 11 targets take 6 x 100 s on two cores, plus the
-# build of the targets and the libraries they need.
+#
+# A CI run is reproducible: libFuzzer starts from FUZZ_SEED (default 1) and
+# each target stops at its number of executions below (about what 100 s
+# give it on a 2-core x86-64), so the same commit fuzzes the same inputs on
+# every machine and a crash CI reports is a crash anyone can replay; a new
+# commit changes the binaries and with them the inputs tried. FUZZ_SECONDS
+# (default 200) bounds each target's time on a slower machine. To explore
+# beyond CI's inputs, give FUZZ_SEED=0 (a new seed each run), FUZZ_RUNS=-1
+# (no bound on executions) and the time you can spare in FUZZ_SECONDS.
+# FUZZ_JOBS (default 2) is how many targets run at once.
 set -u
 cd "$(dirname "$0")/.."
 
 build=${1:-build-fuzz}
-seconds=${FUZZ_SECONDS:-100}
+seconds=${FUZZ_SECONDS:-200}
 jobs=${FUZZ_JOBS:-2}
+seed=${FUZZ_SEED:-1}
+
+# Executions per target in a CI run (FUZZ_RUNS overrides all of them).
+runs_for() {
+    if [ -n "${FUZZ_RUNS:-}" ]; then
+        echo "$FUZZ_RUNS"
+        return
+    fi
+    case $1 in
+    fuzz-onnx-exec) echo 40000 ;;
+    fuzz-onnx) echo 110000 ;;
+    fuzz-model-exec) echo 160000 ;;
+    fuzz-qdq) echo 380000 ;;
+    fuzz-csv) echo 400000 ;;
+    fuzz-model) echo 900000 ;;
+    *) echo 1000000 ;;
+    esac
+}
 
 sh scripts/setup-debian.sh --clang || exit 1
 if [ ! -f "$build/build.ninja" ]; then
@@ -49,7 +74,7 @@ targets=$(echo "$list" | awk '{print $2}' | sed "s|^$(pwd)/$build/||")
 ninja -C "$build" -j2 $targets || exit 1
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/edgefit-fuzz.XXXXXX")
-echo "ci-fuzz: $(echo "$list" | wc -l) targets, ${seconds} s each, $jobs at a time; corpora and findings in $scratch"
+echo "ci-fuzz: $(echo "$list" | wc -l) targets, seed $seed, each up to its executions or ${seconds} s, $jobs at a time; corpora and findings in $scratch"
 
 # Fuzz one target: "NAME BINARY FILE..." on its own line.
 fuzz_one() {
@@ -71,7 +96,8 @@ fuzz_one() {
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ASAN_OPTIONS=detect_leaks=1 \
     LSAN_OPTIONS=suppressions=$(pwd)/tests/lsan.supp \
-        "$bin" "$dir/corpus" -max_total_time="$seconds" -timeout=10 \
+        "$bin" "$dir/corpus" -seed="$seed" -runs="$(runs_for "$name")" \
+        -max_total_time="$seconds" -timeout=10 \
         -rss_limit_mb=1536 -malloc_limit_mb=64 -print_final_stats=1 \
         -close_fd_mask=$mask -artifact_prefix="$dir/found/" \
         >"$dir/log" 2>&1

@@ -117,7 +117,10 @@ int exec_s8_outstage_prep(prof_exec *ex, struct exec_op *op)
         const float bs = sx * op->wscale[c];
         double q = 0.0;
         if (op->bn && op->b) {
-            q = (double)rintf(op->b[c] / bs);
+            /* scales this small underflow the product to 0: a zero bias
+             * over it is 0/0, still a zero bias */
+            const float qf = op->b[c] == 0.0f ? 0.0f : op->b[c] / bs;
+            q = (double)rintf(qf);
             q = q < -2147483648.0 ? -2147483648.0
                 : q > 2147483647.0 ? 2147483647.0
                                    : q;
