@@ -67,11 +67,9 @@ void kern_layout_dsp_init(struct kern_layout_dsp *dsp, unsigned flags)
     dsp->to_nchw8c = kern_nchw_to_nchw8c_c;
     dsp->to_nchw = kern_nchw8c_to_nchw_c;
 #if KERN_SIMD && KERN_HAVE_X86
-    if (!(flags & KERN_CPU_AVX2)) {
-        return;
-    }
-    dsp->to_nchw8c = kern_nchw_to_nchw8c_avx2;
-    dsp->to_nchw = kern_nchw8c_to_nchw_avx2;
+    kern_layout_dsp_init_x86(dsp, flags);
+#elif KERN_SIMD && KERN_HAVE_NEON
+    kern_layout_dsp_init_arm(dsp, flags);
 #else
     (void)flags;
 #endif

@@ -18,6 +18,10 @@ struct kern_layout_dsp {
 };
 
 void kern_layout_dsp_init(struct kern_layout_dsp *dsp, unsigned flags);
+/* The rungs of each architecture (src/<arch>/layout_init.c), called by
+ * kern_layout_dsp_init after it has set the C entries. */
+void kern_layout_dsp_init_x86(struct kern_layout_dsp *dsp, unsigned flags);
+void kern_layout_dsp_init_arm(struct kern_layout_dsp *dsp, unsigned flags);
 
 /* The definitions, one value at a time. */
 void kern_nchw_to_nchw8c_c(size_t batch, size_t c, size_t hw,
@@ -29,6 +33,13 @@ void kern_nchw8c_to_nchw_c(size_t batch, size_t c, size_t hw,
 void kern_nchw_to_nchw8c_avx2(size_t batch, size_t c, size_t hw,
                               const float *x, float *y);
 void kern_nchw8c_to_nchw_avx2(size_t batch, size_t c, size_t hw,
+                              const float *x, float *y);
+#endif
+
+#if KERN_SIMD && KERN_HAVE_NEON
+void kern_nchw_to_nchw8c_neon(size_t batch, size_t c, size_t hw,
+                              const float *x, float *y);
+void kern_nchw8c_to_nchw_neon(size_t batch, size_t c, size_t hw,
                               const float *x, float *y);
 #endif
 

@@ -44,6 +44,10 @@ struct kern_nn_dsp {
 };
 
 void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags);
+/* The rungs of each architecture (src/<arch>/nn_init.c), called by
+ * kern_nn_dsp_init after it has set the C entries. */
+void kern_nn_dsp_init_x86(struct kern_nn_dsp *dsp, unsigned flags);
+void kern_nn_dsp_init_arm(struct kern_nn_dsp *dsp, unsigned flags);
 
 /* Pooling helpers shared by every path: true for the 2x2 window with
  * stride 2 and no padding (the fast paths' special case); the float an
@@ -139,6 +143,22 @@ void kern_nn_avgpool2d_avx512(const struct kern_pool2d_shape *s, size_t out_h,
 void kern_nn_softmax_avx512(const float *x, size_t rows, size_t cols, float *y);
 double kern_nn_xent_avx512(const float *logits, const int32_t *labels,
                            size_t batch, size_t classes, float *grad);
+#endif
+
+#if KERN_SIMD && KERN_HAVE_NEON
+void kern_nn_bias_add_neon(float *x, size_t rows, size_t channels,
+                           const float *bias);
+bool kern_nn_all_finite_neon(const float *x, size_t n);
+void kern_nn_scale_neon(float *x, size_t n, float s);
+void kern_nn_sgd_neon(float *w, const float *g, float *velocity, size_t n,
+                      float lr, float momentum, float weight_decay);
+void kern_nn_maxpool2d_neon(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y);
+void kern_nn_avgpool2d_neon(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y);
+void kern_nn_softmax_neon(const float *x, size_t rows, size_t cols, float *y);
+double kern_nn_xent_neon(const float *logits, const int32_t *labels,
+                         size_t batch, size_t classes, float *grad);
 #endif
 
 #endif

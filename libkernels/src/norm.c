@@ -44,14 +44,9 @@ void kern_norm_dsp_init(struct kern_norm_dsp *dsp, unsigned flags)
 {
     dsp->layernorm = kern_layernorm_c;
 #if KERN_SIMD && KERN_HAVE_X86
-    if (!(flags & KERN_CPU_AVX2)) {
-        return;
-    }
-    dsp->layernorm = kern_layernorm_avx2;
-    if (!(flags & KERN_CPU_AVX512)) {
-        return;
-    }
-    dsp->layernorm = kern_layernorm_avx512;
+    kern_norm_dsp_init_x86(dsp, flags);
+#elif KERN_SIMD && KERN_HAVE_NEON
+    kern_norm_dsp_init_arm(dsp, flags);
 #else
     (void)flags;
 #endif

@@ -17,6 +17,10 @@ struct kern_norm_dsp {
 };
 
 void kern_norm_dsp_init(struct kern_norm_dsp *dsp, unsigned flags);
+/* The rungs of each architecture (src/<arch>/norm_init.c), called by
+ * kern_norm_dsp_init after it has set the C entries. */
+void kern_norm_dsp_init_x86(struct kern_norm_dsp *dsp, unsigned flags);
+void kern_norm_dsp_init_arm(struct kern_norm_dsp *dsp, unsigned flags);
 
 /* The statistics every path and the backward pass share: the row's mean
  * and 1/sqrt(var + eps) from double sums, rounded to float once; how a
@@ -34,6 +38,12 @@ void kern_layernorm_avx2(const float *x, size_t rows, size_t cols,
 void kern_layernorm_avx512(const float *x, size_t rows, size_t cols,
                            const float *gamma, const float *beta, float eps,
                            float *y);
+#endif
+
+#if KERN_SIMD && KERN_HAVE_NEON
+void kern_layernorm_neon(const float *x, size_t rows, size_t cols,
+                         const float *gamma, const float *beta, float eps,
+                         float *y);
 #endif
 
 #endif

@@ -197,6 +197,10 @@ static inline size_t q8s_maxpool_scratch(size_t pad_left, size_t in_w,
 }
 
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags);
+/* The rungs of each architecture (src/<arch>/q8s_init.c), called by
+ * kern_q8s_dsp_init after it has set the C entries. */
+void kern_q8s_dsp_init_x86(struct kern_q8s_dsp *dsp, unsigned flags);
+void kern_q8s_dsp_init_arm(struct kern_q8s_dsp *dsp, unsigned flags);
 
 void kern_q8s_requant_c(size_t n, const int32_t *acc, const int32_t *add,
                         const int32_t *mult, const int32_t *lsh,
@@ -262,6 +266,36 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                           const int8_t *w, const struct kern_q8_outstage *os,
                           int8_t *y, int8_t *scratch);
 void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
+                           size_t ow, const int8_t *x, int8_t *y,
+                           int8_t *scratch);
+#endif
+
+#if KERN_SIMD && KERN_HAVE_NEON
+void kern_q8s_requant_neon(size_t n, const int32_t *acc, const int32_t *add,
+                           const int32_t *mult, const int32_t *lsh,
+                           const int32_t *rsh, int32_t zp, int32_t qmin,
+                           int32_t qmax, int8_t *q);
+void kern_q8s_requant_tile_neon(size_t m, size_t n, const int32_t *acc,
+                                size_t lda, const int32_t *add,
+                                const int32_t *mult, const int32_t *lsh,
+                                const int32_t *rsh, int32_t zp, int32_t qmin,
+                                int32_t qmax, int8_t *q, size_t ldq);
+void kern_q8s_requantf_neon(size_t n, const int32_t *acc,
+                            const int32_t *add, const float *scale,
+                            int32_t zp, int32_t qmin, int32_t qmax,
+                            int8_t *q);
+void kern_q8s_requantf_tile_neon(size_t m, size_t n, const int32_t *acc,
+                                 size_t lda, const int32_t *add,
+                                 const float *scale, int32_t zp,
+                                 int32_t qmin, int32_t qmax, int8_t *q,
+                                 size_t ldq);
+void kern_q8s_quant_neon(const float *x, size_t n, float scale,
+                         int32_t zero, int8_t *q);
+void kern_q8s_add_neon(size_t n, const int8_t *a, const int8_t *b,
+                       const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_rescale_neon(size_t n, const int8_t *x, int32_t x_zero,
+                           const struct kern_q8_rescale *r, int8_t *y);
+void kern_q8s_maxpool_neon(const struct kern_pool2d_shape *s, size_t oh,
                            size_t ow, const int8_t *x, int8_t *y,
                            int8_t *scratch);
 #endif

@@ -1,0 +1,23 @@
+/* The x86 rungs of the static int8 family's (q8s) dispatch: the generic
+ * init sets the C entries and calls this, dav1d's way. Built without
+ * instruction-set flags: it only stores pointers. */
+#include "q8s.h"
+
+void kern_q8s_dsp_init_x86(struct kern_q8s_dsp *dsp, unsigned flags)
+{
+    if (!(flags & KERN_CPU_AVX2)) {
+        return;
+    }
+    /* AVX-512 brings no 64-bit multiply of its own that would pay for a
+     * second copy: the output stage is a small share of a layer's time */
+    dsp->requant = kern_q8s_requant_avx2;
+    dsp->requant_tile = kern_q8s_requant_tile_avx2;
+    dsp->requantf = kern_q8s_requantf_avx2;
+    dsp->requantf_tile = kern_q8s_requantf_tile_avx2;
+    dsp->transpose = kern_q8s_transpose_avx2;
+    dsp->quant = kern_q8s_quant_avx2;
+    dsp->add = kern_q8s_add_avx2;
+    dsp->rescale = kern_q8s_rescale_avx2;
+    dsp->maxpool = kern_q8s_maxpool_avx2;
+    dsp->dwconv = kern_q8s_dwconv_avx2;
+}
