@@ -1,0 +1,483 @@
+/* The nn family with NEON: bias, scale, finiteness, SGD, max and average
+ * pooling, softmax and its cross-entropy. Pooling makes the reference's
+ * float operations in the reference's order (the window's cells in
+ * row-major order, one max step or addition each), four output columns
+ * (or, for a single output column, four planes) at a time, so its results
+ * are the reference's bits. Softmax evaluates exp as the x86 paths do
+ * (same reduction and polynomial; src/x86/nn_softmax_tmpl.h drives the
+ * rows), so it has their tolerance. Operations AArch64 has and armv7 NEON
+ * lacks go through the helpers at the top. */
+#include <arm_neon.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nn.h"
+
+/* ---- helpers for what only AArch64 has --------------------------------- */
+
+static inline float hmax4(float32x4_t v)
+{
+#if defined(__aarch64__)
+    return vmaxvq_f32(v);
+#else
+    float32x2_t m = vmax_f32(vget_low_f32(v), vget_high_f32(v));
+    m = vpmax_f32(m, m);
+    return vget_lane_f32(m, 0);
+#endif
+}
+
+/* The four lanes of v added to *acc in double, lanes 0 + 2 and 1 + 3 in
+ * two accumulators (the order is the path's own; the checker's tolerance
+ * covers any order of a double sum). */
+#if defined(__aarch64__)
+typedef float64x2_t dacc;
+static inline dacc dacc_zero(void) { return vdupq_n_f64(0.0); }
+static inline dacc dacc_add4(dacc acc, float32x4_t v)
+{
+    acc = vaddq_f64(acc, vcvt_f64_f32(vget_low_f32(v)));
+    return vaddq_f64(acc, vcvt_high_f64_f32(v));
+}
+static inline double dacc_sum(dacc acc) { return vaddvq_f64(acc); }
+#else
+typedef struct {
+    double a, b;
+} dacc;
+static inline dacc dacc_zero(void) { return (dacc){0.0, 0.0}; }
+static inline dacc dacc_add4(dacc acc, float32x4_t v)
+{
+    acc.a += vgetq_lane_f32(v, 0);
+    acc.b += vgetq_lane_f32(v, 1);
+    acc.a += vgetq_lane_f32(v, 2);
+    acc.b += vgetq_lane_f32(v, 3);
+    return acc;
+}
+static inline double dacc_sum(dacc acc) { return acc.a + acc.b; }
+#endif
+
+/* The 4 x 4 transpose of rows a..d (vtrn and vcombine: both ARMs). */
+static inline void transpose4(float32x4_t *a, float32x4_t *b, float32x4_t *c,
+                              float32x4_t *d)
+{
+    const float32x4x2_t ab = vtrnq_f32(*a, *b), cd = vtrnq_f32(*c, *d);
+    *a = vcombine_f32(vget_low_f32(ab.val[0]), vget_low_f32(cd.val[0]));
+    *b = vcombine_f32(vget_low_f32(ab.val[1]), vget_low_f32(cd.val[1]));
+    *c = vcombine_f32(vget_high_f32(ab.val[0]), vget_high_f32(cd.val[0]));
+    *d = vcombine_f32(vget_high_f32(ab.val[1]), vget_high_f32(cd.val[1]));
+}
+
+/* ---- bias, finiteness, scale, SGD --------------------------------------- */
+
+void kern_nn_bias_add_neon(float *x, size_t rows, size_t channels,
+                           const float *bias)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *row = x + r * channels;
+        size_t c = 0;
+        for (; c + 4 <= channels; c += 4) {
+            vst1q_f32(row + c,
+                      vaddq_f32(vld1q_f32(row + c), vld1q_f32(bias + c)));
+        }
+        for (; c < channels; c++) {
+            row[c] += bias[c];
+        }
+    }
+}
+
+bool kern_nn_all_finite_neon(const float *x, size_t n)
+{
+    const uint32x4_t expo = vdupq_n_u32(0x7f800000u);
+    uint32x4_t bad = vdupq_n_u32(0);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const uint32x4_t b = vreinterpretq_u32_f32(vld1q_f32(x + i));
+        bad = vorrq_u32(bad, vceqq_u32(vandq_u32(b, expo), expo));
+    }
+    uint32x2_t b2 = vorr_u32(vget_low_u32(bad), vget_high_u32(bad));
+    uint32_t any = vget_lane_u32(b2, 0) | vget_lane_u32(b2, 1);
+    for (; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], 4);
+        any |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return !any;
+}
+
+void kern_nn_scale_neon(float *x, size_t n, float s)
+{
+    const float32x4_t sv = vdupq_n_f32(s);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        vst1q_f32(x + i, vmulq_f32(vld1q_f32(x + i), sv));
+    }
+    for (; i < n; i++) {
+        x[i] *= s;
+    }
+}
+
+/* The reference's operations, unfused: g + wd w, mu v + g, w - lr g. */
+void kern_nn_sgd_neon(float *w, const float *g, float *velocity, size_t n,
+                      float lr, float momentum, float weight_decay)
+{
+    const float32x4_t lrv = vdupq_n_f32(lr), muv = vdupq_n_f32(momentum);
+    const float32x4_t wdv = vdupq_n_f32(weight_decay);
+    const bool wd = weight_decay != 0.0f, mu = momentum != 0.0f;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t wi = vld1q_f32(w + i);
+        float32x4_t gi = vld1q_f32(g + i);
+        if (wd) {
+            gi = vaddq_f32(gi, vmulq_f32(wdv, wi));
+        }
+        if (mu) {
+            gi = vaddq_f32(vmulq_f32(muv, vld1q_f32(velocity + i)), gi);
+            vst1q_f32(velocity + i, gi);
+        }
+        vst1q_f32(w + i, vsubq_f32(wi, vmulq_f32(lrv, gi)));
+    }
+    if (i < n) {
+        kern_nn_sgd_c(w + i, g + i, mu ? velocity + i : velocity, n - i, lr,
+                      momentum, weight_decay);
+    }
+}
+
+/* ---- pooling ------------------------------------------------------------ */
+
+/* The real input rows (or columns) [*lo, *hi) of window o. */
+static void window(size_t o, size_t stride, size_t pad, size_t k, size_t in,
+                   size_t *lo, size_t *hi)
+{
+    const size_t start = o * stride;
+    *lo = start < pad ? 0 : start - pad;
+    const size_t end = start + k;
+    *hi = end - pad > in ? in : end - pad;
+}
+
+/* Output columns [*lo, *hi) that kernel column kx reads a real input of. */
+static void col_range(size_t kx, size_t stride, size_t pad, size_t in_w,
+                      size_t out_w, size_t *lo, size_t *hi)
+{
+    size_t l = kx < pad ? (pad - kx + stride - 1) / stride : 0;
+    size_t h = kx > in_w - 1 + pad ? 0 : (in_w - 1 + pad - kx) / stride + 1;
+    h = h < out_w ? h : out_w;
+    *lo = l < h ? l : h;
+    *hi = h;
+}
+
+/* The reference's max step: v replaces best when larger, or when v is the
+ * first NaN. */
+static inline float max_step(float best, float v)
+{
+    const float larger = v > best ? v : best;
+    const bool take_nan = (v != v) & (best == best);
+    return take_nan ? v : larger;
+}
+
+static inline float32x4_t max_step4(float32x4_t best, float32x4_t v)
+{
+    const float32x4_t larger = vbslq_f32(vcgtq_f32(v, best), v, best);
+    const uint32x4_t take_nan =
+        vandq_u32(vmvnq_u32(vceqq_f32(v, v)), vceqq_f32(best, best));
+    return vbslq_f32(take_nan, v, larger);
+}
+
+static inline float32x4_t step4(float32x4_t acc, float32x4_t v, bool is_max)
+{
+    return is_max ? max_step4(acc, v) : vaddq_f32(acc, v);
+}
+
+static inline float step1(float acc, float v, bool is_max)
+{
+    return is_max ? max_step(acc, v) : acc + v;
+}
+
+/* dst[i] = step(dst[i], src[i * sw]) for i < n: stride 1 by whole
+ * vectors, stride 2 through de-interleaving loads (which read one value
+ * past the last one used, so they stop a vector early), others one by
+ * one. */
+static void sweep(float *dst, const float *src, size_t n, size_t sw,
+                  bool is_max)
+{
+    size_t i = 0;
+    if (sw == 1) {
+        for (; i + 4 <= n; i += 4) {
+            vst1q_f32(dst + i,
+                      step4(vld1q_f32(dst + i), vld1q_f32(src + i), is_max));
+        }
+    } else if (sw == 2) {
+        for (; i + 5 <= n; i += 4) {
+            const float32x4x2_t v = vld2q_f32(src + 2 * i);
+            vst1q_f32(dst + i, step4(vld1q_f32(dst + i), v.val[0], is_max));
+        }
+    }
+    for (; i < n; i++) {
+        dst[i] = step1(dst[i], src[i * sw], is_max);
+    }
+}
+
+/* One output column per plane (the pool that ends a network): four planes
+ * at a time, each lane one plane, the window's cells in row-major order,
+ * four columns of the four planes transposed per step. Returns the planes
+ * it did. */
+static size_t pool_one_col(const struct kern_pool2d_shape *s, size_t oh,
+                           const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, hw = ih * iw;
+    const size_t planes = s->batch * s->channels;
+    size_t x0, x1;
+    window(0, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
+    size_t p = 0;
+    for (; p + 4 <= planes; p += 4) {
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            float32x4_t acc = vdupq_n_f32(is_max ? -INFINITY : 0.0f);
+            for (size_t iy = y0; iy < y1; iy++) {
+                const float *r0 = x + p * hw + iy * iw;
+                const float *r1 = r0 + hw, *r2 = r1 + hw, *r3 = r2 + hw;
+                size_t ix = x0;
+                for (; ix + 4 <= x1; ix += 4) {
+                    float32x4_t a = vld1q_f32(r0 + ix), b = vld1q_f32(r1 + ix);
+                    float32x4_t c = vld1q_f32(r2 + ix), d = vld1q_f32(r3 + ix);
+                    transpose4(&a, &b, &c, &d);
+                    acc = step4(acc, a, is_max);
+                    acc = step4(acc, b, is_max);
+                    acc = step4(acc, c, is_max);
+                    acc = step4(acc, d, is_max);
+                }
+                for (; ix < x1; ix++) {
+                    float32x4_t v = vdupq_n_f32(r0[ix]);
+                    v = vsetq_lane_f32(r1[ix], v, 1);
+                    v = vsetq_lane_f32(r2[ix], v, 2);
+                    v = vsetq_lane_f32(r3[ix], v, 3);
+                    acc = step4(acc, v, is_max);
+                }
+            }
+            float out[4];
+            vst1q_f32(out, acc);
+            const float d =
+                is_max ? 1.0f : kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
+            for (int j = 0; j < 4; j++) {
+                y[(p + (size_t)j) * oh + oy] = is_max ? out[j] : out[j] / d;
+            }
+        }
+    }
+    return p;
+}
+
+/* The 2 x 2, stride 2 window: de-interleaved rows, four columns a step. */
+static void pool_k2s2_row(const float *r0, const float *r1, size_t ow,
+                          float *yr, bool is_max)
+{
+    size_t ox = 0;
+    /* each load reads 8 values from 2 ox: the last whole vector ends at
+     * 2 ow <= in_w */
+    for (; ox + 4 <= ow; ox += 4) {
+        const float32x4x2_t a = vld2q_f32(r0 + 2 * ox);
+        const float32x4x2_t b = vld2q_f32(r1 + 2 * ox);
+        float32x4_t v;
+        if (is_max) {
+            v = max_step4(a.val[0], a.val[1]);
+            v = max_step4(v, b.val[0]);
+            v = max_step4(v, b.val[1]);
+        } else {
+            v = vaddq_f32(vdupq_n_f32(0.0f), a.val[0]);
+            v = vaddq_f32(v, a.val[1]);
+            v = vaddq_f32(v, b.val[0]);
+            v = vaddq_f32(v, b.val[1]);
+            /* x / 4 and x * 0.25 are the same correctly rounded value */
+            v = vmulq_f32(v, vdupq_n_f32(0.25f));
+        }
+        vst1q_f32(yr + ox, v);
+    }
+    for (; ox < ow; ox++) {
+        if (is_max) {
+            float m = max_step(r0[2 * ox], r0[2 * ox + 1]);
+            m = max_step(m, r1[2 * ox]);
+            yr[ox] = max_step(m, r1[2 * ox + 1]);
+        } else {
+            float sum = 0.0f + r0[2 * ox];
+            sum += r0[2 * ox + 1];
+            sum += r1[2 * ox];
+            sum += r1[2 * ox + 1];
+            yr[ox] = sum / 4.0f;
+        }
+    }
+}
+
+enum { COLS_MAX = 64 };
+
+static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
+                      size_t ow, const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kw = s->kw, sw = s->stride_w;
+    const bool k2s2 = kern_nn_pool_is_k2s2(s);
+    if (!k2s2 && kw > COLS_MAX) {
+        /* windows this wide are not a vector path's business */
+        if (is_max) {
+            kern_nn_maxpool2d_c(s, oh, ow, x, y);
+        } else {
+            kern_nn_avgpool2d_c(s, oh, ow, x, y);
+        }
+        return;
+    }
+    size_t p = 0;
+    if (ow == 1 && !k2s2) {
+        p = pool_one_col(s, oh, x, y, is_max);
+    }
+    size_t lo[COLS_MAX], hi[COLS_MAX];
+    for (size_t kx = 0; !k2s2 && kx < kw; kx++) {
+        col_range(kx, sw, s->pad_left, iw, ow, &lo[kx], &hi[kx]);
+    }
+    const float32x4_t init = vdupq_n_f32(is_max ? -INFINITY : 0.0f);
+    for (; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        for (size_t oy = 0; oy < oh; oy++) {
+            float *yr = y + (p * oh + oy) * ow;
+            if (k2s2) {
+                const float *r0 = plane + 2 * oy * iw;
+                pool_k2s2_row(r0, r0 + iw, ow, yr, is_max);
+                continue;
+            }
+            size_t y0, y1;
+            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            size_t ox = 0;
+            for (; ox + 4 <= ow; ox += 4) {
+                vst1q_f32(yr + ox, init);
+            }
+            for (; ox < ow; ox++) {
+                yr[ox] = is_max ? -INFINITY : 0.0f;
+            }
+            for (size_t iy = y0; iy < y1; iy++) {
+                const float *row = plane + iy * iw;
+                for (size_t kx = 0; kx < kw; kx++) {
+                    if (lo[kx] == hi[kx]) {
+                        continue;
+                    }
+                    sweep(yr + lo[kx], row + lo[kx] * sw + kx - s->pad_left,
+                          hi[kx] - lo[kx], sw, is_max);
+                }
+            }
+            if (is_max) {
+                continue;
+            }
+            if (s->count_include_pad) {
+                const float d = (float)(s->kh * kw);
+                for (ox = 0; ox < ow; ox++) {
+                    yr[ox] = yr[ox] / d;
+                }
+                continue;
+            }
+            for (ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                window(ox, sw, s->pad_left, kw, iw, &x0, &x1);
+                yr[ox] = yr[ox] / kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
+            }
+        }
+    }
+}
+
+void kern_nn_maxpool2d_neon(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y)
+{
+    pool_neon(s, out_h, out_w, x, y, true);
+}
+
+void kern_nn_avgpool2d_neon(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y)
+{
+    pool_neon(s, out_h, out_w, x, y, false);
+}
+
+/* ---- softmax ------------------------------------------------------------ */
+
+/* exp(x) as exp8 of nn_avx2.c: the same clamp, reduction and polynomial,
+ * 2^n built in the exponent field, lanes below -87.3365 flushed to +0.
+ * n is rounded to nearest even by the 1.5 * 2^23 addition (|x log2 e| <
+ * 128), which also gives its integer in the low bits. */
+static inline float32x4_t exp4(float32x4_t x)
+{
+    const uint32x4_t tiny = vcltq_f32(x, vdupq_n_f32(-87.33654f));
+    x = vminq_f32(vdupq_n_f32(88.0f), vmaxq_f32(vdupq_n_f32(-88.0f), x));
+    const float32x4_t magic = vdupq_n_f32(0x1.8p23f);
+    const float32x4_t t =
+        vaddq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504f)), magic);
+    const float32x4_t n = vsubq_f32(t, magic);
+    float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693145751953125f));
+    r = vfmsq_f32(r, n, vdupq_n_f32(1.42860677e-6f));
+    float32x4_t p = vdupq_n_f32(1.0f / 5040.0f);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 720.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(0.5f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+    const int32x4_t ni = vsubq_s32(vreinterpretq_s32_f32(t),
+                                   vreinterpretq_s32_f32(magic));
+    const int32x4_t e = vshlq_n_s32(vaddq_s32(ni, vdupq_n_s32(127)), 23);
+    const float32x4_t v = vmulq_f32(p, vreinterpretq_f32_s32(e));
+    return vreinterpretq_f32_u32(
+        vbicq_u32(vreinterpretq_u32_f32(v), tiny));
+}
+
+/* A tail of rest < 4 values in a vector, the other lanes `fill`. */
+static inline float32x4_t load_tail(const float *p, size_t rest, float fill)
+{
+    float buf[4] = {fill, fill, fill, fill};
+    memcpy(buf, p, rest * sizeof *buf);
+    return vld1q_f32(buf);
+}
+
+static float row_max(const float *xr, size_t cols, bool *nan)
+{
+    float32x4_t mx = vdupq_n_f32(-INFINITY);
+    uint32x4_t un = vdupq_n_u32(0);
+    size_t c = 0;
+    for (; c < cols; c += 4) {
+        const float32x4_t v = c + 4 <= cols
+                                  ? vld1q_f32(xr + c)
+                                  : load_tail(xr + c, cols - c, -INFINITY);
+        un = vorrq_u32(un, vmvnq_u32(vceqq_f32(v, v)));
+        mx = vmaxq_f32(mx, v);
+    }
+    const uint32x2_t u2 = vorr_u32(vget_low_u32(un), vget_high_u32(un));
+    *nan = (vget_lane_u32(u2, 0) | vget_lane_u32(u2, 1)) != 0;
+    return hmax4(mx);
+}
+
+/* y[c] = exp(x[c] - mx) (y may be x, or NULL: not stored); returns the
+ * sum in double. */
+static double row_exp(const float *xr, size_t cols, float mx, float *yr)
+{
+    const float32x4_t mv = vdupq_n_f32(mx);
+    dacc acc = dacc_zero();
+    size_t c = 0;
+    for (; c + 4 <= cols; c += 4) {
+        const float32x4_t e = exp4(vsubq_f32(vld1q_f32(xr + c), mv));
+        if (yr) {
+            vst1q_f32(yr + c, e);
+        }
+        acc = dacc_add4(acc, e);
+    }
+    if (c < cols) {
+        const size_t rest = cols - c;
+        float buf[4];
+        /* the padding lanes hold -inf: exp gives +0 to the sum */
+        vst1q_f32(buf, exp4(vsubq_f32(load_tail(xr + c, rest, -INFINITY),
+                                      mv)));
+        if (yr) {
+            memcpy(yr + c, buf, rest * sizeof *buf);
+        }
+        acc = dacc_add4(acc, vld1q_f32(buf));
+    }
+    return dacc_sum(acc);
+}
+
+static void row_scale(float *yr, size_t cols, float s)
+{
+    kern_nn_scale_neon(yr, cols, s);
+}
+
+#define NN_FN(name) name##_neon
+#include "../x86/nn_softmax_tmpl.h"
