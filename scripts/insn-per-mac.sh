@@ -1,6 +1,8 @@
 #!/bin/sh
 # Instructions executed per multiply-add of the conv, depthwise, sgemm and
-# int8 GEMM kernels on AArch64, NEON paths against the C path, counted
+# int8 GEMM kernels on AArch64 (per window cell or value for the pools,
+# softmax, layer norm, layout and q8s families: kernrun's unit), NEON paths
+# against the C path, counted
 # under qemu-user (speed cannot be measured under emulation; instruction
 # counts can). Each instruction is its own translation block (-singlestep)
 # and logged as it executes (-d exec,nochain); tests/kernels/kernrun runs a
@@ -12,14 +14,23 @@
 # product, as on a Raspberry Pi 4 or a Jetson Nano), the dot-product int8
 # path on qemu's "max" CPU, the C path with KERN_CPU_MASK=0.
 #
-# Usage: scripts/insn-per-mac.sh [BUILD_DIR]   (default build-aarch64, made
-#   with --cross-file scripts/cross/aarch64.ini; `ninja -C BUILD_DIR
-#   tests/kernels/kernrun` is enough). SYSROOT (default
+# Usage: scripts/insn-per-mac.sh [BUILD_DIR [FAMILY...]]
+#   (families: default conv dwconv sgemm q8gemm; `all` adds maxpool
+#   maxpool2 avgpool gavgpool softmax layernorm layout q8requant q8quant
+#   q8add q8maxpool, see tests/kernels/kernrun.c; BUILD_DIR default
+#   build-aarch64, made with --cross-file scripts/cross/aarch64.ini;
+#   `ninja -C BUILD_DIR tests/kernels/kernrun` is enough). SYSROOT (default
 #   /opt/edgefit-cross/arm64) holds the target's loader and libc.
 # Takes a few minutes: the C paths log tens of millions of lines.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build-aarch64}
+[ $# -gt 0 ] && shift
+families=${*:-conv dwconv sgemm q8gemm}
+if [ "$families" = all ]; then
+    families="conv dwconv sgemm q8gemm maxpool maxpool2 avgpool gavgpool
+        softmax layernorm layout q8requant q8quant q8add q8maxpool"
+fi
 sysroot=${SYSROOT:-/opt/edgefit-cross/arm64}
 run=$build/tests/kernels/kernrun
 if [ ! -x "$run" ]; then
@@ -47,9 +58,9 @@ per_mac() {
         'BEGIN { printf "%.3f", (b - a) / m }'
 }
 
-printf '%-8s %-14s %-14s %-14s %s\n' family c_insn_per_mac \
+printf '%-10s %-14s %-14s %-14s %s\n' family c_insn_per_mac \
     neon_insn_per_mac dotprod_insn_per_mac c_to_neon
-for fam in conv dwconv sgemm q8gemm; do
+for fam in $families; do
     # 0x1b0: every ARM bit but the dot product (KERN_CPU_ARM_DOTPROD).
     c=$(per_mac max 0 "$fam")
     neon=$(per_mac cortex-a72 0x1b0 "$fam")
@@ -58,5 +69,5 @@ for fam in conv dwconv sgemm q8gemm; do
         dp=$(per_mac max 0x1f0 "$fam")
     fi
     ratio=$(awk -v c="$c" -v n="$neon" 'BEGIN { printf "%.1f", c / n }')
-    printf '%-8s %-14s %-14s %-14s %s\n' "$fam" "$c" "$neon" "$dp" "$ratio"
+    printf '%-10s %-14s %-14s %-14s %s\n' "$fam" "$c" "$neon" "$dp" "$ratio"
 done
