@@ -24,7 +24,19 @@
 extern char **environ;
 
 enum { MM = 128, CC = 16, CH = 32, DC = 64, QM = 64, QN = 256, QK = 256,
-       VN = 1 << 16 };
+       VN = 1 << 16, SMR = 16, SMC = 1000, LNR = 64, LNC = 256 };
+
+/* The pools: a 3 x 3, stride 2 max pool and the average over each 8 x 8
+ * plane that ends a network. */
+static const struct kern_pool2d_shape maxpool_shape = {
+    .batch = 1, .channels = 32, .in_h = CH, .in_w = CH, .kh = 3, .kw = 3,
+    .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
+    .pad_bottom = 1, .pad_right = 1,
+};
+static const struct kern_pool2d_shape gavg_shape = {
+    .batch = 1, .channels = DC, .in_h = 8, .in_w = 8, .kh = 8, .kw = 8,
+    .stride_h = 1, .stride_w = 1,
+};
 
 static const struct kern_conv2d_shape conv_shape = {
     .batch = 1, .in_c = CC, .in_h = CH, .in_w = CH, .out_c = CC,
@@ -49,6 +61,11 @@ static const struct {
     {"int8_gemm", "64x256x256"},
     {"gelu", "65536"},
     {"f32_to_f16", "65536"},
+    {"maxpool", "32x32x32 k3x3 s2 p1:1:1:1"},
+    {"avgpool", "64x8x8 k8x8 s1"},
+    {"softmax", "16x1000"},
+    {"layernorm", "64x256"},
+    {"int8_requant", "64x256"},
 };
 
 struct work {
@@ -59,6 +76,8 @@ struct work {
     int32_t *qc;
     void *packed;
     uint16_t *h;
+    int32_t *mult;
+    int *shift;
 };
 
 static void work_free(struct work *w)
@@ -71,6 +90,8 @@ static void work_free(struct work *w)
     free(w->qc);
     free(w->packed);
     free(w->h);
+    free(w->mult);
+    free(w->shift);
     *w = (struct work){0};
 }
 
@@ -126,6 +147,36 @@ static bool work_init(int f, struct work *w)
             return false;
         }
         break;
+    case 6:
+        na = nc = (size_t)32 * CH * CH;
+        break;
+    case 7:
+        na = nc = (size_t)DC * 8 * 8;
+        break;
+    case 8:
+        na = nc = (size_t)SMR * SMC;
+        break;
+    case 9:
+        na = nc = (size_t)LNR * LNC;
+        break;
+    case 10: {
+        /* the integer output stage of a layer: int32 sums to int8, one
+         * multiplier and shift per channel */
+        w->qc = bench_alloc((size_t)QM * QN, sizeof *w->qc);
+        w->qa = bench_alloc((size_t)QM * QN, 1);
+        w->mult = bench_alloc(QN, sizeof *w->mult);
+        w->shift = bench_alloc(QN, sizeof *w->shift);
+        bool ok = w->qc && w->qa && w->mult && w->shift;
+        for (size_t i = 0; ok && i < (size_t)QM * QN; i++) {
+            w->qc[i] = (int32_t)(bench_rng_next(&r) % 2000001u) - 1000000;
+        }
+        for (size_t j = 0; ok && j < QN; j++) {
+            ok = kern_q8_quantize_multiplier(0.0001 * (1.0 + (double)j / QN),
+                                             &w->mult[j], &w->shift[j]) ==
+                 KERN_OK;
+        }
+        return ok;
+    }
     }
     w->a = bench_alloc(na, sizeof *w->a);
     w->b = nb ? bench_alloc(nb, sizeof *w->b) : NULL;
@@ -160,6 +211,20 @@ static int work_call(void *ctx)
         return kern_gelu_f32(w->c, w->a, VN);
     case 5:
         return kern_f32_to_f16(w->h, w->a, VN);
+    case 6:
+        return kern_maxpool2d_f32(&maxpool_shape, w->a, w->c);
+    case 7:
+        return kern_avgpool2d_f32(&gavg_shape, w->a, w->c);
+    case 8:
+        return kern_nn_softmax_f32(w->a, SMR, SMC, w->c);
+    case 9:
+        return kern_layernorm_f32(w->a, LNR, LNC, NULL, NULL, 1e-5f, w->c);
+    case 10: {
+        const struct kern_q8_outstage os = {
+            .mult = w->mult, .shift = w->shift, .per_channel = 1,
+            .zero_point = -3, .qmin = -128, .qmax = 127};
+        return kern_q8_requantize_s8(QM, QN, w->qc, QN, &os, w->qa, QN);
+    }
     }
     return KERN_E_INVALID;
 }

@@ -75,7 +75,7 @@ static const struct {
     {"bench_conv", 6,
      {"model", "layer_names", "count", "shape", "macs", "edgefit_latency_ms",
       "edgefit_gflops", "edgefit_nchw8c_latency_ms"}},
-    {"bench_paths", 6,
+    {"bench_paths", 11,
      {"family", "shape", "kernel_path", "path_latency_ms", "c_latency_ms",
       "speedup_vs_c"}},
 };
