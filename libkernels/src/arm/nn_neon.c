@@ -55,6 +55,22 @@ static inline dacc dacc_add4(dacc acc, float32x4_t v)
 static inline double dacc_sum(dacc acc) { return acc.a + acc.b; }
 #endif
 
+/* a / b lane by lane, correctly rounded (armv7 NEON has no division). */
+static inline float32x4_t div4(float32x4_t a, float32x4_t b)
+{
+#if defined(__aarch64__)
+    return vdivq_f32(a, b);
+#else
+    float x[4], y[4];
+    vst1q_f32(x, a);
+    vst1q_f32(y, b);
+    for (int i = 0; i < 4; i++) {
+        x[i] /= y[i];
+    }
+    return vld1q_f32(x);
+#endif
+}
+
 /* The 4 x 4 transpose of rows a..d (vtrn and vcombine: both ARMs). */
 static inline void transpose4(float32x4_t *a, float32x4_t *b, float32x4_t *c,
                               float32x4_t *d)
@@ -192,11 +208,13 @@ static inline float step1(float acc, float v, bool is_max)
 }
 
 /* dst[i] = step(dst[i], src[i * sw]) for i < n: stride 1 by whole
- * vectors, stride 2 through de-interleaving loads (which read one value
- * past the last one used, so they stop a vector early), others one by
- * one. */
+ * vectors, stride 2 through de-interleaving loads (each reads one value
+ * past the last it uses, so they stop where that value would pass `end`,
+ * the input's end), others one by one. The max step is idempotent, so a
+ * max sweep ends with one vector over its last four outputs (redoing some)
+ * instead of a scalar tail; a sum cannot. */
 static void sweep(float *dst, const float *src, size_t n, size_t sw,
-                  bool is_max)
+                  const float *end, bool is_max)
 {
     size_t i = 0;
     if (sw == 1) {
@@ -204,10 +222,25 @@ static void sweep(float *dst, const float *src, size_t n, size_t sw,
             vst1q_f32(dst + i,
                       step4(vld1q_f32(dst + i), vld1q_f32(src + i), is_max));
         }
+        if (is_max && i < n && n >= 4) {
+            i = n - 4;
+            vst1q_f32(dst + i,
+                      max_step4(vld1q_f32(dst + i), vld1q_f32(src + i)));
+            return;
+        }
     } else if (sw == 2) {
-        for (; i + 5 <= n; i += 4) {
+        const size_t room = (size_t)(end - src); /* values readable */
+        size_t vec_n = room >= 8 ? (room - 8) / 2 + 1 : 0; /* i + 1 <= */
+        vec_n = vec_n < n ? vec_n : n;
+        for (; i + 4 <= vec_n; i += 4) {
             const float32x4x2_t v = vld2q_f32(src + 2 * i);
             vst1q_f32(dst + i, step4(vld1q_f32(dst + i), v.val[0], is_max));
+        }
+        if (is_max && i < n && vec_n == n && n >= 4) {
+            i = n - 4;
+            const float32x4x2_t v = vld2q_f32(src + 2 * i);
+            vst1q_f32(dst + i, max_step4(vld1q_f32(dst + i), v.val[0]));
+            return;
         }
     }
     for (; i < n; i++) {
@@ -330,6 +363,15 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
         col_range(kx, sw, s->pad_left, iw, ow, &lo[kx], &hi[kx]);
     }
     const float32x4_t init = vdupq_n_f32(is_max ? -INFINITY : 0.0f);
+    const float *end = x + s->batch * s->channels * ih * iw;
+    /* the output columns whose windows lie wholly inside the row: their
+     * divisor has kw columns */
+    size_t in_lo = (s->pad_left + sw - 1) / sw, in_hi = 0;
+    if (iw >= kw) {
+        in_hi = (iw - kw + s->pad_left) / sw + 1;
+        in_hi = in_hi < ow ? in_hi : ow;
+    }
+    in_lo = in_lo < in_hi ? in_lo : in_hi;
     for (; p < s->batch * s->channels; p++) {
         const float *plane = x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
@@ -355,7 +397,7 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
                         continue;
                     }
                     sweep(yr + lo[kx], row + lo[kx] * sw + kx - s->pad_left,
-                          hi[kx] - lo[kx], sw, is_max);
+                          hi[kx] - lo[kx], sw, end, is_max);
                 }
             }
             if (is_max) {
@@ -363,12 +405,30 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
             }
             if (s->count_include_pad) {
                 const float d = (float)(s->kh * kw);
-                for (ox = 0; ox < ow; ox++) {
+                for (ox = 0; ox + 4 <= ow; ox += 4) {
+                    vst1q_f32(yr + ox,
+                              div4(vld1q_f32(yr + ox), vdupq_n_f32(d)));
+                }
+                for (; ox < ow; ox++) {
                     yr[ox] = yr[ox] / d;
                 }
                 continue;
             }
+            const float d = kern_nn_pool_divisor(s, y1 - y0, kw);
             for (ox = 0; ox < ow; ox++) {
+                if (ox == in_lo) {
+                    /* the inner columns: one divisor, four at a time */
+                    for (; ox + 4 <= in_hi; ox += 4) {
+                        vst1q_f32(yr + ox,
+                                  div4(vld1q_f32(yr + ox), vdupq_n_f32(d)));
+                    }
+                    for (; ox < in_hi; ox++) {
+                        yr[ox] = yr[ox] / d;
+                    }
+                    if (ox == ow) {
+                        break;
+                    }
+                }
                 size_t x0, x1;
                 window(ox, sw, s->pad_left, kw, iw, &x0, &x1);
                 yr[ox] = yr[ox] / kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
