@@ -6,17 +6,8 @@
  * the results are those of the C path bit for bit. */
 #include <arm_neon.h>
 
+#include "neon_compat.h"
 #include "layout.h"
-
-/* The 4 x 4 transpose of t[0..3] (vtrn and vcombine: both ARMs). */
-static inline void transpose4(float32x4_t *t)
-{
-    const float32x4x2_t ab = vtrnq_f32(t[0], t[1]), cd = vtrnq_f32(t[2], t[3]);
-    t[0] = vcombine_f32(vget_low_f32(ab.val[0]), vget_low_f32(cd.val[0]));
-    t[1] = vcombine_f32(vget_low_f32(ab.val[1]), vget_low_f32(cd.val[1]));
-    t[2] = vcombine_f32(vget_high_f32(ab.val[0]), vget_high_f32(cd.val[0]));
-    t[3] = vcombine_f32(vget_high_f32(ab.val[1]), vget_high_f32(cd.val[1]));
-}
 
 void kern_nchw_to_nchw8c_neon(size_t batch, size_t c, size_t hw,
                               const float *x, float *y)
@@ -35,8 +26,8 @@ void kern_nchw_to_nchw8c_neon(size_t batch, size_t c, size_t hw,
                     t[l] = l < n ? vld1q_f32(xk + l * hw + p)
                                  : vdupq_n_f32(0.0f);
                 }
-                transpose4(t);
-                transpose4(t + 4);
+                kn_transpose4_f32(t);
+                kn_transpose4_f32(t + 4);
                 for (size_t i = 0; i < 4; i++) {
                     vst1q_f32(yk + (p + i) * 8, t[i]);
                     vst1q_f32(yk + (p + i) * 8 + 4, t[4 + i]);
@@ -67,8 +58,8 @@ void kern_nchw8c_to_nchw_neon(size_t batch, size_t c, size_t hw,
                     t[i] = vld1q_f32(xk + (p + i) * 8);
                     t[4 + i] = vld1q_f32(xk + (p + i) * 8 + 4);
                 }
-                transpose4(t);
-                transpose4(t + 4);
+                kn_transpose4_f32(t);
+                kn_transpose4_f32(t + 4);
                 for (size_t l = 0; l < n; l++) {
                     vst1q_f32(yk + l * hw + p, t[l]);
                 }

@@ -6,31 +6,21 @@
  * are the reference's bits. Softmax evaluates exp as the x86 paths do
  * (same reduction and polynomial; src/x86/nn_softmax_tmpl.h drives the
  * rows), so it has their tolerance. Operations AArch64 has and armv7 NEON
- * lacks go through the helpers at the top. */
+ * lacks go through neon_compat.h, or (double lanes) the helpers below. */
 #include <arm_neon.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "neon_compat.h"
 #include "nn.h"
 
-/* ---- helpers for what only AArch64 has --------------------------------- */
-
-static inline float hmax4(float32x4_t v)
-{
-#if defined(__aarch64__)
-    return vmaxvq_f32(v);
-#else
-    float32x2_t m = vmax_f32(vget_low_f32(v), vget_high_f32(v));
-    m = vpmax_f32(m, m);
-    return vget_lane_f32(m, 0);
-#endif
-}
+/* ---- helpers for what only AArch64 has (the rest: neon_compat.h) ------- */
 
 /* The four lanes of v added to *acc in double, lanes 0 + 2 and 1 + 3 in
  * two accumulators (the order is the path's own; the checker's tolerance
  * covers any order of a double sum). */
-#if defined(__aarch64__)
+#if KN_A64
 typedef float64x2_t dacc;
 static inline dacc dacc_zero(void) { return vdupq_n_f64(0.0); }
 static inline dacc dacc_add4(dacc acc, float32x4_t v)
@@ -54,33 +44,6 @@ static inline dacc dacc_add4(dacc acc, float32x4_t v)
 }
 static inline double dacc_sum(dacc acc) { return acc.a + acc.b; }
 #endif
-
-/* a / b lane by lane, correctly rounded (armv7 NEON has no division). */
-static inline float32x4_t div4(float32x4_t a, float32x4_t b)
-{
-#if defined(__aarch64__)
-    return vdivq_f32(a, b);
-#else
-    float x[4], y[4];
-    vst1q_f32(x, a);
-    vst1q_f32(y, b);
-    for (int i = 0; i < 4; i++) {
-        x[i] /= y[i];
-    }
-    return vld1q_f32(x);
-#endif
-}
-
-/* The 4 x 4 transpose of rows a..d (vtrn and vcombine: both ARMs). */
-static inline void transpose4(float32x4_t *a, float32x4_t *b, float32x4_t *c,
-                              float32x4_t *d)
-{
-    const float32x4x2_t ab = vtrnq_f32(*a, *b), cd = vtrnq_f32(*c, *d);
-    *a = vcombine_f32(vget_low_f32(ab.val[0]), vget_low_f32(cd.val[0]));
-    *b = vcombine_f32(vget_low_f32(ab.val[1]), vget_low_f32(cd.val[1]));
-    *c = vcombine_f32(vget_high_f32(ab.val[0]), vget_high_f32(cd.val[0]));
-    *d = vcombine_f32(vget_high_f32(ab.val[1]), vget_high_f32(cd.val[1]));
-}
 
 /* ---- bias, finiteness, scale, SGD --------------------------------------- */
 
@@ -270,13 +233,12 @@ static size_t pool_one_col(const struct kern_pool2d_shape *s, size_t oh,
                 const float *r1 = r0 + hw, *r2 = r1 + hw, *r3 = r2 + hw;
                 size_t ix = x0;
                 for (; ix + 4 <= x1; ix += 4) {
-                    float32x4_t a = vld1q_f32(r0 + ix), b = vld1q_f32(r1 + ix);
-                    float32x4_t c = vld1q_f32(r2 + ix), d = vld1q_f32(r3 + ix);
-                    transpose4(&a, &b, &c, &d);
-                    acc = step4(acc, a, is_max);
-                    acc = step4(acc, b, is_max);
-                    acc = step4(acc, c, is_max);
-                    acc = step4(acc, d, is_max);
+                    float32x4_t t[4] = {vld1q_f32(r0 + ix), vld1q_f32(r1 + ix),
+                                        vld1q_f32(r2 + ix), vld1q_f32(r3 + ix)};
+                    kn_transpose4_f32(t);
+                    for (int k = 0; k < 4; k++) {
+                        acc = step4(acc, t[k], is_max);
+                    }
                 }
                 for (; ix < x1; ix++) {
                     float32x4_t v = vdupq_n_f32(r0[ix]);
@@ -407,7 +369,7 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
                 const float d = (float)(s->kh * kw);
                 for (ox = 0; ox + 4 <= ow; ox += 4) {
                     vst1q_f32(yr + ox,
-                              div4(vld1q_f32(yr + ox), vdupq_n_f32(d)));
+                              kn_divq_f32(vld1q_f32(yr + ox), vdupq_n_f32(d)));
                 }
                 for (; ox < ow; ox++) {
                     yr[ox] = yr[ox] / d;
@@ -420,7 +382,7 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
                     /* the inner columns: one divisor, four at a time */
                     for (; ox + 4 <= in_hi; ox += 4) {
                         vst1q_f32(yr + ox,
-                                  div4(vld1q_f32(yr + ox), vdupq_n_f32(d)));
+                                  kn_divq_f32(vld1q_f32(yr + ox), vdupq_n_f32(d)));
                     }
                     for (; ox < in_hi; ox++) {
                         yr[ox] = yr[ox] / d;
@@ -503,7 +465,7 @@ static float row_max(const float *xr, size_t cols, bool *nan)
     }
     const uint32x2_t u2 = vorr_u32(vget_low_u32(un), vget_high_u32(un));
     *nan = (vget_lane_u32(u2, 0) | vget_lane_u32(u2, 1)) != 0;
-    return hmax4(mx);
+    return kn_maxvq_f32(mx);
 }
 
 /* y[c] = exp(x[c] - mx) (y may be x, or NULL: not stored); returns the

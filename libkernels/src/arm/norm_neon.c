@@ -8,9 +8,10 @@
 #include <arm_neon.h>
 #include <math.h>
 
+#include "neon_compat.h"
 #include "norm.h"
 
-#if defined(__aarch64__)
+#if KN_A64
 static void row_stats(const float *x, size_t n, float eps, float *mean,
                       float *rstd)
 {

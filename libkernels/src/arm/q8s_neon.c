@@ -17,6 +17,7 @@
 #include <arm_neon.h>
 #include <stdint.h>
 
+#include "neon_compat.h"
 #include "q8s.h"
 
 #include "edgefit/kernels.h"
@@ -69,22 +70,6 @@ static inline float32x4_t round_even(float32x4_t v)
 {
     const float32x4_t magic = vdupq_n_f32(0x1.8p23f);
     return vsubq_f32(vaddq_f32(v, magic), magic);
-}
-
-/* a / b, lane by lane, correctly rounded. */
-static inline float32x4_t div4(float32x4_t a, float32x4_t b)
-{
-#if defined(__aarch64__)
-    return vdivq_f32(a, b);
-#else
-    float x[4], y[4];
-    vst1q_f32(x, a);
-    vst1q_f32(y, b);
-    for (int i = 0; i < 4; i++) {
-        x[i] /= y[i];
-    }
-    return vld1q_f32(x);
-#endif
 }
 
 /* The reference's f < lo ? lo : f > hi ? hi : f. */
@@ -190,7 +175,7 @@ void kern_q8s_requantf_tile_neon(size_t m, size_t n, const int32_t *acc,
 static inline int32x4_t quant4(const float *x, float32x4_t scale,
                                float32x4_t z, int32x4_t zi)
 {
-    const float32x4_t v = div4(vld1q_f32(x), scale);
+    const float32x4_t v = kn_divq_f32(vld1q_f32(x), scale);
     const uint32x4_t ok = vceqq_f32(v, v);
     const float32x4_t big = vdupq_n_f32(1000.0f);
     const float32x4_t r =
