@@ -191,6 +191,8 @@ void kern_conv2d_packed_neon(const struct kern_conv2d_shape *s, size_t out_h,
                              const float *x, const float *wpk,
                              const float *bias, int act, void *work,
                              float *y);
+void kern_im2col_s8_neon(const struct kern_conv2d_shape *s, size_t out_h,
+                         size_t out_w, const int8_t *xg, int8_t *col);
 #endif
 
 #endif

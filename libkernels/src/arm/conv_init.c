@@ -1,7 +1,7 @@
 /* The AArch64 rungs of the convolution family's dispatch: the float
- * convolution (raw and packed weights, NCHW and NCHW8c) has a NEON path;
- * the int8 lowering stays C. Built without instruction-set flags: it only
- * stores pointers. */
+ * convolution (raw and packed weights, NCHW and NCHW8c) and the int8
+ * lowering (in q8s_neon.c, with the static int8 path) have NEON paths.
+ * Built without instruction-set flags: it only stores pointers. */
 #include "conv.h"
 
 void kern_conv_dsp_init_arm(struct kern_conv_dsp *dsp, unsigned flags)
@@ -11,4 +11,5 @@ void kern_conv_dsp_init_arm(struct kern_conv_dsp *dsp, unsigned flags)
     }
     dsp->conv2d = kern_conv2d_neon;
     dsp->conv2d_packed = kern_conv2d_packed_neon;
+    dsp->im2col_s8 = kern_im2col_s8_neon;
 }

@@ -13,10 +13,14 @@
  *   - the max pool takes the same window maximum, order being irrelevant
  *     to an integer maximum.
  * Tails go through the C reference. The depthwise convolution and the
- * transpose keep their C paths. */
+ * transpose keep their C paths. The int8 lowering of the static int8
+ * convolution (kern_im2col_s8, a conv family entry) is at the end. */
 #include <arm_neon.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "conv.h"
 #include "neon_compat.h"
 #include "q8s.h"
 
@@ -338,5 +342,310 @@ void kern_q8s_maxpool_neon(const struct kern_pool2d_shape *s, size_t oh,
                 }
             }
         }
+    }
+}
+
+/* ---- the int8 lowering (kern_im2col_s8) --------------------------------
+ * The AVX2 path's method (src/x86/im2col_s8_avx2.c), byte for byte the C
+ * reference's (kern_im2col_s8_pixel): a 1 x 1, stride 1, unpadded
+ * convolution is a byte transpose of [C][P] into [P][C], 16 x 16 blocks
+ * transposed in registers (trn at 8, 16, 32 and 64 bits), the last block
+ * of a row or column overlapping the one before; kernels up to 4 x 4 are
+ * gathered a (pixel, channel) cell at a time from kh 4-byte loads placed
+ * by one table lookup (tbl gives 0 for an index >= 16, as pshufb for
+ * 0x80) and stored as 16 bytes, whose overhang the next cell overwrites;
+ * wider kernels (up to 16 taps) a (c, ky) run at a time from one load of
+ * 4, 8 or 16 bytes clamped inside the input row. The last pixels, whose
+ * overhang would leave col, take the reference. */
+
+/* tbl of a 16-byte table (AArch64's tbl; two 8-byte vtbl2 on armv7). */
+static inline int8x16_t tbl16(int8x16_t t, int8x16_t idx)
+{
+#if KN_A64
+    return vqtbl1q_s8(t, vreinterpretq_u8_s8(idx));
+#else
+    const int8x8x2_t tt = {{vget_low_s8(t), vget_high_s8(t)}};
+    return vcombine_s8(vtbl2_s8(tt, vget_low_s8(idx)),
+                       vtbl2_s8(tt, vget_high_s8(idx)));
+#endif
+}
+
+/* r[i] lane j to r[j] lane i, 16 x 16 bytes. */
+static void transpose16x16_s8(int8x16_t r[16])
+{
+    for (int i = 0; i < 16; i += 2) {
+        const int8x16x2_t t = vtrnq_s8(r[i], r[i + 1]);
+        r[i] = t.val[0];
+        r[i + 1] = t.val[1];
+    }
+    for (int g = 0; g < 16; g += 4) {
+        for (int j = 0; j < 2; j++) {
+            const int16x8x2_t t = vtrnq_s16(vreinterpretq_s16_s8(r[g + j]),
+                                            vreinterpretq_s16_s8(r[g + j + 2]));
+            r[g + j] = vreinterpretq_s8_s16(t.val[0]);
+            r[g + j + 2] = vreinterpretq_s8_s16(t.val[1]);
+        }
+    }
+    for (int g = 0; g < 16; g += 8) {
+        for (int j = 0; j < 4; j++) {
+            const int32x4x2_t t = vtrnq_s32(vreinterpretq_s32_s8(r[g + j]),
+                                            vreinterpretq_s32_s8(r[g + j + 4]));
+            r[g + j] = vreinterpretq_s8_s32(t.val[0]);
+            r[g + j + 4] = vreinterpretq_s8_s32(t.val[1]);
+        }
+    }
+    for (int j = 0; j < 8; j++) {
+        const int8x16_t a = r[j], b = r[j + 8];
+        r[j] = vcombine_s8(vget_low_s8(a), vget_low_s8(b));
+        r[j + 8] = vcombine_s8(vget_high_s8(a), vget_high_s8(b));
+    }
+}
+
+/* col[p][c] = xg[c][p] for P pixels and C channels. */
+static void lower_transpose(size_t C, size_t P, const int8_t *xg,
+                            int8_t *col)
+{
+    if (P < 16) {
+        for (size_t p = 0; p < P; p++) {
+            for (size_t c = 0; c < C; c++) {
+                col[p * C + c] = xg[c * P + p];
+            }
+        }
+        return;
+    }
+    for (size_t p0 = 0; p0 < P; p0 += 16) {
+        const size_t p = p0 + 16 <= P ? p0 : P - 16;
+        for (size_t c0 = 0; c0 < C; c0 += 16) {
+            /* C >= 16: the last block overlaps; else one partial block,
+             * its missing rows zero and its stores cut to C bytes */
+            const size_t c = C < 16 ? 0 : c0 + 16 <= C ? c0 : C - 16;
+            const size_t nc = C < 16 ? C : 16;
+            int8x16_t r[16];
+            for (size_t i = 0; i < 16; i++) {
+                r[i] = i < nc ? vld1q_s8(xg + (c + i) * P + p)
+                              : vdupq_n_s8(0);
+            }
+            transpose16x16_s8(r);
+            if (nc == 16) {
+                for (size_t i = 0; i < 16; i++) {
+                    vst1q_s8(col + (p + i) * C + c, r[i]);
+                }
+            } else {
+                for (size_t i = 0; i < 16; i++) {
+                    int8_t t[16];
+                    vst1q_s8(t, r[i]);
+                    memcpy(col + (p + i) * C, t, nc);
+                }
+            }
+        }
+    }
+}
+
+static inline int8x16_t load_w(const int8_t *p, int w)
+{
+    if (w == 4) {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return vreinterpretq_s8_s32(vsetq_lane_s32(v, vdupq_n_s32(0), 0));
+    }
+    if (w == 8) {
+        return vcombine_s8(vld1_s8(p), vdup_n_s8(0));
+    }
+    return vld1q_s8(p);
+}
+
+static inline void store_w(int8_t *p, int8x16_t v, int w)
+{
+    if (w == 4) {
+        const int32_t t = vgetq_lane_s32(vreinterpretq_s32_s8(v), 0);
+        memcpy(p, &t, 4);
+    } else if (w == 8) {
+        vst1_s8(p, vget_low_s8(v));
+    } else {
+        vst1q_s8(p, v);
+    }
+}
+
+/* Output row oy's window: its first input row *iy0 (< 0 in the top
+ * padding) and the kernel rows [*ky0, *ky1) that lie inside the input. */
+static inline void window_rows(const struct kern_conv2d_shape *s, size_t oy,
+                               ptrdiff_t *iy0, ptrdiff_t *ky0, ptrdiff_t *ky1)
+{
+    const ptrdiff_t kh = (ptrdiff_t)s->kh;
+    const ptrdiff_t y0 = (ptrdiff_t)(oy * s->stride_h) - (ptrdiff_t)s->pad_top;
+    ptrdiff_t a = y0 < 0 ? -y0 : 0, b = (ptrdiff_t)s->in_h - y0;
+    a = a < kh ? a : kh;
+    b = b < kh ? b : kh;
+    *iy0 = y0;
+    *ky0 = a;
+    *ky1 = b > a ? b : a;
+}
+
+/* Where output column ox's window of kw taps, first column ix0 (< 0 in
+ * the left padding), is loaded from and how it is unpacked: the w-byte
+ * load starts at column *st (inside [0, in_w - w]); the table index puts
+ * load byte t + ix0 - st at tap t and is 0x80 (a zero) for taps in the
+ * padding. */
+static inline int8x16_t window_ctl(ptrdiff_t ix0, ptrdiff_t iw, int w,
+                                   ptrdiff_t *st)
+{
+    static const int8_t iota_b[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                      8, 9, 10, 11, 12, 13, 14, 15};
+    const int8x16_t iota = vld1q_s8(iota_b);
+    ptrdiff_t s = ix0 < 0 ? 0 : ix0;
+    s = s < iw - w ? s : iw - w;
+    *st = s;
+    /* tap t is valid for t in [lo, hi), both in [0, 16] */
+    const ptrdiff_t lo = ix0 < 0 ? (-ix0 < 16 ? -ix0 : 16) : 0;
+    ptrdiff_t hi = iw - ix0;
+    hi = hi < 0 ? 0 : hi < 16 ? hi : 16;
+    const uint8x16_t valid =
+        vandq_u8(vcgeq_s8(iota, vdupq_n_s8((int8_t)lo)),
+                 vcgtq_s8(vdupq_n_s8((int8_t)hi), iota));
+    return vbslq_s8(valid, vaddq_s8(iota, vdupq_n_s8((int8_t)(ix0 - s))),
+                    vdupq_n_s8(INT8_MIN));
+}
+
+/* The run-at-a-time lowering for loads and stores of w bytes (a constant
+ * in each caller); needs kw <= w <= in_w. */
+static inline __attribute__((always_inline)) void
+lower_runs(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
+           const int8_t *xg, int8_t *col, int w)
+{
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const ptrdiff_t iw = (ptrdiff_t)s->in_w;
+    const size_t K = cg * kh * kw, P = oh * ow, hw_in = s->in_h * s->in_w;
+    const int8x16_t z = vdupq_n_s8(0);
+    for (size_t oy = 0; oy < oh; oy++) {
+        ptrdiff_t iy0, ky0, ky1;
+        window_rows(s, oy, &iy0, &ky0, &ky1);
+        for (size_t ox = 0; ox < ow; ox++) {
+            const size_t at = (oy * ow + ox) * K;
+            int8_t *r = col + at;
+            if (at + K + ((size_t)w - kw) > P * K) {
+                /* its last store would leave col */
+                kern_im2col_s8_pixel(s, xg, oy, ox, r);
+                continue;
+            }
+            const ptrdiff_t ix0 =
+                (ptrdiff_t)(ox * s->stride_w) - (ptrdiff_t)s->pad_left;
+            ptrdiff_t st;
+            const int8x16_t ctl = window_ctl(ix0, iw, w, &st);
+            for (size_t c = 0; c < cg; c++) {
+                int8_t *rc = r + c * kh * kw;
+                const int8_t *xc = xg + c * hw_in + st;
+                ptrdiff_t ky = 0;
+                for (; ky < ky0; ky++) {
+                    store_w(rc + ky * kw, z, w);
+                }
+                for (; ky < ky1; ky++) {
+                    const int8x16_t v = load_w(xc + (iy0 + ky) * iw, w);
+                    store_w(rc + ky * kw, tbl16(v, ctl), w);
+                }
+                for (; ky < (ptrdiff_t)kh; ky++) {
+                    store_w(rc + ky * kw, z, w);
+                }
+            }
+        }
+    }
+}
+
+/* Input row ky's 4-byte load of a cell, 0 for a row in the padding. */
+static inline int32_t cell_row(const int8_t *xc, ptrdiff_t iy0, ptrdiff_t ky,
+                               ptrdiff_t ky0, ptrdiff_t ky1, ptrdiff_t iw)
+{
+    int32_t v = 0;
+    if (ky >= ky0 && ky < ky1) {
+        memcpy(&v, xc + (iy0 + ky) * iw, 4);
+    }
+    return v;
+}
+
+/* Output column ox's cell control (the window control spread over the
+ * cell's kh lanes; an invalid tap's 0x80 plus 4 ky stays >= 16) and its
+ * load column *st. */
+static inline int8x16_t cell_ctl(const struct kern_conv2d_shape *s,
+                                 size_t ox, int8x16_t vtap, int8x16_t vlane,
+                                 ptrdiff_t *st)
+{
+    const ptrdiff_t ix0 =
+        (ptrdiff_t)(ox * s->stride_w) - (ptrdiff_t)s->pad_left;
+    return vaddq_s8(
+        tbl16(window_ctl(ix0, (ptrdiff_t)s->in_w, 4, st), vtap), vlane);
+}
+
+enum { CELL_CTLS = 64 };
+
+/* kh, kw <= 4: the kh x kw taps of one (pixel, c) cell, at most 16 bytes,
+ * from kh 4-byte loads (one 32-bit lane each) placed by one lookup, then
+ * one 16-byte store. Needs in_w >= 4. */
+static void lower_cells(const struct kern_conv2d_shape *s, size_t oh,
+                        size_t ow, const int8_t *xg, int8_t *col)
+{
+    const size_t cg = s->in_c / s->groups, kh = s->kh, kw = s->kw;
+    const ptrdiff_t iw = (ptrdiff_t)s->in_w;
+    const size_t cell = kh * kw, K = cg * cell, P = oh * ow;
+    const size_t hw_in = s->in_h * s->in_w;
+    int8_t tap[16], lane[16];
+    for (size_t o = 0; o < 16; o++) {
+        tap[o] = (int8_t)(o < cell ? o % kw : 0);
+        lane[o] = (int8_t)(o < cell ? 4 * (o / kw) : 0);
+    }
+    const int8x16_t vtap = vld1q_s8(tap), vlane = vld1q_s8(lane);
+    /* The controls depend on the column only: made once per call for
+     * planes up to CELL_CTLS wide. */
+    int8x16_t ctls[CELL_CTLS];
+    ptrdiff_t sts[CELL_CTLS];
+    for (size_t ox = 0; ow <= CELL_CTLS && ox < ow; ox++) {
+        ctls[ox] = cell_ctl(s, ox, vtap, vlane, &sts[ox]);
+    }
+    for (size_t oy = 0; oy < oh; oy++) {
+        ptrdiff_t iy0, ky0, ky1;
+        window_rows(s, oy, &iy0, &ky0, &ky1);
+        for (size_t ox = 0; ox < ow; ox++) {
+            const size_t at = (oy * ow + ox) * K;
+            int8_t *r = col + at;
+            if (at + K + (16 - cell) > P * K) {
+                kern_im2col_s8_pixel(s, xg, oy, ox, r);
+                continue;
+            }
+            ptrdiff_t st;
+            int8x16_t ctl;
+            if (ow <= CELL_CTLS) {
+                st = sts[ox];
+                ctl = ctls[ox];
+            } else {
+                ctl = cell_ctl(s, ox, vtap, vlane, &st);
+            }
+            for (size_t c = 0; c < cg; c++) {
+                const int8_t *xc = xg + c * hw_in + st;
+                int32x4_t v = vdupq_n_s32(0);
+                v = vsetq_lane_s32(cell_row(xc, iy0, 0, ky0, ky1, iw), v, 0);
+                v = vsetq_lane_s32(cell_row(xc, iy0, 1, ky0, ky1, iw), v, 1);
+                v = vsetq_lane_s32(cell_row(xc, iy0, 2, ky0, ky1, iw), v, 2);
+                v = vsetq_lane_s32(cell_row(xc, iy0, 3, ky0, ky1, iw), v, 3);
+                vst1q_s8(r + c * cell, tbl16(vreinterpretq_s8_s32(v), ctl));
+            }
+        }
+    }
+}
+
+void kern_im2col_s8_neon(const struct kern_conv2d_shape *s, size_t out_h,
+                         size_t out_w, const int8_t *xg, int8_t *col)
+{
+    const size_t kw = s->kw;
+    if (s->kh == 1 && kw == 1 && s->stride_h == 1 && s->stride_w == 1 &&
+        !s->pad_top && !s->pad_left && !s->pad_bottom && !s->pad_right) {
+        lower_transpose(s->in_c / s->groups, out_h * out_w, xg, col);
+    } else if (kw <= 4 && s->kh <= 4 && s->in_w >= 4) {
+        lower_cells(s, out_h, out_w, xg, col);
+    } else if (kw <= 4 && s->in_w >= 4) {
+        lower_runs(s, out_h, out_w, xg, col, 4);
+    } else if (kw <= 8 && s->in_w >= 8) {
+        lower_runs(s, out_h, out_w, xg, col, 8);
+    } else if (kw <= 16 && s->in_w >= 16) {
+        lower_runs(s, out_h, out_w, xg, col, 16);
+    } else {
+        kern_im2col_s8_c(s, out_h, out_w, xg, col);
     }
 }
