@@ -17,7 +17,9 @@
  *   layernorm (64 rows of 256), layout (NCHW to NCHW8c, 30 channels of
  *   32 x 32), q8requant (the integer output stage, 64 x 256), q8quant
  *   (16384 values), q8add (16384 values), q8maxpool (int8 3 x 3, stride 2,
- *   pad 1, 32 channels of 32 x 32). */
+ *   pad 1, 32 channels of 32 x 32), q8im2col (the int8 lowering of conv's
+ *   3 x 3 shape, per byte written) and q8im2col1 (of a 1 x 1 convolution
+ *   of 64 channels of 32 x 32: a byte transpose). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +103,11 @@ static const struct kern_conv2d_shape conv_shape = {
     .kh = 3, .kw = 3, .stride_h = 1, .stride_w = 1,
     .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
     .groups = 1,
+};
+
+static const struct kern_conv2d_shape pw_shape = {
+    .batch = 1, .in_c = DC, .in_h = CH, .in_w = CH, .out_c = DC,
+    .kh = 1, .kw = 1, .stride_h = 1, .stride_w = 1, .groups = 1,
 };
 
 static const struct kern_dwconv2d_shape dw_shape = {
@@ -236,6 +243,17 @@ static uint64_t setup(const char *fam, struct work *w)
             .zero_point = -3, .qmin = -128, .qmax = 127};
         return (uint64_t)QM * QN;
     }
+    if (!strcmp(fam, "q8im2col") || !strcmp(fam, "q8im2col1")) {
+        const bool one = !strcmp(fam, "q8im2col1");
+        const size_t c = one ? DC : CC, k = one ? 1 : 9;
+        w->qa = malloc(c * CH * CH);
+        w->qw = malloc(c * k * CH * CH);
+        if (!w->qa || !w->qw) {
+            return 0;
+        }
+        fill_s8(w->qa, c * CH * CH, &s);
+        return (uint64_t)c * k * CH * CH;
+    }
     if (!strcmp(fam, "q8quant") || !strcmp(fam, "q8add")) {
         w->a = malloc(QE * sizeof *w->a);
         w->qa = malloc(QE);
@@ -289,6 +307,11 @@ static int run(const char *fam, struct work *w)
     if (!strcmp(fam, "q8requant")) {
         return kern_q8_requantize_s8(QM, QN, w->qc, QN, &w->os, w->qa, QN);
     }
+    if (!strcmp(fam, "q8im2col") || !strcmp(fam, "q8im2col1")) {
+        return kern_im2col_s8(strcmp(fam, "q8im2col") ? &pw_shape
+                                                      : &conv_shape,
+                              w->qa, 0, 0, w->qw);
+    }
     if (!strcmp(fam, "q8quant")) {
         return kern_q8_quantize_zp_f32(w->a, QE, 0.01f, 2, w->qa);
     }
@@ -304,7 +327,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: kernrun FAMILY REPS [--time] (FAMILY: "
                         "sgemm conv dwconv q8gemm maxpool maxpool2 avgpool "
                         "gavgpool softmax layernorm layout q8requant "
-                        "q8quant q8add q8maxpool)\n");
+                        "q8quant q8add q8maxpool q8im2col q8im2col1)\n");
         return 2;
     }
     struct work w = {0};
