@@ -154,10 +154,10 @@ static inline float max_step(float best, float v)
 
 static inline float32x4_t max_step4(float32x4_t best, float32x4_t v)
 {
-    const float32x4_t larger = vbslq_f32(vcgtq_f32(v, best), v, best);
-    const uint32x4_t take_nan =
-        vandq_u32(vmvnq_u32(vceqq_f32(v, v)), vceqq_f32(best, best));
-    return vbslq_f32(take_nan, v, larger);
+    /* !(best >= v) is v > best or either a NaN; a NaN best stays */
+    const uint32x4_t take =
+        vbicq_u32(vceqq_f32(best, best), vcgeq_f32(best, v));
+    return vbslq_f32(take, v, best);
 }
 
 static inline float32x4_t step4(float32x4_t acc, float32x4_t v, bool is_max)
