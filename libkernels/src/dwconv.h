@@ -73,4 +73,11 @@ void kern_dwconv2d_dil_neon(const struct kern_dwconv2d_shape *s,
                             float *y);
 #endif
 
+#if KERN_SIMD && KERN_HAVE_NEON
+void kern_dwconv2d_blk_neon(const struct kern_dwconv2d_shape *s,
+                            size_t out_h, size_t out_w, size_t b0, size_t b1,
+                            const float *x, const float *packed,
+                            const float *bias, int act, float *y);
+#endif
+
 #endif

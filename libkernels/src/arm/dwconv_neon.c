@@ -17,6 +17,9 @@
 #define V_LOADU vld1q_f32
 #define V_STOREU vst1q_f32
 #define V_FMA(a, b, c) vaddq_f32(vmulq_f32((a), (b)), (c))
+/* the same for the template's scalar loop (fma_planes), so that every
+ * output of this path is rounded alike (the NCHW8c path relies on it) */
+#define DW_SCALAR_FMA(a, b, c) ((a) * (b) + (c))
 /* maxps/minps's rule, which the template's max(0, v) relies on: the
  * second operand unless the first is strictly greater (smaller), so a NaN
  * v survives and the zeros' signs come out as on x86. */

@@ -381,8 +381,8 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
                 if (ox == in_lo) {
                     /* the inner columns: one divisor, four at a time */
                     for (; ox + 4 <= in_hi; ox += 4) {
-                        vst1q_f32(yr + ox,
-                                  kn_divq_f32(vld1q_f32(yr + ox), vdupq_n_f32(d)));
+                        vst1q_f32(yr + ox, kn_divq_f32(vld1q_f32(yr + ox),
+                                                       vdupq_n_f32(d)));
                     }
                     for (; ox < in_hi; ox++) {
                         yr[ox] = yr[ox] / d;

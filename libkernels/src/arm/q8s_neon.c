@@ -61,7 +61,8 @@ static inline int8x8_t narrow8(int32x4_t a, int32x4_t b)
 /* Sixteen int8 less a zero point, as four int32 vectors. */
 static inline void widen16(int8x16_t v, int32_t zero, int32x4_t out[4])
 {
-    const int16x8_t lo = vmovl_s8(vget_low_s8(v)), hi = vmovl_s8(vget_high_s8(v));
+    const int16x8_t lo = vmovl_s8(vget_low_s8(v));
+    const int16x8_t hi = vmovl_s8(vget_high_s8(v));
     const int32x4_t z = vdupq_n_s32(zero);
     out[0] = vsubq_s32(vmovl_s16(vget_low_s16(lo)), z);
     out[1] = vsubq_s32(vmovl_s16(vget_high_s16(lo)), z);

@@ -571,6 +571,11 @@ interleaved(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
  * multiply-add per tap, +0 for taps outside the input), so that every
  * output of this path is rounded the same way whichever loop computed it
  * and the NCHW8c kernel can promise the same bits. */
+#ifndef DW_SCALAR_FMA
+/* the includer's V_FMA for one float (NEON's is a multiply and an add) */
+#define DW_SCALAR_FMA(a, b, c) fmaf((a), (b), (c))
+#endif
+
 static void fma_planes(const struct kern_dwconv2d_shape *s, size_t out_h,
                        size_t out_w, const float *x, const float *w,
                        const float *bias, int act, float *y)
@@ -593,7 +598,7 @@ static void fma_planes(const struct kern_dwconv2d_shape *s, size_t out_h,
                         const size_t ix = ox * sw + kx - pl;
                         const float v =
                             iy < ih && ix < iw ? xp[iy * iw + ix] : 0.0f;
-                        acc = fmaf(wc[ky * kw + kx], v, acc);
+                        acc = DW_SCALAR_FMA(wc[ky * kw + kx], v, acc);
                     }
                 }
                 yp[oy * out_w + ox] = kern_fuse1(acc, act);
