@@ -17,10 +17,10 @@
 # Usage: scripts/insn-per-mac.sh [BUILD_DIR [FAMILY...]]
 #   (families: default conv dwconv sgemm q8gemm; `all` adds maxpool
 #   maxpool2 avgpool gavgpool softmax layernorm layout q8requant q8quant
-#   q8add q8maxpool q8im2col q8im2col1, see tests/kernels/kernrun.c;
-#   BUILD_DIR default build-aarch64, made with --cross-file
-#   scripts/cross/aarch64.ini; `ninja -C BUILD_DIR tests/kernels/kernrun`
-#   is enough). SYSROOT (default
+#   q8add q8maxpool q8im2col q8im2col1 dwconv8c, see
+#   tests/kernels/kernrun.c; BUILD_DIR default build-aarch64, made with
+#   --cross-file scripts/cross/aarch64.ini; `ninja -C BUILD_DIR
+#   tests/kernels/kernrun` is enough). SYSROOT (default
 #   /opt/edgefit-cross/arm64) holds the target's loader and libc.
 # Takes a few minutes: the C paths log tens of millions of lines.
 set -eu
@@ -31,7 +31,7 @@ families=${*:-conv dwconv sgemm q8gemm}
 if [ "$families" = all ]; then
     families="conv dwconv sgemm q8gemm maxpool maxpool2 avgpool gavgpool
         softmax layernorm layout q8requant q8quant q8add q8maxpool
-        q8im2col q8im2col1"
+        q8im2col q8im2col1 dwconv8c"
 fi
 sysroot=${SYSROOT:-/opt/edgefit-cross/arm64}
 run=$build/tests/kernels/kernrun

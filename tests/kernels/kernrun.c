@@ -19,7 +19,8 @@
  *   (16384 values), q8add (16384 values), q8maxpool (int8 3 x 3, stride 2,
  *   pad 1, 32 channels of 32 x 32), q8im2col (the int8 lowering of conv's
  *   3 x 3 shape, per byte written) and q8im2col1 (of a 1 x 1 convolution
- *   of 64 channels of 32 x 32: a byte transpose). */
+ *   of 64 channels of 32 x 32: a byte transpose), dwconv8c (dwconv's
+ *   shape on NCHW8c activations and packed weights). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,21 @@ static uint64_t setup(const char *fam, struct work *w)
         fill(w->b, DC * 9, &s);
         return (uint64_t)DC * 9 * CH * CH;
     }
+    if (!strcmp(fam, "dwconv8c")) {
+        w->a = malloc(DC * CH * CH * sizeof *w->a);
+        w->b = malloc(DC * 9 * sizeof *w->b);
+        w->c = malloc(DC * CH * CH * sizeof *w->c);
+        w->packed = malloc(kern_dwconv2d_packed_bytes(&dw_shape));
+        if (!w->a || !w->b || !w->c || !w->packed) {
+            return 0;
+        }
+        fill(w->a, DC * CH * CH, &s); /* 64 channels: no padding lanes */
+        fill(w->b, DC * 9, &s);
+        if (kern_dwconv2d_pack_f32(&dw_shape, w->b, w->packed) != KERN_OK) {
+            return 0;
+        }
+        return (uint64_t)DC * 9 * CH * CH;
+    }
     if (!strcmp(fam, "q8gemm")) {
         const size_t pb = kern_q8_packed_bytes(QN, QK);
         w->qa = malloc(QM * QK);
@@ -287,6 +303,10 @@ static int run(const char *fam, struct work *w)
         return kern_dwconv2d_f32(&dw_shape, w->a, w->b, NULL,
                                  KERN_FUSE_NONE, w->c);
     }
+    if (!strcmp(fam, "dwconv8c")) {
+        return kern_dwconv2d_nchw8c_f32(&dw_shape, w->a, w->packed, NULL,
+                                        KERN_FUSE_NONE, w->c);
+    }
     const struct kern_pool2d_shape *ps = pool_shape(fam);
     if (!strcmp(fam, "q8maxpool")) {
         return kern_q8_maxpool2d_s8(ps, w->qa, w->wk, w->qw);
@@ -327,7 +347,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: kernrun FAMILY REPS [--time] (FAMILY: "
                         "sgemm conv dwconv q8gemm maxpool maxpool2 avgpool "
                         "gavgpool softmax layernorm layout q8requant "
-                        "q8quant q8add q8maxpool q8im2col q8im2col1)\n");
+                        "q8quant q8add q8maxpool q8im2col q8im2col1 "
+                        "dwconv8c)\n");
         return 2;
     }
     struct work w = {0};
