@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,10 +171,33 @@ void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
     }
 }
 
+void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
+                        const int32_t *add, const int32_t *mult,
+                        const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                        int32_t qmin, int32_t qmax, const int8_t *x,
+                        size_t ldx, int8_t *y, size_t ldy, uint8_t *work)
+{
+    (void)work;
+    const size_t kk = 4 * q8s_kp_k4(k);
+    for (size_t j = 0; j < n; j++) {
+        const int8_t *w = wk + j * kk;
+        for (size_t i = 0; i < p; i++) {
+            /* |x w| <= 2^14 and k <= Q8_MAX_K: no int32 overflow */
+            int32_t acc = 0;
+            for (size_t t = 0; t < k; t++) {
+                acc += (int32_t)x[t * ldx + i] * (int32_t)w[t];
+            }
+            kern_q8s_requant_c(1, &acc, add + j, mult + j, lsh + j, rsh + j,
+                               zp, qmin, qmax, y + j * ldy + i);
+        }
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
 {
+    dsp->gemm_kp = kern_q8s_gemm_kp_c;
     dsp->requant = kern_q8s_requant_c;
     dsp->requant_tile = kern_q8s_requant_tile_c;
     dsp->requantf = kern_q8s_requantf_c;
@@ -200,6 +224,9 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->rescale = kern_q8s_rescale_avx2;
     dsp->maxpool = kern_q8s_maxpool_avx2;
     dsp->dwconv = kern_q8s_dwconv_avx2;
+    if ((flags & KERN_CPU_AVX512) && (flags & KERN_CPU_AVX512VNNI)) {
+        dsp->gemm_kp = kern_q8s_gemm_kp_vnni;
+    }
 #else
     (void)flags;
 #endif
@@ -1004,6 +1031,177 @@ KERN_API int kern_q8_quantize_zp_f32(const float *x, size_t n, float scale,
     }
     if (n) {
         dsp_get()->quant(x, n, scale, zero, q);
+    }
+    return KERN_OK;
+}
+
+/* ---- the kp layout: channels by pixels ---------------------------------- */
+
+KERN_API size_t kern_q8_kp_bytes(size_t n, size_t k)
+{
+    if (!n || !k || k > Q8_MAX_K ||
+        n > SIZE_MAX / (4 * q8s_kp_k4(k) + sizeof(int32_t))) {
+        return 0;
+    }
+    return n * (4 * q8s_kp_k4(k) + sizeof(int32_t));
+}
+
+KERN_API int kern_q8_pack_kp(size_t n, size_t k, const int8_t *w, size_t ldw,
+                             void *wk)
+{
+    if (!w || !wk) {
+        return KERN_E_INVALID;
+    }
+    if (!kern_q8_kp_bytes(n, k) || ldw < k) {
+        return KERN_E_SHAPE;
+    }
+    if ((n - 1) > (SIZE_MAX - k) / ldw) {
+        return KERN_E_OVERFLOW;
+    }
+    const size_t kk = 4 * q8s_kp_k4(k);
+    int8_t *d = wk;
+    /* the sums follow the n rows of kk bytes: 4-byte aligned offset */
+    unsigned char *sums = (unsigned char *)wk + n * kk;
+    for (size_t j = 0; j < n; j++) {
+        int32_t s = 0;
+        for (size_t t = 0; t < kk; t++) {
+            const int8_t v = t < k ? w[j * ldw + t] : 0;
+            d[j * kk + t] = v;
+            s += v;
+        }
+        memcpy(sums + j * sizeof s, &s, sizeof s);
+    }
+    return KERN_OK;
+}
+
+KERN_API size_t kern_q8_kp_work_bytes(size_t n, size_t k)
+{
+    if (!kern_q8_kp_bytes(n, k) || n > (SIZE_MAX / 2) / 16) {
+        return 0;
+    }
+    return 16 * n + q8s_kp_work(k);
+}
+
+KERN_API int kern_q8_kp_native(void)
+{
+    return dsp_get()->gemm_kp != kern_q8s_gemm_kp_c;
+}
+
+KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
+                                const int8_t *x, size_t ldx, int32_t x_zero,
+                                const struct kern_q8_outstage *os, int8_t *y,
+                                size_t ldy, void *work)
+{
+    if (!wk || !os || !work || (p && (!x || !y))) {
+        return KERN_E_INVALID;
+    }
+    if (os->scale) {
+        /* the float stage runs on the packed [pixels][K] path only */
+        return KERN_E_INVALID;
+    }
+    if (!kern_q8_kp_bytes(n, k) || ldx < p || ldy < p) {
+        return KERN_E_SHAPE;
+    }
+    if (!range_s8(x_zero)) {
+        return KERN_E_RANGE;
+    }
+    if ((k - 1) > (SIZE_MAX - p) / (ldx ? ldx : 1) ||
+        (n - 1) > (SIZE_MAX - p) / (ldy ? ldy : 1)) {
+        return KERN_E_OVERFLOW;
+    }
+    int st = outstage_check(os, n);
+    if (st != KERN_OK || !p) {
+        return st;
+    }
+    /* the parameters, one per channel, at the start of the work area: the
+     * zero point's correction folded into the bias as tile_params_fill
+     * does, so the sums are the packed GEMM's bit for bit */
+    const size_t kk = 4 * q8s_kp_k4(k);
+    int32_t *add = work, *mult = add + n, *lsh = mult + n, *rsh = lsh + n;
+    const unsigned char *sums = (const unsigned char *)wk + n * kk;
+    bool odd_mult = false;
+    for (size_t j = 0; j < n; j++) {
+        const size_t c = os->per_channel ? j : 0;
+        const int s = os->shift[c];
+        mult[j] = os->mult[c];
+        lsh[j] = s > 0 ? s : 0;
+        rsh[j] = s > 0 ? 0 : -s;
+        /* the vector path's high multiply has no saturating case */
+        odd_mult |= mult[j] == INT32_MIN;
+        int32_t ws;
+        memcpy(&ws, sums + j * sizeof ws, sizeof ws);
+        add[j] = q8s_wrap_add(os->bias ? os->bias[j] : 0,
+                              (int32_t)(uint32_t)(uint64_t)(-(int64_t)x_zero *
+                                                            ws));
+    }
+    const struct kern_q8s_dsp *d = dsp_get();
+    const kern_q8s_gemm_kp_fn f = odd_mult ? kern_q8s_gemm_kp_c : d->gemm_kp;
+    f(n, p, k, wk, add, mult, lsh, rsh, os->zero_point, os->qmin, os->qmax, x,
+      ldx, y, ldy, (uint8_t *)(rsh + n));
+    return KERN_OK;
+}
+
+/* rows[t][i] for t = (c, ky, kx) and output pixel i = oy * ow + ox: the
+ * input at (c, oy * sh + ky * dh - pt, ox * sw + kx * dw - pl), x_zero in
+ * the padding. A stride-1 row is one copy between two fills. */
+KERN_API int kern_im2row_s8_kp(const struct kern_conv2d_shape *s,
+                               const int8_t *x, size_t b, size_t g,
+                               int32_t x_zero, int8_t *rows)
+{
+    if (!s || !x || !rows) {
+        return KERN_E_INVALID;
+    }
+    if (!range_s8(x_zero)) {
+        return KERN_E_RANGE;
+    }
+    size_t oh, ow;
+    const int st = kern_conv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (b >= s->batch || g >= s->groups) {
+        return KERN_E_SHAPE;
+    }
+    const size_t cg = s->in_c / s->groups, ih = s->in_h, iw = s->in_w;
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t P = oh * ow;
+    const int8_t *xg = x + (b * s->in_c + g * cg) * ih * iw;
+    const int8_t zp = (int8_t)x_zero;
+    int8_t *r = rows;
+    for (size_t c = 0; c < cg; c++) {
+        for (size_t ky = 0; ky < s->kh; ky++) {
+            for (size_t kx = 0; kx < s->kw; kx++, r += P) {
+                /* output columns [lo, hi) read inside the input */
+                const size_t off = kx * dw;
+                size_t lo = 0, hi = ow;
+                while (lo < ow && lo * s->stride_w + off < s->pad_left) {
+                    lo++;
+                }
+                while (hi > lo &&
+                       (hi - 1) * s->stride_w + off >= s->pad_left + iw) {
+                    hi--;
+                }
+                for (size_t oy = 0; oy < oh; oy++) {
+                    int8_t *o = r + oy * ow;
+                    const size_t yy = oy * s->stride_h + ky * dh;
+                    if (yy < s->pad_top || yy - s->pad_top >= ih) {
+                        memset(o, zp, ow);
+                        continue;
+                    }
+                    const int8_t *xr = xg + (c * ih + yy - s->pad_top) * iw;
+                    memset(o, zp, lo);
+                    if (s->stride_w == 1) {
+                        memcpy(o + lo, xr + lo + off - s->pad_left, hi - lo);
+                    } else {
+                        for (size_t ox = lo; ox < hi; ox++) {
+                            o[ox] = xr[ox * s->stride_w + off - s->pad_left];
+                        }
+                    }
+                    memset(o + hi, zp, ow - hi);
+                }
+            }
+        }
     }
     return KERN_OK;
 }
