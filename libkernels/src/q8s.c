@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1141,6 +1142,49 @@ KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
     return KERN_OK;
 }
 
+/* A stride-1 tap row whose output is as wide as the input (ow == iw):
+ * output row oy reads input row oy + ky - pad_top at column ox + off -
+ * pad_left, so the rows inside the input are one contiguous copy (from the
+ * first valid tap to the last), the padded rows one fill each, and the
+ * columns outside [lo, hi) of each copied row set to the zero point after.
+ * false (nothing written) when the offset is not that simple. */
+static bool plane_rows(const struct kern_conv2d_shape *s, int8_t *r,
+                       const int8_t *xc, size_t oh, size_t kyd, size_t off,
+                       size_t lo, size_t hi, int8_t zp)
+{
+    const size_t ow = s->in_w, ih = s->in_h;
+    /* output rows [y0, y1) read input rows inside [0, ih) */
+    size_t y0 = 0, y1 = oh;
+    while (y0 < oh && y0 + kyd < s->pad_top) {
+        y0++;
+    }
+    while (y1 > y0 && y1 - 1 + kyd >= s->pad_top + ih) {
+        y1--;
+    }
+    if (y0 == y1 || lo >= hi) {
+        return false;
+    }
+    memset(r, zp, y0 * ow);
+    const size_t a = y0 * ow + lo, e = (y1 - 1) * ow + hi;
+    /* output index i reads input index i + shift, shift = (kyd - pad_top)
+     * * ow + off - pad_left, which is >= -a (the first valid tap) */
+    const ptrdiff_t shift =
+        ((ptrdiff_t)kyd - (ptrdiff_t)s->pad_top) * (ptrdiff_t)ow +
+        (ptrdiff_t)off - (ptrdiff_t)s->pad_left;
+    memcpy(r + a, xc + ((ptrdiff_t)a + shift), e - a);
+    for (size_t oy = y0; oy < y1; oy++) {
+        int8_t *o = r + oy * ow;
+        for (size_t ox = 0; ox < lo; ox++) {
+            o[ox] = zp;
+        }
+        for (size_t ox = hi; ox < ow; ox++) {
+            o[ox] = zp;
+        }
+    }
+    memset(r + y1 * ow, zp, (oh - y1) * ow);
+    return true;
+}
+
 /* rows[t][i] for t = (c, ky, kx) and output pixel i = oy * ow + ox: the
  * input at (c, oy * sh + ky * dh - pt, ox * sw + kx * dw - pl), x_zero in
  * the padding. A stride-1 row is one copy between two fills. */
@@ -1182,6 +1226,11 @@ KERN_API int kern_im2row_s8_kp(const struct kern_conv2d_shape *s,
                        (hi - 1) * s->stride_w + off >= s->pad_left + iw) {
                     hi--;
                 }
+                if (s->stride_h == 1 && s->stride_w == 1 && ow == iw &&
+                    plane_rows(s, r, xg + c * ih * iw, oh, ky * dh, off, lo,
+                               hi, zp)) {
+                    continue;
+                }
                 for (size_t oy = 0; oy < oh; oy++) {
                     int8_t *o = r + oy * ow;
                     const size_t yy = oy * s->stride_h + ky * dh;
@@ -1193,6 +1242,12 @@ KERN_API int kern_im2row_s8_kp(const struct kern_conv2d_shape *s,
                     memset(o, zp, lo);
                     if (s->stride_w == 1) {
                         memcpy(o + lo, xr + lo + off - s->pad_left, hi - lo);
+                    } else if (s->stride_w == 2) {
+                        /* a constant stride the compiler vectorises */
+                        const int8_t *xs = xr + off - s->pad_left;
+                        for (size_t ox = lo; ox < hi; ox++) {
+                            o[ox] = xs[2 * ox];
+                        }
                     } else {
                         for (size_t ox = lo; ox < hi; ox++) {
                             o[ox] = xr[ox * s->stride_w + off - s->pad_left];

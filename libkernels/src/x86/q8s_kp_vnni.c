@@ -104,47 +104,76 @@ static inline int32_t quad(const int8_t *p)
     return v;
 }
 
-/* R channels (1 to 4) from j over the interleaved block xi (k4 groups). */
-static inline __attribute__((always_inline)) void
-channels(int R, size_t j, size_t k4, const int8_t *wk, const int32_t *wsum,
-         const int32_t *add, const int32_t *mult, const int32_t *lsh,
-         const int32_t *rsh, int32_t zp, int32_t qmin, int32_t qmax,
-         const __m512i *xi, __mmask64 m, int8_t *y, size_t ldy)
+/* One channel's four accumulators to bytes, stored (masked) at y. */
+static inline void finish(const int32_t *mult, const int32_t *lsh,
+                          const int32_t *rsh, size_t c, int32_t zp,
+                          int32_t qmin, int32_t qmax, __m512i a, __m512i b,
+                          __m512i cc, __m512i d, __mmask64 m, int8_t *y)
 {
-    __m512i acc[4][4];
-    const int8_t *w[4];
-    for (int r = 0; r < R; r++) {
-        const int32_t c0 = (int32_t)((uint32_t)add[j + r] -
-                                     ((uint32_t)wsum[j + r] << 7));
-        for (int v = 0; v < 4; v++) {
-            acc[r][v] = _mm512_set1_epi32(c0);
-        }
-        w[r] = wk + (j + r) * 4 * k4;
+    const struct stage s = stage_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
+    /* every value is in [-128, 127]: the saturating packs are exact */
+    const __m512i q = _mm512_packs_epi16(
+        _mm512_packs_epi32(stage16(&s, a), stage16(&s, b)),
+        _mm512_packs_epi32(stage16(&s, cc), stage16(&s, d)));
+    _mm512_mask_storeu_epi8(y, m, q);
+}
+
+/* Named accumulators, so that GCC keeps all 16 in registers (an array of
+ * them is copied on every step). */
+#define ACC_INIT(r)                                                         \
+    const int32_t c0_##r = (int32_t)((uint32_t)add[j##r] -                  \
+                                     ((uint32_t)wsum[j##r] << 7));          \
+    __m512i a##r##0 = _mm512_set1_epi32(c0_##r), a##r##1 = a##r##0,          \
+            a##r##2 = a##r##0, a##r##3 = a##r##0;                           \
+    const int8_t *w##r = wk + j##r * 4 * k4;
+#define ACC_STEP(r)                                                         \
+    {                                                                       \
+        const __m512i wb = _mm512_set1_epi32(quad(w##r + 4 * q));           \
+        a##r##0 = _mm512_dpbusd_epi32(a##r##0, x0, wb);                     \
+        a##r##1 = _mm512_dpbusd_epi32(a##r##1, x1, wb);                     \
+        a##r##2 = _mm512_dpbusd_epi32(a##r##2, x2, wb);                     \
+        a##r##3 = _mm512_dpbusd_epi32(a##r##3, x3, wb);                     \
     }
+
+/* Channels j .. j + 3 over the interleaved block xi (k4 groups); rows past
+ * n - 1 repeat the last channel and only the first nr are stored. */
+static void channels4(size_t j, size_t nr, size_t n, size_t k4,
+                      const int8_t *wk, const int32_t *wsum,
+                      const int32_t *add, const int32_t *mult,
+                      const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                      int32_t qmin, int32_t qmax, const __m512i *xi,
+                      __mmask64 m, int8_t *y, size_t ldy)
+{
+    const size_t j0 = j, j1 = j + 1 < n ? j + 1 : n - 1,
+                 j2 = j + 2 < n ? j + 2 : n - 1,
+                 j3 = j + 3 < n ? j + 3 : n - 1;
+    ACC_INIT(0)
+    ACC_INIT(1)
+    ACC_INIT(2)
+    ACC_INIT(3)
     for (size_t q = 0; q < k4; q++) {
         const __m512i x0 = _mm512_load_si512(xi + 4 * q);
         const __m512i x1 = _mm512_load_si512(xi + 4 * q + 1);
         const __m512i x2 = _mm512_load_si512(xi + 4 * q + 2);
         const __m512i x3 = _mm512_load_si512(xi + 4 * q + 3);
-        for (int r = 0; r < R; r++) {
-            const __m512i wb = _mm512_set1_epi32(quad(w[r] + 4 * q));
-            acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x0, wb);
-            acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x1, wb);
-            acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], x2, wb);
-            acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], x3, wb);
-        }
+        ACC_STEP(0)
+        ACC_STEP(1)
+        ACC_STEP(2)
+        ACC_STEP(3)
     }
-    for (int r = 0; r < R; r++) {
-        const struct stage s = stage_of(mult[j + r], lsh[j + r], rsh[j + r],
-                                        zp, qmin, qmax);
-        const __m512i a = stage16(&s, acc[r][0]);
-        const __m512i b = stage16(&s, acc[r][1]);
-        const __m512i c = stage16(&s, acc[r][2]);
-        const __m512i d = stage16(&s, acc[r][3]);
-        /* every value is in [-128, 127]: the saturating packs are exact */
-        const __m512i q = _mm512_packs_epi16(_mm512_packs_epi32(a, b),
-                                             _mm512_packs_epi32(c, d));
-        _mm512_mask_storeu_epi8(y + (j + r) * ldy, m, q);
+    finish(mult, lsh, rsh, j0, zp, qmin, qmax, a00, a01, a02, a03, m,
+           y + j0 * ldy);
+    if (nr > 1) {
+        finish(mult, lsh, rsh, j1, zp, qmin, qmax, a10, a11, a12, a13, m,
+               y + j1 * ldy);
+    }
+    if (nr > 2) {
+        finish(mult, lsh, rsh, j2, zp, qmin, qmax, a20, a21, a22, a23, m,
+               y + j2 * ldy);
+    }
+    if (nr > 3) {
+        finish(mult, lsh, rsh, j3, zp, qmin, qmax, a30, a31, a32, a33, m,
+               y + j3 * ldy);
     }
 }
 
@@ -165,20 +194,9 @@ void kern_q8s_gemm_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
         for (size_t q = 0; q < k4; q++) {
             interleave4(x + i0, ldx, 4 * q, k, m, xi + 4 * q);
         }
-        size_t j = 0;
-        for (; j + 4 <= n; j += 4) {
-            channels(4, j, k4, wk, wsum, add, mult, lsh, rsh, zp, qmin, qmax,
-                     xi, m, y + i0, ldy);
-        }
-        if (n - j == 3) {
-            channels(3, j, k4, wk, wsum, add, mult, lsh, rsh, zp, qmin, qmax,
-                     xi, m, y + i0, ldy);
-        } else if (n - j == 2) {
-            channels(2, j, k4, wk, wsum, add, mult, lsh, rsh, zp, qmin, qmax,
-                     xi, m, y + i0, ldy);
-        } else if (n - j == 1) {
-            channels(1, j, k4, wk, wsum, add, mult, lsh, rsh, zp, qmin, qmax,
-                     xi, m, y + i0, ldy);
+        for (size_t j = 0; j < n; j += 4) {
+            channels4(j, n - j < 4 ? n - j : 4, n, k4, wk, wsum, add, mult,
+                      lsh, rsh, zp, qmin, qmax, xi, m, y + i0, ldy);
         }
     }
 }
