@@ -1164,7 +1164,9 @@ static bool plane_rows(const struct kern_conv2d_shape *s, int8_t *r,
     if (y0 == y1 || lo >= hi) {
         return false;
     }
-    memset(r, zp, y0 * ow);
+    if (y0) {
+        memset(r, zp, y0 * ow);
+    }
     const size_t a = y0 * ow + lo, e = (y1 - 1) * ow + hi;
     /* output index i reads input index i + shift, shift = (kyd - pad_top)
      * * ow + off - pad_left, which is >= -a (the first valid tap) */
@@ -1181,7 +1183,9 @@ static bool plane_rows(const struct kern_conv2d_shape *s, int8_t *r,
             o[ox] = zp;
         }
     }
-    memset(r + y1 * ow, zp, (oh - y1) * ow);
+    if (y1 < oh) {
+        memset(r + y1 * ow, zp, (oh - y1) * ow);
+    }
     return true;
 }
 
@@ -1239,7 +1243,11 @@ KERN_API int kern_im2row_s8_kp(const struct kern_conv2d_shape *s,
                         continue;
                     }
                     const int8_t *xr = xg + (c * ih + yy - s->pad_top) * iw;
-                    memset(o, zp, lo);
+                    /* the few padded columns a byte at a time: a call to
+                     * memset costs more than they do */
+                    for (size_t ox = 0; ox < lo; ox++) {
+                        o[ox] = zp;
+                    }
                     if (s->stride_w == 1) {
                         memcpy(o + lo, xr + lo + off - s->pad_left, hi - lo);
                     } else if (s->stride_w == 2) {
@@ -1253,7 +1261,9 @@ KERN_API int kern_im2row_s8_kp(const struct kern_conv2d_shape *s,
                             o[ox] = xr[ox * s->stride_w + off - s->pad_left];
                         }
                     }
-                    memset(o + hi, zp, ow - hi);
+                    for (size_t ox = hi; ox < ow; ox++) {
+                        o[ox] = zp;
+                    }
                 }
             }
         }

@@ -105,7 +105,7 @@ static inline int32_t quad(const int8_t *p)
 }
 
 /* One channel's four accumulators to bytes, stored (masked) at y. */
-static inline void finish(const int32_t *mult, const int32_t *lsh,
+static inline __attribute__((always_inline)) void finish(const int32_t *mult, const int32_t *lsh,
                           const int32_t *rsh, size_t c, int32_t zp,
                           int32_t qmin, int32_t qmax, __m512i a, __m512i b,
                           __m512i cc, __m512i d, __mmask64 m, int8_t *y)

@@ -209,12 +209,13 @@ static void conv_init(struct exec_op *op, uint64_t *rng)
                       (double)(op->ocg * op->cs.kh * op->cs.kw), rng);
 }
 
-/* Static int8, one group, an output of at least 48 pixels (the kp path
- * computes 64 at a time) and a vector kp path on this CPU: the weights
+/* Static int8, one group, an output of more than 64 pixels (the kp path
+ * computes 64 at a time and pays the lowering; on a single block the
+ * [pixels][K] GEMM measured faster) and a vector kp path on this CPU: the weights
  * are packed for kern_q8_gemm_kp_s8 too (conv_run_s8s). */
 static bool conv_kp(const prof_exec *ex, const struct exec_op *op)
 {
-    return exec_static_s8(ex) && op->groups == 1 && op->hw_out >= 48 &&
+    return exec_static_s8(ex) && op->groups == 1 && op->hw_out > 64 &&
            ex->int8_requant != PROF_INT8_REQUANT_FLOAT && kern_q8_kp_native();
 }
 
