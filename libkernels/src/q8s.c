@@ -1,4 +1,6 @@
 #include <math.h>
+#include <stddef.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,10 +172,33 @@ void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
     }
 }
 
+void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
+                        const int32_t *add, const int32_t *mult,
+                        const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                        int32_t qmin, int32_t qmax, const int8_t *x,
+                        size_t ldx, int8_t *y, size_t ldy, uint8_t *work)
+{
+    (void)work;
+    const size_t kk = 4 * q8s_kp_k4(k);
+    for (size_t j = 0; j < n; j++) {
+        const int8_t *w = wk + j * kk;
+        for (size_t i = 0; i < p; i++) {
+            /* |x w| <= 2^14 and k <= Q8_MAX_K: no int32 overflow */
+            int32_t acc = 0;
+            for (size_t t = 0; t < k; t++) {
+                acc += (int32_t)x[t * ldx + i] * (int32_t)w[t];
+            }
+            kern_q8s_requant_c(1, &acc, add + j, mult + j, lsh + j, rsh + j,
+                               zp, qmin, qmax, y + j * ldy + i);
+        }
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
 {
+    dsp->gemm_kp = kern_q8s_gemm_kp_c;
     dsp->requant = kern_q8s_requant_c;
     dsp->requant_tile = kern_q8s_requant_tile_c;
     dsp->requantf = kern_q8s_requantf_c;
@@ -992,6 +1017,241 @@ KERN_API int kern_q8_quantize_zp_f32(const float *x, size_t n, float scale,
     }
     if (n) {
         dsp_get()->quant(x, n, scale, zero, q);
+    }
+    return KERN_OK;
+}
+
+/* ---- the kp layout: channels by pixels ---------------------------------- */
+
+KERN_API size_t kern_q8_kp_bytes(size_t n, size_t k)
+{
+    if (!n || !k || k > Q8_MAX_K ||
+        n > SIZE_MAX / (4 * q8s_kp_k4(k) + sizeof(int32_t))) {
+        return 0;
+    }
+    return n * (4 * q8s_kp_k4(k) + sizeof(int32_t));
+}
+
+KERN_API int kern_q8_pack_kp(size_t n, size_t k, const int8_t *w, size_t ldw,
+                             void *wk)
+{
+    if (!w || !wk) {
+        return KERN_E_INVALID;
+    }
+    if (!kern_q8_kp_bytes(n, k) || ldw < k) {
+        return KERN_E_SHAPE;
+    }
+    if ((n - 1) > (SIZE_MAX - k) / ldw) {
+        return KERN_E_OVERFLOW;
+    }
+    const size_t kk = 4 * q8s_kp_k4(k);
+    int8_t *d = wk;
+    /* the sums follow the n rows of kk bytes: 4-byte aligned offset */
+    unsigned char *sums = (unsigned char *)wk + n * kk;
+    for (size_t j = 0; j < n; j++) {
+        int32_t s = 0;
+        for (size_t t = 0; t < kk; t++) {
+            const int8_t v = t < k ? w[j * ldw + t] : 0;
+            d[j * kk + t] = v;
+            s += v;
+        }
+        memcpy(sums + j * sizeof s, &s, sizeof s);
+    }
+    return KERN_OK;
+}
+
+KERN_API size_t kern_q8_kp_work_bytes(size_t n, size_t k)
+{
+    if (!kern_q8_kp_bytes(n, k) || n > (SIZE_MAX / 2) / 16) {
+        return 0;
+    }
+    return 16 * n + q8s_kp_work(k);
+}
+
+KERN_API int kern_q8_kp_native(void)
+{
+    return dsp_get()->gemm_kp != kern_q8s_gemm_kp_c;
+}
+
+KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
+                                const int8_t *x, size_t ldx, int32_t x_zero,
+                                const struct kern_q8_outstage *os, int8_t *y,
+                                size_t ldy, void *work)
+{
+    if (!wk || !os || !work || (p && (!x || !y))) {
+        return KERN_E_INVALID;
+    }
+    if (os->scale) {
+        /* the float stage runs on the packed [pixels][K] path only */
+        return KERN_E_INVALID;
+    }
+    if (!kern_q8_kp_bytes(n, k) || ldx < p || ldy < p) {
+        return KERN_E_SHAPE;
+    }
+    if (!range_s8(x_zero)) {
+        return KERN_E_RANGE;
+    }
+    if ((k - 1) > (SIZE_MAX - p) / (ldx ? ldx : 1) ||
+        (n - 1) > (SIZE_MAX - p) / (ldy ? ldy : 1)) {
+        return KERN_E_OVERFLOW;
+    }
+    int st = outstage_check(os, n);
+    if (st != KERN_OK || !p) {
+        return st;
+    }
+    /* the parameters, one per channel, at the start of the work area: the
+     * zero point's correction folded into the bias as tile_params_fill
+     * does, so the sums are the packed GEMM's bit for bit */
+    const size_t kk = 4 * q8s_kp_k4(k);
+    int32_t *add = work, *mult = add + n, *lsh = mult + n, *rsh = lsh + n;
+    const unsigned char *sums = (const unsigned char *)wk + n * kk;
+    bool odd_mult = false;
+    for (size_t j = 0; j < n; j++) {
+        const size_t c = os->per_channel ? j : 0;
+        const int s = os->shift[c];
+        mult[j] = os->mult[c];
+        lsh[j] = s > 0 ? s : 0;
+        rsh[j] = s > 0 ? 0 : -s;
+        /* the vector path's high multiply has no saturating case */
+        odd_mult |= mult[j] == INT32_MIN;
+        int32_t ws;
+        memcpy(&ws, sums + j * sizeof ws, sizeof ws);
+        add[j] = q8s_wrap_add(os->bias ? os->bias[j] : 0,
+                              (int32_t)(uint32_t)(uint64_t)(-(int64_t)x_zero *
+                                                            ws));
+    }
+    const struct kern_q8s_dsp *d = dsp_get();
+    const kern_q8s_gemm_kp_fn f = odd_mult ? kern_q8s_gemm_kp_c : d->gemm_kp;
+    f(n, p, k, wk, add, mult, lsh, rsh, os->zero_point, os->qmin, os->qmax, x,
+      ldx, y, ldy, (uint8_t *)(rsh + n));
+    return KERN_OK;
+}
+
+/* A stride-1 tap row whose output is as wide as the input (ow == iw):
+ * output row oy reads input row oy + ky - pad_top at column ox + off -
+ * pad_left, so the rows inside the input are one contiguous copy (from the
+ * first valid tap to the last), the padded rows one fill each, and the
+ * columns outside [lo, hi) of each copied row set to the zero point after.
+ * false (nothing written) when the offset is not that simple. */
+static bool plane_rows(const struct kern_conv2d_shape *s, int8_t *r,
+                       const int8_t *xc, size_t oh, size_t kyd, size_t off,
+                       size_t lo, size_t hi, int8_t zp)
+{
+    const size_t ow = s->in_w, ih = s->in_h;
+    /* output rows [y0, y1) read input rows inside [0, ih) */
+    size_t y0 = 0, y1 = oh;
+    while (y0 < oh && y0 + kyd < s->pad_top) {
+        y0++;
+    }
+    while (y1 > y0 && y1 - 1 + kyd >= s->pad_top + ih) {
+        y1--;
+    }
+    if (y0 == y1 || lo >= hi) {
+        return false;
+    }
+    if (y0) {
+        memset(r, zp, y0 * ow);
+    }
+    const size_t a = y0 * ow + lo, e = (y1 - 1) * ow + hi;
+    /* output index i reads input index i + shift, shift = (kyd - pad_top)
+     * * ow + off - pad_left, which is >= -a (the first valid tap) */
+    const ptrdiff_t shift =
+        ((ptrdiff_t)kyd - (ptrdiff_t)s->pad_top) * (ptrdiff_t)ow +
+        (ptrdiff_t)off - (ptrdiff_t)s->pad_left;
+    memcpy(r + a, xc + ((ptrdiff_t)a + shift), e - a);
+    for (size_t oy = y0; oy < y1; oy++) {
+        int8_t *o = r + oy * ow;
+        for (size_t ox = 0; ox < lo; ox++) {
+            o[ox] = zp;
+        }
+        for (size_t ox = hi; ox < ow; ox++) {
+            o[ox] = zp;
+        }
+    }
+    if (y1 < oh) {
+        memset(r + y1 * ow, zp, (oh - y1) * ow);
+    }
+    return true;
+}
+
+/* rows[t][i] for t = (c, ky, kx) and output pixel i = oy * ow + ox: the
+ * input at (c, oy * sh + ky * dh - pt, ox * sw + kx * dw - pl), x_zero in
+ * the padding. A stride-1 row is one copy between two fills. */
+KERN_API int kern_im2row_s8_kp(const struct kern_conv2d_shape *s,
+                               const int8_t *x, size_t b, size_t g,
+                               int32_t x_zero, int8_t *rows)
+{
+    if (!s || !x || !rows) {
+        return KERN_E_INVALID;
+    }
+    if (!range_s8(x_zero)) {
+        return KERN_E_RANGE;
+    }
+    size_t oh, ow;
+    const int st = kern_conv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (b >= s->batch || g >= s->groups) {
+        return KERN_E_SHAPE;
+    }
+    const size_t cg = s->in_c / s->groups, ih = s->in_h, iw = s->in_w;
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t P = oh * ow;
+    const int8_t *xg = x + (b * s->in_c + g * cg) * ih * iw;
+    const int8_t zp = (int8_t)x_zero;
+    int8_t *r = rows;
+    for (size_t c = 0; c < cg; c++) {
+        for (size_t ky = 0; ky < s->kh; ky++) {
+            for (size_t kx = 0; kx < s->kw; kx++, r += P) {
+                /* output columns [lo, hi) read inside the input */
+                const size_t off = kx * dw;
+                size_t lo = 0, hi = ow;
+                while (lo < ow && lo * s->stride_w + off < s->pad_left) {
+                    lo++;
+                }
+                while (hi > lo &&
+                       (hi - 1) * s->stride_w + off >= s->pad_left + iw) {
+                    hi--;
+                }
+                if (s->stride_h == 1 && s->stride_w == 1 && ow == iw &&
+                    plane_rows(s, r, xg + c * ih * iw, oh, ky * dh, off, lo,
+                               hi, zp)) {
+                    continue;
+                }
+                for (size_t oy = 0; oy < oh; oy++) {
+                    int8_t *o = r + oy * ow;
+                    const size_t yy = oy * s->stride_h + ky * dh;
+                    if (yy < s->pad_top || yy - s->pad_top >= ih) {
+                        memset(o, zp, ow);
+                        continue;
+                    }
+                    const int8_t *xr = xg + (c * ih + yy - s->pad_top) * iw;
+                    /* the few padded columns a byte at a time: a call to
+                     * memset costs more than they do */
+                    for (size_t ox = 0; ox < lo; ox++) {
+                        o[ox] = zp;
+                    }
+                    if (s->stride_w == 1) {
+                        memcpy(o + lo, xr + lo + off - s->pad_left, hi - lo);
+                    } else if (s->stride_w == 2) {
+                        /* a constant stride the compiler vectorises */
+                        const int8_t *xs = xr + off - s->pad_left;
+                        for (size_t ox = lo; ox < hi; ox++) {
+                            o[ox] = xs[2 * ox];
+                        }
+                    } else {
+                        for (size_t ox = lo; ox < hi; ox++) {
+                            o[ox] = xr[ox * s->stride_w + off - s->pad_left];
+                        }
+                    }
+                    for (size_t ox = hi; ox < ow; ox++) {
+                        o[ox] = zp;
+                    }
+                }
+            }
+        }
     }
     return KERN_OK;
 }

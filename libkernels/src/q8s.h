@@ -127,7 +127,38 @@ typedef void (*kern_q8s_dwconv_fn)(const struct kern_dwconv2d_shape *s,
                                    const struct kern_q8_outstage *os,
                                    int8_t *y, int8_t *scratch);
 
+/* The channels-by-pixels GEMM of a convolution (layout "kp"): for the n
+ * output channels j and p pixels i,
+ *   acc = sum_k x[k * ldx + i] * w[j][k]
+ *   y[j * ldy + i] = the output stage of acc + add[j] (kern_q8s_requant_fn
+ *   with column j's mult, lsh, rsh)
+ * x is K rows of p int8 values (a 1 x 1 layer's NCHW input as it is, any
+ * other lowered by kern_im2row_s8_kp), so the output is already NCHW.
+ * wk is the kp packing (kern_q8_pack_kp): n rows of q8s_kp_k4(k) groups of
+ * 4 int8 weights, zero past k, then the n rows' int32 sums. work holds
+ * q8s_kp_work(k) bytes (the C reference ignores it). */
+typedef void (*kern_q8s_gemm_kp_fn)(size_t n, size_t p, size_t k,
+                                    const int8_t *wk, const int32_t *add,
+                                    const int32_t *mult, const int32_t *lsh,
+                                    const int32_t *rsh, int32_t zp,
+                                    int32_t qmin, int32_t qmax,
+                                    const int8_t *x, size_t ldx, int8_t *y,
+                                    size_t ldy, uint8_t *work);
+
+static inline size_t q8s_kp_k4(size_t k)
+{
+    return k / 4 + (k % 4 != 0);
+}
+
+/* The vector path's work: one block of 64 pixels of every group of 4
+ * rows, interleaved (256 bytes a group), plus 64 bytes of alignment. */
+static inline size_t q8s_kp_work(size_t k)
+{
+    return q8s_kp_k4(k) * 256 + 64;
+}
+
 struct kern_q8s_dsp {
+    kern_q8s_gemm_kp_fn gemm_kp;
     kern_q8s_requant_fn requant;
     kern_q8s_requant_tile_fn requant_tile;
     kern_q8s_requantf_fn requantf;
@@ -233,8 +264,18 @@ void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
 void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
                         size_t ow, const int8_t *x, int8_t *y,
                         int8_t *scratch);
+void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
+                        const int32_t *add, const int32_t *mult,
+                        const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                        int32_t qmin, int32_t qmax, const int8_t *x,
+                        size_t ldx, int8_t *y, size_t ldy, uint8_t *work);
 
 #if KERN_SIMD && KERN_HAVE_X86
+void kern_q8s_gemm_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
+                           const int32_t *add, const int32_t *mult,
+                           const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                           int32_t qmin, int32_t qmax, const int8_t *x,
+                           size_t ldx, int8_t *y, size_t ldy, uint8_t *work);
 void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
                            const int32_t *mult, const int32_t *lsh,
                            const int32_t *rsh, int32_t zp, int32_t qmin,

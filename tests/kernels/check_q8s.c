@@ -541,6 +541,85 @@ static void bench_dwconv(const struct kern_q8s_dsp *isa,
     }
 }
 
+/* The kp GEMM: random shapes (pixel blocks of 64 and their tails, 1 to
+ * 3 channels past a group of 4, K not a multiple of 4), strides past the
+ * rows, extreme weights and activations (-128 everywhere, so the
+ * accumulators are largest) and random output stages. The multiplier is
+ * never INT32_MIN (the wrapper routes that to the C reference). */
+static void check_gemm_kp(const struct kern_q8s_dsp *isa,
+                          const struct kern_q8s_dsp *ref)
+{
+    enum { MAXN = 70, MAXP = 200, MAXK = 600, PAD = 7 };
+    if (!ck_func((const void *)isa->gemm_kp, "q8s_gemm_kp")) {
+        return;
+    }
+    int8_t *w = malloc((size_t)MAXN * MAXK);
+    void *wk = malloc(kern_q8_kp_bytes(MAXN, MAXK));
+    int8_t *x = malloc((size_t)MAXK * (MAXP + PAD));
+    int8_t *y0 = malloc((size_t)MAXN * (MAXP + PAD));
+    int8_t *y1 = malloc((size_t)MAXN * (MAXP + PAD));
+    uint8_t *work = malloc(q8s_kp_work(MAXK));
+    int32_t add[MAXN], mult[MAXN], lsh[MAXN], rsh[MAXN];
+    if (!w || !wk || !x || !y0 || !y1 || !work) {
+        ck_fail("out of memory");
+        goto out;
+    }
+    for (int t = 0; t < 300; t++) {
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const size_t p = (size_t)ck_randi(1, MAXP);
+        const size_t k = t % 7 == 0 ? MAXK : (size_t)ck_randi(1, MAXK);
+        const size_t ldx = p + (size_t)ck_randi(0, PAD);
+        const size_t ldy = p + (size_t)ck_randi(0, PAD);
+        const int extreme = t % 5 == 0;
+        for (size_t i = 0; i < n * k; i++) {
+            w[i] = (int8_t)(extreme ? -128 : ck_randi(-128, 127));
+        }
+        for (size_t i = 0; i < k * ldx; i++) {
+            x[i] = (int8_t)(extreme ? -128 : ck_randi(-128, 127));
+        }
+        if (kern_q8_pack_kp(n, k, w, k, wk) != KERN_OK) {
+            ck_fail("kern_q8_pack_kp n=%zu k=%zu refused", n, k);
+            break;
+        }
+        for (size_t j = 0; j < n; j++) {
+            add[j] = t % 3 ? ck_randi(-100000, 100000) : rand_i32();
+            mult[j] = t % 4 ? ck_randi(1 << 30, INT32_MAX)
+                            : ck_randi(INT32_MIN + 1, INT32_MAX);
+            const int sh = t % 4 ? ck_randi(-20, 2) : ck_randi(-31, 30);
+            lsh[j] = sh > 0 ? sh : 0;
+            rsh[j] = sh > 0 ? 0 : -sh;
+        }
+        const int32_t zp = ck_randi(-128, 127);
+        int32_t lo = ck_randi(-128, 127), hi = ck_randi(-128, 127);
+        if (t % 2) {
+            lo = -128, hi = 127;
+        } else if (lo > hi) {
+            const int32_t v = lo;
+            lo = hi;
+            hi = v;
+        }
+        ck_poison(y0, (size_t)MAXN * (MAXP + PAD));
+        ck_poison(y1, (size_t)MAXN * (MAXP + PAD));
+        ref->gemm_kp(n, p, k, wk, add, mult, lsh, rsh, zp, lo, hi, x, ldx, y0,
+                     ldy, work);
+        isa->gemm_kp(n, p, k, wk, add, mult, lsh, rsh, zp, lo, hi, x, ldx, y1,
+                     ldy, work);
+        if (memcmp(y0, y1, (size_t)MAXN * (MAXP + PAD)) != 0) {
+            for (size_t i = 0; i < (size_t)MAXN * (MAXP + PAD); i++) {
+                if (y0[i] != y1[i]) {
+                    ck_fail("n=%zu p=%zu k=%zu ldx=%zu ldy=%zu: byte %zu "
+                            "(channel %zu pixel %zu) %d, want %d", n, p, k,
+                            ldx, ldy, i, i / ldy, i % ldy, y1[i], y0[i]);
+                    break;
+                }
+            }
+        }
+    }
+out:
+    free(w), free(wk), free(x), free(y0), free(y1), free(work);
+    ck_report();
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -557,6 +636,7 @@ void check_q8s(unsigned flags)
     check_requantf(&isa, &ref);
     check_maxpool(&isa, &ref);
     check_dwconv(&isa, &ref);
+    check_gemm_kp(&isa, &ref);
     if (ck_bench_on()) {
         bench_dwconv(&isa, &ref);
     }

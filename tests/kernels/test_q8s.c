@@ -573,14 +573,14 @@ static void test_dwconv_s8(void **state)
 static void test_conv_s8(void **state)
 {
     (void)state;
-    for (int t = 0; t < 30; t++) {
+    for (int t = 0; t < 60; t++) {
         struct kern_conv2d_shape s = {0};
         s.batch = 1;
         s.groups = (size_t)randi(1, 2);
         s.in_c = s.groups * (size_t)randi(1, 5);
         s.out_c = s.groups * (size_t)randi(1, 20);
-        s.in_h = (size_t)randi(3, 11);
-        s.in_w = (size_t)randi(3, 11);
+        s.in_h = (size_t)randi(3, t % 3 ? 11 : 40);
+        s.in_w = (size_t)randi(3, t % 3 ? 11 : 40);
         s.kh = (size_t)randi(1, 3);
         s.kw = (size_t)randi(1, 3);
         s.stride_h = (size_t)randi(1, 2);
@@ -676,6 +676,36 @@ static void test_conv_s8(void **state)
                     }
                 }
             }
+            /* the kp layout: rows lowered, NCHW planes out, the same
+             * bytes as the checked [pixels][channels] result */
+            void *wk = malloc(kern_q8_kp_bytes(og, K));
+            void *work = malloc(kern_q8_kp_work_bytes(og, K));
+            int8_t *rows = malloc(P * K), *yk = malloc(P * og);
+            assert_non_null(wk && work && rows && yk);
+            assert_int_equal(kern_q8_pack_kp(og, K, wg, K, wk), KERN_OK);
+            assert_int_equal(kern_im2row_s8_kp(&s, x, 0, g, xz, rows),
+                             KERN_OK);
+            for (size_t i = 0; i < P; i++) {
+                for (size_t kk = 0; kk < K; kk++) {
+                    if (rows[kk * P + i] != col[i * K + kk]) {
+                        fail_msg("t %d g %zu: row %zu pixel %zu: %d, want %d",
+                                 t, g, kk, i, rows[kk * P + i],
+                                 col[i * K + kk]);
+                    }
+                }
+            }
+            assert_int_equal(kern_q8_gemm_kp_s8(og, P, K, wk, rows, P, xz, &os,
+                                                yk, P, work),
+                             KERN_OK);
+            for (size_t i = 0; i < P; i++) {
+                for (size_t o = 0; o < og; o++) {
+                    if (yk[o * P + i] != y[i * og + o]) {
+                        fail_msg("t %d g %zu kp: pixel %zu o %zu: %d, want %d",
+                                 t, g, i, o, yk[o * P + i], y[i * og + o]);
+                    }
+                }
+            }
+            free(wk), free(work), free(rows), free(yk);
         }
         free(x), free(w), free(col), free(y), free(col0), free(bias);
         free(mult), free(sums), free(shift), free(packed);

@@ -298,6 +298,30 @@ KERN_API int kern_q8_gemm_s8_t(size_t m, size_t n, size_t k,
                                const struct kern_q8_outstage *os, int8_t *q,
                                size_t ldq);
 
+/* The channels-by-pixels form of a static int8 convolution (layout
+ * "kp"), which reads NCHW planes and writes them, with no transpose on
+ * either side:
+ *   y[j * ldy + i] = output stage (channel j) of
+ *                    sum_k (x[k * ldx + i] - x_zero) * w[j][k]
+ * for the n channels j and p pixels i; x is k rows of p int8 values (a
+ * 1 x 1, stride-1, unpadded layer's input planes as they are; any other
+ * layer lowered by kern_im2row_s8_kp). The same bytes as kern_q8_gemm_s8_t
+ * on the [pixels][K] lowering. wk is kern_q8_pack_kp's packing, made once
+ * (kern_q8_kp_bytes(n, k) bytes: the rows padded to groups of 4 and their
+ * sums); work holds kern_q8_kp_work_bytes(n, k) bytes. AVX-512 VNNI runs
+ * it 64 pixels at a time (kern_q8_kp_native says whether a vector path
+ * does), else the C reference. Only the fixed-point stage (os->scale
+ * NULL, else KERN_E_INVALID). Statuses as kern_q8_gemm_s8. */
+KERN_API size_t kern_q8_kp_bytes(size_t n, size_t k);
+KERN_API size_t kern_q8_kp_work_bytes(size_t n, size_t k);
+KERN_API int kern_q8_pack_kp(size_t n, size_t k, const int8_t *w, size_t ldw,
+                             void *wk);
+KERN_API int kern_q8_kp_native(void);
+KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
+                                const int8_t *x, size_t ldx, int32_t x_zero,
+                                const struct kern_q8_outstage *os, int8_t *y,
+                                size_t ldy, void *work);
+
 /* Floats into static int8 with a zero point (a model's input, a layer run
  * in float): q[i] = clamp(rint(x[i] / scale) + zero, -128, 127), the
  * division and the addition in float, rint half to even; NaN gives zero.
@@ -840,6 +864,14 @@ KERN_API int kern_im2col_s8(const struct kern_conv2d_shape *s,
 KERN_API int kern_im2col_s8_zp(const struct kern_conv2d_shape *s,
                                const int8_t *x, size_t b, size_t g,
                                int32_t x_zero, int8_t *col);
+
+/* Image b, group g of a convolution lowered as rows: rows[t][i] for the
+ * group's K = in_c / groups * kh * kw taps t = (c, ky, kx) and the out_h *
+ * out_w output pixels i, x_zero in the padded taps (kern_q8_gemm_kp_s8's
+ * x). Statuses as kern_im2col_s8_zp. */
+KERN_API int kern_im2row_s8_kp(const struct kern_conv2d_shape *s,
+                               const int8_t *x, size_t b, size_t g,
+                               int32_t x_zero, int8_t *rows);
 
 /* A direct depthwise 2-D convolution (groups == channels: each channel is
  * convolved with its own kh x kw filter), NCHW, with the bias and an

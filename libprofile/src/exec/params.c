@@ -151,6 +151,9 @@ int exec_q8_store_gemm(prof_exec *ex, struct exec_op *op, const float *rows)
             kst = kern_q8_packed_row_sums(pk, op->wsum + g * op->ocg);
         }
     }
+    if (kst == KERN_OK && op->wkp) {
+        kst = kern_q8_pack_kp(op->c_out, op->kdim, q, op->kdim, op->wkp);
+    }
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
     }

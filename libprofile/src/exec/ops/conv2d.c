@@ -209,11 +209,38 @@ static void conv_init(struct exec_op *op, uint64_t *rng)
                       (double)(op->ocg * op->cs.kh * op->cs.kw), rng);
 }
 
+/* Static int8, one group, an output of more than 64 pixels (the kp path
+ * computes 64 at a time and pays the lowering; on a single block the
+ * [pixels][K] GEMM measured faster) and a vector kp path on this CPU: the weights
+ * are packed for kern_q8_gemm_kp_s8 too (conv_run_s8s). */
+static bool conv_kp(const prof_exec *ex, const struct exec_op *op)
+{
+    return exec_static_s8(ex) && op->groups == 1 && op->hw_out > 64 &&
+           ex->int8_requant != PROF_INT8_REQUANT_FLOAT && kern_q8_kp_native();
+}
+
 static int conv_alloc_stored(prof_exec *ex, struct exec_op *op)
 {
     if (memest_precision_is_int8(ex->precision)) {
         if (!conv_dw_s8(ex, op) && !conv_dw_s8s(ex, op)) {
-            return exec_q8_alloc_gemm(ex, op);
+            const int st = exec_q8_alloc_gemm(ex, op);
+            if (st != PROF_OK || !conv_kp(ex, op)) {
+                return st;
+            }
+            const size_t kb = kern_q8_kp_bytes(op->c_out, op->kdim);
+            const size_t wb = kern_q8_kp_work_bytes(op->c_out, op->kdim);
+            if (!kb || !wb) {
+                return PROF_E_OVERFLOW;
+            }
+            op->wkp = malloc(kb);
+            op->kpwork = malloc(wb);
+            if (!op->wkp || !op->kpwork) {
+                return PROF_E_NOMEM;
+            }
+            /* the kp packing is stored beside the [pixels][K] one, which
+             * the float output stage and several threads still run */
+            op->stored_bytes += kb;
+            return PROF_OK;
         }
         ex->master_unread_bytes +=
             (uint64_t)(op->wn + op->bn) * sizeof(float);
@@ -532,6 +559,31 @@ static int conv_run_s8s(prof_exec *ex, const struct exec_op *op)
     const bool to_float = op->s8_float_act || exec_s8_final_float(ex, op);
     const size_t M = ex->batch * op->hw_out;
     int kst = KERN_OK;
+    if (op->wkp && !to_float && exec_op_threads(ex, op) == 1) {
+        /* channels by pixels: a 1 x 1, stride-1, unpadded layer reads its
+         * input planes as they are; any other is lowered into [K][pixels]
+         * rows (col8 holds K * pixels per image) */
+        const struct kern_conv2d_shape *cs = &op->cs;
+        const bool plain = cs->kh == 1 && cs->kw == 1 && cs->stride_h == 1 &&
+                           cs->stride_w == 1 && !cs->pad_top &&
+                           !cs->pad_left && !cs->pad_bottom &&
+                           !cs->pad_right;
+        const struct kern_q8_outstage os = exec_s8_outstage(ex, op, 0);
+        for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
+            const int8_t *rows = x + b * op->c_in * op->h_in * op->w_in;
+            if (!plain) {
+                kst = kern_im2row_s8_kp(cs, x, b, 0, zx, ex->col8);
+                rows = ex->col8;
+            }
+            if (kst == KERN_OK) {
+                kst = kern_q8_gemm_kp_s8(op->c_out, op->hw_out, op->kdim,
+                                         op->wkp, rows, op->hw_out, zx, &os,
+                                         y + b * op->c_out * op->hw_out,
+                                         op->hw_out, op->kpwork);
+            }
+        }
+        return exec_kern_status(kst);
+    }
     for (size_t g = 0; g < op->groups; g++) {
         for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
             kst = kern_im2col_s8_zp(&op->cs, x, b, g, zx,

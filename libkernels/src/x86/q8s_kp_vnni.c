@@ -1,0 +1,202 @@
+/* The kp layout's GEMM (kern_q8s_gemm_kp_fn) with AVX-512 VNNI: output
+ * channels by pixels, so a convolution reads its input planes and writes
+ * its output planes with no transpose and no int32 tile in memory.
+ *
+ * vpdpbusd multiplies unsigned by signed bytes: the activations are the
+ * unsigned operand, x + 128 (x xor 0x80), the weights the signed one, so
+ *   sum_k (x + 128) w = sum_k x w + 128 rowsum(w)
+ * and each accumulator starts at add[j] - 128 rowsum(w) (the sums stored
+ * after the packed rows), exact in int32 arithmetic modulo 2^32 as the
+ * reference's sum is.
+ *
+ * Per block of 64 pixels the K rows are interleaved once, four rows at a
+ * time, into the work area: two rounds of unpacks within each 128-bit lane
+ * give four vectors whose dword i of lane L holds the four rows' bytes of
+ * pixel 16 L + 4 v + i (vector v). Every group of 4 output channels then
+ * runs over that block from L1: 16 accumulators, 4 broadcasts of a weight
+ * quad and 16 vpdpbusd per 4 rows. The output stage is TFLite's (the
+ * reference's q8s_mbqm, the high multiply in 64-bit lanes), and the packs
+ * that narrow the four vectors to bytes undo the interleave's order: lane L
+ * of the result holds pixels 16 L .. 16 L + 15 in order. */
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "q8s.h"
+
+/* rows [t, t + 4) of a 64-pixel block (n valid pixels, the rest and rows
+ * at or past k read as 0) into four vectors of pixel quads */
+static inline void interleave4(const int8_t *x, size_t ldx, size_t t,
+                               size_t k, __mmask64 m, __m512i *out)
+{
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    __m512i r[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = t + (size_t)i < k
+                   ? _mm512_xor_si512(
+                         _mm512_maskz_loadu_epi8(m, x + (t + i) * ldx), flip)
+                   : _mm512_setzero_si512();
+    }
+    const __m512i a = _mm512_unpacklo_epi8(r[0], r[1]);
+    const __m512i b = _mm512_unpackhi_epi8(r[0], r[1]);
+    const __m512i c = _mm512_unpacklo_epi8(r[2], r[3]);
+    const __m512i d = _mm512_unpackhi_epi8(r[2], r[3]);
+    out[0] = _mm512_unpacklo_epi16(a, c);
+    out[1] = _mm512_unpackhi_epi16(a, c);
+    out[2] = _mm512_unpacklo_epi16(b, d);
+    out[3] = _mm512_unpackhi_epi16(b, d);
+}
+
+/* The reference's q8s_mbqm then the clamp of r + zp, for one channel's
+ * parameters over 16 lanes: srdhm as floor((x m + 2^30) / 2^31) in 64-bit
+ * lanes (even and odd dwords apart), rdbpot by the mask and the half mask
+ * plus one for negative x. */
+struct stage {
+    __m512i m, half, one, lo, hi, zp;
+    __m128i ls, rs;
+    __m512i mask;
+};
+
+static inline __m512i stage16(const struct stage *s, __m512i x)
+{
+    x = _mm512_sll_epi32(x, s->ls);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+    const __m512i ev = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(x, s->m), nudge), 31);
+    const __m512i od = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), s->m),
+                         nudge),
+        31);
+    const __m512i h =
+        _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev,
+                                _mm512_slli_epi64(od, 32));
+    const __m512i rem = _mm512_and_si512(h, s->mask);
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512());
+    const __m512i thr = _mm512_mask_add_epi32(s->half, neg, s->half, s->one);
+    __m512i r = _mm512_sra_epi32(h, s->rs);
+    r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r,
+                              s->one);
+    r = _mm512_min_epi32(_mm512_max_epi32(r, s->lo), s->hi);
+    return _mm512_add_epi32(r, s->zp);
+}
+
+static inline struct stage stage_of(int32_t mult, int32_t lsh, int32_t rsh,
+                                    int32_t zp, int32_t qmin, int32_t qmax)
+{
+    struct stage s;
+    const int32_t mask = (int32_t)(((int64_t)1 << rsh) - 1);
+    s.m = _mm512_set1_epi64((int64_t)mult);
+    s.mask = _mm512_set1_epi32(mask);
+    s.half = _mm512_set1_epi32(mask >> 1);
+    s.one = _mm512_set1_epi32(1);
+    s.lo = _mm512_set1_epi32(qmin - zp);
+    s.hi = _mm512_set1_epi32(qmax - zp);
+    s.zp = _mm512_set1_epi32(zp);
+    s.ls = _mm_cvtsi32_si128(lsh);
+    s.rs = _mm_cvtsi32_si128(rsh);
+    return s;
+}
+
+static inline int32_t quad(const int8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* One channel's four accumulators to bytes, stored (masked) at y. */
+static inline __attribute__((always_inline)) void finish(const int32_t *mult, const int32_t *lsh,
+                          const int32_t *rsh, size_t c, int32_t zp,
+                          int32_t qmin, int32_t qmax, __m512i a, __m512i b,
+                          __m512i cc, __m512i d, __mmask64 m, int8_t *y)
+{
+    const struct stage s = stage_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
+    /* every value is in [-128, 127]: the saturating packs are exact */
+    const __m512i q = _mm512_packs_epi16(
+        _mm512_packs_epi32(stage16(&s, a), stage16(&s, b)),
+        _mm512_packs_epi32(stage16(&s, cc), stage16(&s, d)));
+    _mm512_mask_storeu_epi8(y, m, q);
+}
+
+/* Named accumulators, so that GCC keeps all 16 in registers (an array of
+ * them is copied on every step). */
+#define ACC_INIT(r)                                                         \
+    const int32_t c0_##r = (int32_t)((uint32_t)add[j##r] -                  \
+                                     ((uint32_t)wsum[j##r] << 7));          \
+    __m512i a##r##0 = _mm512_set1_epi32(c0_##r), a##r##1 = a##r##0,          \
+            a##r##2 = a##r##0, a##r##3 = a##r##0;                           \
+    const int8_t *w##r = wk + j##r * 4 * k4;
+#define ACC_STEP(r)                                                         \
+    {                                                                       \
+        const __m512i wb = _mm512_set1_epi32(quad(w##r + 4 * q));           \
+        a##r##0 = _mm512_dpbusd_epi32(a##r##0, x0, wb);                     \
+        a##r##1 = _mm512_dpbusd_epi32(a##r##1, x1, wb);                     \
+        a##r##2 = _mm512_dpbusd_epi32(a##r##2, x2, wb);                     \
+        a##r##3 = _mm512_dpbusd_epi32(a##r##3, x3, wb);                     \
+    }
+
+/* Channels j .. j + 3 over the interleaved block xi (k4 groups); rows past
+ * n - 1 repeat the last channel and only the first nr are stored. */
+static void channels4(size_t j, size_t nr, size_t n, size_t k4,
+                      const int8_t *wk, const int32_t *wsum,
+                      const int32_t *add, const int32_t *mult,
+                      const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                      int32_t qmin, int32_t qmax, const __m512i *xi,
+                      __mmask64 m, int8_t *y, size_t ldy)
+{
+    const size_t j0 = j, j1 = j + 1 < n ? j + 1 : n - 1,
+                 j2 = j + 2 < n ? j + 2 : n - 1,
+                 j3 = j + 3 < n ? j + 3 : n - 1;
+    ACC_INIT(0)
+    ACC_INIT(1)
+    ACC_INIT(2)
+    ACC_INIT(3)
+    for (size_t q = 0; q < k4; q++) {
+        const __m512i x0 = _mm512_load_si512(xi + 4 * q);
+        const __m512i x1 = _mm512_load_si512(xi + 4 * q + 1);
+        const __m512i x2 = _mm512_load_si512(xi + 4 * q + 2);
+        const __m512i x3 = _mm512_load_si512(xi + 4 * q + 3);
+        ACC_STEP(0)
+        ACC_STEP(1)
+        ACC_STEP(2)
+        ACC_STEP(3)
+    }
+    finish(mult, lsh, rsh, j0, zp, qmin, qmax, a00, a01, a02, a03, m,
+           y + j0 * ldy);
+    if (nr > 1) {
+        finish(mult, lsh, rsh, j1, zp, qmin, qmax, a10, a11, a12, a13, m,
+               y + j1 * ldy);
+    }
+    if (nr > 2) {
+        finish(mult, lsh, rsh, j2, zp, qmin, qmax, a20, a21, a22, a23, m,
+               y + j2 * ldy);
+    }
+    if (nr > 3) {
+        finish(mult, lsh, rsh, j3, zp, qmin, qmax, a30, a31, a32, a33, m,
+               y + j3 * ldy);
+    }
+}
+
+void kern_q8s_gemm_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
+                           const int32_t *add, const int32_t *mult,
+                           const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                           int32_t qmin, int32_t qmax, const int8_t *x,
+                           size_t ldx, int8_t *y, size_t ldy, uint8_t *work)
+{
+    const size_t k4 = q8s_kp_k4(k);
+    const int32_t *wsum = (const int32_t *)(const void *)(wk + n * 4 * k4);
+    __m512i *xi =
+        (__m512i *)(void *)(work + ((64 - ((uintptr_t)work & 63)) & 63));
+    for (size_t i0 = 0; i0 < p; i0 += 64) {
+        const size_t np = p - i0 < 64 ? p - i0 : 64;
+        const __mmask64 m = np == 64 ? ~(__mmask64)0
+                                     : (((__mmask64)1 << np) - 1);
+        for (size_t q = 0; q < k4; q++) {
+            interleave4(x + i0, ldx, 4 * q, k, m, xi + 4 * q);
+        }
+        for (size_t j = 0; j < n; j += 4) {
+            channels4(j, n - j < 4 ? n - j : 4, n, k4, wk, wsum, add, mult,
+                      lsh, rsh, zp, qmin, qmax, xi, m, y + i0, ldy);
+        }
+    }
+}
