@@ -91,9 +91,13 @@ int validate_model_load(const char *spec, const struct validate_set *s,
  * per-sample shape is one sample), every input must hold the same number
  * of samples, the set must have exactly one output (the model has one)
  * holding as many samples. *samples receives the number of samples.
- * CLI_EXIT_USAGE after a message naming the file and both shapes.
+ * A tensor whose file holds the batch elsewhere (an ONNX model's
+ * time-major [T, N, D] input, memest_model_input_batch_axis(), and its
+ * output) is read as the file says and rearranged here, batch first, as
+ * the executor takes it. CLI_EXIT_USAGE after a message naming the file
+ * and both shapes; CLI_EXIT_FAILURE without memory.
  */
-int validate_match(const memest_model *model, const struct validate_set *s,
+int validate_match(const memest_model *model, struct validate_set *s,
                    size_t *map, uint64_t *samples);
 
 /*
