@@ -516,11 +516,14 @@ int make_model_input(struct imp *I, size_t node, size_t vi)
                          "are a batch of vectors (2), of matrices (3) or of "
                          "CxHxW images (4)", v->name, sh->n_dim);
     }
-    if (v->batch_axis != 0 && sh->n_dim != 3) {
+    if (v->batch_axis != 0 && sh->n_dim != v->batch_axis + 2 &&
+        sh->n_dim != v->batch_axis + 1) {
+        /* [T, N, D] of an LSTM, [K, N] of a Gemm's transposed A */
         return node_fail(I, node, MEMEST_E_PARSE,
-                         "the graph input '%.60s' has rank %zu; a "
-                         "time-major sequence is [T, N, D]", v->name,
-                         sh->n_dim);
+                         "the graph input '%.60s' has rank %zu; with its "
+                         "batch on axis %u it must be [T, N, D] (an "
+                         "LSTM/GRU's time-major X) or [K, N] (a Gemm's "
+                         "transposed A)", v->name, sh->n_dim, v->batch_axis);
     }
     v->rank = (unsigned)sh->n_dim;
     for (unsigned d = 0; d < v->rank; d++) {
@@ -555,8 +558,12 @@ int make_model_input(struct imp *I, size_t node, size_t vi)
         if (!has) {
             return node_fail(I, node, MEMEST_E_PARSE,
                              "dimension %u of the graph input '%.60s' is "
-                             "symbolic; only the batch (dimension %u) may be",
-                             d, v->name, v->batch_axis);
+                             "symbolic; only the batch may be (dimension "
+                             "%u%s)", d, v->name, v->batch_axis,
+                             v->batch_axis == 0 ? ""
+                             : ": the input is read with its batch second, "
+                               "an LSTM/GRU's time-major [T, N, D] or a "
+                               "Gemm's transposed A [K, N]");
         }
         if (dm->dim_value <= 0 || (uint64_t)dm->dim_value > MAX_ELEMENTS ||
             mul_ovf(elems, (uint64_t)dm->dim_value, &elems) ||
