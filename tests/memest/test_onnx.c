@@ -1192,7 +1192,9 @@ static void test_fixture_outputs(void **state)
         "torch_pad_pool",
         "torch_shuffle", "torch_split", "torch_slice_w", "torch_reduce",
         "torch_reshape", "torch_cat_hw",
-        "torch_conv1d"};
+        "torch_conv1d",
+        /* Mean and InvStdDev named, read by nothing */
+        "layernorm_stats_unused"};
     (void)state;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[1024];
@@ -1332,6 +1334,12 @@ static void test_bad(void **state)
         {"layernorm_stash", MEMEST_E_PARSE, 1,
          {"node 'ln_stash' (LayerNormalization)",
           "attribute 'stash_type' 2 is not supported", NULL}},
+        /* the statistics read by another node: no layer's output (and
+         * ONNX's own test_layer_normalization_* cases make them graph
+         * outputs 2 and 3, refused as a second graph output) */
+        {"layernorm_mean_read", MEMEST_E_PARSE, 1,
+         {"node 'ln_mean_read' (LayerNormalization)",
+          "its output 1 (Mean or InvStdDev) is read", NULL}},
         {"layernorm_axis0", MEMEST_E_PARSE, 1,
          {"node 'ln_axis0' (LayerNormalization)",
           "attribute 'axis' 0 normalises over the batch", NULL}},
