@@ -474,8 +474,8 @@ static int shape_mismatch(const struct validate_ref *r, const char *what,
  * [T, N, D]: sample n's rows are then contiguous), when r has one axis
  * more than the per-sample shape s; a tensor of exactly s is one sample
  * and stays. */
-static int batch_to_front(struct validate_ref *r, unsigned axis,
-                          struct memest_shape s)
+int validate_ref_batch_first(struct validate_ref *r, unsigned axis,
+                             struct memest_shape s)
 {
     if (axis == 0 || r->rank != s.rank + 1 || axis >= r->rank) {
         return CLI_EXIT_OK;
@@ -541,9 +541,9 @@ int validate_match(const memest_model *model, struct validate_set *s,
     for (size_t k = 0; k < ni; k++) {
         struct validate_ref *r = &s->inputs[map[k]];
         uint64_t rows;
-        const int moved =
-            batch_to_front(r, memest_model_input_batch_axis(model, k),
-                           memest_model_input_shape_at(model, k));
+        const int moved = validate_ref_batch_first(
+            r, memest_model_input_batch_axis(model, k),
+            memest_model_input_shape_at(model, k));
         if (moved != CLI_EXIT_OK) {
             return moved;
         }
@@ -570,7 +570,7 @@ int validate_match(const memest_model *model, struct validate_set *s,
     }
     uint64_t rows;
     const struct memest_shape os = memest_model_output_shape(model);
-    const int moved = batch_to_front(
+    const int moved = validate_ref_batch_first(
         &s->outputs[0], memest_model_output_batch_axis(model), os);
     if (moved != CLI_EXIT_OK) {
         return moved;

@@ -100,6 +100,13 @@ int validate_model_load(const char *spec, const struct validate_set *s,
 int validate_match(const memest_model *model, struct validate_set *s,
                    size_t *map, uint64_t *samples);
 
+/* r's data with its axis `axis` (where the file holds the batch) moved
+ * first, when r has one axis more than the per-sample shape s (a tensor
+ * of exactly s is one sample and stays). CLI_EXIT_FAILURE without memory,
+ * after a message. */
+int validate_ref_batch_first(struct validate_ref *r, unsigned axis,
+                             struct memest_shape s);
+
 /*
  * Run the samples of s (model input k fed from s->inputs[map[k]]) through
  * libprofile's executor at precision p, batch samples at a time (the last

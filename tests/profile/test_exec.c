@@ -2040,7 +2040,8 @@ static void test_seq_arena(void **state)
     }
     static const char *const names[] = {"kwt13", "kwt17", "vit",
                                         "torch_lstm_kws", "torch_gru_kws",
-                                        "torch_bigru", "torch_lstm_hn"};
+                                        "torch_bigru", "torch_lstm_hn",
+                                        "torch_lstm_tm", "torch_gru_tm"};
     const enum memest_precision precs[3] = {MEMEST_FP32, MEMEST_FP16,
                                             MEMEST_INT8_DYNAMIC};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
