@@ -215,6 +215,37 @@ def layout1(out_dir, name, cell, bi, read, seed):
     print("%s: max |%s| %.4f" % (name, read, ref.abs().max()))
 
 
+def time_major_y(out_dir, name, cell, bi, layers, seed):
+    """nn.LSTM/nn.GRU(5, 6) without batch_first returning y itself: the
+    graph input x [7, N, 5] and output y [7, N, dirs*6] both time-major
+    (the batch axis 1 of each); PyTorch's y for a batch of 3."""
+    class Seq(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
+                5, 6, num_layers=layers, bidirectional=bi)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+
+    torch.manual_seed(seed)
+    net = Seq().eval()
+    x = torch.randn(7, 3, 5)
+    with torch.no_grad():
+        y = net(x)
+    d = os.path.join(out_dir, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
+                      opset_version=13, input_names=["x"],
+                      output_names=["y"],
+                      dynamic_axes={"x": {1: "N"}, "y": {1: "N"}})
+    save_pb(x.numpy(), "x", os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(y.numpy(), "y", os.path.join(d, "test_data_set_0",
+                                         "output_0.pb"))
+    print("%s: max |y| %.4f" % (name, y.abs().max()))
+
+
 def bad_fixtures(out):
     # ONNX's plain RNN, which no layer computes: refused with the list of
     # the supported operators (tests/memest/test_onnx.c reads that list)
@@ -244,6 +275,8 @@ def main():
     # [49, N, 10]; the LSTM reads y[-1], the GRU h_n[-1]
     make(out, "torch_lstm_tm", "lstm", False, 26, tm=True)
     make(out, "torch_gru_tm", "gru", False, 27, hn=True, tm=True)
+    time_major_y(out, "lstm_tm_y", "lstm", False, 2, 28)
+    time_major_y(out, "bigru_tm_y", "gru", True, 1, 29)
     layout1(out, "lstm_layout1_y", "lstm", True, "Y", 24)
     layout1(out, "gru_layout1_yh", "gru", False, "Y_h", 25)
     bad_fixtures(out)
