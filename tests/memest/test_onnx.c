@@ -420,6 +420,12 @@ static int forward(const memest_model *m, const double *const *in,
             }
             break;
         }
+        case MEMEST_KIND_LSTM:
+        case MEMEST_KIND_GRU:
+            /* not in this reference: tests/apps/test_rnn_models.c and
+             * the validate-* runs check them against PyTorch */
+            rc = -1;
+            break;
         case MEMEST_KIND_CONV_TRANSPOSE:
         case MEMEST_KIND_RESIZE:
             /* not in this reference: tests/profile/test_upsample.c
