@@ -2,7 +2,9 @@
 """LSTM and GRU fixtures (tests/data/onnx/torch_lstm_kws, torch_gru_kws,
 torch_bigru, torch_lstm_hn: the last one reads h_n[-1] rather than
 y[:, -1]): keyword spotters as PyTorch 1.13 exports them at opset 13,
-batch_first, with random weights from a fixed generator. Each folder
+batch_first, with random weights from a fixed generator; torch_lstm_tm
+and torch_gru_tm are the same without batch_first, time-major (their
+input_0.pb is [49, 2, 10], the LSTM's output y[-1], the GRU's h_n[-1]). Each folder
 holds model.onnx, test_data_set_0/input_0.pb and output_0.pb (PyTorch's
 output for a fixed input of batch 2), weights.safetensors (the same
 weights named after the layers of model.txt, the text model of the same
@@ -35,11 +37,13 @@ class Spotter(torch.nn.Module):
     hidden state (h_n of the top layer, both directions concatenated when
     bidirectional) -> Linear to 12 classes."""
 
-    def __init__(self, cell, bidirectional=False, hn=False):
+    def __init__(self, cell, bidirectional=False, hn=False,
+                 time_major=False):
         super().__init__()
         rnn = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
-        self.rnn = rnn(10, 64, num_layers=2, batch_first=True,
+        self.rnn = rnn(10, 64, num_layers=2, batch_first=not time_major,
                        bidirectional=bidirectional)
+        self.tm = time_major
         self.bi = bidirectional
         self.hn = hn
         self.cell = cell
@@ -52,6 +56,9 @@ class Spotter(torch.nn.Module):
             # layer joined by a Concat, then a Gather
             h = state[0] if self.cell == "lstm" else state
             return self.fc(h[-1])
+        if self.tm:
+            # time-major (49, batch, 10), PyTorch's default: y[-1]
+            return self.fc(y[-1])
         if self.bi:
             # the forward direction's last step and the reverse's first
             last = torch.cat((y[:, -1, :64], y[:, 0, 64:]), 1)
@@ -77,10 +84,11 @@ def text_model(cell, bi):
             "dense 12 name=fc\n") % (cell, cell, d, lbr, cell, d, lbr)
 
 
-def make(out_dir, name, cell, bi, seed, hn=False):
+def make(out_dir, name, cell, bi, seed, hn=False, tm=False):
     torch.manual_seed(seed)
-    net = Spotter(cell, bi, hn).eval()
-    x = torch.randn(2, 49, 10)
+    net = Spotter(cell, bi, hn, tm).eval()
+    # time-major: the input is (49, batch, 10), as the file holds it
+    x = torch.randn(49, 2, 10) if tm else torch.randn(2, 49, 10)
     with torch.no_grad():
         y = net(x)
     d = os.path.join(out_dir, name)
@@ -89,7 +97,7 @@ def make(out_dir, name, cell, bi, seed, hn=False):
     path = os.path.join(d, "model.onnx")
     torch.onnx.export(net, x, path, opset_version=13,
                       input_names=["frames"], output_names=["logits"],
-                      dynamic_axes={"frames": {0: "batch"},
+                      dynamic_axes={"frames": {1 if tm else 0: "batch"},
                                     "logits": {0: "batch"}})
     onnx.checker.check_model(onnx.load(path))
     save_pb(x.numpy(), "frames",
@@ -207,6 +215,37 @@ def layout1(out_dir, name, cell, bi, read, seed):
     print("%s: max |%s| %.4f" % (name, read, ref.abs().max()))
 
 
+def time_major_y(out_dir, name, cell, bi, layers, seed):
+    """nn.LSTM/nn.GRU(5, 6) without batch_first returning y itself: the
+    graph input x [7, N, 5] and output y [7, N, dirs*6] both time-major
+    (the batch axis 1 of each); PyTorch's y for a batch of 3."""
+    class Seq(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
+                5, 6, num_layers=layers, bidirectional=bi)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+
+    torch.manual_seed(seed)
+    net = Seq().eval()
+    x = torch.randn(7, 3, 5)
+    with torch.no_grad():
+        y = net(x)
+    d = os.path.join(out_dir, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    torch.onnx.export(net, x, os.path.join(d, "model.onnx"),
+                      opset_version=13, input_names=["x"],
+                      output_names=["y"],
+                      dynamic_axes={"x": {1: "N"}, "y": {1: "N"}})
+    save_pb(x.numpy(), "x", os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(y.numpy(), "y", os.path.join(d, "test_data_set_0",
+                                         "output_0.pb"))
+    print("%s: max |y| %.4f" % (name, y.abs().max()))
+
+
 def bad_fixtures(out):
     # ONNX's plain RNN, which no layer computes: refused with the list of
     # the supported operators (tests/memest/test_onnx.c reads that list)
@@ -232,6 +271,12 @@ def main():
     make(out, "torch_gru_kws", "gru", False, 21)
     make(out, "torch_bigru", "gru", True, 22)
     make(out, "torch_lstm_hn", "lstm", False, 23, hn=True)
+    # nn.LSTM/nn.GRU without batch_first: the graph input is time-major
+    # [49, N, 10]; the LSTM reads y[-1], the GRU h_n[-1]
+    make(out, "torch_lstm_tm", "lstm", False, 26, tm=True)
+    make(out, "torch_gru_tm", "gru", False, 27, hn=True, tm=True)
+    time_major_y(out, "lstm_tm_y", "lstm", False, 2, 28)
+    time_major_y(out, "bigru_tm_y", "gru", True, 1, 29)
     layout1(out, "lstm_layout1_y", "lstm", True, "Y", 24)
     layout1(out, "gru_layout1_yh", "gru", False, "Y_h", 25)
     bad_fixtures(out)

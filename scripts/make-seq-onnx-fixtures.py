@@ -274,12 +274,51 @@ def bad(out):
         "MatMul", ["x", "w"], ["y"], name="mm_4d")], [w4], ["N", 2, 5, 8])
 
 
+def layernorm_stats(out):
+    """LayerNormalization (opset 17) with its optional Mean and InvStdDev
+    outputs named but read by nothing (layernorm_stats_unused, PyTorch's
+    F.layer_norm as the reference), and read by an Add
+    (bad/layernorm_mean_read, refused: the statistics are no layer's
+    output)."""
+    rng = np.random.default_rng(23)
+    gv = rng.random(8, dtype=np.float32) + 0.5
+    bv = rng.random(8, dtype=np.float32) - 0.5
+    g = numpy_helper.from_array(gv, "g")
+    b = numpy_helper.from_array(bv, "b")
+    ln = helper.make_node("LayerNormalization", ["x", "g", "b"],
+                          ["y", "mean", "isd"], name="ln_stats", axis=-1,
+                          epsilon=1e-5)
+    graph = helper.make_graph(
+        [ln], "layernorm_stats_unused",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5, 8])],
+        [g, b])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                          producer_name="edgefit-fixtures")
+    m.ir_version = 8
+    d = os.path.join(out, "layernorm_stats_unused")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    x = torch.from_numpy(rng.standard_normal((2, 5, 8)).astype(np.float32))
+    y = torch.nn.functional.layer_norm(x, (8,), torch.from_numpy(gv),
+                                       torch.from_numpy(bv), 1e-5)
+    save_pb(x, "x", os.path.join(d, "test_data_set_0", "input_0.pb"))
+    save_pb(y, "y", os.path.join(d, "test_data_set_0", "output_0.pb"))
+    bad_model(out, "layernorm_mean_read", [
+        helper.make_node("LayerNormalization", ["x", "g", "b"],
+                         ["yn", "mean"], name="ln_mean_read", axis=-1),
+        helper.make_node("Add", ["yn", "mean"], ["y"], name="add_mean")],
+        [g, b], ["N", 5, 8])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data",
         "onnx")
     good(out)
     bad(out)
+    layernorm_stats(out)
 
 
 if __name__ == "__main__":

@@ -282,7 +282,7 @@ int data_load_folder(const char *opt, const char *dir,
     if (!data_has_split(dir, prefer)) {
         if (has_onnx_test_data(dir)) {
             *what = "samples";
-            return data_load_reference_as(opt, dir, max_count, out);
+            return data_load_reference_as(opt, dir, max_count, NULL, out);
         }
         if (!data_has_split(dir, other)) {
             cli_error("%s %s: no samples: neither train_inputs.npy nor "
@@ -358,13 +358,15 @@ static bool same_shape(const uint64_t *a, unsigned na, const uint64_t *b,
 }
 
 int data_load_reference(const char *dir, uint64_t max_count,
-                        struct prof_dataset *out)
+                        const memest_model *model, struct prof_dataset *out)
 {
-    return data_load_reference_as("--test-data", dir, max_count, out);
+    return data_load_reference_as("--test-data", dir, max_count, model,
+                                  out);
 }
 
 int data_load_reference_as(const char *opt, const char *dir,
-                           uint64_t max_count, struct prof_dataset *out)
+                           uint64_t max_count, const memest_model *model,
+                           struct prof_dataset *out)
 {
     memset(out, 0, sizeof *out);
     char **dirs = NULL;
@@ -389,7 +391,7 @@ int data_load_reference_as(const char *opt, const char *dir,
             goto done;
         }
         loaded++;
-        const struct validate_set *s = &sets[i];
+        struct validate_set *s = &sets[i];
         rc = CLI_EXIT_USAGE;
         if (s->n_inputs != 1 || s->n_outputs != 1) {
             cli_error("%s %s: %zu input%s and %zu output%s; this "
@@ -399,6 +401,16 @@ int data_load_reference_as(const char *opt, const char *dir,
                       s->n_outputs == 1 ? "" : "s");
             goto done;
         }
+        if (model && memest_model_input_count(model) == 1 &&
+            ((rc = validate_ref_batch_first(
+                  &s->inputs[0], memest_model_input_batch_axis(model, 0),
+                  memest_model_input_shape(model))) != CLI_EXIT_OK ||
+             (rc = validate_ref_batch_first(
+                  &s->outputs[0], memest_model_output_batch_axis(model),
+                  memest_model_output_shape(model))) != CLI_EXIT_OK)) {
+            goto done;
+        }
+        rc = CLI_EXIT_USAGE;
         uint64_t ni, no;
         unsigned ri, ro;
         const uint64_t *si, *so;

@@ -75,13 +75,17 @@ int data_load_folder(const char *opt, const char *dir,
  * test_data_set_* folder DIR holds, joined. Exactly one input and one
  * output (the sweep feeds one input; edgefit-validate runs the others). At
  * most max_count samples (0: all). The set has reference outputs and no
- * labels. Errors as data_load().
+ * labels. With a model whose file holds the batch elsewhere
+ * (memest_model_input_batch_axis, an ONNX LSTM's time-major [T, N, D]),
+ * the tensors are read as the file says and moved batch first; model may
+ * be NULL (batch first). Errors as data_load().
  */
 int data_load_reference(const char *dir, uint64_t max_count,
-                        struct prof_dataset *out);
+                        const memest_model *model, struct prof_dataset *out);
 /* data_load_reference() whose messages name opt, not --test-data. */
 int data_load_reference_as(const char *opt, const char *dir,
-                           uint64_t max_count, struct prof_dataset *out);
+                           uint64_t max_count, const memest_model *model,
+                           struct prof_dataset *out);
 
 /*
  * Check model against d before any work, with opt the option that named

@@ -470,7 +470,46 @@ static int shape_mismatch(const struct validate_ref *r, const char *what,
     return CLI_EXIT_USAGE;
 }
 
-int validate_match(const memest_model *model, const struct validate_set *s,
+/* r's data with its axis `axis` moved first (the batch of a time-major
+ * [T, N, D]: sample n's rows are then contiguous), when r has one axis
+ * more than the per-sample shape s; a tensor of exactly s is one sample
+ * and stays. */
+int validate_ref_batch_first(struct validate_ref *r, unsigned axis,
+                             struct memest_shape s)
+{
+    if (axis == 0 || r->rank != s.rank + 1 || axis >= r->rank) {
+        return CLI_EXIT_OK;
+    }
+    /* r->count = outer * n * inner, checked when it was read */
+    size_t outer = 1, inner = 1;
+    const size_t n = (size_t)r->dim[axis];
+    for (unsigned i = 0; i < axis; i++) {
+        outer *= (size_t)r->dim[i];
+    }
+    for (unsigned i = axis + 1; i < r->rank; i++) {
+        inner *= (size_t)r->dim[i];
+    }
+    float *moved = malloc((r->count ? r->count : 1) * sizeof *moved);
+    if (!moved) {
+        cli_error("%s: out of memory (%zu bytes to move the batch, axis %u, "
+                  "first)", r->path, r->count * sizeof *moved, axis);
+        return CLI_EXIT_FAILURE;
+    }
+    for (size_t o = 0; o < outer; o++) {
+        for (size_t b = 0; b < n; b++) {
+            memcpy(moved + (b * outer + o) * inner,
+                   r->data + (o * n + b) * inner, inner * sizeof *moved);
+        }
+    }
+    free(r->data);
+    r->data = moved;
+    const uint64_t nb = r->dim[axis];
+    memmove(r->dim + 1, r->dim, axis * sizeof r->dim[0]);
+    r->dim[0] = nb;
+    return CLI_EXIT_OK;
+}
+
+int validate_match(const memest_model *model, struct validate_set *s,
                    size_t *map, uint64_t *samples)
 {
     const size_t ni = memest_model_input_count(model);
@@ -500,8 +539,14 @@ int validate_match(const memest_model *model, const struct validate_set *s,
     }
     uint64_t n = 0;
     for (size_t k = 0; k < ni; k++) {
-        const struct validate_ref *r = &s->inputs[map[k]];
+        struct validate_ref *r = &s->inputs[map[k]];
         uint64_t rows;
+        const int moved = validate_ref_batch_first(
+            r, memest_model_input_batch_axis(model, k),
+            memest_model_input_shape_at(model, k));
+        if (moved != CLI_EXIT_OK) {
+            return moved;
+        }
         if (!samples_of(r, memest_model_input_shape_at(model, k), &rows)) {
             return shape_mismatch(r, "input",
                                   memest_model_input_shape_at(model, k));
@@ -525,6 +570,11 @@ int validate_match(const memest_model *model, const struct validate_set *s,
     }
     uint64_t rows;
     const struct memest_shape os = memest_model_output_shape(model);
+    const int moved = validate_ref_batch_first(
+        &s->outputs[0], memest_model_output_batch_axis(model), os);
+    if (moved != CLI_EXIT_OK) {
+        return moved;
+    }
     if (!samples_of(&s->outputs[0], os, &rows)) {
         return shape_mismatch(&s->outputs[0], "output", os);
     }

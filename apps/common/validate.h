@@ -91,10 +91,21 @@ int validate_model_load(const char *spec, const struct validate_set *s,
  * per-sample shape is one sample), every input must hold the same number
  * of samples, the set must have exactly one output (the model has one)
  * holding as many samples. *samples receives the number of samples.
- * CLI_EXIT_USAGE after a message naming the file and both shapes.
+ * A tensor whose file holds the batch elsewhere (an ONNX model's
+ * time-major [T, N, D] input, memest_model_input_batch_axis(), and its
+ * output) is read as the file says and rearranged here, batch first, as
+ * the executor takes it. CLI_EXIT_USAGE after a message naming the file
+ * and both shapes; CLI_EXIT_FAILURE without memory.
  */
-int validate_match(const memest_model *model, const struct validate_set *s,
+int validate_match(const memest_model *model, struct validate_set *s,
                    size_t *map, uint64_t *samples);
+
+/* r's data with its axis `axis` (where the file holds the batch) moved
+ * first, when r has one axis more than the per-sample shape s (a tensor
+ * of exactly s is one sample and stays). CLI_EXIT_FAILURE without memory,
+ * after a message. */
+int validate_ref_batch_first(struct validate_ref *r, unsigned axis,
+                             struct memest_shape s);
 
 /*
  * Run the samples of s (model input k fed from s->inputs[map[k]]) through

@@ -350,7 +350,8 @@ static int prepare_data(const struct options *o, struct report *r)
     if (o->test_data) {
         r->data = DATA_REFERENCE;
         r->data_dir = o->test_data;
-        rc = data_load_reference(o->test_data, o->test_limit, &r->test);
+        rc = data_load_reference(o->test_data, o->test_limit, r->model,
+                                 &r->test);
         return rc ? rc : data_check(r->model, &r->test, "--test-data");
     }
     if (o->no_data || (!o->data && !takes_default_data(r->model))) {

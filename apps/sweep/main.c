@@ -462,7 +462,8 @@ int main(int argc, char **argv)
             goto done;
         }
         rc = o.test_data
-                 ? data_load_reference(o.test_data, o.test_limit, &test)
+                 ? data_load_reference(o.test_data, o.test_limit, model,
+                                       &test)
                  : data_load(o.data, DATA_TEST, o.test_limit, &test);
         if (rc != CLI_EXIT_OK ||
             (rc = data_check(model, &test,

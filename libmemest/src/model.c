@@ -68,6 +68,25 @@ void model_set_fixed_batch(struct memest_model *m, uint64_t batch)
     m->fixed_batch = batch;
 }
 
+void model_set_batch_axes(struct memest_model *m, size_t k, unsigned in_axis,
+                          unsigned out_axis)
+{
+    if (k < m->input_count) {
+        m->inputs[k].batch_axis = in_axis;
+    }
+    m->output_batch_axis = out_axis;
+}
+
+unsigned memest_model_input_batch_axis(const memest_model *model, size_t k)
+{
+    return model && k < model->input_count ? model->inputs[k].batch_axis : 0;
+}
+
+unsigned memest_model_output_batch_axis(const memest_model *model)
+{
+    return model ? model->output_batch_axis : 0;
+}
+
 static const struct memest_shape no_shape;
 
 struct memest_shape memest_model_input_shape(const memest_model *model)

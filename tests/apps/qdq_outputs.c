@@ -123,7 +123,7 @@ int main(int argc, char **argv)
     const uint64_t limit = getenv("SAMPLES") ? strtoull(getenv("SAMPLES"),
                                                         NULL, 10) : 0;
     if ((split ? data_load(argv[4], DATA_TRAIN, limit, &d)
-               : data_load_reference(argv[4], limit, &d)) != CLI_EXIT_OK) {
+               : data_load_reference(argv[4], limit, NULL, &d)) != CLI_EXIT_OK) {
         memest_model_destroy(m);
         return 2;
     }

@@ -158,7 +158,7 @@ static void test_reference_sets(void **state)
     /* a model's folder: its test_data_set_0, TensorProto files of two
      * samples */
     path(dir, sizeof dir, zoo_dir, "lenet5");
-    assert_int_equal(data_load_reference(dir, 0, &one), CLI_EXIT_OK);
+    assert_int_equal(data_load_reference(dir, 0, NULL, &one), CLI_EXIT_OK);
     assert_int_equal(one.count, 2);
     assert_int_equal(one.rank, 3);
     assert_int_equal(one.shape[1], 32);
@@ -168,7 +168,7 @@ static void test_reference_sets(void **state)
     assert_int_equal(one.ref_count, 10);
     /* one set named directly, .npy */
     path(dir, sizeof dir, zoo_dir, "lenet5/data/test_data_set_0");
-    assert_int_equal(data_load_reference(dir, 0, &npy), CLI_EXIT_OK);
+    assert_int_equal(data_load_reference(dir, 0, NULL, &npy), CLI_EXIT_OK);
     assert_int_equal(npy.count, 16);
     path(f, sizeof f, dir, "output_0.npy");
     float *ref = npy_floats(f, 16 * 10);
@@ -181,7 +181,7 @@ static void test_reference_sets(void **state)
     path(f, sizeof f, zoo_dir, "lenet5/test_data_set_0");
     assert_int_equal(symlink(f, a), 0);
     assert_int_equal(symlink(dir, b), 0);
-    assert_int_equal(data_load_reference(tmp, 0, &both), CLI_EXIT_OK);
+    assert_int_equal(data_load_reference(tmp, 0, NULL, &both), CLI_EXIT_OK);
     assert_int_equal(both.count, 18);
     assert_memory_equal(both.x, one.x, 2 * 1024 * sizeof(float));
     assert_memory_equal(both.x + 2 * 1024, npy.x, 16 * 1024 * sizeof(float));
@@ -189,7 +189,7 @@ static void test_reference_sets(void **state)
     assert_memory_equal(both.ref + 20, npy.ref, 16 * 10 * sizeof(float));
     prof_dataset_finish(&both);
     /* a limit across the sets */
-    assert_int_equal(data_load_reference(tmp, 3, &both), CLI_EXIT_OK);
+    assert_int_equal(data_load_reference(tmp, 3, NULL, &both), CLI_EXIT_OK);
     assert_int_equal(both.count, 3);
     assert_memory_equal(both.ref + 20, npy.ref, 10 * sizeof(float));
     prof_dataset_finish(&both);
@@ -197,12 +197,12 @@ static void test_reference_sets(void **state)
     unlink(b);
     path(f, sizeof f, zoo_dir, "conv-autoencoder/test_data_set_0");
     assert_int_equal(symlink(f, b), 0);
-    assert_int_equal(data_load_reference(tmp, 0, &both), CLI_EXIT_USAGE);
+    assert_int_equal(data_load_reference(tmp, 0, NULL, &both), CLI_EXIT_USAGE);
     assert_null(both.x);
     unlink(a);
     unlink(b);
     /* nothing there */
-    assert_int_equal(data_load_reference(tmp, 0, &both), CLI_EXIT_USAGE);
+    assert_int_equal(data_load_reference(tmp, 0, NULL, &both), CLI_EXIT_USAGE);
     prof_dataset_finish(&one);
     prof_dataset_finish(&npy);
 }
@@ -220,7 +220,7 @@ static void test_onnx_testdata(void **state)
     char dir[4096], m[4200];
     snprintf(dir, sizeof dir, "%s/test_Conv2d", base);
     struct prof_dataset d;
-    assert_int_equal(data_load_reference(dir, 0, &d), CLI_EXIT_OK);
+    assert_int_equal(data_load_reference(dir, 0, NULL, &d), CLI_EXIT_OK);
     snprintf(m, sizeof m, "%s/model.onnx", dir);
     memest_model *mo = model(m);
     const struct memest_shape in = memest_model_input_shape(mo);
@@ -325,7 +325,7 @@ static void test_check_reference(void **state)
     assert_int_equal(data_load(dir, DATA_TEST, 0, &d), CLI_EXIT_OK);
     assert_int_equal(data_check(lenet, &d, "--data"), CLI_EXIT_OK);
     prof_dataset_finish(&d);
-    assert_int_equal(data_load_reference(dir, 0, &d), CLI_EXIT_OK);
+    assert_int_equal(data_load_reference(dir, 0, NULL, &d), CLI_EXIT_OK);
     assert_int_equal(data_check(lenet, &d, "--test-data"), CLI_EXIT_OK);
     prof_dataset_finish(&d);
     /* reference outputs of 5 values for a model of 10 */
@@ -341,7 +341,7 @@ static void test_check_reference(void **state)
     prof_dataset_finish(&d);
     /* the other resnet8's inputs: 3x32x32 */
     path(dir, sizeof dir, models_dir, "resnet8");
-    assert_int_equal(data_load_reference(dir, 0, &d), CLI_EXIT_OK);
+    assert_int_equal(data_load_reference(dir, 0, NULL, &d), CLI_EXIT_OK);
     assert_int_equal(data_check(lenet, &d, "--test-data"), CLI_EXIT_USAGE);
     prof_dataset_finish(&d);
     memest_model_destroy(lenet);
@@ -428,6 +428,48 @@ static void test_init(void **state)
     assert_null(d.x);
 }
 
+/* A time-major model's reference data (an ONNX LSTM reading [T, N, D]):
+ * read as the file says, each sample's 49 x 10 rows gathered from the
+ * file's [49, 2, 10]; without the model, the steps would be the samples
+ * and the output's 2 disagree. */
+static void test_time_major_reference(void **state)
+{
+    (void)state;
+    char dir[4096], model_path[4200], f[4300];
+    path(dir, sizeof dir, models_dir, "../onnx/torch_lstm_tm");
+    path(model_path, sizeof model_path, dir, "model.onnx");
+    memest_model *m = NULL;
+    if (!memest_onnx_available()) {
+        skip();
+    }
+    struct memest_diag md;
+    assert_int_equal(memest_model_load(model_path, &m, &md), MEMEST_OK);
+    assert_int_equal(memest_model_input_batch_axis(m, 0), 1);
+    struct prof_dataset d, flat;
+    assert_int_equal(data_load_reference(dir, 0, NULL, &flat),
+                     CLI_EXIT_USAGE);
+    assert_int_equal(data_load_reference(dir, 0, m, &d), CLI_EXIT_OK);
+    assert_int_equal(d.count, 2);
+    assert_int_equal(d.rank, 2);
+    assert_int_equal(d.shape[0], 49);
+    assert_int_equal(d.shape[1], 10);
+    path(f, sizeof f, dir, "test_data_set_0/input_0.pb");
+    struct validate_ref raw;
+    assert_int_equal(validate_ref_load(f, &raw), CLI_EXIT_OK);
+    assert_int_equal(raw.dim[0], 49);
+    assert_int_equal(raw.dim[1], 2);
+    for (size_t n = 0; n < 2; n++) {
+        for (size_t t = 0; t < 49; t++) {
+            assert_memory_equal(d.x + (n * 49 + t) * 10,
+                                raw.data + (t * 2 + n) * 10,
+                                10 * sizeof(float));
+        }
+    }
+    validate_ref_free(&raw);
+    prof_dataset_finish(&d);
+    memest_model_destroy(m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -446,6 +488,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_npy_folder),
         cmocka_unit_test(test_npy_refused),
         cmocka_unit_test(test_reference_sets),
+        cmocka_unit_test(test_time_major_reference),
         cmocka_unit_test(test_onnx_testdata),
         cmocka_unit_test(test_idx_and_check),
         cmocka_unit_test(test_check_reference),

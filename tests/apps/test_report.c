@@ -543,6 +543,43 @@ static void test_models(void **state)
     }
 }
 
+/* Sequence models a user exports from PyTorch (tests/data/onnx: the
+ * keyword transformer at opset 17, the GRU spotter without batch_first,
+ * whose test data is time-major [49, 2, 10]): the report takes each
+ * with its reference outputs, the verdict holds together and fp32 is
+ * PyTorch's answer within 1e-4. */
+static void test_sequence_models(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"kwt17", "torch_gru_tm"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char dir[700], model[800], out[700];
+        snprintf(dir, sizeof dir, "%s/tests/data/onnx/%s", source_root,
+                 names[i]);
+        snprintf(model, sizeof model, "%s/model.onnx", dir);
+        snprintf(out, sizeof out, "%s/seq%zu", tmpdir, i);
+        const char *a[] = {"--model", model, "--test-data", dir, NULL};
+        char *text;
+        json_t *j;
+        const int st = report_run(out, &text, &j, a);
+        if (st != 0 || !j) {
+            fail_msg("%s: exit %d", names[i], st);
+        }
+        const char *why = verdict_check(j);
+        if (why) {
+            fail_msg("%s: %s", names[i], why);
+        }
+        const double err = json_real_value(json_object_get(
+            json_object_get(j, "fp32"), "max_abs_error"));
+        if (!(err < 1e-4)) {
+            fail_msg("%s: fp32 is %g from PyTorch's outputs", names[i], err);
+        }
+        free(text);
+        json_decref(j);
+        run_rmdir(out);
+    }
+}
+
 /* An ONNX file that fixes its batch (3) runs at that batch only, as it
  * would be deployed: every sweep row, the recommended configuration and
  * the verdict's sentences are at batch 3 (the audit: a fixed batch was
@@ -590,6 +627,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_no_data),
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_fixed_batch),
+        cmocka_unit_test(test_sequence_models),
         cmocka_unit_test(test_full_stdout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -464,15 +464,24 @@ static int ort_bind_input(struct bench *b, size_t i, const struct opts *o)
                b->label, "GetDimensions")) {
         goto done;
     }
-    /* A free first dimension is the batch; any other free dimension has
-     * no value this program could know. */
-    if (dims[0] <= 0) {
-        dims[0] = (int64_t)o->batch;
+    /* A free batch dimension (the first, or the second of a time-major
+     * LSTM input, memest_model_input_batch_axis) is the batch; any other
+     * free dimension has no value this program could know. At batch 1 a
+     * time-major [T, 1, D] holds its floats as edgefit's 1 x T x D; a
+     * larger batch would order them differently, so it is refused. */
+    const unsigned bax = memest_model_input_batch_axis(b->model, k);
+    if (bax != 0 && o->batch != 1) {
+        fprintf(stderr, "bench-vs-ort: %s: input '%s' holds its batch on "
+                "axis %u; only batch 1 is compared\n", b->label, name, bax);
+        goto done;
+    }
+    if (bax < rank && dims[bax] <= 0) {
+        dims[bax] = (int64_t)o->batch;
     }
     size_t n = 0;
     if (dims_count(dims, rank, &n) != 0) {
         fprintf(stderr, "bench-vs-ort: %s: input '%s' has a free or absurd "
-                "dimension after the first\n", b->label, name);
+                "dimension other than the batch\n", b->label, name);
         goto done;
     }
     if (n != b->in_count[k]) {

@@ -2029,8 +2029,10 @@ static void test_zoo_arena(void **state)
  * make-rnn-fixtures.py): the arena is the executor's buffers and never
  * above the greedy-by-size plan TensorFlow Lite Micro's planner makes of
  * the same buffers (memest_plan_buffers, held to TFLite Micro's own cases
- * in tests/memest/test_graph.c), at fp32, fp16 and int8, batch 1 and 3.
- * EXEC_TEST_VERBOSE=1 prints the figures. */
+ * in tests/memest/test_graph.c), at fp32, fp16, bf16 and int8-dynamic,
+ * batch 1 and 3 (static int8 needs ranges: the validate-* runs of
+ * tests/apps calibrate and plan it). EXEC_TEST_VERBOSE=1 prints the
+ * figures. */
 static void test_seq_arena(void **state)
 {
     (void)state;
@@ -2040,9 +2042,10 @@ static void test_seq_arena(void **state)
     }
     static const char *const names[] = {"kwt13", "kwt17", "vit",
                                         "torch_lstm_kws", "torch_gru_kws",
-                                        "torch_bigru", "torch_lstm_hn"};
-    const enum memest_precision precs[3] = {MEMEST_FP32, MEMEST_FP16,
-                                            MEMEST_INT8_DYNAMIC};
+                                        "torch_bigru", "torch_lstm_hn",
+                                        "torch_lstm_tm", "torch_gru_tm"};
+    const enum memest_precision precs[4] = {MEMEST_FP32, MEMEST_FP16,
+                                            MEMEST_BF16, MEMEST_INT8_DYNAMIC};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/tests/data/onnx/%s/model.onnx", root,
@@ -2052,7 +2055,7 @@ static void test_seq_arena(void **state)
         if (memest_model_load(path, &m, &d) != MEMEST_OK) {
             fail_msg("%s: %s", path, d.message);
         }
-        for (size_t p = 0; p < 3; p++) {
+        for (size_t p = 0; p < 4; p++) {
             check_model_arena(m, names[i], precs[p], 1);
             check_model_arena(m, names[i], precs[p], 3);
         }

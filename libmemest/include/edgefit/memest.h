@@ -549,6 +549,20 @@ MEMEST_API int memest_model_has_weights(const memest_model *model);
  * a symbolic ONNX batch). */
 MEMEST_API uint64_t memest_model_fixed_batch(const memest_model *model);
 
+/* Where the batch is in the data the model's file describes: the axis of
+ * input k's and of the output's full shapes (with the batch) that counts
+ * the samples. 0, batch first, for every text model and most ONNX ones;
+ * an ONNX LSTM/GRU of layout 0 reading a graph input straight has it
+ * time-major, [T, N, D] (1), and its Y_h [dirs, N, H] (1), Y [T, dirs,
+ * N, H] (2) or squeezed Y [T, N, H] (1) as the graph output. The model
+ * and the executor hold every tensor batch first (memest_model_input_
+ * shape_at() is the per-sample shape either way): a caller feeding such
+ * data moves the batch first, and an output back. 0 for NULL or k out
+ * of range. */
+MEMEST_API unsigned memest_model_input_batch_axis(const memest_model *model,
+                                                  size_t k);
+MEMEST_API unsigned memest_model_output_batch_axis(const memest_model *model);
+
 /* The per-sample output shape of the last layer. */
 MEMEST_API struct memest_shape
 memest_model_output_shape(const memest_model *model);

@@ -415,6 +415,10 @@ int build(struct imp *I, const char *model_name, memest_model **out)
         goto done;
     }
     model_set_fixed_batch(m, I->fixed_batch);
+    for (size_t k = 0; k < I->ninputs; k++) {
+        model_set_batch_axes(m, k, I->v[I->input_values[k]].batch_axis,
+                             I->output_batch_axis);
+    }
     *out = m;
     m = NULL;
 done:

@@ -19,6 +19,7 @@ int fold_shape(struct imp *I, size_t node, struct cval *c)
     int64_t start, end;
     unsigned rank;
     int free_batch = 0;
+    unsigned batch_at = 0; /* the shape's axis of the batch */
     uint64_t len;
     int st;
 
@@ -44,6 +45,15 @@ int fold_shape(struct imp *I, size_t node, struct cval *c)
             dim[d] = I->v[a].dim[d];
         }
         free_batch = dim[0] == 0;
+        if (I->v[a].batch_axis == 1) {
+            /* a time-major graph input, held N x T x D: its shape is the
+             * file's [T, N, D] (PyTorch sizes the zero initial states of
+             * a time-major LSTM by Shape(x)[1]) */
+            const uint64_t t = dim[1];
+            dim[1] = dim[0];
+            dim[0] = t;
+            batch_at = 1;
+        }
     }
     if ((st = attr_int(I, node, "start", 0, &start)) ||
         (st = attr_int(I, node, "end", (int64_t)rank, &end))) {
@@ -61,7 +71,7 @@ int fold_shape(struct imp *I, size_t node, struct cval *c)
     }
     for (uint64_t i = 0; i < len; i++) {
         unsigned d = (unsigned)start + (unsigned)i;
-        if (free_batch && d == 0) {
+        if (free_batch && d == batch_at) {
             fold_set_int(c, i, 0, 1);
         } else {
             fold_set_int(c, i, (int64_t)dim[d], 0);

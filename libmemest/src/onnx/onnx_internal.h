@@ -143,6 +143,10 @@ struct value {
     const char *ref;
     size_t layer;
     int model_input; /* index + 1 among the model inputs, 0 if none */
+    /* A graph input's batch axis in the file: 0, or 1 for ONNX's
+     * time-major [T, N, D] read straight by an LSTM/GRU of layout 0
+     * (onnx_rnn_find); held batch first all the same (rank, dim) */
+    unsigned batch_axis;
     /* Pad: a zero Pad folded into the Conv or AveragePool that reads
      * this value (ops_pad.c) leaves its padding here, top, left, bottom,
      * right, for that node's window (ops_conv.c) to add to its own */
@@ -275,6 +279,10 @@ struct imp {
     uint64_t fixed_batch;
     int batch_seen;
     size_t output_value;
+    /* the graph output's batch axis in ONNX's order (memest_model_output_
+     * batch_axis): 1 for a time-major LSTM/GRU's Y_h [dirs, N, H] or
+     * squeezed Y [T, N, H], 2 for its Y [T, dirs, N, H] */
+    unsigned output_batch_axis;
     uint64_t file_bytes;
     uint64_t fold_left; /* elements folding may still make, in all */
     int translating;  /* the nodes are being translated (not analysed) */

@@ -121,9 +121,21 @@ int onnx_gemm(struct imp *I, size_t node)
         return st;
     }
     if (ta != 0) {
-        return node_fail(I, node, MEMEST_E_PARSE,
-                         "transA=1 is not supported: the batch must be the "
-                         "first dimension of A");
+        /* A^T: A is [K, N], the batch its second axis. A graph input that
+         * only this Gemm reads is held batch first (N x K) and its data
+         * moved so by whoever feeds it (memest_model_input_batch_axis);
+         * a computed A would need the batch moved between layers */
+        const size_t av = value_of(I, in_name(n, 0));
+        struct value *a = av != SIZE_MAX ? &I->v[av] : NULL;
+        if (a == NULL || a->kind != V_GRAPH_INPUT || a->readers != 1 ||
+            (a->shaped && a->batch_axis != 1)) {
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "transA=1 is supported when A is a graph input "
+                             "[K, N] that only this Gemm reads (its batch "
+                             "is the second axis); A '%.60s' is not",
+                             in_name(n, 0));
+        }
+        a->batch_axis = 1;
     }
     if ((st = get_act(I, node, 0, &x)) ||
         (st = need_rank(I, node, &I->v[x], 2, "NxK (a batch of vectors)")) ||

@@ -48,6 +48,10 @@ struct rnn_match {
     int from_yh;    /* the chain starts at Y_h (slot 1), not Y */
     int seq;        /* every step (1) or the last (0) */
     int batch_first; /* the end value is [N, T, .] rather than time-major */
+    int tm_last;    /* the end is a Gather(axis 0) of the last step of a
+                     * time-major Y (y[-1] of a PyTorch time-major LSTM) */
+    unsigned out_axis; /* the end value is the graph output, its batch at
+                        * this axis of ONNX's shape (0: batch first) */
 };
 
 static int is_op(const struct imp *I, size_t node, const char *op)
@@ -228,6 +232,21 @@ static int rnn_match(struct imp *I, size_t node, struct rnn_match *m)
             m->in_tr = p;
         }
     }
+    if (y != SIZE_MAX && y == I->output_value) {
+        /* Y [T, dirs, N, H] itself the graph output (ONNX's node tests):
+         * its batch is axis 2 */
+        m->end = node;
+        m->out_axis = 2;
+        return 1;
+    }
+    if (yh != SIZE_MAX && yh == I->output_value) {
+        /* Y_h [dirs, N, H] itself the graph output: the batch is axis 1 */
+        m->end = node;
+        m->from_yh = 1;
+        m->seq = 0;
+        m->out_axis = 1;
+        return 1;
+    }
     if (y != SIZE_MAX && I->v[y].readers > 0) {
         if (dirs == 1) {
             cur = only_reader(I, y);
@@ -251,7 +270,26 @@ static int rnn_match(struct imp *I, size_t node, struct rnn_match *m)
             m->end = cur; /* time-major, read by the next layer */
             return 1;
         }
+        if (out_value(I, cur, 0) == I->output_value) {
+            /* time-major [T, N, dirs*H], the graph output */
+            m->end = cur;
+            m->out_axis = 1;
+            return 1;
+        }
         r = only_reader(I, out_value(I, cur, 0));
+        if (dirs == 1 && is_op(I, r, "Gather")) {
+            /* y[-1] of a time-major layer: a Gather of the last step,
+             * axis 0 (checked by the handler), [N, H] */
+            const Onnx__AttributeProto *ax = attr(I->g->node[r], "axis");
+            if (ax == NULL || ax->i == 0) {
+                m->chain[m->nchain++] = r;
+                m->end = r;
+                m->seq = 0;
+                m->tm_last = 1;
+                m->batch_first = 1;
+                return 1;
+            }
+        }
         if (!is_op(I, r, "Transpose") || !perm_is(I, r, p102, 3)) {
             return 0;
         }
@@ -354,7 +392,23 @@ void onnx_rnn_find(struct imp *I)
     for (size_t i = 0; i < I->g->n_node; i++) {
         struct rnn_match m;
         const Onnx__NodeProto *n = I->g->node[i];
-        if (!is_rnn(I, i) || I->ni[i].skip || !rnn_match(I, i, &m)) {
+        if (!is_rnn(I, i) || I->ni[i].skip) {
+            continue;
+        }
+        {
+            /* X a graph input read by this layout-0 node alone (Shapes
+             * aside): ONNX's time-major [T, N, D], whose batch is axis
+             * 1; the input is held batch first and the apps feeding it
+             * move the batch (memest_model_input_batch_axis) */
+            const Onnx__AttributeProto *lay = attr(n, "layout");
+            const size_t xv = value_of(I, in_name(n, 0));
+            if ((lay == NULL || lay->i == 0) && xv != SIZE_MAX &&
+                I->v[xv].kind == V_GRAPH_INPUT &&
+                I->v[xv].readers == 1 && !I->v[xv].shaped) {
+                I->v[xv].batch_axis = 1;
+            }
+        }
+        if (!rnn_match(I, i, &m)) {
             continue;
         }
         if (m.in_tr != SIZE_MAX) {
@@ -366,7 +420,7 @@ void onnx_rnn_find(struct imp *I)
             }
         }
         /* the end node's output is set by the recurrent node's handler */
-        if (m.end != SIZE_MAX) {
+        if (m.end != SIZE_MAX && m.end != i) {
             I->ni[m.end].skip = 1;
         }
         /* zero initial states: the ConstantOfShape of a free batch
@@ -679,18 +733,15 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
         out_slot = y_read ? 0 : 1;
         st = get_act(I, node, 0, &x);
     } else {
-        {
-            /* a graph input read as X directly is in ONNX's time-major layout:
-             * its first axis, the steps, would be taken for the batch */
-            const size_t xv = value_of(I, in_name(n, 0));
-            if (xv != SIZE_MAX && I->v[xv].kind == V_GRAPH_INPUT) {
-                return node_fail(I, node, MEMEST_E_PARSE,
-                                 "input X is the graph input '%.60s' in layout 0 "
-                                 "(time-major, [T, N, D]: the batch is its "
-                                 "second axis); supported is batch-first data "
-                                 "through the Transpose(perm 1,0,2) PyTorch "
-                                 "exports for batch_first", I->v[xv].name);
-            }
+        const size_t xv = value_of(I, in_name(n, 0));
+        const int x_graph = xv != SIZE_MAX && I->v[xv].kind == V_GRAPH_INPUT;
+        if (x_graph && I->v[xv].batch_axis != 1) {
+            /* its first axis, the steps, would be taken for the batch */
+            return node_fail(I, node, MEMEST_E_PARSE,
+                             "input X is the graph input '%.60s' in layout 0 "
+                             "(time-major, [T, N, D]) and other nodes read "
+                             "it too; supported is a time-major input read "
+                             "by one LSTM/GRU alone", I->v[xv].name);
         }
         if (!rnn_match(I, node, &m)) {
             return node_fail(I, node, MEMEST_E_PARSE,
@@ -700,6 +751,9 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
                              "LSTM/GRU or a Transpose 1,0,2 (and a Gather of the "
                              "last step), or Y_h of one direction through a "
                              "Squeeze or Gather of axis 0");
+        }
+        if (m.end == node) {
+            out_slot = m.from_yh ? 1 : 0; /* Y or Y_h, the graph output */
         }
         if (m.from_yh && out_value(I, node, 0) != SIZE_MAX &&
             I->v[out_value(I, node, 0)].readers > 0) {
@@ -711,25 +765,25 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
                              "both Y and Y_h are read; supported is one of them "
                              "(or Y_h into the h_n[-1] of a later layer)");
         }
-        /* X: through the Transpose, or a previous layer's time-major output */
-        if (m.in_tr != SIZE_MAX) {
+        /* X: a time-major graph input (held batch first), through the
+         * Transpose, or a previous layer's time-major output */
+        if (x_graph) {
+            st = get_act(I, node, 0, &x);
+        } else if (m.in_tr != SIZE_MAX) {
             static const int64_t p102[3] = {1, 0, 2};
             if (!perm_is(I, m.in_tr, p102, 3)) {
                 return node_fail(I, m.in_tr, MEMEST_E_PARSE, "unexpected perm");
             }
             st = get_act(I, m.in_tr, 0, &x);
         } else {
-            size_t xv = value_of(I, in_name(n, 0));
             const size_t p = xv != SIZE_MAX ? I->v[xv].producer : SIZE_MAX;
             if (xv == SIZE_MAX || I->v[xv].kind != V_ACT || p == SIZE_MAX ||
                 !I->ni[p].skip) {
                 return node_fail(I, node, MEMEST_E_PARSE,
-                                 "input X must be time-major from a batch-first "
-                                 "tensor: the Transpose(perm 1,0,2) PyTorch "
-                                 "exports for batch_first, or a previous "
-                                 "LSTM/GRU's output (layout 0 X read directly "
-                                 "would make its first axis, the steps, the "
-                                 "batch)");
+                                 "input X must be time-major: a graph input, "
+                                 "the Transpose(perm 1,0,2) PyTorch exports "
+                                 "for batch_first, or a previous LSTM/GRU's "
+                                 "output");
             }
             st = get_act(I, node, 0, &x);
         }
@@ -804,7 +858,7 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
         }
         if (is_op(I, c, "Gather")) {
             int64_t got = 0;
-            const int64_t ax = m.from_yh ? 0 : 1;
+            const int64_t ax = m.from_yh || m.tm_last ? 0 : 1;
             const Onnx__AttributeProto *a = attr(I->g->node[c], "axis");
             /* Y_h: h_n[0] or h_n[-1] of one layer; of a stack, its last */
             const int64_t want_a = m.from_yh && !m.yh_concat ? 0 : -1;
@@ -815,6 +869,14 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
                 return node_fail(I, c, MEMEST_E_PARSE,
                                  "a Gather of a recurrent layer's output "
                                  "must take axis %lld", (long long)ax);
+            }
+            if (!m.from_yh && strcmp(dir, "reverse") == 0) {
+                /* its last step is the reverse pass's first, not the
+                 * final state the layer's seq=no gives */
+                return node_fail(I, c, MEMEST_E_PARSE,
+                                 "a Gather of the last step of a reverse %s "
+                                 "is not supported (its final state is step "
+                                 "0: read Y_h)", op);
             }
             st = index_is(I, c, 1, want_a, want_b, &got);
             if (st == MEMEST_E_PARSE && I->diag) {
@@ -881,11 +943,17 @@ static int rnn_handler(struct imp *I, size_t node, int gru)
         const uint64_t seq_dim[4] = {N, T, w, 0}, last_dim[4] = {N, w, 0, 0};
         st = m.seq ? set_output(I, m.end, out_slot, l, 3, seq_dim)
                    : set_output(I, m.end, out_slot, l, 2, last_dim);
-        if (st != MEMEST_OK || layout != 1) {
+        if (st == MEMEST_OK && m.out_axis != 0) {
+            I->output_batch_axis = m.out_axis;
+        }
+        if (st != MEMEST_OK || m.end != node) {
             return st;
         }
-        /* layout 1: the graph output keeps its directions' axis, [N, T,
-         * dirs, H] or [N, dirs, H]: a reshape (a view) of the layer's */
+        /* the node's own Y or Y_h the graph output (layout 1; layout 0
+         * with the batch moved first: [T, dirs, N, H] is held N x T x
+         * dirs x H, [dirs, N, H] N x dirs x H): it keeps its directions'
+         * axis, [N, T, dirs, H] or [N, dirs, H], a reshape (a view) of
+         * the layer's */
         {
             const size_t v = out_value(I, node, out_slot);
             const uint64_t y4[4] = {N, T, (uint64_t)dirs, H},

@@ -516,12 +516,25 @@ int make_model_input(struct imp *I, size_t node, size_t vi)
                          "are a batch of vectors (2), of matrices (3) or of "
                          "CxHxW images (4)", v->name, sh->n_dim);
     }
+    if (v->batch_axis != 0 && sh->n_dim != v->batch_axis + 2 &&
+        sh->n_dim != v->batch_axis + 1) {
+        /* [T, N, D] of an LSTM, [K, N] of a Gemm's transposed A */
+        return node_fail(I, node, MEMEST_E_PARSE,
+                         "the graph input '%.60s' has rank %zu; with its "
+                         "batch on axis %u it must be [T, N, D] (an "
+                         "LSTM/GRU's time-major X) or [K, N] (a Gemm's "
+                         "transposed A)", v->name, sh->n_dim, v->batch_axis);
+    }
     v->rank = (unsigned)sh->n_dim;
     for (unsigned d = 0; d < v->rank; d++) {
         const Onnx__TensorShapeProto__Dimension *dm = sh->dim[d];
         int has = dm->value_case ==
                   ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-        if (d == 0) {
+        /* held batch first: a time-major [T, N, D] (batch_axis 1) is held
+         * as N x T x D, the file's axis d at held axis `at` */
+        const unsigned at = d == v->batch_axis ? 0
+                            : d < v->batch_axis ? d + 1 : d;
+        if (d == v->batch_axis) {
             /* a named or zero batch is free; a number fixes it */
             uint64_t b = has && dm->dim_value > 0 ? (uint64_t)dm->dim_value
                                                   : 0;
@@ -545,7 +558,12 @@ int make_model_input(struct imp *I, size_t node, size_t vi)
         if (!has) {
             return node_fail(I, node, MEMEST_E_PARSE,
                              "dimension %u of the graph input '%.60s' is "
-                             "symbolic; only the batch may be", d, v->name);
+                             "symbolic; only the batch may be (dimension "
+                             "%u%s)", d, v->name, v->batch_axis,
+                             v->batch_axis == 0 ? ""
+                             : ": the input is read with its batch second, "
+                               "an LSTM/GRU's time-major [T, N, D] or a "
+                               "Gemm's transposed A [K, N]");
         }
         if (dm->dim_value <= 0 || (uint64_t)dm->dim_value > MAX_ELEMENTS ||
             mul_ovf(elems, (uint64_t)dm->dim_value, &elems) ||
@@ -556,7 +574,7 @@ int make_model_input(struct imp *I, size_t node, size_t vi)
                              v->name, d, (long long)dm->dim_value,
                              (unsigned long long)MAX_ELEMENTS);
         }
-        v->dim[d] = (uint64_t)dm->dim_value;
+        v->dim[at] = (uint64_t)dm->dim_value;
     }
     if (v->rank == 3 && (str_eq(I->g->node[node]->op_type, "Conv") ||
                          str_eq(I->g->node[node]->op_type, "MaxPool") ||

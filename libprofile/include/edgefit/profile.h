@@ -1126,7 +1126,11 @@ PROF_API int prof_exec_get_params(const prof_exec *ex, size_t layer,
 
 /*
  * One forward pass: input holds prof_exec_input_count() floats (NCHW or
- * [batch][features]), output receives prof_exec_output_count() floats: the
+ * [batch][features], the batch first: data whose file holds it elsewhere,
+ * memest_model_input_batch_axis() != 0 as an ONNX LSTM's time-major
+ * [T, N, D], is moved batch first by the caller, and the output, batch
+ * first too, back to memest_model_output_batch_axis() if it wants the
+ * file's order), output receives prof_exec_output_count() floats: the
  * last operator's float result before it is stored at the storage
  * precision (int8-dynamic with a final softmax: the fp32 softmax). Static
  * int8 quantises the input with the input tensor's params (round half to
