@@ -75,7 +75,7 @@ enum {
     ARM_HWCAP2_BF16 = 1ul << 14,
 };
 #else
-enum { ARM_HWCAP_NEON = 1ul << 12 };
+enum { ARM_HWCAP_NEON = 1ul << 12, ARM_HWCAP_VFPv4 = 1ul << 16 };
 #endif
 
 static unsigned detect(void)
@@ -102,8 +102,11 @@ static unsigned detect(void)
     }
 #else
     /* 32-bit ARM: NEON is optional (a Pi's Cortex-A has it, some cores
-     * do not). No 32-bit NEON paths are built, so this only informs. */
-    if (hw & ARM_HWCAP_NEON) {
+     * do not); the NEON paths run only where the kernel says it is
+     * there, with VFPv4 (fused multiply-add, half conversion), which the
+     * paths are built for: a Cortex-A8 or A9 has NEON without it. The dot
+     * product is not looked for: no 32-bit path uses it. */
+    if ((hw & ARM_HWCAP_NEON) && (hw & ARM_HWCAP_VFPv4)) {
         flags |= KERN_CPU_NEON;
     }
 #endif
@@ -173,8 +176,10 @@ KERN_API const char *kern_built_paths(void)
 {
 #if KERN_SIMD && KERN_HAVE_X86
     return "c avx2 avx512 avx512vnni avx512bf16";
-#elif KERN_SIMD && KERN_HAVE_ARM
+#elif KERN_SIMD && KERN_HAVE_NEON_DOTPROD
     return "c neon neon-dotprod";
+#elif KERN_SIMD && KERN_HAVE_NEON
+    return "c neon";
 #else
     return "c";
 #endif

@@ -17,17 +17,21 @@
 #define KERN_HAVE_X86 0
 #endif
 
-/* AArch64 has paths (NEON is part of the base architecture there); 32-bit
- * ARM only detects its features. */
+/* AArch64 and 32-bit ARM have NEON paths (part of the base architecture
+ * on AArch64, detected at run time on 32-bit ARM, whose build has them
+ * when KERN_SIMD says so); the dot-product path is AArch64's only. */
 #if defined(__aarch64__)
 #define KERN_HAVE_ARM 1
 #define KERN_HAVE_NEON 1
+#define KERN_HAVE_NEON_DOTPROD 1
 #elif defined(__arm__)
 #define KERN_HAVE_ARM 1
-#define KERN_HAVE_NEON 0
+#define KERN_HAVE_NEON 1
+#define KERN_HAVE_NEON_DOTPROD 0
 #else
 #define KERN_HAVE_ARM 0
 #define KERN_HAVE_NEON 0
+#define KERN_HAVE_NEON_DOTPROD 0
 #endif
 
 /* Flags of the CPU before KERN_CPU_MASK is applied. */

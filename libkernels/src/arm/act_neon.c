@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "neon_compat.h"
 
 typedef float32x4_t V;
 typedef uint32x4_t M;
@@ -17,8 +18,11 @@ typedef uint32x4_t M;
 #define ACT_FN(name) kern_##name##_neon
 #define ACT_HAVE_FTZ 1
 
-/* FPCR.FZ (bit 24): subnormal inputs and results of float operations read
- * and written as zero. The caller's FPCR comes back on leave. */
+/* FPCR.FZ (bit 24; FPSCR.FZ, the same bit, on 32-bit ARM): subnormal
+ * inputs and results of float operations read and written as zero. The
+ * caller's FPCR comes back on leave. (32-bit NEON flushes whatever FPSCR
+ * says; the bit makes the VFP scalar operations agree with it.) */
+#if defined(__aarch64__)
 static inline unsigned ftz_enter(void)
 {
     uint64_t fpcr;
@@ -31,6 +35,20 @@ static inline void ftz_leave(unsigned fpcr)
 {
     __asm__ volatile("msr fpcr, %0" : : "r"((uint64_t)fpcr));
 }
+#else
+static inline unsigned ftz_enter(void)
+{
+    unsigned fpscr;
+    __asm__ volatile("vmrs %0, fpscr" : "=r"(fpscr));
+    __asm__ volatile("vmsr fpscr, %0" : : "r"(fpscr | (1u << 24)));
+    return fpscr;
+}
+
+static inline void ftz_leave(unsigned fpscr)
+{
+    __asm__ volatile("vmsr fpscr, %0" : : "r"(fpscr));
+}
+#endif
 
 static inline V vset(float a) { return vdupq_n_f32(a); }
 static inline V vadd(V a, V b) { return vaddq_f32(a, b); }
@@ -78,7 +96,7 @@ static inline V vand_mask(M m, V a)
     return vreinterpretq_f32_u32(vandq_u32(m, vreinterpretq_u32_f32(a)));
 }
 
-static inline V vdiv(V a, V b) { return vdivq_f32(a, b); }
+static inline V vdiv(V a, V b) { return kn_divq_f32(a, b); }
 
 /* 2^n with n = bits(t) - bits(MAGIC) as two factors 2^(n/2), so that n
  * down to -152 stays exact until the final, correctly rounded multiply. */

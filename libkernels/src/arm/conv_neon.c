@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "conv.h"
+#include "neon_compat.h"
 
 typedef struct {
     float32x4_t lo, hi;
@@ -95,18 +96,14 @@ V8_INLINE v8f v8_load_mask(const int32_t *p)
 V8_INLINE void transpose4(float32x4_t *r0, float32x4_t *r1, float32x4_t *r2,
                           float32x4_t *r3)
 {
-    const float32x4_t t0 = vtrn1q_f32(*r0, *r1);
-    const float32x4_t t1 = vtrn2q_f32(*r0, *r1);
-    const float32x4_t t2 = vtrn1q_f32(*r2, *r3);
-    const float32x4_t t3 = vtrn2q_f32(*r2, *r3);
-    *r0 = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0),
-                                           vreinterpretq_f64_f32(t2)));
-    *r1 = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1),
-                                           vreinterpretq_f64_f32(t3)));
-    *r2 = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0),
-                                           vreinterpretq_f64_f32(t2)));
-    *r3 = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1),
-                                           vreinterpretq_f64_f32(t3)));
+    const float32x4_t t0 = kn_trn1q_f32(*r0, *r1);
+    const float32x4_t t1 = kn_trn2q_f32(*r0, *r1);
+    const float32x4_t t2 = kn_trn1q_f32(*r2, *r3);
+    const float32x4_t t3 = kn_trn2q_f32(*r2, *r3);
+    *r0 = kn_combine_lo_f32(t0, t2);
+    *r1 = kn_combine_lo_f32(t1, t3);
+    *r2 = kn_combine_hi_f32(t0, t2);
+    *r3 = kn_combine_hi_f32(t1, t3);
 }
 
 V8_INLINE void v8_transpose4x4_halves(const v8f v[4], v8f c[4])
@@ -142,17 +139,17 @@ V8_INLINE void transpose8(v8f r[8])
 /* The even (odd) elements of a then b, in order. */
 V8_INLINE v8f evens8(v8f a, v8f b)
 {
-    return (v8f){vuzp1q_f32(a.lo, a.hi), vuzp1q_f32(b.lo, b.hi)};
+    return (v8f){kn_uzp1q_f32(a.lo, a.hi), kn_uzp1q_f32(b.lo, b.hi)};
 }
 
 V8_INLINE v8f odds8(v8f a, v8f b)
 {
-    return (v8f){vuzp2q_f32(a.lo, a.hi), vuzp2q_f32(b.lo, b.hi)};
+    return (v8f){kn_uzp2q_f32(a.lo, a.hi), kn_uzp2q_f32(b.lo, b.hi)};
 }
 
 V8_INLINE float hsum8(v8f x)
 {
-    return vaddvq_f32(vaddq_f32(x.lo, x.hi));
+    return kn_addvq_f32(vaddq_f32(x.lo, x.hi));
 }
 
 #include "../x86/conv_tmpl.h"

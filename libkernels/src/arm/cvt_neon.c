@@ -6,17 +6,25 @@
  * FPCR.FZ/FZ16 clear subnormals are kept: exactly the C reference's bits.
  * fcvtl is exact. bf16 uses integer round-to-nearest-even on the float
  * bits, NaN lanes quietened instead of rounded, as the C reference does
- * (ARMv8.0 has no bf16 instruction). */
+ * (ARMv8.0 has no bf16 instruction). On 32-bit ARM (VFPv4's vcvt.f16.f32,
+ * which also rounds to nearest even and keeps half subnormals) NEON writes
+ * the default NaN, so neon_compat.h rebuilds the NaN lanes as above. */
 #include <arm_neon.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "cvt.h"
+#include "neon_compat.h"
 
 static inline uint16x8_t f16_pack8(float32x4_t a, float32x4_t b)
 {
-    const float16x8_t h = vcvt_high_f16_f32(vcvt_f16_f32(a), b);
-    return vreinterpretq_u16_f16(h);
+    return vcombine_u16(kn_cvt_f16_f32(a), kn_cvt_f16_f32(b));
+}
+
+static inline void f16_unpack8(float *dst, uint16x8_t h)
+{
+    vst1q_f32(dst, kn_cvt_f32_f16(vget_low_u16(h)));
+    vst1q_f32(dst + 4, kn_cvt_f32_f16(vget_high_u16(h)));
 }
 
 void kern_f32_to_f16_neon(uint16_t *dst, const float *src, size_t n)
@@ -43,18 +51,14 @@ void kern_f16_to_f32_neon(float *dst, const uint16_t *src, size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(src + i));
-        vst1q_f32(dst + i, vcvt_f32_f16(vget_low_f16(h)));
-        vst1q_f32(dst + i + 4, vcvt_high_f32_f16(h));
+        f16_unpack8(dst + i, vld1q_u16(src + i));
     }
     if (i < n) {
         uint16_t in[8] = {0};
         float out[8];
         const size_t rest = n - i;
         memcpy(in, src + i, rest * sizeof *in);
-        const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(in));
-        vst1q_f32(out, vcvt_f32_f16(vget_low_f16(h)));
-        vst1q_f32(out + 4, vcvt_high_f32_f16(h));
+        f16_unpack8(out, vld1q_u16(in));
         memcpy(dst + i, out, rest * sizeof *out);
     }
 }
@@ -74,7 +78,7 @@ static inline uint32x4_t bf16_round(float32x4_t f)
 
 static inline uint16x8_t bf16_pack8(float32x4_t a, float32x4_t b)
 {
-    return vshrn_high_n_u32(vshrn_n_u32(bf16_round(a), 16), bf16_round(b),
+    return kn_shrn_high_n_u32(vshrn_n_u32(bf16_round(a), 16), bf16_round(b),
                             16);
 }
 
@@ -102,7 +106,7 @@ void kern_bf16_to_f32_neon(float *dst, const uint16_t *src, size_t n)
         const uint16x8_t h = vld1q_u16(src + i);
         vst1q_f32(dst + i, vreinterpretq_f32_u32(
                                vshll_n_u16(vget_low_u16(h), 16)));
-        vst1q_f32(dst + i + 4, vreinterpretq_f32_u32(vshll_high_n_u16(h, 16)));
+        vst1q_f32(dst + i + 4, vreinterpretq_f32_u32(kn_shll_high_n_u16(h, 16)));
     }
     for (; i < n; i++) {
         dst[i] = kern_bf16_to_f32_1(src[i]);

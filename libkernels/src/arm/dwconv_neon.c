@@ -3,12 +3,15 @@
  * add, not a fused fmla: the template adds the taps in the C reference's
  * order, so the results are the C reference's bits, and so are those of
  * the NCHW8c entry (C on ARM), which must agree with this one bit for
- * bit. */
+ * bit. On 32-bit ARM, whose NEON flushes subnormals whatever FPSCR says,
+ * that holds unless a product or partial sum is subnormal (below 2^-126),
+ * where this path writes zero. */
 #include <arm_neon.h>
 #include <math.h>
 #include <string.h>
 
 #include "dwconv.h"
+#include "neon_compat.h"
 
 #define VL 4
 #define V float32x4_t
@@ -41,18 +44,14 @@ static inline float32x4_t load_part(const float *s, size_t n)
 /* r[i] lane j to r[j] lane i. */
 static inline void transpose4(float32x4_t r[4])
 {
-    const float32x4_t t0 = vtrn1q_f32(r[0], r[1]);
-    const float32x4_t t1 = vtrn2q_f32(r[0], r[1]);
-    const float32x4_t t2 = vtrn1q_f32(r[2], r[3]);
-    const float32x4_t t3 = vtrn2q_f32(r[2], r[3]);
-    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0),
-                                            vreinterpretq_f64_f32(t2)));
-    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1),
-                                            vreinterpretq_f64_f32(t3)));
-    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0),
-                                            vreinterpretq_f64_f32(t2)));
-    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1),
-                                            vreinterpretq_f64_f32(t3)));
+    const float32x4_t t0 = kn_trn1q_f32(r[0], r[1]);
+    const float32x4_t t1 = kn_trn2q_f32(r[0], r[1]);
+    const float32x4_t t2 = kn_trn1q_f32(r[2], r[3]);
+    const float32x4_t t3 = kn_trn2q_f32(r[2], r[3]);
+    r[0] = kn_combine_lo_f32(t0, t2);
+    r[1] = kn_combine_lo_f32(t1, t3);
+    r[2] = kn_combine_hi_f32(t0, t2);
+    r[3] = kn_combine_hi_f32(t1, t3);
 }
 
 #define V_TRANSPOSE transpose4

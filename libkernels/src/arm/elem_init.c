@@ -1,9 +1,14 @@
-/* The AArch64 rungs of the elem family's dispatch. Built without
- * instruction-set flags: it only stores pointers. */
+/* The ARM rungs of the elem family's dispatch. Built without
+ * instruction-set flags: it only stores pointers. AArch64 only: the C
+ * reference defines every bit of these, subnormal results included, and
+ * ARMv7 NEON flushes subnormals to zero whatever FPSCR says (its only
+ * bit-exact operation here, division, is four VFP divisions there anyway),
+ * so on 32-bit ARM the family stays C. */
 #include "elem.h"
 
 void kern_elem_dsp_init_arm(struct kern_elem_dsp *dsp, unsigned flags)
 {
+#if defined(__aarch64__)
     if (!(flags & KERN_CPU_NEON)) {
         return;
     }
@@ -16,4 +21,8 @@ void kern_elem_dsp_init_arm(struct kern_elem_dsp *dsp, unsigned flags)
     KERN_ELEM_OPS(ELEM_SET)
 #undef ELEM_SET
     dsp->scale_nchw8c = kern_elem_scale_nchw8c_neon;
+#else
+    (void)dsp;
+    (void)flags;
+#endif
 }

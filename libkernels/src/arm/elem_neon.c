@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "elem.h"
+#include "neon_compat.h"
 
 typedef float32x4_t V;
 #define VL 4
@@ -17,7 +18,7 @@ static inline V vset(float a) { return vdupq_n_f32(a); }
 static inline V vadd(V a, V b) { return vaddq_f32(a, b); }
 static inline V vsub(V a, V b) { return vsubq_f32(a, b); }
 static inline V vmul(V a, V b) { return vmulq_f32(a, b); }
-static inline V vdiv(V a, V b) { return vdivq_f32(a, b); }
+static inline V vdiv(V a, V b) { return kn_divq_f32(a, b); }
 static inline V vload(const float *p) { return vld1q_f32(p); }
 static inline void vstore(float *p, V a) { vst1q_f32(p, a); }
 

@@ -7,6 +7,8 @@
 #include <arm_neon.h>
 #include <string.h>
 
+#include "neon_compat.h"
+
 #define V float32x4_t
 #define VL 4
 /* The lanes in use, 1..4: NEON has no masked access, so the tails go
@@ -39,13 +41,13 @@ fma_lane(float32x4_t acc, float32x4_t b, float32x4_t a, int l)
 {
     switch (l & 3) {
     case 0:
-        return vfmaq_laneq_f32(acc, b, a, 0);
+        return kn_fmaq_laneq_f32(acc, b, a, 0);
     case 1:
-        return vfmaq_laneq_f32(acc, b, a, 1);
+        return kn_fmaq_laneq_f32(acc, b, a, 1);
     case 2:
-        return vfmaq_laneq_f32(acc, b, a, 2);
+        return kn_fmaq_laneq_f32(acc, b, a, 2);
     case 3:
-        return vfmaq_laneq_f32(acc, b, a, 3);
+        return kn_fmaq_laneq_f32(acc, b, a, 3);
     }
     return acc;
 }
@@ -59,7 +61,7 @@ fma_lane(float32x4_t acc, float32x4_t b, float32x4_t a, int l)
 #define v_load_m(p, mk) load_m((p), (mk))
 #define v_store_m(p, mk, x) store_m((p), (mk), (x))
 #define v_add(a, b) vaddq_f32((a), (b))
-#define v_hsum(x) vaddvq_f32(x)
+#define v_hsum(x) kn_addvq_f32(x)
 #define FN(name) name##_neon
 #define MM_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
 
@@ -75,23 +77,15 @@ transpose_8x8(float *dst, size_t ldd, const float *src, size_t lds)
             const float32x4_t r0 = vld1q_f32(s), r1 = vld1q_f32(s + lds);
             const float32x4_t r2 = vld1q_f32(s + 2 * lds);
             const float32x4_t r3 = vld1q_f32(s + 3 * lds);
-            const float32x4_t t0 = vtrn1q_f32(r0, r1);
-            const float32x4_t t1 = vtrn2q_f32(r0, r1);
-            const float32x4_t t2 = vtrn1q_f32(r2, r3);
-            const float32x4_t t3 = vtrn2q_f32(r2, r3);
+            const float32x4_t t0 = kn_trn1q_f32(r0, r1);
+            const float32x4_t t1 = kn_trn2q_f32(r0, r1);
+            const float32x4_t t2 = kn_trn1q_f32(r2, r3);
+            const float32x4_t t3 = kn_trn2q_f32(r2, r3);
             float *d = dst + (size_t)bj * ldd + (size_t)bi;
-            vst1q_f32(d, vreinterpretq_f32_f64(vtrn1q_f64(
-                             vreinterpretq_f64_f32(t0),
-                             vreinterpretq_f64_f32(t2))));
-            vst1q_f32(d + ldd, vreinterpretq_f32_f64(vtrn1q_f64(
-                                   vreinterpretq_f64_f32(t1),
-                                   vreinterpretq_f64_f32(t3))));
-            vst1q_f32(d + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(
-                                       vreinterpretq_f64_f32(t0),
-                                       vreinterpretq_f64_f32(t2))));
-            vst1q_f32(d + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(
-                                       vreinterpretq_f64_f32(t1),
-                                       vreinterpretq_f64_f32(t3))));
+            vst1q_f32(d, kn_combine_lo_f32(t0, t2));
+            vst1q_f32(d + ldd, kn_combine_lo_f32(t1, t3));
+            vst1q_f32(d + 2 * ldd, kn_combine_hi_f32(t0, t2));
+            vst1q_f32(d + 3 * ldd, kn_combine_hi_f32(t1, t3));
         }
     }
 }

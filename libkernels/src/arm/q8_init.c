@@ -9,8 +9,10 @@ void kern_q8_dsp_init_arm(struct kern_q8_dsp *dsp, unsigned flags)
         return;
     }
     dsp->gemm = kern_q8_gemm_neon;
+#if KERN_HAVE_NEON_DOTPROD
     if (!(flags & KERN_CPU_ARM_DOTPROD)) {
         return;
     }
     dsp->gemm = kern_q8_gemm_dotprod;
+#endif
 }

@@ -3,6 +3,7 @@
  * none overflows), sadalp adds neighbouring pairs into 32-bit sums; each
  * column ends as two partial sums that one addp joins. */
 #include "q8.h"
+#include "neon_compat.h"
 
 #define Q8_MR 2
 #define Q8_ACC 8
@@ -16,7 +17,7 @@
         for (int q_ = 0; q_ < 4; q_++) {                                    \
             const int16x8_t lo_ =                                           \
                 vmull_s8(vget_low_s8((b)[q_]), vget_low_s8(av));            \
-            const int16x8_t hi_ = vmull_high_s8((b)[q_], (av));             \
+            const int16x8_t hi_ = kn_mull_high_s8((b)[q_], (av));             \
             (acc)[2 * q_] = vpadalq_s16((acc)[2 * q_], lo_);                \
             (acc)[2 * q_ + 1] = vpadalq_s16((acc)[2 * q_ + 1], hi_);        \
         }                                                                   \
@@ -26,7 +27,7 @@
     do {                                                                    \
         for (int q_ = 0; q_ < 4; q_++) {                                    \
             vst1q_s32((out) + 4 * q_,                                       \
-                      vpaddq_s32((acc)[2 * q_], (acc)[2 * q_ + 1]));        \
+                      kn_paddq_s32((acc)[2 * q_], (acc)[2 * q_ + 1]));        \
         }                                                                   \
     } while (0)
 
