@@ -445,8 +445,9 @@ static int check_outputs(const struct options *o, const struct result *r)
     if (o->co.out_dir && !cli_check_out_dir("--out", o->co.out_dir)) {
         return CLI_EXIT_USAGE;
     }
-    if (o->co.out_dir && cli_out_lock(o->co.out_dir) != CLI_EXIT_OK) {
-        return CLI_EXIT_FAILURE;
+    const int lock = o->co.out_dir ? cli_out_lock(o->co.out_dir) : CLI_EXIT_OK;
+    if (lock != CLI_EXIT_OK) {
+        return lock;
     }
     if (!r->weights_path || r->weights_in_bundle) {
         return CLI_EXIT_OK;
