@@ -143,9 +143,9 @@ typedef int (*art_write_fn)(const void *obj, FILE *f);
 /* A set of files in one folder that appear together or not at all: each
  * is written under a temporary name, flushed and synced to the disk, and
  * only when every one is on the disk are they renamed into place; a full
- * disk or a failing writer therefore leaves none of them. (A crash between
- * two renames can still leave the first ones: each file is whole, never
- * half-written.) */
+ * disk or a failing writer therefore leaves none of them, and the folder
+ * is then replaced whole in one rename (art_bundle_commit()): a kill at
+ * any moment leaves the old folder or the new one. */
 typedef struct art_bundle art_bundle;
 
 /* Start a bundle in dir; the folder is created on commit, not before, so
