@@ -631,6 +631,7 @@ static void test_set_aside(const char *memfit, const char *work)
     snap_free(&now);
     /* the kill after the second rename: the new folder stays */
     CHECK(run_quiet(b) == 0, "the new run failed");
+    snap_free(&old);
     snap_take(out, &old);
     CHECK(mkdir(aside, 0777) == 0, "cannot make %s", aside);
     CHECK(run_quiet(b) == 0, "a run beside a left .out.old failed");
