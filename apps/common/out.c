@@ -137,7 +137,21 @@ double cli_round_file(const char *name, double v)
 int cli_out_lock(const char *dir)
 {
     struct art_diag diag = {0, "", 0};
-    const int st = art_dir_lock(dir, &diag);
+    /* A folder that cannot be replaced whole is refused before the run's
+     * work, not after it (the commit would refuse it then). */
+    int st = art_dir_check(dir, &diag);
+    if (st == ART_E_INVALID) {
+        cli_error("--out %s; this run stops and writes nothing",
+                  diag.message);
+        return CLI_EXIT_USAGE;
+    }
+    if (st == ART_E_NOMEM) {
+        cli_error("out of memory: checking --out %s", dir);
+        return CLI_EXIT_FAILURE;
+    }
+    /* ART_E_IO: a folder that cannot be looked at yet; the commit says
+     * why it cannot write it */
+    st = art_dir_lock(dir, &diag);
     switch (st) {
     case ART_OK:
         return CLI_EXIT_OK;

@@ -117,6 +117,9 @@ static void usage(FILE *f)
         CLI_CALIB_HELP
         "  --format F            table|csv|json on stdout (default table)\n"
         "  --out DIR             write the files named above\n"
+        "                        (replaced whole: a kill or a full disk leaves the old\n"
+        "                        folder or the new one; '.', a mount point and a folder\n"
+        "                        holding a folder are refused)\n"
         "  --quiet               no progress\n"
         "  -h, --help, --version   this text; the version\n"
         "\n"

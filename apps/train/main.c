@@ -110,6 +110,9 @@ static void usage(FILE *f)
         "  --out DIR             write run_log.json, training_history.csv,\n"
         "                        training_curves.png (loss_scale.png for\n"
         "                        fp16) and the weights\n"
+        "                        (replaced whole: a kill or a full disk leaves the old\n"
+        "                        folder or the new one; '.', a mount point and a folder\n"
+        "                        holding a folder are refused)\n"
         "  --format F            table|csv|json on stdout (default table)\n"
         "  --quiet               no progress bar\n"
         "  --help, --version\n"
@@ -445,8 +448,9 @@ static int check_outputs(const struct options *o, const struct result *r)
     if (o->co.out_dir && !cli_check_out_dir("--out", o->co.out_dir)) {
         return CLI_EXIT_USAGE;
     }
-    if (o->co.out_dir && cli_out_lock(o->co.out_dir) != CLI_EXIT_OK) {
-        return CLI_EXIT_FAILURE;
+    const int lock = o->co.out_dir ? cli_out_lock(o->co.out_dir) : CLI_EXIT_OK;
+    if (lock != CLI_EXIT_OK) {
+        return lock;
     }
     if (!r->weights_path || r->weights_in_bundle) {
         return CLI_EXIT_OK;

@@ -1,5 +1,7 @@
-/* flock() and syscall() are BSD/Linux extensions beyond POSIX 2008. */
+/* flock() and syscall() are BSD/Linux extensions beyond POSIX 2008;
+ * realpath(path, NULL) is POSIX 2008. */
 #define _DEFAULT_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -215,17 +217,104 @@ static bool same_dir(const char *a, const char *b)
     return n == trimmed_len(b) && strncmp(a, b, n) == 0;
 }
 
+char *art_dir_resolve(const char *dir)
+{
+    char *copy = strndup(dir, trimmed_len(dir));
+    if (!copy) {
+        return NULL;
+    }
+    const char *slash = strrchr(copy, '/');
+    const char *base = slash ? slash + 1 : copy;
+    struct stat lsb;
+    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || !*base ||
+        (lstat(copy, &lsb) == 0 && S_ISLNK(lsb.st_mode))) {
+        char *real = realpath(copy, NULL);
+        if (real || errno == ENOMEM) {
+            free(copy);
+            return real;
+        }
+        /* a link to nothing stays as given: the commit says why it
+         * cannot write there */
+    }
+    return copy;
+}
+
+int art_dir_split(const char *dir, char **parent, const char **base)
+{
+    const char *slash = strrchr(dir, '/');
+    *base = slash ? slash + 1 : dir;
+    *parent = !slash ? strdup(".")
+                     : slash == dir ? strdup("/")
+                                    : strndup(dir, (size_t)(slash - dir));
+    return *parent ? ART_OK : ART_E_NOMEM;
+}
+
+/* What a run killed by SIGKILL (which no handler sees) left beside dir,
+ * cleared by the next run once it holds the lock, so that no other run
+ * can be using it: temporary folders ".NAME.tmp.XXXXXX" (a bundle being
+ * built, or an old folder not yet removed), and ".NAME.old", the old
+ * folder set aside on a file system without an exchange: renamed back
+ * when the kill came before the new folder took its name, else removed. */
+static void clear_killed(const char *dir)
+{
+    char *parent;
+    const char *base;
+    if (art_dir_split(dir, &parent, &base) != ART_OK || !*base) {
+        free(parent);
+        return;
+    }
+    const size_t blen = strlen(base);
+    char *aside = malloc(strlen(parent) + blen + sizeof "/..old");
+    if (aside) {
+        sprintf(aside, "%s/.%s.old", parent, base);
+        struct stat sb;
+        if (lstat(aside, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            if (lstat(dir, &sb) != 0 && errno == ENOENT) {
+                (void)rename(aside, dir);
+            } else {
+                remove_tree_signal_safe(aside);
+            }
+        }
+        free(aside);
+    }
+    DIR *d = opendir(parent);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        struct stat sb;
+        if (n[0] == '.' && strncmp(n + 1, base, blen) == 0 &&
+            strncmp(n + 1 + blen, ".tmp.", 5) == 0 &&
+            strlen(n + 1 + blen + 5) == 6 &&
+            fstatat(dirfd(d), n, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISDIR(sb.st_mode)) {
+            char *path = art_path_join(parent, n);
+            if (path) {
+                remove_tree_signal_safe(path);
+            }
+            free(path);
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    free(parent);
+}
+
 ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
 {
     art_diag_clear(diag);
     if (!dir || !*dir) {
         return ART_E_INVALID;
     }
+    /* the folder a commit replaces: a link and its target, "." and its
+     * absolute path, share one lock */
+    char *copy = art_dir_resolve(dir);
     if (lock_dir) {
         /* held already: by this process, for this folder or another */
-        return same_dir(lock_dir, dir) ? ART_OK : ART_E_INVALID;
+        const bool same = copy && same_dir(lock_dir, copy);
+        free(copy);
+        return same ? ART_OK : ART_E_INVALID;
     }
-    char *copy = strndup(dir, trimmed_len(dir));
     char *path = copy ? lock_path_of(copy) : NULL;
     if (!path || !copy) {
         free(path);
@@ -234,7 +323,9 @@ ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
     }
     /* A lock file is removed by its holder when done; one opened just
      * before that removal locks a file nobody else will see, so the lock
-     * counts only while the path still names the locked file. */
+     * counts only while the path still names the locked file. The lock is
+     * the kernel's (flock), released when its holder dies however it
+     * dies: a file left by a killed run is taken by the next. */
     for (int attempt = 0; attempt < 100; attempt++) {
         const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         if (fd < 0) {
@@ -272,6 +363,7 @@ ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
             if (!registered) {
                 registered = atexit(unlock_at_exit) == 0;
             }
+            clear_killed(lock_dir);
             return ART_OK;
         }
         close(fd);
@@ -283,7 +375,13 @@ ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
 
 ART_API bool art_dir_locked(const char *dir)
 {
-    return lock_dir && dir && same_dir(lock_dir, dir);
+    if (!lock_dir || !dir) {
+        return false;
+    }
+    char *copy = art_dir_resolve(dir);
+    const bool same = copy && same_dir(lock_dir, copy);
+    free(copy);
+    return same;
 }
 
 ART_API void art_dir_unlock(void)

@@ -218,70 +218,133 @@ static void diag_names(struct art_diag *diag, const char *tmp,
     snprintf(diag->message, sizeof diag->message, "%s%s", dir, rest);
 }
 
-/* The old way, for a folder that cannot be swapped whole ("." or a
- * symbolic link, a mount point, one with subfolders): the members written
- * in it under temporary names, then renamed one by one with SIGINT and
- * SIGTERM held. A SIGKILL among the renames leaves some members new. */
-static int commit_in_place(const art_bundle *b, const char *dir,
-                           struct art_diag *diag)
+enum place { PLACE_NEW, PLACE_SWAP };
+
+/* The last name of a path without trailing slashes. */
+static const char *base_of(const char *dir)
 {
-    art_atomic **tmp = calloc(b->n ? b->n : 1, sizeof *tmp);
-    int st = tmp ? art_mkdir_p(dir, diag) : ART_E_NOMEM;
-    if (st == ART_OK) {
-        st = write_members(b, dir, tmp, diag);
-    }
-    sigset_t held;
-    art_signals_hold(true, &held);
-    for (size_t i = 0; st == ART_OK && i < b->n; i++) {
-        st = art_atomic_rename(tmp[i], diag);
-    }
-    art_signals_hold(false, &held);
-    if (st == ART_OK && b->n > 0) {
-        st = art_sync_dir(dir, diag);
-    }
-    abort_members(b, tmp);
-    return st;
+    const char *slash = strrchr(dir, '/');
+    return slash ? slash + 1 : dir;
 }
 
-enum place { PLACE_NEW, PLACE_SWAP, PLACE_IN_PLACE };
-
-/* How dir can be replaced: it does not exist (renamed into place), it is a
- * folder of files on its parent's file system (swapped whole), or
- * anything else (in place). */
-static int choose_place(const char *dir, const char *parent, const char *base,
-                        mode_t *mode)
+/* Why folder dir (resolved: art_dir_resolve()) cannot be replaced whole,
+ * into why[len], or "" when it can; *place says how it is replaced, *mode
+ * its permissions. ART_E_IO (diag) when it cannot be looked at. Refused:
+ * the root, the current folder (the shell that started the run would be
+ * left in the old one, removed), a mount point (its own file system: the
+ * temporary sibling cannot be renamed onto it) and a folder holding a
+ * folder (no run writes one, and it cannot be carried into the new folder
+ * in one step as a file is, by a hard link). */
+static int placement(const char *dir, const char *parent, const char *base,
+                     int *place, mode_t *mode, char *why, size_t len,
+                     struct art_diag *diag)
 {
-    struct stat sb, pb;
-    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || !*base) {
-        return PLACE_IN_PLACE;
+    why[0] = '\0';
+    *place = PLACE_SWAP;
+    struct stat sb, pb, cwd;
+    if (!*base) {
+        snprintf(why, len, "the root folder cannot be replaced whole");
+        return ART_OK;
     }
     if (lstat(dir, &sb) != 0) {
-        return errno == ENOENT ? PLACE_NEW : PLACE_IN_PLACE;
+        if (errno == ENOENT) {
+            *place = PLACE_NEW;
+            return ART_OK;
+        }
+        return art_io_fail(diag, dir, errno);
     }
-    if (!S_ISDIR(sb.st_mode) || stat(parent, &pb) != 0 ||
-        pb.st_dev != sb.st_dev) {
-        return PLACE_IN_PLACE;
+    if (!S_ISDIR(sb.st_mode)) {
+        /* a link to nothing, a file: art_mkdir_p() says which */
+        return art_mkdir_p(dir, diag) == ART_OK
+                   ? art_io_fail(diag, dir, ENOTDIR)
+                   : ART_E_IO;
     }
     *mode = sb.st_mode & 07777;
+    if (stat(".", &cwd) == 0 && cwd.st_dev == sb.st_dev &&
+        cwd.st_ino == sb.st_ino) {
+        snprintf(why, len,
+                 "it is the current folder, which cannot be replaced whole "
+                 "(the shell would be left in the old one); name a folder "
+                 "inside it or beside it");
+        return ART_OK;
+    }
+    if (stat(parent, &pb) != 0) {
+        return art_io_fail(diag, parent, errno);
+    }
+    if (pb.st_dev != sb.st_dev) {
+        snprintf(why, len,
+                 "it is a mount point, which cannot be replaced whole; name "
+                 "a folder inside it");
+        return ART_OK;
+    }
     DIR *d = opendir(dir);
     if (!d) {
-        return PLACE_IN_PLACE;
+        return art_io_fail(diag, dir, errno);
     }
-    int place = PLACE_SWAP;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
             continue;
         }
         struct stat eb;
-        if (fstatat(dirfd(d), e->d_name, &eb, AT_SYMLINK_NOFOLLOW) != 0 ||
+        if (fstatat(dirfd(d), e->d_name, &eb, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISDIR(eb.st_mode)) {
-            place = PLACE_IN_PLACE;
+            snprintf(why, len,
+                     "it holds the folder '%.200s', which no edgefit run "
+                     "writes and which cannot be carried into the new folder "
+                     "in one step; move it out or choose another folder",
+                     e->d_name);
             break;
         }
     }
     closedir(d);
-    return place;
+    return ART_OK;
+}
+
+/* The refusal of placement() as diag's message: the folder as given
+ * (trailing slashes dropped), its resolved path when that differs, and
+ * why. */
+static int refuse(struct art_diag *diag, const char *given, const char *dir,
+                  const char *why)
+{
+    if (diag) {
+        size_t n = strlen(given);
+        while (n > 1 && given[n - 1] == '/') {
+            n--;
+        }
+        const bool same = strncmp(given, dir, n) == 0 && !dir[n];
+        diag->line = 0;
+        diag->sys_errno = 0;
+        snprintf(diag->message, sizeof diag->message, "%.*s%s%s%s: %s",
+                 (int)(n < 300 ? n : 300), given, same ? "" : " (",
+                 same ? "" : dir, same ? "" : ")", why);
+    }
+    return ART_E_INVALID;
+}
+
+ART_API int art_dir_check(const char *dir, struct art_diag *diag)
+{
+    art_diag_clear(diag);
+    if (!dir || !*dir) {
+        return ART_E_INVALID;
+    }
+    char *real = art_dir_resolve(dir);
+    char *parent = NULL;
+    const char *base;
+    int st = real ? art_dir_split(real, &parent, &base) : ART_E_NOMEM;
+    int place;
+    mode_t mode;
+    char why[400];
+    if (st == ART_OK) {
+        st = placement(real, parent, base, &place, &mode, why, sizeof why,
+                       diag);
+    }
+    if (st == ART_OK && why[0]) {
+        st = refuse(diag, dir, real, why);
+    }
+    free(parent);
+    free(real);
+    return st;
 }
 
 static bool is_member(const art_bundle *b, const char *name)
@@ -345,12 +408,40 @@ static int exchange(const char *a, const char *b)
 #endif
 }
 
+/* The swap where the file system has no exchange: the old folder renamed
+ * to ".NAME.old" beside it, the new one renamed onto dir, the old one
+ * removed (by the caller, as tmp names it then). A SIGKILL between the two
+ * renames leaves no dir but ".NAME.old", which the next run renames back
+ * when it takes the lock (art_dir_lock()); SIGINT and SIGTERM are held. */
+static int set_aside(const char *dir, const char *parent, const char *base,
+                     char *tmp, struct art_diag *diag)
+{
+    const size_t len = strlen(parent) + strlen(base) + sizeof "/..old";
+    char *aside = malloc(len);
+    if (!aside) {
+        return art_status_fail(diag, dir, ART_E_NOMEM);
+    }
+    snprintf(aside, len, "%s/.%s.old", parent, base);
+    int st = ART_OK;
+    if (rename(dir, aside) != 0) {
+        st = art_io_fail(diag, dir, errno);
+    } else if (rename(tmp, dir) != 0) {
+        st = art_io_fail(diag, dir, errno);
+        (void)rename(aside, dir); /* the old one back */
+    } else {
+        /* the old folder where the caller removes what tmp names */
+        (void)rename(aside, tmp);
+    }
+    free(aside);
+    return st;
+}
+
 /* The whole folder replaced: the bundle written into a temporary sibling
  * folder ".NAME.tmp.XXXXXX", synced, then renamed onto dir (new) or
  * exchanged with it (swap) in one rename, and the old folder removed. A
  * kill at any moment leaves dir all old or all new; a full disk leaves it
  * as it was. Where the exchange is refused (a file system without it),
- * the members are renamed one by one from the sibling. */
+ * set_aside(). */
 static int commit_whole(const art_bundle *b, const char *dir,
                         const char *parent, const char *base, int place,
                         mode_t mode, struct art_diag *diag)
@@ -416,21 +507,18 @@ static int commit_whole(const art_bundle *b, const char *dir,
                 tmp[0] = '\0'; /* nothing left to remove */
             }
         } else if (exchange(tmp, dir) != 0) {
-            if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) {
-                /* no exchange here: member by member */
-                for (size_t i = 0; st == ART_OK && i < b->n; i++) {
-                    char *from = art_path_join(tmp, b->entries[i].name);
-                    char *to = art_path_join(dir, b->entries[i].name);
-                    if (!from || !to) {
-                        st = art_status_fail(diag, dir, ART_E_NOMEM);
-                    } else if (rename(from, to) != 0) {
-                        st = art_io_fail(diag, to, errno);
-                    }
-                    free(from);
-                    free(to);
-                }
+            const int err = errno;
+            if (err == EINVAL || err == ENOSYS || err == ENOTSUP) {
+                st = set_aside(dir, parent, base, tmp, diag);
             } else {
-                st = art_io_fail(diag, dir, errno);
+                st = art_io_fail(diag, dir, err);
+            }
+            if (err == EBUSY && diag) {
+                /* a bind mount on the same file system: placement() saw
+                 * no mount point */
+                snprintf(diag->message, sizeof diag->message,
+                         "%s: %s (a mount point cannot be replaced whole)",
+                         dir, strerror(err));
             }
         }
         /* the new name reaches the disk */
@@ -463,29 +551,26 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
     if (!b) {
         return ART_E_INVALID;
     }
-    /* dir without trailing slashes, its parent and its last name */
-    char *dir = strdup(b->dir);
-    char *parent = NULL;
-    int st = dir ? ART_OK : ART_E_NOMEM;
-    if (dir) {
-        size_t n = strlen(dir);
-        while (n > 1 && dir[n - 1] == '/') {
-            dir[--n] = '\0';
+    /* the folder replaced (a link's target, "."'s absolute path), its
+     * parent and its last name */
+    char *dir = art_dir_resolve(b->dir);
+    const char *base = "";
+    if (dir && (strcmp(base_of(dir), ".") == 0 ||
+                strcmp(base_of(dir), "..") == 0)) {
+        /* "new/." resolves once "new" exists */
+        if (art_mkdir_p(dir, NULL) == ART_OK) {
+            free(dir);
+            dir = art_dir_resolve(b->dir);
         }
-        const char *slash = strrchr(dir, '/');
-        parent = !slash ? strdup(".")
-                        : slash == dir ? strdup("/")
-                                       : strndup(dir, (size_t)(slash - dir));
-        st = parent ? ART_OK : ART_E_NOMEM;
     }
+    char *parent = NULL;
+    int st = dir ? art_dir_split(dir, &parent, &base) : ART_E_NOMEM;
     if (st != ART_OK) {
         art_status_fail(diag, b->dir, st);
         free(dir);
         art_bundle_destroy(b);
         return st;
     }
-    const char *slash = strrchr(dir, '/');
-    const char *base = slash ? slash + 1 : dir;
     /* The lock, unless this process holds it already (an app takes it
      * when it starts): a parent folder made first, since the lock file
      * lives in it. */
@@ -511,10 +596,17 @@ ART_API int art_bundle_commit(art_bundle *b, struct art_diag *diag)
     }
     mode_t mode = 0777;
     if (st == ART_OK) {
-        const int place = choose_place(dir, parent, base, &mode);
-        st = place == PLACE_IN_PLACE
-                 ? commit_in_place(b, dir, diag)
-                 : commit_whole(b, dir, parent, base, place, mode, diag);
+        /* checked again here, as the folder is now: what the app's check
+         * at its start allowed may have changed since */
+        int place;
+        char why[400];
+        st = placement(dir, parent, base, &place, &mode, why, sizeof why,
+                       diag);
+        if (st == ART_OK && why[0]) {
+            st = refuse(diag, b->dir, dir, why);
+        } else if (st == ART_OK) {
+            st = commit_whole(b, dir, parent, base, place, mode, diag);
+        }
     }
     if (took) {
         art_dir_unlock();

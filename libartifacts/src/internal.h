@@ -35,6 +35,14 @@ void art_signals_hold(bool hold, void *saved);
  * is full (then a signal leaves it). */
 int art_live_dir_add(const char *path);
 void art_live_dir_remove(int slot);
+/* The folder a commit of dir replaces (a new string; NULL without
+ * memory): trailing slashes dropped, and a last name that is ".", ".." or
+ * a symbolic link resolved to its absolute target, which is the folder
+ * swapped (the link stays and names the new folder). */
+char *art_dir_resolve(const char *dir);
+/* dir's parent (a new string; "." for a bare name, "/" under the root)
+ * and its last name (in dir); ART_E_NOMEM. */
+int art_dir_split(const char *dir, char **parent, const char **base);
 /* Remove folder path and the files in it (one level). */
 void art_remove_tree(const char *path);
 

@@ -74,6 +74,10 @@ static int by_name(const struct dirent **a, const struct dirent **b)
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
+/* A file of the user's in --out (kept by every run, whatever the kill):
+ * left out of snapshots and checked on its own. NULL for none. */
+static const char *kept_name;
+
 /* The files of dir, sorted by name; n -1 when dir is missing. */
 static void snap_take(const char *dir, struct snap *s)
 {
@@ -85,7 +89,8 @@ static void snap_take(const char *dir, struct snap *s)
         return;
     }
     for (int i = 0; i < k; i++) {
-        if (list[i]->d_name[0] != '.' && s->n < FILES_MAX) {
+        if (list[i]->d_name[0] != '.' && s->n < FILES_MAX &&
+            !(kept_name && strcmp(list[i]->d_name, kept_name) == 0)) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", dir, list[i]->d_name);
             snprintf(s->name[s->n], sizeof s->name[0], "%s",
@@ -150,12 +155,15 @@ static enum state judge(const struct snap *now, const struct snap *old,
         return OLD;
     }
     if (!same_names(now, new_names)) {
+        fprintf(stderr, "  (%d files, not the new run's %d names)\n",
+                now->n, new_names->n);
         return MIX;
     }
     for (int i = 0; i < now->n; i++) {
         for (int j = 0; j < old->n; j++) {
             if (strcmp(now->name[i], old->name[j]) == 0 &&
                 same_file(now, i, old, j)) {
+                fprintf(stderr, "  (%s is the old run's)\n", now->name[i]);
                 return MIX;
             }
         }
@@ -174,7 +182,7 @@ static int leftovers(const char *work, char *first, size_t len)
     int n = 0;
     while (d && (e = readdir(d))) {
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-            strcmp(e->d_name, "out")) {
+            strcmp(e->d_name, "out") && strcmp(e->d_name, "link")) {
             if (n++ == 0) {
                 snprintf(first, len, "%s", e->d_name);
             }
@@ -206,10 +214,16 @@ static void clear_leftovers(const char *work)
 
 /* ---- running ---- */
 
+/* The folder children run in (NULL: this one's). */
+static const char *child_cwd;
+
 static pid_t spawn(char *const argv[], const char *err_path)
 {
     const pid_t pid = fork();
     if (pid == 0) {
+        if (child_cwd && chdir(child_cwd) != 0) {
+            _exit(126);
+        }
         const int null = open("/dev/null", O_RDWR);
         const int err = err_path
                             ? open(err_path, O_WRONLY | O_CREAT | O_TRUNC,
@@ -246,18 +260,38 @@ static int run_quiet(char *const argv[])
 
 /* ---- the tests ---- */
 
-/* Signals at random moments of a run that replaces an old folder. */
-static void test_signals(const char *layerwise, const char *work)
+/* The user's file in --out unchanged (when there is one). */
+static bool kept_intact(const char *out)
+{
+    if (!kept_name) {
+        return true;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", out, kept_name);
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    const bool ok = text && len == 5 && memcmp(text, "mine\n", 5) == 0;
+    free(text);
+    return ok;
+}
+
+/* Signals at random moments of a run that replaces an old folder: out is
+ * the folder looked at, arg what --out names (out, or a link to it).
+ * After a SIGKILL (no handler runs) the next run must succeed and leave
+ * nothing beside the folder, whatever the killed one left. */
+static void test_signals(const char *layerwise, const char *work,
+                         const char *label, const char *arg, int runs)
 {
     char out[4096], ref[4096];
     snprintf(out, sizeof out, "%s/out", work);
     snprintf(ref, sizeof ref, "%s/ref", work);
     char *old_run[] = {(char *)layerwise, "--model", "mlp:784-64-10",
                        "--repeats", "1", "--warmup", "0", "--min-sample-ms",
-                       "0", "--quiet", "--out", out, NULL};
+                       "0", "--quiet", "--out", (char *)arg, NULL};
     char *new_run[] = {(char *)layerwise, "--model", "smallcnn", "--batch",
                        "4", "--repeats", "1", "--warmup", "0",
-                       "--min-sample-ms", "0", "--quiet", "--out", out, NULL};
+                       "--min-sample-ms", "0", "--quiet", "--out",
+                       (char *)arg, NULL};
     char *ref_run[] = {(char *)layerwise, "--model", "smallcnn", "--batch",
                        "4", "--repeats", "1", "--warmup", "0",
                        "--min-sample-ms", "0", "--quiet", "--out", ref, NULL};
@@ -266,23 +300,21 @@ static void test_signals(const char *layerwise, const char *work)
     snap_take(ref, &new_names);
     run_rmdir(ref);
     CHECK(new_names.n > 2, "the new run wrote %d files", new_names.n);
-    CHECK(run_quiet(old_run) == 0, "the old run failed");
+    CHECK(run_quiet(old_run) == 0, "%s: the old run failed", label);
     snap_take(out, &old);
     /* how long a run lasts, to spread the signals over it */
     const double t0 = now_s();
-    CHECK(run_quiet(new_run) == 0, "an unkilled run failed");
+    CHECK(run_quiet(new_run) == 0, "%s: an unkilled run failed", label);
     const double span = now_s() - t0;
-    run_rmdir(out);
-    CHECK(run_quiet(old_run) == 0, "the old run failed");
+    CHECK(run_quiet(old_run) == 0, "%s: the old run failed", label);
     snap_free(&old);
     snap_take(out, &old);
 
-    static const int sigs[] = {SIGINT, SIGTERM, SIGINT, SIGTERM, SIGKILL};
+    static const int sigs[] = {SIGINT, SIGKILL, SIGTERM, SIGKILL};
     int olds = 0, news = 0, mixes = 0, finished = 0, killed_left = 0;
     uint64_t rng = 12345;
-    const int runs = 60;
     for (int i = 0; i < runs; i++) {
-        const int sig = sigs[i % 5];
+        const int sig = sigs[i % 4];
         const double at = span * 1.2 * (double)(run_lcg(&rng) % 10000) / 1e4;
         const pid_t pid = spawn(new_run, NULL);
         struct timespec d = {(time_t)at, (long)((at - (time_t)at) * 1e9)};
@@ -296,35 +328,46 @@ static void test_signals(const char *layerwise, const char *work)
         const int left = leftovers(work, first, sizeof first);
         if (sig != SIGKILL) {
             CHECK(left == 0,
-                  "signal %d at %.3f s left %d entries beside --out (%s)",
-                  sig, at, left, first);
-        } else {
-            killed_left += left > 0;
-            clear_leftovers(work);
+                  "%s: signal %d at %.3f s left %d entries beside --out (%s)",
+                  label, sig, at, left, first);
         }
-        CHECK(s != MIX, "signal %d at %.3f s (of %.3f) left a mix in --out",
+        CHECK(s != MIX,
+              "%s: signal %d at %.3f s (of %.3f) left a mix in --out", label,
               sig, at, span);
+        CHECK(kept_intact(out), "%s: signal %d at %.3f s lost the user's file",
+              label, sig, at);
         olds += s == OLD;
         news += s == NEW;
         mixes += s == MIX;
         snap_free(&now);
-        if (s != OLD) {
+        if (sig == SIGKILL) {
+            /* the next run: not blocked by the dead run's lock file, and
+             * it clears the dead run's temporaries */
+            killed_left += left > 0;
+            CHECK(run_quiet(old_run) == 0,
+                  "%s: the run after a SIGKILL at %.3f s failed (it had "
+                  "left %s)", label, at, left ? first : "nothing");
+            const int after = leftovers(work, first, sizeof first);
+            CHECK(after == 0,
+                  "%s: the run after a SIGKILL at %.3f s left %s beside "
+                  "--out", label, at, first);
+            snap_free(&old);
+            snap_take(out, &old);
+        } else if (s != OLD) {
             /* back to the old folder for the next kill */
-            run_rmdir(out);
-            CHECK(run_quiet(old_run) == 0, "the old run failed");
+            CHECK(run_quiet(old_run) == 0, "%s: the old run failed", label);
             snap_free(&old);
             snap_take(out, &old);
         }
     }
-    printf("signals: %d runs over %.3f s: %d left the old folder, %d the "
-           "new, %d a mix; %d finished first; %d SIGKILLs left a "
-           "temporary\n",
-           runs, span, olds, news, mixes, finished, killed_left);
+    printf("signals (%s): %d runs over %.3f s: %d left the old folder, %d "
+           "the new, %d a mix; %d finished first; %d SIGKILLs left "
+           "something beside it, cleared by the next run\n",
+           label, runs, span, olds, news, mixes, finished, killed_left);
     CHECK(olds > 0 && news > 0,
-          "the kills did not cover both sides of the commit");
+          "%s: the kills did not cover both sides of the commit", label);
     snap_free(&old);
     snap_free(&new_names);
-    run_rmdir(out);
 }
 
 /* Two runs on one folder at once; then one against a held lock. */
@@ -410,15 +453,18 @@ static void test_concurrent(const char *memfit, const char *work)
     run_rmdir(out);
 }
 
-/* A disk full at any byte: the old folder stays as it was. */
-static void test_full_disk(const char *memfit, const char *work)
+/* A disk full at any byte: the old folder stays as it was (out the
+ * folder, arg what --out names). */
+static void test_full_disk(const char *memfit, const char *work,
+                           const char *label, const char *arg)
 {
     char out[4096];
     snprintf(out, sizeof out, "%s/out", work);
-    char *a[] = {(char *)memfit, "--model", "mlp:784-64-10", "--out", out,
+    char *a[] = {(char *)memfit, "--model", "mlp:784-64-10", "--out",
+                 (char *)arg, NULL};
+    char *b[] = {(char *)memfit, "--model", "smallcnn", "--out", (char *)arg,
                  NULL};
-    char *b[] = {(char *)memfit, "--model", "smallcnn", "--out", out, NULL};
-    CHECK(run_quiet(a) == 0, "the old run failed");
+    CHECK(run_quiet(a) == 0, "%s: the old run failed", label);
     struct snap old, now;
     snap_take(out, &old);
     size_t biggest = 0;
@@ -432,38 +478,43 @@ static void test_full_disk(const char *memfit, const char *work)
         snap_take(out, &now);
         if (r.status != 0) {
             refused++;
-            CHECK(r.status == 1, "a full disk at %ld bytes ended %d: %s",
-                  limit, r.status, r.err);
-            CHECK(equal(&now, &old),
-                  "a full disk at %ld bytes changed the old --out", limit);
+            CHECK(r.status == 1, "%s: a full disk at %ld bytes ended %d: %s",
+                  label, limit, r.status, r.err);
+            CHECK(equal(&now, &old) && kept_intact(out),
+                  "%s: a full disk at %ld bytes changed the old --out",
+                  label, limit);
         }
         char first[256] = "";
         CHECK(leftovers(work, first, sizeof first) == 0,
-              "a full disk at %ld bytes left %s", limit, first);
+              "%s: a full disk at %ld bytes left %s", label, limit, first);
         run_free(&r);
         snap_free(&now);
         if (r.status == 0) {
             break; /* the limit holds every file now */
         }
     }
-    printf("full disk: %d limits refused with the old folder intact\n",
-           refused);
-    CHECK(refused > 10, "too few limits refused: %d", refused);
+    printf("full disk (%s): %d limits refused with the old folder intact\n",
+           label, refused);
+    CHECK(refused > 10, "%s: too few limits refused: %d", label, refused);
+    /* the runs' files go (the folder, and a file of the user's, stay) */
+    snap_take(out, &now);
+    for (int i = 0; i < now.n; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", out, now.name[i]);
+        unlink(path);
+    }
+    snap_free(&now);
     snap_free(&old);
-    run_rmdir(out);
 }
 
 /* The folder replaced whole keeps what else the user had in it; a
- * trailing slash names the same folder; a folder with a subfolder (not
- * replaceable whole) is written file by file and keeps it too. */
+ * trailing slash names the same folder. */
 static void test_keep_others(const char *memfit, const char *work)
 {
-    char out[4096], slash[4100], notes[4200], sub[4200], subfile[4300];
+    char out[4096], slash[4100], notes[4200];
     snprintf(out, sizeof out, "%s/out", work);
     snprintf(slash, sizeof slash, "%s/", out);
     snprintf(notes, sizeof notes, "%s/notes.txt", out);
-    snprintf(sub, sizeof sub, "%s/sub", out);
-    snprintf(subfile, sizeof subfile, "%s/sub/kept.txt", out);
     char *a[] = {(char *)memfit, "--model", "mlp:784-64-10", "--out", slash,
                  NULL};
     char *b[] = {(char *)memfit, "--model", "smallcnn", "--out", out, NULL};
@@ -482,17 +533,112 @@ static void test_keep_others(const char *memfit, const char *work)
     struct stat after;
     CHECK(stat(out, &after) == 0 && after.st_ino != before.st_ino,
           "the folder was not replaced whole");
-    /* a subfolder: in place, kept */
-    CHECK(mkdir(sub, 0777) == 0, "cannot make %s", sub);
-    f = fopen(subfile, "w");
-    CHECK(f && fclose(f) == 0, "cannot write %s", subfile);
-    CHECK(run_quiet(a) == 0, "a run on a folder with a subfolder failed");
-    CHECK(access(subfile, F_OK) == 0 && access(notes, F_OK) == 0,
-          "a folder with a subfolder lost files");
     char first[256] = "";
     CHECK(leftovers(work, first, sizeof first) == 0, "%s left", first);
-    unlink(subfile);
+    run_rmdir(out);
+}
+
+/* A run on a folder that cannot be replaced whole stops before its work
+ * with exit 2, names the folder and the reason, and changes nothing. */
+static void expect_refused(const char *label, char *const argv[],
+                           const char *folder, const char *why)
+{
+    struct snap before, now;
+    snap_take(folder, &before);
+    const pid_t pid = spawn(argv, "/tmp/edgefit-test-out.err");
+    const int st = wait_status(pid);
+    size_t len = 0;
+    char *err = slurp("/tmp/edgefit-test-out.err", &len);
+    unlink("/tmp/edgefit-test-out.err");
+    CHECK(st == 2 && err && memmem(err, len, why, strlen(why)) &&
+              memmem(err, len, "writes nothing", 14),
+          "%s: ended %d: %.*s", label, st, (int)len, err ? err : "");
+    snap_take(folder, &now);
+    CHECK(equal(&now, &before), "%s: the folder changed", label);
+    snap_free(&now);
+    snap_free(&before);
+    free(err);
+}
+
+static void test_refused(const char *memfit, const char *work)
+{
+    char out[4096], sub[4200], mnt[4200];
+    snprintf(out, sizeof out, "%s/out", work);
+    snprintf(sub, sizeof sub, "%s/out/sub", work);
+    snprintf(mnt, sizeof mnt, "%s/out/mnt", work);
+    char *a[] = {(char *)memfit, "--model", "mlp:784-64-10", "--out", out,
+                 NULL};
+    char *dot[] = {(char *)memfit, "--model", "smallcnn", "--out", ".", NULL};
+    char *up[] = {(char *)memfit, "--model", "smallcnn", "--out", "../out",
+                  NULL};
+    char *at_mnt[] = {(char *)memfit, "--model", "smallcnn", "--out", mnt,
+                      NULL};
+    CHECK(run_quiet(a) == 0, "the old run failed");
+    /* ".", and the same folder by another name, run from inside it */
+    child_cwd = out;
+    expect_refused("--out .", dot, out, "it is the current folder");
+    expect_refused("--out ../out", up, out, "it is the current folder");
+    child_cwd = NULL;
+    /* a folder the user made in it */
+    CHECK(mkdir(sub, 0777) == 0, "cannot make %s", sub);
+    expect_refused("a subfolder", a, out, "it holds the folder 'sub'");
+    CHECK(access(sub, F_OK) == 0, "the subfolder went");
     rmdir(sub);
+    /* a mount point (root only: elsewhere there is none to make) */
+    CHECK(mkdir(mnt, 0777) == 0, "cannot make %s", mnt);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=1m none %s 2>/dev/null",
+             mnt);
+    if (geteuid() == 0 && system(cmd) == 0) {
+        expect_refused("a mount point", at_mnt, mnt, "it is a mount point");
+        snprintf(cmd, sizeof cmd, "umount %s", mnt);
+        CHECK(system(cmd) == 0, "cannot unmount %s", mnt);
+        printf("refused: '.', ../out from inside it, a folder holding a "
+               "folder, a mount point\n");
+    } else {
+        printf("refused: '.', ../out from inside it, a folder holding a "
+               "folder (no mount point: not root)\n");
+    }
+    rmdir(mnt);
+    char first[256] = "";
+    CHECK(leftovers(work, first, sizeof first) == 0, "%s left", first);
+    run_rmdir(out);
+}
+
+/* A SIGKILL between the two renames of a file system without the
+ * exchange leaves no --out but .out.old: the next run puts it back when
+ * it takes the lock (here a run then refused by a full disk, which must
+ * leave the old folder), or removes it when the new folder is in place. */
+static void test_set_aside(const char *memfit, const char *work)
+{
+    char out[4096], aside[4200];
+    snprintf(out, sizeof out, "%s/out", work);
+    snprintf(aside, sizeof aside, "%s/.out.old", work);
+    char *a[] = {(char *)memfit, "--model", "mlp:784-64-10", "--out", out,
+                 NULL};
+    char *b[] = {(char *)memfit, "--model", "smallcnn", "--out", out, NULL};
+    CHECK(run_quiet(a) == 0, "the old run failed");
+    struct snap old, now;
+    snap_take(out, &old);
+    CHECK(rename(out, aside) == 0, "cannot set %s aside", out);
+    struct run_result r;
+    run_argv_fsize(b, 1, &r);
+    snap_take(out, &now);
+    CHECK(r.status == 1 && equal(&now, &old),
+          "a run after a kill between the renames ended %d (%s) without the "
+          "old folder back", r.status, r.err);
+    run_free(&r);
+    snap_free(&now);
+    /* the kill after the second rename: the new folder stays */
+    CHECK(run_quiet(b) == 0, "the new run failed");
+    snap_free(&old);
+    snap_take(out, &old);
+    CHECK(mkdir(aside, 0777) == 0, "cannot make %s", aside);
+    CHECK(run_quiet(b) == 0, "a run beside a left .out.old failed");
+    char first[256] = "";
+    CHECK(leftovers(work, first, sizeof first) == 0,
+          "a run beside a left .out.old left %s", first);
+    snap_free(&old);
     run_rmdir(out);
 }
 
@@ -503,6 +649,14 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* absolute: some runs start in another folder */
+    char *apps[2] = {realpath(argv[1], NULL), realpath(argv[2], NULL)};
+    if (!apps[0] || !apps[1]) {
+        perror("realpath");
+        return 1;
+    }
+    argv[1] = apps[0];
+    argv[2] = apps[1];
     char work[] = "/tmp/edgefit-test-out.XXXXXX";
     if (!mkdtemp(work)) {
         perror("mkdtemp");
@@ -516,10 +670,37 @@ int main(int argc, char **argv)
         return 1;
     }
     setenv("XDG_CACHE_HOME", xdg, 1);
+    char out[4096], link[4096];
+    snprintf(out, sizeof out, "%s/out", work);
+    snprintf(link, sizeof link, "%s/link", work);
     test_keep_others(argv[2], work);
+    test_refused(argv[2], work);
+    test_set_aside(argv[2], work);
     test_concurrent(argv[2], work);
-    test_full_disk(argv[2], work);
-    test_signals(argv[1], work);
+    test_full_disk(argv[2], work, "out", out);
+    test_signals(argv[1], work, "out", out, 40);
+    run_rmdir(out);
+    /* --out a symbolic link: its target is swapped whole, the link stays */
+    CHECK(mkdir(out, 0777) == 0 && symlink("out", link) == 0,
+          "cannot make %s", link);
+    test_full_disk(argv[2], work, "a link", link);
+    test_signals(argv[1], work, "a link", link, 20);
+    struct stat lsb;
+    CHECK(lstat(link, &lsb) == 0 && S_ISLNK(lsb.st_mode),
+          "the link is no longer a link");
+    unlink(link);
+    run_rmdir(out);
+    /* a file of the user's in the folder: kept by hard links */
+    char notes[4200];
+    snprintf(notes, sizeof notes, "%s/notes.txt", out);
+    FILE *f = mkdir(out, 0777) == 0 ? fopen(notes, "w") : NULL;
+    CHECK(f && fputs("mine\n", f) >= 0 && fclose(f) == 0, "cannot write %s",
+          notes);
+    kept_name = "notes.txt";
+    test_full_disk(argv[2], work, "a user's file", out);
+    test_signals(argv[1], work, "a user's file", out, 20);
+    kept_name = NULL;
+    run_rmdir(out);
     char cache[4200];
     snprintf(cache, sizeof cache, "%s/edgefit", xdg);
     run_rmdir(cache);

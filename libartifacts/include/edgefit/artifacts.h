@@ -107,8 +107,22 @@ ART_API int art_mkdir_p(const char *dir, struct art_diag *diag);
  * second run on the same folder stops at once. ART_E_BUSY when another
  * process holds it (diag says so), ART_E_IO when the lock file cannot be
  * made (diag: why; the folder's parent must exist), ART_E_INVALID when this
- * process holds another folder's lock. One folder per process. */
+ * process holds another folder's lock. One folder per process. A symbolic
+ * link and its target, "." and its absolute path, share one lock. The lock
+ * is the kernel's and dies with its holder: a lock file left by a run
+ * killed by SIGKILL is taken by the next run, which then removes what the
+ * killed run left beside the folder (".NAME.tmp.XXXXXX" folders; a
+ * ".NAME.old" renamed back when dir is missing, else removed). */
 ART_API int art_dir_lock(const char *dir, struct art_diag *diag);
+/* Whether a commit can replace folder dir whole: ART_OK when it can (or
+ * does not exist yet); ART_E_INVALID, with "DIR (RESOLVED): why" in diag,
+ * for the root, the current folder (a shell in it would be left in the
+ * removed old one), a mount point and a folder that holds a folder (no
+ * bundle writes one, and it cannot be carried into the new folder in one
+ * step, as its other files are by hard links); ART_E_IO when it cannot be
+ * looked at. For a check before a long run: art_bundle_commit() checks
+ * again and refuses the same way. */
+ART_API int art_dir_check(const char *dir, struct art_diag *diag);
 /* Whether this process holds dir's lock. */
 ART_API bool art_dir_locked(const char *dir);
 /* Release the lock (nothing when none is held). */
@@ -129,9 +143,9 @@ typedef int (*art_write_fn)(const void *obj, FILE *f);
 /* A set of files in one folder that appear together or not at all: each
  * is written under a temporary name, flushed and synced to the disk, and
  * only when every one is on the disk are they renamed into place; a full
- * disk or a failing writer therefore leaves none of them. (A crash between
- * two renames can still leave the first ones: each file is whole, never
- * half-written.) */
+ * disk or a failing writer therefore leaves none of them, and the folder
+ * is then replaced whole in one rename (art_bundle_commit()): a kill at
+ * any moment leaves the old folder or the new one. */
 typedef struct art_bundle art_bundle;
 
 /* Start a bundle in dir; the folder is created on commit, not before, so
@@ -156,10 +170,14 @@ ART_API int art_bundle_add_doc(art_bundle *b, const char *name,
  * the parent synced, the old folder removed; frees the bundle. A kill at
  * any moment leaves dir all old or all new; a failed write, flush or sync
  * (a full disk) leaves it as it was, and a new dir is not made at all.
- * Where a folder cannot be replaced whole ("." or "..", a symbolic link, a
- * mount point, a folder with subfolders, a file system without the
- * exchange) the members are renamed one by one, as before: each whole,
- * but a SIGKILL among the renames leaves some new. diag (may be NULL)
+ * A symbolic link is resolved and its target replaced (the link stays);
+ * "." and ".." are taken by their absolute paths. A folder that cannot be
+ * replaced whole is refused, unchanged (ART_E_INVALID, diag says why; see
+ * art_dir_check()). On a file system without the exchange the old folder
+ * is first renamed to ".NAME.old" beside it: a SIGKILL between that and
+ * the new folder's rename leaves no dir until the next run on it renames
+ * the old one back (art_dir_lock() clears what a killed run left). diag
+ * (may be NULL)
  * receives "path: reason" for the file or folder that failed (named in
  * dir, not the temporary) and, for ART_E_IO, the errno; ART_E_BUSY when
  * another process holds the lock. */
