@@ -9,11 +9,15 @@
 #    allocation) is meson's slow suite: meson test --setup all --suite
 #    faults.
 # 2. Integer arithmetic of the parsers: the text-model, ONNX, CSV,
-#    safetensors and npy readers built by clang with
+#    safetensors, npy, IDX and int8 calibration-file readers built by
+#    clang with
 #    -fsanitize=unsigned-integer-overflow,signed-integer-overflow,shift,
 #    integer-divide-by-zero (no recovery: a report fails), replaying the
-#    fuzz corpora and the parser tests. Intentional wrap-arounds (the FNV
-#    hash) are marked no_sanitize at the function.
+#    fuzz corpora and the parser tests (under a minute once built).
+#    Intentional wrap-arounds are marked no_sanitize at the function (the
+#    FNV hash, SplitMix64) or listed by function in
+#    tests/faults/integer-ignore.txt (the int8 kernels' wrapping add, the
+#    tests' own generators).
 #
 # usage: sh scripts/ci-faults.sh [BUILD_DIR]   (default: build, made if
 # missing; never an ASan build, whose allocator the shim cannot front)
@@ -31,15 +35,17 @@ san=unsigned-integer-overflow,signed-integer-overflow,shift,integer-divide-by-ze
 if [ ! -f build-int/build.ninja ]; then
     CC=clang meson setup build-int -Dbuildtype=debugoptimized \
         -Db_lundef=false \
-        "-Dc_args=-fsanitize=$san -fno-sanitize-recover=all" \
+        "-Dc_args=-fsanitize=$san -fno-sanitize-recover=all -fsanitize-ignorelist=$PWD/tests/faults/integer-ignore.txt" \
         "-Dc_link_args=-fsanitize=$san"
 fi
 ninja -C build-int tests/fuzz/fuzz-model tests/fuzz/fuzz-onnx \
     tests/fuzz/fuzz-csv tests/fuzz/fuzz-safetensors tests/fuzz/fuzz-npy \
-    tests/memest/test-memest-parse
+    tests/fuzz/fuzz-idx tests/fuzz/fuzz-calib \
+    tests/memest/test-memest-parse tests/profile/test-profile-idx
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for t in model onnx csv safetensors npy; do
+for t in model onnx csv safetensors npy idx calib; do
     build-int/tests/fuzz/fuzz-$t tests/fuzz/corpus_$t/* >/dev/null
 done
-(cd build-int && ./tests/memest/test-memest-parse >/dev/null)
+(cd build-int && ./tests/memest/test-memest-parse >/dev/null &&
+    ./tests/profile/test-profile-idx >/dev/null)
 echo "ci-faults: allocation-failure sample and integer checks passed"

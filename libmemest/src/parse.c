@@ -48,6 +48,15 @@ static int fail(struct ctx *c, int status, int line, int col,
     return status;
 }
 
+/* An allocation of `bytes` for `what` failed: the one wording of the
+ * library's out-of-memory messages (memest_diag_nomem). */
+static int fail_nomem(struct ctx *c, int line, int col, size_t bytes,
+                      const char *what)
+{
+    return fail(c, MEMEST_E_NOMEM, line, col,
+                "out of memory: %s (%zu bytes)", what, bytes);
+}
+
 static void set_source(struct memest_diag *diag, const char *source)
 {
     if (diag == NULL) {
@@ -159,13 +168,15 @@ static void insert_slot(size_t *slots, size_t cap, const char *name,
 }
 
 /* Make room in the set for one more name (tensors = the current count). */
-static int names_reserve(struct names *nm, const struct memest_model *m)
+static int names_reserve(struct names *nm, const struct memest_model *m,
+                         size_t *bytes)
 {
     const size_t tensors = m->input_count + m->count;
     if ((tensors + 1) * 2 > nm->cap) {
         size_t cap = nm->cap ? nm->cap * 2 : 32;
         size_t *slots = calloc(cap, sizeof *slots);
         if (slots == NULL) {
+            *bytes = cap * sizeof *slots;
             return MEMEST_E_NOMEM;
         }
         for (size_t t = 0; t < tensors; t++) {
@@ -179,22 +190,25 @@ static int names_reserve(struct names *nm, const struct memest_model *m)
 }
 
 /* Make room for one more layer. */
-static int reserve_layer(struct memest_model *m)
+static int reserve_layer(struct memest_model *m, size_t *bytes)
 {
     if (m->count == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 16;
         struct memest_layer *l;
         struct layer_extra *x;
-        if (cap > SIZE_MAX / sizeof *l) {
+        if (cap > SIZE_MAX / sizeof *x) {
+            *bytes = SIZE_MAX;
             return MEMEST_E_NOMEM;
         }
         l = realloc(m->layers, cap * sizeof *l);
         if (l == NULL) {
+            *bytes = cap * sizeof *l;
             return MEMEST_E_NOMEM;
         }
         m->layers = l;
         x = realloc(m->extra, cap * sizeof *x);
         if (x == NULL) {
+            *bytes = cap * sizeof *x;
             return MEMEST_E_NOMEM;
         }
         m->extra = x;
@@ -268,17 +282,19 @@ static int add_input(struct ctx *c, struct memest_model *m, struct names *nm,
         size_t cap = m->input_cap ? m->input_cap * 2 : 4;
         struct model_input *grown = realloc(m->inputs, cap * sizeof *grown);
         if (grown == NULL) {
-            return fail(c, MEMEST_E_NOMEM, c->line, col, "out of memory");
+            return fail_nomem(c, c->line, col, cap * sizeof *grown,
+                              "the model's inputs");
         }
         m->inputs = grown;
         m->input_cap = cap;
     }
-    if (names_reserve(nm, m) != MEMEST_OK) {
-        return fail(c, MEMEST_E_NOMEM, c->line, col, "out of memory");
+    size_t bytes = 0;
+    if (names_reserve(nm, m, &bytes) != MEMEST_OK) {
+        return fail_nomem(c, c->line, col, bytes, "the table of names");
     }
     in.name = dup_n(nm_s, nm_n);
     if (in.name == NULL) {
-        return fail(c, MEMEST_E_NOMEM, c->line, col, "out of memory");
+        return fail_nomem(c, c->line, col, nm_n + 1, "an input's name");
     }
     in.shape = *shape;
     in.elements = e;
@@ -472,9 +488,14 @@ static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
                     "the automatic name '%s' is already used on line %d; "
                     "give this layer a name=", name, tensor_line(m, dup));
     }
-    if (reserve_layer(m) != MEMEST_OK || names_reserve(nm, m) != MEMEST_OK) {
-        return fail(c, MEMEST_E_NOMEM, c->line, sp->col_kind,
-                    "out of memory");
+    size_t bytes = 0;
+    if (reserve_layer(m, &bytes) != MEMEST_OK) {
+        return fail_nomem(c, c->line, sp->col_kind, bytes,
+                          "the table of layers");
+    }
+    if (names_reserve(nm, m, &bytes) != MEMEST_OK) {
+        return fail_nomem(c, c->line, sp->col_kind, bytes,
+                          "the table of names");
     }
     {
         char *copy = dup_n(name, name_len);
@@ -482,8 +503,11 @@ static int add_layer(struct ctx *c, struct memest_model *m, struct names *nm,
         if (copy == NULL || in_ids == NULL) {
             free(copy);
             free(in_ids);
-            return fail(c, MEMEST_E_NOMEM, c->line, sp->col_kind,
-                        "out of memory");
+            return fail_nomem(c, c->line, sp->col_kind,
+                              copy == NULL ? name_len + 1
+                                           : nids * sizeof *in_ids,
+                              copy == NULL ? "a layer's name"
+                                           : "a layer's inputs");
         }
         memcpy(in_ids, ids, nids * sizeof *in_ids);
         L.name = copy;
@@ -517,7 +541,9 @@ static int finalize(struct ctx *c, struct memest_model *m)
     size_t kept = 0;
 
     if (readers == NULL || rep == NULL || newid == NULL) {
-        st = fail(c, MEMEST_E_NOMEM, 0, 0, "out of memory");
+        /* three tables of T entries; the size is one of them */
+        st = fail_nomem(c, 0, 0, T * sizeof *rep,
+                        "the tensor tables of the folding pass");
         goto out;
     }
     for (size_t t = 0; t < T; t++) {
@@ -1683,7 +1709,8 @@ static int parse_line(struct parser *P, const char *s, size_t n)
         }
         st = set_model_name(P->m, t.s, t.n);
         if (st != MEMEST_OK) {
-            return fail(c, st, c->line, kw.col, "out of memory");
+            return fail_nomem(c, c->line, kw.col, t.n + 1,
+                              "the model's name");
         }
         P->name_line = c->line;
     } else if (tok_is(&kw, "input")) {
@@ -1764,7 +1791,8 @@ static int finish(struct parser *P, int st, const char *default_name,
     if (st == MEMEST_OK && P->m->name == NULL) {
         st = set_model_name(P->m, default_name, strlen(default_name));
         if (st != MEMEST_OK) {
-            fail(&P->c, st, 0, 0, "out of memory");
+            fail_nomem(&P->c, 0, 0, strlen(default_name) + 1,
+                       "the model's name");
         }
     }
     free(P->names.slots);
@@ -1791,7 +1819,7 @@ static int start(struct parser *P, struct memest_diag *diag,
     P->c.source = source;
     P->m = model_new();
     if (P->m == NULL) {
-        return fail(&P->c, MEMEST_E_NOMEM, 0, 0, "out of memory");
+        return fail_nomem(&P->c, 0, 0, sizeof *P->m, "the model");
     }
     return MEMEST_OK;
 }

@@ -30,7 +30,12 @@ uint64_t prof_fma_loop_avx512(uint64_t iters, float *sink);
 /* SplitMix64 (Steele, Lea and Flood): the one generator of libprofile,
  * behind the executor's seeded weights, the trainer's shuffles and the
  * stream profile's synthetic data: state += 0x9E3779B97F4A7C15, then the
- * xor-shift-multiply finaliser. */
+ * xor-shift-multiply finaliser. Its adds and multiplies wrap by design;
+ * clang's unsigned-integer-overflow check (scripts/ci-faults.sh) is told
+ * so here. */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
 static inline uint64_t prof_splitmix64(uint64_t *state)
 {
     uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));

@@ -361,8 +361,9 @@ static const char *first_line(const char *s, char *buf, size_t len)
     return buf;
 }
 
-/* "out of memory", then (with --require-bytes) a number of bytes in
- * parentheses. */
+/* "out of memory", then (with --require-bytes) on the same line a number
+ * of bytes: "N bytes" (the library and app helpers' "out of memory: what
+ * (N bytes)", older wordings such as "the arena of N bytes") or "N-byte". */
 static bool require_bytes;
 static bool oom_message(const char *err)
 {
@@ -370,9 +371,15 @@ static bool oom_message(const char *err)
     if (!p || !require_bytes) {
         return p != NULL;
     }
-    const char *b = strstr(p, " bytes)");
-    return b && b > p && b[-1] >= '0' && b[-1] <= '9' &&
-           !memchr(p, '\n', (size_t)(b - p));
+    const size_t line = strcspn(p, "\n");
+    for (size_t i = 1; i < line; i++) {
+        if (p[i - 1] >= '0' && p[i - 1] <= '9' &&
+            (strncmp(p + i, " bytes", 6) == 0 ||
+             strncmp(p + i, "-byte", 5) == 0)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -501,7 +508,7 @@ int main(int argc, char **argv)
             struct stat sb;
             if (!oom_message(r.err)) {
                 why = require_bytes
-                          ? "exit 1 without \"out of memory: ... (N bytes)\""
+                          ? "exit 1 without \"out of memory\" and N bytes"
                           : "exit 1 without \"out of memory\"";
             } else if (lstat(out_dir, &sb) == 0 &&
                        !dir_equal_base(out_dir, base_dir)) {
