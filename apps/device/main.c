@@ -76,7 +76,7 @@ static void usage(FILE *f)
         "The device model: per layer, MACs at an efficiency of the operator\n"
         "class (depthwise, pointwise, 3x3, other convolution, GEMM, ...) of\n"
         "the device's peak, bytes at its bandwidth, a per-layer overhead and\n"
-        "an Amdahl thread curve; ten parameters per (device, runtime),\n"
+        "an Amdahl thread curve; twelve parameters per (device, runtime),\n"
         "fitted by least squares on log time.\n"
         "\n"
         "  --fit                 fit every (device, runtime) of the\n"
@@ -529,7 +529,7 @@ static const char *const dev_cols[] = {
     "name", "bandwidth_gbps", "peak_gmacs", "power_watts", "memory_mb",
     "cores", "peak_gmacs_f16", "peak_gmacs_int8", "bandwidth_1core_gbps",
     "runtime", "combine",
-    /* then the ten parameters (prof_dm_param_name), then: */
+    /* then the parameters (prof_dm_param_name), then: */
 };
 #define DEV_COLS 11
 static const char *const dev_tail[] = {
@@ -1171,6 +1171,15 @@ static int run_predict(int argc, char **argv, const struct options *o,
     const struct prof_devmodel *dm = find_model(devs, device, runtime);
     if (!dm) {
         return CLI_EXIT_USAGE;
+    }
+    if ((o->precision == MEMEST_FP16 || o->precision == MEMEST_BF16) &&
+        !prof_device_has_f16(&dm->device)) {
+        /* said even with --quiet: it changes what the number means */
+        fprintf(stderr,
+                "edgefit-device: %s has no fp16 arithmetic: %s is predicted "
+                "as 16-bit storage computed at the fp32 rate (no fp16 "
+                "speed-up)\n",
+                dm->device.name, memest_precision_name(o->precision));
     }
     struct tab pt = {0};
     tab_new(&pt, "predictions", pred_cols, pred_types,

@@ -170,6 +170,11 @@ PROF_API double prof_device_peak(const struct prof_device *dev,
     return dev->peak_gmacs;
 }
 
+PROF_API bool prof_device_has_f16(const struct prof_device *dev)
+{
+    return dev && dev->peak_gmacs_f16 > dev->peak_gmacs;
+}
+
 PROF_API unsigned prof_device_cores(const struct prof_device *dev)
 {
     return dev && dev->cores > 0 ? dev->cores : 1;

@@ -35,7 +35,7 @@ static const char *const param_names[PROF_DM_PARAM_COUNT] = {
     "eff_depthwise",  "eff_pointwise", "eff_conv3x3",
     "eff_conv_other", "eff_gemm",      "eff_bandwidth",
     "overhead_ms",    "parallel_fraction", "int8_speedup",
-    "f16_speedup",
+    "f16_speedup",    "reduction_half", "int8_speedup_conv3x3",
 };
 
 const char *prof_op_class_name(enum prof_op_class c)
@@ -54,7 +54,10 @@ static enum prof_op_class conv_class(const struct memest_layer *l)
     if (l->groups > 1 && l->groups == in_c) {
         return PROF_OPC_DEPTHWISE;
     }
-    if (l->groups == 1 && l->kernel_h == 1 && l->kernel_w == 1) {
+    /* A grouped 1x1 (ShuffleNet) is groups small 1x1 GEMMs: pointwise,
+     * with its shorter reduction (in_c / groups) charged by the
+     * reduction term, not the class of 7x7 stems and strided convs. */
+    if (l->kernel_h == 1 && l->kernel_w == 1) {
         return PROF_OPC_POINTWISE;
     }
     if (l->groups == 1 && l->kernel_h == 3 && l->kernel_w == 3 &&
@@ -147,6 +150,7 @@ int prof_dm_net_from_model(const memest_model *model, struct prof_dm_net *out)
         (void)inputs;
         d->act_elements = act;
         d->param_count = l->parameter_count;
+        d->out_elements = l->output_elements;
     }
     return PROF_OK;
 }
@@ -200,15 +204,21 @@ static double model_ms(const struct prof_device *dev, const double *q,
     const double n = (double)(c->threads < cores ? c->threads : cores);
     const double p = q[PROF_DM_PARALLEL];
     const double amdahl = (1.0 - p) + p / n;
+    const bool int8 = c->precision == MEMEST_INT8;
     double gain = 1.0;
-    if (c->precision == MEMEST_INT8) {
+    if (int8) {
         gain = q[PROF_DM_INT8_SPEEDUP];
-    } else if (c->precision == MEMEST_FP16 || c->precision == MEMEST_BF16) {
+    } else if ((c->precision == MEMEST_FP16 || c->precision == MEMEST_BF16) &&
+               prof_device_has_f16(dev)) {
+        /* Without fp16 arithmetic 16-bit storage is widened and computed
+         * at the fp32 rate (only its bytes shrink): a speed-up learnt on
+         * other boards of the runtime must not reach this one. */
         gain = q[PROF_DM_F16_SPEEDUP];
     }
     const double elem_bytes = (double)memest_precision_bytes(c->precision);
     /* GMAC/s and GB/s are MACs and bytes per ns: x 1e6 per ms */
-    const double peak = core_peak(dev) * 1e6 * gain;
+    const double peak = core_peak(dev) * 1e6;
+    const double r0 = q[PROF_DM_REDUCTION_HALF];
     const double bw = bandwidth_at(dev, c->threads) * 1e6 *
                       q[PROF_DM_EFF_BANDWIDTH];
     const double batch = (double)c->batch;
@@ -236,8 +246,17 @@ static double model_ms(const struct prof_device *dev, const double *q,
             e = PROF_DM_EFF_DEPTHWISE;
             break;
         }
-        const double compute = (double)l->macs * batch / (peak * q[e]) *
-                               amdahl;
+        double g = gain;
+        if (int8 && l->op_class == PROF_OPC_CONV3X3) {
+            g = q[PROF_DM_INT8_SPEEDUP_3X3];
+        }
+        /* the reduction length: MACs per output element */
+        const double red = l->out_elements
+                               ? (double)l->macs / (double)l->out_elements
+                               : 0.0;
+        const double share = red > 0.0 ? red / (red + r0) : 1.0;
+        const double compute = (double)l->macs * batch /
+                               (peak * g * q[e] * share) * amdahl;
         const double memory =
             ((double)l->act_elements * batch + (double)l->param_count) *
             elem_bytes / bw;
@@ -316,19 +335,19 @@ int prof_dm_roofline_bound(const struct prof_device *dev,
  * every step keeps the parameters physical. Bounds keep a parameter the
  * data do not reach from running off while the prior is weak. */
 static const double x_lo[PROF_DM_PARAM_COUNT] = {
-    -9.2, -9.2, -9.2, -9.2, -9.2, -9.2, -16.2, -9.0, -4.6, -4.6};
+    -9.2, -9.2, -9.2, -9.2, -9.2, -9.2, -16.2, -9.0, -4.6, -4.6, -4.6, -4.6};
 /* Physical bounds: no operator class runs above the peak (x = 0), but the
  * 3x3 one, whose effective rate may reach 4 (Winograd F(4,3) does a
  * quarter of the multiplies, x = ln 4); the bandwidth share may exceed 1
  * (the catalogue's all-core figures are lower bounds). Uncapped, a fit
  * put GEMM at 10x the peak to cancel its compute term. */
 static const double x_hi[PROF_DM_PARAM_COUNT] = {
-    0.0, 0.0, 1.4, 0.0, 0.0, 2.3, 2.3, 9.0, 2.8, 2.8};
+    0.0, 0.0, 1.4, 0.0, 0.0, 2.3, 2.3, 9.0, 2.8, 2.8, 8.3, 2.8};
 /* The prior's spread, natural log units: weak (a factor e^3 = 20 is one
  * standard deviation, e^1.5 = 4.5 for the precision speed-ups), strong
  * enough to hold a parameter the data do not reach. */
 static const double x_sigma[PROF_DM_PARAM_COUNT] = {
-    3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5};
+    3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5};
 
 /* The prior's residuals weigh as measurements 10% off per standard
  * deviation: a measurement moves a parameter it constrains far more than
@@ -384,6 +403,9 @@ void prof_dm_defaults(const struct prof_device *dev, const char *runtime,
     }
     out->param[PROF_DM_INT8_SPEEDUP] = r8 * 0.75 > 0.5 ? r8 * 0.75 : 0.5;
     out->param[PROF_DM_F16_SPEEDUP] = r16 * 0.75 > 0.5 ? r16 * 0.75 : 0.5;
+    out->param[PROF_DM_INT8_SPEEDUP_3X3] = out->param[PROF_DM_INT8_SPEEDUP];
+    /* a reduction of 8 MACs per output at half the class's efficiency */
+    out->param[PROF_DM_REDUCTION_HALF] = 8.0;
     out->combine = PROF_DM_MAX;
     out->interval_low = 1.0;
     out->interval_high = 1.0;

@@ -32,6 +32,7 @@ static struct prof_device board(void)
     snprintf(d.name, sizeof d.name, "board");
     d.peak_gmacs = 32.0; /* 8 per core */
     d.peak_gmacs_int8 = 64.0;
+    d.peak_gmacs_f16 = 64.0; /* fp16 arithmetic (ARMv8.2-like) */
     d.bandwidth_gbps = 4.0;
     d.bandwidth_1core_gbps = 2.0;
     d.cores = 4;
@@ -79,8 +80,9 @@ static void test_hand_case(void **state)
 {
     (void)state;
     struct prof_dm_layer layers[2] = {
-        {PROF_OPC_CONV3X3, 8000000, 1000000, 0},  /* 8 MMAC, 4 MB fp32 */
-        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0}, /* 0.4 MMAC, 8 MB */
+        /* out_elements 0: no reduction term */
+        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0}, /* 8 MMAC, 4 MB fp32 */
+        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0}, /* 0.4 MMAC, 8 MB */
     };
     struct prof_dm_net net = {"two", 2, layers};
     struct prof_devmodel m;
@@ -124,6 +126,39 @@ static void test_hand_case(void **state)
     double bound;
     assert_int_equal(prof_dm_roofline_bound(&d, &c, &bound), PROF_OK);
     near_rel(bound, 1.5, 1e-12);
+    /* int8's 3x3 speed-up is its own: 0.25 -> the conv's compute x 2 */
+    m.param[PROF_DM_INT8_SPEEDUP_3X3] = 0.25;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 2.4 + 0.5 + 1.2 + 1.0 + 0.1, 1e-12);
+    /* the reduction term: 8e6 MACs over 1e6 outputs is a reduction of 8;
+     * at reduction_half 8 the conv runs at half its efficiency (compute
+     * 0.3 -> 0.6 on fp32, two threads), the depthwise (4e5 / 1e5 = 4) at
+     * a third (0.3 -> 0.9) */
+    m.param[PROF_DM_REDUCTION_HALF] = 8.0;
+    layers[0].out_elements = 1000000;
+    layers[1].out_elements = 100000;
+    c.precision = MEMEST_FP32;
+    c.batch = 1;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 0.6 + 1.0 + 0.9 + 2.0 + 0.1, 1e-12);
+    layers[0].out_elements = layers[1].out_elements = 0;
+    /* fp16 at speed-up 4 on a board with fp16 arithmetic: compute / 4,
+     * bytes x 1/2: conv 0.075 + 0.5, depthwise 0.075 + 1 */
+    m.param[PROF_DM_F16_SPEEDUP] = 4.0;
+    c.precision = MEMEST_FP16;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 0.075 + 0.5 + 0.075 + 1.0 + 0.1, 1e-12);
+    /* without it (an A72: peak_gmacs_f16 = peak_gmacs) the speed-up is
+     * not applied, only the bytes shrink: conv 0.3 + 0.5, dw 0.3 + 1 */
+    m.device.peak_gmacs_f16 = m.device.peak_gmacs;
+    assert_false(prof_device_has_f16(&m.device));
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 0.3 + 0.5 + 0.3 + 1.0 + 0.1, 1e-12);
+    m.device.peak_gmacs_f16 = 0.0; /* unknown: the same */
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 0.3 + 0.5 + 0.3 + 1.0 + 0.1, 1e-12);
+    assert_false(prof_device_has_f16(NULL));
+    m.device = d;
     c.threads = 0;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_E_RANGE);
     c.threads = 1;
@@ -159,6 +194,8 @@ static void make_nets(struct prof_dm_net *nets, struct prof_dm_layer *store)
             l[j].macs = (uint64_t)(1e5 * exp(u1 * log(200.0)) * more);
             l[j].act_elements = (uint64_t)(1e4 * exp(u2 * log(100.0)));
             l[j].param_count = (uint64_t)(1e4 * (1 + j));
+            /* reductions from about 0.3 to 6000 MACs per output */
+            l[j].out_elements = l[j].act_elements / 3;
         }
         if (k >= NETS - 2) {
             /* two tiny networks: their time is the per-layer overhead */
@@ -166,6 +203,7 @@ static void make_nets(struct prof_dm_net *nets, struct prof_dm_layer *store)
                 l[j].macs /= 1000;
                 l[j].act_elements /= 1000;
                 l[j].param_count /= 1000;
+                l[j].out_elements /= 1000;
             }
         }
         snprintf(nets[k].name, sizeof nets[k].name, "net%d", k);
@@ -184,7 +222,8 @@ static void test_fit_recovers(void **state)
     struct prof_devmodel truth;
     prof_dm_defaults(&d, "synthetic", &truth);
     const double q[PROF_DM_PARAM_COUNT] = {0.08, 0.55, 1.6, 0.35, 0.7,
-                                           0.5,  0.02, 0.7, 1.4, 0.9};
+                                           0.5,  0.02, 0.7, 1.4, 0.9,
+                                           20.0, 1.1};
     memcpy(truth.param, q, sizeof q);
     truth.combine = PROF_DM_MAX;
     static const unsigned threads[3] = {1, 2, 4};
@@ -297,7 +336,8 @@ static void test_pooled(void **state)
     struct prof_devmodel truth;
     prof_dm_defaults(&dev[0], "r", &truth);
     const double q[PROF_DM_PARAM_COUNT] = {0.1, 0.5, 1.2, 0.4, 0.6,
-                                           0.7, 0.01, 0.8, 1.6, 0.9};
+                                           0.7, 0.01, 0.8, 1.6, 0.9,
+                                           20.0, 1.2};
     memcpy(truth.param, q, sizeof q);
     struct prof_dm_case cases[2 * NETS * 2];
     size_t group[2 * NETS * 2];

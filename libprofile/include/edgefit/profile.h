@@ -525,6 +525,15 @@ struct prof_device {
 PROF_API double prof_device_peak(const struct prof_device *dev,
                                  enum memest_precision p);
 
+/*
+ * Whether dev computes in fp16 faster than in fp32: its peak_gmacs_f16
+ * above its peak_gmacs (ARMv8.2 FP16 on the catalogue's Cortex-A76 and
+ * A78). Cores without fp16 arithmetic (A53, A57, A72, x86 with F16C only)
+ * have peak_gmacs_f16 equal to peak_gmacs or unknown: they widen 16-bit
+ * storage to fp32 and compute at the fp32 rate. NULL: false.
+ */
+PROF_API bool prof_device_has_f16(const struct prof_device *dev);
+
 /* The cores dev's peaks count: dev->cores, or 1 when it is 0. NULL: 1. */
 PROF_API unsigned prof_device_cores(const struct prof_device *dev);
 
@@ -2059,9 +2068,19 @@ enum prof_dm_param {
     PROF_DM_OVERHEAD_MS,       /* per layer, > 0 */
     PROF_DM_PARALLEL,          /* Amdahl's parallel fraction, 0 < p < 1 */
     PROF_DM_INT8_SPEEDUP,      /* int8 compute speed / fp32's, > 0 */
-    PROF_DM_F16_SPEEDUP,       /* fp16/bf16 compute speed / fp32's, > 0 */
+    PROF_DM_F16_SPEEDUP,       /* fp16/bf16 compute speed / fp32's, > 0;
+                                * used only where the device has fp16
+                                * arithmetic (prof_device_has_f16) */
+    /* MACs per output element (the reduction length, in_c / groups x
+     * kh x kw for a convolution) at which a layer reaches half its
+     * class's efficiency: a short reduction does not amortise loading and
+     * storing its outputs (a 3-channel stem, a grouped 1x1). */
+    PROF_DM_REDUCTION_HALF,
+    /* int8 compute speed / fp32's for 3x3 stride-1 convolutions, > 0:
+     * runtimes' fp32 Winograd tiles are larger than their int8 ones. */
+    PROF_DM_INT8_SPEEDUP_3X3,
 };
-#define PROF_DM_PARAM_COUNT 10
+#define PROF_DM_PARAM_COUNT 12
 
 /* "eff_depthwise", ..., "f16_speedup": the devices CSV's column names.
  * NULL outside the enum. */
@@ -2092,6 +2111,7 @@ struct prof_dm_layer {
     uint64_t macs;             /* per sample */
     uint64_t act_elements;     /* inputs + output elements per sample */
     uint64_t param_count;      /* read once per run, whatever the batch */
+    uint64_t out_elements;     /* output elements per sample */
 };
 
 /* A network: its layers that do work (views are left out). */
