@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "nn.h"
+#include "pool_geom.h"
 
 /* ---- C references -------------------------------------------------------- */
 
@@ -53,29 +54,6 @@ void kern_nn_sgd_c(float *w, const float *g, float *velocity, size_t n,
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-/* The real rows (or columns) [*lo, *hi) of a window starting at o*stride -
- * pad; never empty when pad < k and the output size is valid. */
-static void window(size_t o, size_t stride, size_t pad, size_t k, size_t in,
-                   size_t *lo, size_t *hi)
-{
-    const size_t start = o * stride; /* in padded coordinates */
-    *lo = start < pad ? 0 : start - pad;
-    const size_t end = start + k; /* exclusive, padded */
-    *hi = end - pad > in ? in : end - pad;
-}
-
-/* Output columns [*lo, *hi) whose input column ox * stride + kx - pad lies
- * in [0, in_w): the columns that kernel column kx reads. */
-static void col_range(size_t kx, size_t stride, size_t pad, size_t in_w,
-                      size_t out_w, size_t *lo, size_t *hi)
-{
-    size_t l = kx < pad ? (pad - kx + stride - 1) / stride : 0;
-    size_t h = kx > in_w - 1 + pad ? 0 : (in_w - 1 + pad - kx) / stride + 1;
-    h = h < out_w ? h : out_w;
-    *lo = l < h ? l : h;
-    *hi = h;
-}
-
 /* The column ranges of every kernel column, computed once per call rather
  * than per output row and input row (each costs two divisions: on a
  * pooling that ends a network, one output column from a 24 x 5 window,
@@ -93,8 +71,8 @@ static void col_ranges_init(struct col_ranges *c,
 {
     c->have = s->kw <= COLS_MAX;
     for (size_t kx = 0; c->have && kx < s->kw; kx++) {
-        col_range(kx, s->stride_w, s->pad_left, s->in_w, ow, &c->lo[kx],
-                  &c->hi[kx]);
+        kern_pool_col_range(kx, s->stride_w, s->pad_left, s->in_w, ow,
+                            &c->lo[kx], &c->hi[kx]);
     }
 }
 
@@ -106,7 +84,7 @@ static void col_ranges_get(const struct col_ranges *c,
         *lo = c->lo[kx];
         *hi = c->hi[kx];
     } else {
-        col_range(kx, s->stride_w, s->pad_left, s->in_w, ow, lo, hi);
+        kern_pool_col_range(kx, s->stride_w, s->pad_left, s->in_w, ow, lo, hi);
     }
 }
 
@@ -171,7 +149,7 @@ void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                 continue;
             }
             size_t y0, y1;
-            window(oy, sh, pt, kh, ih, &y0, &y1);
+            kern_pool_window(oy, sh, pt, kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 yr[ox] = -INFINITY;
             }
@@ -218,12 +196,12 @@ void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
          * plane took 7 us of DS-CNN's forward pass. The planes left over
          * take the loop below. */
         size_t x0, x1;
-        window(0, sw, pl, kw, iw, &x0, &x1);
+        kern_pool_window(0, sw, pl, kw, iw, &x0, &x1);
         const size_t hw = ih * iw;
         for (; p + 4 <= s->batch * s->channels; p += 4) {
             for (size_t oy = 0; oy < oh; oy++) {
                 size_t y0, y1;
-                window(oy, sh, pt, kh, ih, &y0, &y1);
+                kern_pool_window(oy, sh, pt, kh, ih, &y0, &y1);
                 float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
                 for (size_t iy = y0; iy < y1; iy++) {
                     const float *row = x + p * hw + iy * iw;
@@ -260,12 +238,12 @@ void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                 continue;
             }
             size_t y0, y1;
-            window(oy, sh, pt, kh, ih, &y0, &y1);
+            kern_pool_window(oy, sh, pt, kh, ih, &y0, &y1);
             if (ow == 1) {
                 /* One output column: its window's real cells in the same
                  * row-major order, without the per-column sweeps. */
                 size_t x0, x1;
-                window(0, sw, pl, kw, iw, &x0, &x1);
+                kern_pool_window(0, sw, pl, kw, iw, &x0, &x1);
                 float sum = 0.0f;
                 for (size_t iy = y0; iy < y1; iy++) {
                     const float *row = plane + iy * iw;
@@ -303,7 +281,7 @@ void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
             }
             for (size_t ox = 0; ox < ow; ox++) {
                 size_t x0, x1;
-                window(ox, sw, pl, kw, iw, &x0, &x1);
+                kern_pool_window(ox, sw, pl, kw, iw, &x0, &x1);
                 yr[ox] = yr[ox] / kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
             }
         }
@@ -709,10 +687,11 @@ KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
         float *gx = grad_x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
             size_t y0, y1;
-            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 size_t x0, x1;
-                window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
+                kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                                 &x1);
                 gx[window_argmax(plane, iw, y0, y1, x0, x1)] +=
                     dyo[oy * ow + ox];
             }
@@ -764,8 +743,8 @@ static void pool_nchw8c(const struct kern_pool2d_shape *s, const float *x,
     const size_t nb = kern_nn_cblocks(c);
     const size_t plane = s->in_h * iw * KERN_CBLOCK;
     size_t y0, y1, x0, x1;
-    window(0, s->stride_h, s->pad_top, s->kh, s->in_h, &y0, &y1);
-    window(0, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
+    kern_pool_window(0, s->stride_h, s->pad_top, s->kh, s->in_h, &y0, &y1);
+    kern_pool_window(0, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
     const float d = kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t blk = 0; blk < nb; blk++) {
@@ -836,10 +815,11 @@ KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
         float *gx = grad_x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
             size_t y0, y1;
-            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 size_t x0, x1;
-                window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
+                kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                                 &x1);
                 const float d = dyo[oy * ow + ox] /
                                 kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
                 for (size_t iy = y0; iy < y1; iy++) {

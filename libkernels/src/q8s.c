@@ -8,6 +8,7 @@
 #include "q8s.h"
 
 #include "edgefit/kernels.h"
+#include "pool_geom.h"
 
 /* Column tile of the fused GEMM and of the requantisation: the int32
  * parameters of one tile live on the stack, and the int32 sums of a
@@ -130,17 +131,6 @@ void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
     }
 }
 
-/* The input rows or columns [*lo, *hi) that window o covers (padding
- * excluded); kern_pool2d_out_hw guarantees at least one. */
-static void pool_window(size_t o, size_t stride, size_t pad, size_t k,
-                        size_t in, size_t *lo, size_t *hi)
-{
-    const size_t start = o * stride; /* in padded coordinates */
-    *lo = start < pad ? 0 : start - pad;
-    const size_t end = start + k;
-    *hi = end - pad > in ? in : end - pad;
-}
-
 void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
                         size_t ow, const int8_t *x, int8_t *y,
                         int8_t *scratch)
@@ -152,11 +142,11 @@ void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
         int8_t *yp = y + p * oh * ow;
         for (size_t oy = 0; oy < oh; oy++) {
             size_t y0, y1;
-            pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 size_t x0, x1;
-                pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
-                            &x1);
+                kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                                 &x1);
                 /* the window holds a real cell; -128 is int8's least, so
                  * starting from it changes no maximum */
                 int8_t m = INT8_MIN;
@@ -948,11 +938,11 @@ KERN_API int kern_q8_avgpool2d_s8(const struct kern_pool2d_shape *s,
         int8_t *yp = y + p * oh * ow;
         for (size_t oy = 0; oy < oh; oy++) {
             size_t y0, y1;
-            pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             for (size_t ox = 0; ox < ow; ox++) {
                 size_t x0, x1;
-                pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
-                            &x1);
+                kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                                 &x1);
                 int64_t acc = 0;
                 for (size_t iy = y0; iy < y1; iy++) {
                     for (size_t ix = x0; ix < x1; ix++) {

@@ -41,19 +41,6 @@ static inline float32x4_t load_part(const float *s, size_t n)
     return vld1q_f32(t);
 }
 
-/* r[i] lane j to r[j] lane i. */
-static inline void transpose4(float32x4_t r[4])
-{
-    const float32x4_t t0 = kn_trn1q_f32(r[0], r[1]);
-    const float32x4_t t1 = kn_trn2q_f32(r[0], r[1]);
-    const float32x4_t t2 = kn_trn1q_f32(r[2], r[3]);
-    const float32x4_t t3 = kn_trn2q_f32(r[2], r[3]);
-    r[0] = kn_combine_lo_f32(t0, t2);
-    r[1] = kn_combine_lo_f32(t1, t3);
-    r[2] = kn_combine_hi_f32(t0, t2);
-    r[3] = kn_combine_hi_f32(t1, t3);
-}
-
-#define V_TRANSPOSE transpose4
+#define V_TRANSPOSE kn_transpose4_f32
 
 #include "../x86/dwconv_tmpl.h"

@@ -14,6 +14,7 @@
 
 #include "neon_compat.h"
 #include "nn.h"
+#include "pool_geom.h"
 
 /* ---- helpers for what only AArch64 has (the rest: neon_compat.h) ------- */
 
@@ -122,27 +123,6 @@ void kern_nn_sgd_neon(float *w, const float *g, float *velocity, size_t n,
 
 /* ---- pooling ------------------------------------------------------------ */
 
-/* The real input rows (or columns) [*lo, *hi) of window o. */
-static void window(size_t o, size_t stride, size_t pad, size_t k, size_t in,
-                   size_t *lo, size_t *hi)
-{
-    const size_t start = o * stride;
-    *lo = start < pad ? 0 : start - pad;
-    const size_t end = start + k;
-    *hi = end - pad > in ? in : end - pad;
-}
-
-/* Output columns [*lo, *hi) that kernel column kx reads a real input of. */
-static void col_range(size_t kx, size_t stride, size_t pad, size_t in_w,
-                      size_t out_w, size_t *lo, size_t *hi)
-{
-    size_t l = kx < pad ? (pad - kx + stride - 1) / stride : 0;
-    size_t h = kx > in_w - 1 + pad ? 0 : (in_w - 1 + pad - kx) / stride + 1;
-    h = h < out_w ? h : out_w;
-    *lo = l < h ? l : h;
-    *hi = h;
-}
-
 /* The reference's max step: v replaces best when larger, or when v is the
  * first NaN. */
 static inline float max_step(float best, float v)
@@ -221,12 +201,12 @@ static size_t pool_one_col(const struct kern_pool2d_shape *s, size_t oh,
     const size_t ih = s->in_h, iw = s->in_w, hw = ih * iw;
     const size_t planes = s->batch * s->channels;
     size_t x0, x1;
-    window(0, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
+    kern_pool_window(0, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
     size_t p = 0;
     for (; p + 4 <= planes; p += 4) {
         for (size_t oy = 0; oy < oh; oy++) {
             size_t y0, y1;
-            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             float32x4_t acc = vdupq_n_f32(is_max ? -INFINITY : 0.0f);
             for (size_t iy = y0; iy < y1; iy++) {
                 const float *r0 = x + p * hw + iy * iw;
@@ -322,7 +302,7 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
     }
     size_t lo[COLS_MAX], hi[COLS_MAX];
     for (size_t kx = 0; !k2s2 && kx < kw; kx++) {
-        col_range(kx, sw, s->pad_left, iw, ow, &lo[kx], &hi[kx]);
+        kern_pool_col_range(kx, sw, s->pad_left, iw, ow, &lo[kx], &hi[kx]);
     }
     const float32x4_t init = vdupq_n_f32(is_max ? -INFINITY : 0.0f);
     const float *end = x + s->batch * s->channels * ih * iw;
@@ -344,7 +324,7 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
                 continue;
             }
             size_t y0, y1;
-            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             size_t ox = 0;
             for (; ox + 4 <= ow; ox += 4) {
                 vst1q_f32(yr + ox, init);
@@ -392,7 +372,7 @@ static void pool_neon(const struct kern_pool2d_shape *s, size_t oh,
                     }
                 }
                 size_t x0, x1;
-                window(ox, sw, s->pad_left, kw, iw, &x0, &x1);
+                kern_pool_window(ox, sw, s->pad_left, kw, iw, &x0, &x1);
                 yr[ox] = yr[ox] / kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
             }
         }

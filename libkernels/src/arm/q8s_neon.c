@@ -22,6 +22,7 @@
 
 #include "conv.h"
 #include "neon_compat.h"
+#include "pool_geom.h"
 #include "q8s.h"
 
 #include "edgefit/kernels.h"
@@ -257,27 +258,6 @@ void kern_q8s_rescale_neon(size_t n, const int8_t *x, int32_t x_zero,
 
 /* ---- max pool ----------------------------------------------------------- */
 
-/* The real input rows (or columns) [*lo, *hi) of window o. */
-static void window(size_t o, size_t stride, size_t pad, size_t k, size_t in,
-                   size_t *lo, size_t *hi)
-{
-    const size_t start = o * stride;
-    *lo = start < pad ? 0 : start - pad;
-    const size_t end = start + k;
-    *hi = end - pad > in ? in : end - pad;
-}
-
-/* Output columns [*lo, *hi) that kernel column kx reads a real input of. */
-static void col_range(size_t kx, size_t stride, size_t pad, size_t in_w,
-                      size_t out_w, size_t *lo, size_t *hi)
-{
-    size_t l = kx < pad ? (pad - kx + stride - 1) / stride : 0;
-    size_t h = kx > in_w - 1 + pad ? 0 : (in_w - 1 + pad - kx) / stride + 1;
-    h = h < out_w ? h : out_w;
-    *lo = l < h ? l : h;
-    *hi = h;
-}
-
 /* dst[i] = max(dst[i], src[i * sw]), i < n: stride 1 sixteen at a time,
  * stride 2 through de-interleaving loads (which read one byte past the
  * last used, so they stop a vector early), others one by one. */
@@ -317,14 +297,14 @@ void kern_q8s_maxpool_neon(const struct kern_pool2d_shape *s, size_t oh,
     }
     size_t lo[COLS_MAX], hi[COLS_MAX];
     for (size_t kx = 0; kx < kw; kx++) {
-        col_range(kx, sw, s->pad_left, iw, ow, &lo[kx], &hi[kx]);
+        kern_pool_col_range(kx, sw, s->pad_left, iw, ow, &lo[kx], &hi[kx]);
     }
     for (size_t p = 0; p < s->batch * s->channels; p++) {
         const int8_t *xp = x + p * ih * iw;
         for (size_t oy = 0; oy < oh; oy++) {
             int8_t *yr = y + (p * oh + oy) * ow;
             size_t y0, y1;
-            window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             size_t ox = 0;
             for (; ox + 16 <= ow; ox += 16) {
                 vst1q_s8(yr + ox, vdupq_n_s8(INT8_MIN));

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "pool_geom.h"
 #include "q8s.h"
 #include "transpose_u8.h"
 
@@ -421,16 +422,6 @@ void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,
 
 /* ---- max pooling ---------------------------------------------------------- */
 
-/* The rows or columns [*lo, *hi) of the input that window o covers. */
-static void win(size_t o, size_t stride, size_t pad, size_t k, size_t in,
-                size_t *lo, size_t *hi)
-{
-    const size_t start = o * stride;
-    *lo = start < pad ? 0 : start - pad;
-    const size_t end = start + k;
-    *hi = end - pad > in ? in : end - pad;
-}
-
 /* Max pooling a row at a time, with whole vectors along the row: the
  * maximum over the window's input rows goes into a padded row v (the
  * padding holds -128, int8's least, which wins no maximum: a window always
@@ -461,7 +452,7 @@ void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
         int8_t *yp = y + p * oh * ow;
         for (size_t oy = 0; oy < oh; oy++) {
             size_t y0, y1;
-            win(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
             /* v = column-wise max of rows [y0, y1) */
             size_t ix = 0;
             for (; ix + 32 <= iw; ix += 32) {
