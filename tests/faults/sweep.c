@@ -183,6 +183,15 @@ static char *masked(const char *text)
     bool in_header = true;
     while (i <= n) {
         size_t end = i;
+        if (text[end] == '"') {
+            /* a quoted field (a sentence) may hold commas and newlines;
+             * a doubled quote is a quote */
+            end++;
+            while (end < n && !(text[end] == '"' && text[end + 1] != '"')) {
+                end += text[end] == '"' ? 2 : 1;
+            }
+            end += end < n;
+        }
         while (end < n && text[end] != ',' && text[end] != '\n') {
             end++;
         }
@@ -344,6 +353,31 @@ static char *dir_digest(const char *dir)
 }
 
 static char *dir_digest(const char *dir);
+
+/* The first line where a folder's digest leaves the unfailed run's, both
+ * sides, so that a report says what changed. */
+static void first_difference(const char *d, const char *base, char *out,
+                             size_t cap)
+{
+    if (!d) {
+        snprintf(out, cap, "the folder cannot be read");
+        return;
+    }
+    size_t i = 0, line = 0;
+    while (d[i] && d[i] == base[i]) {
+        if (d[i] == '\n') {
+            line = i + 1;
+        }
+        i++;
+    }
+    /* from 60 characters before the difference, to the end of its line */
+    const size_t from = i - line > 60 ? i - 60 : line;
+    const int a = (int)strcspn(d + from, "\n");
+    const int b = (int)strcspn(base + from, "\n");
+    snprintf(out, cap, "got \"%.*s\", unfailed \"%.*s\"", a > 200 ? 200 : a,
+             d + from, b > 200 ? 200 : b, base + from);
+}
+
 static bool dir_equal_base(const char *dir, const char *base)
 {
     char *d = dir_digest(dir);
@@ -525,6 +559,7 @@ int main(int argc, char **argv)
                 why = "exit 0, stdout differs from the unfailed run's";
             } else if (!d || strcmp(d, base_dir) != 0) {
                 why = "exit 0, --out differs from the unfailed run's";
+                first_difference(d, base_dir, detail, sizeof detail);
             } else {
                 optional++;
             }

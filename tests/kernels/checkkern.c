@@ -83,7 +83,9 @@ float ck_randf(float lo, float hi)
 
 int ck_randi(int lo, int hi)
 {
-    return lo + (int)(ck_rand() % (uint32_t)(hi - lo + 1));
+    /* in 64 bits: the span of [INT32_MIN + 1, INT32_MAX] overflows int */
+    const uint64_t span = (uint64_t)((int64_t)hi - lo + 1);
+    return (int)((int64_t)lo + (int64_t)(ck_rand() % span));
 }
 
 void ck_fill_f32(float *p, size_t n, float lo, float hi)
