@@ -544,14 +544,16 @@ static void test_models(void **state)
 }
 
 /* Sequence models a user exports from PyTorch (tests/data/onnx: the
- * keyword transformer at opset 17, the GRU spotter without batch_first,
- * whose test data is time-major [49, 2, 10]): the report takes each
+ * keyword transformer at opset 17, the tiny ViT, the batch-first LSTM
+ * spotter and the GRU spotter without batch_first, whose test data is
+ * time-major [49, 2, 10]): one of each family; the report takes each
  * with its reference outputs, the verdict holds together and fp32 is
  * PyTorch's answer within 1e-4. */
 static void test_sequence_models(void **state)
 {
     (void)state;
-    static const char *const names[] = {"kwt17", "torch_gru_tm"};
+    static const char *const names[] = {"kwt17", "vit", "torch_lstm_kws",
+                                        "torch_gru_tm"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[700], model[800], out[700];
         snprintf(dir, sizeof dir, "%s/tests/data/onnx/%s", source_root,
