@@ -730,11 +730,11 @@ def bad_fold_models(out):
     y = g.node("Reshape", [x, z], None, name="r")
     bad(out, "fold_absurd_constantofshape", g, y)
 
-    # each 2^23 floats, under the limit of one tensor, but three of them
+    # each 2^21 floats, under the limit of one tensor, but three of them
     # are more than an import may fold in all
     g = Graph("fold_budget")
     x = g.input("x", [4])
-    parts = [g.node("ConstantOfShape", [i64(g, "n%d" % k, [1 << 23])], None,
+    parts = [g.node("ConstantOfShape", [i64(g, "n%d" % k, [1 << 21])], None,
                     name="big%d" % k) for k in range(3)]
     sh = g.node("Concat", parts, None, name="cat", axis=0)
     y = g.node("Reshape", [x, sh], None, name="r")

@@ -54,10 +54,12 @@
  * (internal.h). */
 #define MAX_ELEMENTS MEMEST_MAX_ELEMENTS
 /* The largest tensor constant folding may make (ConstantOfShape, Expand,
- * Range, broadcasting arithmetic): 2^24 elements, 64 MiB of floats and
- * 128 MiB of exact integers, far above any shape or mask an exporter
- * folds. Checked before anything is allocated. */
-#define MAX_FOLD_ELEMENTS ((uint64_t)1 << 24)
+ * Range, broadcasting arithmetic): 2^22 elements, 16 MiB of floats and
+ * 32 MiB of exact integers, far above any shape, mask or initial state an
+ * exporter folds, and under the 64 MiB a file of a few bytes may make the
+ * import ask for at once (a ConstantOfShape of 2^24 ints asked 128 MiB).
+ * Checked before anything is allocated. */
+#define MAX_FOLD_ELEMENTS ((uint64_t)1 << 22)
 /* And in all, over the import, MAX_FOLD_ELEMENTS plus one element per
  * byte of the file: a chain of folds (a Transpose of a Transpose...)
  * cannot multiply what the file holds without bound. */
