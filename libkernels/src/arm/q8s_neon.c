@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "conv.h"
+#include "im2col_s8_geom.h"
 #include "neon_compat.h"
 #include "pool_geom.h"
 #include "q8s.h"
@@ -447,21 +448,6 @@ static inline void store_w(int8_t *p, int8x16_t v, int w)
     }
 }
 
-/* Output row oy's window: its first input row *iy0 (< 0 in the top
- * padding) and the kernel rows [*ky0, *ky1) that lie inside the input. */
-static inline void window_rows(const struct kern_conv2d_shape *s, size_t oy,
-                               ptrdiff_t *iy0, ptrdiff_t *ky0, ptrdiff_t *ky1)
-{
-    const ptrdiff_t kh = (ptrdiff_t)s->kh;
-    const ptrdiff_t y0 = (ptrdiff_t)(oy * s->stride_h) - (ptrdiff_t)s->pad_top;
-    ptrdiff_t a = y0 < 0 ? -y0 : 0, b = (ptrdiff_t)s->in_h - y0;
-    a = a < kh ? a : kh;
-    b = b < kh ? b : kh;
-    *iy0 = y0;
-    *ky0 = a;
-    *ky1 = b > a ? b : a;
-}
-
 /* Where output column ox's window of kw taps, first column ix0 (< 0 in
  * the left padding), is loaded from and how it is unpacked: the w-byte
  * load starts at column *st (inside [0, in_w - w]); the table index puts
@@ -529,17 +515,6 @@ lower_runs(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
             }
         }
     }
-}
-
-/* Input row ky's 4-byte load of a cell, 0 for a row in the padding. */
-static inline int32_t cell_row(const int8_t *xc, ptrdiff_t iy0, ptrdiff_t ky,
-                               ptrdiff_t ky0, ptrdiff_t ky1, ptrdiff_t iw)
-{
-    int32_t v = 0;
-    if (ky >= ky0 && ky < ky1) {
-        memcpy(&v, xc + (iy0 + ky) * iw, 4);
-    }
-    return v;
 }
 
 /* Output column ox's cell control (the window control spread over the
