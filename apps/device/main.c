@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "calib.h"
@@ -123,9 +124,10 @@ static void usage(FILE *f)
         "  --quiet               no progress\n"
         "  -h, --help, --version   this text; the version\n"
         "\n"
-        "Host timings are the fastest of --repeats samples (each of calls\n"
-        "lasting 20 ms); on a loaded machine they are noisy, and so is a\n"
-        "fit to them.\n");
+        "Host timings (--measure, --check-host) are CPU time per thread:\n"
+        "the median of --repeats samples (each of calls lasting 10 ms of\n"
+        "CPU) of the process's CPU time divided by the threads, so that\n"
+        "other work on a shared machine does not count.\n");
 }
 
 static const struct cli_app app = {"edgefit-device", EDGEFIT_VERSION, usage,
@@ -383,6 +385,7 @@ static int load_measurements(const char *path, const struct options *o,
         }
     }
     int rc = CLI_EXIT_OK;
+    size_t excluded = 0;
     for (size_t r = 0; r < art_table_rows(t) && rc == CLI_EXIT_OK; r++) {
         const size_t line = (size_t)art_table_row_line(t, r);
         static char b[MEAS_COLS][8192]; /* a source cites a whole row */
@@ -412,6 +415,13 @@ static int load_measurements(const char *path, const struct options *o,
             break;
         }
         if (o->runtime && strcmp(o->runtime, v[2]) != 0) {
+            continue;
+        }
+        /* A row kept in the file for the record but marked excluded, its
+         * source saying why (data/published/README.md): never fitted nor
+         * evaluated, and counted aloud so no row is dropped silently. */
+        if (strncmp(v[7], "excluded:", 9) == 0) {
+            excluded++;
             continue;
         }
         struct sample s;
@@ -520,6 +530,11 @@ static int load_measurements(const char *path, const struct options *o,
         d->s[d->n++] = s;
     }
     art_table_destroy(t);
+    if (rc == CLI_EXIT_OK && excluded > 0) {
+        cli_warn("%s: %zu row%s marked excluded (source begins "
+                 "'excluded:' and says why), not used", path, excluded,
+                 excluded == 1 ? "" : "s");
+    }
     return rc;
 }
 
@@ -913,8 +928,34 @@ static int run_once(void *p)
     return prof_exec_run(c->ex, c->in, c->n_in, c->out, c->n_out);
 }
 
-/* The fastest of repeats samples of model on this machine: *ms, or a
- * PROF_ status with diag. */
+/* The process's CPU time, ms (every thread of it: the caller and the
+ * executor's workers); NAN when the clock fails. */
+static double process_cpu_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) {
+        return NAN;
+    }
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int compare_ms(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The host's latency of model: the median of repeats samples of CPU time
+ * per thread (the process's CPU time over a sample divided by the threads
+ * it ran on, per call). On a machine shared with other work, wall-clock
+ * time counts the other work's time slices and varies with it several
+ * times over; CPU time counts only this run's work, so --measure (the
+ * calibration) and --check-host (the check) measure the same quantity
+ * whatever the load. With one thread it is the time a quiet machine
+ * would take; with more it is the work per thread, which a quiet machine
+ * also takes in time when the split is even (a serial part, during which
+ * the other threads sleep, counts 1/threads of its time: the fitted
+ * parallel fraction absorbs it). *ms, or a PROF_ status with diag. */
 static int time_model(const memest_model *model, unsigned threads,
                       enum memest_precision prec, uint64_t batch,
                       unsigned repeats, double *ms, struct prof_diag *diag)
@@ -933,28 +974,49 @@ static int time_model(const memest_model *model, unsigned threads,
     c.n_out = prof_exec_output_count(c.ex);
     c.in = calloc(c.n_in ? c.n_in : 1, sizeof *c.in);
     c.out = malloc((c.n_out ? c.n_out : 1) * sizeof *c.out);
-    if (!c.in || !c.out) {
+    double *sample = calloc(repeats, sizeof *sample);
+    if (!c.in || !c.out || !sample) {
         st = PROF_E_NOMEM;
     } else {
         /* a fixed input: values in [-1, 1) */
         for (size_t i = 0; i < c.n_in; i++) {
             c.in[i] = (float)((i * 2654435761u) % 2000u) / 1000.0f - 1.0f;
         }
-        struct prof_time_opts to;
-        prof_time_opts_init(&to);
-        to.warmup = 2;
-        to.repeats = repeats;
-        to.min_sample_ms = 20.0;
-        to.warmup = 1;
-        struct prof_stats stats;
-        st = prof_time(run_once, &c, &to, &stats, NULL);
-        /* the fastest sample: on a machine shared with other work the
-         * median carries their load, the minimum is the run they left
-         * alone (the machine's own speed) */
+        /* one untimed call (first-touch of buffers, the workers' start),
+         * whose CPU time sizes a sample to at least 10 ms of CPU */
+        double t0 = process_cpu_ms();
+        st = run_once(&c);
+        double first = process_cpu_ms() - t0;
+        unsigned calls = 1;
+        if (st == PROF_OK && isfinite(first) && first < 10.0) {
+            const double k = 10.0 / (first > 1e-3 ? first : 1e-3);
+            calls = k > 10000.0 ? 10000u : (unsigned)ceil(k);
+        }
+        for (unsigned r = 0; r < repeats && st == PROF_OK; r++) {
+            t0 = process_cpu_ms();
+            for (unsigned k = 0; k < calls && st == PROF_OK; k++) {
+                st = run_once(&c);
+            }
+            const double t = process_cpu_ms() - t0;
+            if (!isfinite(t)) {
+                if (diag) {
+                    snprintf(diag->message, sizeof diag->message,
+                             "clock_gettime(CLOCK_PROCESS_CPUTIME_ID): %s",
+                             strerror(errno));
+                }
+                st = PROF_E_IO;
+                break;
+            }
+            sample[r] = t / (double)calls / (double)threads;
+        }
         if (st == PROF_OK) {
-            *ms = stats.min_ms;
+            qsort(sample, repeats, sizeof *sample, compare_ms);
+            *ms = repeats % 2 ? sample[repeats / 2]
+                              : 0.5 * (sample[repeats / 2 - 1] +
+                                       sample[repeats / 2]);
         }
     }
+    free(sample);
     free(c.in);
     free(c.out);
     prof_exec_destroy(c.ex);

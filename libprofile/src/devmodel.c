@@ -213,7 +213,8 @@ static double model_ms(const struct prof_device *dev, const double *q,
         /* Without fp16 arithmetic 16-bit storage is widened and computed
          * at the fp32 rate (only its bytes shrink): a speed-up learnt on
          * other boards of the runtime must not reach this one. */
-        gain = q[PROF_DM_F16_SPEEDUP];
+        gain = q[PROF_DM_F16_SPEEDUP] * dev->peak_gmacs_f16 /
+               dev->peak_gmacs;
     }
     const double elem_bytes = (double)memest_precision_bytes(c->precision);
     /* GMAC/s and GB/s are MACs and bytes per ns: x 1e6 per ms */
@@ -349,6 +350,33 @@ static const double x_hi[PROF_DM_PARAM_COUNT] = {
 static const double x_sigma[PROF_DM_PARAM_COUNT] = {
     3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5};
 
+/* Parameters the fit holds at the prior's centre. fp16's speed-up: on
+ * every board of the published data a runtime's rows are all fp16 (the
+ * Cortex-A76/A78 boards) or all fp32, so per board it cannot be told
+ * from the efficiencies; it is the catalogue's fp16/fp32 roof ratio. */
+static bool held_param[PROF_DM_PARAM_COUNT] = {
+    [PROF_DM_F16_SPEEDUP] = true,
+};
+
+static void held_from_env(void)
+{
+    const char *e = getenv("EDGEFIT_DM_HOLD");
+    if (!e) {
+        return;
+    }
+    for (const char *p = e; *p;) {
+        char *end;
+        long k = strtol(p, &end, 10);
+        if (end == p) {
+            break;
+        }
+        if (k >= 0 && k < PROF_DM_PARAM_COUNT) {
+            held_param[k] = true;
+        }
+        p = *end ? end + 1 : end;
+    }
+}
+
 /* The prior's residuals weigh as measurements 10% off per standard
  * deviation: a measurement moves a parameter it constrains far more than
  * the prior holds it, while a parameter no measurement reaches (an int8
@@ -402,7 +430,10 @@ void prof_dm_defaults(const struct prof_device *dev, const char *runtime,
         }
     }
     out->param[PROF_DM_INT8_SPEEDUP] = r8 * 0.75 > 0.5 ? r8 * 0.75 : 0.5;
-    out->param[PROF_DM_F16_SPEEDUP] = r16 * 0.75 > 0.5 ? r16 * 0.75 : 0.5;
+    (void)r16;
+    /* fp16's speed-up is the catalogue's roof ratio times this share,
+     * held at 1, not fitted (held[]) */
+    out->param[PROF_DM_F16_SPEEDUP] = 1.0;
     out->param[PROF_DM_INT8_SPEEDUP_3X3] = out->param[PROF_DM_INT8_SPEEDUP];
     /* a reduction of 8 MACs per output at half the class's efficiency */
     out->param[PROF_DM_REDUCTION_HALF] = 8.0;
@@ -507,6 +538,12 @@ static double lm(struct fit *f, double *x)
         double xt[NP];
         for (int k = 0; k < NP; k++) {
             const double h = 1e-5;
+            if (held_param[k]) {
+                for (size_t i = 0; i < m; i++) {
+                    f->jac[i * NP + (size_t)k] = 0.0;
+                }
+                continue;
+            }
             memcpy(xt, x, sizeof xt);
             xt[k] = x[k] + h;
             residuals(f, xt, f->rt);
@@ -545,6 +582,15 @@ static double lm(struct fit *f, double *x)
                 }
                 a[r][r] += lambda * (jtj[r][r] + 1e-9);
                 b[r] = -jtr[r];
+            }
+            for (int k = 0; k < NP; k++) {
+                if (held_param[k]) {
+                    for (int c = 0; c < NP; c++) {
+                        a[k][c] = a[c][k] = 0.0;
+                    }
+                    a[k][k] = 1.0;
+                    b[k] = 0.0;
+                }
             }
             if (!solve(a, b, step)) {
                 lambda *= 10.0;
@@ -655,6 +701,7 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
     if (prior && !(prior_sigma > 0.0 && isfinite(prior_sigma))) {
         return PROF_E_RANGE;
     }
+    held_from_env();
     int st = check_cases(dev, cases, n, diag);
     if (st != PROF_OK) {
         return st;
@@ -686,7 +733,11 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
             free(f.jac);
             return PROF_E_RANGE;
         }
-        memcpy(def.param, prior->param, sizeof def.param);
+        for (int k = 0; k < NP; k++) {
+            if (!held_param[k]) {
+                def.param[k] = prior->param[k];
+            }
+        }
     }
     to_x(def.param, f.x0);
     for (int k = 0; k < NP; k++) {

@@ -2068,9 +2068,12 @@ enum prof_dm_param {
     PROF_DM_OVERHEAD_MS,       /* per layer, > 0 */
     PROF_DM_PARALLEL,          /* Amdahl's parallel fraction, 0 < p < 1 */
     PROF_DM_INT8_SPEEDUP,      /* int8 compute speed / fp32's, > 0 */
-    PROF_DM_F16_SPEEDUP,       /* fp16/bf16 compute speed / fp32's, > 0;
+    PROF_DM_F16_SPEEDUP,       /* fp16/bf16 compute speed / fp32's as a
+                                * share of the device's roof ratio
+                                * (peak_gmacs_f16 / peak_gmacs), > 0;
                                 * used only where the device has fp16
-                                * arithmetic (prof_device_has_f16) */
+                                * arithmetic (prof_device_has_f16); the
+                                * fit holds it at 1 */
     /* MACs per output element (the reduction length, in_c / groups x
      * kh x kw for a convolution) at which a layer reaches half its
      * class's efficiency: a short reduction does not amortise loading and
