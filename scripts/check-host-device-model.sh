@@ -13,9 +13,12 @@
 #     only (the cv row of the table).
 #
 # usage: scripts/check-host-device-model.sh [OUTDIR]
-# BUILD is the build folder (default build). Timings on a machine shared
-# with other work are noisy (two threads may run slower than one); the
-# script prints what it measured, whatever the noise.
+# BUILD is the build folder (default build). Every host timing, of the
+# micro-suite (the calibration) and of the models (the check) alike, is
+# the calling thread's CPU time, the median of samples (the caller runs a
+# share of every split product and sleeps while it waits for the rest),
+# so that other work on a shared machine, which stretches wall-clock time
+# several times over, does not count.
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -124,10 +124,10 @@ static void usage(FILE *f)
         "  --quiet               no progress\n"
         "  -h, --help, --version   this text; the version\n"
         "\n"
-        "Host timings (--measure, --check-host) are CPU time per thread:\n"
-        "the median of --repeats samples (each of calls lasting 10 ms of\n"
-        "CPU) of the process's CPU time divided by the threads, so that\n"
-        "other work on a shared machine does not count.\n");
+        "Host timings (--measure, --check-host) are the calling thread's\n"
+        "CPU time: the median of --repeats samples (each of calls lasting\n"
+        "10 ms of CPU), so that other work on a shared machine does not\n"
+        "count.\n");
 }
 
 static const struct cli_app app = {"edgefit-device", EDGEFIT_VERSION, usage,
@@ -928,12 +928,11 @@ static int run_once(void *p)
     return prof_exec_run(c->ex, c->in, c->n_in, c->out, c->n_out);
 }
 
-/* The process's CPU time, ms (every thread of it: the caller and the
- * executor's workers); NAN when the clock fails. */
-static double process_cpu_ms(void)
+/* The calling thread's CPU time, ms; NAN when the clock fails. */
+static double thread_cpu_ms(void)
 {
     struct timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) {
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
         return NAN;
     }
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
@@ -945,17 +944,20 @@ static int compare_ms(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The host's latency of model: the median of repeats samples of CPU time
- * per thread (the process's CPU time over a sample divided by the threads
- * it ran on, per call). On a machine shared with other work, wall-clock
- * time counts the other work's time slices and varies with it several
- * times over; CPU time counts only this run's work, so --measure (the
- * calibration) and --check-host (the check) measure the same quantity
- * whatever the load. With one thread it is the time a quiet machine
- * would take; with more it is the work per thread, which a quiet machine
- * also takes in time when the split is even (a serial part, during which
- * the other threads sleep, counts 1/threads of its time: the fitted
- * parallel fraction absorbs it). *ms, or a PROF_ status with diag. */
+/* The host's latency of model: the median of repeats samples of the
+ * calling thread's CPU time per call. On a machine shared with other
+ * work, wall-clock time counts the other work's time slices and varies
+ * with it several times over; CPU time counts only this run's work, so
+ * --measure (the calibration) and --check-host (the check) measure the
+ * same quantity whatever the load. With one thread it is the time a quiet
+ * machine takes. With more, the caller runs the first block of every
+ * split product itself and then any block no worker has started (the
+ * pool, libkernels/src/matmul.c), and sleeps while it waits: its CPU time
+ * is the critical path when the workers keep up, and up to the
+ * one-thread time when the machine keeps them from running (the
+ * workers' own CPU time would count their spinning between products). A
+ * layer the executor does not split counts whole, as on a quiet machine.
+ * *ms, or a PROF_ status with diag. */
 static int time_model(const memest_model *model, unsigned threads,
                       enum memest_precision prec, uint64_t batch,
                       unsigned repeats, double *ms, struct prof_diag *diag)
@@ -984,30 +986,30 @@ static int time_model(const memest_model *model, unsigned threads,
         }
         /* one untimed call (first-touch of buffers, the workers' start),
          * whose CPU time sizes a sample to at least 10 ms of CPU */
-        double t0 = process_cpu_ms();
+        double t0 = thread_cpu_ms();
         st = run_once(&c);
-        double first = process_cpu_ms() - t0;
+        double first = thread_cpu_ms() - t0;
         unsigned calls = 1;
         if (st == PROF_OK && isfinite(first) && first < 10.0) {
             const double k = 10.0 / (first > 1e-3 ? first : 1e-3);
             calls = k > 10000.0 ? 10000u : (unsigned)ceil(k);
         }
         for (unsigned r = 0; r < repeats && st == PROF_OK; r++) {
-            t0 = process_cpu_ms();
+            t0 = thread_cpu_ms();
             for (unsigned k = 0; k < calls && st == PROF_OK; k++) {
                 st = run_once(&c);
             }
-            const double t = process_cpu_ms() - t0;
+            const double t = thread_cpu_ms() - t0;
             if (!isfinite(t)) {
                 if (diag) {
                     snprintf(diag->message, sizeof diag->message,
-                             "clock_gettime(CLOCK_PROCESS_CPUTIME_ID): %s",
+                             "clock_gettime(CLOCK_THREAD_CPUTIME_ID): %s",
                              strerror(errno));
                 }
                 st = PROF_E_IO;
                 break;
             }
-            sample[r] = t / (double)calls / (double)threads;
+            sample[r] = t / (double)calls;
         }
         if (st == PROF_OK) {
             qsort(sample, repeats, sizeof *sample, compare_ms);

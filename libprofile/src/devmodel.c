@@ -350,32 +350,19 @@ static const double x_hi[PROF_DM_PARAM_COUNT] = {
 static const double x_sigma[PROF_DM_PARAM_COUNT] = {
     3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5};
 
-/* Parameters the fit holds at the prior's centre. fp16's speed-up: on
- * every board of the published data a runtime's rows are all fp16 (the
- * Cortex-A76/A78 boards) or all fp32, so per board it cannot be told
- * from the efficiencies; it is the catalogue's fp16/fp32 roof ratio. */
-static bool held_param[PROF_DM_PARAM_COUNT] = {
+/* Parameters the fit holds at the prior's centre, so that a (device,
+ * runtime) has ten fitted parameters. fp16's speed-up: on every board of
+ * the published data a runtime's rows are all fp16 (the Cortex-A76/A78
+ * boards) or all fp32, so per board it cannot be told from the
+ * efficiencies; it is the catalogue's fp16/fp32 roof ratio. GEMM's
+ * efficiency: 1, the roof. A dense layer at batch 1 is a GEMV bound by its
+ * weights' bytes, which the memory term charges; fitted freely, every
+ * ncnn board put it at the cap of 1, and the XNNPACK and PyTorch fits,
+ * whose networks have one small classifier, left it at the prior. */
+static const bool held_param[PROF_DM_PARAM_COUNT] = {
+    [PROF_DM_EFF_GEMM] = true,
     [PROF_DM_F16_SPEEDUP] = true,
 };
-
-static void held_from_env(void)
-{
-    const char *e = getenv("EDGEFIT_DM_HOLD");
-    if (!e) {
-        return;
-    }
-    for (const char *p = e; *p;) {
-        char *end;
-        long k = strtol(p, &end, 10);
-        if (end == p) {
-            break;
-        }
-        if (k >= 0 && k < PROF_DM_PARAM_COUNT) {
-            held_param[k] = true;
-        }
-        p = *end ? end + 1 : end;
-    }
-}
 
 /* The prior's residuals weigh as measurements 10% off per standard
  * deviation: a measurement moves a parameter it constrains far more than
@@ -409,12 +396,12 @@ void prof_dm_defaults(const struct prof_device *dev, const char *runtime,
     snprintf(out->runtime, sizeof out->runtime, "%s",
              runtime ? runtime : "edgefit");
     /* Typical of the published runtimes on ARM cores: depthwise far below
-     * the roof, 1x1 and GEMM near half of it, 3x3 near the roof. */
+     * the roof, 1x1 near half of it, 3x3 near the roof. */
     out->param[PROF_DM_EFF_DEPTHWISE] = 0.15;
     out->param[PROF_DM_EFF_POINTWISE] = 0.5;
     out->param[PROF_DM_EFF_CONV3X3] = 0.6;
     out->param[PROF_DM_EFF_CONV_OTHER] = 0.4;
-    out->param[PROF_DM_EFF_GEMM] = 0.5;
+    out->param[PROF_DM_EFF_GEMM] = 1.0; /* held (held_param) */
     out->param[PROF_DM_EFF_BANDWIDTH] = 0.6;
     out->param[PROF_DM_OVERHEAD_MS] = 0.01;
     out->param[PROF_DM_PARALLEL] = 0.9;
@@ -432,7 +419,7 @@ void prof_dm_defaults(const struct prof_device *dev, const char *runtime,
     out->param[PROF_DM_INT8_SPEEDUP] = r8 * 0.75 > 0.5 ? r8 * 0.75 : 0.5;
     (void)r16;
     /* fp16's speed-up is the catalogue's roof ratio times this share,
-     * held at 1, not fitted (held[]) */
+     * held at 1, not fitted (held_param) */
     out->param[PROF_DM_F16_SPEEDUP] = 1.0;
     out->param[PROF_DM_INT8_SPEEDUP_3X3] = out->param[PROF_DM_INT8_SPEEDUP];
     /* a reduction of 8 MACs per output at half the class's efficiency */
@@ -701,7 +688,6 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
     if (prior && !(prior_sigma > 0.0 && isfinite(prior_sigma))) {
         return PROF_E_RANGE;
     }
-    held_from_env();
     int st = check_cases(dev, cases, n, diag);
     if (st != PROF_OK) {
         return st;
