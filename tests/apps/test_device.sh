@@ -33,7 +33,7 @@ expect() { # exit code, text the message must hold, then the arguments
         fails=$((fails + 1))
     fi
 }
-echo "1..13"
+echo "1..15"
 head -1 "$fixture" >"$tmp/bad1.csv"
 echo "smallcnn,rpi4,ncnn,0,fp32,1,1.0,x" >>"$tmp/bad1.csv"
 expect 2 "bad1.csv:2: threads" --fit "$tmp/bad1.csv"
@@ -50,6 +50,19 @@ head -1 "$fixture" >"$tmp/bad5.csv"
 echo "smallcnn,rpi4,tvm,1,fp32,1,1.0,x" >>"$tmp/bad5.csv"
 expect 2 "bad5.csv:2: runtime: 'tvm'" --fit "$tmp/bad5.csv"
 expect 2 "--runtime: 'tvm'" --fit "$fixture" --runtime tvm
+
+# a row marked excluded (its source begins "excluded:") is skipped aloud:
+# the fit says so and its residuals hold only the other rows
+cp "$fixture" "$tmp/excl.csv"
+echo 'smallcnn,rpi4,ncnn,4,fp32,1,500,"excluded: contradicts the rows above"' \
+    >>"$tmp/excl.csv"
+"$exe" --fit "$tmp/excl.csv" --pool-sigma 0 --out "$tmp/excl" --quiet \
+    >/dev/null 2>"$tmp/excl.err"
+check "--fit says it skipped the row marked excluded" \
+    grep -qF "excl.csv: 1 row marked excluded" "$tmp/excl.err"
+check "the excluded row is neither fitted nor evaluated" \
+    test "$(grep -c ',500,' "$tmp/excl/fit_residuals.csv")" -eq 0 -a \
+    "$(wc -l <"$tmp/excl/fit_residuals.csv")" -eq "$(wc -l <"$fixture")"
 
 "$exe" --fit "$fixture" --pool-sigma 0 --out "$tmp/fit" --quiet >/dev/null
 check "--fit writes devices.csv, fit_residuals.csv, cross_validation.csv" \
