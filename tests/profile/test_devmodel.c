@@ -222,10 +222,11 @@ static void test_fit_recovers(void **state)
     make_nets(nets, store);
     struct prof_devmodel truth;
     prof_dm_defaults(&d, "synthetic", &truth);
-    /* eff_gemm and f16_speedup at the values the fit holds them at (1) */
+    /* eff_gemm and int8_speedup_conv3x3 at the values the fit holds
+     * them at: 1, and 0.75 of board()'s int8 roof ratio 2 */
     const double q[PROF_DM_PARAM_COUNT] = {0.08, 0.55, 1.6, 0.35, 1.0,
-                                           0.5,  0.02, 0.7, 1.4, 1.0,
-                                           20.0, 1.1};
+                                           0.5,  0.02, 0.7, 1.4, 0.9,
+                                           20.0, 1.5};
     memcpy(truth.param, q, sizeof q);
     truth.combine = PROF_DM_MAX;
     static const unsigned threads[3] = {1, 2, 4};
@@ -337,10 +338,11 @@ static void test_pooled(void **state)
     make_nets(nets, store);
     struct prof_devmodel truth;
     prof_dm_defaults(&dev[0], "r", &truth);
-    /* eff_gemm and f16_speedup at the values the fit holds them at (1) */
+    /* eff_gemm and int8_speedup_conv3x3 at the values the fit holds
+     * them at: 1, and 0.75 of board()'s int8 roof ratio 2 */
     const double q[PROF_DM_PARAM_COUNT] = {0.1, 0.5, 1.2, 0.4, 1.0,
-                                           0.7, 0.01, 0.8, 1.6, 1.0,
-                                           20.0, 1.2};
+                                           0.7, 0.01, 0.8, 1.6, 0.9,
+                                           20.0, 1.5};
     memcpy(truth.param, q, sizeof q);
     struct prof_dm_case cases[2 * NETS * 2];
     size_t group[2 * NETS * 2];

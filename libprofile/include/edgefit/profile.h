@@ -2072,15 +2072,15 @@ enum prof_dm_param {
                                 * share of the device's roof ratio
                                 * (peak_gmacs_f16 / peak_gmacs), > 0;
                                 * used only where the device has fp16
-                                * arithmetic (prof_device_has_f16); the
-                                * fit holds it at 1 */
+                                * arithmetic (prof_device_has_f16) */
     /* MACs per output element (the reduction length, in_c / groups x
      * kh x kw for a convolution) at which a layer reaches half its
      * class's efficiency: a short reduction does not amortise loading and
      * storing its outputs (a 3-channel stem, a grouped 1x1). */
     PROF_DM_REDUCTION_HALF,
     /* int8 compute speed / fp32's for 3x3 stride-1 convolutions, > 0:
-     * runtimes' fp32 Winograd tiles are larger than their int8 ones. */
+     * runtimes' fp32 Winograd tiles are larger than their int8 ones. The
+     * fit holds it, and eff_gemm, at prof_dm_defaults()' values. */
     PROF_DM_INT8_SPEEDUP_3X3,
 };
 #define PROF_DM_PARAM_COUNT 12
