@@ -8,6 +8,7 @@
 #include "devices.h"
 #include "table.h"
 #include "edgefit/artifacts.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 enum dev_col {
     C_NAME, C_BANDWIDTH, C_PEAK, C_POWER, C_MEMORY, C_CORES,

@@ -8,6 +8,7 @@
 #include "layerwise.h"
 #include "model.h"
 #include "table.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 
 void layerwise_free(struct layerwise *r)

@@ -16,6 +16,7 @@
 #include "layerwise.h"
 #include "model.h"
 #include "table.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 bool layerwise_sort_parse(const char *s, enum layerwise_sort *out)
 {

@@ -10,6 +10,7 @@
 #include "model.h"
 #include "sweep.h"
 #include "validate.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 void sweep_config_init(struct sweep_config *cfg)
 {

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "train_charts.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 void train_charts_free(struct train_charts *c)
 {

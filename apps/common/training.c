@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "training.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 struct progress {
     bool on;                /* stderr is a terminal and not --quiet */

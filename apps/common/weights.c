@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "edgefit/kernels.h"
 #include "weights.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 void cli_weights_free(struct cli_weights *w)
 {

@@ -26,6 +26,7 @@
 #include "train_charts.h"
 #include "training.h"
 #include "weights.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 #define DEFAULT_MODEL "mlp:784-64-10"
 #define DEFAULT_WEIGHTS "weights.safetensors"

@@ -23,6 +23,7 @@
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 #define MAX_SETS 256
 

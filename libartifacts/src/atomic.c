@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 struct art_atomic {
     FILE *f; /* NULL once closed by art_atomic_finish() */
@@ -746,4 +747,12 @@ ART_API const char *art_strerror(int status)
     default:
         return "unknown status";
     }
+}
+
+/* alloc_rec.h's record of the last failed request on this thread */
+_Thread_local size_t art_nomem_last;
+
+ART_API size_t art_nomem_bytes(void)
+{
+    return art_nomem_last;
 }

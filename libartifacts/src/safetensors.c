@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* The largest header read. The format's reference reader stops at 100 MB;
  * a header of a hundred thousand tensors (~100 bytes each) is under

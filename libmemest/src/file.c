@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 int diag_fail(struct memest_diag *diag, int status, const char *fmt, ...)
 {

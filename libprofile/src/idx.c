@@ -22,6 +22,7 @@
 
 #include "edgefit/profile.h"
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* The first read of a gzip stream asks for at most this much memory; the
  * buffer doubles from there. */

@@ -14,6 +14,7 @@
 #include "exec/ops.h"
 #include "internal.h"
 #include "wide.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* One layer's training state; tensors include the batch. */
 struct tlayer {

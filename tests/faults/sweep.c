@@ -14,9 +14,13 @@
  * malformed input), a different answer, a leak.
  *
  * usage: fault-sweep --shim SO [--stride K] [--first N] [--last N]
- *            [--timeout S] [--mask WORD]... -- APP ARG...
+ *            [--timeout S] [--mask WORD]... [--unordered]
+ *            [--require-bytes] -- APP ARG...
  * The app gets "--out DIR" appended. --mask WORD: numbers under a CSV
- * column or JSON key containing WORD are not compared (measured times).
+ * column or JSON key containing WORD are not compared (measured times);
+ * --unordered compares outputs as sets of lines (rows sorted by a measured
+ * time). --require-bytes: an exit 1 must say "out of memory" and, on the
+ * same line, how many bytes.
  * --stride K runs N = first, first+K, ...; the sites covered (distinct
  * failing call sites) are printed at the end. --bands DIR first writes a
  * small labelled image set there (IDX train-* 64 images, t10k-* 32) for
@@ -120,7 +124,7 @@ static int mask_match(const char *name, size_t len)
 
 /* Text with the numbers under masked CSV columns or JSON keys each
  * replaced by one '#' (a measured time changes length from run to run). */
-static char *masked(const char *text)
+static char *masked_in_order(const char *text)
 {
     const size_t n = strlen(text);
     char *s = malloc(n + 1);
@@ -232,6 +236,53 @@ static char *masked(const char *text)
     }
     s[o] = '\0';
     return s;
+}
+
+/* --unordered: an app whose rows are ordered by a measured quantity
+ * (edgefit-sweep's precision trade-off, by mean latency) is compared as
+ * the set of its lines, each masked; the line order is measured too. */
+static bool unordered;
+
+static int line_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *masked(const char *text)
+{
+    char *s = masked_in_order(text);
+    if (!unordered) {
+        return s;
+    }
+    size_t n = 1;
+    for (const char *p = s; *p; p++) {
+        n += *p == '\n';
+    }
+    char **lines = malloc(n * sizeof *lines);
+    char *out = malloc(strlen(s) + 2);
+    if (!lines || !out) {
+        abort();
+    }
+    size_t k = 0;
+    for (char *p = s; p; k++) {
+        lines[k] = p;
+        p = strchr(p, '\n');
+        if (p) {
+            *p++ = '\0';
+        }
+    }
+    qsort(lines, k, sizeof *lines, line_cmp);
+    size_t o = 0;
+    for (size_t j = 0; j < k; j++) {
+        const size_t l = strlen(lines[j]);
+        memcpy(out + o, lines[j], l);
+        o += l;
+        out[o++] = '\n';
+    }
+    out[o] = '\0';
+    free(lines);
+    free(s);
+    return out;
 }
 
 static volatile sig_atomic_t alarmed;
@@ -456,6 +507,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--require-bytes") == 0) {
             require_bytes = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--unordered") == 0) {
+            unordered = true;
             continue;
         }
         if (i + 1 >= argc) {

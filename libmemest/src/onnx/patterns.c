@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* The node making value vi, SIZE_MAX if none. */
 static size_t producer(const struct imp *I, size_t vi)

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* ONNX's IR version 7 is the one of opset 13 (ONNX 1.8). */
 #define WR_IR_VERSION 7
