@@ -438,8 +438,15 @@ int art_status_fail(struct art_diag *diag, const char *path, int st)
     if (diag) {
         diag->line = 0;
         diag->sys_errno = 0;
-        snprintf(diag->message, sizeof diag->message, "%s: %s", path,
-                 art_strerror(st));
+        if (st == ART_E_NOMEM) {
+            /* the size alloc_rec.h recorded: what failed is a few calls
+             * down (a path's copy, a parent's name) */
+            snprintf(diag->message, sizeof diag->message,
+                     "%s: out of memory (%zu bytes)", path, art_nomem_last);
+        } else {
+            snprintf(diag->message, sizeof diag->message, "%s: %s", path,
+                     art_strerror(st));
+        }
     }
     return st;
 }

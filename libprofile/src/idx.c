@@ -526,7 +526,8 @@ PROF_API int prof_dataset_load(const char *dir, const char *split,
     out->source = strdup(ipath);
     if (!out->source) {
         free(x);
-        st = fail(diag, PROF_E_NOMEM, "%s: out of memory", ipath);
+        st = fail(diag, PROF_E_NOMEM, "%s: out of memory (%zu bytes)",
+                  ipath, prof_nomem_last);
         goto done;
     }
     out->x = x;

@@ -868,7 +868,8 @@ int analyse(struct imp *I)
 
     for (size_t i = 0; i < g->n_node; i++) {
         if (total > SIZE_MAX - g->node[i]->n_output) {
-            return nomem(I);
+            return diag_nomem(I->diag, "the table of the graph's values",
+                              SIZE_MAX);
         }
         total += g->node[i]->n_output;
     }

@@ -160,7 +160,8 @@ static int nomem(struct wr *w)
 {
     if (w->diag != NULL) {
         snprintf(w->diag->message, sizeof w->diag->message,
-                 "out of memory");
+                 "out of memory: writing the ONNX model (%zu bytes)",
+                 memest_nomem_last);
     }
     return MEMEST_E_NOMEM;
 }
