@@ -118,7 +118,7 @@ bool train_charts_init(const struct prof_train_epoch_result *epochs,
     }
     return true;
 nomem:
-    cli_error("out of memory");
+    cli_error("out of memory: the training charts");
     train_charts_free(c);
     return false;
 }

@@ -360,7 +360,7 @@ int cli_weights_to_model(const struct cli_weights *w, memest_model *model)
     struct memest_tensor *ts =
         calloc(w->tensor_count ? w->tensor_count : 1, sizeof *ts);
     if (!ts) {
-        cli_error("out of memory");
+        cli_error("out of memory: the tensors of the weights");
         return CLI_EXIT_FAILURE;
     }
     for (size_t i = 0; i < w->tensor_count; i++) {

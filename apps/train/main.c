@@ -994,7 +994,7 @@ static int write_outputs(const struct options *o, const struct result *r)
         /* Its folder may not exist yet (checked creatable at the start). */
         char *dir = strdup(r->weights_path);
         if (!dir) {
-            cli_error("out of memory");
+            cli_error("out of memory: the --save-weights folder's name");
             return CLI_EXIT_FAILURE;
         }
         char *slash = strrchr(dir, '/');
