@@ -50,7 +50,7 @@ struct run {
     char *out, *err;
     unsigned long count;
     int failed;
-    unsigned long long live, leak_seq, leak_size;
+    unsigned long long live, leak_seq, leak_size, fail_size;
     char fail_at[256];
 };
 
@@ -345,12 +345,13 @@ static int run_once(char *const argv[], const char *shim, unsigned long n,
     char *rep = slurp(rep_path, NULL);
     r->count = 0;
     r->fail_at[0] = '\0';
+    r->fail_size = 0;
     if (rep) {
         sscanf(rep,
                "count %lu failed %d live %llu leak_seq %llu leak_size %llu "
-               "fail_at %255s",
+               "fail_at %255s fail_size %llu",
                &r->count, &r->failed, &r->live, &r->leak_seq, &r->leak_size,
-               r->fail_at);
+               r->fail_at, &r->fail_size);
         free(rep);
     } else {
         r->count = (unsigned long)-1; /* no report: exit bypassed atexit */
@@ -462,6 +463,31 @@ static bool oom_message(const char *err)
             (strncmp(p + i, " bytes", 6) == 0 ||
              strncmp(p + i, "-byte", 5) == 0)) {
             return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the out-of-memory line names `bytes` exactly ("N bytes" with
+ * N the failed call's request): counted, not required, since a message
+ * may rightly name the whole it was building ("the activation arena of
+ * N bytes") rather than the one block that failed. */
+static bool names_request(const char *err, unsigned long long bytes)
+{
+    const char *p = err ? strstr(err, "out of memory") : NULL;
+    if (!p) {
+        return false;
+    }
+    const size_t line = strcspn(p, "\n");
+    for (size_t i = 0; i < line; i++) {
+        if (p[i] >= '0' && p[i] <= '9' && (i == 0 || p[i - 1] < '0' ||
+                                           p[i - 1] > '9')) {
+            char *end;
+            const unsigned long long v = strtoull(p + i, &end, 10);
+            if (v == bytes && (size_t)(end - p) < line &&
+                strncmp(end, " bytes", 6) == 0) {
+                return true;
+            }
         }
     }
     return false;
@@ -597,7 +623,7 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     unsigned long runs = 0, bad = 0, clean_exit = 0, optional = 0, missed = 0,
-                  varying = 0;
+                  varying = 0, exact = 0;
     char (*sites)[256] = calloc(last / stride + 2, sizeof *sites);
     size_t n_sites = 0;
     for (unsigned long n = first; n <= last; n += stride) {
@@ -634,6 +660,7 @@ int main(int argc, char **argv)
                 why = "partial --out";
             } else {
                 clean_exit++;
+                exact += names_request(r.err, r.fail_size);
             }
         } else if (r.status == 0) {
             char *o = masked(r.out ? r.out : "");
@@ -698,9 +725,11 @@ int main(int argc, char **argv)
         free(r.err);
     }
     printf("%s: %lu runs, %zu distinct call sites failed; %lu exit 1 out of "
-           "memory, %lu exit 0 unchanged, %lu exit 0 where runs without a "
+           "memory (%lu naming exactly the bytes the failed call asked "
+           "for), %lu exit 0 unchanged, %lu exit 0 where runs without a "
            "failure vary too, %lu reached no failure, %lu bad\n",
-           name, runs, n_sites, clean_exit, optional, varying, missed, bad);
+           name, runs, n_sites, clean_exit, exact, optional, varying, missed,
+           bad);
     rm_rf(work);
     free(sites);
     free(base_out);
