@@ -640,8 +640,9 @@ static int parse_meta(const char *path, json_t *meta, art_safetensors *st,
         if (!k || !s) {
             free(k);
             free(s);
-            return fail(diag, ART_E_NOMEM, "%s: out of memory (%zu bytes)", path,
-                  art_nomem_last);
+            return fail(diag, ART_E_NOMEM,
+                        "%s: out of memory (%zu bytes)", path,
+                        art_nomem_last);
         }
         st->meta_keys[st->n_meta] = k;
         st->meta_values[st->n_meta] = s;

@@ -5,11 +5,12 @@
  * malloc() is called and often lost by the time the failure reaches a
  * message (an index insert, a table cell, a tree node several calls
  * down). A source file that includes this header last has its malloc,
- * calloc, realloc, aligned_alloc, strdup and strndup go through these wrappers, which record the
- * request of a call that returns NULL in a thread-local variable and
- * otherwise behave exactly like the C library's. They are forced inline
- * so that each allocation keeps its own call site (tests/faults counts
- * and names sites by the caller's address). */
+ * calloc, realloc, aligned_alloc, strdup and strndup go through these
+ * wrappers, which record the request of a call that returns NULL in a
+ * thread-local variable and otherwise behave exactly like the C
+ * library's (a worker thread's failure is recorded on that thread).
+ * They are forced inline so that each allocation keeps its own call site
+ * (tests/faults counts and names sites by the caller's address). */
 #ifndef KERN_ALLOC_REC_H
 #define KERN_ALLOC_REC_H
 
