@@ -4,7 +4,8 @@
 # 1. Allocation failures: every 7th allocation of a run of edgefit-memfit
 #    (ONNX and text models), -validate, -layerwise, -sweep and -train
 #    failed in turn through tests/faults/failalloc.so; each run must end
-#    with exit 1 "out of memory" (no --out folder, no temporary, no leak)
+#    with exit 1 "out of memory" and how many bytes could not be had
+#    (fault-sweep --require-bytes; no --out folder, no temporary, no leak)
 #    or exit 0 with the unfailed run's outputs. The full sweep (every
 #    allocation) is meson's slow suite: meson test --setup all --suite
 #    faults.

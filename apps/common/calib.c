@@ -13,6 +13,7 @@
 #include "edgefit/artifacts.h"
 #include "edgefit/kernels.h"
 #include "edgefit/memest.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* Bumped when the stored fields change: an old file is then remeasured. */
 #define CACHE_VERSION 2

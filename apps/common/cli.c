@@ -10,6 +10,11 @@
 
 #include "cli.h"
 
+#include "edgefit/artifacts.h"
+#include "edgefit/kernels.h"
+#include "edgefit/memest.h"
+#include "edgefit/profile.h"
+
 static const char *program = "edgefit";
 
 void cli_set_program(const char *name)
@@ -37,6 +42,20 @@ static void report(const char *kind, const char *fmt, va_list ap)
  * 1 (cli_exit()), whatever path carried the failure back. */
 static bool nomem_seen;
 
+/* Whether a message already gives a size in bytes: a number followed by
+ * " bytes" or "-byte" (tests/faults/sweep.c's --require-bytes reads the
+ * same). */
+static bool names_bytes(const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        if (p > text && p[-1] >= '0' && p[-1] <= '9' &&
+            (strncmp(p, " bytes", 6) == 0 || strncmp(p, "-byte", 5) == 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void cli_error(const char *fmt, ...)
 {
     /* formatted once into a buffer (no allocation) to look for the
@@ -48,10 +67,32 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
     if (strstr(text, "out of memory") || strstr(text, strerror(ENOMEM))) {
         nomem_seen = true;
+        /* a message that says so but not how much: the size the
+         * allocation wrappers recorded (the text fits: no sentence of
+         * ours is near 1000 bytes) */
+        const size_t bytes = cli_nomem_bytes();
+        if (bytes != 0 && !names_bytes(text) &&
+            strlen(text) + 1 < sizeof text) {
+            fprintf(stderr, "%s: %s (%zu bytes)\n", program, text, bytes);
+            return;
+        }
     }
     va_start(ap, fmt);
     report("", fmt, ap);
     va_end(ap);
+}
+
+_Thread_local size_t cli_nomem_last;
+
+size_t cli_nomem_bytes(void)
+{
+    size_t b = cli_nomem_last;
+    const size_t lib[4] = {memest_nomem_bytes(), prof_nomem_bytes(),
+                           art_nomem_bytes(), kern_nomem_bytes()};
+    for (int i = 0; i < 4; i++) {
+        b = lib[i] > b ? lib[i] : b;
+    }
+    return b;
 }
 
 int cli_nomem(const char *what, size_t bytes)

@@ -47,6 +47,13 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "prog: out of memory: what (bytes bytes)" and return
  * CLI_EXIT_FAILURE: what an app says when an allocation fails. */
 int cli_nomem(const char *what, size_t bytes);
+/* The bytes of the allocation behind an out-of-memory failure: the
+ * largest request the app (alloc_rec.h) or a library (memest_, prof_,
+ * art_, kern_nomem_bytes()) has failed to get on this thread; 0 when none. A
+ * failure ends the run, so it is the one being reported unless an
+ * optional allocation that was done without failed earlier. cli_error()
+ * adds "(N bytes)" to an "out of memory" message that names no size. */
+size_t cli_nomem_bytes(void);
 /* main's exit code from rc: CLI_EXIT_USAGE becomes CLI_EXIT_FAILURE once
  * an error has said "out of memory" (an allocation failure that reached
  * the user through a path meant for bad input is still no bad input). */

@@ -11,6 +11,7 @@
 #include "edgefit/artifacts.h"
 #include "model.h"
 #include "validate.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* A shape as "1x28x28" (rank 0: "a scalar"). */
 static void shape_text(const uint64_t *dim, unsigned rank, char *buf,

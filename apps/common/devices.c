@@ -8,6 +8,7 @@
 #include "devices.h"
 #include "table.h"
 #include "edgefit/artifacts.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 enum dev_col {
     C_NAME, C_BANDWIDTH, C_PEAK, C_POWER, C_MEMORY, C_CORES,
@@ -776,7 +777,7 @@ int cli_devices_print(enum cli_format format, const struct cli_devices *d)
     const size_t n = ncat + 1 + (d ? d->count : 0);
     struct dev_row *rows = calloc(n, sizeof *rows);
     if (!rows) {
-        cli_error("out of memory");
+        cli_error("out of memory: the device list's rows");
         return CLI_EXIT_FAILURE;
     }
     for (size_t i = 0; i < ncat; i++) {

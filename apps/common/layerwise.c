@@ -8,6 +8,7 @@
 #include "layerwise.h"
 #include "model.h"
 #include "table.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 
 void layerwise_free(struct layerwise *r)
@@ -196,7 +197,7 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     r->nrows = memest_estimate_row_count(r->model);
     r->rows = calloc(r->nrows, sizeof *r->rows);
     if (!r->rows) {
-        cli_error("out of memory");
+        cli_error("out of memory: the per-layer rows");
         return CLI_EXIT_FAILURE;
     }
     st = memest_estimate_layers(r->model, r->batch, o->precision, r->rows,
@@ -239,7 +240,7 @@ int layerwise_run(const struct layerwise_opts *o, struct layerwise *r)
     const size_t nin = prof_exec_input_count(r->ex);
     float *x = malloc(nin * sizeof(float));
     if (!x) {
-        cli_error("out of memory");
+        cli_error("out of memory: the input of the measured run");
         return CLI_EXIT_FAILURE;
     }
     timing_input(o->seed, x, nin);
@@ -748,7 +749,7 @@ bool layerwise_charts_init(const struct layerwise_opts *o,
     c->point_names = calloc(n, sizeof *c->point_names);
     if (!c->names || !c->act_mb || !c->macs_m || !c->x || !c->host_y ||
         !c->dev_y || !c->point_names) {
-        cli_error("out of memory");
+        cli_error("out of memory: the points of the charts");
         layerwise_charts_free(c);
         return false;
     }

@@ -16,6 +16,7 @@
 #include "layerwise.h"
 #include "model.h"
 #include "table.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 bool layerwise_sort_parse(const char *s, enum layerwise_sort *out)
 {
@@ -75,7 +76,7 @@ int layerwise_resolve_devices(const struct layerwise_opts *o,
     }
     r->devices = calloc(n, sizeof *r->devices);
     if (!r->devices) {
-        cli_error("out of memory");
+        cli_error("out of memory: the list of --devices");
         return CLI_EXIT_FAILURE;
     }
     const char *p = spec;
@@ -139,7 +140,7 @@ int layerwise_predict_devices(const struct layerwise_opts *o,
         d->prof = &r->prof;
         d->pred = calloc(r->prof.count, sizeof *d->pred);
         if (!d->pred) {
-            cli_error("out of memory");
+            cli_error("out of memory: a device's predictions");
             return CLI_EXIT_FAILURE;
         }
         const int st = prof_exec_predict(&r->prof, &d->dev, d->pred,

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "model.h"
 #include "weights.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 static int model_failed(int st, const struct memest_diag *md)
 {

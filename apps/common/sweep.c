@@ -10,6 +10,7 @@
 #include "model.h"
 #include "sweep.h"
 #include "validate.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 void sweep_config_init(struct sweep_config *cfg)
 {
@@ -153,9 +154,11 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     bool ok = false;
     int st = prof_exec_create(model, &eo, &ex, &diag);
     if (st != PROF_OK) {
+        /* an out-of-memory diagnostic says so itself, with its bytes */
+        const bool says = st == PROF_E_NOMEM && diag.message[0];
         cli_error("%s batch %llu: %s%s%s", memest_precision_name(prec),
-                  (unsigned long long)batch, prof_strerror(st),
-                  diag.message[0] ? ": " : "", diag.message);
+                  (unsigned long long)batch, says ? "" : prof_strerror(st),
+                  diag.message[0] && !says ? ": " : "", diag.message);
         return false;
     }
     for (size_t i = 0; w && i < w->layer_count; i++) {
@@ -189,7 +192,8 @@ static bool run_config(const memest_model *model, const struct cli_weights *w,
     got = test->ref ? malloc((size_t)test->count * classes * sizeof *got)
                     : NULL;
     if (!in || !out || (test->ref && !got)) {
-        cli_error("out of memory");
+        cli_error("out of memory: the buffers of a batch's inputs and "
+                  "outputs");
         goto done;
     }
     /* The whole test set in batches; the last, partial one is padded with
@@ -318,7 +322,7 @@ bool sweep_run(const memest_model *model, const struct cli_weights *w,
     const size_t total = cfg->n_precisions * cfg->n_batches;
     out->rows = calloc(total, sizeof *out->rows);
     if (!out->rows) {
-        cli_error("out of memory");
+        cli_error("out of memory: the rows of the sweep");
         return false;
     }
     for (size_t p = 0; p < cfg->n_precisions; p++) {
@@ -445,7 +449,7 @@ bool sweep_load_csv(const char *path, struct sweep_result *out)
     }
     out->rows = calloc(n, sizeof *out->rows);
     if (!out->rows) {
-        cli_error("out of memory");
+        cli_error("out of memory: the rows of the table read");
         art_table_destroy(t);
         return false;
     }
@@ -651,7 +655,7 @@ art_table *sweep_tradeoff_table(const struct sweep_result *r)
     struct prof_tradeoff_row *agg = calloc(r->n, sizeof *agg);
     art_table *t = NULL;
     if (!in || !agg) {
-        cli_error("out of memory");
+        cli_error("out of memory: the rows of the precision trade-off");
         goto done;
     }
     /* A device of unknown power has no energy: the aggregation gets 0
@@ -701,7 +705,7 @@ art_table *sweep_tradeoff_table(const struct sweep_result *r)
         st = st ? st : art_table_set_real(t, row, 5, agg[i].accepted_ratio);
     }
     if (st != ART_OK) {
-        cli_error("out of memory");
+        cli_error("out of memory: the precision trade-off table");
         art_table_destroy(t);
         t = NULL;
     }
@@ -720,7 +724,7 @@ bool sweep_chart_init(const struct sweep_result *r, struct sweep_chart *c)
     c->labels = calloc(r->n, sizeof *c->labels);
     c->text = calloc(r->n, sizeof *c->text);
     if (!c->x || !c->y || !c->err || !c->labels || !c->text) {
-        cli_error("out of memory");
+        cli_error("out of memory: the points of the trade-off chart");
         sweep_chart_free(c);
         return false;
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "table.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 double cli_round4(double v)
 {

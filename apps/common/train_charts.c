@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "train_charts.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 void train_charts_free(struct train_charts *c)
 {
@@ -117,7 +118,7 @@ bool train_charts_init(const struct prof_train_epoch_result *epochs,
     }
     return true;
 nomem:
-    cli_error("out of memory");
+    cli_error("out of memory: the training charts");
     train_charts_free(c);
     return false;
 }

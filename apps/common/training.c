@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "training.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 struct progress {
     bool on;                /* stderr is a terminal and not --quiet */
@@ -152,7 +153,7 @@ int cli_train_epochs(prof_train *t, const struct prof_dataset *train,
     log->test_accuracy = calloc((size_t)epochs, sizeof(double));
     log->test_loss = calloc((size_t)epochs, sizeof(double));
     if (!log->epochs || !log->test_accuracy || !log->test_loss) {
-        cli_error("out of memory");
+        cli_error("out of memory: the training log");
         return CLI_EXIT_FAILURE;
     }
     struct progress p = {.on = progress, .epochs = epochs};

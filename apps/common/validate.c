@@ -12,6 +12,7 @@
 #include "edgefit/kernels.h"
 #include "model.h"
 #include "validate.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* ---- finding and reading the sets ------------------------------------------ */
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "edgefit/kernels.h"
 #include "weights.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 void cli_weights_free(struct cli_weights *w)
 {
@@ -359,7 +360,7 @@ int cli_weights_to_model(const struct cli_weights *w, memest_model *model)
     struct memest_tensor *ts =
         calloc(w->tensor_count ? w->tensor_count : 1, sizeof *ts);
     if (!ts) {
-        cli_error("out of memory");
+        cli_error("out of memory: the tensors of the weights");
         return CLI_EXIT_FAILURE;
     }
     for (size_t i = 0; i < w->tensor_count; i++) {

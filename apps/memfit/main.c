@@ -14,6 +14,7 @@
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 #define DEFAULT_MODEL "mlp:784-64-10"
 /* The largest batch is searched up to the largest --batch accepted. */

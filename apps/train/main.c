@@ -26,6 +26,7 @@
 #include "train_charts.h"
 #include "training.h"
 #include "weights.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 #define DEFAULT_MODEL "mlp:784-64-10"
 #define DEFAULT_WEIGHTS "weights.safetensors"
@@ -993,7 +994,7 @@ static int write_outputs(const struct options *o, const struct result *r)
         /* Its folder may not exist yet (checked creatable at the start). */
         char *dir = strdup(r->weights_path);
         if (!dir) {
-            cli_error("out of memory");
+            cli_error("out of memory: the --save-weights folder's name");
             return CLI_EXIT_FAILURE;
         }
         char *slash = strrchr(dir, '/');

@@ -23,6 +23,7 @@
 #include "edgefit/artifacts.h"
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 #define MAX_SETS 256
 
@@ -298,13 +299,13 @@ static int find_dirs(const struct options *o, char ***dirs, size_t *n)
     if (o->n_test_data > 0) {
         *dirs = calloc(o->n_test_data, sizeof **dirs);
         if (!*dirs) {
-            cli_error("out of memory");
+            cli_error("out of memory: the list of --test-data");
             return CLI_EXIT_FAILURE;
         }
         for (size_t i = 0; i < o->n_test_data; i++) {
             if (!((*dirs)[i] = strdup(o->test_data[i]))) {
                 validate_dirs_free(*dirs, i);
-                cli_error("out of memory");
+                cli_error("out of memory: a --test-data name");
                 return CLI_EXIT_FAILURE;
             }
         }
@@ -389,7 +390,7 @@ static int prepare(const struct options *o, struct run *r)
     }
     if (!(r->jobs = calloc(n, sizeof *r->jobs))) {
         validate_dirs_free(dirs, n);
-        cli_error("out of memory");
+        cli_error("out of memory: the validation jobs");
         return CLI_EXIT_FAILURE;
     }
     for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
@@ -755,7 +756,7 @@ int main(int argc, char **argv)
         /* int8 adds a row per set: against edgefit's fp32 */
         r.rows = calloc(r.n_jobs * (o.n_precisions + 1), sizeof *r.rows);
         if (!r.rows) {
-            cli_error("out of memory");
+            cli_error("out of memory: the result rows");
             rc = CLI_EXIT_FAILURE;
         }
     }

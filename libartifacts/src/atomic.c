@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 struct art_atomic {
     FILE *f; /* NULL once closed by art_atomic_finish() */
@@ -437,8 +438,15 @@ int art_status_fail(struct art_diag *diag, const char *path, int st)
     if (diag) {
         diag->line = 0;
         diag->sys_errno = 0;
-        snprintf(diag->message, sizeof diag->message, "%s: %s", path,
-                 art_strerror(st));
+        if (st == ART_E_NOMEM) {
+            /* the size alloc_rec.h recorded: what failed is a few calls
+             * down (a path's copy, a parent's name) */
+            snprintf(diag->message, sizeof diag->message,
+                     "%s: out of memory (%zu bytes)", path, art_nomem_last);
+        } else {
+            snprintf(diag->message, sizeof diag->message, "%s: %s", path,
+                     art_strerror(st));
+        }
     }
     return st;
 }
@@ -746,4 +754,12 @@ ART_API const char *art_strerror(int status)
     default:
         return "unknown status";
     }
+}
+
+/* alloc_rec.h's record of the last failed request on this thread */
+_Thread_local size_t art_nomem_last;
+
+ART_API size_t art_nomem_bytes(void)
+{
+    return art_nomem_last;
 }

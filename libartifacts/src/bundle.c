@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 struct entry {
     char *name;

@@ -13,6 +13,7 @@
 
 #include "chart.h"
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 #define FONT "DejaVu Sans"
 #define DEFAULT_W 1260u

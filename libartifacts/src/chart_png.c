@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "chart.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 #ifndef ART_VERSION_STRING
 #define ART_VERSION_STRING "unknown"

@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "utf8.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* ---- Writing ----------------------------------------------------------- */
 

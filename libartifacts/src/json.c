@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 struct art_doc {
     json_t *obj;

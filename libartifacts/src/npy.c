@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 static const unsigned char MAGIC[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -385,7 +386,8 @@ ART_API int art_npy_parse(const void *buf, size_t len, const char *source,
     art_npy *a = calloc(1, sizeof *a);
     if (!a || !(a->name = strdup(src))) {
         art_npy_destroy(a);
-        return fail(diag, ART_E_NOMEM, "%s: out of memory", src);
+        return fail(diag, ART_E_NOMEM, "%s: out of memory (%zu bytes)", src,
+                    art_nomem_last);
     }
     a->major = major;
     a->minor = minor;

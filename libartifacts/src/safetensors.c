@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* The largest header read. The format's reference reader stops at 100 MB;
  * a header of a hundred thousand tensors (~100 bytes each) is under
@@ -348,7 +349,9 @@ static int make_set(const struct art_tensor *tensors, size_t n,
     struct st_set *s = calloc(1, sizeof *s);
     if (!s || (n > 0 && !(s->tensors = malloc(n * sizeof *s->tensors)))) {
         free(s);
-        return fail(diag, ART_E_NOMEM, "safetensors: out of memory");
+        return fail(diag, ART_E_NOMEM,
+                    "safetensors: out of memory (%zu bytes)",
+                    art_nomem_last);
     }
     if (n > 0) {
         memcpy(s->tensors, tensors, n * sizeof *s->tensors);
@@ -622,7 +625,8 @@ static int parse_meta(const char *path, json_t *meta, art_safetensors *st,
     st->meta_keys = calloc(n ? n : 1, sizeof(char *));
     st->meta_values = calloc(n ? n : 1, sizeof(char *));
     if (!st->meta_keys || !st->meta_values) {
-        return fail(diag, ART_E_NOMEM, "%s: out of memory", path);
+        return fail(diag, ART_E_NOMEM, "%s: out of memory (%zu bytes)", path,
+                  art_nomem_last);
     }
     const char *key;
     json_t *v;
@@ -636,7 +640,9 @@ static int parse_meta(const char *path, json_t *meta, art_safetensors *st,
         if (!k || !s) {
             free(k);
             free(s);
-            return fail(diag, ART_E_NOMEM, "%s: out of memory", path);
+            return fail(diag, ART_E_NOMEM,
+                        "%s: out of memory (%zu bytes)", path,
+                        art_nomem_last);
         }
         st->meta_keys[st->n_meta] = k;
         st->meta_values[st->n_meta] = s;
@@ -680,7 +686,8 @@ static int parse_header(const char *path, const char *text, size_t len,
     st->tensors = calloc(n_keys ? n_keys : 1, sizeof *st->tensors);
     st->names = calloc(n_keys ? n_keys : 1, sizeof *st->names);
     if (!ents || !st->tensors || !st->names) {
-        rc = fail(diag, ART_E_NOMEM, "%s: out of memory", path);
+        rc = fail(diag, ART_E_NOMEM, "%s: out of memory (%zu bytes)", path,
+                  art_nomem_last);
         goto done;
     }
     const char *key;
@@ -704,7 +711,8 @@ static int parse_header(const char *path, const char *text, size_t len,
             goto done;
         }
         if (!(st->names[st->n] = strdup(key))) {
-            rc = fail(diag, ART_E_NOMEM, "%s: out of memory", path);
+            rc = fail(diag, ART_E_NOMEM, "%s: out of memory (%zu bytes)", path,
+                  art_nomem_last);
             goto done;
         }
         t->name = st->names[st->n];
@@ -751,7 +759,8 @@ static int parse_header(const char *path, const char *text, size_t len,
     /* Keep the tensors in file order (of their offsets). */
     struct art_tensor *sorted = malloc((st->n ? st->n : 1) * sizeof *sorted);
     if (!sorted) {
-        rc = fail(diag, ART_E_NOMEM, "%s: out of memory", path);
+        rc = fail(diag, ART_E_NOMEM, "%s: out of memory (%zu bytes)", path,
+                  art_nomem_last);
         goto done;
     }
     for (size_t i = 0; i < st->n; i++) {
@@ -801,7 +810,8 @@ ART_API int art_safetensors_load(const char *path, art_safetensors **out,
     int rc = ART_OK;
     struct stat sb;
     if (!st) {
-        rc = fail(diag, ART_E_NOMEM, "%s: out of memory", path);
+        rc = fail(diag, ART_E_NOMEM, "%s: out of memory (%zu bytes)", path,
+                  art_nomem_last);
         goto done;
     }
     if (fstat(fileno(f), &sb) != 0) {

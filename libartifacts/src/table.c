@@ -5,6 +5,7 @@
 
 #include "internal.h"
 #include "utf8.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 struct cell {
     bool set;

@@ -8,6 +8,7 @@
 
 #include "conv.h"
 #include "nn.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* The reference, weights read raw ([out_c][K]) or packed ([group][block
  * of KERN_CONV_OCB channels][K][KERN_CONV_OCB]), activations in the

@@ -226,3 +226,11 @@ KERN_API const char *kern_strerror(int status)
         return "unknown status";
     }
 }
+
+/* alloc_rec.h's record of the last failed request on this thread */
+_Thread_local size_t kern_nomem_last;
+
+KERN_API size_t kern_nomem_bytes(void)
+{
+    return kern_nomem_last;
+}

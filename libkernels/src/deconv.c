@@ -13,6 +13,7 @@
 
 #include "deconv.h"
 #include "nn.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 void kern_conv_transpose2d_c(const struct kern_conv_transpose2d_shape *s,
                              size_t out_h, size_t out_w, const float *x,

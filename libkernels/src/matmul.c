@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "matmul.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 enum {
     MM_FLAGS = KERN_MM_TRANS_A | KERN_MM_TRANS_B | KERN_MM_ACCUMULATE,

@@ -9,6 +9,7 @@
 
 #include "edgefit/kernels.h"
 #include "pool_geom.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* Column tile of the fused GEMM and of the requantisation: the int32
  * parameters of one tile live on the stack, and the int32 sums of a

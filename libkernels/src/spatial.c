@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nn.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* Elements of a shape, or false on overflow. */
 static bool count(const size_t *shape, size_t ndim, size_t *n)

@@ -16,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* The orders in which buffers are placed: TensorFlow Lite Micro's (sizes
  * decreasing) and three others that win on some graphs; every one breaks

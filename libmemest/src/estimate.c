@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 static int check_args(const memest_model *model, uint64_t batch,
                       enum memest_precision precision)

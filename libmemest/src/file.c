@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 int diag_fail(struct memest_diag *diag, int status, const char *fmt, ...)
 {
@@ -55,7 +56,8 @@ int read_whole_file(const char *path, const char *what, size_t max_bytes,
             grown = realloc(buf, cap);
             if (grown == NULL) {
                 st = diag_fail(diag, MEMEST_E_NOMEM,
-                               "out of memory reading the %s", what);
+                               "out of memory reading the %s (%zu bytes)",
+                               what, cap);
                 goto fail;
             }
             buf = grown;

@@ -90,6 +90,10 @@ __attribute__((format(printf, 3, 4)))
 #endif
 int diag_fail(struct memest_diag *diag, int status, const char *fmt, ...);
 
+/* diag_fail(diag, MEMEST_E_NOMEM, "out of memory: <what> (<bytes> bytes)"):
+ * every out-of-memory diagnostic of the library reads so. */
+int diag_nomem(struct memest_diag *diag, const char *what, size_t bytes);
+
 /*
  * Read the whole file at path into *out (malloc, not NUL-terminated),
  * *out_len bytes. `what` names the file in messages ("model file"); a

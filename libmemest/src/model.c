@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 void memest_model_destroy(memest_model *model)
 {

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 
 struct ctx {

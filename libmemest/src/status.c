@@ -1,6 +1,8 @@
 /* Status texts and diagnostics formatting. */
 #include "edgefit/memest.h"
 
+#include "internal.h"
+
 #include <stdio.h>
 
 const char *memest_strerror(int status)
@@ -59,4 +61,19 @@ size_t memest_diag_format(const struct memest_diag *diag, char *buf,
         n = snprintf(buf, cap, "%s: %s", diag->source, diag->message);
     }
     return n < 0 ? 0 : (size_t)n;
+}
+
+/* alloc_rec.h's record of the last failed request on this thread */
+_Thread_local size_t memest_nomem_last;
+
+size_t memest_nomem_bytes(void)
+{
+    return memest_nomem_last;
+}
+
+/* The library's one wording of an out-of-memory diagnostic. */
+int diag_nomem(struct memest_diag *diag, const char *what, size_t bytes)
+{
+    return diag_fail(diag, MEMEST_E_NOMEM, "out of memory: %s (%zu bytes)",
+                     what, bytes);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 static uint64_t tensor_elements(const struct memest_tensor *t)
 {

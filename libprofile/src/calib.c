@@ -9,6 +9,7 @@
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* Eight scalar chains: the portable baseline any compiler can schedule.
  * Without FMA contraction (ISO C mode) each MAC is a multiply and an add. */

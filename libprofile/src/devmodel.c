@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "edgefit/profile.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 static void diag_set(struct prof_diag *diag, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

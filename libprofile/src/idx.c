@@ -22,6 +22,7 @@
 
 #include "edgefit/profile.h"
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* The first read of a gzip stream asks for at most this much memory; the
  * buffer doubles from there. */
@@ -525,7 +526,8 @@ PROF_API int prof_dataset_load(const char *dir, const char *split,
     out->source = strdup(ipath);
     if (!out->source) {
         free(x);
-        st = fail(diag, PROF_E_NOMEM, "%s: out of memory", ipath);
+        st = fail(diag, PROF_E_NOMEM, "%s: out of memory (%zu bytes)",
+                  ipath, prof_nomem_last);
         goto done;
     }
     out->x = x;

@@ -12,6 +12,7 @@
 #include "edgefit/profile.h"
 #include "exec/executor.h"
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* What is gathered per tensor. The histogram of |x| is filled in a second
  * pass, once max|x| over every sample is known, so the bins (and their

@@ -12,6 +12,7 @@
 
 #include "edgefit/profile.h"
 #include "exec/executor.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 static const char FORMAT[] = "edgefit-calibration";
 enum { VERSION = 1 };

@@ -12,6 +12,7 @@
 #include "edgefit/profile.h"
 #include "exec/executor.h"
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 struct err_ctx {
     int pass;               /* 1: fp32 (keep), 2: int8 (compare) */

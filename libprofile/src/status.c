@@ -1,5 +1,7 @@
 #include "edgefit/profile.h"
 
+#include <stddef.h>
+
 PROF_API const char *prof_strerror(int status)
 {
     switch (status) {
@@ -33,4 +35,12 @@ PROF_API const char *prof_strerror(int status)
 PROF_API const char *prof_version(void)
 {
     return PROF_VERSION_TEXT;
+}
+
+/* alloc_rec.h's record of the last failed request on this thread */
+_Thread_local size_t prof_nomem_last;
+
+PROF_API size_t prof_nomem_bytes(void)
+{
+    return prof_nomem_last;
 }

@@ -14,6 +14,7 @@
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 PROF_API void prof_stream_opts_init(struct prof_stream_opts *opts)
 {

@@ -5,6 +5,7 @@
 #include "edgefit/memest.h"
 #include "edgefit/profile.h"
 #include "internal.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 PROF_API const char *prof_bound_name(enum prof_bound bound)
 {

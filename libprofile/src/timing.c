@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "edgefit/profile.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 PROF_API uint64_t prof_now_ns(void)
 {

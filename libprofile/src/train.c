@@ -14,6 +14,7 @@
 #include "exec/ops.h"
 #include "internal.h"
 #include "wide.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* One layer's training state; tensors include the batch. */
 struct tlayer {
@@ -372,7 +373,13 @@ static int check_memory(prof_train *t, struct prof_diag *diag)
                                                  MEMEST_FP32,
                                                  t->opts.optimizer, &e);
     if (mst != MEMEST_OK) {
-        exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
+        if (mst == MEMEST_E_NOMEM) {
+            exec_diag_set(diag, "out of memory: libmemest's estimate of "
+                          "training memory (%zu bytes)",
+                          memest_nomem_bytes());
+        } else {
+            exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
+        }
         return prof_of_memest(mst);
     }
     struct prof_train_memory *m = &t->mem;

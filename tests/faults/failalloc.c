@@ -18,7 +18,8 @@
  *                       debugger: where a leaked block was made)
  *   FAILALLOC_REPORT=P  at exit, write one line to P:
  *                       "count C failed F live L leak_seq S leak_size Z
- *                        fail_at OBJECT+0xOFFSET"
+ *                        fail_at OBJECT+0xOFFSET fail_size B"
+ *                       (B: the bytes the failed call asked for)
  *                       (live: counted blocks never freed; leak_seq/size:
  *                       the first of them, in allocation order)
  *
@@ -190,6 +191,7 @@ static unsigned long fail_at;
 static unsigned long trap_at;
 static int fail_range = -1;
 static uintptr_t fail_addr;
+static unsigned long long fail_size; /* the failed call's request */
 
 static void env_number(const char *s, unsigned long *out)
 {
@@ -240,6 +242,7 @@ static void *do_malloc(size_t n, const void *ret)
     int fail;
     const uint64_t seq = count(ret, &fail);
     if (fail) {
+        fail_size = n;
         errno = ENOMEM;
         return NULL;
     }
@@ -260,6 +263,7 @@ void *calloc(size_t k, size_t n)
     int fail;
     const uint64_t seq = count(__builtin_return_address(0), &fail);
     if (fail) {
+        fail_size = (unsigned long long)k * n;
         errno = ENOMEM;
         return NULL;
     }
@@ -275,6 +279,7 @@ void *realloc(void *old, size_t n)
     int fail;
     const uint64_t seq = count(__builtin_return_address(0), &fail);
     if (fail) {
+        fail_size = n;
         errno = ENOMEM;
         return NULL; /* the old block stays the caller's */
     }
@@ -302,6 +307,7 @@ static void *do_memalign(size_t align, size_t n, const void *ret)
     int fail;
     const uint64_t seq = count(ret, &fail);
     if (fail) {
+        fail_size = n;
         errno = ENOMEM;
         return NULL;
     }
@@ -388,10 +394,10 @@ static void write_report(void)
     const int len = snprintf(
         line, sizeof line,
         "count %lu failed %d live %llu leak_seq %llu leak_size %zu "
-        "fail_at %s+0x%lx\n",
+        "fail_at %s+0x%lx fail_size %llu\n",
         (unsigned long)atomic_load(&counted), fail_range >= 0 ? 1 : 0,
         (unsigned long long)nlive, (unsigned long long)leak_seq, leak_size,
-        obj, (unsigned long)off);
+        obj, (unsigned long)off, fail_size);
     const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0 && len > 0) {
         (void)!write(fd, line, (size_t)len);

@@ -14,9 +14,13 @@
  * malformed input), a different answer, a leak.
  *
  * usage: fault-sweep --shim SO [--stride K] [--first N] [--last N]
- *            [--timeout S] [--mask WORD]... -- APP ARG...
+ *            [--timeout S] [--mask WORD]... [--unordered]
+ *            [--require-bytes] -- APP ARG...
  * The app gets "--out DIR" appended. --mask WORD: numbers under a CSV
- * column or JSON key containing WORD are not compared (measured times).
+ * column or JSON key containing WORD are not compared (measured times);
+ * --unordered compares outputs as sets of lines (rows sorted by a measured
+ * time). --require-bytes: an exit 1 must say "out of memory" and, on the
+ * same line, how many bytes.
  * --stride K runs N = first, first+K, ...; the sites covered (distinct
  * failing call sites) are printed at the end. --bands DIR first writes a
  * small labelled image set there (IDX train-* 64 images, t10k-* 32) for
@@ -46,7 +50,7 @@ struct run {
     char *out, *err;
     unsigned long count;
     int failed;
-    unsigned long long live, leak_seq, leak_size;
+    unsigned long long live, leak_seq, leak_size, fail_size;
     char fail_at[256];
 };
 
@@ -120,7 +124,7 @@ static int mask_match(const char *name, size_t len)
 
 /* Text with the numbers under masked CSV columns or JSON keys each
  * replaced by one '#' (a measured time changes length from run to run). */
-static char *masked(const char *text)
+static char *masked_in_order(const char *text)
 {
     const size_t n = strlen(text);
     char *s = malloc(n + 1);
@@ -234,6 +238,53 @@ static char *masked(const char *text)
     return s;
 }
 
+/* --unordered: an app whose rows are ordered by a measured quantity
+ * (edgefit-sweep's precision trade-off, by mean latency) is compared as
+ * the set of its lines, each masked; the line order is measured too. */
+static bool unordered;
+
+static int line_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *masked(const char *text)
+{
+    char *s = masked_in_order(text);
+    if (!unordered) {
+        return s;
+    }
+    size_t n = 1;
+    for (const char *p = s; *p; p++) {
+        n += *p == '\n';
+    }
+    char **lines = malloc(n * sizeof *lines);
+    char *out = malloc(strlen(s) + 2);
+    if (!lines || !out) {
+        abort();
+    }
+    size_t k = 0;
+    for (char *p = s; p; k++) {
+        lines[k] = p;
+        p = strchr(p, '\n');
+        if (p) {
+            *p++ = '\0';
+        }
+    }
+    qsort(lines, k, sizeof *lines, line_cmp);
+    size_t o = 0;
+    for (size_t j = 0; j < k; j++) {
+        const size_t l = strlen(lines[j]);
+        memcpy(out + o, lines[j], l);
+        o += l;
+        out[o++] = '\n';
+    }
+    out[o] = '\0';
+    free(lines);
+    free(s);
+    return out;
+}
+
 static volatile sig_atomic_t alarmed;
 static void on_alarm(int sig)
 {
@@ -294,12 +345,13 @@ static int run_once(char *const argv[], const char *shim, unsigned long n,
     char *rep = slurp(rep_path, NULL);
     r->count = 0;
     r->fail_at[0] = '\0';
+    r->fail_size = 0;
     if (rep) {
         sscanf(rep,
                "count %lu failed %d live %llu leak_seq %llu leak_size %llu "
-               "fail_at %255s",
+               "fail_at %255s fail_size %llu",
                &r->count, &r->failed, &r->live, &r->leak_seq, &r->leak_size,
-               r->fail_at);
+               r->fail_at, &r->fail_size);
         free(rep);
     } else {
         r->count = (unsigned long)-1; /* no report: exit bypassed atexit */
@@ -416,6 +468,31 @@ static bool oom_message(const char *err)
     return false;
 }
 
+/* Whether the out-of-memory line names `bytes` exactly ("N bytes" with
+ * N the failed call's request): counted, not required, since a message
+ * may rightly name the whole it was building ("the activation arena of
+ * N bytes") rather than the one block that failed. */
+static bool names_request(const char *err, unsigned long long bytes)
+{
+    const char *p = err ? strstr(err, "out of memory") : NULL;
+    if (!p) {
+        return false;
+    }
+    const size_t line = strcspn(p, "\n");
+    for (size_t i = 0; i < line; i++) {
+        if (p[i] >= '0' && p[i] <= '9' && (i == 0 || p[i - 1] < '0' ||
+                                           p[i - 1] > '9')) {
+            char *end;
+            const unsigned long long v = strtoull(p + i, &end, 10);
+            if (v == bytes && (size_t)(end - p) < line &&
+                strncmp(end, " bytes", 6) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* Whether three more runs without a failure each give the unfailed run's
  * stdout and --out (under the masks): when one does not, the app's output
  * varies by itself and a failed run's difference proves nothing. */
@@ -456,6 +533,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--require-bytes") == 0) {
             require_bytes = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--unordered") == 0) {
+            unordered = true;
             continue;
         }
         if (i + 1 >= argc) {
@@ -542,7 +623,7 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     unsigned long runs = 0, bad = 0, clean_exit = 0, optional = 0, missed = 0,
-                  varying = 0;
+                  varying = 0, exact = 0;
     char (*sites)[256] = calloc(last / stride + 2, sizeof *sites);
     size_t n_sites = 0;
     for (unsigned long n = first; n <= last; n += stride) {
@@ -579,6 +660,7 @@ int main(int argc, char **argv)
                 why = "partial --out";
             } else {
                 clean_exit++;
+                exact += names_request(r.err, r.fail_size);
             }
         } else if (r.status == 0) {
             char *o = masked(r.out ? r.out : "");
@@ -643,9 +725,11 @@ int main(int argc, char **argv)
         free(r.err);
     }
     printf("%s: %lu runs, %zu distinct call sites failed; %lu exit 1 out of "
-           "memory, %lu exit 0 unchanged, %lu exit 0 where runs without a "
+           "memory (%lu naming exactly the bytes the failed call asked "
+           "for), %lu exit 0 unchanged, %lu exit 0 where runs without a "
            "failure vary too, %lu reached no failure, %lu bad\n",
-           name, runs, n_sites, clean_exit, optional, varying, missed, bad);
+           name, runs, n_sites, clean_exit, exact, optional, varying, missed,
+           bad);
     rm_rf(work);
     free(sites);
     free(base_out);

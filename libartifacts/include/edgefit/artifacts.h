@@ -57,6 +57,14 @@ enum art_status {
 /* Static text for a status code; "unknown status" for anything else. */
 ART_API const char *art_strerror(int status);
 
+/* The bytes asked for by the last allocation of this library that failed
+ * on the calling thread (0 when none has failed), for the message of a
+ * ART_E_NOMEM from a function that has no diagnostic to name the size in
+ * ("out of memory: <what> (<n> bytes)"). It is read, never cleared: after
+ * ART_E_NOMEM it is the allocation that failed; otherwise it may be an older
+ * failure the library did without. */
+ART_API size_t art_nomem_bytes(void);
+
 /* What went wrong, for the functions that take a diag (which may be NULL):
  * a read names the 1-based line (0 when unknown), a write the path; for
  * ART_E_IO, sys_errno holds the errno of the failed system call (give it

@@ -44,6 +44,14 @@ enum kern_status {
 /* Static text for a status code; "unknown status" for anything else. */
 KERN_API const char *kern_strerror(int status);
 
+/* The bytes asked for by the last allocation of this library that failed
+ * on the calling thread (0 when none has failed), for the message of a
+ * KERN_E_NOMEM from a function that has no diagnostic to name the size
+ * in ("out of memory: <what> (<n> bytes)"). It is read, never cleared:
+ * after KERN_E_NOMEM it is the allocation that failed; otherwise it may be
+ * an older failure the library did without. */
+KERN_API size_t kern_nomem_bytes(void);
+
 /* ---- CPU features ------------------------------------------------------ */
 
 enum kern_cpu_flag {

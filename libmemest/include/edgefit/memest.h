@@ -67,6 +67,14 @@ enum memest_status {
 /* Static text for a status code; "unknown status" for anything else. */
 MEMEST_API const char *memest_strerror(int status);
 
+/* The bytes asked for by the last allocation of this library that failed
+ * on the calling thread (0 when none has failed), for the message of a
+ * MEMEST_E_NOMEM from a function that has no diagnostic to name the size in
+ * ("out of memory: <what> (<n> bytes)"). It is read, never cleared:
+ * after MEMEST_E_NOMEM it is the allocation that failed; otherwise it may
+ * be an older failure the library did without. */
+MEMEST_API size_t memest_nomem_bytes(void);
+
 /* The library's version, e.g. "0.1.0". Static text. */
 MEMEST_API const char *memest_version(void);
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 int push_layer(struct imp *I, size_t node, const char *kind,
                       const char *want_name, const char *fallback,

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* A bias of m values from a constant broadcast to [m] (scalar, [m],
  * [1, m]), times beta, into a new array. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 int onnx_flatten(struct imp *I, size_t node)
 {

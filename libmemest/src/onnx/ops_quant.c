@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 enum {
     T_INT8 = ONNX__TENSOR_PROTO__DATA_TYPE__INT8,

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* A 1-D copy of a constant's floats (the layer's [D] gamma or beta). */
 static int gamma_beta(struct imp *I, size_t node, size_t slot,

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* The node making value vi, SIZE_MAX if none. */
 static size_t producer(const struct imp *I, size_t vi)
@@ -867,7 +868,8 @@ int analyse(struct imp *I)
 
     for (size_t i = 0; i < g->n_node; i++) {
         if (total > SIZE_MAX - g->node[i]->n_output) {
-            return nomem(I);
+            return diag_nomem(I->diag, "the table of the graph's values",
+                              SIZE_MAX);
         }
         total += g->node[i]->n_output;
     }

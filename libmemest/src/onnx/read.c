@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* ---- Reading files ------------------------------------------------------ */
 
@@ -436,7 +437,8 @@ int memest_tensor_load_pb(const char *path, struct memest_owned_tensor *out,
     if (out->name == NULL) {
         cval_free(&c);
         onnx__tensor_proto__free_unpacked(tp, NULL);
-        return diag_fail(diag, MEMEST_E_NOMEM, "out of memory");
+        return diag_nomem(diag, "the tensor's name",
+                          strlen(str(tp->name)) + 1);
     }
     out->data = c.owned;
     c.owned = NULL;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 static size_t strmap_slot(const struct strmap *m, const char *key)
 {
@@ -109,8 +110,12 @@ int node_fail(struct imp *I, size_t node, int status,
 
 int nomem(struct imp *I)
 {
+    /* the size alloc_rec.h recorded: the nomem() callers are many and
+     * the allocation is often a few calls down (a name map's insert) */
     return diag_fail(I->diag, MEMEST_E_NOMEM,
-                     "out of memory while importing the ONNX graph");
+                     "out of memory while importing the ONNX graph (%zu "
+                     "bytes)",
+                     memest_nomem_last);
 }
 
 /* A name the text format can carry: printable ASCII but for ',', '='

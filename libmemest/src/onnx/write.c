@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* ONNX's IR version 7 is the one of opset 13 (ONNX 1.8). */
 #define WR_IR_VERSION 7
@@ -159,7 +160,8 @@ static int nomem(struct wr *w)
 {
     if (w->diag != NULL) {
         snprintf(w->diag->message, sizeof w->diag->message,
-                 "out of memory");
+                 "out of memory: writing the ONNX model (%zu bytes)",
+                 memest_nomem_last);
     }
     return MEMEST_E_NOMEM;
 }

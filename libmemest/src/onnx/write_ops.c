@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define NOMEM(w) wr_fail((w), MEMEST_E_NOMEM, "out of memory")
+/* the request that failed: libmemest records it (alloc_rec.h) */
+#define NOMEM(w)                                                           \
+    wr_fail((w), MEMEST_E_NOMEM, "out of memory: a node (%zu bytes)",      \
+            memest_nomem_bytes())
 
 /* One node op(in...) -> out, named. */
 static int node1(struct wr *w, const char *op, const char *name, size_t nin,

@@ -63,6 +63,14 @@ enum prof_status {
 /* Static text for a status code; "unknown status" for anything else. */
 PROF_API const char *prof_strerror(int status);
 
+/* The bytes asked for by the last allocation of this library that failed
+ * on the calling thread (0 when none has failed), for the message of a
+ * PROF_E_NOMEM from a function that has no diagnostic to name the size in
+ * ("out of memory: <what> (<n> bytes)"). It is read, never cleared: after
+ * PROF_E_NOMEM it is the allocation that failed; otherwise it may be an older
+ * failure the library did without. */
+PROF_API size_t prof_nomem_bytes(void);
+
 /* The library version, e.g. "0.1.0". Static text. */
 PROF_API const char *prof_version(void);
 

@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "exec/executor.h"
 #include "exec/ops.h"
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 static size_t shape_elements(const struct memest_shape *s)
 {
@@ -176,7 +177,14 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     }
     int mst = memest_estimate_totals(model, o.batch, o.precision, &totals);
     if (mst != MEMEST_OK) {
-        exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
+        if (mst == MEMEST_E_NOMEM) {
+            /* memest_estimate_totals() has no diagnostic: the bytes from
+             * libmemest's record of its failed allocation */
+            exec_diag_set(diag, "out of memory: libmemest's estimate of "
+                          "the model (%zu bytes)", memest_nomem_bytes());
+        } else {
+            exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
+        }
         return prof_of_memest(mst);
     }
 
@@ -250,8 +258,13 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     struct memest_arena_plan plan;
     mst = memest_plan_arena(model, o.batch, o.precision, &plan);
     if (mst != MEMEST_OK) {
-        exec_diag_set(diag, "libmemest's arena plan: %s",
-                      memest_strerror(mst));
+        if (mst == MEMEST_E_NOMEM) {
+            exec_diag_set(diag, "out of memory: libmemest's arena plan "
+                          "(%zu bytes)", memest_nomem_bytes());
+        } else {
+            exec_diag_set(diag, "libmemest's arena plan: %s",
+                          memest_strerror(mst));
+        }
         st = prof_of_memest(mst);
         goto fail;
     }

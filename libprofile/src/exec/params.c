@@ -12,6 +12,7 @@
 #include "exec/executor.h"
 #include "exec/ops.h"
 #include "internal.h"
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* Uniform in [-a, a): 24 random bits make u exact in float. */
 static float uniform(uint64_t *state, double a)

@@ -10,6 +10,7 @@
 #include "edgefit/profile.h"
 #include "exec/executor.h"
 #include "exec/ops.h"
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 static size_t shape_elements(const struct memest_shape *s)
 {

@@ -6,6 +6,7 @@
 
 #include "edgefit/profile.h"
 #include "exec/executor.h"
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 /* What a timed callback runs, and the status it met. */
 struct op_work {

@@ -9,6 +9,7 @@
 #include "edgefit/profile.h"
 #include "exec/executor.h"
 #include "exec/ops.h"
+#include "../alloc_rec.h" /* last: it wraps malloc and co. */
 
 int exec_stage_inputs(prof_exec *ex, const float *const *inputs)
 {

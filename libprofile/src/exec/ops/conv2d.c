@@ -12,6 +12,7 @@
 #include "edgefit/kernels.h"
 #include "edgefit/profile.h"
 #include "exec/ops.h"
+#include "../../alloc_rec.h" /* last: it wraps malloc and co. */
 
 static int conv_plan(prof_exec *ex, struct exec_op *op,
                      struct prof_diag *diag)
