@@ -433,10 +433,17 @@ static void pool_rows(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                 __m256 acc = init;
                 for (size_t iy = y0; iy < y1; iy++) {
                     const float *first = plane + iy * iw + ox * sw - pl;
+                    if (is_max) {
+                        /* row by row, as pool_blk */
+                        __m256 rm = tap8(first, sw);
+                        for (size_t kx = 1; kx < kw; kx++) {
+                            rm = _mm256_max_ps(tap8(first + kx, sw), rm);
+                        }
+                        acc = _mm256_max_ps(rm, acc);
+                        continue;
+                    }
                     for (size_t kx = 0; kx < kw; kx++) {
-                        const __m256 v = tap8(first + kx, sw);
-                        acc = is_max ? _mm256_max_ps(v, acc)
-                                     : _mm256_add_ps(acc, v);
+                        acc = _mm256_add_ps(acc, tap8(first + kx, sw));
                     }
                 }
                 acc = tap_fix(acc, sw);
@@ -459,10 +466,13 @@ bool kern_nn_pool_rows_avx2(const struct kern_pool2d_shape *s, size_t out_h,
 
 /* ---- pooling on NCHW8c, any output size --------------------------------- */
 
-/* One block of 8 channels per vector: each tap of a window is one aligned
- * load of a cell, in the reference's row-major order. Max pooling takes
- * max(v, best) and notes unordered taps; a cell whose window held a NaN
- * is recomputed with the exact step (max_step8). */
+/* One block of 8 channels per vector: each tap of a window is one load of
+ * a cell, in the reference's row-major order. Max pooling takes
+ * max(v, best), the reference's step without NaN, and notes unordered
+ * taps; a cell whose window held a NaN is redone with the exact step
+ * (max_step8). (A pass over the plane to find NaNs first, as pool_rows
+ * does, costs more here: a block plane is 8 times an NCHW plane and does
+ * not stay in the first cache levels.) */
 static void pool_blk(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                      const float *x, float *y, bool is_max)
 {
@@ -478,23 +488,30 @@ static void pool_blk(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                 size_t x0, x1;
                 kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
                                  &x1);
-                __m256 acc, un = _mm256_setzero_ps();
+                const size_t n = x1 - x0;
+                __m256 acc;
                 if (is_max) {
+                    __m256 un = _mm256_setzero_ps();
                     acc = _mm256_set1_ps(-INFINITY);
                     for (size_t iy = y0; iy < y1; iy++) {
                         const float *r = xp + (iy * iw + x0) * KERN_CBLOCK;
-                        for (size_t i = 0; i < x1 - x0; i++) {
+                        /* The row's first maximum, then the rows': the
+                         * "first maximum wins" step is associative, and
+                         * independent rows shorten the chain of maxima. */
+                        __m256 rm = _mm256_set1_ps(-INFINITY);
+                        for (size_t i = 0; i < n; i++) {
                             const __m256 v = _mm256_loadu_ps(r + 8 * i);
                             un = _mm256_or_ps(un,
                                               _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-                            acc = _mm256_max_ps(v, acc);
+                            rm = _mm256_max_ps(v, rm);
                         }
+                        acc = _mm256_max_ps(rm, acc);
                     }
                     if (_mm256_movemask_ps(un)) {
                         acc = _mm256_set1_ps(-INFINITY);
                         for (size_t iy = y0; iy < y1; iy++) {
                             const float *r = xp + (iy * iw + x0) * KERN_CBLOCK;
-                            for (size_t i = 0; i < x1 - x0; i++) {
+                            for (size_t i = 0; i < n; i++) {
                                 acc = max_step8(acc, _mm256_loadu_ps(r + 8 * i),
                                                 all);
                             }
@@ -504,7 +521,7 @@ static void pool_blk(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
                     acc = _mm256_setzero_ps();
                     for (size_t iy = y0; iy < y1; iy++) {
                         const float *r = xp + (iy * iw + x0) * KERN_CBLOCK;
-                        for (size_t i = 0; i < x1 - x0; i++) {
+                        for (size_t i = 0; i < n; i++) {
                             acc = _mm256_add_ps(acc, _mm256_loadu_ps(r + 8 * i));
                         }
                     }
