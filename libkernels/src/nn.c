@@ -360,6 +360,8 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->sgd = kern_nn_sgd_c;
     dsp->maxpool2d = kern_nn_maxpool2d_c;
     dsp->avgpool2d = kern_nn_avgpool2d_c;
+    dsp->maxpool2d_blk = kern_nn_maxpool2d_blk_c;
+    dsp->avgpool2d_blk = kern_nn_avgpool2d_blk_c;
     dsp->softmax = kern_nn_softmax_c;
     dsp->xent = kern_nn_xent_c;
 #if KERN_SIMD && KERN_HAVE_X86
@@ -795,6 +797,95 @@ KERN_API int kern_avgpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
         pool_nchw8c(s, x, y, false);
     }
     return st;
+}
+
+/* ---- pools on NCHW8c, any output size ----------------------------------- */
+
+/* The reference: each lane of each output cell sees its window's real
+ * cells in row-major order, one max_step or addition per cell, as
+ * kern_nn_maxpool2d_c and kern_nn_avgpool2d_c do for that channel's
+ * plane; padding lanes are pooled like the others (their values are
+ * whatever the producer left, never read as real channels). */
+static void pool_blk_c(const struct kern_pool2d_shape *s, size_t oh,
+                       size_t ow, const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, nb = kern_nn_cblocks(s->channels);
+    for (size_t pb = 0; pb < s->batch * nb; pb++) {
+        const float *xp = x + pb * ih * iw * KERN_CBLOCK;
+        float *yp = y + pb * oh * ow * KERN_CBLOCK;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                                 &x1);
+                float acc[KERN_CBLOCK];
+                for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                    acc[l] = is_max ? -INFINITY : 0.0f;
+                }
+                for (size_t iy = y0; iy < y1; iy++) {
+                    for (size_t ix = x0; ix < x1; ix++) {
+                        const float *v = xp + (iy * iw + ix) * KERN_CBLOCK;
+                        for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                            acc[l] = is_max ? max_step(acc[l], v[l])
+                                            : acc[l] + v[l];
+                        }
+                    }
+                }
+                const float d = kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
+                float *o = yp + (oy * ow + ox) * KERN_CBLOCK;
+                for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                    o[l] = is_max ? acc[l] : acc[l] / d;
+                }
+            }
+        }
+    }
+}
+
+void kern_nn_maxpool2d_blk_c(const struct kern_pool2d_shape *s, size_t out_h,
+                             size_t out_w, const float *x, float *y)
+{
+    pool_blk_c(s, out_h, out_w, x, y, true);
+}
+
+void kern_nn_avgpool2d_blk_c(const struct kern_pool2d_shape *s, size_t out_h,
+                             size_t out_w, const float *x, float *y)
+{
+    pool_blk_c(s, out_h, out_w, x, y, false);
+}
+
+/* Checks a blocked pooling's arguments and sizes (the blocked input and
+ * output may overflow where their NCHW forms do not), then runs it. */
+static int pool_blocked(kern_nn_pool2d_fn fn, const struct kern_pool2d_shape *s,
+                        const float *x, float *y)
+{
+    if (!s || !x || !y) {
+        return KERN_E_INVALID;
+    }
+    size_t oh, ow;
+    int st = kern_pool2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (!kern_nn_blocked_fits(s->batch, s->channels, s->in_h, s->in_w) ||
+        !kern_nn_blocked_fits(s->batch, s->channels, oh, ow)) {
+        return KERN_E_OVERFLOW;
+    }
+    fn(s, oh, ow, x, y);
+    return KERN_OK;
+}
+
+KERN_API int kern_maxpool2d_blocked_f32(const struct kern_pool2d_shape *s,
+                                        const float *x, float *y)
+{
+    return pool_blocked(dsp_get()->maxpool2d_blk, s, x, y);
+}
+
+KERN_API int kern_avgpool2d_blocked_f32(const struct kern_pool2d_shape *s,
+                                        const float *x, float *y)
+{
+    return pool_blocked(dsp_get()->avgpool2d_blk, s, x, y);
 }
 
 KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,

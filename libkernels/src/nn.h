@@ -39,6 +39,9 @@ struct kern_nn_dsp {
     kern_nn_sgd_fn sgd;
     kern_nn_pool2d_fn maxpool2d;
     kern_nn_pool2d_fn avgpool2d;
+    /* The same on NCHW8c input and output (kern_maxpool2d_blocked_f32). */
+    kern_nn_pool2d_fn maxpool2d_blk;
+    kern_nn_pool2d_fn avgpool2d_blk;
     kern_nn_softmax_fn softmax;
     kern_nn_xent_fn xent;
 };
@@ -112,6 +115,10 @@ void kern_nn_maxpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                          size_t out_w, const float *x, float *y);
 void kern_nn_avgpool2d_c(const struct kern_pool2d_shape *s, size_t out_h,
                          size_t out_w, const float *x, float *y);
+void kern_nn_maxpool2d_blk_c(const struct kern_pool2d_shape *s, size_t out_h,
+                             size_t out_w, const float *x, float *y);
+void kern_nn_avgpool2d_blk_c(const struct kern_pool2d_shape *s, size_t out_h,
+                             size_t out_w, const float *x, float *y);
 void kern_nn_softmax_c(const float *x, size_t rows, size_t cols, float *y);
 double kern_nn_xent_c(const float *logits, const int32_t *labels,
                       size_t batch, size_t classes, float *grad);
@@ -133,6 +140,18 @@ void kern_nn_maxpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
                             size_t out_w, const float *x, float *y);
 void kern_nn_avgpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
                             size_t out_w, const float *x, float *y);
+/* Strides 1 and 2 along the row (any window, padding): pools and returns
+ * true, or returns false for the caller's other paths; the AVX-512 entry
+ * uses it too. */
+bool kern_nn_pool_rows_avx2(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y,
+                            bool is_max);
+void kern_nn_maxpool2d_blk_avx2(const struct kern_pool2d_shape *s,
+                                size_t out_h, size_t out_w, const float *x,
+                                float *y);
+void kern_nn_avgpool2d_blk_avx2(const struct kern_pool2d_shape *s,
+                                size_t out_h, size_t out_w, const float *x,
+                                float *y);
 void kern_nn_softmax_avx2(const float *x, size_t rows, size_t cols, float *y);
 double kern_nn_xent_avx2(const float *logits, const int32_t *labels,
                          size_t batch, size_t classes, float *grad);

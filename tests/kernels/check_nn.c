@@ -318,6 +318,126 @@ static void check_pool_one(kern_nn_pool2d_fn fn, kern_nn_pool2d_fn ref,
     }
 }
 
+/* ---- pooling on NCHW8c ------------------------------------------------- */
+
+/* x (NCHW) into NCHW8c xb; the padding lanes get values of the same grid
+ * (NaNs included), which must not reach a real channel. */
+static void to_blocked(const struct kern_pool2d_shape *s, const float *x,
+                       float *xb, int t)
+{
+    const size_t nb = (s->channels + 7) / 8, hw = s->in_h * s->in_w;
+    fill_pool_input(xb, s->batch * nb * 8 * hw, t);
+    for (size_t n = 0; n < s->batch; n++) {
+        for (size_t c = 0; c < s->channels; c++) {
+            for (size_t i = 0; i < hw; i++) {
+                xb[((n * nb + c / 8) * hw + i) * 8 + c % 8] =
+                    x[(n * s->channels + c) * hw + i];
+            }
+        }
+    }
+}
+
+/* Every path on NCHW8c against the window loops on the NCHW form, bit for
+ * bit on the real channels (the same rules as check_pool_one). */
+static void check_pool_blk_one(kern_nn_pool2d_fn fn, bool is_max)
+{
+    for (int t = 0; t < 300; t++) {
+        struct kern_pool2d_shape s;
+        size_t oh, ow;
+        random_pool(&s, &oh, &ow, t);
+        s.channels = (size_t)ck_randi(1, 19); /* tails of a block */
+        const size_t nb = (s.channels + 7) / 8;
+        const size_t nx = s.batch * s.channels * s.in_h * s.in_w;
+        const size_t ny = s.batch * s.channels * oh * ow;
+        const size_t nxb = s.batch * nb * 8 * s.in_h * s.in_w;
+        const size_t nyb = s.batch * nb * 8 * oh * ow;
+        float *x = malloc(nx * sizeof *x), *xb = malloc(nxb * sizeof *xb);
+        float *y0 = malloc(ny * sizeof *y0), *y1 = malloc(nyb * sizeof *y1);
+        if (x && xb && y0 && y1) {
+            fill_pool_input(x, nx, t);
+            to_blocked(&s, x, xb, t);
+            ck_poison(y1, nyb * sizeof *y1);
+            naive_pool(&s, oh, ow, x, y0, is_max);
+            fn(&s, oh, ow, xb, y1);
+            bool bad = false;
+            for (size_t n = 0; n < s.batch && !bad; n++) {
+                for (size_t c = 0; c < s.channels && !bad; c++) {
+                    for (size_t i = 0; i < oh * ow && !bad; i++) {
+                        const float a = y0[(n * s.channels + c) * oh * ow + i];
+                        const float b =
+                            y1[((n * nb + c / 8) * oh * ow + i) * 8 + c % 8];
+                        const bool nans = !is_max && isnan(a) && isnan(b);
+                        if (!nans && memcmp(&a, &b, sizeof a)) {
+                            ck_fail("blocked b%zu c%zu %zux%zu k%zux%zu "
+                                    "s%zux%zu p%zu,%zu,%zu,%zu cip%d: "
+                                    "channel %zu cell %zu = %g, want %g",
+                                    s.batch, s.channels, s.in_h, s.in_w, s.kh,
+                                    s.kw, s.stride_h, s.stride_w, s.pad_top,
+                                    s.pad_left, s.pad_bottom, s.pad_right,
+                                    s.count_include_pad, c, i, (double)b,
+                                    (double)a);
+                            bad = true;
+                        }
+                    }
+                }
+            }
+        } else {
+            ck_fail("out of memory");
+        }
+        free(x);
+        free(xb);
+        free(y0);
+        free(y1);
+    }
+}
+
+/* Max pooling 3x3 stride 2 against a copy of its input's bytes, timed
+ * alternately (medians): ResNet-18's stem pool and SqueezeNet 1.1's three,
+ * NCHW and NCHW8c. */
+static void bench_pool_copy(const struct kern_nn_dsp *isa)
+{
+    static const size_t shapes[][4] = {
+        {64, 112, 112, 1}, {64, 111, 111, 0}, {128, 55, 55, 0},
+        {256, 27, 27, 0}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const size_t p = shapes[i][3];
+        const struct kern_pool2d_shape s = {
+            .batch = 1, .channels = shapes[i][0], .in_h = shapes[i][1],
+            .in_w = shapes[i][2], .kh = 3, .kw = 3, .stride_h = 2,
+            .stride_w = 2, .pad_top = p, .pad_left = p, .pad_bottom = p,
+            .pad_right = p};
+        size_t oh, ow;
+        kern_pool2d_out_hw(&s, &oh, &ow);
+        const size_t nx = s.channels * s.in_h * s.in_w;
+        float *x = malloc(nx * sizeof *x), *c = malloc(nx * sizeof *c);
+        float *y = malloc(s.channels * oh * ow * sizeof *y);
+        if (x && c && y) {
+            ck_fill_f32(x, nx, -1.0f, 1.0f);
+            double tc[21], tp[21], tb[21];
+            for (int r = 0; r < 21; r++) {
+                double t0 = ck_now_ns();
+                memcpy(c, x, nx * sizeof *x);
+                tc[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                isa->maxpool2d(&s, oh, ow, x, y);
+                tp[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                isa->maxpool2d_blk(&s, oh, ow, x, y);
+                tb[r] = ck_now_ns() - t0;
+            }
+            const double mc = ck_median(tc, 21), mp = ck_median(tp, 21);
+            const double mb = ck_median(tb, 21);
+            printf("    bench   maxpool %zux%zux%zu k3s2p%zu vs copy: copy "
+                   "%.1f us, NCHW %.1f us (%.2fx), NCHW8c %.1f us (%.2fx)\n",
+                   s.channels, s.in_h, s.in_w, p, mc / 1e3, mp / 1e3,
+                   mp / mc, mb / 1e3, mb / mc);
+        }
+        free(x);
+        free(c);
+        free(y);
+    }
+}
+
 static void check_pool(const struct kern_nn_dsp *isa,
                        const struct kern_nn_dsp *ref)
 {
@@ -328,6 +448,17 @@ static void check_pool(const struct kern_nn_dsp *isa,
     if (ck_func((const void *)isa->avgpool2d, "nn_avgpool2d")) {
         check_pool_one(isa->avgpool2d, ref->avgpool2d, false);
         ck_report();
+    }
+    if (ck_func((const void *)isa->maxpool2d_blk, "nn_maxpool2d_blk")) {
+        check_pool_blk_one(isa->maxpool2d_blk, true);
+        ck_report();
+    }
+    if (ck_func((const void *)isa->avgpool2d_blk, "nn_avgpool2d_blk")) {
+        check_pool_blk_one(isa->avgpool2d_blk, false);
+        ck_report();
+    }
+    if (ck_bench_on()) {
+        bench_pool_copy(isa);
     }
 }
 

@@ -2804,7 +2804,8 @@ static void test_channel_blocked(void **state)
          "flatten\n"
          "dense 5\n",
          "bbbnnnnnn"},
-        /* a sum whose output a max pool reads holds all it joins to NCHW:
+        /* a sum whose output a max pool reads, and that pool's output
+         * flatten, holds all it joins to NCHW (the pool keeps one layout):
          * b and s (its inputs), c (s is c's activation, element-wise), and
          * a (the depthwise b's input) */
         {"input 8x10x10\n"
@@ -2869,6 +2870,49 @@ static void test_channel_blocked(void **state)
          "flatten\n"
          "dense 3\n",
          "bnnbbbbbnnnbnnn"},
+        /* SqueezeNet's shape: ceil-mode max pools (with extra padding:
+         * 12 -> 6, 6 -> 3), a fire module's two expands joined by a
+         * concat, an average pool inside the network: everything up to
+         * the global average stays blocked */
+        {"input 8x24x24\n"
+         "conv2d 16 k=3 s=2 p=1 act=relu\n"
+         "maxpool k=3 s=2 ceil=yes name=p1\n"
+         "conv2d 8 k=1 act=relu name=sq\n"
+         "conv2d 16 k=1 act=relu in=sq name=e1\n"
+         "conv2d 16 k=3 p=1 act=relu in=sq name=e3\n"
+         "concat in=e1,e3\n"
+         "maxpool k=3 s=2 ceil=yes\n"
+         "conv2d 16 k=1 act=relu\n"
+         "avgpool k=2 s=1 p=1 count_pad=no\n"
+         "conv2d 8 k=1\n"
+         "globalavgpool\n"
+         "flatten\n"
+         "dense 3\n",
+         "bbbbbbbbbbnnn"},
+        /* ResNet's stem: the max pool between the 7 x 7 convolution and
+         * the first block, whose sum reads it, is blocked */
+        {"input 8x20x20\n"
+         "conv2d 16 k=7 s=2 p=3 act=relu\n"
+         "maxpool k=3 s=2 p=1 name=p\n"
+         "conv2d 16 k=3 p=1 act=relu\n"
+         "conv2d 16 k=3 p=1 name=b\n"
+         "add in=b,p act=relu\n"
+         "conv2d 8 k=1\n"
+         "globalavgpool\n"
+         "flatten\n"
+         "dense 3\n",
+         "bbbbbbnnn"},
+        /* a concat of 12 channels (not whole blocks) is NCHW, and with it
+         * the 16 it joins them to */
+        {"input 8x6x6\n"
+         "conv2d 16 k=3 p=1 name=a\n"
+         "conv2d 12 k=1 name=t\n"
+         "concat in=a,t\n"
+         "conv2d 8 k=1\n"
+         "globalavgpool\n"
+         "flatten\n"
+         "dense 3\n",
+         "nnnbnnn"},
         /* 12 channels: the global average's input cannot be blocked */
         {"input 8x6x6\n"
          "conv2d 16 k=3 p=1\n"

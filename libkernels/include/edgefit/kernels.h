@@ -1103,14 +1103,25 @@ KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
  * a multiple of 8, so the pool is where a blocked chain ends without a
  * transpose. Each channel gets the bits kern_maxpool2d_f32 and
  * kern_avgpool2d_f32 give on the NCHW form of x. Only 1 x 1 outputs: a
- * pooling inside a network writes a larger map, which would have to
- * choose a layout, and no preset has one between blocked layers. Status
+ * pooling inside a blocked chain is kern_maxpool2d_blocked_f32. Status
  * as kern_maxpool2d_f32, plus KERN_E_OVERFLOW when the blocked size
  * overflows. */
 KERN_API int kern_maxpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
                                        const float *x, float *y);
 KERN_API int kern_avgpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
                                        const float *x, float *y);
+
+/* Pooling inside a channel-blocked chain: x is NCHW8c, [batch][ceil(
+ * channels / 8)][in_h][in_w][8], and y the NCHW8c output [batch][ceil(
+ * channels / 8)][out_h][out_w][8], any shape kern_maxpool2d_f32 and
+ * kern_avgpool2d_f32 take. Each real channel gets the bits those give on
+ * the NCHW form of x; a last block's padding lanes are pooled like the
+ * others and carry no channel. Status as kern_maxpool2d_f32, plus
+ * KERN_E_OVERFLOW when a blocked size overflows. */
+KERN_API int kern_maxpool2d_blocked_f32(const struct kern_pool2d_shape *s,
+                                        const float *x, float *y);
+KERN_API int kern_avgpool2d_blocked_f32(const struct kern_pool2d_shape *s,
+                                        const float *x, float *y);
 
 /* Pooling with ceil_mode (PyTorch's and ONNX's): out = ceil((in + pad_lo
  * + pad_hi - k) / stride) + 1, less one when the last window would start

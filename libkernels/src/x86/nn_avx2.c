@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nn.h"
+#include "pool_geom.h"
 
 /* All-ones in the first `left` (<= 8) lanes. */
 static inline __m256i lane_mask_n(size_t left)
@@ -317,6 +318,237 @@ static void pool_any(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
     }
 }
 
+/* ---- pooling along the output row, strides 1 and 2 (MLAS's and XNNPACK's
+ * way: whole-vector loads, no gathers) ------------------------------------ */
+
+/* True when the plane's n floats hold a NaN: one unordered compare covers
+ * two vectors. Max pooling on a plane without NaN is a chain of
+ * max(v, best), exactly the reference's step there; a plane with one
+ * takes the reference itself, whose first-NaN rule costs a blend per tap
+ * in vector form and which real activations never need. */
+static bool plane_has_nan(const float *x, size_t n)
+{
+    __m256 un = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        un = _mm256_or_ps(un, _mm256_cmp_ps(_mm256_loadu_ps(x + i),
+                                            _mm256_loadu_ps(x + i + 8),
+                                            _CMP_UNORD_Q));
+    }
+    bool nan = _mm256_movemask_ps(un) != 0;
+    for (; i < n; i++) {
+        nan |= x[i] != x[i];
+    }
+    return nan;
+}
+
+/* The window tap kx of 8 output columns starting at ox of one input row:
+ * stride 1 is one unaligned load; stride 2 takes the even elements of the
+ * 15 floats from the first input column, from two loads that end at the
+ * last one read (never past the row) and one in-lane shuffle, which leaves
+ * the columns in the order 0 1 4 5 2 3 6 7. Every tap has that order, so
+ * the sums and maxima are per column all the same and one permute puts
+ * the finished vector right (tap_fix). */
+static inline __m256 tap8(const float *first, size_t sw)
+{
+    if (sw == 1) {
+        return _mm256_loadu_ps(first);
+    }
+    return _mm256_shuffle_ps(_mm256_loadu_ps(first), _mm256_loadu_ps(first + 7),
+                             _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+static inline __m256 tap_fix(__m256 v, size_t sw)
+{
+    if (sw == 1) {
+        return v;
+    }
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v),
+                                                  _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* One output column whose window reaches into the padding: the real cells
+ * in row-major order, as the reference. */
+static float pool_edge(const struct kern_pool2d_shape *s, const float *plane,
+                       size_t y0, size_t y1, size_t ox, bool is_max)
+{
+    size_t x0, x1;
+    kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, s->in_w, &x0, &x1);
+    float acc = is_max ? -INFINITY : 0.0f;
+    for (size_t iy = y0; iy < y1; iy++) {
+        const float *row = plane + iy * s->in_w;
+        for (size_t ix = x0; ix < x1; ix++) {
+            if (!is_max) {
+                acc += row[ix];
+            } else if (row[ix] > acc) {
+                acc = row[ix]; /* no NaN here (plane_has_nan) */
+            }
+        }
+    }
+    return is_max ? acc : acc / kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
+}
+
+/* Strides 1 and 2 along the row, any window, padding and ceil_mode's extra
+ * padding: the output columns whose window lies inside the row (all but a
+ * few at the edges) take 8 at a time, each tap a vector (tap8) combined in
+ * the reference's row-major order, the last 8 overlapping the previous
+ * ones instead of a masked tail; the edge columns take pool_edge. */
+static void pool_rows(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
+                      const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t sw = s->stride_w, pl = s->pad_left;
+    /* interior columns [lo, hi): ox * sw >= pl, ox * sw - pl + kw <= iw */
+    size_t lo = (pl + sw - 1) / sw;
+    size_t hi = iw + pl >= kw ? (iw + pl - kw) / sw + 1 : 0;
+    hi = hi < ow ? hi : ow;
+    if (hi < lo + 8) {
+        lo = hi = 0; /* too few for a vector: all columns are edges */
+    }
+    const __m256 init = is_max ? _mm256_set1_ps(-INFINITY)
+                               : _mm256_setzero_ps();
+    struct kern_pool2d_shape one = *s;
+    one.batch = one.channels = 1;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *plane = x + p * ih * iw;
+        float *yp = y + p * oh * ow;
+        if (is_max && plane_has_nan(plane, ih * iw)) {
+            kern_nn_maxpool2d_c(&one, oh, ow, plane, yp);
+            continue;
+        }
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            kern_pool_window(oy, s->stride_h, s->pad_top, kh, ih, &y0, &y1);
+            float *yr = yp + oy * ow;
+            const __m256 d =
+                _mm256_set1_ps(kern_nn_pool_divisor(s, y1 - y0, kw));
+            for (size_t ox = 0; ox < lo; ox++) {
+                yr[ox] = pool_edge(s, plane, y0, y1, ox, is_max);
+            }
+            for (size_t ox = hi; ox < ow; ox++) {
+                yr[ox] = pool_edge(s, plane, y0, y1, ox, is_max);
+            }
+            for (size_t o = lo; o < hi; o += 8) {
+                const size_t ox = o + 8 <= hi ? o : hi - 8;
+                __m256 acc = init;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    const float *first = plane + iy * iw + ox * sw - pl;
+                    if (is_max) {
+                        /* row by row, as pool_blk */
+                        __m256 rm = tap8(first, sw);
+                        for (size_t kx = 1; kx < kw; kx++) {
+                            rm = _mm256_max_ps(tap8(first + kx, sw), rm);
+                        }
+                        acc = _mm256_max_ps(rm, acc);
+                        continue;
+                    }
+                    for (size_t kx = 0; kx < kw; kx++) {
+                        acc = _mm256_add_ps(acc, tap8(first + kx, sw));
+                    }
+                }
+                acc = tap_fix(acc, sw);
+                _mm256_storeu_ps(yr + ox, is_max ? acc : _mm256_div_ps(acc, d));
+            }
+        }
+    }
+}
+
+bool kern_nn_pool_rows_avx2(const struct kern_pool2d_shape *s, size_t out_h,
+                            size_t out_w, const float *x, float *y,
+                            bool is_max)
+{
+    if (s->stride_w > 2 || out_w < 8) {
+        return false;
+    }
+    pool_rows(s, out_h, out_w, x, y, is_max);
+    return true;
+}
+
+/* ---- pooling on NCHW8c, any output size --------------------------------- */
+
+/* One block of 8 channels per vector: each tap of a window is one load of
+ * a cell, in the reference's row-major order. Max pooling takes
+ * max(v, best), the reference's step without NaN, and notes unordered
+ * taps; a cell whose window held a NaN is redone with the exact step
+ * (max_step8). (A pass over the plane to find NaNs first, as pool_rows
+ * does, costs more here: a block plane is 8 times an NCHW plane and does
+ * not stay in the first cache levels.) */
+static void pool_blk(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
+                     const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, nb = kern_nn_cblocks(s->channels);
+    const __m256 all = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    for (size_t pb = 0; pb < s->batch * nb; pb++) {
+        const float *xp = x + pb * ih * iw * KERN_CBLOCK;
+        float *yp = y + pb * oh * ow * KERN_CBLOCK;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                                 &x1);
+                const size_t n = x1 - x0;
+                __m256 acc;
+                if (is_max) {
+                    __m256 un = _mm256_setzero_ps();
+                    acc = _mm256_set1_ps(-INFINITY);
+                    for (size_t iy = y0; iy < y1; iy++) {
+                        const float *r = xp + (iy * iw + x0) * KERN_CBLOCK;
+                        /* The row's first maximum, then the rows': the
+                         * "first maximum wins" step is associative, and
+                         * independent rows shorten the chain of maxima. */
+                        __m256 rm = _mm256_set1_ps(-INFINITY);
+                        for (size_t i = 0; i < n; i++) {
+                            const __m256 v = _mm256_loadu_ps(r + 8 * i);
+                            un = _mm256_or_ps(un,
+                                              _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+                            rm = _mm256_max_ps(v, rm);
+                        }
+                        acc = _mm256_max_ps(rm, acc);
+                    }
+                    if (_mm256_movemask_ps(un)) {
+                        acc = _mm256_set1_ps(-INFINITY);
+                        for (size_t iy = y0; iy < y1; iy++) {
+                            const float *r = xp + (iy * iw + x0) * KERN_CBLOCK;
+                            for (size_t i = 0; i < n; i++) {
+                                acc = max_step8(acc, _mm256_loadu_ps(r + 8 * i),
+                                                all);
+                            }
+                        }
+                    }
+                } else {
+                    acc = _mm256_setzero_ps();
+                    for (size_t iy = y0; iy < y1; iy++) {
+                        const float *r = xp + (iy * iw + x0) * KERN_CBLOCK;
+                        for (size_t i = 0; i < n; i++) {
+                            acc = _mm256_add_ps(acc, _mm256_loadu_ps(r + 8 * i));
+                        }
+                    }
+                    acc = _mm256_div_ps(
+                        acc, _mm256_set1_ps(kern_nn_pool_divisor(
+                                 s, y1 - y0, x1 - x0)));
+                }
+                _mm256_storeu_ps(yp + (oy * ow + ox) * KERN_CBLOCK, acc);
+            }
+        }
+    }
+}
+
+void kern_nn_maxpool2d_blk_avx2(const struct kern_pool2d_shape *s,
+                                size_t out_h, size_t out_w, const float *x,
+                                float *y)
+{
+    pool_blk(s, out_h, out_w, x, y, true);
+}
+
+void kern_nn_avgpool2d_blk_avx2(const struct kern_pool2d_shape *s,
+                                size_t out_h, size_t out_w, const float *x,
+                                float *y)
+{
+    pool_blk(s, out_h, out_w, x, y, false);
+}
+
 /* The vector path computes output columns one per lane; an output row
  * narrower than a vector (a pooling that ends a network: DS-CNN's 24 x 5
  * window gives one column) would leave most lanes idle and chain every
@@ -334,6 +566,8 @@ void kern_nn_maxpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
 {
     if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, true);
+    } else if (kern_nn_pool_rows_avx2(s, out_h, out_w, x, y, true)) {
+        return;
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, true);
     } else {
@@ -346,6 +580,8 @@ void kern_nn_avgpool2d_avx2(const struct kern_pool2d_shape *s, size_t out_h,
 {
     if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, false);
+    } else if (kern_nn_pool_rows_avx2(s, out_h, out_w, x, y, false)) {
+        return;
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, false);
     } else {

@@ -356,6 +356,9 @@ void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s,
 {
     if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, true);
+    } else if (kern_nn_pool_rows_avx2(s, out_h, out_w, x, y, true)) {
+        /* strides 1 and 2: loads along the row beat 16-lane gathers */
+        return;
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, true);
     } else {
@@ -369,6 +372,9 @@ void kern_nn_avgpool2d_avx512(const struct kern_pool2d_shape *s,
 {
     if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, false);
+    } else if (kern_nn_pool_rows_avx2(s, out_h, out_w, x, y, false)) {
+        /* strides 1 and 2: loads along the row beat 16-lane gathers */
+        return;
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, false);
     } else {

@@ -14,6 +14,9 @@ void kern_nn_dsp_init_x86(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->sgd = kern_nn_sgd_avx2;
     dsp->maxpool2d = kern_nn_maxpool2d_avx2;
     dsp->avgpool2d = kern_nn_avgpool2d_avx2;
+    /* one block of 8 channels is one AVX2 vector: AVX-512 keeps these */
+    dsp->maxpool2d_blk = kern_nn_maxpool2d_blk_avx2;
+    dsp->avgpool2d_blk = kern_nn_avgpool2d_blk_avx2;
     dsp->softmax = kern_nn_softmax_avx2;
     dsp->xent = kern_nn_xent_avx2;
     if (!(flags & KERN_CPU_AVX512)) {

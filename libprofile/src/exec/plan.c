@@ -140,9 +140,17 @@ static bool layout_neutral(const struct prof_exec *ex, size_t t)
            s.dim[0] % KERN_CBLOCK == 0;
 }
 
+/* A C x H x W tensor whose channels are not whole blocks: held NCHW (a
+ * concat on blocked tensors joins whole blocks). */
+static bool partial_blocks(const struct prof_exec *ex, size_t t)
+{
+    const struct memest_shape s = memest_model_tensor_shape(ex->model, t);
+    return s.rank == 3 && s.dim[0] % KERN_CBLOCK != 0;
+}
+
 /* Choose each tensor's layout (ex->t_blk). A tensor is blocked unless it
- * is a model input or the output, or some layer that writes or reads it
- * cannot do so blocked; a layer whose tensors must share a layout joins
+ * is a model input or the output, its channels are not whole blocks, or
+ * some layer that writes or reads it cannot do so blocked; a layer whose tensors must share a layout joins
  * them in one set, which is blocked only if none of its members is held
  * to NCHW. Nothing is converted between layers: a convolution that feeds
  * a pooling simply writes NCHW. */
@@ -159,7 +167,7 @@ int exec_plan_layouts(struct prof_exec *ex)
     }
     for (size_t t = 0; t < n; t++) {
         parent[t] = t;
-        nchw[t] = t < ex->ninputs || t == n - 1;
+        nchw[t] = t < ex->ninputs || t == n - 1 || partial_blocks(ex, t);
     }
     for (size_t i = 0; i < ex->nlayers; i++) {
         const struct exec_op *op = &ex->ops[i];

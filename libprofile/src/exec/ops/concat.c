@@ -208,7 +208,22 @@ static int concat_backward(prof_exec *ex, const struct exec_op *op,
     return concat_walk(ex, op, a->gxs, a->g, false, a->gx_add);
 }
 
+/* Inputs joined along the channels: a sample of NCHW8c is its blocks of 8
+ * channels one after the other, so when every input has whole blocks
+ * (exec_plan_layouts holds any other tensor NCHW) the blocked output is
+ * the inputs' samples one after the other, the very copies concat_blocks
+ * makes on NCHW (SqueezeNet's fire modules stay blocked through their
+ * concat). */
+static unsigned concat_caps(const struct exec_op *op)
+{
+    return op->layer->concat_axis == 0 && exec_blk_possible(op) &&
+                   op->c_out % KERN_CBLOCK == 0
+               ? EXEC_BLK_IN | EXEC_BLK_OUT | EXEC_BLK_SAME
+               : 0u;
+}
+
 const struct exec_op_vtable exec_op_concat = {
+    .layout_caps = concat_caps,
     .backward_f32 = concat_backward,
     .run_f32 = concat_run_f32,
     .run_16 = concat_run_16,

@@ -93,12 +93,21 @@ static int pool_plan(prof_exec *ex, struct exec_op *op,
 /* A window that covers its input, one value per channel: the pool that
  * closes a network reads blocked input; its output, [C][1][1] per sample,
  * is the same memory in either layout but is held NCHW, so that what
- * follows (flatten, dense) needs nothing. Any other pool is NCHW. */
+ * follows (flatten, dense) needs nothing. Any other pool on whole blocks
+ * of channels reads and writes NCHW8c (kern_maxpool2d_blocked_f32), so
+ * that the convolutions around it (ResNet's stem, SqueezeNet's fire
+ * modules) stay blocked; the padded copy of a ceil-mode average counting
+ * its padding is NCHW. */
 static unsigned pool_caps(const struct exec_op *op)
 {
-    const bool closes = op->layer->out_shape.rank == 3 && op->hw_out == 1 &&
-                        !op->pool_copy;
-    return closes && op->c_in % KERN_CBLOCK == 0 ? EXEC_BLK_IN : 0u;
+    if (op->c_in % KERN_CBLOCK != 0 || op->pool_copy) {
+        return 0u;
+    }
+    if (op->layer->out_shape.rank == 3 && op->hw_out == 1) {
+        return EXEC_BLK_IN;
+    }
+    return exec_blk_possible(op) ? EXEC_BLK_IN | EXEC_BLK_OUT | EXEC_BLK_SAME
+                                 : 0u;
 }
 
 /* The padded copy's elements (pool_copy), counted at plan time. */
@@ -151,6 +160,10 @@ static int pool_run_f32(prof_exec *ex, const struct exec_op *op,
             return st;
         }
         kst = kern_avgpool2d_f32(&ps, ex->t32, a->y);
+    } else if (exec_t_blocked(ex, op->out_t)) {
+        /* blocked in and out (pool_caps) */
+        kst = max ? kern_maxpool2d_blocked_f32(&ps, a->x, a->y)
+                  : kern_avgpool2d_blocked_f32(&ps, a->x, a->y);
     } else if (exec_t_blocked(ex, op->layer->inputs[0])) {
         /* a closing pool (pool_caps): its 1 x 1 output is NCHW */
         kst = max ? kern_maxpool2d_nchw8c_f32(&ps, a->x, a->y)
