@@ -27,7 +27,8 @@
 # QDQ pairs fused into its integer kernels, as deployed; disabled: every
 # DequantizeLinear, float operator and QuantizeLinear run as written).
 # TENSORS=1 compares every tensor too: each tensor's DequantizeLinear
-# output in the file is made a graph output (python3 with the onnx
+# output in the file (found by name or after the node that writes it) is
+# made a graph output (python3 with the onnx
 # package; PYTHON names another interpreter) and compared with the tensor as
 # edgefit's int8 run holds it, in that tensor's steps: where the two
 # runtimes first part.
@@ -97,18 +98,43 @@ else
         "$work/inputs.npy" "$work/edgefit.npy" $tensors)
 fi
 if [ -n "$tensors" ]; then
-    # every NAME_DequantizeLinear_Output a graph output, after the first
+    # every tensor's DequantizeLinear output a graph output, after the
+    # first: NAME_DequantizeLinear_Output (edgefit-quantize's files), else
+    # the DequantizeLinear after the QuantizeLinear that reads the output
+    # of the node NAME or the input NAME (ONNX Runtime's quantize_static and
+    # scripts/qdq_onnx.py name them otherwise); NAME and it go to map.txt
     onnx_file=$work/tensors.onnx
-    "${PYTHON:-python3}" - "$dir/model.qdq.onnx" "$onnx_file" "$tensors/tensors.txt" <<'PY'
+    "${PYTHON:-python3}" - "$dir/model.qdq.onnx" "$onnx_file" "$tensors/tensors.txt" "$tensors/map.txt" <<'PY'
 import sys
 import onnx
 m = onnx.load(sys.argv[1])
 names = [line.split()[0] for line in open(sys.argv[3])]
 have = {o for n in m.graph.node for o in n.output}
-for name in names:
-    v = name + "_DequantizeLinear_Output"
-    if v in have and v not in {o.name for o in m.graph.output}:
-        m.graph.output.append(onnx.helper.make_empty_tensor_value_info(v))
+node = {n.name: n for n in m.graph.node}
+readers = {}
+for n in m.graph.node:
+    for x in n.input:
+        readers.setdefault(x, []).append(n)
+
+
+def after(v, op):
+    return [r for r in readers.get(v, []) if r.op_type == op]
+
+
+with open(sys.argv[4], "w") as out:
+    for name in names:
+        v = name + "_DequantizeLinear_Output"
+        if v not in have:
+            # a node's output, or a graph input of that name
+            x = node[name].output[0] if name in node else name
+            q = after(x, "QuantizeLinear")
+            d = after(q[0].output[0], "DequantizeLinear") if q else []
+            v = d[0].output[0] if d else v
+        if v in have:
+            out.write(name + " " + v + "\n")
+            if v not in {o.name for o in m.graph.output}:
+                m.graph.output.append(
+                    onnx.helper.make_empty_tensor_value_info(v))
 onnx.save(m, sys.argv[2])
 PY
 fi
@@ -159,9 +185,14 @@ function readNpy(path) {
     // TENSORS=1: each tensor's values in edgefit's int8 run, and its steps
     const tens = [];
     if (tensorDir) {
+        const dq = {};
+        for (const line of fs.readFileSync(tensorDir + '/map.txt', 'utf8').split('\n')) {
+            const [name, out] = line.split(' ');
+            if (name) dq[name] = out;
+        }
         for (const line of fs.readFileSync(tensorDir + '/tensors.txt', 'utf8').split('\n')) {
             const [name, scale] = line.split(' ');
-            const out = name + '_DequantizeLinear_Output';
+            const out = dq[name];
             if (name && s.outputNames.includes(out)) {
                 tens.push({ name, out, scale: Number(scale), e: readNpy(tensorDir + '/' + name.replace(/\//g, '%') + '.npy'),
                             equal: 0, total: 0, max: 0 });

@@ -403,6 +403,19 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
         {1, 31, 10, 15, 5, 3, 1, 2, 2, 1, 2, 1, 1, 3},
         {1, 15, 8, 8, 9, 9, 1, 1, 4, 4, 4, 4, 0, 0},
         {1, 18, 5, 40, 3, 3, 1, 3, 1, 1, 1, 1, 0, 0},
+        /* stride 1 on maps of 16 columns or more (the VNNI path's 64
+         * outputs along the flattened plane): MobileNet's 48 x 48 with
+         * channels past a vector, a kernel of two groups of 4 taps per
+         * row with a dilated column and uneven padding, no padding with
+         * the map exactly as wide as the output */
+        {1, 9, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {2, 11, 9, 33, 5, 7, 1, 1, 2, 3, 2, 1, 2, 1},
+        {1, 3, 20, 64, 3, 1, 1, 1, 0, 0, 0, 0, 0, 0},
+        /* stride 2 along the row on wide maps (32 outputs a block and a
+         * tail), with stride 1 and 3 down */
+        {1, 10, 9, 70, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0},
+        {2, 9, 11, 67, 5, 6, 3, 2, 2, 0, 1, 3, 1, 1},
+        {1, 12, 6, 96, 3, 3, 1, 2, 0, 1, 0, 1, 0, 0},
     };
     const int nfixed = (int)(sizeof fixed / sizeof fixed[0]);
     for (int t = 0; t < 300 + 4 * nfixed; t++) {
@@ -493,6 +506,7 @@ static void bench_dwconv(const struct kern_q8s_dsp *isa,
         {1, 128, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
         {1, 256, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
         {1, 32, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 32, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1, 0, 0},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_dwconv2d_shape *s = &shapes[i];

@@ -367,7 +367,6 @@ PROF_API void prof_exec_destroy(prof_exec *ex)
         free(op->b16);
         free(op->wpack);
         free(op->wkp);
-        free(op->kpwork);
         free(op->wscale);
         free(op->wpk);
         free(op->dwpk);

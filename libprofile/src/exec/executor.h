@@ -75,9 +75,10 @@ struct exec_op {
     size_t wpack_group_bytes;
     /* Static int8 conv2d of one group on a CPU with a vector kp path
      * (kern_q8_kp_native): its weights also in the kp packing
-     * (kern_q8_pack_kp) and that GEMM's work area, so that one thread runs
-     * it on the NCHW planes with no transposes (conv_run_s8s) */
-    void *wkp, *kpwork;
+     * (kern_q8_pack_kp), so that one thread runs it on the NCHW planes
+     * with no transposes (conv_run_s8s); that GEMM's work area is the acc
+     * scratch, which this path leaves unused, and counted there */
+    void *wkp;
     float *wscale;           /* int8: one scale per output channel */
     /* Static int8 (MEMEST_INT8), a dense or conv2d layer: the int32 bias
      * (b / (x_scale * wscale[c]), half to even), the packed weights' row

@@ -118,6 +118,16 @@ static size_t conv_parts(const prof_exec *ex, const struct exec_op *op)
     return t < n ? t : n;
 }
 
+/* Static int8, one group, an output of more than 64 pixels (the kp path
+ * computes 64 at a time and pays the lowering; on a single block the
+ * [pixels][K] GEMM measured faster) and a vector kp path on this CPU: the weights
+ * are packed for kern_q8_gemm_kp_s8 too (conv_run_s8s). */
+static bool conv_kp(const prof_exec *ex, const struct exec_op *op)
+{
+    return exec_static_s8(ex) && op->groups == 1 && op->hw_out > 64 &&
+           ex->int8_requant != PROF_INT8_REQUANT_FLOAT && kern_q8_kp_native();
+}
+
 static int conv_scratch(const prof_exec *ex, struct exec_op *op,
                         struct exec_scratch *n)
 {
@@ -157,6 +167,15 @@ static int conv_scratch(const prof_exec *ex, struct exec_op *op,
             (st = exec_mul3_sz(ex->batch, op->hw_out, op->ocg, &n->acc)) !=
                 PROF_OK) {
             return st;
+        }
+        if (conv_kp(ex, op)) {
+            /* the kp kernel writes its output planes itself and borrows
+             * acc, which it leaves unused, as its work (one thread) */
+            const size_t wb = kern_q8_kp_work_bytes(op->c_out, op->kdim);
+            if (!wb) {
+                return PROF_E_OVERFLOW;
+            }
+            n->acc = exec_max_sz(n->acc, wb / 4 + 1);
         }
     } else {
         /* libkernels' convolution scratch, one block per thread
@@ -210,16 +229,6 @@ static void conv_init(struct exec_op *op, uint64_t *rng)
                       (double)(op->ocg * op->cs.kh * op->cs.kw), rng);
 }
 
-/* Static int8, one group, an output of more than 64 pixels (the kp path
- * computes 64 at a time and pays the lowering; on a single block the
- * [pixels][K] GEMM measured faster) and a vector kp path on this CPU: the weights
- * are packed for kern_q8_gemm_kp_s8 too (conv_run_s8s). */
-static bool conv_kp(const prof_exec *ex, const struct exec_op *op)
-{
-    return exec_static_s8(ex) && op->groups == 1 && op->hw_out > 64 &&
-           ex->int8_requant != PROF_INT8_REQUANT_FLOAT && kern_q8_kp_native();
-}
-
 static int conv_alloc_stored(prof_exec *ex, struct exec_op *op)
 {
     if (memest_precision_is_int8(ex->precision)) {
@@ -229,13 +238,11 @@ static int conv_alloc_stored(prof_exec *ex, struct exec_op *op)
                 return st;
             }
             const size_t kb = kern_q8_kp_bytes(op->c_out, op->kdim);
-            const size_t wb = kern_q8_kp_work_bytes(op->c_out, op->kdim);
-            if (!kb || !wb) {
+            if (!kb) {
                 return PROF_E_OVERFLOW;
             }
             op->wkp = malloc(kb);
-            op->kpwork = malloc(wb);
-            if (!op->wkp || !op->kpwork) {
+            if (!op->wkp) {
                 return PROF_E_NOMEM;
             }
             /* the kp packing is stored beside the [pixels][K] one, which
@@ -580,7 +587,7 @@ static int conv_run_s8s(prof_exec *ex, const struct exec_op *op)
                 kst = kern_q8_gemm_kp_s8(op->c_out, op->hw_out, op->kdim,
                                          op->wkp, rows, op->hw_out, zx, &os,
                                          y + b * op->c_out * op->hw_out,
-                                         op->hw_out, op->kpwork);
+                                         op->hw_out, ex->acc);
             }
         }
         return exec_kern_status(kst);
