@@ -19,7 +19,8 @@
 # (default 200) bounds each target's time on a slower machine. To explore
 # beyond CI's inputs, give FUZZ_SEED=0 (a new seed each run), FUZZ_RUNS=-1
 # (no bound on executions) and the time you can spare in FUZZ_SECONDS.
-# FUZZ_JOBS (default 2) is how many targets run at once.
+# FUZZ_JOBS (default 2) is how many targets run at once; FUZZ_ONLY (names
+# such as "fuzz-csv fuzz-npy") fuzzes only those targets.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -67,6 +68,9 @@ for t in json.load(sys.stdin):
     if "fuzz" in t["suite"] or any(s.endswith(":fuzz") for s in t["suite"]):
         print(" ".join([t["name"], t["cmd"][0]] + t["cmd"][1:]))
 ') || exit 1
+if [ -n "${FUZZ_ONLY:-}" ]; then
+    list=$(echo "$list" | awk -v only=" $FUZZ_ONLY " 'index(only, " " $1 " ")')
+fi
 [ -n "$list" ] || { echo "ci-fuzz: no fuzz targets in $build"; exit 1; }
 
 targets=$(echo "$list" | awk '{print $2}' | sed "s|^$(pwd)/$build/||")

@@ -721,8 +721,10 @@ static int parse_u64(struct ctx *c, const struct op_tok *t, uint64_t min,
                     TOKARG(t));
     }
     for (i = 0; i < t->n; i++) {
-        unsigned d = (unsigned)(unsigned char)t->s[i] - '0';
-        if (d > 9) {
+        /* A range test, not (unsigned)(ch - '0') > 9: that wraps below '0',
+         * which the integer-checked build refuses. */
+        const unsigned char ch = (unsigned char)t->s[i];
+        if (ch < '0' || ch > '9') {
             return fail(c, MEMEST_E_PARSE, c->line, t->col,
                         "%s: '" TOKFMT "' is not a whole number", what,
                         TOKARG(t));

@@ -56,7 +56,8 @@ static inline V vand_mask(M m, V a) { return _mm256_and_ps(m, a); }
 static inline V vdiv(V a, V b) { return _mm256_div_ps(a, b); }
 
 /* 2^n with n = bits(t) - bits(MAGIC) as two factors 2^(n/2), so that n
- * down to -152 stays exact until the final, correctly rounded multiply. */
+ * down to -252 (halves of -126) stays exact until the final, correctly
+ * rounded multiply. */
 static inline void pow2_halves(V t, V *s1, V *s2)
 {
     const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(t),

@@ -106,7 +106,7 @@ static inline V expm1_neg(V y)
     return vadd(sp, vsub(s, vset(1.0f)));
 }
 
-/* 2^s for -152 <= s <= 0 (the caller clamps), for the fused GELU, as
+/* 2^s for -160 <= s <= 0 (the caller clamps), for the fused GELU, as
  * p 2^n: s = n + f with n = round(s) and f = s - n exact, p = 2^f =
  * 1 + f q(f) with q of degree 4 on [-1/2, 1/2] (rel. 9e-8). t is what
  * vscale2 needs besides n. */
@@ -193,16 +193,19 @@ static inline V sigmoid_v(V x)
 /* x sigmoid(x): x / (1 + e) for x >= 0 and x e / (1 + e) for x < 0, e =
  * exp(-|x|). As in gelu_v, x e is scaled from x p, so that it does not
  * flush with e (e is subnormal from x = -87.3, x e only from x = -92).
- * x is clamped at -120 so that -inf gives -120 * 0 = -0, not -inf * 0. */
+ * Below x = -104, where expm1_parts clamps its argument, x e would be x
+ * e^-104 (a subnormal, and -inf * 0 = NaN at -inf) instead of x e^x,
+ * which is below 2^-142: the result there is -0 by selection, not by
+ * relying on FTZ to flush it (valgrind, for one, ignores MXCSR's FTZ). */
 static inline V silu_v(V x)
 {
-    x = vmax_keepnan(vset(-120.0f), x);
     V n, t;
     const V p = vadd(expm1_parts(vnegabs(x), &n, &t), vset(1.0f));
     V e, xe;
     vscale2_pair(p, vmul(x, p), n, t, &e, &xe);
     const V num = vsel(vlt(x, vset(0.0f)), x, xe);
-    return vdiv(num, vadd(vset(1.0f), e));
+    const V res = vdiv(num, vadd(vset(1.0f), e));
+    return vsel(vlt(x, vset(-104.0f)), res, vset(-0.0f));
 }
 
 /* log(1 + e) for 0 <= e <= 1 as 2 atanh(s), s = e / (2 + e) <= 1/3:
@@ -277,12 +280,15 @@ static inline V relu_v(V x)
 static inline V gelu_v(V x)
 {
     /* Below -20, GELU is far under FLT_MIN: clamping there makes x e of
-     * x = -inf a flushed -0 rather than -inf * 0 = NaN. */
+     * x = -inf -0 rather than -inf * 0 = NaN. The exponent is clamped at
+     * -160, not -152: then |x| 2^-160 <= 20 2^-160 rounds to 0 whether or
+     * not FTZ is on (20 2^-152 would be the subnormal -2^-148 without it,
+     * as under valgrind, which ignores MXCSR's FTZ). */
     x = vmax_keepnan(vset(-20.0f), x);
     const V x2 = vmul(x, x);
     const V w = vmul(x, vfma(vset(GELU_C2L), x2, vset(GELU_C1L)));
     V n, t;
-    const V p = exp2_parts(vnegabs_min(w, 152.0f), &n, &t);
+    const V p = exp2_parts(vnegabs_min(w, 160.0f), &n, &t);
     /* x e is scaled from x p, not formed from e: e underflows (and is
      * flushed) from x = -10.35, x e only from x = -10.4. */
     V e, xe;
