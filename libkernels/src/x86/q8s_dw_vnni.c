@@ -29,53 +29,17 @@
 #include <string.h>
 
 #include "q8s.h"
+#include "q8s_stage_avx512.h"
 #include "edgefit/kernels.h"
 
-/* The output stage of one channel over 16 lanes (as q8s_kp_vnni.c's
- * stage16): q8s_mbqm, the clamp of r + zp, then r + zp. */
-struct dstage {
-    __m512i m, half, one, lo, hi, zp, mask;
-    __m128i ls, rs;
-};
-
-static inline struct dstage dstage_of(int32_t mult, int shift, int32_t zp,
-                                      int32_t qmin, int32_t qmax)
+/* The output stage of one channel over 16 lanes (q8s_stage_avx512.h), from
+ * the reference's one signed shift: left when positive, right otherwise. */
+static inline struct q8s_stage512 dstage_of(int32_t mult, int shift,
+                                            int32_t zp, int32_t qmin,
+                                            int32_t qmax)
 {
-    struct dstage s;
-    const int ls = shift > 0 ? shift : 0, rs = shift > 0 ? 0 : -shift;
-    const int32_t mask = (int32_t)(((int64_t)1 << rs) - 1);
-    s.m = _mm512_set1_epi64((int64_t)mult);
-    s.mask = _mm512_set1_epi32(mask);
-    s.half = _mm512_set1_epi32(mask >> 1);
-    s.one = _mm512_set1_epi32(1);
-    s.lo = _mm512_set1_epi32(qmin - zp);
-    s.hi = _mm512_set1_epi32(qmax - zp);
-    s.zp = _mm512_set1_epi32(zp);
-    s.ls = _mm_cvtsi32_si128(ls);
-    s.rs = _mm_cvtsi32_si128(rs);
-    return s;
-}
-
-static inline __m512i dstage16(const struct dstage *s, __m512i x)
-{
-    x = _mm512_sll_epi32(x, s->ls);
-    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
-    const __m512i ev = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(x, s->m), nudge), 31);
-    const __m512i od = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), s->m),
-                         nudge),
-        31);
-    const __m512i h = _mm512_mask_blend_epi32(
-        (__mmask16)0xAAAA, ev, _mm512_slli_epi64(od, 32));
-    const __m512i rem = _mm512_and_si512(h, s->mask);
-    const __mmask16 neg = _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512());
-    const __m512i thr = _mm512_mask_add_epi32(s->half, neg, s->half, s->one);
-    __m512i r = _mm512_sra_epi32(h, s->rs);
-    r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r,
-                              s->one);
-    r = _mm512_min_epi32(_mm512_max_epi32(r, s->lo), s->hi);
-    return _mm512_add_epi32(r, s->zp);
+    return q8s_stage512_of(mult, shift > 0 ? shift : 0,
+                           shift > 0 ? 0 : -shift, zp, qmin, qmax);
 }
 
 enum { DWV_MAX_TAPS = 64 };
@@ -89,7 +53,7 @@ enum { DWV_MAX_TAPS = 64 };
 static void dw_rows2(const struct kern_dwconv2d_shape *s, size_t oh,
                      size_t ow, const uint8_t *u, size_t pw,
                      const size_t *off, size_t nt, const __m512i *wq,
-                     __m512i a0, const struct dstage *st, int8_t *yp)
+                     __m512i a0, const struct q8s_stage512 *st, int8_t *yp)
 {
     const __m512i low8 = _mm512_set1_epi32(0xff);
     for (size_t oy = 0; oy < oh; oy++) {
@@ -107,8 +71,8 @@ static void dw_rows2(const struct kern_dwconv2d_shape *s, size_t oh,
                 acc1 = _mm512_dpbusd_epi32(acc1, v1, wq[k]);
             }
             /* every value is in [-128, 127]: its low byte is it */
-            const __m512i r0 = _mm512_and_si512(dstage16(st, acc0), low8);
-            const __m512i r1 = _mm512_and_si512(dstage16(st, acc1), low8);
+            const __m512i r0 = _mm512_and_si512(q8s_stage512_16(st, acc0), low8);
+            const __m512i r1 = _mm512_and_si512(q8s_stage512_16(st, acc1), low8);
             const __m256i v = _mm512_cvtepi32_epi16(
                 _mm512_or_si512(r0, _mm512_slli_epi32(r1, 8)));
             const size_t n = ow - ox < 32 ? ow - ox : 32;
@@ -198,7 +162,7 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                 }
             }
             const size_t pc = os->per_channel ? c : 0;
-            const struct dstage st =
+            const struct q8s_stage512 st =
                 dstage_of(os->mult[pc], os->shift[pc], os->zero_point,
                           os->qmin, os->qmax);
             /* bias - (x_zero + 128) wsum, wrapping as the int32 sums do */
@@ -228,10 +192,10 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                     acc3 = _mm512_dpbusd_epi32(acc3, v3, wq[k]);
                 }
                 /* every value is in [-128, 127]: its low byte is it */
-                const __m512i r0 = _mm512_and_si512(dstage16(&st, acc0), low8);
-                const __m512i r1 = _mm512_and_si512(dstage16(&st, acc1), low8);
-                const __m512i r2 = _mm512_and_si512(dstage16(&st, acc2), low8);
-                const __m512i r3 = dstage16(&st, acc3);
+                const __m512i r0 = _mm512_and_si512(q8s_stage512_16(&st, acc0), low8);
+                const __m512i r1 = _mm512_and_si512(q8s_stage512_16(&st, acc1), low8);
+                const __m512i r2 = _mm512_and_si512(q8s_stage512_16(&st, acc2), low8);
+                const __m512i r3 = q8s_stage512_16(&st, acc3);
                 const __m512i v = _mm512_or_si512(
                     _mm512_or_si512(r0, _mm512_slli_epi32(r1, 8)),
                     _mm512_or_si512(_mm512_slli_epi32(r2, 16),

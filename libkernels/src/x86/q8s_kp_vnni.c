@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "q8s.h"
+#include "q8s_stage_avx512.h"
 
 /* rows [t, t + 4) of a 64-pixel block (n valid pixels, the rest and rows
  * at or past k read as 0) into four vectors of pixel quads */
@@ -47,56 +48,6 @@ static inline void interleave4(const int8_t *x, size_t ldx, size_t t,
     out[3] = _mm512_unpackhi_epi16(b, d);
 }
 
-/* The reference's q8s_mbqm then the clamp of r + zp, for one channel's
- * parameters over 16 lanes: srdhm as floor((x m + 2^30) / 2^31) in 64-bit
- * lanes (even and odd dwords apart), rdbpot by the mask and the half mask
- * plus one for negative x. */
-struct stage {
-    __m512i m, half, one, lo, hi, zp;
-    __m128i ls, rs;
-    __m512i mask;
-};
-
-static inline __m512i stage16(const struct stage *s, __m512i x)
-{
-    x = _mm512_sll_epi32(x, s->ls);
-    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
-    const __m512i ev = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(x, s->m), nudge), 31);
-    const __m512i od = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), s->m),
-                         nudge),
-        31);
-    const __m512i h =
-        _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev,
-                                _mm512_slli_epi64(od, 32));
-    const __m512i rem = _mm512_and_si512(h, s->mask);
-    const __mmask16 neg = _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512());
-    const __m512i thr = _mm512_mask_add_epi32(s->half, neg, s->half, s->one);
-    __m512i r = _mm512_sra_epi32(h, s->rs);
-    r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r,
-                              s->one);
-    r = _mm512_min_epi32(_mm512_max_epi32(r, s->lo), s->hi);
-    return _mm512_add_epi32(r, s->zp);
-}
-
-static inline struct stage stage_of(int32_t mult, int32_t lsh, int32_t rsh,
-                                    int32_t zp, int32_t qmin, int32_t qmax)
-{
-    struct stage s;
-    const int32_t mask = (int32_t)(((int64_t)1 << rsh) - 1);
-    s.m = _mm512_set1_epi64((int64_t)mult);
-    s.mask = _mm512_set1_epi32(mask);
-    s.half = _mm512_set1_epi32(mask >> 1);
-    s.one = _mm512_set1_epi32(1);
-    s.lo = _mm512_set1_epi32(qmin - zp);
-    s.hi = _mm512_set1_epi32(qmax - zp);
-    s.zp = _mm512_set1_epi32(zp);
-    s.ls = _mm_cvtsi32_si128(lsh);
-    s.rs = _mm_cvtsi32_si128(rsh);
-    return s;
-}
-
 static inline int32_t quad(const int8_t *p)
 {
     int32_t v;
@@ -110,11 +61,11 @@ static inline __attribute__((always_inline)) void finish(const int32_t *mult, co
                           int32_t qmin, int32_t qmax, __m512i a, __m512i b,
                           __m512i cc, __m512i d, __mmask64 m, int8_t *y)
 {
-    const struct stage s = stage_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
+    const struct q8s_stage512 s = q8s_stage512_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
     /* every value is in [-128, 127]: the saturating packs are exact */
     const __m512i q = _mm512_packs_epi16(
-        _mm512_packs_epi32(stage16(&s, a), stage16(&s, b)),
-        _mm512_packs_epi32(stage16(&s, cc), stage16(&s, d)));
+        _mm512_packs_epi32(q8s_stage512_16(&s, a), q8s_stage512_16(&s, b)),
+        _mm512_packs_epi32(q8s_stage512_16(&s, cc), q8s_stage512_16(&s, d)));
     _mm512_mask_storeu_epi8(y, m, q);
 }
 
