@@ -130,6 +130,7 @@ void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags)
     dsp->dwconv2d = kern_dwconv2d_c;
     dsp->dwconv2d_blk = kern_dwconv2d_blk_c;
     dsp->dwconv2d_dil = kern_dwconv2d_dil_c;
+    dsp->dwconv2d_blk_dil = kern_dwconv2d_blk_c;
 #if KERN_SIMD && KERN_HAVE_X86
     kern_dwconv_dsp_init_x86(dsp, flags);
 #elif KERN_SIMD && KERN_HAVE_NEON
@@ -278,14 +279,11 @@ KERN_API int kern_dwconv2d_nchw8c_blocks_f32(
     if (block0 >= block1 || block1 > nb) {
         return KERN_E_RANGE;
     }
-    if (dw_dilated(s)) {
-        /* the vector path assumes adjacent taps */
-        kern_dwconv2d_blk_c(s, oh, ow, block0, block1, x, packed, bias, act,
-                            y);
-        return KERN_OK;
-    }
     pthread_once(&dw_once, dw_init_once);
-    dw_dsp.dwconv2d_blk(s, oh, ow, block0, block1, x, packed, bias, act, y);
+    /* the blocked vector paths assume adjacent taps: dilated shapes have
+     * their own entry (the reference where no path is written) */
+    (dw_dilated(s) ? dw_dsp.dwconv2d_blk_dil : dw_dsp.dwconv2d_blk)(
+        s, oh, ow, block0, block1, x, packed, bias, act, y);
     return KERN_OK;
 }
 

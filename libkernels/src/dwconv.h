@@ -27,6 +27,9 @@ struct kern_dwconv_dsp {
     /* dilated shapes (either dilation > 1): the row loop of
      * dwconv_dil_tmpl.h, the bits of kern_dwconv2d_c on every path */
     kern_dwconv2d_fn dwconv2d_dil;
+    /* dilated NCHW8c shapes: the bits of kern_dwconv2d_blk_c (which skips
+     * the taps in the padding, as every dilated path does) */
+    kern_dwconv2d_blk_fn dwconv2d_blk_dil;
 };
 
 void kern_dwconv_dsp_init(struct kern_dwconv_dsp *dsp, unsigned flags);
@@ -78,6 +81,11 @@ void kern_dwconv2d_blk_neon(const struct kern_dwconv2d_shape *s,
                             size_t out_h, size_t out_w, size_t b0, size_t b1,
                             const float *x, const float *packed,
                             const float *bias, int act, float *y);
+void kern_dwconv2d_blk_dil_neon(const struct kern_dwconv2d_shape *s,
+                                size_t out_h, size_t out_w, size_t b0,
+                                size_t b1, const float *x,
+                                const float *packed, const float *bias,
+                                int act, float *y);
 #endif
 
 #endif

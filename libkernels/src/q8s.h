@@ -345,6 +345,10 @@ void kern_q8s_rescale_neon(size_t n, const int8_t *x, int32_t x_zero,
 void kern_q8s_maxpool_neon(const struct kern_pool2d_shape *s, size_t oh,
                            size_t ow, const int8_t *x, int8_t *y,
                            int8_t *scratch);
+void kern_q8s_dwconv_neon(const struct kern_dwconv2d_shape *s, size_t oh,
+                          size_t ow, const int8_t *x, int32_t x_zero,
+                          const int8_t *w, const struct kern_q8_outstage *os,
+                          int8_t *y, int8_t *scratch);
 #endif
 
 #endif

@@ -7,6 +7,7 @@
  * argv[1]. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,9 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#endif
+#if defined(__aarch64__) || defined(__arm__)
+#include <sys/auxv.h>
 #endif
 #include <jansson.h>
 #include <math.h>
@@ -563,6 +567,60 @@ static void test_help_version(void **state)
     run_free(&r);
 }
 
+#if defined(__aarch64__) || defined(__arm__)
+/* --version's "kernel paths: built ...; selected P on this CPU" with
+ * KERN_CPU_MASK set to MASK (NULL: unset). */
+static void check_selected(const char *mask, const char *built,
+                           const char *want)
+{
+    char line[160];
+    snprintf(line, sizeof line, "kernel paths: built %s; selected %s on "
+             "this CPU", built, want);
+    if (mask) {
+        setenv("KERN_CPU_MASK", mask, 1);
+    } else {
+        unsetenv("KERN_CPU_MASK");
+    }
+    struct run_result r;
+    RUN(&r, "--version");
+    unsetenv("KERN_CPU_MASK");
+    assert_int_equal(r.status, 0);
+    if (!strstr(r.out, line)) {
+        fail_msg("KERN_CPU_MASK=%s: --version says\n%swant \"%s\"",
+                 mask ? mask : "(unset)", r.out, line);
+    }
+    run_free(&r);
+}
+#endif
+
+/* On ARM (a board, or CI's qemu-user) --version names the NEON paths
+ * built and the one this CPU selects: the truth is the kernel's HWCAP
+ * bits read here (aarch64: ASIMD bit 1, ASIMDDP bit 20; 32-bit: NEON bit
+ * 12 with VFPv4 bit 16, the dot product unused), not the library's own
+ * detection. KERN_CPU_MASK lowers the choice: 0x1b0 keeps every ARM bit
+ * but the dot product, 0 none. */
+static void test_version_arm_paths(void **state)
+{
+    (void)state;
+#if defined(__aarch64__) || defined(__arm__)
+    const unsigned long hw = getauxval(AT_HWCAP);
+#if defined(__aarch64__)
+    const bool neon = hw & (1ul << 1), dot = hw & (1ul << 20);
+    const char *built = TEST_SIMD ? "c neon neon-dotprod" : "c";
+#else
+    const bool neon = (hw & (1ul << 12)) && (hw & (1ul << 16)), dot = false;
+    const char *built = TEST_SIMD ? "c neon" : "c";
+#endif
+    const bool simd = TEST_SIMD; /* meson -Dsimd */
+    check_selected(NULL, built,
+                   !simd ? "c" : dot ? "neon-dotprod" : neon ? "neon" : "c");
+    check_selected("0x1b0", built, simd && neon ? "neon" : "c");
+    check_selected("0", built, "c");
+#else
+    skip();
+#endif
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -586,6 +644,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rejected_input),
         cmocka_unit_test(test_help_version),
+        cmocka_unit_test(test_version_arm_paths),
         cmocka_unit_test(test_single_table),
         cmocka_unit_test(test_quick_run),
     };

@@ -245,8 +245,22 @@ static void bench(kern_dwconv2d_fn fn, kern_dwconv2d_fn ref)
  * S. */
 
 static void random_blk_shape(struct kern_dwconv2d_shape *s, size_t *oh,
-                             size_t *ow, int t)
+                             size_t *ow, int t, bool dil)
 {
+    if (dil) {
+        /* dilated shapes (dilated TCNs, segmentation heads): 1 to 3 each
+         * way, at least one above 1, with the same spread otherwise */
+        for (;;) {
+            random_blk_shape(s, oh, ow, t + 7, false);
+            s->dilation_h = (size_t)ck_randi(1, 3);
+            s->dilation_w = (size_t)(s->dilation_h > 1 && t % 2
+                                         ? ck_randi(1, 3)
+                                         : ck_randi(2, 3));
+            if (kern_dwconv2d_out_hw(s, oh, ow) == KERN_OK) {
+                return;
+            }
+        }
+    }
     /* MobileNetV1's and DS-CNN's depthwise layers, some with a partial
      * last block */
     static const struct kern_dwconv2d_shape fixed[] = {
@@ -306,11 +320,13 @@ static double exact(const struct kern_dwconv2d_shape *s, const float *x,
                     size_t oy, size_t ox, double *mag)
 {
     const size_t c = p % s->channels;
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
     double acc = bias ? bias[c] : 0.0, m = fabs(acc);
     for (size_t ky = 0; ky < s->kh; ky++) {
-        const size_t iy = oy * s->stride_h + ky - s->pad_top;
+        const size_t iy = oy * s->stride_h + ky * dh - s->pad_top;
         for (size_t kx = 0; kx < s->kw && iy < s->in_h; kx++) {
-            const size_t ix = ox * s->stride_w + kx - s->pad_left;
+            const size_t ix = ox * s->stride_w + kx * dw - s->pad_left;
             if (ix < s->in_w) {
                 const double v = (double)w[(c * s->kh + ky) * s->kw + kx] *
                                  x[(p * s->in_h + iy) * s->in_w + ix];
@@ -330,11 +346,11 @@ static double exact(const struct kern_dwconv2d_shape *s, const float *x,
 }
 
 static void check_blk_one(kern_dwconv2d_blk_fn fn, kern_dwconv2d_fn nchw,
-                          int t)
+                          int t, bool dil)
 {
     struct kern_dwconv2d_shape s = {0};
     size_t oh, ow;
-    random_blk_shape(&s, &oh, &ow, t);
+    random_blk_shape(&s, &oh, &ow, t, dil);
     const size_t nb = (s.channels + 7) / 8;
     const size_t nx = s.batch * s.channels * s.in_h * s.in_w;
     const size_t nxb = s.batch * nb * s.in_h * s.in_w * 8;
@@ -350,9 +366,11 @@ static void check_blk_one(kern_dwconv2d_blk_fn fn, kern_dwconv2d_fn nchw,
     float *guard = malloc(GUARD * sizeof *guard);
     char what[160];
     snprintf(what, sizeof what,
-             "b%zu c%zu %zux%zu k%zux%zu s%zux%zu p%zu,%zu,%zu,%zu", s.batch,
-             s.channels, s.in_h, s.in_w, s.kh, s.kw, s.stride_h, s.stride_w,
-             s.pad_top, s.pad_left, s.pad_bottom, s.pad_right);
+             "b%zu c%zu %zux%zu k%zux%zu s%zux%zu p%zu,%zu,%zu,%zu d%zux%zu",
+             s.batch, s.channels, s.in_h, s.in_w, s.kh, s.kw, s.stride_h,
+             s.stride_w, s.pad_top, s.pad_left, s.pad_bottom, s.pad_right,
+             s.dilation_h ? s.dilation_h : 1,
+             s.dilation_w ? s.dilation_w : 1);
     if (!x || !xb || !w || !wp || !b || !y0 || !y1 || !yb || !guard) {
         ck_fail("out of memory");
         goto done;
@@ -557,10 +575,18 @@ void check_dwconv(unsigned flags)
     }
     if (ck_func((const void *)isa.dwconv2d_blk, "dwconv2d_nchw8c")) {
         for (int t = 0; t < 400; t++) {
-            check_blk_one(isa.dwconv2d_blk, isa.dwconv2d, t);
+            check_blk_one(isa.dwconv2d_blk, isa.dwconv2d, t, false);
         }
         if (ck_bench_on()) {
             bench_blk(&isa);
+        }
+        ck_report();
+    }
+    /* dilated NCHW8c shapes against the dilated NCHW loop of the same
+     * level, which has the C reference's bits (checked above) */
+    if (ck_func((const void *)isa.dwconv2d_blk_dil, "dwconv2d_nchw8c_dil")) {
+        for (int t = 0; t < 200; t++) {
+            check_blk_one(isa.dwconv2d_blk_dil, isa.dwconv2d_dil, t, true);
         }
         ck_report();
     }

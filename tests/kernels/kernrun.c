@@ -20,7 +20,10 @@
  *   pad 1, 32 channels of 32 x 32), q8im2col (the int8 lowering of conv's
  *   3 x 3 shape, per byte written) and q8im2col1 (of a 1 x 1 convolution
  *   of 64 channels of 32 x 32: a byte transpose), dwconv8c (dwconv's
- *   shape on NCHW8c activations and packed weights). */
+ *   shape on NCHW8c activations and packed weights), dwconv8cdil (the same
+ *   with dilation 2 and pad 2), q8dwconv (dwconv's shape in static int8,
+ *   per-channel output stage). The depthwise families count 9 multiply-
+ *   adds per output, the padded taps included. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +120,13 @@ static const struct kern_dwconv2d_shape dw_shape = {
     .pad_top = 1, .pad_left = 1, .pad_bottom = 1, .pad_right = 1,
 };
 
+static const struct kern_dwconv2d_shape dw_dil_shape = {
+    .batch = 1, .channels = DC, .in_h = CH, .in_w = CH,
+    .kh = 3, .kw = 3, .stride_h = 1, .stride_w = 1,
+    .pad_top = 2, .pad_left = 2, .pad_bottom = 2, .pad_right = 2,
+    .dilation_h = 2, .dilation_w = 2,
+};
+
 static void fill(float *p, size_t n, uint32_t *s)
 {
     for (size_t i = 0; i < n; i++) {
@@ -173,7 +183,33 @@ static uint64_t setup(const char *fam, struct work *w)
         fill(w->b, DC * 9, &s);
         return (uint64_t)DC * 9 * CH * CH;
     }
-    if (!strcmp(fam, "dwconv8c")) {
+    if (!strcmp(fam, "q8dwconv")) {
+        w->qa = malloc(DC * CH * CH);
+        w->qw = malloc(DC * 9);
+        w->qc = malloc(DC * CH * CH);
+        w->qmult = malloc(DC * sizeof *w->qmult);
+        w->qshift = malloc(DC * sizeof *w->qshift);
+        w->wk_bytes = kern_q8_dwconv2d_work_bytes(&dw_shape);
+        w->wk = malloc(w->wk_bytes ? w->wk_bytes : 1);
+        if (!w->qa || !w->qw || !w->qc || !w->qmult || !w->qshift ||
+            !w->wk) {
+            return 0;
+        }
+        fill_s8(w->qa, DC * CH * CH, &s);
+        fill_s8(w->qw, DC * 9, &s);
+        for (size_t j = 0; j < DC; j++) {
+            if (kern_q8_quantize_multiplier(0.002 + 1e-5 * (double)j,
+                                            &w->qmult[j], &w->qshift[j]) !=
+                KERN_OK) {
+                return 0;
+            }
+        }
+        w->os = (struct kern_q8_outstage){
+            .mult = w->qmult, .shift = w->qshift, .per_channel = 1,
+            .zero_point = 4, .qmin = -128, .qmax = 127};
+        return (uint64_t)DC * 9 * CH * CH;
+    }
+    if (!strcmp(fam, "dwconv8c") || !strcmp(fam, "dwconv8cdil")) {
         w->a = malloc(DC * CH * CH * sizeof *w->a);
         w->b = malloc(DC * 9 * sizeof *w->b);
         w->c = malloc(DC * CH * CH * sizeof *w->c);
@@ -303,9 +339,16 @@ static int run(const char *fam, struct work *w)
         return kern_dwconv2d_f32(&dw_shape, w->a, w->b, NULL,
                                  KERN_FUSE_NONE, w->c);
     }
-    if (!strcmp(fam, "dwconv8c")) {
-        return kern_dwconv2d_nchw8c_f32(&dw_shape, w->a, w->packed, NULL,
+    if (!strcmp(fam, "dwconv8c") || !strcmp(fam, "dwconv8cdil")) {
+        return kern_dwconv2d_nchw8c_f32(strcmp(fam, "dwconv8c")
+                                            ? &dw_dil_shape
+                                            : &dw_shape,
+                                        w->a, w->packed, NULL,
                                         KERN_FUSE_NONE, w->c);
+    }
+    if (!strcmp(fam, "q8dwconv")) {
+        return kern_q8_dwconv2d_s8(&dw_shape, w->qa, -3, w->qw, &w->os,
+                                   w->wk, (int8_t *)w->qc);
     }
     const struct kern_pool2d_shape *ps = pool_shape(fam);
     if (!strcmp(fam, "q8maxpool")) {
@@ -348,7 +391,7 @@ int main(int argc, char **argv)
                         "sgemm conv dwconv q8gemm maxpool maxpool2 avgpool "
                         "gavgpool softmax layernorm layout q8requant "
                         "q8quant q8add q8maxpool q8im2col q8im2col1 "
-                        "dwconv8c)\n");
+                        "dwconv8c dwconv8cdil q8dwconv)\n");
         return 2;
     }
     struct work w = {0};

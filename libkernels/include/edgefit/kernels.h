@@ -79,9 +79,10 @@ KERN_API const char *kern_cpu_path_name(unsigned flags);
 
 /* The instruction-set paths compiled into this build, widest last:
  * "c" alone when built without SIMD (meson -Dsimd=disabled, or a host
- * with no vector paths such as 32-bit ARM), else on x86-64 "c avx2 avx512
- * avx512vnni avx512bf16" and on AArch64 "c neon neon-dotprod". Static
- * text; which one runs is kern_cpu_path_name(kern_cpu_flags()). */
+ * with no vector paths), else on x86-64 "c avx2 avx512 avx512vnni
+ * avx512bf16", on AArch64 "c neon neon-dotprod" and on 32-bit ARM "c
+ * neon" (ARMv7 NEON with VFPv4). Static text; which one runs is
+ * kern_cpu_path_name(kern_cpu_flags()). */
 KERN_API const char *kern_built_paths(void);
 
 /* ---- q8 ---------------------------------------------------------------- */

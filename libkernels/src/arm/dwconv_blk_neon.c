@@ -57,9 +57,10 @@ void kern_dwconv2d_blk_neon(const struct kern_dwconv2d_shape *s,
 {
     enum { L = KERN_CBLOCK };
     if (kern_nn_dil(s->dilation_h) > 1 || kern_nn_dil(s->dilation_w) > 1) {
-        /* dilated blocked shapes are rare: the reference */
-        kern_dwconv2d_blk_c(s, out_h, out_w, b0, b1, x, packed, bias, act,
-                            y);
+        /* the public wrapper sends these to the dilated entry; a direct
+         * caller gets it too */
+        kern_dwconv2d_blk_dil_neon(s, out_h, out_w, b0, b1, x, packed, bias,
+                                   act, y);
         return;
     }
     const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
@@ -121,6 +122,88 @@ void kern_dwconv2d_blk_neon(const struct kern_dwconv2d_shape *s,
                                     a1 = mla(a1, wk + 4, zeros);
                                 }
                             }
+                        }
+                    }
+                    float *yo = yp + (oy * out_w + ox) * L;
+                    vst1q_f32(yo, vreinterpretq_f32_u32(vandq_u32(
+                                      keep0, vreinterpretq_u32_f32(
+                                                 fuse4(a0, act)))));
+                    vst1q_f32(yo + 4, vreinterpretq_f32_u32(vandq_u32(
+                                          keep1, vreinterpretq_u32_f32(
+                                                     fuse4(a1, act)))));
+                }
+            }
+        }
+    }
+}
+
+/* The real taps [*k0, *k1) of output o along an axis with dilation d: tap
+ * k reads padded coordinate o * stride + k d, real when it lies in [pad,
+ * pad + in). */
+static inline void taps_d(size_t o, size_t stride, size_t d, size_t pad,
+                          size_t k, size_t in, size_t *k0, size_t *k1)
+{
+    const size_t start = o * stride;
+    size_t a = start < pad ? (pad - start + d - 1) / d : 0;
+    size_t b = start < pad + in ? (pad + in - start + d - 1) / d : 0;
+    a = a < k ? a : k;
+    b = b < k ? b : k;
+    *k0 = a;
+    *k1 = b > a ? b : a;
+}
+
+/* Dilated NCHW8c shapes. The reference (kern_dwconv2d_blk_c, the bits of
+ * kern_dwconv2d_c) and the dilated NCHW loop (dwconv_dil_tmpl.h) skip the
+ * taps in the padding, so this path does too: per output pixel the bias,
+ * then the real taps in row-major order, each a multiply and an add per
+ * half. Those are the C reference's operations in its order, lane by
+ * lane, so every value has its bits, -0 sums and infinite weights on
+ * padded taps included. */
+void kern_dwconv2d_blk_dil_neon(const struct kern_dwconv2d_shape *s,
+                                size_t out_h, size_t out_w, size_t b0,
+                                size_t b1, const float *x,
+                                const float *packed, const float *bias,
+                                int act, float *y)
+{
+    enum { L = KERN_CBLOCK };
+    const size_t ih = s->in_h, iw = s->in_w, kh = s->kh, kw = s->kw;
+    const size_t dh = kern_nn_dil(s->dilation_h);
+    const size_t dw = kern_nn_dil(s->dilation_w);
+    const size_t taps_n = kh * kw, nb = kern_nn_cblocks(s->channels);
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t j = b0; j < b1; j++) {
+            const float *xp = x + (b * nb + j) * ih * iw * L;
+            const float *wj = packed + j * taps_n * L;
+            float *yp = y + (b * nb + j) * out_h * out_w * L;
+            const size_t n = kern_nn_block_lanes(s->channels, j);
+            float bb[L] = {0}, mm[L];
+            for (size_t l = 0; l < L; l++) {
+                bb[l] = bias && l < n ? bias[j * L + l] : 0.0f;
+                mm[l] = l < n ? 1.0f : 0.0f;
+            }
+            const float32x4_t bias0 = vld1q_f32(bb), bias1 = vld1q_f32(bb + 4);
+            const uint32x4_t keep0 =
+                vcgtq_f32(vld1q_f32(mm), vdupq_n_f32(0.5f));
+            const uint32x4_t keep1 =
+                vcgtq_f32(vld1q_f32(mm + 4), vdupq_n_f32(0.5f));
+            for (size_t oy = 0; oy < out_h; oy++) {
+                size_t ky0, ky1;
+                taps_d(oy, s->stride_h, dh, s->pad_top, kh, ih, &ky0, &ky1);
+                for (size_t ox = 0; ox < out_w; ox++) {
+                    size_t kx0, kx1;
+                    taps_d(ox, s->stride_w, dw, s->pad_left, kw, iw, &kx0,
+                           &kx1);
+                    float32x4_t a0 = bias0, a1 = bias1;
+                    for (size_t ky = ky0; ky < ky1; ky++) {
+                        const size_t iy = oy * s->stride_h + ky * dh -
+                                          s->pad_top;
+                        const float *xr = xp + iy * iw * L;
+                        const float *wk = wj + ky * kw * L;
+                        for (size_t kx = kx0; kx < kx1; kx++) {
+                            const size_t ix = ox * s->stride_w + kx * dw -
+                                              s->pad_left;
+                            a0 = mla(a0, wk + kx * L, xr + ix * L);
+                            a1 = mla(a1, wk + kx * L + 4, xr + ix * L + 4);
                         }
                     }
                     float *yo = yp + (oy * out_w + ox) * L;

@@ -1,6 +1,5 @@
 /* The AArch64 rungs of the static int8 family's (q8s) dispatch. Built
- * without instruction-set flags: it only stores pointers. The depthwise
- * convolution keeps its C path for now. */
+ * without instruction-set flags: it only stores pointers. */
 #include "q8s.h"
 
 void kern_q8s_dsp_init_arm(struct kern_q8s_dsp *dsp, unsigned flags)
@@ -16,4 +15,5 @@ void kern_q8s_dsp_init_arm(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->add = kern_q8s_add_neon;
     dsp->rescale = kern_q8s_rescale_neon;
     dsp->maxpool = kern_q8s_maxpool_neon;
+    dsp->dwconv = kern_q8s_dwconv_neon;
 }

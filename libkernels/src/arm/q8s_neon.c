@@ -12,8 +12,9 @@
  *     already clamped to a few hundred;
  *   - the max pool takes the same window maximum, order being irrelevant
  *     to an integer maximum.
- * Tails go through the C reference. The depthwise convolution and the
- * transpose keep their C paths. The int8 lowering of the static int8
+ * Tails go through the C reference. The depthwise convolution sums exact
+ * int32 products (its own comment says why they are the reference's);
+ * the transpose keeps its C path. The int8 lowering of the static int8
  * convolution (kern_im2col_s8, a conv family entry) is at the end. */
 #include <arm_neon.h>
 #include <stddef.h>
@@ -254,6 +255,170 @@ void kern_q8s_rescale_neon(size_t n, const int8_t *x, int32_t x_zero,
     }
     if (i < n) {
         kern_q8s_rescale_c(n - i, x + i, x_zero, r, y + i);
+    }
+}
+
+/* ---- depthwise convolution ---------------------------------------------- */
+
+/* One channel's output stage on four sums: the integer stage (requant4's
+ * steps with the channel's parameters broadcast) or the float one
+ * (requantf4's). */
+struct dwq_stage {
+    int fl;
+    int32x4_t add, mult, lsh, nrsh, zpv;
+    float32x4_t scale, lo, hi;
+    int32_t zp, qmin, qmax;
+};
+
+static inline int32x4_t dwq_requant4(int32x4_t acc, const struct dwq_stage *st)
+{
+    const int32x4_t x = vaddq_s32(acc, st->add);
+    if (st->fl) {
+        float32x4_t f = vmulq_f32(vcvtq_f32_s32(x), st->scale);
+        f = clamp_f(f, st->lo, st->hi);
+        return vaddq_s32(vcvtq_s32_f32(round_even(f)), st->zpv);
+    }
+    const int32x4_t h = vqrdmulhq_s32(vshlq_s32(x, st->lsh), st->mult);
+    return clamp_zp(rdbpot4(h, st->nrsh), st->zp, st->qmin, st->qmax);
+}
+
+/* Eight outputs of one channel, ox0 .. ox0 + 7 of the output row whose
+ * windows start at row r of the padded plane (rw int16 a row): each tap
+ * is one load of eight (x - x_zero) (stride 2: the even lanes of a
+ * de-interleaving load) and two widening multiply-adds by the tap's
+ * weight. kh, kw and sw are constants in the common shapes (the calls
+ * below), so that the tap loops unroll and the weights stay in
+ * registers. */
+static inline __attribute__((always_inline)) int8x8_t
+dwq_block8(const int16_t *r, size_t rw, const int8_t *wc, size_t kh,
+           size_t kw, size_t sw, size_t dh, size_t dw,
+           const struct dwq_stage *st)
+{
+    int32x4_t a0 = vdupq_n_s32(0), a1 = vdupq_n_s32(0);
+    for (size_t ky = 0; ky < kh; ky++) {
+        const int16_t *rk = r + ky * dh * rw;
+        for (size_t kx = 0; kx < kw; kx++) {
+            const int16_t *p = rk + kx * dw;
+            const int16x8_t v = sw == 1 ? vld1q_s16(p) : vld2q_s16(p).val[0];
+            const int16_t wt = wc[ky * kw + kx];
+            a0 = vmlal_n_s16(a0, vget_low_s16(v), wt);
+            a1 = vmlal_n_s16(a1, vget_high_s16(v), wt);
+        }
+    }
+    return narrow8(dwq_requant4(a0, st), dwq_requant4(a1, st));
+}
+
+static inline __attribute__((always_inline)) void
+dwq_channel(const int16_t *d, size_t rw, size_t oh, size_t ow, size_t sh,
+            const int8_t *wc, size_t kh, size_t kw, size_t sw, size_t dh,
+            size_t dw, const struct dwq_stage *st, int8_t *yp)
+{
+    for (size_t oy = 0; oy < oh; oy++) {
+        const int16_t *base = d + oy * sh * rw;
+        int8_t *yr = yp + oy * ow;
+        size_t ox = 0;
+        for (; ox + 8 <= ow; ox += 8) {
+            vst1_s8(yr + ox, dwq_block8(base + ox * sw, rw, wc, kh, kw, sw,
+                                        dh, dw, st));
+        }
+        if (ox < ow) {
+            /* the lanes past the row's last output read further along
+             * the row, its zeroed slack at most, and are dropped */
+            int8_t tail[8];
+            vst1_s8(tail, dwq_block8(base + ox * sw, rw, wc, kh, kw, sw, dh,
+                                     dw, st));
+            memcpy(yr + ox, tail, ow - ox);
+        }
+    }
+}
+
+/* Depthwise int8 convolution, eight outputs of a row at a time. Each
+ * channel is written into a plane of int16 (x - x_zero) whose border is
+ * 0, so a tap in the padding adds 0 * w as the C reference's skipped
+ * taps add nothing, and the tap loops carry no test. |x - x_zero| <= 255
+ * and |w| <= 128, so each product is exact in int32, and so is the sum
+ * (|acc| <= 255 * 128 * 65536 taps < 2^31, the reference's own int32
+ * sum): the output stage then gives the reference's bits (requant4's and
+ * requantf4's steps). A row of the plane is the padded width plus 16
+ * values of zeros, where the last block's lanes past the row read (at
+ * most 8 stride-2 loads of 16 values from the last window's start).
+ * Strides along the row above 2 run the C reference. The scratch is
+ * q8s_dwconv_scratch(s) bytes, 64-byte aligned: 2 rows (pw + 16) bytes
+ * fit in its 3 rows (pw + kw dw + 96) bytes. */
+void kern_q8s_dwconv_neon(const struct kern_dwconv2d_shape *s, size_t oh,
+                          size_t ow, const int8_t *x, int32_t x_zero,
+                          const int8_t *w, const struct kern_q8_outstage *os,
+                          int8_t *y, int8_t *scratch)
+{
+    const size_t sw = s->stride_w, sh = s->stride_h;
+    if (sw > 2) {
+        kern_q8s_dwconv_c(s, oh, ow, x, x_zero, w, os, y, scratch);
+        return;
+    }
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
+    const size_t kh = s->kh, kw = s->kw, taps = kh * kw;
+    const size_t rw = s->pad_left + iw + s->pad_right + 16;
+    const size_t rows = s->pad_top + ih + s->pad_bottom;
+    int16_t *d = (int16_t *)(void *)scratch;
+    /* the border stays 0 for every channel: only the interior is
+     * rewritten per channel */
+    memset(d, 0, rows * rw * sizeof *d);
+    const int16x8_t zp16 = vdupq_n_s16((int16_t)x_zero);
+    struct dwq_stage st;
+    memset(&st, 0, sizeof st);
+    st.fl = os->scale != NULL;
+    st.zp = os->zero_point;
+    st.qmin = os->qmin;
+    st.qmax = os->qmax;
+    st.zpv = vdupq_n_s32(os->zero_point);
+    st.lo = vdupq_n_f32((float)(os->qmin - os->zero_point));
+    st.hi = vdupq_n_f32((float)(os->qmax - os->zero_point));
+    for (size_t b = 0; b < s->batch; b++) {
+        for (size_t c = 0; c < ch; c++) {
+            const int8_t *xp = x + (b * ch + c) * ih * iw;
+            int8_t *yp = y + (b * ch + c) * oh * ow;
+            for (size_t iy = 0; iy < ih; iy++) {
+                int16_t *dr = d + (s->pad_top + iy) * rw + s->pad_left;
+                const int8_t *xr = xp + iy * iw;
+                size_t i = 0;
+                for (; i + 8 <= iw; i += 8) {
+                    vst1q_s16(dr + i,
+                              vsubq_s16(vmovl_s8(vld1_s8(xr + i)), zp16));
+                }
+                for (; i < iw; i++) {
+                    dr[i] = (int16_t)(xr[i] - x_zero);
+                }
+            }
+            /* the channel's parameters, as tile_params_fill reads them */
+            const size_t pc = os->per_channel ? c : 0;
+            st.add = vdupq_n_s32(os->bias ? os->bias[c] : 0);
+            if (st.fl) {
+                st.scale = vdupq_n_f32(os->scale[pc]);
+            } else {
+                const int sft = os->shift[pc];
+                st.mult = vdupq_n_s32(os->mult[pc]);
+                st.lsh = vdupq_n_s32(sft > 0 ? sft : 0);
+                st.nrsh = vdupq_n_s32(sft > 0 ? 0 : sft);
+            }
+            const int8_t *wc = w + c * taps;
+            if (kh == 3 && kw == 3 && dh == 1 && dw == 1) {
+                if (sw == 1) {
+                    dwq_channel(d, rw, oh, ow, sh, wc, 3, 3, 1, 1, 1, &st,
+                                yp);
+                } else {
+                    dwq_channel(d, rw, oh, ow, sh, wc, 3, 3, 2, 1, 1, &st,
+                                yp);
+                }
+            } else if (sw == 1) {
+                dwq_channel(d, rw, oh, ow, sh, wc, kh, kw, 1, dh, dw, &st,
+                            yp);
+            } else {
+                dwq_channel(d, rw, oh, ow, sh, wc, kh, kw, 2, dh, dw, &st,
+                            yp);
+            }
+        }
     }
 }
 
