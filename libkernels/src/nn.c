@@ -617,10 +617,12 @@ static size_t window_argmax(const float *plane, size_t iw, size_t y0,
     return best_i;
 }
 
-/* Checks the arguments and the shape, then runs a pooling path. */
+/* Checks the arguments and the shape, then runs a pooling path; a
+ * blocked (NCHW8c) input and output may overflow where their NCHW forms
+ * do not. */
 static int pool_forward(kern_nn_pool2d_fn fn,
                         const struct kern_pool2d_shape *s, const float *x,
-                        float *y)
+                        float *y, bool blocked)
 {
     if (!s || !x || !y) {
         return KERN_E_INVALID;
@@ -630,6 +632,11 @@ static int pool_forward(kern_nn_pool2d_fn fn,
     if (st != KERN_OK) {
         return st;
     }
+    if (blocked &&
+        (!kern_nn_blocked_fits(s->batch, s->channels, s->in_h, s->in_w) ||
+         !kern_nn_blocked_fits(s->batch, s->channels, oh, ow))) {
+        return KERN_E_OVERFLOW;
+    }
     fn(s, oh, ow, x, y);
     return KERN_OK;
 }
@@ -637,7 +644,7 @@ static int pool_forward(kern_nn_pool2d_fn fn,
 KERN_API int kern_maxpool2d_f32(const struct kern_pool2d_shape *s,
                                 const float *x, float *y)
 {
-    return pool_forward(dsp_get()->maxpool2d, s, x, y);
+    return pool_forward(dsp_get()->maxpool2d, s, x, y, false);
 }
 
 KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
@@ -705,7 +712,7 @@ KERN_API int kern_maxpool2d_backward_f32(const struct kern_pool2d_shape *s,
 KERN_API int kern_avgpool2d_f32(const struct kern_pool2d_shape *s,
                                 const float *x, float *y)
 {
-    return pool_forward(dsp_get()->avgpool2d, s, x, y);
+    return pool_forward(dsp_get()->avgpool2d, s, x, y, false);
 }
 
 /* ---- pools that close a network, on NCHW8c input ------------------------- */
@@ -732,12 +739,39 @@ static int pool_nchw8c_check(const struct kern_pool2d_shape *s,
                : KERN_E_OVERFLOW;
 }
 
+/* One block's window [y0, y1) x [x0, x1) of a plane of width iw, pooled
+ * per lane into acc: the cells in row-major order, one max_step or
+ * addition each, as kern_nn_maxpool2d_c and kern_nn_avgpool2d_c do for a
+ * channel's plane. The lane loops are what the compiler vectorises. */
+static void pool_blk_window(const float *xb, size_t iw, size_t y0, size_t y1,
+                            size_t x0, size_t x1, bool is_max,
+                            float acc[KERN_CBLOCK])
+{
+    for (size_t l = 0; l < KERN_CBLOCK; l++) {
+        acc[l] = is_max ? -INFINITY : 0.0f;
+    }
+    for (size_t iy = y0; iy < y1; iy++) {
+        for (size_t ix = x0; ix < x1; ix++) {
+            const float *v = xb + (iy * iw + ix) * KERN_CBLOCK;
+            if (is_max) {
+                for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                    acc[l] = max_step(acc[l], v[l]);
+                }
+            } else {
+                for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                    acc[l] += v[l];
+                }
+            }
+        }
+    }
+}
+
 /* The one window of a 1 x 1 output, eight channels (one block) at a time:
  * each lane is one channel's plane, and it sees the window's real cells in
  * the row-major order of kern_nn_maxpool2d_c and kern_nn_avgpool2d_c (and
  * of their vector forms, which run that reference for a one-column
  * output), one float operation per cell, so every channel gets the bits
- * of the NCHW kernel. The lane loops are what the compiler vectorises. */
+ * of the NCHW kernel (pool_blk_window). */
 static void pool_nchw8c(const struct kern_pool2d_shape *s, const float *x,
                         float *y, bool is_max)
 {
@@ -752,23 +786,7 @@ static void pool_nchw8c(const struct kern_pool2d_shape *s, const float *x,
         for (size_t blk = 0; blk < nb; blk++) {
             const float *xb = x + (b * nb + blk) * plane;
             float acc[KERN_CBLOCK];
-            for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                acc[l] = is_max ? -INFINITY : 0.0f;
-            }
-            for (size_t iy = y0; iy < y1; iy++) {
-                for (size_t ix = x0; ix < x1; ix++) {
-                    const float *v = xb + (iy * iw + ix) * KERN_CBLOCK;
-                    if (is_max) {
-                        for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                            acc[l] = max_step(acc[l], v[l]);
-                        }
-                    } else {
-                        for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                            acc[l] += v[l];
-                        }
-                    }
-                }
-            }
+            pool_blk_window(xb, iw, y0, y1, x0, x1, is_max, acc);
             /* the lanes of real channels; a last block's padding lanes
              * have no output */
             float *yb = y + b * c + blk * KERN_CBLOCK;
@@ -801,11 +819,9 @@ KERN_API int kern_avgpool2d_nchw8c_f32(const struct kern_pool2d_shape *s,
 
 /* ---- pools on NCHW8c, any output size ----------------------------------- */
 
-/* The reference: each lane of each output cell sees its window's real
- * cells in row-major order, one max_step or addition per cell, as
- * kern_nn_maxpool2d_c and kern_nn_avgpool2d_c do for that channel's
- * plane; padding lanes are pooled like the others (their values are
- * whatever the producer left, never read as real channels). */
+/* The reference: each lane of each output cell pools its window's real
+ * cells (pool_blk_window); padding lanes are pooled like the others (their
+ * values are whatever the producer left, never read as real channels). */
 static void pool_blk_c(const struct kern_pool2d_shape *s, size_t oh,
                        size_t ow, const float *x, float *y, bool is_max)
 {
@@ -821,18 +837,7 @@ static void pool_blk_c(const struct kern_pool2d_shape *s, size_t oh,
                 kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
                                  &x1);
                 float acc[KERN_CBLOCK];
-                for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                    acc[l] = is_max ? -INFINITY : 0.0f;
-                }
-                for (size_t iy = y0; iy < y1; iy++) {
-                    for (size_t ix = x0; ix < x1; ix++) {
-                        const float *v = xp + (iy * iw + ix) * KERN_CBLOCK;
-                        for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                            acc[l] = is_max ? max_step(acc[l], v[l])
-                                            : acc[l] + v[l];
-                        }
-                    }
-                }
+                pool_blk_window(xp, iw, y0, y1, x0, x1, is_max, acc);
                 const float d = kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
                 float *o = yp + (oy * ow + ox) * KERN_CBLOCK;
                 for (size_t l = 0; l < KERN_CBLOCK; l++) {
@@ -855,37 +860,16 @@ void kern_nn_avgpool2d_blk_c(const struct kern_pool2d_shape *s, size_t out_h,
     pool_blk_c(s, out_h, out_w, x, y, false);
 }
 
-/* Checks a blocked pooling's arguments and sizes (the blocked input and
- * output may overflow where their NCHW forms do not), then runs it. */
-static int pool_blocked(kern_nn_pool2d_fn fn, const struct kern_pool2d_shape *s,
-                        const float *x, float *y)
-{
-    if (!s || !x || !y) {
-        return KERN_E_INVALID;
-    }
-    size_t oh, ow;
-    int st = kern_pool2d_out_hw(s, &oh, &ow);
-    if (st != KERN_OK) {
-        return st;
-    }
-    if (!kern_nn_blocked_fits(s->batch, s->channels, s->in_h, s->in_w) ||
-        !kern_nn_blocked_fits(s->batch, s->channels, oh, ow)) {
-        return KERN_E_OVERFLOW;
-    }
-    fn(s, oh, ow, x, y);
-    return KERN_OK;
-}
-
 KERN_API int kern_maxpool2d_blocked_f32(const struct kern_pool2d_shape *s,
                                         const float *x, float *y)
 {
-    return pool_blocked(dsp_get()->maxpool2d_blk, s, x, y);
+    return pool_forward(dsp_get()->maxpool2d_blk, s, x, y, true);
 }
 
 KERN_API int kern_avgpool2d_blocked_f32(const struct kern_pool2d_shape *s,
                                         const float *x, float *y)
 {
-    return pool_blocked(dsp_get()->avgpool2d_blk, s, x, y);
+    return pool_forward(dsp_get()->avgpool2d_blk, s, x, y, true);
 }
 
 KERN_API int kern_avgpool2d_backward_f32(const struct kern_pool2d_shape *s,
