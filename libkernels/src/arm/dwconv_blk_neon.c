@@ -37,6 +37,41 @@ static inline float32x4_t mla(float32x4_t acc, const float *w, const float *x)
     return vaddq_f32(vmulq_f32(vld1q_f32(w), vld1q_f32(x)), acc);
 }
 
+/* One block's bias and the lanes of its real channels (a last block's
+ * padding lanes are stored as +0). */
+struct blk_lanes {
+    float32x4_t bias0, bias1;
+    uint32x4_t keep0, keep1;
+};
+
+static inline struct blk_lanes blk_lanes_of(size_t channels,
+                                            const float *bias, size_t j)
+{
+    enum { L = KERN_CBLOCK };
+    const size_t n = kern_nn_block_lanes(channels, j);
+    float bb[L] = {0}, mm[L];
+    for (size_t l = 0; l < L; l++) {
+        bb[l] = bias && l < n ? bias[j * L + l] : 0.0f;
+        mm[l] = l < n ? 1.0f : 0.0f;
+    }
+    struct blk_lanes bl;
+    bl.bias0 = vld1q_f32(bb);
+    bl.bias1 = vld1q_f32(bb + 4);
+    bl.keep0 = vcgtq_f32(vld1q_f32(mm), vdupq_n_f32(0.5f));
+    bl.keep1 = vcgtq_f32(vld1q_f32(mm + 4), vdupq_n_f32(0.5f));
+    return bl;
+}
+
+/* An output pixel's two halves, activated, the padding lanes zeroed. */
+static inline void store_blk(float *yo, float32x4_t a0, float32x4_t a1,
+                             const struct blk_lanes *bl, int act)
+{
+    vst1q_f32(yo, vreinterpretq_f32_u32(vandq_u32(
+                      bl->keep0, vreinterpretq_u32_f32(fuse4(a0, act)))));
+    vst1q_f32(yo + 4, vreinterpretq_f32_u32(vandq_u32(
+                          bl->keep1, vreinterpretq_u32_f32(fuse4(a1, act)))));
+}
+
 /* The real kernel taps [*k0, *k1) of output o along one axis. */
 static inline void taps(size_t o, size_t stride, size_t pad, size_t k,
                         size_t in, size_t *k0, size_t *k1)
@@ -71,25 +106,14 @@ void kern_dwconv2d_blk_neon(const struct kern_dwconv2d_shape *s,
             const float *xp = x + (b * nb + j) * ih * iw * L;
             const float *wj = packed + j * taps_n * L;
             float *yp = y + (b * nb + j) * out_h * out_w * L;
-            const size_t n = kern_nn_block_lanes(s->channels, j);
-            float bb[L] = {0}, mm[L];
-            for (size_t l = 0; l < L; l++) {
-                bb[l] = bias && l < n ? bias[j * L + l] : 0.0f;
-                mm[l] = l < n ? 1.0f : 0.0f;
-            }
-            const float32x4_t bias0 = vld1q_f32(bb), bias1 = vld1q_f32(bb + 4);
-            /* lanes to keep: the real channels */
-            const uint32x4_t keep0 =
-                vcgtq_f32(vld1q_f32(mm), vdupq_n_f32(0.5f));
-            const uint32x4_t keep1 =
-                vcgtq_f32(vld1q_f32(mm + 4), vdupq_n_f32(0.5f));
+            const struct blk_lanes bl = blk_lanes_of(s->channels, bias, j);
             for (size_t oy = 0; oy < out_h; oy++) {
                 size_t ky0, ky1;
                 taps(oy, s->stride_h, s->pad_top, kh, ih, &ky0, &ky1);
                 for (size_t ox = 0; ox < out_w; ox++) {
                     size_t kx0, kx1;
                     taps(ox, s->stride_w, s->pad_left, kw, iw, &kx0, &kx1);
-                    float32x4_t a0 = bias0, a1 = bias1;
+                    float32x4_t a0 = bl.bias0, a1 = bl.bias1;
                     if (ky0 == 0 && ky1 == kh && kx0 == 0 && kx1 == kw) {
                         /* the window inside the input: no test per tap */
                         const size_t iy0 = oy * s->stride_h - s->pad_top;
@@ -124,13 +148,7 @@ void kern_dwconv2d_blk_neon(const struct kern_dwconv2d_shape *s,
                             }
                         }
                     }
-                    float *yo = yp + (oy * out_w + ox) * L;
-                    vst1q_f32(yo, vreinterpretq_f32_u32(vandq_u32(
-                                      keep0, vreinterpretq_u32_f32(
-                                                 fuse4(a0, act)))));
-                    vst1q_f32(yo + 4, vreinterpretq_f32_u32(vandq_u32(
-                                          keep1, vreinterpretq_u32_f32(
-                                                     fuse4(a1, act)))));
+                    store_blk(yp + (oy * out_w + ox) * L, a0, a1, &bl, act);
                 }
             }
         }
@@ -175,17 +193,7 @@ void kern_dwconv2d_blk_dil_neon(const struct kern_dwconv2d_shape *s,
             const float *xp = x + (b * nb + j) * ih * iw * L;
             const float *wj = packed + j * taps_n * L;
             float *yp = y + (b * nb + j) * out_h * out_w * L;
-            const size_t n = kern_nn_block_lanes(s->channels, j);
-            float bb[L] = {0}, mm[L];
-            for (size_t l = 0; l < L; l++) {
-                bb[l] = bias && l < n ? bias[j * L + l] : 0.0f;
-                mm[l] = l < n ? 1.0f : 0.0f;
-            }
-            const float32x4_t bias0 = vld1q_f32(bb), bias1 = vld1q_f32(bb + 4);
-            const uint32x4_t keep0 =
-                vcgtq_f32(vld1q_f32(mm), vdupq_n_f32(0.5f));
-            const uint32x4_t keep1 =
-                vcgtq_f32(vld1q_f32(mm + 4), vdupq_n_f32(0.5f));
+            const struct blk_lanes bl = blk_lanes_of(s->channels, bias, j);
             for (size_t oy = 0; oy < out_h; oy++) {
                 size_t ky0, ky1;
                 taps_d(oy, s->stride_h, dh, s->pad_top, kh, ih, &ky0, &ky1);
@@ -193,7 +201,7 @@ void kern_dwconv2d_blk_dil_neon(const struct kern_dwconv2d_shape *s,
                     size_t kx0, kx1;
                     taps_d(ox, s->stride_w, dw, s->pad_left, kw, iw, &kx0,
                            &kx1);
-                    float32x4_t a0 = bias0, a1 = bias1;
+                    float32x4_t a0 = bl.bias0, a1 = bl.bias1;
                     for (size_t ky = ky0; ky < ky1; ky++) {
                         const size_t iy = oy * s->stride_h + ky * dh -
                                           s->pad_top;
@@ -206,13 +214,7 @@ void kern_dwconv2d_blk_dil_neon(const struct kern_dwconv2d_shape *s,
                             a1 = mla(a1, wk + kx * L + 4, xr + ix * L + 4);
                         }
                     }
-                    float *yo = yp + (oy * out_w + ox) * L;
-                    vst1q_f32(yo, vreinterpretq_f32_u32(vandq_u32(
-                                      keep0, vreinterpretq_u32_f32(
-                                                 fuse4(a0, act)))));
-                    vst1q_f32(yo + 4, vreinterpretq_f32_u32(vandq_u32(
-                                          keep1, vreinterpretq_u32_f32(
-                                                     fuse4(a1, act)))));
+                    store_blk(yp + (oy * out_w + ox) * L, a0, a1, &bl, act);
                 }
             }
         }
