@@ -22,8 +22,8 @@
  * and the four vectors' bytes are put back in order by shifts: byte r of
  * dword d is output q + 4d + r. The float stage, a multiplier of INT32_MIN
  * (whose doubled square saturates), dilation along the row, strides
- * along the row other than 1 and 2, more than 64 taps and narrow maps of many channels run
- * the AVX2 path. */
+ * along the row other than 1 and 2, more than 64 taps and narrow maps of
+ * many channels run the AVX2 path. */
 #include <immintrin.h>
 #include <stdbool.h>
 #include <string.h>
@@ -71,13 +71,15 @@ static void dw_rows2(const struct kern_dwconv2d_shape *s, size_t oh,
                 acc1 = _mm512_dpbusd_epi32(acc1, v1, wq[k]);
             }
             /* every value is in [-128, 127]: its low byte is it */
-            const __m512i r0 = _mm512_and_si512(q8s_stage512_16(st, acc0), low8);
-            const __m512i r1 = _mm512_and_si512(q8s_stage512_16(st, acc1), low8);
+            const __m512i r0 =
+                _mm512_and_si512(q8s_stage512_16(st, acc0), low8);
+            const __m512i r1 =
+                _mm512_and_si512(q8s_stage512_16(st, acc1), low8);
             const __m256i v = _mm512_cvtepi32_epi16(
                 _mm512_or_si512(r0, _mm512_slli_epi32(r1, 8)));
             const size_t n = ow - ox < 32 ? ow - ox : 32;
-            _mm256_mask_storeu_epi8(yr + ox, (__mmask32)(((uint64_t)1 << n) - 1),
-                                    v);
+            _mm256_mask_storeu_epi8(
+                yr + ox, (__mmask32)(((uint64_t)1 << n) - 1), v);
         }
     }
 }
@@ -192,9 +194,12 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                     acc3 = _mm512_dpbusd_epi32(acc3, v3, wq[k]);
                 }
                 /* every value is in [-128, 127]: its low byte is it */
-                const __m512i r0 = _mm512_and_si512(q8s_stage512_16(&st, acc0), low8);
-                const __m512i r1 = _mm512_and_si512(q8s_stage512_16(&st, acc1), low8);
-                const __m512i r2 = _mm512_and_si512(q8s_stage512_16(&st, acc2), low8);
+                const __m512i r0 =
+                    _mm512_and_si512(q8s_stage512_16(&st, acc0), low8);
+                const __m512i r1 =
+                    _mm512_and_si512(q8s_stage512_16(&st, acc1), low8);
+                const __m512i r2 =
+                    _mm512_and_si512(q8s_stage512_16(&st, acc2), low8);
                 const __m512i r3 = q8s_stage512_16(&st, acc3);
                 const __m512i v = _mm512_or_si512(
                     _mm512_or_si512(r0, _mm512_slli_epi32(r1, 8)),

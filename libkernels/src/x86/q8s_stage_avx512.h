@@ -39,8 +39,9 @@ static inline __m512i q8s_stage512_16(const struct q8s_stage512 *s, __m512i x)
     return _mm512_add_epi32(r, s->zp);
 }
 
-static inline struct q8s_stage512 q8s_stage512_of(int32_t mult, int32_t lsh, int32_t rsh,
-                                    int32_t zp, int32_t qmin, int32_t qmax)
+static inline struct q8s_stage512 q8s_stage512_of(int32_t mult, int32_t lsh,
+                                                  int32_t rsh, int32_t zp,
+                                                  int32_t qmin, int32_t qmax)
 {
     struct q8s_stage512 s;
     const int32_t mask = (int32_t)(((int64_t)1 << rsh) - 1);

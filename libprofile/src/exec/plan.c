@@ -150,10 +150,10 @@ static bool partial_blocks(const struct prof_exec *ex, size_t t)
 
 /* Choose each tensor's layout (ex->t_blk). A tensor is blocked unless it
  * is a model input or the output, its channels are not whole blocks, or
- * some layer that writes or reads it cannot do so blocked; a layer whose tensors must share a layout joins
- * them in one set, which is blocked only if none of its members is held
- * to NCHW. Nothing is converted between layers: a convolution that feeds
- * a pooling simply writes NCHW. */
+ * some layer that writes or reads it cannot do so blocked; a layer whose
+ * tensors must share a layout joins them in one set, which is blocked
+ * only if none of its members is held to NCHW. Nothing is converted
+ * between layers: a convolution that feeds a pooling simply writes NCHW. */
 int exec_plan_layouts(struct prof_exec *ex)
 {
     const size_t n = ex->ntensors;
