@@ -407,19 +407,13 @@ void prof_dm_defaults(const struct prof_device *dev, const char *runtime,
     out->param[PROF_DM_EFF_BANDWIDTH] = 0.6;
     out->param[PROF_DM_OVERHEAD_MS] = 0.01;
     out->param[PROF_DM_PARALLEL] = 0.9;
-    /* The realised int8 and 16-bit speed-ups start at 0.75 of the roof's
-     * ratio (2x fp32 when the device names none). */
-    double r8 = 2.0, r16 = 1.0;
-    if (dev && dev->peak_gmacs > 0.0) {
-        if (dev->peak_gmacs_int8 > 0.0) {
-            r8 = dev->peak_gmacs_int8 / dev->peak_gmacs;
-        }
-        if (dev->peak_gmacs_f16 > 0.0) {
-            r16 = dev->peak_gmacs_f16 / dev->peak_gmacs;
-        }
+    /* The realised int8 speed-up starts at 0.75 of the roof's ratio (2x
+     * fp32 when the device names none). */
+    double r8 = 2.0;
+    if (dev && dev->peak_gmacs > 0.0 && dev->peak_gmacs_int8 > 0.0) {
+        r8 = dev->peak_gmacs_int8 / dev->peak_gmacs;
     }
     out->param[PROF_DM_INT8_SPEEDUP] = r8 * 0.75 > 0.5 ? r8 * 0.75 : 0.5;
-    (void)r16;
     /* fp16's speed-up is the catalogue's roof ratio times this share */
     out->param[PROF_DM_F16_SPEEDUP] = 1.0;
     out->param[PROF_DM_INT8_SPEEDUP_3X3] = out->param[PROF_DM_INT8_SPEEDUP];

@@ -373,14 +373,8 @@ static int check_memory(prof_train *t, struct prof_diag *diag)
                                                  MEMEST_FP32,
                                                  t->opts.optimizer, &e);
     if (mst != MEMEST_OK) {
-        if (mst == MEMEST_E_NOMEM) {
-            exec_diag_set(diag, "out of memory: libmemest's estimate of "
-                          "training memory (%zu bytes)",
-                          memest_nomem_bytes());
-        } else {
-            exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
-        }
-        return prof_of_memest(mst);
+        return exec_diag_memest(diag, "libmemest's estimate of training "
+                                "memory", mst);
     }
     struct prof_train_memory *m = &t->mem;
     m->total_bytes = m->parameter_bytes + m->gradient_bytes +

@@ -36,6 +36,17 @@ void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
     va_end(ap);
 }
 
+int exec_diag_memest(struct prof_diag *diag, const char *what, int mst)
+{
+    if (mst == MEMEST_E_NOMEM) {
+        exec_diag_set(diag, "out of memory: %s (%zu bytes)", what,
+                      memest_nomem_bytes());
+    } else {
+        exec_diag_set(diag, "%s: %s", what, memest_strerror(mst));
+    }
+    return prof_of_memest(mst);
+}
+
 int exec_create_args(const memest_model *model, const void *out,
                      struct prof_diag *diag)
 {
@@ -177,15 +188,8 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     }
     int mst = memest_estimate_totals(model, o.batch, o.precision, &totals);
     if (mst != MEMEST_OK) {
-        if (mst == MEMEST_E_NOMEM) {
-            /* memest_estimate_totals() has no diagnostic: the bytes from
-             * libmemest's record of its failed allocation */
-            exec_diag_set(diag, "out of memory: libmemest's estimate of "
-                          "the model (%zu bytes)", memest_nomem_bytes());
-        } else {
-            exec_diag_set(diag, "libmemest: %s", memest_strerror(mst));
-        }
-        return prof_of_memest(mst);
+        return exec_diag_memest(diag, "libmemest's estimate of the model",
+                                mst);
     }
 
     struct prof_exec *ex = calloc(1, sizeof *ex);
@@ -258,14 +262,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     struct memest_arena_plan plan;
     mst = memest_plan_arena(model, o.batch, o.precision, &plan);
     if (mst != MEMEST_OK) {
-        if (mst == MEMEST_E_NOMEM) {
-            exec_diag_set(diag, "out of memory: libmemest's arena plan "
-                          "(%zu bytes)", memest_nomem_bytes());
-        } else {
-            exec_diag_set(diag, "libmemest's arena plan: %s",
-                          memest_strerror(mst));
-        }
-        st = prof_of_memest(mst);
+        st = exec_diag_memest(diag, "libmemest's arena plan", mst);
         goto fail;
     }
     uint64_t need = 0;

@@ -210,6 +210,12 @@ int exec_q8_gemm_s8(const prof_exec *ex, const struct exec_op *op, size_t m,
 void exec_diag_set(struct prof_diag *diag, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Fill diag for a libmemest call (`what`, e.g. "libmemest's arena plan")
+ * that failed with mst, a function with no diagnostic of its own: out of
+ * memory names the bytes libmemest failed to get (memest_nomem_bytes()),
+ * anything else its status text. Returns prof_of_memest(mst). */
+int exec_diag_memest(struct prof_diag *diag, const char *what, int mst);
+
 /* The common start of a create function: clear diag (may be NULL), check
  * model and the out-pointer. PROF_E_INVALID when either is NULL. */
 int exec_create_args(const memest_model *model, const void *out,
