@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "calib.h"
@@ -928,22 +927,6 @@ static int run_once(void *p)
     return prof_exec_run(c->ex, c->in, c->n_in, c->out, c->n_out);
 }
 
-/* The calling thread's CPU time, ms; NAN when the clock fails. */
-static double thread_cpu_ms(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
-        return NAN;
-    }
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int compare_ms(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The host's latency of model: the median of repeats samples of the
  * calling thread's CPU time per call. On a machine shared with other
  * work, wall-clock time counts the other work's time slices and varies
@@ -976,8 +959,7 @@ static int time_model(const memest_model *model, unsigned threads,
     c.n_out = prof_exec_output_count(c.ex);
     c.in = calloc(c.n_in ? c.n_in : 1, sizeof *c.in);
     c.out = malloc((c.n_out ? c.n_out : 1) * sizeof *c.out);
-    double *sample = calloc(repeats, sizeof *sample);
-    if (!c.in || !c.out || !sample) {
+    if (!c.in || !c.out) {
         st = PROF_E_NOMEM;
     } else {
         /* a fixed input: values in [-1, 1) */
@@ -985,40 +967,22 @@ static int time_model(const memest_model *model, unsigned threads,
             c.in[i] = (float)((i * 2654435761u) % 2000u) / 1000.0f - 1.0f;
         }
         /* one untimed call (first-touch of buffers, the workers' start),
-         * whose CPU time sizes a sample to at least 10 ms of CPU */
-        double t0 = thread_cpu_ms();
-        st = run_once(&c);
-        double first = thread_cpu_ms() - t0;
-        unsigned calls = 1;
-        if (st == PROF_OK && isfinite(first) && first < 10.0) {
-            const double k = 10.0 / (first > 1e-3 ? first : 1e-3);
-            calls = k > 10000.0 ? 10000u : (unsigned)ceil(k);
-        }
-        for (unsigned r = 0; r < repeats && st == PROF_OK; r++) {
-            t0 = thread_cpu_ms();
-            for (unsigned k = 0; k < calls && st == PROF_OK; k++) {
-                st = run_once(&c);
-            }
-            const double t = thread_cpu_ms() - t0;
-            if (!isfinite(t)) {
-                if (diag) {
-                    snprintf(diag->message, sizeof diag->message,
-                             "clock_gettime(CLOCK_THREAD_CPUTIME_ID): %s",
-                             strerror(errno));
-                }
-                st = PROF_E_IO;
-                break;
-            }
-            sample[r] = t / (double)calls;
-        }
+         * then samples of at least 10 ms of CPU */
+        struct prof_time_opts to;
+        prof_time_opts_init(&to);
+        to.warmup = 1;
+        to.repeats = repeats;
+        to.min_sample_ms = 10.0;
+        to.clock = PROF_CLOCK_THREAD_CPU;
+        struct prof_stats stats;
+        st = prof_time(run_once, &c, &to, &stats, NULL);
         if (st == PROF_OK) {
-            qsort(sample, repeats, sizeof *sample, compare_ms);
-            *ms = repeats % 2 ? sample[repeats / 2]
-                              : 0.5 * (sample[repeats / 2 - 1] +
-                                       sample[repeats / 2]);
+            *ms = stats.median_ms;
+        } else if (st == PROF_E_IO && diag) {
+            snprintf(diag->message, sizeof diag->message,
+                     "the calling thread's CPU clock: %s", strerror(errno));
         }
     }
-    free(sample);
     free(c.in);
     free(c.out);
     prof_exec_destroy(c.ex);

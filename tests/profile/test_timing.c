@@ -264,6 +264,33 @@ static void test_harness_errors(void **state)
     assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_E_RANGE);
 }
 
+/* The thread's CPU clock does not count a sleep, which the wall clock
+ * must: 20 ms asleep is >= 20 ms of wall time and some microseconds of
+ * CPU (waking up), far under 10 ms however loaded the machine. */
+static void test_harness_thread_cpu_clock(void **state)
+{
+    (void)state;
+    struct prof_time_opts o;
+    prof_time_opts_init(&o);
+    assert_int_equal(o.clock, PROF_CLOCK_WALL);
+    o.warmup = 0;
+    o.repeats = 3;
+    struct counter c = {0, 0, 20000000}; /* 20 ms */
+    struct prof_stats s;
+    double raw[3];
+    assert_int_equal(prof_time(count_call, &c, &o, &s, raw), PROF_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_true(raw[i] >= 20.0);
+    }
+    o.clock = PROF_CLOCK_THREAD_CPU;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, raw), PROF_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_true(raw[i] >= 0.0 && raw[i] < 10.0);
+    }
+    o.clock = (enum prof_clock)7;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_E_RANGE);
+}
+
 static void test_clock_monotonic(void **state)
 {
     (void)state;
@@ -298,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_harness_grouping),
         cmocka_unit_test(test_harness_first_and_warmup),
         cmocka_unit_test(test_harness_errors),
+        cmocka_unit_test(test_harness_thread_cpu_clock),
         cmocka_unit_test(test_clock_monotonic),
         cmocka_unit_test(test_strerror),
     };

@@ -86,6 +86,12 @@ struct prof_diag {
 /* Nanoseconds of CLOCK_MONOTONIC (arbitrary origin, never goes back). */
 PROF_API uint64_t prof_now_ns(void);
 
+/* What prof_time() reads: the monotonic wall clock, or the calling
+ * thread's CPU time (CLOCK_THREAD_CPUTIME_ID), to which other work on a
+ * shared machine does not add; it counts none of the worker threads' time,
+ * and the caller's sleep while it waits for them is not counted either. */
+enum prof_clock { PROF_CLOCK_WALL, PROF_CLOCK_THREAD_CPU };
+
 /*
  * How to time a callback. The original collect_metrics() timed
  * benchmark_repeats forward passes and multiplied the latency by
@@ -103,6 +109,8 @@ struct prof_time_opts {
                                   and reports the time per call, so work of
                                   a few hundred nanoseconds is not lost in
                                   the clock's own cost. */
+    enum prof_clock clock;     /* default PROF_CLOCK_WALL; min_sample_ms is
+                                  read on the same clock */
 };
 
 /* Fill the defaults above. */
@@ -151,11 +159,12 @@ typedef int (*prof_work_fn)(void *ctx);
 
 /*
  * Run fn(ctx) opts->warmup times untimed, then take opts->repeats samples
- * with the monotonic clock (one call each, or calls_per_sample calls when
+ * on opts->clock (one call each, or calls_per_sample calls when
  * min_sample_ms > 0, see above), and summarise the time per call (see
  * prof_stats_compute). opts may be NULL for the defaults. PROF_E_INVALID
- * for a NULL fn or out, PROF_E_RANGE for repeats 0, a bad multiplier or a
- * negative or non-finite min_sample_ms,
+ * for a NULL fn or out, PROF_E_RANGE for repeats 0, a bad multiplier, a
+ * negative or non-finite min_sample_ms or an unknown clock, PROF_E_IO
+ * when the clock cannot be read (errno says why),
  * PROF_E_CALLBACK when fn returns non-zero, PROF_E_NOMEM. If samples_ms is
  * not NULL it receives the repeats raw samples, ms per call (before the
  * multiplier).
