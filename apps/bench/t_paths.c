@@ -66,6 +66,7 @@ static const struct {
     {"softmax", "16x1000"},
     {"layernorm", "64x256"},
     {"int8_requant", "64x256"},
+    {"int8_dwconv", "64x32x32>64 k3x3 s1 p1:1:1:1 dw"},
 };
 
 struct work {
@@ -177,6 +178,29 @@ static bool work_init(int f, struct work *w)
         }
         return ok;
     }
+    case 11: {
+        /* a static int8 depthwise layer: dwconv's shape, one multiplier
+         * and shift per channel */
+        w->qa = bench_alloc((size_t)DC * CH * CH, 2);
+        w->packed = bench_alloc((size_t)DC * 9, 1);
+        w->mult = bench_alloc(DC, sizeof *w->mult);
+        w->shift = bench_alloc(DC, sizeof *w->shift);
+        w->wk = bench_alloc(kern_q8_dwconv2d_work_bytes(&dw_shape) + 1, 1);
+        bool ok = w->qa && w->packed && w->mult && w->shift && w->wk;
+        int8_t *wq = w->packed;
+        for (size_t i = 0; ok && i < (size_t)DC * CH * CH; i++) {
+            w->qa[i] = (int8_t)(bench_rng_next(&r) % 256u) - 128;
+        }
+        for (size_t i = 0; ok && i < (size_t)DC * 9; i++) {
+            wq[i] = (int8_t)(bench_rng_next(&r) % 255u) - 127;
+        }
+        for (size_t j = 0; ok && j < DC; j++) {
+            ok = kern_q8_quantize_multiplier(0.002 * (1.0 + (double)j / DC),
+                                             &w->mult[j], &w->shift[j]) ==
+                 KERN_OK;
+        }
+        return ok;
+    }
     }
     w->a = bench_alloc(na, sizeof *w->a);
     w->b = nb ? bench_alloc(nb, sizeof *w->b) : NULL;
@@ -224,6 +248,14 @@ static int work_call(void *ctx)
             .mult = w->mult, .shift = w->shift, .per_channel = 1,
             .zero_point = -3, .qmin = -128, .qmax = 127};
         return kern_q8_requantize_s8(QM, QN, w->qc, QN, &os, w->qa, QN);
+    }
+    case 11: {
+        /* the input's first half, the output its second */
+        const struct kern_q8_outstage os = {
+            .mult = w->mult, .shift = w->shift, .per_channel = 1,
+            .zero_point = 2, .qmin = -128, .qmax = 127};
+        return kern_q8_dwconv2d_s8(&dw_shape, w->qa, -5, w->packed, &os,
+                                   w->wk, w->qa + (size_t)DC * CH * CH);
     }
     }
     return KERN_E_INVALID;

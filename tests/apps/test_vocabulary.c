@@ -32,9 +32,17 @@ static char sweep_weights[640];
 static char validate_model[640], validate_weights[640];
 /* edgefit-device's measurements (tests/apps/data/device). */
 static char device_csv[640];
-/* resnet8's ONNX file and its reference outputs (tests/data/models), for
- * the report's agreement mode. */
-static char resnet8_onnx[700], resnet8_dir[640];
+/* A classifier's ONNX file and its reference outputs, for the report's
+ * agreement mode and the quantizer: resnet8 (tests/data/models). The
+ * preset of the report's analysis-only run: ds-cnn.
+ *
+ * EDGEFIT_EMULATED=1 (CI's qemu stage, where a whole model through the
+ * report costs minutes) takes the smallest that print the same columns
+ * and keys: LeNet-5 of the zoo (tests/data/zoo/lenet5, a classifier with
+ * its reference outputs) and the smallcnn preset; every other run and
+ * check is the same. */
+static char ref_onnx[700], ref_dir[640];
+static char nodata_model[16] = "ds-cnn";
 
 static const struct app {
     const char *name;
@@ -58,14 +66,14 @@ static const struct app {
                               "--test-limit", "64"}, true},
     /* the report again, against reference outputs (the agreement's
      * names), and without data (analysis only) */
-    {"edgefit-report", true, {"--model", resnet8_onnx, "--test-data",
-                              resnet8_dir}, true},
-    {"edgefit-report", true, {"--model", "ds-cnn", "--no-data"}, true},
+    {"edgefit-report", true, {"--model", ref_onnx, "--test-data",
+                              ref_dir}, true},
+    {"edgefit-report", true, {"--model", nodata_model, "--no-data"}, true},
     {"edgefit-validate", false, {"--model", validate_model, "--weights",
                                  validate_weights, "--precision",
                                  "fp32,int8"}, false},
-    {"edgefit-quantize", false, {"--model", resnet8_onnx,
-                                 "--calibration-data", resnet8_dir}, false},
+    {"edgefit-quantize", false, {"--model", ref_onnx,
+                                 "--calibration-data", ref_dir}, false},
     {"edgefit-device", true, {"--fit", device_csv}, false},
 };
 
@@ -590,10 +598,16 @@ int main(int argc, char **argv)
     }
     const char *slash = strrchr(argv[1], '/');
     const int root = slash ? (int)(slash - argv[1]) : 1;
-    snprintf(resnet8_dir, sizeof resnet8_dir,
-             "%.*s/../tests/data/models/resnet8", root,
-             slash ? argv[1] : ".");
-    snprintf(resnet8_onnx, sizeof resnet8_onnx, "%s/model.onnx", resnet8_dir);
+    const char *emulated = getenv("EDGEFIT_EMULATED");
+    const bool small = emulated && strcmp(emulated, "1") == 0;
+    snprintf(ref_dir, sizeof ref_dir, "%.*s/../tests/data/%s", root,
+             slash ? argv[1] : ".", small ? "zoo/lenet5" : "models/resnet8");
+    if (small) {
+        snprintf(nodata_model, sizeof nodata_model, "smallcnn");
+        printf("# EDGEFIT_EMULATED=1: the report and the quantizer take "
+               "lenet5 and smallcnn\n");
+    }
+    snprintf(ref_onnx, sizeof ref_onnx, "%s/model.onnx", ref_dir);
     snprintf(validate_model, sizeof validate_model,
              "%.*s/../tests/apps/data/validate/cnn.txt", root,
              slash ? argv[1] : ".");
