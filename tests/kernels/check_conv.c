@@ -407,7 +407,8 @@ void check_conv(unsigned flags)
     struct kern_conv_dsp isa, ref;
     kern_conv_dsp_init(&isa, flags);
     kern_conv_dsp_init(&ref, 0);
-    if (!ck_func((const void *)isa.conv2d, "conv2d")) {
+    if (!ck_func2((const void *)isa.conv2d, (const void *)isa.conv2d_packed,
+                  "conv2d")) {
         return;
     }
     for (int t = 0; t < 700; t++) {

@@ -70,7 +70,8 @@ void check_layout(unsigned flags)
 {
     struct kern_layout_dsp isa;
     kern_layout_dsp_init(&isa, flags);
-    if (!ck_func((const void *)isa.to_nchw8c, "nchw8c")) {
+    if (!ck_func2((const void *)isa.to_nchw8c, (const void *)isa.to_nchw,
+                  "nchw8c")) {
         return;
     }
     for (int t = 0; t < 300; t++) {

@@ -266,4 +266,27 @@ void check_matmul(unsigned flags)
             ck_report();
         }
     }
+    /* The chooser's choice computes the product, for every shape class it
+     * tells apart (row and column vectors, skinny, tiny, deep, tall), in
+     * all eight transpose/accumulate forms. */
+    if (ck_func((const void *)dsp.pick, "sgemm_pick")) {
+        static const size_t dims[] = {1, 2, 7, 33, 100, 531};
+        const size_t nd = sizeof dims / sizeof dims[0];
+        for (size_t x = 0; x < nd * nd * nd; x++) {
+            const size_t m = dims[x % nd], n = dims[x / nd % nd];
+            const size_t k = dims[x / (nd * nd)];
+            const kern_sgemm_fn fn = dsp.pick(m, n, k);
+            if (!fn) {
+                ck_fail("%zux%zux%zu: no path", m, n, k);
+                continue;
+            }
+            for (unsigned fl = 0; fl < 8; fl++) {
+                struct mm_case t = make_case(m, n, k, fl, (int)(fl & 1));
+                if (!run_case(fn, &t)) {
+                    break;
+                }
+            }
+        }
+        ck_report();
+    }
 }

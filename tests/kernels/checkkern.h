@@ -18,6 +18,11 @@ typedef void (*ck_family_fn)(unsigned flags);
  * ck_fail for every mismatch. */
 bool ck_func(const void *fn, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* ck_func for kernels that are only checked together (a packed path and
+ * the direct one it must equal, a layout change and its inverse): true
+ * when either is new at this level; both count as tested. */
+bool ck_func2(const void *fn, const void *with, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Ends the current check (prints OK or FAILED, counts it). */
 void ck_report(void);
 /* Records a failure of the current check with a message (first few are
