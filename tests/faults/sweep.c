@@ -15,12 +15,13 @@
  *
  * usage: fault-sweep --shim SO [--stride K] [--first N] [--last N]
  *            [--timeout S] [--mask WORD]... [--unordered]
- *            [--require-bytes] -- APP ARG...
+ *            [--require-bytes] [--require-exact] -- APP ARG...
  * The app gets "--out DIR" appended. --mask WORD: numbers under a CSV
  * column or JSON key containing WORD are not compared (measured times);
  * --unordered compares outputs as sets of lines (rows sorted by a measured
  * time). --require-bytes: an exit 1 must say "out of memory" and, on the
- * same line, how many bytes.
+ * same line, how many bytes; --require-exact: exactly the bytes the failed
+ * call asked for (where no message may name a whole instead).
  * --stride K runs N = first, first+K, ...; the sites covered (distinct
  * failing call sites) are printed at the end. --bands DIR first writes a
  * small labelled image set there (IDX train-* 64 images, t10k-* 32) for
@@ -450,7 +451,7 @@ static const char *first_line(const char *s, char *buf, size_t len)
 /* "out of memory", then (with --require-bytes) on the same line a number
  * of bytes: "N bytes" (the library and app helpers' "out of memory: what
  * (N bytes)", older wordings such as "the arena of N bytes") or "N-byte". */
-static bool require_bytes;
+static bool require_bytes, require_exact;
 static bool oom_message(const char *err)
 {
     const char *p = err ? strstr(err, "out of memory") : NULL;
@@ -533,6 +534,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--require-bytes") == 0) {
             require_bytes = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--require-exact") == 0) {
+            require_bytes = require_exact = true;
             continue;
         }
         if (strcmp(argv[i], "--unordered") == 0) {
@@ -653,6 +658,10 @@ int main(int argc, char **argv)
                 why = require_bytes
                           ? "exit 1 without \"out of memory\" and N bytes"
                           : "exit 1 without \"out of memory\"";
+            } else if (require_exact && !names_request(r.err, r.fail_size)) {
+                snprintf(detail, sizeof detail, "the call asked for %llu",
+                         r.fail_size);
+                why = "exit 1 naming other bytes than the failed call's";
             } else if (lstat(out_dir, &sb) == 0 &&
                        !dir_equal_base(out_dir, base_dir)) {
                 /* a folder there must be the whole of the unfailed
