@@ -22,6 +22,8 @@
  * time). --require-bytes: an exit 1 must say "out of memory" and, on the
  * same line, how many bytes; --require-exact: exactly the bytes the failed
  * call asked for (where no message may name a whole instead).
+ * --show-optional prints the call site of each run that did without the
+ * failed allocation (exit 0 unchanged).
  * --stride K runs N = first, first+K, ...; the sites covered (distinct
  * failing call sites) are printed at the end. --bands DIR first writes a
  * small labelled image set there (IDX train-* 64 images, t10k-* 32) for
@@ -451,7 +453,7 @@ static const char *first_line(const char *s, char *buf, size_t len)
 /* "out of memory", then (with --require-bytes) on the same line a number
  * of bytes: "N bytes" (the library and app helpers' "out of memory: what
  * (N bytes)", older wordings such as "the arena of N bytes") or "N-byte". */
-static bool require_bytes, require_exact;
+static bool require_bytes, require_exact, show_optional;
 static bool oom_message(const char *err)
 {
     const char *p = err ? strstr(err, "out of memory") : NULL;
@@ -538,6 +540,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--require-exact") == 0) {
             require_bytes = require_exact = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--show-optional") == 0) {
+            show_optional = true;
             continue;
         }
         if (strcmp(argv[i], "--unordered") == 0) {
@@ -681,6 +687,10 @@ int main(int argc, char **argv)
                 first_difference(d, base_dir, detail, sizeof detail);
             } else {
                 optional++;
+                if (show_optional) {
+                    printf("%s: N=%lu at %s: exit 0 unchanged\n", name, n,
+                           r.fail_at);
+                }
             }
             if (why && !base_reproduces(app, shim, work, out_dir, timeout,
                                         base_out, base_dir)) {
