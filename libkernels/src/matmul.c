@@ -338,7 +338,12 @@ static void carry_nomem(const struct mm_job *jobs, size_t n, size_t before)
     for (size_t t = 0; t < n; t++) {
         got = jobs[t].nomem > got ? jobs[t].nomem : got;
     }
-    kern_nomem_last = got != 0 ? got : before;
+    if (got != 0) {
+        kern_nomem_last = got;
+        kern_nomem_time = alloc_rec_now();
+    } else {
+        kern_nomem_last = before;
+    }
 }
 
 /* A small persistent pool of workers: started on the first threaded

@@ -73,7 +73,12 @@ int exec_split(size_t n, unsigned parts, exec_part_fn fn, void *ctx)
     for (unsigned i = 0; i < parts; i++) {
         got = s.nomem[i] > got ? s.nomem[i] : got;
     }
-    prof_nomem_last = got != 0 ? got : before;
+    if (got != 0) {
+        prof_nomem_last = got;
+        prof_nomem_time = alloc_rec_now();
+    } else {
+        prof_nomem_last = before;
+    }
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
     }
