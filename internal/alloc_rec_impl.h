@@ -17,25 +17,50 @@
 #ifndef EDGEFIT_INTERNAL_ALLOC_REC_H
 #define EDGEFIT_INTERNAL_ALLOC_REC_H
 
-#ifndef ALLOC_REC_LAST
-#error "define ALLOC_REC_LAST (the library's thread-local record) first"
+#if !defined ALLOC_REC_LAST || !defined ALLOC_REC_WHEN
+#error "define ALLOC_REC_LAST and ALLOC_REC_WHEN (the library's records)"
 #endif
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* the including library's record: the request of the last allocation this
- * thread failed to get (0: none since the thread started) */
+ * thread failed to get (0: none since the thread started), and when it
+ * failed (CLOCK_MONOTONIC, ns). The time lets a message take the newest of
+ * the libraries' records: a failure a library did without (a best-effort
+ * step) stays recorded, and a larger, older request must not be named for
+ * a later failure elsewhere. */
 extern _Thread_local size_t ALLOC_REC_LAST;
+extern _Thread_local unsigned long long ALLOC_REC_WHEN;
 
 #define ALLOC_REC_INLINE static inline __attribute__((always_inline, unused))
+
+/* the time a record is stamped with (1 if the clock cannot be read: still
+ * "a failure", older than any other) */
+static inline __attribute__((unused)) unsigned long long alloc_rec_now(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
+        return 1;
+    }
+    return (unsigned long long)ts.tv_sec * 1000000000ull +
+           (unsigned long long)ts.tv_nsec + 1;
+}
+
+/* a failed request of n bytes, recorded */
+static inline __attribute__((unused)) void alloc_rec_note(size_t n)
+{
+    ALLOC_REC_LAST = n;
+    ALLOC_REC_WHEN = alloc_rec_now();
+}
 
 ALLOC_REC_INLINE void *alloc_rec_malloc(size_t n)
 {
     void *p = malloc(n);
     if (p == NULL) {
-        ALLOC_REC_LAST = n;
+        alloc_rec_note(n);
     }
     return p;
 }
@@ -46,7 +71,7 @@ ALLOC_REC_INLINE void *alloc_rec_calloc(size_t k, size_t n)
     if (p == NULL) {
         size_t b;
         /* a product too large for size_t is reported as SIZE_MAX */
-        ALLOC_REC_LAST = __builtin_mul_overflow(k, n, &b) ? (size_t)-1 : b;
+        alloc_rec_note(__builtin_mul_overflow(k, n, &b) ? (size_t)-1 : b);
     }
     return p;
 }
@@ -55,7 +80,7 @@ ALLOC_REC_INLINE void *alloc_rec_realloc(void *old, size_t n)
 {
     void *p = realloc(old, n);
     if (p == NULL && n != 0) {
-        ALLOC_REC_LAST = n;
+        alloc_rec_note(n);
     }
     return p;
 }
@@ -65,7 +90,7 @@ ALLOC_REC_INLINE char *alloc_rec_strdup(const char *s)
     const size_t n = strlen(s) + 1;
     char *p = malloc(n);
     if (p == NULL) {
-        ALLOC_REC_LAST = n;
+        alloc_rec_note(n);
         return NULL;
     }
     return memcpy(p, s, n);
@@ -76,7 +101,7 @@ ALLOC_REC_INLINE char *alloc_rec_strndup(const char *s, size_t max)
     const size_t len = strnlen(s, max);
     char *p = malloc(len + 1);
     if (p == NULL) {
-        ALLOC_REC_LAST = len + 1;
+        alloc_rec_note(len + 1);
         return NULL;
     }
     memcpy(p, s, len);
@@ -88,7 +113,7 @@ ALLOC_REC_INLINE void *alloc_rec_aligned_alloc(size_t align, size_t n)
 {
     void *p = aligned_alloc(align, n);
     if (p == NULL) {
-        ALLOC_REC_LAST = n;
+        alloc_rec_note(n);
     }
     return p;
 }

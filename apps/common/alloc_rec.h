@@ -6,6 +6,7 @@
 #define CLI_ALLOC_REC_H
 
 #define ALLOC_REC_LAST cli_nomem_last
+#define ALLOC_REC_WHEN cli_nomem_time
 #include "../../internal/alloc_rec_impl.h"
 
 #endif

@@ -83,14 +83,25 @@ void cli_error(const char *fmt, ...)
 }
 
 _Thread_local size_t cli_nomem_last;
+_Thread_local unsigned long long cli_nomem_time;
 
 size_t cli_nomem_bytes(void)
 {
-    size_t b = cli_nomem_last;
-    const size_t lib[4] = {memest_nomem_bytes(), prof_nomem_bytes(),
-                           art_nomem_bytes(), kern_nomem_bytes()};
-    for (int i = 0; i < 4; i++) {
-        b = lib[i] > b ? lib[i] : b;
+    /* the newest failure of the app's and the libraries' (an older one
+     * was done without, and its size is not this failure's) */
+    const size_t bytes[5] = {cli_nomem_last, memest_nomem_bytes(),
+                             prof_nomem_bytes(), art_nomem_bytes(),
+                             kern_nomem_bytes()};
+    const unsigned long long when[5] = {cli_nomem_time, memest_nomem_when(),
+                                        prof_nomem_when(), art_nomem_when(),
+                                        kern_nomem_when()};
+    size_t b = 0;
+    unsigned long long newest = 0;
+    for (int i = 0; i < 5; i++) {
+        if (when[i] > newest || (when[i] == newest && bytes[i] > b)) {
+            b = bytes[i];
+            newest = when[i];
+        }
     }
     return b;
 }

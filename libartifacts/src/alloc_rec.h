@@ -6,6 +6,7 @@
 #define ART_ALLOC_REC_H
 
 #define ALLOC_REC_LAST art_nomem_last
+#define ALLOC_REC_WHEN art_nomem_time
 #include "../../internal/alloc_rec_impl.h"
 
 #endif

@@ -6,6 +6,7 @@
 #define KERN_ALLOC_REC_H
 
 #define ALLOC_REC_LAST kern_nomem_last
+#define ALLOC_REC_WHEN kern_nomem_time
 #include "../../internal/alloc_rec_impl.h"
 
 #endif

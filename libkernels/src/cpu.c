@@ -229,8 +229,14 @@ KERN_API const char *kern_strerror(int status)
 
 /* alloc_rec.h's record of the last failed request on this thread */
 _Thread_local size_t kern_nomem_last;
+_Thread_local unsigned long long kern_nomem_time;
 
 KERN_API size_t kern_nomem_bytes(void)
 {
     return kern_nomem_last;
+}
+
+KERN_API unsigned long long kern_nomem_when(void)
+{
+    return kern_nomem_time;
 }

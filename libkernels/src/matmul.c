@@ -311,16 +311,39 @@ struct mm_job {
     float *c;
     size_t ldc;
     int status;
+    size_t nomem; /* the request this job failed to get (0: none) */
 };
 
+/* The failed request's size is recorded per thread (kern_nomem_last): a
+ * job's is read on the thread that ran it and handed to the caller by
+ * run_jobs, or a worker's failure would reach the caller's message without
+ * its size (or with an older one). */
 static void run_job(struct mm_job *j)
 {
+    kern_nomem_last = 0;
     if (j->task) {
         j->task(j->ctx, j->part);
-        return;
+    } else {
+        j->status = j->fn(j->flags, j->m, j->n, j->k, j->a, j->lda, j->b,
+                          j->ldb, j->c, j->ldc);
     }
-    j->status = j->fn(j->flags, j->m, j->n, j->k, j->a, j->lda, j->b, j->ldb,
-                      j->c, j->ldc);
+    j->nomem = kern_nomem_last;
+}
+
+/* The caller's record after jobs[0..n): the largest request a job failed
+ * to get, else what it held before. */
+static void carry_nomem(const struct mm_job *jobs, size_t n, size_t before)
+{
+    size_t got = 0;
+    for (size_t t = 0; t < n; t++) {
+        got = jobs[t].nomem > got ? jobs[t].nomem : got;
+    }
+    if (got != 0) {
+        kern_nomem_last = got;
+        kern_nomem_time = alloc_rec_now();
+    } else {
+        kern_nomem_last = before;
+    }
 }
 
 /* A small persistent pool of workers: started on the first threaded
@@ -436,10 +459,12 @@ static void register_atfork(void)
 /* Runs jobs[0..n) with the pool's help; jobs[0] on the calling thread. */
 static void run_jobs(struct mm_job *jobs, size_t n)
 {
+    const size_t before = kern_nomem_last;
     if (n < 2 || pthread_mutex_trylock(&tp.batch) != 0) {
         for (size_t t = 0; t < n; t++) {
             run_job(&jobs[t]);
         }
+        carry_nomem(jobs, n, before);
         return;
     }
     pthread_once(&atfork_once, register_atfork);
@@ -475,6 +500,7 @@ static void run_jobs(struct mm_job *jobs, size_t n)
     tp.njobs = tp.next = 0;
     pthread_mutex_unlock(&tp.lock);
     pthread_mutex_unlock(&tp.batch);
+    carry_nomem(jobs, n, before);
 }
 
 /* Splits C into up to `threads` blocks of rows (or columns, when C is
@@ -507,7 +533,7 @@ static int run_threaded(int threads, kern_sgemm_fn fn, unsigned flags,
         }
         struct mm_job *j = &jobs[t];
         *j = (struct mm_job){NULL, NULL, 0, fn, flags, m, n, k, a, lda, b,
-                             ldb, c, ldc, KERN_OK};
+                             ldb, c, ldc, KERN_OK, 0};
         if (by_rows) {
             j->m = end - start;
             j->a = (flags & KERN_MM_TRANS_A) ? a + start : a + start * lda;

@@ -6,6 +6,7 @@
 #define MEMEST_ALLOC_REC_H
 
 #define ALLOC_REC_LAST memest_nomem_last
+#define ALLOC_REC_WHEN memest_nomem_time
 #include "../../internal/alloc_rec_impl.h"
 
 #endif

@@ -65,10 +65,16 @@ size_t memest_diag_format(const struct memest_diag *diag, char *buf,
 
 /* alloc_rec.h's record of the last failed request on this thread */
 _Thread_local size_t memest_nomem_last;
+_Thread_local unsigned long long memest_nomem_time;
 
 size_t memest_nomem_bytes(void)
 {
     return memest_nomem_last;
+}
+
+unsigned long long memest_nomem_when(void)
+{
+    return memest_nomem_time;
 }
 
 /* The library's one wording of an out-of-memory diagnostic. */

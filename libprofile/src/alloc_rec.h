@@ -6,6 +6,7 @@
 #define PROF_ALLOC_REC_H
 
 #define ALLOC_REC_LAST prof_nomem_last
+#define ALLOC_REC_WHEN prof_nomem_time
 #include "../../internal/alloc_rec_impl.h"
 
 #endif

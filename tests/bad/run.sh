@@ -5,7 +5,10 @@
 # fragment (file:line, ONNX node, argument name) in its stderr, within
 # 20 s, never by a signal. With BAD_MEM_KB set (the build without
 # sanitizers), each run's address space is limited to it: a hostile size
-# must be refused before it is allocated.
+# must be refused before it is allocated. With BAD_WRAPPER set (meson's
+# valgrind setup: the valgrind command), each app runs under it, without
+# the address-space limit (valgrind reserves more) and with 600 s: an app
+# started by `timeout`, a system program, is not traced otherwise.
 #
 # Usage: run.sh CASES.tsv BAD_DIR DATA_DIR APP=PATH...
 set -u
@@ -38,6 +41,9 @@ while IFS=$'\t' read -r name args want frag; do
     # shellcheck disable=SC2086
     (
         cd "$run" || exit 125
+        if [ -n "${BAD_WRAPPER:-}" ]; then
+            exec timeout 600 $BAD_WRAPPER "$exe" $args
+        fi
         if [ -n "${BAD_MEM_KB:-}" ]; then
             ulimit -v "$BAD_MEM_KB"
         fi

@@ -14,12 +14,17 @@
  * Environment:
  *   FAILALLOC_FAIL=N    the Nth counted allocation (from 1) returns NULL
  *                       (ENOMEM); 0 or unset: none fails
+ *   FAILALLOC_ALSO=K    the Kth counted allocation fails too (K < N: a
+ *                       failure the program may survive before the one
+ *                       reported); fail_at and fail_size stay the Nth's
  *   FAILALLOC_TRAP=N    the Nth counted allocation raises SIGTRAP (for a
  *                       debugger: where a leaked block was made)
  *   FAILALLOC_REPORT=P  at exit, write one line to P:
  *                       "count C failed F live L leak_seq S leak_size Z
  *                        fail_at OBJECT+0xOFFSET fail_size B"
- *                       (B: the bytes the failed call asked for)
+ *                        also_size A"
+ *                       (B: the bytes the failed call asked for; A:
+ *                       FAILALLOC_ALSO's)
  *                       (live: counted blocks never freed; leak_seq/size:
  *                       the first of them, in allocation order)
  *
@@ -188,10 +193,12 @@ static int table_remove(void *p)
 
 static atomic_ulong counted;
 static unsigned long fail_at;
+static unsigned long also_at;
 static unsigned long trap_at;
 static int fail_range = -1;
 static uintptr_t fail_addr;
 static unsigned long long fail_size; /* the failed call's request */
+static unsigned long long also_size; /* FAILALLOC_ALSO's request */
 
 static void env_number(const char *s, unsigned long *out)
 {
@@ -205,6 +212,7 @@ static void env_number(const char *s, unsigned long *out)
 __attribute__((constructor)) static void start(void)
 {
     env_number(getenv("FAILALLOC_FAIL"), &fail_at);
+    env_number(getenv("FAILALLOC_ALSO"), &also_at);
     env_number(getenv("FAILALLOC_TRAP"), &trap_at);
     void *t = mmap(NULL, SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -214,7 +222,7 @@ __attribute__((constructor)) static void start(void)
 }
 
 /* The sequence number of a counted call (0: not counted), and whether it
- * is the one to fail. */
+ * is the one to fail (1) or the other one (2, FAILALLOC_ALSO). */
 static uint64_t count(const void *ret, int *fail)
 {
     *fail = 0;
@@ -233,6 +241,8 @@ static uint64_t count(const void *ret, int *fail)
         *fail = 1;
         fail_range = r;
         fail_addr = (uintptr_t)ret;
+    } else if (also_at != 0 && seq == also_at) {
+        *fail = 2;
     }
     return seq;
 }
@@ -242,7 +252,7 @@ static void *do_malloc(size_t n, const void *ret)
     int fail;
     const uint64_t seq = count(ret, &fail);
     if (fail) {
-        fail_size = n;
+        *(fail == 1 ? &fail_size : &also_size) = n;
         errno = ENOMEM;
         return NULL;
     }
@@ -263,7 +273,7 @@ void *calloc(size_t k, size_t n)
     int fail;
     const uint64_t seq = count(__builtin_return_address(0), &fail);
     if (fail) {
-        fail_size = (unsigned long long)k * n;
+        *(fail == 1 ? &fail_size : &also_size) = (unsigned long long)k * n;
         errno = ENOMEM;
         return NULL;
     }
@@ -279,7 +289,7 @@ void *realloc(void *old, size_t n)
     int fail;
     const uint64_t seq = count(__builtin_return_address(0), &fail);
     if (fail) {
-        fail_size = n;
+        *(fail == 1 ? &fail_size : &also_size) = n;
         errno = ENOMEM;
         return NULL; /* the old block stays the caller's */
     }
@@ -307,7 +317,7 @@ static void *do_memalign(size_t align, size_t n, const void *ret)
     int fail;
     const uint64_t seq = count(ret, &fail);
     if (fail) {
-        fail_size = n;
+        *(fail == 1 ? &fail_size : &also_size) = n;
         errno = ENOMEM;
         return NULL;
     }
@@ -394,10 +404,10 @@ static void write_report(void)
     const int len = snprintf(
         line, sizeof line,
         "count %lu failed %d live %llu leak_seq %llu leak_size %zu "
-        "fail_at %s+0x%lx fail_size %llu\n",
+        "fail_at %s+0x%lx fail_size %llu also_size %llu\n",
         (unsigned long)atomic_load(&counted), fail_range >= 0 ? 1 : 0,
         (unsigned long long)nlive, (unsigned long long)leak_seq, leak_size,
-        obj, (unsigned long)off, fail_size);
+        obj, (unsigned long)off, fail_size, also_size);
     const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0 && len > 0) {
         (void)!write(fd, line, (size_t)len);

@@ -15,12 +15,19 @@
  *
  * usage: fault-sweep --shim SO [--stride K] [--first N] [--last N]
  *            [--timeout S] [--mask WORD]... [--unordered]
- *            [--require-bytes] -- APP ARG...
+ *            [--require-bytes] [--require-exact] [--also K]
+ *            [--show-optional] -- APP ARG...
  * The app gets "--out DIR" appended. --mask WORD: numbers under a CSV
  * column or JSON key containing WORD are not compared (measured times);
  * --unordered compares outputs as sets of lines (rows sorted by a measured
  * time). --require-bytes: an exit 1 must say "out of memory" and, on the
- * same line, how many bytes.
+ * same line, how many bytes; --require-exact: exactly the bytes the failed
+ * call asked for (where no message may name a whole instead).
+ * --also K fails allocation K too in each run of an N > K (K: one the app
+ * does without, see --show-optional): a message must not name K's bytes
+ * for the later failure.
+ * --show-optional prints the call site of each run that did without the
+ * failed allocation (exit 0 unchanged).
  * --stride K runs N = first, first+K, ...; the sites covered (distinct
  * failing call sites) are printed at the end. --bands DIR first writes a
  * small labelled image set there (IDX train-* 64 images, t10k-* 32) for
@@ -41,6 +48,9 @@
 
 #include "run.h"
 
+/* --also K: allocation K fails too in every run that fails a later one */
+static unsigned long also_at;
+
 #define MASK_MAX 16
 static const char *masks[MASK_MAX];
 static int n_masks;
@@ -50,7 +60,7 @@ struct run {
     char *out, *err;
     unsigned long count;
     int failed;
-    unsigned long long live, leak_seq, leak_size, fail_size;
+    unsigned long long live, leak_seq, leak_size, fail_size, also_size;
     char fail_at[256];
 };
 
@@ -310,6 +320,10 @@ static int run_once(char *const argv[], const char *shim, unsigned long n,
         snprintf(num, sizeof num, "%lu", n);
         setenv("LD_PRELOAD", shim, 1);
         setenv("FAILALLOC_FAIL", num, 1);
+        if (also_at != 0 && n > also_at) {
+            snprintf(num, sizeof num, "%lu", also_at);
+            setenv("FAILALLOC_ALSO", num, 1);
+        }
         setenv("FAILALLOC_REPORT", rep_path, 1);
         const int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         const int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -345,13 +359,13 @@ static int run_once(char *const argv[], const char *shim, unsigned long n,
     char *rep = slurp(rep_path, NULL);
     r->count = 0;
     r->fail_at[0] = '\0';
-    r->fail_size = 0;
+    r->fail_size = r->also_size = 0;
     if (rep) {
         sscanf(rep,
                "count %lu failed %d live %llu leak_seq %llu leak_size %llu "
-               "fail_at %255s fail_size %llu",
+               "fail_at %255s fail_size %llu also_size %llu",
                &r->count, &r->failed, &r->live, &r->leak_seq, &r->leak_size,
-               r->fail_at, &r->fail_size);
+               r->fail_at, &r->fail_size, &r->also_size);
         free(rep);
     } else {
         r->count = (unsigned long)-1; /* no report: exit bypassed atexit */
@@ -450,7 +464,7 @@ static const char *first_line(const char *s, char *buf, size_t len)
 /* "out of memory", then (with --require-bytes) on the same line a number
  * of bytes: "N bytes" (the library and app helpers' "out of memory: what
  * (N bytes)", older wordings such as "the arena of N bytes") or "N-byte". */
-static bool require_bytes;
+static bool require_bytes, require_exact, show_optional;
 static bool oom_message(const char *err)
 {
     const char *p = err ? strstr(err, "out of memory") : NULL;
@@ -535,6 +549,14 @@ int main(int argc, char **argv)
             require_bytes = true;
             continue;
         }
+        if (strcmp(argv[i], "--require-exact") == 0) {
+            require_bytes = require_exact = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--show-optional") == 0) {
+            show_optional = true;
+            continue;
+        }
         if (strcmp(argv[i], "--unordered") == 0) {
             unordered = true;
             continue;
@@ -546,6 +568,8 @@ int main(int argc, char **argv)
             shim = argv[++i];
         } else if (strcmp(argv[i], "--stride") == 0) {
             stride = strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--also") == 0) {
+            also_at = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--first") == 0) {
             first = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--last") == 0) {
@@ -615,6 +639,23 @@ int main(int argc, char **argv)
         return 1;
     }
     const unsigned long total = base.count;
+    if (also_at != 0) {
+        /* K must be a failure the app does without, or the check of the
+         * later runs would hold vacuously */
+        struct run k;
+        rm_rf(out_dir);
+        run_once(app, shim, also_at, work, timeout, &k);
+        const bool done_without = k.status == 0 && k.failed;
+        free(k.out);
+        free(k.err);
+        if (!done_without) {
+            fprintf(stderr,
+                    "%s: --also %lu: the run failing allocation %lu alone "
+                    "ended %d, not 0 (choose one --show-optional lists)\n",
+                    name, also_at, also_at, k.status);
+            return 1;
+        }
+    }
     if (last == 0 || last > total) {
         last = total;
     }
@@ -653,6 +694,17 @@ int main(int argc, char **argv)
                 why = require_bytes
                           ? "exit 1 without \"out of memory\" and N bytes"
                           : "exit 1 without \"out of memory\"";
+            } else if (r.also_size != 0 && r.also_size != r.fail_size &&
+                       names_request(r.err, r.also_size)) {
+                snprintf(detail, sizeof detail,
+                         "the failure done without asked for %llu, this "
+                         "one for %llu",
+                         r.also_size, r.fail_size);
+                why = "exit 1 naming the bytes of an earlier failure";
+            } else if (require_exact && !names_request(r.err, r.fail_size)) {
+                snprintf(detail, sizeof detail, "the call asked for %llu",
+                         r.fail_size);
+                why = "exit 1 naming other bytes than the failed call's";
             } else if (lstat(out_dir, &sb) == 0 &&
                        !dir_equal_base(out_dir, base_dir)) {
                 /* a folder there must be the whole of the unfailed
@@ -672,6 +724,10 @@ int main(int argc, char **argv)
                 first_difference(d, base_dir, detail, sizeof detail);
             } else {
                 optional++;
+                if (show_optional) {
+                    printf("%s: N=%lu at %s: exit 0 unchanged\n", name, n,
+                           r.fail_at);
+                }
             }
             if (why && !base_reproduces(app, shim, work, out_dir, timeout,
                                         base_out, base_dir)) {

@@ -64,6 +64,10 @@ ART_API const char *art_strerror(int status);
  * ART_E_NOMEM it is the allocation that failed; otherwise it may be an older
  * failure the library did without. */
 ART_API size_t art_nomem_bytes(void);
+/* When that allocation failed (CLOCK_MONOTONIC, in ns; 0 when none has):
+ * of the records of several libraries, the newest is the failure being
+ * reported, the others older ones that were done without. */
+ART_API unsigned long long art_nomem_when(void);
 
 /* What went wrong, for the functions that take a diag (which may be NULL):
  * a read names the 1-based line (0 when unknown), a write the path; for

@@ -51,6 +51,10 @@ KERN_API const char *kern_strerror(int status);
  * after KERN_E_NOMEM it is the allocation that failed; otherwise it may be
  * an older failure the library did without. */
 KERN_API size_t kern_nomem_bytes(void);
+/* When that allocation failed (CLOCK_MONOTONIC, in ns; 0 when none has):
+ * of the records of several libraries, the newest is the failure being
+ * reported, the others older ones that were done without. */
+KERN_API unsigned long long kern_nomem_when(void);
 
 /* ---- CPU features ------------------------------------------------------ */
 

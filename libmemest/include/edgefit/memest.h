@@ -74,6 +74,10 @@ MEMEST_API const char *memest_strerror(int status);
  * after MEMEST_E_NOMEM it is the allocation that failed; otherwise it may
  * be an older failure the library did without. */
 MEMEST_API size_t memest_nomem_bytes(void);
+/* When that allocation failed (CLOCK_MONOTONIC, in ns; 0 when none has):
+ * of the records of several libraries, the newest is the failure being
+ * reported, the others older ones that were done without. */
+MEMEST_API unsigned long long memest_nomem_when(void);
 
 /* The library's version, e.g. "0.1.0". Static text. */
 MEMEST_API const char *memest_version(void);

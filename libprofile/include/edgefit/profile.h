@@ -70,6 +70,10 @@ PROF_API const char *prof_strerror(int status);
  * PROF_E_NOMEM it is the allocation that failed; otherwise it may be an older
  * failure the library did without. */
 PROF_API size_t prof_nomem_bytes(void);
+/* When that allocation failed (CLOCK_MONOTONIC, in ns; 0 when none has):
+ * of the records of several libraries, the newest is the failure being
+ * reported, the others older ones that were done without. */
+PROF_API unsigned long long prof_nomem_when(void);
 
 /* The library version, e.g. "0.1.0". Static text. */
 PROF_API const char *prof_version(void);

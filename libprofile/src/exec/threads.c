@@ -9,6 +9,8 @@
 #include "exec/executor.h"
 #include "exec/ops.h"
 
+#include "../alloc_rec.h" /* last: prof_nomem_last */
+
 unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op)
 {
     const struct memest_layer *L = op->layer;
@@ -36,6 +38,7 @@ struct split {
     exec_part_fn fn;
     void *ctx;
     int status[KERN_MAX_THREADS];
+    size_t nomem[KERN_MAX_THREADS]; /* each part's failed request */
 };
 
 static void split_task(void *arg, size_t part)
@@ -45,7 +48,11 @@ static void split_task(void *arg, size_t part)
     const size_t base = s->n / s->parts, extra = s->n % s->parts;
     const size_t lo = part * base + (part < extra ? part : extra);
     const size_t hi = lo + base + (part < extra ? 1 : 0);
+    /* the record is per thread: a worker's failed request is handed to
+     * the caller by exec_split (libkernels carries its own likewise) */
+    prof_nomem_last = 0;
     s->status[part] = s->fn(s->ctx, part, lo, hi);
+    s->nomem[part] = prof_nomem_last;
 }
 
 int exec_split(size_t n, unsigned parts, exec_part_fn fn, void *ctx)
@@ -60,7 +67,18 @@ int exec_split(size_t n, unsigned parts, exec_part_fn fn, void *ctx)
         return fn(ctx, 0, 0, n);
     }
     struct split s = {.n = n, .parts = parts, .fn = fn, .ctx = ctx};
+    const size_t before = prof_nomem_last;
     const int kst = kern_parallel(parts, split_task, &s);
+    size_t got = 0;
+    for (unsigned i = 0; i < parts; i++) {
+        got = s.nomem[i] > got ? s.nomem[i] : got;
+    }
+    if (got != 0) {
+        prof_nomem_last = got;
+        prof_nomem_time = alloc_rec_now();
+    } else {
+        prof_nomem_last = before;
+    }
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
     }
