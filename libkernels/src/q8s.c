@@ -165,9 +165,10 @@ void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
 
 void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
                         const int32_t *add, const int32_t *mult,
-                        const int32_t *lsh, const int32_t *rsh, int32_t zp,
-                        int32_t qmin, int32_t qmax, const int8_t *x,
-                        size_t ldx, int8_t *y, size_t ldy, uint8_t *work)
+                        const int32_t *lsh, const int32_t *rsh,
+                        const float *scale, int32_t zp, int32_t qmin,
+                        int32_t qmax, const int8_t *x, size_t ldx, int8_t *y,
+                        size_t ldy, uint8_t *work)
 {
     (void)work;
     const size_t kk = 4 * q8s_kp_k4(k);
@@ -179,8 +180,13 @@ void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
             for (size_t t = 0; t < k; t++) {
                 acc += (int32_t)x[t * ldx + i] * (int32_t)w[t];
             }
-            kern_q8s_requant_c(1, &acc, add + j, mult + j, lsh + j, rsh + j,
-                               zp, qmin, qmax, y + j * ldy + i);
+            if (scale) {
+                kern_q8s_requantf_c(1, &acc, add + j, scale + j, zp, qmin,
+                                    qmax, y + j * ldy + i);
+            } else {
+                kern_q8s_requant_c(1, &acc, add + j, mult + j, lsh + j,
+                                   rsh + j, zp, qmin, qmax, y + j * ldy + i);
+            }
         }
     }
 }
@@ -1072,10 +1078,6 @@ KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
     if (!wk || !os || !work || (p && (!x || !y))) {
         return KERN_E_INVALID;
     }
-    if (os->scale) {
-        /* the float stage runs on the packed [pixels][K] path only */
-        return KERN_E_INVALID;
-    }
     if (!kern_q8_kp_bytes(n, k) || ldx < p || ldy < p) {
         return KERN_E_SHAPE;
     }
@@ -1095,16 +1097,22 @@ KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
      * does, so the sums are the packed GEMM's bit for bit */
     const size_t kk = 4 * q8s_kp_k4(k);
     int32_t *add = work, *mult = add + n, *lsh = mult + n, *rsh = lsh + n;
+    /* the float stage's scales take the multipliers' place */
+    float *scale = os->scale ? (float *)(void *)mult : NULL;
     const unsigned char *sums = (const unsigned char *)wk + n * kk;
     bool odd_mult = false;
     for (size_t j = 0; j < n; j++) {
         const size_t c = os->per_channel ? j : 0;
-        const int s = os->shift[c];
-        mult[j] = os->mult[c];
-        lsh[j] = s > 0 ? s : 0;
-        rsh[j] = s > 0 ? 0 : -s;
-        /* the vector path's high multiply has no saturating case */
-        odd_mult |= mult[j] == INT32_MIN;
+        if (scale) {
+            scale[j] = os->scale[c];
+        } else {
+            const int s = os->shift[c];
+            mult[j] = os->mult[c];
+            lsh[j] = s > 0 ? s : 0;
+            rsh[j] = s > 0 ? 0 : -s;
+            /* the vector path's high multiply has no saturating case */
+            odd_mult |= mult[j] == INT32_MIN;
+        }
         int32_t ws;
         memcpy(&ws, sums + j * sizeof ws, sizeof ws);
         add[j] = q8s_wrap_add(os->bias ? os->bias[j] : 0,
@@ -1113,8 +1121,8 @@ KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
     }
     const struct kern_q8s_dsp *d = dsp_get();
     const kern_q8s_gemm_kp_fn f = odd_mult ? kern_q8s_gemm_kp_c : d->gemm_kp;
-    f(n, p, k, wk, add, mult, lsh, rsh, os->zero_point, os->qmin, os->qmax, x,
-      ldx, y, ldy, (uint8_t *)(rsh + n));
+    f(n, p, k, wk, add, mult, lsh, rsh, scale, os->zero_point, os->qmin,
+      os->qmax, x, ldx, y, ldy, (uint8_t *)(rsh + n));
     return KERN_OK;
 }
 

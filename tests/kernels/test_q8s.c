@@ -705,6 +705,31 @@ static void test_conv_s8(void **state)
                     }
                 }
             }
+            /* the float stage (ONNX Runtime's) through kp: the same bytes
+             * as through the packed [pixels][K] GEMM */
+            float *fs = malloc(og * sizeof *fs);
+            int8_t *yf = malloc(P * og);
+            assert_non_null(fs && yf);
+            for (size_t o = 0; o < og; o++) {
+                fs[o] = (float)((0.5 + randu()) / (64.0 * (double)K));
+            }
+            const struct kern_q8_outstage osf = {bias, NULL, NULL, 1, zo, zo,
+                                                 127, fs};
+            assert_int_equal(kern_q8_gemm_s8(P, og, K, col, K, xz, packed,
+                                             sums, &osf, yf, og), KERN_OK);
+            assert_int_equal(kern_q8_gemm_kp_s8(og, P, K, wk, rows, P, xz,
+                                                &osf, yk, P, work),
+                             KERN_OK);
+            for (size_t i = 0; i < P; i++) {
+                for (size_t o = 0; o < og; o++) {
+                    if (yk[o * P + i] != yf[i * og + o]) {
+                        fail_msg("t %d g %zu kp float: pixel %zu o %zu: %d, "
+                                 "want %d", t, g, i, o, yk[o * P + i],
+                                 yf[i * og + o]);
+                    }
+                }
+            }
+            free(fs), free(yf);
             free(wk), free(work), free(rows), free(yk);
         }
         free(x), free(w), free(col), free(y), free(col0), free(bias);

@@ -319,8 +319,8 @@ KERN_API int kern_q8_gemm_s8_t(size_t m, size_t n, size_t k,
  * (kern_q8_kp_bytes(n, k) bytes: the rows padded to groups of 4 and their
  * sums); work holds kern_q8_kp_work_bytes(n, k) bytes. AVX-512 VNNI runs
  * it 64 pixels at a time (kern_q8_kp_native says whether a vector path
- * does), else the C reference. Only the fixed-point stage (os->scale
- * NULL, else KERN_E_INVALID). Statuses as kern_q8_gemm_s8. */
+ * does), else the C reference; either output stage. Statuses as
+ * kern_q8_gemm_s8. */
 KERN_API size_t kern_q8_kp_bytes(size_t n, size_t k);
 KERN_API size_t kern_q8_kp_work_bytes(size_t n, size_t k);
 KERN_API int kern_q8_pack_kp(size_t n, size_t k, const int8_t *w, size_t ldw,
