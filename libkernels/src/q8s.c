@@ -120,6 +120,22 @@ void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
     }
 }
 
+void kern_q8s_addf_c(size_t n, const int8_t *a, const int8_t *b,
+                     const struct kern_q8_addf_params *p, int8_t *out)
+{
+    /* the bounds are whole numbers: clamping before the rounding gives
+     * the same integer as after, and the conversion cannot overflow */
+    const int32_t o = p->off;
+    const float lo = (float)(p->qmin + o), hi = (float)(p->qmax + o);
+    for (size_t i = 0; i < n; i++) {
+        /* b first, then a, as ONNX Runtime's kernel orders its fmas */
+        float f = fmaf((float)(b[i] + o), p->rb, p->fixed);
+        f = fmaf((float)(a[i] + o), p->ra, f);
+        f = f < lo ? lo : f > hi ? hi : f;
+        out[i] = (int8_t)((int32_t)rintf(f) - o);
+    }
+}
+
 void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
                         const struct kern_q8_rescale *r, int8_t *y)
 {
@@ -203,6 +219,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->transpose = kern_q8s_transpose_c;
     dsp->quant = kern_q8s_quant_c;
     dsp->add = kern_q8s_add_c;
+    dsp->addf = kern_q8s_addf_c;
     dsp->rescale = kern_q8s_rescale_c;
     dsp->maxpool = kern_q8s_maxpool_c;
     dsp->dwconv = kern_q8s_dwconv_c;
@@ -746,6 +763,58 @@ KERN_API int kern_q8_add_s8(size_t n, const int8_t *a, const int8_t *b,
         dsp_get()->add(n, a, b, p, out);
     }
     return st;
+}
+
+KERN_API int kern_q8_addf_params_init(float a_scale, int32_t a_zero,
+                                      float b_scale, int32_t b_zero,
+                                      float out_scale, int32_t out_zero,
+                                      int32_t qmin, int32_t qmax, int u8,
+                                      struct kern_q8_addf_params *p)
+{
+    if (!p) {
+        return KERN_E_INVALID;
+    }
+    const float sc[3] = {a_scale, b_scale, out_scale};
+    for (int i = 0; i < 3; i++) {
+        if (!isfinite(sc[i]) || !(sc[i] > 0.0f)) {
+            return KERN_E_RANGE;
+        }
+    }
+    if (!range_s8(a_zero) || !range_s8(b_zero) || !range_s8(out_zero) ||
+        !range_s8(qmin) || !range_s8(qmax) || qmin > qmax) {
+        return KERN_E_RANGE;
+    }
+    struct kern_q8_addf_params r;
+    r.off = u8 ? 128 : 0;
+    r.ra = a_scale / out_scale;
+    r.rb = b_scale / out_scale;
+    /* separate roundings (the build has no contraction) */
+    const float za = r.ra * (float)(a_zero + r.off);
+    const float zb = r.rb * (float)(b_zero + r.off);
+    r.fixed = (float)(out_zero + r.off) - (za + zb);
+    r.qmin = qmin;
+    r.qmax = qmax;
+    if (!isfinite(r.ra) || !isfinite(r.rb) || !isfinite(r.fixed)) {
+        return KERN_E_RANGE;
+    }
+    *p = r;
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_addf_s8(size_t n, const int8_t *a, const int8_t *b,
+                             const struct kern_q8_addf_params *p, int8_t *out)
+{
+    if (!p || (n && (!a || !b || !out))) {
+        return KERN_E_INVALID;
+    }
+    if (!range_s8(p->qmin) || !range_s8(p->qmax) || p->qmin > p->qmax ||
+        (p->off != 0 && p->off != 128) || !isfinite(p->ra) || !isfinite(p->rb) || !isfinite(p->fixed)) {
+        return KERN_E_RANGE;
+    }
+    if (n) {
+        dsp_get()->addf(n, a, b, p, out);
+    }
+    return KERN_OK;
 }
 
 /* ---- rescale and pools --------------------------------------------------- */

@@ -104,6 +104,12 @@ typedef void (*kern_q8s_add_fn)(size_t n, const int8_t *a, const int8_t *b,
                                 const struct kern_q8_add_params *p,
                                 int8_t *out);
 
+/* kern_q8_addf_s8 on n values with checked parameters. */
+struct kern_q8_addf_params;
+typedef void (*kern_q8s_addf_fn)(size_t n, const int8_t *a, const int8_t *b,
+                                 const struct kern_q8_addf_params *p,
+                                 int8_t *out);
+
 /* kern_q8_rescale_s8 on n values with checked parameters. */
 struct kern_q8_rescale;
 typedef void (*kern_q8s_rescale_fn)(size_t n, const int8_t *x,
@@ -167,6 +173,7 @@ struct kern_q8s_dsp {
     kern_q8s_transpose_fn transpose;
     kern_q8s_quant_fn quant;
     kern_q8s_add_fn add;
+    kern_q8s_addf_fn addf;
     kern_q8s_rescale_fn rescale;
     kern_q8s_maxpool_fn maxpool;
     kern_q8s_dwconv_fn dwconv;
@@ -256,6 +263,8 @@ void kern_q8s_quant_c(const float *x, size_t n, float scale, int32_t zero,
                       int8_t *q);
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_addf_c(size_t n, const int8_t *a, const int8_t *b,
+                     const struct kern_q8_addf_params *p, int8_t *out);
 void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
                         const struct kern_q8_rescale *r, int8_t *y);
 void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
@@ -303,6 +312,8 @@ void kern_q8s_quant_avx2(const float *x, size_t n, float scale,
                          int32_t zero, int8_t *q);
 void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
                        const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_addf_avx2(size_t n, const int8_t *a, const int8_t *b,
+                        const struct kern_q8_addf_params *p, int8_t *out);
 void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,
                            const struct kern_q8_rescale *r, int8_t *y);
 void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,

@@ -282,6 +282,49 @@ static void check_add(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+/* ONNX Runtime's float add: random scales (ratios from 1/64 to 64, so
+ * that sums reach past the clamp), zero points and clamps, lengths with
+ * every tail */
+static void check_addf(const struct kern_q8s_dsp *isa,
+                       const struct kern_q8s_dsp *ref)
+{
+    enum { MAXN = 301 };
+    if (!ck_func((const void *)isa->addf, "q8s_addf")) {
+        return;
+    }
+    int8_t a[MAXN], b[MAXN], o0[MAXN], o1[MAXN];
+    for (int t = 0; t < 1000; t++) {
+        struct kern_q8_addf_params p;
+        const int32_t zo = ck_randi(-128, 127);
+        const float so = ck_randf(0.01f, 1.0f);
+        if (kern_q8_addf_params_init(so * ldexpf(ck_randf(1.0f, 2.0f),
+                                                 ck_randi(-6, 5)),
+                                     ck_randi(-128, 127),
+                                     so * ldexpf(ck_randf(1.0f, 2.0f),
+                                                 ck_randi(-6, 5)),
+                                     ck_randi(-128, 127), so, zo,
+                                     t % 2 ? zo : -128,
+                                     t % 3 || zo > 100 ? 127 : 100,
+                                     t % 4 < 2, &p) != KERN_OK) {
+            ck_fail("kern_q8_addf_params_init refused its arguments");
+            continue;
+        }
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        for (size_t i = 0; i < n; i++) {
+            a[i] = (int8_t)ck_randi(-128, 127);
+            b[i] = (int8_t)ck_randi(-128, 127);
+        }
+        ck_poison(o0, sizeof o0);
+        ck_poison(o1, sizeof o1);
+        ref->addf(n, a, b, &p, o0);
+        isa->addf(n, a, b, &p, o1);
+        if (memcmp(o0, o1, sizeof o0) != 0) {
+            ck_fail("n=%zu: outputs differ", n);
+        }
+    }
+    ck_report();
+}
+
 static void check_rescale(const struct kern_q8s_dsp *isa,
                           const struct kern_q8s_dsp *ref)
 {
@@ -652,6 +695,7 @@ void check_q8s(unsigned flags)
     check_transpose(&isa, &ref);
     check_quant(&isa, &ref);
     check_add(&isa, &ref);
+    check_addf(&isa, &ref);
     check_rescale(&isa, &ref);
     check_requantf(&isa, &ref);
     check_maxpool(&isa, &ref);

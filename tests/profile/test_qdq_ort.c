@@ -60,7 +60,9 @@ static void ranges_of(const memest_model *m, struct prof_ranges *r)
     }
 }
 
-static void run_fixture(const char *name)
+/* fixed_steps: the fixed-point stage's largest difference allowed, in
+ * output steps (the float stage must have none) */
+static void run_fixture(const char *name, double fixed_steps)
 {
     char path[1400];
     memest_model *m = NULL;
@@ -131,7 +133,7 @@ static void run_fixture(const char *name)
         assert_true(fabs(steps - whole) < 1e-3);
         equal += whole == 0.0;
         max_steps = whole > max_steps ? whole : max_steps;
-        if (whole > 1.0) {
+        if (whole > fixed_steps) {
             fail_msg("%s: element %zu is %.9g, ONNX Runtime's %.9g: %.0f "
                      "steps of %.9g apart", name, i, (double)out[i],
                      (double)y.data[i], whole, (double)oq.scale);
@@ -222,43 +224,55 @@ static void run_fixture(const char *name)
 static void test_cnn(void **state)
 {
     (void)state;
-    run_fixture("cnn");
+    run_fixture("cnn", 1.0);
 }
 
 static void test_concat(void **state)
 {
     (void)state;
-    run_fixture("concat");
+    run_fixture("concat", 1.0);
 }
 
 static void test_depthwise(void **state)
 {
     (void)state;
-    run_fixture("depthwise");
+    run_fixture("depthwise", 1.0);
 }
 
 static void test_depthwise_pt(void **state)
 {
     (void)state;
-    run_fixture("depthwise_pt");
+    run_fixture("depthwise_pt", 1.0);
 }
 
 static void test_uint8(void **state)
 {
     (void)state;
-    run_fixture("uint8");
+    run_fixture("uint8", 1.0);
 }
 
 static void test_opset10(void **state)
 {
     (void)state;
-    run_fixture("opset10");
+    run_fixture("opset10", 1.0);
 }
 
 static void test_qop(void **state)
 {
     (void)state;
-    run_fixture("qop");
+    run_fixture("qop", 1.0);
+}
+
+/* MobileNetV2's inverted residual on 32 x 32: the stem and the 1 x 1
+ * layers take the kp GEMM, the depthwise layers (stride 1 and 2) the
+ * VNNI path where the CPU has it, so each vector path's float stage is
+ * held to ONNX Runtime's outputs. Six layers deep, the fixed-point stage
+ * already drifts past one step (2 on a few elements): why a QDQ file's
+ * own params run the float stage by default */
+static void test_invres(void **state)
+{
+    (void)state;
+    run_fixture("invres", 3.0);
 }
 
 int main(void)
@@ -268,7 +282,7 @@ int main(void)
         cmocka_unit_test(test_cnn),     cmocka_unit_test(test_concat),
         cmocka_unit_test(test_depthwise), cmocka_unit_test(test_uint8),
         cmocka_unit_test(test_qop), cmocka_unit_test(test_depthwise_pt),
-        cmocka_unit_test(test_opset10),
+        cmocka_unit_test(test_opset10), cmocka_unit_test(test_invres),
     };
     if (!memest_onnx_available()) {
         printf("# skipped: this build reads no ONNX\n");
