@@ -22,7 +22,9 @@
 #
 # INT8_REQUANT=float runs edgefit with ONNX Runtime's output stage (the
 # scale product in float, rounded half to even: prof_exec_opts.int8_requant,
-# the apps' --int8-requant); the default, fixed, TFLite's fixed-point one.
+# the apps' --int8-requant), fixed TFLite's fixed-point one; the default,
+# model, is float for the file's own params and fixed with MODEL's
+# calibration.
 # ORT_OPT sets ONNX Runtime's graph optimisation level (default all: the
 # QDQ pairs fused into its integer kernels, as deployed; disabled: every
 # DequantizeLinear, float operator and QuantizeLinear run as written).

@@ -12,7 +12,7 @@ input and after every computed tensor, the Relu after a Conv removed as
 ONNX Runtime removes it, MaxPool and Flatten sharing their input's params),
 or QLinearConv/QLinearMatMul/QLinearAdd (QOperator format). Beside each
 model.onnx:
-  test_data_set_0/input_0.pb   a batch of 32 random inputs
+  test_data_set_0/input_0.pb   a batch of 32 random inputs (invres: 4)
   test_data_set_0/output_0.pb  ONNX Runtime's output on it (1.30, through
                                scripts/ort-run.js and onnxruntime-node)
   expect.txt                   what the importer must record, from the
@@ -334,6 +334,59 @@ def net_depthwise(dw_per_channel=True):
     return G.model((1, 10, 10), 'y_dq', (3,)), (1, 10, 10), G.expect
 
 
+def net_invres():
+    """MobileNetV2's inverted residual on maps wide enough for the vector
+    paths of static int8 (a 3 x 3 stem, a 1 x 1 expansion, a depthwise
+    3 x 3 at stride 1 on 32 x 32, a linear 1 x 1 projection added to the
+    stem, a depthwise 3 x 3 at stride 2, whose map is the output, so that
+    one step anywhere shows): the output stage of each must be ONNX
+    Runtime's, step for step. uint8 activations, quantize_static's default,
+    under which ONNX Runtime's QLinearAdd sums in another domain than
+    int8's."""
+    torch.manual_seed(8)
+    c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+    ex = torch.nn.Conv2d(8, 16, 1)
+    dw = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+    pj = torch.nn.Conv2d(16, 8, 1)
+    d2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
+    F = torch.nn.functional
+
+    def fwd(x):
+        a = F.relu(c1(x))
+        e = F.relu(ex(a))
+        d = F.relu(dw(e))
+        p = pj(d)
+        s = p + a
+        t = F.relu(d2(s))
+        return {'a': a, 'e': e, 'd': d, 'p': p, 's': s, 't': t}
+
+    shape = (3, 32, 32)
+    R = calib(fwd, shape, 18)
+    G = Graph('qdq_invres', True)
+    P = {k: act_params(*R[k], True) for k in R}
+    x = G.qdq('x', 'in', *P['x'], None)
+
+    def conv(name, xin, xkey, okey, mod, **attrs):
+        w, ws, wd = G.weight(name, mod.weight.detach().numpy(), 0)
+        b, bd = G.bias(name, mod.bias.detach().numpy(), P[xkey][0], ws)
+        G.expect_weights(name, ws, wd, bd)
+        G.nodes.append(helper.make_node('Conv', [xin, w, b], [okey],
+                                        name=name, **attrs))
+        # a Relu after the Conv removed, as ONNX Runtime removes it: the
+        # output's params are the relu's range
+        return G.qdq(okey, okey, *P[okey], name)
+
+    a = conv('stem', x, 'x', 'a', c1, pads=[1, 1, 1, 1])
+    e = conv('expand', a, 'a', 'e', ex)
+    d = conv('dw', e, 'e', 'd', dw, pads=[1, 1, 1, 1], group=16)
+    p = conv('project', d, 'd', 'p', pj)
+    G.nodes.append(helper.make_node('Add', [p, a], ['s'], name='add'))
+    s = G.qdq('s', 's', *P['s'], 'add')
+    t = conv('dw2', s, 's', 't', d2, pads=[1, 1, 1, 1], strides=[2, 2],
+             group=8)
+    return G.model(shape, t, (8, 16, 16)), shape, G.expect
+
+
 def net_opset10():
     """opset 10's QuantizeLinear/DequantizeLinear (no axis: weights per
     tensor), uint8 activations: conv, relu between two pairs, gemm."""
@@ -520,14 +573,14 @@ def ort_run(model_path, x):
         return np.fromfile(yout, '<f4').reshape(shape)
 
 
-def write_fixture(name, model, in_shape, seed):
+def write_fixture(name, model, in_shape, seed, n=32):
     d = os.path.join(QDQ, name)
     ds = os.path.join(d, 'test_data_set_0')
     os.makedirs(ds, exist_ok=True)
     path = os.path.join(d, 'model.onnx')
     onnx.save(model, path)
     x = np.random.default_rng(seed).standard_normal(
-        (32,) + in_shape).astype(F32)
+        (n,) + in_shape).astype(F32)
     y = ort_run(path, x)
     with open(os.path.join(ds, 'input_0.pb'), 'wb') as f:
         f.write(numpy_helper.from_array(x, 'x').SerializeToString())
@@ -601,10 +654,12 @@ def main():
             ('depthwise', net_depthwise), ('uint8', net_uint8),
             ('qop', net_qop),
             ('depthwise_pt', lambda: net_depthwise(False)),
-            ('opset10', net_opset10)]
+            ('opset10', net_opset10), ('invres', net_invres)]
+    # the wide maps' fixture on 4 inputs, to stay small
+    count = {'invres': 4}
     for i, (name, fn) in enumerate(nets):
         model, in_shape, expect = fn()
-        y = write_fixture(name, model, in_shape, 100 + i)
+        y = write_fixture(name, model, in_shape, 100 + i, count.get(name, 32))
         with open(os.path.join(QDQ, name, 'expect.txt'), 'w') as f:
             f.write('\n'.join(expect) + '\n')
         print('%s: output %s, range [%.4f, %.4f]' % (

@@ -19,7 +19,7 @@ void calibration_opts_init(struct calibration_opts *o)
     o->method = d.method;
     o->percentile = d.percentile;
     o->seed = d.seed;
-    o->requant = PROF_INT8_REQUANT_FIXED;
+    o->requant = PROF_INT8_REQUANT_MODEL;
 }
 
 /* minmax | percentile[:P] | entropy */
@@ -92,7 +92,8 @@ int calibration_option(int c, const char *arg, struct calibration_opts *o)
         return 1;
     case CLI_OPT_INT8_REQUANT:
         if (prof_int8_requant_parse(arg, &o->requant) != 0) {
-            cli_error("--int8-requant: '%s' is neither fixed nor float", arg);
+            cli_error("--int8-requant: '%s' is neither fixed, float nor "
+                      "model", arg);
             return -1;
         }
         return 1;
@@ -252,13 +253,17 @@ int calibration_ranges(const memest_model *m, const struct calibration_opts *o,
 {
     const int rc = ranges_of(m, o, fallback, fallback_what, out, source,
                              source_len);
-    /* the output stage is not the default: say so wherever the sentence
-     * goes (the int8_calibration column, the apps' summaries) */
+    /* ONNX Runtime's output stage, asked or the model's own (a QDQ file
+     * run on its params): say so wherever the sentence goes (the
+     * int8_calibration column, the apps' summaries) */
+    const bool own = !calibration_given(o) && memest_model_is_quantized(m) == 1;
     if (rc == CLI_EXIT_OK && source && source_len &&
-        o->requant == PROF_INT8_REQUANT_FLOAT) {
+        (o->requant == PROF_INT8_REQUANT_FLOAT ||
+         (o->requant == PROF_INT8_REQUANT_MODEL && own))) {
         const size_t used = strlen(source);
         snprintf(source + used, source_len - used, "; requantised as ONNX "
-                 "Runtime does (--int8-requant float)");
+                 "Runtime does (--int8-requant %s)",
+                 prof_int8_requant_name(o->requant));
     }
     return rc;
 }

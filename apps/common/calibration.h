@@ -64,11 +64,13 @@ enum {
     "  --calibration-file FILE  read the ranges of a calibration file\n"    \
     "                           (edgefit-quantize writes one) instead of\n" \
     "                           calibrating\n"                             \
-    "  --int8-requant fixed|float  static int8's output stage: fixed\n"    \
-    "                           (default; TFLite's fixed-point multiplier\n" \
-    "                           and shift, integer only) or float (ONNX\n"  \
-    "                           Runtime's: the scale in float, rounded\n"   \
-    "                           half to even, its outputs step for step)\n"
+    "  --int8-requant fixed|float|model  static int8's output stage:\n"   \
+    "                           fixed (TFLite's fixed-point multiplier\n"  \
+    "                           and shift, integer only), float (ONNX\n"   \
+    "                           Runtime's: the scale in float, rounded\n"  \
+    "                           half to even, its outputs step for step)\n" \
+    "                           or model (default: float for a QDQ\n"      \
+    "                           model's own params, else fixed)\n"
 
 struct calibration_opts {
     const char *data;      /* --calibration-data, NULL when not given */

@@ -120,6 +120,22 @@ void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
     }
 }
 
+void kern_q8s_addf_c(size_t n, const int8_t *a, const int8_t *b,
+                     const struct kern_q8_addf_params *p, int8_t *out)
+{
+    /* the bounds are whole numbers: clamping before the rounding gives
+     * the same integer as after, and the conversion cannot overflow */
+    const int32_t o = p->off;
+    const float lo = (float)(p->qmin + o), hi = (float)(p->qmax + o);
+    for (size_t i = 0; i < n; i++) {
+        /* b first, then a, as ONNX Runtime's kernel orders its fmas */
+        float f = fmaf((float)(b[i] + o), p->rb, p->fixed);
+        f = fmaf((float)(a[i] + o), p->ra, f);
+        f = f < lo ? lo : f > hi ? hi : f;
+        out[i] = (int8_t)((int32_t)rintf(f) - o);
+    }
+}
+
 void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
                         const struct kern_q8_rescale *r, int8_t *y)
 {
@@ -165,9 +181,10 @@ void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
 
 void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
                         const int32_t *add, const int32_t *mult,
-                        const int32_t *lsh, const int32_t *rsh, int32_t zp,
-                        int32_t qmin, int32_t qmax, const int8_t *x,
-                        size_t ldx, int8_t *y, size_t ldy, uint8_t *work)
+                        const int32_t *lsh, const int32_t *rsh,
+                        const float *scale, int32_t zp, int32_t qmin,
+                        int32_t qmax, const int8_t *x, size_t ldx, int8_t *y,
+                        size_t ldy, uint8_t *work)
 {
     (void)work;
     const size_t kk = 4 * q8s_kp_k4(k);
@@ -179,8 +196,13 @@ void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
             for (size_t t = 0; t < k; t++) {
                 acc += (int32_t)x[t * ldx + i] * (int32_t)w[t];
             }
-            kern_q8s_requant_c(1, &acc, add + j, mult + j, lsh + j, rsh + j,
-                               zp, qmin, qmax, y + j * ldy + i);
+            if (scale) {
+                kern_q8s_requantf_c(1, &acc, add + j, scale + j, zp, qmin,
+                                    qmax, y + j * ldy + i);
+            } else {
+                kern_q8s_requant_c(1, &acc, add + j, mult + j, lsh + j,
+                                   rsh + j, zp, qmin, qmax, y + j * ldy + i);
+            }
         }
     }
 }
@@ -197,6 +219,7 @@ void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->transpose = kern_q8s_transpose_c;
     dsp->quant = kern_q8s_quant_c;
     dsp->add = kern_q8s_add_c;
+    dsp->addf = kern_q8s_addf_c;
     dsp->rescale = kern_q8s_rescale_c;
     dsp->maxpool = kern_q8s_maxpool_c;
     dsp->dwconv = kern_q8s_dwconv_c;
@@ -742,6 +765,58 @@ KERN_API int kern_q8_add_s8(size_t n, const int8_t *a, const int8_t *b,
     return st;
 }
 
+KERN_API int kern_q8_addf_params_init(float a_scale, int32_t a_zero,
+                                      float b_scale, int32_t b_zero,
+                                      float out_scale, int32_t out_zero,
+                                      int32_t qmin, int32_t qmax, int u8,
+                                      struct kern_q8_addf_params *p)
+{
+    if (!p) {
+        return KERN_E_INVALID;
+    }
+    const float sc[3] = {a_scale, b_scale, out_scale};
+    for (int i = 0; i < 3; i++) {
+        if (!isfinite(sc[i]) || !(sc[i] > 0.0f)) {
+            return KERN_E_RANGE;
+        }
+    }
+    if (!range_s8(a_zero) || !range_s8(b_zero) || !range_s8(out_zero) ||
+        !range_s8(qmin) || !range_s8(qmax) || qmin > qmax) {
+        return KERN_E_RANGE;
+    }
+    struct kern_q8_addf_params r;
+    r.off = u8 ? 128 : 0;
+    r.ra = a_scale / out_scale;
+    r.rb = b_scale / out_scale;
+    /* separate roundings (the build has no contraction) */
+    const float za = r.ra * (float)(a_zero + r.off);
+    const float zb = r.rb * (float)(b_zero + r.off);
+    r.fixed = (float)(out_zero + r.off) - (za + zb);
+    r.qmin = qmin;
+    r.qmax = qmax;
+    if (!isfinite(r.ra) || !isfinite(r.rb) || !isfinite(r.fixed)) {
+        return KERN_E_RANGE;
+    }
+    *p = r;
+    return KERN_OK;
+}
+
+KERN_API int kern_q8_addf_s8(size_t n, const int8_t *a, const int8_t *b,
+                             const struct kern_q8_addf_params *p, int8_t *out)
+{
+    if (!p || (n && (!a || !b || !out))) {
+        return KERN_E_INVALID;
+    }
+    if (!range_s8(p->qmin) || !range_s8(p->qmax) || p->qmin > p->qmax ||
+        (p->off != 0 && p->off != 128) || !isfinite(p->ra) || !isfinite(p->rb) || !isfinite(p->fixed)) {
+        return KERN_E_RANGE;
+    }
+    if (n) {
+        dsp_get()->addf(n, a, b, p, out);
+    }
+    return KERN_OK;
+}
+
 /* ---- rescale and pools --------------------------------------------------- */
 
 static int rescale_check(const struct kern_q8_rescale *r)
@@ -1072,10 +1147,6 @@ KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
     if (!wk || !os || !work || (p && (!x || !y))) {
         return KERN_E_INVALID;
     }
-    if (os->scale) {
-        /* the float stage runs on the packed [pixels][K] path only */
-        return KERN_E_INVALID;
-    }
     if (!kern_q8_kp_bytes(n, k) || ldx < p || ldy < p) {
         return KERN_E_SHAPE;
     }
@@ -1095,16 +1166,22 @@ KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
      * does, so the sums are the packed GEMM's bit for bit */
     const size_t kk = 4 * q8s_kp_k4(k);
     int32_t *add = work, *mult = add + n, *lsh = mult + n, *rsh = lsh + n;
+    /* the float stage's scales take the multipliers' place */
+    float *scale = os->scale ? (float *)(void *)mult : NULL;
     const unsigned char *sums = (const unsigned char *)wk + n * kk;
     bool odd_mult = false;
     for (size_t j = 0; j < n; j++) {
         const size_t c = os->per_channel ? j : 0;
-        const int s = os->shift[c];
-        mult[j] = os->mult[c];
-        lsh[j] = s > 0 ? s : 0;
-        rsh[j] = s > 0 ? 0 : -s;
-        /* the vector path's high multiply has no saturating case */
-        odd_mult |= mult[j] == INT32_MIN;
+        if (scale) {
+            scale[j] = os->scale[c];
+        } else {
+            const int s = os->shift[c];
+            mult[j] = os->mult[c];
+            lsh[j] = s > 0 ? s : 0;
+            rsh[j] = s > 0 ? 0 : -s;
+            /* the vector path's high multiply has no saturating case */
+            odd_mult |= mult[j] == INT32_MIN;
+        }
         int32_t ws;
         memcpy(&ws, sums + j * sizeof ws, sizeof ws);
         add[j] = q8s_wrap_add(os->bias ? os->bias[j] : 0,
@@ -1113,8 +1190,8 @@ KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
     }
     const struct kern_q8s_dsp *d = dsp_get();
     const kern_q8s_gemm_kp_fn f = odd_mult ? kern_q8s_gemm_kp_c : d->gemm_kp;
-    f(n, p, k, wk, add, mult, lsh, rsh, os->zero_point, os->qmin, os->qmax, x,
-      ldx, y, ldy, (uint8_t *)(rsh + n));
+    f(n, p, k, wk, add, mult, lsh, rsh, scale, os->zero_point, os->qmin,
+      os->qmax, x, ldx, y, ldy, (uint8_t *)(rsh + n));
     return KERN_OK;
 }
 

@@ -104,6 +104,12 @@ typedef void (*kern_q8s_add_fn)(size_t n, const int8_t *a, const int8_t *b,
                                 const struct kern_q8_add_params *p,
                                 int8_t *out);
 
+/* kern_q8_addf_s8 on n values with checked parameters. */
+struct kern_q8_addf_params;
+typedef void (*kern_q8s_addf_fn)(size_t n, const int8_t *a, const int8_t *b,
+                                 const struct kern_q8_addf_params *p,
+                                 int8_t *out);
+
 /* kern_q8_rescale_s8 on n values with checked parameters. */
 struct kern_q8_rescale;
 typedef void (*kern_q8s_rescale_fn)(size_t n, const int8_t *x,
@@ -131,7 +137,8 @@ typedef void (*kern_q8s_dwconv_fn)(const struct kern_dwconv2d_shape *s,
  * output channels j and p pixels i,
  *   acc = sum_k x[k * ldx + i] * w[j][k]
  *   y[j * ldy + i] = the output stage of acc + add[j] (kern_q8s_requant_fn
- *   with column j's mult, lsh, rsh)
+ *   with column j's mult, lsh, rsh; or, scale not NULL,
+ *   kern_q8s_requantf_fn with scale[j], mult, lsh and rsh then unused)
  * x is K rows of p int8 values (a 1 x 1 layer's NCHW input as it is, any
  * other lowered by kern_im2row_s8_kp), so the output is already NCHW.
  * wk is the kp packing (kern_q8_pack_kp): n rows of q8s_kp_k4(k) groups of
@@ -140,8 +147,8 @@ typedef void (*kern_q8s_dwconv_fn)(const struct kern_dwconv2d_shape *s,
 typedef void (*kern_q8s_gemm_kp_fn)(size_t n, size_t p, size_t k,
                                     const int8_t *wk, const int32_t *add,
                                     const int32_t *mult, const int32_t *lsh,
-                                    const int32_t *rsh, int32_t zp,
-                                    int32_t qmin, int32_t qmax,
+                                    const int32_t *rsh, const float *scale,
+                                    int32_t zp, int32_t qmin, int32_t qmax,
                                     const int8_t *x, size_t ldx, int8_t *y,
                                     size_t ldy, uint8_t *work);
 
@@ -166,6 +173,7 @@ struct kern_q8s_dsp {
     kern_q8s_transpose_fn transpose;
     kern_q8s_quant_fn quant;
     kern_q8s_add_fn add;
+    kern_q8s_addf_fn addf;
     kern_q8s_rescale_fn rescale;
     kern_q8s_maxpool_fn maxpool;
     kern_q8s_dwconv_fn dwconv;
@@ -255,6 +263,8 @@ void kern_q8s_quant_c(const float *x, size_t n, float scale, int32_t zero,
                       int8_t *q);
 void kern_q8s_add_c(size_t n, const int8_t *a, const int8_t *b,
                     const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_addf_c(size_t n, const int8_t *a, const int8_t *b,
+                     const struct kern_q8_addf_params *p, int8_t *out);
 void kern_q8s_rescale_c(size_t n, const int8_t *x, int32_t x_zero,
                         const struct kern_q8_rescale *r, int8_t *y);
 void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
@@ -266,14 +276,16 @@ void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
                         int8_t *scratch);
 void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
                         const int32_t *add, const int32_t *mult,
-                        const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                        const int32_t *lsh, const int32_t *rsh, const float *scale,
+                        int32_t zp,
                         int32_t qmin, int32_t qmax, const int8_t *x,
                         size_t ldx, int8_t *y, size_t ldy, uint8_t *work);
 
 #if KERN_SIMD && KERN_HAVE_X86
 void kern_q8s_gemm_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
                            const int32_t *add, const int32_t *mult,
-                           const int32_t *lsh, const int32_t *rsh, int32_t zp,
+                           const int32_t *lsh, const int32_t *rsh, const float *scale,
+                        int32_t zp,
                            int32_t qmin, int32_t qmax, const int8_t *x,
                            size_t ldx, int8_t *y, size_t ldy, uint8_t *work);
 void kern_q8s_requant_avx2(size_t n, const int32_t *acc, const int32_t *add,
@@ -300,6 +312,8 @@ void kern_q8s_quant_avx2(const float *x, size_t n, float scale,
                          int32_t zero, int8_t *q);
 void kern_q8s_add_avx2(size_t n, const int8_t *a, const int8_t *b,
                        const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_addf_avx2(size_t n, const int8_t *a, const int8_t *b,
+                        const struct kern_q8_addf_params *p, int8_t *out);
 void kern_q8s_rescale_avx2(size_t n, const int8_t *x, int32_t x_zero,
                            const struct kern_q8_rescale *r, int8_t *y);
 void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,

@@ -85,7 +85,7 @@ PROF_API void prof_quant_error_opts_init(struct prof_quant_error_opts *o)
         o->samples = PROF_RANGES_DEFAULT_SAMPLES;
         o->seed = 42;
         o->threads = 1;
-        o->int8_requant = PROF_INT8_REQUANT_FIXED;
+        o->int8_requant = PROF_INT8_REQUANT_MODEL;
     }
 }
 

@@ -10,7 +10,7 @@
  * quantisation the model carries (a QDQ ONNX file) for -. DATA is one
  * test_data_set_N folder or a folder of them, or an IDX or NumPy folder
  * (its training split); the first $SAMPLES samples when set;
- * $INT8_REQUANT (fixed or float) the output stage
+ * $INT8_REQUANT (fixed, float or model: the default) the output stage
  * (prof_exec_opts.int8_requant). INPUTS.npy receives the
  * inputs as read ([N, ...] float32), OUTPUTS.npy edgefit's outputs
  * ([N, ...] float32, one sample at a time). Prints the output tensor's
@@ -141,8 +141,8 @@ int main(int argc, char **argv)
     eo.ranges = have_ranges ? &r : NULL;
     const char *rq = getenv("INT8_REQUANT");
     if (rq && prof_int8_requant_parse(rq, &eo.int8_requant) != 0) {
-        fprintf(stderr, "qdq-outputs: INT8_REQUANT=%s: fixed or float\n",
-                rq);
+        fprintf(stderr, "qdq-outputs: INT8_REQUANT=%s: fixed, float or "
+                "model\n", rq);
         st = PROF_E_RANGE;
     }
     if (st == PROF_OK) {

@@ -108,14 +108,17 @@ static void test_options(void **state)
     assert_int_equal(option(&o, CLI_OPT_CALIBRATION_SAMPLES, "-1"), -1);
     assert_int_equal(option(&o, CLI_OPT_CALIBRATION_SAMPLES, "12x"), -1);
     assert_int_equal(option(&o, CLI_OPT_CALIBRATION_SAMPLES, "0"), 1);
-    /* the output stage: fixed by default, float on request */
-    assert_int_equal(o.requant, PROF_INT8_REQUANT_FIXED);
+    /* the output stage: the model's by default, fixed or float on
+     * request */
+    assert_int_equal(o.requant, PROF_INT8_REQUANT_MODEL);
     assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "float"), 1);
     assert_int_equal(o.requant, PROF_INT8_REQUANT_FLOAT);
     assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "half"), -1);
     assert_int_equal(o.requant, PROF_INT8_REQUANT_FLOAT); /* unchanged */
     assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "fixed"), 1);
     assert_int_equal(o.requant, PROF_INT8_REQUANT_FIXED);
+    assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "model"), 1);
+    assert_int_equal(o.requant, PROF_INT8_REQUANT_MODEL);
     assert_int_equal(o.samples, 0);
     assert_int_equal(option(&o, CLI_OPT_CALIBRATION_FILE, tmp), -1); /* dir */
     assert_int_equal(option(&o, CLI_OPT_FORMAT, "csv"), 0);
@@ -306,6 +309,14 @@ static void test_qdq_model(void **state)
     assert_int_equal(calibration_ranges(m, &o, NULL, NULL, &r, src,
                                         sizeof src), CLI_EXIT_OK);
     assert_non_null(strstr(src, "the model's own quantisation"));
+    /* by default (model) a QDQ file's own params run ONNX Runtime's
+     * stage, and the sentence says so; fixed asked, it does not */
+    assert_non_null(strstr(src, "requantised as ONNX Runtime does "
+                                "(--int8-requant model)"));
+    prof_ranges_finish(&r);
+    assert_int_equal(option(&o, CLI_OPT_INT8_REQUANT, "fixed"), 1);
+    assert_int_equal(calibration_ranges(m, &o, NULL, NULL, &r, src,
+                                        sizeof src), CLI_EXIT_OK);
     assert_null(strstr(src, "ONNX Runtime"));
     assert_int_equal(r.count, 0);
     assert_null(r.tensors);
@@ -360,14 +371,16 @@ static void test_qdq_model(void **state)
         memest_owned_tensor_free(&y);
     }
     prof_ranges_finish(&r);
-    o.requant = PROF_INT8_REQUANT_FIXED;
-    /* its test inputs as calibration data: calibrated, not its own */
+    o.requant = PROF_INT8_REQUANT_MODEL;
+    /* its test inputs as calibration data: calibrated, not its own, so
+     * the default stage is the fixed-point one */
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/../onnx/qdq/cnn/test_data_set_0", zoo_dir);
     o.data = dir;
     assert_int_equal(calibration_ranges(m, &o, NULL, NULL, &r, src,
                                         sizeof src), CLI_EXIT_OK);
     assert_non_null(strstr(src, "min-max ranges of"));
+    assert_null(strstr(src, "ONNX Runtime"));
     prof_ranges_finish(&r);
     memest_model_destroy(m);
 }

@@ -282,6 +282,49 @@ static void check_add(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+/* ONNX Runtime's float add: random scales (ratios from 1/64 to 64, so
+ * that sums reach past the clamp), zero points and clamps, lengths with
+ * every tail */
+static void check_addf(const struct kern_q8s_dsp *isa,
+                       const struct kern_q8s_dsp *ref)
+{
+    enum { MAXN = 301 };
+    if (!ck_func((const void *)isa->addf, "q8s_addf")) {
+        return;
+    }
+    int8_t a[MAXN], b[MAXN], o0[MAXN], o1[MAXN];
+    for (int t = 0; t < 1000; t++) {
+        struct kern_q8_addf_params p;
+        const int32_t zo = ck_randi(-128, 127);
+        const float so = ck_randf(0.01f, 1.0f);
+        if (kern_q8_addf_params_init(so * ldexpf(ck_randf(1.0f, 2.0f),
+                                                 ck_randi(-6, 5)),
+                                     ck_randi(-128, 127),
+                                     so * ldexpf(ck_randf(1.0f, 2.0f),
+                                                 ck_randi(-6, 5)),
+                                     ck_randi(-128, 127), so, zo,
+                                     t % 2 ? zo : -128,
+                                     t % 3 || zo > 100 ? 127 : 100,
+                                     t % 4 < 2, &p) != KERN_OK) {
+            ck_fail("kern_q8_addf_params_init refused its arguments");
+            continue;
+        }
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        for (size_t i = 0; i < n; i++) {
+            a[i] = (int8_t)ck_randi(-128, 127);
+            b[i] = (int8_t)ck_randi(-128, 127);
+        }
+        ck_poison(o0, sizeof o0);
+        ck_poison(o1, sizeof o1);
+        ref->addf(n, a, b, &p, o0);
+        isa->addf(n, a, b, &p, o1);
+        if (memcmp(o0, o1, sizeof o0) != 0) {
+            ck_fail("n=%zu: outputs differ", n);
+        }
+    }
+    ck_report();
+}
+
 static void check_rescale(const struct kern_q8s_dsp *isa,
                           const struct kern_q8s_dsp *ref)
 {
@@ -558,8 +601,9 @@ static void bench_dwconv(const struct kern_q8s_dsp *isa,
 /* The kp GEMM: random shapes (pixel blocks of 64 and their tails, 1 to
  * 3 channels past a group of 4, K not a multiple of 4), strides past the
  * rows, extreme weights and activations (-128 everywhere, so the
- * accumulators are largest) and random output stages. The multiplier is
- * never INT32_MIN (the wrapper routes that to the C reference). */
+ * accumulators are largest) and random output stages, fixed-point and
+ * float. The multiplier is never INT32_MIN (the wrapper routes that to
+ * the C reference). */
 static void check_gemm_kp(const struct kern_q8s_dsp *isa,
                           const struct kern_q8s_dsp *ref)
 {
@@ -574,6 +618,7 @@ static void check_gemm_kp(const struct kern_q8s_dsp *isa,
     int8_t *y1 = malloc((size_t)MAXN * (MAXP + PAD));
     uint8_t *work = malloc(q8s_kp_work(MAXK));
     int32_t add[MAXN], mult[MAXN], lsh[MAXN], rsh[MAXN];
+    float fscale[MAXN];
     if (!w || !wk || !x || !y0 || !y1 || !work) {
         ck_fail("out of memory");
         goto out;
@@ -602,7 +647,10 @@ static void check_gemm_kp(const struct kern_q8s_dsp *isa,
             const int sh = t % 4 ? ck_randi(-20, 2) : ck_randi(-31, 30);
             lsh[j] = sh > 0 ? sh : 0;
             rsh[j] = sh > 0 ? 0 : -sh;
+            fscale[j] = rand_fscale();
         }
+        /* the float stage in half the cases */
+        const float *sc = (t / 2) % 2 ? fscale : NULL;
         const int32_t zp = ck_randi(-128, 127);
         int32_t lo = ck_randi(-128, 127), hi = ck_randi(-128, 127);
         if (t % 2) {
@@ -614,16 +662,17 @@ static void check_gemm_kp(const struct kern_q8s_dsp *isa,
         }
         ck_poison(y0, (size_t)MAXN * (MAXP + PAD));
         ck_poison(y1, (size_t)MAXN * (MAXP + PAD));
-        ref->gemm_kp(n, p, k, wk, add, mult, lsh, rsh, zp, lo, hi, x, ldx, y0,
-                     ldy, work);
-        isa->gemm_kp(n, p, k, wk, add, mult, lsh, rsh, zp, lo, hi, x, ldx, y1,
-                     ldy, work);
+        ref->gemm_kp(n, p, k, wk, add, mult, lsh, rsh, sc, zp, lo, hi, x, ldx,
+                     y0, ldy, work);
+        isa->gemm_kp(n, p, k, wk, add, mult, lsh, rsh, sc, zp, lo, hi, x, ldx,
+                     y1, ldy, work);
         if (memcmp(y0, y1, (size_t)MAXN * (MAXP + PAD)) != 0) {
             for (size_t i = 0; i < (size_t)MAXN * (MAXP + PAD); i++) {
                 if (y0[i] != y1[i]) {
-                    ck_fail("n=%zu p=%zu k=%zu ldx=%zu ldy=%zu: byte %zu "
-                            "(channel %zu pixel %zu) %d, want %d", n, p, k,
-                            ldx, ldy, i, i / ldy, i % ldy, y1[i], y0[i]);
+                    ck_fail("n=%zu p=%zu k=%zu ldx=%zu ldy=%zu %s stage: "
+                            "byte %zu (channel %zu pixel %zu) %d, want %d", n,
+                            p, k, ldx, ldy, sc ? "float" : "fixed", i,
+                            i / ldy, i % ldy, y1[i], y0[i]);
                     break;
                 }
             }
@@ -646,6 +695,7 @@ void check_q8s(unsigned flags)
     check_transpose(&isa, &ref);
     check_quant(&isa, &ref);
     check_add(&isa, &ref);
+    check_addf(&isa, &ref);
     check_rescale(&isa, &ref);
     check_requantf(&isa, &ref);
     check_maxpool(&isa, &ref);

@@ -705,6 +705,31 @@ static void test_conv_s8(void **state)
                     }
                 }
             }
+            /* the float stage (ONNX Runtime's) through kp: the same bytes
+             * as through the packed [pixels][K] GEMM */
+            float *fs = malloc(og * sizeof *fs);
+            int8_t *yf = malloc(P * og);
+            assert_non_null(fs && yf);
+            for (size_t o = 0; o < og; o++) {
+                fs[o] = (float)((0.5 + randu()) / (64.0 * (double)K));
+            }
+            const struct kern_q8_outstage osf = {bias, NULL, NULL, 1, zo, zo,
+                                                 127, fs};
+            assert_int_equal(kern_q8_gemm_s8(P, og, K, col, K, xz, packed,
+                                             sums, &osf, yf, og), KERN_OK);
+            assert_int_equal(kern_q8_gemm_kp_s8(og, P, K, wk, rows, P, xz,
+                                                &osf, yk, P, work),
+                             KERN_OK);
+            for (size_t i = 0; i < P; i++) {
+                for (size_t o = 0; o < og; o++) {
+                    if (yk[o * P + i] != yf[i * og + o]) {
+                        fail_msg("t %d g %zu kp float: pixel %zu o %zu: %d, "
+                                 "want %d", t, g, i, o, yk[o * P + i],
+                                 yf[i * og + o]);
+                    }
+                }
+            }
+            free(fs), free(yf);
             free(wk), free(work), free(rows), free(yk);
         }
         free(x), free(w), free(col), free(y), free(col0), free(bias);
@@ -726,6 +751,49 @@ static int8_t ref_add(int8_t a, int8_t b, const struct kern_q8_add_params *p)
                       ref_mbqm(xb, p->b_mult, p->b_shift);
     const int64_t v = ref_mbqm(s, p->out_mult, p->out_shift) + p->out_zero;
     return (int8_t)(v < p->qmin ? p->qmin : v > p->qmax ? p->qmax : v);
+}
+
+/* ONNX Runtime's float add, by hand: a_scale 0.5, b_scale 0.25, out 1
+ * with zero point 3 (fixed part 3 - (0.5 * -2 + 0.25 * 4) = 3) and
+ * qmax 90: the halves round to even, the sums past the clamp saturate */
+static void test_addf(void **state)
+{
+    (void)state;
+    struct kern_q8_addf_params p;
+    assert_int_equal(kern_q8_addf_params_init(0.5f, -2, 0.25f, 4, 1.0f, 3,
+                                              -128, 90, 0, &p), KERN_OK);
+    assert_true(p.ra == 0.5f && p.rb == 0.25f && p.fixed == 3.0f);
+    /* f = 0.5 a + 0.25 b + 3 */
+    const int8_t a[20] = {-2, -1, 0, 1, 127, -128, 3, -3, 5, 7,
+                          -2, -2, -2, -2, -2, -2, -2, -2, 100, -100};
+    const int8_t b[20] = {4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+                          6, 2, 10, -2, 127, -128, 5, 3, 127, -128};
+    /* 3, 3.5, 4, 4.5, 67.5, -60, 5.5, 2.5, 6.5, 7.5,
+     * 3.5, 2.5, 4.5, 1.5, 33.75, -30, 3.25, 2.75, 84.75, -79 */
+    const int8_t want[20] = {3, 4, 4, 4, 68, -60, 6, 2, 6, 8,
+                             4, 2, 4, 2, 34, -30, 3, 3, 85, -79};
+    int8_t out[20];
+    assert_int_equal(kern_q8_addf_s8(20, a, b, &p, out), KERN_OK);
+    assert_memory_equal(out, want, sizeof want);
+    /* the clamp: 63.5 + 31.75 + 3 = 98.25 past qmax 90 */
+    const int8_t big = 127;
+    assert_int_equal(kern_q8_addf_s8(1, &big, &big, &p, out), KERN_OK);
+    assert_int_equal(out[0], 90);
+    /* the uint8 domain: every value, zero point and bound plus 128, the
+     * result minus 128; with these powers of two every product is exact,
+     * so the same bytes */
+    assert_int_equal(kern_q8_addf_params_init(0.5f, -2, 0.25f, 4, 1.0f, 3,
+                                              -128, 90, 1, &p), KERN_OK);
+    assert_int_equal(p.off, 128);
+    assert_int_equal(kern_q8_addf_s8(20, a, b, &p, out), KERN_OK);
+    assert_memory_equal(out, want, sizeof want);
+    assert_int_equal(kern_q8_addf_params_init(0.5f, 0, 0.5f, 0, 0.0f, 0,
+                                              -128, 127, 0, &p),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_q8_addf_params_init(0.5f, 0, 0.5f, 0, 1.0f, 0,
+                                              10, 5, 0, &p), KERN_E_RANGE);
+    assert_int_equal(kern_q8_addf_s8(1, NULL, &big, &p, out),
+                     KERN_E_INVALID);
 }
 
 static void test_add(void **state)
@@ -1189,7 +1257,7 @@ int main(void)
         cmocka_unit_test(test_gemm_s8_errors),
         cmocka_unit_test(test_dwconv_s8),
         cmocka_unit_test(test_conv_s8),
-        cmocka_unit_test(test_add),
+        cmocka_unit_test(test_add), cmocka_unit_test(test_addf),
         cmocka_unit_test(test_im2col_zp),
         cmocka_unit_test(test_gemm_s8_t),
         cmocka_unit_test(test_quantize_zp),

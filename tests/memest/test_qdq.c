@@ -163,6 +163,13 @@ static void test_qdq_uint8(void **state)
     assert_int_equal(check_fixture("uint8"), 6);
 }
 
+/* x, stem, expand, dw, project, add, dw2 */
+static void test_qdq_invres(void **state)
+{
+    (void)state;
+    assert_int_equal(check_fixture("invres"), 7);
+}
+
 static void test_qoperator(void **state)
 {
     (void)state;
@@ -240,7 +247,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qdq_depthwise),
         cmocka_unit_test(test_qdq_depthwise_per_tensor),
         cmocka_unit_test(test_qdq_opset10),
-        cmocka_unit_test(test_qdq_uint8),
+        cmocka_unit_test(test_qdq_uint8), cmocka_unit_test(test_qdq_invres),
         cmocka_unit_test(test_qoperator),
         cmocka_unit_test(test_qdq_layers),
         cmocka_unit_test(test_qdq_refusals),

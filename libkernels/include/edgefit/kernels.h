@@ -323,8 +323,8 @@ KERN_API int kern_q8_gemm_s8_t(size_t m, size_t n, size_t k,
  * (kern_q8_kp_bytes(n, k) bytes: the rows padded to groups of 4 and their
  * sums); work holds kern_q8_kp_work_bytes(n, k) bytes. AVX-512 VNNI runs
  * it 64 pixels at a time (kern_q8_kp_native says whether a vector path
- * does), else the C reference. Only the fixed-point stage (os->scale
- * NULL, else KERN_E_INVALID). Statuses as kern_q8_gemm_s8. */
+ * does), else the C reference; either output stage. Statuses as
+ * kern_q8_gemm_s8. */
 KERN_API size_t kern_q8_kp_bytes(size_t n, size_t k);
 KERN_API size_t kern_q8_kp_work_bytes(size_t n, size_t k);
 KERN_API int kern_q8_pack_kp(size_t n, size_t k, const int8_t *w, size_t ldw,
@@ -399,6 +399,40 @@ KERN_API int kern_q8_add_params_init(float a_scale, int32_t a_zero,
  * [-31, 0], out_shift in [-31, 30]). */
 KERN_API int kern_q8_add_s8(size_t n, const int8_t *a, const int8_t *b,
                             const struct kern_q8_add_params *p, int8_t *out);
+
+/* The int8 add of ONNX Runtime on x86 (its QLinearAdd, which a QDQ Add
+ * becomes; MLAS's AVX2 kernel), in float:
+ *   ra = a_scale / out_scale, rb = b_scale / out_scale      (float)
+ *   fixed = out_zero - (ra a_zero + rb b_zero)              (float, each
+ *                                            operation rounded, no fma)
+ *   f = fma(a, ra, fma(b, rb, fixed))          (two fused multiply-adds)
+ *   q = clamp(rint(f), qmin, qmax)                          (half to even)
+ * so that a QDQ model run on ONNX Runtime's output stage
+ * (struct kern_q8_outstage's scale) follows it step for step. The zero
+ * points enter the float sums, so the result depends on the type the file
+ * stored: with off 128 (the tensors were uint8 there) every value, zero
+ * point and bound is taken plus 128, as ONNX Runtime's uint8 kernel sees
+ * them, and the result minus 128; off 0 for int8. */
+struct kern_q8_addf_params {
+    float ra, rb, fixed;
+    int32_t off, qmin, qmax;
+};
+
+/* Fills p: scales finite and > 0, zero points and -128 <= qmin <= qmax <=
+ * 127 in int8's range, else KERN_E_RANGE; KERN_E_INVALID for NULL. u8
+ * nonzero: off 128 (above). */
+KERN_API int kern_q8_addf_params_init(float a_scale, int32_t a_zero,
+                                      float b_scale, int32_t b_zero,
+                                      float out_scale, int32_t out_zero,
+                                      int32_t qmin, int32_t qmax, int u8,
+                                      struct kern_q8_addf_params *p);
+
+/* out[i] = the float add of a[i] and b[i] (n values; out may be a or b).
+ * KERN_E_INVALID for NULL, KERN_E_RANGE for a clamp outside int8's range,
+ * off neither 0 nor 128 or ratios and fixed part not finite. */
+KERN_API int kern_q8_addf_s8(size_t n, const int8_t *a, const int8_t *b,
+                             const struct kern_q8_addf_params *p,
+                             int8_t *out);
 
 /* A tensor requantised to other params (concat's inputs, a pool's output
  * when its params differ): with d = (x - x_zero) * 2^left_shift,

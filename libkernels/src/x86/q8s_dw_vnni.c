@@ -18,10 +18,11 @@
  * (x_zero + 128) w: each accumulator starts at bias - (x_zero + 128) wsum
  * (modulo 2^32, as the reference's int32 sum), and ends equal to the C
  * reference's sum plus bias exactly. The output stage is the reference's
- * (TFLite's fixed-point one, q8s_mbqm, the high multiply in 64-bit lanes),
- * and the four vectors' bytes are put back in order by shifts: byte r of
- * dword d is output q + 4d + r. The float stage, a multiplier of INT32_MIN
- * (whose doubled square saturates), dilation along the row, strides
+ * (TFLite's fixed-point one, q8s_mbqm, the high multiply in 64-bit lanes,
+ * or ONNX Runtime's float one, q8s_stage512f_of), and the four vectors'
+ * bytes are put back in order by shifts: byte r of dword d is output q +
+ * 4d + r. A multiplier of INT32_MIN (whose doubled square saturates),
+ * dilation along the row, strides
  * along the row other than 1 and 2, more than 64 taps and narrow maps of
  * many channels run the AVX2 path. */
 #include <immintrin.h>
@@ -97,9 +98,12 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
     const size_t sw = s->stride_w;
     const bool flat = sw == 1 && s->stride_h == 1;
     bool ok = (ow >= 16 || s->channels < 8) && (flat || sw == 2) && dw == 1 &&
-              taps <= DWV_MAX_TAPS && !os->scale && os->mult && os->shift &&
+              taps <= DWV_MAX_TAPS && (os->scale || (os->mult && os->shift)) &&
               oh && ow;
-    for (size_t c = 0; ok && c < (os->per_channel ? s->channels : 1); c++) {
+    /* the fixed stage's high multiply has no saturating case */
+    for (size_t c = 0; ok && !os->scale &&
+                       c < (os->per_channel ? s->channels : 1);
+         c++) {
         ok = os->mult[c] != INT32_MIN;
     }
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
@@ -165,8 +169,10 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
             }
             const size_t pc = os->per_channel ? c : 0;
             const struct q8s_stage512 st =
-                dstage_of(os->mult[pc], os->shift[pc], os->zero_point,
-                          os->qmin, os->qmax);
+                os->scale ? q8s_stage512f_of(os->scale[pc], os->zero_point,
+                                             os->qmin, os->qmax)
+                          : dstage_of(os->mult[pc], os->shift[pc],
+                                      os->zero_point, os->qmin, os->qmax);
             /* bias - (x_zero + 128) wsum, wrapping as the int32 sums do */
             const uint32_t init =
                 (uint32_t)(os->bias ? os->bias[c] : 0) -

@@ -17,6 +17,7 @@ void kern_q8s_dsp_init_x86(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->transpose = kern_q8s_transpose_avx2;
     dsp->quant = kern_q8s_quant_avx2;
     dsp->add = kern_q8s_add_avx2;
+    dsp->addf = kern_q8s_addf_avx2;
     dsp->rescale = kern_q8s_rescale_avx2;
     dsp->maxpool = kern_q8s_maxpool_avx2;
     dsp->dwconv = kern_q8s_dwconv_avx2;

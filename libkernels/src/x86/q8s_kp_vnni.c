@@ -15,7 +15,8 @@
  * pixel 16 L + 4 v + i (vector v). Every group of 4 output channels then
  * runs over that block from L1: 16 accumulators, 4 broadcasts of a weight
  * quad and 16 vpdpbusd per 4 rows. The output stage is TFLite's (the
- * reference's q8s_mbqm, the high multiply in 64-bit lanes), and the packs
+ * reference's q8s_mbqm, the high multiply in 64-bit lanes) or, scale not
+ * NULL, ONNX Runtime's float one (q8s_stage_avx512.h), and the packs
  * that narrow the four vectors to bytes undo the interleave's order: lane L
  * of the result holds pixels 16 L .. 16 L + 15 in order. */
 #include <immintrin.h>
@@ -56,12 +57,14 @@ static inline int32_t quad(const int8_t *p)
 }
 
 /* One channel's four accumulators to bytes, stored (masked) at y. */
-static inline __attribute__((always_inline)) void finish(const int32_t *mult, const int32_t *lsh,
-                          const int32_t *rsh, size_t c, int32_t zp,
-                          int32_t qmin, int32_t qmax, __m512i a, __m512i b,
-                          __m512i cc, __m512i d, __mmask64 m, int8_t *y)
+static inline __attribute__((always_inline)) void
+finish(const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
+       const float *scale, size_t c, int32_t zp, int32_t qmin, int32_t qmax,
+       __m512i a, __m512i b, __m512i cc, __m512i d, __mmask64 m, int8_t *y)
 {
-    const struct q8s_stage512 s = q8s_stage512_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
+    const struct q8s_stage512 s =
+        scale ? q8s_stage512f_of(scale[c], zp, qmin, qmax)
+              : q8s_stage512_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
     /* every value is in [-128, 127]: the saturating packs are exact */
     const __m512i q = _mm512_packs_epi16(
         _mm512_packs_epi32(q8s_stage512_16(&s, a), q8s_stage512_16(&s, b)),
@@ -91,8 +94,9 @@ static inline __attribute__((always_inline)) void finish(const int32_t *mult, co
 static void channels4(size_t j, size_t nr, size_t n, size_t k4,
                       const int8_t *wk, const int32_t *wsum,
                       const int32_t *add, const int32_t *mult,
-                      const int32_t *lsh, const int32_t *rsh, int32_t zp,
-                      int32_t qmin, int32_t qmax, const __m512i *xi,
+                      const int32_t *lsh, const int32_t *rsh,
+                      const float *scale, int32_t zp, int32_t qmin,
+                      int32_t qmax, const __m512i *xi,
                       __mmask64 m, int8_t *y, size_t ldy)
 {
     const size_t j0 = j, j1 = j + 1 < n ? j + 1 : n - 1,
@@ -112,27 +116,28 @@ static void channels4(size_t j, size_t nr, size_t n, size_t k4,
         ACC_STEP(2)
         ACC_STEP(3)
     }
-    finish(mult, lsh, rsh, j0, zp, qmin, qmax, a00, a01, a02, a03, m,
+    finish(mult, lsh, rsh, scale, j0, zp, qmin, qmax, a00, a01, a02, a03, m,
            y + j0 * ldy);
     if (nr > 1) {
-        finish(mult, lsh, rsh, j1, zp, qmin, qmax, a10, a11, a12, a13, m,
+        finish(mult, lsh, rsh, scale, j1, zp, qmin, qmax, a10, a11, a12, a13, m,
                y + j1 * ldy);
     }
     if (nr > 2) {
-        finish(mult, lsh, rsh, j2, zp, qmin, qmax, a20, a21, a22, a23, m,
+        finish(mult, lsh, rsh, scale, j2, zp, qmin, qmax, a20, a21, a22, a23, m,
                y + j2 * ldy);
     }
     if (nr > 3) {
-        finish(mult, lsh, rsh, j3, zp, qmin, qmax, a30, a31, a32, a33, m,
+        finish(mult, lsh, rsh, scale, j3, zp, qmin, qmax, a30, a31, a32, a33, m,
                y + j3 * ldy);
     }
 }
 
 void kern_q8s_gemm_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
                            const int32_t *add, const int32_t *mult,
-                           const int32_t *lsh, const int32_t *rsh, int32_t zp,
-                           int32_t qmin, int32_t qmax, const int8_t *x,
-                           size_t ldx, int8_t *y, size_t ldy, uint8_t *work)
+                           const int32_t *lsh, const int32_t *rsh,
+                           const float *scale, int32_t zp, int32_t qmin,
+                           int32_t qmax, const int8_t *x, size_t ldx,
+                           int8_t *y, size_t ldy, uint8_t *work)
 {
     const size_t k4 = q8s_kp_k4(k);
     const int32_t *wsum = (const int32_t *)(const void *)(wk + n * 4 * k4);
@@ -147,7 +152,7 @@ void kern_q8s_gemm_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
         }
         for (size_t j = 0; j < n; j += 4) {
             channels4(j, n - j < 4 ? n - j : 4, n, k4, wk, wsum, add, mult,
-                      lsh, rsh, zp, qmin, qmax, xi, m, y + i0, ldy);
+                      lsh, rsh, scale, zp, qmin, qmax, xi, m, y + i0, ldy);
         }
     }
 }

@@ -9,15 +9,25 @@
 /* The reference's q8s_mbqm then the clamp of r + zp, for one channel's
  * parameters over 16 lanes: srdhm as floor((x m + 2^30) / 2^31) in 64-bit
  * lanes (even and odd dwords apart), rdbpot by the mask and the half mask
- * plus one for negative x. */
+ * plus one for negative x. isf: the float stage (kern_q8s_requantf_c)
+ * instead, x converted to float, times the scale, clamped to the bounds
+ * relative to zp and converted back with cvtps, which rounds half to even
+ * in the default rounding mode as the reference's rintf does. */
 struct q8s_stage512 {
     __m512i m, half, one, lo, hi, zp;
     __m128i ls, rs;
     __m512i mask;
+    __m512 fs, flo, fhi;
+    int isf;
 };
 
 static inline __m512i q8s_stage512_16(const struct q8s_stage512 *s, __m512i x)
 {
+    if (s->isf) {
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), s->fs);
+        f = _mm512_min_ps(_mm512_max_ps(f, s->flo), s->fhi);
+        return _mm512_add_epi32(_mm512_cvtps_epi32(f), s->zp);
+    }
     x = _mm512_sll_epi32(x, s->ls);
     const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
     const __m512i ev = _mm512_srai_epi64(
@@ -54,6 +64,22 @@ static inline struct q8s_stage512 q8s_stage512_of(int32_t mult, int32_t lsh,
     s.zp = _mm512_set1_epi32(zp);
     s.ls = _mm_cvtsi32_si128(lsh);
     s.rs = _mm_cvtsi32_si128(rsh);
+    s.fs = s.flo = s.fhi = _mm512_setzero_ps();
+    s.isf = 0;
+    return s;
+}
+
+/* The float stage of one channel (scale finite and >= 0). */
+static inline struct q8s_stage512 q8s_stage512f_of(float scale, int32_t zp,
+                                                   int32_t qmin,
+                                                   int32_t qmax)
+{
+    struct q8s_stage512 s = q8s_stage512_of(0, 0, 0, zp, qmin, qmax);
+    /* the bounds relative to zp are within [-255, 255]: exact in float */
+    s.fs = _mm512_set1_ps(scale);
+    s.flo = _mm512_set1_ps((float)(qmin - zp));
+    s.fhi = _mm512_set1_ps((float)(qmax - zp));
+    s.isf = 1;
     return s;
 }
 

@@ -968,16 +968,23 @@ struct prof_ranges;
  * scale product x_scale w_scale[c] / y_scale in float, the sum times it
  * in float, rounded half to even, so that a QDQ model's outputs follow
  * ONNX Runtime's step for step. Both are libkernels' struct
- * kern_q8_outstage. */
+ * kern_q8_outstage. MODEL, the default: the stage of the runtime the
+ * params were made for. A QDQ or QLinear model run on the params it
+ * carries (prof_exec_opts.ranges NULL, memest_model_is_quantized) gets
+ * FLOAT, since ONNX defines QuantizeLinear with round half to even and
+ * ONNX Runtime is the reference for such a file; ranges edgefit
+ * calibrated (ranges not NULL) get FIXED. */
 enum prof_int8_requant {
     PROF_INT8_REQUANT_FIXED = 0,
     PROF_INT8_REQUANT_FLOAT = 1,
+    PROF_INT8_REQUANT_MODEL = 2,
 };
 
-/* "fixed" or "float"; NULL for a value that is neither. */
+/* "fixed", "float" or "model"; NULL for any other value. */
 PROF_API const char *prof_int8_requant_name(enum prof_int8_requant r);
 
-/* Parses "fixed" or "float" into *out: 0, else -1 (out unchanged). */
+/* Parses "fixed", "float" or "model" into *out: 0, else -1 (out
+ * unchanged). */
 PROF_API int prof_int8_requant_parse(const char *s,
                                      enum prof_int8_requant *out);
 
@@ -1024,8 +1031,8 @@ struct prof_exec_opts {
      * other precisions. */
     const struct prof_ranges *ranges;
     /* Static int8: how a conv2d's or dense layer's int32 sums become its
-     * int8 output (default PROF_INT8_REQUANT_FIXED). Unused at other
-     * precisions. */
+     * int8 output (default PROF_INT8_REQUANT_MODEL: FLOAT for a QDQ
+     * model's own params, else FIXED). Unused at other precisions. */
     enum prof_int8_requant int8_requant;
 };
 
@@ -1038,6 +1045,14 @@ struct prof_exec_opts {
 
 /* Fill the defaults above. NULL is ignored. */
 PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts);
+
+/* The output stage an executor of model built with opts runs at static
+ * int8: opts->int8_requant, PROF_INT8_REQUANT_MODEL resolved (FLOAT when
+ * opts->ranges is NULL and the model carries its own quantisation, else
+ * FIXED). NULL opts: the defaults; NULL model: FIXED for MODEL. */
+PROF_API enum prof_int8_requant
+prof_int8_requant_of(const memest_model *model,
+                     const struct prof_exec_opts *opts);
 
 /*
  * Build an executor for model (opts NULL: defaults). Allocates the arena,

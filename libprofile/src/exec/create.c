@@ -64,6 +64,8 @@ PROF_API const char *prof_int8_requant_name(enum prof_int8_requant r)
         return "fixed";
     case PROF_INT8_REQUANT_FLOAT:
         return "float";
+    case PROF_INT8_REQUANT_MODEL:
+        return "model";
     }
     return NULL;
 }
@@ -82,7 +84,30 @@ PROF_API int prof_int8_requant_parse(const char *s,
         *out = PROF_INT8_REQUANT_FLOAT;
         return 0;
     }
+    if (strcmp(s, "model") == 0) {
+        *out = PROF_INT8_REQUANT_MODEL;
+        return 0;
+    }
     return -1;
+}
+
+PROF_API enum prof_int8_requant
+prof_int8_requant_of(const memest_model *model,
+                     const struct prof_exec_opts *opts)
+{
+    struct prof_exec_opts d;
+    if (!opts) {
+        prof_exec_opts_init(&d);
+        opts = &d;
+    }
+    if (opts->int8_requant != PROF_INT8_REQUANT_MODEL) {
+        return opts->int8_requant;
+    }
+    /* the params a QDQ file gives were chosen for ONNX's QuantizeLinear
+     * (round half to even), the runtime such a file is checked against */
+    return !opts->ranges && model && memest_model_is_quantized(model) == 1
+               ? PROF_INT8_REQUANT_FLOAT
+               : PROF_INT8_REQUANT_FIXED;
 }
 
 PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
@@ -101,8 +126,9 @@ PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts)
     opts->channel_blocked = 1;
     /* no calibration: static int8 then needs a QDQ model's own params */
     opts->ranges = NULL;
-    /* TFLite's integer-only output stage unless ONNX Runtime's is asked */
-    opts->int8_requant = PROF_INT8_REQUANT_FIXED;
+    /* ONNX Runtime's output stage for a QDQ model's own params, TFLite's
+     * integer-only one for edgefit's calibration */
+    opts->int8_requant = PROF_INT8_REQUANT_MODEL;
 }
 
 void *exec_calloc(size_t n, size_t size)
@@ -168,12 +194,14 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
         return PROF_E_RANGE;
     }
     if (!prof_int8_requant_name(o.int8_requant)) {
-        exec_diag_set(diag, "int8_requant %d: neither fixed (%d) nor float "
-                      "(%d)", (int)o.int8_requant,
+        exec_diag_set(diag, "int8_requant %d: neither fixed (%d), float "
+                      "(%d) nor model (%d)", (int)o.int8_requant,
                       (int)PROF_INT8_REQUANT_FIXED,
-                      (int)PROF_INT8_REQUANT_FLOAT);
+                      (int)PROF_INT8_REQUANT_FLOAT,
+                      (int)PROF_INT8_REQUANT_MODEL);
         return PROF_E_RANGE;
     }
+    o.int8_requant = prof_int8_requant_of(model, &o);
     /* Every layer's kind has an operator, checked before libmemest is asked
      * for anything: its own refusal of an unknown kind would not name the
      * layer. */

@@ -103,10 +103,21 @@ static int add_run_s8(prof_exec *ex, const struct exec_op *op)
 
 /* Static int8: two inputs of one shape added in integer as TFLite's Add
  * (kern_q8_add_s8: each rescaled to twice the larger input scale, the sum
- * requantised to the output's params), a relu, relu6 or clip as the
- * clamp. Broadcasting or constant forms, more than two inputs and other
+ * requantised to the output's params), or with ONNX Runtime's output
+ * stage (PROF_INT8_REQUANT_FLOAT) as its QLinearAdd adds, in float
+ * (kern_q8_addf_s8); a relu, relu6 or clip as the clamp. Broadcasting or constant forms, more than two inputs and other
  * activations: in float (dequantised, added, quantised with the output's
  * params). */
+/* Tensor t runs on the params the model carries and the file stored it
+ * as uint8. */
+static int add_file_u8(const prof_exec *ex, size_t t)
+{
+    struct memest_quant q;
+    return memest_model_tensor_quant(ex->model, t, &q) == MEMEST_OK &&
+           q.is_unsigned && q.scale == ex->t_scale[t] &&
+           q.zero_point == ex->t_zero[t];
+}
+
 static int add_run_s8s(prof_exec *ex, const struct exec_op *op)
 {
     const struct memest_layer *L = op->layer;
@@ -122,16 +133,29 @@ static int add_run_s8s(prof_exec *ex, const struct exec_op *op)
             add_float(ex, op, exec_load_s8, ex->x32, ex->y32, true);
         return st == PROF_OK ? exec_quantize_out(ex, op) : st;
     }
+    const int8_t *xa = (const int8_t *)(ex->arena + ex->t_off[ta]);
+    const int8_t *xb = (const int8_t *)(ex->arena + ex->t_off[tb]);
+    int8_t *y = (int8_t *)(ex->arena + op->out_off);
+    if (ex->int8_requant == PROF_INT8_REQUANT_FLOAT) {
+        /* ONNX Runtime's own add (its QLinearAdd), in float, on the type
+         * the file stored (its three tensors share it) */
+        struct kern_q8_addf_params pf;
+        int kst = kern_q8_addf_params_init(
+            ex->t_scale[ta], ex->t_zero[ta], ex->t_scale[tb], ex->t_zero[tb],
+            ex->t_scale[ty], ex->t_zero[ty], qmin, qmax, add_file_u8(ex, ty),
+            &pf);
+        if (kst == KERN_OK) {
+            kst = kern_q8_addf_s8(op->out_n, xa, xb, &pf, y);
+        }
+        return exec_kern_status(kst);
+    }
     struct kern_q8_add_params p;
     int kst = kern_q8_add_params_init(ex->t_scale[ta], ex->t_zero[ta],
                                       ex->t_scale[tb], ex->t_zero[tb],
                                       ex->t_scale[ty], ex->t_zero[ty], qmin,
                                       qmax, &p);
     if (kst == KERN_OK) {
-        kst = kern_q8_add_s8(op->out_n,
-                             (const int8_t *)(ex->arena + ex->t_off[ta]),
-                             (const int8_t *)(ex->arena + ex->t_off[tb]), &p,
-                             (int8_t *)(ex->arena + op->out_off));
+        kst = kern_q8_add_s8(op->out_n, xa, xb, &p, y);
     }
     return exec_kern_status(kst);
 }

@@ -120,12 +120,13 @@ static size_t conv_parts(const prof_exec *ex, const struct exec_op *op)
 
 /* Static int8, one group, an output of more than 64 pixels (the kp path
  * computes 64 at a time and pays the lowering; on a single block the
- * [pixels][K] GEMM measured faster) and a vector kp path on this CPU: the weights
- * are packed for kern_q8_gemm_kp_s8 too (conv_run_s8s). */
+ * [pixels][K] GEMM measured faster) and a vector kp path on this CPU: the
+ * weights are packed for kern_q8_gemm_kp_s8 too (conv_run_s8s), which
+ * takes either output stage. */
 static bool conv_kp(const prof_exec *ex, const struct exec_op *op)
 {
     return exec_static_s8(ex) && op->groups == 1 && op->hw_out > 64 &&
-           ex->int8_requant != PROF_INT8_REQUANT_FLOAT && kern_q8_kp_native();
+           kern_q8_kp_native();
 }
 
 static int conv_scratch(const prof_exec *ex, struct exec_op *op,
