@@ -536,7 +536,7 @@ static void pool_blk(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
 }
 
 /* Row maxima kept for the separable max pooling: kh rows of ow cells. */
-enum { SEP_CELLS = 512 };
+enum { SEP_CELLS = 512, SEP_ROWS = 8 };
 
 /* The maxima of one input row over each output column's window, into h:
  * the cells in order, max(v, best) (first maximum wins). A 3-wide window
@@ -607,12 +607,25 @@ static bool max_blk_sep(const struct kern_pool2d_shape *s, size_t oh,
             row_max_blk(s, xp + next * iw * KERN_CBLOCK, ow,
                         hb + (next % kh) * ow, &un);
         }
+        /* the window's rows of maxima, found once per output row (a
+         * remainder per cell cost more than the maxima) */
+        const __m256 *h[SEP_ROWS];
+        for (size_t iy = y0; iy < y1; iy++) {
+            h[iy - y0] = hb + (iy % kh) * ow;
+        }
         float *o = yp + oy * ow * KERN_CBLOCK;
-        const __m256 *h0 = hb + (y0 % kh) * ow;
+        if (y1 - y0 == 3) {
+            for (size_t ox = 0; ox < ow; ox++) {
+                const __m256 m = _mm256_max_ps(h[1][ox], h[0][ox]);
+                _mm256_storeu_ps(o + ox * KERN_CBLOCK,
+                                 _mm256_max_ps(h[2][ox], m));
+            }
+            continue;
+        }
         for (size_t ox = 0; ox < ow; ox++) {
-            __m256 acc = h0[ox];
-            for (size_t iy = y0 + 1; iy < y1; iy++) {
-                acc = _mm256_max_ps(hb[(iy % kh) * ow + ox], acc);
+            __m256 acc = h[0][ox];
+            for (size_t r = 1; r < y1 - y0; r++) {
+                acc = _mm256_max_ps(h[r][ox], acc);
             }
             _mm256_storeu_ps(o + ox * KERN_CBLOCK, acc);
         }
@@ -624,7 +637,7 @@ void kern_nn_maxpool2d_blk_avx2(const struct kern_pool2d_shape *s,
                                 size_t out_h, size_t out_w, const float *x,
                                 float *y)
 {
-    if (s->kh * out_w > SEP_CELLS) {
+    if (s->kh > SEP_ROWS || s->kh * out_w > SEP_CELLS) {
         pool_blk(s, out_h, out_w, x, y, true);
         return;
     }
