@@ -18,7 +18,7 @@
 #   (families: default conv dwconv sgemm q8gemm; `all` adds maxpool
 #   maxpool2 avgpool gavgpool softmax layernorm layout q8requant q8quant
 #   q8add q8maxpool q8im2col q8im2col1 dwconv8c
-#   dwconv8cdil q8dwconv, see
+#   dwconv8cdil q8dwconv maxpool8c avgpool8c, see
 #   tests/kernels/kernrun.c; BUILD_DIR default build-aarch64, made with
 #   --cross-file scripts/cross/aarch64.ini; `ninja -C BUILD_DIR
 #   tests/kernels/kernrun` is enough). SYSROOT (default
@@ -32,7 +32,8 @@ families=${*:-conv dwconv sgemm q8gemm}
 if [ "$families" = all ]; then
     families="conv dwconv sgemm q8gemm maxpool maxpool2 avgpool gavgpool
         softmax layernorm layout q8requant q8quant q8add q8maxpool
-        q8im2col q8im2col1 dwconv8c dwconv8cdil q8dwconv"
+        q8im2col q8im2col1 dwconv8c dwconv8cdil q8dwconv maxpool8c
+        avgpool8c"
 fi
 sysroot=${SYSROOT:-/opt/edgefit-cross/arm64}
 run=$build/tests/kernels/kernrun

@@ -175,6 +175,12 @@ void kern_nn_maxpool2d_neon(const struct kern_pool2d_shape *s, size_t out_h,
                             size_t out_w, const float *x, float *y);
 void kern_nn_avgpool2d_neon(const struct kern_pool2d_shape *s, size_t out_h,
                             size_t out_w, const float *x, float *y);
+void kern_nn_maxpool2d_blk_neon(const struct kern_pool2d_shape *s,
+                                size_t out_h, size_t out_w, const float *x,
+                                float *y);
+void kern_nn_avgpool2d_blk_neon(const struct kern_pool2d_shape *s,
+                                size_t out_h, size_t out_w, const float *x,
+                                float *y);
 void kern_nn_softmax_neon(const float *x, size_t rows, size_t cols, float *y);
 double kern_nn_xent_neon(const float *logits, const int32_t *labels,
                          size_t batch, size_t classes, float *grad);

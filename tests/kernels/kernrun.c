@@ -22,7 +22,8 @@
  *   of 64 channels of 32 x 32: a byte transpose), dwconv8c (dwconv's
  *   shape on NCHW8c activations and packed weights), dwconv8cdil (the same
  *   with dilation 2 and pad 2), q8dwconv (dwconv's shape in static int8,
- *   per-channel output stage). The depthwise families count 9 multiply-
+ *   per-channel output stage), maxpool8c and avgpool8c (maxpool's and
+ *   avgpool's shapes on NCHW8c: 4 whole blocks). The depthwise families count 9 multiply-
  *   adds per output, the padded taps included. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -74,7 +75,12 @@ static const struct kern_pool2d_shape *pool_shape(const char *fam)
             return &pool_shapes[i];
         }
     }
-    return !strcmp(fam, "q8maxpool") ? &pool_shapes[0] : NULL;
+    if (!strcmp(fam, "avgpool8c")) {
+        return &pool_shapes[2];
+    }
+    return !strcmp(fam, "q8maxpool") || !strcmp(fam, "maxpool8c")
+               ? &pool_shapes[0]
+               : NULL;
 }
 
 /* Window cells a pooling reads (padding excluded): the family's unit. */
@@ -354,6 +360,10 @@ static int run(const char *fam, struct work *w)
     if (!strcmp(fam, "q8maxpool")) {
         return kern_q8_maxpool2d_s8(ps, w->qa, w->wk, w->qw);
     }
+    if (ps && strstr(fam, "8c")) {
+        return strstr(fam, "max") ? kern_maxpool2d_blocked_f32(ps, w->a, w->c)
+                                  : kern_avgpool2d_blocked_f32(ps, w->a, w->c);
+    }
     if (ps) {
         return strstr(fam, "max") ? kern_maxpool2d_f32(ps, w->a, w->c)
                                   : kern_avgpool2d_f32(ps, w->a, w->c);
@@ -391,7 +401,8 @@ int main(int argc, char **argv)
                         "sgemm conv dwconv q8gemm maxpool maxpool2 avgpool "
                         "gavgpool softmax layernorm layout q8requant "
                         "q8quant q8add q8maxpool q8im2col q8im2col1 "
-                        "dwconv8c dwconv8cdil q8dwconv)\n");
+                        "dwconv8c dwconv8cdil q8dwconv maxpool8c "
+                        "avgpool8c)\n");
         return 2;
     }
     struct work w = {0};

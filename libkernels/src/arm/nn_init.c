@@ -14,6 +14,8 @@ void kern_nn_dsp_init_arm(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->sgd = kern_nn_sgd_neon;
     dsp->maxpool2d = kern_nn_maxpool2d_neon;
     dsp->avgpool2d = kern_nn_avgpool2d_neon;
+    dsp->maxpool2d_blk = kern_nn_maxpool2d_blk_neon;
+    dsp->avgpool2d_blk = kern_nn_avgpool2d_blk_neon;
     dsp->softmax = kern_nn_softmax_neon;
     dsp->xent = kern_nn_xent_neon;
 }

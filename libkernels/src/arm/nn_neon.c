@@ -391,6 +391,69 @@ void kern_nn_avgpool2d_neon(const struct kern_pool2d_shape *s, size_t out_h,
     pool_neon(s, out_h, out_w, x, y, false);
 }
 
+/* ---- pooling on NCHW8c -------------------------------------------------- */
+
+/* One block of 8 channels is two vectors (lanes 0-3 and 4-7), two
+ * independent chains. Each output cell takes its window's real cells in the
+ * reference's row-major order, one max step (compare and select, which
+ * copies bits, so a NaN keeps its payload) or one addition each, from -inf
+ * or +0, then divides by the reference's divisor: the bits of pool_blk_c in
+ * nn.c (on ARMv7 where no subnormal is compared or summed: neon_compat.h,
+ * as for the NCHW paths above). The row-major order
+ * is kept rather than a separable max because the step is cheap next to
+ * the loads here and the sum must keep it anyway. */
+static void pool_blk_neon(const struct kern_pool2d_shape *s, size_t oh,
+                          size_t ow, const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, nb = kern_nn_cblocks(s->channels);
+    const float32x4_t init = vdupq_n_f32(is_max ? -INFINITY : 0.0f);
+    for (size_t pb = 0; pb < s->batch * nb; pb++) {
+        const float *xp = x + pb * ih * iw * KERN_CBLOCK;
+        float *yp = y + pb * oh * ow * KERN_CBLOCK;
+        for (size_t oy = 0; oy < oh; oy++) {
+            size_t y0, y1;
+            kern_pool_window(oy, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+            for (size_t ox = 0; ox < ow; ox++) {
+                size_t x0, x1;
+                kern_pool_window(ox, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                                 &x1);
+                float32x4_t a0 = init, a1 = init;
+                for (size_t iy = y0; iy < y1; iy++) {
+                    const float *r = xp + (iy * iw + x0) * KERN_CBLOCK;
+                    const float *e = r + (x1 - x0) * KERN_CBLOCK;
+                    for (; r < e; r += KERN_CBLOCK) {
+                        a0 = step4(a0, vld1q_f32(r), is_max);
+                        a1 = step4(a1, vld1q_f32(r + 4), is_max);
+                    }
+                }
+                float *o = yp + (oy * ow + ox) * KERN_CBLOCK;
+                if (!is_max) {
+                    const float32x4_t d = vdupq_n_f32(
+                        kern_nn_pool_divisor(s, y1 - y0, x1 - x0));
+                    a0 = kn_divq_f32(a0, d);
+                    a1 = kn_divq_f32(a1, d);
+                }
+                vst1q_f32(o, a0);
+                vst1q_f32(o + 4, a1);
+            }
+        }
+    }
+}
+
+void kern_nn_maxpool2d_blk_neon(const struct kern_pool2d_shape *s,
+                                size_t out_h, size_t out_w, const float *x,
+                                float *y)
+{
+    pool_blk_neon(s, out_h, out_w, x, y, true);
+}
+
+void kern_nn_avgpool2d_blk_neon(const struct kern_pool2d_shape *s,
+                                size_t out_h, size_t out_w, const float *x,
+                                float *y)
+{
+    pool_blk_neon(s, out_h, out_w, x, y, false);
+}
+
 /* ---- softmax ------------------------------------------------------------ */
 
 /* exp(x) as exp8 of nn_avx2.c: the same clamp, reduction and polynomial,

@@ -535,11 +535,124 @@ static void pool_blk(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
     }
 }
 
+/* Row maxima kept for the separable max pooling: kh rows of ow cells. */
+enum { SEP_CELLS = 512, SEP_ROWS = 8 };
+
+/* The maxima of one input row over each output column's window, into h:
+ * the cells in order, max(v, best) (first maximum wins). A 3-wide window
+ * at stride 2 shares its last cell with the next window's first, so the
+ * interior loads each cell once. Unordered cells are or-ed into *un, two
+ * per comparison. */
+static void row_max_blk(const struct kern_pool2d_shape *s, const float *row,
+                        size_t ow, __m256 *h, __m256 *un)
+{
+    const size_t iw = s->in_w, kw = s->kw, sw = s->stride_w;
+    const size_t pl = s->pad_left;
+    size_t lo = (pl + sw - 1) / sw;
+    size_t hi = iw + pl >= kw ? (iw + pl - kw) / sw + 1 : 0;
+    hi = hi < ow ? hi : ow;
+    lo = lo < hi ? lo : hi;
+    __m256 u = *un;
+    size_t ox = 0;
+    for (int edge = 0; edge < 2; edge++) {
+        const size_t end = edge ? ow : lo;
+        for (; ox < end; ox++) {
+            size_t x0, x1;
+            kern_pool_window(ox, sw, pl, kw, iw, &x0, &x1);
+            __m256 m = _mm256_loadu_ps(row + x0 * KERN_CBLOCK);
+            u = _mm256_or_ps(u, _mm256_cmp_ps(m, m, _CMP_UNORD_Q));
+            for (size_t ix = x0 + 1; ix < x1; ix++) {
+                const __m256 v = _mm256_loadu_ps(row + ix * KERN_CBLOCK);
+                u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+                m = _mm256_max_ps(v, m);
+            }
+            h[ox] = m;
+        }
+        if (edge) {
+            break;
+        }
+        if (kw == 3 && sw == 2 && lo < hi) {
+            const float *c = row + (lo * 2 - pl) * KERN_CBLOCK;
+            __m256 c0 = _mm256_loadu_ps(c);
+            u = _mm256_or_ps(u, _mm256_cmp_ps(c0, c0, _CMP_UNORD_Q));
+            for (; ox < hi; ox++, c += 2 * KERN_CBLOCK) {
+                const __m256 c1 = _mm256_loadu_ps(c + KERN_CBLOCK);
+                const __m256 c2 = _mm256_loadu_ps(c + 2 * KERN_CBLOCK);
+                u = _mm256_or_ps(u, _mm256_cmp_ps(c1, c2, _CMP_UNORD_Q));
+                h[ox] = _mm256_max_ps(c2, _mm256_max_ps(c1, c0));
+                c0 = c2;
+            }
+        }
+    }
+    *un = u;
+}
+
+/* Max pooling of one block plane, separably: each input row's maxima over
+ * the windows' columns once (row_max_blk, kept in a ring of kh rows, so an
+ * input row shared by two output rows is swept once), then the window's
+ * rows in order. The "first maximum wins" step is associative, so this is
+ * the reference's result wherever no NaN is read; returns whether one
+ * was (the caller redoes the plane cell by cell). */
+static bool max_blk_sep(const struct kern_pool2d_shape *s, size_t oh,
+                        size_t ow, const float *xp, float *yp, __m256 *hb)
+{
+    const size_t iw = s->in_w, kh = s->kh;
+    __m256 un = _mm256_setzero_ps();
+    size_t next = 0; /* the next input row whose maxima are not in hb */
+    for (size_t oy = 0; oy < oh; oy++) {
+        size_t y0, y1;
+        kern_pool_window(oy, s->stride_h, s->pad_top, kh, s->in_h, &y0, &y1);
+        next = next > y0 ? next : y0;
+        for (; next < y1; next++) {
+            row_max_blk(s, xp + next * iw * KERN_CBLOCK, ow,
+                        hb + (next % kh) * ow, &un);
+        }
+        /* the window's rows of maxima, found once per output row (a
+         * remainder per cell cost more than the maxima) */
+        const __m256 *h[SEP_ROWS];
+        for (size_t iy = y0; iy < y1; iy++) {
+            h[iy - y0] = hb + (iy % kh) * ow;
+        }
+        float *o = yp + oy * ow * KERN_CBLOCK;
+        if (y1 - y0 == 3) {
+            for (size_t ox = 0; ox < ow; ox++) {
+                const __m256 m = _mm256_max_ps(h[1][ox], h[0][ox]);
+                _mm256_storeu_ps(o + ox * KERN_CBLOCK,
+                                 _mm256_max_ps(h[2][ox], m));
+            }
+            continue;
+        }
+        for (size_t ox = 0; ox < ow; ox++) {
+            __m256 acc = h[0][ox];
+            for (size_t r = 1; r < y1 - y0; r++) {
+                acc = _mm256_max_ps(h[r][ox], acc);
+            }
+            _mm256_storeu_ps(o + ox * KERN_CBLOCK, acc);
+        }
+    }
+    return _mm256_movemask_ps(un) != 0;
+}
+
 void kern_nn_maxpool2d_blk_avx2(const struct kern_pool2d_shape *s,
                                 size_t out_h, size_t out_w, const float *x,
                                 float *y)
 {
-    pool_blk(s, out_h, out_w, x, y, true);
+    if (s->kh > SEP_ROWS || s->kh * out_w > SEP_CELLS) {
+        pool_blk(s, out_h, out_w, x, y, true);
+        return;
+    }
+    __m256 hb[SEP_CELLS];
+    const size_t ih = s->in_h, iw = s->in_w, nb = kern_nn_cblocks(s->channels);
+    struct kern_pool2d_shape one = *s;
+    one.batch = 1;
+    one.channels = KERN_CBLOCK;
+    for (size_t pb = 0; pb < s->batch * nb; pb++) {
+        const float *xp = x + pb * ih * iw * KERN_CBLOCK;
+        float *yp = y + pb * out_h * out_w * KERN_CBLOCK;
+        if (max_blk_sep(s, out_h, out_w, xp, yp, hb)) {
+            pool_blk(&one, out_h, out_w, xp, yp, true);
+        }
+    }
 }
 
 void kern_nn_avgpool2d_blk_avx2(const struct kern_pool2d_shape *s,
