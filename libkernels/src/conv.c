@@ -156,7 +156,8 @@ bool kern_conv_geom(const struct kern_conv2d_shape *s, size_t oh, size_t ow,
         g->q = (hp + sh - 1) / sh;
         g->pitch = (wp + sw - 1) / sw;
         /* An ungrouped convolution may read a blocked input, whose copy
-         * keeps whole blocks of 8 channels (see conv.h). */
+         * keeps whole blocks of 8 channels (see conv.h); a grouped one
+         * reads blocked inputs only when its groups are whole blocks. */
         const size_t icp = s->groups == 1 ? (icg + 7) / 8 * 8 : icg;
         size_t planes, n;
         if (icp < icg || !mul_ok(g->q, g->pitch, &g->plane) ||
@@ -567,7 +568,10 @@ KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
     }
     const bool blocked = in_layout == KERN_LAYOUT_NCHW8C ||
                          out_layout == KERN_LAYOUT_NCHW8C;
-    if (blocked && s->groups != 1) {
+    /* grouped on blocked tensors: every group's channels whole blocks */
+    if (blocked && s->groups != 1 &&
+        ((s->in_c / s->groups) % KERN_CBLOCK != 0 ||
+         (s->out_c / s->groups) % KERN_CBLOCK != 0)) {
         return KERN_E_SHAPE;
     }
     if (!kern_nn_blocked_fits(s->batch, s->in_c, s->in_h, s->in_w) ||
@@ -656,8 +660,8 @@ KERN_API int kern_im2col_f32(const struct kern_conv2d_shape *s,
 }
 
 /* kern_im2col_f32 for a validated shape, output rows [oy0, oy1) only
- * (col is then K x (oy1 - oy0) * ow), from x in either layout (a blocked
- * x has groups == 1): a pixel of channel c is `ps` floats after the
+ * (col is then K x (oy1 - oy0) * ow), from x in either layout (in a
+ * blocked x a group's channels are whole blocks): a pixel of channel c is `ps` floats after the
  * previous one, 1 in NCHW and KERN_CBLOCK in NCHW8c. */
 static void im2col_core(const struct kern_conv2d_shape *s, size_t oy0,
                         size_t oy1, size_t ow, int layout, const float *x,

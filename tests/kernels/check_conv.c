@@ -15,8 +15,9 @@
  * kern_conv2d_pack_f32; on one path the two must give the same bits
  * (their tiles add the same terms in the same order) except for a 1 x 1
  * convolution on a plane under 24 pixels, whose raw path takes dot
- * products. On ungrouped shapes the packed path also runs every pair of
- * NCHW and NCHW8c layouts (input channel counts up to 40, whole and
+ * products. On ungrouped shapes, and grouped ones whose groups are whole
+ * blocks of 8 channels in and out, the packed path also runs every pair
+ * of NCHW and NCHW8c layouts (input channel counts up to 40, whole and
  * partial blocks of 8), which must give the NCHW result's bits after
  * conversion (check_layouts).
  *
@@ -48,6 +49,10 @@ static void random_shape(struct kern_conv2d_shape *s, size_t *oh,
             s->in_c = (size_t)ck_randi(7, 40);
         }
         s->out_c = s->groups * (size_t)ck_randi(1, t % 7 == 6 ? 40 : 11);
+        if (t % 10 == 9) { /* groups of whole blocks: blocked layouts too */
+            s->in_c = s->groups * 8 * (size_t)ck_randi(1, 2);
+            s->out_c = s->groups * 8 * (size_t)ck_randi(1, 3);
+        }
         if (s->groups == s->in_c && s->out_c == s->in_c) {
             s->out_c *= 2; /* depthwise is the dwconv family's */
         }
@@ -213,7 +218,7 @@ static void check_layouts(const struct kern_conv_dsp *isa,
                         s->pad_left, s->pad_bottom, s->pad_right, s->batch,
                         act, il, ol);
             }
-            if (s->batch != 1 || s->out_c <= 8) {
+            if (s->batch != 1 || s->out_c <= 8 || s->groups != 1) {
                 continue;
             }
             /* channels [8, out_c) alone, over the whole call's output */
@@ -312,7 +317,8 @@ static void check_one(const struct kern_conv_dsp *isa,
     isa->conv2d_packed(&s, oh, ow, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, wp,
                        bias, act, work, y2);
     compare("packed", &s, oh, ow, x, w, bias, act, y0, y2);
-    if (s.groups == 1) {
+    if (s.groups == 1 || (s.in_c / s.groups % 8 == 0 &&
+                          s.out_c / s.groups % 8 == 0)) {
         check_layouts(isa, &s, oh, ow, x, wp, bias, act, work, wb, y2,
                       guard);
     }

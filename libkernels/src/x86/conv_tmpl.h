@@ -294,7 +294,8 @@ static void pack(const struct kern_conv2d_shape *s,
     }
 }
 
-/* pack() from a blocked (NCHW8c) input, ungrouped, into blocked phase
+/* pack() from a blocked (NCHW8c) input (x at the group's first block;
+ * a group's channels are whole blocks when grouped) into blocked phase
  * planes (layout in conv.h): each phase row is written once, left to
  * right, a vector of 8 channels per pixel, zeros where it falls in the
  * padding, so that the copy needs neither transposes nor a prior memset. */
@@ -305,7 +306,7 @@ static void pack_blocked(const struct kern_conv2d_shape *s,
     const size_t ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
     const size_t pt = s->pad_top, pl = s->pad_left, P = g->pitch;
-    const size_t nblk = (s->in_c + 7) / 8;
+    const size_t nblk = nb_of(s->in_c / s->groups);
     const V8 z = v8_zero();
     for (size_t cb = 0; cb < nblk; cb++) {
         const float *xb = x + cb * ih * iw * 8;
@@ -967,9 +968,11 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
         pixel_gemm(s, &g, out_h, out_w, x, wpk, true, bias, act, work, y);
         return;
     }
-    /* A sample's floats in each layout (groups == 1 when blocked). */
+    /* A sample's floats in each layout (when blocked and grouped, every
+     * group's channels are whole blocks, so that group gi starts gi * icg
+     * planes in, as in NCHW). */
     const size_t x_n = bin ? nb_of(s->in_c) * 8 * hw_in : s->in_c * hw_in;
-    const size_t y_n = bout ? nb * OCB * plane : s->out_c * plane;
+    const size_t y_n = bout ? nb_of(s->out_c) * 8 * plane : s->out_c * plane;
     /* pixels 8 floats apart in a blocked input and in its blocked phase
      * planes; direct: channel blocks (blocked) or channels a plane apart */
     const size_t ps = bin ? 8 : 1, step = bin ? hw_in * 8 : hw_in;
