@@ -11,6 +11,9 @@
  * after the scratch (sized exactly as kern_conv2d_work_bytes says) and one
  * after the packed weights (kern_conv2d_packed_bytes) must stay untouched.
  *
+ * The packed tile's K blocks run at this host's size and at 8, 16 and 40
+ * steps (running sums kept between blocks: the same bits as unblocked).
+ *
  * Both entry points run on each shape: raw weights and weights packed by
  * kern_conv2d_pack_f32; on one path the two must give the same bits
  * (their tiles add the same terms in the same order) except for a 1 x 1
@@ -252,6 +255,11 @@ static void check_one(const struct kern_conv_dsp *isa,
     struct kern_conv2d_shape s = {0};
     size_t oh, ow;
     random_shape(&s, &oh, &ow, t);
+    /* K blocks of the packed tile: the default (this host's cache), or
+     * blocks of 8, 16 or 40 steps, so that shallow shapes split their
+     * depth too, into blocks that do and do not divide it */
+    static const size_t kblocks[] = {0, 8, 16, 40};
+    kern_conv_set_kblock(kblocks[(t / 4) % 4]);
     const size_t K = s.in_c / s.groups * s.kh * s.kw;
     const size_t nx = s.batch * s.in_c * s.in_h * s.in_w;
     const size_t nw = s.out_c * K;
@@ -345,6 +353,7 @@ static void check_one(const struct kern_conv_dsp *isa,
                 s.in_h, s.in_w, s.kh, s.kw);
     }
 done:
+    kern_conv_set_kblock(0);
     free(x);
     free(w);
     free(b);
