@@ -19,7 +19,8 @@ typedef void (*kern_conv2d_fn)(const struct kern_conv2d_shape *s,
                                void *work, float *y);
 
 /* Forward of kern_conv2d_packed_layout_f32 (not depthwise) for a
- * validated shape, valid layouts (blocked ones with groups == 1), its
+ * validated shape, valid layouts (blocked ones with groups whose channels
+ * are whole blocks of 8, in and out), its
  * output size, a valid kern_fused_act and `work` of at least
  * kern_conv2d_work_bytes(s) bytes (the C path ignores it). */
 typedef void (*kern_conv2d_packed_fn)(const struct kern_conv2d_shape *s,
@@ -156,8 +157,22 @@ struct kern_conv_geom {
     size_t plane;       /* q * pitch */
     size_t buf_floats;  /* the padded copy, with its tail slack */
     size_t cols;        /* GEMM columns: out_h * pitch */
+    size_t kb;          /* K block of the packed tile (kern_conv_kblock);
+                         * k when the depth is not blocked */
+    size_t acc_floats;  /* the running sums between K blocks, after the
+                         * padded copy: (pixels + 12) x 24, or 0 */
     size_t bytes;       /* the whole scratch, alignment slack included */
 };
+
+/* The depth of a K block of the packed channel-vector tile on padded
+ * (not 1 x 1) shapes: the tile's 24-channel weight panel slice, kb x 24
+ * floats, is sized to stay in the level-2 cache while every pixel tile
+ * of the plane reads it (see kblock_default in conv.c); a multiple of 8. */
+size_t kern_conv_kblock(void);
+
+/* Tests only: blocks of kb steps from now on (0: the default again). A
+ * scratch sized before the change may be too small after it. */
+void kern_conv_set_kblock(size_t kb);
 
 /* Fill g for a valid shape with output size oh x ow; false when a size
  * overflows (the shape then gets no scratch and runs the C path). */

@@ -11,12 +11,16 @@
  * after the scratch (sized exactly as kern_conv2d_work_bytes says) and one
  * after the packed weights (kern_conv2d_packed_bytes) must stay untouched.
  *
+ * The packed tile's K blocks run at this host's size and at 8, 16 and 40
+ * steps (running sums kept between blocks: the same bits as unblocked).
+ *
  * Both entry points run on each shape: raw weights and weights packed by
  * kern_conv2d_pack_f32; on one path the two must give the same bits
  * (their tiles add the same terms in the same order) except for a 1 x 1
  * convolution on a plane under 24 pixels, whose raw path takes dot
- * products. On ungrouped shapes the packed path also runs every pair of
- * NCHW and NCHW8c layouts (input channel counts up to 40, whole and
+ * products. On ungrouped shapes, and grouped ones whose groups are whole
+ * blocks of 8 channels in and out, the packed path also runs every pair
+ * of NCHW and NCHW8c layouts (input channel counts up to 40, whole and
  * partial blocks of 8), which must give the NCHW result's bits after
  * conversion (check_layouts).
  *
@@ -48,6 +52,10 @@ static void random_shape(struct kern_conv2d_shape *s, size_t *oh,
             s->in_c = (size_t)ck_randi(7, 40);
         }
         s->out_c = s->groups * (size_t)ck_randi(1, t % 7 == 6 ? 40 : 11);
+        if (t % 10 == 9) { /* groups of whole blocks: blocked layouts too */
+            s->in_c = s->groups * 8 * (size_t)ck_randi(1, 2);
+            s->out_c = s->groups * 8 * (size_t)ck_randi(1, 3);
+        }
         if (s->groups == s->in_c && s->out_c == s->in_c) {
             s->out_c *= 2; /* depthwise is the dwconv family's */
         }
@@ -213,7 +221,7 @@ static void check_layouts(const struct kern_conv_dsp *isa,
                         s->pad_left, s->pad_bottom, s->pad_right, s->batch,
                         act, il, ol);
             }
-            if (s->batch != 1 || s->out_c <= 8) {
+            if (s->batch != 1 || s->out_c <= 8 || s->groups != 1) {
                 continue;
             }
             /* channels [8, out_c) alone, over the whole call's output */
@@ -247,6 +255,11 @@ static void check_one(const struct kern_conv_dsp *isa,
     struct kern_conv2d_shape s = {0};
     size_t oh, ow;
     random_shape(&s, &oh, &ow, t);
+    /* K blocks of the packed tile: the default (this host's cache), or
+     * blocks of 8, 16 or 40 steps, so that shallow shapes split their
+     * depth too, into blocks that do and do not divide it */
+    static const size_t kblocks[] = {0, 8, 16, 40};
+    kern_conv_set_kblock(kblocks[(t / 4) % 4]);
     const size_t K = s.in_c / s.groups * s.kh * s.kw;
     const size_t nx = s.batch * s.in_c * s.in_h * s.in_w;
     const size_t nw = s.out_c * K;
@@ -312,7 +325,8 @@ static void check_one(const struct kern_conv_dsp *isa,
     isa->conv2d_packed(&s, oh, ow, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, wp,
                        bias, act, work, y2);
     compare("packed", &s, oh, ow, x, w, bias, act, y0, y2);
-    if (s.groups == 1) {
+    if (s.groups == 1 || (s.in_c / s.groups % 8 == 0 &&
+                          s.out_c / s.groups % 8 == 0)) {
         check_layouts(isa, &s, oh, ow, x, wp, bias, act, work, wb, y2,
                       guard);
     }
@@ -339,6 +353,7 @@ static void check_one(const struct kern_conv_dsp *isa,
                 s.in_h, s.in_w, s.kh, s.kw);
     }
 done:
+    kern_conv_set_kblock(0);
     free(x);
     free(w);
     free(b);

@@ -667,8 +667,8 @@ static void test_conv_layouts(void **state)
             }
         }
     }
-    /* refusals: a blocked layout on a grouped convolution, a layout that
-     * is neither */
+    /* refusals: a blocked layout on a grouped convolution whose groups
+     * are not whole blocks of 8 channels, a layout that is neither */
     const struct kern_conv2d_shape g2 = {1, 4, 3, 3, 4, 1, 1, 1, 1,
                                          0, 0, 0, 0, 2, 1, 1};
     assert_int_equal(kern_conv2d_pack_f32(&g2, w, wp), KERN_OK);

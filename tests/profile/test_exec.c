@@ -2791,8 +2791,9 @@ static void test_channel_blocked(void **state)
     } cases[] = {
         /* a: 16 channels read by the depthwise b: blocked, as b's output
          * read by the pointwise c; d has 12 channels; e is depthwise on
-         * them; f feeds a grouped convolution, which reads NCHW only; g's
-         * output is read by flatten; the dense output is the model's */
+         * them; f feeds a grouped convolution whose groups are whole
+         * blocks (8 channels), which reads blocked; g's output is read by
+         * flatten; the dense output is the model's */
         {"input 8x12x12\n"
          "conv2d 16 k=3 p=1 act=relu\n"
          "conv2d 16 k=3 p=1 g=16 act=relu6\n"
@@ -2803,7 +2804,30 @@ static void test_channel_blocked(void **state)
          "conv2d 16 k=3 g=2 act=relu\n"
          "flatten\n"
          "dense 5\n",
-         "bbbnnnnnn"},
+         "bbbnnbnnn"},
+        /* RegNet-style: grouped 3 x 3 convolutions of groups of 8 and 16
+         * channels, at strides 1 and 2, in a residual block, stay
+         * blocked up to the global average; a group of 4 channels (h)
+         * reads and writes NCHW, and so do its neighbours' tensors */
+        {"input 8x12x12\n"
+         "conv2d 32 k=1 act=relu name=a\n"
+         "conv2d 32 k=3 p=1 g=2 act=relu\n"
+         "conv2d 32 k=1 name=c\n"
+         "add in=a,c act=relu\n"
+         "conv2d 64 k=3 s=2 p=1 g=4 act=relu\n"
+         "conv2d 16 k=3 p=1 g=2\n"
+         "globalavgpool\n"
+         "flatten\n"
+         "dense 4\n",
+         "bbbbbbnnn"},
+        {"input 8x9x9\n"
+         "conv2d 16 k=3 p=1 act=relu\n"
+         "conv2d 16 k=3 p=1 g=4 act=relu name=h\n"
+         "conv2d 16 k=3 s=2 p=1 g=2\n"
+         "globalavgpool\n"
+         "flatten\n"
+         "dense 4\n",
+         "nnbnnn"},
         /* a sum whose output a max pool reads, and that pool's output
          * flatten, holds all it joins to NCHW (the pool keeps one layout):
          * b and s (its inputs), c (s is c's activation, element-wise), and

@@ -741,7 +741,9 @@ KERN_API int kern_conv2d_out_hw(const struct kern_conv2d_shape *s,
 /* Bytes of scratch kern_conv2d_f32 may use for this shape on any path
  * (a zero-padded copy of one sample's group of input planes, the channels
  * of an ungrouped shape rounded up to a multiple of 8 for a blocked input,
- * and a table of K = in_c/groups * kh * kw offsets); 0 when it needs none
+ * a table of K = in_c/groups * kh * kw offsets and, when K is deeper than
+ * one K block of the tile (sized from this host's level-2 cache), running
+ * sums of up to (out_h * out_w + 12) x 24 floats); 0 when it needs none
  * or the shape is invalid. */
 KERN_API size_t kern_conv2d_work_bytes(const struct kern_conv2d_shape *s);
 
@@ -823,7 +825,9 @@ KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
  * [in_h][in_w][8] for x, alike for y with out_c. The packed weights, the
  * scratch (kern_conv2d_work_bytes) and the other arguments are those of
  * kern_conv2d_packed_f32; with both layouts KERN_LAYOUT_NCHW it is that
- * function. A blocked layout needs groups == 1 (else KERN_E_SHAPE), and
+ * function. A blocked layout needs groups == 1 or groups whose channels
+ * are whole blocks of 8, in_c / groups and out_c / groups both multiples
+ * of 8 (else KERN_E_SHAPE), and
  * KERN_E_OVERFLOW when a blocked tensor's size overflows. Channel counts
  * need not be multiples of 8: the padding lanes of a blocked x are never
  * read, those of a blocked y are written with zeros.

@@ -294,7 +294,8 @@ static void pack(const struct kern_conv2d_shape *s,
     }
 }
 
-/* pack() from a blocked (NCHW8c) input, ungrouped, into blocked phase
+/* pack() from a blocked (NCHW8c) input (x at the group's first block;
+ * a group's channels are whole blocks when grouped) into blocked phase
  * planes (layout in conv.h): each phase row is written once, left to
  * right, a vector of 8 channels per pixel, zeros where it falls in the
  * padding, so that the copy needs neither transposes nor a prior memset. */
@@ -305,7 +306,7 @@ static void pack_blocked(const struct kern_conv2d_shape *s,
     const size_t ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
     const size_t pt = s->pad_top, pl = s->pad_left, P = g->pitch;
-    const size_t nblk = (s->in_c + 7) / 8;
+    const size_t nblk = nb_of(s->in_c / s->groups);
     const V8 z = v8_zero();
     for (size_t cb = 0; cb < nblk; cb++) {
         const float *xb = x + cb * ih * iw * 8;
@@ -610,19 +611,19 @@ ct_store(const int R, V8 *v, size_t ocn, float *yb, size_t plane,
 static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
                                      0,  0,  0,  0,  0,  0,  0,  0};
 
-/* One K step of a tile: weights k of its nv blocks (blocks K * 8 floats
- * apart from w0) times pixel r's input, at p[r] + o (any) or q + rs * r
+/* One K step of a tile: weights k of its nv blocks (blocks ks * 8 floats
+ * apart from w0, ks the packed depth) times pixel r's input, at p[r] + o (any) or q + rs * r
  * (consecutive pixels rs floats apart), into the accumulators. */
 static inline __attribute__((always_inline)) void
 ct_fma(const int nv, const int R, const bool any, const size_t rs,
-       V8 *a, const float *w0, size_t K, size_t k,
+       V8 *a, const float *w0, size_t ks, size_t k,
        const float *const *p, ptrdiff_t o, const float *q)
 {
     const V8 v0 = v8_load(w0 + k * OCB);
     const V8 v1 =
-        nv > 1 ? v8_load(w0 + (K + k) * OCB) : v0;
+        nv > 1 ? v8_load(w0 + (ks + k) * OCB) : v0;
     const V8 v2 =
-        nv > 2 ? v8_load(w0 + (2 * K + k) * OCB) : v0;
+        nv > 2 ? v8_load(w0 + (2 * ks + k) * OCB) : v0;
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++) {
         const float *src = any ? p[r] + o : q + rs * (size_t)r;
@@ -637,6 +638,16 @@ ct_fma(const int nv, const int R, const bool any, const size_t rs,
     }
 }
 
+/* A K block's part in a tile (see ct_plane): the weights' packed depth
+ * ks (the tile's K is then the block's), the running sums to start from
+ * (ain; NULL: the biases) and to leave (aout; NULL: the last block, whose
+ * sums go to the output), R * nv vectors each. */
+struct ct_kb {
+    size_t ks;
+    const float *ain;
+    float *aout;
+};
+
 /* Outputs p0 .. p0 + R of the chunk's ocn (<= 8 nv) channels: block v's
  * weights at wp + v * K * 8, its outputs from yb + v * 8 * plane (the
  * block's planes, or with `bout` its blocked [plane][8] run). Pixel r
@@ -644,24 +655,33 @@ ct_fma(const int nv, const int R, const bool any, const size_t rs,
  * only: row at px[0] + off[k] + r, blocked row at px[0] + off[k] + 8 r,
  * direct at px[0] + k * step + r,
  * blocked at px[0] + k / 8 * step + k % 8 + 8 r, step the blocked
- * plane's floats); bb holds the chunk's biases. */
+ * plane's floats); bb holds the chunk's biases. kb: NULL, or one K block
+ * of a padded shape's tile (any, row and blocked row modes). */
 static inline __attribute__((always_inline)) void
 ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
       const float *wp, const float *const *px, const ptrdiff_t *off,
       size_t step, const float *bb, int act, size_t ocn, float *yb,
-      size_t plane, size_t p0)
+      size_t plane, size_t p0, const struct ct_kb *kb)
 {
     V8 a[CT_PIX];
-    const V8 b0 = v8_load(bb), b1 = v8_load(bb + 8);
-    const V8 b2 = v8_load(bb + 16);
+    const size_t ks = kb ? kb->ks : K;
+    if (kb && kb->ain) {
 #pragma GCC unroll 12
-    for (int r = 0; r < R; r++) {
-        a[r * nv] = b0;
-        if (nv > 1) {
-            a[r * nv + 1] = b1;
+        for (int i = 0; i < R * nv; i++) {
+            a[i] = v8_load(kb->ain + (size_t)i * 8);
         }
-        if (nv > 2) {
-            a[r * nv + 2] = b2;
+    } else {
+        const V8 b0 = v8_load(bb), b1 = v8_load(bb + 8);
+        const V8 b2 = v8_load(bb + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            a[r * nv] = b0;
+            if (nv > 1) {
+                a[r * nv + 1] = b1;
+            }
+            if (nv > 2) {
+                a[r * nv + 2] = b2;
+            }
         }
     }
     const float *q = px[0];
@@ -672,12 +692,12 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
         for (; k + 8 <= K; k += 8, q += step) {
 #pragma GCC unroll 8
             for (int l = 0; l < 8; l++) {
-                ct_fma(nv, R, false, 8, a, wp, K, k + (size_t)l, px, 0,
+                ct_fma(nv, R, false, 8, a, wp, ks, k + (size_t)l, px, 0,
                        q + l);
             }
         }
         for (size_t l = 0; k < K; k++, l++) {
-            ct_fma(nv, R, false, 8, a, wp, K, k, px, 0, q + l);
+            ct_fma(nv, R, false, 8, a, wp, ks, k, px, 0, q + l);
         }
     } else if (mode == CT_BANY) {
         const float *p[CT_PIX];
@@ -689,7 +709,7 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
         for (; k + 8 <= K; k += 8) {
 #pragma GCC unroll 8
             for (int l = 0; l < 8; l++) {
-                ct_fma(nv, R, true, 1, a, wp, K, k + (size_t)l, p, l, q);
+                ct_fma(nv, R, true, 1, a, wp, ks, k + (size_t)l, p, l, q);
             }
 #pragma GCC unroll 12
             for (int r = 0; r < R; r++) {
@@ -697,17 +717,25 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
             }
         }
         for (ptrdiff_t l = 0; k < K; k++, l++) {
-            ct_fma(nv, R, true, 1, a, wp, K, k, p, l, q);
+            ct_fma(nv, R, true, 1, a, wp, ks, k, p, l, q);
         }
     } else if (mode == CT_DIRECT) {
         for (size_t k = 0; k < K; k++, q += step) {
-            ct_fma(nv, R, false, 1, a, wp, K, k, px, 0, q);
+            ct_fma(nv, R, false, 1, a, wp, ks, k, px, 0, q);
         }
     } else {
         for (size_t k = 0; k < K; k++) {
             ct_fma(nv, R, mode == CT_ANY, mode == CT_BROW ? 8 : 1, a, wp,
-                   K, k, px, off[k], q + off[k]);
+                   ks, k, px, off[k], q + off[k]);
         }
+    }
+    if (kb && kb->aout) {
+        /* not the last block: the sums as they are, for the next */
+#pragma GCC unroll 12
+        for (int i = 0; i < R * nv; i++) {
+            v8_store(kb->aout + (size_t)i * 8, a[i]);
+        }
+        return;
     }
 #pragma GCC unroll 3
     for (int v = 0; v < nv; v++) {
@@ -740,11 +768,11 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
 #define CT_CASE(nv, r)                                                       \
     case (nv) * 16 + (r):                                                    \
         ctile(CT_ANY, nv, r, bout, K, wp, px, off, 0, bb, act, ocn, yb,      \
-              plane, p0);                                                    \
+              plane, p0, kb);                                                \
         break
 #define CT_FULL(m, nv)                                                       \
     ctile(m, nv, ct_pixels(nv), bout, K, wp, px, off, step, bb, act, ocn,    \
-          yb, plane, p0)
+          yb, plane, p0, kb)
 /* A full tile of nv blocks in row mode m, returning. */
 #define CT_ROWS(m)                                                           \
     switch (nv) {                                                            \
@@ -766,7 +794,7 @@ static inline __attribute__((always_inline)) void
 ctile_sel(const bool bout, int mode, int nv, int r, size_t K,
           const float *wp, const float *const *px, const ptrdiff_t *off,
           size_t step, const float *bb, int act, size_t ocn, float *yb,
-          size_t plane, size_t p0)
+          size_t plane, size_t p0, const struct ct_kb *kb)
 {
     if (r == ct_pixels(nv)) {
         if (mode == CT_ROW) {
@@ -800,7 +828,7 @@ ctile_sel(const bool bout, int mode, int nv, int r, size_t K,
         CT_CASE(1, 2);
     default:
         ctile(CT_ANY, 1, 1, bout, K, wp, px, off, 0, bb, act, ocn, yb, plane,
-              p0);
+              p0, kb);
         break;
     }
 }
@@ -810,14 +838,14 @@ static void ctile_any(bool bout, int mode, int nv, int r, size_t K,
                       const float *wp, const float *const *px,
                       const ptrdiff_t *off, size_t step, const float *bb,
                       int act, size_t ocn, float *yb, size_t plane,
-                      size_t p0)
+                      size_t p0, const struct ct_kb *kb)
 {
     if (bout) {
         ctile_sel(true, mode, nv, r, K, wp, px, off, step, bb, act, ocn, yb,
-                  plane, p0);
+                  plane, p0, kb);
     } else {
         ctile_sel(false, mode, nv, r, K, wp, px, off, step, bb, act, ocn,
-                  yb, plane, p0);
+                  yb, plane, p0, kb);
     }
 }
 
@@ -836,7 +864,7 @@ ct_direct_t(const bool bout, const int mode, const int nv, size_t K,
     for (; p0 + R <= plane; p0 += R) {
         const float *px0 = base + p0 * ps;
         ctile(mode, nv, (int)R, bout, K, wp, &px0, off, step, bb, act, ocn,
-              yb, plane, p0);
+              yb, plane, p0, NULL);
     }
     if (p0 < plane) {
         const float *px[CT_PIX];
@@ -844,7 +872,7 @@ ct_direct_t(const bool bout, const int mode, const int nv, size_t K,
             px[r] = base + (p0 + r) * ps;
         }
         ctile_any(bout, CT_ANY, nv, (int)(plane - p0), K, wp, px, off, 0,
-                  bb, act, ocn, yb, plane, p0);
+                  bb, act, ocn, yb, plane, p0, NULL);
     }
 }
 
@@ -873,12 +901,12 @@ ct_strided_t(const bool bout, const int nv, const struct kern_conv2d_shape *s,
         }
         if (n == R) {
             ctile(CT_BANY, nv, (int)R, bout, K, wp, px, NULL, step, bb, act,
-                  ocn, yb, plane, p0);
+                  ocn, yb, plane, p0, NULL);
             continue;
         }
         /* the last, partial tile: through the offsets table */
         ctile_any(bout, CT_ANY, nv, (int)n, K, wp, px, off, 0, bb, act, ocn,
-                  yb, plane, p0);
+                  yb, plane, p0, NULL);
     }
 }
 
@@ -933,6 +961,60 @@ static void ct_direct(bool bout, int mode, int nv, size_t K,
     }
 }
 
+/* Every tile of a chunk of ocn channels (nv blocks) on padded phase
+ * planes (base; blocked ones with bin), for K steps from wp and off; kb:
+ * NULL, or a K block whose running sums for the tile at pixel p0 are at
+ * ain / aout + p0 * 8 nv (tiles of R pixels: R * nv vectors each). */
+static void ct_plane(bool bout, bool bin, int nv,
+                     const struct kern_conv_geom *g, size_t out_w, size_t K,
+                     const struct ct_kb *kb, const float *wp,
+                     const float *base, const ptrdiff_t *off,
+                     const float *bb, int act, size_t ocn, float *yb,
+                     size_t plane)
+{
+    const size_t ps = bin ? 8 : 1;
+    const size_t R = (size_t)ct_pixels(nv);
+    const int rmode = bin ? CT_BROW : CT_ROW;
+    size_t oy = 0, ox = 0;
+    for (size_t p0 = 0; p0 < plane; p0 += R) {
+        const size_t n = plane - p0 < R ? plane - p0 : R;
+        const float *px[CT_PIX];
+        struct ct_kb tk;
+        const struct ct_kb *t = NULL;
+        if (kb) {
+            const size_t at = p0 * 8 * (size_t)nv;
+            tk.ks = kb->ks;
+            tk.ain = kb->ain ? kb->ain + at : NULL;
+            tk.aout = kb->aout ? kb->aout + at : NULL;
+            t = &tk;
+        }
+        if (ox + n <= out_w) {
+            /* consecutive: the tile stays in one row (a partial one is
+             * run in the any form) */
+            for (size_t r = 0; r < (n < R ? n : 1); r++) {
+                px[r] = base + (oy * g->pitch + ox + r) * ps;
+            }
+            ctile_any(bout, rmode, nv, (int)n, K, wp, px, off, 0, bb, act,
+                      ocn, yb, plane, p0, t);
+            ox += n;
+            if (ox == out_w) {
+                ox = 0;
+                oy++;
+            }
+            continue;
+        }
+        for (size_t r = 0; r < n; r++) {
+            px[r] = base + (oy * g->pitch + ox) * ps;
+            if (++ox == out_w) {
+                ox = 0;
+                oy++;
+            }
+        }
+        ctile_any(bout, CT_ANY, nv, (int)n, K, wp, px, off, 0, bb, act, ocn,
+                  yb, plane, p0, t);
+    }
+}
+
 /* Blocks for the next chunk of `left` channels: 3 while that leaves no
  * lone block (8 channels: a 1 x 12 tile, load-bound), else 2 or 1. A 1 x
  * 1 convolution read straight from the input planes keeps to 2 blocks x 6
@@ -967,9 +1049,11 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
         pixel_gemm(s, &g, out_h, out_w, x, wpk, true, bias, act, work, y);
         return;
     }
-    /* A sample's floats in each layout (groups == 1 when blocked). */
+    /* A sample's floats in each layout (when blocked and grouped, every
+     * group's channels are whole blocks, so that group gi starts gi * icg
+     * planes in, as in NCHW). */
     const size_t x_n = bin ? nb_of(s->in_c) * 8 * hw_in : s->in_c * hw_in;
-    const size_t y_n = bout ? nb * OCB * plane : s->out_c * plane;
+    const size_t y_n = bout ? nb_of(s->out_c) * 8 * plane : s->out_c * plane;
     /* pixels 8 floats apart in a blocked input and in its blocked phase
      * planes; direct: channel blocks (blocked) or channels a plane apart */
     const size_t ps = bin ? 8 : 1, step = bin ? hw_in * 8 : hw_in;
@@ -978,6 +1062,8 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
     ws += (64 - (uintptr_t)ws % 64) % 64;
     ptrdiff_t *off = (ptrdiff_t *)(void *)ws;
     float *buf = (float *)(void *)(off + (g.direct ? 2 * K : K));
+    /* the running sums between K blocks (kern_conv_geom counts them) */
+    float *acc = buf + (g.buf_floats + 7) / 8 * 8;
     /* an unpadded 1 x 1 convolution on a blocked input reads it in place
      * at any stride: a pixel's 8 channels are one contiguous run */
     const bool inplace = bin && s->kh == 1 && s->kw == 1 && !s->pad_top &&
@@ -1021,37 +1107,24 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                     oc += ocn;
                     continue;
                 }
-                const size_t R = (size_t)ct_pixels(nv);
-                const int rmode = bin ? CT_BROW : CT_ROW;
-                size_t oy = 0, ox = 0;
-                for (size_t p0 = 0; p0 < plane; p0 += R) {
-                    const size_t n = plane - p0 < R ? plane - p0 : R;
-                    const float *px[CT_PIX];
-                    if (ox + n <= out_w) {
-                        /* consecutive: the tile stays in one row (a
-                         * partial one is run in the any form) */
-                        for (size_t r = 0; r < (n < R ? n : 1); r++) {
-                            px[r] = base + (oy * g.pitch + ox + r) * ps;
-                        }
-                        ctile_any(bout, rmode, nv, (int)n, K, wp, px, off,
-                                  0, bb, act, ocn, yg + oc * plane, plane,
-                                  p0);
-                        ox += n;
-                        if (ox == out_w) {
-                            ox = 0;
-                            oy++;
-                        }
-                        continue;
-                    }
-                    for (size_t r = 0; r < n; r++) {
-                        px[r] = base + (oy * g.pitch + ox) * ps;
-                        if (++ox == out_w) {
-                            ox = 0;
-                            oy++;
-                        }
-                    }
-                    ctile_any(bout, CT_ANY, nv, (int)n, K, wp, px, off, 0,
-                              bb, act, ocn, yg + oc * plane, plane, p0);
+                if (g.kb >= K) {
+                    ct_plane(bout, bin, nv, &g, out_w, K, NULL, wp, base, off,
+                             bb, act, ocn, yg + oc * plane, plane);
+                    oc += ocn;
+                    continue;
+                }
+                /* K blocks: every tile of the plane runs one block of the
+                 * panel (kb x 8 nv floats, which stays in cache) before
+                 * the next block; the running sums wait in acc, so each
+                 * output adds its K terms in the same order as unblocked,
+                 * and the last block applies the activation. */
+                for (size_t k0 = 0; k0 < K; k0 += g.kb) {
+                    const size_t kn = K - k0 < g.kb ? K - k0 : g.kb;
+                    const struct ct_kb kb = {K, k0 ? acc : NULL,
+                                             k0 + kn < K ? acc : NULL};
+                    ct_plane(bout, bin, nv, &g, out_w, kn, &kb,
+                             wp + k0 * OCB, base, off + k0, bb, act, ocn,
+                             yg + oc * plane, plane);
                 }
                 oc += ocn;
             }

@@ -212,10 +212,15 @@ static unsigned conv_caps(const struct exec_op *op)
     if (conv_is_depthwise(op)) {
         return cin ? EXEC_BLK_IN | EXEC_BLK_OUT | EXEC_BLK_SAME : 0u;
     }
-    /* the packed kernel's layouts need one group */
-    return op->groups == 1 ? (cin ? EXEC_BLK_IN : 0u) |
-                                 (cout ? EXEC_BLK_OUT : 0u)
-                           : 0u;
+    if (op->groups == 1) {
+        return (cin ? EXEC_BLK_IN : 0u) | (cout ? EXEC_BLK_OUT : 0u);
+    }
+    /* grouped: the packed kernel takes blocked layouts when every group's
+     * channels, in and out, are whole blocks (RegNet's groups of 16) */
+    return (op->c_in / op->groups) % KERN_CBLOCK == 0 &&
+                   op->ocg % KERN_CBLOCK == 0
+               ? EXEC_BLK_IN | EXEC_BLK_OUT
+               : 0u;
 }
 
 /* A depthwise conv2d that runs on blocked tensors (both or neither). */
