@@ -476,7 +476,6 @@ static int load_measurements(const char *path, const struct options *o,
                 rc = CLI_EXIT_FAILURE;
                 break;
             }
-            s.device.cache_count = 0;
         } else {
             struct prof_diag pd = {0, ""};
             bool found = false;
@@ -1036,7 +1035,6 @@ static int run_measure(const struct options *o)
     if (st != PROF_OK || (st = prof_device_host(&cal, &host)) != PROF_OK) {
         return cli_prof_failed("calibrating the host", st, NULL);
     }
-    host.cache_count = 0;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned maxt = online > 4 ? 4 : online < 1 ? 1 : (unsigned)online;
     unsigned threads[8];
@@ -1217,6 +1215,19 @@ static int run_predict(int argc, char **argv, const struct options *o,
                 "speed-up)\n",
                 dm->device.name, memest_precision_name(o->precision));
     }
+    /* The host's cache levels (their sizes and measured bandwidths, which
+     * the devices file does not keep) from the calibration the fit used */
+    struct prof_device host;
+    const bool is_host = strcmp(device, "host") == 0;
+    if (is_host) {
+        struct prof_calibration cal;
+        bool cached = false;
+        int cst = cli_host_calibration(&o->calib, &cal, &cached);
+        if (cst != PROF_OK || (cst = prof_device_host(&cal, &host)) !=
+                                  PROF_OK) {
+            return cli_prof_failed("calibrating the host", cst, NULL);
+        }
+    }
     struct tab pt = {0};
     tab_new(&pt, "predictions", pred_cols, pred_types,
             sizeof pred_cols / sizeof pred_cols[0]);
@@ -1247,7 +1258,8 @@ static int run_predict(int argc, char **argv, const struct options *o,
         for (size_t bi = 0; bi < nbt && rc == CLI_EXIT_OK; bi++) {
             for (size_t ti = 0; ti < nth && rc == CLI_EXIT_OK; ti++) {
                 struct prof_dm_case c = {&net, ths[ti], o->precision,
-                                         bts[bi], 0.0, NULL};
+                                         bts[bi], 0.0,
+                                         is_host ? &host : NULL};
                 double ms = NAN, lo = NAN, hi = NAN, bound = NAN;
                 double meas = NAN;
                 int st = prof_dm_predict(dm, &c, &ms, &lo, &hi);

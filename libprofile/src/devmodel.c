@@ -208,6 +208,22 @@ static bool case_ok(const struct prof_dm_case *c)
            precision_ok(c->precision);
 }
 
+/* The bandwidth a layer moving bytes sees, bytes per ms: the smallest
+ * cache level that holds them, at its measured bandwidth (a host
+ * calibration's levels: between the runs of a small network its weights
+ * and activations stay there), else main memory's, dram (already scaled
+ * by eff_bandwidth); the catalogue boards have no levels. */
+static double layer_bandwidth(const struct prof_device *dev, double bytes,
+                              double dram, double eff)
+{
+    for (unsigned k = 0; k < dev->cache_count; k++) {
+        if (bytes <= (double)dev->cache[k].capacity_bytes) {
+            return dev->cache[k].bandwidth_gbps * 1e6 * eff;
+        }
+    }
+    return dram;
+}
+
 /* The model's time for a case from physical parameters q. */
 static double model_ms(const struct prof_device *dev, const double *q,
                        enum prof_dm_combine combine,
@@ -274,9 +290,11 @@ static double model_ms(const struct prof_device *dev, const double *q,
         const double share = red > 0.0 ? red / (red + r0) : 1.0;
         const double compute = (double)l->macs * batch /
                                (peak * g * q[e] * share) * amdahl;
-        const double memory =
+        const double bytes =
             ((double)l->act_elements * batch + (double)l->param_count) *
-            elem_bytes / bw;
+            elem_bytes;
+        const double memory = bytes / layer_bandwidth(dev, bytes, bw,
+                                                      q[PROF_DM_EFF_BANDWIDTH]);
         const double body = combine == PROF_DM_SUM
                                 ? compute + memory
                                 : (compute > memory ? compute : memory);
