@@ -2063,9 +2063,13 @@ PROF_API int prof_train_get_grads(prof_train *t, size_t layer, float *weight,
  */
 enum prof_op_class {
     PROF_OPC_DEPTHWISE = 0, /* conv2d with groups == input channels > 1 */
-    PROF_OPC_POINTWISE,     /* 1x1 conv2d, not grouped */
-    PROF_OPC_CONV3X3,       /* 3x3 stride-1 dense conv2d (Winograd-able) */
-    PROF_OPC_CONV_OTHER,    /* other conv2d and convtranspose */
+    PROF_OPC_POINTWISE,     /* 1x1 conv2d; any other dense conv2d of 8+
+                             * input channels that is not CONV3X3 (one
+                             * GEMM over its im2col rows) */
+    PROF_OPC_CONV3X3,       /* 3x3 stride-1 dense conv2d of 8+ input or
+                             * output channels (ncnn's Winograd rule) */
+    PROF_OPC_CONV_OTHER,    /* stems of < 8 input channels, grouped
+                             * (not depthwise) conv2d, convtranspose */
     PROF_OPC_GEMM,          /* dense, matmul, attention, lstm, gru */
     PROF_OPC_ELEMENTWISE,   /* activation, add, mul, batchnorm, ... */
     PROF_OPC_POOL,          /* maxpool, avgpool, globalavgpool */
