@@ -73,7 +73,7 @@ void cli_devices_free(struct cli_devices *d);
 /*
  * The device model columns (edgefit-device writes them; a file without
  * them reads as before): cores, peak_gmacs_f16, peak_gmacs_int8,
- * bandwidth_1core_gbps, runtime, combine (max or sum), the twelve parameters
+ * bandwidth_1core_gbps, runtime, combine (max or sum), the thirteen parameters
  * of prof_dm_param_name(), interval_low, interval_high, samples and
  * rms_log_residual. A row with a runtime is a fitted model of the device
  * it names on the figures of its row: a built-in name (its figures must

@@ -76,7 +76,7 @@ static void usage(FILE *f)
         "The device model: per layer, MACs at an efficiency of the operator\n"
         "class (depthwise, pointwise, 3x3, other convolution, GEMM, ...) of\n"
         "the device's peak, bytes at its bandwidth, a per-layer overhead and\n"
-        "an Amdahl thread curve; twelve parameters per (device, runtime),\n"
+        "an Amdahl thread curve; thirteen parameters per (device, runtime),\n"
         "fitted by least squares on log time.\n"
         "\n"
         "  --fit                 fit every (device, runtime) of the\n"
@@ -123,10 +123,11 @@ static void usage(FILE *f)
         "  --quiet               no progress\n"
         "  -h, --help, --version   this text; the version\n"
         "\n"
-        "Host timings (--measure, --check-host) are the calling thread's\n"
-        "CPU time: the median of --repeats samples (each of calls lasting\n"
-        "10 ms of CPU), so that other work on a shared machine does not\n"
-        "count.\n");
+        "Host timings (--measure, --check-host) are wall time less the\n"
+        "time the calling thread waited for a core: the median of\n"
+        "--repeats samples (each of calls lasting 10 ms), so that other\n"
+        "work on a shared machine does not count, and waits for worker\n"
+        "threads do.\n");
 }
 
 static const struct cli_app app = {"edgefit-device", EDGEFIT_VERSION, usage,
@@ -475,7 +476,6 @@ static int load_measurements(const char *path, const struct options *o,
                 rc = CLI_EXIT_FAILURE;
                 break;
             }
-            s.device.cache_count = 0;
         } else {
             struct prof_diag pd = {0, ""};
             bool found = false;
@@ -927,19 +927,20 @@ static int run_once(void *p)
     return prof_exec_run(c->ex, c->in, c->n_in, c->out, c->n_out);
 }
 
-/* The host's latency of model: the median of repeats samples of the
- * calling thread's CPU time per call. On a machine shared with other
- * work, wall-clock time counts the other work's time slices and varies
- * with it several times over; CPU time counts only this run's work, so
- * --measure (the calibration) and --check-host (the check) measure the
- * same quantity whatever the load. With one thread it is the time a quiet
- * machine takes. With more, the caller runs the first block of every
- * split product itself and then any block no worker has started (the
- * pool, libkernels/src/matmul.c), and sleeps while it waits: its CPU time
- * is the critical path when the workers keep up, and up to the
- * one-thread time when the machine keeps them from running (the
- * workers' own CPU time would count their spinning between products). A
- * layer the executor does not split counts whole, as on a quiet machine.
+/* The host's latency of model: the median of repeats samples of wall
+ * time less the calling thread's run-queue delay (PROF_CLOCK_UNQUEUED).
+ * What a user sees is wall time; on a machine shared with other work,
+ * wall time also counts the slices the other work holds the cores, and
+ * varied several times over between runs. The caller's CPU time does not
+ * count them, but with more threads it is wrong the other way: the
+ * caller runs the first block of every split product and then any block
+ * no worker has started (the pool, libkernels/src/matmul.c), and sleeps
+ * while it waits for the rest, so its CPU time leaves out its waits for
+ * the workers (what two threads cost a user) and grows to the one-thread
+ * time when the workers are kept from running. Wall time less the
+ * caller's own queueing counts its work and its waits for the workers,
+ * not its waits for a core; it still counts a worker's queueing while
+ * the caller waits for it. With one thread it is the thread's CPU time.
  * *ms, or a PROF_ status with diag. */
 static int time_model(const memest_model *model, unsigned threads,
                       enum memest_precision prec, uint64_t batch,
@@ -973,14 +974,15 @@ static int time_model(const memest_model *model, unsigned threads,
         to.warmup = 1;
         to.repeats = repeats;
         to.min_sample_ms = 10.0;
-        to.clock = PROF_CLOCK_THREAD_CPU;
+        to.clock = PROF_CLOCK_UNQUEUED;
         struct prof_stats stats;
         st = prof_time(run_once, &c, &to, &stats, NULL);
         if (st == PROF_OK) {
             *ms = stats.median_ms;
         } else if (st == PROF_E_IO && diag) {
             snprintf(diag->message, sizeof diag->message,
-                     "the calling thread's CPU clock: %s", strerror(errno));
+                     "the calling thread's run-queue delay "
+                     "(/proc/thread-self/schedstat): %s", strerror(errno));
         }
     }
     free(c.in);
@@ -1012,6 +1014,11 @@ static const char *const suite[][2] = {
     {"pool-b", "input 256x14x14\nglobalavgpool\n"},
     {"tiny-a", "input 8x8x8\nconv2d 8 k=3 p=1 g=8\n"},
     {"tiny-b", "input 16\ndense 16\n"},
+    /* eight of tiny-b's layer: with tiny-b, it tells the fixed cost of a
+     * run (run_overhead_ms) from that of a layer (overhead_ms), which
+     * single-layer runs cannot */
+    {"tiny-c", "input 16\ndense 16\ndense 16\ndense 16\ndense 16\n"
+               "dense 16\ndense 16\ndense 16\ndense 16\n"},
 };
 #define SUITE_COUNT (sizeof suite / sizeof suite[0])
 
@@ -1028,7 +1035,6 @@ static int run_measure(const struct options *o)
     if (st != PROF_OK || (st = prof_device_host(&cal, &host)) != PROF_OK) {
         return cli_prof_failed("calibrating the host", st, NULL);
     }
-    host.cache_count = 0;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned maxt = online > 4 ? 4 : online < 1 ? 1 : (unsigned)online;
     unsigned threads[8];
@@ -1209,6 +1215,19 @@ static int run_predict(int argc, char **argv, const struct options *o,
                 "speed-up)\n",
                 dm->device.name, memest_precision_name(o->precision));
     }
+    /* The host's cache levels (their sizes and measured bandwidths, which
+     * the devices file does not keep) from the calibration the fit used */
+    struct prof_device host;
+    const bool is_host = strcmp(device, "host") == 0;
+    if (is_host) {
+        struct prof_calibration cal;
+        bool cached = false;
+        int cst = cli_host_calibration(&o->calib, &cal, &cached);
+        if (cst != PROF_OK || (cst = prof_device_host(&cal, &host)) !=
+                                  PROF_OK) {
+            return cli_prof_failed("calibrating the host", cst, NULL);
+        }
+    }
     struct tab pt = {0};
     tab_new(&pt, "predictions", pred_cols, pred_types,
             sizeof pred_cols / sizeof pred_cols[0]);
@@ -1239,7 +1258,8 @@ static int run_predict(int argc, char **argv, const struct options *o,
         for (size_t bi = 0; bi < nbt && rc == CLI_EXIT_OK; bi++) {
             for (size_t ti = 0; ti < nth && rc == CLI_EXIT_OK; ti++) {
                 struct prof_dm_case c = {&net, ths[ti], o->precision,
-                                         bts[bi], 0.0, NULL};
+                                         bts[bi], 0.0,
+                                         is_host ? &host : NULL};
                 double ms = NAN, lo = NAN, hi = NAN, bound = NAN;
                 double meas = NAN;
                 int st = prof_dm_predict(dm, &c, &ms, &lo, &hi);

@@ -37,6 +37,7 @@ static const char *const param_names[PROF_DM_PARAM_COUNT] = {
     "eff_conv_other", "eff_gemm",      "eff_bandwidth",
     "overhead_ms",    "parallel_fraction", "int8_speedup",
     "f16_speedup",    "reduction_half", "int8_speedup_conv3x3",
+    "run_overhead_ms",
 };
 
 const char *prof_op_class_name(enum prof_op_class c)
@@ -52,6 +53,7 @@ const char *prof_dm_param_name(enum prof_dm_param k)
 static enum prof_op_class conv_class(const struct memest_layer *l)
 {
     const uint64_t in_c = l->in_shape.rank == 3 ? l->in_shape.dim[0] : 0;
+    const uint64_t out_c = l->out_shape.rank == 3 ? l->out_shape.dim[0] : 0;
     if (l->groups > 1 && l->groups == in_c) {
         return PROF_OPC_DEPTHWISE;
     }
@@ -61,10 +63,23 @@ static enum prof_op_class conv_class(const struct memest_layer *l)
     if (l->kernel_h == 1 && l->kernel_w == 1) {
         return PROF_OPC_POINTWISE;
     }
-    if (l->groups == 1 && l->kernel_h == 3 && l->kernel_w == 3 &&
-        l->stride_h == 1 && l->stride_w == 1 &&
-        (l->dilation_h <= 1 && l->dilation_w <= 1)) {
+    if (l->groups > 1) {
+        return PROF_OPC_CONV_OTHER;
+    }
+    /* ncnn's rule for Winograd (src/layer/arm/convolution_arm.cpp,
+     * prefer_winograd): 3x3, stride and dilation 1, at least 8 input or
+     * output channels. */
+    if (l->kernel_h == 3 && l->kernel_w == 3 && l->stride_h == 1 &&
+        l->stride_w == 1 && l->dilation_h <= 1 && l->dilation_w <= 1 &&
+        (in_c >= 8 || out_c >= 8)) {
         return PROF_OPC_CONV3X3;
+    }
+    /* Any other dense convolution of 8 or more input channels (ResNet's
+     * stride-2 3x3s) is lowered to one GEMM over its im2col rows, as a 1x1
+     * is a GEMM over its input: the pointwise class. Left: the stems of
+     * 1 to 7 channels, whose short rows the GEMM's tiles do not fill. */
+    if (in_c >= 8) {
+        return PROF_OPC_POINTWISE;
     }
     return PROF_OPC_CONV_OTHER;
 }
@@ -193,6 +208,22 @@ static bool case_ok(const struct prof_dm_case *c)
            precision_ok(c->precision);
 }
 
+/* The bandwidth a layer moving bytes sees, bytes per ms: the smallest
+ * cache level that holds them, at its measured bandwidth (a host
+ * calibration's levels: between the runs of a small network its weights
+ * and activations stay there), else main memory's, dram (already scaled
+ * by eff_bandwidth); the catalogue boards have no levels. */
+static double layer_bandwidth(const struct prof_device *dev, double bytes,
+                              double dram, double eff)
+{
+    for (unsigned k = 0; k < dev->cache_count; k++) {
+        if (bytes <= (double)dev->cache[k].capacity_bytes) {
+            return dev->cache[k].bandwidth_gbps * 1e6 * eff;
+        }
+    }
+    return dram;
+}
+
 /* The model's time for a case from physical parameters q. */
 static double model_ms(const struct prof_device *dev, const double *q,
                        enum prof_dm_combine combine,
@@ -259,15 +290,17 @@ static double model_ms(const struct prof_device *dev, const double *q,
         const double share = red > 0.0 ? red / (red + r0) : 1.0;
         const double compute = (double)l->macs * batch /
                                (peak * g * q[e] * share) * amdahl;
-        const double memory =
+        const double bytes =
             ((double)l->act_elements * batch + (double)l->param_count) *
-            elem_bytes / bw;
+            elem_bytes;
+        const double memory = bytes / layer_bandwidth(dev, bytes, bw,
+                                                      q[PROF_DM_EFF_BANDWIDTH]);
         const double body = combine == PROF_DM_SUM
                                 ? compute + memory
                                 : (compute > memory ? compute : memory);
         total += body + q[PROF_DM_OVERHEAD_MS];
     }
-    return total;
+    return total + q[PROF_DM_RUN_OVERHEAD_MS];
 }
 
 static bool model_ok(const struct prof_devmodel *m)
@@ -337,19 +370,20 @@ int prof_dm_roofline_bound(const struct prof_device *dev,
  * every step keeps the parameters physical. Bounds keep a parameter the
  * data do not reach from running off while the prior is weak. */
 static const double x_lo[PROF_DM_PARAM_COUNT] = {
-    -9.2, -9.2, -9.2, -9.2, -9.2, -9.2, -16.2, -9.0, -4.6, -4.6, -4.6, -4.6};
+    -9.2, -9.2, -9.2, -9.2, -9.2, -9.2, -16.2, -9.0, -4.6, -4.6, -4.6, -4.6,
+    -16.2};
 /* Physical bounds: no operator class runs above the peak (x = 0), but the
  * 3x3 one, whose effective rate may reach 4 (Winograd F(4,3) does a
  * quarter of the multiplies, x = ln 4); the bandwidth share may exceed 1
  * (the catalogue's all-core figures are lower bounds). Uncapped, a fit
  * put GEMM at 10x the peak to cancel its compute term. */
 static const double x_hi[PROF_DM_PARAM_COUNT] = {
-    0.0, 0.0, 1.4, 0.0, 0.0, 2.3, 2.3, 9.0, 2.8, 2.8, 8.3, 2.8};
+    0.0, 0.0, 1.4, 0.0, 0.0, 2.3, 2.3, 9.0, 2.8, 2.8, 8.3, 2.8, 2.3};
 /* The prior's spread, natural log units: weak (a factor e^3 = 20 is one
  * standard deviation, e^1.5 = 4.5 for the precision speed-ups), strong
  * enough to hold a parameter the data do not reach. */
 static const double x_sigma[PROF_DM_PARAM_COUNT] = {
-    3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5};
+    3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5, 3.0};
 
 /* Parameters the fit holds at the prior's centre, so that a (device,
  * runtime) has ten fitted parameters. GEMM's efficiency: 1, the roof. A
@@ -365,6 +399,19 @@ static const bool held_param[PROF_DM_PARAM_COUNT] = {
     [PROF_DM_EFF_GEMM] = true,
     [PROF_DM_INT8_SPEEDUP_3X3] = true,
 };
+
+/* Whether the fit of runtime holds parameter k: the above, and the cost
+ * per run but for edgefit's own executor, the one runtime calibrated on
+ * single layers (--measure); a published network's run is one of tens of
+ * layers and milliseconds, and with layers of every size the per-layer
+ * overhead already takes what is fixed. */
+static bool held_for(const char *runtime, int k)
+{
+    if (k == PROF_DM_RUN_OVERHEAD_MS) {
+        return strcmp(runtime, "edgefit") != 0;
+    }
+    return held_param[k];
+}
 
 /* The prior's residuals weigh as measurements 10% off per standard
  * deviation: a measurement moves a parameter it constrains far more than
@@ -419,6 +466,7 @@ void prof_dm_defaults(const struct prof_device *dev, const char *runtime,
     out->param[PROF_DM_INT8_SPEEDUP_3X3] = out->param[PROF_DM_INT8_SPEEDUP];
     /* a reduction of 8 MACs per output at half the class's efficiency */
     out->param[PROF_DM_REDUCTION_HALF] = 8.0;
+    out->param[PROF_DM_RUN_OVERHEAD_MS] = 0.001;
     out->combine = PROF_DM_MAX;
     out->interval_low = 1.0;
     out->interval_high = 1.0;
@@ -433,6 +481,7 @@ struct fit {
     const struct prof_dm_case *cases;
     size_t n;
     enum prof_dm_combine combine;
+    bool held[NP];  /* held_for() of the runtime fitted */
     double x0[NP];  /* the prior's centre */
     double pw[NP];  /* the weight of each prior residual per unit of x */
     double *r;      /* n + NP residuals */
@@ -520,7 +569,7 @@ static double lm(struct fit *f, double *x)
         double xt[NP];
         for (int k = 0; k < NP; k++) {
             const double h = 1e-5;
-            if (held_param[k]) {
+            if (f->held[k]) {
                 for (size_t i = 0; i < m; i++) {
                     f->jac[i * NP + (size_t)k] = 0.0;
                 }
@@ -566,7 +615,7 @@ static double lm(struct fit *f, double *x)
                 b[r] = -jtr[r];
             }
             for (int k = 0; k < NP; k++) {
-                if (held_param[k]) {
+                if (f->held[k]) {
                     for (int c = 0; c < NP; c++) {
                         a[k][c] = a[c][k] = 0.0;
                     }
@@ -692,6 +741,9 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
         return PROF_E_OVERFLOW;
     }
     struct fit f = {.dev = dev, .cases = cases, .n = n};
+    for (int k = 0; k < NP; k++) {
+        f.held[k] = held_for(runtime, k);
+    }
     f.r = malloc(m * sizeof *f.r);
     f.rt = malloc(m * sizeof *f.rt);
     f.jac = malloc(m * NP * sizeof *f.jac);
@@ -715,7 +767,7 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
             return PROF_E_RANGE;
         }
         for (int k = 0; k < NP; k++) {
-            if (!held_param[k]) {
+            if (!held_for(runtime, k)) {
                 def.param[k] = prior->param[k];
             }
         }

@@ -33,7 +33,7 @@ expect() { # exit code, text the message must hold, then the arguments
         fails=$((fails + 1))
     fi
 }
-echo "1..15"
+echo "1..17"
 head -1 "$fixture" >"$tmp/bad1.csv"
 echo "smallcnn,rpi4,ncnn,0,fp32,1,1.0,x" >>"$tmp/bad1.csv"
 expect 2 "bad1.csv:2: threads" --fit "$tmp/bad1.csv"
@@ -50,6 +50,10 @@ head -1 "$fixture" >"$tmp/bad5.csv"
 echo "smallcnn,rpi4,tvm,1,fp32,1,1.0,x" >>"$tmp/bad5.csv"
 expect 2 "bad5.csv:2: runtime: 'tvm'" --fit "$tmp/bad5.csv"
 expect 2 "--runtime: 'tvm'" --fit "$fixture" --runtime tvm
+head -1 "$fixture" >"$tmp/bad6.csv"
+echo "smallcnn,rpi4,ncnn,1,fp32,1,-2,x" >>"$tmp/bad6.csv"
+expect 2 "bad6.csv:2: latency_ms: '-2' is not a number above 0" \
+    --fit "$tmp/bad6.csv"
 
 # a row marked excluded (its source begins "excluded:") is skipped aloud:
 # the fit says so and its residuals hold only the other rows
@@ -68,6 +72,22 @@ check "the excluded row is neither fitted nor evaluated" \
 check "--fit writes devices.csv, fit_residuals.csv, cross_validation.csv" \
     test -s "$tmp/fit/devices.csv" -a -s "$tmp/fit/fit_residuals.csv" \
     -a -s "$tmp/fit/cross_validation.csv"
+# the shares within 25% and 2x that cross_validation.csv states are
+# those of the leave-one-model-out predictions fit_residuals.csv lists
+# (cv_predicted_ms against measured_ms, counted here)
+shares() {
+    awk -F, 'NR > 1 { r = $9 / $7; n++; w25 += (r >= 0.75 && r <= 1.25);
+                      w2 += (r >= 0.5 && r <= 2) }
+             END { printf "%.3f %.3f\n", w25 / n, w2 / n }' \
+        "$tmp/fit/fit_residuals.csv"
+}
+stated() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+             $1 == "rpi4" { printf "%.3f %.3f\n", $c["within_25pct"],
+                            $c["within_2x"] }' "$tmp/fit/cross_validation.csv"
+}
+check "cross_validation.csv's shares ($(stated)) are fit_residuals.csv's ($(shares))" \
+    test "$(shares)" = "$(stated)"
 # the fit's own prediction of resnet8 on 4 threads, and --predict's from
 # the file it wrote: the same to the digits the file keeps
 want=$(awk -F, '$1 == "resnet8" && $4 == 4 { print $8 }' "$tmp/fit/fit_residuals.csv")

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "edgefit/profile.h"
+#include "../max_seen.h"
 
 static void near_rel(double got, double want, double rel)
 {
@@ -47,7 +48,8 @@ static void test_classes(void **state)
         "conv2d 8 k=3 s=1 p=1\n"          /* conv3x3 */
         "conv2d 8 k=3 s=1 p=1 g=8\n"      /* depthwise */
         "conv2d 16 k=1\n"                 /* pointwise */
-        "conv2d 16 k=3 s=2 p=1\n"         /* conv_other */
+        "conv2d 16 k=3 s=2 p=1\n"         /* pointwise: a deep strided
+                                           * conv is one im2col GEMM */
         "maxpool k=2 s=2\n"               /* pool */
         "flatten\n"                       /* a view: left out */
         "dense 10\n";                     /* gemm */
@@ -59,7 +61,7 @@ static void test_classes(void **state)
     assert_int_equal(net.count, 6);
     const enum prof_op_class want[6] = {
         PROF_OPC_CONV3X3, PROF_OPC_DEPTHWISE, PROF_OPC_POINTWISE,
-        PROF_OPC_CONV_OTHER, PROF_OPC_POOL, PROF_OPC_GEMM};
+        PROF_OPC_POINTWISE, PROF_OPC_POOL, PROF_OPC_GEMM};
     for (size_t i = 0; i < 6; i++) {
         assert_int_equal(net.layers[i].op_class, want[i]);
     }
@@ -72,6 +74,84 @@ static void test_classes(void **state)
     assert_null(prof_op_class_name(PROF_OPC_COUNT));
     prof_dm_net_free(&net);
     memest_model_destroy(m);
+    /* Winograd as ncnn takes it (8 or more input or output channels),
+     * and what a GEMM's tiles do not fill: stems of fewer than 8 input
+     * channels, grouped convolutions */
+    static const char text2[] =
+        "input 3x16x16\n"
+        "conv2d 4 k=3 s=1 p=1\n"     /* 3 -> 4, 3x3 s1: conv_other */
+        "conv2d 8 k=3 s=1 p=1\n"     /* 4 -> 8: conv3x3 */
+        "conv2d 8 k=3 s=2 p=1\n"     /* 8 in, strided: pointwise */
+        "conv2d 16 k=3 p=1 g=2\n"    /* grouped: conv_other */
+        "conv2d 4 k=5 p=2\n";        /* 16 in, 5x5: pointwise */
+    assert_int_equal(memest_model_parse(text2, &m, &md), MEMEST_OK);
+    assert_int_equal(prof_dm_net_from_model(m, &net), PROF_OK);
+    assert_int_equal(net.count, 5);
+    const enum prof_op_class want2[5] = {
+        PROF_OPC_CONV_OTHER, PROF_OPC_CONV3X3, PROF_OPC_POINTWISE,
+        PROF_OPC_CONV_OTHER, PROF_OPC_POINTWISE};
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(net.layers[i].op_class, want2[i]);
+    }
+    prof_dm_net_free(&net);
+    memest_model_destroy(m);
+}
+
+/* Layers that do no work cost only the fixed costs, t = run_overhead_ms +
+ * layers x overhead_ms: runs of 1, 3 and 8 such layers measured at 0.05,
+ * 0.09 and 0.19 ms lie on that line, and the least-squares solution by
+ * hand is 0.03 ms per run and 0.02 per layer (two of the three give it,
+ * the third agrees). Fitted as edgefit, the fit finds both; as a
+ * published runtime it holds the cost per run at 1 us and puts all on the
+ * layers. */
+static void test_fit_run_overhead(void **state)
+{
+    (void)state;
+    const struct prof_device d = board();
+    struct prof_dm_layer none[8];
+    memset(none, 0, sizeof none);
+    struct prof_dm_net nets[3] = {
+        {.name = "one", .count = 1, .layers = none},
+        {.name = "three", .count = 3, .layers = none},
+        {.name = "eight", .count = 8, .layers = none},
+    };
+    const double ms[3] = {0.05, 0.09, 0.19};
+    struct prof_dm_case cases[3];
+    for (int k = 0; k < 3; k++) {
+        cases[k] = (struct prof_dm_case){&nets[k], 1, MEMEST_FP32, 1, ms[k],
+                                         NULL};
+    }
+    struct prof_devmodel fit;
+    struct prof_diag diag = {0, ""};
+    assert_int_equal(prof_dm_fit(&d, "edgefit", cases, 3, &fit, &diag),
+                     PROF_OK);
+    near_rel(fit.param[PROF_DM_RUN_OVERHEAD_MS], 0.03, 0.02);
+    near_rel(fit.param[PROF_DM_OVERHEAD_MS], 0.02, 0.02);
+    assert_true(fit.rms_log_residual < 0.01);
+    for (int k = 0; k < 3; k++) {
+        double p;
+        assert_int_equal(prof_dm_predict(&fit, &cases[k], &p, NULL, NULL),
+                         PROF_OK);
+        near_rel(p, ms[k], 0.01);
+    }
+    assert_string_equal(prof_dm_param_name(PROF_DM_RUN_OVERHEAD_MS),
+                        "run_overhead_ms");
+    /* ncnn: held at 1 us; one per-layer cost cannot fit all three, and
+     * the log residuals of the best one straddle zero */
+    assert_int_equal(prof_dm_fit(&d, "ncnn", cases, 3, &fit, &diag),
+                     PROF_OK);
+    near_rel(fit.param[PROF_DM_RUN_OVERHEAD_MS], 0.001, 1e-9);
+    assert_true(fit.rms_log_residual > 0.1);
+    double lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < 3; k++) {
+        double p;
+        assert_int_equal(prof_dm_predict(&fit, &cases[k], &p, NULL, NULL),
+                         PROF_OK);
+        const double r = log(ms[k] / p);
+        lo = -max_seen(-lo, -r);
+        hi = max_seen(hi, r);
+    }
+    assert_true(lo < 0.0 && hi > 0.0);
 }
 
 /* Two layers by hand on board(): 8 GMAC/s per core, 2 GB/s on one core,
@@ -95,6 +175,7 @@ static void test_hand_case(void **state)
     m.param[PROF_DM_EFF_DEPTHWISE] = 0.1;
     m.param[PROF_DM_EFF_BANDWIDTH] = 1.0;
     m.param[PROF_DM_OVERHEAD_MS] = 0.05;
+    m.param[PROF_DM_RUN_OVERHEAD_MS] = 0.25; /* once per run */
     m.param[PROF_DM_PARALLEL] = 0.8;
     m.combine = PROF_DM_MAX;
     m.interval_low = 0.5;
@@ -103,24 +184,25 @@ static void test_hand_case(void **state)
     double ms, lo, hi;
     /* one thread: conv 8e6 / (8e6 per ms x 2) = 0.5 ms, memory 4e6 B /
      * 2e6 B per ms = 2 ms -> 2; depthwise 4e5 / (8e6 x 0.1) = 0.5 ms,
-     * memory 8e6 / 2e6 = 4 -> 4; plus 2 x 0.05 */
+     * memory 8e6 / 2e6 = 4 -> 4; plus 2 x 0.05, then the run's 0.25
+     * (in every prediction below) */
     assert_int_equal(prof_dm_predict(&m, &c, &ms, &lo, &hi), PROF_OK);
-    near_rel(ms, 6.1, 1e-12);
-    near_rel(lo, 3.05, 1e-12);
-    near_rel(hi, 12.2, 1e-12);
+    near_rel(ms, 6.35, 1e-12);
+    near_rel(lo, 3.175, 1e-12);
+    near_rel(hi, 12.7, 1e-12);
     /* two threads, summed: Amdahl 0.2 + 0.8 / 2 = 0.6; bandwidth 4 GB/s:
      * conv 0.3 + 1, depthwise 0.3 + 2, plus 0.1 */
     m.combine = PROF_DM_SUM;
     c.threads = 2;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 3.7, 1e-12);
+    near_rel(ms, 3.7 + 0.25, 1e-12);
     /* int8 at batch 2: speed-up 0.5 and batch 2 -> compute x 4; bytes 1
      * per element x 2: conv 0.3 x 4 = 1.2 + 1e6 x 2 / 4e6 = 0.5;
      * depthwise 0.3 x 4 = 1.2 + 2e6 x 2 / 4e6 = 1 */
     c.precision = MEMEST_INT8;
     c.batch = 2;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 1.2 + 0.5 + 1.2 + 1.0 + 0.1, 1e-12);
+    near_rel(ms, 1.2 + 0.5 + 1.2 + 1.0 + 0.1 + 0.25, 1e-12);
     /* the roofline bound on 2 threads, int8: 64 / 2 = 32 GMAC/s -> conv
      * 16e6 / 32e6 = 0.5 vs 2e6 B / 4e6 = 0.5; depthwise 0.025 vs 1 */
     double bound;
@@ -129,7 +211,7 @@ static void test_hand_case(void **state)
     /* int8's 3x3 speed-up is its own: 0.25 -> the conv's compute x 2 */
     m.param[PROF_DM_INT8_SPEEDUP_3X3] = 0.25;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 2.4 + 0.5 + 1.2 + 1.0 + 0.1, 1e-12);
+    near_rel(ms, 2.4 + 0.5 + 1.2 + 1.0 + 0.1 + 0.25, 1e-12);
     /* the reduction term: 8e6 MACs over 1e6 outputs is a reduction of 8;
      * at reduction_half 8 the conv runs at half its efficiency (compute
      * 0.3 -> 0.6 on fp32, two threads), the depthwise (4e5 / 1e5 = 4) at
@@ -140,7 +222,7 @@ static void test_hand_case(void **state)
     c.precision = MEMEST_FP32;
     c.batch = 1;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 0.6 + 1.0 + 0.9 + 2.0 + 0.1, 1e-12);
+    near_rel(ms, 0.6 + 1.0 + 0.9 + 2.0 + 0.1 + 0.25, 1e-12);
     layers[0].out_elements = layers[1].out_elements = 0;
     /* fp16 on a board with fp16 arithmetic: the speed-up is the roof
      * ratio (64 / 32 = 2) times f16_speedup (2 here): compute / 4, bytes
@@ -148,16 +230,16 @@ static void test_hand_case(void **state)
     m.param[PROF_DM_F16_SPEEDUP] = 2.0;
     c.precision = MEMEST_FP16;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 0.075 + 0.5 + 0.075 + 1.0 + 0.1, 1e-12);
+    near_rel(ms, 0.075 + 0.5 + 0.075 + 1.0 + 0.1 + 0.25, 1e-12);
     /* without it (an A72: peak_gmacs_f16 = peak_gmacs) the speed-up is
      * not applied, only the bytes shrink: conv 0.3 + 0.5, dw 0.3 + 1 */
     m.device.peak_gmacs_f16 = m.device.peak_gmacs;
     assert_false(prof_device_has_f16(&m.device));
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 0.3 + 0.5 + 0.3 + 1.0 + 0.1, 1e-12);
+    near_rel(ms, 0.3 + 0.5 + 0.3 + 1.0 + 0.1 + 0.25, 1e-12);
     m.device.peak_gmacs_f16 = 0.0; /* unknown: the same */
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 0.3 + 0.5 + 0.3 + 1.0 + 0.1, 1e-12);
+    near_rel(ms, 0.3 + 0.5 + 0.3 + 1.0 + 0.1 + 0.25, 1e-12);
     assert_false(prof_device_has_f16(NULL));
     m.device = d;
     c.threads = 0;
@@ -222,11 +304,12 @@ static void test_fit_recovers(void **state)
     make_nets(nets, store);
     struct prof_devmodel truth;
     prof_dm_defaults(&d, "synthetic", &truth);
-    /* eff_gemm and int8_speedup_conv3x3 at the values the fit holds
-     * them at: 1, and 0.75 of board()'s int8 roof ratio 2 */
+    /* eff_gemm, int8_speedup_conv3x3 and run_overhead_ms at the values
+     * the fit holds them at: 1, 0.75 of board()'s int8 roof ratio 2, and
+     * 1 us (the runtime is not edgefit) */
     const double q[PROF_DM_PARAM_COUNT] = {0.08, 0.55, 1.6, 0.35, 1.0,
                                            0.5,  0.02, 0.7, 1.4, 0.9,
-                                           20.0, 1.5};
+                                           20.0, 1.5, 0.001};
     memcpy(truth.param, q, sizeof q);
     truth.combine = PROF_DM_MAX;
     static const unsigned threads[3] = {1, 2, 4};
@@ -338,11 +421,12 @@ static void test_pooled(void **state)
     make_nets(nets, store);
     struct prof_devmodel truth;
     prof_dm_defaults(&dev[0], "r", &truth);
-    /* eff_gemm and int8_speedup_conv3x3 at the values the fit holds
-     * them at: 1, and 0.75 of board()'s int8 roof ratio 2 */
+    /* eff_gemm, int8_speedup_conv3x3 and run_overhead_ms at the values
+     * the fit holds them at: 1, 0.75 of board()'s int8 roof ratio 2, and
+     * 1 us (the runtime is not edgefit) */
     const double q[PROF_DM_PARAM_COUNT] = {0.1, 0.5, 1.2, 0.4, 1.0,
                                            0.7, 0.01, 0.8, 1.6, 0.9,
-                                           20.0, 1.5};
+                                           20.0, 1.5, 0.001};
     memcpy(truth.param, q, sizeof q);
     struct prof_dm_case cases[2 * NETS * 2];
     size_t group[2 * NETS * 2];
@@ -389,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_hand_case),
         cmocka_unit_test(test_fit_recovers),
+        cmocka_unit_test(test_fit_run_overhead),
         cmocka_unit_test(test_fit_prior_holds),
         cmocka_unit_test(test_pooled),
     };

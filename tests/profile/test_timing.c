@@ -267,6 +267,20 @@ static void test_harness_errors(void **state)
 /* The thread's CPU clock does not count a sleep, which the wall clock
  * must: 20 ms asleep is >= 20 ms of wall time and some microseconds of
  * CPU (waking up), far under 10 ms however loaded the machine. */
+/* Busy for 20 ms of this thread's CPU time. */
+static int spin_cpu(void *ctx)
+{
+    (void)ctx;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    } while ((double)(t.tv_sec - t0.tv_sec) * 1e3 +
+                 (double)(t.tv_nsec - t0.tv_nsec) / 1e6 <
+             20.0);
+    return 0;
+}
+
 static void test_harness_thread_cpu_clock(void **state)
 {
     (void)state;
@@ -286,6 +300,19 @@ static void test_harness_thread_cpu_clock(void **state)
     assert_int_equal(prof_time(count_call, &c, &o, &s, raw), PROF_OK);
     for (int i = 0; i < 3; i++) {
         assert_true(raw[i] >= 0.0 && raw[i] < 10.0);
+    }
+    /* wall time less the run-queue delay: a sleep is no wait for a core,
+     * so it counts whole */
+    o.clock = PROF_CLOCK_UNQUEUED;
+    assert_int_equal(prof_time(count_call, &c, &o, &s, raw), PROF_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_true(raw[i] >= 20.0);
+    }
+    /* and work counts at least its CPU time, however loaded the machine
+     * (wall time is on-cpu plus queued plus asleep) */
+    assert_int_equal(prof_time(spin_cpu, NULL, &o, &s, raw), PROF_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_true(raw[i] >= 20.0 * 0.999);
     }
     o.clock = (enum prof_clock)7;
     assert_int_equal(prof_time(count_call, &c, &o, &s, NULL), PROF_E_RANGE);

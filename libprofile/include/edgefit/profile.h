@@ -93,8 +93,14 @@ PROF_API uint64_t prof_now_ns(void);
 /* What prof_time() reads: the monotonic wall clock, or the calling
  * thread's CPU time (CLOCK_THREAD_CPUTIME_ID), to which other work on a
  * shared machine does not add; it counts none of the worker threads' time,
- * and the caller's sleep while it waits for them is not counted either. */
-enum prof_clock { PROF_CLOCK_WALL, PROF_CLOCK_THREAD_CPU };
+ * and the caller's sleep while it waits for them is not counted either.
+ * PROF_CLOCK_UNQUEUED is the wall clock less the time the calling thread
+ * was ready to run but waited for a core (the run-queue delay Linux keeps
+ * in /proc/thread-self/schedstat): what a user of an idle machine sees,
+ * the caller's waits for its worker threads included, without its own
+ * waits for a core other work holds. PROF_E_IO where the kernel keeps no
+ * schedstat. */
+enum prof_clock { PROF_CLOCK_WALL, PROF_CLOCK_THREAD_CPU, PROF_CLOCK_UNQUEUED };
 
 /*
  * How to time a callback. The original collect_metrics() timed
@@ -2076,9 +2082,13 @@ PROF_API int prof_train_get_grads(prof_train *t, size_t layer, float *weight,
  */
 enum prof_op_class {
     PROF_OPC_DEPTHWISE = 0, /* conv2d with groups == input channels > 1 */
-    PROF_OPC_POINTWISE,     /* 1x1 conv2d, not grouped */
-    PROF_OPC_CONV3X3,       /* 3x3 stride-1 dense conv2d (Winograd-able) */
-    PROF_OPC_CONV_OTHER,    /* other conv2d and convtranspose */
+    PROF_OPC_POINTWISE,     /* 1x1 conv2d; any other dense conv2d of 8+
+                             * input channels that is not CONV3X3 (one
+                             * GEMM over its im2col rows) */
+    PROF_OPC_CONV3X3,       /* 3x3 stride-1 dense conv2d of 8+ input or
+                             * output channels (ncnn's Winograd rule) */
+    PROF_OPC_CONV_OTHER,    /* stems of < 8 input channels, grouped
+                             * (not depthwise) conv2d, convtranspose */
     PROF_OPC_GEMM,          /* dense, matmul, attention, lstm, gru */
     PROF_OPC_ELEMENTWISE,   /* activation, add, mul, batchnorm, ... */
     PROF_OPC_POOL,          /* maxpool, avgpool, globalavgpool */
@@ -2118,8 +2128,15 @@ enum prof_dm_param {
      * runtimes' fp32 Winograd tiles are larger than their int8 ones. The
      * fit holds it, and eff_gemm, at prof_dm_defaults()' values. */
     PROF_DM_INT8_SPEEDUP_3X3,
+    /* A fixed cost per run, whatever its layers, ms, > 0: the executor's
+     * setup of a run (binding inputs and outputs, its arena). Fitted for
+     * runtime "edgefit" only, where single-layer runs calibrate the model
+     * and would otherwise charge it to every layer; held at
+     * prof_dm_defaults()' 1 us for the published runtimes, whose
+     * benchmarks time networks of tens of milliseconds. */
+    PROF_DM_RUN_OVERHEAD_MS,
 };
-#define PROF_DM_PARAM_COUNT 12
+#define PROF_DM_PARAM_COUNT 13
 
 /* "eff_depthwise", ..., "f16_speedup": the devices CSV's column names.
  * NULL outside the enum. */
