@@ -95,8 +95,14 @@ $cache/mobilenetv1/model.onnx
 $cache/resnet18/model.onnx
 $cache/squeezenet1_1/model.onnx
 $cache/regnetx400mf/model.onnx"
-    out=$(mktemp -d)
-    trap 'rm -rf "$out"' EXIT
+    # TABLE_RAW=DIR keeps bench-vs-ort's own output of each column there
+    if [ -n "${TABLE_RAW:-}" ]; then
+        out=$TABLE_RAW
+        mkdir -p "$out"
+    else
+        out=$(mktemp -d)
+        trap 'rm -rf "$out"' EXIT
+    fi
     for cfg in "1 1" "8 1" "1 2" "8 2"; do
         set -- $cfg "$@"
         b=$1 t=$2
@@ -117,8 +123,10 @@ $cache/regnetx400mf/model.onnx"
          }
          function cell(m, i) { return ((m, i) in r) ? r[m, i] : "-" }
          function up(m, a, b) {
-             return ((m, a) in ms && (m, b) in ms && ms[m, b] > 0) ?
-                 sprintf("%.2f", ms[m, a] / ms[m, b]) : "-"
+             # no line break after a "?": mawk refuses it
+             if ((m, a) in ms && (m, b) in ms && ms[m, b] > 0)
+                 return sprintf("%.2f", ms[m, a] / ms[m, b])
+             return "-"
          }
          END {
              printf "| model | batch 1 | batch 8 | 2 threads, batch 1 | 2 threads, batch 8 | 2t_speedup_b1 | 2t_speedup_b8 |\n"
