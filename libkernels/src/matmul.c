@@ -306,11 +306,14 @@ enum { MM_PIECES_PER_THREAD = 4 };
  * joined when the library is unloaded. A call posts one batch, fn(ctx,
  * piece, slot) for every piece in [0, nparts): the caller takes piece 0
  * and then, like every worker that joins the batch, the next piece not
- * yet taken (an atomic counter) until none is left. A worker joins under
- * the lock and gets its slot (1 .. threads - 1; the caller's is 0), so
- * per-thread scratch is indexed by slot, never by piece; the caller
- * returns once every worker that joined has left, so no worker reads a
- * batch that has ended. Between batches a worker first spins for a short
+ * yet taken until none is left. A worker joins under the lock and gets
+ * its slot (1 .. threads - 1; the caller's is 0), so per-thread scratch is
+ * indexed by slot, never by piece. The counter of pieces taken carries the
+ * batch's number in its high half, and a piece is taken by a
+ * compare-and-swap that checks it: a worker that joined and then lost its
+ * core takes nothing from a later batch, so the caller waits for the
+ * pieces to be done (its own and those taken), never for a worker that
+ * holds none. Between batches a worker first spins for a short
  * while (MM_SPIN_NS) watching for the next batch, then sleeps on a
  * condition variable: a worker woken from sleep is often queued on its
  * waker's core and would serialise a product of a fraction of a
@@ -320,7 +323,7 @@ enum { MM_PIECES_PER_THREAD = 4 };
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t work;
-    pthread_cond_t done;
+    pthread_cond_t done_cv;
     pthread_mutex_t batch; /* held by the caller whose batch is posted */
     pthread_t tid[KERN_MAX_THREADS];
     int nworkers;
@@ -328,15 +331,16 @@ static struct {
     kern_piece_fn fn; /* the posted batch; NULL when none */
     void *ctx;
     size_t nparts;
-    atomic_size_t next;  /* the next piece to take */
-    unsigned slots;      /* slots handed out, the caller's included */
-    unsigned max_slots;  /* the call's thread count */
-    unsigned joined;     /* workers in the batch */
+    uint32_t gen;             /* the posted batch's number */
+    _Atomic uint64_t next;    /* gen << 32 | the next piece to take */
+    atomic_size_t done;       /* pieces of the batch finished */
+    unsigned slots;           /* slots handed out, the caller's included */
+    unsigned max_slots;       /* the call's thread count */
     atomic_ulong posted; /* batches posted so far; read while spinning */
 } tp = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .work = PTHREAD_COND_INITIALIZER,
-    .done = PTHREAD_COND_INITIALIZER,
+    .done_cv = PTHREAD_COND_INITIALIZER,
     .batch = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -351,7 +355,7 @@ static double mono_ns(void)
 static int can_join(void)
 {
     return tp.fn && tp.slots < tp.max_slots &&
-           atomic_load(&tp.next) < tp.nparts;
+           (atomic_load(&tp.next) & 0xffffffffu) < tp.nparts;
 }
 
 /* Called and returns with tp.lock held: waits for work or shutdown. */
@@ -378,11 +382,26 @@ static void await_work(void)
     }
 }
 
-/* Takes pieces of the batch (fn, ctx, n) until none is left. */
-static void take_pieces(kern_piece_fn fn, void *ctx, size_t n, unsigned slot)
+/* Takes pieces of batch gen (fn, ctx, n) until none is left; the thread
+ * that finishes the last piece wakes the caller. */
+static void take_pieces(kern_piece_fn fn, void *ctx, size_t n, uint32_t gen,
+                        unsigned slot)
 {
-    for (size_t i; (i = atomic_fetch_add(&tp.next, 1)) < n;) {
-        fn(ctx, i, slot);
+    uint64_t v = atomic_load(&tp.next);
+    for (;;) {
+        if ((uint32_t)(v >> 32) != gen || (v & 0xffffffffu) >= n) {
+            return;
+        }
+        if (!atomic_compare_exchange_weak(&tp.next, &v, v + 1)) {
+            continue; /* v now holds the counter's value */
+        }
+        fn(ctx, (size_t)(v & 0xffffffffu), slot);
+        if (atomic_fetch_add(&tp.done, 1) + 1 == n) {
+            pthread_mutex_lock(&tp.lock);
+            pthread_cond_signal(&tp.done_cv);
+            pthread_mutex_unlock(&tp.lock);
+        }
+        v = atomic_load(&tp.next);
     }
 }
 
@@ -396,16 +415,13 @@ static void *worker(void *arg)
             break;
         }
         const unsigned slot = tp.slots++;
-        tp.joined++;
         kern_piece_fn fn = tp.fn;
         void *ctx = tp.ctx;
         const size_t n = tp.nparts;
+        const uint32_t gen = tp.gen;
         pthread_mutex_unlock(&tp.lock);
-        take_pieces(fn, ctx, n, slot);
+        take_pieces(fn, ctx, n, gen, slot);
         pthread_mutex_lock(&tp.lock);
-        if (--tp.joined == 0) {
-            pthread_cond_signal(&tp.done);
-        }
     }
     pthread_mutex_unlock(&tp.lock);
     return NULL;
@@ -430,11 +446,11 @@ static void workers_forget(void)
     pthread_mutex_init(&tp.lock, NULL);
     pthread_mutex_init(&tp.batch, NULL);
     pthread_cond_init(&tp.work, NULL);
-    pthread_cond_init(&tp.done, NULL);
+    pthread_cond_init(&tp.done_cv, NULL);
     tp.nworkers = 0;
     tp.fn = NULL;
     tp.nparts = 0;
-    tp.slots = tp.max_slots = tp.joined = 0;
+    tp.slots = tp.max_slots = 0;
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -468,20 +484,22 @@ static void run_pieces(unsigned threads, size_t n, kern_piece_fn fn,
     tp.fn = fn;
     tp.ctx = ctx;
     tp.nparts = n;
-    atomic_store(&tp.next, 1);
+    tp.gen++;
+    atomic_store(&tp.done, 1); /* piece 0, the caller's, below */
+    atomic_store(&tp.next, (uint64_t)tp.gen << 32 | 1u);
     tp.slots = 1;
     tp.max_slots = helpers + 1;
-    tp.joined = 0;
     atomic_fetch_add(&tp.posted, 1);
     pthread_cond_broadcast(&tp.work);
     pthread_mutex_unlock(&tp.lock);
 
+    const uint32_t gen = tp.gen; /* only callers holding tp.batch change it */
     fn(ctx, 0, 0);
-    take_pieces(fn, ctx, n, 0);
+    take_pieces(fn, ctx, n, gen, 0);
 
     pthread_mutex_lock(&tp.lock);
-    while (tp.joined > 0) {
-        pthread_cond_wait(&tp.done, &tp.lock);
+    while (atomic_load(&tp.done) < n) {
+        pthread_cond_wait(&tp.done_cv, &tp.lock);
     }
     tp.fn = NULL;
     tp.nparts = 0;
@@ -684,7 +702,9 @@ KERN_API int kern_parallel_pieces(int threads, size_t parts,
     if (!fn) {
         return KERN_E_INVALID;
     }
-    if (threads < 1 || threads > KERN_MAX_THREADS || parts < 1) {
+    /* the pool's counter holds a piece's number in 32 bits */
+    if (threads < 1 || threads > KERN_MAX_THREADS || parts < 1 ||
+        parts > UINT32_MAX) {
         return KERN_E_RANGE;
     }
     run_pieces((unsigned)threads, parts, fn, ctx);

@@ -568,6 +568,11 @@ static void test_parallel_pieces(void **state)
                      KERN_E_RANGE);
     assert_int_equal(kern_parallel_pieces(2, 0, pieces_task, NULL),
                      KERN_E_RANGE);
+#if SIZE_MAX > UINT32_MAX
+    assert_int_equal(kern_parallel_pieces(2, (size_t)UINT32_MAX + 1,
+                                          pieces_task, NULL),
+                     KERN_E_RANGE);
+#endif
     const int threads[] = {1, 2, 3, 4, 2, 8};
     const size_t pieces[] = {5, 1, 2, 17, PIECES_MAX, 300};
     static struct pieces_ctx p;

@@ -1437,7 +1437,8 @@ typedef void (*kern_piece_fn)(void *ctx, size_t piece, unsigned slot);
  * go on when the scheduler holds one back. When another caller holds the
  * workers, every piece runs on the calling thread in order (slot 0).
  * Returns when all pieces are done: KERN_OK; KERN_E_INVALID for a NULL
- * fn; KERN_E_RANGE unless 1 <= threads <= KERN_MAX_THREADS and parts >= 1.
+ * fn; KERN_E_RANGE unless 1 <= threads <= KERN_MAX_THREADS and
+ * 1 <= parts <= UINT32_MAX.
  * Thread-safe. */
 KERN_API int kern_parallel_pieces(int threads, size_t parts,
                                   kern_piece_fn fn, void *ctx);
