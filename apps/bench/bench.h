@@ -213,6 +213,9 @@ int bench_table_conv(const struct bench_cfg *cfg, const struct bench_host *h,
 /* The selected kernel path against the C path per family (t_paths.c). */
 int bench_table_paths(const struct bench_cfg *cfg, const struct bench_host *h,
                       art_table **out);
+/* Every preset on one and two threads, batch 1 and 8 (t_threads.c). */
+int bench_table_threads(const struct bench_cfg *cfg,
+                        const struct bench_host *h, art_table **out);
 /* The child side of that table: `edgefit-bench --c-path-child FAMILY
  * CALLS` (run with KERN_CPU_MASK=0) prints nanoseconds per call. */
 int bench_c_path_child(const char *family, const char *calls_text);

@@ -51,6 +51,10 @@ static const char *const key_conv[] = {
     "edgefit_nchw8c_latency_ms", "onednn_latency_ms", "xnnpack_latency_ms",
     "best_other", "edgefit_to_best", NULL,
 };
+static const char *const key_threads[] = {
+    "model", "batch", "one_thread_ms", "two_threads_ms", "two_to_one",
+    "identical", NULL,
+};
 static const char *const key_paths[] = {
     "family", "shape", "kernel_path", "path_latency_ms", "c_latency_ms",
     "speedup_vs_c", NULL,
@@ -107,6 +111,12 @@ static const struct {
      "(KERN_CPU_MASK=0 in a child process), one thread, rounds "
      "alternating (medians)",
      key_paths},
+    {"threads", bench_table_threads, false,
+     "every preset's forward pass on one and on two threads (the "
+     "executor's own threading per layer), batch 1 and 8, rounds "
+     "alternating (medians); two_to_one <= 1: two threads pay; identical: "
+     "the outputs equal bit for bit",
+     key_threads},
 };
 enum { NTABLES = sizeof tables / sizeof tables[0] };
 
@@ -129,7 +139,7 @@ static void usage(FILE *f)
         "\n"
         "  --table NAME    run one table (repeatable): host, matmul, gelu,\n"
         "                  intensity, mixed_precision, conversions, int8,\n"
-        "                  conv, paths\n"
+        "                  conv, paths, threads\n"
         "  --quick         small sizes and few repeats (a smoke run)\n"
         "  --repeats N     timed rounds per row (default 7, quick 3)\n"
         "  --threads N     threads of the matmul mt column (default 2;\n"
@@ -191,7 +201,7 @@ static int parse_args(int argc, char **argv, struct options *o)
             if (t < 0) {
                 cli_error("--table: '%s' is not one of host, matmul, gelu, "
                           "intensity, mixed_precision, conversions, int8, "
-                          "conv, paths",
+                          "conv, paths, threads",
                           optarg);
                 rc = CLI_EXIT_USAGE;
                 break;

@@ -295,49 +295,50 @@ KERN_API int kern_get_threads(void)
  * ragged tile that a single thread would not have had. */
 enum { MM_SPLIT_ROWS = 24, MM_SPLIT_COLS = 64 };
 
-/* One block of a product, or (task non-NULL) one part of a
- * kern_parallel() call. */
-struct mm_job {
-    kern_task_fn task;
-    void *ctx;
-    size_t part;
-    kern_sgemm_fn fn;
-    unsigned flags;
-    size_t m, n, k;
-    const float *a;
-    size_t lda;
-    const float *b;
-    size_t ldb;
-    float *c;
-    size_t ldc;
-    int status;
-    size_t nomem; /* the request this job failed to get (0: none) */
-};
+/* Pieces per thread a product or a kern_parallel_pieces() caller is cut
+ * into, where the work allows: a worker that the scheduler takes off its
+ * core while it holds a piece then delays the caller by one piece, not by
+ * its whole share of the layer, and the other threads take the pieces it
+ * would have taken. */
+enum { MM_PIECES_PER_THREAD = 4 };
+
+/* A small persistent pool of workers: started on the first threaded call,
+ * joined when the library is unloaded. A call posts one batch, fn(ctx,
+ * piece, slot) for every piece in [0, nparts): the caller takes piece 0
+ * and then, like every worker that joins the batch, the next piece not
+ * yet taken until none is left. A worker joins under the lock and gets
+ * its slot (1 .. threads - 1; the caller's is 0), so per-thread scratch is
+ * indexed by slot, never by piece. The counter of pieces taken carries the
+ * batch's number in its high half, and a piece is taken by a
+ * compare-and-swap that checks it: a worker that joined and then lost its
+ * core takes nothing from a later batch, so the caller waits for the
+ * pieces to be done (its own and those taken), never for a worker that
+ * holds none. Between batches a worker first spins for a short
+ * while (MM_SPIN_NS) watching for the next batch, then sleeps on a
+ * condition variable: a worker woken from sleep is often queued on its
+ * waker's core and would serialise a product of a fraction of a
+ * millisecond. One batch at a time; a caller that finds the pool busy
+ * runs its pieces itself, which gives the same result. */
 
 /* The failed request's size is recorded per thread (kern_nomem_last): a
- * job's is read on the thread that ran it and handed to the caller by
- * run_jobs, or a worker's failure would reach the caller's message without
- * its size (or with an older one). */
-static void run_job(struct mm_job *j)
+ * piece's is read on the thread that ran it and the largest handed to the
+ * caller by run_pieces, or a worker's failure would reach the caller's
+ * message without its size (or with an older one). */
+static void run_piece(kern_piece_fn fn, void *ctx, size_t piece,
+                      unsigned slot, atomic_size_t *nomem)
 {
     kern_nomem_last = 0;
-    if (j->task) {
-        j->task(j->ctx, j->part);
-    } else {
-        j->status = j->fn(j->flags, j->m, j->n, j->k, j->a, j->lda, j->b,
-                          j->ldb, j->c, j->ldc);
+    fn(ctx, piece, slot);
+    const size_t got = kern_nomem_last;
+    size_t cur = atomic_load(nomem);
+    while (got > cur && !atomic_compare_exchange_weak(nomem, &cur, got)) {
     }
-    j->nomem = kern_nomem_last;
 }
 
-/* The caller's record after jobs[0..n): the largest request a job failed
- * to get, else what it held before. */
-static void carry_nomem(const struct mm_job *jobs, size_t n, size_t before)
+/* The caller's record after a call: the largest request a piece failed to
+ * get, else what it held before. */
+static void carry_nomem(size_t got, size_t before)
 {
-    size_t got = 0;
-    for (size_t t = 0; t < n; t++) {
-        got = jobs[t].nomem > got ? jobs[t].nomem : got;
-    }
     if (got != 0) {
         kern_nomem_last = got;
         kern_nomem_time = alloc_rec_now();
@@ -346,29 +347,29 @@ static void carry_nomem(const struct mm_job *jobs, size_t n, size_t before)
     }
 }
 
-/* A small persistent pool of workers: started on the first threaded
- * product, joined when the library is unloaded. Between products a worker
- * first spins for a short while (MM_SPIN_NS) watching for the next batch,
- * then sleeps on a condition variable: a worker woken from sleep is often
- * queued on its waker's core and would serialise a product of a fraction
- * of a millisecond. One batch of jobs at a time; a caller that finds the
- * pool busy runs its blocks itself, which gives the same result. */
 #define MM_SPIN_NS 200000.0
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t work;
-    pthread_cond_t done;
-    pthread_mutex_t batch; /* held by the caller whose jobs are posted */
+    pthread_cond_t done_cv;
+    pthread_mutex_t batch; /* held by the caller whose batch is posted */
     pthread_t tid[KERN_MAX_THREADS];
     int nworkers;
     int shutdown;
-    struct mm_job *jobs;
-    size_t njobs, next, pending;
+    kern_piece_fn fn; /* the posted batch; NULL when none */
+    void *ctx;
+    atomic_size_t *nomem; /* the caller's: the largest failed request */
+    size_t nparts;
+    uint32_t gen;             /* the posted batch's number */
+    _Atomic uint64_t next;    /* gen << 32 | the next piece to take */
+    atomic_size_t done;       /* pieces of the batch finished */
+    unsigned slots;           /* slots handed out, the caller's included */
+    unsigned max_slots;       /* the call's thread count */
     atomic_ulong posted; /* batches posted so far; read while spinning */
 } tp = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .work = PTHREAD_COND_INITIALIZER,
-    .done = PTHREAD_COND_INITIALIZER,
+    .done_cv = PTHREAD_COND_INITIALIZER,
     .batch = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -379,10 +380,17 @@ static double mono_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* With tp.lock held: a batch a worker may join. */
+static int can_join(void)
+{
+    return tp.fn && tp.slots < tp.max_slots &&
+           (atomic_load(&tp.next) & 0xffffffffu) < tp.nparts;
+}
+
 /* Called and returns with tp.lock held: waits for work or shutdown. */
 static void await_work(void)
 {
-    if (!tp.shutdown && tp.next >= tp.njobs) {
+    if (!tp.shutdown && !can_join()) {
         const unsigned long seen = atomic_load(&tp.posted);
         pthread_mutex_unlock(&tp.lock);
         const double until = mono_ns() + MM_SPIN_NS;
@@ -398,8 +406,31 @@ static void await_work(void)
         }
         pthread_mutex_lock(&tp.lock);
     }
-    while (!tp.shutdown && tp.next >= tp.njobs) {
+    while (!tp.shutdown && !can_join()) {
         pthread_cond_wait(&tp.work, &tp.lock);
+    }
+}
+
+/* Takes pieces of batch gen (fn, ctx, n) until none is left; the thread
+ * that finishes the last piece wakes the caller. */
+static void take_pieces(kern_piece_fn fn, void *ctx, size_t n, uint32_t gen,
+                        unsigned slot, atomic_size_t *nomem)
+{
+    uint64_t v = atomic_load(&tp.next);
+    for (;;) {
+        if ((uint32_t)(v >> 32) != gen || (v & 0xffffffffu) >= n) {
+            return;
+        }
+        if (!atomic_compare_exchange_weak(&tp.next, &v, v + 1)) {
+            continue; /* v now holds the counter's value */
+        }
+        run_piece(fn, ctx, (size_t)(v & 0xffffffffu), slot, nomem);
+        if (atomic_fetch_add(&tp.done, 1) + 1 == n) {
+            pthread_mutex_lock(&tp.lock);
+            pthread_cond_signal(&tp.done_cv);
+            pthread_mutex_unlock(&tp.lock);
+        }
+        v = atomic_load(&tp.next);
     }
 }
 
@@ -412,13 +443,15 @@ static void *worker(void *arg)
         if (tp.shutdown) {
             break;
         }
-        struct mm_job *j = &tp.jobs[tp.next++];
+        const unsigned slot = tp.slots++;
+        kern_piece_fn fn = tp.fn;
+        void *ctx = tp.ctx;
+        atomic_size_t *nomem = tp.nomem;
+        const size_t n = tp.nparts;
+        const uint32_t gen = tp.gen;
         pthread_mutex_unlock(&tp.lock);
-        run_job(j);
+        take_pieces(fn, ctx, n, gen, slot, nomem);
         pthread_mutex_lock(&tp.lock);
-        if (--tp.pending == 0) {
-            pthread_cond_signal(&tp.done);
-        }
     }
     pthread_mutex_unlock(&tp.lock);
     return NULL;
@@ -443,10 +476,11 @@ static void workers_forget(void)
     pthread_mutex_init(&tp.lock, NULL);
     pthread_mutex_init(&tp.batch, NULL);
     pthread_cond_init(&tp.work, NULL);
-    pthread_cond_init(&tp.done, NULL);
+    pthread_cond_init(&tp.done_cv, NULL);
     tp.nworkers = 0;
-    tp.jobs = NULL;
-    tp.njobs = tp.next = tp.pending = 0;
+    tp.fn = NULL;
+    tp.nparts = 0;
+    tp.slots = tp.max_slots = 0;
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -456,102 +490,128 @@ static void register_atfork(void)
     pthread_atfork(NULL, NULL, workers_forget);
 }
 
-/* Runs jobs[0..n) with the pool's help; jobs[0] on the calling thread. */
-static void run_jobs(struct mm_job *jobs, size_t n)
+/* fn(ctx, piece, slot) for every piece in [0, n) on up to `threads`
+ * threads (slot < threads), piece 0 on the calling thread. */
+static void run_pieces(unsigned threads, size_t n, kern_piece_fn fn,
+                       void *ctx)
 {
     const size_t before = kern_nomem_last;
-    if (n < 2 || pthread_mutex_trylock(&tp.batch) != 0) {
-        for (size_t t = 0; t < n; t++) {
-            run_job(&jobs[t]);
+    atomic_size_t nomem;
+    atomic_init(&nomem, 0);
+    if (threads < 2 || n < 2 || pthread_mutex_trylock(&tp.batch) != 0) {
+        for (size_t i = 0; i < n; i++) {
+            run_piece(fn, ctx, i, 0, &nomem);
         }
-        carry_nomem(jobs, n, before);
+        carry_nomem(atomic_load(&nomem), before);
         return;
     }
+    const unsigned helpers = (size_t)threads - 1 < n - 1 ? threads - 1
+                                                         : (unsigned)(n - 1);
     pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&tp.lock);
-    while (!tp.shutdown && (size_t)tp.nworkers < n - 1) {
+    while (!tp.shutdown && (unsigned)tp.nworkers < helpers) {
         if (pthread_create(&tp.tid[tp.nworkers], NULL, worker, NULL) != 0) {
             break; /* fewer helpers: the caller takes the rest */
         }
         tp.nworkers++;
     }
-    tp.jobs = jobs;
-    tp.njobs = n;
-    tp.next = 1;
-    tp.pending = n - 1;
+    tp.fn = fn;
+    tp.ctx = ctx;
+    tp.nomem = &nomem;
+    tp.nparts = n;
+    tp.gen++;
+    atomic_store(&tp.done, 1); /* piece 0, the caller's, below */
+    atomic_store(&tp.next, (uint64_t)tp.gen << 32 | 1u);
+    tp.slots = 1;
+    tp.max_slots = helpers + 1;
     atomic_fetch_add(&tp.posted, 1);
     pthread_cond_broadcast(&tp.work);
     pthread_mutex_unlock(&tp.lock);
 
-    run_job(&jobs[0]);
+    const uint32_t gen = tp.gen; /* only callers holding tp.batch change it */
+    run_piece(fn, ctx, 0, 0, &nomem);
+    take_pieces(fn, ctx, n, gen, 0, &nomem);
 
     pthread_mutex_lock(&tp.lock);
-    while (tp.next < tp.njobs) {
-        struct mm_job *j = &tp.jobs[tp.next++];
-        pthread_mutex_unlock(&tp.lock);
-        run_job(j);
-        pthread_mutex_lock(&tp.lock);
-        tp.pending--;
+    while (atomic_load(&tp.done) < n) {
+        pthread_cond_wait(&tp.done_cv, &tp.lock);
     }
-    while (tp.pending > 0) {
-        pthread_cond_wait(&tp.done, &tp.lock);
-    }
-    tp.jobs = NULL;
-    tp.njobs = tp.next = 0;
+    tp.fn = NULL;
+    tp.nparts = 0;
     pthread_mutex_unlock(&tp.lock);
     pthread_mutex_unlock(&tp.batch);
-    carry_nomem(jobs, n, before);
+    carry_nomem(atomic_load(&nomem), before);
 }
 
-/* Splits C into up to `threads` blocks of rows (or columns, when C is
- * wider than tall) and computes them concurrently; every block is the
- * same computation a single thread would do on it, so results do not
- * depend on the thread count. */
+/* A product cut into pieces of whole units of rows (or columns, when C is
+ * wider than tall). */
+struct mm_split {
+    kern_sgemm_fn fn;
+    unsigned flags;
+    size_t m, n, k;
+    const float *a;
+    size_t lda;
+    const float *b;
+    size_t ldb;
+    float *c;
+    size_t ldc;
+    int by_rows;
+    size_t len, unit, units, parts;
+    atomic_int status;
+};
+
+static void mm_piece(void *arg, size_t part, unsigned slot)
+{
+    (void)slot;
+    struct mm_split *s = arg;
+    /* whole units spread evenly: the first (units % parts) get one more */
+    const size_t base = s->units / s->parts, extra = s->units % s->parts;
+    const size_t u0 = part * base + (part < extra ? part : extra);
+    const size_t u1 = u0 + base + (part < extra ? 1 : 0);
+    const size_t start = u0 * s->unit;
+    const size_t end = u1 * s->unit < s->len ? u1 * s->unit : s->len;
+    int st;
+    if (s->by_rows) {
+        const float *a = (s->flags & KERN_MM_TRANS_A) ? s->a + start
+                                                      : s->a + start * s->lda;
+        st = s->fn(s->flags, end - start, s->n, s->k, a, s->lda, s->b, s->ldb,
+                   s->c + start * s->ldc, s->ldc);
+    } else {
+        const float *b = (s->flags & KERN_MM_TRANS_B) ? s->b + start * s->ldb
+                                                      : s->b + start;
+        st = s->fn(s->flags, s->m, end - start, s->k, s->a, s->lda, b, s->ldb,
+                   s->c + start, s->ldc);
+    }
+    if (st != KERN_OK) {
+        int ok = KERN_OK;
+        atomic_compare_exchange_strong(&s->status, &ok, st);
+    }
+}
+
+/* Splits C into pieces of whole register tiles (up to MM_PIECES_PER_THREAD
+ * per thread) of rows, or columns when C is wider than tall, computed on
+ * up to `threads` threads; every piece is the same computation a single
+ * thread would do on it, so results do not depend on the thread count. */
 static int run_threaded(int threads, kern_sgemm_fn fn, unsigned flags,
                         size_t m, size_t n, size_t k, const float *a,
                         size_t lda, const float *b, size_t ldb, float *c,
                         size_t ldc)
 {
-    struct mm_job jobs[KERN_MAX_THREADS];
-    const int by_rows = m >= n;
-    const size_t len = by_rows ? m : n;
-    const size_t unit = by_rows ? MM_SPLIT_ROWS : MM_SPLIT_COLS;
-    const size_t units = (len + unit - 1) / unit;
-    size_t parts = (size_t)threads < units ? (size_t)threads : units;
-    if (parts < 1) {
-        parts = 1;
+    struct mm_split s = {.fn = fn, .flags = flags, .m = m, .n = n, .k = k,
+                         .a = a, .lda = lda, .b = b, .ldb = ldb, .c = c,
+                         .ldc = ldc};
+    s.by_rows = m >= n;
+    s.len = s.by_rows ? m : n;
+    s.unit = s.by_rows ? MM_SPLIT_ROWS : MM_SPLIT_COLS;
+    s.units = (s.len + s.unit - 1) / s.unit;
+    const size_t want = (size_t)threads * MM_PIECES_PER_THREAD;
+    s.parts = want < s.units ? want : s.units;
+    if (s.parts < 1) {
+        s.parts = 1;
     }
-
-    size_t start = 0;
-    for (size_t t = 0; t < parts; t++) {
-        /* Spread whole units evenly: the first (units % parts) get one
-         * more. */
-        const size_t nu = units / parts + (t < units % parts ? 1 : 0);
-        size_t end = start + nu * unit;
-        if (end > len) {
-            end = len;
-        }
-        struct mm_job *j = &jobs[t];
-        *j = (struct mm_job){NULL, NULL, 0, fn, flags, m, n, k, a, lda, b,
-                             ldb, c, ldc, KERN_OK, 0};
-        if (by_rows) {
-            j->m = end - start;
-            j->a = (flags & KERN_MM_TRANS_A) ? a + start : a + start * lda;
-            j->c = c + start * ldc;
-        } else {
-            j->n = end - start;
-            j->b = (flags & KERN_MM_TRANS_B) ? b + start * ldb : b + start;
-            j->c = c + start;
-        }
-        start = end;
-    }
-
-    run_jobs(jobs, parts);
-    int status = KERN_OK;
-    for (size_t t = 0; t < parts && status == KERN_OK; t++) {
-        status = jobs[t].status;
-    }
-    return status;
+    atomic_init(&s.status, KERN_OK);
+    run_pieces((unsigned)threads, s.parts, mm_piece, &s);
+    return atomic_load(&s.status);
 }
 
 /* ---- kern_sgemm ----------------------------------------------------------- */
@@ -647,6 +707,18 @@ KERN_API int kern_sgemm_threads(int threads, unsigned flags, size_t m,
     return sgemm_on(threads, 0.0, flags, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+struct par_wrap {
+    kern_task_fn fn;
+    void *ctx;
+};
+
+static void par_piece(void *arg, size_t part, unsigned slot)
+{
+    (void)slot;
+    const struct par_wrap *w = arg;
+    w->fn(w->ctx, part);
+}
+
 KERN_API int kern_parallel(size_t parts, kern_task_fn fn, void *ctx)
 {
     if (!fn) {
@@ -655,11 +727,23 @@ KERN_API int kern_parallel(size_t parts, kern_task_fn fn, void *ctx)
     if (parts < 1 || parts > KERN_MAX_THREADS) {
         return KERN_E_RANGE;
     }
-    struct mm_job jobs[KERN_MAX_THREADS];
-    for (size_t i = 0; i < parts; i++) {
-        jobs[i] = (struct mm_job){.task = fn, .ctx = ctx, .part = i};
+    struct par_wrap w = {fn, ctx};
+    run_pieces((unsigned)parts, parts, par_piece, &w);
+    return KERN_OK;
+}
+
+KERN_API int kern_parallel_pieces(int threads, size_t parts,
+                                  kern_piece_fn fn, void *ctx)
+{
+    if (!fn) {
+        return KERN_E_INVALID;
     }
-    run_jobs(jobs, parts);
+    /* the pool's counter holds a piece's number in 32 bits */
+    if (threads < 1 || threads > KERN_MAX_THREADS || parts < 1 ||
+        parts > UINT32_MAX) {
+        return KERN_E_RANGE;
+    }
+    run_pieces((unsigned)threads, parts, fn, ctx);
     return KERN_OK;
 }
 

@@ -82,6 +82,9 @@ static const struct {
     {"bench_paths", 12,
      {"family", "shape", "kernel_path", "path_latency_ms", "c_latency_ms",
       "speedup_vs_c"}},
+    {"bench_threads", 4,
+     {"model", "batch", "one_thread_ms", "two_threads_ms", "two_to_one",
+      "identical"}},
 };
 enum { NTABLES = sizeof want_tables / sizeof want_tables[0] };
 

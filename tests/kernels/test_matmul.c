@@ -525,6 +525,74 @@ static void test_parallel(void **state)
     }
 }
 
+/* kern_parallel_pieces: every piece runs exactly once, piece 0 on the
+ * caller (slot 0), every slot below the thread count, and no two threads
+ * hold one slot at once (per-thread scratch is indexed by slot). */
+enum { PIECES_MAX = 1000 };
+
+struct pieces_ctx {
+    atomic_int runs[PIECES_MAX];
+    unsigned slot_of[PIECES_MAX];
+    pthread_t who0;
+    atomic_int in_slot[KERN_MAX_THREADS];
+    atomic_int clash;
+};
+
+static void pieces_task(void *ctx, size_t piece, unsigned slot)
+{
+    struct pieces_ctx *p = ctx;
+    if (atomic_fetch_add(&p->in_slot[slot], 1) != 0) {
+        atomic_store(&p->clash, 1);
+    }
+    atomic_fetch_add(&p->runs[piece], 1);
+    p->slot_of[piece] = slot;
+    if (piece == 0) {
+        p->who0 = pthread_self();
+    }
+    /* a little work, so that the workers join in */
+    volatile double x = 0.0;
+    for (int i = 0; i < 2000; i++) {
+        x = x + (double)i;
+    }
+    atomic_fetch_sub(&p->in_slot[slot], 1);
+}
+
+static void test_parallel_pieces(void **state)
+{
+    (void)state;
+    assert_int_equal(kern_parallel_pieces(2, 1, NULL, NULL), KERN_E_INVALID);
+    assert_int_equal(kern_parallel_pieces(0, 1, pieces_task, NULL),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_parallel_pieces(KERN_MAX_THREADS + 1, 1,
+                                          pieces_task, NULL),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_parallel_pieces(2, 0, pieces_task, NULL),
+                     KERN_E_RANGE);
+#if SIZE_MAX > UINT32_MAX
+    assert_int_equal(kern_parallel_pieces(2, (size_t)UINT32_MAX + 1,
+                                          pieces_task, NULL),
+                     KERN_E_RANGE);
+#endif
+    const int threads[] = {1, 2, 3, 4, 2, 8};
+    const size_t pieces[] = {5, 1, 2, 17, PIECES_MAX, 300};
+    static struct pieces_ctx p;
+    for (size_t c = 0; c < sizeof threads / sizeof threads[0]; c++) {
+        memset(&p, 0, sizeof p);
+        assert_int_equal(kern_parallel_pieces(threads[c], pieces[c],
+                                              pieces_task, &p),
+                         KERN_OK);
+        for (size_t i = 0; i < PIECES_MAX; i++) {
+            assert_int_equal(atomic_load(&p.runs[i]), i < pieces[c] ? 1 : 0);
+            if (i < pieces[c]) {
+                assert_true(p.slot_of[i] < (unsigned)threads[c]);
+            }
+        }
+        assert_int_equal(p.slot_of[0], 0);
+        assert_true(pthread_equal(p.who0, pthread_self()));
+        assert_int_equal(atomic_load(&p.clash), 0);
+    }
+}
+
 /* Several callers at once, each asking for threads: one gets the
  * library's workers, the others compute their blocks alone; every result
  * must equal the one-thread product. */
@@ -609,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_sgemm_threads),
         cmocka_unit_test(test_parallel),
+        cmocka_unit_test(test_parallel_pieces),
         cmocka_unit_test(test_concurrent_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1467,6 +1467,24 @@ typedef void (*kern_task_fn)(void *ctx, size_t part);
  * 1 <= parts <= KERN_MAX_THREADS. Thread-safe. */
 KERN_API int kern_parallel(size_t parts, kern_task_fn fn, void *ctx);
 
+/* One piece of a kern_parallel_pieces() call, run on the thread numbered
+ * slot (0 the caller's, below the call's thread count): per-thread
+ * scratch is indexed by slot, never by piece. */
+typedef void (*kern_piece_fn)(void *ctx, size_t piece, unsigned slot);
+
+/* Calls fn(ctx, piece, slot) once for every piece in [0, parts) on up to
+ * `threads` threads (the caller's and threads - 1 workers of the pool),
+ * piece 0 on the calling thread; each thread takes the next piece not yet
+ * taken, so cutting a layer into more pieces than threads lets the others
+ * go on when the scheduler holds one back. When another caller holds the
+ * workers, every piece runs on the calling thread in order (slot 0).
+ * Returns when all pieces are done: KERN_OK; KERN_E_INVALID for a NULL
+ * fn; KERN_E_RANGE unless 1 <= threads <= KERN_MAX_THREADS and
+ * 1 <= parts <= UINT32_MAX.
+ * Thread-safe. */
+KERN_API int kern_parallel_pieces(int threads, size_t parts,
+                                  kern_piece_fn fn, void *ctx);
+
 /* ---- act --------------------------------------------------------------- */
 /*
  * Elementwise activations over n floats, forward and backward.

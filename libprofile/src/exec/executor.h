@@ -179,12 +179,14 @@ static inline bool exec_static_s8(const prof_exec *ex)
  * splits (exec_op_vtable.threaded: dense, conv2d) of at least ex->thread_min_macs MACs at the batch, else 1. */
 unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op);
 
-/* One part of exec_split(): the elements [lo, hi) of part `part`. */
+/* One piece of exec_split(): the elements [lo, hi), on the thread
+ * numbered `part` (below min(threads, n)), whose scratch block it may use. */
 typedef int (*exec_part_fn)(void *ctx, size_t part, size_t lo, size_t hi);
 
-/* Cut [0, n) into min(parts, n) contiguous ranges and run fn on each,
- * concurrently (kern_parallel); the first failing part's status. */
-int exec_split(size_t n, unsigned parts, exec_part_fn fn, void *ctx);
+/* Cut [0, n) into contiguous pieces (up to four per thread) and run fn on
+ * each on min(threads, n) threads (kern_parallel_pieces), each thread
+ * taking the next piece not yet taken; the first failing piece's status. */
+int exec_split(size_t n, unsigned threads, exec_part_fn fn, void *ctx);
 
 /* C = A.B (kern_sgemm, no flags) on exec_op_threads(op) threads. */
 int exec_sgemm(const prof_exec *ex, const struct exec_op *op, size_t m,

@@ -3,6 +3,7 @@
  * the computation one thread would do (whole samples, whole rows or
  * columns of a product cut where libkernels cuts them), so a layer's
  * result does not depend on the thread count. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "edgefit/kernels.h"
@@ -33,46 +34,61 @@ int exec_sgemm(const prof_exec *ex, const struct exec_op *op, size_t m,
     return exec_kern_status(kst);
 }
 
+/* Pieces per thread a split layer is cut into (when it has that many
+ * elements): each thread takes the next piece not yet taken
+ * (kern_parallel_pieces), so a thread the scheduler holds back delays the
+ * layer by one piece, not by its whole share. */
+enum { SPLIT_PIECES_PER_THREAD = 4 };
+
 struct split {
-    size_t n, parts;
+    size_t n, pieces;
     exec_part_fn fn;
     void *ctx;
-    int status[KERN_MAX_THREADS];
-    size_t nomem[KERN_MAX_THREADS]; /* each part's failed request */
+    atomic_int status;     /* the first failing piece's */
+    atomic_size_t nomem;   /* the largest request a piece failed to get */
 };
 
-static void split_task(void *arg, size_t part)
+static void split_task(void *arg, size_t piece, unsigned slot)
 {
     struct split *s = arg;
-    /* contiguous ranges, the first n % parts one longer */
-    const size_t base = s->n / s->parts, extra = s->n % s->parts;
-    const size_t lo = part * base + (part < extra ? part : extra);
-    const size_t hi = lo + base + (part < extra ? 1 : 0);
+    /* contiguous ranges, the first n % pieces one longer */
+    const size_t base = s->n / s->pieces, extra = s->n % s->pieces;
+    const size_t lo = piece * base + (piece < extra ? piece : extra);
+    const size_t hi = lo + base + (piece < extra ? 1 : 0);
     /* the record is per thread: a worker's failed request is handed to
      * the caller by exec_split (libkernels carries its own likewise) */
     prof_nomem_last = 0;
-    s->status[part] = s->fn(s->ctx, part, lo, hi);
-    s->nomem[part] = prof_nomem_last;
+    const int st = s->fn(s->ctx, slot, lo, hi);
+    const size_t got = prof_nomem_last;
+    size_t cur = atomic_load(&s->nomem);
+    while (got > cur && !atomic_compare_exchange_weak(&s->nomem, &cur, got)) {
+    }
+    if (st != PROF_OK) {
+        int ok = PROF_OK;
+        atomic_compare_exchange_strong(&s->status, &ok, st);
+    }
 }
 
-int exec_split(size_t n, unsigned parts, exec_part_fn fn, void *ctx)
+int exec_split(size_t n, unsigned threads, exec_part_fn fn, void *ctx)
 {
-    if (parts > n) {
-        parts = (unsigned)n;
+    if (threads > n) {
+        threads = (unsigned)n;
     }
-    if (parts > KERN_MAX_THREADS) {
-        parts = KERN_MAX_THREADS;
+    if (threads > KERN_MAX_THREADS) {
+        threads = KERN_MAX_THREADS;
     }
-    if (parts <= 1) {
+    if (threads <= 1) {
         return fn(ctx, 0, 0, n);
     }
-    struct split s = {.n = n, .parts = parts, .fn = fn, .ctx = ctx};
+    const size_t want = (size_t)threads * SPLIT_PIECES_PER_THREAD;
+    struct split s = {.n = n, .pieces = want < n ? want : n, .fn = fn,
+                      .ctx = ctx};
+    atomic_init(&s.status, PROF_OK);
+    atomic_init(&s.nomem, 0);
     const size_t before = prof_nomem_last;
-    const int kst = kern_parallel(parts, split_task, &s);
-    size_t got = 0;
-    for (unsigned i = 0; i < parts; i++) {
-        got = s.nomem[i] > got ? s.nomem[i] : got;
-    }
+    const int kst = kern_parallel_pieces((int)threads, s.pieces, split_task,
+                                         &s);
+    const size_t got = atomic_load(&s.nomem);
     if (got != 0) {
         prof_nomem_last = got;
         prof_nomem_time = alloc_rec_now();
@@ -82,12 +98,7 @@ int exec_split(size_t n, unsigned parts, exec_part_fn fn, void *ctx)
     if (kst != KERN_OK) {
         return exec_kern_status(kst);
     }
-    for (unsigned i = 0; i < parts; i++) {
-        if (s.status[i] != PROF_OK) {
-            return s.status[i];
-        }
-    }
-    return PROF_OK;
+    return atomic_load(&s.status);
 }
 
 struct q8_rows {
