@@ -707,6 +707,18 @@ static int add_check(const struct kern_q8_add_params *p)
     return KERN_OK;
 }
 
+/* An add's three scales: finite and above zero. */
+static bool add_scales_ok(float a_scale, float b_scale, float out_scale)
+{
+    const float sc[3] = {a_scale, b_scale, out_scale};
+    for (int i = 0; i < 3; i++) {
+        if (!isfinite(sc[i]) || !(sc[i] > 0.0f)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 KERN_API int kern_q8_add_params_init(float a_scale, int32_t a_zero,
                                      float b_scale, int32_t b_zero,
                                      float out_scale, int32_t out_zero,
@@ -716,11 +728,8 @@ KERN_API int kern_q8_add_params_init(float a_scale, int32_t a_zero,
     if (!p) {
         return KERN_E_INVALID;
     }
-    const float sc[3] = {a_scale, b_scale, out_scale};
-    for (int i = 0; i < 3; i++) {
-        if (!isfinite(sc[i]) || !(sc[i] > 0.0f)) {
-            return KERN_E_RANGE;
-        }
+    if (!add_scales_ok(a_scale, b_scale, out_scale)) {
+        return KERN_E_RANGE;
     }
     struct kern_q8_add_params r = {0};
     r.a_zero = a_zero;
@@ -774,11 +783,8 @@ KERN_API int kern_q8_addf_params_init(float a_scale, int32_t a_zero,
     if (!p) {
         return KERN_E_INVALID;
     }
-    const float sc[3] = {a_scale, b_scale, out_scale};
-    for (int i = 0; i < 3; i++) {
-        if (!isfinite(sc[i]) || !(sc[i] > 0.0f)) {
-            return KERN_E_RANGE;
-        }
+    if (!add_scales_ok(a_scale, b_scale, out_scale)) {
+        return KERN_E_RANGE;
     }
     if (!range_s8(a_zero) || !range_s8(b_zero) || !range_s8(out_zero) ||
         !range_s8(qmin) || !range_s8(qmax) || qmin > qmax) {
