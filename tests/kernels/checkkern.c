@@ -162,8 +162,8 @@ static void ck_mark(const void *fn)
     }
 }
 
-static bool ck_start(const void *fn, const void *with, const char *fmt,
-                     va_list ap)
+__attribute__((format(printf, 3, 0))) static bool
+ck_start(const void *fn, const void *with, const char *fmt, va_list ap)
 {
     if (!fn || (ck_was_tested(fn) && (!with || ck_was_tested(with)))) {
         return false;
