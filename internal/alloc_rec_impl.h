@@ -35,6 +35,17 @@
 extern _Thread_local size_t ALLOC_REC_LAST;
 extern _Thread_local unsigned long long ALLOC_REC_WHEN;
 
+/* The record and the library's two public readers of it
+ * (NAME_nomem_bytes(), NAME_nomem_when()), defined once per library: one
+ * source file that includes its alloc_rec.h expands
+ * ALLOC_REC_DEFINE(API, NAME) at file scope, API being the library's
+ * export attribute. */
+#define ALLOC_REC_DEFINE(api, name)                                        \
+    _Thread_local size_t ALLOC_REC_LAST;                                   \
+    _Thread_local unsigned long long ALLOC_REC_WHEN;                       \
+    api size_t name##_nomem_bytes(void) { return ALLOC_REC_LAST; }         \
+    api unsigned long long name##_nomem_when(void) { return ALLOC_REC_WHEN; }
+
 #define ALLOC_REC_INLINE static inline __attribute__((always_inline, unused))
 
 /* the time a record is stamped with (1 if the clock cannot be read: still

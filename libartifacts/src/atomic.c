@@ -757,15 +757,4 @@ ART_API const char *art_strerror(int status)
 }
 
 /* alloc_rec.h's record of the last failed request on this thread */
-_Thread_local size_t art_nomem_last;
-_Thread_local unsigned long long art_nomem_time;
-
-ART_API size_t art_nomem_bytes(void)
-{
-    return art_nomem_last;
-}
-
-ART_API unsigned long long art_nomem_when(void)
-{
-    return art_nomem_time;
-}
+ALLOC_REC_DEFINE(ART_API, art)

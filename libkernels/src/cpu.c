@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "dsp.h"
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 #if KERN_HAVE_X86
 #include <cpuid.h>
@@ -228,15 +229,4 @@ KERN_API const char *kern_strerror(int status)
 }
 
 /* alloc_rec.h's record of the last failed request on this thread */
-_Thread_local size_t kern_nomem_last;
-_Thread_local unsigned long long kern_nomem_time;
-
-KERN_API size_t kern_nomem_bytes(void)
-{
-    return kern_nomem_last;
-}
-
-KERN_API unsigned long long kern_nomem_when(void)
-{
-    return kern_nomem_time;
-}
+ALLOC_REC_DEFINE(KERN_API, kern)

@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
+
 const char *memest_strerror(int status)
 {
     switch (status) {
@@ -64,18 +66,7 @@ size_t memest_diag_format(const struct memest_diag *diag, char *buf,
 }
 
 /* alloc_rec.h's record of the last failed request on this thread */
-_Thread_local size_t memest_nomem_last;
-_Thread_local unsigned long long memest_nomem_time;
-
-size_t memest_nomem_bytes(void)
-{
-    return memest_nomem_last;
-}
-
-unsigned long long memest_nomem_when(void)
-{
-    return memest_nomem_time;
-}
+ALLOC_REC_DEFINE(, memest)
 
 /* The library's one wording of an out-of-memory diagnostic. */
 int diag_nomem(struct memest_diag *diag, const char *what, size_t bytes)

@@ -2,6 +2,8 @@
 
 #include <stddef.h>
 
+#include "alloc_rec.h" /* last: it wraps malloc and co. */
+
 PROF_API const char *prof_strerror(int status)
 {
     switch (status) {
@@ -38,15 +40,4 @@ PROF_API const char *prof_version(void)
 }
 
 /* alloc_rec.h's record of the last failed request on this thread */
-_Thread_local size_t prof_nomem_last;
-_Thread_local unsigned long long prof_nomem_time;
-
-PROF_API size_t prof_nomem_bytes(void)
-{
-    return prof_nomem_last;
-}
-
-PROF_API unsigned long long prof_nomem_when(void)
-{
-    return prof_nomem_time;
-}
+ALLOC_REC_DEFINE(PROF_API, prof)
