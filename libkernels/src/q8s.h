@@ -211,15 +211,15 @@ static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
     if (rows > (SIZE_MAX - 256) / 3 / row) {
         return 0;
     }
-    /* the channel-blocked path of narrow maps: 16 channels of the padded
-     * plane (pw = pad_left + in_w + pad_right <= row) as int16, and 16
-     * bytes per input or output pixel for the transposes: 48 bytes a
-     * padded pixel, plus 64 */
+    /* the channel-blocked paths of narrow maps: 16 (AVX2) or 32 (AVX-512
+     * VNNI) channels of the padded plane (pw = pad_left + in_w +
+     * pad_right <= row) as int16, and 16 or 32 bytes per input or output
+     * pixel for the transposes: at most 96 bytes a padded pixel, plus 64 */
     const size_t pw = s->pad_left + s->in_w + s->pad_right;
-    if (rows > (SIZE_MAX - 64) / 48 / pw) {
+    if (rows > (SIZE_MAX - 64) / 96 / pw) {
         return 0;
     }
-    const size_t rowwise = 3 * rows * row + 256, blocked = 48 * rows * pw + 64;
+    const size_t rowwise = 3 * rows * row + 256, blocked = 96 * rows * pw + 64;
     return rowwise > blocked ? rowwise : blocked;
 }
 

@@ -446,6 +446,11 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
         {1, 31, 10, 15, 5, 3, 1, 2, 2, 1, 2, 1, 1, 3},
         {1, 15, 8, 8, 9, 9, 1, 1, 4, 4, 4, 4, 0, 0},
         {1, 18, 5, 40, 3, 3, 1, 3, 1, 1, 1, 1, 0, 0},
+        /* the VNNI path's 32 channels at a time: two blocks and 8 more,
+         * 4 taps (its gather's least) at stride 2, 5 taps in a row */
+        {1, 72, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {2, 40, 5, 5, 2, 2, 2, 2, 0, 1, 1, 0, 0, 0},
+        {1, 36, 4, 7, 1, 5, 1, 1, 0, 2, 0, 2, 0, 0},
         /* stride 1 on maps of 16 columns or more (the VNNI path's 64
          * outputs along the flattened plane): MobileNet's 48 x 48 with
          * channels past a vector, a kernel of two groups of 4 taps per
