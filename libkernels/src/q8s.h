@@ -320,6 +320,11 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                           size_t ow, const int8_t *x, int32_t x_zero,
                           const int8_t *w, const struct kern_q8_outstage *os,
                           int8_t *y, int8_t *scratch);
+/* AVX-512 (q8s_avx512.c): the adds, 16 lanes a step */
+void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
+                         const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_addf_avx512(size_t n, const int8_t *a, const int8_t *b,
+                          const struct kern_q8_addf_params *p, int8_t *out);
 /* AVX-512 VNNI (q8s_dw_vnni.c): stride 1, and stride 2 along the row;
  * any other shape, the float stage and narrow maps of many channels run
  * kern_q8s_dwconv_avx2 */
