@@ -123,6 +123,12 @@ typedef void (*kern_q8s_maxpool_fn)(const struct kern_pool2d_shape *s,
                                     size_t oh, size_t ow, const int8_t *x,
                                     int8_t *y, int8_t *scratch);
 
+/* sums[p] = the sum of the hw int8 values of plane p (x + p hw), for
+ * planes planes; hw <= 2^22, so each sum is exact in int32. The global
+ * average pool's sums (kern_q8_global_avgpool_s8). */
+typedef void (*kern_q8s_plane_sum_fn)(size_t planes, size_t hw,
+                                      const int8_t *x, int32_t *sums);
+
 /* kern_q8_dwconv2d_s8 on a checked shape with output oh x ow; scratch
  * holds q8s_dwconv_scratch(s) bytes (the C reference ignores it). */
 struct kern_dwconv2d_shape;
@@ -177,6 +183,7 @@ struct kern_q8s_dsp {
     kern_q8s_rescale_fn rescale;
     kern_q8s_maxpool_fn maxpool;
     kern_q8s_dwconv_fn dwconv;
+    kern_q8s_plane_sum_fn plane_sum;
 };
 
 /* Row width of the depthwise kernels' padded plane: the padded input row
@@ -274,6 +281,8 @@ void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
 void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
                         size_t ow, const int8_t *x, int8_t *y,
                         int8_t *scratch);
+void kern_q8s_plane_sum_c(size_t planes, size_t hw, const int8_t *x,
+                          int32_t *sums);
 void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
                         const int32_t *add, const int32_t *mult,
                         const int32_t *lsh, const int32_t *rsh, const float *scale,
@@ -335,6 +344,8 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
 void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
                            size_t ow, const int8_t *x, int8_t *y,
                            int8_t *scratch);
+void kern_q8s_plane_sum_avx2(size_t planes, size_t hw, const int8_t *x,
+                             int32_t *sums);
 #endif
 
 #if KERN_SIMD && KERN_HAVE_NEON

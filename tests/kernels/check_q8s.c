@@ -542,6 +542,40 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
+/* The global average pool's plane sums: plane lengths with every tail of
+ * a vector (1 to 300 values, and DS-CNN's 125, MobileNet's 9 and 36),
+ * values random or all -128 or all 127 (the largest sums of each sign),
+ * planes one after another with no gap. */
+static void check_plane_sum(const struct kern_q8s_dsp *isa,
+                            const struct kern_q8s_dsp *ref)
+{
+    enum { MAXP = 70, MAXHW = 300 };
+    if (!ck_func((const void *)isa->plane_sum, "q8s_plane_sum")) {
+        return;
+    }
+    static int8_t x[MAXP * MAXHW];
+    int32_t s0[MAXP], s1[MAXP];
+    static const size_t fixed_hw[] = {1, 9, 31, 32, 33, 36, 64, 125, 300};
+    const int nf = (int)(sizeof fixed_hw / sizeof fixed_hw[0]);
+    for (int t = 0; t < 400; t++) {
+        const size_t np = (size_t)ck_randi(1, MAXP);
+        const size_t hw = t < 3 * nf ? fixed_hw[t / 3]
+                                     : (size_t)ck_randi(1, MAXHW);
+        const int fill = t % 3; /* 0 random, 1 all -128, 2 all 127 */
+        for (size_t i = 0; i < np * hw; i++) {
+            x[i] = (int8_t)(fill == 1   ? -128
+                            : fill == 2 ? 127
+                                        : ck_randi(-128, 127));
+        }
+        ref->plane_sum(np, hw, x, s0);
+        isa->plane_sum(np, hw, x, s1);
+        if (memcmp(s0, s1, np * sizeof s0[0]) != 0) {
+            ck_fail("planes %zu hw %zu: sums differ", np, hw);
+        }
+    }
+    ck_report();
+}
+
 /* --bench: the depthwise layers of DS-CNN (25 x 5) and MobileNetV1-0.25
  * (12 x 12 to 3 x 3), this level against the C reference. */
 static void bench_dwconv(const struct kern_q8s_dsp *isa,
@@ -704,6 +738,7 @@ void check_q8s(unsigned flags)
     check_rescale(&isa, &ref);
     check_requantf(&isa, &ref);
     check_maxpool(&isa, &ref);
+    check_plane_sum(&isa, &ref);
     check_dwconv(&isa, &ref);
     check_gemm_kp(&isa, &ref);
     if (ck_bench_on()) {

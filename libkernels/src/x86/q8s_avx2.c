@@ -543,6 +543,37 @@ void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
     }
 }
 
+/* ---- global average pool's sums ------------------------------------------ */
+
+/* 32 bytes at a time: x xor 0x80 is x + 128 as unsigned bytes, which
+ * vpsadbw sums against zero in four 64-bit lanes; the sum of x is that
+ * less 128 per value. The last 31 or fewer a byte at a time. */
+void kern_q8s_plane_sum_avx2(size_t planes, size_t hw, const int8_t *x,
+                             int32_t *sums)
+{
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    const __m256i zero = _mm256_setzero_si256();
+    for (size_t p = 0; p < planes; p++) {
+        const int8_t *xp = x + p * hw;
+        __m256i acc = zero;
+        size_t i = 0;
+        for (; i + 32 <= hw; i += 32) {
+            const __m256i v = _mm256_xor_si256(
+                _mm256_loadu_si256((const __m256i *)(const void *)(xp + i)),
+                flip);
+            acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+        }
+        const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(acc),
+                                        _mm256_extracti128_si256(acc, 1));
+        int64_t s = _mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1) -
+                    128 * (int64_t)i;
+        for (; i < hw; i++) {
+            s += xp[i];
+        }
+        sums[p] = (int32_t)s;
+    }
+}
+
 /* ---- depthwise convolution ------------------------------------------------ */
 
 enum { DW_MAX_TAPS = 64 };

@@ -19,6 +19,7 @@ void kern_q8s_dsp_init_x86(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->addf = kern_q8s_addf_avx2;
     dsp->rescale = kern_q8s_rescale_avx2;
     dsp->maxpool = kern_q8s_maxpool_avx2;
+    dsp->plane_sum = kern_q8s_plane_sum_avx2;
     dsp->dwconv = kern_q8s_dwconv_avx2;
     if (flags & KERN_CPU_AVX512) {
         /* the add's three fixed-point multiplies a value: 16 lanes */
