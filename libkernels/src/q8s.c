@@ -179,14 +179,14 @@ void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
     }
 }
 
-void kern_q8s_plane_sum_c(size_t planes, size_t hw, const int8_t *x,
-                          int32_t *sums)
+void kern_q8s_plane_sum_c(size_t planes, size_t n, size_t ld,
+                          const int8_t *x, int32_t *sums)
 {
     for (size_t p = 0; p < planes; p++) {
-        const int8_t *xp = x + p * hw;
+        const int8_t *xp = x + p * ld;
         /* |sum| <= 128 2^22: int32 is exact */
         int32_t sum = 0;
-        for (size_t i = 0; i < hw; i++) {
+        for (size_t i = 0; i < n; i++) {
             sum += xp[i];
         }
         sums[p] = sum;
@@ -1007,20 +1007,21 @@ static int8_t avg_rq_apply(const struct avg_rq *q, int64_t acc, int64_t count)
     return (int8_t)o;
 }
 
-/* The averages of planes planes of hw values: their sums by the table's
- * plane_sum, 64 planes at a time, then avg_rq_apply. */
-static void global_avg(size_t planes, size_t hw, const int8_t *x,
+/* The averages of planes planes of one window each, the first n values
+ * of every ld: their sums by the table's plane_sum, 64 planes at a time,
+ * then avg_rq_apply with the count n. */
+static void window_avg(size_t planes, size_t n, size_t ld, const int8_t *x,
                        int32_t x_zero, const struct avg_rq *q, int8_t *y)
 {
     const struct kern_q8s_dsp *d = dsp_get();
     int32_t sums[64];
     for (size_t p0 = 0; p0 < planes; p0 += 64) {
         const size_t np = planes - p0 < 64 ? planes - p0 : 64;
-        d->plane_sum(np, hw, x + p0 * hw, sums);
+        d->plane_sum(np, n, ld, x + p0 * ld, sums);
         for (size_t p = 0; p < np; p++) {
             const int64_t acc =
-                (int64_t)sums[p] - (int64_t)x_zero * (int64_t)hw;
-            y[p0 + p] = avg_rq_apply(q, acc, (int64_t)hw);
+                (int64_t)sums[p] - (int64_t)x_zero * (int64_t)n;
+            y[p0 + p] = avg_rq_apply(q, acc, (int64_t)n);
         }
     }
 }
@@ -1048,12 +1049,13 @@ KERN_API int kern_q8_avgpool2d_s8(const struct kern_pool2d_shape *s,
         return KERN_E_RANGE;
     }
     const size_t ih = s->in_h, iw = s->in_w;
-    if (oh == 1 && ow == 1 && s->kh == ih && s->kw == iw && !s->pad_top &&
+    if (oh == 1 && ow == 1 && s->kh <= ih && s->kw == iw && !s->pad_top &&
         !s->pad_left && !s->pad_bottom && !s->pad_right) {
-        /* one window over the whole map, no padding (ResNet-8's, DS-CNN's
-         * and MobileNet's last pool): every count is ih iw, as the global
-         * average's */
-        global_avg(s->batch * s->channels, ih * iw, x, x_zero, &q, y);
+        /* one window a plane over whole rows from the top of an unpadded
+         * map (ResNet-8's, DS-CNN's 24 x 5 of 25 x 5 and MobileNet's
+         * last pools): kh iw values in a row, every count kh iw */
+        window_avg(s->batch * s->channels, s->kh * iw, ih * iw, x, x_zero,
+                   &q, y);
         return KERN_OK;
     }
     for (size_t p = 0; p < s->batch * s->channels; p++) {
@@ -1106,7 +1108,7 @@ KERN_API int kern_q8_global_avgpool_s8(size_t batch, size_t channels,
     if (hw > Q8S_AVG_MAX_COUNT) {
         return KERN_E_RANGE;
     }
-    global_avg(batch * channels, hw, x, x_zero, &q, y);
+    window_avg(batch * channels, hw, hw, x, x_zero, &q, y);
     return KERN_OK;
 }
 

@@ -123,10 +123,12 @@ typedef void (*kern_q8s_maxpool_fn)(const struct kern_pool2d_shape *s,
                                     size_t oh, size_t ow, const int8_t *x,
                                     int8_t *y, int8_t *scratch);
 
-/* sums[p] = the sum of the hw int8 values of plane p (x + p hw), for
- * planes planes; hw <= 2^22, so each sum is exact in int32. The global
- * average pool's sums (kern_q8_global_avgpool_s8). */
-typedef void (*kern_q8s_plane_sum_fn)(size_t planes, size_t hw,
+/* sums[p] = the sum of the n int8 values x[p ld .. p ld + n - 1], for
+ * planes planes (ld >= n); n <= 2^22, so each sum is exact in int32. The
+ * sums of the average pools of one window a plane (global, or the
+ * window of whole rows from the top of an unpadded map). Reads nothing
+ * past the last plane's n values. */
+typedef void (*kern_q8s_plane_sum_fn)(size_t planes, size_t n, size_t ld,
                                       const int8_t *x, int32_t *sums);
 
 /* kern_q8_dwconv2d_s8 on a checked shape with output oh x ow; scratch
@@ -281,8 +283,8 @@ void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
 void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
                         size_t ow, const int8_t *x, int8_t *y,
                         int8_t *scratch);
-void kern_q8s_plane_sum_c(size_t planes, size_t hw, const int8_t *x,
-                          int32_t *sums);
+void kern_q8s_plane_sum_c(size_t planes, size_t n, size_t ld,
+                          const int8_t *x, int32_t *sums);
 void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
                         const int32_t *add, const int32_t *mult,
                         const int32_t *lsh, const int32_t *rsh, const float *scale,
@@ -344,8 +346,8 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
 void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
                            size_t ow, const int8_t *x, int8_t *y,
                            int8_t *scratch);
-void kern_q8s_plane_sum_avx2(size_t planes, size_t hw, const int8_t *x,
-                             int32_t *sums);
+void kern_q8s_plane_sum_avx2(size_t planes, size_t n, size_t ld,
+                             const int8_t *x, int32_t *sums);
 #endif
 
 #if KERN_SIMD && KERN_HAVE_NEON

@@ -542,10 +542,11 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
-/* The global average pool's plane sums: plane lengths with every tail of
- * a vector (1 to 300 values, and DS-CNN's 125, MobileNet's 9 and 36),
- * values random or all -128 or all 127 (the largest sums of each sign),
- * planes one after another with no gap. */
+/* The average pools' plane sums: window lengths with every tail of a
+ * vector (1 to 300 values, and DS-CNN's 120 of 125, MobileNet's 9 and
+ * 36), planes packed (ld = n) or apart (ld > n), values random or all
+ * -128 or all 127 (the largest sums of each sign); the buffer ends with
+ * the last window, so a read past it would show under the sanitizers. */
 static void check_plane_sum(const struct kern_q8s_dsp *isa,
                             const struct kern_q8s_dsp *ref)
 {
@@ -553,25 +554,32 @@ static void check_plane_sum(const struct kern_q8s_dsp *isa,
     if (!ck_func((const void *)isa->plane_sum, "q8s_plane_sum")) {
         return;
     }
-    static int8_t x[MAXP * MAXHW];
     int32_t s0[MAXP], s1[MAXP];
-    static const size_t fixed_hw[] = {1, 9, 31, 32, 33, 36, 64, 125, 300};
-    const int nf = (int)(sizeof fixed_hw / sizeof fixed_hw[0]);
+    static const size_t fixed_n[] = {1, 9, 31, 32, 33, 36, 64, 120, 300};
+    const int nf = (int)(sizeof fixed_n / sizeof fixed_n[0]);
     for (int t = 0; t < 400; t++) {
         const size_t np = (size_t)ck_randi(1, MAXP);
-        const size_t hw = t < 3 * nf ? fixed_hw[t / 3]
-                                     : (size_t)ck_randi(1, MAXHW);
+        const size_t n = t < 3 * nf ? fixed_n[t / 3]
+                                    : (size_t)ck_randi(1, MAXHW);
+        const size_t ld = n + (t % 2 ? (size_t)ck_randi(1, 40) : 0);
+        const size_t len = (np - 1) * ld + n;
+        int8_t *x = malloc(len);
+        if (!x) {
+            ck_fail("out of memory");
+            break;
+        }
         const int fill = t % 3; /* 0 random, 1 all -128, 2 all 127 */
-        for (size_t i = 0; i < np * hw; i++) {
+        for (size_t i = 0; i < len; i++) {
             x[i] = (int8_t)(fill == 1   ? -128
                             : fill == 2 ? 127
                                         : ck_randi(-128, 127));
         }
-        ref->plane_sum(np, hw, x, s0);
-        isa->plane_sum(np, hw, x, s1);
+        ref->plane_sum(np, n, ld, x, s0);
+        isa->plane_sum(np, n, ld, x, s1);
         if (memcmp(s0, s1, np * sizeof s0[0]) != 0) {
-            ck_fail("planes %zu hw %zu: sums differ", np, hw);
+            ck_fail("planes %zu n %zu ld %zu: sums differ", np, n, ld);
         }
+        free(x);
     }
     ck_report();
 }
