@@ -123,6 +123,14 @@ typedef void (*kern_q8s_maxpool_fn)(const struct kern_pool2d_shape *s,
                                     size_t oh, size_t ow, const int8_t *x,
                                     int8_t *y, int8_t *scratch);
 
+/* sums[p] = the sum of the n int8 values x[p ld .. p ld + n - 1], for
+ * planes planes (ld >= n); n <= 2^22, so each sum is exact in int32. The
+ * sums of the average pools of one window a plane (global, or the
+ * window of whole rows from the top of an unpadded map). Reads nothing
+ * past the last plane's n values. */
+typedef void (*kern_q8s_plane_sum_fn)(size_t planes, size_t n, size_t ld,
+                                      const int8_t *x, int32_t *sums);
+
 /* kern_q8_dwconv2d_s8 on a checked shape with output oh x ow; scratch
  * holds q8s_dwconv_scratch(s) bytes (the C reference ignores it). */
 struct kern_dwconv2d_shape;
@@ -177,6 +185,7 @@ struct kern_q8s_dsp {
     kern_q8s_rescale_fn rescale;
     kern_q8s_maxpool_fn maxpool;
     kern_q8s_dwconv_fn dwconv;
+    kern_q8s_plane_sum_fn plane_sum;
 };
 
 /* Row width of the depthwise kernels' padded plane: the padded input row
@@ -211,15 +220,15 @@ static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
     if (rows > (SIZE_MAX - 256) / 3 / row) {
         return 0;
     }
-    /* the channel-blocked path of narrow maps: 16 channels of the padded
-     * plane (pw = pad_left + in_w + pad_right <= row) as int16, and 16
-     * bytes per input or output pixel for the transposes: 48 bytes a
-     * padded pixel, plus 64 */
+    /* the channel-blocked paths of narrow maps: 16 (AVX2) or 32 (AVX-512
+     * VNNI) channels of the padded plane (pw = pad_left + in_w +
+     * pad_right <= row) as int16, and 16 or 32 bytes per input or output
+     * pixel for the transposes: at most 96 bytes a padded pixel, plus 64 */
     const size_t pw = s->pad_left + s->in_w + s->pad_right;
-    if (rows > (SIZE_MAX - 64) / 48 / pw) {
+    if (rows > (SIZE_MAX - 64) / 96 / pw) {
         return 0;
     }
-    const size_t rowwise = 3 * rows * row + 256, blocked = 48 * rows * pw + 64;
+    const size_t rowwise = 3 * rows * row + 256, blocked = 96 * rows * pw + 64;
     return rowwise > blocked ? rowwise : blocked;
 }
 
@@ -274,6 +283,8 @@ void kern_q8s_dwconv_c(const struct kern_dwconv2d_shape *s, size_t oh,
 void kern_q8s_maxpool_c(const struct kern_pool2d_shape *s, size_t oh,
                         size_t ow, const int8_t *x, int8_t *y,
                         int8_t *scratch);
+void kern_q8s_plane_sum_c(size_t planes, size_t n, size_t ld,
+                          const int8_t *x, int32_t *sums);
 void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
                         const int32_t *add, const int32_t *mult,
                         const int32_t *lsh, const int32_t *rsh, const float *scale,
@@ -320,6 +331,11 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
                           size_t ow, const int8_t *x, int32_t x_zero,
                           const int8_t *w, const struct kern_q8_outstage *os,
                           int8_t *y, int8_t *scratch);
+/* AVX-512 (q8s_avx512.c): the adds, 16 lanes a step */
+void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
+                         const struct kern_q8_add_params *p, int8_t *out);
+void kern_q8s_addf_avx512(size_t n, const int8_t *a, const int8_t *b,
+                          const struct kern_q8_addf_params *p, int8_t *out);
 /* AVX-512 VNNI (q8s_dw_vnni.c): stride 1, and stride 2 along the row;
  * any other shape, the float stage and narrow maps of many channels run
  * kern_q8s_dwconv_avx2 */
@@ -330,6 +346,8 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
 void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
                            size_t ow, const int8_t *x, int8_t *y,
                            int8_t *scratch);
+void kern_q8s_plane_sum_avx2(size_t planes, size_t n, size_t ld,
+                             const int8_t *x, int32_t *sums);
 #endif
 
 #if KERN_SIMD && KERN_HAVE_NEON

@@ -446,6 +446,11 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
         {1, 31, 10, 15, 5, 3, 1, 2, 2, 1, 2, 1, 1, 3},
         {1, 15, 8, 8, 9, 9, 1, 1, 4, 4, 4, 4, 0, 0},
         {1, 18, 5, 40, 3, 3, 1, 3, 1, 1, 1, 1, 0, 0},
+        /* the VNNI path's 32 channels at a time: two blocks and 8 more,
+         * 4 taps (its gather's least) at stride 2, 5 taps in a row */
+        {1, 72, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {2, 40, 5, 5, 2, 2, 2, 2, 0, 1, 1, 0, 0, 0},
+        {1, 36, 4, 7, 1, 5, 1, 1, 0, 2, 0, 2, 0, 0},
         /* stride 1 on maps of 16 columns or more (the VNNI path's 64
          * outputs along the flattened plane): MobileNet's 48 x 48 with
          * channels past a vector, a kernel of two groups of 4 taps per
@@ -533,6 +538,48 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
                     s.dilation_w);
         }
         free(x), free(w), free(y0), free(y1), free(scratch);
+    }
+    ck_report();
+}
+
+/* The average pools' plane sums: window lengths with every tail of a
+ * vector (1 to 300 values, and DS-CNN's 120 of 125, MobileNet's 9 and
+ * 36), planes packed (ld = n) or apart (ld > n), values random or all
+ * -128 or all 127 (the largest sums of each sign); the buffer ends with
+ * the last window, so a read past it would show under the sanitizers. */
+static void check_plane_sum(const struct kern_q8s_dsp *isa,
+                            const struct kern_q8s_dsp *ref)
+{
+    enum { MAXP = 70, MAXHW = 300 };
+    if (!ck_func((const void *)isa->plane_sum, "q8s_plane_sum")) {
+        return;
+    }
+    int32_t s0[MAXP], s1[MAXP];
+    static const size_t fixed_n[] = {1, 9, 31, 32, 33, 36, 64, 120, 300};
+    const int nf = (int)(sizeof fixed_n / sizeof fixed_n[0]);
+    for (int t = 0; t < 400; t++) {
+        const size_t np = (size_t)ck_randi(1, MAXP);
+        const size_t n = t < 3 * nf ? fixed_n[t / 3]
+                                    : (size_t)ck_randi(1, MAXHW);
+        const size_t ld = n + (t % 2 ? (size_t)ck_randi(1, 40) : 0);
+        const size_t len = (np - 1) * ld + n;
+        int8_t *x = malloc(len);
+        if (!x) {
+            ck_fail("out of memory");
+            break;
+        }
+        const int fill = t % 3; /* 0 random, 1 all -128, 2 all 127 */
+        for (size_t i = 0; i < len; i++) {
+            x[i] = (int8_t)(fill == 1   ? -128
+                            : fill == 2 ? 127
+                                        : ck_randi(-128, 127));
+        }
+        ref->plane_sum(np, n, ld, x, s0);
+        isa->plane_sum(np, n, ld, x, s1);
+        if (memcmp(s0, s1, np * sizeof s0[0]) != 0) {
+            ck_fail("planes %zu n %zu ld %zu: sums differ", np, n, ld);
+        }
+        free(x);
     }
     ck_report();
 }
@@ -699,6 +746,7 @@ void check_q8s(unsigned flags)
     check_rescale(&isa, &ref);
     check_requantf(&isa, &ref);
     check_maxpool(&isa, &ref);
+    check_plane_sum(&isa, &ref);
     check_dwconv(&isa, &ref);
     check_gemm_kp(&isa, &ref);
     if (ck_bench_on()) {

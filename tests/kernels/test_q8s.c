@@ -1201,6 +1201,17 @@ static void test_avgpool_s8(void **state)
                                           127, y), KERN_OK);
     assert_int_equal(y[0], 5);
     assert_int_equal(y[1], 13);
+    /* one window of the top rows of an unpadded map (DS-CNN's 24 x 5 of
+     * 25 x 5): the last row is outside every window; (0 + 10 + 20 + 30)
+     * 0.5 / 4 = 7.5, half away from zero 8, -5: 3 */
+    const int8_t t3[6] = {10, 20, 30, 40, 99, 99};
+    const struct kern_pool2d_shape st = {.batch = 1, .channels = 1,
+                                         .in_h = 3, .in_w = 2, .kh = 2,
+                                         .kw = 2, .stride_h = 2,
+                                         .stride_w = 2};
+    assert_int_equal(kern_q8_avgpool2d_s8(&st, t3, 10, 0.5f, -5, 1.0f, -128,
+                                          127, y), KERN_OK);
+    assert_int_equal(y[0], 3);
     /* equal params: TFLite's integer average, halves away from zero, even
      * for a divisor (6) whose reciprocal no Q31 multiplier holds exactly */
     const int8_t h[12] = {1, 1, 1, 0, 0, 0, -1, -1, -1, 0, 0, 0};

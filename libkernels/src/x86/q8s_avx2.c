@@ -543,6 +543,56 @@ void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
     }
 }
 
+/* ---- global average pool's sums ------------------------------------------ */
+
+/* 32 bytes at a time: x xor 0x80 is x + 128 as unsigned bytes, which
+ * vpsadbw sums against zero in four 64-bit lanes; the sum of x is that
+ * less 128 per value. The last r < 32 values: one more load of 32 with
+ * the lanes from r on zeroed after the xor, when those 32 bytes end
+ * within the last plane's values (short planes, such as MobileNet's 3 x 3,
+ * are mostly that); else a byte at a time. */
+void kern_q8s_plane_sum_avx2(size_t planes, size_t n, size_t ld,
+                             const int8_t *x, int32_t *sums)
+{
+    const __m256i flip = _mm256_set1_epi8((char)0x80);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i lane = _mm256_setr_epi8(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+        20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    const size_t r = n % 32, n32 = n - r;
+    /* lanes below r kept: r > lane */
+    const __m256i keep = _mm256_cmpgt_epi8(_mm256_set1_epi8((char)r), lane);
+    const size_t end = planes ? (planes - 1) * ld + n : 0;
+    for (size_t p = 0; p < planes; p++) {
+        const int8_t *xp = x + p * ld;
+        __m256i acc = zero;
+        for (size_t i = 0; i < n32; i += 32) {
+            const __m256i v = _mm256_xor_si256(
+                _mm256_loadu_si256((const __m256i *)(const void *)(xp + i)),
+                flip);
+            acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+        }
+        int64_t s = -128 * (int64_t)n32;
+        if (r && p * ld + n32 + 32 <= end) {
+            const __m256i v = _mm256_and_si256(
+                _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(
+                                     const void *)(xp + n32)),
+                                 flip),
+                keep);
+            acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+            s -= 128 * (int64_t)r;
+        } else {
+            for (size_t i = n32; i < n; i++) {
+                s += xp[i];
+            }
+        }
+        const __m128i h = _mm_add_epi64(_mm256_castsi256_si128(acc),
+                                        _mm256_extracti128_si256(acc, 1));
+        s += _mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1);
+        sums[p] = (int32_t)s;
+    }
+}
+
 /* ---- depthwise convolution ------------------------------------------------ */
 
 enum { DW_MAX_TAPS = 64 };

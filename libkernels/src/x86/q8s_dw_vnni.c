@@ -31,6 +31,7 @@
 
 #include "q8s.h"
 #include "q8s_stage_avx512.h"
+#include "transpose_u8.h"
 #include "edgefit/kernels.h"
 
 /* The output stage of one channel over 16 lanes (q8s_stage_avx512.h), from
@@ -85,6 +86,269 @@ static void dw_rows2(const struct kern_dwconv2d_shape *s, size_t oh,
     }
 }
 
+/* ---- narrow maps, 32 channels at a time --------------------------------- */
+
+/* y[j * ldy + i] = x[i * ldx + j] for an m x n byte block, 16 x 16 blocks
+ * through SSE registers, the edges by masked loads and stores (so a map
+ * of 9 or 36 pixels costs whole-block transposes, not a byte at a
+ * time). */
+static void transpose_masked(size_t m, size_t n, const int8_t *x, size_t ldx,
+                             int8_t *y, size_t ldy)
+{
+    for (size_t i = 0; i < m; i += 16) {
+        const size_t mr = m - i < 16 ? m - i : 16;
+        const __mmask16 rmask = (__mmask16)((1u << mr) - 1);
+        for (size_t j = 0; j < n; j += 16) {
+            const size_t nc = n - j < 16 ? n - j : 16;
+            const __mmask16 cmask = (__mmask16)((1u << nc) - 1);
+            __m128i r[16];
+            for (size_t t = 0; t < 16; t++) {
+                r[t] = t < mr ? _mm_maskz_loadu_epi8(
+                                    cmask, x + (i + t) * ldx + j)
+                              : _mm_setzero_si128();
+            }
+            transpose16x16_u8(r);
+            for (size_t t = 0; t < nc; t++) {
+                _mm_mask_storeu_epi8(y + (j + t) * ldy + i, rmask, r[t]);
+            }
+        }
+    }
+}
+
+/* Lane L of the "low" sums holds channel 8 (L / 4) + L % 4, of the "high"
+ * ones channel 8 (L / 4) + 4 + L % 4: the order vpunpck{l,h}wd leave the
+ * 32 channels of two taps in. */
+static inline __m512i lanes_lo(void)
+{
+    return _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24,
+                             25, 26, 27);
+}
+
+/* A per-channel int32 parameter of channels c0 .. c0 + cb - 1 (cb <= 32)
+ * in the lane order of the low (hi 0) or high (hi 1) sums; lanes past cb
+ * hold 0. per_channel 0: the one value everywhere. */
+static inline __m512i chan_param(const int32_t *v, int per_channel, size_t c0,
+                                 size_t cb, int hi)
+{
+    if (!per_channel) {
+        return _mm512_set1_epi32(v[0]);
+    }
+    const __mmask16 m0 = (__mmask16)(cb >= 16 ? 0xffffu : (1u << cb) - 1);
+    const __mmask16 m1 =
+        (__mmask16)(cb >= 32 ? 0xffffu : cb > 16 ? (1u << (cb - 16)) - 1 : 0);
+    const __m512i a = _mm512_maskz_loadu_epi32(m0, v + c0);
+    const __m512i b = _mm512_maskz_loadu_epi32(m1, v + c0 + 16);
+    const __m512i idx = _mm512_add_epi32(lanes_lo(),
+                                         _mm512_set1_epi32(hi ? 4 : 0));
+    return _mm512_permutex2var_epi32(a, idx, b);
+}
+
+/* The output stage of 16 lanes, each with its own channel's parameters:
+ * the fixed-point one (q8s_mbqm: srdhm in 64-bit lanes, rdbpot by the
+ * lane's mask, half mask and sign) or, fl, the float one; then the clamp
+ * relative to zp and zp added. As q8s_stage512_16, per lane. */
+struct dw_lanes {
+    __m512i add, m, modd, lsh, rsh, mask, half;
+    __m512 fs;
+};
+
+static inline __m512i dw_lanes_stage(const struct dw_lanes *p, __m512i acc,
+                                     int fl, __m512i lo, __m512i hi,
+                                     __m512 flo, __m512 fhi, __m512i zp)
+{
+    const __m512i x0 = _mm512_add_epi32(acc, p->add);
+    if (fl) {
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x0), p->fs);
+        f = _mm512_min_ps(_mm512_max_ps(f, flo), fhi);
+        return _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
+    }
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+    const __m512i x = _mm512_sllv_epi32(x0, p->lsh);
+    const __m512i ev = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(x, p->m), nudge), 31);
+    const __m512i od = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), p->modd),
+                         nudge),
+        31);
+    const __m512i h = _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev,
+                                              _mm512_slli_epi64(od, 32));
+    const __m512i rem = _mm512_and_si512(h, p->mask);
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512());
+    const __m512i thr = _mm512_mask_add_epi32(p->half, neg, p->half, one);
+    __m512i r = _mm512_srav_epi32(h, p->rsh);
+    r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r, one);
+    r = _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
+    return _mm512_add_epi32(r, zp);
+}
+
+static struct dw_lanes dw_lanes_of(const struct kern_q8_outstage *os,
+                                   size_t c0, size_t cb, int hi)
+{
+    struct dw_lanes p;
+    p.add = os->bias ? chan_param(os->bias, 1, c0, cb, hi)
+                     : _mm512_setzero_si512();
+    p.m = p.modd = p.lsh = p.rsh = p.mask = p.half = _mm512_setzero_si512();
+    p.fs = _mm512_setzero_ps();
+    if (os->scale) {
+        /* the scales' bits through the integer permutes */
+        p.fs = _mm512_castsi512_ps(chan_param(
+            (const int32_t *)(const void *)os->scale, os->per_channel, c0,
+            cb, hi));
+        return p;
+    }
+    const __m512i sh = chan_param((const int32_t *)(const void *)os->shift,
+                                  os->per_channel, c0, cb, hi);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+    p.m = chan_param(os->mult, os->per_channel, c0, cb, hi);
+    p.modd = _mm512_srli_epi64(p.m, 32);
+    p.lsh = _mm512_max_epi32(sh, zero);
+    p.rsh = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+    p.mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, p.rsh), one);
+    p.half = _mm512_srli_epi32(p.mask, 1);
+    return p;
+}
+
+/* The weights of taps t0 and t0 + 1 (0 past taps) of the 32 channels from
+ * c0 (none past ch), as int16 pairs in the lanes of the low or high sums:
+ * one dword gather per channel at the weights' byte e = min(t0, taps - 4)
+ * of the channel (taps >= 4, so it stays within the channel's weights),
+ * the two bytes sign-extended from their places t0 - e and t0 + 1 - e. */
+static inline __m512i dw_wpair(const int8_t *w, size_t taps, size_t c0,
+                               size_t ch, size_t t0, int hi)
+{
+    const size_t e = t0 < taps - 4 ? t0 : taps - 4;
+    const __m512i c = _mm512_add_epi32(
+        _mm512_add_epi32(lanes_lo(), _mm512_set1_epi32(hi ? 4 : 0)),
+        _mm512_set1_epi32((int)c0));
+    const __mmask16 live =
+        _mm512_cmplt_epi32_mask(c, _mm512_set1_epi32((int)ch));
+    const __m512i idx = _mm512_add_epi32(
+        _mm512_mullo_epi32(c, _mm512_set1_epi32((int)taps)),
+        _mm512_set1_epi32((int)e));
+    const __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(),
+                                                  live, idx, w, 1);
+    const int s0 = (int)(t0 - e);
+    const __m512i b0 = _mm512_srai_epi32(
+        _mm512_sll_epi32(g, _mm_cvtsi32_si128(24 - 8 * s0)), 24);
+    __m512i b1 = _mm512_setzero_si512();
+    if (t0 + 1 < taps) {
+        b1 = _mm512_srai_epi32(
+            _mm512_sll_epi32(g, _mm_cvtsi32_si128(16 - 8 * s0)), 24);
+    }
+    return _mm512_or_si512(_mm512_and_si512(b0, _mm512_set1_epi32(0xffff)),
+                           _mm512_slli_epi32(b1, 16));
+}
+
+/* Narrow maps (out_w < 16), 32 channels at a time, AVX-512 VNNI: as the
+ * AVX2 path's dw_chan16 (q8s_avx2.c) with twice the channels a vector.
+ * Per image and block of 32 channels, the block is transposed to
+ * channel-last (32 bytes a pixel) and widened into a padded plane of
+ * int16 (x - x_zero; the border 0, as the C reference's skipped taps).
+ * An output pixel is 32 channels' sums in two vectors: the taps go two at
+ * a time, the two taps' vectors interleaved by vpunpck{l,h}wd and summed
+ * with the weights interleaved alike by vpdpwssd (each product fits
+ * int16 x int16, the pair's sum and the sum over taps are exact in int32:
+ * |acc| <= 255 128 taps < 2^31, so the sums are the C reference's). The
+ * low sums hold channels 8k..8k+3 of each 128-bit lane k, the high ones
+ * 8k+4..8k+7: the output stage takes its per-channel parameters permuted
+ * into that order (dw_lanes_of: the same bits as the reference), and
+ * vpackssdw of the two puts the 32 results back in channel order. The
+ * weights are gathered once per block, the border zeroed once per call;
+ * the 32 bytes of each output pixel are transposed back to NCHW planes.
+ * Any stride and dilation (the window is a set of pixel offsets); kernels
+ * of 4 to 64 taps. Lanes past the last channel compute on stale data and
+ * are not stored. */
+static void dw_chan32(const struct kern_dwconv2d_shape *s, size_t oh,
+                      size_t ow, const int8_t *x, int32_t x_zero,
+                      const int8_t *w, const struct kern_q8_outstage *os,
+                      int8_t *y, int8_t *scratch)
+{
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
+    const size_t kh = s->kh, kw = s->kw, taps = kh * kw;
+    const int fl = os->scale != NULL;
+    const size_t ip = ih * iw, op = oh * ow;
+    const size_t pw = s->pad_left + iw + s->pad_right;
+    const size_t rows = s->pad_top + ih + s->pad_bottom;
+    /* q8s_dwconv_scratch: 64 bytes a padded pixel for the int16 plane,
+     * then 32 a pixel shared by the input's and the output's transposes
+     * (ip and op are both at most rows * pw) */
+    int16_t *d = (int16_t *)(void *)scratch;
+    int8_t *tb = scratch + 64 * rows * pw;
+    memset(d, 0, 64 * rows * pw);
+    memset(tb, 0, 32 * (ip > op ? ip : op));
+    const size_t npair = (taps + 1) / 2;
+    size_t off[DWV_MAX_TAPS + 1];
+    for (size_t ky = 0; ky < kh; ky++) {
+        for (size_t kx = 0; kx < kw; kx++) {
+            off[ky * kw + kx] = 32 * (ky * dh * pw + kx * dw);
+        }
+    }
+    off[taps] = off[0]; /* an odd last tap pairs with weight 0 */
+    const __m512i zp16 = _mm512_set1_epi16((short)x_zero);
+    const __m512i vzp = _mm512_set1_epi32(os->zero_point);
+    const __m512i lo = _mm512_set1_epi32(os->qmin - os->zero_point);
+    const __m512i hi = _mm512_set1_epi32(os->qmax - os->zero_point);
+    const __m512 flo = _mm512_set1_ps((float)(os->qmin - os->zero_point));
+    const __m512 fhi = _mm512_set1_ps((float)(os->qmax - os->zero_point));
+    __m512i wlo[DWV_MAX_TAPS / 2], whi[DWV_MAX_TAPS / 2];
+    for (size_t c0 = 0; c0 < ch; c0 += 32) {
+        const size_t cb = ch - c0 < 32 ? ch - c0 : 32;
+        for (size_t p = 0; p < npair; p++) {
+            wlo[p] = dw_wpair(w, taps, c0, ch, 2 * p, 0);
+            whi[p] = dw_wpair(w, taps, c0, ch, 2 * p, 1);
+        }
+        const struct dw_lanes plo = dw_lanes_of(os, c0, cb, 0);
+        const struct dw_lanes phi = dw_lanes_of(os, c0, cb, 1);
+        for (size_t b = 0; b < s->batch; b++) {
+            /* tb[i][j] = x[b][c0 + j][i], then the padded int16 plane */
+            transpose_masked(cb, ip, x + (b * ch + c0) * ip, ip, tb, 32);
+            for (size_t iy = 0; iy < ih; iy++) {
+                int16_t *dr = d + 32 * ((s->pad_top + iy) * pw + s->pad_left);
+                const int8_t *tr = tb + 32 * iy * iw;
+                for (size_t i = 0; i < iw; i++) {
+                    _mm512_storeu_si512(
+                        dr + 32 * i,
+                        _mm512_sub_epi16(
+                            _mm512_cvtepi8_epi16(_mm256_loadu_si256(
+                                (const __m256i *)(const void *)(tr +
+                                                                32 * i))),
+                            zp16));
+                }
+            }
+            for (size_t oy = 0; oy < oh; oy++) {
+                for (size_t ox = 0; ox < ow; ox++) {
+                    const int16_t *base =
+                        d + 32 * (oy * s->stride_h * pw + ox * s->stride_w);
+                    __m512i al = _mm512_setzero_si512();
+                    __m512i ah = _mm512_setzero_si512();
+                    for (size_t p = 0; p < npair; p++) {
+                        const __m512i xa = _mm512_loadu_si512(
+                            base + off[2 * p]);
+                        const __m512i xb = _mm512_loadu_si512(
+                            base + off[2 * p + 1]);
+                        al = _mm512_dpwssd_epi32(
+                            al, _mm512_unpacklo_epi16(xa, xb), wlo[p]);
+                        ah = _mm512_dpwssd_epi32(
+                            ah, _mm512_unpackhi_epi16(xa, xb), whi[p]);
+                    }
+                    const __m512i rl =
+                        dw_lanes_stage(&plo, al, fl, lo, hi, flo, fhi, vzp);
+                    const __m512i rh =
+                        dw_lanes_stage(&phi, ah, fl, lo, hi, flo, fhi, vzp);
+                    /* in [-128, 127]: vpmovwb's truncation is exact */
+                    _mm256_storeu_si256(
+                        (__m256i *)(void *)(tb + 32 * (oy * ow + ox)),
+                        _mm512_cvtepi16_epi8(_mm512_packs_epi32(rl, rh)));
+                }
+            }
+            transpose_masked(op, cb, tb, 32, y + (b * ch + c0) * op, op);
+        }
+    }
+}
+
 void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                           size_t ow, const int8_t *x, int32_t x_zero,
                           const int8_t *w, const struct kern_q8_outstage *os,
@@ -118,6 +382,22 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
     const size_t plane = rows * pw + 4 * ng + 192;
     const size_t nq = flat ? (oh - 1) * pw + ow : 0;
     const size_t nq64 = (nq + 63) / 64 * 64;
+    /* narrow maps of 8 channels or more: 32 channels at a time
+     * (dw_chan32), kernels of 4 taps or more (the weights' gather reads 4
+     * bytes of a channel) */
+    if (ow < 16 && s->channels >= 8 && taps >= 4 && taps <= DWV_MAX_TAPS &&
+        oh && (os->scale || (os->mult && os->shift))) {
+        bool no_min = true;
+        for (size_t c = 0; no_min && !os->scale &&
+                           c < (os->per_channel ? s->channels : 1);
+             c++) {
+            no_min = os->mult[c] != INT32_MIN;
+        }
+        if (no_min) {
+            dw_chan32(s, oh, ow, x, x_zero, w, os, y, scratch);
+            return;
+        }
+    }
     if (!ok || plane + nq64 > q8s_dwconv_scratch(s)) {
         kern_q8s_dwconv_avx2(s, oh, ow, x, x_zero, w, os, y, scratch);
         return;

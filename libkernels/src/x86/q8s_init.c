@@ -8,8 +8,7 @@ void kern_q8s_dsp_init_x86(struct kern_q8s_dsp *dsp, unsigned flags)
     if (!(flags & KERN_CPU_AVX2)) {
         return;
     }
-    /* AVX-512 brings no 64-bit multiply of its own that would pay for a
-     * second copy: the output stage is a small share of a layer's time */
+    /* the output stages stay AVX2: a small share of a layer's time */
     dsp->requant = kern_q8s_requant_avx2;
     dsp->requant_tile = kern_q8s_requant_tile_avx2;
     dsp->requantf = kern_q8s_requantf_avx2;
@@ -20,7 +19,13 @@ void kern_q8s_dsp_init_x86(struct kern_q8s_dsp *dsp, unsigned flags)
     dsp->addf = kern_q8s_addf_avx2;
     dsp->rescale = kern_q8s_rescale_avx2;
     dsp->maxpool = kern_q8s_maxpool_avx2;
+    dsp->plane_sum = kern_q8s_plane_sum_avx2;
     dsp->dwconv = kern_q8s_dwconv_avx2;
+    if (flags & KERN_CPU_AVX512) {
+        /* the add's three fixed-point multiplies a value: 16 lanes */
+        dsp->add = kern_q8s_add_avx512;
+        dsp->addf = kern_q8s_addf_avx512;
+    }
     if ((flags & KERN_CPU_AVX512) && (flags & KERN_CPU_AVX512VNNI)) {
         dsp->gemm_kp = kern_q8s_gemm_kp_vnni;
         dsp->dwconv = kern_q8s_dwconv_vnni;

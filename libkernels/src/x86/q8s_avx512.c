@@ -1,0 +1,126 @@
+/* AVX-512 int8 add of the static int8 family: sixteen int32 lanes at a
+ * time, 64 values a step, the same integer (TFLite's Add) or float (ONNX
+ * Runtime's QLinearAdd) operations as the C reference, so the same bits;
+ * the tail of fewer than 16 values runs through masked loads and stores.
+ * The AVX2 paths (q8s_avx2.c) do 8 lanes a step: the add is a pass over
+ * memory with three fixed-point multiplies a value, so it is bound by the
+ * multiplies and the lanes count. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "q8s.h"
+
+#include "edgefit/kernels.h"
+
+/* SaturatingRoundingDoublingHighMul on 16 lanes, floor((x m + 2^30) /
+ * 2^31) in 64-bit lanes, even and odd dwords apart (m broadcast to every
+ * qword). The product INT32_MIN squared, the one that saturates, is
+ * excluded by the caller. */
+static inline __m512i srdhm16(__m512i x, __m512i m)
+{
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+    const __m512i ev = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge), 31);
+    const __m512i od = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m),
+                         nudge),
+        31);
+    return _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev,
+                                   _mm512_slli_epi64(od, 32));
+}
+
+/* RoundingDivideByPOT by one shift e in [0, 31] (mask = 2^e - 1, half =
+ * mask / 2 as vectors, e as a count). */
+static inline __m512i rdbpot16(__m512i x, __m128i e, __m512i mask,
+                               __m512i half)
+{
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i rem = _mm512_and_si512(x, mask);
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
+    const __m512i thr = _mm512_mask_add_epi32(half, neg, half, one);
+    const __m512i r = _mm512_sra_epi32(x, e);
+    return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r,
+                                 one);
+}
+
+struct rshift16 {
+    __m128i e;
+    __m512i mask, half;
+};
+
+static inline struct rshift16 rshift16_of(int e)
+{
+    const int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+    struct rshift16 r = {_mm_cvtsi32_si128(e), _mm512_set1_epi32(mask),
+                         _mm512_set1_epi32(mask >> 1)};
+    return r;
+}
+
+void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
+                         const struct kern_q8_add_params *p, int8_t *out)
+{
+    if (p->out_mult == INT32_MIN) {
+        /* its product with a sum of INT32_MIN saturates: the AVX2 path
+         * has that case */
+        kern_q8s_add_avx2(n, a, b, p, out);
+        return;
+    }
+    const __m512i za = _mm512_set1_epi32(p->a_zero);
+    const __m512i zb = _mm512_set1_epi32(p->b_zero);
+    const __m128i ls = _mm_cvtsi32_si128(p->left_shift);
+    const __m512i am = _mm512_set1_epi64((int64_t)p->a_mult);
+    const __m512i bm = _mm512_set1_epi64((int64_t)p->b_mult);
+    const __m512i om = _mm512_set1_epi64((int64_t)p->out_mult);
+    /* add_check: a_shift and b_shift in [-31, 0], out_shift in [-31, 30],
+     * |a - a_zero| <= 255 shifted by at most 20 stays far from INT32_MIN */
+    const struct rshift16 ar = rshift16_of(-p->a_shift);
+    const struct rshift16 br = rshift16_of(-p->b_shift);
+    const struct rshift16 orr =
+        rshift16_of(p->out_shift > 0 ? 0 : -p->out_shift);
+    const __m128i ol = _mm_cvtsi32_si128(p->out_shift > 0 ? p->out_shift : 0);
+    const __m512i vzp = _mm512_set1_epi32(p->out_zero);
+    const __m512i lo = _mm512_set1_epi32(p->qmin - p->out_zero);
+    const __m512i hi = _mm512_set1_epi32(p->qmax - p->out_zero);
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m =
+            n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512i va = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
+        const __m512i vb = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
+        const __m512i xa = _mm512_sll_epi32(_mm512_sub_epi32(va, za), ls);
+        const __m512i xb = _mm512_sll_epi32(_mm512_sub_epi32(vb, zb), ls);
+        const __m512i sa = rdbpot16(srdhm16(xa, am), ar.e, ar.mask, ar.half);
+        const __m512i sb = rdbpot16(srdhm16(xb, bm), br.e, br.mask, br.half);
+        /* the sum wraps and the left shift wraps, as q8s_wrap_add and
+         * q8s_shl */
+        const __m512i x = _mm512_sll_epi32(_mm512_add_epi32(sa, sb), ol);
+        __m512i r = rdbpot16(srdhm16(x, om), orr.e, orr.mask, orr.half);
+        r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, lo), hi),
+                             vzp);
+        _mm_mask_storeu_epi8(out + i, m, _mm512_cvtepi32_epi8(r));
+    }
+}
+
+/* The C reference's two fmas on 16 values at a time (vfmadd rounds once,
+ * as fmaf), clamped in float, cvtps rounding half to even. */
+void kern_q8s_addf_avx512(size_t n, const int8_t *a, const int8_t *b,
+                          const struct kern_q8_addf_params *p, int8_t *out)
+{
+    const __m512 ra = _mm512_set1_ps(p->ra), rb = _mm512_set1_ps(p->rb);
+    const __m512 fx = _mm512_set1_ps(p->fixed);
+    const __m512i off = _mm512_set1_epi32(p->off);
+    const __m512 lo = _mm512_set1_ps((float)(p->qmin + p->off));
+    const __m512 hi = _mm512_set1_ps((float)(p->qmax + p->off));
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m =
+            n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512i vb = _mm512_add_epi32(
+            _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i)), off);
+        const __m512i va = _mm512_add_epi32(
+            _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i)), off);
+        __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(vb), rb, fx);
+        f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(va), ra, f);
+        f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+        const __m512i r = _mm512_sub_epi32(_mm512_cvtps_epi32(f), off);
+        _mm_mask_storeu_epi8(out + i, m, _mm512_cvtepi32_epi8(r));
+    }
+}
