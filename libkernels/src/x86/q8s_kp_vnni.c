@@ -124,6 +124,10 @@ finish(const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
                                      ((uint32_t)wsum[j##r] << 7));          \
     __m512i a##r##0 = _mm512_set1_epi32(c0_##r), a##r##1 = a##r##0,          \
             a##r##2 = a##r##0, a##r##3 = a##r##0;                           \
+    /* four distinct values: GCC otherwise copies the accumulators       \
+     * around the loop (30 register moves per 16 vpdpbusd) */             \
+    __asm__("" : "+v"(a##r##0), "+v"(a##r##1), "+v"(a##r##2),               \
+            "+v"(a##r##3));                                                 \
     const int8_t *w##r = wk + j##r * 4 * k4;
 #define ACC_STEP(r)                                                         \
     {                                                                       \
@@ -161,6 +165,7 @@ static void channels4(size_t j, size_t nr, size_t n, size_t k4,
         ACC_STEP(2)
         ACC_STEP(3)
     }
+    __asm__("" : "+v"(a00), "+v"(a01), "+v"(a02), "+v"(a03));
     finish(mult, lsh, rsh, scale, j0, zp, qmin, qmax, a00, a01, a02, a03, sg, ns,
            y + j0 * ldy);
     if (nr > 1) {
