@@ -106,10 +106,7 @@ finish(const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
     const struct q8s_stage512 s =
         scale ? q8s_stage512f_of(scale[c], zp, qmin, qmax)
               : q8s_stage512_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
-    /* every value is in [-128, 127]: the saturating packs are exact */
-    const __m512i q = _mm512_packs_epi16(
-        _mm512_packs_epi32(q8s_stage512_16(&s, a), q8s_stage512_16(&s, b)),
-        _mm512_packs_epi32(q8s_stage512_16(&s, cc), q8s_stage512_16(&s, d)));
+    const __m512i q = q8s_stage512_64(&s, a, b, cc, d);
     for (size_t i = 0; i < ns; i++) {
         _mm512_mask_storeu_epi8(
             (void *)((uintptr_t)(y + sg[i].dst) - sg[i].lane), sg[i].mask,
