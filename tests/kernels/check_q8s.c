@@ -775,6 +775,76 @@ out:
     ck_report();
 }
 
+/* The kp GEMM's speed (--bench) on layer shapes of the MLPerf Tiny and
+ * MobileNetV2 models, as conv_kp in its GEMM form (row t at t * p): C
+ * against the vector path, medians of alternated runs, and the vector
+ * path's int8 GOP/s (2 n p k operations per call). */
+static void bench_conv_kp(const struct kern_q8s_dsp *isa,
+                          const struct kern_q8s_dsp *ref)
+{
+    static const size_t shapes[][3] = {
+        /* n, p, k: ResNet-8 s1 3 x 3 (16 x 32 x 32), s2 (32 x 16 x 16),
+         * DS-CNN 1 x 1 (64 x 25 x 5), MobileNetV2 1 x 1 expansion (96
+         * x 112 x 112, K 16) and 14 x 14 expansion (576, K 96) */
+        {16, 1024, 144}, {32, 256, 288}, {64, 125, 64}, {96, 12544, 16},
+        {576, 196, 96},
+    };
+    if (isa->conv_kp == ref->conv_kp) {
+        return; /* the C level: nothing to compare */
+    }
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const size_t n = shapes[si][0], p = shapes[si][1], k = shapes[si][2];
+        int8_t *w = malloc(n * k), *x = malloc(p * k), *y = malloc(n * p);
+        void *wk = malloc(kern_q8_kp_bytes(n, k));
+        size_t *roff = malloc(k * sizeof *roff);
+        uint8_t *work = malloc(q8s_kp_work(k));
+        int32_t *add = malloc(n * 4 * sizeof *add);
+        if (!w || !x || !y || !wk || !roff || !work || !add) {
+            ck_fail("out of memory");
+            free(w), free(x), free(y), free(wk), free(roff), free(work);
+            free(add);
+            return;
+        }
+        int32_t *mult = add + n, *lsh = mult + n, *rsh = lsh + n;
+        for (size_t i = 0; i < n * k; i++) {
+            w[i] = (int8_t)ck_randi(-128, 127);
+        }
+        for (size_t i = 0; i < p * k; i++) {
+            x[i] = (int8_t)ck_randi(-128, 127);
+        }
+        for (size_t t = 0; t < k; t++) {
+            roff[t] = t * p;
+        }
+        for (size_t j = 0; j < n; j++) {
+            add[j] = ck_randi(-100000, 100000);
+            mult[j] = ck_randi(1 << 30, INT32_MAX);
+            lsh[j] = 0;
+            rsh[j] = ck_randi(8, 20);
+        }
+        (void)kern_q8_pack_kp(n, k, w, k, wk);
+        enum { R = 15 };
+        double tr[R], ti[R];
+        for (int r = 0; r < R; r++) {
+            double t0 = ck_now_ns();
+            ref->conv_kp(n, p, k, wk, add, mult, lsh, rsh, NULL, -3, -128,
+                         127, x, roff, p, p, y, p, work);
+            tr[r] = ck_now_ns() - t0;
+            t0 = ck_now_ns();
+            isa->conv_kp(n, p, k, wk, add, mult, lsh, rsh, NULL, -3, -128,
+                         127, x, roff, p, p, y, p, work);
+            ti[r] = ck_now_ns() - t0;
+        }
+        char what[64];
+        snprintf(what, sizeof what, "q8s_conv_kp n%zu p%zu k%zu", n, p, k);
+        const double mi = ck_median(ti, R);
+        ck_bench_report(what, ck_median(tr, R), mi);
+        printf("      %.1f int8 GOP/s (2 n p k / time)\n",
+               2.0 * (double)n * (double)p * (double)k / mi);
+        free(w), free(x), free(y), free(wk), free(roff), free(work);
+        free(add);
+    }
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -796,5 +866,6 @@ void check_q8s(unsigned flags)
     check_conv_kp(&isa, &ref);
     if (ck_bench_on()) {
         bench_dwconv(&isa, &ref);
+        bench_conv_kp(&isa, &ref);
     }
 }
