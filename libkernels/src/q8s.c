@@ -221,11 +221,45 @@ void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
     }
 }
 
+void kern_q8s_conv_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
+                        const int32_t *add, const int32_t *mult,
+                        const int32_t *lsh, const int32_t *rsh,
+                        const float *scale, int32_t zp, int32_t qmin,
+                        int32_t qmax, const int8_t *x, const size_t *roff,
+                        size_t vw, size_t ow, int8_t *y, size_t ldy,
+                        uint8_t *work)
+{
+    (void)work;
+    const size_t kk = 4 * q8s_kp_k4(k);
+    for (size_t j = 0; j < n; j++) {
+        const int8_t *w = wk + j * kk;
+        for (size_t v = 0; v < p; v++) {
+            const size_t r = v / vw, c = v % vw;
+            if (c >= ow) {
+                continue;
+            }
+            int32_t acc = 0;
+            for (size_t t = 0; t < k; t++) {
+                acc += (int32_t)x[roff[t] + v] * (int32_t)w[t];
+            }
+            int8_t *o = y + j * ldy + r * ow + c;
+            if (scale) {
+                kern_q8s_requantf_c(1, &acc, add + j, scale + j, zp, qmin,
+                                    qmax, o);
+            } else {
+                kern_q8s_requant_c(1, &acc, add + j, mult + j, lsh + j,
+                                   rsh + j, zp, qmin, qmax, o);
+            }
+        }
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 void kern_q8s_dsp_init(struct kern_q8s_dsp *dsp, unsigned flags)
 {
     dsp->gemm_kp = kern_q8s_gemm_kp_c;
+    dsp->conv_kp = kern_q8s_conv_kp_c;
     dsp->requant = kern_q8s_requant_c;
     dsp->requant_tile = kern_q8s_requant_tile_c;
     dsp->requantf = kern_q8s_requantf_c;
@@ -1195,6 +1229,48 @@ KERN_API int kern_q8_kp_native(void)
     return dsp_get()->gemm_kp != kern_q8s_gemm_kp_c;
 }
 
+/* The kp kernels' parameters, one per channel, at the start of a work
+ * area (16 n bytes): the zero point's correction folded into the bias as
+ * tile_params_fill does, so the sums are the packed GEMM's bit for bit;
+ * the float stage's scales in the multipliers' place. */
+struct kp_params {
+    int32_t *add, *mult, *lsh, *rsh;
+    const float *scale;
+    bool odd_mult; /* a multiplier INT32_MIN: the C reference's case */
+};
+
+static void kp_params_fill(size_t n, size_t k, const void *wk, int32_t x_zero,
+                           const struct kern_q8_outstage *os, void *work,
+                           struct kp_params *kp)
+{
+    const size_t kk = 4 * q8s_kp_k4(k);
+    int32_t *add = work, *mult = add + n, *lsh = mult + n, *rsh = lsh + n;
+    float *scale = os->scale ? (float *)(void *)mult : NULL;
+    const unsigned char *sums = (const unsigned char *)wk + n * kk;
+    bool odd_mult = false;
+    for (size_t j = 0; j < n; j++) {
+        const size_t c = os->per_channel ? j : 0;
+        if (scale) {
+            scale[j] = os->scale[c];
+        } else {
+            const int s = os->shift[c];
+            mult[j] = os->mult[c];
+            lsh[j] = s > 0 ? s : 0;
+            rsh[j] = s > 0 ? 0 : -s;
+            /* the vector path's high multiply has no saturating case */
+            odd_mult |= mult[j] == INT32_MIN;
+        }
+        int32_t ws;
+        memcpy(&ws, sums + j * sizeof ws, sizeof ws);
+        add[j] = q8s_wrap_add(os->bias ? os->bias[j] : 0,
+                              (int32_t)(uint32_t)(uint64_t)(-(int64_t)x_zero *
+                                                            ws));
+    }
+    kp->add = add, kp->mult = mult, kp->lsh = lsh, kp->rsh = rsh;
+    kp->scale = scale;
+    kp->odd_mult = odd_mult;
+}
+
 KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
                                 const int8_t *x, size_t ldx, int32_t x_zero,
                                 const struct kern_q8_outstage *os, int8_t *y,
@@ -1217,37 +1293,179 @@ KERN_API int kern_q8_gemm_kp_s8(size_t n, size_t p, size_t k, const void *wk,
     if (st != KERN_OK || !p) {
         return st;
     }
-    /* the parameters, one per channel, at the start of the work area: the
-     * zero point's correction folded into the bias as tile_params_fill
-     * does, so the sums are the packed GEMM's bit for bit */
-    const size_t kk = 4 * q8s_kp_k4(k);
-    int32_t *add = work, *mult = add + n, *lsh = mult + n, *rsh = lsh + n;
-    /* the float stage's scales take the multipliers' place */
-    float *scale = os->scale ? (float *)(void *)mult : NULL;
-    const unsigned char *sums = (const unsigned char *)wk + n * kk;
-    bool odd_mult = false;
-    for (size_t j = 0; j < n; j++) {
-        const size_t c = os->per_channel ? j : 0;
-        if (scale) {
-            scale[j] = os->scale[c];
-        } else {
-            const int s = os->shift[c];
-            mult[j] = os->mult[c];
-            lsh[j] = s > 0 ? s : 0;
-            rsh[j] = s > 0 ? 0 : -s;
-            /* the vector path's high multiply has no saturating case */
-            odd_mult |= mult[j] == INT32_MIN;
-        }
-        int32_t ws;
-        memcpy(&ws, sums + j * sizeof ws, sizeof ws);
-        add[j] = q8s_wrap_add(os->bias ? os->bias[j] : 0,
-                              (int32_t)(uint32_t)(uint64_t)(-(int64_t)x_zero *
-                                                            ws));
-    }
+    struct kp_params kp;
+    kp_params_fill(n, k, wk, x_zero, os, work, &kp);
+    const bool odd_mult = kp.odd_mult;
+    int32_t *add = kp.add, *mult = kp.mult, *lsh = kp.lsh, *rsh = kp.rsh;
+    const float *scale = kp.scale;
     const struct kern_q8s_dsp *d = dsp_get();
     const kern_q8s_gemm_kp_fn f = odd_mult ? kern_q8s_gemm_kp_c : d->gemm_kp;
     f(n, p, k, wk, add, mult, lsh, rsh, scale, os->zero_point, os->qmin,
       os->qmax, x, ldx, y, ldy, (uint8_t *)(rsh + n));
+    return KERN_OK;
+}
+
+/* ---- the kp convolution read in place ----------------------------------- */
+
+/* The geometry of kern_q8_conv_kp_s8: the padded input split into sh x
+ * sw phase planes of h2 x w2 bytes per channel (phase (py, px) holds the
+ * padded input's rows r * sh + py and columns c * sw + px, so a stride
+ * becomes stride 1 within a phase), the virtual pixels p = (oh - 1) * w2
+ * + ow, and the work area's parts. */
+struct kp_geom {
+    size_t oh, ow, sh, sw, h2, w2, plane, planes, p, k;
+    size_t roff_at, planes_at, kwork_at, bytes;
+};
+
+static int kp_geom_of(const struct kern_conv2d_shape *s, size_t n,
+                      struct kp_geom *g)
+{
+    int st = kern_conv2d_out_hw(s, &g->oh, &g->ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (s->groups != 1 || s->dilation_h > 1 || s->dilation_w > 1 ||
+        s->out_c != n) {
+        return KERN_E_SHAPE;
+    }
+    g->sh = s->stride_h, g->sw = s->stride_w;
+    /* kern_conv2d_out_hw checked that the padded sizes and kh * kw * in_c
+     * do not overflow */
+    const size_t ph = s->pad_top + s->in_h + s->pad_bottom;
+    const size_t pw = s->pad_left + s->in_w + s->pad_right;
+    g->h2 = ph / g->sh + (ph % g->sh != 0);
+    g->w2 = pw / g->sw + (pw % g->sw != 0);
+    g->k = s->in_c * s->kh * s->kw;
+    if (!kern_q8_kp_bytes(n, g->k)) {
+        return KERN_E_SHAPE;
+    }
+    if (g->h2 > SIZE_MAX / 4 / g->w2) {
+        return KERN_E_OVERFLOW;
+    }
+    g->plane = g->h2 * g->w2;
+    if (s->in_c > SIZE_MAX / 4 / g->sh / g->sw ||
+        s->in_c * g->sh * g->sw > SIZE_MAX / 4 / g->plane ||
+        g->oh - 1 > (SIZE_MAX / 4) / g->w2) {
+        return KERN_E_OVERFLOW;
+    }
+    g->planes = s->in_c * g->sh * g->sw * g->plane;
+    g->p = (g->oh - 1) * g->w2 + g->ow;
+    /* params (16 n), offsets (8 k), planes, the kernel's work */
+    const size_t kwork = q8s_kp_work(g->k);
+    g->roff_at = 16 * n;
+    g->planes_at = g->roff_at + g->k * sizeof(size_t);
+    g->kwork_at = g->planes_at + g->planes + 64;
+    if (g->kwork_at > SIZE_MAX / 2 - kwork) {
+        return KERN_E_OVERFLOW;
+    }
+    g->bytes = g->kwork_at + kwork;
+    return KERN_OK;
+}
+
+KERN_API size_t kern_q8_conv_kp_work_bytes(const struct kern_conv2d_shape *s)
+{
+    struct kp_geom g;
+    if (!s || kp_geom_of(s, s->out_c, &g) != KERN_OK) {
+        return 0;
+    }
+    return g.bytes;
+}
+
+/* Channel c's phase planes of image x (in_c planes of in_h x in_w) with
+ * x_zero where the padding is. */
+static void kp_phases(const struct kern_conv2d_shape *s,
+                      const struct kp_geom *g, const int8_t *xc, int8_t zp,
+                      int8_t *d)
+{
+    const size_t ih = s->in_h, iw = s->in_w;
+    for (size_t py = 0; py < g->sh; py++) {
+        for (size_t px = 0; px < g->sw; px++, d += g->plane) {
+            /* columns [lo, hi) of a phase row read inside the input */
+            size_t lo = 0, hi = g->w2;
+            while (lo < g->w2 && lo * g->sw + px < s->pad_left) {
+                lo++;
+            }
+            while (hi > lo && (hi - 1) * g->sw + px >= s->pad_left + iw) {
+                hi--;
+            }
+            for (size_t r = 0; r < g->h2; r++) {
+                int8_t *o = d + r * g->w2;
+                const size_t yy = r * g->sh + py;
+                if (yy < s->pad_top || yy - s->pad_top >= ih || lo >= hi) {
+                    memset(o, zp, g->w2);
+                    continue;
+                }
+                const int8_t *xr = xc + (yy - s->pad_top) * iw;
+                for (size_t c = 0; c < lo; c++) {
+                    o[c] = zp;
+                }
+                const size_t x0 = lo * g->sw + px - s->pad_left;
+                if (g->sw == 1) {
+                    memcpy(o + lo, xr + x0, hi - lo);
+                } else if (g->sw == 2) {
+                    for (size_t c = 0; c < hi - lo; c++) {
+                        o[lo + c] = xr[x0 + 2 * c];
+                    }
+                } else {
+                    for (size_t c = 0; c < hi - lo; c++) {
+                        o[lo + c] = xr[x0 + g->sw * c];
+                    }
+                }
+                for (size_t c = hi; c < g->w2; c++) {
+                    o[c] = zp;
+                }
+            }
+        }
+    }
+}
+
+KERN_API int kern_q8_conv_kp_s8(const struct kern_conv2d_shape *s,
+                                const void *wk, const int8_t *x, size_t b,
+                                int32_t x_zero,
+                                const struct kern_q8_outstage *os, int8_t *y,
+                                void *work)
+{
+    if (!s || !wk || !x || !os || !y || !work) {
+        return KERN_E_INVALID;
+    }
+    struct kp_geom g;
+    int st = kp_geom_of(s, s->out_c, &g);
+    if (st != KERN_OK) {
+        return st;
+    }
+    if (b >= s->batch) {
+        return KERN_E_SHAPE;
+    }
+    if (!range_s8(x_zero)) {
+        return KERN_E_RANGE;
+    }
+    const size_t n = s->out_c;
+    if ((st = outstage_check(os, n)) != KERN_OK) {
+        return st;
+    }
+    struct kp_params kp;
+    kp_params_fill(n, g.k, wk, x_zero, os, work, &kp);
+    size_t *roff = (size_t *)(void *)((unsigned char *)work + g.roff_at);
+    int8_t *planes = (int8_t *)work + g.planes_at;
+    const size_t ihw = s->in_h * s->in_w;
+    const int8_t *xb = x + b * s->in_c * ihw;
+    size_t t = 0;
+    for (size_t c = 0; c < s->in_c; c++) {
+        kp_phases(s, &g, xb + c * ihw, (int8_t)x_zero,
+                  planes + c * g.sh * g.sw * g.plane);
+        for (size_t ky = 0; ky < s->kh; ky++) {
+            for (size_t kx = 0; kx < s->kw; kx++, t++) {
+                const size_t ph = (c * g.sh + ky % g.sh) * g.sw + kx % g.sw;
+                roff[t] = ph * g.plane + (ky / g.sh) * g.w2 + kx / g.sw;
+            }
+        }
+    }
+    const struct kern_q8s_dsp *d = dsp_get();
+    const kern_q8s_conv_kp_fn f = kp.odd_mult ? kern_q8s_conv_kp_c
+                                              : d->conv_kp;
+    f(n, g.p, g.k, wk, kp.add, kp.mult, kp.lsh, kp.rsh, kp.scale,
+      os->zero_point, os->qmin, os->qmax, planes, roff, g.w2, g.ow,
+      y + b * n * g.oh * g.ow, g.oh * g.ow, (uint8_t *)work + g.kwork_at);
     return KERN_OK;
 }
 

@@ -160,6 +160,27 @@ typedef void (*kern_q8s_gemm_kp_fn)(size_t n, size_t p, size_t k,
                                     const int8_t *x, size_t ldx, int8_t *y,
                                     size_t ldy, uint8_t *work);
 
+/* The kp GEMM of a convolution read in place (layout "kp", no lowering):
+ * row t of the GEMM's x is x + roff[t], so a tap (c, ky, kx) reads a
+ * padded (or, for a stride, phase-split) input plane at its offset, and
+ * the p pixels v are "virtual": v = r * vw + c with c < vw, of which only
+ * the columns c < ow are outputs (the rest read past a row's end and are
+ * dropped):
+ *   acc = sum_k x[roff[t] + v] * w[j][t]
+ *   y[j * ldy + r * ow + c] = the output stage of acc + add[j], c < ow
+ * (the stages as kern_q8s_gemm_kp_fn's). ow <= vw; x + roff[t] + v is
+ * readable for every t and v < p. gemm_kp is the case roff[t] = t * ldx,
+ * vw = ow = p. work holds q8s_kp_work(k) bytes (the C reference ignores
+ * it). */
+typedef void (*kern_q8s_conv_kp_fn)(size_t n, size_t p, size_t k,
+                                    const int8_t *wk, const int32_t *add,
+                                    const int32_t *mult, const int32_t *lsh,
+                                    const int32_t *rsh, const float *scale,
+                                    int32_t zp, int32_t qmin, int32_t qmax,
+                                    const int8_t *x, const size_t *roff,
+                                    size_t vw, size_t ow, int8_t *y,
+                                    size_t ldy, uint8_t *work);
+
 static inline size_t q8s_kp_k4(size_t k)
 {
     return k / 4 + (k % 4 != 0);
@@ -174,6 +195,7 @@ static inline size_t q8s_kp_work(size_t k)
 
 struct kern_q8s_dsp {
     kern_q8s_gemm_kp_fn gemm_kp;
+    kern_q8s_conv_kp_fn conv_kp;
     kern_q8s_requant_fn requant;
     kern_q8s_requant_tile_fn requant_tile;
     kern_q8s_requantf_fn requantf;
@@ -292,7 +314,22 @@ void kern_q8s_gemm_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
                         int32_t qmin, int32_t qmax, const int8_t *x,
                         size_t ldx, int8_t *y, size_t ldy, uint8_t *work);
 
+void kern_q8s_conv_kp_c(size_t n, size_t p, size_t k, const int8_t *wk,
+                        const int32_t *add, const int32_t *mult,
+                        const int32_t *lsh, const int32_t *rsh,
+                        const float *scale, int32_t zp, int32_t qmin,
+                        int32_t qmax, const int8_t *x, const size_t *roff,
+                        size_t vw, size_t ow, int8_t *y, size_t ldy,
+                        uint8_t *work);
+
 #if KERN_SIMD && KERN_HAVE_X86
+void kern_q8s_conv_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
+                           const int32_t *add, const int32_t *mult,
+                           const int32_t *lsh, const int32_t *rsh,
+                           const float *scale, int32_t zp, int32_t qmin,
+                           int32_t qmax, const int8_t *x, const size_t *roff,
+                           size_t vw, size_t ow, int8_t *y, size_t ldy,
+                           uint8_t *work);
 void kern_q8s_gemm_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
                            const int32_t *add, const int32_t *mult,
                            const int32_t *lsh, const int32_t *rsh, const float *scale,

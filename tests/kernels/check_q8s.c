@@ -730,6 +730,168 @@ out:
     ck_report();
 }
 
+/* The kp convolution read in place: random row offsets (taps reading
+ * overlapping and distinct stretches of one buffer), virtual row widths
+ * vw with ow <= vw output columns (ow == vw, the GEMM's case, included),
+ * pixel counts with 64-blocks and tails, extreme values and both output
+ * stages, against the C reference byte for byte, the planes' bytes past
+ * each output included (poisoned, so a stray store shows). */
+static void check_conv_kp(const struct kern_q8s_dsp *isa,
+                          const struct kern_q8s_dsp *ref)
+{
+    enum { MAXN = 40, MAXP = 300, MAXK = 300, XB = 4096, PAD = 5 };
+    if (!ck_func((const void *)isa->conv_kp, "q8s_conv_kp")) {
+        return;
+    }
+    int8_t *w = malloc((size_t)MAXN * MAXK);
+    void *wk = malloc(kern_q8_kp_bytes(MAXN, MAXK));
+    int8_t *x = malloc(XB + MAXP);
+    size_t *roff = malloc(MAXK * sizeof *roff);
+    const size_t ysz = (size_t)MAXN * (MAXP + 80 + PAD);
+    int8_t *y0 = malloc(ysz), *y1 = malloc(ysz);
+    uint8_t *work = malloc(q8s_kp_work(MAXK));
+    int32_t add[MAXN], mult[MAXN], lsh[MAXN], rsh[MAXN];
+    float fscale[MAXN];
+    if (!w || !wk || !x || !roff || !y0 || !y1 || !work) {
+        ck_fail("out of memory");
+        goto out;
+    }
+    for (int t = 0; t < 300; t++) {
+        const size_t n = (size_t)ck_randi(1, MAXN);
+        const size_t p = (size_t)ck_randi(1, MAXP);
+        const size_t k = t % 7 == 0 ? MAXK : (size_t)ck_randi(1, MAXK);
+        const size_t vw = (size_t)ck_randi(1, 80);
+        const size_t ow = t % 4 == 0 ? vw : (size_t)ck_randi(1, (int)vw);
+        /* output plane: rows of ow, the last one's columns up to ow */
+        const size_t rows = (p + vw - 1) / vw;
+        const size_t ldy = rows * ow + (size_t)ck_randi(0, PAD);
+        const int extreme = t % 5 == 0;
+        for (size_t i = 0; i < n * k; i++) {
+            w[i] = (int8_t)(extreme ? -128 : ck_randi(-128, 127));
+        }
+        for (size_t i = 0; i < XB + MAXP; i++) {
+            x[i] = (int8_t)(extreme ? -128 : ck_randi(-128, 127));
+        }
+        for (size_t i = 0; i < k; i++) {
+            roff[i] = (size_t)ck_randi(0, XB);
+        }
+        if (kern_q8_pack_kp(n, k, w, k, wk) != KERN_OK) {
+            ck_fail("kern_q8_pack_kp n=%zu k=%zu refused", n, k);
+            break;
+        }
+        for (size_t j = 0; j < n; j++) {
+            add[j] = t % 3 ? ck_randi(-100000, 100000) : rand_i32();
+            mult[j] = t % 4 ? ck_randi(1 << 30, INT32_MAX)
+                            : ck_randi(INT32_MIN + 1, INT32_MAX);
+            const int sh = t % 4 ? ck_randi(-20, 2) : ck_randi(-31, 30);
+            lsh[j] = sh > 0 ? sh : 0;
+            rsh[j] = sh > 0 ? 0 : -sh;
+            fscale[j] = rand_fscale();
+        }
+        const float *sc = (t / 2) % 2 ? fscale : NULL;
+        const int32_t zp = ck_randi(-128, 127);
+        int32_t lo = ck_randi(-128, 127), hi = ck_randi(-128, 127);
+        if (t % 2) {
+            lo = -128, hi = 127;
+        } else if (lo > hi) {
+            const int32_t v = lo;
+            lo = hi;
+            hi = v;
+        }
+        ck_poison(y0, ysz);
+        ck_poison(y1, ysz);
+        ref->conv_kp(n, p, k, wk, add, mult, lsh, rsh, sc, zp, lo, hi, x,
+                     roff, vw, ow, y0, ldy, work);
+        isa->conv_kp(n, p, k, wk, add, mult, lsh, rsh, sc, zp, lo, hi, x,
+                     roff, vw, ow, y1, ldy, work);
+        if (memcmp(y0, y1, ysz) != 0) {
+            for (size_t i = 0; i < ysz; i++) {
+                if (y0[i] != y1[i]) {
+                    ck_fail("n=%zu p=%zu k=%zu vw=%zu ow=%zu ldy=%zu %s "
+                            "stage: byte %zu (channel %zu output %zu) %d, "
+                            "want %d", n, p, k, vw, ow, ldy,
+                            sc ? "float" : "fixed", i, i / ldy, i % ldy,
+                            y1[i], y0[i]);
+                    break;
+                }
+            }
+        }
+    }
+out:
+    free(w), free(wk), free(x), free(roff), free(y0), free(y1), free(work);
+    ck_report();
+}
+
+/* The kp GEMM's speed (--bench) on layer shapes of the MLPerf Tiny and
+ * MobileNetV2 models, as conv_kp in its GEMM form (row t at t * p): C
+ * against the vector path, medians of alternated runs, and the vector
+ * path's int8 GOP/s (2 n p k operations per call). */
+static void bench_conv_kp(const struct kern_q8s_dsp *isa,
+                          const struct kern_q8s_dsp *ref)
+{
+    static const size_t shapes[][3] = {
+        /* n, p, k: ResNet-8 s1 3 x 3 (16 x 32 x 32), s2 (32 x 16 x 16),
+         * DS-CNN 1 x 1 (64 x 25 x 5), MobileNetV2 1 x 1 expansion (96
+         * x 112 x 112, K 16) and 14 x 14 expansion (576, K 96) */
+        {16, 1024, 144}, {32, 256, 288}, {64, 125, 64}, {96, 12544, 16},
+        {576, 196, 96},
+    };
+    if (isa->conv_kp == ref->conv_kp) {
+        return; /* the C level: nothing to compare */
+    }
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const size_t n = shapes[si][0], p = shapes[si][1], k = shapes[si][2];
+        int8_t *w = malloc(n * k), *x = malloc(p * k), *y = malloc(n * p);
+        void *wk = malloc(kern_q8_kp_bytes(n, k));
+        size_t *roff = malloc(k * sizeof *roff);
+        uint8_t *work = malloc(q8s_kp_work(k));
+        int32_t *add = malloc(n * 4 * sizeof *add);
+        if (!w || !x || !y || !wk || !roff || !work || !add) {
+            ck_fail("out of memory");
+            free(w), free(x), free(y), free(wk), free(roff), free(work);
+            free(add);
+            return;
+        }
+        int32_t *mult = add + n, *lsh = mult + n, *rsh = lsh + n;
+        for (size_t i = 0; i < n * k; i++) {
+            w[i] = (int8_t)ck_randi(-128, 127);
+        }
+        for (size_t i = 0; i < p * k; i++) {
+            x[i] = (int8_t)ck_randi(-128, 127);
+        }
+        for (size_t t = 0; t < k; t++) {
+            roff[t] = t * p;
+        }
+        for (size_t j = 0; j < n; j++) {
+            add[j] = ck_randi(-100000, 100000);
+            mult[j] = ck_randi(1 << 30, INT32_MAX);
+            lsh[j] = 0;
+            rsh[j] = ck_randi(8, 20);
+        }
+        (void)kern_q8_pack_kp(n, k, w, k, wk);
+        enum { R = 15 };
+        double tr[R], ti[R];
+        for (int r = 0; r < R; r++) {
+            double t0 = ck_now_ns();
+            ref->conv_kp(n, p, k, wk, add, mult, lsh, rsh, NULL, -3, -128,
+                         127, x, roff, p, p, y, p, work);
+            tr[r] = ck_now_ns() - t0;
+            t0 = ck_now_ns();
+            isa->conv_kp(n, p, k, wk, add, mult, lsh, rsh, NULL, -3, -128,
+                         127, x, roff, p, p, y, p, work);
+            ti[r] = ck_now_ns() - t0;
+        }
+        char what[64];
+        snprintf(what, sizeof what, "q8s_conv_kp n%zu p%zu k%zu", n, p, k);
+        const double mi = ck_median(ti, R);
+        ck_bench_report(what, ck_median(tr, R), mi);
+        printf("      %.1f int8 GOP/s (2 n p k / time)\n",
+               2.0 * (double)n * (double)p * (double)k / mi);
+        free(w), free(x), free(y), free(wk), free(roff), free(work);
+        free(add);
+    }
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -749,7 +911,9 @@ void check_q8s(unsigned flags)
     check_plane_sum(&isa, &ref);
     check_dwconv(&isa, &ref);
     check_gemm_kp(&isa, &ref);
+    check_conv_kp(&isa, &ref);
     if (ck_bench_on()) {
         bench_dwconv(&isa, &ref);
+        bench_conv_kp(&isa, &ref);
     }
 }

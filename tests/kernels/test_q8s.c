@@ -705,6 +705,30 @@ static void test_conv_s8(void **state)
                     }
                 }
             }
+            /* the kp form read in place (groups 1, undilated): the same
+             * bytes as the checked [pixels][channels] result */
+            const size_t cwb = kern_q8_conv_kp_work_bytes(&s);
+            if (s.groups == 1 && s.dilation_h <= 1 && s.dilation_w <= 1) {
+                assert_true(cwb > 0);
+                void *cw = malloc(cwb);
+                assert_non_null(cw);
+                memset(yk, 0x5a, P * og);
+                assert_int_equal(kern_q8_conv_kp_s8(&s, wk, x, 0, xz, &os, yk,
+                                                    cw),
+                                 KERN_OK);
+                for (size_t i = 0; i < P; i++) {
+                    for (size_t o = 0; o < og; o++) {
+                        if (yk[o * P + i] != y[i * og + o]) {
+                            fail_msg("t %d conv kp: pixel %zu o %zu: %d, "
+                                     "want %d", t, i, o, yk[o * P + i],
+                                     y[i * og + o]);
+                        }
+                    }
+                }
+                free(cw);
+            } else {
+                assert_int_equal(cwb, 0);
+            }
             /* the float stage (ONNX Runtime's) through kp: the same bytes
              * as through the packed [pixels][K] GEMM */
             float *fs = malloc(og * sizeof *fs);

@@ -924,6 +924,23 @@ KERN_API int kern_im2row_s8_kp(const struct kern_conv2d_shape *s,
                                const int8_t *x, size_t b, size_t g,
                                int32_t x_zero, int8_t *rows);
 
+/* A static int8 convolution (groups 1, undilated, any stride and padding)
+ * in the kp form read in place: no [K][pixels] lowering. Image b's input
+ * planes are copied once into padded planes (x_zero in the padding),
+ * split into stride_h x stride_w phases, and every tap (c, ky, kx) of the
+ * GEMM reads one of them at its offset; the output planes of image b
+ * (y + b * out_c * out_h * out_w) get the same bytes as
+ * kern_im2row_s8_kp then kern_q8_gemm_kp_s8. wk is kern_q8_pack_kp's
+ * packing of the out_c x (in_c kh kw) weights; work holds
+ * kern_q8_conv_kp_work_bytes(s) bytes (0: the shape is not one this
+ * takes, or its sizes overflow). Statuses as kern_q8_gemm_kp_s8. */
+KERN_API size_t kern_q8_conv_kp_work_bytes(const struct kern_conv2d_shape *s);
+KERN_API int kern_q8_conv_kp_s8(const struct kern_conv2d_shape *s,
+                                const void *wk, const int8_t *x, size_t b,
+                                int32_t x_zero,
+                                const struct kern_q8_outstage *os, int8_t *y,
+                                void *work);
+
 /* A direct depthwise 2-D convolution (groups == channels: each channel is
  * convolved with its own kh x kw filter), NCHW, with the bias and an
  * activation applied in the same pass over the output. Rectangular kernels,

@@ -27,17 +27,21 @@
 #include "q8s_stage_avx512.h"
 
 /* rows [t, t + 4) of a 64-pixel block (n valid pixels, the rest and rows
- * at or past k read as 0) into four vectors of pixel quads */
-static inline void interleave4(const int8_t *x, size_t ldx, size_t t,
-                               size_t k, __mmask64 m, __m512i *out)
+ * at or past k read as 0) into four vectors of pixel quads; row t starts
+ * at x + t * ldx, or at x + roff[t] when roff is not NULL */
+static inline __attribute__((always_inline)) void
+interleave4(const int8_t *x, size_t ldx, const size_t *roff, size_t t,
+            size_t k, __mmask64 m, __m512i *out)
 {
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     __m512i r[4];
     for (int i = 0; i < 4; i++) {
-        r[i] = t + (size_t)i < k
-                   ? _mm512_xor_si512(
-                         _mm512_maskz_loadu_epi8(m, x + (t + i) * ldx), flip)
-                   : _mm512_setzero_si512();
+        const size_t ti = t + (size_t)i;
+        r[i] = ti < k ? _mm512_xor_si512(
+                            _mm512_maskz_loadu_epi8(
+                                m, x + (roff ? roff[ti] : ti * ldx)),
+                            flip)
+                      : _mm512_setzero_si512();
     }
     const __m512i a = _mm512_unpacklo_epi8(r[0], r[1]);
     const __m512i b = _mm512_unpackhi_epi8(r[0], r[1]);
@@ -49,6 +53,39 @@ static inline void interleave4(const int8_t *x, size_t ldx, size_t t,
     out[3] = _mm512_unpackhi_epi16(b, d);
 }
 
+/* A run of a block's pixels that are outputs: lanes [lane, lane + len)
+ * of the 64 go to the plane's index dst onward (mask: those lanes). */
+struct seg {
+    size_t lane, dst;
+    __mmask64 mask;
+};
+
+/* The runs of block [i0, i0 + np) of virtual pixels v = r * vw + c, the
+ * columns c < ow being outputs r * ow + c; at most 64. */
+static size_t block_segs(size_t i0, size_t np, size_t vw, size_t ow,
+                         struct seg *sg)
+{
+    size_t ns = 0, v = i0;
+    const size_t e = i0 + np;
+    while (v < e) {
+        const size_t r = v / vw, c = v % vw;
+        if (c >= ow) {
+            v += vw - c;
+            continue;
+        }
+        const size_t len = ow - c < e - v ? ow - c : e - v;
+        const size_t lane = v - i0;
+        const __mmask64 lm =
+            len == 64 ? ~(__mmask64)0 : (((__mmask64)1 << len) - 1);
+        sg[ns].lane = lane;
+        sg[ns].dst = r * ow + c;
+        sg[ns].mask = lm << lane;
+        ns++;
+        v += len;
+    }
+    return ns;
+}
+
 static inline int32_t quad(const int8_t *p)
 {
     int32_t v;
@@ -56,20 +93,25 @@ static inline int32_t quad(const int8_t *p)
     return v;
 }
 
-/* One channel's four accumulators to bytes, stored (masked) at y. */
+/* One channel's four accumulators to bytes, stored (masked) run by run
+ * into the plane y: a run's lanes [lane, ..) land at y + dst, the store
+ * addressed lane bytes before it with the lanes outside the run masked
+ * off (masked lanes are neither read nor written). */
 static inline __attribute__((always_inline)) void
 finish(const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
        const float *scale, size_t c, int32_t zp, int32_t qmin, int32_t qmax,
-       __m512i a, __m512i b, __m512i cc, __m512i d, __mmask64 m, int8_t *y)
+       __m512i a, __m512i b, __m512i cc, __m512i d, const struct seg *sg,
+       size_t ns, int8_t *y)
 {
     const struct q8s_stage512 s =
         scale ? q8s_stage512f_of(scale[c], zp, qmin, qmax)
               : q8s_stage512_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
-    /* every value is in [-128, 127]: the saturating packs are exact */
-    const __m512i q = _mm512_packs_epi16(
-        _mm512_packs_epi32(q8s_stage512_16(&s, a), q8s_stage512_16(&s, b)),
-        _mm512_packs_epi32(q8s_stage512_16(&s, cc), q8s_stage512_16(&s, d)));
-    _mm512_mask_storeu_epi8(y, m, q);
+    const __m512i q = q8s_stage512_64(&s, a, b, cc, d);
+    for (size_t i = 0; i < ns; i++) {
+        _mm512_mask_storeu_epi8(
+            (void *)((uintptr_t)(y + sg[i].dst) - sg[i].lane), sg[i].mask,
+            q);
+    }
 }
 
 /* Named accumulators, so that GCC keeps all 16 in registers (an array of
@@ -79,6 +121,10 @@ finish(const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
                                      ((uint32_t)wsum[j##r] << 7));          \
     __m512i a##r##0 = _mm512_set1_epi32(c0_##r), a##r##1 = a##r##0,          \
             a##r##2 = a##r##0, a##r##3 = a##r##0;                           \
+    /* four distinct values: GCC otherwise copies the accumulators       \
+     * around the loop (30 register moves per 16 vpdpbusd) */             \
+    __asm__("" : "+v"(a##r##0), "+v"(a##r##1), "+v"(a##r##2),               \
+            "+v"(a##r##3));                                                 \
     const int8_t *w##r = wk + j##r * 4 * k4;
 #define ACC_STEP(r)                                                         \
     {                                                                       \
@@ -97,7 +143,7 @@ static void channels4(size_t j, size_t nr, size_t n, size_t k4,
                       const int32_t *lsh, const int32_t *rsh,
                       const float *scale, int32_t zp, int32_t qmin,
                       int32_t qmax, const __m512i *xi,
-                      __mmask64 m, int8_t *y, size_t ldy)
+                      const struct seg *sg, size_t ns, int8_t *y, size_t ldy)
 {
     const size_t j0 = j, j1 = j + 1 < n ? j + 1 : n - 1,
                  j2 = j + 2 < n ? j + 2 : n - 1,
@@ -116,19 +162,59 @@ static void channels4(size_t j, size_t nr, size_t n, size_t k4,
         ACC_STEP(2)
         ACC_STEP(3)
     }
-    finish(mult, lsh, rsh, scale, j0, zp, qmin, qmax, a00, a01, a02, a03, m,
+    __asm__("" : "+v"(a00), "+v"(a01), "+v"(a02), "+v"(a03));
+    finish(mult, lsh, rsh, scale, j0, zp, qmin, qmax, a00, a01, a02, a03, sg, ns,
            y + j0 * ldy);
     if (nr > 1) {
-        finish(mult, lsh, rsh, scale, j1, zp, qmin, qmax, a10, a11, a12, a13, m,
-               y + j1 * ldy);
+        finish(mult, lsh, rsh, scale, j1, zp, qmin, qmax, a10, a11, a12, a13, sg,
+               ns, y + j1 * ldy);
     }
     if (nr > 2) {
-        finish(mult, lsh, rsh, scale, j2, zp, qmin, qmax, a20, a21, a22, a23, m,
-               y + j2 * ldy);
+        finish(mult, lsh, rsh, scale, j2, zp, qmin, qmax, a20, a21, a22, a23, sg,
+               ns, y + j2 * ldy);
     }
     if (nr > 3) {
-        finish(mult, lsh, rsh, scale, j3, zp, qmin, qmax, a30, a31, a32, a33, m,
-               y + j3 * ldy);
+        finish(mult, lsh, rsh, scale, j3, zp, qmin, qmax, a30, a31, a32, a33, sg,
+               ns, y + j3 * ldy);
+    }
+}
+
+/* The blocks of 64 (virtual) pixels: the K rows interleaved once per
+ * block, then every group of 4 channels over them. */
+static inline __attribute__((always_inline)) void
+kp_run(size_t n, size_t p, size_t k, const int8_t *wk, const int32_t *add,
+       const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
+       const float *scale, int32_t zp, int32_t qmin, int32_t qmax,
+       const int8_t *x, size_t ldx, const size_t *roff, size_t vw, size_t ow,
+       int8_t *y, size_t ldy, uint8_t *work)
+{
+    const size_t k4 = q8s_kp_k4(k);
+    const int32_t *wsum = (const int32_t *)(const void *)(wk + n * 4 * k4);
+    __m512i *xi =
+        (__m512i *)(void *)(work + ((64 - ((uintptr_t)work & 63)) & 63));
+    struct seg sg[64];
+    for (size_t i0 = 0; i0 < p; i0 += 64) {
+        const size_t np = p - i0 < 64 ? p - i0 : 64;
+        const __mmask64 m = np == 64 ? ~(__mmask64)0
+                                     : (((__mmask64)1 << np) - 1);
+        size_t ns = 1;
+        if (roff) {
+            ns = block_segs(i0, np, vw, ow, sg);
+            if (!ns) {
+                continue;
+            }
+        } else {
+            sg[0].lane = 0;
+            sg[0].dst = i0;
+            sg[0].mask = m;
+        }
+        for (size_t q = 0; q < k4; q++) {
+            interleave4(x + i0, ldx, roff, 4 * q, k, m, xi + 4 * q);
+        }
+        for (size_t j = 0; j < n; j += 4) {
+            channels4(j, n - j < 4 ? n - j : 4, n, k4, wk, wsum, add, mult,
+                      lsh, rsh, scale, zp, qmin, qmax, xi, sg, ns, y, ldy);
+        }
     }
 }
 
@@ -139,20 +225,18 @@ void kern_q8s_gemm_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
                            int32_t qmax, const int8_t *x, size_t ldx,
                            int8_t *y, size_t ldy, uint8_t *work)
 {
-    const size_t k4 = q8s_kp_k4(k);
-    const int32_t *wsum = (const int32_t *)(const void *)(wk + n * 4 * k4);
-    __m512i *xi =
-        (__m512i *)(void *)(work + ((64 - ((uintptr_t)work & 63)) & 63));
-    for (size_t i0 = 0; i0 < p; i0 += 64) {
-        const size_t np = p - i0 < 64 ? p - i0 : 64;
-        const __mmask64 m = np == 64 ? ~(__mmask64)0
-                                     : (((__mmask64)1 << np) - 1);
-        for (size_t q = 0; q < k4; q++) {
-            interleave4(x + i0, ldx, 4 * q, k, m, xi + 4 * q);
-        }
-        for (size_t j = 0; j < n; j += 4) {
-            channels4(j, n - j < 4 ? n - j : 4, n, k4, wk, wsum, add, mult,
-                      lsh, rsh, scale, zp, qmin, qmax, xi, m, y + i0, ldy);
-        }
-    }
+    kp_run(n, p, k, wk, add, mult, lsh, rsh, scale, zp, qmin, qmax, x, ldx,
+           NULL, p, p, y, ldy, work);
+}
+
+void kern_q8s_conv_kp_vnni(size_t n, size_t p, size_t k, const int8_t *wk,
+                           const int32_t *add, const int32_t *mult,
+                           const int32_t *lsh, const int32_t *rsh,
+                           const float *scale, int32_t zp, int32_t qmin,
+                           int32_t qmax, const int8_t *x, const size_t *roff,
+                           size_t vw, size_t ow, int8_t *y, size_t ldy,
+                           uint8_t *work)
+{
+    kp_run(n, p, k, wk, add, mult, lsh, rsh, scale, zp, qmin, qmax, x, 0,
+           roff, vw, ow, y, ldy, work);
 }

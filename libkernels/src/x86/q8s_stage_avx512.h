@@ -17,16 +17,19 @@ struct q8s_stage512 {
     __m512i m, half, one, lo, hi, zp;
     __m128i ls, rs;
     __m512i mask;
+    __m512i lo8, hi8; /* qmin, qmax as bytes (q8s_stage512_64) */
     __m512 fs, flo, fhi;
     int isf;
 };
 
-static inline __m512i q8s_stage512_16(const struct q8s_stage512 *s, __m512i x)
+/* The stage before its clamp and zero point: the fixed-point result r,
+ * or the float stage's already clamped one (relative to zp). */
+static inline __m512i q8s_stage512_r16(const struct q8s_stage512 *s, __m512i x)
 {
     if (s->isf) {
         __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), s->fs);
         f = _mm512_min_ps(_mm512_max_ps(f, s->flo), s->fhi);
-        return _mm512_add_epi32(_mm512_cvtps_epi32(f), s->zp);
+        return _mm512_cvtps_epi32(f);
     }
     x = _mm512_sll_epi32(x, s->ls);
     const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
@@ -43,10 +46,38 @@ static inline __m512i q8s_stage512_16(const struct q8s_stage512 *s, __m512i x)
     const __mmask16 neg = _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512());
     const __m512i thr = _mm512_mask_add_epi32(s->half, neg, s->half, s->one);
     __m512i r = _mm512_sra_epi32(h, s->rs);
-    r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r,
-                              s->one);
-    r = _mm512_min_epi32(_mm512_max_epi32(r, s->lo), s->hi);
-    return _mm512_add_epi32(r, s->zp);
+    return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r,
+                                 s->one);
+}
+
+static inline __m512i q8s_stage512_16(const struct q8s_stage512 *s, __m512i x)
+{
+    const __m512i r = q8s_stage512_r16(s, x);
+    if (s->isf) {
+        return _mm512_add_epi32(r, s->zp);
+    }
+    return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, s->lo), s->hi),
+                            s->zp);
+}
+
+/* 64 results (four vectors of 16 sums) as bytes, in the order of
+ * packs(packs32(a, b), packs32(c, d)): r saturated to int16, plus zp
+ * saturating, saturated to int8, then clamped to [qmin, qmax] as bytes.
+ * The same bytes as q8s_stage512_16's clamp of r + zp in int32: a
+ * saturated r stays beyond every bound, as r + zp is in int32. */
+static inline __m512i q8s_stage512_64(const struct q8s_stage512 *s, __m512i a,
+                                      __m512i b, __m512i c, __m512i d)
+{
+    const __m512i z16 = _mm512_set1_epi16((short)_mm_cvtsi128_si32(
+        _mm512_castsi512_si128(s->zp)));
+    const __m512i ab = _mm512_adds_epi16(
+        _mm512_packs_epi32(q8s_stage512_r16(s, a), q8s_stage512_r16(s, b)),
+        z16);
+    const __m512i cd = _mm512_adds_epi16(
+        _mm512_packs_epi32(q8s_stage512_r16(s, c), q8s_stage512_r16(s, d)),
+        z16);
+    const __m512i q = _mm512_packs_epi16(ab, cd);
+    return _mm512_min_epi8(_mm512_max_epi8(q, s->lo8), s->hi8);
 }
 
 static inline struct q8s_stage512 q8s_stage512_of(int32_t mult, int32_t lsh,
@@ -62,6 +93,8 @@ static inline struct q8s_stage512 q8s_stage512_of(int32_t mult, int32_t lsh,
     s.lo = _mm512_set1_epi32(qmin - zp);
     s.hi = _mm512_set1_epi32(qmax - zp);
     s.zp = _mm512_set1_epi32(zp);
+    s.lo8 = _mm512_set1_epi8((char)qmin);
+    s.hi8 = _mm512_set1_epi8((char)qmax);
     s.ls = _mm_cvtsi32_si128(lsh);
     s.rs = _mm_cvtsi32_si128(rsh);
     s.fs = s.flo = s.fhi = _mm512_setzero_ps();

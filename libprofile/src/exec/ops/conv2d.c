@@ -123,6 +123,28 @@ static size_t conv_parts(const prof_exec *ex, const struct exec_op *op)
  * [pixels][K] GEMM measured faster) and a vector kp path on this CPU: the
  * weights are packed for kern_q8_gemm_kp_s8 too (conv_run_s8s), which
  * takes either output stage. */
+/* A 1 x 1, stride-1, unpadded layer: the kp GEMM reads its input planes
+ * as they are. */
+static bool conv_kp_plain(const struct exec_op *op)
+{
+    const struct kern_conv2d_shape *cs = &op->cs;
+    return cs->kh == 1 && cs->kw == 1 && cs->stride_h == 1 &&
+           cs->stride_w == 1 && !cs->pad_top && !cs->pad_left &&
+           !cs->pad_bottom && !cs->pad_right;
+}
+
+/* A layer kern_q8_conv_kp_s8 takes, and whose padded phase planes are
+ * fewer bytes than the [K][pixels] rows of the lowering (a 1 x 1 layer of
+ * stride 2 reads a quarter of its input: its rows are the smaller). */
+static bool conv_kp_inplace(const struct exec_op *op)
+{
+    const size_t cb = kern_q8_conv_kp_work_bytes(&op->cs);
+    const size_t rb = kern_q8_kp_work_bytes(op->c_out, op->kdim);
+    return cb && rb && !conv_kp_plain(op) &&
+           op->kdim <= (SIZE_MAX - rb) / op->hw_out &&
+           cb < rb + op->kdim * op->hw_out;
+}
+
 static bool conv_kp(const prof_exec *ex, const struct exec_op *op)
 {
     return exec_static_s8(ex) && op->groups == 1 && op->hw_out > 64 &&
@@ -177,6 +199,12 @@ static int conv_scratch(const prof_exec *ex, struct exec_op *op,
                 return PROF_E_OVERFLOW;
             }
             n->acc = exec_max_sz(n->acc, wb / 4 + 1);
+            /* a layer the in-place form takes (kern_q8_conv_kp_s8: its
+             * padded phase planes instead of the K x pixels rows) */
+            if (conv_kp_inplace(op)) {
+                n->acc = exec_max_sz(
+                    n->acc, kern_q8_conv_kp_work_bytes(&op->cs) / 4 + 1);
+            }
         }
     } else {
         /* libkernels' convolution scratch, one block per thread
@@ -575,14 +603,20 @@ static int conv_run_s8s(prof_exec *ex, const struct exec_op *op)
     int kst = KERN_OK;
     if (op->wkp && !to_float && exec_op_threads(ex, op) == 1) {
         /* channels by pixels: a 1 x 1, stride-1, unpadded layer reads its
-         * input planes as they are; any other is lowered into [K][pixels]
-         * rows (col8 holds K * pixels per image) */
+         * input planes as they are; any other undilated one reads padded
+         * phase planes of its input in place (kern_q8_conv_kp_s8), else
+         * it is lowered into [K][pixels] rows (col8 holds K * pixels per
+         * image) */
         const struct kern_conv2d_shape *cs = &op->cs;
-        const bool plain = cs->kh == 1 && cs->kw == 1 && cs->stride_h == 1 &&
-                           cs->stride_w == 1 && !cs->pad_top &&
-                           !cs->pad_left && !cs->pad_bottom &&
-                           !cs->pad_right;
+        const bool plain = conv_kp_plain(op);
         const struct kern_q8_outstage os = exec_s8_outstage(ex, op, 0);
+        if (conv_kp_inplace(op)) {
+            for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
+                kst = kern_q8_conv_kp_s8(cs, op->wkp, x, b, zx, &os, y,
+                                         ex->acc);
+            }
+            return exec_kern_status(kst);
+        }
         for (size_t b = 0; kst == KERN_OK && b < ex->batch; b++) {
             const int8_t *rows = x + b * op->c_in * op->h_in * op->w_in;
             if (!plain) {
