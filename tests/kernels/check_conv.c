@@ -4,7 +4,8 @@
  * rectangular kernels up to 7 x 5, strides 1 to 3 per axis, asymmetric
  * padding up to 3 per side, groups, output-channel counts that leave 1, 2
  * or 3 rows in the last 4-row tile, planes whose phase pitch leaves junk
- * columns and planes without, batch 1 and 2, with and without bias, each
+ * columns and planes without, batch 1 to 3 (each sample of a batch also
+ * run alone on the packed path: the same bits), with and without bias, each
  * fused activation, output-channel counts that span several 16-channel
  * blocks of packed weights or end inside one. Outputs are poisoned
  * beforehand, so an unwritten value fails; a guard after each output, one
@@ -79,6 +80,14 @@ static void random_shape(struct kern_conv2d_shape *s, size_t *oh,
         }
         s->in_h = (size_t)ck_randi(1, 30);
         s->in_w = (size_t)ck_randi(1, t % 3 ? 20 : 70);
+        if (s->kh == 1 && s->kw == 1 && s->groups == 1 && t % 3 == 2) {
+            /* more output channels than input pixels, batch 3: the 1 x 1
+             * path that runs the batch as GEMM columns */
+            s->batch = 3;
+            s->in_h = (size_t)ck_randi(1, 4);
+            s->in_w = (size_t)ck_randi(1, 5);
+            s->out_c = s->in_h * s->in_w + (size_t)ck_randi(1, 30);
+        }
         if (kern_conv2d_out_hw(s, oh, ow) == KERN_OK) {
             return;
         }
@@ -325,6 +334,27 @@ static void check_one(const struct kern_conv_dsp *isa,
     isa->conv2d_packed(&s, oh, ow, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, wp,
                        bias, act, work, y2);
     compare("packed", &s, oh, ow, x, w, bias, act, y0, y2);
+    if (s.batch > 1) {
+        /* each sample alone: the same bits as within the batch (a path
+         * may order its work across samples, never change a sum) */
+        struct kern_conv2d_shape one = s;
+        one.batch = 1;
+        const size_t sx = nx / s.batch, sy = ny / s.batch;
+        for (size_t i = 0; i < s.batch; i++) {
+            ck_poison(y1, sy * sizeof *y1);
+            isa->conv2d_packed(&one, oh, ow, KERN_LAYOUT_NCHW,
+                               KERN_LAYOUT_NCHW, x + i * sx, wp, bias, act,
+                               work, y1);
+            if (memcmp(y1, y2 + i * sy, sy * sizeof *y1) != 0) {
+                ck_fail("%zux%zux%zu -> %zu k%zux%zu s%zux%zu b%zu: sample "
+                        "%zu alone gave other bits than in the batch",
+                        s.in_c, s.in_h, s.in_w, s.out_c, s.kh, s.kw,
+                        s.stride_h, s.stride_w, s.batch, i);
+            }
+        }
+        ck_poison(y1, ny * sizeof *y1);
+        isa->conv2d(&s, oh, ow, x, w, bias, act, work, y1);
+    }
     if (s.groups == 1 || (s.in_c / s.groups % 8 == 0 &&
                           s.out_c / s.groups % 8 == 0)) {
         check_layouts(isa, &s, oh, ow, x, wp, bias, act, work, wb, y2,

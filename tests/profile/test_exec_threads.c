@@ -5,7 +5,8 @@
  * at 2 and 3 threads must equal the one-thread outputs bit for bit, in
  * every precision, for batches that do not divide evenly. The one-thread
  * results themselves are checked against a double-precision reference by
- * test_exec.c. Also: which layers the work threshold sends to the
+ * test_exec.c. Also: a batch on one thread against its samples run one
+ * at a time (fp32, bit for bit), which layers the work threshold sends to the
  * threads, and the thread count's range. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,6 +52,13 @@ static const char *const MODELS[] = {
     "input 300\n"
     "dense 257 act=gelu\n"
     "dense 129 act=tanh\n",
+    /* pointwise layers with more output channels than input pixels: the
+     * convolution runs its samples as GEMM columns, chunk by chunk of the
+     * weights */
+    "input 16x3x3\n"
+    "conv2d 24 k=1 act=relu\n"
+    "conv2d 40 k=1\n"
+    "conv2d 64 k=1 s=2 act=relu6\n",
 };
 
 static float *run(const memest_model *m, uint64_t batch,
@@ -145,6 +153,60 @@ static void test_identical(void **state)
     }
 }
 
+/* A batch in float on one thread equals its samples run one at a time
+ * bit for bit: however a layer orders its work across samples (a 1 x 1
+ * convolution runs them as GEMM columns), no sum changes. */
+static void test_batch_as_samples(void **state)
+{
+    (void)state;
+    enum { B = 5 };
+    /* convolutions only (a dense layer's product at batch 1 is a GEMV,
+     * whose sums are ordered otherwise than the batch's GEMM) */
+    static const char *const CONVS[] = {
+        "input 4x13x11\n"
+        "conv2d 8 k=3 s=2 p=1 g=2 act=relu\n"
+        "conv2d 8 k=3 p=1 g=8 act=relu\n"
+        "conv2d 12 k=1\n"
+        "conv2d 32 k=1 act=relu\n",
+        "input 16x3x3\n"
+        "conv2d 24 k=1 act=relu\n"
+        "conv2d 40 k=1\n"
+        "conv2d 64 k=1 s=2 act=relu6\n",
+    };
+    for (size_t mi = 0; mi < sizeof CONVS / sizeof CONVS[0]; mi++) {
+        memest_model *m = model_of(CONVS[mi]);
+        struct prof_exec_opts o;
+        prof_exec_opts_init(&o);
+        o.batch = B;
+        prof_exec *probe = NULL;
+        assert_int_equal(prof_exec_create(m, &o, &probe, NULL), PROF_OK);
+        const size_t nin = prof_exec_input_count(probe);
+        prof_exec_destroy(probe);
+        float *x = malloc(nin * sizeof *x);
+        assert_non_null(x);
+        uint32_t r = 777u + (uint32_t)mi;
+        for (size_t i = 0; i < nin; i++) {
+            r = r * 1664525u + 1013904223u;
+            x[i] = (float)(r >> 8) / 8388608.0f - 1.0f;
+        }
+        size_t nb, n1;
+        float *yb = run(m, B, MEMEST_FP32, 1, 1, x, &nb, NULL);
+        for (size_t b = 0; b < B; b++) {
+            float *y1 = run(m, 1, MEMEST_FP32, 1, 1, x + b * (nin / B), &n1,
+                            NULL);
+            assert_int_equal(n1 * B, nb);
+            if (memcmp(y1, yb + b * n1, n1 * sizeof *y1) != 0) {
+                fail_msg("model %zu: sample %zu alone differs from the "
+                         "batch of %d", mi, b, B);
+            }
+            free(y1);
+        }
+        free(yb);
+        free(x);
+        memest_model_destroy(m);
+    }
+}
+
 /* The default threshold keeps small layers on one thread: smallcnn at
  * batch 1 has no layer of 2^20 MACs, at batch 32 its two convolutions
  * (1.8 and 7.2 million MACs) are split and its dense layer (251k) is
@@ -205,6 +267,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identical),
+        cmocka_unit_test(test_batch_as_samples),
         cmocka_unit_test(test_threshold),
         cmocka_unit_test(test_range),
     };
