@@ -123,6 +123,38 @@ static size_t check_links(const char *html, const char *dir)
     return n;
 }
 
+/* The checker itself, on hand-made summaries: a figure rounded to two
+ * significant digits (105.3 printed "110", 954 printed "950") holds, one
+ * that rounds elsewhere (104 is not "110") does not, and an integer that
+ * is not so rounded ("4096", "21843") keeps its exact check. */
+static void test_verdict_rounding(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line;
+        double figure;
+        bool holds;
+    } cases[] = {
+        {"about 110 ms.", 105.3, true},  {"about 110 ms.", 104.0, false},
+        {"at least 950 mJ per input", 0.954, true},
+        {"about 2300 ms", 2345.0, true}, {"about 2300 ms", 2351.0, false},
+        {"fits 4096 MB", 4096.0, true},  {"fits 4096 MB", 4095.0, false},
+        {"batch 21843", 21843.4, true},  {"batch 21843", 21844.0, false},
+        {"about 100 ms", 95.0, true},    {"about 100 ms", 94.9, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *j = json_pack("{s:[s], s:b, s:f}", "verdict", cases[i].line,
+                              "fits", 1, "figure", cases[i].figure);
+        assert_non_null(j);
+        const char *why = verdict_check(j);
+        if ((why == NULL) != cases[i].holds) {
+            fail_msg("'%s' against %g: %s", cases[i].line, cases[i].figure,
+                     why ? why : "holds");
+        }
+        json_decref(j);
+    }
+}
+
 static void test_report(void **state)
 {
     (void)state;
@@ -650,6 +682,7 @@ int main(int argc, char **argv)
                       "kind\n");
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_verdict_rounding),
         cmocka_unit_test(test_report),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_memory_sentences),

@@ -77,8 +77,21 @@ static bool number_word(const char *w, size_t n, double *x, int *decimals,
         /* 1.49e-08: the digits after the point, shifted by the exponent */
         const int exp10 = atoi(e + 1);
         *decimals = (dot ? (int)(e - dot - 1) : 0) - exp10;
+    } else if (dot) {
+        *decimals = (int)strlen(dot + 1);
     } else {
-        *decimals = dot ? (int)strlen(dot + 1) : 0;
+        /* An integer of two significant digits and trailing zeros
+         * ("110", "2300") may be a figure rounded to two significant
+         * digits (the device latency, the energy): rounded to its tens
+         * or hundreds on the line. */
+        const size_t digits = strspn(buf + (buf[0] == '+' || buf[0] == '-'),
+                                     "0123456789");
+        size_t zeros = 0;
+        while (zeros < n && buf[n - 1 - zeros] == '0') {
+            zeros++;
+        }
+        *decimals = digits >= 3 && zeros >= digits - 2 ? -(int)(digits - 2)
+                                                       : 0;
     }
     return true;
 }

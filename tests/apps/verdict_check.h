@@ -3,7 +3,10 @@
  * rounded on the line (a number followed by "points" or "%" is a fraction
  * times 100, by "mJ" joules times 1000), and a Memory line that says
  * "DOES NOT FIT" or "fits" / "not a constraint" agrees with the file's
- * "fits". Shared by test_vocabulary and test_report. */
+ * "fits". An integer of two significant digits and trailing zeros ("110")
+ * counts as rounded to two significant digits, as the report prints its
+ * device latencies and energies. Shared by test_vocabulary and
+ * test_report. */
 #ifndef EDGEFIT_TESTS_VERDICT_CHECK_H
 #define EDGEFIT_TESTS_VERDICT_CHECK_H
 
