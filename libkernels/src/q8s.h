@@ -254,6 +254,23 @@ static inline size_t q8s_dwconv_scratch(const struct kern_dwconv2d_shape *s)
     return rowwise > blocked ? rowwise : blocked;
 }
 
+/* The depthwise vector paths' window: off[t] = the offset of tap t
+ * (ky * kw + kx) from the window's first pixel, for rows of `row` pixels
+ * and `bytes` bytes a pixel, dilation applied; off[taps] = off[0], so that
+ * an odd last tap pairs with a tap of weight 0. off holds kh * kw + 1. */
+static inline void q8s_dw_tap_offsets(const struct kern_dwconv2d_shape *s,
+                                      size_t row, size_t bytes, size_t *off)
+{
+    const size_t dh = s->dilation_h ? s->dilation_h : 1;
+    const size_t dw = s->dilation_w ? s->dilation_w : 1;
+    for (size_t ky = 0; ky < s->kh; ky++) {
+        for (size_t kx = 0; kx < s->kw; kx++) {
+            off[ky * s->kw + kx] = bytes * (ky * dh * row + kx * dw);
+        }
+    }
+    off[s->kh * s->kw] = off[0];
+}
+
 /* Bytes of the max pool's scratch: two padded rows with room for whole
  * vectors past their ends (0 when the sizes overflow). */
 static inline size_t q8s_maxpool_scratch(size_t pad_left, size_t in_w,

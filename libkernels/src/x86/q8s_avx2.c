@@ -828,10 +828,8 @@ static void dw_chan16(const struct kern_dwconv2d_shape *s, size_t oh,
                       const int8_t *w, const struct kern_q8_outstage *os,
                       int8_t *y, int8_t *scratch)
 {
-    const size_t dh = s->dilation_h ? s->dilation_h : 1;
-    const size_t dw = s->dilation_w ? s->dilation_w : 1;
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
-    const size_t kh = s->kh, kw = s->kw, taps = kh * kw;
+    const size_t taps = s->kh * s->kw;
     const int fl = os->scale != NULL;
     const size_t ip = ih * iw, op = oh * ow;
     const size_t pw = s->pad_left + iw + s->pad_right;
@@ -845,12 +843,7 @@ static void dw_chan16(const struct kern_dwconv2d_shape *s, size_t oh,
     memset(tb, 0, 16 * ip);
     const size_t npair = (taps + 1) / 2;
     size_t off[DW_MAX_TAPS + 1];
-    for (size_t ky = 0; ky < kh; ky++) {
-        for (size_t kx = 0; kx < kw; kx++) {
-            off[ky * kw + kx] = 16 * (ky * dh * pw + kx * dw);
-        }
-    }
-    off[taps] = off[0]; /* an odd last tap pairs with weight 0 */
+    q8s_dw_tap_offsets(s, pw, 16, off);
     const __m256i zp16 = _mm256_set1_epi16((short)x_zero);
     const __m256i vzp = _mm256_set1_epi32(os->zero_point);
     const __m256i lo = _mm256_set1_epi32(os->qmin - os->zero_point);
@@ -976,7 +969,6 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
         kern_q8s_dwconv_c(s, oh, ow, x, x_zero, w, os, y, scratch);
         return;
     }
-    const size_t dh = s->dilation_h ? s->dilation_h : 1;
     const size_t dw = s->dilation_w ? s->dilation_w : 1;
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
     const bool flat = sw == 1 && s->stride_h == 1;
@@ -1000,12 +992,7 @@ void kern_q8s_dwconv_avx2(const struct kern_dwconv2d_shape *s, size_t oh,
     const size_t npair = (taps + 1) / 2;
     const int fl = os->scale != NULL;
     size_t off[DW_MAX_TAPS + 1];
-    for (size_t ky = 0; ky < s->kh; ky++) {
-        for (size_t kx = 0; kx < s->kw; kx++) {
-            off[ky * s->kw + kx] = ky * dh * row + kx * dw;
-        }
-    }
-    off[taps] = off[0]; /* an odd last tap pairs with weight 0 */
+    q8s_dw_tap_offsets(s, row, 1, off);
     const __m256i zp16 = _mm256_set1_epi16((short)x_zero);
     const __m256i vzp = _mm256_set1_epi32(os->zero_point);
     const __m256i lo = _mm256_set1_epi32(os->qmin - os->zero_point);

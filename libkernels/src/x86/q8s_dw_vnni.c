@@ -264,10 +264,8 @@ static void dw_chan32(const struct kern_dwconv2d_shape *s, size_t oh,
                       const int8_t *w, const struct kern_q8_outstage *os,
                       int8_t *y, int8_t *scratch)
 {
-    const size_t dh = s->dilation_h ? s->dilation_h : 1;
-    const size_t dw = s->dilation_w ? s->dilation_w : 1;
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
-    const size_t kh = s->kh, kw = s->kw, taps = kh * kw;
+    const size_t taps = s->kh * s->kw;
     const int fl = os->scale != NULL;
     const size_t ip = ih * iw, op = oh * ow;
     const size_t pw = s->pad_left + iw + s->pad_right;
@@ -281,12 +279,7 @@ static void dw_chan32(const struct kern_dwconv2d_shape *s, size_t oh,
     memset(tb, 0, 32 * (ip > op ? ip : op));
     const size_t npair = (taps + 1) / 2;
     size_t off[DWV_MAX_TAPS + 1];
-    for (size_t ky = 0; ky < kh; ky++) {
-        for (size_t kx = 0; kx < kw; kx++) {
-            off[ky * kw + kx] = 32 * (ky * dh * pw + kx * dw);
-        }
-    }
-    off[taps] = off[0]; /* an odd last tap pairs with weight 0 */
+    q8s_dw_tap_offsets(s, pw, 32, off);
     const __m512i zp16 = _mm512_set1_epi16((short)x_zero);
     const __m512i vzp = _mm512_set1_epi32(os->zero_point);
     const __m512i lo = _mm512_set1_epi32(os->qmin - os->zero_point);
