@@ -322,12 +322,12 @@ static void test_fit_recovers(void **state)
     make_nets(nets, store);
     struct prof_devmodel truth;
     prof_dm_defaults(&d, "synthetic", &truth);
-    /* eff_gemm, int8_speedup_conv3x3 and run_overhead_ms at the values
-     * the fit holds them at: 1, 0.75 of board()'s int8 roof ratio 2, and
-     * 1 us (the runtime is not edgefit); Winograd transforms as costly as
-     * the multiplies at 40 channels (the prior starts at 8) */
+    /* eff_gemm, f16_speedup, int8_speedup_conv3x3 and run_overhead_ms at
+     * the values the fit holds them at: 1, 1, 0.75 of board()'s int8 roof
+     * ratio 2, and 1 us (the runtime is not edgefit); Winograd transforms
+     * as costly as the multiplies at 40 channels (the prior starts at 8) */
     const double q[PROF_DM_PARAM_COUNT] = {0.08, 0.55, 1.6, 0.35, 1.0,
-                                           0.5,  0.02, 0.7, 1.4, 0.9,
+                                           0.5,  0.02, 0.7, 1.4, 1.0,
                                            20.0, 1.5, 0.001, 40.0};
     memcpy(truth.param, q, sizeof q);
     truth.combine = PROF_DM_MAX;
