@@ -161,8 +161,9 @@ static void test_hand_case(void **state)
     (void)state;
     struct prof_dm_layer layers[2] = {
         /* out_elements 0: no reduction term */
-        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0}, /* 8 MMAC, 4 MB fp32 */
-        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0}, /* 0.4 MMAC, 8 MB */
+        /* channels 0: no Winograd transform term */
+        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0}, /* 8 MMAC, 4 MB */
+        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0}, /* 0.4 MMAC, 8 MB */
     };
     struct prof_dm_net net = {"two", 2, layers};
     struct prof_devmodel m;
@@ -224,6 +225,17 @@ static void test_hand_case(void **state)
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
     near_rel(ms, 0.6 + 1.0 + 0.9 + 2.0 + 0.1 + 0.25, 1e-12);
     layers[0].out_elements = layers[1].out_elements = 0;
+    /* the Winograd transform term: 16 in, 48 out channels at
+     * winograd_channels 12 -> the 3x3's efficiency / (1 + 12/16 + 12/48)
+     * = / 2 (compute 0.3 -> 0.6); a depthwise's channels do not count */
+    m.param[PROF_DM_WINOGRAD_CHANNELS] = 12.0;
+    layers[0].in_channels = 16;
+    layers[0].out_channels = 48;
+    layers[1].in_channels = layers[1].out_channels = 16;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 0.6 + 1.0 + 0.3 + 2.0 + 0.1 + 0.25, 1e-12);
+    layers[0].in_channels = layers[0].out_channels = 0;
+    layers[1].in_channels = layers[1].out_channels = 0;
     /* fp16 on a board with fp16 arithmetic: the speed-up is the roof
      * ratio (64 / 32 = 2) times f16_speedup (2 here): compute / 4, bytes
      * x 1/2: conv 0.075 + 0.5, depthwise 0.075 + 1 */
@@ -279,6 +291,12 @@ static void make_nets(struct prof_dm_net *nets, struct prof_dm_layer *store)
             l[j].param_count = (uint64_t)(1e4 * (1 + j));
             /* reductions from about 0.3 to 6000 MACs per output */
             l[j].out_elements = l[j].act_elements / 3;
+            /* channels from 8 to 512, so that the Winograd transform
+             * term (winograd_channels) is seen at many widths */
+            if (l[j].op_class == PROF_OPC_CONV3X3) {
+                l[j].in_channels = 8u << ((k + j) % 7);
+                l[j].out_channels = 8u << ((2 * k + 3 * j) % 7);
+            }
         }
         if (k >= NETS - 2) {
             /* two tiny networks: their time is the per-layer overhead */
@@ -304,12 +322,13 @@ static void test_fit_recovers(void **state)
     make_nets(nets, store);
     struct prof_devmodel truth;
     prof_dm_defaults(&d, "synthetic", &truth);
-    /* eff_gemm, int8_speedup_conv3x3 and run_overhead_ms at the values
-     * the fit holds them at: 1, 0.75 of board()'s int8 roof ratio 2, and
-     * 1 us (the runtime is not edgefit) */
+    /* eff_gemm, f16_speedup, int8_speedup_conv3x3 and run_overhead_ms at
+     * the values the fit holds them at: 1, 1, 0.75 of board()'s int8 roof
+     * ratio 2, and 1 us (the runtime is not edgefit); Winograd transforms
+     * as costly as the multiplies at 40 channels (the prior starts at 8) */
     const double q[PROF_DM_PARAM_COUNT] = {0.08, 0.55, 1.6, 0.35, 1.0,
-                                           0.5,  0.02, 0.7, 1.4, 0.9,
-                                           20.0, 1.5, 0.001};
+                                           0.5,  0.02, 0.7, 1.4, 1.0,
+                                           20.0, 1.5, 0.001, 40.0};
     memcpy(truth.param, q, sizeof q);
     truth.combine = PROF_DM_MAX;
     static const unsigned threads[3] = {1, 2, 4};
@@ -426,7 +445,7 @@ static void test_pooled(void **state)
      * 1 us (the runtime is not edgefit) */
     const double q[PROF_DM_PARAM_COUNT] = {0.1, 0.5, 1.2, 0.4, 1.0,
                                            0.7, 0.01, 0.8, 1.6, 0.9,
-                                           20.0, 1.5, 0.001};
+                                           20.0, 1.5, 0.001, 30.0};
     memcpy(truth.param, q, sizeof q);
     struct prof_dm_case cases[2 * NETS * 2];
     size_t group[2 * NETS * 2];

@@ -2135,8 +2135,14 @@ enum prof_dm_param {
      * prof_dm_defaults()' 1 us for the published runtimes, whose
      * benchmarks time networks of tens of milliseconds. */
     PROF_DM_RUN_OVERHEAD_MS,
+    /* Channels at which a Winograd 3x3 convolution's transforms cost as
+     * much as its multiplies, > 0: a tile's input transform is paid per
+     * input channel and its output transform per output channel, its
+     * multiplies per pair of them, so a conv3x3 layer's efficiency is its
+     * class's / (1 + w / in_c + w / out_c). */
+    PROF_DM_WINOGRAD_CHANNELS,
 };
-#define PROF_DM_PARAM_COUNT 13
+#define PROF_DM_PARAM_COUNT 14
 
 /* "eff_depthwise", ..., "f16_speedup": the devices CSV's column names.
  * NULL outside the enum. */
@@ -2168,6 +2174,8 @@ struct prof_dm_layer {
     uint64_t act_elements;     /* inputs + output elements per sample */
     uint64_t param_count;      /* read once per run, whatever the batch */
     uint64_t out_elements;     /* output elements per sample */
+    uint64_t in_channels;      /* a convolution's, else 0 */
+    uint64_t out_channels;     /* a convolution's, else 0 */
 };
 
 /* A network: its layers that do work (views are left out). */
