@@ -133,6 +133,38 @@ static float rand_fscale(void)
     return ldexpf((float)ck_randi(1 << 23, (1 << 24) - 1), -23 - ck_randi(3, 16));
 }
 
+/* Case t's output stage of the kp GEMM and convolution checks: per row
+ * n's bias, fixed-point multiplier and shifts (extreme ones in some
+ * cases), float scales, and *sc = the float stage in half the cases; the
+ * zero point and a clamp range (the whole int8 range in odd cases). */
+static void rand_kp_stage(size_t t, size_t n, int32_t *add, int32_t *mult,
+                          int32_t *lsh, int32_t *rsh, float *fscale,
+                          const float **sc, int32_t *zp, int32_t *lo,
+                          int32_t *hi)
+{
+    for (size_t j = 0; j < n; j++) {
+        add[j] = t % 3 ? ck_randi(-100000, 100000) : rand_i32();
+        mult[j] = t % 4 ? ck_randi(1 << 30, INT32_MAX)
+                        : ck_randi(INT32_MIN + 1, INT32_MAX);
+        const int sh = t % 4 ? ck_randi(-20, 2) : ck_randi(-31, 30);
+        lsh[j] = sh > 0 ? sh : 0;
+        rsh[j] = sh > 0 ? 0 : -sh;
+        fscale[j] = rand_fscale();
+    }
+    *sc = (t / 2) % 2 ? fscale : NULL;
+    *zp = ck_randi(-128, 127);
+    *lo = ck_randi(-128, 127);
+    *hi = ck_randi(-128, 127);
+    if (t % 2) {
+        *lo = -128, *hi = 127;
+    } else if (*lo > *hi) {
+        const int32_t v = *lo;
+        *lo = *hi;
+        *hi = v;
+    }
+}
+
+
 /* the float stage (ONNX Runtime's): row and tile against the C
  * reference */
 static void check_requantf(const struct kern_q8s_dsp *isa,
@@ -687,26 +719,9 @@ static void check_gemm_kp(const struct kern_q8s_dsp *isa,
             ck_fail("kern_q8_pack_kp n=%zu k=%zu refused", n, k);
             break;
         }
-        for (size_t j = 0; j < n; j++) {
-            add[j] = t % 3 ? ck_randi(-100000, 100000) : rand_i32();
-            mult[j] = t % 4 ? ck_randi(1 << 30, INT32_MAX)
-                            : ck_randi(INT32_MIN + 1, INT32_MAX);
-            const int sh = t % 4 ? ck_randi(-20, 2) : ck_randi(-31, 30);
-            lsh[j] = sh > 0 ? sh : 0;
-            rsh[j] = sh > 0 ? 0 : -sh;
-            fscale[j] = rand_fscale();
-        }
-        /* the float stage in half the cases */
-        const float *sc = (t / 2) % 2 ? fscale : NULL;
-        const int32_t zp = ck_randi(-128, 127);
-        int32_t lo = ck_randi(-128, 127), hi = ck_randi(-128, 127);
-        if (t % 2) {
-            lo = -128, hi = 127;
-        } else if (lo > hi) {
-            const int32_t v = lo;
-            lo = hi;
-            hi = v;
-        }
+        const float *sc;
+        int32_t zp, lo, hi;
+        rand_kp_stage(t, n, add, mult, lsh, rsh, fscale, &sc, &zp, &lo, &hi);
         ck_poison(y0, (size_t)MAXN * (MAXP + PAD));
         ck_poison(y1, (size_t)MAXN * (MAXP + PAD));
         ref->gemm_kp(n, p, k, wk, add, mult, lsh, rsh, sc, zp, lo, hi, x, ldx,
@@ -779,25 +794,9 @@ static void check_conv_kp(const struct kern_q8s_dsp *isa,
             ck_fail("kern_q8_pack_kp n=%zu k=%zu refused", n, k);
             break;
         }
-        for (size_t j = 0; j < n; j++) {
-            add[j] = t % 3 ? ck_randi(-100000, 100000) : rand_i32();
-            mult[j] = t % 4 ? ck_randi(1 << 30, INT32_MAX)
-                            : ck_randi(INT32_MIN + 1, INT32_MAX);
-            const int sh = t % 4 ? ck_randi(-20, 2) : ck_randi(-31, 30);
-            lsh[j] = sh > 0 ? sh : 0;
-            rsh[j] = sh > 0 ? 0 : -sh;
-            fscale[j] = rand_fscale();
-        }
-        const float *sc = (t / 2) % 2 ? fscale : NULL;
-        const int32_t zp = ck_randi(-128, 127);
-        int32_t lo = ck_randi(-128, 127), hi = ck_randi(-128, 127);
-        if (t % 2) {
-            lo = -128, hi = 127;
-        } else if (lo > hi) {
-            const int32_t v = lo;
-            lo = hi;
-            hi = v;
-        }
+        const float *sc;
+        int32_t zp, lo, hi;
+        rand_kp_stage(t, n, add, mult, lsh, rsh, fscale, &sc, &zp, &lo, &hi);
         ck_poison(y0, ysz);
         ck_poison(y1, ysz);
         ref->conv_kp(n, p, k, wk, add, mult, lsh, rsh, sc, zp, lo, hi, x,
