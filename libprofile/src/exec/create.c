@@ -220,6 +220,23 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
                                 mst);
     }
 
+    /* An arena larger than the address space (a 32-bit board at a huge
+     * batch) is the same failure as one the allocator refuses, said with
+     * its size before any tensor's size_t count would overflow. */
+    const uint64_t arena_need = totals.peak_inference_bytes -
+                                totals.parameter_bytes;
+    if (with_arena && arena_need > (uint64_t)SIZE_MAX) {
+        exec_diag_set(diag, "out of memory: the activation arena of %llu "
+                      "bytes (%.1f MB) for batch %llu at %s is larger than "
+                      "this machine's %u-bit address space",
+                      (unsigned long long)arena_need,
+                      (double)arena_need / 1048576.0,
+                      (unsigned long long)o.batch,
+                      memest_precision_name(o.precision),
+                      (unsigned)(sizeof(size_t) * 8));
+        return PROF_E_NOMEM;
+    }
+
     struct prof_exec *ex = calloc(1, sizeof *ex);
     if (!ex) {
         return PROF_E_NOMEM;
