@@ -68,23 +68,6 @@ int cli_train_create(const memest_model *model, const char *what,
 {
     struct prof_diag d = {0};
     int st = prof_train_create(model, opts, t, &d);
-    if (st == PROF_E_NOMEM && !d.message[0]) {
-        /* "out of memory" alone says nothing: how much the batch asks */
-        struct memest_training tm;
-        const int mst =
-            opts->precision == MEMEST_FP32
-                ? memest_training_memory(model, opts->batch, MEMEST_FP32,
-                                         opts->optimizer, &tm)
-                : memest_training_memory_mixed(model, opts->batch,
-                                               opts->optimizer, &tm);
-        if (mst == MEMEST_OK) {
-            snprintf(d.message, sizeof d.message,
-                     "out of memory: training at batch %llu needs about "
-                     "%llu bytes (%.1f MB, libmemest's training estimate)",
-                     (unsigned long long)opts->batch,
-                     (unsigned long long)tm.total_bytes, tm.total_mb);
-        }
-    }
     if (st != PROF_OK) {
         return cli_prof_failed(what, st, &d);
     }

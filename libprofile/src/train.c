@@ -630,6 +630,35 @@ static int alloc_buffers(prof_train *t, struct prof_diag *diag)
     return PROF_OK;
 }
 
+/* "out of memory" alone says nothing: how much the batch asks, by
+ * libmemest's training estimate (the trainer's own buffers are checked
+ * against it in check_memory()). `beyond` adds why no allocation was
+ * tried. False when the estimate itself fails. */
+static bool say_training_memory(const memest_model *model,
+                                const struct prof_train_opts *o,
+                                const char *beyond, struct prof_diag *diag)
+{
+    struct memest_training tm;
+    const int mst =
+        o->precision == MEMEST_FP32
+            ? memest_training_memory(model, o->batch, MEMEST_FP32,
+                                     o->optimizer, &tm)
+            : memest_training_memory_mixed(model, o->batch, o->optimizer,
+                                           &tm);
+    if (mst != MEMEST_OK) {
+        return false;
+    }
+    if (beyond && tm.total_bytes <= (uint64_t)SIZE_MAX) {
+        return false;
+    }
+    exec_diag_set(diag, "out of memory: training at batch %llu needs about "
+                  "%llu bytes (%.1f MB, libmemest's training estimate)%s",
+                  (unsigned long long)o->batch,
+                  (unsigned long long)tm.total_bytes, tm.total_mb,
+                  beyond ? beyond : "");
+    return true;
+}
+
 PROF_API int prof_train_create(const memest_model *model,
                                const struct prof_train_opts *opts,
                                prof_train **out, struct prof_diag *diag)
@@ -651,9 +680,17 @@ PROF_API int prof_train_create(const memest_model *model,
     if ((st = check_opts(&o, diag)) != PROF_OK) {
         return st;
     }
+    /* Larger than the address space (a 32-bit board at a huge batch): the
+     * same failure as one the allocator refuses, said before any tensor's
+     * size_t count would overflow. */
+    if (say_training_memory(model, &o, ", more than this machine's "
+                            "address space", diag)) {
+        return PROF_E_NOMEM;
+    }
     prof_train *t = calloc(1, sizeof *t);
     if (!t) {
-        return PROF_E_NOMEM;
+        st = PROF_E_NOMEM;
+        goto fail;
     }
     t->model = model;
     t->opts = o;
@@ -712,6 +749,9 @@ PROF_API int prof_train_create(const memest_model *model,
     return PROF_OK;
 fail:
     prof_train_destroy(t);
+    if (st == PROF_E_NOMEM && (!diag || !diag->message[0])) {
+        say_training_memory(model, &o, NULL, diag);
+    }
     return st;
 }
 
