@@ -282,7 +282,9 @@ static void check_quant(const struct kern_q8s_dsp *isa,
 static void check_add(const struct kern_q8s_dsp *isa,
                       const struct kern_q8s_dsp *ref)
 {
-    enum { MAXN = 301 };
+    /* lengths from 1 to 300 and, every other draw, 256 to 1200 (where the
+     * AVX-512 path tabulates each input's rescale) */
+    enum { MAXN = 1201 };
     if (!ck_func((const void *)isa->add, "q8s_add")) {
         return;
     }
@@ -298,7 +300,21 @@ static void check_add(const struct kern_q8s_dsp *isa,
             ck_fail("kern_q8_add_params_init refused its arguments");
             continue;
         }
-        const size_t n = (size_t)ck_randi(1, MAXN);
+        if (t % 3 == 2) {
+            /* any parameters the kernel accepts: multipliers of either
+             * sign, small input shifts and a large output shift, so that
+             * the wrapping left shift of the sum brings the inputs'
+             * rescales' last bits (their rounding) into the output */
+            p.left_shift = ck_randi(0, 20);
+            p.a_mult = t % 9 == 2 ? INT32_MIN : rand_i32();
+            p.b_mult = rand_i32();
+            p.a_shift = ck_randi(-4, 0);
+            p.b_shift = ck_randi(-31, 0);
+            p.out_mult = rand_i32();
+            p.out_shift = ck_randi(-31, 30);
+        }
+        const size_t n =
+            (size_t)(t % 4 < 2 ? ck_randi(1, 300) : ck_randi(256, MAXN - 1));
         for (size_t i = 0; i < n; i++) {
             a[i] = (int8_t)ck_randi(-128, 127);
             b[i] = (int8_t)ck_randi(-128, 127);
@@ -891,6 +907,41 @@ static void bench_conv_kp(const struct kern_q8s_dsp *isa,
     }
 }
 
+/* The integer add on the lengths of ResNet-8's three adds (a batch of
+ * one), against the C reference. */
+static void bench_add(const struct kern_q8s_dsp *isa,
+                      const struct kern_q8s_dsp *ref)
+{
+    static const size_t lens[] = {4096, 8192, 16384};
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+        const size_t n = lens[l];
+        int8_t *a = malloc(n), *b = malloc(n), *y = malloc(n);
+        struct kern_q8_add_params p;
+        if (a && b && y &&
+            kern_q8_add_params_init(0.05f, 3, 0.08f, -7, 0.1f, -2, -128, 127,
+                                    &p) == KERN_OK) {
+            for (size_t i = 0; i < n; i++) {
+                a[i] = (int8_t)ck_randi(-128, 127);
+                b[i] = (int8_t)ck_randi(-128, 127);
+            }
+            enum { R = 201 };
+            double tr[R], ti[R];
+            for (int r = 0; r < R; r++) {
+                double t0 = ck_now_ns();
+                ref->add(n, a, b, &p, y);
+                tr[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                isa->add(n, a, b, &p, y);
+                ti[r] = ck_now_ns() - t0;
+            }
+            char what[64];
+            snprintf(what, sizeof what, "q8s_add n%zu", n);
+            ck_bench_report(what, ck_median(tr, R), ck_median(ti, R));
+        }
+        free(a), free(b), free(y);
+    }
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -914,5 +965,6 @@ void check_q8s(unsigned flags)
     if (ck_bench_on()) {
         bench_dwconv(&isa, &ref);
         bench_conv_kp(&isa, &ref);
+        bench_add(&isa, &ref);
     }
 }

@@ -56,25 +56,65 @@ static inline struct rshift16 rshift16_of(int e)
     return r;
 }
 
+/* One input's rescale of the add, rdbpot(srdhm((v - zero) << ls, mult),
+ * e) for e = -shift, in 32-bit lanes only. With d = v - zero (|d| <= 255)
+ * and s = 31 - ls, srdhm(d 2^ls, mult) = floor((d mult + 2^(s-1)) / 2^s),
+ * and splitting mult = mh 2^s + ml (ml in [0, 2^s)) that is d mh +
+ * floor((d ml + 2^(s-1)) / 2^s): |d mh| < 2^28 and, for s <= 22, |d ml|
+ * < 2^30, so both products fit in int32. Then rdbpot(q, e) rounds half
+ * away from zero: (q + 2^(e-1) - [q < 0]) >> e for e > 0, q for e = 0;
+ * |q| < 2^29, so the sum fits too. */
+struct add_in16 {
+    __m512i zero, mh, ml, nudge, half, negmask;
+    __m128i s, e;
+};
+
+enum { ADD_IN16_MAX_S = 22 };
+
+static inline struct add_in16 add_in16_of(int32_t zero, int ls, int32_t mult,
+                                          int shift)
+{
+    const int s = 31 - ls, e = -shift;
+    struct add_in16 in = {
+        _mm512_set1_epi32(zero),
+        _mm512_set1_epi32(mult >> s),
+        _mm512_set1_epi32((int32_t)((uint32_t)mult & ((1u << s) - 1))),
+        _mm512_set1_epi32((int32_t)1 << (s - 1)),
+        _mm512_set1_epi32(e > 0 ? (int32_t)1 << (e - 1) : 0),
+        _mm512_set1_epi32(e > 0 ? -1 : 0),
+        _mm_cvtsi32_si128(s),
+        _mm_cvtsi32_si128(e)};
+    return in;
+}
+
+static inline __m512i add_in16_run(const struct add_in16 *in, __m512i v)
+{
+    const __m512i d = _mm512_sub_epi32(v, in->zero);
+    const __m512i lo = _mm512_sra_epi32(
+        _mm512_add_epi32(_mm512_mullo_epi32(d, in->ml), in->nudge), in->s);
+    const __m512i q = _mm512_add_epi32(_mm512_mullo_epi32(d, in->mh), lo);
+    const __m512i r = _mm512_add_epi32(
+        _mm512_add_epi32(q, in->half),
+        _mm512_and_si512(_mm512_srai_epi32(q, 31), in->negmask));
+    return _mm512_sra_epi32(r, in->e);
+}
+
 void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
                          const struct kern_q8_add_params *p, int8_t *out)
 {
-    if (p->out_mult == INT32_MIN) {
-        /* its product with a sum of INT32_MIN saturates: the AVX2 path
-         * has that case */
+    if (p->out_mult == INT32_MIN || 31 - p->left_shift > ADD_IN16_MAX_S) {
+        /* its product with a sum of INT32_MIN saturates, or the input
+         * products need 64 bits (left_shift below 9; the parameters of
+         * kern_q8_add_params_init have 20): the AVX2 path has those */
         kern_q8s_add_avx2(n, a, b, p, out);
         return;
     }
-    const __m512i za = _mm512_set1_epi32(p->a_zero);
-    const __m512i zb = _mm512_set1_epi32(p->b_zero);
-    const __m128i ls = _mm_cvtsi32_si128(p->left_shift);
-    const __m512i am = _mm512_set1_epi64((int64_t)p->a_mult);
-    const __m512i bm = _mm512_set1_epi64((int64_t)p->b_mult);
+    /* add_check: a_shift and b_shift in [-31, 0], out_shift in [-31, 30] */
+    const struct add_in16 ain =
+        add_in16_of(p->a_zero, p->left_shift, p->a_mult, p->a_shift);
+    const struct add_in16 bin =
+        add_in16_of(p->b_zero, p->left_shift, p->b_mult, p->b_shift);
     const __m512i om = _mm512_set1_epi64((int64_t)p->out_mult);
-    /* add_check: a_shift and b_shift in [-31, 0], out_shift in [-31, 30],
-     * |a - a_zero| <= 255 shifted by at most 20 stays far from INT32_MIN */
-    const struct rshift16 ar = rshift16_of(-p->a_shift);
-    const struct rshift16 br = rshift16_of(-p->b_shift);
     const struct rshift16 orr =
         rshift16_of(p->out_shift > 0 ? 0 : -p->out_shift);
     const __m128i ol = _mm_cvtsi32_si128(p->out_shift > 0 ? p->out_shift : 0);
@@ -86,10 +126,8 @@ void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
             n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
         const __m512i va = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
         const __m512i vb = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
-        const __m512i xa = _mm512_sll_epi32(_mm512_sub_epi32(va, za), ls);
-        const __m512i xb = _mm512_sll_epi32(_mm512_sub_epi32(vb, zb), ls);
-        const __m512i sa = rdbpot16(srdhm16(xa, am), ar.e, ar.mask, ar.half);
-        const __m512i sb = rdbpot16(srdhm16(xb, bm), br.e, br.mask, br.half);
+        const __m512i sa = add_in16_run(&ain, va);
+        const __m512i sb = add_in16_run(&bin, vb);
         /* the sum wraps and the left shift wraps, as q8s_wrap_add and
          * q8s_shl */
         const __m512i x = _mm512_sll_epi32(_mm512_add_epi32(sa, sb), ol);
