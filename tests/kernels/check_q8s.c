@@ -561,9 +561,24 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
             /* -128 now and then: the widest product */
             w[i] = (int8_t)(t % 6 ? ck_randi(-127, 127) : -128);
         }
+        /* every fourth case (all of the fixed stage, per channel) draws
+         * around the AVX-512 stage's bounded form, which takes sums below
+         * 2^29 and multipliers >= 0: kind 0 every bias from 2^30 on (past
+         * it), kind 1 every bias at its edge (inside), kind 2 multipliers
+         * of either sign now and then, kind 3 biases of any size now and
+         * then */
+        const int wild = t % 4 == 1 ? (t / 4) % 4 : -1;
+        const int64_t edge = ((int64_t)1 << 29) - (int64_t)taps * 255 * 128;
         for (size_t c = 0; c < ch; c++) {
-            bias[c] = ck_randi(-50000, 50000);
-            mult[c] = ck_randi(1 << 30, INT32_MAX);
+            const int32_t sign = c % 2 ? 1 : -1;
+            bias[c] = wild == 0 ? sign * ck_randi(1 << 30, INT32_MAX)
+                      : wild == 1
+                          ? sign * (int32_t)(edge - ck_randi(1, 2))
+                      : wild == 3 && (t + c) % 7 == 0
+                          ? rand_i32()
+                          : ck_randi(-50000, 50000);
+            mult[c] = wild == 2 && c % 3 != 0 ? rand_i32()
+                                              : ck_randi(1 << 30, INT32_MAX);
             shift[c] = t % 8 ? ck_randi(-14, -5) : ck_randi(-31, 3);
             fscale[c] = rand_fscale();
         }
