@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "q8s.h"
+#include "q8s_stage_avx512.h"
 
 #include "edgefit/kernels.h"
 
@@ -121,6 +122,34 @@ void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
     const __m512i vzp = _mm512_set1_epi32(p->out_zero);
     const __m512i lo = _mm512_set1_epi32(p->qmin - p->out_zero);
     const __m512i hi = _mm512_set1_epi32(p->qmax - p->out_zero);
+    /* the output stage's bounded form (q8s_stage_avx512.h): each input's
+     * rescale is at most |d| 2^ls |mult| / 2^31 <= 255 2^ls in magnitude
+     * (the rounding division only shrinks it), so the sum is at most 510
+     * 2^ls < 2^29 (ls <= 20); it needs the sum unshifted (out_shift <= 0,
+     * as from kern_q8_add_params_init) and out_mult >= 0 */
+    struct q8s_stage512 ost = q8s_stage512_of(
+        p->out_mult, 0, p->out_shift > 0 ? 0 : -p->out_shift, p->out_zero,
+        p->qmin, p->qmax);
+    if (p->out_shift <= 0) {
+        q8s_stage512_bound(&ost, p->out_mult, 0,
+                           (int64_t)510 << p->left_shift);
+    }
+    if (ost.bounded) {
+        for (size_t i = 0; i < n; i += 16) {
+            const __mmask16 m = n - i >= 16
+                                    ? (__mmask16)0xffff
+                                    : (__mmask16)((1u << (n - i)) - 1);
+            const __m512i va =
+                _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
+            const __m512i vb =
+                _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
+            const __m512i x = _mm512_add_epi32(add_in16_run(&ain, va),
+                                               add_in16_run(&bin, vb));
+            _mm_mask_storeu_epi8(out + i, m,
+                                 _mm512_cvtepi32_epi8(q8s_stage512_16(&ost, x)));
+        }
+        return;
+    }
     for (size_t i = 0; i < n; i += 16) {
         const __mmask16 m =
             n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
