@@ -257,12 +257,26 @@ static void check_quant(const struct kern_q8s_dsp *isa,
     int8_t q0[MAXN], q1[MAXN];
     const float sp[] = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -2.5f, 1e30f,
                         -1e30f, 3e38f, INFINITY, -INFINITY, NAN};
-    for (int t = 0; t < 1000; t++) {
+    /* scales whose reciprocals are not normal floats, or barely are */
+    const float ssp[] = {1e-39f, 3e-39f, 1e-38f, 1e37f, 2e38f, 3.4e38f};
+    for (int t = 0; t < 1500; t++) {
         const size_t n = (size_t)ck_randi(1, MAXN);
-        const float scale = t % 4 ? ck_randf(0.001f, 1.0f) : 1.0f;
+        const float scale = t % 25 == 7   ? ssp[ck_randi(0, 5)]
+                            : t % 4       ? ck_randf(0.001f, 1.0f)
+                                          : 1.0f;
         const int32_t zero = ck_randi(-128, 127);
         for (size_t i = 0; i < n; i++) {
-            /* exact halves (scale 1), the clamp, inf and NaN */
+            /* exact halves (scale 1), the clamp, inf and NaN; every third
+             * case values within a few ulps of (k + 1/2) scale, where a
+             * quotient by a multiply may round the other way */
+            if (t % 3 == 2) {
+                float v = ((float)ck_randi(-300, 300) + 0.5f) * scale;
+                for (int u = ck_randi(-3, 3); u != 0; u += u > 0 ? -1 : 1) {
+                    v = nextafterf(v, u > 0 ? INFINITY : -INFINITY);
+                }
+                x[i] = v;
+                continue;
+            }
             x[i] = ck_randi(0, 9) == 0 ? sp[ck_randi(0, 11)]
                    : t % 4            ? ck_randf(-200.0f, 200.0f)
                                       : (float)ck_randi(-300, 300) * 0.5f;
@@ -957,6 +971,33 @@ static void bench_add(const struct kern_q8s_dsp *isa,
     }
 }
 
+/* The input quantisation on MobileNetV1-0.25's input (3 x 96 x 96),
+ * against the C reference. */
+static void bench_quant(const struct kern_q8s_dsp *isa,
+                        const struct kern_q8s_dsp *ref)
+{
+    enum { N = 3 * 96 * 96, R = 101 };
+    float *x = malloc(N * sizeof *x);
+    int8_t *y = malloc(N);
+    if (x && y) {
+        for (size_t i = 0; i < N; i++) {
+            x[i] = ck_randf(-1.0f, 1.0f);
+        }
+        double tr[R], ti[R];
+        for (int r = 0; r < R; r++) {
+            double t0 = ck_now_ns();
+            ref->quant(x, N, 0.0078f, 3, y);
+            tr[r] = ck_now_ns() - t0;
+            t0 = ck_now_ns();
+            isa->quant(x, N, 0.0078f, 3, y);
+            ti[r] = ck_now_ns() - t0;
+        }
+        ck_bench_report("q8s_quant n27648", ck_median(tr, R),
+                        ck_median(ti, R));
+    }
+    free(x), free(y);
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -981,5 +1022,6 @@ void check_q8s(unsigned flags)
         bench_dwconv(&isa, &ref);
         bench_conv_kp(&isa, &ref);
         bench_add(&isa, &ref);
+        bench_quant(&isa, &ref);
     }
 }

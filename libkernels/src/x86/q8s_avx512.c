@@ -5,6 +5,7 @@
  * The AVX2 paths (q8s_avx2.c) do 8 lanes a step: the add is a pass over
  * memory with three fixed-point multiplies a value, so it is bound by the
  * multiplies and the lanes count. */
+#include <float.h>
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -189,5 +190,57 @@ void kern_q8s_addf_avx512(size_t n, const int8_t *a, const int8_t *b,
         f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
         const __m512i r = _mm512_sub_epi32(_mm512_cvtps_epi32(f), off);
         _mm_mask_storeu_epi8(out + i, m, _mm512_cvtepi32_epi8(r));
+    }
+}
+
+/* The C reference's x / scale, rounded to an integer, by a multiply: t =
+ * x r with r = 1 / scale (normal) is within |t| 2^-21 of the reference's
+ * quotient q = fl(x / scale) (three roundings of 2^-24 each), and rint is
+ * constant between half-integers, so rint(t) = rint(q) wherever t is
+ * farther than that from a half-integer; at |t| >= 512 both clamp alike
+ * (|q| >= 511, beyond every zero point's reach). The other lanes (near a
+ * half-integer, or NaN) take the division. The same bits as the
+ * reference; a scale whose reciprocal is not a normal float runs the
+ * division throughout. */
+void kern_q8s_quant_avx512(const float *x, size_t n, float scale,
+                           int32_t zero, int8_t *q)
+{
+    const float rf = 1.0f / scale;
+    if (!(rf >= FLT_MIN && rf <= FLT_MAX)) {
+        kern_q8s_quant_avx2(x, n, scale, zero, q);
+        return;
+    }
+    const __m512 r = _mm512_set1_ps(rf), vs = _mm512_set1_ps(scale);
+    const __m512 vz = _mm512_set1_ps((float)zero);
+    const __m512 lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(127.0f);
+    const __m512 half = _mm512_set1_ps(0.5f), big = _mm512_set1_ps(512.0f);
+    const __m512 tol = _mm512_set1_ps(0x1p-21f);
+    const __m512i zi = _mm512_set1_epi32(zero);
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m =
+            n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        const __m512 t = _mm512_mul_ps(v, r);
+        __m512 rt = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT |
+                                                _MM_FROUND_NO_EXC);
+        const __m512 at = _mm512_abs_ps(t);
+        const __m512 gap =
+            _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(t, rt)));
+        const __mmask16 safe =
+            _mm512_cmp_ps_mask(gap, _mm512_mul_ps(at, tol), _CMP_GT_OQ) |
+            _mm512_cmp_ps_mask(at, big, _CMP_GE_OQ);
+        if ((__mmask16)(safe | (__mmask16)~m) != (__mmask16)0xffff) {
+            const __mmask16 redo = (__mmask16)(~safe & m);
+            rt = _mm512_mask_roundscale_ps(
+                rt, redo, _mm512_mask_div_ps(v, redo, v, vs),
+                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        }
+        __m512 f = _mm512_add_ps(rt, vz);
+        f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+        __m512i ri = _mm512_cvttps_epi32(f);
+        /* NaN: the zero point */
+        ri = _mm512_mask_mov_epi32(ri, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+                                   zi);
+        _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(ri));
     }
 }
