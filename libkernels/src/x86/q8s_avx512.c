@@ -89,9 +89,16 @@ static inline struct add_in16 add_in16_of(int32_t zero, int ls, int32_t mult,
     return in;
 }
 
-static inline __m512i add_in16_run(const struct add_in16 *in, __m512i v)
+/* plain: the input whose scale is the larger one has mult 2^30 and shift 0
+ * (kern_q8_add_params_init's ratio 1/2), so ml = 0 and e = 0: the rescale
+ * is d mh, exactly (floor(2^(s-1) / 2^s) = 0, rdbpot by 0 the identity) */
+static inline __attribute__((always_inline)) __m512i
+add_in16_run(const struct add_in16 *in, __m512i v, int plain)
 {
     const __m512i d = _mm512_sub_epi32(v, in->zero);
+    if (plain) {
+        return _mm512_mullo_epi32(d, in->mh);
+    }
     const __m512i lo = _mm512_sra_epi32(
         _mm512_add_epi32(_mm512_mullo_epi32(d, in->ml), in->nudge), in->s);
     const __m512i q = _mm512_add_epi32(_mm512_mullo_epi32(d, in->mh), lo);
@@ -99,6 +106,34 @@ static inline __m512i add_in16_run(const struct add_in16 *in, __m512i v)
         _mm512_add_epi32(q, in->half),
         _mm512_and_si512(_mm512_srai_epi32(q, 31), in->negmask));
     return _mm512_sra_epi32(r, in->e);
+}
+
+/* An input's rescale is plain (add_in16_run) when the low s = 31 - ls
+ * bits of its multiplier are 0 and its shift is 0. */
+static int add_in16_plain(int ls, int32_t mult, int shift)
+{
+    return shift == 0 && ((uint32_t)mult & ((1u << (31 - ls)) - 1)) == 0;
+}
+
+/* The add with the output stage in its bounded form (the clamp and zero
+ * point as q8s_stage512_16's); pa, pb: the inputs' plain rescales. */
+static inline __attribute__((always_inline)) void
+add_bounded(size_t n, const int8_t *a, const int8_t *b,
+            const struct add_in16 *ain, const struct add_in16 *bin,
+            const struct q8s_stage512 *ost, int8_t *out, int pa, int pb)
+{
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m =
+            n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512i va = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
+        const __m512i vb = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
+        const __m512i x = _mm512_add_epi32(add_in16_run(ain, va, pa),
+                                           add_in16_run(bin, vb, pb));
+        const __m512i r = q8s_stage512_bounded_r16(ost, x);
+        const __m512i q = _mm512_add_epi32(
+            _mm512_min_epi32(_mm512_max_epi32(r, ost->lo), ost->hi), ost->zp);
+        _mm_mask_storeu_epi8(out + i, m, _mm512_cvtepi32_epi8(q));
+    }
 }
 
 void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
@@ -136,18 +171,16 @@ void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
                            (int64_t)510 << p->left_shift);
     }
     if (ost.bounded) {
-        for (size_t i = 0; i < n; i += 16) {
-            const __mmask16 m = n - i >= 16
-                                    ? (__mmask16)0xffff
-                                    : (__mmask16)((1u << (n - i)) - 1);
-            const __m512i va =
-                _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
-            const __m512i vb =
-                _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
-            const __m512i x = _mm512_add_epi32(add_in16_run(&ain, va),
-                                               add_in16_run(&bin, vb));
-            _mm_mask_storeu_epi8(out + i, m,
-                                 _mm512_cvtepi32_epi8(q8s_stage512_16(&ost, x)));
+        const int pa = add_in16_plain(p->left_shift, p->a_mult, p->a_shift);
+        const int pb = add_in16_plain(p->left_shift, p->b_mult, p->b_shift);
+        if (pa && !pb) {
+            add_bounded(n, a, b, &ain, &bin, &ost, out, 1, 0);
+        } else if (!pa && pb) {
+            add_bounded(n, a, b, &ain, &bin, &ost, out, 0, 1);
+        } else if (pa && pb) {
+            add_bounded(n, a, b, &ain, &bin, &ost, out, 1, 1);
+        } else {
+            add_bounded(n, a, b, &ain, &bin, &ost, out, 0, 0);
         }
         return;
     }
@@ -156,8 +189,8 @@ void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
             n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
         const __m512i va = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i));
         const __m512i vb = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i));
-        const __m512i sa = add_in16_run(&ain, va);
-        const __m512i sb = add_in16_run(&bin, vb);
+        const __m512i sa = add_in16_run(&ain, va, 0);
+        const __m512i sb = add_in16_run(&bin, vb, 0);
         /* the sum wraps and the left shift wraps, as q8s_wrap_add and
          * q8s_shl */
         const __m512i x = _mm512_sll_epi32(_mm512_add_epi32(sa, sb), ol);
