@@ -390,6 +390,10 @@ void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
                          const struct kern_q8_add_params *p, int8_t *out);
 void kern_q8s_addf_avx512(size_t n, const int8_t *a, const int8_t *b,
                           const struct kern_q8_addf_params *p, int8_t *out);
+/* AVX-512: the input quantisation by a multiply, the division only near
+ * half-integers (q8s_avx512.c) */
+void kern_q8s_quant_avx512(const float *x, size_t n, float scale,
+                           int32_t zero, int8_t *q);
 /* AVX-512 VNNI (q8s_dw_vnni.c): stride 1, and stride 2 along the row;
  * any other shape, the float stage and narrow maps of many channels run
  * kern_q8s_dwconv_avx2 */

@@ -257,12 +257,26 @@ static void check_quant(const struct kern_q8s_dsp *isa,
     int8_t q0[MAXN], q1[MAXN];
     const float sp[] = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -2.5f, 1e30f,
                         -1e30f, 3e38f, INFINITY, -INFINITY, NAN};
-    for (int t = 0; t < 1000; t++) {
+    /* scales whose reciprocals are not normal floats, or barely are */
+    const float ssp[] = {1e-39f, 3e-39f, 1e-38f, 1e37f, 2e38f, 3.4e38f};
+    for (int t = 0; t < 1500; t++) {
         const size_t n = (size_t)ck_randi(1, MAXN);
-        const float scale = t % 4 ? ck_randf(0.001f, 1.0f) : 1.0f;
+        const float scale = t % 25 == 7   ? ssp[ck_randi(0, 5)]
+                            : t % 4       ? ck_randf(0.001f, 1.0f)
+                                          : 1.0f;
         const int32_t zero = ck_randi(-128, 127);
         for (size_t i = 0; i < n; i++) {
-            /* exact halves (scale 1), the clamp, inf and NaN */
+            /* exact halves (scale 1), the clamp, inf and NaN; every third
+             * case values within a few ulps of (k + 1/2) scale, where a
+             * quotient by a multiply may round the other way */
+            if (t % 3 == 2) {
+                float v = ((float)ck_randi(-300, 300) + 0.5f) * scale;
+                for (int u = ck_randi(-3, 3); u != 0; u += u > 0 ? -1 : 1) {
+                    v = nextafterf(v, u > 0 ? INFINITY : -INFINITY);
+                }
+                x[i] = v;
+                continue;
+            }
             x[i] = ck_randi(0, 9) == 0 ? sp[ck_randi(0, 11)]
                    : t % 4            ? ck_randf(-200.0f, 200.0f)
                                       : (float)ck_randi(-300, 300) * 0.5f;
@@ -282,7 +296,9 @@ static void check_quant(const struct kern_q8s_dsp *isa,
 static void check_add(const struct kern_q8s_dsp *isa,
                       const struct kern_q8s_dsp *ref)
 {
-    enum { MAXN = 301 };
+    /* lengths from 1 to 300 and, every other draw, 256 to 1200 (where the
+     * AVX-512 path tabulates each input's rescale) */
+    enum { MAXN = 1201 };
     if (!ck_func((const void *)isa->add, "q8s_add")) {
         return;
     }
@@ -290,15 +306,33 @@ static void check_add(const struct kern_q8s_dsp *isa,
     for (int t = 0; t < 1000; t++) {
         struct kern_q8_add_params p;
         const int32_t zo = ck_randi(-128, 127);
-        if (kern_q8_add_params_init(ck_randf(0.001f, 1.0f), ck_randi(-128, 127),
-                                    ck_randf(0.001f, 1.0f), ck_randi(-128, 127),
+        /* every fifth case the two inputs' scales equal (both rescales
+         * then have the multiplier 2^30 and shift 0) */
+        const float sa = ck_randf(0.001f, 1.0f);
+        const float sb = t % 5 == 3 ? sa : ck_randf(0.001f, 1.0f);
+        if (kern_q8_add_params_init(sa, ck_randi(-128, 127),
+                                    sb, ck_randi(-128, 127),
                                     ck_randf(0.001f, 1.0f), zo,
                                     t % 2 ? zo : -128, 127,
                                     &p) != KERN_OK) {
             ck_fail("kern_q8_add_params_init refused its arguments");
             continue;
         }
-        const size_t n = (size_t)ck_randi(1, MAXN);
+        if (t % 3 == 2) {
+            /* any parameters the kernel accepts: multipliers of either
+             * sign, small input shifts and a large output shift, so that
+             * the wrapping left shift of the sum brings the inputs'
+             * rescales' last bits (their rounding) into the output */
+            p.left_shift = ck_randi(0, 20);
+            p.a_mult = t % 9 == 2 ? INT32_MIN : rand_i32();
+            p.b_mult = rand_i32();
+            p.a_shift = ck_randi(-4, 0);
+            p.b_shift = ck_randi(-31, 0);
+            p.out_mult = rand_i32();
+            p.out_shift = ck_randi(-31, 30);
+        }
+        const size_t n =
+            (size_t)(t % 4 < 2 ? ck_randi(1, 300) : ck_randi(256, MAXN - 1));
         for (size_t i = 0; i < n; i++) {
             a[i] = (int8_t)ck_randi(-128, 127);
             b[i] = (int8_t)ck_randi(-128, 127);
@@ -545,9 +579,24 @@ static void check_dwconv(const struct kern_q8s_dsp *isa,
             /* -128 now and then: the widest product */
             w[i] = (int8_t)(t % 6 ? ck_randi(-127, 127) : -128);
         }
+        /* every fourth case (all of the fixed stage, per channel) draws
+         * around the AVX-512 stage's bounded form, which takes sums below
+         * 2^29 and multipliers >= 0: kind 0 every bias from 2^30 on (past
+         * it), kind 1 every bias at its edge (inside), kind 2 multipliers
+         * of either sign now and then, kind 3 biases of any size now and
+         * then */
+        const int wild = t % 4 == 1 ? (t / 4) % 4 : -1;
+        const int64_t edge = ((int64_t)1 << 29) - (int64_t)taps * 255 * 128;
         for (size_t c = 0; c < ch; c++) {
-            bias[c] = ck_randi(-50000, 50000);
-            mult[c] = ck_randi(1 << 30, INT32_MAX);
+            const int32_t sign = c % 2 ? 1 : -1;
+            bias[c] = wild == 0 ? sign * ck_randi(1 << 30, INT32_MAX)
+                      : wild == 1
+                          ? sign * (int32_t)(edge - ck_randi(1, 2))
+                      : wild == 3 && (t + c) % 7 == 0
+                          ? rand_i32()
+                          : ck_randi(-50000, 50000);
+            mult[c] = wild == 2 && c % 3 != 0 ? rand_i32()
+                                              : ck_randi(1 << 30, INT32_MAX);
             shift[c] = t % 8 ? ck_randi(-14, -5) : ck_randi(-31, 3);
             fscale[c] = rand_fscale();
         }
@@ -891,6 +940,68 @@ static void bench_conv_kp(const struct kern_q8s_dsp *isa,
     }
 }
 
+/* The integer add on the lengths of ResNet-8's three adds (a batch of
+ * one), against the C reference. */
+static void bench_add(const struct kern_q8s_dsp *isa,
+                      const struct kern_q8s_dsp *ref)
+{
+    static const size_t lens[] = {4096, 8192, 16384};
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+        const size_t n = lens[l];
+        int8_t *a = malloc(n), *b = malloc(n), *y = malloc(n);
+        struct kern_q8_add_params p;
+        if (a && b && y &&
+            kern_q8_add_params_init(0.05f, 3, 0.08f, -7, 0.1f, -2, -128, 127,
+                                    &p) == KERN_OK) {
+            for (size_t i = 0; i < n; i++) {
+                a[i] = (int8_t)ck_randi(-128, 127);
+                b[i] = (int8_t)ck_randi(-128, 127);
+            }
+            enum { R = 201 };
+            double tr[R], ti[R];
+            for (int r = 0; r < R; r++) {
+                double t0 = ck_now_ns();
+                ref->add(n, a, b, &p, y);
+                tr[r] = ck_now_ns() - t0;
+                t0 = ck_now_ns();
+                isa->add(n, a, b, &p, y);
+                ti[r] = ck_now_ns() - t0;
+            }
+            char what[64];
+            snprintf(what, sizeof what, "q8s_add n%zu", n);
+            ck_bench_report(what, ck_median(tr, R), ck_median(ti, R));
+        }
+        free(a), free(b), free(y);
+    }
+}
+
+/* The input quantisation on MobileNetV1-0.25's input (3 x 96 x 96),
+ * against the C reference. */
+static void bench_quant(const struct kern_q8s_dsp *isa,
+                        const struct kern_q8s_dsp *ref)
+{
+    enum { N = 3 * 96 * 96, R = 101 };
+    float *x = malloc(N * sizeof *x);
+    int8_t *y = malloc(N);
+    if (x && y) {
+        for (size_t i = 0; i < N; i++) {
+            x[i] = ck_randf(-1.0f, 1.0f);
+        }
+        double tr[R], ti[R];
+        for (int r = 0; r < R; r++) {
+            double t0 = ck_now_ns();
+            ref->quant(x, N, 0.0078f, 3, y);
+            tr[r] = ck_now_ns() - t0;
+            t0 = ck_now_ns();
+            isa->quant(x, N, 0.0078f, 3, y);
+            ti[r] = ck_now_ns() - t0;
+        }
+        ck_bench_report("q8s_quant n27648", ck_median(tr, R),
+                        ck_median(ti, R));
+    }
+    free(x), free(y);
+}
+
 void check_q8s(unsigned flags);
 
 void check_q8s(unsigned flags)
@@ -914,5 +1025,7 @@ void check_q8s(unsigned flags)
     if (ck_bench_on()) {
         bench_dwconv(&isa, &ref);
         bench_conv_kp(&isa, &ref);
+        bench_add(&isa, &ref);
+        bench_quant(&isa, &ref);
     }
 }

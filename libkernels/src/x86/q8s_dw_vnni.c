@@ -19,7 +19,10 @@
  * (modulo 2^32, as the reference's int32 sum), and ends equal to the C
  * reference's sum plus bias exactly. The output stage is the reference's
  * (TFLite's fixed-point one, q8s_mbqm, the high multiply in 64-bit lanes,
- * or ONNX Runtime's float one, q8s_stage512f_of), and the four vectors'
+ * or ONNX Runtime's float one, q8s_stage512f_of; the fixed one in its
+ * bounded form, 13 operations rather than 19, when the bias and the taps
+ * keep every sum below 2^(29 - left shift) and the multiplier is >= 0:
+ * q8s_stage512_bound), and the four vectors'
  * bytes are put back in order by shifts: byte r of dword d is output q +
  * 4d + r. A multiplier of INT32_MIN (whose doubled square saturates),
  * dilation along the row, strides
@@ -150,11 +153,15 @@ static inline __m512i chan_param(const int32_t *v, int per_channel, size_t c0,
 struct dw_lanes {
     __m512i add, m, modd, lsh, rsh, mask, half;
     __m512 fs;
+    /* the bounded form (q8s_stage512_bounded_r16, per lane; dw_all_bounded
+     * says when it holds): the left shifts plus one, the even and odd
+     * products' nudges and the rounding correction */
+    __m512i lsh1, nud_ev, nud_od, sub1;
 };
 
-static inline __m512i dw_lanes_stage(const struct dw_lanes *p, __m512i acc,
-                                     int fl, __m512i lo, __m512i hi,
-                                     __m512 flo, __m512 fhi, __m512i zp)
+static inline __attribute__((always_inline)) __m512i
+dw_lanes_stage(const struct dw_lanes *p, __m512i acc, int fl, int bounded,
+               __m512i lo, __m512i hi, __m512 flo, __m512 fhi, __m512i zp)
 {
     const __m512i x0 = _mm512_add_epi32(acc, p->add);
     if (fl) {
@@ -163,6 +170,21 @@ static inline __m512i dw_lanes_stage(const struct dw_lanes *p, __m512i acc,
         return _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
     }
     const __m512i one = _mm512_set1_epi32(1);
+    if (bounded) {
+        const __m512i x1 = _mm512_sllv_epi32(x0, p->lsh1);
+        const __m512i ev =
+            _mm512_add_epi64(_mm512_mul_epi32(x1, p->m), p->nud_ev);
+        const __m512i od = _mm512_add_epi64(
+            _mm512_mul_epi32(_mm512_srli_epi64(x1, 32), p->modd), p->nud_od);
+        const __m512i h = _mm512_mask_shuffle_epi32(
+            od, (__mmask16)0x5555, ev, _MM_PERM_CDAB);
+        const __mmask16 neg =
+            _mm512_cmplt_epi32_mask(x0, _mm512_setzero_si512());
+        __m512i r = _mm512_srav_epi32(
+            _mm512_mask_sub_epi32(h, neg, h, p->sub1), p->rsh);
+        r = _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
+        return _mm512_add_epi32(r, zp);
+    }
     const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
     const __m512i x = _mm512_sllv_epi32(x0, p->lsh);
     const __m512i ev = _mm512_srai_epi64(
@@ -182,13 +204,37 @@ static inline __m512i dw_lanes_stage(const struct dw_lanes *p, __m512i acc,
     return _mm512_add_epi32(r, zp);
 }
 
+/* Whether the fixed stage's bounded form (q8s_stage512_bounded_r16) holds
+ * for every channel: multipliers >= 0 and each sum, the bias plus at most
+ * taps products of |x - x_zero| <= 255 and |w| <= 128, below 2^(29 -
+ * lsh). One pass of reductions over the channels, not one per block. */
+static int dw_all_bounded(const struct kern_q8_outstage *os, size_t ch,
+                          size_t taps)
+{
+    const size_t np = os->per_channel ? ch : 1;
+    int32_t min_mult = INT32_MAX, max_shift = INT32_MIN;
+    for (size_t c = 0; c < np; c++) {
+        min_mult = os->mult[c] < min_mult ? os->mult[c] : min_mult;
+        max_shift = os->shift[c] > max_shift ? os->shift[c] : max_shift;
+    }
+    int64_t max_bias = 0;
+    for (size_t c = 0; os->bias && c < ch; c++) {
+        const int64_t b = os->bias[c];
+        max_bias = (b < 0 ? -b : b) > max_bias ? (b < 0 ? -b : b) : max_bias;
+    }
+    const int32_t lsh = max_shift > 0 ? max_shift : 0;
+    return min_mult >= 0 && lsh <= 28 &&
+           max_bias + (int64_t)taps * 255 * 128 < ((int64_t)1 << (29 - lsh));
+}
+
 static struct dw_lanes dw_lanes_of(const struct kern_q8_outstage *os,
-                                   size_t c0, size_t cb, int hi)
+                                   size_t c0, size_t cb, int hi, int bounded)
 {
     struct dw_lanes p;
     p.add = os->bias ? chan_param(os->bias, 1, c0, cb, hi)
                      : _mm512_setzero_si512();
     p.m = p.modd = p.lsh = p.rsh = p.mask = p.half = _mm512_setzero_si512();
+    p.lsh1 = p.nud_ev = p.nud_od = p.sub1 = _mm512_setzero_si512();
     p.fs = _mm512_setzero_ps();
     if (os->scale) {
         /* the scales' bits through the integer permutes */
@@ -206,6 +252,17 @@ static struct dw_lanes dw_lanes_of(const struct kern_q8_outstage *os,
     p.rsh = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
     p.mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, p.rsh), one);
     p.half = _mm512_srli_epi32(p.mask, 1);
+    if (!bounded) {
+        return p;
+    }
+    const __m512i hv = _mm512_add_epi32(p.half, _mm512_min_epi32(p.rsh, one));
+    const __m512i n31 = _mm512_set1_epi64((int64_t)1 << 31);
+    p.lsh1 = _mm512_add_epi32(p.lsh, one);
+    p.nud_ev = _mm512_add_epi64(_mm512_slli_epi64(hv, 32), n31);
+    p.nud_od = _mm512_add_epi64(
+        _mm512_and_si512(hv, _mm512_set1_epi64((int64_t)0xffffffff00000000)),
+        n31);
+    p.sub1 = _mm512_min_epi32(p.rsh, one);
     return p;
 }
 
@@ -238,6 +295,45 @@ static inline __m512i dw_wpair(const int8_t *w, size_t taps, size_t c0,
     }
     return _mm512_or_si512(_mm512_and_si512(b0, _mm512_set1_epi32(0xffff)),
                            _mm512_slli_epi32(b1, 16));
+}
+
+/* dw_chan32's output pixels of one image and block, from the padded
+ * int16 plane d into tb (32 bytes a pixel); bounded: the output stage's
+ * bounded form (a constant in each call, so the branch leaves the loop). */
+static inline __attribute__((always_inline)) void
+chan32_pixels(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
+              size_t pw, const int16_t *d, const size_t *off, size_t npair,
+              const __m512i *wlo, const __m512i *whi,
+              const struct dw_lanes *plo, const struct dw_lanes *phi, int fl,
+              int bounded, __m512i lo, __m512i hi, __m512 flo, __m512 fhi,
+              __m512i vzp, int8_t *tb)
+{
+    for (size_t oy = 0; oy < oh; oy++) {
+        for (size_t ox = 0; ox < ow; ox++) {
+            const int16_t *base =
+                d + 32 * (oy * s->stride_h * pw + ox * s->stride_w);
+            __m512i al = _mm512_setzero_si512();
+            __m512i ah = _mm512_setzero_si512();
+            for (size_t p = 0; p < npair; p++) {
+                const __m512i xa = _mm512_loadu_si512(
+                    base + off[2 * p]);
+                const __m512i xb = _mm512_loadu_si512(
+                    base + off[2 * p + 1]);
+                al = _mm512_dpwssd_epi32(
+                    al, _mm512_unpacklo_epi16(xa, xb), wlo[p]);
+                ah = _mm512_dpwssd_epi32(
+                    ah, _mm512_unpackhi_epi16(xa, xb), whi[p]);
+            }
+            const __m512i rl =
+                dw_lanes_stage(plo, al, fl, bounded, lo, hi, flo, fhi, vzp);
+            const __m512i rh =
+                dw_lanes_stage(phi, ah, fl, bounded, lo, hi, flo, fhi, vzp);
+            /* in [-128, 127]: vpmovwb's truncation is exact */
+            _mm256_storeu_si256(
+                (__m256i *)(void *)(tb + 32 * (oy * ow + ox)),
+                _mm512_cvtepi16_epi8(_mm512_packs_epi32(rl, rh)));
+        }
+    }
 }
 
 /* Narrow maps (out_w < 16), 32 channels at a time, AVX-512 VNNI: as the
@@ -287,14 +383,15 @@ static void dw_chan32(const struct kern_dwconv2d_shape *s, size_t oh,
     const __m512 flo = _mm512_set1_ps((float)(os->qmin - os->zero_point));
     const __m512 fhi = _mm512_set1_ps((float)(os->qmax - os->zero_point));
     __m512i wlo[DWV_MAX_TAPS / 2], whi[DWV_MAX_TAPS / 2];
+    const int bounded = !fl && dw_all_bounded(os, ch, taps);
     for (size_t c0 = 0; c0 < ch; c0 += 32) {
         const size_t cb = ch - c0 < 32 ? ch - c0 : 32;
         for (size_t p = 0; p < npair; p++) {
             wlo[p] = dw_wpair(w, taps, c0, ch, 2 * p, 0);
             whi[p] = dw_wpair(w, taps, c0, ch, 2 * p, 1);
         }
-        const struct dw_lanes plo = dw_lanes_of(os, c0, cb, 0);
-        const struct dw_lanes phi = dw_lanes_of(os, c0, cb, 1);
+        const struct dw_lanes plo = dw_lanes_of(os, c0, cb, 0, bounded);
+        const struct dw_lanes phi = dw_lanes_of(os, c0, cb, 1, bounded);
         for (size_t b = 0; b < s->batch; b++) {
             /* tb[i][j] = x[b][c0 + j][i], then the padded int16 plane */
             transpose_masked(cb, ip, x + (b * ch + c0) * ip, ip, tb, 32);
@@ -311,31 +408,15 @@ static void dw_chan32(const struct kern_dwconv2d_shape *s, size_t oh,
                             zp16));
                 }
             }
-            for (size_t oy = 0; oy < oh; oy++) {
-                for (size_t ox = 0; ox < ow; ox++) {
-                    const int16_t *base =
-                        d + 32 * (oy * s->stride_h * pw + ox * s->stride_w);
-                    __m512i al = _mm512_setzero_si512();
-                    __m512i ah = _mm512_setzero_si512();
-                    for (size_t p = 0; p < npair; p++) {
-                        const __m512i xa = _mm512_loadu_si512(
-                            base + off[2 * p]);
-                        const __m512i xb = _mm512_loadu_si512(
-                            base + off[2 * p + 1]);
-                        al = _mm512_dpwssd_epi32(
-                            al, _mm512_unpacklo_epi16(xa, xb), wlo[p]);
-                        ah = _mm512_dpwssd_epi32(
-                            ah, _mm512_unpackhi_epi16(xa, xb), whi[p]);
-                    }
-                    const __m512i rl =
-                        dw_lanes_stage(&plo, al, fl, lo, hi, flo, fhi, vzp);
-                    const __m512i rh =
-                        dw_lanes_stage(&phi, ah, fl, lo, hi, flo, fhi, vzp);
-                    /* in [-128, 127]: vpmovwb's truncation is exact */
-                    _mm256_storeu_si256(
-                        (__m256i *)(void *)(tb + 32 * (oy * ow + ox)),
-                        _mm512_cvtepi16_epi8(_mm512_packs_epi32(rl, rh)));
-                }
+            if (fl) {
+                chan32_pixels(s, oh, ow, pw, d, off, npair, wlo, whi, &plo,
+                              &phi, 1, 0, lo, hi, flo, fhi, vzp, tb);
+            } else if (bounded) {
+                chan32_pixels(s, oh, ow, pw, d, off, npair, wlo, whi, &plo,
+                              &phi, 0, 1, lo, hi, flo, fhi, vzp, tb);
+            } else {
+                chan32_pixels(s, oh, ow, pw, d, off, npair, wlo, whi, &plo,
+                              &phi, 0, 0, lo, hi, flo, fhi, vzp, tb);
             }
             transpose_masked(op, cb, tb, 32, y + (b * ch + c0) * op, op);
         }
@@ -441,11 +522,20 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                 }
             }
             const size_t pc = os->per_channel ? c : 0;
-            const struct q8s_stage512 st =
+            struct q8s_stage512 st =
                 os->scale ? q8s_stage512f_of(os->scale[pc], os->zero_point,
                                              os->qmin, os->qmax)
                           : dstage_of(os->mult[pc], os->shift[pc],
                                       os->zero_point, os->qmin, os->qmax);
+            if (!os->scale) {
+                /* the sum is the bias plus at most taps products of
+                 * |x - x_zero| <= 255 and |w| <= 128 */
+                const int64_t bias = os->bias ? os->bias[c] : 0;
+                q8s_stage512_bound(
+                    &st, os->mult[pc],
+                    os->shift[pc] > 0 ? os->shift[pc] : 0,
+                    (bias < 0 ? -bias : bias) + (int64_t)taps * 255 * 128);
+            }
             /* bias - (x_zero + 128) wsum, wrapping as the int32 sums do */
             const uint32_t init =
                 (uint32_t)(os->bias ? os->bias[c] : 0) -

@@ -25,6 +25,8 @@ void kern_q8s_dsp_init_x86(struct kern_q8s_dsp *dsp, unsigned flags)
         /* the add's three fixed-point multiplies a value: 16 lanes */
         dsp->add = kern_q8s_add_avx512;
         dsp->addf = kern_q8s_addf_avx512;
+        /* the division's throughput bound the quantisation of the input */
+        dsp->quant = kern_q8s_quant_avx512;
     }
     if ((flags & KERN_CPU_AVX512) && (flags & KERN_CPU_AVX512VNNI)) {
         dsp->gemm_kp = kern_q8s_gemm_kp_vnni;

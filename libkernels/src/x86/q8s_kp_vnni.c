@@ -15,7 +15,9 @@
  * pixel 16 L + 4 v + i (vector v). Every group of 4 output channels then
  * runs over that block from L1: 16 accumulators, 4 broadcasts of a weight
  * quad and 16 vpdpbusd per 4 rows. The output stage is TFLite's (the
- * reference's q8s_mbqm, the high multiply in 64-bit lanes) or, scale not
+ * reference's q8s_mbqm, the high multiply in 64-bit lanes, in its
+ * bounded form when add[j] and k bound the sums: q8s_stage512_bound) or,
+ * scale not
  * NULL, ONNX Runtime's float one (q8s_stage_avx512.h), and the packs
  * that narrow the four vectors to bytes undo the interleave's order: lane L
  * of the result holds pixels 16 L .. 16 L + 15 in order. */
@@ -98,14 +100,21 @@ static inline int32_t quad(const int8_t *p)
  * addressed lane bytes before it with the lanes outside the run masked
  * off (masked lanes are neither read nor written). */
 static inline __attribute__((always_inline)) void
-finish(const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
-       const float *scale, size_t c, int32_t zp, int32_t qmin, int32_t qmax,
-       __m512i a, __m512i b, __m512i cc, __m512i d, const struct seg *sg,
-       size_t ns, int8_t *y)
+finish(const int32_t *add, size_t k, const int32_t *mult, const int32_t *lsh,
+       const int32_t *rsh, const float *scale, size_t c, int32_t zp,
+       int32_t qmin, int32_t qmax, __m512i a, __m512i b, __m512i cc,
+       __m512i d, const struct seg *sg, size_t ns, int8_t *y)
 {
-    const struct q8s_stage512 s =
+    struct q8s_stage512 s =
         scale ? q8s_stage512f_of(scale[c], zp, qmin, qmax)
               : q8s_stage512_of(mult[c], lsh[c], rsh[c], zp, qmin, qmax);
+    if (!scale) {
+        /* an output's sum is add[c] plus k products of int8 values, each
+         * at most 2^14 in magnitude */
+        const int64_t ad = add[c];
+        q8s_stage512_bound(&s, mult[c], lsh[c],
+                           (ad < 0 ? -ad : ad) + (int64_t)k * 16384);
+    }
     const __m512i q = q8s_stage512_64(&s, a, b, cc, d);
     for (size_t i = 0; i < ns; i++) {
         _mm512_mask_storeu_epi8(
@@ -137,7 +146,7 @@ finish(const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
 
 /* Channels j .. j + 3 over the interleaved block xi (k4 groups); rows past
  * n - 1 repeat the last channel and only the first nr are stored. */
-static void channels4(size_t j, size_t nr, size_t n, size_t k4,
+static void channels4(size_t j, size_t nr, size_t n, size_t k, size_t k4,
                       const int8_t *wk, const int32_t *wsum,
                       const int32_t *add, const int32_t *mult,
                       const int32_t *lsh, const int32_t *rsh,
@@ -163,19 +172,19 @@ static void channels4(size_t j, size_t nr, size_t n, size_t k4,
         ACC_STEP(3)
     }
     __asm__("" : "+v"(a00), "+v"(a01), "+v"(a02), "+v"(a03));
-    finish(mult, lsh, rsh, scale, j0, zp, qmin, qmax, a00, a01, a02, a03, sg, ns,
-           y + j0 * ldy);
+    finish(add, k, mult, lsh, rsh, scale, j0, zp, qmin, qmax, a00, a01,
+           a02, a03, sg, ns, y + j0 * ldy);
     if (nr > 1) {
-        finish(mult, lsh, rsh, scale, j1, zp, qmin, qmax, a10, a11, a12, a13, sg,
-               ns, y + j1 * ldy);
+        finish(add, k, mult, lsh, rsh, scale, j1, zp, qmin, qmax, a10, a11,
+               a12, a13, sg, ns, y + j1 * ldy);
     }
     if (nr > 2) {
-        finish(mult, lsh, rsh, scale, j2, zp, qmin, qmax, a20, a21, a22, a23, sg,
-               ns, y + j2 * ldy);
+        finish(add, k, mult, lsh, rsh, scale, j2, zp, qmin, qmax, a20, a21,
+               a22, a23, sg, ns, y + j2 * ldy);
     }
     if (nr > 3) {
-        finish(mult, lsh, rsh, scale, j3, zp, qmin, qmax, a30, a31, a32, a33, sg,
-               ns, y + j3 * ldy);
+        finish(add, k, mult, lsh, rsh, scale, j3, zp, qmin, qmax, a30, a31,
+               a32, a33, sg, ns, y + j3 * ldy);
     }
 }
 
@@ -212,7 +221,7 @@ kp_run(size_t n, size_t p, size_t k, const int8_t *wk, const int32_t *add,
             interleave4(x + i0, ldx, roff, 4 * q, k, m, xi + 4 * q);
         }
         for (size_t j = 0; j < n; j += 4) {
-            channels4(j, n - j < 4 ? n - j : 4, n, k4, wk, wsum, add, mult,
+            channels4(j, n - j < 4 ? n - j : 4, n, k, k4, wk, wsum, add, mult,
                       lsh, rsh, scale, zp, qmin, qmax, xi, sg, ns, y, ldy);
         }
     }

@@ -20,7 +20,35 @@ struct q8s_stage512 {
     __m512i lo8, hi8; /* qmin, qmax as bytes (q8s_stage512_64) */
     __m512 fs, flo, fhi;
     int isf;
+    /* q8s_stage512_bound: the bounded form's doubled left shift, 64-bit
+     * nudge and rounding correction (1 when rs > 0) */
+    int bounded;
+    __m128i ls1;
+    __m512i nud, sub1;
 };
+
+/* The fixed stage of sums known to be small, |x| < 2^(29 - ls), and a
+ * multiplier m >= 0 (q8s_stage512_bound checks both): with x1 = x 2^(ls +
+ * 1), exact in int32, srdhm(x 2^ls, m) = floor((x1 m + 2^31) / 2^32), and
+ * rdbpot(h, e) = (h + 2^(e-1) - [h < 0]) >> e for e > 0 (h for e = 0): the
+ * half 2^(e-1) goes into the 64-bit nudge (|x1 m| < 2^61, so the sum
+ * stays in int64, and h + 2^(e-1) < 2^31), the high dwords of the even
+ * and odd products come together in one masked shuffle, and [h < 0] is
+ * [x < 0] (m >= 0: h < 0 needs x < 0, and x < 0 with h = 0 gives
+ * (2^(e-1) - 1) >> e = 0 either way). 13 operations with the clamp
+ * rather than 19; the same bits. */
+static inline __m512i q8s_stage512_bounded_r16(const struct q8s_stage512 *s,
+                                               __m512i x)
+{
+    const __m512i x1 = _mm512_sll_epi32(x, s->ls1);
+    const __m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x1, s->m), s->nud);
+    const __m512i od = _mm512_add_epi64(
+        _mm512_mul_epi32(_mm512_srli_epi64(x1, 32), s->m), s->nud);
+    const __m512i h = _mm512_mask_shuffle_epi32(od, (__mmask16)0x5555, ev,
+                                                _MM_PERM_CDAB);
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
+    return _mm512_sra_epi32(_mm512_mask_sub_epi32(h, neg, h, s->sub1), s->rs);
+}
 
 /* The stage before its clamp and zero point: the fixed-point result r,
  * or the float stage's already clamped one (relative to zp). */
@@ -30,6 +58,9 @@ static inline __m512i q8s_stage512_r16(const struct q8s_stage512 *s, __m512i x)
         __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(x), s->fs);
         f = _mm512_min_ps(_mm512_max_ps(f, s->flo), s->fhi);
         return _mm512_cvtps_epi32(f);
+    }
+    if (s->bounded) {
+        return q8s_stage512_bounded_r16(s, x);
     }
     x = _mm512_sll_epi32(x, s->ls);
     const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
@@ -99,7 +130,23 @@ static inline struct q8s_stage512 q8s_stage512_of(int32_t mult, int32_t lsh,
     s.rs = _mm_cvtsi32_si128(rsh);
     s.fs = s.flo = s.fhi = _mm512_setzero_ps();
     s.isf = 0;
+    s.bounded = 0;
+    s.ls1 = _mm_cvtsi32_si128(lsh + 1);
+    s.nud = _mm512_set1_epi64(((int64_t)1 << 31) +
+                              ((int64_t)(mask >> 1) + (rsh > 0)) *
+                                  ((int64_t)1 << 32));
+    s.sub1 = _mm512_set1_epi32(rsh > 0);
     return s;
+}
+
+/* Switches the fixed stage s of multiplier mult and left shift lsh (as
+ * given to q8s_stage512_of) to its bounded form when every sum x it will
+ * see has |x| <= xmax and that is below 2^(29 - lsh), and mult >= 0. */
+static inline void q8s_stage512_bound(struct q8s_stage512 *s, int32_t mult,
+                                      int32_t lsh, int64_t xmax)
+{
+    s->bounded = !s->isf && mult >= 0 && lsh >= 0 && lsh <= 28 &&
+                 xmax >= 0 && xmax < ((int64_t)1 << (29 - lsh));
 }
 
 /* The float stage of one channel (scale finite and >= 0). */
