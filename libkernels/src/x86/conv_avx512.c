@@ -129,7 +129,104 @@ static size_t wide_direct(size_t K, const float *wp, const float *x,
     return (size_t)nz * 16;
 }
 
+/* Step k of a tile on blocked phase planes: pixel r's input at
+ * x[off + 8 r]. */
+static inline __attribute__((always_inline)) void
+wide_step_off(const int nz, const int R, __m512 *a, const float *wp,
+              size_t K, size_t k, const float *x)
+{
+    __m512 w[WIDE_NZ];
+#pragma GCC unroll 2
+    for (int j = 0; j < nz; j++) {
+        const float *lo = wp + ((size_t)(2 * j) * K + k) * 8;
+        w[j] = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(lo)),
+                                  _mm256_loadu_ps(lo + K * 8), 1);
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+        const __m512 xb = _mm512_set1_ps(x[8 * (size_t)r]);
+#pragma GCC unroll 2
+        for (int j = 0; j < nz; j++) {
+            a[r * nz + j] = _mm512_fmadd_ps(w[j], xb, a[r * nz + j]);
+        }
+    }
+}
+
+/* R consecutive pixels of one output row, the first's input at px (its
+ * step k at px[off[k]]), its output pixel p0. */
+static inline __attribute__((always_inline)) void
+wide_tile_off(const int nz, const int R, size_t K, const float *wp,
+              const float *px, const ptrdiff_t *off, const __m512 *bz,
+              int act, float *y, size_t plane, size_t p0)
+{
+    __m512 a[WIDE_NZ * WIDE_PIX];
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+#pragma GCC unroll 2
+        for (int j = 0; j < nz; j++) {
+            a[r * nz + j] = bz[j];
+        }
+    }
+    for (size_t k = 0; k < K; k++) {
+        wide_step_off(nz, R, a, wp, K, k, px + off[k]);
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+#pragma GCC unroll 2
+        for (int j = 0; j < nz; j++) {
+            const __m512 o = wide_act(a[r * nz + j], act);
+            float *d = y + ((size_t)(2 * j) * plane + p0 + (size_t)r) * 8;
+            _mm256_storeu_ps(d, _mm512_castps512_ps256(o));
+            _mm256_storeu_ps(d + plane * 8, _mm512_extractf32x8_ps(o, 1));
+        }
+    }
+}
+
+/* Every output row, in tiles of 12, 4 and 1 pixels. */
+static inline __attribute__((always_inline)) void
+wide_rows(const int nz, size_t K, const float *wp, const float *x,
+          const ptrdiff_t *off, size_t pitch, size_t out_w, const __m512 *bz,
+          int act, float *y, size_t plane)
+{
+    for (size_t oy = 0, p0 = 0; p0 < plane; oy++) {
+        const float *row = x + oy * pitch * 8;
+        size_t ox = 0;
+        for (; ox + WIDE_PIX <= out_w; ox += WIDE_PIX, p0 += WIDE_PIX) {
+            wide_tile_off(nz, WIDE_PIX, K, wp, row + ox * 8, off, bz, act, y,
+                          plane, p0);
+        }
+        for (; ox + 4 <= out_w; ox += 4, p0 += 4) {
+            wide_tile_off(nz, 4, K, wp, row + ox * 8, off, bz, act, y, plane,
+                          p0);
+        }
+        for (; ox < out_w; ox++, p0++) {
+            wide_tile_off(nz, 1, K, wp, row + ox * 8, off, bz, act, y, plane,
+                          p0);
+        }
+    }
+}
+
+/* conv_tmpl.h's CONV_WIDE_PLANE: as wide_direct, on phase planes. */
+static size_t wide_plane_off(size_t K, const float *wp, const float *x,
+                             const ptrdiff_t *off, size_t pitch,
+                             size_t out_w, const float *bias, int act,
+                             size_t left, float *y, size_t plane)
+{
+    const int nz = left >= 32 ? 2 : left >= 16 ? 1 : 0;
+    __m512 bz[WIDE_NZ];
+    for (int j = 0; j < nz; j++) {
+        bz[j] = bias ? _mm512_loadu_ps(bias + 16 * j) : _mm512_setzero_ps();
+    }
+    if (nz == 2) {
+        wide_rows(2, K, wp, x, off, pitch, out_w, bz, act, y, plane);
+    } else if (nz == 1) {
+        wide_rows(1, K, wp, x, off, pitch, out_w, bz, act, y, plane);
+    }
+    return (size_t)nz * 16;
+}
+
 #define CONV_WIDE_DIRECT wide_direct
+#define CONV_WIDE_PLANE wide_plane_off
 #define CONV_FN(name) name##_avx512
 
 #include "conv_tmpl.h"

@@ -19,6 +19,10 @@
  *                    tile for 1 x 1 convolutions from and to blocked
  *                    tensors (see conv_avx512.c), returning the channels
  *                    of the next `left` it computed (0: none)
+ *   CONV_WIDE_PLANE(K, wp, x, off, pitch, out_w, bias, act, left, y,
+ *                   plane)  the same on blocked phase planes (any other
+ *                    blocked-to-blocked convolution: pixel (oy, ox)'s
+ *                    step k at x[(oy * pitch + ox) * 8 + off[k]])
  *
  * A matrix product per group with a 4 x 24 register tile
  * (4 output channels x 3 vectors of 8 pixels), read straight from the
@@ -1126,6 +1130,20 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                     oc += ocn;
                     continue;
                 }
+#ifdef CONV_WIDE_PLANE
+                /* the includer's wider tile on blocked phase planes, whole
+                 * blocks, where the weight panel needs no K blocks */
+                if (bin && bout && g.kb >= K) {
+                    const size_t done = CONV_WIDE_PLANE(
+                        K, wp, base, off, g.pitch, out_w,
+                        bg ? bg + oc : NULL, act, ocg - oc, yg + oc * plane,
+                        plane);
+                    if (done) {
+                        oc += done;
+                        continue;
+                    }
+                }
+#endif
                 if (g.kb >= K) {
                     ct_plane(bout, bin, nv, &g, out_w, K, NULL, wp, base, off,
                              bb, act, ocn, yg + oc * plane, plane);
