@@ -130,10 +130,10 @@ static size_t wide_direct(size_t K, const float *wp, const float *x,
 }
 
 /* Step k of a tile on blocked phase planes: pixel r's input at
- * x[off + 8 r]. */
+ * x[8 r] (consecutive pixels, d NULL) or x[d[r]]. */
 static inline __attribute__((always_inline)) void
 wide_step_off(const int nz, const int R, __m512 *a, const float *wp,
-              size_t K, size_t k, const float *x)
+              size_t K, size_t k, const float *x, const ptrdiff_t *d)
 {
     __m512 w[WIDE_NZ];
 #pragma GCC unroll 2
@@ -144,7 +144,8 @@ wide_step_off(const int nz, const int R, __m512 *a, const float *wp,
     }
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++) {
-        const __m512 xb = _mm512_set1_ps(x[8 * (size_t)r]);
+        const __m512 xb =
+            _mm512_set1_ps(d ? x[d[r]] : x[8 * (ptrdiff_t)r]);
 #pragma GCC unroll 2
         for (int j = 0; j < nz; j++) {
             a[r * nz + j] = _mm512_fmadd_ps(w[j], xb, a[r * nz + j]);
@@ -152,12 +153,13 @@ wide_step_off(const int nz, const int R, __m512 *a, const float *wp,
     }
 }
 
-/* R consecutive pixels of one output row, the first's input at px (its
- * step k at px[off[k]]), its output pixel p0. */
+/* Output pixels p0 .. p0 + R, the first's input at px (its step k at
+ * px[off[k]]), the others' 8 r floats further (one output row, d NULL)
+ * or d[r] further. */
 static inline __attribute__((always_inline)) void
 wide_tile_off(const int nz, const int R, size_t K, const float *wp,
-              const float *px, const ptrdiff_t *off, const __m512 *bz,
-              int act, float *y, size_t plane, size_t p0)
+              const float *px, const ptrdiff_t *d, const ptrdiff_t *off,
+              const __m512 *bz, int act, float *y, size_t plane, size_t p0)
 {
     __m512 a[WIDE_NZ * WIDE_PIX];
 #pragma GCC unroll 12
@@ -168,41 +170,68 @@ wide_tile_off(const int nz, const int R, size_t K, const float *wp,
         }
     }
     for (size_t k = 0; k < K; k++) {
-        wide_step_off(nz, R, a, wp, K, k, px + off[k]);
+        wide_step_off(nz, R, a, wp, K, k, px + off[k], d);
     }
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++) {
 #pragma GCC unroll 2
         for (int j = 0; j < nz; j++) {
             const __m512 o = wide_act(a[r * nz + j], act);
-            float *d = y + ((size_t)(2 * j) * plane + p0 + (size_t)r) * 8;
-            _mm256_storeu_ps(d, _mm512_castps512_ps256(o));
-            _mm256_storeu_ps(d + plane * 8, _mm512_extractf32x8_ps(o, 1));
+            float *dst = y + ((size_t)(2 * j) * plane + p0 + (size_t)r) * 8;
+            _mm256_storeu_ps(dst, _mm512_castps512_ps256(o));
+            _mm256_storeu_ps(dst + plane * 8, _mm512_extractf32x8_ps(o, 1));
         }
     }
 }
 
-/* Every output row, in tiles of 12, 4 and 1 pixels. */
+/* Every output pixel, in tiles of 12 (within a row, or across rows with
+ * each pixel's offset), then of 4 and 1. */
 static inline __attribute__((always_inline)) void
 wide_rows(const int nz, size_t K, const float *wp, const float *x,
           const ptrdiff_t *off, size_t pitch, size_t out_w, const __m512 *bz,
           int act, float *y, size_t plane)
 {
-    for (size_t oy = 0, p0 = 0; p0 < plane; oy++) {
-        const float *row = x + oy * pitch * 8;
-        size_t ox = 0;
-        for (; ox + WIDE_PIX <= out_w; ox += WIDE_PIX, p0 += WIDE_PIX) {
-            wide_tile_off(nz, WIDE_PIX, K, wp, row + ox * 8, off, bz, act, y,
+    size_t oy = 0, ox = 0, p0 = 0;
+    ptrdiff_t d[WIDE_PIX];
+    for (; p0 + WIDE_PIX <= plane; p0 += WIDE_PIX) {
+        const float *px = x + (oy * pitch + ox) * 8;
+        if (ox + WIDE_PIX <= out_w) {
+            wide_tile_off(nz, WIDE_PIX, K, wp, px, NULL, off, bz, act, y,
                           plane, p0);
-        }
-        for (; ox + 4 <= out_w; ox += 4, p0 += 4) {
-            wide_tile_off(nz, 4, K, wp, row + ox * 8, off, bz, act, y, plane,
+            ox += WIDE_PIX;
+        } else {
+            for (int r = 0; r < WIDE_PIX; r++) {
+                d[r] = (ptrdiff_t)((oy * pitch + ox) * 8) -
+                       (px - x);
+                if (++ox == out_w) {
+                    ox = 0;
+                    oy++;
+                }
+            }
+            wide_tile_off(nz, WIDE_PIX, K, wp, px, d, off, bz, act, y, plane,
                           p0);
         }
-        for (; ox < out_w; ox++, p0++) {
-            wide_tile_off(nz, 1, K, wp, row + ox * 8, off, bz, act, y, plane,
-                          p0);
+        if (ox == out_w) {
+            ox = 0;
+            oy++;
         }
+    }
+    for (; p0 < plane;) {
+        const int R = plane - p0 >= 4 ? 4 : 1;
+        const float *px = x + (oy * pitch + ox) * 8;
+        for (int r = 0; r < R; r++) {
+            d[r] = (ptrdiff_t)((oy * pitch + ox) * 8) - (px - x);
+            if (++ox == out_w) {
+                ox = 0;
+                oy++;
+            }
+        }
+        if (R == 4) {
+            wide_tile_off(nz, 4, K, wp, px, d, off, bz, act, y, plane, p0);
+        } else {
+            wide_tile_off(nz, 1, K, wp, px, NULL, off, bz, act, y, plane, p0);
+        }
+        p0 += (size_t)R;
     }
 }
 

@@ -1132,8 +1132,8 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                 }
 #ifdef CONV_WIDE_PLANE
                 /* the includer's wider tile on blocked phase planes, whole
-                 * blocks, where the weight panel needs no K blocks */
-                if (bin && bout && g.kb >= K) {
+                 * blocks (its K steps unblocked: the same order of sums) */
+                if (bin && bout) {
                     const size_t done = CONV_WIDE_PLANE(
                         K, wp, base, off, g.pitch, out_w,
                         bg ? bg + oc : NULL, act, ocg - oc, yg + oc * plane,
