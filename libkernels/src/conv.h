@@ -195,6 +195,14 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                              float *y);
 void kern_im2col_s8_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                          size_t out_w, const int8_t *xg, int8_t *col);
+void kern_conv2d_avx512(const struct kern_conv2d_shape *s, size_t out_h,
+                        size_t out_w, const float *x, const float *w,
+                        const float *bias, int act, void *work, float *y);
+void kern_conv2d_packed_avx512(const struct kern_conv2d_shape *s,
+                               size_t out_h, size_t out_w, int in_layout,
+                               int out_layout, const float *x,
+                               const float *wpk, const float *bias, int act,
+                               void *work, float *y);
 #endif
 
 #if KERN_SIMD && KERN_HAVE_NEON

@@ -2,7 +2,7 @@
  * process on the same ONNX files and the same input, fp32.
  *
  *   bench-vs-ort [--ort-lib PATH] [--threads N] [--batch N] [--rounds N]
- *                [--runs N] [--layers] MODEL.onnx...
+ *                [--runs N] [--layers] [--ort-profile PREFIX] MODEL.onnx...
  *
  * ONNX Runtime is loaded at run time (dlopen) from --ort-lib (default: the
  * Meson option ort_lib, else libonnxruntime.so.1 on the loader's path) and
@@ -26,6 +26,10 @@
  * over ONNX Runtime's (below 1: edgefit is faster). When that ratio is
  * above 1 (or with --layers), the five operators of edgefit that cost the
  * most, each timed alone (prof_exec_profile), follow the model's row.
+ * --ort-profile PREFIX turns on ONNX Runtime's own profiler: each
+ * session writes its per-node times of every run (warm-up and timed
+ * rounds, Chrome trace JSON) to PREFIX_DATE.json when it closes, to set
+ * against edgefit's per-operator view (--layers, edgefit-layerwise).
  *
  * With --int8 DIR, static int8 instead: edgefit at MEMEST_INT8 (the
  * ranges of prof_ranges_calibrate, min-max, over --calibration-samples
@@ -174,6 +178,7 @@ struct opts {
     unsigned rounds;
     unsigned runs; /* 0: automatic */
     int layers;    /* always print the costliest layers */
+    const char *ort_profile; /* --ort-profile: ORT's profile file prefix */
     const char *qdq_dir;  /* --int8: the folder of the QDQ files */
     unsigned calib_samples;
     enum prof_int8_requant requant; /* --int8-requant */
@@ -598,6 +603,10 @@ static int ort_open_session(struct bench *b, const char *path,
         ort_ok(ORT(ort_options_int_fn, ORT_SET_GRAPH_OPTIMIZATION_LEVEL)(
                    so, ORT_BENCH_OPT_ALL),
                b->label, "SetSessionGraphOptimizationLevel") ||
+        (o->ort_profile &&
+         ort_ok(ORT(ort_options_str_fn, ORT_ENABLE_PROFILING)(
+                    so, o->ort_profile),
+                b->label, "EnableProfiling")) ||
         ort_ok(ORT(ort_create_session_fn, ORT_CREATE_SESSION)(
                    ort_environment, path, so, &b->sess),
                b->label, "CreateSession") ||
@@ -943,7 +952,8 @@ static int usage(void)
             "[--rounds N]\n"
             "                    [--runs N] [--layers] [--int8 QDQ_DIR "
             "[--calibration-samples N]\n"
-            "                    [--int8-requant fixed|float]]\n"
+            "                    [--int8-requant fixed|float]] "
+            "[--ort-profile PREFIX]\n"
             "                    MODEL.onnx...\n");
     return 2;
 }
@@ -967,7 +977,7 @@ static int parse_uint(const char *name, const char *text, unsigned long lo,
 
 int main(int argc, char **argv)
 {
-    struct opts o = {EDGEFIT_ORT_LIB, 1, 1, 15, 0, 0, NULL, 32,
+    struct opts o = {EDGEFIT_ORT_LIB, 1, 1, 15, 0, 0, NULL, NULL, 32,
                      PROF_INT8_REQUANT_FIXED};
     int first = argc;
     for (int i = 1; i < argc; i++) {
@@ -994,6 +1004,8 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--layers") == 0) {
             o.layers = 1;
+        } else if (strcmp(a, "--ort-profile") == 0 && val) {
+            o.ort_profile = argv[++i];
         } else if (strcmp(a, "--threads") == 0) {
             if (parse_uint(a, val, 1, 64, &v) != 0) {
                 return 2;

@@ -70,6 +70,7 @@ enum ort_slot {
     ORT_RUN = 9,
     ORT_CREATE_SESSION_OPTIONS = 10,
     ORT_SET_SESSION_EXECUTION_MODE = 13,
+    ORT_ENABLE_PROFILING = 14,
     ORT_SET_GRAPH_OPTIMIZATION_LEVEL = 23,
     ORT_SET_INTRA_OP_NUM_THREADS = 24,
     ORT_SET_INTER_OP_NUM_THREADS = 25,
@@ -116,6 +117,8 @@ typedef ort_status *(*ort_run_fn)(ort_session *s, const ort_run_options *ro,
 typedef ort_status *(*ort_create_session_options_fn)(
     ort_session_options **out);
 typedef ort_status *(*ort_options_int_fn)(ort_session_options *o, int value);
+typedef ort_status *(*ort_options_str_fn)(ort_session_options *o,
+                                          const char *value);
 typedef ort_status *(*ort_session_count_fn)(const ort_session *s,
                                             size_t *out);
 typedef ort_status *(*ort_session_type_info_fn)(const ort_session *s,

@@ -844,6 +844,10 @@ KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
  * from them) or, for an unpadded 1 x 1 convolution of any stride,
  * broadcast in place. On a blocked layout the shallow, wide convolutions that the
  * NCHW call gives to the pixel-wide tile take the channel-vector tile.
+ * On AVX-512 machines a convolution from and to blocked tensors (1 x 1
+ * read in place, or phase planes whose weight panel needs no K blocks)
+ * takes a 16-lane tile, two blocks of 8 channels of one pixel per vector:
+ * the same sums in the same order, so the same bits.
  *
  * Splitting the output channels (one sample at a time, batch == 1):
  * channels [8 j, out_c) run on their own with out_c reduced to out_c - 8

@@ -1,7 +1,7 @@
 /* Private: the convolution body (see kern_conv_geom in conv.h for the
  * layout and kern_conv2d_f32 in kernels.h for the contract), written over
- * a vocabulary of 8-float vectors and instantiated by conv_avx2.c (one
- * __m256) and src/arm/conv_neon.c (two float32x4_t).
+ * a vocabulary of 8-float vectors and instantiated by conv_avx2.c and
+ * conv_avx512.c (one __m256) and src/arm/conv_neon.c (two float32x4_t).
  *
  * The includer defines:
  *   V8, V4           8-float and 4-float vector types
@@ -14,6 +14,15 @@
  *                    lane j of half h of c[i] is lane 4 h + i of v[j]
  *   transpose8(V8 r[8]), evens8(a, b), odds8(a, b), hsum8(v)
  *   CONV_FN(name)    appends the instruction-set suffix
+ * and may define:
+ *   CONV_WIDE_DIRECT(K, wp, x, step, bias, act, left, y, plane)  a wider
+ *                    tile for 1 x 1 convolutions from and to blocked
+ *                    tensors (see conv_avx512.c), returning the channels
+ *                    of the next `left` it computed (0: none)
+ *   CONV_WIDE_PLANE(K, wp, x, off, pitch, out_w, bias, act, left, y,
+ *                   plane)  the same on blocked phase planes (any other
+ *                    blocked-to-blocked convolution: pixel (oy, ox)'s
+ *                    step k at x[(oy * pitch + ox) * 8 + off[k]])
  *
  * A matrix product per group with a 4 x 24 register tile
  * (4 output channels x 3 vectors of 8 pixels), read straight from the
@@ -1095,6 +1104,20 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                 for (size_t l = 0; l < CT_NV * OCB; l++) {
                     bb[l] = bg && l < ocn ? bg[oc + l] : 0.0f;
                 }
+#ifdef CONV_WIDE_DIRECT
+                /* the includer's wider tile takes the whole blocks of a
+                 * 1 x 1 convolution from and to blocked tensors that it
+                 * can (returns how many channels it did, 0 for none) */
+                if (g.direct && bin && bout) {
+                    const size_t done = CONV_WIDE_DIRECT(
+                        K, wp, base, step, bg ? bg + oc : NULL, act,
+                        ocg - oc, yg + oc * plane, plane);
+                    if (done) {
+                        oc += done;
+                        continue;
+                    }
+                }
+#endif
                 if (g.direct) {
                     ct_direct(bout, dmode, nv, K, wp, base, ps, off, step,
                               bb, act, ocn, yg + oc * plane, plane);
@@ -1107,6 +1130,20 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                     oc += ocn;
                     continue;
                 }
+#ifdef CONV_WIDE_PLANE
+                /* the includer's wider tile on blocked phase planes, whole
+                 * blocks (its K steps unblocked: the same order of sums) */
+                if (bin && bout) {
+                    const size_t done = CONV_WIDE_PLANE(
+                        K, wp, base, off, g.pitch, out_w,
+                        bg ? bg + oc : NULL, act, ocg - oc, yg + oc * plane,
+                        plane);
+                    if (done) {
+                        oc += done;
+                        continue;
+                    }
+                }
+#endif
                 if (g.kb >= K) {
                     ct_plane(bout, bin, nv, &g, out_w, K, NULL, wp, base, off,
                              bb, act, ocn, yg + oc * plane, plane);

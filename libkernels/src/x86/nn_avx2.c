@@ -453,12 +453,173 @@ static void pool_rows(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
     }
 }
 
+/* ---- max pooling along the output row, separably ------------------------ */
+
+/* Row maxima kept for the separable NCHW max pooling: up to SEPR_ROWS rows
+ * of SEPR_CELLS / SEPR_ROWS output columns. */
+enum { SEPR_CELLS = 4096, SEPR_ROWS = 8 };
+
+/* The maxima of one input row over each output column's window, into h,
+ * the columns in order and max(v, best) (first maximum wins): the interior
+ * columns 8 at a time from whole-vector taps (tap8, the last 8 overlapping
+ * the previous ones), the edge columns' real cells one by one. Every cell
+ * a window reads is or-ed into *un as unordered or not (two taps per
+ * comparison); so is, for stride 2, a cell between windows, which only
+ * costs the caller a needless exact redo. */
+static void row_max_nchw(const struct kern_pool2d_shape *s, const float *row,
+                         size_t ow, size_t lo, size_t hi, float *h, __m256 *un)
+{
+    const size_t iw = s->in_w, kw = s->kw, sw = s->stride_w;
+    const size_t pl = s->pad_left;
+    bool nan = false;
+    for (int edge = 0; edge < 2; edge++) {
+        for (size_t ox = edge ? hi : 0; ox < (edge ? ow : lo); ox++) {
+            size_t x0, x1;
+            kern_pool_window(ox, sw, pl, kw, iw, &x0, &x1);
+            float m = row[x0];
+            nan |= m != m;
+            for (size_t ix = x0 + 1; ix < x1; ix++) {
+                nan |= row[ix] != row[ix];
+                m = row[ix] > m ? row[ix] : m;
+            }
+            h[ox] = m;
+        }
+    }
+    __m256 u = *un;
+    if (nan) {
+        u = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    }
+    if (kw == 3 && sw == 2) {
+        /* 3 wide at stride 2, 17 cells for 8 columns: the maxima of
+         * neighbours P[i] (cells i, i+1) from four loads, then the even
+         * P and the cells 2, 4, .. 16 each from one in-lane shuffle, in
+         * tap8's order. */
+        for (size_t o = lo; o < hi; o += 8) {
+            const size_t ox = o + 8 <= hi ? o : hi - 8;
+            const float *f = row + 2 * ox - pl;
+            const __m256 l0 = _mm256_loadu_ps(f), l1 = _mm256_loadu_ps(f + 1);
+            const __m256 l8 = _mm256_loadu_ps(f + 8);
+            const __m256 l9 = _mm256_loadu_ps(f + 9);
+            u = _mm256_or_ps(u, _mm256_cmp_ps(l0, l8, _CMP_UNORD_Q));
+            u = _mm256_or_ps(u, _mm256_cmp_ps(l1, l9, _CMP_UNORD_Q));
+            const __m256 pe =
+                _mm256_shuffle_ps(_mm256_max_ps(l1, l0), _mm256_max_ps(l9, l8),
+                                  _MM_SHUFFLE(2, 0, 2, 0));
+            const __m256 c2 = _mm256_shuffle_ps(l1, l9, _MM_SHUFFLE(3, 1, 3, 1));
+            _mm256_storeu_ps(h + ox, tap_fix(_mm256_max_ps(c2, pe), 2));
+        }
+        *un = u;
+        return;
+    }
+    for (size_t o = lo; o < hi; o += 8) {
+        const size_t ox = o + 8 <= hi ? o : hi - 8;
+        const float *first = row + ox * sw - pl;
+        __m256 m = tap8(first, sw), prev = m;
+        for (size_t kx = 1; kx < kw; kx++) {
+            const __m256 t = tap8(first + kx, sw);
+            if (kx % 2) {
+                u = _mm256_or_ps(u, _mm256_cmp_ps(prev, t, _CMP_UNORD_Q));
+            }
+            prev = t;
+            m = _mm256_max_ps(t, m);
+        }
+        if (kw % 2) {
+            u = _mm256_or_ps(u, _mm256_cmp_ps(prev, prev, _CMP_UNORD_Q));
+        }
+        _mm256_storeu_ps(h + ox, tap_fix(m, sw));
+    }
+    *un = u;
+}
+
+/* Max pooling of one NCHW plane, separably, as max_blk_sep on blocks:
+ * each input row's maxima over the windows' columns once (row_max_nchw,
+ * kept in a ring of kh rows, so an input row shared by two output rows is
+ * swept once), then the window's rows in order, whole vectors along the
+ * output row. The "first maximum wins" step is associative, so this is
+ * the reference's result wherever no NaN is read; returns whether one
+ * was (the caller redoes the plane with the reference). */
+static bool max_rows_sep(const struct kern_pool2d_shape *s, size_t oh,
+                         size_t ow, size_t lo, size_t hi, const float *xp,
+                         float *yp, float *hb)
+{
+    const size_t iw = s->in_w, kh = s->kh;
+    __m256 un = _mm256_setzero_ps();
+    size_t next = 0; /* the next input row whose maxima are not in hb */
+    for (size_t oy = 0; oy < oh; oy++) {
+        size_t y0, y1;
+        kern_pool_window(oy, s->stride_h, s->pad_top, kh, s->in_h, &y0, &y1);
+        next = next > y0 ? next : y0;
+        for (; next < y1; next++) {
+            row_max_nchw(s, xp + next * iw, ow, lo, hi, hb + (next % kh) * ow,
+                         &un);
+        }
+        const float *h[SEPR_ROWS];
+        for (size_t iy = y0; iy < y1; iy++) {
+            h[iy - y0] = hb + (iy % kh) * ow;
+        }
+        float *o = yp + oy * ow;
+        const size_t rows = y1 - y0;
+        if (rows == 3) {
+            for (size_t c = 0; c < ow; c += 8) {
+                const size_t ox = c + 8 <= ow ? c : ow - 8;
+                const __m256 m = _mm256_max_ps(_mm256_loadu_ps(h[1] + ox),
+                                               _mm256_loadu_ps(h[0] + ox));
+                _mm256_storeu_ps(o + ox,
+                                 _mm256_max_ps(_mm256_loadu_ps(h[2] + ox), m));
+            }
+            continue;
+        }
+        for (size_t c = 0; c < ow; c += 8) {
+            const size_t ox = c + 8 <= ow ? c : ow - 8;
+            __m256 acc = _mm256_loadu_ps(h[0] + ox);
+            for (size_t r = 1; r < rows; r++) {
+                acc = _mm256_max_ps(_mm256_loadu_ps(h[r] + ox), acc);
+            }
+            _mm256_storeu_ps(o + ox, acc);
+        }
+    }
+    return _mm256_movemask_ps(un) != 0;
+}
+
+/* NCHW max pooling at strides 1 and 2 along the row, separably; false when
+ * the window's rows or the row maxima do not fit (pool_rows takes it). */
+static bool max_rows(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
+                     const float *x, float *y)
+{
+    if (s->kh > SEPR_ROWS || s->kh * ow > SEPR_CELLS) {
+        return false;
+    }
+    const size_t ih = s->in_h, iw = s->in_w, kw = s->kw, sw = s->stride_w;
+    const size_t pl = s->pad_left;
+    /* interior columns [lo, hi): ox * sw >= pl, ox * sw - pl + kw <= iw */
+    size_t lo = (pl + sw - 1) / sw;
+    size_t hi = iw + pl >= kw ? (iw + pl - kw) / sw + 1 : 0;
+    hi = hi < ow ? hi : ow;
+    if (hi < lo + 8) {
+        lo = hi = 0; /* too few for a vector: all columns are edges */
+    }
+    float hb[SEPR_CELLS];
+    struct kern_pool2d_shape one = *s;
+    one.batch = one.channels = 1;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *xp = x + p * ih * iw;
+        float *yp = y + p * oh * ow;
+        if (max_rows_sep(s, oh, ow, lo, hi, xp, yp, hb)) {
+            kern_nn_maxpool2d_c(&one, oh, ow, xp, yp);
+        }
+    }
+    return true;
+}
+
 bool kern_nn_pool_rows_avx2(const struct kern_pool2d_shape *s, size_t out_h,
                             size_t out_w, const float *x, float *y,
                             bool is_max)
 {
     if (s->stride_w > 2 || out_w < 8) {
         return false;
+    }
+    if (is_max && max_rows(s, out_h, out_w, x, y)) {
+        return true;
     }
     pool_rows(s, out_h, out_w, x, y, is_max);
     return true;
