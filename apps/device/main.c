@@ -1009,6 +1009,11 @@ static const char *const suite[][2] = {
     {"fc-a", "input 256\ndense 256\n"},
     {"fc-b", "input 1024\ndense 1000\n"},
     {"fc-c", "input 2048\ndense 2048\n"},
+    /* dense layers over rows of tokens, GEMMs where the above are GEMVs,
+     * and a recurrent layer (both of the GEMM class) */
+    {"fc-d", "input 64x256\ndense 256\n"},
+    {"fc-e", "input 16x1024\ndense 1024\n"},
+    {"rnn-a", "input 49x10\nlstm 64 seq=yes\n"},
     {"ew-a", "input 64x56x56\nconv2d 64 k=1\nbatchnorm act=relu\n"},
     {"pool-a", "input 64x56x56\nmaxpool k=2\n"},
     {"pool-b", "input 256x14x14\nglobalavgpool\n"},

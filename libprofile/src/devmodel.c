@@ -37,7 +37,7 @@ static const char *const param_names[PROF_DM_PARAM_COUNT] = {
     "eff_conv_other", "eff_gemm",      "eff_bandwidth",
     "overhead_ms",    "parallel_fraction", "int8_speedup",
     "f16_speedup",    "reduction_half", "int8_speedup_conv3x3",
-    "run_overhead_ms", "winograd_channels",
+    "run_overhead_ms", "winograd_channels", "eff_pool",
 };
 
 const char *prof_op_class_name(enum prof_op_class c)
@@ -136,6 +136,16 @@ static uint64_t shape_elements(struct memest_shape s)
     return n;
 }
 
+/* The steps of a recurrent layer (its input's T of T x D), else 1. */
+static uint64_t recurrent_steps(const struct memest_layer *l)
+{
+    if ((l->kind == MEMEST_KIND_LSTM || l->kind == MEMEST_KIND_GRU) &&
+        l->in_shape.rank == 2 && l->in_shape.dim[0] > 1) {
+        return l->in_shape.dim[0];
+    }
+    return 1;
+}
+
 int prof_dm_net_from_model(const memest_model *model, struct prof_dm_net *out)
 {
     if (!model || !out) {
@@ -144,7 +154,20 @@ int prof_dm_net_from_model(const memest_model *model, struct prof_dm_net *out)
     memset(out, 0, sizeof *out);
     const size_t n = memest_model_layer_count(model);
     const size_t inputs = memest_model_input_count(model);
-    out->layers = calloc(n ? n : 1, sizeof *out->layers);
+    /* A recurrent layer over T steps is T dependent steps, each a small
+     * GEMV over the input and the state that re-reads the weights and
+     * pays a layer's fixed cost: T entries. */
+    size_t slots = n;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t t = recurrent_steps(memest_model_layer(model, i));
+        if (t > 1) {
+            if (t - 1 > SIZE_MAX / sizeof *out->layers - slots) {
+                return PROF_E_OVERFLOW;
+            }
+            slots += (size_t)(t - 1);
+        }
+    }
+    out->layers = calloc(slots ? slots : 1, sizeof *out->layers);
     if (!out->layers) {
         return PROF_E_NOMEM;
     }
@@ -171,6 +194,17 @@ int prof_dm_net_from_model(const memest_model *model, struct prof_dm_net *out)
             l->out_shape.rank == 3) {
             d->in_channels = l->in_shape.dim[0];
             d->out_channels = l->out_shape.dim[0];
+        }
+        const uint64_t t = recurrent_steps(l);
+        if (t > 1) {
+            d->macs /= t;
+            d->act_elements /= t;
+            /* a step outputs one h (seq=no: the layer's only one) */
+            d->out_elements /= l->return_sequence ? t : 1;
+            for (uint64_t k = 1; k < t; k++) {
+                out->layers[out->count] = *d;
+                out->count++;
+            }
         }
     }
     return PROF_OK;
@@ -257,8 +291,15 @@ static double model_ms(const struct prof_device *dev, const double *q,
     /* GMAC/s and GB/s are MACs and bytes per ns: x 1e6 per ms */
     const double peak = core_peak(dev) * 1e6;
     const double r0 = q[PROF_DM_REDUCTION_HALF];
-    const double bw = bandwidth_at(dev, c->threads) * 1e6 *
-                      q[PROF_DM_EFF_BANDWIDTH];
+    const double bw0 = bandwidth_at(dev, c->threads) * 1e6;
+    const double eb = q[PROF_DM_EFF_BANDWIDTH];
+    /* A dense layer reads its weights once, in order: the access a host
+     * calibration's cache bandwidths measure (a streaming read), so from
+     * a measured cache level it moves its bytes at no less than the
+     * level's figure, where other layers' strided and gathered reads reach
+     * eff_bandwidth of it. From main memory (and on the catalogue's
+     * boards, which have no levels) it shares eff_bandwidth. */
+    const double eg = eb > 1.0 ? eb : 1.0;
     const double batch = (double)c->batch;
     double total = 0.0;
     for (size_t i = 0; i < c->net->count; i++) {
@@ -278,8 +319,8 @@ static double model_ms(const struct prof_device *dev, const double *q,
             e = PROF_DM_EFF_GEMM;
             break;
         case PROF_OPC_DEPTHWISE:
-        case PROF_OPC_ELEMENTWISE:
         case PROF_OPC_POOL:
+        case PROF_OPC_ELEMENTWISE:
         case PROF_OPC_OTHER:
             e = PROF_DM_EFF_DEPTHWISE;
             break;
@@ -304,8 +345,11 @@ static double model_ms(const struct prof_device *dev, const double *q,
         const double bytes =
             ((double)l->act_elements * batch + (double)l->param_count) *
             elem_bytes;
-        const double memory = bytes / layer_bandwidth(dev, bytes, bw,
-                                                      q[PROF_DM_EFF_BANDWIDTH]);
+        const double el = l->op_class == PROF_OPC_POOL ? q[PROF_DM_EFF_POOL]
+                                                       : eb;
+        const double memory =
+            bytes / layer_bandwidth(dev, bytes, bw0 * el,
+                                    l->op_class == PROF_OPC_GEMM ? eg : el);
         const double body = combine == PROF_DM_SUM
                                 ? compute + memory
                                 : (compute > memory ? compute : memory);
@@ -382,22 +426,25 @@ int prof_dm_roofline_bound(const struct prof_device *dev,
  * data do not reach from running off while the prior is weak. */
 static const double x_lo[PROF_DM_PARAM_COUNT] = {
     -9.2, -9.2, -9.2, -9.2, -9.2, -9.2, -16.2, -9.0, -4.6, -4.6, -4.6, -4.6,
-    -16.2, -4.6};
+    -16.2, -4.6, -9.2};
 /* Physical bounds: no operator class runs above the peak (x = 0), but the
  * 3x3 one, whose effective rate may reach 4 (Winograd F(4,3) does a
  * quarter of the multiplies, x = ln 4); the bandwidth share may exceed 1
  * (the catalogue's all-core figures are lower bounds). Uncapped, a fit
  * put GEMM at 10x the peak to cancel its compute term. */
 static const double x_hi[PROF_DM_PARAM_COUNT] = {
-    0.0, 0.0, 1.62, 0.0, 0.0, 2.3, 2.3, 9.0, 2.8, 2.8, 8.3, 2.8, 2.3, 6.2};
+    0.0, 0.0, 1.62, 0.0, 0.0, 2.3, 2.3, 9.0, 2.8, 2.8, 8.3, 2.8, 2.3, 6.2,
+    2.3};
 /* The prior's spread, natural log units: weak (a factor e^3 = 20 is one
  * standard deviation, e^1.5 = 4.5 for the precision speed-ups), strong
  * enough to hold a parameter the data do not reach. */
 static const double x_sigma[PROF_DM_PARAM_COUNT] = {
-    3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5, 3.0, 3.0};
+    3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5, 3.0, 3.0,
+    3.0};
 
 /* Parameters the fit holds at the prior's centre, so that a (device,
- * runtime) has ten fitted parameters. GEMM's efficiency: 1, the roof. A
+ * runtime) has ten fitted parameters (edgefit's own fit frees eff_gemm,
+ * held_for). GEMM's efficiency: 1, the roof. A
  * dense layer at batch 1 is a GEMV bound by its weights' bytes, which the
  * memory term charges; fitted freely, every ncnn board put it at the cap
  * of 1, and the XNNPACK and PyTorch fits, whose networks have one small
@@ -423,10 +470,25 @@ static const bool held_param[PROF_DM_PARAM_COUNT] = {
  * overhead already takes what is fixed. */
 static bool held_for(const char *runtime, int k)
 {
-    if (k == PROF_DM_RUN_OVERHEAD_MS) {
+    if (k == PROF_DM_RUN_OVERHEAD_MS || k == PROF_DM_EFF_POOL) {
+        return strcmp(runtime, "edgefit") != 0;
+    }
+    if (k == PROF_DM_EFF_GEMM) {
+        /* edgefit's micro-suite times GEMM-shaped dense layers (rows of
+         * tokens) and a recurrent one, which no published table has */
         return strcmp(runtime, "edgefit") != 0;
     }
     return held_param[k];
+}
+
+/* x with the ties of a fit applied: a held eff_pool (a published
+ * runtime's, held_for) is eff_bandwidth's. */
+static void tie(const bool *held, const double *x, double *out)
+{
+    memcpy(out, x, PROF_DM_PARAM_COUNT * sizeof *out);
+    if (held[PROF_DM_EFF_POOL]) {
+        out[PROF_DM_EFF_POOL] = x[PROF_DM_EFF_BANDWIDTH];
+    }
 }
 
 /* The prior's residuals weigh as measurements 10% off per standard
@@ -485,6 +547,8 @@ void prof_dm_defaults(const struct prof_device *dev, const char *runtime,
     out->param[PROF_DM_RUN_OVERHEAD_MS] = 0.001;
     /* transforms as costly as the multiplies at 8 channels */
     out->param[PROF_DM_WINOGRAD_CHANNELS] = 8.0;
+    /* pools move their bytes as the other layers do */
+    out->param[PROF_DM_EFF_POOL] = out->param[PROF_DM_EFF_BANDWIDTH];
     out->combine = PROF_DM_MAX;
     out->interval_low = 1.0;
     out->interval_high = 1.0;
@@ -511,8 +575,9 @@ struct fit {
  * prior's (x - x0) / sigma. Returns the sum of squares. */
 static double residuals(const struct fit *f, const double *x, double *r)
 {
-    double q[NP];
-    to_q(x, q);
+    double q[NP], xt[NP];
+    tie(f->held, x, xt);
+    to_q(xt, q);
     double ss = 0.0;
     for (size_t i = 0; i < f->n; i++) {
         const double t = model_ms(f->dev, q, f->combine, &f->cases[i]);
@@ -807,8 +872,9 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
         const double shift = c % 3 == 0 ? 0.0 : c % 3 == 1 ? log(3.0)
                                                            : -log(3.0);
         for (int k = PROF_DM_EFF_DEPTHWISE; k <= PROF_DM_EFF_GEMM; k++) {
-            x[k] += shift;
+            x[k] += f.held[k] ? 0.0 : shift; /* a held one stays held */
         }
+        x[PROF_DM_EFF_POOL] += f.held[PROF_DM_EFF_POOL] ? 0.0 : shift;
         lm(&f, x);
         residuals(&f, x, f.r);
         double data_ss = 0.0;
@@ -822,7 +888,9 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
         }
     }
     *out = def;
-    to_q(best_x, out->param);
+    double tied[NP];
+    tie(f.held, best_x, tied);
+    to_q(tied, out->param);
     out->combine = best_c;
     out->samples = n;
     out->rms_log_residual = sqrt(best_data_ss / (double)n);

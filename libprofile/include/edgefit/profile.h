@@ -2141,8 +2141,14 @@ enum prof_dm_param {
      * multiplies per pair of them, so a conv3x3 layer's efficiency is its
      * class's / (1 + w / in_c + w / out_c). */
     PROF_DM_WINOGRAD_CHANNELS,
+    /* Pooling layers' (max, average, global average) share of the core
+     * peak, > 0: a window's compare or add per MAC. Fitted for runtime
+     * "edgefit" only, whose micro-suite times pools alone; for the
+     * published runtimes, whose networks' pools are a sliver of their
+     * time, it is tied to eff_depthwise (the price pools had before). */
+    PROF_DM_EFF_POOL,
 };
-#define PROF_DM_PARAM_COUNT 14
+#define PROF_DM_PARAM_COUNT 15
 
 /* "eff_depthwise", ..., "f16_speedup": the devices CSV's column names.
  * NULL outside the enum. */
