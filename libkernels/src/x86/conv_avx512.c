@@ -52,6 +52,38 @@ wide_step(const int nz, const int R, __m512 *a, const float *wp, size_t K,
     }
 }
 
+/* A tile's accumulators start from the bias blocks (every pixel r of
+ * R, every 16-lane vector j of nz). */
+static inline __attribute__((always_inline)) void
+wide_start(const int nz, const int R, __m512 *a, const __m512 *bz)
+{
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+#pragma GCC unroll 2
+        for (int j = 0; j < nz; j++) {
+            a[r * nz + j] = bz[j];
+        }
+    }
+}
+
+/* A tile's end: the activation, and each vector's two 8-channel blocks
+ * stored at output pixel p0 + r of their blocked planes. */
+static inline __attribute__((always_inline)) void
+wide_finish(const int nz, const int R, const __m512 *a, int act, float *y,
+            size_t plane, size_t p0)
+{
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+#pragma GCC unroll 2
+        for (int j = 0; j < nz; j++) {
+            const __m512 o = wide_act(a[r * nz + j], act);
+            float *d = y + ((size_t)(2 * j) * plane + p0 + (size_t)r) * 8;
+            _mm256_storeu_ps(d, _mm512_castps512_ps256(o));
+            _mm256_storeu_ps(d + plane * 8, _mm512_extractf32x8_ps(o, 1));
+        }
+    }
+}
+
 /* Pixels p0 .. p0 + R of 16 nz channels: the input's blocks step floats
  * apart from x (pixel p at x + 8 p), the output's plane * 8 apart from y
  * (pixel p at y + 8 p); bz the biases, a vector per 16 channels. */
@@ -61,13 +93,7 @@ wide_tile(const int nz, const int R, size_t K, const float *wp,
           size_t plane, size_t p0)
 {
     __m512 a[WIDE_NZ * WIDE_PIX];
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++) {
-#pragma GCC unroll 2
-        for (int j = 0; j < nz; j++) {
-            a[r * nz + j] = bz[j];
-        }
-    }
+    wide_start(nz, R, a, bz);
     const float *xb = x + p0 * 8;
     size_t k = 0;
     for (; k + 8 <= K; k += 8, xb += step) {
@@ -79,16 +105,7 @@ wide_tile(const int nz, const int R, size_t K, const float *wp,
     for (size_t l = 0; k < K; k++, l++) {
         wide_step(nz, R, a, wp, K, k, xb, l);
     }
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++) {
-#pragma GCC unroll 2
-        for (int j = 0; j < nz; j++) {
-            const __m512 o = wide_act(a[r * nz + j], act);
-            float *d = y + ((size_t)(2 * j) * plane + p0 + (size_t)r) * 8;
-            _mm256_storeu_ps(d, _mm512_castps512_ps256(o));
-            _mm256_storeu_ps(d + plane * 8, _mm512_extractf32x8_ps(o, 1));
-        }
-    }
+    wide_finish(nz, R, a, act, y, plane, p0);
 }
 
 /* Every pixel of a plane: tiles of 12, then of 4, then single pixels. */
@@ -162,26 +179,11 @@ wide_tile_off(const int nz, const int R, size_t K, const float *wp,
               const __m512 *bz, int act, float *y, size_t plane, size_t p0)
 {
     __m512 a[WIDE_NZ * WIDE_PIX];
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++) {
-#pragma GCC unroll 2
-        for (int j = 0; j < nz; j++) {
-            a[r * nz + j] = bz[j];
-        }
-    }
+    wide_start(nz, R, a, bz);
     for (size_t k = 0; k < K; k++) {
         wide_step_off(nz, R, a, wp, K, k, px + off[k], d);
     }
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++) {
-#pragma GCC unroll 2
-        for (int j = 0; j < nz; j++) {
-            const __m512 o = wide_act(a[r * nz + j], act);
-            float *dst = y + ((size_t)(2 * j) * plane + p0 + (size_t)r) * 8;
-            _mm256_storeu_ps(dst, _mm512_castps512_ps256(o));
-            _mm256_storeu_ps(dst + plane * 8, _mm512_extractf32x8_ps(o, 1));
-        }
-    }
+    wide_finish(nz, R, a, act, y, plane, p0);
 }
 
 /* Every output pixel, in tiles of 12 (within a row, or across rows with
