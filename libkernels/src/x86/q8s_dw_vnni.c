@@ -169,37 +169,18 @@ dw_lanes_stage(const struct dw_lanes *p, __m512i acc, int fl, int bounded,
         f = _mm512_min_ps(_mm512_max_ps(f, flo), fhi);
         return _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
     }
-    const __m512i one = _mm512_set1_epi32(1);
+    __m512i r;
     if (bounded) {
         const __m512i x1 = _mm512_sllv_epi32(x0, p->lsh1);
-        const __m512i ev =
-            _mm512_add_epi64(_mm512_mul_epi32(x1, p->m), p->nud_ev);
-        const __m512i od = _mm512_add_epi64(
-            _mm512_mul_epi32(_mm512_srli_epi64(x1, 32), p->modd), p->nud_od);
-        const __m512i h = _mm512_mask_shuffle_epi32(
-            od, (__mmask16)0x5555, ev, _MM_PERM_CDAB);
-        const __mmask16 neg =
-            _mm512_cmplt_epi32_mask(x0, _mm512_setzero_si512());
-        __m512i r = _mm512_srav_epi32(
-            _mm512_mask_sub_epi32(h, neg, h, p->sub1), p->rsh);
-        r = _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
-        return _mm512_add_epi32(r, zp);
+        r = _mm512_srav_epi32(q8s_bounded512_h(x0, x1, p->m, p->modd,
+                                               p->nud_ev, p->nud_od, p->sub1),
+                              p->rsh);
+    } else {
+        const __m512i h =
+            q8s_srdhm512(_mm512_sllv_epi32(x0, p->lsh), p->m, p->modd);
+        r = q8s_rdbpot512_round(h, _mm512_srav_epi32(h, p->rsh), p->mask,
+                                p->half);
     }
-    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
-    const __m512i x = _mm512_sllv_epi32(x0, p->lsh);
-    const __m512i ev = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(x, p->m), nudge), 31);
-    const __m512i od = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), p->modd),
-                         nudge),
-        31);
-    const __m512i h = _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev,
-                                              _mm512_slli_epi64(od, 32));
-    const __m512i rem = _mm512_and_si512(h, p->mask);
-    const __mmask16 neg = _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512());
-    const __m512i thr = _mm512_mask_add_epi32(p->half, neg, p->half, one);
-    __m512i r = _mm512_srav_epi32(h, p->rsh);
-    r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r, one);
     r = _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
     return _mm512_add_epi32(r, zp);
 }

@@ -14,7 +14,7 @@
  * relative to zp and converted back with cvtps, which rounds half to even
  * in the default rounding mode as the reference's rintf does. */
 struct q8s_stage512 {
-    __m512i m, half, one, lo, hi, zp;
+    __m512i m, half, lo, hi, zp;
     __m128i ls, rs;
     __m512i mask;
     __m512i lo8, hi8; /* qmin, qmax as bytes (q8s_stage512_64) */
@@ -26,6 +26,57 @@ struct q8s_stage512 {
     __m128i ls1;
     __m512i nud, sub1;
 };
+
+/* The pieces the uniform stage below and the per-lane one of
+ * q8s_dw_vnni.c share. m_ev holds the even lanes' multipliers in the even
+ * dwords, m_od the odd lanes' in the even dwords (one vector twice when
+ * every lane has the same). */
+
+/* srdhm(x, m) = floor((x m + 2^30) / 2^31) of 16 lanes, x already shifted
+ * left: the even and odd products apart in 64-bit lanes, and the results'
+ * low dwords together. */
+static inline __attribute__((always_inline)) __m512i
+q8s_srdhm512(__m512i x, __m512i m_ev, __m512i m_od)
+{
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+    const __m512i ev = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(x, m_ev), nudge), 31);
+    const __m512i od = _mm512_srai_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m_od),
+                         nudge),
+        31);
+    return _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev,
+                                   _mm512_slli_epi64(od, 32));
+}
+
+/* rdbpot's rounding of h shifted right (r, h >> e by the caller's uniform
+ * or per-lane shift): one more where h's remainder, h & mask, is above
+ * the half mask (plus one for negative h). */
+static inline __attribute__((always_inline)) __m512i
+q8s_rdbpot512_round(__m512i h, __m512i r, __m512i mask, __m512i half)
+{
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i rem = _mm512_and_si512(h, mask);
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512());
+    const __m512i thr = _mm512_mask_add_epi32(half, neg, half, one);
+    return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r, one);
+}
+
+/* The bounded form's h - [x < 0] (q8s_stage512_bounded_r16 below), before
+ * its right shift: x1 = x 2^(ls + 1), the 64-bit nudges of the even and
+ * odd lanes. */
+static inline __attribute__((always_inline)) __m512i
+q8s_bounded512_h(__m512i x, __m512i x1, __m512i m_ev, __m512i m_od,
+                 __m512i nud_ev, __m512i nud_od, __m512i sub1)
+{
+    const __m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x1, m_ev), nud_ev);
+    const __m512i od = _mm512_add_epi64(
+        _mm512_mul_epi32(_mm512_srli_epi64(x1, 32), m_od), nud_od);
+    const __m512i h = _mm512_mask_shuffle_epi32(od, (__mmask16)0x5555, ev,
+                                                _MM_PERM_CDAB);
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
+    return _mm512_mask_sub_epi32(h, neg, h, sub1);
+}
 
 /* The fixed stage of sums known to be small, |x| < 2^(29 - ls), and a
  * multiplier m >= 0 (q8s_stage512_bound checks both): with x1 = x 2^(ls +
@@ -41,13 +92,8 @@ static inline __m512i q8s_stage512_bounded_r16(const struct q8s_stage512 *s,
                                                __m512i x)
 {
     const __m512i x1 = _mm512_sll_epi32(x, s->ls1);
-    const __m512i ev = _mm512_add_epi64(_mm512_mul_epi32(x1, s->m), s->nud);
-    const __m512i od = _mm512_add_epi64(
-        _mm512_mul_epi32(_mm512_srli_epi64(x1, 32), s->m), s->nud);
-    const __m512i h = _mm512_mask_shuffle_epi32(od, (__mmask16)0x5555, ev,
-                                                _MM_PERM_CDAB);
-    const __mmask16 neg = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
-    return _mm512_sra_epi32(_mm512_mask_sub_epi32(h, neg, h, s->sub1), s->rs);
+    return _mm512_sra_epi32(
+        q8s_bounded512_h(x, x1, s->m, s->m, s->nud, s->nud, s->sub1), s->rs);
 }
 
 /* The stage before its clamp and zero point: the fixed-point result r,
@@ -62,23 +108,9 @@ static inline __m512i q8s_stage512_r16(const struct q8s_stage512 *s, __m512i x)
     if (s->bounded) {
         return q8s_stage512_bounded_r16(s, x);
     }
-    x = _mm512_sll_epi32(x, s->ls);
-    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
-    const __m512i ev = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(x, s->m), nudge), 31);
-    const __m512i od = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), s->m),
-                         nudge),
-        31);
-    const __m512i h =
-        _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev,
-                                _mm512_slli_epi64(od, 32));
-    const __m512i rem = _mm512_and_si512(h, s->mask);
-    const __mmask16 neg = _mm512_cmplt_epi32_mask(h, _mm512_setzero_si512());
-    const __m512i thr = _mm512_mask_add_epi32(s->half, neg, s->half, s->one);
-    __m512i r = _mm512_sra_epi32(h, s->rs);
-    return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r,
-                                 s->one);
+    const __m512i h = q8s_srdhm512(_mm512_sll_epi32(x, s->ls), s->m, s->m);
+    return q8s_rdbpot512_round(h, _mm512_sra_epi32(h, s->rs), s->mask,
+                               s->half);
 }
 
 static inline __m512i q8s_stage512_16(const struct q8s_stage512 *s, __m512i x)
@@ -120,7 +152,6 @@ static inline struct q8s_stage512 q8s_stage512_of(int32_t mult, int32_t lsh,
     s.m = _mm512_set1_epi64((int64_t)mult);
     s.mask = _mm512_set1_epi32(mask);
     s.half = _mm512_set1_epi32(mask >> 1);
-    s.one = _mm512_set1_epi32(1);
     s.lo = _mm512_set1_epi32(qmin - zp);
     s.hi = _mm512_set1_epi32(qmax - zp);
     s.zp = _mm512_set1_epi32(zp);
