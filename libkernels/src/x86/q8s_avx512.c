@@ -14,37 +14,6 @@
 
 #include "edgefit/kernels.h"
 
-/* SaturatingRoundingDoublingHighMul on 16 lanes, floor((x m + 2^30) /
- * 2^31) in 64-bit lanes, even and odd dwords apart (m broadcast to every
- * qword). The product INT32_MIN squared, the one that saturates, is
- * excluded by the caller. */
-static inline __m512i srdhm16(__m512i x, __m512i m)
-{
-    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
-    const __m512i ev = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge), 31);
-    const __m512i od = _mm512_srai_epi64(
-        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m),
-                         nudge),
-        31);
-    return _mm512_mask_blend_epi32((__mmask16)0xAAAA, ev,
-                                   _mm512_slli_epi64(od, 32));
-}
-
-/* RoundingDivideByPOT by one shift e in [0, 31] (mask = 2^e - 1, half =
- * mask / 2 as vectors, e as a count). */
-static inline __m512i rdbpot16(__m512i x, __m128i e, __m512i mask,
-                               __m512i half)
-{
-    const __m512i one = _mm512_set1_epi32(1);
-    const __m512i rem = _mm512_and_si512(x, mask);
-    const __mmask16 neg = _mm512_cmplt_epi32_mask(x, _mm512_setzero_si512());
-    const __m512i thr = _mm512_mask_add_epi32(half, neg, half, one);
-    const __m512i r = _mm512_sra_epi32(x, e);
-    return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, thr), r,
-                                 one);
-}
-
 struct rshift16 {
     __m128i e;
     __m512i mask, half;
@@ -194,7 +163,9 @@ void kern_q8s_add_avx512(size_t n, const int8_t *a, const int8_t *b,
         /* the sum wraps and the left shift wraps, as q8s_wrap_add and
          * q8s_shl */
         const __m512i x = _mm512_sll_epi32(_mm512_add_epi32(sa, sb), ol);
-        __m512i r = rdbpot16(srdhm16(x, om), orr.e, orr.mask, orr.half);
+        const __m512i h = q8s_srdhm512(x, om, om);
+        __m512i r = q8s_rdbpot512_round(h, _mm512_sra_epi32(h, orr.e),
+                                        orr.mask, orr.half);
         r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, lo), hi),
                              vzp);
         _mm_mask_storeu_epi8(out + i, m, _mm512_cvtepi32_epi8(r));

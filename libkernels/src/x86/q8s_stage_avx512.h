@@ -27,8 +27,9 @@ struct q8s_stage512 {
     __m512i nud, sub1;
 };
 
-/* The pieces the uniform stage below and the per-lane one of
- * q8s_dw_vnni.c share. m_ev holds the even lanes' multipliers in the even
+/* The pieces the uniform stage below, the per-lane one of q8s_dw_vnni.c
+ * and the add's output stage (q8s_avx512.c) share. The product INT32_MIN
+ * squared, the one srdhm saturates, is excluded by every caller. m_ev holds the even lanes' multipliers in the even
  * dwords, m_od the odd lanes' in the even dwords (one vector twice when
  * every lane has the same). */
 
