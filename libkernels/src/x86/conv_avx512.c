@@ -28,12 +28,12 @@ static inline __m512 wide_act(__m512 v, int act)
     return v;
 }
 
-/* Step k (input channel l of the block at x) of a tile: blocks 2 j and
- * 2 j + 1 of the packed weights (K x 8 floats each, from wp) joined into
- * vector j, times pixel r's input x[l + 8 r]. */
+/* Step k of a tile: blocks 2 j and 2 j + 1 of the packed weights (K x 8
+ * floats each, from wp) joined into vector j, times pixel r's input x[8 r]
+ * (consecutive pixels of a block plane, d NULL) or x[d[r]]. */
 static inline __attribute__((always_inline)) void
-wide_step(const int nz, const int R, __m512 *a, const float *wp, size_t K,
-          size_t k, const float *x, size_t l)
+wide_step(const int nz, const int R, __m512 *a, const float *wp,
+              size_t K, size_t k, const float *x, const ptrdiff_t *d)
 {
     __m512 w[WIDE_NZ];
 #pragma GCC unroll 2
@@ -44,7 +44,8 @@ wide_step(const int nz, const int R, __m512 *a, const float *wp, size_t K,
     }
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++) {
-        const __m512 xb = _mm512_set1_ps(x[l + 8 * (size_t)r]);
+        const __m512 xb =
+            _mm512_set1_ps(d ? x[d[r]] : x[8 * (ptrdiff_t)r]);
 #pragma GCC unroll 2
         for (int j = 0; j < nz; j++) {
             a[r * nz + j] = _mm512_fmadd_ps(w[j], xb, a[r * nz + j]);
@@ -99,11 +100,11 @@ wide_tile(const int nz, const int R, size_t K, const float *wp,
     for (; k + 8 <= K; k += 8, xb += step) {
 #pragma GCC unroll 8
         for (size_t l = 0; l < 8; l++) {
-            wide_step(nz, R, a, wp, K, k + l, xb, l);
+            wide_step(nz, R, a, wp, K, k + l, xb + l, NULL);
         }
     }
     for (size_t l = 0; k < K; k++, l++) {
-        wide_step(nz, R, a, wp, K, k, xb, l);
+        wide_step(nz, R, a, wp, K, k, xb + l, NULL);
     }
     wide_finish(nz, R, a, act, y, plane, p0);
 }
@@ -146,29 +147,6 @@ static size_t wide_direct(size_t K, const float *wp, const float *x,
     return (size_t)nz * 16;
 }
 
-/* Step k of a tile on blocked phase planes: pixel r's input at
- * x[8 r] (consecutive pixels, d NULL) or x[d[r]]. */
-static inline __attribute__((always_inline)) void
-wide_step_off(const int nz, const int R, __m512 *a, const float *wp,
-              size_t K, size_t k, const float *x, const ptrdiff_t *d)
-{
-    __m512 w[WIDE_NZ];
-#pragma GCC unroll 2
-    for (int j = 0; j < nz; j++) {
-        const float *lo = wp + ((size_t)(2 * j) * K + k) * 8;
-        w[j] = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(lo)),
-                                  _mm256_loadu_ps(lo + K * 8), 1);
-    }
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++) {
-        const __m512 xb =
-            _mm512_set1_ps(d ? x[d[r]] : x[8 * (ptrdiff_t)r]);
-#pragma GCC unroll 2
-        for (int j = 0; j < nz; j++) {
-            a[r * nz + j] = _mm512_fmadd_ps(w[j], xb, a[r * nz + j]);
-        }
-    }
-}
 
 /* Output pixels p0 .. p0 + R, the first's input at px (its step k at
  * px[off[k]]), the others' 8 r floats further (one output row, d NULL)
@@ -181,7 +159,7 @@ wide_tile_off(const int nz, const int R, size_t K, const float *wp,
     __m512 a[WIDE_NZ * WIDE_PIX];
     wide_start(nz, R, a, bz);
     for (size_t k = 0; k < K; k++) {
-        wide_step_off(nz, R, a, wp, K, k, px + off[k], d);
+        wide_step(nz, R, a, wp, K, k, px + off[k], d);
     }
     wide_finish(nz, R, a, act, y, plane, p0);
 }
