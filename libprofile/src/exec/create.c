@@ -317,10 +317,7 @@ int exec_create(const memest_model *model, const struct prof_exec_opts *opts,
     if (st != PROF_OK) {
         goto fail;
     }
-    uint64_t want = o.plan_bytes;
-    if (want == 0) {
-        want = totals.peak_inference_bytes - totals.parameter_bytes;
-    }
+    const uint64_t want = o.plan_bytes ? o.plan_bytes : arena_need;
     ex->plan_bytes = want;
     if (need != want || need != plan_arena) {
         exec_diag_set(diag, "the activations need %llu bytes (the tensors at "
