@@ -663,6 +663,20 @@ KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
     return KERN_OK;
 }
 
+KERN_API size_t kern_conv2d_split_channels(void)
+{
+    pthread_once(&conv_once, conv_init_once);
+    if (conv_dsp.conv2d_packed == kern_conv2d_packed_c) {
+        return KERN_CONV_SPLIT_C;
+    }
+#if KERN_SIMD && KERN_HAVE_X86
+    if (conv_dsp.conv2d_packed == kern_conv2d_packed_avx512) {
+        return KERN_CONV_SPLIT_V16;
+    }
+#endif
+    return KERN_CONV_SPLIT_V8;
+}
+
 KERN_API int kern_conv2d_packed_f32(const struct kern_conv2d_shape *s,
                                     const float *x, const float *packed,
                                     const float *bias, int act, void *work,

@@ -149,6 +149,16 @@ enum { KERN_CONV_NR = 24, KERN_CONV_MR = 4 };
  * the group's last channel. */
 enum { KERN_CONV_OCB = KERN_CONV_PACK_BLOCK };
 
+/* Output channels of the widest tile of each packed path (what
+ * kern_conv2d_split_channels says): the C path one block, the 8-float
+ * channel-vector tile of conv_tmpl.h three (CT_NV), AVX-512's 16-lane tile
+ * two vectors of two blocks (WIDE_NZ in conv_avx512.c). */
+enum {
+    KERN_CONV_SPLIT_C = KERN_CONV_OCB,
+    KERN_CONV_SPLIT_V8 = 3 * KERN_CONV_OCB,
+    KERN_CONV_SPLIT_V16 = 4 * KERN_CONV_OCB,
+};
+
 struct kern_conv_geom {
     int direct;
     size_t k;           /* GEMM depth */

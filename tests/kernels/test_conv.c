@@ -586,6 +586,66 @@ static void test_conv_packed(void **state)
     assert_int_equal(kern_conv2d_packed_bytes(&bad), 0);
 }
 
+/* kern_conv2d_split_channels: the width of the selected path's widest
+ * tile (by its name: 8 for C, 24 for the 8-float tiles of AVX2 and NEON,
+ * 32 for AVX-512's 16-lane tile), and parts of that many channels of a
+ * blocked convolution, each run on its own with weights, bias and output
+ * advanced to its first channel, give the whole run's bits (80 channels:
+ * two whole parts and a ragged one; a 1 x 1 layer, which AVX-512 runs on
+ * its 16-lane tile, and a padded 3 x 3 one on phase planes). */
+static void test_conv_split_channels(void **state)
+{
+    (void)state;
+    const size_t u = kern_conv2d_split_channels();
+    const char *path = kern_cpu_path_name(kern_cpu_flags());
+    const size_t want = strncmp(path, "avx512", 6) == 0 ? 32
+                        : strcmp(path, "c") == 0      ? 8
+                                                      : 24;
+    assert_int_equal(u, want);
+    assert_int_equal(u % KERN_CONV_PACK_BLOCK, 0);
+    enum { C = 16, H = 6, W = 7, OC = 80 };
+    for (int k = 1; k <= 3; k += 2) {
+        const size_t pad = (size_t)(k / 2);
+        const struct kern_conv2d_shape s = {1, C, H, W, OC, (size_t)k,
+                                            (size_t)k, 1, 1, pad, pad,
+                                            pad, pad, 1, 1, 1};
+        const size_t K = C * (size_t)(k * k), plane = H * W;
+        float *w = malloc(OC * K * sizeof *w);
+        float *wp = malloc(kern_conv2d_packed_bytes(&s));
+        float x[C * H * W], bias[OC];
+        float *y = malloc(OC * plane * sizeof *y);
+        float *y2 = malloc(OC * plane * sizeof *y2);
+        assert_non_null(w);
+        assert_non_null(wp);
+        assert_non_null(y);
+        assert_non_null(y2);
+        fill(w, OC * K);
+        fill(x, C * H * W);
+        fill(bias, OC);
+        assert_int_equal(kern_conv2d_pack_f32(&s, w, wp), KERN_OK);
+        assert_int_equal(kern_conv2d_packed_layout_f32(
+                             &s, KERN_LAYOUT_NCHW8C, KERN_LAYOUT_NCHW8C, x,
+                             wp, bias, KERN_FUSE_RELU, NULL, y),
+                         KERN_OK);
+        memset(y2, 0xff, OC * plane * sizeof *y2);
+        for (size_t lo = 0; lo < OC; lo += u) {
+            struct kern_conv2d_shape p = s;
+            p.out_c = OC - lo < u ? OC - lo : u;
+            /* blocked output: channel lo's block starts lo x plane in */
+            assert_int_equal(kern_conv2d_packed_layout_f32(
+                                 &p, KERN_LAYOUT_NCHW8C, KERN_LAYOUT_NCHW8C,
+                                 x, wp + lo * K, bias + lo, KERN_FUSE_RELU,
+                                 NULL, y2 + lo * plane),
+                             KERN_OK);
+        }
+        assert_memory_equal(y2, y, OC * plane * sizeof *y);
+        free(y2);
+        free(y);
+        free(wp);
+        free(w);
+    }
+}
+
 /* kern_conv2d_packed_layout_f32 by hand: 10 channels (a full block and a
  * partial one) on a 5 x 5 plane, batch 2, weights that pick channel oc
  * with factor oc + 1 (a 1 x 1 convolution, read in place, and a 3 x 3
@@ -1059,6 +1119,7 @@ int main(void)
         cmocka_unit_test(test_conv_dilated),
         cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_conv_packed),
+        cmocka_unit_test(test_conv_split_channels),
         cmocka_unit_test(test_conv_layouts),
         cmocka_unit_test(test_conv_backward),
         cmocka_unit_test(test_lowering),

@@ -811,6 +811,15 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
  * are split. kern_conv2d_packed_layout_f32 below reads and writes the
  * blocked layout too. */
 enum { KERN_CONV_PACK_BLOCK = 8 }; /* output channels per packed block */
+
+/* How many output channels a part should have when a caller splits a
+ * packed convolution's channels as above (among threads): the channels of
+ * the widest tile the selected path runs, a multiple of
+ * KERN_CONV_PACK_BLOCK (8 on the C path, 24 for the 8-float vector tile's
+ * three blocks, 32 where AVX-512's 16-lane tile runs). Parts of fewer
+ * channels give the same bits but run narrower tiles, each reading the
+ * whole input again. */
+KERN_API size_t kern_conv2d_split_channels(void);
 KERN_API size_t kern_conv2d_packed_bytes(const struct kern_conv2d_shape *s);
 KERN_API int kern_conv2d_pack_f32(const struct kern_conv2d_shape *s,
                                   const float *w, float *packed);

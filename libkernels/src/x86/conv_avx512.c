@@ -14,6 +14,8 @@
 #include "conv_v8_avx2.h"
 
 enum { WIDE_PIX = 12, WIDE_NZ = 2 };
+_Static_assert(WIDE_NZ * 16 == KERN_CONV_SPLIT_V16,
+               "kern_conv2d_split_channels names this tile's width");
 
 /* The fused activation, as act8 of conv_tmpl.h (v second: NaN stays). */
 static inline __m512 wide_act(__m512 v, int act)

@@ -546,6 +546,8 @@ void CONV_FN(kern_conv2d)(const struct kern_conv2d_shape *s, size_t out_h,
  */
 
 enum { CT_PIX = 12, CT_NV = 3 };
+_Static_assert(CT_NV * OCB == KERN_CONV_SPLIT_V8,
+               "kern_conv2d_split_channels names this tile's width");
 
 /* Below this depth a tile's K steps are too few to pay for its transposed
  * store, and on planes this large the pixel-wide tile fills its lanes:

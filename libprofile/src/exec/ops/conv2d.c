@@ -85,15 +85,18 @@ static size_t conv_parts(const prof_exec *ex, const struct exec_op *op);
  * a depthwise convolution (a block of KERN_CBLOCK on blocked tensors,
  * which its kernel computes a block at a time), four of an ungrouped one
  * on raw weights (libkernels' pixel-wide tile is four output channels
- * tall), or a block of packed weights (KERN_CONV_PACK_BLOCK channels), so
- * that every part computes its channels with the same tiles, and sums, as
- * one thread would. */
+ * tall), or on packed weights the widest tile's channels of the selected
+ * path (kern_conv2d_split_channels: 32 with AVX-512), so that every part
+ * computes its channels with the tiles one thread would. Every tile gives
+ * the same sums, so the unit changes only the speed: parts of one
+ * 8-channel block ran ResNet-18's 3 x 3 layers on two threads slower than
+ * on one, each part an 8-float tile that read the whole input again. */
 static size_t conv_channel_unit(const struct exec_op *op)
 {
     if (conv_is_depthwise(op)) {
         return op->dwpk ? KERN_CBLOCK : 1;
     }
-    return op->wpk ? KERN_CONV_PACK_BLOCK : 4;
+    return op->wpk ? kern_conv2d_split_channels() : 4;
 }
 
 /* What conv_f32 splits: samples, or channel units of one sample; 1 when
