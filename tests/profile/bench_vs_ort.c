@@ -13,7 +13,9 @@
  * For each model: edgefit loads it (memest_model_load_onnx) and runs it
  * (prof_exec, batch --batch, --threads threads); ONNX Runtime opens a
  * session with --threads intra-op threads, one inter-op thread, sequential
- * execution and every graph optimisation. Both read the same input buffers
+ * execution, every graph optimisation, and its threads' spinning stopped
+ * at the end of each run (session.force_spinning_stop: else they spin on
+ * through edgefit's turn). Both read the same input buffers
  * (sin(0.37 i) / 2, a fixed non-trivial input) and must agree: the largest
  * difference of edgefit's output from ONNX Runtime's first output, over
  * that output's largest magnitude, at most 1e-4 (fp32 sums in a different
@@ -603,6 +605,15 @@ static int ort_open_session(struct bench *b, const char *path,
         ort_ok(ORT(ort_options_int_fn, ORT_SET_GRAPH_OPTIMIZATION_LEVEL)(
                    so, ORT_BENCH_OPT_ALL),
                b->label, "SetSessionGraphOptimizationLevel") ||
+        /* ONNX Runtime's pool keeps its threads spinning after a run
+         * unless told: they would hold the second core through edgefit's
+         * next run (ResNet-18, 2 threads: edgefit 28 ms, 14 ms without
+         * them). Stopped at the end of each run, they spin during runs as
+         * before, as edgefit's do (which spin 0.2 ms after their last
+         * piece, then sleep). */
+        ort_ok(ORT(ort_options_entry_fn, ORT_ADD_SESSION_CONFIG_ENTRY)(
+                   so, "session.force_spinning_stop", "1"),
+               b->label, "AddSessionConfigEntry") ||
         (o->ort_profile &&
          ort_ok(ORT(ort_options_str_fn, ORT_ENABLE_PROFILING)(
                     so, o->ort_profile),

@@ -9,8 +9,8 @@
  * GetVersionString(). GetApi returns the API table, a struct of function
  * pointers (struct OrtApi) to which each release only appends, so the
  * position ("slot") of a function never changes; GetApi returns NULL for a
- * version the library does not serve. Every slot below exists since API
- * version 1, the version bench-vs-ort asks for. The slot numbers are the
+ * version the library does not serve. Every slot below exists in API
+ * version 8, the version bench-vs-ort asks for. The slot numbers are the
  * functions' positions in the documented struct, counted from 0.
  *
  * Every function but the Release ones and GetErrorMessage returns an
@@ -46,8 +46,10 @@ struct ort_api_base {
 };
 typedef const struct ort_api_base *(*ort_get_api_base_fn)(void);
 
-/* The API version requested: the oldest, in which every slot below is. */
-#define ORT_BENCH_API_VERSION 1u
+/* The API version requested: every slot below is in version 8's table,
+ * whose header they were counted from (all but AddSessionConfigEntry are
+ * version 1's). */
+#define ORT_BENCH_API_VERSION 8u
 
 /* Values of the C API's enums that are passed here. */
 enum {
@@ -97,6 +99,7 @@ enum ort_slot {
     ORT_RELEASE_TYPE_INFO = 98,
     ORT_RELEASE_TENSOR_INFO = 99,
     ORT_RELEASE_SESSION_OPTIONS = 100,
+    ORT_ADD_SESSION_CONFIG_ENTRY = 130,
 };
 
 /* The signatures of those slots, in slot order. */
@@ -148,5 +151,8 @@ typedef ort_status *(*ort_create_cpu_memory_info_fn)(int allocator_type,
 typedef ort_status *(*ort_allocator_free_fn)(ort_allocator *a, void *p);
 typedef ort_status *(*ort_get_default_allocator_fn)(ort_allocator **out);
 typedef void (*ort_release_fn)(void *object);
+typedef ort_status *(*ort_options_entry_fn)(ort_session_options *o,
+                                            const char *key,
+                                            const char *value);
 
 #endif
