@@ -59,6 +59,15 @@ static const char *const MODELS[] = {
     "conv2d 24 k=1 act=relu\n"
     "conv2d 40 k=1\n"
     "conv2d 64 k=1 s=2 act=relu6\n",
+    /* grouped convolutions whose groups are whole channel blocks (a
+     * RegNet block: groups of 16 on blocked tensors), split by groups at
+     * batch 1, and one whose groups are not (NCHW) */
+    "input 32x10x9\n"
+    "conv2d 48 k=1 act=relu\n"
+    "conv2d 48 k=3 s=2 p=1 g=3 act=relu\n"
+    "conv2d 48 k=3 p=1 g=3\n"
+    "conv2d 36 k=3 p=1 g=12 act=relu\n"
+    "conv2d 40 k=1\n",
 };
 
 static float *run(const memest_model *m, uint64_t batch,

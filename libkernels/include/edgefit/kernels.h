@@ -808,7 +808,10 @@ KERN_API int kern_conv2d_f32(const struct kern_conv2d_shape *s,
  * run on their own, one sample at a time (batch 1): a shape with out_c
  * reduced, weights from block j, bias and y advanced to channel 8 j;
  * every output is the same sum in the same order however the channels
- * are split. kern_conv2d_packed_layout_f32 below reads and writes the
+ * are split. Groups [g0, g1) of a grouped one run alike: groups, in_c and
+ * out_c reduced to theirs, the packed weights from group g0's first
+ * block (each group has ceil(out_c / groups / 8) blocks), x, bias and y
+ * advanced to its first channels. kern_conv2d_packed_layout_f32 below reads and writes the
  * blocked layout too. */
 enum { KERN_CONV_PACK_BLOCK = 8 }; /* output channels per packed block */
 

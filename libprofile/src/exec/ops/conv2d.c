@@ -99,8 +99,8 @@ static size_t conv_channel_unit(const struct exec_op *op)
     return op->wpk ? kern_conv2d_split_channels() : 4;
 }
 
-/* What conv_f32 splits: samples, or channel units of one sample; 1 when
- * the layer cannot be split. */
+/* What conv_f32 splits: samples, or channel units of one sample, or the
+ * groups of a grouped (not depthwise) one. */
 static size_t conv_split_count(const prof_exec *ex,
                                const struct exec_op *op)
 {
@@ -111,7 +111,7 @@ static size_t conv_split_count(const prof_exec *ex,
         const size_t u = conv_channel_unit(op);
         return (op->c_out + u - 1) / u;
     }
-    return 1;
+    return op->groups;
 }
 
 static size_t conv_parts(const prof_exec *ex, const struct exec_op *op)
@@ -388,6 +388,23 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
         cs.batch = hi - lo;
         x += lo * op->c_in * hw_in;
         y += lo * op->c_out * op->hw_out;
+    } else if (conv_parts(j->ex, op) > 1 && op->groups > 1 &&
+               !conv_is_depthwise(op)) {
+        /* groups [lo, hi) of a grouped conv: their input and output
+         * channels (whole blocks on blocked tensors, conv_caps), their
+         * raw weights [og][kdim] each, or their packed blocks
+         * (ceil(og / 8) of [kdim][8] each) */
+        const size_t cg = op->c_in / op->groups, og = op->ocg;
+        const size_t nb = (og + KERN_CONV_PACK_BLOCK - 1) /
+                          KERN_CONV_PACK_BLOCK;
+        cs.groups = hi - lo;
+        cs.in_c = cs.groups * cg;
+        cs.out_c = cs.groups * og;
+        x += lo * cg * hw_in;
+        y += lo * og * op->hw_out;
+        w += lo * og * op->kdim;
+        wp = wp ? wp + lo * nb * op->kdim * KERN_CONV_PACK_BLOCK : NULL;
+        b = b ? b + lo * og : NULL;
     } else if (conv_parts(j->ex, op) > 1) {
         /* channel units [lo, hi) of an ungrouped or depthwise conv */
         const size_t u = conv_channel_unit(op);
