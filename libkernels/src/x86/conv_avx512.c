@@ -31,11 +31,13 @@ static inline __m512 wide_act(__m512 v, int act)
 }
 
 /* Step k of a tile: blocks 2 j and 2 j + 1 of the packed weights (K x 8
- * floats each, from wp) joined into vector j, times pixel r's input x[8 r]
- * (consecutive pixels of a block plane, d NULL) or x[d[r]]. */
+ * floats each, from wp) joined into vector j, times pixel r's input
+ * x[ps r] (consecutive pixels of a plane, d NULL: ps 8 on blocked planes,
+ * 1 on a channel's own) or x[d[r]]. */
 static inline __attribute__((always_inline)) void
 wide_step(const int nz, const int R, __m512 *a, const float *wp,
-              size_t K, size_t k, const float *x, const ptrdiff_t *d)
+              size_t K, size_t k, const float *x, const ptrdiff_t *d,
+              const int ps)
 {
     __m512 w[WIDE_NZ];
 #pragma GCC unroll 2
@@ -47,7 +49,7 @@ wide_step(const int nz, const int R, __m512 *a, const float *wp,
 #pragma GCC unroll 12
     for (int r = 0; r < R; r++) {
         const __m512 xb =
-            _mm512_set1_ps(d ? x[d[r]] : x[8 * (ptrdiff_t)r]);
+            _mm512_set1_ps(d ? x[d[r]] : x[ps * (ptrdiff_t)r]);
 #pragma GCC unroll 2
         for (int j = 0; j < nz; j++) {
             a[r * nz + j] = _mm512_fmadd_ps(w[j], xb, a[r * nz + j]);
@@ -102,11 +104,11 @@ wide_tile(const int nz, const int R, size_t K, const float *wp,
     for (; k + 8 <= K; k += 8, xb += step) {
 #pragma GCC unroll 8
         for (size_t l = 0; l < 8; l++) {
-            wide_step(nz, R, a, wp, K, k + l, xb + l, NULL);
+            wide_step(nz, R, a, wp, K, k + l, xb + l, NULL, 8);
         }
     }
     for (size_t l = 0; k < K; k++, l++) {
-        wide_step(nz, R, a, wp, K, k, xb + l, NULL);
+        wide_step(nz, R, a, wp, K, k, xb + l, NULL, 8);
     }
     wide_finish(nz, R, a, act, y, plane, p0);
 }
@@ -151,47 +153,49 @@ static size_t wide_direct(size_t K, const float *wp, const float *x,
 
 
 /* Output pixels p0 .. p0 + R, the first's input at px (its step k at
- * px[off[k]]), the others' 8 r floats further (one output row, d NULL)
+ * px[off[k]]), the others' ps r floats further (one output row, d NULL)
  * or d[r] further. */
 static inline __attribute__((always_inline)) void
-wide_tile_off(const int nz, const int R, size_t K, const float *wp,
-              const float *px, const ptrdiff_t *d, const ptrdiff_t *off,
-              const __m512 *bz, int act, float *y, size_t plane, size_t p0)
+wide_tile_off(const int nz, const int R, const int ps, size_t K,
+              const float *wp, const float *px, const ptrdiff_t *d,
+              const ptrdiff_t *off, const __m512 *bz, int act, float *y,
+              size_t plane, size_t p0)
 {
     __m512 a[WIDE_NZ * WIDE_PIX];
     wide_start(nz, R, a, bz);
     for (size_t k = 0; k < K; k++) {
-        wide_step(nz, R, a, wp, K, k, px + off[k], d);
+        wide_step(nz, R, a, wp, K, k, px + off[k], d, ps);
     }
     wide_finish(nz, R, a, act, y, plane, p0);
 }
 
 /* Every output pixel, in tiles of 12 (within a row, or across rows with
- * each pixel's offset), then of 4 and 1. */
+ * each pixel's offset), then of 4 and 1; pixel (oy, ox) at
+ * x[(oy * pitch + ox) * ps]. */
 static inline __attribute__((always_inline)) void
-wide_rows(const int nz, size_t K, const float *wp, const float *x,
-          const ptrdiff_t *off, size_t pitch, size_t out_w, const __m512 *bz,
-          int act, float *y, size_t plane)
+wide_rows(const int nz, const int ps, size_t K, const float *wp,
+          const float *x, const ptrdiff_t *off, size_t pitch, size_t out_w,
+          const __m512 *bz, int act, float *y, size_t plane)
 {
     size_t oy = 0, ox = 0, p0 = 0;
     ptrdiff_t d[WIDE_PIX];
     for (; p0 + WIDE_PIX <= plane; p0 += WIDE_PIX) {
-        const float *px = x + (oy * pitch + ox) * 8;
+        const float *px = x + (oy * pitch + ox) * ps;
         if (ox + WIDE_PIX <= out_w) {
-            wide_tile_off(nz, WIDE_PIX, K, wp, px, NULL, off, bz, act, y,
-                          plane, p0);
+            wide_tile_off(nz, WIDE_PIX, ps, K, wp, px, NULL, off, bz, act,
+                          y, plane, p0);
             ox += WIDE_PIX;
         } else {
             for (int r = 0; r < WIDE_PIX; r++) {
-                d[r] = (ptrdiff_t)((oy * pitch + ox) * 8) -
+                d[r] = (ptrdiff_t)((oy * pitch + ox) * ps) -
                        (px - x);
                 if (++ox == out_w) {
                     ox = 0;
                     oy++;
                 }
             }
-            wide_tile_off(nz, WIDE_PIX, K, wp, px, d, off, bz, act, y, plane,
-                          p0);
+            wide_tile_off(nz, WIDE_PIX, ps, K, wp, px, d, off, bz, act, y,
+                          plane, p0);
         }
         if (ox == out_w) {
             ox = 0;
@@ -200,38 +204,45 @@ wide_rows(const int nz, size_t K, const float *wp, const float *x,
     }
     for (; p0 < plane;) {
         const int R = plane - p0 >= 4 ? 4 : 1;
-        const float *px = x + (oy * pitch + ox) * 8;
+        const float *px = x + (oy * pitch + ox) * ps;
         for (int r = 0; r < R; r++) {
-            d[r] = (ptrdiff_t)((oy * pitch + ox) * 8) - (px - x);
+            d[r] = (ptrdiff_t)((oy * pitch + ox) * ps) - (px - x);
             if (++ox == out_w) {
                 ox = 0;
                 oy++;
             }
         }
         if (R == 4) {
-            wide_tile_off(nz, 4, K, wp, px, d, off, bz, act, y, plane, p0);
+            wide_tile_off(nz, 4, ps, K, wp, px, d, off, bz, act, y, plane,
+                          p0);
         } else {
-            wide_tile_off(nz, 1, K, wp, px, NULL, off, bz, act, y, plane, p0);
+            wide_tile_off(nz, 1, ps, K, wp, px, NULL, off, bz, act, y, plane,
+                          p0);
         }
         p0 += (size_t)R;
     }
 }
 
-/* conv_tmpl.h's CONV_WIDE_PLANE: as wide_direct, on phase planes. */
-static size_t wide_plane_off(size_t K, const float *wp, const float *x,
-                             const ptrdiff_t *off, size_t pitch,
-                             size_t out_w, const float *bias, int act,
-                             size_t left, float *y, size_t plane)
+/* conv_tmpl.h's CONV_WIDE_PLANE: as wide_direct, on phase planes,
+ * blocked ones (bin) or a channel's own (the 3-channel stems). */
+static size_t wide_plane_off(bool bin, size_t K, const float *wp,
+                             const float *x, const ptrdiff_t *off,
+                             size_t pitch, size_t out_w, const float *bias,
+                             int act, size_t left, float *y, size_t plane)
 {
     const int nz = left >= 32 ? 2 : left >= 16 ? 1 : 0;
     __m512 bz[WIDE_NZ];
     for (int j = 0; j < nz; j++) {
         bz[j] = bias ? _mm512_loadu_ps(bias + 16 * j) : _mm512_setzero_ps();
     }
-    if (nz == 2) {
-        wide_rows(2, K, wp, x, off, pitch, out_w, bz, act, y, plane);
+    if (nz == 2 && bin) {
+        wide_rows(2, 8, K, wp, x, off, pitch, out_w, bz, act, y, plane);
+    } else if (nz == 2) {
+        wide_rows(2, 1, K, wp, x, off, pitch, out_w, bz, act, y, plane);
+    } else if (nz == 1 && bin) {
+        wide_rows(1, 8, K, wp, x, off, pitch, out_w, bz, act, y, plane);
     } else if (nz == 1) {
-        wide_rows(1, K, wp, x, off, pitch, out_w, bz, act, y, plane);
+        wide_rows(1, 1, K, wp, x, off, pitch, out_w, bz, act, y, plane);
     }
     return (size_t)nz * 16;
 }

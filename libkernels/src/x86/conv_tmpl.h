@@ -19,10 +19,12 @@
  *                    tile for 1 x 1 convolutions from and to blocked
  *                    tensors (see conv_avx512.c), returning the channels
  *                    of the next `left` it computed (0: none)
- *   CONV_WIDE_PLANE(K, wp, x, off, pitch, out_w, bias, act, left, y,
- *                   plane)  the same on blocked phase planes (any other
- *                    blocked-to-blocked convolution: pixel (oy, ox)'s
- *                    step k at x[(oy * pitch + ox) * 8 + off[k]])
+ *   CONV_WIDE_PLANE(bin, K, wp, x, off, pitch, out_w, bias, act, left,
+ *                   y, plane)  the same on phase planes, to a blocked
+ *                    output (any other convolution to a blocked tensor:
+ *                    pixel (oy, ox)'s step k at x[(oy * pitch + ox) * 8 +
+ *                    off[k]] on blocked planes (bin), at x[oy * pitch +
+ *                    ox + off[k]] on a channel's own)
  *
  * A matrix product per group with a 4 x 24 register tile
  * (4 output channels x 3 vectors of 8 pixels), read straight from the
@@ -1133,11 +1135,12 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                     continue;
                 }
 #ifdef CONV_WIDE_PLANE
-                /* the includer's wider tile on blocked phase planes, whole
-                 * blocks (its K steps unblocked: the same order of sums) */
-                if (bin && bout) {
+                /* the includer's wider tile on phase planes to a blocked
+                 * output, whole blocks (its K steps unblocked: the same
+                 * order of sums) */
+                if (bout) {
                     const size_t done = CONV_WIDE_PLANE(
-                        K, wp, base, off, g.pitch, out_w,
+                        bin, K, wp, base, off, g.pitch, out_w,
                         bg ? bg + oc : NULL, act, ocg - oc, yg + oc * plane,
                         plane);
                     if (done) {
