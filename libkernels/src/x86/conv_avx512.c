@@ -224,26 +224,33 @@ wide_rows(const int nz, const int ps, size_t K, const float *wp,
 }
 
 /* conv_tmpl.h's CONV_WIDE_PLANE: as wide_direct, on phase planes,
- * blocked ones (bin) or a channel's own (the 3-channel stems). */
-static size_t wide_plane_off(bool bin, size_t K, const float *wp,
+ * blocked ones (ps 8) or a channel's own (ps 1: the 3-channel stems), or
+ * on a blocked input read in place at stride 2 (ps 16: the 1 x 1
+ * stride-2 downsamples); 0 for other pixel strides. */
+static size_t wide_plane_off(size_t ps, size_t K, const float *wp,
                              const float *x, const ptrdiff_t *off,
                              size_t pitch, size_t out_w, const float *bias,
                              int act, size_t left, float *y, size_t plane)
 {
     const int nz = left >= 32 ? 2 : left >= 16 ? 1 : 0;
+    if (ps != 1 && ps != 8 && ps != 16) {
+        return 0;
+    }
     __m512 bz[WIDE_NZ];
     for (int j = 0; j < nz; j++) {
         bz[j] = bias ? _mm512_loadu_ps(bias + 16 * j) : _mm512_setzero_ps();
     }
-    if (nz == 2 && bin) {
-        wide_rows(2, 8, K, wp, x, off, pitch, out_w, bz, act, y, plane);
-    } else if (nz == 2) {
-        wide_rows(2, 1, K, wp, x, off, pitch, out_w, bz, act, y, plane);
-    } else if (nz == 1 && bin) {
-        wide_rows(1, 8, K, wp, x, off, pitch, out_w, bz, act, y, plane);
-    } else if (nz == 1) {
-        wide_rows(1, 1, K, wp, x, off, pitch, out_w, bz, act, y, plane);
+#define WIDE_ROWS_PS(n, s)                                                   \
+    if (nz == (n) && ps == (s)) {                                            \
+        wide_rows(n, s, K, wp, x, off, pitch, out_w, bz, act, y, plane);     \
     }
+    WIDE_ROWS_PS(2, 8)
+    WIDE_ROWS_PS(2, 1)
+    WIDE_ROWS_PS(2, 16)
+    WIDE_ROWS_PS(1, 8)
+    WIDE_ROWS_PS(1, 1)
+    WIDE_ROWS_PS(1, 16)
+#undef WIDE_ROWS_PS
     return (size_t)nz * 16;
 }
 

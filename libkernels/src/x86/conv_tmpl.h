@@ -19,12 +19,12 @@
  *                    tile for 1 x 1 convolutions from and to blocked
  *                    tensors (see conv_avx512.c), returning the channels
  *                    of the next `left` it computed (0: none)
- *   CONV_WIDE_PLANE(bin, K, wp, x, off, pitch, out_w, bias, act, left,
- *                   y, plane)  the same on phase planes, to a blocked
- *                    output (any other convolution to a blocked tensor:
- *                    pixel (oy, ox)'s step k at x[(oy * pitch + ox) * 8 +
- *                    off[k]] on blocked planes (bin), at x[oy * pitch +
- *                    ox + off[k]] on a channel's own)
+ *   CONV_WIDE_PLANE(ps, K, wp, x, off, pitch, out_w, bias, act, left,
+ *                   y, plane)  the same for any other convolution to a
+ *                    blocked tensor: pixel (oy, ox)'s step k at
+ *                    x[(oy * pitch + ox) * ps + off[k]] (ps 8 on blocked
+ *                    phase planes, 1 on a channel's own, 8 x stride on a
+ *                    blocked input read in place); 0 for a ps it lacks
  *
  * A matrix product per group with a 4 x 24 register tile
  * (4 output channels x 3 vectors of 8 pixels), read straight from the
@@ -1128,27 +1128,39 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                     oc += ocn;
                     continue;
                 }
-                if (inplace) {
-                    ct_strided(bout, nv, s, out_w, K, wp, base, off, step,
-                               bb, act, ocn, yg + oc * plane, plane);
-                    oc += ocn;
-                    continue;
-                }
 #ifdef CONV_WIDE_PLANE
-                /* the includer's wider tile on phase planes to a blocked
-                 * output, whole blocks (its K steps unblocked: the same
-                 * order of sums) */
+                /* the includer's wider tile to a blocked output, whole
+                 * blocks (its K steps unblocked: the same order of sums),
+                 * on phase planes (pixels 8 floats apart when blocked, 1
+                 * on a channel's own) or on a blocked input read in place
+                 * (pixels stride_w x 8 apart, rows stride_h x in_w x 8:
+                 * an even pitch of them when stride_w divides that) */
                 if (bout) {
-                    const size_t done = CONV_WIDE_PLANE(
-                        bin, K, wp, base, off, g.pitch, out_w,
-                        bg ? bg + oc : NULL, act, ocg - oc, yg + oc * plane,
-                        plane);
+                    size_t wps = bin ? 8 : 1, wpitch = g.pitch;
+                    if (inplace) {
+                        const size_t row = s->stride_h * s->in_w;
+                        wps = s->stride_w * 8;
+                        wpitch = row % s->stride_w ? 0 : row / s->stride_w;
+                    }
+                    const size_t done =
+                        wpitch ? CONV_WIDE_PLANE(wps, K, wp, base, off,
+                                                 wpitch, out_w,
+                                                 bg ? bg + oc : NULL, act,
+                                                 ocg - oc, yg + oc * plane,
+                                                 plane)
+                               : 0;
                     if (done) {
                         oc += done;
                         continue;
                     }
                 }
 #endif
+                if (inplace) {
+                    ct_strided(bout, nv, s, out_w, K, wp, base, off, step,
+                               bb, act, ocn, yg + oc * plane, plane);
+                    oc += ocn;
+                    continue;
+                }
                 if (g.kb >= K) {
                     ct_plane(bout, bin, nv, &g, out_w, K, NULL, wp, base, off,
                              bb, act, ocn, yg + oc * plane, plane);
