@@ -387,10 +387,12 @@ static int can_join(void)
            (atomic_load(&tp.next) & 0xffffffffu) < tp.nparts;
 }
 
-/* Called and returns with tp.lock held: waits for work or shutdown. */
+/* Called and returns with tp.lock held: waits for work or shutdown,
+ * spinning for MM_SPIN_NS after anything was posted (a batch, or
+ * kern_parallel_wake's call) and then sleeping; woken, it spins again. */
 static void await_work(void)
 {
-    if (!tp.shutdown && !can_join()) {
+    while (!tp.shutdown && !can_join()) {
         const unsigned long seen = atomic_load(&tp.posted);
         pthread_mutex_unlock(&tp.lock);
         const double until = mono_ns() + MM_SPIN_NS;
@@ -405,8 +407,9 @@ static void await_work(void)
 #endif
         }
         pthread_mutex_lock(&tp.lock);
-    }
-    while (!tp.shutdown && !can_join()) {
+        if (tp.shutdown || can_join() || atomic_load(&tp.posted) != seen) {
+            continue; /* a batch to join, or a wake: spin anew */
+        }
         pthread_cond_wait(&tp.work, &tp.lock);
     }
 }
@@ -490,6 +493,19 @@ static void register_atfork(void)
     pthread_atfork(NULL, NULL, workers_forget);
 }
 
+/* With tp.lock held: at least `helpers` workers, as far as they can be
+ * made (a caller that gets fewer takes the rest of its pieces itself). */
+static void workers_start(unsigned helpers)
+{
+    pthread_once(&atfork_once, register_atfork);
+    while (!tp.shutdown && (unsigned)tp.nworkers < helpers) {
+        if (pthread_create(&tp.tid[tp.nworkers], NULL, worker, NULL) != 0) {
+            break;
+        }
+        tp.nworkers++;
+    }
+}
+
 /* fn(ctx, piece, slot) for every piece in [0, n) on up to `threads`
  * threads (slot < threads), piece 0 on the calling thread. */
 static void run_pieces(unsigned threads, size_t n, kern_piece_fn fn,
@@ -507,14 +523,8 @@ static void run_pieces(unsigned threads, size_t n, kern_piece_fn fn,
     }
     const unsigned helpers = (size_t)threads - 1 < n - 1 ? threads - 1
                                                          : (unsigned)(n - 1);
-    pthread_once(&atfork_once, register_atfork);
     pthread_mutex_lock(&tp.lock);
-    while (!tp.shutdown && (unsigned)tp.nworkers < helpers) {
-        if (pthread_create(&tp.tid[tp.nworkers], NULL, worker, NULL) != 0) {
-            break; /* fewer helpers: the caller takes the rest */
-        }
-        tp.nworkers++;
-    }
+    workers_start(helpers);
     tp.fn = fn;
     tp.ctx = ctx;
     tp.nomem = &nomem;
@@ -729,6 +739,22 @@ KERN_API int kern_parallel(size_t parts, kern_task_fn fn, void *ctx)
     }
     struct par_wrap w = {fn, ctx};
     run_pieces((unsigned)parts, parts, par_piece, &w);
+    return KERN_OK;
+}
+
+KERN_API int kern_parallel_wake(int threads)
+{
+    if (threads < 1 || threads > KERN_MAX_THREADS) {
+        return KERN_E_RANGE;
+    }
+    if (threads == 1) {
+        return KERN_OK;
+    }
+    pthread_mutex_lock(&tp.lock);
+    workers_start((unsigned)threads - 1);
+    atomic_fetch_add(&tp.posted, 1);
+    pthread_cond_broadcast(&tp.work);
+    pthread_mutex_unlock(&tp.lock);
     return KERN_OK;
 }
 

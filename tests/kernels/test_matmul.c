@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -593,6 +594,38 @@ static void test_parallel_pieces(void **state)
     }
 }
 
+/* kern_parallel_wake: its range; woken workers, with no work, go back to
+ * waiting and join the next call's pieces as before: every piece once,
+ * whether the wake came just before the call, while they still spun, or
+ * after they had slept (2 ms, past their 0.2 ms of spinning). */
+static void test_parallel_wake(void **state)
+{
+    (void)state;
+    assert_int_equal(kern_parallel_wake(0), KERN_E_RANGE);
+    assert_int_equal(kern_parallel_wake(KERN_MAX_THREADS + 1), KERN_E_RANGE);
+    assert_int_equal(kern_parallel_wake(1), KERN_OK);
+    static struct pieces_ctx p;
+    const struct timespec nap = {0, 2000000};
+    for (int r = 0; r < 12; r++) {
+        const int threads = 2 + r % 3;
+        assert_int_equal(kern_parallel_wake(threads), KERN_OK);
+        if (r % 2) {
+            assert_int_equal(kern_parallel_wake(threads), KERN_OK);
+            nanosleep(&nap, NULL);
+        }
+        memset(&p, 0, sizeof p);
+        assert_int_equal(kern_parallel_pieces(threads, 40, pieces_task, &p),
+                         KERN_OK);
+        for (size_t i = 0; i < PIECES_MAX; i++) {
+            assert_int_equal(atomic_load(&p.runs[i]), i < 40 ? 1 : 0);
+        }
+        assert_int_equal(atomic_load(&p.clash), 0);
+        if (r % 3 == 2) {
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
 /* Several callers at once, each asking for threads: one gets the
  * library's workers, the others compute their blocks alone; every result
  * must equal the one-thread product. */
@@ -678,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_sgemm_threads),
         cmocka_unit_test(test_parallel),
         cmocka_unit_test(test_parallel_pieces),
+        cmocka_unit_test(test_parallel_wake),
         cmocka_unit_test(test_concurrent_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1518,6 +1518,16 @@ typedef void (*kern_piece_fn)(void *ctx, size_t piece, unsigned slot);
 KERN_API int kern_parallel_pieces(int threads, size_t parts,
                                   kern_piece_fn fn, void *ctx);
 
+/* Wakes the pool's workers for `threads` threads (starting them if need
+ * be) without giving them work: a worker spins a short while (0.2 ms)
+ * after its last piece and then sleeps, and one woken from sleep takes
+ * tens of microseconds to run (more in a virtual machine). A caller that
+ * will split work soon (an executor at the start of a forward pass whose
+ * first split layer comes later) calls this first, so that the wake-up
+ * overlaps its own work. KERN_OK, nothing for threads 1; KERN_E_RANGE
+ * unless 1 <= threads <= KERN_MAX_THREADS. Thread-safe. */
+KERN_API int kern_parallel_wake(int threads);
+
 /* ---- act --------------------------------------------------------------- */
 /*
  * Elementwise activations over n floats, forward and backward.

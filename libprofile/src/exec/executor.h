@@ -179,6 +179,14 @@ static inline bool exec_static_s8(const prof_exec *ex)
  * splits (exec_op_vtable.threaded: dense, conv2d) of at least ex->thread_min_macs MACs at the batch, else 1. */
 unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op);
 
+/* At the start of a forward pass that splits a layer: the pool's workers
+ * are woken (kern_parallel_wake). One asleep since the last pass (they
+ * sleep 0.2 ms after their last piece) takes tens of microseconds to
+ * start; woken now, it starts during the layers before the first split
+ * one (ResNet-8 at batch 1 on two threads took 1.21-1.27x its one-thread
+ * time when each split layer waited for it). */
+void exec_wake_threads(const prof_exec *ex);
+
 /* One piece of exec_split(): the elements [lo, hi), on the thread
  * numbered `part` (below min(threads, n)), whose scratch block it may use. */
 typedef int (*exec_part_fn)(void *ctx, size_t part, size_t lo, size_t hi);

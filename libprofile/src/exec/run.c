@@ -114,6 +114,7 @@ int exec_act_f32(const prof_exec *ex, const struct exec_op *op,
 
 int exec_forward(prof_exec *ex, const float *const *inputs)
 {
+    exec_wake_threads(ex);
     int st = exec_stage_inputs(ex, inputs);
     for (size_t i = 0; st == PROF_OK && i < ex->nlayers; i++) {
         st = exec_run_layer(ex, i);

@@ -23,6 +23,19 @@ unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op)
     return macs >= ex->thread_min_macs ? ex->threads : 1;
 }
 
+void exec_wake_threads(const prof_exec *ex)
+{
+    if (ex->threads <= 1) {
+        return;
+    }
+    for (size_t i = 0; i < ex->nlayers; i++) {
+        if (exec_op_threads(ex, &ex->ops[i]) > 1) {
+            kern_parallel_wake((int)ex->threads); /* threads <= 64: opts */
+            return;
+        }
+    }
+}
+
 int exec_sgemm(const prof_exec *ex, const struct exec_op *op, size_t m,
                size_t n, size_t k, const float *a, size_t lda,
                const float *b, size_t ldb, float *c, size_t ldc)
