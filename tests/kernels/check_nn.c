@@ -163,7 +163,18 @@ static void random_pool(struct kern_pool2d_shape *s, size_t *oh, size_t *ow,
         s->in_h = (size_t)ck_randi(1, 17);
         s->in_w = (size_t)ck_randi(1, 75);
         s->count_include_pad = ck_randi(0, 1);
-        if (t % 3 == 0) {
+        if (t % 25 == 4) {
+            /* 3 x 3 windows at stride 2, unpadded (SqueezeNet's pools, a
+             * path of their own on AVX-512), rows of one to three
+             * 32-column chunks, each width at a chunk's edges in turn */
+            static const size_t widths[] = {3,  4,  15, 16, 17, 31, 32, 33,
+                                            34, 35, 63, 64, 65, 66, 80};
+            s->kh = s->kw = 3;
+            s->stride_h = s->stride_w = 2;
+            s->in_h = (size_t)ck_randi(3, 9);
+            s->in_w = widths[(size_t)(t / 25) %
+                             (sizeof widths / sizeof widths[0])];
+        } else if (t % 3 == 0) {
             s->kh = s->kw = 2;
             s->stride_h = s->stride_w = 2;
         } else if (t % 50 == 7) {
@@ -201,8 +212,11 @@ static void random_pool(struct kern_pool2d_shape *s, size_t *oh, size_t *ow,
  * and infinities sprinkled in some tests. */
 static void fill_pool_input(float *x, size_t n, int t)
 {
+    /* random_pool's 3 x 3, stride-2 shapes: values of at most 0, so that
+     * windows whose maxima are +0 and -0 ties are common */
+    const int hi = t % 25 == 4 ? 0 : 6;
     for (size_t i = 0; i < n; i++) {
-        x[i] = (float)ck_randi(-6, 6) * 0.5f;
+        x[i] = (float)ck_randi(-6, hi) * 0.5f;
         if (x[i] == 0.0f && ck_randi(0, 1)) {
             x[i] = -0.0f;
         }

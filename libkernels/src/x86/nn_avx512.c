@@ -350,12 +350,109 @@ static bool pool_fits(const struct kern_pool2d_shape *s, size_t ow)
            s->in_w < (size_t)INT32_MAX / 2;
 }
 
+/* 3 x 3 max pooling at stride 2, unpadded, every window whole, on NCHW
+ * planes of rows up to K3S2_CHUNKS x 32 floats: SqueezeNet's and
+ * AlexNet's pools, whose small planes (27 x 27) the AVX2 rows path ran at
+ * 4x a copy of their bytes. Each input row's window maxima go 16 outputs
+ * to a vector: two loads of 32 columns split into the even and the odd
+ * columns (one permute each), the evens moved down one for the windows'
+ * third columns, max(c2, max(c1, c0)); a ring of three such rows, the
+ * window's rows combined alike. max(v, best) is the reference's step
+ * without NaN (ties keep the first: -0 and +0 come out as it gives them),
+ * so any plane that reads a NaN is redone by the reference. */
+enum { K3S2_CHUNKS = 4 };
+
+static bool max_k3s2_fits(const struct kern_pool2d_shape *s, size_t oh,
+                          size_t ow)
+{
+    return s->kh == 3 && s->kw == 3 && s->stride_h == 2 && s->stride_w == 2 &&
+           !s->pad_top && !s->pad_left && !s->pad_bottom && !s->pad_right &&
+           s->in_w >= 2 * ow + 1 && s->in_h >= 2 * oh + 1 &&
+           s->in_w <= 32 * K3S2_CHUNKS;
+}
+
+/* The window maxima of one input row (iw columns), chunk c's 16 outputs
+ * in h[c]; unordered cells noted in *un. */
+static inline void k3s2_row(const float *row, size_t iw, size_t chunks,
+                            __m512 *h, __mmask16 *un)
+{
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                         20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
+                                         21, 23, 25, 27, 29, 31);
+    __mmask16 u = *un;
+    for (size_t c = 0; c < chunks; c++) {
+        const size_t c0 = 32 * c;
+        const __m512 a = _mm512_maskz_loadu_ps(tail_mask(iw - c0), row + c0);
+        const __m512 b =
+            iw > c0 + 16
+                ? _mm512_maskz_loadu_ps(tail_mask(iw - c0 - 16), row + c0 + 16)
+                : _mm512_setzero_ps();
+        /* column c0 + 32, the last output's third column */
+        const __m512 n = iw > c0 + 32 ? _mm512_maskz_loadu_ps(1, row + c0 + 32)
+                                      : _mm512_setzero_ps();
+        u |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q) |
+             _mm512_cmp_ps_mask(n, n, _CMP_UNORD_Q);
+        const __m512 e = _mm512_permutex2var_ps(a, ev, b);
+        const __m512 o = _mm512_permutex2var_ps(a, od, b);
+        const __m512 e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+            _mm512_castps_si512(n), _mm512_castps_si512(e), 1));
+        h[c] = _mm512_max_ps(e2, _mm512_max_ps(o, e));
+    }
+    *un = u;
+}
+
+static bool max_k3s2_plane(const struct kern_pool2d_shape *s, size_t oh,
+                           size_t ow, const float *xp, float *yp)
+{
+    const size_t iw = s->in_w, chunks = (ow + 15) / 16;
+    __m512 h[3][K3S2_CHUNKS];
+    __mmask16 un = 0;
+    k3s2_row(xp, iw, chunks, h[0], &un);
+    for (size_t oy = 0; oy < oh; oy++) {
+        /* row 2 oy in the ring from the last output row; 2 oy + 1 and
+         * 2 oy + 2 swept now */
+        const size_t r0 = (2 * oy) % 3, r1 = (2 * oy + 1) % 3,
+                     r2 = (2 * oy + 2) % 3;
+        k3s2_row(xp + (2 * oy + 1) * iw, iw, chunks, h[r1], &un);
+        k3s2_row(xp + (2 * oy + 2) * iw, iw, chunks, h[r2], &un);
+        float *o = yp + oy * ow;
+        for (size_t c = 0; c < chunks; c++) {
+            const __m512 m =
+                _mm512_max_ps(h[r2][c], _mm512_max_ps(h[r1][c], h[r0][c]));
+            _mm512_mask_storeu_ps(o + 16 * c, tail_mask(ow - 16 * c), m);
+        }
+    }
+    return un != 0;
+}
+
+static bool max_k3s2(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
+                     const float *x, float *y)
+{
+    if (!max_k3s2_fits(s, oh, ow)) {
+        return false;
+    }
+    struct kern_pool2d_shape one = *s;
+    one.batch = one.channels = 1;
+    const size_t in_n = s->in_h * s->in_w, out_n = oh * ow;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *xp = x + p * in_n;
+        float *yp = y + p * out_n;
+        if (max_k3s2_plane(s, oh, ow, xp, yp)) {
+            kern_nn_maxpool2d_c(&one, oh, ow, xp, yp);
+        }
+    }
+    return true;
+}
+
 void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s,
                               size_t out_h, size_t out_w, const float *x,
                               float *y)
 {
     if (kern_nn_pool_is_k2s2(s)) {
         pool_k2s2(s, out_h, out_w, x, y, true);
+    } else if (max_k3s2(s, out_h, out_w, x, y)) {
+        return;
     } else if (kern_nn_pool_rows_avx2(s, out_h, out_w, x, y, true)) {
         /* strides 1 and 2: loads along the row beat 16-lane gathers */
         return;
