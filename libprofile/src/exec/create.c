@@ -386,6 +386,7 @@ params:
             goto fail;
         }
     }
+    ex->splits = exec_any_split(ex);
     *out = ex;
     return PROF_OK;
 fail:

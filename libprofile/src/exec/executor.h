@@ -164,6 +164,7 @@ struct prof_exec {
      * run on `threads` threads, the others on the caller's */
     unsigned threads;
     uint64_t thread_min_macs;
+    bool splits; /* some layer runs on `threads` threads (exec_op_threads) */
 };
 
 /* Static int8: activations with fixed per-tensor params (MEMEST_INT8), as
@@ -186,6 +187,10 @@ unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op);
  * one (ResNet-8 at batch 1 on two threads took 1.21-1.27x its one-thread
  * time when each split layer waited for it). */
 void exec_wake_threads(const prof_exec *ex);
+
+/* Whether some layer splits: ex->splits, set once the operators are
+ * built (the thread count, threshold and batch are fixed by then). */
+bool exec_any_split(const prof_exec *ex);
 
 /* One piece of exec_split(): the elements [lo, hi), on the thread
  * numbered `part` (below min(threads, n)), whose scratch block it may use. */

@@ -23,16 +23,20 @@ unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op)
     return macs >= ex->thread_min_macs ? ex->threads : 1;
 }
 
-void exec_wake_threads(const prof_exec *ex)
+bool exec_any_split(const prof_exec *ex)
 {
-    if (ex->threads <= 1) {
-        return;
-    }
     for (size_t i = 0; i < ex->nlayers; i++) {
         if (exec_op_threads(ex, &ex->ops[i]) > 1) {
-            kern_parallel_wake((int)ex->threads); /* threads <= 64: opts */
-            return;
+            return true;
         }
+    }
+    return false;
+}
+
+void exec_wake_threads(const prof_exec *ex)
+{
+    if (ex->splits) {
+        kern_parallel_wake((int)ex->threads); /* threads <= 64: opts */
     }
 }
 

@@ -384,12 +384,12 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
         return exec_kern_status(kern_dwconv2d_nchw8c_blocks_f32(
             &ds, b0, b1, x, wp, b, j->fuse, y));
     }
+    const bool split = j->ex->batch == 1 && conv_parts(j->ex, op) > 1;
     if (j->ex->batch > 1) {
         cs.batch = hi - lo;
         x += lo * op->c_in * hw_in;
         y += lo * op->c_out * op->hw_out;
-    } else if (conv_parts(j->ex, op) > 1 && op->groups > 1 &&
-               !conv_is_depthwise(op)) {
+    } else if (split && op->groups > 1 && !conv_is_depthwise(op)) {
         /* groups [lo, hi) of a grouped conv: their input and output
          * channels (whole blocks on blocked tensors, conv_caps), their
          * raw weights [og][kdim] each, or their packed blocks
@@ -405,7 +405,7 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
         w += lo * og * op->kdim;
         wp = wp ? wp + lo * nb * op->kdim * KERN_CONV_PACK_BLOCK : NULL;
         b = b ? b + lo * og : NULL;
-    } else if (conv_parts(j->ex, op) > 1) {
+    } else if (split) {
         /* channel units [lo, hi) of an ungrouped or depthwise conv */
         const size_t u = conv_channel_unit(op);
         lo *= u;
