@@ -442,52 +442,68 @@ static const double x_sigma[PROF_DM_PARAM_COUNT] = {
     3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5, 3.0, 3.0,
     3.0};
 
-/* Parameters the fit holds at the prior's centre, so that a (device,
- * runtime) has ten fitted parameters (edgefit's own fit frees eff_gemm,
- * held_for). GEMM's efficiency: 1, the roof. A
- * dense layer at batch 1 is a GEMV bound by its weights' bytes, which the
+/* Parameters the fit holds at the prior's centre, so that a published
+ * runtime's (device, runtime) has ten fitted parameters (edgefit's own
+ * fit frees more, held_for). GEMM's efficiency: 1, the roof. A dense
+ * layer at batch 1 is a GEMV bound by its weights' bytes, which the
  * memory term charges; fitted freely, every ncnn board put it at the cap
  * of 1, and the XNNPACK and PyTorch fits, whose networks have one small
- * classifier, left it at the prior. int8's 3x3 speed-up: 0.75 of the
- * catalogue's int8/fp32 roof ratio, as int8_speedup starts; held out of
- * the ten on the published data, the leave-one-model-out shares within
- * 25% rose on every ncnn board against holding fp16's speed-up instead
- * (docs/device-model.md). fp16's speed-up: 1, the catalogue's fp16/fp32
- * roof ratio, held since winograd_channels joined the fit, to keep ten
- * (it moves no prediction on the Pi 3, Pi 4 and Jetson Nano, whose cores
- * lack fp16 arithmetic; the Orin Nano's share within 25% fell from 76%
- * to 63% for it). */
+ * classifier, left it at the prior. fp16's speed-up: 1, the catalogue's
+ * fp16/fp32 roof ratio (it moves no prediction on the Pi 3, Pi 4 and
+ * Jetson Nano, whose cores lack fp16 arithmetic). The reduction length
+ * at half efficiency: 8 MACs per output, the prior's centre; fitted, the
+ * ncnn boards put it at 0.26-0.28, where it moves no layer but a
+ * 3-channel stem, and holding it frees int8's 3x3 speed-up instead, which
+ * the ncnn tables need (their int8 3x3 layers use smaller Winograd tiles
+ * than fp32's: SqueezeNet and ResNet-18 gain least from int8). Leave-
+ * one-model-out within 25%, the ncnn boards: Pi 4 at 1.8 GHz 74% -> 82%,
+ * Orin Nano 66% -> 82%, Pi 3B+ 77% -> 83%, Zero 2 W 79% -> 82%, Pi 5
+ * 71% -> 76%, Jetson Nano 84% both, Pi 4 at 1.5 GHz 85% -> 81%; XNNPACK
+ * (no 3x3 layers) 95-97% -> 90-91% (docs/device-model.md). */
 static const bool held_param[PROF_DM_PARAM_COUNT] = {
     [PROF_DM_EFF_GEMM] = true,
-    [PROF_DM_INT8_SPEEDUP_3X3] = true,
     [PROF_DM_F16_SPEEDUP] = true,
+    [PROF_DM_REDUCTION_HALF] = true,
 };
 
-/* Whether the fit of runtime holds parameter k: the above, and the cost
- * per run but for edgefit's own executor, the one runtime calibrated on
- * single layers (--measure); a published network's run is one of tens of
- * layers and milliseconds, and with layers of every size the per-layer
- * overhead already takes what is fixed. */
+/* Whether the fit of runtime holds (or ties) parameter k: the above, and
+ * for every runtime but edgefit's own executor, the one calibrated on
+ * single layers (--measure), the cost per run (a published network's run
+ * is one of tens of layers and milliseconds, and with layers of every
+ * size the per-layer overhead already takes what is fixed) and the pool
+ * share (tied to the bandwidth share). edgefit's fit frees GEMM's
+ * efficiency (its micro-suite times GEMM-shaped dense layers, rows of
+ * tokens, and a recurrent one, which no published table has) and the
+ * reduction length, and ties int8's 3x3 speed-up to int8's: it has no
+ * Winograd kernel, its 3x3 layers run as its other convolutions do. */
 static bool held_for(const char *runtime, int k)
 {
-    if (k == PROF_DM_RUN_OVERHEAD_MS || k == PROF_DM_EFF_POOL) {
-        return strcmp(runtime, "edgefit") != 0;
+    const bool own = strcmp(runtime, "edgefit") == 0;
+    switch (k) {
+    case PROF_DM_RUN_OVERHEAD_MS:
+    case PROF_DM_EFF_POOL:
+        return !own;
+    case PROF_DM_EFF_GEMM:
+    case PROF_DM_REDUCTION_HALF:
+        return !own;
+    case PROF_DM_INT8_SPEEDUP_3X3:
+        return own;
+    default:
+        return held_param[k];
     }
-    if (k == PROF_DM_EFF_GEMM) {
-        /* edgefit's micro-suite times GEMM-shaped dense layers (rows of
-         * tokens) and a recurrent one, which no published table has */
-        return strcmp(runtime, "edgefit") != 0;
-    }
-    return held_param[k];
 }
 
 /* x with the ties of a fit applied: a held eff_pool (a published
- * runtime's, held_for) is eff_bandwidth's. */
+ * runtime's, held_for) is eff_bandwidth's, a held int8 3x3 speed-up
+ * (edgefit's) is int8's. */
 static void tie(const bool *held, const double *x, double *out)
 {
     memcpy(out, x, PROF_DM_PARAM_COUNT * sizeof *out);
     if (held[PROF_DM_EFF_POOL]) {
         out[PROF_DM_EFF_POOL] = x[PROF_DM_EFF_BANDWIDTH];
+    }
+    if (held[PROF_DM_INT8_SPEEDUP_3X3]) {
+        out[PROF_DM_INT8_SPEEDUP_3X3] = x[PROF_DM_INT8_SPEEDUP];
     }
 }
 

@@ -390,14 +390,15 @@ static void test_fit_recovers(void **state)
     make_nets(nets, store);
     struct prof_devmodel truth;
     prof_dm_defaults(&d, "synthetic", &truth);
-    /* eff_gemm, f16_speedup, int8_speedup_conv3x3 and run_overhead_ms at
-     * the values the fit holds them at: 1, 1, 0.75 of board()'s int8 roof
-     * ratio 2, and 1 us (the runtime is not edgefit); Winograd transforms
-     * as costly as the multiplies at 40 channels (the prior starts at 8);
-     * eff_pool tied to eff_bandwidth (not edgefit) */
+    /* eff_gemm, f16_speedup, reduction_half and run_overhead_ms at the
+     * values the fit holds them at: 1, 1, 8 MACs and 1 us (the runtime is
+     * not edgefit); int8's 3x3 speed-up 1.2, away from the prior's 1.5
+     * (0.75 of board()'s int8 roof ratio 2); Winograd transforms as costly
+     * as the multiplies at 40 channels (the prior starts at 8); eff_pool
+     * tied to eff_bandwidth (not edgefit) */
     const double q[PROF_DM_PARAM_COUNT] = {0.08, 0.55, 1.6, 0.35, 1.0,
                                            0.5,  0.02, 0.7, 1.4, 1.0,
-                                           20.0, 1.5, 0.001, 40.0, 0.5};
+                                           8.0,  1.2, 0.001, 40.0, 0.5};
     memcpy(truth.param, q, sizeof q);
     truth.combine = PROF_DM_MAX;
     static const unsigned threads[3] = {1, 2, 4};
@@ -456,6 +457,14 @@ static void test_fit_recovers(void **state)
     for (int k = 0; k < PROF_DM_PARAM_COUNT; k++) {
         near_rel(fit.param[k], q[k], 0.02);
     }
+    /* edgefit has no Winograd kernel: its fit ties int8's 3x3 speed-up
+     * to int8's, even on data whose two differ (1.2 and 1.4 here) */
+    assert_int_equal(prof_dm_fit(&d, "edgefit", cases, n, &fit, &diag),
+                     PROF_OK);
+    assert_true(fit.param[PROF_DM_INT8_SPEEDUP_3X3] ==
+                fit.param[PROF_DM_INT8_SPEEDUP]);
+    assert_true(fit.param[PROF_DM_INT8_SPEEDUP] > 1.2 &&
+                fit.param[PROF_DM_INT8_SPEEDUP] < 1.4);
     /* a bad measurement is named */
     cases[3].measured_ms = -1.0;
     assert_int_equal(prof_dm_fit(&d, "synthetic", cases, n, &fit, &diag),
@@ -587,12 +596,12 @@ static void test_pooled(void **state)
     make_nets(nets, store);
     struct prof_devmodel truth;
     prof_dm_defaults(&dev[0], "r", &truth);
-    /* eff_gemm, int8_speedup_conv3x3 and run_overhead_ms at the values
-     * the fit holds them at: 1, 0.75 of board()'s int8 roof ratio 2, and
-     * 1 us (the runtime is not edgefit); eff_pool tied to eff_bandwidth */
+    /* eff_gemm, reduction_half and run_overhead_ms at the values the fit
+     * holds them at: 1, 8 MACs and 1 us (the runtime is not edgefit);
+     * eff_pool tied to eff_bandwidth */
     const double q[PROF_DM_PARAM_COUNT] = {0.1, 0.5, 1.2, 0.4, 1.0,
                                            0.7, 0.01, 0.8, 1.6, 0.9,
-                                           20.0, 1.5, 0.001, 30.0, 0.7};
+                                           8.0, 1.3, 0.001, 30.0, 0.7};
     memcpy(truth.param, q, sizeof q);
     struct prof_dm_case cases[2 * NETS * 2];
     size_t group[2 * NETS * 2];
