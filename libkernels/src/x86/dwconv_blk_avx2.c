@@ -45,6 +45,9 @@ typedef __m256 V;
  * (eight measured faster than four on 6 x 6, 12 x 12 and 25 x 5
  * planes). */
 enum { PIX_BLOCKS = 4, PIX_MAX = 64, GMAX = 8 };
+/* Other filters go pixel-major (pixels_k) on planes of at most PIXK_MAX
+ * outputs, with PIX_BLOCKS full blocks or PIX_MAX outputs at most. */
+enum { PIXK_MAX = 64 };
 
 static inline V fuse_full(V v, int act)
 {
@@ -574,6 +577,93 @@ static void pixels3(const struct kern_dwconv2d_shape *s, size_t oh,
     }
 }
 
+/* g blocks (g <= GMAX, a constant after inlining) of one output pixel
+ * of any filter, pixel-major: the g chains are independent, the pixel's
+ * window is worked out once for all of them. Taps in row-major order, a
+ * tap outside the input as w * +0, as plane() does. */
+static inline __attribute__((always_inline)) void
+pixk_blocks(const float *x, const float *w, const float *bias, float *y,
+            size_t g, size_t ihw, size_t ohw, size_t kh, size_t kw,
+            size_t cy, size_t cx, size_t pt, size_t pl, size_t ih, size_t iw,
+            int act)
+{
+    const V z = _mm256_setzero_ps();
+    const size_t kk = kh * kw;
+    V a[GMAX];
+    for (size_t i = 0; i < g; i++) {
+        a[i] = bias ? _mm256_loadu_ps(bias + i * L) : z;
+    }
+    for (size_t ky = 0; ky < kh; ky++) {
+        const size_t iy = cy + ky - pt; /* wraps above the input */
+        const int row_in = cy + ky >= pt && iy < ih;
+        for (size_t kx = 0; kx < kw; kx++) {
+            const size_t ix = cx + kx - pl;
+            const float *wp = w + (ky * kw + kx) * L;
+            if (row_in && cx + kx >= pl && ix < iw) {
+                const float *xp = x + (iy * iw + ix) * L;
+                for (size_t i = 0; i < g; i++) {
+                    a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(wp + i * kk * L),
+                                           _mm256_loadu_ps(xp + i * ihw),
+                                           a[i]);
+                }
+            } else {
+                for (size_t i = 0; i < g; i++) {
+                    a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(wp + i * kk * L),
+                                           z, a[i]);
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < g; i++) {
+        _mm256_storeu_ps(y + i * ohw, fuse_full(a[i], act));
+    }
+}
+
+/* Blocks [j0, j1) of one sample, all full, pixel-major for filters other
+ * than 3 x 3 (pixels3's case): on the 6 x 6 and 3 x 3 planes of
+ * MobileNetV3's and EfficientNet's 5 x 5 layers nearly every column of
+ * plane() is an edge column, one chain of 25 dependent multiply-adds. */
+static inline __attribute__((always_inline)) void
+pixels_kk(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
+          size_t j0, size_t j1, const float *x, const float *packed,
+          const float *bias, int act, float *y, size_t kh, size_t kw)
+{
+    const size_t ih = s->in_h, iw = s->in_w, sh = s->stride_h;
+    const size_t sw = s->stride_w, pt = s->pad_top, pl = s->pad_left;
+    const size_t ihw = ih * iw * L, ohw = oh * ow * L;
+    for (size_t oy = 0; oy < oh; oy++) {
+        for (size_t ox = 0; ox < ow; ox++) {
+            const size_t at = (oy * ow + ox) * L;
+            size_t j = j0;
+            for (; j + GMAX <= j1; j += GMAX) {
+                pixk_blocks(x + j * ihw, packed + j * kh * kw * L,
+                            bias ? bias + j * L : NULL, y + j * ohw + at,
+                            GMAX, ihw, ohw, kh, kw, oy * sh, ox * sw, pt, pl,
+                            ih, iw, act);
+            }
+            if (j < j1) {
+                pixk_blocks(x + j * ihw, packed + j * kh * kw * L,
+                            bias ? bias + j * L : NULL, y + j * ohw + at,
+                            j1 - j, ihw, ohw, kh, kw, oy * sh, ox * sw, pt,
+                            pl, ih, iw, act);
+            }
+        }
+    }
+}
+
+/* pixels_kk with a 5 x 5 filter's loops unrolled at compile time */
+static void pixels_k(const struct kern_dwconv2d_shape *s, size_t oh,
+                     size_t ow, size_t j0, size_t j1, const float *x,
+                     const float *packed, const float *bias, int act,
+                     float *y)
+{
+    if (s->kh == 5 && s->kw == 5) {
+        pixels_kk(s, oh, ow, j0, j1, x, packed, bias, act, y, 5, 5);
+    } else {
+        pixels_kk(s, oh, ow, j0, j1, x, packed, bias, act, y, s->kh, s->kw);
+    }
+}
+
 void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
                             size_t out_h, size_t out_w, size_t b0, size_t b1,
                             const float *x, const float *packed,
@@ -586,13 +676,18 @@ void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
     const size_t bf = b1 == nb && C % L ? b1 - 1 : b1;
     /* pixel-major once there are blocks enough to share each group's
      * geometry, or outputs so few that a row is one or two groups */
-    const int pix = kh == 3 && kw == 3 && (sw == 1 || sw == 2) &&
-                    bf > b0 &&
-                    (bf - b0 >= PIX_BLOCKS || out_h * out_w <= PIX_MAX);
+    const int many = bf > b0 &&
+                     (bf - b0 >= PIX_BLOCKS || out_h * out_w <= PIX_MAX);
+    const int k3 = kh == 3 && kw == 3;
+    const int pix = many && ((k3 && (sw == 1 || sw == 2)) ||
+                             (!k3 && out_h * out_w <= PIXK_MAX));
     for (size_t bi = 0; bi < s->batch; bi++) {
-        if (pix && b0 < bf) {
+        if (pix && k3) {
             pixels3(s, out_h, out_w, b0, bf, x + bi * nb * ihw, packed, bias,
                     act, y + bi * nb * ohw);
+        } else if (pix) {
+            pixels_k(s, out_h, out_w, b0, bf, x + bi * nb * ihw, packed,
+                     bias, act, y + bi * nb * ohw);
         }
         for (size_t j = pix ? (bf > b0 ? bf : b0) : b0; j < b1; j++) {
             const size_t n = C - j * L < L ? C - j * L : L;
@@ -609,6 +704,12 @@ void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
                 plane(s, out_h, out_w, xp, wt, b, act, keep, yp, 3, 3, 1, 4);
             } else if (kh == 3 && kw == 3 && sw == 2) {
                 plane(s, out_h, out_w, xp, wt, b, act, keep, yp, 3, 3, 2, 4);
+            } else if (kh == 5 && kw == 5 && sw == 1) {
+                /* MobileNetV3's and EfficientNet's 5 x 5 filters: the
+                 * taps' loops unrolled at compile time */
+                plane(s, out_h, out_w, xp, wt, b, act, keep, yp, 5, 5, 1, 4);
+            } else if (kh == 5 && kw == 5 && sw == 2) {
+                plane(s, out_h, out_w, xp, wt, b, act, keep, yp, 5, 5, 2, 4);
             } else {
                 plane(s, out_h, out_w, xp, wt, b, act, keep, yp, kh, kw, sw,
                       4);
