@@ -190,6 +190,8 @@ int prof_dm_net_from_model(const memest_model *model, struct prof_dm_net *out)
         d->act_elements = act;
         d->param_count = l->parameter_count;
         d->out_elements = l->output_elements;
+        d->threaded = l->kind == MEMEST_KIND_CONV2D ||
+                      l->kind == MEMEST_KIND_DENSE;
         if (l->kind == MEMEST_KIND_CONV2D && l->in_shape.rank == 3 &&
             l->out_shape.rank == 3) {
             d->in_channels = l->in_shape.dim[0];
@@ -263,9 +265,32 @@ static double layer_bandwidth(const struct prof_device *dev, double bytes,
     return dram;
 }
 
-/* The model's time for a case from physical parameters q. */
+/* The MACs at the batch from which runtime splits a layer among its
+ * threads: edgefit's executor splits a conv2d or dense layer of at least
+ * PROF_EXEC_THREAD_MIN_MACS (exec_op_threads) and runs every other layer
+ * on the caller's thread; for the published runtimes, whose rules are not
+ * known here, every layer scales with the thread curve (0). */
+static uint64_t split_min_macs(const char *runtime)
+{
+    return strcmp(runtime, "edgefit") == 0 ? PROF_EXEC_THREAD_MIN_MACS : 0;
+}
+
+/* Whether a layer of a case runs on all its threads, given split_min. */
+static bool layer_splits(const struct prof_dm_layer *l, uint64_t batch,
+                         uint64_t split_min)
+{
+    if (split_min == 0) {
+        return true;
+    }
+    /* macs * batch >= split_min, without the product */
+    const uint64_t need = split_min / batch + (split_min % batch != 0);
+    return l->threaded && l->macs >= need;
+}
+
+/* The model's time for a case from physical parameters q; split_min as
+ * split_min_macs(). */
 static double model_ms(const struct prof_device *dev, const double *q,
-                       enum prof_dm_combine combine,
+                       enum prof_dm_combine combine, uint64_t split_min,
                        const struct prof_dm_case *c)
 {
     if (c->device) {
@@ -274,7 +299,7 @@ static double model_ms(const struct prof_device *dev, const double *q,
     const unsigned cores = prof_device_cores(dev);
     const double n = (double)(c->threads < cores ? c->threads : cores);
     const double p = q[PROF_DM_PARALLEL];
-    const double amdahl = (1.0 - p) + p / n;
+    const double amdahl_n = (1.0 - p) + p / n;
     const bool int8 = c->precision == MEMEST_INT8;
     double gain = 1.0;
     if (int8) {
@@ -291,7 +316,8 @@ static double model_ms(const struct prof_device *dev, const double *q,
     /* GMAC/s and GB/s are MACs and bytes per ns: x 1e6 per ms */
     const double peak = core_peak(dev) * 1e6;
     const double r0 = q[PROF_DM_REDUCTION_HALF];
-    const double bw0 = bandwidth_at(dev, c->threads) * 1e6;
+    const double bw_n = bandwidth_at(dev, c->threads) * 1e6;
+    const double bw_1 = bandwidth_at(dev, 1) * 1e6;
     const double eb = q[PROF_DM_EFF_BANDWIDTH];
     /* A dense layer reads its weights once, in order: the access a host
      * calibration's cache bandwidths measure (a streaming read), so from
@@ -304,6 +330,9 @@ static double model_ms(const struct prof_device *dev, const double *q,
     double total = 0.0;
     for (size_t i = 0; i < c->net->count; i++) {
         const struct prof_dm_layer *l = &c->net->layers[i];
+        const bool split = layer_splits(l, c->batch, split_min);
+        const double amdahl = split ? amdahl_n : 1.0;
+        const double bw0 = split ? bw_n : bw_1;
         enum prof_dm_param e = PROF_DM_EFF_DEPTHWISE;
         switch (l->op_class) {
         case PROF_OPC_POINTWISE:
@@ -383,7 +412,8 @@ int prof_dm_predict(const struct prof_devmodel *m,
     if (!case_ok(c) || !model_ok(m)) {
         return PROF_E_RANGE;
     }
-    *ms = model_ms(&m->device, m->param, m->combine, c);
+    *ms = model_ms(&m->device, m->param, m->combine,
+                   split_min_macs(m->runtime), c);
     if (low_ms) {
         *low_ms = *ms * m->interval_low;
     }
@@ -580,6 +610,7 @@ struct fit {
     size_t n;
     enum prof_dm_combine combine;
     bool held[NP];  /* held_for() of the runtime fitted */
+    uint64_t split_min; /* split_min_macs() of the runtime fitted */
     double x0[NP];  /* the prior's centre */
     double pw[NP];  /* the weight of each prior residual per unit of x */
     double *r;      /* n + NP residuals */
@@ -596,7 +627,8 @@ static double residuals(const struct fit *f, const double *x, double *r)
     to_q(xt, q);
     double ss = 0.0;
     for (size_t i = 0; i < f->n; i++) {
-        const double t = model_ms(f->dev, q, f->combine, &f->cases[i]);
+        const double t = model_ms(f->dev, q, f->combine, f->split_min,
+                                  &f->cases[i]);
         r[i] = log(t / f->cases[i].measured_ms);
         ss += r[i] * r[i];
     }
@@ -839,7 +871,8 @@ int prof_dm_fit_prior(const struct prof_device *dev, const char *runtime,
     if (m > SIZE_MAX / (NP * sizeof(double))) {
         return PROF_E_OVERFLOW;
     }
-    struct fit f = {.dev = dev, .cases = cases, .n = n};
+    struct fit f = {.dev = dev, .cases = cases, .n = n,
+                    .split_min = split_min_macs(runtime)};
     for (int k = 0; k < NP; k++) {
         f.held[k] = held_for(runtime, k);
     }

@@ -186,13 +186,14 @@ static void test_hand_case(void **state)
     struct prof_dm_layer layers[2] = {
         /* out_elements 0: no reduction term */
         /* channels 0: no Winograd transform term */
-        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0}, /* 8 MMAC, 4 MB */
-        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0}, /* 0.4 MMAC, 8 MB */
+        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0, true}, /* 8 MMAC, 4 MB */
+        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0, true}, /* 0.4 MMAC, 8 MB */
     };
     struct prof_dm_net net = {"two", 2, layers};
     struct prof_devmodel m;
     const struct prof_device d = board();
-    prof_dm_defaults(&d, "edgefit", &m);
+    /* a published runtime: every layer scales with the threads */
+    prof_dm_defaults(&d, "hand", &m);
     for (int k = 0; k < PROF_DM_PARAM_COUNT; k++) {
         m.param[k] = 0.5;
     }
@@ -221,6 +222,31 @@ static void test_hand_case(void **state)
     c.threads = 2;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
     near_rel(ms, 3.7 + 0.25, 1e-12);
+    /* edgefit's executor splits a conv2d or dense layer of at least
+     * PROF_EXEC_THREAD_MIN_MACS (2^20) MACs at the batch, and runs the
+     * others on one thread: the depthwise layer's 0.4 MMAC at one core's
+     * peak and bandwidth, 0.5 + 4; the conv 0.3 + 1 as above */
+    snprintf(m.runtime, sizeof m.runtime, "edgefit");
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 1.3 + 4.5 + 0.1 + 0.25, 1e-12);
+    /* at batch 3 its 1.2 MMAC split too: conv 0.9 + 3, depthwise
+     * 1.2e6 / 0.8e6 x 0.6 = 0.9 + 24e6 B / 4e6 = 6; at batch 2 (0.8
+     * MMAC) not: 1.0 + 16e6 / 2e6 = 8, the conv 0.6 + 2 */
+    c.batch = 3;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 3.9 + 6.9 + 0.1 + 0.25, 1e-12);
+    c.batch = 2;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 2.6 + 9.0 + 0.1 + 0.25, 1e-12);
+    /* a layer the executor never splits (a pool, an LSTM) stays on one
+     * thread at any size: at batch 3, 1.5 + 12 */
+    c.batch = 3;
+    layers[1].threaded = false;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 3.9 + 13.5 + 0.1 + 0.25, 1e-12);
+    layers[1].threaded = true;
+    snprintf(m.runtime, sizeof m.runtime, "hand");
+    c.batch = 1;
     /* int8 at batch 2: speed-up 0.5 and batch 2 -> compute x 4; bytes 1
      * per element x 2: conv 0.3 x 4 = 1.2 + 1e6 x 2 / 4e6 = 0.5;
      * depthwise 0.3 x 4 = 1.2 + 2e6 x 2 / 4e6 = 1 */
@@ -293,8 +319,8 @@ static void test_hand_pool_gemm(void **state)
 {
     (void)state;
     struct prof_dm_layer layers[2] = {
-        {PROF_OPC_POOL, 0, 1000000, 0, 0, 0, 0},        /* 4 MB */
-        {PROF_OPC_GEMM, 1000000, 1000, 1000000, 0, 0, 0}, /* 4.004 MB */
+        {PROF_OPC_POOL, 0, 1000000, 0, 0, 0, 0, false},        /* 4 MB */
+        {PROF_OPC_GEMM, 1000000, 1000, 1000000, 0, 0, 0, true}, /* 4.004 MB */
     };
     struct prof_dm_net net = {"pg", 2, layers};
     struct prof_devmodel m;
@@ -355,6 +381,10 @@ static void make_nets(struct prof_dm_net *nets, struct prof_dm_layer *store)
                                 : l[j].op_class == PROF_OPC_GEMM  ? 3.0
                                                                   : 1.0;
             l[j].macs = (uint64_t)(1e5 * exp(u1 * log(200.0)) * more);
+            /* edgefit's executor splits the convolutions and GEMMs of
+             * 2^20 MACs or more at the batch: about half of these */
+            l[j].threaded = l[j].op_class != PROF_OPC_ELEMENTWISE &&
+                            l[j].op_class != PROF_OPC_POOL;
             l[j].act_elements = (uint64_t)(1e4 * exp(u2 * log(100.0)));
             l[j].param_count = (uint64_t)(1e4 * (1 + j));
             /* reductions from about 0.3 to 6000 MACs per output */
