@@ -2,7 +2,7 @@
 # On-host calibration check: does a device model fitted on this machine
 # predict the measured latency of models it never saw?
 #
-#  1. edgefit-device --measure: the fixed micro-suite of single layers,
+#  1. edgefit-device --measure: the fixed micro-suite of layers of each class,
 #     1 to N threads, fp32, fp16, int8, fitted as device "host", runtime
 #     edgefit;
 #  2. every preset and ONNX fixture (tests/data/zoo) at batch 1 and 8, 1

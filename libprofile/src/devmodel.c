@@ -497,15 +497,16 @@ static const bool held_param[PROF_DM_PARAM_COUNT] = {
 };
 
 /* Whether the fit of runtime holds (or ties) parameter k: the above, and
- * for every runtime but edgefit's own executor, the one calibrated on
- * single layers (--measure), the cost per run (a published network's run
- * is one of tens of layers and milliseconds, and with layers of every
- * size the per-layer overhead already takes what is fixed) and the pool
- * share (tied to the bandwidth share). edgefit's fit frees GEMM's
- * efficiency (its micro-suite times GEMM-shaped dense layers, rows of
- * tokens, and a recurrent one, which no published table has) and the
- * reduction length, and ties int8's 3x3 speed-up to int8's: it has no
- * Winograd kernel, its 3x3 layers run as its other convolutions do. */
+ * for every runtime but edgefit's own executor, the one calibrated on a
+ * micro-suite of layers (--measure), the cost per run (a published
+ * network's run is one of tens of layers and milliseconds, and with
+ * layers of every size the per-layer overhead already takes what is
+ * fixed) and the pool share (tied to the bandwidth share). edgefit's fit
+ * frees GEMM's efficiency (its micro-suite times GEMM-shaped dense
+ * layers, rows of tokens, and a recurrent one, which no published table
+ * has) and the reduction length, and ties int8's 3x3 speed-up to int8's:
+ * it has no Winograd kernel, its 3x3 layers run as its other
+ * convolutions do. */
 static bool held_for(const char *runtime, int k)
 {
     const bool own = strcmp(runtime, "edgefit") == 0;

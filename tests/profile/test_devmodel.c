@@ -186,8 +186,9 @@ static void test_hand_case(void **state)
     struct prof_dm_layer layers[2] = {
         /* out_elements 0: no reduction term */
         /* channels 0: no Winograd transform term */
-        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0, true}, /* 8 MMAC, 4 MB */
-        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0, true}, /* 0.4 MMAC, 8 MB */
+        /* 8 MMAC, 4 MB; 0.4 MMAC, 8 MB */
+        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0, true},
+        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0, true},
     };
     struct prof_dm_net net = {"two", 2, layers};
     struct prof_devmodel m;
