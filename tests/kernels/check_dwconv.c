@@ -302,9 +302,9 @@ static void random_blk_shape(struct kern_dwconv2d_shape *s, size_t *oh,
             s->channels = (size_t)(t % 2 ? ck_randi(25, 72) : ck_randi(1, 12));
         }
         if (t % 3 == 2 && t % 4 == 3) {
-            /* 5 x 5, unrolled block by block and pixel-major (from 4
-             * full blocks on planes of at most 64 outputs): 12 x 12 and
-             * smaller planes, pad 0..3, stride 1 or 2 */
+            /* 5 x 5, unrolled block by block and pixel-major (planes of
+             * at most 64 outputs with a full block): 12 x 12 and smaller
+             * planes, pad 0..3, stride 1 or 2 */
             s->kh = s->kw = 5;
             s->stride_h = s->stride_w = (size_t)ck_randi(1, 2);
             s->in_h = (size_t)ck_randi(1, 13);

@@ -45,9 +45,6 @@ typedef __m256 V;
  * (eight measured faster than four on 6 x 6, 12 x 12 and 25 x 5
  * planes). */
 enum { PIX_BLOCKS = 4, PIX_MAX = 64, GMAX = 8 };
-/* Other filters go pixel-major (pixels_k) on planes of at most PIXK_MAX
- * outputs, with PIX_BLOCKS full blocks or PIX_MAX outputs at most. */
-enum { PIXK_MAX = 64 };
 
 static inline V fuse_full(V v, int act)
 {
@@ -423,29 +420,66 @@ pix_blocks(const float *const rows[3], size_t c, size_t pl, const float *w,
     }
 }
 
-/* An output in any other position (padding of two or more columns, or a
- * plane so narrow that both edges cut one window): the same sums, with
- * the columns tested per tap. */
-static void pix_other(const float *const rows[3], size_t c, size_t pl,
-                      size_t iw, const float *w, const float *bias, float *y,
-                      size_t n, size_t ihw, size_t ohw, int act)
+/* g blocks (g <= GMAX, a constant after inlining) of one output pixel
+ * of any filter, pixel-major: the g chains are independent, the pixel's
+ * window is worked out once for all of them. Taps in row-major order, a
+ * tap outside the input as w * +0, as plane() does. */
+static inline __attribute__((always_inline)) void
+pixk_blocks(const float *x, const float *w, const float *bias, float *y,
+            size_t g, size_t ihw, size_t ohw, size_t kh, size_t kw,
+            size_t cy, size_t cx, size_t pt, size_t pl, size_t ih, size_t iw,
+            int act)
 {
     const V z = _mm256_setzero_ps();
-    for (size_t j = 0; j < n; j++) {
-        V a = bias ? _mm256_loadu_ps(bias + j * L) : z;
-        for (size_t ky = 0; ky < 3; ky++) {
-            for (size_t kx = 0; kx < 3; kx++) {
-                const size_t ix = c + kx - pl; /* wraps left of the input */
-                const V v = rows[ky] && c + kx >= pl && ix < iw
-                                ? _mm256_loadu_ps(rows[ky] + j * ihw + ix * L)
-                                : z;
-                a = _mm256_fmadd_ps(_mm256_loadu_ps(w + (ky * 3 + kx) * L), v,
-                                    a);
+    const size_t kk = kh * kw;
+    V a[GMAX];
+    for (size_t i = 0; i < g; i++) {
+        a[i] = bias ? _mm256_loadu_ps(bias + i * L) : z;
+    }
+    for (size_t ky = 0; ky < kh; ky++) {
+        const size_t iy = cy + ky - pt; /* wraps above the input */
+        const int row_in = cy + ky >= pt && iy < ih;
+        for (size_t kx = 0; kx < kw; kx++) {
+            const size_t ix = cx + kx - pl;
+            const float *wp = w + (ky * kw + kx) * L;
+            if (row_in && cx + kx >= pl && ix < iw) {
+                const float *xp = x + (iy * iw + ix) * L;
+                for (size_t i = 0; i < g; i++) {
+                    a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(wp + i * kk * L),
+                                           _mm256_loadu_ps(xp + i * ihw),
+                                           a[i]);
+                }
+            } else {
+                for (size_t i = 0; i < g; i++) {
+                    a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(wp + i * kk * L),
+                                           z, a[i]);
+                }
             }
         }
-        _mm256_storeu_ps(y, fuse_full(a, act));
-        w += 9 * L;
-        y += ohw;
+    }
+    for (size_t i = 0; i < g; i++) {
+        _mm256_storeu_ps(y + i * ohw, fuse_full(a[i], act));
+    }
+}
+
+/* Blocks [0, n) of one output pixel whose window's tap (0, 0) is at
+ * padded coordinates (cy, cx), pixel-major: GMAX blocks at a time. kh and
+ * kw are constants at the call sites (3 x 3, 5 x 5) or the shape's. */
+static inline __attribute__((always_inline)) void
+pix_one(const float *x, const float *w, const float *bias, float *y,
+        size_t n, size_t ihw, size_t ohw, size_t kh, size_t kw, size_t cy,
+        size_t cx, size_t pt, size_t pl, size_t ih, size_t iw, int act)
+{
+    size_t j = 0;
+    for (; j + GMAX <= n; j += GMAX) {
+        pixk_blocks(x + j * ihw, w + j * kh * kw * L,
+                    bias ? bias + j * L : NULL, y + j * ohw, GMAX, ihw, ohw,
+                    kh, kw, cy, cx, pt, pl, ih, iw, act);
+    }
+    if (j < n) {
+        pixk_blocks(x + j * ihw, w + j * kh * kw * L,
+                    bias ? bias + j * L : NULL, y + j * ohw, n - j, ihw, ohw,
+                    kh, kw, cy, cx, pt, pl, ih, iw, act);
     }
 }
 
@@ -565,8 +599,11 @@ static void pixels3(const struct kern_dwconv2d_shape *s, size_t oh,
                 break;
             }
             if (g == 0) {
-                pix_other(rows, ox * sw, pl, iw, w, bj,
-                          y + (oy * ow + ox) * L, n, ihw, ohw, act);
+                /* any other column (padding of two or more, or a plane
+                 * so narrow that both edges cut one window): the same
+                 * sums, the columns tested per tap */
+                pix_one(x, w, bj, y + (oy * ow + ox) * L, n, ihw, ohw, 3, 3,
+                        oy * sh, ox * sw, pt, pl, ih, iw, act);
                 ox++;
                 continue;
             }
@@ -577,90 +614,35 @@ static void pixels3(const struct kern_dwconv2d_shape *s, size_t oh,
     }
 }
 
-/* g blocks (g <= GMAX, a constant after inlining) of one output pixel
- * of any filter, pixel-major: the g chains are independent, the pixel's
- * window is worked out once for all of them. Taps in row-major order, a
- * tap outside the input as w * +0, as plane() does. */
-static inline __attribute__((always_inline)) void
-pixk_blocks(const float *x, const float *w, const float *bias, float *y,
-            size_t g, size_t ihw, size_t ohw, size_t kh, size_t kw,
-            size_t cy, size_t cx, size_t pt, size_t pl, size_t ih, size_t iw,
-            int act)
-{
-    const V z = _mm256_setzero_ps();
-    const size_t kk = kh * kw;
-    V a[GMAX];
-    for (size_t i = 0; i < g; i++) {
-        a[i] = bias ? _mm256_loadu_ps(bias + i * L) : z;
-    }
-    for (size_t ky = 0; ky < kh; ky++) {
-        const size_t iy = cy + ky - pt; /* wraps above the input */
-        const int row_in = cy + ky >= pt && iy < ih;
-        for (size_t kx = 0; kx < kw; kx++) {
-            const size_t ix = cx + kx - pl;
-            const float *wp = w + (ky * kw + kx) * L;
-            if (row_in && cx + kx >= pl && ix < iw) {
-                const float *xp = x + (iy * iw + ix) * L;
-                for (size_t i = 0; i < g; i++) {
-                    a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(wp + i * kk * L),
-                                           _mm256_loadu_ps(xp + i * ihw),
-                                           a[i]);
-                }
-            } else {
-                for (size_t i = 0; i < g; i++) {
-                    a[i] = _mm256_fmadd_ps(_mm256_loadu_ps(wp + i * kk * L),
-                                           z, a[i]);
-                }
-            }
-        }
-    }
-    for (size_t i = 0; i < g; i++) {
-        _mm256_storeu_ps(y + i * ohw, fuse_full(a[i], act));
-    }
-}
-
 /* Blocks [j0, j1) of one sample, all full, pixel-major for filters other
  * than 3 x 3 (pixels3's case): on the 6 x 6 and 3 x 3 planes of
  * MobileNetV3's and EfficientNet's 5 x 5 layers nearly every column of
- * plane() is an edge column, one chain of 25 dependent multiply-adds. */
-static inline __attribute__((always_inline)) void
-pixels_kk(const struct kern_dwconv2d_shape *s, size_t oh, size_t ow,
-          size_t j0, size_t j1, const float *x, const float *packed,
-          const float *bias, int act, float *y, size_t kh, size_t kw)
-{
-    const size_t ih = s->in_h, iw = s->in_w, sh = s->stride_h;
-    const size_t sw = s->stride_w, pt = s->pad_top, pl = s->pad_left;
-    const size_t ihw = ih * iw * L, ohw = oh * ow * L;
-    for (size_t oy = 0; oy < oh; oy++) {
-        for (size_t ox = 0; ox < ow; ox++) {
-            const size_t at = (oy * ow + ox) * L;
-            size_t j = j0;
-            for (; j + GMAX <= j1; j += GMAX) {
-                pixk_blocks(x + j * ihw, packed + j * kh * kw * L,
-                            bias ? bias + j * L : NULL, y + j * ohw + at,
-                            GMAX, ihw, ohw, kh, kw, oy * sh, ox * sw, pt, pl,
-                            ih, iw, act);
-            }
-            if (j < j1) {
-                pixk_blocks(x + j * ihw, packed + j * kh * kw * L,
-                            bias ? bias + j * L : NULL, y + j * ohw + at,
-                            j1 - j, ihw, ohw, kh, kw, oy * sh, ox * sw, pt,
-                            pl, ih, iw, act);
-            }
-        }
-    }
-}
-
-/* pixels_kk with a 5 x 5 filter's loops unrolled at compile time */
+ * plane() is an edge column, one chain of 25 dependent multiply-adds.
+ * A 5 x 5 filter's loops are unrolled at compile time. */
 static void pixels_k(const struct kern_dwconv2d_shape *s, size_t oh,
                      size_t ow, size_t j0, size_t j1, const float *x,
                      const float *packed, const float *bias, int act,
                      float *y)
 {
-    if (s->kh == 5 && s->kw == 5) {
-        pixels_kk(s, oh, ow, j0, j1, x, packed, bias, act, y, 5, 5);
-    } else {
-        pixels_kk(s, oh, ow, j0, j1, x, packed, bias, act, y, s->kh, s->kw);
+    const size_t ih = s->in_h, iw = s->in_w, sh = s->stride_h;
+    const size_t sw = s->stride_w, pt = s->pad_top, pl = s->pad_left;
+    const size_t kh = s->kh, kw = s->kw;
+    const size_t ihw = ih * iw * L, ohw = oh * ow * L;
+    const float *w = packed + j0 * kh * kw * L;
+    const float *bj = bias ? bias + j0 * L : NULL;
+    x += j0 * ihw;
+    y += j0 * ohw;
+    for (size_t oy = 0; oy < oh; oy++) {
+        for (size_t ox = 0; ox < ow; ox++) {
+            float *yo = y + (oy * ow + ox) * L;
+            if (kh == 5 && kw == 5) {
+                pix_one(x, w, bj, yo, j1 - j0, ihw, ohw, 5, 5, oy * sh,
+                        ox * sw, pt, pl, ih, iw, act);
+            } else {
+                pix_one(x, w, bj, yo, j1 - j0, ihw, ohw, kh, kw, oy * sh,
+                        ox * sw, pt, pl, ih, iw, act);
+            }
+        }
     }
 }
 
@@ -676,11 +658,12 @@ void kern_dwconv2d_blk_avx2(const struct kern_dwconv2d_shape *s,
     const size_t bf = b1 == nb && C % L ? b1 - 1 : b1;
     /* pixel-major once there are blocks enough to share each group's
      * geometry, or outputs so few that a row is one or two groups */
-    const int many = bf > b0 &&
-                     (bf - b0 >= PIX_BLOCKS || out_h * out_w <= PIX_MAX);
+    const int few = out_h * out_w <= PIX_MAX;
     const int k3 = kh == 3 && kw == 3;
-    const int pix = many && ((k3 && (sw == 1 || sw == 2)) ||
-                             (!k3 && out_h * out_w <= PIXK_MAX));
+    /* other filters pixel-major only on planes of few outputs (pixels_k) */
+    const int pix = bf > b0 && (k3 ? (sw == 1 || sw == 2) &&
+                                         (bf - b0 >= PIX_BLOCKS || few)
+                                   : few);
     for (size_t bi = 0; bi < s->batch; bi++) {
         if (pix && k3) {
             pixels3(s, out_h, out_w, b0, bf, x + bi * nb * ihw, packed, bias,
