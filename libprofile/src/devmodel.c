@@ -275,18 +275,6 @@ static uint64_t split_min_macs(const char *runtime)
     return strcmp(runtime, "edgefit") == 0 ? PROF_EXEC_THREAD_MIN_MACS : 0;
 }
 
-/* Whether a layer of a case runs on all its threads, given split_min. */
-static bool layer_splits(const struct prof_dm_layer *l, uint64_t batch,
-                         uint64_t split_min)
-{
-    if (split_min == 0) {
-        return true;
-    }
-    /* macs * batch >= split_min, without the product */
-    const uint64_t need = split_min / batch + (split_min % batch != 0);
-    return l->threaded && l->macs >= need;
-}
-
 /* The model's time for a case from physical parameters q; split_min as
  * split_min_macs(). */
 static double model_ms(const struct prof_device *dev, const double *q,
@@ -300,6 +288,11 @@ static double model_ms(const struct prof_device *dev, const double *q,
     const double n = (double)(c->threads < cores ? c->threads : cores);
     const double p = q[PROF_DM_PARALLEL];
     const double amdahl_n = (1.0 - p) + p / n;
+    /* a layer runs on all the threads from need MACs a sample:
+     * macs * batch >= split_min, without the product (split_min 0: every
+     * layer does) */
+    const uint64_t need =
+        split_min / c->batch + (split_min % c->batch != 0);
     const bool int8 = c->precision == MEMEST_INT8;
     double gain = 1.0;
     if (int8) {
@@ -330,7 +323,7 @@ static double model_ms(const struct prof_device *dev, const double *q,
     double total = 0.0;
     for (size_t i = 0; i < c->net->count; i++) {
         const struct prof_dm_layer *l = &c->net->layers[i];
-        const bool split = layer_splits(l, c->batch, split_min);
+        const bool split = split_min == 0 || (l->threaded && l->macs >= need);
         const double amdahl = split ? amdahl_n : 1.0;
         const double bw0 = split ? bw_n : bw_1;
         enum prof_dm_param e = PROF_DM_EFF_DEPTHWISE;
@@ -472,55 +465,53 @@ static const double x_sigma[PROF_DM_PARAM_COUNT] = {
     3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.5, 1.5, 3.0, 1.5, 3.0, 3.0,
     3.0};
 
-/* Parameters the fit holds at the prior's centre, so that a published
- * runtime's (device, runtime) has ten fitted parameters (edgefit's own
- * fit frees more, held_for). GEMM's efficiency: 1, the roof. A dense
- * layer at batch 1 is a GEMV bound by its weights' bytes, which the
- * memory term charges; fitted freely, every ncnn board put it at the cap
- * of 1, and the XNNPACK and PyTorch fits, whose networks have one small
- * classifier, left it at the prior. fp16's speed-up: 1, the catalogue's
- * fp16/fp32 roof ratio (it moves no prediction on the Pi 3, Pi 4 and
- * Jetson Nano, whose cores lack fp16 arithmetic). The reduction length
- * at half efficiency: 8 MACs per output, the prior's centre; fitted, the
- * ncnn boards put it at 0.26-0.28, where it moves no layer but a
- * 3-channel stem, and holding it frees int8's 3x3 speed-up instead, which
- * the ncnn tables need (their int8 3x3 layers use smaller Winograd tiles
- * than fp32's: SqueezeNet and ResNet-18 gain least from int8). Leave-
- * one-model-out within 25%, the ncnn boards: Pi 4 at 1.8 GHz 74% -> 82%,
- * Orin Nano 66% -> 82%, Pi 3B+ 77% -> 83%, Zero 2 W 79% -> 82%, Pi 5
- * 71% -> 76%, Jetson Nano 84% both, Pi 4 at 1.5 GHz 85% -> 81%; XNNPACK
- * (no 3x3 layers) 95-97% -> 90-91% (docs/device-model.md). */
-static const bool held_param[PROF_DM_PARAM_COUNT] = {
-    [PROF_DM_EFF_GEMM] = true,
-    [PROF_DM_F16_SPEEDUP] = true,
-    [PROF_DM_REDUCTION_HALF] = true,
-};
-
-/* Whether the fit of runtime holds (or ties) parameter k: the above, and
- * for every runtime but edgefit's own executor, the one calibrated on a
- * micro-suite of layers (--measure), the cost per run (a published
- * network's run is one of tens of layers and milliseconds, and with
- * layers of every size the per-layer overhead already takes what is
- * fixed) and the pool share (tied to the bandwidth share). edgefit's fit
- * frees GEMM's efficiency (its micro-suite times GEMM-shaped dense
- * layers, rows of tokens, and a recurrent one, which no published table
- * has) and the reduction length, and ties int8's 3x3 speed-up to int8's:
- * it has no Winograd kernel, its 3x3 layers run as its other
- * convolutions do. */
+/* Whether the fit of runtime holds parameter k at the prior's centre (or
+ * ties it to another, tie()), so that a published runtime's (device,
+ * runtime) has ten fitted parameters and edgefit's own thirteen.
+ *
+ * Held for every runtime: fp16's speed-up at 1, the catalogue's fp16/fp32
+ * roof ratio (it moves no prediction on the Pi 3, Pi 4 and Jetson Nano,
+ * whose cores lack fp16 arithmetic).
+ *
+ * Held for the published runtimes, fitted for edgefit's executor, the
+ * one calibrated on a micro-suite of layers (--measure):
+ * - the cost per run: a published network's run is one of tens of layers
+ *   and milliseconds, and with layers of every size the per-layer
+ *   overhead already takes what is fixed;
+ * - the pool share, tied to the bandwidth share;
+ * - GEMM's efficiency at 1, the roof: a dense layer at batch 1 is a GEMV
+ *   bound by its weights' bytes, which the memory term charges; fitted
+ *   freely, every ncnn board put it at the cap of 1, and the XNNPACK and
+ *   PyTorch fits, whose networks have one small classifier, left it at
+ *   the prior (edgefit's micro-suite times GEMM-shaped dense layers, rows
+ *   of tokens, and a recurrent one, which no published table has);
+ * - the reduction length at half efficiency, 8 MACs per output: fitted,
+ *   the ncnn boards put it at 0.26-0.28, where it moves no layer but a
+ *   3-channel stem, and holding it frees int8's 3x3 speed-up instead,
+ *   which the ncnn tables need (their int8 3x3 layers use smaller
+ *   Winograd tiles than fp32's: SqueezeNet and ResNet-18 gain least from
+ *   int8). Leave-one-model-out within 25%, the ncnn boards: Pi 4 at 1.8
+ *   GHz 74% -> 82%, Orin Nano 66% -> 82%, Pi 3B+ 77% -> 83%, Zero 2 W 79%
+ *   -> 82%, Pi 5 71% -> 76%, Jetson Nano 84% both, Pi 4 at 1.5 GHz 85% ->
+ *   81%; XNNPACK (no 3x3 layers) 95-97% -> 90-91% (docs/device-model.md).
+ *
+ * Tied for edgefit only: int8's 3x3 speed-up to int8's, as it has no
+ * Winograd kernel and its 3x3 layers run as its other convolutions do. */
 static bool held_for(const char *runtime, int k)
 {
     const bool own = strcmp(runtime, "edgefit") == 0;
     switch (k) {
+    case PROF_DM_F16_SPEEDUP:
+        return true;
     case PROF_DM_RUN_OVERHEAD_MS:
     case PROF_DM_EFF_POOL:
-        return !own;
     case PROF_DM_EFF_GEMM:
     case PROF_DM_REDUCTION_HALF:
         return !own;
     case PROF_DM_INT8_SPEEDUP_3X3:
         return own;
     default:
-        return held_param[k];
+        return false;
     }
 }
 
@@ -575,7 +566,7 @@ void prof_dm_defaults(const struct prof_device *dev, const char *runtime,
     out->param[PROF_DM_EFF_POINTWISE] = 0.5;
     out->param[PROF_DM_EFF_CONV3X3] = 0.6;
     out->param[PROF_DM_EFF_CONV_OTHER] = 0.4;
-    out->param[PROF_DM_EFF_GEMM] = 1.0; /* held (held_param) */
+    out->param[PROF_DM_EFF_GEMM] = 1.0; /* held (held_for) */
     out->param[PROF_DM_EFF_BANDWIDTH] = 0.6;
     out->param[PROF_DM_OVERHEAD_MS] = 0.01;
     out->param[PROF_DM_PARALLEL] = 0.9;
