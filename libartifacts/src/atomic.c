@@ -301,20 +301,6 @@ static void clear_killed(const char *dir)
     free(parent);
 }
 
-static int dir_lock(const char *dir, struct art_diag *diag);
-
-/* The lock file is made and registered for the signal handler (live_lock)
- * with SIGINT and SIGTERM held: one arriving between the two left the
- * file beside --out (a signal test caught it 4 ms into a run). */
-ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
-{
-    sigset_t held;
-    art_signals_hold(true, &held);
-    const int st = dir_lock(dir, diag);
-    art_signals_hold(false, &held);
-    return st;
-}
-
 static int dir_lock(const char *dir, struct art_diag *diag)
 {
     art_diag_clear(diag);
@@ -386,6 +372,18 @@ static int dir_lock(const char *dir, struct art_diag *diag)
     free(copy);
     free(path);
     return art_io_fail(diag, dir, EAGAIN);
+}
+
+/* The lock file is made and registered for the signal handler (live_lock)
+ * with SIGINT and SIGTERM held: one arriving between the two left the
+ * file beside --out (a signal test caught it 4 ms into a run). */
+ART_API int art_dir_lock(const char *dir, struct art_diag *diag)
+{
+    sigset_t held;
+    art_signals_hold(true, &held);
+    const int st = dir_lock(dir, diag);
+    art_signals_hold(false, &held);
+    return st;
 }
 
 ART_API bool art_dir_locked(const char *dir)
