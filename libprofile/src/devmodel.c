@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "edgefit/profile.h"
+#include "exec/executor.h"
+#include "exec/ops.h"
 #include "alloc_rec.h" /* last: it wraps malloc and co. */
 
 static void diag_set(struct prof_diag *diag, const char *fmt, ...)
@@ -190,8 +192,9 @@ int prof_dm_net_from_model(const memest_model *model, struct prof_dm_net *out)
         d->act_elements = act;
         d->param_count = l->parameter_count;
         d->out_elements = l->output_elements;
-        d->threaded = l->kind == MEMEST_KIND_CONV2D ||
-                      l->kind == MEMEST_KIND_DENSE;
+        /* the executor's own rule: its operator for the kind */
+        const struct exec_op_vtable *vt = exec_op_find(l->kind);
+        d->threaded = vt && vt->threaded;
         if (l->kind == MEMEST_KIND_CONV2D && l->in_shape.rank == 3 &&
             l->out_shape.rank == 3) {
             d->in_channels = l->in_shape.dim[0];

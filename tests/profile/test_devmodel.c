@@ -62,8 +62,12 @@ static void test_classes(void **state)
     const enum prof_op_class want[6] = {
         PROF_OPC_CONV3X3, PROF_OPC_DEPTHWISE, PROF_OPC_POINTWISE,
         PROF_OPC_POINTWISE, PROF_OPC_POOL, PROF_OPC_GEMM};
+    /* the layers edgefit's executor may split: its convolutions and its
+     * dense layer, not its pool */
+    const bool split[6] = {true, true, true, true, false, true};
     for (size_t i = 0; i < 6; i++) {
         assert_int_equal(net.layers[i].op_class, want[i]);
+        assert_int_equal(net.layers[i].threaded, split[i]);
     }
     /* the first convolution: 8 x 16 x 16 outputs x 8 x 9 taps; it reads
      * 2048 elements and writes 2048; 8 x 8 x 9 weights + 8 biases */
@@ -113,6 +117,7 @@ static void test_classes(void **state)
     assert_true(lstm->macs_per_sample >= 49u * 4 * 64 * (10 + 64));
     for (size_t i = 0; i < 49; i++) {
         assert_int_equal(net.layers[i].op_class, PROF_OPC_GEMM);
+        assert_false(net.layers[i].threaded); /* one thread, any size */
         assert_int_equal(net.layers[i].macs * 49, lstm->macs_per_sample);
         assert_int_equal(net.layers[i].param_count, lstm->parameter_count);
         assert_int_equal(net.layers[i].out_elements, 64);

@@ -2182,9 +2182,9 @@ struct prof_dm_layer {
     uint64_t out_elements;     /* output elements per sample */
     uint64_t in_channels;      /* a convolution's, else 0 */
     uint64_t out_channels;     /* a convolution's, else 0 */
-    /* A conv2d or dense layer: one that edgefit's executor splits among
-     * threads when it has PROF_EXEC_THREAD_MIN_MACS MACs at the batch
-     * (runtime edgefit's model runs the others on one thread). */
+    /* A layer whose operator edgefit's executor splits among threads
+     * when it has PROF_EXEC_THREAD_MIN_MACS MACs at the batch (conv2d and
+     * dense; runtime edgefit's model runs the others on one thread). */
     bool threaded;
 };
 
