@@ -794,6 +794,53 @@ static bool max_blk_sep(const struct kern_pool2d_shape *s, size_t oh,
     return _mm256_movemask_ps(un) != 0;
 }
 
+/* 3 x 3 max pooling at stride 2, unpadded, every window whole, on one
+ * block plane (SqueezeNet's pools, AlexNet's): max_blk_sep with its two
+ * passes fused. Each output row sweeps its window's last two input rows
+ * together, the first row's maxima coming from the ring h (the previous
+ * output row's last), so a row of maxima is stored once and read once and
+ * each interior cell is loaded once. Orders and NaN notes as max_blk_sep;
+ * returns whether a NaN was read. */
+static bool max_blk_k3s2(size_t iw, size_t oh, size_t ow, const float *xp,
+                         float *yp, __m256 *h)
+{
+    const size_t rs = iw * KERN_CBLOCK;
+    __m256 c0 = _mm256_loadu_ps(xp);
+    __m256 un = _mm256_cmp_ps(c0, c0, _CMP_UNORD_Q);
+    for (size_t ox = 0; ox < ow; ox++) {
+        const float *c = xp + 2 * ox * KERN_CBLOCK;
+        const __m256 c1 = _mm256_loadu_ps(c + KERN_CBLOCK);
+        const __m256 c2 = _mm256_loadu_ps(c + 2 * KERN_CBLOCK);
+        un = _mm256_or_ps(un, _mm256_cmp_ps(c1, c2, _CMP_UNORD_Q));
+        h[ox] = _mm256_max_ps(c2, _mm256_max_ps(c1, c0));
+        c0 = c2;
+    }
+    for (size_t oy = 0; oy < oh; oy++) {
+        const float *b = xp + (2 * oy + 1) * rs, *c = b + rs;
+        float *o = yp + oy * ow * KERN_CBLOCK;
+        __m256 b0 = _mm256_loadu_ps(b);
+        c0 = _mm256_loadu_ps(c);
+        un = _mm256_or_ps(un, _mm256_cmp_ps(b0, c0, _CMP_UNORD_Q));
+        for (size_t ox = 0; ox < ow; ox++) {
+            const size_t i = (2 * ox + 1) * KERN_CBLOCK;
+            const __m256 b1 = _mm256_loadu_ps(b + i);
+            const __m256 b2 = _mm256_loadu_ps(b + i + KERN_CBLOCK);
+            const __m256 c1 = _mm256_loadu_ps(c + i);
+            const __m256 c2 = _mm256_loadu_ps(c + i + KERN_CBLOCK);
+            un = _mm256_or_ps(un, _mm256_or_ps(_mm256_cmp_ps(b1, b2, _CMP_UNORD_Q),
+                                               _mm256_cmp_ps(c1, c2, _CMP_UNORD_Q)));
+            const __m256 hb = _mm256_max_ps(b2, _mm256_max_ps(b1, b0));
+            const __m256 hc = _mm256_max_ps(c2, _mm256_max_ps(c1, c0));
+            _mm256_storeu_ps(o + ox * KERN_CBLOCK,
+                             _mm256_max_ps(hc, _mm256_max_ps(hb, h[ox])));
+            h[ox] = hc;
+            b0 = b2;
+            c0 = c2;
+        }
+    }
+    return _mm256_movemask_ps(un) != 0;
+}
+
 void kern_nn_maxpool2d_blk_avx2(const struct kern_pool2d_shape *s,
                                 size_t out_h, size_t out_w, const float *x,
                                 float *y)
@@ -807,10 +854,15 @@ void kern_nn_maxpool2d_blk_avx2(const struct kern_pool2d_shape *s,
     struct kern_pool2d_shape one = *s;
     one.batch = 1;
     one.channels = KERN_CBLOCK;
+    const bool k3s2 = s->kh == 3 && s->kw == 3 && s->stride_h == 2 &&
+                      s->stride_w == 2 && !s->pad_top && !s->pad_left &&
+                      s->in_h >= 2 * out_h + 1 && s->in_w >= 2 * out_w + 1;
     for (size_t pb = 0; pb < s->batch * nb; pb++) {
         const float *xp = x + pb * ih * iw * KERN_CBLOCK;
         float *yp = y + pb * out_h * out_w * KERN_CBLOCK;
-        if (max_blk_sep(s, out_h, out_w, xp, yp, hb)) {
+        const bool nan = k3s2 ? max_blk_k3s2(iw, out_h, out_w, xp, yp, hb)
+                              : max_blk_sep(s, out_h, out_w, xp, yp, hb);
+        if (nan) {
             pool_blk(&one, out_h, out_w, xp, yp, true);
         }
     }

@@ -351,79 +351,78 @@ static bool pool_fits(const struct kern_pool2d_shape *s, size_t ow)
 }
 
 /* 3 x 3 max pooling at stride 2, unpadded, every window whole, on NCHW
- * planes of rows up to K3S2_CHUNKS x 32 floats: SqueezeNet's and
- * AlexNet's pools, whose small planes (27 x 27) the AVX2 rows path ran at
- * 4x a copy of their bytes. Each input row's window maxima go 16 outputs
- * to a vector: two loads of 32 columns split into the even and the odd
- * columns (one permute each), the evens moved down one for the windows'
- * third columns, max(c2, max(c1, c0)); a ring of three such rows, the
- * window's rows combined alike. max(v, best) is the reference's step
- * without NaN (ties keep the first: -0 and +0 come out as it gives them),
- * so any plane that reads a NaN is redone by the reference. */
-enum { K3S2_CHUNKS = 4 };
+ * planes of rows up to 16 x K3S2_VECS floats: SqueezeNet's and AlexNet's
+ * pools. Speculatively, the window's three rows first, whole vectors of
+ * each row, then the columns: each output row's 16 outputs to a vector
+ * from the column maxima split into the even and the odd columns (one
+ * permute each), the evens moved down one for the windows' third columns.
+ * That order gives the reference's row-major scan's result except where
+ * equal values differ in bits (+0 and -0) or a NaN is read, so each cell
+ * is classified as it is loaded (one fpclass per vector) and a plane that
+ * holds either is redone by the reference. The column pass takes three
+ * shuffles per output row where the rows-first order took three per
+ * input row, and the row's vector count is a compile-time constant, so
+ * the rows stay in registers. */
+enum { K3S2_VECS = 8 };
 
 static bool max_k3s2_fits(const struct kern_pool2d_shape *s, size_t oh,
                           size_t ow)
 {
     return s->kh == 3 && s->kw == 3 && s->stride_h == 2 && s->stride_w == 2 &&
-           !s->pad_top && !s->pad_left && !s->pad_bottom && !s->pad_right &&
-           s->in_w >= 2 * ow + 1 && s->in_h >= 2 * oh + 1 &&
-           s->in_w <= 32 * K3S2_CHUNKS;
+           !s->pad_top && !s->pad_left && s->in_w >= 2 * ow + 1 &&
+           s->in_h >= 2 * oh + 1 && s->in_w <= 16 * K3S2_VECS;
 }
 
-/* The window maxima of one input row (iw columns), chunk c's 16 outputs
- * in h[c]; unordered cells noted in *un. */
-static inline void k3s2_row(const float *row, size_t iw, size_t chunks,
-                            __m512 *h, __mmask16 *un)
+/* The 16 cells at p, of which left lie in the row; the lanes past the
+ * row are read whole (and never reach an output) while 16 floats remain
+ * before end, masked off after. -0 and NaNs of the row noted in *bad. */
+static inline __m512 k3s2_load(const float *p, size_t left, const float *end,
+                               __mmask16 *bad)
+{
+    const __mmask16 m = tail_mask(left);
+    const __m512 v = (size_t)(end - p) >= 16 ? _mm512_loadu_ps(p)
+                                             : _mm512_maskz_loadu_ps(m, p);
+    /* quiet NaN 0x01, -0 0x04, signalling NaN 0x80 */
+    *bad |= _mm512_mask_fpclass_ps_mask(m, v, 0x85);
+    return v;
+}
+
+static inline __attribute__((always_inline)) bool
+max_k3s2_plane(size_t iw, size_t oh, size_t ow, const float *xp, float *yp,
+               const float *end, const size_t nv)
 {
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
                                          20, 22, 24, 26, 28, 30);
     const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19,
                                          21, 23, 25, 27, 29, 31);
-    __mmask16 u = *un;
-    for (size_t c = 0; c < chunks; c++) {
-        const size_t c0 = 32 * c;
-        const __m512 a = _mm512_maskz_loadu_ps(tail_mask(iw - c0), row + c0);
-        const __m512 b =
-            iw > c0 + 16
-                ? _mm512_maskz_loadu_ps(tail_mask(iw - c0 - 16), row + c0 + 16)
-                : _mm512_setzero_ps();
-        /* column c0 + 32, the last output's third column */
-        const __m512 n = iw > c0 + 32 ? _mm512_maskz_loadu_ps(1, row + c0 + 32)
-                                      : _mm512_setzero_ps();
-        u |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q) |
-             _mm512_cmp_ps_mask(n, n, _CMP_UNORD_Q);
-        const __m512 e = _mm512_permutex2var_ps(a, ev, b);
-        const __m512 o = _mm512_permutex2var_ps(a, od, b);
-        const __m512 e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
-            _mm512_castps_si512(n), _mm512_castps_si512(e), 1));
-        h[c] = _mm512_max_ps(e2, _mm512_max_ps(o, e));
+    __m512 r0[K3S2_VECS], v[K3S2_VECS + 1];
+    __mmask16 bad = 0;
+    for (size_t j = 0; j < nv; j++) {
+        r0[j] = k3s2_load(xp + 16 * j, iw - 16 * j, end, &bad);
     }
-    *un = u;
-}
-
-static bool max_k3s2_plane(const struct kern_pool2d_shape *s, size_t oh,
-                           size_t ow, const float *xp, float *yp)
-{
-    const size_t iw = s->in_w, chunks = (ow + 15) / 16;
-    __m512 h[3][K3S2_CHUNKS];
-    __mmask16 un = 0;
-    k3s2_row(xp, iw, chunks, h[0], &un);
+    v[nv] = _mm512_setzero_ps();
     for (size_t oy = 0; oy < oh; oy++) {
-        /* row 2 oy in the ring from the last output row; 2 oy + 1 and
-         * 2 oy + 2 swept now */
-        const size_t r0 = (2 * oy) % 3, r1 = (2 * oy + 1) % 3,
-                     r2 = (2 * oy + 2) % 3;
-        k3s2_row(xp + (2 * oy + 1) * iw, iw, chunks, h[r1], &un);
-        k3s2_row(xp + (2 * oy + 2) * iw, iw, chunks, h[r2], &un);
+        const float *b = xp + (2 * oy + 1) * iw, *c = b + iw;
+        for (size_t j = 0; j < nv; j++) {
+            const __m512 r1 = k3s2_load(b + 16 * j, iw - 16 * j, end, &bad);
+            const __m512 r2 = k3s2_load(c + 16 * j, iw - 16 * j, end, &bad);
+            v[j] = _mm512_max_ps(r2, _mm512_max_ps(r1, r0[j]));
+            r0[j] = r2;
+        }
         float *o = yp + oy * ow;
-        for (size_t c = 0; c < chunks; c++) {
-            const __m512 m =
-                _mm512_max_ps(h[r2][c], _mm512_max_ps(h[r1][c], h[r0][c]));
-            _mm512_mask_storeu_ps(o + 16 * c, tail_mask(ow - 16 * c), m);
+        for (size_t k = 0; 2 * k < nv && 16 * k < ow; k++) {
+            const __m512 lo = v[2 * k], hi = v[2 * k + 1 < nv ? 2 * k + 1 : nv];
+            /* column 32 k + 32, the chunk's last output's third column */
+            const __m512 n = v[2 * k + 2 < nv ? 2 * k + 2 : nv];
+            const __m512 e = _mm512_permutex2var_ps(lo, ev, hi);
+            const __m512 d = _mm512_permutex2var_ps(lo, od, hi);
+            const __m512 e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+                _mm512_castps_si512(n), _mm512_castps_si512(e), 1));
+            _mm512_mask_storeu_ps(o + 16 * k, tail_mask(ow - 16 * k),
+                                  _mm512_max_ps(e2, _mm512_max_ps(d, e)));
         }
     }
-    return un != 0;
+    return bad != 0;
 }
 
 static bool max_k3s2(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
@@ -435,10 +434,28 @@ static bool max_k3s2(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
     struct kern_pool2d_shape one = *s;
     one.batch = one.channels = 1;
     const size_t in_n = s->in_h * s->in_w, out_n = oh * ow;
-    for (size_t p = 0; p < s->batch * s->channels; p++) {
+    const size_t iw = s->in_w, planes = s->batch * s->channels;
+    const float *end = x + planes * in_n;
+    for (size_t p = 0; p < planes; p++) {
         const float *xp = x + p * in_n;
         float *yp = y + p * out_n;
-        if (max_k3s2_plane(s, oh, ow, xp, yp)) {
+        bool bad = false;
+        switch ((iw + 15) / 16) {
+#define K3S2_CASE(n)                                                           \
+    case n:                                                                    \
+        bad = max_k3s2_plane(iw, oh, ow, xp, yp, end, n);                     \
+        break;
+            K3S2_CASE(1)
+            K3S2_CASE(2)
+            K3S2_CASE(3)
+            K3S2_CASE(4)
+            K3S2_CASE(5)
+            K3S2_CASE(6)
+            K3S2_CASE(7)
+            K3S2_CASE(8)
+#undef K3S2_CASE
+        }
+        if (bad) {
             kern_nn_maxpool2d_c(&one, oh, ow, xp, yp);
         }
     }
