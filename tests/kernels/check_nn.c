@@ -164,16 +164,18 @@ static void random_pool(struct kern_pool2d_shape *s, size_t *oh, size_t *ow,
         s->in_w = (size_t)ck_randi(1, 75);
         s->count_include_pad = ck_randi(0, 1);
         if (t % 25 == 4) {
-            /* 3 x 3 windows at stride 2, unpadded (SqueezeNet's pools, a
-             * path of their own on AVX-512), rows of one to three
-             * 32-column chunks, each width at a chunk's edges in turn */
-            static const size_t widths[] = {3,  4,  15, 16, 17, 31, 32, 33,
-                                            34, 35, 63, 64, 65, 66, 80};
+            /* 3 x 3 windows at stride 2, unpadded or padded by one
+             * (SqueezeNet's and ResNet's pools, paths of their own), rows
+             * of one to seven 16-column vectors; fill_pool_input gives
+             * every third such shape neither NaN nor -0 */
+            static const size_t widths[] = {27, 3,  15, 80, 4,  16, 33, 17,
+                                            31, 112, 32, 64, 34, 35, 65};
+            const size_t m = (size_t)t / 25, p = (m / 3) % 2;
             s->kh = s->kw = 3;
             s->stride_h = s->stride_w = 2;
+            s->pad_top = s->pad_left = s->pad_bottom = s->pad_right = p;
             s->in_h = (size_t)ck_randi(3, 9);
-            s->in_w = widths[(size_t)(t / 25) %
-                             (sizeof widths / sizeof widths[0])];
+            s->in_w = widths[m % (sizeof widths / sizeof widths[0])];
         } else if (t % 3 == 0) {
             s->kh = s->kw = 2;
             s->stride_h = s->stride_w = 2;
@@ -213,18 +215,20 @@ static void random_pool(struct kern_pool2d_shape *s, size_t *oh, size_t *ow,
 static void fill_pool_input(float *x, size_t n, int t)
 {
     /* random_pool's 3 x 3, stride-2 shapes: values of at most 0, so that
-     * windows whose maxima are ties are common: of +0 and -0, or (every
-     * other such shape, where the AVX-512 path's speculative order runs to
-     * the end instead of handing the plane back) of +0 alone */
+     * windows whose maxima are ties are common: of +0 and -0, or of +0
+     * alone with no NaN (every third such shape, where the AVX-512 path's
+     * speculative order runs to the end instead of handing the plane
+     * back to the reference), or with NaNs */
     const bool k3s2 = t % 25 == 4;
     const int hi = k3s2 ? 0 : 6;
-    const bool neg_zero = !k3s2 || (t / 2) % 2 == 0;
+    const bool neg_zero = k3s2 ? (t / 25) % 3 == 2 : true;
+    const bool nans = k3s2 ? (t / 25) % 3 == 1 : t % 2;
     for (size_t i = 0; i < n; i++) {
         x[i] = (float)ck_randi(-6, hi) * 0.5f;
         if (neg_zero && x[i] == 0.0f && ck_randi(0, 1)) {
             x[i] = -0.0f;
         }
-        if (t % 2 && ck_randi(0, 40) == 0) {
+        if (nans && ck_randi(0, 40) == 0) {
             const float sp[4] = {INFINITY, -INFINITY, NAN, -NAN};
             x[i] = sp[ck_randi(0, 3)];
         }

@@ -350,12 +350,15 @@ static bool pool_fits(const struct kern_pool2d_shape *s, size_t ow)
            s->in_w < (size_t)INT32_MAX / 2;
 }
 
-/* 3 x 3 max pooling at stride 2, unpadded, every window whole, on NCHW
- * planes of rows up to 16 x K3S2_VECS floats: SqueezeNet's and AlexNet's
- * pools. Speculatively, the window's three rows first, whole vectors of
+/* 3 x 3 max pooling at stride 2 on NCHW planes of rows up to
+ * 16 x K3S2_VECS floats, unpadded or padded by one above and to the left
+ * (SqueezeNet's and AlexNet's pools; ResNet's stem), every window whole
+ * below and to the right. Speculatively, the window's three rows first, whole vectors of
  * each row, then the columns: each output row's 16 outputs to a vector
  * from the column maxima split into the even and the odd columns (one
  * permute each), the evens moved down one for the windows' third columns.
+ * A padded window's missing row is -inf, its missing column the odd
+ * column maxima moved up one lane (the previous chunk's last in lane 0).
  * That order gives the reference's row-major scan's result except where
  * equal values differ in bits (+0 and -0) or a NaN is read, so each cell
  * is classified as it is loaded (one fpclass per vector) and a plane that
@@ -368,9 +371,10 @@ enum { K3S2_VECS = 8 };
 static bool max_k3s2_fits(const struct kern_pool2d_shape *s, size_t oh,
                           size_t ow)
 {
+    const size_t p = s->pad_top;
     return s->kh == 3 && s->kw == 3 && s->stride_h == 2 && s->stride_w == 2 &&
-           !s->pad_top && !s->pad_left && s->in_w >= 2 * ow + 1 &&
-           s->in_h >= 2 * oh + 1 && s->in_w <= 16 * K3S2_VECS;
+           p <= 1 && s->pad_left == p && s->in_w + p >= 2 * ow + 1 &&
+           s->in_h + p >= 2 * oh + 1 && s->in_w <= 16 * K3S2_VECS;
 }
 
 /* The 16 cells at p, of which left lie in the row; the lanes past the
@@ -389,7 +393,7 @@ static inline __m512 k3s2_load(const float *p, size_t left, const float *end,
 
 static inline __attribute__((always_inline)) bool
 max_k3s2_plane(size_t iw, size_t oh, size_t ow, const float *xp, float *yp,
-               const float *end, const size_t nv)
+               const float *end, const size_t nv, const size_t pad)
 {
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
                                          20, 22, 24, 26, 28, 30);
@@ -397,12 +401,13 @@ max_k3s2_plane(size_t iw, size_t oh, size_t ow, const float *xp, float *yp,
                                          21, 23, 25, 27, 29, 31);
     __m512 r0[K3S2_VECS], v[K3S2_VECS + 1];
     __mmask16 bad = 0;
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
     for (size_t j = 0; j < nv; j++) {
-        r0[j] = k3s2_load(xp + 16 * j, iw - 16 * j, end, &bad);
+        r0[j] = pad ? ninf : k3s2_load(xp + 16 * j, iw - 16 * j, end, &bad);
     }
     v[nv] = _mm512_setzero_ps();
     for (size_t oy = 0; oy < oh; oy++) {
-        const float *b = xp + (2 * oy + 1) * iw, *c = b + iw;
+        const float *b = xp + (2 * oy + 1 - pad) * iw, *c = b + iw;
         for (size_t j = 0; j < nv; j++) {
             const __m512 r1 = k3s2_load(b + 16 * j, iw - 16 * j, end, &bad);
             const __m512 r2 = k3s2_load(c + 16 * j, iw - 16 * j, end, &bad);
@@ -410,16 +415,27 @@ max_k3s2_plane(size_t iw, size_t oh, size_t ow, const float *xp, float *yp,
             r0[j] = r2;
         }
         float *o = yp + oy * ow;
+        __m512 dprev = ninf;
         for (size_t k = 0; 2 * k < nv && 16 * k < ow; k++) {
             const __m512 lo = v[2 * k], hi = v[2 * k + 1 < nv ? 2 * k + 1 : nv];
             /* column 32 k + 32, the chunk's last output's third column */
             const __m512 n = v[2 * k + 2 < nv ? 2 * k + 2 : nv];
             const __m512 e = _mm512_permutex2var_ps(lo, ev, hi);
             const __m512 d = _mm512_permutex2var_ps(lo, od, hi);
-            const __m512 e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
-                _mm512_castps_si512(n), _mm512_castps_si512(e), 1));
-            _mm512_mask_storeu_ps(o + 16 * k, tail_mask(ow - 16 * k),
-                                  _mm512_max_ps(e2, _mm512_max_ps(d, e)));
+            __m512 m;
+            if (pad) {
+                /* columns 2 i - 1, 2 i, 2 i + 1 */
+                const __m512 d0 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+                    _mm512_castps_si512(d), _mm512_castps_si512(dprev), 15));
+                m = _mm512_max_ps(d, _mm512_max_ps(e, d0));
+                dprev = d;
+            } else {
+                /* columns 2 i, 2 i + 1, 2 i + 2 */
+                const __m512 e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+                    _mm512_castps_si512(n), _mm512_castps_si512(e), 1));
+                m = _mm512_max_ps(e2, _mm512_max_ps(d, e));
+            }
+            _mm512_mask_storeu_ps(o + 16 * k, tail_mask(ow - 16 * k), m);
         }
     }
     return bad != 0;
@@ -443,7 +459,8 @@ static bool max_k3s2(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
         switch ((iw + 15) / 16) {
 #define K3S2_CASE(n)                                                           \
     case n:                                                                    \
-        bad = max_k3s2_plane(iw, oh, ow, xp, yp, end, n);                     \
+        bad = s->pad_top ? max_k3s2_plane(iw, oh, ow, xp, yp, end, n, 1)        \
+                         : max_k3s2_plane(iw, oh, ow, xp, yp, end, n, 0);       \
         break;
             K3S2_CASE(1)
             K3S2_CASE(2)
