@@ -16,12 +16,13 @@
  * of KERN_CONV_OCB channels][K][KERN_CONV_OCB]), activations in the
  * layouts il (x) and ol (y); `packed` is a constant in each caller, and
  * so are the dilations dh, dw of an undilated shape (1: the loop of the
- * undilated reference, with no multiply per tap). A blocked y gets zeros
- * in the lanes past out_c. */
+ * undilated reference, with no multiply per tap). Output pixels [pa, pb)
+ * of each plane; a blocked y gets zeros in the lanes past out_c. */
 static inline __attribute__((always_inline)) void
 conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
          int il, int ol, const float *x, const float *w, bool packed,
-         const float *bias, int act, size_t dh, size_t dw, float *y)
+         const float *bias, int act, size_t dh, size_t dw, float *y,
+         size_t pa, size_t pb)
 {
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
     const size_t kh = s->kh, kw = s->kw, ih = s->in_h, iw = s->in_w;
@@ -35,7 +36,7 @@ conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
     }
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t oc = s->out_c; oc < oc_end; oc++) {
-            for (size_t p = 0; p < hw_out; p++) {
+            for (size_t p = pa; p < pb; p++) {
                 y[kern_act_at(ol, s->out_c, hw_out, b, oc, p)] = 0.0f;
             }
         }
@@ -49,8 +50,9 @@ conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
                      o % KERN_CONV_OCB;
                 ks = KERN_CONV_OCB;
             }
-            for (size_t oy = 0; oy < out_h; oy++) {
-                for (size_t ox = 0; ox < out_w; ox++) {
+            for (size_t p = pa; p < pb; p++) {
+                const size_t oy = p / out_w, ox = p % out_w;
+                {
                     float acc = bias ? bias[oc] : 0.0f;
                     for (size_t ci = 0; ci < icg; ci++) {
                         const size_t ic = g * icg + ci;
@@ -73,8 +75,8 @@ conv_ref(const struct kern_conv2d_shape *s, size_t out_h, size_t out_w,
                             }
                         }
                     }
-                    y[kern_act_at(ol, s->out_c, hw_out, b, oc,
-                                  oy * out_w + ox)] = kern_fuse1(acc, act);
+                    y[kern_act_at(ol, s->out_c, hw_out, b, oc, p)] =
+                        kern_fuse1(acc, act);
                 }
             }
         }
@@ -90,27 +92,28 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
     const size_t dw = kern_nn_dil(s->dilation_w);
     if (dh == 1 && dw == 1) {
         conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
-                 false, bias, act, 1, 1, y);
+                 false, bias, act, 1, 1, y, 0, out_h * out_w);
     } else {
         conv_ref(s, out_h, out_w, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, w,
-                 false, bias, act, dh, dw, y);
+                 false, bias, act, dh, dw, y, 0, out_h * out_w);
     }
 }
 
 void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
                           size_t out_w, int in_layout, int out_layout,
                           const float *x, const float *wpk,
-                          const float *bias, int act, void *work, float *y)
+                          const float *bias, int act, void *work, float *y,
+                          size_t pa, size_t pb)
 {
     (void)work;
     const size_t dh = kern_nn_dil(s->dilation_h);
     const size_t dw = kern_nn_dil(s->dilation_w);
     if (dh == 1 && dw == 1) {
         conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
-                 act, 1, 1, y);
+                 act, 1, 1, y, pa, pb);
     } else {
         conv_ref(s, out_h, out_w, in_layout, out_layout, x, wpk, true, bias,
-                 act, dh, dw, y);
+                 act, dh, dw, y, pa, pb);
     }
 }
 
@@ -610,8 +613,9 @@ KERN_API int kern_conv2d_pack_f32(const struct kern_conv2d_shape *s,
     return KERN_OK;
 }
 
-KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
+KERN_API int kern_conv2d_packed_pixels_f32(const struct kern_conv2d_shape *s,
                                            int in_layout, int out_layout,
+                                           size_t p_lo, size_t p_hi,
                                            const float *x,
                                            const float *packed,
                                            const float *bias, int act,
@@ -621,6 +625,11 @@ KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
     int st = conv_args(s, x, packed, act, y, &oh, &ow);
     if (st != KERN_OK) {
         return st;
+    }
+    /* oh * ow was checked for overflow by conv_args */
+    const bool whole = p_lo == 0 && p_hi == oh * ow;
+    if (p_lo > p_hi || p_hi > oh * ow) {
+        return KERN_E_RANGE;
     }
     if ((in_layout != KERN_LAYOUT_NCHW && in_layout != KERN_LAYOUT_NCHW8C) ||
         (out_layout != KERN_LAYOUT_NCHW &&
@@ -643,8 +652,14 @@ KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
         return KERN_E_OVERFLOW;
     }
     if (is_dilated(s)) {
+        if (!whole) {
+            return KERN_E_SHAPE;
+        }
         return conv_dilated(s, oh, ow, in_layout, out_layout, x, packed,
                             true, bias, act, work, y);
+    }
+    if (p_lo == p_hi) {
+        return KERN_OK;
     }
     pthread_once(&conv_once, conv_init_once);
     const kern_conv2d_packed_fn fn = conv_dsp.conv2d_packed;
@@ -655,12 +670,29 @@ KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
             return st;
         }
         kern_conv2d_packed_c(s, oh, ow, in_layout, out_layout, x, packed,
-                             bias, act, NULL, y);
+                             bias, act, NULL, y, p_lo, p_hi);
         return KERN_OK;
     }
-    fn(s, oh, ow, in_layout, out_layout, x, packed, bias, act, work, y);
+    fn(s, oh, ow, in_layout, out_layout, x, packed, bias, act, work, y, p_lo,
+       p_hi);
     free(own);
     return KERN_OK;
+}
+
+KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
+                                           int in_layout, int out_layout,
+                                           const float *x,
+                                           const float *packed,
+                                           const float *bias, int act,
+                                           void *work, float *y)
+{
+    size_t oh, ow;
+    const int st = kern_conv2d_out_hw(s, &oh, &ow);
+    if (st != KERN_OK) {
+        return st;
+    }
+    return kern_conv2d_packed_pixels_f32(s, in_layout, out_layout, 0, oh * ow,
+                                         x, packed, bias, act, work, y);
 }
 
 KERN_API size_t kern_conv2d_split_channels(void)

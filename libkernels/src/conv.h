@@ -22,13 +22,16 @@ typedef void (*kern_conv2d_fn)(const struct kern_conv2d_shape *s,
  * validated shape, valid layouts (blocked ones with groups whose channels
  * are whole blocks of 8, in and out), its
  * output size, a valid kern_fused_act and `work` of at least
- * kern_conv2d_work_bytes(s) bytes (the C path ignores it). */
+ * kern_conv2d_work_bytes(s) bytes (the C path ignores it); output pixels
+ * [p_lo, p_hi) of each plane (p_lo < p_hi <= out_h * out_w), nothing
+ * written at other pixels. */
 typedef void (*kern_conv2d_packed_fn)(const struct kern_conv2d_shape *s,
                                       size_t out_h, size_t out_w,
                                       int in_layout, int out_layout,
                                       const float *x, const float *wpk,
                                       const float *bias, int act,
-                                      void *work, float *y);
+                                      void *work, float *y, size_t p_lo,
+                                      size_t p_hi);
 
 /* Index of channel c, pixel p (of hw) of sample b in a tensor of ch
  * channels laid out as `layout` (kern_layout). */
@@ -81,7 +84,8 @@ void kern_conv2d_c(const struct kern_conv2d_shape *s, size_t out_h,
 void kern_conv2d_packed_c(const struct kern_conv2d_shape *s, size_t out_h,
                           size_t out_w, int in_layout, int out_layout,
                           const float *x, const float *wpk,
-                          const float *bias, int act, void *work, float *y);
+                          const float *bias, int act, void *work, float *y, size_t p_lo,
+                          size_t p_hi);
 
 /* One pixel (oy, ox) of the int8 lowering: its K bytes into r. Along kx
  * the input is contiguous, so each (c, ky) is one copy of up to kw bytes
@@ -202,7 +206,8 @@ void kern_conv2d_packed_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                              size_t out_w, int in_layout, int out_layout,
                              const float *x, const float *wpk,
                              const float *bias, int act, void *work,
-                             float *y);
+                             float *y, size_t p_lo,
+                          size_t p_hi);
 void kern_im2col_s8_avx2(const struct kern_conv2d_shape *s, size_t out_h,
                          size_t out_w, const int8_t *xg, int8_t *col);
 void kern_conv2d_avx512(const struct kern_conv2d_shape *s, size_t out_h,
@@ -212,7 +217,8 @@ void kern_conv2d_packed_avx512(const struct kern_conv2d_shape *s,
                                size_t out_h, size_t out_w, int in_layout,
                                int out_layout, const float *x,
                                const float *wpk, const float *bias, int act,
-                               void *work, float *y);
+                               void *work, float *y, size_t p_lo,
+                          size_t p_hi);
 #endif
 
 #if KERN_SIMD && KERN_HAVE_NEON
@@ -223,7 +229,8 @@ void kern_conv2d_packed_neon(const struct kern_conv2d_shape *s, size_t out_h,
                              size_t out_w, int in_layout, int out_layout,
                              const float *x, const float *wpk,
                              const float *bias, int act, void *work,
-                             float *y);
+                             float *y, size_t p_lo,
+                          size_t p_hi);
 void kern_im2col_s8_neon(const struct kern_conv2d_shape *s, size_t out_h,
                          size_t out_w, const int8_t *xg, int8_t *col);
 #endif

@@ -163,6 +163,64 @@ static bool padding_zero(const float *t, size_t batch, size_t c, size_t hw)
     return true;
 }
 
+/* The output pixels [a, b) of every plane, cut at random points (the
+ * documented row split among threads), on this path in layouts il > ol,
+ * against `full`, the whole call's n floats: each part writes the whole
+ * call's bits at its pixels and nothing at the others (they keep the
+ * poison), and the parts together are the whole. */
+static void check_pixel_split(const struct kern_conv_dsp *isa,
+                              const struct kern_conv2d_shape *s, size_t oh,
+                              size_t ow, int il, int ol, const float *x,
+                              const float *wp, const float *bias, int act,
+                              unsigned char *work, size_t wb,
+                              const float *full, size_t n, float *yp)
+{
+    const size_t hw = oh * ow;
+    size_t a = (size_t)ck_randi(0, (int)hw), b = (size_t)ck_randi(0, (int)hw);
+    if (a > b) {
+        const size_t t = a;
+        a = b;
+        b = t;
+    }
+    const size_t cuts[4] = {0, a, b, hw};
+    ck_poison(yp, n * sizeof *yp);
+    for (int part = 0; part < 3; part++) {
+        /* the middle part first, on a poisoned output */
+        static const int order[3] = {1, 0, 2};
+        const size_t lo = cuts[order[part]], hi = cuts[order[part] + 1];
+        if (lo == hi) {
+            continue;
+        }
+        ck_poison(work, wb);
+        isa->conv2d_packed(s, oh, ow, il, ol, x, wp, bias, act, work, yp, lo,
+                           hi);
+        if (part > 0) {
+            continue;
+        }
+        uint32_t poison;
+        ck_poison(&poison, sizeof poison);
+        for (size_t i = 0; i < n; i++) {
+            const size_t p = (ol ? i / KERN_CBLOCK : i) % hw;
+            const bool in = p >= lo && p < hi;
+            if (in ? memcmp(yp + i, full + i, sizeof *yp) != 0
+                   : memcmp(yp + i, &poison, sizeof poison) != 0) {
+                ck_fail("%zux%zux%zu -> %zu k%zux%zu s%zux%zu b%zu "
+                        "layouts %d>%d: pixels [%zu, %zu) of %zu alone %s "
+                        "pixel %zu", s->in_c, s->in_h, s->in_w, s->out_c,
+                        s->kh, s->kw, s->stride_h, s->stride_w, s->batch,
+                        il, ol, lo, hi, hw, in ? "gave other bits at"
+                                               : "wrote", p);
+                return;
+            }
+        }
+    }
+    if (memcmp(yp, full, n * sizeof *yp) != 0) {
+        ck_fail("%zux%zux%zu -> %zu k%zux%zu layouts %d>%d: pixels cut at "
+                "%zu and %zu of %zu differ from the whole", s->in_c, s->in_h,
+                s->in_w, s->out_c, s->kh, s->kw, il, ol, a, b, hw);
+    }
+}
+
 /* Every blocked combination of layouts on this path against y, the NCHW
  * result of the same path: the same bits once converted (the C
  * definitions of the conversions), the output's padding lanes +0, its
@@ -201,15 +259,18 @@ static void check_layouts(const struct kern_conv_dsp *isa,
     }
     for (int il = 0; il < 2; il++) {
         for (int ol = 0; ol < 2; ol++) {
-            if (!il && !ol) {
-                continue; /* y itself */
-            }
             const size_t n = ol ? nyb : ny;
+            if (!il && !ol) {
+                /* y itself */
+                check_pixel_split(isa, s, oh, ow, il, ol, x, wp, bias, act,
+                                  work, wb, y, n, yn);
+                continue;
+            }
             ck_poison(yb, n * sizeof *yb);
             ck_poison(work, wb);
             memcpy(yb + n, guard, GUARD * sizeof *guard);
             isa->conv2d_packed(s, oh, ow, il, ol, il ? xb : x, wp, bias, act,
-                               work, yb);
+                               work, yb, 0, oh * ow);
             if (memcmp(yb + n, guard, GUARD * sizeof *guard) != 0) {
                 ck_fail("layouts %d>%d: wrote past the output", il, ol);
             }
@@ -217,6 +278,8 @@ static void check_layouts(const struct kern_conv_dsp *isa,
                 ck_fail("layouts %d>%d %zu channels: padding lanes not "
                         "zero", il, ol, s->out_c);
             }
+            check_pixel_split(isa, s, oh, ow, il, ol, il ? xb : x, wp, bias,
+                              act, work, wb, yb, n, yn);
             const float *yc = yb;
             if (ol) {
                 kern_nchw8c_to_nchw_c(s->batch, s->out_c, hw_out, yb, yn);
@@ -240,7 +303,7 @@ static void check_layouts(const struct kern_conv_dsp *isa,
             ck_poison(yb + 8 * hw_out, (n - 8 * hw_out) * sizeof *yb);
             isa->conv2d_packed(&part, oh, ow, il, ol, il ? xb : x,
                                wp + 8 * K, bias ? bias + 8 : NULL, act, work,
-                               yb + 8 * hw_out);
+                               yb + 8 * hw_out, 0, oh * ow);
             if (memcmp(yn, yb, n * sizeof *yb) != 0) {
                 ck_fail("%zux%zux%zu -> %zu k%zux%zu layouts %d>%d: "
                         "channels [8, %zu) alone differ", s->in_c, s->in_h,
@@ -332,7 +395,7 @@ static void check_one(const struct kern_conv_dsp *isa,
     compare("raw", &s, oh, ow, x, w, bias, act, y0, y1);
     ck_poison(work, wb);
     isa->conv2d_packed(&s, oh, ow, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, x, wp,
-                       bias, act, work, y2);
+                       bias, act, work, y2, 0, oh * ow);
     compare("packed", &s, oh, ow, x, w, bias, act, y0, y2);
     if (s.batch > 1) {
         /* each sample alone: the same bits as within the batch (a path
@@ -344,7 +407,7 @@ static void check_one(const struct kern_conv_dsp *isa,
             ck_poison(y1, sy * sizeof *y1);
             isa->conv2d_packed(&one, oh, ow, KERN_LAYOUT_NCHW,
                                KERN_LAYOUT_NCHW, x + i * sx, wp, bias, act,
-                               work, y1);
+                               work, y1, 0, oh * ow);
             if (memcmp(y1, y2 + i * sy, sy * sizeof *y1) != 0) {
                 ck_fail("%zux%zux%zu -> %zu k%zux%zu s%zux%zu b%zu: sample "
                         "%zu alone gave other bits than in the batch",

@@ -876,6 +876,22 @@ KERN_API int kern_conv2d_packed_layout_f32(const struct kern_conv2d_shape *s,
                                            const float *bias, int act,
                                            void *work, float *y);
 
+/* kern_conv2d_packed_layout_f32 for output pixels [p_lo, p_hi) of every
+ * plane (pixel oy * out_w + ox; every channel, every sample), the other
+ * pixels of y untouched: callers split one sample's convolution among
+ * threads by rows when it has too few channels to split by those, each
+ * part with its own `work`. Each pixel gets the bits the whole call gives
+ * it. KERN_E_RANGE when p_lo > p_hi or p_hi > out_h * out_w; KERN_E_SHAPE
+ * for a dilated shape unless the range is the whole plane; else as
+ * kern_conv2d_packed_layout_f32. */
+KERN_API int kern_conv2d_packed_pixels_f32(const struct kern_conv2d_shape *s,
+                                           int in_layout, int out_layout,
+                                           size_t p_lo, size_t p_hi,
+                                           const float *x,
+                                           const float *packed,
+                                           const float *bias, int act,
+                                           void *work, float *y);
+
 /* Backward of kern_conv2d_f32 without activation, for dy
  * ([batch][out_c][out_h][out_w]): grad_x ([batch][in_c][in_h][in_w]),
  * grad_w (same shape as w) and grad_bias (out_c) are OVERWRITTEN with the

@@ -113,19 +113,21 @@ wide_tile(const int nz, const int R, size_t K, const float *wp,
     wide_finish(nz, R, a, act, y, plane, p0);
 }
 
-/* Every pixel of a plane: tiles of 12, then of 4, then single pixels. */
+/* Pixels [pa, pb) of a plane: tiles of 12, then of 4, then single
+ * pixels. */
 static inline __attribute__((always_inline)) void
 wide_plane(const int nz, size_t K, const float *wp, const float *x,
-           size_t step, const __m512 *bz, int act, float *y, size_t plane)
+           size_t step, const __m512 *bz, int act, float *y, size_t plane,
+           size_t pa, size_t pb)
 {
-    size_t p0 = 0;
-    for (; p0 + WIDE_PIX <= plane; p0 += WIDE_PIX) {
+    size_t p0 = pa;
+    for (; p0 + WIDE_PIX <= pb; p0 += WIDE_PIX) {
         wide_tile(nz, WIDE_PIX, K, wp, x, step, bz, act, y, plane, p0);
     }
-    for (; p0 + 4 <= plane; p0 += 4) {
+    for (; p0 + 4 <= pb; p0 += 4) {
         wide_tile(nz, 4, K, wp, x, step, bz, act, y, plane, p0);
     }
-    for (; p0 < plane; p0++) {
+    for (; p0 < pb; p0++) {
         wide_tile(nz, 1, K, wp, x, step, bz, act, y, plane, p0);
     }
 }
@@ -136,7 +138,8 @@ wide_plane(const int nz, size_t K, const float *wp, const float *x,
  * take them). */
 static size_t wide_direct(size_t K, const float *wp, const float *x,
                           size_t step, const float *bias, int act,
-                          size_t left, float *y, size_t plane)
+                          size_t left, float *y, size_t plane, size_t pa,
+                          size_t pb)
 {
     const int nz = left >= 32 ? 2 : left >= 16 ? 1 : 0;
     __m512 bz[WIDE_NZ];
@@ -144,9 +147,9 @@ static size_t wide_direct(size_t K, const float *wp, const float *x,
         bz[j] = bias ? _mm512_loadu_ps(bias + 16 * j) : _mm512_setzero_ps();
     }
     if (nz == 2) {
-        wide_plane(2, K, wp, x, step, bz, act, y, plane);
+        wide_plane(2, K, wp, x, step, bz, act, y, plane, pa, pb);
     } else if (nz == 1) {
-        wide_plane(1, K, wp, x, step, bz, act, y, plane);
+        wide_plane(1, K, wp, x, step, bz, act, y, plane, pa, pb);
     }
     return (size_t)nz * 16;
 }
@@ -169,17 +172,18 @@ wide_tile_off(const int nz, const int R, const int ps, size_t K,
     wide_finish(nz, R, a, act, y, plane, p0);
 }
 
-/* Every output pixel, in tiles of 12 (within a row, or across rows with
- * each pixel's offset), then of 4 and 1; pixel (oy, ox) at
+/* Output pixels [pa, pb), in tiles of 12 (within a row, or across rows
+ * with each pixel's offset), then of 4 and 1; pixel (oy, ox) at
  * x[(oy * pitch + ox) * ps]. */
 static inline __attribute__((always_inline)) void
 wide_rows(const int nz, const int ps, size_t K, const float *wp,
           const float *x, const ptrdiff_t *off, size_t pitch, size_t out_w,
-          const __m512 *bz, int act, float *y, size_t plane)
+          const __m512 *bz, int act, float *y, size_t plane, size_t pa,
+          size_t pb)
 {
-    size_t oy = 0, ox = 0, p0 = 0;
+    size_t oy = pa / out_w, ox = pa % out_w, p0 = pa;
     ptrdiff_t d[WIDE_PIX];
-    for (; p0 + WIDE_PIX <= plane; p0 += WIDE_PIX) {
+    for (; p0 + WIDE_PIX <= pb; p0 += WIDE_PIX) {
         const float *px = x + (oy * pitch + ox) * ps;
         if (ox + WIDE_PIX <= out_w) {
             wide_tile_off(nz, WIDE_PIX, ps, K, wp, px, NULL, off, bz, act,
@@ -202,8 +206,8 @@ wide_rows(const int nz, const int ps, size_t K, const float *wp,
             oy++;
         }
     }
-    for (; p0 < plane;) {
-        const int R = plane - p0 >= 4 ? 4 : 1;
+    for (; p0 < pb;) {
+        const int R = pb - p0 >= 4 ? 4 : 1;
         const float *px = x + (oy * pitch + ox) * ps;
         for (int r = 0; r < R; r++) {
             d[r] = (ptrdiff_t)((oy * pitch + ox) * ps) - (px - x);
@@ -230,7 +234,8 @@ wide_rows(const int nz, const int ps, size_t K, const float *wp,
 static size_t wide_plane_off(size_t ps, size_t K, const float *wp,
                              const float *x, const ptrdiff_t *off,
                              size_t pitch, size_t out_w, const float *bias,
-                             int act, size_t left, float *y, size_t plane)
+                             int act, size_t left, float *y, size_t plane,
+                             size_t pa, size_t pb)
 {
     const int nz = left >= 32 ? 2 : left >= 16 ? 1 : 0;
     if (ps != 1 && ps != 8 && ps != 16) {
@@ -242,7 +247,8 @@ static size_t wide_plane_off(size_t ps, size_t K, const float *wp,
     }
 #define WIDE_ROWS_PS(n, s)                                                   \
     if (nz == (n) && ps == (s)) {                                            \
-        wide_rows(n, s, K, wp, x, off, pitch, out_w, bz, act, y, plane);     \
+        wide_rows(n, s, K, wp, x, off, pitch, out_w, bz, act, y, plane, pa,  \
+                  pb);                                                       \
     }
     WIDE_ROWS_PS(2, 8)
     WIDE_ROWS_PS(2, 1)

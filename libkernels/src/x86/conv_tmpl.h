@@ -15,12 +15,13 @@
  *   transpose8(V8 r[8]), evens8(a, b), odds8(a, b), hsum8(v)
  *   CONV_FN(name)    appends the instruction-set suffix
  * and may define:
- *   CONV_WIDE_DIRECT(K, wp, x, step, bias, act, left, y, plane)  a wider
- *                    tile for 1 x 1 convolutions from and to blocked
- *                    tensors (see conv_avx512.c), returning the channels
- *                    of the next `left` it computed (0: none)
+ *   CONV_WIDE_DIRECT(K, wp, x, step, bias, act, left, y, plane, pa, pb)
+ *                    a wider tile for 1 x 1 convolutions from and to
+ *                    blocked tensors (see conv_avx512.c), output pixels
+ *                    [pa, pb) of each plane, returning the channels of
+ *                    the next `left` it computed (0: none)
  *   CONV_WIDE_PLANE(ps, K, wp, x, off, pitch, out_w, bias, act, left,
- *                   y, plane)  the same for any other convolution to a
+ *                   y, plane, pa, pb)  the same for any other convolution to a
  *                    blocked tensor: pixel (oy, ox)'s step k at
  *                    x[(oy * pitch + ox) * ps + off[k]] (ps 8 on blocked
  *                    phase planes, 1 on a channel's own, 8 x stride on a
@@ -253,20 +254,30 @@ static void row_s2(const float *src, size_t iw, size_t pl, size_t P,
 }
 
 /* The group's input planes (x points at its first one), zero-padded and
- * split by stride phase into buf (layout in conv.h). */
+ * split by stride phase into buf (layout in conv.h): rows [q0, q1) of
+ * every phase plane (all of them and the tail slack when that is every
+ * row; the others are left as they are). */
 static void pack(const struct kern_conv2d_shape *s,
-                 const struct kern_conv_geom *g, const float *x, float *buf)
+                 const struct kern_conv_geom *g, const float *x, float *buf,
+                 size_t q0, size_t q1)
 {
     const size_t icg = s->in_c / s->groups, ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
     const size_t pt = s->pad_top, pl = s->pad_left, P = g->pitch;
-    memset(buf, 0, g->buf_floats * sizeof *buf);
+    if (q0 == 0 && q1 == g->q) {
+        memset(buf, 0, g->buf_floats * sizeof *buf);
+    } else {
+        for (size_t ph = 0; ph < icg * g->phy * g->phx; ph++) {
+            memset(buf + ph * g->plane + q0 * P, 0,
+                   (q1 - q0) * P * sizeof *buf);
+        }
+    }
     for (size_t c = 0; c < icg; c++) {
         const float *xc = x + c * ih * iw;
         for (size_t ry = 0; ry < g->phy; ry++) {
             float *row0 = buf + (c * g->phy + ry) * g->phx * g->plane;
             if (sw == 2) {
-                for (size_t q = 0; q < g->q; q++) {
+                for (size_t q = q0; q < q1; q++) {
                     const size_t iy = q * sh + ry - pt; /* wraps above */
                     if (iy < ih) {
                         row_s2(xc + iy * iw, iw, pl, P, g->phx,
@@ -285,7 +296,7 @@ static void pack(const struct kern_conv2d_shape *s,
                     continue;
                 }
                 const size_t n = t1 - t0;
-                for (size_t q = 0; q < g->q; q++) {
+                for (size_t q = q0; q < q1; q++) {
                     const size_t iy = q * sh + ry - pt; /* wraps above */
                     if (iy >= ih) {
                         continue;
@@ -309,10 +320,11 @@ static void pack(const struct kern_conv2d_shape *s,
  * a group's channels are whole blocks when grouped) into blocked phase
  * planes (layout in conv.h): each phase row is written once, left to
  * right, a vector of 8 channels per pixel, zeros where it falls in the
- * padding, so that the copy needs neither transposes nor a prior memset. */
+ * padding, so that the copy needs neither transposes nor a prior memset;
+ * rows [q0, q1) of every phase plane. */
 static void pack_blocked(const struct kern_conv2d_shape *s,
                          const struct kern_conv_geom *g, const float *x,
-                         float *buf)
+                         float *buf, size_t q0, size_t q1)
 {
     const size_t ih = s->in_h, iw = s->in_w;
     const size_t sh = s->stride_h, sw = s->stride_w;
@@ -330,7 +342,7 @@ static void pack_blocked(const struct kern_conv2d_shape *s,
                 size_t t1 = pl + iw > rx ? (pl + iw - rx + sw - 1) / sw : 0;
                 t1 = t1 < P ? t1 : P;
                 t0 = t0 < t1 ? t0 : t1;
-                for (size_t q = 0; q < g->q; q++) {
+                for (size_t q = q0; q < q1; q++) {
                     const size_t iy = q * sh + ry - pt; /* wraps above */
                     float *dst = pp + q * P * 8;
                     size_t t = 0;
@@ -394,9 +406,10 @@ static void offsets(const struct kern_conv2d_shape *s,
 
 /* Copy the tile's columns j0 .. j0 + n (GEMM columns, pitch P) into the
  * output planes yo (out_w wide, plane floats apart), dropping the junk
- * columns ox >= out_w. */
+ * columns ox >= out_w; nothing is written at or past pixel lim of a
+ * plane (the end of the pixels this call computes). */
 static void scatter(const float *t, size_t mr, size_t j0, size_t n, size_t P,
-                    size_t out_w, float *yo, size_t plane)
+                    size_t out_w, float *yo, size_t plane, size_t lim)
 {
     size_t oy = j0 / P, ox = j0 % P;
     for (size_t j = 0; j < n;) {
@@ -406,13 +419,13 @@ static void scatter(const float *t, size_t mr, size_t j0, size_t n, size_t P,
             /* Runs are a few floats (an output row), so they are copied
              * in whole vectors: the floats past the run land on this
              * plane's later rows, which later runs and tiles write (t
-             * has a vector of slack); the plane's last row ends exactly. */
+             * has a vector of slack); the call's last row ends exactly. */
             const size_t at = oy * out_w + ox;
             const size_t mv = (m + 7) / 8 * 8;
             for (size_t r = 0; r < mr; r++) {
                 float *d = yo + r * plane + at;
                 const float *src = t + r * NR + j;
-                if (at + mv <= plane) {
+                if (at + mv <= lim) {
                     for (size_t q = 0; q < mv; q += 8) {
                         v8_store(d + q, v8_load(src + q));
                     }
@@ -430,12 +443,14 @@ static void scatter(const float *t, size_t mr, size_t j0, size_t n, size_t P,
 }
 
 /* The pixel-wide GEMM for a shape with geometry g and scratch `work`,
- * weights raw ([out_c][K]) or packed (kern_conv2d_pack_f32). */
+ * weights raw ([out_c][K]) or packed (kern_conv2d_pack_f32), output
+ * pixels [pa, pb) of each plane: the GEMM columns from pa's to pb - 1's
+ * (with the junk columns between). */
 static void pixel_gemm(const struct kern_conv2d_shape *s,
                        const struct kern_conv_geom *gp, size_t out_h,
                        size_t out_w, const float *x, const float *w,
                        bool packed, const float *bias, int act, void *work,
-                       float *y)
+                       float *y, size_t pa, size_t pb)
 {
     const struct kern_conv_geom g = *gp;
     const size_t icg = s->in_c / s->groups, ocg = s->out_c / s->groups;
@@ -456,6 +471,11 @@ static void pixel_gemm(const struct kern_conv2d_shape *s,
     /* Direct: output columns are the pixels themselves; padded: they
      * carry junk columns unless the phase pitch equals the output width. */
     const int dense_cols = g.direct || P == out_w;
+    const size_t cp = dense_cols ? out_w : P;
+    const size_t c0 = pa / out_w * cp + pa % out_w;
+    const size_t c1 = pb > pa ? (pb - 1) / out_w * cp + (pb - 1) % out_w + 1
+                              : c0;
+    const bool whole = pa == 0 && pb == plane;
     float t[MR * NR + 8]; /* + the vector scatter's slack */
     for (size_t b = 0; b < s->batch; b++) {
         for (size_t gi = 0; gi < s->groups; gi++) {
@@ -463,16 +483,17 @@ static void pixel_gemm(const struct kern_conv2d_shape *s,
             const float *wg = w + gi * (packed ? nb * OCB : ocg) * K;
             const float *bg = bias ? bias + gi * ocg : NULL;
             float *yg = y + (b * s->out_c + gi * ocg) * plane;
-            if (!packed && g.direct && J < NR) {
+            if (!packed && g.direct && J < NR && whole) {
                 /* buf holds K * NR floats in direct mode */
                 direct_small(ocg, K, J, xg, wg, bg, act, buf, yg);
                 continue;
             }
             if (!g.direct) {
-                pack(s, &g, xg, buf);
+                pack(s, &g, xg, buf, 0, g.q);
             }
-            for (size_t j0 = 0; j0 < J; j0 += NR) {
-                const size_t n = J - j0 < NR ? J - j0 : NR;
+            (void)J;
+            for (size_t j0 = c0; j0 < c1; j0 += NR) {
+                const size_t n = c1 - j0 < NR ? c1 - j0 : NR;
                 const float *base;
                 const ptrdiff_t *o = off;
                 if (!g.direct) {
@@ -501,8 +522,8 @@ static void pixel_gemm(const struct kern_conv2d_shape *s,
                                  yg + oc * plane + j0, plane);
                     } else {
                         tile_any(mr, packed, K, wo, base, o, bo, act, t, NR);
-                        scatter(t, mr, j0, n, dense_cols ? out_w : P, out_w,
-                                yg + oc * plane, plane);
+                        scatter(t, mr, j0, n, cp, out_w, yg + oc * plane,
+                                plane, pb);
                     }
                 }
             }
@@ -519,7 +540,8 @@ void CONV_FN(kern_conv2d)(const struct kern_conv2d_shape *s, size_t out_h,
         kern_conv2d_c(s, out_h, out_w, x, w, bias, act, work, y);
         return;
     }
-    pixel_gemm(s, &g, out_h, out_w, x, w, false, bias, act, work, y);
+    pixel_gemm(s, &g, out_h, out_w, x, w, false, bias, act, work, y, 0,
+               out_h * out_w);
 }
 
 /* ---- channel-vector tile on packed weights ------------------------------ */
@@ -577,10 +599,11 @@ static inline int ct_pixels(int nv)
 }
 
 /* One block's 8 channels x R pixels (rows v[r], lanes the channels) to the
- * output planes: channel l's R values at yb[l * plane], for l < ocn. */
+ * output planes: channel l's R values at yb[l * plane], for l < ocn;
+ * nothing at or past pixel lim (the end of the call's pixels). */
 static inline __attribute__((always_inline)) void
 ct_store(const int R, V8 *v, size_t ocn, float *yb, size_t plane,
-         size_t p0)
+         size_t p0, size_t lim)
 {
     if (R == 4) {
         /* 4 x 4 transposes in each 128-bit half: lane h of c[i] holds
@@ -605,8 +628,8 @@ ct_store(const int R, V8 *v, size_t ocn, float *yb, size_t plane,
         const int n = R - r0 < 8 ? R - r0 : 8;
         for (size_t l = 0; l < 8 && l < ocn; l++) {
             float *d = yb + l * plane + at;
-            if (at + 8 <= plane) {
-                /* lanes past n land on this plane's later pixels, which
+            if (at + 8 <= lim) {
+                /* lanes past n land on this call's later pixels, which
                  * later tiles write */
                 v8_store(d, t[l]);
             } else {
@@ -674,7 +697,7 @@ static inline __attribute__((always_inline)) void
 ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
       const float *wp, const float *const *px, const ptrdiff_t *off,
       size_t step, const float *bb, int act, size_t ocn, float *yb,
-      size_t plane, size_t p0, const struct ct_kb *kb)
+      size_t plane, size_t p0, size_t lim, const struct ct_kb *kb)
 {
     V8 a[CT_PIX];
     const size_t ks = kb ? kb->ks : K;
@@ -774,18 +797,18 @@ ctile(const int mode, const int nv, const int R, const bool bout, size_t K,
         for (int r = 0; r < R; r++) {
             rows[r] = act8(a[r * nv + v], act);
         }
-        ct_store(R, rows, left, yb + (size_t)v * 8 * plane, plane, p0);
+        ct_store(R, rows, left, yb + (size_t)v * 8 * plane, plane, p0, lim);
     }
 }
 
 #define CT_CASE(nv, r)                                                       \
     case (nv) * 16 + (r):                                                    \
         ctile(CT_ANY, nv, r, bout, K, wp, px, off, 0, bb, act, ocn, yb,      \
-              plane, p0, kb);                                                \
+              plane, p0, lim, kb);                                           \
         break
 #define CT_FULL(m, nv)                                                       \
     ctile(m, nv, ct_pixels(nv), bout, K, wp, px, off, step, bb, act, ocn,    \
-          yb, plane, p0, kb)
+          yb, plane, p0, lim, kb)
 /* A full tile of nv blocks in row mode m, returning. */
 #define CT_ROWS(m)                                                           \
     switch (nv) {                                                            \
@@ -807,7 +830,7 @@ static inline __attribute__((always_inline)) void
 ctile_sel(const bool bout, int mode, int nv, int r, size_t K,
           const float *wp, const float *const *px, const ptrdiff_t *off,
           size_t step, const float *bb, int act, size_t ocn, float *yb,
-          size_t plane, size_t p0, const struct ct_kb *kb)
+          size_t plane, size_t p0, size_t lim, const struct ct_kb *kb)
 {
     if (r == ct_pixels(nv)) {
         if (mode == CT_ROW) {
@@ -841,7 +864,7 @@ ctile_sel(const bool bout, int mode, int nv, int r, size_t K,
         CT_CASE(1, 2);
     default:
         ctile(CT_ANY, 1, 1, bout, K, wp, px, off, 0, bb, act, ocn, yb, plane,
-              p0, kb);
+              p0, lim, kb);
         break;
     }
 }
@@ -851,41 +874,42 @@ static void ctile_any(bool bout, int mode, int nv, int r, size_t K,
                       const float *wp, const float *const *px,
                       const ptrdiff_t *off, size_t step, const float *bb,
                       int act, size_t ocn, float *yb, size_t plane,
-                      size_t p0, const struct ct_kb *kb)
+                      size_t p0, size_t lim, const struct ct_kb *kb)
 {
     if (bout) {
         ctile_sel(true, mode, nv, r, K, wp, px, off, step, bb, act, ocn, yb,
-                  plane, p0, kb);
+                  plane, p0, lim, kb);
     } else {
         ctile_sel(false, mode, nv, r, K, wp, px, off, step, bb, act, ocn,
-                  yb, plane, p0, kb);
+                  yb, plane, p0, lim, kb);
     }
 }
 
-/* Every tile of a chunk on a direct (1 x 1) plane: the full tiles in the
- * mode's constant addressing (CT_DIRECT, CT_BLK), in one loop with the
- * tile inlined, since a shallow K leaves little to amortise a call; the
- * last, partial tile through the offsets table (pixels ps floats apart). */
+/* Every tile of a chunk on a direct (1 x 1) plane, output pixels
+ * [pa, pb): the full tiles in the mode's constant addressing (CT_DIRECT,
+ * CT_BLK), in one loop with the tile inlined, since a shallow K leaves
+ * little to amortise a call; the last, partial tile through the offsets
+ * table (pixels ps floats apart). */
 static inline __attribute__((always_inline)) void
 ct_direct_t(const bool bout, const int mode, const int nv, size_t K,
             const float *wp, const float *base, size_t ps,
             const ptrdiff_t *off, size_t step, const float *bb, int act,
-            size_t ocn, float *yb, size_t plane)
+            size_t ocn, float *yb, size_t plane, size_t pa, size_t pb)
 {
     const size_t R = (size_t)ct_pixels(nv);
-    size_t p0 = 0;
-    for (; p0 + R <= plane; p0 += R) {
+    size_t p0 = pa;
+    for (; p0 + R <= pb; p0 += R) {
         const float *px0 = base + p0 * ps;
         ctile(mode, nv, (int)R, bout, K, wp, &px0, off, step, bb, act, ocn,
-              yb, plane, p0, NULL);
+              yb, plane, p0, pb, NULL);
     }
-    if (p0 < plane) {
+    if (p0 < pb) {
         const float *px[CT_PIX];
-        for (size_t r = 0; r < plane - p0; r++) {
+        for (size_t r = 0; r < pb - p0; r++) {
             px[r] = base + (p0 + r) * ps;
         }
-        ctile_any(bout, CT_ANY, nv, (int)(plane - p0), K, wp, px, off, 0,
-                  bb, act, ocn, yb, plane, p0, NULL);
+        ctile_any(bout, CT_ANY, nv, (int)(pb - p0), K, wp, px, off, 0, bb,
+                  act, ocn, yb, plane, p0, pb, NULL);
     }
 }
 
@@ -897,13 +921,13 @@ static inline __attribute__((always_inline)) void
 ct_strided_t(const bool bout, const int nv, const struct kern_conv2d_shape *s,
              size_t out_w, size_t K, const float *wp, const float *base,
              const ptrdiff_t *off, size_t step, const float *bb, int act,
-             size_t ocn, float *yb, size_t plane)
+             size_t ocn, float *yb, size_t plane, size_t pa, size_t pb)
 {
     const size_t R = (size_t)ct_pixels(nv);
     const size_t rs = s->stride_h * s->in_w * 8, cs = s->stride_w * 8;
-    size_t oy = 0, ox = 0;
-    for (size_t p0 = 0; p0 < plane; p0 += R) {
-        const size_t n = plane - p0 < R ? plane - p0 : R;
+    size_t oy = pa / out_w, ox = pa % out_w;
+    for (size_t p0 = pa; p0 < pb; p0 += R) {
+        const size_t n = pb - p0 < R ? pb - p0 : R;
         const float *px[CT_PIX];
         for (size_t r = 0; r < n; r++) {
             px[r] = base + oy * rs + ox * cs;
@@ -914,26 +938,26 @@ ct_strided_t(const bool bout, const int nv, const struct kern_conv2d_shape *s,
         }
         if (n == R) {
             ctile(CT_BANY, nv, (int)R, bout, K, wp, px, NULL, step, bb, act,
-                  ocn, yb, plane, p0, NULL);
+                  ocn, yb, plane, p0, pb, NULL);
             continue;
         }
         /* the last, partial tile: through the offsets table */
         ctile_any(bout, CT_ANY, nv, (int)n, K, wp, px, off, 0, bb, act, ocn,
-                  yb, plane, p0, NULL);
+                  yb, plane, p0, pb, NULL);
     }
 }
 
 #define CT_STRIDED_CASE(bo, nv)                                              \
     case (bo) * 4 + (nv):                                                    \
         ct_strided_t(bo, nv, s, out_w, K, wp, base, off, step, bb, act, ocn, \
-                     yb, plane);                                             \
+                     yb, plane, pa, pb);                                     \
         break
 
 static void ct_strided(bool bout, int nv, const struct kern_conv2d_shape *s,
                        size_t out_w, size_t K, const float *wp,
                        const float *base, const ptrdiff_t *off, size_t step,
                        const float *bb, int act, size_t ocn, float *yb,
-                       size_t plane)
+                       size_t plane, size_t pa, size_t pb)
 {
     switch ((int)bout * 4 + nv) {
         CT_STRIDED_CASE(0, 1);
@@ -949,13 +973,14 @@ static void ct_strided(bool bout, int nv, const struct kern_conv2d_shape *s,
 #define CT_DIRECT_CASE(bo, m, nv)                                            \
     case (bo) * 16 + (m) * 4 + (nv):                                         \
         ct_direct_t(bo, m, nv, K, wp, base, ps, off, step, bb, act, ocn,     \
-                    yb, plane);                                              \
+                    yb, plane, pa, pb);                                      \
         break
 
 static void ct_direct(bool bout, int mode, int nv, size_t K,
                       const float *wp, const float *base, size_t ps,
                       const ptrdiff_t *off, size_t step, const float *bb,
-                      int act, size_t ocn, float *yb, size_t plane)
+                      int act, size_t ocn, float *yb, size_t plane,
+                      size_t pa, size_t pb)
 {
     switch ((int)bout * 16 + mode * 4 + nv) {
         CT_DIRECT_CASE(0, CT_DIRECT, 1);
@@ -983,14 +1008,14 @@ static void ct_plane(bool bout, bool bin, int nv,
                      const struct ct_kb *kb, const float *wp,
                      const float *base, const ptrdiff_t *off,
                      const float *bb, int act, size_t ocn, float *yb,
-                     size_t plane)
+                     size_t plane, size_t pa, size_t pb)
 {
     const size_t ps = bin ? 8 : 1;
     const size_t R = (size_t)ct_pixels(nv);
     const int rmode = bin ? CT_BROW : CT_ROW;
-    size_t oy = 0, ox = 0;
-    for (size_t p0 = 0; p0 < plane; p0 += R) {
-        const size_t n = plane - p0 < R ? plane - p0 : R;
+    size_t oy = pa / out_w, ox = pa % out_w;
+    for (size_t p0 = pa; p0 < pb; p0 += R) {
+        const size_t n = pb - p0 < R ? pb - p0 : R;
         const float *px[CT_PIX];
         struct ct_kb tk;
         const struct ct_kb *t = NULL;
@@ -1008,7 +1033,7 @@ static void ct_plane(bool bout, bool bin, int nv,
                 px[r] = base + (oy * g->pitch + ox + r) * ps;
             }
             ctile_any(bout, rmode, nv, (int)n, K, wp, px, off, 0, bb, act,
-                      ocn, yb, plane, p0, t);
+                      ocn, yb, plane, p0, pb, t);
             ox += n;
             if (ox == out_w) {
                 ox = 0;
@@ -1024,7 +1049,7 @@ static void ct_plane(bool bout, bool bin, int nv,
             }
         }
         ctile_any(bout, CT_ANY, nv, (int)n, K, wp, px, off, 0, bb, act, ocn,
-                  yb, plane, p0, t);
+                  yb, plane, p0, pb, t);
     }
 }
 
@@ -1045,12 +1070,13 @@ static int ct_blocks(size_t left, bool direct)
 void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h,
                              size_t out_w, int in_layout, int out_layout,
                              const float *x, const float *wpk,
-                             const float *bias, int act, void *work, float *y)
+                             const float *bias, int act, void *work, float *y,
+                             size_t pa, size_t pb)
 {
     struct kern_conv_geom g;
     if (!work || !kern_conv_geom(s, out_h, out_w, &g)) {
         kern_conv2d_packed_c(s, out_h, out_w, in_layout, out_layout, x, wpk,
-                             bias, act, work, y);
+                             bias, act, work, y, pa, pb);
         return;
     }
     const bool bin = in_layout == KERN_LAYOUT_NCHW8C;
@@ -1059,7 +1085,8 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
     const size_t K = g.k, hw_in = s->in_h * s->in_w, plane = out_h * out_w;
     const size_t nb = (ocg + OCB - 1) / OCB;
     if (!bin && !bout && K < CT_MIN_K && plane >= CT_MAX_PLANE) {
-        pixel_gemm(s, &g, out_h, out_w, x, wpk, true, bias, act, work, y);
+        pixel_gemm(s, &g, out_h, out_w, x, wpk, true, bias, act, work, y, pa,
+                   pb);
         return;
     }
     /* A sample's floats in each layout (when blocked and grouped, every
@@ -1091,10 +1118,15 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
             float *yg = y + b * y_n + gi * ocg * plane;
             const float *base = xg;
             if (!g.direct && !inplace) {
+                /* the phase rows the pixels [pa, pb) read: output row oy
+                 * reads rows oy .. oy + (kh - 1) / stride_h */
+                const size_t q0 = pa / out_w;
+                size_t q1 = (pb - 1) / out_w + 1 + (s->kh - 1) / s->stride_h;
+                q1 = q1 < g.q ? q1 : g.q;
                 if (bin) {
-                    pack_blocked(s, &g, xg, buf);
+                    pack_blocked(s, &g, xg, buf, q0, q1);
                 } else {
-                    pack(s, &g, xg, buf);
+                    pack(s, &g, xg, buf, q0, q1);
                 }
                 base = buf;
             }
@@ -1115,7 +1147,7 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                 if (g.direct && bin && bout) {
                     const size_t done = CONV_WIDE_DIRECT(
                         K, wp, base, step, bg ? bg + oc : NULL, act,
-                        ocg - oc, yg + oc * plane, plane);
+                        ocg - oc, yg + oc * plane, plane, pa, pb);
                     if (done) {
                         oc += done;
                         continue;
@@ -1124,7 +1156,7 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
 #endif
                 if (g.direct) {
                     ct_direct(bout, dmode, nv, K, wp, base, ps, off, step,
-                              bb, act, ocn, yg + oc * plane, plane);
+                              bb, act, ocn, yg + oc * plane, plane, pa, pb);
                     oc += ocn;
                     continue;
                 }
@@ -1147,7 +1179,7 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                                                  wpitch, out_w,
                                                  bg ? bg + oc : NULL, act,
                                                  ocg - oc, yg + oc * plane,
-                                                 plane)
+                                                 plane, pa, pb)
                                : 0;
                     if (done) {
                         oc += done;
@@ -1157,13 +1189,13 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
 #endif
                 if (inplace) {
                     ct_strided(bout, nv, s, out_w, K, wp, base, off, step,
-                               bb, act, ocn, yg + oc * plane, plane);
+                               bb, act, ocn, yg + oc * plane, plane, pa, pb);
                     oc += ocn;
                     continue;
                 }
                 if (g.kb >= K) {
                     ct_plane(bout, bin, nv, &g, out_w, K, NULL, wp, base, off,
-                             bb, act, ocn, yg + oc * plane, plane);
+                             bb, act, ocn, yg + oc * plane, plane, pa, pb);
                     oc += ocn;
                     continue;
                 }
@@ -1178,7 +1210,7 @@ void CONV_FN(kern_conv2d_packed)(const struct kern_conv2d_shape *s, size_t out_h
                                              k0 + kn < K ? acc : NULL};
                     ct_plane(bout, bin, nv, &g, out_w, kn, &kb,
                              wp + k0 * OCB, base, off + k0, bb, act, ocn,
-                             yg + oc * plane, plane);
+                             yg + oc * plane, plane, pa, pb);
                 }
                 oc += ocn;
             }

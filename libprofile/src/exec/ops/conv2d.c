@@ -99,13 +99,39 @@ static size_t conv_channel_unit(const struct exec_op *op)
     return op->wpk ? kern_conv2d_split_channels() : 4;
 }
 
-/* What conv_f32 splits: samples, or channel units of one sample, or the
- * groups of a grouped (not depthwise) one. */
+/* Output pixels per unit of a row split: whole tiles of every packed path
+ * (12 and 4 pixels, 6, 24 GEMM columns), so that no part runs a partial
+ * tile but the plane's last. */
+enum { CONV_PIXEL_UNIT = 48 };
+
+/* Whether a single sample's ungrouped, undilated conv on packed weights
+ * is split by output pixels (kern_conv2d_packed_pixels_f32) instead of
+ * channels: when it has fewer channel units than threads (ResNet-8's 16-
+ * and 32-channel layers, MobileNet v2's narrow 1 x 1s, one unit of 32
+ * each with AVX-512), which would leave a thread idle. Each part then
+ * reads all the weights and packs its own copy of the padded input. */
+static bool conv_by_pixels(const prof_exec *ex, const struct exec_op *op)
+{
+    const struct kern_conv2d_shape *cs = &op->cs;
+    if (ex->batch > 1 || !op->wpk || op->groups != 1 ||
+        conv_is_depthwise(op) || cs->dilation_h > 1 || cs->dilation_w > 1 ||
+        op->hw_out < 2 * CONV_PIXEL_UNIT) {
+        return false;
+    }
+    const size_t u = conv_channel_unit(op);
+    return (op->c_out + u - 1) / u < exec_op_threads(ex, op);
+}
+
+/* What conv_f32 splits: samples, or channel units or pixel units of one
+ * sample, or the groups of a grouped (not depthwise) one. */
 static size_t conv_split_count(const prof_exec *ex,
                                const struct exec_op *op)
 {
     if (ex->batch > 1) {
         return ex->batch;
+    }
+    if (conv_by_pixels(ex, op)) {
+        return (op->hw_out + CONV_PIXEL_UNIT - 1) / CONV_PIXEL_UNIT;
     }
     if (op->groups == 1 || conv_is_depthwise(op)) {
         const size_t u = conv_channel_unit(op);
@@ -357,8 +383,9 @@ struct conv_job {
 };
 
 /* Samples [lo, hi) of the batch, or channel units [lo, hi) of a single
- * sample (conv_channel_unit), through libkernels' convolution on scratch
- * block `part`: each output is computed exactly as on one thread. */
+ * sample (conv_channel_unit) or its pixel units (conv_by_pixels), through
+ * libkernels' convolution on scratch block `part`: each output is
+ * computed exactly as on one thread. */
 static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
 {
     const struct conv_job *j = arg;
@@ -385,7 +412,11 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
             &ds, b0, b1, x, wp, b, j->fuse, y));
     }
     const bool split = j->ex->batch == 1 && conv_parts(j->ex, op) > 1;
-    if (j->ex->batch > 1) {
+    size_t p_lo = 0, p_hi = op->hw_out;
+    if (split && conv_by_pixels(j->ex, op)) {
+        p_lo = lo * CONV_PIXEL_UNIT;
+        p_hi = hi * CONV_PIXEL_UNIT < p_hi ? hi * CONV_PIXEL_UNIT : p_hi;
+    } else if (j->ex->batch > 1) {
         cs.batch = hi - lo;
         x += lo * op->c_in * hw_in;
         y += lo * op->c_out * op->hw_out;
@@ -431,8 +462,8 @@ static int conv_part(void *arg, size_t part, size_t lo, size_t hi)
                             : KERN_LAYOUT_NCHW;
         const int lout = exec_t_blocked(j->ex, op->out_t) ? KERN_LAYOUT_NCHW8C
                                                      : KERN_LAYOUT_NCHW;
-        return exec_kern_status(kern_conv2d_packed_layout_f32(
-            &cs, lin, lout, x, wp, b, j->fuse, work, y));
+        return exec_kern_status(kern_conv2d_packed_pixels_f32(
+            &cs, lin, lout, p_lo, p_hi, x, wp, b, j->fuse, work, y));
     }
     return exec_kern_status(kern_conv2d_f32(&cs, x, w, b, j->fuse, work, y));
 }
