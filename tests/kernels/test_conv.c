@@ -646,6 +646,85 @@ static void test_conv_split_channels(void **state)
     }
 }
 
+/* kern_conv2d_packed_pixels_f32: rows of output pixels cut at uneven
+ * points (tiles of every width end inside a row) in each layout pair
+ * give the whole call's bits and touch no other pixel; then the range's
+ * and a dilated shape's refusals. */
+static void test_conv_split_pixels(void **state)
+{
+    (void)state;
+    enum { C = 12, H = 9, W = 11, OC = 16 };
+    const struct kern_conv2d_shape s = {1, C, H, W, OC, 3, 3, 1, 1,
+                                        1, 1, 1, 1, 1, 1, 1};
+    const size_t plane = H * W, n = (OC + 7) / 8 * 8 * plane;
+    static const size_t cuts[] = {0, 5, 13, 50, 51, 98, H * W};
+    float *w = malloc(OC * C * 9 * sizeof *w);
+    float *wp = malloc(kern_conv2d_packed_bytes(&s));
+    float *x = malloc((C + 7) / 8 * 8 * H * W * sizeof *x);
+    float *y = malloc(n * sizeof *y), *y2 = malloc(n * sizeof *y2);
+    float bias[OC];
+    assert_non_null(w);
+    assert_non_null(wp);
+    assert_non_null(x);
+    assert_non_null(y);
+    assert_non_null(y2);
+    fill(w, OC * C * 9);
+    fill(x, (C + 7) / 8 * 8 * H * W);
+    fill(bias, OC);
+    assert_int_equal(kern_conv2d_pack_f32(&s, w, wp), KERN_OK);
+    for (int lay = 0; lay < 4; lay++) {
+        const int il = lay / 2 ? KERN_LAYOUT_NCHW8C : KERN_LAYOUT_NCHW;
+        const int ol = lay % 2 ? KERN_LAYOUT_NCHW8C : KERN_LAYOUT_NCHW;
+        const size_t ny = ol == KERN_LAYOUT_NCHW8C ? n : OC * plane;
+        assert_int_equal(kern_conv2d_packed_layout_f32(&s, il, ol, x, wp,
+                                                       bias, KERN_FUSE_RELU,
+                                                       NULL, y),
+                         KERN_OK);
+        memset(y2, 0xff, ny * sizeof *y2);
+        /* the parts in reverse: a part that wrote past its end would
+         * overwrite the next one, done already */
+        for (size_t i = sizeof cuts / sizeof cuts[0] - 1; i > 0; i--) {
+            assert_int_equal(kern_conv2d_packed_pixels_f32(
+                                 &s, il, ol, cuts[i - 1], cuts[i], x, wp,
+                                 bias, KERN_FUSE_RELU, NULL, y2),
+                             KERN_OK);
+        }
+        assert_memory_equal(y2, y, ny * sizeof *y);
+    }
+    /* an empty range writes nothing */
+    memset(y2, 0xff, n * sizeof *y2);
+    memcpy(y, y2, n * sizeof *y);
+    assert_int_equal(kern_conv2d_packed_pixels_f32(
+                         &s, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, 7, 7, x, wp,
+                         bias, KERN_FUSE_NONE, NULL, y2),
+                     KERN_OK);
+    assert_memory_equal(y2, y, n * sizeof *y);
+    assert_int_equal(kern_conv2d_packed_pixels_f32(
+                         &s, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, 8, 7, x, wp,
+                         bias, KERN_FUSE_NONE, NULL, y2),
+                     KERN_E_RANGE);
+    assert_int_equal(kern_conv2d_packed_pixels_f32(
+                         &s, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, 0,
+                         H * W + 1, x, wp, bias, KERN_FUSE_NONE, NULL, y2),
+                     KERN_E_RANGE);
+    struct kern_conv2d_shape d = s;
+    d.dilation_h = d.dilation_w = 2;
+    d.pad_top = d.pad_left = d.pad_bottom = d.pad_right = 2;
+    assert_int_equal(kern_conv2d_packed_pixels_f32(
+                         &d, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, 0, 5, x, wp,
+                         bias, KERN_FUSE_NONE, NULL, y2),
+                     KERN_E_SHAPE);
+    assert_int_equal(kern_conv2d_packed_pixels_f32(
+                         &d, KERN_LAYOUT_NCHW, KERN_LAYOUT_NCHW, 0, H * W, x,
+                         wp, bias, KERN_FUSE_NONE, NULL, y2),
+                     KERN_OK);
+    free(y2);
+    free(y);
+    free(x);
+    free(wp);
+    free(w);
+}
+
 /* kern_conv2d_packed_layout_f32 by hand: 10 channels (a full block and a
  * partial one) on a 5 x 5 plane, batch 2, weights that pick channel oc
  * with factor oc + 1 (a 1 x 1 convolution, read in place, and a 3 x 3
@@ -1120,6 +1199,7 @@ int main(void)
         cmocka_unit_test(test_conv_errors),
         cmocka_unit_test(test_conv_packed),
         cmocka_unit_test(test_conv_split_channels),
+        cmocka_unit_test(test_conv_split_pixels),
         cmocka_unit_test(test_conv_layouts),
         cmocka_unit_test(test_conv_backward),
         cmocka_unit_test(test_lowering),
