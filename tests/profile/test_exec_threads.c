@@ -68,6 +68,15 @@ static const char *const MODELS[] = {
     "conv2d 48 k=3 p=1 g=3\n"
     "conv2d 36 k=3 p=1 g=12 act=relu\n"
     "conv2d 40 k=1\n",
+    /* single samples split by output pixels (rows of the plane, cut
+     * inside rows), not channels: fewer channel units than threads, or
+     * weights smaller than the input; padded 3 x 3, 1 x 1 in place,
+     * strided ones of each */
+    "input 16x24x23\n"
+    "conv2d 40 k=3 p=1 act=relu\n"
+    "conv2d 16 k=1\n"
+    "conv2d 24 k=3 s=2 p=1 act=relu6\n"
+    "conv2d 16 k=1 s=2\n",
 };
 
 static float *run(const memest_model *m, uint64_t batch,
