@@ -8,7 +8,9 @@
 #   e.g. scripts/bench-int8-vs-onnxruntime.sh --batch 8
 #
 # For each fp32 model (default: the MLPerf Tiny presets of
-# tests/data/models) it writes the QDQ file $QDQ_DIR/LABEL.onnx (default
+# tests/data/models and MobileNetV2 at 224 x 224, which
+# scripts/make-imagenet-onnx.py exports into $EDGEFIT_CACHE, as
+# bench-vs-onnxruntime-c.sh --table does) it writes the QDQ file $QDQ_DIR/LABEL.onnx (default
 # ${TMPDIR:-/tmp}/edgefit-ort/qdq) the way ONNX Runtime's quantize_static
 # does: scripts/qdq_onnx.py exposes every activation, ONNX Runtime
 # (onnxruntime-node) collects their min-max ranges over CALIB_SAMPLES
@@ -34,7 +36,11 @@ for a in "$@"; do
     *) opts="$opts $a" ;;
     esac
 done
-[ -n "$models" ] || models=$(ls "$here"/tests/data/models/*/model.onnx)
+if [ -z "$models" ]; then
+    cache=${EDGEFIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edgefit/imagenet}
+    /usr/bin/python3 "$here/scripts/make-imagenet-onnx.py" "$cache" >/dev/null
+    models="$(ls "$here"/tests/data/models/*/model.onnx) $cache/mobilenetv2/model.onnx"
+fi
 
 # ONNX Runtime's node package (bench-vs-onnxruntime-c.sh installs the same)
 if [ ! -d "$prefix/node_modules/onnxruntime-node" ]; then
