@@ -491,7 +491,6 @@ static void pixel_gemm(const struct kern_conv2d_shape *s,
             if (!g.direct) {
                 pack(s, &g, xg, buf, 0, g.q);
             }
-            (void)J;
             for (size_t j0 = c0; j0 < c1; j0 += NR) {
                 const size_t n = c1 - j0 < NR ? c1 - j0 : NR;
                 const float *base;
