@@ -247,9 +247,9 @@ static bool exact16(enum memest_precision p, double v)
 
 /* What the trainer has a backward pass for: a model of one input whose
  * layers (a chain, or a graph of residual adds and concats) are of kinds
- * with a backward_f32 (exec/ops.h: dense, conv2d, pooling, global average
- * pooling, batchnorm, add, concat, flatten, identity, dropout and
- * activation layers) with the activations exec_act_trainable() accepts or
+ * with a backward_f32 (exec/ops.h; every operator but pad, the binary
+ * ones, conv_transpose and resize has one) with the activations
+ * exec_act_trainable() accepts or
  * the final softmax; every tensor but the output is read. Mixed precision
  * trains chains only. The rest is refused, naming the layer. */
 static int check_trainable(const prof_train *t, struct prof_diag *diag)
