@@ -801,25 +801,17 @@ static bool max_blk_sep(const struct kern_pool2d_shape *s, size_t oh,
  * output row's last), so a row of maxima is stored once and read once and
  * each interior cell is loaded once. Orders and NaN notes as max_blk_sep;
  * returns whether a NaN was read. */
-static bool max_blk_k3s2(size_t iw, size_t oh, size_t ow, const float *xp,
-                         float *yp, __m256 *h)
+static bool max_blk_k3s2(const struct kern_pool2d_shape *s, size_t oh,
+                         size_t ow, const float *xp, float *yp, __m256 *h)
 {
-    const size_t rs = iw * KERN_CBLOCK;
-    __m256 c0 = _mm256_loadu_ps(xp);
-    __m256 un = _mm256_cmp_ps(c0, c0, _CMP_UNORD_Q);
-    for (size_t ox = 0; ox < ow; ox++) {
-        const float *c = xp + 2 * ox * KERN_CBLOCK;
-        const __m256 c1 = _mm256_loadu_ps(c + KERN_CBLOCK);
-        const __m256 c2 = _mm256_loadu_ps(c + 2 * KERN_CBLOCK);
-        un = _mm256_or_ps(un, _mm256_cmp_ps(c1, c2, _CMP_UNORD_Q));
-        h[ox] = _mm256_max_ps(c2, _mm256_max_ps(c1, c0));
-        c0 = c2;
-    }
+    const size_t rs = s->in_w * KERN_CBLOCK;
+    __m256 un = _mm256_setzero_ps();
+    row_max_blk(s, xp, ow, h, &un); /* the first row's maxima */
     for (size_t oy = 0; oy < oh; oy++) {
         const float *b = xp + (2 * oy + 1) * rs, *c = b + rs;
         float *o = yp + oy * ow * KERN_CBLOCK;
         __m256 b0 = _mm256_loadu_ps(b);
-        c0 = _mm256_loadu_ps(c);
+        __m256 c0 = _mm256_loadu_ps(c);
         un = _mm256_or_ps(un, _mm256_cmp_ps(b0, c0, _CMP_UNORD_Q));
         for (size_t ox = 0; ox < ow; ox++) {
             const size_t i = (2 * ox + 1) * KERN_CBLOCK;
@@ -860,7 +852,7 @@ void kern_nn_maxpool2d_blk_avx2(const struct kern_pool2d_shape *s,
     for (size_t pb = 0; pb < s->batch * nb; pb++) {
         const float *xp = x + pb * ih * iw * KERN_CBLOCK;
         float *yp = y + pb * out_h * out_w * KERN_CBLOCK;
-        const bool nan = k3s2 ? max_blk_k3s2(iw, out_h, out_w, xp, yp, hb)
+        const bool nan = k3s2 ? max_blk_k3s2(s, out_h, out_w, xp, yp, hb)
                               : max_blk_sep(s, out_h, out_w, xp, yp, hb);
         if (nan) {
             pool_blk(&one, out_h, out_w, xp, yp, true);
