@@ -118,7 +118,11 @@ enum { CONV_PIXEL_UNIT = 48 };
 static bool conv_by_pixels(const prof_exec *ex, const struct exec_op *op)
 {
     const struct kern_conv2d_shape *cs = &op->cs;
-    if (ex->batch > 1 || !op->wpk || op->groups != 1 ||
+    /* only fp32 runs the packed weights: the 16-bit paths hand conv_f32
+     * the widened master (its raw path computes every pixel, so each
+     * part would redo the whole layer) */
+    if (ex->precision != MEMEST_FP32 || ex->batch > 1 || !op->wpk ||
+        op->groups != 1 ||
         conv_is_depthwise(op) || cs->dilation_h > 1 || cs->dilation_w > 1 ||
         op->hw_out < 2 * CONV_PIXEL_UNIT) {
         return false;
