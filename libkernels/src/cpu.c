@@ -44,6 +44,7 @@ static unsigned detect(void)
     const int avx512bw = (b >> 30) & 1;
     const int avx512vl = (b >> 31) & 1;
     const int vnni = (c >> 11) & 1;
+    const int vbmi = (c >> 1) & 1;
     unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
     __cpuid_count(7, 1, a1, b1, c1, d1);
     const int bf16 = (a1 >> 5) & 1;
@@ -57,6 +58,9 @@ static unsigned detect(void)
             }
             if (bf16) {
                 flags |= KERN_CPU_AVX512BF16;
+            }
+            if (vbmi) {
+                flags |= KERN_CPU_AVX512VBMI;
             }
         }
     }

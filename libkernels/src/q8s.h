@@ -401,6 +401,14 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                           size_t ow, const int8_t *x, int32_t x_zero,
                           const int8_t *w, const struct kern_q8_outstage *os,
                           int8_t *y, int8_t *scratch);
+/* AVX-512 VBMI and VNNI (q8s_dw_vbmi.c): narrow maps (a block of whole
+ * output rows, at most 64 outputs, reads at most 127 input bytes), up to
+ * 28 taps, any stride and dilation, gathered by byte permutes from NCHW;
+ * any other shape runs kern_q8s_dwconv_vnni */
+void kern_q8s_dwconv_vbmi(const struct kern_dwconv2d_shape *s, size_t oh,
+                          size_t ow, const int8_t *x, int32_t x_zero,
+                          const int8_t *w, const struct kern_q8_outstage *os,
+                          int8_t *y, int8_t *scratch);
 void kern_q8s_maxpool_avx2(const struct kern_pool2d_shape *s, size_t oh,
                            size_t ow, const int8_t *x, int8_t *y,
                            int8_t *scratch);

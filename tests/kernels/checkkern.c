@@ -58,6 +58,8 @@ static const struct {
     {"avx512vnni", KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512VNNI},
     {"avx512bf16", KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512VNNI |
                        KERN_CPU_AVX512BF16},
+    {"avx512vbmi", KERN_CPU_AVX2 | KERN_CPU_AVX512 | KERN_CPU_AVX512VNNI |
+                       KERN_CPU_AVX512BF16 | KERN_CPU_AVX512VBMI},
     {"neon", KERN_CPU_NEON},
     {"neon-dotprod", KERN_CPU_NEON | KERN_CPU_ARM_DOTPROD},
 };

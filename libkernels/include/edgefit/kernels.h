@@ -69,6 +69,9 @@ enum kern_cpu_flag {
     KERN_CPU_ARM_DOTPROD = 1u << 6,  /* SDOT/UDOT (asimddp) */
     KERN_CPU_ARM_I8MM = 1u << 7,     /* int8 matrix multiply (i8mm) */
     KERN_CPU_ARM_BF16 = 1u << 8,     /* BF16 conversions and dot products */
+    /* x86 again: AVX-512 VBMI (byte permutes across a register; the
+     * int8 depthwise kernel of narrow maps, with VNNI) */
+    KERN_CPU_AVX512VBMI = 1u << 9,
 };
 
 /* The features of this CPU that the OS enables, with the bits named in

@@ -32,5 +32,8 @@ void kern_q8s_dsp_init_x86(struct kern_q8s_dsp *dsp, unsigned flags)
         dsp->gemm_kp = kern_q8s_gemm_kp_vnni;
         dsp->conv_kp = kern_q8s_conv_kp_vnni;
         dsp->dwconv = kern_q8s_dwconv_vnni;
+        if (flags & KERN_CPU_AVX512VBMI) {
+            dsp->dwconv = kern_q8s_dwconv_vbmi;
+        }
     }
 }
