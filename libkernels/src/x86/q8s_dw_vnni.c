@@ -561,8 +561,18 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                 memcpy(yp, vout, oh * ow);
                 continue;
             }
+            /* the rows by masked vector copies: a call to memcpy per row
+             * of a few dozen bytes was a quarter of a 28 x 28 layer */
             for (size_t oy = 0; oy < oh; oy++) {
-                memcpy(yp + oy * ow, vout + oy * pw, ow);
+                const int8_t *src = vout + oy * pw;
+                int8_t *dst = yp + oy * ow;
+                for (size_t i = 0; i < ow; i += 64) {
+                    const __mmask64 m = ow - i >= 64
+                                            ? ~(__mmask64)0
+                                            : ((__mmask64)1 << (ow - i)) - 1;
+                    _mm512_mask_storeu_epi8(
+                        dst + i, m, _mm512_maskz_loadu_epi8(m, src + i));
+                }
             }
         }
     }
