@@ -766,14 +766,52 @@ static void pool_blk_window(const float *xb, size_t iw, size_t y0, size_t y1,
     }
 }
 
+/* Blocks [blk, blk + POOL_NB) of one sample's window, each lane its own
+ * chain as pool_blk_window runs it: the chains interleaved, so that a long
+ * window is not one chain of dependent additions (DS-CNN's 25 x 5 average
+ * pool: 125 of them a block; eight blocks at a time 2.8x faster than one,
+ * four 1.45x). The same operations in the same order per lane, so the
+ * same bits. */
+enum { POOL_NB = 8 };
+static inline __attribute__((always_inline)) void
+pool_blks_window(const float *xb, size_t plane, size_t iw,
+                             size_t y0, size_t y1, size_t x0, size_t x1,
+                             bool is_max, float acc[POOL_NB][KERN_CBLOCK])
+{
+    for (size_t k = 0; k < POOL_NB; k++) {
+        for (size_t l = 0; l < KERN_CBLOCK; l++) {
+            acc[k][l] = is_max ? -INFINITY : 0.0f;
+        }
+    }
+    for (size_t iy = y0; iy < y1; iy++) {
+        for (size_t ix = x0; ix < x1; ix++) {
+            const float *v = xb + (iy * iw + ix) * KERN_CBLOCK;
+            for (size_t k = 0; k < POOL_NB; k++) {
+                const float *vk = v + k * plane;
+                if (is_max) {
+                    for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                        acc[k][l] = max_step(acc[k][l], vk[l]);
+                    }
+                } else {
+                    for (size_t l = 0; l < KERN_CBLOCK; l++) {
+                        acc[k][l] += vk[l];
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* The one window of a 1 x 1 output, eight channels (one block) at a time:
  * each lane is one channel's plane, and it sees the window's real cells in
  * the row-major order of kern_nn_maxpool2d_c and kern_nn_avgpool2d_c (and
  * of their vector forms, which run that reference for a one-column
  * output), one float operation per cell, so every channel gets the bits
- * of the NCHW kernel (pool_blk_window). */
-static void pool_nchw8c(const struct kern_pool2d_shape *s, const float *x,
-                        float *y, bool is_max)
+ * of the NCHW kernel (pool_blk_window); POOL_NB blocks at a time where
+ * there are that many (pool_blks_window). */
+static inline __attribute__((always_inline)) void
+pool_nchw8c(const struct kern_pool2d_shape *s, const float *x, float *y,
+            bool is_max)
 {
     const size_t c = s->channels, iw = s->in_w;
     const size_t nb = kern_nn_cblocks(c);
@@ -783,7 +821,20 @@ static void pool_nchw8c(const struct kern_pool2d_shape *s, const float *x,
     kern_pool_window(0, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
     const float d = kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
     for (size_t b = 0; b < s->batch; b++) {
-        for (size_t blk = 0; blk < nb; blk++) {
+        size_t blk = 0;
+        for (; blk + POOL_NB <= nb; blk += POOL_NB) {
+            float acc[POOL_NB][KERN_CBLOCK];
+            pool_blks_window(x + (b * nb + blk) * plane, plane, iw, y0, y1,
+                             x0, x1, is_max, acc);
+            for (size_t k = 0; k < POOL_NB; k++) {
+                float *yb = y + b * c + (blk + k) * KERN_CBLOCK;
+                for (size_t l = 0; l < kern_nn_block_lanes(c, blk + k);
+                     l++) {
+                    yb[l] = is_max ? acc[k][l] : acc[k][l] / d;
+                }
+            }
+        }
+        for (; blk < nb; blk++) {
             const float *xb = x + (b * nb + blk) * plane;
             float acc[KERN_CBLOCK];
             pool_blk_window(xb, iw, y0, y1, x0, x1, is_max, acc);

@@ -554,7 +554,8 @@ static void test_pool_nchw8c(void **state)
 
     /* the NCHW kernels' bits: ResNet-8's, DS-CNN's and MobileNet's closing
      * pools, a padded window that misses the input's last row and
-     * column, a 2 x 2 window (the NCHW kernels' k2s2 path), 12 channels */
+     * column, a 2 x 2 window (the NCHW kernels' k2s2 path), 12 channels,
+     * 76 channels */
     static const struct {
         size_t batch, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr;
         int cip;
@@ -565,6 +566,9 @@ static void test_pool_nchw8c(void **state)
         {2, 12, 7, 6, 6, 5, 3, 4, 1, 2, 0, 0, 0},
         {2, 12, 7, 6, 6, 5, 3, 4, 1, 2, 0, 0, 1},
         {3, 12, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 1},
+        /* ten blocks, the last of four lanes: eight blocks at a time and
+         * a tail of two */
+        {2, 76, 5, 4, 5, 4, 5, 4, 0, 0, 0, 0, 1},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const struct kern_pool2d_shape ps = {
