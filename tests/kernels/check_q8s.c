@@ -665,8 +665,9 @@ static void check_plane_sum(const struct kern_q8s_dsp *isa,
     ck_report();
 }
 
-/* --bench: the depthwise layers of DS-CNN (25 x 5) and MobileNetV1-0.25
- * (12 x 12 to 3 x 3), this level against the C reference. */
+/* --bench: the depthwise layers of DS-CNN (25 x 5), MobileNetV1-0.25
+ * (48 x 48 to 3 x 3) and MobileNetV2 (28 x 28, 14 x 14, 7 x 7), this level
+ * against the C reference. */
 static void bench_dwconv(const struct kern_q8s_dsp *isa,
                          const struct kern_q8s_dsp *ref)
 {
@@ -678,6 +679,9 @@ static void bench_dwconv(const struct kern_q8s_dsp *isa,
         {1, 256, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
         {1, 32, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
         {1, 32, 48, 48, 3, 3, 2, 2, 0, 0, 1, 1, 0, 0},
+        {1, 192, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 576, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {1, 960, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const struct kern_dwconv2d_shape *s = &shapes[i];
