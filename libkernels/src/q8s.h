@@ -131,6 +131,21 @@ typedef void (*kern_q8s_maxpool_fn)(const struct kern_pool2d_shape *s,
 typedef void (*kern_q8s_plane_sum_fn)(size_t planes, size_t n, size_t ld,
                                       const int8_t *x, int32_t *sums);
 
+/* Whether the vector paths' fixed output stage serves os over n
+ * channels: the float stage, or no multiplier INT32_MIN (whose doubled
+ * square saturates, the reference's one case those paths leave out). */
+static inline int q8s_outstage_no_min(const struct kern_q8_outstage *os,
+                                      size_t n)
+{
+    const size_t cnt = os->per_channel ? n : 1;
+    for (size_t c = 0; !os->scale && c < cnt; c++) {
+        if (os->mult[c] == INT32_MIN) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* kern_q8_dwconv2d_s8 on a checked shape with output oh x ow; scratch
  * holds q8s_dwconv_scratch(s) bytes (the C reference ignores it). */
 struct kern_dwconv2d_shape;
@@ -401,10 +416,11 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                           size_t ow, const int8_t *x, int32_t x_zero,
                           const int8_t *w, const struct kern_q8_outstage *os,
                           int8_t *y, int8_t *scratch);
-/* AVX-512 VBMI and VNNI (q8s_dw_vbmi.c): narrow maps (a block of whole
- * output rows, at most 64 outputs, reads at most 127 input bytes), up to
- * 28 taps, any stride and dilation, gathered by byte permutes from NCHW;
- * any other shape runs kern_q8s_dwconv_vnni */
+/* AVX-512 VBMI and VNNI (q8s_dw_vbmi.c): maps of more than 36 outputs
+ * whose blocks of 64 outputs (or of whole output rows) read at most 127
+ * input bytes and are a quarter live or more, up to 28 taps, any stride
+ * and dilation, gathered by byte permutes from NCHW; any other shape runs
+ * kern_q8s_dwconv_vnni */
 void kern_q8s_dwconv_vbmi(const struct kern_dwconv2d_shape *s, size_t oh,
                           size_t ow, const int8_t *x, int32_t x_zero,
                           const int8_t *w, const struct kern_q8_outstage *os,

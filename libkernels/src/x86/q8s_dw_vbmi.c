@@ -1,41 +1,42 @@
 /* Static int8 depthwise convolution of narrow maps with AVX-512 VBMI and
  * VNNI: NCHW in and out, no transposes, no padded copy.
  *
- * A block of a channel's outputs, R whole output rows (R ow <= 64), reads
- * a window of at most 64 input rows of at most 127 bytes: the window's
- * rows, contiguous in NCHW, are two registers (T0, T1) of unsigned bytes
- * u = x + 128, and byte 127 of the pair holds the padding value x_zero +
- * 128. One vpermi2b then gathers, for 16 outputs at once, the inputs of
- * four taps of each output into the four bytes of its dword: the index
- * of output o's tap t is its pixel's place in the window, or 127 where the
- * tap falls in the padding. vpdpbusd multiplies those four bytes by the
- * four weights of the taps (broadcast: one channel a block) and adds them
- * up, so a 3 x 3 kernel takes three gathers and three dot products per 16
- * outputs, whatever the stride or dilation.
+ * A block is 64 consecutive outputs of a channel's plane (or, where those
+ * would span too many input rows, whole output rows, at most 64 outputs).
+ * It reads a window of at most 64 input rows of at most 127 bytes: the
+ * window's rows, contiguous in NCHW, are two registers (T0, T1) of
+ * unsigned bytes u = x + 128, and byte 127 of the pair holds the padding
+ * value x_zero + 128. One vpermi2b then gathers, for 16 outputs at once,
+ * the inputs of four taps of each output into the four bytes of its dword:
+ * the index of output o's tap t is its pixel's place in the window, or 127
+ * where the tap falls in the padding. vpdpbusd multiplies those four bytes
+ * by the four weights of the taps (broadcast: one channel a block) and
+ * adds them up, so a 3 x 3 kernel takes three gathers and three dot
+ * products per 16 outputs, whatever the stride or dilation.
  *
  * As in q8s_dw_vnni.c, sum u w over the taps = sum (x - x_zero) w + (x_zero
  * + 128) wsum (a padded tap adds (x_zero + 128) w), so each accumulator
- * starts at bias - (x_zero + 128) wsum (modulo 2^32, as the reference's
- * int32 sums) and ends equal to the C reference's sum plus bias; weights
- * of the slots past the last tap are 0. The output stage is the
- * reference's (q8s_stage512_64: fixed or float, the same bytes as
- * kern_q8s_dwconv_c), and the four vectors of a block are laid out so that
- * its packing puts the 64 bytes in output order: dword d of vector s is
- * block slot 16 (d / 4) + 4 s + d % 4.
+ * starts at bias - (x_zero + 128) wsum (q8s_dw_acc0) and ends equal to
+ * the C reference's sum plus bias; weights of the slots past the last tap
+ * are 0. The output stage is the reference's (q8s_stage512_dw, packed by
+ * q8s_stage512_64: fixed or float, the same bytes as kern_q8s_dwconv_c),
+ * and the four vectors of a block are laid out so that its packing puts
+ * the 64 bytes in output order: dword d of vector s is block slot 16 (d /
+ * 4) + 4 s + d % 4.
  *
  * The indices depend on the shape only: they are built once a call (per
  * block, from a few vectors by byte permutes and adds), then every channel
- * reuses them. Maps of up to 36 outputs, shapes with wider windows, more
- * than 28 taps or a multiplier of INT32_MIN run kern_q8s_dwconv_vnni.
+ * reuses them. Maps of up to 36 outputs, blocks less than a quarter
+ * live, shapes with wider windows, more than 28 taps or a multiplier of
+ * INT32_MIN run kern_q8s_dwconv_vnni.
  *
  * Measured here (AMD EPYC, float stage; int8 time over the NCHW8c fp32
- * depthwise kernel's): 64 x 25 x 5 0.98 (kern_q8s_dwconv_vnni 1.63), 32 x
- * 24 x 24 1.09 (1.64), 192 x 28 x 28 0.74 (1.39), 960 x 7 x 7 1.33
- * (1.65). */
+ * depthwise kernel's, kern_q8s_dwconv_vnni's in brackets): 64 x 25 x 5
+ * 0.98-1.01 (1.64), 32 x 24 x 24 1.12-1.15 (1.33), 192 x 28 x 28
+ * 0.73-0.79 (1.12-1.22), 960 x 7 x 7 1.34-1.38 (1.63). */
 #include <immintrin.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "q8s.h"
 #include "q8s_stage_avx512.h"
@@ -259,17 +260,13 @@ void kern_q8s_dwconv_vbmi(const struct kern_dwconv2d_shape *s, size_t oh,
                           int8_t *y, int8_t *scratch)
 {
     struct vb_geom g;
-    bool ok = (os->scale || (os->mult && os->shift)) &&
-              vb_geom_of(s, oh, ow, &g) &&
-              g.nblocks * (4 * g.groups * 64 + sizeof(struct vb_block)) +
-                      64 <=
-                  q8s_dwconv_scratch(s);
-    for (size_t c = 0; ok && !os->scale &&
-                       c < (os->per_channel ? s->channels : 1);
-         c++) {
-        /* the fixed stage's high multiply has no saturating case */
-        ok = os->mult[c] != INT32_MIN;
-    }
+    const bool ok = (os->scale || (os->mult && os->shift)) &&
+                    q8s_outstage_no_min(os, s->channels) &&
+                    vb_geom_of(s, oh, ow, &g) &&
+                    g.nblocks * (4 * g.groups * 64 +
+                                 sizeof(struct vb_block)) +
+                            64 <=
+                        q8s_dwconv_scratch(s);
     if (!ok) {
         kern_q8s_dwconv_vnni(s, oh, ow, x, x_zero, w, os, y, scratch);
         return;
@@ -296,27 +293,8 @@ void kern_q8s_dwconv_vbmi(const struct kern_dwconv2d_shape *s, size_t oh,
         /* wsum: the dwords' byte sums (1 x w by vpdpbusd), then across */
         const int32_t wsum = _mm512_reduce_add_epi32(
             _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, wv));
-        const size_t pc = os->per_channel ? c : 0;
-        struct q8s_stage512 st;
-        if (os->scale) {
-            st = q8s_stage512f_of(os->scale[pc], os->zero_point, os->qmin,
-                                  os->qmax);
-        } else {
-            const int sh = os->shift[pc];
-            st = q8s_stage512_of(os->mult[pc], sh > 0 ? sh : 0,
-                                 sh > 0 ? 0 : -sh, os->zero_point, os->qmin,
-                                 os->qmax);
-            /* the sum is the bias plus at most taps products of |x -
-             * x_zero| <= 255 and |w| <= 128 */
-            const int64_t bias = os->bias ? os->bias[c] : 0;
-            q8s_stage512_bound(&st, os->mult[pc], sh > 0 ? sh : 0,
-                               (bias < 0 ? -bias : bias) +
-                                   (int64_t)taps * 255 * 128);
-        }
-        /* bias - (x_zero + 128) wsum, wrapping as the int32 sums do */
-        const uint32_t init = (uint32_t)(os->bias ? os->bias[c] : 0) -
-                              (uint32_t)((x_zero + 128) * wsum);
-        const __m512i a0 = _mm512_set1_epi32((int32_t)init);
+        const struct q8s_stage512 st = q8s_stage512_dw(os, c, taps);
+        const __m512i a0 = q8s_dw_acc0(os, c, x_zero, wsum);
         for (size_t b = 0; b < s->batch; b++) {
             const int8_t *xp = x + (b * ch + c) * ip;
             int8_t *yp = y + (b * ch + c) * op;

@@ -37,17 +37,21 @@
 #include "transpose_u8.h"
 #include "edgefit/kernels.h"
 
-/* The output stage of one channel over 16 lanes (q8s_stage_avx512.h), from
- * the reference's one signed shift: left when positive, right otherwise. */
-static inline struct q8s_stage512 dstage_of(int32_t mult, int shift,
-                                            int32_t zp, int32_t qmin,
-                                            int32_t qmax)
-{
-    return q8s_stage512_of(mult, shift > 0 ? shift : 0,
-                           shift > 0 ? 0 : -shift, zp, qmin, qmax);
-}
-
 enum { DWV_MAX_TAPS = 64 };
+
+/* dst[i] = src[i] ^ flip for n bytes, by masked vector moves (nothing
+ * read or written past the n bytes). */
+static inline void copy_row(void *dst, const int8_t *src, size_t n,
+                            __m512i flip)
+{
+    for (size_t i = 0; i < n; i += 64) {
+        const __mmask64 m =
+            n - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (n - i)) - 1;
+        _mm512_mask_storeu_epi8(
+            (int8_t *)dst + i, m,
+            _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), flip));
+    }
+}
 
 /* Stride 2 along the row, any stride down: per output row, 32 outputs at
  * a time straight into y. Output ox reads u[2 ox + 4 g ..]: dword d of D0
@@ -416,15 +420,10 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
      * time measured faster (DS-CNN's 25 x 5, MobileNet's 6 x 6, 3 x 3) */
     const size_t sw = s->stride_w;
     const bool flat = sw == 1 && s->stride_h == 1;
-    bool ok = (ow >= 16 || s->channels < 8) && (flat || sw == 2) && dw == 1 &&
-              taps <= DWV_MAX_TAPS && (os->scale || (os->mult && os->shift)) &&
-              oh && ow;
-    /* the fixed stage's high multiply has no saturating case */
-    for (size_t c = 0; ok && !os->scale &&
-                       c < (os->per_channel ? s->channels : 1);
-         c++) {
-        ok = os->mult[c] != INT32_MIN;
-    }
+    const bool stage_ok = (os->scale || (os->mult && os->shift)) &&
+                          q8s_outstage_no_min(os, s->channels);
+    const bool ok = (ow >= 16 || s->channels < 8) && (flat || sw == 2) &&
+                    dw == 1 && taps <= DWV_MAX_TAPS && stage_ok && oh && ow;
     const size_t ih = s->in_h, iw = s->in_w, ch = s->channels;
     const size_t pw = s->pad_left + iw + s->pad_right;
     const size_t rows = s->pad_top + ih + s->pad_bottom;
@@ -441,17 +440,9 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
      * (dw_chan32), kernels of 4 taps or more (the weights' gather reads 4
      * bytes of a channel) */
     if (ow < 16 && s->channels >= 8 && taps >= 4 && taps <= DWV_MAX_TAPS &&
-        oh && (os->scale || (os->mult && os->shift))) {
-        bool no_min = true;
-        for (size_t c = 0; no_min && !os->scale &&
-                           c < (os->per_channel ? s->channels : 1);
-             c++) {
-            no_min = os->mult[c] != INT32_MIN;
-        }
-        if (no_min) {
-            dw_chan32(s, oh, ow, x, x_zero, w, os, y, scratch);
-            return;
-        }
+        oh && stage_ok) {
+        dw_chan32(s, oh, ow, x, x_zero, w, os, y, scratch);
+        return;
     }
     if (!ok || plane + nq64 > q8s_dwconv_scratch(s)) {
         kern_q8s_dwconv_avx2(s, oh, ow, x, x_zero, w, os, y, scratch);
@@ -476,17 +467,8 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
             const int8_t *xp = x + (b * ch + c) * ih * iw;
             int8_t *yp = y + (b * ch + c) * oh * ow;
             for (size_t iy = 0; iy < ih; iy++) {
-                uint8_t *dr = u + (s->pad_top + iy) * pw + s->pad_left;
-                const int8_t *xr = xp + iy * iw;
-                for (size_t i = 0; i < iw; i += 64) {
-                    const __mmask64 m = iw - i >= 64
-                                            ? ~(__mmask64)0
-                                            : ((__mmask64)1 << (iw - i)) - 1;
-                    _mm512_mask_storeu_epi8(
-                        dr + i, m,
-                        _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, xr + i),
-                                         flip));
-                }
+                copy_row(u + (s->pad_top + iy) * pw + s->pad_left,
+                         xp + iy * iw, iw, flip);
             }
             const int8_t *wc = w + c * taps;
             int32_t wsum = 0;
@@ -502,26 +484,8 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                     wq[t] = _mm512_set1_epi32((int32_t)quad);
                 }
             }
-            const size_t pc = os->per_channel ? c : 0;
-            struct q8s_stage512 st =
-                os->scale ? q8s_stage512f_of(os->scale[pc], os->zero_point,
-                                             os->qmin, os->qmax)
-                          : dstage_of(os->mult[pc], os->shift[pc],
-                                      os->zero_point, os->qmin, os->qmax);
-            if (!os->scale) {
-                /* the sum is the bias plus at most taps products of
-                 * |x - x_zero| <= 255 and |w| <= 128 */
-                const int64_t bias = os->bias ? os->bias[c] : 0;
-                q8s_stage512_bound(
-                    &st, os->mult[pc],
-                    os->shift[pc] > 0 ? os->shift[pc] : 0,
-                    (bias < 0 ? -bias : bias) + (int64_t)taps * 255 * 128);
-            }
-            /* bias - (x_zero + 128) wsum, wrapping as the int32 sums do */
-            const uint32_t init =
-                (uint32_t)(os->bias ? os->bias[c] : 0) -
-                (uint32_t)((x_zero + 128) * wsum);
-            const __m512i a0 = _mm512_set1_epi32((int32_t)init);
+            const struct q8s_stage512 st = q8s_stage512_dw(os, c, taps);
+            const __m512i a0 = q8s_dw_acc0(os, c, x_zero, wsum);
             if (!flat) {
                 dw_rows2(s, oh, ow, u, pw, off, nt, wq, a0, &st, yp);
                 continue;
@@ -561,18 +525,11 @@ void kern_q8s_dwconv_vnni(const struct kern_dwconv2d_shape *s, size_t oh,
                 memcpy(yp, vout, oh * ow);
                 continue;
             }
-            /* the rows by masked vector copies: a call to memcpy per row
-             * of a few dozen bytes was a quarter of a 28 x 28 layer */
+            /* a call to memcpy per row of a few dozen bytes was a quarter
+             * of a 28 x 28 layer */
             for (size_t oy = 0; oy < oh; oy++) {
-                const int8_t *src = vout + oy * pw;
-                int8_t *dst = yp + oy * ow;
-                for (size_t i = 0; i < ow; i += 64) {
-                    const __mmask64 m = ow - i >= 64
-                                            ? ~(__mmask64)0
-                                            : ((__mmask64)1 << (ow - i)) - 1;
-                    _mm512_mask_storeu_epi8(
-                        dst + i, m, _mm512_maskz_loadu_epi8(m, src + i));
-                }
+                copy_row(yp + oy * ow, vout + oy * pw, ow,
+                         _mm512_setzero_si512());
             }
         }
     }

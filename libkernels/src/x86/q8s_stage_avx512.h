@@ -6,6 +6,8 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "edgefit/kernels.h"
+
 /* The reference's q8s_mbqm then the clamp of r + zp, for one channel's
  * parameters over 16 lanes: srdhm as floor((x m + 2^30) / 2^31) in 64-bit
  * lanes (even and odd dwords apart), rdbpot by the mask and the half mask
@@ -193,6 +195,41 @@ static inline struct q8s_stage512 q8s_stage512f_of(float scale, int32_t zp,
     s.fhi = _mm512_set1_ps((float)(qmax - zp));
     s.isf = 1;
     return s;
+}
+
+/* The stage of channel c of a depthwise layer (os->per_channel picks
+ * its parameters; the reference's one signed shift, left when positive):
+ * the float one, or the fixed one in its bounded form where that holds
+ * for every sum, the bias plus at most taps products of |x - x_zero| <=
+ * 255 and |w| <= 128. */
+static inline struct q8s_stage512
+q8s_stage512_dw(const struct kern_q8_outstage *os, size_t c, size_t taps)
+{
+    const size_t pc = os->per_channel ? c : 0;
+    if (os->scale) {
+        return q8s_stage512f_of(os->scale[pc], os->zero_point, os->qmin,
+                                os->qmax);
+    }
+    const int sh = os->shift[pc];
+    struct q8s_stage512 st =
+        q8s_stage512_of(os->mult[pc], sh > 0 ? sh : 0, sh > 0 ? 0 : -sh,
+                        os->zero_point, os->qmin, os->qmax);
+    const int64_t bias = os->bias ? os->bias[c] : 0;
+    q8s_stage512_bound(&st, os->mult[pc], sh > 0 ? sh : 0,
+                       (bias < 0 ? -bias : bias) + (int64_t)taps * 255 * 128);
+    return st;
+}
+
+/* A depthwise channel's accumulators' start when its taps are summed as
+ * u w with u = x + 128 (vpdpbusd's unsigned operand, the padding reading
+ * x_zero + 128): sum u w = sum (x - x_zero) w + (x_zero + 128) wsum, so
+ * bias - (x_zero + 128) wsum, wrapping as the reference's int32 sums do. */
+static inline __m512i q8s_dw_acc0(const struct kern_q8_outstage *os,
+                                  size_t c, int32_t x_zero, int32_t wsum)
+{
+    const uint32_t init = (uint32_t)(os->bias ? os->bias[c] : 0) -
+                          (uint32_t)((x_zero + 128) * wsum);
+    return _mm512_set1_epi32((int32_t)init);
 }
 
 #endif
