@@ -739,46 +739,23 @@ static int pool_nchw8c_check(const struct kern_pool2d_shape *s,
                : KERN_E_OVERFLOW;
 }
 
-/* One block's window [y0, y1) x [x0, x1) of a plane of width iw, pooled
- * per lane into acc: the cells in row-major order, one max_step or
- * addition each, as kern_nn_maxpool2d_c and kern_nn_avgpool2d_c do for a
- * channel's plane. The lane loops are what the compiler vectorises. */
-static void pool_blk_window(const float *xb, size_t iw, size_t y0, size_t y1,
-                            size_t x0, size_t x1, bool is_max,
-                            float acc[KERN_CBLOCK])
-{
-    for (size_t l = 0; l < KERN_CBLOCK; l++) {
-        acc[l] = is_max ? -INFINITY : 0.0f;
-    }
-    for (size_t iy = y0; iy < y1; iy++) {
-        for (size_t ix = x0; ix < x1; ix++) {
-            const float *v = xb + (iy * iw + ix) * KERN_CBLOCK;
-            if (is_max) {
-                for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                    acc[l] = max_step(acc[l], v[l]);
-                }
-            } else {
-                for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                    acc[l] += v[l];
-                }
-            }
-        }
-    }
-}
-
-/* Blocks [blk, blk + POOL_NB) of one sample's window, each lane its own
- * chain as pool_blk_window runs it: the chains interleaved, so that a long
- * window is not one chain of dependent additions (DS-CNN's 25 x 5 average
- * pool: 125 of them a block; eight blocks at a time 2.8x faster than one,
- * four 1.45x). The same operations in the same order per lane, so the
- * same bits. */
+/* The window [y0, y1) x [x0, x1) of nblk consecutive blocks (planes of
+ * `plane` floats, width iw), pooled per lane into acc[k] for block k: the
+ * cells in row-major order, one max_step or addition each, as
+ * kern_nn_maxpool2d_c and kern_nn_avgpool2d_c do for a channel's plane.
+ * The blocks' chains are interleaved, so that a long window is not one
+ * chain of dependent additions (DS-CNN's 25 x 5 average pool: 125 a
+ * block; eight blocks at a time ran 2.8x faster than one, four 1.45x);
+ * each lane's operations and their order are the same whatever nblk, so
+ * are its bits. The lane loops are what the compiler vectorises; nblk is
+ * a constant in every caller. */
 enum { POOL_NB = 8 };
 static inline __attribute__((always_inline)) void
-pool_blks_window(const float *xb, size_t plane, size_t iw,
-                             size_t y0, size_t y1, size_t x0, size_t x1,
-                             bool is_max, float acc[POOL_NB][KERN_CBLOCK])
+pool_blks_window(const float *xb, size_t plane, size_t iw, size_t y0,
+                 size_t y1, size_t x0, size_t x1, bool is_max, size_t nblk,
+                 float acc[][KERN_CBLOCK])
 {
-    for (size_t k = 0; k < POOL_NB; k++) {
+    for (size_t k = 0; k < nblk; k++) {
         for (size_t l = 0; l < KERN_CBLOCK; l++) {
             acc[k][l] = is_max ? -INFINITY : 0.0f;
         }
@@ -786,7 +763,7 @@ pool_blks_window(const float *xb, size_t plane, size_t iw,
     for (size_t iy = y0; iy < y1; iy++) {
         for (size_t ix = x0; ix < x1; ix++) {
             const float *v = xb + (iy * iw + ix) * KERN_CBLOCK;
-            for (size_t k = 0; k < POOL_NB; k++) {
+            for (size_t k = 0; k < nblk; k++) {
                 const float *vk = v + k * plane;
                 if (is_max) {
                     for (size_t l = 0; l < KERN_CBLOCK; l++) {
@@ -802,13 +779,22 @@ pool_blks_window(const float *xb, size_t plane, size_t iw,
     }
 }
 
+/* One block's window (pool_blks_window of one block). */
+static void pool_blk_window(const float *xb, size_t iw, size_t y0, size_t y1,
+                            size_t x0, size_t x1, bool is_max,
+                            float acc[KERN_CBLOCK])
+{
+    pool_blks_window(xb, 0, iw, y0, y1, x0, x1, is_max, 1,
+                     (float(*)[KERN_CBLOCK])acc);
+}
+
 /* The one window of a 1 x 1 output, eight channels (one block) at a time:
  * each lane is one channel's plane, and it sees the window's real cells in
  * the row-major order of kern_nn_maxpool2d_c and kern_nn_avgpool2d_c (and
  * of their vector forms, which run that reference for a one-column
  * output), one float operation per cell, so every channel gets the bits
- * of the NCHW kernel (pool_blk_window); POOL_NB blocks at a time where
- * there are that many (pool_blks_window). */
+ * of the NCHW kernel; POOL_NB blocks at a time where there are that many
+ * (pool_blks_window). */
 static inline __attribute__((always_inline)) void
 pool_nchw8c(const struct kern_pool2d_shape *s, const float *x, float *y,
             bool is_max)
@@ -821,28 +807,24 @@ pool_nchw8c(const struct kern_pool2d_shape *s, const float *x, float *y,
     kern_pool_window(0, s->stride_w, s->pad_left, s->kw, iw, &x0, &x1);
     const float d = kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
     for (size_t b = 0; b < s->batch; b++) {
-        size_t blk = 0;
-        for (; blk + POOL_NB <= nb; blk += POOL_NB) {
-            float acc[POOL_NB][KERN_CBLOCK];
-            pool_blks_window(x + (b * nb + blk) * plane, plane, iw, y0, y1,
-                             x0, x1, is_max, acc);
-            for (size_t k = 0; k < POOL_NB; k++) {
-                float *yb = y + b * c + (blk + k) * KERN_CBLOCK;
-                for (size_t l = 0; l < kern_nn_block_lanes(c, blk + k);
-                     l++) {
-                    yb[l] = is_max ? acc[k][l] : acc[k][l] / d;
-                }
-            }
-        }
-        for (; blk < nb; blk++) {
+        for (size_t blk = 0; blk < nb;) {
             const float *xb = x + (b * nb + blk) * plane;
-            float acc[KERN_CBLOCK];
-            pool_blk_window(xb, iw, y0, y1, x0, x1, is_max, acc);
+            float acc[POOL_NB][KERN_CBLOCK];
+            const size_t n = nb - blk >= POOL_NB ? POOL_NB : 1;
+            if (n == POOL_NB) {
+                pool_blks_window(xb, plane, iw, y0, y1, x0, x1, is_max,
+                                 POOL_NB, acc);
+            } else {
+                pool_blks_window(xb, plane, iw, y0, y1, x0, x1, is_max, 1,
+                                 acc);
+            }
             /* the lanes of real channels; a last block's padding lanes
              * have no output */
-            float *yb = y + b * c + blk * KERN_CBLOCK;
-            for (size_t l = 0; l < kern_nn_block_lanes(c, blk); l++) {
-                yb[l] = is_max ? acc[l] : acc[l] / d;
+            for (size_t k = 0; k < n; k++, blk++) {
+                float *yb = y + b * c + blk * KERN_CBLOCK;
+                for (size_t l = 0; l < kern_nn_block_lanes(c, blk); l++) {
+                    yb[l] = is_max ? acc[k][l] : acc[k][l] / d;
+                }
             }
         }
     }
