@@ -380,6 +380,16 @@ static double mono_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* One turn of a spin-wait: tells the core (and a hypervisor) so. */
+static inline void cpu_relax(void)
+{
+#if KERN_HAVE_X86
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 /* With tp.lock held: a batch a worker may join. */
 static int can_join(void)
 {
@@ -400,11 +410,7 @@ static void await_work(void)
             if ((i & 255) == 255 && mono_ns() > until) {
                 break;
             }
-#if KERN_HAVE_X86
-            __builtin_ia32_pause();
-#elif defined(__aarch64__)
-            __asm__ volatile("yield");
-#endif
+            cpu_relax();
         }
         pthread_mutex_lock(&tp.lock);
         if (tp.shutdown || can_join() || atomic_load(&tp.posted) != seen) {
@@ -542,6 +548,18 @@ static void run_pieces(unsigned threads, size_t n, kern_piece_fn fn,
     run_piece(fn, ctx, 0, 0, &nomem);
     take_pieces(fn, ctx, n, gen, 0, &nomem);
 
+    /* The pieces still running are a worker's last ones: spin for them
+     * before sleeping, as a worker spins for the next batch. A caller put
+     * to sleep here is woken by the worker's signal, and an idle core's
+     * wake-up (on a virtual machine, an interrupt through the host) can
+     * cost more than the piece it waited for. */
+    const double until = mono_ns() + MM_SPIN_NS;
+    for (int i = 0; atomic_load(&tp.done) < n; i++) {
+        if ((i & 255) == 255 && mono_ns() > until) {
+            break;
+        }
+        cpu_relax();
+    }
     pthread_mutex_lock(&tp.lock);
     while (atomic_load(&tp.done) < n) {
         pthread_cond_wait(&tp.done_cv, &tp.lock);
