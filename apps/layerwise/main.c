@@ -87,7 +87,9 @@ static void usage(FILE *f)
         "  --seed N                 input and, without --weights, weights\n"
         "                           (default 42)\n"
         "  --threads N              run dense and conv2d layers of at least\n"
-        "                           2^20 MACs on N threads (default 1); the\n"
+        "                           2^20 MACs (pools of 2^20 window reads,\n"
+        "                           fp32 adds and concats of 2^20 elements)\n"
+        "                           on N threads (default 1); the\n"
         "                           predictions count min(N, cores) cores\n"
         "                           for them (threads column)\n"
         CLI_CALIB_HELP

@@ -195,6 +195,7 @@ int prof_dm_net_from_model(const memest_model *model, struct prof_dm_net *out)
         /* the executor's own rule: its operator for the kind */
         const struct exec_op_vtable *vt = exec_op_find(l->kind);
         d->threaded = vt && vt->threaded;
+        d->split_work = exec_split_work(l);
         if (l->kind == MEMEST_KIND_CONV2D && l->in_shape.rank == 3 &&
             l->out_shape.rank == 3) {
             d->in_channels = l->in_shape.dim[0];
@@ -326,7 +327,8 @@ static double model_ms(const struct prof_device *dev, const double *q,
     double total = 0.0;
     for (size_t i = 0; i < c->net->count; i++) {
         const struct prof_dm_layer *l = &c->net->layers[i];
-        const bool split = split_min == 0 || (l->threaded && l->macs >= need);
+        const bool split =
+            split_min == 0 || (l->threaded && l->split_work >= need);
         const double amdahl = split ? amdahl_n : 1.0;
         const double bw0 = split ? bw_n : bw_1;
         enum prof_dm_param e = PROF_DM_EFF_DEPTHWISE;

@@ -62,9 +62,9 @@ static void test_classes(void **state)
     const enum prof_op_class want[6] = {
         PROF_OPC_CONV3X3, PROF_OPC_DEPTHWISE, PROF_OPC_POINTWISE,
         PROF_OPC_POINTWISE, PROF_OPC_POOL, PROF_OPC_GEMM};
-    /* the layers edgefit's executor may split: its convolutions and its
-     * dense layer, not its pool */
-    const bool split[6] = {true, true, true, true, false, true};
+    /* the layers edgefit's executor may split: its convolutions, its
+     * pool and its dense layer */
+    const bool split[6] = {true, true, true, true, true, true};
     for (size_t i = 0; i < 6; i++) {
         assert_int_equal(net.layers[i].op_class, want[i]);
         assert_int_equal(net.layers[i].threaded, split[i]);
@@ -74,6 +74,11 @@ static void test_classes(void **state)
     assert_int_equal(net.layers[0].macs, 8u * 16 * 16 * 8 * 9);
     assert_int_equal(net.layers[0].act_elements, 4096);
     assert_int_equal(net.layers[0].param_count, 8 * 8 * 9 + 8);
+    /* the threshold counts a convolution's MACs, and a pool's window
+     * reads: 16 x 4 x 4 outputs of 2 x 2 windows */
+    assert_int_equal(net.layers[0].split_work, net.layers[0].macs);
+    assert_int_equal(net.layers[4].macs, 0);
+    assert_int_equal(net.layers[4].split_work, 16u * 4 * 4 * 4);
     assert_string_equal(prof_op_class_name(PROF_OPC_CONV3X3), "conv3x3");
     assert_null(prof_op_class_name(PROF_OPC_COUNT));
     prof_dm_net_free(&net);
@@ -192,8 +197,8 @@ static void test_hand_case(void **state)
         /* out_elements 0: no reduction term */
         /* channels 0: no Winograd transform term */
         /* 8 MMAC, 4 MB; 0.4 MMAC, 8 MB */
-        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0, true},
-        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0, true},
+        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0, true, 8000000},
+        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0, true, 400000},
     };
     struct prof_dm_net net = {"two", 2, layers};
     struct prof_devmodel m;
@@ -325,8 +330,8 @@ static void test_hand_pool_gemm(void **state)
 {
     (void)state;
     struct prof_dm_layer layers[2] = {
-        {PROF_OPC_POOL, 0, 1000000, 0, 0, 0, 0, false},        /* 4 MB */
-        {PROF_OPC_GEMM, 1000000, 1000, 1000000, 0, 0, 0, true}, /* 4.004 MB */
+        {PROF_OPC_POOL, 0, 1000000, 0, 0, 0, 0, false, 0},     /* 4 MB */
+        {PROF_OPC_GEMM, 1000000, 1000, 1000000, 0, 0, 0, true, 1000000},/* 4.004 MB */
     };
     struct prof_dm_net net = {"pg", 2, layers};
     struct prof_devmodel m;
@@ -387,6 +392,7 @@ static void make_nets(struct prof_dm_net *nets, struct prof_dm_layer *store)
                                 : l[j].op_class == PROF_OPC_GEMM  ? 3.0
                                                                   : 1.0;
             l[j].macs = (uint64_t)(1e5 * exp(u1 * log(200.0)) * more);
+            l[j].split_work = l[j].macs;
             /* edgefit's executor splits the convolutions and GEMMs of
              * 2^20 MACs or more at the batch: about half of these */
             l[j].threaded = l[j].op_class != PROF_OPC_ELEMENTWISE &&

@@ -47,6 +47,35 @@ static const char *const MODELS[] = {
     "dense 37 act=relu\n"
     "dense 10 act=softmax\n",
     "smallcnn",
+    /* pools on channel-blocked tensors: a 3 x 3 max pool between
+     * convolutions (blocked in and out) and a closing average pool
+     * (blocked in, NCHW out), split by samples or, at batch 1, by whole
+     * blocks of 8 channels (2 and 3 blocks here); an NCHW average pool
+     * of 12 channels, split by channels */
+    "input 5x12x12\n"
+    "conv2d 16 k=3 p=1 act=relu\n"
+    "maxpool k=3 s=2 p=1\n"
+    "conv2d 24 k=1\n"
+    "avgpool k=6\n"
+    "conv2d 12 k=1\n"
+    "avgpool k=1\n"
+    "flatten\n"
+    "dense 5\n",
+    /* adds and a concat on channel-blocked tensors: an add of three
+     * with a fused relu and one with a gelu after, over 6400 elements a
+     * sample (two runs of 4096 at batch 1, samples at larger batches), a
+     * concat of two (by samples; on one thread at batch 1) */
+    "input 8x20x20\n"
+    "conv2d 16 k=3 p=1 act=relu name=c1\n"
+    "conv2d 16 k=1 name=c2\n"
+    "add in=c1,c2,c1 act=relu name=s\n"
+    "conv2d 16 k=1 name=c3\n"
+    "add in=s,c3 act=gelu name=g\n"
+    "concat in=g,c1\n"
+    "conv2d 8 k=1\n"
+    "globalavgpool\n"
+    "flatten\n"
+    "dense 3\n",
     /* a wide dense layer: its product is split by columns at batch 1 and
      * by rows at larger batches */
     "input 300\n"
@@ -141,7 +170,7 @@ static void test_identical(void **state)
                                 NULL);
                 for (unsigned t = 2; t <= 3; t++) {
                     prof_exec *ex = NULL;
-                    /* threshold 1: every dense and conv2d layer splits */
+                    /* threshold 1: every layer that can split does */
                     float *yt = run(m, batches[bi], precs[pi], t, 1, x, &nt,
                                     &ex);
                     assert_int_equal(n1, nt);
@@ -151,13 +180,22 @@ static void test_identical(void **state)
                                  (unsigned long long)batches[bi],
                                  memest_precision_name(precs[pi]), t);
                     }
-                    /* every dense and conv2d layer reports the threads */
+                    /* every dense, conv2d and pooling layer reports the
+                     * threads; an add at fp32, a concat at fp32 and a
+                     * batch of several */
+                    const bool fp32 = precs[pi] == MEMEST_FP32;
                     for (size_t i = 0; i < prof_exec_op_count(ex); i++) {
                         struct prof_exec_op_info info;
                         assert_int_equal(prof_exec_op_info(ex, i, &info),
                                          PROF_OK);
-                        const int split = info.kind == MEMEST_KIND_DENSE ||
-                                          info.kind == MEMEST_KIND_CONV2D;
+                        const int split =
+                            info.kind == MEMEST_KIND_DENSE ||
+                            info.kind == MEMEST_KIND_CONV2D ||
+                            info.kind == MEMEST_KIND_MAXPOOL ||
+                            info.kind == MEMEST_KIND_AVGPOOL ||
+                            (info.kind == MEMEST_KIND_ADD && fp32) ||
+                            (info.kind == MEMEST_KIND_CONCAT && fp32 &&
+                             batches[bi] > 1);
                         assert_int_equal(info.threads, split ? t : 1);
                     }
                     prof_exec_destroy(ex);

@@ -1009,9 +1009,13 @@ struct prof_exec_opts {
      * PROF_EXEC_THREAD_MIN_MACS) is split among them: a convolution by
      * samples (a single sample: its products by rows or columns, or a
      * depthwise one by channels), a dense layer by rows or columns of its
-     * product, an int8 product by rows; every other operator, and smaller
-     * layers, whose work would not pay for waking the threads, run on the
-     * caller's. Each thread computes whole output elements exactly as one
+     * product, an int8 product by rows. So is a pool of as many window
+     * reads (by samples, or a single sample's channels), and at fp32 an
+     * add of same-shaped inputs (by samples, or runs of elements) or a
+     * concat at a batch of several (by samples) of as many output
+     * elements, so that each thread keeps the samples it wrote. Every
+     * other operator, and smaller layers, whose work would not pay for
+     * waking the threads, run on the caller's. Each thread computes whole output elements exactly as one
      * thread would, so results do not depend on the thread count (bit for
      * bit). The workers are libkernels' (kern_parallel). */
     unsigned threads;
@@ -2183,9 +2187,13 @@ struct prof_dm_layer {
     uint64_t in_channels;      /* a convolution's, else 0 */
     uint64_t out_channels;     /* a convolution's, else 0 */
     /* A layer whose operator edgefit's executor splits among threads
-     * when it has PROF_EXEC_THREAD_MIN_MACS MACs at the batch (conv2d and
-     * dense; runtime edgefit's model runs the others on one thread). */
+     * when it has PROF_EXEC_THREAD_MIN_MACS units of work (split_work) at
+     * the batch (conv2d, dense and the pools; runtime edgefit's model runs
+     * the others on one thread). */
     bool threaded;
+    /* Work per sample as that threshold counts it: the MACs, or a pool's
+     * window reads (output elements times the window's). */
+    uint64_t split_work;
 };
 
 /* A network: its layers that do work (views are left out). */

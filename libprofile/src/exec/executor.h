@@ -177,8 +177,17 @@ static inline bool exec_static_s8(const prof_exec *ex)
 /* ---- threads (threads.c) ---- */
 
 /* The threads operator op runs on: ex->threads for a layer whose kind
- * splits (exec_op_vtable.threaded: dense, conv2d) of at least ex->thread_min_macs MACs at the batch, else 1. */
+ * splits (exec_op_vtable.threaded: dense, conv2d, the pools, add and
+ * concat, unless exec_op_vtable.serial says not here) of at least
+ * ex->thread_min_macs units of work at the batch (exec_split_work), else
+ * 1. */
 unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op);
+
+/* A layer's work per sample as the thread threshold counts it: its MACs;
+ * for a pool, which has none, its window reads (output elements times the
+ * window's), saturating at UINT64_MAX; for an add or concat its output
+ * elements. */
+uint64_t exec_split_work(const struct memest_layer *L);
 
 /* At the start of a forward pass that splits a layer: the pool's workers
  * are woken (kern_parallel_wake). One asleep since the last pass (they

@@ -124,6 +124,9 @@ enum { EXEC_READS_X = 1, EXEC_READS_Y = 2 };
 struct exec_op_vtable {
     /* Runs on several threads when large (exec_op_threads). */
     bool threaded;
+    /* A threaded operator that runs on one thread at this precision after
+     * all (a path of it that does not split). NULL: it always splits. */
+    bool (*serial)(const prof_exec *ex, const struct exec_op *op);
     /* Geometry beyond the common one plan.c sets (shapes as c x h x w,
      * element counts, parameter counts wn and bn when init_params is
      * set): kdim, groups, kernel shapes; a message in diag when libkernels

@@ -12,15 +12,33 @@
 
 #include "../alloc_rec.h" /* last: prof_nomem_last */
 
+uint64_t exec_split_work(const struct memest_layer *L)
+{
+    if (L->macs_per_sample != 0) {
+        return L->macs_per_sample;
+    }
+    const uint64_t kh = L->kernel_h, kw = L->kernel_w;
+    const uint64_t n = L->output_elements;
+    if (kw != 0 && kh > UINT64_MAX / kw) {
+        return UINT64_MAX;
+    }
+    const uint64_t win = kh * kw;
+    if (win == 0) {
+        return n; /* an add or concat: one element moved an output */
+    }
+    return n > UINT64_MAX / win ? UINT64_MAX : n * win;
+}
+
 unsigned exec_op_threads(const prof_exec *ex, const struct exec_op *op)
 {
-    const struct memest_layer *L = op->layer;
-    if (ex->threads <= 1 || !op->vt->threaded) {
+    if (ex->threads <= 1 || !op->vt->threaded ||
+        (op->vt->serial && op->vt->serial(ex, op))) {
         return 1;
     }
-    /* macs_per_sample * batch was checked for overflow by libmemest */
-    const uint64_t macs = L->macs_per_sample * (uint64_t)ex->batch;
-    return macs >= ex->thread_min_macs ? ex->threads : 1;
+    const uint64_t w = exec_split_work(op->layer);
+    const uint64_t b = (uint64_t)ex->batch;
+    const uint64_t work = w > UINT64_MAX / b ? UINT64_MAX : w * b;
+    return work >= ex->thread_min_macs ? ex->threads : 1;
 }
 
 bool exec_any_split(const prof_exec *ex)

@@ -68,6 +68,47 @@ static unsigned add_caps(const struct exec_op *op)
                : 0u;
 }
 
+/* An fp32 add of same-shaped inputs split among threads (exec_split):
+ * by samples when the batch has several (each thread keeps the samples
+ * its convolutions wrote), else by runs of ADD_UNIT elements. Each part
+ * makes add_float's additions, in its order, on its own elements. */
+enum { ADD_UNIT = 4096 };
+
+struct add_job {
+    prof_exec *ex;
+    const struct exec_op *op;
+    float *y;
+    int fuse;   /* the last addition's, KERN_FUSE_NONE for none */
+    size_t unit; /* elements a unit */
+};
+
+static int add_part(void *arg, size_t part, size_t lo, size_t hi)
+{
+    (void)part;
+    const struct add_job *j = arg;
+    const struct memest_layer *L = j->op->layer;
+    const size_t a = lo * j->unit;
+    const size_t b = hi * j->unit < j->op->out_n ? hi * j->unit
+                                                 : j->op->out_n;
+    int st = PROF_OK;
+    const float *sum = exec_load_f32(j->ex, L->inputs[0], NULL, &st) + a;
+    for (size_t k = 1; st == PROF_OK && k < L->input_count; k++) {
+        const float *x = exec_load_f32(j->ex, L->inputs[k], NULL, &st) + a;
+        const float *pair[2] = {sum, x};
+        const int act = k + 1 == L->input_count ? j->fuse : KERN_FUSE_NONE;
+        st = exec_kern_status(
+            kern_nn_add_act_f32(j->y + a, pair, 2, b - a, act));
+        sum = j->y + a;
+    }
+    return st;
+}
+
+/* fp32 adds of same-shaped inputs split; the others run on one thread */
+static bool add_serial(const prof_exec *ex, const struct exec_op *op)
+{
+    return ex->precision != MEMEST_FP32 || exec_binary_broadcasts(op->layer);
+}
+
 static int add_run_f32(prof_exec *ex, const struct exec_op *op,
                        const struct exec_f32_args *a)
 {
@@ -75,7 +116,19 @@ static int add_run_f32(prof_exec *ex, const struct exec_op *op,
         return exec_binary_float(ex, op, exec_load_f32, NULL, NULL, a->y,
                                  a->fused);
     }
-    return add_float(ex, op, exec_load_f32, NULL, a->y, a->fused);
+    const unsigned t = exec_op_threads(ex, op);
+    if (t < 2) {
+        return add_float(ex, op, exec_load_f32, NULL, a->y, a->fused);
+    }
+    const enum memest_act act = a->fused ? op->layer->act : MEMEST_ACT_NONE;
+    const int fuse = exec_fuse_of(act);
+    struct add_job j = {ex, op, a->y, fuse >= 0 ? fuse : KERN_FUSE_NONE,
+                        ex->batch > 1 ? op->out_n / ex->batch : ADD_UNIT};
+    int st = exec_split((op->out_n + j.unit - 1) / j.unit, t, add_part, &j);
+    if (st == PROF_OK && fuse < 0) {
+        st = exec_apply_act(ex, op, act, a->y, a->y);
+    }
+    return st;
 }
 
 static int add_run_16(prof_exec *ex, const struct exec_op *op)
@@ -209,6 +262,8 @@ static unsigned add_reads(const struct exec_op *op, bool loss_softmax)
 }
 
 const struct exec_op_vtable exec_op_add = {
+    .threaded = true,
+    .serial = add_serial,
     .backward_f32 = add_backward,
     .backward_reads = add_reads,
     .scratch = add_scratch,

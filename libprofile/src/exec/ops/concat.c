@@ -21,8 +21,8 @@
 typedef int (*concat_block_fn)(prof_exec *ex, const struct exec_op *op,
                                size_t t, size_t from, size_t to, size_t n);
 
-static int concat_blocks(prof_exec *ex, const struct exec_op *op,
-                         concat_block_fn block)
+static int concat_samples(prof_exec *ex, const struct exec_op *op,
+                          concat_block_fn block, size_t b0, size_t b1)
 {
     const struct memest_layer *L = op->layer;
     const size_t out_sample = op->out_n / ex->batch;
@@ -33,7 +33,7 @@ static int concat_blocks(prof_exec *ex, const struct exec_op *op,
     for (unsigned d = 0; d < L->concat_axis && d < L->out_shape.rank; d++) {
         outer *= (size_t)L->out_shape.dim[d];
     }
-    for (size_t b = 0; st == PROF_OK && b < ex->batch; b++) {
+    for (size_t b = b0; st == PROF_OK && b < b1; b++) {
         size_t at = b * out_sample;
         for (size_t o = 0; st == PROF_OK && o < outer; o++) {
             for (size_t j = 0; st == PROF_OK && j < L->input_count; j++) {
@@ -46,6 +46,12 @@ static int concat_blocks(prof_exec *ex, const struct exec_op *op,
         }
     }
     return st;
+}
+
+static int concat_blocks(prof_exec *ex, const struct exec_op *op,
+                         concat_block_fn block)
+{
+    return concat_samples(ex, op, block, 0, ex->batch);
 }
 
 /* fp32 and 16-bit: joining copies the stored bits. */
@@ -125,11 +131,32 @@ static int concat_run_s8s(prof_exec *ex, const struct exec_op *op)
     return PROF_OK;
 }
 
+/* fp32 at a batch of several splits by samples (exec_split): each thread
+ * copies the samples its convolutions wrote and will read. */
+struct concat_job {
+    prof_exec *ex;
+    const struct exec_op *op;
+};
+
+static int concat_part(void *arg, size_t part, size_t lo, size_t hi)
+{
+    (void)part;
+    const struct concat_job *j = arg;
+    return concat_samples(j->ex, j->op, copy_block, lo, hi);
+}
+
+static bool concat_serial(const prof_exec *ex, const struct exec_op *op)
+{
+    (void)op;
+    return ex->precision != MEMEST_FP32 || ex->batch < 2;
+}
+
 static int concat_run_f32(prof_exec *ex, const struct exec_op *op,
                           const struct exec_f32_args *a)
 {
     (void)a;
-    return concat_blocks(ex, op, copy_block);
+    struct concat_job j = {ex, op};
+    return exec_split(ex->batch, exec_op_threads(ex, op), concat_part, &j);
 }
 
 /* Nothing to compute; the last layer's float result is what
@@ -223,6 +250,8 @@ static unsigned concat_caps(const struct exec_op *op)
 }
 
 const struct exec_op_vtable exec_op_concat = {
+    .threaded = true,
+    .serial = concat_serial,
     .layout_caps = concat_caps,
     .backward_f32 = concat_backward,
     .run_f32 = concat_run_f32,

@@ -126,7 +126,8 @@ static int pool_scratch(const prof_exec *ex, struct exec_op *op,
     if (st == PROF_OK && exec_static_s8(ex) && is_max(op)) {
         /* kern_q8_maxpool2d_s8's work (pool_run_s8s) */
         const struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
-        need->col8 = kern_q8_maxpool2d_work_bytes(&ps);
+        st = exec_mul_sz(kern_q8_maxpool2d_work_bytes(&ps),
+                         exec_op_threads(ex, op), &need->col8);
     }
     if (st == PROF_OK && op->pool_copy) {
         size_t n;
@@ -148,31 +149,128 @@ static int pool_pad_copy(prof_exec *ex, const struct exec_op *op,
     return exec_kern_status(kern_pad_f32(shape, 4, lo, hi, 0.0f, x, ex->t32));
 }
 
+/* Which kernel a pool runs on float tensors (pool_run_f32), and on
+ * static int8 (pool_run_s8s). */
+enum pool_kind {
+    POOL_NCHW,      /* NCHW in and out, or the padded copy (pool_copy) */
+    POOL_BLOCKED,   /* NCHW8c in and out (pool_caps) */
+    POOL_CLOSING,   /* NCHW8c in, its 1 x 1 output NCHW */
+    POOL_S8_MAX,    /* static int8 (pool_run_s8s) */
+    POOL_S8_AVG,
+};
+
+/* One pool split among threads (exec_split): by samples when the batch
+ * has several, else the single sample's channels, whole 8-channel blocks
+ * on NCHW8c (each block's [H][W][8] is contiguous, and so is its part of
+ * the [C] output of a closing pool). Every output is computed as on one
+ * thread. */
+struct pool_job {
+    const prof_exec *ex;
+    const struct exec_op *op;
+    enum pool_kind kind;
+    bool max;
+    struct kern_pool2d_shape ps;
+    const void *x;
+    void *y;
+    size_t esize;  /* bytes of an element: 4, or 1 at int8 */
+    size_t cunit;  /* channels per unit of a single sample's split */
+    size_t work;   /* int8 max: work bytes per thread, in ex->col8 */
+    int32_t x_zero, y_zero;
+    float x_scale, y_scale;
+    int32_t qmin, qmax;
+};
+
+static size_t pool_units(const struct pool_job *j)
+{
+    return j->ps.batch > 1 ? j->ps.batch : j->ps.channels / j->cunit;
+}
+
+static int pool_part(void *arg, size_t part, size_t lo, size_t hi)
+{
+    const struct pool_job *j = arg;
+    struct kern_pool2d_shape ps = j->ps;
+    const size_t in_hw = ps.in_h * ps.in_w, out_hw = j->op->hw_out;
+    size_t xo, yo; /* elements before the part's first */
+    if (ps.batch > 1) {
+        ps.batch = hi - lo;
+        xo = lo * ps.channels * in_hw;
+        yo = lo * ps.channels * out_hw;
+    } else {
+        ps.channels = (hi - lo) * j->cunit;
+        xo = lo * j->cunit * in_hw;
+        yo = lo * j->cunit * out_hw;
+    }
+    const char *xb = (const char *)j->x + xo * j->esize;
+    char *yb = (char *)j->y + yo * j->esize;
+    const float *x = (const float *)(const void *)xb;
+    float *y = (float *)(void *)yb;
+    int kst = KERN_OK;
+    switch (j->kind) {
+    case POOL_NCHW:
+        kst = j->max ? kern_maxpool2d_f32(&ps, x, y)
+                     : kern_avgpool2d_f32(&ps, x, y);
+        break;
+    case POOL_BLOCKED:
+        kst = j->max ? kern_maxpool2d_blocked_f32(&ps, x, y)
+                     : kern_avgpool2d_blocked_f32(&ps, x, y);
+        break;
+    case POOL_CLOSING:
+        kst = j->max ? kern_maxpool2d_nchw8c_f32(&ps, x, y)
+                     : kern_avgpool2d_nchw8c_f32(&ps, x, y);
+        break;
+    case POOL_S8_AVG:
+        kst = kern_q8_avgpool2d_s8(&ps, (const int8_t *)xb, j->x_zero,
+                                   j->x_scale, j->y_zero, j->y_scale,
+                                   j->qmin, j->qmax, (int8_t *)yb);
+        break;
+    case POOL_S8_MAX: {
+        kst = kern_q8_maxpool2d_s8(&ps, (const int8_t *)xb,
+                                   j->ex->col8 + part * j->work,
+                                   (int8_t *)yb);
+        const size_t n = ps.batch * ps.channels * out_hw;
+        int8_t *q = (int8_t *)yb;
+        if (kst == KERN_OK && (j->qmin > -128 || j->qmax < 127)) {
+            for (size_t i = 0; i < n; i++) {
+                q[i] = (int8_t)(q[i] < j->qmin   ? j->qmin
+                                : q[i] > j->qmax ? j->qmax
+                                                 : q[i]);
+            }
+        }
+        break;
+    }
+    }
+    return exec_kern_status(kst);
+}
+
+static int pool_split(struct pool_job *j)
+{
+    return exec_split(pool_units(j), exec_op_threads(j->ex, j->op),
+                      pool_part, j);
+}
+
 static int pool_run_f32(prof_exec *ex, const struct exec_op *op,
                         const struct exec_f32_args *a)
 {
-    struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
-    const bool max = is_max(op);
-    int kst;
+    struct pool_job j = {.ex = ex, .op = op, .max = is_max(op),
+                         .ps = exec_pool_shape(op, ex->batch), .x = a->x,
+                         .y = a->y, .esize = sizeof(float), .cunit = 1};
     if (op->pool_copy) {
         int st = pool_pad_copy(ex, op, a->x);
         if (st != PROF_OK) {
             return st;
         }
-        kst = kern_avgpool2d_f32(&ps, ex->t32, a->y);
+        j.kind = POOL_NCHW;
+        j.x = ex->t32;
     } else if (exec_t_blocked(ex, op->out_t)) {
-        /* blocked in and out (pool_caps) */
-        kst = max ? kern_maxpool2d_blocked_f32(&ps, a->x, a->y)
-                  : kern_avgpool2d_blocked_f32(&ps, a->x, a->y);
+        j.kind = POOL_BLOCKED; /* blocked in and out (pool_caps) */
+        j.cunit = KERN_CBLOCK;
     } else if (exec_t_blocked(ex, op->layer->inputs[0])) {
-        /* a closing pool (pool_caps): its 1 x 1 output is NCHW */
-        kst = max ? kern_maxpool2d_nchw8c_f32(&ps, a->x, a->y)
-                  : kern_avgpool2d_nchw8c_f32(&ps, a->x, a->y);
+        j.kind = POOL_CLOSING; /* its 1 x 1 output is NCHW (pool_caps) */
+        j.cunit = KERN_CBLOCK;
     } else {
-        kst = max ? kern_maxpool2d_f32(&ps, a->x, a->y)
-                  : kern_avgpool2d_f32(&ps, a->x, a->y);
+        j.kind = POOL_NCHW;
     }
-    return exec_then_act(ex, op, a, exec_kern_status(kst));
+    return exec_then_act(ex, op, a, pool_split(&j));
 }
 
 /* Static int8 on libkernels' integer pools: a max pool whose input and
@@ -180,36 +278,46 @@ static int pool_run_f32(prof_exec *ex, const struct exec_op *op,
  * fused relu, relu6 or clip then a clamp of the bytes; an average pool
  * sums q - x_zero over its window and requantises in integer (TFLite's
  * integer average). Other params, activations and the padded copy of a
- * ceil-mode average counting its padding: the float generic path. */
+ * ceil-mode average counting its padding: the float generic path, on one
+ * thread (pool_serial). */
+static bool pool_s8_generic(const prof_exec *ex, const struct exec_op *op,
+                            int32_t *qmin, int32_t *qmax)
+{
+    const struct memest_layer *L = op->layer;
+    const size_t tx = L->inputs[0], ty = op->out_t;
+    if (op->pool_copy ||
+        !exec_s8_clamp(L->act, L->act_alpha, L->act_beta, ex->t_scale[ty],
+                       ex->t_zero[ty], qmin, qmax)) {
+        return true;
+    }
+    return is_max(op) && (ex->t_scale[tx] != ex->t_scale[ty] ||
+                          ex->t_zero[tx] != ex->t_zero[ty]);
+}
+
+static bool pool_serial(const prof_exec *ex, const struct exec_op *op)
+{
+    int32_t qmin, qmax;
+    return exec_static_s8(ex) && pool_s8_generic(ex, op, &qmin, &qmax);
+}
+
 static int pool_run_s8s(prof_exec *ex, const struct exec_op *op)
 {
     const struct memest_layer *L = op->layer;
     const size_t tx = L->inputs[0], ty = op->out_t;
     int32_t qmin, qmax;
-    if (op->pool_copy ||
-        !exec_s8_clamp(L->act, L->act_alpha, L->act_beta, ex->t_scale[ty],
-                       ex->t_zero[ty], &qmin, &qmax)) {
+    if (pool_s8_generic(ex, op, &qmin, &qmax)) {
         return exec_run_s8_generic(ex, op);
     }
-    const struct kern_pool2d_shape ps = exec_pool_shape(op, ex->batch);
-    const int8_t *x = (const int8_t *)(ex->arena + op->in_off);
-    int8_t *y = (int8_t *)(ex->arena + op->out_off);
-    if (!is_max(op)) {
-        return exec_kern_status(kern_q8_avgpool2d_s8(
-            &ps, x, ex->t_zero[tx], ex->t_scale[tx], ex->t_zero[ty],
-            ex->t_scale[ty], qmin, qmax, y));
-    }
-    if (ex->t_scale[tx] != ex->t_scale[ty] ||
-        ex->t_zero[tx] != ex->t_zero[ty]) {
-        return exec_run_s8_generic(ex, op);
-    }
-    const int kst = kern_q8_maxpool2d_s8(&ps, x, ex->col8, y);
-    if (kst == KERN_OK && (qmin > -128 || qmax < 127)) {
-        for (size_t i = 0; i < op->out_n; i++) {
-            y[i] = (int8_t)(y[i] < qmin ? qmin : y[i] > qmax ? qmax : y[i]);
-        }
-    }
-    return exec_kern_status(kst);
+    struct pool_job j = {
+        .ex = ex, .op = op, .max = is_max(op),
+        .kind = is_max(op) ? POOL_S8_MAX : POOL_S8_AVG,
+        .ps = exec_pool_shape(op, ex->batch),
+        .x = ex->arena + op->in_off, .y = ex->arena + op->out_off,
+        .esize = 1, .cunit = 1, .x_zero = ex->t_zero[tx],
+        .y_zero = ex->t_zero[ty], .x_scale = ex->t_scale[tx],
+        .y_scale = ex->t_scale[ty], .qmin = qmin, .qmax = qmax};
+    j.work = kern_q8_maxpool2d_work_bytes(&j.ps);
+    return pool_split(&j);
 }
 
 static int pool_backward(prof_exec *ex, const struct exec_op *op,
@@ -250,6 +358,8 @@ static unsigned maxpool_reads(const struct exec_op *op, bool loss_softmax)
 }
 
 const struct exec_op_vtable exec_op_maxpool = {
+    .threaded = true,
+    .serial = pool_serial,
     .plan = pool_plan,
     .scratch = pool_scratch,
     .layout_caps = pool_caps,
@@ -260,6 +370,8 @@ const struct exec_op_vtable exec_op_maxpool = {
 };
 
 const struct exec_op_vtable exec_op_avgpool = {
+    .threaded = true,
+    .serial = pool_serial,
     .plan = pool_plan,
     .scratch = pool_scratch,
     .layout_caps = pool_caps,
