@@ -234,28 +234,31 @@ static void test_hand_case(void **state)
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
     near_rel(ms, 3.7 + 0.25, 1e-12);
     /* edgefit's executor splits a conv2d or dense layer of at least
-     * PROF_EXEC_THREAD_MIN_MACS (2^20) MACs at the batch, and runs the
-     * others on one thread: the depthwise layer's 0.4 MMAC at one core's
-     * peak and bandwidth, 0.5 + 4; the conv 0.3 + 1 as above */
+     * PROF_EXEC_THREAD_MIN_MACS (2^17) MACs at the batch, and runs the
+     * others on one thread. With a depthwise layer of 0.05 MMAC (below
+     * it): its 0.05 MMAC at one core's peak and bandwidth, 0.0625 + 4; the
+     * conv 0.3 + 1 as above */
     snprintf(m.runtime, sizeof m.runtime, "edgefit");
+    layers[1].macs = layers[1].split_work = 50000;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 1.3 + 4.5 + 0.1 + 0.25, 1e-12);
-    /* at batch 3 its 1.2 MMAC split too: conv 0.9 + 3, depthwise
-     * 1.2e6 / 0.8e6 x 0.6 = 0.9 + 24e6 B / 4e6 = 6; at batch 2 (0.8
-     * MMAC) not: 1.0 + 16e6 / 2e6 = 8, the conv 0.6 + 2 */
+    near_rel(ms, 1.3 + 4.0625 + 0.1 + 0.25, 1e-12);
+    /* at batch 3 its 0.15 MMAC split too: conv 0.9 + 3, depthwise
+     * 1.5e5 / 0.8e6 x 0.6 = 0.1125 + 24e6 B / 4e6 = 6; at batch 2 (0.1
+     * MMAC) not: 0.125 + 16e6 / 2e6 = 8, the conv 0.6 + 2 */
     c.batch = 3;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 3.9 + 6.9 + 0.1 + 0.25, 1e-12);
+    near_rel(ms, 3.9 + 6.1125 + 0.1 + 0.25, 1e-12);
     c.batch = 2;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 2.6 + 9.0 + 0.1 + 0.25, 1e-12);
-    /* a layer the executor never splits (a pool, an LSTM) stays on one
-     * thread at any size: at batch 3, 1.5 + 12 */
+    near_rel(ms, 2.6 + 8.125 + 0.1 + 0.25, 1e-12);
+    /* a layer the executor never splits (an LSTM's steps, a softmax)
+     * stays on one thread at any size: at batch 3, 0.1875 + 12 */
     c.batch = 3;
     layers[1].threaded = false;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
-    near_rel(ms, 3.9 + 13.5 + 0.1 + 0.25, 1e-12);
+    near_rel(ms, 3.9 + 12.1875 + 0.1 + 0.25, 1e-12);
     layers[1].threaded = true;
+    layers[1].macs = layers[1].split_work = 400000;
     snprintf(m.runtime, sizeof m.runtime, "hand");
     c.batch = 1;
     /* int8 at batch 2: speed-up 0.5 and batch 2 -> compute x 4; bytes 1

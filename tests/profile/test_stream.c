@@ -208,7 +208,7 @@ static void test_deterministic(void **state)
 }
 
 /* Two threads compute the same scores, bit for bit (the projection is
- * made large enough, 2^20 MACs and more, to be split; the head is not);
+ * made large enough, 2^17 MACs and more, to be split);
  * the view of the fp32 run predicts as an executor profile does. */
 static void test_threads_and_view(void **state)
 {

@@ -1046,12 +1046,16 @@ struct prof_exec_opts {
     enum prof_int8_requant int8_requant;
 };
 
-/* The default work threshold of prof_exec_opts.thread_min_macs: 2^20
- * MACs, about 30 us of a layer on one core at 35 GMAC/s; below it a second
- * thread saves little beside posting the work to a worker (which sleeps
- * after 0.2 ms idle, kern_parallel) and waiting for it.
- * bench-profile-exec-threads times whole models on 1 and N threads. */
-#define PROF_EXEC_THREAD_MIN_MACS UINT64_C(1048576)
+/* The default work threshold of prof_exec_opts.thread_min_macs: 2^17
+ * MACs, about 4 us of a layer on one core at 35 GMAC/s; below it a second
+ * thread saves little beside posting the work to a worker (which spins
+ * for 0.2 ms after its last piece, then sleeps: kern_parallel) and
+ * waiting for it. At 2^20, the threshold while a caller slept until its
+ * workers were done, MobileNetV1-0.25 and DS-CNN at batch 1 took the same
+ * time on two threads as on one; at 2^17 0.71x and 0.79x of it, and
+ * smaller at batch 8 too (edgefit-bench --table threads, alternated):
+ * edgefit-bench's threads table times whole models on 1 and 2 threads. */
+#define PROF_EXEC_THREAD_MIN_MACS UINT64_C(131072)
 
 /* Fill the defaults above. NULL is ignored. */
 PROF_API void prof_exec_opts_init(struct prof_exec_opts *opts);
