@@ -209,6 +209,11 @@ static inline bool exec_act_keeps_pre(enum memest_act act)
 int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
                    enum memest_act act, const float *x, float *y);
 
+/* An element-wise act (not softmax or log-softmax, PROF_E_INVALID) on n
+ * values x into y (may equal x), with op's layer's parameters. */
+int exec_apply_act_n(const struct exec_op *op, enum memest_act act,
+                     const float *x, float *y, size_t n);
+
 /* After a run_f32 that computed st: the fused activation in place on
  * a->y when a->fused and the layer has one. */
 static inline int exec_then_act(const prof_exec *ex, const struct exec_op *op,

@@ -115,7 +115,15 @@ static int softmax_backward(const struct memest_layer *L, bool log_sm,
 int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
                    enum memest_act act, const float *x, float *y)
 {
-    const size_t n = op->out_n;
+    if (act == MEMEST_ACT_SOFTMAX || act == MEMEST_ACT_LOGSOFTMAX) {
+        return softmax_axis(ex, op, act == MEMEST_ACT_LOGSOFTMAX, x, y);
+    }
+    return exec_apply_act_n(op, act, x, y, op->out_n);
+}
+
+int exec_apply_act_n(const struct exec_op *op, enum memest_act act,
+                     const float *x, float *y, size_t n)
+{
     const struct memest_layer *L = op->layer;
     int kst = KERN_OK;
     switch (act) {
@@ -170,11 +178,7 @@ int exec_apply_act(const prof_exec *ex, const struct exec_op *op,
         kst = kern_clip_f32(y, x, n, (float)L->act_alpha,
                             (float)L->act_beta);
         break;
-    case MEMEST_ACT_SOFTMAX:
-    case MEMEST_ACT_LOGSOFTMAX: {
-        return softmax_axis(ex, op, act == MEMEST_ACT_LOGSOFTMAX, x, y);
-    }
-    default:
+    default: /* softmax and log-softmax: exec_apply_act */
         return PROF_E_INVALID;
     }
     return exec_kern_status(kst);
