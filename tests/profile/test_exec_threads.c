@@ -61,6 +61,11 @@ static const char *const MODELS[] = {
     "avgpool k=1\n"
     "flatten\n"
     "dense 5\n",
+    /* a dense layer's output pass (bias and gelu) split by rows: 9 rows
+     * of 1900, at least 16384 elements */
+    "input 9x31\n"
+    "dense 1900 act=gelu\n"
+    "dense 5 act=tanh\n",
     /* adds and a concat on channel-blocked tensors: an add of three
      * with a fused relu and one with a gelu after, over 6400 elements a
      * sample (two runs of 4096 at batch 1, samples at larger batches), a
