@@ -1528,8 +1528,10 @@ typedef void (*kern_piece_fn)(void *ctx, size_t piece, unsigned slot);
  * `threads` threads (the caller's and threads - 1 workers of the pool),
  * piece 0 on the calling thread; each thread takes the next piece not yet
  * taken, so cutting a layer into more pieces than threads lets the others
- * go on when the scheduler holds one back. When another caller holds the
- * workers, every piece runs on the calling thread in order (slot 0).
+ * go on when the scheduler holds one back. Once no piece is left to take,
+ * the caller spins (up to 0.2 ms) for the pieces still running before it
+ * sleeps. When another caller holds the workers, every piece runs on the
+ * calling thread in order (slot 0).
  * Returns when all pieces are done: KERN_OK; KERN_E_INVALID for a NULL
  * fn; KERN_E_RANGE unless 1 <= threads <= KERN_MAX_THREADS and
  * 1 <= parts <= UINT32_MAX.
