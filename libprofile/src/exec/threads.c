@@ -80,10 +80,10 @@ int exec_sgemm(const prof_exec *ex, const struct exec_op *op, size_t m,
  * of rows a thread wrote is read by the same thread in the next layer
  * from its own core's cache; and a split by rows re-packs each piece's
  * halo rows only once. Cut into four pieces a thread, which a thread
- * took in whatever order it came, two threads took 7-18% more time than
+ * took in whatever order it came, two threads took 1-28% more time than
  * one piece each on ResNet-8, DS-CNN, MobileNetV1-0.25 and the small
- * CNN at batch 8, and 10-35% more on ResNet-8 at batch 1
- * (edgefit-bench --table threads, alternated). Where one piece a thread
+ * CNN at batch 8, and 12-53% more on ResNet-8 at batch 1
+ * (edgefit-bench --table threads, two runs each). Where one piece a thread
  * is unbalanced (3 elements on 2 threads), four a thread, so that the
  * thread left with the last element has least to do. */
 enum { SPLIT_PIECES_PER_THREAD = 4, SPLIT_EVEN_MIN = 8 };
