@@ -884,9 +884,11 @@ static void bench_conv_kp(const struct kern_q8s_dsp *isa,
     static const size_t shapes[][3] = {
         /* n, p, k: ResNet-8 s1 3 x 3 (16 x 32 x 32), s2 (32 x 16 x 16),
          * DS-CNN 1 x 1 (64 x 25 x 5), MobileNetV2 1 x 1 expansion (96
-         * x 112 x 112, K 16) and 14 x 14 expansion (576, K 96) */
+         * x 112 x 112, K 16) and 14 x 14 expansion (576, K 96),
+         * MobileNetV1-0.25's 1 x 1 layers at 6 x 6 and 3 x 3 (short
+         * blocks) */
         {16, 1024, 144}, {32, 256, 288}, {64, 125, 64}, {96, 12544, 16},
-        {576, 196, 96},
+        {576, 196, 96}, {128, 36, 128}, {256, 9, 256},
     };
     if (isa->conv_kp == ref->conv_kp) {
         return; /* the C level: nothing to compare */

@@ -20,7 +20,12 @@
  * scale not
  * NULL, ONNX Runtime's float one (q8s_stage_avx512.h), and the packs
  * that narrow the four vectors to bytes undo the interleave's order: lane L
- * of the result holds pixels 16 L .. 16 L + 15 in order. */
+ * of the result holds pixels 16 L .. 16 L + 15 in order. A block of 48
+ * pixels or fewer (a plane of 36, the tail of one of 144) is one to three
+ * vectors of 16 consecutive pixels instead, and 16, 8 or 5 channels a
+ * step (channels_short): the four-vector block took 1.14x its time on
+ * n 128, p 36, k 128 and 2.4x on n 256, p 9, k 256 (checkkern --bench,
+ * three runs each). */
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -95,15 +100,12 @@ static inline int32_t quad(const int8_t *p)
     return v;
 }
 
-/* One channel's four accumulators to bytes, stored (masked) run by run
- * into the plane y: a run's lanes [lane, ..) land at y + dst, the store
- * addressed lane bytes before it with the lanes outside the run masked
- * off (masked lanes are neither read nor written). */
-static inline __attribute__((always_inline)) void
-finish(const int32_t *add, size_t k, const int32_t *mult, const int32_t *lsh,
-       const int32_t *rsh, const float *scale, size_t c, int32_t zp,
-       int32_t qmin, int32_t qmax, __m512i a, __m512i b, __m512i cc,
-       __m512i d, const struct seg *sg, size_t ns, int8_t *y)
+/* Channel c's output stage: the float one, or the fixed one, bounded
+ * where add[c] and k bound the sums. */
+static inline __attribute__((always_inline)) struct q8s_stage512
+stage_of(const int32_t *add, size_t k, const int32_t *mult,
+         const int32_t *lsh, const int32_t *rsh, const float *scale, size_t c,
+         int32_t zp, int32_t qmin, int32_t qmax)
 {
     struct q8s_stage512 s =
         scale ? q8s_stage512f_of(scale[c], zp, qmin, qmax)
@@ -115,12 +117,34 @@ finish(const int32_t *add, size_t k, const int32_t *mult, const int32_t *lsh,
         q8s_stage512_bound(&s, mult[c], lsh[c],
                            (ad < 0 ? -ad : ad) + (int64_t)k * 16384);
     }
-    const __m512i q = q8s_stage512_64(&s, a, b, cc, d);
+    return s;
+}
+
+/* A block's 64 result bytes, lane i for the block's pixel i, stored
+ * (masked) run by run into the plane y: a run's lanes [lane, ..) land at
+ * y + dst, the store addressed lane bytes before it with the lanes
+ * outside the run masked off (masked lanes are neither read nor
+ * written). */
+static inline __attribute__((always_inline)) void
+store_segs(__m512i q, const struct seg *sg, size_t ns, int8_t *y)
+{
     for (size_t i = 0; i < ns; i++) {
         _mm512_mask_storeu_epi8(
             (void *)((uintptr_t)(y + sg[i].dst) - sg[i].lane), sg[i].mask,
             q);
     }
+}
+
+/* One channel's four accumulators to bytes, stored into the plane y. */
+static inline __attribute__((always_inline)) void
+finish(const int32_t *add, size_t k, const int32_t *mult, const int32_t *lsh,
+       const int32_t *rsh, const float *scale, size_t c, int32_t zp,
+       int32_t qmin, int32_t qmax, __m512i a, __m512i b, __m512i cc,
+       __m512i d, const struct seg *sg, size_t ns, int8_t *y)
+{
+    const struct q8s_stage512 s =
+        stage_of(add, k, mult, lsh, rsh, scale, c, zp, qmin, qmax);
+    store_segs(q8s_stage512_64(&s, a, b, cc, d), sg, ns, y);
 }
 
 /* Named accumulators, so that GCC keeps all 16 in registers (an array of
@@ -188,6 +212,116 @@ static void channels4(size_t j, size_t nr, size_t n, size_t k, size_t k4,
     }
 }
 
+/* A short block (np <= 48 pixels, the last of a plane of 9, 36 or 144)
+ * would leave most of the 64 lanes idle: there it is nv = ceil(np / 16)
+ * vectors of 16 consecutive pixels, dword i of vector v holding rows
+ * [t, t + 4) of pixel 16 v + i (the unpacks of four 16-byte rows; pixels
+ * past np, and rows at or past k, read as 0). */
+static inline __attribute__((always_inline)) void
+interleave4_short(const int8_t *x, size_t ldx, const size_t *roff, size_t t,
+                  size_t k, size_t np, size_t nv, __m512i *out)
+{
+    const __m128i flip = _mm_set1_epi8((char)0x80);
+    for (size_t v = 0; v < nv; v++) {
+        const size_t left = np - 16 * v;
+        const __mmask16 m =
+            left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+        __m128i r[4];
+        for (size_t i = 0; i < 4; i++) {
+            const size_t ti = t + i;
+            r[i] = ti < k ? _mm_xor_si128(
+                                _mm_maskz_loadu_epi8(
+                                    m, x + (roff ? roff[ti] : ti * ldx) +
+                                           16 * v),
+                                flip)
+                          : _mm_setzero_si128();
+        }
+        const __m128i a = _mm_unpacklo_epi8(r[0], r[1]);
+        const __m128i b = _mm_unpackhi_epi8(r[0], r[1]);
+        const __m128i c = _mm_unpacklo_epi8(r[2], r[3]);
+        const __m128i d = _mm_unpackhi_epi8(r[2], r[3]);
+        __m512i o = _mm512_castsi128_si512(_mm_unpacklo_epi16(a, c));
+        o = _mm512_inserti32x4(o, _mm_unpackhi_epi16(a, c), 1);
+        o = _mm512_inserti32x4(o, _mm_unpacklo_epi16(b, d), 2);
+        out[v] = _mm512_inserti32x4(o, _mm_unpackhi_epi16(b, d), 3);
+    }
+}
+
+/* NR channels from j (rows past n - 1 repeat the last, only the first nr
+ * stored) over a short block of NV vectors (interleave4_short, NV
+ * vectors a group of 4 rows): NR x NV <= 16 accumulators. The results
+ * in pixel order: one vector by vpmovdb; two or three by q8s_stage512_64,
+ * whose dword 4 L + v holds dword L of vector v (pixels 16 v + 4 L ..),
+ * then one dword permute that puts it at dword 4 v + L. */
+static inline __attribute__((always_inline)) void
+channels_short(size_t j, size_t nr, size_t n, size_t k, size_t k4,
+               const int8_t *wk, const int32_t *wsum, const int32_t *add,
+               const int32_t *mult, const int32_t *lsh, const int32_t *rsh,
+               const float *scale, int32_t zp, int32_t qmin, int32_t qmax,
+               const __m512i *xi, const struct seg *sg, size_t ns, int8_t *y,
+               size_t ldy, const size_t NR, const size_t NV)
+{
+    __m512i acc[16];
+    const int8_t *wr[16];
+#pragma GCC unroll 16
+    for (size_t r = 0; r < NR; r++) {
+        const size_t jr = j + r < n ? j + r : n - 1;
+        const int32_t c0 =
+            (int32_t)((uint32_t)add[jr] - ((uint32_t)wsum[jr] << 7));
+#pragma GCC unroll 4
+        for (size_t v = 0; v < NV; v++) {
+            acc[r * NV + v] = _mm512_set1_epi32(c0);
+        }
+        wr[r] = wk + jr * 4 * k4;
+    }
+    /* distinct values to GCC, which otherwise copies the accumulators
+     * that start equal around the loop (as in channels4) */
+#pragma GCC unroll 16
+    for (size_t i = 0; i < NR * NV; i++) {
+        __asm__("" : "+v"(acc[i]));
+    }
+    for (size_t q = 0; q < k4; q++) {
+        __m512i xv[4];
+#pragma GCC unroll 4
+        for (size_t v = 0; v < NV; v++) {
+            xv[v] = _mm512_load_si512(xi + NV * q + v);
+        }
+#pragma GCC unroll 16
+        for (size_t r = 0; r < NR; r++) {
+            const __m512i wb = _mm512_set1_epi32(quad(wr[r] + 4 * q));
+#pragma GCC unroll 4
+            for (size_t v = 0; v < NV; v++) {
+                acc[r * NV + v] =
+                    _mm512_dpbusd_epi32(acc[r * NV + v], xv[v], wb);
+            }
+        }
+    }
+    const __m512i back = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
+                                           10, 14, 3, 7, 11, 15);
+    const __m512i z = _mm512_setzero_si512();
+#pragma GCC unroll 16
+    for (size_t r = 0; r < NR; r++) {
+        if (r >= nr) {
+            break;
+        }
+        const size_t c = j + r;
+        const struct q8s_stage512 st =
+            stage_of(add, k, mult, lsh, rsh, scale, c, zp, qmin, qmax);
+        __m512i qv;
+        if (NV == 1) {
+            /* in [qmin, qmax]: vpmovdb's truncation is exact */
+            qv = _mm512_zextsi128_si512(
+                _mm512_cvtepi32_epi8(q8s_stage512_16(&st, acc[r])));
+        } else {
+            qv = _mm512_permutexvar_epi32(
+                back, q8s_stage512_64(&st, acc[r * NV],
+                                      acc[r * NV + 1],
+                                      NV > 2 ? acc[r * NV + 2] : z, z));
+        }
+        store_segs(qv, sg, ns, y + c * ldy);
+    }
+}
+
 /* The blocks of 64 (virtual) pixels: the K rows interleaved once per
  * block, then every group of 4 channels over them. */
 static inline __attribute__((always_inline)) void
@@ -216,6 +350,32 @@ kp_run(size_t n, size_t p, size_t k, const int8_t *wk, const int32_t *add,
             sg[0].lane = 0;
             sg[0].dst = i0;
             sg[0].mask = m;
+        }
+        if (np <= 48) {
+            const size_t nv = (np + 15) / 16;
+            for (size_t q = 0; q < k4; q++) {
+                interleave4_short(x + i0, ldx, roff, 4 * q, k, np, nv,
+                                  xi + nv * q);
+            }
+            /* 16, 8 or 5 channels a step: 16 or 15 accumulators */
+            const size_t nr = nv == 1 ? 16 : nv == 2 ? 8 : 5;
+            for (size_t j = 0; j < n; j += nr) {
+                const size_t left = n - j < nr ? n - j : nr;
+                if (nv == 1) {
+                    channels_short(j, left, n, k, k4, wk, wsum, add, mult,
+                                   lsh, rsh, scale, zp, qmin, qmax, xi, sg,
+                                   ns, y, ldy, 16, 1);
+                } else if (nv == 2) {
+                    channels_short(j, left, n, k, k4, wk, wsum, add, mult,
+                                   lsh, rsh, scale, zp, qmin, qmax, xi, sg,
+                                   ns, y, ldy, 8, 2);
+                } else {
+                    channels_short(j, left, n, k, k4, wk, wsum, add, mult,
+                                   lsh, rsh, scale, zp, qmin, qmax, xi, sg,
+                                   ns, y, ldy, 5, 3);
+                }
+            }
+            continue;
         }
         for (size_t q = 0; q < k4; q++) {
             interleave4(x + i0, ldx, roff, 4 * q, k, m, xi + 4 * q);
