@@ -363,6 +363,7 @@ void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->maxpool2d_blk = kern_nn_maxpool2d_blk_c;
     dsp->avgpool2d_blk = kern_nn_avgpool2d_blk_c;
     dsp->softmax = kern_nn_softmax_c;
+    dsp->gap_blk = kern_nn_gap_blk_c;
     dsp->xent = kern_nn_xent_c;
 #if KERN_SIMD && KERN_HAVE_X86
     kern_nn_dsp_init_x86(dsp, flags);
@@ -385,6 +386,64 @@ static const struct kern_nn_dsp *dsp_get(void)
 {
     pthread_once(&nn_once, nn_init_once);
     return &nn_dsp;
+}
+
+/* ---- global average pooling on NCHW8c ------------------------------------ */
+
+void kern_nn_gap_blk_c(const float *xb, size_t hw, float *y8)
+{
+    double s0[KERN_CBLOCK] = {0}, s1[KERN_CBLOCK] = {0};
+    double s2[KERN_CBLOCK] = {0}, s3[KERN_CBLOCK] = {0};
+    size_t i = 0;
+    for (; i + 4 <= hw; i += 4) {
+        const float *v = xb + i * KERN_CBLOCK;
+        for (size_t l = 0; l < KERN_CBLOCK; l++) {
+            s0[l] += v[l];
+            s1[l] += v[KERN_CBLOCK + l];
+            s2[l] += v[2 * KERN_CBLOCK + l];
+            s3[l] += v[3 * KERN_CBLOCK + l];
+        }
+    }
+    for (; i < hw; i++) {
+        const float *v = xb + i * KERN_CBLOCK;
+        for (size_t l = 0; l < KERN_CBLOCK; l++) {
+            s0[l] += v[l];
+        }
+    }
+    for (size_t l = 0; l < KERN_CBLOCK; l++) {
+        y8[l] = (float)(((s0[l] + s1[l]) + (s2[l] + s3[l])) / (double)hw);
+    }
+}
+
+KERN_API int kern_nn_global_avgpool_nchw8c_f32(const float *x, size_t batch,
+                                               size_t channels, size_t hw,
+                                               float *y)
+{
+    if (!x || !y) {
+        return KERN_E_INVALID;
+    }
+    if (!batch || !channels || !hw) {
+        return KERN_E_SHAPE;
+    }
+    const size_t nb = kern_nn_cblocks(channels);
+    if (!kern_nn_blocked_fits(batch, channels, hw, 1)) {
+        return KERN_E_OVERFLOW;
+    }
+    const kern_nn_gap_blk_fn fn = dsp_get()->gap_blk;
+    for (size_t b = 0; b < batch; b++) {
+        for (size_t blk = 0; blk < nb; blk++) {
+            /* each lane is one channel's plane, with the bits
+             * kern_nn_global_avgpool_f32 gives its NCHW form */
+            float m[KERN_CBLOCK];
+            fn(x + (b * nb + blk) * hw * KERN_CBLOCK, hw, m);
+            float *yb = y + b * channels + blk * KERN_CBLOCK;
+            const size_t lanes = kern_nn_block_lanes(channels, blk);
+            for (size_t l = 0; l < lanes; l++) {
+                yb[l] = m[l];
+            }
+        }
+    }
+    return KERN_OK;
 }
 
 /* ---- helpers ------------------------------------------------------------- */

@@ -31,6 +31,11 @@ typedef void (*kern_nn_softmax_fn)(const float *x, size_t rows, size_t cols,
  * (softmax - one_hot) / batch. */
 typedef double (*kern_nn_xent_fn)(const float *logits, const int32_t *labels,
                                   size_t batch, size_t classes, float *grad);
+/* The means of one NCHW8c block of hw pixels ([hw][8]) into y8[8], each
+ * lane summed as kern_nn_global_avgpool_f32 sums a plane: element i into
+ * double partial sum i % 4 for the whole groups of four, the rest into
+ * the first, the four combined pairwise, one division, one rounding. */
+typedef void (*kern_nn_gap_blk_fn)(const float *xb, size_t hw, float *y8);
 
 struct kern_nn_dsp {
     kern_nn_bias_add_fn bias_add;
@@ -44,6 +49,7 @@ struct kern_nn_dsp {
     kern_nn_pool2d_fn avgpool2d_blk;
     kern_nn_softmax_fn softmax;
     kern_nn_xent_fn xent;
+    kern_nn_gap_blk_fn gap_blk;
 };
 
 void kern_nn_dsp_init(struct kern_nn_dsp *dsp, unsigned flags);
@@ -160,6 +166,9 @@ void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s, size_t out_h,
 void kern_nn_avgpool2d_avx512(const struct kern_pool2d_shape *s, size_t out_h,
                               size_t out_w, const float *x, float *y);
 void kern_nn_softmax_avx512(const float *x, size_t rows, size_t cols, float *y);
+void kern_nn_gap_blk_c(const float *xb, size_t hw, float *y8);
+void kern_nn_gap_blk_avx2(const float *xb, size_t hw, float *y8);
+void kern_nn_gap_blk_avx512(const float *xb, size_t hw, float *y8);
 double kern_nn_xent_avx512(const float *logits, const int32_t *labels,
                            size_t batch, size_t classes, float *grad);
 #endif

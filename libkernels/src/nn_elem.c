@@ -181,56 +181,6 @@ KERN_API int kern_nn_global_avgpool_f32(const float *x, size_t planes,
     return KERN_OK;
 }
 
-KERN_API int kern_nn_global_avgpool_nchw8c_f32(const float *x, size_t batch,
-                                               size_t channels, size_t hw,
-                                               float *y)
-{
-    if (!x || !y) {
-        return KERN_E_INVALID;
-    }
-    if (!batch || !channels || !hw) {
-        return KERN_E_SHAPE;
-    }
-    const size_t nb = kern_nn_cblocks(channels);
-    if (!kern_nn_blocked_fits(batch, channels, hw, 1)) {
-        return KERN_E_OVERFLOW;
-    }
-    for (size_t b = 0; b < batch; b++) {
-        for (size_t blk = 0; blk < nb; blk++) {
-            const float *xb = x + (b * nb + blk) * hw * KERN_CBLOCK;
-            /* Each lane is one channel's plane, summed exactly as
-             * kern_nn_global_avgpool_f32 sums a plane: element i into
-             * partial sum i % 4 for the whole groups of four, the rest
-             * into the first, the four combined pairwise, one division,
-             * one rounding; so each channel gets that kernel's bits. */
-            double s0[KERN_CBLOCK] = {0}, s1[KERN_CBLOCK] = {0};
-            double s2[KERN_CBLOCK] = {0}, s3[KERN_CBLOCK] = {0};
-            size_t i = 0;
-            for (; i + 4 <= hw; i += 4) {
-                const float *v = xb + i * KERN_CBLOCK;
-                for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                    s0[l] += v[l];
-                    s1[l] += v[KERN_CBLOCK + l];
-                    s2[l] += v[2 * KERN_CBLOCK + l];
-                    s3[l] += v[3 * KERN_CBLOCK + l];
-                }
-            }
-            for (; i < hw; i++) {
-                const float *v = xb + i * KERN_CBLOCK;
-                for (size_t l = 0; l < KERN_CBLOCK; l++) {
-                    s0[l] += v[l];
-                }
-            }
-            float *yb = y + b * channels + blk * KERN_CBLOCK;
-            for (size_t l = 0; l < kern_nn_block_lanes(channels, blk); l++) {
-                yb[l] = (float)(((s0[l] + s1[l]) + (s2[l] + s3[l])) /
-                                (double)hw);
-            }
-        }
-    }
-    return KERN_OK;
-}
-
 KERN_API int kern_nn_relu6_f32(float *dst, const float *src, size_t n)
 {
     if (n == 0) {

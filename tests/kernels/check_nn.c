@@ -53,6 +53,37 @@ static void check_simple(const struct kern_nn_dsp *isa,
         }
         ck_report();
     }
+    if (ck_func((const void *)isa->gap_blk, "nn_gap_blk")) {
+        /* one NCHW8c block's global means: pixel counts below, at and
+         * past whole groups of four, values of mixed magnitudes, and a
+         * NaN or an infinity in some; any NaN will do where both are NaN.
+         * (A change in the order of the double sums seldom reaches a
+         * float mean: this checks the lanes, the tail and the division,
+         * each of which a mutation was seen to fail.) */
+        for (int t = 0; t < 300; t++) {
+            const size_t hw = (size_t)ck_randi(1, MAXN / 8);
+            ck_fill_f32(x0, 8 * hw, -1e6f, 1e6f);
+            for (size_t i = 0; i < 8 * hw; i += 3) {
+                x0[i] *= 1e-6f;
+            }
+            if (t % 7 == 3) {
+                const float sp[3] = {INFINITY, -INFINITY, NAN};
+                x0[ck_randi(0, (int)(8 * hw) - 1)] = sp[ck_randi(0, 2)];
+            }
+            float m0[8], m1[8];
+            ref->gap_blk(x0, hw, m0);
+            isa->gap_blk(x0, hw, m1);
+            for (int l = 0; l < 8; l++) {
+                if (!(isnan(m0[l]) && isnan(m1[l])) &&
+                    !same_bits(&m0[l], &m1[l], sizeof m0[l])) {
+                    ck_fail("hw=%zu lane %d: %.9g, want %.9g", hw, l,
+                            (double)m1[l], (double)m0[l]);
+                    break;
+                }
+            }
+        }
+        ck_report();
+    }
     if (ck_func((const void *)isa->all_finite, "nn_all_finite")) {
         for (int t = 0; t < 300; t++) {
             const size_t n = (size_t)ck_randi(1, MAXN);
@@ -176,6 +207,23 @@ static void random_pool(struct kern_pool2d_shape *s, size_t *oh, size_t *ow,
             s->pad_top = s->pad_left = s->pad_bottom = s->pad_right = p;
             s->in_h = (size_t)ck_randi(3, 9);
             s->in_w = widths[m % (sizeof widths / sizeof widths[0])];
+        } else if (t % 25 == 9 || t % 25 == 14) {
+            /* planes of at most 32 cells, an output of at most 16 (the
+             * AVX-512 path for tiny maps: GoogLeNet's 3 x 3 pools of a
+             * 4 x 4 map), any window, stride and padding up to the
+             * window's side less one */
+            s->in_h = (size_t)ck_randi(1, 6);
+            s->in_w = (size_t)ck_randi(1, (int)(32 / s->in_h < 8
+                                                     ? 32 / s->in_h
+                                                     : 8));
+            s->kh = (size_t)ck_randi(1, 5);
+            s->kw = (size_t)ck_randi(1, 5);
+            s->stride_h = (size_t)ck_randi(1, 2);
+            s->stride_w = (size_t)ck_randi(1, 2);
+            s->pad_top = (size_t)ck_randi(0, (int)s->kh - 1);
+            s->pad_bottom = (size_t)ck_randi(0, (int)s->kh - 1);
+            s->pad_left = (size_t)ck_randi(0, (int)s->kw - 1);
+            s->pad_right = (size_t)ck_randi(0, (int)s->kw - 1);
         } else if (t % 3 == 0) {
             s->kh = s->kw = 2;
             s->stride_h = s->stride_w = 2;

@@ -1003,3 +1003,36 @@ static void row_scale(float *yr, size_t cols, float s)
 
 #define NN_FN(name) name##_avx2
 #include "nn_softmax_tmpl.h"
+
+/* ---- global average pooling on NCHW8c ------------------------------------ */
+
+/* kern_nn_gap_blk_c with the block's 8 lanes as two vectors of doubles
+ * per partial sum: the same additions in the same order, the same bits. */
+void kern_nn_gap_blk_avx2(const float *xb, size_t hw, float *y8)
+{
+    __m256d a[4], b[4];
+    for (int k = 0; k < 4; k++) {
+        a[k] = _mm256_setzero_pd();
+        b[k] = _mm256_setzero_pd();
+    }
+    size_t i = 0;
+    for (; i + 4 <= hw; i += 4) {
+        for (int k = 0; k < 4; k++) {
+            const float *v = xb + (i + (size_t)k) * 8;
+            a[k] = _mm256_add_pd(a[k], _mm256_cvtps_pd(_mm_loadu_ps(v)));
+            b[k] = _mm256_add_pd(b[k], _mm256_cvtps_pd(_mm_loadu_ps(v + 4)));
+        }
+    }
+    for (; i < hw; i++) {
+        a[0] = _mm256_add_pd(a[0], _mm256_cvtps_pd(_mm_loadu_ps(xb + i * 8)));
+        b[0] = _mm256_add_pd(b[0],
+                             _mm256_cvtps_pd(_mm_loadu_ps(xb + i * 8 + 4)));
+    }
+    const __m256d n = _mm256_set1_pd((double)hw);
+    const __m256d ta = _mm256_add_pd(_mm256_add_pd(a[0], a[1]),
+                                     _mm256_add_pd(a[2], a[3]));
+    const __m256d tb = _mm256_add_pd(_mm256_add_pd(b[0], b[1]),
+                                     _mm256_add_pd(b[2], b[3]));
+    _mm_storeu_ps(y8, _mm256_cvtpd_ps(_mm256_div_pd(ta, n)));
+    _mm_storeu_ps(y8 + 4, _mm256_cvtpd_ps(_mm256_div_pd(tb, n)));
+}

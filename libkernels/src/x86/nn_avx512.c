@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nn.h"
+#include "pool_geom.h"
 
 static inline __mmask16 tail_mask(size_t left)
 {
@@ -479,6 +480,88 @@ static bool max_k3s2(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
     return true;
 }
 
+/* Planes of at most 32 cells whose output fits one vector (a 3 x 3 pool
+ * of a 4 x 4 map, as GoogLeNet's inception branches run on NCHW):
+ * pool_rows and pool_any need 8 or 16 output columns, and the reference
+ * took 1 ns a window cell (19 us for 132 planes of 4 x 4). Per plane the
+ * cells are one or two vectors; each tap (ky, kx) of every output is one
+ * permute of them, taken where it falls on a real cell, in the window's
+ * row-major order: max(v, best), the reference's step where no NaN is
+ * read (a plane that holds one is redone by the reference), or the sum
+ * from +0 and then the division by the reference's divisor, the same
+ * operations in the same order. The permutes' indices depend on the
+ * shape only and are built once a call. */
+enum { TINY_CELLS = 32, TINY_TAPS = 49 };
+
+static bool pool_tiny(const struct kern_pool2d_shape *s, size_t oh, size_t ow,
+                      const float *x, float *y, bool is_max)
+{
+    const size_t ih = s->in_h, iw = s->in_w, ip = ih * iw, op = oh * ow;
+    const size_t taps = s->kh * s->kw;
+    if (!op || op > 16 || ip > TINY_CELLS || taps > TINY_TAPS) {
+        return false;
+    }
+    __m512i idx[TINY_TAPS];
+    __mmask16 live[TINY_TAPS];
+    float div[16] = {0};
+    for (size_t t = 0; t < taps; t++) {
+        int32_t at[16] = {0};
+        __mmask16 m = 0;
+        const size_t ky = t / s->kw, kx = t % s->kw;
+        for (size_t o = 0; o < op; o++) {
+            const size_t oy = o / ow, ox = o % ow;
+            /* the cell, unsigned: a padded one wraps past the plane */
+            const size_t iy = oy * s->stride_h + ky - s->pad_top;
+            const size_t ix = ox * s->stride_w + kx - s->pad_left;
+            if (iy < ih && ix < iw) {
+                at[o] = (int32_t)(iy * iw + ix);
+                m |= (__mmask16)(1u << o);
+            }
+        }
+        idx[t] = _mm512_loadu_si512(at);
+        live[t] = m;
+    }
+    for (size_t o = 0; o < op && !is_max; o++) {
+        size_t y0, y1, x0, x1;
+        kern_pool_window(o / ow, s->stride_h, s->pad_top, s->kh, ih, &y0, &y1);
+        kern_pool_window(o % ow, s->stride_w, s->pad_left, s->kw, iw, &x0,
+                         &x1);
+        div[o] = kern_nn_pool_divisor(s, y1 - y0, x1 - x0);
+    }
+    const __m512 dv = _mm512_loadu_ps(div);
+    const __mmask16 om = tail_mask(op);
+    const __mmask16 m0 = tail_mask(ip), m1 = ip > 16 ? tail_mask(ip - 16) : 0;
+    struct kern_pool2d_shape one = *s;
+    one.batch = one.channels = 1;
+    for (size_t p = 0; p < s->batch * s->channels; p++) {
+        const float *xp = x + p * ip;
+        const __m512 a = _mm512_maskz_loadu_ps(m0, xp);
+        const __m512 b = _mm512_maskz_loadu_ps(m1, xp + 16);
+        if (is_max) {
+            /* quiet and signalling NaNs */
+            if (_mm512_fpclass_ps_mask(a, 0x81) |
+                _mm512_fpclass_ps_mask(b, 0x81)) {
+                kern_nn_maxpool2d_c(&one, oh, ow, xp, y + p * op);
+                continue;
+            }
+            __m512 acc = _mm512_set1_ps(-INFINITY);
+            for (size_t t = 0; t < taps; t++) {
+                const __m512 v = _mm512_permutex2var_ps(a, idx[t], b);
+                acc = _mm512_mask_max_ps(acc, live[t], v, acc);
+            }
+            _mm512_mask_storeu_ps(y + p * op, om, acc);
+            continue;
+        }
+        __m512 acc = _mm512_setzero_ps();
+        for (size_t t = 0; t < taps; t++) {
+            const __m512 v = _mm512_permutex2var_ps(a, idx[t], b);
+            acc = _mm512_mask_add_ps(acc, live[t], acc, v);
+        }
+        _mm512_mask_storeu_ps(y + p * op, om, _mm512_div_ps(acc, dv));
+    }
+    return true;
+}
+
 void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s,
                               size_t out_h, size_t out_w, const float *x,
                               float *y)
@@ -492,7 +575,7 @@ void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s,
         return;
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, true);
-    } else {
+    } else if (!pool_tiny(s, out_h, out_w, x, y, true)) {
         kern_nn_maxpool2d_c(s, out_h, out_w, x, y);
     }
 }
@@ -508,7 +591,7 @@ void kern_nn_avgpool2d_avx512(const struct kern_pool2d_shape *s,
         return;
     } else if (pool_fits(s, out_w)) {
         pool_any(s, out_h, out_w, x, y, false);
-    } else {
+    } else if (!pool_tiny(s, out_h, out_w, x, y, false)) {
         kern_nn_avgpool2d_c(s, out_h, out_w, x, y);
     }
 }
@@ -594,3 +677,29 @@ static void row_scale(float *yr, size_t cols, float s)
 
 #define NN_FN(name) name##_avx512
 #include "nn_softmax_tmpl.h"
+
+/* ---- global average pooling on NCHW8c ------------------------------------ */
+
+/* kern_nn_gap_blk_c with the block's 8 lanes as one vector of doubles per
+ * partial sum: the same additions in the same order, so the same bits;
+ * the plain C took a dependent chain of scalar double additions per lane
+ * (EfficientNet's squeeze-and-excite pools, 2.2 us for 8 x 48 x 48). */
+void kern_nn_gap_blk_avx512(const float *xb, size_t hw, float *y8)
+{
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 4 <= hw; i += 4) {
+        const float *v = xb + i * 8;
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm256_loadu_ps(v)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_loadu_ps(v + 8)));
+        s2 = _mm512_add_pd(s2, _mm512_cvtps_pd(_mm256_loadu_ps(v + 16)));
+        s3 = _mm512_add_pd(s3, _mm512_cvtps_pd(_mm256_loadu_ps(v + 24)));
+    }
+    for (; i < hw; i++) {
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm256_loadu_ps(xb + i * 8)));
+    }
+    const __m512d t = _mm512_add_pd(_mm512_add_pd(s0, s1),
+                                    _mm512_add_pd(s2, s3));
+    _mm256_storeu_ps(y8, _mm512_cvtpd_ps(
+                             _mm512_div_pd(t, _mm512_set1_pd((double)hw))));
+}

@@ -19,6 +19,7 @@ void kern_nn_dsp_init_x86(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->avgpool2d_blk = kern_nn_avgpool2d_blk_avx2;
     dsp->softmax = kern_nn_softmax_avx2;
     dsp->xent = kern_nn_xent_avx2;
+    dsp->gap_blk = kern_nn_gap_blk_avx2;
     if (!(flags & KERN_CPU_AVX512)) {
         return;
     }
@@ -30,4 +31,5 @@ void kern_nn_dsp_init_x86(struct kern_nn_dsp *dsp, unsigned flags)
     dsp->avgpool2d = kern_nn_avgpool2d_avx512;
     dsp->softmax = kern_nn_softmax_avx512;
     dsp->xent = kern_nn_xent_avx512;
+    dsp->gap_blk = kern_nn_gap_blk_avx512;
 }
