@@ -543,6 +543,11 @@ PROF_API int prof_device_host(const struct prof_calibration *cal,
     out->peak_gmacs_int8 = cal->int8.gmacs * out->cores;
     out->power_watts = 0.0;
     out->memory_mb = (double)cal->memory_mb;
+    /* the vector width of the path the peak was measured on */
+    const char *path = cal->peak.path ? cal->peak.path : "";
+    out->simd_lanes = strcmp(path, "avx512") == 0 ? 16
+                      : strcmp(path, "avx2") == 0 ? 8
+                                                  : 0;
     const unsigned nl = cal->level_count < PROF_MEM_LEVELS_MAX
                             ? cal->level_count
                             : PROF_MEM_LEVELS_MAX;

@@ -367,6 +367,13 @@ static double model_ms(const struct prof_device *dev, const double *q,
                                (1.0 / (double)l->in_channels +
                                 1.0 / (double)l->out_channels);
         }
+        if (dev->simd_lanes > 1 && l->out_channels) {
+            /* the output channels in vectors of simd_lanes: the last one
+             * partly filled (prof_device.simd_lanes) */
+            const double lanes = (double)dev->simd_lanes;
+            const double oc = (double)l->out_channels;
+            share *= oc / (lanes * ceil(oc / lanes));
+        }
         const double compute = (double)l->macs * batch /
                                (peak * g * q[e] * share) * amdahl;
         const double bytes =

@@ -292,6 +292,17 @@ static void test_host_from_calibration(void **state)
     d.power_watts = 2.0;
     assert_int_equal(prof_predict(&d, 1000000, 1000000, &p), PROF_OK);
     near(p.energy_proxy_j, 2.0 * p.predicted_ms / 1000.0);
+    /* the vector lanes of the path the peak was measured on */
+    assert_int_equal(d.simd_lanes, 0); /* no path */
+    static const struct {
+        const char *path;
+        unsigned lanes;
+    } paths[] = {{"avx512", 16}, {"avx2", 8}, {"c", 0}};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        cal.peak.path = paths[i].path;
+        assert_int_equal(prof_device_host(&cal, &d), PROF_OK);
+        assert_int_equal(d.simd_lanes, paths[i].lanes);
+    }
 }
 
 /* A calibration made up for the test: L1 32 KiB at 200 GB/s, L2 1 MiB at

@@ -369,6 +369,47 @@ static void test_hand_pool_gemm(void **state)
     near_rel(ms, 8.0 + 4.004 + 0.1 + 0.25, 1e-12);
 }
 
+/* A device whose convolutions fill vectors of 16 lanes with output
+ * channels (prof_device.simd_lanes): a pointwise layer of 8 MMAC at 8e6
+ * MACs per ms on one core and efficiency 0.5 takes 2 ms with 16 or 32
+ * output channels, 4 with 8 (half of a vector), 8 / 3 with 24 (three
+ * quarters of two) and 2 x 32 / 17 with 17; unknown lanes, 2 ms. Memory
+ * is 4 B at 2e6 B per ms, no reduction term (out_elements 0), summed with
+ * no overheads. */
+static void test_hand_lanes(void **state)
+{
+    (void)state;
+    struct prof_dm_layer layer = {PROF_OPC_POINTWISE, 8000000, 1, 0, 0,
+                                  8, 16, true, 8000000};
+    struct prof_dm_net net = {"pw", 1, &layer};
+    struct prof_device d = board();
+    d.simd_lanes = 16;
+    struct prof_devmodel m;
+    prof_dm_defaults(&d, "edgefit", &m);
+    m.param[PROF_DM_EFF_POINTWISE] = 0.5;
+    m.param[PROF_DM_EFF_BANDWIDTH] = 1.0;
+    m.param[PROF_DM_OVERHEAD_MS] = 1e-300;
+    m.param[PROF_DM_RUN_OVERHEAD_MS] = 1e-300;
+    m.combine = PROF_DM_SUM;
+    struct prof_dm_case c = {&net, 1, MEMEST_FP32, 1, 0.0, NULL};
+    static const struct {
+        uint64_t channels;
+        double ms;
+    } want[] = {{16, 2.0}, {32, 2.0}, {8, 4.0}, {24, 8.0 / 3.0},
+                {17, 2.0 * 32.0 / 17.0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        double ms;
+        layer.out_channels = want[i].channels;
+        assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+        near_rel(ms, want[i].ms + 2e-6, 1e-12);
+    }
+    m.device.simd_lanes = 0;
+    layer.out_channels = 8;
+    double ms;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 2.0 + 2e-6, 1e-12);
+}
+
 /* Networks of single-class layers at several sizes, like the
  * micro-suite. */
 enum { NETS = 12 };
@@ -695,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_fit_recovers_edgefit),
         cmocka_unit_test(test_hand_pool_gemm),
+        cmocka_unit_test(test_hand_lanes),
         cmocka_unit_test(test_fit_run_overhead),
         cmocka_unit_test(test_fit_prior_holds),
         cmocka_unit_test(test_pooled),

@@ -542,6 +542,12 @@ struct prof_device {
     uint64_t l1d_bytes;
     uint64_t l2_bytes;
     uint64_t l3_bytes;
+    /* The fp32 lanes of the vectors edgefit's convolutions fill with
+     * output channels on this device (16 with AVX-512, 8 with AVX2; 0:
+     * unknown, as on every catalogue board). The device model prices a
+     * convolution of C output channels at C / (lanes ceil(C / lanes)) of
+     * its class's efficiency: 8 channels fill half of a 16-lane vector. */
+    unsigned simd_lanes;
 };
 
 /*
