@@ -197,8 +197,8 @@ static void test_hand_case(void **state)
         /* out_elements 0: no reduction term */
         /* channels 0: no Winograd transform term */
         /* 8 MMAC, 4 MB; 0.4 MMAC, 8 MB */
-        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0, true, 8000000},
-        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0, true, 400000},
+        {PROF_OPC_CONV3X3, 8000000, 1000000, 0, 0, 0, 0, true, 8000000, 0},
+        {PROF_OPC_DEPTHWISE, 400000, 2000000, 0, 0, 0, 0, true, 400000, 0},
     };
     struct prof_dm_net net = {"two", 2, layers};
     struct prof_devmodel m;
@@ -333,8 +333,9 @@ static void test_hand_pool_gemm(void **state)
 {
     (void)state;
     struct prof_dm_layer layers[2] = {
-        {PROF_OPC_POOL, 0, 1000000, 0, 0, 0, 0, false, 0},     /* 4 MB */
-        {PROF_OPC_GEMM, 1000000, 1000, 1000000, 0, 0, 0, true, 1000000},/* 4.004 MB */
+        {PROF_OPC_POOL, 0, 1000000, 0, 0, 0, 0, false, 0, 0},  /* 4 MB */
+        {PROF_OPC_GEMM, 1000000, 1000, 1000000, 0, 0, 0, true, 1000000,
+         0}, /* 4.004 MB */
     };
     struct prof_dm_net net = {"pg", 2, layers};
     struct prof_devmodel m;
@@ -380,7 +381,7 @@ static void test_hand_lanes(void **state)
 {
     (void)state;
     struct prof_dm_layer layer = {PROF_OPC_POINTWISE, 8000000, 1, 0, 0,
-                                  8, 16, true, 8000000};
+                                  8, 16, true, 8000000, 0};
     struct prof_dm_net net = {"pw", 1, &layer};
     struct prof_device d = board();
     d.simd_lanes = 16;
@@ -408,6 +409,11 @@ static void test_hand_lanes(void **state)
     double ms;
     assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
     near_rel(ms, 2.0 + 2e-6, 1e-12);
+    /* a fused SiLU over 1e5 outputs: 25 MAC-equivalents each at the full
+     * one-core peak, 2.5e6 / 8e6 = 0.3125 ms more */
+    layer.act_work = prof_dm_act_cost(MEMEST_ACT_SILU) * 100000u;
+    assert_int_equal(prof_dm_predict(&m, &c, &ms, NULL, NULL), PROF_OK);
+    near_rel(ms, 2.0 + 0.3125 + 2e-6, 1e-12);
 }
 
 /* Networks of single-class layers at several sizes, like the
@@ -421,6 +427,7 @@ static void make_nets(struct prof_dm_net *nets, struct prof_dm_layer *store)
     uint64_t g = 12345;
     for (int k = 0; k < NETS; k++) {
         struct prof_dm_layer *l = &store[k * 6];
+        memset(l, 0, 6 * sizeof *l); /* channels and act_work 0 */
         for (int j = 0; j < 6; j++) {
             g = g * 6364136223846793005u + 1442695040888963407u;
             const double u1 = (double)(g >> 11) / 9007199254740992.0;

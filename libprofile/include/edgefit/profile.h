@@ -2204,7 +2204,18 @@ struct prof_dm_layer {
     /* Work per sample as that threshold counts it: the MACs, or a pool's
      * window reads (output elements times the window's). */
     uint64_t split_work;
+    /* The layer's activation (fused or its own) as MAC-equivalents per
+     * sample at the fp32 peak: output elements times the activation's
+     * cost (prof_dm_act_cost); 0 for none and for the ones that cost no
+     * more than their bytes (relu, relu6, clip, the hard ones). */
+    uint64_t act_work;
 };
+
+/* An activation's time per element in MACs at the fp32 peak, measured on
+ * edgefit's AVX-512 kernels (silu 25, sigmoid 20, tanh 30, GELU 22,
+ * softplus 40; the others their nearest kind's); 0 for the ones bound by
+ * their bytes. */
+PROF_API unsigned prof_dm_act_cost(enum memest_act a);
 
 /* A network: its layers that do work (views are left out). */
 struct prof_dm_net {
