@@ -215,35 +215,28 @@ static void channels4(size_t j, size_t nr, size_t n, size_t k, size_t k4,
 /* A short block (np <= 48 pixels, the last of a plane of 9, 36 or 144)
  * would leave most of the 64 lanes idle: there it is nv = ceil(np / 16)
  * vectors of 16 consecutive pixels, dword i of vector v holding rows
- * [t, t + 4) of pixel 16 v + i (the unpacks of four 16-byte rows; pixels
- * past np, and rows at or past k, read as 0). */
+ * [t, t + 4) of pixel 16 v + i (pixels past np, and rows at or past k,
+ * read as 0). interleave4's vector w holds pixels 16 L + 4 w .. in lane
+ * L, so vector v is lane v of its four vectors: a 4 x 4 transpose of
+ * 128-bit lanes. */
 static inline __attribute__((always_inline)) void
 interleave4_short(const int8_t *x, size_t ldx, const size_t *roff, size_t t,
                   size_t k, size_t np, size_t nv, __m512i *out)
 {
-    const __m128i flip = _mm_set1_epi8((char)0x80);
-    for (size_t v = 0; v < nv; v++) {
-        const size_t left = np - 16 * v;
-        const __mmask16 m =
-            left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-        __m128i r[4];
-        for (size_t i = 0; i < 4; i++) {
-            const size_t ti = t + i;
-            r[i] = ti < k ? _mm_xor_si128(
-                                _mm_maskz_loadu_epi8(
-                                    m, x + (roff ? roff[ti] : ti * ldx) +
-                                           16 * v),
-                                flip)
-                          : _mm_setzero_si128();
-        }
-        const __m128i a = _mm_unpacklo_epi8(r[0], r[1]);
-        const __m128i b = _mm_unpackhi_epi8(r[0], r[1]);
-        const __m128i c = _mm_unpacklo_epi8(r[2], r[3]);
-        const __m128i d = _mm_unpackhi_epi8(r[2], r[3]);
-        __m512i o = _mm512_castsi128_si512(_mm_unpacklo_epi16(a, c));
-        o = _mm512_inserti32x4(o, _mm_unpackhi_epi16(a, c), 1);
-        o = _mm512_inserti32x4(o, _mm_unpacklo_epi16(b, d), 2);
-        out[v] = _mm512_inserti32x4(o, _mm_unpackhi_epi16(b, d), 3);
+    __m512i q[4];
+    interleave4(x, ldx, roff, t, k, ((__mmask64)1 << np) - 1, q);
+    /* [q0 L0, q0 L1, q1 L0, q1 L1], [q0 L2, q0 L3, q1 L2, q1 L3], and
+     * the same of q2 and q3; then lanes 0 and 2, or 1 and 3, of a pair */
+    const __m512i a0 = _mm512_shuffle_i32x4(q[0], q[1], 0x44);
+    const __m512i a1 = _mm512_shuffle_i32x4(q[0], q[1], 0xee);
+    const __m512i b0 = _mm512_shuffle_i32x4(q[2], q[3], 0x44);
+    const __m512i b1 = _mm512_shuffle_i32x4(q[2], q[3], 0xee);
+    out[0] = _mm512_shuffle_i32x4(a0, b0, 0x88);
+    if (nv > 1) {
+        out[1] = _mm512_shuffle_i32x4(a0, b0, 0xdd);
+    }
+    if (nv > 2) {
+        out[2] = _mm512_shuffle_i32x4(a1, b1, 0x88);
     }
 }
 
