@@ -126,6 +126,7 @@ void kern_nn_maxpool2d_blk_c(const struct kern_pool2d_shape *s, size_t out_h,
 void kern_nn_avgpool2d_blk_c(const struct kern_pool2d_shape *s, size_t out_h,
                              size_t out_w, const float *x, float *y);
 void kern_nn_softmax_c(const float *x, size_t rows, size_t cols, float *y);
+void kern_nn_gap_blk_c(const float *xb, size_t hw, float *y8);
 double kern_nn_xent_c(const float *logits, const int32_t *labels,
                       size_t batch, size_t classes, float *grad);
 
@@ -166,7 +167,6 @@ void kern_nn_maxpool2d_avx512(const struct kern_pool2d_shape *s, size_t out_h,
 void kern_nn_avgpool2d_avx512(const struct kern_pool2d_shape *s, size_t out_h,
                               size_t out_w, const float *x, float *y);
 void kern_nn_softmax_avx512(const float *x, size_t rows, size_t cols, float *y);
-void kern_nn_gap_blk_c(const float *xb, size_t hw, float *y8);
 void kern_nn_gap_blk_avx2(const float *xb, size_t hw, float *y8);
 void kern_nn_gap_blk_avx512(const float *xb, size_t hw, float *y8);
 double kern_nn_xent_avx512(const float *logits, const int32_t *labels,
